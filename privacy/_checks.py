@@ -1,0 +1,96 @@
+"""Argument validation shared by every package (private helpers).
+
+Each check raises ``ValueError`` (``TypeError`` for a wrong type) whose message names
+the argument, the allowed range and the value received, e.g.
+"`horizon` must be >= 1, got 0."
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "check_real",
+    "check_positive",
+    "check_epsilon",
+    "check_delta",
+    "check_int_at_least",
+    "check_probability",
+    "check_finite_array",
+    "check_in_range_array",
+]
+
+
+def check_real(name: str, value: object) -> float:
+    """Return ``value`` as a float; reject non-real types and NaN."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"`{name}` must be a real number, got {type(value).__name__}.")
+    value = float(value)
+    if math.isnan(value):
+        raise ValueError(f"`{name}` must not be NaN.")
+    return value
+
+
+def check_positive(name: str, value: object, *, allow_inf: bool = False) -> float:
+    """Return ``value`` as a float in (0, inf) (or (0, inf] with ``allow_inf``)."""
+    value = check_real(name, value)
+    upper = "inf]" if allow_inf else "inf)"
+    if value <= 0 or (math.isinf(value) and not allow_inf):
+        raise ValueError(f"`{name}` must be in (0, {upper}, got {value!r}.")
+    return value
+
+
+def check_epsilon(name: str, value: object, *, allow_inf: bool = False) -> float:
+    """Return a privacy ε: a float > 0 (``inf`` only with ``allow_inf``)."""
+    return check_positive(name, value, allow_inf=allow_inf)
+
+
+def check_delta(name: str, value: object) -> float:
+    """Return a privacy δ: a float in [0, 1)."""
+    value = check_real(name, value)
+    if not 0.0 <= value < 1.0:
+        raise ValueError(f"`{name}` must be in [0, 1), got {value!r}.")
+    return value
+
+
+def check_int_at_least(name: str, value: object, lower: int) -> int:
+    """Return ``value`` as an int >= ``lower``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"`{name}` must be an integer, got {type(value).__name__}.")
+    value = int(value)
+    if value < lower:
+        raise ValueError(f"`{name}` must be >= {lower}, got {value}.")
+    return value
+
+
+def check_probability(name: str, value: object, *, open_low: bool = True) -> float:
+    """Return a probability in (0, 1] (or [0, 1] when ``open_low`` is False)."""
+    value = check_real(name, value)
+    ok = (0.0 < value <= 1.0) if open_low else (0.0 <= value <= 1.0)
+    if not ok:
+        lo = "(0" if open_low else "[0"
+        raise ValueError(f"`{name}` must be in {lo}, 1], got {value!r}.")
+    return value
+
+
+def check_finite_array(name: str, values: object) -> np.ndarray:
+    """Return ``values`` as a float64 array; reject NaN and infinities."""
+    array = np.asarray(values, dtype=np.float64)
+    if not np.all(np.isfinite(array)):
+        bad = int(np.size(array) - np.count_nonzero(np.isfinite(array)))
+        raise ValueError(f"`{name}` must be finite; found {bad} NaN or infinite value(s).")
+    return array
+
+
+def check_in_range_array(name: str, values: object, low: float, high: float) -> np.ndarray:
+    """Return a finite float64 array whose entries all lie in [low, high]."""
+    array = check_finite_array(name, values)
+    if array.size and (array.min() < low or array.max() > high):
+        raise ValueError(
+            f"`{name}` must lie in [{low}, {high}]; found values in "
+            f"[{array.min()!r}, {array.max()!r}]."
+        )
+    return array

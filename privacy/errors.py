@@ -1,0 +1,47 @@
+"""Exception hierarchy of fedpriv.
+
+Every error the toolkit raises on purpose derives from :class:`ToolkitError`, so a
+caller can catch the whole family. Bad *values* still raise :class:`ValueError`
+(or a subclass of it) and bad *types* :class:`TypeError`, so ordinary Python
+handling keeps working. Modelled on ``networkx/exception.py``.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ToolkitError",
+    "UnsupportedEventError",
+    "IncompatibleGuaranteeError",
+    "BudgetExceededError",
+    "CapacityExceededError",
+    "PrivacyViolationError",
+    "DataFormatError",
+]
+
+
+class ToolkitError(Exception):
+    """Base class of every error fedpriv raises on purpose."""
+
+
+class UnsupportedEventError(ToolkitError, ValueError):
+    """An accountant was given an event (or relation) it cannot account for."""
+
+
+class IncompatibleGuaranteeError(ToolkitError, TypeError):
+    """Two guarantees of different types were mixed without an explicit conversion."""
+
+
+class BudgetExceededError(ToolkitError):
+    """A release would exceed the accountant's budget; nothing was released."""
+
+
+class CapacityExceededError(ToolkitError, ValueError):
+    """A continual counter was asked for more steps than its declared capacity."""
+
+
+class PrivacyViolationError(ToolkitError, AssertionError):
+    """An audit found statistical evidence that a privacy claim is false."""
+
+
+class DataFormatError(ToolkitError, ValueError):
+    """A data file does not have the expected schema or values."""
