@@ -13,14 +13,14 @@ import numbers
 import numpy as np
 
 __all__ = [
-    "check_real",
-    "check_positive",
-    "check_epsilon",
     "check_delta",
-    "check_int_at_least",
-    "check_probability",
+    "check_epsilon",
     "check_finite_array",
     "check_in_range_array",
+    "check_int_at_least",
+    "check_positive",
+    "check_probability",
+    "check_real",
 ]
 
 

@@ -9,13 +9,13 @@ handling keeps working. Modelled on ``networkx/exception.py``.
 from __future__ import annotations
 
 __all__ = [
-    "ToolkitError",
-    "UnsupportedEventError",
-    "IncompatibleGuaranteeError",
     "BudgetExceededError",
     "CapacityExceededError",
-    "PrivacyViolationError",
     "DataFormatError",
+    "IncompatibleGuaranteeError",
+    "PrivacyViolationError",
+    "ToolkitError",
+    "UnsupportedEventError",
 ]
 
 

@@ -1,0 +1,433 @@
+"""The typed accountant: what every release costs, composed by structure.
+
+A release is an *event* (:mod:`privacy.events`) charged with a *key*: a mapping from
+key levels (``"trial"``, ``"agent"``, ``"arm"``, ``"phase"``, ...) to labels. The
+accountant is told which levels partition the data under its neighboring relation
+(``disjoint``): one record lives in exactly one cell of those levels, so cells compose
+in **parallel** (the guarantee is the worst cell) and events inside a cell compose
+**sequentially**. Tree depth is part of the :class:`~privacy.events.LaplaceTree` event
+itself (a record sits in ``floor(log2 T) + 1`` nodes). Post-processing is free and is
+never charged.
+
+Routes
+------
+``pure``
+    Exact basic composition of pure-DP events (sum of ε within a cell). Finite at
+    ``delta = 0`` whenever every event is pure.
+``pld``
+    dp-accounting's privacy-loss distribution (pessimistic estimate, so an upper
+    bound). dp-accounting's PLD accepts Laplace only under add/remove; the Laplace
+    privacy loss depends only on ``|x - x'| <= l1_sensitivity``, so a replace-one
+    Laplace release of sensitivity ``s`` is encoded as ``from_laplace_mechanism(
+    scale / s)``, which is the same privacy-loss distribution (gossip.md §3.2).
+
+``get_epsilon`` returns the tightest valid route; ``routes`` returns all of them.
+The ledger has one row per noise draw and is exported as a pandas DataFrame.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from privacy._checks import check_delta, check_real
+from privacy.errors import BudgetExceededError, UnsupportedEventError
+from privacy.events import Event, Laplace, LaplaceTree, NonPrivate
+from privacy.guarantees import ApproxDP, PureDP
+from privacy.relations import NeighboringRelation, parse_relation
+from privacy.tree import tree_depth
+
+__all__ = ["RELATIVE_TOLERANCE", "Accountant", "event_epsilon"]
+
+#: Relative slack allowed when comparing an ε to a budget or a claim. It covers
+#: floating-point rounding of sums of ε only (a few ulp), never a modelling error.
+RELATIVE_TOLERANCE = 1e-12
+
+_SUPPORTED_RELATIONS = {
+    NeighboringRelation.REPLACE_ONE_REWARD,
+    NeighboringRelation.REPLACE_ONE,
+    NeighboringRelation.ADD_OR_REMOVE_ONE,
+}
+
+
+# --------------------------------------------------------------------------- handlers
+def _pure_laplace(event: Laplace) -> float:
+    return event.l1_sensitivity / event.scale
+
+
+def _pure_tree(event: LaplaceTree) -> float:
+    return tree_depth(event.horizon) * event.l1_sensitivity / event.scale
+
+
+def _pure_nonprivate(event: NonPrivate) -> float:
+    return math.inf
+
+
+_PURE_HANDLERS = {Laplace: _pure_laplace, LaplaceTree: _pure_tree, NonPrivate: _pure_nonprivate}
+
+
+def event_epsilon(event: Event) -> float:
+    """Pure ε of one event under a relation its sensitivity is declared for.
+
+    Raises
+    ------
+    UnsupportedEventError
+        If ``event`` is not an event type the accountant knows.
+
+    Examples
+    --------
+    >>> from privacy import events
+    >>> event_epsilon(events.LaplaceTree(scale=4.0, horizon=16))
+    1.25
+    """
+    handler = _PURE_HANDLERS.get(type(event))
+    if handler is None:
+        raise UnsupportedEventError(f"no accountant handler for {type(event).__name__}.")
+    return handler(event)
+
+
+@functools.lru_cache(maxsize=4096)
+def _pld(event: Event, count: int, discretization: float) -> Any:
+    """dp-accounting PLD of ``count`` sequential copies of ``event`` (cached)."""
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
+    if isinstance(event, Laplace):
+        base, reps = pld_lib.from_laplace_mechanism(
+            event.scale / event.l1_sensitivity,
+            value_discretization_interval=discretization,
+        ), count
+    elif isinstance(event, LaplaceTree):
+        base = pld_lib.from_laplace_mechanism(
+            event.scale / event.l1_sensitivity,
+            value_discretization_interval=discretization,
+        )
+        reps = count * tree_depth(event.horizon)
+    else:  # NonPrivate has no finite PLD
+        return None
+    return base.self_compose(reps) if reps > 1 else base
+
+
+class Accountant:
+    """Ledger and composition of every release of one run (or one batch of runs).
+
+    Parameters
+    ----------
+    relation : NeighboringRelation or str
+        The neighboring relation the guarantees refer to. Default
+        ``"replace_one_reward"`` (Zhu et al. 2021, Definition 1).
+    disjoint : sequence of str
+        Key levels whose cells hold disjoint records under ``relation`` (composed in
+        parallel). Every charge must give a label for each.
+    sequential : sequence of str
+        Extra key levels that only label charges (composed sequentially).
+    budget : PureDP or ApproxDP, optional
+        If given, a charge that would make the tightest ε at the budget's δ exceed
+        the budget's ε raises :class:`~privacy.errors.BudgetExceededError` and
+        changes nothing.
+    pld_discretization : float
+        dp-accounting's ``value_discretization_interval`` for the PLD route.
+    keep_draw_rows : bool
+        Keep one ledger row per noise draw (default). ``False`` only counts draws
+        (:attr:`n_draws`), for audits that run a mechanism millions of times.
+
+    Raises
+    ------
+    ValueError
+        If ``relation`` is unknown or not supported, or a level is repeated.
+
+    Examples
+    --------
+    >>> from privacy import Accountant, events
+    >>> acc = Accountant(disjoint=("agent", "arm"))
+    >>> acc.spend(events.LaplaceTree(scale=4.0, horizon=16), key={"agent": 0, "arm": 1})
+    >>> acc.get_epsilon(target_delta=0.0)
+    1.25
+    """
+
+    def __init__(
+        self,
+        *,
+        relation: NeighboringRelation | str = NeighboringRelation.REPLACE_ONE_REWARD,
+        disjoint: Sequence[str] = ("agent", "arm"),
+        sequential: Sequence[str] = (),
+        budget: PureDP | ApproxDP | None = None,
+        pld_discretization: float = 1e-4,
+        keep_draw_rows: bool = True,
+    ) -> None:
+        self.relation = parse_relation(relation)
+        if self.relation not in _SUPPORTED_RELATIONS:
+            allowed = ", ".join(sorted(r.value for r in _SUPPORTED_RELATIONS))
+            raise ValueError(
+                f"`relation` must be one of {allowed} for this accountant; "
+                f"got {self.relation.value!r}."
+            )
+        self.disjoint = tuple(str(level) for level in disjoint)
+        self.sequential = tuple(str(level) for level in sequential)
+        levels = self.disjoint + self.sequential
+        if len(set(levels)) != len(levels):
+            raise ValueError(f"key levels must be distinct, got {levels}.")
+        self.levels = levels
+        if budget is not None and not isinstance(budget, (PureDP, ApproxDP)):
+            raise TypeError(f"`budget` must be PureDP or ApproxDP, got {type(budget).__name__}.")
+        self.budget = budget
+        self.pld_discretization = float(pld_discretization)
+        self._events: list[Event] = []  # distinct events, index = event id
+        self._event_ids: dict[Event, int] = {}
+        self._charges: list[tuple[int, dict[str, np.ndarray]]] = []
+        self._draws: list[dict[str, np.ndarray]] = []
+        self.keep_draw_rows = bool(keep_draw_rows)
+        self._n_draws = 0
+
+    # ------------------------------------------------------------------ charging
+    def _normalise_keys(self, keys: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        if not isinstance(keys, Mapping):
+            raise TypeError(f"`key` must be a mapping of level -> label, got {type(keys).__name__}.")
+        unknown = sorted(set(keys) - set(self.levels))
+        if unknown:
+            raise ValueError(
+                f"key level(s) {unknown} not declared; declared levels are {list(self.levels)}."
+            )
+        missing = [level for level in self.disjoint if level not in keys]
+        if missing:
+            raise ValueError(f"key is missing the disjoint level(s) {missing}.")
+        arrays = {level: np.atleast_1d(np.asarray(keys[level])).ravel() for level in keys}
+        n = max(a.size for a in arrays.values())
+        if any(a.size not in (1, n) for a in arrays.values()):
+            raise ValueError("all key arrays must have the same length (or length 1).")
+        arrays = {k: (np.repeat(a, n) if a.size == 1 and n > 1 else a) for k, a in arrays.items()}
+        return arrays
+
+    def _event_id(self, event: Event) -> int:
+        if type(event) not in _PURE_HANDLERS:
+            raise UnsupportedEventError(f"no accountant handler for {type(event).__name__}.")
+        if event not in self._event_ids:
+            self._event_ids[event] = len(self._events)
+            self._events.append(event)
+        return self._event_ids[event]
+
+    def spend(self, event: Event, *, key: Mapping[str, Any]) -> None:
+        """Charge one release of ``event`` to the cell named by ``key``.
+
+        The charge is atomic: the event and key are validated and the budget checked
+        before anything is recorded.
+
+        Raises
+        ------
+        UnsupportedEventError
+            If the event type has no handler.
+        ValueError
+            If ``key`` names an undeclared level or misses a disjoint level.
+        BudgetExceededError
+            If the charge would exceed ``budget``; the ledger is unchanged.
+        """
+        self.spend_many(event, keys=key)
+
+    def spend_many(self, event: Event, *, keys: Mapping[str, Any]) -> None:
+        """Charge one release of ``event`` to each of many cells at once.
+
+        Parameters
+        ----------
+        event : Event
+            The same event for every cell.
+        keys : mapping of str to array_like
+            One 1-D label array per level, all of one length ``n`` (length-1 arrays
+            broadcast): ``n`` releases, the ``j``-th charged to cell
+            ``{level: keys[level][j]}``.
+
+        Raises
+        ------
+        Same as :meth:`spend`.
+        """
+        n_events_before = len(self._events)
+        event_id = self._event_id(event)
+        arrays = self._normalise_keys(keys)
+        self._charges.append((event_id, arrays))
+        if self.budget is not None:
+            budget_delta = self.budget.delta if isinstance(self.budget, ApproxDP) else 0.0
+            spent = self.get_epsilon(budget_delta)
+            if spent > self.budget.epsilon * (1 + RELATIVE_TOLERANCE):
+                self._charges.pop()
+                if len(self._events) > n_events_before:
+                    del self._event_ids[self._events.pop()]
+                raise BudgetExceededError(
+                    f"charging {event} would raise ε to {spent:.6g} > budget "
+                    f"{self.budget.epsilon:.6g}; nothing was released."
+                )
+
+    def would_exceed(self, event: Event, *, key: Mapping[str, Any]) -> bool:
+        """Whether charging ``event`` to ``key`` would exceed the budget (no change)."""
+        if self.budget is None:
+            return False
+        try:
+            self.spend_many(event, keys=key)
+        except BudgetExceededError:
+            return True
+        self._charges.pop()
+        return False
+
+    def record_draws(
+        self,
+        *,
+        keys: Mapping[str, Any],
+        node: Any,
+        level: Any,
+        scale: float,
+        l1_sensitivity: float,
+    ) -> None:
+        """Append ledger rows, one per noise draw, for draws already charged.
+
+        Mechanisms call this for the draws of an event they charged beforehand (for a
+        tree: when a node's memoised noise is drawn). Appending is O(1).
+        """
+        arrays = self._normalise_keys(keys)
+        n = max([a.size for a in arrays.values()] + [np.size(node)])
+        self._n_draws += n
+        if not self.keep_draw_rows:
+            return
+        block = {k: (np.repeat(a, n) if a.size == 1 and n > 1 else a) for k, a in arrays.items()}
+        block["node"] = np.broadcast_to(np.asarray(node, dtype=np.int64), (n,))
+        block["level"] = np.broadcast_to(np.asarray(level, dtype=np.int64), (n,))
+        block["scale"] = np.full(n, float(scale))
+        block["l1_sensitivity"] = np.full(n, float(l1_sensitivity))
+        self._draws.append(block)
+
+    # ------------------------------------------------------------------ queries
+    def _cells(self, where: Mapping[str, Any] | None) -> tuple[np.ndarray, list[Event]]:
+        """Distinct cell compositions: (counts matrix (n_compositions, n_events), events)."""
+        if not self._charges:
+            return np.zeros((0, len(self._events)), dtype=np.int64), list(self._events)
+        frames = []
+        for event_id, arrays in self._charges:
+            n = max(a.size for a in arrays.values())
+            frame = {level: (arrays[level] if level in arrays else np.repeat(None, n))
+                     for level in self.disjoint}
+            frame.update({level: arrays[level] for level in (where or {}) if level in arrays})
+            frame["_event"] = np.full(n, event_id, dtype=np.int64)
+            frames.append(pd.DataFrame(frame))
+        table = pd.concat(frames, ignore_index=True)
+        if where:
+            for level, label in where.items():
+                if level not in self.levels:
+                    raise ValueError(f"`where` level {level!r} not declared.")
+                if level not in table:
+                    return np.zeros((0, len(self._events)), dtype=np.int64), list(self._events)
+                table = table[table[level] == label]
+        if table.empty:
+            return np.zeros((0, len(self._events)), dtype=np.int64), list(self._events)
+        cell = table.groupby(list(self.disjoint), sort=False, dropna=False).ngroup().to_numpy()
+        n_cells, n_events = int(cell.max()) + 1, len(self._events)
+        counts = np.bincount(
+            cell * n_events + table["_event"].to_numpy(), minlength=n_cells * n_events
+        ).reshape(n_cells, n_events)
+        return np.unique(counts, axis=0), list(self._events)
+
+    def _route_values(self, target_delta: float, where: Mapping[str, Any] | None) -> dict[str, float]:
+        compositions, events = self._cells(where)
+        if compositions.shape[0] == 0:
+            return {"pure": 0.0, "pld": 0.0}
+        eps_per_event = np.array([event_epsilon(e) for e in events])
+        with np.errstate(invalid="ignore"):
+            pure_terms = np.where(compositions > 0, compositions * eps_per_event, 0.0)
+        pure = float(pure_terms.sum(axis=1).max())
+        pld_eps = 0.0
+        for row in compositions:
+            if any(isinstance(events[j], NonPrivate) for j in np.flatnonzero(row)):
+                pld_eps = math.inf
+                break
+            composed = None
+            for j in np.flatnonzero(row):
+                part = _pld(events[j], int(row[j]), self.pld_discretization)
+                composed = part if composed is None else composed.compose(part)
+            pld_eps = max(pld_eps, float(composed.get_epsilon_for_delta(target_delta)))
+        return {"pure": pure, "pld": pld_eps}
+
+    def routes(self, target_delta: float = 0.0, *, where: Mapping[str, Any] | None = None) -> dict[str, float]:
+        """ε at ``target_delta`` by every route: ``{"pure": ..., "pld": ...}``.
+
+        Parameters
+        ----------
+        target_delta : float
+            In [0, 1).
+        where : mapping, optional
+            Restrict to charges whose key matches every ``level: label`` given (for
+            example ``{"phase": "stream"}`` for the records a claim covers).
+
+        Raises
+        ------
+        ValueError
+            If ``target_delta`` is outside [0, 1) or ``where`` names an undeclared level.
+        """
+        target_delta = check_delta("target_delta", target_delta)
+        return self._route_values(target_delta, where)
+
+    def tightest(self, target_delta: float = 0.0, *, where: Mapping[str, Any] | None = None) -> tuple[str, float]:
+        """``(route, epsilon)`` of the smallest valid upper bound at ``target_delta``."""
+        values = self.routes(target_delta, where=where)
+        route = min(values, key=lambda name: (values[name], name != "pure"))
+        return route, values[route]
+
+    def get_epsilon(self, target_delta: float = 0.0, *, where: Mapping[str, Any] | None = None) -> float:
+        """Tightest valid upper bound on ε at ``target_delta`` (dp-accounting's verb)."""
+        return self.tightest(target_delta, where=where)[1]
+
+    def get_delta(self, target_epsilon: float, *, where: Mapping[str, Any] | None = None) -> float:
+        """Smallest δ such that the ledger is (``target_epsilon``, δ)-DP (upper bound)."""
+        target_epsilon = check_real("target_epsilon", target_epsilon)
+        if target_epsilon < 0:
+            raise ValueError(f"`target_epsilon` must be >= 0, got {target_epsilon!r}.")
+        compositions, events = self._cells(where)
+        worst = 0.0
+        for row in compositions:
+            idx = np.flatnonzero(row)
+            pure = sum(row[j] * event_epsilon(events[j]) for j in idx)
+            delta_pure = PureDP(pure).get_delta(target_epsilon) if pure > 0 else 0.0
+            if math.isinf(pure):
+                worst = 1.0
+                break
+            composed = None
+            for j in idx:
+                part = _pld(events[j], int(row[j]), self.pld_discretization)
+                composed = part if composed is None else composed.compose(part)
+            delta_pld = float(composed.get_delta_for_epsilon(target_epsilon))
+            worst = max(worst, min(delta_pure, delta_pld))
+        return worst
+
+    # ------------------------------------------------------------------ exports
+    @property
+    def ledger(self) -> pd.DataFrame:
+        """One row per noise draw: key levels, node, level, scale, sensitivity, epsilon."""
+        columns = list(self.levels) + ["node", "level", "scale", "l1_sensitivity", "epsilon"]
+        if not self._draws:
+            return pd.DataFrame(columns=columns)
+        frame = pd.concat([pd.DataFrame(block) for block in self._draws], ignore_index=True)
+        frame["epsilon"] = frame["l1_sensitivity"] / frame["scale"]
+        return frame.reindex(columns=columns)
+
+    @property
+    def charges(self) -> pd.DataFrame:
+        """One row per charged release: key levels, event type, parameters and pure ε."""
+        rows = []
+        for event_id, arrays in self._charges:
+            event = self._events[event_id]
+            n = max(a.size for a in arrays.values())
+            frame = pd.DataFrame({level: arrays[level] for level in arrays})
+            frame["event"] = type(event).__name__
+            frame["scale"] = getattr(event, "scale", math.nan)
+            frame["horizon"] = getattr(event, "horizon", 0)
+            frame["l1_sensitivity"] = getattr(event, "l1_sensitivity", math.nan)
+            frame["epsilon"] = np.full(n, event_epsilon(event))
+            rows.append(frame)
+        if not rows:
+            return pd.DataFrame(columns=list(self.levels) + ["event", "epsilon"])
+        return pd.concat(rows, ignore_index=True)
+
+    @property
+    def n_draws(self) -> int:
+        """Number of noise draws in the ledger."""
+        return self._n_draws
+

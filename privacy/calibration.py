@@ -1,0 +1,89 @@
+"""Noise calibrations as the seed papers prescribe them, and as corrected.
+
+Zhu et al. (2021), §4.1: "Set ε' := ε / ⌈log T⌉" and add ``Lap(1/ε')`` to every tree
+node, claiming ε-DP. The paper never states the base of ``log``. A record sits in
+``floor(log2 T) + 1`` nodes (:func:`privacy.tree.tree_depth`), so the corrected
+calibration is ``ε' = ε / (floor(log2 T) + 1)`` (gossip.md §3.4 items 1–2).
+"""
+
+from __future__ import annotations
+
+import math
+
+from privacy._checks import check_epsilon, check_int_at_least
+from privacy.tree import tree_depth
+
+__all__ = ["PAPER_LOG_BASES", "fed_ucb_node_epsilon", "fed_ucb_scale", "paper_log_rounds"]
+
+#: Log bases a user may pick for the paper's ⌈log T⌉ (the paper leaves it unstated).
+PAPER_LOG_BASES = {"2": 2.0, "e": math.e, "10": 10.0}
+
+
+def paper_log_rounds(horizon: int, log_base: str) -> int:
+    """The paper's ``⌈log T⌉`` in base ``log_base`` ("2", "e" or "10"), at least 1.
+
+    Computed in exact integer arithmetic for base 2 (``(T - 1).bit_length()``) so that
+    powers of two are not mis-rounded.
+
+    Examples
+    --------
+    >>> paper_log_rounds(16, "2"), paper_log_rounds(16, "e"), paper_log_rounds(600000, "e")
+    (4, 3, 14)
+    """
+    horizon = check_int_at_least("horizon", horizon, 1)
+    if log_base not in PAPER_LOG_BASES:
+        raise ValueError(f"`log_base` must be one of {sorted(PAPER_LOG_BASES)}, got {log_base!r}.")
+    if log_base == "2":
+        value = (horizon - 1).bit_length()
+    else:
+        value = math.ceil(math.log(horizon) / math.log(PAPER_LOG_BASES[log_base]) - 1e-12)
+    return max(1, value)
+
+
+def fed_ucb_node_epsilon(epsilon: float, horizon: int, *, mode: str, log_base: str = "2") -> float:
+    """Per-node ε' of Fed_UCB's tree.
+
+    Parameters
+    ----------
+    epsilon : float
+        The claimed total ε, in (0, inf].
+    horizon : int
+        ``T`` >= 1.
+    mode : {"paper", "corrected"}
+        ``"paper"``: ε' = ε / ⌈log_base T⌉ (Zhu et al. §4.1). ``"corrected"``:
+        ε' = ε / (floor(log2 T) + 1), which makes the tree exactly ε-DP.
+    log_base : {"2", "e", "10"}
+        Base of the paper's log (only used in ``"paper"`` mode).
+
+    Raises
+    ------
+    ValueError
+        On ε <= 0, horizon < 1, an unknown mode or log base.
+    """
+    epsilon = check_epsilon("epsilon", epsilon, allow_inf=True)
+    if mode == "paper":
+        return epsilon / paper_log_rounds(horizon, log_base)
+    if mode == "corrected":
+        return epsilon / tree_depth(horizon)
+    raise ValueError(f"`mode` must be 'paper' or 'corrected', got {mode!r}.")
+
+
+def fed_ucb_scale(epsilon: float, horizon: int, *, mode: str, log_base: str = "2") -> float:
+    """Laplace scale ``b = l1_sensitivity / ε'`` per node (sensitivity 1, rewards in [0, 1]).
+
+    ``0.0`` for ε = ∞ (no noise). Computed as ``levels / ε`` so that the corrected
+    tree's ε ``depth / b`` rounds to exactly ε.
+
+    Examples
+    --------
+    >>> fed_ucb_scale(1.0, 16, mode="paper"), fed_ucb_scale(1.0, 16, mode="corrected")
+    (4.0, 5.0)
+    """
+    epsilon = check_epsilon("epsilon", epsilon, allow_inf=True)
+    if math.isinf(epsilon):
+        return 0.0
+    if mode == "paper":
+        return paper_log_rounds(horizon, log_base) / epsilon
+    if mode == "corrected":
+        return tree_depth(horizon) / epsilon
+    raise ValueError(f"`mode` must be 'paper' or 'corrected', got {mode!r}.")

@@ -1,0 +1,357 @@
+"""Noise mechanisms. Each one charges the accountant *before* it draws or releases.
+
+Randomness
+----------
+``rng`` is a :class:`numpy.random.Generator`, or an object array of Generators whose
+shape is the leading axes of the released array (for example one noise stream per
+``(trial, agent)``). In the second form each generator draws only its own block, so
+adding a trial or an agent never changes the noise of the others (STYLE §6).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from privacy._checks import check_int_at_least, check_positive, check_real
+from privacy.accountant import Accountant
+from privacy.errors import CapacityExceededError
+from privacy.events import Laplace, LaplaceTree, NonPrivate
+from privacy.tree import tree_depth
+
+__all__ = ["LaplaceTreeCounter", "laplace_release", "raw_release"]
+
+#: Largest number of node noises pre-drawn per chunk (memory bound of the counter).
+_CHUNK_ELEMENTS = 1 << 22
+
+
+def _rng_shape(rng: Any) -> tuple[int, ...]:
+    if isinstance(rng, np.random.Generator):
+        return ()
+    if isinstance(rng, np.ndarray) and rng.dtype == object:
+        if not all(isinstance(g, np.random.Generator) for g in rng.flat):
+            raise TypeError("`rng` array must hold numpy Generators only.")
+        return rng.shape
+    raise TypeError(
+        f"`rng` must be a numpy Generator or an object array of them, got {type(rng).__name__}."
+    )
+
+
+def _draw_laplace(rng: Any, scale: float, shape: tuple[int, ...], *, lead: int = 0) -> np.ndarray:
+    """Laplace(0, scale) of ``shape``; generator ``g`` fills block ``g`` of the rng axes.
+
+    ``lead`` leading axes of ``shape`` come before the rng axes (node-major chunks).
+    """
+    rshape = _rng_shape(rng)
+    if not rshape:
+        return rng.laplace(0.0, scale, size=shape)
+    body = shape[lead:]
+    if body[: len(rshape)] != rshape:
+        raise ValueError(f"`rng` shape {rshape} does not match the leading axes of {body}.")
+    out = np.empty(shape)
+    inner = shape[:lead] + body[len(rshape):]
+    for index in np.ndindex(*rshape):
+        out[(slice(None),) * lead + index] = rng[index].laplace(0.0, scale, size=inner)
+    return out
+
+
+def _flatten_keys(keys: Mapping[str, Any], shape: tuple[int, ...]) -> dict[str, np.ndarray]:
+    if not isinstance(keys, Mapping):
+        raise TypeError(f"`keys` must be a mapping of level -> labels, got {type(keys).__name__}.")
+    try:
+        return {level: np.broadcast_to(np.asarray(v), shape).ravel() for level, v in keys.items()}
+    except ValueError:
+        raise ValueError(f"every key array must broadcast to the released shape {shape}.") from None
+
+
+def laplace_release(
+    values: Any,
+    *,
+    scale: float,
+    l1_sensitivity: float,
+    accountant: Accountant,
+    keys: Mapping[str, Any],
+    rng: Any,
+) -> np.ndarray:
+    """Release every entry of ``values`` with independent ``Lap(scale)`` noise.
+
+    Each entry is one release about the records of its own cell: entry ``j`` is
+    charged ``events.Laplace(scale, l1_sensitivity)`` under ``{level: keys[level][j]}``.
+
+    Parameters
+    ----------
+    values : array_like of float64, any shape
+        True statistics; finite.
+    scale : float
+        Laplace scale ``b`` (units of the statistic), > 0.
+    l1_sensitivity : float
+        Declared sensitivity of one entry under the accountant's relation, > 0.
+    accountant : Accountant
+        Charged before any noise is drawn.
+    keys : mapping of str to array_like
+        Labels per level, each broadcastable to ``values.shape``.
+    rng : Generator or object ndarray of Generator
+        The privacy-noise stream(s).
+
+    Returns
+    -------
+    ndarray of float64, same shape as ``values``
+
+    Raises
+    ------
+    ValueError
+        If ``values`` is not finite or ``scale``/``l1_sensitivity`` are not > 0.
+    BudgetExceededError
+        If the accountant's budget would be exceeded (nothing is drawn).
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if not np.all(np.isfinite(values)):
+        raise ValueError("`values` must be finite.")
+    event = Laplace(scale=scale, l1_sensitivity=l1_sensitivity)
+    flat = _flatten_keys(keys, values.shape)
+    accountant.spend_many(event, keys=flat)
+    noise = _draw_laplace(rng, event.scale, values.shape)
+    accountant.record_draws(
+        keys=flat, node=-1, level=-1, scale=event.scale, l1_sensitivity=event.l1_sensitivity
+    )
+    return values + noise
+
+
+def raw_release(values: Any, *, accountant: Accountant, keys: Mapping[str, Any], reason: str) -> np.ndarray:
+    """Publish ``values`` without noise, charging ``events.NonPrivate`` (ε = ∞).
+
+    Used to reproduce a paper that releases raw data, so that the report names the
+    channel instead of hiding it. Returns a copy of ``values``.
+    """
+    values = np.array(values, dtype=np.float64)
+    accountant.spend_many(NonPrivate(reason=reason), keys=_flatten_keys(keys, values.shape))
+    return values
+
+
+class LaplaceTreeCounter:
+    """Binary-tree continual counters with Laplace node noise, vectorized over streams.
+
+    One tree per stream (e.g. per ``(trial, agent, arm)``), all advancing one round per
+    :meth:`step`. Node ``s`` covers rounds ``(s & (s-1), s]`` (Zhu et al. 2021, Alg. 2);
+    its noise is drawn once, memoised and reused by every later prefix that contains it
+    (Alg. 3, map 𝒫). At release time the noisy prefix sum of the current round is
+    ``sum over the prefix nodes of (node sum + node noise)``.
+
+    Parameters
+    ----------
+    stream_shape : tuple of int
+        Shape of the stream batch, e.g. ``(n_trials, n_agents, n_arms)``.
+    horizon : int
+        Capacity ``T``: the counter accepts ``T`` steps, then raises. Depth is
+        ``floor(log2 T) + 1`` levels.
+    scale : float
+        Per-node Laplace scale ``b`` >= 0. ``0`` is the non-private counter (no noise;
+        charged as ``events.NonPrivate``), used for ε = ∞.
+    accountant : Accountant
+        Charged ``events.LaplaceTree(scale, horizon, l1_sensitivity)`` once per stream
+        when the counter is opened, i.e. the worst case over the whole horizon; every
+        node draw then appends a ledger row.
+    keys : mapping of str to array_like
+        Accountant labels of each stream, broadcastable to ``stream_shape``.
+    rng : Generator or object ndarray of Generator
+        Privacy-noise stream(s); an array covers the leading axes of ``stream_shape``.
+    value_bounds : (float, float)
+        Declared range ``[low, high]`` of one observation; ``l1_sensitivity = high - low``.
+    out_of_bounds : {"raise", "clip", "ignore"}
+        What to do with an observation outside ``value_bounds``: raise ``ValueError``
+        (default), clip it into range, or keep it (the paper-literal behaviour; the
+        count is kept in :attr:`n_out_of_bounds` and the accountant's ε then does not
+        hold for those records).
+    noise_on_empty_nodes : bool
+        ``False`` (the paper's text, §4.1: noise "if there exists observations in that
+        partial sum") or ``True`` (Algorithm 3 as printed: noise on every node used).
+
+    Raises
+    ------
+    ValueError
+        On a bad parameter (named in the message).
+    BudgetExceededError
+        If opening the counter would exceed the accountant's budget.
+    """
+
+    def __init__(
+        self,
+        *,
+        stream_shape: tuple[int, ...],
+        horizon: int,
+        scale: float,
+        accountant: Accountant,
+        keys: Mapping[str, Any],
+        rng: Any,
+        value_bounds: tuple[float, float] = (0.0, 1.0),
+        out_of_bounds: str = "raise",
+        noise_on_empty_nodes: bool = False,
+    ) -> None:
+        self.stream_shape = tuple(check_int_at_least("stream_shape", n, 1) for n in stream_shape)
+        self.horizon = check_int_at_least("horizon", horizon, 1)
+        scale = check_real("scale", scale)
+        if not 0.0 <= scale < np.inf:
+            raise ValueError(f"`scale` must be in [0, inf), got {scale!r}.")
+        self.scale = scale
+        low, high = (check_real("value_bounds", v) for v in value_bounds)
+        if not low < high:
+            raise ValueError(f"`value_bounds` must satisfy low < high, got {value_bounds!r}.")
+        self.value_bounds = (low, high)
+        self.l1_sensitivity = check_positive("l1_sensitivity", high - low)
+        if out_of_bounds not in ("raise", "clip", "ignore"):
+            raise ValueError(
+                f"`out_of_bounds` must be 'raise', 'clip' or 'ignore', got {out_of_bounds!r}."
+            )
+        self.out_of_bounds = out_of_bounds
+        self.noise_on_empty_nodes = bool(noise_on_empty_nodes)
+        self._rng = rng
+        rshape = _rng_shape(rng)
+        if rshape and self.stream_shape[: len(rshape)] != rshape:
+            raise ValueError(f"`rng` shape {rshape} must match the leading axes of {self.stream_shape}.")
+        self.depth = tree_depth(self.horizon)
+        self._keys = _flatten_keys(keys, self.stream_shape)
+        if self.scale > 0:
+            self.event = LaplaceTree(
+                scale=self.scale, horizon=self.horizon, l1_sensitivity=self.l1_sensitivity
+            )
+        else:
+            self.event = NonPrivate(reason="tree counter without noise (epsilon = inf)")
+        accountant.spend_many(self.event, keys=self._keys)  # raises before any state exists
+        self.accountant = accountant
+        shape = (self.depth,) + self.stream_shape  # level-first: contiguous levels
+        self.t = 0
+        self._node_sum = np.zeros(shape)
+        self._node_count = np.zeros(shape, dtype=np.int64)
+        self._node_noise = np.zeros(shape)
+        self._node_drawn = np.zeros(shape, dtype=bool)
+        self._level_drawn = np.zeros(self.depth, dtype=bool)  # every stream's node drawn
+        self._raw_total = np.zeros(self.stream_shape)
+        n_streams = int(np.prod(self.stream_shape))
+        self._chunk_len = max(1, min(self.horizon, _CHUNK_ELEMENTS // n_streams))
+        self._chunk_start = 0  # nodes chunk_start+1 .. chunk_start+len are pre-drawn
+        self._chunk = np.zeros((0,) + self.stream_shape)
+        self.n_out_of_bounds = 0
+        self.n_draws = 0
+
+    # ------------------------------------------------------------------ internals
+    def _noise_of_node(self, s: int) -> np.ndarray:
+        """Noise of node ``s`` for every stream (pre-drawn node-major, fixed address)."""
+        if self.scale == 0:
+            return np.zeros(self.stream_shape)
+        offset = s - 1 - self._chunk_start
+        if offset >= self._chunk.shape[0]:
+            self._chunk_start += self._chunk.shape[0]
+            length = min(self._chunk_len, self.horizon - self._chunk_start)
+            self._chunk = _draw_laplace(
+                self._rng, self.scale, (length,) + self.stream_shape, lead=1
+            )
+            offset = s - 1 - self._chunk_start
+        return self._chunk[offset]
+
+    def _check_values(self, values: np.ndarray, observed: np.ndarray) -> np.ndarray:
+        low, high = self.value_bounds
+        if np.any(observed & ~np.isfinite(values)):
+            raise ValueError("`values` must be finite where observed (NaN or inf found).")
+        outside = observed & ((values < low) | (values > high))
+        if outside.any():
+            if self.out_of_bounds == "raise":
+                bad = values[outside]
+                raise ValueError(
+                    f"`values` must lie in the declared range [{low}, {high}]; "
+                    f"{bad.size} observation(s) outside, e.g. {bad.flat[0]!r}."
+                )
+            self.n_out_of_bounds += int(outside.sum())
+            if self.out_of_bounds == "clip":
+                values = np.clip(values, low, high)
+        return values
+
+    # ------------------------------------------------------------------ public API
+    def step(self, values: Any, observed: Any) -> None:
+        """Add round ``t + 1``'s observation of every stream.
+
+        Parameters
+        ----------
+        values : ndarray of float64, shape ``stream_shape``
+            Observation of each stream (ignored where not observed).
+        observed : ndarray of bool, shape ``stream_shape``
+            Whether the stream has an observation this round (the arm was pulled).
+
+        Raises
+        ------
+        CapacityExceededError
+            If the counter already holds ``horizon`` rounds.
+        ValueError
+            On non-finite or (with ``out_of_bounds="raise"``) out-of-range values.
+        """
+        if self.t >= self.horizon:
+            raise CapacityExceededError(
+                f"tree capacity is `horizon` = {self.horizon} rounds; cannot add round "
+                f"{self.t + 1}."
+            )
+        values = np.asarray(values, dtype=np.float64)
+        observed = np.asarray(observed, dtype=bool)
+        if values.shape != self.stream_shape or observed.shape != self.stream_shape:
+            raise ValueError(
+                f"`values` and `observed` must have shape {self.stream_shape}, got "
+                f"{values.shape} and {observed.shape}."
+            )
+        values = self._check_values(values, observed)
+        x = np.where(observed, values, 0.0)
+        self.t += 1
+        level = (self.t & -self.t).bit_length() - 1
+        self._node_sum[level] = self._node_sum[:level].sum(axis=0) + x
+        self._node_count[level] = self._node_count[:level].sum(axis=0) + observed
+        self._node_sum[:level] = 0.0
+        self._node_count[:level] = 0
+        self._node_noise[level] = self._noise_of_node(self.t)
+        self._node_drawn[level] = False
+        self._level_drawn[level] = False
+        self._raw_total += x
+
+    def release(self, mask: Any) -> np.ndarray:
+        """Noisy prefix sums ``[1, t]`` of the streams in ``mask`` (NaN elsewhere).
+
+        A node's noise is drawn (ledger row) the first time a released prefix uses it
+        and it holds an observation (or always, with ``noise_on_empty_nodes``).
+
+        Parameters
+        ----------
+        mask : ndarray of bool, shape ``stream_shape``
+
+        Returns
+        -------
+        ndarray of float64, shape ``stream_shape``
+        """
+        mask = np.asarray(mask, dtype=bool)
+        if mask.shape != self.stream_shape:
+            raise ValueError(f"`mask` must have shape {self.stream_shape}, got {mask.shape}.")
+        levels = [ell for ell in range(self.depth) if (self.t >> ell) & 1]
+        if not levels:
+            return np.where(mask, 0.0, np.nan)
+        noise = np.zeros(self.stream_shape)
+        for ell in levels:
+            used = mask if self.noise_on_empty_nodes else mask & (self._node_count[ell] > 0)
+            if self.scale > 0 and not self._level_drawn[ell]:
+                new = used & ~self._node_drawn[ell]
+                stream_index = np.flatnonzero(new)
+                if stream_index.size:
+                    node = (self.t >> ell) << ell
+                    self.accountant.record_draws(
+                        keys={k: v[stream_index] for k, v in self._keys.items()},
+                        node=np.full(stream_index.size, node), level=ell,
+                        scale=self.scale, l1_sensitivity=self.l1_sensitivity,
+                    )
+                    self.n_draws += int(stream_index.size)
+                    self._node_drawn[ell] |= new
+                    self._level_drawn[ell] = bool(self._node_drawn[ell].all())
+            noise += np.where(used, self._node_noise[ell], 0.0)
+        return np.where(mask, self._raw_total + noise, np.nan)
+
+    @property
+    def guarantee_epsilon(self) -> float:
+        """Pure ε of one stream's tree: ``depth * l1_sensitivity / scale`` (∞ if no noise)."""
+        if self.scale == 0:
+            return np.inf
+        return self.depth * self.l1_sensitivity / self.scale

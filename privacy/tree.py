@@ -1,0 +1,95 @@
+"""Binary-tree (Fenwick) arithmetic for continual counters.
+
+Node ``s`` (1-based round index) covers the rounds ``(s & (s - 1), s]``: the binary
+representation of ``s`` with its lowest set bit cleared is the last round *before* the
+node (Zhu et al. 2021, Algorithm 2, "flip the rightmost 1"). A prefix ``[1, t]`` is the
+disjoint union of the nodes ``t, q(t), q(q(t)), ...`` with ``q(s) = s & (s - 1)``, one
+per set bit of ``t``. A round ``tau`` sits in one node per level, so over a horizon
+``T`` it is covered by at most ``floor(log2 T) + 1`` nodes, with equality at ``tau = 1``
+(Chan, Shi & Song 2011, Sec. 3.4).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from privacy._checks import check_int_at_least
+
+__all__ = [
+    "max_coverage",
+    "node_interval",
+    "nodes_covering",
+    "prefix_nodes",
+    "tree_depth",
+]
+
+
+def tree_depth(horizon: int) -> int:
+    """Number of levels ``floor(log2 horizon) + 1`` of a tree over ``horizon`` rounds.
+
+    This is the largest number of released nodes that contain one round.
+
+    Raises
+    ------
+    ValueError
+        If ``horizon < 1``.
+
+    Examples
+    --------
+    >>> [tree_depth(t) for t in (1, 2, 15, 16, 17, 1024, 600000)]
+    [1, 2, 4, 5, 5, 11, 20]
+    """
+    horizon = check_int_at_least("horizon", horizon, 1)
+    return horizon.bit_length()
+
+
+def prefix_nodes(t: int) -> list[int]:
+    """Nodes whose disjoint union is the prefix ``[1, t]`` (Algorithm 2 of Zhu et al.).
+
+    Examples
+    --------
+    >>> prefix_nodes(13)
+    [13, 12, 8]
+    """
+    t = check_int_at_least("t", t, 0)
+    nodes = []
+    while t:
+        nodes.append(t)
+        t &= t - 1
+    return nodes
+
+
+def node_interval(s: int) -> tuple[int, int]:
+    """Rounds covered by node ``s`` as the closed interval ``(first, last)``.
+
+    Examples
+    --------
+    >>> node_interval(12)
+    (9, 12)
+    """
+    s = check_int_at_least("s", s, 1)
+    return (s & (s - 1)) + 1, s
+
+
+def nodes_covering(tau: int, horizon: int) -> np.ndarray:
+    """Nodes ``s <= horizon`` whose interval contains round ``tau``, ascending.
+
+    Examples
+    --------
+    >>> nodes_covering(1, 16).tolist()
+    [1, 2, 4, 8, 16]
+    """
+    tau = check_int_at_least("tau", tau, 1)
+    horizon = check_int_at_least("horizon", horizon, tau)
+    nodes = []
+    s = tau
+    while s <= horizon:
+        nodes.append(s)
+        s += s & -s  # the parent in the Fenwick update path
+    return np.asarray(nodes, dtype=np.int64)
+
+
+def max_coverage(horizon: int) -> int:
+    """Brute-force ``max_tau |nodes_covering(tau, horizon)|`` (a check of ``tree_depth``)."""
+    horizon = check_int_at_least("horizon", horizon, 1)
+    return max(len(nodes_covering(tau, horizon)) for tau in range(1, horizon + 1))
