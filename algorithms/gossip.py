@@ -192,6 +192,77 @@ def _pick(mask: np.ndarray, u: np.ndarray) -> np.ndarray:
     return np.argmax(np.cumsum(mask, axis=-1) > rank[..., None], axis=-1)
 
 
+def open_fed_ucb_releases(
+    initial_rewards: np.ndarray,
+    *,
+    horizon: int,
+    epsilon: float,
+    mode: str,
+    log_base: str,
+    rng,
+    noise_on_empty_nodes: bool = False,
+) -> tuple[Accountant, np.ndarray, LaplaceTreeCounter, int]:
+    """Open Fed_UCB's releases: a fresh accountant, the initial-pull release, the trees.
+
+    This is everything Fed_UCB charges before round 1, so calling it alone gives the
+    accountant's view of a deployment (used for horizons too long to simulate).
+
+    Parameters
+    ----------
+    initial_rewards : ndarray of float64, shape (n_trials, n_agents, n_arms)
+        ``X_{i,k}(0)`` of every trial.
+    horizon, epsilon, mode, log_base, noise_on_empty_nodes
+        As in :func:`run_fed_ucb`.
+    rng : object ndarray of Generator, shape (n_trials, n_agents)
+        Privacy-noise streams.
+
+    Returns
+    -------
+    accountant : Accountant
+        Disjoint levels ``("trial", "agent", "arm", "phase")``; phase ``"init"`` holds
+        the round-0 records, ``"stream"`` the rounds ``1..T`` (Definition 1's stream).
+    initial_means : ndarray, shape (n_trials, n_agents, n_arms)
+        ``X̃(0)`` as released: raw (paper mode, ε = ∞) or with ``Lap(b)`` (corrected).
+    counter : LaplaceTreeCounter
+        One tree per (trial, agent, arm), capacity ``horizon``.
+    n_clipped : int
+        Initial rewards outside [0, 1] that were clipped (corrected mode).
+    """
+    B, N, M = initial_rewards.shape
+    scale = fed_ucb_scale(epsilon, horizon, mode=mode, log_base=log_base)
+    accountant = Accountant(disjoint=("trial", "agent", "arm", "phase"))
+    keys = {
+        "trial": np.arange(B)[:, None, None],
+        "agent": np.arange(N)[None, :, None],
+        "arm": np.arange(M)[None, None, :],
+    }
+    x0 = initial_rewards
+    n_clipped = 0
+    if mode == "corrected":
+        n_clipped = int(((x0 < 0.0) | (x0 > 1.0)).sum())
+        x0 = np.clip(x0, 0.0, 1.0)
+    if mode == "corrected" and scale > 0:
+        init = laplace_release(
+            x0, scale=scale, l1_sensitivity=1.0, accountant=accountant,
+            keys={**keys, "phase": _PHASE_INIT}, rng=rng,
+        )
+    else:
+        reason = (
+            "initial pulls released raw (Zhu et al. Alg. 4 line 1)"
+            if scale > 0 else "epsilon = inf: no noise"
+        )
+        init = raw_release(
+            x0, accountant=accountant, keys={**keys, "phase": _PHASE_INIT}, reason=reason
+        )
+    counter = LaplaceTreeCounter(
+        stream_shape=(B, N, M), horizon=horizon, scale=scale, accountant=accountant,
+        keys={**keys, "phase": _PHASE_STREAM}, rng=rng,
+        out_of_bounds="clip" if mode == "corrected" else "ignore",
+        noise_on_empty_nodes=noise_on_empty_nodes,
+    )
+    return accountant, init, counter, n_clipped
+
+
 def _simulate(
     env: BanditEnvironment,
     graph: nx.Graph,
@@ -222,43 +293,16 @@ def _simulate(
     gaps = global_means.max() - global_means
     b_idx = np.arange(B)[:, None]
     n_idx = np.arange(N)[None, :]
-    trial_key = np.arange(B)[:, None, None]
-    agent_key = np.arange(N)[None, :, None]
-    arm_key = np.arange(M)[None, None, :]
 
     accountant = None
     counter = None
-    scale = 0.0
-    node_epsilon = math.inf
+    scale = fed_ucb_scale(epsilon, T, mode=mode, log_base=log_base) if private else 0.0
     n_out_of_bounds = 0
     x0 = rewards[:, :, 0, :]
     if private:
-        accountant = Accountant(disjoint=("trial", "agent", "arm", "phase"))
-        scale = fed_ucb_scale(epsilon, T, mode=mode, log_base=log_base)
-        node_epsilon = math.inf if scale == 0 else 1.0 / scale
         noise_rngs = stream_rngs(root, n_trials=B, n_agents=N, stream=Stream.NOISE)
-        keys = {"trial": trial_key, "agent": agent_key, "arm": arm_key}
-        if mode == "corrected":
-            outside = (x0 < 0.0) | (x0 > 1.0)
-            n_out_of_bounds += int(outside.sum())
-            x0 = np.clip(x0, 0.0, 1.0)
-        if mode == "corrected" and scale > 0:
-            init = laplace_release(
-                x0, scale=scale, l1_sensitivity=1.0, accountant=accountant,
-                keys={**keys, "phase": _PHASE_INIT}, rng=noise_rngs,
-            )
-        else:
-            reason = (
-                "initial pulls released raw (Zhu et al. Alg. 4 line 1)"
-                if scale > 0 else "epsilon = inf: no noise"
-            )
-            init = raw_release(
-                x0, accountant=accountant, keys={**keys, "phase": _PHASE_INIT}, reason=reason
-            )
-        counter = LaplaceTreeCounter(
-            stream_shape=(B, N, M), horizon=T, scale=scale, accountant=accountant,
-            keys={**keys, "phase": _PHASE_STREAM}, rng=noise_rngs,
-            out_of_bounds="clip" if mode == "corrected" else "ignore",
+        accountant, init, counter, n_out_of_bounds = open_fed_ucb_releases(
+            x0, horizon=T, epsilon=epsilon, mode=mode, log_base=log_base, rng=noise_rngs,
             noise_on_empty_nodes=noise_on_empty_nodes,
         )
         running = None
@@ -323,7 +367,7 @@ def _simulate(
         counts=counts,
         accountant=accountant,
         epsilon=epsilon if private else math.inf,
-        node_epsilon=node_epsilon,
+        node_epsilon=math.inf if scale == 0 else 1.0 / scale,
         scale=scale,
         mode=mode if private else "",
         log_base=log_base if private else "",

@@ -1,0 +1,276 @@
+"""``fedpriv verify``: check Fed_UCB's privacy claim end to end.
+
+Zhu et al. (2021) claim that Fed_UCB is ε-DP for each agent's reward stream
+``{X_{i,k}(t)}_{t=1..T}`` (Definition 1; §4.1; abstract). For each mode (the paper's
+calibration with log base 2 and e, and the corrected one), each ε in {1, 2, 5} and each
+horizon in {16, 1024, 600000}, the job
+
+1. opens Fed_UCB's releases exactly as a run does (:func:`algorithms.gossip.
+   open_fed_ucb_releases`) and asks the accountant for ε over Definition 1's stream;
+2. at the horizons small enough to simulate (16 and 1024), audits the tree counter on
+   the worst-case neighboring pair (round 1 changed 0 ↔ 1) with coupled Monte-Carlo
+   runs and a Clopper–Pearson lower bound at 95% confidence;
+3. runs Fed_UCB (and Gossip_UCB, ε = ∞) on the paper's setting — 3 agents on K3, 5 arms —
+   and reports the regret at the horizon.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from algorithms.environments import BanditEnvironment, paper_synthetic_bandit
+from algorithms.gossip import (
+    GossipRun,
+    open_fed_ucb_releases,
+    run_fed_ucb,
+    run_gossip_ucb,
+)
+from algorithms.hospital import hospital_bandit, load_diabetes
+from algorithms.networks import make_graph, second_eigenvalue
+from algorithms.seeding import Stream, as_seed_sequence, stream_rng, stream_rngs
+from audit.claims import Claim, ClaimResult, decide_verdict
+from audit.neighbors import worst_case_reward_pair
+from audit.runner import audit_tree_counter
+from privacy import NeighboringRelation, PureDP
+from privacy._checks import check_epsilon, check_int_at_least
+from privacy.calibration import fed_ucb_scale
+
+__all__ = ["VARIANTS", "VerifyConfig", "VerifyReport", "verify_gossip_fed_ucb"]
+
+#: (mode, log base) of every Fed_UCB variant whose claim is checked.
+VARIANTS = (("paper", "2"), ("paper", "e"), ("corrected", "2"))
+PAPER = "Zhu et al. 2021"
+CLAIM_SOURCE = "Definition 1, §4.1 and abstract: ε-DP for each agent's stream {X_i,k(t)}"
+_N_CURVE_POINTS = 400
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class VerifyConfig:
+    """Settings of one ``fedpriv verify`` run.
+
+    Attributes
+    ----------
+    quick : bool
+        Smaller audits and regret runs (the whole job in under a minute).
+    seed : int
+        Root of the run's SeedSequence tree.
+    data_path : Path or None
+        UCI Diabetes-130 CSV (or zip): the hospital environment; ``None`` for the
+        paper's synthetic generator.
+    epsilons, horizons, audit_horizons : tuple
+        Claimed ε values; horizons for the accountant; those also audited.
+    audit_samples : dict
+        Samples per world for each audited horizon.
+    regret_horizon, n_trials : int
+        Horizon and trials of the regret runs.
+    """
+
+    quick: bool = False
+    seed: int = 0
+    data_path: Path | None = None
+    n_agents: int = 3
+    n_arms: int = 5
+    epsilons: tuple[float, ...] = (1.0, 2.0, 5.0)
+    horizons: tuple[int, ...] = (16, 1024, 600_000)
+    audit_horizons: tuple[int, ...] = (16, 1024)
+    audit_samples: tuple[tuple[int, int], ...] = ((16, 10**6), (1024, 10**5))
+    confidence: float = 0.95
+    regret_horizon: int = 20_000
+    n_trials: int = 100
+    ledger_horizon: int = 1024
+
+    def __post_init__(self) -> None:
+        for eps in self.epsilons:
+            check_epsilon("epsilon", eps)
+        for horizon in self.horizons + (self.regret_horizon, self.ledger_horizon):
+            check_int_at_least("horizon", horizon, 1)
+        check_int_at_least("n_trials", self.n_trials, 1)
+        check_int_at_least("seed", self.seed, 0)
+        if self.data_path is not None and not Path(self.data_path).is_file():
+            raise ValueError(f"`data_path` must be an existing file, got {str(self.data_path)!r}.")
+
+    @classmethod
+    def quick_config(cls, **overrides) -> VerifyConfig:
+        """The ``--quick`` settings (audits of 10⁶ samples at T = 16, 10⁴ at T = 1024)."""
+        base = {
+            "quick": True, "audit_samples": ((16, 10**6), (1024, 10**4)),
+            "regret_horizon": 2_000, "n_trials": 20,
+        }
+        base.update(overrides)
+        return cls(**base)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class VerifyReport:
+    """Everything ``fedpriv verify`` found (written by :mod:`audit.report`)."""
+
+    config: VerifyConfig
+    seed_entropy: int
+    environment: str
+    lambda2: float
+    claims: tuple[ClaimResult, ...]
+    regret: pd.DataFrame
+    curves: dict[str, np.ndarray]
+    ledger: pd.DataFrame
+    seconds: float
+
+
+def _environment(config: VerifyConfig, root: np.random.SeedSequence) -> tuple[BanditEnvironment, str]:
+    if config.data_path is not None:
+        env = hospital_bandit(load_diabetes(config.data_path), n_agents=config.n_agents)
+        return env, f"hospital (UCI Diabetes-130, {Path(config.data_path).name})"
+    rng = stream_rng(root, trial=0, stream=Stream.ENVIRONMENT)
+    env = paper_synthetic_bandit(config.n_agents, config.n_arms, rng=rng, noise="gaussian")
+    return env, "synthetic (Zhu et al. §5: μ ~ U[0,1], rewards μ + N(0,1))"
+
+
+def _child(root: np.random.SeedSequence, index: int) -> np.random.SeedSequence:
+    return np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + (index,))
+
+
+def _findings(mode: str, out_of_bounds: int, synthetic: bool) -> tuple[str, ...]:
+    found = []
+    if mode == "paper":
+        found.append(
+            "initial pulls are released raw (Alg. 4 line 1): the round-0 records have "
+            "ε = ∞; Definition 1's stream starts at t = 1, so they are outside the claim"
+        )
+        if synthetic and out_of_bounds:
+            found.append(
+                f"the synthetic experiment feeds rewards outside [0, 1] to the tree "
+                f"({out_of_bounds} observations in the regret runs); the claim's sensitivity "
+                "of 1 does not hold for them and no finite ε does (gossip.md §3.4 item 4)"
+            )
+    return tuple(found)
+
+
+def verify_gossip_fed_ucb(
+    config: VerifyConfig, *, progress: Callable[[str], None] | None = None
+) -> VerifyReport:
+    """Run the whole verification of Fed_UCB's claim; see the module docstring.
+
+    Raises
+    ------
+    ValueError
+        On a bad configuration or a data file that cannot be used.
+    DataFormatError
+        If ``data_path`` does not have the UCI schema.
+    """
+    started = time.perf_counter()
+    say = progress or (lambda message: None)
+    root = as_seed_sequence(config.seed)
+    env, env_name = _environment(config, _child(root, 0))
+    graph = make_graph("complete", config.n_agents)
+    synthetic = config.data_path is None
+    samples = dict(config.audit_samples)
+
+    # Regret runs first: the paper-mode findings need their out-of-range counts.
+    runs: dict[tuple[str, str, float], GossipRun] = {}
+    run_root = _child(root, 1)
+    jobs = [("gossip-ucb", "", math.inf)] + [
+        (mode, base, eps) for mode, base in (("paper", "2"), ("corrected", "2"))
+        for eps in config.epsilons
+    ]
+    for index, (mode, base, eps) in enumerate(jobs, start=1):
+        say(f"[regret {index}/{len(jobs)}] {mode} {base} ε={eps:g} T={config.regret_horizon} "
+            f"trials={config.n_trials}")
+        if mode == "gossip-ucb":
+            runs[(mode, base, eps)] = run_gossip_ucb(
+                env, graph, horizon=config.regret_horizon, n_trials=config.n_trials, seed=run_root
+            )
+        else:
+            runs[(mode, base, eps)] = run_fed_ucb(
+                env, graph, horizon=config.regret_horizon, epsilon=eps, mode=mode,
+                log_base=base, n_trials=config.n_trials, seed=run_root,
+            )
+    out_of_bounds = {
+        mode: sum(r.n_out_of_bounds for (m, _, _), r in runs.items() if m == mode)
+        for mode in ("paper", "corrected")
+    }
+
+    results = []
+    audit_root = _child(root, 2)
+    total = len(VARIANTS) * len(config.horizons) * len(config.epsilons)
+    index = 0
+    for mode, base in VARIANTS:
+        for horizon in config.horizons:
+            for eps in config.epsilons:
+                index += 1
+                scale = fed_ucb_scale(eps, horizon, mode=mode, log_base=base)
+                x0 = np.zeros((1, config.n_agents, config.n_arms))
+                noise = stream_rngs(_child(root, 3), n_trials=1, n_agents=config.n_agents,
+                                    stream=Stream.NOISE)
+                accountant, _, _, _ = open_fed_ucb_releases(
+                    x0, horizon=horizon, epsilon=eps, mode=mode, log_base=base, rng=noise
+                )
+                route, acc_eps = accountant.tightest(0.0, where={"phase": "stream"})
+                init_eps = accountant.get_epsilon(0.0, where={"phase": "init"})
+                bound = None
+                if horizon in config.audit_horizons:
+                    say(f"[claims {index}/{total}] audit {mode}/log{base} T={horizon} ε={eps:g} "
+                        f"({samples[horizon]} samples per world)")
+                    audit = audit_tree_counter(
+                        worst_case_reward_pair(horizon), scale=scale, claimed_epsilon=eps,
+                        n_samples=samples[horizon], seed=_child(audit_root, index),
+                        confidence=config.confidence,
+                    )
+                    bound = audit.bound
+                verdict, evidence = decide_verdict(eps, acc_eps, bound)
+                claim = Claim(
+                    paper=PAPER, algorithm="gossip-fed-ucb", mode=mode,
+                    setting=(("n_agents", config.n_agents), ("n_arms", config.n_arms),
+                             ("horizon", horizon), ("epsilon", eps), ("log_base", base),
+                             ("graph", "complete"), ("node_scale", scale)),
+                    relation=NeighboringRelation.REPLACE_ONE_REWARD,
+                    claimed=PureDP(eps), source=CLAIM_SOURCE,
+                )
+                results.append(ClaimResult(
+                    claim=claim, accountant_epsilon=acc_eps, accountant_route=route,
+                    audit=bound, verdict=verdict, evidence=evidence,
+                    findings=_findings(mode, out_of_bounds[mode], synthetic),
+                    initial_pulls_epsilon=init_eps,
+                ))
+
+    regret_rows, curves = [], {}
+    for (mode, base, eps), run in runs.items():
+        final = run.cumulative_regret[..., -1].mean(axis=1)  # per trial, mean over agents
+        label = "gossip-ucb" if mode == "gossip-ucb" else f"{mode}/log{base}"
+        regret_rows.append({
+            "algorithm": run.algorithm, "mode": label, "epsilon": eps,
+            "horizon": config.regret_horizon, "n_trials": config.n_trials,
+            "regret_mean": float(final.mean()), "regret_min": float(final.min()),
+            "regret_max": float(final.max()), "n_out_of_bounds": run.n_out_of_bounds,
+        })
+        per_trial = run.cumulative_regret.mean(axis=1)  # (trials, T)
+        points = np.unique(np.linspace(0, config.regret_horizon - 1, _N_CURVE_POINTS).astype(int))
+        curves[f"{label}|{eps:g}"] = np.stack([
+            points + 1, per_trial[:, points].mean(0), per_trial[:, points].min(0),
+            per_trial[:, points].max(0),
+        ])
+    say(f"[ledger] one Fed_UCB run per variant at T={config.ledger_horizon}, ε=1")
+    ledgers = []
+    for mode, base in VARIANTS:
+        run = run_fed_ucb(env, graph, horizon=config.ledger_horizon, epsilon=1.0, mode=mode,
+                          log_base=base, n_trials=1, seed=run_root)
+        frame = run.accountant.ledger
+        frame.insert(0, "log_base", base)
+        frame.insert(0, "mode", mode)
+        ledgers.append(frame)
+    return VerifyReport(
+        config=config,
+        seed_entropy=int(root.entropy),
+        environment=env_name,
+        lambda2=second_eigenvalue(graph),
+        claims=tuple(results),
+        regret=pd.DataFrame(regret_rows),
+        curves=curves,
+        ledger=pd.concat(ledgers, ignore_index=True),
+        seconds=time.perf_counter() - started,
+    )

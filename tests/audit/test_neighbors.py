@@ -1,0 +1,154 @@
+"""Tests of audit.neighbors: worst-case neighboring reward streams for tree counters."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from audit.neighbors import (
+    NeighboringStreams,
+    worst_case_reward_pair,
+    worst_tree_position,
+)
+from privacy import NeighboringRelation, tree_depth
+from privacy.tree import nodes_covering
+
+__all__: list[str] = []
+
+PROPERTY = settings(database=None, deadline=None, max_examples=40)
+
+
+# ------------------------------------------------------------ worst_tree_position
+def test_worst_tree_position_is_argmax_of_coverage_brute_force() -> None:
+    for horizon in range(1, 201):
+        coverage = [nodes_covering(tau, horizon).size for tau in range(1, horizon + 1)]
+        position = worst_tree_position(horizon)
+        assert position == int(np.argmax(coverage)) + 1  # the smallest maximiser
+        assert coverage[position - 1] == max(coverage) == tree_depth(horizon)
+        assert position == 1  # round 1 is in every level (gossip.md §3.4 item 1)
+
+
+@pytest.mark.parametrize("horizon", [16, 1024, 4096, 4097, 600_000])
+def test_worst_tree_position_large_horizons(horizon: int) -> None:
+    position = worst_tree_position(horizon)
+    assert position == 1
+    assert nodes_covering(position, horizon).size == horizon.bit_length()
+
+
+@pytest.mark.parametrize(("horizon", "error"), [(0, ValueError), (2.0, TypeError)])
+def test_worst_tree_position_rejects_bad_horizon(horizon: object, error: type) -> None:
+    with pytest.raises(error, match="`horizon`"):
+        worst_tree_position(horizon)
+
+
+# --------------------------------------------------------- worst_case_reward_pair
+@pytest.mark.parametrize("horizon", [1, 2, 16, 17, 100])
+def test_worst_case_pair_differs_at_one_position(horizon: int) -> None:
+    pair = worst_case_reward_pair(horizon)
+    assert pair.horizon == horizon
+    assert pair.stream.shape == pair.stream_prime.shape == pair.observed.shape == (horizon,)
+    differ = np.flatnonzero(pair.stream != pair.stream_prime)
+    assert differ.tolist() == [pair.position - 1]
+    assert pair.position == worst_tree_position(horizon)
+    assert pair.stream[pair.position - 1] == 1.0
+    assert pair.stream_prime[pair.position - 1] == 0.0
+    assert np.all(np.delete(pair.stream, pair.position - 1) == 0.0)  # background = low
+    assert pair.observed.all()
+    assert pair.relation is NeighboringRelation.REPLACE_ONE_REWARD
+
+
+@PROPERTY
+@given(
+    horizon=st.integers(1, 300),
+    low=st.floats(-10.0, 10.0, allow_nan=False),
+    width=st.floats(1e-3, 10.0, allow_nan=False),
+    background=st.one_of(st.none(), st.floats(-10.0, 10.0, allow_nan=False)),
+)
+def test_worst_case_pair_property(
+    horizon: int, low: float, width: float, background: float | None
+) -> None:
+    high = low + width
+    pair = worst_case_reward_pair(horizon, low=low, high=high, background=background)
+    differ = np.flatnonzero(pair.stream != pair.stream_prime)
+    assert differ.tolist() == [pair.position - 1]
+    assert {pair.stream[differ[0]], pair.stream_prime[differ[0]]} == {low, high}
+    assert pair.stream[differ[0]] == high  # D holds the high value
+    fill = low if background is None else background
+    rest = np.delete(np.arange(horizon), differ)
+    assert np.all(pair.stream[rest] == fill) and np.all(pair.stream_prime[rest] == fill)
+    assert nodes_covering(pair.position, horizon).size == tree_depth(horizon)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"horizon": 0}, ValueError, "`horizon`"),
+        ({"horizon": 4, "low": 1.0, "high": 1.0}, ValueError, "`low` must be < `high`"),
+        ({"horizon": 4, "low": 2.0, "high": 1.0}, ValueError, "`low` must be < `high`"),
+        ({"horizon": 4, "low": math.nan}, ValueError, "`low`"),
+        ({"horizon": 4, "high": "1"}, TypeError, "`high`"),
+        ({"horizon": 4, "background": math.nan}, ValueError, "`background`"),
+    ],
+)
+def test_worst_case_pair_rejects_bad_input(kwargs: dict, error: type, match: str) -> None:
+    with pytest.raises(error, match=match):
+        worst_case_reward_pair(**kwargs)
+
+
+# -------------------------------------------------------------- NeighboringStreams
+def _streams(horizon: int, positions: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    stream = np.zeros(horizon)
+    stream_prime = stream.copy()
+    for tau in positions:
+        stream[tau - 1] = 1.0
+    return stream, stream_prime
+
+
+def test_neighboring_streams_accepts_one_difference() -> None:
+    stream, stream_prime = _streams(8, [3])
+    pair = NeighboringStreams(
+        stream=stream, stream_prime=stream_prime, observed=np.ones(8, bool), position=3
+    )
+    assert pair.horizon == 8 and pair.position == 3
+
+
+@pytest.mark.parametrize(
+    ("positions", "claimed"),
+    [([], 1), ([2, 5], 2), ([2, 5], 5), ([4], 3), ([1], 0)],
+    ids=["zero-differences", "two-differences-a", "two-differences-b",
+         "wrong-position", "position-zero"],
+)
+def test_neighboring_streams_rejects_other_than_one_difference(
+    positions: list[int], claimed: int
+) -> None:
+    stream, stream_prime = _streams(8, positions)
+    with pytest.raises(ValueError, match="exactly at round `position`"):
+        NeighboringStreams(
+            stream=stream, stream_prime=stream_prime, observed=np.ones(8, bool),
+            position=claimed,
+        )
+
+
+@pytest.mark.parametrize(
+    ("stream", "stream_prime"),
+    [(np.zeros(4), np.zeros(5)), (np.zeros((2, 2)), np.ones((2, 2)))],
+    ids=["length-mismatch", "two-dimensional"],
+)
+def test_neighboring_streams_rejects_bad_shapes(
+    stream: np.ndarray, stream_prime: np.ndarray
+) -> None:
+    with pytest.raises(ValueError, match="`stream` and `stream_prime`"):
+        NeighboringStreams(
+            stream=stream, stream_prime=stream_prime, observed=np.ones(4, bool),
+            position=1,
+        )
+
+
+def test_neighboring_streams_is_frozen() -> None:
+    pair = worst_case_reward_pair(4)
+    with pytest.raises((AttributeError, TypeError)):
+        pair.position = 2

@@ -1,0 +1,165 @@
+"""Tests for `privacy.events`: frozen, validated descriptions of releases.
+
+The pure ε of each event (``privacy.accountant.event_epsilon``) is checked against the
+textbook formulas: ``Δ/b`` for Laplace (Dwork et al. 2006) and
+``(floor(log2 T) + 1) Δ/b`` for a binary-tree counter (Chan, Shi & Song 2011).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from privacy import events
+from privacy.accountant import event_epsilon
+from privacy.errors import UnsupportedEventError
+
+scales = st.floats(min_value=1e-3, max_value=1e3)
+sensitivities = st.floats(min_value=1e-3, max_value=1e3)
+horizons = st.integers(min_value=1, max_value=2**40)
+
+event_strategy = st.one_of(
+    st.builds(events.Laplace, scale=scales, l1_sensitivity=sensitivities),
+    st.builds(
+        events.LaplaceTree, scale=scales, horizon=horizons, l1_sensitivity=sensitivities
+    ),
+    st.builds(events.NonPrivate, reason=st.text(max_size=20)),
+)
+
+
+def _levels(horizon: int) -> int:
+    """Number of powers of two ``<= horizon``, i.e. ``floor(log2 T) + 1``."""
+    return sum(1 for k in range(64) if 2**k <= horizon)
+
+
+# ---------------------------------------------------------------------------------
+# Validation
+# ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("factory", "message"),
+    [
+        (lambda: events.Laplace(scale=0.0), r"`scale` must be in \(0, inf\), got 0\.0"),
+        (lambda: events.Laplace(scale=-1.0), r"`scale` must be in \(0, inf\)"),
+        (lambda: events.Laplace(scale=math.inf), r"`scale` must be in \(0, inf\)"),
+        (lambda: events.Laplace(scale=math.nan), r"`scale` must not be NaN"),
+        (
+            lambda: events.Laplace(scale=1.0, l1_sensitivity=0.0),
+            r"`l1_sensitivity` must be in \(0, inf\)",
+        ),
+        (
+            lambda: events.LaplaceTree(scale=1.0, horizon=0),
+            r"`horizon` must be >= 1, got 0",
+        ),
+        (
+            lambda: events.LaplaceTree(scale=0.0, horizon=4),
+            r"`scale` must be in \(0, inf\)",
+        ),
+        (
+            lambda: events.LaplaceTree(scale=1.0, horizon=4, l1_sensitivity=-2.0),
+            r"`l1_sensitivity` must be in \(0, inf\)",
+        ),
+    ],
+)
+def test_bad_parameters_raise_value_error(factory, message: str) -> None:  # noqa: ANN001
+    with pytest.raises(ValueError, match=message):
+        factory()
+
+
+def test_bad_types_raise_type_error() -> None:
+    with pytest.raises(TypeError, match=r"`horizon` must be an integer, got float"):
+        events.LaplaceTree(scale=1.0, horizon=16.0)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"`scale` must be a real number, got str"):
+        events.Laplace(scale="1")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"`reason` must be a str, got int"):
+        events.NonPrivate(reason=3)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):  # keyword-only: no positional scale
+        events.Laplace(1.0)  # type: ignore[misc]
+
+
+def test_fields_are_normalised() -> None:
+    tree = events.LaplaceTree(scale=4, horizon=16, l1_sensitivity=1)
+    assert type(tree.scale) is float and type(tree.l1_sensitivity) is float
+    assert type(tree.horizon) is int
+    assert tree == events.LaplaceTree(scale=4.0, horizon=16)
+
+
+# ---------------------------------------------------------------------------------
+# Immutability
+# ---------------------------------------------------------------------------------
+
+
+@given(event_strategy)
+def test_events_are_hashable_and_immutable(event: events.Event) -> None:
+    copy = dataclasses.replace(event)
+    assert copy == event and hash(copy) == hash(event)
+    assert len({event, copy}) == 1
+    field = dataclasses.fields(event)[0].name
+    before = getattr(event, field)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(event, field, before)
+    with pytest.raises((AttributeError, TypeError)):  # slots: no new attributes
+        event.extra = 1  # type: ignore[union-attr]
+    assert getattr(event, field) == before
+
+
+def test_different_parameters_are_different_events() -> None:
+    assert events.Laplace(scale=1.0) != events.Laplace(scale=2.0)
+    assert events.LaplaceTree(scale=1.0, horizon=8) != events.LaplaceTree(
+        scale=1.0, horizon=16
+    )
+    assert events.Laplace(scale=1.0) != events.LaplaceTree(scale=1.0, horizon=1)
+
+
+# ---------------------------------------------------------------------------------
+# Pure ε of one event
+# ---------------------------------------------------------------------------------
+
+
+@given(scales, sensitivities)
+def test_laplace_epsilon_is_sensitivity_over_scale(scale: float, sens: float) -> None:
+    event = events.Laplace(scale=scale, l1_sensitivity=sens)
+    assert event_epsilon(event) == pytest.approx(sens / scale, rel=1e-15)
+
+
+@given(scales, horizons, sensitivities)
+def test_tree_epsilon_is_depth_times_node_epsilon(
+    scale: float, horizon: int, sens: float
+) -> None:
+    event = events.LaplaceTree(scale=scale, horizon=horizon, l1_sensitivity=sens)
+    assert event_epsilon(event) == pytest.approx(_levels(horizon) * sens / scale, rel=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("event", "epsilon"),
+    [
+        (events.LaplaceTree(scale=4.0, horizon=16), 1.25),  # paper scale, T = 16
+        (events.LaplaceTree(scale=5.0, horizon=16), 1.0),  # corrected scale
+        (events.LaplaceTree(scale=3.0, horizon=16), 5 / 3),  # paper with ln
+        (events.LaplaceTree(scale=2.0, horizon=1, l1_sensitivity=3.0), 1.5),
+        (events.Laplace(scale=10.0), 0.1),
+        (events.NonPrivate(reason="raw X(0)"), math.inf),
+    ],
+)
+def test_event_epsilon_reference_values(event: events.Event, epsilon: float) -> None:
+    assert event_epsilon(event) == epsilon
+
+
+def test_event_epsilon_rejects_unknown_events() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class Gaussian:
+        sigma: float
+
+    with pytest.raises(UnsupportedEventError, match=r"no accountant handler for Gaussian"):
+        event_epsilon(Gaussian(1.0))  # type: ignore[arg-type]
+    # A subclass is a new meaning, so it is not silently accounted as its parent.
+    class LaplaceVariant(events.Laplace):
+        __slots__ = ()
+
+    with pytest.raises(UnsupportedEventError, match=r"no accountant handler for LaplaceVariant"):
+        event_epsilon(LaplaceVariant(scale=1.0))
