@@ -180,8 +180,14 @@ def _reward_tables(env: BanditEnvironment, horizon: int, n_trials: int, root) ->
             for j in range(n_trials)
         ]
     )
+    expected = (n_trials, env.n_agents, horizon + 1, env.n_arms)
+    if tables.shape != expected:
+        raise ValueError(
+            f"`env.sample_rewards` must return shape {expected[1:]} per trial, got "
+            f"{tables.shape[1:]}."
+        )
     if not np.all(np.isfinite(tables)):
-        raise ValueError("rewards must be finite; the environment produced NaN or inf.")
+        raise ValueError("`env` rewards must be finite; the environment produced NaN or inf.")
     return tables
 
 
@@ -201,6 +207,7 @@ def open_fed_ucb_releases(
     log_base: str,
     rng,
     noise_on_empty_nodes: bool = False,
+    reward_bounds: tuple[float, float] | None = (0.0, 1.0),
 ) -> tuple[Accountant, np.ndarray, LaplaceTreeCounter, int]:
     """Open Fed_UCB's releases: a fresh accountant, the initial-pull release, the trees.
 
@@ -215,6 +222,12 @@ def open_fed_ucb_releases(
         As in :func:`run_fed_ucb`.
     rng : object ndarray of Generator, shape (n_trials, n_agents)
         Privacy-noise streams.
+    reward_bounds : (float, float) or None
+        The environment's declared reward support (``None``: unbounded). In paper
+        mode rewards enter the tree unclipped, so if the support is not inside
+        [0, 1] the tree's sensitivity of 1 does not hold and no finite ε does: the
+        stream cells are then also charged ``events.NonPrivate`` (gossip.md §3.4
+        item 4). The decision uses the declared support, never the realised data.
 
     Returns
     -------
@@ -253,6 +266,13 @@ def open_fed_ucb_releases(
         )
         init = raw_release(
             x0, accountant=accountant, keys={**keys, "phase": _PHASE_INIT}, reason=reason
+        )
+    if mode == "paper" and (
+        reward_bounds is None or reward_bounds[0] < 0.0 or reward_bounds[1] > 1.0
+    ):
+        raw_release(
+            np.zeros((B, N, M)), accountant=accountant, keys={**keys, "phase": _PHASE_STREAM},
+            reason="rewards outside the declared [0, 1] fed unclipped (gossip.md §3.4 item 4)",
         )
     counter = LaplaceTreeCounter(
         stream_shape=(B, N, M), horizon=horizon, scale=scale, accountant=accountant,
@@ -303,7 +323,7 @@ def _simulate(
         noise_rngs = stream_rngs(root, n_trials=B, n_agents=N, stream=Stream.NOISE)
         accountant, init, counter, n_out_of_bounds = open_fed_ucb_releases(
             x0, horizon=T, epsilon=epsilon, mode=mode, log_base=log_base, rng=noise_rngs,
-            noise_on_empty_nodes=noise_on_empty_nodes,
+            noise_on_empty_nodes=noise_on_empty_nodes, reward_bounds=env.reward_bounds,
         )
         running = None
     else:
@@ -333,7 +353,9 @@ def _simulate(
             counts, t, n_agents=N, horizon=T, epsilon=epsilon if private else math.inf
         )
         best = q == q.max(axis=-1, keepdims=True)
-        arm = np.where(forced, _pick(behind, u), _pick(best, u))
+        arm = _pick(best, u)
+        if forced.any():
+            arm = np.where(forced, _pick(behind, u), arm)
         actions[:, :, t - 1] = arm
         pulled = arm[..., None] == np.arange(M)
         reward = rewards[b_idx, n_idx, t, arm]
@@ -440,8 +462,11 @@ def run_fed_ucb(
     Parameters
     ----------
     epsilon : float
-        Target ε per agent's reward stream, in (0, inf]; ``inf`` is Gossip_UCB with
-        the private code path (no noise).
+        Target ε per agent's reward stream, in (0, inf]; ``inf`` runs the private code
+        path without noise. In ``paper`` mode that is exactly Gossip_UCB (Zhu et al.
+        §4.1: "Gossip_UCB is a special case of Fed_UCB when ε is infinity"); in
+        ``corrected`` mode it is Gossip_UCB on rewards clipped to [0, 1], since clipping
+        is part of the corrected algorithm whatever ε is.
     mode : {"paper", "corrected"}
         See the module docstring.
     log_base : {"2", "e", "10"}
@@ -465,6 +490,8 @@ def run_fed_ucb(
     epsilon = check_epsilon("epsilon", epsilon, allow_inf=True)
     if mode not in MODES:
         raise ValueError(f"`mode` must be one of {MODES}, got {mode!r}.")
+    if not isinstance(log_base, str):
+        raise TypeError(f"`log_base` must be a str ('2', 'e' or '10'), got {type(log_base).__name__}.")
     if log_base not in PAPER_LOG_BASES:
         raise ValueError(f"`log_base` must be one of {sorted(PAPER_LOG_BASES)}, got {log_base!r}.")
     return _simulate(

@@ -169,6 +169,7 @@ def _run(args: argparse.Namespace) -> int:
             "routes": {k: json_number(v) for k, v in acc.routes(0.0, where={"phase": "stream"}).items()},
             "verdict": verdict,
             "evidence": evidence,
+            "non_private_releases": acc.non_private_reasons(),
         }
     if args.json:
         print(json.dumps(record, indent=2, allow_nan=False))

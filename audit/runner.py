@@ -153,9 +153,10 @@ def sample_tree_llr(
                     released[t] = prefix
         total = np.zeros(size)
         for s, s_d, s_dp in zip(nodes, sums_d, sums_d_prime):
-            if int(s) not in released or s_d == s_dp:  # no information in this node
-                continue
-            y = released[int(s)] - released[int(s & (s - 1))]
+            before = int(s & (s - 1))
+            if int(s) not in released or before not in released or s_d == s_dp:
+                continue  # node not recoverable from the releases: skipping stays sound
+            y = released[int(s)] - released[before]
             total += _laplace_loss_term(y, s_d, s_dp)
         scores[start : start + size] = total / scale
     return scores

@@ -286,14 +286,34 @@ class Accountant:
         """
         arrays = self._normalise_keys(keys)
         n = max([a.size for a in arrays.values()] + [np.size(node)])
+        arrays = {k: (np.repeat(a, n) if a.size == 1 and n > 1 else a) for k, a in arrays.items()}
+        self._append_draws(
+            keys=arrays,
+            node=np.broadcast_to(np.asarray(node, dtype=np.int64), (n,)),
+            level=np.broadcast_to(np.asarray(level, dtype=np.int64), (n,)),
+            scale=scale,
+            l1_sensitivity=l1_sensitivity,
+        )
+
+    def _append_draws(
+        self,
+        *,
+        keys: dict[str, np.ndarray],
+        node: np.ndarray,
+        level: np.ndarray,
+        scale: float,
+        l1_sensitivity: float,
+    ) -> None:
+        """Append already-validated draw rows (1-D arrays of one length); O(1)."""
+        n = node.size
         self._n_draws += n
         if not self.keep_draw_rows:
             return
-        block = {k: (np.repeat(a, n) if a.size == 1 and n > 1 else a) for k, a in arrays.items()}
-        block["node"] = np.broadcast_to(np.asarray(node, dtype=np.int64), (n,))
-        block["level"] = np.broadcast_to(np.asarray(level, dtype=np.int64), (n,))
-        block["scale"] = np.full(n, float(scale))
-        block["l1_sensitivity"] = np.full(n, float(l1_sensitivity))
+        block = dict(keys)
+        block["node"] = node
+        block["level"] = level
+        block["scale"] = (float(scale), n)
+        block["l1_sensitivity"] = (float(l1_sensitivity), n)
         self._draws.append(block)
 
     # ------------------------------------------------------------------ queries
@@ -404,7 +424,15 @@ class Accountant:
         columns = list(self.levels) + ["node", "level", "scale", "l1_sensitivity", "epsilon"]
         if not self._draws:
             return pd.DataFrame(columns=columns)
-        frame = pd.concat([pd.DataFrame(block) for block in self._draws], ignore_index=True)
+        frame = pd.concat(
+            [
+                pd.DataFrame(
+                    {k: (np.full(v[1], v[0]) if isinstance(v, tuple) else v) for k, v in block.items()}
+                )
+                for block in self._draws
+            ],
+            ignore_index=True,
+        )
         frame["epsilon"] = frame["l1_sensitivity"] / frame["scale"]
         return frame.reindex(columns=columns)
 
@@ -421,10 +449,25 @@ class Accountant:
             frame["horizon"] = getattr(event, "horizon", 0)
             frame["l1_sensitivity"] = getattr(event, "l1_sensitivity", math.nan)
             frame["epsilon"] = np.full(n, event_epsilon(event))
+            frame["reason"] = getattr(event, "reason", "")
             rows.append(frame)
         if not rows:
             return pd.DataFrame(columns=list(self.levels) + ["event", "epsilon"])
         return pd.concat(rows, ignore_index=True)
+
+    def non_private_reasons(self, *, where: Mapping[str, Any] | None = None) -> list[str]:
+        """Reasons of the raw (ε = ∞) releases charged, optionally restricted by ``where``."""
+        reasons = set()
+        for event_id, arrays in self._charges:
+            event = self._events[event_id]
+            if not isinstance(event, NonPrivate):
+                continue
+            if where and not all(
+                level in arrays and np.any(arrays[level] == label) for level, label in where.items()
+            ):
+                continue
+            reasons.add(event.reason)
+        return sorted(reasons)
 
     @property
     def n_draws(self) -> int:

@@ -330,23 +330,31 @@ class LaplaceTreeCounter:
         levels = [ell for ell in range(self.depth) if (self.t >> ell) & 1]
         if not levels:
             return np.where(mask, 0.0, np.nan)
-        noise = np.zeros(self.stream_shape)
-        for ell in levels:
-            used = mask if self.noise_on_empty_nodes else mask & (self._node_count[ell] > 0)
-            if self.scale > 0 and not self._level_drawn[ell]:
-                new = used & ~self._node_drawn[ell]
-                stream_index = np.flatnonzero(new)
+        levels = np.asarray(levels, dtype=np.intp)
+        if self.noise_on_empty_nodes:
+            used = np.broadcast_to(mask, (levels.size,) + self.stream_shape)
+        else:
+            used = mask & (self._node_count[levels] > 0)
+        if self.scale > 0:
+            pending = ~self._level_drawn[levels]
+            if pending.any():
+                todo = levels[pending]
+                new = used[pending] & ~self._node_drawn[todo]
+                which, stream_index = np.nonzero(new.reshape(todo.size, -1))
                 if stream_index.size:
-                    node = (self.t >> ell) << ell
-                    self.accountant.record_draws(
+                    level_arr = todo[which].astype(np.int64)
+                    self.accountant._append_draws(
                         keys={k: v[stream_index] for k, v in self._keys.items()},
-                        node=np.full(stream_index.size, node), level=ell,
-                        scale=self.scale, l1_sensitivity=self.l1_sensitivity,
+                        node=(self.t >> level_arr) << level_arr,
+                        level=level_arr,
+                        scale=self.scale,
+                        l1_sensitivity=self.l1_sensitivity,
                     )
                     self.n_draws += int(stream_index.size)
-                    self._node_drawn[ell] |= new
-                    self._level_drawn[ell] = bool(self._node_drawn[ell].all())
-            noise += np.where(used, self._node_noise[ell], 0.0)
+                    drawn = self._node_drawn[todo] | new
+                    self._node_drawn[todo] = drawn
+                    self._level_drawn[todo] = drawn.reshape(todo.size, -1).all(axis=1)
+        noise = (used * self._node_noise[levels]).sum(axis=0)
         return np.where(mask, self._raw_total + noise, np.nan)
 
     @property

@@ -35,7 +35,6 @@ from algorithms.networks import (
     edge_array,
     graph_distances,
     make_graph,
-    neighbor_matrix,
 )
 from algorithms.seeding import Stream, as_seed_sequence, stream_rng
 from privacy import RELATIVE_TOLERANCE
@@ -51,7 +50,9 @@ INVARIANT_TOLERANCE = 1e-12
 
 
 # ---------------------------------------------------------------------------- helpers
-def _paper_env(n_agents: int, *, noise: str = "gaussian", seed: int = 0) -> HeterogeneousBandit:
+def _paper_env(
+    n_agents: int, *, noise: str = "gaussian", seed: int = 0
+) -> HeterogeneousBandit:
     """The paper's synthetic environment (U[0,1) means, Gaussian noise by default)."""
     return paper_synthetic_bandit(
         n_agents, 5, rng=np.random.default_rng(seed), noise=noise
@@ -132,7 +133,9 @@ def _sample_means(run: GossipRun, rewards: np.ndarray, *, clip: bool) -> np.ndar
     n_arms = rewards.shape[-1]
     pulled = _pulled_rewards(run, rewards)
     onehot = run.actions[..., None] == np.arange(n_arms)  # (B, N, T, M)
-    totals = rewards[:, :, 0, :] + np.sum(np.where(onehot, pulled[..., None], 0.0), axis=2)
+    totals = rewards[:, :, 0, :] + np.sum(
+        np.where(onehot, pulled[..., None], 0.0), axis=2
+    )
     return totals / run.counts
 
 
@@ -145,11 +148,15 @@ def small_networks(draw: st.DrawFn) -> nx.Graph:
         return make_graph(kind, n_agents)
     seed = draw(st.integers(0, 2**32 - 1))
     return make_graph(
-        "erdos_renyi", n_agents, p=0.5, rng=np.random.default_rng(seed), max_tries=10_000
+        "erdos_renyi",
+        n_agents,
+        p=0.5,
+        rng=np.random.default_rng(seed),
+        max_tries=10_000,
     )
 
 
-# ------------------------------------------------------------- confidence_radius (eq. 11, 12)
+# ------------------------------------------------ confidence_radius (eq. 11, 12)
 def test_confidence_radius_eq11_known_values() -> None:
     n = np.array([1, 4, 100])
     radius = confidence_radius(n, 10, n_agents=3, horizon=100, epsilon=math.inf)
@@ -166,7 +173,11 @@ def test_confidence_radius_eq12_known_value_and_order() -> None:
         np.array([n]), t, n_agents=n_agents, horizon=big_t, epsilon=eps
     )
     private = (
-        128 * n_agents * math.log(big_t) ** 2 * math.log(t) * math.log(n)
+        128
+        * n_agents
+        * math.log(big_t) ** 2
+        * math.log(t)
+        * math.log(n)
         / (n**2 * eps**2)
     )
     expected = 64.0 / n_agents**17 + math.sqrt(
@@ -255,7 +266,9 @@ def test_trace_shapes_and_initialisation() -> None:
     ],
 )
 @pytest.mark.parametrize(("n_agents", "kind"), [(3, "complete"), (5, "ring")])
-def test_gossip_invariant_sum_theta_equals_sum_means(runner, n_agents: int, kind: str) -> None:
+def test_gossip_invariant_sum_theta_equals_sum_means(
+    runner, n_agents: int, kind: str
+) -> None:
     run = runner(
         env=_paper_env(n_agents),
         graph=make_graph(kind, n_agents),
@@ -273,9 +286,17 @@ def test_invariant_and_count_rules_on_random_graphs(graph: nx.Graph, seed: int) 
     n_agents = graph.number_of_nodes()
     env = _paper_env(n_agents, seed=seed % 7)
     for run in (
-        run_gossip_ucb(env, graph, horizon=60, n_trials=2, seed=seed, record_trace=True),
+        run_gossip_ucb(
+            env, graph, horizon=60, n_trials=2, seed=seed, record_trace=True
+        ),
         run_fed_ucb(
-            env, graph, horizon=60, n_trials=2, seed=seed, epsilon=1.0, record_trace=True
+            env,
+            graph,
+            horizon=60,
+            n_trials=2,
+            seed=seed,
+            epsilon=1.0,
+            record_trace=True,
         ),
     ):
         assert _invariant_error(run) <= INVARIANT_TOLERANCE
@@ -317,8 +338,13 @@ def test_accountant_corrected_mode_is_exactly_epsilon(
     bounded_env: HeterogeneousBandit, horizon: int
 ) -> None:
     run = run_fed_ucb(
-        bounded_env, _k3(), horizon=horizon, epsilon=1.0, mode="corrected",
-        n_trials=2, seed=0,
+        bounded_env,
+        _k3(),
+        horizon=horizon,
+        epsilon=1.0,
+        mode="corrected",
+        n_trials=2,
+        seed=0,
     )
     assert run.accountant.get_epsilon(0.0) == 1.0  # every phase, no `where`
     assert run.accountant.get_epsilon(0.0, where={"phase": "stream"}) == 1.0
@@ -334,18 +360,24 @@ def test_accountant_corrected_mode_other_epsilons(
     bounded_env: HeterogeneousBandit, epsilon: float
 ) -> None:
     run = run_fed_ucb(bounded_env, _k3(), horizon=20, epsilon=epsilon, seed=1)
-    assert run.accountant.get_epsilon(0.0) == pytest.approx(epsilon, rel=RELATIVE_TOLERANCE)
+    assert run.accountant.get_epsilon(0.0) == pytest.approx(
+        epsilon, rel=RELATIVE_TOLERANCE
+    )
 
 
 def test_accountant_paper_mode_log2_t1024(bounded_env: HeterogeneousBandit) -> None:
-    run = run_fed_ucb(bounded_env, _k3(), horizon=1024, epsilon=1.0, mode="paper", seed=0)
+    run = run_fed_ucb(
+        bounded_env, _k3(), horizon=1024, epsilon=1.0, mode="paper", seed=0
+    )
     # ⌈log2 1024⌉ = 10 but 11 levels: 11/10.
     assert run.accountant.get_epsilon(0.0, where={"phase": "stream"}) == pytest.approx(
         1.1, rel=RELATIVE_TOLERANCE
     )
 
 
-def test_accountant_paper_mode_natural_log_t16(bounded_env: HeterogeneousBandit) -> None:
+def test_accountant_paper_mode_natural_log_t16(
+    bounded_env: HeterogeneousBandit,
+) -> None:
     run = run_fed_ucb(
         bounded_env, _k3(), horizon=16, epsilon=1.0, mode="paper", log_base="e", seed=0
     )
@@ -356,7 +388,9 @@ def test_accountant_paper_mode_natural_log_t16(bounded_env: HeterogeneousBandit)
     )
 
 
-def test_ledger_rows_are_node_draws_of_pulled_arms(bounded_env: HeterogeneousBandit) -> None:
+def test_ledger_rows_are_node_draws_of_pulled_arms(
+    bounded_env: HeterogeneousBandit,
+) -> None:
     run = run_fed_ucb(bounded_env, _k3(), horizon=16, epsilon=1.0, seed=3, n_trials=2)
     ledger = run.accountant.ledger
     stream = ledger[ledger["phase"] == "stream"]
@@ -392,7 +426,13 @@ def test_paper_mode_feeds_out_of_range_gaussian_rewards() -> None:
 def test_corrected_mode_clips_and_counts_clipped_rewards() -> None:
     env, seed, horizon = _paper_env(3), 4, 200
     run = run_fed_ucb(
-        env, _k3(), horizon=horizon, epsilon=1.0, mode="corrected", n_trials=2, seed=seed
+        env,
+        _k3(),
+        horizon=horizon,
+        epsilon=1.0,
+        mode="corrected",
+        n_trials=2,
+        seed=seed,
     )
     rewards = _reward_tables(env, horizon, 2, seed)
     pulled = _pulled_rewards(run, rewards)
@@ -415,7 +455,9 @@ def test_corrected_mode_means_are_clipped_sample_means() -> None:
     kw = {"horizon": horizon, "n_trials": 2, "seed": seed, "record_trace": True}
     clipped = run_fed_ucb(env, _k3(), epsilon=math.inf, mode="corrected", **kw)
     np.testing.assert_allclose(
-        clipped.trace["means"][-1], _sample_means(clipped, rewards, clip=True), atol=1e-12
+        clipped.trace["means"][-1],
+        _sample_means(clipped, rewards, clip=True),
+        atol=1e-12,
     )
     assert clipped.trace["means"].min() >= 0.0 and clipped.trace["means"].max() <= 1.0
     for raw in (
@@ -442,7 +484,9 @@ def test_bernoulli_rewards_are_never_out_of_bounds(
     "runner",
     [
         pytest.param(lambda **kw: run_gossip_ucb(**kw), id="gossip-ucb"),
-        pytest.param(lambda **kw: run_fed_ucb(epsilon=1.0, mode="paper", **kw), id="paper"),
+        pytest.param(
+            lambda **kw: run_fed_ucb(epsilon=1.0, mode="paper", **kw), id="paper"
+        ),
         pytest.param(lambda **kw: run_fed_ucb(epsilon=1.0, **kw), id="corrected"),
     ],
 )
@@ -491,7 +535,7 @@ def test_run_outputs_have_documented_shapes_and_dtypes() -> None:
 
 # ------------------------------------------------------------ 6. behaviour checks
 def _assert_forced_actions_in_consistency_set(run: GossipRun, replay: _Replay) -> int:
-    """Line 6/12-13: a forced agent pulls an arm of 𝒜_i. Returns #forced agent-rounds."""
+    """Lines 6, 12-13: a forced agent pulls an arm of 𝒜_i. Returns #forced rounds."""
     actions = np.moveaxis(run.actions, -1, 0).astype(np.int64)  # (T, B, N)
     forced = replay.behind.any(axis=-1)
     in_set = np.take_along_axis(replay.behind, actions[..., None], -1)[..., 0]
@@ -508,12 +552,20 @@ def _assert_lemma_2(replay: _Replay, *, n_agents: int, n_arms: int) -> None:
     ("n_agents", "kind"), [(3, "complete"), (5, "ring"), (5, "path"), (6, "star")]
 )
 @pytest.mark.parametrize("private", [False, True])
-def test_consistency_rule_and_ucb_argmax(n_agents: int, kind: str, private: bool) -> None:
+def test_consistency_rule_and_ucb_argmax(
+    n_agents: int, kind: str, private: bool
+) -> None:
     env, graph, horizon = _paper_env(n_agents, seed=1), make_graph(kind, n_agents), 300
     if private:
         run = run_fed_ucb(
-            env, graph, horizon=horizon, epsilon=1.0, mode="paper", n_trials=4,
-            seed=0, record_trace=True,
+            env,
+            graph,
+            horizon=horizon,
+            epsilon=1.0,
+            mode="paper",
+            n_trials=4,
+            seed=0,
+            record_trace=True,
         )
     else:
         run = run_gossip_ucb(
@@ -538,7 +590,9 @@ def test_consistency_rule_and_ucb_argmax(n_agents: int, kind: str, private: bool
         np.testing.assert_array_equal(chosen[free], index.max(axis=-1)[free])
 
 
-@pytest.mark.parametrize(("n_agents", "kind"), [(3, "complete"), (5, "path"), (6, "star")])
+@pytest.mark.parametrize(
+    ("n_agents", "kind"), [(3, "complete"), (5, "path"), (6, "star")]
+)
 def test_lemmas_1_2_3_on_counts(n_agents: int, kind: str) -> None:
     env, graph = _paper_env(n_agents, seed=2), make_graph(kind, n_agents)
     n_arms, horizon = env.n_arms, 400

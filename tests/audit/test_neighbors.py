@@ -50,7 +50,12 @@ def test_worst_tree_position_rejects_bad_horizon(horizon: object, error: type) -
 def test_worst_case_pair_differs_at_one_position(horizon: int) -> None:
     pair = worst_case_reward_pair(horizon)
     assert pair.horizon == horizon
-    assert pair.stream.shape == pair.stream_prime.shape == pair.observed.shape == (horizon,)
+    assert (
+        pair.stream.shape
+        == pair.stream_prime.shape
+        == pair.observed.shape
+        == (horizon,)
+    )
     differ = np.flatnonzero(pair.stream != pair.stream_prime)
     assert differ.tolist() == [pair.position - 1]
     assert pair.position == worst_tree_position(horizon)
@@ -94,7 +99,9 @@ def test_worst_case_pair_property(
         ({"horizon": 4, "background": math.nan}, ValueError, "`background`"),
     ],
 )
-def test_worst_case_pair_rejects_bad_input(kwargs: dict, error: type, match: str) -> None:
+def test_worst_case_pair_rejects_bad_input(
+    kwargs: dict, error: type, match: str
+) -> None:
     with pytest.raises(error, match=match):
         worst_case_reward_pair(**kwargs)
 
@@ -119,8 +126,13 @@ def test_neighboring_streams_accepts_one_difference() -> None:
 @pytest.mark.parametrize(
     ("positions", "claimed"),
     [([], 1), ([2, 5], 2), ([2, 5], 5), ([4], 3), ([1], 0)],
-    ids=["zero-differences", "two-differences-a", "two-differences-b",
-         "wrong-position", "position-zero"],
+    ids=[
+        "zero-differences",
+        "two-differences-a",
+        "two-differences-b",
+        "wrong-position",
+        "position-zero",
+    ],
 )
 def test_neighboring_streams_rejects_other_than_one_difference(
     positions: list[int], claimed: int
@@ -128,7 +140,9 @@ def test_neighboring_streams_rejects_other_than_one_difference(
     stream, stream_prime = _streams(8, positions)
     with pytest.raises(ValueError, match="exactly at round `position`"):
         NeighboringStreams(
-            stream=stream, stream_prime=stream_prime, observed=np.ones(8, bool),
+            stream=stream,
+            stream_prime=stream_prime,
+            observed=np.ones(8, bool),
             position=claimed,
         )
 
@@ -143,7 +157,9 @@ def test_neighboring_streams_rejects_bad_shapes(
 ) -> None:
     with pytest.raises(ValueError, match="`stream` and `stream_prime`"):
         NeighboringStreams(
-            stream=stream, stream_prime=stream_prime, observed=np.ones(4, bool),
+            stream=stream,
+            stream_prime=stream_prime,
+            observed=np.ones(4, bool),
             position=1,
         )
 

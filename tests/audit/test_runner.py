@@ -49,7 +49,9 @@ def _pessimistic_top_event_bound(
     """
     p_d, p_d_prime = _top_event_probabilities(n_nodes, scale)
     count_d = int(stats.binom.ppf(tail, n_samples, p_d))  # P(count < this) <= tail
-    count_dp = int(stats.binom.isf(tail, n_samples, p_d_prime))  # P(count > this) <= tail
+    count_dp = int(
+        stats.binom.isf(tail, n_samples, p_d_prime)
+    )  # P(count > this) <= tail
     significance = (1.0 - confidence) / (2 * 2 * N_THRESHOLDS)
     p_lo, _ = clopper_pearson_interval(
         count_d, n_samples, significance=significance, side="lower"
@@ -78,7 +80,9 @@ def test_audit_result_fields() -> None:
 
 def test_accountant_epsilon_scales_with_the_reward_range() -> None:
     pair = worst_case_reward_pair(16, low=0.0, high=2.0)
-    result = audit_tree_counter(pair, scale=4.0, claimed_epsilon=1.0, n_samples=500, seed=0)
+    result = audit_tree_counter(
+        pair, scale=4.0, claimed_epsilon=1.0, n_samples=500, seed=0
+    )
     assert result.accountant_epsilon == 2.5
 
 
@@ -104,7 +108,9 @@ def test_sample_tree_llr_is_reproducible_and_worlds_differ() -> None:
         ({"seed": -1}, ValueError, "`seed`"),
     ],
 )
-def test_sample_tree_llr_rejects_bad_input(kwargs: dict, error: type, match: str) -> None:
+def test_sample_tree_llr_rejects_bad_input(
+    kwargs: dict, error: type, match: str
+) -> None:
     arguments = {"world": 0, "scale": 4.0, "n_samples": 10, "seed": 0, **kwargs}
     with pytest.raises(error, match=match):
         sample_tree_llr(worst_case_reward_pair(4), **arguments)
@@ -119,8 +125,16 @@ def test_sample_tree_llr_rejects_bad_input(kwargs: dict, error: type, match: str
         ({"confidence": 1.0}, ValueError, "`confidence`"),
     ],
 )
-def test_audit_tree_counter_rejects_bad_input(kwargs: dict, error: type, match: str) -> None:
-    arguments = {"scale": 4.0, "claimed_epsilon": 1.0, "n_samples": 10, "seed": 0, **kwargs}
+def test_audit_tree_counter_rejects_bad_input(
+    kwargs: dict, error: type, match: str
+) -> None:
+    arguments = {
+        "scale": 4.0,
+        "claimed_epsilon": 1.0,
+        "n_samples": 10,
+        "seed": 0,
+        **kwargs,
+    }
     with pytest.raises(error, match=match):
         audit_tree_counter(worst_case_reward_pair(4), **arguments)
 
@@ -143,7 +157,10 @@ def test_paper_calibration_t16_is_detected() -> None:
         > 1.0
     )
     result = audit_tree_counter(
-        worst_case_reward_pair(16), scale=scale, claimed_epsilon=1.0, n_samples=10**6,
+        worst_case_reward_pair(16),
+        scale=scale,
+        claimed_epsilon=1.0,
+        n_samples=10**6,
         seed=0,
     )
     assert result.bound.epsilon_lower_bound > 1.0
@@ -156,8 +173,12 @@ def test_paper_calibration_t16_is_detected() -> None:
 @pytest.mark.parametrize(
     ("scale", "n_samples", "true_epsilon"),
     [
-        pytest.param(fed_ucb_scale(1.0, 16, mode="paper", log_base="e"), 200_000, 5 / 3,
-                     id="paper-natural-log-b3"),
+        pytest.param(
+            fed_ucb_scale(1.0, 16, mode="paper", log_base="e"),
+            200_000,
+            5 / 3,
+            id="paper-natural-log-b3",
+        ),
         pytest.param(2.0, 200_000, 2.5, id="under-noised-b2"),
     ],
 )
@@ -175,8 +196,11 @@ def test_broken_calibrations_are_detected(
         > 1.0
     )
     result = audit_tree_counter(
-        worst_case_reward_pair(16), scale=scale, claimed_epsilon=1.0,
-        n_samples=n_samples, seed=1,
+        worst_case_reward_pair(16),
+        scale=scale,
+        claimed_epsilon=1.0,
+        n_samples=n_samples,
+        seed=1,
     )
     assert result.violated
     assert result.accountant_epsilon == pytest.approx(true_epsilon, rel=1e-12)
@@ -194,8 +218,12 @@ def test_corrected_calibration_t16_is_sound() -> None:
     scale = fed_ucb_scale(1.0, 16, mode="corrected")
     assert scale == 5.0
     result = audit_tree_counter(
-        worst_case_reward_pair(16), scale=scale, claimed_epsilon=1.0, n_samples=10**6,
-        seed=0, confidence=1.0 - FALSE_FAILURE_PROBABILITY,
+        worst_case_reward_pair(16),
+        scale=scale,
+        claimed_epsilon=1.0,
+        n_samples=10**6,
+        seed=0,
+        confidence=1.0 - FALSE_FAILURE_PROBABILITY,
     )
     assert result.accountant_epsilon == 1.0
     assert result.bound.epsilon_lower_bound <= 1.0
@@ -218,11 +246,18 @@ def test_llr_scores_are_bounded_and_saturate_with_the_right_probability() -> Non
     tail = FALSE_FAILURE_PROBABILITY / 4 / 2
     counts = {}
     for world in (0, 1):
-        scores = sample_tree_llr(pair, world=world, scale=scale, n_samples=n_samples, seed=7)
+        scores = sample_tree_llr(
+            pair, world=world, scale=scale, n_samples=n_samples, seed=7
+        )
         assert np.all(np.abs(scores) <= max_llr)
         counts[world, +1] = int(np.sum(scores == max_llr))
         counts[world, -1] = int(np.sum(scores == -max_llr))
-    expected = {(0, +1): p_half, (1, -1): p_half, (0, -1): p_shifted, (1, +1): p_shifted}
+    expected = {
+        (0, +1): p_half,
+        (1, -1): p_half,
+        (0, -1): p_shifted,
+        (1, +1): p_shifted,
+    }
     for key, p in expected.items():
         low = stats.binom.ppf(tail, n_samples, p)
         high = stats.binom.isf(tail, n_samples, p)

@@ -1,0 +1,213 @@
+"""The verify job, claims and verdicts, report files and the CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from audit import report as report_module
+from audit.claims import decide_verdict, json_number
+from audit.cli import main
+from audit.estimators import EpsilonLowerBound
+from audit.report import REPORT_FOLDER, write_report
+from audit.verify import VerifyConfig, verify_gossip_fed_ucb
+
+SCHEMA_KEYS = {
+    "paper", "algorithm", "mode", "setting", "relation", "claimed", "accountant", "audit",
+    "verdict",
+}
+
+
+def _bound(value: float) -> EpsilonLowerBound:
+    return EpsilonLowerBound(
+        epsilon_lower_bound=value, confidence=0.95, n_samples=100, n_samples_d=100,
+        n_samples_d_prime=100, threshold=1.0, direction="D>D'", n_tests=2, delta=0.0,
+        count_d=50, count_d_prime=10,
+    )
+
+
+def test_verdict_analytic_and_statistical_evidence():
+    assert decide_verdict(1.0, 1.25, None)[0] == "violated"
+    assert decide_verdict(1.0, 1.0, None)[0] == "holds"
+    # Statistical evidence alone is enough, even if the accountant were within the claim.
+    verdict, evidence = decide_verdict(1.0, 1.0, _bound(1.1))
+    assert verdict == "violated" and "audit lower bound" in evidence
+    # A lower bound below the claim never makes a violation by itself.
+    assert decide_verdict(1.0, 0.9, _bound(0.95))[0] == "holds"
+    # Float rounding of a sum of epsilons is not a violation, a real excess is.
+    assert decide_verdict(1.0, 1.0 + 1e-15, None)[0] == "holds"
+    assert decide_verdict(1.0, 1.0 + 1e-9, None)[0] == "violated"
+
+
+def test_json_number_encodes_infinity_as_string():
+    assert json_number(math.inf) == "inf" and json_number(-math.inf) == "-inf"
+    assert json_number(1.5) == 1.5 and json_number("x") == "x"
+
+
+@pytest.fixture(scope="module")
+def small_report():
+    """One ε, the two small horizons, 10⁶ audit samples at T=16 (the issue's setting)."""
+    config = VerifyConfig(
+        epsilons=(1.0,), horizons=(16, 600_000), audit_horizons=(16,),
+        audit_samples=((16, 10**6),), regret_horizon=60, n_trials=2, ledger_horizon=32,
+    )
+    return verify_gossip_fed_ucb(config)
+
+
+def _find(report, mode, log_base, horizon):
+    for result in report.claims:
+        s = result.claim.setting_dict()
+        if result.claim.mode == mode and s["log_base"] == log_base and s["horizon"] == horizon:
+            return result
+    raise AssertionError(f"no claim for {mode}/{log_base}/{horizon}")
+
+
+@pytest.mark.statistical
+def test_issue_reference_values(small_report):
+    # False-failure probability of the audit check: the true epsilon is 1.25 and the
+    # bound at 10⁶ samples comes out ≈ 1.20 with sd ≈ 0.01; falling below 1.0 would
+    # need a > 15 sd deviation (< 1e-12).
+    paper = _find(small_report, "paper", "2", 16)
+    assert paper.accountant_epsilon == 1.25 and paper.verdict == "violated"
+    assert paper.audit.n_samples == 10**6 and paper.audit.epsilon_lower_bound > 1.0
+    assert paper.initial_pulls_epsilon == math.inf
+    corrected = _find(small_report, "corrected", "2", 16)
+    assert corrected.accountant_epsilon == 1.0 and corrected.verdict == "holds"
+    assert corrected.initial_pulls_epsilon == 1.0 / 5.0
+    # Long horizon: log2 calibration happens to be exact at 600000, ln is 20/14.
+    assert _find(small_report, "paper", "2", 600_000).verdict == "holds"
+    ln_long = _find(small_report, "paper", "e", 600_000)
+    assert ln_long.accountant_epsilon == pytest.approx(20 / 14, rel=1e-12)
+    assert ln_long.verdict == "violated" and ln_long.audit is None
+
+
+def test_claims_records_follow_the_schema(small_report):
+    records = report_module.claims_records(small_report)
+    assert len(records) == 3 * 2  # variants x horizons x epsilons
+    for record in records:
+        assert SCHEMA_KEYS <= set(record)
+        assert {"n_agents", "n_arms", "horizon", "epsilon", "log_base"} <= set(record["setting"])
+        assert set(record["claimed"]) == {"epsilon", "delta"}
+        assert set(record["accountant"]) == {"epsilon", "delta", "route"}
+        assert record["verdict"] in ("holds", "violated")
+        assert record["audit"] is None or set(record["audit"]) == {
+            "epsilon_lower_bound", "confidence", "samples"}
+    json.dumps(records, allow_nan=False)  # strict JSON: no NaN or Infinity literals
+
+
+def test_regret_rows_and_ledger(small_report):
+    regret = small_report.regret
+    assert set(regret["epsilon"]) == {1.0, math.inf}
+    assert (regret["regret_min"] <= regret["regret_mean"]).all()
+    assert (regret["regret_mean"] <= regret["regret_max"]).all()
+    ledger = small_report.ledger
+    assert {"mode", "log_base", "agent", "arm", "node", "level", "scale", "epsilon"} <= set(ledger)
+    assert (ledger["epsilon"] == ledger["l1_sensitivity"] / ledger["scale"]).all()
+
+
+def test_write_report_writes_all_files_and_replaces_atomically(small_report, tmp_path, monkeypatch):
+    folder = write_report(small_report, tmp_path)
+    assert folder == tmp_path / REPORT_FOLDER
+    names = {p.name for p in folder.iterdir()}
+    assert names == {"report.md", "claims.json", "ledger.csv", "regret.png"}
+    before = (folder / "claims.json").read_text()
+    assert "violated" in (folder / "report.md").read_text()
+
+    def broken_plot(report, path):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(report_module, "_plot", broken_plot)
+    with pytest.raises(RuntimeError, match="disk full"):
+        write_report(small_report, tmp_path)
+    # The previous report is intact and no staging folder is left behind.
+    assert (folder / "claims.json").read_text() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [REPORT_FOLDER]
+
+
+def test_verify_on_the_real_hospital_sample(hospital_sample):
+    config = VerifyConfig(
+        data_path=hospital_sample, epsilons=(1.0,), horizons=(16,), audit_horizons=(),
+        regret_horizon=50, n_trials=2, ledger_horizon=16,
+    )
+    report = verify_gossip_fed_ucb(config)
+    assert report.environment.startswith("hospital")
+    assert _find(report, "corrected", "2", 16).accountant_epsilon == 1.0
+    # Bernoulli rewards are inside [0, 1]: no finding about unbounded rewards.
+    assert all("outside [0, 1]" not in f for r in report.claims for f in r.findings)
+    assert (report.regret["n_out_of_bounds"] == 0).all()
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["run", "gossip-fed-ucb", "--epsilon", "0"], "`epsilon` must be in \\(0, inf\\]"),
+        (["run", "gossip-fed-ucb", "--epsilon", "nan"], "`epsilon` must not be NaN"),
+        (["run", "gossip-fed-ucb", "--horizon", "0"], "`horizon` must be >= 1"),
+        (["run", "gossip-ucb", "--trials", "0"], "`n_trials` must be >= 1"),
+        (["run", "gossip-ucb", "--seed", "-1"], "`seed` must be >= 0"),
+        (["run", "gossip-ucb", "--graph", "erdos_renyi", "--p", "1.5"], "`p`"),
+    ],
+)
+def test_cli_bad_input_exits_2_naming_the_parameter(argv, message, capsys):
+    assert main(argv) == 2
+    assert __import__("re").search(message, capsys.readouterr().err)
+
+
+def test_cli_verify_bad_data_writes_nothing(tmp_path, capsys):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b\n1,2\n")
+    out = tmp_path / "out"
+    assert main(["verify", "--quick", "--data", str(bad), "--out", str(out)]) == 2
+    assert "missing" in capsys.readouterr().err.lower()
+    assert not (out / REPORT_FOLDER).exists()
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_cli_run_json_reports_guarantee_next_to_claim(capsys, hospital_sample):
+    # Bounded (Bernoulli) rewards: the paper's calibration at T = 64 is 7 nodes, b = 6.
+    assert main(["run", "gossip-fed-ucb", "--horizon", "64", "--epsilon", "1", "--mode",
+                 "paper", "--data", str(hospital_sample), "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    guarantee = record["guarantee"]
+    assert guarantee["claimed"]["epsilon"] == 1.0
+    assert guarantee["accountant"]["epsilon"] == pytest.approx(7 / 6, rel=1e-12)
+    assert guarantee["verdict"] == "violated"
+    assert guarantee["accountant_including_initial_pulls"] == "inf"
+    assert record["ledger"]["noise_draws"] > 0
+
+
+def test_cli_run_paper_mode_on_unbounded_rewards_has_no_finite_epsilon(capsys):
+    # The synthetic experiment's rewards are mu + N(0, 1), fed unclipped in paper mode.
+    assert main(["run", "gossip-fed-ucb", "--horizon", "64", "--mode", "paper", "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["guarantee"]["accountant"]["epsilon"] == "inf"
+    assert any("unclipped" in r for r in record["guarantee"]["non_private_releases"])
+    assert main(["run", "gossip-fed-ucb", "--horizon", "64", "--mode", "corrected",
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["guarantee"]["accountant"]["epsilon"] == 1.0
+
+
+@pytest.mark.slow
+@pytest.mark.statistical
+def test_cli_verify_quick_json_end_to_end(tmp_path, capsys):
+    # The issue's "done when": paper mode (log base 2), T = 16, ε = 1 -> 1.25, violated,
+    # audit bound > 1.0 with 10⁶ samples; corrected -> exactly 1.0, holds. False-failure
+    # probability of the audit check < 1e-12 (see test_issue_reference_values).
+    out = tmp_path / "reports"
+    argv = ["verify", "--quick", "--json", "--out", str(out), "--trials", "2",
+            "--regret-horizon", "100"]
+    assert main(argv) == 0
+    records = json.loads(capsys.readouterr().out)
+    assert len(records) == 27
+
+    def pick(mode, base):
+        return next(r for r in records if r["mode"] == mode and r["setting"]["log_base"] == base
+                    and r["setting"]["horizon"] == 16 and r["setting"]["epsilon"] == 1.0)
+
+    paper, corrected = pick("paper", "2"), pick("corrected", "2")
+    assert paper["accountant"]["epsilon"] == 1.25 and paper["verdict"] == "violated"
+    assert paper["audit"]["samples"] == 10**6 and paper["audit"]["epsilon_lower_bound"] > 1.0
+    assert corrected["accountant"]["epsilon"] == 1.0 and corrected["verdict"] == "holds"
+    assert json.loads((out / REPORT_FOLDER / "claims.json").read_text()) == records
