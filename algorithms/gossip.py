@@ -352,8 +352,10 @@ def _simulate(
         q = theta + confidence_radius(
             counts, t, n_agents=N, horizon=T, epsilon=epsilon if private else math.inf
         )
-        best = q == q.max(axis=-1, keepdims=True)
-        arm = _pick(best, u)
+        arm = q.argmax(axis=-1)
+        best = q == np.take_along_axis(q, arm[..., None], axis=-1)
+        if best.sum(axis=-1).max() > 1:  # a tie somewhere: break it uniformly
+            arm = _pick(best, u)
         if forced.any():
             arm = np.where(forced, _pick(behind, u), arm)
         actions[:, :, t - 1] = arm

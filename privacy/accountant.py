@@ -167,6 +167,8 @@ class Accountant:
                 f"got {self.relation.value!r}."
             )
         self.disjoint = tuple(str(level) for level in disjoint)
+        if not self.disjoint:
+            raise ValueError("`disjoint` must name at least one key level.")
         self.sequential = tuple(str(level) for level in sequential)
         levels = self.disjoint + self.sequential
         if len(set(levels)) != len(levels):
@@ -319,6 +321,8 @@ class Accountant:
     # ------------------------------------------------------------------ queries
     def _cells(self, where: Mapping[str, Any] | None) -> tuple[np.ndarray, list[Event]]:
         """Distinct cell compositions: (counts matrix (n_compositions, n_events), events)."""
+        if where and (bad := [level for level in where if level not in self.levels]):
+            raise ValueError(f"`where` level {bad[0]!r} not declared.")
         if not self._charges:
             return np.zeros((0, len(self._events)), dtype=np.int64), list(self._events)
         frames = []
@@ -354,6 +358,10 @@ class Accountant:
         with np.errstate(invalid="ignore"):
             pure_terms = np.where(compositions > 0, compositions * eps_per_event, 0.0)
         pure = float(pure_terms.sum(axis=1).max())
+        if target_delta == 0.0:
+            # A Laplace PLD has no finite epsilon at delta = 0 (dp-accounting returns
+            # inf); only the pure route can answer, so the PLD is not even built.
+            return {"pure": pure, "pld": math.inf}
         pld_eps = 0.0
         for row in compositions:
             if any(isinstance(events[j], NonPrivate) for j in np.flatnonzero(row)):

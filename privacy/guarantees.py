@@ -114,7 +114,10 @@ class ApproxDP:
             raise IncompatibleGuaranteeError(
                 f"cannot compose ApproxDP with {type(other).__name__}; convert explicitly."
             )
-        return ApproxDP(self.epsilon + other.epsilon, min(self.delta + other.delta, 1 - 1e-300))
+        delta = self.delta + other.delta
+        if delta >= 1.0:  # no guarantee left
+            return ApproxDP(math.inf, 0.0)
+        return ApproxDP(self.epsilon + other.epsilon, delta)
 
 
 Guarantee = PureDP | ApproxDP

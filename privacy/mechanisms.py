@@ -110,6 +110,9 @@ def laplace_release(
     if not np.all(np.isfinite(values)):
         raise ValueError("`values` must be finite.")
     event = Laplace(scale=scale, l1_sensitivity=l1_sensitivity)
+    rshape = _rng_shape(rng)
+    if rshape and values.shape[: len(rshape)] != rshape:
+        raise ValueError(f"`rng` shape {rshape} does not match the leading axes of {values.shape}.")
     flat = _flatten_keys(keys, values.shape)
     accountant.spend_many(event, keys=flat)
     noise = _draw_laplace(rng, event.scale, values.shape)

@@ -69,7 +69,9 @@ def test_paper_scale_at_sixteen_rounds_is_one_point_two_five() -> None:
     route, epsilon = _tree_epsilon(scale, 16)
     assert (route, epsilon) == ("pure", 1.25)  # 5 levels / 4
     accountant = Accountant(disjoint=("agent", "arm"))
-    accountant.spend(events.LaplaceTree(scale=scale, horizon=16), key={"agent": 0, "arm": 0})
+    accountant.spend(
+        events.LaplaceTree(scale=scale, horizon=16), key={"agent": 0, "arm": 0}
+    )
     assert accountant.get_epsilon(0.0) == 1.25
     routes = accountant.routes(0.0)
     assert routes["pure"] == 1.25
@@ -91,7 +93,9 @@ def test_paper_scale_with_natural_log_at_sixteen_rounds() -> None:
 
 
 @pytest.mark.parametrize(("log_base", "expected"), [("2", 1.0), ("e", 20 / 14)])
-def test_paper_scale_at_six_hundred_thousand_rounds(log_base: str, expected: float) -> None:
+def test_paper_scale_at_six_hundred_thousand_rounds(
+    log_base: str, expected: float
+) -> None:
     scale = fed_ucb_scale(1.0, 600_000, mode="paper", log_base=log_base)
     route, epsilon = _tree_epsilon(scale, 600_000)
     assert route == "pure"
@@ -135,7 +139,9 @@ def test_corrected_calibration_is_exactly_epsilon(epsilon: float, horizon: int) 
 
 @pytest.mark.parametrize("log_base", sorted(PAPER_LOG_BASES))
 @given(epsilon=epsilons, horizon=st.integers(min_value=1, max_value=10**7))
-def test_paper_calibration_uses_ceil_log(log_base: str, epsilon: float, horizon: int) -> None:
+def test_paper_calibration_uses_ceil_log(
+    log_base: str, epsilon: float, horizon: int
+) -> None:
     rounds = _ceil_log(horizon, log_base)
     assert paper_log_rounds(horizon, log_base) == rounds
     assert fed_ucb_node_epsilon(epsilon, horizon, mode="paper", log_base=log_base) == (
@@ -152,12 +158,23 @@ def test_paper_calibration_uses_ceil_log(log_base: str, epsilon: float, horizon:
 @pytest.mark.parametrize(
     ("horizon", "log_base", "rounds"),
     [
-        (1, "2", 1), (2, "2", 1), (3, "2", 2), (16, "2", 4), (17, "2", 5),
-        (16, "e", 3), (600_000, "e", 14), (1000, "10", 3), (1001, "10", 4),
-        (600_000, "2", 20), (2**20, "2", 20), (2**20 + 1, "2", 21),
+        (1, "2", 1),
+        (2, "2", 1),
+        (3, "2", 2),
+        (16, "2", 4),
+        (17, "2", 5),
+        (16, "e", 3),
+        (600_000, "e", 14),
+        (1000, "10", 3),
+        (1001, "10", 4),
+        (600_000, "2", 20),
+        (2**20, "2", 20),
+        (2**20 + 1, "2", 21),
     ],
 )
-def test_paper_log_rounds_known_values(horizon: int, log_base: str, rounds: int) -> None:
+def test_paper_log_rounds_known_values(
+    horizon: int, log_base: str, rounds: int
+) -> None:
     assert paper_log_rounds(horizon, log_base) == rounds
 
 
@@ -168,11 +185,15 @@ def test_infinite_epsilon_means_no_noise() -> None:
 
 
 def test_calibration_validation() -> None:
-    with pytest.raises(ValueError, match=r"`mode` must be 'paper' or 'corrected', got 'x'"):
+    with pytest.raises(
+        ValueError, match=r"`mode` must be 'paper' or 'corrected', got 'x'"
+    ):
         fed_ucb_scale(1.0, 16, mode="x")
     with pytest.raises(ValueError, match=r"`mode` must be 'paper' or 'corrected'"):
         fed_ucb_node_epsilon(1.0, 16, mode="Paper")
-    with pytest.raises(ValueError, match=r"`log_base` must be one of \['10', '2', 'e'\]"):
+    with pytest.raises(
+        ValueError, match=r"`log_base` must be one of \['10', '2', 'e'\]"
+    ):
         fed_ucb_scale(1.0, 16, mode="paper", log_base="3")
     with pytest.raises(ValueError, match=r"`epsilon` must be in \(0, inf\], got 0\.0"):
         fed_ucb_scale(0.0, 16, mode="corrected")

@@ -66,7 +66,7 @@ def _levels(horizon: int) -> int:
         ),
     ],
 )
-def test_bad_parameters_raise_value_error(factory, message: str) -> None:  # noqa: ANN001
+def test_bad_parameters_raise_value_error(factory, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         factory()
 
@@ -132,7 +132,9 @@ def test_tree_epsilon_is_depth_times_node_epsilon(
     scale: float, horizon: int, sens: float
 ) -> None:
     event = events.LaplaceTree(scale=scale, horizon=horizon, l1_sensitivity=sens)
-    assert event_epsilon(event) == pytest.approx(_levels(horizon) * sens / scale, rel=1e-15)
+    assert event_epsilon(event) == pytest.approx(
+        _levels(horizon) * sens / scale, rel=1e-15
+    )
 
 
 @pytest.mark.parametrize(
@@ -155,11 +157,16 @@ def test_event_epsilon_rejects_unknown_events() -> None:
     class Gaussian:
         sigma: float
 
-    with pytest.raises(UnsupportedEventError, match=r"no accountant handler for Gaussian"):
+    with pytest.raises(
+        UnsupportedEventError, match=r"no accountant handler for Gaussian"
+    ):
         event_epsilon(Gaussian(1.0))  # type: ignore[arg-type]
+
     # A subclass is a new meaning, so it is not silently accounted as its parent.
     class LaplaceVariant(events.Laplace):
         __slots__ = ()
 
-    with pytest.raises(UnsupportedEventError, match=r"no accountant handler for LaplaceVariant"):
+    with pytest.raises(
+        UnsupportedEventError, match=r"no accountant handler for LaplaceVariant"
+    ):
         event_epsilon(LaplaceVariant(scale=1.0))

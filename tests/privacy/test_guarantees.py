@@ -30,7 +30,9 @@ def _hockey_stick(p: list[float], q: list[float], target_epsilon: float) -> floa
     outputs = range(len(p))
     for size in range(1, len(p) + 1):
         for subset in itertools.combinations(outputs, size):
-            best = max(best, sum(p[i] for i in subset) - weight * sum(q[i] for i in subset))
+            best = max(
+                best, sum(p[i] for i in subset) - weight * sum(q[i] for i in subset)
+            )
     return best
 
 
@@ -105,7 +107,9 @@ def test_values_are_stored_as_floats_and_infinity_is_allowed() -> None:
 
 @pytest.mark.parametrize("guarantee", [PureDP(1.0), ApproxDP(1.0, 1e-6)])
 def test_query_arguments_are_validated(guarantee: PureDP | ApproxDP) -> None:
-    with pytest.raises(ValueError, match=r"`target_delta` must be in \[0, 1\), got 1\.0"):
+    with pytest.raises(
+        ValueError, match=r"`target_delta` must be in \[0, 1\), got 1\.0"
+    ):
         guarantee.get_epsilon(1.0)
     with pytest.raises(ValueError, match=r"`target_delta` must not be NaN"):
         guarantee.get_epsilon(math.nan)
@@ -144,7 +148,10 @@ def test_guarantees_are_frozen_and_hashable() -> None:
 def test_get_epsilon(epsilon: float, delta: float) -> None:
     assert PureDP(epsilon).get_epsilon(delta) == epsilon
     assert ApproxDP(epsilon, delta).get_epsilon(delta) == epsilon
-    assert ApproxDP(epsilon, delta).get_epsilon(min(0.999, delta + 0.1 * (1 - delta))) == epsilon
+    assert (
+        ApproxDP(epsilon, delta).get_epsilon(min(0.999, delta + 0.1 * (1 - delta)))
+        == epsilon
+    )
     if delta > 0:
         assert ApproxDP(epsilon, delta).get_epsilon(delta / 2) == math.inf
 
@@ -158,11 +165,15 @@ def test_get_delta_at_or_above_epsilon_is_delta(
 
 
 @given(epsilons, fractions)
-def test_pure_get_delta_matches_randomized_response(epsilon: float, fraction: float) -> None:
+def test_pure_get_delta_matches_randomized_response(
+    epsilon: float, fraction: float
+) -> None:
     target = fraction * epsilon
     p, q = _randomized_response(epsilon)
     expected = _hockey_stick(p, q, target)
-    assert PureDP(epsilon).get_delta(target) == pytest.approx(expected, rel=1e-9, abs=1e-12)
+    assert PureDP(epsilon).get_delta(target) == pytest.approx(
+        expected, rel=1e-9, abs=1e-12
+    )
     # The RR mechanism is exactly ε-DP: its divergence vanishes at ε' = ε.
     assert _hockey_stick(p, q, epsilon) == pytest.approx(0.0, abs=1e-12)
 
@@ -202,12 +213,16 @@ def test_get_delta_is_non_increasing_in_target_epsilon(
 @pytest.mark.parametrize("epsilon", [1.0, 3.0])
 def test_pure_get_delta_at_zero_is_tanh(epsilon: float) -> None:
     # δ(0) = (e^ε - 1)/(e^ε + 1) = tanh(ε/2): the total-variation distance of RR.
-    assert PureDP(epsilon).get_delta(0.0) == pytest.approx(math.tanh(epsilon / 2), rel=1e-12)
+    assert PureDP(epsilon).get_delta(0.0) == pytest.approx(
+        math.tanh(epsilon / 2), rel=1e-12
+    )
 
 
 def test_get_delta_does_not_overflow_for_huge_epsilon() -> None:
     # (e^ε - e^ε')/(1 + e^ε) -> 1 - e^(ε' - ε) without overflowing e^1000.
-    assert PureDP(1000.0).get_delta(990.0) == pytest.approx(-math.expm1(-10.0), rel=1e-12)
+    assert PureDP(1000.0).get_delta(990.0) == pytest.approx(
+        -math.expm1(-10.0), rel=1e-12
+    )
     assert ApproxDP(1000.0, 0.5).get_delta(0.0) == pytest.approx(1.0)
 
 
@@ -228,7 +243,9 @@ def test_mixing_guarantee_types_raises() -> None:
         IncompatibleGuaranteeError, match=r"cannot compose ApproxDP with PureDP"
     ):
         ApproxDP(1.0, 0.0).compose(PureDP(1.0))  # type: ignore[arg-type]
-    with pytest.raises(IncompatibleGuaranteeError, match=r"expected PureDP, got ApproxDP"):
+    with pytest.raises(
+        IncompatibleGuaranteeError, match=r"expected PureDP, got ApproxDP"
+    ):
         pure_to_approx_dp(ApproxDP(1.0, 0.0))  # type: ignore[arg-type]
     # The error is both a toolkit error and an ordinary TypeError.
     with pytest.raises(TypeError):
@@ -248,7 +265,19 @@ def test_pure_to_approx_dp_keeps_the_curve(epsilon: float) -> None:
 
 @pytest.mark.parametrize(
     ("epsilon", "text"),
-    [(math.inf, "inf"), (1.25, "1.25"), (1.0, "1"), (1 / 3, "0.333333"), (20 / 14, "1.42857")],
+    [
+        (math.inf, "inf"),
+        (1.25, "1.25"),
+        (1.0, "1"),
+        (1 / 3, "0.333333"),
+        (20 / 14, "1.42857"),
+    ],
 )
 def test_format_epsilon(epsilon: float, text: str) -> None:
     assert format_epsilon(epsilon) == text
+
+
+def test_compose_with_delta_sum_at_least_one_does_not_crash():
+    composed = ApproxDP(1.0, 0.6).compose(ApproxDP(1.0, 0.5))
+    assert math.isinf(composed.epsilon)
+    assert composed.get_delta(5.0) >= 0.999

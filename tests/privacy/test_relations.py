@@ -17,7 +17,9 @@ def test_parse_relation_round_trips(relation: NeighboringRelation) -> None:
 
 @pytest.mark.parametrize("bad", ["replace-one", "", "user", 3])
 def test_parse_relation_rejects_unknown_names(bad: object) -> None:
-    with pytest.raises(ValueError, match=r"`relation` must be one of .*replace_one_reward"):
+    with pytest.raises(
+        ValueError, match=r"`relation` must be one of .*replace_one_reward"
+    ):
         parse_relation(bad)  # type: ignore[arg-type]
 
 
@@ -28,7 +30,9 @@ def test_parse_relation_rejects_unknown_names(bad: object) -> None:
 def test_accountant_rejects_relations_it_cannot_account_for(
     relation: NeighboringRelation | str,
 ) -> None:
-    with pytest.raises(ValueError, match=r"`relation` must be one of .* for this accountant"):
+    with pytest.raises(
+        ValueError, match=r"`relation` must be one of .* for this accountant"
+    ):
         Accountant(relation=relation)
 
 

@@ -6,6 +6,8 @@ Every expected value is computed here from the definitions (node ``s`` covers th
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -33,7 +35,7 @@ def _lowbit(s: int) -> int:
 
 
 def _interval(s: int) -> tuple[int, int]:
-    """Node ``s`` covers the ``lowbit(s)`` rounds ending at ``s`` (Zhu et al. Alg. 2)."""
+    """``(first, last)`` of node ``s``: the ``lowbit(s)`` rounds ending at ``s``."""
     return s - _lowbit(s) + 1, s
 
 
@@ -108,7 +110,7 @@ def test_tree_depth_rejects_bad_horizons() -> None:
 # ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("t", range(0, 257))
+@pytest.mark.parametrize("t", range(257))
 def test_prefix_nodes_partition_the_prefix(t: int) -> None:
     nodes = prefix_nodes(t)
     covered: list[int] = []
@@ -117,7 +119,7 @@ def test_prefix_nodes_partition_the_prefix(t: int) -> None:
         covered.extend(range(first, last + 1))
     assert sorted(covered) == list(range(1, t + 1))  # union is [1, t], no overlap
     assert len(covered) == len(set(covered))
-    assert len(nodes) == bin(t).count("1")  # one node per set bit of t
+    assert len(nodes) == t.bit_count()  # one node per set bit of t
     assert nodes == sorted(nodes, reverse=True)
 
 
@@ -126,7 +128,7 @@ def test_prefix_nodes_chain_consecutive_intervals(t: int) -> None:
     nodes = prefix_nodes(t)
     assert nodes[0] == t
     # Consecutive nodes abut: each node starts right after the next one ends.
-    for later, earlier in zip(nodes, nodes[1:], strict=False):
+    for later, earlier in itertools.pairwise(nodes):
         assert node_interval(later)[0] == earlier + 1
     assert node_interval(nodes[-1])[0] == 1
 
