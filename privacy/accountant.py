@@ -48,11 +48,7 @@ __all__ = ["RELATIVE_TOLERANCE", "Accountant", "event_epsilon"]
 #: floating-point rounding of sums of ε only (a few ulp), never a modelling error.
 RELATIVE_TOLERANCE = 1e-12
 
-_SUPPORTED_RELATIONS = {
-    NeighboringRelation.REPLACE_ONE_REWARD,
-    NeighboringRelation.REPLACE_ONE,
-    NeighboringRelation.ADD_OR_REMOVE_ONE,
-}
+_SUPPORTED_RELATIONS = frozenset(NeighboringRelation)
 
 
 # --------------------------------------------------------------------------- handlers
@@ -182,6 +178,14 @@ class Accountant:
         self._event_ids: dict[Event, int] = {}
         self._charges: list[tuple[int, dict[str, np.ndarray]]] = []
         self._draws: list[dict[str, np.ndarray]] = []
+        self._cells_cache: dict[tuple, tuple[np.ndarray, list[Event]]] = {}
+        self._version = 0  # changes on every append or removal of a charge
+        # One user present at every agent (FedUCB footnote 4): agents no longer hold
+        # disjoint records, so they compose sequentially (k-fold over agents).
+        if self.relation is NeighboringRelation.USER_AT_ALL_AGENTS:
+            self.parallel_levels = tuple(level for level in self.disjoint if level != "agent")
+        else:
+            self.parallel_levels = self.disjoint
         self.keep_draw_rows = bool(keep_draw_rows)
         self._n_draws = 0
 
@@ -211,6 +215,10 @@ class Accountant:
             self._event_ids[event] = len(self._events)
             self._events.append(event)
         return self._event_ids[event]
+
+    def _bump(self) -> None:
+        self._version += 1
+        self._cells_cache.clear()
 
     def spend(self, event: Event, *, key: Mapping[str, Any]) -> None:
         """Charge one release of ``event`` to the cell named by ``key``.
@@ -249,11 +257,13 @@ class Accountant:
         event_id = self._event_id(event)
         arrays = self._normalise_keys(keys)
         self._charges.append((event_id, arrays))
+        self._bump()
         if self.budget is not None:
             budget_delta = self.budget.delta if isinstance(self.budget, ApproxDP) else 0.0
             spent = self.get_epsilon(budget_delta)
             if spent > self.budget.epsilon * (1 + RELATIVE_TOLERANCE):
                 self._charges.pop()
+                self._bump()
                 if len(self._events) > n_events_before:
                     del self._event_ids[self._events.pop()]
                 raise BudgetExceededError(
@@ -265,11 +275,15 @@ class Accountant:
         """Whether charging ``event`` to ``key`` would exceed the budget (no change)."""
         if self.budget is None:
             return False
+        n_events_before = len(self._events)
         try:
             self.spend_many(event, keys=key)
         except BudgetExceededError:
             return True
         self._charges.pop()
+        if len(self._events) > n_events_before:
+            del self._event_ids[self._events.pop()]
+        self._bump()
         return False
 
     def record_draws(
@@ -320,35 +334,59 @@ class Accountant:
 
     # ------------------------------------------------------------------ queries
     def _cells(self, where: Mapping[str, Any] | None) -> tuple[np.ndarray, list[Event]]:
-        """Distinct cell compositions: (counts matrix (n_compositions, n_events), events)."""
+        """Distinct cell compositions: (counts matrix (n_compositions, n_events), events).
+
+        Cells are the label combinations of :attr:`parallel_levels`; a cell's
+        composition is how many times each distinct event was charged to it.
+        """
         if where and (bad := [level for level in where if level not in self.levels]):
             raise ValueError(f"`where` level {bad[0]!r} not declared.")
+        cache_key = (self._version, tuple(sorted((where or {}).items(), key=repr)))
+        if cache_key in self._cells_cache:
+            return self._cells_cache[cache_key]
+        empty = (np.zeros((0, len(self._events)), dtype=np.int64), list(self._events))
         if not self._charges:
-            return np.zeros((0, len(self._events)), dtype=np.int64), list(self._events)
-        frames = []
-        for event_id, arrays in self._charges:
-            n = max(a.size for a in arrays.values())
-            frame = {level: (arrays[level] if level in arrays else np.repeat(None, n))
-                     for level in self.disjoint}
-            frame.update({level: arrays[level] for level in (where or {}) if level in arrays})
-            frame["_event"] = np.full(n, event_id, dtype=np.int64)
-            frames.append(pd.DataFrame(frame))
-        table = pd.concat(frames, ignore_index=True)
-        if where:
-            for level, label in where.items():
-                if level not in self.levels:
-                    raise ValueError(f"`where` level {level!r} not declared.")
-                if level not in table:
-                    return np.zeros((0, len(self._events)), dtype=np.int64), list(self._events)
-                table = table[table[level] == label]
-        if table.empty:
-            return np.zeros((0, len(self._events)), dtype=np.int64), list(self._events)
-        cell = table.groupby(list(self.disjoint), sort=False, dropna=False).ngroup().to_numpy()
-        n_cells, n_events = int(cell.max()) + 1, len(self._events)
+            return empty
+        sizes = [max(a.size for a in arrays.values()) for _, arrays in self._charges]
+        columns: dict[str, np.ndarray] = {}
+        for level in set(self.parallel_levels) | set(where or {}):
+            parts = [
+                arrays[level] if level in arrays else np.full(n, None, dtype=object)
+                for (_, arrays), n in zip(self._charges, sizes)
+            ]
+            columns[level] = np.concatenate([np.asarray(p, dtype=object) for p in parts])
+        event_column = np.repeat([event_id for event_id, _ in self._charges], sizes)
+        keep = np.ones(event_column.size, dtype=bool)
+        for level, label in (where or {}).items():
+            keep &= columns[level] == label
+        if not keep.any():
+            self._cells_cache[cache_key] = empty
+            return empty
+        n_events = len(self._events)
+        if self.parallel_levels:
+            frame = pd.DataFrame({level: columns[level][keep] for level in self.parallel_levels})
+            cell = frame.groupby(list(self.parallel_levels), sort=False, dropna=False).ngroup()
+            cell = cell.to_numpy()
+        else:  # a single cell: nothing partitions the records
+            cell = np.zeros(int(keep.sum()), dtype=np.int64)
+        n_cells = int(cell.max()) + 1
         counts = np.bincount(
-            cell * n_events + table["_event"].to_numpy(), minlength=n_cells * n_events
+            cell * n_events + event_column[keep], minlength=n_cells * n_events
         ).reshape(n_cells, n_events)
-        return np.unique(counts, axis=0), list(self._events)
+        result = (np.unique(counts, axis=0), list(self._events))
+        self._cells_cache[cache_key] = result
+        return result
+
+    def cells(self, *, where: Mapping[str, Any] | None = None) -> list[list[tuple[Event, int]]]:
+        """The distinct sequential compositions of the ledger, one per kind of cell.
+
+        Each is a list of ``(event, count)`` pairs; the guarantee of the ledger is the
+        worst of them (parallel composition).
+        """
+        compositions, events = self._cells(where)
+        return [
+            [(events[j], int(row[j])) for j in np.flatnonzero(row)] for row in compositions
+        ]
 
     def _route_values(self, target_delta: float, where: Mapping[str, Any] | None) -> dict[str, float]:
         compositions, events = self._cells(where)
