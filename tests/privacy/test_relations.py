@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from privacy import Accountant
+from privacy import Accountant, events
 from privacy.relations import NeighboringRelation, parse_relation
 
 
@@ -23,17 +23,25 @@ def test_parse_relation_rejects_unknown_names(bad: object) -> None:
         parse_relation(bad)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(
-    "relation",
-    [NeighboringRelation.USER_AT_ALL_AGENTS, "replace_one_context_reward"],
-)
-def test_accountant_rejects_relations_it_cannot_account_for(
-    relation: NeighboringRelation | str,
-) -> None:
-    with pytest.raises(
-        ValueError, match=r"`relation` must be one of .* for this accountant"
-    ):
-        Accountant(relation=relation)
+@pytest.mark.parametrize("relation", list(NeighboringRelation))
+def test_accountant_accepts_every_relation(relation: NeighboringRelation) -> None:
+    assert Accountant(relation=relation.value).relation is relation
+
+
+def test_user_at_all_agents_composes_agents_sequentially() -> None:
+    # FedUCB footnote 4: one user present at every agent. Ten agents each release a
+    # Laplace(epsilon = 0.1) statistic: disjoint agents give 0.1 (parallel), a shared
+    # user gives basic 1.0 at delta = 0 and the PLD value 0.99898 at delta = 1e-6
+    # (anchors_accounting.md §1.5 (a)).
+    disjoint = Accountant(disjoint=("agent",))
+    shared = Accountant(relation="user_at_all_agents", disjoint=("agent",))
+    for agent in range(10):
+        disjoint.spend(events.Laplace(scale=10.0), key={"agent": agent})
+        shared.spend(events.Laplace(scale=10.0), key={"agent": agent})
+    assert disjoint.get_epsilon(0.0) == pytest.approx(0.1, rel=1e-12)
+    assert shared.get_epsilon(0.0) == pytest.approx(1.0, rel=1e-12)
+    assert shared.get_epsilon(1e-6) == pytest.approx(0.998978, abs=1e-5)
+    assert shared.get_epsilon(1e-6) < 1.0
 
 
 def test_accountant_default_relation_is_the_papers() -> None:
