@@ -161,6 +161,9 @@ def write_report(report: VerifyReport, out_dir: str | os.PathLike) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / REPORT_FOLDER
     staging = Path(tempfile.mkdtemp(prefix=f".{REPORT_FOLDER}-", dir=out_dir))
+    umask = os.umask(0)
+    os.umask(umask)
+    staging.chmod(0o777 & ~umask)  # mkdtemp makes 0700; a report folder is ordinary
     try:
         (staging / "report.md").write_text(_markdown(report), encoding="utf-8")
         (staging / "claims.json").write_text(
