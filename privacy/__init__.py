@@ -8,34 +8,73 @@ draws noise or returns a value.
 from __future__ import annotations
 
 from privacy import errors, events
+from privacy import interval as _interval  # registers IntervalRelease with the routes
 from privacy.accountant import RELATIVE_TOLERANCE, Accountant, event_epsilon
 from privacy.calibration import (
     PAPER_LOG_BASES,
+    FedUCBCalibration,
     fed_ucb_node_epsilon,
     fed_ucb_scale,
+    feducb_privatizer,
+    li_song_claimed_epsilon,
+    li_song_epoch_scale,
 )
-from privacy.guarantees import ApproxDP, PureDP, format_epsilon, pure_to_approx_dp
+from privacy.guarantees import (
+    PLD,
+    RDP,
+    ZCDP,
+    ApproxDP,
+    GaussianDP,
+    PureDP,
+    format_epsilon,
+    gdp_to_approx_dp,
+    pure_to_approx_dp,
+    pure_to_zcdp,
+    rdp_to_approx_dp,
+    to_approx_dp,
+    zcdp_to_approx_dp,
+)
+from privacy.interval import IntervalRelease
 from privacy.mechanisms import LaplaceTreeCounter, laplace_release, raw_release
 from privacy.relations import NeighboringRelation, parse_relation
+from privacy.routes import ROUTES, compose_routes
 from privacy.tree import tree_depth
+
+del _interval
 
 __all__ = [
     "PAPER_LOG_BASES",
+    "PLD",
+    "RDP",
     "RELATIVE_TOLERANCE",
+    "ROUTES",
+    "ZCDP",
     "Accountant",
     "ApproxDP",
+    "FedUCBCalibration",
+    "GaussianDP",
+    "IntervalRelease",
     "LaplaceTreeCounter",
     "NeighboringRelation",
     "PureDP",
+    "compose_routes",
     "errors",
     "event_epsilon",
     "events",
     "fed_ucb_node_epsilon",
     "fed_ucb_scale",
+    "feducb_privatizer",
     "format_epsilon",
+    "gdp_to_approx_dp",
     "laplace_release",
+    "li_song_claimed_epsilon",
+    "li_song_epoch_scale",
     "parse_relation",
     "pure_to_approx_dp",
+    "pure_to_zcdp",
     "raw_release",
+    "rdp_to_approx_dp",
+    "to_approx_dp",
     "tree_depth",
+    "zcdp_to_approx_dp",
 ]

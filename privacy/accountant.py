@@ -11,15 +11,14 @@ never charged.
 
 Routes
 ------
-``pure``
-    Exact basic composition of pure-DP events (sum of ε within a cell). Finite at
-    ``delta = 0`` whenever every event is pure.
-``pld``
-    dp-accounting's privacy-loss distribution (pessimistic estimate, so an upper
-    bound). dp-accounting's PLD accepts Laplace only under add/remove; the Laplace
-    privacy loss depends only on ``|x - x'| <= l1_sensitivity``, so a replace-one
-    Laplace release of sensitivity ``s`` is encoded as ``from_laplace_mechanism(
-    scale / s)``, which is the same privacy-loss distribution (gossip.md §3.2).
+Every cell is evaluated by each route of :mod:`privacy.routes` — ``pure`` (exact sum
+of pure ε, finite at δ = 0), ``basic``, ``advanced`` (Dwork–Rothblum–Vadhan),
+``optimal`` (Kairouz–Oh–Viswanath, log space), ``rdp``, ``zcdp``, ``gdp`` (exact for
+Gaussian mechanisms) and ``pld`` (dp-accounting, pessimistic) — and the worst cell is
+reported. Every route is an upper bound and is capped by basic composition;
+:meth:`Accountant.lower_bound` gives the optimistic PLD, the lower end of the bracket.
+Sensitivities are declared by the events for the accountant's relation, so no route
+rescales them (google/differential-privacy#378).
 
 ``get_epsilon`` returns the tightest valid route; ``routes`` returns all of them.
 The ledger has one row per noise draw and is exported as a pandas DataFrame.
@@ -27,7 +26,6 @@ The ledger has one row per noise draw and is exported as a pandas DataFrame.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -36,11 +34,17 @@ import numpy as np
 import pandas as pd
 
 from privacy._checks import check_delta, check_real
-from privacy.errors import BudgetExceededError, UnsupportedEventError
-from privacy.events import Event, Laplace, LaplaceTree, NonPrivate
+from privacy.errors import BudgetExceededError
+from privacy.events import Event, NonPrivate
 from privacy.guarantees import ApproxDP, PureDP
 from privacy.relations import NeighboringRelation, parse_relation
-from privacy.tree import tree_depth
+from privacy.routes import (
+    ROUTES,
+    compose_delta,
+    compose_routes,
+    handlers_for,
+    pld_lower_bound,
+)
 
 __all__ = ["RELATIVE_TOLERANCE", "Accountant", "event_epsilon"]
 
@@ -51,29 +55,13 @@ RELATIVE_TOLERANCE = 1e-12
 _SUPPORTED_RELATIONS = frozenset(NeighboringRelation)
 
 
-# --------------------------------------------------------------------------- handlers
-def _pure_laplace(event: Laplace) -> float:
-    return event.l1_sensitivity / event.scale
-
-
-def _pure_tree(event: LaplaceTree) -> float:
-    return tree_depth(event.horizon) * event.l1_sensitivity / event.scale
-
-
-def _pure_nonprivate(event: NonPrivate) -> float:
-    return math.inf
-
-
-_PURE_HANDLERS = {Laplace: _pure_laplace, LaplaceTree: _pure_tree, NonPrivate: _pure_nonprivate}
-
-
 def event_epsilon(event: Event) -> float:
-    """Pure ε of one event under a relation its sensitivity is declared for.
+    """Pure ε of one event under a relation its sensitivity is declared for (∞ if none).
 
     Raises
     ------
     UnsupportedEventError
-        If ``event`` is not an event type the accountant knows.
+        If ``event`` is not an event type registered in :mod:`privacy.routes`.
 
     Examples
     --------
@@ -81,31 +69,7 @@ def event_epsilon(event: Event) -> float:
     >>> event_epsilon(events.LaplaceTree(scale=4.0, horizon=16))
     1.25
     """
-    handler = _PURE_HANDLERS.get(type(event))
-    if handler is None:
-        raise UnsupportedEventError(f"no accountant handler for {type(event).__name__}.")
-    return handler(event)
-
-
-@functools.lru_cache(maxsize=4096)
-def _pld(event: Event, count: int, discretization: float) -> Any:
-    """dp-accounting PLD of ``count`` sequential copies of ``event`` (cached)."""
-    from dp_accounting.pld import privacy_loss_distribution as pld_lib
-
-    if isinstance(event, Laplace):
-        base, reps = pld_lib.from_laplace_mechanism(
-            event.scale / event.l1_sensitivity,
-            value_discretization_interval=discretization,
-        ), count
-    elif isinstance(event, LaplaceTree):
-        base = pld_lib.from_laplace_mechanism(
-            event.scale / event.l1_sensitivity,
-            value_discretization_interval=discretization,
-        )
-        reps = count * tree_depth(event.horizon)
-    else:  # NonPrivate has no finite PLD
-        return None
-    return base.self_compose(reps) if reps > 1 else base
+    return float(compose_routes([(event, 1)], 0.0)["pure"])
 
 
 class Accountant:
@@ -209,8 +173,7 @@ class Accountant:
         return arrays
 
     def _event_id(self, event: Event) -> int:
-        if type(event) not in _PURE_HANDLERS:
-            raise UnsupportedEventError(f"no accountant handler for {type(event).__name__}.")
+        handlers_for(event)  # raises UnsupportedEventError for unknown event types
         if event not in self._event_ids:
             self._event_ids[event] = len(self._events)
             self._events.append(event)
@@ -388,32 +351,11 @@ class Accountant:
             [(events[j], int(row[j])) for j in np.flatnonzero(row)] for row in compositions
         ]
 
-    def _route_values(self, target_delta: float, where: Mapping[str, Any] | None) -> dict[str, float]:
-        compositions, events = self._cells(where)
-        if compositions.shape[0] == 0:
-            return {"pure": 0.0, "pld": 0.0}
-        eps_per_event = np.array([event_epsilon(e) for e in events])
-        with np.errstate(invalid="ignore"):
-            pure_terms = np.where(compositions > 0, compositions * eps_per_event, 0.0)
-        pure = float(pure_terms.sum(axis=1).max())
-        if target_delta == 0.0:
-            # A Laplace PLD has no finite epsilon at delta = 0 (dp-accounting returns
-            # inf); only the pure route can answer, so the PLD is not even built.
-            return {"pure": pure, "pld": math.inf}
-        pld_eps = 0.0
-        for row in compositions:
-            if any(isinstance(events[j], NonPrivate) for j in np.flatnonzero(row)):
-                pld_eps = math.inf
-                break
-            composed = None
-            for j in np.flatnonzero(row):
-                part = _pld(events[j], int(row[j]), self.pld_discretization)
-                composed = part if composed is None else composed.compose(part)
-            pld_eps = max(pld_eps, float(composed.get_epsilon_for_delta(target_delta)))
-        return {"pure": pure, "pld": pld_eps}
-
     def routes(self, target_delta: float = 0.0, *, where: Mapping[str, Any] | None = None) -> dict[str, float]:
-        """ε at ``target_delta`` by every route: ``{"pure": ..., "pld": ...}``.
+        """ε at ``target_delta`` by every route of :data:`privacy.routes.ROUTES`.
+
+        Each route is evaluated on every distinct cell composition and the worst cell
+        is reported (parallel composition); a route that does not apply is ``inf``.
 
         Parameters
         ----------
@@ -429,39 +371,75 @@ class Accountant:
             If ``target_delta`` is outside [0, 1) or ``where`` names an undeclared level.
         """
         target_delta = check_delta("target_delta", target_delta)
-        return self._route_values(target_delta, where)
+        cells = self.cells(where=where)
+        if not cells:
+            return {name: 0.0 for name in ROUTES}
+        values = {name: 0.0 for name in ROUTES}
+        for cell in cells:
+            for name, value in compose_routes(
+                cell, target_delta, pld_discretization=self.pld_discretization
+            ).items():
+                values[name] = max(values[name], value)
+        return values
 
     def tightest(self, target_delta: float = 0.0, *, where: Mapping[str, Any] | None = None) -> tuple[str, float]:
-        """``(route, epsilon)`` of the smallest valid upper bound at ``target_delta``."""
+        """``(route, epsilon)`` of the smallest valid upper bound at ``target_delta``.
+
+        Ties go to the simplest route in :data:`~privacy.routes.ROUTES` order (pure first).
+        """
         values = self.routes(target_delta, where=where)
-        route = min(values, key=lambda name: (values[name], name != "pure"))
+        smallest = min(values.values())
+        # Routes within float rounding of the minimum are ties: prefer the simplest,
+        # so an exact pure answer is not displaced by a PLD value 1 ulp below it.
+        route = next(
+            name for name in ROUTES
+            if values[name] <= smallest + abs(smallest) * RELATIVE_TOLERANCE
+        )
         return route, values[route]
 
     def get_epsilon(self, target_delta: float = 0.0, *, where: Mapping[str, Any] | None = None) -> float:
         """Tightest valid upper bound on ε at ``target_delta`` (dp-accounting's verb)."""
         return self.tightest(target_delta, where=where)[1]
 
+    def lower_bound(self, target_delta: float = 0.0, *, where: Mapping[str, Any] | None = None) -> float:
+        """Optimistic-PLD ε at ``target_delta``: the lower end of the bracket.
+
+        Not a guarantee: the true ε of the ledger's mechanisms lies in
+        ``[lower_bound, get_epsilon]`` (up to the PLD discretisation).
+        """
+        target_delta = check_delta("target_delta", target_delta)
+        cells = self.cells(where=where)
+        return max(
+            (pld_lower_bound(c, target_delta, pld_discretization=self.pld_discretization)
+             for c in cells),
+            default=0.0,
+        )
+
+    def bracket(self, target_delta: float = 0.0, *, where: Mapping[str, Any] | None = None) -> tuple[float, float]:
+        """``(lower_bound, get_epsilon)`` at ``target_delta``."""
+        return self.lower_bound(target_delta, where=where), self.get_epsilon(target_delta, where=where)
+
     def get_delta(self, target_epsilon: float, *, where: Mapping[str, Any] | None = None) -> float:
         """Smallest δ such that the ledger is (``target_epsilon``, δ)-DP (upper bound)."""
         target_epsilon = check_real("target_epsilon", target_epsilon)
         if target_epsilon < 0:
             raise ValueError(f"`target_epsilon` must be >= 0, got {target_epsilon!r}.")
-        compositions, events = self._cells(where)
-        worst = 0.0
-        for row in compositions:
-            idx = np.flatnonzero(row)
-            pure = sum(row[j] * event_epsilon(events[j]) for j in idx)
-            delta_pure = PureDP(pure).get_delta(target_epsilon) if pure > 0 else 0.0
-            if math.isinf(pure):
-                worst = 1.0
-                break
-            composed = None
-            for j in idx:
-                part = _pld(events[j], int(row[j]), self.pld_discretization)
-                composed = part if composed is None else composed.compose(part)
-            delta_pld = float(composed.get_delta_for_epsilon(target_epsilon))
-            worst = max(worst, min(delta_pure, delta_pld))
-        return worst
+        return max(
+            (compose_delta(c, target_epsilon, pld_discretization=self.pld_discretization)
+             for c in self.cells(where=where)),
+            default=0.0,
+        )
+
+    def spent(self) -> float:
+        """The odometer: tightest ε spent so far at the budget's δ (0 without budget δ)."""
+        delta = self.budget.delta if isinstance(self.budget, ApproxDP) else 0.0
+        return self.get_epsilon(delta)
+
+    def remaining(self) -> float:
+        """Budget ε left (``inf`` without a budget)."""
+        if self.budget is None:
+            return math.inf
+        return max(0.0, self.budget.epsilon - self.spent())
 
     # ------------------------------------------------------------------ exports
     @property

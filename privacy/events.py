@@ -1,21 +1,55 @@
 """Frozen descriptions of privacy-relevant releases.
 
 Events *describe* what was released; accountants *compute* what it costs (see
-:mod:`privacy.accountant`). An event's meaning never changes: new semantics means a new
-class. Every field is an immutable scalar, so events are hashable and can be cached.
+:mod:`privacy.accountant` and :mod:`privacy.routes`). An event's meaning never changes:
+new semantics means a new class. Every field is an immutable scalar (or a nested frozen
+event), so events are hashable and can be cached.
 
 Sensitivities are declared per event and refer to the accountant's neighboring
 relation: for the bandit relation ``REPLACE_ONE_REWARD`` with rewards in ``[low, high]``
 one changed reward moves a sum by at most ``high - low``.
+
+Sensitivity is the whole relation
+---------------------------------
+Every ``*_sensitivity`` field is the largest change of the released statistic between
+two neighbors *under the relation the accountant reports* (``sup ||f(x) - f(x')||``).
+No event applies a relation-dependent factor later, so an event means the same thing
+under every relation and the factor must be built into the number by whoever creates
+the event. The classic trap (google/differential-privacy#378, PR #464): for a sum of
+vectors with ``||v|| <= C``,
+
+* ``ADD_OR_REMOVE_ONE`` moves the sum by at most ``C``;
+* ``REPLACE_ONE`` moves it by at most ``2 C`` (``v`` out, ``v'`` in). dp-accounting
+  0.6.0's RDP accountant keeps sensitivity ``C`` under ``REPLACE_ONE`` and so
+  under-reports ε (2.166 instead of 4.377 for ``GaussianDpEvent(2.0)``), while its PLD
+  accountant uses ``2 C``;
+* ``REPLACE_ONE_REWARD`` with rewards in ``[low, high]`` moves a reward sum by
+  ``high - low`` (which is ``2 C`` for ``[-C, C]`` and ``C`` for ``[0, C]``).
+
+Because sensitivity is part of the event, every route of :mod:`privacy.routes` (pure,
+RDP, zCDP, GDP, PLD) sees the same number and they cannot disagree by a factor of 2.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from privacy._checks import check_int_at_least, check_positive
+from privacy._checks import check_delta, check_int_at_least, check_positive
 
-__all__ = ["Event", "Laplace", "LaplaceTree", "NonPrivate"]
+__all__ = [
+    "DiscreteGaussian",
+    "DiscreteLaplace",
+    "Event",
+    "Gaussian",
+    "GaussianTree",
+    "Laplace",
+    "LaplaceTree",
+    "NonPrivate",
+    "OpaqueApproxDP",
+    "RandomizedResponse",
+    "SelfComposed",
+    "SymmetricMatrixGaussian",
+]
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -92,6 +126,341 @@ class NonPrivate:
             raise TypeError(f"`reason` must be a str, got {type(self.reason).__name__}.")
 
 
-Event = Laplace | LaplaceTree | NonPrivate
 
 
+
+def _check_integral_positive(name: str, value: object) -> float:
+    """Return a positive, integer-valued float (sensitivity of an integer statistic)."""
+    value = check_positive(name, value)
+    if not value.is_integer():
+        raise ValueError(
+            f"`{name}` must be a positive integer for an integer-valued release, "
+            f"got {value!r}."
+        )
+    return value
+
+
+def _resolve_noise(event: object, noise_multiplier: float | None) -> None:
+    """Set ``noise_stddev`` from ``noise_multiplier`` when that is what was given
+    (STYLE §2: ``noise_multiplier = noise_stddev / l2_sensitivity``, dimensionless)."""
+    sensitivity = check_positive("l2_sensitivity", event.l2_sensitivity)
+    object.__setattr__(event, "l2_sensitivity", sensitivity)
+    if (event.noise_stddev is None) == (noise_multiplier is None):
+        raise ValueError("give exactly one of `noise_stddev` and `noise_multiplier`.")
+    if event.noise_stddev is None:
+        stddev = check_positive("noise_multiplier", noise_multiplier) * sensitivity
+    else:
+        stddev = check_positive("noise_stddev", event.noise_stddev)
+    object.__setattr__(event, "noise_stddev", stddev)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Gaussian:
+    """One release of ``statistic + N(0, noise_stddev**2 I)`` (scalar or vector).
+
+    Parameters
+    ----------
+    noise_stddev : float
+        Standard deviation ``σ`` of the noise on every coordinate (units of the
+        statistic), > 0. Give this or ``noise_multiplier``.
+    noise_multiplier : float
+        ``σ / l2_sensitivity`` (dimensionless), > 0; the other way to give ``σ``.
+    l2_sensitivity : float
+        Largest L2 change of the *whole* released vector between neighbors, > 0
+        (for a sum of vectors with ``||v||_2 <= C``: ``C`` under add/remove, ``2 C``
+        under replace-one; see the module docstring).
+
+    Notes
+    -----
+    Exactly ``μ``-GDP with ``μ = l2_sensitivity / noise_stddev`` (Dong, Roth & Su 2019,
+    arXiv:1905.02383, Thm. 2.7), hence ``μ²/2``-zCDP (Bun & Steinke 2016,
+    arXiv:1605.02065, Prop. 1.6). Not pure DP.
+    """
+
+    noise_stddev: float | None = None
+    l2_sensitivity: float = 1.0
+    noise_multiplier: dataclasses.InitVar[float | None] = None
+
+    def __post_init__(self, noise_multiplier: float | None) -> None:
+        _resolve_noise(self, noise_multiplier)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class SymmetricMatrixGaussian:
+    """A symmetric ``dim x dim`` statistic released with symmetrized Gaussian noise.
+
+    The mechanism of FedUCB's Privatizer (Dubey & Pentland 2020, Alg. 2, lines 5–6; see
+    ``shared/reference/feducb.md`` §2.4 and §3.6 item 4) at one tree node: draw
+    ``N_ij ~ N(0, σ²)`` i.i.d. for all ``i, j``, set ``Z = (N + Nᵀ)/√2`` and release
+    ``M + Z`` for a symmetric (Gram-type) ``M``.
+
+    Parameters
+    ----------
+    noise_stddev : float
+        ``σ`` of the *unsymmetrized* entries ``N_ij`` (FedUCB's ``σ_N``), > 0. It is
+        also the standard deviation of every off-diagonal entry of ``Z``.
+    dim : int
+        Side of the matrix (``d + 1`` for FedUCB's augmented Gram matrix), >= 1.
+        Descriptive only: the guarantee does not depend on it.
+    frobenius_sensitivity : float
+        Largest ``||M - M'||_F`` between neighbors, > 0. For the rank-one update
+        ``v vᵀ`` with ``v = [x; y]`` and ``||v||² <= L² + B²``: ``L² + B²`` under
+        add/remove (``||v vᵀ||_F = ||v||²``) and ``√2 (L² + B²)`` under replace-one,
+        because ``||v vᵀ - v' v'ᵀ||_F² = ||v||⁴ + ||v'||⁴ - 2 (v·v')²`` (not the
+        triangle-inequality ``2 (L² + B²)``; FedUCB's calibration uses the add/remove
+        value although its Definition 1 is replace-one).
+
+    Notes
+    -----
+    **Derivation of the equivalent scalar Gaussian.** For ``i < j``,
+    ``Z_ij = Z_ji = (N_ij + N_ji)/√2 ~ N(0, σ²)``; on the diagonal
+    ``Z_ii = √2 N_ii ~ N(0, 2σ²)``; and the ``dim (dim + 1)/2`` upper-triangle entries
+    are independent (they use disjoint ``N``'s). The released matrix and its upper
+    triangle determine each other, so the release *is* the Gaussian mechanism on the
+    upper triangle with per-coordinate variances ``σ²`` (off-diagonal) and ``2σ²``
+    (diagonal). Whitening each coordinate by its standard deviation turns the mean
+    shift ``D = M - M'`` (symmetric) into a vector of squared norm
+
+    ``Σ_{i<j} D_ij²/σ² + Σ_i D_ii²/(2σ²) = (2 Σ_{i<j} D_ij² + Σ_i D_ii²)/(2σ²)
+    = ||D||_F² / (2σ²)``,
+
+    so the privacy loss of ``M + Z`` vs ``M' + Z`` is *exactly* that of a scalar
+    Gaussian mechanism with
+
+    ``μ = ||D||_F / (√2 σ)``,
+
+    i.e. this event is ``Gaussian(noise_stddev=√2 σ, l2_sensitivity=
+    frobenius_sensitivity)``: μ-GDP with ``μ = frobenius_sensitivity / (√2 σ)``. The
+    weight per unit of squared Frobenius norm is the same on and off the diagonal, so
+    the bound is attained by every ``D`` of maximal Frobenius norm. Symmetrizing
+    halves ``μ²`` compared with releasing ``M + N`` (all ``dim²`` entries, ``μ =
+    ||D||_F/σ``): ``D_ij`` (``i < j``) is seen once at variance ``σ²`` instead of
+    twice, ``D_ii`` once at variance ``2σ²`` instead of ``σ²``. This agrees with
+    ``μ_node = ||Δ||_F/(√2 σ_N)`` in feducb.md §3.6 item 4.
+    Releasing only part of ``M + Z`` (FedUCB returns the top-left ``d x d`` block and
+    the last column, not the corner) is post-processing, so ``μ`` stays an upper
+    bound. A record in ``m`` tree nodes is ``SelfComposed(event, m)``, i.e. ``μ_tree
+    = √m ||D||_F / (√2 σ)``.
+    """
+
+    noise_stddev: float
+    dim: int
+    frobenius_sensitivity: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "noise_stddev", check_positive("noise_stddev", self.noise_stddev)
+        )
+        object.__setattr__(self, "dim", check_int_at_least("dim", self.dim, 1))
+        object.__setattr__(
+            self,
+            "frobenius_sensitivity",
+            check_positive("frobenius_sensitivity", self.frobenius_sensitivity),
+        )
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class DiscreteLaplace:
+    """One release of an integer statistic plus discrete Laplace noise per coordinate.
+
+    ``P(Z = z) ∝ exp(-|z| / scale)`` on the integers (the two-sided geometric
+    mechanism of Ghosh, Roughgarden & Sundararajan 2009).
+
+    Parameters
+    ----------
+    scale : float
+        ``t`` in ``exp(-|z|/t)`` (dp-accounting's ``parameter`` is ``1/t``), > 0.
+    l1_sensitivity : float
+        Largest L1 change of the integer statistic between neighbors: a positive
+        integer (given as int or integral float).
+
+    Notes
+    -----
+    Pure ``l1_sensitivity / scale``-DP. Float-safe: no floating-point noise.
+    """
+
+    scale: float
+    l1_sensitivity: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scale", check_positive("scale", self.scale))
+        object.__setattr__(
+            self,
+            "l1_sensitivity",
+            _check_integral_positive("l1_sensitivity", self.l1_sensitivity),
+        )
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class DiscreteGaussian:
+    """One release of an integer statistic plus discrete Gaussian noise per coordinate.
+
+    ``P(Z = z) ∝ exp(-z² / (2 sigma²))`` on the integers, independently per coordinate.
+
+    Parameters
+    ----------
+    sigma : float
+        Scale parameter ``σ`` of ``N_Z(0, σ²)`` (its variance is slightly below
+        ``σ²``), > 0.
+    l2_sensitivity : float
+        Largest L2 change of the whole integer vector between neighbors, > 0.
+
+    Notes
+    -----
+    ``ρ``-zCDP with ``ρ = l2_sensitivity² / (2 sigma²)`` (Canonne, Kamath & Steinke
+    2020, arXiv:2004.00010, Thm. 4; independent coordinates in its Sec. 2); (ε, δ)
+    follows through the zCDP/RDP conversions. The discrete Gaussian is not
+    rotation-invariant, so no exact scalar privacy-loss distribution is claimed for
+    vector releases and the PLD and GDP routes do not apply to it.
+    """
+
+    sigma: float
+    l2_sensitivity: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sigma", check_positive("sigma", self.sigma))
+        object.__setattr__(
+            self,
+            "l2_sensitivity",
+            check_positive("l2_sensitivity", self.l2_sensitivity),
+        )
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class RandomizedResponse:
+    """An ``epsilon``-DP randomized response (binary, or k-ary at the same ε).
+
+    Parameters
+    ----------
+    epsilon : float
+        Pure privacy parameter: the true answer is kept with probability
+        ``e^ε / (e^ε + k - 1)`` for ``k`` answers. > 0 and finite.
+
+    Notes
+    -----
+    Accounted as binary randomized response, the worst ε-DP mechanism: every ε-DP
+    mechanism is a post-processing of it (Kairouz, Oh & Viswanath 2015, Thm. 2.1),
+    so k-ary versions are covered.
+    """
+
+    epsilon: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_positive("epsilon", self.epsilon))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class GaussianTree:
+    """A binary-tree continual counter over one stream with Gaussian node noise.
+
+    Every node sum is released (once, memoised) with ``N(0, noise_stddev²)`` per
+    coordinate; a record sits in at most ``depth = tree_depth(horizon) = floor(log2
+    horizon) + 1`` nodes and moves each by at most ``l2_sensitivity``.
+
+    Parameters
+    ----------
+    noise_stddev : float
+        Per-node noise standard deviation ``σ``, > 0. Give this or
+        ``noise_multiplier`` (``σ / l2_sensitivity``, as in issue #3's
+        ``GaussianTree(noise_multiplier=10.0, horizon=1000)``).
+    horizon : int
+        Capacity ``T`` of the tree (number of rounds), >= 1.
+    l2_sensitivity : float
+        Largest L2 change of one node sum between neighbors, > 0.
+
+    Notes
+    -----
+    The vector of all node releases moves by at most ``√depth · l2_sensitivity``, so
+    the tree is *exactly* the Gaussian mechanism with ``μ = √depth · l2_sensitivity /
+    noise_stddev`` (GDP; anchors_accounting.md §3). dp-accounting's
+    ``SingleEpochTreeAggregationDpEvent`` has the same ``ρ = depth/(2σ²)`` (its depth
+    ``ceil(log2(T + 1))`` is the same number) but converts through RDP, about 9 %
+    looser: 1.3085 vs 1.1994 at ``σ = 10``, ``T = 1000``, ``δ = 1e-5``.
+    """
+
+    noise_stddev: float | None = None
+    horizon: int = 1
+    l2_sensitivity: float = 1.0
+    noise_multiplier: dataclasses.InitVar[float | None] = None
+
+    def __post_init__(self, noise_multiplier: float | None) -> None:
+        object.__setattr__(
+            self, "horizon", check_int_at_least("horizon", self.horizon, 1)
+        )
+        _resolve_noise(self, noise_multiplier)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class OpaqueApproxDP:
+    """A black-box release known only to be (``epsilon``, ``delta``)-DP.
+
+    For mechanisms without a tighter description here, e.g. the Wishart mechanism of
+    Shariff & Sheffet (2018) at its paper calibration. Every route uses only the
+    claim: its worst case is the (ε, δ) randomized response (Kairouz, Oh & Viswanath
+    2015, Thm. 2.1), which is what the PLD and optimal routes compose.
+
+    Parameters
+    ----------
+    epsilon : float
+        > 0 and finite (a raw release is :class:`NonPrivate`).
+    delta : float
+        In [0, 1); ``delta = 0`` makes the event pure.
+    """
+
+    epsilon: float
+    delta: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_positive("epsilon", self.epsilon))
+        object.__setattr__(self, "delta", check_delta("delta", self.delta))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class SelfComposed:
+    """``count`` sequential (possibly adaptive) releases of the same ``event``.
+
+    Identical to charging ``event`` ``count`` times in one cell; accountants expand
+    it, so ``SelfComposed(e, k)`` and ``(e, k)`` always give the same ε.
+
+    Parameters
+    ----------
+    event : Event
+        A frozen, hashable event (may itself be ``SelfComposed``).
+    count : int
+        Number of releases, >= 1.
+
+    Raises
+    ------
+    TypeError
+        If ``event`` is not a frozen dataclass instance or ``count`` is not an int.
+    ValueError
+        If ``count < 1``.
+    """
+
+    event: Event
+    count: int
+
+    def __post_init__(self) -> None:
+        event = self.event
+        params = getattr(type(event), "__dataclass_params__", None)
+        if isinstance(event, type) or params is None or not params.frozen:
+            raise TypeError(
+                f"`event` must be a frozen event instance, got {type(event).__name__}."
+            )
+        hash(event)  # a frozen dataclass with unhashable fields raises TypeError here
+        object.__setattr__(self, "count", check_int_at_least("count", self.count, 1))
+
+
+Event = (
+    Laplace
+    | LaplaceTree
+    | NonPrivate
+    | Gaussian
+    | SymmetricMatrixGaussian
+    | DiscreteLaplace
+    | DiscreteGaussian
+    | RandomizedResponse
+    | GaussianTree
+    | OpaqueApproxDP
+    | SelfComposed
+)

@@ -1,20 +1,75 @@
 """Privacy guarantees as immutable, validated types, with explicit conversions.
 
-``PureDP(epsilon)`` and ``ApproxDP(epsilon, delta)`` answer ``get_epsilon(target_delta)``
-and ``get_delta(target_epsilon)``. ``epsilon`` is in nats; ``inf`` means "no guarantee"
-(a non-private release). Mixing types needs an explicit conversion
-(:func:`pure_to_approx_dp`).
+Every guarantee answers ``get_epsilon(target_delta)`` and ``get_delta(target_epsilon)``:
+
+* :class:`PureDP` (ε) and :class:`ApproxDP` (ε, δ);
+* :class:`ZCDP` (ρ-zero-concentrated DP), :class:`GaussianDP` (μ-GDP) and
+  :class:`RDP` (a Rényi-DP curve over a finite set of orders);
+* :class:`PLD`, a thin wrapper of a dp-accounting privacy loss distribution.
+
+``epsilon`` is in nats; ``inf`` means "no guarantee" (a non-private release). Types
+never mix implicitly: conversions are explicit functions (:func:`pure_to_zcdp`,
+:func:`gdp_to_zcdp`, :func:`zcdp_to_rdp`, ``*_to_approx_dp``), and
+:func:`to_approx_dp` dispatches through a ``{type: function}`` table. Every
+conversion is sound: the converted guarantee is implied by the original one, so its
+ε at any δ is never lower.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import sys
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from scipy import optimize, special
 
 from privacy._checks import check_delta, check_epsilon, check_real
 from privacy.errors import IncompatibleGuaranteeError
 
-__all__ = ["ApproxDP", "Guarantee", "PureDP", "format_epsilon", "pure_to_approx_dp"]
+if TYPE_CHECKING:  # dp_accounting takes ~2 s to import; only PLD needs it.
+    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
+
+__all__ = [
+    "DEFAULT_ORDERS",
+    "PLD",
+    "RDP",
+    "ZCDP",
+    "AnyGuarantee",
+    "ApproxDP",
+    "GaussianDP",
+    "Guarantee",
+    "PureDP",
+    "format_epsilon",
+    "gaussian_dp_delta",
+    "gaussian_dp_epsilon",
+    "gdp_to_approx_dp",
+    "gdp_to_zcdp",
+    "pure_to_approx_dp",
+    "pure_to_zcdp",
+    "rdp_delta",
+    "rdp_epsilon",
+    "rdp_to_approx_dp",
+    "to_approx_dp",
+    "zcdp_delta",
+    "zcdp_epsilon",
+    "zcdp_to_approx_dp",
+    "zcdp_to_rdp",
+]
+
+#: RDP orders used when none are given: dp-accounting's grid (fine steps below 11,
+#: integers to 63), starting at 1.25, plus a few large orders for tiny ρ.
+DEFAULT_ORDERS: tuple[float, ...] = (
+    tuple(1.0 + x / 20.0 for x in range(5, 20))  # 1.25, 1.30, ..., 1.95
+    + tuple(x / 10.0 for x in range(20, 110))  # 2.0, 2.1, ..., 10.9
+    + tuple(float(x) for x in range(11, 64))  # 11, ..., 63
+    + (80.0, 96.0, 128.0, 160.0, 192.0, 256.0, 512.0, 1024.0, 4096.0)
+)
+
+#: ApproxDP needs ε > 0; an exact ε = 0 is reported as this (weaker, so still sound).
+_SMALLEST_EPSILON = sys.float_info.min
 
 
 def _delta_of_approx(epsilon: float, delta: float, target_epsilon: float) -> float:
@@ -51,7 +106,9 @@ class PureDP:
     epsilon: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check_epsilon("epsilon", self.epsilon, allow_inf=True))
+        object.__setattr__(
+            self, "epsilon", check_epsilon("epsilon", self.epsilon, allow_inf=True)
+        )
 
     def get_epsilon(self, target_delta: float) -> float:
         """Smallest ε such that the mechanism is (ε, ``target_delta``)-DP (an upper bound)."""
@@ -87,7 +144,9 @@ class ApproxDP:
     delta: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check_epsilon("epsilon", self.epsilon, allow_inf=True))
+        object.__setattr__(
+            self, "epsilon", check_epsilon("epsilon", self.epsilon, allow_inf=True)
+        )
         object.__setattr__(self, "delta", check_delta("delta", self.delta))
 
     def get_epsilon(self, target_delta: float) -> float:
@@ -136,6 +195,915 @@ def pure_to_approx_dp(guarantee: PureDP) -> ApproxDP:
             f"expected PureDP, got {type(guarantee).__name__}."
         )
     return ApproxDP(guarantee.epsilon, 0.0)
+
+
+# ---------------------------------------------------------------------------------
+# Validation helpers
+# ---------------------------------------------------------------------------------
+
+
+def _check_nonnegative(name: str, value: object) -> float:
+    """Return ``value`` as a float in [0, inf]."""
+    value = check_real(name, value)
+    if value < 0:
+        raise ValueError(f"`{name}` must be in [0, inf], got {value!r}.")
+    return value
+
+
+def _check_target_epsilon(name: str, value: object) -> float:
+    """Return a query ε: a float >= 0 (``inf`` allowed)."""
+    value = check_real(name, value)
+    if value < 0:
+        raise ValueError(f"`{name}` must be >= 0, got {value!r}.")
+    return value
+
+
+def _check_float_tuple(name: str, values: object) -> tuple[float, ...]:
+    """Return a non-empty sequence of real numbers as a tuple of floats."""
+    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
+        raise TypeError(
+            f"`{name}` must be a sequence of real numbers, got {type(values).__name__}."
+        )
+    result = tuple(check_real(f"{name}[{i}]", v) for i, v in enumerate(values))
+    if not result:
+        raise ValueError(f"`{name}` must be non-empty, got ().")
+    return result
+
+
+def _check_orders(orders: object) -> tuple[float, ...]:
+    """Return RDP orders: finite floats > 1, strictly increasing."""
+    result = _check_float_tuple("orders", orders)
+    for i, order in enumerate(result):
+        if not 1.0 < order < math.inf:
+            raise ValueError(f"`orders[{i}]` must be in (1, inf), got {order!r}.")
+        if i and order <= result[i - 1]:
+            raise ValueError(
+                f"`orders` must be strictly increasing, got orders[{i}] = {order!r} "
+                f"after orders[{i - 1}] = {result[i - 1]!r}."
+            )
+    return result
+
+
+def _require(guarantee: object, expected: type) -> None:
+    """Raise IncompatibleGuaranteeError unless ``guarantee`` is an ``expected``."""
+    if not isinstance(guarantee, expected):
+        raise IncompatibleGuaranteeError(
+            f"expected {expected.__name__}, got {type(guarantee).__name__}."
+        )
+
+
+# ---------------------------------------------------------------------------------
+# Numerical cores (arguments already validated)
+# ---------------------------------------------------------------------------------
+
+#: Offsets of log(order - 1) searched around the classic optimum (a wide log grid).
+_LOG_GRID = np.linspace(-30.0, 30.0, 121)
+
+
+def _minimize_log_orders(
+    curve: Callable[[np.ndarray], np.ndarray], centre: float
+) -> float:
+    """Min of ``curve(x)`` over x = log(order - 1): log grid, then bounded Brent."""
+    grid = np.clip(centre + _LOG_GRID, -700.0, 700.0)
+    with np.errstate(all="ignore"):
+        values = curve(grid)
+    values = np.where(np.isnan(values), np.inf, values)
+    i = int(np.argmin(values))
+    best = float(values[i])
+    if not math.isfinite(best):
+        return best
+
+    def scalar(x: float) -> float:
+        with np.errstate(all="ignore"):
+            value = float(curve(np.asarray(x)))
+        return math.inf if math.isnan(value) else value
+
+    low, high = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
+    result = optimize.minimize_scalar(
+        scalar, bounds=(low, high), method="bounded", options={"xatol": 1e-10}
+    )
+    return min(best, float(result.fun))
+
+
+def _zcdp_epsilon(rho: float, delta: float) -> float:
+    """ε(δ) of ρ-zCDP: min of Canonne et al. Cor. 13, the classic and the KL bound."""
+    if rho == 0.0:
+        return 0.0
+    if delta == 0.0 or math.isinf(rho):
+        return math.inf
+    if delta * delta + math.expm1(-rho) > 0.0:  # δ >= TV bound sqrt(1 - e^-KL)
+        return 0.0
+    log_inv_delta = -math.log(delta)
+    classic = rho + 2.0 * math.sqrt(rho * log_inv_delta)
+
+    def curve(x: np.ndarray) -> np.ndarray:  # ε at order 1 + e^x
+        order_minus_one = np.exp(x)
+        log_order = np.logaddexp(0.0, x)
+        return (
+            (1.0 + order_minus_one) * rho
+            + (x - log_order)
+            + (log_inv_delta - log_order) / order_minus_one
+        )
+
+    centre = 0.5 * (math.log(log_inv_delta) - math.log(rho))
+    return max(0.0, min(classic, _minimize_log_orders(curve, centre)))
+
+
+def _zcdp_delta(rho: float, epsilon: float) -> float:
+    """δ(ε) of ρ-zCDP: min of Canonne et al. Cor. 13, the classic and the KL bound."""
+    if rho == 0.0:
+        return 0.0
+    if math.isinf(rho):
+        return 1.0
+    if math.isinf(epsilon):
+        return 0.0
+    log_delta = 0.5 * math.log(-math.expm1(-rho))  # KL: TV <= sqrt(1 - e^-rho)
+    if epsilon > rho:
+        excess = (epsilon - rho) / (2.0 * math.sqrt(rho))
+        log_delta = min(log_delta, -excess * excess)
+
+    def curve(x: np.ndarray) -> np.ndarray:  # log δ at order 1 + e^x
+        order_minus_one = np.exp(x)
+        log_order = np.logaddexp(0.0, x)
+        return (
+            order_minus_one * ((1.0 + order_minus_one) * rho - epsilon + x - log_order)
+            - log_order
+        )
+
+    centre = math.log(max((epsilon - rho) / (2.0 * rho), 1e-6))
+    log_delta = min(log_delta, _minimize_log_orders(curve, centre))
+    return min(1.0, math.exp(log_delta))
+
+
+#: 16-point Gauss-Legendre rule on [-1, 1], for the small-μ GDP integral.
+_GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(16)
+
+
+def _gdp_log_delta(mu: float, epsilon: float) -> float:
+    """log δ(ε) of μ-GDP, 0 < μ < inf, 0 <= ε < inf, in log space.
+
+    δ = Φ(a) (1 - e^r) with a = -ε/μ + μ/2 and r = log(e^ε Φ(a - μ) / Φ(a)) < 0.
+    For μ <= 2, r is cancellation-free as ``-∫ (φ/Φ(x) + x) dx`` over [a - μ, a]
+    (the ``ε`` term is ``∫ -x dx``), using ``φ/Φ(x) = sqrt(2/π) / erfcx(-x/√2)``.
+    """
+    centre = -epsilon / mu
+    log_first = float(special.log_ndtr(centre + mu / 2.0))
+    with np.errstate(all="ignore"):
+        if mu <= 2.0:
+            x = centre + 0.5 * mu * _GL_NODES
+            excess = math.sqrt(2.0 / math.pi) / special.erfcx(-x / math.sqrt(2.0)) + x
+            log_ratio = -0.5 * mu * float(np.dot(_GL_WEIGHTS, excess))
+        else:
+            log_second = float(special.log_ndtr(centre - mu / 2.0))
+            log_ratio = epsilon + log_second - log_first
+    if not log_ratio < 0.0:  # only when both terms vanish (NaN from -inf - -inf)
+        return -math.inf
+    return log_first + math.log(-math.expm1(log_ratio))
+
+
+def _gdp_delta(mu: float, epsilon: float) -> float:
+    """δ(ε) of μ-GDP (Dong, Roth & Su 2019, Cor. 2.13)."""
+    if mu == 0.0:
+        return 0.0
+    if math.isinf(mu):
+        return 1.0
+    if math.isinf(epsilon):
+        return 0.0
+    return min(1.0, math.exp(_gdp_log_delta(mu, epsilon)))
+
+
+def _gdp_epsilon(mu: float, delta: float) -> float:
+    """ε(δ) of μ-GDP: root of the decreasing log δ(ε) by Brent's method."""
+    if mu == 0.0:
+        return 0.0
+    if delta == 0.0 or math.isinf(mu):
+        return math.inf
+    log_target = math.log(delta)
+    if _gdp_log_delta(mu, 0.0) <= log_target:
+        return 0.0
+    # μ-GDP implies (μ²/2)-zCDP, so the classic zCDP ε is an upper end; grow it if
+    # rounding leaves the sign unchanged.
+    rho = 0.5 * mu * mu
+    low, high = 0.0, rho + 2.0 * math.sqrt(-rho * log_target)
+    while _gdp_log_delta(mu, high) > log_target:
+        low, high = high, 2.0 * high
+        if math.isinf(high):
+            return math.inf
+    root, _ = optimize.brentq(
+        lambda epsilon: _gdp_log_delta(mu, epsilon) - log_target,
+        low,
+        high,
+        xtol=1e-300,
+        rtol=4.0 * sys.float_info.epsilon,
+        maxiter=1000,
+        full_output=True,
+        disp=False,
+    )
+    return float(root)
+
+
+def _rdp_epsilon(orders: np.ndarray, rdp: np.ndarray, delta: float) -> float:
+    """ε(δ) of an RDP curve, minimised over its orders (Canonne et al. Prop. 12)."""
+    if delta == 0.0:
+        return 0.0 if np.all(rdp == 0.0) else math.inf
+    with np.errstate(all="ignore"):
+        epsilons = (
+            rdp
+            + np.log1p(-1.0 / orders)
+            - (math.log(delta) + np.log(orders)) / (orders - 1.0)
+        )
+        kl = delta * delta + np.expm1(-rdp) > 0.0  # δ >= sqrt(1 - e^-KL): ε = 0
+    epsilons = np.where(kl, 0.0, epsilons)
+    epsilons = np.where(np.isnan(epsilons), np.inf, epsilons)
+    return max(0.0, float(np.min(epsilons)))
+
+
+def _rdp_delta(orders: np.ndarray, rdp: np.ndarray, epsilon: float) -> float:
+    """δ(ε) of an RDP curve: min over orders of Prop. 12 and the KL bound."""
+    if math.isinf(epsilon):
+        return 0.0 if np.any(np.isfinite(rdp)) else 1.0
+    with np.errstate(all="ignore"):
+        kl = 0.5 * np.log(-np.expm1(-rdp))
+        bound = (orders - 1.0) * (rdp - epsilon + np.log1p(-1.0 / orders)) - np.log(
+            orders
+        )
+    log_deltas = np.fmin(kl, bound)
+    return min(1.0, math.exp(float(np.min(log_deltas))))
+
+
+# ---------------------------------------------------------------------------------
+# Module-level conversions of numbers (validated)
+# ---------------------------------------------------------------------------------
+
+
+def zcdp_epsilon(rho: float, delta: float) -> float:
+    """Smallest ε such that ρ-zCDP implies (ε, ``delta``)-DP (an upper bound).
+
+    Returns the minimum of three valid bounds:
+
+    * ``inf over orders α > 1 of α ρ + log(1 - 1/α) - (log δ + log α) / (α - 1)``
+      (Prop. 12 / Cor. 13 of [1]_), minimised over a continuous α on a log scale
+      (grid, then bounded Brent), robust for tiny and huge ρ;
+    * the classic ``ρ + 2 sqrt(ρ log(1/δ))`` (Prop. 1.3 of [2]_);
+    * ``0`` when ``δ >= sqrt(1 - exp(-ρ))`` (total variation bounded through the
+      KL divergence, which is at most ρ).
+
+    Parameters
+    ----------
+    rho : float
+        In [0, inf]; ``inf`` means no guarantee.
+    delta : float
+        In [0, 1).
+
+    Returns
+    -------
+    float
+        ε >= 0; ``0`` if ``rho == 0``; ``inf`` if ``delta == 0 < rho`` or
+        ``rho == inf``.
+
+    Raises
+    ------
+    ValueError
+        If ``rho`` is NaN or negative, or ``delta`` is outside [0, 1).
+
+    References
+    ----------
+    .. [1] Canonne, Kamath & Steinke, "The Discrete Gaussian for Differential
+       Privacy", arXiv:2004.00010, Prop. 12 and Cor. 13.
+    .. [2] Bun & Steinke, "Concentrated Differential Privacy: Simplifications,
+       Extensions, and Lower Bounds", arXiv:1605.02065, Prop. 1.3.
+
+    Examples
+    --------
+    >>> round(zcdp_epsilon(0.05, 1e-5), 6)  # classic bound: 1.567427
+    1.308118
+    """
+    return _zcdp_epsilon(_check_nonnegative("rho", rho), check_delta("delta", delta))
+
+
+def zcdp_delta(rho: float, epsilon: float) -> float:
+    """Smallest δ such that ρ-zCDP implies (``epsilon``, δ)-DP (an upper bound).
+
+    The inverse of :func:`zcdp_epsilon`: the minimum over α > 1 of
+    ``exp((α-1)(αρ-ε)) / (α-1) * (1 - 1/α)**α``, of the classic
+    ``exp(-(ε-ρ)**2 / (4ρ))`` (ε > ρ) and of ``sqrt(1 - exp(-ρ))``.
+
+    Parameters
+    ----------
+    rho : float
+        In [0, inf].
+    epsilon : float
+        In [0, inf].
+
+    Returns
+    -------
+    float
+        δ in [0, 1].
+
+    Raises
+    ------
+    ValueError
+        If ``rho`` or ``epsilon`` is NaN or negative.
+
+    See Also
+    --------
+    zcdp_epsilon : the bounds and their references.
+
+    Examples
+    --------
+    >>> f"{zcdp_delta(0.05, 1.308118):.3g}"
+    '1e-05'
+    """
+    return _zcdp_delta(
+        _check_nonnegative("rho", rho), _check_target_epsilon("epsilon", epsilon)
+    )
+
+
+def gaussian_dp_delta(mu: float, epsilon: float) -> float:
+    """Exact δ(ε) of μ-Gaussian DP.
+
+    ``δ(ε) = Φ(-ε/μ + μ/2) - e^ε Φ(-ε/μ - μ/2)`` (Cor. 2.13 of [1]_; Thm 8 of
+    [2]_), evaluated in log space with ``scipy.special.log_ndtr`` so that it neither
+    overflows ``e^ε`` nor cancels for large μ.
+
+    Parameters
+    ----------
+    mu : float
+        In [0, inf]; ``inf`` means no guarantee.
+    epsilon : float
+        In [0, inf].
+
+    Returns
+    -------
+    float
+        δ in [0, 1]; ``0`` if ``mu == 0`` or ``epsilon == inf`` (finite μ).
+
+    Raises
+    ------
+    ValueError
+        If ``mu`` or ``epsilon`` is NaN or negative.
+
+    References
+    ----------
+    .. [1] Dong, Roth & Su, "Gaussian Differential Privacy", arXiv:1905.02383,
+       Cor. 2.13.
+    .. [2] Balle & Wang, "Improving the Gaussian Mechanism for Differential
+       Privacy", arXiv:1805.06530, Thm 8.
+
+    Examples
+    --------
+    >>> round(gaussian_dp_delta(1.0, 0.0), 6)  # total variation 2 Φ(1/2) - 1
+    0.382925
+    """
+    return _gdp_delta(
+        _check_nonnegative("mu", mu), _check_target_epsilon("epsilon", epsilon)
+    )
+
+
+def gaussian_dp_epsilon(mu: float, delta: float) -> float:
+    """Exact ε(δ) of μ-Gaussian DP: the root of the decreasing δ(ε).
+
+    Brent's method on ``log δ(ε) - log δ`` over a bracket that starts at the
+    classic zCDP bound for ρ = μ²/2 and grows if needed.
+
+    Parameters
+    ----------
+    mu : float
+        In [0, inf].
+    delta : float
+        In [0, 1).
+
+    Returns
+    -------
+    float
+        ε >= 0; ``0`` if ``mu == 0``; ``inf`` if ``delta == 0 < mu`` or
+        ``mu == inf``.
+
+    Raises
+    ------
+    ValueError
+        If ``mu`` is NaN or negative, or ``delta`` is outside [0, 1).
+
+    See Also
+    --------
+    gaussian_dp_delta : the formula and its references.
+
+    Examples
+    --------
+    >>> round(gaussian_dp_epsilon(10.0, 1e-5), 8)  # 100 x Gaussian, noise mult. 1
+    91.81728962
+    """
+    return _gdp_epsilon(_check_nonnegative("mu", mu), check_delta("delta", delta))
+
+
+def rdp_epsilon(orders: Iterable[float], rdp: Iterable[float], delta: float) -> float:
+    """Smallest ε such that an RDP curve implies (ε, ``delta``)-DP (an upper bound).
+
+    Minimum over the given orders of
+    ``rdp(α) + log(1 - 1/α) - (log δ + log α) / (α - 1)`` (Prop. 12 of
+    Canonne, Kamath & Steinke, arXiv:2004.00010), and ``0`` when
+    ``δ >= sqrt(1 - exp(-rdp(α)))`` for some order; the same conversion as
+    ``dp_accounting.rdp.rdp_privacy_accountant.compute_epsilon``, except that
+    orders in (1, 1.01] are used too (the bound holds for every order > 1).
+
+    Parameters
+    ----------
+    orders : sequence of float
+        Finite orders > 1, strictly increasing.
+    rdp : sequence of float
+        Rényi divergence bound at each order, in [0, inf]; same length.
+    delta : float
+        In [0, 1).
+
+    Returns
+    -------
+    float
+        ε >= 0; at ``delta == 0``, ``0`` if every ``rdp`` is 0 else ``inf``.
+
+    Raises
+    ------
+    ValueError
+        If the curve is malformed (see :class:`RDP`) or ``delta`` is outside [0, 1).
+    TypeError
+        If ``orders`` or ``rdp`` is not a sequence of real numbers.
+
+    Examples
+    --------
+    >>> round(rdp_epsilon([14.0], [14 * 0.05], 1e-5), 6)  # tree, T = 1000, σ = 10
+    1.308497
+    """
+    curve = RDP(orders, rdp)
+    return curve.get_epsilon(check_delta("delta", delta))
+
+
+def rdp_delta(orders: Iterable[float], rdp: Iterable[float], epsilon: float) -> float:
+    """Smallest δ such that an RDP curve implies (``epsilon``, δ)-DP.
+
+    Minimum over the orders of ``exp((α-1)(rdp(α) - ε + log(1 - 1/α)) - log α)``
+    and of ``sqrt(1 - exp(-rdp(α)))``: the inverse of :func:`rdp_epsilon`, as in
+    ``dp_accounting.rdp.rdp_privacy_accountant.compute_delta``.
+
+    Parameters
+    ----------
+    orders, rdp : sequence of float
+        As in :func:`rdp_epsilon`.
+    epsilon : float
+        In [0, inf].
+
+    Returns
+    -------
+    float
+        δ in [0, 1].
+
+    Raises
+    ------
+    ValueError
+        If the curve is malformed or ``epsilon`` is NaN or negative.
+    TypeError
+        If ``orders`` or ``rdp`` is not a sequence of real numbers.
+
+    Examples
+    --------
+    >>> f"{rdp_delta([14.0], [14 * 0.05], 1.308497):.3g}"
+    '1e-05'
+    """
+    curve = RDP(orders, rdp)
+    return curve.get_delta(_check_target_epsilon("epsilon", epsilon))
+
+
+# ---------------------------------------------------------------------------------
+# Guarantee types
+# ---------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ZCDP:
+    """ρ-zero-concentrated differential privacy (Bun & Steinke 2016, Def. 1.1).
+
+    Equivalent to (α, αρ)-RDP for every order α > 1.
+
+    Parameters
+    ----------
+    rho : float
+        In [0, inf]; ``0`` is perfect privacy and ``inf`` no guarantee.
+
+    Raises
+    ------
+    ValueError
+        If ``rho`` is NaN or negative.
+    TypeError
+        If ``rho`` is not a real number.
+
+    See Also
+    --------
+    zcdp_epsilon, zcdp_delta : the (ε, δ) conversions ``get_epsilon``/``get_delta``
+        use.
+
+    Examples
+    --------
+    >>> ZCDP(0.05).get_epsilon(1e-5) < 0.05 + 2 * (0.05 * 11.512925465)**0.5
+    True
+    """
+
+    rho: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rho", _check_nonnegative("rho", self.rho))
+
+    def get_epsilon(self, target_delta: float) -> float:
+        """Smallest implied ε at ``target_delta`` (see :func:`zcdp_epsilon`)."""
+        return _zcdp_epsilon(self.rho, check_delta("target_delta", target_delta))
+
+    def get_delta(self, target_epsilon: float) -> float:
+        """Smallest implied δ at ``target_epsilon`` (see :func:`zcdp_delta`)."""
+        return _zcdp_delta(
+            self.rho, _check_target_epsilon("target_epsilon", target_epsilon)
+        )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class GaussianDP:
+    """μ-Gaussian differential privacy (Dong, Roth & Su, arXiv:1905.02383).
+
+    Distinguishing neighbors is at least as hard as telling N(0, 1) from N(μ, 1):
+    the Gaussian mechanism with noise multiplier σ is (1/σ)-GDP, and k-fold
+    composition of μᵢ-GDP is sqrt(Σ μᵢ²)-GDP.
+
+    Parameters
+    ----------
+    mu : float
+        In [0, inf]; ``0`` is perfect privacy and ``inf`` no guarantee.
+
+    Raises
+    ------
+    ValueError
+        If ``mu`` is NaN or negative.
+    TypeError
+        If ``mu`` is not a real number.
+
+    See Also
+    --------
+    gaussian_dp_delta, gaussian_dp_epsilon : the exact conversions used.
+
+    Examples
+    --------
+    >>> round(GaussianDP(10**0.5 / 10).get_epsilon(1e-5), 6)  # tree σ=10, depth 10
+    1.19937
+    """
+
+    mu: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mu", _check_nonnegative("mu", self.mu))
+
+    def get_epsilon(self, target_delta: float) -> float:
+        """Exact ε at ``target_delta`` (see :func:`gaussian_dp_epsilon`)."""
+        return _gdp_epsilon(self.mu, check_delta("target_delta", target_delta))
+
+    def get_delta(self, target_epsilon: float) -> float:
+        """Exact δ at ``target_epsilon`` (see :func:`gaussian_dp_delta`)."""
+        return _gdp_delta(
+            self.mu, _check_target_epsilon("target_epsilon", target_epsilon)
+        )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RDP:
+    """A Rényi-DP curve: (α, ``rdp[i]``)-RDP at each order α = ``orders[i]``.
+
+    Parameters
+    ----------
+    orders : sequence of float
+        Finite orders > 1, strictly increasing; stored as a tuple of floats.
+    rdp : sequence of float
+        Rényi divergence bound (nats) at each order, in [0, inf]; same length.
+
+    Raises
+    ------
+    ValueError
+        If a value is NaN or out of range, ``orders`` is empty or not strictly
+        increasing, or the lengths differ.
+    TypeError
+        If either argument is not a sequence of real numbers.
+
+    References
+    ----------
+    .. [1] Mironov, "Rényi Differential Privacy", arXiv:1702.07476, Def. 4.
+
+    See Also
+    --------
+    rdp_epsilon, rdp_delta : the conversions ``get_epsilon``/``get_delta`` use.
+
+    Examples
+    --------
+    >>> curve = RDP([2, 4], [0.1, 0.2])
+    >>> curve.orders
+    (2.0, 4.0)
+    >>> round(curve.get_epsilon(1e-5), 6)
+    3.287862
+    """
+
+    orders: tuple[float, ...]
+    rdp: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        orders = _check_orders(self.orders)
+        rdp = _check_float_tuple("rdp", self.rdp)
+        if len(rdp) != len(orders):
+            raise ValueError(
+                f"`rdp` must have the same length as `orders` ({len(orders)}), "
+                f"got {len(rdp)}."
+            )
+        for i, value in enumerate(rdp):
+            if value < 0:
+                raise ValueError(f"`rdp[{i}]` must be in [0, inf], got {value!r}.")
+        object.__setattr__(self, "orders", orders)
+        object.__setattr__(self, "rdp", rdp)
+
+    def get_epsilon(self, target_delta: float) -> float:
+        """Smallest implied ε at ``target_delta`` (see :func:`rdp_epsilon`)."""
+        target_delta = check_delta("target_delta", target_delta)
+        return _rdp_epsilon(np.array(self.orders), np.array(self.rdp), target_delta)
+
+    def get_delta(self, target_epsilon: float) -> float:
+        """Smallest implied δ at ``target_epsilon`` (see :func:`rdp_delta`)."""
+        target_epsilon = _check_target_epsilon("target_epsilon", target_epsilon)
+        return _rdp_delta(np.array(self.orders), np.array(self.rdp), target_epsilon)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, eq=False)
+class PLD:
+    """A dp-accounting privacy loss distribution, as a guarantee.
+
+    The wrapped object is treated as immutable: never compose into it or change it
+    after wrapping (dp-accounting's ``compose`` returns a new object). Two wrappers
+    are equal when they hold the *same* object (identity) with the same flag.
+
+    Parameters
+    ----------
+    distribution : dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution
+        The distribution; ``get_epsilon``/``get_delta`` delegate to its
+        ``get_epsilon_for_delta``/``get_delta_for_epsilon``.
+    pessimistic : bool, default True
+        Whether ``distribution`` was built with pessimistic rounding (the
+        dp-accounting default), so that its δ(ε) is an upper bound. An optimistic
+        PLD is an estimate, not a guarantee: :func:`to_approx_dp` rejects it.
+
+    Raises
+    ------
+    TypeError
+        If ``distribution`` is not a ``PrivacyLossDistribution`` or ``pessimistic``
+        is not a bool.
+    """
+
+    distribution: PrivacyLossDistribution
+    pessimistic: bool = True
+
+    def __post_init__(self) -> None:
+        from dp_accounting.pld import privacy_loss_distribution
+
+        if not isinstance(
+            self.distribution, privacy_loss_distribution.PrivacyLossDistribution
+        ):
+            raise TypeError(
+                "`distribution` must be a dp_accounting PrivacyLossDistribution, "
+                f"got {type(self.distribution).__name__}."
+            )
+        if not isinstance(self.pessimistic, bool):
+            raise TypeError(
+                f"`pessimistic` must be a bool, got {type(self.pessimistic).__name__}."
+            )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PLD):
+            return NotImplemented
+        return (
+            self.distribution is other.distribution
+            and self.pessimistic == other.pessimistic
+        )
+
+    def __hash__(self) -> int:
+        return hash((id(self.distribution), self.pessimistic))
+
+    def get_epsilon(self, target_delta: float) -> float:
+        """ε at ``target_delta`` from the distribution (a bound if pessimistic)."""
+        target_delta = check_delta("target_delta", target_delta)
+        return float(self.distribution.get_epsilon_for_delta(target_delta))
+
+    def get_delta(self, target_epsilon: float) -> float:
+        """δ at ``target_epsilon`` from the distribution (hockey-stick divergence)."""
+        target_epsilon = _check_target_epsilon("target_epsilon", target_epsilon)
+        return float(self.distribution.get_delta_for_epsilon(target_epsilon))
+
+
+#: Every guarantee type (:data:`Guarantee` stays ``PureDP | ApproxDP``).
+AnyGuarantee = PureDP | ApproxDP | ZCDP | GaussianDP | RDP | PLD
+
+
+# ---------------------------------------------------------------------------------
+# Explicit conversions between guarantee types
+# ---------------------------------------------------------------------------------
+
+
+def pure_to_zcdp(guarantee: PureDP) -> ZCDP:
+    """ε-DP implies (ε²/2)-zCDP (Prop. 1.4 of Bun & Steinke, arXiv:1605.02065).
+
+    Raises
+    ------
+    IncompatibleGuaranteeError
+        If ``guarantee`` is not a :class:`PureDP`.
+
+    Examples
+    --------
+    >>> pure_to_zcdp(PureDP(0.5))
+    ZCDP(rho=0.125)
+    """
+    _require(guarantee, PureDP)
+    return ZCDP(0.5 * guarantee.epsilon**2)
+
+
+def gdp_to_zcdp(guarantee: GaussianDP) -> ZCDP:
+    """μ-GDP implies (μ²/2)-zCDP.
+
+    By Blackwell's theorem a μ-GDP pair of output distributions is a
+    post-processing of N(0, 1) vs N(μ, 1) (Dong, Roth & Su, arXiv:1905.02383,
+    Sec. 2), so by data processing its Rényi divergences are at most ``α μ² / 2``.
+
+    Raises
+    ------
+    IncompatibleGuaranteeError
+        If ``guarantee`` is not a :class:`GaussianDP`.
+
+    Examples
+    --------
+    >>> gdp_to_zcdp(GaussianDP(1.0))
+    ZCDP(rho=0.5)
+    """
+    _require(guarantee, GaussianDP)
+    return ZCDP(0.5 * guarantee.mu**2)
+
+
+def zcdp_to_rdp(guarantee: ZCDP, orders: Iterable[float] = DEFAULT_ORDERS) -> RDP:
+    """ρ-zCDP as the RDP curve ``rdp = α ρ`` at the given orders (exact by definition).
+
+    Parameters
+    ----------
+    guarantee : ZCDP
+    orders : sequence of float, default DEFAULT_ORDERS
+        Finite orders > 1, strictly increasing.
+
+    Raises
+    ------
+    IncompatibleGuaranteeError
+        If ``guarantee`` is not a :class:`ZCDP`.
+    ValueError
+        If ``orders`` is malformed.
+
+    Examples
+    --------
+    >>> zcdp_to_rdp(ZCDP(0.5), [2, 3]).rdp
+    (1.0, 1.5)
+    """
+    _require(guarantee, ZCDP)
+    orders = _check_orders(orders)
+    return RDP(orders, tuple(order * guarantee.rho for order in orders))
+
+
+def _approx_at(epsilon: float, delta: float) -> ApproxDP:
+    """ApproxDP(ε, δ), reporting an exact ε = 0 as the smallest positive float."""
+    return ApproxDP(max(epsilon, _SMALLEST_EPSILON), delta)
+
+
+def zcdp_to_approx_dp(guarantee: ZCDP, delta: float) -> ApproxDP:
+    """``ApproxDP(zcdp_epsilon(rho, delta), delta)``.
+
+    ApproxDP needs ε > 0, so an exact ε = 0 is reported as the smallest positive
+    normal float (a weaker, hence still valid, guarantee).
+
+    Raises
+    ------
+    IncompatibleGuaranteeError
+        If ``guarantee`` is not a :class:`ZCDP`.
+    ValueError
+        If ``delta`` is outside [0, 1).
+
+    Examples
+    --------
+    >>> round(zcdp_to_approx_dp(ZCDP(0.05), 1e-5).epsilon, 6)
+    1.308118
+    """
+    _require(guarantee, ZCDP)
+    delta = check_delta("delta", delta)
+    return _approx_at(_zcdp_epsilon(guarantee.rho, delta), delta)
+
+
+def gdp_to_approx_dp(guarantee: GaussianDP, delta: float) -> ApproxDP:
+    """``ApproxDP(gaussian_dp_epsilon(mu, delta), delta)`` (ε = 0 as in
+    :func:`zcdp_to_approx_dp`).
+
+    Raises
+    ------
+    IncompatibleGuaranteeError
+        If ``guarantee`` is not a :class:`GaussianDP`.
+    ValueError
+        If ``delta`` is outside [0, 1).
+    """
+    _require(guarantee, GaussianDP)
+    delta = check_delta("delta", delta)
+    return _approx_at(_gdp_epsilon(guarantee.mu, delta), delta)
+
+
+def rdp_to_approx_dp(guarantee: RDP, delta: float) -> ApproxDP:
+    """``ApproxDP(guarantee.get_epsilon(delta), delta)`` (ε = 0 as in
+    :func:`zcdp_to_approx_dp`).
+
+    Raises
+    ------
+    IncompatibleGuaranteeError
+        If ``guarantee`` is not an :class:`RDP`.
+    ValueError
+        If ``delta`` is outside [0, 1).
+    """
+    _require(guarantee, RDP)
+    delta = check_delta("delta", delta)
+    return _approx_at(guarantee.get_epsilon(delta), delta)
+
+
+def _pure_at(guarantee: PureDP, delta: float) -> ApproxDP:
+    """PureDP(ε) -> ApproxDP(ε, δ)."""
+    return ApproxDP(guarantee.epsilon, check_delta("delta", delta))
+
+
+def _approx_at_delta(guarantee: ApproxDP, delta: float) -> ApproxDP:
+    """ApproxDP(ε, δ0) -> ApproxDP(ε if δ >= δ0 else inf, δ)."""
+    delta = check_delta("delta", delta)
+    return ApproxDP(guarantee.get_epsilon(delta), delta)
+
+
+def _pld_at(guarantee: PLD, delta: float) -> ApproxDP:
+    """PLD -> ApproxDP(pld ε(δ), δ); optimistic PLDs are not guarantees."""
+    delta = check_delta("delta", delta)
+    if not guarantee.pessimistic:
+        raise ValueError(
+            "`guarantee.pessimistic` must be True to convert a PLD to ApproxDP, got "
+            "False: an optimistic PLD is an estimate, not a guarantee."
+        )
+    return _approx_at(guarantee.get_epsilon(delta), delta)
+
+
+_TO_APPROX_DP: dict[type, Callable[[Any, float], ApproxDP]] = {
+    PureDP: _pure_at,
+    ApproxDP: _approx_at_delta,
+    ZCDP: zcdp_to_approx_dp,
+    GaussianDP: gdp_to_approx_dp,
+    RDP: rdp_to_approx_dp,
+    PLD: _pld_at,
+}
+
+
+def to_approx_dp(guarantee: AnyGuarantee, delta: float) -> ApproxDP:
+    """Any guarantee as ``ApproxDP(guarantee.get_epsilon(delta), delta)``.
+
+    Dispatches on the type through a ``{type: function}`` table. The result is
+    implied by ``guarantee``, so its ε is never lower than ``guarantee``'s at any δ.
+    An exact ε = 0 is reported as the smallest positive float (see
+    :func:`zcdp_to_approx_dp`).
+
+    Parameters
+    ----------
+    guarantee : PureDP, ApproxDP, ZCDP, GaussianDP, RDP or PLD
+    delta : float
+        In [0, 1).
+
+    Returns
+    -------
+    ApproxDP
+        With ``.delta == delta``; ``epsilon`` is ``inf`` when no finite ε holds
+        (e.g. ``ApproxDP(1, 1e-5)`` at ``delta = 1e-6``).
+
+    Raises
+    ------
+    IncompatibleGuaranteeError
+        If ``guarantee`` is not one of the types above.
+    ValueError
+        If ``delta`` is outside [0, 1), or ``guarantee`` is a non-pessimistic PLD.
+
+    Examples
+    --------
+    >>> to_approx_dp(PureDP(1.0), 1e-6)
+    ApproxDP(epsilon=1.0, delta=1e-06)
+    >>> round(to_approx_dp(GaussianDP(10.0), 1e-5).epsilon, 6)
+    91.81729
+    """
+    for cls in type(guarantee).__mro__:
+        convert = _TO_APPROX_DP.get(cls)
+        if convert is not None:
+            return convert(guarantee, delta)
+    supported = ", ".join(cls.__name__ for cls in _TO_APPROX_DP)
+    raise IncompatibleGuaranteeError(
+        f"cannot convert {type(guarantee).__name__} to ApproxDP; expected one of "
+        f"{supported}."
+    )
 
 
 def format_epsilon(epsilon: float) -> str:

@@ -76,7 +76,7 @@ def test_constructor_validation() -> None:
 
 def test_empty_accountant() -> None:
     accountant = Accountant(disjoint=("agent",), sequential=("phase",))
-    assert accountant.routes(0.0) == {"pure": 0.0, "pld": 0.0}
+    assert set(accountant.routes(0.0).values()) == {0.0}
     assert accountant.get_epsilon(1e-6) == 0.0
     assert accountant.get_delta(0.0) == 0.0
     assert list(accountant.ledger.columns) == [
@@ -190,8 +190,8 @@ def test_non_private_release_is_infinite() -> None:
     accountant = Accountant(disjoint=("agent",))
     accountant.spend(events.Laplace(scale=1.0), key={"agent": 0})
     accountant.spend(events.NonPrivate(reason="raw X(0)"), key={"agent": 1})
-    assert accountant.routes(0.0) == {"pure": math.inf, "pld": math.inf}
-    assert accountant.routes(0.5) == {"pure": math.inf, "pld": math.inf}
+    assert set(accountant.routes(0.0).values()) == {math.inf}
+    assert set(accountant.routes(0.5).values()) == {math.inf}
     assert accountant.get_delta(100.0) == 1.0
     assert accountant.get_epsilon(0.0, where={"agent": 0}) == 1.0
     charges = accountant.charges
@@ -554,7 +554,9 @@ def test_pld_route_is_at_most_pure_plus_discretisation(
     routes = accountant.routes(delta)
     slack = (n_laplace + 1) * accountant.pld_discretization
     assert routes["pld"] <= routes["pure"] + slack
-    assert accountant.get_epsilon(delta) == min(routes.values())
+    # Routes within float rounding of the minimum are ties won by the simplest route.
+    smallest = min(routes.values())
+    assert smallest <= accountant.get_epsilon(delta) <= smallest * (1 + RELATIVE_TOLERANCE)
     assert accountant.get_epsilon(delta) <= routes["pure"]
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import typing
 
 import pytest
 from hypothesis import given
@@ -22,12 +23,45 @@ scales = st.floats(min_value=1e-3, max_value=1e3)
 sensitivities = st.floats(min_value=1e-3, max_value=1e3)
 horizons = st.integers(min_value=1, max_value=2**40)
 
-event_strategy = st.one_of(
+base_event_strategy = st.one_of(
     st.builds(events.Laplace, scale=scales, l1_sensitivity=sensitivities),
     st.builds(
         events.LaplaceTree, scale=scales, horizon=horizons, l1_sensitivity=sensitivities
     ),
     st.builds(events.NonPrivate, reason=st.text(max_size=20)),
+    st.builds(events.Gaussian, noise_stddev=scales, l2_sensitivity=sensitivities),
+    st.builds(
+        events.SymmetricMatrixGaussian,
+        noise_stddev=scales,
+        dim=st.integers(min_value=1, max_value=64),
+        frobenius_sensitivity=sensitivities,
+    ),
+    st.builds(
+        events.DiscreteLaplace,
+        scale=scales,
+        l1_sensitivity=st.integers(min_value=1, max_value=100),
+    ),
+    st.builds(events.DiscreteGaussian, sigma=scales, l2_sensitivity=sensitivities),
+    st.builds(events.RandomizedResponse, epsilon=scales),
+    st.builds(
+        events.GaussianTree,
+        noise_stddev=scales,
+        horizon=horizons,
+        l2_sensitivity=sensitivities,
+    ),
+    st.builds(
+        events.OpaqueApproxDP,
+        epsilon=scales,
+        delta=st.floats(min_value=0.0, max_value=0.5),
+    ),
+)
+event_strategy = st.one_of(
+    base_event_strategy,
+    st.builds(
+        events.SelfComposed,
+        event=base_event_strategy,
+        count=st.integers(min_value=1, max_value=10**6),
+    ),
 )
 
 
@@ -71,6 +105,137 @@ def test_bad_parameters_raise_value_error(factory, message: str) -> None:
         factory()
 
 
+@pytest.mark.parametrize(
+    ("factory", "message"),
+    [
+        (
+            lambda: events.Gaussian(noise_stddev=0.0),
+            r"`noise_stddev` must be in \(0, inf\)",
+        ),
+        (
+            lambda: events.Gaussian(noise_stddev=-1.0),
+            r"`noise_stddev` must be in \(0, inf\)",
+        ),
+        (
+            lambda: events.Gaussian(noise_stddev=math.nan),
+            r"`noise_stddev` must not be NaN",
+        ),
+        (
+            lambda: events.Gaussian(noise_stddev=1.0, l2_sensitivity=-1.0),
+            r"`l2_sensitivity` must be in \(0, inf\)",
+        ),
+        (
+            lambda: events.SymmetricMatrixGaussian(
+                noise_stddev=1.0, dim=0, frobenius_sensitivity=1.0
+            ),
+            r"`dim` must be >= 1, got 0",
+        ),
+        (
+            lambda: events.SymmetricMatrixGaussian(
+                noise_stddev=1.0, dim=3, frobenius_sensitivity=math.inf
+            ),
+            r"`frobenius_sensitivity` must be in \(0, inf\)",
+        ),
+        (
+            lambda: events.SymmetricMatrixGaussian(
+                noise_stddev=math.nan, dim=3, frobenius_sensitivity=1.0
+            ),
+            r"`noise_stddev` must not be NaN",
+        ),
+        (
+            lambda: events.DiscreteLaplace(scale=-2.0, l1_sensitivity=1),
+            r"`scale` must be in \(0, inf\)",
+        ),
+        (
+            lambda: events.DiscreteLaplace(scale=2.0, l1_sensitivity=1.5),
+            r"`l1_sensitivity` must be a positive integer .* got 1\.5",
+        ),
+        (
+            lambda: events.DiscreteGaussian(sigma=math.nan, l2_sensitivity=1.0),
+            r"`sigma` must not be NaN",
+        ),
+        (
+            lambda: events.DiscreteGaussian(sigma=1.0, l2_sensitivity=0.0),
+            r"`l2_sensitivity` must be in \(0, inf\)",
+        ),
+        (
+            lambda: events.RandomizedResponse(epsilon=0.0),
+            r"`epsilon` must be in \(0, inf\)",
+        ),
+        (
+            lambda: events.RandomizedResponse(epsilon=math.inf),
+            r"`epsilon` must be in \(0, inf\)",
+        ),
+        (
+            lambda: events.GaussianTree(noise_stddev=1.0, horizon=0),
+            r"`horizon` must be >= 1, got 0",
+        ),
+        (
+            lambda: events.GaussianTree(noise_stddev=-3.0, horizon=8),
+            r"`noise_stddev` must be in \(0, inf\)",
+        ),
+        (
+            lambda: events.OpaqueApproxDP(epsilon=1.0, delta=1.0),
+            r"`delta` must be in \[0, 1\), got 1\.0",
+        ),
+        (
+            lambda: events.OpaqueApproxDP(epsilon=1.0, delta=-1e-9),
+            r"`delta` must be in \[0, 1\)",
+        ),
+        (
+            lambda: events.OpaqueApproxDP(epsilon=math.nan, delta=0.0),
+            r"`epsilon` must not be NaN",
+        ),
+        (
+            lambda: events.SelfComposed(event=events.Laplace(scale=1.0), count=0),
+            r"`count` must be >= 1, got 0",
+        ),
+    ],
+)
+def test_bad_parameters_of_new_events_raise_value_error(factory, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        factory()
+
+
+def test_new_events_reject_bad_types() -> None:
+    laplace = events.Laplace(scale=1.0)
+    with pytest.raises(TypeError, match=r"`dim` must be an integer, got float"):
+        events.SymmetricMatrixGaussian(
+            noise_stddev=1.0,
+            dim=3.0,  # type: ignore[arg-type]
+            frobenius_sensitivity=1.0,
+        )
+    with pytest.raises(TypeError, match=r"`count` must be an integer, got float"):
+        events.SelfComposed(event=laplace, count=2.0)  # type: ignore[arg-type]
+    frozen = r"`event` must be a frozen event instance, got"
+    with pytest.raises(TypeError, match=frozen + r" list"):
+        events.SelfComposed(event=[1.0], count=2)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=frozen + r" type"):
+        events.SelfComposed(event=events.Laplace, count=2)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):  # keyword-only
+        events.Gaussian(1.0)  # type: ignore[misc]
+
+
+def test_new_event_fields_are_normalised() -> None:
+    matrix = events.SymmetricMatrixGaussian(
+        noise_stddev=2, dim=4, frobenius_sensitivity=1
+    )
+    assert type(matrix.noise_stddev) is float and type(matrix.dim) is int
+    assert matrix == events.SymmetricMatrixGaussian(
+        noise_stddev=2.0, dim=4, frobenius_sensitivity=1.0
+    )
+    discrete = events.DiscreteLaplace(scale=3, l1_sensitivity=2)
+    assert discrete == events.DiscreteLaplace(scale=3.0, l1_sensitivity=2.0)
+    assert events.Gaussian(noise_stddev=1.0).l2_sensitivity == 1.0
+    assert events.GaussianTree(noise_stddev=1.0, horizon=8).l2_sensitivity == 1.0
+    assert events.OpaqueApproxDP(epsilon=1, delta=0).delta == 0.0
+
+
+def test_event_union_lists_every_event_class() -> None:
+    names = {cls.__name__ for cls in typing.get_args(events.Event)}
+    assert names == set(events.__all__) - {"Event"}
+
+
 def test_bad_types_raise_type_error() -> None:
     with pytest.raises(TypeError, match=r"`horizon` must be an integer, got float"):
         events.LaplaceTree(scale=1.0, horizon=16.0)  # type: ignore[arg-type]
@@ -108,12 +273,32 @@ def test_events_are_hashable_and_immutable(event: events.Event) -> None:
     assert getattr(event, field) == before
 
 
+@given(base_event_strategy, st.integers(min_value=1, max_value=10**6))
+def test_self_composed_is_hashable_and_nests(event, count: int) -> None:
+    wrapped = events.SelfComposed(event=event, count=count)
+    assert wrapped == events.SelfComposed(event=dataclasses.replace(event), count=count)
+    assert hash(wrapped) == hash(events.SelfComposed(event=event, count=count))
+    assert wrapped != event
+    nested = events.SelfComposed(event=wrapped, count=2)
+    assert nested.event is wrapped and len({nested, wrapped}) == 2
+
+
 def test_different_parameters_are_different_events() -> None:
     assert events.Laplace(scale=1.0) != events.Laplace(scale=2.0)
     assert events.LaplaceTree(scale=1.0, horizon=8) != events.LaplaceTree(
         scale=1.0, horizon=16
     )
     assert events.Laplace(scale=1.0) != events.LaplaceTree(scale=1.0, horizon=1)
+    # same numbers, different mechanisms
+    assert events.Laplace(scale=1.0) != events.DiscreteLaplace(
+        scale=1.0, l1_sensitivity=1
+    )
+    assert events.Gaussian(noise_stddev=1.0) != events.GaussianTree(
+        noise_stddev=1.0, horizon=1
+    )
+    assert events.RandomizedResponse(epsilon=1.0) != events.OpaqueApproxDP(
+        epsilon=1.0, delta=0.0
+    )
 
 
 # ---------------------------------------------------------------------------------

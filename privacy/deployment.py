@@ -1,0 +1,381 @@
+"""Privacy budget reports for a deployment described in a TOML file.
+
+A deployment names the neighboring relation, the key levels that partition the data,
+the target δ, optionally the claim to compare with, and its releases. Each release is
+an event of :mod:`privacy.events` (or :class:`privacy.interval.IntervalRelease`) charged
+once per label combination of ``per`` and repeated ``count`` times. A numeric field
+may instead be the string ``"NAME.FIELD"``: the field of a paper calibration declared
+in a ``[calibration.NAME]`` table (see :data:`CALIBRATIONS`), so that a file can say
+"the noise FedUCB prescribes" instead of a number::
+
+    title = "FedUCB, paper calibration"
+    relation = "replace_one_context_reward"
+    disjoint = ["agent"]
+    target_delta = 0.1
+
+    [claim]
+    epsilon = 1.0
+    delta = 0.1
+    source = "Dubey & Pentland 2020, Prop. 4"
+
+    [calibration.feducb]
+    function = "feducb_privatizer"
+    epsilon = 1.0
+    delta = 0.1
+    horizon = 10000
+    n_agents = 10
+    dim = 10
+
+    [[release]]
+    name = "Privatizer tree"
+    event = "GaussianTree"
+    per = { agent = 10 }
+    noise_stddev = "feducb.noise_stddev"
+    horizon = 10000
+    l2_sensitivity = "feducb.l2_sensitivity"
+
+Malformed files raise :class:`~privacy.errors.DataFormatError` naming the file and the
+offending key; nothing is charged unless the whole file is valid.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from privacy import calibration, events
+from privacy.accountant import RELATIVE_TOLERANCE, Accountant
+from privacy.errors import DataFormatError
+from privacy.guarantees import format_epsilon
+from privacy.relations import parse_relation
+
+__all__ = [
+    "CALIBRATIONS",
+    "Deployment",
+    "DeploymentRelease",
+    "budget_report",
+    "build_accountant",
+    "load_deployment",
+    "parse_deployment",
+    "render_markdown",
+    "render_text",
+]
+
+#: Paper calibrations a deployment file may call by name.
+CALIBRATIONS = {
+    "feducb_privatizer": calibration.feducb_privatizer,
+    "li_song_epoch_scale": calibration.li_song_epoch_scale,
+    "fed_ucb_scale": calibration.fed_ucb_scale,
+    "interval_noise_scales": calibration.interval_noise_scales,
+}
+
+
+def _event_classes() -> dict[str, type]:
+    classes = {name: getattr(events, name) for name in events.__all__
+               if isinstance(getattr(events, name), type)}
+    try:
+        from privacy.interval import IntervalRelease
+
+        classes["IntervalRelease"] = IntervalRelease
+    except ImportError:  # pragma: no cover - interval module is part of the package
+        pass
+    return classes
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class DeploymentRelease:
+    """One kind of release: an event charged to every label combination of ``per``."""
+
+    name: str
+    event: Any
+    per: tuple[tuple[str, tuple[Any, ...]], ...]
+    count: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Deployment:
+    """A validated deployment description (see the module docstring)."""
+
+    title: str
+    relation: str
+    disjoint: tuple[str, ...]
+    sequential: tuple[str, ...]
+    target_delta: float
+    claim_epsilon: float | None
+    claim_delta: float | None
+    claim_source: str
+    releases: tuple[DeploymentRelease, ...]
+    calibrations: tuple[tuple[str, Any], ...]
+    source: str
+
+
+def _fail(source: str, where: str, message: str) -> DataFormatError:
+    return DataFormatError(f"{source}: {where}: {message}")
+
+
+def _resolve(value: Any, calibrated: Mapping[str, Any], source: str, where: str) -> Any:
+    if isinstance(value, str) and "." in value and value.split(".", 1)[0] in calibrated:
+        name, field = value.split(".", 1)
+        result = calibrated[name]
+        if not hasattr(result, field):
+            raise _fail(source, where, f"calibration {name!r} has no field {field!r}")
+        return getattr(result, field)
+    return value
+
+
+def _labels(spec: Any, source: str, where: str) -> tuple[Any, ...]:
+    if isinstance(spec, bool):
+        raise _fail(source, where, "labels must be a count or a list")
+    if isinstance(spec, int):
+        if spec < 1:
+            raise _fail(source, where, f"a label count must be >= 1, got {spec}")
+        return tuple(range(spec))
+    if isinstance(spec, list) and spec:
+        return tuple(spec)
+    raise _fail(source, where, "labels must be a positive count or a non-empty list")
+
+
+def parse_deployment(data: Mapping[str, Any], *, source: str = "<deployment>") -> Deployment:
+    """Validate a parsed TOML mapping and build a :class:`Deployment`.
+
+    Raises
+    ------
+    DataFormatError
+        On a missing or malformed key, an unknown event or calibration, or an event
+        whose fields are invalid (the message names the key and the problem).
+    """
+    allowed_top = {"title", "relation", "disjoint", "sequential", "target_delta", "claim",
+                   "calibration", "release"}
+    unknown = sorted(set(data) - allowed_top)
+    if unknown:
+        raise _fail(source, "top level", f"unknown key(s) {unknown}; allowed: {sorted(allowed_top)}")
+    try:
+        relation = parse_relation(data.get("relation", "replace_one_reward")).value
+        target_delta = float(data.get("target_delta", 0.0))
+        if not 0.0 <= target_delta < 1.0:
+            raise ValueError(f"`target_delta` must be in [0, 1), got {target_delta!r}.")
+    except (ValueError, TypeError) as error:
+        raise _fail(source, "top level", str(error)) from None
+    disjoint = tuple(data.get("disjoint", ("agent",)))
+    sequential = tuple(data.get("sequential", ()))
+    if not disjoint or not all(isinstance(level, str) for level in disjoint + sequential):
+        raise _fail(source, "disjoint", "must be a non-empty list of level names")
+
+    claim = data.get("claim", {})
+    claim_epsilon = claim.get("epsilon")
+    claim_delta = claim.get("delta", 0.0 if claim_epsilon is not None else None)
+    if claim_epsilon is not None and not (
+        isinstance(claim_epsilon, (int, float)) and claim_epsilon > 0
+    ):
+        raise _fail(source, "claim.epsilon", f"must be a number > 0, got {claim_epsilon!r}")
+    if claim_delta is not None and not (
+        isinstance(claim_delta, (int, float)) and 0 <= claim_delta < 1
+    ):
+        raise _fail(source, "claim.delta", f"must be in [0, 1), got {claim_delta!r}")
+
+    calibrated: dict[str, Any] = {}
+    for name, spec in data.get("calibration", {}).items():
+        where = f"calibration.{name}"
+        if not isinstance(spec, dict) or "function" not in spec:
+            raise _fail(source, where, "needs a `function` key")
+        function = CALIBRATIONS.get(spec["function"])
+        if function is None:
+            raise _fail(source, where, f"unknown function {spec['function']!r}; "
+                                       f"known: {sorted(CALIBRATIONS)}")
+        args = {k: v for k, v in spec.items() if k != "function"}
+        positional = [args.pop(k) for k in ("epsilon", "delta") if k in args]
+        try:
+            calibrated[name] = function(*positional, **args)
+        except (ValueError, TypeError) as error:
+            raise _fail(source, where, str(error)) from None
+
+    classes = _event_classes()
+    releases = []
+    raw_releases = data.get("release", [])
+    if not isinstance(raw_releases, list) or not raw_releases:
+        raise _fail(source, "release", "at least one [[release]] table is required")
+    for index, spec in enumerate(raw_releases):
+        where = f"release[{index}]"
+        if not isinstance(spec, dict) or "event" not in spec:
+            raise _fail(source, where, "needs an `event` key")
+        cls = classes.get(spec["event"])
+        if cls is None:
+            raise _fail(source, where, f"unknown event {spec['event']!r}; known: {sorted(classes)}")
+        per_spec = spec.get("per", {})
+        if not isinstance(per_spec, dict):
+            raise _fail(source, f"{where}.per", "must be a table of level = labels")
+        missing = [level for level in disjoint if level not in per_spec]
+        if missing:
+            raise _fail(source, f"{where}.per", f"no labels for the disjoint level(s) {missing}")
+        undeclared = sorted(set(per_spec) - set(disjoint) - set(sequential))
+        if undeclared:
+            raise _fail(source, f"{where}.per", f"level(s) {undeclared} are not declared")
+        per = tuple((level, _labels(per_spec[level], source, f"{where}.per.{level}"))
+                    for level in per_spec)
+        count = spec.get("count", 1)
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise _fail(source, f"{where}.count", f"must be an integer >= 1, got {count!r}")
+        fields = {k: _resolve(v, calibrated, source, f"{where}.{k}") for k, v in spec.items()
+                  if k not in ("event", "per", "count", "name")}
+        fields = {k: (tuple(v) if isinstance(v, (list, np.ndarray)) else v)
+                  for k, v in fields.items()}
+        try:
+            event = cls(**fields)
+        except (ValueError, TypeError) as error:
+            raise _fail(source, where, f"{spec['event']}: {error}") from None
+        releases.append(DeploymentRelease(
+            name=str(spec.get("name", spec["event"])), event=event, per=per, count=count,
+        ))
+    return Deployment(
+        title=str(data.get("title", Path(source).stem)),
+        relation=relation,
+        disjoint=disjoint,
+        sequential=sequential,
+        target_delta=target_delta,
+        claim_epsilon=None if claim_epsilon is None else float(claim_epsilon),
+        claim_delta=None if claim_delta is None else float(claim_delta),
+        claim_source=str(claim.get("source", "")),
+        releases=tuple(releases),
+        calibrations=tuple(calibrated.items()),
+        source=source,
+    )
+
+
+def load_deployment(path: str | Path) -> Deployment:
+    """Read and validate a deployment TOML file.
+
+    Raises
+    ------
+    DataFormatError
+        If the file is not valid TOML or not a valid deployment.
+    OSError
+        If the file cannot be read.
+    """
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as error:
+        raise DataFormatError(f"{path}: not valid TOML: {error}") from None
+    return parse_deployment(data, source=str(path))
+
+
+def build_accountant(deployment: Deployment) -> Accountant:
+    """An accountant charged with every release of ``deployment``."""
+    accountant = Accountant(
+        relation=deployment.relation, disjoint=deployment.disjoint,
+        sequential=deployment.sequential,
+    )
+    for release in deployment.releases:
+        levels = [level for level, _ in release.per]
+        combos = list(itertools.product(*(labels for _, labels in release.per)))
+        keys = {
+            level: np.repeat(np.array([c[i] for c in combos], dtype=object), release.count)
+            for i, level in enumerate(levels)
+        }
+        accountant.spend_many(release.event, keys=keys)
+    return accountant
+
+
+def budget_report(deployment: Deployment) -> dict[str, Any]:
+    """Every route, the tightest, the lower bracket and the spend per label.
+
+    Returns
+    -------
+    dict
+        ``routes`` {name: ε}, ``tightest`` {route, epsilon}, ``lower_bound`` (the
+        optimistic PLD, where available), ``per_level`` {level: {label: ε}}, the claim
+        and a verdict (``holds`` / ``violated``) when a claim is given. ε is reported
+        at the claim's δ if there is a claim, else at ``target_delta``.
+    """
+    accountant = build_accountant(deployment)
+    delta = deployment.claim_delta if deployment.claim_epsilon is not None else deployment.target_delta
+    routes = accountant.routes(delta)
+    route, epsilon = accountant.tightest(delta)
+    lower = accountant.lower_bound(delta) if hasattr(accountant, "lower_bound") else None
+    per_level: dict[str, dict[str, float]] = {}
+    for level in deployment.disjoint + deployment.sequential:
+        labels = sorted({label for r in deployment.releases for lv, ls in r.per if lv == level
+                         for label in ls}, key=repr)
+        if labels:
+            per_level[level] = {
+                str(label): accountant.get_epsilon(delta, where={level: label}) for label in labels
+            }
+    report: dict[str, Any] = {
+        "title": deployment.title,
+        "source": deployment.source,
+        "relation": deployment.relation,
+        "disjoint": list(deployment.disjoint),
+        "delta": delta,
+        "routes": routes,
+        "tightest": {"route": route, "epsilon": epsilon},
+        "lower_bound": lower,
+        "per_level": per_level,
+        "releases": [
+            {"name": r.name, "event": repr(r.event), "per": {lv: len(ls) for lv, ls in r.per},
+             "count": r.count}
+            for r in deployment.releases
+        ],
+        "calibrations": {name: dataclasses.asdict(value) if dataclasses.is_dataclass(value)
+                         else value for name, value in deployment.calibrations},
+        "claim": None,
+        "verdict": None,
+    }
+    if deployment.claim_epsilon is not None:
+        report["claim"] = {"epsilon": deployment.claim_epsilon, "delta": deployment.claim_delta,
+                           "source": deployment.claim_source}
+        holds = epsilon <= deployment.claim_epsilon * (1 + RELATIVE_TOLERANCE)
+        report["verdict"] = "holds" if holds else "violated"
+        report["slack"] = deployment.claim_epsilon / epsilon if epsilon > 0 else math.inf
+    return report
+
+
+def render_text(report: Mapping[str, Any]) -> str:
+    """A plain-text table of :func:`budget_report`."""
+    lines = [f"{report['title']} ({report['relation']}, δ = {report['delta']:g})"]
+    if report["claim"]:
+        c = report["claim"]
+        lines.append(f"claimed: ε = {c['epsilon']:g}, δ = {c['delta']:g}  [{c['source']}]")
+    lines.append(f"{'route':<12}{'ε':>14}")
+    for name, value in report["routes"].items():
+        mark = "  <- tightest" if name == report["tightest"]["route"] else ""
+        lines.append(f"{name:<12}{format_epsilon(value):>14}{mark}")
+    if report.get("lower_bound") is not None:
+        lines.append(f"{'lower (PLD)':<12}{format_epsilon(report['lower_bound']):>14}")
+    for level, spends in report["per_level"].items():
+        values = ", ".join(f"{label}: {format_epsilon(v)}" for label, v in spends.items())
+        lines.append(f"per {level}: {values}")
+    if report["verdict"]:
+        lines.append(f"verdict: {report['verdict']} (claim / accountant = {report['slack']:.3g})")
+    return "\n".join(lines)
+
+
+def render_markdown(report: Mapping[str, Any]) -> str:
+    """A Markdown page of :func:`budget_report`."""
+    lines = [f"# Privacy budget: {report['title']}", "",
+             (f"Relation `{report['relation']}`, disjoint levels {report['disjoint']}, "
+             f"δ = {report['delta']:g}. Source: `{report['source']}`."), ""]
+    if report["claim"]:
+        c = report["claim"]
+        lines += [(f"**Claim:** ε = {c['epsilon']:g}, δ = {c['delta']:g} ({c['source']}). "
+                  f"**Verdict: {report['verdict']}** (claim / accountant = {report['slack']:.3g})."),
+                  ""]
+    lines += ["| route | ε |", "|---|---|"]
+    for name, value in report["routes"].items():
+        bold = "**" if name == report["tightest"]["route"] else ""
+        lines.append(f"| {bold}{name}{bold} | {bold}{format_epsilon(value)}{bold} |")
+    if report.get("lower_bound") is not None:
+        lines.append(f"| lower bracket (optimistic PLD) | {format_epsilon(report['lower_bound'])} |")
+    for level, spends in report["per_level"].items():
+        lines += ["", f"## Spend per {level}", "", f"| {level} | ε |", "|---|---|"]
+        lines += [f"| {label} | {format_epsilon(v)} |" for label, v in spends.items()]
+    lines += ["", "## Releases", "", "| name | event | per | count |", "|---|---|---|---|"]
+    for r in report["releases"]:
+        lines.append(f"| {r['name']} | `{r['event']}` | {r['per']} | {r['count']} |")
+    return "\n".join(lines) + "\n"

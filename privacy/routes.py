@@ -1,0 +1,944 @@
+"""Per-event handlers and composition routes over one cell of the ledger.
+
+A *cell* is the sequential composition of the releases that can touch one record: a
+sequence of ``(event, count)`` pairs (the accountant builds cells; parallel composition
+*across* cells is the accountant's job). Every event type registers an
+:class:`EventHandlers` bundle of small pure functions (STYLE §3: dispatch through a
+table, no ``isinstance`` chains); a *route* composes the cell through one family of
+handlers and converts the result to ε at a target δ.
+
+Routes
+------
+``pure``      Σ count·ε_i when every event is pure; finite at ``delta = 0``.
+``basic``     Σ count·ε_i(δ_i) with Σ count·δ_i <= target: valid for *any* ledger, so
+              every other route is capped by it (a looser route falls back to basic).
+``advanced``  Dwork, Rothblum & Vadhan 2010, Thm. III.3, heterogeneous form
+              Σ ε_i (e^{ε_i} - 1) + √(2 ln(1/δ') Σ ε_i²), with δ' + Σ δ_i = target.
+``optimal``   Kairouz, Oh & Viswanath 2015, Thm. 3.3: exact k-fold composition of
+              (ε, δ)-DP mechanisms, computed in log space (k = 10⁴ works;
+              dp-accounting's ``advanced_composition`` overflows at k = 1000).
+``rdp``       Σ RDP curves, Balle et al. 2020 conversion (:func:`~privacy.guarantees.
+              rdp_epsilon`).
+``zcdp``      Σ ρ, tight zCDP conversion (:func:`~privacy.guarantees.zcdp_epsilon`).
+``gdp``       Exact: μ = √Σ μ_i² when every event is Gaussian (Dong, Roth & Su 2019,
+              Cor. 3.3), converted by :func:`~privacy.guarantees.gaussian_dp_epsilon`.
+``pld``       dp-accounting's privacy-loss distribution, pessimistic (an upper bound).
+
+A route that does not apply to a cell (an event without that handler, or ``delta = 0``
+for the δ-based conversions) is ``inf``. Identical events are batched by
+self-composition; Gaussian-family events are merged into one Gaussian of μ = √Σ μ_i²
+(exact); per-event curves and PLDs are cached on the (hashable) events.
+
+Built-in handlers (sensitivities are the relation's, see :mod:`privacy.events`):
+
+=======================  ===============================================================
+Laplace                  pure Δ/b; exact Laplace RDP (Mironov 2017, Prop. 6); PLD
+                         ``from_laplace_mechanism(b/Δ)`` (the loss depends on |f(x) -
+                         f(x')| only, so this is right under every relation)
+LaplaceTree              expanded into ``tree_depth(T)`` sequential Laplace releases
+NonPrivate               no guarantee: ``inf`` on every route
+Gaussian, GaussianTree,  GDP μ = Δ/σ, √depth·Δ/σ, ‖D‖_F/(√2σ); ρ = μ²/2; RDP αμ²/2;
+SymmetricMatrixGaussian  all merged into one Gaussian PLD of μ = √Σ μ_i²
+DiscreteLaplace          pure Δ/t; PLD ``from_discrete_laplace_mechanism(1/t, Δ)``
+DiscreteGaussian         ρ = Δ²/(2σ²): zCDP, RDP and basic via zCDP; no GDP or PLD
+RandomizedResponse       pure ε; exact (ε, 0) randomized-response PLD
+OpaqueApproxDP           (ε, δ) in basic/advanced/optimal; worst-case (ε, δ) PLD; pure,
+                         RDP and zCDP only when δ = 0
+SelfComposed             expanded into ``count`` releases of its event
+=======================  ===============================================================
+
+Missing handlers are derived where a theorem allows it: pure ε gives RDP through the
+sharp pure→RDP bound (randomized response, Steinke 2024, differentialprivacy.org,
+"Sharp RDP & zCDP from Pure DP", Thm. 4), zCDP ``ε²/2`` (Bun & Steinke 2016, Prop.
+1.4) and the (ε, 0) randomized-response PLD; GDP μ gives ``ρ = μ²/2``, RDP ``α μ²/2``
+and the Gaussian PLD; zCDP ρ gives RDP ``α ρ``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from scipy import special
+
+from privacy._checks import check_delta, check_int_at_least, check_positive, check_real
+from privacy.errors import UnsupportedEventError
+from privacy.events import (
+    DiscreteGaussian,
+    DiscreteLaplace,
+    Gaussian,
+    GaussianTree,
+    Laplace,
+    LaplaceTree,
+    NonPrivate,
+    OpaqueApproxDP,
+    RandomizedResponse,
+    SelfComposed,
+    SymmetricMatrixGaussian,
+)
+from privacy.guarantees import (
+    DEFAULT_ORDERS,
+    PureDP,
+    gaussian_dp_delta,
+    gaussian_dp_epsilon,
+    rdp_delta,
+    rdp_epsilon,
+    zcdp_delta,
+    zcdp_epsilon,
+)
+from privacy.tree import tree_depth
+
+__all__ = [
+    "ROUTES",
+    "EventHandlers",
+    "compose_delta",
+    "compose_routes",
+    "handlers_for",
+    "pld_lower_bound",
+    "register_event",
+]
+
+#: Route names, in the order :func:`compose_routes` reports them.
+ROUTES = ("pure", "basic", "advanced", "optimal", "rdp", "zcdp", "gdp", "pld")
+
+#: Relative slack on δ sums (float rounding of Σ count·δ_i only, never modelling).
+_DELTA_SLACK = 1e-12
+#: δ allowed per PLD operation for tail mass dp-accounting truncates (lower bound).
+_TRUNCATION_ALLOWANCE = 1e-14
+#: Fractions of the free δ given to δ' by the advanced route (the best one is kept).
+_ADVANCED_SPLITS = (0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99)
+
+Cell = Sequence[tuple[Any, int]]
+
+
+@dataclasses.dataclass(frozen=True)
+class EventHandlers:
+    """The functions that price one event type; every field is optional.
+
+    Parameters
+    ----------
+    pure : callable ``(event) -> float``, optional
+        Pure ε (``inf`` if the event is not pure).
+    approx : callable ``(event, delta_share) -> (epsilon_i, delta_i)``, optional
+        An (ε_i, δ_i) pair the event satisfies, spending at most ``delta_share``
+        unless the event has its own fixed δ (e.g. :class:`OpaqueApproxDP`). Used by
+        the basic, advanced and optimal routes, which first call it with
+        ``delta_share = 0``: a finite ε there means "(ε, δ_i)-DP on its own",
+        ``inf`` means "needs a share of δ". Gaussian-type events take ε_i from the
+        exact GDP conversion at ``δ_i = delta_share``. Derived from ``pure``,
+        ``gdp``, ``zcdp`` or ``rdp`` when missing.
+    rdp : callable ``(event, orders) -> ndarray``, optional
+        RDP curve at ``orders`` (float64, shape ``orders.shape``, ``inf`` allowed).
+    zcdp : callable ``(event) -> float or None``, optional
+        ρ of zCDP.
+    gdp : callable ``(event) -> float or None``, optional
+        μ of Gaussian DP; only for mechanisms that are exactly Gaussian.
+    pld : callable ``(event, discretization, pessimistic) -> PrivacyLossDistribution``
+        dp-accounting PLD of one release, or ``None``. ``pessimistic=True`` must give
+        an upper bound, ``False`` a lower one.
+    """
+
+    pure: Callable[[Any], float] | None = None
+    approx: Callable[[Any, float], tuple[float, float]] | None = None
+    rdp: Callable[[Any, np.ndarray], np.ndarray] | None = None
+    zcdp: Callable[[Any], float | None] | None = None
+    gdp: Callable[[Any], float | None] | None = None
+    pld: Callable[[Any, float, bool], Any] | None = None
+
+
+_REGISTRY: dict[type, EventHandlers] = {}
+
+
+def register_event(event_type: type, handlers: EventHandlers) -> None:
+    """Register (or replace) the handlers of ``event_type``; clears every cache.
+
+    Dispatch is on the exact type: a subclass is a new meaning and needs its own entry.
+
+    Raises
+    ------
+    TypeError
+        If ``event_type`` is not a class, ``handlers`` is not an
+        :class:`EventHandlers`, or one of its fields is neither None nor callable.
+    """
+    if not isinstance(event_type, type):
+        raise TypeError(
+            f"`event_type` must be a class, got {type(event_type).__name__}."
+        )
+    if not isinstance(handlers, EventHandlers):
+        raise TypeError(
+            f"`handlers` must be an EventHandlers, got {type(handlers).__name__}."
+        )
+    for field in dataclasses.fields(handlers):
+        value = getattr(handlers, field.name)
+        if value is not None and not callable(value):
+            raise TypeError(f"handler `{field.name}` must be callable or None.")
+    _REGISTRY[event_type] = handlers
+    for cached in _CACHES:
+        cached.cache_clear()
+
+
+def handlers_for(event: Any) -> EventHandlers:
+    """The :class:`EventHandlers` registered for ``type(event)``.
+
+    Raises
+    ------
+    UnsupportedEventError
+        If the type was never registered.
+    """
+    handlers = _REGISTRY.get(type(event))
+    if handlers is None:
+        raise UnsupportedEventError(
+            f"no accountant handler for {type(event).__name__}."
+        )
+    return handlers
+
+
+# ----------------------------------------------------------------- resolved quantities
+def _finite(value: float | None) -> bool:
+    return value is not None and math.isfinite(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _pure(event: Any) -> float:
+    """Pure ε of one release (``inf`` if not pure)."""
+    handlers = handlers_for(event)
+    if handlers.pure is not None:
+        return float(handlers.pure(event))
+    if handlers.approx is not None:
+        epsilon, delta = handlers.approx(event, 0.0)
+        if delta == 0 and math.isfinite(epsilon):
+            return float(epsilon)
+    return math.inf
+
+
+@functools.lru_cache(maxsize=4096)
+def _gdp(event: Any) -> float | None:
+    """μ of one release, or None."""
+    handlers = handlers_for(event)
+    mu = handlers.gdp(event) if handlers.gdp is not None else None
+    return float(mu) if _finite(mu) else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _zcdp(event: Any) -> float | None:
+    """Smallest valid ρ of one release (handler, ``μ²/2``, ``ε²/2``), or None."""
+    handlers = handlers_for(event)
+    rho = handlers.zcdp(event) if handlers.zcdp is not None else None
+    candidates = [float(rho)] if _finite(rho) else []
+    if (mu := _gdp(event)) is not None:
+        candidates.append(mu**2 / 2)
+    if math.isfinite(epsilon := _pure(event)):
+        candidates.append(epsilon**2 / 2)  # Bun & Steinke 2016, Prop. 1.4
+    return min(candidates) if candidates else None
+
+
+def _laplace_rdp(epsilon: float, orders: np.ndarray) -> np.ndarray:
+    """Exact RDP of the Laplace mechanism with ε = Δ/b (Mironov 2017, Prop. 6)."""
+    a = np.log(orders / (2 * orders - 1)) + (orders - 1) * epsilon
+    b = np.log((orders - 1) / (2 * orders - 1)) - orders * epsilon
+    return np.clip(np.logaddexp(a, b) / (orders - 1), 0.0, epsilon)
+
+
+def _pure_rdp(epsilon: float, orders: np.ndarray) -> np.ndarray:
+    """Sharp RDP of any ε-DP mechanism: that of randomized response (Steinke 2024)."""
+    ratio = np.log1p(np.exp(-epsilon)) - np.log1p(np.exp(-(2 * orders - 1) * epsilon))
+    return np.clip(epsilon - ratio / (orders - 1), 0.0, epsilon)
+
+
+@functools.lru_cache(maxsize=4096)
+def _rdp(event: Any, orders: tuple[float, ...]) -> np.ndarray | None:
+    """Read-only RDP curve of one release at ``orders`` (pointwise min of every valid
+    bound: its handler, ``α ρ`` and the sharp pure-DP curve), or None."""
+    grid = np.asarray(orders, dtype=np.float64)
+    handlers = handlers_for(event)
+    curves = []
+    if handlers.rdp is not None:
+        curve = np.asarray(handlers.rdp(event, grid), dtype=np.float64)
+        if curve.shape != grid.shape:
+            raise ValueError(
+                f"rdp handler of {type(event).__name__} returned shape {curve.shape}, "
+                f"expected {grid.shape}."
+            )
+        curves.append(curve)
+    if (rho := _zcdp(event)) is not None:
+        curves.append(grid * rho)
+    if math.isfinite(epsilon := _pure(event)):
+        curves.append(_pure_rdp(epsilon, grid))
+    if not curves:
+        return None
+    curve = np.min(curves, axis=0)
+    if not np.any(np.isfinite(curve)):
+        return None
+    curve.flags.writeable = False
+    return curve
+
+
+@functools.lru_cache(maxsize=8192)
+def _approx(event: Any, delta_share: float) -> tuple[float, float]:
+    """(ε_i, δ_i) of one release given a δ share (derived if no handler)."""
+    handlers = handlers_for(event)
+    if handlers.approx is not None:
+        epsilon, delta = handlers.approx(event, delta_share)
+        return float(epsilon), float(delta)
+    if math.isfinite(epsilon := _pure(event)):
+        return epsilon, 0.0
+    if delta_share <= 0:
+        return math.inf, 0.0
+    if (mu := _gdp(event)) is not None:
+        return gaussian_dp_epsilon(mu, delta_share), delta_share
+    if (rho := _zcdp(event)) is not None:
+        return zcdp_epsilon(rho, delta_share), delta_share
+    curve = _rdp(event, tuple(DEFAULT_ORDERS))
+    if curve is not None:
+        finite = np.isfinite(curve)
+        orders = np.asarray(DEFAULT_ORDERS, dtype=np.float64)[finite]
+        return rdp_epsilon(orders, curve[finite], delta_share), delta_share
+    return math.inf, 0.0
+
+
+def _two_point_pld(
+    epsilon: float, delta: float, discretization: float, pessimistic: bool
+):
+    """PLD of the (ε, δ) randomized response, the worst (ε, δ)-DP mechanism.
+
+    Pessimistic: each atom at loss ``l`` is split between the grid points ``a < l < b``
+    keeping its mass and ``E[e^{-L}]`` (connect-the-dots, Doroshenko et al. 2022):
+    exact for ε' outside ``(a, b)`` and the chord of a convex curve inside, so an
+    upper bound whose error does not grow with composition. Optimistic: round down.
+    """
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
+    masses: dict[int, float] = {}
+    for loss, mass in (
+        (epsilon, (1 - delta) / (1 + math.exp(-epsilon))),
+        (-epsilon, (1 - delta) / (1 + math.exp(epsilon))),
+    ):
+        low = math.floor(loss / discretization)
+        high = math.ceil(loss / discretization)
+        if not pessimistic or low == high:
+            masses[low] = masses.get(low, 0.0) + mass
+            continue
+        a, b = low * discretization, high * discretization
+        # w_b e^{-b} + (mass - w_b) e^{-a} = mass e^{-loss}
+        upper = mass * -math.expm1(a - loss) / -math.expm1(a - b)
+        masses[low] = masses.get(low, 0.0) + (mass - upper)
+        masses[high] = masses.get(high, 0.0) + upper
+    return pld_lib.PrivacyLossDistribution.create_from_rounded_probability(
+        masses, delta, discretization, pessimistic_estimate=pessimistic
+    )
+
+
+@functools.lru_cache(maxsize=32)
+def _gaussian_pld(mu: float, discretization: float, pessimistic: bool):
+    """PLD of the Gaussian mechanism with GDP parameter ``mu``."""
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
+    return pld_lib.from_gaussian_mechanism(
+        1.0 / mu,
+        sensitivity=1.0,
+        pessimistic_estimate=pessimistic,
+        value_discretization_interval=discretization,
+        use_connect_dots=pessimistic,
+    )
+
+
+@functools.lru_cache(maxsize=128)
+def _event_pld(event: Any, count: int, discretization: float, pessimistic: bool):
+    """PLD of ``count`` releases of ``event`` (one self-composition), or None."""
+    handlers = handlers_for(event)
+    base = None
+    if handlers.pld is not None:
+        base = handlers.pld(event, discretization, pessimistic)
+    elif (mu := _gdp(event)) is not None:
+        base = _gaussian_pld(mu, discretization, pessimistic)
+    elif math.isfinite(epsilon := _pure(event)):
+        base = _two_point_pld(epsilon, 0.0, discretization, pessimistic)
+    if base is None or count == 1:
+        return base
+    return base.self_compose(count)
+
+
+# ---------------------------------------------------------------------- cell handling
+def _expand(event: Any, count: int) -> list[tuple[Any, int]]:
+    """Rewrite structural events into their parts (exact equivalences)."""
+    if type(event) is SelfComposed:
+        return _expand(event.event, count * event.count)
+    if type(event) is LaplaceTree:  # depth sequential Laplace releases per record
+        part = Laplace(scale=event.scale, l1_sensitivity=event.l1_sensitivity)
+        return [(part, count * tree_depth(event.horizon))]
+    return [(event, count)]
+
+
+def _normalize(cell: Cell) -> tuple[tuple[Any, int], ...]:
+    """Validate ``cell`` and merge it into distinct ``(event, count)`` pairs."""
+    if isinstance(cell, (str, bytes)) or not isinstance(cell, Sequence):
+        raise TypeError(
+            "`cell` must be a sequence of (event, count) pairs, "
+            f"got {type(cell).__name__}."
+        )
+    counts: dict[Any, int] = {}
+    for item in cell:
+        if not isinstance(item, tuple) or len(item) != 2:
+            raise TypeError(
+                f"each cell entry must be an (event, count) pair, got {item!r}."
+            )
+        event, count = item
+        count = check_int_at_least("count", count, 1)
+        for part, k in _expand(event, count):
+            handlers_for(part)
+            counts[part] = counts.get(part, 0) + k
+    return tuple(counts.items())
+
+
+def _check_orders(orders: Sequence[float]) -> tuple[float, ...]:
+    """Return RDP orders as a sorted tuple of distinct floats > 1."""
+    grid = np.asarray(orders, dtype=np.float64)
+    if grid.ndim != 1 or grid.size == 0 or not np.all(np.isfinite(grid) & (grid > 1)):
+        raise ValueError(
+            "`orders` must be a non-empty 1-D sequence of finite floats > 1."
+        )
+    return tuple(float(x) for x in np.unique(grid))
+
+
+def _per_copy(items, target_delta: float, delta_prime_fraction: float):
+    """``([(ε_i, count)], δ')`` for one δ split, or None if the δ's do not fit.
+
+    Events that are (ε_i, δ_i)-DP on their own (pure, opaque) keep their δ_i; the
+    rest of ``target_delta`` goes to δ' (a ``delta_prime_fraction`` of it, all of it
+    if no event needs a share) and to equal per-copy shares of the other events.
+    """
+    own = [_approx(event, 0.0) for event, _ in items]
+    flexible = [not math.isfinite(epsilon) for epsilon, _ in own]
+    fixed_delta = math.fsum(
+        count * delta
+        for (_, count), (_, delta), flex in zip(items, own, flexible)
+        if not flex
+    )
+    free = max(target_delta - fixed_delta, 0.0)
+    n_flexible = sum(count for (_, count), flex in zip(items, flexible) if flex)
+    delta_prime = free * (delta_prime_fraction if n_flexible else 1.0)
+    share = (free - delta_prime) / n_flexible if n_flexible else 0.0
+    pairs, spent = [], [fixed_delta, delta_prime]
+    for (event, count), pair, flex in zip(items, own, flexible):
+        if flex:
+            pair = _approx(event, share)
+            spent.append(count * pair[1])
+        pairs.append((pair[0], count))
+    if math.fsum(spent) > target_delta * (1 + _DELTA_SLACK):
+        return None
+    return pairs, delta_prime
+
+
+def _basic(items, target_delta: float) -> float:
+    found = _per_copy(items, target_delta, 0.0)
+    if found is None:
+        return math.inf
+    return math.fsum(count * epsilon for epsilon, count in found[0])
+
+
+def _advanced(items, target_delta: float) -> float:
+    best = math.inf
+    for fraction in _ADVANCED_SPLITS:
+        found = _per_copy(items, target_delta, fraction)
+        if found is None or found[1] <= 0:
+            continue
+        eps = np.array([e for e, _ in found[0]])
+        counts = np.array([c for _, c in found[0]], dtype=np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            drift = float(np.sum(counts * eps * np.expm1(eps)))
+            spread = math.sqrt(
+                2 * math.log(1 / found[1]) * float(np.sum(counts * eps**2))
+            )
+        value = drift + spread
+        if not math.isnan(value):
+            best = min(best, value)
+    return best
+
+
+@functools.lru_cache(maxsize=256)
+def _kov_terms(epsilon: float, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """``j`` and ``log C(k, j) + (k - j) ε - k log(1 + e^ε)`` for j = 0..k."""
+    j = np.arange(k + 1, dtype=np.float64)
+    log_binom = (
+        special.gammaln(k + 1) - special.gammaln(j + 1) - special.gammaln(k - j + 1)
+    )
+    base = log_binom + (k - j) * epsilon - k * float(np.logaddexp(0.0, epsilon))
+    j.flags.writeable = base.flags.writeable = False
+    return j, base
+
+
+def _kov_log_delta(epsilon: float, k: int, target_epsilon: float) -> float:
+    """log δ(ε') of k-fold ε randomized response (KOV 2015, Thm. 3.3), in log space.
+
+    ``δ(ε') = Σ_j C(k, j) (e^{(k-j)ε} - e^{ε' + jε})_+ / (1 + e^ε)^k``; at the lattice
+    points ``ε' = (k - 2i) ε`` this is Thm. 3.3's ``δ_i``, in between it is the exact
+    hockey-stick divergence of the composed randomized response.
+    """
+    j, base = _kov_terms(epsilon, k)
+    gap = (k - 2 * j) * epsilon - target_epsilon  # log e^{(k-j)ε} - log e^{ε'+jε}
+    active = int(np.count_nonzero(gap > 0))  # gap decreases in j: a prefix
+    if active == 0:
+        return -math.inf
+    terms = base[:active] + np.log(-np.expm1(-gap[:active]))
+    top = float(terms.max())
+    return top + math.log(float(np.sum(np.exp(terms - top))))
+
+
+def _optimal_parts(items) -> tuple[float, int, float] | None:
+    """(max ε, total count, log Π(1-δ_i)^count) if every event is (ε, δ)-described."""
+    epsilons, k, log_keep = [], 0, 0.0
+    for event, count in items:
+        epsilon, delta = _approx(event, 0.0)
+        if not math.isfinite(epsilon):
+            return None
+        epsilons.append(epsilon)
+        k += count
+        log_keep += count * math.log1p(-delta)
+    return max(epsilons), k, log_keep
+
+
+def _optimal_delta(parts: tuple[float, int, float], target_epsilon: float) -> float:
+    epsilon, k, log_keep = parts
+    log_delta = min(_kov_log_delta(epsilon, k, target_epsilon), 0.0)
+    if log_delta >= 0.0:
+        return 1.0
+    return -math.expm1(log_keep + math.log1p(-math.exp(log_delta)))
+
+
+def _optimal(items, target_delta: float) -> float:
+    parts = _optimal_parts(items)
+    if parts is None:
+        return math.inf
+    epsilon, k, log_keep = parts
+    if -math.expm1(log_keep) > target_delta:  # the fixed δ alone exceeds the target
+        return math.inf
+    low, high = 0.0, k * epsilon
+    if _optimal_delta(parts, low) <= target_delta:
+        return 0.0
+    for _ in range(200):
+        middle = 0.5 * (low + high)
+        if middle in (low, high):
+            break
+        if _optimal_delta(parts, middle) <= target_delta:
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+def _gdp_mu(items) -> float | None:
+    mus = [_gdp(event) for event, _ in items]
+    if any(mu is None for mu in mus):
+        return None
+    return math.sqrt(math.fsum(count * mu**2 for mu, (_, count) in zip(mus, items)))
+
+
+def _zcdp_rho(items) -> float | None:
+    rhos = [_zcdp(event) for event, _ in items]
+    if any(rho is None for rho in rhos):
+        return None
+    return math.fsum(count * rho for rho, (_, count) in zip(rhos, items))
+
+
+def _rdp_total(items, orders: tuple[float, ...]):
+    total = np.zeros(len(orders))
+    for event, count in items:
+        curve = _rdp(event, orders)
+        if curve is None:
+            return None
+        total = total + count * curve
+    finite = np.isfinite(total)
+    if not np.any(finite):
+        return None
+    return np.asarray(orders)[finite], total[finite]
+
+
+@functools.lru_cache(maxsize=32)
+def _cell_pld(items, discretization: float, pessimistic: bool, partial: bool):
+    """Composed PLD of a normalized cell; Gaussian-family events merged exactly.
+
+    With ``partial`` events without a PLD are dropped (a lower bound); otherwise a
+    missing PLD makes the result None.
+    """
+    mus, composed = [], None
+    for event, count in items:
+        mu = _gdp(event)
+        if mu is not None:
+            mus.append(count * mu**2)
+            continue
+        part = _event_pld(event, count, discretization, pessimistic)
+        if part is None:
+            if partial:
+                continue
+            return None
+        composed = part if composed is None else composed.compose(part)
+    if mus:
+        part = _gaussian_pld(math.sqrt(math.fsum(mus)), discretization, pessimistic)
+        composed = part if composed is None else composed.compose(part)
+    return composed
+
+
+# ----------------------------------------------------------------------- public routes
+def compose_routes(
+    cell: Cell,
+    target_delta: float,
+    *,
+    pld_discretization: float = 1e-4,
+    orders: Sequence[float] = DEFAULT_ORDERS,
+) -> dict[str, float]:
+    """ε at ``target_delta`` of one cell by every route of :data:`ROUTES`.
+
+    Parameters
+    ----------
+    cell : sequence of (event, int)
+        Sequentially composed releases with their counts (>= 1). Repeated events are
+        merged and :class:`~privacy.events.SelfComposed` is expanded.
+    target_delta : float
+        In [0, 1).
+    pld_discretization : float
+        dp-accounting's ``value_discretization_interval``, > 0.
+    orders : sequence of float
+        RDP orders, all > 1.
+
+    Returns
+    -------
+    dict of str to float
+        One ε per route name, ``inf`` where the route does not apply. Every finite
+        value is capped by ``"basic"``: basic composition holds for any ledger, so a
+        route that is looser on this cell falls back to it. An empty cell gives 0.
+
+    Raises
+    ------
+    ValueError
+        If ``target_delta`` is outside [0, 1), a count is < 1, or a parameter is bad.
+    UnsupportedEventError
+        If an event type has no handlers.
+
+    Examples
+    --------
+    >>> from privacy import events
+    >>> compose_routes([(events.LaplaceTree(scale=4.0, horizon=16), 1)], 0.0)["pure"]
+    1.25
+    """
+    target_delta = check_delta("target_delta", target_delta)
+    discretization = check_positive("pld_discretization", pld_discretization)
+    orders = _check_orders(orders)
+    items = _normalize(cell)
+    values = dict(zip(ROUTES, _routes(items, target_delta, discretization, orders)))
+    # The pure route on the events as declared (a tree's depth * Δ / b in one division,
+    # not depth additions of Δ / b), so that calibrated trees give exactly ε.
+    declared = _declared_pure(cell)
+    if math.isfinite(declared):  # a pure cell: basic composition is the same sum
+        values["pure"] = values["basic"] = declared
+        values = {name: min(value, declared) if math.isfinite(value) else value
+                  for name, value in values.items()}
+    return values
+
+
+def _declared_pure(cell: Cell) -> float:
+    """Pure ε of a cell on its declared events: SelfComposed unwrapped and identical
+    events merged, but trees kept whole (``depth * Δ / b`` in one division)."""
+    counts: dict[Any, int] = {}
+    stack = [(event, int(count)) for event, count in cell]
+    while stack:
+        event, count = stack.pop()
+        if type(event) is SelfComposed:
+            stack.append((event.event, count * event.count))
+        else:
+            counts[event] = counts.get(event, 0) + count
+    return math.fsum(count * _pure(event) for event, count in counts.items())
+
+
+#: Largest number of privacy-loss grid points per PLD before the grid is coarsened.
+_PLD_POINTS = 2_000_000
+
+
+def _pld_grid(items, discretization: float) -> float:
+    """The PLD grid for a cell: ``discretization``, coarsened for large total ε."""
+    pure = math.fsum(count * _pure(event) for event, count in items)
+    if not math.isfinite(pure):
+        mu = _gdp_mu(items)
+        pure = 10.0 * mu * mu + 10.0 * mu if mu is not None else 0.0
+    return max(discretization, 2.0 * pure / _PLD_POINTS)
+
+
+@functools.lru_cache(maxsize=4096)
+def _routes(items, target_delta: float, discretization: float, orders) -> tuple:
+    """Route values of a normalized cell, in :data:`ROUTES` order (cached)."""
+    if not items:
+        return (0.0,) * len(ROUTES)
+    basic = _basic(items, target_delta)
+    values = {"pure": math.fsum(count * _pure(event) for event, count in items)}
+    values["advanced"] = _advanced(items, target_delta)
+    values["optimal"] = _optimal(items, target_delta)
+    values["rdp"] = values["zcdp"] = values["gdp"] = values["pld"] = math.inf
+    if target_delta > 0:
+        if (rdp := _rdp_total(items, orders)) is not None:
+            values["rdp"] = rdp_epsilon(rdp[0], rdp[1], target_delta)
+        if (rho := _zcdp_rho(items)) is not None:
+            values["zcdp"] = zcdp_epsilon(rho, target_delta)
+        if (mu := _gdp_mu(items)) is not None:
+            values["gdp"] = gaussian_dp_epsilon(mu, target_delta)
+    # At delta = 0 a PLD is finite only for pure cells, where the exact "pure" route is
+    # never worse, so the (costly) PLD is not built. Elsewhere the grid is coarsened for
+    # cells of large epsilon so that the PLD has at most ~_PLD_POINTS support points;
+    # a coarser pessimistic PLD is still an upper bound.
+    if target_delta > 0:
+        pld = _cell_pld(items, _pld_grid(items, discretization), True, False)
+        if pld is not None:
+            values["pld"] = float(pld.get_epsilon_for_delta(target_delta))
+    values = {
+        name: min(value, basic) if math.isfinite(value) else math.inf
+        for name, value in values.items()
+    }
+    values["basic"] = basic
+    return tuple(max(0.0, values[name]) for name in ROUTES)
+
+
+def pld_lower_bound(
+    cell: Cell, target_delta: float, *, pld_discretization: float = 1e-4
+) -> float:
+    """Optimistic-PLD ε at ``target_delta``: a LOWER bracket, never a guarantee.
+
+    Every route of :func:`compose_routes` is >= this value (up to float rounding).
+    Events without a PLD are dropped, which can only lower it (dropping outputs is
+    post-processing); a :class:`~privacy.events.NonPrivate` release makes it ``inf``.
+
+    Raises
+    ------
+    Same as :func:`compose_routes`.
+    """
+    target_delta = check_delta("target_delta", target_delta)
+    discretization = check_positive("pld_discretization", pld_discretization)
+    return _lower(_normalize(cell), target_delta, discretization)
+
+
+@functools.lru_cache(maxsize=4096)
+def _lower(items, target_delta: float, discretization: float) -> float:
+    """Optimistic-PLD ε of a normalized cell (cached)."""
+    if any(type(event) is NonPrivate for event, _ in items):
+        return math.inf
+    pld = _cell_pld(items, _pld_grid(items, discretization), False, True)
+    if pld is None:
+        return 0.0
+    # dp-accounting's dense self-composition sends its truncated tail (<= 1e-15 per
+    # operation) to +inf even for optimistic PMFs; allowing that much extra δ keeps
+    # the value a lower bound (otherwise a pure cell reads inf at δ = 0).
+    allowance = _TRUNCATION_ALLOWANCE * (1 + 2 * len(items))
+    return max(0.0, float(pld.get_epsilon_for_delta(target_delta + allowance)))
+
+
+def compose_delta(
+    cell: Cell,
+    target_epsilon: float,
+    *,
+    pld_discretization: float = 1e-4,
+    orders: Sequence[float] = DEFAULT_ORDERS,
+) -> float:
+    """Smallest valid δ at ``target_epsilon`` (min over the δ-capable routes).
+
+    The routes are pure, optimal, gdp, zcdp, rdp and pld (each a valid bound).
+
+    Parameters
+    ----------
+    target_epsilon : float
+        >= 0 (``inf`` gives 0).
+
+    Returns
+    -------
+    float
+        In [0, 1]; 1 means no route gives a guarantee at ``target_epsilon``.
+
+    Raises
+    ------
+    ValueError
+        If ``target_epsilon`` is NaN or negative, or another argument is bad.
+
+    Examples
+    --------
+    >>> from privacy import events
+    >>> compose_delta([(events.Laplace(scale=11.0), 11)], 1.0)
+    0.0
+    """
+    target_epsilon = check_real("target_epsilon", target_epsilon)
+    if target_epsilon < 0:
+        raise ValueError(f"`target_epsilon` must be >= 0, got {target_epsilon!r}.")
+    discretization = check_positive("pld_discretization", pld_discretization)
+    orders = _check_orders(orders)
+    items = _normalize(cell)
+    return _delta(items, target_epsilon, discretization, orders)
+
+
+@functools.lru_cache(maxsize=4096)
+def _delta(items, target_epsilon: float, discretization: float, orders) -> float:
+    """Smallest δ of a normalized cell at ``target_epsilon`` (cached)."""
+    if not items or math.isinf(target_epsilon):
+        return 0.0
+    deltas = [1.0]
+    pure = math.fsum(count * _pure(event) for event, count in items)
+    if pure <= target_epsilon:
+        deltas.append(0.0)
+    elif math.isfinite(pure):
+        deltas.append(PureDP(pure).get_delta(target_epsilon))
+    if (parts := _optimal_parts(items)) is not None:
+        deltas.append(_optimal_delta(parts, target_epsilon))
+    if (mu := _gdp_mu(items)) is not None:
+        deltas.append(gaussian_dp_delta(mu, target_epsilon))
+    if (rho := _zcdp_rho(items)) is not None:
+        deltas.append(zcdp_delta(rho, target_epsilon))
+    if (rdp := _rdp_total(items, orders)) is not None:
+        deltas.append(rdp_delta(rdp[0], rdp[1], target_epsilon))
+    pld = _cell_pld(items, _pld_grid(items, discretization), True, False)
+    if pld is not None:
+        deltas.append(float(pld.get_delta_for_epsilon(target_epsilon)))
+    return min(1.0, max(0.0, min(deltas)))
+
+
+# ------------------------------------------------------------- built-in event handlers
+def _laplace_pld(
+    scale_over_sensitivity: float, discretization: float, pessimistic: bool
+):
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
+    return pld_lib.from_laplace_mechanism(
+        scale_over_sensitivity,
+        pessimistic_estimate=pessimistic,
+        value_discretization_interval=discretization,
+        use_connect_dots=pessimistic,
+    )
+
+
+def _discrete_laplace_pld(
+    event: DiscreteLaplace, discretization: float, pessimistic: bool
+):
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
+    return pld_lib.from_discrete_laplace_mechanism(
+        1.0 / event.scale,
+        sensitivity=int(event.l1_sensitivity),
+        pessimistic_estimate=pessimistic,
+        value_discretization_interval=discretization,
+        use_connect_dots=pessimistic,
+    )
+
+
+def _gaussian_approx(event: Any, delta_share: float) -> tuple[float, float]:
+    if delta_share <= 0:
+        return math.inf, 0.0
+    return gaussian_dp_epsilon(_gdp(event), delta_share), delta_share
+
+
+def _opaque_approx(event: OpaqueApproxDP, delta_share: float) -> tuple[float, float]:
+    return event.epsilon, event.delta
+
+
+def _opaque_rdp(event: OpaqueApproxDP, orders: np.ndarray) -> np.ndarray:
+    if event.delta > 0:  # the (ε, δ) worst case has an infinite Rényi divergence
+        return np.full(orders.shape, np.inf)
+    return _pure_rdp(event.epsilon, orders)
+
+
+def _self_composed_approx(
+    event: SelfComposed, delta_share: float
+) -> tuple[float, float]:
+    epsilon, delta = _approx(event.event, delta_share / event.count)
+    return event.count * epsilon, event.count * delta
+
+
+def _self_composed_pld(event: SelfComposed, discretization: float, pessimistic: bool):
+    return _event_pld(event.event, event.count, discretization, pessimistic)
+
+
+def _scaled(value: float | None, factor: float) -> float | None:
+    return None if value is None else factor * value
+
+
+_BUILTIN = {
+    Laplace: EventHandlers(
+        pure=lambda e: e.l1_sensitivity / e.scale,
+        rdp=lambda e, orders: _laplace_rdp(e.l1_sensitivity / e.scale, orders),
+        pld=lambda e, d, p: _laplace_pld(e.scale / e.l1_sensitivity, d, p),
+    ),
+    LaplaceTree: EventHandlers(
+        pure=lambda e: tree_depth(e.horizon) * e.l1_sensitivity / e.scale,
+        rdp=lambda e, orders: (
+            tree_depth(e.horizon) * _laplace_rdp(e.l1_sensitivity / e.scale, orders)
+        ),
+        zcdp=lambda e: tree_depth(e.horizon) * (e.l1_sensitivity / e.scale) ** 2 / 2,
+        pld=lambda e, d, p: _laplace_pld(e.scale / e.l1_sensitivity, d, p).self_compose(
+            tree_depth(e.horizon)
+        ),
+    ),
+    NonPrivate: EventHandlers(
+        pure=lambda e: math.inf,
+        approx=lambda e, share: (math.inf, 0.0),
+        rdp=lambda e, orders: np.full(orders.shape, np.inf),
+    ),
+    Gaussian: EventHandlers(
+        approx=_gaussian_approx, gdp=lambda e: e.l2_sensitivity / e.noise_stddev
+    ),
+    SymmetricMatrixGaussian: EventHandlers(
+        approx=_gaussian_approx,
+        gdp=lambda e: e.frobenius_sensitivity / (math.sqrt(2.0) * e.noise_stddev),
+    ),
+    GaussianTree: EventHandlers(
+        approx=_gaussian_approx,
+        gdp=lambda e: (
+            math.sqrt(tree_depth(e.horizon)) * e.l2_sensitivity / e.noise_stddev
+        ),
+    ),
+    DiscreteLaplace: EventHandlers(
+        pure=lambda e: e.l1_sensitivity / e.scale, pld=_discrete_laplace_pld
+    ),
+    DiscreteGaussian: EventHandlers(
+        approx=lambda e, share: (
+            (zcdp_epsilon(_zcdp(e), share), share) if share > 0 else (math.inf, 0.0)
+        ),
+        zcdp=lambda e: e.l2_sensitivity**2 / (2 * e.sigma**2),
+    ),
+    RandomizedResponse: EventHandlers(
+        pure=lambda e: e.epsilon,
+        pld=lambda e, d, p: _two_point_pld(e.epsilon, 0.0, d, p),
+    ),
+    OpaqueApproxDP: EventHandlers(
+        pure=lambda e: e.epsilon if e.delta == 0 else math.inf,
+        approx=_opaque_approx,
+        rdp=_opaque_rdp,
+        zcdp=lambda e: e.epsilon**2 / 2 if e.delta == 0 else None,
+        pld=lambda e, d, p: _two_point_pld(e.epsilon, e.delta, d, p),
+    ),
+    SelfComposed: EventHandlers(
+        pure=lambda e: e.count * _pure(e.event),
+        approx=_self_composed_approx,
+        rdp=lambda e, orders: (
+            np.full(orders.shape, np.inf)
+            if (curve := _rdp(e.event, tuple(orders))) is None
+            else e.count * curve
+        ),
+        zcdp=lambda e: _scaled(_zcdp(e.event), e.count),
+        gdp=lambda e: _scaled(_gdp(e.event), math.sqrt(e.count)),
+        pld=_self_composed_pld,
+    ),
+}
+
+_CACHES = (
+    _pure,
+    _gdp,
+    _zcdp,
+    _rdp,
+    _approx,
+    _gaussian_pld,
+    _event_pld,
+    _cell_pld,
+    _kov_terms,
+    _routes,
+    _lower,
+    _delta,
+)
+
+for _type, _handlers in _BUILTIN.items():
+    register_event(_type, _handlers)
