@@ -30,6 +30,12 @@ from audit.claims import decide_verdict, json_number
 from audit.report import claims_records, claims_table, regret_table, write_report
 from audit.verify import VerifyConfig, verify_gossip_fed_ucb
 from privacy import PAPER_LOG_BASES, format_epsilon
+from privacy.deployment import (
+    budget_report,
+    load_deployment,
+    render_markdown,
+    render_text,
+)
 from privacy.errors import ToolkitError
 
 __all__ = ["build_parser", "main"]
@@ -57,6 +63,11 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--trials", type=int, default=None, help="trials of the regret runs")
     verify.add_argument("--regret-horizon", type=int, default=None,
                         help="horizon of the regret runs")
+
+    account = sub.add_parser("account", help="privacy budget report of a deployment (TOML)")
+    account.add_argument("file", type=Path, help="deployment description (see examples/)")
+    account.add_argument("--json", action="store_true", help="print the report as JSON")
+    account.add_argument("--out", type=Path, default=None, help="also write Markdown here")
 
     run = sub.add_parser("run", help="run one algorithm inside the accountant")
     run.add_argument("algorithm", choices=ALGORITHMS)
@@ -186,6 +197,29 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _account(args: argparse.Namespace) -> int:
+    deployment = load_deployment(args.file)
+    report = budget_report(deployment)
+    if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        staging = args.out.with_name(f".{args.out.name}.tmp")
+        staging.write_text(render_markdown(report), encoding="utf-8")
+        staging.replace(args.out)
+    if args.json:
+        print(json.dumps(_jsonable(report), indent=2, allow_nan=False))
+    else:
+        print(render_text(report))
+    return 0
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return json_number(value)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``fedpriv`` console script."""
     parser = build_parser()
@@ -193,6 +227,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "verify":
             return _verify(args)
+        if args.command == "account":
+            return _account(args)
         return _run(args)
     except (ToolkitError, ValueError, TypeError, OSError) as error:
         print(f"fedpriv: error: {error}", file=sys.stderr)

@@ -116,6 +116,10 @@ class Deployment:
     source: str
 
 
+#: Extra δ values at which a budget report gives the tightest ε (the ε(δ) curve).
+_CURVE_DELTAS = (1e-3, 1e-5, 1e-8)
+
+
 def _fail(source: str, where: str, message: str) -> DataFormatError:
     return DataFormatError(f"{source}: {where}: {message}")
 
@@ -219,7 +223,7 @@ def parse_deployment(data: Mapping[str, Any], *, source: str = "<deployment>") -
             raise _fail(source, f"{where}.per", f"level(s) {undeclared} are not declared")
         per = tuple((level, _labels(per_spec[level], source, f"{where}.per.{level}"))
                     for level in per_spec)
-        count = spec.get("count", 1)
+        count = _resolve(spec.get("count", 1), calibrated, source, f"{where}.count")
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
             raise _fail(source, f"{where}.count", f"must be an integer >= 1, got {count!r}")
         fields = {k: _resolve(v, calibrated, source, f"{where}.{k}") for k, v in spec.items()
@@ -307,6 +311,7 @@ def budget_report(deployment: Deployment) -> dict[str, Any]:
             per_level[level] = {
                 str(label): accountant.get_epsilon(delta, where={level: label}) for label in labels
             }
+    curve = {f"{d:g}": accountant.get_epsilon(d) for d in _CURVE_DELTAS if d != delta}
     report: dict[str, Any] = {
         "title": deployment.title,
         "source": deployment.source,
@@ -316,6 +321,7 @@ def budget_report(deployment: Deployment) -> dict[str, Any]:
         "routes": routes,
         "tightest": {"route": route, "epsilon": epsilon},
         "lower_bound": lower,
+        "curve": curve,
         "per_level": per_level,
         "releases": [
             {"name": r.name, "event": repr(r.event), "per": {lv: len(ls) for lv, ls in r.per},
@@ -333,6 +339,7 @@ def budget_report(deployment: Deployment) -> dict[str, Any]:
         holds = epsilon <= deployment.claim_epsilon * (1 + RELATIVE_TOLERANCE)
         report["verdict"] = "holds" if holds else "violated"
         report["slack"] = deployment.claim_epsilon / epsilon if epsilon > 0 else math.inf
+        report["delta_at_claimed_epsilon"] = accountant.get_delta(deployment.claim_epsilon)
     return report
 
 
@@ -348,10 +355,14 @@ def render_text(report: Mapping[str, Any]) -> str:
         lines.append(f"{name:<12}{format_epsilon(value):>14}{mark}")
     if report.get("lower_bound") is not None:
         lines.append(f"{'lower (PLD)':<12}{format_epsilon(report['lower_bound']):>14}")
+    if report.get("curve"):
+        points = ", ".join(f"ε({d}) = {format_epsilon(v)}" for d, v in report["curve"].items())
+        lines.append(f"curve: {points}")
     for level, spends in report["per_level"].items():
         values = ", ".join(f"{label}: {format_epsilon(v)}" for label, v in spends.items())
         lines.append(f"per {level}: {values}")
     if report["verdict"]:
+        lines.append(f"δ at the claimed ε: {report['delta_at_claimed_epsilon']:.3g}")
         lines.append(f"verdict: {report['verdict']} (claim / accountant = {report['slack']:.3g})")
     return "\n".join(lines)
 
@@ -372,6 +383,9 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         lines.append(f"| {bold}{name}{bold} | {bold}{format_epsilon(value)}{bold} |")
     if report.get("lower_bound") is not None:
         lines.append(f"| lower bracket (optimistic PLD) | {format_epsilon(report['lower_bound'])} |")
+    if report.get("curve"):
+        lines += ["", "| δ | tightest ε |", "|---|---|"]
+        lines += [f"| {d} | {format_epsilon(v)} |" for d, v in report["curve"].items()]
     for level, spends in report["per_level"].items():
         lines += ["", f"## Spend per {level}", "", f"| {level} | ε |", "|---|---|"]
         lines += [f"| {label} | {format_epsilon(v)} |" for label, v in spends.items()]

@@ -1,0 +1,113 @@
+"""Budget reports of deployments described in TOML (``fedpriv account``)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from audit.cli import main
+from privacy.deployment import budget_report, load_deployment, parse_deployment
+from privacy.errors import DataFormatError
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "feducb.toml"
+
+LAPLACE_AGENTS = """
+title = "ten agents"
+relation = "{relation}"
+disjoint = ["agent"]
+target_delta = 1e-6
+
+[claim]
+epsilon = 1.0
+delta = 1e-6
+
+[[release]]
+event = "Laplace"
+per = {{ agent = 10 }}
+scale = 10.0
+l1_sensitivity = 1.0
+"""
+
+
+def _write(tmp_path, text: str) -> Path:
+    path = tmp_path / "deployment.toml"
+    path.write_text(text)
+    return path
+
+
+def test_disjoint_agents_compose_in_parallel_and_shared_user_k_fold(tmp_path):
+    # Issue 3's reference values: ten disjoint agents each Laplace(eps = 0.1) -> 0.1;
+    # the same ten with one user at every agent -> 0.99898 at delta = 1e-6 (< basic 1).
+    disjoint = budget_report(load_deployment(
+        _write(tmp_path, LAPLACE_AGENTS.format(relation="replace_one_reward"))))
+    # At delta = 1e-6 one Laplace(eps = 0.1) costs 0.099998 (exactly 0.1 at delta = 0).
+    assert disjoint["tightest"]["epsilon"] == pytest.approx(0.1, abs=1e-5)
+    assert disjoint["tightest"]["epsilon"] <= 0.1
+    assert set(disjoint["per_level"]["agent"]) == {str(a) for a in range(10)}
+    shared = budget_report(load_deployment(
+        _write(tmp_path, LAPLACE_AGENTS.format(relation="user_at_all_agents"))))
+    assert shared["tightest"]["epsilon"] == pytest.approx(0.998978, abs=1e-5)
+    assert shared["routes"]["basic"] == pytest.approx(1.0)
+    assert shared["verdict"] == "holds"
+
+
+def test_feducb_example_reports_every_route_next_to_the_claim():
+    report = budget_report(load_deployment(EXAMPLE))
+    assert report["claim"] == {"epsilon": 1.0, "delta": 0.1, "source": report["claim"]["source"]}
+    assert set(report["routes"]) >= {"pure", "basic", "advanced", "rdp", "zcdp", "gdp", "pld"}
+    assert report["verdict"] == "holds"
+    # The paper's sigma_N buys far more than it claims: GDP mu ~= 0.083 (issue 4).
+    calibration = report["calibrations"]["feducb"]
+    mu = math.sqrt(calibration["tree_depth"]) * 2.8284271247461903 / (
+        math.sqrt(2) * calibration["noise_stddev"])
+    assert mu == pytest.approx(0.0835, abs=5e-4)
+    assert report["routes"]["gdp"] <= 1e-9  # (0, 0.1)-DP already
+    assert report["delta_at_claimed_epsilon"] < 1e-20
+
+
+def test_cli_account_prints_json_and_writes_markdown(tmp_path, capsys):
+    out = tmp_path / "budget.md"
+    assert main(["account", str(EXAMPLE), "--json", "--out", str(out)]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["verdict"] == "holds" and record["routes"]["pure"] == "inf"
+    assert "| route | ε |" in out.read_text()
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("title = 1\n[[release]]\nevent = 'Nope'\nper = { agent = 1 }\n", "unknown event 'Nope'"),
+        ("[[release]]\nevent = 'Laplace'\nper = { agent = 1 }\nscale = -1.0\n", "`scale` must be"),
+        ("[[release]]\nevent = 'Laplace'\nper = { arm = 1 }\nscale = 1.0\n",
+         "no labels for the disjoint level"),
+        ("target_delta = 1.5\n[[release]]\nevent = 'Laplace'\nper = { agent = 1 }\nscale = 1.0\n",
+         "`target_delta` must be in"),
+        ("relation = 'nope'\n[[release]]\nevent = 'Laplace'\nper = { agent = 1 }\nscale = 1.0\n",
+         "`relation` must be one of"),
+        ("bogus = 1\n", "unknown key"),
+        ("title = 'x'\n", "at least one"),
+        ("[calibration.c]\nfunction = 'nope'\n", "unknown function"),
+        ("[claim]\nepsilon = -1\n[[release]]\nevent = 'Laplace'\nper = { agent = 1 }\nscale = 1.0\n",
+         "claim.epsilon"),
+    ],
+)
+def test_malformed_files_name_the_problem(tmp_path, text, message):
+    with pytest.raises(DataFormatError, match=message):
+        load_deployment(_write(tmp_path, text))
+
+
+def test_invalid_toml_and_cli_exit_code(tmp_path, capsys):
+    path = _write(tmp_path, "this is = = not toml")
+    with pytest.raises(DataFormatError, match="not valid TOML"):
+        load_deployment(path)
+    assert main(["account", str(path)]) == 2
+    assert "not valid TOML" in capsys.readouterr().err
+
+
+def test_parse_rejects_undeclared_per_level():
+    data = {"release": [{"event": "Laplace", "per": {"agent": 1, "arm": 2}, "scale": 1.0}]}
+    with pytest.raises(DataFormatError, match="not declared"):
+        parse_deployment(data)
