@@ -589,3 +589,19 @@ def test_pure_route_answers_at_delta_zero():
     acc = Accountant(disjoint=("agent",))
     acc.spend(events.Laplace(scale=4.0), key={"agent": 0})
     assert acc.tightest(0.0) == ("pure", 0.25)
+
+
+def test_odometer_tracks_spend_and_refuses_past_the_budget():
+    acc = Accountant(disjoint=("agent",), budget=PureDP(1.0))
+    assert acc.spent() == 0.0 and acc.remaining() == 1.0
+    acc.spend(events.Laplace(scale=2.0), key={"agent": 0})
+    assert acc.spent() == pytest.approx(0.5) and acc.remaining() == pytest.approx(0.5)
+    assert not acc.would_exceed(events.Laplace(scale=2.0), key={"agent": 0})
+    assert acc.would_exceed(events.Laplace(scale=1.0), key={"agent": 0})
+    assert acc.spent() == pytest.approx(0.5)  # would_exceed changed nothing
+    # Parallel composition: another agent's records are disjoint, so it fits.
+    acc.spend(events.Laplace(scale=1.0), key={"agent": 1})
+    with pytest.raises(BudgetExceededError):
+        acc.spend(events.Laplace(scale=1.0), key={"agent": 0})
+    assert acc.spent() == pytest.approx(1.0) and acc.remaining() == pytest.approx(0.0)
+    assert math.isinf(Accountant(disjoint=("agent",)).remaining())
