@@ -29,6 +29,7 @@ import numpy as np
 
 from privacy._checks import (
     check_finite_array,
+    check_generator,
     check_in_range_array,
     check_int_at_least,
     check_positive,
@@ -37,6 +38,7 @@ from privacy._checks import (
 __all__ = [
     "NOISE_MODELS",
     "BanditEnvironment",
+    "GlobalArmsMixin",
     "HeterogeneousBandit",
     "paper_synthetic_bandit",
 ]
@@ -109,8 +111,25 @@ class BanditEnvironment(Protocol):
         ...
 
 
+class GlobalArmsMixin:
+    """``best_arm`` and ``gaps`` from a ``global_means`` property (shared by environments)."""
+
+    __slots__ = ()
+
+    @property
+    def best_arm(self) -> int:
+        """Index of the best global arm (the first one on ties)."""
+        return int(np.argmax(self.global_means))
+
+    @property
+    def gaps(self) -> np.ndarray:
+        """Gaps Delta_k = max global mean - mu_k, float64 of shape (n_arms,)."""
+        global_means = self.global_means
+        return global_means.max() - global_means
+
+
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True, eq=False)
-class HeterogeneousBandit:
+class HeterogeneousBandit(GlobalArmsMixin):
     """Independent rewards with agent-specific means (Zhu et al., Section 2).
 
     Parameters
@@ -215,16 +234,6 @@ class HeterogeneousBandit:
         """``(0.0, 1.0)`` for Bernoulli rewards, None (unbounded) for Gaussian."""
         return (0.0, 1.0) if self.noise == "bernoulli" else None
 
-    @property
-    def best_arm(self) -> int:
-        """Index of the best global arm (the first one on ties)."""
-        return int(np.argmax(self.global_means))
-
-    @property
-    def gaps(self) -> np.ndarray:
-        """Gaps Delta_k = max global mean - mu_k, float64 of shape (n_arms,)."""
-        global_means = self.global_means
-        return global_means.max() - global_means
 
     def sample_rewards(self, horizon: int, *, rng: np.random.Generator) -> np.ndarray:
         """Draw one trial's reward table, fully vectorized.
@@ -252,7 +261,7 @@ class HeterogeneousBandit:
             If ``horizon`` is not an integer or ``rng`` is not a Generator.
         """
         horizon = check_int_at_least("horizon", horizon, 1)
-        _check_rng(rng)
+        check_generator("rng", rng)
         shape = (self.n_agents, horizon + 1, self.n_arms)
         means = self.arm_means[:, np.newaxis, :]
         if self.noise == "bernoulli":
@@ -335,7 +344,7 @@ def paper_synthetic_bandit(
             f"`n_agents` must be <= n_arms! = {math.factorial(n_arms)} for the agents' "
             f"arm rankings to be pairwise distinct, got {n_agents}."
         )
-    _check_rng(rng)
+    check_generator("rng", rng)
     for _ in range(max_tries):
         means = rng.random((n_agents, n_arms))
         rankings = np.argsort(-means, axis=1)
@@ -349,10 +358,3 @@ def paper_synthetic_bandit(
         f"n_arms={n_arms}); increase `max_tries`."
     )
 
-
-def _check_rng(rng: object) -> None:
-    """Raise TypeError unless ``rng`` is a ``numpy.random.Generator``."""
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(
-            f"`rng` must be a numpy.random.Generator, got {type(rng).__name__}."
-        )

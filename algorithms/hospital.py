@@ -79,7 +79,13 @@ from typing import IO
 import numpy as np
 import pandas as pd
 
-from privacy._checks import check_in_range_array, check_int_at_least, check_positive
+from algorithms.environments import GlobalArmsMixin
+from privacy._checks import (
+    check_generator,
+    check_in_range_array,
+    check_int_at_least,
+    check_positive,
+)
 from privacy.errors import DataFormatError
 
 __all__ = [
@@ -528,7 +534,7 @@ def assign_arms(data: pd.DataFrame) -> np.ndarray:
 
 # --------------------------------------------------------------------------- bandit
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True, eq=False)
-class HospitalBandit:
+class HospitalBandit(GlobalArmsMixin):
     """Hospitals that pull an arm by drawing one of their own records of that arm.
 
     Implements :class:`algorithms.environments.BanditEnvironment`. Usually built
@@ -695,16 +701,6 @@ class HospitalBandit:
         """Bounds ``(0.0, 1.0)`` of every reward."""
         return (0.0, 1.0)
 
-    @property
-    def best_arm(self) -> int:
-        """Index of the best global arm (the first one on ties)."""
-        return int(np.argmax(self.global_means))
-
-    @property
-    def gaps(self) -> np.ndarray:
-        """Gaps Delta_k = max global mean - mu_k, float64 of shape (n_arms,)."""
-        global_means = self.global_means
-        return global_means.max() - global_means
 
     def sample_record_indices(
         self, horizon: int, *, rng: np.random.Generator
@@ -734,10 +730,7 @@ class HospitalBandit:
             If ``horizon`` is not an integer or ``rng`` is not a Generator.
         """
         horizon = check_int_at_least("horizon", horizon, 1)
-        if not isinstance(rng, np.random.Generator):
-            raise TypeError(
-                f"`rng` must be a numpy.random.Generator, got {type(rng).__name__}."
-            )
+        check_generator("rng", rng)
         shape = (self.n_agents, horizon + 1, self.n_arms)
         draws = rng.integers(0, self._counts[:, np.newaxis, :], size=shape)
         return self._order[self._offsets[:, np.newaxis, :] + draws]

@@ -26,7 +26,7 @@ import networkx as nx
 import numpy as np
 from scipy.sparse.csgraph import shortest_path
 
-from privacy._checks import check_int_at_least, check_probability
+from privacy._checks import check_generator, check_int_at_least, check_probability
 
 __all__ = [
     "GRAPH_KINDS",
@@ -124,7 +124,7 @@ def make_graph(
     if p is None:
         raise ValueError("`p` is required for kind='erdos_renyi'; got None.")
     p = check_probability("p", p)
-    _check_rng(rng)
+    check_generator("rng", rng)
     max_tries = check_int_at_least("max_tries", max_tries, 1)
     rows, cols = np.triu_indices(n_agents, k=1)
     for _ in range(max_tries):
@@ -392,7 +392,7 @@ def sample_active_edges(
     """
     edges = edge_array(graph)
     horizon = check_int_at_least("horizon", horizon, 1)
-    _check_rng(rng)
+    check_generator("rng", rng)
     return edges[rng.integers(0, edges.shape[0], size=horizon)]
 
 
@@ -426,10 +426,3 @@ def graph_distances(graph: nx.Graph) -> np.ndarray:
     distances = shortest_path(adjacency, method="D", directed=False, unweighted=True)
     return np.rint(distances).astype(np.int64)
 
-
-def _check_rng(rng: object) -> None:
-    """Raise TypeError unless ``rng`` is a ``numpy.random.Generator``."""
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(
-            f"`rng` must be a numpy.random.Generator, got {type(rng).__name__}."
-        )

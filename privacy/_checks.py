@@ -16,6 +16,7 @@ __all__ = [
     "check_delta",
     "check_epsilon",
     "check_finite_array",
+    "check_generator",
     "check_in_range_array",
     "check_int_at_least",
     "check_positive",
@@ -94,3 +95,10 @@ def check_in_range_array(name: str, values: object, low: float, high: float) -> 
             f"[{array.min()!r}, {array.max()!r}]."
         )
     return array
+
+
+def check_generator(name: str, rng: object) -> np.random.Generator:
+    """Return ``rng`` if it is a :class:`numpy.random.Generator`; else raise TypeError."""
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"`{name}` must be a numpy.random.Generator, got {type(rng).__name__}.")
+    return rng
