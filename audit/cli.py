@@ -63,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--trials", type=int, default=None, help="trials of the regret runs")
     verify.add_argument("--regret-horizon", type=int, default=None,
                         help="horizon of the regret runs")
+    verify.add_argument("--workers", type=int, default=None,
+                        help="processes for the audits (default: every core)")
 
     account = sub.add_parser("account", help="privacy budget report of a deployment (TOML)")
     account.add_argument("file", type=Path, help="deployment description (see examples/)")
@@ -102,6 +104,8 @@ def _verify(args: argparse.Namespace) -> int:
         overrides["n_trials"] = args.trials
     if args.regret_horizon is not None:
         overrides["regret_horizon"] = args.regret_horizon
+    if args.workers is not None:
+        overrides["workers"] = args.workers
     config = VerifyConfig.quick_config(**overrides) if args.quick else VerifyConfig(**overrides)
     report = verify_gossip_fed_ucb(config, progress=_progress(time.perf_counter()))
     folder = write_report(report, args.out)

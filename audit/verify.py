@@ -16,8 +16,10 @@ horizon in {16, 1024, 600000}, the job
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import math
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -36,6 +38,7 @@ from algorithms.hospital import hospital_bandit, load_diabetes
 from algorithms.networks import make_graph, second_eigenvalue
 from algorithms.seeding import Stream, as_seed_sequence, stream_rng, stream_rngs
 from audit.claims import Claim, ClaimResult, decide_verdict
+from audit.estimators import EpsilonLowerBound
 from audit.neighbors import worst_case_reward_pair
 from audit.runner import audit_tree_counter
 from privacy import NeighboringRelation, PureDP
@@ -68,6 +71,8 @@ class VerifyConfig:
         Claimed ε values; horizons for the accountant; those also audited.
     audit_samples : dict
         Samples per world for each audited horizon.
+    workers : int
+        Processes for the audits (default: every core); 1 runs them in this process.
     regret_horizon, n_trials : int
         Horizon and trials of the regret runs.
     """
@@ -85,6 +90,7 @@ class VerifyConfig:
     regret_horizon: int = 20_000
     n_trials: int = 100
     ledger_horizon: int = 1024
+    workers: int = dataclasses.field(default_factory=lambda: os.cpu_count() or 1)
 
     def __post_init__(self) -> None:
         for eps in self.epsilons:
@@ -93,6 +99,7 @@ class VerifyConfig:
             check_int_at_least("horizon", horizon, 1)
         check_int_at_least("n_trials", self.n_trials, 1)
         check_int_at_least("seed", self.seed, 0)
+        check_int_at_least("workers", self.workers, 1)
         if self.data_path is not None and not Path(self.data_path).is_file():
             raise ValueError(f"`data_path` must be an existing file, got {str(self.data_path)!r}.")
 
@@ -151,6 +158,44 @@ def _findings(mode: str, out_of_bounds: int, synthetic: bool) -> tuple[str, ...]
     return tuple(found)
 
 
+def _audit_job(job: dict) -> tuple[int, EpsilonLowerBound]:
+    """One tree audit (a picklable unit of work for the executor)."""
+    result = audit_tree_counter(
+        worst_case_reward_pair(job["horizon"]), scale=job["scale"],
+        claimed_epsilon=job["claimed_epsilon"], n_samples=job["n_samples"],
+        seed=job["seed"], confidence=job["confidence"],
+    )
+    return job["index"], result.bound
+
+
+def _run_audits(jobs: list[dict], *, workers: int, say: Callable[[str], None]) -> dict:
+    """Run the audits, on a local process pool when ``workers > 1``.
+
+    Each audit has its own SeedSequence address, so the results do not depend on the
+    number of workers or on the order in which they finish.
+    """
+    results = {}
+    if workers <= 1 or len(jobs) <= 1:
+        for done, job in enumerate(jobs, start=1):
+            index, bound = _audit_job(job)
+            results[index] = bound
+            say(_audit_message(done, len(jobs), job, bound))
+        return results
+    with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = {pool.submit(_audit_job, job): job for job in jobs}
+        for done, future in enumerate(concurrent.futures.as_completed(futures), start=1):
+            index, bound = future.result()
+            results[index] = bound
+            say(_audit_message(done, len(jobs), futures[future], bound))
+    return results
+
+
+def _audit_message(done: int, total: int, job: dict, bound: EpsilonLowerBound) -> str:
+    return (f"[audit {done}/{total}] T={job['horizon']} scale={job['scale']:.4g} claimed "
+            f"ε={job['claimed_epsilon']:g}: lower bound {bound.epsilon_lower_bound:.4f} "
+            f"({job['n_samples']} samples/world)")
+
+
 def verify_gossip_fed_ucb(
     config: VerifyConfig, *, progress: Callable[[str], None] | None = None
 ) -> VerifyReport:
@@ -197,46 +242,47 @@ def verify_gossip_fed_ucb(
 
     results = []
     audit_root = _child(root, 2)
-    total = len(VARIANTS) * len(config.horizons) * len(config.epsilons)
-    index = 0
-    for mode, base in VARIANTS:
-        for horizon in config.horizons:
-            for eps in config.epsilons:
-                index += 1
-                scale = fed_ucb_scale(eps, horizon, mode=mode, log_base=base)
-                x0 = np.zeros((1, config.n_agents, config.n_arms))
-                noise = stream_rngs(_child(root, 3), n_trials=1, n_agents=config.n_agents,
-                                    stream=Stream.NOISE)
-                accountant, _, _, _ = open_fed_ucb_releases(
-                    x0, horizon=horizon, epsilon=eps, mode=mode, log_base=base, rng=noise
-                )
-                route, acc_eps = accountant.tightest(0.0, where={"phase": "stream"})
-                init_eps = accountant.get_epsilon(0.0, where={"phase": "init"})
-                bound = None
-                if horizon in config.audit_horizons:
-                    say(f"[claims {index}/{total}] audit {mode}/log{base} T={horizon} ε={eps:g} "
-                        f"({samples[horizon]} samples per world)")
-                    audit = audit_tree_counter(
-                        worst_case_reward_pair(horizon), scale=scale, claimed_epsilon=eps,
-                        n_samples=samples[horizon], seed=_child(audit_root, index),
-                        confidence=config.confidence,
-                    )
-                    bound = audit.bound
-                verdict, evidence = decide_verdict(eps, acc_eps, bound)
-                claim = Claim(
-                    paper=PAPER, algorithm="gossip-fed-ucb", mode=mode,
-                    setting=(("n_agents", config.n_agents), ("n_arms", config.n_arms),
-                             ("horizon", horizon), ("epsilon", eps), ("log_base", base),
-                             ("graph", "complete"), ("node_scale", scale)),
-                    relation=NeighboringRelation.REPLACE_ONE_REWARD,
-                    claimed=PureDP(eps), source=CLAIM_SOURCE,
-                )
-                results.append(ClaimResult(
-                    claim=claim, accountant_epsilon=acc_eps, accountant_route=route,
-                    audit=bound, verdict=verdict, evidence=evidence,
-                    findings=_findings(mode, out_of_bounds[mode], synthetic),
-                    initial_pulls_epsilon=init_eps,
-                ))
+    grid = [
+        (index, mode, base, horizon, eps)
+        for index, (mode, base, horizon, eps) in enumerate(
+            ((m, b, h, e) for m, b in VARIANTS for h in config.horizons for e in config.epsilons),
+            start=1,
+        )
+    ]
+    audit_jobs = [
+        {"index": index, "horizon": horizon,
+         "scale": fed_ucb_scale(eps, horizon, mode=mode, log_base=base),
+         "claimed_epsilon": eps, "n_samples": samples[horizon],
+         "seed": _child(audit_root, index), "confidence": config.confidence}
+        for index, mode, base, horizon, eps in grid if horizon in config.audit_horizons
+    ]
+    audits = _run_audits(audit_jobs, workers=config.workers, say=say)
+    for index, mode, base, horizon, eps in grid:
+        scale = fed_ucb_scale(eps, horizon, mode=mode, log_base=base)
+        x0 = np.zeros((1, config.n_agents, config.n_arms))
+        noise = stream_rngs(_child(root, 3), n_trials=1, n_agents=config.n_agents,
+                            stream=Stream.NOISE)
+        accountant, _, _, _ = open_fed_ucb_releases(
+            x0, horizon=horizon, epsilon=eps, mode=mode, log_base=base, rng=noise
+        )
+        route, acc_eps = accountant.tightest(0.0, where={"phase": "stream"})
+        init_eps = accountant.get_epsilon(0.0, where={"phase": "init"})
+        bound = audits.get(index)
+        verdict, evidence = decide_verdict(eps, acc_eps, bound)
+        claim = Claim(
+            paper=PAPER, algorithm="gossip-fed-ucb", mode=mode,
+            setting=(("n_agents", config.n_agents), ("n_arms", config.n_arms),
+                     ("horizon", horizon), ("epsilon", eps), ("log_base", base),
+                     ("graph", "complete"), ("node_scale", scale)),
+            relation=NeighboringRelation.REPLACE_ONE_REWARD,
+            claimed=PureDP(eps), source=CLAIM_SOURCE,
+        )
+        results.append(ClaimResult(
+            claim=claim, accountant_epsilon=acc_eps, accountant_route=route,
+            audit=bound, verdict=verdict, evidence=evidence,
+            findings=_findings(mode, out_of_bounds[mode], synthetic),
+            initial_pulls_epsilon=init_eps,
+        ))
 
     regret_rows, curves = [], {}
     for (mode, base, eps), run in runs.items():

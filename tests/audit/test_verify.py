@@ -211,3 +211,17 @@ def test_cli_verify_quick_json_end_to_end(tmp_path, capsys):
     assert paper["audit"]["samples"] == 10**6 and paper["audit"]["epsilon_lower_bound"] > 1.0
     assert corrected["accountant"]["epsilon"] == 1.0 and corrected["verdict"] == "holds"
     assert json.loads((out / REPORT_FOLDER / "claims.json").read_text()) == records
+
+
+def test_audit_results_do_not_depend_on_the_number_of_workers():
+    # Every audit has its own SeedSequence address, so a process pool changes nothing.
+    def bounds(workers: int) -> list[float]:
+        config = VerifyConfig(
+            epsilons=(1.0, 2.0), horizons=(16,), audit_horizons=(16,),
+            audit_samples=((16, 20_000),), regret_horizon=20, n_trials=1,
+            ledger_horizon=16, workers=workers,
+        )
+        return [r.audit.epsilon_lower_bound for r in verify_gossip_fed_ucb(config).claims]
+
+    serial, pooled = bounds(1), bounds(2)
+    assert serial == pooled and len(serial) == 6 and all(b > 0 for b in serial)
