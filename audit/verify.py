@@ -29,7 +29,6 @@ import pandas as pd
 
 from algorithms.environments import BanditEnvironment, paper_synthetic_bandit
 from algorithms.gossip import (
-    GossipRun,
     open_fed_ucb_releases,
     run_fed_ucb,
     run_gossip_ucb,
@@ -168,32 +167,45 @@ def _audit_job(job: dict) -> tuple[int, EpsilonLowerBound]:
     return job["index"], result.bound
 
 
-def _run_audits(jobs: list[dict], *, workers: int, say: Callable[[str], None]) -> dict:
-    """Run the audits, on a local process pool when ``workers > 1``.
+def _regret_job(job: dict) -> dict:
+    """One regret run, summarised (a picklable unit of work for the executor)."""
+    kwargs = {"horizon": job["horizon"], "n_trials": job["n_trials"], "seed": job["seed"]}
+    if job["mode"] == "gossip-ucb":
+        run = run_gossip_ucb(job["env"], job["graph"], **kwargs)
+        label = "gossip-ucb"
+    else:
+        run = run_fed_ucb(job["env"], job["graph"], epsilon=job["epsilon"], mode=job["mode"],
+                          log_base=job["log_base"], **kwargs)
+        label = f"{job['mode']}/log{job['log_base']}"
+    per_trial = run.cumulative_regret.mean(axis=1)  # (trials, T), mean over agents
+    points = np.unique(np.linspace(0, job["horizon"] - 1, _N_CURVE_POINTS).astype(int))
+    curve = np.stack([points + 1, per_trial[:, points].mean(0), per_trial[:, points].min(0),
+                      per_trial[:, points].max(0)])
+    return {"algorithm": run.algorithm, "mode": job["mode"], "label": label,
+            "epsilon": job["epsilon"], "final": per_trial[:, -1], "curve": curve,
+            "n_out_of_bounds": run.n_out_of_bounds}
 
-    Each audit has its own SeedSequence address, so the results do not depend on the
-    number of workers or on the order in which they finish.
+
+def _parallel_map(function, jobs: list[dict], *, workers: int, say, describe) -> list:
+    """``[function(job) for job in jobs]``, on a local process pool when ``workers > 1``.
+
+    Every job carries its own SeedSequence address, so the results do not depend on
+    the number of workers or on the order in which they finish; they are returned in
+    the order of ``jobs``.
     """
-    results = {}
+    results: list = [None] * len(jobs)
     if workers <= 1 or len(jobs) <= 1:
-        for done, job in enumerate(jobs, start=1):
-            index, bound = _audit_job(job)
-            results[index] = bound
-            say(_audit_message(done, len(jobs), job, bound))
+        for done, job in enumerate(jobs):
+            results[done] = function(job)
+            say(f"[{done + 1}/{len(jobs)}] {describe(job, results[done])}")
         return results
     with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(_audit_job, job): job for job in jobs}
+        futures = {pool.submit(function, job): position for position, job in enumerate(jobs)}
         for done, future in enumerate(concurrent.futures.as_completed(futures), start=1):
-            index, bound = future.result()
-            results[index] = bound
-            say(_audit_message(done, len(jobs), futures[future], bound))
+            position = futures[future]
+            results[position] = future.result()
+            say(f"[{done}/{len(jobs)}] {describe(jobs[position], results[position])}")
     return results
-
-
-def _audit_message(done: int, total: int, job: dict, bound: EpsilonLowerBound) -> str:
-    return (f"[audit {done}/{total}] T={job['horizon']} scale={job['scale']:.4g} claimed "
-            f"ε={job['claimed_epsilon']:g}: lower bound {bound.epsilon_lower_bound:.4f} "
-            f"({job['n_samples']} samples/world)")
 
 
 def verify_gossip_fed_ucb(
@@ -217,26 +229,24 @@ def verify_gossip_fed_ucb(
     samples = dict(config.audit_samples)
 
     # Regret runs first: the paper-mode findings need their out-of-range counts.
-    runs: dict[tuple[str, str, float], GossipRun] = {}
     run_root = _child(root, 1)
-    jobs = [("gossip-ucb", "", math.inf)] + [
-        (mode, base, eps) for mode, base in (("paper", "2"), ("corrected", "2"))
-        for eps in config.epsilons
+    regret_jobs = [
+        {"env": env, "graph": graph, "mode": mode, "log_base": base, "epsilon": eps,
+         "horizon": config.regret_horizon, "n_trials": config.n_trials, "seed": run_root}
+        for mode, base, eps in [("gossip-ucb", "", math.inf)] + [
+            (mode, base, eps) for mode, base in (("paper", "2"), ("corrected", "2"))
+            for eps in config.epsilons
+        ]
     ]
-    for index, (mode, base, eps) in enumerate(jobs, start=1):
-        say(f"[regret {index}/{len(jobs)}] {mode} {base} ε={eps:g} T={config.regret_horizon} "
-            f"trials={config.n_trials}")
-        if mode == "gossip-ucb":
-            runs[(mode, base, eps)] = run_gossip_ucb(
-                env, graph, horizon=config.regret_horizon, n_trials=config.n_trials, seed=run_root
-            )
-        else:
-            runs[(mode, base, eps)] = run_fed_ucb(
-                env, graph, horizon=config.regret_horizon, epsilon=eps, mode=mode,
-                log_base=base, n_trials=config.n_trials, seed=run_root,
-            )
+    summaries = _parallel_map(
+        _regret_job, regret_jobs, workers=config.workers, say=say,
+        describe=lambda job, summary: (
+            f"regret {job['mode']} {job['log_base']} ε={job['epsilon']:g} "
+            f"T={job['horizon']} trials={job['n_trials']}: {summary['final'].mean():.1f}"
+        ),
+    )
     out_of_bounds = {
-        mode: sum(r.n_out_of_bounds for (m, _, _), r in runs.items() if m == mode)
+        mode: sum(r["n_out_of_bounds"] for r in summaries if r["mode"] == mode)
         for mode in ("paper", "corrected")
     }
 
@@ -256,7 +266,14 @@ def verify_gossip_fed_ucb(
          "seed": _child(audit_root, index), "confidence": config.confidence}
         for index, mode, base, horizon, eps in grid if horizon in config.audit_horizons
     ]
-    audits = _run_audits(audit_jobs, workers=config.workers, say=say)
+    audits = dict(_parallel_map(
+        _audit_job, audit_jobs, workers=config.workers, say=say,
+        describe=lambda job, result: (
+            f"audit T={job['horizon']} scale={job['scale']:.4g} claimed "
+            f"ε={job['claimed_epsilon']:g}: lower bound {result[1].epsilon_lower_bound:.4f} "
+            f"({job['n_samples']} samples/world)"
+        ),
+    ))
     for index, mode, base, horizon, eps in grid:
         scale = fed_ucb_scale(eps, horizon, mode=mode, log_base=base)
         x0 = np.zeros((1, config.n_agents, config.n_arms))
@@ -285,21 +302,15 @@ def verify_gossip_fed_ucb(
         ))
 
     regret_rows, curves = [], {}
-    for (mode, base, eps), run in runs.items():
-        final = run.cumulative_regret[..., -1].mean(axis=1)  # per trial, mean over agents
-        label = "gossip-ucb" if mode == "gossip-ucb" else f"{mode}/log{base}"
+    for summary in summaries:
+        final, eps = summary["final"], summary["epsilon"]
         regret_rows.append({
-            "algorithm": run.algorithm, "mode": label, "epsilon": eps,
+            "algorithm": summary["algorithm"], "mode": summary["label"], "epsilon": eps,
             "horizon": config.regret_horizon, "n_trials": config.n_trials,
             "regret_mean": float(final.mean()), "regret_min": float(final.min()),
-            "regret_max": float(final.max()), "n_out_of_bounds": run.n_out_of_bounds,
+            "regret_max": float(final.max()), "n_out_of_bounds": summary["n_out_of_bounds"],
         })
-        per_trial = run.cumulative_regret.mean(axis=1)  # (trials, T)
-        points = np.unique(np.linspace(0, config.regret_horizon - 1, _N_CURVE_POINTS).astype(int))
-        curves[f"{label}|{eps:g}"] = np.stack([
-            points + 1, per_trial[:, points].mean(0), per_trial[:, points].min(0),
-            per_trial[:, points].max(0),
-        ])
+        curves[f"{summary['label']}|{eps:g}"] = summary["curve"]
     say(f"[ledger] one Fed_UCB run per variant at T={config.ledger_horizon}, ε=1")
     ledgers = []
     for mode, base in VARIANTS:
