@@ -64,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--regret-horizon", type=int, default=None,
                         help="horizon of the regret runs")
     verify.add_argument("--workers", type=int, default=None,
-                        help="processes for the audits (default: every core)")
+                        help="processes for the audits and regret runs (default: every core)")
 
     account = sub.add_parser("account", help="privacy budget report of a deployment (TOML)")
     account.add_argument("file", type=Path, help="deployment description (see examples/)")

@@ -71,7 +71,8 @@ class VerifyConfig:
     audit_samples : dict
         Samples per world for each audited horizon.
     workers : int
-        Processes for the audits (default: every core); 1 runs them in this process.
+        Processes for the audits and regret runs (default: every core); 1 runs them
+        in this process.
     regret_horizon, n_trials : int
         Horizon and trials of the regret runs.
     """
