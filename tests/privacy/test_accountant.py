@@ -13,34 +13,17 @@ import math
 from collections import defaultdict
 
 import numpy as np
-import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from privacy import RELATIVE_TOLERANCE, Accountant, ApproxDP, PureDP, events
 from privacy.errors import BudgetExceededError, UnsupportedEventError
+from tests.privacy._support import assert_unchanged, snapshot
 
 # ---------------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------------
-
-
-def _snapshot(accountant: Accountant) -> tuple[pd.DataFrame, dict, pd.DataFrame, int]:
-    return (
-        accountant.charges.copy(),
-        accountant.routes(0.0),
-        accountant.ledger.copy(),
-        accountant.n_draws,
-    )
-
-
-def _assert_unchanged(accountant: Accountant, before: tuple) -> None:
-    charges, routes, ledger, n_draws = before
-    pd.testing.assert_frame_equal(accountant.charges, charges)
-    assert accountant.routes(0.0) == routes
-    pd.testing.assert_frame_equal(accountant.ledger, ledger)
-    assert accountant.n_draws == n_draws
 
 
 def _laplace_delta(scale: float, target_epsilon: float) -> float:
@@ -211,7 +194,7 @@ def test_non_private_release_is_infinite() -> None:
 def test_bad_keys_raise_and_change_nothing() -> None:
     accountant = Accountant(disjoint=("agent", "arm"), sequential=("phase",))
     accountant.spend(events.Laplace(scale=2.0), key={"agent": 0, "arm": 0})
-    before = _snapshot(accountant)
+    before = snapshot(accountant)
     event = events.Laplace(scale=1.0)
     with pytest.raises(ValueError, match=r"key level\(s\) \['trial'\] not declared"):
         accountant.spend(event, key={"agent": 0, "arm": 0, "trial": 1})
@@ -226,7 +209,7 @@ def test_bad_keys_raise_and_change_nothing() -> None:
         accountant.record_draws(
             keys={"agent": 0}, node=1, level=0, scale=1.0, l1_sensitivity=1.0
         )
-    _assert_unchanged(accountant, before)
+    assert_unchanged(accountant, before)
 
 
 def test_unsupported_event_raises_and_changes_nothing() -> None:
@@ -235,7 +218,7 @@ def test_unsupported_event_raises_and_changes_nothing() -> None:
 
     accountant = Accountant(disjoint=("agent",))
     accountant.spend(events.Laplace(scale=2.0), key={"agent": 0})
-    before = _snapshot(accountant)
+    before = snapshot(accountant)
     with pytest.raises(
         UnsupportedEventError, match=r"no accountant handler for Gaussian"
     ):
@@ -243,7 +226,7 @@ def test_unsupported_event_raises_and_changes_nothing() -> None:
     with pytest.raises(ValueError):  # UnsupportedEventError is a ValueError
         foreign = Gaussian()
         accountant.spend_many(foreign, keys={"agent": [0, 1]})  # type: ignore[arg-type]
-    _assert_unchanged(accountant, before)
+    assert_unchanged(accountant, before)
 
 
 # ---------------------------------------------------------------------------------
@@ -257,20 +240,20 @@ def test_budget_exceeded_raises_and_leaves_the_ledger_unchanged() -> None:
     accountant.record_draws(
         keys={"agent": 0}, node=-1, level=-1, scale=1 / 0.6, l1_sensitivity=1.0
     )
-    before = _snapshot(accountant)
+    before = snapshot(accountant)
     with pytest.raises(BudgetExceededError, match=r"nothing was released"):
         accountant.spend(events.Laplace(scale=1 / 0.6), key={"agent": 0})
-    _assert_unchanged(accountant, before)
+    assert_unchanged(accountant, before)
     # A never-seen event type that exceeds is rolled back too.
     with pytest.raises(BudgetExceededError):
         accountant.spend(events.LaplaceTree(scale=1.0, horizon=4), key={"agent": 5})
     with pytest.raises(BudgetExceededError):
         accountant.spend(events.NonPrivate(reason="raw"), key={"agent": 6})
-    _assert_unchanged(accountant, before)
+    assert_unchanged(accountant, before)
     # A batched charge is atomic: agent 1 alone would fit, agent 0 would not.
     with pytest.raises(BudgetExceededError):
         accountant.spend_many(events.Laplace(scale=1 / 0.6), keys={"agent": [1, 0]})
-    _assert_unchanged(accountant, before)
+    assert_unchanged(accountant, before)
     # Other cells compose in parallel, so they still fit.
     accountant.spend(events.Laplace(scale=1 / 0.6), key={"agent": 1})
     assert accountant.get_epsilon(0.0) == pytest.approx(0.6, rel=1e-12)
@@ -302,7 +285,7 @@ def test_approx_budget_uses_the_tightest_route_at_its_delta() -> None:
 def test_would_exceed_does_not_change_state() -> None:
     accountant = Accountant(disjoint=("agent",), budget=PureDP(1.0))
     accountant.spend(events.Laplace(scale=2.0), key={"agent": 0})
-    before = _snapshot(accountant)
+    before = snapshot(accountant)
     assert accountant.would_exceed(events.Laplace(scale=1.0), key={"agent": 0}) is True
     assert accountant.would_exceed(events.Laplace(scale=2.0), key={"agent": 0}) is False
     assert accountant.would_exceed(
@@ -311,7 +294,7 @@ def test_would_exceed_does_not_change_state() -> None:
     assert not accountant.would_exceed(
         events.LaplaceTree(scale=4.0, horizon=2), key={"agent": 3}
     )
-    _assert_unchanged(accountant, before)
+    assert_unchanged(accountant, before)
     # After the dry runs, real charges behave as if they never happened.
     accountant.spend(events.Laplace(scale=2.0), key={"agent": 0})
     assert accountant.get_epsilon(0.0) == 1.0

@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -25,6 +24,7 @@ from privacy import (
     raw_release,
 )
 from privacy.errors import BudgetExceededError, CapacityExceededError
+from tests.privacy._support import assert_unchanged, snapshot
 
 # ---------------------------------------------------------------------------------
 # Helpers
@@ -93,23 +93,6 @@ def _data(
     values = rng.random((horizon,) + stream_shape)
     observed = rng.random((horizon,) + stream_shape) < p
     return values, observed
-
-
-def _snapshot(accountant: Accountant) -> tuple[pd.DataFrame, dict, pd.DataFrame, int]:
-    return (
-        accountant.charges.copy(),
-        accountant.routes(0.0),
-        accountant.ledger.copy(),
-        accountant.n_draws,
-    )
-
-
-def _assert_unchanged(accountant: Accountant, before: tuple) -> None:
-    charges, routes, ledger, n_draws = before
-    pd.testing.assert_frame_equal(accountant.charges, charges)
-    assert accountant.routes(0.0) == routes
-    pd.testing.assert_frame_equal(accountant.ledger, ledger)
-    assert accountant.n_draws == n_draws
 
 
 def _dkw_tolerance(n_samples: int, alpha: float) -> float:
@@ -494,12 +477,12 @@ def test_keys_must_broadcast_to_the_streams() -> None:
 def test_budget_exceeded_at_construction_leaves_the_accountant_unchanged() -> None:
     accountant = Accountant(disjoint=("stream",), budget=PureDP(1.0))
     _make(stream_shape=(2,), horizon=16, scale=5.0, accountant=accountant)  # ε = 1.0
-    before = _snapshot(accountant)
+    before = snapshot(accountant)
     with pytest.raises(BudgetExceededError, match=r"nothing was released"):
         _make(stream_shape=(2,), horizon=16, scale=4.0, accountant=accountant)  # 1.25
     with pytest.raises(BudgetExceededError):
         _make(stream_shape=(2,), horizon=16, scale=0.0, accountant=accountant)  # ∞
-    _assert_unchanged(accountant, before)
+    assert_unchanged(accountant, before)
 
 
 # ---------------------------------------------------------------------------------
