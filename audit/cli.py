@@ -5,6 +5,13 @@
 ``fedpriv run ALGORITHM``
     Run one algorithm inside the accountant; print its regret, ledger summary and
     guarantee next to the paper's claim.
+``fedpriv experiment NAME``
+    Reproduce one of a paper's figures.
+``fedpriv account FILE``
+    Privacy budget report of a deployment described in TOML.
+
+Algorithms and experiments come from the family modules in :data:`FAMILIES`; each
+defines ``register(run, experiment)``, which adds its subparsers with a ``handler``.
 
 Errors in the arguments or the data exit with status 2 and a message that names the
 parameter; nothing is written to the report folder in that case.
@@ -13,23 +20,16 @@ parameter; nothing is written to the report folder in that case.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from algorithms.environments import paper_synthetic_bandit
-from algorithms.gossip import MODES, run_fed_ucb, run_gossip_ucb
-from algorithms.hospital import hospital_bandit, load_diabetes
-from algorithms.networks import GRAPH_KINDS, make_graph
-from algorithms.seeding import Stream, as_seed_sequence, stream_rng
-from audit.claims import decide_verdict, json_number
+from audit.claims import json_number
 from audit.report import claims_records, claims_table, regret_table, write_report
 from audit.verify import VerifyConfig, verify_gossip_fed_ucb
-from privacy import PAPER_LOG_BASES, format_epsilon
 from privacy.deployment import (
     budget_report,
     load_deployment,
@@ -40,7 +40,8 @@ from privacy.errors import ToolkitError
 
 __all__ = ["build_parser", "main"]
 
-ALGORITHMS = ("gossip-ucb", "gossip-fed-ucb")
+#: Modules that add ``run`` and ``experiment`` subcommands through ``register``.
+FAMILIES = ("audit.cli_gossip",)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -72,22 +73,12 @@ def build_parser() -> argparse.ArgumentParser:
     account.add_argument("--out", type=Path, default=None, help="also write Markdown here")
 
     run = sub.add_parser("run", help="run one algorithm inside the accountant")
-    run.add_argument("algorithm", choices=ALGORITHMS)
-    run.add_argument("--agents", type=int, default=3, help="n_agents (default 3)")
-    run.add_argument("--arms", type=int, default=5, help="n_arms (default 5)")
-    run.add_argument("--horizon", type=int, default=10_000, help="horizon T (default 10000)")
-    run.add_argument("--epsilon", type=float, default=1.0, help="claimed ε (inf allowed)")
-    run.add_argument("--mode", choices=MODES, default="corrected")
-    run.add_argument("--log-base", choices=sorted(PAPER_LOG_BASES), default="2",
-                     help="base of the paper's ⌈log T⌉ (paper mode)")
-    run.add_argument("--noise-on-empty-nodes", action="store_true",
-                     help="Algorithm 3 as printed: noise on nodes without observations")
-    run.add_argument("--graph", choices=GRAPH_KINDS, default="complete")
-    run.add_argument("--p", type=float, default=None, help="edge probability (erdos_renyi)")
-    run.add_argument("--trials", type=int, default=1)
-    run.add_argument("--seed", type=int, default=0)
-    run.add_argument("--data", type=Path, default=None, help="UCI Diabetes-130 CSV or zip")
-    run.add_argument("--json", action="store_true")
+    run_sub = run.add_subparsers(dest="algorithm", required=True, metavar="ALGORITHM")
+    experiment = sub.add_parser("experiment", help="reproduce a paper's figure")
+    experiment_sub = experiment.add_subparsers(dest="experiment", required=True,
+                                               metavar="EXPERIMENT")
+    for family in FAMILIES:
+        importlib.import_module(family).register(run_sub, experiment_sub)
     return parser
 
 
@@ -123,84 +114,6 @@ def _verify(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run(args: argparse.Namespace) -> int:
-    root = as_seed_sequence(args.seed)
-    if args.data is not None:
-        env = hospital_bandit(load_diabetes(args.data), n_agents=args.agents)
-    else:
-        env = paper_synthetic_bandit(
-            args.agents, args.arms,
-            rng=stream_rng(np.random.SeedSequence(root.entropy, spawn_key=(0,)), trial=0,
-                           stream=Stream.ENVIRONMENT),
-            noise="gaussian",
-        )
-    graph_rng = stream_rng(root, trial=0, stream=Stream.NETWORK)
-    graph = make_graph(args.graph, env.n_agents, p=args.p,
-                       rng=graph_rng if args.graph == "erdos_renyi" else None)
-    started = time.perf_counter()
-    if args.algorithm == "gossip-ucb":
-        run = run_gossip_ucb(env, graph, horizon=args.horizon, n_trials=args.trials, seed=root)
-    else:
-        run = run_fed_ucb(
-            env, graph, horizon=args.horizon, epsilon=args.epsilon, mode=args.mode,
-            log_base=args.log_base, noise_on_empty_nodes=args.noise_on_empty_nodes,
-            n_trials=args.trials, seed=root,
-        )
-    seconds = time.perf_counter() - started
-    final = run.cumulative_regret[..., -1].mean(axis=1)
-    record: dict[str, Any] = {
-        "algorithm": run.algorithm,
-        "setting": {
-            "n_agents": env.n_agents, "n_arms": env.n_arms, "horizon": args.horizon,
-            "graph": args.graph, "n_trials": args.trials, "seed": args.seed,
-            "environment": "hospital" if args.data else "synthetic",
-        },
-        "regret": {"mean": float(final.mean()), "min": float(final.min()),
-                   "max": float(final.max())},
-        "seconds": seconds,
-    }
-    if run.accountant is not None:
-        acc = run.accountant
-        ledger = acc.ledger
-        route, eps_stream = acc.tightest(0.0, where={"phase": "stream"})
-        eps_all = acc.get_epsilon(0.0)
-        verdict, evidence = decide_verdict(args.epsilon, eps_stream, None)
-        record["setting"].update(
-            {"epsilon": json_number(args.epsilon), "mode": args.mode, "log_base": args.log_base}
-        )
-        record["ledger"] = {
-            "noise_draws": acc.n_draws,
-            "draws_per_agent": {int(k): int(v) for k, v in ledger.groupby("agent").size().items()},
-            "node_scale": run.scale,
-            "epsilon_per_draw": json_number(run.node_epsilon),
-            "rewards_outside_0_1": run.n_out_of_bounds,
-        }
-        record["guarantee"] = {
-            "claimed": {"epsilon": json_number(args.epsilon), "delta": 0.0,
-                        "source": "Zhu et al. 2021, Definition 1 and §4.1"},
-            "accountant": {"epsilon": json_number(eps_stream), "delta": 0.0, "route": route,
-                           "scope": "rounds 1..T (Definition 1)"},
-            "accountant_including_initial_pulls": json_number(eps_all),
-            "routes": {k: json_number(v) for k, v in acc.routes(0.0, where={"phase": "stream"}).items()},
-            "verdict": verdict,
-            "evidence": evidence,
-            "non_private_releases": acc.non_private_reasons(),
-        }
-    if args.json:
-        print(json.dumps(record, indent=2, allow_nan=False))
-    else:
-        print(f"{run.algorithm}: regret at T={args.horizon}: {final.mean():.2f} "
-              f"(min {final.min():.2f}, max {final.max():.2f} over {args.trials} trials)")
-        if run.accountant is not None:
-            g = record["guarantee"]
-            print(f"ledger: {record['ledger']['noise_draws']} noise draws, node scale "
-                  f"{run.scale:.4g}, ε per draw {format_epsilon(run.node_epsilon)}")
-            print(f"claimed ε = {format_epsilon(args.epsilon)}; accountant ε = "
-                  f"{format_epsilon(eps_stream)} ({route}); including round-0 records: "
-                  f"{format_epsilon(eps_all)} -> {g['verdict']}")
-    return 0
-
-
 def _account(args: argparse.Namespace) -> int:
     deployment = load_deployment(args.file)
     report = budget_report(deployment)
@@ -233,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
             return _verify(args)
         if args.command == "account":
             return _account(args)
-        return _run(args)
+        return args.handler(args)
     except (ToolkitError, ValueError, TypeError, OSError) as error:
         print(f"fedpriv: error: {error}", file=sys.stderr)
         return 2
