@@ -35,6 +35,11 @@ from privacy.guarantees import (
     zcdp_to_approx_dp,
 )
 from privacy.interval import IntervalRelease
+from privacy.matrix_tree import (  # registers SymmetricMatrixGaussianTree with the routes
+    MatrixTreePrivatizer,
+    SymmetricMatrixGaussianTree,
+    privatizer_calibration,
+)
 from privacy.mechanisms import LaplaceTreeCounter, laplace_release, raw_release
 from privacy.relations import NeighboringRelation, parse_relation
 from privacy.routes import ROUTES, compose_routes
@@ -55,8 +60,10 @@ __all__ = [
     "GaussianDP",
     "IntervalRelease",
     "LaplaceTreeCounter",
+    "MatrixTreePrivatizer",
     "NeighboringRelation",
     "PureDP",
+    "SymmetricMatrixGaussianTree",
     "compose_routes",
     "errors",
     "event_epsilon",
@@ -70,6 +77,7 @@ __all__ = [
     "li_song_claimed_epsilon",
     "li_song_epoch_scale",
     "parse_relation",
+    "privatizer_calibration",
     "pure_to_approx_dp",
     "pure_to_zcdp",
     "raw_release",
