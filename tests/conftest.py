@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+pytest_plugins = ["fedpriv_pytest"]
+
 settings.register_profile(
     "ci",
     derandomize=True,

@@ -768,3 +768,110 @@ def test_power_laplace_tree() -> None:
         scores_d, scores_d_prime, thresholds=laplace_threshold_grid(1.25)
     )
     assert 1.0 < result.epsilon_lower_bound <= 1.25
+
+
+# ---------------------------------------------------------------------------------
+# Curve audit, Gaussian-DP μ, one-run audit, white-box scores
+# ---------------------------------------------------------------------------------
+
+from audit.estimators import (
+    audit_one_run,
+    audit_privacy_curve,
+    estimate_delta_lower_bounds,
+    estimate_gdp_mu_lower_bound,
+    estimate_one_run_epsilon,
+    gaussian_log_density_ratio,
+    laplace_log_density_ratio,
+    one_run_p_value,
+)
+from privacy import ApproxDP, GaussianDP, PureDP
+
+
+def test_delta_bounds_match_a_direct_computation() -> None:
+    """δ_LB(ε') is max over tests of p_lo - e^ε' q_hi with the estimator's CP family."""
+    rng = np.random.default_rng(3)
+    d, dp = rng.laplace(1.0, 1.0, 5_000), rng.laplace(0.0, 1.0, 5_000)
+    thresholds = np.array([0.0, 0.5, 1.0])
+    curve = estimate_delta_lower_bounds(d, dp, thresholds=thresholds, epsilons=[0.0, 0.3])
+    level = 0.05 / (4 * thresholds.size)
+    expected = []
+    for e in (0.0, 0.3):
+        best = 0.0
+        for c in thresholds:
+            k_d, k_dp = int((d >= c).sum()), int((dp >= c).sum())
+            lo_d = stats.beta.ppf(level, k_d, 5_000 - k_d + 1)
+            hi_dp = stats.beta.isf(level, k_dp + 1, 5_000 - k_dp)
+            lo_dp = stats.beta.ppf(level, k_dp, 5_000 - k_dp + 1)
+            hi_d = stats.beta.isf(level, k_d + 1, 5_000 - k_d)
+            best = max(best, lo_d - math.exp(e) * hi_dp, lo_dp - math.exp(e) * hi_d)
+        expected.append(best)
+    np.testing.assert_allclose(curve.delta_lower_bounds, expected, rtol=1e-10)
+    assert curve.claimed_deltas is None and not curve.violated
+
+
+@pytest.mark.statistical
+def test_curve_audit_against_claims() -> None:
+    """Laplace(1) on a shift of 1 is exactly 1-DP: its curve sits below PureDP(1)'s
+    privacy region and above PureDP(0.5)'s (true δ(0) = 1 - e^{-1/2} = 0.39)."""
+    rng = np.random.default_rng(4)
+    d, dp = rng.laplace(1.0, 1.0, 100_000), rng.laplace(0.0, 1.0, 100_000)
+    grid = np.linspace(-1.0, 2.0, 13)
+    assert not audit_privacy_curve(d, dp, claim=PureDP(1.0), thresholds=grid).violated
+    flagged = audit_privacy_curve(d, dp, claim=PureDP(0.5), thresholds=grid)
+    assert flagged.violated and min(flagged.excess) > 0.1  # true δ(ε') - claimed > 0.13
+    assert audit_privacy_curve(d, dp, claim=ApproxDP(0.5, 0.01), thresholds=grid).violated
+    with pytest.raises(ValueError, match="`epsilons` must be >= 0"):
+        estimate_delta_lower_bounds(d, dp, thresholds=grid, epsilons=[-0.1])
+
+
+@pytest.mark.statistical
+def test_gdp_mu_bound_is_sound_and_tight() -> None:
+    """N(μ, 1) vs N(0, 1) is exactly μ-GDP; the bound is below μ and close at 10^5."""
+    rng = np.random.default_rng(5)
+    for mu in (0.5, 1.0):
+        d, dp = rng.normal(mu, 1.0, 100_000), rng.normal(0.0, 1.0, 100_000)
+        bound = estimate_gdp_mu_lower_bound(d, dp, thresholds=np.linspace(-0.5, 1.5, 9))
+        assert 0.9 * mu < bound.mu_lower_bound <= mu
+        assert bound.epsilon_lower_bound(1e-5) <= GaussianDP(mu).get_epsilon(1e-5)
+    same = estimate_gdp_mu_lower_bound(dp, dp, thresholds=[0.0])
+    assert same.mu_lower_bound == 0.0 and same.direction == NO_EVIDENCE
+
+
+def test_one_run_p_value_matches_the_binomial_tail_and_naive_delta_term() -> None:
+    m, r, v, eps, delta = 200, 50, 35, 0.4, 1e-3
+    q = math.exp(eps) / (1 + math.exp(eps))
+    tail = stats.binom.sf(v - 1, r, q)
+    assert math.isclose(one_run_p_value(m, r, v, eps), tail, rel_tol=1e-12)
+    alpha, running = 0.0, 0.0  # the loop of jax_privacy's naive reference
+    for i in range(1, v + 1):
+        running += stats.binom.pmf(v - i, r, q)
+        alpha = max(alpha, running / i)
+    assert math.isclose(one_run_p_value(m, r, v, eps, delta),
+                        min(1.0, tail + alpha * delta * 2 * m), rel_tol=1e-9)
+    with pytest.raises(ValueError, match="`n_correct` must be <= n_guesses"):
+        one_run_p_value(10, 3, 4, 1.0)
+
+
+def test_one_run_epsilon_is_the_root_of_the_p_value() -> None:
+    eps = estimate_one_run_epsilon(1_000, 200, 160, confidence=0.95)
+    assert math.isclose(one_run_p_value(1_000, 200, 160, eps), 0.05, rel_tol=1e-6)
+    assert estimate_one_run_epsilon(1_000, 200, 160, confidence=0.95, delta=1e-4) < eps
+    bits = np.array([True, False] * 50)
+    with pytest.raises(ValueError, match="must have the shape"):
+        audit_one_run(np.zeros(99), bits)
+    with pytest.raises(TypeError, match="must be a bool array"):
+        audit_one_run(np.zeros(100), bits.astype(int))
+
+
+def test_white_box_ratios_are_exact() -> None:
+    llr = laplace_log_density_ratio([1.0, 2.0], [0.0, 2.5], 2.0)
+    y = np.array([[50.0, -50.0], [0.5, 2.25], [-50.0, 50.0]])
+    np.testing.assert_array_equal(llr(y), [0.75, 0.0, -0.75])  # saturation exact
+    gauss = gaussian_log_density_ratio([1.0], [0.0], 2.0)
+    y = np.array([0.3, 1.7])
+    expected = stats.norm.logpdf(y, 1.0, 2.0) - stats.norm.logpdf(y, 0.0, 2.0)
+    np.testing.assert_allclose(gauss(y), expected, rtol=1e-12)
+    with pytest.raises(ValueError, match="`scale` must be in"):
+        laplace_log_density_ratio(1.0, 0.0, 0.0)
+    with pytest.raises(ValueError, match="1-D of equal length"):
+        gaussian_log_density_ratio([1.0, 2.0], [0.0], 1.0)

@@ -1,0 +1,205 @@
+"""Batched, addressed sampling of a mechanism, in-process or on an executor.
+
+Samples of one world are drawn in batches of ``batch_size``; batch ``b`` of world
+``side`` draws from ``stream_rng(root, trial=b, side=side, stream=Stream.NOISE)``
+(:mod:`algorithms.seeding`). A batch's stream depends only on its address, never on
+which worker runs it or how many workers there are, so an audit gives the same
+numbers in-process, on a local process pool or on a ``dask.distributed`` cluster
+(STYLE §6: derive child streams before any parallel hand-off). Each batch is reduced
+to scores inside the worker, so memory stays bounded by ``batch_size`` outputs per
+worker plus one float64 per sample.
+
+``executor`` may be
+
+- ``None`` or ``"serial"``: run in this process;
+- ``"processes"``: a local :class:`concurrent.futures.ProcessPoolExecutor`;
+- ``"local"`` (the default of :func:`audit.audit_mechanism`, which additionally
+  keeps cheap confirmations in-process, see its docstring): a local process pool
+  when there are at least two batches to run, more than one CPU, and the work can be
+  pickled (lambdas and closures cannot); otherwise in-process. The choice never
+  changes the numbers, only the wall time;
+- any :class:`concurrent.futures.Executor`;
+- a ``dask.distributed.Client`` (recognised by its ``get_executor`` method; its
+  executor is a ``concurrent.futures.Executor``). ``distributed`` is optional.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import os
+import pickle
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from algorithms.seeding import Stream, stream_rng
+from privacy._checks import check_int_at_least
+
+__all__ = ["child_root", "sample_scores"]
+
+
+def child_root(root: np.random.SeedSequence, index: int) -> np.random.SeedSequence:
+    """The SeedSequence at spawn key ``root.spawn_key + (index,)`` (a fixed address)."""
+    return np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, int(index)))
+
+
+def _run_batch(
+    mechanism: Callable[..., np.ndarray],
+    dataset: Any,
+    size: int,
+    root: np.random.SeedSequence,
+    batch: int,
+    side: int,
+    transform: Callable[[np.ndarray], np.ndarray] | None,
+) -> np.ndarray:
+    """Draw one addressed batch and reduce it with ``transform`` (worker side)."""
+    rng = stream_rng(root, trial=batch, side=side, stream=Stream.NOISE)
+    outputs = np.asarray(mechanism(dataset, size, rng))
+    if outputs.ndim == 0 or outputs.shape[0] != size:
+        raise ValueError(
+            f"the mechanism must return an array with n_samples = {size} rows, "
+            f"got shape {outputs.shape}."
+        )
+    if transform is None:
+        return outputs
+    scores = np.asarray(transform(outputs), dtype=np.float64)
+    if scores.shape != (size,):
+        raise ValueError(
+            f"the score function must return shape ({size},), got {scores.shape}."
+        )
+    return scores
+
+
+def _picklable(*objects: Any) -> bool:
+    try:
+        pickle.dumps(objects)
+    except Exception:  # noqa: BLE001 - any pickling failure means "run in-process"
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def _resolve(
+    executor: Any, n_tasks: int, n_workers: int | None, work: tuple[Any, ...]
+) -> Iterator[concurrent.futures.Executor | None]:
+    """Yield a concurrent.futures executor, or None for in-process execution."""
+    if executor is None or executor == "serial":
+        yield None
+        return
+    if isinstance(executor, str):
+        if executor not in ("local", "processes"):
+            raise ValueError(
+                "`executor` must be None, 'serial', 'local', 'processes', a "
+                f"concurrent.futures.Executor or a dask Client, got {executor!r}."
+            )
+        cpus = os.cpu_count() or 1
+        workers = min(n_workers or cpus, n_tasks)
+        picklable = _picklable(*work)
+        if executor == "local" and (workers < 2 or not picklable):
+            yield None
+            return
+        if not picklable:
+            raise ValueError(
+                "`executor='processes'` needs a picklable mechanism, datasets and score "
+                "(module-level functions or functools.partial, not lambdas or closures)."
+            )
+        with concurrent.futures.ProcessPoolExecutor(
+            max_workers=max(1, workers)
+        ) as pool:
+            yield pool
+        return
+    if hasattr(executor, "get_executor"):  # dask.distributed.Client
+        yield executor.get_executor()
+        return
+    if isinstance(executor, concurrent.futures.Executor):
+        yield executor
+        return
+    raise TypeError(
+        "`executor` must be None, a string, a concurrent.futures.Executor or a dask "
+        f"Client, got {type(executor).__name__}."
+    )
+
+
+def sample_scores(
+    mechanism: Callable[..., np.ndarray],
+    datasets: tuple[Any, Any],
+    *,
+    n_samples: int,
+    root: np.random.SeedSequence,
+    transform: Callable[[np.ndarray], np.ndarray] | None,
+    batch_size: int,
+    executor: Any = None,
+    n_workers: int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Sample both worlds in addressed batches and reduce each batch with `transform`.
+
+    Parameters
+    ----------
+    mechanism : callable
+        ``mechanism(dataset, n_samples, rng) -> ndarray (n_samples, ...)``.
+    datasets : (D, D')
+        World 0 (side 0) and world 1 (side 1).
+    n_samples : int
+        Samples per world, >= 1.
+    root : SeedSequence
+        Root of this sampling stage; batch ``b`` of world ``s`` uses the NOISE stream
+        at ``(trial=b, side=s)`` below it.
+    transform : callable or None
+        Score function applied to each batch in the worker; None returns the raw
+        outputs (concatenated on the first axis).
+    batch_size : int
+        Samples per batch, >= 1; fixes the batch addresses, hence the numbers.
+    executor : see module docstring
+    n_workers : int, optional
+        Process-pool size for ``"local"``/``"processes"`` (default: CPU count).
+
+    Returns
+    -------
+    (ndarray, ndarray)
+        Scores (or outputs) of world D and of world D', each with n_samples rows.
+
+    Raises
+    ------
+    ValueError
+        If a size is out of range, the executor string is unknown, or a batch
+        comes back with the wrong number of rows.
+    TypeError
+        If `executor` is of an unsupported type.
+    """
+    n_samples = check_int_at_least("n_samples", n_samples, 1)
+    batch_size = check_int_at_least("batch_size", batch_size, 1)
+    starts = range(0, n_samples, batch_size)
+    tasks = [
+        (side, b, min(batch_size, n_samples - start))
+        for side in (0, 1)
+        for b, start in enumerate(starts)
+    ]
+    work = (mechanism, datasets, transform)
+    with _resolve(executor, len(tasks), n_workers, work) as pool:
+        if pool is None:
+            parts = [
+                _run_batch(mechanism, datasets[side], size, root, b, side, transform)
+                for side, b, size in tasks
+            ]
+        else:
+            futures = [
+                pool.submit(
+                    _run_batch,
+                    mechanism,
+                    datasets[side],
+                    size,
+                    root,
+                    b,
+                    side,
+                    transform,
+                )
+                for side, b, size in tasks
+            ]
+            parts = [f.result() for f in futures]
+    n_batches = len(starts)
+    return (
+        np.concatenate(parts[:n_batches], axis=0),
+        np.concatenate(parts[n_batches:], axis=0),
+    )

@@ -1,0 +1,41 @@
+"""Protocols of the audit module (modelled on DP-Auditorium's ``interfaces.py``).
+
+A *mechanism* is a vectorized sampler: ``mechanism(dataset, n_samples, rng)`` returns
+``n_samples`` independent outputs, first axis the sample axis (STYLE §7). A *score
+function* reduces a batch of outputs to one real number per sample. A *guarantee*
+is anything with the dp-accounting query pair ``get_epsilon``/``get_delta`` (every
+type in :mod:`privacy.guarantees`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = ["Guarantee", "Mechanism", "ScoreFunction"]
+
+
+@runtime_checkable
+class Mechanism(Protocol):
+    """``(dataset, n_samples, rng) -> ndarray`` of shape ``(n_samples, ...)``."""
+
+    def __call__(
+        self, dataset: Any, n_samples: int, rng: np.random.Generator
+    ) -> np.ndarray: ...
+
+
+@runtime_checkable
+class ScoreFunction(Protocol):
+    """``outputs (n, ...) -> scores (n,)`` of float64; larger should mean "more like D"."""
+
+    def __call__(self, outputs: np.ndarray) -> np.ndarray: ...
+
+
+@runtime_checkable
+class Guarantee(Protocol):
+    """A privacy claim that can be queried at a δ or an ε."""
+
+    def get_epsilon(self, target_delta: float) -> float: ...
+
+    def get_delta(self, target_epsilon: float) -> float: ...

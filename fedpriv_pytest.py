@@ -1,0 +1,117 @@
+"""pytest plugin of fedpriv: privacy regression tests with a marker and a pinned seed.
+
+Registered through the ``pytest11`` entry point ``fedpriv_pytest`` when fedpriv is
+installed, and through ``pytest_plugins = ["fedpriv_pytest"]`` in our own
+``tests/conftest.py`` (the same name, so the two resolve to one plugin).
+
+It lives outside the ``audit`` package on purpose: pytest loads entry-point plugins
+before it collects anything, and importing ``audit`` from site-packages at that point
+would make ``--doctest-modules`` collection of a source checkout fail with "import file
+mismatch". The fixtures import :mod:`audit` only when a test asks for them.
+
+Usage::
+
+    import privacy
+    import pytest
+    from audit import NeighboringPair
+
+    @pytest.mark.dp_audit(samples=10**5, seed=7)
+    def test_my_laplace_is_private(dp_audit):
+        dp_audit.assert_private(my_mechanism, NeighboringPair(1.0, 0.0),
+                                claim=privacy.PureDP(1.0))
+
+The ``dp_audit`` fixture is an :class:`audit.auditor.Auditor`: its ``samples``,
+``seed``, ``confidence`` and other :func:`audit.audit_mechanism` options come from the
+marker; without a marker the seed is pinned to a stable hash of the test's node id
+(never a random seed), so a verdict is reproducible run after run. A test with the
+marker is also marked ``statistical``. Each audit's evidence is attached to the test
+report (``user_properties``, visible in JUnit XML). Audits run in-process by default
+(``executor="serial"``) so the plugin composes with pytest-xdist; pass ``executor=...``
+in the marker to change that. ``--dp-audit-samples-factor`` scales every audit's sample
+count (e.g. 10 for a nightly run).
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from audit.api import AuditResult
+    from audit.auditor import Auditor
+
+__all__ = ["dp_audit", "dp_audit_seed"]
+
+def _stable_seed(nodeid: str) -> int:
+    return zlib.crc32(nodeid.encode("utf-8"))
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """``--dp-audit-samples-factor``: scale the sample count of every dp_audit."""
+    group = parser.getgroup("dp_audit", "fedpriv privacy audits")
+    group.addoption(
+        "--dp-audit-samples-factor",
+        type=float,
+        default=1.0,
+        help="multiply the samples of every dp_audit fixture (default 1.0)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the markers (harmless if the project registers them too)."""
+    config.addinivalue_line(
+        "markers",
+        "dp_audit(samples=100000, seed=<hash of node id>, confidence=0.95, **options): "
+        "configure the dp_audit fixture (an empirical privacy audit, pinned seed)",
+    )
+    config.addinivalue_line(
+        "markers",
+        "statistical: seeded Monte-Carlo test with a stated false-failure probability",
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests with the dp_audit marker are statistical tests too."""
+    for item in items:
+        if item.get_closest_marker("dp_audit") is not None:
+            item.add_marker(pytest.mark.statistical)
+
+
+@pytest.fixture
+def dp_audit_seed(request: pytest.FixtureRequest) -> int:
+    """The pinned seed: the marker's ``seed`` or a stable hash of the node id."""
+    marker = request.node.get_closest_marker("dp_audit")
+    if marker is not None and "seed" in marker.kwargs:
+        return int(marker.kwargs["seed"])
+    return _stable_seed(request.node.nodeid)
+
+
+@pytest.fixture
+def dp_audit(request: pytest.FixtureRequest, dp_audit_seed: int) -> Auditor:
+    """An :class:`Auditor` configured by the test's ``dp_audit`` marker."""
+    from audit.auditor import Auditor
+
+    marker = request.node.get_closest_marker("dp_audit")
+    kwargs = dict(marker.kwargs) if marker is not None else {}
+    if marker is not None and marker.args:
+        raise pytest.UsageError(
+            "dp_audit takes keyword arguments only, e.g. samples=10**5."
+        )
+    kwargs.pop("seed", None)
+    factor = float(request.config.getoption("--dp-audit-samples-factor", 1.0))
+    samples = max(1, round(int(kwargs.pop("samples", Auditor.samples)) * factor))
+    confidence = float(kwargs.pop("confidence", 0.95))
+    kwargs.setdefault("executor", "serial")
+
+    def record(result: AuditResult) -> None:
+        request.node.user_properties.append(("dp_audit", result.evidence))
+
+    return Auditor(
+        samples=samples,
+        seed=dp_audit_seed,
+        confidence=confidence,
+        options=kwargs,
+        record=record,
+    )

@@ -1,0 +1,138 @@
+"""Tests of the pytest plugin (fedpriv_pytest): the dp_audit marker and fixtures.
+
+The plugin is loaded for our own suite through ``pytest_plugins`` in
+tests/conftest.py; the pytester runs load it with ``-p fedpriv_pytest`` as the
+``pytest11`` entry point does for an installed fedpriv.
+"""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+import sys
+import zlib
+
+import pytest
+
+import audit
+from audit.auditor import Auditor
+from audit.corpus import laplace_count
+from privacy import PureDP
+from privacy.errors import PrivacyViolationError
+
+__all__: list[str] = []
+
+pytest_plugins = ["pytester"]
+
+PAIR = audit.NeighboringPair(1.0, 0.0)
+
+
+@pytest.mark.dp_audit(samples=20_000, seed=7)
+def test_marker_configures_the_fixture(
+    dp_audit: Auditor, request: pytest.FixtureRequest
+) -> None:
+    assert dp_audit.samples == 20_000 and dp_audit.seed == 7
+    assert dp_audit.options["executor"] == "serial"
+    assert request.node.get_closest_marker("statistical") is not None
+    result = dp_audit.assert_private(
+        functools.partial(laplace_count, scale=1.0), PAIR, claim=PureDP(1.0)
+    )
+    assert result.n_samples == 20_000 and not result.violated
+    assert request.node.user_properties[-1][0] == "dp_audit"
+    assert (
+        dp_audit.audit(
+            functools.partial(laplace_count, scale=1.0), PAIR, claim=PureDP(1.0)
+        ).seed_entropy
+        == 7
+    )
+
+
+@pytest.mark.dp_audit(samples=10_000)
+def test_assert_violated_and_assert_private(dp_audit: Auditor) -> None:
+    broken = functools.partial(laplace_count, scale=0.25)
+    dp_audit.assert_violated(broken, PAIR, claim=PureDP(1.0))
+    with pytest.raises(PrivacyViolationError, match="VIOLATED"):
+        dp_audit.assert_private(broken, PAIR, claim=PureDP(1.0))
+    with pytest.raises(AssertionError, match="expected a privacy violation"):
+        dp_audit.assert_violated(
+            functools.partial(laplace_count, scale=1.0), PAIR, claim=PureDP(1.0)
+        )
+
+
+def test_seed_defaults_to_a_stable_hash_of_the_node_id(
+    dp_audit: Auditor, dp_audit_seed: int, request: pytest.FixtureRequest
+) -> None:
+    assert dp_audit_seed == zlib.crc32(request.node.nodeid.encode()) == dp_audit.seed
+    assert dp_audit.samples == 100_000
+
+
+_INNER = """
+import functools
+import subprocess
+import sys
+import pytest
+import audit
+from audit.corpus import laplace_count
+from privacy import PureDP
+
+PAIR = audit.NeighboringPair(1.0, 0.0)
+
+@pytest.mark.dp_audit(samples=5_000, seed=1)
+def test_correct(dp_audit):
+    dp_audit.assert_private(functools.partial(laplace_count, scale=1.0), PAIR,
+                            claim=PureDP(1.0))
+
+@pytest.mark.dp_audit(samples=5_000, seed=1)
+def test_broken(dp_audit):
+    dp_audit.assert_private(functools.partial(laplace_count, scale=0.25), PAIR,
+                            claim=PureDP(1.0))
+"""
+
+
+@pytest.mark.statistical
+def test_plugin_in_a_fresh_pytest_run(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_inner=_INNER)
+    result = pytester.runpytest_inprocess(
+        "-p",
+        "fedpriv_pytest",
+        "-p",
+        "no:cacheprovider",
+        "--dp-audit-samples-factor",
+        "2",
+    )
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*PrivacyViolationError: VIOLATED*10000 samples per world*"]
+    )
+    markers = pytester.runpytest_inprocess("-p", "fedpriv_pytest", "--markers")
+    markers.stdout.fnmatch_lines(["*dp_audit(samples=*"])
+
+
+def test_entry_point_and_conftest_registration_coexist(
+    pytester: pytest.Pytester,
+) -> None:
+    """``-p fedpriv_pytest`` registers under the same name as the pytest11 entry
+    point; a conftest that also lists the plugin must not double-register it."""
+    pytester.makeconftest('pytest_plugins = ["fedpriv_pytest"]\n')
+    pytester.makepyfile(
+        test_one="def test_fixture(dp_audit):\n    assert dp_audit.samples\n"
+    )
+    result = pytester.runpytest_inprocess(
+        "-p", "fedpriv_pytest", "-p", "no:cacheprovider"
+    )
+    result.assert_outcomes(passed=1)
+
+
+def test_loading_the_plugin_does_not_import_the_audit_package() -> None:
+    """pytest loads entry-point plugins before collection; if that imported ``audit``
+    from site-packages, ``--doctest-modules`` on a source checkout would fail with
+    "import file mismatch" (seen in a clean-clone CI run). The plugin must stay light."""
+    code = (
+        "import sys, fedpriv_pytest\n"
+        "leaked = sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('audit', 'privacy', 'algorithms'))\n"
+        "print(leaked); sys.exit(1 if leaked else 0)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 0, done.stdout + done.stderr

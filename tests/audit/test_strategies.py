@@ -1,0 +1,91 @@
+"""Tests of audit.strategies: neighboring reward tables for every relation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import audit
+from audit.strategies import (
+    NeighboringRewards,
+    neighboring_pairs,
+    neighboring_reward_tables,
+    neighboring_streams,
+)
+from privacy.relations import NeighboringRelation as R
+
+__all__: list[str] = []
+
+
+def _changed_cells(n: NeighboringRewards) -> np.ndarray:
+    return np.argwhere(n.rewards != n.rewards_prime)
+
+
+@given(neighboring_reward_tables(R.REPLACE_ONE_REWARD))
+def test_replace_one_reward_changes_exactly_one_entry(n: NeighboringRewards) -> None:
+    cells = _changed_cells(n)
+    assert cells.tolist() == [[n.agent, n.t, n.arm]]
+    assert np.array_equal(n.present, n.present_prime) and n.contexts is None
+    assert 0.0 <= n.rewards.min() and n.rewards_prime.max() <= 1.0
+
+
+@given(neighboring_reward_tables(R.REPLACE_ONE_CONTEXT_REWARD, dim=3))
+def test_context_reward_changes_one_round_of_one_agent(n: NeighboringRewards) -> None:
+    cells = _changed_cells(n)
+    assert {(a, t) for a, t, _ in cells.tolist()} == {(n.agent, n.t)}
+    assert len(cells) == n.rewards.shape[2]  # every arm's reward of that round
+    assert n.contexts is not None and n.contexts_prime is not None
+    assert n.contexts.shape == (*n.rewards.shape[:2], 3)
+    other = np.ones(n.rewards.shape[:2], dtype=bool)
+    other[n.agent, n.t] = False
+    assert np.array_equal(n.contexts[other], n.contexts_prime[other])
+
+
+@given(neighboring_reward_tables(R.USER_AT_ALL_AGENTS))
+def test_user_at_all_agents_changes_the_round_at_every_agent(
+    n: NeighboringRewards,
+) -> None:
+    cells = _changed_cells(n)
+    assert n.agent == -1
+    assert {t for _, t, _ in cells.tolist()} == {n.t}
+    assert len(cells) == n.rewards.shape[0] * n.rewards.shape[2]
+
+
+@given(neighboring_reward_tables(R.REPLACE_ONE))
+def test_replace_one_changes_one_record(n: NeighboringRewards) -> None:
+    assert {(a, t) for a, t, _ in _changed_cells(n).tolist()} == {(n.agent, n.t)}
+
+
+@given(neighboring_reward_tables(R.ADD_OR_REMOVE_ONE))
+def test_add_or_remove_one_differs_in_presence_only(n: NeighboringRewards) -> None:
+    assert np.array_equal(n.rewards, n.rewards_prime)
+    assert np.argwhere(n.present != n.present_prime).tolist() == [[n.agent, n.t]]
+
+
+@given(
+    neighboring_reward_tables(R.REPLACE_ONE_REWARD, extreme=True, low=-1.0, high=2.0)
+)
+def test_extreme_values_take_the_range_ends(n: NeighboringRewards) -> None:
+    assert n.rewards_prime[n.agent, n.t, n.arm] in (-1.0, 2.0)
+
+
+@given(st.sampled_from(list(R)).flatmap(neighboring_pairs))
+def test_pairs_are_audit_pairs_with_the_relation(pair: audit.NeighboringPair) -> None:
+    assert isinstance(pair, audit.NeighboringPair) and pair.relation in R
+    assert pair.relation.value in pair.description
+
+
+@given(neighboring_streams(max_horizon=32))
+def test_streams_differ_in_one_observed_round(pair) -> None:
+    assert np.flatnonzero(pair.stream != pair.stream_prime).tolist() == [
+        pair.position - 1
+    ]
+    assert pair.observed[pair.position - 1]
+
+
+@given(st.data())
+def test_bad_bounds_raise(data: st.DataObject) -> None:
+    with pytest.raises(ValueError, match="`low` must be < `high`"):
+        data.draw(neighboring_reward_tables(low=1.0, high=0.0))
