@@ -41,7 +41,13 @@ from privacy.errors import ToolkitError
 __all__ = ["build_parser", "main"]
 
 #: Modules that add ``run`` and ``experiment`` subcommands through ``register``.
-FAMILIES = ("audit.cli_gossip", "audit.cli_feducb", "audit.cli_linucb", "audit.cli_li_song")
+FAMILIES = (
+    "audit.cli_gossip",
+    "audit.cli_feducb",
+    "audit.cli_linucb",
+    "audit.cli_li_song",
+    "audit.cli_coop",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

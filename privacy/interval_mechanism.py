@@ -1,0 +1,133 @@
+"""The interval mechanism over a batch of agent-arm streams (Dubey & Pentland, AAMAS 2020).
+
+Each (trial, agent, arm) stream releases its running mean at pull counts ``f, 2f, ...``
+with fresh Laplace noise of scale ``b(n)`` (byzantine.md §2.3, Alg. 1). Like
+:class:`privacy.LaplaceTreeCounter`, :class:`IntervalMeanRelease` charges the whole
+schedule when it opens (one :class:`privacy.IntervalRelease` per stream) and writes one
+ledger row per draw; ``laplace_release`` takes one scale per call, and the decaying rule
+has a different scale at every release count, so per-release calls would cost one
+accountant call per distinct count per round.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from privacy._checks import check_int_at_least
+from privacy.accountant import Accountant
+from privacy.calibration import interval_length
+from privacy.errors import CapacityExceededError
+from privacy.interval import make_interval_release
+
+__all__ = ["IntervalMeanRelease", "every_stream"]
+
+
+class IntervalMeanRelease:
+    """The interval mechanism over a batch of agent-arm streams (Alg. 1, byzantine.md §2.3).
+
+    Mirrors :class:`privacy.LaplaceTreeCounter`: when it opens it charges the
+    accountant one :class:`privacy.IntervalRelease` per (trial, agent, arm) stream,
+    covering every release point ``f, 2f, ..., ⌊T/f⌋ f`` the stream can reach (scale
+    ``b(n)``, sensitivity ``1/n`` of a mean of rewards in [0, 1]; the composition over
+    ⌊T/f⌋ releases the paper names, §3.5 item 1). :meth:`release` then draws one fresh
+    ``Lap(b(n))`` per release from the stream's (trial, agent) NOISE generator (unit
+    Laplace draws pre-drawn in chunks after the charge, as the tree counter does) and
+    logs one ledger row per draw (:meth:`flush`, grouped by ``n``).
+
+    Parameters
+    ----------
+    stream_shape : (int, int, int)
+        ``(n_trials, n_agents, n_arms)``.
+    epsilon, horizon, theta, rule
+        As :func:`privacy.interval.make_interval_release`.
+    accountant : Accountant
+        With disjoint levels ``trial, agent, arm``.
+    rngs : object ndarray of Generator, shape (n_trials, n_agents)
+
+    Raises
+    ------
+    CapacityExceededError
+        If a release is asked at a count that is not a release point within ``horizon``.
+    """
+
+    def __init__(
+        self,
+        stream_shape: tuple[int, int, int],
+        *,
+        epsilon: float,
+        horizon: int,
+        theta: float | None,
+        rule: str,
+        accountant: Accountant,
+        rngs: np.ndarray,
+        chunk: int = 64,
+    ) -> None:
+        self.f = interval_length(epsilon)
+        self.horizon = check_int_at_least("horizon", horizon, 1)
+        n_trials, n_agents, n_arms = stream_shape
+        self.event = None
+        self.scales = np.zeros(0)
+        if self.horizon >= self.f:
+            self.event = make_interval_release(epsilon, self.horizon, theta=theta, rule=rule)
+            self.scales = np.asarray(self.event.scales)
+            accountant.spend_many(self.event, keys=every_stream(n_trials, n_agents, n_arms))
+        self.accountant = accountant
+        self.rngs = rngs
+        self.chunk = int(chunk)
+        self._buffer = np.zeros((n_trials, n_agents, self.chunk))
+        self._used = np.full((n_trials, n_agents), self.chunk, dtype=np.int64)
+        self._log: list[tuple[np.ndarray, ...]] = []
+        self.n_draws = 0
+
+    def release(self, trial: np.ndarray, agent: np.ndarray, arm: np.ndarray, sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """Noisy means ``S/n + Lap(b(n))`` of the given cells (at most one per agent).
+
+        Parameters
+        ----------
+        trial, agent, arm : ndarray of int64, shape (n,)
+            The releasing streams; each ``(trial, agent)`` at most once.
+        sums : ndarray of float64, shape (n,)
+            Raw reward sums ``S`` of the streams.
+        counts : ndarray of int64, shape (n,)
+            Their pull counts ``n`` (release points ``j f``).
+
+        Returns
+        -------
+        ndarray of float64, shape (n,)
+        """
+        n = counts
+        j = n // self.f
+        if np.any(n % self.f != 0) or np.any(j < 1) or np.any(j > self.scales.size):
+            raise CapacityExceededError(
+                f"release asked at counts outside the schedule f={self.f}, ..., "
+                f"{self.scales.size * self.f} (horizon {self.horizon})."
+            )
+        b, v = trial, agent
+        empty = self._used[b, v] >= self.chunk
+        for bi, vi in zip(b[empty].tolist(), v[empty].tolist()):
+            self._buffer[bi, vi] = self.rngs[bi, vi].laplace(0.0, 1.0, size=self.chunk)
+            self._used[bi, vi] = 0
+        unit = self._buffer[b, v, self._used[b, v]]
+        self._used[b, v] += 1
+        self._log.append((b, v, arm, j))
+        self.n_draws += b.size
+        return sums / n + self.scales[j - 1] * unit
+
+    def flush(self) -> None:
+        """Append the logged draws to the accountant's ledger (one row per draw)."""
+        if not self._log:
+            return
+        b, v, k, j = (np.concatenate(parts) for parts in zip(*self._log))
+        self._log.clear()
+        for value in np.unique(j).tolist():
+            sel = j == value
+            self.accountant.record_draws(
+                keys={"trial": b[sel], "agent": v[sel], "arm": k[sel]}, node=value, level=-1,
+                scale=float(self.scales[value - 1]), l1_sensitivity=1.0 / (value * self.f),
+            )
+
+
+def every_stream(n_trials: int, n_agents: int, n_arms: int) -> dict[str, np.ndarray]:
+    """Keys ``trial, agent, arm`` of every stream, flattened in C order."""
+    b, v, k = np.meshgrid(np.arange(n_trials), np.arange(n_agents), np.arange(n_arms), indexing="ij")
+    return {"trial": b.ravel(), "agent": v.ravel(), "arm": k.ravel()}
