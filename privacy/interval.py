@@ -39,6 +39,7 @@ from privacy.calibration import interval_noise_scales, interval_release_schedule
 __all__ = [
     "IntervalRelease",
     "interval_record_epsilons",
+    "interval_release_advanced_epsilon",
     "interval_release_epsilon",
     "interval_release_pld",
     "interval_release_rdp",
@@ -226,6 +227,57 @@ def interval_record_epsilons(event: IntervalRelease) -> np.ndarray:
     return suffix[first]
 
 
+def interval_release_advanced_epsilon(event: IntervalRelease, delta: float) -> float:
+    """ε of the worst record at ``delta`` by heterogeneous advanced composition.
+
+    Release ``j`` is pure ``ε_j = Δ_j / b_j``-DP and record 1 enters every release,
+    so Kairouz, Oh & Viswanath 2015 (ICML), Thm. 3.5, with every ``δ_j = 0``, gives
+    (ε̃, δ)-DP for the smallest of
+
+    * ``Σ ε_j`` (basic composition),
+    * ``Σ ε_j tanh(ε_j/2) + √(2 Σ ε_j² · ln(e + √(Σ ε_j²)/δ))``,
+    * ``Σ ε_j tanh(ε_j/2) + √(2 Σ ε_j² · ln(1/δ))``,
+
+    where ``ε tanh(ε/2) = ε (e^ε - 1)/(e^ε + 1)`` bounds the mean privacy loss of an
+    ε-DP release; it is at most Dwork, Rothblum & Vadhan 2010's ``ε (e^ε - 1)``
+    (their Thm. III.3), so the value never exceeds the DRV heterogeneous form either.
+
+    Parameters
+    ----------
+    event : IntervalRelease
+    delta : float
+        Target δ, in [0, 1). At ``delta = 0`` only the basic sum applies.
+
+    Returns
+    -------
+    float
+        ε̃ >= 0, at most :func:`interval_release_epsilon`.
+
+    Raises
+    ------
+    ValueError
+        If ``delta`` is not in [0, 1).
+
+    Examples
+    --------
+    >>> event = IntervalRelease(scales=(10.0,) * 100, l1_sensitivities=(1.0,) * 100,
+    ...                         counts=tuple(range(1, 101)))
+    >>> round(interval_release_advanced_epsilon(event, 1e-5), 4)
+    5.2981
+    """
+    delta = check_real("delta", delta)
+    if not 0.0 <= delta < 1.0:
+        raise ValueError(f"`delta` must be in [0, 1), got {delta!r}.")
+    per_release = _per_release_epsilons(event)
+    basic = interval_release_epsilon(event)
+    if delta == 0.0:
+        return basic
+    drift = math.fsum((per_release * np.tanh(per_release / 2.0)).tolist())
+    squares = math.fsum((per_release**2).tolist())
+    log_terms = (-math.log(delta), math.log(math.e + math.sqrt(squares) / delta))
+    return min(basic, drift + math.sqrt(2.0 * squares * min(log_terms)))
+
+
 def interval_release_zcdp(event: IntervalRelease) -> float:
     """zCDP ``ρ = Σ_j (Δ_j / b_j)² / 2`` of the worst record.
 
@@ -342,6 +394,21 @@ def interval_release_pld(
     return composed
 
 
+def _approx_handler(event: IntervalRelease, delta_share: float) -> tuple[float, float]:
+    """(ε, δ) pair for :mod:`privacy.routes` (basic, advanced and optimal routes).
+
+    At ``delta_share = 0`` it answers ``inf`` ("needs a share of δ", the routes'
+    convention) so that the routes hand it a δ share and price the releases by
+    :func:`interval_release_advanced_epsilon`; the routes fall back to the pure ε
+    where no share is available. The δ is charged only when it lowers ε.
+    """
+    if delta_share <= 0.0:
+        return math.inf, 0.0
+    epsilon = interval_release_advanced_epsilon(event, delta_share)
+    pure = interval_release_epsilon(event)
+    return (epsilon, delta_share) if epsilon < pure else (pure, 0.0)
+
+
 def _pld_handler(
     event: IntervalRelease, discretization: float, pessimistic: bool
 ) -> Any:
@@ -363,7 +430,7 @@ else:
         IntervalRelease,
         EventHandlers(
             pure=interval_release_epsilon,
-            approx=None,
+            approx=_approx_handler,
             rdp=interval_release_rdp,
             zcdp=interval_release_zcdp,
             gdp=None,

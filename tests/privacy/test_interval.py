@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate
 
@@ -21,6 +21,7 @@ from privacy.calibration import interval_claimed_guarantee
 from privacy.interval import (
     IntervalRelease,
     interval_record_epsilons,
+    interval_release_advanced_epsilon,
     interval_release_epsilon,
     interval_release_pld,
     interval_release_rdp,
@@ -236,8 +237,90 @@ def test_registered_with_routes() -> None:
     assert handlers.pure is interval_release_epsilon
     assert handlers.zcdp is interval_release_zcdp
     assert handlers.rdp is interval_release_rdp
-    assert handlers.pld is not None and handlers.approx is None and handlers.gdp is None
+    assert handlers.pld is not None and handlers.approx is not None
+    assert handlers.gdp is None
     result = routes.compose_routes([(event, 1)], 0.0)
     assert result["pure"] == pytest.approx(interval_release_epsilon(event), rel=1e-12)
+    # the approx handler needs a δ share, yet the optimal route still sees it as pure
+    assert result["optimal"] == pytest.approx(result["pure"], rel=1e-9)
     pld = handlers.pld(event, 1e-3, True)
     assert pld.get_epsilon_for_delta(1e-5) == pytest.approx(1.32, abs=6e-3)
+
+
+# ---------------------------------------------------------------------------------
+# Heterogeneous advanced composition (approx handler)
+# ---------------------------------------------------------------------------------
+
+
+def _kov_exact_delta(epsilon: float, k: int, target_epsilon: float) -> float:
+    """δ(ε') of k-fold ε randomized response, the exact k-fold composition of ε-DP
+    mechanisms (Kairouz, Oh & Viswanath 2015, Thm. 3.3), summed term by term:
+    ``Σ_j C(k, j) (e^{(k-j)ε} - e^{ε' + jε})_+ / (1 + e^ε)^k``."""
+    total = math.fsum(
+        math.comb(k, j)
+        * max(math.exp((k - j) * epsilon) - math.exp(target_epsilon + j * epsilon), 0.0)
+        for j in range(k + 1)
+    )
+    return total / (1 + math.exp(epsilon)) ** k
+
+
+def test_advanced_route_beats_basic_at_hundred_releases() -> None:
+    """byzantine.md §3.6 row (ε_dp 0.1, ϑ 1.1, N 10³): basic 4.51 over 100 releases.
+
+    The advanced route must now use the releases' heterogeneous ε_j (below the DRV
+    heterogeneous form, computed here from the ε_j) and stay above the optimistic
+    PLD of the Laplace releases, a lower bound on the true ε.
+    """
+    event = make_interval_release(0.1, 1000, theta=1.1)
+    assert len(event.counts) == 100
+    routes = pytest.importorskip("privacy.routes")
+    result = routes.compose_routes([(event, 1)], 1e-5, pld_discretization=1e-2)
+    assert result["basic"] == pytest.approx(4.51, abs=6e-3)
+    eps = [d / b for d, b in zip(event.l1_sensitivities, event.scales)]
+    drv = math.fsum(e * math.expm1(e) for e in eps) + math.sqrt(
+        2 * math.log(1e5) * math.fsum(e * e for e in eps)
+    )
+    assert drv == pytest.approx(3.16, abs=6e-3)
+    assert result["advanced"] <= drv < result["basic"]
+    lower = interval_release_pld(event, discretization=1e-3, pessimistic=False)
+    assert result["advanced"] >= lower.get_epsilon_for_delta(1e-5)
+    assert result["advanced"] == pytest.approx(
+        interval_release_advanced_epsilon(event, 1e-5), rel=1e-12
+    )
+
+
+@pytest.mark.parametrize(
+    ("epsilon", "k", "delta"), [(0.1, 100, 1e-5), (0.5, 30, 1e-3), (0.05, 400, 1e-6)]
+)
+def test_advanced_epsilon_is_above_exact_composition(
+    epsilon: float, k: int, delta: float
+) -> None:
+    """Equal ε_j: the bound holds for every ε-DP mechanism, so it is >= the exact
+    k-fold composition of randomized response (its δ at the bound is <= δ)."""
+    event = IntervalRelease(
+        scales=(1 / epsilon,) * k, l1_sensitivities=(1.0,) * k, counts=(1,) * k
+    )
+    bound = interval_release_advanced_epsilon(event, delta)
+    assert bound < k * epsilon
+    assert _kov_exact_delta(epsilon, k, bound) <= delta
+    # and not absurdly loose: within a factor 2 of the exact ε
+    assert _kov_exact_delta(epsilon, k, bound / 2) > delta
+
+
+@settings(max_examples=20, deadline=None)
+@given(releases(), st.sampled_from([1e-2, 1e-4, 1e-6]))
+def test_advanced_epsilon_brackets(event: IntervalRelease, delta: float) -> None:
+    bound = interval_release_advanced_epsilon(event, delta)
+    assert 0.0 <= bound <= interval_release_epsilon(event)
+    lower = interval_release_pld(event, discretization=1e-2, pessimistic=False)
+    assert bound >= lower.get_epsilon_for_delta(delta) - 1e-9
+    assert interval_release_advanced_epsilon(event, 0.0) == interval_release_epsilon(
+        event
+    )
+
+
+def test_advanced_epsilon_rejects_bad_delta() -> None:
+    event = make_interval_release(0.5, 5, rule="fixed")
+    for bad in (-1e-9, 1.0):
+        with pytest.raises(ValueError, match=r"`delta` must be in \[0, 1\)"):
+            interval_release_advanced_epsilon(event, bad)

@@ -1,0 +1,29 @@
+"""Input helpers shared by the paper calibrations (:mod:`privacy.calibration` and its
+per-paper modules)."""
+
+from __future__ import annotations
+
+import math
+
+from privacy._checks import check_real
+
+__all__: list[str] = []
+
+
+def _check_open_unit(name: str, value: object) -> float:
+    """Return ``value`` as a float in the open interval (0, 1)."""
+    value = check_real(name, value)
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"`{name}` must be in (0, 1), got {value!r}.")
+    return value
+
+
+def _ceil_tolerant(value: float) -> int:
+    """``ceil(value)``, except that a value within 1e-9 (relative) of an integer is it.
+
+    Guards against float noise adding one, e.g. ``0.7 * 10 = 7.000000000000001``.
+    """
+    nearest = round(value)
+    if abs(value - nearest) <= 1e-9 * max(1.0, abs(value)):
+        return int(nearest)
+    return math.ceil(value)
