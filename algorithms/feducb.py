@@ -52,7 +52,10 @@ weak at ε ≈ 1 and strong when Λ is small (large ε) or without noise.
 
 Speed: ``V^{-1}`` and ``W^{-1}`` are kept by Sherman–Morrison rank-one updates and
 their log-determinants by the matrix determinant lemma; both are rebuilt from a
-Cholesky factorisation at every sync (no explicit inverse per step).
+Cholesky factorisation at every sync (no explicit inverse per step). The hot loop
+allocates no per-round batch of matrices (one scratch array for the outer products),
+and a sync of every trial uses slices rather than gathers. Issue 4's benchmark:
+``benchmarks/bench_feducb.py``.
 """
 
 from __future__ import annotations
@@ -199,6 +202,7 @@ def _run(
     w_inv, logdet_w0 = inverse_and_logdet(s_gram + shift_w * eye)
     w_inv = np.broadcast_to(w_inv[:, None], (n_trials, n_agents, d, d)).copy()
     logdet_w = np.repeat(logdet_w0[:, None], n_agents, axis=1)
+    work = np.empty_like(a_inv)  # scratch of the rank-one updates (no allocation per round)
     u_bar = np.zeros((n_trials, n_agents, d))
     leaf = np.zeros((n_trials, n_agents, d + 1, d + 1))  # Q since the last sync
     dt = np.zeros(n_trials, dtype=np.int64)
@@ -229,7 +233,12 @@ def _run(
         if np.any(flushed[idx] > first):  # some trials flushed later rows already
             keep = np.arange(first, rows) >= flushed[idx][:, None]
             part = part * keep[:, None, :, None]
-        leaf[idx] += np.matmul(part.swapaxes(-1, -2), part)
+        target = slice(None) if idx.size == n_trials else idx  # every trial: no gather
+        if rows - first == 1:  # one row (a sync every round): its outer product, one
+            # product per entry as in the k = 1 matmul, without a BLAS call per agent
+            leaf[target] += np.einsum("...i,...j->...ij", part[:, :, 0], part[:, :, 0])
+        else:
+            leaf[target] += np.matmul(part.swapaxes(-1, -2), part)
         flushed[idx] = rows
 
     all_trials = np.arange(n_trials)
@@ -265,7 +274,7 @@ def _run(
             # Sherman–Morrison on V^{-1} and the matrix determinant lemma on log det V
             ax = ax_all[trial_index, agent_index, arm]
             quad = np.einsum("jid,jid->ji", ax, x)
-            subtract_outer(a_inv, ax, quad)
+            subtract_outer(a_inv, ax, quad, work=work)
             logdet_v += np.log1p(quad)
             u_bar += y[..., None] * x
             v_buffer[:, :, row, :d] = x
@@ -277,7 +286,7 @@ def _run(
             if fixed:
                 sync = np.full(n_trials, (t + 1) % sync_every == 0)
             else:
-                quad_w = rank_one_update(w_inv, x)
+                quad_w = rank_one_update(w_inv, x, work=work)
                 logdet_w += np.log1p(quad_w)
                 requests = dt[:, None] * (logdet_w - logdet_s[:, None]) >= threshold
                 if record:
@@ -299,20 +308,22 @@ def _run(
                     continue
             idx = np.flatnonzero(sync)
             flush(row + 1, idx)
+            # every trial syncs (e.g. D = 0 or the fixed schedule): slices, not gathers
+            at: Any = slice(None) if idx.size == n_trials else idx
             mask = np.broadcast_to(sync[:, None], (n_trials, n_agents))
             u_hat, small_u_hat = privatizer.release(leaf, mask)
-            s_gram[idx] = u_hat[idx].sum(axis=1) + (0.0 if private else initial * eye)
-            s_vec[idx] = small_u_hat[idx].sum(axis=1)
-            inv_s, logdet_s[idx] = inverse_and_logdet(s_gram[idx])
-            a_inv[idx] = inv_s[:, None]
-            logdet_v[idx] = logdet_s[idx][:, None]
+            s_gram[at] = u_hat[at].sum(axis=1) + (0.0 if private else initial * eye)
+            s_vec[at] = small_u_hat[at].sum(axis=1)
+            inv_s, logdet_s[at] = inverse_and_logdet(s_gram[at])
+            a_inv[at] = inv_s[:, None]
+            logdet_v[at] = logdet_s[at][:, None]
             if not fixed:
-                inv_w, logdet_w_new = inverse_and_logdet(s_gram[idx] + shift_w * eye)
-                w_inv[idx] = inv_w[:, None]
-                logdet_w[idx] = logdet_w_new[:, None]
-            u_bar[idx] = 0.0
-            leaf[idx] = 0.0
-            dt[idx] = 0
+                inv_w, logdet_w_new = inverse_and_logdet(s_gram[at] + shift_w * eye)
+                w_inv[at] = inv_w[:, None]
+                logdet_w[at] = logdet_w_new[:, None]
+            u_bar[at] = 0.0
+            leaf[at] = 0.0
+            dt[at] = 0
             sync_rounds[idx, t] = True
             if record:
                 for j in idx.tolist():

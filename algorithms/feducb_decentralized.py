@@ -63,6 +63,10 @@ conservative). With ``respond="receipt"`` a tree can receive more leaves than
 request decisions depend on raw data and are charged as ``events.NonPrivate``
 (channel ``"sync-timing"``). ``epsilon = inf`` runs the same protocol without noise
 (``S = λ I + Σ_j U_j``, raw releases charged as NonPrivate).
+
+Speed: a refreshed (agent, set) is Cholesky-factorised at once (log-determinants for
+the test), and its ``V^{-1}``, ``W^{-1}`` are formed when the set is next used, so a
+set refreshed several times between two uses is inverted once (same values).
 """
 
 from __future__ import annotations
@@ -85,7 +89,13 @@ from algorithms.feducb_network import (
 from algorithms.feducb_sync import recommended_threshold
 from algorithms.linear_env import LinearBanditTables
 from algorithms.networks import check_connected, neighbor_matrix
-from algorithms.oful import inverse_and_logdet, iterate_rounds, sherman_morrison_update
+from algorithms.oful import (
+    cholesky_and_logdet,
+    inverse_and_logdet,
+    inverse_from_cholesky,
+    iterate_rounds,
+    sherman_morrison_update,
+)
 from algorithms.seeding import Stream, as_seed_sequence, stream_rng
 from privacy._checks import (
     check_epsilon,
@@ -341,6 +351,9 @@ def run_feducb_decentralized(
     a_inv, logdet_v = inverse_and_logdet(s_gram)  # V = S + U, kept by rank-one updates
     w_inv, logdet_w = inverse_and_logdet(s_gram + shift_w)  # line 6's W
     logdet_s = logdet_v.copy()
+    # refreshed (b, i, g) whose inverse is not formed yet, and their Cholesky factors
+    chol_v, chol_w = np.zeros(shape + (d, d)), np.zeros(shape + (d, d))
+    stale_v, stale_w = np.zeros(shape, dtype=bool), np.zeros(shape, dtype=bool)
     gram = np.zeros(shape + (d, d))
     u_bar = np.zeros(shape + (d,))
     leaf = np.zeros(shape + (d + 1, d + 1))
@@ -373,9 +386,28 @@ def run_feducb_decentralized(
         s_gram[b, i, g] = base * eye + (store.gram[ids] * weight).sum(axis=1)
         s_vec[b, i, g] = (store.vec[ids] * member[i][..., None]).sum(axis=1)
         v_gram = s_gram[b, i, g] + gram[b, i, g]
-        a_inv[b, i, g], logdet_v[b, i, g] = inverse_and_logdet(v_gram)
-        w_inv[b, i, g], logdet_w[b, i, g] = inverse_and_logdet(v_gram + shift_w)
+        for matrix, inverse, logdet, factor, stale in (
+            (v_gram, a_inv, logdet_v, chol_v, stale_v),
+            (v_gram + shift_w, w_inv, logdet_w, chol_w, stale_w),
+        ):
+            found = cholesky_and_logdet(matrix)
+            if found is None:  # not PD: inverse_and_logdet floors this batch, as before
+                inverse[b, i, g], logdet[b, i, g] = inverse_and_logdet(matrix)
+                stale[b, i, g] = False
+            else:  # the inverse is formed when the set is next used (see `catch_up`)
+                factor[b, i, g], logdet[b, i, g] = found
+                stale[b, i, g] = True
         logdet_s[b, i, g] = np.linalg.slogdet(s_gram[b, i, g])[1]
+
+    def catch_up(g: int) -> None:
+        """Form the inverses of set ``g`` refreshed since its last use, from their
+        last Cholesky factor: a (b, i, g) refreshed several times between two uses
+        is inverted once, with the values an inversion at each refresh would leave."""
+        for inverse, factor, stale in ((a_inv, chol_v, stale_v), (w_inv, chol_w, stale_w)):
+            b, i = np.nonzero(stale[:, :, g])
+            if b.size:
+                inverse[b, i, g] = inverse_from_cholesky(factor[b, i, g])
+                stale[b, i, g] = False
 
     for t, contexts, rewards, means in iterate_rounds(tables):
         g_now = t % gamma
@@ -390,6 +422,7 @@ def run_feducb_decentralized(
             keep = (flight[:, 6] < gamma) & reach.any(axis=1)
             flight, frontier, visited = flight[keep], reach[keep], visited[keep]
         # 2. act on set g
+        catch_up(g_now)
         inv = a_inv[:, :, g_now]  # a view: updated in place below
         theta = np.matmul(inv, (s_vec[:, :, g_now] + u_bar[:, :, g_now])[..., None])[..., 0]
         ax = np.matmul(contexts, inv)
@@ -402,11 +435,10 @@ def run_feducb_decentralized(
         curve[:, t] = cumulative.mean(axis=1)
         if record:
             actions[:, :, t] = arm
-        outer = x[..., :, None] * x[..., None, :]
-        gram[:, :, g_now] += outer
+        gram[:, :, g_now] += np.einsum("...i,...j->...ij", x, x)  # outer products
         u_bar[:, :, g_now] += y[..., None] * x
         vv = np.concatenate([x, y[..., None]], axis=-1)
-        leaf[:, :, g_now] += vv[..., :, None] * vv[..., None, :]
+        leaf[:, :, g_now] += np.einsum("...i,...j->...ij", vv, vv)
         logdet_v[:, :, g_now] += np.log1p(sherman_morrison_update(inv, x))
         logdet_w[:, :, g_now] += np.log1p(sherman_morrison_update(w_inv[:, :, g_now], x))
         # 3. line 6: the request test on raw data, W = V + x xᵀ + M (ρ_max − ρ_min) I

@@ -137,28 +137,46 @@ def inverse_and_logdet(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         values = np.maximum(values, floor)
         matrix = (vectors * values[..., None, :]) @ vectors.swapaxes(-1, -2)
         chol = np.linalg.cholesky(matrix)
-    eye = np.broadcast_to(np.eye(d), matrix.shape)
-    lower_inv = np.linalg.solve(chol, eye)  # triangular factor: one batched solve
+    # L^{-1}: numpy's inv is LAPACK gesv(L, I), the very call of solve(L, I), without
+    # broadcasting an identity per matrix (same values, ~1.7x faster)
+    lower_inv = np.linalg.inv(chol)
     inverse = lower_inv.swapaxes(-1, -2) @ lower_inv
     logdet = 2.0 * np.log(np.diagonal(chol, axis1=-2, axis2=-1)).sum(axis=-1)
     return inverse, logdet
 
 
-def rank_one_update(inverse: np.ndarray, x: np.ndarray) -> np.ndarray:
+def rank_one_update(
+    inverse: np.ndarray, x: np.ndarray, *, work: np.ndarray | None = None
+) -> np.ndarray:
     """Sherman–Morrison update of ``inverse`` (J, I, d, d) by ``+ x xᵀ`` in place.
 
     Returns ``xᵀ A x`` (before the update), for the matrix determinant lemma.
+    ``work`` is an optional scratch array shaped like ``inverse`` (see
+    :func:`subtract_outer`).
     """
     ax = np.einsum("jide,jie->jid", inverse, x)
     quad = np.einsum("jid,jid->ji", ax, x)
-    subtract_outer(inverse, ax, quad)
+    subtract_outer(inverse, ax, quad, work=work)
     return quad
 
 
-def subtract_outer(inverse: np.ndarray, ax: np.ndarray, quad: np.ndarray) -> None:
-    """``inverse -= (A x)(A x)ᵀ / (1 + xᵀ A x)`` in place (Sherman–Morrison)."""
+def subtract_outer(
+    inverse: np.ndarray, ax: np.ndarray, quad: np.ndarray, *, work: np.ndarray | None = None
+) -> None:
+    """``inverse -= (A x)(A x)ᵀ / (1 + xᵀ A x)`` in place (Sherman–Morrison).
+
+    ``work``: optional float64 scratch array of ``inverse``'s shape for the outer
+    product, so that the hot loop does not allocate (and page in) a fresh batch of
+    matrices per round; the values are the same with or without it.
+    """
     scaled = ax / np.sqrt(1.0 + quad)[..., None]
-    inverse -= scaled[..., :, None] * scaled[..., None, :]
+    if work is None:
+        inverse -= scaled[..., :, None] * scaled[..., None, :]
+    else:
+        # einsum's outer product is one product per entry, as the broadcast multiply,
+        # and about twice as fast on (…, 10, 10) batches
+        np.einsum("...i,...j->...ij", scaled, scaled, out=work)
+        inverse -= work
 
 
 def open_accounting(

@@ -300,6 +300,7 @@ class LinearBanditTables:
         self.root = root
         self.substitutions = tuple(substitutions)
         self._arrays = arrays
+        self._means_box: list[np.ndarray | None] = [None]  # ⟨x, θ*⟩ of `arrays`, lazily
         if theta is not None:
             self.theta = theta
         elif spec.theta is not None:
@@ -423,10 +424,12 @@ class LinearBanditTables:
         if contexts is None and rewards is None:
             raise ValueError("give `contexts` and/or `rewards` to substitute.")
         sub = Substitution(agent=agent, t=t, contexts=contexts, rewards=rewards, arm=arm, trial=trial)
-        return LinearBanditTables(
+        neighbour = LinearBanditTables(
             self.spec, root=self.root, n_trials=self.n_trials, horizon=self.horizon,
             substitutions=(*self.substitutions, sub), arrays=self._arrays, theta=self.theta,
         )
+        neighbour._means_box = self._means_box  # same arrays and θ*: same means
+        return neighbour
 
     # ------------------------------------------------------------------ reading
     def block(self, start: int, stop: int) -> LinearBlock:
@@ -445,6 +448,10 @@ class LinearBanditTables:
         if self._arrays is not None:
             contexts = self._arrays[0][:, :, start:stop]
             rewards = self._arrays[1][:, :, start:stop]
+            if self._means_box[0] is None:  # once, the same products as block by block
+                theta = self.theta[:, None, None, :, None]
+                self._means_box[0] = np.matmul(self._arrays[0], theta)[..., 0]
+            means = self._means_box[0][:, :, start:stop]
         else:
             first, last = start // CHUNK_ROUNDS, (stop - 1) // CHUNK_ROUNDS
             parts = [self._chunk(c) for c in range(first, last + 1)]

@@ -63,9 +63,12 @@ def draw_chunk(
     position = np.minimum((uniforms[..., -1] * n_arms).astype(np.int64), n_arms - 1)
     low, high = spec.suboptimal_band
     best_low, best_high = spec.best_band
-    onehot = np.arange(n_arms) == position[..., None]
-    values = np.where(
-        onehot, best_low + (best_high - best_low) * u_value, low + (high - low) * u_value
+    # the same two formulas as np.where(onehot, best, other), without computing both
+    # everywhere: every action gets the "other" band, then the best action is rewritten
+    values = low + (high - low) * u_value
+    best = position[..., None]
+    np.put_along_axis(
+        values, best, best_low + (best_high - best_low) * np.take_along_axis(u_value, best, -1), -1
     )
     # x = Q c with Q = [θ*/‖θ*‖, basis of θ*⊥] orthonormal and c = (along, r w/‖w‖):
     # ⟨x, θ*⟩ = along ‖θ*‖ = value and ‖x‖² = along² + r² <= L².
@@ -77,10 +80,20 @@ def draw_chunk(
         lengths = np.sqrt(np.einsum("...e,...e->...", normals, normals, dtype=np.float64))
         lengths[lengths == 0.0] = 1.0
         # (1 - 1e-12) keeps ‖x‖ <= L despite float rounding
-        r_max = np.sqrt(np.maximum(bound_x**2 - along**2, 0.0)) * (1.0 - 1e-12)
-        radius = r_max * u_radius ** (1.0 / (dim - 1))
-        np.multiply((radius / lengths)[..., None], normals, out=coefficients[..., 1:])
-    contexts = np.matmul(coefficients, frames[None, :, None].swapaxes(-1, -2))
+        # in place, the same operations: r_max = sqrt(max(L² - along², 0)) (1 - 1e-12),
+        # scale = r_max u^(1/(d-1)) / ‖w‖
+        scale = np.subtract(bound_x**2, along**2)
+        np.maximum(scale, 0.0, out=scale)
+        np.sqrt(scale, out=scale)
+        scale *= 1.0 - 1e-12
+        scale *= u_radius ** (1.0 / (dim - 1))
+        scale /= lengths
+        np.multiply(scale[..., None], normals, out=coefficients[..., 1:])
+    # one (agents·K, d) @ (d, d) product per (round, trial) rather than per (round,
+    # trial, agent): 10x fewer BLAS calls, the same per-row dot products
+    contexts = np.matmul(
+        coefficients.reshape(rounds, n_trials, agents * n_arms, dim), frames.swapaxes(-1, -2)
+    ).reshape(rounds, n_trials, agents, n_arms, dim)
     mean = np.clip(values, 0.0, 1.0)
     if spec.reward == "bernoulli":
         rewards = (u_reward < mean).astype(np.float64)

@@ -404,7 +404,8 @@ def run_linucb_independent_private(
         if record:
             actions[:, :, t] = arm
         v = np.concatenate([x, y[..., None]], axis=-1)
-        gram, target = privatizer.release(v[..., :, None] * v[..., None, :], everyone)
+        # v vᵀ by einsum: one product per entry, as the broadcast multiply, but faster
+        gram, target = privatizer.release(np.einsum("...i,...j->...ij", v, v), everyone)
     return LinUCBRun(
         algorithm="linucb-independent-private",
         setting=_setting(tables, epsilon=epsilon, delta=delta, calibration=calibration,

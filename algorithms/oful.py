@@ -2,7 +2,7 @@
 
 Shared by the LinUCB baselines (:mod:`algorithms.linucb`) and decentralized FedUCB
 (:mod:`algorithms.feducb_decentralized`). No explicit inverse is formed per step: a
-changing ``V`` is factorised by Cholesky (one batched triangular solve for ``L^{-1}``),
+changing ``V`` is factorised by Cholesky (``L^{-1}`` by one batched LAPACK solve),
 and rank-one changes ``V + x xᵀ`` use Sherman–Morrison and the matrix determinant
 lemma.
 """
@@ -18,7 +18,9 @@ import numpy as np
 from algorithms.linear_env import CHUNK_ROUNDS, LinearBanditTables
 
 __all__ = [
+    "cholesky_and_logdet",
     "inverse_and_logdet",
+    "inverse_from_cholesky",
     "iterate_rounds",
     "oful_radius",
     "sherman_morrison_update",
@@ -74,8 +76,9 @@ def ucb_scores(
     """``(⟨x, θ̂⟩, ‖x‖_{V^{-1}}, log det V)`` of every action, by one Cholesky factorisation.
 
     With ``V = L Lᵀ``: ``w = L^{-1} x`` and ``z = L^{-1} ũ`` give ``⟨x, V^{-1} ũ⟩ = w·z``
-    and ``‖x‖_{V^{-1}} = ‖w‖`` (``L^{-1}`` from one batched triangular solve). A matrix that is not positive definite (the privacy
-    noise exceeded Λ, the α event of Prop. 4) has its eigenvalues floored at
+    and ``‖x‖_{V^{-1}} = ‖w‖`` (``L^{-1}`` from one batched LAPACK solve). A matrix that
+    is not positive definite (the privacy noise exceeded Λ, the α event of Prop. 4) has
+    its eigenvalues floored at
     ``1e-9 max(1, tr V / d)`` (post-processing) with a RuntimeWarning.
 
     Parameters
@@ -103,7 +106,7 @@ def ucb_scores(
         )
         values = np.maximum(values, floor)
         chol = np.linalg.cholesky((vectors * values[..., None, :]) @ vectors.swapaxes(-1, -2))
-    lower_inv = np.linalg.solve(chol, np.broadcast_to(np.eye(d), chol.shape))  # L^{-1}
+    lower_inv = np.linalg.inv(chol)  # L^{-1}: gesv(L, I), as solve(L, I) without the copies
     w = np.matmul(lower_inv, contexts.swapaxes(-1, -2))  # (..., d, K)
     z = np.matmul(lower_inv, target[..., None])[..., 0]
     mean = np.einsum("...dk,...d->...k", w, z)
@@ -139,9 +142,36 @@ def inverse_and_logdet(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         )
         values = np.maximum(values, floor)
         chol = np.linalg.cholesky((vectors * values[..., None, :]) @ vectors.swapaxes(-1, -2))
-    lower_inv = np.linalg.solve(chol, np.broadcast_to(np.eye(d), chol.shape))
-    inverse = lower_inv.swapaxes(-1, -2) @ lower_inv
-    return inverse, 2.0 * np.log(np.diagonal(chol, axis1=-2, axis2=-1)).sum(axis=-1)
+    return inverse_from_cholesky(chol), _logdet_from_cholesky(chol)
+
+
+def cholesky_and_logdet(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(L, log det V)`` of a batch of SPD matrices, or None if one is not PD.
+
+    The first half of :func:`inverse_and_logdet`, for callers that may not need the
+    inverse (:func:`inverse_from_cholesky` finishes it, with the same values); on
+    None they call :func:`inverse_and_logdet`, which floors the batch's eigenvalues.
+    """
+    try:
+        chol = np.linalg.cholesky(matrix)
+    except np.linalg.LinAlgError:
+        return None
+    return chol, _logdet_from_cholesky(chol)
+
+
+def inverse_from_cholesky(chol: np.ndarray) -> np.ndarray:
+    """``V^{-1} = L^{-T} L^{-1}`` from lower Cholesky factors, shape (..., d, d).
+
+    ``L^{-1}`` is numpy's inv, i.e. LAPACK gesv(L, I): the very call of
+    ``solve(L, I)``, without an identity copied per matrix. Each matrix's result
+    does not depend on the batch it is computed in.
+    """
+    lower_inv = np.linalg.inv(chol)
+    return lower_inv.swapaxes(-1, -2) @ lower_inv
+
+
+def _logdet_from_cholesky(chol: np.ndarray) -> np.ndarray:
+    return 2.0 * np.log(np.diagonal(chol, axis1=-2, axis2=-1)).sum(axis=-1)
 
 
 def sherman_morrison_update(a_inv: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -157,7 +187,10 @@ def sherman_morrison_update(a_inv: np.ndarray, x: np.ndarray) -> np.ndarray:
     """
     ax = np.matmul(a_inv, x[..., None])[..., 0]
     quad = np.einsum("...d,...d->...", ax, x)
-    a_inv -= (ax[..., :, None] * ax[..., None, :]) / (1.0 + quad)[..., None, None]
+    # einsum's outer product: one product per entry, as a broadcast multiply, faster
+    correction = np.einsum("...i,...j->...ij", ax, ax)
+    correction /= (1.0 + quad)[..., None, None]
+    a_inv -= correction
     return quad
 
 

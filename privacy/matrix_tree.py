@@ -82,7 +82,9 @@ __all__ = [
 #: Noise calibrations of the Privatizer (module docstring).
 PRIVATIZER_CALIBRATIONS = ("paper", "corrected", "exact")
 
-#: Nodes pre-drawn per stream at a time (memory bound; values do not depend on it).
+#: Most nodes pre-drawn per stream at a time (memory bound; values do not depend on
+#: it). A stream's refills grow 1, 2, 4, ... up to this, so a run with few releases
+#: draws little more noise than it uses.
 _NODES_PER_REFILL = 32
 
 
@@ -393,15 +395,22 @@ class MatrixTreePrivatizer:
         self._prefix_noise = np.zeros((n_streams, side, side))  # Σ noise of prefix nodes
         self._refill = min(_NODES_PER_REFILL, self.capacity)
         self._buffer = np.zeros((n_streams if noise_stddev > 0 else 0, self._refill, side, side))
-        self._buffer_pos = np.full(n_streams, self._refill, dtype=np.int64)
+        # node noise of stream s is _buffer[s, pos[s]:end[s]]; the next refill draws
+        # _next_fill[s] nodes (doubling up to _refill): a stream's generator is read
+        # in order, so the values do not depend on the refill sizes
+        self._buffer_pos = np.zeros(n_streams, dtype=np.int64)
+        self._buffer_end = np.zeros(n_streams, dtype=np.int64)
+        self._next_fill = np.ones(n_streams, dtype=np.int64)
         self.n_draws = 0
 
     def _fresh_noise(self, index: np.ndarray) -> np.ndarray:
         """Symmetrised node noise ``σ (N̂ + N̂ᵀ)/√2`` of the next node of each stream."""
-        empty = index[self._buffer_pos[index] >= self._refill]
+        empty = index[self._buffer_pos[index] >= self._buffer_end[index]]
         for s in empty.tolist():
-            self._rng[s].standard_normal(out=self._buffer[s])
-            self._buffer_pos[s] = 0
+            n = int(self._next_fill[s])
+            self._rng[s].standard_normal(out=self._buffer[s, :n])
+            self._buffer_pos[s], self._buffer_end[s] = 0, n
+            self._next_fill[s] = min(2 * n, self._refill)
         raw = self._buffer[index, self._buffer_pos[index]]
         self._buffer_pos[index] += 1
         return (raw + raw.swapaxes(-1, -2)) * (self.noise_stddev / math.sqrt(2.0))
@@ -444,7 +453,9 @@ class MatrixTreePrivatizer:
                 f"`leaves` must have shape {self.stream_shape + (side, side)}, got {leaves.shape}."
             )
         index = np.flatnonzero(mask)
-        flat_leaves = leaves.reshape(-1, side, side)[index]
+        # every stream at once (a global sync): slices instead of gathers, same values
+        where: Any = slice(None) if index.size == self.n_leaves.size else index
+        flat_leaves = leaves.reshape(-1, side, side)[where]
         if not np.all(np.isfinite(flat_leaves)):
             raise ValueError("`leaves` must be finite where released (NaN or inf found).")
         full = self.n_leaves[index] >= self.capacity
@@ -454,9 +465,9 @@ class MatrixTreePrivatizer:
                 f"{self.depth}); {int(full.sum())} stream(s) asked for leaf "
                 f"{self.capacity + 1} (Remark 4: m must cover the number of syncs)."
             )
-        k = self.n_leaves[index] + 1
-        self.n_leaves[index] = k
-        self._total[index] += flat_leaves
+        k = self.n_leaves[where] + 1
+        self.n_leaves[where] = k
+        self._total[where] += flat_leaves
         if self.noise_stddev > 0 and index.size:
             level = np.log2(k & -k).astype(np.int64)  # node k sits at level ctz(k)
             fresh = self._fresh_noise(index)
@@ -468,21 +479,29 @@ class MatrixTreePrivatizer:
             self.n_draws += int(index.size)
             # Prefix [1, k] = prefix [1, k-1] minus its nodes below level ctz(k) (they
             # merge into node k) plus node k: only levels < ctz(k) are touched.
-            prefix = self._prefix_noise[index]
+            prefix = self._prefix_noise[where]  # a copy (gather) or a view (slice)
             for lower in range(int(level.max())):
                 sel = level > lower
-                prefix[sel] -= self._level_noise[lower, index[sel]]
+                if sel.all():
+                    prefix -= self._level_noise[lower, where]
+                else:
+                    prefix[sel] -= self._level_noise[lower, index[sel]]
             prefix += fresh
             self._level_noise[level, index] = fresh
-            self._prefix_noise[index] = prefix
+            if isinstance(where, np.ndarray):
+                self._prefix_noise[where] = prefix
             noise = prefix
         else:
             noise = 0.0
-        released = self._total[index] + noise
-        u_hat_all = np.full((self.n_leaves.size, d, d), np.nan)
-        small_all = np.full((self.n_leaves.size, d), np.nan)
-        u_hat_all[index] = released[:, :d, :d] + self.shift * np.eye(d)
-        small_all[index] = released[:, :d, d]
+        released = self._total[where] + noise
+        if isinstance(where, np.ndarray):
+            u_hat_all = np.full((self.n_leaves.size, d, d), np.nan)
+            small_all = np.full((self.n_leaves.size, d), np.nan)
+            u_hat_all[index] = released[:, :d, :d] + self.shift * np.eye(d)
+            small_all[index] = released[:, :d, d]
+        else:
+            u_hat_all = released[:, :d, :d] + self.shift * np.eye(d)
+            small_all = np.ascontiguousarray(released[:, :d, d])
         return (
             u_hat_all.reshape(self.stream_shape + (d, d)),
             small_all.reshape(self.stream_shape + (d,)),

@@ -101,6 +101,30 @@ def test_release_matches_the_fenwick_prefix_sum_of_memoised_node_noise():
     assert (ledger["level"] == np.log2(ledger["node"] & -ledger["node"])).all()
 
 
+@pytest.mark.parametrize("refill", [1, 3])
+def test_releases_do_not_depend_on_the_refill_size(monkeypatch, refill):
+    """Noise buffers grow 1, 2, 4, ... nodes up to _NODES_PER_REFILL; a stream's
+    generator is read in order, so releases are bit-identical for any refill size
+    (across several refills, full and partial masks)."""
+    from privacy import matrix_tree
+
+    def run():
+        privatizer, _ = _privatizer(capacity=64, sigma=0.7, shift=0.3)
+        rng = np.random.default_rng(11)
+        outputs = []
+        for step in range(45):
+            mask = np.ones((2, 3), bool) if step % 3 else rng.random((2, 3)) < 0.5
+            v = rng.uniform(-0.5, 0.5, size=(2, 3, 3))
+            outputs.append(privatizer.release(v[..., :, None] * v[..., None, :], mask))
+        return outputs
+
+    default = run()
+    monkeypatch.setattr(matrix_tree, "_NODES_PER_REFILL", refill)
+    for (u_a, s_a), (u_b, s_b) in zip(default, run(), strict=True):
+        np.testing.assert_array_equal(u_a, u_b)
+        np.testing.assert_array_equal(s_a, s_b)
+
+
 def test_capacity_is_enforced_without_changing_state():
     privatizer, _ = _privatizer(capacity=2)
     leaves = np.zeros((2, 3, 3, 3))
