@@ -30,25 +30,24 @@ No privacy is claimed: raw rewards are broadcast, so the accountant holds one
 
 from __future__ import annotations
 
+import math
+
 import networkx as nx
 import numpy as np
 
+from algorithms.coop_kernels import BufferedRewards
 from algorithms.coop_ucb import CoopRun, Transcript, check_setup, communication_cost
 from algorithms.mab import BernoulliMAB, RewardTable
 from algorithms.robust import (
     NORMALIZATIONS,
     Contamination,
+    _cumsum_last,
+    _histogram_trimmed_mean,
+    _width,
     check_contamination,
-    histogram_trimmed_mean,
-    trimmed_mean_width,
 )
 from algorithms.seeding import Stream, as_seed_sequence, stream_rngs
-from algorithms.ucb import (
-    PolicyUniforms,
-    argmax_random_ties,
-    read_rewards,
-    reward_table_for,
-)
+from algorithms.ucb import PolicyUniforms, argmax_random_ties, reward_table_for
 from privacy import Accountant, events
 from privacy._checks import check_positive
 from privacy.interval_mechanism import every_stream
@@ -81,15 +80,22 @@ class _SampleSets:
         """Append samples (already in arrival order) to their cells."""
         if cells.size == 0:
             return
-        order = np.argsort(cells, kind="stable")
+        key = cells.astype(np.uint16) if self.n_cells <= 1 << 16 else cells  # radix sort
+        order = np.argsort(key, kind="stable")
         cells, values = cells[order], values[order]
-        first = np.r_[0, np.flatnonzero(np.diff(cells)) + 1]
-        sizes = np.diff(np.r_[first, cells.size])
-        rank = np.arange(cells.size) - np.repeat(first, sizes)
+        step = np.arange(cells.size)
+        new_group = np.empty(cells.size, dtype=bool)
+        new_group[0] = True
+        np.not_equal(cells[1:], cells[:-1], out=new_group[1:])
+        rank = step - np.maximum.accumulate(np.where(new_group, step, 0))
         position = self.totals[cells] + rank
-        np.add.at(self.counts, (cells, position % 2, values), 1)
-        self.totals += np.bincount(cells, minlength=self.n_cells)
-        is_last = position == self.totals[cells] - 1
+        n_values = self.n_values
+        np.add.at(self.counts.reshape(-1), (cells * 2 + position % 2) * n_values + values, 1)
+        np.add.at(self.totals, cells, 1)
+        # the last sample of each cell (runs of equal cells end where the next begins)
+        is_last = np.empty(cells.size, dtype=bool)
+        is_last[-1] = True
+        is_last[:-1] = new_group[1:]
         self.last[cells[is_last]] = values[is_last]
 
     def halves(self) -> tuple[np.ndarray, np.ndarray]:
@@ -194,64 +200,75 @@ def run_byzantine_coop_ucb(
         keys=every_stream(B, M, K),
     )
     sets = _SampleSets((B, M, K), alphabet.size)
-    pending: list[list[tuple[np.ndarray, ...]]] = [[] for _ in range(schedule.max_delay + 1)]
-    order = np.argsort(schedule.senders, kind="stable")
-    targets, lags = schedule.receivers[order], schedule.delays[order]
-    start = np.searchsorted(schedule.senders[order], np.arange(M + 1))
-    per_sender = np.diff(start)
-    trial_of = np.repeat(np.arange(B), M)
-    sender_of = np.tile(np.arange(M), B)
+    N = B * M
+    # Every agent sends every round, so who hears what is static: the receipts of round
+    # t are the messages created at t - d(u, v) for every pair within γ hops. Entries
+    # are ordered by creation round, then sender (byzantine.md §2.6 arrival order);
+    # the latest max_delay rounds of (arm, value) sent live in a ring.
+    n_slots = schedule.max_delay + 1
+    order = np.lexsort((schedule.senders, -schedule.delays))
+    lag = np.tile(schedule.delays[order], B)
+    trial_rows = np.repeat(np.arange(B) * M, order.size)
+    src_row = trial_rows + np.tile(schedule.senders[order], B)
+    recv_base = (trial_rows + np.tile(schedule.receivers[order], B)) * K
+    entry_order = np.argsort(-lag, kind="stable")  # creation order across trials
+    lag, src_row, recv_base = lag[entry_order], src_row[entry_order], recv_base[entry_order]
+    first_valid = {d: int(np.searchsorted(-lag, -(d - 1), side="left")) for d in range(1, n_slots + 1)}
+    gather = [((p - lag) % n_slots) * N + src_row for p in range(n_slots)]
+    sent_arm = np.zeros(n_slots * N, dtype=np.int64)
+    sent_value = np.zeros(n_slots * N, dtype=np.int64)
     means = np.asarray(env.arm_means)
-    actions = np.empty((B, M, T), dtype=np.int64)
-    rewards = np.empty((B, M, T))
+    actions = np.empty((N, T), dtype=np.int64)
+    rewards = np.empty((N, T))
     content = None
     if record:
         content = {"arm": np.empty((B, M, T), dtype=np.int64), "value": np.empty((B, M, T)),
                    "corrupted": np.zeros((B, M, T), dtype=bool)}
-    counts = np.zeros((B, M, K), dtype=np.int64)
-    cell_base = (np.arange(B)[:, None] * M + np.arange(M)[None, :]) * K
+    counts = np.zeros(K * N, dtype=np.int64)  # arm-major: k N + n
+    rows = np.arange(N)
+    cell_base = rows * K
+    reader = BufferedRewards(table, B, M, K, T)
+    own_cells = own_values = np.zeros(0, dtype=np.int64)
+    any_undefined = np.zeros((B, M, 1), dtype=bool)
     for t in range(1, T + 1):
-        slot = pending[t % len(pending)]
-        if slot:
-            parts = [np.concatenate(p) for p in zip(*slot)]
-            slot.clear()
-            created, sender, cells, values = parts
-            arrival = np.lexsort((sender, created))
-            sets.add(cells[arrival], values[arrival])
+        # own sample of round t - 1 first, then the receipts of round t (arrival order)
+        if t > 1:
+            begin = first_valid[min(t, n_slots)]
+            g = gather[t % n_slots][begin:]
+            cells = np.concatenate([own_cells, recv_base[begin:] + sent_arm[g]])
+            sets.add(cells, np.concatenate([own_values, sent_value[g]]))
         delta_t = float(max(t, 2)) ** -exponent
+        log_term = math.log(1.0 / delta_t)
         z1, z2 = sets.halves()
-        estimate, n = histogram_trimmed_mean(z1, z2, alphabet, assumed, delta_t, normalization=normalization)
+        estimate, n = _histogram_trimmed_mean(
+            _cumsum_last(z1), z2, _cumsum_last(z2), alphabet, assumed, log_term,
+            normalization)
         undefined = np.isnan(estimate)
-        width = trimmed_mean_width(n, assumed, delta_t, sigma=sigma, c1=c1, c2=c2)
-        u = policy.at(t)
-        ucb = argmax_random_ties(np.where(undefined, -np.inf, estimate + width), u)
+        width = _width(n.astype(np.float64), assumed, log_term, sigma, c1, c2)
+        # rows with an undefined arm: forced exploration of the least-sampled undefined
+        # arm; otherwise the robust UCB index (one tie-broken argmax for both)
+        np.any(undefined, axis=-1, keepdims=True, out=any_undefined)
         total = sets.totals.reshape(B, M, K)
-        forced = argmax_random_ties(np.where(undefined, -total, -np.inf), u)
-        arm = np.where(undefined.any(axis=-1), forced, ucb)
-        pulls = np.take_along_axis(counts, arm[..., None], axis=-1)[..., 0]
-        reward = read_rewards(table, arm, pulls)
-        counts += arm[..., None] == np.arange(K)
+        score = np.where(any_undefined, np.where(undefined, -total, -np.inf), estimate + width)
+        arm = argmax_random_ties(score, policy.at(t))
+        flat_arm = arm.reshape(-1)
+        cell = flat_arm * N + rows
+        pulls = counts[cell]
+        reward = reader.read(cell, pulls, counts).reshape(B, M)
+        counts[cell] = pulls + 1
         corrupted = byzantine[None, :] & (flips.at(t) < contamination.rate)
         sent = contamination.corrupt(reward, arm, corrupted, draws.at(t), means[None, :, :])
-        own_cells = (cell_base + arm).ravel()
-        sets.add(own_cells, _value_index(alphabet, reward.ravel()))
-        value_idx = _value_index(alphabet, sent.ravel())
-        reps = per_sender[sender_of]
-        src = np.repeat(np.arange(B * M), reps)
-        offsets = np.arange(src.size) - np.repeat(np.cumsum(reps) - reps, reps)
-        position = start[sender_of][src] + offsets
-        receiver = targets[position]
-        due = (t + lags[position]) % len(pending)
-        recv_cells = (trial_of[src] * M + receiver) * K + arm.ravel()[src]
-        for d in np.unique(due).tolist():
-            sel = due == d
-            pending[d].append((np.full(int(sel.sum()), t), sender_of[src][sel],
-                               recv_cells[sel], value_idx[src][sel]))
-        actions[..., t - 1], rewards[..., t - 1] = arm, reward
+        values = _value_index(alphabet, np.concatenate([reward.reshape(-1), sent.reshape(-1)]))
+        own_cells, own_values = cell_base + flat_arm, values[:N]
+        slot = (t % n_slots) * N
+        sent_arm[slot: slot + N] = flat_arm
+        sent_value[slot: slot + N] = values[N:]
+        actions[:, t - 1], rewards[:, t - 1] = flat_arm, reward.reshape(-1)
         if content is not None:
             content["arm"][..., t - 1] = arm
             content["value"][..., t - 1] = sent
             content["corrupted"][..., t - 1] = corrupted
+    actions, rewards = actions.reshape(B, M, T), rewards.reshape(B, M, T)
     transmissions, deliveries = communication_cost(schedule, T)
     transcript = None
     if record:

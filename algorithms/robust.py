@@ -116,7 +116,11 @@ def trim_fraction(n: object, contamination: float, delta: float) -> np.ndarray:
     """
     contamination = check_contamination(contamination)
     log_term = math.log(1.0 / _check_delta(delta))
-    n = np.asarray(n, dtype=np.float64)
+    return _trim_fraction(np.asarray(n, dtype=np.float64), contamination, log_term)
+
+
+def _trim_fraction(n: np.ndarray, contamination: float, log_term: float) -> np.ndarray:
+    """:func:`trim_fraction` of float ``n`` with ``log_term = ln(1/δ)``, unchecked."""
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(n > 0, log_term / np.maximum(n, 1.0), np.inf)
         eps = np.maximum(contamination, ratio)
@@ -148,7 +152,12 @@ def trimmed_mean_width(
     sigma = check_positive("sigma", sigma)
     c1 = check_positive("c1", c1)
     c2 = check_positive("c2", c2)
-    n = np.asarray(n, dtype=np.float64)
+    return _width(np.asarray(n, dtype=np.float64), contamination, log_term, sigma, c1, c2)
+
+
+def _width(n: np.ndarray, contamination: float, log_term: float, sigma: float, c1: float,
+           c2: float) -> np.ndarray:
+    """:func:`trimmed_mean_width` of float ``n`` with ``log_term = ln(1/δ)``, unchecked."""
     with np.errstate(divide="ignore"):
         width = sigma * (c1 * math.sqrt(contamination) + c2 * np.sqrt(log_term / n))
     return np.where(n > 0, width, np.inf)
@@ -273,41 +282,93 @@ def histogram_trimmed_mean(
     delta = _check_delta(delta)
     _check_choice("normalization", normalization, NORMALIZATIONS)
     c1 = np.cumsum(counts1, axis=-1)
-    n = c1[..., -1]
     c2 = np.cumsum(counts2, axis=-1)
-    if np.any(c2[..., -1] != n):
+    if np.any(c2[..., -1] != c1[..., -1]):
         raise ValueError("`counts1` and `counts2` must hold the same number of samples per cell.")
-    tau = trim_fraction(n, contamination, delta)
+    return _histogram_trimmed_mean(c1, counts2, c2, alphabet, contamination,
+                                   math.log(1.0 / delta), normalization)
+
+
+_SMALL_ALPHABET = 8
+
+
+def _cumsum_last(values: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``np.cumsum(values, axis=-1, out=out)``, looped over a small last axis.
+
+    The same sequential additions as ``np.add.accumulate`` (bit-identical for floats).
+    """
+    n_values = values.shape[-1]
+    if n_values > _SMALL_ALPHABET:
+        return np.cumsum(values, axis=-1, out=out)
+    if out is None:
+        out = np.empty_like(values)
+    out[..., 0] = values[..., 0]
+    for j in range(1, n_values):
+        np.add(out[..., j - 1], values[..., j], out=out[..., j])
+    return out
+
+
+def _first_argmin(width: np.ndarray) -> np.ndarray:
+    """``np.argmin(width, axis=1)`` (first minimum; no NaN), looped over a small last axis."""
+    n_values = width.shape[1]
+    if n_values > _SMALL_ALPHABET:
+        return np.argmin(width, axis=1)
+    best = width[:, 0].copy()
+    left = np.zeros(width.shape[0], dtype=np.int64)
+    for i in range(1, n_values):
+        better = width[:, i] < best
+        left[better] = i
+        np.minimum(best, width[:, i], out=best)
+    return left
+
+
+def _histogram_trimmed_mean(
+    c1: np.ndarray, counts2: np.ndarray, c2: np.ndarray, alphabet: np.ndarray,
+    contamination: float, log_term: float, normalization: str,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`histogram_trimmed_mean` from the cumulative counts ``c1``, ``c2``, unchecked.
+
+    ``log_term = ln(1/δ)``; the halves must hold the same number of samples per cell.
+    """
+    n = c1[..., -1]
+    tau = _trim_fraction(n.astype(np.float64), contamination, log_term)
     defined = tau < 0.5
     m = np.where(defined, np.minimum(n, np.ceil(n * (1.0 - np.where(defined, tau, 0.0)) - 1e-12)), 0)
     m = m.astype(np.int64)
     n_values = alphabet.size
     flat = c1.reshape(-1, n_values)
     rows = flat.shape[0]
-    before = np.concatenate([np.zeros((rows, 1), dtype=np.int64), flat[:, :-1]], axis=1)
+    row_index = np.arange(rows)
+    before = np.zeros_like(flat)
+    before[:, 1:] = flat[:, :-1]
     need = before + m.reshape(-1, 1)  # cumulative count to reach from left index i
-    # right end j(i): first index with flat[j] >= need[i]; row offsets keep rows apart.
-    offset = (np.arange(rows, dtype=np.int64) * (int(n.max(initial=0)) + 1))[:, None]
-    right = np.searchsorted((flat + offset).ravel(), (need + offset).ravel(), side="left")
-    right = right.reshape(rows, n_values) - np.arange(rows)[:, None] * n_values
-    valid = right < n_values
-    width = np.where(valid, alphabet[np.minimum(right, n_values - 1)] - alphabet[None, :], np.inf)
-    left = np.argmin(width, axis=1)
-    right_end = right[np.arange(rows), left]
-    weighted = np.cumsum(counts2 * alphabet, axis=-1).reshape(rows, n_values)
-    flat2 = c2.reshape(rows, n_values)
-    pad = np.zeros((rows, 1))
-    weighted = np.concatenate([pad, weighted], axis=1)
-    flat2 = np.concatenate([pad.astype(np.int64), flat2], axis=1)
-    index = np.arange(rows)
-    right_end = np.minimum(right_end, n_values - 1)
-    total = weighted[index, right_end + 1] - weighted[index, left]
-    inside = flat2[index, right_end + 1] - flat2[index, left]
+    # right end j(i): first index with flat[j] >= need[i] = number of j with flat[j] < need[i]
+    if n_values <= _SMALL_ALPHABET:
+        right = np.zeros((rows, n_values), dtype=np.int64)
+        for j in range(n_values):
+            right += flat[:, j: j + 1] < need
+    else:  # one searchsorted; row offsets keep rows apart
+        offset = (row_index * (int(n.max(initial=0)) + 1))[:, None]
+        right = np.searchsorted((flat + offset).ravel(), (need + offset).ravel(), side="left")
+        right = right.reshape(rows, n_values) - (row_index * n_values)[:, None]
+    width = np.where(right < n_values,
+                     alphabet[np.minimum(right, n_values - 1)] - alphabet[None, :], np.inf)
+    left = _first_argmin(width)
+    right_end = np.minimum(right.reshape(-1)[row_index * n_values + left], n_values - 1)
+    weighted = np.zeros((rows, n_values + 1))
+    _cumsum_last((counts2 * alphabet).reshape(rows, n_values), out=weighted[:, 1:])
+    base = row_index * (n_values + 1)
+    weighted = weighted.reshape(-1)
+    total = weighted[base + right_end + 1] - weighted[base + left]
     n_flat = n.reshape(-1)
     with np.errstate(invalid="ignore", divide="ignore"):
         if normalization == "n":
             estimate = total / np.maximum(n_flat, 1)
         else:
+            flat2 = np.zeros((rows, n_values + 1), dtype=np.int64)
+            flat2[:, 1:] = c2.reshape(rows, n_values)
+            flat2 = flat2.reshape(-1)
+            inside = flat2[base + right_end + 1] - flat2[base + left]
             estimate = np.where(inside > 0, total / np.maximum(inside, 1), np.nan)
     estimate = np.where(defined.reshape(-1), estimate, np.nan)
     return estimate.reshape(n.shape), n

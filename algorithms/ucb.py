@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from algorithms.coop_kernels import BufferedRewards, argmax_ties_arm_major
 from algorithms.mab import BernoulliMAB, RewardTable
 from algorithms.seeding import Stream, as_seed_sequence, stream_rngs
 from privacy import Accountant, IntervalRelease
@@ -294,28 +295,36 @@ def run_ucb1(
         raise ValueError(f"`log_time` must be one of {LOG_TIMES}, got {log_time!r}.")
     horizon, n_trials, root, table, policy = _common(env, horizon, n_trials, seed, table)
     B, M, K, T = n_trials, env.n_agents, env.n_arms, horizon
-    sums = np.zeros((B, M, K))
-    counts = np.zeros((B, M, K), dtype=np.int64)
-    actions = np.empty((B, M, T), dtype=np.int64)
-    rewards = np.empty((B, M, T))
+    N = B * M
+    # Arm-major flat state: cell c = k N + n with n = b M + v (fast reductions over arms).
+    sums = np.zeros(K * N)
+    counts = np.zeros(K * N, dtype=np.int64)
+    mean = np.zeros((K, N))  # x̄_k, refreshed at the pulled arm only
+    spread = np.zeros((K, N))  # 1/sqrt(n_k)
+    mean_flat, spread_flat = mean.reshape(-1), spread.reshape(-1)
+    index = np.empty((K, N))
+    actions = np.empty((N, T), dtype=np.int64)
+    rewards = np.empty((N, T))
     shift = 0 if log_time == "round" else 1
-    bi, vi = np.arange(B)[:, None], np.arange(M)[None, :]
-    mean = np.zeros((B, M, K))  # x̄_k, refreshed at the pulled arm only
-    spread = np.zeros((B, M, K))  # 1/sqrt(n_k)
+    rows = np.arange(N)
+    reader = BufferedRewards(table, B, M, K, T)
     for t in range(1, T + 1):
         if t <= K:
-            arm = np.full((B, M), t - 1, dtype=np.int64)
+            arm = np.full(N, t - 1, dtype=np.int64)
         else:
-            index = mean + math.sqrt(2.0 * math.log(t - shift)) * spread
-            arm = argmax_random_ties(index, policy.at(t))
-        pulls = counts[bi, vi, arm]
-        reward = read_rewards(table, arm, pulls)
-        total = sums[bi, vi, arm] + reward
-        sums[bi, vi, arm] = total
-        counts[bi, vi, arm] = pulls + 1
-        mean[bi, vi, arm] = total / (pulls + 1)
-        spread[bi, vi, arm] = 1.0 / np.sqrt(pulls + 1)
-        actions[..., t - 1], rewards[..., t - 1] = arm, reward
+            np.multiply(spread, math.sqrt(2.0 * math.log(t - shift)), out=index)
+            np.add(mean, index, out=index)
+            arm = argmax_ties_arm_major(index, policy.at(t).reshape(-1))
+        cell = arm * N + rows
+        pulls = counts[cell]
+        reward = reader.read(cell, pulls, counts)
+        total = sums[cell] + reward
+        sums[cell] = total
+        counts[cell] = pulls + 1
+        mean_flat[cell] = total / (pulls + 1)
+        spread_flat[cell] = 1.0 / np.sqrt(pulls + 1)
+        actions[:, t - 1], rewards[:, t - 1] = arm, reward
+    actions, rewards = actions.reshape(B, M, T), rewards.reshape(B, M, T)
     return UCBRun(
         algorithm="ucb1", actions=actions, rewards=rewards, gaps=env.gaps, accountant=None,
         release_counts=np.zeros((B, M, K), dtype=np.int64),
@@ -375,36 +384,45 @@ def run_dp_ucb_int(
         (B, M, K), epsilon=epsilon, horizon=T, theta=theta, rule=rule, accountant=accountant,
         rngs=stream_rngs(root, n_trials=B, n_agents=M, stream=Stream.NOISE),
     )
-    sums = np.zeros((B, M, K))
-    counts = np.zeros((B, M, K), dtype=np.int64)
-    noisy = np.zeros((B, M, K))
-    released_n = np.zeros((B, M, K), dtype=np.int64)
-    index = np.full((B, M, K), np.inf)
-    actions = np.empty((B, M, T), dtype=np.int64)
-    rewards = np.empty((B, M, T))
-    bi, vi = np.arange(B)[:, None], np.arange(M)[None, :]
+    N = B * M
+    # Arm-major flat state: cell c = k N + n with n = b M + v (as in run_ucb1).
+    sums = np.zeros(K * N)
+    counts = np.zeros(K * N, dtype=np.int64)
+    noisy = np.zeros(K * N)
+    released_n = np.zeros(K * N, dtype=np.int64)
+    index = np.full((K, N), np.inf)
+    index_flat = index.reshape(-1)
+    actions = np.empty((N, T), dtype=np.int64)
+    rewards = np.empty((N, T))
+    rows = np.arange(N)
+    reader = BufferedRewards(table, B, M, K, T)
+    every_round = index_update == "every_round"
     for t in range(1, T + 1):
         if t <= K * f:
-            arm = np.full((B, M), (t - 1) % K, dtype=np.int64)
+            arm = np.full(N, (t - 1) % K, dtype=np.int64)
         else:
-            if index_update == "every_round":
-                index = noisy + np.sqrt(2.0 * math.log(t) / released_n)
-            arm = argmax_random_ties(index, policy.at(t))
-        pulls = counts[bi, vi, arm]
-        reward = read_rewards(table, arm, pulls)
-        sums[bi, vi, arm] += reward
-        counts[bi, vi, arm] = pulls + 1
-        b, v = np.nonzero((pulls + 1) % f == 0)
-        if b.size:
-            k = arm[b, v]
-            n = counts[b, v, k]
-            values = mechanism.release(b, v, k, sums[b, v, k], n)
-            noisy[b, v, k] = values
-            released_n[b, v, k] = n
-            index[b, v, k] = values + np.sqrt(2.0 * math.log(t) / n)
-        actions[..., t - 1], rewards[..., t - 1] = arm, reward
+            if every_round:
+                index = (noisy + np.sqrt(2.0 * math.log(t) / released_n)).reshape(K, N)
+            arm = argmax_ties_arm_major(index, policy.at(t).reshape(-1))
+        cell = arm * N + rows
+        pulls = counts[cell]
+        reward = reader.read(cell, pulls, counts)
+        sums[cell] += reward
+        counts[cell] = pulls + 1
+        due = np.flatnonzero((pulls + 1) % f == 0)
+        if due.size:
+            c = cell[due]
+            n = counts[c]
+            values = mechanism.release(due // M, due % M, arm[due], sums[c], n)
+            noisy[c] = values
+            released_n[c] = n
+            if not every_round:
+                index_flat[c] = values + np.sqrt(2.0 * math.log(t) / n)
+        actions[:, t - 1], rewards[:, t - 1] = arm, reward
         if t % 256 == 0:
             mechanism.flush()
+    actions, rewards = actions.reshape(B, M, T), rewards.reshape(B, M, T)
+    released_n = np.ascontiguousarray(released_n.reshape(K, B, M).transpose(1, 2, 0))
     mechanism.flush()
     return UCBRun(
         algorithm="dp-ucb-int", actions=actions, rewards=rewards, gaps=env.gaps,

@@ -103,12 +103,18 @@ class IntervalMeanRelease:
                 f"{self.scales.size * self.f} (horizon {self.horizon})."
             )
         b, v = trial, agent
-        empty = self._used[b, v] >= self.chunk
-        for bi, vi in zip(b[empty].tolist(), v[empty].tolist()):
-            self._buffer[bi, vi] = self.rngs[bi, vi].laplace(0.0, 1.0, size=self.chunk)
-            self._used[bi, vi] = 0
-        unit = self._buffer[b, v, self._used[b, v]]
-        self._used[b, v] += 1
+        row = b * self._used.shape[1] + v  # each (trial, agent) at most once
+        used = self._used.reshape(-1)
+        position = used[row]
+        empty = np.flatnonzero(position >= self.chunk)
+        if empty.size:
+            buffer = self._buffer.reshape(-1, self.chunk)
+            for r in row[empty].tolist():
+                bi, vi = divmod(r, self._used.shape[1])
+                buffer[r] = self.rngs[bi, vi].laplace(0.0, 1.0, size=self.chunk)
+            position[empty] = 0
+        unit = self._buffer.reshape(-1)[row * self.chunk + position]
+        used[row] = position + 1
         self._log.append((b, v, arm, j))
         self.n_draws += b.size
         return sums / n + self.scales[j - 1] * unit
@@ -119,8 +125,12 @@ class IntervalMeanRelease:
             return
         b, v, k, j = (np.concatenate(parts) for parts in zip(*self._log))
         self._log.clear()
-        for value in np.unique(j).tolist():
-            sel = j == value
+        if j.size == 0:
+            return
+        order = np.argsort(j, kind="stable")  # by release index, draw order within
+        bounds = np.flatnonzero(np.diff(j[order])) + 1
+        for sel in np.split(order, bounds):
+            value = int(j[sel[0]])
             self.accountant.record_draws(
                 keys={"trial": b[sel], "agent": v[sel], "arm": k[sel]}, node=value, level=-1,
                 scale=float(self.scales[value - 1]), l1_sensitivity=1.0 / (value * self.f),

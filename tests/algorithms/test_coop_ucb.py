@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from algorithms.coop_kernels import ArmMajorDelayLine
 from algorithms.coop_ucb import run_coop_ucb_nonprivate, run_private_coop_ucb
 from algorithms.flooding import DelayLine, flood_messages, make_schedule
 from algorithms.mab import BernoulliMAB, RewardTable
@@ -231,3 +232,33 @@ def test_bad_input_gives_clear_errors():
     bad = _BadTable(table.arm_means, table.key)
     with pytest.raises(ValueError, match="rewards must lie in \\[0, 1\\]"):
         run_coop_ucb_nonprivate(env, graph, horizon=10, gamma=1, table=bad)
+
+
+@given(st.integers(0, 2**32 - 1), st.integers(1, 3))
+def test_arm_major_delay_line_delivers_what_the_delay_line_delivers(seed, gamma):
+    """Same updates, same order (so the same floating-point sums), cells renumbered."""
+    rng = np.random.default_rng(seed)
+    graph = make_graph("erdos_renyi", 6, p=0.5, rng=rng)
+    schedule = make_schedule(graph, gamma)
+    n_trials, n_agents, n_arms = 2, 6, 3
+    n_rows = n_trials * n_agents
+    line = DelayLine(schedule, (n_trials, n_agents, n_arms), n_fields=2)
+    fast = ArmMajorDelayLine(schedule, n_trials, n_arms)
+    for t in range(1, 25):
+        cells, deltas = line.deliver(t)
+        got = fast.deliver(t)
+        if got is None:
+            assert cells.size == 0
+        else:
+            row, arm = np.divmod(cells, n_arms)
+            np.testing.assert_array_equal(got[0], arm * n_rows + row)
+            np.testing.assert_array_equal(got[1], deltas[0])
+            np.testing.assert_array_equal(got[2], deltas[1])
+        kind = rng.integers(3)  # nobody, everybody, or some senders change
+        rows = {0: np.zeros(0, dtype=np.int64), 1: np.arange(n_rows)}.get(
+            int(kind), np.flatnonzero(rng.random(n_rows) < 0.4))
+        if rows.size:
+            arm = rng.integers(0, n_arms, rows.size)
+            d_num, d_den = rng.normal(size=rows.size), rng.integers(1, 3, rows.size) * 1.0
+            line.send(t, rows // n_agents, rows % n_agents, arm, np.stack([d_num, d_den]))
+            fast.send(t, rows, arm, d_num, d_den)

@@ -6,10 +6,15 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from algorithms.coop_kernels import BufferedRewards, argmax_ties_arm_major
 from algorithms.mab import BernoulliMAB
 from algorithms.ucb import (
+    argmax_random_ties,
     interval_guarantee,
+    read_rewards,
     reward_table_for,
     run_dp_ucb_int,
     run_ucb1,
@@ -101,3 +106,39 @@ def test_dp_ucb_int_bad_input():
         run_dp_ucb_int(env, horizon=40, epsilon=-1.0)
     with pytest.raises(ValueError, match="`index_update`"):
         run_dp_ucb_int(env, horizon=40, epsilon=0.5, index_update="never")
+
+
+@given(
+    st.integers(1, 12), st.integers(1, 40), st.integers(0, 2**32 - 1),
+)
+def test_arm_major_argmax_equals_the_reference_tie_breaking(n_arms, n, seed):
+    """``argmax_ties_arm_major(index.T)`` reproduces ``argmax_random_ties`` exactly."""
+    rng = np.random.default_rng(seed)
+    index = rng.integers(0, 3, size=(n, n_arms)).astype(np.float64)  # many ties
+    index[rng.random(index.shape) < 0.1] = np.inf
+    index[rng.random(index.shape) < 0.03] = np.nan
+    u = rng.random(n)
+    expected = argmax_random_ties(index, u)
+    got = argmax_ties_arm_major(np.ascontiguousarray(index.T), u)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_buffered_rewards_read_the_table_entries_of_a_per_round_read():
+    env = BernoulliMAB(np.random.default_rng(3).uniform(size=(3, 4)))
+    table = reward_table_for(env, np.random.SeedSequence(11)).with_override(
+        agent=1, arm=2, pull=5, value=0.25)
+    n_trials, horizon = 2, 70
+    reader = BufferedRewards(table, n_trials, 3, 4, horizon, window=8)
+    counts = np.zeros(4 * n_trials * 3, dtype=np.int64)
+    rows = np.arange(n_trials * 3)
+    rng = np.random.default_rng(0)
+    for _ in range(horizon):
+        arm = rng.choice(4, size=rows.size, p=[0.1, 0.1, 0.7, 0.1])
+        cell = arm * rows.size + rows
+        pulls = counts[cell]
+        got = reader.read(cell, pulls, counts)
+        expected = read_rewards(table, arm.reshape(n_trials, 3), pulls.reshape(n_trials, 3))
+        np.testing.assert_array_equal(got, expected.ravel())
+        counts[cell] += 1
+    with pytest.raises(ValueError, match="power of two"):
+        BufferedRewards(table, 1, 3, 4, 10, window=6)
