@@ -21,7 +21,7 @@ import math
 from typing import Any
 
 from audit.estimators import EpsilonLowerBound
-from privacy import RELATIVE_TOLERANCE, NeighboringRelation, PureDP
+from privacy import RELATIVE_TOLERANCE, ApproxDP, NeighboringRelation, PureDP
 
 __all__ = ["Claim", "ClaimResult", "decide_verdict", "json_number"]
 
@@ -42,9 +42,16 @@ class Claim:
         ``n_agents``, ``n_arms``, ``horizon``, ``epsilon``, ``log_base``, ... (a tuple so
         that the claim stays hashable; see :meth:`setting_dict`).
     relation : NeighboringRelation
-    claimed : PureDP
+    claimed : PureDP or ApproxDP
+        The claimed guarantee; ``PureDP`` has δ = 0.
     source : str
         Where the paper states the claim.
+
+    Raises
+    ------
+    TypeError
+        If ``claimed`` is neither ``PureDP`` nor ``ApproxDP``, or ``relation`` is not
+        a :class:`NeighboringRelation`.
     """
 
     paper: str
@@ -52,8 +59,23 @@ class Claim:
     mode: str
     setting: tuple[tuple[str, Any], ...]
     relation: NeighboringRelation
-    claimed: PureDP
+    claimed: PureDP | ApproxDP
     source: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.claimed, (PureDP, ApproxDP)):
+            raise TypeError(
+                f"`claimed` must be PureDP or ApproxDP, got {type(self.claimed).__name__}."
+            )
+        if not isinstance(self.relation, NeighboringRelation):
+            raise TypeError(
+                f"`relation` must be a NeighboringRelation, got {type(self.relation).__name__}."
+            )
+
+    @property
+    def claimed_delta(self) -> float:
+        """δ of the claim (0 for pure DP)."""
+        return float(self.claimed.delta) if isinstance(self.claimed, ApproxDP) else 0.0
 
     def setting_dict(self) -> dict[str, Any]:
         """The setting as a dict."""
@@ -62,7 +84,31 @@ class Claim:
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class ClaimResult:
-    """A claim with its evidence and verdict."""
+    """A claim with its evidence and verdict.
+
+    Attributes
+    ----------
+    claim : Claim
+    accountant_epsilon : float
+        The accountant's ε at the claimed δ (tightest valid route).
+    accountant_route : str
+    audit : EpsilonLowerBound or None
+        The audit's lower bound (``None``: the claim rests on the accountant alone).
+    verdict, evidence : str
+        See :func:`decide_verdict`.
+    findings : tuple of str
+        Observations beyond the verdict (channels outside the claim, ...).
+    initial_pulls_epsilon : float, optional
+        Fed_UCB only: ε of the round-0 records.
+    channel : str, optional
+        What the audit's adversary observes (e.g. "controller: sync times").
+    audit_event : str, optional
+        The distinguishing event or score of the audit.
+    audit_seconds : float, optional
+        Wall time of the audit.
+    key : str, optional
+        Register key of the claim.
+    """
 
     claim: Claim
     accountant_epsilon: float
@@ -72,6 +118,10 @@ class ClaimResult:
     evidence: str
     findings: tuple[str, ...] = ()
     initial_pulls_epsilon: float | None = None
+    channel: str | None = None
+    audit_event: str | None = None
+    audit_seconds: float | None = None
+    key: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The ``claims.json`` record (schema of the walking skeleton; ∞ as ``"inf"``)."""
@@ -82,10 +132,13 @@ class ClaimResult:
             "mode": claim.mode,
             "setting": {k: json_number(v) for k, v in claim.setting},
             "relation": claim.relation.value,
-            "claimed": {"epsilon": json_number(claim.claimed.epsilon), "delta": 0.0},
+            "claimed": {
+                "epsilon": json_number(claim.claimed.epsilon),
+                "delta": claim.claimed_delta,
+            },
             "accountant": {
                 "epsilon": json_number(self.accountant_epsilon),
-                "delta": 0.0,
+                "delta": claim.claimed_delta,
                 "route": self.accountant_route,
             },
             "audit": None,
@@ -96,19 +149,30 @@ class ClaimResult:
         }
         if self.initial_pulls_epsilon is not None:
             record["initial_pulls_epsilon"] = json_number(self.initial_pulls_epsilon)
+        if self.key is not None:
+            record["key"] = self.key
         if self.audit is not None:
             record["audit"] = {
                 "epsilon_lower_bound": self.audit.epsilon_lower_bound,
                 "confidence": self.audit.confidence,
                 "samples": self.audit.n_samples,
             }
+            extra = {
+                "delta": self.audit.delta if self.audit.delta else None,
+                "channel": self.channel,
+                "event": self.audit_event,
+                "seconds": self.audit_seconds,
+            }
+            record["audit"].update({k: v for k, v in extra.items() if v is not None})
         return record
 
 
 def json_number(value: Any) -> Any:
-    """``value`` for JSON: infinities become the strings ``"inf"`` / ``"-inf"``."""
+    """``value`` for JSON: infinities become ``"inf"`` / ``"-inf"``, NaN becomes ``"nan"``."""
     if isinstance(value, float) and math.isinf(value):
         return "inf" if value > 0 else "-inf"
+    if isinstance(value, float) and math.isnan(value):
+        return "nan"
     return value
 
 
@@ -136,5 +200,7 @@ def decide_verdict(
         )
     if reasons:
         return "violated", "; ".join(reasons)
-    slack = claimed_epsilon / accountant_epsilon if accountant_epsilon > 0 else math.inf
+    if accountant_epsilon <= 0:
+        return "holds", f"accountant ε {accountant_epsilon:.6g} within the claim (slack unbounded)"
+    slack = claimed_epsilon / accountant_epsilon
     return "holds", f"accountant ε {accountant_epsilon:.6g} within the claim (slack {slack:.3g}x)"

@@ -1,7 +1,9 @@
 """The ``fedpriv`` command line.
 
 ``fedpriv verify``
-    Check Fed_UCB's privacy claim end to end and write ``<out>/gossip_fed_ucb/``.
+    Check every privacy claim of the four papers (accountant and audit) and write
+    ``<out>/claims.md``, ``claims.json`` and one page per paper
+    (:mod:`audit.cli_verify`).
 ``fedpriv run ALGORITHM``
     Run one algorithm inside the accountant; print its regret, ledger summary and
     guarantee next to the paper's claim.
@@ -23,13 +25,11 @@ import argparse
 import importlib
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 from audit.claims import json_number
-from audit.report import claims_records, claims_table, regret_table, write_report
-from audit.verify import VerifyConfig, verify_gossip_fed_ucb
+from audit.cli_verify import register_verify
 from privacy.deployment import (
     budget_report,
     load_deployment,
@@ -58,20 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    verify = sub.add_parser("verify", help="check Fed_UCB's privacy claim end to end")
-    verify.add_argument("--quick", action="store_true", help="smaller audits and runs (< 1 min)")
-    verify.add_argument("--data", type=Path, default=None,
-                        help="UCI Diabetes-130 CSV or zip (hospital environment); "
-                             "default: the paper's synthetic generator")
-    verify.add_argument("--out", type=Path, default=Path("reports"),
-                        help="report folder (default: reports)")
-    verify.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
-    verify.add_argument("--json", action="store_true", help="print the claims as JSON")
-    verify.add_argument("--trials", type=int, default=None, help="trials of the regret runs")
-    verify.add_argument("--regret-horizon", type=int, default=None,
-                        help="horizon of the regret runs")
-    verify.add_argument("--workers", type=int, default=None,
-                        help="processes for the audits and regret runs (default: every core)")
+    register_verify(sub)
 
     account = sub.add_parser("account", help="privacy budget report of a deployment (TOML)")
     account.add_argument("file", type=Path, help="deployment description (see examples/)")
@@ -86,38 +73,6 @@ def build_parser() -> argparse.ArgumentParser:
     for family in FAMILIES:
         importlib.import_module(family).register(run_sub, experiment_sub)
     return parser
-
-
-def _progress(started: float):
-    def say(message: str) -> None:
-        print(f"[{time.perf_counter() - started:6.1f}s] {message}", file=sys.stderr, flush=True)
-
-    return say
-
-
-def _verify(args: argparse.Namespace) -> int:
-    overrides: dict[str, Any] = {"seed": args.seed, "data_path": args.data}
-    if args.trials is not None:
-        overrides["n_trials"] = args.trials
-    if args.regret_horizon is not None:
-        overrides["regret_horizon"] = args.regret_horizon
-    if args.workers is not None:
-        overrides["workers"] = args.workers
-    config = VerifyConfig.quick_config(**overrides) if args.quick else VerifyConfig(**overrides)
-    report = verify_gossip_fed_ucb(config, progress=_progress(time.perf_counter()))
-    folder = write_report(report, args.out)
-    if args.json:
-        print(json.dumps(claims_records(report), indent=2, allow_nan=False))
-    else:
-        print("Fed_UCB (Zhu et al. 2021): ε-DP per agent's reward stream, relation "
-              "replace_one_reward, δ = 0")
-        print(claims_table(report))
-        print()
-        print(f"Regret at T = {config.regret_horizon} ({config.n_trials} trials, {report.environment}):")
-        print(regret_table(report))
-        print()
-        print(f"wrote {folder}/ (report.md, claims.json, ledger.csv, regret.png)")
-    return 0
 
 
 def _account(args: argparse.Namespace) -> int:
@@ -148,8 +103,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        if args.command == "verify":
-            return _verify(args)
         if args.command == "account":
             return _account(args)
         return args.handler(args)

@@ -17,7 +17,13 @@ from privacy._checks import check_int_at_least, check_real
 from privacy.relations import NeighboringRelation
 from privacy.tree import nodes_covering
 
-__all__ = ["NeighboringStreams", "worst_case_reward_pair", "worst_tree_position"]
+__all__ = [
+    "NeighboringStreams",
+    "SingleWorldTable",
+    "table_reward_pair",
+    "worst_case_reward_pair",
+    "worst_tree_position",
+]
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -110,3 +116,80 @@ def worst_case_reward_pair(
         observed=np.ones(horizon, dtype=bool),
         position=position,
     )
+
+
+# ---------------------------------------------------------------------------------
+# End-to-end neighbours on adaptive reward tables (added for audit.endtoend_*)
+# ---------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SingleWorldTable:
+    """A reward table whose every trial reads trial ``world_trial`` of ``table``.
+
+    Audits use the algorithms' ``n_trials`` axis as the sample axis; the counter-based
+    tables of :mod:`algorithms.mab` draw a different world per trial, so this view
+    pins one world (the dataset) for every sample. Only ``rewards`` is remapped;
+    ``with_override`` returns another single-world view.
+
+    Attributes
+    ----------
+    table : RewardTable-like
+        Anything with ``rewards(trial, agent, arm, pull)`` and ``with_override``.
+    world_trial : int
+        The trial index whose rewards every trial sees.
+    """
+
+    table: object
+    world_trial: int = 0
+
+    @property
+    def n_agents(self) -> int:
+        """Agents of the underlying table."""
+        return int(self.table.n_agents)
+
+    @property
+    def n_arms(self) -> int:
+        """Arms of the underlying table."""
+        return int(self.table.n_arms)
+
+    def rewards(self, trial: object, agent: object, arm: object, pull: object) -> np.ndarray:
+        """Rewards of world ``world_trial`` at broadcast ``(agent, arm, pull)``."""
+        trial = np.asarray(trial)
+        pinned = np.full(trial.shape, self.world_trial, dtype=np.int64)
+        return self.table.rewards(pinned, agent, arm, pull)
+
+    def with_override(self, *, agent: int, arm: int, pull: int, value: float) -> SingleWorldTable:
+        """The neighbouring single-world table with one entry replaced."""
+        return SingleWorldTable(
+            self.table.with_override(agent=agent, arm=arm, pull=pull, value=value,
+                                     trial=self.world_trial),
+            self.world_trial,
+        )
+
+
+def table_reward_pair(
+    table: object, *, agent: int, arm: int, pull: int, value_d: float | None = None,
+    value_d_prime: float | None = None, world_trial: int = 0,
+) -> tuple[SingleWorldTable, SingleWorldTable]:
+    """One reward changed in an adaptive reward table (N2), as two single-world tables.
+
+    The ``pull``-th pull of ``arm`` by ``agent`` returns ``value_d`` in D and
+    ``value_d_prime`` in D' (defaults: the table's own value in D and its flip
+    ``1 - value`` in D', the extreme change for rewards in [0, 1]). Every other
+    entry, and hence every other reward an adaptive algorithm may read, is shared.
+    ``world_trial`` picks the world (trial index of ``table``) every sample reads.
+
+    Raises
+    ------
+    ValueError
+        If the two values are equal or outside [0, 1], or an index is out of range.
+    """
+    base = SingleWorldTable(table, check_int_at_least("world_trial", world_trial, 0))
+    own = float(np.asarray(base.rewards(0, agent, arm, pull)))
+    v_d = own if value_d is None else check_real("value_d", value_d)
+    v_dp = 1.0 - v_d if value_d_prime is None else check_real("value_d_prime", value_d_prime)
+    if v_d == v_dp:
+        raise ValueError(f"the two values must differ, got {v_d!r} twice.")
+    return (base.with_override(agent=agent, arm=arm, pull=pull, value=v_d),
+            base.with_override(agent=agent, arm=arm, pull=pull, value=v_dp))

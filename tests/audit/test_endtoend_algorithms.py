@@ -1,0 +1,98 @@
+"""End-to-end audits of the algorithms: FedUCB's sync timing, the raw own term.
+
+Every audit here runs at confidence ``1 - 1e-6`` so that a "holds" expectation fails
+only if the family-wise Clopper–Pearson bounds fail (probability <= 1e-6), and each
+"violated" expectation is a deterministic distinguisher whose bound at that confidence
+is derived in the test.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from audit.endtoend import AuditBudget
+from audit.register import claims_for
+from audit.verify_claims import evaluate_claim
+
+CONFIDENCE = 1.0 - 1e-6
+BUDGET = AuditBudget(pilot_samples=60, samples=300, confidence=CONFIDENCE, batch_size=300)
+
+
+def _entry(key: str):
+    (entry,) = [e for e in claims_for(None) if e.key == key]
+    return entry
+
+
+def _ceiling(n: int, delta: float) -> float:
+    """The bound of an event with counts n/n vs 0/n (two tests, four CP bounds)."""
+    a = (1.0 - CONFIDENCE) / 4.0
+    return math.log((a ** (1.0 / n) - delta) / (1.0 - a ** (1.0 / n)))
+
+
+@pytest.mark.statistical
+def test_feducb_adaptive_schedule_is_violated_through_sync_timing():
+    """Before the first sync nothing is noised, so the first sync time is a function of
+    the data: the knife-edge pair makes it τ in D and later in D' in every run. The
+    bound is the deterministic ceiling at n = 300 with δ = 0.1 subtracted (≈ 2.85 > 1).
+    No false failure is possible: both counts are exact."""
+    result = evaluate_claim("feducb/feducb/adaptive", BUDGET, np.random.SeedSequence(2024))
+    assert result.accountant_epsilon <= 1.0  # the releases alone are fine ...
+    assert result.audit.epsilon_lower_bound == pytest.approx(_ceiling(300, 0.1), rel=1e-9)
+    assert result.audit_event.startswith("first sync time ==")
+    assert result.verdict == "violated"  # ... the sync-timing channel is not
+    assert "audit lower bound" in result.evidence
+
+
+@pytest.mark.statistical
+def test_feducb_fixed_schedule_holds():
+    """Same pair, data-independent schedule: the sync times coincide and the released
+    statistics carry Gaussian noise with μ far below 1, so a bound above the claimed
+    ε = 1 (at δ = 0.1) has probability <= 1e-6 (the confidence)."""
+    result = evaluate_claim("feducb/feducb/fixed", BUDGET, np.random.SeedSequence(2024))
+    assert result.audit.epsilon_lower_bound <= 1.0
+    assert result.verdict == "holds"
+
+
+@pytest.mark.statistical
+def test_raw_own_term_leaks_through_unnoised_counts():
+    """Own term raw: given the other agents' messages, agent 0's first UCB choice is a
+    deterministic function of its raw rewards, so the knife-edge event has probability
+    0 in one world; the bound exceeds the per-message claim ε_f = 0.68 whenever the
+    event has probability >= 0.05 in the other world (measured ≈ 0.1) at 1 500 runs per
+    world. The noisy own term is audited on the same pair and must stay within its
+    claim (false failure <= 1e-6)."""
+    budget = AuditBudget(pilot_samples=200, samples=1_500, confidence=CONFIDENCE,
+                         batch_size=1_500)
+    raw = evaluate_claim("dubey_aamas/private-coop-ucb/own-raw/per-message", budget,
+                         np.random.SeedSequence(7))
+    claimed = raw.claim.claimed.epsilon
+    assert raw.audit.epsilon_lower_bound > claimed
+    assert raw.verdict == "violated" and math.isinf(raw.accountant_epsilon)
+    noisy = evaluate_claim("dubey_aamas/private-coop-ucb/own-noisy/per-message", budget,
+                           np.random.SeedSequence(7))
+    assert noisy.audit.epsilon_lower_bound <= claimed
+    assert noisy.verdict == "holds"
+
+
+def test_a_failing_recipe_is_reported_not_hidden(monkeypatch):
+    from audit import endtoend_feducb
+
+    def broken(claim):
+        raise RuntimeError("no such module")
+
+    entry = _entry("feducb/feducb/user-at-all-agents")
+    monkeypatch.setattr(endtoend_feducb, "feducb_accountant", broken)
+    from audit import register
+
+    patched = tuple(
+        e if e.key != entry.key else type(e)(key=e.key, claim=e.claim, accountant=broken,
+                                             audit=None, channel=e.channel)
+        for e in register.REGISTER
+    )
+    monkeypatch.setattr(register, "REGISTER", patched)
+    result = evaluate_claim(entry.key, BUDGET, np.random.SeedSequence(0))
+    assert result.verdict == "error" and "no such module" in result.evidence
+    assert result.to_dict()["accountant"]["epsilon"] == "nan"

@@ -1,0 +1,110 @@
+"""The claims register: completeness, sources, lookup, claim types."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from audit.claims import Claim
+from audit.register import PAPERS, REGISTER, RegisteredClaim, claims_for, paper_of
+from privacy import ApproxDP, NeighboringRelation, PureDP
+
+
+def _find(**wanted) -> list[RegisteredClaim]:
+    out = []
+    for entry in REGISTER:
+        s = entry.claim.setting_dict()
+        fields = {"algorithm": entry.claim.algorithm, "mode": entry.claim.mode, **s}
+        if all(str(fields.get(k)).startswith(str(v)) for k, v in wanted.items()):
+            out.append(entry)
+    return out
+
+
+@pytest.mark.parametrize(
+    "wanted",
+    [
+        # FedUCB centralized and decentralized, adaptive and fixed schedule
+        {"algorithm": "feducb", "structure": "centralized", "schedule": "adaptive"},
+        {"algorithm": "feducb", "structure": "centralized", "schedule": "fixed"},
+        {"algorithm": "feducb-decentralized", "schedule": "adaptive"},
+        {"algorithm": "feducb-decentralized", "schedule": "fixed"},
+        # Li & Song: CDP/DDP/HDP, with and without partial participation
+        {"algorithm": "cdp-mab", "structure": "cdp"},
+        {"algorithm": "ce-cdp-mab", "structure": "cdp-partial"},
+        {"algorithm": "ddp-mab", "mode": "paper"},
+        {"algorithm": "hdp-mab", "mode": "paper"},
+        # Fed_UCB in both modes and log bases
+        {"algorithm": "gossip-fed-ucb", "mode": "paper", "log_base": "2"},
+        {"algorithm": "gossip-fed-ucb", "mode": "paper", "log_base": "e"},
+        {"algorithm": "gossip-fed-ucb", "mode": "corrected", "log_base": "2"},
+        # Private and Byzantine-proof cooperative UCB, own term noisy and raw
+        {"algorithm": "private-coop-ucb", "own_term": "noisy"},
+        {"algorithm": "private-coop-ucb", "own_term": "raw"},
+        {"algorithm": "byzantine-coop-ucb"},
+    ],
+)
+def test_register_covers_every_algorithm_and_mode(wanted):
+    assert _find(**wanted), f"no registered claim for {wanted}"
+
+
+def test_partial_participation_claims_use_p_below_one():
+    partial = _find(algorithm="ce-cdp-mab")
+    assert partial and all(e.claim.setting_dict()["participation_rate"] < 1 for e in partial)
+    full = _find(algorithm="cdp-mab")
+    assert all("participation_rate" not in e.claim.setting_dict() for e in full)
+
+
+def test_every_claim_has_a_source_a_relation_and_a_typed_guarantee():
+    keys = [entry.key for entry in REGISTER]
+    assert len(keys) == len(set(keys)), "register keys must be unique"
+    for entry in REGISTER:
+        claim = entry.claim
+        assert claim.source.strip(), entry.key
+        assert isinstance(claim.relation, NeighboringRelation)
+        assert isinstance(claim.claimed, (PureDP, ApproxDP))
+        assert claim.paper == PAPERS[entry.paper]
+        assert callable(entry.accountant)
+        assert (entry.audit is None) == (entry.channel == "accountant only"), entry.key
+
+
+def test_the_headline_channels_have_end_to_end_audits():
+    audited = {entry.key for entry in REGISTER if entry.audit is not None}
+    for key in ("feducb/feducb/adaptive", "feducb/feducb/fixed",
+                "li_song/ddp-mab/actions", "li_song/hdp-mab/actions",
+                "gossip_fed_ucb/gossip-fed-ucb/paper/initial-pulls",
+                "gossip_fed_ucb/gossip-fed-ucb/paper/unbounded-rewards",
+                "dubey_aamas/private-coop-ucb/own-raw/per-message"):
+        assert key in audited
+
+
+def test_claims_for_partitions_the_register_and_accepts_aliases():
+    parts = [claims_for(paper) for paper in PAPERS]
+    assert sum(len(p) for p in parts) == len(REGISTER)
+    assert claims_for(None) == REGISTER
+    assert paper_of("byzantine") == "dubey_aamas" and paper_of("Fed_UCB") == "gossip_fed_ucb"
+    assert claims_for("li-song") == claims_for("li_song")
+
+
+def test_unknown_paper_names_the_allowed_ones():
+    with pytest.raises(ValueError, match="`paper` must be one of feducb, li_song"):
+        claims_for("nonsense")
+
+
+def test_claim_rejects_an_untyped_guarantee():
+    with pytest.raises(TypeError, match="`claimed` must be PureDP or ApproxDP"):
+        Claim(paper="p", algorithm="a", mode="m", setting=(),
+              relation=NeighboringRelation.REPLACE_ONE_REWARD, claimed=1.0, source="s")
+
+
+def test_claimed_delta_is_part_of_the_record():
+    feducb = claims_for("feducb")[0].claim
+    assert feducb.claimed_delta == 0.1
+    li_song = claims_for("li_song")[0].claim
+    assert li_song.claimed_delta == 0.0
+
+
+def test_li_song_claims_are_m_epsilon_not_the_input_epsilon():
+    for entry in claims_for("li_song"):
+        s = entry.claim.setting_dict()
+        assert math.isclose(entry.claim.claimed.epsilon, s["n_agents"] * s["epsilon"])
