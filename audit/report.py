@@ -289,7 +289,12 @@ def claims_register_markdown(report, *, paper: str | None = None) -> str:
          "fresh runs."), "",
     ]
     lines += _claims_rows(results)
-    findings = [f"- `{r.key or r.claim.algorithm}`: {f}" for r in results for f in r.findings]
+    # one bullet per distinct finding, naming every claim it applies to (in table order)
+    claims_of: dict[str, list[str]] = {}
+    for r in results:
+        for f in r.findings:
+            claims_of.setdefault(f, []).append(f"`{r.key or r.claim.algorithm}`")
+    findings = [f"- {f} ({', '.join(keys)})" for f, keys in claims_of.items()]
     lines += ["", "## Findings beyond the table", ""] + (findings or ["- none"])
     audited = [r for r in results if r.audit is not None]
     lines += ["", (f"Audited end to end or at the mechanism: {len(audited)} of "
