@@ -20,6 +20,7 @@ from typing import Literal
 
 import numpy as np
 
+from algorithms.environments import GlobalArmsMixin
 from algorithms.seeding import as_seed_sequence
 from privacy._checks import check_generator, check_int_at_least
 
@@ -142,7 +143,7 @@ class RewardTable:
         return dataclasses.replace(self, overrides=(*self.overrides, override))
 
 
-class BernoulliMAB:
+class BernoulliMAB(GlobalArmsMixin):
     """M agents on K Bernoulli arms with agent-specific means.
 
     Parameters
@@ -159,7 +160,8 @@ class BernoulliMAB:
     -----
     The global mean of arm k is the average of the agents' means, as in Li & Song §III-A
     (μ_k = (1/M) Σ_i μ_{i,k}); with homogeneous means it is every agent's mean, which is
-    Dubey & Pentland's setting.
+    Dubey & Pentland's setting. ``best_arm`` (lowest index on ties) and the global
+    ``gaps`` come from :class:`algorithms.environments.GlobalArmsMixin`.
     """
 
     def __init__(self, arm_means: object) -> None:
@@ -185,17 +187,6 @@ class BernoulliMAB:
     def global_means(self) -> np.ndarray:
         """Shape (n_arms,): the mean over agents of each arm's mean."""
         return self.arm_means.mean(axis=0)
-
-    @property
-    def best_arm(self) -> int:
-        """The arm with the largest global mean (lowest index on ties)."""
-        return int(np.argmax(self.global_means))
-
-    @property
-    def gaps(self) -> np.ndarray:
-        """Shape (n_arms,): global gaps max_k μ_k − μ_k (0 at the best arm)."""
-        g = self.global_means
-        return g.max() - g
 
     @property
     def local_best_arms(self) -> np.ndarray:
