@@ -23,14 +23,21 @@ root for every stream is audited with one root per world.
 
 Samples are drawn in batches of ``AuditBudget.batch_size`` runs (the ``n_trials``
 axis of every algorithm), so memory stays bounded whatever the sample count.
+:func:`search_and_confirm` can also split each world's runs into addressed batches
+itself (``batch_size``) and run the sampler calls on an executor (``executor``: local
+processes or a ``dask.distributed`` client, :mod:`audit.endtoend_executor`); each
+batch draws from its own SeedSequence address, so the bound does not depend on the
+executor or on the number of workers.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -210,6 +217,49 @@ def confirm_event(
     )
 
 
+def _draw(
+    samplers: list[SampleFn],
+    requests: list[tuple[int, int, int, tuple[int, ...]]],
+    *,
+    seed: int | np.random.SeedSequence,
+    batch_size: int | None,
+    executor: Any,
+    n_workers: int | None,
+    names: list[str],
+) -> list[np.ndarray]:
+    """Observations of each ``(sampler, world, n, address)`` request, as (n, columns).
+
+    Without ``batch_size`` and ``executor`` every request is one in-process call at
+    ``child_seed(seed, *address)`` (the behaviour before executors existed). With a
+    ``batch_size`` the request's runs are split into batches, batch ``b`` drawn at
+    ``child_seed(seed, *address, b)``; with an ``executor`` the calls run there.
+    """
+    if batch_size is None and executor is None:
+        return [
+            _as_columns(samplers[i](world, n, child_seed(seed, *address)))
+            for i, world, n, address in requests
+        ]
+    from audit.endtoend_executor import SampleTask, run_sample_tasks
+
+    tasks: list[SampleTask] = []
+    spans: list[tuple[int, int]] = []
+    for i, world, n, address in requests:
+        first = len(tasks)
+        if batch_size is None:
+            tasks.append(SampleTask(sampler=i, world=world, n_samples=n,
+                                    seed=child_seed(seed, *address)))
+        else:
+            tasks += [
+                SampleTask(sampler=i, world=world, n_samples=min(batch_size, n - start),
+                           seed=child_seed(seed, *address, b))
+                for b, start in enumerate(range(0, n, batch_size))
+            ]
+        spans.append((first, len(tasks)))
+    parts = run_sample_tasks(samplers, tasks, executor=executor, n_workers=n_workers,
+                             names=names)
+    return [np.concatenate(parts[a:b], axis=0) for a, b in spans]
+
+
 def search_and_confirm(
     samplers: dict[str, SampleFn],
     *,
@@ -219,6 +269,9 @@ def search_and_confirm(
     channel: str,
     names: tuple[str, ...] | None = None,
     events: dict[str, list[tuple[int, str, float]]] | None = None,
+    batch_size: int | None = None,
+    executor: Any = None,
+    n_workers: int | None = None,
 ) -> EndToEndAudit:
     """Choose a neighboring pair and an event on a pilot sample; confirm on fresh runs.
 
@@ -240,6 +293,21 @@ def search_and_confirm(
         Extra candidate events per pair, derived from the pair itself (never from
         samples), e.g. the knife edge of a raw-data decision; ``kind`` is ``"=="``,
         ``">="`` or ``"<="``. They compete with the pilot's own candidates.
+    batch_size : int, optional
+        Runs per sampler call, >= 1. None (the default): one call per pair and world
+        at the addresses above, as before executors existed. Given: a world's runs
+        are split into batches of ``batch_size`` (the last one shorter), batch ``b``
+        drawn at the world's address extended by ``b`` (``child_seed(seed, 0,
+        pair_index, world, b)``, ``child_seed(seed, 1, world, b)``). The result
+        depends on ``batch_size`` (the addresses) but never on ``executor`` or
+        ``n_workers``; peak memory per worker is one batch of the algorithm's state.
+    executor : None, str, concurrent.futures.Executor or dask Client, optional
+        Where the sampler calls run (:mod:`audit.endtoend_executor`): None or
+        ``"serial"`` (default, in-process), ``"local"``, ``"processes"``, any
+        ``concurrent.futures.Executor``, or a ``dask.distributed.Client``. Process
+        pools receive the samplers serialized with cloudpickle (closures allowed).
+    n_workers : int, optional
+        Process-pool size for ``"local"``/``"processes"`` (default: CPU count).
 
     Returns
     -------
@@ -248,18 +316,31 @@ def search_and_confirm(
     Raises
     ------
     ValueError
-        If ``samplers`` is empty or ``delta`` is out of range.
+        If ``samplers`` is empty, ``delta`` or ``batch_size`` is out of range, the
+        executor string is unknown or a sampler cannot be serialized for a process
+        pool.
+    TypeError
+        If ``executor`` is of an unsupported type.
     """
     if not samplers:
         raise ValueError("`samplers` must offer at least one neighboring pair.")
     delta = check_delta("delta", delta)
+    if batch_size is not None:
+        batch_size = check_int_at_least("batch_size", batch_size, 1)
+    if n_workers is not None:
+        n_workers = check_int_at_least("n_workers", n_workers, 1)
     started = time.perf_counter()
+    pairs = list(samplers)
+    functions = [samplers[pair] for pair in pairs]
+    draw = functools.partial(_draw, functions, seed=seed, batch_size=batch_size,
+                             executor=executor, n_workers=n_workers, names=pairs)
+    pilot_draws = draw([
+        (index, world, budget.pilot_samples, (0, index, world))
+        for index in range(len(pairs)) for world in (0, 1)
+    ])
     best: tuple[float, str, tuple[int, str, float]] | None = None
-    for index, (pair, sample) in enumerate(samplers.items()):
-        pilots = [
-            _as_columns(sample(world, budget.pilot_samples, child_seed(seed, 0, index, world)))
-            for world in (0, 1)
-        ]
+    for index, pair in enumerate(pairs):
+        pilots = pilot_draws[2 * index: 2 * index + 2]
         pooled = np.concatenate(pilots, axis=0)
         extra = list((events or {}).get(pair, []))
         for event in _candidate_events(pooled) + extra:
@@ -272,11 +353,8 @@ def search_and_confirm(
                 best = (score, pair, event)
     assert best is not None
     pilot_epsilon, pair, event = best
-    sample = samplers[pair]
-    confirming = [
-        _as_columns(sample(world, budget.samples, child_seed(seed, 1, world)))
-        for world in (0, 1)
-    ]
+    chosen = pairs.index(pair)
+    confirming = draw([(chosen, world, budget.samples, (1, world)) for world in (0, 1)])
     bound = confirm_event(
         _indicator(confirming[0], event), _indicator(confirming[1], event),
         confidence=budget.confidence, delta=delta,
