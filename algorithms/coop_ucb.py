@@ -54,7 +54,7 @@ from algorithms.coop_kernels import (
 from algorithms.flooding import FloodingSchedule, make_schedule
 from algorithms.mab import BernoulliMAB, RewardTable
 from algorithms.seeding import Stream, as_seed_sequence, stream_rngs
-from algorithms.ucb import PolicyUniforms, reward_table_for
+from algorithms.ucb import GapRegretMixin, PolicyUniforms, reward_table_for
 from privacy import Accountant, events
 from privacy._checks import check_epsilon, check_int_at_least
 from privacy.calibration import interval_length, interval_noise_scales
@@ -138,7 +138,7 @@ class Transcript:
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class CoopRun:
+class CoopRun(GapRegretMixin):
     """Result of a batch of cooperative runs.
 
     Attributes
@@ -173,16 +173,6 @@ class CoopRun:
     settings: dict
     transcript: Transcript | None
     seed_entropy: int
-
-    @property
-    def cumulative_regret(self) -> np.ndarray:
-        """Per-agent cumulative pseudo-regret, shape (n_trials, n_agents, horizon)."""
-        return np.cumsum(self.gaps[self.actions], axis=-1)
-
-    @property
-    def group_regret(self) -> np.ndarray:
-        """Group regret R_G(t) = Σ_v R_v(t) (eq. 2, R-h), shape (n_trials, horizon)."""
-        return self.cumulative_regret.sum(axis=1)
 
 
 def communication_cost(schedule: FloodingSchedule, horizon: int) -> tuple[int, int]:

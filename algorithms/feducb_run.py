@@ -9,10 +9,10 @@ explicit inverse per step.
 from __future__ import annotations
 
 import dataclasses
-import warnings
 
 import numpy as np
 
+from algorithms.oful import floored_cholesky
 from privacy.accountant import Accountant
 from privacy.events import NonPrivate
 from privacy.matrix_tree import MatrixTreePrivatizer, PrivatizerCalibration
@@ -121,22 +121,12 @@ def inverse_and_logdet(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     Prop. 4) has its eigenvalues floored at ``1e-9 · max(1, trace/d)`` (post-
     processing) with a RuntimeWarning.
     """
-    d = matrix.shape[-1]
-    try:
-        chol = np.linalg.cholesky(matrix)
-    except np.linalg.LinAlgError:
-        values, vectors = np.linalg.eigh(matrix)
-        floor = 1e-9 * np.maximum(1.0, np.trace(matrix, axis1=-2, axis2=-1) / d)[..., None]
-        if np.any(values < floor):
-            warnings.warn(
-                "a synchronised Gram matrix is not positive definite (noise above Λ); "
-                "its eigenvalues were floored.",
-                RuntimeWarning,
-                stacklevel=3,
-            )
-        values = np.maximum(values, floor)
-        matrix = (vectors * values[..., None, :]) @ vectors.swapaxes(-1, -2)
-        chol = np.linalg.cholesky(matrix)
+    chol = floored_cholesky(
+        matrix,
+        message="a synchronised Gram matrix is not positive definite (noise above Λ); "
+        "its eigenvalues were floored.",
+        warn_only_if_floored=True,
+    )
     # L^{-1}: numpy's inv is LAPACK gesv(L, I), the very call of solve(L, I), without
     # broadcasting an identity per matrix (same values, ~1.7x faster)
     lower_inv = np.linalg.inv(chol)

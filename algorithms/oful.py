@@ -19,6 +19,7 @@ from algorithms.linear_env import CHUNK_ROUNDS, LinearBanditTables
 
 __all__ = [
     "cholesky_and_logdet",
+    "floored_cholesky",
     "inverse_and_logdet",
     "inverse_from_cholesky",
     "iterate_rounds",
@@ -94,18 +95,7 @@ def ucb_scores(
     mean, width : ndarray of float64, shape (..., K)
     log_det : ndarray of float64, shape (...)
     """
-    d = gram.shape[-1]
-    try:
-        chol = np.linalg.cholesky(gram)
-    except np.linalg.LinAlgError:
-        values, vectors = np.linalg.eigh(gram)
-        floor = 1e-9 * np.maximum(1.0, np.trace(gram, axis1=-2, axis2=-1) / d)[..., None]
-        warnings.warn(
-            "a Gram matrix is not positive definite (noise above Λ); its eigenvalues "
-            "were floored.", RuntimeWarning, stacklevel=2,
-        )
-        values = np.maximum(values, floor)
-        chol = np.linalg.cholesky((vectors * values[..., None, :]) @ vectors.swapaxes(-1, -2))
+    chol = floored_cholesky(gram)
     lower_inv = np.linalg.inv(chol)  # L^{-1}: gesv(L, I), as solve(L, I) without the copies
     w = np.matmul(lower_inv, contexts.swapaxes(-1, -2))  # (..., d, K)
     z = np.matmul(lower_inv, target[..., None])[..., 0]
@@ -113,6 +103,33 @@ def ucb_scores(
     width = np.sqrt(np.einsum("...dk,...dk->...k", w, w))
     log_det = 2.0 * np.log(np.diagonal(chol, axis1=-2, axis2=-1)).sum(axis=-1)
     return mean, width, log_det
+
+
+def floored_cholesky(
+    matrix: np.ndarray,
+    *,
+    message: str = "a Gram matrix is not positive definite (noise above Λ); its "
+    "eigenvalues were floored.",
+    warn_only_if_floored: bool = False,
+) -> np.ndarray:
+    """Lower Cholesky factors of a batch of symmetric matrices, shape (..., d, d).
+
+    If the batch is not positive definite (the Privatizer's noise exceeded Λ: the α
+    event of FedUCB's Prop. 4), every matrix's eigenvalues are floored at
+    ``1e-9 · max(1, trace/d)`` (post-processing) with a RuntimeWarning (only when a
+    floor actually bites, if ``warn_only_if_floored``), then factored.
+    """
+    try:
+        return np.linalg.cholesky(matrix)
+    except np.linalg.LinAlgError:
+        pass
+    d = matrix.shape[-1]
+    values, vectors = np.linalg.eigh(matrix)
+    floor = 1e-9 * np.maximum(1.0, np.trace(matrix, axis1=-2, axis2=-1) / d)[..., None]
+    if not warn_only_if_floored or np.any(values < floor):
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
+    values = np.maximum(values, floor)
+    return np.linalg.cholesky((vectors * values[..., None, :]) @ vectors.swapaxes(-1, -2))
 
 
 def inverse_and_logdet(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -130,18 +147,7 @@ def inverse_and_logdet(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     inverse : ndarray of float64, shape (..., d, d)
     log_det : ndarray of float64, shape (...)
     """
-    d = matrix.shape[-1]
-    try:
-        chol = np.linalg.cholesky(matrix)
-    except np.linalg.LinAlgError:
-        values, vectors = np.linalg.eigh(matrix)
-        floor = 1e-9 * np.maximum(1.0, np.trace(matrix, axis1=-2, axis2=-1) / d)[..., None]
-        warnings.warn(
-            "a Gram matrix is not positive definite (noise above Λ); its eigenvalues "
-            "were floored.", RuntimeWarning, stacklevel=2,
-        )
-        values = np.maximum(values, floor)
-        chol = np.linalg.cholesky((vectors * values[..., None, :]) @ vectors.swapaxes(-1, -2))
+    chol = floored_cholesky(matrix)
     return inverse_from_cholesky(chol), _logdet_from_cholesky(chol)
 
 

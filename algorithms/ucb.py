@@ -48,6 +48,7 @@ from privacy.interval_mechanism import IntervalMeanRelease
 __all__ = [
     "INDEX_UPDATES",
     "LOG_TIMES",
+    "GapRegretMixin",
     "PolicyUniforms",
     "UCBRun",
     "argmax_random_ties",
@@ -200,8 +201,24 @@ def interval_guarantee(
     }
 
 
+class GapRegretMixin:
+    """Regret of a run with ``actions`` (n_trials, n_agents, horizon) and global ``gaps``."""
+
+    __slots__ = ()
+
+    @property
+    def cumulative_regret(self) -> np.ndarray:
+        """Per-agent cumulative pseudo-regret, shape (n_trials, n_agents, horizon)."""
+        return np.cumsum(self.gaps[self.actions], axis=-1)
+
+    @property
+    def group_regret(self) -> np.ndarray:
+        """Group regret R_G(t) = Σ_v R_v(t) (eq. 2, R-h), shape (n_trials, horizon)."""
+        return self.cumulative_regret.sum(axis=1)
+
+
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class UCBRun:
+class UCBRun(GapRegretMixin):
     """Result of a batch of isolated per-agent runs (UCB1 or DP-UCB-INT).
 
     Attributes
@@ -228,16 +245,6 @@ class UCBRun:
     release_counts: np.ndarray
     settings: dict
     seed_entropy: int
-
-    @property
-    def cumulative_regret(self) -> np.ndarray:
-        """Per-agent cumulative pseudo-regret, shape (n_trials, n_agents, horizon)."""
-        return np.cumsum(self.gaps[self.actions], axis=-1)
-
-    @property
-    def group_regret(self) -> np.ndarray:
-        """Group regret R_G(t) = Σ_v R_v(t) (eq. 2), shape (n_trials, horizon)."""
-        return self.cumulative_regret.sum(axis=1)
 
 
 def _common(env: BernoulliMAB, horizon: int, n_trials: int, seed, table):

@@ -187,26 +187,38 @@ def _regret_job(job: dict) -> dict:
             "n_out_of_bounds": run.n_out_of_bounds}
 
 
-def _parallel_map(function, jobs: list[dict], *, workers: int, say, describe) -> list:
+def _parallel_map(function, jobs: list[dict], *, workers: int, say, describe,
+                  executor=None) -> list:
     """``[function(job) for job in jobs]``, on a local process pool when ``workers > 1``.
 
     Every job carries its own SeedSequence address, so the results do not depend on
     the number of workers or on the order in which they finish; they are returned in
-    the order of ``jobs``.
+    the order of ``jobs``. ``executor`` (a ``concurrent.futures.Executor`` or a dask
+    ``Client``) replaces the local pool when given.
     """
     results: list = [None] * len(jobs)
+    if executor is not None:
+        if hasattr(executor, "get_executor"):  # dask.distributed.Client
+            executor = executor.get_executor()
+        _collect(executor, function, jobs, results, say, describe)
+        return results
     if workers <= 1 or len(jobs) <= 1:
         for done, job in enumerate(jobs):
             results[done] = function(job)
             say(f"[{done + 1}/{len(jobs)}] {describe(job, results[done])}")
         return results
     with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(function, job): position for position, job in enumerate(jobs)}
-        for done, future in enumerate(concurrent.futures.as_completed(futures), start=1):
-            position = futures[future]
-            results[position] = future.result()
-            say(f"[{done}/{len(jobs)}] {describe(jobs[position], results[position])}")
+        _collect(pool, function, jobs, results, say, describe)
     return results
+
+
+def _collect(pool, function, jobs: list[dict], results: list, say, describe) -> None:
+    """Submit every job to ``pool``; store each result at its job's position."""
+    futures = {pool.submit(function, job): position for position, job in enumerate(jobs)}
+    for done, future in enumerate(concurrent.futures.as_completed(futures), start=1):
+        position = futures[future]
+        results[position] = future.result()
+        say(f"[{done}/{len(jobs)}] {describe(jobs[position], results[position])}")
 
 
 def verify_gossip_fed_ucb(

@@ -17,7 +17,6 @@ evidence, never a silent pass.
 
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
 import math
 import os
@@ -185,19 +184,6 @@ def _from_fed_ucb(report: VerifyReport, entries) -> dict[str, ClaimResult]:
     return out
 
 
-def _on_executor(executor, jobs: list[dict], say) -> list[ClaimResult]:
-    """Run the claim jobs on a ``concurrent.futures.Executor`` or a dask ``Client``."""
-    if hasattr(executor, "get_executor"):  # dask.distributed.Client
-        executor = executor.get_executor()
-    futures = {executor.submit(_job, job): position for position, job in enumerate(jobs)}
-    results: list = [None] * len(jobs)
-    for done, future in enumerate(concurrent.futures.as_completed(futures), start=1):
-        position = futures[future]
-        results[position] = future.result()
-        say(f"[{done}/{len(jobs)}] {jobs[position]['key']}: {results[position].verdict}")
-    return results
-
-
 def verify_claims(
     config: ClaimsConfig,
     *,
@@ -242,17 +228,14 @@ def verify_claims(
         {"key": e.key, "budget": config.budget, "seed": child_seed(root, 7, index[e.key])}
         for e in sorted(selected, key=cost, reverse=True) if e.key not in done
     ]
-    if executor is not None:
-        results = _on_executor(executor, jobs, say)
-    else:
-        results = _parallel_map(
-            _job, jobs, workers=config.workers, say=say,
-            describe=lambda job, r: (
-                f"{job['key']}: {r.verdict} (accountant {r.accountant_epsilon:.4g}"
-                + ("" if r.audit is None else f", audit LB {r.audit.epsilon_lower_bound:.4g}")
-                + f" vs claimed {r.claim.claimed.epsilon:.4g})"
-            ),
-        )
+    results = _parallel_map(
+        _job, jobs, workers=config.workers, say=say, executor=executor,
+        describe=lambda job, r: (
+            f"{job['key']}: {r.verdict} (accountant {r.accountant_epsilon:.4g}"
+            + ("" if r.audit is None else f", audit LB {r.audit.epsilon_lower_bound:.4g}")
+            + f" vs claimed {r.claim.claimed.epsilon:.4g})"
+        ),
+    )
     done.update({r.key: r for r in results})
     ordered = tuple(done[e.key] for e in selected if e.key in done)
     return ClaimsReport(

@@ -68,6 +68,7 @@ from privacy.calibration import feducb_privatizer
 from privacy.errors import CapacityExceededError
 from privacy.events import NonPrivate
 from privacy.guarantees import gaussian_dp_delta
+from privacy.mechanisms import _flatten_keys
 from privacy.tree import tree_depth
 
 __all__ = [
@@ -296,15 +297,6 @@ def privatizer_calibration(
     )
 
 
-def _flatten_keys(keys: Mapping[str, Any], shape: tuple[int, ...]) -> dict[str, np.ndarray]:
-    if not isinstance(keys, Mapping):
-        raise TypeError(f"`keys` must be a mapping of level -> labels, got {type(keys).__name__}.")
-    try:
-        return {level: np.broadcast_to(np.asarray(v), shape).ravel() for level, v in keys.items()}
-    except ValueError:
-        raise ValueError(f"every key array must broadcast to the stream shape {shape}.") from None
-
-
 class MatrixTreePrivatizer:
     """Alg. 2 for a batch of streams (e.g. ``(n_trials, n_agents)``), one tree each.
 
@@ -385,7 +377,7 @@ class MatrixTreePrivatizer:
                 "(non-private FedUCB, H = λI)"
             )
         self.depth = tree_depth(self.capacity)
-        self._keys = _flatten_keys(keys, self.stream_shape)
+        self._keys = _flatten_keys(keys, self.stream_shape, "stream shape")
         accountant.spend_many(self.event, keys=self._keys)  # raises before any state exists
         self.accountant = accountant
         side = self.dim + 1

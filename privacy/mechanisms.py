@@ -57,13 +57,15 @@ def _draw_laplace(rng: Any, scale: float, shape: tuple[int, ...], *, lead: int =
     return out
 
 
-def _flatten_keys(keys: Mapping[str, Any], shape: tuple[int, ...]) -> dict[str, np.ndarray]:
+def _flatten_keys(
+    keys: Mapping[str, Any], shape: tuple[int, ...], what: str = "released shape"
+) -> dict[str, np.ndarray]:
     if not isinstance(keys, Mapping):
         raise TypeError(f"`keys` must be a mapping of level -> labels, got {type(keys).__name__}.")
     try:
         return {level: np.broadcast_to(np.asarray(v), shape).ravel() for level, v in keys.items()}
     except ValueError:
-        raise ValueError(f"every key array must broadcast to the released shape {shape}.") from None
+        raise ValueError(f"every key array must broadcast to the {what} {shape}.") from None
 
 
 def laplace_release(
