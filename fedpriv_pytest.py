@@ -11,16 +11,16 @@ mismatch". The fixtures import :mod:`audit` only when a test asks for them.
 
 Usage::
 
-    import privacy
+    import fedpriv.privacy as privacy
     import pytest
-    from audit import NeighboringPair
+    from fedpriv.audit import NeighboringPair
 
     @pytest.mark.dp_audit(samples=10**5, seed=7)
     def test_my_laplace_is_private(dp_audit):
         dp_audit.assert_private(my_mechanism, NeighboringPair(1.0, 0.0),
                                 claim=privacy.PureDP(1.0))
 
-The ``dp_audit`` fixture is an :class:`audit.auditor.Auditor`: its ``samples``,
+The ``dp_audit`` fixture is an :class:`fedpriv.audit.regression.auditor.Auditor`: its ``samples``,
 ``seed``, ``confidence`` and other :func:`audit.audit_mechanism` options come from the
 marker; without a marker the seed is pinned to a stable hash of the test's node id
 (never a random seed), so a verdict is reproducible run after run. A test with the
@@ -39,8 +39,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from audit.api import AuditResult
-    from audit.auditor import Auditor
+    from fedpriv.audit.regression.api import AuditResult
+    from fedpriv.audit.regression.auditor import Auditor
 
 __all__ = ["dp_audit", "dp_audit_seed"]
 
@@ -91,7 +91,7 @@ def dp_audit_seed(request: pytest.FixtureRequest) -> int:
 @pytest.fixture
 def dp_audit(request: pytest.FixtureRequest, dp_audit_seed: int) -> Auditor:
     """An :class:`Auditor` configured by the test's ``dp_audit`` marker."""
-    from audit.auditor import Auditor
+    from fedpriv.audit.regression.auditor import Auditor
 
     marker = request.node.get_closest_marker("dp_audit")
     kwargs = dict(marker.kwargs) if marker is not None else {}

@@ -7,8 +7,8 @@ Imports stay light: no matplotlib, no dask, no hypothesis at import time.
 
 from __future__ import annotations
 
-from audit.api import AuditResult, NeighboringPair, assert_private, audit_mechanism
-from audit.estimators import (
+from fedpriv.audit.regression.api import AuditResult, NeighboringPair, assert_private, audit_mechanism
+from fedpriv.audit.estimators import (
     DIRECTIONS,
     NO_EVIDENCE,
     CurveAudit,

@@ -2,7 +2,7 @@
 
 Samples of one world are drawn in batches of ``batch_size``; batch ``b`` of world
 ``side`` draws from ``stream_rng(root, trial=b, side=side, stream=Stream.NOISE)``
-(:mod:`algorithms.seeding`). A batch's stream depends only on its address, never on
+(:mod:`fedpriv.algorithms.seeding`). A batch's stream depends only on its address, never on
 which worker runs it or how many workers there are, so an audit gives the same
 numbers in-process, on a local process pool or on a ``dask.distributed`` cluster
 (STYLE §6: derive child streams before any parallel hand-off). Each batch is reduced
@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from algorithms.seeding import Stream, stream_rng
-from privacy._checks import check_int_at_least
+from fedpriv.algorithms.seeding import Stream, stream_rng
+from fedpriv.privacy._checks import check_int_at_least
 
 __all__ = ["child_root", "sample_scores"]
 

@@ -13,9 +13,9 @@ import dataclasses
 
 import numpy as np
 
-from privacy._checks import check_int_at_least, check_real
-from privacy.relations import NeighboringRelation
-from privacy.tree import nodes_covering
+from fedpriv.privacy._checks import check_int_at_least, check_real
+from fedpriv.privacy.relations import NeighboringRelation
+from fedpriv.privacy.tree import nodes_covering
 
 __all__ = [
     "NeighboringStreams",
@@ -128,7 +128,7 @@ class SingleWorldTable:
     """A reward table whose every trial reads trial ``world_trial`` of ``table``.
 
     Audits use the algorithms' ``n_trials`` axis as the sample axis; the counter-based
-    tables of :mod:`algorithms.mab` draw a different world per trial, so this view
+    tables of :mod:`fedpriv.algorithms.environments.bernoulli` draw a different world per trial, so this view
     pins one world (the dataset) for every sample. Only ``rewards`` is remapped;
     ``with_override`` returns another single-world view.
 

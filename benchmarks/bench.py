@@ -20,11 +20,11 @@ import time
 
 import numpy as np
 
-from algorithms.environments import paper_synthetic_bandit
-from algorithms.gossip import run_fed_ucb, run_gossip_ucb
-from algorithms.networks import make_graph
-from audit.neighbors import worst_case_reward_pair
-from audit.runner import audit_tree_counter
+from fedpriv.algorithms.environments.heterogeneous import paper_synthetic_bandit
+from fedpriv.algorithms.gossip.gossip_ucb import run_fed_ucb, run_gossip_ucb
+from fedpriv.algorithms.networks.graphs import make_graph
+from fedpriv.audit.neighbors import worst_case_reward_pair
+from fedpriv.audit.endtoend.tree import audit_tree_counter
 
 
 def _best_of(repeats: int, function):

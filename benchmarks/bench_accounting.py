@@ -16,7 +16,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from privacy import Accountant, events
+from fedpriv.privacy import Accountant
+from fedpriv.privacy import events
 
 DELTA = 1e-6
 

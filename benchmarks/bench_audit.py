@@ -18,9 +18,9 @@ import time
 
 import numpy as np
 
-import audit
-from audit.corpus import fresh_noise_prefix_sums, gaussian_count, laplace_count
-from privacy import GaussianDP, PureDP
+import fedpriv.audit as audit
+from fedpriv.audit.regression.corpus import fresh_noise_prefix_sums, gaussian_count, laplace_count
+from fedpriv.privacy import GaussianDP, PureDP
 
 __all__: list[str] = []
 

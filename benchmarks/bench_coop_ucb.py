@@ -25,12 +25,12 @@ import time
 
 import numpy as np
 
-from algorithms.byzantine import run_byzantine_coop_ucb
-from algorithms.coop_ucb import run_coop_ucb_nonprivate, run_private_coop_ucb
-from algorithms.mab import homogeneous_bandit
-from algorithms.networks import make_graph
-from algorithms.robust import Contamination
-from algorithms.ucb import run_dp_ucb_int, run_ucb1
+from fedpriv.algorithms.coop.byzantine import run_byzantine_coop_ucb
+from fedpriv.algorithms.coop.cooperative import run_coop_ucb_nonprivate, run_private_coop_ucb
+from fedpriv.algorithms.environments.bernoulli import homogeneous_bandit
+from fedpriv.algorithms.networks.graphs import make_graph
+from fedpriv.algorithms.coop.robust import Contamination
+from fedpriv.algorithms.coop.baselines import run_dp_ucb_int, run_ucb1
 
 CASES = ("private", "nonprivate", "ucb1", "dp-ucb-int", "byzantine-small", "byzantine")
 

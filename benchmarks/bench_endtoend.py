@@ -1,17 +1,17 @@
 """Benchmark: one end-to-end Fed_UCB audit, in-process, on local processes and on dask.
 
 Issue 6 ("Speed") asks for the runs per second of one end-to-end algorithm audit:
-Fed_UCB (Zhu et al. 2021, Algorithm 4; :func:`algorithms.gossip.run_fed_ucb`), 3 agents
+Fed_UCB (Zhu et al. 2021, Algorithm 4; :func:`fedpriv.algorithms.gossip.gossip_ucb.run_fed_ucb`), 3 agents
 on the complete graph, 5 arms, T = 1024, corrected mode, ε = 1, 10⁵ runs per world.
 Each run is the whole algorithm (all T rounds, every release through the accountant).
 
 Neighbouring datasets: two fixed Bernoulli(0.5) reward tables
-(:class:`audit.endtoend_gossip.FixedTableBandit`) that differ only in agent 0's
+(:class:`fedpriv.audit.endtoend.gossip.FixedTableBandit`) that differ only in agent 0's
 round-1 row: 1 in D, 0 in D'. Agent 0 pulls exactly one arm at round 1, so its reward
 stream differs in exactly one reward (round 1), whichever arm it pulls (Definition 1's
 one-reward-changed relation on the stream). Observable: agent 0's released noisy
 means of the 5 arms after round 1 (``trace["means"][1][:, 0, :]``), i.e. the
-statistics it gossips from round 2 on. The audit is :func:`audit.endtoend.
+statistics it gossips from round 2 on. The audit is :func:`fedpriv.audit.endtoend.engine.
 search_and_confirm` (event search on a pilot sample, confirmation on fresh runs) with
 ``batch_size`` runs per sampler call; peak memory per worker is one batch of the
 algorithm's state (the recorded trace dominates: 2 · (T+1) · batch · 15 float64).
@@ -37,10 +37,10 @@ import time
 import networkx as nx
 import numpy as np
 
-from algorithms.gossip import run_fed_ucb
-from algorithms.networks import make_graph
-from audit.endtoend import AuditBudget, search_and_confirm
-from audit.endtoend_gossip import FixedTableBandit
+from fedpriv.algorithms.gossip.gossip_ucb import run_fed_ucb
+from fedpriv.algorithms.networks.graphs import make_graph
+from fedpriv.audit.endtoend.engine import AuditBudget, search_and_confirm
+from fedpriv.audit.endtoend.gossip import FixedTableBandit
 
 __all__: list[str] = []
 

@@ -42,10 +42,10 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from algorithms.feducb import run_feducb, run_feducb_fixed, run_feducb_nonprivate
-from algorithms.feducb_decentralized import run_feducb_decentralized
-from algorithms.linear_env import CHUNK_ROUNDS, LinearBandit, LinearBanditTables
-from algorithms.linucb import (
+from fedpriv.algorithms.feducb.centralized import run_feducb, run_feducb_fixed, run_feducb_nonprivate
+from fedpriv.algorithms.feducb.decentralized import run_feducb_decentralized
+from fedpriv.algorithms.environments.linear import CHUNK_ROUNDS, LinearBandit, LinearBanditTables
+from fedpriv.algorithms.feducb.linucb import (
     run_linucb,
     run_linucb_independent_private,
     run_linucb_pooled,

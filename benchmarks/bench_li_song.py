@@ -13,9 +13,9 @@ import time
 
 import numpy as np
 
-from algorithms.li_song import run_cdp_mab, run_ddp_mab
-from algorithms.mab import homogeneous_bandit
-from algorithms.networks import make_graph
+from fedpriv.algorithms.li_song.mab import run_cdp_mab, run_ddp_mab
+from fedpriv.algorithms.environments.bernoulli import homogeneous_bandit
+from fedpriv.algorithms.networks.graphs import make_graph
 
 
 def main() -> None:

@@ -7,10 +7,11 @@ draws noise or returns a value.
 
 from __future__ import annotations
 
-from privacy import errors, events
-from privacy import interval as _interval  # registers IntervalRelease with the routes
-from privacy.accountant import RELATIVE_TOLERANCE, Accountant, event_epsilon
-from privacy.calibration import (
+from fedpriv.privacy import errors
+from fedpriv.privacy import events
+from fedpriv.privacy import interval as _interval  # registers IntervalRelease with the routes
+from fedpriv.privacy.accountant import RELATIVE_TOLERANCE, Accountant, event_epsilon
+from fedpriv.privacy.calibration import (
     PAPER_LOG_BASES,
     FedUCBCalibration,
     fed_ucb_node_epsilon,
@@ -19,7 +20,7 @@ from privacy.calibration import (
     li_song_claimed_epsilon,
     li_song_epoch_scale,
 )
-from privacy.guarantees import (
+from fedpriv.privacy.guarantees import (
     PLD,
     RDP,
     ZCDP,
@@ -34,16 +35,16 @@ from privacy.guarantees import (
     to_approx_dp,
     zcdp_to_approx_dp,
 )
-from privacy.interval import IntervalRelease
-from privacy.matrix_tree import (  # registers SymmetricMatrixGaussianTree with the routes
+from fedpriv.privacy.interval import IntervalRelease
+from fedpriv.privacy.matrix_tree import (  # registers SymmetricMatrixGaussianTree with the routes
     MatrixTreePrivatizer,
     SymmetricMatrixGaussianTree,
     privatizer_calibration,
 )
-from privacy.mechanisms import LaplaceTreeCounter, laplace_release, raw_release
-from privacy.relations import NeighboringRelation, parse_relation
-from privacy.routes import ROUTES, compose_routes
-from privacy.tree import tree_depth
+from fedpriv.privacy.mechanisms import LaplaceTreeCounter, laplace_release, raw_release
+from fedpriv.privacy.relations import NeighboringRelation, parse_relation
+from fedpriv.privacy.routes import ROUTES, compose_routes
+from fedpriv.privacy.tree import tree_depth
 
 del _interval
 

@@ -1,11 +1,11 @@
-"""Input helpers shared by the paper calibrations (:mod:`privacy.calibration` and its
+"""Input helpers shared by the paper calibrations (:mod:`fedpriv.privacy.calibration` and its
 per-paper modules)."""
 
 from __future__ import annotations
 
 import math
 
-from privacy._checks import check_real
+from fedpriv.privacy._checks import check_real
 
 __all__: list[str] = []
 

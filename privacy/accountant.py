@@ -1,17 +1,17 @@
 """The typed accountant: what every release costs, composed by structure.
 
-A release is an *event* (:mod:`privacy.events`) charged with a *key*: a mapping from
+A release is an *event* (:mod:`fedpriv.privacy.events`) charged with a *key*: a mapping from
 key levels (``"trial"``, ``"agent"``, ``"arm"``, ``"phase"``, ...) to labels. The
 accountant is told which levels partition the data under its neighboring relation
 (``disjoint``): one record lives in exactly one cell of those levels, so cells compose
 in **parallel** (the guarantee is the worst cell) and events inside a cell compose
-**sequentially**. Tree depth is part of the :class:`~privacy.events.LaplaceTree` event
+**sequentially**. Tree depth is part of the :class:`~fedpriv.privacy.events.LaplaceTree` event
 itself (a record sits in ``floor(log2 T) + 1`` nodes). Post-processing is free and is
 never charged.
 
 Routes
 ------
-Every cell is evaluated by each route of :mod:`privacy.routes` — ``pure`` (exact sum
+Every cell is evaluated by each route of :mod:`fedpriv.privacy.routes` — ``pure`` (exact sum
 of pure ε, finite at δ = 0), ``basic``, ``advanced`` (Dwork–Rothblum–Vadhan),
 ``optimal`` (Kairouz–Oh–Viswanath, log space), ``rdp``, ``zcdp``, ``gdp`` (exact for
 Gaussian mechanisms) and ``pld`` (dp-accounting, pessimistic) — and the worst cell is
@@ -33,12 +33,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privacy._checks import check_delta, check_real
-from privacy.errors import BudgetExceededError
-from privacy.events import Event, NonPrivate
-from privacy.guarantees import ApproxDP, PureDP
-from privacy.relations import NeighboringRelation, parse_relation
-from privacy.routes import (
+from fedpriv.privacy._checks import check_delta, check_real
+from fedpriv.privacy.errors import BudgetExceededError
+from fedpriv.privacy.events import Event, NonPrivate
+from fedpriv.privacy.guarantees import ApproxDP, PureDP
+from fedpriv.privacy.relations import NeighboringRelation, parse_relation
+from fedpriv.privacy.routes import (
     ROUTES,
     compose_delta,
     compose_routes,
@@ -61,11 +61,11 @@ def event_epsilon(event: Event) -> float:
     Raises
     ------
     UnsupportedEventError
-        If ``event`` is not an event type registered in :mod:`privacy.routes`.
+        If ``event`` is not an event type registered in :mod:`fedpriv.privacy.routes`.
 
     Examples
     --------
-    >>> from privacy import events
+    >>> from fedpriv.privacy import events
     >>> event_epsilon(events.LaplaceTree(scale=4.0, horizon=16))
     1.25
     """
@@ -87,7 +87,7 @@ class Accountant:
         Extra key levels that only label charges (composed sequentially).
     budget : PureDP or ApproxDP, optional
         If given, a charge that would make the tightest ε at the budget's δ exceed
-        the budget's ε raises :class:`~privacy.errors.BudgetExceededError` and
+        the budget's ε raises :class:`~fedpriv.privacy.errors.BudgetExceededError` and
         changes nothing.
     pld_discretization : float
         dp-accounting's ``value_discretization_interval`` for the PLD route.
@@ -102,7 +102,7 @@ class Accountant:
 
     Examples
     --------
-    >>> from privacy import Accountant, events
+    >>> from fedpriv.privacy import Accountant, events
     >>> acc = Accountant(disjoint=("agent", "arm"))
     >>> acc.spend(events.LaplaceTree(scale=4.0, horizon=16), key={"agent": 0, "arm": 1})
     >>> acc.get_epsilon(target_delta=0.0)
@@ -352,7 +352,7 @@ class Accountant:
         ]
 
     def routes(self, target_delta: float = 0.0, *, where: Mapping[str, Any] | None = None) -> dict[str, float]:
-        """ε at ``target_delta`` by every route of :data:`privacy.routes.ROUTES`.
+        """ε at ``target_delta`` by every route of :data:`fedpriv.privacy.routes.ROUTES`.
 
         Each route is evaluated on every distinct cell composition and the worst cell
         is reported (parallel composition); a route that does not apply is ``inf``.
@@ -385,7 +385,7 @@ class Accountant:
     def tightest(self, target_delta: float = 0.0, *, where: Mapping[str, Any] | None = None) -> tuple[str, float]:
         """``(route, epsilon)`` of the smallest valid upper bound at ``target_delta``.
 
-        Ties go to the simplest route in :data:`~privacy.routes.ROUTES` order (pure first).
+        Ties go to the simplest route in :data:`~fedpriv.privacy.routes.ROUTES` order (pure first).
         """
         values = self.routes(target_delta, where=where)
         smallest = min(values.values())

@@ -7,7 +7,7 @@ to what the accountant computes. Nothing here draws noise or charges an accounta
 Zhu et al. (2021), Fed_UCB
     §4.1: "Set ε' := ε / ⌈log T⌉" and add ``Lap(1/ε')`` to every tree node, claiming
     ε-DP. The paper never states the base of ``log``. A record sits in
-    ``floor(log2 T) + 1`` nodes (:func:`privacy.tree.tree_depth`), so the corrected
+    ``floor(log2 T) + 1`` nodes (:func:`fedpriv.privacy.tree.tree_depth`), so the corrected
     calibration is ``ε' = ε / (floor(log2 T) + 1)`` (gossip.md §3.4 items 1–2).
 Dubey & Pentland (NeurIPS 2020), FedUCB
     Alg. 2 (Privatizer) and Prop. 4: :func:`feducb_privatizer`.
@@ -19,8 +19,8 @@ Dubey & Pentland (AAMAS 2020), private message passing
     reconstructed in byzantine.md: :func:`interval_release_schedule`,
     :func:`interval_noise_scales`, :func:`interval_claimed_guarantee`.
 
-Zhu's calibration lives here; the other papers' are in :mod:`privacy.calibration_feducb`,
-:mod:`privacy.calibration_li_song` and :mod:`privacy.calibration_interval`, and every
+Zhu's calibration lives here; the other papers' are in :mod:`fedpriv.privacy.calibration_feducb`,
+:mod:`fedpriv.privacy.calibration_li_song` and :mod:`fedpriv.privacy.calibration_interval`, and every
 public name of those modules is re-exported here.
 """
 
@@ -28,13 +28,13 @@ from __future__ import annotations
 
 import math
 
-from privacy._checks import check_epsilon, check_int_at_least
-from privacy.calibration_feducb import (
+from fedpriv.privacy._checks import check_epsilon, check_int_at_least
+from fedpriv.privacy.calibration_feducb import (
     FEDUCB_VERSIONS,
     FedUCBCalibration,
     feducb_privatizer,
 )
-from privacy.calibration_interval import (
+from fedpriv.privacy.calibration_interval import (
     INTERVAL_CONFIDENCE,
     INTERVAL_RULES,
     IntervalClaim,
@@ -44,13 +44,13 @@ from privacy.calibration_interval import (
     interval_release_epsilons,
     interval_release_schedule,
 )
-from privacy.calibration_li_song import (
+from fedpriv.privacy.calibration_li_song import (
     li_song_claimed_epsilon,
     li_song_epoch_scale,
     li_song_mean_sensitivity,
     li_song_participants,
 )
-from privacy.tree import tree_depth
+from fedpriv.privacy.tree import tree_depth
 
 __all__ = [
     "FEDUCB_VERSIONS",

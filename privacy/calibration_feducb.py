@@ -3,7 +3,7 @@
 Alg. 2 (Privatizer) and Prop. 4, as the paper prescribes them for its claimed
 (ε, δ) guarantee: :func:`feducb_privatizer` returns a :class:`FedUCBCalibration`.
 Nothing here draws noise or charges an accountant. Re-exported by
-:mod:`privacy.calibration`.
+:mod:`fedpriv.privacy.calibration`.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from privacy._calibration_helpers import _check_open_unit
-from privacy._checks import (
+from fedpriv.privacy._calibration_helpers import _check_open_unit
+from fedpriv.privacy._checks import (
     check_epsilon,
     check_int_at_least,
     check_positive,
@@ -175,7 +175,7 @@ def feducb_privatizer(
       ``ln(2nM/α)`` in Λ). The tree depth uses ``log2``: Alg. 2 line 2 writes
       ``1 + ⌈log n⌉`` without a base, §4.3 writes ``1 + ⌈log₂ n⌉``. It is computed
       exactly as ``1 + (n - 1).bit_length()``. A record sits in at most
-      ``floor(log2 n) + 1 <= m`` nodes (:func:`privacy.tree.tree_depth`).
+      ``floor(log2 n) + 1 <= m`` nodes (:func:`fedpriv.privacy.tree.tree_depth`).
     - **B.** The paper writes ``L² + 1``, silently taking ``B = 1`` (rewards in
       [0, 1]); we use ``L² + B²``, which equals the paper's at ``bound_y = 1``.
       This is the add/remove Frobenius bound ``‖v vᵀ‖_F <= ‖v‖²`` with

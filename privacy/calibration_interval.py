@@ -3,8 +3,8 @@
 Its formulas were lost from the available text and are reconstructed in byzantine.md:
 :func:`interval_release_schedule`, :func:`interval_noise_scales`,
 :func:`interval_claimed_guarantee`. Nothing here draws noise or charges an
-accountant; :mod:`privacy.interval` turns a schedule into an accountable event.
-Re-exported by :mod:`privacy.calibration`.
+accountant; :mod:`fedpriv.privacy.interval` turns a schedule into an accountable event.
+Re-exported by :mod:`fedpriv.privacy.calibration`.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import math
 import numpy as np
 from scipy import special
 
-from privacy._calibration_helpers import _ceil_tolerant, _check_open_unit
-from privacy._checks import (
+from fedpriv.privacy._calibration_helpers import _ceil_tolerant, _check_open_unit
+from fedpriv.privacy._checks import (
     check_epsilon,
     check_int_at_least,
     check_real,

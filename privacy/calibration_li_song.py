@@ -2,13 +2,13 @@
 
 Per-epoch Laplace scale ``1/(M ε n_r)``: :func:`li_song_epoch_scale`,
 :func:`li_song_claimed_epsilon`. Nothing here draws noise or charges an accountant.
-Re-exported by :mod:`privacy.calibration`.
+Re-exported by :mod:`fedpriv.privacy.calibration`.
 """
 
 from __future__ import annotations
 
-from privacy._calibration_helpers import _ceil_tolerant
-from privacy._checks import (
+from fedpriv.privacy._calibration_helpers import _ceil_tolerant
+from fedpriv.privacy._checks import (
     check_epsilon,
     check_int_at_least,
     check_real,

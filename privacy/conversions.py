@@ -1,12 +1,12 @@
 """Numeric conversions between privacy parameters: zCDP, Gaussian DP and RDP to (ε, δ).
 
 The functions here take and return plain numbers (ρ, μ, an RDP curve, ε, δ); the
-guarantee types of :mod:`privacy.guarantees` call the same numerical cores in their
+guarantee types of :mod:`fedpriv.privacy.guarantees` call the same numerical cores in their
 ``get_epsilon``/``get_delta``. Every conversion returns a valid bound: the ε (or δ)
 it reports is never below the smallest one the input guarantee implies, and for
 μ-GDP it is exact.
 
-Every public name is re-exported by :mod:`privacy.guarantees`, where it used to live.
+Every public name is re-exported by :mod:`fedpriv.privacy.guarantees`, where it used to live.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 from scipy import optimize, special
 
-from privacy._checks import check_delta, check_real
+from fedpriv.privacy._checks import check_delta, check_real
 
 __all__ = [
     "gaussian_dp_delta",
@@ -80,7 +80,7 @@ def _check_orders(orders: object) -> tuple[float, ...]:
 def _check_rdp_curve(
     orders: object, rdp: object
 ) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """Validate an RDP curve (the checks of :class:`~privacy.guarantees.RDP`)."""
+    """Validate an RDP curve (the checks of :class:`~fedpriv.privacy.guarantees.RDP`)."""
     orders = _check_orders(orders)
     rdp = _check_float_tuple("rdp", rdp)
     if len(rdp) != len(orders):
@@ -465,7 +465,7 @@ def rdp_epsilon(orders: Iterable[float], rdp: Iterable[float], delta: float) -> 
     Raises
     ------
     ValueError
-        If the curve is malformed (see :class:`~privacy.guarantees.RDP`) or ``delta`` is outside [0, 1).
+        If the curve is malformed (see :class:`~fedpriv.privacy.guarantees.RDP`) or ``delta`` is outside [0, 1).
     TypeError
         If ``orders`` or ``rdp`` is not a sequence of real numbers.
 

@@ -2,7 +2,7 @@
 
 A deployment names the neighboring relation, the key levels that partition the data,
 the target δ, optionally the claim to compare with, and its releases. Each release is
-an event of :mod:`privacy.events` (or :class:`privacy.interval.IntervalRelease`) charged
+an event of :mod:`fedpriv.privacy.events` (or :class:`fedpriv.privacy.interval.IntervalRelease`) charged
 once per label combination of ``per`` and repeated ``count`` times. A numeric field
 may instead be the string ``"NAME.FIELD"``: the field of a paper calibration declared
 in a ``[calibration.NAME]`` table (see :data:`CALIBRATIONS`), so that a file can say
@@ -34,7 +34,7 @@ in a ``[calibration.NAME]`` table (see :data:`CALIBRATIONS`), so that a file can
     horizon = 10000
     l2_sensitivity = "feducb.l2_sensitivity"
 
-Malformed files raise :class:`~privacy.errors.DataFormatError` naming the file and the
+Malformed files raise :class:`~fedpriv.privacy.errors.DataFormatError` naming the file and the
 offending key; nothing is charged unless the whole file is valid.
 """
 
@@ -50,11 +50,12 @@ from typing import Any
 
 import numpy as np
 
-from privacy import calibration, events
-from privacy.accountant import RELATIVE_TOLERANCE, Accountant
-from privacy.errors import DataFormatError
-from privacy.guarantees import format_epsilon
-from privacy.relations import parse_relation
+from fedpriv.privacy import calibration
+from fedpriv.privacy import events
+from fedpriv.privacy.accountant import RELATIVE_TOLERANCE, Accountant
+from fedpriv.privacy.errors import DataFormatError
+from fedpriv.privacy.guarantees import format_epsilon
+from fedpriv.privacy.relations import parse_relation
 
 __all__ = [
     "CALIBRATIONS",
@@ -81,7 +82,7 @@ def _event_classes() -> dict[str, type]:
     classes = {name: getattr(events, name) for name in events.__all__
                if isinstance(getattr(events, name), type)}
     try:
-        from privacy.interval import IntervalRelease
+        from fedpriv.privacy.interval import IntervalRelease
 
         classes["IntervalRelease"] = IntervalRelease
     except ImportError:  # pragma: no cover - interval module is part of the package

@@ -1,7 +1,7 @@
 """Frozen descriptions of privacy-relevant releases.
 
 Events *describe* what was released; accountants *compute* what it costs (see
-:mod:`privacy.accountant` and :mod:`privacy.routes`). An event's meaning never changes:
+:mod:`fedpriv.privacy.accountant` and :mod:`fedpriv.privacy.routes`). An event's meaning never changes:
 new semantics means a new class. Every field is an immutable scalar (or a nested frozen
 event), so events are hashable and can be cached.
 
@@ -26,7 +26,7 @@ vectors with ``||v|| <= C``,
 * ``REPLACE_ONE_REWARD`` with rewards in ``[low, high]`` moves a reward sum by
   ``high - low`` (which is ``2 C`` for ``[-C, C]`` and ``C`` for ``[0, C]``).
 
-Because sensitivity is part of the event, every route of :mod:`privacy.routes` (pure,
+Because sensitivity is part of the event, every route of :mod:`fedpriv.privacy.routes` (pure,
 RDP, zCDP, GDP, PLD) sees the same number and they cannot disagree by a factor of 2.
 """
 
@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from privacy._checks import check_delta, check_int_at_least, check_positive
+from fedpriv.privacy._checks import check_delta, check_int_at_least, check_positive
 
 __all__ = [
     "DiscreteGaussian",

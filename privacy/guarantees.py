@@ -16,7 +16,7 @@ conversion is sound: the converted guarantee is implied by the original one, so 
 
 The numeric conversions of parameters (:func:`zcdp_epsilon`, :func:`zcdp_delta`,
 :func:`gaussian_dp_epsilon`, :func:`gaussian_dp_delta`, :func:`rdp_epsilon`,
-:func:`rdp_delta`) live in :mod:`privacy.conversions` and are re-exported here.
+:func:`rdp_delta`) live in :mod:`fedpriv.privacy.conversions` and are re-exported here.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from privacy._checks import check_delta, check_epsilon, check_real
-from privacy.conversions import (
+from fedpriv.privacy._checks import check_delta, check_epsilon, check_real
+from fedpriv.privacy.conversions import (
     _check_nonnegative,
     _check_orders,
     _check_rdp_curve,
@@ -48,7 +48,7 @@ from privacy.conversions import (
     zcdp_delta,
     zcdp_epsilon,
 )
-from privacy.errors import IncompatibleGuaranteeError
+from fedpriv.privacy.errors import IncompatibleGuaranteeError
 
 if TYPE_CHECKING:  # dp_accounting takes ~2 s to import; only PLD needs it.
     from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution

@@ -2,11 +2,11 @@
 
 Every event type registers an :class:`EventHandlers` bundle of small pure functions
 (STYLE §3: dispatch through a table, no ``isinstance`` chains) with
-:func:`register_event`; :mod:`privacy.routes` composes cells of events through them.
+:func:`register_event`; :mod:`fedpriv.privacy.routes` composes cells of events through them.
 This module also resolves each event's quantities (pure ε, μ, ρ, RDP curve, (ε, δ)
 pair, PLD), deriving missing ones, and caches them on the (hashable) events.
 
-Built-in handlers (sensitivities are the relation's, see :mod:`privacy.events`):
+Built-in handlers (sensitivities are the relation's, see :mod:`fedpriv.privacy.events`):
 
 =======================  ===============================================================
 Laplace                  pure Δ/b; exact Laplace RDP (Mironov 2017, Prop. 6); PLD
@@ -30,7 +30,7 @@ sharp pure→RDP bound (randomized response, Steinke 2024, differentialprivacy.o
 1.4) and the (ε, 0) randomized-response PLD; GDP μ gives ``ρ = μ²/2``, RDP ``α μ²/2``
 and the Gaussian PLD; zCDP ρ gives RDP ``α ρ``.
 
-Every public name is re-exported by :mod:`privacy.routes`, where it used to live;
+Every public name is re-exported by :mod:`fedpriv.privacy.routes`, where it used to live;
 importing either module registers the built-in events.
 """
 
@@ -44,8 +44,8 @@ from typing import Any
 
 import numpy as np
 
-from privacy.errors import UnsupportedEventError
-from privacy.events import (
+from fedpriv.privacy.errors import UnsupportedEventError
+from fedpriv.privacy.events import (
     DiscreteGaussian,
     DiscreteLaplace,
     Gaussian,
@@ -58,13 +58,13 @@ from privacy.events import (
     SelfComposed,
     SymmetricMatrixGaussian,
 )
-from privacy.guarantees import (
+from fedpriv.privacy.guarantees import (
     DEFAULT_ORDERS,
     gaussian_dp_epsilon,
     rdp_epsilon,
     zcdp_epsilon,
 )
-from privacy.tree import tree_depth
+from fedpriv.privacy.tree import tree_depth
 
 __all__ = ["EventHandlers", "handlers_for", "register_event"]
 
@@ -108,7 +108,7 @@ class EventHandlers:
 
 _REGISTRY: dict[type, EventHandlers] = {}
 #: Every lru-cached function whose results depend on the registry (cleared on
-#: registration); :mod:`privacy.routes` adds its own with :func:`_track_caches`.
+#: registration); :mod:`fedpriv.privacy.routes` adds its own with :func:`_track_caches`.
 _CACHES: list[Any] = []
 
 

@@ -2,7 +2,7 @@
 
 One agent-arm stream of the AAMAS 2020 private message-passing protocol releases a
 noisy running mean of its own rewards each time its pull count reaches a release
-point (:func:`privacy.calibration.interval_release_schedule`); the noisy value is
+point (:func:`fedpriv.privacy.calibration.interval_release_schedule`); the noisy value is
 cached and re-sent until the next release. :class:`IntervalRelease` describes the
 distinct noise draws of one such stream; re-sending a cached value is
 post-processing and is not an extra release.
@@ -20,7 +20,7 @@ and the worst record is record 1, which every release covers: ``Σ_j Δ_j / b_j`
 bound is exact for a 0 ↔ 1 flip of record 1, since every release's mean then moves
 by its full sensitivity in the same direction.
 
-Handlers for the accounting routes are registered with :mod:`privacy.routes` at
+Handlers for the accounting routes are registered with :mod:`fedpriv.privacy.routes` at
 import time if that module exists.
 """
 
@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from privacy._checks import check_real
-from privacy.calibration import interval_noise_scales, interval_release_schedule
+from fedpriv.privacy._checks import check_real
+from fedpriv.privacy.calibration import interval_noise_scales, interval_release_schedule
 
 __all__ = [
     "IntervalRelease",
@@ -148,8 +148,8 @@ def make_interval_release(
 ) -> IntervalRelease:
     """The event of one stream calibrated as the AAMAS paper prescribes (reconstructed).
 
-    Releases at :func:`~privacy.calibration.interval_release_schedule` counts
-    ``n_j`` (R-m), with :func:`~privacy.calibration.interval_noise_scales` scales
+    Releases at :func:`~fedpriv.privacy.calibration.interval_release_schedule` counts
+    ``n_j`` (R-m), with :func:`~fedpriv.privacy.calibration.interval_noise_scales` scales
     (R-m decaying, R-l fixed) and sensitivity ``1/n_j`` (mean of rewards in [0, 1]).
 
     Parameters
@@ -160,7 +160,7 @@ def make_interval_release(
         Largest pull count of the stream, >= ``ceil(1/ε)`` so that at least one
         release happens.
     theta, rule
-        As in :func:`privacy.calibration.interval_noise_scales`.
+        As in :func:`fedpriv.privacy.calibration.interval_noise_scales`.
 
     Raises
     ------
@@ -358,7 +358,7 @@ def interval_release_pld(
     distinct ones are composed one by one. dp-accounting's Laplace PLD is stated for
     add/remove, but the Laplace privacy loss depends only on the shift
     ``|x - x'| <= Δ``, so it is also the PLD of a replace-one release of
-    sensitivity ``Δ`` (as in :mod:`privacy.accountant`).
+    sensitivity ``Δ`` (as in :mod:`fedpriv.privacy.accountant`).
 
     Parameters
     ----------
@@ -395,7 +395,7 @@ def interval_release_pld(
 
 
 def _approx_handler(event: IntervalRelease, delta_share: float) -> tuple[float, float]:
-    """(ε, δ) pair for :mod:`privacy.routes` (basic, advanced and optimal routes).
+    """(ε, δ) pair for :mod:`fedpriv.privacy.routes` (basic, advanced and optimal routes).
 
     At ``delta_share = 0`` it answers ``inf`` ("needs a share of δ", the routes'
     convention) so that the routes hand it a δ share and price the releases by
@@ -412,18 +412,18 @@ def _approx_handler(event: IntervalRelease, delta_share: float) -> tuple[float, 
 def _pld_handler(
     event: IntervalRelease, discretization: float, pessimistic: bool
 ) -> Any:
-    """Positional adapter of `interval_release_pld` for :mod:`privacy.routes`."""
+    """Positional adapter of `interval_release_pld` for :mod:`fedpriv.privacy.routes`."""
     return interval_release_pld(
         event, discretization=discretization, pessimistic=pessimistic
     )
 
 
-# privacy.routes is written separately; register only when it exists, but never hide
+# fedpriv.privacy.routes is written separately; register only when it exists, but never hide
 # an error raised from inside it (a missing name there is an API mismatch).
 try:
-    from privacy.routes import EventHandlers, register_event
+    from fedpriv.privacy.routes import EventHandlers, register_event
 except ModuleNotFoundError as error:
-    if error.name != "privacy.routes":
+    if error.name != "fedpriv.privacy.routes":
         raise
 else:
     register_event(

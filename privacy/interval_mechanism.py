@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from privacy._checks import check_int_at_least
-from privacy.accountant import Accountant
-from privacy.calibration import interval_length
-from privacy.errors import CapacityExceededError
-from privacy.interval import make_interval_release
+from fedpriv.privacy._checks import check_int_at_least
+from fedpriv.privacy.accountant import Accountant
+from fedpriv.privacy.calibration import interval_length
+from fedpriv.privacy.errors import CapacityExceededError
+from fedpriv.privacy.interval import make_interval_release
 
 __all__ = ["IntervalMeanRelease", "every_stream"]
 
@@ -39,7 +39,7 @@ class IntervalMeanRelease:
     stream_shape : (int, int, int)
         ``(n_trials, n_agents, n_arms)``.
     epsilon, horizon, theta, rule
-        As :func:`privacy.interval.make_interval_release`.
+        As :func:`fedpriv.privacy.interval.make_interval_release`.
     accountant : Accountant
         With disjoint levels ``trial, agent, arm``.
     rngs : object ndarray of Generator, shape (n_trials, n_agents)

@@ -5,7 +5,7 @@ Each agent keeps a binary-tree (continual-release) aggregator whose leaves are t
 synchronisation (one leaf per sync, feducb.md §2.4 "FedUCB specifics"). On the k-th
 sync it releases the noisy prefix sum ``M_k = Σ_{j<=k} Q_j + Σ_{nodes} N_node`` over
 the dyadic nodes of ``[1, k]`` (node ``s`` covers leaves ``(s & (s-1), s]``, the
-Fenwick layout of :mod:`privacy.tree`), and returns
+Fenwick layout of :mod:`fedpriv.privacy.tree`), and returns
 
     Û = M_k[:d, :d] + shift · I        û = M_k[:d, d]
 
@@ -27,7 +27,7 @@ most ``tree_depth(capacity) = m`` released nodes, each of which moves by at most
 Frobenius sensitivity ``‖v vᵀ - v' v'ᵀ‖_F <= √2 (L² + B²)`` under substitution of
 the pair (Definition 1; feducb.md §3.6 item 4). Since ``(M + Z)`` with symmetrised
 noise is exactly the Gaussian mechanism with ``μ = ‖D‖_F / (√2 σ)``
-(:class:`privacy.events.SymmetricMatrixGaussian`), the tree is exactly
+(:class:`fedpriv.privacy.events.SymmetricMatrixGaussian`), the tree is exactly
 ``μ = √m · ‖D‖_F / (√2 σ_N)``-GDP: the accountant's ``gdp`` and ``pld`` routes are
 exact for it. Every node draw appends one ledger row (``scale`` = σ_N,
 ``l1_sensitivity`` = the Frobenius sensitivity; the row's "epsilon" column is then
@@ -37,7 +37,7 @@ Calibrations (:func:`privatizer_calibration`)
 -------------------------------------------
 ``"paper"``
     σ_N² = 16 m (L²+1)² ln(2/δ)² / ε² and Prop. 4's Λ, ρ_min = Λ, ρ_max = 3Λ, κ, from
-    :func:`privacy.calibration.feducb_privatizer`.
+    :func:`fedpriv.privacy.calibration.feducb_privatizer`.
 ``"corrected"``
     Fixes the two calibration errors of feducb.md §3.6 while keeping the paper's
     proof structure (per-node budget ``ε₀ = ε/√(8 m ln(2/δ))``, ``δ₀ = δ/(2m)``,
@@ -62,14 +62,14 @@ from typing import Any
 import numpy as np
 from scipy import optimize
 
-from privacy._checks import check_int_at_least, check_positive, check_real
-from privacy.accountant import Accountant
-from privacy.calibration import feducb_privatizer
-from privacy.errors import CapacityExceededError
-from privacy.events import NonPrivate
-from privacy.guarantees import gaussian_dp_delta
-from privacy.mechanisms import _flatten_keys
-from privacy.tree import tree_depth
+from fedpriv.privacy._checks import check_int_at_least, check_positive, check_real
+from fedpriv.privacy.accountant import Accountant
+from fedpriv.privacy.calibration import feducb_privatizer
+from fedpriv.privacy.errors import CapacityExceededError
+from fedpriv.privacy.events import NonPrivate
+from fedpriv.privacy.guarantees import gaussian_dp_delta
+from fedpriv.privacy.mechanisms import _flatten_keys
+from fedpriv.privacy.tree import tree_depth
 
 __all__ = [
     "PRIVATIZER_CALIBRATIONS",
@@ -110,7 +110,7 @@ class SymmetricMatrixGaussianTree:
     Notes
     -----
     Exactly ``μ``-GDP with ``μ = √depth · frobenius_sensitivity / (√2 noise_stddev)``:
-    ``depth`` independent :class:`privacy.events.SymmetricMatrixGaussian` releases
+    ``depth`` independent :class:`fedpriv.privacy.events.SymmetricMatrixGaussian` releases
     (see its derivation), composed by Dong, Roth & Su 2019, Cor. 3.3.
     """
 
@@ -241,7 +241,7 @@ def privatizer_calibration(
         Text version of β's privacy terms ([H] / [P]).
     bound_x, bound_y, bound_theta, failure_probability
         ``L``, ``B``, ``S`` and ``α`` as in
-        :func:`privacy.calibration.feducb_privatizer`.
+        :func:`fedpriv.privacy.calibration.feducb_privatizer`.
 
     Returns
     -------
@@ -250,7 +250,7 @@ def privatizer_calibration(
     Raises
     ------
     ValueError
-        On any argument out of range (see :func:`~privacy.calibration.feducb_privatizer`)
+        On any argument out of range (see :func:`~fedpriv.privacy.calibration.feducb_privatizer`)
         or an unknown ``calibration``.
 
     Examples
@@ -308,10 +308,10 @@ class MatrixTreePrivatizer:
         ``d``: leaves are ``(d+1) × (d+1)``.
     capacity : int
         Leaves per tree (``2**(m-1)``); a release past it raises
-        :class:`~privacy.errors.CapacityExceededError` (Remark 4).
+        :class:`~fedpriv.privacy.errors.CapacityExceededError` (Remark 4).
     noise_stddev : float
         σ_N >= 0. ``0`` is the non-private aggregator (raw sums; charged as
-        :class:`~privacy.events.NonPrivate`).
+        :class:`~fedpriv.privacy.events.NonPrivate`).
     shift : float
         Added to the diagonal of every released Û (``2Λ``; ``0`` for none), >= 0.
     frobenius_sensitivity : float
@@ -504,7 +504,7 @@ def _gdp_handler(event: SymmetricMatrixGaussianTree) -> float:
     return matrix_tree_gdp(event)
 
 
-# privacy.routes is imported by privacy.accountant above, so it exists here.
-from privacy.routes import EventHandlers, register_event
+# fedpriv.privacy.routes is imported by fedpriv.privacy.accountant above, so it exists here.
+from fedpriv.privacy.routes import EventHandlers, register_event
 
 register_event(SymmetricMatrixGaussianTree, EventHandlers(gdp=_gdp_handler))

@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from privacy._checks import check_int_at_least, check_positive, check_real
-from privacy.accountant import Accountant
-from privacy.errors import CapacityExceededError
-from privacy.events import Laplace, LaplaceTree, NonPrivate
-from privacy.tree import tree_depth
+from fedpriv.privacy._checks import check_int_at_least, check_positive, check_real
+from fedpriv.privacy.accountant import Accountant
+from fedpriv.privacy.errors import CapacityExceededError
+from fedpriv.privacy.events import Laplace, LaplaceTree, NonPrivate
+from fedpriv.privacy.tree import tree_depth
 
 __all__ = ["LaplaceTreeCounter", "laplace_release", "raw_release"]
 

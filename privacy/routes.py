@@ -15,16 +15,16 @@ Routes
 ``advanced``  Dwork, Rothblum & Vadhan 2010, Thm. III.3, heterogeneous form
               Σ ε_i (e^{ε_i} - 1) + √(2 ln(1/δ') Σ ε_i²), with δ' + Σ δ_i = target.
               An event may price its own parts by an ``approx`` handler (e.g.
-              :class:`~privacy.interval.IntervalRelease`: Kairouz et al. 2015,
+              :class:`~fedpriv.privacy.interval.IntervalRelease`: Kairouz et al. 2015,
               Thm. 3.5 over its releases).
 ``optimal``   Kairouz, Oh & Viswanath 2015, Thm. 3.3: exact k-fold composition of
               (ε, δ)-DP mechanisms, computed in log space (k = 10⁴ works;
               dp-accounting's ``advanced_composition`` overflows at k = 1000).
-``rdp``       Σ RDP curves, Balle et al. 2020 conversion (:func:`~privacy.guarantees.
+``rdp``       Σ RDP curves, Balle et al. 2020 conversion (:func:`~fedpriv.privacy.guarantees.
               rdp_epsilon`).
-``zcdp``      Σ ρ, tight zCDP conversion (:func:`~privacy.guarantees.zcdp_epsilon`).
+``zcdp``      Σ ρ, tight zCDP conversion (:func:`~fedpriv.privacy.guarantees.zcdp_epsilon`).
 ``gdp``       Exact: μ = √Σ μ_i² when every event is Gaussian (Dong, Roth & Su 2019,
-              Cor. 3.3), converted by :func:`~privacy.guarantees.gaussian_dp_epsilon`.
+              Cor. 3.3), converted by :func:`~fedpriv.privacy.guarantees.gaussian_dp_epsilon`.
 ``pld``       dp-accounting's privacy-loss distribution, pessimistic (an upper bound).
               On a cell whose events are all exactly Gaussian the PLD is not built:
               the ``gdp`` value is exact and is reported for this route too.
@@ -35,7 +35,7 @@ self-composition; Gaussian-family events are merged into one Gaussian of μ = �
 (exact); per-event curves and PLDs are cached on the (hashable) events.
 
 The per-event handler table (:class:`EventHandlers`, :func:`register_event`,
-:func:`handlers_for`, and the built-in handlers) lives in :mod:`privacy.handlers` and
+:func:`handlers_for`, and the built-in handlers) lives in :mod:`fedpriv.privacy.handlers` and
 is re-exported here; importing this module registers the built-in events.
 """
 
@@ -49,9 +49,9 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from privacy._checks import check_delta, check_int_at_least, check_positive, check_real
-from privacy.events import Laplace, LaplaceTree, NonPrivate, SelfComposed
-from privacy.guarantees import (
+from fedpriv.privacy._checks import check_delta, check_int_at_least, check_positive, check_real
+from fedpriv.privacy.events import Laplace, LaplaceTree, NonPrivate, SelfComposed
+from fedpriv.privacy.guarantees import (
     DEFAULT_ORDERS,
     PureDP,
     gaussian_dp_delta,
@@ -61,7 +61,7 @@ from privacy.guarantees import (
     zcdp_delta,
     zcdp_epsilon,
 )
-from privacy.handlers import (
+from fedpriv.privacy.handlers import (
     EventHandlers,
     _approx,
     _event_pld,
@@ -74,7 +74,7 @@ from privacy.handlers import (
     handlers_for,
     register_event,
 )
-from privacy.tree import tree_depth
+from fedpriv.privacy.tree import tree_depth
 
 __all__ = [
     "ROUTES",
@@ -335,7 +335,7 @@ def compose_routes(
     ----------
     cell : sequence of (event, int)
         Sequentially composed releases with their counts (>= 1). Repeated events are
-        merged and :class:`~privacy.events.SelfComposed` is expanded.
+        merged and :class:`~fedpriv.privacy.events.SelfComposed` is expanded.
     target_delta : float
         In [0, 1).
     pld_discretization : float
@@ -359,7 +359,7 @@ def compose_routes(
 
     Examples
     --------
-    >>> from privacy import events
+    >>> from fedpriv.privacy import events
     >>> compose_routes([(events.LaplaceTree(scale=4.0, horizon=16), 1)], 0.0)["pure"]
     1.25
     """
@@ -452,7 +452,7 @@ def pld_lower_bound(
     On a cell of exactly Gaussian events (at ``target_delta > 0``) it is the exact
     GDP value, which the optimistic PLD approaches from below. Events without a PLD
     are dropped, which can only lower it (dropping outputs is
-    post-processing); a :class:`~privacy.events.NonPrivate` release makes it ``inf``.
+    post-processing); a :class:`~fedpriv.privacy.events.NonPrivate` release makes it ``inf``.
 
     Raises
     ------
@@ -508,7 +508,7 @@ def compose_delta(
 
     Examples
     --------
-    >>> from privacy import events
+    >>> from fedpriv.privacy import events
     >>> compose_delta([(events.Laplace(scale=11.0), 11)], 1.0)
     0.0
     """

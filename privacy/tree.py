@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from privacy._checks import check_int_at_least
+from fedpriv.privacy._checks import check_int_at_least
 
 __all__ = [
     "max_coverage",

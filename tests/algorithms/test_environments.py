@@ -1,4 +1,4 @@
-"""Tests of algorithms.environments: heterogeneous bandits and the paper's generator."""
+"""Tests of fedpriv.algorithms.environments.heterogeneous: heterogeneous bandits and the paper's generator."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from algorithms.environments import (
+from fedpriv.algorithms.environments.heterogeneous import (
     NOISE_MODELS,
     BanditEnvironment,
     HeterogeneousBandit,

@@ -1,4 +1,4 @@
-"""Centralized FedUCB (algorithms/feducb.py) and its sync helpers (feducb_sync.py)."""
+"""Centralized FedUCB (algorithms/feducb/centralized.py) and its sync helpers (feducb_sync.py)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from algorithms.feducb import (
+from fedpriv.algorithms.feducb.centralized import (
     SYNC_TIMING_REASON,
     run_feducb,
     run_feducb_fixed,
     run_feducb_nonprivate,
 )
-from algorithms.feducb_sync import (
+from fedpriv.algorithms.feducb.sync import (
     communication_bound,
     exploration_radius,
     private_threshold_for_syncs,
@@ -22,8 +22,8 @@ from algorithms.feducb_sync import (
     syncs_for_order,
     threshold_for_syncs,
 )
-from algorithms.linear_env import LinearBandit
-from privacy.errors import CapacityExceededError
+from fedpriv.algorithms.environments.linear import LinearBandit
+from fedpriv.privacy.errors import CapacityExceededError
 
 
 def _tables(*, n_agents=3, n_arms=4, dim=3, n_trials=2, horizon=60, seed=1, **kwargs):

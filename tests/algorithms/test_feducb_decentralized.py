@@ -10,13 +10,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from algorithms.feducb_decentralized import SYNC_TIMING_REASON, run_feducb_decentralized
-from algorithms.feducb_network import check_clique_cover, clique_cover, power_graph
-from algorithms.linear_env import LinearBandit
-from algorithms.networks import graph_distances, make_graph
-from privacy.errors import CapacityExceededError
-from privacy.guarantees import gaussian_dp_epsilon
-from privacy.matrix_tree import privatizer_calibration
+from fedpriv.algorithms.feducb.decentralized import SYNC_TIMING_REASON, run_feducb_decentralized
+from fedpriv.algorithms.feducb.network import check_clique_cover, clique_cover, power_graph
+from fedpriv.algorithms.environments.linear import LinearBandit
+from fedpriv.algorithms.networks.graphs import graph_distances, make_graph
+from fedpriv.privacy.errors import CapacityExceededError
+from fedpriv.privacy.guarantees import gaussian_dp_epsilon
+from fedpriv.privacy.matrix_tree import privatizer_calibration
 
 
 def _tables(n_agents=4, horizon=24, n_trials=2, dim=3, seed=0, **kw):

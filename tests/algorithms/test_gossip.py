@@ -1,4 +1,4 @@
-"""Tests of algorithms.gossip: Gossip_UCB and Fed_UCB (Zhu et al. 2021, Alg. 1 and 4).
+"""Tests of fedpriv.algorithms.gossip.gossip_ucb: Gossip_UCB and Fed_UCB (Zhu et al. 2021, Alg. 1 and 4).
 
 The count dynamics (Alg. 1 lines 4-6, max-consensus of eq. 1) are re-implemented here
 in a few lines (:func:`_replay_counts`) from the public outputs (actions and graph),
@@ -21,23 +21,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from algorithms.environments import HeterogeneousBandit, paper_synthetic_bandit
-from algorithms.gossip import (
+from fedpriv.algorithms.environments.heterogeneous import HeterogeneousBandit, paper_synthetic_bandit
+from fedpriv.algorithms.gossip.gossip_ucb import (
     MODES,
     GossipRun,
     confidence_radius,
     run_fed_ucb,
     run_gossip_ucb,
 )
-from algorithms.hospital import hospital_bandit, load_diabetes
-from algorithms.networks import (
+from fedpriv.algorithms.environments.hospital import hospital_bandit, load_diabetes
+from fedpriv.algorithms.networks.graphs import (
     GRAPH_KINDS,
     edge_array,
     graph_distances,
     make_graph,
 )
-from algorithms.seeding import Stream, as_seed_sequence, stream_rng
-from privacy import RELATIVE_TOLERANCE
+from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
+from fedpriv.privacy import RELATIVE_TOLERANCE
 
 __all__: list[str] = []
 

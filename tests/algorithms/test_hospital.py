@@ -1,4 +1,4 @@
-"""Tests of algorithms.hospital: UCI diabetes loader, downloader and hospital bandit.
+"""Tests of fedpriv.algorithms.environments.hospital: UCI diabetes loader, downloader and hospital bandit.
 
 The real 4,999-encounter sample lives in the ``shared`` folder beside the checkout
 and is never copied into the repository; tests that need it are skipped when it is
@@ -19,8 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from algorithms.environments import BanditEnvironment
-from algorithms.hospital import (
+from fedpriv.algorithms.environments.heterogeneous import BanditEnvironment
+from fedpriv.algorithms.environments.hospital import (
     ARM_LABELS,
     ARM_MEDICATIONS,
     DIABETES_MEMBER,
@@ -37,7 +37,7 @@ from algorithms.hospital import (
     hospital_bandit,
     load_diabetes,
 )
-from privacy.errors import DataFormatError
+from fedpriv.privacy.errors import DataFormatError
 
 __all__: list[str] = []
 

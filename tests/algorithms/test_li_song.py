@@ -9,16 +9,16 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from algorithms.li_song import (
+from fedpriv.algorithms.li_song.mab import (
     run_cdp_mab,
     run_ddp_mab,
     run_hdp_mab,
     run_single_mab,
 )
-from algorithms.mab import BernoulliMAB, heterogeneous_bandit, homogeneous_bandit
-from algorithms.networks import make_graph
-from algorithms.seeding import Stream, as_seed_sequence, stream_rng
-from audit.claims import decide_verdict
+from fedpriv.algorithms.environments.bernoulli import BernoulliMAB, heterogeneous_bandit, homogeneous_bandit
+from fedpriv.algorithms.networks.graphs import make_graph
+from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
+from fedpriv.audit.claims.claim import decide_verdict
 
 EASY = BernoulliMAB([[0.9, 0.5, 0.4, 0.3, 0.2]] * 5)
 

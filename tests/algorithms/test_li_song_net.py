@@ -8,13 +8,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from algorithms.li_song_net import (
+from fedpriv.algorithms.li_song.network import (
     TABLE_II_CASES,
     find_sink_agents,
     simulate_gis,
     table_ii_components,
 )
-from algorithms.networks import make_graph
+from fedpriv.algorithms.networks.graphs import make_graph
 
 
 def _paw() -> nx.Graph:

@@ -1,4 +1,4 @@
-"""The federated linear bandit of FedUCB's experiments (algorithms/linear_env.py)."""
+"""The federated linear bandit of FedUCB's experiments (algorithms/environments/linear.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from algorithms.linear_env import CHUNK_ROUNDS, LinearBandit, LinearBanditTables
+from fedpriv.algorithms.environments.linear import CHUNK_ROUNDS, LinearBandit, LinearBanditTables
 
 
 def _spec(**kwargs) -> LinearBandit:

@@ -10,20 +10,20 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from algorithms.linear_env import LinearBandit
-from algorithms.linucb import (
+from fedpriv.algorithms.environments.linear import LinearBandit
+from fedpriv.algorithms.feducb.linucb import (
     run_linucb,
     run_linucb_independent_private,
     run_linucb_pooled,
 )
-from algorithms.oful import (
+from fedpriv.algorithms.feducb.oful import (
     inverse_and_logdet,
     oful_radius,
     sherman_morrison_update,
     ucb_scores,
 )
-from privacy.guarantees import gaussian_dp_epsilon
-from privacy.matrix_tree import privatizer_calibration
+from fedpriv.privacy.guarantees import gaussian_dp_epsilon
+from fedpriv.privacy.matrix_tree import privatizer_calibration
 
 
 def _tables(n_agents=3, horizon=30, n_trials=2, dim=3, seed=0, **kw):
@@ -46,7 +46,7 @@ def test_independent_linucb_agent_is_unaffected_by_the_others():
     tables = _tables(n_agents=3, horizon=40, n_trials=1)
     block = tables.block(0, 40)
     spec1 = LinearBandit(n_agents=1, n_arms=6, dim=3)
-    from algorithms.linear_env import LinearBanditTables
+    from fedpriv.algorithms.environments.linear import LinearBanditTables
 
     alone = LinearBanditTables.from_arrays(spec1, block.contexts[:, :1], block.rewards[:, :1],
                                            tables.theta)

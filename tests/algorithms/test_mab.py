@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
-from algorithms.mab import BernoulliMAB, heterogeneous_bandit, homogeneous_bandit
+from fedpriv.algorithms.environments.bernoulli import BernoulliMAB, heterogeneous_bandit, homogeneous_bandit
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Tests of algorithms.networks: graph builders, gossip matrix, edge schedule."""
+"""Tests of fedpriv.algorithms.networks.graphs: graph builders, gossip matrix, edge schedule."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from algorithms.networks import (
+from fedpriv.algorithms.networks.graphs import (
     GRAPH_KINDS,
     check_connected,
     edge_array,

@@ -11,10 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
-from algorithms.byzantine import _SampleSets, run_byzantine_coop_ucb
-from algorithms.mab import BernoulliMAB
-from algorithms.networks import make_graph
-from algorithms.robust import (
+from fedpriv.algorithms.coop.byzantine import _SampleSets, run_byzantine_coop_ucb
+from fedpriv.algorithms.environments.bernoulli import BernoulliMAB
+from fedpriv.algorithms.networks.graphs import make_graph
+from fedpriv.algorithms.coop.robust import (
     Contamination,
     check_contamination,
     histogram_trimmed_mean,

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from algorithms.coop_kernels import BufferedRewards, argmax_ties_arm_major
-from algorithms.mab import BernoulliMAB
-from algorithms.ucb import (
+from fedpriv.algorithms.coop.kernels import BufferedRewards, argmax_ties_arm_major
+from fedpriv.algorithms.environments.bernoulli import BernoulliMAB
+from fedpriv.algorithms.coop.baselines import (
     argmax_random_ties,
     interval_guarantee,
     read_rewards,

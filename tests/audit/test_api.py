@@ -1,4 +1,4 @@
-"""Tests of audit.api: the regression-test API and its executors.
+"""Tests of fedpriv.audit.regression.api: the regression-test API and its executors.
 
 Statistical tests pin their seeds. Verdict tests use mechanisms whose true ε is far
 from the claim (>= 2x), where the anchors measured power 1.0 at a few hundred
@@ -15,12 +15,12 @@ import math
 import numpy as np
 import pytest
 
-import audit
-from audit.corpus import gaussian_count, laplace_count
-from privacy import ZCDP, ApproxDP, GaussianDP, PureDP
-from privacy.errors import PrivacyViolationError, ToolkitError
-from privacy.guarantees import gaussian_dp_delta
-from privacy.relations import NeighboringRelation
+import fedpriv.audit as audit
+from fedpriv.audit.regression.corpus import gaussian_count, laplace_count
+from fedpriv.privacy import ZCDP, ApproxDP, GaussianDP, PureDP
+from fedpriv.privacy.errors import PrivacyViolationError, ToolkitError
+from fedpriv.privacy.guarantees import gaussian_dp_delta
+from fedpriv.privacy.relations import NeighboringRelation
 
 __all__: list[str] = []
 

@@ -8,18 +8,18 @@ import json
 
 import pytest
 
-from audit import cli_coop
-from audit.experiments_dubey import (
+from fedpriv.cli import coop as cli_coop
+from fedpriv.audit.experiments.dubey_aamas import (
     EXPERIMENTS,
     default_config,
     run_experiment,
     write_experiment,
 )
-from privacy.errors import ToolkitError
+from fedpriv.privacy.errors import ToolkitError
 
 
 def _main(argv: list[str]) -> int:
-    """``fedpriv`` with only this family registered (audit/cli.py's dispatch)."""
+    """``fedpriv`` with only this family registered (cli/main.py's dispatch)."""
     parser = argparse.ArgumentParser(prog="fedpriv")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run").add_subparsers(dest="algorithm", required=True)

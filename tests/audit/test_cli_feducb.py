@@ -1,4 +1,4 @@
-"""``fedpriv run feducb | feducb-fixed | feducb-nonprivate`` (audit/cli_feducb.py)."""
+"""``fedpriv run feducb | feducb-fixed | feducb-nonprivate`` (cli/feducb.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from audit import cli_feducb
+from fedpriv.cli import feducb as cli_feducb
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from audit import cli_li_song
+from fedpriv.cli import li_song as cli_li_song
 
 
 def _parser() -> argparse.ArgumentParser:

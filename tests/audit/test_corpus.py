@@ -15,7 +15,7 @@ import math
 import numpy as np
 import pytest
 
-from audit.corpus import CORPUS, corpus_entries, get_entry
+from fedpriv.audit.regression.corpus import CORPUS, corpus_entries, get_entry
 
 __all__: list[str] = []
 

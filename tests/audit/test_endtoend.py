@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from audit.endtoend import AuditBudget, child_seed, confirm_event, search_and_confirm
-from audit.neighbors import SingleWorldTable, table_reward_pair
+from fedpriv.audit.endtoend.engine import AuditBudget, child_seed, confirm_event, search_and_confirm
+from fedpriv.audit.neighbors import SingleWorldTable, table_reward_pair
 
 
 def _deterministic(world: int, n: int, seed) -> np.ndarray:
@@ -93,7 +93,7 @@ def test_child_seed_addresses_are_fixed():
 
 
 def test_table_pair_differs_in_one_entry_of_one_world():
-    from algorithms.mab import BernoulliMAB
+    from fedpriv.algorithms.environments.bernoulli import BernoulliMAB
 
     table = BernoulliMAB([[0.5, 0.5], [0.5, 0.5]]).reward_table(11)
     d, d_prime = table_reward_pair(table, agent=1, arm=0, pull=3, world_trial=4)

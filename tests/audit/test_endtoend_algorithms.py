@@ -13,9 +13,9 @@ import math
 import numpy as np
 import pytest
 
-from audit.endtoend import AuditBudget
-from audit.register import claims_for
-from audit.verify_claims import evaluate_claim
+from fedpriv.audit.endtoend.engine import AuditBudget
+from fedpriv.audit.claims.register import claims_for
+from fedpriv.audit.claims.verify import evaluate_claim
 
 CONFIDENCE = 1.0 - 1e-6
 BUDGET = AuditBudget(pilot_samples=60, samples=300, confidence=CONFIDENCE, batch_size=300)
@@ -78,14 +78,14 @@ def test_raw_own_term_leaks_through_unnoised_counts():
 
 
 def test_a_failing_recipe_is_reported_not_hidden(monkeypatch):
-    from audit import endtoend_feducb
+    from fedpriv.audit.endtoend import feducb as endtoend_feducb
 
     def broken(claim):
         raise RuntimeError("no such module")
 
     entry = _entry("feducb/feducb/user-at-all-agents")
     monkeypatch.setattr(endtoend_feducb, "feducb_accountant", broken)
-    from audit import register
+    from fedpriv.audit.claims import register
 
     patched = tuple(
         e if e.key != entry.key else type(e)(key=e.key, claim=e.claim, accountant=broken,

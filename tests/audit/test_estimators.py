@@ -1,4 +1,4 @@
-"""Tests for `audit.estimators`: Clopper–Pearson bounds and the ε lower bound.
+"""Tests for `fedpriv.audit.estimators`: Clopper–Pearson bounds and the ε lower bound.
 
 Statistical tests pin their seeds and state their false-failure probability; the
 soundness suite as a whole fails with probability <= 1e-6 for a correct estimator.
@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from audit.estimators import (
+from fedpriv.audit.estimators import (
     DIRECTIONS,
     NO_EVIDENCE,
     EpsilonLowerBound,
@@ -774,7 +774,7 @@ def test_power_laplace_tree() -> None:
 # Curve audit, Gaussian-DP μ, one-run audit, white-box scores
 # ---------------------------------------------------------------------------------
 
-from audit.estimators import (
+from fedpriv.audit.estimators import (
     audit_one_run,
     audit_privacy_curve,
     estimate_delta_lower_bounds,
@@ -784,7 +784,7 @@ from audit.estimators import (
     laplace_log_density_ratio,
     one_run_p_value,
 )
-from privacy import ApproxDP, GaussianDP, PureDP
+from fedpriv.privacy import ApproxDP, GaussianDP, PureDP
 
 
 def test_delta_bounds_match_a_direct_computation() -> None:

@@ -8,8 +8,9 @@ import json
 import pandas as pd
 import pytest
 
-from audit import cli_linucb, experiments_feducb
-from audit.experiments_feducb import EXPERIMENTS, run_figure
+from fedpriv.cli import linucb as cli_linucb
+from fedpriv.audit.experiments import feducb as experiments_feducb
+from fedpriv.audit.experiments.feducb import EXPERIMENTS, run_figure
 
 _PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -14,11 +14,11 @@ import zlib
 
 import pytest
 
-import audit
-from audit.auditor import Auditor
-from audit.corpus import laplace_count
-from privacy import PureDP
-from privacy.errors import PrivacyViolationError
+import fedpriv.audit as audit
+from fedpriv.audit.regression.auditor import Auditor
+from fedpriv.audit.regression.corpus import laplace_count
+from fedpriv.privacy import PureDP
+from fedpriv.privacy.errors import PrivacyViolationError
 
 __all__: list[str] = []
 
@@ -71,9 +71,9 @@ import functools
 import subprocess
 import sys
 import pytest
-import audit
-from audit.corpus import laplace_count
-from privacy import PureDP
+import fedpriv.audit as audit
+from fedpriv.audit.regression.corpus import laplace_count
+from fedpriv.privacy import PureDP
 
 PAIR = audit.NeighboringPair(1.0, 0.0)
 

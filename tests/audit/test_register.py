@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from audit.claims import Claim
-from audit.register import PAPERS, REGISTER, RegisteredClaim, claims_for, paper_of
-from privacy import ApproxDP, NeighboringRelation, PureDP
+from fedpriv.audit.claims.claim import Claim
+from fedpriv.audit.claims.register import PAPERS, REGISTER, RegisteredClaim, claims_for, paper_of
+from fedpriv.privacy import ApproxDP, NeighboringRelation, PureDP
 
 
 def _find(**wanted) -> list[RegisteredClaim]:

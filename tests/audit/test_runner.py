@@ -1,4 +1,4 @@
-"""Tests of audit.runner: coupled Monte-Carlo audits of the Laplace tree counter.
+"""Tests of fedpriv.audit.endtoend.tree: coupled Monte-Carlo audits of the Laplace tree counter.
 
 Setting (gossip.md §6 A1): one stream of ``T = 16`` rounds, the arm pulled every
 round, rewards 1 (D) vs 0 (D') at round 1, which sits in ``D = 5`` tree nodes. With
@@ -19,10 +19,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from audit.estimators import clopper_pearson_interval
-from audit.neighbors import worst_case_reward_pair
-from audit.runner import TreeAuditResult, audit_tree_counter, sample_tree_llr
-from privacy import fed_ucb_scale
+from fedpriv.audit.estimators import clopper_pearson_interval
+from fedpriv.audit.neighbors import worst_case_reward_pair
+from fedpriv.audit.endtoend.tree import TreeAuditResult, audit_tree_counter, sample_tree_llr
+from fedpriv.privacy import fed_ucb_scale
 
 __all__: list[str] = []
 

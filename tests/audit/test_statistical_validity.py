@@ -25,11 +25,11 @@ import pytest
 from dp_accounting.pld import privacy_loss_distribution
 from scipy import optimize
 
-import audit
-from audit.corpus import gaussian_count, laplace_count, tree_nodes
-from privacy import PLD, ApproxDP, GaussianDP, PureDP
-from privacy.guarantees import gaussian_dp_epsilon
-from privacy.tree import nodes_covering, tree_depth
+import fedpriv.audit as audit
+from fedpriv.audit.regression.corpus import gaussian_count, laplace_count, tree_nodes
+from fedpriv.privacy import PLD, ApproxDP, GaussianDP, PureDP
+from fedpriv.privacy.guarantees import gaussian_dp_epsilon
+from fedpriv.privacy.tree import nodes_covering, tree_depth
 
 __all__: list[str] = []
 

@@ -1,4 +1,4 @@
-"""Tests of audit.strategies: neighboring reward tables for every relation."""
+"""Tests of fedpriv.audit.regression.strategies: neighboring reward tables for every relation."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import audit
-from audit.strategies import (
+import fedpriv.audit as audit
+from fedpriv.audit.regression.strategies import (
     NeighboringRewards,
     neighboring_pairs,
     neighboring_reward_tables,
     neighboring_streams,
 )
-from privacy.relations import NeighboringRelation as R
+from fedpriv.privacy.relations import NeighboringRelation as R
 
 __all__: list[str] = []
 

@@ -8,12 +8,12 @@ import math
 
 import pytest
 
-from audit import report as report_module
-from audit.claims import decide_verdict, json_number
-from audit.cli import main
-from audit.estimators import EpsilonLowerBound
-from audit.report import REPORT_FOLDER, write_report
-from audit.verify import VerifyConfig, verify_gossip_fed_ucb
+from fedpriv.audit.claims import report as report_module
+from fedpriv.audit.claims.claim import decide_verdict, json_number
+from fedpriv.cli.main import main
+from fedpriv.audit.estimators import EpsilonLowerBound
+from fedpriv.audit.claims.report import REPORT_FOLDER, write_report
+from fedpriv.audit.claims.fed_ucb import VerifyConfig, verify_gossip_fed_ucb
 
 SCHEMA_KEYS = {
     "paper", "algorithm", "mode", "setting", "relation", "claimed", "accountant", "audit",
@@ -196,7 +196,7 @@ def test_cli_verify_quick_json_end_to_end(tmp_path, capsys):
     # The issue's "done when": paper mode (log base 2), T = 16, ε = 1 -> 1.25, violated,
     # audit bound > 1.0; corrected -> exactly 1.0, holds. False-failure probability of
     # the audit check < 1e-12 (see test_issue_reference_values). Written to work with
-    # the Fed_UCB-only verify and with the register's (audit.cli_verify), which prints
+    # the Fed_UCB-only verify and with the register's (fedpriv.cli.verify), which prints
     # every paper's claims: only Fed_UCB's grid of 27 claims is checked here.
     out = tmp_path / "reports"
     argv = ["verify", "--quick", "--json", "--out", str(out), "--trials", "2",
@@ -237,14 +237,14 @@ def test_audit_results_do_not_depend_on_the_number_of_workers():
 
 
 # ---------------------------------------------------------------------------------
-# fedpriv verify over the claims register (audit.verify_claims, audit.cli_verify)
+# fedpriv verify over the claims register (fedpriv.audit.claims.verify, fedpriv.cli.verify)
 # ---------------------------------------------------------------------------------
 
 
 def _verify_parser():
     import argparse
 
-    from audit.cli_verify import register_verify
+    from fedpriv.cli.verify import register_verify
 
     parser = argparse.ArgumentParser(prog="fedpriv")
     register_verify(parser.add_subparsers(dest="command", required=True))
@@ -252,9 +252,9 @@ def _verify_parser():
 
 
 def test_verify_paper_on_a_tiny_configuration(tmp_path):
-    from audit.endtoend import AuditBudget
-    from audit.report import write_claims_report
-    from audit.verify_claims import ClaimsConfig, verify_claims
+    from fedpriv.audit.endtoend.engine import AuditBudget
+    from fedpriv.audit.claims.report import write_claims_report
+    from fedpriv.audit.claims.verify import ClaimsConfig, verify_claims
 
     # Another paper's record is already in claims.json: a --paper run keeps it.
     other = {"paper": "Zhu et al. 2021", "algorithm": "gossip-fed-ucb", "verdict": "holds"}
@@ -280,7 +280,7 @@ def test_verify_paper_on_a_tiny_configuration(tmp_path):
 
 
 def test_cli_verify_options_build_the_config():
-    from audit.cli_verify import _config
+    from fedpriv.cli.verify import _config
 
     args = _verify_parser().parse_args(
         ["verify", "--quick", "--paper", "byzantine", "--workers", "1", "--seed", "3"])

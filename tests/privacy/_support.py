@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from privacy import Accountant
+from fedpriv.privacy import Accountant
 
 __all__ = ["assert_unchanged", "snapshot"]
 

@@ -1,4 +1,4 @@
-"""Tests for `privacy.calibration`: the noise each seed paper prescribes, as written.
+"""Tests for `fedpriv.privacy.calibration`: the noise each seed paper prescribes, as written.
 
 Zhu et al.'s Fed_UCB: per-node ε' as printed and as corrected.
 
@@ -25,9 +25,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from privacy import Accountant, events
-from privacy.accountant import RELATIVE_TOLERANCE, event_epsilon
-from privacy.calibration import (
+from fedpriv.privacy import Accountant
+from fedpriv.privacy import events
+from fedpriv.privacy.accountant import RELATIVE_TOLERANCE, event_epsilon
+from fedpriv.privacy.calibration import (
     INTERVAL_CONFIDENCE,
     PAPER_LOG_BASES,
     FedUCBCalibration,

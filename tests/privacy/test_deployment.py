@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from audit.cli import main
-from privacy.deployment import budget_report, load_deployment, parse_deployment
-from privacy.errors import DataFormatError
+from fedpriv.cli.main import main
+from fedpriv.privacy.deployment import budget_report, load_deployment, parse_deployment
+from fedpriv.privacy.errors import DataFormatError
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "feducb.toml"
 

@@ -1,6 +1,6 @@
-"""Tests for `privacy.events`: frozen, validated descriptions of releases.
+"""Tests for `fedpriv.privacy.events`: frozen, validated descriptions of releases.
 
-The pure ε of each event (``privacy.accountant.event_epsilon``) is checked against the
+The pure ε of each event (``fedpriv.privacy.accountant.event_epsilon``) is checked against the
 textbook formulas: ``Δ/b`` for Laplace (Dwork et al. 2006) and
 ``(floor(log2 T) + 1) Δ/b`` for a binary-tree counter (Chan, Shi & Song 2011).
 """
@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from privacy import events
-from privacy.accountant import event_epsilon
-from privacy.errors import UnsupportedEventError
+from fedpriv.privacy import events
+from fedpriv.privacy.accountant import event_epsilon
+from fedpriv.privacy.errors import UnsupportedEventError
 
 scales = st.floats(min_value=1e-3, max_value=1e3)
 sensitivities = st.floats(min_value=1e-3, max_value=1e3)

@@ -10,17 +10,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
-from privacy import Accountant
-from privacy.calibration import feducb_privatizer
-from privacy.errors import BudgetExceededError, CapacityExceededError
-from privacy.guarantees import ApproxDP
-from privacy.matrix_tree import (
+from fedpriv.privacy import Accountant
+from fedpriv.privacy.calibration import feducb_privatizer
+from fedpriv.privacy.errors import BudgetExceededError, CapacityExceededError
+from fedpriv.privacy.guarantees import ApproxDP
+from fedpriv.privacy.matrix_tree import (
     MatrixTreePrivatizer,
     SymmetricMatrixGaussianTree,
     matrix_tree_gdp,
     privatizer_calibration,
 )
-from privacy.tree import prefix_nodes
+from fedpriv.privacy.tree import prefix_nodes
 
 
 def _rngs(shape, seed=0):
@@ -106,7 +106,7 @@ def test_releases_do_not_depend_on_the_refill_size(monkeypatch, refill):
     """Noise buffers grow 1, 2, 4, ... nodes up to _NODES_PER_REFILL; a stream's
     generator is read in order, so releases are bit-identical for any refill size
     (across several refills, full and partial masks)."""
-    from privacy import matrix_tree
+    from fedpriv.privacy import matrix_tree
 
     def run():
         privatizer, _ = _privatizer(capacity=64, sigma=0.7, shift=0.3)

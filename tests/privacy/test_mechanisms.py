@@ -1,4 +1,4 @@
-"""Tests for `privacy.mechanisms`: the tree counter, Laplace and raw releases.
+"""Tests for `fedpriv.privacy.mechanisms`: the tree counter, Laplace and raw releases.
 
 Expected prefix sums are computed here with ``numpy.cumsum``; node intervals from the
 definition "node ``s`` covers the ``lowbit(s)`` rounds ending at ``s``". Statistical
@@ -15,15 +15,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-import privacy.mechanisms
-from privacy import (
+import fedpriv.privacy.mechanisms
+from fedpriv.privacy import (
     Accountant,
     LaplaceTreeCounter,
     PureDP,
     laplace_release,
     raw_release,
 )
-from privacy.errors import BudgetExceededError, CapacityExceededError
+from fedpriv.privacy.errors import BudgetExceededError, CapacityExceededError
 from tests.privacy._support import assert_unchanged, snapshot
 
 # ---------------------------------------------------------------------------------
@@ -527,7 +527,7 @@ def test_results_do_not_depend_on_the_chunk_size(
         return _run(counter, values, observed)
 
     reference = run()
-    monkeypatch.setattr(privacy.mechanisms, "_CHUNK_ELEMENTS", chunk_elements)
+    monkeypatch.setattr(fedpriv.privacy.mechanisms, "_CHUNK_ELEMENTS", chunk_elements)
     # With 6 streams, 45 elements is 7 nodes per chunk and 1, 6, 7 give 1 node.
     np.testing.assert_array_equal(run(), reference)
 
@@ -686,7 +686,7 @@ def test_laplace_release_noise_has_the_declared_scale(rng_form: str) -> None:
 
 
 def test_laplace_release_with_bad_rng_charges_nothing():
-    from privacy import Accountant, laplace_release
+    from fedpriv.privacy import Accountant, laplace_release
 
     acc = Accountant(disjoint=("agent",))
     rngs = np.array([np.random.default_rng(i) for i in range(3)], dtype=object)

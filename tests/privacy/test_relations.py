@@ -1,11 +1,12 @@
-"""Tests for `privacy.relations`: parsing neighboring relations."""
+"""Tests for `fedpriv.privacy.relations`: parsing neighboring relations."""
 
 from __future__ import annotations
 
 import pytest
 
-from privacy import Accountant, events
-from privacy.relations import NeighboringRelation, parse_relation
+from fedpriv.privacy import Accountant
+from fedpriv.privacy import events
+from fedpriv.privacy.relations import NeighboringRelation, parse_relation
 
 
 @pytest.mark.parametrize("relation", list(NeighboringRelation))

@@ -1,0 +1,508 @@
+"""Dubey & Pentland's cooperative UCB (AAMAS 2020): private, Byzantine-proof, non-private.
+
+M agents on a connected graph G face the same K-armed bandit; each round every agent
+pulls one arm, then creates a message that floods ``γ`` hops (:mod:`fedpriv.algorithms.networks.flooding`)
+and reaches ``v`` after ``d(u, v)`` rounds. Every formula of the paper was lost in the
+available text; this module implements the reconstruction of
+``reference/byzantine.md`` and names the slot and confidence of each choice.
+
+Private Multi-Agent UCB (Alg. 1 + 2, byzantine.md §2.3–2.4)
+-----------------------------------------------------------
+* Message ``q_t^v = ⟨v, t, μ̃^v, count^v⟩`` (eq. 6, R-h). ``μ̃_k^v`` is the agent's last
+  noisy mean of arm k, released when its own count reaches a multiple of
+  ``f = ⌈1/ε⌉`` (R-m) with ``Lap(b(n))``: ``b(n) = n^-(1-ϑ/2)`` (``rule="decaying"``,
+  R-m) or ``1/(n ε)`` (``"fixed"``, R-l); one fresh draw per release, re-sent unchanged
+  until the next (re-sending is post-processing, §3.5 item 1).
+* ``count_field`` (ambiguity A2): ``"release"`` sends ``ñ`` (count at the last release,
+  default), ``"current"`` the current raw count.
+* Group estimate (eq. 13, R-m): ``μ̂_k = Σ_u w_k^u μ̃_k^u / N_k`` over the latest
+  message of each ``u`` within γ hops, ``N_k = Σ_u w_k^u``. ``own_term`` (A1): ``"noisy"``
+  (default) uses the agent's own released message; ``"raw"`` (the paper's §3.3 prose)
+  uses its raw sum and count. Raw makes its actions, hence the counts it broadcasts,
+  depend on un-noised rewards (E4): the accountant is charged ``events.NonPrivate``
+  for every stream and reports ε = ∞.
+* Policy (R-m): round-robin for the first ``K f`` rounds, then
+  ``argmax μ̂_k + sqrt(2 ln t / N_k)`` (``+inf`` where ``N_k = 0``), ties uniform.
+
+Non-private cooperative UCB ("the non-private version", §5.2, E15): the same protocol
+with raw means and raw counts sent every round (``f = 1``, no noise; charged as
+``NonPrivate``). Byzantine-Proof Multi-Agent UCB lives in :mod:`fedpriv.algorithms.coop.byzantine`.
+
+Privacy accounting: one :class:`~privacy.Accountant` with disjoint levels ``(trial,
+agent, arm)`` — one reward belongs to one agent-arm stream, so agents and arms compose
+in parallel (§3.5 items 2–3) and per-agent guarantees are ``where={"agent": v}``
+queries; the releases of one stream compose sequentially (item 1) inside the
+:class:`privacy.IntervalRelease` event charged for it (ledger: one row per draw).
+Forwarding, re-sending a cached mean and the receivers' decisions are post-processing
+(items 4–5).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+
+from fedpriv.algorithms.coop.kernels import (
+    ArmMajorDelayLine,
+    BufferedRewards,
+    argmax_ties_arm_major,
+)
+from fedpriv.algorithms.networks.flooding import FloodingSchedule, make_schedule
+from fedpriv.algorithms.environments.bernoulli import BernoulliMAB, RewardTable
+from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rngs
+from fedpriv.algorithms.coop.baselines import GapRegretMixin, PolicyUniforms, reward_table_for
+from fedpriv.privacy import Accountant
+from fedpriv.privacy import events
+from fedpriv.privacy._checks import check_epsilon, check_int_at_least
+from fedpriv.privacy.calibration import interval_length, interval_noise_scales
+from fedpriv.privacy.interval_mechanism import IntervalMeanRelease, every_stream
+
+__all__ = [
+    "COUNT_FIELDS",
+    "OWN_TERMS",
+    "CoopRun",
+    "Transcript",
+    "check_setup",
+    "communication_cost",
+    "run_coop_ucb_nonprivate",
+    "run_private_coop_ucb",
+]
+
+OWN_TERMS = ("noisy", "raw")
+COUNT_FIELDS = ("release", "current")
+_KEYS = ("trial", "agent", "arm")
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Transcript:
+    """What was sent and done in a run (``record=True``).
+
+    Attributes
+    ----------
+    schedule : FloodingSchedule
+        Who receives a message of whom and when (``created_round + d(u, v)``).
+    content : dict of ndarray, each of shape (n_trials, n_agents, horizon, ...)
+        Message content created by agent ``v`` at round ``t`` (index ``t - 1``):
+        private/non-private: ``mean`` (n_arms; NaN before the first release) and
+        ``count`` (n_arms); Byzantine: ``arm`` and ``value`` (the value sent).
+    actions, rewards : ndarray, shape (n_trials, n_agents, horizon)
+        Each agent's arm and the reward it observed.
+    """
+
+    schedule: FloodingSchedule
+    content: dict
+    actions: np.ndarray
+    rewards: np.ndarray
+
+    def messages(self, trial: int = 0) -> pd.DataFrame:
+        """One row per created message: ``sender, created_round`` and its content.
+
+        Array-valued content (one entry per arm) is stored as a tuple per row.
+        """
+        n_agents, horizon = self.actions.shape[1:]
+        sender, created = np.meshgrid(np.arange(n_agents), np.arange(1, horizon + 1), indexing="ij")
+        frame = pd.DataFrame({"sender": sender.ravel(), "created_round": created.ravel()})
+        for name, array in self.content.items():
+            block = array[trial].reshape(n_agents * horizon, -1)
+            frame[name] = block[:, 0] if block.shape[1] == 1 else list(map(tuple, block))
+        return frame
+
+    def deliveries(self, trial: int = 0) -> pd.DataFrame:
+        """One row per (message, receiver): sender, receivers, content, time after delay.
+
+        Columns ``sender, created_round, receiver, delivered_round, hops`` and the
+        content columns of :meth:`messages`; only deliveries within the horizon.
+        """
+        messages = self.messages(trial)
+        s = self.schedule
+        pairs = pd.DataFrame({"sender": s.senders, "receiver": s.receivers, "hops": s.delays})
+        frame = messages.merge(pairs, on="sender", how="inner")
+        frame["delivered_round"] = frame["created_round"] + frame["hops"]
+        horizon = self.actions.shape[2]
+        frame = frame[frame["delivered_round"] <= horizon]
+        first = ["sender", "created_round", "receiver", "delivered_round", "hops"]
+        rest = [c for c in frame.columns if c not in first]
+        return frame[first + rest].sort_values(["created_round", "sender", "receiver"]).reset_index(drop=True)
+
+    def action_table(self, trial: int = 0) -> pd.DataFrame:
+        """One row per (agent, round): ``agent, round, arm, reward``."""
+        n_agents, horizon = self.actions.shape[1:]
+        agent, rnd = np.meshgrid(np.arange(n_agents), np.arange(1, horizon + 1), indexing="ij")
+        return pd.DataFrame({
+            "agent": agent.ravel(), "round": rnd.ravel(),
+            "arm": self.actions[trial].ravel(), "reward": self.rewards[trial].ravel(),
+        })
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class CoopRun(GapRegretMixin):
+    """Result of a batch of cooperative runs.
+
+    Attributes
+    ----------
+    algorithm : str
+        ``"private-coop-ucb"``, ``"coop-ucb-nonprivate"`` or ``"byzantine-coop-ucb"``.
+    actions, rewards : ndarray, shape (n_trials, n_agents, horizon)
+    gaps : ndarray of float64, shape (n_arms,)
+    accountant : Accountant or None
+    release_counts : ndarray of int64, shape (n_trials, n_agents, n_arms)
+        Distinct noisy releases per stream (private only).
+    schedule : FloodingSchedule
+    transmissions : int
+        Link transmissions per trial (every message of every round, duplicates
+        included: ``horizon × Σ_u transmissions[u]``); communication cost.
+    deliveries : int
+        Messages received (first receipts) per trial within the horizon.
+    settings : dict
+    transcript : Transcript or None
+    seed_entropy : int
+    """
+
+    algorithm: str
+    actions: np.ndarray
+    rewards: np.ndarray
+    gaps: np.ndarray
+    accountant: Accountant | None
+    release_counts: np.ndarray
+    schedule: FloodingSchedule
+    transmissions: int
+    deliveries: int
+    settings: dict
+    transcript: Transcript | None
+    seed_entropy: int
+
+
+def communication_cost(schedule: FloodingSchedule, horizon: int) -> tuple[int, int]:
+    """``(transmissions, deliveries)`` per trial when every agent sends every round."""
+    transmissions = int(horizon * schedule.transmissions.sum())
+    # the message of round t0 reaches v within the horizon iff t0 + d(u, v) <= T
+    deliveries = int(np.maximum(0, horizon - schedule.delays).sum())
+    return transmissions, deliveries
+
+
+def check_setup(env: BernoulliMAB, graph: nx.Graph, horizon: int, n_trials: int, gamma: int):
+    """Validate the common arguments; return ``(horizon, n_trials, schedule)``."""
+    if not isinstance(env, BernoulliMAB):
+        raise TypeError(f"`env` must be a BernoulliMAB, got {type(env).__name__}.")
+    horizon = check_int_at_least("horizon", horizon, 1)
+    n_trials = check_int_at_least("n_trials", n_trials, 1)
+    schedule = make_schedule(graph, gamma)
+    if schedule.n_agents != env.n_agents:
+        raise ValueError(
+            f"`graph` has {schedule.n_agents} nodes but the environment has "
+            f"{env.n_agents} agents."
+        )
+    return horizon, n_trials, schedule
+
+
+def _simulate(
+    env: BernoulliMAB, graph: nx.Graph, *, horizon: int, gamma: int, n_trials: int, seed,
+    table: RewardTable | None, record: bool, private: bool, epsilon: float,
+    theta: float | None, rule: str, own_term: str, count_field: str, interval: int = 1,
+) -> CoopRun:
+    horizon, n_trials, schedule = check_setup(env, graph, horizon, n_trials, gamma)
+    root = as_seed_sequence(seed)
+    table = reward_table_for(env, root) if table is None else table
+    if not isinstance(table, RewardTable):
+        raise TypeError(f"`table` must be a RewardTable, got {type(table).__name__}.")
+    B, M, K, T = n_trials, env.n_agents, env.n_arms, horizon
+    f = interval_length(epsilon) if private else interval
+    policy = PolicyUniforms(stream_rngs(root, n_trials=B, n_agents=M, stream=Stream.POLICY), T)
+    accountant = Accountant(disjoint=_KEYS)
+    every = every_stream(B, M, K)
+    mechanism = None
+    if private:
+        mechanism = IntervalMeanRelease(
+            (B, M, K), epsilon=epsilon, horizon=T, theta=theta, rule=rule,
+            accountant=accountant,
+            rngs=stream_rngs(root, n_trials=B, n_agents=M, stream=Stream.NOISE),
+        )
+    if not private:
+        accountant.spend_many(events.NonPrivate(
+            reason="raw empirical means and counts broadcast (non-private cooperative "
+                   "UCB)"), keys=every)
+    elif own_term == "raw":
+        accountant.spend_many(events.NonPrivate(
+            reason="own raw mean drives the agent's actions and its un-noised counts are "
+                   "broadcast (byzantine.md A1 = raw, E4)"), keys=every)
+    N = B * M
+    # Arm-major flat state: cell c = k N + n with n = b M + v (reductions over arms run
+    # over the leading axis). num / den: Σ over the agent's own term and the latest
+    # message of every sender within γ hops of (weight · mean) and weight; messages
+    # arrive through the line. mean = num/den (inf where den = 0) and spread =
+    # sqrt(1/den) (0 there) are refreshed where num/den change, so the index is
+    # mean + sqrt(2 ln t) * spread.
+    sums = np.zeros(K * N)
+    counts = np.zeros(K * N, dtype=np.int64)
+    noisy = np.zeros(K * N)  # μ̃ (last release; its weight is 0 before one)
+    released_n = np.zeros(K * N, dtype=np.int64)
+    num = np.zeros(K * N)
+    den = np.zeros(K * N)
+    mean = np.full(K * N, np.inf)
+    spread = np.zeros(K * N)
+    index = np.empty((K, N))
+    line = ArmMajorDelayLine(schedule, B, K)
+    actions = np.empty((N, T), dtype=np.int64)
+    rewards = np.empty((N, T))
+    content = None
+    if record:
+        content = {"mean": np.full((B, M, T, K), np.nan), "count": np.zeros((B, M, T, K), dtype=np.int64)}
+
+    def refresh(cells: np.ndarray) -> None:
+        d = den[cells]
+        positive = d > 0
+        if positive.all():
+            mean[cells] = num[cells] / d
+            spread[cells] = np.sqrt(1.0 / d)
+            return
+        safe = np.where(positive, d, 1.0)
+        mean[cells] = np.where(positive, num[cells] / safe, np.inf)
+        spread[cells] = np.where(positive, np.sqrt(1.0 / safe), 0.0)
+
+    def refresh_all() -> None:
+        positive = den > 0
+        if positive.all():
+            np.divide(num, den, out=mean)
+            np.divide(1.0, den, out=spread)
+            np.sqrt(spread, out=spread)
+            return
+        safe = np.where(positive, den, 1.0)
+        np.copyto(mean, np.where(positive, num / safe, np.inf))
+        np.copyto(spread, np.where(positive, np.sqrt(1.0 / safe), 0.0))
+
+    rows = np.arange(N)
+    reader = BufferedRewards(table, B, M, K, T)
+    raw_own = own_term == "raw"
+    current = count_field == "current"
+    dense = num.size // 4
+    stale = None  # cells whose num/den changed after the last refresh
+    for t in range(1, T + 1):
+        # mean/spread of the cells whose num/den changed (own term of the last round,
+        # messages delivered now) are refreshed once, before the decision
+        delivered = line.deliver(t)
+        if delivered is not None and delivered[0].size > dense:
+            # dense round: bincount, refresh everything
+            cells, d_num, d_den = delivered
+            num += np.bincount(cells, weights=d_num, minlength=num.size)
+            den += np.bincount(cells, weights=d_den, minlength=num.size)
+            refresh_all()
+        else:
+            if delivered is not None:
+                cells, d_num, d_den = delivered
+                np.add.at(num, cells, d_num)
+                np.add.at(den, cells, d_den)
+                stale = cells if stale is None else np.concatenate([stale, cells])
+            if stale is not None:
+                refresh(stale)
+        stale = None
+        if t <= K * f:
+            arm = np.full(N, (t - 1) % K, dtype=np.int64)
+        else:
+            np.multiply(spread.reshape(K, N), math.sqrt(2.0 * math.log(t)), out=index)
+            np.add(mean.reshape(K, N), index, out=index)
+            arm = argmax_ties_arm_major(index, policy.at(t).reshape(-1))
+        cell = arm * N + rows
+        pulls = counts[cell]
+        reward = reader.read(cell, pulls, counts)
+        sums[cell] += reward
+        counts[cell] = pulls + 1
+        if raw_own:
+            num[cell] += reward
+            den[cell] += 1.0
+            stale = cell
+        # Message content (weight w, mean) of the pulled streams before and after this
+        # round (A2). With count_field="release" it changes only at a release (w = ñ),
+        # so only the releasing rows are looked at.
+        due = np.flatnonzero((pulls + 1) % f == 0)
+        if current:
+            old_rel = released_n[cell]
+            old_mean = noisy[cell]
+            old_w = np.where(old_rel > 0, pulls, 0)
+        if due.size:
+            c = cell[due]
+            n = counts[c]
+            if not current:
+                old_w, old_mean = released_n[c], noisy[c]
+            if private:
+                values = mechanism.release(due // M, due % M, arm[due], sums[c], n)
+            else:
+                values = sums[c] / n
+            noisy[c] = values
+            released_n[c] = n
+        if current:
+            if due.size:
+                new_rel, new_mean = released_n[cell], noisy[cell]
+            else:
+                new_rel, new_mean = old_rel, old_mean
+            new_w = np.where(new_rel > 0, pulls + 1, 0)
+            delta_num = new_w * new_mean - old_w * old_mean
+            delta_den = (new_w - old_w).astype(np.float64)
+            changed = np.flatnonzero((delta_den != 0) | (delta_num != 0))
+            if changed.size < N:
+                c = cell[changed]
+                delta_num, delta_den = delta_num[changed], delta_den[changed]
+                send_arm = arm[changed]
+            else:
+                c, send_arm = cell, arm
+        elif due.size:
+            delta_num = n * values - old_w * old_mean
+            delta_den = (n - old_w).astype(np.float64)
+            keep = np.flatnonzero((delta_den != 0) | (delta_num != 0))
+            changed, c = due[keep], c[keep]
+            delta_num, delta_den = delta_num[keep], delta_den[keep]
+            send_arm = arm[changed]
+        else:
+            changed = due
+        if changed.size:
+            line.send(t, changed, send_arm, delta_num, delta_den)
+            if not raw_own:
+                num[c] += delta_num
+                den[c] += delta_den
+                stale = c
+        actions[:, t - 1], rewards[:, t - 1] = arm, reward
+        if content is not None:
+            noisy3 = noisy.reshape(K, B, M).transpose(1, 2, 0)
+            rel3 = released_n.reshape(K, B, M).transpose(1, 2, 0)
+            content["mean"][:, :, t - 1] = np.where(rel3 > 0, noisy3, np.nan)
+            counts3 = counts.reshape(K, B, M).transpose(1, 2, 0)
+            content["count"][:, :, t - 1] = np.where(rel3 > 0, counts3, 0) if current else rel3
+        if mechanism is not None and t % 256 == 0:
+            mechanism.flush()
+    if mechanism is not None:
+        mechanism.flush()
+    actions, rewards = actions.reshape(B, M, T), rewards.reshape(B, M, T)
+    released_n = np.ascontiguousarray(released_n.reshape(K, B, M).transpose(1, 2, 0))
+    transmissions, deliveries = communication_cost(schedule, T)
+    settings = {"gamma": schedule.gamma, "own_term": own_term, "count_field": count_field,
+                "interval": f}
+    if private:
+        settings.update({"epsilon": epsilon, "theta": theta, "rule": rule})
+    transcript = None
+    if record:
+        transcript = Transcript(schedule=schedule, content=content, actions=actions, rewards=rewards)
+    return CoopRun(
+        algorithm="private-coop-ucb" if private else "coop-ucb-nonprivate",
+        actions=actions, rewards=rewards, gaps=env.gaps, accountant=accountant,
+        release_counts=released_n // f if private else np.zeros((B, M, K), dtype=np.int64),
+        schedule=schedule, transmissions=transmissions, deliveries=deliveries,
+        settings=settings, transcript=transcript, seed_entropy=int(root.entropy),
+    )
+
+
+def run_private_coop_ucb(
+    env: BernoulliMAB,
+    graph: nx.Graph,
+    *,
+    horizon: int,
+    epsilon: float,
+    gamma: int,
+    theta: float | None = 1.1,
+    rule: str = "decaying",
+    own_term: str = "noisy",
+    count_field: str = "release",
+    n_trials: int = 1,
+    seed: int | np.random.SeedSequence = 0,
+    table: RewardTable | None = None,
+    record: bool = False,
+) -> CoopRun:
+    """Private Multi-Agent UCB (Alg. 2 with Alg. 1's interval releases), batched.
+
+    Parameters
+    ----------
+    env : BernoulliMAB
+        ``n_agents`` agents, ``n_arms`` arms (homogeneous means in the paper).
+    graph : networkx.Graph
+        Connected, nodes ``0..n_agents-1``.
+    horizon : int
+        Rounds T >= 1.
+    epsilon : float
+        The paper's input ε (sets ``f = ⌈1/ε⌉``; the per-release ε under "fixed"), > 0.
+    gamma : int
+        Message life γ >= 1.
+    theta : float or None
+        ϑ in (1, 2) (Tossou & Dimitrakakis' ``v``), required for ``rule="decaying"``.
+    rule : {"decaying", "fixed"}
+        Noise rule (module docstring).
+    own_term : {"noisy", "raw"}
+        The agent's own term in its group mean (A1).
+    count_field : {"release", "current"}
+        The count sent with the mean (A2).
+    n_trials : int
+        Batch size, >= 1.
+    seed : int or SeedSequence
+        Root of the streams (ENVIRONMENT: reward table; POLICY: ties; NOISE: Laplace
+        draws, one generator per (trial, agent)).
+    table : RewardTable, optional
+        Reward table to use instead of the seed's (neighboring runs in audits).
+    record : bool
+        Keep a :class:`Transcript`.
+
+    Returns
+    -------
+    CoopRun
+        ``accountant``: one :class:`privacy.IntervalRelease` per ``(trial, agent,
+        arm)`` stream, charged when the mechanism opens and covering every release
+        point up to ``horizon`` (:class:`fedpriv.privacy.interval_mechanism.IntervalMeanRelease`), and one
+        ledger row per actual noise draw; with ``own_term="raw"`` also ``NonPrivate``
+        on every stream. :func:`fedpriv.algorithms.coop.baselines.interval_guarantee` puts it next to
+        the claim.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon <= 0``, ``theta`` not in (1, 2) (or missing for "decaying"), an
+        unknown option, ``gamma < 1``, the graph is disconnected or does not match
+        the agents, ``horizon`` or ``n_trials`` < 1, or a reward is outside [0, 1].
+    """
+    epsilon = check_epsilon("epsilon", epsilon)
+    interval_noise_scales(epsilon, [1], theta=theta, rule=rule)  # validates theta, rule
+    if own_term not in OWN_TERMS:
+        raise ValueError(f"`own_term` must be one of {OWN_TERMS}, got {own_term!r}.")
+    if count_field not in COUNT_FIELDS:
+        raise ValueError(f"`count_field` must be one of {COUNT_FIELDS}, got {count_field!r}.")
+    return _simulate(
+        env, graph, horizon=horizon, gamma=gamma, n_trials=n_trials, seed=seed, table=table,
+        record=record, private=True, epsilon=epsilon, theta=theta, rule=rule,
+        own_term=own_term, count_field=count_field,
+    )
+
+
+def run_coop_ucb_nonprivate(
+    env: BernoulliMAB,
+    graph: nx.Graph,
+    *,
+    horizon: int,
+    gamma: int,
+    interval: int = 1,
+    own_term: str = "raw",
+    count_field: str = "current",
+    n_trials: int = 1,
+    seed: int | np.random.SeedSequence = 0,
+    table: RewardTable | None = None,
+    record: bool = False,
+) -> CoopRun:
+    """Non-private cooperative UCB: raw means and counts flooded every round.
+
+    The paper never defines "the non-private version" (E15). Default (``interval=1``,
+    raw own term, current count): every message carries the agent's current raw
+    means and counts, i.e. the authors' MP-UCB with the empirical mean (byzantine.md
+    §2.7). ``interval=f`` with ``own_term="noisy"`` and ``count_field="release"`` is
+    the literal "Alg. 1 + 2 with the noise removed" (means refreshed every ``f`` own
+    pulls, round-robin for ``K f`` rounds). The accountant holds one ``NonPrivate``
+    per stream (ε = ∞). Other parameters, returns and errors as
+    :func:`run_private_coop_ucb`; ``interval`` must be >= 1.
+    """
+    interval = check_int_at_least("interval", interval, 1)
+    if own_term not in OWN_TERMS:
+        raise ValueError(f"`own_term` must be one of {OWN_TERMS}, got {own_term!r}.")
+    if count_field not in COUNT_FIELDS:
+        raise ValueError(f"`count_field` must be one of {COUNT_FIELDS}, got {count_field!r}.")
+    return _simulate(
+        env, graph, horizon=horizon, gamma=gamma, n_trials=n_trials, seed=seed, table=table,
+        record=record, private=False, epsilon=math.inf, theta=None, rule="decaying",
+        own_term=own_term, count_field=count_field, interval=interval,
+    )

@@ -1,0 +1,3 @@
+"""Environments: pre-drawn reward tables and contexts."""
+
+__all__: list[str] = []

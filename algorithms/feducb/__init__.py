@@ -1,0 +1,3 @@
+"""FedUCB (Dubey & Pentland, NeurIPS 2020) and its LinUCB/OFUL baselines."""
+
+__all__: list[str] = []

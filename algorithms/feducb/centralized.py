@@ -1,0 +1,517 @@
+"""Centralized FedUCB (Dubey & Pentland, NeurIPS 2020, Alg. 1 + Alg. 2), vectorized.
+
+M agents play the federated linear bandit of :mod:`fedpriv.algorithms.environments.linear`. Each
+agent acts optimistically (OFUL) on ``V = S + U`` and ``ũ = s + ū``, where ``(S, s)``
+is the last synchronised (noisy) statistic and ``(U, ū)`` its own raw data since the
+last sync. A sync sends every agent's new Gram increment ``Q`` to its Privatizer
+(:class:`fedpriv.privacy.matrix_tree.MatrixTreePrivatizer`); the controller sums the releases
+into ``S = Σ_i Û_i``, ``s = Σ_i û_i`` and broadcasts them.
+
+Variants (the ``algorithm`` name of :class:`FedUCBRun`)
+------------------------------------------------------
+``feducb``            adaptive: a sync happens when some agent's log-det test fires
+                      (Alg. 1 line 12, read as below).
+``feducb-fixed``      sync every ``sync_every`` rounds regardless of the data (Zhou &
+                      Chowdhury's Private-FedLinUCB schedule), same Privatizer with
+                      ``m = 1 + ⌈log2 ⌊T/B⌋⌉``: the schedule is data-independent, so
+                      the Privatizer's releases are the only data-dependent messages
+                      and no raw channel is charged.
+``feducb-nonprivate`` H = λI and no noise (the paper's dashed curves, Fig. 1B); the
+                      raw statistics are charged as ``events.NonPrivate``.
+
+Readings of Alg. 1's defects (feducb.md §2.2 "Defects", recommended reading)
+---------------------------------------------------------------------------
+1. The resets of line 24 (``Δt ← 0, U ← 0, ū ← 0``) belong to the **sync branch**
+   and apply to every agent; ``U ← 0`` as in [P] (the regulariser lives in S).
+2. ``Δt`` counts the rounds since the last sync *including* the current one (so it
+   is >= 1 at the test); the test is ``Δt · (log det W − log det S) >= D``.
+3. Triggers are collected over the round and **one global sync** happens at the end
+   of the round (then the flag is cleared): agents never act on a mid-round S.
+4. ``Q`` is the running ``Σ v vᵀ``, ``v = [x; y]``, since the last sync (one leaf).
+5. The Privatizer releases each agent's noisy *all-time* statistic (prefix sum of its
+   leaves) and ``S = Σ_i Û_i``; the initial ``S = M ρ_min I``.
+6. ``W = V_{t+1} + M (ρ_max − ρ_min) I`` with ``V_{t+1} = V_t + x xᵀ`` (line 12).
+7. β follows Prop. 2 with the current ``log det V`` ([H] or [P] privacy terms; the
+   printed ``d log det V`` is corrected unless ``literal_d_factor``), or a constant.
+8. The PSD shift ``2ΛI`` is applied by the Privatizer to every Û.
+
+Accounting: the Privatizer charges one ``SymmetricMatrixGaussianTree`` per (trial,
+agent) when it opens (worst case per record under
+``REPLACE_ONE_CONTEXT_REWARD``, or ``USER_AT_ALL_AGENTS`` with shared users, where the
+M trees compose). The adaptive trigger's sync requests are a raw-data release to the
+controller and are charged as ``events.NonPrivate`` (channel ``"sync-timing"``), so
+the end-to-end ε is ∞ and :meth:`FedUCBRun.accountant_epsilon` reports the
+Privatizer channel (Prop. 3's scope) separately. Not charged and not covered: an
+agent's use of its own raw data between syncs, which can change its later leaves
+(feducb.md §3.6 item 12).
+
+Finding: with the paper's calibration the ``2MΛ I`` shift inside the test dominates
+the data, so the sync times depend on the data only through a term of relative
+size ``~ L²/(MΛ)`` (see :mod:`fedpriv.algorithms.feducb.sync`); the channel is real but
+weak at ε ≈ 1 and strong when Λ is small (large ε) or without noise.
+
+Speed: ``V^{-1}`` and ``W^{-1}`` are kept by Sherman–Morrison rank-one updates and
+their log-determinants by the matrix determinant lemma; both are rebuilt from a
+Cholesky factorisation at every sync (no explicit inverse per step). The hot loop
+allocates no per-round batch of matrices (one scratch array for the outer products),
+and a sync of every trial uses slices rather than gathers. Issue 4's benchmark:
+``benchmarks/bench_feducb.py``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from fedpriv.algorithms.feducb.run import (
+    FedUCBRun,
+    FedUCBTranscript,
+    inverse_and_logdet,
+    open_accounting,
+    rank_one_update,
+    subtract_outer,
+)
+from fedpriv.algorithms.feducb.sync import exploration_radius, recommended_threshold
+from fedpriv.algorithms.environments.linear import CHUNK_ROUNDS, LinearBanditTables
+from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rngs
+from fedpriv.privacy._checks import check_int_at_least, check_positive, check_real
+from fedpriv.privacy.errors import CapacityExceededError
+from fedpriv.privacy.matrix_tree import (
+    PRIVATIZER_CALIBRATIONS,
+    privatizer_calibration,
+)
+
+__all__ = [
+    "BETA_VERSIONS",
+    "ON_CAPACITY",
+    "SYNC_TIMING_REASON",
+    "FedUCBRun",
+    "FedUCBTranscript",
+    "run_feducb",
+    "run_feducb_fixed",
+    "run_feducb_nonprivate",
+]
+
+#: β choices: Prop. 2 of the full text "H", of the NeurIPS text "P", or a constant.
+BETA_VERSIONS = ("H", "P", "tuned")
+#: What a sync past the tree's capacity does: raise, or stop syncing that trial.
+ON_CAPACITY = ("raise", "stop")
+#: Reason of the NonPrivate charge of the adaptive algorithm's sync requests.
+SYNC_TIMING_REASON = (
+    "sync requests: Alg. 1 line 12's log-det test on each agent's raw local Gram "
+    "matrix decides when the controller synchronises (feducb.md §3.6 item 11)"
+)
+_VERSION_OF_BETA = {"H": "full", "P": "neurips", "tuned": "full"}
+
+
+def _run(
+    tables: LinearBanditTables,
+    *,
+    private: bool,
+    fixed: bool,
+    epsilon: float,
+    delta: float,
+    threshold: float | None,
+    sync_every: int | None,
+    calibration: str,
+    beta: str,
+    beta_value: float | None,
+    n_syncs: int | None,
+    regularizer: float,
+    failure_probability: float,
+    literal_d_factor: bool,
+    on_capacity: str,
+    record: bool,
+    seed: int | np.random.SeedSequence,
+    side: int,
+) -> FedUCBRun:
+    if not isinstance(tables, LinearBanditTables):
+        raise TypeError(f"`tables` must be LinearBanditTables, got {type(tables).__name__}.")
+    spec = tables.spec
+    n_trials, n_agents, horizon = tables.n_trials, tables.n_agents, tables.horizon
+    d = tables.dim
+    algorithm = "feducb-nonprivate" if not private else ("feducb-fixed" if fixed else "feducb")
+    if beta not in BETA_VERSIONS:
+        raise ValueError(f"`beta` must be one of {BETA_VERSIONS}, got {beta!r}.")
+    if beta == "tuned":
+        beta_value = check_positive("beta_value", beta_value if beta_value is not None else -1.0)
+    if on_capacity not in ON_CAPACITY:
+        raise ValueError(f"`on_capacity` must be one of {ON_CAPACITY}, got {on_capacity!r}.")
+    if calibration not in PRIVATIZER_CALIBRATIONS:
+        raise ValueError(
+            f"`calibration` must be one of {PRIVATIZER_CALIBRATIONS}, got {calibration!r}."
+        )
+    side = check_int_at_least("side", side, 0)
+    if fixed:
+        sync_every = check_int_at_least("sync_every", sync_every, 1)
+        n_syncs = max(1, horizon // sync_every)
+    elif n_syncs is not None:
+        n_syncs = check_int_at_least("n_syncs", n_syncs, 1)
+    root = as_seed_sequence(seed)
+    sigma = spec.sub_gaussian
+    if private:
+        cal = privatizer_calibration(
+            epsilon, delta, horizon=horizon, n_agents=n_agents, dim=d, n_syncs=n_syncs,
+            calibration=calibration, version=_VERSION_OF_BETA[beta], bound_x=spec.bound_x,
+            bound_y=spec.bound_y, bound_theta=spec.bound_theta,
+            failure_probability=failure_probability,
+        )
+        rho_min, rho_max, privacy_term = cal.rho_min, cal.rho_max, cal.beta_privacy_term
+        noise_stddev, shift, capacity = cal.noise_stddev, cal.shift, cal.capacity
+        initial = n_agents * rho_min
+    else:
+        cal = None
+        regularizer = check_positive("regularizer", regularizer)
+        rho_min = rho_max = regularizer / n_agents  # S starts at λ I = M ρ_min I
+        privacy_term = (
+            n_agents * spec.bound_theta * math.sqrt(rho_max) if beta == "H"
+            else spec.bound_theta * math.sqrt(regularizer)
+        )
+        noise_stddev, shift, initial = 0.0, 0.0, regularizer
+        capacity = horizon if n_syncs is None else 2 ** (n_syncs - 1).bit_length()
+    if fixed:
+        threshold = math.nan
+    elif threshold is None:
+        threshold = recommended_threshold(
+            horizon=horizon, dim=d, rho_min=rho_min, rho_max=rho_max, bound_x=spec.bound_x
+        )
+    else:
+        threshold = check_real("threshold", threshold)
+        if threshold < 0:
+            raise ValueError(f"`threshold` must be >= 0, got {threshold!r}.")
+    shift_w = n_agents * (rho_max - rho_min)
+
+    accountant, privatizer = open_accounting(
+        shared_users=spec.shared_users, n_trials=n_trials, n_agents=n_agents, dim=d,
+        capacity=capacity, noise_stddev=noise_stddev, shift=shift,
+        frobenius_sensitivity=math.sqrt(2.0) * (spec.bound_x**2 + spec.bound_y**2),
+        sync_timing_reason=None if fixed else SYNC_TIMING_REASON,
+        rng=stream_rngs(root, n_trials=n_trials, n_agents=n_agents, side=side, stream=Stream.NOISE),
+    )
+    shared = spec.shared_users
+
+    # ---------------------------------------------------------------- state
+    eye = np.eye(d)
+    s_gram = np.broadcast_to(initial * eye, (n_trials, d, d)).copy()
+    s_vec = np.zeros((n_trials, d))
+    inv_s, logdet_s = inverse_and_logdet(s_gram)
+    a_inv = np.broadcast_to(inv_s[:, None], (n_trials, n_agents, d, d)).copy()
+    logdet_v = np.repeat(logdet_s[:, None], n_agents, axis=1)
+    w_inv, logdet_w0 = inverse_and_logdet(s_gram + shift_w * eye)
+    w_inv = np.broadcast_to(w_inv[:, None], (n_trials, n_agents, d, d)).copy()
+    logdet_w = np.repeat(logdet_w0[:, None], n_agents, axis=1)
+    work = np.empty_like(a_inv)  # scratch of the rank-one updates (no allocation per round)
+    u_bar = np.zeros((n_trials, n_agents, d))
+    leaf = np.zeros((n_trials, n_agents, d + 1, d + 1))  # Q since the last sync
+    dt = np.zeros(n_trials, dtype=np.int64)
+    syncing = np.ones(n_trials, dtype=bool)  # False once a trial stops at capacity
+    cumulative = np.zeros((n_trials, n_agents))
+    regret_curve = np.empty((n_trials, horizon))
+    sync_rounds = np.zeros((n_trials, horizon), dtype=bool)
+    if record:
+        requests_log = np.zeros((n_trials, n_agents, horizon), dtype=bool)
+        actions_log = np.zeros((n_trials, n_agents, horizon), dtype=np.int16)
+        rewards_log = np.zeros((n_trials, n_agents, horizon))
+        rel_gram: list[list] = [[] for _ in range(n_trials)]
+        rel_vec: list[list] = [[] for _ in range(n_trials)]
+        bc_gram: list[list] = [[] for _ in range(n_trials)]
+        bc_vec: list[list] = [[] for _ in range(n_trials)]
+    trial_index = np.arange(n_trials)[:, None]
+    agent_index = np.arange(n_agents)[None, :]
+
+    v_buffer = np.zeros((n_trials, n_agents, CHUNK_ROUNDS, d + 1))  # v = [x; y] rows
+    flushed = np.zeros(n_trials, dtype=np.int64)  # rows of the chunk already in Q
+
+    def flush(rows: int, idx: np.ndarray) -> None:
+        """Add ``v vᵀ`` of the chunk rows ``flushed[j] .. rows-1`` to ``Q`` of trials ``idx``."""
+        first = int(flushed[idx].min())
+        if first >= rows:
+            return
+        part = v_buffer[idx, :, first:rows] if idx.size < n_trials else v_buffer[:, :, first:rows]
+        if np.any(flushed[idx] > first):  # some trials flushed later rows already
+            keep = np.arange(first, rows) >= flushed[idx][:, None]
+            part = part * keep[:, None, :, None]
+        target = slice(None) if idx.size == n_trials else idx  # every trial: no gather
+        if rows - first == 1:  # one row (a sync every round): its outer product, one
+            # product per entry as in the k = 1 matmul, without a BLAS call per agent
+            leaf[target] += np.einsum("...i,...j->...ij", part[:, :, 0], part[:, :, 0])
+        else:
+            leaf[target] += np.matmul(part.swapaxes(-1, -2), part)
+        flushed[idx] = rows
+
+    all_trials = np.arange(n_trials)
+
+    for start in range(0, horizon, CHUNK_ROUNDS):
+        stop = min(horizon, start + CHUNK_ROUNDS)
+        block = tables.block(start, stop)
+        # round-major contiguous copies: one per chunk instead of strided views per round
+        block_contexts = np.ascontiguousarray(np.moveaxis(block.contexts, 2, 0))
+        block_rewards = np.ascontiguousarray(np.moveaxis(block.rewards, 2, 0))
+        block_means = np.ascontiguousarray(np.moveaxis(block.means, 2, 0))
+        for t in range(start, stop):
+            row = t - start
+            contexts = block_contexts[row]  # (J, I, K, d)
+            means = block_means[row]
+            ax_all = np.matmul(contexts, a_inv)  # A symmetric: rows are (A x)ᵀ
+            width = np.sqrt(np.maximum(np.einsum("jikd,jikd->jik", ax_all, contexts), 0.0))
+            if beta == "tuned":
+                radius = beta_value
+            else:
+                radius = exploration_radius(
+                    logdet_v, dim=d, n_agents=n_agents, rho_min=rho_min,
+                    privacy_term=privacy_term, sub_gaussian=sigma,
+                    failure_probability=failure_probability, literal_d_factor=literal_d_factor,
+                )[..., None]
+            # ⟨x, θ̄⟩ = xᵀ A ũ with θ̄ = V^{-1} ũ (line 6)
+            ucb = np.einsum("jikd,jid->jik", ax_all, s_vec[:, None] + u_bar) + radius * width
+            arm = np.argmax(ucb, axis=-1)  # (J, I)
+            x = contexts[trial_index, agent_index, arm]
+            y = block_rewards[row][trial_index, agent_index, arm]
+            cumulative += means.max(axis=-1) - means[trial_index, agent_index, arm]
+            regret_curve[:, t] = cumulative.mean(axis=1)
+            # Sherman–Morrison on V^{-1} and the matrix determinant lemma on log det V
+            ax = ax_all[trial_index, agent_index, arm]
+            quad = np.einsum("jid,jid->ji", ax, x)
+            subtract_outer(a_inv, ax, quad, work=work)
+            logdet_v += np.log1p(quad)
+            u_bar += y[..., None] * x
+            v_buffer[:, :, row, :d] = x
+            v_buffer[:, :, row, d] = y
+            dt += 1
+            if record:
+                actions_log[:, :, t] = arm
+                rewards_log[:, :, t] = y
+            if fixed:
+                sync = np.full(n_trials, (t + 1) % sync_every == 0)
+            else:
+                quad_w = rank_one_update(w_inv, x, work=work)
+                logdet_w += np.log1p(quad_w)
+                requests = dt[:, None] * (logdet_w - logdet_s[:, None]) >= threshold
+                if record:
+                    requests_log[:, :, t] = requests
+                sync = requests.any(axis=1) & syncing
+            if not sync.any():
+                continue
+            full = sync & (privatizer.remaining_capacity[:, 0] <= 0)
+            if full.any():
+                if on_capacity == "raise":
+                    raise CapacityExceededError(
+                        f"sync {privatizer.capacity + 1} requested at round {t} but the "
+                        f"Privatizer's tree holds {privatizer.capacity} leaves (m = "
+                        f"{privatizer.depth}); pass a larger n_syncs or on_capacity='stop'."
+                    )
+                syncing &= ~full
+                sync &= ~full
+                if not sync.any():
+                    continue
+            idx = np.flatnonzero(sync)
+            flush(row + 1, idx)
+            # every trial syncs (e.g. D = 0 or the fixed schedule): slices, not gathers
+            at: Any = slice(None) if idx.size == n_trials else idx
+            mask = np.broadcast_to(sync[:, None], (n_trials, n_agents))
+            u_hat, small_u_hat = privatizer.release(leaf, mask)
+            s_gram[at] = u_hat[at].sum(axis=1) + (0.0 if private else initial * eye)
+            s_vec[at] = small_u_hat[at].sum(axis=1)
+            inv_s, logdet_s[at] = inverse_and_logdet(s_gram[at])
+            a_inv[at] = inv_s[:, None]
+            logdet_v[at] = logdet_s[at][:, None]
+            if not fixed:
+                inv_w, logdet_w_new = inverse_and_logdet(s_gram[at] + shift_w * eye)
+                w_inv[at] = inv_w[:, None]
+                logdet_w[at] = logdet_w_new[:, None]
+            u_bar[at] = 0.0
+            leaf[at] = 0.0
+            dt[at] = 0
+            sync_rounds[idx, t] = True
+            if record:
+                for j in idx.tolist():
+                    rel_gram[j].append(u_hat[j])
+                    rel_vec[j].append(small_u_hat[j])
+                    bc_gram[j].append(s_gram[j].copy())
+                    bc_vec[j].append(s_vec[j].copy())
+        flush(stop - start, all_trials)
+        flushed[:] = 0
+
+    transcript = None
+    if record:
+        def stack(parts: list, shape: tuple[int, ...]) -> np.ndarray:
+            return np.stack(parts) if parts else np.zeros((0, *shape))
+
+        transcript = FedUCBTranscript(
+            requests=requests_log, actions=actions_log, rewards=rewards_log,
+            sync_times=tuple(np.flatnonzero(row) for row in sync_rounds),
+            releases_gram=tuple(stack(p, (n_agents, d, d)) for p in rel_gram),
+            releases_vector=tuple(stack(p, (n_agents, d)) for p in rel_vec),
+            broadcasts_gram=tuple(stack(p, (d, d)) for p in bc_gram),
+            broadcasts_vector=tuple(stack(p, (d,)) for p in bc_vec),
+        )
+    setting: dict[str, Any] = {
+        "n_agents": n_agents, "n_arms": tables.n_arms, "dim": d, "horizon": horizon,
+        "n_trials": n_trials, "reward": spec.reward, "shared_users": shared,
+        "beta": beta, "beta_value": beta_value, "failure_probability": failure_probability,
+        "sub_gaussian": sigma, "literal_d_factor": literal_d_factor,
+    }
+    if private:
+        setting.update({"epsilon": epsilon, "delta": delta, "calibration": calibration})
+    else:
+        setting["regularizer"] = regularizer
+    return FedUCBRun(
+        algorithm=algorithm, setting=setting, regret_curve=regret_curve,
+        final_regret=cumulative, sync_rounds=sync_rounds, n_syncs=sync_rounds.sum(axis=1),
+        threshold=float(threshold), sync_every=sync_every if fixed else None,
+        tree_depth=privatizer.depth if private else 0, capacity=capacity if private else 0,
+        calibration=cal, accountant=accountant, transcript=transcript,
+        seed_entropy=int(root.entropy),
+    )
+
+
+def run_feducb(
+    tables: LinearBanditTables,
+    *,
+    epsilon: float,
+    delta: float,
+    threshold: float | None = None,
+    calibration: str = "paper",
+    beta: str = "H",
+    beta_value: float | None = None,
+    n_syncs: int | None = None,
+    failure_probability: float = 0.1,
+    literal_d_factor: bool = False,
+    on_capacity: str = "raise",
+    record: bool = False,
+    seed: int | np.random.SeedSequence = 0,
+    side: int = 0,
+) -> FedUCBRun:
+    """Private centralized FedUCB (Alg. 1 + Alg. 2) on every trial of ``tables``.
+
+    Parameters
+    ----------
+    tables : LinearBanditTables
+        The worlds (contexts, rewards, θ*) of ``n_trials`` trials.
+    epsilon, delta : float
+        The claim; the Privatizer's noise is calibrated from it (``calibration``).
+    threshold : float, optional
+        ``D`` >= 0 of the log-det test; None is Theorem 1's value
+        (:func:`fedpriv.algorithms.feducb.sync.recommended_threshold`). See
+        :func:`~fedpriv.algorithms.feducb.sync.threshold_for_syncs` for a target number of
+        syncs; ``0`` syncs every round.
+    calibration : {"paper", "corrected", "exact"}
+        Noise calibration (:mod:`fedpriv.privacy.matrix_tree`).
+    beta : {"H", "P", "tuned"}
+        Prop. 2's β with the privacy terms of the full text [H] or of the NeurIPS
+        text [P], or the constant ``beta_value``.
+    beta_value : float, optional
+        β when ``beta == "tuned"``, > 0.
+    n_syncs : int, optional
+        ``n`` fixed a priori: tree depth ``m = 1 + ⌈log2 n⌉`` (and Λ's union bound).
+        None uses ``m = 1 + ⌈log2 T⌉`` (Alg. 2 line 2; never exceeds capacity).
+    failure_probability : float
+        α of Prop. 2 and 4.
+    literal_d_factor : bool
+        Use the printed ``d log det V`` in β (see
+        :func:`~fedpriv.algorithms.feducb.sync.exploration_radius`).
+    on_capacity : {"raise", "stop"}
+        A sync past the tree's capacity raises
+        :class:`~fedpriv.privacy.errors.CapacityExceededError`, or stops that trial's syncs.
+    record : bool
+        Keep the transcript (:class:`FedUCBTranscript`).
+    seed : int or SeedSequence
+        Root of the privacy-noise streams ``(trial, side, agent, Stream.NOISE)``.
+    side : int
+        0 for the world D, 1 for D' in an audit (fresh noise streams).
+
+    Returns
+    -------
+    FedUCBRun
+
+    Raises
+    ------
+    ValueError
+        On a parameter out of range (named in the message).
+    CapacityExceededError
+        See ``on_capacity``.
+    """
+    return _run(
+        tables, private=True, fixed=False, epsilon=epsilon, delta=delta, threshold=threshold,
+        sync_every=None, calibration=calibration, beta=beta, beta_value=beta_value,
+        n_syncs=n_syncs, regularizer=1.0, failure_probability=failure_probability,
+        literal_d_factor=literal_d_factor, on_capacity=on_capacity, record=record,
+        seed=seed, side=side,
+    )
+
+
+def run_feducb_fixed(
+    tables: LinearBanditTables,
+    *,
+    epsilon: float,
+    delta: float,
+    sync_every: int,
+    calibration: str = "paper",
+    beta: str = "H",
+    beta_value: float | None = None,
+    failure_probability: float = 0.1,
+    literal_d_factor: bool = False,
+    record: bool = False,
+    seed: int | np.random.SeedSequence = 0,
+    side: int = 0,
+) -> FedUCBRun:
+    """FedUCB with a data-independent schedule: sync at the end of rounds ``B-1, 2B-1, ...``.
+
+    Zhou & Chowdhury's (ICLR 2024) fix of the sync-timing channel: the sync times
+    do not depend on any data, so the only data-dependent messages are the
+    Privatizer's, whose tree has ``n = ⌊T/B⌋`` leaves (``m = 1 + ⌈log2 n⌉``).
+
+    What the accountant's ε still assumes: the per-record bound is for a Privatizer
+    input stream that differs in one record. Between syncs an agent acts on its own
+    raw data (Alg. 1 line 4), so one changed ``(x, y)`` can change that agent's later
+    actions and hence later leaves (feducb.md §3.6 item 12, adaptivity/own-data use).
+    That effect is not a release and is not charged; it is left to end-to-end audits.
+    Parameters as in :func:`run_feducb`, with ``sync_every`` (``B`` >= 1) instead of a
+    threshold.
+    """
+    return _run(
+        tables, private=True, fixed=True, epsilon=epsilon, delta=delta, threshold=None,
+        sync_every=sync_every, calibration=calibration, beta=beta, beta_value=beta_value,
+        n_syncs=None, regularizer=1.0, failure_probability=failure_probability,
+        literal_d_factor=literal_d_factor, on_capacity="raise", record=record,
+        seed=seed, side=side,
+    )
+
+
+def run_feducb_nonprivate(
+    tables: LinearBanditTables,
+    *,
+    threshold: float | None = None,
+    sync_every: int | None = None,
+    regularizer: float = 1.0,
+    beta: str = "P",
+    beta_value: float | None = None,
+    failure_probability: float = 0.1,
+    literal_d_factor: bool = False,
+    record: bool = False,
+    seed: int | np.random.SeedSequence = 0,
+) -> FedUCBRun:
+    """Non-private FedUCB: ``H = λ I`` (``S`` starts at ``λ I``), raw statistics, no noise.
+
+    The log-det test has no noise shift (``ρ_max = ρ_min = λ/M``); β is Prop. 2's
+    with ``M ρ_min = λ`` and privacy term ``S sqrt(λ)`` ([P]) or ``M S sqrt(λ/M)``
+    ([H]), i.e. OFUL's radius. With ``sync_every`` the schedule is fixed instead.
+    The raw releases are charged as ``events.NonPrivate``.
+
+    Parameters
+    ----------
+    regularizer : float
+        λ > 0.
+    Other parameters as in :func:`run_feducb`.
+    """
+    if sync_every is not None and threshold is not None:
+        raise ValueError("give at most one of `threshold` and `sync_every`.")
+    return _run(
+        tables, private=False, fixed=sync_every is not None, epsilon=math.inf, delta=0.0,
+        threshold=threshold, sync_every=sync_every, calibration="paper", beta=beta,
+        beta_value=beta_value, n_syncs=None, regularizer=regularizer,
+        failure_probability=failure_probability, literal_d_factor=literal_d_factor,
+        on_capacity="raise", record=record, seed=seed, side=0,
+    )

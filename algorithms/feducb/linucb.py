@@ -1,0 +1,416 @@
+"""LinUCB / OFUL baselines for FedUCB's federated linear bandit, vectorized over trials.
+
+Three references for Dubey & Pentland (NeurIPS 2020); none is run in the paper
+(feducb.md §5.4 and §7.5 item 13 "recommended additions"):
+
+``linucb``
+    Every agent runs its own non-private OFUL (Abbasi-Yadkori, Pál & Szepesvári
+    2011, Alg. 1 with Thm. 2's radius) on its own data only. With ``n_agents = 1``
+    this is single-agent OFUL. Nothing leaves an agent, so nothing is charged.
+``linucb-independent-private``
+    Every agent runs a private LinUCB with its own Privatizer (FedUCB's Alg. 2,
+    :class:`fedpriv.privacy.matrix_tree.MatrixTreePrivatizer`) and no communication, as in
+    Shariff & Sheffet (NeurIPS 2018): each round's ``v vᵀ`` (``v = [x; y]``) is one
+    leaf, the tree releases the noisy prefix ``(Û, û)`` every round
+    (``n = T``, ``m = 1 + ⌈log2 T⌉``, Alg. 2 line 2), and the agent acts on the
+    released statistic only, so its actions are (ε, δ)-DP w.r.t. its own history
+    (joint DP). This is Remark 2's "each agent acting individually" with FedUCB's noise.
+    Each agent's tree is charged to the accountant under its own ``agent`` cell:
+    agents hold disjoint records, so the guarantees compose in **parallel**.
+``linucb-pooled``
+    One non-private learner per trial sees every agent's data: the "non-private
+    centralized pooled LinUCB over all MT samples". Order of updates within a round
+    (``order``): ``"round"`` (default) — all M agents act on the statistic of rounds
+    ``< t``, then the M observations are added; ``"sequential"`` — agent ``i`` acts
+    after the observations of agents ``< i`` of the same round are added (the
+    hypothetical learner ``W_{i,t}`` of the paper's eq. (8)). With ``M = 1`` both are
+    single-agent OFUL.
+
+Radius β: ``"oful"`` is Thm. 2 of Abbasi-Yadkori et al.,
+``β_t = σ sqrt(2 ln(1/α) + log det V_t − d ln λ) + sqrt(λ) S``; the private learner's
+``"H"``/``"P"`` is FedUCB's Prop. 2 with ``M = 1`` (both texts coincide there) via
+:func:`fedpriv.algorithms.feducb.sync.exploration_radius`; ``"tuned"`` is a constant.
+
+Speed: the non-private learners keep ``V^{-1}`` by Sherman–Morrison rank-one updates
+and ``log det V`` by the matrix determinant lemma; the private learner's ``V`` changes
+by fresh noise every round, so it is factorised by Cholesky every round (one batched
+factorisation and one batched triangular solve with ``K + 1`` right-hand sides; no
+explicit inverse).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+
+from fedpriv.algorithms.feducb.sync import exploration_radius
+from fedpriv.algorithms.environments.linear import LinearBanditTables
+from fedpriv.algorithms.feducb.oful import (
+    iterate_rounds,
+    oful_radius,
+    sherman_morrison_update,
+    ucb_scores,
+)
+from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rngs
+from fedpriv.privacy._checks import check_positive, check_probability
+from fedpriv.privacy.accountant import Accountant
+from fedpriv.privacy.matrix_tree import (
+    PRIVATIZER_CALIBRATIONS,
+    MatrixTreePrivatizer,
+    PrivatizerCalibration,
+    privatizer_calibration,
+)
+from fedpriv.privacy.relations import NeighboringRelation
+
+__all__ = [
+    "BETA_CHOICES",
+    "UPDATE_ORDERS",
+    "LinUCBRun",
+    "run_linucb",
+    "run_linucb_independent_private",
+    "run_linucb_pooled",
+]
+
+#: Radius choices: OFUL's Thm. 2 (non-private), FedUCB's Prop. 2 ([H]/[P]), a constant.
+BETA_CHOICES = ("oful", "H", "P", "tuned")
+#: Order of the M updates within a round of the pooled learner.
+UPDATE_ORDERS = ("round", "sequential")
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class LinUCBRun:
+    """Result of a batch of LinUCB baseline runs.
+
+    Attributes
+    ----------
+    algorithm : str
+        ``"linucb"``, ``"linucb-independent-private"`` or ``"linucb-pooled"``.
+    setting : dict
+        Parameters of the run (JSON-friendly scalars).
+    regret_curve : ndarray of float64, shape (n_trials, horizon)
+        Average per-agent cumulative pseudo-regret ``R_M(t)/M`` after round ``t``.
+    final_regret : ndarray of float64, shape (n_trials, n_agents)
+        Each agent's cumulative pseudo-regret at ``T``.
+    actions : ndarray of int16, shape (n_trials, n_agents, horizon) or None
+        Chosen action indices (with ``record=True``).
+    accountant : Accountant or None
+        Every release (private learner only).
+    calibration : PrivatizerCalibration or None
+    seed_entropy : int
+    """
+
+    algorithm: str
+    setting: dict
+    regret_curve: np.ndarray
+    final_regret: np.ndarray
+    actions: np.ndarray | None
+    accountant: Accountant | None
+    calibration: PrivatizerCalibration | None
+    seed_entropy: int
+
+    def accountant_epsilon(self, target_delta: float) -> tuple[str, float]:
+        """``(route, ε)`` of the Privatizer releases at ``target_delta`` (private only).
+
+        Raises
+        ------
+        ValueError
+            For a non-private run (nothing was released).
+        """
+        if self.accountant is None:
+            raise ValueError(f"{self.algorithm} releases nothing; it has no accountant.")
+        return self.accountant.tightest(target_delta)
+
+
+def _check_common(tables: Any, beta: str, beta_value: float | None, failure_probability: float,
+                  allowed: tuple[str, ...]) -> float | None:
+    if not isinstance(tables, LinearBanditTables):
+        raise TypeError(f"`tables` must be LinearBanditTables, got {type(tables).__name__}.")
+    if beta not in allowed:
+        raise ValueError(f"`beta` must be one of {allowed}, got {beta!r}.")
+    check_probability("failure_probability", failure_probability)
+    if failure_probability >= 1.0:
+        raise ValueError(f"`failure_probability` must be in (0, 1), got {failure_probability!r}.")
+    if beta == "tuned":
+        return check_positive("beta_value", beta_value if beta_value is not None else -1.0)
+    return None
+
+
+def _setting(tables: LinearBanditTables, **extra: Any) -> dict:
+    spec = tables.spec
+    return {"n_agents": tables.n_agents, "n_arms": tables.n_arms, "dim": tables.dim,
+            "horizon": tables.horizon, "n_trials": tables.n_trials, "reward": spec.reward,
+            "shared_users": spec.shared_users, **extra}
+
+
+def _non_private(
+    tables: LinearBanditTables, *, pooled: bool, order: str, regularizer: float,
+    beta: str, beta_value: float | None, failure_probability: float, record: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    spec = tables.spec
+    n_trials, n_agents, d = tables.n_trials, tables.n_agents, tables.dim
+    lead = (n_trials,) if pooled else (n_trials, n_agents)
+    a_inv = np.broadcast_to(np.eye(d) / regularizer, lead + (d, d)).copy()
+    target = np.zeros(lead + (d,))
+    log_det = np.full(lead, d * math.log(regularizer))
+    cumulative = np.zeros((n_trials, n_agents))
+    curve = np.empty((n_trials, tables.horizon))
+    actions = np.zeros((n_trials, n_agents, tables.horizon), dtype=np.int16) if record else None
+    rows = np.arange(n_trials)
+
+    def radius(ld: np.ndarray) -> np.ndarray:
+        if beta == "tuned":
+            return np.full(ld.shape, beta_value)
+        return oful_radius(ld, dim=d, regularizer=regularizer, bound_theta=spec.bound_theta,
+                           sub_gaussian=spec.sub_gaussian, failure_probability=failure_probability)
+
+    def choose(inv: np.ndarray, tgt: np.ndarray, ld: np.ndarray, ctx: np.ndarray) -> np.ndarray:
+        theta = np.matmul(inv, tgt[..., None])[..., 0]
+        ax = np.matmul(ctx, inv)  # rows (A x)ᵀ, A symmetric
+        width = np.sqrt(np.maximum(np.einsum("...kd,...kd->...k", ax, ctx), 0.0))
+        ucb = np.einsum("...kd,...d->...k", ctx, theta) + radius(ld)[..., None] * width
+        return np.argmax(ucb, axis=-1)
+
+    for t, contexts, rewards, means in iterate_rounds(tables):
+        if pooled and order == "sequential":
+            arm = np.empty((n_trials, n_agents), dtype=np.int64)
+            for i in range(n_agents):
+                arm[:, i] = choose(a_inv, target, log_det, contexts[:, i])
+                x = contexts[rows, i, arm[:, i]]
+                log_det += np.log1p(sherman_morrison_update(a_inv, x))
+                target += rewards[rows, i, arm[:, i]][:, None] * x
+        elif pooled:
+            arm = choose(a_inv[:, None], target[:, None], log_det[:, None], contexts)
+            for i in range(n_agents):
+                x = contexts[rows, i, arm[:, i]]
+                log_det += np.log1p(sherman_morrison_update(a_inv, x))
+                target += rewards[rows, i, arm[:, i]][:, None] * x
+        else:
+            arm = choose(a_inv, target, log_det, contexts)
+            x = np.take_along_axis(contexts, arm[..., None, None], axis=2)[:, :, 0]
+            log_det += np.log1p(sherman_morrison_update(a_inv, x))
+            target += np.take_along_axis(rewards, arm[..., None], axis=2) * x
+        chosen = np.take_along_axis(means, arm[..., None], axis=2)[..., 0]
+        cumulative += means.max(axis=-1) - chosen
+        curve[:, t] = cumulative.mean(axis=1)
+        if record:
+            actions[:, :, t] = arm
+    return curve, cumulative, actions
+
+
+def run_linucb(
+    tables: LinearBanditTables,
+    *,
+    regularizer: float = 1.0,
+    beta: str = "oful",
+    beta_value: float | None = None,
+    failure_probability: float = 0.1,
+    record: bool = False,
+    seed: int | np.random.SeedSequence = 0,
+) -> LinUCBRun:
+    """Non-private OFUL/LinUCB run separately by every agent on its own data.
+
+    Parameters
+    ----------
+    tables : LinearBanditTables
+        ``n_trials`` worlds of :mod:`fedpriv.algorithms.environments.linear`; ``n_agents = 1`` is
+        single-agent OFUL.
+    regularizer : float
+        ``λ`` > 0 (``V_0 = λ I``).
+    beta : {"oful", "tuned"}
+        :func:`oful_radius` or the constant ``beta_value``.
+    beta_value : float, optional
+        β when ``beta == "tuned"``, > 0.
+    failure_probability : float
+        α in (0, 1).
+    record : bool
+        Keep the actions.
+    seed : int or SeedSequence
+        Root seed (only recorded: the algorithm draws nothing; ties go to the lowest
+        action index).
+
+    Returns
+    -------
+    LinUCBRun
+
+    Raises
+    ------
+    TypeError
+        If ``tables`` is not :class:`~fedpriv.algorithms.environments.linear.LinearBanditTables`.
+    ValueError
+        On a parameter out of range (named in the message).
+    """
+    beta_value = _check_common(tables, beta, beta_value, failure_probability, ("oful", "tuned"))
+    regularizer = check_positive("regularizer", regularizer)
+    curve, final, actions = _non_private(
+        tables, pooled=False, order="round", regularizer=regularizer, beta=beta,
+        beta_value=beta_value, failure_probability=failure_probability, record=record,
+    )
+    return LinUCBRun(
+        algorithm="linucb",
+        setting=_setting(tables, regularizer=regularizer, beta=beta, beta_value=beta_value,
+                         failure_probability=failure_probability),
+        regret_curve=curve, final_regret=final, actions=actions, accountant=None,
+        calibration=None, seed_entropy=int(as_seed_sequence(seed).entropy),
+    )
+
+
+def run_linucb_pooled(
+    tables: LinearBanditTables,
+    *,
+    order: str = "round",
+    regularizer: float = 1.0,
+    beta: str = "oful",
+    beta_value: float | None = None,
+    failure_probability: float = 0.1,
+    record: bool = False,
+    seed: int | np.random.SeedSequence = 0,
+) -> LinUCBRun:
+    """One non-private OFUL learner per trial that sees every agent's data.
+
+    Parameters
+    ----------
+    order : {"round", "sequential"}
+        Order of the M updates within a round (module docstring).
+    Other parameters as in :func:`run_linucb`.
+
+    Returns
+    -------
+    LinUCBRun
+        ``final_regret`` is per agent (the actions taken for agent ``i``).
+
+    Raises
+    ------
+    ValueError
+        On an unknown ``order`` or as :func:`run_linucb`.
+    """
+    beta_value = _check_common(tables, beta, beta_value, failure_probability, ("oful", "tuned"))
+    if order not in UPDATE_ORDERS:
+        raise ValueError(f"`order` must be one of {UPDATE_ORDERS}, got {order!r}.")
+    regularizer = check_positive("regularizer", regularizer)
+    curve, final, actions = _non_private(
+        tables, pooled=True, order=order, regularizer=regularizer, beta=beta,
+        beta_value=beta_value, failure_probability=failure_probability, record=record,
+    )
+    return LinUCBRun(
+        algorithm="linucb-pooled",
+        setting=_setting(tables, regularizer=regularizer, beta=beta, beta_value=beta_value,
+                         failure_probability=failure_probability, order=order),
+        regret_curve=curve, final_regret=final, actions=actions, accountant=None,
+        calibration=None, seed_entropy=int(as_seed_sequence(seed).entropy),
+    )
+
+
+def run_linucb_independent_private(
+    tables: LinearBanditTables,
+    *,
+    epsilon: float,
+    delta: float,
+    calibration: str = "paper",
+    beta: str = "H",
+    beta_value: float | None = None,
+    failure_probability: float = 0.1,
+    record: bool = False,
+    seed: int | np.random.SeedSequence = 0,
+    side: int = 0,
+) -> LinUCBRun:
+    """M private LinUCB learners, each with its own Privatizer, and no communication.
+
+    Agent ``i`` inserts ``v vᵀ`` (``v = [x; y]``) into its tree after every round and
+    acts at round ``t`` on ``V = Û_{t-1}``, ``ũ = û_{t-1}`` (the release after round
+    ``t - 1``, which carries the Privatizer's ``2Λ I`` shift), and on ``V = ρ_min I``,
+    ``ũ = 0`` at round 0 (FedUCB's initial ``M ρ_min I`` with ``M = 1``).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        Each agent's claim: its release stream (hence its actions) is (ε, δ)-DP w.r.t.
+        one substituted ``(x, y)`` of its own history.
+    calibration : {"paper", "corrected", "exact"}
+        Noise calibration (:mod:`fedpriv.privacy.matrix_tree`), with ``n = T`` leaves and
+        ``n_agents = 1`` (each learner is a single-agent problem).
+    beta : {"H", "P", "tuned"}
+        FedUCB's Prop. 2 with ``M = 1`` (the texts coincide) or ``beta_value``.
+    seed : int or SeedSequence
+        Root of the noise streams ``(trial, side, agent, Stream.NOISE)``.
+    side : int
+        0 for the world D, 1 for D' in an audit.
+    Other parameters as in :func:`run_linucb`.
+
+    Returns
+    -------
+    LinUCBRun
+        ``accountant`` holds one ``SymmetricMatrixGaussianTree`` per (trial, agent),
+        disjoint levels ``("trial", "agent")`` (``("trial",)`` with shared users,
+        where the agents compose sequentially, footnote 4).
+
+    Raises
+    ------
+    ValueError
+        On a parameter out of range (named in the message).
+    """
+    beta_value = _check_common(tables, beta, beta_value, failure_probability, ("H", "P", "tuned"))
+    if calibration not in PRIVATIZER_CALIBRATIONS:
+        raise ValueError(
+            f"`calibration` must be one of {PRIVATIZER_CALIBRATIONS}, got {calibration!r}."
+        )
+    spec = tables.spec
+    n_trials, n_agents, d, horizon = tables.n_trials, tables.n_agents, tables.dim, tables.horizon
+    cal = privatizer_calibration(
+        epsilon, delta, horizon=horizon, n_agents=1, dim=d, n_syncs=None,
+        calibration=calibration, version="neurips" if beta == "P" else "full",
+        bound_x=spec.bound_x, bound_y=spec.bound_y, bound_theta=spec.bound_theta,
+        failure_probability=failure_probability,
+    )
+    root = as_seed_sequence(seed)
+    if spec.shared_users:
+        accountant = Accountant(relation=NeighboringRelation.USER_AT_ALL_AGENTS,
+                                disjoint=("trial",), sequential=("agent",))
+    else:
+        accountant = Accountant(relation=NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
+                                disjoint=("trial", "agent"))
+    privatizer = MatrixTreePrivatizer(
+        stream_shape=(n_trials, n_agents), dim=d, capacity=cal.capacity,
+        noise_stddev=cal.noise_stddev, shift=cal.shift,
+        frobenius_sensitivity=cal.frobenius_sensitivity, accountant=accountant,
+        keys={"trial": np.arange(n_trials)[:, None], "agent": np.arange(n_agents)[None, :]},
+        rng=stream_rngs(root, n_trials=n_trials, n_agents=n_agents, side=side,
+                        stream=Stream.NOISE),
+    )
+    gram = np.broadcast_to(cal.rho_min * np.eye(d), (n_trials, n_agents, d, d)).copy()
+    target = np.zeros((n_trials, n_agents, d))
+    cumulative = np.zeros((n_trials, n_agents))
+    curve = np.empty((n_trials, horizon))
+    actions = np.zeros((n_trials, n_agents, horizon), dtype=np.int16) if record else None
+    everyone = np.ones((n_trials, n_agents), dtype=bool)
+    for t, contexts, rewards, means in iterate_rounds(tables):
+        mean, width, log_det = ucb_scores(gram, target, contexts)
+        if beta == "tuned":
+            radius = np.full(log_det.shape, beta_value)
+        else:
+            radius = exploration_radius(
+                log_det, dim=d, n_agents=1, rho_min=cal.rho_min,
+                privacy_term=cal.beta_privacy_term, sub_gaussian=spec.sub_gaussian,
+                failure_probability=failure_probability,
+            )
+        arm = np.argmax(mean + radius[..., None] * width, axis=-1)
+        x = np.take_along_axis(contexts, arm[..., None, None], axis=2)[:, :, 0]
+        y = np.take_along_axis(rewards, arm[..., None], axis=2)[..., 0]
+        chosen = np.take_along_axis(means, arm[..., None], axis=2)[..., 0]
+        cumulative += means.max(axis=-1) - chosen
+        curve[:, t] = cumulative.mean(axis=1)
+        if record:
+            actions[:, :, t] = arm
+        v = np.concatenate([x, y[..., None]], axis=-1)
+        # v vᵀ by einsum: one product per entry, as the broadcast multiply, but faster
+        gram, target = privatizer.release(np.einsum("...i,...j->...ij", v, v), everyone)
+    return LinUCBRun(
+        algorithm="linucb-independent-private",
+        setting=_setting(tables, epsilon=epsilon, delta=delta, calibration=calibration,
+                         beta=beta, beta_value=beta_value,
+                         failure_probability=failure_probability, tree_depth=cal.tree_depth),
+        regret_curve=curve, final_regret=cumulative, actions=actions, accountant=accountant,
+        calibration=cal, seed_entropy=int(root.entropy),
+    )

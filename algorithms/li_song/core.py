@@ -1,0 +1,441 @@
+"""The successive-elimination core shared by Li & Song's algorithms, simulated in bulk.
+
+Every algorithm of Li & Song ("Privacy-Preserving Communication-Efficient Federated
+Multi-Armed Bandits", IEEE JSAC 2022) runs the same epochs: each agent pulls every
+active arm ``n_r = S(r) - S(r-1)`` times, perturbs each arm's epoch-only mean with
+``Lap(1/(D ε n_r))`` (``D = M``, or ``N = ⌈pM⌉`` under partial participation), folds it
+into its running average ȳ (Eq. 6), the ȳ's are averaged (by the server, by every agent
+after GIS, or by sinks and server) and arms with ``ȳ_max - ȳ_k >= 2 C(r)`` are
+eliminated. This module holds the schedule formulas and the engine; the structures
+(who averages, delays, costs, transcripts) are in :mod:`fedpriv.algorithms.li_song.mab`.
+
+Bulk simulation
+---------------
+Within an epoch every agent pulls every active arm exactly ``n_r`` times in an order
+that does not depend on the epoch's rewards, and nothing is released until the epoch
+ends. So the engine reads the ``n_r`` rewards of each (agent, arm) at once from the
+counter-based reward table (pull indices ``S(r-1) .. S(r) - 1``) and sums them. The
+released statistics (x̂, ŷ, ȳ, aggregates, active sets) and the pull counts, hence the
+pseudo-regret, are exactly those of a round-by-round run that pulls the arms
+round-robin (arm order ascending). Only regret *curves* inside an exploration epoch are
+linear interpolations between phase ends (exact at every multiple of ``|I|`` slots).
+
+Resolved ambiguities (li_song.md; source in brackets)
+----------------------------------------------------
+* ``log`` is natural in ``S(r)`` and ``C(r)`` [E31]. ``S(r)`` is rounded up, and kept
+  strictly increasing: ``S(r) = max(⌈S_real(r)⌉, S(r-1) + 1)`` [§2.10 item 1]; ``C(r)``
+  uses the realised integer ``S(r)``.
+* A horizon hit inside an exploration epoch truncates it (round-robin pulls) and nothing
+  is released for it: a release of fewer than ``n_r`` rewards would have sensitivity
+  ``1/n_actual`` (P5) [§2.10 item 3].
+* Exploitation (DDP/HDP ``t_delay`` slots) pulls, per agent, the arm of ``I^{(r-1)}``
+  with the largest *raw* cumulative exploration mean (literal reading of "local
+  empirical best arm", §2.4), lowest index on ties; its rewards are never folded into
+  x̂ [§2.4 impl], so they are never read and consume no table entries (the table is
+  indexed by exploration pulls). The action is a raw-data output outside Definition 1:
+  it is charged as ``events.NonPrivate`` under ``channel="action"`` (P7).
+* If rounds run out with ``|I| > 1`` (round-limited variants), every agent commits to the
+  arm of ``I`` with the largest last aggregate [§2.10 item 4].
+* Regret is pseudo-regret with the *global* gaps ``max_k μ_k - μ_k``, summed over agents
+  (Eq. 1 with μ_1 the global best; during local exploitation a globally worse arm costs
+  its global gap, as in Corollary 3's proof). ``regret_eq1`` also gives Eq. (1) with
+  each agent's own means ``μ_1 - μ_{i,a}`` (can be negative, heterogeneous case).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fedpriv.privacy import Accountant, laplace_release, raw_release
+from fedpriv.privacy.calibration import li_song_epoch_scale
+from fedpriv.privacy.events import NonPrivate
+
+__all__ = [
+    "SCHEDULES",
+    "LiSongRun",
+    "confidence_width",
+    "epoch_gap",
+    "sample_target",
+]
+
+SCHEDULES = ("halving", "paper", "corrected")
+_CHUNK_ELEMENTS = 1 << 21
+
+
+def epoch_gap(r: int, *, schedule: str, gap: float | None = None,
+              n_rounds: int | None = None) -> float:
+    """Target gap ``Δ̃_r`` of epoch ``r >= 1``.
+
+    ``"halving"``: ``2^{-r}`` (Alg. 1 line 3); ``"paper"``: ``Δ^{r/R}`` (§IV-B);
+    ``"corrected"``: ``(Δ/2)^{r/R}``, which makes ``Δ̃_R <= Δ/2`` so that an arm with gap
+    ``Δ`` is eliminated within ``R`` rounds (li_song.md T2-c / E8).
+
+    Examples
+    --------
+    >>> epoch_gap(3, schedule="halving"), epoch_gap(2, schedule="paper", gap=0.01, n_rounds=2)
+    (0.125, 0.01)
+    """
+    if schedule == "halving":
+        return 2.0**-r
+    if gap is None or n_rounds is None:
+        raise ValueError(f"schedule {schedule!r} needs `gap` and `n_rounds`.")
+    base = gap if schedule == "paper" else gap / 2.0
+    return base ** (r / n_rounds)
+
+
+def _logs(n_active: np.ndarray, r: int, n_arms: int, horizon: int) -> tuple[np.ndarray, float]:
+    l1 = np.log(8.0 * n_active * r * r * horizon)
+    l2 = math.log(8.0 * n_arms * r * r * horizon)
+    return l1, l2
+
+
+def sample_target(n_active: Any, r: int, *, n_arms: int, horizon: int, divisor: int,
+                  epsilon: float, target_gap: float) -> np.ndarray:
+    """Real-valued ``S(r)`` of Alg. 1 line 4 (``S^p(r)`` with ``divisor = N``).
+
+    ``max{8 ln(8|I|r²T) / (D Δ̃²), 8 r sqrt(2 ln(8Kr²T)) / (D^1.5 ε Δ̃)}``; the second
+    term is 0 at ``ε = inf``.
+    """
+    n_active = np.asarray(n_active, dtype=np.float64)
+    l1, l2 = _logs(n_active, r, n_arms, horizon)
+    hoeffding = 8.0 * l1 / (divisor * target_gap**2)
+    privacy = 0.0 if math.isinf(epsilon) else (
+        8.0 * r * math.sqrt(2.0 * l2) / (divisor**1.5 * epsilon * target_gap))
+    return np.maximum(hoeffding, privacy)
+
+
+def confidence_width(n_active: Any, r: int, *, n_arms: int, horizon: int, divisor: int,
+                     epsilon: float, n_samples: Any) -> np.ndarray:
+    """``C(r) = sqrt(ln(8|I|r²T) / (2 D S)) + r sqrt(8 ln(8Kr²T)) / (D^1.5 ε S)`` (line 5)."""
+    n_active = np.asarray(n_active, dtype=np.float64)
+    n_samples = np.asarray(n_samples, dtype=np.float64)
+    l1, l2 = _logs(n_active, r, n_arms, horizon)
+    c = np.sqrt(l1 / (2.0 * divisor * n_samples))
+    if math.isinf(epsilon):
+        return c
+    return c + r * math.sqrt(8.0 * l2) / (divisor**1.5 * epsilon * n_samples)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class LiSongRun:
+    """Result of a batch of Li & Song runs.
+
+    Attributes
+    ----------
+    algorithm : str
+        CLI name (``"cdp-mab"``, ``"ce-cdp-mab"``, ``"ddp-mab"``, ``"hdp-mab"``, ``"single-mab"``).
+    setting : dict
+        Parameters of the run.
+    counts : ndarray of int64, shape (n_trials, n_agents, n_arms)
+        Pulls of each arm by each agent over the horizon.
+    regret : ndarray of float64, shape (n_trials,)
+        Final pseudo-regret summed over agents (global gaps).
+    regret_eq1 : ndarray of float64, shape (n_trials,)
+        Eq. (1) with each agent's own means.
+    exploitation_regret : ndarray of float64, shape (n_trials,)
+        The part of ``regret`` incurred by local exploitation during ``t_delay`` slots
+        (``R_{D(2)}`` of App. D; 0 for CDP-MAB).
+    rounds : ndarray of int64, shape (n_trials,)
+        Completed communication rounds (epochs with a release); Single-MAB: the most
+        epochs of any agent.
+    communication_cost : ndarray of float64, shape (n_trials,)
+        ``C(T)`` of Eq. (2) under the run's cost model.
+    active : ndarray of bool, shape (n_trials, n_arms)
+        Final active set (Single-MAB: arms active at any agent).
+    best_arm_eliminated : ndarray of bool, shape (n_trials,)
+    committed_arm : ndarray of int64, shape (n_trials, n_agents)
+        Arm pulled in the commit phase (-1 if the horizon ended first).
+    accountant : Accountant
+        Every release (``channel="message"``) and the raw action channel.
+    epsilon, claimed_epsilon : float
+        Input ε and the paper's claimed per-message ε (``M ε`` or ``N ε``).
+    messages, actions : pandas.DataFrame or None
+        Transcripts (``record=True``): one row per message (trial, epoch, time, kind,
+        sender, receiver, origin, arms, content; -1 is the server) and one row per
+        action segment (trial, agent, start, stop, kind, arms; round-robin over ``arms``
+        for exploration), see :meth:`actions_array`.
+    checkpoint_times, checkpoint_regret : ndarray, shape (n_checkpoints, n_trials, n_units)
+        Cumulative regret at phase ends, for :meth:`regret_curve`.
+    seed_entropy : int
+    """
+
+    algorithm: str
+    setting: dict[str, Any]
+    counts: np.ndarray
+    regret: np.ndarray
+    regret_eq1: np.ndarray
+    exploitation_regret: np.ndarray
+    rounds: np.ndarray
+    communication_cost: np.ndarray
+    active: np.ndarray
+    best_arm_eliminated: np.ndarray
+    committed_arm: np.ndarray
+    accountant: Accountant
+    epsilon: float
+    claimed_epsilon: float
+    messages: pd.DataFrame | None
+    actions: pd.DataFrame | None
+    checkpoint_times: np.ndarray
+    checkpoint_regret: np.ndarray
+    seed_entropy: int
+
+    def regret_curve(self, times: Any) -> np.ndarray:
+        """Cumulative regret at ``times`` (slots), shape (n_trials, len(times)).
+
+        Linear between phase ends (exact for exploitation and commit phases, and at
+        every ``|I|``-th slot of an exploration epoch).
+        """
+        times = np.asarray(times, dtype=np.float64)
+        n_trials, n_units = self.checkpoint_times.shape[1:]
+        out = np.zeros((n_trials, times.size))
+        for j in range(n_trials):
+            for u in range(n_units):
+                out[j] += np.interp(times, self.checkpoint_times[:, j, u],
+                                    self.checkpoint_regret[:, j, u])
+        return out
+
+    def message_epsilon(self) -> tuple[str, float]:
+        """``(route, ε)`` of every message of the run, composed (tightest route, δ = 0)."""
+        return self.accountant.tightest(0.0, where={"channel": "message"})
+
+    def actions_array(self, trial: int = 0) -> np.ndarray:
+        """Arm pulled by each agent in each slot, shape (n_agents, horizon), int16.
+
+        Raises
+        ------
+        ValueError
+            If the run was not recorded.
+        """
+        if self.actions is None:
+            raise ValueError("the run has no action transcript; pass `record=True`.")
+        n_agents = self.counts.shape[1]
+        out = np.full((n_agents, int(self.setting["horizon"])), -1, dtype=np.int16)
+        rows = self.actions[self.actions["trial"] == trial]
+        for agent, start, stop, arms in zip(rows["agent"], rows["start"], rows["stop"],
+                                            rows["arms"], strict=True):
+            arms = np.asarray(arms, dtype=np.int16)
+            out[agent, start:stop] = arms[np.arange(stop - start) % arms.size]
+        return out
+
+
+def _epoch_sums(table: Any, trials: np.ndarray, agents: np.ndarray, arms: np.ndarray,
+                start: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """Sum of rewards of pulls ``start .. start+length-1``; shape (P, A). Checks [0, 1]."""
+    n_pairs, n_agents = agents.shape
+    out = np.zeros((n_pairs, n_agents))
+    longest = int(length.max())
+    chunk = max(1, _CHUNK_ELEMENTS // max(1, n_pairs * n_agents))
+    tr, ar = trials[:, None, None], arms[:, None, None]
+    ag = agents[:, :, None]
+    for s0 in range(0, longest, chunk):
+        j = np.arange(s0, min(s0 + chunk, longest))
+        x = table.rewards(tr, ag, ar, start[:, None, None] + j[None, None, :])
+        if x.size and (np.nanmin(x) < 0.0 or np.nanmax(x) > 1.0 or np.isnan(x).any()):
+            raise ValueError("rewards must lie in [0, 1] (Li & Song §III-A); the reward "
+                             f"table returned values in [{np.nanmin(x)}, {np.nanmax(x)}].")
+        if s0 + j.size > int(length.min()):
+            x = x * (j[None, None, :] < length[:, None, None])
+        out += x.sum(axis=2)
+    return out
+
+
+@dataclasses.dataclass(kw_only=True)
+class _Plan:
+    """What distinguishes one structure from another, for :func:`simulate`."""
+
+    algorithm: str
+    agents_of_unit: np.ndarray             # (U, A) global agent labels
+    divisor: int                           # M or N in S, C and the noise
+    n_agents_claim: int                    # M for the scale call (N given separately)
+    n_participants: int | None             # N under partial participation
+    aggregate: Callable[[np.ndarray, np.ndarray], np.ndarray]  # (b,A,K),(b,A)->(b,K)
+    delay: int
+    round_cost: Callable[[int], float]
+    schedule: str
+    gap: float | None
+    n_rounds: int | None
+    message_hook: Callable[..., None] | None = None
+
+
+def simulate(plan: _Plan, *, env: Any, table: Any, horizon: int, epsilon: float,
+             n_trials: int, noise_rngs: np.ndarray, policy_rngs: np.ndarray,
+             accountant: Accountant, record: bool) -> dict[str, Any]:
+    """Run the elimination epochs of ``plan`` for all trials at once (see module doc)."""
+    units = plan.agents_of_unit
+    n_units, n_ag = units.shape
+    n_b = n_trials * n_units
+    n_arms = env.n_arms
+    trial_of = np.repeat(np.arange(n_trials), n_units)
+    agents = np.tile(units, (n_trials, 1))                          # (B, A)
+    gaps = env.gaps
+    own = env.global_means.max() - env.arm_means[agents]              # (B, A, K)
+    active = np.ones((n_b, n_arms), dtype=bool)
+    s_prev = np.zeros(n_b, dtype=np.int64)
+    t = np.zeros(n_b, dtype=np.int64)
+    counts = np.zeros((n_b, n_ag, n_arms), dtype=np.int64)
+    ybar = np.zeros((n_b, n_ag, n_arms))
+    local = np.zeros((n_b, n_ag, n_arms))
+    agg_last = np.full((n_b, n_arms), np.nan)
+    rounds = np.zeros(n_b, dtype=np.int64)
+    cost = np.zeros(n_b)
+    exploit = np.zeros(n_b)
+    times, regrets = [np.zeros(n_b)], [np.zeros(n_b)]
+    messages: list[dict[str, Any]] = []
+    actions: list[dict[str, Any]] = []
+    infinite = math.isinf(epsilon)
+    reason = "ε = inf: per-epoch arm means released without noise"
+    a_range = np.arange(n_ag)
+
+    def checkpoint() -> None:
+        times.append(t.astype(np.float64))
+        regrets.append(np.einsum("bak,k->b", counts, gaps))
+
+    def segment(b: int, start: int, stop: int, kind: str, arms_of_agent: Any) -> None:
+        for a in range(n_ag):
+            arms = arms_of_agent[a] if kind == "exploit" else arms_of_agent
+            actions.append({"trial": int(trial_of[b]), "agent": int(agents[b, a]),
+                            "start": int(start), "stop": int(stop), "kind": kind,
+                            "arms": tuple(np.atleast_1d(arms).tolist())})
+
+    r = 0
+    while True:
+        r += 1
+        n_active = active.sum(axis=1)
+        live = (t < horizon) & (n_active > 1)
+        if plan.n_rounds is not None and r > plan.n_rounds:
+            live[:] = False
+        idx = np.flatnonzero(live)
+        if idx.size == 0:
+            break
+        n_i = n_active[idx]
+        target = epoch_gap(r, schedule=plan.schedule, gap=plan.gap, n_rounds=plan.n_rounds)
+        s_real = sample_target(n_i, r, n_arms=n_arms, horizon=horizon, divisor=plan.divisor,
+                               epsilon=epsilon, target_gap=target)
+        s_new = np.maximum(np.ceil(s_real).astype(np.int64), s_prev[idx] + 1)
+        n_r = s_new - s_prev[idx]
+        room = horizon - t[idx]
+        trunc = n_i * n_r > room
+        if trunc.any():  # horizon inside the epoch: round-robin pulls, no release
+            tb = idx[trunc]
+            q, rem = np.divmod(room[trunc], n_i[trunc])
+            rank = np.cumsum(active[tb], axis=1) - 1
+            add = np.where(active[tb], q[:, None] + (rank < rem[:, None]), 0)
+            counts[tb] += add[:, None, :]
+            if record:
+                for b in tb:
+                    segment(b, t[b], horizon, "explore", np.flatnonzero(active[b]))
+            t[tb] = horizon
+        full = idx[~trunc]
+        if full.size == 0:
+            checkpoint()
+            continue
+        s_new, n_r, n_i = s_new[~trunc], n_r[~trunc], n_i[~trunc]
+        pos = np.zeros(n_b, dtype=np.int64)
+        pos[full] = np.arange(full.size)
+        pb, pk = np.nonzero(active[full])
+        bg = full[pb]
+        sums = _epoch_sums(table, trial_of[bg], agents[bg], pk, s_prev[bg], n_r[pb])
+        local[bg[:, None], a_range[None, :], pk[:, None]] += sums
+        xhat = sums / n_r[pb][:, None]                                 # (P, A)
+        yhat = np.empty_like(xhat)
+        start = np.searchsorted(pb, np.arange(full.size))
+        stop = np.append(start[1:], pb.size)
+        for m, b in enumerate(full):
+            arms = pk[start[m]:stop[m]]
+            vals = xhat[start[m]:stop[m]].T                              # (A, nI)
+            keys = {"trial": int(trial_of[b]), "agent": agents[b][:, None],
+                    "arm": arms[None, :], "epoch": r, "channel": "message"}
+            if infinite:
+                yhat[start[m]:stop[m]] = raw_release(
+                    vals, accountant=accountant, keys=keys, reason=reason).T
+            else:
+                scale = li_song_epoch_scale(
+                    epsilon, n_agents=plan.n_agents_claim, n_pulls_in_epoch=int(n_r[m]),
+                    partial=plan.n_participants is not None,
+                    n_participants=plan.n_participants)
+                yhat[start[m]:stop[m]] = laplace_release(
+                    vals, scale=scale, l1_sensitivity=1.0 / int(n_r[m]),
+                    accountant=accountant, keys=keys, rng=noise_rngs[b]).T
+        w_old = (s_prev[bg] / s_new[pb])[:, None]
+        w_new = (n_r[pb] / s_new[pb])[:, None]
+        old = ybar[bg[:, None], a_range[None, :], pk[:, None]]
+        ybar[bg[:, None], a_range[None, :], pk[:, None]] = w_old * old + w_new * yhat
+        counts[bg[:, None], a_range[None, :], pk[:, None]] += n_r[pb][:, None]
+        t_explore = t[full].copy()
+        t[full] += n_i * n_r
+        checkpoint()
+        # communication round: participants, aggregate, elimination
+        part = np.ones((full.size, n_ag), dtype=bool)
+        if plan.n_participants is not None:
+            part[:] = False
+            for m, b in enumerate(full):
+                part[m, policy_rngs[b].choice(n_ag, plan.n_participants, replace=False)] = True
+        agg = plan.aggregate(ybar[full], part)
+        width = confidence_width(n_i, r, n_arms=n_arms, horizon=horizon, divisor=plan.divisor,
+                                 epsilon=epsilon, n_samples=s_new)
+        masked = np.where(active[full], agg, -np.inf)
+        keep = active[full] & (masked.max(axis=1)[:, None] - agg < 2.0 * width[:, None])
+        rounds[full] += 1
+        cost[full] += plan.round_cost(int(part[0].sum()))
+        if record:
+            for m, b in enumerate(full):
+                arms = np.flatnonzero(active[b])
+                segment(b, t_explore[m], t[b], "explore", arms)
+                if plan.message_hook is not None:
+                    plan.message_hook(
+                        messages, trial=int(trial_of[b]), epoch=r, time=int(t[b]),
+                        agents=agents[b], arms=arms, ybar=ybar[b][:, arms],
+                        participants=part[m], aggregate=agg[m, arms],
+                        kept=np.flatnonzero(keep[m]))
+        if plan.delay > 0:  # local exploitation while the round's messages travel
+            d = np.minimum(plan.delay, horizon - t[full])
+            best = np.argmax(np.where(active[full][:, None, :], local[full], -np.inf), axis=2)
+            counts[full[:, None], a_range[None, :], best] += d[:, None]
+            exploit[full] += d * gaps[best].sum(axis=1)
+            for m, b in enumerate(full):
+                arms = np.flatnonzero(active[b])
+                accountant.spend_many(
+                    NonPrivate(reason="DDP/HDP local exploitation: the arm with the best "
+                                      "raw local mean (actions are outside Definition 1)"),
+                    keys={"trial": np.full(n_ag * arms.size, int(trial_of[b])),
+                          "agent": np.repeat(agents[b], arms.size),
+                          "arm": np.tile(arms, n_ag), "epoch": r, "channel": "action"})
+                if record and d[m] > 0:
+                    segment(b, t[b], t[b] + d[m], "exploit", best[m])
+            t[full] += d
+            checkpoint()
+        active[full] = keep
+        s_prev[full] = s_new
+        agg_last[full] = agg
+    # commit phase (Alg. 1 line 17)
+    rest = horizon - t
+    single = active.sum(axis=1) == 1
+    arm = np.where(single, np.argmax(active, axis=1),
+                   np.argmax(np.where(active, np.nan_to_num(agg_last, nan=-np.inf), -np.inf),
+                             axis=1))
+    committed = np.where(rest > 0, arm, -1)
+    counts[np.arange(n_b), :, arm] += rest[:, None]
+    if record:
+        for b in np.flatnonzero(rest > 0):
+            segment(b, t[b], horizon, "commit", [arm[b]])
+    t[:] = horizon
+    checkpoint()
+    shape = (n_trials, n_units)
+    return {
+        "counts": counts, "agents": agents, "trial_of": trial_of, "shape": shape,
+        "regret": np.einsum("bak,k->b", counts, gaps).reshape(shape),
+        "regret_eq1": np.einsum("bak,bak->b", counts, own).reshape(shape),
+        "exploit": exploit.reshape(shape), "rounds": rounds.reshape(shape), "cost": cost.reshape(shape),
+        "active": active.reshape(n_trials, n_units, n_arms),
+        "committed": committed.reshape(shape),
+        "times": np.stack(times).reshape(-1, *shape),
+        "regrets": np.stack(regrets).reshape(-1, *shape),
+        "messages": pd.DataFrame(messages) if record else None,
+        "actions": pd.DataFrame(actions) if record else None,
+    }

@@ -1,0 +1,73 @@
+"""fedpriv: verify the differential-privacy claims of federated bandit algorithms.
+
+This folder (``api/`` in the repository) is installed as the top-level package
+``fedpriv``; the repository's ``privacy/``, ``algorithms/``, ``audit/`` and ``cli/``
+folders are installed beneath it as ``fedpriv.privacy``, ``fedpriv.algorithms``,
+``fedpriv.audit`` and ``fedpriv.cli`` (see ``[tool.setuptools]`` in
+``pyproject.toml``). Imports flow ``privacy`` <- ``algorithms`` <- ``audit`` <-
+``cli``, never back.
+
+The everyday API is importable from here. It is loaded lazily (PEP 562), so
+``import fedpriv`` and ``fedpriv --help`` stay fast:
+
+>>> import fedpriv
+>>> accountant = fedpriv.Accountant()
+>>> release = fedpriv.events.Laplace(scale=1.0, l1_sensitivity=1.0)
+>>> accountant.spend(release, key={"agent": 0, "arm": 0})
+>>> accountant.get_epsilon(0.0)
+1.0
+
+Objects
+-------
+Accountant, events, errors, NeighboringRelation
+    The typed accountant, its events and errors (:mod:`fedpriv.privacy`).
+PureDP, ApproxDP, ZCDP, GaussianDP, RDP, PLD
+    The guarantee types.
+audit_mechanism, assert_private, NeighboringPair, AuditResult
+    The regression-test API (:mod:`fedpriv.audit`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+try:
+    __version__ = version("fedpriv")
+except PackageNotFoundError:  # pragma: no cover - running from an uninstalled tree
+    __version__ = "0+unknown"
+
+_EXPORTS = {
+    "Accountant": "fedpriv.privacy",
+    "events": "fedpriv.privacy",
+    "errors": "fedpriv.privacy",
+    "NeighboringRelation": "fedpriv.privacy",
+    "PureDP": "fedpriv.privacy",
+    "ApproxDP": "fedpriv.privacy",
+    "ZCDP": "fedpriv.privacy",
+    "GaussianDP": "fedpriv.privacy",
+    "RDP": "fedpriv.privacy",
+    "PLD": "fedpriv.privacy",
+    "audit_mechanism": "fedpriv.audit",
+    "assert_private": "fedpriv.audit",
+    "NeighboringPair": "fedpriv.audit",
+    "AuditResult": "fedpriv.audit",
+}
+
+__all__ = ["__version__", *sorted(_EXPORTS)]
+
+
+def __getattr__(name: str) -> Any:
+    """Import an everyday name on first use (PEP 562)."""
+    try:
+        module = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'fedpriv' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -1,0 +1,346 @@
+"""``fedpriv verify``: check Fed_UCB's privacy claim end to end.
+
+Zhu et al. (2021) claim that Fed_UCB is ε-DP for each agent's reward stream
+``{X_{i,k}(t)}_{t=1..T}`` (Definition 1; §4.1; abstract). For each mode (the paper's
+calibration with log base 2 and e, and the corrected one), each ε in {1, 2, 5} and each
+horizon in {16, 1024, 600000}, the job
+
+1. opens Fed_UCB's releases exactly as a run does (:func:`fedpriv.algorithms.gossip.gossip_ucb.
+   open_fed_ucb_releases`) and asks the accountant for ε over Definition 1's stream;
+2. at the horizons small enough to simulate (16 and 1024), audits the tree counter on
+   the worst-case neighboring pair (round 1 changed 0 ↔ 1) with coupled Monte-Carlo
+   runs and a Clopper–Pearson lower bound at 95% confidence;
+3. runs Fed_UCB (and Gossip_UCB, ε = ∞) on the paper's setting — 3 agents on K3, 5 arms —
+   and reports the regret at the horizon.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import math
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from fedpriv.algorithms.environments.heterogeneous import BanditEnvironment, paper_synthetic_bandit
+from fedpriv.algorithms.gossip.gossip_ucb import (
+    open_fed_ucb_releases,
+    run_fed_ucb,
+    run_gossip_ucb,
+)
+from fedpriv.algorithms.environments.hospital import hospital_bandit, load_diabetes
+from fedpriv.algorithms.networks.graphs import make_graph, second_eigenvalue
+from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng, stream_rngs
+from fedpriv.audit.claims.claim import Claim, ClaimResult, decide_verdict
+from fedpriv.audit.estimators import EpsilonLowerBound
+from fedpriv.audit.neighbors import worst_case_reward_pair
+from fedpriv.audit.endtoend.tree import audit_tree_counter
+from fedpriv.privacy import NeighboringRelation, PureDP
+from fedpriv.privacy._checks import check_epsilon, check_int_at_least
+from fedpriv.privacy.calibration import fed_ucb_scale
+
+__all__ = ["VARIANTS", "VerifyConfig", "VerifyReport", "verify_gossip_fed_ucb"]
+
+#: (mode, log base) of every Fed_UCB variant whose claim is checked.
+VARIANTS = (("paper", "2"), ("paper", "e"), ("corrected", "2"))
+PAPER = "Zhu et al. 2021"
+CLAIM_SOURCE = "Definition 1, §4.1 and abstract: ε-DP for each agent's stream {X_i,k(t)}"
+_N_CURVE_POINTS = 400
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class VerifyConfig:
+    """Settings of one ``fedpriv verify`` run.
+
+    Attributes
+    ----------
+    quick : bool
+        Smaller audits and regret runs (the whole job in under a minute).
+    seed : int
+        Root of the run's SeedSequence tree.
+    data_path : Path or None
+        UCI Diabetes-130 CSV (or zip): the hospital environment; ``None`` for the
+        paper's synthetic generator.
+    epsilons, horizons, audit_horizons : tuple
+        Claimed ε values; horizons for the accountant; those also audited.
+    audit_samples : dict
+        Samples per world for each audited horizon.
+    workers : int
+        Processes for the audits and regret runs (default: every core); 1 runs them
+        in this process.
+    regret_horizon, n_trials : int
+        Horizon and trials of the regret runs.
+    """
+
+    quick: bool = False
+    seed: int = 0
+    data_path: Path | None = None
+    n_agents: int = 3
+    n_arms: int = 5
+    epsilons: tuple[float, ...] = (1.0, 2.0, 5.0)
+    horizons: tuple[int, ...] = (16, 1024, 600_000)
+    audit_horizons: tuple[int, ...] = (16, 1024)
+    audit_samples: tuple[tuple[int, int], ...] = ((16, 10**6), (1024, 10**5))
+    confidence: float = 0.95
+    regret_horizon: int = 20_000
+    n_trials: int = 100
+    ledger_horizon: int = 1024
+    workers: int = dataclasses.field(default_factory=lambda: os.cpu_count() or 1)
+
+    def __post_init__(self) -> None:
+        for eps in self.epsilons:
+            check_epsilon("epsilon", eps)
+        for horizon in self.horizons + (self.regret_horizon, self.ledger_horizon):
+            check_int_at_least("horizon", horizon, 1)
+        check_int_at_least("n_trials", self.n_trials, 1)
+        check_int_at_least("seed", self.seed, 0)
+        check_int_at_least("workers", self.workers, 1)
+        if self.data_path is not None and not Path(self.data_path).is_file():
+            raise ValueError(f"`data_path` must be an existing file, got {str(self.data_path)!r}.")
+
+    @classmethod
+    def quick_config(cls, **overrides) -> VerifyConfig:
+        """The ``--quick`` settings (audits of 10⁶ samples at T = 16, 10⁴ at T = 1024)."""
+        base = {
+            "quick": True, "audit_samples": ((16, 10**6), (1024, 10**4)),
+            "regret_horizon": 2_000, "n_trials": 20,
+        }
+        base.update(overrides)
+        return cls(**base)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class VerifyReport:
+    """Everything ``fedpriv verify`` found (written by :mod:`fedpriv.audit.claims.report`)."""
+
+    config: VerifyConfig
+    seed_entropy: int
+    environment: str
+    lambda2: float
+    claims: tuple[ClaimResult, ...]
+    regret: pd.DataFrame
+    curves: dict[str, np.ndarray]
+    ledger: pd.DataFrame
+    seconds: float
+
+
+def _environment(config: VerifyConfig, root: np.random.SeedSequence) -> tuple[BanditEnvironment, str]:
+    if config.data_path is not None:
+        env = hospital_bandit(load_diabetes(config.data_path), n_agents=config.n_agents)
+        return env, f"hospital (UCI Diabetes-130, {Path(config.data_path).name})"
+    rng = stream_rng(root, trial=0, stream=Stream.ENVIRONMENT)
+    env = paper_synthetic_bandit(config.n_agents, config.n_arms, rng=rng, noise="gaussian")
+    return env, "synthetic (Zhu et al. §5: μ ~ U[0,1], rewards μ + N(0,1))"
+
+
+def _child(root: np.random.SeedSequence, index: int) -> np.random.SeedSequence:
+    return np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + (index,))
+
+
+def _findings(mode: str, out_of_bounds: int, synthetic: bool) -> tuple[str, ...]:
+    found = []
+    if mode == "paper":
+        found.append(
+            "initial pulls are released raw (Alg. 4 line 1): the round-0 records have "
+            "ε = ∞; Definition 1's stream starts at t = 1, so they are outside the claim"
+        )
+        if synthetic and out_of_bounds:
+            found.append(
+                f"the synthetic experiment feeds rewards outside [0, 1] to the tree "
+                f"({out_of_bounds} observations in the regret runs); the claim's sensitivity "
+                "of 1 does not hold for them and no finite ε does (gossip.md §3.4 item 4)"
+            )
+    return tuple(found)
+
+
+def _audit_job(job: dict) -> tuple[int, EpsilonLowerBound]:
+    """One tree audit (a picklable unit of work for the executor)."""
+    result = audit_tree_counter(
+        worst_case_reward_pair(job["horizon"]), scale=job["scale"],
+        claimed_epsilon=job["claimed_epsilon"], n_samples=job["n_samples"],
+        seed=job["seed"], confidence=job["confidence"],
+    )
+    return job["index"], result.bound
+
+
+def _regret_job(job: dict) -> dict:
+    """One regret run, summarised (a picklable unit of work for the executor)."""
+    kwargs = {"horizon": job["horizon"], "n_trials": job["n_trials"], "seed": job["seed"]}
+    if job["mode"] == "gossip-ucb":
+        run = run_gossip_ucb(job["env"], job["graph"], **kwargs)
+        label = "gossip-ucb"
+    else:
+        run = run_fed_ucb(job["env"], job["graph"], epsilon=job["epsilon"], mode=job["mode"],
+                          log_base=job["log_base"], **kwargs)
+        label = f"{job['mode']}/log{job['log_base']}"
+    per_trial = run.cumulative_regret.mean(axis=1)  # (trials, T), mean over agents
+    points = np.unique(np.linspace(0, job["horizon"] - 1, _N_CURVE_POINTS).astype(int))
+    curve = np.stack([points + 1, per_trial[:, points].mean(0), per_trial[:, points].min(0),
+                      per_trial[:, points].max(0)])
+    return {"algorithm": run.algorithm, "mode": job["mode"], "label": label,
+            "epsilon": job["epsilon"], "final": per_trial[:, -1], "curve": curve,
+            "n_out_of_bounds": run.n_out_of_bounds}
+
+
+def _parallel_map(function, jobs: list[dict], *, workers: int, say, describe,
+                  executor=None) -> list:
+    """``[function(job) for job in jobs]``, on a local process pool when ``workers > 1``.
+
+    Every job carries its own SeedSequence address, so the results do not depend on
+    the number of workers or on the order in which they finish; they are returned in
+    the order of ``jobs``. ``executor`` (a ``concurrent.futures.Executor`` or a dask
+    ``Client``) replaces the local pool when given.
+    """
+    results: list = [None] * len(jobs)
+    if executor is not None:
+        if hasattr(executor, "get_executor"):  # dask.distributed.Client
+            executor = executor.get_executor()
+        _collect(executor, function, jobs, results, say, describe)
+        return results
+    if workers <= 1 or len(jobs) <= 1:
+        for done, job in enumerate(jobs):
+            results[done] = function(job)
+            say(f"[{done + 1}/{len(jobs)}] {describe(job, results[done])}")
+        return results
+    with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
+        _collect(pool, function, jobs, results, say, describe)
+    return results
+
+
+def _collect(pool, function, jobs: list[dict], results: list, say, describe) -> None:
+    """Submit every job to ``pool``; store each result at its job's position."""
+    futures = {pool.submit(function, job): position for position, job in enumerate(jobs)}
+    for done, future in enumerate(concurrent.futures.as_completed(futures), start=1):
+        position = futures[future]
+        results[position] = future.result()
+        say(f"[{done}/{len(jobs)}] {describe(jobs[position], results[position])}")
+
+
+def verify_gossip_fed_ucb(
+    config: VerifyConfig, *, progress: Callable[[str], None] | None = None
+) -> VerifyReport:
+    """Run the whole verification of Fed_UCB's claim; see the module docstring.
+
+    Raises
+    ------
+    ValueError
+        On a bad configuration or a data file that cannot be used.
+    DataFormatError
+        If ``data_path`` does not have the UCI schema.
+    """
+    started = time.perf_counter()
+    say = progress or (lambda message: None)
+    root = as_seed_sequence(config.seed)
+    env, env_name = _environment(config, _child(root, 0))
+    graph = make_graph("complete", config.n_agents)
+    synthetic = config.data_path is None
+    samples = dict(config.audit_samples)
+
+    # Regret runs first: the paper-mode findings need their out-of-range counts.
+    run_root = _child(root, 1)
+    regret_jobs = [
+        {"env": env, "graph": graph, "mode": mode, "log_base": base, "epsilon": eps,
+         "horizon": config.regret_horizon, "n_trials": config.n_trials, "seed": run_root}
+        for mode, base, eps in [("gossip-ucb", "", math.inf)] + [
+            (mode, base, eps) for mode, base in (("paper", "2"), ("corrected", "2"))
+            for eps in config.epsilons
+        ]
+    ]
+    summaries = _parallel_map(
+        _regret_job, regret_jobs, workers=config.workers, say=say,
+        describe=lambda job, summary: (
+            f"regret {job['mode']} {job['log_base']} ε={job['epsilon']:g} "
+            f"T={job['horizon']} trials={job['n_trials']}: {summary['final'].mean():.1f}"
+        ),
+    )
+    out_of_bounds = {
+        mode: sum(r["n_out_of_bounds"] for r in summaries if r["mode"] == mode)
+        for mode in ("paper", "corrected")
+    }
+
+    results = []
+    audit_root = _child(root, 2)
+    grid = [
+        (index, mode, base, horizon, eps)
+        for index, (mode, base, horizon, eps) in enumerate(
+            ((m, b, h, e) for m, b in VARIANTS for h in config.horizons for e in config.epsilons),
+            start=1,
+        )
+    ]
+    audit_jobs = [
+        {"index": index, "horizon": horizon,
+         "scale": fed_ucb_scale(eps, horizon, mode=mode, log_base=base),
+         "claimed_epsilon": eps, "n_samples": samples[horizon],
+         "seed": _child(audit_root, index), "confidence": config.confidence}
+        for index, mode, base, horizon, eps in grid if horizon in config.audit_horizons
+    ]
+    audits = dict(_parallel_map(
+        _audit_job, audit_jobs, workers=config.workers, say=say,
+        describe=lambda job, result: (
+            f"audit T={job['horizon']} scale={job['scale']:.4g} claimed "
+            f"ε={job['claimed_epsilon']:g}: lower bound {result[1].epsilon_lower_bound:.4f} "
+            f"({job['n_samples']} samples/world)"
+        ),
+    ))
+    for index, mode, base, horizon, eps in grid:
+        scale = fed_ucb_scale(eps, horizon, mode=mode, log_base=base)
+        x0 = np.zeros((1, config.n_agents, config.n_arms))
+        noise = stream_rngs(_child(root, 3), n_trials=1, n_agents=config.n_agents,
+                            stream=Stream.NOISE)
+        accountant, _, _, _ = open_fed_ucb_releases(
+            x0, horizon=horizon, epsilon=eps, mode=mode, log_base=base, rng=noise
+        )
+        route, acc_eps = accountant.tightest(0.0, where={"phase": "stream"})
+        init_eps = accountant.get_epsilon(0.0, where={"phase": "init"})
+        bound = audits.get(index)
+        verdict, evidence = decide_verdict(eps, acc_eps, bound)
+        claim = Claim(
+            paper=PAPER, algorithm="gossip-fed-ucb", mode=mode,
+            setting=(("n_agents", config.n_agents), ("n_arms", config.n_arms),
+                     ("horizon", horizon), ("epsilon", eps), ("log_base", base),
+                     ("graph", "complete"), ("node_scale", scale)),
+            relation=NeighboringRelation.REPLACE_ONE_REWARD,
+            claimed=PureDP(eps), source=CLAIM_SOURCE,
+        )
+        results.append(ClaimResult(
+            claim=claim, accountant_epsilon=acc_eps, accountant_route=route,
+            audit=bound, verdict=verdict, evidence=evidence,
+            findings=_findings(mode, out_of_bounds[mode], synthetic),
+            initial_pulls_epsilon=init_eps,
+        ))
+
+    regret_rows, curves = [], {}
+    for summary in summaries:
+        final, eps = summary["final"], summary["epsilon"]
+        regret_rows.append({
+            "algorithm": summary["algorithm"], "mode": summary["label"], "epsilon": eps,
+            "horizon": config.regret_horizon, "n_trials": config.n_trials,
+            "regret_mean": float(final.mean()), "regret_min": float(final.min()),
+            "regret_max": float(final.max()), "n_out_of_bounds": summary["n_out_of_bounds"],
+        })
+        curves[f"{summary['label']}|{eps:g}"] = summary["curve"]
+    say(f"[ledger] one Fed_UCB run per variant at T={config.ledger_horizon}, ε=1")
+    ledgers = []
+    for mode, base in VARIANTS:
+        run = run_fed_ucb(env, graph, horizon=config.ledger_horizon, epsilon=1.0, mode=mode,
+                          log_base=base, n_trials=1, seed=run_root)
+        frame = run.accountant.ledger
+        frame.insert(0, "log_base", base)
+        frame.insert(0, "mode", mode)
+        ledgers.append(frame)
+    return VerifyReport(
+        config=config,
+        seed_entropy=int(root.entropy),
+        environment=env_name,
+        lambda2=second_eigenvalue(graph),
+        claims=tuple(results),
+        regret=pd.DataFrame(regret_rows),
+        curves=curves,
+        ledger=pd.concat(ledgers, ignore_index=True),
+        seconds=time.perf_counter() - started,
+    )

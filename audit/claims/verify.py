@@ -1,0 +1,244 @@
+"""``fedpriv verify``: evaluate every claim of the register (accountant and audit).
+
+For each :class:`~fedpriv.audit.claims.register.RegisteredClaim` the job runs the accountant recipe at
+the claimed δ, runs the end-to-end audit recipe when there is one, and decides the
+verdict with :func:`fedpriv.audit.claims.claim.decide_verdict` (DESIGN.md "Verdict semantics").
+Fed_UCB's grid of claims (Zhu et al. 2021) is evaluated by
+:func:`fedpriv.audit.claims.fed_ucb.verify_gossip_fed_ucb` exactly as before (its report folder
+``reports/gossip_fed_ucb/`` is still written) and its results are taken over into the
+register's table; Fed_UCB's extra end-to-end claims run through their recipes.
+
+Each claim is one picklable job (its register key, a budget and a SeedSequence
+address), run on a local process pool (:func:`fedpriv.audit.claims.fed_ucb._parallel_map`); results do
+not depend on the number of workers. A recipe that fails (for example an algorithm
+module that is not installed) gives the verdict ``"error"`` with the exception as
+evidence, never a silent pass.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import time
+import traceback
+from collections.abc import Callable
+
+import numpy as np
+
+from fedpriv.audit.claims.claim import ClaimResult, decide_verdict
+from fedpriv.audit.endtoend.engine import AuditBudget, child_seed
+from fedpriv.audit.claims.register import claims_for, paper_of
+from fedpriv.audit.claims.fed_ucb import (
+    VerifyConfig,
+    VerifyReport,
+    _parallel_map,
+    verify_gossip_fed_ucb,
+)
+from fedpriv.privacy._checks import check_int_at_least
+
+__all__ = ["ClaimsConfig", "ClaimsReport", "evaluate_claim", "verify_claims"]
+
+#: Verdict of a claim whose recipe raised.
+ERROR = "error"
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ClaimsConfig:
+    """Settings of one ``fedpriv verify`` run over the register.
+
+    Attributes
+    ----------
+    quick : bool
+        Small audit budgets (every paper in under five minutes on 2 cores).
+    seed : int
+        Root of the SeedSequence tree; claim ``i`` of the register audits under
+        ``child_seed(seed, 7, i)``.
+    papers : tuple of str or None
+        ``--paper`` names to run (None: all).
+    budget : AuditBudget
+        Base budget of the end-to-end audits (each claim scales ``samples`` by its
+        ``sample_factor``).
+    workers : int
+        Processes (1 runs in this process).
+    fed_ucb : VerifyConfig
+        The Fed_UCB job's configuration.
+    """
+
+    quick: bool = False
+    seed: int = 0
+    papers: tuple[str, ...] | None = None
+    budget: AuditBudget = dataclasses.field(
+        default_factory=lambda: AuditBudget(pilot_samples=500, samples=10_000, batch_size=2_000)
+    )
+    workers: int = dataclasses.field(default_factory=lambda: os.cpu_count() or 1)
+    fed_ucb: VerifyConfig | None = None
+
+    def __post_init__(self) -> None:
+        check_int_at_least("seed", self.seed, 0)
+        check_int_at_least("workers", self.workers, 1)
+        if self.papers is not None:
+            object.__setattr__(self, "papers", tuple(paper_of(p) for p in self.papers))
+        if self.fed_ucb is None:
+            fed = (VerifyConfig.quick_config(seed=self.seed, workers=self.workers)
+                   if self.quick else VerifyConfig(seed=self.seed, workers=self.workers))
+            object.__setattr__(self, "fed_ucb", fed)
+
+    @classmethod
+    def quick_config(cls, **overrides) -> ClaimsConfig:
+        """The ``--quick`` settings (pilot 100, 1 000 confirming runs per world).
+
+        Fed_UCB's job runs :meth:`quick_fed_ucb` (its tree audits at 2·10⁵ samples per
+        world at T = 16, still enough to flag the paper's 1.25ε there).
+        """
+        base = {"quick": True,
+                "budget": AuditBudget(pilot_samples=100, samples=1_000, batch_size=1_000)}
+        base.update(overrides)
+        if base.get("fed_ucb") is None:
+            base["fed_ucb"] = cls.quick_fed_ucb(seed=base.get("seed", 0),
+                                                workers=base.get("workers", os.cpu_count() or 1))
+        return cls(**base)
+
+    @staticmethod
+    def quick_fed_ucb(**overrides) -> VerifyConfig:
+        """Fed_UCB's job under ``fedpriv verify --quick`` (see :meth:`quick_config`)."""
+        base = {"audit_samples": ((16, 2 * 10**5), (1024, 10**4))}
+        base.update(overrides)
+        return VerifyConfig.quick_config(**base)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ClaimsReport:
+    """Everything one ``fedpriv verify`` found (written by :mod:`fedpriv.audit.claims.report`)."""
+
+    config: ClaimsConfig
+    seed_entropy: int
+    results: tuple[ClaimResult, ...]
+    fed_ucb: VerifyReport | None
+    seconds: float
+
+    def for_paper(self, paper: str) -> tuple[ClaimResult, ...]:
+        """Results of one paper (``--paper`` name)."""
+        name = paper_of(paper)
+        return tuple(r for r in self.results if r.key and r.key.split("/", 1)[0] == name)
+
+
+def _scaled(budget: AuditBudget, factor: float) -> AuditBudget:
+    return dataclasses.replace(budget, samples=max(1, round(budget.samples * factor)))
+
+
+def evaluate_claim(key: str, budget: AuditBudget, seed: np.random.SeedSequence) -> ClaimResult:
+    """Accountant, audit and verdict of the registered claim ``key``.
+
+    Raises
+    ------
+    KeyError
+        If ``key`` is not in the register.
+    """
+    entries = {entry.key: entry for entry in claims_for(None)}
+    entry = entries[key]
+    claim = entry.claim
+    try:
+        route, epsilon, findings = entry.accountant(claim)
+        audit = None
+        if entry.audit is not None:
+            audit = entry.audit(claim, _scaled(budget, entry.sample_factor), seed)
+    except Exception as error:  # noqa: BLE001 - a recipe failure is reported, never hidden
+        detail = "".join(traceback.format_exception_only(type(error), error)).strip()
+        return ClaimResult(
+            claim=claim, accountant_epsilon=math.nan, accountant_route="-", audit=None,
+            verdict=ERROR, evidence=f"not evaluated: {detail}", channel=entry.channel, key=key,
+        )
+    bound = None if audit is None else audit.bound
+    verdict, evidence = decide_verdict(claim.claimed.epsilon, epsilon, bound)
+    if audit is not None:
+        evidence += f"; audit event: {audit.event} ({audit.neighbors})"
+    else:
+        evidence += "; no end-to-end audit (accountant only)"
+    return ClaimResult(
+        claim=claim, accountant_epsilon=float(epsilon), accountant_route=route, audit=bound,
+        verdict=verdict, evidence=evidence, findings=tuple(findings), channel=entry.channel,
+        audit_event=None if audit is None else audit.event,
+        audit_seconds=None if audit is None else audit.seconds, key=key,
+    )
+
+
+def _job(job: dict) -> ClaimResult:
+    """One claim (a picklable unit of work for the executor)."""
+    return evaluate_claim(job["key"], job["budget"], job["seed"])
+
+
+def _from_fed_ucb(report: VerifyReport, entries) -> dict[str, ClaimResult]:
+    """Fed_UCB job results, keyed by the register's keys (matched on the setting)."""
+    out = {}
+    for result in report.claims:
+        s = result.claim.setting_dict()
+        key = (f"gossip_fed_ucb/gossip-fed-ucb/{result.claim.mode}-log{s['log_base']}"
+               f"/T{s['horizon']}/eps{s['epsilon']:g}")
+        if key in entries:
+            out[key] = dataclasses.replace(
+                result, key=key, channel=entries[key].channel,
+                audit_event=None if result.audit is None else
+                "Laplace LLR over the nodes covering round 1",
+            )
+    return out
+
+
+def verify_claims(
+    config: ClaimsConfig,
+    *,
+    progress: Callable[[str], None] | None = None,
+    executor=None,
+) -> ClaimsReport:
+    """Evaluate every registered claim of ``config.papers``; see the module docstring.
+
+    Parameters
+    ----------
+    config : ClaimsConfig
+    progress : callable, optional
+        Receives one line per finished job.
+    executor : concurrent.futures.Executor or dask.distributed.Client, optional
+        Where the claim jobs run; default a local process pool of ``config.workers``
+        (in this process when ``workers == 1``). Every job carries its own
+        SeedSequence address, so the numbers do not depend on the executor.
+    """
+    started = time.perf_counter()
+    say = progress or (lambda message: None)
+    root = np.random.SeedSequence(config.seed)
+    papers = config.papers
+    selected = [e for e in claims_for(None) if papers is None or e.paper in papers]
+    index = {e.key: i for i, e in enumerate(claims_for(None))}
+    entries = {e.key: e for e in selected}
+
+    fed_report = None
+    done: dict[str, ClaimResult] = {}
+    if any(e.paper == "gossip_fed_ucb" for e in selected):
+        say("[gossip_fed_ucb] Fed_UCB job (regret runs, tree audits)")
+        fed_report = verify_gossip_fed_ucb(config.fed_ucb, progress=say)
+        done = _from_fed_ucb(fed_report, entries)
+
+    # Longest jobs first, so that the pool's last jobs are short (whole-algorithm
+    # audits with transcripts, then other audits, then accountant-only claims).
+    def cost(entry) -> int:
+        if entry.audit is None:
+            return 0
+        return 2 if entry.paper in ("li_song", "dubey_aamas", "feducb") else 1
+
+    jobs = [
+        {"key": e.key, "budget": config.budget, "seed": child_seed(root, 7, index[e.key])}
+        for e in sorted(selected, key=cost, reverse=True) if e.key not in done
+    ]
+    results = _parallel_map(
+        _job, jobs, workers=config.workers, say=say, executor=executor,
+        describe=lambda job, r: (
+            f"{job['key']}: {r.verdict} (accountant {r.accountant_epsilon:.4g}"
+            + ("" if r.audit is None else f", audit LB {r.audit.epsilon_lower_bound:.4g}")
+            + f" vs claimed {r.claim.claimed.epsilon:.4g})"
+        ),
+    )
+    done.update({r.key: r for r in results})
+    ordered = tuple(done[e.key] for e in selected if e.key in done)
+    return ClaimsReport(
+        config=config, seed_entropy=int(root.entropy), results=ordered, fed_ucb=fed_report,
+        seconds=time.perf_counter() - started,
+    )

@@ -1,0 +1,192 @@
+"""Accountant and audit recipes for Dubey & Pentland's cooperative UCB (AAMAS 2020).
+
+Claims (byzantine.md §3.4–3.6; the formulas are reconstructions, R-m/R-l):
+
+* per message (Lemma "Privacy of Outgoing Messages"): every message of agent v is
+  ``ε_f = f^(-ϑ/2)``-DP w.r.t. one reward of v (pure, the first release is the worst);
+* composed (Lemma "Privacy Guarantee"): the ⌊T/f⌋-fold advanced composition
+  ``(ε', δ')`` of :func:`fedpriv.privacy.calibration.interval_claimed_guarantee`.
+
+:func:`coop_accountant` reads the algorithm's own accountant (one run in the claim's
+setting): ``∞`` whenever it charged a ``NonPrivate`` release (the raw own term, or the
+Byzantine algorithm's raw rewards); otherwise the per-message ε of the first release, or
+the composed ε at δ' (tightest route).
+
+:func:`audit_coop_messages` is the raw own-term audit (byzantine.md §6.4): one reward of
+agent 0 flipped (its first pull of arm 0, a reward every release of that stream covers);
+a neighbour records agent 0's messages — its noisy means and the counts sent with them
+— at several rounds; each candidate event concerns one message (one column), so the
+bound is valid for the per-message claim as well as for the composed one. With the own
+term raw, agent 0's actions, hence the un-noised counts, follow its raw rewards (E4).
+
+Coupling: one world of the counter-based table for every sample (:class:`PinnedTable`),
+one root per world for the algorithm's other streams (see :mod:`fedpriv.audit.endtoend.engine`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from fedpriv.audit.claims.claim import Claim
+from fedpriv.audit.endtoend.engine import AuditBudget, EndToEndAudit, child_seed, search_and_confirm
+from fedpriv.privacy import event_epsilon
+from fedpriv.privacy import events
+from fedpriv.privacy.calibration import interval_length, interval_noise_scales
+
+__all__ = ["PinnedTable", "audit_coop_messages", "coop_accountant", "run_coop"]
+
+_MISSING = -10.0
+
+
+def _pinned_class():
+    from fedpriv.algorithms.environments.bernoulli import RewardTable
+
+    @dataclasses.dataclass(frozen=True)
+    class _Pinned(RewardTable):
+        """A :class:`RewardTable` whose every trial reads trial ``world_trial``."""
+
+        world_trial: int = 0
+
+        def uniforms(self, trial, agent, arm, pull):
+            pinned = np.zeros(np.shape(trial), dtype=np.int64) + self.world_trial
+            return RewardTable.uniforms(self, pinned, agent, arm, pull)
+
+    return _Pinned
+
+
+def PinnedTable(table, world_trial: int = 0):
+    """``table`` (a RewardTable) with every trial reading trial ``world_trial``."""
+    cls = _pinned_class()
+    return cls(arm_means=table.arm_means, key=table.key, overrides=table.overrides,
+               world_trial=int(world_trial))
+
+
+def _environment(setting: dict):
+    from fedpriv.algorithms.environments.bernoulli import BernoulliMAB
+
+    m, k = int(setting["n_agents"]), int(setting["n_arms"])
+    return BernoulliMAB(np.full((m, k), 0.5))
+
+
+def run_coop(claim: Claim, *, n_trials: int, seed, table=None, record: bool = False):
+    """Run the claim's algorithm (private or Byzantine-proof cooperative UCB)."""
+    from fedpriv.algorithms.networks.graphs import make_graph
+
+    s = claim.setting_dict()
+    env = _environment(s)
+    graph = make_graph(s.get("graph", "complete"), int(s["n_agents"]))
+    common = {"horizon": int(s["horizon"]), "gamma": int(s["gamma"]), "n_trials": n_trials,
+              "seed": seed, "table": table, "record": record}
+    if claim.algorithm == "byzantine-coop-ucb":
+        from fedpriv.algorithms.coop.byzantine import run_byzantine_coop_ucb
+        from fedpriv.algorithms.coop.robust import Contamination
+
+        return run_byzantine_coop_ucb(
+            env, graph, contamination=Contamination(rate=float(s["contamination"]),
+                                                    value=float(s.get("q_value", 0.5))),
+            **common)
+    from fedpriv.algorithms.coop.cooperative import run_private_coop_ucb
+
+    return run_private_coop_ucb(
+        env, graph, epsilon=float(s["epsilon"]), theta=float(s["theta"]), rule=s["rule"],
+        own_term=s["own_term"], count_field=s.get("count_field", "release"), **common)
+
+
+def coop_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
+    """The algorithm's own accountant in the claim's setting (see the module docstring)."""
+    s = claim.setting_dict()
+    run = run_coop(claim, n_trials=1, seed=0)
+    reasons = tuple(dict.fromkeys(run.accountant.non_private_reasons()))
+    if reasons:
+        return "nonprivate", float("inf"), reasons
+    if s.get("scope") == "per-message":
+        f = interval_length(float(s["epsilon"]))
+        scale = float(interval_noise_scales(float(s["epsilon"]), [f], theta=float(s["theta"]),
+                                            rule=s["rule"])[0])
+        return "pure (first release)", event_epsilon(
+            events.Laplace(scale=scale, l1_sensitivity=1.0 / f)), ()
+    route, epsilon = run.accountant.tightest(claim.claimed_delta)
+    return route, float(epsilon), ()
+
+
+def _observe(run, rounds: np.ndarray, first_ucb: int) -> np.ndarray:
+    """Agent 0's messages at ``rounds`` (1-based): means then counts, per arm.
+
+    Private runs add two columns for the first UCB round ``t* = first_ucb`` (K f + 1):
+    ``Z`` = Σ_{u≠0} (w_u,0 μ̃_u,0 − w_u,1 μ̃_u,1), the weighted difference of the other
+    agents' last messages (what agent 0 combined with its own term, and what a neighbour
+    holds too), kept where agent 0's count of arm 0 (resp. 1) moved at ``t*`` and set to
+    ±1e6 otherwise. Events ``{A = 0, Z <= c}`` / ``{A = 1, Z >= c}`` on them condition on
+    the other agents' messages: with the own term raw, agent 0's choice is then a
+    deterministic function of its raw rewards.
+    """
+    content = run.transcript.content
+    if "mean" not in content:  # Byzantine: (arm, value) of each message
+        values = content["value"][:, 0, rounds - 1].astype(np.float64)
+        arms = content["arm"][:, 0, rounds - 1].astype(np.float64)
+        return np.concatenate([values, arms], axis=1)
+    means = np.nan_to_num(content["mean"][:, 0, rounds - 1], nan=_MISSING)
+    counts = content["count"][:, 0, rounds - 1].astype(np.float64)
+    n = means.shape[0]
+    others_mean = np.nan_to_num(content["mean"][:, 1:, first_ucb - 2], nan=0.0)
+    others_weight = content["count"][:, 1:, first_ucb - 2].astype(np.float64)
+    weighted = (others_weight * others_mean).sum(axis=1)  # (n, K)
+    z = weighted[:, 0] - weighted[:, 1]
+    moved = content["count"][:, 0, first_ucb - 1] - content["count"][:, 0, first_ucb - 2]
+    z0 = np.where(moved[:, 0] > 0, z, 1e6)
+    z1 = np.where(moved[:, 1] > 0, z, -1e6)
+    return np.concatenate([means.reshape(n, -1), counts.reshape(n, -1),
+                           z0[:, None], z1[:, None]], axis=1)
+
+
+def audit_coop_messages(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
+    """A neighbour's view of agent 0's messages, one reward of agent 0 flipped."""
+    from fedpriv.algorithms.environments.bernoulli import BernoulliMAB
+
+    s = claim.setting_dict()
+    env: BernoulliMAB = _environment(s)
+    base = PinnedTable(env.reward_table(np.random.SeedSequence(20202)))
+    own = float(np.asarray(base.rewards(0, 0, 0, 0)))
+    tables = (base.with_override(agent=0, arm=0, pull=0, value=own),
+              base.with_override(agent=0, arm=0, pull=0, value=1.0 - own))
+    horizon = int(s["horizon"])
+    rounds = np.unique(np.linspace(1, horizon, 8).astype(np.int64))
+    k = int(s["n_arms"])
+    first_ucb = k * interval_length(float(s["epsilon"])) + 1
+
+    def sample(world: int, n: int, root: np.random.SeedSequence) -> np.ndarray:
+        out = []
+        for b, start in enumerate(range(0, n, budget.batch_size)):
+            size = min(budget.batch_size, n - start)
+            run = run_coop(claim, n_trials=size, seed=child_seed(root, b), table=tables[world],
+                           record=True)
+            out.append(_observe(run, rounds, first_ucb))
+        return np.concatenate(out)
+
+    if claim.algorithm == "byzantine-coop-ucb":
+        names = tuple(f"value sent at round {r}" for r in rounds) + tuple(
+            f"arm sent at round {r}" for r in rounds)
+    else:
+        names = tuple(f"mean[{a}] sent at round {r}" for r in rounds for a in range(k)) + tuple(
+            f"count[{a}] sent at round {r}" for r in rounds for a in range(k)) + (
+            f"others' weighted mean difference Z when agent 0 pulls arm 0 at round {first_ucb}",
+            f"others' weighted mean difference Z when agent 0 pulls arm 1 at round {first_ucb}")
+    pair = f"one reward changed: agent 0's first pull of arm 0, {own:g} (D) vs {1 - own:g} (D')"
+    extra = {}
+    if claim.algorithm != "byzantine-coop-ucb" and k == 2:
+        # The knife edge of agent 0's first UCB choice with a raw own term, from the
+        # pair alone: it pulls arm 0 iff own_sum_0 - own_sum_1 + Z > 0.
+        f = interval_length(float(s["epsilon"]))
+        edges = []
+        for table in tables:
+            own_sums = [float(table.rewards(0, 0, a, np.arange(f)).sum()) for a in range(2)]
+            edges.append(own_sums[1] - own_sums[0])
+        n_cols = len(names)
+        extra[pair] = [(n_cols - 2, "<=", max(edges)), (n_cols - 1, ">=", min(edges))]
+    return search_and_confirm(
+        {pair: sample}, budget=budget, seed=seed, delta=claim.claimed_delta,
+        channel="neighbour: agent 0's messages (means and counts) and the messages it holds "
+                "from the other agents", names=names, events=extra,
+    )

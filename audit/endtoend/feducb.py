@@ -1,0 +1,378 @@
+"""Accountant and audit recipes for FedUCB (Dubey & Pentland, NeurIPS 2020).
+
+Accountant
+----------
+:func:`feducb_accountant` prices one agent's Privatizer releases as the paper's
+calibration sets them (:func:`fedpriv.privacy.calibration.feducb_privatizer`): every tree node
+is a :class:`fedpriv.privacy.events.SymmetricMatrixGaussian` with the paper's ``σ_N`` and the
+substitution sensitivity ``√2 (L² + B²)`` of one (x, y) pair (feducb.md §3.6 item 4),
+and a pair sits in ``⌊log₂ n⌋ + 1`` released nodes (``n`` leaves: the number of syncs,
+``T`` when the schedule is data-driven, Alg. 2 line 2 / Remark 4). Agents are disjoint
+(parallel) except under ``USER_AT_ALL_AGENTS`` (footnote 4), where the accountant
+composes them. Decentralized (Remark 5): ``γ`` trees of ``⌈T/γ⌉`` leaves, one pair in
+one tree. The accountant prices the releases for an *oblivious* stream; the sync
+decision, taken on raw data, is a channel it cannot see (§3.6 item 11).
+
+Audit: the sync-timing channel
+------------------------------
+:func:`audit_sync_timing` audits that channel end to end (feducb.md §6.3 (e)). Before
+the first synchronization every agent acts on its raw local Gram matrix and the
+data-independent ``S = M ρ_min I``, so the first sync time is a deterministic function
+of the data under the adaptive (log-det) trigger. The neighbouring pair changes one
+(context, reward) pair of agent 0 (N3): in D the changed action is a fresh direction
+that fires the trigger earlier; candidate positions are searched on a pilot sample and
+the event "first sync time = t0" is confirmed on fresh runs with
+``ε_lb = ln((p_D(t0)_low − δ) / p_D'(t0)_up)``. With the fixed schedule the sync times
+are the same in both worlds, so no sync-time event separates them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from fedpriv.audit.claims.claim import Claim
+from fedpriv.audit.endtoend.engine import AuditBudget, EndToEndAudit, child_seed, search_and_confirm
+from fedpriv.privacy import Accountant
+from fedpriv.privacy import events
+from fedpriv.privacy.calibration import feducb_privatizer
+from fedpriv.privacy.relations import NeighboringRelation
+from fedpriv.privacy.tree import tree_depth
+
+__all__ = [
+    "audit_sync_timing",
+    "feducb_accountant",
+    "footnote4_claim",
+    "knife_edge_pairs",
+]
+
+
+def footnote4_claim(
+    epsilon: float, delta: float, *, n_agents: int, delta_prime: float
+) -> tuple[float, float]:
+    """The paper's composition over agents: ``(√(2M ln(1/δ'))ε + Mε(e^ε − 1), Mδ + δ')``.
+
+    §3 of the paper (feducb.md §3.3; the ε-inside-the-root typo of [H] corrected).
+
+    Examples
+    --------
+    >>> round(footnote4_claim(1.0, 0.1, n_agents=3, delta_prime=0.01)[0], 3)
+    10.411
+    """
+    m = int(n_agents)
+    eps = math.sqrt(2.0 * m * math.log(1.0 / delta_prime)) * epsilon + m * epsilon * math.expm1(
+        epsilon
+    )
+    return eps, m * delta + delta_prime
+
+
+def _tree_leaves(s: dict) -> tuple[int, int | None]:
+    """(capacity of one tree in leaves, fixed n or None) for the setting."""
+    gamma = int(s.get("gamma", 1)) if s.get("structure") == "decentralized" else 1
+    horizon = math.ceil(int(s["horizon"]) / gamma)
+    n_syncs = s.get("n_syncs") if s.get("schedule") == "fixed" else None
+    return horizon, None if n_syncs is None else min(int(n_syncs), horizon)
+
+
+def feducb_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
+    """ε at the claimed δ of the Privatizer releases (Prop. 3's scope).
+
+    Centralized: the algorithm's own accountant (one run of
+    :func:`fedpriv.algorithms.feducb.centralized.run_feducb` / ``run_feducb_fixed`` in the claim's setting,
+    ``channel="privatizer"``; with ``USER_AT_ALL_AGENTS`` the footnote-4 world, where
+    the M trees compose). Decentralized: the calibration's events (module docstring).
+    """
+    s = claim.setting_dict()
+    if s.get("structure") == "centralized":
+        return _algorithm_accountant(claim)
+    return _calibration_accountant(claim)
+
+
+def _algorithm_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
+    from fedpriv.algorithms.feducb.centralized import run_feducb, run_feducb_fixed
+
+    s = claim.setting_dict()
+    shared = claim.relation is NeighboringRelation.USER_AT_ALL_AGENTS
+    _, tables = _base_world({**s, "shared_users": shared})
+    eps, delta = float(s["epsilon"]), float(s["delta"])
+    if s["schedule"] == "fixed":
+        run = run_feducb_fixed(tables, epsilon=eps, delta=delta,
+                               sync_every=int(s["sync_every"]), seed=0)
+    else:
+        run = run_feducb(tables, epsilon=eps, delta=delta, seed=0)
+    route, epsilon = run.accountant_epsilon(claim.claimed_delta)
+    cal = run.calibration
+    findings = [
+        (f"σ_N = {cal.noise_stddev:.4g} per entry, tree depth m = {run.tree_depth}; "
+         "substitution sensitivity √2(L²+1) (the paper calibrates to L²+1, "
+         "feducb.md §3.6 item 4)"),
+    ]
+    reasons = run.accountant.non_private_reasons()
+    if reasons:
+        findings.append("the algorithm's ledger also names an unpriced channel: "
+                        + "; ".join(dict.fromkeys(reasons)))
+    return route, float(epsilon), tuple(findings)
+
+
+def _calibration_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
+    s = claim.setting_dict()
+    base_eps, base_delta = float(s["epsilon"]), float(s["delta"])
+    horizon, n_syncs = _tree_leaves(s)
+    cal = feducb_privatizer(base_eps, base_delta, horizon=horizon, n_agents=int(s["n_agents"]),
+                            dim=int(s["dim"]), n_syncs=n_syncs)
+    node = events.SymmetricMatrixGaussian(
+        noise_stddev=cal.noise_stddev, dim=int(s["dim"]) + 1,
+        frobenius_sensitivity=math.sqrt(2.0) * cal.l2_sensitivity,
+    )
+    tree = events.SelfComposed(event=node, count=tree_depth(cal.n_syncs))
+    accountant = Accountant(relation=claim.relation, disjoint=("agent",))
+    agents = (range(int(s["n_agents"])) if claim.relation is NeighboringRelation.USER_AT_ALL_AGENTS
+              else range(1))
+    for agent in agents:
+        accountant.spend(tree, key={"agent": agent})
+    route, epsilon = accountant.tightest(claim.claimed_delta)
+    findings = [
+        (f"σ_N = {cal.noise_stddev:.4g} per entry (paper calibration), one (x, y) pair "
+         f"in {tree_depth(cal.n_syncs)} nodes of one of the γ trees (Remark 5)"),
+    ]
+    if s.get("schedule") == "adaptive":
+        findings.append(
+            "the sync trigger (Alg. 3 line 6) reads the raw local Gram matrix: request "
+            "times are released un-noised and the accountant cannot price them "
+            "(feducb.md §3.6 item 11)"
+        )
+    return route, float(epsilon), tuple(findings)
+
+
+def _base_world(s: dict):
+    """One fixed world (n_trials = 1) of the claim's linear bandit."""
+    from fedpriv.algorithms.environments.linear import LinearBandit
+
+    spec = LinearBandit(n_agents=int(s["n_agents"]), n_arms=int(s["n_arms"]),
+                        dim=int(s["dim"]), shared_users=s.get("shared_users", False))
+    return spec, spec.sample(np.random.SeedSequence(20200), n_trials=1,
+                             horizon=int(s["horizon"]))
+
+
+def _tile(tables, n: int):
+    """``tables`` (one trial) repeated over ``n`` trials: one dataset for every sample."""
+    from fedpriv.algorithms.environments.linear import LinearBanditTables
+
+    block = tables.block(0, tables.horizon)
+    return LinearBanditTables.from_arrays(
+        tables.spec, np.repeat(block.contexts, n, axis=0), np.repeat(block.rewards, n, axis=0),
+        np.repeat(tables.theta, n, axis=0),
+    )
+
+
+def _trigger_values(run, tables, shrink: float | None = None, agent_round=None) -> np.ndarray:
+    """``f_i(t) = (t+1)(log det W_i(t) − log det S₀)`` of a run without syncs.
+
+    Alg. 1 line 12 as :func:`fedpriv.algorithms.feducb.centralized.run_feducb` computes it before the
+    first sync: ``W_i(t) = S₀ + M(ρ_max − ρ_min) I + Σ_{s<=t} x_s x_sᵀ``, ``S₀ = M ρ_min I``.
+    ``shrink`` scales agent ``agent_round[0]``'s action at round ``agent_round[1]``.
+    Shape (n_agents, horizon).
+    """
+    cal = run.calibration
+    n_agents, d, horizon = tables.n_agents, tables.dim, tables.horizon
+    block = tables.block(0, horizon)
+    arms = run.transcript.actions[0]  # (M, T)
+    x = block.contexts[0][np.arange(n_agents)[:, None], np.arange(horizon)[None, :], arms]
+    if shrink is not None:
+        x = x.copy()
+        x[agent_round] *= shrink
+    s0 = n_agents * cal.rho_min
+    base = (s0 + n_agents * (cal.rho_max - cal.rho_min)) * np.eye(d)
+    grams = np.cumsum(x[..., :, None] * x[..., None, :], axis=1) + base
+    logdet = np.linalg.slogdet(grams)[1]
+    return (np.arange(1, horizon + 1)[None, :]) * (logdet - d * math.log(s0))
+
+
+def knife_edge_pairs(claim: Claim, *, shrink: float = 0.05, max_pairs: int = 3):
+    """Neighbouring worlds and thresholds that put the sync trigger on a knife edge.
+
+    For each candidate round τ, D' replaces the decision set at τ of the agent whose
+    trigger leads at τ by the same actions scaled by ``shrink`` (one user's data
+    changed; rewards kept), so its chosen action — the same index, since the UCB
+    scales — adds less to the log-det. The threshold ``D`` is set half-way between
+    that agent's trigger value in D and the largest value any agent reaches at τ in D'. Before the first sync nothing is
+    noised, so the first sync is at τ in D and later in D' in every run. ``D`` is a
+    public parameter the claim quantifies over (Theorem 1 recommends one value; the
+    privacy claim is made for FedUCB(D, ...) for any D).
+
+    Returns
+    -------
+    list of (tau, agent, threshold, tables_d, tables_d_prime)
+    """
+    from fedpriv.algorithms.feducb.centralized import run_feducb
+
+    s = claim.setting_dict()
+    _, tables = _base_world(s)
+    reference = run_feducb(tables, epsilon=float(s["epsilon"]), delta=float(s["delta"]),
+                           threshold=1e300, record=True, seed=0)
+    f_d = _trigger_values(reference, tables)
+    pairs = []
+    horizon = tables.horizon
+    for tau in range(horizon // 4, horizon - 2):
+        agent = int(np.argmax(f_d[:, tau]))  # the agent whose trigger leads at tau
+        f_dp = _trigger_values(reference, tables, shrink=shrink, agent_round=(agent, tau))
+        rival = max(f_dp[agent, tau], np.delete(f_d[:, tau], agent).max())
+        if f_d[agent, tau] <= rival:
+            continue
+        threshold = 0.5 * (f_d[agent, tau] + rival)
+        block = tables.block(tau, tau + 1)
+        changed = tables.substitute(agent=agent, t=tau,
+                                    contexts=block.contexts[0, agent, 0] * shrink)
+        pairs.append((tau, agent, float(threshold), tables, changed))
+        if len(pairs) >= max_pairs:
+            break
+    if not pairs:
+        raise RuntimeError("no round puts a sync trigger on a knife edge in this world")
+    return pairs
+
+
+def _observe(run) -> np.ndarray:
+    """Controller's view: first sync time (T if none) and the first broadcast s."""
+    transcript = run.transcript
+    horizon = run.sync_rounds.shape[1]
+    d = run.setting["dim"]
+    first = np.array([row[0] if row.size else horizon for row in transcript.sync_times],
+                     dtype=np.float64)
+    vec = np.array([b[0] if b.shape[0] else np.full(d, -1e9)
+                    for b in transcript.broadcasts_vector])
+    return np.column_stack([first, vec])
+
+
+def audit_sync_timing(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
+    """Audit the controller's view (sync times, broadcasts); see the module docstring."""
+    from fedpriv.algorithms.feducb.centralized import run_feducb, run_feducb_fixed
+
+    s = claim.setting_dict()
+    if s.get("structure") != "centralized":
+        return _audit_request_timing(claim, budget, seed)
+    eps, delta = float(s["epsilon"]), float(s["delta"])
+    fixed = s["schedule"] == "fixed"
+    samplers = {}
+    for tau, agent, threshold, tables_d, tables_dp in knife_edge_pairs(claim):
+        worlds = (tables_d, tables_dp)
+
+        def sample(world, n, root, worlds=worlds, threshold=threshold):
+            out = []
+            for b, start in enumerate(range(0, n, budget.batch_size)):
+                size = min(budget.batch_size, n - start)
+                tables = _tile(worlds[world], size)
+                if fixed:
+                    run = run_feducb_fixed(tables, epsilon=eps, delta=delta,
+                                           sync_every=int(s["sync_every"]), record=True,
+                                           seed=child_seed(root, b), side=world)
+                else:
+                    run = run_feducb(tables, epsilon=eps, delta=delta, threshold=threshold,
+                                     record=True, seed=child_seed(root, b), side=world)
+                out.append(_observe(run))
+            return np.concatenate(out)
+
+        label = (f"one user changed: agent {agent}'s decision set at round {tau} scaled by "
+                 "0.05 (D') vs original (D)"
+                 + (f"; sync every {int(s['sync_every'])} rounds" if fixed
+                    else f"; threshold D = {threshold:.6g}"))
+        samplers[label] = sample
+    names = ("first sync time",) + tuple(f"first broadcast s[{k}]" for k in range(int(s["dim"])))
+    return search_and_confirm(
+        samplers, budget=budget, seed=seed, delta=delta,
+        channel="controller: sync times and broadcasts", names=names,
+    )
+
+
+# ------------------------------------------------------------------ decentralized
+
+
+def _decentralized_run(s: dict, tables, *, threshold: float, n_trials_seed, side: int = 0,
+                       record: bool = True):
+    from fedpriv.algorithms.feducb.decentralized import run_feducb_decentralized
+    from fedpriv.algorithms.networks.graphs import make_graph
+
+    graph = make_graph(s.get("graph", "path"), int(s["n_agents"]))
+    return run_feducb_decentralized(
+        tables, graph, gamma=int(s["gamma"]), epsilon=float(s["epsilon"]),
+        delta=float(s["delta"]), threshold=threshold, on_capacity="stop", record=record,
+        seed=n_trials_seed, side=side,
+    )
+
+
+def _first_request(run, n_trials: int, horizon: int) -> np.ndarray:
+    """First ``Synchronize`` request time per trial (``horizon`` if none)."""
+    out = np.full(n_trials, float(horizon))
+    frame = run.transcript.requests
+    if len(frame):
+        first = frame.groupby("trial")["t"].min()
+        out[first.index.to_numpy(dtype=np.int64)] = first.to_numpy(dtype=np.float64)
+    return out
+
+
+def _crossing(s: dict, tables, tau: int, *, low: float, high: float) -> float:
+    """Largest D (to ~1e-12 relative) whose first request is at a round <= ``tau``.
+
+    ``low`` must give a request by ``tau`` and ``high`` none; before the first release
+    nothing is noised, so the first request time is a deterministic step function of D.
+    """
+    for _ in range(45):
+        mid = 0.5 * (low + high)
+        run = _decentralized_run(s, tables, threshold=mid, n_trials_seed=0)
+        if _first_request(run, 1, tables.horizon)[0] <= tau:
+            low = mid
+        else:
+            high = mid
+    return low
+
+
+def _audit_request_timing(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
+    """Decentralized FedUCB: a neighbour sees the time of the first Synchronize request.
+
+    For a threshold ``D0`` the first request of world D happens at some round τ by
+    some agent a; bisection on the algorithm itself finds the largest D still
+    requesting by τ (requests before the first release are noise-free, so the first
+    request time is a deterministic step function of D). D' scales agent a's decision
+    set at τ by 0.05 (one user changed), which lowers a's trigger value at τ, so with
+    that D the first request comes later in D'.
+    """
+    s = claim.setting_dict()
+    _, tables = _base_world(s)
+    horizon = tables.horizon
+    samplers = {}
+    for start in (100.0, 50.0, 200.0, 25.0):
+        probe = _decentralized_run(s, tables, threshold=start, n_trials_seed=0)
+        tau = int(_first_request(probe, 1, horizon)[0])
+        if tau >= horizon - 1:
+            continue
+        threshold = _crossing(s, tables, tau, low=start, high=1e7)
+        run = _decentralized_run(s, tables, threshold=threshold, n_trials_seed=0)
+        requests = run.transcript.requests
+        agent = int(requests.sort_values("t")["agent"].iloc[0])
+        block = tables.block(tau, tau + 1)
+        changed = tables.substitute(agent=agent, t=tau,
+                                    contexts=block.contexts[0, agent, 0] * 0.05)
+        other = _decentralized_run(s, changed, threshold=threshold, n_trials_seed=0)
+        if _first_request(other, 1, horizon)[0] <= tau:
+            continue
+        worlds = (tables, changed)
+
+        def sample(world, n, root, worlds=worlds, threshold=threshold):
+            out = []
+            for b, begin in enumerate(range(0, n, budget.batch_size)):
+                size = min(budget.batch_size, n - begin)
+                run = _decentralized_run(s, _tile(worlds[world], size), threshold=threshold,
+                                         n_trials_seed=child_seed(root, b), side=world)
+                out.append(_first_request(run, size, horizon))
+            return np.concatenate(out)
+
+        samplers[(f"one user changed: agent {agent}'s decision set at round {tau} scaled "
+                  f"by 0.05 (D') vs original (D); D = {threshold:.9g}")] = sample
+        break
+    if not samplers:
+        raise RuntimeError("no round puts a request trigger on a knife edge in this world")
+    return search_and_confirm(
+        samplers, budget=budget, seed=seed, delta=float(s["delta"]),
+        channel="neighbour: Synchronize requests (first request time)",
+        names=("first request time",),
+    )

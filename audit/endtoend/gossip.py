@@ -1,0 +1,234 @@
+"""Accountant and audit recipes for Fed_UCB (Zhu et al. 2021; algorithms/gossip/gossip_ucb.py).
+
+* :func:`fed_ucb_accountant`: Fed_UCB's releases opened as a run opens them, ε over
+  Definition 1's stream (rounds 1..T), as ``fedpriv verify`` has always done.
+* :func:`audit_fed_ucb_tree`: the tree counter on the worst-case pair (round 1
+  changed 0 ↔ 1), white-box Laplace LLR (gossip.md §6 A1; :mod:`fedpriv.audit.endtoend.tree`).
+* :func:`audit_fed_ucb_initial`: the whole algorithm, canary in the initial pull
+  ``X_{0,k}(0)`` (1 in D, 0 in D'), observed by agent 0's gossip partner: the value
+  agent 0 sends for arm k at its first gossip (gossip.md §3.4 item 3, §6 A2).
+* :func:`audit_fed_ucb_unbounded`: the paper-mode tree fed the synthetic experiment's
+  unclipped rewards; neighbours differ by ``canary`` (0 vs 20) at round 1 (§6 A3).
+
+Coupling: :func:`fedpriv.algorithms.gossip.gossip_ucb.run_fed_ucb` derives every stream from one root,
+so the two worlds use one root each; the reward table (the dataset) is shared through
+:class:`FixedTableBandit`, which ignores the environment stream. Valid because the
+bound needs i.i.d. samples within each world only (:mod:`fedpriv.audit.endtoend.engine`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from fedpriv.audit.claims.claim import Claim
+from fedpriv.audit.endtoend.engine import AuditBudget, EndToEndAudit, child_seed, search_and_confirm
+from fedpriv.audit.neighbors import worst_case_reward_pair
+from fedpriv.audit.endtoend.tree import audit_tree_counter
+from fedpriv.privacy.calibration import fed_ucb_scale
+
+__all__ = [
+    "FixedTableBandit",
+    "audit_fed_ucb_initial",
+    "audit_fed_ucb_tree",
+    "audit_fed_ucb_unbounded",
+    "fed_ucb_accountant",
+    "fed_ucb_initial_accountant",
+    "fed_ucb_unbounded_accountant",
+]
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class FixedTableBandit:
+    """A bandit whose every trial sees the same pre-drawn reward table (the dataset).
+
+    Parameters
+    ----------
+    table : ndarray of float64, shape (n_agents, horizon + 1, n_arms)
+        ``[i, t, k]``: reward of arm k for agent i at round t (row 0: initial pulls).
+    arm_means : ndarray of float64, shape (n_agents, n_arms)
+    reward_bounds : (float, float) or None
+    """
+
+    table: np.ndarray
+    arm_means: np.ndarray
+    reward_bounds: tuple[float, float] | None = (0.0, 1.0)
+
+    @property
+    def n_agents(self) -> int:
+        """Number of agents."""
+        return int(self.table.shape[0])
+
+    @property
+    def n_arms(self) -> int:
+        """Number of arms."""
+        return int(self.table.shape[2])
+
+    @property
+    def global_means(self) -> np.ndarray:
+        """Mean over agents of the local means."""
+        return np.asarray(self.arm_means, dtype=np.float64).mean(axis=0)
+
+    @property
+    def best_arm(self) -> int:
+        """Best global arm."""
+        return int(np.argmax(self.global_means))
+
+    @property
+    def gaps(self) -> np.ndarray:
+        """Global gaps."""
+        return self.global_means.max() - self.global_means
+
+    def sample_rewards(self, horizon: int, *, rng: np.random.Generator) -> np.ndarray:
+        """The fixed table's first ``horizon + 1`` rows (``rng`` is not used)."""
+        if horizon + 1 > self.table.shape[1]:
+            raise ValueError(
+                f"`horizon` must be <= {self.table.shape[1] - 1} for this table, got {horizon}."
+            )
+        return self.table[:, : horizon + 1].copy()
+
+
+def _setting(claim: Claim) -> dict:
+    return claim.setting_dict()
+
+
+def fed_ucb_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
+    """ε of Fed_UCB's stream releases (phase "stream") for the claim's setting."""
+    from fedpriv.algorithms.gossip.gossip_ucb import open_fed_ucb_releases
+    from fedpriv.algorithms.seeding import Stream, stream_rngs
+
+    s = _setting(claim)
+    x0 = np.zeros((1, s["n_agents"], s["n_arms"]))
+    noise = stream_rngs(np.random.SeedSequence(0), n_trials=1, n_agents=s["n_agents"],
+                        stream=Stream.NOISE)
+    accountant, _, _, _ = open_fed_ucb_releases(
+        x0, horizon=s["horizon"], epsilon=s["epsilon"], mode=claim.mode,
+        log_base=s["log_base"], rng=noise,
+    )
+    route, epsilon = accountant.tightest(0.0, where={"phase": "stream"})
+    init = accountant.get_epsilon(0.0, where={"phase": "init"})
+    findings = ()
+    if math.isinf(init):
+        findings = (("initial pulls are released raw (Alg. 4 line 1): the round-0 records "
+                     "have ε = ∞; Definition 1's stream starts at t = 1"),)
+    return route, epsilon, findings
+
+
+def fed_ucb_initial_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
+    """ε of the round-0 records (phase "init"): ∞ in paper mode, ε' when noised."""
+    from fedpriv.algorithms.gossip.gossip_ucb import open_fed_ucb_releases
+    from fedpriv.algorithms.seeding import Stream, stream_rngs
+
+    s = _setting(claim)
+    x0 = np.zeros((1, s["n_agents"], s["n_arms"]))
+    noise = stream_rngs(np.random.SeedSequence(0), n_trials=1, n_agents=s["n_agents"],
+                        stream=Stream.NOISE)
+    accountant, _, _, _ = open_fed_ucb_releases(
+        x0, horizon=s["horizon"], epsilon=s["epsilon"], mode=claim.mode,
+        log_base=s["log_base"], rng=noise,
+    )
+    route, epsilon = accountant.tightest(0.0, where={"phase": "init"})
+    return route, epsilon, tuple(accountant.non_private_reasons(where={"phase": "init"}))
+
+
+def fed_ucb_unbounded_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
+    """Paper mode on the Gaussian-reward environment: the accountant charges ∞."""
+    from fedpriv.algorithms.gossip.gossip_ucb import open_fed_ucb_releases
+    from fedpriv.algorithms.seeding import Stream, stream_rngs
+
+    s = _setting(claim)
+    x0 = np.zeros((1, s["n_agents"], s["n_arms"]))
+    noise = stream_rngs(np.random.SeedSequence(0), n_trials=1, n_agents=s["n_agents"],
+                        stream=Stream.NOISE)
+    accountant, _, _, _ = open_fed_ucb_releases(
+        x0, horizon=s["horizon"], epsilon=s["epsilon"], mode="paper",
+        log_base=s["log_base"], rng=noise, reward_bounds=None,
+    )
+    route, epsilon = accountant.tightest(0.0, where={"phase": "stream"})
+    return route, epsilon, tuple(accountant.non_private_reasons(where={"phase": "stream"}))
+
+
+def _tree_audit(pair, scale: float, claim: Claim, budget: AuditBudget, seed, neighbors: str,
+                channel: str) -> EndToEndAudit:
+    result = audit_tree_counter(
+        pair, scale=scale, claimed_epsilon=claim.claimed.epsilon, n_samples=budget.samples,
+        seed=seed, confidence=budget.confidence,
+    )
+    return EndToEndAudit(
+        bound=result.bound, channel=channel,
+        event=f"Laplace LLR over the {result.n_nodes} nodes covering round {result.position} "
+              f">= {result.bound.threshold:.4g}",
+        neighbors=neighbors, pilot_epsilon=math.nan, seconds=result.seconds,
+    )
+
+
+def audit_fed_ucb_tree(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
+    """White-box audit of Fed_UCB's tree counter at the worst position (A1)."""
+    s = _setting(claim)
+    scale = fed_ucb_scale(s["epsilon"], s["horizon"], mode=claim.mode, log_base=s["log_base"])
+    return _tree_audit(
+        worst_case_reward_pair(s["horizon"]), scale, claim, budget, seed,
+        "one reward changed: round 1 (in the most nodes), 1 (D) vs 0 (D')",
+        "released noisy prefix sums of one stream (tree counter)",
+    )
+
+
+def audit_fed_ucb_unbounded(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
+    """The paper's tree on an unclipped reward: neighbours 0 vs ``canary`` at round 1 (A3)."""
+    s = _setting(claim)
+    scale = fed_ucb_scale(s["epsilon"], s["horizon"], mode="paper", log_base=s["log_base"])
+    canary = float(s["canary"])
+    return _tree_audit(
+        worst_case_reward_pair(s["horizon"], low=0.0, high=canary), scale, claim, budget,
+        seed, f"one reward changed at round 1: {canary:g} (D) vs 0 (D'), as N(0,1) noise allows",
+        "released noisy prefix sums of one stream (tree counter), rewards unclipped",
+    )
+
+
+def _initial_table(n_agents: int, n_arms: int, horizon: int, canary: float) -> np.ndarray:
+    """A fixed Bernoulli(0.5) table with ``X_{0,0}(0) = canary``."""
+    rng = np.random.default_rng(np.random.SeedSequence(20211, spawn_key=(n_agents, n_arms)))
+    table = (rng.random((n_agents, horizon + 1, n_arms)) < 0.5).astype(np.float64)
+    table[0, 0, 0] = canary
+    return table
+
+
+def audit_fed_ucb_initial(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
+    """Canary in agent 0's initial pull of arm 0, observed in its first gossip message.
+
+    The observable is ``ϑ_{0,0}`` as agent 0 sends it at the first round whose active
+    edge contains agent 0 (the value before averaging), recorded with the run's trace.
+    Runs in which agent 0 never gossips within the horizon report NaN-free sentinel -1.
+    """
+    from fedpriv.algorithms.gossip.gossip_ucb import run_fed_ucb
+    from fedpriv.algorithms.networks.graphs import make_graph
+
+    s = _setting(claim)
+    n_agents, n_arms, horizon = s["n_agents"], s["n_arms"], s["horizon"]
+    graph = make_graph("complete", n_agents)
+    means = np.full((n_agents, n_arms), 0.5)
+    envs = [FixedTableBandit(table=_initial_table(n_agents, n_arms, horizon, value),
+                             arm_means=means) for value in (1.0, 0.0)]
+
+    def sample(world: int, n: int, root: np.random.SeedSequence) -> np.ndarray:
+        out = []
+        for b, start in enumerate(range(0, n, budget.batch_size)):
+            size = min(budget.batch_size, n - start)
+            run = run_fed_ucb(envs[world], graph, horizon=horizon, epsilon=s["epsilon"],
+                              mode=claim.mode, log_base=s["log_base"], n_trials=size,
+                              seed=child_seed(root, b), record_trace=True)
+            theta = run.trace["theta"]  # (T+1, B, N, M); theta[t-1] is sent at round t
+            involved = (run.edges == 0).any(axis=-1)  # (B, T)
+            first = np.where(involved.any(axis=1), involved.argmax(axis=1), -1)
+            value = theta[np.maximum(first, 0), np.arange(size), 0, 0]
+            out.append(np.where(first >= 0, value, -1.0))
+        return np.concatenate(out)
+
+    return search_and_confirm(
+        {"one reward changed: agent 0's initial pull of arm 0, 1 (D) vs 0 (D')": sample},
+        budget=budget, seed=seed, delta=claim.claimed_delta,
+        channel="gossip partner: agent 0's first gossip message ϑ_{0,0}",
+        names=("ϑ_{0,0} sent at agent 0's first gossip",),
+    )

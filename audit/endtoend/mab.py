@@ -1,0 +1,229 @@
+"""Accountant and audit recipes for the Bernoulli-MAB papers.
+
+Li & Song (CDP/CE-CDP/DDP/HDP-MAB; algorithms/li_song/mab.py)
+--------------------------------------------------------
+* :func:`li_song_accountant` runs the algorithm once in the claim's setting and reads
+  its own accountant: the messages (``channel="message"``) for message claims, every
+  release including the raw action channel (``NonPrivate``) for action claims.
+* :func:`audit_li_song_messages`: one reward of agent 0 flipped (0 ↔ 1) in epoch 1
+  (li_song.md §6.2 "epoch-1 cell"); the adversary (server, GIS neighbour or sink) sees
+  agent 0's message ȳ_{0,k}(1); threshold events on it, chosen on a pilot sample.
+* :func:`audit_li_song_actions`: the action channel during ``t_delay`` (§3.5 P7, §6.5
+  (e)): a pilot search over single-reward flips of agent 0's epoch-1 pulls finds one
+  that moves its raw local argmax; the observer sees agent 0's first exploitation arm.
+
+Dubey & Pentland (AAMAS; algorithms/coop/cooperative.py)
+-----------------------------------------------
+See :mod:`fedpriv.audit.endtoend.coop`.
+
+The worlds share the dataset through :class:`fedpriv.audit.neighbors.SingleWorldTable` (every
+sample reads one world of the counter-based table); each world uses its own root for the
+algorithm's other streams (the algorithms take one root for every stream), which keeps
+the samples of each world i.i.d. (:mod:`fedpriv.audit.endtoend.engine`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fedpriv.audit.claims.claim import Claim
+from fedpriv.audit.endtoend.engine import AuditBudget, EndToEndAudit, child_seed, search_and_confirm
+from fedpriv.audit.neighbors import SingleWorldTable, table_reward_pair
+
+__all__ = [
+    "audit_li_song_actions",
+    "audit_li_song_messages",
+    "li_song_accountant",
+    "li_song_environment",
+    "run_li_song",
+]
+
+#: Sentinel of an observable that did not occur in a run (e.g. agent 0 not selected).
+MISSING = -10.0
+
+
+def li_song_environment(setting: dict, *, tied: bool = False):
+    """The claim's Bernoulli bandit: means 0.5, 0.45, 0.40, ... (or all 0.5 when tied)."""
+    from fedpriv.algorithms.environments.bernoulli import BernoulliMAB
+
+    m, k = int(setting["n_agents"]), int(setting["n_arms"])
+    row = np.full(k, 0.5) if tied else 0.5 - 0.05 * np.arange(k)
+    return BernoulliMAB(np.tile(row, (m, 1)))
+
+
+def _graph(setting: dict):
+    from fedpriv.algorithms.networks.graphs import make_graph
+
+    return make_graph(setting.get("graph", "path"), int(setting["n_agents"]))
+
+
+def _components(setting: dict):
+    from fedpriv.algorithms.networks.graphs import make_graph
+
+    q = int(setting["components"])
+    sizes = np.full(q, int(setting["n_agents"]) // q)
+    sizes[: int(setting["n_agents"]) - sizes.sum()] += 1
+    return [make_graph("path", int(s)) if s > 1 else make_graph("complete", 1) for s in sizes]
+
+
+def run_li_song(setting: dict, env, *, n_trials: int, seed, table=None, record: bool = False):
+    """Run the algorithm named by ``setting["structure"]`` (cdp, cdp-partial, ddp, hdp)."""
+    from fedpriv.algorithms.li_song import mab as li_song
+
+    common = {"horizon": int(setting["horizon"]), "epsilon": float(setting["epsilon"]),
+              "n_trials": n_trials, "seed": seed, "table": table, "record": record}
+    if "rounds" in setting:
+        common.update(n_rounds=int(setting["rounds"]), gap=float(setting["gap"]))
+    structure = setting["structure"]
+    if structure == "cdp":
+        return li_song.run_cdp_mab(env, **common)
+    if structure == "cdp-partial":
+        return li_song.run_cdp_mab(env, participation_rate=float(setting["participation_rate"]),
+                                   **common)
+    delay = setting.get("delay_convention", "counter")
+    if structure == "ddp":
+        return li_song.run_ddp_mab(env, _graph(setting), delay_convention=delay, **common)
+    if structure == "hdp":
+        return li_song.run_hdp_mab(env, _components(setting), delay_convention=delay,
+                                   **common)
+    raise ValueError(f"unknown Li & Song structure {structure!r}.")
+
+
+def li_song_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
+    """The algorithm's own accountant in the claim's setting (one run, δ = 0)."""
+    s = claim.setting_dict()
+    run = run_li_song(s, li_song_environment(s), n_trials=1, seed=0)
+    if claim.mode.startswith("paper (actions"):
+        route, epsilon = run.accountant.tightest(0.0)
+        reasons = tuple(run.accountant.non_private_reasons())
+        return route, float(epsilon), reasons
+    route, epsilon = run.message_epsilon()
+    findings = ()
+    if s["structure"] in ("ddp", "hdp"):
+        findings = (("exploitation actions during t_delay use the raw local mean "
+                     "(charged NonPrivate, outside Definition 1; li_song.md §3.5 P7)"),)
+    return route, float(epsilon), findings
+
+
+_MESSAGE_KINDS = {"cdp": "upload", "cdp-partial": "upload", "ddp": "DATA", "hdp": "SAC"}
+
+
+def _first_message(run, *, n_trials: int, kind: str, arm: int) -> np.ndarray:
+    """Agent 0's first epoch-1 message content for ``arm`` per trial (MISSING if none)."""
+    frame = run.messages
+    out = np.full(n_trials, MISSING)
+    rows = frame[(frame["kind"] == kind) & (frame["origin"] == 0) & (frame["epoch"] == 1)]
+    rows = rows.drop_duplicates("trial", keep="first")
+    for trial, arms, content in zip(rows["trial"], rows["arms"], rows["content"],
+                                    strict=True):
+        if arm in arms:
+            out[int(trial)] = float(content[list(arms).index(arm)])
+    return out
+
+
+def audit_li_song_messages(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
+    """One reward of agent 0 flipped in epoch 1; the adversary sees agent 0's ȳ."""
+    s = claim.setting_dict()
+    env = li_song_environment(s)
+    table = env.reward_table(np.random.SeedSequence(60221))
+    tables = table_reward_pair(table, agent=0, arm=0, pull=0)
+    kind = _MESSAGE_KINDS[s["structure"]]
+
+    def sample(world: int, n: int, root: np.random.SeedSequence) -> np.ndarray:
+        out = []
+        for b, start in enumerate(range(0, n, budget.batch_size)):
+            size = min(budget.batch_size, n - start)
+            run = run_li_song(s, env, n_trials=size, seed=child_seed(root, b),
+                              table=tables[world], record=True)
+            out.append(_first_message(run, n_trials=size, kind=kind, arm=0))
+        return np.concatenate(out)
+
+    value = float(np.asarray(tables[0].rewards(0, 0, 0, 0)))
+    pair = (f"one reward changed: agent 0, arm 0, first pull, {value:g} (D) vs "
+            f"{1 - value:g} (D')")
+    # White-box events from the pair: ȳ_{0,0}(1) = x̂ + Lap(b) with x̂ the mean of the
+    # epoch's n_1 rewards, so {ȳ >= max x̂} and {ȳ <= min x̂} have likelihood ratio
+    # exp(M ε) (the optimal tests for one Laplace release; li_song.md §6.3).
+    probe = run_li_song(s, env, n_trials=1, seed=0, table=tables[0], record=True)
+    explore = probe.actions.query("kind == 'explore'")
+    n_first = int(explore["stop"].min()) // int(s["n_arms"])
+    means = [float(t.rewards(0, 0, 0, np.arange(n_first)).mean()) for t in tables]
+    events = {pair: [(0, ">=", max(means)), (0, "<=", min(means))]}
+    return search_and_confirm(
+        {pair: sample}, budget=budget, seed=seed, delta=claim.claimed_delta,
+        channel=f"{kind} messages of agent 0 (epoch 1, ȳ of arm 0)",
+        names=("ȳ_{0,0}(1) as sent",), events=events,
+    )
+
+
+def _first_exploit(run, *, n_trials: int) -> np.ndarray:
+    """Agent 0's first exploitation arm per trial (MISSING if it never exploits)."""
+    frame = run.actions
+    out = np.full(n_trials, MISSING)
+    rows = frame[(frame["kind"] == "exploit") & (frame["agent"] == 0)]
+    rows = rows.sort_values(["trial", "start"]).drop_duplicates("trial", keep="first")
+    for trial, arms in zip(rows["trial"], rows["arms"], strict=True):
+        out[int(trial)] = float(arms[0])
+    return out
+
+
+def _local_sums(table: SingleWorldTable, n_arms: int, n_pulls: int) -> np.ndarray:
+    pulls = np.arange(n_pulls)
+    return np.array([table.rewards(0, 0, k, pulls).sum() for k in range(n_arms)])
+
+
+def audit_li_song_actions(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
+    """Agent 0's exploitation arm during t_delay, one epoch-1 reward flipped.
+
+    Candidate pairs: for every arm, flip the first epoch-1 pull whose value moves that
+    arm's raw sum towards (or past) the local leader's; the pilot picks the pair and
+    the event (first exploitation arm = a).
+    """
+    s = claim.setting_dict()
+    env = li_song_environment(s, tied=True)
+    table = env.reward_table(np.random.SeedSequence(60222))
+    probe = run_li_song(s, env, n_trials=1, seed=0, table=SingleWorldTable(table), record=True)
+    first_epoch = int(probe.actions.query("kind == 'explore'")["stop"].min())
+    n_pulls = max(1, first_epoch // int(s["n_arms"]))
+    # Worlds and single flips of agent 0's epoch-1 pulls that move its raw local
+    # argmax (lowest index on ties, as the algorithm breaks them): the worst case the
+    # relation allows. The first few found are the pilot's candidates.
+    n_arms = int(s["n_arms"])
+    candidates = []
+    for world in range(2000):
+        base = SingleWorldTable(table, world)
+        sums = _local_sums(base, n_arms, n_pulls)
+        leader = int(np.argmax(sums))
+        for arm in range(n_arms):
+            target = 0.0 if arm == leader else 1.0  # lower the leader, raise a follower
+            moved = sums.copy()
+            moved[arm] += -1.0 if arm == leader else 1.0
+            if int(np.argmax(moved)) == leader:
+                continue
+            values = base.rewards(0, 0, arm, np.arange(n_pulls))
+            hits = np.flatnonzero(values != target)
+            if hits.size:
+                candidates.append((world, arm, int(hits[0]), target))
+        if len(candidates) >= 2:
+            break
+    samplers = {}
+    for world, arm, pull, target in candidates:
+        tables = table_reward_pair(table, agent=0, arm=arm, pull=pull, world_trial=world,
+                                   value_d=1.0 - target, value_d_prime=target)
+
+        def sample(world_index, n, root, tables=tables):
+            out = []
+            for b, start in enumerate(range(0, n, budget.batch_size)):
+                size = min(budget.batch_size, n - start)
+                run = run_li_song(s, env, n_trials=size, seed=child_seed(root, b),
+                                  table=tables[world_index], record=True)
+                out.append(_first_exploit(run, n_trials=size))
+            return np.concatenate(out)
+
+        samplers[(f"one reward changed: world {world}, agent 0, arm {arm}, epoch-1 pull "
+                  f"{pull}, {1 - target:g} (D) vs {target:g} (D')")] = sample
+    return search_and_confirm(
+        samplers, budget=budget, seed=seed, delta=claim.claimed_delta,
+        channel="observer of agent 0's actions during t_delay",
+        names=("agent 0's first exploitation arm",),
+    )

@@ -1,0 +1,71 @@
+"""Empirical lower bounds on privacy loss from samples on neighboring datasets.
+
+The public home of every estimator; each returns a bound with its confidence and
+sample count, and none can certify privacy (a bound above the claim refutes it).
+
+- :func:`estimate_epsilon_lower_bound`: Clopper–Pearson threshold tests over a
+  predeclared grid, Bonferroni over thresholds and both directions; with ``delta``
+  it bounds ε at an (ε, δ) claim's δ, ``ln((p_lo - δ) / q_hi)``
+  (:mod:`fedpriv.audit.estimators.threshold`).
+- White-box scores: feed the log-likelihood ratio (:mod:`fedpriv.audit.estimators.white_box`) to the
+  same threshold tests; it is the optimal statistic when the density is known.
+- :func:`estimate_delta_lower_bounds`, :func:`audit_privacy_curve`: the curve audit,
+  empirical δ_LB(ε') against the claimed δ(ε') (:mod:`fedpriv.audit.estimators.curve`).
+- :func:`estimate_gdp_mu_lower_bound`: Gaussian-DP μ lower bound
+  ``Φ⁻¹(1 - FPR_up) - Φ⁻¹(FNR_up)`` (:mod:`fedpriv.audit.estimators.gdp`).
+- :func:`audit_one_run`, :func:`audit_one_run_mechanism`,
+  :func:`estimate_one_run_epsilon`: one-run auditing with canaries (Steinke, Nasr &
+  Jagielski 2023; :mod:`fedpriv.audit.estimators.one_run`).
+
+Threshold, curve and μ estimators evaluated on the same scores, thresholds and
+confidence share one family of simultaneous bounds (:mod:`fedpriv.audit.estimators._bounds`), so their
+results hold jointly at that confidence.
+"""
+
+from __future__ import annotations
+
+from fedpriv.audit.estimators.curve import (
+    CurveAudit,
+    audit_privacy_curve,
+    default_epsilon_grid,
+    estimate_delta_lower_bounds,
+)
+from fedpriv.audit.estimators.gdp import MuLowerBound, estimate_gdp_mu_lower_bound
+from fedpriv.audit.estimators.one_run import (
+    OneRunBound,
+    audit_one_run,
+    audit_one_run_mechanism,
+    estimate_one_run_epsilon,
+    one_run_p_value,
+)
+from fedpriv.audit.estimators.threshold import (
+    DIRECTIONS,
+    NO_EVIDENCE,
+    EpsilonLowerBound,
+    clopper_pearson_interval,
+    estimate_epsilon_lower_bound,
+    laplace_threshold_grid,
+)
+from fedpriv.audit.estimators.white_box import gaussian_log_density_ratio, laplace_log_density_ratio
+
+__all__ = [
+    "DIRECTIONS",
+    "NO_EVIDENCE",
+    "CurveAudit",
+    "EpsilonLowerBound",
+    "MuLowerBound",
+    "OneRunBound",
+    "audit_one_run",
+    "audit_one_run_mechanism",
+    "audit_privacy_curve",
+    "clopper_pearson_interval",
+    "default_epsilon_grid",
+    "estimate_delta_lower_bounds",
+    "estimate_epsilon_lower_bound",
+    "estimate_gdp_mu_lower_bound",
+    "estimate_one_run_epsilon",
+    "gaussian_log_density_ratio",
+    "laplace_log_density_ratio",
+    "laplace_threshold_grid",
+    "one_run_p_value",
+]

@@ -1,0 +1,103 @@
+"""Simultaneous Clopper–Pearson bounds shared by the threshold-based estimators.
+
+Every estimator built on a threshold grid (ε at δ, δ at ε', the Gaussian-DP μ) uses
+the *same* family of bounds: for each threshold ``c`` of the grid, a lower and an
+upper one-sided Clopper–Pearson bound on ``P_D(score >= c)`` and on
+``P_D'(score >= c)``, each at level ``(1 - confidence) / (4 * n_thresholds)``. This
+is exactly the family of :func:`fedpriv.audit.estimators.estimate_epsilon_lower_bound`, so
+all estimators evaluated on the same scores, grid and confidence hold *jointly* with
+probability >= ``confidence`` (one union bound covers them all): their results may
+be combined into one verdict without a further split.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from fedpriv.audit.estimators.threshold import (
+    _check_open_unit,
+    _check_samples,
+    _count_at_least,
+    _cp_lower,
+    _cp_upper,
+)
+
+__all__ = ["EventBounds", "simultaneous_event_bounds"]
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class EventBounds:
+    """Bounds on the event probabilities of a threshold grid (private helper type).
+
+    Attributes
+    ----------
+    thresholds : ndarray of float64, shape (n_thresholds,)
+    low_d, high_d : ndarray of float64, shape (n_thresholds,)
+        Lower and upper bounds on ``P_D(score >= c)``.
+    low_d_prime, high_d_prime : ndarray of float64, shape (n_thresholds,)
+        The same for ``P_D'(score >= c)``.
+    count_d, count_d_prime : ndarray of int64, shape (n_thresholds,)
+    n_samples_d, n_samples_d_prime : int
+    n_tests : int
+        ``2 * n_thresholds`` (threshold, direction) tests.
+    confidence : float
+    """
+
+    thresholds: np.ndarray
+    low_d: np.ndarray
+    high_d: np.ndarray
+    low_d_prime: np.ndarray
+    high_d_prime: np.ndarray
+    count_d: np.ndarray
+    count_d_prime: np.ndarray
+    n_samples_d: int
+    n_samples_d_prime: int
+    n_tests: int
+    confidence: float
+
+    def directed(self) -> tuple[np.ndarray, np.ndarray]:
+        """Numerator lower bounds and denominator upper bounds of the 2n tests.
+
+        Test ``t < n_thresholds`` is ``"D>D'"`` at ``thresholds[t]``; test
+        ``n_thresholds + t`` is ``"D'>D"`` at the same threshold.
+        """
+        numerator = np.concatenate([self.low_d, self.low_d_prime])
+        denominator = np.concatenate([self.high_d_prime, self.high_d])
+        return numerator, denominator
+
+
+def simultaneous_event_bounds(
+    scores_d: object, scores_d_prime: object, *, thresholds: object, confidence: float
+) -> EventBounds:
+    """All four Clopper–Pearson bounds per threshold, jointly valid at ``confidence``.
+
+    Raises
+    ------
+    ValueError
+        If a score array or `thresholds` is empty, not 1-D or not finite, or if
+        ``confidence`` is not in (0, 1).
+    """
+    scores_d = _check_samples("scores_d", scores_d)
+    scores_d_prime = _check_samples("scores_d_prime", scores_d_prime)
+    thresholds = _check_samples("thresholds", thresholds)
+    confidence = _check_open_unit("confidence", confidence)
+    n_d, n_dp = scores_d.size, scores_d_prime.size
+    n_tests = 2 * thresholds.size
+    level = (1.0 - confidence) / (2 * n_tests)
+    count_d = _count_at_least(np.sort(scores_d), thresholds)
+    count_dp = _count_at_least(np.sort(scores_d_prime), thresholds)
+    return EventBounds(
+        thresholds=thresholds,
+        low_d=_cp_lower(count_d, n_d, level),
+        high_d=_cp_upper(count_d, n_d, level),
+        low_d_prime=_cp_lower(count_dp, n_dp, level),
+        high_d_prime=_cp_upper(count_dp, n_dp, level),
+        count_d=count_d,
+        count_d_prime=count_dp,
+        n_samples_d=n_d,
+        n_samples_d_prime=n_dp,
+        n_tests=n_tests,
+        confidence=confidence,
+    )

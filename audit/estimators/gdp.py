@@ -1,0 +1,148 @@
+"""Gaussian-DP μ lower bound from bounds on a test's false positive/negative rates.
+
+A mechanism is μ-GDP (Dong, Roth & Su, arXiv:1905.02383, Def. 2.6) when every test
+of D' (null) against D has type-II error ``β >= Φ(Φ⁻¹(1 - α) - μ)`` at type-I error
+``α``. For the event ``{score >= c}`` read as "reject D'", ``α = FPR = P_D'(O)`` and
+``1 - β = TPR = P_D(O)``, which rearranges to ``μ >= Φ⁻¹(TPR) - Φ⁻¹(FPR)``. With a
+Clopper–Pearson lower bound on TPR and an upper bound on FPR (so an upper bound on
+FNR = 1 - TPR), ``μ_LB = Φ⁻¹(1 - FPR_up) - Φ⁻¹(FNR_up)`` is a lower bound on μ
+(Nasr et al., "Tight Auditing of DPML", USENIX Sec. 2023, arXiv:2302.07956, Sec. 4;
+``jax_privacy.auditing.CanaryScoreAuditor.epsilon_from_gdp``). The relation is
+symmetric, so the mirrored test (worlds swapped) is used too.
+
+Converting μ_LB to ε at a δ (:func:`fedpriv.privacy.guarantees.gaussian_dp_epsilon`) refutes
+a μ-GDP claim, the natural claim of a Gaussian mechanism. It refutes an arbitrary
+(ε, δ) claim only under the assumption that the mechanism's trade-off curve has the
+Gaussian shape; reports must say so (anchors_audit.md §7).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+from scipy import special
+
+from fedpriv.audit.estimators._bounds import simultaneous_event_bounds
+from fedpriv.audit.estimators.threshold import DIRECTIONS, NO_EVIDENCE
+from fedpriv.privacy._checks import check_delta
+from fedpriv.privacy.guarantees import gaussian_dp_epsilon
+
+__all__ = ["MuLowerBound", "estimate_gdp_mu_lower_bound"]
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class MuLowerBound:
+    """Result of :func:`estimate_gdp_mu_lower_bound`.
+
+    Attributes
+    ----------
+    mu_lower_bound : float
+        Lower bound on the GDP parameter μ, >= 0 (0 without evidence).
+    confidence : float
+        Family-wise confidence, in (0, 1).
+    n_samples : int
+        Samples per world (the smaller world).
+    threshold : float
+        Threshold of the best test; NaN without evidence.
+    direction : str
+        ``"D>D'"``, ``"D'>D"`` or ``"none"``.
+    n_tests : int
+        (threshold, direction) tests the confidence was split over.
+    """
+
+    mu_lower_bound: float
+    confidence: float
+    n_samples: int
+    threshold: float
+    direction: str
+    n_tests: int
+
+    def epsilon_lower_bound(self, delta: float) -> float:
+        """ε at ``delta`` of ``mu_lower_bound``-GDP (a lower bound on ε of a μ-GDP claim).
+
+        Raises
+        ------
+        ValueError
+            If ``delta`` is not in [0, 1).
+        """
+        return float(
+            gaussian_dp_epsilon(self.mu_lower_bound, check_delta("delta", delta))
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Fields as a flat dict."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+def estimate_gdp_mu_lower_bound(
+    scores_d: object,
+    scores_d_prime: object,
+    *,
+    thresholds: object,
+    confidence: float = 0.95,
+) -> MuLowerBound:
+    """Lower-bound the Gaussian-DP μ: ``max_c Φ⁻¹(TPR_lo(c)) - Φ⁻¹(FPR_up(c))``.
+
+    Uses the same simultaneous Clopper–Pearson family as
+    :func:`fedpriv.audit.estimators.estimate_epsilon_lower_bound` (so both results hold
+    jointly at `confidence`), over both directions.
+
+    Parameters
+    ----------
+    scores_d, scores_d_prime : array_like of float, shape (n_samples_d,), (n_samples_d_prime,)
+        Finite scalar scores of the outputs in worlds D and D'.
+    thresholds : array_like of float, shape (n_thresholds,)
+        Thresholds fixed before these scores were seen. For Gaussian-shaped
+        scores the best thresholds lie near the middle of the two distributions,
+        not in the tails.
+    confidence : float, default 0.95
+        Family-wise confidence, in (0, 1).
+
+    Returns
+    -------
+    MuLowerBound
+
+    Raises
+    ------
+    ValueError
+        If an array is empty, not 1-D or not finite, or ``confidence`` is not in
+        (0, 1).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> d, dp = rng.normal(1, 1, 10**5), rng.normal(0, 1, 10**5)
+    >>> bound = estimate_gdp_mu_lower_bound(d, dp, thresholds=[0.25, 0.5, 0.75])
+    >>> 0.95 < bound.mu_lower_bound <= 1.0, bound.direction
+    (True, "D>D'")
+    """
+    bounds = simultaneous_event_bounds(
+        scores_d, scores_d_prime, thresholds=thresholds, confidence=confidence
+    )
+    numerator, denominator = bounds.directed()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mus = special.ndtri(numerator) - special.ndtri(denominator)
+    mus = np.where(np.isnan(mus), -np.inf, mus)
+    best = int(np.argmax(mus))
+    n_samples = min(bounds.n_samples_d, bounds.n_samples_d_prime)
+    n_thresholds = bounds.thresholds.size
+    if not mus[best] > 0.0:
+        return MuLowerBound(
+            mu_lower_bound=0.0,
+            confidence=bounds.confidence,
+            n_samples=n_samples,
+            threshold=math.nan,
+            direction=NO_EVIDENCE,
+            n_tests=bounds.n_tests,
+        )
+    return MuLowerBound(
+        mu_lower_bound=float(mus[best]),
+        confidence=bounds.confidence,
+        n_samples=n_samples,
+        threshold=float(bounds.thresholds[best % n_thresholds]),
+        direction=DIRECTIONS[best // n_thresholds],
+        n_tests=bounds.n_tests,
+    )

@@ -1,0 +1,489 @@
+"""Regression-test API: audit a mechanism against a privacy claim in one call.
+
+:func:`audit_mechanism` runs ``mechanism(dataset, n_samples, rng)`` on the two
+datasets of a :class:`NeighboringPair`, in two stages with disjoint SeedSequence
+subtrees (DP-Sniper's ``n_check``/``n_final``, StatDP's event/detect iterations):
+
+1. **Pilot** (``pilot_samples`` per world): fix the score (the output itself for
+   scalars; a Fisher discriminant fitted on the pilot for vectors; or the caller's
+   ``score`` or white-box ``log_density_ratio``), its orientation and
+   ``n_thresholds`` thresholds, each chosen to maximise the bound it is *predicted*
+   to give at the confirmation size.
+2. **Confirmation** (``samples`` per world, fresh draws): Clopper–Pearson bounds on
+   the selected events only, Bonferroni over thresholds and both directions. Since
+   the selection never saw these samples, the count of tests stays honest.
+
+The route depends on the claim (``estimator="auto"``): ``PureDP`` — the ε lower bound
+(δ = 0) and the curve audit; ``ApproxDP``/``ZCDP``/``RDP``/``PLD`` — the ε lower
+bound at the claim's δ, ``ln((p_lo - δ)/q_hi)``, and the curve audit of δ_LB(ε')
+against the claimed δ(ε'); ``GaussianDP`` — the μ lower bound (``estimator="gdp"``
+also applies it to an ``ApproxDP`` claim, refuting it only under the assumption of a
+Gaussian-shaped trade-off curve). All bounds of one audit come from one simultaneous
+family (:mod:`fedpriv.audit.estimators._bounds`), so "violated" — any of them beyond the claim — has a
+family-wise false-alarm probability <= 1 - confidence.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from fedpriv.algorithms.seeding import as_seed_sequence
+from fedpriv.audit.regression._selection import fit_score, select_events
+from fedpriv.audit.estimators.curve import CurveAudit, audit_privacy_curve, default_epsilon_grid
+from fedpriv.audit.executor import child_root, sample_scores
+from fedpriv.audit.estimators.gdp import MuLowerBound, estimate_gdp_mu_lower_bound
+from fedpriv.audit.estimators.threshold import (
+    EpsilonLowerBound,
+    _check_open_unit,
+    estimate_epsilon_lower_bound,
+)
+from fedpriv.privacy._checks import check_delta, check_int_at_least
+from fedpriv.privacy.errors import PrivacyViolationError
+from fedpriv.privacy.guarantees import ApproxDP, GaussianDP, PureDP
+from fedpriv.privacy.relations import NeighboringRelation
+
+__all__ = ["AuditResult", "NeighboringPair", "assert_private", "audit_mechanism"]
+
+_ESTIMATORS = ("auto", "threshold", "curve", "gdp")
+#: With ``executor="local"``, confirmation sampling predicted (from the pilot) to take
+#: less than this many seconds in-process runs in-process: a process pool only pays
+#: off for expensive mechanisms (benchmarks/bench_audit.py).
+_LOCAL_POOL_MIN_SECONDS = 2.0
+
+
+@dataclasses.dataclass(frozen=True, slots=True, eq=False)
+class NeighboringPair:
+    """Two neighboring datasets D and D' (any objects the mechanism accepts).
+
+    Attributes
+    ----------
+    dataset, dataset_prime : Any
+        D and D'. They must be picklable to run on a process pool or dask.
+    relation : NeighboringRelation, optional
+        The relation under which they are neighbors (reported, not checked).
+    description : str
+        Free text for reports (which record differs, and how).
+
+    Notes
+    -----
+    Compared by identity (``eq=False``): datasets are often arrays, whose ``==`` is
+    elementwise.
+    """
+
+    dataset: Any
+    dataset_prime: Any
+    relation: NeighboringRelation | None = None
+    description: str = ""
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class AuditResult:
+    """Outcome of :func:`audit_mechanism`.
+
+    Attributes
+    ----------
+    epsilon_lower_bound : float
+        ε lower bound at ``delta`` (nats, >= 0); for the GDP route, ε at ``delta``
+        of ``mu.mu_lower_bound``-GDP.
+    confidence : float
+        Family-wise confidence of every bound in the result.
+    violated : bool
+        Whether some bound exceeds the claim (statistical evidence the claim is
+        false). False never certifies the claim.
+    claim : guarantee
+    claimed_epsilon : float
+        ``claim.get_epsilon(delta)``.
+    delta : float
+        δ at which ``epsilon_lower_bound`` is stated.
+    route : str
+        ``"threshold"`` (PureDP), ``"curve"`` or ``"gdp"``.
+    score : str
+        ``"identity"``, ``"projection"``, ``"score"`` (caller's) or ``"llr"``.
+    orientation : int
+        +1 if events are ``{score >= c}``, -1 if ``{score <= c}``.
+    thresholds : tuple of float
+        Pilot-selected thresholds, in the original score units.
+    n_samples, n_pilot_samples : int
+        Confirmation and pilot samples per world.
+    bound : EpsilonLowerBound or None
+        Threshold-test details (None on the GDP route).
+    curve : CurveAudit or None
+        Curve audit (None on the GDP route).
+    mu : MuLowerBound or None
+        GDP details (GDP route only).
+    relation : NeighboringRelation or None
+    seed_entropy : int
+        ``root.entropy`` of the audit's SeedSequence (write it into reports).
+    seconds : float
+        Wall time.
+    """
+
+    epsilon_lower_bound: float
+    confidence: float
+    violated: bool
+    claim: Any
+    claimed_epsilon: float
+    delta: float
+    route: str
+    score: str
+    orientation: int
+    thresholds: tuple[float, ...]
+    n_samples: int
+    n_pilot_samples: int
+    bound: EpsilonLowerBound | None
+    curve: CurveAudit | None
+    mu: MuLowerBound | None
+    relation: NeighboringRelation | None
+    seed_entropy: int
+    seconds: float
+
+    @property
+    def tightness(self) -> float:
+        """``epsilon_lower_bound / claimed_epsilon`` (NaN if the claim's ε is 0 or inf)."""
+        if not 0.0 < self.claimed_epsilon < math.inf:
+            return math.nan
+        return self.epsilon_lower_bound / self.claimed_epsilon
+
+    @property
+    def evidence(self) -> str:
+        """One human-readable sentence with the numbers behind the verdict."""
+        verdict = "VIOLATED" if self.violated else "no evidence of a violation"
+        text = (
+            f"{verdict}: claim {self.claim!r}; ε lower bound {self.epsilon_lower_bound:.4g}"
+            f" at δ={self.delta:.3g} vs claimed ε {self.claimed_epsilon:.4g}"
+            f" ({self.confidence:.0%} confidence, {self.n_samples} samples per world,"
+            f" {self.score} score, route {self.route}"
+        )
+        if self.bound is not None and self.bound.direction != "none":
+            sign = ">=" if self.orientation > 0 else "<="
+            threshold = self.orientation * self.bound.threshold
+            text += (
+                f"; best event {{score {sign} {threshold:.4g}}} {self.bound.direction},"
+                f" counts {self.bound.count_d}/{self.bound.count_d_prime}"
+            )
+        if self.mu is not None:
+            claimed_mu = getattr(self.claim, "mu", math.nan)
+            text += f"; μ lower bound {self.mu.mu_lower_bound:.4g} vs claimed μ {claimed_mu:.4g}"
+        if self.curve is not None and self.curve.violated:
+            e = self.curve.worst_epsilon
+            i = self.curve.epsilons.index(e)
+            text += (
+                f"; curve: δ_LB({e:.3g}) = {self.curve.delta_lower_bounds[i]:.4g}"
+                f" > claimed {self.curve.claimed_deltas[i]:.4g}"  # type: ignore[index]
+            )
+        if self.relation is not None:
+            text += f"; relation {self.relation.value}"
+        return text + ")"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Flat JSON-friendly summary (nested results as dicts, claim as repr)."""
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if hasattr(value, "to_dict"):
+                value = value.to_dict()
+            elif f.name == "claim":
+                value = repr(value)
+            elif isinstance(value, NeighboringRelation):
+                value = value.value
+            out[f.name] = value
+        out.update(tightness=self.tightness, evidence=self.evidence)
+        return out
+
+
+def _route(claim: Any, estimator: str) -> str:
+    if estimator not in _ESTIMATORS:
+        raise ValueError(
+            f"`estimator` must be one of {_ESTIMATORS}, got {estimator!r}."
+        )
+    if estimator == "gdp":
+        if not isinstance(claim, GaussianDP | ApproxDP):
+            raise ValueError(
+                "`estimator='gdp'` needs a GaussianDP or ApproxDP claim, got "
+                f"{type(claim).__name__}."
+            )
+        return "gdp"
+    if isinstance(claim, GaussianDP):
+        return "gdp"
+    if estimator == "threshold" or isinstance(claim, PureDP):
+        return "threshold"
+    return "curve"
+
+
+def audit_mechanism(
+    mechanism: Callable[..., np.ndarray],
+    pair: NeighboringPair,
+    *,
+    claim: Any,
+    samples: int = 100_000,
+    seed: int | np.random.SeedSequence = 0,
+    confidence: float = 0.95,
+    delta: float | None = None,
+    score: Callable[[np.ndarray], np.ndarray] | None = None,
+    log_density_ratio: Callable[[np.ndarray], np.ndarray] | None = None,
+    estimator: str = "auto",
+    pilot_samples: int | None = None,
+    n_thresholds: int = 16,
+    epsilons: object | None = None,
+    batch_size: int = 1 << 18,
+    executor: Any = "local",
+    n_workers: int | None = None,
+) -> AuditResult:
+    """Audit ``mechanism`` on a neighboring pair against a privacy ``claim``.
+
+    Parameters
+    ----------
+    mechanism : callable
+        ``mechanism(dataset, n_samples, rng) -> ndarray`` with ``n_samples`` rows
+        (scalar outputs: shape (n,) or (n, 1)); vectorized over samples.
+    pair : NeighboringPair
+    claim : guarantee
+        ``PureDP``, ``ApproxDP``, ``GaussianDP``, ``ZCDP``, ``RDP`` or ``PLD``.
+    samples : int, default 100_000
+        Confirmation samples per world, >= 1.
+    seed : int or SeedSequence, default 0
+        Root of all randomness: pilot and confirmation use disjoint subtrees and
+        every batch its own address, so results do not depend on the executor.
+    confidence : float, default 0.95
+        Family-wise confidence of the verdict, in (0, 1).
+    delta : float, optional
+        δ at which to state ε; default the claim's δ (ApproxDP), 0 (PureDP), else
+        1e-5.
+    score : callable, optional
+        Black-box score ``outputs -> (n,)``; default identity for scalars, a
+        pilot-fitted linear discriminant for vectors.
+    log_density_ratio : callable, optional
+        White-box score ``ln p_D(y)/p_D'(y)`` (see :mod:`fedpriv.audit.estimators.white_box`); overrides
+        `score`.
+    estimator : {"auto", "threshold", "curve", "gdp"}
+        Route (see module docstring); "auto" picks it from the claim's type.
+    pilot_samples : int, optional
+        Pilot samples per world; default ``max(1000, samples // 10)``.
+    n_thresholds : int, default 16
+        Thresholds confirmed (tests = 2 x n_thresholds), >= 1.
+    epsilons : array_like of float, optional
+        ε' grid of the curve audit; default :func:`fedpriv.audit.estimators.curve.default_epsilon_grid`.
+    batch_size : int, default 2**18
+        Samples per batch (bounded memory; fixes the random-stream addresses).
+    executor : default "local"
+        See :mod:`fedpriv.audit.executor` (None, "serial", "local", "processes", a
+        concurrent.futures.Executor or a dask Client). ``"local"`` runs the pilot
+        in-process and the confirmation on a local process pool when the pilot
+        predicts it would take >= 2 s in-process (else in-process). The executor
+        never changes the numbers, only the wall time.
+    n_workers : int, optional
+        Local pool size.
+
+    Returns
+    -------
+    AuditResult
+
+    Raises
+    ------
+    ValueError
+        If a count or probability is out of range, the route does not fit the
+        claim, or the mechanism/score returns the wrong shape.
+    TypeError
+        If `pair` is not a NeighboringPair or the claim has no ``get_delta``.
+
+    Examples
+    --------
+    >>> def laplace(x, n, rng):
+    ...     return x + rng.laplace(0.0, 1.0, n)       # ε = 1 for |x - x'| <= 1
+    >>> result = audit_mechanism(laplace, NeighboringPair(1.0, 0.0),
+    ...                          claim=PureDP(1.0), samples=10**5, executor=None)
+    >>> result.violated, 0.9 < result.epsilon_lower_bound <= 1.0
+    (False, True)
+    >>> audit_mechanism(laplace, NeighboringPair(1.0, 0.0), claim=PureDP(0.5),
+    ...                 samples=10**5, executor=None).violated
+    True
+    """
+    started = time.perf_counter()
+    if not isinstance(pair, NeighboringPair):
+        raise TypeError(f"`pair` must be a NeighboringPair, got {type(pair).__name__}.")
+    if not (hasattr(claim, "get_delta") and hasattr(claim, "get_epsilon")):
+        raise TypeError(
+            f"`claim` must be a privacy guarantee, got {type(claim).__name__}."
+        )
+    samples = check_int_at_least("samples", samples, 1)
+    confidence = _check_open_unit("confidence", confidence)
+    n_thresholds = check_int_at_least("n_thresholds", n_thresholds, 1)
+    pilot = (
+        max(1000, samples // 10)
+        if pilot_samples is None
+        else check_int_at_least("pilot_samples", pilot_samples, 1)
+    )
+    route = _route(claim, estimator)
+    if delta is None:
+        delta = (
+            claim.delta
+            if isinstance(claim, ApproxDP)
+            else (0.0 if isinstance(claim, PureDP) else 1e-5)
+        )
+    delta = check_delta("delta", delta)
+    root = as_seed_sequence(seed)
+    datasets = (pair.dataset, pair.dataset_prime)
+    common = {"batch_size": batch_size, "executor": executor, "n_workers": n_workers}
+
+    # Stage 1: pilot (its own subtree), raw outputs, score and event selection.
+    # With executor="local" the (small) pilot runs in-process, and its wall time
+    # decides whether the confirmation is worth a process pool.
+    pilot_started = time.perf_counter()
+    raw_d, raw_dp = sample_scores(
+        mechanism,
+        datasets,
+        n_samples=pilot,
+        root=child_root(root, 0),
+        transform=None,
+        **{**common, "executor": None if executor == "local" else executor},
+    )
+    if executor == "local":
+        predicted = (time.perf_counter() - pilot_started) * samples / pilot
+        if predicted < _LOCAL_POOL_MIN_SECONDS:
+            common["executor"] = None
+    if log_density_ratio is not None:
+        transform, kind = log_density_ratio, "llr"
+    elif score is not None:
+        transform, kind = score, "score"
+    else:
+        transform, kind = fit_score(raw_d, raw_dp)
+    pilot_d = np.asarray(transform(raw_d), dtype=np.float64)
+    pilot_dp = np.asarray(transform(raw_dp), dtype=np.float64)
+    for name, values in (
+        ("pilot scores of D", pilot_d),
+        ("pilot scores of D'", pilot_dp),
+    ):
+        if values.shape != (pilot,) or not np.all(np.isfinite(values)):
+            raise ValueError(
+                f"{name} must be finite with shape ({pilot},), got shape {values.shape}."
+            )
+    grid = (
+        None
+        if route == "gdp"
+        else np.asarray(
+            default_epsilon_grid(claim) if epsilons is None else epsilons,
+            dtype=np.float64,
+        )
+    )
+    curve_terms = None
+    if grid is not None:
+        curve_terms = (np.exp(grid), np.array([claim.get_delta(e) for e in grid]))
+    level = (1.0 - confidence) / (4 * n_thresholds)
+    orientation, thresholds = select_events(
+        pilot_d,
+        pilot_dp,
+        route=route,
+        n_confirm=samples,
+        n_thresholds=n_thresholds,
+        level=level,
+        delta=delta,
+        curve_terms=curve_terms,
+    )
+
+    # Stage 2: confirmation on fresh samples (a disjoint subtree).
+    scores_d, scores_dp = sample_scores(
+        mechanism,
+        datasets,
+        n_samples=samples,
+        root=child_root(root, 1),
+        transform=transform,
+        **common,
+    )
+    scores_d, scores_dp = orientation * scores_d, orientation * scores_dp
+    bound = curve = mu = None
+    if route == "gdp":
+        mu = estimate_gdp_mu_lower_bound(
+            scores_d, scores_dp, thresholds=thresholds, confidence=confidence
+        )
+        epsilon_lb = mu.epsilon_lower_bound(delta)
+        claimed_epsilon = float(claim.get_epsilon(delta))
+        violated = (
+            mu.mu_lower_bound > claim.mu
+            if isinstance(claim, GaussianDP)
+            else epsilon_lb > claimed_epsilon
+        )
+    else:
+        bound = estimate_epsilon_lower_bound(
+            scores_d,
+            scores_dp,
+            thresholds=thresholds,
+            confidence=confidence,
+            delta=delta,
+        )
+        curve = audit_privacy_curve(
+            scores_d,
+            scores_dp,
+            claim=claim,
+            thresholds=thresholds,
+            epsilons=grid,
+            confidence=confidence,
+        )
+        epsilon_lb = bound.epsilon_lower_bound
+        claimed_epsilon = float(claim.get_epsilon(delta))
+        violated = epsilon_lb > claimed_epsilon or curve.violated
+    return AuditResult(
+        epsilon_lower_bound=float(epsilon_lb),
+        confidence=confidence,
+        violated=bool(violated),
+        claim=claim,
+        claimed_epsilon=claimed_epsilon,
+        delta=delta,
+        route=route,
+        score=kind,
+        orientation=orientation,
+        thresholds=tuple(float(orientation * t) for t in thresholds),
+        n_samples=samples,
+        n_pilot_samples=pilot,
+        bound=bound,
+        curve=curve,
+        mu=mu,
+        relation=pair.relation,
+        seed_entropy=int(root.entropy),
+        seconds=time.perf_counter() - started,
+    )
+
+
+def assert_private(
+    mechanism: Callable[..., np.ndarray],
+    pair: NeighboringPair,
+    *,
+    claim: Any,
+    **options: Any,
+) -> AuditResult:
+    """Audit like :func:`audit_mechanism`; raise if the claim is refuted.
+
+    Returns
+    -------
+    AuditResult
+        When no violation was found (which does not certify the claim).
+
+    Raises
+    ------
+    PrivacyViolationError
+        When the audit refutes the claim; the message holds the evidence and the
+        exception's ``result`` attribute the full :class:`AuditResult`. It derives
+        from AssertionError, so pytest reports it as a test failure.
+
+    Examples
+    --------
+    >>> def leaky(x, n, rng):
+    ...     return x + rng.laplace(0.0, 0.25, n)     # true ε = 4
+    >>> assert_private(leaky, NeighboringPair(1.0, 0.0), claim=PureDP(1.0),
+    ...                samples=10**4, executor=None)
+    Traceback (most recent call last):
+    ...
+    fedpriv.privacy.errors.PrivacyViolationError: VIOLATED: ...
+    """
+    __tracebackhide__ = True  # pytest: show the caller's line, not this helper
+    result = audit_mechanism(mechanism, pair, claim=claim, **options)
+    if result.violated:
+        error = PrivacyViolationError(result.evidence)
+        error.result = result  # type: ignore[attr-defined]
+        raise error
+    return result

@@ -1,0 +1,673 @@
+"""Known-broken mechanisms with their correct twins (anchors_audit.md §3).
+
+Every :class:`CorpusEntry` holds a vectorized mechanism
+``mechanism(dataset, n_samples, rng) -> ndarray (n_samples, ...)``, the neighboring
+pair it is audited on, the privacy claim it makes, the verdict an audit must reach
+(``expected_violated``), and for broken entries the name of its correct twin. The
+twins are the fixed versions, audited on the same kind of pair against the same
+claim: :func:`audit.audit_mechanism` must flag every broken entry and pass every
+twin (tests/audit/test_corpus.py).
+
+**Noise is drawn with ``rng`` directly here, not through ``privacy/``.** The privacy
+noise of a corpus mechanism *is* the thing under test, and the bugs live exactly in
+how it is drawn (wrong scale, reused draws, missing clipping). Routing it through
+the accountant would either refuse the bug or hide it. No toolkit algorithm may do
+this; the corpus is a test fixture, not a mechanism library.
+
+Sources of the fixtures: A1 Laplace scale = ε (StatDP ``histogram_eps``, DP-Sniper
+``NoisyHist2``); A2 k× under-noising (Tramèr et al. 2022); A3 report-noisy-max
+returning the value (StatDP ``noisy_max_v1b``); A4 sparse-vector variants (Lyu, Su &
+Li, "Understanding the Sparse Vector Technique", PVLDB 2017, arXiv:1603.01699,
+Alg. 1, 5, 6); B1 no noise; B2/B3 tree without the log factor / off by one level;
+B4 fresh noise on the running sum every round; B5 unclipped rewards (Google's
+bounded-sum test entry 1000.0); B6 data-dependent sync triggers (Zhou & Chowdhury,
+ICLR 2024, on FedUCB); B7 noise reused across nodes; B8 wrong neighbour notion.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from fedpriv.audit.regression.api import AuditResult, NeighboringPair, audit_mechanism
+from fedpriv.audit.estimators.white_box import laplace_log_density_ratio
+from fedpriv.privacy.guarantees import GaussianDP, PureDP
+from fedpriv.privacy.relations import NeighboringRelation
+from fedpriv.privacy.tree import nodes_covering, tree_depth
+
+__all__ = ["CORPUS", "CorpusEntry", "corpus_entries", "get_entry"]
+
+_REWARD = NeighboringRelation.REPLACE_ONE_REWARD
+_RECORD = NeighboringRelation.REPLACE_ONE
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class CorpusEntry:
+    """One fixture: a mechanism, its pair, its claim and the verdict it must get.
+
+    Attributes
+    ----------
+    name : str
+    mechanism : callable
+        ``(dataset, n_samples, rng) -> ndarray`` (picklable: module-level
+        functions and ``functools.partial``).
+    pair : NeighboringPair
+    claim : guarantee
+    expected_violated : bool
+        True for broken mechanisms, False for correct twins.
+    twin : str
+        Name of the correct twin of a broken entry ("" for twins).
+    source : str
+        anchors_audit.md §3 identifier and literature source.
+    true_epsilon : float
+        The mechanism's actual privacy loss on this pair (analytic; inf if none).
+    samples : int
+        Confirmation samples per world the regression test uses.
+    score, log_density_ratio : callable or None
+        The attacker's score (black-box) or the white-box LLR, if not the default.
+    """
+
+    name: str
+    mechanism: Callable[..., np.ndarray]
+    pair: NeighboringPair
+    claim: Any
+    expected_violated: bool
+    twin: str
+    source: str
+    true_epsilon: float
+    samples: int = 100_000
+    score: Callable[[np.ndarray], np.ndarray] | None = None
+    log_density_ratio: Callable[[np.ndarray], np.ndarray] | None = None
+
+    def audit(self, *, seed: int = 0, **options: Any) -> AuditResult:
+        """:func:`audit.audit_mechanism` with this entry's settings (overridable)."""
+        settings: dict[str, Any] = {
+            "claim": self.claim,
+            "samples": self.samples,
+            "seed": seed,
+            "score": self.score,
+            "log_density_ratio": self.log_density_ratio,
+        }
+        settings.update(options)
+        return audit_mechanism(self.mechanism, self.pair, **settings)
+
+
+# ---------------------------------------------------------------------------------
+# Mechanisms (module level, so they pickle for process pools and dask)
+# ---------------------------------------------------------------------------------
+
+
+def laplace_count(
+    dataset: float, n_samples: int, rng: np.random.Generator, *, scale: float
+) -> np.ndarray:
+    """``x + Lap(scale)``: ε = Δ/scale for a count with sensitivity Δ."""
+    return dataset + rng.laplace(0.0, scale, n_samples)
+
+
+def gaussian_count(
+    dataset: float, n_samples: int, rng: np.random.Generator, *, noise_stddev: float
+) -> np.ndarray:
+    """``x + N(0, σ²)``: (Δ/σ)-GDP."""
+    return dataset + rng.normal(0.0, noise_stddev, n_samples)
+
+
+def no_noise(dataset: float, n_samples: int, rng: np.random.Generator) -> np.ndarray:
+    """The raw value, repeated (B1/A11: the noise scale collapsed to 0)."""
+    return np.full(n_samples, float(dataset))
+
+
+def noisy_max(
+    dataset: np.ndarray,
+    n_samples: int,
+    rng: np.random.Generator,
+    *,
+    scale: float,
+    return_value: bool,
+) -> np.ndarray:
+    """Report-noisy-max over counting queries; the index (correct) or the value (A3)."""
+    noisy = np.asarray(dataset, dtype=np.float64) + rng.laplace(
+        0.0, scale, (n_samples, len(dataset))
+    )
+    return (
+        noisy.max(axis=1) if return_value else noisy.argmax(axis=1).astype(np.float64)
+    )
+
+
+def sparse_vector(
+    dataset: np.ndarray,
+    n_samples: int,
+    rng: np.random.Generator,
+    *,
+    epsilon: float,
+    variant: int,
+    threshold: float = 0.0,
+    cutoff: int = 1,
+) -> np.ndarray:
+    """Sparse vector technique, variants of Lyu, Su & Li (2017), Fig. 1; Δ = 1.
+
+    Alg. 1 (correct): ρ ~ Lap(2/ε), ν_i ~ Lap(4c/ε), stop after c positives.
+    Alg. 5: no query noise, never stops (not private for any ε).
+    Alg. 6: query noise Lap(4/ε) but never stops (privacy degrades with the number
+    of queries). Output: 1 (above), 0 (below), -1 (not answered after stopping).
+    """
+    queries = np.asarray(dataset, dtype=np.float64)
+    k = queries.size
+    rho = rng.laplace(0.0, 2.0 / epsilon, (n_samples, 1))
+    if variant == 1:
+        nu = rng.laplace(0.0, 4.0 * cutoff / epsilon, (n_samples, k))
+    elif variant == 5:
+        nu = np.zeros((n_samples, k))
+    elif variant == 6:
+        nu = rng.laplace(0.0, 4.0 / epsilon, (n_samples, k))
+    else:
+        raise ValueError(f"`variant` must be 1, 5 or 6, got {variant!r}.")
+    above = queries + nu >= threshold + rho
+    if variant != 1:
+        return above.astype(np.float64)
+    positives_before = np.cumsum(above, axis=1) - above
+    answered = positives_before < cutoff
+    return np.where(answered, above.astype(np.float64), -1.0)
+
+
+def half_difference(outputs: np.ndarray) -> np.ndarray:
+    """Attacker score for SVT outputs: positives in the first half minus the second."""
+    k = outputs.shape[1]
+    positive = outputs == 1.0
+    return positive[:, : k // 2].sum(axis=1) - positive[:, k // 2 :].sum(axis=1).astype(
+        np.float64
+    )
+
+
+def tree_nodes(
+    dataset: np.ndarray,
+    n_samples: int,
+    rng: np.random.Generator,
+    *,
+    scale: float,
+    position: int = 1,
+) -> np.ndarray:
+    """Binary-tree counter (B2/B3): the noisy nodes covering round ``position``.
+
+    The other nodes do not contain the changed reward, have the same distribution in
+    both worlds and are independent of these, so leaving them out loses nothing.
+    """
+    stream = np.asarray(dataset, dtype=np.float64)
+    nodes = nodes_covering(position, stream.size)
+    prefix = np.concatenate([[0.0], np.cumsum(stream)])
+    sums = prefix[nodes] - prefix[nodes & (nodes - 1)]
+    return sums + rng.laplace(0.0, scale, (n_samples, nodes.size))
+
+
+def fresh_noise_prefix_sums(
+    dataset: np.ndarray, n_samples: int, rng: np.random.Generator, *, scale: float
+) -> np.ndarray:
+    """B4: every round releases the running sum plus fresh Lap(scale)."""
+    prefix = np.cumsum(np.asarray(dataset, dtype=np.float64))
+    return prefix + rng.laplace(0.0, scale, (n_samples, prefix.size))
+
+
+def bounded_sum(
+    dataset: np.ndarray,
+    n_samples: int,
+    rng: np.random.Generator,
+    *,
+    scale: float,
+    clip: bool,
+) -> np.ndarray:
+    """Sum of rewards declared in [0, 1] plus Lap(scale); B5 forgets to clip."""
+    values = np.asarray(dataset, dtype=np.float64)
+    total = np.clip(values, 0.0, 1.0).sum() if clip else values.sum()
+    return total + rng.laplace(0.0, scale, n_samples)
+
+
+def shared_noise_pair(
+    dataset: np.ndarray,
+    n_samples: int,
+    rng: np.random.Generator,
+    *,
+    scale: float,
+    reuse: bool,
+) -> np.ndarray:
+    """Two statistics released with Laplace noise; B7 reuses one draw for both."""
+    stats = np.asarray(dataset, dtype=np.float64)
+    first = rng.laplace(0.0, scale, (n_samples, 1))
+    noise = (
+        np.repeat(first, stats.size, axis=1)
+        if reuse
+        else np.concatenate(
+            [first, rng.laplace(0.0, scale, (n_samples, stats.size - 1))], axis=1
+        )
+    )
+    return stats + noise
+
+
+def synced_sum(
+    dataset: np.ndarray,
+    n_samples: int,
+    rng: np.random.Generator,
+    *,
+    scale: float,
+    trigger: float | None,
+    fixed_round: int,
+) -> np.ndarray:
+    """An agent syncs its noisy local sum; returns (sync round, noisy sum at sync).
+
+    B6 (``trigger`` set): the sync round is the first round whose *raw* running sum
+    reaches ``trigger`` (FedUCB-style adaptive schedule), a channel the accountant
+    never charges. Twin (``trigger=None``): a fixed round ``fixed_round``.
+    """
+    prefix = np.cumsum(np.asarray(dataset, dtype=np.float64))
+    if trigger is None:
+        t = fixed_round
+    else:
+        hits = np.flatnonzero(prefix >= trigger)
+        t = int(hits[0]) + 1 if hits.size else prefix.size
+    noisy = prefix[t - 1] + rng.laplace(0.0, scale, n_samples)
+    return np.column_stack([np.full(n_samples, float(t)), noisy])
+
+
+def per_agent_release(
+    dataset: np.ndarray, n_samples: int, rng: np.random.Generator, *, scale: float
+) -> np.ndarray:
+    """Each agent releases its own value of one user plus Lap(scale) (B8)."""
+    values = np.asarray(dataset, dtype=np.float64)
+    return values + rng.laplace(0.0, scale, (n_samples, values.size))
+
+
+# ---------------------------------------------------------------------------------
+# The corpus
+# ---------------------------------------------------------------------------------
+
+_P = functools.partial
+
+
+def _build() -> tuple[CorpusEntry, ...]:
+    count_pair = NeighboringPair(1.0, 0.0, _RECORD, "count 1 vs 0 (Δ = 1)")
+    entries: list[CorpusEntry] = []
+    add = entries.append
+
+    # A1 Laplace scale = ε instead of Δ/ε (ε = 0.5; at ε = 1 the bug is invisible).
+    add(
+        CorpusEntry(
+            name="laplace_scale_is_epsilon",
+            mechanism=_P(laplace_count, scale=0.5),
+            pair=count_pair,
+            claim=PureDP(0.5),
+            expected_violated=True,
+            twin="laplace_eps_half",
+            source="A1 (StatDP histogram_eps)",
+            true_epsilon=2.0,
+        )
+    )
+    add(
+        CorpusEntry(
+            name="laplace_eps_half",
+            mechanism=_P(laplace_count, scale=2.0),
+            pair=count_pair,
+            claim=PureDP(0.5),
+            expected_violated=False,
+            twin="",
+            source="A1 twin",
+            true_epsilon=0.5,
+        )
+    )
+    # A2 k× under-noising.
+    for k, label in ((2.0, "2x"), (1.25, "1_25x")):
+        add(
+            CorpusEntry(
+                name=f"laplace_under_noised_{label}",
+                mechanism=_P(laplace_count, scale=1.0 / k),
+                pair=count_pair,
+                claim=PureDP(1.0),
+                expected_violated=True,
+                twin="laplace_correct",
+                source="A2 (Tramèr et al. 2022)",
+                true_epsilon=k,
+            )
+        )
+    add(
+        CorpusEntry(
+            name="laplace_correct",
+            mechanism=_P(laplace_count, scale=1.0),
+            pair=count_pair,
+            claim=PureDP(1.0),
+            expected_violated=False,
+            twin="",
+            source="A2 twin",
+            true_epsilon=1.0,
+        )
+    )
+    add(
+        CorpusEntry(
+            name="gaussian_under_noised_2x",
+            mechanism=_P(gaussian_count, noise_stddev=1.0),
+            pair=count_pair,
+            claim=GaussianDP(0.5),
+            expected_violated=True,
+            twin="gaussian_correct",
+            source="A2 (Gaussian, GDP test)",
+            true_epsilon=float("nan"),
+            samples=20_000,
+        )
+    )
+    add(
+        CorpusEntry(
+            name="gaussian_correct",
+            mechanism=_P(gaussian_count, noise_stddev=2.0),
+            pair=count_pair,
+            claim=GaussianDP(0.5),
+            expected_violated=False,
+            twin="",
+            source="A2 twin",
+            true_epsilon=float("nan"),
+            samples=20_000,
+        )
+    )
+    # B1 no noise.
+    add(
+        CorpusEntry(
+            name="no_noise",
+            mechanism=no_noise,
+            pair=count_pair,
+            claim=PureDP(1.0),
+            expected_violated=True,
+            twin="laplace_correct",
+            source="B1/A11",
+            true_epsilon=float("inf"),
+            samples=10_000,
+        )
+    )
+    # A3 report noisy max returning the value (ε = 0.5, Lap(1/ε), monotone counts).
+    add(
+        CorpusEntry(
+            name="noisy_max_returns_value",
+            mechanism=_P(noisy_max, scale=2.0, return_value=True),
+            pair=NeighboringPair(np.ones(5), np.zeros(5), _RECORD, "5 counts, all +1"),
+            claim=PureDP(0.5),
+            expected_violated=True,
+            twin="noisy_max_index",
+            source="A3 (StatDP noisy_max_v1b)",
+            true_epsilon=2.5,
+        )
+    )
+    add(
+        CorpusEntry(
+            name="noisy_max_index",
+            mechanism=_P(noisy_max, scale=2.0, return_value=False),
+            pair=NeighboringPair(
+                np.eye(5)[0], np.zeros(5), _RECORD, "5 counts, first +1"
+            ),
+            claim=PureDP(0.5),
+            expected_violated=False,
+            twin="",
+            source="A3 twin",
+            true_epsilon=0.5,
+        )
+    )
+    # A4 sparse vector (ε = 0.5, 20 queries; half move up, half down).
+    k = 20
+    svt_pair = NeighboringPair(
+        np.zeros(k),
+        np.r_[np.ones(k // 2), -np.ones(k // 2)],
+        _RECORD,
+        "20 queries: first half +1, second half -1",
+    )
+    for variant, true_eps in ((5, float("inf")), (6, float("nan"))):
+        add(
+            CorpusEntry(
+                name=f"sparse_vector_alg{variant}",
+                mechanism=_P(sparse_vector, epsilon=0.5, variant=variant),
+                pair=svt_pair,
+                claim=PureDP(0.5),
+                expected_violated=True,
+                twin="sparse_vector_alg1",
+                source=f"A4 (Lyu et al. 2017, Alg. {variant})",
+                true_epsilon=true_eps,
+                score=half_difference,
+            )
+        )
+    add(
+        CorpusEntry(
+            name="sparse_vector_alg1",
+            mechanism=_P(sparse_vector, epsilon=0.5, variant=1),
+            pair=svt_pair,
+            claim=PureDP(0.5),
+            expected_violated=False,
+            twin="",
+            source="A4 twin (Lyu et al. 2017, Alg. 1)",
+            true_epsilon=0.5,
+            score=half_difference,
+        )
+    )
+    # B2/B3 binary tree, T = 16 (L = 5 levels), reward 1 vs 0 at round 1, ε = 1.
+    horizon = 16
+    levels = tree_depth(horizon)
+    stream = np.zeros(horizon)
+    stream_prime = stream.copy()
+    stream[0] = 1.0
+    tree_pair = NeighboringPair(
+        stream, stream_prime, _REWARD, "T = 16, round 1: 1 vs 0"
+    )
+    nodes = nodes_covering(1, horizon)
+    ones = np.ones(nodes.size)
+    tree_llr = laplace_log_density_ratio(ones, np.zeros(nodes.size), float(levels))
+    for name, scale, eps, samples in (
+        ("tree_without_log_factor", 1.0, float(levels), 100_000),
+        ("tree_off_by_one_level", float(levels - 1), levels / (levels - 1), 1_000_000),
+    ):
+        add(
+            CorpusEntry(
+                name=name,
+                mechanism=_P(tree_nodes, scale=scale),
+                pair=tree_pair,
+                claim=PureDP(1.0),
+                expected_violated=True,
+                twin="tree_correct",
+                source="B2" if scale == 1.0 else "B3",
+                true_epsilon=eps,
+                samples=samples,
+                log_density_ratio=tree_llr,
+            )
+        )
+    add(
+        CorpusEntry(
+            name="tree_correct",
+            mechanism=_P(tree_nodes, scale=float(levels)),
+            pair=tree_pair,
+            claim=PureDP(1.0),
+            expected_violated=False,
+            twin="",
+            source="B2/B3 twin",
+            true_epsilon=1.0,
+            samples=1_000_000,
+            log_density_ratio=tree_llr,
+        )
+    )
+    # B4 fresh noise every round on the running sum.
+    prefix_llr = laplace_log_density_ratio(
+        np.ones(horizon), np.zeros(horizon), float(horizon)
+    )
+    add(
+        CorpusEntry(
+            name="fresh_noise_every_round",
+            mechanism=_P(fresh_noise_prefix_sums, scale=1.0),
+            pair=tree_pair,
+            claim=PureDP(1.0),
+            expected_violated=True,
+            twin="fresh_noise_composed",
+            source="B4",
+            true_epsilon=float(horizon),
+            log_density_ratio=prefix_llr,
+        )
+    )
+    add(
+        CorpusEntry(
+            name="fresh_noise_composed",
+            mechanism=_P(fresh_noise_prefix_sums, scale=float(horizon)),
+            pair=tree_pair,
+            claim=PureDP(1.0),
+            expected_violated=False,
+            twin="",
+            source="B4 twin (basic composition over T releases)",
+            true_epsilon=1.0,
+            log_density_ratio=prefix_llr,
+        )
+    )
+    # B5 unclipped rewards: the out-of-domain entry 1000.0.
+    rewards = np.full(10, 0.5)
+    clip_pair = NeighboringPair(
+        np.r_[rewards[:-1], 1000.0],
+        np.r_[rewards[:-1], 0.0],
+        _REWARD,
+        "last reward 1000.0 vs 0.0 (declared range [0, 1])",
+    )
+    add(
+        CorpusEntry(
+            name="unclipped_rewards",
+            mechanism=_P(bounded_sum, scale=1.0, clip=False),
+            pair=clip_pair,
+            claim=PureDP(1.0),
+            expected_violated=True,
+            twin="clipped_rewards",
+            source="B5",
+            true_epsilon=1000.0,
+            samples=10_000,
+        )
+    )
+    add(
+        CorpusEntry(
+            name="clipped_rewards",
+            mechanism=_P(bounded_sum, scale=1.0, clip=True),
+            pair=clip_pair,
+            claim=PureDP(1.0),
+            expected_violated=False,
+            twin="",
+            source="B5 twin",
+            true_epsilon=1.0,
+        )
+    )
+    # B7 one Laplace draw reused for two statistics; only the first changes.
+    reuse_pair = NeighboringPair(
+        np.array([1.0, 0.0]),
+        np.array([0.0, 0.0]),
+        _REWARD,
+        "statistic A 1 vs 0, statistic B unchanged",
+    )
+    add(
+        CorpusEntry(
+            name="noise_reused_across_nodes",
+            mechanism=_P(shared_noise_pair, scale=1.0, reuse=True),
+            pair=reuse_pair,
+            claim=PureDP(1.0),
+            expected_violated=True,
+            twin="noise_fresh_per_node",
+            source="B7",
+            true_epsilon=float("inf"),
+            samples=10_000,
+        )
+    )
+    add(
+        CorpusEntry(
+            name="noise_fresh_per_node",
+            mechanism=_P(shared_noise_pair, scale=1.0, reuse=False),
+            pair=reuse_pair,
+            claim=PureDP(1.0),
+            expected_violated=False,
+            twin="",
+            source="B7 twin",
+            true_epsilon=1.0,
+        )
+    )
+    # B6 data-dependent sync trigger on raw local sums.
+    sync_d = np.r_[1.0, 1.0, 1.0, 1.0, np.zeros(12)]
+    sync_dp = sync_d.copy()
+    sync_dp[2] = 0.0
+    sync_pair = NeighboringPair(sync_d, sync_dp, _REWARD, "round 3 reward 1 vs 0")
+    add(
+        CorpusEntry(
+            name="data_dependent_sync",
+            mechanism=_P(synced_sum, scale=1.0, trigger=3.0, fixed_round=8),
+            pair=sync_pair,
+            claim=PureDP(1.0),
+            expected_violated=True,
+            twin="fixed_sync_schedule",
+            source="B6 (Zhou & Chowdhury 2024)",
+            true_epsilon=float("inf"),
+            samples=10_000,
+        )
+    )
+    add(
+        CorpusEntry(
+            name="fixed_sync_schedule",
+            mechanism=_P(synced_sum, scale=1.0, trigger=None, fixed_round=8),
+            pair=sync_pair,
+            claim=PureDP(1.0),
+            expected_violated=False,
+            twin="",
+            source="B6 twin (fixed schedule)",
+            true_epsilon=1.0,
+        )
+    )
+    # B8 user-level claim, event-level noise: one user at each of 4 agents.
+    user_pair = NeighboringPair(
+        np.ones(4),
+        np.zeros(4),
+        NeighboringRelation.USER_AT_ALL_AGENTS,
+        "one user's reward 1 vs 0 at all 4 agents",
+    )
+    add(
+        CorpusEntry(
+            name="wrong_neighbor_notion",
+            mechanism=_P(per_agent_release, scale=1.0),
+            pair=user_pair,
+            claim=PureDP(1.0),
+            expected_violated=True,
+            twin="user_level_noise",
+            source="B8",
+            true_epsilon=4.0,
+        )
+    )
+    add(
+        CorpusEntry(
+            name="user_level_noise",
+            mechanism=_P(per_agent_release, scale=4.0),
+            pair=user_pair,
+            claim=PureDP(1.0),
+            expected_violated=False,
+            twin="",
+            source="B8 twin",
+            true_epsilon=1.0,
+        )
+    )
+    return tuple(entries)
+
+
+#: Every fixture, broken ones and their twins.
+CORPUS: tuple[CorpusEntry, ...] = _build()
+
+
+def corpus_entries(expected_violated: bool | None = None) -> tuple[CorpusEntry, ...]:
+    """The entries, optionally only the broken (True) or only the correct (False)."""
+    if expected_violated is None:
+        return CORPUS
+    return tuple(e for e in CORPUS if e.expected_violated is expected_violated)
+
+
+def get_entry(name: str) -> CorpusEntry:
+    """The entry called ``name``.
+
+    Raises
+    ------
+    KeyError
+        If there is none; the message lists the names.
+    """
+    for entry in CORPUS:
+        if entry.name == name:
+            return entry
+    raise KeyError(
+        f"no corpus entry {name!r}; known: {', '.join(e.name for e in CORPUS)}."
+    )

@@ -1,0 +1,231 @@
+"""Hypothesis strategies for neighboring reward tables, one per neighboring relation.
+
+A reward table has shape ``(n_agents, horizon, n_arms)`` (STYLE §7, minus the trial
+axis). :func:`neighboring_reward_tables` draws a table and its neighbor under a
+:class:`~fedpriv.privacy.relations.NeighboringRelation`:
+
+- ``REPLACE_ONE_REWARD``: one entry ``[agent, t, arm]`` changed (Zhu et al. 2021,
+  Def. 1);
+- ``REPLACE_ONE_CONTEXT_REWARD``: one agent's (context, reward) pair of round ``t``
+  changed: ``contexts[agent, t]`` and ``rewards[agent, t, :]`` (Dubey & Pentland
+  2020);
+- ``USER_AT_ALL_AGENTS``: one user present at every agent, i.e. round ``t`` of every
+  agent changed (FedUCB footnote 4);
+- ``REPLACE_ONE``: one record ``rewards[agent, t, :]`` replaced;
+- ``ADD_OR_REMOVE_ONE``: one record ``(agent, t)`` present in D and absent in D'
+  (the ``present`` masks differ, the tables do not).
+
+With ``extreme=True`` changed rewards take the extreme values ``low``/``high`` (the
+worst case of a bounded-range relation). Importing this module imports hypothesis;
+``audit/__init__`` does not import it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from fedpriv.audit.regression.api import NeighboringPair
+from fedpriv.audit.neighbors import NeighboringStreams
+from fedpriv.privacy.relations import NeighboringRelation
+
+__all__ = [
+    "NeighboringRewards",
+    "neighboring_pairs",
+    "neighboring_reward_tables",
+    "neighboring_streams",
+    "reward_tables",
+]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class NeighboringRewards:
+    """A reward table and its neighbor (plus contexts and presence masks).
+
+    Attributes
+    ----------
+    rewards, rewards_prime : ndarray of float64, shape (n_agents, horizon, n_arms)
+    present, present_prime : ndarray of bool, shape (n_agents, horizon)
+        Which records exist; they differ only under ``ADD_OR_REMOVE_ONE``.
+    contexts, contexts_prime : ndarray of float64, shape (n_agents, horizon, dim), or None
+        Only under ``REPLACE_ONE_CONTEXT_REWARD``.
+    relation : NeighboringRelation
+    agent, t, arm : int
+        The changed record (``agent = -1`` for all agents, ``arm = -1`` for all arms).
+    """
+
+    rewards: np.ndarray
+    rewards_prime: np.ndarray
+    present: np.ndarray
+    present_prime: np.ndarray
+    contexts: np.ndarray | None
+    contexts_prime: np.ndarray | None
+    relation: NeighboringRelation
+    agent: int
+    t: int
+    arm: int
+
+    def as_pair(self) -> NeighboringPair:
+        """The :class:`audit.NeighboringPair` of datasets ``(rewards, present[, contexts])``."""
+        if self.contexts is None:
+            d = (self.rewards, self.present)
+            dp = (self.rewards_prime, self.present_prime)
+        else:
+            d = (self.rewards, self.present, self.contexts)
+            dp = (self.rewards_prime, self.present_prime, self.contexts_prime)
+        where = f"agent {self.agent}, round {self.t}, arm {self.arm}"
+        return NeighboringPair(
+            d, dp, self.relation, f"{self.relation.value} at {where}"
+        )
+
+
+def reward_tables(
+    *, n_agents: int, horizon: int, n_arms: int, low: float = 0.0, high: float = 1.0
+) -> st.SearchStrategy[np.ndarray]:
+    """Float64 tables of shape ``(n_agents, horizon, n_arms)`` with values in [low, high]."""
+    return hnp.arrays(
+        np.float64,
+        (n_agents, horizon, n_arms),
+        elements=st.floats(low, high, allow_nan=False, allow_infinity=False),
+    )
+
+
+def _new_value(
+    draw: st.DrawFn, old: float, low: float, high: float, extreme: bool
+) -> float:
+    if extreme:
+        return high if old != high else low
+    value = draw(st.floats(low, high, allow_nan=False, allow_infinity=False))
+    if value == old:
+        value = high if old != high else low
+    return value
+
+
+@st.composite
+def neighboring_reward_tables(
+    draw: st.DrawFn,
+    relation: NeighboringRelation = NeighboringRelation.REPLACE_ONE_REWARD,
+    *,
+    max_agents: int = 3,
+    max_horizon: int = 16,
+    max_arms: int = 3,
+    dim: int = 2,
+    low: float = 0.0,
+    high: float = 1.0,
+    extreme: bool | None = None,
+) -> NeighboringRewards:
+    """Draw a :class:`NeighboringRewards` under ``relation`` (see module docstring).
+
+    Raises
+    ------
+    ValueError
+        If ``low >= high`` or a size bound is < 1.
+    """
+    if not low < high:
+        raise ValueError(f"`low` must be < `high`, got {low!r} and {high!r}.")
+    if min(max_agents, max_horizon, max_arms, dim) < 1:
+        raise ValueError(
+            "`max_agents`, `max_horizon`, `max_arms` and `dim` must be >= 1."
+        )
+    n_agents = draw(st.integers(1, max_agents))
+    horizon = draw(st.integers(1, max_horizon))
+    n_arms = draw(st.integers(1, max_arms))
+    if extreme is None:
+        extreme = draw(st.booleans())
+    rewards = draw(
+        reward_tables(
+            n_agents=n_agents, horizon=horizon, n_arms=n_arms, low=low, high=high
+        )
+    )
+    rewards_prime = rewards.copy()
+    present = np.ones((n_agents, horizon), dtype=bool)
+    present_prime = present.copy()
+    contexts = contexts_prime = None
+    agent = draw(st.integers(0, n_agents - 1))
+    t = draw(st.integers(0, horizon - 1))
+    arm = -1
+    if relation is NeighboringRelation.REPLACE_ONE_REWARD:
+        arm = draw(st.integers(0, n_arms - 1))
+        rewards_prime[agent, t, arm] = _new_value(
+            draw, rewards[agent, t, arm], low, high, extreme
+        )
+    elif relation in (
+        NeighboringRelation.REPLACE_ONE,
+        NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
+    ):
+        for a in range(n_arms):
+            rewards_prime[agent, t, a] = _new_value(
+                draw, rewards[agent, t, a], low, high, extreme
+            )
+        if relation is NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD:
+            contexts = draw(
+                hnp.arrays(
+                    np.float64,
+                    (n_agents, horizon, dim),
+                    elements=st.floats(-1.0, 1.0, allow_nan=False),
+                )
+            )
+            contexts_prime = contexts.copy()
+            row = draw(
+                hnp.arrays(
+                    np.float64, (dim,), elements=st.floats(-1.0, 1.0, allow_nan=False)
+                )
+            )
+            contexts_prime[agent, t] = row  # may coincide: the reward change suffices
+    elif relation is NeighboringRelation.USER_AT_ALL_AGENTS:
+        agent = -1
+        for i in range(n_agents):
+            for a in range(n_arms):
+                rewards_prime[i, t, a] = _new_value(
+                    draw, rewards[i, t, a], low, high, extreme
+                )
+    elif relation is NeighboringRelation.ADD_OR_REMOVE_ONE:
+        present_prime[agent, t] = False
+    else:  # pragma: no cover - every member is handled above
+        raise ValueError(f"unsupported relation {relation!r}.")
+    return NeighboringRewards(
+        rewards=rewards,
+        rewards_prime=rewards_prime,
+        present=present,
+        present_prime=present_prime,
+        contexts=contexts,
+        contexts_prime=contexts_prime,
+        relation=relation,
+        agent=agent,
+        t=t,
+        arm=arm,
+    )
+
+
+def neighboring_pairs(
+    relation: NeighboringRelation = NeighboringRelation.REPLACE_ONE_REWARD,
+    **bounds: object,
+) -> st.SearchStrategy[NeighboringPair]:
+    """:func:`neighboring_reward_tables` mapped to :class:`audit.NeighboringPair`."""
+    return neighboring_reward_tables(relation, **bounds).map(NeighboringRewards.as_pair)  # type: ignore[arg-type]
+
+
+@st.composite
+def neighboring_streams(
+    draw: st.DrawFn, *, max_horizon: int = 64, low: float = 0.0, high: float = 1.0
+) -> NeighboringStreams:
+    """One agent-arm stream pair (:class:`fedpriv.audit.neighbors.NeighboringStreams`) differing in one round."""
+    horizon = draw(st.integers(1, max_horizon))
+    stream = draw(
+        hnp.arrays(
+            np.float64, (horizon,), elements=st.floats(low, high, allow_nan=False)
+        )
+    )
+    position = draw(st.integers(1, horizon))
+    stream_prime = stream.copy()
+    stream_prime[position - 1] = _new_value(
+        draw, stream[position - 1], low, high, draw(st.booleans())
+    )
+    observed = draw(hnp.arrays(np.bool_, (horizon,)))
+    observed[position - 1] = True
+    return NeighboringStreams(
+        stream=stream, stream_prime=stream_prime, observed=observed, position=position
+    )

@@ -1,0 +1,3 @@
+"""The ``fedpriv`` command line."""
+
+__all__: list[str] = []
