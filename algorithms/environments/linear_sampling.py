@@ -6,16 +6,30 @@ addresses of the random streams; nothing here is part of the public API.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from fedpriv.algorithms.seeding import Stream
 
-if TYPE_CHECKING:
-    from fedpriv.algorithms.environments.linear import LinearBandit
+
+class LinearSpec(Protocol):
+    """What the samplers read of a :class:`~fedpriv.algorithms.environments.linear.LinearBandit`.
+
+    A structural type, so this module does not import the module that imports it.
+    """
+
+    n_arms: int
+    dim: int
+    bound_x: float
+    bound_y: float
+    best_band: tuple[float, float]
+    suboptimal_band: tuple[float, float]
+    reward: str
+    out_of_bounds: str
 
 __all__ = [
+    "LinearSpec",
     "CHUNK_ROUNDS",
     "checked_contexts",
     "checked_rewards",
@@ -35,7 +49,7 @@ def stream_generator(root: np.random.SeedSequence, trial: int, agent: int, index
 
 
 def draw_chunk(
-    spec: LinearBandit, theta: np.ndarray, frames: np.ndarray, rngs: np.ndarray
+    spec: LinearSpec, theta: np.ndarray, frames: np.ndarray, rngs: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The next ``CHUNK_ROUNDS`` decision sets, reward rows and ⟨x, θ*⟩ of every stream.
 
@@ -118,7 +132,7 @@ def _first_column(q: np.ndarray, unit: np.ndarray) -> np.ndarray:
     return q
 
 
-def checked_contexts(spec: LinearBandit, contexts: np.ndarray) -> np.ndarray:
+def checked_contexts(spec: LinearSpec, contexts: np.ndarray) -> np.ndarray:
     """Finite contexts with ``‖x‖ <= L`` (or scaled onto the ball when clipping)."""
     if not np.all(np.isfinite(contexts)):
         raise ValueError("`contexts` must be finite (NaN or inf found).")
@@ -134,7 +148,7 @@ def checked_contexts(spec: LinearBandit, contexts: np.ndarray) -> np.ndarray:
     return contexts
 
 
-def checked_rewards(spec: LinearBandit, rewards: np.ndarray) -> np.ndarray:
+def checked_rewards(spec: LinearSpec, rewards: np.ndarray) -> np.ndarray:
     """Finite rewards with ``|y| <= B`` (or clipped to [-B, B])."""
     if not np.all(np.isfinite(rewards)):
         raise ValueError("`rewards` must be finite (NaN or inf found).")

@@ -1,0 +1,76 @@
+"""The package's architecture as tests: one layer order, no import cycles, short modules.
+
+Imports flow ``privacy`` <- ``algorithms`` <- ``audit`` <- ``cli`` (DESIGN.md, "The
+layout"); a module never imports a later layer, not even under ``TYPE_CHECKING`` or
+inside a function. The graph is read from the source with :mod:`ast`, so nothing runs.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LAYERS = ("privacy", "algorithms", "audit", "cli")
+FOLDER_OF_PACKAGE = {"fedpriv": "api", **{layer: layer for layer in LAYERS}}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    if parts[0] == "api":
+        parts = parts[1:]
+    return ".".join(["fedpriv", *parts])
+
+
+def _sources() -> dict[str, Path]:
+    files = [p for folder in ("api", *LAYERS) for p in (ROOT / folder).rglob("*.py")]
+    return {_module_name(p): p for p in files}
+
+
+SOURCES = _sources()
+
+
+def _imports(path: Path) -> set[str]:
+    """Every fedpriv module ``path`` imports, at any depth of its syntax tree."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("fedpriv")}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module.startswith("fedpriv"):
+                found.add(node.module)
+                found |= {f"{node.module}.{a.name}" for a in node.names} & set(SOURCES)
+    return found
+
+
+def _layer(module: str) -> int | None:
+    parts = module.split(".")
+    return LAYERS.index(parts[1]) if len(parts) > 1 and parts[1] in LAYERS else None
+
+
+def test_sources_found() -> None:
+    assert {"fedpriv", "fedpriv.privacy.accountant", "fedpriv.cli.main"} <= set(SOURCES)
+
+
+@pytest.mark.parametrize("module", sorted(m for m in SOURCES if _layer(m) is not None))
+def test_imports_never_flow_back(module: str) -> None:
+    own = _layer(module)
+    later = sorted(m for m in _imports(SOURCES[module]) if (_layer(m) or -1) > own)
+    assert not later, f"{module} ({LAYERS[own]}) imports a later layer: {later}"
+
+
+def test_no_import_cycles_between_modules() -> None:
+    # Edges between modules only: a package's __init__ that re-exports its own
+    # submodules is not a cycle of concepts, so package -> own submodule is left out.
+    graph = nx.DiGraph()
+    for module, path in SOURCES.items():
+        for target in _imports(path):
+            if target in SOURCES and target != module and not target.startswith(module + "."):
+                graph.add_edge(module, target)
+    cycles = [c for c in nx.simple_cycles(graph) if not any(SOURCES[m].name == "__init__.py" for m in c)]
+    assert not cycles, f"import cycles: {cycles[:5]}"
