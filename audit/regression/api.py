@@ -305,6 +305,56 @@ def audit_mechanism(
     True
     """
     started = time.perf_counter()
+    plan = _plan(pair, claim, samples=samples, confidence=confidence, delta=delta,
+                 estimator=estimator, pilot_samples=pilot_samples,
+                 n_thresholds=n_thresholds, epsilons=epsilons)
+    root = as_seed_sequence(seed)
+    datasets = (pair.dataset, pair.dataset_prime)
+    common = {"batch_size": batch_size, "executor": executor, "n_workers": n_workers}
+    transform, kind, orientation, thresholds = _pilot_stage(
+        mechanism, datasets, plan, child_root(root, 0), common,
+        score=score, log_density_ratio=log_density_ratio,
+    )
+    # Stage 2: confirmation on fresh samples (a disjoint subtree).
+    scores_d, scores_dp = sample_scores(
+        mechanism, datasets, n_samples=plan.samples, root=child_root(root, 1),
+        transform=transform, **common,
+    )
+    evidence = _confirm(plan, orientation * scores_d, orientation * scores_dp, thresholds)
+    return AuditResult(
+        **evidence,
+        confidence=plan.confidence,
+        claim=claim,
+        delta=plan.delta,
+        route=plan.route,
+        score=kind,
+        orientation=orientation,
+        thresholds=tuple(float(orientation * t) for t in thresholds),
+        n_samples=plan.samples,
+        n_pilot_samples=plan.pilot,
+        relation=pair.relation,
+        seed_entropy=int(root.entropy),
+        seconds=time.perf_counter() - started,
+    )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Plan:
+    """The validated settings of one audit."""
+
+    claim: Any
+    route: str
+    samples: int
+    pilot: int
+    confidence: float
+    n_thresholds: int
+    delta: float
+    grid: np.ndarray | None
+
+
+def _plan(pair: Any, claim: Any, *, samples: Any, confidence: Any, delta: Any,
+          estimator: str, pilot_samples: Any, n_thresholds: Any, epsilons: Any) -> _Plan:
+    """Validate :func:`audit_mechanism`'s arguments (nothing runs before this)."""
     if not isinstance(pair, NeighboringPair):
         raise TypeError(f"`pair` must be a NeighboringPair, got {type(pair).__name__}.")
     if not (hasattr(claim, "get_delta") and hasattr(claim, "get_epsilon")):
@@ -327,24 +377,45 @@ def audit_mechanism(
             else (0.0 if isinstance(claim, PureDP) else 1e-5)
         )
     delta = check_delta("delta", delta)
-    root = as_seed_sequence(seed)
-    datasets = (pair.dataset, pair.dataset_prime)
-    common = {"batch_size": batch_size, "executor": executor, "n_workers": n_workers}
+    grid = (
+        None
+        if route == "gdp"
+        else np.asarray(
+            default_epsilon_grid(claim) if epsilons is None else epsilons,
+            dtype=np.float64,
+        )
+    )
+    return _Plan(claim, route, samples, pilot, confidence, n_thresholds, delta, grid)
 
-    # Stage 1: pilot (its own subtree), raw outputs, score and event selection.
-    # With executor="local" the (small) pilot runs in-process, and its wall time
-    # decides whether the confirmation is worth a process pool.
+
+def _pilot_stage(
+    mechanism: Callable[..., np.ndarray],
+    datasets: tuple[Any, Any],
+    plan: _Plan,
+    root: np.random.SeedSequence,
+    common: dict[str, Any],
+    *,
+    score: Callable[[np.ndarray], np.ndarray] | None,
+    log_density_ratio: Callable[[np.ndarray], np.ndarray] | None,
+) -> tuple[Callable[[np.ndarray], np.ndarray], str, float, np.ndarray]:
+    """Stage 1: pilot samples (their own subtree) choose the score and the events.
+
+    With ``executor="local"`` the (small) pilot runs in-process, and its wall time
+    decides whether the confirmation is worth a process pool (``common`` is updated).
+    Returns ``(transform, score kind, orientation, thresholds)``.
+    """
+    executor = common["executor"]
     pilot_started = time.perf_counter()
     raw_d, raw_dp = sample_scores(
         mechanism,
         datasets,
-        n_samples=pilot,
-        root=child_root(root, 0),
+        n_samples=plan.pilot,
+        root=root,
         transform=None,
         **{**common, "executor": None if executor == "local" else executor},
     )
     if executor == "local":
-        predicted = (time.perf_counter() - pilot_started) * samples / pilot
+        predicted = (time.perf_counter() - pilot_started) * plan.samples / plan.pilot
         if predicted < _LOCAL_POOL_MIN_SECONDS:
             common["executor"] = None
     if log_density_ratio is not None:
@@ -359,50 +430,38 @@ def audit_mechanism(
         ("pilot scores of D", pilot_d),
         ("pilot scores of D'", pilot_dp),
     ):
-        if values.shape != (pilot,) or not np.all(np.isfinite(values)):
+        if values.shape != (plan.pilot,) or not np.all(np.isfinite(values)):
             raise ValueError(
-                f"{name} must be finite with shape ({pilot},), got shape {values.shape}."
+                f"{name} must be finite with shape ({plan.pilot},), got shape {values.shape}."
             )
-    grid = (
-        None
-        if route == "gdp"
-        else np.asarray(
-            default_epsilon_grid(claim) if epsilons is None else epsilons,
-            dtype=np.float64,
-        )
-    )
     curve_terms = None
-    if grid is not None:
-        curve_terms = (np.exp(grid), np.array([claim.get_delta(e) for e in grid]))
-    level = (1.0 - confidence) / (4 * n_thresholds)
+    if plan.grid is not None:
+        claim = plan.claim
+        curve_terms = (np.exp(plan.grid), np.array([claim.get_delta(e) for e in plan.grid]))
     orientation, thresholds = select_events(
         pilot_d,
         pilot_dp,
-        route=route,
-        n_confirm=samples,
-        n_thresholds=n_thresholds,
-        level=level,
-        delta=delta,
+        route=plan.route,
+        n_confirm=plan.samples,
+        n_thresholds=plan.n_thresholds,
+        level=(1.0 - plan.confidence) / (4 * plan.n_thresholds),
+        delta=plan.delta,
         curve_terms=curve_terms,
     )
+    return transform, kind, orientation, thresholds
 
-    # Stage 2: confirmation on fresh samples (a disjoint subtree).
-    scores_d, scores_dp = sample_scores(
-        mechanism,
-        datasets,
-        n_samples=samples,
-        root=child_root(root, 1),
-        transform=transform,
-        **common,
-    )
-    scores_d, scores_dp = orientation * scores_d, orientation * scores_dp
+
+def _confirm(plan: _Plan, scores_d: np.ndarray, scores_dp: np.ndarray,
+             thresholds: np.ndarray) -> dict[str, Any]:
+    """Stage 2's bounds on the (oriented) confirmation scores, and the verdict."""
+    claim, confidence, delta = plan.claim, plan.confidence, plan.delta
     bound = curve = mu = None
-    if route == "gdp":
+    claimed_epsilon = float(claim.get_epsilon(delta))
+    if plan.route == "gdp":
         mu = estimate_gdp_mu_lower_bound(
             scores_d, scores_dp, thresholds=thresholds, confidence=confidence
         )
         epsilon_lb = mu.epsilon_lower_bound(delta)
-        claimed_epsilon = float(claim.get_epsilon(delta))
         violated = (
             mu.mu_lower_bound > claim.mu
             if isinstance(claim, GaussianDP)
@@ -410,43 +469,16 @@ def audit_mechanism(
         )
     else:
         bound = estimate_epsilon_lower_bound(
-            scores_d,
-            scores_dp,
-            thresholds=thresholds,
-            confidence=confidence,
-            delta=delta,
+            scores_d, scores_dp, thresholds=thresholds, confidence=confidence, delta=delta,
         )
         curve = audit_privacy_curve(
-            scores_d,
-            scores_dp,
-            claim=claim,
-            thresholds=thresholds,
-            epsilons=grid,
-            confidence=confidence,
+            scores_d, scores_dp, claim=claim, thresholds=thresholds,
+            epsilons=plan.grid, confidence=confidence,
         )
         epsilon_lb = bound.epsilon_lower_bound
-        claimed_epsilon = float(claim.get_epsilon(delta))
         violated = epsilon_lb > claimed_epsilon or curve.violated
-    return AuditResult(
-        epsilon_lower_bound=float(epsilon_lb),
-        confidence=confidence,
-        violated=bool(violated),
-        claim=claim,
-        claimed_epsilon=claimed_epsilon,
-        delta=delta,
-        route=route,
-        score=kind,
-        orientation=orientation,
-        thresholds=tuple(float(orientation * t) for t in thresholds),
-        n_samples=samples,
-        n_pilot_samples=pilot,
-        bound=bound,
-        curve=curve,
-        mu=mu,
-        relation=pair.relation,
-        seed_entropy=int(root.entropy),
-        seconds=time.perf_counter() - started,
-    )
+    return {"epsilon_lower_bound": float(epsilon_lb), "violated": bool(violated),
+            "claimed_epsilon": claimed_epsilon, "bound": bound, "curve": curve, "mu": mu}
 
 
 def assert_private(

@@ -285,11 +285,11 @@ def per_agent_release(
 _P = functools.partial
 
 
-def _build() -> tuple[CorpusEntry, ...]:
+def _count_entries() -> list[CorpusEntry]:
+    """A1, A2 and B1: counts released with too little (or no) noise."""
     count_pair = NeighboringPair(1.0, 0.0, _RECORD, "count 1 vs 0 (Δ = 1)")
     entries: list[CorpusEntry] = []
     add = entries.append
-
     # A1 Laplace scale = ε instead of Δ/ε (ε = 0.5; at ε = 1 the bug is invisible).
     add(
         CorpusEntry(
@@ -381,6 +381,13 @@ def _build() -> tuple[CorpusEntry, ...]:
             samples=10_000,
         )
     )
+    return entries
+
+
+def _selection_entries() -> list[CorpusEntry]:
+    """A3 and A4: report-noisy-max and sparse-vector variants."""
+    entries: list[CorpusEntry] = []
+    add = entries.append
     # A3 report noisy max returning the value (ε = 0.5, Lap(1/ε), monotone counts).
     add(
         CorpusEntry(
@@ -443,6 +450,13 @@ def _build() -> tuple[CorpusEntry, ...]:
             score=half_difference,
         )
     )
+    return entries
+
+
+def _tree_entries() -> list[CorpusEntry]:
+    """B2/B3 and B4: binary-tree counters with too few levels of noise."""
+    entries: list[CorpusEntry] = []
+    add = entries.append
     # B2/B3 binary tree, T = 16 (L = 5 levels), reward 1 vs 0 at round 1, ε = 1.
     horizon = 16
     levels = tree_depth(horizon)
@@ -517,6 +531,13 @@ def _build() -> tuple[CorpusEntry, ...]:
             log_density_ratio=prefix_llr,
         )
     )
+    return entries
+
+
+def _bandit_entries() -> list[CorpusEntry]:
+    """B5 and B7: unclipped rewards, one noise draw reused for two statistics."""
+    entries: list[CorpusEntry] = []
+    add = entries.append
     # B5 unclipped rewards: the out-of-domain entry 1000.0.
     rewards = np.full(10, 0.5)
     clip_pair = NeighboringPair(
@@ -582,6 +603,13 @@ def _build() -> tuple[CorpusEntry, ...]:
             true_epsilon=1.0,
         )
     )
+    return entries
+
+
+def _sync_entries() -> list[CorpusEntry]:
+    """B6: a data-dependent sync trigger on raw local sums."""
+    entries: list[CorpusEntry] = []
+    add = entries.append
     # B6 data-dependent sync trigger on raw local sums.
     sync_d = np.r_[1.0, 1.0, 1.0, 1.0, np.zeros(12)]
     sync_dp = sync_d.copy()
@@ -612,6 +640,13 @@ def _build() -> tuple[CorpusEntry, ...]:
             true_epsilon=1.0,
         )
     )
+    return entries
+
+
+def _neighbor_entries() -> list[CorpusEntry]:
+    """B8: a user-level claim with event-level noise."""
+    entries: list[CorpusEntry] = []
+    add = entries.append
     # B8 user-level claim, event-level noise: one user at each of 4 agents.
     user_pair = NeighboringPair(
         np.ones(4),
@@ -643,7 +678,14 @@ def _build() -> tuple[CorpusEntry, ...]:
             true_epsilon=1.0,
         )
     )
-    return tuple(entries)
+    return entries
+
+
+def _build() -> tuple[CorpusEntry, ...]:
+    """Every fixture, family by family (the order fixes the corpus listing)."""
+    families = (_count_entries, _selection_entries, _tree_entries, _bandit_entries,
+                _sync_entries, _neighbor_entries)
+    return tuple(entry for family in families for entry in family())
 
 
 #: Every fixture, broken ones and their twins.
