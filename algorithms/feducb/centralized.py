@@ -68,16 +68,13 @@ import numpy as np
 from fedpriv.algorithms.feducb.run import (
     FedUCBRun,
     FedUCBTranscript,
-    inverse_and_logdet,
     open_accounting,
-    rank_one_update,
-    subtract_outer,
 )
-from fedpriv.algorithms.feducb.sync import exploration_radius, recommended_threshold
-from fedpriv.algorithms.environments.linear import CHUNK_ROUNDS, LinearBanditTables
+from fedpriv.algorithms.feducb.loop import CentralizedLoop, LoopSetup
+from fedpriv.algorithms.feducb.sync import recommended_threshold
+from fedpriv.algorithms.environments.linear import LinearBanditTables
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rngs
 from fedpriv.privacy._checks import check_int_at_least, check_positive, check_real
-from fedpriv.privacy.errors import CapacityExceededError
 from fedpriv.privacy.matrix_tree import (
     PRIVATIZER_CALIBRATIONS,
     privatizer_calibration,
@@ -129,9 +126,61 @@ def _run(
 ) -> FedUCBRun:
     if not isinstance(tables, LinearBanditTables):
         raise TypeError(f"`tables` must be LinearBanditTables, got {type(tables).__name__}.")
+    setup = _configure(
+        tables, private=private, fixed=fixed, epsilon=epsilon, delta=delta,
+        threshold=threshold, sync_every=sync_every, calibration=calibration, beta=beta,
+        beta_value=beta_value, n_syncs=n_syncs, regularizer=regularizer,
+        failure_probability=failure_probability, on_capacity=on_capacity, side=side,
+    )
     spec = tables.spec
-    n_trials, n_agents, horizon = tables.n_trials, tables.n_agents, tables.horizon
-    d = tables.dim
+    n_trials, n_agents, d = tables.n_trials, tables.n_agents, tables.dim
+    root = as_seed_sequence(seed)
+    accountant, privatizer = open_accounting(
+        shared_users=spec.shared_users, n_trials=n_trials, n_agents=n_agents, dim=d,
+        capacity=setup.capacity, noise_stddev=setup.noise_stddev, shift=setup.shift,
+        frobenius_sensitivity=math.sqrt(2.0) * (spec.bound_x**2 + spec.bound_y**2),
+        sync_timing_reason=None if fixed else SYNC_TIMING_REASON,
+        rng=stream_rngs(root, n_trials=n_trials, n_agents=n_agents, side=setup.side,
+                        stream=Stream.NOISE),
+    )
+    loop = CentralizedLoop(
+        setup, n_trials=n_trials, n_agents=n_agents, dim=d, horizon=tables.horizon,
+        sub_gaussian=spec.sub_gaussian, literal_d_factor=literal_d_factor, record=record,
+    )
+    loop.run(tables, privatizer)
+    setting: dict[str, Any] = {
+        "n_agents": n_agents, "n_arms": tables.n_arms, "dim": d, "horizon": tables.horizon,
+        "n_trials": n_trials, "reward": spec.reward, "shared_users": spec.shared_users,
+        "beta": beta, "beta_value": setup.beta_value,
+        "failure_probability": failure_probability, "sub_gaussian": spec.sub_gaussian,
+        "literal_d_factor": literal_d_factor,
+    }
+    if private:
+        setting.update({"epsilon": epsilon, "delta": delta, "calibration": calibration})
+    else:
+        setting["regularizer"] = setup.regularizer
+    sync_rounds = loop.sync_rounds
+    return FedUCBRun(
+        algorithm=setup.algorithm, setting=setting, regret_curve=loop.regret_curve,
+        final_regret=loop.cumulative, sync_rounds=sync_rounds,
+        n_syncs=sync_rounds.sum(axis=1), threshold=float(setup.threshold),
+        sync_every=setup.sync_every if fixed else None,
+        tree_depth=privatizer.depth if private else 0,
+        capacity=setup.capacity if private else 0, calibration=setup.calibration,
+        accountant=accountant, transcript=loop.transcript() if record else None,
+        seed_entropy=int(root.entropy),
+    )
+
+
+def _configure(
+    tables: LinearBanditTables, *, private: bool, fixed: bool, epsilon: float,
+    delta: float, threshold: float | None, sync_every: int | None, calibration: str,
+    beta: str, beta_value: float | None, n_syncs: int | None, regularizer: float,
+    failure_probability: float, on_capacity: str, side: int,
+) -> LoopSetup:
+    """Validate the options and derive the Privatizer's calibration (Alg. 1-2)."""
+    spec = tables.spec
+    n_agents, horizon, d = tables.n_agents, tables.horizon, tables.dim
     algorithm = "feducb-nonprivate" if not private else ("feducb-fixed" if fixed else "feducb")
     if beta not in BETA_VERSIONS:
         raise ValueError(f"`beta` must be one of {BETA_VERSIONS}, got {beta!r}.")
@@ -149,8 +198,6 @@ def _run(
         n_syncs = max(1, horizon // sync_every)
     elif n_syncs is not None:
         n_syncs = check_int_at_least("n_syncs", n_syncs, 1)
-    root = as_seed_sequence(seed)
-    sigma = spec.sub_gaussian
     if private:
         cal = privatizer_calibration(
             epsilon, delta, horizon=horizon, n_agents=n_agents, dim=d, n_syncs=n_syncs,
@@ -181,190 +228,15 @@ def _run(
         threshold = check_real("threshold", threshold)
         if threshold < 0:
             raise ValueError(f"`threshold` must be >= 0, got {threshold!r}.")
-    shift_w = n_agents * (rho_max - rho_min)
-
-    accountant, privatizer = open_accounting(
-        shared_users=spec.shared_users, n_trials=n_trials, n_agents=n_agents, dim=d,
-        capacity=capacity, noise_stddev=noise_stddev, shift=shift,
-        frobenius_sensitivity=math.sqrt(2.0) * (spec.bound_x**2 + spec.bound_y**2),
-        sync_timing_reason=None if fixed else SYNC_TIMING_REASON,
-        rng=stream_rngs(root, n_trials=n_trials, n_agents=n_agents, side=side, stream=Stream.NOISE),
+    return LoopSetup(
+        algorithm=algorithm, private=private, fixed=fixed, beta=beta, beta_value=beta_value,
+        sync_every=sync_every, n_syncs=n_syncs, on_capacity=on_capacity, side=side,
+        calibration=cal, rho_min=rho_min, rho_max=rho_max, privacy_term=privacy_term,
+        noise_stddev=noise_stddev, shift=shift, capacity=capacity, initial=initial,
+        regularizer=regularizer, threshold=threshold,
+        shift_w=n_agents * (rho_max - rho_min), failure_probability=failure_probability,
     )
-    shared = spec.shared_users
 
-    # ---------------------------------------------------------------- state
-    eye = np.eye(d)
-    s_gram = np.broadcast_to(initial * eye, (n_trials, d, d)).copy()
-    s_vec = np.zeros((n_trials, d))
-    inv_s, logdet_s = inverse_and_logdet(s_gram)
-    a_inv = np.broadcast_to(inv_s[:, None], (n_trials, n_agents, d, d)).copy()
-    logdet_v = np.repeat(logdet_s[:, None], n_agents, axis=1)
-    w_inv, logdet_w0 = inverse_and_logdet(s_gram + shift_w * eye)
-    w_inv = np.broadcast_to(w_inv[:, None], (n_trials, n_agents, d, d)).copy()
-    logdet_w = np.repeat(logdet_w0[:, None], n_agents, axis=1)
-    work = np.empty_like(a_inv)  # scratch of the rank-one updates (no allocation per round)
-    u_bar = np.zeros((n_trials, n_agents, d))
-    leaf = np.zeros((n_trials, n_agents, d + 1, d + 1))  # Q since the last sync
-    dt = np.zeros(n_trials, dtype=np.int64)
-    syncing = np.ones(n_trials, dtype=bool)  # False once a trial stops at capacity
-    cumulative = np.zeros((n_trials, n_agents))
-    regret_curve = np.empty((n_trials, horizon))
-    sync_rounds = np.zeros((n_trials, horizon), dtype=bool)
-    if record:
-        requests_log = np.zeros((n_trials, n_agents, horizon), dtype=bool)
-        actions_log = np.zeros((n_trials, n_agents, horizon), dtype=np.int16)
-        rewards_log = np.zeros((n_trials, n_agents, horizon))
-        rel_gram: list[list] = [[] for _ in range(n_trials)]
-        rel_vec: list[list] = [[] for _ in range(n_trials)]
-        bc_gram: list[list] = [[] for _ in range(n_trials)]
-        bc_vec: list[list] = [[] for _ in range(n_trials)]
-    trial_index = np.arange(n_trials)[:, None]
-    agent_index = np.arange(n_agents)[None, :]
-
-    v_buffer = np.zeros((n_trials, n_agents, CHUNK_ROUNDS, d + 1))  # v = [x; y] rows
-    flushed = np.zeros(n_trials, dtype=np.int64)  # rows of the chunk already in Q
-
-    def flush(rows: int, idx: np.ndarray) -> None:
-        """Add ``v vᵀ`` of the chunk rows ``flushed[j] .. rows-1`` to ``Q`` of trials ``idx``."""
-        first = int(flushed[idx].min())
-        if first >= rows:
-            return
-        part = v_buffer[idx, :, first:rows] if idx.size < n_trials else v_buffer[:, :, first:rows]
-        if np.any(flushed[idx] > first):  # some trials flushed later rows already
-            keep = np.arange(first, rows) >= flushed[idx][:, None]
-            part = part * keep[:, None, :, None]
-        target = slice(None) if idx.size == n_trials else idx  # every trial: no gather
-        if rows - first == 1:  # one row (a sync every round): its outer product, one
-            # product per entry as in the k = 1 matmul, without a BLAS call per agent
-            leaf[target] += np.einsum("...i,...j->...ij", part[:, :, 0], part[:, :, 0])
-        else:
-            leaf[target] += np.matmul(part.swapaxes(-1, -2), part)
-        flushed[idx] = rows
-
-    all_trials = np.arange(n_trials)
-
-    for start in range(0, horizon, CHUNK_ROUNDS):
-        stop = min(horizon, start + CHUNK_ROUNDS)
-        block = tables.block(start, stop)
-        # round-major contiguous copies: one per chunk instead of strided views per round
-        block_contexts = np.ascontiguousarray(np.moveaxis(block.contexts, 2, 0))
-        block_rewards = np.ascontiguousarray(np.moveaxis(block.rewards, 2, 0))
-        block_means = np.ascontiguousarray(np.moveaxis(block.means, 2, 0))
-        for t in range(start, stop):
-            row = t - start
-            contexts = block_contexts[row]  # (J, I, K, d)
-            means = block_means[row]
-            ax_all = np.matmul(contexts, a_inv)  # A symmetric: rows are (A x)ᵀ
-            width = np.sqrt(np.maximum(np.einsum("jikd,jikd->jik", ax_all, contexts), 0.0))
-            if beta == "tuned":
-                radius = beta_value
-            else:
-                radius = exploration_radius(
-                    logdet_v, dim=d, n_agents=n_agents, rho_min=rho_min,
-                    privacy_term=privacy_term, sub_gaussian=sigma,
-                    failure_probability=failure_probability, literal_d_factor=literal_d_factor,
-                )[..., None]
-            # ⟨x, θ̄⟩ = xᵀ A ũ with θ̄ = V^{-1} ũ (line 6)
-            ucb = np.einsum("jikd,jid->jik", ax_all, s_vec[:, None] + u_bar) + radius * width
-            arm = np.argmax(ucb, axis=-1)  # (J, I)
-            x = contexts[trial_index, agent_index, arm]
-            y = block_rewards[row][trial_index, agent_index, arm]
-            cumulative += means.max(axis=-1) - means[trial_index, agent_index, arm]
-            regret_curve[:, t] = cumulative.mean(axis=1)
-            # Sherman–Morrison on V^{-1} and the matrix determinant lemma on log det V
-            ax = ax_all[trial_index, agent_index, arm]
-            quad = np.einsum("jid,jid->ji", ax, x)
-            subtract_outer(a_inv, ax, quad, work=work)
-            logdet_v += np.log1p(quad)
-            u_bar += y[..., None] * x
-            v_buffer[:, :, row, :d] = x
-            v_buffer[:, :, row, d] = y
-            dt += 1
-            if record:
-                actions_log[:, :, t] = arm
-                rewards_log[:, :, t] = y
-            if fixed:
-                sync = np.full(n_trials, (t + 1) % sync_every == 0)
-            else:
-                quad_w = rank_one_update(w_inv, x, work=work)
-                logdet_w += np.log1p(quad_w)
-                requests = dt[:, None] * (logdet_w - logdet_s[:, None]) >= threshold
-                if record:
-                    requests_log[:, :, t] = requests
-                sync = requests.any(axis=1) & syncing
-            if not sync.any():
-                continue
-            full = sync & (privatizer.remaining_capacity[:, 0] <= 0)
-            if full.any():
-                if on_capacity == "raise":
-                    raise CapacityExceededError(
-                        f"sync {privatizer.capacity + 1} requested at round {t} but the "
-                        f"Privatizer's tree holds {privatizer.capacity} leaves (m = "
-                        f"{privatizer.depth}); pass a larger n_syncs or on_capacity='stop'."
-                    )
-                syncing &= ~full
-                sync &= ~full
-                if not sync.any():
-                    continue
-            idx = np.flatnonzero(sync)
-            flush(row + 1, idx)
-            # every trial syncs (e.g. D = 0 or the fixed schedule): slices, not gathers
-            at: Any = slice(None) if idx.size == n_trials else idx
-            mask = np.broadcast_to(sync[:, None], (n_trials, n_agents))
-            u_hat, small_u_hat = privatizer.release(leaf, mask)
-            s_gram[at] = u_hat[at].sum(axis=1) + (0.0 if private else initial * eye)
-            s_vec[at] = small_u_hat[at].sum(axis=1)
-            inv_s, logdet_s[at] = inverse_and_logdet(s_gram[at])
-            a_inv[at] = inv_s[:, None]
-            logdet_v[at] = logdet_s[at][:, None]
-            if not fixed:
-                inv_w, logdet_w_new = inverse_and_logdet(s_gram[at] + shift_w * eye)
-                w_inv[at] = inv_w[:, None]
-                logdet_w[at] = logdet_w_new[:, None]
-            u_bar[at] = 0.0
-            leaf[at] = 0.0
-            dt[at] = 0
-            sync_rounds[idx, t] = True
-            if record:
-                for j in idx.tolist():
-                    rel_gram[j].append(u_hat[j])
-                    rel_vec[j].append(small_u_hat[j])
-                    bc_gram[j].append(s_gram[j].copy())
-                    bc_vec[j].append(s_vec[j].copy())
-        flush(stop - start, all_trials)
-        flushed[:] = 0
-
-    transcript = None
-    if record:
-        def stack(parts: list, shape: tuple[int, ...]) -> np.ndarray:
-            return np.stack(parts) if parts else np.zeros((0, *shape))
-
-        transcript = FedUCBTranscript(
-            requests=requests_log, actions=actions_log, rewards=rewards_log,
-            sync_times=tuple(np.flatnonzero(row) for row in sync_rounds),
-            releases_gram=tuple(stack(p, (n_agents, d, d)) for p in rel_gram),
-            releases_vector=tuple(stack(p, (n_agents, d)) for p in rel_vec),
-            broadcasts_gram=tuple(stack(p, (d, d)) for p in bc_gram),
-            broadcasts_vector=tuple(stack(p, (d,)) for p in bc_vec),
-        )
-    setting: dict[str, Any] = {
-        "n_agents": n_agents, "n_arms": tables.n_arms, "dim": d, "horizon": horizon,
-        "n_trials": n_trials, "reward": spec.reward, "shared_users": shared,
-        "beta": beta, "beta_value": beta_value, "failure_probability": failure_probability,
-        "sub_gaussian": sigma, "literal_d_factor": literal_d_factor,
-    }
-    if private:
-        setting.update({"epsilon": epsilon, "delta": delta, "calibration": calibration})
-    else:
-        setting["regularizer"] = regularizer
-    return FedUCBRun(
-        algorithm=algorithm, setting=setting, regret_curve=regret_curve,
-        final_regret=cumulative, sync_rounds=sync_rounds, n_syncs=sync_rounds.sum(axis=1),
-        threshold=float(threshold), sync_every=sync_every if fixed else None,
-        tree_depth=privatizer.depth if private else 0, capacity=capacity if private else 0,
-        calibration=cal, accountant=accountant, transcript=transcript,
-        seed_entropy=int(root.entropy),
-    )
 
 
 def run_feducb(
