@@ -156,11 +156,7 @@ def parse_deployment(data: Mapping[str, Any], *, source: str = "<deployment>") -
         On a missing or malformed key, an unknown event or calibration, or an event
         whose fields are invalid (the message names the key and the problem).
     """
-    allowed_top = {"title", "relation", "disjoint", "sequential", "target_delta", "claim",
-                   "calibration", "release"}
-    unknown = sorted(set(data) - allowed_top)
-    if unknown:
-        raise _fail(source, "top level", f"unknown key(s) {unknown}; allowed: {sorted(allowed_top)}")
+    _check_top_level(data, source)
     try:
         relation = parse_relation(data.get("relation", "replace_one_reward")).value
         target_delta = float(data.get("target_delta", 0.0))
@@ -172,8 +168,47 @@ def parse_deployment(data: Mapping[str, Any], *, source: str = "<deployment>") -
     sequential = tuple(data.get("sequential", ()))
     if not disjoint or not all(isinstance(level, str) for level in disjoint + sequential):
         raise _fail(source, "disjoint", "must be a non-empty list of level names")
-
     claim = data.get("claim", {})
+    claim_epsilon, claim_delta = _parse_claim(claim, source)
+    calibrated = _parse_calibrations(data.get("calibration", {}), source)
+    raw_releases = data.get("release", [])
+    if not isinstance(raw_releases, list) or not raw_releases:
+        raise _fail(source, "release", "at least one [[release]] table is required")
+    classes = _event_classes()
+    releases = [
+        _parse_release(spec, f"release[{index}]", classes, calibrated, disjoint, sequential,
+                       source)
+        for index, spec in enumerate(raw_releases)
+    ]
+    return Deployment(
+        title=str(data.get("title", Path(source).stem)),
+        relation=relation,
+        disjoint=disjoint,
+        sequential=sequential,
+        target_delta=target_delta,
+        claim_epsilon=None if claim_epsilon is None else float(claim_epsilon),
+        claim_delta=None if claim_delta is None else float(claim_delta),
+        claim_source=str(claim.get("source", "")),
+        releases=tuple(releases),
+        calibrations=tuple(calibrated.items()),
+        source=source,
+    )
+
+
+_TOP_LEVEL_KEYS = frozenset({"title", "relation", "disjoint", "sequential", "target_delta",
+                             "claim", "calibration", "release"})
+
+
+def _check_top_level(data: Mapping[str, Any], source: str) -> None:
+    """Refuse unknown top-level keys."""
+    unknown = sorted(set(data) - _TOP_LEVEL_KEYS)
+    if unknown:
+        raise _fail(source, "top level",
+                    f"unknown key(s) {unknown}; allowed: {sorted(_TOP_LEVEL_KEYS)}")
+
+
+def _parse_claim(claim: Mapping[str, Any], source: str) -> tuple[Any, Any]:
+    """The ``[claim]`` table's (epsilon, delta), validated (either may be None)."""
     claim_epsilon = claim.get("epsilon")
     claim_delta = claim.get("delta", 0.0 if claim_epsilon is not None else None)
     if claim_epsilon is not None and not (
@@ -184,9 +219,13 @@ def parse_deployment(data: Mapping[str, Any], *, source: str = "<deployment>") -
         isinstance(claim_delta, (int, float)) and 0 <= claim_delta < 1
     ):
         raise _fail(source, "claim.delta", f"must be in [0, 1), got {claim_delta!r}")
+    return claim_epsilon, claim_delta
 
+
+def _parse_calibrations(tables: Mapping[str, Any], source: str) -> dict[str, Any]:
+    """Run each ``[calibration.NAME]`` table's paper calibration function."""
     calibrated: dict[str, Any] = {}
-    for name, spec in data.get("calibration", {}).items():
+    for name, spec in tables.items():
         where = f"calibration.{name}"
         if not isinstance(spec, dict) or "function" not in spec:
             raise _fail(source, where, "needs a `function` key")
@@ -200,56 +239,43 @@ def parse_deployment(data: Mapping[str, Any], *, source: str = "<deployment>") -
             calibrated[name] = function(*positional, **args)
         except (ValueError, TypeError) as error:
             raise _fail(source, where, str(error)) from None
+    return calibrated
 
-    classes = _event_classes()
-    releases = []
-    raw_releases = data.get("release", [])
-    if not isinstance(raw_releases, list) or not raw_releases:
-        raise _fail(source, "release", "at least one [[release]] table is required")
-    for index, spec in enumerate(raw_releases):
-        where = f"release[{index}]"
-        if not isinstance(spec, dict) or "event" not in spec:
-            raise _fail(source, where, "needs an `event` key")
-        cls = classes.get(spec["event"])
-        if cls is None:
-            raise _fail(source, where, f"unknown event {spec['event']!r}; known: {sorted(classes)}")
-        per_spec = spec.get("per", {})
-        if not isinstance(per_spec, dict):
-            raise _fail(source, f"{where}.per", "must be a table of level = labels")
-        missing = [level for level in disjoint if level not in per_spec]
-        if missing:
-            raise _fail(source, f"{where}.per", f"no labels for the disjoint level(s) {missing}")
-        undeclared = sorted(set(per_spec) - set(disjoint) - set(sequential))
-        if undeclared:
-            raise _fail(source, f"{where}.per", f"level(s) {undeclared} are not declared")
-        per = tuple((level, _labels(per_spec[level], source, f"{where}.per.{level}"))
-                    for level in per_spec)
-        count = _resolve(spec.get("count", 1), calibrated, source, f"{where}.count")
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise _fail(source, f"{where}.count", f"must be an integer >= 1, got {count!r}")
-        fields = {k: _resolve(v, calibrated, source, f"{where}.{k}") for k, v in spec.items()
-                  if k not in ("event", "per", "count", "name")}
-        fields = {k: (tuple(v) if isinstance(v, (list, np.ndarray)) else v)
-                  for k, v in fields.items()}
-        try:
-            event = cls(**fields)
-        except (ValueError, TypeError) as error:
-            raise _fail(source, where, f"{spec['event']}: {error}") from None
-        releases.append(DeploymentRelease(
-            name=str(spec.get("name", spec["event"])), event=event, per=per, count=count,
-        ))
-    return Deployment(
-        title=str(data.get("title", Path(source).stem)),
-        relation=relation,
-        disjoint=disjoint,
-        sequential=sequential,
-        target_delta=target_delta,
-        claim_epsilon=None if claim_epsilon is None else float(claim_epsilon),
-        claim_delta=None if claim_delta is None else float(claim_delta),
-        claim_source=str(claim.get("source", "")),
-        releases=tuple(releases),
-        calibrations=tuple(calibrated.items()),
-        source=source,
+
+def _parse_release(
+    spec: Any, where: str, classes: Mapping[str, type], calibrated: Mapping[str, Any],
+    disjoint: tuple[str, ...], sequential: tuple[str, ...], source: str,
+) -> DeploymentRelease:
+    """One ``[[release]]`` table: its event, the cells it is charged to, its count."""
+    if not isinstance(spec, dict) or "event" not in spec:
+        raise _fail(source, where, "needs an `event` key")
+    cls = classes.get(spec["event"])
+    if cls is None:
+        raise _fail(source, where, f"unknown event {spec['event']!r}; known: {sorted(classes)}")
+    per_spec = spec.get("per", {})
+    if not isinstance(per_spec, dict):
+        raise _fail(source, f"{where}.per", "must be a table of level = labels")
+    missing = [level for level in disjoint if level not in per_spec]
+    if missing:
+        raise _fail(source, f"{where}.per", f"no labels for the disjoint level(s) {missing}")
+    undeclared = sorted(set(per_spec) - set(disjoint) - set(sequential))
+    if undeclared:
+        raise _fail(source, f"{where}.per", f"level(s) {undeclared} are not declared")
+    per = tuple((level, _labels(per_spec[level], source, f"{where}.per.{level}"))
+                for level in per_spec)
+    count = _resolve(spec.get("count", 1), calibrated, source, f"{where}.count")
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise _fail(source, f"{where}.count", f"must be an integer >= 1, got {count!r}")
+    fields = {k: _resolve(v, calibrated, source, f"{where}.{k}") for k, v in spec.items()
+              if k not in ("event", "per", "count", "name")}
+    fields = {k: (tuple(v) if isinstance(v, (list, np.ndarray)) else v)
+              for k, v in fields.items()}
+    try:
+        event = cls(**fields)
+    except (ValueError, TypeError) as error:
+        raise _fail(source, where, f"{spec['event']}: {error}") from None
+    return DeploymentRelease(
+        name=str(spec.get("name", spec["event"])), event=event, per=per, count=count,
     )
 
 
