@@ -30,6 +30,8 @@ No privacy is claimed: raw rewards are broadcast, so the accountant holds one
 
 from __future__ import annotations
 
+from typing import Any
+
 import math
 
 import networkx as nx
@@ -173,15 +175,10 @@ def run_byzantine_coop_ucb(
         disconnected or does not match, a byzantine agent is out of range, an unknown
         normalization, a non-positive constant, or a reward outside [0, 1].
     """
-    if not isinstance(contamination, Contamination):
-        raise TypeError(f"`contamination` must be a Contamination, got {type(contamination).__name__}.")
-    assumed = contamination.rate if assumed_contamination is None else assumed_contamination
-    assumed = check_contamination(assumed, "assumed_contamination")
-    exponent = check_positive("confidence_exponent", confidence_exponent)
-    for name, value in (("sigma", sigma), ("c1", c1), ("c2", c2)):
-        check_positive(name, value)
-    if normalization not in NORMALIZATIONS:
-        raise ValueError(f"`normalization` must be one of {NORMALIZATIONS}, got {normalization!r}.")
+    assumed, exponent = _check_options(
+        contamination, assumed_contamination, confidence_exponent, sigma, c1, c2,
+        normalization,
+    )
     horizon, n_trials, schedule = check_setup(env, graph, horizon, n_trials, gamma)
     root = as_seed_sequence(seed)
     table = reward_table_for(env, root) if table is None else table
@@ -202,20 +199,7 @@ def run_byzantine_coop_ucb(
     )
     sets = _SampleSets((B, M, K), alphabet.size)
     N = B * M
-    # Every agent sends every round, so who hears what is static: the receipts of round
-    # t are the messages created at t - d(u, v) for every pair within γ hops. Entries
-    # are ordered by creation round, then sender (byzantine.md §2.6 arrival order);
-    # the latest max_delay rounds of (arm, value) sent live in a ring.
-    n_slots = schedule.max_delay + 1
-    order = np.lexsort((schedule.senders, -schedule.delays))
-    lag = np.tile(schedule.delays[order], B)
-    trial_rows = np.repeat(np.arange(B) * M, order.size)
-    src_row = trial_rows + np.tile(schedule.senders[order], B)
-    recv_base = (trial_rows + np.tile(schedule.receivers[order], B)) * K
-    entry_order = np.argsort(-lag, kind="stable")  # creation order across trials
-    lag, src_row, recv_base = lag[entry_order], src_row[entry_order], recv_base[entry_order]
-    first_valid = {d: int(np.searchsorted(-lag, -(d - 1), side="left")) for d in range(1, n_slots + 1)}
-    gather = [((p - lag) % n_slots) * N + src_row for p in range(n_slots)]
+    n_slots, recv_base, first_valid, gather = _receipt_routing(schedule, B, M, K)
     sent_arm = np.zeros(n_slots * N, dtype=np.int64)
     sent_value = np.zeros(n_slots * N, dtype=np.int64)
     means = np.asarray(env.arm_means)
@@ -286,3 +270,43 @@ def run_byzantine_coop_ucb(
         transcript=transcript, seed_entropy=int(root.entropy),
     )
 
+
+def _check_options(
+    contamination: Any, assumed_contamination: float | None, confidence_exponent: float,
+    sigma: float, c1: float, c2: float, normalization: str,
+) -> tuple[float, float]:
+    """Validate the estimator's options; returns ``(assumed rate, exponent a)``."""
+    if not isinstance(contamination, Contamination):
+        raise TypeError(f"`contamination` must be a Contamination, got {type(contamination).__name__}.")
+    assumed = contamination.rate if assumed_contamination is None else assumed_contamination
+    assumed = check_contamination(assumed, "assumed_contamination")
+    exponent = check_positive("confidence_exponent", confidence_exponent)
+    for name, value in (("sigma", sigma), ("c1", c1), ("c2", c2)):
+        check_positive(name, value)
+    if normalization not in NORMALIZATIONS:
+        raise ValueError(f"`normalization` must be one of {NORMALIZATIONS}, got {normalization!r}.")
+    return assumed, exponent
+
+
+def _receipt_routing(
+    schedule: Any, B: int, M: int, K: int,
+) -> tuple[int, np.ndarray, dict[int, int], list[np.ndarray]]:
+    """Who hears what, flattened over trials: ``(n_slots, recv_base, first_valid, gather)``.
+
+    Every agent sends every round, so the routing is static: the receipts of round t
+    are the messages created at t - d(u, v) for every pair within γ hops. Entries are
+    ordered by creation round, then sender (byzantine.md §2.6 arrival order); the latest
+    ``max_delay`` rounds of (arm, value) sent live in a ring of ``n_slots`` slots.
+    """
+    N = B * M
+    n_slots = schedule.max_delay + 1
+    order = np.lexsort((schedule.senders, -schedule.delays))
+    lag = np.tile(schedule.delays[order], B)
+    trial_rows = np.repeat(np.arange(B) * M, order.size)
+    src_row = trial_rows + np.tile(schedule.senders[order], B)
+    recv_base = (trial_rows + np.tile(schedule.receivers[order], B)) * K
+    entry_order = np.argsort(-lag, kind="stable")  # creation order across trials
+    lag, src_row, recv_base = lag[entry_order], src_row[entry_order], recv_base[entry_order]
+    first_valid = {d: int(np.searchsorted(-lag, -(d - 1), side="left")) for d in range(1, n_slots + 1)}
+    gather = [((p - lag) % n_slots) * N + src_row for p in range(n_slots)]
+    return n_slots, recv_base, first_valid, gather
