@@ -25,6 +25,7 @@ from fedpriv.algorithms.feducb.decentralized import (
     BETA_CHOICES,
     ON_CAPACITY,
     RESPOND,
+    SCHEDULES,
     run_feducb_decentralized,
 )
 from fedpriv.algorithms.environments.linear import REWARD_MODELS, LinearBandit
@@ -45,7 +46,8 @@ __all__ = ["ALGORITHMS", "EXPERIMENTS", "register", "run_record"]
 ALGORITHMS = ("feducb-decentralized", "linucb", "linucb-independent-private", "linucb-pooled")
 EXPERIMENTS = ("feducb-fig1a", "feducb-fig1b", "feducb-fig1c", "feducb-fig2")
 _HELP = {
-    "feducb-decentralized": "decentralized FedUCB on a graph (Dubey & Pentland 2020, Alg. 3)",
+    "feducb-decentralized": "decentralized FedUCB on a graph (Dubey & Pentland 2020, Alg. 3; "
+                            "--schedule fixed: data-independent releases every B rounds)",
     "linucb": "non-private OFUL/LinUCB run by every agent alone (M = 1: single agent)",
     "linucb-independent-private": "M private LinUCB learners, own Privatizer each, no "
                                   "communication",
@@ -57,6 +59,9 @@ _SOURCES = {
     "linucb-independent-private": "each agent's Privatizer stream (FedUCB Alg. 2, n = T) "
                                   "(ε, δ)-DP per (x, y) (Shariff & Sheffet 2018 style)",
 }
+#: ``--sync-every`` of ``feducb-decentralized --schedule fixed`` when not given (as
+#: ``fedpriv run feducb-fixed``).
+_DEFAULT_SYNC_EVERY = 100
 _FIGURE_HELP = {
     "feducb-fig1a": "FedUCB Fig. 1A: per-agent regret at T vs ε for several M",
     "feducb-fig1b": "FedUCB Fig. 1B: regret curves for three communication regimes",
@@ -93,6 +98,12 @@ def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAc
             p.add_argument("--graph", choices=GRAPH_KINDS, default="ring")
             p.add_argument("--p", type=float, default=None, help="edge probability (erdos_renyi)")
             p.add_argument("--gamma", type=int, default=2, help="message life γ (default 2)")
+            p.add_argument("--schedule", choices=SCHEDULES, default="adaptive",
+                           help="adaptive: Alg. 3 line 6's requests; fixed: every agent "
+                                "releases every set each B rounds (data-independent)")
+            p.add_argument("--sync-every", type=int, default=None,
+                           help="B, rounds between releases with --schedule fixed "
+                                "(default 100)")
             p.add_argument("--threshold", type=float, default=None,
                            help="D of line 6 (default: Thm. 1's value on T/γ rounds)")
             p.add_argument("--respond", choices=RESPOND, default="receipt")
@@ -131,10 +142,13 @@ def _run(args: argparse.Namespace) -> int:
         graph = make_graph(args.graph, args.agents, p=args.p,
                            rng=stream_rng(root, trial=0, stream=Stream.NETWORK)
                            if args.graph == "erdos_renyi" else None)
+        sync_every = args.sync_every
+        if args.schedule == "fixed" and sync_every is None:
+            sync_every = _DEFAULT_SYNC_EVERY
         run = run_feducb_decentralized(
             tables, graph, gamma=args.gamma, epsilon=args.epsilon, delta=args.delta,
-            threshold=args.threshold, calibration=args.calibration, beta=args.beta,
-            beta_value=args.beta_value, respond=args.respond, on_capacity=args.on_capacity,
+            schedule=args.schedule, sync_every=sync_every, threshold=args.threshold,
+            calibration=args.calibration, beta=args.beta, beta_value=args.beta_value, respond=args.respond, on_capacity=args.on_capacity,
             seed=root,
         )
     elif name == "linucb-independent-private":
@@ -157,7 +171,10 @@ def _run(args: argparse.Namespace) -> int:
           f"(min {r['min']:.2f}, max {r['max']:.2f} over {args.trials} trials)")
     if "communication" in record:
         c = record["communication"]
-        print(f"γ = {run.gamma}, {len(run.cover)} cliques {list(run.cover)}; tree depth "
+        schedule = ("adaptive (line 6)" if run.schedule == "adaptive"
+                    else f"fixed, every {run.sync_every} rounds")
+        print(f"schedule {schedule}; γ = {run.gamma}, {len(run.cover)} cliques "
+              f"{list(run.cover)}; tree depth "
               f"m = {run.tree_depth}; requests {c['requests']['mean']:.1f}, releases "
               f"{c['releases']['mean']:.1f}, deliveries {c['deliveries']['mean']:.1f}, "
               f"link transmissions {c['transmissions']['mean']:.1f} per trial")
@@ -184,7 +201,8 @@ def run_record(run: Any, *, seconds: float, seed: int) -> dict[str, Any]:
             "requests": _stats(run.n_requests), "releases": _stats(run.n_releases),
             "deliveries": _stats(run.n_deliveries),
             "transmissions": _stats(run.n_transmissions)}
-        record.update({"gamma": run.gamma, "clique_cover": [list(c) for c in run.cover],
+        record.update({"schedule": run.schedule, "sync_every": run.sync_every,
+                       "gamma": run.gamma, "clique_cover": [list(c) for c in run.cover],
                        "n_cliques": len(run.cover), "tree_depth": run.tree_depth,
                        "capacity": run.capacity, "threshold": run.threshold})
     if run.accountant is None:
