@@ -1,5 +1,6 @@
 """``fedpriv run feducb-decentralized|linucb|linucb-independent-private|linucb-pooled``
-and ``fedpriv experiment feducb-fig1a|feducb-fig1b|feducb-fig1c|feducb-fig2``.
+and ``fedpriv experiment feducb-fig1a|feducb-fig1b|feducb-fig1c|feducb-fig2|
+feducb-decentralized-schedules``.
 
 ``run`` prints the average per-agent regret (mean, min, max over trials) and, for the
 private algorithms, the accountant's ε at the claimed δ for the Privatizer releases
@@ -44,7 +45,8 @@ from fedpriv.privacy.matrix_tree import PRIVATIZER_CALIBRATIONS
 __all__ = ["ALGORITHMS", "EXPERIMENTS", "register", "run_record"]
 
 ALGORITHMS = ("feducb-decentralized", "linucb", "linucb-independent-private", "linucb-pooled")
-EXPERIMENTS = ("feducb-fig1a", "feducb-fig1b", "feducb-fig1c", "feducb-fig2")
+EXPERIMENTS = ("feducb-fig1a", "feducb-fig1b", "feducb-fig1c", "feducb-fig2",
+               "feducb-decentralized-schedules")
 _HELP = {
     "feducb-decentralized": "decentralized FedUCB on a graph (Dubey & Pentland 2020, Alg. 3; "
                             "--schedule fixed: data-independent releases every B rounds)",
@@ -67,11 +69,13 @@ _FIGURE_HELP = {
     "feducb-fig1b": "FedUCB Fig. 1B: regret curves for three communication regimes",
     "feducb-fig1c": "FedUCB Fig. 1C: regret curves for varying d",
     "feducb-fig2": "FedUCB Fig. 2 (appendix): regret vs the minimum gap for several ε",
+    "feducb-decentralized-schedules": "decentralized FedUCB (Alg. 3): regret curves of the "
+                                      "adaptive schedule beside fixed ones",
 }
 
 
 def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAction) -> None:
-    """Add the four ``run`` algorithms and the four FedUCB ``experiment`` figures."""
+    """Add the ``run`` algorithms and the FedUCB ``experiment`` figures (module docstring)."""
     for name in ALGORITHMS:
         p = run.add_parser(name, help=_HELP[name])
         p.add_argument("--agents", type=int, default=10, help="n_agents M (default 10)")
@@ -148,8 +152,8 @@ def _run(args: argparse.Namespace) -> int:
         run = run_feducb_decentralized(
             tables, graph, gamma=args.gamma, epsilon=args.epsilon, delta=args.delta,
             schedule=args.schedule, sync_every=sync_every, threshold=args.threshold,
-            calibration=args.calibration, beta=args.beta, beta_value=args.beta_value, respond=args.respond, on_capacity=args.on_capacity,
-            seed=root,
+            calibration=args.calibration, beta=args.beta, beta_value=args.beta_value,
+            respond=args.respond, on_capacity=args.on_capacity, seed=root,
         )
     elif name == "linucb-independent-private":
         run = run_linucb_independent_private(
