@@ -208,7 +208,7 @@ def run_record(run: Any, *, seconds: float, seed: int) -> dict[str, Any]:
         record.update({"schedule": run.schedule, "sync_every": run.sync_every,
                        "gamma": run.gamma, "clique_cover": [list(c) for c in run.cover],
                        "n_cliques": len(run.cover), "tree_depth": run.tree_depth,
-                       "capacity": run.capacity, "threshold": run.threshold})
+                       "capacity": run.capacity, "threshold": json_number(run.threshold)})
     if run.accountant is None:
         return record
     epsilon = run.setting["epsilon"]

@@ -320,6 +320,8 @@ def _check_setup(tables, graph, *, gamma, epsilon, schedule, sync_every, thresho
         if value not in allowed:
             raise ValueError(f"`{name}` must be one of {allowed}, got {value!r}.")
     if schedule == "fixed":
+        if sync_every is None:
+            raise ValueError("`sync_every` (B >= 1) is required with schedule='fixed'.")
         sync_every = check_int_at_least("sync_every", sync_every, 1)
         if threshold is not None:
             raise ValueError("`threshold` applies to schedule='adaptive' only; got "
