@@ -24,6 +24,14 @@ that fires the trigger earlier; candidate positions are searched on a pilot samp
 the event "first sync time = t0" is confirmed on fresh runs with
 ``ε_lb = ln((p_D(t0)_low − δ) / p_D'(t0)_up)``. With the fixed schedule the sync times
 are the same in both worlds, so no sync-time event separates them.
+
+Decentralized, fixed schedule
+-----------------------------
+:func:`feducb_decentralized_fixed_accountant` reads the accountant of one run of
+decentralized FedUCB with ``schedule="fixed"`` (every channel; the clock reads no
+data, so none is raw). :func:`audit_feducb_decentralized_fixed` audits what agent 0's
+neighbour receives from it (its releases and their arrival times) with one user of
+agent 0 changed.
 """
 
 from __future__ import annotations
