@@ -96,7 +96,6 @@ from typing import Any
 
 import networkx as nx
 import numpy as np
-
 from fedpriv.algorithms.environments.linear import LinearBanditTables
 from fedpriv.algorithms.feducb.decentralized_protocol import (
     SCHEDULES,

@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
 from fedpriv.algorithms.feducb.network import ReleaseStore, build_transcript
 from fedpriv.algorithms.feducb.oful import (
     cholesky_and_logdet,

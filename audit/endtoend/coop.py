@@ -159,11 +159,11 @@ def coop_message_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
                                          l1_sensitivity=event.l1_sensitivities[n - 1]))
     findings = (
         coop_message_contents(claim, n),
-        f"release {n} alone is {alone:.6g}-DP (what the paper's lemma prices); message "
-        f"{n} is charged with releases 1..{n} ({cost.route} route)",
-        "relation: one reward of the reward table changed, actions re-derived (N2, "
-        "byzantine.md §3.2); under the paper's fixed-action histories (N1) the counts "
-        "are fixed and message n costs release n alone",
+        (f"release {n} alone is {alone:.6g}-DP (what the paper's lemma prices); message "
+         f"{n} is charged with releases 1..{n} ({cost.route} route)"),
+        ("relation: one reward of the reward table changed, actions re-derived (N2, "
+         "byzantine.md §3.2); under the paper's fixed-action histories (N1) the counts "
+         "are fixed and message n costs release n alone"),
     )
     return f"{cost.route} (message {n}: releases 1..{n})", cost.epsilon, findings
 

@@ -422,21 +422,18 @@ def feducb_decentralized_fixed_accountant(claim: Claim) -> tuple[str, float, tup
     _, tables = _base_world({**s, "shared_users": shared})
     run = _fixed_run(claim, tables, seed=0)
     route, epsilon = run.accountant.tightest(claim.claimed_delta)
-    cal = run.calibration
     leaves = max(1, int(s["horizon"]) // int(s["sync_every"]))
-    findings = [
-        (f"σ_N = {cal.noise_stddev:.4g} per entry, {leaves} leaves per (agent, set) tree "
-         f"(every {int(s['sync_every'])} rounds, known a priori), depth m = "
-         f"{run.tree_depth}; substitution sensitivity √2(L²+1) (feducb.md §3.6 item 4)"),
-        ("release times are a function of (B, T, graph) only: no sync-timing channel; an "
-         "agent's own raw data between releases can still change its later leaves "
-         "(feducb.md §3.6 item 12), which the accountant does not price"),
-    ]
-    reasons = run.accountant.non_private_reasons()
-    if reasons:
-        findings.append("the algorithm's ledger names an unpriced channel: "
-                        + "; ".join(dict.fromkeys(reasons)))
-    return route, float(epsilon), tuple(findings)
+    sizing = (f"σ_N = {run.calibration.noise_stddev:.4g} per entry, {leaves} leaves per "
+              f"(agent, set) tree (every {int(s['sync_every'])} rounds, known a priori), "
+              f"depth m = {run.tree_depth}; substitution sensitivity √2(L²+1) (feducb.md "
+              "§3.6 item 4)")
+    timing = ("release times are a function of (B, T, graph) only: no sync-timing channel; "
+              "an agent's own raw data between releases can still change its later leaves "
+              "(feducb.md §3.6 item 12), which the accountant does not price")
+    reasons = tuple(dict.fromkeys(run.accountant.non_private_reasons()))
+    unpriced = (("the algorithm's ledger names an unpriced channel: " + "; ".join(reasons),)
+                if reasons else ())
+    return route, float(epsilon), (sizing, timing) + unpriced
 
 
 def _neighbour_view(run, n_trials: int, gamma: int, dim: int) -> np.ndarray:

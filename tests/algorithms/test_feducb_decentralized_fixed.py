@@ -7,13 +7,12 @@ import math
 import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from fedpriv.algorithms.feducb.decentralized import run_feducb_decentralized
 from fedpriv.algorithms.environments.linear import LinearBandit
+from fedpriv.algorithms.feducb.decentralized import run_feducb_decentralized
 from fedpriv.algorithms.networks.graphs import make_graph
 from fedpriv.privacy.tree import tree_depth
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 
 def _tables(n_agents=4, horizon=24, n_trials=2, dim=3, seed=0):

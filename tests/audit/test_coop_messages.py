@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from fedpriv.audit.claims.register import claims_for
 from fedpriv.audit.endtoend.coop import (
     coop_accountant,

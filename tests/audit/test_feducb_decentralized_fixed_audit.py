@@ -13,7 +13,6 @@ import math
 
 import numpy as np
 import pytest
-
 from fedpriv.audit.claims.register import claims_for
 from fedpriv.audit.claims.verify import evaluate_claim
 from fedpriv.audit.endtoend.engine import AuditBudget

@@ -10,9 +10,6 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from fedpriv.privacy import Accountant, event_epsilon, events
 from fedpriv.privacy.interval import (
     IntervalRelease,
@@ -26,6 +23,8 @@ from fedpriv.privacy.interval_messages import (
     interval_message_event,
     worst_interval_message,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 
 @st.composite
