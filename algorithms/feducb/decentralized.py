@@ -83,6 +83,11 @@ Privatizer's releases are the only data-dependent messages. As in the centralize
 fixed schedule, an agent's use of its own raw data between releases (which can
 change its later leaves, feducb.md §3.6 item 12) is not a release and is not charged.
 
+Code: :func:`run_feducb_decentralized` validates (``_check_setup``), calibrates
+(``_calibrate``) and plays the rounds with
+:class:`fedpriv.algorithms.feducb.decentralized_protocol.DecentralizedProtocol`, one
+method per step above.
+
 Speed: a refreshed (agent, set) is Cholesky-factorised at once (log-determinants for
 the test), and its ``V^{-1}``, ``W^{-1}`` are formed when the set is next used, so a
 set refreshed several times between two uses is inverted once (same values).
