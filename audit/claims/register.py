@@ -123,16 +123,17 @@ def _feducb_claims() -> list[RegisteredClaim]:
     combos = (("centralized", "feducb", "adaptive", "paper"),
               ("centralized", "feducb", "fixed", "corrected"),
               ("decentralized", "feducb-decentralized", "adaptive", "paper"),
-              ("decentralized", "feducb-decentralized", "fixed",
-               "corrected (hypothetical: no fixed-schedule Alg. 3 is implemented)"))
+              ("decentralized", "feducb-decentralized", "fixed", "corrected"))
     for structure, algorithm, schedule, mode in combos:
         setting = {**_FEDUCB_BASE, "structure": structure, "schedule": schedule}
         if structure == "decentralized":
             setting.update(gamma=2, graph="path")
         if schedule == "fixed":
             setting.update(sync_every=8, n_syncs=8)
-        audited = not (structure == "decentralized" and schedule == "fixed")
+        decentralized_fixed = structure == "decentralized" and schedule == "fixed"
         channel = ("controller: sync times and broadcasts" if structure == "centralized"
+                   else "neighbour: agent 0's releases (Û, û) and their arrival times"
+                   if decentralized_fixed
                    else "neighbour: Synchronize requests (first request time)")
         source = _FEDUCB_SOURCE + ("; decentralized: Remarks 5-6, m = 1 + ⌈log(T/γ)⌉"
                                    if structure == "decentralized" else "")
@@ -143,9 +144,11 @@ def _feducb_claims() -> list[RegisteredClaim]:
             claim=_claim("feducb", algorithm, mode, setting,
                          NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
                          ApproxDP(1.0, 0.1), source),
-            accountant=fe.feducb_accountant,
-            audit=fe.audit_sync_timing if audited else None,
-            channel=channel if audited else "accountant only",
+            accountant=(fe.feducb_decentralized_fixed_accountant if decentralized_fixed
+                        else fe.feducb_accountant),
+            audit=(fe.audit_feducb_decentralized_fixed if decentralized_fixed
+                   else fe.audit_sync_timing),
+            channel=channel,
         ))
     user = {**_FEDUCB_BASE, "structure": "centralized", "schedule": "fixed", "sync_every": 8,
             "n_syncs": 8, "delta_prime": 0.01}
