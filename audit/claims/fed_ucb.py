@@ -142,7 +142,7 @@ def _child(root: np.random.SeedSequence, index: int) -> np.random.SeedSequence:
     return np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + (index,))
 
 
-def _findings(mode: str, out_of_bounds: int, synthetic: bool) -> tuple[str, ...]:
+def _notes(mode: str, out_of_bounds: int, synthetic: bool) -> tuple[str, ...]:
     found = []
     if mode == "paper":
         found.append(
@@ -221,10 +221,116 @@ def _collect(pool, function, jobs: list[dict], results: list, say, describe) -> 
         say(f"[{done}/{len(jobs)}] {describe(jobs[position], results[position])}")
 
 
+def _regret_summaries(config: VerifyConfig, env, graph, run_root, say) -> list[dict]:
+    """Step 1: the regret runs (Gossip_UCB and Fed_UCB per mode and ε), summarised."""
+    regret_jobs = [
+        {"env": env, "graph": graph, "mode": mode, "log_base": base, "epsilon": eps,
+         "horizon": config.regret_horizon, "n_trials": config.n_trials, "seed": run_root}
+        for mode, base, eps in [("gossip-ucb", "", math.inf)] + [
+            (mode, base, eps) for mode, base in (("paper", "2"), ("corrected", "2"))
+            for eps in config.epsilons
+        ]
+    ]
+    return _parallel_map(
+        _regret_job, regret_jobs, workers=config.workers, say=say,
+        describe=lambda job, summary: (
+            f"regret {job['mode']} {job['log_base']} ε={job['epsilon']:g} "
+            f"T={job['horizon']} trials={job['n_trials']}: {summary['final'].mean():.1f}"
+        ),
+    )
+
+
+def _claim_grid(config: VerifyConfig) -> list[tuple[int, str, str, int, float]]:
+    """``(index, mode, log base, horizon, ε)`` of every claim, index from 1."""
+    combos = ((m, b, h, e) for m, b in VARIANTS for h in config.horizons
+              for e in config.epsilons)
+    return [(index, *combo) for index, combo in enumerate(combos, start=1)]
+
+
+def _tree_audits(config: VerifyConfig, grid, audit_root, say) -> dict[int, EpsilonLowerBound]:
+    """Step 2: the tree audits at the audited horizons, keyed by grid index."""
+    samples = dict(config.audit_samples)
+    audit_jobs = [
+        {"index": index, "horizon": horizon,
+         "scale": fed_ucb_scale(eps, horizon, mode=mode, log_base=base),
+         "claimed_epsilon": eps, "n_samples": samples[horizon],
+         "seed": _child(audit_root, index), "confidence": config.confidence}
+        for index, mode, base, horizon, eps in grid if horizon in config.audit_horizons
+    ]
+    return dict(_parallel_map(
+        _audit_job, audit_jobs, workers=config.workers, say=say,
+        describe=lambda job, result: (
+            f"audit T={job['horizon']} scale={job['scale']:.4g} claimed "
+            f"ε={job['claimed_epsilon']:g}: lower bound {result[1].epsilon_lower_bound:.4f} "
+            f"({job['n_samples']} samples/world)"
+        ),
+    ))
+
+
+def _claim_result(config: VerifyConfig, root, item, bound, notes) -> ClaimResult:
+    """Step 3: the accountant's ε of one grid claim over Definition 1's stream, and verdict."""
+    _, mode, base, horizon, eps = item
+    scale = fed_ucb_scale(eps, horizon, mode=mode, log_base=base)
+    x0 = np.zeros((1, config.n_agents, config.n_arms))
+    noise = stream_rngs(_child(root, 3), n_trials=1, n_agents=config.n_agents,
+                        stream=Stream.NOISE)
+    accountant, _, _, _ = open_fed_ucb_releases(
+        x0, horizon=horizon, epsilon=eps, mode=mode, log_base=base, rng=noise
+    )
+    route, acc_eps = accountant.tightest(0.0, where={"phase": "stream"})
+    init_eps = accountant.get_epsilon(0.0, where={"phase": "init"})
+    verdict, evidence = decide_verdict(eps, acc_eps, bound)
+    claim = Claim(
+        paper=PAPER, algorithm="gossip-fed-ucb", mode=mode,
+        setting=(("n_agents", config.n_agents), ("n_arms", config.n_arms),
+                 ("horizon", horizon), ("epsilon", eps), ("log_base", base),
+                 ("graph", "complete"), ("node_scale", scale)),
+        relation=NeighboringRelation.REPLACE_ONE_REWARD,
+        claimed=PureDP(eps), source=CLAIM_SOURCE,
+    )
+    return ClaimResult(
+        claim=claim, accountant_epsilon=acc_eps, accountant_route=route,
+        audit=bound, verdict=verdict, evidence=evidence, notes=notes,
+        mechanism_epsilon=acc_eps, initial_pulls_epsilon=init_eps,
+    )
+
+
+def _regret_rows(config: VerifyConfig, summaries) -> tuple[list[dict], dict[str, np.ndarray]]:
+    """Step 4: the regret table rows and the plotted curves."""
+    regret_rows, curves = [], {}
+    for summary in summaries:
+        final, eps = summary["final"], summary["epsilon"]
+        regret_rows.append({
+            "algorithm": summary["algorithm"], "mode": summary["label"], "epsilon": eps,
+            "horizon": config.regret_horizon, "n_trials": config.n_trials,
+            "regret_mean": float(final.mean()), "regret_min": float(final.min()),
+            "regret_max": float(final.max()), "n_out_of_bounds": summary["n_out_of_bounds"],
+        })
+        curves[f"{summary['label']}|{eps:g}"] = summary["curve"]
+    return regret_rows, curves
+
+
+def _ledger(config: VerifyConfig, env, graph, run_root, say) -> pd.DataFrame:
+    """Step 5: one Fed_UCB run per variant at the ledger horizon, ledgers stacked."""
+    say(f"[ledger] one Fed_UCB run per variant at T={config.ledger_horizon}, ε=1")
+    ledgers = []
+    for mode, base in VARIANTS:
+        run = run_fed_ucb(env, graph, horizon=config.ledger_horizon, epsilon=1.0, mode=mode,
+                          log_base=base, n_trials=1, seed=run_root)
+        frame = run.accountant.ledger
+        frame.insert(0, "log_base", base)
+        frame.insert(0, "mode", mode)
+        ledgers.append(frame)
+    return pd.concat(ledgers, ignore_index=True)
+
+
 def verify_gossip_fed_ucb(
     config: VerifyConfig, *, progress: Callable[[str], None] | None = None
 ) -> VerifyReport:
     """Run the whole verification of Fed_UCB's claim; see the module docstring.
+
+    Steps: regret runs (first: the paper-mode notes need their out-of-range counts),
+    tree audits, accountant and verdict per claim, regret table, ledger.
 
     Raises
     ------
@@ -238,109 +344,29 @@ def verify_gossip_fed_ucb(
     root = as_seed_sequence(config.seed)
     env, env_name = _environment(config, _child(root, 0))
     graph = make_graph("complete", config.n_agents)
-    synthetic = config.data_path is None
-    samples = dict(config.audit_samples)
-
-    # Regret runs first: the paper-mode findings need their out-of-range counts.
     run_root = _child(root, 1)
-    regret_jobs = [
-        {"env": env, "graph": graph, "mode": mode, "log_base": base, "epsilon": eps,
-         "horizon": config.regret_horizon, "n_trials": config.n_trials, "seed": run_root}
-        for mode, base, eps in [("gossip-ucb", "", math.inf)] + [
-            (mode, base, eps) for mode, base in (("paper", "2"), ("corrected", "2"))
-            for eps in config.epsilons
-        ]
-    ]
-    summaries = _parallel_map(
-        _regret_job, regret_jobs, workers=config.workers, say=say,
-        describe=lambda job, summary: (
-            f"regret {job['mode']} {job['log_base']} ε={job['epsilon']:g} "
-            f"T={job['horizon']} trials={job['n_trials']}: {summary['final'].mean():.1f}"
-        ),
-    )
+    summaries = _regret_summaries(config, env, graph, run_root, say)
     out_of_bounds = {
         mode: sum(r["n_out_of_bounds"] for r in summaries if r["mode"] == mode)
         for mode in ("paper", "corrected")
     }
-
-    results = []
-    audit_root = _child(root, 2)
-    grid = [
-        (index, mode, base, horizon, eps)
-        for index, (mode, base, horizon, eps) in enumerate(
-            ((m, b, h, e) for m, b in VARIANTS for h in config.horizons for e in config.epsilons),
-            start=1,
-        )
-    ]
-    audit_jobs = [
-        {"index": index, "horizon": horizon,
-         "scale": fed_ucb_scale(eps, horizon, mode=mode, log_base=base),
-         "claimed_epsilon": eps, "n_samples": samples[horizon],
-         "seed": _child(audit_root, index), "confidence": config.confidence}
-        for index, mode, base, horizon, eps in grid if horizon in config.audit_horizons
-    ]
-    audits = dict(_parallel_map(
-        _audit_job, audit_jobs, workers=config.workers, say=say,
-        describe=lambda job, result: (
-            f"audit T={job['horizon']} scale={job['scale']:.4g} claimed "
-            f"ε={job['claimed_epsilon']:g}: lower bound {result[1].epsilon_lower_bound:.4f} "
-            f"({job['n_samples']} samples/world)"
-        ),
-    ))
-    for index, mode, base, horizon, eps in grid:
-        scale = fed_ucb_scale(eps, horizon, mode=mode, log_base=base)
-        x0 = np.zeros((1, config.n_agents, config.n_arms))
-        noise = stream_rngs(_child(root, 3), n_trials=1, n_agents=config.n_agents,
-                            stream=Stream.NOISE)
-        accountant, _, _, _ = open_fed_ucb_releases(
-            x0, horizon=horizon, epsilon=eps, mode=mode, log_base=base, rng=noise
-        )
-        route, acc_eps = accountant.tightest(0.0, where={"phase": "stream"})
-        init_eps = accountant.get_epsilon(0.0, where={"phase": "init"})
-        bound = audits.get(index)
-        verdict, evidence = decide_verdict(eps, acc_eps, bound)
-        claim = Claim(
-            paper=PAPER, algorithm="gossip-fed-ucb", mode=mode,
-            setting=(("n_agents", config.n_agents), ("n_arms", config.n_arms),
-                     ("horizon", horizon), ("epsilon", eps), ("log_base", base),
-                     ("graph", "complete"), ("node_scale", scale)),
-            relation=NeighboringRelation.REPLACE_ONE_REWARD,
-            claimed=PureDP(eps), source=CLAIM_SOURCE,
-        )
-        results.append(ClaimResult(
-            claim=claim, accountant_epsilon=acc_eps, accountant_route=route,
-            audit=bound, verdict=verdict, evidence=evidence,
-            findings=_findings(mode, out_of_bounds[mode], synthetic),
-            initial_pulls_epsilon=init_eps,
-        ))
-
-    regret_rows, curves = [], {}
-    for summary in summaries:
-        final, eps = summary["final"], summary["epsilon"]
-        regret_rows.append({
-            "algorithm": summary["algorithm"], "mode": summary["label"], "epsilon": eps,
-            "horizon": config.regret_horizon, "n_trials": config.n_trials,
-            "regret_mean": float(final.mean()), "regret_min": float(final.min()),
-            "regret_max": float(final.max()), "n_out_of_bounds": summary["n_out_of_bounds"],
-        })
-        curves[f"{summary['label']}|{eps:g}"] = summary["curve"]
-    say(f"[ledger] one Fed_UCB run per variant at T={config.ledger_horizon}, ε=1")
-    ledgers = []
-    for mode, base in VARIANTS:
-        run = run_fed_ucb(env, graph, horizon=config.ledger_horizon, epsilon=1.0, mode=mode,
-                          log_base=base, n_trials=1, seed=run_root)
-        frame = run.accountant.ledger
-        frame.insert(0, "log_base", base)
-        frame.insert(0, "mode", mode)
-        ledgers.append(frame)
+    grid = _claim_grid(config)
+    audits = _tree_audits(config, grid, _child(root, 2), say)
+    synthetic = config.data_path is None
+    results = tuple(
+        _claim_result(config, root, item, audits.get(item[0]),
+                      _notes(item[1], out_of_bounds[item[1]], synthetic))
+        for item in grid
+    )
+    regret_rows, curves = _regret_rows(config, summaries)
     return VerifyReport(
         config=config,
         seed_entropy=int(root.entropy),
         environment=env_name,
         lambda2=second_eigenvalue(graph),
-        claims=tuple(results),
+        claims=results,
         regret=pd.DataFrame(regret_rows),
         curves=curves,
-        ledger=pd.concat(ledgers, ignore_index=True),
+        ledger=_ledger(config, env, graph, run_root, say),
         seconds=time.perf_counter() - started,
     )
