@@ -5,9 +5,12 @@
     fedpriv verify [--quick] [--paper NAME] [--out reports] [--seed 0] [--workers N]
                    [--json] [--data CSV] [--trials N] [--regret-horizon T]
 
-Writes ``<out>/claims.md``, ``<out>/claims.json``, ``<out>/<paper>.md`` (and Fed_UCB's
-``<out>/gossip_fed_ucb/`` folder when that paper runs). ``--paper`` runs one paper and
-merges its records into ``claims.json``.
+Writes ``<out>/claims.md``, ``<out>/claims.json``, ``<out>/findings.json``,
+``<out>/<paper>.md`` (and Fed_UCB's ``<out>/gossip_fed_ucb/`` folder when that paper runs).
+``--paper`` runs one paper, merges its records into ``claims.json`` and leaves
+``claims.md`` and ``findings.json`` (computed over every paper) alone. The table printed
+at the end has the verdict, the end-to-end and mechanism ε, the audit's lower bound, the
+tightness and the row's finding ids.
 """
 
 from __future__ import annotations

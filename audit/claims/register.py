@@ -106,6 +106,10 @@ class RegisteredClaim:
         ``claim -> (route, ε)`` of the noise alone (module docstring).
     note : str
         A remark printed with the row (e.g. where the paper's experiment sits).
+    shared_audit : str or None
+        Key of the row whose audit this row takes over: the same algorithm in the same
+        setting, read as another claim (only the claimed ε differs), so its audit
+        would be the same experiment. ``verify`` runs it once.
     """
 
     key: str
@@ -117,6 +121,7 @@ class RegisteredClaim:
     raw_channel: str | None = None
     mechanism: MechanismRecipe | None = None
     note: str = ""
+    shared_audit: str | None = None
 
     @property
     def paper(self) -> str:
@@ -387,6 +392,7 @@ def _coop_claims() -> list[RegisteredClaim]:
                                   _COOP_MESSAGE_SOURCE))
             for scope, claimed, source in scopes:
                 label = reading if scope == "composed" else reading.split(";")[0]
+                shared = prefix + scope if suffix else None
                 out.append(RegisteredClaim(
                     key=prefix + scope + suffix,
                     claim=_claim("dubey_aamas", "private-coop-ucb", mode,
@@ -394,9 +400,10 @@ def _coop_claims() -> list[RegisteredClaim]:
                                  | ({"composition": route} if scope == "composed" else {}),
                                  NeighboringRelation.REPLACE_ONE_REWARD, claimed, source,
                                  reading=label, reading_support=_COOP_SUPPORT),
-                    accountant=ce.coop_accountant, audit=ce.audit_coop_messages,
+                    accountant=ce.coop_accountant,
+                    audit=None if shared else ce.audit_coop_messages,
                     channel="neighbour: agent 0's messages (means and counts)",
-                    raw_channel=_COOP_RAW if own == "raw" else None,
+                    raw_channel=_COOP_RAW if own == "raw" else None, shared_audit=shared,
                     mechanism=_coop_noise_mechanism if own == "raw" else None,
                 ))
     out.append(_byzantine_claim(base))

@@ -239,6 +239,24 @@ def _from_fed_ucb(report: VerifyReport, entries) -> dict[str, ClaimResult]:
     return out
 
 
+def _with_shared_audits(done: dict[str, ClaimResult], entries) -> dict[str, ClaimResult]:
+    """Rows that take over another row's audit (``shared_audit``), re-assembled with it."""
+    out = {}
+    for key, result in done.items():
+        entry = entries.get(key)
+        source = None if entry is None else done.get(entry.shared_audit or "")
+        if source is None or source.audit is None or result.verdict == ERROR:
+            continue
+        route, epsilon, notes = entry.accountant(entry.claim)
+        out[key] = assemble_result(
+            entry, route, epsilon, notes, bound=source.audit, event=source.audit_event,
+            audit_seconds=None)
+        out[key] = dataclasses.replace(
+            out[key], evidence=out[key].evidence + f"; audit shared with `{source.key}` "
+            "(same algorithm and setting, another reading of the claim)")
+    return out
+
+
 def _describe(job: dict, result: ClaimResult) -> str:
     """The per-claim progress line: verdict, accountant, audit, tightness, claim."""
     text = f"{job['key']}: {result.verdict} (accountant {result.accountant_epsilon:.4g}"
@@ -298,6 +316,7 @@ def verify_claims(
         describe=_describe,
     )
     done.update({r.key: r for r in results})
+    done.update(_with_shared_audits(done, entries))
     ordered = tuple(done[e.key] for e in selected if e.key in done)
     return ClaimsReport(
         config=config, seed_entropy=int(root.entropy), results=ordered, fed_ucb=fed_report,
