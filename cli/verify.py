@@ -22,9 +22,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from fedpriv.audit.claims.fed_ucb import VerifyConfig
 from fedpriv.audit.claims.register import PAPERS
 from fedpriv.audit.claims.report import write_claims_report
-from fedpriv.audit.claims.fed_ucb import VerifyConfig
 from fedpriv.audit.claims.verify import ClaimsConfig, verify_claims
 from fedpriv.privacy import format_epsilon
 

@@ -37,12 +37,12 @@ from fedpriv.privacy import RELATIVE_TOLERANCE, ApproxDP, NeighboringRelation, P
 __all__ = [
     "AS_WRITTEN",
     "COVERAGES",
-    "Coverage",
     "VACUOUS_DELTA_PROBE",
     "VERDICTS",
     "VERDICT_DEFINITIONS",
     "Claim",
     "ClaimResult",
+    "Coverage",
     "Verdict",
     "decide_verdict",
     "json_number",

@@ -26,31 +26,49 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
-from fedpriv.algorithms.environments.heterogeneous import BanditEnvironment, paper_synthetic_bandit
+from fedpriv.algorithms.environments.heterogeneous import (
+    BanditEnvironment,
+    paper_synthetic_bandit,
+)
+from fedpriv.algorithms.environments.hospital import hospital_bandit, load_diabetes
 from fedpriv.algorithms.gossip.gossip_ucb import (
     open_fed_ucb_releases,
     run_fed_ucb,
     run_gossip_ucb,
 )
-from fedpriv.algorithms.environments.hospital import hospital_bandit, load_diabetes
 from fedpriv.algorithms.networks.graphs import make_graph, second_eigenvalue
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng, stream_rngs
 from fedpriv.audit.claims.claim import Claim, ClaimResult, decide_verdict
+from fedpriv.audit.endtoend.tree import audit_tree_counter
 from fedpriv.audit.estimators import EpsilonLowerBound
 from fedpriv.audit.neighbors import worst_case_reward_pair
-from fedpriv.audit.endtoend.tree import audit_tree_counter
 from fedpriv.privacy import NeighboringRelation, PureDP
 from fedpriv.privacy._checks import check_epsilon, check_int_at_least
 from fedpriv.privacy.calibration import fed_ucb_scale
 
-__all__ = ["VARIANTS", "VerifyConfig", "VerifyReport", "verify_gossip_fed_ucb"]
+__all__ = ["VARIANTS", "VerifyConfig", "VerifyReport", "fed_ucb_reading", "verify_gossip_fed_ucb"]
 
 #: (mode, log base) of every Fed_UCB variant whose claim is checked.
 VARIANTS = (("paper", "2"), ("paper", "e"), ("corrected", "2"))
 PAPER = "Zhu et al. 2021"
 CLAIM_SOURCE = "Definition 1, §4.1 and abstract: ε-DP for each agent's stream {X_i,k(t)}"
 _N_CURVE_POINTS = 400
+#: Which reading of ⌈log T⌉ the paper's own algorithm supports, and why.
+LOG_SUPPORT = (
+    "the paper's own tree supports log₂: §4.1 writes a prefix as 'no more than ⌈log t⌉ "
+    "partial sums', a dyadic decomposition of popcount(t) ≤ ⌊log₂t⌋+1 p-sums (Alg. 2-3); "
+    "the base is stated nowhere and the concentration terms (eq. 11, 12) need ln "
+    "(gossip.md §3.4 item 2)"
+)
+#: ``reading`` of the paper's calibration per log base.
+READINGS = {"2": "⌈log T⌉ read as ⌈log₂ T⌉", "e": "⌈log T⌉ read as ⌈ln T⌉"}
+
+
+def fed_ucb_reading(mode: str, base: str) -> dict[str, str]:
+    """``reading`` / ``reading_support`` of a Fed_UCB claim (empty: as written)."""
+    if mode == "corrected":
+        return {}
+    return {"reading": READINGS[base], "reading_support": LOG_SUPPORT}
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -286,7 +304,7 @@ def _claim_result(config: VerifyConfig, root, item, bound, notes) -> ClaimResult
                  ("horizon", horizon), ("epsilon", eps), ("log_base", base),
                  ("graph", "complete"), ("node_scale", scale)),
         relation=NeighboringRelation.REPLACE_ONE_REWARD,
-        claimed=PureDP(eps), source=CLAIM_SOURCE,
+        claimed=PureDP(eps), source=CLAIM_SOURCE, **fed_ucb_reading(mode, base),
     )
     return ClaimResult(
         claim=claim, accountant_epsilon=acc_eps, accountant_route=route,

@@ -22,6 +22,8 @@ claim); see :mod:`fedpriv.audit.claims.claim`. The findings each row shows are d
 :mod:`fedpriv.audit.claims.findings`.
 
 A claim without an audit recipe rests on the accountant alone, and the report says so.
+Entries are :class:`~fedpriv.audit.claims.entry.RegisteredClaim` records; the
+cooperative-UCB entries are built in :mod:`fedpriv.audit.claims.register_coop`.
 Recipes live in the family modules (:mod:`fedpriv.audit.endtoend.feducb`,
 :mod:`fedpriv.audit.endtoend.mab`, :mod:`fedpriv.audit.endtoend.gossip`); they import the algorithm
 modules lazily, so the register is importable whatever is installed.
@@ -34,20 +36,25 @@ Pentland, AAMAS 2020).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 
-from fedpriv.audit.endtoend import coop as ce
 from fedpriv.audit.endtoend import feducb as fe
 from fedpriv.audit.endtoend import gossip as ge
 from fedpriv.audit.endtoend import mab as me
 from fedpriv.audit.claims.claim import Claim
-from fedpriv.audit.claims.fed_ucb import VARIANTS as FED_UCB_VARIANTS
-from fedpriv.privacy import ApproxDP, NeighboringRelation, PureDP
-from fedpriv.privacy.calibration import (
-    fed_ucb_scale,
-    interval_claimed_guarantee,
-    li_song_claimed_epsilon,
+from fedpriv.audit.claims.entry import (
+    PAPER_ALIASES,
+    PAPERS,
+    AccountantRecipe,
+    AuditRecipe,
+    MechanismRecipe,
+    RegisteredClaim,
 )
+from fedpriv.audit.claims.entry import make_claim as _claim
+from fedpriv.audit.claims.register_coop import coop_claims
+from fedpriv.audit.claims.fed_ucb import VARIANTS as FED_UCB_VARIANTS
+from fedpriv.audit.claims.fed_ucb import fed_ucb_reading
+from fedpriv.privacy import ApproxDP, NeighboringRelation, PureDP
+from fedpriv.privacy.calibration import fed_ucb_scale, li_song_claimed_epsilon
 
 __all__ = [
     "PAPERS",
@@ -55,87 +62,11 @@ __all__ = [
     "REGISTER",
     "AccountantRecipe",
     "AuditRecipe",
+    "MechanismRecipe",
     "RegisteredClaim",
     "claims_for",
     "paper_of",
 ]
-
-AccountantRecipe = Callable[[Claim], tuple[str, float, tuple[str, ...]]]
-AuditRecipe = Callable  # (claim, AuditBudget, SeedSequence) -> EndToEndAudit
-MechanismRecipe = Callable[[Claim], tuple[str, float]]
-
-#: ``--paper`` name -> citation used in ``Claim.paper``.
-PAPERS: dict[str, str] = {
-    "feducb": "Dubey & Pentland 2020 (NeurIPS, FedUCB)",
-    "li_song": "Li & Song (CDP/DDP/HDP-MAB)",
-    "gossip_fed_ucb": "Zhu et al. 2021",
-    "dubey_aamas": "Dubey & Pentland 2020 (AAMAS, cooperative UCB)",
-}
-
-#: Other accepted spellings of the ``--paper`` names.
-PAPER_ALIASES: dict[str, str] = {
-    "fed_ucb": "gossip_fed_ucb", "gossip": "gossip_fed_ucb", "zhu": "gossip_fed_ucb",
-    "lisong": "li_song", "li-song": "li_song", "byzantine": "dubey_aamas",
-    "coop_ucb": "dubey_aamas", "coop-ucb": "dubey_aamas", "fed-ucb": "gossip_fed_ucb",
-    "dubey_pentland": "feducb",
-}
-
-
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class RegisteredClaim:
-    """One claim of the register and how to evaluate it.
-
-    Attributes
-    ----------
-    key : str
-        Unique, stable identifier, ``"<paper>/<algorithm>/<mode>/..."``.
-    claim : Claim
-    accountant : AccountantRecipe
-        ``claim -> (route, epsilon, findings)`` at the claimed δ.
-    audit : AuditRecipe or None
-        ``(claim, budget, seed) -> EndToEndAudit``; ``None`` if the claim rests on the
-        accountant alone.
-    channel : str
-        The audit's observable ("accountant only" without an audit).
-    sample_factor : float
-        Multiplies the verify run's confirming sample count for this audit (cheap
-        scalar audits take more samples, whole-algorithm audits fewer).
-    raw_channel : str or None
-        Channel inside the claim's coverage that raw data reaches (module docstring).
-    mechanism : MechanismRecipe or None
-        ``claim -> (route, ε)`` of the noise alone (module docstring).
-    note : str
-        A remark printed with the row (e.g. where the paper's experiment sits).
-    shared_audit : str or None
-        Key of the row whose audit this row takes over: the same algorithm in the same
-        setting, read as another claim (only the claimed ε differs), so its audit
-        would be the same experiment. ``verify`` runs it once.
-    """
-
-    key: str
-    claim: Claim
-    accountant: AccountantRecipe
-    audit: AuditRecipe | None
-    channel: str
-    sample_factor: float = 1.0
-    raw_channel: str | None = None
-    mechanism: MechanismRecipe | None = None
-    note: str = ""
-    shared_audit: str | None = None
-
-    @property
-    def paper(self) -> str:
-        """The ``--paper`` name."""
-        return self.key.split("/", 1)[0]
-
-
-def _claim(paper: str, algorithm: str, mode: str, setting: dict, relation, claimed, source,
-           **reading):
-    return Claim(
-        paper=PAPERS[paper], algorithm=algorithm, mode=mode, setting=tuple(setting.items()),
-        relation=relation, claimed=claimed, source=source, **reading,
-    )
-
 
 # --------------------------------------------------------------------------- FedUCB
 _FEDUCB_SOURCE = (
@@ -163,8 +94,9 @@ def _feducb_privatizer_accountant(claim: Claim) -> tuple[str, float, tuple[str, 
     from the calibration without running the rounds.
     """
     route, epsilon, _ = fe._calibration_accountant(claim)
-    return route, epsilon, ("Privatizer priced from the paper's calibration (T = 10⁷ "
-                            "rounds are not run): one tree of T leaves per agent",)
+    note = ("Privatizer priced from the paper's calibration (T = 10⁷ rounds are not run): "
+            "one tree of T leaves per agent")
+    return route, epsilon, (note,)
 
 
 def _feducb_claims() -> list[RegisteredClaim]:
@@ -339,131 +271,14 @@ def _li_song_fig4_claims() -> list[RegisteredClaim]:
     return out
 
 
-# --------------------------------------------------------------------------- coop UCB
-_COOP_MESSAGE_SOURCE = (
-    "Lemma 'Privacy of Outgoing Messages' (byzantine.md §3.4, R-m): each message is "
-    "ε_n = n^(-ϑ/2)-DP, worst at the first release n = f"
-)
-_COOP_SOURCE = (
-    "Lemma 'Privacy Guarantee' (statement lost; byzantine.md §3.6, ⌊T/f⌋-fold "
-    "advanced composition, reconstructed R-m/R-l) and Remark 'Robustness to Strategy'"
-)
-
-
-#: Reconstructions of the lost formulas (byzantine.md §3.4, §3.6): noise rule, and the
-#: candidate closed form of the composed claim under that rule.
-_COOP_READINGS = (
-    ("decaying", "homogeneous", "", "homogeneous_epsilon",
-     "noise b(n) = n^-(1-ϑ/2) (TD16, R-m); composed: ⌊T/f⌋-fold advanced composition "
-     "with ε₀ = f^-ϑ/2 (R-m/R-l)"),
-    ("decaying", "zeta", "-zeta", "zeta_epsilon",
-     "noise b(n) = n^-(1-ϑ/2) (TD16, R-m); composed: heterogeneous advanced composition "
-     "bounded with ζ(ϑ) (R-l, Tossou & Dimitrakakis Cor. 3.1)"),
-    ("fixed", "homogeneous", "", "homogeneous_epsilon",
-     "noise b(n) = 1/(n ε) (fixed ε per release, R-l); composed: ⌊T/f⌋-fold advanced "
-     "composition with ε₀ = ε (R-l)"),
-)
-_COOP_SUPPORT = (
-    "the statements are lost from the seed text; the surviving proof of 'Privacy "
-    "Guarantee' names a ⌊T/f⌋-fold composition 'identical to (Tossou and Dimitrakakis, "
-    "2016)' (byzantine.md §3.6), whose DP-UCB-INT uses the decaying rule, and the regret "
-    "theorem's ζ fits the ζ-bounded route"
-)
-_COOP_RAW = ("un-noised counts n_k^v broadcast with every message, while the agent's "
-             "actions follow its raw own mean (§3.3, byzantine.md E4)")
-
-
-def _coop_claims() -> list[RegisteredClaim]:
-    out = []
-    base = {"n_agents": 3, "n_arms": 2, "horizon": 60, "epsilon": 0.5, "theta": 1.1,
-            "gamma": 1, "graph": "complete", "target_delta": 1e-5, "count_field": "current"}
-    for own in ("noisy", "raw"):
-        mode = "corrected (own term noisy)" if own == "noisy" else "paper (own term raw, §3.3)"
-        for rule, route, suffix, field, reading in _COOP_READINGS:
-            setting = {**base, "rule": rule}
-            composed = interval_claimed_guarantee(
-                0.5, 60, target_delta=1e-5, theta=1.1 if rule == "decaying" else None,
-                rule=rule)
-            prefix = f"dubey_aamas/private-coop-ucb/own-{own}/" + (
-                "fixed-rule/" if rule == "fixed" else "")
-            scopes = [("composed", ApproxDP(getattr(composed, field), 1e-5), _COOP_SOURCE)]
-            if route == "homogeneous":  # the per-message claim does not depend on the route
-                scopes.insert(0, ("per-message", PureDP(composed.per_release_epsilon),
-                                  _COOP_MESSAGE_SOURCE))
-            for scope, claimed, source in scopes:
-                label = reading if scope == "composed" else reading.split(";")[0]
-                shared = prefix + scope if suffix else None
-                out.append(RegisteredClaim(
-                    key=prefix + scope + suffix,
-                    claim=_claim("dubey_aamas", "private-coop-ucb", mode,
-                                 {**setting, "own_term": own, "scope": scope}
-                                 | ({"composition": route} if scope == "composed" else {}),
-                                 NeighboringRelation.REPLACE_ONE_REWARD, claimed, source,
-                                 reading=label, reading_support=_COOP_SUPPORT),
-                    accountant=ce.coop_accountant,
-                    audit=None if shared else ce.audit_coop_messages,
-                    channel="neighbour: agent 0's messages (means and counts)",
-                    raw_channel=_COOP_RAW if own == "raw" else None, shared_audit=shared,
-                    mechanism=_coop_noise_mechanism if own == "raw" else None,
-                ))
-    out.append(_byzantine_claim(base))
-    return out
-
-
-def _coop_noise_mechanism(claim: Claim) -> tuple[str, float]:
-    """ε of the Laplace means alone: the own-noisy algorithm's releases (same noise)."""
-    setting = dict(claim.setting, own_term="noisy")
-    route, epsilon, _ = ce.coop_accountant(
-        dataclasses.replace(claim, setting=tuple(setting.items())))
-    return route, epsilon
-
-
-def _byzantine_claim(base: dict) -> RegisteredClaim:
-    """Alg. 3 sends raw rewards; the paper disclaims privacy for it (no-claim)."""
-    per_message = interval_claimed_guarantee(0.5, 60, target_delta=1e-5, theta=1.1)
-    return RegisteredClaim(
-        key="dubey_aamas/byzantine-coop-ucb/title",
-        claim=_claim("dubey_aamas", "byzantine-coop-ucb", "paper (no DP claim)",
-                     {"n_agents": 3, "n_arms": 2, "horizon": 60, "gamma": 1,
-                      "graph": "complete", "contamination": 0.05, "q_value": 0.5,
-                      "scope": "per-message", "epsilon": 0.5, "theta": 1.1,
-                      "rule": "decaying"},
-                     NeighboringRelation.REPLACE_ONE_REWARD,
-                     PureDP(per_message.per_release_epsilon),
-                     "no claim: Remark 'Simultaneous Privacy and Robustness' (privacy "
-                     "needs noisy summaries, robustness individual samples; the two 'seem "
-                     "contradictory' and combining them is left open, byzantine.md §3.7); "
-                     "Alg. 3 sends individual rewards (§4.1). Only the title and abstract "
-                     "('private and Byzantine-proof cooperative decision-making') suggest "
-                     "otherwise; the claimed ε shown is the private algorithm's, for scale",
-                     coverage="no-claim"),
-        accountant=ce.coop_accountant, audit=ce.audit_coop_messages,
-        channel="neighbour: agent 0's messages (arm, reward)",
-        raw_channel="individual raw (possibly contaminated) rewards broadcast (Alg. 3, eq. 7)",
-    )
-
-
 # --------------------------------------------------------------------------- Fed_UCB
 _FED_UCB_SOURCE = "Definition 1, §4.1 and abstract: ε-DP for each agent's stream {X_i,k(t)}"
 
 
-_FED_UCB_LOG_SUPPORT = (
-    "the paper's own tree supports log₂: §4.1 writes a prefix as 'no more than ⌈log t⌉ "
-    "partial sums', a dyadic decomposition of popcount(t) ≤ ⌊log₂t⌋+1 p-sums (Alg. 2-3); "
-    "the base is stated nowhere and the concentration terms (eq. 11, 12) need ln "
-    "(gossip.md §3.4 item 2)"
-)
-_FED_UCB_READINGS = {"2": "⌈log T⌉ read as ⌈log₂ T⌉", "e": "⌈log T⌉ read as ⌈ln T⌉"}
 _X0_RAW = ("first gossip message ϑ carries the raw initial pulls X(0) (Alg. 4 line 1; "
            "gossip.md §3.4 item 3)")
 _COUNTS_RAW = ("counts ñ flood to every neighbour each round (eq. 1) and follow actions "
                "chosen on UCB indices built from the raw X(0) (Alg. 4 lines 1, 5, 17)")
-
-
-def _fed_ucb_reading(mode: str, base: str) -> dict:
-    if mode == "corrected":
-        return {}
-    return {"reading": _FED_UCB_READINGS[base], "reading_support": _FED_UCB_LOG_SUPPORT}
 
 
 def _fed_ucb_note(mode: str, base: str, horizon: int, eps: float) -> str:
@@ -491,7 +306,7 @@ def _fed_ucb_claims() -> list[RegisteredClaim]:
                     key=f"gossip_fed_ucb/gossip-fed-ucb/{mode}-log{base}/T{horizon}/eps{eps:g}",
                     claim=_claim("gossip_fed_ucb", "gossip-fed-ucb", mode, setting,
                                  NeighboringRelation.REPLACE_ONE_REWARD, PureDP(eps),
-                                 _FED_UCB_SOURCE, **_fed_ucb_reading(mode, base)),
+                                 _FED_UCB_SOURCE, **fed_ucb_reading(mode, base)),
                     accountant=ge.fed_ucb_accountant,
                     audit=ge.audit_fed_ucb_tree if horizon <= 1024 else None,
                     channel=("released noisy prefix sums of one stream (tree counter)"
@@ -561,7 +376,7 @@ def _fed_ucb_initial_claims() -> list[RegisteredClaim]:
 
 
 REGISTER: tuple[RegisteredClaim, ...] = tuple(
-    _feducb_claims() + _li_song_claims() + _fed_ucb_claims() + _coop_claims()
+    _feducb_claims() + _li_song_claims() + _fed_ucb_claims() + coop_claims()
 )
 """Every registered claim, in report order."""
 

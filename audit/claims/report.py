@@ -52,7 +52,6 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
-
 from fedpriv.audit.claims.fed_ucb import VerifyReport
 from fedpriv.privacy import format_epsilon
 
@@ -313,8 +312,8 @@ def _findings_section(results) -> list[str]:
     from fedpriv.audit.claims.findings import findings_records
 
     lines = ["## Findings", "",
-             "One entry per distinct defect; the rows below restate each under its readings, "
-             "ε values and channels.", "",
+             ("One entry per distinct defect; the rows below restate each under its "
+              "readings, ε values and channels."), "",
              "| id | statement | evidence | where | rows |", "|---|---|---|---|---|"]
     for f in findings_records(results):
         lines.append(f"| `{f['id']}` | {_cell(f['statement'])} | {f['evidence']} "

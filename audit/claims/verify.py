@@ -29,18 +29,17 @@ import traceback
 from collections.abc import Callable
 
 import numpy as np
-
 from fedpriv.audit.claims.claim import VACUOUS_DELTA_PROBE, ClaimResult, decide_verdict
-from fedpriv.audit.claims.findings import finding_ids
-from fedpriv.privacy import ApproxDP
-from fedpriv.audit.endtoend.engine import AuditBudget, child_seed
-from fedpriv.audit.claims.register import claims_for, paper_of
 from fedpriv.audit.claims.fed_ucb import (
     VerifyConfig,
     VerifyReport,
     _parallel_map,
     verify_gossip_fed_ucb,
 )
+from fedpriv.audit.claims.findings import finding_ids
+from fedpriv.audit.claims.register import claims_for, paper_of
+from fedpriv.audit.endtoend.engine import AuditBudget, child_seed
+from fedpriv.privacy import ApproxDP
 from fedpriv.privacy._checks import check_int_at_least
 
 __all__ = ["ClaimsConfig", "ClaimsReport", "assemble_result", "evaluate_claim", "verify_claims"]
@@ -163,7 +162,7 @@ def assemble_result(entry, route: str, epsilon: float, notes, audit=None, *,
     if audit is not None:
         bound, event = audit.bound, audit.event
         extra.setdefault("audit_seconds", audit.seconds)
-    mech_route, mech_eps = _mechanism(entry, claim, route, float(epsilon))
+    _, mech_eps = _mechanism(entry, claim, route, float(epsilon))
     raw = entry.raw_channel
     end_to_end = math.inf if raw else float(epsilon)
     e2e_route = "nonprivate" if raw else route

@@ -11,15 +11,14 @@ import json
 import math
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
 from fedpriv.audit.claims.claim import COVERAGES, VERDICTS, decide_verdict
 from fedpriv.audit.claims.findings import FINDINGS, findings_records, headline
 from fedpriv.audit.claims.register import REGISTER
 from fedpriv.audit.claims.report import write_claims_report
 from fedpriv.audit.claims.verify import ClaimsConfig, ClaimsReport, assemble_result
 from fedpriv.audit.estimators import EpsilonLowerBound
+from hypothesis import given
+from hypothesis import strategies as st
 
 
 def _bound(value: float) -> EpsilonLowerBound:
