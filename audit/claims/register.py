@@ -40,6 +40,7 @@ import dataclasses
 from fedpriv.audit.endtoend import feducb as fe
 from fedpriv.audit.endtoend import gossip as ge
 from fedpriv.audit.endtoend import mab as me
+from fedpriv.audit.endtoend.gossip_counts import audit_fed_ucb_counts
 from fedpriv.audit.claims.claim import Claim
 from fedpriv.audit.claims.entry import (
     PAPER_ALIASES,
@@ -366,11 +367,12 @@ def _fed_ucb_initial_claims() -> list[RegisteredClaim]:
                          {**setting, "scope": "shared counts ñ (X(0) changed)"},
                          NeighboringRelation.REPLACE_ONE_REWARD, PureDP(1.0),
                          source + counts, coverage="outside-claim"),
-            accountant=ge.fed_ucb_initial_accountant, audit=None, channel="accountant only",
+            accountant=ge.fed_ucb_initial_accountant, audit=audit_fed_ucb_counts,
+            channel="neighbours: the counts ñ_{0,·} agent 0 shares at round 2",
             raw_channel=_COUNTS_RAW if mode == "paper" else None,
-            note=("accountant only: the counts are post-processing of everything the agent "
-                  "released, so their ε is at most that of the X(0) releases; no counts "
-                  "audit recipe yet (the initial-pulls row audits the same X(0) on ϑ)"),
+            note=("accountant: the counts are post-processing of everything the agent "
+                  "released, so their ε is at most that of the X(0) releases; the audit "
+                  "reads agent 0's first action off ñ_{0,·}(2) = 1 + [k = a_0(1)]"),
         ))
     return out
 
