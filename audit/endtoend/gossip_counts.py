@@ -20,9 +20,13 @@ D and another arm in D' (all confidence widths are equal at n = 1). With the cor
 from __future__ import annotations
 
 import numpy as np
-
 from fedpriv.audit.claims.claim import Claim
-from fedpriv.audit.endtoend.engine import AuditBudget, EndToEndAudit, child_seed, search_and_confirm
+from fedpriv.audit.endtoend.engine import (
+    AuditBudget,
+    EndToEndAudit,
+    child_seed,
+    search_and_confirm,
+)
 from fedpriv.audit.endtoend.gossip import FixedTableBandit
 
 __all__ = ["audit_fed_ucb_counts", "counts_pair_tables"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-
 from fedpriv.audit.claims.register import REGISTER
 from fedpriv.audit.endtoend.engine import AuditBudget
 from fedpriv.audit.endtoend.gossip_counts import audit_fed_ucb_counts
