@@ -45,6 +45,7 @@ from fedpriv.audit.neighbors import worst_case_reward_pair
 from fedpriv.privacy import NeighboringRelation, PureDP
 from fedpriv.privacy._checks import check_epsilon, check_int_at_least
 from fedpriv.privacy.calibration import fed_ucb_scale
+from fedpriv.privacy.tree import tree_depth
 
 __all__ = ["VARIANTS", "VerifyConfig", "VerifyReport", "fed_ucb_reading", "verify_gossip_fed_ucb"]
 
@@ -265,6 +266,15 @@ def _claim_grid(config: VerifyConfig) -> list[tuple[int, str, str, int, float]]:
     return [(index, *combo) for index, combo in enumerate(combos, start=1)]
 
 
+def _describe_audit(job: dict, result: tuple[int, EpsilonLowerBound]) -> str:
+    """Progress line of one tree audit, with its tightness against the tree's pure ε."""
+    lower = result[1].epsilon_lower_bound
+    epsilon = tree_depth(job["horizon"]) / job["scale"]  # sensitivity 1 per node
+    return (f"audit T={job['horizon']} scale={job['scale']:.4g} claimed "
+            f"ε={job['claimed_epsilon']:g}: lower bound {lower:.4f}, accountant "
+            f"{epsilon:.4g}, tightness {lower / epsilon:.2f} ({job['n_samples']} samples/world)")
+
+
 def _tree_audits(config: VerifyConfig, grid, audit_root, say) -> dict[int, EpsilonLowerBound]:
     """Step 2: the tree audits at the audited horizons, keyed by grid index."""
     samples = dict(config.audit_samples)
@@ -277,11 +287,7 @@ def _tree_audits(config: VerifyConfig, grid, audit_root, say) -> dict[int, Epsil
     ]
     return dict(_parallel_map(
         _audit_job, audit_jobs, workers=config.workers, say=say,
-        describe=lambda job, result: (
-            f"audit T={job['horizon']} scale={job['scale']:.4g} claimed "
-            f"ε={job['claimed_epsilon']:g}: lower bound {result[1].epsilon_lower_bound:.4f} "
-            f"({job['n_samples']} samples/world)"
-        ),
+        describe=_describe_audit,
     ))
 
 
