@@ -77,11 +77,12 @@ FINDINGS: tuple[Finding, ...] = (
     ),
     Finding(
         id="feducb-sensitivity",
-        statement=("The Privatizer is calibrated to sensitivity L²+1 of one (x, y) pair, but "
-                   "replacing a pair moves the released Gram matrix by up to √2(L²+1) in "
-                   "Frobenius norm."),
+        statement=("The Privatizer is calibrated to the add/remove sensitivity L²+1 of one "
+                   "(x, y) pair, but Definition 1 replaces a pair, which moves the released "
+                   "Gram matrix by up to √2(L²+1) in Frobenius norm; the calibration's "
+                   "slack absorbs the factor, so no verdict changes."),
         claims=("feducb/*",),
-        where="§4.3 Privatizer calibration, Prop. 3 (feducb.md §3.6 item 4)",
+        where="§4.3 Privatizer calibration, Prop. 3, Definition 1 (feducb.md §3.6 items 4-5)",
         audit_claims=(),
     ),
     Finding(
