@@ -133,6 +133,18 @@ FINDINGS: tuple[Finding, ...] = (
               "to Strategy' (byzantine.md §3.4, §3.7, E4)",
     ),
     Finding(
+        id="dubey_aamas-counts-compose",
+        statement=("Each message of private cooperative UCB carries pull counts that follow "
+                   "the agent's earlier noisy releases, so message n costs the composition "
+                   "of releases 1..n, not the ε of release n alone that the per-message "
+                   "lemma prices."),
+        claims=("dubey_aamas/private-coop-ucb/own-noisy/per-message",
+                "dubey_aamas/private-coop-ucb/own-noisy/fixed-rule/per-message"),
+        where="Lemma 'Privacy of Outgoing Messages', §3.3 message contents (byzantine.md "
+              "§3.4; relation N2: one reward changed, actions re-derived)",
+        audit_claims=(),
+    ),
+    Finding(
         id="dubey_aamas-byzantine-not-private",
         statement=("The Byzantine-proof algorithm broadcasts individual raw rewards; the "
                    "paper disclaims privacy for it, so the title's 'private and "
