@@ -33,10 +33,17 @@ RDP, zCDP, GDP, PLD) sees the same number and they cannot disagree by a factor o
 from __future__ import annotations
 
 import dataclasses
+import math
 
-from fedpriv.privacy._checks import check_delta, check_int_at_least, check_positive
+from fedpriv.privacy._checks import (
+    check_delta,
+    check_int_at_least,
+    check_positive,
+    check_real,
+)
 
 __all__ = [
+    "Composed",
     "DiscreteGaussian",
     "DiscreteLaplace",
     "Event",
@@ -49,6 +56,9 @@ __all__ = [
     "RandomizedResponse",
     "SelfComposed",
     "SymmetricMatrixGaussian",
+    "UnsupportedEventError",
+    "from_dp_event",
+    "to_dp_event",
 ]
 
 
@@ -402,7 +412,9 @@ class OpaqueApproxDP:
     Parameters
     ----------
     epsilon : float
-        > 0 and finite (a raw release is :class:`NonPrivate`).
+        >= 0 and finite (a raw release is :class:`NonPrivate`). ``epsilon = 0``
+        with ``delta > 0`` is the (0, δ) event: with probability δ the release may
+        reveal everything, otherwise nothing.
     delta : float
         In [0, 1); ``delta = 0`` makes the event pure.
     """
@@ -411,7 +423,10 @@ class OpaqueApproxDP:
     delta: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check_positive("epsilon", self.epsilon))
+        epsilon = check_real("epsilon", self.epsilon)
+        if not 0.0 <= epsilon < math.inf:
+            raise ValueError(f"`epsilon` must be in [0, inf), got {epsilon!r}.")
+        object.__setattr__(self, "epsilon", epsilon)
         object.__setattr__(self, "delta", check_delta("delta", self.delta))
 
 
@@ -441,14 +456,50 @@ class SelfComposed:
     count: int
 
     def __post_init__(self) -> None:
-        event = self.event
-        params = getattr(type(event), "__dataclass_params__", None)
-        if isinstance(event, type) or params is None or not params.frozen:
-            raise TypeError(
-                f"`event` must be a frozen event instance, got {type(event).__name__}."
-            )
-        hash(event)  # a frozen dataclass with unhashable fields raises TypeError here
+        _check_frozen_event("event", self.event)
         object.__setattr__(self, "count", check_int_at_least("count", self.count, 1))
+
+
+def _check_frozen_event(name: str, event: object) -> None:
+    """Raise TypeError unless ``event`` is a hashable frozen-dataclass instance."""
+    params = getattr(type(event), "__dataclass_params__", None)
+    if isinstance(event, type) or params is None or not params.frozen:
+        raise TypeError(
+            f"`{name}` must be a frozen event instance, got {type(event).__name__}."
+        )
+    hash(event)  # a frozen dataclass with unhashable fields raises TypeError here
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Composed:
+    """Sequential (possibly adaptive) releases of several events, in order.
+
+    Identical to charging each part once in one cell (dp-accounting's
+    ``ComposedDpEvent``, with a tuple instead of a mutable list). ``Composed(events=())``
+    releases nothing (dp-accounting's ``NoOpDpEvent``).
+
+    Parameters
+    ----------
+    events : tuple of Event
+        Frozen, hashable events (a list is converted to a tuple).
+
+    Raises
+    ------
+    TypeError
+        If ``events`` is not a sequence of frozen event instances.
+    """
+
+    events: tuple = ()
+
+    def __post_init__(self) -> None:
+        if isinstance(self.events, (str, bytes)) or not hasattr(self.events, "__iter__"):
+            raise TypeError(
+                f"`events` must be a sequence of events, got {type(self.events).__name__}."
+            )
+        parts = tuple(self.events)
+        for part in parts:
+            _check_frozen_event("events[i]", part)
+        object.__setattr__(self, "events", parts)
 
 
 Event = (
@@ -463,4 +514,15 @@ Event = (
     | GaussianTree
     | OpaqueApproxDP
     | SelfComposed
+    | Composed
 )
+
+
+def __getattr__(name: str):
+    """The dp-accounting interop (:mod:`fedpriv.privacy.interop`), loaded on first use
+    so that this module keeps no import of the handlers it is priced by."""
+    if name in ("from_dp_event", "to_dp_event", "UnsupportedEventError"):
+        from fedpriv.privacy import interop
+
+        return getattr(interop, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

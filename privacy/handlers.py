@@ -17,11 +17,16 @@ NonPrivate               no guarantee: ``inf`` on every route
 Gaussian, GaussianTree,  GDP μ = Δ/σ, √depth·Δ/σ, ‖D‖_F/(√2σ); ρ = μ²/2; RDP αμ²/2;
 SymmetricMatrixGaussian  all merged into one Gaussian PLD of μ = √Σ μ_i²
 DiscreteLaplace          pure Δ/t; PLD ``from_discrete_laplace_mechanism(1/t, Δ)``
-DiscreteGaussian         ρ = Δ²/(2σ²): zCDP, RDP and basic via zCDP; no GDP or PLD
+DiscreteGaussian         ρ = Δ²/(2σ²): zCDP, RDP and basic via zCDP; exact PLD from
+                         the pmf (``from_discrete_gaussian_mechanism``) when
+                         ``1 <= Δ² < 2`` (the only integer shifts are ±1 in one
+                         coordinate); no GDP
 RandomizedResponse       pure ε; exact (ε, 0) randomized-response PLD
 OpaqueApproxDP           (ε, δ) in basic/advanced/optimal; worst-case (ε, δ) PLD; pure,
                          RDP and zCDP only when δ = 0
 SelfComposed             expanded into ``count`` releases of its event
+Composed                 expanded into its parts; sums of the parts' quantities when
+                         nested (e.g. inside a Poisson-sampled event)
 =======================  ===============================================================
 
 Missing handlers are derived where a theorem allows it: pure ε gives RDP through the
@@ -46,6 +51,7 @@ import numpy as np
 
 from fedpriv.privacy.errors import UnsupportedEventError
 from fedpriv.privacy.events import (
+    Composed,
     DiscreteGaussian,
     DiscreteLaplace,
     Gaussian,
@@ -385,6 +391,68 @@ def _scaled(value: float | None, factor: float) -> float | None:
     return None if value is None else factor * value
 
 
+def _discrete_gaussian_pld(
+    event: DiscreteGaussian, discretization: float, pessimistic: bool
+):
+    """Exact PLD of the discrete Gaussian from its pmf, or None.
+
+    An integer vector of L2 norm in ``[1, √2)`` is ±1 in exactly one coordinate,
+    so the release is the scalar discrete Gaussian at sensitivity 1 (the other
+    coordinates are identical under both neighbors). For larger norms the worst
+    integer shift is not a single one (``(2, 0)`` vs ``(1, 1, 1, 1)``), no
+    dominating pair is claimed and the zCDP route is used; below 1 no integer
+    shift but 0 exists and zCDP is already a bound.
+    """
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
+    if not 1.0 <= event.l2_sensitivity < math.sqrt(2.0):
+        return None
+    return pld_lib.from_discrete_gaussian_mechanism(
+        event.sigma,
+        sensitivity=1,
+        pessimistic_estimate=pessimistic,
+        value_discretization_interval=discretization,
+        use_connect_dots=pessimistic,
+    )
+
+
+def _sum_or_none(values) -> float | None:
+    values = list(values)
+    return None if any(v is None for v in values) else math.fsum(values)
+
+
+def _composed_approx(event: Composed, delta_share: float) -> tuple[float, float]:
+    parts = [_approx(part, delta_share / len(event.events)) for part in event.events]
+    return math.fsum(e for e, _ in parts), math.fsum(d for _, d in parts)
+
+
+def _composed_rdp(event: Composed, orders: np.ndarray) -> np.ndarray:
+    total = np.zeros(orders.shape)
+    for part in event.events:
+        curve = _rdp(part, tuple(orders))
+        if curve is None:
+            return np.full(orders.shape, np.inf)
+        total = total + curve
+    return total
+
+
+def _composed_gdp(event: Composed) -> float | None:
+    squares = _sum_or_none(
+        None if (mu := _gdp(part)) is None else mu**2 for part in event.events
+    )
+    return None if squares is None else math.sqrt(squares)
+
+
+def _composed_pld(event: Composed, discretization: float, pessimistic: bool):
+    composed = None
+    for part in event.events:
+        pld = _event_pld(part, 1, discretization, pessimistic)
+        if pld is None:
+            return None
+        composed = pld if composed is None else composed.compose(pld)
+    return composed
+
+
 _BUILTIN = {
     Laplace: EventHandlers(
         pure=lambda e: e.l1_sensitivity / e.scale,
@@ -427,6 +495,7 @@ _BUILTIN = {
             (zcdp_epsilon(_zcdp(e), share), share) if share > 0 else (math.inf, 0.0)
         ),
         zcdp=lambda e: e.l2_sensitivity**2 / (2 * e.sigma**2),
+        pld=_discrete_gaussian_pld,
     ),
     RandomizedResponse: EventHandlers(
         pure=lambda e: e.epsilon,
@@ -450,6 +519,14 @@ _BUILTIN = {
         zcdp=lambda e: _scaled(_zcdp(e.event), e.count),
         gdp=lambda e: _scaled(_gdp(e.event), math.sqrt(e.count)),
         pld=_self_composed_pld,
+    ),
+    Composed: EventHandlers(
+        pure=lambda e: math.fsum(_pure(part) for part in e.events),
+        approx=lambda e, share: _composed_approx(e, share) if e.events else (0.0, 0.0),
+        rdp=_composed_rdp,
+        zcdp=lambda e: _sum_or_none(_zcdp(part) for part in e.events),
+        gdp=lambda e: _composed_gdp(e) if e.events else None,
+        pld=lambda e, d, p: _composed_pld(e, d, p) if e.events else None,
     ),
 }
 
