@@ -56,9 +56,6 @@ __all__ = [
     "RandomizedResponse",
     "SelfComposed",
     "SymmetricMatrixGaussian",
-    "UnsupportedEventError",
-    "from_dp_event",
-    "to_dp_event",
 ]
 
 
@@ -519,8 +516,10 @@ Event = (
 
 
 def __getattr__(name: str):
-    """The dp-accounting interop (:mod:`fedpriv.privacy.interop`), loaded on first use
-    so that this module keeps no import of the handlers it is priced by."""
+    """``from_dp_event``, ``to_dp_event`` and ``UnsupportedEventError`` of the
+    dp-accounting interop (:mod:`fedpriv.privacy.interop`), re-exported here and loaded
+    on first use, so that importing the events imports neither dp-accounting nor the
+    handlers that price them. ``__all__`` lists the event classes only."""
     if name in ("from_dp_event", "to_dp_event", "UnsupportedEventError"):
         from fedpriv.privacy import interop
 

@@ -5,6 +5,13 @@ record (a user, an agent, a client) enters the sample independently with probabi
 ``sampling_rate`` and the sample is *secret* (only the mechanism's output is released).
 Importing this module registers its handlers with :mod:`fedpriv.privacy.routes`.
 
+Where it does not apply: Li & Song's partial participation (CE-CDP-MAB, participation
+rate ``p``) draws ``N = ceil(p M)`` agents *without replacement* at the server, which
+sees who uploads, and a non-selected agent's noisy mean is still released, folded into
+its ȳ, the next time it is selected (``shared/reference/li_song.md`` §2.2 and §3.5
+P4). The selection is not secret and every reward is eventually released, so no
+amplification is claimed there and its accountant recipe is unchanged.
+
 Meaning of the inner event's sensitivity
 ----------------------------------------
 Unlike the other events (see :mod:`fedpriv.privacy.events`), the inner event's
@@ -36,6 +43,9 @@ Routes
           amplified pure ε' (sharp pure→RDP bound) where the inner event is pure.
 ``pure``, ``basic``, ``advanced``, ``optimal``
           Amplification by subsampling of the inner (ε, δ) (below).
+
+The optimistic PLD (the lower end of the accountant's bracket) exists only for the
+exact pairs; an amplified (ε', δ') is an upper bound and is left out of the lower end.
 
 Amplification bounds
 --------------------
@@ -129,7 +139,7 @@ class PoissonSampled:
     >>> step = PoissonSampled(event=events.Gaussian(noise_multiplier=1.0),
     ...                       sampling_rate=0.01)
     >>> round(compose_routes([(step, 1000)], 1e-5)["pld"], 2)
-    0.79
+    1.83
     """
 
     event: object
@@ -174,7 +184,7 @@ def amplified_epsilon_delta(
     Examples
     --------
     >>> round(amplified_epsilon_delta(1.0, 0.0, 0.1)[0], 6)
-    0.158276
+    0.158565
     """
     if not math.isfinite(epsilon):
         return (math.inf, 0.0) if sampling_rate > 0 else (0.0, 0.0)
@@ -333,7 +343,9 @@ def _sampled_pld(event: PoissonSampled, discretization: float, pessimistic: bool
     if event.sampling_rate == 0:
         return None  # nothing to compose: the pure route gives 0
     exact = _exact_sampled_pld(event, discretization, pessimistic)
-    if exact is not None:
+    if exact is not None or not pessimistic:
+        # The amplified (ε', δ') pair is an upper bound, not the mechanism's own
+        # loss: it has no optimistic (lower-bound) PLD, so the lower end drops it.
         return exact
     epsilon, delta = _approx(event.event, 0.0)  # inner events with a fixed δ (or pure)
     if not math.isfinite(epsilon):
