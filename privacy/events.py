@@ -317,8 +317,12 @@ class DiscreteGaussian:
     ``ρ``-zCDP with ``ρ = l2_sensitivity² / (2 sigma²)`` (Canonne, Kamath & Steinke
     2020, arXiv:2004.00010, Thm. 4; independent coordinates in its Sec. 2); (ε, δ)
     follows through the zCDP/RDP conversions. The discrete Gaussian is not
-    rotation-invariant, so no exact scalar privacy-loss distribution is claimed for
-    vector releases and the PLD and GDP routes do not apply to it.
+    rotation-invariant, so the GDP route does not apply. The PLD route is exact when
+    ``1 <= l2_sensitivity² < 2``: the only integer shifts of that norm are ±1 in one
+    coordinate, so the release is the scalar discrete Gaussian at sensitivity 1,
+    whose PLD dp-accounting builds from the pmf (``from_discrete_gaussian_mechanism``).
+    For larger sensitivities several integer shifts compete (``(2, 0)`` against
+    ``(1, 1, 1, 1)``) and no dominating pair is claimed.
     """
 
     sigma: float

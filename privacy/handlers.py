@@ -25,8 +25,8 @@ RandomizedResponse       pure ε; exact (ε, 0) randomized-response PLD
 OpaqueApproxDP           (ε, δ) in basic/advanced/optimal; worst-case (ε, δ) PLD; pure,
                          RDP and zCDP only when δ = 0
 SelfComposed             expanded into ``count`` releases of its event
-Composed                 expanded into its parts; sums of the parts' quantities when
-                         nested (e.g. inside a Poisson-sampled event)
+Composed                 expanded into its parts; when nested (e.g. inside a
+                         Poisson-sampled event) priced by :mod:`fedpriv.privacy.composed`
 =======================  ===============================================================
 
 Missing handlers are derived where a theorem allows it: pure ε gives RDP through the
@@ -51,7 +51,6 @@ import numpy as np
 
 from fedpriv.privacy.errors import UnsupportedEventError
 from fedpriv.privacy.events import (
-    Composed,
     DiscreteGaussian,
     DiscreteLaplace,
     Gaussian,
@@ -416,43 +415,6 @@ def _discrete_gaussian_pld(
     )
 
 
-def _sum_or_none(values) -> float | None:
-    values = list(values)
-    return None if any(v is None for v in values) else math.fsum(values)
-
-
-def _composed_approx(event: Composed, delta_share: float) -> tuple[float, float]:
-    parts = [_approx(part, delta_share / len(event.events)) for part in event.events]
-    return math.fsum(e for e, _ in parts), math.fsum(d for _, d in parts)
-
-
-def _composed_rdp(event: Composed, orders: np.ndarray) -> np.ndarray:
-    total = np.zeros(orders.shape)
-    for part in event.events:
-        curve = _rdp(part, tuple(orders))
-        if curve is None:
-            return np.full(orders.shape, np.inf)
-        total = total + curve
-    return total
-
-
-def _composed_gdp(event: Composed) -> float | None:
-    squares = _sum_or_none(
-        None if (mu := _gdp(part)) is None else mu**2 for part in event.events
-    )
-    return None if squares is None else math.sqrt(squares)
-
-
-def _composed_pld(event: Composed, discretization: float, pessimistic: bool):
-    composed = None
-    for part in event.events:
-        pld = _event_pld(part, 1, discretization, pessimistic)
-        if pld is None:
-            return None
-        composed = pld if composed is None else composed.compose(pld)
-    return composed
-
-
 _BUILTIN = {
     Laplace: EventHandlers(
         pure=lambda e: e.l1_sensitivity / e.scale,
@@ -519,14 +481,6 @@ _BUILTIN = {
         zcdp=lambda e: _scaled(_zcdp(e.event), e.count),
         gdp=lambda e: _scaled(_gdp(e.event), math.sqrt(e.count)),
         pld=_self_composed_pld,
-    ),
-    Composed: EventHandlers(
-        pure=lambda e: math.fsum(_pure(part) for part in e.events),
-        approx=lambda e, share: _composed_approx(e, share) if e.events else (0.0, 0.0),
-        rdp=_composed_rdp,
-        zcdp=lambda e: _sum_or_none(_zcdp(part) for part in e.events),
-        gdp=lambda e: _composed_gdp(e) if e.events else None,
-        pld=lambda e, d, p: _composed_pld(e, d, p) if e.events else None,
     ),
 }
 

@@ -74,6 +74,7 @@ from fedpriv.privacy.handlers import (
     handlers_for,
     register_event,
 )
+from fedpriv.privacy import composed as _composed  # registers Composed (nested use)
 from fedpriv.privacy.tree import tree_depth
 
 __all__ = [
@@ -551,3 +552,4 @@ def _delta(items, target_epsilon: float, discretization: float, orders) -> float
 
 
 _track_caches(_cell_pld, _kov_terms, _routes, _lower, _delta)
+del _composed

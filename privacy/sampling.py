@@ -229,13 +229,12 @@ def check_sampling_relation(event: object, relation: NeighboringRelation | str) 
             stack.append(item.event)
         elif type(item) is Composed:
             stack.extend(item.events)
-        elif type(item) is PoissonSampled:
-            if item.neighboring_relation is not expected:
-                raise UnsupportedEventError(
-                    f"a PoissonSampled event for {item.neighboring_relation.value!r} "
-                    f"cannot be charged under {parse_relation(relation).value!r} "
-                    f"(expected neighboring_relation={expected.value!r})."
-                )
+        elif type(item) is PoissonSampled and item.neighboring_relation is not expected:
+            raise UnsupportedEventError(
+                f"a PoissonSampled event for {item.neighboring_relation.value!r} "
+                f"cannot be charged under {parse_relation(relation).value!r} "
+                f"(expected neighboring_relation={expected.value!r})."
+            )
 
 
 # ---------------------------------------------------------------------------- handlers

@@ -13,6 +13,8 @@ import math
 
 import dp_accounting
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from dp_accounting.pld import pld_privacy_accountant
 from dp_accounting.rdp import rdp_privacy_accountant
 
@@ -209,3 +211,40 @@ def test_rdp_replay_uses_the_corrected_replace_one_sensitivity() -> None:
     ours, pld, rdp = _replay([(dp_accounting.GaussianDpEvent(2.0), 1)], REPLACE)
     assert ours.get_epsilon(1e-5) > rdp.get_epsilon(1e-5) + 2.0
     assert ours.get_epsilon(1e-5) == pytest.approx(pld.get_epsilon(1e-5), abs=1e-3)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.floats(min_value=0.05, max_value=50.0),
+    st.floats(min_value=0.001, max_value=1.0),
+    st.integers(min_value=1, max_value=1000),
+    st.sampled_from(["add_or_remove_one", "replace_one"]),
+)
+def test_round_trip_property(noise: float, rate: float, count: int, relation: str) -> None:
+    dp_event = dp_accounting.ComposedDpEvent([
+        dp_accounting.SelfComposedDpEvent(
+            dp_accounting.PoissonSampledDpEvent(rate, dp_accounting.GaussianDpEvent(noise)),
+            count,
+        ),
+        dp_accounting.LaplaceDpEvent(noise),
+    ])
+    ours = from_dp_event(dp_event, neighboring_relation=relation)
+    assert to_dp_event(ours, neighboring_relation=relation) == dp_event
+
+
+def test_structured_accountant_takes_dp_events_with_keys() -> None:
+    accountant = Accountant(relation="add_or_remove_one", disjoint=("agent",))
+    laplace = dp_accounting.LaplaceDpEvent(2.0)
+    accountant.spend(dp_accounting.ComposedDpEvent([laplace, laplace]), key={"agent": 0})
+    accountant.spend_many(laplace, keys={"agent": [0, 1, 2]})
+    assert accountant.get_epsilon(0.0) == pytest.approx(1.5)  # agent 0: three Lap(2)
+    assert list(accountant.charges["event"]) == ["Composed", "Laplace", "Laplace", "Laplace"]
+
+
+def test_composed_event_validates_its_parts() -> None:
+    composed = events.Composed(events=[events.Laplace(scale=1.0)])
+    assert composed.events == (events.Laplace(scale=1.0),)
+    with pytest.raises(TypeError, match="frozen event"):
+        events.Composed(events=(1.0,))
+    with pytest.raises(TypeError, match="sequence of events"):
+        events.Composed(events="laplace")

@@ -151,6 +151,7 @@ def test_opaque_inner_event_keeps_its_delta() -> None:
     step = PoissonSampled(event=opaque, sampling_rate=0.1)
     routes = compose_routes([(step, 5)], 1e-5)
     epsilon, delta = amplified_epsilon_delta(1.0, 1e-6, 0.1)
+    assert delta == pytest.approx(1e-7)
     assert routes["basic"] == pytest.approx(5 * epsilon)
     assert compose_routes([(step, 5)], 4e-7)["basic"] == math.inf  # 5 q δ = 5e-7
     assert routes["pld"] <= routes["basic"] + 1e-9
@@ -191,3 +192,20 @@ def test_sampling_never_costs_more_and_brackets_hold(inner, rate, relation, coun
     assert best <= min(compose_routes(full, delta, pld_discretization=FAST_PLD).values()) + 1e-6
     for name, value in routes.items():
         assert value >= lower - 1e-6, name
+
+
+def test_composed_inner_event_is_one_sample_of_several_releases() -> None:
+    """Two Gaussian releases on one sample are one Gaussian of μ = √(μ₁² + μ₂²)
+    (dp-accounting's effective noise multiplier; Dong, Roth & Su 2019, Cor. 3.3)."""
+    pair = events.Composed(events=(events.Gaussian(noise_stddev=3.0), events.Gaussian(noise_stddev=4.0)))
+    merged = events.Gaussian(noise_stddev=12.0 / 5.0)  # 1/σ² = 1/9 + 1/16
+    routes = [
+        compose_routes([(PoissonSampled(event=e, sampling_rate=0.1), 5)], 1e-6,
+                       pld_discretization=FAST_PLD)
+        for e in (pair, merged)
+    ]
+    assert routes[0]["pld"] == pytest.approx(routes[1]["pld"], rel=1e-9)
+    assert routes[0]["rdp"] == pytest.approx(routes[1]["rdp"], rel=1e-9)
+    laplaces = events.Composed(events=(events.Laplace(scale=2.0), events.Laplace(scale=2.0)))
+    pure = compose_routes([(PoissonSampled(event=laplaces, sampling_rate=0.1), 1)], 0.0)["pure"]
+    assert pure == pytest.approx(math.log1p(0.1 * math.expm1(1.0)))
