@@ -106,6 +106,9 @@ SAMPLING_RELATIONS = (NeighboringRelation.ADD_OR_REMOVE_ONE, NeighboringRelation
 
 #: Bisection steps that fit the inner δ share to the outer one under replace-one.
 _SHARE_STEPS = 60
+#: Largest δ share handed to the inner event (``δ / q`` can exceed 1 for tiny ``q``;
+#: any share in [0, 1) gives a valid pair, and at 1/2 most mechanisms are at ε ≈ 0).
+_MAX_INNER_SHARE = 0.5
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -221,6 +224,8 @@ def check_sampling_relation(event: object, relation: NeighboringRelation | str) 
         If a :class:`PoissonSampled` inside ``event`` (nested in ``SelfComposed``,
         ``Composed`` or another ``PoissonSampled``) states the other relation.
     """
+    if type(event) not in _WRAPPERS:  # the common case: nothing to check
+        return
     expected = sampling_relation_for(relation)
     stack = [event]
     while stack:
@@ -237,18 +242,23 @@ def check_sampling_relation(event: object, relation: NeighboringRelation | str) 
             )
 
 
+#: Event types that can hold a :class:`PoissonSampled` (checked by the walk above).
+_WRAPPERS = frozenset({SelfComposed, Composed, PoissonSampled})
+
+
 # ---------------------------------------------------------------------------- handlers
 def _sampled_approx(event: PoissonSampled, delta_share: float) -> tuple[float, float]:
     """(ε', δ') spending at most ``delta_share`` (or the inner event's own fixed δ)."""
     q = event.sampling_rate
     if q == 0:
         return 0.0, 0.0
-    epsilon, delta = _approx(event.event, delta_share / q)
+    inner_share = min(delta_share / q, _MAX_INNER_SHARE)
+    epsilon, delta = _approx(event.event, inner_share)
     amplified = amplified_epsilon_delta(epsilon, delta, q, replace=event.replace)
     if not event.replace or delta == 0 or amplified[1] <= delta_share:
         return amplified
     # Replace-one spends q (1 + e^ε) δ: shrink the inner share until it fits.
-    low, high = 0.0, delta_share / q
+    low, high = 0.0, inner_share
     best = (math.inf, 0.0)
     for _ in range(_SHARE_STEPS):
         middle = 0.5 * (low + high)

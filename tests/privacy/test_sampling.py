@@ -209,3 +209,13 @@ def test_composed_inner_event_is_one_sample_of_several_releases() -> None:
     laplaces = events.Composed(events=(events.Laplace(scale=2.0), events.Laplace(scale=2.0)))
     pure = compose_routes([(PoissonSampled(event=laplaces, sampling_rate=0.1), 1)], 0.0)["pure"]
     assert pure == pytest.approx(math.log1p(0.1 * math.expm1(1.0)))
+
+
+def test_tiny_rate_with_a_large_delta_share() -> None:
+    """δ / q > 1 (q = 1e-4, δ = 1e-3): the inner share is capped, and the Gaussian's
+    ε(δ) is 0 because 3 q TV(N(0, 1), N(1, 1)) = 1.15e-4 <= δ."""
+    step = _sampled_gaussian(1.0, 1e-4)
+    routes = compose_routes([(step, 3)], 1e-3, pld_discretization=FAST_PLD)
+    assert routes["basic"] == 0.0 and routes["pld"] == 0.0
+    tv = math.erf(0.5 / math.sqrt(2.0))  # TV of N(0, 1) and N(1, 1)
+    assert compose_routes([(step, 3)], 0.9 * 3e-4 * tv, pld_discretization=FAST_PLD)["pld"] > 0
