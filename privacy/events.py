@@ -346,18 +346,27 @@ class RandomizedResponse:
     epsilon : float
         Pure privacy parameter: the true answer is kept with probability
         ``e^ε / (e^ε + k - 1)`` for ``k`` answers. > 0 and finite.
+    num_buckets : int
+        Number of answers ``k``, >= 2 (default 2). Only the PLD uses it.
 
     Notes
     -----
-    Accounted as binary randomized response, the worst ε-DP mechanism: every ε-DP
-    mechanism is a post-processing of it (Kairouz, Oh & Viswanath 2015, Thm. 2.1),
-    so k-ary versions are covered.
+    Binary randomized response is the worst ε-DP mechanism: every ε-DP mechanism is
+    a post-processing of it (Kairouz, Oh & Viswanath 2015, Thm. 2.1), so the pure,
+    RDP and zCDP routes price every ``k`` as ``k = 2``. The PLD is the exact one of
+    ``k`` answers: for two neighboring inputs the privacy loss is ``+ε`` with
+    probability ``e^ε / (e^ε + k - 1)``, ``-ε`` with ``1 / (e^ε + k - 1)`` and 0
+    otherwise (dp-accounting's ``from_randomized_response``, ``REPLACE_ONE``).
     """
 
     epsilon: float
+    num_buckets: int = 2
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_positive("epsilon", self.epsilon))
+        object.__setattr__(
+            self, "num_buckets", check_int_at_least("num_buckets", self.num_buckets, 2)
+        )
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

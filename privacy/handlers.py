@@ -21,7 +21,7 @@ DiscreteGaussian         ρ = Δ²/(2σ²): zCDP, RDP and basic via zCDP; exact 
                          the pmf (``from_discrete_gaussian_mechanism``) when
                          ``1 <= Δ² < 2`` (the only integer shifts are ±1 in one
                          coordinate); no GDP
-RandomizedResponse       pure ε; exact (ε, 0) randomized-response PLD
+RandomizedResponse       pure ε; exact PLD of its ``num_buckets`` answers
 OpaqueApproxDP           (ε, δ) in basic/advanced/optimal; worst-case (ε, δ) PLD; pure,
                          RDP and zCDP only when δ = 0
 SelfComposed             expanded into ``count`` releases of its event
@@ -272,7 +272,33 @@ def _approx(event: Any, delta_share: float) -> tuple[float, float]:
 def _two_point_pld(
     epsilon: float, delta: float, discretization: float, pessimistic: bool
 ):
-    """PLD of the (ε, δ) randomized response, the worst (ε, δ)-DP mechanism.
+    """PLD of the (ε, δ) randomized response, the worst (ε, δ)-DP mechanism."""
+    return _atoms_pld(
+        (
+            (epsilon, (1 - delta) / (1 + math.exp(-epsilon))),
+            (-epsilon, (1 - delta) / (1 + math.exp(epsilon))),
+        ),
+        delta,
+        discretization,
+        pessimistic,
+    )
+
+
+def _randomized_response_pld(event: Any, discretization: float, pessimistic: bool):
+    """Exact PLD of ``k``-ary randomized response (loss ±ε or 0, see the event)."""
+    if event.num_buckets == 2:
+        return _two_point_pld(event.epsilon, 0.0, discretization, pessimistic)
+    total = math.expm1(event.epsilon) + event.num_buckets
+    atoms = (
+        (event.epsilon, math.exp(event.epsilon) / total),
+        (-event.epsilon, 1.0 / total),
+        (0.0, (event.num_buckets - 2) / total),
+    )
+    return _atoms_pld(atoms, 0.0, discretization, pessimistic)
+
+
+def _atoms_pld(atoms, delta: float, discretization: float, pessimistic: bool):
+    """PLD of finitely many ``(loss, mass)`` atoms plus an infinite loss of mass δ.
 
     Pessimistic: each atom at loss ``l`` is split between the grid points ``a < l < b``
     keeping its mass and ``E[e^{-L}]`` (connect-the-dots, Doroshenko et al. 2022):
@@ -282,10 +308,7 @@ def _two_point_pld(
     from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
     masses: dict[int, float] = {}
-    for loss, mass in (
-        (epsilon, (1 - delta) / (1 + math.exp(-epsilon))),
-        (-epsilon, (1 - delta) / (1 + math.exp(epsilon))),
-    ):
+    for loss, mass in atoms:
         low = math.floor(loss / discretization)
         high = math.ceil(loss / discretization)
         if not pessimistic or low == high:
@@ -461,7 +484,7 @@ _BUILTIN = {
     ),
     RandomizedResponse: EventHandlers(
         pure=lambda e: e.epsilon,
-        pld=lambda e, d, p: _two_point_pld(e.epsilon, 0.0, d, p),
+        pld=_randomized_response_pld,
     ),
     OpaqueApproxDP: EventHandlers(
         pure=lambda e: e.epsilon if e.delta == 0 else math.inf,

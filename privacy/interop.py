@@ -25,8 +25,9 @@ dp-accounting                          fedpriv
 ``GaussianDpEvent(m)``                 ``Gaussian(noise_stddev=m, l2_sensitivity=f)``
 ``LaplaceDpEvent(m)``                  ``Laplace(scale=m, l1_sensitivity=f)``
 ``DiscreteLaplaceDpEvent(a, s)``       ``DiscreteLaplace(scale=1/a, l1_sensitivity=f s)``
-``RandomizedResponseDpEvent(p, k)``    ``RandomizedResponse(ε = log(1 + k (1 - p) / p))``
-                                       (replace relations only, as in dp-accounting)
+``RandomizedResponseDpEvent(p, k)``    ``RandomizedResponse(ε = log(1 + k (1 - p) / p),
+                                       num_buckets=k)`` (replace relations only, as in
+                                       dp-accounting)
 ``SelfComposedDpEvent(e, n)``          ``SelfComposed(event, n)`` (``n = 0``: no-op)
 ``ComposedDpEvent([...])``             ``Composed(events=(...))``
 ``PoissonSampledDpEvent(q, e)``        ``PoissonSampled(event, q, relation)``
@@ -36,9 +37,6 @@ dp-accounting                          fedpriv
 is a raw release (``NonPrivate``), a sampling probability of 0 or a single-bucket
 randomized response, or one with ``noise_parameter = 1``, releases nothing
 (``Composed(events=())``), as in dp-accounting.
-k-ary randomized response is accounted as binary randomized response at the same ε,
-the worst ε-DP mechanism (Kairouz, Oh & Viswanath 2015, Thm. 2.1): exact for
-``k = 2``, an upper bound for ``k > 2``.
 """
 
 from __future__ import annotations
@@ -103,7 +101,7 @@ def from_dp_event(
     -------
     Event
         A frozen event that the accountant prices exactly as the ``DpEvent``
-        describes (k-ary randomized response: see the module docstring).
+        describes.
 
     Raises
     ------
@@ -185,7 +183,7 @@ def _from_randomized_response(event, factor, relation):
         return NonPrivate(reason="dp_accounting.RandomizedResponseDpEvent(noise_parameter=0)")
     if p == 1:
         return _NO_OP  # the output is independent of the input
-    return RandomizedResponse(epsilon=math.log1p(k * (1 - p) / p))
+    return RandomizedResponse(epsilon=math.log1p(k * (1 - p) / p), num_buckets=k)
 
 
 def _from_self_composed(event, factor, relation):
@@ -278,7 +276,8 @@ def _to_discrete_laplace(event, factor, relation):
 def _to_randomized_response(event, factor, relation):
     if relation is NeighboringRelation.ADD_OR_REMOVE_ONE:
         raise _unsupported(event, "dp-accounting defines it for replace relations only")
-    return dp_accounting.RandomizedResponseDpEvent(2.0 / (math.exp(event.epsilon) + 1.0), 2)
+    k = event.num_buckets
+    return dp_accounting.RandomizedResponseDpEvent(k / (math.expm1(event.epsilon) + k), k)
 
 
 def _to_composed(event, factor, relation):
