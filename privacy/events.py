@@ -347,7 +347,9 @@ class RandomizedResponse:
         Pure privacy parameter: the true answer is kept with probability
         ``e^ε / (e^ε + k - 1)`` for ``k`` answers. > 0 and finite.
     num_buckets : int
-        Number of answers ``k``, >= 2 (default 2). Only the PLD uses it.
+        Number of answers ``k``, >= 2 (default 2). Only the PLD uses it. ``k > 2``
+        describes neighbors that change one record's answer (a replace relation);
+        an ``add_or_remove_one`` accountant refuses it.
 
     Notes
     -----

@@ -80,6 +80,7 @@ from fedpriv.privacy.events import (
     DiscreteGaussian,
     DiscreteLaplace,
     Laplace,
+    RandomizedResponse,
     SelfComposed,
     _check_frozen_event,
 )
@@ -216,13 +217,18 @@ def sampling_relation_for(relation: NeighboringRelation | str) -> NeighboringRel
 
 
 def check_sampling_relation(event: object, relation: NeighboringRelation | str) -> None:
-    """Raise unless every Poisson-sampled part of ``event`` states ``relation``'s family.
+    """Raise unless every relation-bound part of ``event`` fits ``relation``'s family.
+
+    Two events describe a neighboring pair of their own: :class:`PoissonSampled`
+    (its ``neighboring_relation``) and k-ary ``RandomizedResponse`` (``num_buckets >
+    2``: one record's answer changed, a replace relation).
 
     Raises
     ------
     UnsupportedEventError
         If a :class:`PoissonSampled` inside ``event`` (nested in ``SelfComposed``,
-        ``Composed`` or another ``PoissonSampled``) states the other relation.
+        ``Composed`` or another ``PoissonSampled``) states the other relation, or a
+        k-ary randomized response is charged under ``add_or_remove_one``.
     """
     if type(event) not in _WRAPPERS:  # the common case: nothing to check
         return
@@ -234,6 +240,16 @@ def check_sampling_relation(event: object, relation: NeighboringRelation | str) 
             stack.append(item.event)
         elif type(item) is Composed:
             stack.extend(item.events)
+        elif (
+            type(item) is RandomizedResponse
+            and item.num_buckets > 2
+            and expected is NeighboringRelation.ADD_OR_REMOVE_ONE
+        ):
+            raise UnsupportedEventError(
+                "k-ary randomized response (num_buckets > 2) describes a changed "
+                "answer, a replace relation; it cannot be charged under "
+                "'add_or_remove_one' (binary RandomizedResponse can)."
+            )
         elif type(item) is PoissonSampled and item.neighboring_relation is not expected:
             raise UnsupportedEventError(
                 f"a PoissonSampled event for {item.neighboring_relation.value!r} "
@@ -243,7 +259,7 @@ def check_sampling_relation(event: object, relation: NeighboringRelation | str) 
 
 
 #: Event types that can hold a :class:`PoissonSampled` (checked by the walk above).
-_WRAPPERS = frozenset({SelfComposed, Composed, PoissonSampled})
+_WRAPPERS = frozenset({SelfComposed, Composed, PoissonSampled, RandomizedResponse})
 
 
 # ---------------------------------------------------------------------------- handlers

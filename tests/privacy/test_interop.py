@@ -307,3 +307,22 @@ def test_dp_accounting_pld_ignores_the_count_of_randomized_response() -> None:
     assert theirs.get_epsilon(1e-6) == pytest.approx(math.log(3.0), abs=1e-3)
     assert ours.get_epsilon(1e-6) == pytest.approx(2 * math.log(3.0), abs=1e-3)
     assert ours.get_delta(math.log(3.0)) >= 0.375 - 1e-9  # P(2 matches) (1 - 3 / 9)
+
+
+def test_k_ary_randomized_response_needs_a_replace_relation() -> None:
+    accountant = Accountant(relation="add_or_remove_one")
+    with pytest.raises(UnsupportedEventError, match="num_buckets"):
+        accountant.spend(events.RandomizedResponse(epsilon=1.0, num_buckets=3))
+    accountant.spend(events.RandomizedResponse(epsilon=1.0))  # binary: any relation
+    assert accountant.get_epsilon(0.0) == 1.0
+
+
+def test_k_ary_randomized_response_pld_is_exact() -> None:
+    """δ(ε') of 4-ary randomized response at ε = 1, summed over its 4 outputs:
+    (e - e^{ε'}) / (e + 3) for 0 <= ε' < 1."""
+    from fedpriv.privacy.routes import compose_delta
+
+    event = events.RandomizedResponse(epsilon=1.0, num_buckets=4)
+    for target in (0.0, 0.5, 0.9):
+        exact = (math.e - math.exp(target)) / (math.e + 3)
+        assert compose_delta([(event, 1)], target) == pytest.approx(exact, abs=1e-4)
