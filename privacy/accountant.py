@@ -38,6 +38,7 @@ from fedpriv.privacy.errors import BudgetExceededError
 from fedpriv.privacy.events import Event, NonPrivate
 from fedpriv.privacy.guarantees import ApproxDP, PureDP
 from fedpriv.privacy.relations import NeighboringRelation, parse_relation
+from fedpriv.privacy.sampling import check_sampling_relation
 from fedpriv.privacy.routes import (
     ROUTES,
     compose_delta,
@@ -53,6 +54,8 @@ __all__ = ["RELATIVE_TOLERANCE", "Accountant", "event_epsilon"]
 RELATIVE_TOLERANCE = 1e-12
 
 _SUPPORTED_RELATIONS = frozenset(NeighboringRelation)
+#: Internal label column of a charge made without any key level (one release).
+_SINGLE_CELL = "__single_cell__"
 
 
 def event_epsilon(event: Event) -> float:
@@ -82,7 +85,9 @@ class Accountant:
         ``"replace_one_reward"`` (Zhu et al. 2021, Definition 1).
     disjoint : sequence of str
         Key levels whose cells hold disjoint records under ``relation`` (composed in
-        parallel). Every charge must give a label for each.
+        parallel). Every charge must give a label for each. Default ``()``: no
+        structure, every charge goes to one cell and ``spend`` needs no ``key``
+        (a single mechanism, or a dp-accounting ledger replayed as it is).
     sequential : sequence of str
         Extra key levels that only label charges (composed sequentially).
     budget : PureDP or ApproxDP, optional
@@ -103,6 +108,10 @@ class Accountant:
     Examples
     --------
     >>> from fedpriv.privacy import Accountant, events
+    >>> single = Accountant()
+    >>> single.spend(events.Laplace(scale=2.0))
+    >>> single.get_epsilon(target_delta=0.0)
+    0.5
     >>> acc = Accountant(disjoint=("agent", "arm"))
     >>> acc.spend(events.LaplaceTree(scale=4.0, horizon=16), key={"agent": 0, "arm": 1})
     >>> acc.get_epsilon(target_delta=0.0)
@@ -113,7 +122,7 @@ class Accountant:
         self,
         *,
         relation: NeighboringRelation | str = NeighboringRelation.REPLACE_ONE_REWARD,
-        disjoint: Sequence[str] = ("agent", "arm"),
+        disjoint: Sequence[str] = (),
         sequential: Sequence[str] = (),
         budget: PureDP | ApproxDP | None = None,
         pld_discretization: float = 1e-4,
@@ -126,9 +135,9 @@ class Accountant:
                 f"`relation` must be one of {allowed} for this accountant; "
                 f"got {self.relation.value!r}."
             )
+        if isinstance(disjoint, str) or isinstance(sequential, str):
+            raise TypeError("`disjoint` and `sequential` must be sequences of level names.")
         self.disjoint = tuple(str(level) for level in disjoint)
-        if not self.disjoint:
-            raise ValueError("`disjoint` must name at least one key level.")
         self.sequential = tuple(str(level) for level in sequential)
         levels = self.disjoint + self.sequential
         if len(set(levels)) != len(levels):
@@ -154,7 +163,9 @@ class Accountant:
         self._n_draws = 0
 
     # ------------------------------------------------------------------ charging
-    def _normalise_keys(self, keys: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    def _normalise_keys(self, keys: Mapping[str, Any] | None) -> dict[str, np.ndarray]:
+        if keys is None:
+            keys = {}
         if not isinstance(keys, Mapping):
             raise TypeError(f"`key` must be a mapping of level -> label, got {type(keys).__name__}.")
         unknown = sorted(set(keys) - set(self.levels))
@@ -166,6 +177,8 @@ class Accountant:
         if missing:
             raise ValueError(f"key is missing the disjoint level(s) {missing}.")
         arrays = {level: np.atleast_1d(np.asarray(keys[level])).ravel() for level in keys}
+        if not arrays:  # no structure: one charge to the single cell
+            return {_SINGLE_CELL: np.zeros(1, dtype=np.int64)}
         n = max(a.size for a in arrays.values())
         if any(a.size not in (1, n) for a in arrays.values()):
             raise ValueError("all key arrays must have the same length (or length 1).")
@@ -183,16 +196,26 @@ class Accountant:
         self._version += 1
         self._cells_cache.clear()
 
-    def spend(self, event: Event, *, key: Mapping[str, Any]) -> None:
+    def spend(self, event: Event, *, key: Mapping[str, Any] | None = None) -> None:
         """Charge one release of ``event`` to the cell named by ``key``.
 
         The charge is atomic: the event and key are validated and the budget checked
         before anything is recorded.
 
+        Parameters
+        ----------
+        event : Event or dp_accounting.DpEvent
+            A ``DpEvent`` is converted by :func:`fedpriv.privacy.interop.from_dp_event`
+            under this accountant's relation.
+        key : mapping of str to label, optional
+            One label per declared level; may be omitted when no ``disjoint`` level is
+            declared.
+
         Raises
         ------
         UnsupportedEventError
-            If the event type has no handler.
+            If the event type has no handler (or a ``DpEvent`` has no counterpart), or
+            a Poisson-sampled event states a relation of the other family.
         ValueError
             If ``key`` names an undeclared level or misses a disjoint level.
         BudgetExceededError
@@ -200,7 +223,17 @@ class Accountant:
         """
         self.spend_many(event, keys=key)
 
-    def spend_many(self, event: Event, *, keys: Mapping[str, Any]) -> None:
+    def _as_event(self, event: Any) -> Event:
+        """``event``, converted from dp-accounting if needed, checked against the
+        relation when it is Poisson-sampled (its guarantee names a relation)."""
+        if type(event).__module__.startswith("dp_accounting"):
+            from fedpriv.privacy.interop import from_dp_event  # imports dp-accounting
+
+            event = from_dp_event(event, neighboring_relation=self.relation)
+        check_sampling_relation(event, self.relation)
+        return event
+
+    def spend_many(self, event: Event, *, keys: Mapping[str, Any] | None = None) -> None:
         """Charge one release of ``event`` to each of many cells at once.
 
         Parameters
@@ -217,8 +250,8 @@ class Accountant:
         Same as :meth:`spend`.
         """
         n_events_before = len(self._events)
-        event_id = self._event_id(event)
         arrays = self._normalise_keys(keys)
+        event_id = self._event_id(self._as_event(event))
         self._charges.append((event_id, arrays))
         self._bump()
         if self.budget is not None:
@@ -467,7 +500,10 @@ class Accountant:
         for event_id, arrays in self._charges:
             event = self._events[event_id]
             n = max(a.size for a in arrays.values())
-            frame = pd.DataFrame({level: arrays[level] for level in arrays})
+            frame = pd.DataFrame(
+                {level: arrays[level] for level in arrays if level != _SINGLE_CELL},
+                index=range(n),
+            )
             frame["event"] = type(event).__name__
             frame["scale"] = getattr(event, "scale", math.nan)
             frame["horizon"] = getattr(event, "horizon", 0)
