@@ -104,6 +104,9 @@ class Accountant(StoredLedgerMixin):
         ``disjoint``, ``sequential``, ``budget`` and ``keep_draw_rows``
         (:func:`fedpriv.privacy.store.open_accountant` reopens it without restating
         them). Call :meth:`close` when done.
+    store_synchronous : {"full", "normal"}
+        ``"full"`` (default): a charge returns once it is on disk, so it survives a
+        power cut; ``"normal"``: it survives a killed process only, and is faster.
 
     Raises
     ------
@@ -133,6 +136,7 @@ class Accountant(StoredLedgerMixin):
         pld_discretization: float = 1e-4,
         keep_draw_rows: bool = True,
         store: str | os.PathLike | None = None,
+        store_synchronous: str = "full",
     ) -> None:
         self.relation = parse_relation(relation)
         if self.relation not in _SUPPORTED_RELATIONS:
@@ -174,7 +178,7 @@ class Accountant(StoredLedgerMixin):
                 relation=self.relation.value, disjoint=self.disjoint,
                 sequential=self.sequential, budget=self.budget,
                 keep_draw_rows=self.keep_draw_rows,
-            ))
+            ), synchronous=store_synchronous)
             self._sync()
 
     # ------------------------------------------------------------------ charging

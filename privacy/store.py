@@ -7,9 +7,12 @@ in memory. The file is the ledger of record:
 * **One transaction per charge.** A charge (one :meth:`~fedpriv.privacy.accountant.
   Accountant.spend` or one :meth:`~fedpriv.privacy.accountant.Accountant.spend_many`
   batch) is one ``INSERT`` committed on its own, so a process killed at any point
-  leaves it whole or absent, never half of it, never twice (SQLite's atomic commit;
-  WAL journal, ``synchronous = FULL`` so an acknowledged charge also survives a power
-  cut).
+  leaves it whole or absent, never half of it, never twice (SQLite's atomic commit,
+  WAL journal). With ``synchronous="full"`` (the default) every commit is flushed to
+  disk before the charge returns, so an acknowledged charge also survives a power cut
+  or an operating-system crash; ``"normal"`` survives a killed process but may lose
+  the last acknowledged charges on a power cut (SQLite's documented WAL behaviour), at
+  a fraction of the cost (``benchmarks/bench_store.py``).
 * **Shared budget.** The charge opens ``BEGIN IMMEDIATE`` (SQLite's write lock),
   loads every row other processes appended since this process last read, checks the
   budget on the whole ledger, inserts and commits: the check and the charge are one
@@ -55,7 +58,7 @@ from fedpriv.privacy.codec import (
     encode_event,
     encode_keys,
 )
-from fedpriv.privacy.errors import StoreFormatError, StoreMismatchError
+from fedpriv.privacy.errors import StoreError, StoreFormatError, StoreMismatchError
 from fedpriv.privacy.guarantees import ApproxDP, PureDP
 
 __all__ = [
@@ -163,11 +166,12 @@ class LedgerStore:
         self.config = StoreConfig.from_meta(meta)
         self._data_version: int | None = None
         self._event_ids: dict[Any, int] = {}
+        self.closed = False
 
     # -------------------------------------------------------------- opening
     @classmethod
     def open(cls, path: str | os.PathLike, config: StoreConfig | None = None, *,
-             timeout: float = DEFAULT_TIMEOUT) -> LedgerStore:
+             synchronous: str = "full", timeout: float = DEFAULT_TIMEOUT) -> LedgerStore:
         """Open (or, with ``config``, create) the store at ``path``.
 
         Parameters
@@ -178,6 +182,8 @@ class LedgerStore:
         config : StoreConfig, optional
             The accountant's configuration; must equal the stored one. ``None`` opens
             an existing store with whatever configuration it holds.
+        synchronous : {"full", "normal"}
+            SQLite's ``synchronous`` setting for this connection (module docstring).
         timeout : float
             Seconds to wait for another process's lock.
 
@@ -188,9 +194,15 @@ class LedgerStore:
             knows (corrupted, truncated, empty, another application's, newer).
         StoreMismatchError
             If ``config`` differs from the stored configuration.
+        ValueError
+            If ``synchronous`` is not "full" or "normal".
         FileNotFoundError
             If ``path`` does not exist and ``config`` is None.
         """
+        if synchronous not in ("full", "normal"):
+            raise ValueError(
+                f"`store_synchronous` must be 'full' or 'normal', got {synchronous!r}."
+            )
         path = Path(path)
         if not path.exists():
             if config is None:
@@ -198,7 +210,7 @@ class LedgerStore:
             _create(path, config)
         _check_header(path)
         try:
-            connection = _connect(path, timeout)
+            connection = _connect(path, timeout, synchronous)
             meta = _read_meta(path, connection)
         except sqlite3.DatabaseError as error:
             raise StoreFormatError(f"{path}: not a readable fedpriv ledger: {error}") from None
@@ -211,10 +223,19 @@ class LedgerStore:
     def close(self) -> None:
         """Close the connection (the file stays valid at every moment)."""
         self._connection.close()
+        self.closed = True
 
     # -------------------------------------------------------------- transactions
     def begin(self) -> None:
-        """``BEGIN IMMEDIATE``: take the write lock (waits up to the timeout)."""
+        """``BEGIN IMMEDIATE``: take the write lock (waits up to the timeout).
+
+        Raises
+        ------
+        StoreError
+            If the store was closed (a charge would not be recorded).
+        """
+        if self.closed:
+            raise StoreError(f"{self.path}: the ledger store is closed; nothing was charged.")
         self._execute("BEGIN IMMEDIATE")
 
     def commit(self) -> None:
@@ -222,12 +243,15 @@ class LedgerStore:
         self._execute("COMMIT")
 
     def rollback(self) -> None:
-        """Roll back the open transaction, if any."""
+        """Roll back the open transaction, if any (and forget event ids it inserted)."""
+        self._event_ids.clear()
         if self._connection.in_transaction:
             self._connection.rollback()
 
     def changed(self) -> bool:
         """Whether another connection committed since this one last read."""
+        if self.closed:
+            return False
         current = self._execute("PRAGMA data_version").fetchone()[0]
         return current != self._data_version
 
@@ -354,17 +378,16 @@ class StoredLedgerMixin:
         self._refresh()
 
     def close(self) -> None:
-        """Close the store (nothing to do without one); the accountant stays readable."""
+        """Close the store: queries answer from memory, charges raise StoreError."""
         if self._store is not None:
             self._store.close()
-            self._store = None
 
 
 
-def _connect(path: Path, timeout: float) -> sqlite3.Connection:
+def _connect(path: Path, timeout: float, synchronous: str) -> sqlite3.Connection:
     connection = sqlite3.connect(path, timeout=timeout, isolation_level=None)
     connection.execute("PRAGMA journal_mode = WAL")
-    connection.execute("PRAGMA synchronous = FULL")
+    connection.execute(f"PRAGMA synchronous = {synchronous.upper()}")
     connection.execute("PRAGMA foreign_keys = ON")
     return connection
 
@@ -454,7 +477,7 @@ def open_accountant(path: str | os.PathLike, **options: Any):
         An existing ledger store.
     **options
         Other :class:`~fedpriv.privacy.accountant.Accountant` options
-        (``pld_discretization``).
+        (``pld_discretization``, ``store_synchronous``).
 
     Raises
     ------
