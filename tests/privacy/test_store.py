@@ -389,3 +389,12 @@ def test_fedpriv_account_reports_a_running_store(tmp_path, capsys):
     (tmp_path / "bad.sqlite").write_bytes(b"SQLite format 3\x00" + b"\x01" * 100)
     assert main(["account", str(tmp_path / "bad.sqlite")]) == 2
     assert "not a readable fedpriv ledger" in capsys.readouterr().err
+
+
+def test_the_readme_store_example_runs():
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### A persistent ledger shared by processes", 1)[1].split("\n## ")[0]
+    blocks = [block.split("```", 1)[0] for block in section.split("```python\n")[1:]]
+    assert blocks, "the README's store section has no Python example"
+    for block in blocks:
+        exec(compile(block, "README.md (store section)", "exec"), {})
