@@ -247,16 +247,19 @@ class Accountant(StoredLedgerMixin):
         if self._store is None:
             self._spend_in_memory(event, keys)
             return
-        n_events_before = len(self._events)
         self._in_store_transaction(
             lambda: self._spend_in_memory(event, keys),
-            lambda: self._store.insert_charge(event, self._charges[-1][1]),
-            undo=lambda: self._pop_charge(n_events_before),
+            lambda: self._store.insert_charge(
+                self._events[self._charges[-1][0]], self._charges[-1][1]
+            ),
             table=0,
         )
 
-    def _spend_in_memory(self, event: Event, keys: Mapping[str, Any]) -> None:
-        """Validate, append and check the budget; on any error nothing is left."""
+    def _spend_in_memory(self, event: Event, keys: Mapping[str, Any]):
+        """Validate, append and check the budget; a refused charge leaves nothing.
+
+        Returns the function that takes the charge back out.
+        """
         n_events_before = len(self._events)
         event_id = self._event_id(event)
         arrays = self._normalise_keys(keys)
@@ -271,6 +274,7 @@ class Accountant(StoredLedgerMixin):
                     f"charging {event} would raise ε to {spent:.6g} > budget "
                     f"{self.budget.epsilon:.6g}; nothing was released."
                 )
+        return lambda: self._pop_charge(n_events_before)
 
     def _pop_charge(self, n_events_before: int) -> None:
         """Remove the last charge (and an event it introduced)."""
@@ -284,12 +288,11 @@ class Accountant(StoredLedgerMixin):
         if self.budget is None:
             return False
         self._refresh()
-        n_events_before = len(self._events)
         try:
-            self._spend_in_memory(event, key)
+            undo = self._spend_in_memory(event, key)
         except BudgetExceededError:
             return True
-        self._pop_charge(n_events_before)
+        undo()
         return False
 
     def record_draws(
@@ -338,18 +341,19 @@ class Accountant(StoredLedgerMixin):
         if self._store is None:
             self._add_draws(n, block)
             return
-        n_blocks = len(self._draws)
         self._in_store_transaction(
             lambda: self._add_draws(n, block),
             lambda: self._store.insert_draws(n, block),
-            undo=lambda: self._remove_draws(n, n_blocks),
             table=1,
         )
 
-    def _add_draws(self, n: int, block: dict[str, Any] | None) -> None:
+    def _add_draws(self, n: int, block: dict[str, Any] | None):
+        """Append draw rows; returns the function that takes them back out."""
+        n_blocks = len(self._draws)
         self._n_draws += n
         if block is not None:
             self._draws.append(block)
+        return lambda: self._remove_draws(n, n_blocks)
 
     def _remove_draws(self, n: int, n_blocks: int) -> None:
         self._n_draws -= n

@@ -328,19 +328,20 @@ class StoredLedgerMixin:
     ``_charges``, ``_event_id``, ``_add_draws`` and ``_bump``.
     """
 
-    def _in_store_transaction(self, apply, write, *, undo, table: int) -> None:
+    def _in_store_transaction(self, apply, write, *, table: int) -> None:
         """One store transaction: read others' rows, ``apply`` in memory, ``write``, commit.
 
         ``BEGIN IMMEDIATE`` holds the write lock from the read to the commit, so a
-        budget check in ``apply`` sees every charge of every process; if anything
-        fails after ``apply``, ``undo`` restores memory and the transaction rolls back.
-        ``write`` returns the new row's number in ``table`` (0 charges, 1 draws).
+        budget check in ``apply`` sees every charge of every process. ``apply`` returns
+        the function that undoes it: if anything fails after ``apply``, memory is
+        restored and the transaction rolls back. ``write`` returns the new row's number
+        in ``table`` (0 charges, 1 draws).
         """
         store = self._store
         store.begin()
         try:
             self._sync()
-            apply()
+            undo = apply()
             previous = self._store_seq
             try:
                 seq = write()

@@ -214,6 +214,28 @@ def test_a_refused_or_failed_charge_leaves_memory_and_store_unchanged(tmp_path, 
     assert len(accountant.charges) == 2
 
 
+def test_a_failed_write_keeps_the_rows_it_read_from_other_writers(tmp_path, monkeypatch):
+    path = tmp_path / "ledger.sqlite"
+    writer = Accountant(disjoint=("agent",), store=path)
+    other = Accountant(disjoint=("agent",), store=path)
+    other.spend(events.Laplace(scale=5.0), key={"agent": 1})
+    writer.spend(events.Laplace(scale=3.0), key={"agent": 0})  # an event `other` lacks
+    writer.record_draws(keys={"agent": 0}, node=1, level=0, scale=3.0, l1_sensitivity=1.0)
+
+    def failing_commit():
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(other._store, "commit", failing_commit)
+    with pytest.raises(sqlite3.OperationalError):  # reads writer's rows, then fails
+        other.record_draws(keys={"agent": 1}, node=1, level=0, scale=5.0, l1_sensitivity=1.0)
+    writer.spend(events.Laplace(scale=4.0), key={"agent": 2})
+    with pytest.raises(sqlite3.OperationalError):  # an event it knows, after a new one
+        other.spend(events.Laplace(scale=5.0), key={"agent": 1})
+    monkeypatch.undo()
+    _assert_same(other, writer)
+    _assert_same(open_accountant(path), writer)
+
+
 def test_two_accountants_on_one_file_share_the_ledger_and_the_budget(tmp_path):
     path = tmp_path / "ledger.sqlite"
     first = Accountant(disjoint=("agent",), budget=PureDP(1.0), store=path)
