@@ -102,8 +102,8 @@ class Accountant(StoredLedgerMixin):
         enforced over the charges of every process that opens the file; queries see
         them too. The file must have been created with the same ``relation``,
         ``disjoint``, ``sequential``, ``budget`` and ``keep_draw_rows``
-        (:func:`fedpriv.privacy.store.open_accountant` reopens it without restating
-        them). Call :meth:`close` when done.
+        (:meth:`Accountant.open` reopens it without restating them). Call
+        :meth:`close` when done.
     store_synchronous : {"full", "normal"}
         ``"full"`` (default): a charge returns once it is on disk, so it survives a
         power cut; ``"normal"``: it survives a killed process only, and is faster.
@@ -358,6 +358,31 @@ class Accountant(StoredLedgerMixin):
     def _remove_draws(self, n: int, n_blocks: int) -> None:
         self._n_draws -= n
         del self._draws[n_blocks:]
+
+    @classmethod
+    def open(cls, store: str | os.PathLike, **options: Any) -> Accountant:
+        """Reopen the accountant of an existing ledger store with its stored configuration.
+
+        Parameters
+        ----------
+        store : str or PathLike
+            A file written by ``Accountant(..., store=store)``.
+        **options
+            ``pld_discretization`` and ``store_synchronous``.
+
+        Raises
+        ------
+        FileNotFoundError
+            If ``store`` does not exist.
+        StoreFormatError
+            If it is not a ledger store this version can read.
+        """
+        opened = LedgerStore.open(store)
+        config = opened.config
+        opened.close()
+        return cls(relation=config.relation, disjoint=config.disjoint,
+                   sequential=config.sequential, budget=config.budget,
+                   keep_draw_rows=config.keep_draw_rows, store=store, **options)
 
     # ------------------------------------------------------------------ queries
     def _cells(self, where: Mapping[str, Any] | None) -> tuple[np.ndarray, list[Event]]:

@@ -56,7 +56,7 @@ from fedpriv.privacy.accountant import RELATIVE_TOLERANCE, Accountant
 from fedpriv.privacy.errors import DataFormatError
 from fedpriv.privacy.guarantees import format_epsilon
 from fedpriv.privacy.relations import parse_relation
-from fedpriv.privacy.store import LedgerStore, open_accountant
+from fedpriv.privacy.store import LedgerStore
 
 __all__ = [
     "CALIBRATIONS",
@@ -430,7 +430,7 @@ def store_report(path: str | Path, *, delta: float | None = None) -> dict[str, A
     store = LedgerStore.open(path)
     meta = store.meta
     store.close()
-    accountant = open_accountant(path)
+    accountant = Accountant.open(path)
     try:
         budget = accountant.budget
         if delta is None:
@@ -496,8 +496,8 @@ def _store_releases(accountant: Accountant) -> list[dict[str, Any]]:
 def render_store_text(report: Mapping[str, Any]) -> str:
     """A plain-text table of :func:`store_report`: :func:`render_text` plus the budget."""
     lines = [render_text(report),
-             f"charges: {report['n_charges']} cells, {report['n_draws']} noise draws "
-             f"(fedpriv {report['fedpriv_version']}, schema {report['schema_version']})"]
+             (f"charges: {report['n_charges']} cells, {report['n_draws']} noise draws "
+              f"(fedpriv {report['fedpriv_version']}, schema {report['schema_version']})")]
     if report["budget"] is not None:
         budget = report["budget"]
         lines.append(

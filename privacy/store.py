@@ -68,7 +68,6 @@ __all__ = [
     "StoreConfig",
     "StoredLedgerMixin",
     "is_store",
-    "open_accountant",
 ]
 
 #: SQLite ``PRAGMA application_id`` of a fedpriv ledger (ASCII "fdpv").
@@ -457,7 +456,7 @@ def _mismatch(path: Path, stored: StoreConfig, asked: StoreConfig) -> str:
         if getattr(stored, field.name) != getattr(asked, field.name)
     ]
     return (f"{path} was created for another accountant ({'; '.join(differences)}); "
-            "open it with the stored configuration (fedpriv.privacy.store.open_accountant).")
+            "open it with the stored configuration (Accountant.open).")
 
 
 def is_store(path: str | os.PathLike) -> bool:
@@ -467,30 +466,3 @@ def is_store(path: str | os.PathLike) -> bool:
             return handle.read(len(_SQLITE_MAGIC)) == _SQLITE_MAGIC
     except OSError:
         return False
-
-
-def open_accountant(path: str | os.PathLike, **options: Any):
-    """Reopen the accountant of an existing store with its stored configuration.
-
-    Parameters
-    ----------
-    path : str or PathLike
-        An existing ledger store.
-    **options
-        Other :class:`~fedpriv.privacy.accountant.Accountant` options
-        (``pld_discretization``, ``store_synchronous``).
-
-    Raises
-    ------
-    FileNotFoundError, StoreFormatError
-        See :meth:`LedgerStore.open`.
-    """
-    from fedpriv.privacy.accountant import Accountant  # the accountant imports this module
-
-    store = LedgerStore.open(path)
-    config = store.config
-    store.close()
-    return Accountant(relation=config.relation, disjoint=config.disjoint,
-                      sequential=config.sequential, budget=config.budget,
-                      keep_draw_rows=config.keep_draw_rows, store=path, **options)
-

@@ -35,12 +35,7 @@ from fedpriv.privacy.errors import (
     StoreFormatError,
     StoreMismatchError,
 )
-from fedpriv.privacy.store import (
-    APPLICATION_ID,
-    SCHEMA_VERSION,
-    LedgerStore,
-    open_accountant,
-)
+from fedpriv.privacy.store import APPLICATION_ID, SCHEMA_VERSION, LedgerStore
 from tests.privacy._store_worker import RACE_BUDGET, WRITER_LEVELS, step_event
 from tests.privacy._support import assert_unchanged, snapshot
 
@@ -114,7 +109,7 @@ def test_reopening_restores_every_route_the_ledger_and_the_configuration(
     _charge_every_event(memory)
     _assert_same(original, memory)  # the store changes nothing in the answers
     _assert_same(Accountant(**options, store=path), original)
-    _assert_same(open_accountant(path), original)
+    _assert_same(Accountant.open(path), original)
 
 
 def test_every_event_encodes_losslessly_and_canonically():
@@ -174,7 +169,7 @@ def test_label_dtypes_survive(tmp_path):
         "agent": np.array([3, 4], dtype=np.int32), "tag": np.array(["x", "yz"]),
         "weight": np.array([0.5, np.nan])})
     accountant.spend(events.Laplace(scale=2.0), key={"agent": np.int64(3), "tag": None})
-    reopened = open_accountant(path)
+    reopened = Accountant.open(path)
     for (_, before), (_, after) in zip(accountant._charges, reopened._charges):
         assert before.keys() == after.keys()
         for level in before:
@@ -205,9 +200,9 @@ def test_a_refused_or_failed_charge_leaves_memory_and_store_unchanged(tmp_path, 
                                 l1_sensitivity=1.0)
     monkeypatch.undo()
     assert_unchanged(accountant, before)
-    assert_unchanged(open_accountant(path), before)
+    assert_unchanged(Accountant.open(path), before)
     accountant.spend(events.Laplace(scale=9.0), key={"agent": 5})  # the store still works
-    assert len(open_accountant(path).charges) == 2
+    assert len(Accountant.open(path).charges) == 2
     accountant.close()
     with pytest.raises(StoreError, match="closed"):
         accountant.spend(events.Laplace(scale=9.0), key={"agent": 6})
@@ -233,7 +228,7 @@ def test_a_failed_write_keeps_the_rows_it_read_from_other_writers(tmp_path, monk
         other.spend(events.Laplace(scale=5.0), key={"agent": 1})
     monkeypatch.undo()
     _assert_same(other, writer)
-    _assert_same(open_accountant(path), writer)
+    _assert_same(Accountant.open(path), writer)
 
 
 def test_two_accountants_on_one_file_share_the_ledger_and_the_budget(tmp_path):
@@ -313,7 +308,7 @@ def test_four_processes_racing_for_one_budget_never_exceed_it(tmp_path):
     assert all(worker.returncode == 0 for worker in workers)
     accepted = [output.count("accepted") for output in outputs]
     assert sum(accepted) == 16  # 16 x (1/16) fills the budget exactly; 32 were tried
-    final = open_accountant(path)
+    final = Accountant.open(path)
     assert final.get_epsilon() <= RACE_BUDGET.epsilon
     per_worker = final.charges.groupby("worker").size().reindex(range(4), fill_value=0)
     assert per_worker.tolist() == accepted  # every accepted charge is in the ledger
@@ -356,7 +351,7 @@ def test_damaged_files_are_refused_with_a_typed_error(store_file, damage, match)
     with pytest.raises(StoreFormatError, match=match):
         Accountant(disjoint=("agent",), store=store_file)
     with pytest.raises(StoreFormatError):
-        open_accountant(store_file)
+        Accountant.open(store_file)
 
 
 def test_a_newer_schema_and_a_foreign_database_are_refused(store_file, tmp_path):
@@ -382,7 +377,7 @@ def test_another_configuration_is_refused_naming_the_difference(store_file):
     with pytest.raises(StoreMismatchError, match="sequential"):
         Accountant(disjoint=("agent",), sequential=("round",), store=store_file)
     with pytest.raises(FileNotFoundError):
-        open_accountant(store_file.with_name("absent.sqlite"))
+        Accountant.open(store_file.with_name("absent.sqlite"))
 
 
 # ------------------------------------------------------------------ fedpriv account
@@ -412,11 +407,3 @@ def test_fedpriv_account_reports_a_running_store(tmp_path, capsys):
     assert main(["account", str(tmp_path / "bad.sqlite")]) == 2
     assert "not a readable fedpriv ledger" in capsys.readouterr().err
 
-
-def test_the_readme_store_example_runs():
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### A persistent ledger shared by processes", 1)[1].split("\n## ")[0]
-    blocks = [block.split("```", 1)[0] for block in section.split("```python\n")[1:]]
-    assert blocks, "the README's store section has no Python example"
-    for block in blocks:
-        exec(compile(block, "README.md (store section)", "exec"), {})
