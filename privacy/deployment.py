@@ -471,7 +471,7 @@ def _store_per_level(accountant: Accountant, charges: Any, delta: float) -> dict
     for level in accountant.levels:
         if level not in charges or charges.empty:
             continue
-        labels = sorted({label for label in charges[level] if label is not None}, key=repr)
+        labels = sorted({label for label in charges[level].dropna()}, key=repr)
         per_level[level] = {
             str(label): accountant.get_epsilon(delta, where={level: label}) for label in labels
         }

@@ -294,9 +294,7 @@ def test_writer_killed_at_random_points_loses_nothing_acknowledged_and_doubles_n
 
 def test_four_processes_racing_for_one_budget_never_exceed_it(tmp_path):
     path, go_file = tmp_path / "ledger.sqlite", tmp_path / "go"
-    Accountant(disjoint=("agent",), sequential=("worker",), budget=RACE_BUDGET,
-               store=path).close()
-    workers = [
+    workers = [  # they also race to create the file
         subprocess.Popen([sys.executable, str(WORKER), "race", str(path), str(worker), "8",
                           str(go_file)], stdout=subprocess.PIPE, text=True)
         for worker in range(4)
@@ -312,6 +310,7 @@ def test_four_processes_racing_for_one_budget_never_exceed_it(tmp_path):
     assert final.get_epsilon() <= RACE_BUDGET.epsilon
     per_worker = final.charges.groupby("worker").size().reindex(range(4), fill_value=0)
     assert per_worker.tolist() == accepted  # every accepted charge is in the ledger
+    assert not list(tmp_path.glob(".ledger.sqlite.*"))  # no staging file left behind
 
 
 # ------------------------------------------------------------------ files it refuses
@@ -378,6 +377,18 @@ def test_another_configuration_is_refused_naming_the_difference(store_file):
         Accountant(disjoint=("agent",), sequential=("round",), store=store_file)
     with pytest.raises(FileNotFoundError):
         Accountant.open(store_file.with_name("absent.sqlite"))
+    with pytest.raises(ValueError, match="`store_synchronous` must be 'full' or 'normal'"):
+        Accountant(disjoint=("agent",), store=store_file, store_synchronous="off")
+
+
+def test_a_stored_event_of_an_unknown_type_is_refused(store_file):
+    connection = sqlite3.connect(store_file)
+    with connection:
+        connection.execute("UPDATE events SET encoding = ? WHERE id = 1",
+                           ('{"fields":{"scale":1.0},"type":"Unheard"}',))
+    connection.close()
+    with pytest.raises(StoreFormatError, match="'Unheard' is not registered"):
+        Accountant.open(store_file)
 
 
 # ------------------------------------------------------------------ fedpriv account
