@@ -36,6 +36,7 @@ from fedpriv.privacy.deployment import (
     budget_report,
     load_deployment,
     render_markdown,
+    render_store_markdown,
     render_store_text,
     render_text,
     store_report,
@@ -88,14 +89,17 @@ def build_parser() -> argparse.ArgumentParser:
 def _account(args: argparse.Namespace) -> int:
     if is_store(args.file):
         report = store_report(args.file, delta=args.delta)
-        text = render_store_text(report)
+        text, markdown = render_store_text(report), render_store_markdown(report)
     else:
+        if args.delta is not None:
+            raise ValueError("`--delta` applies to a ledger store; a deployment file "
+                             "sets `target_delta` (or its claim's δ).")
         report = budget_report(load_deployment(args.file))
-        text = render_text(report)
+        text, markdown = render_text(report), render_markdown(report)
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         staging = args.out.with_name(f".{args.out.name}.tmp")
-        staging.write_text(render_markdown(report), encoding="utf-8")
+        staging.write_text(markdown, encoding="utf-8")
         staging.replace(args.out)
     if args.json:
         print(json.dumps(_jsonable(report), indent=2, allow_nan=False))

@@ -67,6 +67,7 @@ __all__ = [
     "load_deployment",
     "parse_deployment",
     "render_markdown",
+    "render_store_markdown",
     "render_store_text",
     "render_text",
     "store_report",
@@ -493,10 +494,9 @@ def _store_releases(accountant: Accountant) -> list[dict[str, Any]]:
     return rows
 
 
-def render_store_text(report: Mapping[str, Any]) -> str:
-    """A plain-text table of :func:`store_report`: :func:`render_text` plus the budget."""
-    lines = [render_text(report),
-             (f"charges: {report['n_charges']} cells, {report['n_draws']} noise draws "
+def _store_summary(report: Mapping[str, Any]) -> list[str]:
+    """The lines a store report adds: what was charged and the budget left."""
+    lines = [(f"charges: {report['n_charges']} cells, {report['n_draws']} noise draws "
               f"(fedpriv {report['fedpriv_version']}, schema {report['schema_version']})")]
     if report["budget"] is not None:
         budget = report["budget"]
@@ -505,4 +505,15 @@ def render_store_text(report: Mapping[str, Any]) -> str:
             f"spent {format_epsilon(report['spent'])}, "
             f"remaining {format_epsilon(report['remaining'])}"
         )
-    return "\n".join(lines)
+    return lines
+
+
+def render_store_text(report: Mapping[str, Any]) -> str:
+    """A plain-text table of :func:`store_report`: :func:`render_text` plus the budget."""
+    return "\n".join([render_text(report), *_store_summary(report)])
+
+
+def render_store_markdown(report: Mapping[str, Any]) -> str:
+    """A Markdown page of :func:`store_report`: :func:`render_markdown` plus the budget."""
+    summary = "\n".join(f"- {line}" for line in _store_summary(report))
+    return render_markdown(report) + f"\n## Spent so far\n\n{summary}\n"

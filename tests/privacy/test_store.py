@@ -411,9 +411,15 @@ def test_fedpriv_account_reports_a_running_store(tmp_path, capsys):
     assert report["remaining"] == pytest.approx(2.0 - accountant.get_epsilon(1e-5))
     assert report["budget"] == {"epsilon": 2.0, "delta": 1e-5}
     assert report["n_charges"] == 3
-    assert main(["account", str(path), "--delta", "0.001"]) == 0
+    out = tmp_path / "spent.md"
+    assert main(["account", str(path), "--delta", "0.001", "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "remaining" in text and f"{accountant.get_epsilon(1e-3):.6g}" in text
+    assert "## Spent so far" in out.read_text() and "remaining" in out.read_text()
+    toml = tmp_path / "deployment.toml"
+    toml.write_text('[[release]]\nevent = "Laplace"\nper = { agent = 2 }\nscale = 2.0\n')
+    assert main(["account", str(toml), "--delta", "0.001"]) == 2
+    assert "`--delta` applies to a ledger store" in capsys.readouterr().err
     (tmp_path / "bad.sqlite").write_bytes(b"SQLite format 3\x00" + b"\x01" * 100)
     assert main(["account", str(tmp_path / "bad.sqlite")]) == 2
     assert "not a readable fedpriv ledger" in capsys.readouterr().err
