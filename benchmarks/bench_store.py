@@ -70,7 +70,7 @@ def main() -> None:
                 accountant.close()
         batch = _accountant(folder / "batch.sqlite")
         started = time.perf_counter()
-        for i in range(args.n // 10):
+        for _ in range(args.n // 10):
             batch.spend_many(events.Laplace(scale=100.0), keys={"agent": list(range(100))})
         per_cell = (time.perf_counter() - started) / (args.n // 10 * 100)
         print(f"{'store, spend_many of 100 cells':<34} {per_cell * 1e6:9.1f} µs per cell")

@@ -170,7 +170,7 @@ def test_label_dtypes_survive(tmp_path):
         "weight": np.array([0.5, np.nan])})
     accountant.spend(events.Laplace(scale=2.0), key={"agent": np.int64(3), "tag": None})
     reopened = Accountant.open(path)
-    for (_, before), (_, after) in zip(accountant._charges, reopened._charges):
+    for (_, before), (_, after) in zip(accountant._charges, reopened._charges, strict=True):
         assert before.keys() == after.keys()
         for level in before:
             assert after[level].dtype == before[level].dtype
