@@ -10,7 +10,9 @@
 ``fedpriv experiment NAME``
     Reproduce one of a paper's figures.
 ``fedpriv account FILE``
-    Privacy budget report of a deployment described in TOML.
+    Privacy budget report of a deployment described in TOML, or of what a running
+    deployment has spent so far when ``FILE`` is a ledger store
+    (:mod:`fedpriv.privacy.store`).
 
 Algorithms and experiments come from the family modules in :data:`FAMILIES`; each
 defines ``register(run, experiment)``, which adds its subparsers with a ``handler``.
@@ -34,9 +36,13 @@ from fedpriv.privacy.deployment import (
     budget_report,
     load_deployment,
     render_markdown,
+    render_store_markdown,
+    render_store_text,
     render_text,
+    store_report,
 )
 from fedpriv.privacy.errors import ToolkitError
+from fedpriv.privacy.store import is_store
 
 __all__ = ["build_parser", "main"]
 
@@ -60,8 +66,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_verify(sub)
 
-    account = sub.add_parser("account", help="privacy budget report of a deployment (TOML)")
-    account.add_argument("file", type=Path, help="deployment description (see examples/)")
+    account = sub.add_parser(
+        "account", help="privacy budget report of a deployment (TOML) or a ledger store"
+    )
+    account.add_argument("file", type=Path,
+                         help="deployment description (see examples/) or ledger store (SQLite)")
+    account.add_argument("--delta", type=float, default=None,
+                         help="δ for a ledger store's report (default: the budget's δ, else 0)")
     account.add_argument("--json", action="store_true", help="print the report as JSON")
     account.add_argument("--out", type=Path, default=None, help="also write Markdown here")
 
@@ -76,17 +87,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _account(args: argparse.Namespace) -> int:
-    deployment = load_deployment(args.file)
-    report = budget_report(deployment)
+    if is_store(args.file):
+        report = store_report(args.file, delta=args.delta)
+        text, markdown = render_store_text(report), render_store_markdown(report)
+    else:
+        if args.delta is not None:
+            raise ValueError("`--delta` applies to a ledger store; a deployment file "
+                             "sets `target_delta` (or its claim's δ).")
+        report = budget_report(load_deployment(args.file))
+        text, markdown = render_text(report), render_markdown(report)
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         staging = args.out.with_name(f".{args.out.name}.tmp")
-        staging.write_text(render_markdown(report), encoding="utf-8")
+        staging.write_text(markdown, encoding="utf-8")
         staging.replace(args.out)
     if args.json:
         print(json.dumps(_jsonable(report), indent=2, allow_nan=False))
     else:
-        print(render_text(report))
+        print(text)
     return 0
 
 

@@ -27,6 +27,7 @@ The ledger has one row per noise draw and is exported as a pandas DataFrame.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -46,6 +47,7 @@ from fedpriv.privacy.routes import (
     handlers_for,
     pld_lower_bound,
 )
+from fedpriv.privacy.store import LedgerStore, StoreConfig, StoredLedgerMixin
 
 __all__ = ["RELATIVE_TOLERANCE", "Accountant", "event_epsilon"]
 
@@ -75,7 +77,7 @@ def event_epsilon(event: Event) -> float:
     return float(compose_routes([(event, 1)], 0.0)["pure"])
 
 
-class Accountant:
+class Accountant(StoredLedgerMixin):
     """Ledger and composition of every release of one run (or one batch of runs).
 
     Parameters
@@ -99,11 +101,26 @@ class Accountant:
     keep_draw_rows : bool
         Keep one ledger row per noise draw (default). ``False`` only counts draws
         (:attr:`n_draws`), for audits that run a mechanism millions of times.
+    store : str or PathLike, optional
+        Keep the ledger in this SQLite file (:mod:`fedpriv.privacy.store`): created if
+        absent, restored if present. Every charge is one transaction; the budget is
+        enforced over the charges of every process that opens the file; queries see
+        them too. The file must have been created with the same ``relation``,
+        ``disjoint``, ``sequential``, ``budget`` and ``keep_draw_rows``
+        (:meth:`Accountant.open` reopens it without restating them). Call
+        :meth:`close` when done.
+    store_synchronous : {"full", "normal"}
+        ``"full"`` (default): a charge returns once it is on disk, so it survives a
+        power cut; ``"normal"``: it survives a killed process only, and is faster.
 
     Raises
     ------
     ValueError
         If ``relation`` is unknown or not supported, or a level is repeated.
+    StoreFormatError
+        If ``store`` is not a ledger store this version can read.
+    StoreMismatchError
+        If ``store`` was created with another configuration.
 
     Examples
     --------
@@ -127,6 +144,8 @@ class Accountant:
         budget: PureDP | ApproxDP | None = None,
         pld_discretization: float = 1e-4,
         keep_draw_rows: bool = True,
+        store: str | os.PathLike | None = None,
+        store_synchronous: str = "full",
     ) -> None:
         self.relation = parse_relation(relation)
         if self.relation not in _SUPPORTED_RELATIONS:
@@ -161,6 +180,15 @@ class Accountant:
             self.parallel_levels = self.disjoint
         self.keep_draw_rows = bool(keep_draw_rows)
         self._n_draws = 0
+        self._store: LedgerStore | None = None
+        self._store_seq = (0, 0)  # last (charge, draw) rows of the store read into memory
+        if store is not None:
+            self._store = LedgerStore.open(store, StoreConfig(
+                relation=self.relation.value, disjoint=self.disjoint,
+                sequential=self.sequential, budget=self.budget,
+                keep_draw_rows=self.keep_draw_rows,
+            ), synchronous=store_synchronous)
+            self._sync()
 
     # ------------------------------------------------------------------ charging
     def _normalise_keys(self, keys: Mapping[str, Any] | None) -> dict[str, np.ndarray]:
@@ -249,6 +277,22 @@ class Accountant:
         ------
         Same as :meth:`spend`.
         """
+        if self._store is None:
+            self._spend_in_memory(event, keys)
+            return
+        self._in_store_transaction(
+            lambda: self._spend_in_memory(event, keys),
+            lambda: self._store.insert_charge(
+                self._events[self._charges[-1][0]], self._charges[-1][1]
+            ),
+            table=0,
+        )
+
+    def _spend_in_memory(self, event: Event, keys: Mapping[str, Any]):
+        """Validate, append and check the budget; a refused charge leaves nothing.
+
+        Returns the function that takes the charge back out.
+        """
         n_events_before = len(self._events)
         arrays = self._normalise_keys(keys)
         event_id = self._event_id(self._as_event(event))
@@ -258,28 +302,30 @@ class Accountant:
             budget_delta = self.budget.delta if isinstance(self.budget, ApproxDP) else 0.0
             spent = self.get_epsilon(budget_delta)
             if spent > self.budget.epsilon * (1 + RELATIVE_TOLERANCE):
-                self._charges.pop()
-                self._bump()
-                if len(self._events) > n_events_before:
-                    del self._event_ids[self._events.pop()]
+                self._pop_charge(n_events_before)
                 raise BudgetExceededError(
                     f"charging {event} would raise ε to {spent:.6g} > budget "
                     f"{self.budget.epsilon:.6g}; nothing was released."
                 )
+        return lambda: self._pop_charge(n_events_before)
+
+    def _pop_charge(self, n_events_before: int) -> None:
+        """Remove the last charge (and an event it introduced)."""
+        self._charges.pop()
+        self._bump()
+        if len(self._events) > n_events_before:
+            del self._event_ids[self._events.pop()]
 
     def would_exceed(self, event: Event, *, key: Mapping[str, Any]) -> bool:
         """Whether charging ``event`` to ``key`` would exceed the budget (no change)."""
         if self.budget is None:
             return False
-        n_events_before = len(self._events)
+        self._refresh()
         try:
-            self.spend_many(event, keys=key)
+            undo = self._spend_in_memory(event, key)
         except BudgetExceededError:
             return True
-        self._charges.pop()
-        if len(self._events) > n_events_before:
-            del self._event_ids[self._events.pop()]
-        self._bump()
+        undo()
         return False
 
     def record_draws(
@@ -318,15 +364,58 @@ class Accountant:
     ) -> None:
         """Append already-validated draw rows (1-D arrays of one length); O(1)."""
         n = node.size
-        self._n_draws += n
-        if not self.keep_draw_rows:
+        block = None
+        if self.keep_draw_rows:
+            block = dict(keys)
+            block["node"] = node
+            block["level"] = level
+            block["scale"] = (float(scale), n)
+            block["l1_sensitivity"] = (float(l1_sensitivity), n)
+        if self._store is None:
+            self._add_draws(n, block)
             return
-        block = dict(keys)
-        block["node"] = node
-        block["level"] = level
-        block["scale"] = (float(scale), n)
-        block["l1_sensitivity"] = (float(l1_sensitivity), n)
-        self._draws.append(block)
+        self._in_store_transaction(
+            lambda: self._add_draws(n, block),
+            lambda: self._store.insert_draws(n, block),
+            table=1,
+        )
+
+    def _add_draws(self, n: int, block: dict[str, Any] | None):
+        """Append draw rows; returns the function that takes them back out."""
+        n_blocks = len(self._draws)
+        self._n_draws += n
+        if block is not None:
+            self._draws.append(block)
+        return lambda: self._remove_draws(n, n_blocks)
+
+    def _remove_draws(self, n: int, n_blocks: int) -> None:
+        self._n_draws -= n
+        del self._draws[n_blocks:]
+
+    @classmethod
+    def open(cls, store: str | os.PathLike, **options: Any) -> Accountant:
+        """Reopen the accountant of an existing ledger store with its stored configuration.
+
+        Parameters
+        ----------
+        store : str or PathLike
+            A file written by ``Accountant(..., store=store)``.
+        **options
+            ``pld_discretization`` and ``store_synchronous``.
+
+        Raises
+        ------
+        FileNotFoundError
+            If ``store`` does not exist.
+        StoreFormatError
+            If it is not a ledger store this version can read.
+        """
+        opened = LedgerStore.open(store)
+        config = opened.config
+        opened.close()
+        return cls(relation=config.relation, disjoint=config.disjoint,
+                   sequential=config.sequential, budget=config.budget,
+                   keep_draw_rows=config.keep_draw_rows, store=store, **options)
 
     # ------------------------------------------------------------------ queries
     def _cells(self, where: Mapping[str, Any] | None) -> tuple[np.ndarray, list[Event]]:
@@ -337,6 +426,7 @@ class Accountant:
         """
         if where and (bad := [level for level in where if level not in self.levels]):
             raise ValueError(f"`where` level {bad[0]!r} not declared.")
+        self._refresh()
         cache_key = (self._version, tuple(sorted((where or {}).items(), key=repr)))
         if cache_key in self._cells_cache:
             return self._cells_cache[cache_key]
@@ -479,6 +569,7 @@ class Accountant:
     def ledger(self) -> pd.DataFrame:
         """One row per noise draw: key levels, node, level, scale, sensitivity, epsilon."""
         columns = list(self.levels) + ["node", "level", "scale", "l1_sensitivity", "epsilon"]
+        self._refresh()
         if not self._draws:
             return pd.DataFrame(columns=columns)
         frame = pd.concat(
@@ -497,6 +588,7 @@ class Accountant:
     def charges(self) -> pd.DataFrame:
         """One row per charged release: key levels, event type, parameters and pure ε."""
         rows = []
+        self._refresh()
         for event_id, arrays in self._charges:
             event = self._events[event_id]
             n = max(a.size for a in arrays.values())
@@ -518,6 +610,7 @@ class Accountant:
     def non_private_reasons(self, *, where: Mapping[str, Any] | None = None) -> list[str]:
         """Reasons of the raw (ε = ∞) releases charged, optionally restricted by ``where``."""
         reasons = set()
+        self._refresh()
         for event_id, arrays in self._charges:
             event = self._events[event_id]
             if not isinstance(event, NonPrivate):
@@ -532,5 +625,6 @@ class Accountant:
     @property
     def n_draws(self) -> int:
         """Number of noise draws in the ledger."""
+        self._refresh()
         return self._n_draws
 

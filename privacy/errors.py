@@ -14,6 +14,9 @@ __all__ = [
     "DataFormatError",
     "IncompatibleGuaranteeError",
     "PrivacyViolationError",
+    "StoreError",
+    "StoreFormatError",
+    "StoreMismatchError",
     "ToolkitError",
     "UnsupportedEventError",
 ]
@@ -45,3 +48,15 @@ class PrivacyViolationError(ToolkitError, AssertionError):
 
 class DataFormatError(ToolkitError, ValueError):
     """A data file does not have the expected schema or values."""
+
+
+class StoreError(ToolkitError):
+    """A persistent ledger store (:mod:`fedpriv.privacy.store`) cannot be used."""
+
+
+class StoreFormatError(StoreError, DataFormatError):
+    """A file is not a ledger store this fedpriv can read (damaged, foreign, newer)."""
+
+
+class StoreMismatchError(StoreError, ValueError):
+    """A ledger store was opened with another relation, key levels or budget."""
