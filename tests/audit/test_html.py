@@ -164,3 +164,29 @@ def test_page_renders_sorts_and_filters_in_headless_chromium(tmp_path):
         assert column == sorted(column) and not any(math.isnan(c) for c in column)
         assert browser.errors() == []
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_readme_report_page_example_writes_the_page(tmp_path):
+    """The README's ``fedpriv verify ... --out my-report`` example, run as shown."""
+    import subprocess
+    import sys
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## The report page: `reports/index.html`"):]
+    block = re.search(r"```bash\n(.*?)```", section, flags=re.S).group(1)
+    command, listing = [line.split("#")[0].strip() for line in block.splitlines()[:2]]
+    assert command.startswith("fedpriv verify ") and listing.startswith("ls ")
+    env = {**os.environ,
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    folder = tmp_path / listing.split()[1]
+    shown = block.splitlines()[1].split("#")[1].split()
+    assert sorted(p.name for p in folder.iterdir()) == sorted(shown)
+    page = (folder / "index.html").read_text(encoding="utf-8")
+    records = json.loads((folder / "claims.json").read_text(encoding="utf-8"))
+    assert len(records) == 5 and page.count("<svg") == 5
+    for record in records:
+        assert f'data-key="{record["key"]}"' in page
+        assert f'data-verdict="{record["verdict"]}"' in page
