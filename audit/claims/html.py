@@ -175,7 +175,7 @@ def _bracket_svg(record: dict) -> str:
         ax.legend(fontsize=7, loc="best")
     if notes:
         ax.set_title("; ".join(notes), fontsize=8)
-    fig.tight_layout()
+    fig.subplots_adjust(left=0.13, right=0.98, bottom=0.16, top=0.9)  # no layout pass
     buffer = io.StringIO()
     salt = str(record.get("key") or id(record))
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": salt}):
