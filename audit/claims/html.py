@@ -127,7 +127,9 @@ def _plot_curves(ax, record: dict, deltas: list[float], left: float) -> list[str
                     label="accountant ε (pure: every δ)")
         else:
             ax.plot([claimed_delta], [acc_eps], "s", color="#1f4e9c", label="accountant ε")
-    if acc_eps is not None and math.isinf(acc_eps):
+    if acc_eps is not None and math.isinf(acc_eps):  # an arrow at the top edge
+        ax.plot([claimed_delta or left], [0.95], "^", color="#1f4e9c", markersize=9,
+                transform=ax.get_xaxis_transform(), label="accountant ε = ∞")
         notes.append("accountant ε = ∞ (" + str(accountant.get("route", "?")) + ")")
     audit = record.get("audit") or {}
     if curve.get("audit"):
@@ -291,8 +293,11 @@ def _findings_section(findings: list[dict] | None) -> list[str]:
 def _controls(records: list[dict]) -> str:
     verdicts = sorted({str(r.get("verdict", "")) for r in records})
     papers = sorted({str(r.get("paper", "")) for r in records})
-    options = lambda values: "".join(  # noqa: E731
-        f'<option value="{html.escape(v)}">{html.escape(v)}</option>' for v in values)
+
+    def options(values: list[str]) -> str:
+        return "".join(f'<option value="{html.escape(v)}">{html.escape(v)}</option>'
+                       for v in values)
+
     return (
         '<div id="controls"><label>filter <input id="filter" type="search" '
         'placeholder="text in any column"></label> <label>verdict <select id="verdict">'
