@@ -4,6 +4,8 @@
     Check every privacy claim of the four papers (accountant and audit) and write
     ``<out>/claims.md``, ``claims.json`` and one page per paper
     (:mod:`fedpriv.cli.verify`).
+``fedpriv audit MODULE:FUNCTION``
+    Audit a user's own mechanism against a claim (:mod:`fedpriv.cli.audit`).
 ``fedpriv run ALGORITHM``
     Run one algorithm inside the accountant; print its regret, ledger summary and
     guarantee next to the paper's claim.
@@ -31,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from fedpriv.audit.claims.claim import json_number
+from fedpriv.cli.audit import register_audit
 from fedpriv.cli.verify import register_verify
 from fedpriv.privacy.deployment import (
     budget_report,
@@ -65,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     register_verify(sub)
+    register_audit(sub)
 
     account = sub.add_parser(
         "account", help="privacy budget report of a deployment (TOML) or a ledger store"

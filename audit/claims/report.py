@@ -426,4 +426,8 @@ def write_claims_report(report, out_dir: str | os.PathLike) -> list[Path]:
         page = out_dir / f"{paper}.md"
         _atomic_write(page, _paper_page(report, paper, out_dir))
         written.append(page)
+    from fedpriv.audit.claims.html import index_html  # index.html: the same records
+
+    _atomic_write(out_dir / "index.html", index_html(records, out_dir, report=report))
+    written.append(out_dir / "index.html")
     return written
