@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from fedpriv.algorithms.environments.heterogeneous import BanditEnvironment
-from fedpriv.algorithms.networks.graphs import check_connected, neighbor_matrix, sample_active_edges
+from fedpriv.algorithms.networks.graphs import check_connected, edge_array, neighbor_matrix
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng, stream_rngs
 from fedpriv.privacy import Accountant, LaplaceTreeCounter, laplace_release, raw_release
 from fedpriv.privacy._checks import check_epsilon, check_int_at_least
@@ -54,6 +54,8 @@ __all__ = [
     "MODES",
     "GossipRun",
     "confidence_radius",
+    "draw_active_edges",
+    "open_fed_ucb_releases",
     "run_fed_ucb",
     "run_gossip_ucb",
 ]
@@ -103,12 +105,17 @@ class GossipRun:
     ----------
     algorithm : str
         ``"gossip-ucb"`` or ``"gossip-fed-ucb"``.
-    actions : ndarray of int16, shape (n_trials, n_agents, horizon)
+    actions : ndarray of int16, shape (n_trials, n_agents, rounds)
         ``actions[j, i, t-1]`` is ``a_i(t)`` of trial ``j``.
+    horizon : int
+        ``T``, which sets the noise calibration, the tree capacity and the radii.
+    rounds : int
+        Rounds simulated, ``1..rounds`` (``rounds <= horizon``; ``horizon`` unless the
+        run was stopped early).
     gaps : ndarray of float64, shape (n_arms,)
         ``μ_1 - μ_k`` of the global means.
     counts : ndarray of int64, shape (n_trials, n_agents, n_arms)
-        Final pull counts, including the initial pull.
+        Pull counts after round ``rounds``, including the initial pull.
     accountant : Accountant or None
         Every release of the run (Fed_UCB only).
     epsilon, node_epsilon, scale : float
@@ -117,11 +124,11 @@ class GossipRun:
     mode, log_base : str
     n_out_of_bounds : int
         Observations outside [0, 1] fed to the tree (paper mode) or clipped (corrected).
-    edges : ndarray of int64, shape (n_trials, horizon, 2)
+    edges : ndarray of int64, shape (n_trials, rounds, 2)
         The active gossip edge of each round.
     trace : dict of ndarray or None
         With ``record_trace``: ``theta`` and ``means``, each of shape
-        (horizon + 1, n_trials, n_agents, n_arms) (index 0 is the initialisation).
+        (rounds + 1, n_trials, n_agents, n_arms) (index 0 is the initialisation).
     seed_entropy : int
         ``root.entropy`` of the run's SeedSequence.
     """
@@ -140,15 +147,21 @@ class GossipRun:
     edges: np.ndarray
     trace: dict | None
     seed_entropy: int
+    horizon: int
+
+    @property
+    def rounds(self) -> int:
+        """Rounds simulated (``horizon`` unless the run was stopped early)."""
+        return int(self.actions.shape[-1])
 
     @property
     def regret(self) -> np.ndarray:
-        """Per-round pseudo-regret ``μ_1 - μ_{a_i(t)}``, shape (n_trials, n_agents, horizon)."""
+        """Per-round pseudo-regret ``μ_1 - μ_{a_i(t)}``, shape (n_trials, n_agents, rounds)."""
         return self.gaps[self.actions]
 
     @property
     def cumulative_regret(self) -> np.ndarray:
-        """Cumulative pseudo-regret ``R_i(t)``, shape (n_trials, n_agents, horizon)."""
+        """Cumulative pseudo-regret ``R_i(t)``, shape (n_trials, n_agents, rounds)."""
         return np.cumsum(self.regret, axis=-1)
 
     def regret_summary(self) -> pd.DataFrame:
@@ -173,22 +186,24 @@ def _validate_common(env: BanditEnvironment, graph: nx.Graph, horizon: int, n_tr
     return neighbor_matrix(graph)
 
 
-def _reward_tables(env: BanditEnvironment, horizon: int, n_trials: int, root) -> np.ndarray:
-    tables = np.stack(
-        [
+def _reward_tables(env: BanditEnvironment, horizon: int, n_trials: int, root, *,
+                   rounds: int) -> np.ndarray:
+    """Each trial's table (drawn for the whole horizon, checked), rows ``0..rounds`` kept."""
+    expected = (env.n_agents, horizon + 1, env.n_arms)
+    tables = []
+    for j in range(n_trials):
+        table = np.asarray(
             env.sample_rewards(horizon, rng=stream_rng(root, trial=j, stream=Stream.ENVIRONMENT))
-            for j in range(n_trials)
-        ]
-    )
-    expected = (n_trials, env.n_agents, horizon + 1, env.n_arms)
-    if tables.shape != expected:
-        raise ValueError(
-            f"`env.sample_rewards` must return shape {expected[1:]} per trial, got "
-            f"{tables.shape[1:]}."
         )
-    if not np.all(np.isfinite(tables)):
-        raise ValueError("`env` rewards must be finite; the environment produced NaN or inf.")
-    return tables
+        if table.shape != expected:
+            raise ValueError(
+                f"`env.sample_rewards` must return shape {expected} per trial, got "
+                f"{table.shape}."
+            )
+        if not np.all(np.isfinite(table)):
+            raise ValueError("`env` rewards must be finite; the environment produced NaN or inf.")
+        tables.append(table[:, : rounds + 1])
+    return np.stack(tables)
 
 
 def _pick(mask: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -283,11 +298,144 @@ def open_fed_ucb_releases(
     return accountant, init, counter, n_clipped
 
 
+def draw_active_edges(graph: nx.Graph, horizon: int, *, n_trials: int, seed) -> np.ndarray:
+    """The active gossip edges of the runs at ``seed``: ``run.edges`` before running.
+
+    Trial ``j`` draws from ``stream_rng(root, trial=j, stream=Stream.NETWORK)`` what
+    :func:`~fedpriv.algorithms.networks.graphs.sample_active_edges` draws (one
+    ``integers`` call of size ``horizon`` indexing :func:`edge_array`), exactly as
+    :func:`run_fed_ucb` / :func:`run_gossip_ucb` do, so callers can find the last round
+    their observable depends on before they choose ``rounds``.
+
+    Parameters
+    ----------
+    graph : networkx.Graph
+        Connected, nodes ``0..n_agents-1``.
+    horizon : int
+        ``T`` of the runs (not their ``rounds``).
+    n_trials : int
+        Batch size.
+    seed : int or SeedSequence
+        The runs' seed.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_trials, horizon, 2)
+    """
+    root = as_seed_sequence(seed)
+    horizon = check_int_at_least("horizon", horizon, 1)
+    edges = edge_array(graph)  # checks the graph once; row e is edge number e
+    draws = [
+        stream_rng(root, trial=j, stream=Stream.NETWORK).integers(0, edges.shape[0], size=horizon)
+        for j in range(check_int_at_least("n_trials", n_trials, 1))
+    ]
+    return edges[np.stack(draws)]
+
+
+@dataclasses.dataclass(slots=True, kw_only=True)
+class _Opened:
+    """What a batch holds before round 1: its draws and its opened releases."""
+
+    rewards: np.ndarray  # (B, N, rounds + 1, M)
+    edges: np.ndarray  # (B, T, 2)
+    uniforms: np.ndarray  # (B, N, rounds), one POLICY draw per (agent, round)
+    init: np.ndarray  # X̃(0) as released, (B, N, M)
+    accountant: Accountant | None
+    counter: LaplaceTreeCounter | None
+    running: np.ndarray | None  # Gossip_UCB's raw running sums
+    scale: float
+    n_out_of_bounds: int
+
+
+def _open_batch(env: BanditEnvironment, graph: nx.Graph, root, *, horizon: int,
+                n_trials: int, epsilon: float, private: bool, mode: str, log_base: str,
+                noise_on_empty_nodes: bool, rounds: int) -> _Opened:
+    """Draw the batch's tables, edges and policy uniforms; open the releases.
+
+    Every stream is drawn as for the whole horizon and cut after round ``rounds``
+    (``Generator.random`` fills one double per draw, so ``random(rounds)`` is the
+    prefix of ``random(T)``).
+    """
+    B, N, M, T = n_trials, env.n_agents, env.n_arms, horizon
+    rewards = _reward_tables(env, T, B, root, rounds=rounds)
+    edges = draw_active_edges(graph, T, n_trials=B, seed=root)
+    policy = stream_rngs(root, n_trials=B, n_agents=N, stream=Stream.POLICY)
+    uniforms = np.stack([[g.random(rounds) for g in row] for row in policy])  # (B, N, rounds)
+    x0 = rewards[:, :, 0, :]
+    if not private:
+        return _Opened(rewards=rewards, edges=edges, uniforms=uniforms, init=x0.copy(),
+                       accountant=None, counter=None, running=np.zeros((B, N, M)),
+                       scale=0.0, n_out_of_bounds=0)
+    noise_rngs = stream_rngs(root, n_trials=B, n_agents=N, stream=Stream.NOISE)
+    accountant, init, counter, n_out_of_bounds = open_fed_ucb_releases(
+        x0, horizon=T, epsilon=epsilon, mode=mode, log_base=log_base, rng=noise_rngs,
+        noise_on_empty_nodes=noise_on_empty_nodes, reward_bounds=env.reward_bounds,
+    )
+    return _Opened(rewards=rewards, edges=edges, uniforms=uniforms, init=init,
+                   accountant=accountant, counter=counter, running=None,
+                   scale=fed_ucb_scale(epsilon, T, mode=mode, log_base=log_base),
+                   n_out_of_bounds=n_out_of_bounds)
+
+
+def _choose_arms(counts: np.ndarray, n_tilde: np.ndarray, theta: np.ndarray,
+                 u: np.ndarray, t: int, *, neighbor_mask: np.ndarray, horizon: int,
+                 radius_epsilon: float) -> tuple[np.ndarray, np.ndarray]:
+    """Alg. 1 lines 5–13 at round ``t``: the pulled arms and ñ(t+1)."""
+    N = counts.shape[1]
+    # Lines 5-6: consistency set with ñ(t), then ñ(t+1) from neighbors' ñ(t).
+    behind = counts < n_tilde - N
+    neighbors_max = np.where(neighbor_mask, n_tilde[:, None, :, :], 0).max(axis=2)
+    n_tilde = np.maximum(counts, neighbors_max)
+    forced = behind.any(axis=-1)
+    # Lines 7-13: UCB argmax (uniform tie-break) or a uniform pick from 𝒜_i.
+    q = theta + confidence_radius(counts, t, n_agents=N, horizon=horizon, epsilon=radius_epsilon)
+    arm = q.argmax(axis=-1)
+    best = q == np.take_along_axis(q, arm[..., None], axis=-1)
+    if best.sum(axis=-1).max() > 1:  # a tie somewhere: break it uniformly
+        arm = _pick(best, u)
+    if forced.any():
+        arm = np.where(forced, _pick(behind, u), arm)
+    return arm, n_tilde
+
+
+def _updated_means(opened: _Opened, arm: np.ndarray, t: int, counts: np.ndarray,
+                   means: np.ndarray) -> np.ndarray:
+    """Lines 14/16: pull, count and release the pulled arm's (noisy) mean (in place on counts).
+
+    Other arms keep their mean (Alg. 4 line 17).
+    """
+    B, N, M = counts.shape
+    pulled = arm[..., None] == np.arange(M)
+    reward = opened.rewards[np.arange(B)[:, None], np.arange(N)[None, :], t, arm]
+    counts += pulled
+    if opened.counter is not None:
+        opened.counter.step(np.where(pulled, reward[..., None], 0.0), pulled)
+        total = opened.counter.release(pulled)
+    else:
+        opened.running += np.where(pulled, reward[..., None], 0.0)
+        total = opened.running
+    return np.where(pulled, (opened.init + np.where(pulled, total, 0.0)) / counts, means)
+
+
+def _gossip(theta: np.ndarray, means: np.ndarray, new_means: np.ndarray,
+            edge: np.ndarray) -> np.ndarray:
+    """Lines 17–22: average ϑ over each trial's active edge ``edge`` (B, 2), track the means."""
+    step = new_means - means
+    new_theta = theta + step
+    u_e, v_e = edge[:, 0], edge[:, 1]
+    rows = np.arange(theta.shape[0])
+    average = 0.5 * (theta[rows, u_e] + theta[rows, v_e])
+    new_theta[rows, u_e] = average + step[rows, u_e]
+    new_theta[rows, v_e] = average + step[rows, v_e]
+    return new_theta
+
+
 def _simulate(
     env: BanditEnvironment,
     graph: nx.Graph,
     *,
     horizon: int,
+    rounds: int | None,
     n_trials: int,
     seed,
     epsilon: float,
@@ -298,107 +446,52 @@ def _simulate(
     record_trace: bool,
 ) -> GossipRun:
     adjacency = _validate_common(env, graph, horizon, n_trials)
+    T = horizon
+    rounds = T if rounds is None else check_int_at_least("rounds", rounds, 0)
+    if rounds > T:
+        raise ValueError(f"`rounds` must be <= `horizon` = {T}, got {rounds}.")
     root = as_seed_sequence(seed)
-    B, N, M, T = n_trials, env.n_agents, env.n_arms, horizon
-    rewards = _reward_tables(env, T, B, root)
-    edges = np.stack(
-        [
-            sample_active_edges(graph, T, rng=stream_rng(root, trial=j, stream=Stream.NETWORK))
-            for j in range(B)
-        ]
-    )
-    policy = stream_rngs(root, n_trials=B, n_agents=N, stream=Stream.POLICY)
-    uniforms = np.stack([[g.random(T) for g in row] for row in policy])  # (B, N, T)
+    opened = _open_batch(env, graph, root, horizon=T, n_trials=n_trials, epsilon=epsilon,
+                         private=private, mode=mode, log_base=log_base,
+                         noise_on_empty_nodes=noise_on_empty_nodes, rounds=rounds)
     global_means = np.asarray(env.global_means, dtype=np.float64)
-    gaps = global_means.max() - global_means
-    b_idx = np.arange(B)[:, None]
-    n_idx = np.arange(N)[None, :]
-
-    accountant = None
-    counter = None
-    scale = fed_ucb_scale(epsilon, T, mode=mode, log_base=log_base) if private else 0.0
-    n_out_of_bounds = 0
-    x0 = rewards[:, :, 0, :]
-    if private:
-        noise_rngs = stream_rngs(root, n_trials=B, n_agents=N, stream=Stream.NOISE)
-        accountant, init, counter, n_out_of_bounds = open_fed_ucb_releases(
-            x0, horizon=T, epsilon=epsilon, mode=mode, log_base=log_base, rng=noise_rngs,
-            noise_on_empty_nodes=noise_on_empty_nodes, reward_bounds=env.reward_bounds,
-        )
-        running = None
-    else:
-        init = x0.copy()
-        running = np.zeros((B, N, M))
-
-    counts = np.ones((B, N, M), dtype=np.int64)
-    n_tilde = np.ones((B, N, M), dtype=np.int64)
-    means = init / counts
+    counts = np.ones(opened.init.shape, dtype=np.int64)
+    n_tilde = np.ones(opened.init.shape, dtype=np.int64)
+    means = opened.init / counts
     theta = means.copy()
-    actions = np.empty((B, N, T), dtype=np.int16)
-    neighbor_mask = adjacency[None, :, :, None]
+    actions = np.empty(opened.init.shape[:2] + (rounds,), dtype=np.int16)
     trace = None
     if record_trace:
-        trace = {"theta": np.empty((T + 1, B, N, M)), "means": np.empty((T + 1, B, N, M))}
+        trace = {name: np.empty((rounds + 1,) + opened.init.shape) for name in ("theta", "means")}
         trace["theta"][0], trace["means"][0] = theta, means
-
-    for t in range(1, T + 1):
-        # Alg. 1 lines 5-6: consistency set with ñ(t), then ñ(t+1) from neighbors' ñ(t).
-        behind = counts < n_tilde - N
-        neighbors_max = np.where(neighbor_mask, n_tilde[:, None, :, :], 0).max(axis=2)
-        n_tilde = np.maximum(counts, neighbors_max)
-        forced = behind.any(axis=-1)
-        u = uniforms[:, :, t - 1]
-        # Lines 7-13: UCB argmax (uniform tie-break) or a uniform pick from 𝒜_i.
-        q = theta + confidence_radius(
-            counts, t, n_agents=N, horizon=T, epsilon=epsilon if private else math.inf
+    radius_epsilon = epsilon if private else math.inf
+    for t in range(1, rounds + 1):
+        arm, n_tilde = _choose_arms(
+            counts, n_tilde, theta, opened.uniforms[:, :, t - 1], t,
+            neighbor_mask=adjacency[None, :, :, None], horizon=T, radius_epsilon=radius_epsilon,
         )
-        arm = q.argmax(axis=-1)
-        best = q == np.take_along_axis(q, arm[..., None], axis=-1)
-        if best.sum(axis=-1).max() > 1:  # a tie somewhere: break it uniformly
-            arm = _pick(best, u)
-        if forced.any():
-            arm = np.where(forced, _pick(behind, u), arm)
         actions[:, :, t - 1] = arm
-        pulled = arm[..., None] == np.arange(M)
-        reward = rewards[b_idx, n_idx, t, arm]
-        counts += pulled
-        # Line 14/16: the pulled arm's (noisy) mean; other arms keep theirs (Alg. 4 l. 17).
-        if private:
-            counter.step(np.where(pulled, reward[..., None], 0.0), pulled)
-            total = counter.release(pulled)
-        else:
-            running += np.where(pulled, reward[..., None], 0.0)
-            total = running
-        new_means = np.where(pulled, (init + np.where(pulled, total, 0.0)) / counts, means)
-        # Lines 17-22: gossip over the active edge, normal update elsewhere.
-        step = new_means - means
-        new_theta = theta + step
-        u_e, v_e = edges[:, t - 1, 0], edges[:, t - 1, 1]
-        rows = np.arange(B)
-        average = 0.5 * (theta[rows, u_e] + theta[rows, v_e])
-        new_theta[rows, u_e] = average + step[rows, u_e]
-        new_theta[rows, v_e] = average + step[rows, v_e]
-        theta, means = new_theta, new_means
+        new_means = _updated_means(opened, arm, t, counts, means)
+        theta, means = _gossip(theta, means, new_means, opened.edges[:, t - 1]), new_means
         if trace is not None:
             trace["theta"][t], trace["means"][t] = theta, means
-
-    if counter is not None:
-        n_out_of_bounds += counter.n_out_of_bounds
     return GossipRun(
         algorithm="gossip-fed-ucb" if private else "gossip-ucb",
         actions=actions,
-        gaps=gaps,
+        gaps=global_means.max() - global_means,
         counts=counts,
-        accountant=accountant,
+        accountant=opened.accountant,
         epsilon=epsilon if private else math.inf,
-        node_epsilon=math.inf if scale == 0 else 1.0 / scale,
-        scale=scale,
+        node_epsilon=math.inf if opened.scale == 0 else 1.0 / opened.scale,
+        scale=opened.scale,
         mode=mode if private else "",
         log_base=log_base if private else "",
-        n_out_of_bounds=n_out_of_bounds,
-        edges=edges,
+        n_out_of_bounds=opened.n_out_of_bounds
+        + (opened.counter.n_out_of_bounds if opened.counter is not None else 0),
+        edges=opened.edges[:, :rounds],
         trace=trace,
         seed_entropy=int(root.entropy),
+        horizon=T,
     )
 
 
@@ -410,6 +503,7 @@ def run_gossip_ucb(
     n_trials: int = 1,
     seed: int | np.random.SeedSequence = 0,
     record_trace: bool = False,
+    rounds: int | None = None,
 ) -> GossipRun:
     """Run Gossip_UCB (Zhu et al. 2021, Algorithm 1) for ``n_trials`` independent trials.
 
@@ -427,7 +521,14 @@ def run_gossip_ucb(
     seed : int or SeedSequence
         Root of the run's SeedSequence tree.
     record_trace : bool
-        Keep ϑ and the means of every round (memory ``O(T * n_trials * N * M)``).
+        Keep ϑ and the means of every round (memory ``O(rounds * n_trials * N * M)``).
+    rounds : int, optional
+        Stop after round ``rounds`` (``0 <= rounds <= horizon``; default ``horizon``).
+        Every random stream is drawn as for the whole horizon, ``horizon`` still sets
+        the calibration and the radii, and the algorithm is causal (round ``t`` reads
+        only rounds ``< t`` and round ``t``'s draws), so every output of rounds
+        ``1..rounds`` equals the full run's at the same seed: an audit whose
+        observable depends on the first rounds only stops there.
 
     Returns
     -------
@@ -436,11 +537,13 @@ def run_gossip_ucb(
     Raises
     ------
     ValueError
-        If ``horizon < 1``, ``n_trials < 1``, the graph is disconnected or does not
-        match ``env.n_agents``, or the rewards are not finite.
+        If ``horizon < 1``, ``n_trials < 1``, ``rounds`` is outside ``[0, horizon]``,
+        the graph is disconnected or does not match ``env.n_agents``, or the rewards
+        are not finite.
     """
     return _simulate(
-        env, graph, horizon=horizon, n_trials=n_trials, seed=seed, epsilon=math.inf,
+        env, graph, horizon=horizon, rounds=rounds, n_trials=n_trials, seed=seed,
+        epsilon=math.inf,
         private=False, mode="paper", log_base="2", noise_on_empty_nodes=False,
         record_trace=record_trace,
     )
@@ -458,6 +561,7 @@ def run_fed_ucb(
     n_trials: int = 1,
     seed: int | np.random.SeedSequence = 0,
     record_trace: bool = False,
+    rounds: int | None = None,
 ) -> GossipRun:
     """Run Fed_UCB (Zhu et al. 2021, Algorithm 4) inside a fresh :class:`Accountant`.
 
@@ -482,7 +586,9 @@ def run_fed_ucb(
     -------
     GossipRun
         ``accountant`` charges: per (trial, agent, arm) one ``LaplaceTree`` with key
-        ``phase="stream"`` and the initial-pull release with ``phase="init"``.
+        ``phase="stream"`` and the initial-pull release with ``phase="init"``; the
+        trees are opened (and charged) for the whole horizon even when ``rounds`` stops
+        the run early, so the accountant's ε is the deployment's.
 
     Raises
     ------
@@ -497,7 +603,8 @@ def run_fed_ucb(
     if log_base not in PAPER_LOG_BASES:
         raise ValueError(f"`log_base` must be one of {sorted(PAPER_LOG_BASES)}, got {log_base!r}.")
     return _simulate(
-        env, graph, horizon=horizon, n_trials=n_trials, seed=seed, epsilon=epsilon,
+        env, graph, horizon=horizon, rounds=rounds, n_trials=n_trials, seed=seed,
+        epsilon=epsilon,
         private=True, mode=mode, log_base=log_base,
         noise_on_empty_nodes=noise_on_empty_nodes, record_trace=record_trace,
     )
