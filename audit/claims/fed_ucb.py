@@ -222,9 +222,13 @@ def _collect(pool, function, jobs: list[dict], results: list, say, describe) -> 
 
 
 def verify_gossip_fed_ucb(
-    config: VerifyConfig, *, progress: Callable[[str], None] | None = None
+    config: VerifyConfig, *, progress: Callable[[str], None] | None = None, executor=None
 ) -> VerifyReport:
     """Run the whole verification of Fed_UCB's claim; see the module docstring.
+
+    ``executor`` (a ``concurrent.futures.Executor`` or a dask ``Client``) runs the
+    regret runs and tree audits instead of the local pool of ``config.workers``; the
+    numbers do not change (every job has its own SeedSequence address).
 
     Raises
     ------
@@ -252,7 +256,7 @@ def verify_gossip_fed_ucb(
         ]
     ]
     summaries = _parallel_map(
-        _regret_job, regret_jobs, workers=config.workers, say=say,
+        _regret_job, regret_jobs, workers=config.workers, say=say, executor=executor,
         describe=lambda job, summary: (
             f"regret {job['mode']} {job['log_base']} ε={job['epsilon']:g} "
             f"T={job['horizon']} trials={job['n_trials']}: {summary['final'].mean():.1f}"
@@ -280,7 +284,7 @@ def verify_gossip_fed_ucb(
         for index, mode, base, horizon, eps in grid if horizon in config.audit_horizons
     ]
     audits = dict(_parallel_map(
-        _audit_job, audit_jobs, workers=config.workers, say=say,
+        _audit_job, audit_jobs, workers=config.workers, say=say, executor=executor,
         describe=lambda job, result: (
             f"audit T={job['horizon']} scale={job['scale']:.4g} claimed "
             f"ε={job['claimed_epsilon']:g}: lower bound {result[1].epsilon_lower_bound:.4f} "
