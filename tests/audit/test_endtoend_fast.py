@@ -12,7 +12,6 @@ import dataclasses
 
 import numpy as np
 import pytest
-
 from fedpriv.algorithms.networks.graphs import make_graph
 from fedpriv.audit.endtoend.engine import AuditBudget, search_and_confirm
 from fedpriv.audit.endtoend.gossip import FedUcbMeansSampler, FixedTableBandit
