@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
 
+import networkx as nx
 import numpy as np
 
 from fedpriv.audit.claims.claim import Claim
@@ -227,7 +227,7 @@ class FedUcbMeansSampler:
     """
 
     envs: tuple[FixedTableBandit, FixedTableBandit]
-    graph: Any
+    graph: nx.Graph
     horizon: int
     epsilon: float
     mode: str = "corrected"
