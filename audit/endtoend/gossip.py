@@ -84,12 +84,18 @@ class FixedTableBandit:
         return self.global_means.max() - self.global_means
 
     def sample_rewards(self, horizon: int, *, rng: np.random.Generator) -> np.ndarray:
-        """The fixed table's first ``horizon + 1`` rows (``rng`` is not used)."""
+        """The fixed table's first ``horizon + 1`` rows (``rng`` is not used).
+
+        A read-only view, not a copy: every trial of every run sees the same table, and
+        copying it per trial cost a fifth of a short end-to-end audit's time.
+        """
         if horizon + 1 > self.table.shape[1]:
             raise ValueError(
                 f"`horizon` must be <= {self.table.shape[1] - 1} for this table, got {horizon}."
             )
-        return self.table[:, : horizon + 1].copy()
+        view = self.table[:, : horizon + 1]
+        view.flags.writeable = False
+        return view
 
 
 def _setting(claim: Claim) -> dict:
