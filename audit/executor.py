@@ -20,7 +20,8 @@ worker plus one float64 per sample.
   changes the numbers, only the wall time;
 - any :class:`concurrent.futures.Executor`;
 - a ``dask.distributed.Client`` (recognised by its ``get_executor`` method; its
-  executor is a ``concurrent.futures.Executor``). ``distributed`` is optional.
+  executor is a ``concurrent.futures.Executor``). ``distributed`` is optional;
+  :func:`connect_scheduler` opens a client on an existing cluster from its address.
 """
 
 from __future__ import annotations
@@ -37,12 +38,61 @@ import numpy as np
 from fedpriv.algorithms.seeding import Stream, stream_rng
 from fedpriv.privacy._checks import check_int_at_least
 
-__all__ = ["child_root", "sample_scores"]
+__all__ = ["child_root", "connect_scheduler", "sample_scores"]
 
 
 def child_root(root: np.random.SeedSequence, index: int) -> np.random.SeedSequence:
     """The SeedSequence at spawn key ``root.spawn_key + (index,)`` (a fixed address)."""
     return np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, int(index)))
+
+
+@contextlib.contextmanager
+def connect_scheduler(address: str, *, timeout: float = 30.0) -> Iterator[Any]:
+    """A ``dask.distributed.Client`` on the existing scheduler at ``address``, closed on exit.
+
+    Pass it as ``executor`` (or give ``fedpriv verify --scheduler ADDRESS``). Jobs are
+    shipped with cloudpickle and import ``fedpriv`` on the workers, so every worker
+    needs the same fedpriv version installed; the numbers do not depend on the
+    cluster (every batch and job carries its own SeedSequence address).
+
+    Parameters
+    ----------
+    address : str
+        Scheduler address, e.g. ``"tcp://10.0.0.5:8786"``.
+    timeout : float
+        Seconds to wait for the connection, > 0.
+
+    Raises
+    ------
+    TypeError
+        If ``address`` is not a str.
+    ValueError
+        If ``address`` is empty, ``timeout <= 0``, ``distributed`` is not installed
+        or no scheduler answers at ``address`` within ``timeout``.
+    """
+    if not isinstance(address, str):
+        raise TypeError(f"`scheduler` must be an address string, got {type(address).__name__}.")
+    if not address.strip():
+        raise ValueError("`scheduler` must be a non-empty address such as 'tcp://host:8786'.")
+    if not timeout > 0:
+        raise ValueError(f"`timeout` must be > 0, got {timeout!r}.")
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ValueError(
+            "`scheduler` needs dask.distributed: pip install 'distributed>=2024.1'."
+        ) from None
+    try:
+        client = Client(address, timeout=timeout)
+    except (OSError, TimeoutError) as error:
+        raise ValueError(
+            f"`scheduler`: no dask scheduler answered at {address!r} within {timeout:g} s "
+            f"({type(error).__name__}: {error})."
+        ) from None
+    try:
+        yield client
+    finally:
+        client.close()
 
 
 def _run_batch(

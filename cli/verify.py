@@ -3,7 +3,8 @@
 ``cli/main.py`` calls :func:`register_verify` with its top-level subparsers:
 
     fedpriv verify [--quick] [--paper NAME] [--out reports] [--seed 0] [--workers N]
-                   [--json] [--data CSV] [--trials N] [--regret-horizon T]
+                   [--scheduler ADDRESS] [--json] [--data CSV] [--trials N]
+                   [--regret-horizon T]
 
 Writes ``<out>/claims.md``, ``<out>/claims.json``, ``<out>/findings.json``,
 ``<out>/<paper>.md`` (and Fed_UCB's ``<out>/gossip_fed_ucb/`` folder when that paper runs).
@@ -43,6 +44,9 @@ def register_verify(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
     p.add_argument("--workers", type=int, default=None,
                    help="processes (default: every core)")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="run the jobs on an existing dask.distributed cluster, e.g. "
+                        "tcp://10.0.0.5:8786 (workers need this fedpriv version)")
     p.add_argument("--json", action="store_true", help="print the claims as JSON")
     p.add_argument("--data", type=Path, default=None,
                    help="UCI Diabetes-130 CSV or zip for Fed_UCB's regret runs")
@@ -72,7 +76,8 @@ def _config(args: argparse.Namespace) -> ClaimsConfig:
         fed["regret_horizon"] = args.regret_horizon
     fed_config = ClaimsConfig.quick_fed_ucb(**fed) if args.quick else VerifyConfig(**fed)
     papers = None if args.paper is None else (args.paper,)
-    overrides = {**common, "papers": papers, "fed_ucb": fed_config}
+    overrides = {**common, "papers": papers, "fed_ucb": fed_config,
+                 "scheduler": args.scheduler}
     return ClaimsConfig.quick_config(**overrides) if args.quick else ClaimsConfig(**overrides)
 
 

@@ -25,6 +25,8 @@ __all__ = ["LaplaceTreeCounter", "laplace_release", "raw_release"]
 
 #: Largest number of node noises pre-drawn per chunk (memory bound of the counter).
 _CHUNK_ELEMENTS = 1 << 22
+#: Nodes in the first pre-drawn chunk of a tree counter (later chunks double).
+_FIRST_CHUNK = 8
 
 
 def _rng_shape(rng: Any) -> tuple[int, ...]:
@@ -247,8 +249,13 @@ class LaplaceTreeCounter:
             return np.zeros(self.stream_shape)
         offset = s - 1 - self._chunk_start
         if offset >= self._chunk.shape[0]:
+            # Chunks double from _FIRST_CHUNK nodes up to the memory bound, so a run
+            # stopped early draws little more than it used. Each generator draws its
+            # block node-major, one value per draw, so the noise of a node is the same
+            # whatever the chunk lengths.
+            grown = max(_FIRST_CHUNK, 2 * self._chunk.shape[0])
             self._chunk_start += self._chunk.shape[0]
-            length = min(self._chunk_len, self.horizon - self._chunk_start)
+            length = min(self._chunk_len, grown, self.horizon - self._chunk_start)
             self._chunk = _draw_laplace(
                 self._rng, self.scale, (length,) + self.stream_shape, lead=1
             )

@@ -23,6 +23,11 @@ Resolved ambiguities (source in brackets; gossip.md is the reference report)
 * Fed_UCB's noisy prefix sum is ``raw running sum + sum of memoised node noises``,
   equal to Alg. 3's sum of noisy partial sums (fewer float additions).
 
+The steps of a round live in :mod:`fedpriv.algorithms.gossip.rounds`, the releases
+opened before round 1 in :mod:`fedpriv.algorithms.gossip.releases`; ``rounds=r`` stops
+a run after round ``r`` with the full run's outputs up to there (the algorithm is
+causal), which is what end-to-end audits of early-round observables use.
+
 Modes of Fed_UCB
 ----------------
 ``paper``: ε' = ε/⌈log T⌉ (log base a parameter), the initial pulls released raw
@@ -42,57 +47,33 @@ import math
 import networkx as nx
 import numpy as np
 import pandas as pd
-
 from fedpriv.algorithms.environments.heterogeneous import BanditEnvironment
-from fedpriv.algorithms.networks.graphs import check_connected, neighbor_matrix, sample_active_edges
-from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng, stream_rngs
-from fedpriv.privacy import Accountant, LaplaceTreeCounter, laplace_release, raw_release
+from fedpriv.algorithms.gossip.releases import open_fed_ucb_releases
+from fedpriv.algorithms.gossip.rounds import (
+    choose_arms,
+    confidence_radius,
+    draw_active_edges,
+    gossip_step,
+    open_batch,
+    updated_means,
+)
+from fedpriv.algorithms.networks.graphs import check_connected, neighbor_matrix
+from fedpriv.algorithms.seeding import as_seed_sequence
+from fedpriv.privacy import Accountant
 from fedpriv.privacy._checks import check_epsilon, check_int_at_least
-from fedpriv.privacy.calibration import PAPER_LOG_BASES, fed_ucb_scale
+from fedpriv.privacy.calibration import PAPER_LOG_BASES
 
 __all__ = [
     "MODES",
     "GossipRun",
     "confidence_radius",
+    "draw_active_edges",
+    "open_fed_ucb_releases",
     "run_fed_ucb",
     "run_gossip_ucb",
 ]
 
 MODES = ("paper", "corrected")
-_PHASE_INIT, _PHASE_STREAM = "init", "stream"
-
-
-def confidence_radius(
-    n: np.ndarray, t: int, *, n_agents: int, horizon: int, epsilon: float
-) -> np.ndarray:
-    """UCB radius of Gossip_UCB (eq. 11, ``epsilon = inf``) or Fed_UCB (eq. 12).
-
-    ``C = sqrt(2N log(t) / n) + α1`` and
-    ``C̃ = α1 + sqrt(2N (128 N log²T log t log n / (n² ε²) + 1/n) log t)``, with
-    ``α1 = 64 / N**17`` and natural logs.
-
-    Parameters
-    ----------
-    n : ndarray of int64, any shape
-        Pre-pull counts ``n_{i,k}(t)`` (>= 1).
-    t : int
-        Round, >= 1.
-    n_agents, horizon : int
-        ``N`` and ``T``.
-    epsilon : float
-        Fed_UCB's total ε; ``inf`` gives eq. 11 exactly.
-
-    Returns
-    -------
-    ndarray of float64, shape of ``n``
-    """
-    alpha1 = 64.0 / float(n_agents) ** 17
-    log_t = math.log(t)
-    n = n.astype(np.float64)
-    if math.isinf(epsilon):
-        return np.sqrt(2.0 * n_agents / n * log_t) + alpha1
-    private = 128.0 * n_agents * math.log(horizon) ** 2 * log_t * np.log(n) / (n**2 * epsilon**2)
-    return alpha1 + np.sqrt(2.0 * n_agents * (private + 1.0 / n) * log_t)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -103,12 +84,17 @@ class GossipRun:
     ----------
     algorithm : str
         ``"gossip-ucb"`` or ``"gossip-fed-ucb"``.
-    actions : ndarray of int16, shape (n_trials, n_agents, horizon)
+    actions : ndarray of int16, shape (n_trials, n_agents, rounds)
         ``actions[j, i, t-1]`` is ``a_i(t)`` of trial ``j``.
+    horizon : int
+        ``T``, which sets the noise calibration, the tree capacity and the radii.
+    rounds : int
+        Rounds simulated, ``1..rounds`` (``rounds <= horizon``; ``horizon`` unless the
+        run was stopped early).
     gaps : ndarray of float64, shape (n_arms,)
         ``μ_1 - μ_k`` of the global means.
     counts : ndarray of int64, shape (n_trials, n_agents, n_arms)
-        Final pull counts, including the initial pull.
+        Pull counts after round ``rounds``, including the initial pull.
     accountant : Accountant or None
         Every release of the run (Fed_UCB only).
     epsilon, node_epsilon, scale : float
@@ -117,11 +103,11 @@ class GossipRun:
     mode, log_base : str
     n_out_of_bounds : int
         Observations outside [0, 1] fed to the tree (paper mode) or clipped (corrected).
-    edges : ndarray of int64, shape (n_trials, horizon, 2)
+    edges : ndarray of int64, shape (n_trials, rounds, 2)
         The active gossip edge of each round.
     trace : dict of ndarray or None
         With ``record_trace``: ``theta`` and ``means``, each of shape
-        (horizon + 1, n_trials, n_agents, n_arms) (index 0 is the initialisation).
+        (rounds + 1, n_trials, n_agents, n_arms) (index 0 is the initialisation).
     seed_entropy : int
         ``root.entropy`` of the run's SeedSequence.
     """
@@ -140,15 +126,21 @@ class GossipRun:
     edges: np.ndarray
     trace: dict | None
     seed_entropy: int
+    horizon: int
+
+    @property
+    def rounds(self) -> int:
+        """Rounds simulated (``horizon`` unless the run was stopped early)."""
+        return int(self.actions.shape[-1])
 
     @property
     def regret(self) -> np.ndarray:
-        """Per-round pseudo-regret ``μ_1 - μ_{a_i(t)}``, shape (n_trials, n_agents, horizon)."""
+        """Per-round pseudo-regret ``μ_1 - μ_{a_i(t)}``, shape (n_trials, n_agents, rounds)."""
         return self.gaps[self.actions]
 
     @property
     def cumulative_regret(self) -> np.ndarray:
-        """Cumulative pseudo-regret ``R_i(t)``, shape (n_trials, n_agents, horizon)."""
+        """Cumulative pseudo-regret ``R_i(t)``, shape (n_trials, n_agents, rounds)."""
         return np.cumsum(self.regret, axis=-1)
 
     def regret_summary(self) -> pd.DataFrame:
@@ -173,121 +165,12 @@ def _validate_common(env: BanditEnvironment, graph: nx.Graph, horizon: int, n_tr
     return neighbor_matrix(graph)
 
 
-def _reward_tables(env: BanditEnvironment, horizon: int, n_trials: int, root) -> np.ndarray:
-    tables = np.stack(
-        [
-            env.sample_rewards(horizon, rng=stream_rng(root, trial=j, stream=Stream.ENVIRONMENT))
-            for j in range(n_trials)
-        ]
-    )
-    expected = (n_trials, env.n_agents, horizon + 1, env.n_arms)
-    if tables.shape != expected:
-        raise ValueError(
-            f"`env.sample_rewards` must return shape {expected[1:]} per trial, got "
-            f"{tables.shape[1:]}."
-        )
-    if not np.all(np.isfinite(tables)):
-        raise ValueError("`env` rewards must be finite; the environment produced NaN or inf.")
-    return tables
-
-
-def _pick(mask: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """Index of the ``floor(u * count)``-th True entry along the last axis."""
-    count = mask.sum(axis=-1)
-    rank = np.minimum((u * count).astype(np.int64), np.maximum(count - 1, 0))
-    return np.argmax(np.cumsum(mask, axis=-1) > rank[..., None], axis=-1)
-
-
-def open_fed_ucb_releases(
-    initial_rewards: np.ndarray,
-    *,
-    horizon: int,
-    epsilon: float,
-    mode: str,
-    log_base: str,
-    rng,
-    noise_on_empty_nodes: bool = False,
-    reward_bounds: tuple[float, float] | None = (0.0, 1.0),
-) -> tuple[Accountant, np.ndarray, LaplaceTreeCounter, int]:
-    """Open Fed_UCB's releases: a fresh accountant, the initial-pull release, the trees.
-
-    This is everything Fed_UCB charges before round 1, so calling it alone gives the
-    accountant's view of a deployment (used for horizons too long to simulate).
-
-    Parameters
-    ----------
-    initial_rewards : ndarray of float64, shape (n_trials, n_agents, n_arms)
-        ``X_{i,k}(0)`` of every trial.
-    horizon, epsilon, mode, log_base, noise_on_empty_nodes
-        As in :func:`run_fed_ucb`.
-    rng : object ndarray of Generator, shape (n_trials, n_agents)
-        Privacy-noise streams.
-    reward_bounds : (float, float) or None
-        The environment's declared reward support (``None``: unbounded). In paper
-        mode rewards enter the tree unclipped, so if the support is not inside
-        [0, 1] the tree's sensitivity of 1 does not hold and no finite ε does: the
-        stream cells are then also charged ``events.NonPrivate`` (gossip.md §3.4
-        item 4). The decision uses the declared support, never the realised data.
-
-    Returns
-    -------
-    accountant : Accountant
-        Disjoint levels ``("trial", "agent", "arm", "phase")``; phase ``"init"`` holds
-        the round-0 records, ``"stream"`` the rounds ``1..T`` (Definition 1's stream).
-    initial_means : ndarray, shape (n_trials, n_agents, n_arms)
-        ``X̃(0)`` as released: raw (paper mode, ε = ∞) or with ``Lap(b)`` (corrected).
-    counter : LaplaceTreeCounter
-        One tree per (trial, agent, arm), capacity ``horizon``.
-    n_clipped : int
-        Initial rewards outside [0, 1] that were clipped (corrected mode).
-    """
-    B, N, M = initial_rewards.shape
-    scale = fed_ucb_scale(epsilon, horizon, mode=mode, log_base=log_base)
-    accountant = Accountant(disjoint=("trial", "agent", "arm", "phase"))
-    keys = {
-        "trial": np.arange(B)[:, None, None],
-        "agent": np.arange(N)[None, :, None],
-        "arm": np.arange(M)[None, None, :],
-    }
-    x0 = initial_rewards
-    n_clipped = 0
-    if mode == "corrected":
-        n_clipped = int(((x0 < 0.0) | (x0 > 1.0)).sum())
-        x0 = np.clip(x0, 0.0, 1.0)
-    if mode == "corrected" and scale > 0:
-        init = laplace_release(
-            x0, scale=scale, l1_sensitivity=1.0, accountant=accountant,
-            keys={**keys, "phase": _PHASE_INIT}, rng=rng,
-        )
-    else:
-        reason = (
-            "initial pulls released raw (Zhu et al. Alg. 4 line 1)"
-            if scale > 0 else "epsilon = inf: no noise"
-        )
-        init = raw_release(
-            x0, accountant=accountant, keys={**keys, "phase": _PHASE_INIT}, reason=reason
-        )
-    if mode == "paper" and (
-        reward_bounds is None or reward_bounds[0] < 0.0 or reward_bounds[1] > 1.0
-    ):
-        raw_release(
-            np.zeros((B, N, M)), accountant=accountant, keys={**keys, "phase": _PHASE_STREAM},
-            reason="rewards outside the declared [0, 1] fed unclipped (gossip.md §3.4 item 4)",
-        )
-    counter = LaplaceTreeCounter(
-        stream_shape=(B, N, M), horizon=horizon, scale=scale, accountant=accountant,
-        keys={**keys, "phase": _PHASE_STREAM}, rng=rng,
-        out_of_bounds="clip" if mode == "corrected" else "ignore",
-        noise_on_empty_nodes=noise_on_empty_nodes,
-    )
-    return accountant, init, counter, n_clipped
-
-
 def _simulate(
     env: BanditEnvironment,
     graph: nx.Graph,
     *,
     horizon: int,
+    rounds: int | None,
     n_trials: int,
     seed,
     epsilon: float,
@@ -297,108 +180,54 @@ def _simulate(
     noise_on_empty_nodes: bool,
     record_trace: bool,
 ) -> GossipRun:
+    """One batch: open it (:func:`open_batch`), then rounds ``1..rounds`` of Alg. 1 / 4."""
     adjacency = _validate_common(env, graph, horizon, n_trials)
+    T = horizon
+    rounds = T if rounds is None else check_int_at_least("rounds", rounds, 0)
+    if rounds > T:
+        raise ValueError(f"`rounds` must be <= `horizon` = {T}, got {rounds}.")
     root = as_seed_sequence(seed)
-    B, N, M, T = n_trials, env.n_agents, env.n_arms, horizon
-    rewards = _reward_tables(env, T, B, root)
-    edges = np.stack(
-        [
-            sample_active_edges(graph, T, rng=stream_rng(root, trial=j, stream=Stream.NETWORK))
-            for j in range(B)
-        ]
-    )
-    policy = stream_rngs(root, n_trials=B, n_agents=N, stream=Stream.POLICY)
-    uniforms = np.stack([[g.random(T) for g in row] for row in policy])  # (B, N, T)
+    opened = open_batch(env, graph, root, horizon=T, n_trials=n_trials, epsilon=epsilon,
+                         private=private, mode=mode, log_base=log_base,
+                         noise_on_empty_nodes=noise_on_empty_nodes, rounds=rounds)
     global_means = np.asarray(env.global_means, dtype=np.float64)
-    gaps = global_means.max() - global_means
-    b_idx = np.arange(B)[:, None]
-    n_idx = np.arange(N)[None, :]
-
-    accountant = None
-    counter = None
-    scale = fed_ucb_scale(epsilon, T, mode=mode, log_base=log_base) if private else 0.0
-    n_out_of_bounds = 0
-    x0 = rewards[:, :, 0, :]
-    if private:
-        noise_rngs = stream_rngs(root, n_trials=B, n_agents=N, stream=Stream.NOISE)
-        accountant, init, counter, n_out_of_bounds = open_fed_ucb_releases(
-            x0, horizon=T, epsilon=epsilon, mode=mode, log_base=log_base, rng=noise_rngs,
-            noise_on_empty_nodes=noise_on_empty_nodes, reward_bounds=env.reward_bounds,
-        )
-        running = None
-    else:
-        init = x0.copy()
-        running = np.zeros((B, N, M))
-
-    counts = np.ones((B, N, M), dtype=np.int64)
-    n_tilde = np.ones((B, N, M), dtype=np.int64)
-    means = init / counts
+    counts = np.ones(opened.init.shape, dtype=np.int64)
+    n_tilde = np.ones(opened.init.shape, dtype=np.int64)
+    means = opened.init / counts
     theta = means.copy()
-    actions = np.empty((B, N, T), dtype=np.int16)
-    neighbor_mask = adjacency[None, :, :, None]
+    actions = np.empty(opened.init.shape[:2] + (rounds,), dtype=np.int16)
     trace = None
     if record_trace:
-        trace = {"theta": np.empty((T + 1, B, N, M)), "means": np.empty((T + 1, B, N, M))}
+        trace = {name: np.empty((rounds + 1,) + opened.init.shape) for name in ("theta", "means")}
         trace["theta"][0], trace["means"][0] = theta, means
-
-    for t in range(1, T + 1):
-        # Alg. 1 lines 5-6: consistency set with ñ(t), then ñ(t+1) from neighbors' ñ(t).
-        behind = counts < n_tilde - N
-        neighbors_max = np.where(neighbor_mask, n_tilde[:, None, :, :], 0).max(axis=2)
-        n_tilde = np.maximum(counts, neighbors_max)
-        forced = behind.any(axis=-1)
-        u = uniforms[:, :, t - 1]
-        # Lines 7-13: UCB argmax (uniform tie-break) or a uniform pick from 𝒜_i.
-        q = theta + confidence_radius(
-            counts, t, n_agents=N, horizon=T, epsilon=epsilon if private else math.inf
+    radius_epsilon = epsilon if private else math.inf
+    for t in range(1, rounds + 1):
+        arm, n_tilde = choose_arms(
+            counts, n_tilde, theta, opened.uniforms[:, :, t - 1], t,
+            neighbor_mask=adjacency[None, :, :, None], horizon=T, radius_epsilon=radius_epsilon,
         )
-        arm = q.argmax(axis=-1)
-        best = q == np.take_along_axis(q, arm[..., None], axis=-1)
-        if best.sum(axis=-1).max() > 1:  # a tie somewhere: break it uniformly
-            arm = _pick(best, u)
-        if forced.any():
-            arm = np.where(forced, _pick(behind, u), arm)
         actions[:, :, t - 1] = arm
-        pulled = arm[..., None] == np.arange(M)
-        reward = rewards[b_idx, n_idx, t, arm]
-        counts += pulled
-        # Line 14/16: the pulled arm's (noisy) mean; other arms keep theirs (Alg. 4 l. 17).
-        if private:
-            counter.step(np.where(pulled, reward[..., None], 0.0), pulled)
-            total = counter.release(pulled)
-        else:
-            running += np.where(pulled, reward[..., None], 0.0)
-            total = running
-        new_means = np.where(pulled, (init + np.where(pulled, total, 0.0)) / counts, means)
-        # Lines 17-22: gossip over the active edge, normal update elsewhere.
-        step = new_means - means
-        new_theta = theta + step
-        u_e, v_e = edges[:, t - 1, 0], edges[:, t - 1, 1]
-        rows = np.arange(B)
-        average = 0.5 * (theta[rows, u_e] + theta[rows, v_e])
-        new_theta[rows, u_e] = average + step[rows, u_e]
-        new_theta[rows, v_e] = average + step[rows, v_e]
-        theta, means = new_theta, new_means
+        new_means = updated_means(opened, arm, t, counts, means)
+        theta, means = gossip_step(theta, means, new_means, opened.edges[:, t - 1]), new_means
         if trace is not None:
             trace["theta"][t], trace["means"][t] = theta, means
-
-    if counter is not None:
-        n_out_of_bounds += counter.n_out_of_bounds
     return GossipRun(
         algorithm="gossip-fed-ucb" if private else "gossip-ucb",
         actions=actions,
-        gaps=gaps,
+        gaps=global_means.max() - global_means,
         counts=counts,
-        accountant=accountant,
+        accountant=opened.accountant,
         epsilon=epsilon if private else math.inf,
-        node_epsilon=math.inf if scale == 0 else 1.0 / scale,
-        scale=scale,
+        node_epsilon=math.inf if opened.scale == 0 else 1.0 / opened.scale,
+        scale=opened.scale,
         mode=mode if private else "",
         log_base=log_base if private else "",
-        n_out_of_bounds=n_out_of_bounds,
-        edges=edges,
+        n_out_of_bounds=opened.n_out_of_bounds
+        + (opened.counter.n_out_of_bounds if opened.counter is not None else 0),
+        edges=opened.edges[:, :rounds],
         trace=trace,
         seed_entropy=int(root.entropy),
+        horizon=T,
     )
 
 
@@ -410,6 +239,7 @@ def run_gossip_ucb(
     n_trials: int = 1,
     seed: int | np.random.SeedSequence = 0,
     record_trace: bool = False,
+    rounds: int | None = None,
 ) -> GossipRun:
     """Run Gossip_UCB (Zhu et al. 2021, Algorithm 1) for ``n_trials`` independent trials.
 
@@ -427,7 +257,14 @@ def run_gossip_ucb(
     seed : int or SeedSequence
         Root of the run's SeedSequence tree.
     record_trace : bool
-        Keep ϑ and the means of every round (memory ``O(T * n_trials * N * M)``).
+        Keep ϑ and the means of every round (memory ``O(rounds * n_trials * N * M)``).
+    rounds : int, optional
+        Stop after round ``rounds`` (``0 <= rounds <= horizon``; default ``horizon``).
+        Every random stream is drawn as for the whole horizon, ``horizon`` still sets
+        the calibration and the radii, and the algorithm is causal (round ``t`` reads
+        only rounds ``< t`` and round ``t``'s draws), so every output of rounds
+        ``1..rounds`` equals the full run's at the same seed: an audit whose
+        observable depends on the first rounds only stops there.
 
     Returns
     -------
@@ -436,11 +273,13 @@ def run_gossip_ucb(
     Raises
     ------
     ValueError
-        If ``horizon < 1``, ``n_trials < 1``, the graph is disconnected or does not
-        match ``env.n_agents``, or the rewards are not finite.
+        If ``horizon < 1``, ``n_trials < 1``, ``rounds`` is outside ``[0, horizon]``,
+        the graph is disconnected or does not match ``env.n_agents``, or the rewards
+        are not finite.
     """
     return _simulate(
-        env, graph, horizon=horizon, n_trials=n_trials, seed=seed, epsilon=math.inf,
+        env, graph, horizon=horizon, rounds=rounds, n_trials=n_trials, seed=seed,
+        epsilon=math.inf,
         private=False, mode="paper", log_base="2", noise_on_empty_nodes=False,
         record_trace=record_trace,
     )
@@ -458,6 +297,7 @@ def run_fed_ucb(
     n_trials: int = 1,
     seed: int | np.random.SeedSequence = 0,
     record_trace: bool = False,
+    rounds: int | None = None,
 ) -> GossipRun:
     """Run Fed_UCB (Zhu et al. 2021, Algorithm 4) inside a fresh :class:`Accountant`.
 
@@ -482,7 +322,9 @@ def run_fed_ucb(
     -------
     GossipRun
         ``accountant`` charges: per (trial, agent, arm) one ``LaplaceTree`` with key
-        ``phase="stream"`` and the initial-pull release with ``phase="init"``.
+        ``phase="stream"`` and the initial-pull release with ``phase="init"``; the
+        trees are opened (and charged) for the whole horizon even when ``rounds`` stops
+        the run early, so the accountant's ε is the deployment's.
 
     Raises
     ------
@@ -497,7 +339,8 @@ def run_fed_ucb(
     if log_base not in PAPER_LOG_BASES:
         raise ValueError(f"`log_base` must be one of {sorted(PAPER_LOG_BASES)}, got {log_base!r}.")
     return _simulate(
-        env, graph, horizon=horizon, n_trials=n_trials, seed=seed, epsilon=epsilon,
+        env, graph, horizon=horizon, rounds=rounds, n_trials=n_trials, seed=seed,
+        epsilon=epsilon,
         private=True, mode=mode, log_base=log_base,
         noise_on_empty_nodes=noise_on_empty_nodes, record_trace=record_trace,
     )

@@ -240,7 +240,8 @@ def _collect(pool, function, jobs: list[dict], results: list, say, describe) -> 
         say(f"[{done}/{len(jobs)}] {describe(jobs[position], results[position])}")
 
 
-def _regret_summaries(config: VerifyConfig, env, graph, run_root, say) -> list[dict]:
+def _regret_summaries(config: VerifyConfig, env, graph, run_root, say,
+                      executor=None) -> list[dict]:
     """Step 1: the regret runs (Gossip_UCB and Fed_UCB per mode and ε), summarised."""
     regret_jobs = [
         {"env": env, "graph": graph, "mode": mode, "log_base": base, "epsilon": eps,
@@ -251,7 +252,7 @@ def _regret_summaries(config: VerifyConfig, env, graph, run_root, say) -> list[d
         ]
     ]
     return _parallel_map(
-        _regret_job, regret_jobs, workers=config.workers, say=say,
+        _regret_job, regret_jobs, workers=config.workers, say=say, executor=executor,
         describe=lambda job, summary: (
             f"regret {job['mode']} {job['log_base']} ε={job['epsilon']:g} "
             f"T={job['horizon']} trials={job['n_trials']}: {summary['final'].mean():.1f}"
@@ -275,7 +276,8 @@ def _describe_audit(job: dict, result: tuple[int, EpsilonLowerBound]) -> str:
             f"{epsilon:.4g}, tightness {lower / epsilon:.2f} ({job['n_samples']} samples/world)")
 
 
-def _tree_audits(config: VerifyConfig, grid, audit_root, say) -> dict[int, EpsilonLowerBound]:
+def _tree_audits(config: VerifyConfig, grid, audit_root, say,
+                 executor=None) -> dict[int, EpsilonLowerBound]:
     """Step 2: the tree audits at the audited horizons, keyed by grid index."""
     samples = dict(config.audit_samples)
     audit_jobs = [
@@ -286,7 +288,7 @@ def _tree_audits(config: VerifyConfig, grid, audit_root, say) -> dict[int, Epsil
         for index, mode, base, horizon, eps in grid if horizon in config.audit_horizons
     ]
     return dict(_parallel_map(
-        _audit_job, audit_jobs, workers=config.workers, say=say,
+        _audit_job, audit_jobs, workers=config.workers, say=say, executor=executor,
         describe=_describe_audit,
     ))
 
@@ -349,12 +351,16 @@ def _ledger(config: VerifyConfig, env, graph, run_root, say) -> pd.DataFrame:
 
 
 def verify_gossip_fed_ucb(
-    config: VerifyConfig, *, progress: Callable[[str], None] | None = None
+    config: VerifyConfig, *, progress: Callable[[str], None] | None = None, executor=None
 ) -> VerifyReport:
     """Run the whole verification of Fed_UCB's claim; see the module docstring.
 
     Steps: regret runs (first: the paper-mode notes need their out-of-range counts),
     tree audits, accountant and verdict per claim, regret table, ledger.
+
+    ``executor`` (a ``concurrent.futures.Executor`` or a dask ``Client``) runs the
+    regret runs and tree audits instead of the local pool of ``config.workers``; the
+    numbers do not change (every job has its own SeedSequence address).
 
     Raises
     ------
@@ -369,13 +375,13 @@ def verify_gossip_fed_ucb(
     env, env_name = _environment(config, _child(root, 0))
     graph = make_graph("complete", config.n_agents)
     run_root = _child(root, 1)
-    summaries = _regret_summaries(config, env, graph, run_root, say)
+    summaries = _regret_summaries(config, env, graph, run_root, say, executor)
     out_of_bounds = {
         mode: sum(r["n_out_of_bounds"] for r in summaries if r["mode"] == mode)
         for mode in ("paper", "corrected")
     }
     grid = _claim_grid(config)
-    audits = _tree_audits(config, grid, _child(root, 2), say)
+    audits = _tree_audits(config, grid, _child(root, 2), say, executor)
     synthetic = config.data_path is None
     results = tuple(
         _claim_result(config, root, item, audits.get(item[0]),

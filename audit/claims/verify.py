@@ -39,6 +39,7 @@ from fedpriv.audit.claims.fed_ucb import (
 from fedpriv.audit.claims.findings import finding_ids
 from fedpriv.audit.claims.register import claims_for, paper_of
 from fedpriv.audit.endtoend.engine import AuditBudget, child_seed
+from fedpriv.audit.executor import connect_scheduler
 from fedpriv.privacy import ApproxDP
 from fedpriv.privacy._checks import check_int_at_least
 
@@ -68,6 +69,11 @@ class ClaimsConfig:
         Processes (1 runs in this process).
     fed_ucb : VerifyConfig
         The Fed_UCB job's configuration.
+    scheduler : str or None
+        Address of an existing dask.distributed scheduler (``--scheduler``): every
+        job runs on its workers and ``workers`` is unused
+        (:func:`fedpriv.audit.executor.connect_scheduler`). The numbers are those of
+        the in-process run.
     """
 
     quick: bool = False
@@ -78,9 +84,13 @@ class ClaimsConfig:
     )
     workers: int = dataclasses.field(default_factory=lambda: os.cpu_count() or 1)
     fed_ucb: VerifyConfig | None = None
+    scheduler: str | None = None
 
     def __post_init__(self) -> None:
         check_int_at_least("seed", self.seed, 0)
+        if self.scheduler is not None and not isinstance(self.scheduler, str):
+            raise TypeError(f"`scheduler` must be an address string or None, got "
+                            f"{type(self.scheduler).__name__}.")
         check_int_at_least("workers", self.workers, 1)
         if self.papers is not None:
             object.__setattr__(self, "papers", tuple(paper_of(p) for p in self.papers))
@@ -280,10 +290,14 @@ def verify_claims(
     progress : callable, optional
         Receives one line per finished job.
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
-        Where the claim jobs run; default a local process pool of ``config.workers``
-        (in this process when ``workers == 1``). Every job carries its own
-        SeedSequence address, so the numbers do not depend on the executor.
+        Where the claim jobs run; default a client on ``config.scheduler`` when set,
+        else a local process pool of ``config.workers`` (in this process when
+        ``workers == 1``). Every job carries its own SeedSequence address, so the
+        numbers do not depend on the executor.
     """
+    if executor is None and config.scheduler is not None:
+        with connect_scheduler(config.scheduler) as client:
+            return verify_claims(config, progress=progress, executor=client)
     started = time.perf_counter()
     say = progress or (lambda message: None)
     root = np.random.SeedSequence(config.seed)
@@ -296,7 +310,7 @@ def verify_claims(
     done: dict[str, ClaimResult] = {}
     if any(e.paper == "gossip_fed_ucb" for e in selected):
         say("[gossip_fed_ucb] Fed_UCB job (regret runs, tree audits)")
-        fed_report = verify_gossip_fed_ucb(config.fed_ucb, progress=say)
+        fed_report = verify_gossip_fed_ucb(config.fed_ucb, progress=say, executor=executor)
         done = _from_fed_ucb(fed_report, entries)
 
     # Longest jobs first, so that the pool's last jobs are short (whole-algorithm

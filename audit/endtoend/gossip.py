@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import networkx as nx
 import numpy as np
 
 from fedpriv.audit.claims.claim import Claim
@@ -30,6 +31,7 @@ from fedpriv.audit.endtoend.tree import audit_tree_counter
 from fedpriv.privacy.calibration import fed_ucb_scale
 
 __all__ = [
+    "FedUcbMeansSampler",
     "FixedTableBandit",
     "audit_fed_ucb_initial",
     "audit_fed_ucb_tree",
@@ -82,12 +84,18 @@ class FixedTableBandit:
         return self.global_means.max() - self.global_means
 
     def sample_rewards(self, horizon: int, *, rng: np.random.Generator) -> np.ndarray:
-        """The fixed table's first ``horizon + 1`` rows (``rng`` is not used)."""
+        """The fixed table's first ``horizon + 1`` rows (``rng`` is not used).
+
+        A read-only view, not a copy: every trial of every run sees the same table, and
+        copying it per trial cost a fifth of a short end-to-end audit's time.
+        """
         if horizon + 1 > self.table.shape[1]:
             raise ValueError(
                 f"`horizon` must be <= {self.table.shape[1] - 1} for this table, got {horizon}."
             )
-        return self.table[:, : horizon + 1].copy()
+        view = self.table[:, : horizon + 1]
+        view.flags.writeable = False
+        return view
 
 
 def _setting(claim: Claim) -> dict:
@@ -195,14 +203,66 @@ def _initial_table(n_agents: int, n_arms: int, horizon: int, canary: float) -> n
     return table
 
 
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class FedUcbMeansSampler:
+    """Sampler of a whole-Fed_UCB audit: one agent's released means after one round.
+
+    ``sampler(world, n, seed)`` runs :func:`~fedpriv.algorithms.gossip.gossip_ucb.run_fed_ucb`
+    on ``envs[world]`` (``n`` trials at ``seed``) and returns ``trace["means"][round]``
+    of ``agent``: shape (n, n_arms), the noisy means it gossips from round
+    ``round + 1`` on.
+
+    Attributes
+    ----------
+    envs : (FixedTableBandit, FixedTableBandit)
+        The neighbouring datasets D and D'.
+    graph : networkx.Graph
+    horizon : int
+        ``T`` of the runs (calibration, tree capacity, radii).
+    epsilon : float
+    mode, log_base : str
+        As in ``run_fed_ucb``.
+    agent : int
+        Observed agent.
+    round : int
+        Observed round, in ``[0, horizon]``.
+    fast : bool
+        ``True``: stop each run after ``round`` (``run_fed_ucb(rounds=round)``; the
+        algorithm is causal, so the observable is the same); ``False``: simulate the
+        whole horizon (the reference path the benchmark compares against).
+    """
+
+    envs: tuple[FixedTableBandit, FixedTableBandit]
+    graph: nx.Graph
+    horizon: int
+    epsilon: float
+    mode: str = "corrected"
+    log_base: str = "2"
+    agent: int = 0
+    round: int = 1
+    fast: bool = True
+
+    def __call__(self, world: int, n: int, seed: np.random.SeedSequence) -> np.ndarray:
+        from fedpriv.algorithms.gossip.gossip_ucb import run_fed_ucb
+
+        run = run_fed_ucb(self.envs[world], self.graph, horizon=self.horizon,
+                          epsilon=self.epsilon, mode=self.mode, log_base=self.log_base,
+                          n_trials=n, seed=seed, record_trace=True,
+                          rounds=self.round if self.fast else None)
+        return run.trace["means"][self.round][:, self.agent, :].copy()
+
+
 def audit_fed_ucb_initial(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
     """Canary in agent 0's initial pull of arm 0, observed in its first gossip message.
 
     The observable is ``ϑ_{0,0}`` as agent 0 sends it at the first round whose active
     edge contains agent 0 (the value before averaging), recorded with the run's trace.
     Runs in which agent 0 never gossips within the horizon report NaN-free sentinel -1.
+    Each batch stops at the last round any of its runs needs (the batch's active edges
+    are drawn first with ``draw_active_edges``; ``run_fed_ucb(rounds=...)`` is exact
+    because the algorithm is causal).
     """
-    from fedpriv.algorithms.gossip.gossip_ucb import run_fed_ucb
+    from fedpriv.algorithms.gossip.gossip_ucb import draw_active_edges, run_fed_ucb
     from fedpriv.algorithms.networks.graphs import make_graph
 
     s = _setting(claim)
@@ -216,12 +276,14 @@ def audit_fed_ucb_initial(claim: Claim, budget: AuditBudget, seed) -> EndToEndAu
         out = []
         for b, start in enumerate(range(0, n, budget.batch_size)):
             size = min(budget.batch_size, n - start)
+            edges = draw_active_edges(graph, horizon, n_trials=size, seed=child_seed(root, b))
+            involved = (edges == 0).any(axis=-1)  # (B, T)
+            first = np.where(involved.any(axis=1), involved.argmax(axis=1), -1)
             run = run_fed_ucb(envs[world], graph, horizon=horizon, epsilon=s["epsilon"],
                               mode=claim.mode, log_base=s["log_base"], n_trials=size,
-                              seed=child_seed(root, b), record_trace=True)
-            theta = run.trace["theta"]  # (T+1, B, N, M); theta[t-1] is sent at round t
-            involved = (run.edges == 0).any(axis=-1)  # (B, T)
-            first = np.where(involved.any(axis=1), involved.argmax(axis=1), -1)
+                              seed=child_seed(root, b), record_trace=True,
+                              rounds=max(int(first.max()), 0))
+            theta = run.trace["theta"]  # (rounds+1, B, N, M); theta[t-1] is sent at round t
             value = theta[np.maximum(first, 0), np.arange(size), 0, 0]
             out.append(np.where(first >= 0, value, -1.0))
         return np.concatenate(out)

@@ -26,6 +26,7 @@ from fedpriv.algorithms.gossip.gossip_ucb import (
     MODES,
     GossipRun,
     confidence_radius,
+    draw_active_edges,
     run_fed_ucb,
     run_gossip_ucb,
 )
@@ -751,3 +752,73 @@ def test_fed_ucb_on_hospital_data_is_exactly_epsilon(hospital_sample) -> None:
     assert run.n_out_of_bounds == 0  # Bernoulli rewards
     assert run.actions.shape == (2, 3, 200)
     assert np.all(run.regret >= 0.0)
+
+
+# ------------------------------------------------------- 7. stopping early (rounds)
+_EARLY_SETTINGS = [
+    pytest.param("fed", "corrected", "complete", 3, "bernoulli", False, id="fed-corrected-K3"),
+    pytest.param("fed", "paper", "ring", 4, "gaussian", False, id="fed-paper-ring4-unclipped"),
+    pytest.param("fed", "paper", "path", 3, "bernoulli", True, id="fed-paper-noise-on-empty"),
+    pytest.param("gossip", "paper", "star", 5, "gaussian", False, id="gossip-star5"),
+]
+
+
+def _early_run(algorithm: str, mode: str, kind: str, n_agents: int, noise: str,
+               empty: bool, *, seed: int, rounds: int | None) -> GossipRun:
+    env, graph = _paper_env(n_agents, noise=noise, seed=seed), make_graph(kind, n_agents)
+    common = {"horizon": 40, "n_trials": 5, "seed": seed, "record_trace": True,
+              "rounds": rounds}
+    if algorithm == "gossip":
+        return run_gossip_ucb(env, graph, **common)
+    return run_fed_ucb(env, graph, epsilon=1.0, mode=mode, log_base="e",
+                       noise_on_empty_nodes=empty, **common)
+
+
+@pytest.mark.parametrize(("algorithm", "mode", "kind", "n_agents", "noise", "empty"),
+                         _EARLY_SETTINGS)
+@pytest.mark.parametrize("seed", [0, 11, 2021])
+def test_a_run_stopped_early_is_the_full_runs_prefix(
+    algorithm: str, mode: str, kind: str, n_agents: int, noise: str, empty: bool, seed: int
+) -> None:
+    """The algorithm is causal: ``rounds=r`` gives the full run's first r rounds, bit for bit.
+
+    This is what lets an end-to-end audit stop each run at the last round its
+    observable depends on (issue 11 item 4).
+    """
+    full = _early_run(algorithm, mode, kind, n_agents, noise, empty, seed=seed, rounds=None)
+    assert full.rounds == full.horizon == 40
+    for r in (0, 1, 2, 7, 40):
+        early = _early_run(algorithm, mode, kind, n_agents, noise, empty, seed=seed, rounds=r)
+        assert early.rounds == r and early.horizon == 40
+        np.testing.assert_array_equal(early.actions, full.actions[..., :r])
+        np.testing.assert_array_equal(early.edges, full.edges[:, :r])
+        for name in ("theta", "means"):
+            assert early.trace[name].shape == (r + 1,) + full.trace[name].shape[1:]
+            np.testing.assert_array_equal(early.trace[name], full.trace[name][: r + 1])
+        # Counts after round r: the initial pull plus the pulls of rounds 1..r.
+        pulls = (early.actions[..., None] == np.arange(full.counts.shape[-1])).sum(axis=2)
+        np.testing.assert_array_equal(early.counts, 1 + pulls)
+        if algorithm == "fed":
+            # The trees are opened for the whole horizon: the same guarantee.
+            assert early.accountant.get_epsilon(0.0) == full.accountant.get_epsilon(0.0)
+            assert early.scale == full.scale
+
+
+def test_draw_active_edges_are_the_runs_edges() -> None:
+    env, graph = _paper_env(4), make_graph("ring", 4)
+    run = run_fed_ucb(env, graph, horizon=25, epsilon=1.0, n_trials=3, seed=9)
+    np.testing.assert_array_equal(draw_active_edges(graph, 25, n_trials=3, seed=9), run.edges)
+    np.testing.assert_array_equal(
+        draw_active_edges(graph, 25, n_trials=3, seed=np.random.SeedSequence(9)), run.edges
+    )
+
+
+@pytest.mark.parametrize(("rounds", "error", "match"), [
+    (-1, ValueError, "`rounds` must be >= 0"),
+    (6, ValueError, "`rounds` must be <= `horizon` = 5, got 6"),
+    (2.0, TypeError, "`rounds`"),
+])
+def test_rounds_out_of_range_is_rejected(rounds, error: type, match: str) -> None:
+    for run in (lambda **kw: run_fed_ucb(epsilon=1.0, **kw), run_gossip_ucb):
+        with pytest.raises(error, match=match):
+            run(env=_ENV, graph=_k3(), horizon=5, rounds=rounds)
