@@ -11,7 +11,7 @@ The everyday API is importable from here. It is loaded lazily (PEP 562), so
 ``import fedpriv`` and ``fedpriv --help`` stay fast:
 
 >>> import fedpriv
->>> accountant = fedpriv.Accountant()
+>>> accountant = fedpriv.Accountant(disjoint=("agent", "arm"))
 >>> release = fedpriv.events.Laplace(scale=1.0, l1_sensitivity=1.0)
 >>> accountant.spend(release, key={"agent": 0, "arm": 0})
 >>> accountant.get_epsilon(0.0)

@@ -1,5 +1,6 @@
 """``fedpriv run feducb-decentralized|linucb|linucb-independent-private|linucb-pooled``
-and ``fedpriv experiment feducb-fig1a|feducb-fig1b|feducb-fig1c|feducb-fig2``.
+and ``fedpriv experiment feducb-fig1a|feducb-fig1b|feducb-fig1c|feducb-fig2|
+feducb-decentralized-schedules``.
 
 ``run`` prints the average per-agent regret (mean, min, max over trials) and, for the
 private algorithms, the accountant's ε at the claimed δ for the Privatizer releases
@@ -25,6 +26,7 @@ from fedpriv.algorithms.feducb.decentralized import (
     BETA_CHOICES,
     ON_CAPACITY,
     RESPOND,
+    SCHEDULES,
     run_feducb_decentralized,
 )
 from fedpriv.algorithms.environments.linear import REWARD_MODELS, LinearBandit
@@ -43,9 +45,11 @@ from fedpriv.privacy.matrix_tree import PRIVATIZER_CALIBRATIONS
 __all__ = ["ALGORITHMS", "EXPERIMENTS", "register", "run_record"]
 
 ALGORITHMS = ("feducb-decentralized", "linucb", "linucb-independent-private", "linucb-pooled")
-EXPERIMENTS = ("feducb-fig1a", "feducb-fig1b", "feducb-fig1c", "feducb-fig2")
+EXPERIMENTS = ("feducb-fig1a", "feducb-fig1b", "feducb-fig1c", "feducb-fig2",
+               "feducb-decentralized-schedules")
 _HELP = {
-    "feducb-decentralized": "decentralized FedUCB on a graph (Dubey & Pentland 2020, Alg. 3)",
+    "feducb-decentralized": "decentralized FedUCB on a graph (Dubey & Pentland 2020, Alg. 3; "
+                            "--schedule fixed: data-independent releases every B rounds)",
     "linucb": "non-private OFUL/LinUCB run by every agent alone (M = 1: single agent)",
     "linucb-independent-private": "M private LinUCB learners, own Privatizer each, no "
                                   "communication",
@@ -57,16 +61,21 @@ _SOURCES = {
     "linucb-independent-private": "each agent's Privatizer stream (FedUCB Alg. 2, n = T) "
                                   "(ε, δ)-DP per (x, y) (Shariff & Sheffet 2018 style)",
 }
+#: ``--sync-every`` of ``feducb-decentralized --schedule fixed`` when not given (as
+#: ``fedpriv run feducb-fixed``).
+_DEFAULT_SYNC_EVERY = 100
 _FIGURE_HELP = {
     "feducb-fig1a": "FedUCB Fig. 1A: per-agent regret at T vs ε for several M",
     "feducb-fig1b": "FedUCB Fig. 1B: regret curves for three communication regimes",
     "feducb-fig1c": "FedUCB Fig. 1C: regret curves for varying d",
     "feducb-fig2": "FedUCB Fig. 2 (appendix): regret vs the minimum gap for several ε",
+    "feducb-decentralized-schedules": "decentralized FedUCB (Alg. 3): regret curves of the "
+                                      "adaptive schedule beside fixed ones",
 }
 
 
 def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAction) -> None:
-    """Add the four ``run`` algorithms and the four FedUCB ``experiment`` figures."""
+    """Add the ``run`` algorithms and the FedUCB ``experiment`` figures (module docstring)."""
     for name in ALGORITHMS:
         p = run.add_parser(name, help=_HELP[name])
         p.add_argument("--agents", type=int, default=10, help="n_agents M (default 10)")
@@ -93,6 +102,12 @@ def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAc
             p.add_argument("--graph", choices=GRAPH_KINDS, default="ring")
             p.add_argument("--p", type=float, default=None, help="edge probability (erdos_renyi)")
             p.add_argument("--gamma", type=int, default=2, help="message life γ (default 2)")
+            p.add_argument("--schedule", choices=SCHEDULES, default="adaptive",
+                           help="adaptive: Alg. 3 line 6's requests; fixed: every agent "
+                                "releases every set each B rounds (data-independent)")
+            p.add_argument("--sync-every", type=int, default=None,
+                           help="B, rounds between releases with --schedule fixed "
+                                "(default 100)")
             p.add_argument("--threshold", type=float, default=None,
                            help="D of line 6 (default: Thm. 1's value on T/γ rounds)")
             p.add_argument("--respond", choices=RESPOND, default="receipt")
@@ -131,11 +146,14 @@ def _run(args: argparse.Namespace) -> int:
         graph = make_graph(args.graph, args.agents, p=args.p,
                            rng=stream_rng(root, trial=0, stream=Stream.NETWORK)
                            if args.graph == "erdos_renyi" else None)
+        sync_every = args.sync_every
+        if args.schedule == "fixed" and sync_every is None:
+            sync_every = _DEFAULT_SYNC_EVERY
         run = run_feducb_decentralized(
             tables, graph, gamma=args.gamma, epsilon=args.epsilon, delta=args.delta,
-            threshold=args.threshold, calibration=args.calibration, beta=args.beta,
-            beta_value=args.beta_value, respond=args.respond, on_capacity=args.on_capacity,
-            seed=root,
+            schedule=args.schedule, sync_every=sync_every, threshold=args.threshold,
+            calibration=args.calibration, beta=args.beta, beta_value=args.beta_value,
+            respond=args.respond, on_capacity=args.on_capacity, seed=root,
         )
     elif name == "linucb-independent-private":
         run = run_linucb_independent_private(
@@ -157,7 +175,10 @@ def _run(args: argparse.Namespace) -> int:
           f"(min {r['min']:.2f}, max {r['max']:.2f} over {args.trials} trials)")
     if "communication" in record:
         c = record["communication"]
-        print(f"γ = {run.gamma}, {len(run.cover)} cliques {list(run.cover)}; tree depth "
+        schedule = ("adaptive (line 6)" if run.schedule == "adaptive"
+                    else f"fixed, every {run.sync_every} rounds")
+        print(f"schedule {schedule}; γ = {run.gamma}, {len(run.cover)} cliques "
+              f"{list(run.cover)}; tree depth "
               f"m = {run.tree_depth}; requests {c['requests']['mean']:.1f}, releases "
               f"{c['releases']['mean']:.1f}, deliveries {c['deliveries']['mean']:.1f}, "
               f"link transmissions {c['transmissions']['mean']:.1f} per trial")
@@ -184,9 +205,10 @@ def run_record(run: Any, *, seconds: float, seed: int) -> dict[str, Any]:
             "requests": _stats(run.n_requests), "releases": _stats(run.n_releases),
             "deliveries": _stats(run.n_deliveries),
             "transmissions": _stats(run.n_transmissions)}
-        record.update({"gamma": run.gamma, "clique_cover": [list(c) for c in run.cover],
+        record.update({"schedule": run.schedule, "sync_every": run.sync_every,
+                       "gamma": run.gamma, "clique_cover": [list(c) for c in run.cover],
                        "n_cliques": len(run.cover), "tree_depth": run.tree_depth,
-                       "capacity": run.capacity, "threshold": run.threshold})
+                       "capacity": run.capacity, "threshold": json_number(run.threshold)})
     if run.accountant is None:
         return record
     epsilon = run.setting["epsilon"]

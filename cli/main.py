@@ -4,13 +4,17 @@
     Check every privacy claim of the four papers (accountant and audit) and write
     ``<out>/claims.md``, ``claims.json`` and one page per paper
     (:mod:`fedpriv.cli.verify`).
+``fedpriv audit MODULE:FUNCTION``
+    Audit a user's own mechanism against a claim (:mod:`fedpriv.cli.audit`).
 ``fedpriv run ALGORITHM``
     Run one algorithm inside the accountant; print its regret, ledger summary and
     guarantee next to the paper's claim.
 ``fedpriv experiment NAME``
     Reproduce one of a paper's figures.
 ``fedpriv account FILE``
-    Privacy budget report of a deployment described in TOML.
+    Privacy budget report of a deployment described in TOML, or of what a running
+    deployment has spent so far when ``FILE`` is a ledger store
+    (:mod:`fedpriv.privacy.store`).
 
 Algorithms and experiments come from the family modules in :data:`FAMILIES`; each
 defines ``register(run, experiment)``, which adds its subparsers with a ``handler``.
@@ -30,14 +34,19 @@ from pathlib import Path
 from typing import Any
 
 from fedpriv.audit.claims.claim import json_number
+from fedpriv.cli.audit import register_audit
 from fedpriv.cli.verify import register_verify
 from fedpriv.privacy.deployment import (
     budget_report,
     load_deployment,
     render_markdown,
+    render_store_markdown,
+    render_store_text,
     render_text,
+    store_report,
 )
 from fedpriv.privacy.errors import ToolkitError
+from fedpriv.privacy.store import is_store
 
 __all__ = ["build_parser", "main"]
 
@@ -60,9 +69,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     register_verify(sub)
+    register_audit(sub)
 
-    account = sub.add_parser("account", help="privacy budget report of a deployment (TOML)")
-    account.add_argument("file", type=Path, help="deployment description (see examples/)")
+    account = sub.add_parser(
+        "account", help="privacy budget report of a deployment (TOML) or a ledger store"
+    )
+    account.add_argument("file", type=Path,
+                         help="deployment description (see examples/) or ledger store (SQLite)")
+    account.add_argument("--delta", type=float, default=None,
+                         help="δ for a ledger store's report (default: the budget's δ, else 0)")
     account.add_argument("--json", action="store_true", help="print the report as JSON")
     account.add_argument("--out", type=Path, default=None, help="also write Markdown here")
 
@@ -121,17 +136,24 @@ def guard_numeric_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _account(args: argparse.Namespace) -> int:
-    deployment = load_deployment(args.file)
-    report = budget_report(deployment)
+    if is_store(args.file):
+        report = store_report(args.file, delta=args.delta)
+        text, markdown = render_store_text(report), render_store_markdown(report)
+    else:
+        if args.delta is not None:
+            raise ValueError("`--delta` applies to a ledger store; a deployment file "
+                             "sets `target_delta` (or its claim's δ).")
+        report = budget_report(load_deployment(args.file))
+        text, markdown = render_text(report), render_markdown(report)
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         staging = args.out.with_name(f".{args.out.name}.tmp")
-        staging.write_text(render_markdown(report), encoding="utf-8")
+        staging.write_text(markdown, encoding="utf-8")
         staging.replace(args.out)
     if args.json:
         print(json.dumps(_jsonable(report), indent=2, allow_nan=False))
     else:
-        print(render_text(report))
+        print(text)
     return 0
 
 

@@ -5,9 +5,12 @@
     fedpriv verify [--quick] [--paper NAME] [--out reports] [--seed 0] [--workers N]
                    [--json] [--data CSV] [--trials N] [--regret-horizon T]
 
-Writes ``<out>/claims.md``, ``<out>/claims.json``, ``<out>/<paper>.md`` (and Fed_UCB's
-``<out>/gossip_fed_ucb/`` folder when that paper runs). ``--paper`` runs one paper and
-merges its records into ``claims.json``.
+Writes ``<out>/claims.md``, ``<out>/claims.json``, ``<out>/findings.json``,
+``<out>/<paper>.md`` (and Fed_UCB's ``<out>/gossip_fed_ucb/`` folder when that paper runs).
+``--paper`` runs one paper, merges its records into ``claims.json`` and leaves
+``claims.md`` and ``findings.json`` (computed over every paper) alone. The table printed
+at the end has the verdict, the end-to-end and mechanism ε, the audit's lower bound, the
+tightness and the row's finding ids.
 """
 
 from __future__ import annotations
@@ -19,9 +22,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from fedpriv.audit.claims.fed_ucb import VerifyConfig
 from fedpriv.audit.claims.register import PAPERS
 from fedpriv.audit.claims.report import write_claims_report
-from fedpriv.audit.claims.fed_ucb import VerifyConfig
 from fedpriv.audit.claims.verify import ClaimsConfig, verify_claims
 from fedpriv.privacy import format_epsilon
 
@@ -81,14 +84,18 @@ def _verify(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([r.to_dict() for r in report.results], indent=2, allow_nan=False))
         return 0
-    header = f"{'claim':<58}{'claimed ε':>11}{'accountant ε':>14}{'audit LB':>10}  verdict"
+    header = (f"{'claim':<58}{'claimed ε':>11}{'accountant ε':>14}{'mechanism ε':>13}"
+              f"{'audit LB':>10}{'tightness':>11}  verdict [findings]")
     print(header)
     print("-" * len(header))
     for r in report.results:
         lower = "-" if r.audit is None else f"{r.audit.epsilon_lower_bound:.3f}"
+        tight = "-" if r.tightness is None else f"{r.tightness:.2f}"
+        mech = "-" if r.mechanism_epsilon is None else format_epsilon(r.mechanism_epsilon)
         print(f"{(r.key or r.claim.algorithm)[:57]:<58}"
               f"{format_epsilon(float(r.claim.claimed.epsilon)):>11}"
-              f"{format_epsilon(r.accountant_epsilon):>14}{lower:>10}  {r.verdict}")
+              f"{format_epsilon(r.accountant_epsilon):>14}{mech:>13}{lower:>10}{tight:>11}"
+              f"  {r.verdict}" + (f" [{', '.join(r.finding_ids)}]" if r.finding_ids else ""))
     print(f"\n{len(report.results)} claims in {report.seconds:.0f} s; wrote "
           + ", ".join(str(p) for p in written))
     return 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 from fedpriv.privacy import errors
 from fedpriv.privacy import events
 from fedpriv.privacy import interval as _interval  # registers IntervalRelease with the routes
+from fedpriv.privacy import sampling as _sampling  # registers PoissonSampled with the routes
 from fedpriv.privacy.accountant import RELATIVE_TOLERANCE, Accountant, event_epsilon
 from fedpriv.privacy.calibration import (
     PAPER_LOG_BASES,
@@ -44,9 +45,10 @@ from fedpriv.privacy.matrix_tree import (  # registers SymmetricMatrixGaussianTr
 from fedpriv.privacy.mechanisms import LaplaceTreeCounter, laplace_release, raw_release
 from fedpriv.privacy.relations import NeighboringRelation, parse_relation
 from fedpriv.privacy.routes import ROUTES, compose_routes
+from fedpriv.privacy.sampling import PoissonSampled
 from fedpriv.privacy.tree import tree_depth
 
-del _interval
+del _interval, _sampling
 
 __all__ = [
     "PAPER_LOG_BASES",
@@ -63,6 +65,7 @@ __all__ = [
     "LaplaceTreeCounter",
     "MatrixTreePrivatizer",
     "NeighboringRelation",
+    "PoissonSampled",
     "PureDP",
     "SymmetricMatrixGaussianTree",
     "compose_routes",

@@ -27,6 +27,7 @@ The ledger has one row per noise draw and is exported as a pandas DataFrame.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -38,6 +39,7 @@ from fedpriv.privacy.errors import BudgetExceededError
 from fedpriv.privacy.events import Event, NonPrivate
 from fedpriv.privacy.guarantees import ApproxDP, PureDP
 from fedpriv.privacy.relations import NeighboringRelation, parse_relation
+from fedpriv.privacy.sampling import check_sampling_relation
 from fedpriv.privacy.routes import (
     ROUTES,
     compose_delta,
@@ -45,6 +47,7 @@ from fedpriv.privacy.routes import (
     handlers_for,
     pld_lower_bound,
 )
+from fedpriv.privacy.store import LedgerStore, StoreConfig, StoredLedgerMixin
 
 __all__ = ["RELATIVE_TOLERANCE", "Accountant", "event_epsilon"]
 
@@ -53,6 +56,8 @@ __all__ = ["RELATIVE_TOLERANCE", "Accountant", "event_epsilon"]
 RELATIVE_TOLERANCE = 1e-12
 
 _SUPPORTED_RELATIONS = frozenset(NeighboringRelation)
+#: Internal label column of a charge made without any key level (one release).
+_SINGLE_CELL = "__single_cell__"
 
 
 def event_epsilon(event: Event) -> float:
@@ -72,7 +77,7 @@ def event_epsilon(event: Event) -> float:
     return float(compose_routes([(event, 1)], 0.0)["pure"])
 
 
-class Accountant:
+class Accountant(StoredLedgerMixin):
     """Ledger and composition of every release of one run (or one batch of runs).
 
     Parameters
@@ -82,7 +87,9 @@ class Accountant:
         ``"replace_one_reward"`` (Zhu et al. 2021, Definition 1).
     disjoint : sequence of str
         Key levels whose cells hold disjoint records under ``relation`` (composed in
-        parallel). Every charge must give a label for each.
+        parallel). Every charge must give a label for each. Default ``()``: no
+        structure, every charge goes to one cell and ``spend`` needs no ``key``
+        (a single mechanism, or a dp-accounting ledger replayed as it is).
     sequential : sequence of str
         Extra key levels that only label charges (composed sequentially).
     budget : PureDP or ApproxDP, optional
@@ -94,15 +101,34 @@ class Accountant:
     keep_draw_rows : bool
         Keep one ledger row per noise draw (default). ``False`` only counts draws
         (:attr:`n_draws`), for audits that run a mechanism millions of times.
+    store : str or PathLike, optional
+        Keep the ledger in this SQLite file (:mod:`fedpriv.privacy.store`): created if
+        absent, restored if present. Every charge is one transaction; the budget is
+        enforced over the charges of every process that opens the file; queries see
+        them too. The file must have been created with the same ``relation``,
+        ``disjoint``, ``sequential``, ``budget`` and ``keep_draw_rows``
+        (:meth:`Accountant.open` reopens it without restating them). Call
+        :meth:`close` when done.
+    store_synchronous : {"full", "normal"}
+        ``"full"`` (default): a charge returns once it is on disk, so it survives a
+        power cut; ``"normal"``: it survives a killed process only, and is faster.
 
     Raises
     ------
     ValueError
         If ``relation`` is unknown or not supported, or a level is repeated.
+    StoreFormatError
+        If ``store`` is not a ledger store this version can read.
+    StoreMismatchError
+        If ``store`` was created with another configuration.
 
     Examples
     --------
     >>> from fedpriv.privacy import Accountant, events
+    >>> single = Accountant()
+    >>> single.spend(events.Laplace(scale=2.0))
+    >>> single.get_epsilon(target_delta=0.0)
+    0.5
     >>> acc = Accountant(disjoint=("agent", "arm"))
     >>> acc.spend(events.LaplaceTree(scale=4.0, horizon=16), key={"agent": 0, "arm": 1})
     >>> acc.get_epsilon(target_delta=0.0)
@@ -113,11 +139,13 @@ class Accountant:
         self,
         *,
         relation: NeighboringRelation | str = NeighboringRelation.REPLACE_ONE_REWARD,
-        disjoint: Sequence[str] = ("agent", "arm"),
+        disjoint: Sequence[str] = (),
         sequential: Sequence[str] = (),
         budget: PureDP | ApproxDP | None = None,
         pld_discretization: float = 1e-4,
         keep_draw_rows: bool = True,
+        store: str | os.PathLike | None = None,
+        store_synchronous: str = "full",
     ) -> None:
         self.relation = parse_relation(relation)
         if self.relation not in _SUPPORTED_RELATIONS:
@@ -126,9 +154,9 @@ class Accountant:
                 f"`relation` must be one of {allowed} for this accountant; "
                 f"got {self.relation.value!r}."
             )
+        if isinstance(disjoint, str) or isinstance(sequential, str):
+            raise TypeError("`disjoint` and `sequential` must be sequences of level names.")
         self.disjoint = tuple(str(level) for level in disjoint)
-        if not self.disjoint:
-            raise ValueError("`disjoint` must name at least one key level.")
         self.sequential = tuple(str(level) for level in sequential)
         levels = self.disjoint + self.sequential
         if len(set(levels)) != len(levels):
@@ -152,9 +180,20 @@ class Accountant:
             self.parallel_levels = self.disjoint
         self.keep_draw_rows = bool(keep_draw_rows)
         self._n_draws = 0
+        self._store: LedgerStore | None = None
+        self._store_seq = (0, 0)  # last (charge, draw) rows of the store read into memory
+        if store is not None:
+            self._store = LedgerStore.open(store, StoreConfig(
+                relation=self.relation.value, disjoint=self.disjoint,
+                sequential=self.sequential, budget=self.budget,
+                keep_draw_rows=self.keep_draw_rows,
+            ), synchronous=store_synchronous)
+            self._sync()
 
     # ------------------------------------------------------------------ charging
-    def _normalise_keys(self, keys: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    def _normalise_keys(self, keys: Mapping[str, Any] | None) -> dict[str, np.ndarray]:
+        if keys is None:
+            keys = {}
         if not isinstance(keys, Mapping):
             raise TypeError(f"`key` must be a mapping of level -> label, got {type(keys).__name__}.")
         unknown = sorted(set(keys) - set(self.levels))
@@ -166,6 +205,8 @@ class Accountant:
         if missing:
             raise ValueError(f"key is missing the disjoint level(s) {missing}.")
         arrays = {level: np.atleast_1d(np.asarray(keys[level])).ravel() for level in keys}
+        if not arrays:  # no structure: one charge to the single cell
+            return {_SINGLE_CELL: np.zeros(1, dtype=np.int64)}
         n = max(a.size for a in arrays.values())
         if any(a.size not in (1, n) for a in arrays.values()):
             raise ValueError("all key arrays must have the same length (or length 1).")
@@ -183,16 +224,26 @@ class Accountant:
         self._version += 1
         self._cells_cache.clear()
 
-    def spend(self, event: Event, *, key: Mapping[str, Any]) -> None:
+    def spend(self, event: Event, *, key: Mapping[str, Any] | None = None) -> None:
         """Charge one release of ``event`` to the cell named by ``key``.
 
         The charge is atomic: the event and key are validated and the budget checked
         before anything is recorded.
 
+        Parameters
+        ----------
+        event : Event or dp_accounting.DpEvent
+            A ``DpEvent`` is converted by :func:`fedpriv.privacy.interop.from_dp_event`
+            under this accountant's relation.
+        key : mapping of str to label, optional
+            One label per declared level; may be omitted when no ``disjoint`` level is
+            declared.
+
         Raises
         ------
         UnsupportedEventError
-            If the event type has no handler.
+            If the event type has no handler (or a ``DpEvent`` has no counterpart), or
+            a Poisson-sampled event states a relation of the other family.
         ValueError
             If ``key`` names an undeclared level or misses a disjoint level.
         BudgetExceededError
@@ -200,7 +251,17 @@ class Accountant:
         """
         self.spend_many(event, keys=key)
 
-    def spend_many(self, event: Event, *, keys: Mapping[str, Any]) -> None:
+    def _as_event(self, event: Any) -> Event:
+        """``event``, converted from dp-accounting if needed, checked against the
+        relation when it is Poisson-sampled (its guarantee names a relation)."""
+        if type(event).__module__.startswith("dp_accounting"):
+            from fedpriv.privacy.interop import from_dp_event  # imports dp-accounting
+
+            event = from_dp_event(event, neighboring_relation=self.relation)
+        check_sampling_relation(event, self.relation)
+        return event
+
+    def spend_many(self, event: Event, *, keys: Mapping[str, Any] | None = None) -> None:
         """Charge one release of ``event`` to each of many cells at once.
 
         Parameters
@@ -216,37 +277,55 @@ class Accountant:
         ------
         Same as :meth:`spend`.
         """
+        if self._store is None:
+            self._spend_in_memory(event, keys)
+            return
+        self._in_store_transaction(
+            lambda: self._spend_in_memory(event, keys),
+            lambda: self._store.insert_charge(
+                self._events[self._charges[-1][0]], self._charges[-1][1]
+            ),
+            table=0,
+        )
+
+    def _spend_in_memory(self, event: Event, keys: Mapping[str, Any]):
+        """Validate, append and check the budget; a refused charge leaves nothing.
+
+        Returns the function that takes the charge back out.
+        """
         n_events_before = len(self._events)
-        event_id = self._event_id(event)
         arrays = self._normalise_keys(keys)
+        event_id = self._event_id(self._as_event(event))
         self._charges.append((event_id, arrays))
         self._bump()
         if self.budget is not None:
             budget_delta = self.budget.delta if isinstance(self.budget, ApproxDP) else 0.0
             spent = self.get_epsilon(budget_delta)
             if spent > self.budget.epsilon * (1 + RELATIVE_TOLERANCE):
-                self._charges.pop()
-                self._bump()
-                if len(self._events) > n_events_before:
-                    del self._event_ids[self._events.pop()]
+                self._pop_charge(n_events_before)
                 raise BudgetExceededError(
                     f"charging {event} would raise ε to {spent:.6g} > budget "
                     f"{self.budget.epsilon:.6g}; nothing was released."
                 )
+        return lambda: self._pop_charge(n_events_before)
+
+    def _pop_charge(self, n_events_before: int) -> None:
+        """Remove the last charge (and an event it introduced)."""
+        self._charges.pop()
+        self._bump()
+        if len(self._events) > n_events_before:
+            del self._event_ids[self._events.pop()]
 
     def would_exceed(self, event: Event, *, key: Mapping[str, Any]) -> bool:
         """Whether charging ``event`` to ``key`` would exceed the budget (no change)."""
         if self.budget is None:
             return False
-        n_events_before = len(self._events)
+        self._refresh()
         try:
-            self.spend_many(event, keys=key)
+            undo = self._spend_in_memory(event, key)
         except BudgetExceededError:
             return True
-        self._charges.pop()
-        if len(self._events) > n_events_before:
-            del self._event_ids[self._events.pop()]
-        self._bump()
+        undo()
         return False
 
     def record_draws(
@@ -285,15 +364,58 @@ class Accountant:
     ) -> None:
         """Append already-validated draw rows (1-D arrays of one length); O(1)."""
         n = node.size
-        self._n_draws += n
-        if not self.keep_draw_rows:
+        block = None
+        if self.keep_draw_rows:
+            block = dict(keys)
+            block["node"] = node
+            block["level"] = level
+            block["scale"] = (float(scale), n)
+            block["l1_sensitivity"] = (float(l1_sensitivity), n)
+        if self._store is None:
+            self._add_draws(n, block)
             return
-        block = dict(keys)
-        block["node"] = node
-        block["level"] = level
-        block["scale"] = (float(scale), n)
-        block["l1_sensitivity"] = (float(l1_sensitivity), n)
-        self._draws.append(block)
+        self._in_store_transaction(
+            lambda: self._add_draws(n, block),
+            lambda: self._store.insert_draws(n, block),
+            table=1,
+        )
+
+    def _add_draws(self, n: int, block: dict[str, Any] | None):
+        """Append draw rows; returns the function that takes them back out."""
+        n_blocks = len(self._draws)
+        self._n_draws += n
+        if block is not None:
+            self._draws.append(block)
+        return lambda: self._remove_draws(n, n_blocks)
+
+    def _remove_draws(self, n: int, n_blocks: int) -> None:
+        self._n_draws -= n
+        del self._draws[n_blocks:]
+
+    @classmethod
+    def open(cls, store: str | os.PathLike, **options: Any) -> Accountant:
+        """Reopen the accountant of an existing ledger store with its stored configuration.
+
+        Parameters
+        ----------
+        store : str or PathLike
+            A file written by ``Accountant(..., store=store)``.
+        **options
+            ``pld_discretization`` and ``store_synchronous``.
+
+        Raises
+        ------
+        FileNotFoundError
+            If ``store`` does not exist.
+        StoreFormatError
+            If it is not a ledger store this version can read.
+        """
+        opened = LedgerStore.open(store)
+        config = opened.config
+        opened.close()
+        return cls(relation=config.relation, disjoint=config.disjoint,
+                   sequential=config.sequential, budget=config.budget,
+                   keep_draw_rows=config.keep_draw_rows, store=store, **options)
 
     # ------------------------------------------------------------------ queries
     def _cells(self, where: Mapping[str, Any] | None) -> tuple[np.ndarray, list[Event]]:
@@ -304,6 +426,7 @@ class Accountant:
         """
         if where and (bad := [level for level in where if level not in self.levels]):
             raise ValueError(f"`where` level {bad[0]!r} not declared.")
+        self._refresh()
         cache_key = (self._version, tuple(sorted((where or {}).items(), key=repr)))
         if cache_key in self._cells_cache:
             return self._cells_cache[cache_key]
@@ -446,6 +569,7 @@ class Accountant:
     def ledger(self) -> pd.DataFrame:
         """One row per noise draw: key levels, node, level, scale, sensitivity, epsilon."""
         columns = list(self.levels) + ["node", "level", "scale", "l1_sensitivity", "epsilon"]
+        self._refresh()
         if not self._draws:
             return pd.DataFrame(columns=columns)
         frame = pd.concat(
@@ -464,10 +588,14 @@ class Accountant:
     def charges(self) -> pd.DataFrame:
         """One row per charged release: key levels, event type, parameters and pure ε."""
         rows = []
+        self._refresh()
         for event_id, arrays in self._charges:
             event = self._events[event_id]
             n = max(a.size for a in arrays.values())
-            frame = pd.DataFrame({level: arrays[level] for level in arrays})
+            frame = pd.DataFrame(
+                {level: arrays[level] for level in arrays if level != _SINGLE_CELL},
+                index=range(n),
+            )
             frame["event"] = type(event).__name__
             frame["scale"] = getattr(event, "scale", math.nan)
             frame["horizon"] = getattr(event, "horizon", 0)
@@ -482,6 +610,7 @@ class Accountant:
     def non_private_reasons(self, *, where: Mapping[str, Any] | None = None) -> list[str]:
         """Reasons of the raw (ε = ∞) releases charged, optionally restricted by ``where``."""
         reasons = set()
+        self._refresh()
         for event_id, arrays in self._charges:
             event = self._events[event_id]
             if not isinstance(event, NonPrivate):
@@ -496,5 +625,6 @@ class Accountant:
     @property
     def n_draws(self) -> int:
         """Number of noise draws in the ledger."""
+        self._refresh()
         return self._n_draws
 

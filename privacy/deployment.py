@@ -56,6 +56,7 @@ from fedpriv.privacy.accountant import RELATIVE_TOLERANCE, Accountant
 from fedpriv.privacy.errors import DataFormatError
 from fedpriv.privacy.guarantees import format_epsilon
 from fedpriv.privacy.relations import parse_relation
+from fedpriv.privacy.store import LedgerStore
 
 __all__ = [
     "CALIBRATIONS",
@@ -66,7 +67,10 @@ __all__ = [
     "load_deployment",
     "parse_deployment",
     "render_markdown",
+    "render_store_markdown",
+    "render_store_text",
     "render_text",
+    "store_report",
 ]
 
 #: Paper calibrations a deployment file may call by name.
@@ -430,3 +434,122 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     for r in report["releases"]:
         lines.append(f"| {r['name']} | `{r['event']}` | {r['per']} | {r['count']} |")
     return "\n".join(lines) + "\n"
+
+
+def store_report(path: str | Path, *, delta: float | None = None) -> dict[str, Any]:
+    """What a running deployment has spent so far, read from its ledger store.
+
+    Parameters
+    ----------
+    path : str or Path
+        A ledger store written by ``Accountant(..., store=path)``
+        (:mod:`fedpriv.privacy.store`); other processes may still be charging it.
+    delta : float, optional
+        δ at which ε is reported; default the budget's δ (0 for a pure budget or
+        none).
+
+    Returns
+    -------
+    dict
+        The keys of :func:`budget_report` (``routes``, ``tightest``, ``lower_bound``,
+        ``curve``, ``per_level`` over every key level, ``releases`` grouped by event;
+        ``claim`` and ``verdict`` are None) plus ``budget`` ({epsilon, delta} or None),
+        ``spent`` and ``remaining`` (budget ε minus the tightest ε at the budget's δ),
+        ``n_charges``, ``n_draws``, ``fedpriv_version``, ``schema_version``.
+
+    Raises
+    ------
+    FileNotFoundError, StoreFormatError
+        If ``path`` is missing or not a readable ledger store.
+    ValueError
+        If ``delta`` is outside [0, 1).
+    """
+    store = LedgerStore.open(path)
+    meta = store.meta
+    store.close()
+    accountant = Accountant.open(path)
+    try:
+        budget = accountant.budget
+        if delta is None:
+            delta = getattr(budget, "delta", 0.0)
+        route, epsilon = accountant.tightest(delta)
+        charges = accountant.charges
+        report: dict[str, Any] = {
+            "title": f"ledger {Path(path).name}",
+            "source": str(path),
+            "relation": accountant.relation.value,
+            "disjoint": list(accountant.disjoint),
+            "sequential": list(accountant.sequential),
+            "delta": delta,
+            "routes": accountant.routes(delta),
+            "tightest": {"route": route, "epsilon": epsilon},
+            "lower_bound": accountant.lower_bound(delta),
+            "curve": {f"{d:g}": accountant.get_epsilon(d) for d in _CURVE_DELTAS if d != delta},
+            "per_level": _store_per_level(accountant, charges, delta),
+            "releases": _store_releases(accountant),
+            "budget": None if budget is None else dataclasses.asdict(budget),
+            "spent": accountant.spent() if budget is not None else epsilon,
+            "remaining": accountant.remaining(),
+            "n_charges": len(charges),
+            "n_draws": accountant.n_draws,
+            "fedpriv_version": meta.get("fedpriv_version"),
+            "schema_version": int(meta.get("schema_version", 0)),
+            "claim": None,
+            "verdict": None,
+        }
+    finally:
+        accountant.close()
+    return report
+
+
+def _store_per_level(accountant: Accountant, charges: Any, delta: float) -> dict[str, dict[str, float]]:
+    """Tightest ε at ``delta`` of the charges carrying each label of each level."""
+    per_level: dict[str, dict[str, float]] = {}
+    for level in accountant.levels:
+        if level not in charges or charges.empty:
+            continue
+        labels = sorted({label for label in charges[level].dropna()}, key=repr)
+        per_level[level] = {
+            str(label): accountant.get_epsilon(delta, where={level: label}) for label in labels
+        }
+    return per_level
+
+
+def _store_releases(accountant: Accountant) -> list[dict[str, Any]]:
+    """One row per distinct event: the cells it was charged to, and their labels."""
+    grouped: dict[Any, list[dict[str, np.ndarray]]] = {}
+    for event_id, arrays in accountant._charges:  # the ledger rows, in charge order
+        grouped.setdefault(accountant._events[event_id], []).append(arrays)
+    rows = []
+    for event, charges in grouped.items():
+        levels = sorted({level for arrays in charges for level in arrays})
+        per = {level: len({label for arrays in charges if level in arrays
+                           for label in arrays[level].tolist()}) for level in levels}
+        rows.append({"name": type(event).__name__, "event": repr(event), "per": per,
+                     "count": sum(max(a.size for a in arrays.values()) for arrays in charges)})
+    return rows
+
+
+def _store_summary(report: Mapping[str, Any]) -> list[str]:
+    """The lines a store report adds: what was charged and the budget left."""
+    lines = [(f"charges: {report['n_charges']} cells, {report['n_draws']} noise draws "
+              f"(fedpriv {report['fedpriv_version']}, schema {report['schema_version']})")]
+    if report["budget"] is not None:
+        budget = report["budget"]
+        lines.append(
+            f"budget: ε = {budget['epsilon']:g} at δ = {budget.get('delta', 0.0):g}; "
+            f"spent {format_epsilon(report['spent'])}, "
+            f"remaining {format_epsilon(report['remaining'])}"
+        )
+    return lines
+
+
+def render_store_text(report: Mapping[str, Any]) -> str:
+    """A plain-text table of :func:`store_report`: :func:`render_text` plus the budget."""
+    return "\n".join([render_text(report), *_store_summary(report)])
+
+
+def render_store_markdown(report: Mapping[str, Any]) -> str:
+    """A Markdown page of :func:`store_report`: :func:`render_markdown` plus the budget."""
+    summary = "\n".join(f"- {line}" for line in _store_summary(report))
+    return render_markdown(report) + f"\n## Spent so far\n\n{summary}\n"

@@ -12,9 +12,12 @@ __all__ = [
     "BudgetExceededError",
     "CapacityExceededError",
     "DataFormatError",
-    "MechanismError",
     "IncompatibleGuaranteeError",
+    "MechanismError",
     "PrivacyViolationError",
+    "StoreError",
+    "StoreFormatError",
+    "StoreMismatchError",
     "ToolkitError",
     "UnsupportedEventError",
 ]
@@ -54,3 +57,15 @@ class MechanismError(ToolkitError, ValueError):
     The message names the mechanism, the world (D or D') and what was wrong; the
     mechanism's own exception, if any, is chained as ``__cause__``.
     """
+
+
+class StoreError(ToolkitError):
+    """A persistent ledger store (:mod:`fedpriv.privacy.store`) cannot be used."""
+
+
+class StoreFormatError(StoreError, DataFormatError):
+    """A file is not a ledger store this fedpriv can read (damaged, foreign, newer)."""
+
+
+class StoreMismatchError(StoreError, ValueError):
+    """A ledger store was opened with another relation, key levels or budget."""

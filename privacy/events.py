@@ -33,10 +33,17 @@ RDP, zCDP, GDP, PLD) sees the same number and they cannot disagree by a factor o
 from __future__ import annotations
 
 import dataclasses
+import math
 
-from fedpriv.privacy._checks import check_delta, check_int_at_least, check_positive
+from fedpriv.privacy._checks import (
+    check_delta,
+    check_int_at_least,
+    check_positive,
+    check_real,
+)
 
 __all__ = [
+    "Composed",
     "DiscreteGaussian",
     "DiscreteLaplace",
     "Event",
@@ -310,8 +317,12 @@ class DiscreteGaussian:
     ``ρ``-zCDP with ``ρ = l2_sensitivity² / (2 sigma²)`` (Canonne, Kamath & Steinke
     2020, arXiv:2004.00010, Thm. 4; independent coordinates in its Sec. 2); (ε, δ)
     follows through the zCDP/RDP conversions. The discrete Gaussian is not
-    rotation-invariant, so no exact scalar privacy-loss distribution is claimed for
-    vector releases and the PLD and GDP routes do not apply to it.
+    rotation-invariant, so the GDP route does not apply. The PLD route is exact when
+    ``1 <= l2_sensitivity² < 2``: the only integer shifts of that norm are ±1 in one
+    coordinate, so the release is the scalar discrete Gaussian at sensitivity 1,
+    whose PLD dp-accounting builds from the pmf (``from_discrete_gaussian_mechanism``).
+    For larger sensitivities several integer shifts compete (``(2, 0)`` against
+    ``(1, 1, 1, 1)``) and no dominating pair is claimed.
     """
 
     sigma: float
@@ -335,18 +346,29 @@ class RandomizedResponse:
     epsilon : float
         Pure privacy parameter: the true answer is kept with probability
         ``e^ε / (e^ε + k - 1)`` for ``k`` answers. > 0 and finite.
+    num_buckets : int
+        Number of answers ``k``, >= 2 (default 2). Only the PLD uses it. ``k > 2``
+        describes neighbors that change one record's answer (a replace relation);
+        an ``add_or_remove_one`` accountant refuses it.
 
     Notes
     -----
-    Accounted as binary randomized response, the worst ε-DP mechanism: every ε-DP
-    mechanism is a post-processing of it (Kairouz, Oh & Viswanath 2015, Thm. 2.1),
-    so k-ary versions are covered.
+    Binary randomized response is the worst ε-DP mechanism: every ε-DP mechanism is
+    a post-processing of it (Kairouz, Oh & Viswanath 2015, Thm. 2.1), so the pure,
+    RDP and zCDP routes price every ``k`` as ``k = 2``. The PLD is the exact one of
+    ``k`` answers: for two neighboring inputs the privacy loss is ``+ε`` with
+    probability ``e^ε / (e^ε + k - 1)``, ``-ε`` with ``1 / (e^ε + k - 1)`` and 0
+    otherwise (dp-accounting's ``from_randomized_response``, ``REPLACE_ONE``).
     """
 
     epsilon: float
+    num_buckets: int = 2
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_positive("epsilon", self.epsilon))
+        object.__setattr__(
+            self, "num_buckets", check_int_at_least("num_buckets", self.num_buckets, 2)
+        )
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -402,7 +424,9 @@ class OpaqueApproxDP:
     Parameters
     ----------
     epsilon : float
-        > 0 and finite (a raw release is :class:`NonPrivate`).
+        >= 0 and finite (a raw release is :class:`NonPrivate`). ``epsilon = 0``
+        with ``delta > 0`` is the (0, δ) event: with probability δ the release may
+        reveal everything, otherwise nothing.
     delta : float
         In [0, 1); ``delta = 0`` makes the event pure.
     """
@@ -411,7 +435,10 @@ class OpaqueApproxDP:
     delta: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check_positive("epsilon", self.epsilon))
+        epsilon = check_real("epsilon", self.epsilon)
+        if not 0.0 <= epsilon < math.inf:
+            raise ValueError(f"`epsilon` must be in [0, inf), got {epsilon!r}.")
+        object.__setattr__(self, "epsilon", epsilon)
         object.__setattr__(self, "delta", check_delta("delta", self.delta))
 
 
@@ -441,14 +468,50 @@ class SelfComposed:
     count: int
 
     def __post_init__(self) -> None:
-        event = self.event
-        params = getattr(type(event), "__dataclass_params__", None)
-        if isinstance(event, type) or params is None or not params.frozen:
-            raise TypeError(
-                f"`event` must be a frozen event instance, got {type(event).__name__}."
-            )
-        hash(event)  # a frozen dataclass with unhashable fields raises TypeError here
+        _check_frozen_event("event", self.event)
         object.__setattr__(self, "count", check_int_at_least("count", self.count, 1))
+
+
+def _check_frozen_event(name: str, event: object) -> None:
+    """Raise TypeError unless ``event`` is a hashable frozen-dataclass instance."""
+    params = getattr(type(event), "__dataclass_params__", None)
+    if isinstance(event, type) or params is None or not params.frozen:
+        raise TypeError(
+            f"`{name}` must be a frozen event instance, got {type(event).__name__}."
+        )
+    hash(event)  # a frozen dataclass with unhashable fields raises TypeError here
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Composed:
+    """Sequential (possibly adaptive) releases of several events, in order.
+
+    Identical to charging each part once in one cell (dp-accounting's
+    ``ComposedDpEvent``, with a tuple instead of a mutable list). ``Composed(events=())``
+    releases nothing (dp-accounting's ``NoOpDpEvent``).
+
+    Parameters
+    ----------
+    events : tuple of Event
+        Frozen, hashable events (a list is converted to a tuple).
+
+    Raises
+    ------
+    TypeError
+        If ``events`` is not a sequence of frozen event instances.
+    """
+
+    events: tuple = ()
+
+    def __post_init__(self) -> None:
+        if isinstance(self.events, (str, bytes)) or not hasattr(self.events, "__iter__"):
+            raise TypeError(
+                f"`events` must be a sequence of events, got {type(self.events).__name__}."
+            )
+        parts = tuple(self.events)
+        for part in parts:
+            _check_frozen_event("events[i]", part)
+        object.__setattr__(self, "events", parts)
 
 
 Event = (
@@ -463,4 +526,17 @@ Event = (
     | GaussianTree
     | OpaqueApproxDP
     | SelfComposed
+    | Composed
 )
+
+
+def __getattr__(name: str):
+    """``from_dp_event``, ``to_dp_event`` and ``UnsupportedEventError`` of the
+    dp-accounting interop (:mod:`fedpriv.privacy.interop`), re-exported here and loaded
+    on first use, so that importing the events imports neither dp-accounting nor the
+    handlers that price them. ``__all__`` lists the event classes only."""
+    if name in ("from_dp_event", "to_dp_event", "UnsupportedEventError"):
+        from fedpriv.privacy import interop
+
+        return getattr(interop, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

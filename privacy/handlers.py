@@ -17,11 +17,16 @@ NonPrivate               no guarantee: ``inf`` on every route
 Gaussian, GaussianTree,  GDP μ = Δ/σ, √depth·Δ/σ, ‖D‖_F/(√2σ); ρ = μ²/2; RDP αμ²/2;
 SymmetricMatrixGaussian  all merged into one Gaussian PLD of μ = √Σ μ_i²
 DiscreteLaplace          pure Δ/t; PLD ``from_discrete_laplace_mechanism(1/t, Δ)``
-DiscreteGaussian         ρ = Δ²/(2σ²): zCDP, RDP and basic via zCDP; no GDP or PLD
-RandomizedResponse       pure ε; exact (ε, 0) randomized-response PLD
+DiscreteGaussian         ρ = Δ²/(2σ²): zCDP, RDP and basic via zCDP; exact PLD from
+                         the pmf (``from_discrete_gaussian_mechanism``) when
+                         ``1 <= Δ² < 2`` (the only integer shifts are ±1 in one
+                         coordinate); no GDP
+RandomizedResponse       pure ε; exact PLD of its ``num_buckets`` answers
 OpaqueApproxDP           (ε, δ) in basic/advanced/optimal; worst-case (ε, δ) PLD; pure,
                          RDP and zCDP only when δ = 0
 SelfComposed             expanded into ``count`` releases of its event
+Composed                 expanded into its parts; when nested (e.g. inside a
+                         Poisson-sampled event) priced by :mod:`fedpriv.privacy.composed`
 =======================  ===============================================================
 
 Missing handlers are derived where a theorem allows it: pure ε gives RDP through the
@@ -267,7 +272,33 @@ def _approx(event: Any, delta_share: float) -> tuple[float, float]:
 def _two_point_pld(
     epsilon: float, delta: float, discretization: float, pessimistic: bool
 ):
-    """PLD of the (ε, δ) randomized response, the worst (ε, δ)-DP mechanism.
+    """PLD of the (ε, δ) randomized response, the worst (ε, δ)-DP mechanism."""
+    return _atoms_pld(
+        (
+            (epsilon, (1 - delta) / (1 + math.exp(-epsilon))),
+            (-epsilon, (1 - delta) / (1 + math.exp(epsilon))),
+        ),
+        delta,
+        discretization,
+        pessimistic,
+    )
+
+
+def _randomized_response_pld(event: Any, discretization: float, pessimistic: bool):
+    """Exact PLD of ``k``-ary randomized response (loss ±ε or 0, see the event)."""
+    if event.num_buckets == 2:
+        return _two_point_pld(event.epsilon, 0.0, discretization, pessimistic)
+    total = math.expm1(event.epsilon) + event.num_buckets
+    atoms = (
+        (event.epsilon, math.exp(event.epsilon) / total),
+        (-event.epsilon, 1.0 / total),
+        (0.0, (event.num_buckets - 2) / total),
+    )
+    return _atoms_pld(atoms, 0.0, discretization, pessimistic)
+
+
+def _atoms_pld(atoms, delta: float, discretization: float, pessimistic: bool):
+    """PLD of finitely many ``(loss, mass)`` atoms plus an infinite loss of mass δ.
 
     Pessimistic: each atom at loss ``l`` is split between the grid points ``a < l < b``
     keeping its mass and ``E[e^{-L}]`` (connect-the-dots, Doroshenko et al. 2022):
@@ -277,10 +308,7 @@ def _two_point_pld(
     from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
     masses: dict[int, float] = {}
-    for loss, mass in (
-        (epsilon, (1 - delta) / (1 + math.exp(-epsilon))),
-        (-epsilon, (1 - delta) / (1 + math.exp(epsilon))),
-    ):
+    for loss, mass in atoms:
         low = math.floor(loss / discretization)
         high = math.ceil(loss / discretization)
         if not pessimistic or low == high:
@@ -385,6 +413,31 @@ def _scaled(value: float | None, factor: float) -> float | None:
     return None if value is None else factor * value
 
 
+def _discrete_gaussian_pld(
+    event: DiscreteGaussian, discretization: float, pessimistic: bool
+):
+    """Exact PLD of the discrete Gaussian from its pmf, or None.
+
+    An integer vector of L2 norm in ``[1, √2)`` is ±1 in exactly one coordinate,
+    so the release is the scalar discrete Gaussian at sensitivity 1 (the other
+    coordinates are identical under both neighbors). For larger norms the worst
+    integer shift is not a single one (``(2, 0)`` vs ``(1, 1, 1, 1)``), no
+    dominating pair is claimed and the zCDP route is used; below 1 no integer
+    shift but 0 exists and zCDP is already a bound.
+    """
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
+    if not 1.0 <= event.l2_sensitivity < math.sqrt(2.0):
+        return None
+    return pld_lib.from_discrete_gaussian_mechanism(
+        event.sigma,
+        sensitivity=1,
+        pessimistic_estimate=pessimistic,
+        value_discretization_interval=discretization,
+        use_connect_dots=pessimistic,
+    )
+
+
 _BUILTIN = {
     Laplace: EventHandlers(
         pure=lambda e: e.l1_sensitivity / e.scale,
@@ -427,10 +480,11 @@ _BUILTIN = {
             (zcdp_epsilon(_zcdp(e), share), share) if share > 0 else (math.inf, 0.0)
         ),
         zcdp=lambda e: e.l2_sensitivity**2 / (2 * e.sigma**2),
+        pld=_discrete_gaussian_pld,
     ),
     RandomizedResponse: EventHandlers(
         pure=lambda e: e.epsilon,
-        pld=lambda e, d, p: _two_point_pld(e.epsilon, 0.0, d, p),
+        pld=_randomized_response_pld,
     ),
     OpaqueApproxDP: EventHandlers(
         pure=lambda e: e.epsilon if e.delta == 0 else math.inf,

@@ -50,7 +50,7 @@ import numpy as np
 from scipy import special
 
 from fedpriv.privacy._checks import check_delta, check_int_at_least, check_positive, check_real
-from fedpriv.privacy.events import Laplace, LaplaceTree, NonPrivate, SelfComposed
+from fedpriv.privacy.events import Composed, Laplace, LaplaceTree, NonPrivate, SelfComposed
 from fedpriv.privacy.guarantees import (
     DEFAULT_ORDERS,
     PureDP,
@@ -74,6 +74,7 @@ from fedpriv.privacy.handlers import (
     handlers_for,
     register_event,
 )
+from fedpriv.privacy import composed as _composed  # registers Composed (nested use)
 from fedpriv.privacy.tree import tree_depth
 
 __all__ = [
@@ -104,6 +105,8 @@ def _expand(event: Any, count: int) -> list[tuple[Any, int]]:
     """Rewrite structural events into their parts (exact equivalences)."""
     if type(event) is SelfComposed:
         return _expand(event.event, count * event.count)
+    if type(event) is Composed:
+        return [item for part in event.events for item in _expand(part, count)]
     if type(event) is LaplaceTree:  # depth sequential Laplace releases per record
         part = Laplace(scale=event.scale, l1_sensitivity=event.l1_sensitivity)
         return [(part, count * tree_depth(event.horizon))]
@@ -387,6 +390,8 @@ def _declared_pure(cell: Cell) -> float:
         event, count = stack.pop()
         if type(event) is SelfComposed:
             stack.append((event.event, count * event.count))
+        elif type(event) is Composed:
+            stack.extend((part, count) for part in event.events)
         else:
             counts[event] = counts.get(event, 0) + count
     return math.fsum(count * _pure(event) for event, count in counts.items())
@@ -547,3 +552,4 @@ def _delta(items, target_epsilon: float, discretization: float, orders) -> float
 
 
 _track_caches(_cell_pld, _kov_terms, _routes, _lower, _delta)
+del _composed

@@ -64,6 +64,30 @@ request decisions depend on raw data and are charged as ``events.NonPrivate``
 (channel ``"sync-timing"``). ``epsilon = inf`` runs the same protocol without noise
 (``S = λ I + Σ_j U_j``, raw releases charged as NonPrivate).
 
+Fixed schedule (``schedule="fixed"``, ``sync_every = B``)
+--------------------------------------------------------
+Alg. 2 line 2 ("if communication rounds n are fixed a priori") applied to Alg. 3, as
+:func:`fedpriv.algorithms.feducb.centralized.run_feducb_fixed` does for Alg. 1 (Zhou &
+Chowdhury's data-independent schedule): line 6's test is replaced by a clock. At the
+end of rounds ``B-1, 2B-1, ...`` every agent privatizes **every** parameter set
+(its ``Q_g`` since the set's last release) and broadcasts the releases; peers store
+them as above. Readings: (i) every set, not only the set in use, so that no set is
+starved when ``B`` is a multiple of γ (each set's statistic then lags its own data
+by at most ``B`` rounds); (ii) no ``Synchronize`` request is sent and none is
+answered: every clique member follows the same clock, so a request would only ask
+peers for what they release anyway (a response would be a second leaf with no new
+data). Each tree receives exactly ``n = max(1, ⌊T/B⌋)`` leaves, known a priori, so
+``m = 1 + ⌈log2 n⌉`` and capacity is never exceeded. Every release time is a
+function of ``(B, T)`` and the graph only, so no sync-timing channel is charged; the
+Privatizer's releases are the only data-dependent messages. As in the centralized
+fixed schedule, an agent's use of its own raw data between releases (which can
+change its later leaves, feducb.md §3.6 item 12) is not a release and is not charged.
+
+Code: :func:`run_feducb_decentralized` validates (``_check_setup``), calibrates
+(``_calibrate``) and plays the rounds with
+:class:`fedpriv.algorithms.feducb.decentralized_protocol.DecentralizedProtocol`, one
+method per step above.
+
 Speed: a refreshed (agent, set) is Cholesky-factorised at once (log-determinants for
 the test), and its ``V^{-1}``, ``W^{-1}`` are formed when the set is next used, so a
 set refreshed several times between two uses is inverted once (same values).
@@ -77,26 +101,22 @@ from typing import Any
 
 import networkx as nx
 import numpy as np
-
+from fedpriv.algorithms.environments.linear import LinearBanditTables
+from fedpriv.algorithms.feducb.decentralized_protocol import (
+    SCHEDULES,
+    SYNC_TIMING_REASON,
+    DecentralizedProtocol,
+)
 from fedpriv.algorithms.feducb.network import (
     DecentralizedTranscript,
-    ReleaseStore,
-    build_transcript,
     check_clique_cover,
     clique_cover,
     power_graph,
 )
+from fedpriv.algorithms.feducb.oful import iterate_rounds
 from fedpriv.algorithms.feducb.sync import recommended_threshold
-from fedpriv.algorithms.environments.linear import LinearBanditTables
 from fedpriv.algorithms.networks.graphs import check_connected, neighbor_matrix
-from fedpriv.algorithms.feducb.oful import (
-    cholesky_and_logdet,
-    inverse_and_logdet,
-    inverse_from_cholesky,
-    iterate_rounds,
-    sherman_morrison_update,
-)
-from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
+from fedpriv.algorithms.seeding import as_seed_sequence
 from fedpriv.privacy._checks import (
     check_epsilon,
     check_int_at_least,
@@ -104,20 +124,17 @@ from fedpriv.privacy._checks import (
     check_real,
 )
 from fedpriv.privacy.accountant import Accountant
-from fedpriv.privacy.errors import CapacityExceededError
-from fedpriv.privacy.events import NonPrivate
 from fedpriv.privacy.matrix_tree import (
     PRIVATIZER_CALIBRATIONS,
-    MatrixTreePrivatizer,
     PrivatizerCalibration,
     privatizer_calibration,
 )
-from fedpriv.privacy.relations import NeighboringRelation
 
 __all__ = [
     "BETA_CHOICES",
     "ON_CAPACITY",
     "RESPOND",
+    "SCHEDULES",
     "SYNC_TIMING_REASON",
     "DecentralizedFedUCBRun",
     "run_feducb_decentralized",
@@ -129,12 +146,6 @@ RESPOND = ("receipt", "next_use")
 BETA_CHOICES = ("H", "P", "tuned")
 #: A release past a tree's capacity raises, or that (agent, set) stops releasing.
 ON_CAPACITY = ("raise", "stop")
-_REQUEST, _RELEASE = 0, 1
-#: Reason of the NonPrivate charge of the raw-data request decisions.
-SYNC_TIMING_REASON = (
-    "sync requests: Alg. 3 line 6's log-det test on each agent's raw local Gram "
-    "matrix decides when Synchronize(i, g, t) is broadcast (feducb.md §3.6 item 11)"
-)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -153,7 +164,7 @@ class DecentralizedFedUCBRun:
         Sync requests, Privatizer releases, message deliveries and link transmissions
         (every forward of a message to every neighbour, duplicates included).
     threshold : float
-        ``D``.
+        ``D`` (NaN with the fixed schedule).
     gamma, tree_depth, capacity : int
     cover : tuple of tuple of int
         The clique cover of G_γ used; ``len(cover)`` bounds χ̄(G_γ) from above.
@@ -161,6 +172,9 @@ class DecentralizedFedUCBRun:
     accountant : Accountant
     transcript : DecentralizedTranscript or None
     seed_entropy : int
+    schedule : {"adaptive", "fixed"}
+    sync_every : int or None
+        ``B`` of the fixed schedule.
     """
 
     algorithm: str
@@ -180,6 +194,8 @@ class DecentralizedFedUCBRun:
     accountant: Accountant
     transcript: DecentralizedTranscript | None
     seed_entropy: int
+    schedule: str = "adaptive"
+    sync_every: int | None = None
 
     def accountant_epsilon(self, target_delta: float) -> tuple[str, float]:
         """``(route, ε)`` of the Privatizer releases (Prop. 3's scope) at ``target_delta``."""
@@ -193,6 +209,8 @@ def run_feducb_decentralized(
     gamma: int,
     epsilon: float,
     delta: float,
+    schedule: str = "adaptive",
+    sync_every: int | None = None,
     threshold: float | None = None,
     calibration: str = "paper",
     beta: str = "H",
@@ -219,15 +237,21 @@ def run_feducb_decentralized(
     epsilon, delta : float
         The claim ((ε, δ) per agent's release streams); ``epsilon = inf`` runs
         without noise (``delta`` ignored).
+    schedule : {"adaptive", "fixed"}
+        ``"adaptive"``: Alg. 3's line-6 requests; ``"fixed"``: every agent releases
+        every set at the end of rounds ``B-1, 2B-1, ...`` (module docstring).
+    sync_every : int, optional
+        ``B >= 1``, required with ``schedule="fixed"`` (and only then).
     threshold : float, optional
         ``D >= 0`` of line 6 (module docstring for the default); 0 requests every use.
+        Adaptive schedule only.
     calibration : {"paper", "corrected", "exact"}
         Privatizer noise calibration (:mod:`fedpriv.privacy.matrix_tree`).
     beta : {"H", "P", "tuned"}
     beta_value : float, optional
         β when ``beta == "tuned"``, > 0.
     respond : {"receipt", "next_use"}
-        When peers answer a request (module docstring).
+        When peers answer a request (module docstring); adaptive schedule only.
     cover : sequence of sequence of int, optional
         Clique cover of G_γ to use; default :func:`clique_cover`.
     regularizer : float
@@ -253,15 +277,41 @@ def run_feducb_decentralized(
     ------
     ValueError
         If ``gamma < 1``, the graph is disconnected or has the wrong number of nodes,
-        a cover is not a clique partition of G_γ, or a parameter is out of range.
+        a cover is not a clique partition of G_γ, ``schedule`` is unknown, ``sync_every``
+        is missing, < 1 or given with the adaptive schedule, ``threshold`` is given
+        with the fixed one, or a parameter is out of range.
     CapacityExceededError
         With ``on_capacity="raise"``, a tree asked for a leaf past its capacity.
     """
+    setup = _check_setup(
+        tables, graph, gamma=gamma, epsilon=epsilon, schedule=schedule, sync_every=sync_every,
+        threshold=threshold, respond=respond, beta=beta, beta_value=beta_value,
+        on_capacity=on_capacity, calibration=calibration, cover=cover, side=side,
+    )
+    noise = _calibrate(setup, epsilon=setup["epsilon"], delta=delta, threshold=threshold,
+                       calibration=calibration, regularizer=regularizer,
+                       failure_probability=failure_probability)
+    root = as_seed_sequence(seed)
+    protocol = DecentralizedProtocol(setup, noise, root=root, record=record,
+                                     failure_probability=failure_probability)
+    for t, contexts, rewards, means in iterate_rounds(tables):
+        protocol.play_round(t, contexts, rewards, means)
+    return DecentralizedFedUCBRun(
+        algorithm="feducb-decentralized",
+        **protocol.outcome(delta=delta, failure_probability=failure_probability,
+                           calibration=calibration),
+        seed_entropy=int(root.entropy),
+    )
+
+
+def _check_setup(tables, graph, *, gamma, epsilon, schedule, sync_every, threshold, respond,
+                 beta, beta_value, on_capacity, calibration, cover, side) -> dict:
+    """Validate the arguments; return the setup (graph structure, schedule, options)."""
     if not isinstance(tables, LinearBanditTables):
         raise TypeError(f"`tables` must be LinearBanditTables, got {type(tables).__name__}.")
     gamma = check_int_at_least("gamma", gamma, 1)
     check_connected(graph)
-    n_trials, n_agents, d, horizon = tables.n_trials, tables.n_agents, tables.dim, tables.horizon
+    n_agents = tables.n_agents
     if graph.number_of_nodes() != n_agents:
         raise ValueError(
             f"`graph` has {graph.number_of_nodes()} nodes but the tables have "
@@ -269,264 +319,71 @@ def run_feducb_decentralized(
         )
     for name, value, allowed in (("respond", respond, RESPOND), ("beta", beta, BETA_CHOICES),
                                  ("on_capacity", on_capacity, ON_CAPACITY),
-                                 ("calibration", calibration, PRIVATIZER_CALIBRATIONS)):
+                                 ("calibration", calibration, PRIVATIZER_CALIBRATIONS),
+                                 ("schedule", schedule, SCHEDULES)):
         if value not in allowed:
             raise ValueError(f"`{name}` must be one of {allowed}, got {value!r}.")
+    if schedule == "fixed":
+        if sync_every is None:
+            raise ValueError("`sync_every` (B >= 1) is required with schedule='fixed'.")
+        sync_every = check_int_at_least("sync_every", sync_every, 1)
+        if threshold is not None:
+            raise ValueError("`threshold` applies to schedule='adaptive' only; got "
+                             f"threshold={threshold!r} with schedule='fixed'.")
+    elif sync_every is not None:
+        raise ValueError("`sync_every` applies to schedule='fixed' only; got "
+                         f"sync_every={sync_every!r} with schedule='adaptive'.")
     if beta == "tuned":
         beta_value = check_positive("beta_value", beta_value if beta_value is not None else -1.0)
     epsilon = check_epsilon("epsilon", epsilon, allow_inf=True)
-    private = not math.isinf(epsilon)
     g_gamma = power_graph(graph, gamma)
     cover = clique_cover(g_gamma) if cover is None else tuple(tuple(c) for c in cover)
     label = check_clique_cover(g_gamma, cover)
     member = label[:, None] == label[None, :]  # (M, M) same clique
-    clique_size = member.sum(axis=1)
     adjacency = neighbor_matrix(graph).astype(np.int64)
-    degree = adjacency.sum(axis=1)
-    spec = tables.spec
-    n_uses = -(-horizon // gamma)
-    root = as_seed_sequence(seed)
-    side = check_int_at_least("side", side, 0)
+    return {"tables": tables, "gamma": gamma, "epsilon": epsilon, "schedule": schedule,
+            "sync_every": sync_every, "respond": respond, "beta": beta, "beta_value": beta_value,
+            "on_capacity": on_capacity, "cover": cover, "member": member,
+            "clique_size": member.sum(axis=1), "adjacency": adjacency,
+            "degree": adjacency.sum(axis=1), "side": check_int_at_least("side", side, 0)}
 
-    if private:
+
+def _calibrate(setup: dict, *, epsilon, delta, threshold, calibration, regularizer,
+               failure_probability) -> dict:
+    """The Privatizer's calibration (or the non-private regulariser) and ``D``."""
+    tables = setup["tables"]
+    spec, n_agents, d, horizon = tables.spec, tables.n_agents, tables.dim, tables.horizon
+    n_uses = -(-horizon // setup["gamma"])
+    fixed = setup["schedule"] == "fixed"
+    # leaves per (agent, set) tree: one per use of the set, or one per clock tick
+    n_leaves = max(1, horizon // setup["sync_every"]) if fixed else n_uses
+    out: dict[str, Any] = {"n_uses": n_uses}
+    if not math.isinf(epsilon):
         cal = privatizer_calibration(
-            epsilon, delta, horizon=horizon, n_agents=n_agents, dim=d, n_syncs=n_uses,
-            calibration=calibration, version="neurips" if beta == "P" else "full",
+            epsilon, delta, horizon=horizon, n_agents=n_agents, dim=d, n_syncs=n_leaves,
+            calibration=calibration, version="neurips" if setup["beta"] == "P" else "full",
             bound_x=spec.bound_x, bound_y=spec.bound_y, bound_theta=spec.bound_theta,
             failure_probability=failure_probability,
         )
-        rho_min, rho_max, privacy_term = cal.rho_min, cal.rho_max, cal.beta_privacy_term
-        noise, shift, capacity = cal.noise_stddev, cal.shift, cal.capacity
-        base, placeholder = 0.0, rho_min
-        reg = clique_size * rho_min  # (M,)
+        out.update(cal=cal, rho_min=cal.rho_min, rho_max=cal.rho_max,
+                   privacy_term=cal.beta_privacy_term, noise=cal.noise_stddev,
+                   shift=cal.shift, capacity=cal.capacity, base=0.0, placeholder=cal.rho_min,
+                   reg=setup["clique_size"] * cal.rho_min)  # (M,)
     else:
-        cal = None
         regularizer = check_positive("regularizer", regularizer)
-        rho_min = rho_max = regularizer / n_agents
-        privacy_term = spec.bound_theta * math.sqrt(regularizer)
         # at most one release per (agent, set) and round: T leaves never overflow
-        noise, shift, capacity, base, placeholder = 0.0, 0.0, horizon, regularizer, 0.0
-        reg = np.full(n_agents, regularizer)
+        out.update(cal=None, rho_min=regularizer / n_agents, rho_max=regularizer / n_agents,
+                   privacy_term=spec.bound_theta * math.sqrt(regularizer), noise=0.0,
+                   shift=0.0, capacity=horizon, base=regularizer, placeholder=0.0,
+                   reg=np.full(n_agents, regularizer))
+    if fixed:
+        out["threshold"] = math.nan
+        return out
     if threshold is None:
-        threshold = recommended_threshold(horizon=n_uses, dim=d, rho_min=rho_min,
-                                          rho_max=rho_max, bound_x=spec.bound_x)
+        threshold = recommended_threshold(horizon=n_uses, dim=d, rho_min=out["rho_min"],
+                                          rho_max=out["rho_max"], bound_x=spec.bound_x)
     threshold = check_real("threshold", threshold)
     if threshold < 0:
         raise ValueError(f"`threshold` must be >= 0, got {threshold!r}.")
-
-    # ------------------------------------------------------------ accountant, trees
-    if spec.shared_users:
-        accountant = Accountant(relation=NeighboringRelation.USER_AT_ALL_AGENTS,
-                                disjoint=("trial", "subset"), sequential=("agent", "channel"))
-    else:
-        accountant = Accountant(relation=NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
-                                disjoint=("trial", "agent", "subset"), sequential=("channel",))
-    shape = (n_trials, n_agents, gamma)
-    keys = {"trial": np.arange(n_trials)[:, None, None], "agent": np.arange(n_agents)[None, :, None],
-            "subset": np.arange(gamma)[None, None, :]}
-    rngs = np.empty(shape, dtype=object)
-    for j in range(n_trials):
-        for i in range(n_agents):
-            children = stream_rng(root, trial=j, side=side, agent=i, stream=Stream.NOISE)
-            rngs[j, i] = list(children.spawn(gamma))
-    privatizer = MatrixTreePrivatizer(
-        stream_shape=shape, dim=d, capacity=capacity, noise_stddev=noise, shift=shift,
-        frobenius_sensitivity=math.sqrt(2.0) * (spec.bound_x**2 + spec.bound_y**2),
-        accountant=accountant, keys={**keys, "channel": "privatizer"}, rng=rngs,
-    )
-    flat = {k: np.broadcast_to(v, shape).ravel() for k, v in keys.items()}
-    accountant.spend_many(NonPrivate(reason=SYNC_TIMING_REASON),
-                          keys={**flat, "channel": "sync-timing"})
-
-    # ------------------------------------------------------------ state
-    eye = np.eye(d)
-    store = ReleaseStore(d, placeholder)
-    latest = np.zeros((n_trials, n_agents, n_agents, gamma), dtype=np.int64)  # ids
-    latest_t = np.full((n_trials, n_agents, n_agents, gamma), -1, dtype=np.int64)
-    s_gram = np.broadcast_to(
-        (base + clique_size * placeholder)[None, :, None, None, None] * eye, shape + (d, d)
-    ).copy()
-    s_vec = np.zeros(shape + (d,))
-    shift_w = n_agents * (rho_max - rho_min) * eye
-    a_inv, logdet_v = inverse_and_logdet(s_gram)  # V = S + U, kept by rank-one updates
-    w_inv, logdet_w = inverse_and_logdet(s_gram + shift_w)  # line 6's W
-    logdet_s = logdet_v.copy()
-    # refreshed (b, i, g) whose inverse is not formed yet, and their Cholesky factors
-    chol_v, chol_w = np.zeros(shape + (d, d)), np.zeros(shape + (d, d))
-    stale_v, stale_w = np.zeros(shape, dtype=bool), np.zeros(shape, dtype=bool)
-    gram = np.zeros(shape + (d, d))
-    u_bar = np.zeros(shape + (d,))
-    leaf = np.zeros(shape + (d + 1, d + 1))
-    dt = np.zeros(shape, dtype=np.int64)
-    pending = np.zeros(shape, dtype=bool)
-    stopped = np.zeros(shape, dtype=bool)
-    cumulative = np.zeros((n_trials, n_agents))
-    curve = np.empty((n_trials, horizon))
-    counts = {k: np.zeros(n_trials, dtype=np.int64)
-              for k in ("requests", "releases", "deliveries", "transmissions")}
-    # messages in flight: columns trial, kind, sender, subset, t_sent, release_id, hops
-    flight = np.zeros((0, 7), dtype=np.int64)
-    frontier = np.zeros((0, n_agents), dtype=bool)
-    visited = np.zeros((0, n_agents), dtype=bool)
-    logs: dict[str, list] = {"messages": [], "releases": [], "requests": []}
-    actions = np.zeros((n_trials, n_agents, horizon), dtype=np.int16) if record else None
-    rows_b = np.arange(n_trials)[:, None]
-    rows_i = np.arange(n_agents)[None, :]
-
-    def radius(log_det: np.ndarray) -> np.ndarray:
-        if beta == "tuned":
-            return np.full(log_det.shape, beta_value)
-        radicand = 2.0 * math.log(2.0 / failure_probability) + log_det - d * np.log(reg)
-        return spec.sub_gaussian * np.sqrt(np.maximum(radicand, 0.0)) + privacy_term
-
-    def refresh(b: np.ndarray, i: np.ndarray, g: np.ndarray) -> None:
-        b, i, g = np.unravel_index(np.unique(np.ravel_multi_index((b, i, g), shape)), shape)
-        ids = latest[b, i, :, g]  # (n, M)
-        weight = member[i][..., None, None]
-        s_gram[b, i, g] = base * eye + (store.gram[ids] * weight).sum(axis=1)
-        s_vec[b, i, g] = (store.vec[ids] * member[i][..., None]).sum(axis=1)
-        v_gram = s_gram[b, i, g] + gram[b, i, g]
-        for matrix, inverse, logdet, factor, stale in (
-            (v_gram, a_inv, logdet_v, chol_v, stale_v),
-            (v_gram + shift_w, w_inv, logdet_w, chol_w, stale_w),
-        ):
-            found = cholesky_and_logdet(matrix)
-            if found is None:  # not PD: inverse_and_logdet floors this batch, as before
-                inverse[b, i, g], logdet[b, i, g] = inverse_and_logdet(matrix)
-                stale[b, i, g] = False
-            else:  # the inverse is formed when the set is next used (see `catch_up`)
-                factor[b, i, g], logdet[b, i, g] = found
-                stale[b, i, g] = True
-        logdet_s[b, i, g] = np.linalg.slogdet(s_gram[b, i, g])[1]
-
-    def catch_up(g: int) -> None:
-        """Form the inverses of set ``g`` refreshed since its last use, from their
-        last Cholesky factor: a (b, i, g) refreshed several times between two uses
-        is inverted once, with the values an inversion at each refresh would leave."""
-        for inverse, factor, stale in ((a_inv, chol_v, stale_v), (w_inv, chol_w, stale_w)):
-            b, i = np.nonzero(stale[:, :, g])
-            if b.size:
-                inverse[b, i, g] = inverse_from_cholesky(factor[b, i, g])
-                stale[b, i, g] = False
-
-    for t, contexts, rewards, means in iterate_rounds(tables):
-        g_now = t % gamma
-        # 1. one hop for every message in flight (sent at rounds < t)
-        delivered = np.zeros((0, n_agents), dtype=bool)
-        if flight.shape[0]:
-            np.add.at(counts["transmissions"], flight[:, 0], frontier @ degree)
-            reach = (frontier.astype(np.int64) @ adjacency > 0) & ~visited
-            visited |= reach
-            flight[:, 6] += 1
-            delivered, arrived = reach, flight.copy()
-            keep = (flight[:, 6] < gamma) & reach.any(axis=1)
-            flight, frontier, visited = flight[keep], reach[keep], visited[keep]
-        # 2. act on set g
-        catch_up(g_now)
-        inv = a_inv[:, :, g_now]  # a view: updated in place below
-        theta = np.matmul(inv, (s_vec[:, :, g_now] + u_bar[:, :, g_now])[..., None])[..., 0]
-        ax = np.matmul(contexts, inv)
-        width = np.sqrt(np.maximum(np.einsum("jikd,jikd->jik", ax, contexts), 0.0))
-        mean = np.einsum("jikd,jid->jik", contexts, theta)
-        arm = np.argmax(mean + radius(logdet_v[:, :, g_now])[..., None] * width, axis=-1)
-        x = contexts[rows_b, rows_i, arm]
-        y = rewards[rows_b, rows_i, arm]
-        cumulative += means.max(axis=-1) - means[rows_b, rows_i, arm]
-        curve[:, t] = cumulative.mean(axis=1)
-        if record:
-            actions[:, :, t] = arm
-        gram[:, :, g_now] += np.einsum("...i,...j->...ij", x, x)  # outer products
-        u_bar[:, :, g_now] += y[..., None] * x
-        vv = np.concatenate([x, y[..., None]], axis=-1)
-        leaf[:, :, g_now] += np.einsum("...i,...j->...ij", vv, vv)
-        logdet_v[:, :, g_now] += np.log1p(sherman_morrison_update(inv, x))
-        logdet_w[:, :, g_now] += np.log1p(sherman_morrison_update(w_inv[:, :, g_now], x))
-        # 3. line 6: the request test on raw data, W = V + x xᵀ + M (ρ_max − ρ_min) I
-        limit = threshold / ((dt[:, :, g_now] + 1) * (1.0 + spec.bound_x**2))
-        gap = logdet_w[:, :, g_now] - logdet_s[:, :, g_now]
-        request = (gap >= limit) & ~stopped[:, :, g_now]
-        release = np.zeros(shape, dtype=bool)
-        release[:, :, g_now] = request
-        cause_request = release.copy()
-        # 4. received messages (lines 12-24)
-        if delivered.shape[0]:
-            m_idx, r_idx = np.nonzero(delivered)
-            msg = arrived[m_idx]
-            ok = member[msg[:, 2], r_idx] & (msg[:, 4] >= t - gamma)
-            np.add.at(counts["deliveries"], msg[:, 0], 1)
-            if record:
-                logs["messages"].append(np.column_stack([msg[:, :5], r_idx, np.full(r_idx.size, t),
-                                                         msg[:, 6], msg[:, 5], ok]))
-            req = ok & (msg[:, 1] == _REQUEST)
-            if respond == "receipt":
-                release[msg[req, 0], r_idx[req], msg[req, 3]] = True
-            else:
-                pending[msg[req, 0], r_idx[req], msg[req, 3]] = True
-            rel = ok & (msg[:, 1] == _RELEASE)
-            if rel.any():
-                b, i, j, g = msg[rel, 0], r_idx[rel], msg[rel, 2], msg[rel, 3]
-                newer = msg[rel, 4] > latest_t[b, i, j, g]
-                b, i, j, g = b[newer], i[newer], j[newer], g[newer]
-                latest[b, i, j, g] = msg[rel, 5][newer]
-                latest_t[b, i, j, g] = msg[rel, 4][newer]
-                refresh(b, i, g)
-        if respond == "next_use":
-            release[:, :, g_now] |= pending[:, :, g_now]
-            pending[:, :, g_now] = False
-        # 5. Privatizer releases, own storage, resets, broadcasts
-        release &= ~stopped
-        full = release & (privatizer.remaining_capacity <= 0)
-        if full.any():
-            if on_capacity == "raise":
-                raise CapacityExceededError(
-                    f"round {t}: an (agent, set) tree asked for leaf {capacity + 1} past "
-                    f"its capacity {capacity} (m = {privatizer.depth}); use respond="
-                    "'next_use', a larger threshold, or on_capacity='stop'."
-                )
-            stopped |= full
-            release &= ~full
-        dt[:, :, g_now] += 1
-        if release.any():
-            u_hat, small = privatizer.release(leaf, release)
-            b, i, g = np.nonzero(release)
-            ids = store.add(u_hat[b, i, g], small[b, i, g])
-            latest[b, i, i, g], latest_t[b, i, i, g] = ids, t
-            gram[b, i, g], u_bar[b, i, g], leaf[b, i, g], dt[b, i, g] = 0.0, 0.0, 0.0, 0
-            refresh(b, i, g)
-            np.add.at(counts["releases"], b, 1)
-            new = np.column_stack([b, np.full(b.size, _RELEASE), i, g, np.full(b.size, t), ids,
-                                   np.zeros(b.size, dtype=np.int64)])
-            rb, ri = np.nonzero(request)
-            np.add.at(counts["requests"], rb, 1)
-            req_msgs = np.column_stack([rb, np.full(rb.size, _REQUEST), ri, np.full(rb.size, g_now),
-                                        np.full(rb.size, t), np.full(rb.size, -1),
-                                        np.zeros(rb.size, dtype=np.int64)])
-            new = np.concatenate([req_msgs, new]).astype(np.int64)
-            start = np.zeros((new.shape[0], n_agents), dtype=bool)
-            start[np.arange(new.shape[0]), new[:, 2]] = True
-            flight = np.concatenate([flight, new])
-            frontier = np.concatenate([frontier, start])
-            visited = np.concatenate([visited, start])
-            if record:
-                logs["releases"].append(np.column_stack([ids, b, i, g, np.full(b.size, t),
-                                                         cause_request[b, i, g]]))
-                logs["requests"].append(np.column_stack([rb, ri, np.full(rb.size, g_now),
-                                                         np.full(rb.size, t)]))
-
-    transcript = None
-    if record:
-        transcript = build_transcript(logs, store, actions)
-    setting = {"n_agents": n_agents, "n_arms": tables.n_arms, "dim": d, "horizon": horizon,
-               "n_trials": n_trials, "reward": spec.reward, "shared_users": spec.shared_users,
-               "gamma": gamma, "respond": respond, "beta": beta, "beta_value": beta_value,
-               "failure_probability": failure_probability, "n_cliques": len(cover),
-               "epsilon": epsilon, "delta": delta if private else 0.0,
-               "calibration": calibration if private else "none"}
-    return DecentralizedFedUCBRun(
-        algorithm="feducb-decentralized", setting=setting, regret_curve=curve,
-        final_regret=cumulative, n_requests=counts["requests"], n_releases=counts["releases"],
-        n_deliveries=counts["deliveries"], n_transmissions=counts["transmissions"],
-        threshold=float(threshold), gamma=gamma, tree_depth=privatizer.depth,
-        capacity=capacity, cover=cover, calibration=cal, accountant=accountant,
-        transcript=transcript, seed_entropy=int(root.entropy),
-    )
+    out["threshold"] = threshold
+    return out

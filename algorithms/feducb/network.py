@@ -135,7 +135,8 @@ class DecentralizedTranscript:
         (same clique and ``t_sent >= t_received − γ``). What agent ``receiver`` sees.
     releases : pandas.DataFrame
         One row per Privatizer release: ``release_id, trial, agent, subset, t, cause``
-        (``"request"`` own trigger, ``"response"`` to a peer's request).
+        (``"request"`` own trigger, ``"response"`` to a peer's request, ``"schedule"``
+        the fixed schedule's clock).
     release_gram, release_vector : ndarray of float64, shapes (n, d, d) and (n, d)
         Released ``(Û, û)`` by id (row 0 is the ``ρ_min I`` placeholder of a peer not
         yet heard from; ``0`` without noise).
@@ -184,7 +185,8 @@ class ReleaseStore:
 def build_transcript(
     logs: dict[str, list], store: ReleaseStore, actions: np.ndarray
 ) -> DecentralizedTranscript:
-    """The transcript from the run's integer logs (kinds 0/1 as in :data:`MESSAGE_KINDS`)."""
+    """The transcript from the run's integer logs (kinds 0/1 as in :data:`MESSAGE_KINDS`;
+    release causes 0 response, 1 request, 2 schedule)."""
     def frame(parts: list, columns: list[str]) -> pd.DataFrame:
         data = np.concatenate(parts) if parts else np.zeros((0, len(columns)), dtype=np.int64)
         return pd.DataFrame(data.astype(np.int64), columns=columns)
@@ -195,7 +197,8 @@ def build_transcript(
     messages["kind"] = np.where(messages["kind"] == 0, "request", "release")
     messages["accepted"] = messages["accepted"].astype(bool)
     releases = frame(logs["releases"], ["release_id", "trial", "agent", "subset", "t", "cause"])
-    releases["cause"] = np.where(releases["cause"] == 1, "request", "response")
+    releases["cause"] = np.select([releases["cause"] == 1, releases["cause"] == 2],
+                                  ["request", "schedule"], "response")
     return DecentralizedTranscript(
         messages=messages, releases=releases, release_gram=store.gram[: store.n].copy(),
         release_vector=store.vec[: store.n].copy(),

@@ -1,29 +1,79 @@
 """Privacy claims as data, and the verdict rule that compares them with the evidence.
 
 A claim names the paper, the algorithm, the setting, the neighboring relation and the
-claimed guarantee, with where the paper states it. A verdict combines three numbers at
-the claimed δ (DESIGN.md, "Verdict semantics"): the claimed ε, the accountant's ε for
-the noise the algorithm actually adds (tightest valid route), and the audit's empirical
-lower bound:
+claimed guarantee, with where the paper states it, which *reading* of the paper's text it
+uses, and its *coverage*: whether the row's channel is the paper's own claim under the
+paper's own definition, a channel that definition does not cover, or an algorithm for
+which the paper makes no claim.
 
-* ``violated`` when the audit's lower bound exceeds the claim (statistical evidence)
-  or the accountant proves more than the claim is spent (analytic evidence);
-* ``holds`` when the accountant's ε is within the claim.
+The verdict is one of the closed set :data:`VERDICTS` (DESIGN.md, "Verdict semantics"):
 
-The comparison with the claim allows :data:`privacy.RELATIVE_TOLERANCE` for float
-rounding of sums of ε only.
+* ``violated``: the paper's own claim, under its own definition and neighbouring
+  relation, is refuted by the audit (its lower bound exceeds the claimed ε: statistical
+  evidence) or exceeded by the accountant's end-to-end ε (analytic evidence);
+* ``holds``: the accountant's end-to-end ε at the claimed δ is within the claim;
+* ``outside-claim``: a real leak on a channel the paper's definition does not protect;
+  its ε is reported, never compared with the claimed ε as if it were the claim;
+* ``no-claim``: the paper makes no privacy claim for the algorithm or disclaims one;
+  audited anyway, and what leaks is reported.
+
+Three ε sit in a row: the accountant's **end-to-end** ε of everything the claim covers
+(∞, with the channel named, when raw data reaches an output the claim protects), the
+**mechanism-only** ε of the noise the algorithm adds (``mechanism_epsilon``), and the
+audit's lower bound; ``tightness`` is lower bound / end-to-end ε where both are finite
+and positive. The comparison with the claim allows :data:`privacy.RELATIVE_TOLERANCE`
+for float rounding of sums of ε only.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from typing import Any, Literal, get_args
 
 from fedpriv.audit.estimators import EpsilonLowerBound
 from fedpriv.privacy import RELATIVE_TOLERANCE, ApproxDP, NeighboringRelation, PureDP
 
-__all__ = ["Claim", "ClaimResult", "decide_verdict", "json_number"]
+__all__ = [
+    "AS_WRITTEN",
+    "COVERAGES",
+    "VACUOUS_DELTA_PROBE",
+    "VERDICTS",
+    "VERDICT_DEFINITIONS",
+    "Claim",
+    "ClaimResult",
+    "Coverage",
+    "Verdict",
+    "decide_verdict",
+    "json_number",
+]
+
+#: The closed set of verdicts (DESIGN.md "Verdict semantics").
+Verdict = Literal["violated", "holds", "outside-claim", "no-claim"]
+VERDICTS: tuple[str, ...] = get_args(Verdict)
+
+#: One-sentence definition of every verdict (the README and claims.md print these).
+VERDICT_DEFINITIONS: dict[str, str] = {
+    "violated": ("the paper's own claim, under its own definition and neighbouring "
+                 "relation, is refuted by the audit (statistical evidence) or exceeded by "
+                 "the accountant's end-to-end ε (analytic evidence)"),
+    "holds": "the accountant's end-to-end ε at the claimed δ is within the claim",
+    "outside-claim": ("a real leak on a channel the paper's definition does not protect; "
+                      "its ε is reported, never compared with the claim as if it were "
+                      "the claim"),
+    "no-claim": ("the paper makes no privacy claim for the algorithm, or disclaims one; "
+                 "audited anyway, and what leaks is reported"),
+}
+
+#: What a row covers: the paper's claim, a channel outside its definition, or no claim.
+Coverage = Literal["claim", "outside-claim", "no-claim"]
+COVERAGES: tuple[str, ...] = get_args(Coverage)
+
+#: ``reading`` of a claim that takes the paper's text literally.
+AS_WRITTEN = "as written"
+
+#: δ at which ε is also reported when the claimed δ makes ε vacuous (ε = 0).
+VACUOUS_DELTA_PROBE = 1e-6
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -37,7 +87,7 @@ class Claim:
     algorithm : str
         CLI name of the algorithm (``"gossip-fed-ucb"``).
     mode : str
-        ``"paper"`` (as written) or ``"corrected"``.
+        ``"paper"`` (as written) or ``"corrected"`` (with a qualifier).
     setting : tuple of (str, value) pairs
         ``n_agents``, ``n_arms``, ``horizon``, ``epsilon``, ``log_base``, ... (a tuple so
         that the claim stays hashable; see :meth:`setting_dict`).
@@ -45,13 +95,25 @@ class Claim:
     claimed : PureDP or ApproxDP
         The claimed guarantee; ``PureDP`` has δ = 0.
     source : str
-        Where the paper states the claim.
+        The exact statement the claim rests on ("inferred from Theorem N" where the
+        paper states no privacy result there).
+    reading : str
+        :data:`AS_WRITTEN`, or the name of the alternative reading of an ambiguous or
+        lost text that the row uses (e.g. "⌈log T⌉ read as ⌈ln T⌉").
+    reading_support : str
+        Which reading the paper's own algorithm supports, with the line it rests on
+        (empty when the text is unambiguous).
+    coverage : {"claim", "outside-claim", "no-claim"}
+        Whether the row is the paper's own claim under its own definition, a channel
+        that definition does not cover, or an algorithm the paper makes no claim for.
 
     Raises
     ------
     TypeError
         If ``claimed`` is neither ``PureDP`` nor ``ApproxDP``, or ``relation`` is not
         a :class:`NeighboringRelation`.
+    ValueError
+        If ``coverage`` is not one of :data:`COVERAGES` or ``reading`` is empty.
     """
 
     paper: str
@@ -61,6 +123,9 @@ class Claim:
     relation: NeighboringRelation
     claimed: PureDP | ApproxDP
     source: str
+    reading: str = AS_WRITTEN
+    reading_support: str = ""
+    coverage: str = "claim"
 
     def __post_init__(self) -> None:
         if not isinstance(self.claimed, (PureDP, ApproxDP)):
@@ -71,6 +136,12 @@ class Claim:
             raise TypeError(
                 f"`relation` must be a NeighboringRelation, got {type(self.relation).__name__}."
             )
+        if self.coverage not in COVERAGES:
+            raise ValueError(
+                f"`coverage` must be one of {', '.join(COVERAGES)}; got {self.coverage!r}."
+            )
+        if not str(self.reading).strip():
+            raise ValueError("`reading` must be a non-empty string (e.g. 'as written').")
 
     @property
     def claimed_delta(self) -> float:
@@ -90,14 +161,27 @@ class ClaimResult:
     ----------
     claim : Claim
     accountant_epsilon : float
-        The accountant's ε at the claimed δ (tightest valid route).
+        The accountant's end-to-end ε at the claimed δ: everything the claim covers,
+        ∞ when raw data reaches an output the claim protects (``raw_channel``).
     accountant_route : str
     audit : EpsilonLowerBound or None
         The audit's lower bound (``None``: the claim rests on the accountant alone).
-    verdict, evidence : str
+    verdict : str
+        One of :data:`VERDICTS` (or ``"error"`` when a recipe raised).
+    evidence : str
         See :func:`decide_verdict`.
-    findings : tuple of str
-        Observations beyond the verdict (channels outside the claim, ...).
+    notes : tuple of str
+        Observations of the recipes (calibrations, channels, ...).
+    mechanism_epsilon : float or None
+        ε of the noise mechanisms alone at the claimed δ (``None``: no noise mechanism
+        covers the row's outputs).
+    raw_channel : str or None
+        The channel through which raw data reaches a covered output.
+    epsilon_at_1e6, mechanism_epsilon_at_1e6 : float or None
+        End-to-end and mechanism-only ε at δ = 10⁻⁶, reported where the claimed δ is
+        vacuous (mechanism ε = 0 at the claimed δ).
+    finding_ids : tuple of str
+        Ids of the findings (:mod:`fedpriv.audit.claims.findings`) the row shows.
     initial_pulls_epsilon : float, optional
         Fed_UCB only: ε of the round-0 records.
     channel : str, optional
@@ -116,15 +200,36 @@ class ClaimResult:
     audit: EpsilonLowerBound | None
     verdict: str
     evidence: str
-    findings: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    mechanism_epsilon: float | None = None
+    raw_channel: str | None = None
+    epsilon_at_1e6: float | None = None
+    mechanism_epsilon_at_1e6: float | None = None
+    finding_ids: tuple[str, ...] = ()
     initial_pulls_epsilon: float | None = None
     channel: str | None = None
     audit_event: str | None = None
     audit_seconds: float | None = None
     key: str | None = None
 
+    @property
+    def delta_is_vacuous(self) -> bool:
+        """True when the claimed δ > 0 makes the mechanism's ε exactly 0."""
+        return (self.claim.claimed_delta > 0 and self.mechanism_epsilon is not None
+                and self.mechanism_epsilon == 0.0)
+
+    @property
+    def tightness(self) -> float | None:
+        """Audit lower bound / end-to-end accountant ε, where both are finite and > 0."""
+        if self.audit is None:
+            return None
+        lower, upper = self.audit.epsilon_lower_bound, self.accountant_epsilon
+        if not (math.isfinite(lower) and math.isfinite(upper)) or lower <= 0 or upper <= 0:
+            return None
+        return lower / upper
+
     def to_dict(self) -> dict[str, Any]:
-        """The ``claims.json`` record (schema of the walking skeleton; ∞ as ``"inf"``)."""
+        """The ``claims.json`` record (schema in :mod:`fedpriv.audit.claims.report`)."""
         claim = self.claim
         record: dict[str, Any] = {
             "paper": claim.paper,
@@ -141,12 +246,23 @@ class ClaimResult:
                 "delta": claim.claimed_delta,
                 "route": self.accountant_route,
             },
+            "mechanism_epsilon": json_number(self.mechanism_epsilon),
+            "raw_channel": self.raw_channel,
             "audit": None,
+            "tightness": self.tightness,
             "verdict": self.verdict,
+            "coverage": claim.coverage,
+            "reading": claim.reading,
+            "reading_support": claim.reading_support,
             "evidence": self.evidence,
-            "findings": list(self.findings),
+            "finding_ids": list(self.finding_ids),
+            "notes": list(self.notes),
             "source": claim.source,
         }
+        if self.delta_is_vacuous:
+            record["delta_vacuous"] = True
+            record["epsilon_at_1e-6"] = json_number(self.epsilon_at_1e6)
+            record["mechanism_epsilon_at_1e-6"] = json_number(self.mechanism_epsilon_at_1e6)
         if self.initial_pulls_epsilon is not None:
             record["initial_pulls_epsilon"] = json_number(self.initial_pulls_epsilon)
         if self.key is not None:
@@ -176,16 +292,59 @@ def json_number(value: Any) -> Any:
     return value
 
 
+def _leak(accountant_epsilon: float, audit: EpsilonLowerBound | None,
+          raw_channel: str | None) -> str:
+    """The leak's ε in words (for rows that are not compared with the claim)."""
+    shown = (f"∞ ({raw_channel})" if math.isinf(accountant_epsilon) and raw_channel
+             else f"{accountant_epsilon:.6g}")
+    text = f"accountant ε {shown}"
+    if audit is not None:
+        text += (f", audit lower bound {audit.epsilon_lower_bound:.4f} at "
+                 f"{audit.confidence:.0%} confidence ({audit.n_samples} samples per world)")
+    return text
+
+
 def decide_verdict(
-    claimed_epsilon: float, accountant_epsilon: float, audit: EpsilonLowerBound | None
+    claimed_epsilon: float,
+    accountant_epsilon: float,
+    audit: EpsilonLowerBound | None,
+    *,
+    coverage: str = "claim",
+    raw_channel: str | None = None,
 ) -> tuple[str, str]:
     """``(verdict, evidence)`` for one claim (see the module docstring).
+
+    Parameters
+    ----------
+    claimed_epsilon : float
+    accountant_epsilon : float
+        End-to-end ε at the claimed δ.
+    audit : EpsilonLowerBound or None
+    coverage : {"claim", "outside-claim", "no-claim"}
+        Only ``"claim"`` rows are compared with the claimed ε.
+    raw_channel : str, optional
+        Named in the evidence when ``accountant_epsilon`` is ∞.
+
+    Raises
+    ------
+    ValueError
+        If ``coverage`` is not one of :data:`COVERAGES`.
 
     Examples
     --------
     >>> decide_verdict(1.0, 1.25, None)[0], decide_verdict(1.0, 1.0, None)[0]
     ('violated', 'holds')
+    >>> decide_verdict(1.0, float("inf"), None, coverage="outside-claim")[0]
+    'outside-claim'
     """
+    if coverage not in COVERAGES:
+        raise ValueError(f"`coverage` must be one of {', '.join(COVERAGES)}; got {coverage!r}.")
+    if coverage == "outside-claim":
+        return "outside-claim", ("leak on a channel outside the paper's definition: "
+                                 + _leak(accountant_epsilon, audit, raw_channel))
+    if coverage == "no-claim":
+        return "no-claim", ("the paper makes no privacy claim here; what leaks: "
+                            + _leak(accountant_epsilon, audit, raw_channel))
     limit = claimed_epsilon * (1.0 + RELATIVE_TOLERANCE)
     reasons = []
     if audit is not None and audit.epsilon_lower_bound > claimed_epsilon:
@@ -195,9 +354,9 @@ def decide_verdict(
             f"({audit.n_samples} samples per world)"
         )
     if accountant_epsilon > limit:
-        reasons.append(
-            f"accountant proves {accountant_epsilon:.6g} > claimed {claimed_epsilon:g}"
-        )
+        shown = (f"∞ ({raw_channel})" if math.isinf(accountant_epsilon) and raw_channel
+                 else f"{accountant_epsilon:.6g}")
+        reasons.append(f"accountant's end-to-end ε {shown} > claimed {claimed_epsilon:g}")
     if reasons:
         return "violated", "; ".join(reasons)
     if accountant_epsilon <= 0:

@@ -26,31 +26,50 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
-from fedpriv.algorithms.environments.heterogeneous import BanditEnvironment, paper_synthetic_bandit
+from fedpriv.algorithms.environments.heterogeneous import (
+    BanditEnvironment,
+    paper_synthetic_bandit,
+)
+from fedpriv.algorithms.environments.hospital import hospital_bandit, load_diabetes
 from fedpriv.algorithms.gossip.gossip_ucb import (
     open_fed_ucb_releases,
     run_fed_ucb,
     run_gossip_ucb,
 )
-from fedpriv.algorithms.environments.hospital import hospital_bandit, load_diabetes
 from fedpriv.algorithms.networks.graphs import make_graph, second_eigenvalue
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng, stream_rngs
 from fedpriv.audit.claims.claim import Claim, ClaimResult, decide_verdict
+from fedpriv.audit.endtoend.tree import audit_tree_counter
 from fedpriv.audit.estimators import EpsilonLowerBound
 from fedpriv.audit.neighbors import worst_case_reward_pair
-from fedpriv.audit.endtoend.tree import audit_tree_counter
 from fedpriv.privacy import NeighboringRelation, PureDP
 from fedpriv.privacy._checks import check_epsilon, check_int_at_least
 from fedpriv.privacy.calibration import fed_ucb_scale
+from fedpriv.privacy.tree import tree_depth
 
-__all__ = ["VARIANTS", "VerifyConfig", "VerifyReport", "verify_gossip_fed_ucb"]
+__all__ = ["VARIANTS", "VerifyConfig", "VerifyReport", "fed_ucb_reading", "verify_gossip_fed_ucb"]
 
 #: (mode, log base) of every Fed_UCB variant whose claim is checked.
 VARIANTS = (("paper", "2"), ("paper", "e"), ("corrected", "2"))
 PAPER = "Zhu et al. 2021"
 CLAIM_SOURCE = "Definition 1, §4.1 and abstract: ε-DP for each agent's stream {X_i,k(t)}"
 _N_CURVE_POINTS = 400
+#: Which reading of ⌈log T⌉ the paper's own algorithm supports, and why.
+LOG_SUPPORT = (
+    "the paper's own tree supports log₂: §4.1 writes a prefix as 'no more than ⌈log t⌉ "
+    "partial sums', a dyadic decomposition of popcount(t) ≤ ⌊log₂t⌋+1 p-sums (Alg. 2-3); "
+    "the base is stated nowhere and the concentration terms (eq. 11, 12) need ln "
+    "(gossip.md §3.4 item 2)"
+)
+#: ``reading`` of the paper's calibration per log base.
+READINGS = {"2": "⌈log T⌉ read as ⌈log₂ T⌉", "e": "⌈log T⌉ read as ⌈ln T⌉"}
+
+
+def fed_ucb_reading(mode: str, base: str) -> dict[str, str]:
+    """``reading`` / ``reading_support`` of a Fed_UCB claim (empty: as written)."""
+    if mode == "corrected":
+        return {}
+    return {"reading": READINGS[base], "reading_support": LOG_SUPPORT}
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -142,7 +161,7 @@ def _child(root: np.random.SeedSequence, index: int) -> np.random.SeedSequence:
     return np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + (index,))
 
 
-def _findings(mode: str, out_of_bounds: int, synthetic: bool) -> tuple[str, ...]:
+def _notes(mode: str, out_of_bounds: int, synthetic: bool) -> tuple[str, ...]:
     found = []
     if mode == "paper":
         found.append(
@@ -221,10 +240,121 @@ def _collect(pool, function, jobs: list[dict], results: list, say, describe) -> 
         say(f"[{done}/{len(jobs)}] {describe(jobs[position], results[position])}")
 
 
+def _regret_summaries(config: VerifyConfig, env, graph, run_root, say) -> list[dict]:
+    """Step 1: the regret runs (Gossip_UCB and Fed_UCB per mode and ε), summarised."""
+    regret_jobs = [
+        {"env": env, "graph": graph, "mode": mode, "log_base": base, "epsilon": eps,
+         "horizon": config.regret_horizon, "n_trials": config.n_trials, "seed": run_root}
+        for mode, base, eps in [("gossip-ucb", "", math.inf)] + [
+            (mode, base, eps) for mode, base in (("paper", "2"), ("corrected", "2"))
+            for eps in config.epsilons
+        ]
+    ]
+    return _parallel_map(
+        _regret_job, regret_jobs, workers=config.workers, say=say,
+        describe=lambda job, summary: (
+            f"regret {job['mode']} {job['log_base']} ε={job['epsilon']:g} "
+            f"T={job['horizon']} trials={job['n_trials']}: {summary['final'].mean():.1f}"
+        ),
+    )
+
+
+def _claim_grid(config: VerifyConfig) -> list[tuple[int, str, str, int, float]]:
+    """``(index, mode, log base, horizon, ε)`` of every claim, index from 1."""
+    combos = ((m, b, h, e) for m, b in VARIANTS for h in config.horizons
+              for e in config.epsilons)
+    return [(index, *combo) for index, combo in enumerate(combos, start=1)]
+
+
+def _describe_audit(job: dict, result: tuple[int, EpsilonLowerBound]) -> str:
+    """Progress line of one tree audit, with its tightness against the tree's pure ε."""
+    lower = result[1].epsilon_lower_bound
+    epsilon = tree_depth(job["horizon"]) / job["scale"]  # sensitivity 1 per node
+    return (f"audit T={job['horizon']} scale={job['scale']:.4g} claimed "
+            f"ε={job['claimed_epsilon']:g}: lower bound {lower:.4f}, accountant "
+            f"{epsilon:.4g}, tightness {lower / epsilon:.2f} ({job['n_samples']} samples/world)")
+
+
+def _tree_audits(config: VerifyConfig, grid, audit_root, say) -> dict[int, EpsilonLowerBound]:
+    """Step 2: the tree audits at the audited horizons, keyed by grid index."""
+    samples = dict(config.audit_samples)
+    audit_jobs = [
+        {"index": index, "horizon": horizon,
+         "scale": fed_ucb_scale(eps, horizon, mode=mode, log_base=base),
+         "claimed_epsilon": eps, "n_samples": samples[horizon],
+         "seed": _child(audit_root, index), "confidence": config.confidence}
+        for index, mode, base, horizon, eps in grid if horizon in config.audit_horizons
+    ]
+    return dict(_parallel_map(
+        _audit_job, audit_jobs, workers=config.workers, say=say,
+        describe=_describe_audit,
+    ))
+
+
+def _claim_result(config: VerifyConfig, root, item, bound, notes) -> ClaimResult:
+    """Step 3: the accountant's ε of one grid claim over Definition 1's stream, and verdict."""
+    _, mode, base, horizon, eps = item
+    scale = fed_ucb_scale(eps, horizon, mode=mode, log_base=base)
+    x0 = np.zeros((1, config.n_agents, config.n_arms))
+    noise = stream_rngs(_child(root, 3), n_trials=1, n_agents=config.n_agents,
+                        stream=Stream.NOISE)
+    accountant, _, _, _ = open_fed_ucb_releases(
+        x0, horizon=horizon, epsilon=eps, mode=mode, log_base=base, rng=noise
+    )
+    route, acc_eps = accountant.tightest(0.0, where={"phase": "stream"})
+    init_eps = accountant.get_epsilon(0.0, where={"phase": "init"})
+    verdict, evidence = decide_verdict(eps, acc_eps, bound)
+    claim = Claim(
+        paper=PAPER, algorithm="gossip-fed-ucb", mode=mode,
+        setting=(("n_agents", config.n_agents), ("n_arms", config.n_arms),
+                 ("horizon", horizon), ("epsilon", eps), ("log_base", base),
+                 ("graph", "complete"), ("node_scale", scale)),
+        relation=NeighboringRelation.REPLACE_ONE_REWARD,
+        claimed=PureDP(eps), source=CLAIM_SOURCE, **fed_ucb_reading(mode, base),
+    )
+    return ClaimResult(
+        claim=claim, accountant_epsilon=acc_eps, accountant_route=route,
+        audit=bound, verdict=verdict, evidence=evidence, notes=notes,
+        mechanism_epsilon=acc_eps, initial_pulls_epsilon=init_eps,
+    )
+
+
+def _regret_rows(config: VerifyConfig, summaries) -> tuple[list[dict], dict[str, np.ndarray]]:
+    """Step 4: the regret table rows and the plotted curves."""
+    regret_rows, curves = [], {}
+    for summary in summaries:
+        final, eps = summary["final"], summary["epsilon"]
+        regret_rows.append({
+            "algorithm": summary["algorithm"], "mode": summary["label"], "epsilon": eps,
+            "horizon": config.regret_horizon, "n_trials": config.n_trials,
+            "regret_mean": float(final.mean()), "regret_min": float(final.min()),
+            "regret_max": float(final.max()), "n_out_of_bounds": summary["n_out_of_bounds"],
+        })
+        curves[f"{summary['label']}|{eps:g}"] = summary["curve"]
+    return regret_rows, curves
+
+
+def _ledger(config: VerifyConfig, env, graph, run_root, say) -> pd.DataFrame:
+    """Step 5: one Fed_UCB run per variant at the ledger horizon, ledgers stacked."""
+    say(f"[ledger] one Fed_UCB run per variant at T={config.ledger_horizon}, ε=1")
+    ledgers = []
+    for mode, base in VARIANTS:
+        run = run_fed_ucb(env, graph, horizon=config.ledger_horizon, epsilon=1.0, mode=mode,
+                          log_base=base, n_trials=1, seed=run_root)
+        frame = run.accountant.ledger
+        frame.insert(0, "log_base", base)
+        frame.insert(0, "mode", mode)
+        ledgers.append(frame)
+    return pd.concat(ledgers, ignore_index=True)
+
+
 def verify_gossip_fed_ucb(
     config: VerifyConfig, *, progress: Callable[[str], None] | None = None
 ) -> VerifyReport:
     """Run the whole verification of Fed_UCB's claim; see the module docstring.
+
+    Steps: regret runs (first: the paper-mode notes need their out-of-range counts),
+    tree audits, accountant and verdict per claim, regret table, ledger.
 
     Raises
     ------
@@ -238,109 +368,29 @@ def verify_gossip_fed_ucb(
     root = as_seed_sequence(config.seed)
     env, env_name = _environment(config, _child(root, 0))
     graph = make_graph("complete", config.n_agents)
-    synthetic = config.data_path is None
-    samples = dict(config.audit_samples)
-
-    # Regret runs first: the paper-mode findings need their out-of-range counts.
     run_root = _child(root, 1)
-    regret_jobs = [
-        {"env": env, "graph": graph, "mode": mode, "log_base": base, "epsilon": eps,
-         "horizon": config.regret_horizon, "n_trials": config.n_trials, "seed": run_root}
-        for mode, base, eps in [("gossip-ucb", "", math.inf)] + [
-            (mode, base, eps) for mode, base in (("paper", "2"), ("corrected", "2"))
-            for eps in config.epsilons
-        ]
-    ]
-    summaries = _parallel_map(
-        _regret_job, regret_jobs, workers=config.workers, say=say,
-        describe=lambda job, summary: (
-            f"regret {job['mode']} {job['log_base']} ε={job['epsilon']:g} "
-            f"T={job['horizon']} trials={job['n_trials']}: {summary['final'].mean():.1f}"
-        ),
-    )
+    summaries = _regret_summaries(config, env, graph, run_root, say)
     out_of_bounds = {
         mode: sum(r["n_out_of_bounds"] for r in summaries if r["mode"] == mode)
         for mode in ("paper", "corrected")
     }
-
-    results = []
-    audit_root = _child(root, 2)
-    grid = [
-        (index, mode, base, horizon, eps)
-        for index, (mode, base, horizon, eps) in enumerate(
-            ((m, b, h, e) for m, b in VARIANTS for h in config.horizons for e in config.epsilons),
-            start=1,
-        )
-    ]
-    audit_jobs = [
-        {"index": index, "horizon": horizon,
-         "scale": fed_ucb_scale(eps, horizon, mode=mode, log_base=base),
-         "claimed_epsilon": eps, "n_samples": samples[horizon],
-         "seed": _child(audit_root, index), "confidence": config.confidence}
-        for index, mode, base, horizon, eps in grid if horizon in config.audit_horizons
-    ]
-    audits = dict(_parallel_map(
-        _audit_job, audit_jobs, workers=config.workers, say=say,
-        describe=lambda job, result: (
-            f"audit T={job['horizon']} scale={job['scale']:.4g} claimed "
-            f"ε={job['claimed_epsilon']:g}: lower bound {result[1].epsilon_lower_bound:.4f} "
-            f"({job['n_samples']} samples/world)"
-        ),
-    ))
-    for index, mode, base, horizon, eps in grid:
-        scale = fed_ucb_scale(eps, horizon, mode=mode, log_base=base)
-        x0 = np.zeros((1, config.n_agents, config.n_arms))
-        noise = stream_rngs(_child(root, 3), n_trials=1, n_agents=config.n_agents,
-                            stream=Stream.NOISE)
-        accountant, _, _, _ = open_fed_ucb_releases(
-            x0, horizon=horizon, epsilon=eps, mode=mode, log_base=base, rng=noise
-        )
-        route, acc_eps = accountant.tightest(0.0, where={"phase": "stream"})
-        init_eps = accountant.get_epsilon(0.0, where={"phase": "init"})
-        bound = audits.get(index)
-        verdict, evidence = decide_verdict(eps, acc_eps, bound)
-        claim = Claim(
-            paper=PAPER, algorithm="gossip-fed-ucb", mode=mode,
-            setting=(("n_agents", config.n_agents), ("n_arms", config.n_arms),
-                     ("horizon", horizon), ("epsilon", eps), ("log_base", base),
-                     ("graph", "complete"), ("node_scale", scale)),
-            relation=NeighboringRelation.REPLACE_ONE_REWARD,
-            claimed=PureDP(eps), source=CLAIM_SOURCE,
-        )
-        results.append(ClaimResult(
-            claim=claim, accountant_epsilon=acc_eps, accountant_route=route,
-            audit=bound, verdict=verdict, evidence=evidence,
-            findings=_findings(mode, out_of_bounds[mode], synthetic),
-            initial_pulls_epsilon=init_eps,
-        ))
-
-    regret_rows, curves = [], {}
-    for summary in summaries:
-        final, eps = summary["final"], summary["epsilon"]
-        regret_rows.append({
-            "algorithm": summary["algorithm"], "mode": summary["label"], "epsilon": eps,
-            "horizon": config.regret_horizon, "n_trials": config.n_trials,
-            "regret_mean": float(final.mean()), "regret_min": float(final.min()),
-            "regret_max": float(final.max()), "n_out_of_bounds": summary["n_out_of_bounds"],
-        })
-        curves[f"{summary['label']}|{eps:g}"] = summary["curve"]
-    say(f"[ledger] one Fed_UCB run per variant at T={config.ledger_horizon}, ε=1")
-    ledgers = []
-    for mode, base in VARIANTS:
-        run = run_fed_ucb(env, graph, horizon=config.ledger_horizon, epsilon=1.0, mode=mode,
-                          log_base=base, n_trials=1, seed=run_root)
-        frame = run.accountant.ledger
-        frame.insert(0, "log_base", base)
-        frame.insert(0, "mode", mode)
-        ledgers.append(frame)
+    grid = _claim_grid(config)
+    audits = _tree_audits(config, grid, _child(root, 2), say)
+    synthetic = config.data_path is None
+    results = tuple(
+        _claim_result(config, root, item, audits.get(item[0]),
+                      _notes(item[1], out_of_bounds[item[1]], synthetic))
+        for item in grid
+    )
+    regret_rows, curves = _regret_rows(config, summaries)
     return VerifyReport(
         config=config,
         seed_entropy=int(root.entropy),
         environment=env_name,
         lambda2=second_eigenvalue(graph),
-        claims=tuple(results),
+        claims=results,
         regret=pd.DataFrame(regret_rows),
         curves=curves,
-        ledger=pd.concat(ledgers, ignore_index=True),
+        ledger=_ledger(config, env, graph, run_root, say),
         seconds=time.perf_counter() - started,
     )

@@ -7,10 +7,37 @@ schema), ``ledger.csv`` (one row per noise draw), ``regret.png``. Everything is 
 into a temporary folder beside the target and moved into place at the end, so a failure
 never leaves a half-written report.
 
-Register: a :class:`~fedpriv.audit.claims.verify.ClaimsReport` goes to ``<out>/claims.md``,
-``<out>/claims.json`` (one record per claim, the walking-skeleton schema of
-:meth:`fedpriv.audit.claims.claim.ClaimResult.to_dict`) and ``<out>/<paper>.md`` per paper, each
-written atomically (:func:`write_claims_report`).
+Register: a :class:`~fedpriv.audit.claims.verify.ClaimsReport` goes to ``<out>/claims.md``
+(findings first, then the table), ``<out>/claims.json``, ``<out>/findings.json`` and
+``<out>/<paper>.md`` per paper, each written atomically (:func:`write_claims_report`).
+
+``claims.json`` schema (one record per row, :meth:`~fedpriv.audit.claims.claim.ClaimResult.to_dict`;
+∞ is the string ``"inf"``):
+
+- ``key``, ``paper``, ``algorithm``, ``mode``, ``setting`` (dict), ``relation``, ``source``
+  (the exact statement the claim rests on, or "inferred from Theorem N");
+- ``claimed``: ``{epsilon, delta}``;
+- ``accountant``: ``{epsilon, delta, route}``, the **end-to-end** ε at the claimed δ of
+  everything the claim covers (``"inf"`` with ``raw_channel`` naming the channel when raw
+  data reaches a covered output);
+- ``mechanism_epsilon``: ε of the noise mechanisms alone at the claimed δ (``null`` when
+  no noise mechanism covers the row's outputs); ``raw_channel``: string or ``null``;
+- ``delta_vacuous``, ``"epsilon_at_1e-6"``, ``"mechanism_epsilon_at_1e-6"``: present only
+  where the claimed δ is vacuous (mechanism ε = 0 there): end-to-end and mechanism ε at
+  δ = 10⁻⁶;
+- ``audit``: ``null`` or ``{epsilon_lower_bound, confidence, samples[, delta, channel,
+  event, seconds]}``;
+- ``tightness``: audit lower bound / accountant ε where both are finite and positive,
+  else ``null``;
+- ``verdict``: one of ``violated``, ``holds``, ``outside-claim``, ``no-claim`` (``error``
+  if a recipe raised); ``coverage``: ``claim``, ``outside-claim`` or ``no-claim``;
+- ``reading``: ``"as written"`` or the alternative reading used; ``reading_support``:
+  which reading the paper's own algorithm supports, with the line;
+- ``evidence`` (sentence), ``finding_ids`` (list of finding ids), ``notes`` (list of
+  strings), ``initial_pulls_epsilon`` (Fed_UCB grid only).
+
+``findings.json``: a list of ``{id, statement, claims, evidence, where}`` (see
+:mod:`fedpriv.audit.claims.findings`); written with ``claims.md`` by a run over every paper.
 """
 
 from __future__ import annotations
@@ -25,7 +52,6 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
-
 from fedpriv.audit.claims.fed_ucb import VerifyReport
 from fedpriv.privacy import format_epsilon
 
@@ -117,9 +143,9 @@ def _markdown(report: VerifyReport) -> str:
             f"({result.accountant_route}) | {format_epsilon(result.initial_pulls_epsilon)} "
             f"| {lower} | **{result.verdict}** | {result.evidence} |"
         )
-    findings = sorted({f for result in report.claims for f in result.findings})
-    lines += ["", "## Findings beyond the table", ""]
-    lines += [f"- {f}" for f in findings] or ["- none"]
+    notes = sorted({f for result in report.claims for f in result.notes})
+    lines += ["", "## Notes beyond the table", ""]
+    lines += [f"- {f}" for f in notes] or ["- none"]
     lines += [
         "",
         f"## Regret at T = {config.regret_horizon:,} ({config.n_trials} trials)",
@@ -244,32 +270,74 @@ def _setting_cell(result) -> str:
                      for k, v in shown.items())
 
 
+def _accountant_cell(result) -> str:
+    text = f"{_eps(result.accountant_epsilon)} ({result.accountant_route})"
+    if result.raw_channel and result.accountant_epsilon == float("inf"):
+        text += f": {result.raw_channel}"
+    return text
+
+
+def _mechanism_cell(result) -> str:
+    if result.mechanism_epsilon is None:
+        return "— (no noise)"
+    text = _eps(float(result.mechanism_epsilon))
+    if result.delta_is_vacuous:
+        text += (f"; δ vacuous, at δ=1e-6: {_eps(float(result.mechanism_epsilon_at_1e6))}")
+    return text
+
+
 def _claims_rows(results) -> list[str]:
     lines = [
-        ("| paper | algorithm | mode | setting | relation | claimed ε (δ) | accountant ε "
-         "(route) | audit lower bound (confidence, samples) | channel | verdict | evidence |"),
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        ("| key | mode | reading | setting | relation | claimed ε (δ) | accountant ε, end to "
+         "end (route) | mechanism ε | audit lower bound (confidence, samples) | tightness "
+         "| channel | verdict | findings | evidence |"),
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         c = r.claim
+        tight = "—" if r.tightness is None else f"{r.tightness:.2f}"
+        reading = c.reading + (f" ({c.reading_support})" if c.reading_support else "")
         lines.append(
-            f"| {_cell(c.paper)} | {c.algorithm} | {_cell(c.mode)} | {_cell(_setting_cell(r))} "
-            f"| {c.relation.value} | {_eps(float(c.claimed.epsilon))} ({c.claimed_delta:g}) "
-            f"| {_eps(r.accountant_epsilon)} ({r.accountant_route}) | {_audit_cell(r)} "
-            f"| {_cell(r.channel or '-')} | **{r.verdict}** | {_cell(r.evidence)} |"
+            f"| `{r.key or c.algorithm}` | {_cell(c.mode)} | {_cell(reading)} "
+            f"| {_cell(_setting_cell(r))} | {c.relation.value} "
+            f"| {_eps(float(c.claimed.epsilon))} ({c.claimed_delta:g}) "
+            f"| {_cell(_accountant_cell(r))} | {_cell(_mechanism_cell(r))} | {_audit_cell(r)} "
+            f"| {tight} | {_cell(r.channel or '-')} | **{r.verdict}** "
+            f"| {', '.join(r.finding_ids) or '—'} | {_cell(r.evidence)} |"
         )
     return lines
 
 
+def _findings_section(results) -> list[str]:
+    from fedpriv.audit.claims.findings import findings_records
+
+    lines = ["## Findings", "",
+             ("One entry per distinct defect; the rows below restate each under its "
+              "readings, ε values and channels."), "",
+             "| id | statement | evidence | where | rows |", "|---|---|---|---|---|"]
+    for f in findings_records(results):
+        lines.append(f"| `{f['id']}` | {_cell(f['statement'])} | {f['evidence']} "
+                     f"| {_cell(f['where'])} | {len(f['claims'])} |")
+    return lines
+
+
+def _verdict_lines() -> list[str]:
+    from fedpriv.audit.claims.claim import VERDICT_DEFINITIONS
+
+    return ["**Verdicts** (DESIGN.md):", ""] + [
+        f"- `{verdict}`: {text};" for verdict, text in VERDICT_DEFINITIONS.items()]
+
+
 def claims_register_markdown(report, *, paper: str | None = None) -> str:
     """``claims.md`` (all papers) or one paper's page (``paper`` = ``--paper`` name)."""
+    from fedpriv.audit.claims.findings import headline
     from fedpriv.audit.claims.register import PAPERS
 
     config = report.config
     results = report.results if paper is None else report.for_paper(paper)
     title = ("# Privacy claims of the four seed papers: register and verdicts" if paper is None
              else f"# {PAPERS[paper]}: privacy claims and verdicts")
-    counts = {v: sum(r.verdict == v for r in results) for v in ("holds", "violated", "error")}
+    errors = sum(r.verdict == "error" for r in results)
     budget = config.budget
     lines = [
         title, "",
@@ -277,28 +345,31 @@ def claims_register_markdown(report, *, paper: str | None = None) -> str:
         + (f" --paper {paper}" if config.papers else "")
         + f" (seed {config.seed}, SeedSequence entropy {report.seed_entropy}) in "
         f"{report.seconds:.0f} s. Do not edit by hand.", "",
-        (f"{len(results)} claims: {counts['holds']} hold, {counts['violated']} violated"
-         + (f", {counts['error']} not evaluated" if counts["error"] else "") + "."), "",
-        ("**Verdicts** (DESIGN.md): `violated` when the audit's lower bound exceeds the "
-         "claimed ε (statistical evidence, Clopper–Pearson at the stated confidence with "
-         "the claimed δ subtracted: ε_lb = ln((p_low − δ)/q_up)) or when the accountant "
-         "proves more than the claim is spent (analytic evidence); `holds` when the "
-         "accountant's ε at the claimed δ is within the claim. A lower bound can refute a "
-         "claim, never certify it. End-to-end audits choose their distinguishing event "
-         f"on a pilot sample ({budget.pilot_samples} runs per world) and confirm it on "
-         "fresh runs."), "",
+        headline(results) + (f" Not evaluated (recipe error): {errors}." if errors else ""), "",
+    ]
+    lines += _findings_section(results) + [""] + _verdict_lines() + [
+        "",
+        ("The accountant column is the end-to-end ε at the claimed δ of everything the "
+         "claim covers (∞ with the channel named when raw data reaches a covered output); "
+         "the mechanism column prices the noise alone. Statistical evidence is a "
+         "Clopper–Pearson lower bound at the stated confidence with the claimed δ "
+         "subtracted (ε_lb = ln((p_low − δ)/q_up)); a lower bound can refute a claim, never "
+         "certify it. Tightness = audit lower bound / accountant ε. End-to-end audits "
+         f"choose their distinguishing event on a pilot sample ({budget.pilot_samples} runs "
+         "per world) and confirm it on fresh runs."), "",
+        f"## Rows ({len(results)}: one per claim, setting, reading and channel)", "",
     ]
     lines += _claims_rows(results)
-    # one bullet per distinct finding, naming every claim it applies to (in table order)
     claims_of: dict[str, list[str]] = {}
     for r in results:
-        for f in r.findings:
-            claims_of.setdefault(f, []).append(f"`{r.key or r.claim.algorithm}`")
-    findings = [f"- {f} ({', '.join(keys)})" for f, keys in claims_of.items()]
-    lines += ["", "## Findings beyond the table", ""] + (findings or ["- none"])
+        for note in r.notes:
+            claims_of.setdefault(note, []).append(f"`{r.key or r.claim.algorithm}`")
+    notes = [f"- {note} ({', '.join(keys)})" for note, keys in claims_of.items()]
+    lines += ["", "## Notes of the recipes", ""] + (notes or ["- none"])
     audited = [r for r in results if r.audit is not None]
     lines += ["", (f"Audited end to end or at the mechanism: {len(audited)} of "
-                   f"{len(results)} claims; the others rest on the accountant alone."), ""]
+                   f"{len(results)} rows; the others rest on the accountant alone (each "
+                   "says why in its notes)."), ""]
     return "\n".join(lines)
 
 
@@ -316,7 +387,7 @@ def _paper_page(report, paper: str, out_dir: Path) -> str:
 
 
 def write_claims_report(report, out_dir: str | os.PathLike) -> list[Path]:
-    """Write ``claims.md``, ``claims.json`` and one page per paper into ``out_dir``.
+    """Write ``claims.md``, ``claims.json``, ``findings.json`` and the paper pages.
 
     Every file is written atomically (temporary file, then rename). With a
     ``--paper`` run only that paper's page is rewritten and ``claims.json`` /
@@ -342,11 +413,21 @@ def write_claims_report(report, out_dir: str | os.PathLike) -> list[Path]:
     _atomic_write(path, json.dumps(records, indent=2, allow_nan=False) + "\n")
     written.append(path)
     if report.config.papers is None:
+        from fedpriv.audit.claims.findings import findings_records
+
+        findings = findings_records(report.results)
+        _atomic_write(out_dir / "findings.json",
+                      json.dumps(findings, indent=2, allow_nan=False, ensure_ascii=False)
+                      + "\n")
         _atomic_write(out_dir / "claims.md", claims_register_markdown(report))
-        written.append(out_dir / "claims.md")
+        written += [out_dir / "findings.json", out_dir / "claims.md"]
     papers = report.config.papers or tuple(PAPERS)
     for paper in papers:
         page = out_dir / f"{paper}.md"
         _atomic_write(page, _paper_page(report, paper, out_dir))
         written.append(page)
+    from fedpriv.audit.claims.html import index_html  # index.html: the same records
+
+    _atomic_write(out_dir / "index.html", index_html(records, out_dir, report=report))
+    written.append(out_dir / "index.html")
     return written

@@ -3,6 +3,10 @@
 For each :class:`~fedpriv.audit.claims.register.RegisteredClaim` the job runs the accountant recipe at
 the claimed δ, runs the end-to-end audit recipe when there is one, and decides the
 verdict with :func:`fedpriv.audit.claims.claim.decide_verdict` (DESIGN.md "Verdict semantics").
+:func:`assemble_result` turns the recipe's numbers into the row: the end-to-end ε (∞ with
+the channel named when the entry declares a ``raw_channel``), the mechanism-only ε, ε at
+δ = 10⁻⁶ where the claimed δ is vacuous, the verdict under the claim's coverage, and the
+row's finding ids (:mod:`fedpriv.audit.claims.findings`).
 Fed_UCB's grid of claims (Zhu et al. 2021) is evaluated by
 :func:`fedpriv.audit.claims.fed_ucb.verify_gossip_fed_ucb` exactly as before (its report folder
 ``reports/gossip_fed_ucb/`` is still written) and its results are taken over into the
@@ -25,19 +29,20 @@ import traceback
 from collections.abc import Callable
 
 import numpy as np
-
-from fedpriv.audit.claims.claim import ClaimResult, decide_verdict
-from fedpriv.audit.endtoend.engine import AuditBudget, child_seed
-from fedpriv.audit.claims.register import claims_for, paper_of
+from fedpriv.audit.claims.claim import VACUOUS_DELTA_PROBE, ClaimResult, decide_verdict
 from fedpriv.audit.claims.fed_ucb import (
     VerifyConfig,
     VerifyReport,
     _parallel_map,
     verify_gossip_fed_ucb,
 )
+from fedpriv.audit.claims.findings import finding_ids
+from fedpriv.audit.claims.register import claims_for, paper_of
+from fedpriv.audit.endtoend.engine import AuditBudget, child_seed
+from fedpriv.privacy import ApproxDP
 from fedpriv.privacy._checks import check_int_at_least
 
-__all__ = ["ClaimsConfig", "ClaimsReport", "evaluate_claim", "verify_claims"]
+__all__ = ["ClaimsConfig", "ClaimsReport", "assemble_result", "evaluate_claim", "verify_claims"]
 
 #: Verdict of a claim whose recipe raised.
 ERROR = "error"
@@ -127,6 +132,63 @@ def _scaled(budget: AuditBudget, factor: float) -> AuditBudget:
     return dataclasses.replace(budget, samples=max(1, round(budget.samples * factor)))
 
 
+def _mechanism(entry, claim, route: str, epsilon: float) -> tuple[str | None, float | None]:
+    """(route, ε) of the noise mechanisms alone (``None`` when the row has none)."""
+    if entry.mechanism is not None:
+        return entry.mechanism(claim)
+    if math.isfinite(epsilon):
+        return route, float(epsilon)
+    return None, None
+
+
+def _at_probe_delta(entry, claim) -> float | None:
+    """Mechanism-only ε at δ = 10⁻⁶ (same calibration, evaluated at another δ)."""
+    probe = dataclasses.replace(
+        claim, claimed=ApproxDP(float(claim.claimed.epsilon), VACUOUS_DELTA_PROBE))
+    if entry.mechanism is not None:
+        return float(entry.mechanism(probe)[1])
+    return float(entry.accountant(probe)[1])
+
+
+def assemble_result(entry, route: str, epsilon: float, notes, audit=None, *,
+                    bound=None, event: str | None = None, **extra) -> ClaimResult:
+    """The register row of ``entry`` from its recipes' numbers (module docstring).
+
+    ``audit`` is an :class:`~fedpriv.audit.endtoend.engine.EndToEndAudit` (its bound,
+    event and wall time are taken) or ``None``; ``bound``/``event`` give a bare lower
+    bound instead. ``extra`` goes to :class:`ClaimResult` (e.g. ``initial_pulls_epsilon``).
+    """
+    claim = entry.claim
+    if audit is not None:
+        bound, event = audit.bound, audit.event
+        extra.setdefault("audit_seconds", audit.seconds)
+    _, mech_eps = _mechanism(entry, claim, route, float(epsilon))
+    raw = entry.raw_channel
+    end_to_end = math.inf if raw else float(epsilon)
+    e2e_route = "nonprivate" if raw else route
+    at_probe = mech_at_probe = None
+    if claim.claimed_delta > 0 and mech_eps == 0.0:
+        mech_at_probe = _at_probe_delta(entry, claim)
+        at_probe = math.inf if raw else mech_at_probe
+    verdict, evidence = decide_verdict(claim.claimed.epsilon, end_to_end, bound,
+                                       coverage=claim.coverage, raw_channel=raw)
+    if mech_at_probe is not None:
+        evidence += (f"; the claimed δ = {claim.claimed_delta:g} is vacuous (mechanism ε = 0 "
+                     f"there); at δ = 1e-6 the mechanism gives ε = {mech_at_probe:.4g}")
+    if audit is not None:
+        evidence += f"; audit event: {audit.event} ({audit.neighbors})"
+    elif bound is None:
+        evidence += "; no end-to-end audit (accountant only)"
+    notes = tuple(notes) + ((entry.note,) if entry.note else ())
+    return ClaimResult(
+        claim=claim, accountant_epsilon=end_to_end, accountant_route=e2e_route, audit=bound,
+        verdict=verdict, evidence=evidence, notes=notes, mechanism_epsilon=mech_eps,
+        raw_channel=raw, epsilon_at_1e6=at_probe, mechanism_epsilon_at_1e6=mech_at_probe,
+        finding_ids=finding_ids(entry.key), channel=entry.channel, audit_event=event,
+        key=entry.key, **extra,
+    )
+
+
 def evaluate_claim(key: str, budget: AuditBudget, seed: np.random.SeedSequence) -> ClaimResult:
     """Accountant, audit and verdict of the registered claim ``key``.
 
@@ -139,28 +201,18 @@ def evaluate_claim(key: str, budget: AuditBudget, seed: np.random.SeedSequence) 
     entry = entries[key]
     claim = entry.claim
     try:
-        route, epsilon, findings = entry.accountant(claim)
+        route, epsilon, notes = entry.accountant(claim)
         audit = None
         if entry.audit is not None:
             audit = entry.audit(claim, _scaled(budget, entry.sample_factor), seed)
+        return assemble_result(entry, route, epsilon, notes, audit)
     except Exception as error:  # noqa: BLE001 - a recipe failure is reported, never hidden
         detail = "".join(traceback.format_exception_only(type(error), error)).strip()
         return ClaimResult(
             claim=claim, accountant_epsilon=math.nan, accountant_route="-", audit=None,
             verdict=ERROR, evidence=f"not evaluated: {detail}", channel=entry.channel, key=key,
+            finding_ids=finding_ids(key),
         )
-    bound = None if audit is None else audit.bound
-    verdict, evidence = decide_verdict(claim.claimed.epsilon, epsilon, bound)
-    if audit is not None:
-        evidence += f"; audit event: {audit.event} ({audit.neighbors})"
-    else:
-        evidence += "; no end-to-end audit (accountant only)"
-    return ClaimResult(
-        claim=claim, accountant_epsilon=float(epsilon), accountant_route=route, audit=bound,
-        verdict=verdict, evidence=evidence, findings=tuple(findings), channel=entry.channel,
-        audit_event=None if audit is None else audit.event,
-        audit_seconds=None if audit is None else audit.seconds, key=key,
-    )
 
 
 def _job(job: dict) -> ClaimResult:
@@ -176,12 +228,42 @@ def _from_fed_ucb(report: VerifyReport, entries) -> dict[str, ClaimResult]:
         key = (f"gossip_fed_ucb/gossip-fed-ucb/{result.claim.mode}-log{s['log_base']}"
                f"/T{s['horizon']}/eps{s['epsilon']:g}")
         if key in entries:
-            out[key] = dataclasses.replace(
-                result, key=key, channel=entries[key].channel,
-                audit_event=None if result.audit is None else
+            out[key] = assemble_result(
+                entries[key], result.accountant_route, result.accountant_epsilon,
+                result.notes, bound=result.audit,
+                event=None if result.audit is None else
                 "Laplace LLR over the nodes covering round 1",
+                initial_pulls_epsilon=result.initial_pulls_epsilon,
             )
     return out
+
+
+def _with_shared_audits(done: dict[str, ClaimResult], entries) -> dict[str, ClaimResult]:
+    """Rows that take over another row's audit (``shared_audit``), re-assembled with it."""
+    out = {}
+    for key, result in done.items():
+        entry = entries.get(key)
+        source = None if entry is None else done.get(entry.shared_audit or "")
+        if source is None or source.audit is None or result.verdict == ERROR:
+            continue
+        route, epsilon, notes = entry.accountant(entry.claim)
+        out[key] = assemble_result(
+            entry, route, epsilon, notes, bound=source.audit, event=source.audit_event,
+            audit_seconds=None)
+        out[key] = dataclasses.replace(
+            out[key], evidence=out[key].evidence + f"; audit shared with `{source.key}` "
+            "(same algorithm and setting, another reading of the claim)")
+    return out
+
+
+def _describe(job: dict, result: ClaimResult) -> str:
+    """The per-claim progress line: verdict, accountant, audit, tightness, claim."""
+    text = f"{job['key']}: {result.verdict} (accountant {result.accountant_epsilon:.4g}"
+    if result.audit is not None:
+        text += f", audit LB {result.audit.epsilon_lower_bound:.4g}"
+    if result.tightness is not None:
+        text += f", tightness {result.tightness:.2f}"
+    return text + f" vs claimed {result.claim.claimed.epsilon:.4g})"
 
 
 def verify_claims(
@@ -230,13 +312,10 @@ def verify_claims(
     ]
     results = _parallel_map(
         _job, jobs, workers=config.workers, say=say, executor=executor,
-        describe=lambda job, r: (
-            f"{job['key']}: {r.verdict} (accountant {r.accountant_epsilon:.4g}"
-            + ("" if r.audit is None else f", audit LB {r.audit.epsilon_lower_bound:.4g}")
-            + f" vs claimed {r.claim.claimed.epsilon:.4g})"
-        ),
+        describe=_describe,
     )
     done.update({r.key: r for r in results})
+    done.update(_with_shared_audits(done, entries))
     ordered = tuple(done[e.key] for e in selected if e.key in done)
     return ClaimsReport(
         config=config, seed_entropy=int(root.entropy), results=ordered, fed_ucb=fed_report,

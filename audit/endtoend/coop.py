@@ -9,8 +9,11 @@ Claims (byzantine.md §3.4–3.6; the formulas are reconstructions, R-m/R-l):
 
 :func:`coop_accountant` reads the algorithm's own accountant (one run in the claim's
 setting): ``∞`` whenever it charged a ``NonPrivate`` release (the raw own term, or the
-Byzantine algorithm's raw rewards); otherwise the per-message ε of the first release, or
-the composed ε at δ' (tightest route).
+Byzantine algorithm's raw rewards); otherwise, per message,
+:func:`coop_message_accountant` (message ``n`` charged with every release it depends
+on: release ``n`` and releases ``1 .. n-1``, which its counts follow through the
+agent's actions, :mod:`fedpriv.privacy.interval_messages`), or the composed ε at δ'
+(tightest route). :func:`coop_message_contents` says what a message contains.
 
 :func:`audit_coop_messages` is the raw own-term audit (byzantine.md §6.4): one reward of
 agent 0 flipped (its first pull of arm 0, a reward every release of that stream covers);
@@ -33,9 +36,18 @@ from fedpriv.audit.claims.claim import Claim
 from fedpriv.audit.endtoend.engine import AuditBudget, EndToEndAudit, child_seed, search_and_confirm
 from fedpriv.privacy import event_epsilon
 from fedpriv.privacy import events
-from fedpriv.privacy.calibration import interval_length, interval_noise_scales
+from fedpriv.privacy.calibration import interval_length
+from fedpriv.privacy.interval import IntervalRelease
+from fedpriv.privacy.interval_messages import worst_interval_message
 
-__all__ = ["PinnedTable", "audit_coop_messages", "coop_accountant", "run_coop"]
+__all__ = [
+    "PinnedTable",
+    "audit_coop_messages",
+    "coop_accountant",
+    "coop_message_accountant",
+    "coop_message_contents",
+    "run_coop",
+]
 
 _MISSING = -10.0
 
@@ -97,18 +109,110 @@ def run_coop(claim: Claim, *, n_trials: int, seed, table=None, record: bool = Fa
 def coop_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
     """The algorithm's own accountant in the claim's setting (see the module docstring)."""
     s = claim.setting_dict()
+    if s.get("scope") == "per-message":
+        return coop_message_accountant(claim)
     run = run_coop(claim, n_trials=1, seed=0)
     reasons = tuple(dict.fromkeys(run.accountant.non_private_reasons()))
     if reasons:
         return "nonprivate", float("inf"), reasons
-    if s.get("scope") == "per-message":
-        f = interval_length(float(s["epsilon"]))
-        scale = float(interval_noise_scales(float(s["epsilon"]), [f], theta=float(s["theta"]),
-                                            rule=s["rule"])[0])
-        return "pure (first release)", event_epsilon(
-            events.Laplace(scale=scale, l1_sensitivity=1.0 / f)), ()
     route, epsilon = run.accountant.tightest(claim.claimed_delta)
     return route, float(epsilon), ()
+
+
+def _stream_events(accountant) -> list[IntervalRelease]:
+    """The distinct :class:`IntervalRelease` events the run charged (one per stream)."""
+    found = {event for cell in accountant.cells() for event, _ in cell
+             if isinstance(event, IntervalRelease)}
+    return sorted(found, key=lambda event: (len(event.counts), event.scales))
+
+
+def coop_message_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
+    """Per-message ε of the worst message, each message charged with all it depends on.
+
+    One run in the claim's setting gives the events the algorithm charged (one
+    :class:`~fedpriv.privacy.interval.IntervalRelease` per agent-arm stream, covering
+    every release point up to the horizon). Message ``n`` of a stream is priced by an
+    accountant charged with releases ``1 .. n``
+    (:func:`fedpriv.privacy.interval_messages.interval_message_event`): its own noisy
+    mean and the releases its counts follow through the agent's actions. The result
+    is the worst message at the claimed δ (tightest route), ``∞`` with the channel named
+    when the run charged a ``NonPrivate`` release (raw own term: the counts follow raw
+    rewards; Byzantine: raw rewards sent).
+
+    Returns
+    -------
+    (route, epsilon, findings)
+        ``findings`` names the worst message, what it contains, and release ``n``'s
+        own ε (what the paper's lemma prices) beside it.
+    """
+    run = run_coop(claim, n_trials=1, seed=0)
+    reasons = tuple(dict.fromkeys(run.accountant.non_private_reasons()))
+    if reasons:
+        return "nonprivate", float("inf"), reasons
+    streams = _stream_events(run.accountant)
+    if not streams:  # horizon below the first release point: nothing data-dependent sent
+        return "pure", 0.0, ("no release within the horizon",)
+    costs = [(worst_interval_message(event, claim.claimed_delta), event) for event in streams]
+    cost, event = max(costs, key=lambda pair: pair[0].epsilon)
+    n = cost.message
+    alone = event_epsilon(events.Laplace(scale=event.scales[n - 1],
+                                         l1_sensitivity=event.l1_sensitivities[n - 1]))
+    findings = (
+        coop_message_contents(claim, n),
+        (f"release {n} alone is {alone:.6g}-DP (what the paper's lemma prices); message "
+         f"{n} is charged with releases 1..{n} ({cost.route} route)"),
+        ("relation: one reward of the reward table changed, actions re-derived (N2, "
+         "byzantine.md §3.2); under the paper's fixed-action histories (N1) the counts "
+         "are fixed and message n costs release n alone"),
+    )
+    return f"{cost.route} (message {n}: releases 1..{n})", cost.epsilon, findings
+
+
+def coop_message_contents(claim: Claim, message: int | None = None) -> str:
+    """What message ``message`` of agent v contains, and what its data-dependent parts follow.
+
+    Parameters
+    ----------
+    claim : Claim
+        A cooperative-UCB claim (private or Byzantine-proof).
+    message : int, optional
+        1-based release index ``n`` of the private protocol (ignored by the Byzantine
+        algorithm, whose every message is one raw reward); default: a generic ``n``.
+
+    Returns
+    -------
+    str
+        One sentence for the register row.
+
+    Raises
+    ------
+    ValueError
+        If ``message`` is given and < 1.
+    """
+    s = claim.setting_dict()
+    if claim.algorithm == "byzantine-coop-ucb":
+        return ("each message of agent v carries one (arm, reward) pair it observed, the "
+                "raw reward itself (Alg. 3, §4.1): no noise")
+    if message is not None and int(message) < 1:
+        raise ValueError(f"`message` must be >= 1, got {message!r}.")
+    f = interval_length(float(s["epsilon"]))
+    n = "n" if message is None else str(int(message))
+    count = "n·f" if message is None else str(int(message) * f)
+    counts = ("the count ñ_k at that release" if s.get("count_field", "release") == "release"
+              else "the current raw counts n_k^v(t)")
+    earlier = "n−1" if message is None else str(int(message) - 1)
+    if s.get("own_term") == "raw":
+        follows = "its own raw rewards (own term raw, A1): un-noised"
+    elif message is not None and int(message) == 1:
+        follows = ("the data-independent round-robin of the first K f rounds, then "
+                   "release 1 itself")
+    else:
+        follows = (f"releases 1..{earlier} of the stream (own noisy term and the other "
+                   "agents' messages, post-processing of them)")
+    return (f"message {n} of agent v (sent from the round its count of arm k reaches "
+            f"{count}, f = {f}, until the next release): μ̃_k = mean of those rewards + "
+            f"Laplace noise (release {n}), the other arms' last noisy means, and "
+            f"{counts}; the counts and the round follow v's actions, which follow {follows}")
 
 
 def _observe(run, rounds: np.ndarray, first_ucb: int) -> np.ndarray:

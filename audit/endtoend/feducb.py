@@ -24,6 +24,14 @@ that fires the trigger earlier; candidate positions are searched on a pilot samp
 the event "first sync time = t0" is confirmed on fresh runs with
 ``ε_lb = ln((p_D(t0)_low − δ) / p_D'(t0)_up)``. With the fixed schedule the sync times
 are the same in both worlds, so no sync-time event separates them.
+
+Decentralized, fixed schedule
+-----------------------------
+:func:`feducb_decentralized_fixed_accountant` reads the accountant of one run of
+decentralized FedUCB with ``schedule="fixed"`` (every channel; the clock reads no
+data, so none is raw). :func:`audit_feducb_decentralized_fixed` audits what agent 0's
+neighbour receives from it (its releases and their arrival times) with one user of
+agent 0 changed.
 """
 
 from __future__ import annotations
@@ -41,8 +49,10 @@ from fedpriv.privacy.relations import NeighboringRelation
 from fedpriv.privacy.tree import tree_depth
 
 __all__ = [
+    "audit_feducb_decentralized_fixed",
     "audit_sync_timing",
     "feducb_accountant",
+    "feducb_decentralized_fixed_accountant",
     "footnote4_claim",
     "knife_edge_pairs",
 ]
@@ -375,4 +385,118 @@ def _audit_request_timing(claim: Claim, budget: AuditBudget, seed) -> EndToEndAu
         samplers, budget=budget, seed=seed, delta=float(s["delta"]),
         channel="neighbour: Synchronize requests (first request time)",
         names=("first request time",),
+    )
+
+
+# ------------------------------------------------------ decentralized, fixed schedule
+_FIXED_NEIGHBOUR = 1  # agent 0's neighbour on the claim's path graph
+
+
+def _fixed_run(claim: Claim, tables, *, seed, side: int = 0, record: bool = False):
+    """Decentralized FedUCB with the fixed schedule in the claim's setting."""
+    from fedpriv.algorithms.feducb.decentralized import run_feducb_decentralized
+    from fedpriv.algorithms.networks.graphs import make_graph
+
+    s = claim.setting_dict()
+    graph = make_graph(s.get("graph", "path"), int(s["n_agents"]))
+    return run_feducb_decentralized(
+        tables, graph, gamma=int(s["gamma"]), epsilon=float(s["epsilon"]),
+        delta=float(s["delta"]), schedule="fixed", sync_every=int(s["sync_every"]),
+        record=record, seed=seed, side=side,
+    )
+
+
+def feducb_decentralized_fixed_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
+    """End-to-end ε at the claimed δ of decentralized FedUCB with the fixed schedule.
+
+    The algorithm's own accountant (one run of
+    :func:`fedpriv.algorithms.feducb.decentralized.run_feducb_decentralized` with
+    ``schedule="fixed"`` in the claim's setting), every channel it charged: one
+    Privatizer tree per (agent, set) of ``max(1, ⌊T/B⌋)`` leaves, sets in parallel,
+    agents in parallel (composed under ``USER_AT_ALL_AGENTS``). The clock reads no
+    data, so no sync-timing channel is charged; a ``NonPrivate`` charge, if any, would
+    make the result ∞ and be named in the findings.
+    """
+    s = claim.setting_dict()
+    shared = claim.relation is NeighboringRelation.USER_AT_ALL_AGENTS
+    _, tables = _base_world({**s, "shared_users": shared})
+    run = _fixed_run(claim, tables, seed=0)
+    route, epsilon = run.accountant.tightest(claim.claimed_delta)
+    leaves = max(1, int(s["horizon"]) // int(s["sync_every"]))
+    sizing = (f"σ_N = {run.calibration.noise_stddev:.4g} per entry, {leaves} leaves per "
+              f"(agent, set) tree (every {int(s['sync_every'])} rounds, known a priori), "
+              f"depth m = {run.tree_depth}; substitution sensitivity √2(L²+1) (feducb.md "
+              "§3.6 item 4)")
+    timing = ("release times are a function of (B, T, graph) only: no sync-timing channel; "
+              "an agent's own raw data between releases can still change its later leaves "
+              "(feducb.md §3.6 item 12), which the accountant does not price")
+    reasons = tuple(dict.fromkeys(run.accountant.non_private_reasons()))
+    unpriced = (("the algorithm's ledger names an unpriced channel: " + "; ".join(reasons),)
+                if reasons else ())
+    return route, float(epsilon), (sizing, timing) + unpriced
+
+
+def _neighbour_view(run, n_trials: int, gamma: int, dim: int) -> np.ndarray:
+    """Agent 0's releases as its neighbour receives them, per set ``g``: arrival time
+    of the first, ``û`` and ``diag Û`` of the first, ``û`` of the last (missing: -1e9).
+    Shape (n_trials, γ (1 + 3 d))."""
+    transcript = run.transcript
+    frame = transcript.messages
+    frame = frame[(frame["kind"] == "release") & (frame["sender"] == 0)
+                  & (frame["receiver"] == _FIXED_NEIGHBOUR)].sort_values(["trial", "t_received"])
+    out = np.full((n_trials, gamma, 1 + 3 * dim), -1e9)
+    diag = np.diagonal(transcript.release_gram, axis1=1, axis2=2)
+    for position, part in (("first", frame.groupby(["trial", "subset"]).head(1)),
+                           ("last", frame.groupby(["trial", "subset"]).tail(1))):
+        b = part["trial"].to_numpy(dtype=np.int64)
+        g = part["subset"].to_numpy(dtype=np.int64)
+        ids = part["release_id"].to_numpy(dtype=np.int64)
+        if position == "first":
+            out[b, g, 0] = part["t_received"].to_numpy(dtype=np.float64)
+            out[b, g, 1:1 + dim] = transcript.release_vector[ids]
+            out[b, g, 1 + dim:1 + 2 * dim] = diag[ids]
+        else:
+            out[b, g, 1 + 2 * dim:] = transcript.release_vector[ids]
+    return out.reshape(n_trials, -1)
+
+
+def audit_feducb_decentralized_fixed(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
+    """Decentralized FedUCB, fixed schedule: what agent 0's neighbour receives from it.
+
+    The pair changes one user of agent 0 (its decision set at round 0 scaled by 0.05,
+    D' vs D): that round's pair enters the first leaf of agent 0's set 0, released at
+    the first tick and in every later prefix sum. The neighbour (agent 1 of the path)
+    observes, per set, the arrival time of agent 0's first release and the released
+    ``û``, ``diag Û`` (first release) and ``û`` (last release); candidate events on
+    each column are searched on a pilot and confirmed on fresh runs
+    (:func:`~fedpriv.audit.endtoend.engine.search_and_confirm`).
+    """
+    s = claim.setting_dict()
+    _, tables = _base_world(s)
+    block = tables.block(0, 1)
+    changed = tables.substitute(agent=0, t=0, contexts=block.contexts[0, 0, 0] * 0.05)
+    worlds = (tables, changed)
+    gamma, dim = int(s["gamma"]), int(s["dim"])
+
+    def sample(world, n, root):
+        out = []
+        for b, begin in enumerate(range(0, n, budget.batch_size)):
+            size = min(budget.batch_size, n - begin)
+            run = _fixed_run(claim, _tile(worlds[world], size), seed=child_seed(root, b),
+                             side=world, record=True)
+            out.append(_neighbour_view(run, size, gamma, dim))
+        return np.concatenate(out)
+
+    names = tuple(
+        name for g in range(gamma) for name in (
+            (f"set {g}: arrival of agent 0's first release",)
+            + tuple(f"set {g}: first release û[{k}]" for k in range(dim))
+            + tuple(f"set {g}: first release Û[{k},{k}]" for k in range(dim))
+            + tuple(f"set {g}: last release û[{k}]" for k in range(dim)))
+    )
+    pair = (f"one user changed: agent 0's decision set at round 0 scaled by 0.05 (D') vs "
+            f"original (D); releases every {int(s['sync_every'])} rounds")
+    return search_and_confirm(
+        {pair: sample}, budget=budget, seed=seed, delta=float(s["delta"]),
+        channel="neighbour: agent 0's releases (Û, û) and their arrival times", names=names,
     )

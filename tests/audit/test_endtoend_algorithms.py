@@ -39,10 +39,11 @@ def test_feducb_adaptive_schedule_is_violated_through_sync_timing():
     bound is the deterministic ceiling at n = 300 with δ = 0.1 subtracted (≈ 2.85 > 1).
     No false failure is possible: both counts are exact."""
     result = evaluate_claim("feducb/feducb/adaptive", BUDGET, np.random.SeedSequence(2024))
-    assert result.accountant_epsilon <= 1.0  # the releases alone are fine ...
+    assert result.mechanism_epsilon <= 1.0  # the releases alone are fine ...
+    assert math.isinf(result.accountant_epsilon)  # ... end to end the raw trigger is not
     assert result.audit.epsilon_lower_bound == pytest.approx(_ceiling(300, 0.1), rel=1e-9)
     assert result.audit_event.startswith("first sync time ==")
-    assert result.verdict == "violated"  # ... the sync-timing channel is not
+    assert result.verdict == "violated"  # shown by the audit as well as by analysis
     assert "audit lower bound" in result.evidence
 
 
@@ -62,8 +63,9 @@ def test_raw_own_term_leaks_through_unnoised_counts():
     deterministic function of its raw rewards, so the knife-edge event has probability
     0 in one world; the bound exceeds the per-message claim ε_f = 0.68 whenever the
     event has probability >= 0.05 in the other world (measured ≈ 0.1) at 1 500 runs per
-    world. The noisy own term is audited on the same pair and must stay within its
-    claim (false failure <= 1e-6)."""
+    world. The noisy own term is audited on the same pair: its bound must stay within
+    the accountant's per-message ε (false failure <= 1e-6); that ε charges the worst
+    message with every release it depends on (issue 10 §4), which exceeds the claim."""
     budget = AuditBudget(pilot_samples=200, samples=1_500, confidence=CONFIDENCE,
                          batch_size=1_500)
     raw = evaluate_claim("dubey_aamas/private-coop-ucb/own-raw/per-message", budget,
@@ -73,8 +75,10 @@ def test_raw_own_term_leaks_through_unnoised_counts():
     assert raw.verdict == "violated" and math.isinf(raw.accountant_epsilon)
     noisy = evaluate_claim("dubey_aamas/private-coop-ucb/own-noisy/per-message", budget,
                            np.random.SeedSequence(7))
-    assert noisy.audit.epsilon_lower_bound <= claimed
-    assert noisy.verdict == "holds"
+    assert noisy.audit.epsilon_lower_bound <= noisy.accountant_epsilon
+    assert noisy.accountant_epsilon > claimed
+    assert noisy.verdict == "violated"
+    assert "accountant's end-to-end ε" in noisy.evidence
 
 
 def test_a_failing_recipe_is_reported_not_hidden(monkeypatch):

@@ -65,7 +65,23 @@ def test_every_claim_has_a_source_a_relation_and_a_typed_guarantee():
         assert isinstance(claim.claimed, (PureDP, ApproxDP))
         assert claim.paper == PAPERS[entry.paper]
         assert callable(entry.accountant)
-        assert (entry.audit is None) == (entry.channel == "accountant only"), entry.key
+        audited = entry.audit is not None or entry.shared_audit is not None
+        assert audited == (entry.channel != "accountant only"), entry.key
+
+
+def test_shared_audits_point_at_an_audited_row_of_the_same_algorithm():
+    entries = {entry.key: entry for entry in REGISTER}
+    shared = [entry for entry in REGISTER if entry.shared_audit]
+    assert shared
+    for entry in shared:
+        source = entries[entry.shared_audit]
+        assert entry.audit is None and source.audit is not None
+        assert source.claim.algorithm == entry.claim.algorithm
+        assert source.claim.claimed_delta == entry.claim.claimed_delta
+        # same algorithm and setting: only the reading of the claim differs
+        drop = {"composition"}
+        assert ({k: v for k, v in source.claim.setting if k not in drop}
+                == {k: v for k, v in entry.claim.setting if k not in drop})
 
 
 def test_the_headline_channels_have_end_to_end_audits():

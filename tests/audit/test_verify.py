@@ -95,6 +95,13 @@ def test_claims_records_follow_the_schema(small_report):
         assert record["verdict"] in ("holds", "violated")
         assert record["audit"] is None or set(record["audit"]) == {
             "epsilon_lower_bound", "confidence", "samples"}
+        assert record["mechanism_epsilon"] == record["accountant"]["epsilon"]  # no raw channel
+        if record["audit"] is None:
+            assert record["tightness"] is None
+        else:
+            bound = record["audit"]["epsilon_lower_bound"]
+            expected = bound / record["accountant"]["epsilon"] if bound > 0 else None
+            assert record["tightness"] == expected
     json.dumps(records, allow_nan=False)  # strict JSON: no NaN or Infinity literals
 
 
@@ -136,7 +143,7 @@ def test_verify_on_the_real_hospital_sample(hospital_sample):
     assert report.environment.startswith("hospital")
     assert _find(report, "corrected", "2", 16).accountant_epsilon == 1.0
     # Bernoulli rewards are inside [0, 1]: no finding about unbounded rewards.
-    assert all("outside [0, 1]" not in f for r in report.claims for f in r.findings)
+    assert all("outside [0, 1]" not in f for r in report.claims for f in r.notes)
     assert (report.regret["n_out_of_bounds"] == 0).all()
 
 

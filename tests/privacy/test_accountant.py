@@ -564,9 +564,12 @@ def test_where_with_undeclared_level_raises():
         acc.routes(0.0, where={"phase": "stream", "bogus": 1})
 
 
-def test_empty_disjoint_levels_are_rejected():
-    with pytest.raises(ValueError, match="`disjoint` must name at least one"):
-        Accountant(disjoint=())
+def test_empty_disjoint_levels_make_one_sequential_cell():
+    # issue 14: Accountant() without structure accounts for a single mechanism
+    acc = Accountant(disjoint=())
+    acc.spend(events.Laplace(scale=1.0))
+    acc.spend(events.Laplace(scale=1.0))
+    assert acc.get_epsilon(0.0) == 2.0
 
 
 def test_pure_route_answers_at_delta_zero():

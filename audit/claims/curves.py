@@ -1,0 +1,135 @@
+"""The bracket of a claim as curves over δ: accountant ε(δ) above, audit ε_lb(δ) below.
+
+The report page (:mod:`fedpriv.audit.claims.html`) plots, for each claim, the
+accountant's upper bound ε(δ) and the audit's lower bound ε_lb(δ) on one δ grid,
+with the claim as a point. Both curves are cheap to compute:
+
+* **Accountant.** An (ε, δ) claim's accountant recipe (the register's, see
+  :class:`fedpriv.audit.claims.register.RegisteredClaim`) is evaluated again with
+  the claimed δ replaced by each grid value; the recipes of approximate-DP claims
+  rebuild a small ledger (< 0.1 s each). A pure claim's recipe answers at δ = 0
+  only, and a pure ε bounds ε(δ) at every δ, so its curve is flat at that ε
+  (an upper bound, not necessarily the tightest one at δ > 0).
+* **Audit.** A threshold audit's best event has Clopper–Pearson bounds
+  ``p_lo`` (numerator world) and ``q_hi`` (denominator world) that hold jointly
+  for every event of the audit at its confidence
+  (:func:`fedpriv.audit.estimators.estimate_epsilon_lower_bound`), so
+  ``ε_lb(δ) = ln((p_lo − δ) / q_hi)`` (0 where ``p_lo <= δ``) is a lower bound at
+  every δ of the grid at that same confidence, not only at the audited δ. The
+  event was selected at the audited δ; at other δ another event could give more.
+
+Curves are stored in a record's optional ``curve`` field,
+``{"delta": [...], "accountant": [...], "audit": [...]}`` (``"inf"`` for ∞, a
+missing key when unknown); the page falls back to the audited point when a
+record has no audit curve (records merged from an earlier ``--paper`` run).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+
+from fedpriv.audit.claims.claim import json_number
+from fedpriv.audit.estimators.threshold import clopper_pearson_interval
+
+__all__ = ["DELTA_GRID", "accountant_curve", "attach_curves", "audit_curve"]
+
+#: δ values of every curve: one per decade from 1e-12 to 1e-1.
+DELTA_GRID: tuple[float, ...] = tuple(float(10.0**k) for k in range(-12, 0))
+
+
+def _grid_with(delta: float) -> list[float]:
+    """The grid plus the claimed δ (when it is in (0, 1)), sorted."""
+    values = set(DELTA_GRID)
+    if 0.0 < delta < 1.0:
+        values.add(float(delta))
+    return sorted(values)
+
+
+def accountant_curve(key: str | None, deltas: list[float]) -> list[Any] | None:
+    """The accountant's ε at each δ for the registered claim ``key``.
+
+    Returns
+    -------
+    list or None
+        ε per δ (``"inf"`` for ∞; JSON-ready); None when ``key`` is not in the
+        register, the claim is pure (the page draws the pure ε flat) or the
+        recipe fails (the page then shows the accountant's point only).
+    """
+    from fedpriv.audit.claims.register import claims_for
+    from fedpriv.privacy import ApproxDP
+
+    entry = next((e for e in claims_for(None) if e.key == key), None)
+    if entry is None or entry.claim.claimed_delta == 0.0:
+        return None
+    claim = entry.claim
+    out = []
+    try:
+        for delta in deltas:
+            moved = dataclasses.replace(claim, claimed=ApproxDP(claim.claimed.epsilon, delta))
+            out.append(json_number(float(entry.accountant(moved)[1])))
+    except Exception:  # noqa: BLE001 - a curve is an illustration; the point stays
+        return None
+    return out
+
+
+def audit_curve(bound: Any, deltas: list[float]) -> list[float] | None:
+    """``ε_lb(δ) = max(0, ln((p_lo − δ)/q_hi))`` of the audit's best event.
+
+    ``bound`` is an :class:`~fedpriv.audit.estimators.EpsilonLowerBound`; the
+    Clopper–Pearson level is the audit's, ``(1 − confidence) / (2 n_tests)``.
+    Returns None when ``bound`` carries no counts (or no evidence: all zeros).
+    """
+    needed = ("count_d", "count_d_prime", "n_samples_d", "n_samples_d_prime",
+              "n_tests", "confidence", "direction")
+    if bound is None or not all(hasattr(bound, name) for name in needed):
+        return None
+    if bound.direction not in ("D>D'", "D'>D"):
+        return [0.0] * len(deltas)
+    level = (1.0 - bound.confidence) / (2 * bound.n_tests)
+    top, n_top = bound.count_d, bound.n_samples_d
+    bottom, n_bottom = bound.count_d_prime, bound.n_samples_d_prime
+    if bound.direction == "D'>D":
+        top, n_top, bottom, n_bottom = bottom, n_bottom, top, n_top
+    p_lo = float(clopper_pearson_interval(top, n_top, significance=level, side="lower")[0])
+    q_hi = float(clopper_pearson_interval(bottom, n_bottom, significance=level,
+                                          side="upper")[1])
+    excess = p_lo - np.asarray(deltas, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        values = np.where(excess > 0.0, np.log(np.maximum(excess, 1e-300)) - math.log(q_hi), 0.0)
+    return [float(v) for v in np.maximum(values, 0.0)]
+
+
+def attach_curves(records: list[dict], results=()) -> list[dict]:
+    """Copies of ``records`` with a ``curve`` field where one can be computed.
+
+    Parameters
+    ----------
+    records : list of dict
+        ``claims.json`` records (matched to ``results`` by ``key``).
+    results : iterable of ClaimResult, optional
+        This run's results; their audit bounds give the audit curves. Records
+        without a result (merged from an earlier run) get the accountant curve only.
+    """
+    bounds = {r.key: r.audit for r in results if getattr(r, "key", None)}
+    out = []
+    for record in records:
+        record = dict(record)
+        if not isinstance(record.get("curve"), dict):
+            claimed = record.get("claimed") or {}
+            delta = claimed.get("delta") or 0.0
+            deltas = _grid_with(float(delta) if isinstance(delta, (int, float)) else 0.0)
+            curve: dict[str, Any] = {"delta": deltas}
+            accountant = accountant_curve(record.get("key"), deltas)
+            if accountant is not None:
+                curve["accountant"] = accountant
+            audit = audit_curve(bounds.get(record.get("key")), deltas)
+            if audit is not None:
+                curve["audit"] = audit
+            if len(curve) > 1:
+                record["curve"] = curve
+        out.append(record)
+    return out

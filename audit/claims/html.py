@@ -1,0 +1,377 @@
+"""``reports/index.html``: the claims register as one self-contained page.
+
+The page holds the findings, the claims table (sortable by any column, filterable by
+text, verdict and paper through a small inline script) and, for each claim, an
+inline SVG of its bracket (matplotlib): the accountant's ε(δ) curve above, the
+audit's lower-bound curve ε_lb(δ) below (the audited point where the record has no
+curve), and the claim as a point (:mod:`fedpriv.audit.claims.curves`). Nothing is
+loaded from anywhere: no server, no network, no external script, style sheet or
+font, so the file can be mailed or opened from a CI artifact.
+
+The page reads the records of ``claims.json`` and, where it exists, ``findings.json``
+beside it (entries ``{id, statement, claims, evidence, where}``). Every field is
+read with a default, so records of the walking-skeleton schema (``verdict``,
+``findings`` as text) and of the register schema (``reading``,
+``mechanism_epsilon``, ``epsilon_at_1e-6``, ``finding_ids``, ``tightness``) both
+render.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+from matplotlib.figure import Figure
+
+from fedpriv.audit.claims._page_assets import SCRIPT as _SCRIPT
+from fedpriv.audit.claims._page_assets import STYLE as _STYLE
+from fedpriv.audit.claims.curves import DELTA_GRID, attach_curves
+
+__all__ = ["build_index_html", "index_html", "load_findings"]
+
+#: Colours of the verdict badges (and of the claim point in the plots).
+VERDICT_COLORS = {
+    "violated": "#b3261e", "holds": "#1b7f3b", "outside-claim": "#b26a00",
+    "no-claim": "#5f6368", "error": "#7b1fa2",
+}
+
+
+def _number(value: Any) -> float | None:
+    """A float from a record value (``"inf"`` strings, ``{"epsilon": x}``); else None."""
+    if isinstance(value, dict):
+        value = value.get("epsilon", value.get("value"))
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None
+
+
+def _text(value: Any) -> str:
+    """A compact string for any record value (numbers to 4 significant digits)."""
+    if value is None or value == "" or value == []:
+        return "–"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {_text(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_text(v) for v in value)
+    if isinstance(value, str):
+        return {"inf": "∞", "-inf": "−∞"}.get(value, value)
+    number = _number(value)
+    if number is None:
+        return str(value)
+    return "∞" if number == math.inf else f"{number:.4g}"
+
+
+def _percent(value: Any) -> str:
+    number = _number(value)
+    return "–" if number is None else f"{number:.0%}"
+
+
+def _count(value: Any) -> str:
+    number = _number(value)
+    return "–" if number is None or not math.isfinite(number) else f"{round(number):,}"
+
+
+def _sort_key(value: Any) -> str:
+    """The ``data-sort`` of a cell: a number where there is one, else the text."""
+    number = _number(value)
+    if number is None or math.isnan(number):
+        return _text(value).lower()
+    return repr(1e308 if number == math.inf else number)
+
+
+def load_findings(out_dir: str | os.PathLike) -> list[dict] | None:
+    """The entries of ``out_dir/findings.json`` (None when absent or unreadable)."""
+    path = Path(out_dir) / "findings.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if isinstance(data, dict):
+        data = data.get("findings", [])
+    return [entry for entry in data if isinstance(entry, dict)] if isinstance(data, list) else None
+
+
+# ----------------------------------------------------------------------------- plot
+def _finite(values) -> list[float]:
+    return [v for v in (_number(x) for x in values) if v is not None and math.isfinite(v)]
+
+
+def _plot_curves(ax, record: dict, deltas: list[float], left: float) -> list[str]:
+    """Draw the accountant and audit curves (or points); return notes for the title."""
+    notes = []
+    curve = record.get("curve") or {}
+    accountant = record.get("accountant") or {}
+    acc_eps = _number(accountant.get("epsilon"))
+    claimed_delta = _number((record.get("claimed") or {}).get("delta")) or 0.0
+    if curve.get("accountant"):
+        ys = [_number(v) for v in curve["accountant"]]
+        pts = [(d, y) for d, y in zip(curve["delta"], ys) if y is not None and math.isfinite(y)]
+        if pts:
+            ax.plot(*zip(*pts), color="#1f4e9c", marker=".", label="accountant ε(δ)")
+    elif acc_eps is not None and math.isfinite(acc_eps):
+        if claimed_delta == 0.0:
+            ax.plot([left, deltas[-1]], [acc_eps, acc_eps], color="#1f4e9c",
+                    label="accountant ε (pure: every δ)")
+        else:
+            ax.plot([claimed_delta], [acc_eps], "s", color="#1f4e9c", label="accountant ε")
+    if acc_eps is not None and math.isinf(acc_eps):  # an arrow at the top edge
+        ax.plot([claimed_delta or left], [0.95], "^", color="#1f4e9c", markersize=9,
+                transform=ax.get_xaxis_transform(), label="accountant ε = ∞")
+        notes.append("accountant ε = ∞ (" + str(accountant.get("route", "?")) + ")")
+    audit = record.get("audit") or {}
+    if curve.get("audit"):
+        ax.plot(curve["delta"], [_number(v) for v in curve["audit"]], color="#c2410c",
+                marker=".", label=f"audit ε_lb(δ) ({_percent(audit.get('confidence'))})")
+    lower = _number(audit.get("epsilon_lower_bound"))
+    if lower is not None:
+        at = _number(audit.get("delta")) or 0.0
+        ax.plot([at if at > 0 else left], [lower], "v", color="#c2410c", markersize=8,
+                label="audit lower bound" + (" (δ = 0)" if at == 0 else ""))
+    elif not audit:
+        notes.append("not audited")
+    return notes
+
+
+def _bracket_svg(record: dict) -> str:
+    """The bracket of one claim as an inline ``<svg>`` string."""
+    curve = record.get("curve") or {}
+    deltas = [float(d) for d in curve.get("delta") or DELTA_GRID]
+    left = deltas[0] / 10.0  # where δ = 0 sits on the log axis
+    fig = Figure(figsize=(4.6, 2.9))
+    ax = fig.add_subplot()
+    notes = _plot_curves(ax, record, deltas, left)
+    claimed = record.get("claimed") or {}
+    eps, delta = _number(claimed.get("epsilon")), _number(claimed.get("delta")) or 0.0
+    color = VERDICT_COLORS.get(str(record.get("verdict")), "#000000")
+    if eps is not None and math.isfinite(eps):
+        ax.plot([delta if delta > 0 else left], [eps], "*", color=color, markersize=13,
+                markeredgecolor="black", label="claim" + (" (δ = 0)" if delta == 0 else ""))
+    ax.set_xscale("log")
+    ax.set_xlim(left / 3.0, max(deltas) * 3.0)
+    powers = [round(math.log10(d)) for d in deltas
+              if abs(math.log10(d) - round(math.log10(d))) < 1e-9]
+    ticks = [left] + [10.0**k for k in powers if k % 3 == 0]
+    ax.set_xticks(ticks, ["0"] + [f"$10^{{{k}}}$" for k in powers if k % 3 == 0])
+    ax.minorticks_off()
+    ys = _finite([eps, *(curve.get("accountant") or []), *(curve.get("audit") or []),
+                  (record.get("accountant") or {}).get("epsilon"),
+                  (record.get("audit") or {}).get("epsilon_lower_bound")])
+    ax.set_ylim(0.0, 1.15 * max(ys + [1e-3]))
+    ax.set_xlabel("δ")
+    ax.set_ylabel("ε")
+    ax.grid(alpha=0.3)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7, loc="best")
+    if notes:
+        ax.set_title("; ".join(notes), fontsize=8)
+    fig.subplots_adjust(left=0.13, right=0.98, bottom=0.16, top=0.9)  # no layout pass
+    buffer = io.StringIO()
+    salt = str(record.get("key") or id(record))
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": salt}):
+        fig.savefig(buffer, format="svg", metadata={"Date": None})
+    text = buffer.getvalue()
+    return text[text.index("<svg"):]
+
+
+# ----------------------------------------------------------------------------- page
+_COLUMNS = (
+    ("key", "claim"), ("paper", "paper"), ("reading", "reading"),
+    ("relation", "relation"), ("claimed", "claimed ε (δ)"),
+    ("accountant", "accountant ε (route)"), ("mechanism", "mechanism ε"),
+    ("audit", "audit lower bound"), ("tightness", "tightness"),
+    ("eps6", "ε at δ = 10⁻⁶"), ("verdict", "verdict"), ("findings", "findings"),
+)
+
+
+def _key(record: dict, index: int) -> str:
+    return str(record.get("key") or f"{record.get('algorithm', 'claim')}/{index}")
+
+
+def _cells(record: dict) -> dict[str, tuple[Any, str]]:
+    """``column -> (sort value, cell HTML)`` of one record."""
+    claimed = record.get("claimed") or {}
+    accountant = record.get("accountant") or {}
+    audit = record.get("audit") or {}
+    lower = audit.get("epsilon_lower_bound")
+    ids = record.get("finding_ids") or []
+    links = " ".join(f'<a href="#finding-{html.escape(str(i))}">{html.escape(str(i))}</a>'
+                     for i in ids)
+    verdict = str(record.get("verdict", "–"))
+    return {
+        "paper": (record.get("paper"), html.escape(_text(record.get("paper")))),
+        "reading": (record.get("reading") or record.get("mode"),
+                    html.escape(_text(record.get("reading") or record.get("mode")))),
+        "relation": (record.get("relation"), html.escape(_text(record.get("relation")))),
+        "claimed": (claimed.get("epsilon"), html.escape(
+            f"{_text(claimed.get('epsilon'))} ({_text(claimed.get('delta'))})")),
+        "accountant": (accountant.get("epsilon"), html.escape(
+            f"{_text(accountant.get('epsilon'))} ({_text(accountant.get('route'))})")),
+        "mechanism": (record.get("mechanism_epsilon"),
+                      html.escape(_text(record.get("mechanism_epsilon")))),
+        "audit": (lower if lower is not None else -1.0, html.escape(
+            "not audited" if not audit else
+            f"{_text(lower)} ({_percent(audit.get('confidence'))}, "
+            f"{_count(audit.get('samples'))}/world)")),
+        "tightness": (record.get("tightness"), html.escape(_text(record.get("tightness")))),
+        "eps6": (record.get("epsilon_at_1e-6"), html.escape(_text(record.get("epsilon_at_1e-6")))),
+        "verdict": (verdict, f'<span class="badge v-{html.escape(verdict)}">'
+                             f"{html.escape(verdict)}</span>"),
+        "findings": (len(ids), links or "–"),
+    }
+
+
+def _table(records: list[dict]) -> list[str]:
+    head = "".join(f'<th data-col="{c}" aria-sort="none"><button type="button">'
+                   f"{html.escape(label)}</button></th>" for c, label in _COLUMNS)
+    rows = [f'<table id="claims"><thead><tr>{head}</tr></thead><tbody>']
+    for index, record in enumerate(records):
+        key = _key(record, index)
+        cells = _cells(record)
+        cells["key"] = (key, f'<a href="#plot-{index}">{html.escape(key)}</a>')
+        tds = "".join(f'<td data-sort="{html.escape(_sort_key(cells[c][0]))}">{cells[c][1]}</td>'
+                      for c, _ in _COLUMNS)
+        rows.append(f'<tr data-key="{html.escape(key)}" data-index="{index}" '
+                    f'data-verdict="{html.escape(str(record.get("verdict", "")))}" '
+                    f'data-paper="{html.escape(str(record.get("paper", "")))}">{tds}</tr>')
+    rows.append("</tbody></table>")
+    return rows
+
+
+def _card(record: dict, index: int) -> str:
+    key = _key(record, index)
+    details = [("evidence", record.get("evidence")), ("source", record.get("source")),
+               ("audit channel", (record.get("audit") or {}).get("channel")),
+               ("audit event", (record.get("audit") or {}).get("event"))]
+    texts = record.get("findings") or []
+    if texts and all(isinstance(t, str) for t in texts):
+        details.append(("notes", "; ".join(texts)))
+    dl = "".join(f"<dt>{html.escape(name)}</dt><dd>{html.escape(str(value))}</dd>"
+                 for name, value in details if value)
+    verdict = html.escape(str(record.get("verdict", "–")))
+    return (f'<article class="card" id="plot-{index}" data-index="{index}">'
+            f'<h3>{html.escape(key)} <span class="badge v-{verdict}">{verdict}</span></h3>'
+            f'<figure>{_bracket_svg(record)}</figure><dl>{dl}</dl></article>')
+
+
+def _findings_section(findings: list[dict] | None) -> list[str]:
+    out = ['<section id="findings"><h2>Findings</h2>']
+    if findings is None:
+        out.append('<p class="note">No findings.json beside claims.json: the findings of '
+                   "this run are listed per claim (notes under each plot).</p>")
+    elif not findings:
+        out.append("<p>None.</p>")
+    else:
+        out.append("<ol>")
+        for entry in findings:
+            fid = html.escape(str(entry.get("id", "")))
+            claims = ", ".join(html.escape(str(c)) for c in entry.get("claims") or [])
+            out.append(
+                f'<li id="finding-{fid}"><strong>{fid}</strong> '
+                f"{html.escape(str(entry.get('statement', '')))}"
+                + (f"<br><small>claims: {claims}</small>" if claims else "")
+                + (f"<br><small>evidence: {html.escape(_text(entry.get('evidence')))}</small>"
+                   if entry.get("evidence") else "")
+                + (f"<br><small>where: {html.escape(_text(entry.get('where')))}</small>"
+                   if entry.get("where") else "") + "</li>")
+        out.append("</ol>")
+    return out + ["</section>"]
+
+
+def _controls(records: list[dict]) -> str:
+    verdicts = sorted({str(r.get("verdict", "")) for r in records})
+    papers = sorted({str(r.get("paper", "")) for r in records})
+
+    def options(values: list[str]) -> str:
+        return "".join(f'<option value="{html.escape(v)}">{html.escape(v)}</option>'
+                       for v in values)
+
+    return (
+        '<div id="controls"><label>filter <input id="filter" type="search" '
+        'placeholder="text in any column"></label> <label>verdict <select id="verdict">'
+        f'<option value="">all</option>{options(verdicts)}</select></label> '
+        f'<label>paper <select id="paper"><option value="">all</option>{options(papers)}'
+        '</select></label> <span id="shown"></span></div>')
+
+
+def build_index_html(records: list[dict], findings: list[dict] | None = None, *,
+                     title: str = "fedpriv: privacy claims and verdicts",
+                     generated: str = "") -> str:
+    """The page for ``records`` (``claims.json`` records, optionally with ``curve``).
+
+    Parameters
+    ----------
+    records : list of dict
+        One record per claim, in table order.
+    findings : list of dict or None
+        ``findings.json`` entries; None says that there is no such file.
+    title, generated : str
+        Page heading and a line saying how the records were produced.
+
+    Returns
+    -------
+    str
+        A complete HTML5 document with inline CSS, SVG and script only.
+    """
+    counts: dict[str, int] = {}
+    for record in records:
+        counts[str(record.get("verdict", "–"))] = counts.get(str(record.get("verdict", "–")), 0) + 1
+    summary = ", ".join(f'<span class="badge v-{html.escape(v)}">{n} {html.escape(v)}</span>'
+                        for v, n in sorted(counts.items()))
+    parts = [
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>",
+        f"<header><h1>{html.escape(title)}</h1><p>{html.escape(generated)}</p>",
+        f"<p>{len(records)} claims: {summary}</p></header>",
+        *_findings_section(findings),
+        '<section id="register"><h2>Claims</h2>', _controls(records), *_table(records),
+        "</section>", '<section id="plots"><h2>Brackets</h2>',
+        ('<p class="note">Each plot: the accountant\'s ε(δ) (an upper bound) above, the '
+         "audit's lower bound below, the claim as a star (coloured by its verdict). A "
+         "claim is refuted when the lower bound rises above it.</p>"),
+        *(_card(record, i) for i, record in enumerate(records)),
+        "</section>", f"<script>{_SCRIPT}</script></body></html>",
+    ]
+    return "\n".join(parts) + "\n"
+
+
+def index_html(records: list[dict], out_dir: str | os.PathLike | None = None, *,
+               report=None) -> str:
+    """The ``index.html`` of a report folder (written by ``write_claims_report``).
+
+    Parameters
+    ----------
+    records : list of dict
+        The ``claims.json`` records (after any ``--paper`` merge).
+    out_dir : path, optional
+        The report folder; its ``findings.json`` is read when present.
+    report : ClaimsReport, optional
+        The run that produced the records: its results add the audit curves
+        (:func:`fedpriv.audit.claims.curves.attach_curves`) and its configuration
+        the "generated by" line.
+    """
+    generated = ""
+    results = ()
+    if report is not None:
+        config = report.config
+        results = report.results
+        generated = (
+            "Generated by fedpriv verify" + (" --quick" if config.quick else "")
+            + (f" --paper {' '.join(config.papers)}" if config.papers else "")
+            + f" (seed {config.seed}, SeedSequence entropy {report.seed_entropy}) in "
+            f"{report.seconds:.0f} s. Do not edit by hand.")
+    findings = None if out_dir is None else load_findings(out_dir)
+    return build_index_html(attach_curves(records, results), findings, generated=generated)

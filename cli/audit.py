@@ -1,0 +1,296 @@
+"""``fedpriv audit``: audit a user's own mechanism against a privacy claim from the shell.
+
+``cli/main.py`` calls :func:`register_audit` with its top-level subparsers::
+
+    fedpriv audit MODULE:FUNCTION --pair D D' --claim pure:EPS|approx:EPS:DELTA|gdp:MU
+                  [--samples N] [--seed S] [--confidence C] [--json]
+
+``MODULE`` is an importable module name (the current folder is searched first, as
+for ``python -m``) or a path to a ``.py`` file. ``FUNCTION`` follows the
+:func:`fedpriv.audit.regression.api.audit_mechanism` contract,
+``mechanism(dataset, n_samples, rng) -> ndarray`` with ``n_samples`` rows. ``D`` and
+``D'`` are JSON numbers or (nested) arrays; a number is passed as a float, an array
+as a NumPy array.
+
+The audit runs in this process (the user's function need not be picklable) with
+:func:`audit_mechanism`'s defaults otherwise, so its numbers are those of
+``audit_mechanism(function, NeighboringPair(D, D'), claim=..., samples=N, seed=S)``
+(the executor never changes them). Progress goes to stderr, one line per batch
+(at most two lines a second). Exit status: 0 when the audit finds no violation
+(which does not certify the claim), 1 when it refutes the claim, 2 on bad input or
+when the user's module fails (cannot be imported, has no such function, raises, or
+returns the wrong shape); the message then names the module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import json
+import math
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fedpriv.audit.claims.claim import json_number
+from fedpriv.audit.regression.api import NeighboringPair, audit_mechanism
+from fedpriv.privacy.guarantees import ApproxDP, GaussianDP, PureDP
+
+__all__ = ["UserCodeError", "load_mechanism", "parse_claim", "parse_dataset", "register_audit"]
+
+_CLAIM_FORMS = "pure:EPS, approx:EPS:DELTA or gdp:MU (e.g. approx:1:1e-5)"
+
+
+class UserCodeError(Exception):
+    """The user's module or function failed; the message names it and says how."""
+
+
+def parse_claim(text: str):
+    """``pure:EPS`` -> PureDP, ``approx:EPS:DELTA`` -> ApproxDP, ``gdp:MU`` -> GaussianDP.
+
+    Raises
+    ------
+    ValueError
+        If ``text`` has another form or a value is out of the guarantee's range.
+
+    Examples
+    --------
+    >>> parse_claim("approx:1:1e-5")
+    ApproxDP(epsilon=1.0, delta=1e-05)
+    """
+    kind, *values = str(text).strip().split(":")
+    arity = {"pure": 1, "approx": 2, "gdp": 1}
+    if kind.lower() not in arity or len(values) != arity[kind.lower()]:
+        raise ValueError(f"`--claim` must be {_CLAIM_FORMS}; got {text!r}.")
+    try:
+        numbers = [float(v) for v in values]
+    except ValueError:
+        raise ValueError(f"`--claim` values must be numbers ({_CLAIM_FORMS}); "
+                         f"got {text!r}.") from None
+    kind = kind.lower()
+    if kind == "pure":
+        return PureDP(numbers[0])
+    if kind == "approx":
+        return ApproxDP(numbers[0], numbers[1])
+    return GaussianDP(numbers[0])
+
+
+def parse_dataset(name: str, text: str) -> Any:
+    """A JSON number (-> float) or array (-> ndarray) given on the command line.
+
+    Raises
+    ------
+    ValueError
+        If ``text`` is not JSON, or is JSON but not a number or a rectangular numeric
+        array; the message names ``name`` (``D`` or ``D'``).
+    """
+    try:
+        value = json.loads(text)
+    except ValueError as error:
+        raise ValueError(f"`--pair` {name} must be a JSON number or array, got {text!r} "
+                         f"({error}).") from None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, list):
+        try:
+            array = np.asarray(value)
+        except ValueError:
+            array = None
+        if array is not None and array.dtype.kind in "iuf" and array.size > 0:
+            return array
+    raise ValueError(f"`--pair` {name} must be a JSON number or a non-empty rectangular "
+                     f"array of numbers, got {text!r}.")
+
+
+def _import_target(module: str):
+    """Import ``module`` (a dotted name or a ``.py`` path); UserCodeError on failure."""
+    path = Path(module)
+    try:
+        if module.endswith(".py") or path.is_file():
+            if not path.is_file():
+                raise UserCodeError(f"no such file: {module!r}.")
+            spec = importlib.util.spec_from_file_location(path.stem, path)
+            loaded = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(loaded)
+            return loaded
+        if "" not in sys.path and str(Path.cwd()) not in sys.path:
+            sys.path.insert(0, str(Path.cwd()))  # like `python -m`: the current folder
+        return importlib.import_module(module)
+    except UserCodeError:
+        raise
+    except ModuleNotFoundError as error:
+        if error.name and module.split(".")[0] == error.name.split(".")[0]:
+            raise UserCodeError(
+                f"cannot import your module {module!r}: {error}. Put its folder on "
+                "PYTHONPATH, run from that folder, or pass a path: path/to/file.py:FUNCTION."
+            ) from error
+        raise UserCodeError(f"your module {module!r} failed to import:\n"
+                            + _user_traceback(error)) from error
+    except (Exception, SystemExit) as error:  # noqa: BLE001 - whatever the import does
+        raise UserCodeError(f"your module {module!r} failed to import:\n"
+                            + _user_traceback(error)) from error
+
+
+def _user_traceback(error: BaseException) -> str:
+    """The traceback of ``error`` from the user's code on (this module's frames dropped)."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__)
+              if f.filename != __file__ and not f.filename.startswith("<frozen")]
+    lines = traceback.format_list(frames)
+    lines += traceback.format_exception_only(type(error), error)
+    return "".join(lines).rstrip()
+
+
+def load_mechanism(target: str):
+    """The function named by ``MODULE:FUNCTION`` (or ``path/to/file.py:FUNCTION``).
+
+    Raises
+    ------
+    ValueError
+        If ``target`` has no ``:`` separating the module and the function.
+    UserCodeError
+        If the module cannot be imported, raises while importing, or has no callable
+        of that name.
+    """
+    module, sep, name = str(target).rpartition(":")
+    if not sep or not module or not name:
+        raise ValueError(f"`MODULE:FUNCTION` must name a module and a function, e.g. "
+                         f"mymodule:noisy_count or path/to/file.py:noisy_count; got {target!r}.")
+    loaded = _import_target(module)
+    function = getattr(loaded, name, None)
+    if function is None:
+        defined = sorted(k for k, v in vars(loaded).items()
+                         if callable(v) and not k.startswith("_"))
+        raise UserCodeError(f"your module {module!r} has no function {name!r}; it defines: "
+                            f"{', '.join(defined) or 'no public callables'}.")
+    if not callable(function):
+        raise UserCodeError(f"{module}:{name} is a {type(function).__name__}, not a function.")
+    return function
+
+
+class _Checked:
+    """The user's mechanism, with its failures named and its progress on stderr."""
+
+    def __init__(self, function, target: str, *, total: int, pilot: int) -> None:
+        self.function, self.target = function, target
+        self.total, self.pilot, self.done = total, pilot, 0
+        self.started = self.last = time.perf_counter()
+
+    def __call__(self, dataset: Any, n_samples: int, rng: np.random.Generator) -> np.ndarray:
+        try:
+            outputs = self.function(dataset, n_samples, rng)
+        except Exception as error:  # noqa: BLE001 - the user's code: report it as such
+            raise UserCodeError(
+                f"your mechanism {self.target} raised when called as "
+                f"{self.target.rpartition(':')[2]}(dataset, {n_samples}, rng):\n"
+                + _user_traceback(error)) from error
+        outputs = self._check(outputs, n_samples)
+        self.done += n_samples
+        self._progress()
+        return outputs
+
+    def _check(self, outputs: Any, n_samples: int) -> np.ndarray:
+        try:
+            array = np.asarray(outputs, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise UserCodeError(
+                f"your mechanism {self.target} must return numbers (an array with "
+                f"n_samples = {n_samples} rows); got {type(outputs).__name__}.") from None
+        if array.ndim == 0 or array.shape[0] != n_samples:
+            raise UserCodeError(
+                f"your mechanism {self.target} must return an array with n_samples = "
+                f"{n_samples} rows (shape ({n_samples},) or ({n_samples}, ...)); got shape "
+                f"{array.shape}. The contract is mechanism(dataset, n_samples, rng).")
+        if not np.all(np.isfinite(array)):
+            raise UserCodeError(f"your mechanism {self.target} returned NaN or infinite "
+                                "values; an audit needs finite outputs.")
+        return array
+
+    def _progress(self) -> None:
+        now = time.perf_counter()
+        if now - self.last < 0.5 and self.done < self.total:
+            return
+        self.last = now
+        stage = "pilot" if self.done <= 2 * self.pilot else "confirmation"
+        print(f"[{now - self.started:6.1f}s] {self.done:,}/{self.total:,} samples "
+              f"({self.done / self.total:.0%}, {stage})", file=sys.stderr, flush=True)
+
+
+def register_audit(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add the ``audit`` subcommand to ``sub``; its handler is ``args.handler``."""
+    p = sub.add_parser(
+        "audit", help="audit your own mechanism against a privacy claim",
+        description=("Audit mechanism(dataset, n_samples, rng) on two neighboring datasets "
+                     "against a claim. Exit 0: no violation found (not a certificate); "
+                     "1: claim refuted; 2: bad input or your module failed."))
+    p.add_argument("target", metavar="MODULE:FUNCTION",
+                   help="e.g. mymodule:noisy_count or path/to/file.py:noisy_count")
+    p.add_argument("--pair", nargs=2, required=True, metavar=("D", "D'"),
+                   help="the two neighboring datasets as JSON numbers or arrays")
+    p.add_argument("--claim", required=True, help=_CLAIM_FORMS)
+    p.add_argument("--samples", type=int, default=100_000,
+                   help="confirmation samples per world (default 100000)")
+    p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
+    p.add_argument("--confidence", type=float, default=0.95,
+                   help="family-wise confidence of the verdict (default 0.95)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(handler=_audit)
+    return p
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    return json_number(value)
+
+
+def _report(result, target: str, args: argparse.Namespace) -> str:
+    verdict = ("REFUTED: the audit's lower bound exceeds the claim" if result.violated else
+               "not refuted: no evidence of a violation (an audit cannot certify privacy)")
+    lines = [
+        f"fedpriv audit {target}: claim {result.claim!r}, D = {args.pair[0]}, "
+        f"D' = {args.pair[1]}",
+        f"verdict: {verdict}",
+        (f"ε lower bound {result.epsilon_lower_bound:.4g} at δ = {result.delta:.3g} vs "
+         f"claimed ε {result.claimed_epsilon:.4g} ({result.confidence:.0%} confidence, "
+         f"{result.n_samples:,} samples per world, {result.seconds:.1f} s)"),
+        f"evidence: {result.evidence}",
+    ]
+    if math.isfinite(result.tightness):
+        lines.insert(3, f"tightness (lower bound / claimed ε): {result.tightness:.3f}")
+    return "\n".join(lines)
+
+
+def _audit(args: argparse.Namespace) -> int:
+    claim = parse_claim(args.claim)
+    pair = NeighboringPair(parse_dataset("D", args.pair[0]),
+                           parse_dataset("D'", args.pair[1]),
+                           description=f"D = {args.pair[0]}, D' = {args.pair[1]}")
+    if args.samples < 1:
+        raise ValueError(f"`--samples` must be >= 1, got {args.samples}.")
+    try:
+        function = load_mechanism(args.target)
+        pilot = max(1000, args.samples // 10)  # audit_mechanism's default pilot size
+        checked = _Checked(function, args.target, total=2 * (pilot + args.samples),
+                           pilot=pilot)
+        result = audit_mechanism(checked, pair, claim=claim, samples=args.samples,
+                                 seed=args.seed, confidence=args.confidence,
+                                 pilot_samples=pilot, executor=None)
+    except UserCodeError as error:
+        print(f"fedpriv audit: error in your code: {error}", file=sys.stderr)
+        return 2
+    if args.json:
+        out = {"mechanism": args.target, "verdict": "refuted" if result.violated else
+               "not refuted", **result.to_dict()}
+        print(json.dumps(_jsonable(out), indent=2, allow_nan=False))
+    else:
+        print(_report(result, args.target, args))
+    return 1 if result.violated else 0

@@ -1,0 +1,468 @@
+"""A persistent, crash-safe ledger shared by every process that opens it (SQLite).
+
+``Accountant(..., store=PATH)`` keeps its ledger in an SQLite database through the
+standard library's :mod:`sqlite3` (this module); the accountant itself still composes
+in memory. The file is the ledger of record:
+
+* **One transaction per charge.** A charge (one :meth:`~fedpriv.privacy.accountant.
+  Accountant.spend` or one :meth:`~fedpriv.privacy.accountant.Accountant.spend_many`
+  batch) is one ``INSERT`` committed on its own, so a process killed at any point
+  leaves it whole or absent, never half of it, never twice (SQLite's atomic commit,
+  WAL journal). With ``synchronous="full"`` (the default) every commit is flushed to
+  disk before the charge returns, so an acknowledged charge also survives a power cut
+  or an operating-system crash; ``"normal"`` survives a killed process but may lose
+  the last acknowledged charges on a power cut (SQLite's documented WAL behaviour), at
+  a fraction of the cost (``benchmarks/bench_store.py``).
+* **Shared budget.** The charge opens ``BEGIN IMMEDIATE`` (SQLite's write lock),
+  loads every row other processes appended since this process last read, checks the
+  budget on the whole ledger, inserts and commits: the check and the charge are one
+  transaction, so two processes racing for the last of a budget cannot both succeed.
+* **Lossless, typed encoding, no pickle.** An event is stored as canonical JSON
+  ``{"type": class name, "fields": {...}}`` (nested events recursively, tuples as
+  lists) and must decode to an equal event, checked before anything is written. The
+  type registry is the accountant's own (:func:`fedpriv.privacy.routes.
+  register_event`): any event the accountant can price can be stored. Key labels keep
+  their NumPy dtype; labels of object arrays must be ``str``, ``int``, ``float``,
+  ``bool`` or ``None``.
+* **Refuses what it cannot read.** The file carries SQLite's ``application_id``
+  (:data:`APPLICATION_ID`), a schema version (``user_version``, :data:`SCHEMA_VERSION`)
+  and the fedpriv version that created it. A file that is not SQLite, is damaged
+  (``PRAGMA quick_check``), is empty, belongs to another application or has a newer
+  schema raises :class:`~fedpriv.privacy.errors.StoreFormatError`; reopening with a
+  different relation, key levels, budget or ``keep_draw_rows`` raises
+  :class:`~fedpriv.privacy.errors.StoreMismatchError`.
+
+A connection must not cross ``fork``: open the store in each process.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sqlite3
+import time
+import uuid
+from collections.abc import Mapping
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fedpriv.privacy.codec import (
+    decode_draws,
+    decode_event,
+    decode_keys,
+    encode_draws,
+    encode_event,
+    encode_keys,
+)
+from fedpriv.privacy.errors import StoreError, StoreFormatError, StoreMismatchError
+from fedpriv.privacy.guarantees import ApproxDP, PureDP
+
+__all__ = [
+    "APPLICATION_ID",
+    "SCHEMA_VERSION",
+    "LedgerStore",
+    "StoreConfig",
+    "StoredLedgerMixin",
+    "is_store",
+]
+
+#: SQLite ``PRAGMA application_id`` of a fedpriv ledger (ASCII "fdpv").
+APPLICATION_ID = 0x66647076
+#: Version of the table layout below; a file with a larger one is refused.
+SCHEMA_VERSION = 1
+#: Seconds a charge waits for another process's write lock before failing.
+DEFAULT_TIMEOUT = 60.0
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE events (id INTEGER PRIMARY KEY, encoding TEXT NOT NULL UNIQUE);
+CREATE TABLE charges (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    event_id INTEGER NOT NULL REFERENCES events(id),
+    n_cells INTEGER NOT NULL CHECK (n_cells >= 1),
+    keys TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    unix_time REAL NOT NULL
+);
+CREATE TABLE draws (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    n_draws INTEGER NOT NULL CHECK (n_draws >= 0),
+    block TEXT,
+    pid INTEGER NOT NULL,
+    unix_time REAL NOT NULL
+);
+"""
+
+
+def _fedpriv_version() -> str:
+    try:
+        return version("fedpriv")
+    except PackageNotFoundError:  # pragma: no cover - running from an uninstalled tree
+        return "0+unknown"
+
+
+# ---------------------------------------------------------------------- configuration
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class StoreConfig:
+    """What an accountant must agree on to share a store (checked on every open)."""
+
+    relation: str
+    disjoint: tuple[str, ...]
+    sequential: tuple[str, ...]
+    budget: PureDP | ApproxDP | None
+    keep_draw_rows: bool
+
+    def to_meta(self) -> dict[str, str]:
+        """The ``meta`` rows of this configuration (JSON values)."""
+        budget = None
+        if self.budget is not None:
+            budget = {"type": type(self.budget).__name__,
+                      **dataclasses.asdict(self.budget)}
+        return {
+            "relation": json.dumps(self.relation),
+            "disjoint": json.dumps(list(self.disjoint)),
+            "sequential": json.dumps(list(self.sequential)),
+            "budget": json.dumps(budget),
+            "keep_draw_rows": json.dumps(self.keep_draw_rows),
+        }
+
+    @classmethod
+    def from_meta(cls, meta: Mapping[str, str]) -> StoreConfig:
+        """Inverse of :meth:`to_meta`; raises StoreFormatError on a bad record."""
+        try:
+            budget = json.loads(meta["budget"])
+            if budget is not None:
+                kind = {"PureDP": PureDP, "ApproxDP": ApproxDP}[budget.pop("type")]
+                budget = kind(**budget)
+            return cls(
+                relation=json.loads(meta["relation"]),
+                disjoint=tuple(json.loads(meta["disjoint"])),
+                sequential=tuple(json.loads(meta["sequential"])),
+                budget=budget,
+                keep_draw_rows=bool(json.loads(meta["keep_draw_rows"])),
+            )
+        except (KeyError, TypeError, ValueError) as error:
+            raise StoreFormatError(f"malformed store configuration: {error!r}") from None
+
+
+# ---------------------------------------------------------------------- the store
+class LedgerStore:
+    """An open ledger file (see the module docstring); used by the accountant.
+
+    Use :meth:`open`; rows are read with :meth:`read_since` and written inside
+    :meth:`begin` ... :meth:`commit` (or :meth:`rollback`).
+    """
+
+    def __init__(self, path: Path, connection: sqlite3.Connection, meta: dict[str, str]):
+        self.path = path
+        self._connection = connection
+        self.meta = meta
+        self.config = StoreConfig.from_meta(meta)
+        self._data_version: int | None = None
+        self._event_ids: dict[Any, int] = {}
+        self.closed = False
+
+    # -------------------------------------------------------------- opening
+    @classmethod
+    def open(cls, path: str | os.PathLike, config: StoreConfig | None = None, *,
+             synchronous: str = "full", timeout: float = DEFAULT_TIMEOUT) -> LedgerStore:
+        """Open (or, with ``config``, create) the store at ``path``.
+
+        Parameters
+        ----------
+        path : str or PathLike
+            The database file. Created (atomically, fully initialised) if absent
+            and ``config`` is given.
+        config : StoreConfig, optional
+            The accountant's configuration; must equal the stored one. ``None`` opens
+            an existing store with whatever configuration it holds.
+        synchronous : {"full", "normal"}
+            SQLite's ``synchronous`` setting for this connection (module docstring).
+        timeout : float
+            Seconds to wait for another process's lock.
+
+        Raises
+        ------
+        StoreFormatError
+            If the file is not a readable fedpriv ledger of a schema this version
+            knows (corrupted, truncated, empty, another application's, newer).
+        StoreMismatchError
+            If ``config`` differs from the stored configuration.
+        ValueError
+            If ``synchronous`` is not "full" or "normal".
+        FileNotFoundError
+            If ``path`` does not exist and ``config`` is None.
+        """
+        if synchronous not in ("full", "normal"):
+            raise ValueError(
+                f"`store_synchronous` must be 'full' or 'normal', got {synchronous!r}."
+            )
+        path = Path(path)
+        if not path.exists():
+            if config is None:
+                raise FileNotFoundError(f"no ledger store at {path}.")
+            _create(path, config)
+        _check_header(path)
+        try:
+            connection = _connect(path, timeout, synchronous)
+            meta = _read_meta(path, connection)
+        except sqlite3.DatabaseError as error:
+            raise StoreFormatError(f"{path}: not a readable fedpriv ledger: {error}") from None
+        store = cls(path, connection, meta)
+        if config is not None and config != store.config:
+            connection.close()
+            raise StoreMismatchError(_mismatch(path, store.config, config))
+        return store
+
+    def close(self) -> None:
+        """Close the connection (the file stays valid at every moment)."""
+        self._connection.close()
+        self.closed = True
+
+    # -------------------------------------------------------------- transactions
+    def begin(self) -> None:
+        """``BEGIN IMMEDIATE``: take the write lock (waits up to the timeout).
+
+        Raises
+        ------
+        StoreError
+            If the store was closed (a charge would not be recorded).
+        """
+        if self.closed:
+            raise StoreError(f"{self.path}: the ledger store is closed; nothing was charged.")
+        self._execute("BEGIN IMMEDIATE")
+
+    def commit(self) -> None:
+        """Commit the open transaction."""
+        self._execute("COMMIT")
+
+    def rollback(self) -> None:
+        """Roll back the open transaction, if any (and forget event ids it inserted)."""
+        self._event_ids.clear()
+        if self._connection.in_transaction:
+            self._connection.rollback()
+
+    def changed(self) -> bool:
+        """Whether another connection committed since this one last read."""
+        if self.closed:
+            return False
+        current = self._execute("PRAGMA data_version").fetchone()[0]
+        return current != self._data_version
+
+    # -------------------------------------------------------------- rows
+    def read_since(self, charge_seq: int, draw_seq: int) -> tuple[list, list]:
+        """Rows appended after the given sequence numbers, in commit order.
+
+        Returns
+        -------
+        charges : list of (seq, event, {level: ndarray})
+        draws : list of (seq, n_draws, block or None)
+        """
+        self._data_version = self._execute("PRAGMA data_version").fetchone()[0]
+        rows = self._execute(
+            "SELECT c.seq, e.encoding, c.keys FROM charges c JOIN events e "
+            "ON e.id = c.event_id WHERE c.seq > ? ORDER BY c.seq", (charge_seq,)
+        ).fetchall()
+        decoded: dict[str, Any] = {}
+        charges = []
+        for seq, encoding, keys in rows:
+            if encoding not in decoded:
+                decoded[encoding] = decode_event(encoding)
+            charges.append((seq, decoded[encoding], decode_keys(keys)))
+        draws = [
+            (seq, n, decode_draws(block, n))
+            for seq, n, block in self._execute(
+                "SELECT seq, n_draws, block FROM draws WHERE seq > ? ORDER BY seq",
+                (draw_seq,),
+            )
+        ]
+        return charges, draws
+
+    def insert_charge(self, event: Any, arrays: Mapping[str, np.ndarray]) -> int:
+        """Insert one charge (inside :meth:`begin`); returns its sequence number."""
+        keys = encode_keys(arrays)
+        event_id = self._stored_event_id(event)
+        n_cells = max(np.size(a) for a in arrays.values())
+        cursor = self._execute(
+            "INSERT INTO charges (event_id, n_cells, keys, pid, unix_time) "
+            "VALUES (?, ?, ?, ?, ?)", (event_id, n_cells, keys, os.getpid(), time.time())
+        )
+        return cursor.lastrowid
+
+    def insert_draws(self, n_draws: int, block: Mapping[str, Any] | None) -> int:
+        """Insert one block of draw rows (inside :meth:`begin`); returns its number."""
+        cursor = self._execute(
+            "INSERT INTO draws (n_draws, block, pid, unix_time) VALUES (?, ?, ?, ?)",
+            (int(n_draws), encode_draws(block), os.getpid(), time.time()),
+        )
+        return cursor.lastrowid
+
+    def _stored_event_id(self, event: Any) -> int:
+        if event not in self._event_ids:
+            encoding = encode_event(event)
+            self._execute("INSERT OR IGNORE INTO events (encoding) VALUES (?)", (encoding,))
+            row = self._execute("SELECT id FROM events WHERE encoding = ?", (encoding,))
+            self._event_ids[event] = row.fetchone()[0]
+        return self._event_ids[event]
+
+    def _execute(self, sql: str, parameters: tuple = ()) -> sqlite3.Cursor:
+        try:
+            return self._connection.execute(sql, parameters)
+        except sqlite3.OperationalError:
+            raise  # locked, disk full, I/O: not a statement about the file's format
+        except sqlite3.DatabaseError as error:
+            raise StoreFormatError(f"{self.path}: ledger store failed: {error}") from None
+
+
+class StoredLedgerMixin:
+    """The accountant's side of a store: sync, one transaction per write, close.
+
+    The host (:class:`~fedpriv.privacy.accountant.Accountant`) holds ``_store``
+    (a :class:`LedgerStore` or None), ``_store_seq`` (last charge and draw rows read),
+    ``_charges``, ``_event_id``, ``_add_draws`` and ``_bump``.
+    """
+
+    def _in_store_transaction(self, apply, write, *, table: int) -> None:
+        """One store transaction: read others' rows, ``apply`` in memory, ``write``, commit.
+
+        ``BEGIN IMMEDIATE`` holds the write lock from the read to the commit, so a
+        budget check in ``apply`` sees every charge of every process. ``apply`` returns
+        the function that undoes it: if anything fails after ``apply``, memory is
+        restored and the transaction rolls back. ``write`` returns the new row's number
+        in ``table`` (0 charges, 1 draws).
+        """
+        store = self._store
+        store.begin()
+        try:
+            self._sync()
+            undo = apply()
+            previous = self._store_seq
+            try:
+                seq = write()
+                self._store_seq = (seq, previous[1]) if table == 0 else (previous[0], seq)
+                store.commit()
+            except BaseException:
+                self._store_seq = previous
+                undo()
+                raise
+        except BaseException:
+            store.rollback()
+            raise
+
+    def _sync(self) -> None:
+        """Append the store's rows this process has not read yet, in commit order."""
+        charges, draws = self._store.read_since(*self._store_seq)
+        for _, event, arrays in charges:
+            self._charges.append((self._event_id(event), arrays))
+        for _, n, block in draws:
+            self._add_draws(n, block)
+        if charges:
+            self._bump()
+        self._store_seq = (
+            charges[-1][0] if charges else self._store_seq[0],
+            draws[-1][0] if draws else self._store_seq[1],
+        )
+
+    def _refresh(self) -> None:
+        """Read other processes' charges, if any were committed since the last read."""
+        if self._store is not None and self._store.changed():
+            self._sync()
+
+    def refresh(self) -> None:
+        """Read the charges other processes committed to the store (queries do this)."""
+        self._refresh()
+
+    def close(self) -> None:
+        """Close the store: queries answer from memory, charges raise StoreError."""
+        if self._store is not None:
+            self._store.close()
+
+
+
+def _connect(path: Path, timeout: float, synchronous: str) -> sqlite3.Connection:
+    connection = sqlite3.connect(path, timeout=timeout, isolation_level=None)
+    connection.execute("PRAGMA journal_mode = WAL")
+    connection.execute(f"PRAGMA synchronous = {synchronous.upper()}")
+    connection.execute("PRAGMA foreign_keys = ON")
+    return connection
+
+
+def _create(path: Path, config: StoreConfig) -> None:
+    """Build a complete store beside ``path`` and link it into place atomically."""
+    staging = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    connection = sqlite3.connect(staging, isolation_level=None)
+    try:
+        connection.execute("PRAGMA journal_mode = WAL")
+        connection.executescript(
+            f"BEGIN; {_SCHEMA} PRAGMA application_id = {APPLICATION_ID}; "
+            f"PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+        )
+        meta = {"application": "fedpriv ledger", "schema_version": str(SCHEMA_VERSION),
+                "fedpriv_version": _fedpriv_version(), "created_unix_time": repr(time.time()),
+                **config.to_meta()}
+        with connection:
+            connection.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        connection.close()
+    try:
+        os.link(staging, path)  # fails if another process created it first: use theirs
+    except FileExistsError:
+        pass
+    finally:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{staging}{suffix}").unlink(missing_ok=True)
+
+
+def _check_header(path: Path) -> None:
+    with open(path, "rb") as handle:
+        header = handle.read(len(_SQLITE_MAGIC))
+    if header != _SQLITE_MAGIC:
+        what = "an empty file" if not header else "not an SQLite database"
+        raise StoreFormatError(f"{path}: {what}, so not a fedpriv ledger store.")
+
+
+def _read_meta(path: Path, connection: sqlite3.Connection) -> dict[str, str]:
+    application_id = connection.execute("PRAGMA application_id").fetchone()[0]
+    if application_id != APPLICATION_ID:
+        raise StoreFormatError(
+            f"{path}: an SQLite database of another application (application_id "
+            f"{application_id:#x}, expected {APPLICATION_ID:#x}), not a fedpriv ledger."
+        )
+    schema = connection.execute("PRAGMA user_version").fetchone()[0]
+    if schema > SCHEMA_VERSION:
+        raise StoreFormatError(
+            f"{path}: ledger schema {schema} is newer than this fedpriv "
+            f"({_fedpriv_version()}) reads (<= {SCHEMA_VERSION}); upgrade fedpriv."
+        )
+    if schema < 1:
+        raise StoreFormatError(f"{path}: ledger schema {schema} is invalid.")
+    problems = [row[0] for row in connection.execute("PRAGMA quick_check")]
+    if problems != ["ok"]:
+        raise StoreFormatError(f"{path}: damaged ledger store: {'; '.join(problems[:3])}")
+    return dict(connection.execute("SELECT key, value FROM meta"))
+
+
+def _mismatch(path: Path, stored: StoreConfig, asked: StoreConfig) -> str:
+    differences = [
+        f"{field.name}: stored {getattr(stored, field.name)!r}, "
+        f"asked {getattr(asked, field.name)!r}"
+        for field in dataclasses.fields(StoreConfig)
+        if getattr(stored, field.name) != getattr(asked, field.name)
+    ]
+    return (f"{path} was created for another accountant ({'; '.join(differences)}); "
+            "open it with the stored configuration (Accountant.open).")
+
+
+def is_store(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is an SQLite file (a ledger store candidate), by its header."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(len(_SQLITE_MAGIC)) == _SQLITE_MAGIC
+    except OSError:
+        return False

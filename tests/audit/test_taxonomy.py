@@ -1,0 +1,175 @@
+"""Verdict taxonomy, end-to-end accountant column and findings, checked on the register.
+
+Every row is assembled from its accountant recipe (no audit: deterministic and fast) with
+the same function ``fedpriv verify`` uses, so these tests see the register as it is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import pytest
+from fedpriv.audit.claims.claim import COVERAGES, VERDICTS, decide_verdict
+from fedpriv.audit.claims.findings import FINDINGS, findings_records, headline
+from fedpriv.audit.claims.register import REGISTER
+from fedpriv.audit.claims.report import write_claims_report
+from fedpriv.audit.claims.verify import ClaimsConfig, ClaimsReport, assemble_result
+from fedpriv.audit.estimators import EpsilonLowerBound
+from hypothesis import given
+from hypothesis import strategies as st
+
+
+def _bound(value: float) -> EpsilonLowerBound:
+    return EpsilonLowerBound(
+        epsilon_lower_bound=value, confidence=0.95, n_samples=100, n_samples_d=100,
+        n_samples_d_prime=100, threshold=1.0, direction="D>D'", n_tests=2, delta=0.0,
+        count_d=50, count_d_prime=10,
+    )
+
+
+@pytest.fixture(scope="module")
+def rows():
+    """Every register row, accountant side only (as ``verify`` assembles it)."""
+    out = []
+    for entry in REGISTER:
+        route, epsilon, notes = entry.accountant(entry.claim)
+        out.append((entry, epsilon, assemble_result(entry, route, epsilon, notes)))
+    return out
+
+
+def test_every_row_has_a_verdict_reading_mechanism_and_finding_ids(rows):
+    known = {f.id for f in FINDINGS}
+    for entry, _, result in rows:
+        record = result.to_dict()
+        assert record["verdict"] in VERDICTS, entry.key
+        assert record["coverage"] in COVERAGES and record["reading"].strip(), entry.key
+        assert "mechanism_epsilon" in record and "tightness" in record, entry.key
+        assert set(record["finding_ids"]) <= known, entry.key
+        if result.verdict == "violated" or math.isinf(result.accountant_epsilon):
+            assert record["finding_ids"], entry.key  # every defect shown is a named finding
+        json.dumps(record, allow_nan=False)
+
+
+def test_no_violated_row_without_a_claim_under_the_papers_definition(rows):
+    for entry, _, result in rows:
+        if result.verdict in ("violated", "holds"):
+            assert entry.claim.coverage == "claim", entry.key
+        else:
+            assert result.verdict == entry.claim.coverage, entry.key
+
+
+@given(claimed=st.floats(0.01, 100), accountant=st.floats(0, 1e6) | st.just(math.inf),
+       lower=st.none() | st.floats(0, 1e3),
+       coverage=st.sampled_from(["outside-claim", "no-claim"]))
+def test_rows_outside_a_claim_are_never_compared_with_it(claimed, accountant, lower, coverage):
+    bound = None if lower is None else _bound(lower)
+    verdict, evidence = decide_verdict(claimed, accountant, bound, coverage=coverage)
+    assert verdict == coverage and "claimed" not in evidence
+
+
+def test_decide_verdict_rejects_an_unknown_coverage():
+    with pytest.raises(ValueError, match="`coverage` must be one of claim, outside-claim"):
+        decide_verdict(1.0, 1.0, None, coverage="maybe")
+
+
+def test_accountant_column_is_end_to_end_with_the_channel_named(rows):
+    for entry, recipe_epsilon, result in rows:
+        if math.isinf(recipe_epsilon):  # no unnamed infinity
+            assert entry.raw_channel, entry.key
+        if entry.raw_channel:
+            assert math.isinf(result.accountant_epsilon), entry.key
+            assert entry.raw_channel in result.evidence or result.verdict != "violated"
+        else:
+            assert result.accountant_epsilon == recipe_epsilon, entry.key
+        if result.mechanism_epsilon is not None:
+            assert result.mechanism_epsilon <= result.accountant_epsilon, entry.key
+
+
+def test_feducb_raw_channels_match_the_algorithms_own_ledger(rows):
+    # The centralized algorithm's ledger names the sync channel exactly when the register
+    # declares it (adaptive schedule), so the declaration is not hand-waved.
+    for entry, _, result in rows:
+        if entry.key.startswith("feducb/feducb/") and "fig1a" not in entry.key:
+            named = any("unpriced channel" in note for note in result.notes)
+            assert named == bool(entry.raw_channel), entry.key
+
+
+def test_vacuous_delta_reports_epsilon_at_1e6(rows):
+    vacuous = [r for _, _, r in rows if r.delta_is_vacuous]
+    assert any(r.key == "feducb/feducb/fixed" for r in vacuous)
+    for result in vacuous:
+        record = result.to_dict()
+        mech = record["mechanism_epsilon_at_1e-6"]
+        assert isinstance(mech, float) and 0 < mech < math.inf, result.key
+        assert record["epsilon_at_1e-6"] == ("inf" if result.raw_channel else mech)
+        assert "vacuous" in result.evidence
+    for _, _, result in rows:
+        if not result.delta_is_vacuous:
+            assert "epsilon_at_1e-6" not in result.to_dict()
+
+
+def test_tightness_is_bound_over_end_to_end_epsilon(rows):
+    by_key = {r.key: r for _, _, r in rows}
+    fixed = dataclasses.replace(by_key["gossip_fed_ucb/gossip-fed-ucb/paper-log2/T16/eps1"],
+                                audit=_bound(1.0))
+    assert fixed.tightness == pytest.approx(1.0 / 1.25)
+    raw = dataclasses.replace(by_key["dubey_aamas/private-coop-ucb/own-raw/per-message"],
+                              audit=_bound(5.0))
+    assert raw.tightness is None  # end-to-end ε is ∞
+    assert dataclasses.replace(fixed, audit=_bound(0.0)).tightness is None
+
+
+def test_every_finding_affects_a_registered_claim():
+    keys = [entry.key for entry in REGISTER]
+    for finding in FINDINGS:
+        assert any(finding.affects(key) for key in keys), finding.id
+    assert len({f.id for f in FINDINGS}) == len(FINDINGS)
+
+
+def test_headline_counts_findings_not_rows(rows):
+    results = [r for _, _, r in rows]
+    records = findings_records(results)
+    text = headline(results)
+    assert text.startswith(f"{len(records)} findings")
+    # A row restating a defect under another reading adds no finding.
+    extra = dataclasses.replace(results[0], key="feducb/feducb-decentralized/adaptive/copy")
+    assert extra.key and any(f.affects(extra.key) for f in FINDINGS)
+    assert len(findings_records(results + [extra])) == len(records)
+    for record in records:
+        assert len(record["claims"]) == len(set(record["claims"]))
+
+
+def test_evidence_is_both_only_when_the_targeted_audit_shows_it(rows):
+    results = {r.key: r for _, _, r in rows}
+    key = "gossip_fed_ucb/gossip-fed-ucb/paper-log2/T16/eps1"
+    without = findings_records(results.values())
+    tree = next(f for f in without if f["id"] == "gossip_fed_ucb-tree-budget")
+    assert tree["evidence"] == "proved"
+    results[key] = dataclasses.replace(results[key], audit=_bound(1.2))
+    shown = next(f for f in findings_records(results.values())
+                 if f["id"] == "gossip_fed_ucb-tree-budget")
+    assert shown["evidence"] == "both"
+    # The sensitivity finding is not what the sync-time audit targets.
+    sync = "feducb/feducb/adaptive"
+    results[sync] = dataclasses.replace(results[sync], audit=_bound(7.0))
+    sens = next(f for f in findings_records(results.values())
+                if f["id"] == "feducb-sensitivity")
+    assert sens["evidence"] == "proved"
+
+
+def test_report_writes_findings_json_and_findings_first(rows, tmp_path):
+    results = tuple(r for _, _, r in rows)
+    report = ClaimsReport(config=ClaimsConfig(workers=1), seed_entropy=0, results=results,
+                          fed_ucb=None, seconds=0.0)
+    write_claims_report(report, tmp_path)
+    findings = json.loads((tmp_path / "findings.json").read_text())
+    assert findings and all(set(f) == {"id", "statement", "claims", "evidence", "where"}
+                            for f in findings)
+    assert all(f["evidence"] in ("proved", "audited", "both") for f in findings)
+    text = (tmp_path / "claims.md").read_text()
+    assert text.index("## Findings") < text.index("## Rows")
+    assert headline(results) in text
+    records = json.loads((tmp_path / "claims.json").read_text())
+    assert len(records) == len(results)
