@@ -24,6 +24,7 @@ from fedpriv.privacy import Accountant, events, guarantees
 from fedpriv.privacy.errors import BudgetExceededError, ToolkitError
 from fedpriv.privacy.interval import IntervalRelease
 from fedpriv.privacy.matrix_tree import SymmetricMatrixGaussianTree
+from fedpriv.privacy.sampling import PoissonSampled
 
 from tests.fuzz._values import HOSTILE, MAX_EXAMPLES
 from tests.privacy._support import assert_unchanged, snapshot
@@ -48,6 +49,23 @@ def positive_or_inf(x: Any) -> bool:
 def nonnegative_or_inf(x: Any) -> bool:
     """[0, inf]."""
     return _real(x) and float(x) >= 0 and not math.isnan(float(x))
+
+
+def nonnegative_finite(x: Any) -> bool:
+    """[0, inf)."""
+    return _real(x) and math.isfinite(float(x)) and float(x) >= 0
+
+
+def unit_interval(x: Any) -> bool:
+    """[0, 1]."""
+    return _real(x) and 0.0 <= float(x) <= 1.0
+
+
+def event_sequence(x: Any) -> bool:
+    """A sequence of event instances (a list or tuple; a string is not one)."""
+    return isinstance(x, (list, tuple)) and all(
+        dataclasses.is_dataclass(e) and not isinstance(e, type) for e in x
+    )
 
 
 def delta_range(x: Any) -> bool:
@@ -101,8 +119,12 @@ SPECS: dict[type, tuple[dict[str, Any], dict[str, Callable[[Any], bool]]]] = {
         {"noise_stddev": positive, "dim": integer_at_least(1),
          "frobenius_sensitivity": positive, "capacity": integer_at_least(1)}),
     events.OpaqueApproxDP: ({"epsilon": 1.0, "delta": 1e-5},
-                            {"epsilon": positive, "delta": delta_range}),
-    events.RandomizedResponse: ({"epsilon": 1.0}, {"epsilon": positive}),
+                            {"epsilon": nonnegative_finite, "delta": delta_range}),
+    events.RandomizedResponse: ({"epsilon": 1.0, "num_buckets": 2},
+                                {"epsilon": positive, "num_buckets": integer_at_least(2)}),
+    events.Composed: ({"events": (events.Laplace(scale=1.0),)}, {"events": event_sequence}),
+    PoissonSampled: ({"event": events.Laplace(scale=1.0), "sampling_rate": 0.1},
+                     {"sampling_rate": unit_interval}),
     events.SelfComposed: ({"event": events.Laplace(scale=1.0), "count": 3},
                           {"count": integer_at_least(1)}),
     events.NonPrivate: ({"reason": "raw"}, {"reason": any_text}),
@@ -119,6 +141,7 @@ CASES = [(cls, name) for cls, (_, fields) in SPECS.items() for name in fields]
 
 def test_every_public_event_class_has_a_fuzz_spec() -> None:
     public = {getattr(events, n) for n in events.__all__ if isinstance(getattr(events, n), type)}
+    public.add(PoissonSampled)
     public = {c for c in public if dataclasses.is_dataclass(c)}
     assert public - set(SPECS) == set()
 
@@ -144,7 +167,7 @@ def test_constructor_accepts_its_domain_and_names_the_field_otherwise(
 @settings(max_examples=MAX_EXAMPLES)
 @given(target=HOSTILE)
 def test_accountant_queries_validate_their_target(target: Any) -> None:
-    accountant = Accountant()
+    accountant = Accountant(disjoint=("agent", "arm"))
     accountant.spend(events.Laplace(scale=2.0), key={"agent": 0, "arm": 0})
     before = snapshot(accountant)
     for query, name, domain in (
@@ -166,7 +189,7 @@ def test_accountant_queries_validate_their_target(target: Any) -> None:
 @given(key=st.one_of(HOSTILE, st.dictionaries(st.sampled_from(["agent", "arm", "epoch", ""]),
                                                HOSTILE, max_size=3)))
 def test_a_refused_charge_leaves_the_accountant_unchanged(key: Any) -> None:
-    accountant = Accountant(budget=guarantees.PureDP(1.0))
+    accountant = Accountant(disjoint=("agent", "arm"), budget=guarantees.PureDP(1.0))
     accountant.spend(events.Laplace(scale=2.0), key={"agent": 0, "arm": 0})
     before = snapshot(accountant)
     try:
@@ -178,7 +201,7 @@ def test_a_refused_charge_leaves_the_accountant_unchanged(key: Any) -> None:
 @settings(max_examples=MAX_EXAMPLES)
 @given(event=HOSTILE)
 def test_spending_a_non_event_is_a_typed_error(event: Any) -> None:
-    accountant = Accountant()
+    accountant = Accountant(disjoint=("agent", "arm"))
     before = snapshot(accountant)
     with pytest.raises((TypeError, ToolkitError)):
         accountant.spend(event, key={"agent": 0, "arm": 0})
@@ -186,7 +209,7 @@ def test_spending_a_non_event_is_a_typed_error(event: Any) -> None:
 
 
 def test_over_budget_charge_is_refused_atomically() -> None:
-    accountant = Accountant(budget=guarantees.PureDP(1.0))
+    accountant = Accountant(disjoint=("agent", "arm"), budget=guarantees.PureDP(1.0))
     accountant.spend(events.Laplace(scale=2.0), key={"agent": 0, "arm": 0})
     before = snapshot(accountant)
     with pytest.raises(BudgetExceededError):
