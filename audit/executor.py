@@ -35,10 +35,11 @@ from typing import Any
 
 import numpy as np
 
+from fedpriv.privacy.errors import MechanismError
 from fedpriv.algorithms.seeding import Stream, stream_rng
 from fedpriv.privacy._checks import check_int_at_least
 
-__all__ = ["child_root", "connect_scheduler", "sample_scores"]
+__all__ = ["child_root", "connect_scheduler", "mechanism_name", "sample_scores"]
 
 
 def child_root(root: np.random.SeedSequence, index: int) -> np.random.SeedSequence:
@@ -95,6 +96,14 @@ def connect_scheduler(address: str, *, timeout: float = 30.0) -> Iterator[Any]:
         client.close()
 
 
+def mechanism_name(mechanism: Any) -> str:
+    """A readable name of a mechanism (its qualified name, through functools.partial)."""
+    inner = getattr(mechanism, "func", mechanism)
+    module = getattr(inner, "__module__", None)
+    name = getattr(inner, "__qualname__", None) or type(inner).__name__
+    return f"{module}.{name}" if module and module != "builtins" else name
+
+
 def _run_batch(
     mechanism: Callable[..., np.ndarray],
     dataset: Any,
@@ -104,19 +113,50 @@ def _run_batch(
     side: int,
     transform: Callable[[np.ndarray], np.ndarray] | None,
 ) -> np.ndarray:
-    """Draw one addressed batch and reduce it with ``transform`` (worker side)."""
+    """Draw one addressed batch and reduce it with ``transform`` (worker side).
+
+    Raises
+    ------
+    MechanismError
+        If the mechanism raises, or returns no array of ``size`` rows, or NaN; if the
+        score function raises or returns the wrong shape.
+    """
+    name, world = mechanism_name(mechanism), ("D", "D'")[side]
     rng = stream_rng(root, trial=batch, side=side, stream=Stream.NOISE)
-    outputs = np.asarray(mechanism(dataset, size, rng))
+    try:
+        outputs = np.asarray(mechanism(dataset, size, rng))
+    except Exception as error:  # noqa: BLE001 - the user's code: report it as such
+        raise MechanismError(
+            f"mechanism {name} raised {type(error).__name__} on world {world} "
+            f"(n_samples={size}): {error}"
+        ) from error
     if outputs.ndim == 0 or outputs.shape[0] != size:
-        raise ValueError(
-            f"the mechanism must return an array with n_samples = {size} rows, "
-            f"got shape {outputs.shape}."
+        raise MechanismError(
+            f"mechanism {name} must return an array with n_samples = {size} rows "
+            f"(mechanism(dataset, n_samples, rng) -> ndarray (n_samples, ...)), got "
+            f"shape {outputs.shape} on world {world}."
+        )
+    if outputs.dtype.kind not in "biuf":
+        raise MechanismError(
+            f"mechanism {name} must return real numbers (bool, int or float), got an "
+            f"array of dtype {outputs.dtype} on world {world}."
+        )
+    if outputs.dtype.kind == "f" and np.isnan(outputs).any():
+        raise MechanismError(
+            f"mechanism {name} returned {int(np.isnan(outputs).sum())} NaN value(s) on "
+            f"world {world}; outputs must be numbers (NaN has no probability to audit)."
         )
     if transform is None:
         return outputs
-    scores = np.asarray(transform(outputs), dtype=np.float64)
+    try:
+        scores = np.asarray(transform(outputs), dtype=np.float64)
+    except Exception as error:  # noqa: BLE001 - the user's score function
+        raise MechanismError(
+            f"the score function {mechanism_name(transform)} raised "
+            f"{type(error).__name__} on the outputs of {name}: {error}"
+        ) from error
     if scores.shape != (size,):
-        raise ValueError(
+        raise MechanismError(
             f"the score function must return shape ({size},), got {scores.shape}."
         )
     return scores

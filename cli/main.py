@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -87,7 +88,51 @@ def build_parser() -> argparse.ArgumentParser:
                                                metavar="EXPERIMENT")
     for family in FAMILIES:
         importlib.import_module(family).register(run_sub, experiment_sub)
+    guard_numeric_options(parser)
     return parser
+
+
+#: Float options where ``inf`` is meaningful (ε = inf: no noise).
+INFINITE_OK = frozenset({"--epsilon"})
+#: Float options that may be negative (a contaminating reward value).
+SIGNED_OK = frozenset({"--q-value"})
+
+
+def _checked_number(option: str, kind: type) -> Any:
+    """An argparse ``type`` that parses ``kind`` and refuses NaN, and what ``option``
+    cannot take: negatives (all but :data:`SIGNED_OK`) and infinities (all but
+    :data:`INFINITE_OK`). Finer ranges (δ < 1, ε > 0, ...) are checked by the
+    function the command calls, with a message naming the parameter."""
+    allow_inf, allow_negative = option in INFINITE_OK, option in SIGNED_OK
+
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except (ValueError, OverflowError):
+            raise argparse.ArgumentTypeError(
+                f"{option} must be {'an integer' if kind is int else 'a number'}, got {text!r}"
+            ) from None
+        if kind is float and math.isnan(value):
+            raise argparse.ArgumentTypeError(f"{option} must be a number, got NaN")
+        if kind is float and math.isinf(value) and not allow_inf:
+            raise argparse.ArgumentTypeError(f"{option} must be finite, got {text!r}")
+        if value < 0 and not allow_negative:
+            kind_name = "an integer" if kind is int else "a number"
+            raise argparse.ArgumentTypeError(f"{option} must be {kind_name} >= 0, got {text!r}")
+        return value
+
+    parse.__name__ = kind.__name__  # argparse names the type in its messages
+    return parse
+
+
+def guard_numeric_options(parser: argparse.ArgumentParser) -> None:
+    """Give every int/float option of ``parser`` (and its subparsers) a checked type."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                guard_numeric_options(child)
+        elif action.type in (int, float) and action.option_strings:
+            action.type = _checked_number(action.option_strings[-1], action.type)
 
 
 def _account(args: argparse.Namespace) -> int:

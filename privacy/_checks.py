@@ -29,7 +29,13 @@ def check_real(name: str, value: object) -> float:
     """Return ``value`` as a float; reject non-real types and NaN."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"`{name}` must be a real number, got {type(value).__name__}.")
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:  # an int beyond the float range (~1.8e308)
+        raise ValueError(
+            f"`{name}` must be a real number within the float range (|x| < 1.8e308), "
+            f"got an integer of {len(str(abs(int(value))))} digits."
+        ) from None
     if math.isnan(value):
         raise ValueError(f"`{name}` must not be NaN.")
     return value
@@ -79,7 +85,12 @@ def check_probability(name: str, value: object, *, open_low: bool = True) -> flo
 
 def check_finite_array(name: str, values: object) -> np.ndarray:
     """Return ``values`` as a float64 array; reject NaN and infinities."""
-    array = np.asarray(values, dtype=np.float64)
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        raise TypeError(
+            f"`{name}` must be an array of real numbers, got {type(values).__name__}."
+        ) from None
     if not np.all(np.isfinite(array)):
         bad = int(np.size(array) - np.count_nonzero(np.isfinite(array)))
         raise ValueError(f"`{name}` must be finite; found {bad} NaN or infinite value(s).")

@@ -160,7 +160,14 @@ def parse_deployment(data: Mapping[str, Any], *, source: str = "<deployment>") -
         On a missing or malformed key, an unknown event or calibration, or an event
         whose fields are invalid (the message names the key and the problem).
     """
+    if not isinstance(data, Mapping):
+        raise _fail(source, "top level", f"must be a table, got {type(data).__name__}")
     _check_top_level(data, source)
+    for key, kind in (("claim", Mapping), ("calibration", Mapping), ("disjoint", list),
+                      ("sequential", list), ("release", list)):
+        if key in data and not isinstance(data[key], (kind, tuple) if kind is list else kind):
+            expected = "a table" if kind is Mapping else "an array"
+            raise _fail(source, key, f"must be {expected}, got {type(data[key]).__name__}")
     try:
         relation = parse_relation(data.get("relation", "replace_one_reward")).value
         target_delta = float(data.get("target_delta", 0.0))
@@ -168,6 +175,9 @@ def parse_deployment(data: Mapping[str, Any], *, source: str = "<deployment>") -
             raise ValueError(f"`target_delta` must be in [0, 1), got {target_delta!r}.")
     except (ValueError, TypeError) as error:
         raise _fail(source, "top level", str(error)) from None
+    for key in ("title",):
+        if key in data and not isinstance(data[key], str):
+            raise _fail(source, key, f"must be a string, got {type(data[key]).__name__}")
     disjoint = tuple(data.get("disjoint", ("agent",)))
     sequential = tuple(data.get("sequential", ()))
     if not disjoint or not all(isinstance(level, str) for level in disjoint + sequential):

@@ -13,6 +13,7 @@ __all__ = [
     "CapacityExceededError",
     "DataFormatError",
     "IncompatibleGuaranteeError",
+    "MechanismError",
     "PrivacyViolationError",
     "StoreError",
     "StoreFormatError",
@@ -48,6 +49,14 @@ class PrivacyViolationError(ToolkitError, AssertionError):
 
 class DataFormatError(ToolkitError, ValueError):
     """A data file does not have the expected schema or values."""
+
+
+class MechanismError(ToolkitError, ValueError):
+    """A mechanism under audit raised, or returned an output the audit cannot use.
+
+    The message names the mechanism, the world (D or D') and what was wrong; the
+    mechanism's own exception, if any, is chained as ``__cause__``.
+    """
 
 
 class StoreError(ToolkitError):

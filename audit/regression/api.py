@@ -36,7 +36,7 @@ import numpy as np
 from fedpriv.algorithms.seeding import as_seed_sequence
 from fedpriv.audit.regression._selection import fit_score, select_events
 from fedpriv.audit.estimators.curve import CurveAudit, audit_privacy_curve, default_epsilon_grid
-from fedpriv.audit.executor import child_root, sample_scores
+from fedpriv.audit.executor import child_root, mechanism_name, sample_scores
 from fedpriv.audit.estimators.gdp import MuLowerBound, estimate_gdp_mu_lower_bound
 from fedpriv.audit.estimators.threshold import (
     EpsilonLowerBound,
@@ -44,9 +44,9 @@ from fedpriv.audit.estimators.threshold import (
     estimate_epsilon_lower_bound,
 )
 from fedpriv.privacy._checks import check_delta, check_int_at_least
-from fedpriv.privacy.errors import PrivacyViolationError
+from fedpriv.privacy.errors import MechanismError, PrivacyViolationError
 from fedpriv.privacy.guarantees import ApproxDP, GaussianDP, PureDP
-from fedpriv.privacy.relations import NeighboringRelation
+from fedpriv.privacy.relations import NeighboringRelation, parse_relation
 
 __all__ = ["AuditResult", "NeighboringPair", "assert_private", "audit_mechanism"]
 
@@ -80,6 +80,15 @@ class NeighboringPair:
     dataset_prime: Any
     relation: NeighboringRelation | None = None
     description: str = ""
+
+    def __post_init__(self) -> None:
+        if self.relation is not None:
+            # a relation's name is accepted too; an unknown one is a ValueError
+            object.__setattr__(self, "relation", parse_relation(self.relation))
+        if not isinstance(self.description, str):
+            raise TypeError(
+                f"`description` must be a string, got {type(self.description).__name__}."
+            )
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -431,8 +440,10 @@ def _pilot_stage(
         ("pilot scores of D'", pilot_dp),
     ):
         if values.shape != (plan.pilot,) or not np.all(np.isfinite(values)):
-            raise ValueError(
-                f"{name} must be finite with shape ({plan.pilot},), got shape {values.shape}."
+            raise MechanismError(
+                f"{name} of mechanism {mechanism_name(mechanism)} must be finite with "
+                f"shape ({plan.pilot},), got shape {values.shape} with "
+                f"{int(np.size(values) - np.isfinite(values).sum())} non-finite value(s)."
             )
     curve_terms = None
     if plan.grid is not None:
