@@ -39,6 +39,7 @@ import numpy as np
 
 from fedpriv.audit.claims.claim import json_number
 from fedpriv.audit.regression.api import NeighboringPair, audit_mechanism
+from fedpriv.privacy.errors import MechanismError
 from fedpriv.privacy.guarantees import ApproxDP, GaussianDP, PureDP
 
 __all__ = ["UserCodeError", "load_mechanism", "parse_claim", "parse_dataset", "register_audit"]
@@ -284,8 +285,13 @@ def _audit(args: argparse.Namespace) -> int:
         result = audit_mechanism(checked, pair, claim=claim, samples=args.samples,
                                  seed=args.seed, confidence=args.confidence,
                                  pilot_samples=pilot, executor=None)
-    except UserCodeError as error:
-        print(f"fedpriv audit: error in your code: {error}", file=sys.stderr)
+    except (UserCodeError, MechanismError) as error:
+        # audit_mechanism reports a failing mechanism as MechanismError; when the
+        # failure is the user's code (our _Checked wrapper), say so as such
+        cause = error if isinstance(error, UserCodeError) else error.__cause__
+        if not isinstance(cause, UserCodeError):
+            raise
+        print(f"fedpriv audit: error in your code: {cause}", file=sys.stderr)
         return 2
     if args.json:
         out = {"mechanism": args.target, "verdict": "refuted" if result.violated else

@@ -168,7 +168,10 @@ def _jsonable(value: Any) -> Any:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``fedpriv`` console script."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as stop:  # argparse: --help (0) or a refused argument (2)
+        return int(stop.code or 0)
     try:
         if args.command == "account":
             return _account(args)

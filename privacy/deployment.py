@@ -175,9 +175,6 @@ def parse_deployment(data: Mapping[str, Any], *, source: str = "<deployment>") -
             raise ValueError(f"`target_delta` must be in [0, 1), got {target_delta!r}.")
     except (ValueError, TypeError) as error:
         raise _fail(source, "top level", str(error)) from None
-    for key in ("title",):
-        if key in data and not isinstance(data[key], str):
-            raise _fail(source, key, f"must be a string, got {type(data[key]).__name__}")
     disjoint = tuple(data.get("disjoint", ("agent",)))
     sequential = tuple(data.get("sequential", ()))
     if not disjoint or not all(isinstance(level, str) for level in disjoint + sequential):

@@ -151,10 +151,10 @@ def test_verify_on_the_real_hospital_sample(hospital_sample):
     "argv, message",
     [
         (["run", "gossip-fed-ucb", "--epsilon", "0"], "`epsilon` must be in \\(0, inf\\]"),
-        (["run", "gossip-fed-ucb", "--epsilon", "nan"], "`epsilon` must not be NaN"),
+        (["run", "gossip-fed-ucb", "--epsilon", "nan"], "--epsilon must be a number, got NaN"),
         (["run", "gossip-fed-ucb", "--horizon", "0"], "`horizon` must be >= 1"),
         (["run", "gossip-ucb", "--trials", "0"], "`n_trials` must be >= 1"),
-        (["run", "gossip-ucb", "--seed", "-1"], "`seed` must be >= 0"),
+        (["run", "gossip-ucb", "--seed", "-1"], "--seed must be an integer >= 0"),
         (["run", "gossip-ucb", "--graph", "erdos_renyi", "--p", "1.5"], "`p`"),
     ],
 )
