@@ -7,6 +7,20 @@ schedule when it opens (one :class:`privacy.IntervalRelease` per stream) and wri
 ledger row per draw; ``laplace_release`` takes one scale per call, and the decaying rule
 has a different scale at every release count, so per-release calls would cost one
 accountant call per distinct count per round.
+
+Secure noise
+------------
+With ``secure=True`` every release is on a grid of spacing ``g`` (a power of two,
+default :func:`~fedpriv.privacy.secure_noise.default_granularity` of ``1/horizon``,
+at most the smallest sensitivity ``1/n_J``; ``horizon < 2**16`` keeps ``S/g`` exact) with exact discrete Laplace noise of scale ``b(n)/g``
+(:mod:`fedpriv.privacy.secure_noise`). The released mean is computed exactly on the
+grid from the stream's sum: ``u = round(S/g)`` (one reward in [0, 1] moves ``u`` by at
+most ``s = ⌈1/g⌉`` steps), then ``round(u/n) = ⌊(2u + n)/(2n)⌋`` in integers, which one
+reward moves by at most ``⌈s/n⌉`` steps. Each release point ``n_j`` is charged
+``events.DiscreteLaplace(b(n_j)/g, ⌈s/n_j⌉)`` to every stream when the mechanism opens
+(one accountant call per release point), so every route of the accountant is exact
+for what is released. Those ``J`` calls are not one transaction, so a budgeted
+accountant is refused in secure mode.
 """
 
 from __future__ import annotations
@@ -17,7 +31,15 @@ from fedpriv.privacy._checks import check_int_at_least
 from fedpriv.privacy.accountant import Accountant
 from fedpriv.privacy.calibration import interval_length
 from fedpriv.privacy.errors import CapacityExceededError
+from fedpriv.privacy.events import DiscreteLaplace
 from fedpriv.privacy.interval import make_interval_release
+from fedpriv.privacy.mechanisms import _grid
+from fedpriv.privacy.secure_noise import (
+    from_grid,
+    grid_sensitivity,
+    round_to_grid,
+    sample_discrete_laplace,
+)
 
 __all__ = ["IntervalMeanRelease", "every_stream"]
 
@@ -43,9 +65,16 @@ class IntervalMeanRelease:
     accountant : Accountant
         With disjoint levels ``trial, agent, arm``.
     rngs : object ndarray of Generator, shape (n_trials, n_agents)
+    secure : bool, default False
+        Exact discrete noise on a grid (module docstring).
+    granularity : float, optional
+        Grid spacing (a power of two) when ``secure``.
 
     Raises
     ------
+    ValueError
+        If ``granularity`` is not a power of two or is given without ``secure``, or
+        ``secure`` with an accountant that has a budget.
     CapacityExceededError
         If a release is asked at a count that is not a release point within ``horizon``.
     """
@@ -61,16 +90,30 @@ class IntervalMeanRelease:
         accountant: Accountant,
         rngs: np.ndarray,
         chunk: int = 64,
+        secure: bool = False,
+        granularity: float | None = None,
     ) -> None:
         self.f = interval_length(epsilon)
         self.horizon = check_int_at_least("horizon", horizon, 1)
         n_trials, n_agents, n_arms = stream_shape
         self.event = None
         self.scales = np.zeros(0)
+        self.granularity = _grid(secure, granularity, 1.0 / max(self.horizon, 1))
+        if self.granularity is not None and accountant.budget is not None:
+            raise ValueError(
+                "`secure=True` charges one DiscreteLaplace per release point, which is not "
+                "atomic under a budget; use an accountant without `budget`."
+            )
         if self.horizon >= self.f:
             self.event = make_interval_release(epsilon, self.horizon, theta=theta, rule=rule)
             self.scales = np.asarray(self.event.scales)
-            accountant.spend_many(self.event, keys=every_stream(n_trials, n_agents, n_arms))
+            self._row_scales = self.scales
+            self._row_sensitivities = 1.0 / (np.arange(1, self.scales.size + 1) * self.f)
+            streams = every_stream(n_trials, n_agents, n_arms)
+            if self.granularity is None:
+                accountant.spend_many(self.event, keys=streams)
+            else:
+                self._open_secure(accountant, streams)
         self.accountant = accountant
         self.rngs = rngs
         self.chunk = int(chunk)
@@ -78,6 +121,30 @@ class IntervalMeanRelease:
         self._used = np.full((n_trials, n_agents), self.chunk, dtype=np.int64)
         self._log: list[tuple[np.ndarray, ...]] = []
         self.n_draws = 0
+
+    def _open_secure(self, accountant: Accountant, streams: dict[str, np.ndarray]) -> None:
+        """Charge ``DiscreteLaplace(b_j/g, ⌈s/n_j⌉)`` per release point ``n_j``."""
+        step = grid_sensitivity(1.0, self.granularity)  # s: one reward moves round(S/g)
+        counts = np.asarray(self.event.counts, dtype=np.int64)
+        self._row_scales = self.scales / self.granularity
+        self._row_sensitivities = -(-step // counts).astype(np.float64)  # ⌈s/n_j⌉
+        self.secure_events = tuple(
+            DiscreteLaplace(scale=float(b), l1_sensitivity=float(d))
+            for b, d in zip(self._row_scales, self._row_sensitivities)
+        )
+        for event in self.secure_events:
+            accountant.spend_many(event, keys=streams)
+
+    def _secure_release(self, row: np.ndarray, j: np.ndarray, sums: np.ndarray, n: np.ndarray) -> np.ndarray:
+        """Grid mean ``round(round(S/g)/n)`` plus exact discrete Laplace steps."""
+        u = round_to_grid(sums, self.granularity)
+        steps = (2 * u + n) // (2 * n)  # ⌊u/n + 1/2⌋ exactly
+        noise = np.empty(row.size, dtype=np.int64)
+        n_agents = self._used.shape[1]
+        for i, (r, jj) in enumerate(zip(row.tolist(), j.tolist())):
+            generator = self.rngs[r // n_agents, r % n_agents]
+            noise[i] = sample_discrete_laplace(self._row_scales[jj - 1], size=1, rng=generator)[0]
+        return from_grid(steps + noise, self.granularity)
 
     def release(self, trial: np.ndarray, agent: np.ndarray, arm: np.ndarray, sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """Noisy means ``S/n + Lap(b(n))`` of the given cells (at most one per agent).
@@ -104,6 +171,10 @@ class IntervalMeanRelease:
             )
         b, v = trial, agent
         row = b * self._used.shape[1] + v  # each (trial, agent) at most once
+        if self.granularity is not None:
+            self._log.append((b, v, arm, j))
+            self.n_draws += b.size
+            return self._secure_release(row, j, sums, np.asarray(n, dtype=np.int64))
         used = self._used.reshape(-1)
         position = used[row]
         empty = np.flatnonzero(position >= self.chunk)
@@ -133,7 +204,8 @@ class IntervalMeanRelease:
             value = int(j[sel[0]])
             self.accountant.record_draws(
                 keys={"trial": b[sel], "agent": v[sel], "arm": k[sel]}, node=value, level=-1,
-                scale=float(self.scales[value - 1]), l1_sensitivity=1.0 / (value * self.f),
+                scale=float(self._row_scales[value - 1]),
+                l1_sensitivity=float(self._row_sensitivities[value - 1]),
             )
 
 
