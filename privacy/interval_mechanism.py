@@ -16,8 +16,10 @@ at most the smallest sensitivity ``1/n_J``; ``horizon < 2**16`` keeps ``S/g`` ex
 (:mod:`fedpriv.privacy.secure_noise`). The released mean is computed exactly on the
 grid from the stream's sum: ``u = round(S/g)`` (one reward in [0, 1] moves ``u`` by at
 most ``s = ⌈1/g⌉`` steps), then ``round(u/n) = ⌊(2u + n)/(2n)⌋`` in integers, which one
-reward moves by at most ``⌈s/n⌉`` steps. Each release point ``n_j`` is charged
-``events.DiscreteLaplace(b(n_j)/g, ⌈s/n_j⌉)`` to every stream when the mechanism opens
+reward moves by at most ``⌈s/n⌉`` steps. The noise scale is ``t_j = ⌈s/n_j⌉ b(n_j)
+n_j`` steps (:func:`~fedpriv.privacy.secure_noise.grid_noise_scale`: the float
+release's ε ``1/(n_j b(n_j))``, with noise wider by the rounding factor), and each
+release point ``n_j`` is charged ``events.DiscreteLaplace(t_j, ⌈s/n_j⌉)`` to every stream when the mechanism opens
 (one accountant call per release point), so every route of the accountant is exact
 for what is released. Those ``J`` calls are not one transaction, so a budgeted
 accountant is refused in secure mode.
@@ -36,6 +38,7 @@ from fedpriv.privacy.interval import make_interval_release
 from fedpriv.privacy.mechanisms import _grid
 from fedpriv.privacy.secure_noise import (
     from_grid,
+    grid_noise_scale,
     grid_sensitivity,
     round_to_grid,
     sample_discrete_laplace,
@@ -123,11 +126,14 @@ class IntervalMeanRelease:
         self.n_draws = 0
 
     def _open_secure(self, accountant: Accountant, streams: dict[str, np.ndarray]) -> None:
-        """Charge ``DiscreteLaplace(b_j/g, ⌈s/n_j⌉)`` per release point ``n_j``."""
+        """Charge ``DiscreteLaplace(t_j, ⌈s/n_j⌉)`` per release point ``n_j``."""
         step = grid_sensitivity(1.0, self.granularity)  # s: one reward moves round(S/g)
         counts = np.asarray(self.event.counts, dtype=np.int64)
-        self._row_scales = self.scales / self.granularity
         self._row_sensitivities = -(-step // counts).astype(np.float64)  # ⌈s/n_j⌉
+        self._row_scales = np.array([
+            grid_noise_scale(float(b), 1.0 / int(n), int(d))
+            for b, n, d in zip(self.scales, counts, self._row_sensitivities)
+        ])
         self.secure_events = tuple(
             DiscreteLaplace(scale=float(b), l1_sensitivity=float(d))
             for b, d in zip(self._row_scales, self._row_sensitivities)

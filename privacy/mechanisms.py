@@ -9,10 +9,12 @@ is added and the result is multiplied back (exact in float64), so every released
 value is a grid point whatever the data, and floating point cannot leak the input
 (Mironov 2012). The sensitivity on the grid is ``⌈Δ / granularity⌉`` steps and the
 event charged is :class:`~fedpriv.privacy.events.DiscreteLaplace` with that scale and
-sensitivity, so the accountant's guarantee is the exact one of what is released:
-``⌈Δ/g⌉ g / scale``, equal to the float mechanism's ``Δ/scale`` when ``Δ/g`` is an
-integer (the default grid :func:`~fedpriv.privacy.secure_noise.default_granularity`,
-``2**(⌊log2 Δ⌋ - 20)``, inflates it by less than ``2**-20`` otherwise).
+sensitivity, so the accountant's guarantee is the exact one of what is released. The
+grid noise scale is ``⌈Δ/g⌉ · scale / Δ`` steps
+(:func:`~fedpriv.privacy.secure_noise.grid_noise_scale`), which keeps ε at the float
+mechanism's ``Δ/scale``: the noise is wider by the rounding factor ``⌈Δ/g⌉/(Δ/g)``,
+below ``1 + 2**-20`` on the default grid ``2**(⌊log2 Δ⌋ - 20)`` and exactly 1 when
+``Δ/g`` is an integer.
 
 Randomness
 ----------
@@ -36,6 +38,7 @@ from fedpriv.privacy.events import DiscreteLaplace, Laplace, LaplaceTree, NonPri
 from fedpriv.privacy.secure_noise import (
     default_granularity,
     from_grid,
+    grid_noise_scale,
     grid_sensitivity,
     round_to_grid,
     sample_discrete_laplace,
@@ -127,7 +130,8 @@ def laplace_release(
     Each entry is one release about the records of its own cell: entry ``j`` is
     charged ``events.Laplace(scale, l1_sensitivity)`` under ``{level: keys[level][j]}``.
     With ``secure=True`` entry ``j`` is released on the grid (module docstring) and
-    charged ``events.DiscreteLaplace(scale / g, ⌈l1_sensitivity / g⌉)``.
+    charged ``events.DiscreteLaplace(t, ⌈l1_sensitivity / g⌉)`` with ``t`` from
+    :func:`~fedpriv.privacy.secure_noise.grid_noise_scale` (same ε).
 
     Parameters
     ----------
@@ -169,9 +173,10 @@ def laplace_release(
     grid = _grid(secure, granularity, event.l1_sensitivity)
     if grid is not None:
         steps = round_to_grid(values, grid)
+        sensitivity = grid_sensitivity(event.l1_sensitivity, grid)
         event = DiscreteLaplace(
-            scale=event.scale / grid,
-            l1_sensitivity=grid_sensitivity(event.l1_sensitivity, grid),
+            scale=grid_noise_scale(event.scale, event.l1_sensitivity, sensitivity),
+            l1_sensitivity=sensitivity,
         )
     rshape = _rng_shape(rng)
     if rshape and values.shape[: len(rshape)] != rshape:
@@ -238,9 +243,9 @@ class LaplaceTreeCounter:
         rounded to the grid (so node sums are exact integer sums of grid steps and
         one record moves a node by at most ``⌈l1_sensitivity / g⌉`` steps, whatever
         the floating-point summation order), node noise is discrete Laplace of scale
-        ``scale / g``, and the counter is charged
-        ``SelfComposed(DiscreteLaplace(scale / g, ⌈l1_sensitivity / g⌉), depth)``:
-        the same pure ``depth · sensitivity / scale`` as the float tree, in grid units.
+        ``t = ⌈l1_sensitivity / g⌉ · scale / l1_sensitivity`` steps, and the counter
+        is charged ``SelfComposed(DiscreteLaplace(t, ⌈l1_sensitivity / g⌉), depth)``:
+        the same pure ``depth · l1_sensitivity / scale`` as the float tree.
         Releases are grid points. Ignored when ``scale == 0`` (no noise).
     granularity : float, optional
         Grid spacing, a power of two; default
@@ -297,8 +302,9 @@ class LaplaceTreeCounter:
         # Ledger rows and node noise in the units of the release (grid steps if secure).
         self._row_scale, self._row_sensitivity = self.scale, self.l1_sensitivity
         if self.secure:
-            self._row_scale = self.scale / self.granularity
-            self._row_sensitivity = float(grid_sensitivity(self.l1_sensitivity, self.granularity))
+            steps = grid_sensitivity(self.l1_sensitivity, self.granularity)
+            self._row_scale = grid_noise_scale(self.scale, self.l1_sensitivity, steps)
+            self._row_sensitivity = float(steps)
             node = DiscreteLaplace(scale=self._row_scale, l1_sensitivity=self._row_sensitivity)
             self.event = SelfComposed(event=node, count=self.depth)
         elif self.scale > 0:

@@ -55,6 +55,7 @@ import numpy as np
 __all__ = [
     "default_granularity",
     "from_grid",
+    "grid_noise_scale",
     "grid_sensitivity",
     "round_to_grid",
     "sample_bernoulli_exp",
@@ -413,6 +414,37 @@ def grid_sensitivity(sensitivity: float, granularity: float) -> int:
     """
     exact = _as_fraction("sensitivity", sensitivity) / Fraction(_check_granularity(granularity))
     return -((-exact.numerator) // exact.denominator)
+
+
+def grid_noise_scale(scale: float, sensitivity: float, grid_steps: int) -> float:
+    """Discrete Laplace scale on the grid that keeps the declared ``ε = Δ / scale``.
+
+    The grid sensitivity ``grid_steps = ⌈Δ/g⌉`` may exceed ``Δ/g``; scaling the noise
+    up by the same factor, ``t = grid_steps · scale / Δ``, keeps the privacy loss of
+    the grid release at ``grid_steps / t = Δ / scale`` (the noise grows by the
+    factor ``⌈Δ/g⌉ / (Δ/g) < 1 + 2**-20`` on the default grid). The float ``t`` is
+    rounded up until ``grid_steps / t <= Δ / scale`` holds in floating point too, so
+    the accountant's ε never exceeds the float mechanism's.
+
+    Parameters
+    ----------
+    scale : float
+        Laplace scale ``b`` in units of the statistic, > 0.
+    sensitivity : float
+        ``Δ`` in units of the statistic, > 0.
+    grid_steps : int
+        ``⌈Δ/g⌉`` from :func:`grid_sensitivity`.
+
+    Returns
+    -------
+    float
+        ``t`` in grid steps.
+    """
+    target = sensitivity / scale
+    t = grid_steps * scale / sensitivity
+    while grid_steps / t > target:
+        t = math.nextafter(t, math.inf)
+    return t
 
 
 def round_to_grid(values: Any, granularity: float) -> np.ndarray:

@@ -208,6 +208,7 @@ def open_fed_ucb_releases(
     rng,
     noise_on_empty_nodes: bool = False,
     reward_bounds: tuple[float, float] | None = (0.0, 1.0),
+    secure_noise: bool = False,
 ) -> tuple[Accountant, np.ndarray, LaplaceTreeCounter, int]:
     """Open Fed_UCB's releases: a fresh accountant, the initial-pull release, the trees.
 
@@ -218,7 +219,7 @@ def open_fed_ucb_releases(
     ----------
     initial_rewards : ndarray of float64, shape (n_trials, n_agents, n_arms)
         ``X_{i,k}(0)`` of every trial.
-    horizon, epsilon, mode, log_base, noise_on_empty_nodes
+    horizon, epsilon, mode, log_base, noise_on_empty_nodes, secure_noise
         As in :func:`run_fed_ucb`.
     rng : object ndarray of Generator, shape (n_trials, n_agents)
         Privacy-noise streams.
@@ -257,7 +258,7 @@ def open_fed_ucb_releases(
     if mode == "corrected" and scale > 0:
         init = laplace_release(
             x0, scale=scale, l1_sensitivity=1.0, accountant=accountant,
-            keys={**keys, "phase": _PHASE_INIT}, rng=rng,
+            keys={**keys, "phase": _PHASE_INIT}, rng=rng, secure=secure_noise,
         )
     else:
         reason = (
@@ -278,7 +279,7 @@ def open_fed_ucb_releases(
         stream_shape=(B, N, M), horizon=horizon, scale=scale, accountant=accountant,
         keys={**keys, "phase": _PHASE_STREAM}, rng=rng,
         out_of_bounds="clip" if mode == "corrected" else "ignore",
-        noise_on_empty_nodes=noise_on_empty_nodes,
+        noise_on_empty_nodes=noise_on_empty_nodes, secure=secure_noise,
     )
     return accountant, init, counter, n_clipped
 
@@ -296,6 +297,7 @@ def _simulate(
     log_base: str,
     noise_on_empty_nodes: bool,
     record_trace: bool,
+    secure_noise: bool = False,
 ) -> GossipRun:
     adjacency = _validate_common(env, graph, horizon, n_trials)
     root = as_seed_sequence(seed)
@@ -324,6 +326,7 @@ def _simulate(
         accountant, init, counter, n_out_of_bounds = open_fed_ucb_releases(
             x0, horizon=T, epsilon=epsilon, mode=mode, log_base=log_base, rng=noise_rngs,
             noise_on_empty_nodes=noise_on_empty_nodes, reward_bounds=env.reward_bounds,
+            secure_noise=secure_noise,
         )
         running = None
     else:
@@ -458,6 +461,7 @@ def run_fed_ucb(
     n_trials: int = 1,
     seed: int | np.random.SeedSequence = 0,
     record_trace: bool = False,
+    secure_noise: bool = False,
 ) -> GossipRun:
     """Run Fed_UCB (Zhu et al. 2021, Algorithm 4) inside a fresh :class:`Accountant`.
 
@@ -476,6 +480,11 @@ def run_fed_ucb(
     noise_on_empty_nodes : bool
         Algorithm 3's literal "always add noise" instead of the text's "only on nodes
         with observations".
+    secure_noise : bool
+        Exact discrete Laplace noise on a grid instead of floating-point Laplace
+        noise, for the initial release and the trees
+        (:mod:`fedpriv.privacy.secure_noise`; charged ``DiscreteLaplace`` and, per
+        tree, ``SelfComposed(DiscreteLaplace, depth)``, the same ε).
     Other parameters as in :func:`run_gossip_ucb`.
 
     Returns
@@ -500,5 +509,6 @@ def run_fed_ucb(
         env, graph, horizon=horizon, n_trials=n_trials, seed=seed, epsilon=epsilon,
         private=True, mode=mode, log_base=log_base,
         noise_on_empty_nodes=noise_on_empty_nodes, record_trace=record_trace,
+        secure_noise=bool(secure_noise),
     )
 
