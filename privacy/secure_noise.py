@@ -245,7 +245,7 @@ def _discrete_laplace(rng: np.random.Generator, t: int, s: int, size: int) -> np
         d = _bernoulli_exp(rng, u, t)  # line 4: restart unless Bernoulli(exp(-U/t))
         todo_d, u = todo[d], u[d]
         v = _geometric_exp_neg1(rng, todo_d.size)
-        if t.bit_length() + _bits(v) + 1 > _INT64_BITS:
+        if t.bit_length() + _bits(v) + 1 > _INT64_BITS or s.bit_length() > _INT64_BITS:
             u, v = u.astype(object), v.astype(object)
         y = (u + t * v) // s  # lines 5-10: X = U + t·V, Y = ⌊X/s⌋
         b = rng.integers(0, 2, size=todo_d.size, dtype=np.int64).astype(bool)

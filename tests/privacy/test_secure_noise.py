@@ -75,7 +75,9 @@ def test_bernoulli_exp_matches_exp_minus_gamma(gamma) -> None:
 
 
 @pytest.mark.statistical
-@pytest.mark.parametrize("scale", [0.3, 1.0, 2.5, Fraction(7, 3), 50.5], ids=str)
+@pytest.mark.parametrize(
+    "scale", [0.3, 1.0, 2.5, Fraction(7, 3), 50.5, Fraction(2**70 + 3, 2**70)], ids=str
+)
 def test_discrete_laplace_matches_its_pmf(scale) -> None:
     """Chi-square against ``P(z) ∝ exp(-|z|/t)``."""
     z = sample_discrete_laplace(scale, size=50_000, rng=np.random.default_rng(12))
