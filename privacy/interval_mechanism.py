@@ -10,19 +10,20 @@ accountant call per distinct count per round.
 
 Secure noise
 ------------
-With ``secure=True`` every release is on a grid of spacing ``g`` (a power of two,
-default :func:`~fedpriv.privacy.secure_noise.default_granularity` of ``1/horizon``,
-at most the smallest sensitivity ``1/n_J``; ``horizon < 2**16`` keeps ``S/g`` exact) with exact discrete Laplace noise of scale ``b(n)/g``
-(:mod:`fedpriv.privacy.secure_noise`). The released mean is computed exactly on the
-grid from the stream's sum: ``u = round(S/g)`` (one reward in [0, 1] moves ``u`` by at
-most ``s = ⌈1/g⌉`` steps), then ``round(u/n) = ⌊(2u + n)/(2n)⌋`` in integers, which one
-reward moves by at most ``⌈s/n⌉`` steps. The noise scale is ``t_j = ⌈s/n_j⌉ b(n_j)
+With ``secure=True`` release ``j`` (count ``n_j``, public) is on a grid of spacing
+``g_j`` (a power of two: ``granularity`` if given, else
+:func:`~fedpriv.privacy.secure_noise.default_granularity` of its sensitivity
+``1/n_j``) with exact discrete Laplace noise (:mod:`fedpriv.privacy.secure_noise`).
+The released mean is computed exactly on the grid from the stream's sum:
+``u = round(S/g_j)`` (one reward in [0, 1] moves ``u`` by at most ``s_j = ⌈1/g_j⌉``
+steps), then ``round(u/n_j) = ⌊(2u + n_j)/(2n_j)⌋`` in integers, which one reward
+moves by at most ``d_j = ⌈s_j/n_j⌉`` steps. The noise scale is ``t_j = d_j b(n_j)
 n_j`` steps (:func:`~fedpriv.privacy.secure_noise.grid_noise_scale`: the float
 release's ε ``1/(n_j b(n_j))``, with noise wider by the rounding factor), and each
-release point ``n_j`` is charged ``events.DiscreteLaplace(t_j, ⌈s/n_j⌉)`` to every stream when the mechanism opens
-(one accountant call per release point), so every route of the accountant is exact
-for what is released. Those ``J`` calls are not one transaction, so a budgeted
-accountant is refused in secure mode.
+release point is charged ``events.DiscreteLaplace(t_j, d_j)`` to every stream when
+the mechanism opens (one accountant call per release point), so every route of the
+accountant is exact for what is released. Those ``J`` calls are not one
+transaction, so a budgeted accountant is refused in secure mode.
 """
 
 from __future__ import annotations
@@ -101,8 +102,10 @@ class IntervalMeanRelease:
         n_trials, n_agents, n_arms = stream_shape
         self.event = None
         self.scales = np.zeros(0)
-        self.granularity = _grid(secure, granularity, 1.0 / max(self.horizon, 1))
-        if self.granularity is not None and accountant.budget is not None:
+        self.secure = _grid(secure, granularity, 1.0) is not None  # validates granularity
+        self.granularity = granularity
+        self.grids = ()
+        if self.secure and accountant.budget is not None:
             raise ValueError(
                 "`secure=True` charges one DiscreteLaplace per release point, which is not "
                 "atomic under a budget; use an accountant without `budget`."
@@ -113,7 +116,7 @@ class IntervalMeanRelease:
             self._row_scales = self.scales
             self._row_sensitivities = 1.0 / (np.arange(1, self.scales.size + 1) * self.f)
             streams = every_stream(n_trials, n_agents, n_arms)
-            if self.granularity is None:
+            if not self.secure:
                 accountant.spend_many(self.event, keys=streams)
             else:
                 self._open_secure(accountant, streams)
@@ -126,10 +129,13 @@ class IntervalMeanRelease:
         self.n_draws = 0
 
     def _open_secure(self, accountant: Accountant, streams: dict[str, np.ndarray]) -> None:
-        """Charge ``DiscreteLaplace(t_j, ⌈s/n_j⌉)`` per release point ``n_j``."""
-        step = grid_sensitivity(1.0, self.granularity)  # s: one reward moves round(S/g)
+        """Charge ``DiscreteLaplace(t_j, d_j)`` per release point ``n_j``."""
         counts = np.asarray(self.event.counts, dtype=np.int64)
-        self._row_sensitivities = -(-step // counts).astype(np.float64)  # ⌈s/n_j⌉
+        self.grids = tuple(
+            _grid(True, self.granularity, 1.0 / int(n)) for n in counts
+        )
+        step = np.array([grid_sensitivity(1.0, g) for g in self.grids])  # s_j
+        self._row_sensitivities = (-(-step // counts)).astype(np.float64)  # ⌈s_j/n_j⌉
         self._row_scales = np.array([
             grid_noise_scale(float(b), 1.0 / int(n), int(d))
             for b, n, d in zip(self.scales, counts, self._row_sensitivities)
@@ -142,15 +148,23 @@ class IntervalMeanRelease:
             accountant.spend_many(event, keys=streams)
 
     def _secure_release(self, row: np.ndarray, j: np.ndarray, sums: np.ndarray, n: np.ndarray) -> np.ndarray:
-        """Grid mean ``round(round(S/g)/n)`` plus exact discrete Laplace steps."""
-        u = round_to_grid(sums, self.granularity)
-        steps = (2 * u + n) // (2 * n)  # ⌊u/n + 1/2⌋ exactly
-        noise = np.empty(row.size, dtype=np.int64)
+        """Grid mean ``round(round(S/g_j)/n)`` plus exact discrete Laplace steps."""
+        out = np.empty(row.size)
         n_agents = self._used.shape[1]
-        for i, (r, jj) in enumerate(zip(row.tolist(), j.tolist())):
-            generator = self.rngs[r // n_agents, r % n_agents]
-            noise[i] = sample_discrete_laplace(self._row_scales[jj - 1], size=1, rng=generator)[0]
-        return from_grid(steps + noise, self.granularity)
+        for jj in np.unique(j).tolist():
+            sel = np.flatnonzero(j == jj)
+            grid = self.grids[jj - 1]
+            u = round_to_grid(sums[sel], grid)
+            steps = (2 * u + n[sel]) // (2 * n[sel])  # ⌊u/n + 1/2⌋ exactly
+            noise = np.array([
+                sample_discrete_laplace(
+                    self._row_scales[jj - 1], size=1,
+                    rng=self.rngs[r // n_agents, r % n_agents],
+                )[0]
+                for r in row[sel].tolist()
+            ], dtype=np.int64)
+            out[sel] = from_grid(steps + noise, grid)
+        return out
 
     def release(self, trial: np.ndarray, agent: np.ndarray, arm: np.ndarray, sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """Noisy means ``S/n + Lap(b(n))`` of the given cells (at most one per agent).
@@ -177,7 +191,7 @@ class IntervalMeanRelease:
             )
         b, v = trial, agent
         row = b * self._used.shape[1] + v  # each (trial, agent) at most once
-        if self.granularity is not None:
+        if self.secure:
             self._log.append((b, v, arm, j))
             self.n_draws += b.size
             return self._secure_release(row, j, sums, np.asarray(n, dtype=np.int64))

@@ -13,7 +13,7 @@ sensitivity, so the accountant's guarantee is the exact one of what is released.
 grid noise scale is ``⌈Δ/g⌉ · scale / Δ`` steps
 (:func:`~fedpriv.privacy.secure_noise.grid_noise_scale`), which keeps ε at the float
 mechanism's ``Δ/scale``: the noise is wider by the rounding factor ``⌈Δ/g⌉/(Δ/g)``,
-below ``1 + 2**-20`` on the default grid ``2**(⌊log2 Δ⌋ - 20)`` and exactly 1 when
+below ``1 + 2**-10`` on the default grid ``2**(⌊log2 Δ⌋ - 10)`` and exactly 1 when
 ``Δ/g`` is an integer.
 
 Randomness

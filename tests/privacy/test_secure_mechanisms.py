@@ -36,7 +36,7 @@ def test_laplace_release_secure_charges_discrete_laplace_with_the_same_epsilon()
     assert secure_acc.get_epsilon(0.0) == pytest.approx(float_acc.get_epsilon(0.0), rel=1e-12)
     (event,) = {e for cell in secure_acc.cells() for e, _ in cell}
     assert isinstance(event, DiscreteLaplace)
-    assert event.l1_sensitivity == 2**22 // 3 + 1  # ⌈(1/3) / 2**-22⌉ on the default grid
+    assert event.l1_sensitivity == 2**12 // 3 + 1  # ⌈(1/3) / 2**-12⌉ on the default grid
 
 
 @pytest.mark.statistical
@@ -136,7 +136,8 @@ def test_interval_secure_charges_one_discrete_laplace_per_release_point() -> Non
     assert secure_acc.get_epsilon(0.0) == pytest.approx(float_acc.get_epsilon(0.0), rel=1e-12)
     out = mech.release(np.array([0, 0]), np.array([0, 1]), np.array([0, 1]),
                        np.array([1.0, 2.0]), np.array([2, 2]))
-    assert _is_on_grid(out, mech.granularity)
+    assert _is_on_grid(out, mech.grids[0])  # release point n = 2
+    assert mech.grids[0] == 2.0**-11 and mech.grids[-1] == 2.0**-15  # Δ = 1/2 and 1/20
     mech.flush()
     assert secure_acc.n_draws == 2
     with pytest.raises(ValueError, match="budget"):

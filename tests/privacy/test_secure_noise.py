@@ -165,12 +165,12 @@ def test_grid_sensitivity_bounds_rounded_neighbors(x, shift, k) -> None:
     assert abs(Fraction(back[0]) - Fraction(x)) <= Fraction(g) / 2
 
 
-def test_default_granularity_spans_2_to_the_20_steps() -> None:
+def test_default_granularity_spans_2_to_the_10_steps() -> None:
     for delta in (1.0, 0.3, 1 / 7, 1e4):
         g = default_granularity(delta)
-        assert 2**20 <= delta / g < 2**21
-        assert grid_sensitivity(delta, g) <= delta / g * (1 + 2**-20)
-    assert grid_sensitivity(1.0, default_granularity(1.0)) == 2**20
+        assert 2**10 <= delta / g < 2**11
+        assert grid_sensitivity(delta, g) <= delta / g * (1 + 2**-10)
+    assert grid_sensitivity(1.0, default_granularity(1.0)) == 2**10
 
 
 @pytest.mark.parametrize(
