@@ -138,11 +138,11 @@ class IntervalMeanRelease:
         self._row_sensitivities = (-(-step // counts)).astype(np.float64)  # ⌈s_j/n_j⌉
         self._row_scales = np.array([
             grid_noise_scale(float(b), 1.0 / int(n), int(d))
-            for b, n, d in zip(self.scales, counts, self._row_sensitivities)
+            for b, n, d in zip(self.scales, counts, self._row_sensitivities, strict=True)
         ])
         self.secure_events = tuple(
             DiscreteLaplace(scale=float(b), l1_sensitivity=float(d))
-            for b, d in zip(self._row_scales, self._row_sensitivities)
+            for b, d in zip(self._row_scales, self._row_sensitivities, strict=True)
         )
         for event in self.secure_events:
             accountant.spend_many(event, keys=streams)

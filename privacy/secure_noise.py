@@ -204,21 +204,13 @@ def sample_bernoulli_exp(gamma: Any, *, size: int, rng: np.random.Generator) -> 
     ----------
     gamma : int, float or Fraction
         ``γ >= 0``, taken as the exact rational value of the number given.
-    size : int
-        Number of draws, >= 0.
-    rng : numpy.random.Generator
-        Source of integer bits (never of floats).
+    size, rng
+        As in :func:`sample_discrete_laplace` (errors too, for ``gamma``; ``γ = 0``
+        is allowed).
 
     Returns
     -------
     ndarray of bool, shape (size,)
-
-    Raises
-    ------
-    ValueError
-        If ``gamma`` is negative or not finite, or ``size < 0``.
-    TypeError
-        If ``gamma`` is not a real number or ``rng`` not a Generator.
 
     References
     ----------
@@ -335,21 +327,9 @@ def sample_discrete_gaussian(sigma: Any, *, size: int, rng: np.random.Generator)
     ----------
     sigma : int, float or Fraction
         ``σ > 0`` (the ``sigma`` of :class:`fedpriv.privacy.events.DiscreteGaussian`).
-    size : int
-        Number of draws, >= 0.
-    rng : numpy.random.Generator
-        Source of integer bits (never of floats).
-
-    Returns
-    -------
-    ndarray of int64, shape (size,)
-
-    Raises
-    ------
-    ValueError
-        If ``sigma`` is not finite and > 0, or ``size < 0``.
-    TypeError
-        If ``sigma`` is not a real number or ``rng`` not a Generator.
+    size, rng
+        As in :func:`sample_discrete_laplace`, which also gives the return type and
+        the errors (for ``sigma`` in place of ``scale``).
 
     Notes
     -----
