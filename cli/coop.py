@@ -142,7 +142,8 @@ def _simulate(args: argparse.Namespace, env, graph, seed):
     if name == "private-coop-ucb":
         return run_private_coop_ucb(env, graph, epsilon=args.epsilon, theta=args.theta,
                                     rule=args.rule, gamma=args.gamma, own_term=args.own_term,
-                                    count_field=args.count_field, **common)
+                                    count_field=args.count_field,
+                                    secure_noise=getattr(args, "secure_noise", False), **common)
     if name == "coop-ucb-nonprivate":
         return run_coop_ucb_nonprivate(env, graph, gamma=args.gamma, interval=args.interval,
                                        **common)

@@ -69,7 +69,7 @@ def _run(args: argparse.Namespace) -> int:
         run = run_fed_ucb(
             env, graph, horizon=args.horizon, epsilon=args.epsilon, mode=args.mode,
             log_base=args.log_base, noise_on_empty_nodes=args.noise_on_empty_nodes,
-            n_trials=args.trials, seed=root,
+            n_trials=args.trials, seed=root, secure_noise=getattr(args, "secure_noise", False),
         )
     seconds = time.perf_counter() - started
     final = run.cumulative_regret[..., -1].mean(axis=1)

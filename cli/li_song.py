@@ -123,7 +123,7 @@ def _run(args: argparse.Namespace) -> int:
     root = as_seed_sequence(args.seed)
     env = _environment(args, root)
     common = {"horizon": args.horizon, "epsilon": args.epsilon, "n_trials": args.trials,
-              "seed": root}
+              "seed": root, "secure_noise": getattr(args, "secure_noise", False)}
     started = time.perf_counter()
     name = args.algorithm
     if name in ("cdp-mab", "ce-cdp-mab"):

@@ -21,6 +21,11 @@ defines ``register(run, experiment)``, which adds its subparsers with a ``handle
 
 Errors in the arguments or the data exit with status 2 and a message that names the
 parameter; nothing is written to the report folder in that case.
+
+``--secure-noise`` (every ``run`` command) releases with exact discrete noise on a grid
+(:mod:`fedpriv.privacy.secure_noise`) instead of floating-point Laplace noise. The
+commands in :data:`SECURE_NOISE_RUNS` support it; the others exit with status 2 and
+say which do.
 """
 
 from __future__ import annotations
@@ -59,6 +64,17 @@ FAMILIES = (
     "fedpriv.cli.coop",
 )
 
+#: ``run`` commands whose privacy mechanism takes ``secure=True`` (Laplace releases).
+SECURE_NOISE_RUNS = (
+    "gossip-fed-ucb",
+    "cdp-mab",
+    "ce-cdp-mab",
+    "ddp-mab",
+    "hdp-mab",
+    "single-mab",
+    "private-coop-ucb",
+)
+
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``fedpriv``."""
@@ -88,8 +104,25 @@ def build_parser() -> argparse.ArgumentParser:
                                                metavar="EXPERIMENT")
     for family in FAMILIES:
         importlib.import_module(family).register(run_sub, experiment_sub)
+    for command in run_sub.choices.values():
+        command.add_argument(
+            "--secure-noise", action="store_true",
+            help="exact discrete noise on a grid instead of floating-point Laplace noise "
+                 f"(supported by: {', '.join(SECURE_NOISE_RUNS)})",
+        )
     guard_numeric_options(parser)
     return parser
+
+
+def _check_secure_noise(args: argparse.Namespace) -> None:
+    """Refuse ``--secure-noise`` for a run command whose mechanism cannot take it."""
+    if getattr(args, "secure_noise", False) and args.algorithm not in SECURE_NOISE_RUNS:
+        raise ValueError(
+            f"`--secure-noise` is not supported by `run {args.algorithm}` (its noise is "
+            f"not a Laplace release, or it draws none); supported: "
+            f"{', '.join(SECURE_NOISE_RUNS)}."
+        )
+
 
 
 #: Float options where ``inf`` is meaningful (ε = inf: no noise).
@@ -175,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "account":
             return _account(args)
+        if args.command == "run":
+            _check_secure_noise(args)
         return args.handler(args)
     except (ToolkitError, ValueError, TypeError, OSError) as error:
         print(f"fedpriv: error: {error}", file=sys.stderr)

@@ -1,5 +1,21 @@
 """Noise mechanisms. Each one charges the accountant *before* it draws or releases.
 
+Secure noise
+------------
+With ``secure=True`` a mechanism releases on a grid of spacing ``granularity = 2**k``
+with exact integer noise (:mod:`fedpriv.privacy.secure_noise`): the statistic is
+rounded to the grid, integer discrete Laplace noise of scale ``scale / granularity``
+is added and the result is multiplied back (exact in float64), so every released
+value is a grid point whatever the data, and floating point cannot leak the input
+(Mironov 2012). The sensitivity on the grid is ``⌈Δ / granularity⌉`` steps and the
+event charged is :class:`~fedpriv.privacy.events.DiscreteLaplace` with that scale and
+sensitivity, so the accountant's guarantee is the exact one of what is released. The
+grid noise scale is ``⌈Δ/g⌉ · scale / Δ`` steps
+(:func:`~fedpriv.privacy.secure_noise.grid_noise_scale`), which keeps ε at the float
+mechanism's ``Δ/scale``: the noise is wider by the rounding factor ``⌈Δ/g⌉/(Δ/g)``,
+below ``1 + 2**-10`` on the default grid ``2**(⌊log2 Δ⌋ - 10)`` and exactly 1 when
+``Δ/g`` is an integer.
+
 Randomness
 ----------
 ``rng`` is a :class:`numpy.random.Generator`, or an object array of Generators whose
@@ -18,7 +34,15 @@ import numpy as np
 from fedpriv.privacy._checks import check_int_at_least, check_positive, check_real
 from fedpriv.privacy.accountant import Accountant
 from fedpriv.privacy.errors import CapacityExceededError
-from fedpriv.privacy.events import Laplace, LaplaceTree, NonPrivate
+from fedpriv.privacy.events import DiscreteLaplace, Laplace, LaplaceTree, NonPrivate, SelfComposed
+from fedpriv.privacy.secure_noise import (
+    default_granularity,
+    from_grid,
+    grid_noise_scale,
+    grid_sensitivity,
+    round_to_grid,
+    sample_discrete_laplace,
+)
 from fedpriv.privacy.tree import tree_depth
 
 __all__ = ["LaplaceTreeCounter", "laplace_release", "raw_release"]
@@ -41,22 +65,44 @@ def _rng_shape(rng: Any) -> tuple[int, ...]:
     )
 
 
-def _draw_laplace(rng: Any, scale: float, shape: tuple[int, ...], *, lead: int = 0) -> np.ndarray:
+def _draw_laplace(
+    rng: Any, scale: float, shape: tuple[int, ...], *, lead: int = 0, secure: bool = False
+) -> np.ndarray:
     """Laplace(0, scale) of ``shape``; generator ``g`` fills block ``g`` of the rng axes.
 
     ``lead`` leading axes of ``shape`` come before the rng axes (node-major chunks).
+    ``secure``: exact discrete Laplace of scale ``scale`` instead (int64 values).
     """
+
+    def draw(generator: np.random.Generator, size: tuple[int, ...]) -> np.ndarray:
+        if not secure:
+            return generator.laplace(0.0, scale, size=size)
+        n = int(np.prod(size, dtype=np.int64))
+        return sample_discrete_laplace(scale, size=n, rng=generator).reshape(size)
+
     rshape = _rng_shape(rng)
     if not rshape:
-        return rng.laplace(0.0, scale, size=shape)
+        return draw(rng, shape)
     body = shape[lead:]
     if body[: len(rshape)] != rshape:
         raise ValueError(f"`rng` shape {rshape} does not match the leading axes of {body}.")
-    out = np.empty(shape)
+    out = np.empty(shape, dtype=np.int64 if secure else np.float64)
     inner = shape[:lead] + body[len(rshape):]
     for index in np.ndindex(*rshape):
-        out[(slice(None),) * lead + index] = rng[index].laplace(0.0, scale, size=inner)
+        out[(slice(None),) * lead + index] = draw(rng[index], inner)
     return out
+
+
+def _grid(secure: bool, granularity: float | None, l1_sensitivity: float) -> float | None:
+    """The grid of a secure release (None when not secure); validates ``granularity``."""
+    if not secure:
+        if granularity is not None:
+            raise ValueError("`granularity` applies only with `secure=True`.")
+        return None
+    if granularity is None:
+        return default_granularity(l1_sensitivity)
+    grid_sensitivity(l1_sensitivity, granularity)  # raises unless a power of two
+    return float(granularity)
 
 
 def _flatten_keys(
@@ -78,11 +124,16 @@ def laplace_release(
     accountant: Accountant,
     keys: Mapping[str, Any],
     rng: Any,
+    secure: bool = False,
+    granularity: float | None = None,
 ) -> np.ndarray:
     """Release every entry of ``values`` with independent ``Lap(scale)`` noise.
 
     Each entry is one release about the records of its own cell: entry ``j`` is
     charged ``events.Laplace(scale, l1_sensitivity)`` under ``{level: keys[level][j]}``.
+    With ``secure=True`` entry ``j`` is released on the grid (module docstring) and
+    charged ``events.DiscreteLaplace(t, ⌈l1_sensitivity / g⌉)`` with ``t`` from
+    :func:`~fedpriv.privacy.secure_noise.grid_noise_scale` (same ε).
 
     Parameters
     ----------
@@ -98,15 +149,22 @@ def laplace_release(
         Labels per level, each broadcastable to ``values.shape``.
     rng : Generator or object ndarray of Generator
         The privacy-noise stream(s).
+    secure : bool, default False
+        Exact discrete noise on a grid instead of floating-point Laplace noise.
+    granularity : float, optional
+        Grid spacing (a power of two) when ``secure``; default
+        :func:`~fedpriv.privacy.secure_noise.default_granularity` of
+        ``l1_sensitivity``. The sensitivity is that of ``values`` as computed.
 
     Returns
     -------
-    ndarray of float64, same shape as ``values``
+    ndarray of float64, same shape as ``values`` (grid points when ``secure``)
 
     Raises
     ------
     ValueError
-        If ``values`` is not finite or ``scale``/``l1_sensitivity`` are not > 0.
+        If ``values`` is not finite or ``scale``/``l1_sensitivity`` are not > 0,
+        or ``granularity`` is not a power of two (or given without ``secure``).
     BudgetExceededError
         If the accountant's budget would be exceeded (nothing is drawn).
     """
@@ -114,16 +172,24 @@ def laplace_release(
     if not np.all(np.isfinite(values)):
         raise ValueError("`values` must be finite.")
     event = Laplace(scale=scale, l1_sensitivity=l1_sensitivity)
+    grid = _grid(secure, granularity, event.l1_sensitivity)
+    if grid is not None:
+        steps = round_to_grid(values, grid)
+        sensitivity = grid_sensitivity(event.l1_sensitivity, grid)
+        event = DiscreteLaplace(
+            scale=grid_noise_scale(event.scale, event.l1_sensitivity, sensitivity),
+            l1_sensitivity=sensitivity,
+        )
     rshape = _rng_shape(rng)
     if rshape and values.shape[: len(rshape)] != rshape:
         raise ValueError(f"`rng` shape {rshape} does not match the leading axes of {values.shape}.")
     flat = _flatten_keys(keys, values.shape)
     accountant.spend_many(event, keys=flat)
-    noise = _draw_laplace(rng, event.scale, values.shape)
+    noise = _draw_laplace(rng, event.scale, values.shape, secure=grid is not None)
     accountant.record_draws(
         keys=flat, node=-1, level=-1, scale=event.scale, l1_sensitivity=event.l1_sensitivity
     )
-    return values + noise
+    return values + noise if grid is None else from_grid(steps + noise, grid)
 
 
 def raw_release(values: Any, *, accountant: Accountant, keys: Mapping[str, Any], reason: str) -> np.ndarray:
@@ -174,6 +240,18 @@ class LaplaceTreeCounter:
     noise_on_empty_nodes : bool
         ``False`` (the paper's text, §4.1: noise "if there exists observations in that
         partial sum") or ``True`` (Algorithm 3 as printed: noise on every node used).
+    secure : bool, default False
+        Exact integer noise on a grid (module docstring): every observation is
+        rounded to the grid (so node sums are exact integer sums of grid steps and
+        one record moves a node by at most ``⌈l1_sensitivity / g⌉`` steps, whatever
+        the floating-point summation order), node noise is discrete Laplace of scale
+        ``t = ⌈l1_sensitivity / g⌉ · scale / l1_sensitivity`` steps, and the counter
+        is charged ``SelfComposed(DiscreteLaplace(t, ⌈l1_sensitivity / g⌉), depth)``:
+        the same pure ``depth · l1_sensitivity / scale`` as the float tree.
+        Releases are grid points. Ignored when ``scale == 0`` (no noise).
+    granularity : float, optional
+        Grid spacing, a power of two; default
+        :func:`~fedpriv.privacy.secure_noise.default_granularity` of ``high - low``.
 
     Raises
     ------
@@ -195,6 +273,8 @@ class LaplaceTreeCounter:
         value_bounds: tuple[float, float] = (0.0, 1.0),
         out_of_bounds: str = "raise",
         noise_on_empty_nodes: bool = False,
+        secure: bool = False,
+        granularity: float | None = None,
     ) -> None:
         self.stream_shape = tuple(check_int_at_least("stream_shape", n, 1) for n in stream_shape)
         self.horizon = check_int_at_least("horizon", horizon, 1)
@@ -219,7 +299,17 @@ class LaplaceTreeCounter:
             raise ValueError(f"`rng` shape {rshape} must match the leading axes of {self.stream_shape}.")
         self.depth = tree_depth(self.horizon)
         self._keys = _flatten_keys(keys, self.stream_shape)
-        if self.scale > 0:
+        self.granularity = _grid(secure, granularity, self.l1_sensitivity)
+        self.secure = self.granularity is not None and self.scale > 0
+        # Ledger rows and node noise in the units of the release (grid steps if secure).
+        self._row_scale, self._row_sensitivity = self.scale, self.l1_sensitivity
+        if self.secure:
+            steps = grid_sensitivity(self.l1_sensitivity, self.granularity)
+            self._row_scale = grid_noise_scale(self.scale, self.l1_sensitivity, steps)
+            self._row_sensitivity = float(steps)
+            node = DiscreteLaplace(scale=self._row_scale, l1_sensitivity=self._row_sensitivity)
+            self.event = SelfComposed(event=node, count=self.depth)
+        elif self.scale > 0:
             self.event = LaplaceTree(
                 scale=self.scale, horizon=self.horizon, l1_sensitivity=self.l1_sensitivity
             )
@@ -257,7 +347,8 @@ class LaplaceTreeCounter:
             self._chunk_start += self._chunk.shape[0]
             length = min(self._chunk_len, grown, self.horizon - self._chunk_start)
             self._chunk = _draw_laplace(
-                self._rng, self.scale, (length,) + self.stream_shape, lead=1
+                self._rng, self._row_scale, (length,) + self.stream_shape, lead=1,
+                secure=self.secure,
             )
             offset = s - 1 - self._chunk_start
         return self._chunk[offset]
@@ -311,6 +402,8 @@ class LaplaceTreeCounter:
             )
         values = self._check_values(values, observed)
         x = np.where(observed, values, 0.0)
+        if self.secure:  # grid steps, summed exactly in float64 (integers < 2**53)
+            x = round_to_grid(x, self.granularity).astype(np.float64)
         self.t += 1
         level = (self.t & -self.t).bit_length() - 1
         self._node_sum[level] = self._node_sum[:level].sum(axis=0) + x
@@ -359,19 +452,23 @@ class LaplaceTreeCounter:
                         keys={k: v[stream_index] for k, v in self._keys.items()},
                         node=(self.t >> level_arr) << level_arr,
                         level=level_arr,
-                        scale=self.scale,
-                        l1_sensitivity=self.l1_sensitivity,
+                        scale=self._row_scale,
+                        l1_sensitivity=self._row_sensitivity,
                     )
                     self.n_draws += int(stream_index.size)
                     drawn = self._node_drawn[todo] | new
                     self._node_drawn[todo] = drawn
                     self._level_drawn[todo] = drawn.reshape(todo.size, -1).all(axis=1)
         noise = (used * self._node_noise[levels]).sum(axis=0)
-        return np.where(mask, self._raw_total + noise, np.nan)
+        total = self._raw_total + noise  # exact integers of grid steps when secure
+        if self.secure:
+            total = total * self.granularity  # exact: a power of two
+        return np.where(mask, total, np.nan)
 
     @property
     def guarantee_epsilon(self) -> float:
-        """Pure ε of one stream's tree: ``depth * l1_sensitivity / scale`` (∞ if no noise)."""
+        """Pure ε of one stream's tree: ``depth * l1_sensitivity / scale`` (∞ if no noise;
+        in grid units when secure)."""
         if self.scale == 0:
             return np.inf
-        return self.depth * self.l1_sensitivity / self.scale
+        return self.depth * self._row_sensitivity / self._row_scale

@@ -203,6 +203,7 @@ def _simulate(
     env: BernoulliMAB, graph: nx.Graph, *, horizon: int, gamma: int, n_trials: int, seed,
     table: RewardTable | None, record: bool, private: bool, epsilon: float,
     theta: float | None, rule: str, own_term: str, count_field: str, interval: int = 1,
+    secure_noise: bool = False,
 ) -> CoopRun:
     horizon, n_trials, schedule = check_setup(env, graph, horizon, n_trials, gamma)
     root = as_seed_sequence(seed)
@@ -220,6 +221,7 @@ def _simulate(
             (B, M, K), epsilon=epsilon, horizon=T, theta=theta, rule=rule,
             accountant=accountant,
             rngs=stream_rngs(root, n_trials=B, n_agents=M, stream=Stream.NOISE),
+            secure=secure_noise,
         )
     if not private:
         accountant.spend_many(events.NonPrivate(
@@ -408,6 +410,7 @@ def run_private_coop_ucb(
     seed: int | np.random.SeedSequence = 0,
     table: RewardTable | None = None,
     record: bool = False,
+    secure_noise: bool = False,
 ) -> CoopRun:
     """Private Multi-Agent UCB (Alg. 2 with Alg. 1's interval releases), batched.
 
@@ -440,6 +443,11 @@ def run_private_coop_ucb(
         Reward table to use instead of the seed's (neighboring runs in audits).
     record : bool
         Keep a :class:`Transcript`.
+    secure_noise : bool
+        Exact discrete Laplace noise on a grid instead of floating-point Laplace
+        noise (:class:`fedpriv.privacy.interval_mechanism.IntervalMeanRelease` with
+        ``secure=True``: one ``DiscreteLaplace`` per release point instead of the
+        ``IntervalRelease``).
 
     Returns
     -------
@@ -467,7 +475,7 @@ def run_private_coop_ucb(
     return _simulate(
         env, graph, horizon=horizon, gamma=gamma, n_trials=n_trials, seed=seed, table=table,
         record=record, private=True, epsilon=epsilon, theta=theta, rule=rule,
-        own_term=own_term, count_field=count_field,
+        own_term=own_term, count_field=count_field, secure_noise=bool(secure_noise),
     )
 
 

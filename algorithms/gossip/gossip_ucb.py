@@ -179,6 +179,7 @@ def _simulate(
     log_base: str,
     noise_on_empty_nodes: bool,
     record_trace: bool,
+    secure_noise: bool = False,
 ) -> GossipRun:
     """One batch: open it (:func:`open_batch`), then rounds ``1..rounds`` of Alg. 1 / 4."""
     adjacency = _validate_common(env, graph, horizon, n_trials)
@@ -189,7 +190,8 @@ def _simulate(
     root = as_seed_sequence(seed)
     opened = open_batch(env, graph, root, horizon=T, n_trials=n_trials, epsilon=epsilon,
                          private=private, mode=mode, log_base=log_base,
-                         noise_on_empty_nodes=noise_on_empty_nodes, rounds=rounds)
+                         noise_on_empty_nodes=noise_on_empty_nodes, rounds=rounds,
+                         secure_noise=secure_noise)
     global_means = np.asarray(env.global_means, dtype=np.float64)
     counts = np.ones(opened.init.shape, dtype=np.int64)
     n_tilde = np.ones(opened.init.shape, dtype=np.int64)
@@ -298,6 +300,7 @@ def run_fed_ucb(
     seed: int | np.random.SeedSequence = 0,
     record_trace: bool = False,
     rounds: int | None = None,
+    secure_noise: bool = False,
 ) -> GossipRun:
     """Run Fed_UCB (Zhu et al. 2021, Algorithm 4) inside a fresh :class:`Accountant`.
 
@@ -316,6 +319,11 @@ def run_fed_ucb(
     noise_on_empty_nodes : bool
         Algorithm 3's literal "always add noise" instead of the text's "only on nodes
         with observations".
+    secure_noise : bool
+        Exact discrete Laplace noise on a grid instead of floating-point Laplace
+        noise, for the initial release and the trees
+        (:mod:`fedpriv.privacy.secure_noise`; charged ``DiscreteLaplace`` and, per
+        tree, ``SelfComposed(DiscreteLaplace, depth)``, the same ε).
     Other parameters as in :func:`run_gossip_ucb`.
 
     Returns
@@ -343,5 +351,6 @@ def run_fed_ucb(
         epsilon=epsilon,
         private=True, mode=mode, log_base=log_base,
         noise_on_empty_nodes=noise_on_empty_nodes, record_trace=record_trace,
+        secure_noise=bool(secure_noise),
     )
 

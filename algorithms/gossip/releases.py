@@ -25,6 +25,7 @@ def open_fed_ucb_releases(
     rng,
     noise_on_empty_nodes: bool = False,
     reward_bounds: tuple[float, float] | None = (0.0, 1.0),
+    secure_noise: bool = False,
 ) -> tuple[Accountant, np.ndarray, LaplaceTreeCounter, int]:
     """Open Fed_UCB's releases: a fresh accountant, the initial-pull release, the trees.
 
@@ -35,7 +36,7 @@ def open_fed_ucb_releases(
     ----------
     initial_rewards : ndarray of float64, shape (n_trials, n_agents, n_arms)
         ``X_{i,k}(0)`` of every trial.
-    horizon, epsilon, mode, log_base, noise_on_empty_nodes
+    horizon, epsilon, mode, log_base, noise_on_empty_nodes, secure_noise
         As in :func:`run_fed_ucb`.
     rng : object ndarray of Generator, shape (n_trials, n_agents)
         Privacy-noise streams.
@@ -74,7 +75,7 @@ def open_fed_ucb_releases(
     if mode == "corrected" and scale > 0:
         init = laplace_release(
             x0, scale=scale, l1_sensitivity=1.0, accountant=accountant,
-            keys={**keys, "phase": _PHASE_INIT}, rng=rng,
+            keys={**keys, "phase": _PHASE_INIT}, rng=rng, secure=secure_noise,
         )
     else:
         reason = (
@@ -95,6 +96,6 @@ def open_fed_ucb_releases(
         stream_shape=(B, N, M), horizon=horizon, scale=scale, accountant=accountant,
         keys={**keys, "phase": _PHASE_STREAM}, rng=rng,
         out_of_bounds="clip" if mode == "corrected" else "ignore",
-        noise_on_empty_nodes=noise_on_empty_nodes,
+        noise_on_empty_nodes=noise_on_empty_nodes, secure=secure_noise,
     )
     return accountant, init, counter, n_clipped

@@ -265,7 +265,8 @@ class _Plan:
 
 def simulate(plan: _Plan, *, env: Any, table: Any, horizon: int, epsilon: float,
              n_trials: int, noise_rngs: np.ndarray, policy_rngs: np.ndarray,
-             accountant: Accountant, record: bool) -> dict[str, Any]:
+             accountant: Accountant, record: bool,
+             secure_noise: bool = False) -> dict[str, Any]:
     """Run the elimination epochs of ``plan`` for all trials at once (see module doc)."""
     units = plan.agents_of_unit
     n_units, n_ag = units.shape
@@ -361,7 +362,8 @@ def simulate(plan: _Plan, *, env: Any, table: Any, horizon: int, epsilon: float,
                     n_participants=plan.n_participants)
                 yhat[start[m]:stop[m]] = laplace_release(
                     vals, scale=scale, l1_sensitivity=1.0 / int(n_r[m]),
-                    accountant=accountant, keys=keys, rng=noise_rngs[b]).T
+                    accountant=accountant, keys=keys, rng=noise_rngs[b],
+                    secure=secure_noise).T
         w_old = (s_prev[bg] / s_new[pb])[:, None]
         w_new = (n_r[pb] / s_new[pb])[:, None]
         old = ybar[bg[:, None], a_range[None, :], pk[:, None]]

@@ -178,13 +178,14 @@ def _policy(root: Any, n_trials: int, n_units: int) -> np.ndarray:
 
 
 def _run(plan: _Plan, env: Any, *, horizon: int, epsilon: float, n_trials: int, root: Any,
-         table: Any, record: bool, claimed: float, setting: dict[str, Any]) -> LiSongRun:
+         table: Any, record: bool, claimed: float, setting: dict[str, Any],
+         secure_noise: bool = False) -> LiSongRun:
     accountant = Accountant(disjoint=_LEVELS, sequential=("channel",))
     out = simulate(
         plan, env=env, table=table, horizon=horizon, epsilon=epsilon, n_trials=n_trials,
         noise_rngs=_noise(root, n_trials, env.n_agents, plan.agents_of_unit),
         policy_rngs=_policy(root, n_trials, plan.agents_of_unit.shape[0]),
-        accountant=accountant, record=record)
+        accountant=accountant, record=record, secure_noise=bool(secure_noise))
     return _finish(plan.algorithm, setting, out, env, accountant, epsilon, claimed, root,
                    horizon)
 
@@ -210,7 +211,7 @@ def run_cdp_mab(env: Any, *, horizon: int, epsilon: float, n_trials: int = 1,
                 seed: int | np.random.SeedSequence = 0, participation_rate: float = 1.0,
                 n_rounds: int | None = None, gap: float | None = None,
                 schedule: str = "paper", c1: float = 25.0, table: Any = None,
-                record: bool = False) -> LiSongRun:
+                record: bool = False, secure_noise: bool = False) -> LiSongRun:
     """CDP-MAB (Alg. 1) and its communication-constrained variant (§IV-B).
 
     Parameters
@@ -240,6 +241,9 @@ def run_cdp_mab(env: Any, *, horizon: int, epsilon: float, n_trials: int = 1,
         Reward table (e.g. a neighbouring one); default drawn from ``seed``.
     record : bool
         Keep message and action transcripts.
+    secure_noise : bool
+        Exact discrete Laplace noise on a grid for every message (``secure=True`` of
+        :func:`fedpriv.privacy.laplace_release`, charged ``DiscreteLaplace``).
 
     Returns
     -------
@@ -279,7 +283,8 @@ def run_cdp_mab(env: Any, *, horizon: int, epsilon: float, n_trials: int = 1,
                "n_participants": n, "n_rounds": n_rounds, "gap": gap,
                "schedule": schedule, "c1": c1, "n_trials": n_trials}
     return _run(plan, env, horizon=horizon, epsilon=epsilon, n_trials=n_trials, root=root,
-                table=table, record=record, claimed=claimed, setting=setting)
+                table=table, record=record, claimed=claimed, setting=setting,
+                secure_noise=secure_noise)
 
 
 def run_ddp_mab(env: Any, graph: nx.Graph, *, horizon: int, epsilon: float,
@@ -287,7 +292,7 @@ def run_ddp_mab(env: Any, graph: nx.Graph, *, horizon: int, epsilon: float,
                 c2: float = 1.0, cost_model: str = "edges",
                 delay_convention: str = "counter", n_rounds: int | None = None,
                 gap: float | None = None, schedule: str = "paper", table: Any = None,
-                record: bool = False) -> LiSongRun:
+                record: bool = False, secure_noise: bool = False) -> LiSongRun:
     """DDP-MAB (Alg. 3) with GIS on ``graph``; ``n_rounds`` gives Corollary 1's variant.
 
     Parameters
@@ -344,7 +349,8 @@ def run_ddp_mab(env: Any, graph: nx.Graph, *, horizon: int, epsilon: float,
                "gap": gap, "schedule": schedule, "n_trials": n_trials,
                "gis_messages": {k: gis.count(k) for k in ("ADV", "REQ", "DATA")}}
     return _run(plan, env, horizon=horizon, epsilon=epsilon, n_trials=n_trials, root=root,
-                table=table, record=record, claimed=claimed, setting=setting)
+                table=table, record=record, claimed=claimed, setting=setting,
+                secure_noise=secure_noise)
 
 
 def run_hdp_mab(env: Any, components: Sequence[nx.Graph], *, horizon: int, epsilon: float,
@@ -353,7 +359,7 @@ def run_hdp_mab(env: Any, components: Sequence[nx.Graph], *, horizon: int, epsil
                 aggregation: str = "unweighted", delay_convention: str = "slots",
                 n_rounds: int | None = None, gap: float | None = None,
                 schedule: str = "paper", table: Any = None,
-                record: bool = False) -> LiSongRun:
+                record: bool = False, secure_noise: bool = False) -> LiSongRun:
     """HDP-MAB (Alg. 5): components with sink agents, SAC relaying, server averaging.
 
     Parameters
@@ -438,12 +444,13 @@ def run_hdp_mab(env: Any, components: Sequence[nx.Graph], *, horizon: int, epsil
                "t_delay": plan.delay, "n_rounds": n_rounds, "gap": gap,
                "schedule": schedule, "n_trials": n_trials}
     return _run(plan, env, horizon=horizon, epsilon=epsilon, n_trials=n_trials, root=root,
-                table=table, record=record, claimed=claimed, setting=setting)
+                table=table, record=record, claimed=claimed, setting=setting,
+                secure_noise=secure_noise)
 
 
 def run_single_mab(env: Any, *, horizon: int, epsilon: float, n_trials: int = 1,
                    seed: int | np.random.SeedSequence = 0, table: Any = None,
-                   record: bool = False) -> LiSongRun:
+                   record: bool = False, secure_noise: bool = False) -> LiSongRun:
     """Single-MAB: every agent runs Alg. 1 alone with ``M = 1`` (Remark 2, Fig. 8).
 
     Noise ``Lap(1/(ε n_r))`` (pure ε per release; ``epsilon = inf`` is the noise-free
@@ -466,4 +473,5 @@ def run_single_mab(env: Any, *, horizon: int, epsilon: float, n_trials: int = 1,
         round_cost=lambda _: 0.0, schedule="halving", gap=None, n_rounds=None)
     setting = {"epsilon": epsilon, "n_trials": n_trials}
     return _run(plan, env, horizon=horizon, epsilon=epsilon, n_trials=n_trials, root=root,
-                table=table, record=record, claimed=claimed, setting=setting)
+                table=table, record=record, claimed=claimed, setting=setting,
+                secure_noise=secure_noise)

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from fedpriv.audit.regression.api import AuditResult, NeighboringPair, audit_mechanism
+from fedpriv.audit.regression.corpus_float import float_entries
 from fedpriv.audit.estimators.white_box import laplace_log_density_ratio
 from fedpriv.privacy.guarantees import GaussianDP, PureDP
 from fedpriv.privacy.relations import NeighboringRelation
@@ -688,8 +689,8 @@ def _build() -> tuple[CorpusEntry, ...]:
     return tuple(entry for family in families for entry in family())
 
 
-#: Every fixture, broken ones and their twins.
-CORPUS: tuple[CorpusEntry, ...] = _build()
+#: Every fixture, broken ones and their twins (C1: :mod:`.corpus_float`).
+CORPUS: tuple[CorpusEntry, ...] = _build() + float_entries()
 
 
 def corpus_entries(expected_violated: bool | None = None) -> tuple[CorpusEntry, ...]:
