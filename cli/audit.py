@@ -33,14 +33,10 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from fedpriv.audit.claims.claim import json_number
-from fedpriv.audit.regression.api import NeighboringPair, audit_mechanism
-from fedpriv.privacy.errors import MechanismError
-from fedpriv.privacy.guarantees import ApproxDP, GaussianDP, PureDP
+if TYPE_CHECKING:  # the functions import NumPy and fedpriv when they run, so that
+    import numpy as np  # `fedpriv audit --help` answers at once
 
 __all__ = ["UserCodeError", "load_mechanism", "parse_claim", "parse_dataset", "register_audit"]
 
@@ -64,6 +60,8 @@ def parse_claim(text: str):
     >>> parse_claim("approx:1:1e-5")
     ApproxDP(epsilon=1.0, delta=1e-05)
     """
+    from fedpriv.privacy.guarantees import ApproxDP, GaussianDP, PureDP
+
     kind, *values = str(text).strip().split(":")
     arity = {"pure": 1, "approx": 2, "gdp": 1}
     if kind.lower() not in arity or len(values) != arity[kind.lower()]:
@@ -90,6 +88,8 @@ def parse_dataset(name: str, text: str) -> Any:
         If ``text`` is not JSON, or is JSON but not a number or a rectangular numeric
         array; the message names ``name`` (``D`` or ``D'``).
     """
+    import numpy as np
+
     try:
         value = json.loads(text)
     except ValueError as error:
@@ -195,6 +195,8 @@ class _Checked:
         return outputs
 
     def _check(self, outputs: Any, n_samples: int) -> np.ndarray:
+        import numpy as np
+
         try:
             array = np.asarray(outputs, dtype=np.float64)
         except (TypeError, ValueError):
@@ -244,6 +246,10 @@ def register_audit(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def _jsonable(value: Any) -> Any:
+    import numpy as np
+
+    from fedpriv.audit.claims.claim import json_number
+
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, np.ndarray)):
@@ -271,6 +277,9 @@ def _report(result, target: str, args: argparse.Namespace) -> str:
 
 
 def _audit(args: argparse.Namespace) -> int:
+    from fedpriv.audit.regression.api import NeighboringPair, audit_mechanism
+    from fedpriv.privacy.errors import MechanismError
+
     claim = parse_claim(args.claim)
     pair = NeighboringPair(parse_dataset("D", args.pair[0]),
                            parse_dataset("D'", args.pair[1]),

@@ -38,31 +38,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from fedpriv.audit.claims.claim import json_number
 from fedpriv.cli.audit import register_audit
+from fedpriv.cli.commands import EXPERIMENT_COMMANDS, FAMILIES, RUN_COMMANDS, family_of
 from fedpriv.cli.verify import register_verify
-from fedpriv.privacy.deployment import (
-    budget_report,
-    load_deployment,
-    render_markdown,
-    render_store_markdown,
-    render_store_text,
-    render_text,
-    store_report,
-)
-from fedpriv.privacy.errors import ToolkitError
-from fedpriv.privacy.store import is_store
 
-__all__ = ["build_parser", "main"]
+# Nothing above imports NumPy, pandas, matplotlib or dp-accounting: the commands import
+# what they use when they run, so ``fedpriv --help`` and ``fedpriv <command> --help``
+# answer at once (tests/test_cli_startup.py, benchmarks/bench_cli.py).
 
-#: Modules that add ``run`` and ``experiment`` subcommands through ``register``.
-FAMILIES = (
-    "fedpriv.cli.gossip",
-    "fedpriv.cli.feducb",
-    "fedpriv.cli.linucb",
-    "fedpriv.cli.li_song",
-    "fedpriv.cli.coop",
-)
+__all__ = ["FAMILIES", "build_parser", "main"]
 
 #: ``run`` commands whose privacy mechanism takes ``secure=True`` (Laplace releases).
 SECURE_NOISE_RUNS = (
@@ -76,8 +60,14 @@ SECURE_NOISE_RUNS = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``fedpriv``."""
+def build_parser(families: tuple[str, ...] | None = None) -> argparse.ArgumentParser:
+    """The argument parser of ``fedpriv``.
+
+    ``families`` names the family modules (:data:`FAMILIES`) whose ``run`` and
+    ``experiment`` commands get their full parsers; the others are listed by name and
+    help only (:mod:`fedpriv.cli.commands`). Default: every family.
+    """
+    families = FAMILIES if families is None else tuple(families)
     parser = argparse.ArgumentParser(
         prog="fedpriv",
         description="Verify the differential-privacy claims of federated bandit algorithms.",
@@ -102,9 +92,15 @@ def build_parser() -> argparse.ArgumentParser:
     experiment = sub.add_parser("experiment", help="reproduce a paper's figure")
     experiment_sub = experiment.add_subparsers(dest="experiment", required=True,
                                                metavar="EXPERIMENT")
-    for family in FAMILIES:
+    for family in families:
         importlib.import_module(family).register(run_sub, experiment_sub)
-    for command in run_sub.choices.values():
+    for table, subparsers in ((RUN_COMMANDS, run_sub), (EXPERIMENT_COMMANDS, experiment_sub)):
+        for name, (module, text) in table.items():
+            if f"fedpriv.cli.{module}" not in families:  # listed, not built
+                subparsers.add_parser(name, help=text, add_help=False)
+    for name, command in run_sub.choices.items():
+        if f"fedpriv.cli.{RUN_COMMANDS[name][0]}" not in families:
+            continue
         command.add_argument(
             "--secure-noise", action="store_true",
             help="exact discrete noise on a grid instead of floating-point Laplace noise "
@@ -169,6 +165,17 @@ def guard_numeric_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _account(args: argparse.Namespace) -> int:
+    from fedpriv.privacy.deployment import (
+        budget_report,
+        load_deployment,
+        render_markdown,
+        render_store_markdown,
+        render_store_text,
+        render_text,
+        store_report,
+    )
+    from fedpriv.privacy.store import is_store
+
     if is_store(args.file):
         report = store_report(args.file, delta=args.delta)
         text, markdown = render_store_text(report), render_store_markdown(report)
@@ -191,6 +198,8 @@ def _account(args: argparse.Namespace) -> int:
 
 
 def _jsonable(value: Any) -> Any:
+    from fedpriv.audit.claims.claim import json_number
+
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -200,11 +209,15 @@ def _jsonable(value: Any) -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``fedpriv`` console script."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    family = family_of(argv)
+    parser = build_parser(() if family is None else (family,))
     try:
         args = parser.parse_args(argv)
     except SystemExit as stop:  # argparse: --help (0) or a refused argument (2)
         return int(stop.code or 0)
+    from fedpriv.privacy.errors import ToolkitError
+
     try:
         if args.command == "account":
             return _account(args)
