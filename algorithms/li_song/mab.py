@@ -58,7 +58,8 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from fedpriv.algorithms.li_song.core import SCHEDULES, LiSongRun, _Plan, simulate
+from fedpriv.algorithms.li_song.core import SCHEDULES, LiSongRun, _Plan
+from fedpriv.algorithms.li_song.epochs import simulate
 from fedpriv.algorithms.li_song.network import (
     COST_MODELS,
     DELAY_CONVENTIONS,
