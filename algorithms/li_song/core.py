@@ -52,6 +52,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fedpriv.privacy.accountant import Accountant
+
 
 __all__ = [
     "SCHEDULES",
