@@ -46,11 +46,7 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
-from fedpriv.algorithms.coop.kernels import (
-    ArmMajorDelayLine,
-    BufferedRewards,
-    argmax_ties_arm_major,
-)
+from fedpriv.algorithms.coop.loop import CoopLoop
 from fedpriv.algorithms.networks.flooding import FloodingSchedule, make_schedule
 from fedpriv.algorithms.environments.bernoulli import BernoulliMAB, RewardTable
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rngs
@@ -231,151 +227,12 @@ def _simulate(
         accountant.spend_many(events.NonPrivate(
             reason="own raw mean drives the agent's actions and its un-noised counts are "
                    "broadcast (byzantine.md A1 = raw, E4)"), keys=every)
-    N = B * M
-    # Arm-major flat state: cell c = k N + n with n = b M + v (reductions over arms run
-    # over the leading axis). num / den: Σ over the agent's own term and the latest
-    # message of every sender within γ hops of (weight · mean) and weight; messages
-    # arrive through the line. mean = num/den (inf where den = 0) and spread =
-    # sqrt(1/den) (0 there) are refreshed where num/den change, so the index is
-    # mean + sqrt(2 ln t) * spread.
-    sums = np.zeros(K * N)
-    counts = np.zeros(K * N, dtype=np.int64)
-    noisy = np.zeros(K * N)  # μ̃ (last release; its weight is 0 before one)
-    released_n = np.zeros(K * N, dtype=np.int64)
-    num = np.zeros(K * N)
-    den = np.zeros(K * N)
-    mean = np.full(K * N, np.inf)
-    spread = np.zeros(K * N)
-    index = np.empty((K, N))
-    line = ArmMajorDelayLine(schedule, B, K)
-    actions = np.empty((N, T), dtype=np.int64)
-    rewards = np.empty((N, T))
-    content = None
-    if record:
-        content = {"mean": np.full((B, M, T, K), np.nan), "count": np.zeros((B, M, T, K), dtype=np.int64)}
-
-    def refresh(cells: np.ndarray) -> None:
-        d = den[cells]
-        positive = d > 0
-        if positive.all():
-            mean[cells] = num[cells] / d
-            spread[cells] = np.sqrt(1.0 / d)
-            return
-        safe = np.where(positive, d, 1.0)
-        mean[cells] = np.where(positive, num[cells] / safe, np.inf)
-        spread[cells] = np.where(positive, np.sqrt(1.0 / safe), 0.0)
-
-    def refresh_all() -> None:
-        positive = den > 0
-        if positive.all():
-            np.divide(num, den, out=mean)
-            np.divide(1.0, den, out=spread)
-            np.sqrt(spread, out=spread)
-            return
-        safe = np.where(positive, den, 1.0)
-        np.copyto(mean, np.where(positive, num / safe, np.inf))
-        np.copyto(spread, np.where(positive, np.sqrt(1.0 / safe), 0.0))
-
-    rows = np.arange(N)
-    reader = BufferedRewards(table, B, M, K, T)
-    raw_own = own_term == "raw"
-    current = count_field == "current"
-    dense = num.size // 4
-    stale = None  # cells whose num/den changed after the last refresh
-    for t in range(1, T + 1):
-        # mean/spread of the cells whose num/den changed (own term of the last round,
-        # messages delivered now) are refreshed once, before the decision
-        delivered = line.deliver(t)
-        if delivered is not None and delivered[0].size > dense:
-            # dense round: bincount, refresh everything
-            cells, d_num, d_den = delivered
-            num += np.bincount(cells, weights=d_num, minlength=num.size)
-            den += np.bincount(cells, weights=d_den, minlength=num.size)
-            refresh_all()
-        else:
-            if delivered is not None:
-                cells, d_num, d_den = delivered
-                np.add.at(num, cells, d_num)
-                np.add.at(den, cells, d_den)
-                stale = cells if stale is None else np.concatenate([stale, cells])
-            if stale is not None:
-                refresh(stale)
-        stale = None
-        if t <= K * f:
-            arm = np.full(N, (t - 1) % K, dtype=np.int64)
-        else:
-            np.multiply(spread.reshape(K, N), math.sqrt(2.0 * math.log(t)), out=index)
-            np.add(mean.reshape(K, N), index, out=index)
-            arm = argmax_ties_arm_major(index, policy.at(t).reshape(-1))
-        cell = arm * N + rows
-        pulls = counts[cell]
-        reward = reader.read(cell, pulls, counts)
-        sums[cell] += reward
-        counts[cell] = pulls + 1
-        if raw_own:
-            num[cell] += reward
-            den[cell] += 1.0
-            stale = cell
-        # Message content (weight w, mean) of the pulled streams before and after this
-        # round (A2). With count_field="release" it changes only at a release (w = ñ),
-        # so only the releasing rows are looked at.
-        due = np.flatnonzero((pulls + 1) % f == 0)
-        if current:
-            old_rel = released_n[cell]
-            old_mean = noisy[cell]
-            old_w = np.where(old_rel > 0, pulls, 0)
-        if due.size:
-            c = cell[due]
-            n = counts[c]
-            if not current:
-                old_w, old_mean = released_n[c], noisy[c]
-            if private:
-                values = mechanism.release(due // M, due % M, arm[due], sums[c], n)
-            else:
-                values = sums[c] / n
-            noisy[c] = values
-            released_n[c] = n
-        if current:
-            if due.size:
-                new_rel, new_mean = released_n[cell], noisy[cell]
-            else:
-                new_rel, new_mean = old_rel, old_mean
-            new_w = np.where(new_rel > 0, pulls + 1, 0)
-            delta_num = new_w * new_mean - old_w * old_mean
-            delta_den = (new_w - old_w).astype(np.float64)
-            changed = np.flatnonzero((delta_den != 0) | (delta_num != 0))
-            if changed.size < N:
-                c = cell[changed]
-                delta_num, delta_den = delta_num[changed], delta_den[changed]
-                send_arm = arm[changed]
-            else:
-                c, send_arm = cell, arm
-        elif due.size:
-            delta_num = n * values - old_w * old_mean
-            delta_den = (n - old_w).astype(np.float64)
-            keep = np.flatnonzero((delta_den != 0) | (delta_num != 0))
-            changed, c = due[keep], c[keep]
-            delta_num, delta_den = delta_num[keep], delta_den[keep]
-            send_arm = arm[changed]
-        else:
-            changed = due
-        if changed.size:
-            line.send(t, changed, send_arm, delta_num, delta_den)
-            if not raw_own:
-                num[c] += delta_num
-                den[c] += delta_den
-                stale = c
-        actions[:, t - 1], rewards[:, t - 1] = arm, reward
-        if content is not None:
-            noisy3 = noisy.reshape(K, B, M).transpose(1, 2, 0)
-            rel3 = released_n.reshape(K, B, M).transpose(1, 2, 0)
-            content["mean"][:, :, t - 1] = np.where(rel3 > 0, noisy3, np.nan)
-            counts3 = counts.reshape(K, B, M).transpose(1, 2, 0)
-            content["count"][:, :, t - 1] = np.where(rel3 > 0, counts3, 0) if current else rel3
-        if mechanism is not None and t % 256 == 0:
-            mechanism.flush()
-    if mechanism is not None:
-        mechanism.flush()
+    loop = CoopLoop(schedule=schedule, table=table, n_trials=B, n_agents=M, n_arms=K,
+                    horizon=T, interval=f, mechanism=mechanism, policy=policy,
+                    own_term=own_term, count_field=count_field, record=record)
+    loop.run()
+    actions, rewards, content = loop.actions, loop.rewards, loop.content
+    released_n = loop.released_n
     actions, rewards = actions.reshape(B, M, T), rewards.reshape(B, M, T)
     released_n = np.ascontiguousarray(released_n.reshape(K, B, M).transpose(1, 2, 0))
     transmissions, deliveries = communication_cost(schedule, T)
