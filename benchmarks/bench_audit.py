@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 import fedpriv.audit as audit
-from fedpriv.audit.regression.corpus import fresh_noise_prefix_sums, gaussian_count, laplace_count
+from fedpriv.audit.regression.corpus_mechanisms import fresh_noise_prefix_sums, gaussian_count, laplace_count
 from fedpriv.privacy import GaussianDP, PureDP
 
 __all__: list[str] = []

@@ -17,7 +17,7 @@ import pytest
 
 import fedpriv.audit as audit
 from fedpriv.privacy.errors import MechanismError
-from fedpriv.audit.regression.corpus import gaussian_count, laplace_count
+from fedpriv.audit.regression.corpus_mechanisms import gaussian_count, laplace_count
 from fedpriv.privacy import ZCDP, ApproxDP, GaussianDP, PureDP
 from fedpriv.privacy.errors import PrivacyViolationError, ToolkitError
 from fedpriv.privacy.guarantees import gaussian_dp_delta

@@ -31,7 +31,7 @@ from fedpriv.audit.claims.fed_ucb import VerifyConfig, verify_gossip_fed_ucb  # 
 from fedpriv.audit.claims.verify import ClaimsConfig, verify_claims  # noqa: E402
 from fedpriv.audit.endtoend.engine import AuditBudget  # noqa: E402
 from fedpriv.audit.executor import connect_scheduler  # noqa: E402
-from fedpriv.audit.regression.corpus import laplace_count  # noqa: E402
+from fedpriv.audit.regression.corpus_mechanisms import laplace_count  # noqa: E402
 from fedpriv.privacy import PureDP  # noqa: E402
 
 __all__: list[str] = []

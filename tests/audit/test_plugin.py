@@ -16,7 +16,7 @@ import pytest
 
 import fedpriv.audit as audit
 from fedpriv.audit.regression.auditor import Auditor
-from fedpriv.audit.regression.corpus import laplace_count
+from fedpriv.audit.regression.corpus_mechanisms import laplace_count
 from fedpriv.privacy import PureDP
 from fedpriv.privacy.errors import PrivacyViolationError
 
@@ -72,7 +72,7 @@ import subprocess
 import sys
 import pytest
 import fedpriv.audit as audit
-from fedpriv.audit.regression.corpus import laplace_count
+from fedpriv.audit.regression.corpus_mechanisms import laplace_count
 from fedpriv.privacy import PureDP
 
 PAIR = audit.NeighboringPair(1.0, 0.0)

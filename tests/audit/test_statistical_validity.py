@@ -26,7 +26,7 @@ from dp_accounting.pld import privacy_loss_distribution
 from scipy import optimize
 
 import fedpriv.audit as audit
-from fedpriv.audit.regression.corpus import gaussian_count, laplace_count, tree_nodes
+from fedpriv.audit.regression.corpus_mechanisms import gaussian_count, laplace_count, tree_nodes
 from fedpriv.privacy import PLD, ApproxDP, GaussianDP, PureDP
 from fedpriv.privacy.guarantees import gaussian_dp_epsilon
 from fedpriv.privacy.tree import nodes_covering, tree_depth
