@@ -22,6 +22,12 @@ rescales them (google/differential-privacy#378).
 
 ``get_epsilon`` returns the tightest valid route; ``routes`` returns all of them.
 The ledger has one row per noise draw and is exported as a pandas DataFrame.
+
+Length: one class, :class:`Accountant`: atomic, budgeted charging and the queries over
+its ledger (every route, the tightest, the bracket, per-key spend). Splitting one
+object's methods across modules would scatter its invariants; the route arithmetic
+(:mod:`~fedpriv.privacy.routes`), the handlers and the persistent store
+(:mod:`~fedpriv.privacy.store`) already live elsewhere.
 """
 
 from __future__ import annotations

@@ -36,6 +36,10 @@ in a ``[calibration.NAME]`` table (see :data:`CALIBRATIONS`), so that a file can
 
 Malformed files raise :class:`~fedpriv.privacy.errors.DataFormatError` naming the file and the
 offending key; nothing is charged unless the whole file is valid.
+
+Length: ``fedpriv account`` is one feature: the deployment TOML format (parse, validate,
+build an accountant) and the reports of a description or a ledger store share their
+rendering.
 """
 
 from __future__ import annotations

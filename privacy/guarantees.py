@@ -17,6 +17,10 @@ conversion is sound: the converted guarantee is implied by the original one, so 
 The numeric conversions of parameters (:func:`zcdp_epsilon`, :func:`zcdp_delta`,
 :func:`gaussian_dp_epsilon`, :func:`gaussian_dp_delta`, :func:`rdp_epsilon`,
 :func:`rdp_delta`) live in :mod:`fedpriv.privacy.conversions` and are re-exported here.
+
+Length: the six guarantee types, one concept (a guarantee and how it answers ε(δ) and
+δ(ε)); about half of the module is their documentation, and the conversions between them
+live in :mod:`fedpriv.privacy.conversions`.
 """
 
 from __future__ import annotations

@@ -37,6 +37,9 @@ self-composition; Gaussian-family events are merged into one Gaussian of Î¼ = âˆ
 The per-event handler table (:class:`EventHandlers`, :func:`register_event`,
 :func:`handlers_for`, and the built-in handlers) lives in :mod:`fedpriv.privacy.handlers` and
 is re-exported here; importing this module registers the built-in events.
+
+Length: one short function per composition route and its helpers, which together form
+one table; a quarter of it is documentation.
 """
 
 from __future__ import annotations

@@ -84,3 +84,18 @@ def test_no_import_cycles_between_modules() -> None:
                 graph.add_edge(module, target)
     cycles = [c for c in nx.simple_cycles(graph) if not any(SOURCES[m].name == "__init__.py" for m in c)]
     assert not cycles, f"import cycles: {cycles[:5]}"
+
+
+#: Modules may run past about this many lines only with a reason in their docstring.
+MODULE_LINES = 500
+
+
+LONG = sorted(m for m, p in SOURCES.items()
+              if p.read_text(encoding="utf-8").count("\n") > MODULE_LINES)
+
+
+@pytest.mark.parametrize("module", LONG)
+def test_long_modules_state_why(module: str) -> None:
+    text = SOURCES[module].read_text(encoding="utf-8")
+    doc = ast.get_docstring(ast.parse(text)) or ""
+    assert "Length:" in doc, f"{module} has {text.count(chr(10))} lines and no 'Length:' reason"

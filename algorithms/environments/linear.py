@@ -37,6 +37,10 @@ each action costs one uniform whatever the reward model.
 
 With ``shared_users=True`` (footnote 4) one user is present at every agent at a
 round: every agent gets agent 0's decision set and reward row.
+
+Length: the environment's public types (the bandit, its tables, blocks and
+substitutions) with their documentation; the sampling internals are in
+:mod:`~fedpriv.algorithms.environments.linear_sampling`.
 """
 
 from __future__ import annotations

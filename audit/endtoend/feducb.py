@@ -32,6 +32,10 @@ decentralized FedUCB with ``schedule="fixed"`` (every channel; the clock reads n
 data, so none is raw). :func:`audit_feducb_decentralized_fixed` audits what agent 0's
 neighbour receives from it (its releases and their arrival times) with one user of
 agent 0 changed.
+
+Length: FedUCB's accountant and audit recipes, one per kind of registered claim
+(centralized, decentralized, fixed, footnote 4), which share the knife-edge pair
+construction.
 """
 
 from __future__ import annotations

@@ -10,6 +10,9 @@ Nasr et al. (2021), DP-Sniper and ``jax_privacy.auditing``.
 
 A lower bound can refute a privacy claim (bound > claimed ε) but can never certify
 one. Re-exported by :mod:`fedpriv.audit.estimators` (the public home of these names).
+
+Length: half of it documents the statistics (Clopper–Pearson bounds, the Bonferroni
+split, the threshold grid) that every other estimator builds on.
 """
 
 from __future__ import annotations

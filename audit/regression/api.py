@@ -21,6 +21,10 @@ also applies it to an ``ApproxDP`` claim, refuting it only under the assumption 
 Gaussian-shaped trade-off curve). All bounds of one audit come from one simultaneous
 family (:mod:`fedpriv.audit.estimators._bounds`), so "violated" — any of them beyond the claim — has a
 family-wise false-alarm probability <= 1 - confidence.
+
+Length: the public regression-test API (:class:`NeighboringPair`, :class:`AuditResult`,
+:func:`audit_mechanism`, :func:`assert_private`) with its validated plan and its two
+stages; a third of it is documentation.
 """
 
 from __future__ import annotations

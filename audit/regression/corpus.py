@@ -18,6 +18,10 @@ Alg. 1, 5, 6); B1 no noise; B2/B3 tree without the log factor / off by one level
 B4 fresh noise on the running sum every round; B5 unclipped rewards (Google's
 bounded-sum test entry 1000.0); B6 data-dependent sync triggers (Zhou & Chowdhury,
 ICLR 2024, on FedUCB); B7 noise reused across nodes; B8 wrong neighbour notion.
+
+Length: the entries are data: every known-broken fixture with its twin, pair, claim and
+source, grouped by family in one function each (the mechanisms are in
+:mod:`~fedpriv.audit.regression.corpus_mechanisms`).
 """
 
 from __future__ import annotations
