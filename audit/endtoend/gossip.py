@@ -3,7 +3,8 @@
 * :func:`fed_ucb_accountant`: Fed_UCB's releases opened as a run opens them, ε over
   Definition 1's stream (rounds 1..T), as ``fedpriv verify`` has always done.
 * :func:`audit_fed_ucb_tree`: the tree counter on the worst-case pair (round 1
-  changed 0 ↔ 1), white-box Laplace LLR (gossip.md §6 A1; :mod:`fedpriv.audit.endtoend.tree`).
+  changed 0 ↔ 1), white-box Laplace LLR over the nodes covering round 1, at any
+  horizon (gossip.md §6 A1; :mod:`fedpriv.audit.endtoend.tree_nodes`).
 * :func:`audit_fed_ucb_initial`: the whole algorithm, canary in the initial pull
   ``X_{0,k}(0)`` (1 in D, 0 in D'), observed by agent 0's gossip partner: the value
   agent 0 sends for arm k at its first gossip (gossip.md §3.4 item 3, §6 A2).
@@ -26,7 +27,7 @@ import numpy as np
 from fedpriv.audit.claims.claim import Claim
 from fedpriv.audit.endtoend.engine import AuditBudget, EndToEndAudit, child_seed, search_and_confirm
 from fedpriv.audit.neighbors import worst_case_reward_pair
-from fedpriv.audit.endtoend.tree import audit_tree_counter
+from fedpriv.audit.endtoend.tree_nodes import audit_tree_nodes
 from fedpriv.privacy.calibration import fed_ucb_scale
 
 __all__ = [
@@ -152,7 +153,7 @@ def fed_ucb_unbounded_accountant(claim: Claim) -> tuple[str, float, tuple[str, .
 
 def _tree_audit(pair, scale: float, claim: Claim, budget: AuditBudget, seed, neighbors: str,
                 channel: str) -> EndToEndAudit:
-    result = audit_tree_counter(
+    result = audit_tree_nodes(
         pair, scale=scale, claimed_epsilon=claim.claimed.epsilon, n_samples=budget.samples,
         seed=seed, confidence=budget.confidence,
     )
