@@ -153,6 +153,9 @@ def evaluate_claim(key: str, budget: AuditBudget, seed: np.random.SeedSequence) 
     verdict, evidence = decide_verdict(claim.claimed.epsilon, epsilon, bound)
     if audit is not None:
         evidence += f"; audit event: {audit.event} ({audit.neighbors})"
+        if math.isfinite(audit.epsilon_lower_bound_at_1e_6):
+            evidence += (f"; the same event's audit lower bound at δ=1e-6: "
+                         f"{audit.epsilon_lower_bound_at_1e_6:.4g}")
     else:
         evidence += "; no end-to-end audit (accountant only)"
     return ClaimResult(

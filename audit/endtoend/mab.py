@@ -33,6 +33,7 @@ import time
 import numpy as np
 
 from fedpriv.audit.claims.claim import Claim
+from fedpriv.audit.endtoend.combine import halved, stronger_of
 from fedpriv.audit.endtoend.engine import (
     AuditBudget,
     EndToEndAudit,
@@ -164,26 +165,25 @@ def audit_li_song_messages(claim: Claim, budget: AuditBudget, seed) -> EndToEndA
     n_first = int(explore["stop"].min()) // int(s["n_arms"])
     means = [float(t.rewards(0, 0, 0, np.arange(n_first)).mean()) for t in tables]
     events = {pair: [(0, ">=", max(means)), (0, "<=", min(means))]}
-    half = dataclasses.replace(budget, confidence=1.0 - (1.0 - budget.confidence) / 2.0)
+    half = halved(budget)
     whole = search_and_confirm(
         {pair: sample}, budget=half, seed=child_seed(seed, 0), delta=claim.claimed_delta,
         channel=f"{kind} messages of agent 0 (epoch 1, ȳ of arm 0)",
         names=("ȳ_{0,0}(1) as sent",), events=events,
     )
-    return _with_release_audit(whole, probe, means, half, child_seed(seed, 1))
+    release = _release_audit(probe, means, half, child_seed(seed, 1), whole)
+    return stronger_of(whole, release, confidence=budget.confidence,
+                       names=("end to end", "mechanism level"))
 
 
-def _with_release_audit(whole: EndToEndAudit, probe, means: list[float], half: AuditBudget,
-                        seed) -> EndToEndAudit:
-    """The stronger of the end-to-end audit and the mechanism-level one, family-wise.
+def _release_audit(probe, means: list[float], half: AuditBudget, seed,
+                   whole: EndToEndAudit) -> EndToEndAudit:
+    """Agent 0's epoch-1 message of arm 0 as one Laplace release (mechanism level).
 
-    The mechanism-level audit releases agent 0's epoch-1 mean of arm 0 (``means[0]``
-    in D, ``means[1]`` in D') with the scale and sensitivity the algorithm charged for
-    that message (its ledger row) through the library's Laplace mechanism,
-    ``RELEASE_FACTOR`` times the end-to-end sample count, white-box LLR
-    (:func:`fedpriv.audit.endtoend.tree_nodes.audit_laplace_release`). Each audit
-    runs at confidence ``1 − α/2``, so the larger bound holds at ``1 − α`` (union
-    bound) and is reported at that confidence.
+    Its true means (``means[0]`` in D, ``means[1]`` in D') released with the scale and
+    sensitivity the algorithm charged for that message (its ledger row) through the
+    library's Laplace mechanism, ``RELEASE_FACTOR`` times the end-to-end sample count,
+    white-box LLR (:func:`fedpriv.audit.endtoend.tree_nodes.audit_laplace_release`).
     """
     from fedpriv.audit.endtoend.tree_nodes import audit_laplace_release
 
@@ -191,22 +191,16 @@ def _with_release_audit(whole: EndToEndAudit, probe, means: list[float], half: A
     ledger = probe.accountant.ledger
     row = ledger[(ledger["agent"] == 0) & (ledger["arm"] == 0) & (ledger["epoch"] == 1)
                  & (ledger["channel"] == "message")].iloc[0]
-    release = audit_laplace_release(
-        means[0], means[1], scale=float(row["scale"]),
-        l1_sensitivity=float(row["l1_sensitivity"]),
+    scale = float(row["scale"])
+    bound = audit_laplace_release(
+        means[0], means[1], scale=scale, l1_sensitivity=float(row["l1_sensitivity"]),
         n_samples=half.samples * RELEASE_FACTOR, seed=seed, confidence=half.confidence,
     )
-    level = 1.0 - 2.0 * (1.0 - half.confidence)
-    seconds = whole.seconds + time.perf_counter() - started
-    what = (f"the stronger of two audits at {half.confidence:.4g} each: end to end "
-            f"{whole.bound.epsilon_lower_bound:.4g} ({whole.event}); mechanism level "
-            f"{release.epsilon_lower_bound:.4g} (agent 0's epoch-1 message of arm 0 "
-            f"as one Laplace release, scale {float(row['scale']):.4g}, "
-            f"{release.n_samples:,} runs/world, LLR >= {release.threshold:.4g})")
-    best = release if release.epsilon_lower_bound > whole.bound.epsilon_lower_bound else \
-        whole.bound
     return dataclasses.replace(
-        whole, bound=dataclasses.replace(best, confidence=level), event=what, seconds=seconds,
+        whole, bound=bound, pilot_epsilon=float("nan"),
+        event=(f"agent 0's epoch-1 message of arm 0 as one Laplace release (scale "
+               f"{scale:.4g}), LLR >= {bound.threshold:.4g}, {bound.n_samples:,} runs/world"),
+        seconds=time.perf_counter() - started,
     )
 
 

@@ -43,6 +43,7 @@ from fedpriv.audit.estimators.threshold import (
     NO_EVIDENCE,
     EpsilonLowerBound,
     clopper_pearson_interval,
+    epsilon_lower_bound_at_delta,
     estimate_epsilon_lower_bound,
     laplace_threshold_grid,
 )
@@ -61,6 +62,7 @@ __all__ = [
     "clopper_pearson_interval",
     "default_epsilon_grid",
     "estimate_delta_lower_bounds",
+    "epsilon_lower_bound_at_delta",
     "estimate_epsilon_lower_bound",
     "estimate_gdp_mu_lower_bound",
     "estimate_one_run_epsilon",

@@ -54,6 +54,22 @@ def test_feducb_fixed_schedule_holds():
     result = evaluate_claim("feducb/feducb/fixed", BUDGET, np.random.SeedSequence(2024))
     assert result.audit.epsilon_lower_bound <= 1.0
     assert result.verdict == "holds"
+    # The event is chosen at δ = 1e-6 and its bound there is reported as well.
+    assert "audit lower bound at δ=1e-6" in result.evidence
+
+
+@pytest.mark.statistical
+def test_noisy_own_term_first_release_gives_a_positive_sound_bound():
+    """Own term noisy: agent 0's first released mean of arm 0 is one Laplace release
+    (ε_f = 0.683); its likelihood-ratio event, offered from the pair, gives a positive
+    bound at 3 000 runs per world (expected ≈ 0.58, standard deviation ≈ 0.05, so a
+    false failure of ``> 0`` is negligible) that stays <= ε_f unless the 95% bounds
+    fail (probability <= 5%; the seed is pinned)."""
+    budget = AuditBudget(pilot_samples=500, samples=3_000, batch_size=1_000)
+    noisy = evaluate_claim("dubey_aamas/private-coop-ucb/own-noisy/per-message", budget,
+                           np.random.SeedSequence(11))
+    assert 0.0 < noisy.audit.epsilon_lower_bound <= noisy.accountant_epsilon
+    assert "first released mean" in noisy.audit_event
 
 
 @pytest.mark.statistical
