@@ -38,12 +38,12 @@ from fedpriv.audit.estimators.one_run import (
     estimate_one_run_epsilon,
     one_run_p_value,
 )
+from fedpriv.audit.estimators._bounds import epsilon_lower_bound_at_delta
 from fedpriv.audit.estimators.threshold import (
     DIRECTIONS,
     NO_EVIDENCE,
     EpsilonLowerBound,
     clopper_pearson_interval,
-    epsilon_lower_bound_at_delta,
     estimate_epsilon_lower_bound,
     laplace_threshold_grid,
 )

@@ -35,7 +35,6 @@ __all__ = [
     "NO_EVIDENCE",
     "EpsilonLowerBound",
     "clopper_pearson_interval",
-    "epsilon_lower_bound_at_delta",
     "estimate_epsilon_lower_bound",
     "laplace_threshold_grid",
 ]
@@ -506,49 +505,3 @@ def laplace_threshold_grid(max_llr: float, n: int = 32) -> np.ndarray:
     grid[0], grid[-1] = -max_llr, max_llr
     return grid
 
-
-def epsilon_lower_bound_at_delta(bound: EpsilonLowerBound, delta: float) -> float:
-    """The bound's event re-read at another δ: ``ln((p_low − δ) / q_up)``, clipped at 0.
-
-    The Clopper–Pearson bounds ``p_low`` and ``q_up`` of the confirmed event (its
-    counts, sample sizes, direction and level ``(1 − confidence)/(2 n_tests)``) do not
-    depend on δ, and on the event that they hold, ``P(O) <= e^ε Q(O) + δ`` gives
-    ``ε >= ln((p_low − δ)/q_up)`` for *every* δ at once. So the value holds at the
-    bound's confidence simultaneously with ``bound`` itself, with no further
-    correction (the event was chosen for ``bound.delta``, so it may be weak at another
-    δ, never invalid).
-
-    Parameters
-    ----------
-    bound : EpsilonLowerBound
-    delta : float
-        In [0, 1).
-
-    Returns
-    -------
-    float
-        >= 0; 0 when ``bound`` has no event (direction ``"none"``).
-
-    Examples
-    --------
-    >>> b = estimate_epsilon_lower_bound([1.0] * 90 + [0.0] * 10, [1.0] * 10 + [0.0] * 90,
-    ...                                  thresholds=[0.5], delta=0.0)
-    >>> epsilon_lower_bound_at_delta(b, 0.0) == b.epsilon_lower_bound
-    True
-    >>> epsilon_lower_bound_at_delta(b, 0.5) < b.epsilon_lower_bound
-    True
-    """
-    delta = check_delta("delta", delta)
-    if bound.direction == NO_EVIDENCE:
-        return 0.0
-    level = (1.0 - bound.confidence) / (2 * bound.n_tests)
-    if bound.direction == DIRECTIONS[0]:
-        k_num, n_num, k_den, n_den = (bound.count_d, bound.n_samples_d,
-                                      bound.count_d_prime, bound.n_samples_d_prime)
-    else:
-        k_num, n_num, k_den, n_den = (bound.count_d_prime, bound.n_samples_d_prime,
-                                      bound.count_d, bound.n_samples_d)
-    excess = float(_cp_lower(k_num, n_num, level)) - delta
-    if excess <= 0.0:
-        return 0.0
-    return max(0.0, math.log(excess) - math.log(float(_cp_upper(k_den, n_den, level))))
