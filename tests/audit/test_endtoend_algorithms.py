@@ -112,3 +112,18 @@ def test_a_failing_recipe_is_reported_not_hidden(monkeypatch):
     result = evaluate_claim(entry.key, BUDGET, np.random.SeedSequence(0))
     assert result.verdict == "error" and "no such module" in result.evidence
     assert result.to_dict()["accountant"]["epsilon"] == "nan"
+
+
+@pytest.mark.statistical
+def test_noised_initial_pull_is_bounded_at_the_mechanism_level():
+    """Corrected Fed_UCB noises X(0) with Lap(3) (ε' = 1/3): the mechanism-level half
+    of the audit (2·10⁵ runs per world) bounds it within [0.25, 1/3] unless its 97.5%
+    bounds fail (upper side, probability <= 2.5%); the expected bound is about 0.32
+    with standard deviation about 0.005, so the lower side fails with negligible
+    probability; the seed is pinned."""
+    budget = AuditBudget(pilot_samples=50, samples=200, batch_size=200)
+    result = evaluate_claim("gossip_fed_ucb/gossip-fed-ucb/corrected/initial-pulls", budget,
+                            np.random.SeedSequence(5))
+    assert 0.25 <= result.audit.epsilon_lower_bound <= result.accountant_epsilon
+    assert result.audit.confidence == 0.95
+    assert "mechanism level" in result.audit_event
