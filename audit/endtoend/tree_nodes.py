@@ -15,9 +15,10 @@ its density factor is the same function in both worlds and cancels from the
 likelihood ratio. The log-likelihood ratio of the whole transcript is therefore the
 sum over the ``⌊log2 T⌋ + 1`` (at most) nodes covering ``τ``, and those nodes are a
 sufficient statistic for D against D': dropping the others loses no power. Dropping
-them is also *sound* whatever the implementation does, because the covering nodes are
-a post-processing of the transcript (a lower bound on an event of a sub-transcript is a
-lower bound for the whole). So T = 600 000 costs 20 Laplace draws per run, as T = 16
+them would be *sound* even if the node noises were not independent, because the
+covering nodes are a post-processing of the transcript (a lower bound on an event of a
+sub-transcript is a lower bound for the whole); independence is needed only for the
+claim that nothing is lost. So T = 600 000 costs 20 Laplace draws per run, as T = 16
 costs 5.
 
 What is audited
@@ -27,7 +28,10 @@ The node values are released through :func:`fedpriv.privacy.mechanisms.laplace_r
 the counter's scale and sensitivity, i.e. the mechanism the accountant prices. The
 full counter, run round by round, is audited by
 :func:`fedpriv.audit.endtoend.tree.audit_tree_counter`; this module is its fast,
-mechanism-level counterpart for large horizons and sample counts.
+mechanism-level counterpart for large horizons and sample counts (a test checks that
+the two LLRs have one distribution). :func:`audit_laplace_release` is the same audit
+for any vector of Laplace releases (one message of Li & Song, Fed_UCB's noised
+initial pull).
 
 Statistics
 ----------
