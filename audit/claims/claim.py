@@ -190,6 +190,9 @@ class ClaimResult:
         The distinguishing event or score of the audit.
     audit_seconds : float, optional
         Wall time of the audit.
+    audit_epsilon_at_1e6 : float, optional
+        The same confirmed event's audit lower bound read at δ = 10⁻⁶ (where the audit
+        recipe reports one), so a row with a vacuous claimed δ is bracketed there too.
     key : str, optional
         Register key of the claim.
     """
@@ -210,6 +213,7 @@ class ClaimResult:
     channel: str | None = None
     audit_event: str | None = None
     audit_seconds: float | None = None
+    audit_epsilon_at_1e6: float | None = None
     key: str | None = None
 
     @property
@@ -278,6 +282,7 @@ class ClaimResult:
                 "channel": self.channel,
                 "event": self.audit_event,
                 "seconds": self.audit_seconds,
+                "epsilon_lower_bound_at_1e-6": self.audit_epsilon_at_1e6,
             }
             record["audit"].update({k: v for k, v in extra.items() if v is not None})
         return record

@@ -104,7 +104,7 @@ class ClaimsConfig:
         """The ``--quick`` settings (pilot 100, 1 000 confirming runs per world).
 
         Fed_UCB's job runs :meth:`quick_fed_ucb` (its tree audits at 2·10⁵ samples per
-        world at T = 16, still enough to flag the paper's 1.25ε there).
+        world at every horizon, still enough to flag the paper's 1.25ε at T = 16).
         """
         base = {"quick": True,
                 "budget": AuditBudget(pilot_samples=100, samples=1_000, batch_size=1_000)}
@@ -117,7 +117,7 @@ class ClaimsConfig:
     @staticmethod
     def quick_fed_ucb(**overrides) -> VerifyConfig:
         """Fed_UCB's job under ``fedpriv verify --quick`` (see :meth:`quick_config`)."""
-        base = {"audit_samples": ((16, 2 * 10**5), (1024, 10**4))}
+        base = {"audit_samples": ((16, 2 * 10**5), (1024, 2 * 10**5), (600_000, 2 * 10**5))}
         base.update(overrides)
         return VerifyConfig.quick_config(**base)
 
@@ -187,6 +187,10 @@ def assemble_result(entry, route: str, epsilon: float, notes, audit=None, *,
                      f"there); at δ = 1e-6 the mechanism gives ε = {mech_at_probe:.4g}")
     if audit is not None:
         evidence += f"; audit event: {audit.event} ({audit.neighbors})"
+        at_1e6 = getattr(audit, "epsilon_lower_bound_at_1e_6", math.nan)
+        if math.isfinite(at_1e6):
+            evidence += f"; the same event's audit lower bound at δ=1e-6: {at_1e6:.4g}"
+            extra.setdefault("audit_epsilon_at_1e6", float(at_1e6))
     elif bound is None:
         evidence += "; no end-to-end audit (accountant only)"
     notes = tuple(notes) + ((entry.note,) if entry.note else ())

@@ -18,8 +18,10 @@ agent's actions, :mod:`fedpriv.privacy.interval_messages`), or the composed ε a
 :func:`audit_coop_messages` is the raw own-term audit (byzantine.md §6.4): one reward of
 agent 0 flipped (its first pull of arm 0, a reward every release of that stream covers);
 a neighbour records agent 0's messages — its noisy means and the counts sent with them
-— at several rounds; each candidate event concerns one message (one column), so the
-bound is valid for the per-message claim as well as for the composed one. With the own
+— at several rounds, and its first released mean of arm 0, whose likelihood-ratio
+events (the Laplace optimum, from the pair's true means) are offered to the pilot; each
+candidate event concerns one message (one column), so the bound is valid for the
+per-message claim as well as for the composed one. With the own
 term raw, agent 0's actions, hence the un-noised counts, follow its raw rewards (E4).
 
 Coupling: one world of the counter-based table for every sample (:class:`PinnedTable`),
@@ -33,6 +35,7 @@ import dataclasses
 import numpy as np
 
 from fedpriv.audit.claims.claim import Claim
+from fedpriv.audit.endtoend.combine import halved, stronger_of
 from fedpriv.audit.endtoend.engine import AuditBudget, EndToEndAudit, child_seed, search_and_confirm
 from fedpriv.privacy import event_epsilon
 from fedpriv.privacy import events
@@ -215,8 +218,14 @@ def coop_message_contents(claim: Claim, message: int | None = None) -> str:
             f"{counts}; the counts and the round follow v's actions, which follow {follows}")
 
 
-def _observe(run, rounds: np.ndarray, first_ucb: int) -> np.ndarray:
+def _observe(run, rounds: np.ndarray, first_ucb: int, interval: int) -> np.ndarray:
     """Agent 0's messages at ``rounds`` (1-based): means then counts, per arm.
+
+    Private runs then add agent 0's *first released mean of arm 0*: the mean it sends
+    at the first round whose count of arm 0 is at least the interval ``f`` (the first
+    release, over pulls 0..f−1, which contain the changed reward; ``_MISSING`` if that
+    count is never reached). It is one Laplace release ``x̂ + Lap(b_f)``, so
+    ``{y >= max x̂}`` and ``{y <= min x̂}`` are its likelihood-ratio-optimal events.
 
     Private runs add two columns for the first UCB round ``t* = first_ucb`` (K f + 1):
     ``Z`` = Σ_{u≠0} (w_u,0 μ̃_u,0 − w_u,1 μ̃_u,1), the weighted difference of the other
@@ -241,8 +250,13 @@ def _observe(run, rounds: np.ndarray, first_ucb: int) -> np.ndarray:
     moved = content["count"][:, 0, first_ucb - 1] - content["count"][:, 0, first_ucb - 2]
     z0 = np.where(moved[:, 0] > 0, z, 1e6)
     z1 = np.where(moved[:, 1] > 0, z, -1e6)
+    reached = content["count"][:, 0, :, 0] >= interval  # (n, T)
+    first = reached.argmax(axis=1)
+    released = np.where(reached.any(axis=1),
+                        np.nan_to_num(content["mean"][np.arange(n), 0, first, 0],
+                                      nan=_MISSING), _MISSING)
     return np.concatenate([means.reshape(n, -1), counts.reshape(n, -1),
-                           z0[:, None], z1[:, None]], axis=1)
+                           z0[:, None], z1[:, None], released[:, None]], axis=1)
 
 
 def audit_coop_messages(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
@@ -258,7 +272,8 @@ def audit_coop_messages(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudi
     horizon = int(s["horizon"])
     rounds = np.unique(np.linspace(1, horizon, 8).astype(np.int64))
     k = int(s["n_arms"])
-    first_ucb = k * interval_length(float(s["epsilon"])) + 1
+    interval = interval_length(float(s["epsilon"]))
+    first_ucb = k * interval + 1
 
     def sample(world: int, n: int, root: np.random.SeedSequence) -> np.ndarray:
         out = []
@@ -266,7 +281,7 @@ def audit_coop_messages(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudi
             size = min(budget.batch_size, n - start)
             run = run_coop(claim, n_trials=size, seed=child_seed(root, b), table=tables[world],
                            record=True)
-            out.append(_observe(run, rounds, first_ucb))
+            out.append(_observe(run, rounds, first_ucb, interval))
         return np.concatenate(out)
 
     if claim.algorithm == "byzantine-coop-ucb":
@@ -276,7 +291,8 @@ def audit_coop_messages(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudi
         names = tuple(f"mean[{a}] sent at round {r}" for r in rounds for a in range(k)) + tuple(
             f"count[{a}] sent at round {r}" for r in rounds for a in range(k)) + (
             f"others' weighted mean difference Z when agent 0 pulls arm 0 at round {first_ucb}",
-            f"others' weighted mean difference Z when agent 0 pulls arm 1 at round {first_ucb}")
+            f"others' weighted mean difference Z when agent 0 pulls arm 1 at round {first_ucb}",
+            "agent 0's first released mean of arm 0 (first message with count >= f)")
     pair = f"one reward changed: agent 0's first pull of arm 0, {own:g} (D) vs {1 - own:g} (D')"
     extra = {}
     if claim.algorithm != "byzantine-coop-ucb" and k == 2:
@@ -288,9 +304,35 @@ def audit_coop_messages(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudi
             own_sums = [float(table.rewards(0, 0, a, np.arange(f)).sum()) for a in range(2)]
             edges.append(own_sums[1] - own_sums[0])
         n_cols = len(names)
-        extra[pair] = [(n_cols - 2, "<=", max(edges)), (n_cols - 1, ">=", min(edges))]
-    return search_and_confirm(
-        {pair: sample}, budget=budget, seed=seed, delta=claim.claimed_delta,
-        channel="neighbour: agent 0's messages (means and counts) and the messages it holds "
-                "from the other agents", names=names, events=extra,
+        extra[pair] = [(n_cols - 3, "<=", max(edges)), (n_cols - 2, ">=", min(edges))]
+    if claim.algorithm != "byzantine-coop-ucb":
+        # The first release's true means in D and D' (pulls 0..f-1 of arm 0), from the
+        # pair alone: the Laplace likelihood-ratio events of that release.
+        first_means = [float(table.rewards(0, 0, 0, np.arange(interval)).mean())
+                       for table in tables]
+        extra.setdefault(pair, []).extend([(len(names) - 1, ">=", max(first_means)),
+                                           (len(names) - 1, "<=", min(first_means))])
+    channel = ("neighbour: agent 0's messages (means and counts) and the messages it holds "
+               "from the other agents")
+    if s.get("own_term") != "noisy":
+        return search_and_confirm(
+            {pair: sample}, budget=budget, seed=seed, delta=claim.claimed_delta,
+            channel=channel, names=names, events=extra,
+        )
+    # Own term noisy: the whole-transcript search is joined by a search on the first
+    # release alone (its Laplace likelihood-ratio events from the pair compete with 16
+    # quantiles only, so the pilot cannot lose them among hundreds of noisy candidates).
+    half = halved(budget)
+    whole = search_and_confirm(
+        {pair: sample}, budget=half, seed=child_seed(seed, 0), delta=claim.claimed_delta,
+        channel=channel, names=names, events=extra,
     )
+    column = len(names) - 1
+    first = search_and_confirm(
+        {pair: lambda world, n, root: sample(world, n, root)[:, column]}, budget=half,
+        seed=child_seed(seed, 1), delta=claim.claimed_delta, channel=channel,
+        names=(names[column],),
+        events={pair: [(0, kind, value) for _, kind, value in extra[pair][-2:]]},
+    )
+    return stronger_of(whole, first, confidence=budget.confidence,
+                       names=("whole transcript", "first release"))

@@ -110,6 +110,10 @@ class EndToEndAudit:
         (pilot proportions, confirmation's size and level; for the record only).
     seconds : float
         Wall time of pilot and confirmation.
+    epsilon_lower_bound_at_1e_6 : float
+        The same event's bound at δ = 10⁻⁶
+        (:func:`fedpriv.audit.estimators.epsilon_lower_bound_at_delta`; NaN when not
+        computed), so that a claim whose δ makes ε vacuous is bracketed at 10⁻⁶ too.
     """
 
     bound: EpsilonLowerBound
@@ -118,6 +122,7 @@ class EndToEndAudit:
     neighbors: str
     pilot_epsilon: float
     seconds: float
+    epsilon_lower_bound_at_1e_6: float = math.nan
 
 
 def child_seed(seed: int | np.random.SeedSequence, *keys: int) -> np.random.SeedSequence:

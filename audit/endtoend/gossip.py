@@ -3,10 +3,13 @@
 * :func:`fed_ucb_accountant`: Fed_UCB's releases opened as a run opens them, ε over
   Definition 1's stream (rounds 1..T), as ``fedpriv verify`` has always done.
 * :func:`audit_fed_ucb_tree`: the tree counter on the worst-case pair (round 1
-  changed 0 ↔ 1), white-box Laplace LLR (gossip.md §6 A1; :mod:`fedpriv.audit.endtoend.tree`).
+  changed 0 ↔ 1), white-box Laplace LLR over the nodes covering round 1, at any
+  horizon (gossip.md §6 A1; :mod:`fedpriv.audit.endtoend.tree_nodes`).
 * :func:`audit_fed_ucb_initial`: the whole algorithm, canary in the initial pull
   ``X_{0,k}(0)`` (1 in D, 0 in D'), observed by agent 0's gossip partner: the value
-  agent 0 sends for arm k at its first gossip (gossip.md §3.4 item 3, §6 A2).
+  agent 0 sends for arm k at its first gossip (gossip.md §3.4 item 3, §6 A2); where
+  the initial pull is noised (corrected mode), also that Laplace release at the
+  mechanism level, the stronger bound reported (:mod:`fedpriv.audit.endtoend.combine`).
 * :func:`audit_fed_ucb_unbounded`: the paper-mode tree fed the synthetic experiment's
   unclipped rewards; neighbours differ by ``canary`` (0 vs 20) at round 1 (§6 A3).
 
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 
 import networkx as nx
 import numpy as np
@@ -27,7 +31,8 @@ import numpy as np
 from fedpriv.audit.claims.claim import Claim
 from fedpriv.audit.endtoend.engine import AuditBudget, EndToEndAudit, child_seed, search_and_confirm
 from fedpriv.audit.neighbors import worst_case_reward_pair
-from fedpriv.audit.endtoend.tree import audit_tree_counter
+from fedpriv.audit.endtoend.combine import halved, stronger_of
+from fedpriv.audit.endtoend.tree_nodes import audit_laplace_release, audit_tree_nodes
 from fedpriv.privacy.calibration import fed_ucb_scale
 
 __all__ = [
@@ -160,7 +165,7 @@ def fed_ucb_unbounded_accountant(claim: Claim) -> tuple[str, float, tuple[str, .
 
 def _tree_audit(pair, scale: float, claim: Claim, budget: AuditBudget, seed, neighbors: str,
                 channel: str) -> EndToEndAudit:
-    result = audit_tree_counter(
+    result = audit_tree_nodes(
         pair, scale=scale, claimed_epsilon=claim.claimed.epsilon, n_samples=budget.samples,
         seed=seed, confidence=budget.confidence,
     )
@@ -288,9 +293,45 @@ def audit_fed_ucb_initial(claim: Claim, budget: AuditBudget, seed) -> EndToEndAu
             out.append(np.where(first >= 0, value, -1.0))
         return np.concatenate(out)
 
-    return search_and_confirm(
-        {"one reward changed: agent 0's initial pull of arm 0, 1 (D) vs 0 (D')": sample},
-        budget=budget, seed=seed, delta=claim.claimed_delta,
-        channel="gossip partner: agent 0's first gossip message ϑ_{0,0}",
-        names=("ϑ_{0,0} sent at agent 0's first gossip",),
+    pair = "one reward changed: agent 0's initial pull of arm 0, 1 (D) vs 0 (D')"
+    channel = "gossip partner: agent 0's first gossip message ϑ_{0,0}"
+    names = ("ϑ_{0,0} sent at agent 0's first gossip",)
+    scale = _initial_scale(claim)
+    if scale is None:  # the paper releases X(0) raw: nothing to audit at the mechanism
+        return search_and_confirm({pair: sample}, budget=budget, seed=seed,
+                                  delta=claim.claimed_delta, channel=channel, names=names)
+    half = halved(budget)
+    whole = search_and_confirm({pair: sample}, budget=half, seed=child_seed(seed, 0),
+                               delta=claim.claimed_delta, channel=channel, names=names)
+    started = time.perf_counter()
+    bound = audit_laplace_release(
+        1.0, 0.0, scale=scale, l1_sensitivity=1.0, n_samples=half.samples * 1000,
+        seed=child_seed(seed, 1), confidence=half.confidence,
     )
+    release = dataclasses.replace(
+        whole, bound=bound, pilot_epsilon=math.nan, seconds=time.perf_counter() - started,
+        event=(f"X_{{0,0}}(0) as one Laplace release (scale {scale:.4g}, as charged), "
+               f"LLR >= {bound.threshold:.4g}, {bound.n_samples:,} runs/world"),
+    )
+    return stronger_of(whole, release, confidence=budget.confidence,
+                       names=("end to end", "mechanism level"))
+
+
+def _initial_scale(claim: Claim) -> float | None:
+    """The Laplace scale Fed_UCB charges for agent 0's initial pull of arm 0 (None: raw)."""
+    from fedpriv.algorithms.gossip.gossip_ucb import open_fed_ucb_releases
+    from fedpriv.algorithms.seeding import Stream, stream_rngs
+
+    s = _setting(claim)
+    x0 = np.zeros((1, s["n_agents"], s["n_arms"]))
+    noise = stream_rngs(np.random.SeedSequence(0), n_trials=1, n_agents=s["n_agents"],
+                        stream=Stream.NOISE)
+    accountant, _, _, _ = open_fed_ucb_releases(
+        x0, horizon=s["horizon"], epsilon=s["epsilon"], mode=claim.mode,
+        log_base=s["log_base"], rng=noise,
+    )
+    ledger = accountant.ledger
+    rows = ledger[(ledger["phase"] == "init") & (ledger["agent"] == 0) & (ledger["arm"] == 0)]
+    if rows.empty or not np.isfinite(rows["scale"].iloc[0]):
+        return None
+    return float(rows["scale"].iloc[0])

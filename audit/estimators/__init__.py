@@ -38,6 +38,7 @@ from fedpriv.audit.estimators.one_run import (
     estimate_one_run_epsilon,
     one_run_p_value,
 )
+from fedpriv.audit.estimators._bounds import epsilon_lower_bound_at_delta
 from fedpriv.audit.estimators.threshold import (
     DIRECTIONS,
     NO_EVIDENCE,
@@ -61,6 +62,7 @@ __all__ = [
     "clopper_pearson_interval",
     "default_epsilon_grid",
     "estimate_delta_lower_bounds",
+    "epsilon_lower_bound_at_delta",
     "estimate_epsilon_lower_bound",
     "estimate_gdp_mu_lower_bound",
     "estimate_one_run_epsilon",

@@ -13,10 +13,16 @@ be combined into one verdict without a further split.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 
+from fedpriv.privacy._checks import check_delta
+
 from fedpriv.audit.estimators.threshold import (
+    DIRECTIONS,
+    NO_EVIDENCE,
+    EpsilonLowerBound,
     _check_open_unit,
     _check_samples,
     _count_at_least,
@@ -24,7 +30,7 @@ from fedpriv.audit.estimators.threshold import (
     _cp_upper,
 )
 
-__all__ = ["EventBounds", "simultaneous_event_bounds"]
+__all__ = ["EventBounds", "epsilon_lower_bound_at_delta", "simultaneous_event_bounds"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -101,3 +107,51 @@ def simultaneous_event_bounds(
         n_tests=n_tests,
         confidence=confidence,
     )
+
+
+def epsilon_lower_bound_at_delta(bound: EpsilonLowerBound, delta: float) -> float:
+    """The bound's event re-read at another δ: ``ln((p_low − δ) / q_up)``, clipped at 0.
+
+    The Clopper–Pearson bounds ``p_low`` and ``q_up`` of the confirmed event (its
+    counts, sample sizes, direction and level ``(1 − confidence)/(2 n_tests)``) do not
+    depend on δ, and on the event that they hold, ``P(O) <= e^ε Q(O) + δ`` gives
+    ``ε >= ln((p_low − δ)/q_up)`` for *every* δ at once. So the value holds at the
+    bound's confidence simultaneously with ``bound`` itself, with no further
+    correction (the event was chosen for ``bound.delta``, so it may be weak at another
+    δ, never invalid).
+
+    Parameters
+    ----------
+    bound : EpsilonLowerBound
+    delta : float
+        In [0, 1).
+
+    Returns
+    -------
+    float
+        >= 0; 0 when ``bound`` has no event (direction ``"none"``).
+
+    Examples
+    --------
+    >>> from fedpriv.audit.estimators import estimate_epsilon_lower_bound
+    >>> b = estimate_epsilon_lower_bound([1.0] * 90 + [0.0] * 10, [1.0] * 10 + [0.0] * 90,
+    ...                                  thresholds=[0.5], delta=0.0)
+    >>> epsilon_lower_bound_at_delta(b, 0.0) == b.epsilon_lower_bound
+    True
+    >>> epsilon_lower_bound_at_delta(b, 0.5) < b.epsilon_lower_bound
+    True
+    """
+    delta = check_delta("delta", delta)
+    if bound.direction == NO_EVIDENCE:
+        return 0.0
+    level = (1.0 - bound.confidence) / (2 * bound.n_tests)
+    if bound.direction == DIRECTIONS[0]:
+        k_num, n_num, k_den, n_den = (bound.count_d, bound.n_samples_d,
+                                      bound.count_d_prime, bound.n_samples_d_prime)
+    else:
+        k_num, n_num, k_den, n_den = (bound.count_d_prime, bound.n_samples_d_prime,
+                                      bound.count_d, bound.n_samples_d)
+    excess = float(_cp_lower(k_num, n_num, level)) - delta
+    if excess <= 0.0:
+        return 0.0
+    return max(0.0, math.log(excess) - math.log(float(_cp_upper(k_den, n_den, level))))

@@ -507,3 +507,4 @@ def laplace_threshold_grid(max_llr: float, n: int = 32) -> np.ndarray:
     grid = np.linspace(-max_llr, max_llr, n)
     grid[0], grid[-1] = -max_llr, max_llr
     return grid
+

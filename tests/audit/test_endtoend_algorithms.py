@@ -55,6 +55,22 @@ def test_feducb_fixed_schedule_holds():
     result = evaluate_claim("feducb/feducb/fixed", BUDGET, np.random.SeedSequence(2024))
     assert result.audit.epsilon_lower_bound <= 1.0
     assert result.verdict == "holds"
+    # The event is chosen at δ = 1e-6 and its bound there is reported as well.
+    assert "audit lower bound at δ=1e-6" in result.evidence
+
+
+@pytest.mark.statistical
+def test_noisy_own_term_first_release_gives_a_positive_sound_bound():
+    """Own term noisy: agent 0's first released mean of arm 0 is one Laplace release
+    (ε_f = 0.683); its likelihood-ratio event, offered from the pair, gives a positive
+    bound at 3 000 runs per world (expected ≈ 0.58, standard deviation ≈ 0.05, so a
+    false failure of ``> 0`` is negligible) that stays <= ε_f unless the 95% bounds
+    fail (probability <= 5%; the seed is pinned)."""
+    budget = AuditBudget(pilot_samples=500, samples=3_000, batch_size=1_000)
+    noisy = evaluate_claim("dubey_aamas/private-coop-ucb/own-noisy/per-message", budget,
+                           np.random.SeedSequence(11))
+    assert 0.0 < noisy.audit.epsilon_lower_bound <= noisy.accountant_epsilon
+    assert "first released mean" in noisy.audit_event
 
 
 @pytest.mark.statistical
@@ -100,3 +116,18 @@ def test_a_failing_recipe_is_reported_not_hidden(monkeypatch):
     result = evaluate_claim(entry.key, BUDGET, np.random.SeedSequence(0))
     assert result.verdict == "error" and "no such module" in result.evidence
     assert result.to_dict()["accountant"]["epsilon"] == "nan"
+
+
+@pytest.mark.statistical
+def test_noised_initial_pull_is_bounded_at_the_mechanism_level():
+    """Corrected Fed_UCB noises X(0) with Lap(3) (ε' = 1/3): the mechanism-level half
+    of the audit (2·10⁵ runs per world) bounds it within [0.25, 1/3] unless its 97.5%
+    bounds fail (upper side, probability <= 2.5%); the expected bound is about 0.32
+    with standard deviation about 0.005, so the lower side fails with negligible
+    probability; the seed is pinned."""
+    budget = AuditBudget(pilot_samples=50, samples=200, batch_size=200)
+    result = evaluate_claim("gossip_fed_ucb/gossip-fed-ucb/corrected/initial-pulls", budget,
+                            np.random.SeedSequence(5))
+    assert 0.25 <= result.audit.epsilon_lower_bound <= result.accountant_epsilon
+    assert result.audit.confidence == 0.95
+    assert "mechanism level" in result.audit_event
