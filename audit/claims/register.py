@@ -117,9 +117,6 @@ def _feducb_claims() -> list[RegisteredClaim]:
                    else "neighbour: agent 0's releases (Û, û) and their arrival times"
                    if decentralized_fixed
                    else "neighbour: Synchronize requests (first request time)")
-        if not audited:
-            channel = ("accountant only: no fixed-schedule Alg. 3 is implemented (the row "
-                       "is hypothetical), so there is no mechanism to run at any budget")
         source = _FEDUCB_SOURCE + ("; decentralized: Remarks 5-6, m = 1 + ⌈log(T/γ)⌉"
                                    if structure == "decentralized" else "")
         if schedule == "fixed":
@@ -186,10 +183,10 @@ def _feducb_fig1a_claims() -> list[RegisteredClaim]:
                          "varying privacy budget ε (where δ = 0.1)', T = 10⁷, d = 10; "
                          "claim: " + _FEDUCB_SOURCE),
             accountant=_feducb_privatizer_accountant, audit=None,
-            channel=("accountant only: end to end the adaptive trigger makes ε = ∞ (the "
-                     "raw channel the feducb/feducb/adaptive audit shows), and the "
-                     "Privatizer's ε at the claimed δ = 0.1 is 0, so every sound lower bound "
-                     "at that δ is 0: more samples have nothing to bracket"),
+            channel=("accountant only: end to end the adaptive trigger makes ε = ∞ through "
+                     "the raw channel that the feducb/feducb/adaptive audit shows, so an "
+                     "audit here could only bound the Privatizer, which T = 10⁷ and M = 100 "
+                     "price but do not simulate"),
             raw_channel=_SYNC_RAW,
             note=("T = 10⁷ rounds are priced, not simulated; the ε grid is unstated "
                   "(feducb.md §5.4), this one is the report's suggestion; M = 100 as in "
@@ -274,9 +271,12 @@ def _li_song_fig4_claims() -> list[RegisteredClaim]:
                          PureDP(li_song_claimed_epsilon(eps, n_agents=50)),
                          "Fig. 4 ('Regrets of CDP-MAB with different privacy level ε', "
                          "M = 50) under Theorem 1: CDP-MAB is Mε-DP (Def. 1, per message)"),
-            accountant=me.li_song_accountant, audit=None, channel="accountant only",
-            note=("accountant only: the per-message Laplace release is the one the M = 2 "
-                  "messages row audits; K = 10 instead of the paper's 100 (releases are "
+            accountant=me.li_song_accountant, audit=None,
+            channel=("accountant only: the per-message Laplace release at Mε = 5 to 50; a "
+                     "sound lower bound near such ε needs an event of probability ratio "
+                     "e^(Mε), beyond any sample budget above Mε ≈ 15, and the M = 2 "
+                     "messages rows audit the same mechanism at full strength"),
+            note=("K = 10 instead of the paper's 100 (releases are "
                   "parallel over arms, so ε does not depend on K) and T = 4000 (the "
                   "paper's T is unreported); the claim is Mε = 50ε, and the paper calls "
                   "ε = 1 'the non-private case'"),
