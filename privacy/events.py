@@ -507,9 +507,9 @@ class Composed:
     events: tuple = ()
 
     def __post_init__(self) -> None:
-        if isinstance(self.events, (str, bytes)) or not hasattr(self.events, "__iter__"):
+        if not isinstance(self.events, (list, tuple)):  # not a str, set, dict or generator
             raise TypeError(
-                f"`events` must be a sequence of events, got {type(self.events).__name__}."
+                f"`events` must be a sequence (list or tuple) of events, got {type(self.events).__name__}."
             )
         parts = tuple(self.events)
         for part in parts:
