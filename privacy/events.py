@@ -509,7 +509,7 @@ class Composed:
     def __post_init__(self) -> None:
         if not isinstance(self.events, (list, tuple)):  # not a str, set, dict or generator
             raise TypeError(
-                f"`events` must be a sequence (list or tuple) of events, got {type(self.events).__name__}."
+                f"`events` must be a sequence of events (a list or tuple), got {type(self.events).__name__}."
             )
         parts = tuple(self.events)
         for part in parts:
