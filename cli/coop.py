@@ -17,30 +17,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from fedpriv.algorithms.coop.byzantine import run_byzantine_coop_ucb
-from fedpriv.algorithms.coop.cooperative import (
+from fedpriv.cli.choices import (
+    CONTAMINATION_KINDS,
     COUNT_FIELDS,
-    OWN_TERMS,
-    run_coop_ucb_nonprivate,
-    run_private_coop_ucb,
-)
-from fedpriv.algorithms.environments.bernoulli import homogeneous_bandit
-from fedpriv.algorithms.networks.graphs import GRAPH_KINDS, make_graph
-from fedpriv.algorithms.coop.robust import CONTAMINATION_KINDS, NORMALIZATIONS, Contamination
-from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
-from fedpriv.algorithms.coop.baselines import (
+    DUBEY_AAMAS_EXPERIMENTS,
+    GRAPH_KINDS,
     INDEX_UPDATES,
+    INTERVAL_RULES,
     LOG_TIMES,
-    interval_guarantee,
-    run_dp_ucb_int,
-    run_ucb1,
+    NORMALIZATIONS,
+    OWN_TERMS,
 )
-from fedpriv.audit.claims.claim import decide_verdict, json_number
-from fedpriv.audit.experiments.dubey_aamas import EXPERIMENTS, default_config, write_experiment
-from fedpriv.privacy import format_epsilon
-from fedpriv.privacy.calibration import INTERVAL_RULES
+
 
 __all__ = ["ALGORITHMS", "register"]
 
@@ -107,21 +95,25 @@ def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAc
                            help="δ_t = t^-a (default 4)")
             p.add_argument("--normalization", choices=NORMALIZATIONS, default="n")
         p.set_defaults(handler=_run)
-    for name in EXPERIMENTS:
-        config = default_config(name)
+    for name, (horizon, n_trials, n_agents, n_arms, seed) in DUBEY_AAMAS_EXPERIMENTS.items():
         e = experiment.add_parser(name, help=f"Dubey & Pentland AAMAS 2020 Figure 1{name[-1]}")
         e.add_argument("--out", type=Path, default=Path("reports"),
                        help="report folder; writes <out>/dubey_aamas/ (default reports)")
-        e.add_argument("--horizon", type=int, default=config.horizon)
-        e.add_argument("--trials", type=int, default=config.n_trials)
-        e.add_argument("--agents", type=int, default=config.n_agents)
-        e.add_argument("--arms", type=int, default=config.n_arms)
-        e.add_argument("--seed", type=int, default=config.seed)
+        e.add_argument("--horizon", type=int, default=horizon)
+        e.add_argument("--trials", type=int, default=n_trials)
+        e.add_argument("--agents", type=int, default=n_agents)
+        e.add_argument("--arms", type=int, default=n_arms)
+        e.add_argument("--seed", type=int, default=seed)
         e.add_argument("--json", action="store_true")
         e.set_defaults(handler=_experiment, experiment_name=name)
 
 
 def _world(args: argparse.Namespace):
+    import numpy as np
+    from fedpriv.algorithms.environments.bernoulli import homogeneous_bandit
+    from fedpriv.algorithms.networks.graphs import make_graph
+    from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
+
     root = as_seed_sequence(args.seed)
     env = homogeneous_bandit(args.agents, args.arms,
                              stream_rng(root, trial=0, agent=0, stream=Stream.ENVIRONMENT),
@@ -137,6 +129,11 @@ def _world(args: argparse.Namespace):
 
 
 def _simulate(args: argparse.Namespace, env, graph, seed):
+    from fedpriv.algorithms.coop.baselines import run_dp_ucb_int, run_ucb1
+    from fedpriv.algorithms.coop.byzantine import run_byzantine_coop_ucb
+    from fedpriv.algorithms.coop.cooperative import run_coop_ucb_nonprivate, run_private_coop_ucb
+    from fedpriv.algorithms.coop.robust import Contamination
+
     name = args.algorithm
     common = {"horizon": args.horizon, "n_trials": args.trials, "seed": seed}
     if name == "private-coop-ucb":
@@ -164,6 +161,10 @@ def _simulate(args: argparse.Namespace, env, graph, seed):
 
 
 def _run(args: argparse.Namespace) -> int:
+    from fedpriv.algorithms.coop.baselines import interval_guarantee
+    from fedpriv.audit.claims.claim import decide_verdict, json_number
+    from fedpriv.privacy import format_epsilon
+
     env, graph, seed = _world(args)
     started = time.perf_counter()
     run = _simulate(args, env, graph, seed)
@@ -245,6 +246,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _experiment(args: argparse.Namespace) -> int:
+    from fedpriv.audit.experiments.dubey_aamas import default_config, write_experiment
     import dataclasses
     import sys
 

@@ -8,15 +8,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from fedpriv.cli.choices import GRAPH_KINDS, LOG_BASES, MODES
 
-from fedpriv.algorithms.environments.heterogeneous import paper_synthetic_bandit
-from fedpriv.algorithms.gossip.gossip_ucb import MODES, run_fed_ucb, run_gossip_ucb
-from fedpriv.algorithms.environments.hospital import hospital_bandit, load_diabetes
-from fedpriv.algorithms.networks.graphs import GRAPH_KINDS, make_graph
-from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
-from fedpriv.audit.claims.claim import decide_verdict, json_number
-from fedpriv.privacy import PAPER_LOG_BASES, format_epsilon
 
 __all__ = ["ALGORITHMS", "register"]
 
@@ -35,7 +28,7 @@ def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAc
         p.add_argument("--horizon", type=int, default=10_000, help="horizon T (default 10000)")
         p.add_argument("--epsilon", type=float, default=1.0, help="claimed ε (inf allowed)")
         p.add_argument("--mode", choices=MODES, default="corrected")
-        p.add_argument("--log-base", choices=sorted(PAPER_LOG_BASES), default="2",
+        p.add_argument("--log-base", choices=LOG_BASES, default="2",
                        help="base of the paper's ⌈log T⌉ (paper mode)")
         p.add_argument("--noise-on-empty-nodes", action="store_true",
                        help="Algorithm 3 as printed: noise on nodes without observations")
@@ -49,6 +42,15 @@ def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAc
 
 
 def _run(args: argparse.Namespace) -> int:
+    import numpy as np
+    from fedpriv.algorithms.environments.heterogeneous import paper_synthetic_bandit
+    from fedpriv.algorithms.environments.hospital import hospital_bandit, load_diabetes
+    from fedpriv.algorithms.gossip.gossip_ucb import run_fed_ucb, run_gossip_ucb
+    from fedpriv.algorithms.networks.graphs import make_graph
+    from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
+    from fedpriv.audit.claims.claim import decide_verdict, json_number
+    from fedpriv.privacy import format_epsilon
+
     root = as_seed_sequence(args.seed)
     if args.data is not None:
         env = hospital_bandit(load_diabetes(args.data), n_agents=args.agents)

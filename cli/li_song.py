@@ -14,18 +14,12 @@ import json
 import math
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+from fedpriv.cli.choices import COST_MODELS, DELAY_CONVENTIONS, GRAPH_KINDS
 
-from fedpriv.algorithms.li_song.mab import run_cdp_mab, run_ddp_mab, run_hdp_mab, run_single_mab
-from fedpriv.algorithms.li_song.network import COST_MODELS, DELAY_CONVENTIONS, table_ii_components
-from fedpriv.algorithms.environments.bernoulli import heterogeneous_bandit, homogeneous_bandit
-from fedpriv.algorithms.networks.graphs import GRAPH_KINDS, make_graph
-from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
-from fedpriv.audit.claims.claim import decide_verdict, json_number
-from fedpriv.privacy import format_epsilon
-from fedpriv.privacy.calibration import li_song_claimed_epsilon
+if TYPE_CHECKING:  # for annotations; the functions import what they run
+    import numpy as np
 
 __all__ = ["ALGORITHMS", "EXPERIMENTS", "register"]
 
@@ -106,6 +100,10 @@ def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAc
 
 
 def _environment(args: argparse.Namespace, root: np.random.SeedSequence) -> Any:
+    import numpy as np
+    from fedpriv.algorithms.environments.bernoulli import heterogeneous_bandit, homogeneous_bandit
+    from fedpriv.algorithms.seeding import Stream, stream_rng
+
     rng = stream_rng(np.random.SeedSequence(root.entropy, spawn_key=(0,)), trial=0,
                      stream=Stream.ENVIRONMENT)
     if args.heterogeneous:
@@ -115,11 +113,19 @@ def _environment(args: argparse.Namespace, root: np.random.SeedSequence) -> Any:
 
 
 def _stats(values: np.ndarray) -> dict[str, float]:
+    import numpy as np
+
     return {"mean": float(np.mean(values)), "min": float(np.min(values)),
             "max": float(np.max(values))}
 
 
 def _run(args: argparse.Namespace) -> int:
+    from fedpriv.algorithms.li_song.mab import run_cdp_mab, run_ddp_mab, run_hdp_mab, run_single_mab
+    from fedpriv.algorithms.li_song.network import table_ii_components
+    from fedpriv.algorithms.networks.graphs import make_graph
+    from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
+    from fedpriv.privacy import format_epsilon
+
     root = as_seed_sequence(args.seed)
     env = _environment(args, root)
     common = {"horizon": args.horizon, "epsilon": args.epsilon, "n_trials": args.trials,
@@ -166,6 +172,10 @@ def _run(args: argparse.Namespace) -> int:
 
 def run_record(run: Any, *, seconds: float, seed: int) -> dict[str, Any]:
     """The ``run --json`` record of a :class:`~fedpriv.algorithms.li_song.mab.LiSongRun`."""
+    import numpy as np
+    from fedpriv.audit.claims.claim import decide_verdict, json_number
+    from fedpriv.privacy.calibration import li_song_claimed_epsilon
+
     m = run.setting["n_agents"]
     if math.isinf(run.epsilon):
         claimed = math.inf

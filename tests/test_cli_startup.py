@@ -29,9 +29,16 @@ PROBE = (
 )
 
 
+LIGHT_FAMILIES = ("gossip", "li_song", "coop")  # their run/experiment --help are light too
+LIGHT_COMMANDS = [[kind, name, "--help"]
+                  for kind, table in (("run", RUN_COMMANDS), ("experiment", EXPERIMENT_COMMANDS))
+                  for name, (family, _) in table.items() if family in LIGHT_FAMILIES]
+
+
 @pytest.mark.parametrize("argv", [["--help"], ["run", "--help"], ["experiment", "--help"],
                                   ["verify", "--help"], ["account", "--help"],
-                                  ["audit", "--help"]])
+                                  ["audit", "--help"], *LIGHT_COMMANDS[::4]],
+                         ids=lambda argv: " ".join(argv))
 def test_help_imports_no_heavy_library(argv: list[str], tmp_path) -> None:
     done = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True,
                           text=True, timeout=120, cwd=tmp_path)
@@ -76,3 +83,31 @@ def test_a_command_builds_only_its_family_and_lists_the_others(capsys) -> None:
     run_parser = run_action.choices["run"]
     names = next(a for a in run_parser._actions if isinstance(a, argparse._SubParsersAction))
     assert set(names.choices) == set(RUN_COMMANDS)
+
+
+def test_cli_choices_equal_their_sources() -> None:
+    from fedpriv.algorithms.coop import baselines, cooperative, robust
+    from fedpriv.algorithms.gossip import gossip_ucb
+    from fedpriv.algorithms.li_song import network
+    from fedpriv.algorithms.networks import graphs
+    from fedpriv.audit.experiments import dubey_aamas
+    from fedpriv.cli import choices
+    from fedpriv.privacy import PAPER_LOG_BASES, calibration
+
+    assert choices.GRAPH_KINDS == graphs.GRAPH_KINDS
+    assert choices.MODES == gossip_ucb.MODES
+    assert choices.LOG_BASES == tuple(sorted(PAPER_LOG_BASES))
+    assert choices.COST_MODELS == network.COST_MODELS
+    assert choices.DELAY_CONVENTIONS == network.DELAY_CONVENTIONS
+    assert choices.CONTAMINATION_KINDS == robust.CONTAMINATION_KINDS
+    assert choices.NORMALIZATIONS == robust.NORMALIZATIONS
+    assert choices.INTERVAL_RULES == calibration.INTERVAL_RULES
+    assert choices.OWN_TERMS == cooperative.OWN_TERMS
+    assert choices.COUNT_FIELDS == cooperative.COUNT_FIELDS
+    assert choices.INDEX_UPDATES == baselines.INDEX_UPDATES
+    assert choices.LOG_TIMES == baselines.LOG_TIMES
+    assert tuple(choices.DUBEY_AAMAS_EXPERIMENTS) == dubey_aamas.EXPERIMENTS
+    for name, (horizon, n_trials, n_agents, n_arms, seed) in choices.DUBEY_AAMAS_EXPERIMENTS.items():
+        config = dubey_aamas.default_config(name)
+        assert (config.horizon, config.n_trials, config.n_agents, config.n_arms,
+                config.seed) == (horizon, n_trials, n_agents, n_arms, seed)
