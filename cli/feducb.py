@@ -185,6 +185,7 @@ def _record(args: argparse.Namespace, run: FedUCBRun, seconds: float) -> dict[st
         )
     )
     unaccounted = run.accountant.non_private_reasons()
+    secure = {"secure_noise": True} if run.setting.get("secure_noise") else {}
     record["privatizer"] = {
         "calibration": cal.calibration,
         "noise_stddev": cal.noise_stddev,
@@ -195,8 +196,8 @@ def _record(args: argparse.Namespace, run: FedUCBRun, seconds: float) -> dict[st
         "psd_shift": cal.shift,
         "frobenius_sensitivity": cal.frobenius_sensitivity,
         "gdp_mu": mu,
-        "secure_noise": bool(run.setting.get("secure_noise", False)),
         "noise_draws": run.accountant.n_draws,
+        **secure,
     }
     record["guarantee"] = {
         "claimed": {"epsilon": cal.claimed_epsilon, "delta": cal.claimed_delta,
@@ -240,7 +241,7 @@ def _handle(args: argparse.Namespace) -> int:
         print(f"Privatizer ({p['calibration']}): σ_N = {p['noise_stddev']:.4g}, Λ = "
               f"{p['op_norm_bound']:.4g}, GDP μ = {p['gdp_mu']:.4g} per record"
               + (" (float noise; secure noise: exact discrete Gaussian on a grid, "
-                 "charged through zCDP)" if p["secure_noise"] else ""))
+                 "charged through zCDP)" if p.get("secure_noise") else ""))
         eps = g["accountant"]["epsilon"]
         eps_value = math.inf if eps == "inf" else eps
         print(f"claimed (ε, δ) = ({g['claimed']['epsilon']:g}, {g['claimed']['delta']:g}); "

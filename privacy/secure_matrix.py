@@ -125,6 +125,8 @@ def diagonal_sigma(sigma: float) -> float:
     """
     target = 2 * Fraction(check_positive("sigma", sigma)) ** 2
     value = math.sqrt(2.0) * sigma
+    while Fraction(math.nextafter(value, 0.0)) ** 2 >= target:
+        value = math.nextafter(value, 0.0)
     while Fraction(value) ** 2 < target:
         value = math.nextafter(value, math.inf)
     return value

@@ -158,8 +158,9 @@ def _run(
         "literal_d_factor": literal_d_factor,
     }
     if private:
-        setting.update({"epsilon": epsilon, "delta": delta, "calibration": calibration,
-                        "secure_noise": bool(secure_noise)})
+        setting.update({"epsilon": epsilon, "delta": delta, "calibration": calibration})
+        if secure_noise:  # only when set: default settings (and reports) unchanged
+            setting["secure_noise"] = True
     else:
         setting["regularizer"] = setup.regularizer
     sync_rounds = loop.sync_rounds

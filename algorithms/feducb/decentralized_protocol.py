@@ -330,8 +330,9 @@ class DecentralizedProtocol:
                    "n_cliques": len(setup["cover"]), "epsilon": setup["epsilon"],
                    "delta": delta if private else 0.0,
                    "calibration": calibration if private else "none",
-                   "schedule": setup["schedule"], "sync_every": setup["sync_every"],
-                   "secure_noise": setup["secure_noise"] and private}
+                   "schedule": setup["schedule"], "sync_every": setup["sync_every"]}
+        if setup["secure_noise"] and private:  # only when set: default settings unchanged
+            setting["secure_noise"] = True
         counts = self.counts
         return {"setting": setting, "regret_curve": self.curve,
                 "final_regret": self.cumulative, "n_requests": counts["requests"],
