@@ -23,13 +23,17 @@ def _guarantee(record: dict) -> object:
     return record.get("guarantee")
 
 
-@pytest.mark.parametrize("algorithm", sorted(_SMALL))
-def test_secure_noise_keeps_the_reported_guarantee(algorithm, capsys) -> None:
-    argv = ["run", algorithm, *_SMALL[algorithm], "--json"]
+def _plain_and_secure(argv: list[str], capsys) -> tuple[dict, dict]:
+    """The JSON records of ``argv`` without and with ``--secure-noise``."""
     assert main(argv) == 0
     plain = json.loads(capsys.readouterr().out)
     assert main([*argv, "--secure-noise"]) == 0
-    secure = json.loads(capsys.readouterr().out)
+    return plain, json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("algorithm", sorted(_SMALL))
+def test_secure_noise_keeps_the_reported_guarantee(algorithm, capsys) -> None:
+    plain, secure = _plain_and_secure(["run", algorithm, *_SMALL[algorithm], "--json"], capsys)
     assert _guarantee(secure) is not None
     for record in (plain, secure):
         record.pop("seconds", None)
@@ -58,11 +62,9 @@ def _privatizer_epsilon(record: dict) -> float:
 
 @pytest.mark.parametrize("algorithm", sorted(_FEDUCB_SMALL))
 def test_feducb_secure_noise_pays_at_least_the_float_price(algorithm, capsys) -> None:
-    argv = ["run", algorithm, *_FEDUCB_SMALL[algorithm], "--json"]
-    assert main(argv) == 0
-    plain = json.loads(capsys.readouterr().out)
-    assert main([*argv, "--secure-noise"]) == 0
-    secure = json.loads(capsys.readouterr().out)
+    plain, secure = _plain_and_secure(
+        ["run", algorithm, *_FEDUCB_SMALL[algorithm], "--json"], capsys
+    )
     assert secure["setting"]["secure_noise"] is True
     assert "secure_noise" not in plain["setting"]
     assert _privatizer_epsilon(secure) >= _privatizer_epsilon(plain) > 0
