@@ -27,7 +27,11 @@ Cauchy–Schwarz (``Σ x_ij <= √n ‖x‖``)::
 
     ‖E‖_F² <= Σ (x_ij + 1)² = ‖x‖² + 2 Σ x_ij + n <= (‖x‖ + √n)²,
 
-hence ``‖E‖_F <= Δ_F / g + side`` grid steps, whatever ``D``. This is pessimistic
+hence ``‖E‖_F <= Δ_F / g + side`` grid steps, whatever ``D``. What is not covered:
+FedUCB's leaves are floating-point sums ``Σ v vᵀ``, so two neighbouring leaves can
+differ by the exact ``√2 (L² + B²)`` plus their summation error (of order
+``k² 2**-53 (L² + B²)`` per entry for ``k`` records in a leaf); the declared ``Δ_F``
+must include it, and the runs declare the exact-arithmetic value. This is pessimistic
 (every entry is taken to round the wrong way); on the default grid
 ``g = 2**(⌊log2 Δ_F⌋ - 10)``, ``Δ_F/g >= 1024`` and the extra ``side`` adds
 ``side/1024`` at most (1.1 % for ``d = 10``). A record lies in one leaf, hence in at
@@ -52,7 +56,8 @@ for an integer shift ``E`` (Canonne, Kamath & Steinke 2020, arXiv:2004.00010,
 Thm. 14) the node is ``ρ``-zCDP with ``2ρ = Σ_{i<j} E_ij²/σ² + Σ_i E_ii²/σ_diag²
 <= ‖E‖_F²/(2σ²)``: ``ρ_node = ‖E‖_F²/(4σ²)``, the event
 :class:`~fedpriv.privacy.events.SymmetricMatrixDiscreteGaussian`. ``depth`` nodes
-compose to ``depth · ρ_node`` (Bun & Steinke 2016, Lemma 2.3): the Privatizer charges
+compose to ``depth · ρ_node`` (adaptive composition of zCDP, Bun & Steinke 2016): the
+Privatizer charges
 ``SelfComposed(SymmetricMatrixDiscreteGaussian(σ/g, side, Δ_F/g + side), depth)``.
 At the same σ this ρ is at least the float tree's ``μ²/2`` with
 ``μ = √depth Δ_F / (√2 σ)``, and it is priced through zCDP (no exact GDP or PLD
