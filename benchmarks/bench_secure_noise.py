@@ -9,7 +9,10 @@ Prints samples/s of each sampler and the ratio secure / float, for one batch of
 * discrete Gaussian (CKS20 Alg. 3) of ``σ`` vs ``Generator.normal`` (at ``σ = 10**7``
   the acceptance test runs on Python ints, the slow exact path);
 * the whole release ``laplace_release(..., secure=True)`` vs ``secure=False`` on
-  ``N`` entries (rounding to the grid, charging, drawing, ledger rows).
+  ``N`` entries (rounding to the grid, charging, drawing, ledger rows);
+* a whole FedUCB run with the matrix-tree Privatizer, ``secure_noise=True`` vs
+  ``False`` (``FEDUCB``: M = 10, d = 10, T = 2000, a sync every 10 rounds, so 200
+  leaves per agent; seconds per run, not samples/s).
 
 Each timing is the best of ``REPEATS`` runs (the 2-core machine is shared).
 """
@@ -20,6 +23,8 @@ import time
 
 import numpy as np
 
+from fedpriv.algorithms.environments.linear import LinearBandit
+from fedpriv.algorithms.feducb.centralized import run_feducb_fixed
 from fedpriv.privacy import Accountant, laplace_release
 from fedpriv.privacy.secure_noise import sample_discrete_gaussian, sample_discrete_laplace
 
@@ -49,6 +54,21 @@ def _release(secure: bool):
     return run
 
 
+FEDUCB = {"n_agents": 10, "dim": 10, "horizon": 2000, "sync_every": 10}
+
+
+def _feducb_seconds(secure: bool) -> float:
+    spec = LinearBandit(n_agents=FEDUCB["n_agents"], n_arms=20, dim=FEDUCB["dim"])
+    tables = spec.sample(np.random.SeedSequence(0), n_trials=1, horizon=FEDUCB["horizon"])
+    best = np.inf
+    for repeat in range(REPEATS):
+        started = time.perf_counter()
+        run_feducb_fixed(tables, epsilon=1.0, delta=0.1, sync_every=FEDUCB["sync_every"],
+                         seed=repeat, secure_noise=secure)
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
 def main() -> None:
     rows = []
     for t in (1.0, 10.0, 1e4):
@@ -65,6 +85,9 @@ def main() -> None:
     print(f"{'sampler':<42}{'secure /s':>14}{'float /s':>14}{'float/secure':>14}")
     for name, secure, plain in rows:
         print(f"{name:<42}{secure:>14,.0f}{plain:>14,.0f}{plain / secure:>13.1f}x")
+    secure, plain = _feducb_seconds(True), _feducb_seconds(False)
+    print(f"{'FedUCB fixed run (M=10, d=10, T=2000, B=10)':<42}{secure:>13.2f}s{plain:>13.2f}s"
+          f"{secure / plain:>13.2f}x")
 
 
 if __name__ == "__main__":

@@ -141,7 +141,8 @@ def _execute(args: argparse.Namespace) -> FedUCBRun:
         lam = args.regularizer
         threshold = _threshold(args, lam / args.agents, lam / args.agents)
         return run_feducb_nonprivate(tables, threshold=threshold, regularizer=lam, **common)
-    privacy = {"epsilon": args.epsilon, "delta": args.delta, "calibration": args.calibration}
+    privacy = {"epsilon": args.epsilon, "delta": args.delta, "calibration": args.calibration,
+               "secure_noise": getattr(args, "secure_noise", False)}
     if variant == "feducb-fixed":
         return run_feducb_fixed(tables, sync_every=args.sync_every, **privacy, **common)
     threshold = args.threshold
@@ -184,6 +185,7 @@ def _record(args: argparse.Namespace, run: FedUCBRun, seconds: float) -> dict[st
         )
     )
     unaccounted = run.accountant.non_private_reasons()
+    secure = {"secure_noise": True} if run.setting.get("secure_noise") else {}
     record["privatizer"] = {
         "calibration": cal.calibration,
         "noise_stddev": cal.noise_stddev,
@@ -195,6 +197,7 @@ def _record(args: argparse.Namespace, run: FedUCBRun, seconds: float) -> dict[st
         "frobenius_sensitivity": cal.frobenius_sensitivity,
         "gdp_mu": mu,
         "noise_draws": run.accountant.n_draws,
+        **secure,
     }
     record["guarantee"] = {
         "claimed": {"epsilon": cal.claimed_epsilon, "delta": cal.claimed_delta,
@@ -236,7 +239,9 @@ def _handle(args: argparse.Namespace) -> int:
         g = record["guarantee"]
         p = record["privatizer"]
         print(f"Privatizer ({p['calibration']}): σ_N = {p['noise_stddev']:.4g}, Λ = "
-              f"{p['op_norm_bound']:.4g}, GDP μ = {p['gdp_mu']:.4g} per record")
+              f"{p['op_norm_bound']:.4g}, GDP μ = {p['gdp_mu']:.4g} per record"
+              + (" (float noise; secure noise: exact discrete Gaussian on a grid, "
+                 "charged through zCDP)" if p.get("secure_noise") else ""))
         eps = g["accountant"]["epsilon"]
         eps_value = math.inf if eps == "inf" else eps
         print(f"claimed (ε, δ) = ({g['claimed']['epsilon']:g}, {g['claimed']['delta']:g}); "

@@ -154,6 +154,7 @@ def _run(args: argparse.Namespace) -> int:
             schedule=args.schedule, sync_every=sync_every, threshold=args.threshold,
             calibration=args.calibration, beta=args.beta, beta_value=args.beta_value,
             respond=args.respond, on_capacity=args.on_capacity, seed=root,
+            secure_noise=getattr(args, "secure_noise", False),
         )
     elif name == "linucb-independent-private":
         run = run_linucb_independent_private(

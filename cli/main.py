@@ -48,8 +48,12 @@ from fedpriv.cli.verify import register_verify
 
 __all__ = ["FAMILIES", "build_parser", "main"]
 
-#: ``run`` commands whose privacy mechanism takes ``secure=True`` (Laplace releases).
+#: ``run`` commands whose privacy mechanism takes ``secure=True`` (Laplace releases and
+#: FedUCB's matrix-tree Privatizer).
 SECURE_NOISE_RUNS = (
+    "feducb",
+    "feducb-fixed",
+    "feducb-decentralized",
     "gossip-fed-ucb",
     "cdp-mab",
     "ce-cdp-mab",
@@ -103,7 +107,7 @@ def build_parser(families: tuple[str, ...] | None = None) -> argparse.ArgumentPa
             continue
         command.add_argument(
             "--secure-noise", action="store_true",
-            help="exact discrete noise on a grid instead of floating-point Laplace noise "
+            help="exact discrete noise on a grid instead of floating-point noise "
                  f"(supported by: {', '.join(SECURE_NOISE_RUNS)})",
         )
     guard_numeric_options(parser)
@@ -114,8 +118,8 @@ def _check_secure_noise(args: argparse.Namespace) -> None:
     """Refuse ``--secure-noise`` for a run command whose mechanism cannot take it."""
     if getattr(args, "secure_noise", False) and args.algorithm not in SECURE_NOISE_RUNS:
         raise ValueError(
-            f"`--secure-noise` is not supported by `run {args.algorithm}` (its noise is "
-            f"not a Laplace release, or it draws none); supported: "
+            f"`--secure-noise` is not supported by `run {args.algorithm}` (it draws no "
+            f"noise, or its mechanism has no secure twin); supported: "
             f"{', '.join(SECURE_NOISE_RUNS)}."
         )
 

@@ -29,7 +29,7 @@ vectors with ``||v|| <= C``,
 Because sensitivity is part of the event, every route of :mod:`fedpriv.privacy.routes` (pure,
 RDP, zCDP, GDP, PLD) sees the same number and they cannot disagree by a factor of 2.
 
-Length: twelve small frozen event classes; more than half of the module is their
+Length: thirteen small frozen event classes; more than half of the module is their
 documentation (guarantee, relation, source).
 """
 
@@ -58,6 +58,7 @@ __all__ = [
     "OpaqueApproxDP",
     "RandomizedResponse",
     "SelfComposed",
+    "SymmetricMatrixDiscreteGaussian",
     "SymmetricMatrixGaussian",
 ]
 
@@ -341,6 +342,56 @@ class DiscreteGaussian:
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class SymmetricMatrixDiscreteGaussian:
+    """A symmetric integer ``dim x dim`` statistic plus mirrored discrete Gaussian noise.
+
+    The secure twin of :class:`SymmetricMatrixGaussian` (FedUCB's Privatizer with
+    ``secure=True``, :mod:`fedpriv.privacy.secure_matrix`): the statistic is a
+    symmetric matrix of grid steps; ``Z_ij ~ N_Z(0, sigma²)`` for ``i < j`` and
+    ``Z_ii ~ N_Z(0, sigma_diagonal²)`` with ``sigma_diagonal² >= 2 sigma²`` are drawn
+    independently on the upper triangle (diagonal included), ``Z_ji = Z_ij``, and
+    ``M + Z`` is released.
+
+    Parameters
+    ----------
+    sigma : float
+        ``σ`` of the off-diagonal entries, in grid steps, > 0 (the diagonal's
+        ``σ_diag >= √2 σ`` is the release's business; only ``σ`` enters the bound).
+    dim : int
+        Side of the matrix (``d + 1`` for FedUCB), >= 1; descriptive only.
+    frobenius_sensitivity : float
+        Largest ``||E||_F`` of the integer difference ``E = M - M'`` between
+        neighbors, in grid steps, > 0.
+
+    Notes
+    -----
+    ``ρ``-zCDP with ``ρ = frobenius_sensitivity² / (4 sigma²)``. The release and its
+    upper triangle determine each other; on the upper triangle the noise is a
+    product of independent discrete Gaussians with per-coordinate ``σ_j``, which is
+    ``ε²/2``-zCDP for every integer shift with ``Σ_j E_j²/σ_j² <= ε²`` (Canonne,
+    Kamath & Steinke 2020, arXiv:2004.00010, Thm. 14). Here
+    ``Σ_{i<j} E_ij²/σ² + Σ_i E_ii²/σ_diag² <= (2 Σ_{i<j} E_ij² + Σ_i E_ii²)/(2σ²)
+    = ||E||_F²/(2σ²)`` for symmetric ``E``, so ``ρ = ||E||_F²/(4σ²)``: the float
+    mechanism's ``μ²/2`` at the same ``σ`` (``μ = ||D||_F/(√2 σ)``). (ε, δ) follows
+    through the zCDP/RDP conversions; no GDP or PLD route is claimed (the discrete
+    Gaussian is not rotation-invariant and several integer shifts compete).
+    """
+
+    sigma: float
+    dim: int
+    frobenius_sensitivity: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sigma", check_positive("sigma", self.sigma))
+        object.__setattr__(self, "dim", check_int_at_least("dim", self.dim, 1))
+        object.__setattr__(
+            self,
+            "frobenius_sensitivity",
+            check_positive("frobenius_sensitivity", self.frobenius_sensitivity),
+        )
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class RandomizedResponse:
     """An ``epsilon``-DP randomized response (binary, or k-ary at the same ε).
 
@@ -525,6 +576,7 @@ Event = (
     | SymmetricMatrixGaussian
     | DiscreteLaplace
     | DiscreteGaussian
+    | SymmetricMatrixDiscreteGaussian
     | RandomizedResponse
     | GaussianTree
     | OpaqueApproxDP

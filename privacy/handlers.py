@@ -21,6 +21,8 @@ DiscreteGaussian         ρ = Δ²/(2σ²): zCDP, RDP and basic via zCDP; exact 
                          the pmf (``from_discrete_gaussian_mechanism``) when
                          ``1 <= Δ² < 2`` (the only integer shifts are ±1 in one
                          coordinate); no GDP
+SymmetricMatrix-         ρ = Δ_F²/(4σ²) (CKS 2020 Thm. 14 with σ off the diagonal and
+DiscreteGaussian         >= √2σ on it): zCDP, RDP and basic via zCDP; no GDP, no PLD
 RandomizedResponse       pure ε; exact PLD of its ``num_buckets`` answers
 OpaqueApproxDP           (ε, δ) in basic/advanced/optimal; worst-case (ε, δ) PLD; pure,
                          RDP and zCDP only when δ = 0
@@ -63,6 +65,7 @@ from fedpriv.privacy.events import (
     OpaqueApproxDP,
     RandomizedResponse,
     SelfComposed,
+    SymmetricMatrixDiscreteGaussian,
     SymmetricMatrixGaussian,
 )
 from fedpriv.privacy.guarantees import (
@@ -390,6 +393,13 @@ def _gaussian_approx(event: Any, delta_share: float) -> tuple[float, float]:
     return gaussian_dp_epsilon(_gdp(event), delta_share), delta_share
 
 
+def _zcdp_approx(event: Any, delta_share: float) -> tuple[float, float]:
+    """(ε, δ) of an event priced by its zCDP ρ (the discrete Gaussians)."""
+    if delta_share <= 0:
+        return math.inf, 0.0
+    return zcdp_epsilon(_zcdp(event), delta_share), delta_share
+
+
 def _opaque_approx(event: OpaqueApproxDP, delta_share: float) -> tuple[float, float]:
     return event.epsilon, event.delta
 
@@ -478,11 +488,13 @@ _BUILTIN = {
         pure=lambda e: e.l1_sensitivity / e.scale, pld=_discrete_laplace_pld
     ),
     DiscreteGaussian: EventHandlers(
-        approx=lambda e, share: (
-            (zcdp_epsilon(_zcdp(e), share), share) if share > 0 else (math.inf, 0.0)
-        ),
+        approx=_zcdp_approx,
         zcdp=lambda e: e.l2_sensitivity**2 / (2 * e.sigma**2),
         pld=_discrete_gaussian_pld,
+    ),
+    SymmetricMatrixDiscreteGaussian: EventHandlers(
+        approx=_zcdp_approx,
+        zcdp=lambda e: e.frobenius_sensitivity**2 / (4 * e.sigma**2),
     ),
     RandomizedResponse: EventHandlers(
         pure=lambda e: e.epsilon,

@@ -33,6 +33,12 @@ exact for it. Every node draw appends one ledger row (``scale`` = σ_N,
 ``l1_sensitivity`` = the Frobenius sensitivity; the row's "epsilon" column is then
 their ratio, not an ε).
 
+With ``secure=True`` (issue 13 part 3) leaves and node noise are integers on a grid
+``g = 2**k`` and the tree is charged ``SelfComposed(SymmetricMatrixDiscreteGaussian,
+depth)`` (zCDP, CKS 2020 Thm. 14); the grid sensitivity ``Δ_F/g + d + 1`` and the
+construction are derived in :mod:`fedpriv.privacy.secure_matrix`. Its ledger rows
+are in grid steps (``scale`` = σ_N/g, ``l1_sensitivity`` = the grid bound).
+
 Calibrations (:func:`privatizer_calibration`)
 -------------------------------------------
 ``"paper"``
@@ -69,9 +75,15 @@ from fedpriv.privacy._checks import check_int_at_least, check_positive, check_re
 from fedpriv.privacy.accountant import Accountant
 from fedpriv.privacy.calibration import feducb_privatizer
 from fedpriv.privacy.errors import CapacityExceededError
-from fedpriv.privacy.events import NonPrivate
+from fedpriv.privacy.events import NonPrivate, SelfComposed, SymmetricMatrixDiscreteGaussian
 from fedpriv.privacy.guarantees import gaussian_dp_delta
-from fedpriv.privacy.mechanisms import _flatten_keys
+from fedpriv.privacy.mechanisms import _flatten_keys, _grid
+from fedpriv.privacy.secure_matrix import (
+    matrix_grid_sensitivity,
+    round_symmetric_to_grid,
+    sample_symmetric_discrete_gaussian,
+)
+from fedpriv.privacy.secure_noise import from_grid
 from fedpriv.privacy.tree import tree_depth
 
 __all__ = [
@@ -325,6 +337,18 @@ class MatrixTreePrivatizer:
         Accountant labels of each stream, broadcastable to ``stream_shape``.
     rng : object ndarray of numpy Generator, shape ``stream_shape``
         One privacy-noise stream per tree (unused when ``noise_stddev == 0``).
+    secure : bool, default False
+        Exact integer noise on a grid (:mod:`fedpriv.privacy.secure_matrix`): leaves
+        rounded to the grid (upper triangle, mirrored), node noise a mirrored discrete
+        Gaussian of ``σ_N / g`` steps (``√2`` that on the diagonal), charged
+        ``SelfComposed(SymmetricMatrixDiscreteGaussian(σ_N/g, d+1,
+        frobenius_sensitivity/g + d + 1), depth)`` (zCDP). The prefix sums are exact
+        grid points; ``Û`` adds ``shift`` to them (post-processing). Ignored when
+        ``noise_stddev == 0``.
+    granularity : float, optional
+        Grid spacing ``g`` (a power of two) when ``secure``; default
+        :func:`~fedpriv.privacy.secure_noise.default_granularity` of
+        ``frobenius_sensitivity``.
 
     Raises
     ------
@@ -346,6 +370,8 @@ class MatrixTreePrivatizer:
         accountant: Accountant,
         keys: Mapping[str, Any],
         rng: Any,
+        secure: bool = False,
+        granularity: float | None = None,
     ) -> None:
         self.stream_shape = tuple(check_int_at_least("stream_shape", n, 1) for n in stream_shape)
         self.dim = check_int_at_least("dim", dim, 1)
@@ -359,6 +385,8 @@ class MatrixTreePrivatizer:
             raise ValueError(f"`shift` must be in [0, inf), got {shift!r}.")
         self.shift = shift
         self.frobenius_sensitivity = check_positive("frobenius_sensitivity", frobenius_sensitivity)
+        self.granularity = _grid(secure, granularity, self.frobenius_sensitivity)
+        self.secure = self.granularity is not None and noise_stddev > 0
         n_streams = int(np.prod(self.stream_shape))
         if noise_stddev > 0:
             rng = np.asarray(rng, dtype=object)
@@ -369,10 +397,7 @@ class MatrixTreePrivatizer:
                     f"`rng` must be an object array of numpy Generators of shape {self.stream_shape}."
                 )
             self._rng = rng.ravel()
-            self.event: Any = SymmetricMatrixGaussianTree(
-                noise_stddev=noise_stddev, dim=self.dim + 1,
-                frobenius_sensitivity=self.frobenius_sensitivity, capacity=self.capacity,
-            )
+            self.event: Any = self._noise_event()
         else:
             self._rng = None
             self.event = NonPrivate(
@@ -398,16 +423,41 @@ class MatrixTreePrivatizer:
         self._next_fill = np.ones(n_streams, dtype=np.int64)
         self.n_draws = 0
 
+    def _noise_event(self) -> Any:
+        """The event charged per stream: the float tree, or its secure grid twin."""
+        side = self.dim + 1
+        if not self.secure:
+            return SymmetricMatrixGaussianTree(
+                noise_stddev=self.noise_stddev, dim=side,
+                frobenius_sensitivity=self.frobenius_sensitivity, capacity=self.capacity,
+            )
+        self._grid_sigma = self.noise_stddev / self.granularity  # exact: g = 2**k
+        node = SymmetricMatrixDiscreteGaussian(
+            sigma=self._grid_sigma, dim=side,
+            frobenius_sensitivity=matrix_grid_sensitivity(
+                self.frobenius_sensitivity, self.granularity, side
+            ),
+        )
+        return SelfComposed(event=node, count=tree_depth(self.capacity))
+
     def _fresh_noise(self, index: np.ndarray) -> np.ndarray:
-        """Symmetrised node noise ``σ (N̂ + N̂ᵀ)/√2`` of the next node of each stream."""
+        """Node noise of the next node of each stream: ``σ (N̂ + N̂ᵀ)/√2``, or (secure)
+        a mirrored discrete Gaussian matrix of grid steps."""
         empty = index[self._buffer_pos[index] >= self._buffer_end[index]]
         for s in empty.tolist():
             n = int(self._next_fill[s])
-            self._rng[s].standard_normal(out=self._buffer[s, :n])
+            if self.secure:
+                self._buffer[s, :n] = sample_symmetric_discrete_gaussian(
+                    self._grid_sigma, self.dim + 1, count=n, rng=self._rng[s]
+                )
+            else:
+                self._rng[s].standard_normal(out=self._buffer[s, :n])
             self._buffer_pos[s], self._buffer_end[s] = 0, n
             self._next_fill[s] = min(2 * n, self._refill)
         raw = self._buffer[index, self._buffer_pos[index]]
         self._buffer_pos[index] += 1
+        if self.secure:
+            return raw
         return (raw + raw.swapaxes(-1, -2)) * (self.noise_stddev / math.sqrt(2.0))
 
     @property
@@ -453,6 +503,8 @@ class MatrixTreePrivatizer:
         flat_leaves = leaves.reshape(-1, side, side)[where]
         if not np.all(np.isfinite(flat_leaves)):
             raise ValueError("`leaves` must be finite where released (NaN or inf found).")
+        if self.secure:  # grid steps: node sums are exact integer sums
+            flat_leaves = round_symmetric_to_grid(flat_leaves, self.granularity)
         full = self.n_leaves[index] >= self.capacity
         if full.any():
             raise CapacityExceededError(
@@ -466,10 +518,12 @@ class MatrixTreePrivatizer:
         if self.noise_stddev > 0 and index.size:
             level = np.log2(k & -k).astype(np.int64)  # node k sits at level ctz(k)
             fresh = self._fresh_noise(index)
+            node_event = self.event.event if self.secure else self.event
             self.accountant.record_draws(
                 keys={name: labels[index] for name, labels in self._keys.items()},
-                node=k, level=level, scale=self.noise_stddev,
-                l1_sensitivity=self.frobenius_sensitivity,
+                node=k, level=level,
+                scale=node_event.sigma if self.secure else self.noise_stddev,
+                l1_sensitivity=node_event.frobenius_sensitivity,
             )
             self.n_draws += int(index.size)
             # Prefix [1, k] = prefix [1, k-1] minus its nodes below level ctz(k) (they
@@ -489,6 +543,8 @@ class MatrixTreePrivatizer:
         else:
             noise = 0.0
         released = self._total[where] + noise
+        if self.secure:  # exact integers of grid steps, times g = 2**k (exact)
+            released = from_grid(released, self.granularity)
         if isinstance(where, np.ndarray):
             u_hat_all = np.full((self.n_leaves.size, d, d), np.nan)
             small_all = np.full((self.n_leaves.size, d), np.nan)

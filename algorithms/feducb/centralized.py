@@ -123,6 +123,7 @@ def _run(
     record: bool,
     seed: int | np.random.SeedSequence,
     side: int,
+    secure_noise: bool = False,
 ) -> FedUCBRun:
     if not isinstance(tables, LinearBanditTables):
         raise TypeError(f"`tables` must be LinearBanditTables, got {type(tables).__name__}.")
@@ -142,6 +143,7 @@ def _run(
         sync_timing_reason=None if fixed else SYNC_TIMING_REASON,
         rng=stream_rngs(root, n_trials=n_trials, n_agents=n_agents, side=setup.side,
                         stream=Stream.NOISE),
+        secure_noise=bool(secure_noise) and private,
     )
     loop = CentralizedLoop(
         setup, n_trials=n_trials, n_agents=n_agents, dim=d, horizon=tables.horizon,
@@ -157,6 +159,8 @@ def _run(
     }
     if private:
         setting.update({"epsilon": epsilon, "delta": delta, "calibration": calibration})
+        if secure_noise:  # only when set: default settings (and reports) unchanged
+            setting["secure_noise"] = True
     else:
         setting["regularizer"] = setup.regularizer
     sync_rounds = loop.sync_rounds
@@ -255,6 +259,7 @@ def run_feducb(
     record: bool = False,
     seed: int | np.random.SeedSequence = 0,
     side: int = 0,
+    secure_noise: bool = False,
 ) -> FedUCBRun:
     """Private centralized FedUCB (Alg. 1 + Alg. 2) on every trial of ``tables``.
 
@@ -293,6 +298,11 @@ def run_feducb(
         Root of the privacy-noise streams ``(trial, side, agent, Stream.NOISE)``.
     side : int
         0 for the world D, 1 for D' in an audit (fresh noise streams).
+    secure_noise : bool
+        Exact integer noise on a grid for the Privatizer (``secure=True`` of
+        :class:`~fedpriv.privacy.matrix_tree.MatrixTreePrivatizer`, same σ_N); charged
+        through zCDP (:mod:`fedpriv.privacy.secure_matrix`), so the accountant's ε is
+        at least the float Privatizer's.
 
     Returns
     -------
@@ -310,7 +320,7 @@ def run_feducb(
         sync_every=None, calibration=calibration, beta=beta, beta_value=beta_value,
         n_syncs=n_syncs, regularizer=1.0, failure_probability=failure_probability,
         literal_d_factor=literal_d_factor, on_capacity=on_capacity, record=record,
-        seed=seed, side=side,
+        seed=seed, side=side, secure_noise=secure_noise,
     )
 
 
@@ -328,6 +338,7 @@ def run_feducb_fixed(
     record: bool = False,
     seed: int | np.random.SeedSequence = 0,
     side: int = 0,
+    secure_noise: bool = False,
 ) -> FedUCBRun:
     """FedUCB with a data-independent schedule: sync at the end of rounds ``B-1, 2B-1, ...``.
 
@@ -348,7 +359,7 @@ def run_feducb_fixed(
         sync_every=sync_every, calibration=calibration, beta=beta, beta_value=beta_value,
         n_syncs=None, regularizer=1.0, failure_probability=failure_probability,
         literal_d_factor=literal_d_factor, on_capacity="raise", record=record,
-        seed=seed, side=side,
+        seed=seed, side=side, secure_noise=secure_noise,
     )
 
 

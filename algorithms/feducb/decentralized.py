@@ -223,6 +223,7 @@ def run_feducb_decentralized(
     record: bool = False,
     seed: int | np.random.SeedSequence = 0,
     side: int = 0,
+    secure_noise: bool = False,
 ) -> DecentralizedFedUCBRun:
     """Decentralized FedUCB (Alg. 3 + one Alg. 2 Privatizer per agent and set).
 
@@ -268,6 +269,9 @@ def run_feducb_decentralized(
         generator per (trial, agent, set) below it).
     side : int
         0 for the world D, 1 for D' in an audit.
+    secure_noise : bool
+        Exact integer noise on a grid for every Privatizer tree (as in
+        :func:`fedpriv.algorithms.feducb.centralized.run_feducb`); ignored without noise.
 
     Returns
     -------
@@ -288,6 +292,7 @@ def run_feducb_decentralized(
         threshold=threshold, respond=respond, beta=beta, beta_value=beta_value,
         on_capacity=on_capacity, calibration=calibration, cover=cover, side=side,
     )
+    setup["secure_noise"] = bool(secure_noise)
     noise = _calibrate(setup, epsilon=setup["epsilon"], delta=delta, threshold=threshold,
                        calibration=calibration, regularizer=regularizer,
                        failure_probability=failure_probability)

@@ -118,6 +118,7 @@ class DecentralizedProtocol:
             noise_stddev=noise["noise"], shift=noise["shift"],
             frobenius_sensitivity=math.sqrt(2.0) * (spec.bound_x**2 + spec.bound_y**2),
             accountant=accountant, keys={**keys, "channel": "privatizer"}, rng=rngs,
+            secure=self.setup["secure_noise"],
         )
         if self.setup["schedule"] == "adaptive":  # the fixed clock reads no data
             flat = {k: np.broadcast_to(v, shape).ravel() for k, v in keys.items()}
@@ -330,6 +331,8 @@ class DecentralizedProtocol:
                    "delta": delta if private else 0.0,
                    "calibration": calibration if private else "none",
                    "schedule": setup["schedule"], "sync_every": setup["sync_every"]}
+        if setup["secure_noise"] and private:  # only when set: default settings unchanged
+            setting["secure_noise"] = True
         counts = self.counts
         return {"setting": setting, "regret_curve": self.curve,
                 "final_regret": self.cumulative, "n_requests": counts["requests"],

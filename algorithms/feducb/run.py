@@ -181,6 +181,7 @@ def open_accounting(
     frobenius_sensitivity: float,
     sync_timing_reason: str | None,
     rng: np.ndarray,
+    secure_noise: bool = False,
 ) -> tuple[Accountant, MatrixTreePrivatizer]:
     """The run's accountant and its (trial, agent) Privatizers, charged when opened.
 
@@ -189,6 +190,8 @@ def open_accounting(
     (footnote 4: the M trees then compose sequentially). ``sync_timing_reason``
     (adaptive schedule) charges each (trial, agent) one ``NonPrivate`` release on the
     ``"sync-timing"`` channel; the Privatizer's channel is ``"privatizer"``.
+    ``secure_noise``: the Privatizer's ``secure=True`` (exact integer noise on a grid,
+    :mod:`fedpriv.privacy.secure_matrix`).
     """
     if shared_users:
         accountant = Accountant(
@@ -205,6 +208,7 @@ def open_accounting(
         stream_shape=(n_trials, n_agents), dim=dim, capacity=capacity,
         noise_stddev=noise_stddev, shift=shift, frobenius_sensitivity=frobenius_sensitivity,
         accountant=accountant, keys={**keys, "channel": "privatizer"}, rng=rng,
+        secure=secure_noise,
     )
     if sync_timing_reason is not None:
         flat = {k: np.broadcast_to(v, (n_trials, n_agents)).ravel() for k, v in keys.items()}

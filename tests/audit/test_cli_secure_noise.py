@@ -1,5 +1,6 @@
-"""``fedpriv run ... --secure-noise``: the supported runs release grid values with the
-same accountant ε as float noise; every other run command refuses the flag."""
+"""``fedpriv run ... --secure-noise``: the Laplace runs release grid values with the
+same accountant ε as float noise, the FedUCB runs (matrix-tree Privatizer, priced by
+zCDP) with an ε at least the float one; every other run command refuses the flag."""
 
 from __future__ import annotations
 
@@ -22,13 +23,17 @@ def _guarantee(record: dict) -> object:
     return record.get("guarantee")
 
 
-@pytest.mark.parametrize("algorithm", sorted(_SMALL))
-def test_secure_noise_keeps_the_reported_guarantee(algorithm, capsys) -> None:
-    argv = ["run", algorithm, *_SMALL[algorithm], "--json"]
+def _plain_and_secure(argv: list[str], capsys) -> tuple[dict, dict]:
+    """The JSON records of ``argv`` without and with ``--secure-noise``."""
     assert main(argv) == 0
     plain = json.loads(capsys.readouterr().out)
     assert main([*argv, "--secure-noise"]) == 0
-    secure = json.loads(capsys.readouterr().out)
+    return plain, json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("algorithm", sorted(_SMALL))
+def test_secure_noise_keeps_the_reported_guarantee(algorithm, capsys) -> None:
+    plain, secure = _plain_and_secure(["run", algorithm, *_SMALL[algorithm], "--json"], capsys)
     assert _guarantee(secure) is not None
     for record in (plain, secure):
         record.pop("seconds", None)
@@ -40,6 +45,29 @@ def test_secure_noise_keeps_the_reported_guarantee(algorithm, capsys) -> None:
         assert json.dumps(_guarantee(secure), sort_keys=True) == json.dumps(
             _guarantee(plain), sort_keys=True
         )
+
+
+_FEDUCB_SMALL = {
+    "feducb-fixed": ["--agents", "2", "--horizon", "60", "--dimension", "2", "--actions", "4",
+                     "--sync-every", "6", "--calibration", "exact"],
+    "feducb-decentralized": ["--agents", "3", "--horizon", "40", "--dim", "2", "--arms", "4",
+                             "--calibration", "exact"],
+}
+
+
+def _privatizer_epsilon(record: dict) -> float:
+    return float(record["guarantee"]["accountant"]["epsilon"] if "guarantee" in record
+                 else record["accountant"]["epsilon"])
+
+
+@pytest.mark.parametrize("algorithm", sorted(_FEDUCB_SMALL))
+def test_feducb_secure_noise_pays_at_least_the_float_price(algorithm, capsys) -> None:
+    plain, secure = _plain_and_secure(
+        ["run", algorithm, *_FEDUCB_SMALL[algorithm], "--json"], capsys
+    )
+    assert secure["setting"]["secure_noise"] is True
+    assert "secure_noise" not in plain["setting"]
+    assert _privatizer_epsilon(secure) >= _privatizer_epsilon(plain) > 0
 
 
 def test_every_other_run_command_refuses_the_flag(capsys) -> None:

@@ -114,6 +114,9 @@ SPECS: dict[type, tuple[dict[str, Any], dict[str, Callable[[Any], bool]]]] = {
         {"noise_stddev": 1.0, "dim": 2, "frobenius_sensitivity": 1.0},
         {"noise_stddev": positive, "dim": integer_at_least(1),
          "frobenius_sensitivity": positive}),
+    events.SymmetricMatrixDiscreteGaussian: (
+        {"sigma": 1.0, "dim": 2, "frobenius_sensitivity": 1.0},
+        {"sigma": positive, "dim": integer_at_least(1), "frobenius_sensitivity": positive}),
     SymmetricMatrixGaussianTree: (
         {"noise_stddev": 1.0, "dim": 2, "frobenius_sensitivity": 1.0, "capacity": 4},
         {"noise_stddev": positive, "dim": integer_at_least(1),
