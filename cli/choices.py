@@ -9,6 +9,15 @@ checks every constant here against its source (named beside it), so they cannot 
 from __future__ import annotations
 
 __all__ = [
+    "BETA_CHOICES",
+    "BETA_VERSIONS",
+    "ON_CAPACITY",
+    "PRIVATIZER_CALIBRATIONS",
+    "RESPOND",
+    "REWARD_MODELS",
+    "SCHEDULES",
+    "SYNC_ORDERS",
+    "UPDATE_ORDERS",
     "CONTAMINATION_KINDS",
     "COST_MODELS",
     "COUNT_FIELDS",
@@ -55,3 +64,21 @@ DUBEY_AAMAS_EXPERIMENTS = {
     "dubey-aamas-fig1b": (2000, 8, 20, 5, 0),
     "dubey-aamas-fig1c": (1000, 5, 20, 5, 0),
 }
+#: fedpriv.algorithms.feducb.centralized.BETA_VERSIONS
+BETA_VERSIONS = ("H", "P", "tuned")
+#: fedpriv.algorithms.feducb.decentralized.BETA_CHOICES
+BETA_CHOICES = ("H", "P", "tuned")
+#: fedpriv.algorithms.environments.linear.REWARD_MODELS
+REWARD_MODELS = ("bernoulli", "beta")
+#: fedpriv.privacy.matrix_tree.PRIVATIZER_CALIBRATIONS
+PRIVATIZER_CALIBRATIONS = ("paper", "corrected", "exact")
+#: fedpriv.algorithms.feducb.sync.SYNC_ORDERS
+SYNC_ORDERS = ("MlogT", "M1.5", "MT")
+#: fedpriv.algorithms.feducb.decentralized.ON_CAPACITY
+ON_CAPACITY = ("raise", "stop")
+#: fedpriv.algorithms.feducb.decentralized.RESPOND
+RESPOND = ("receipt", "next_use")
+#: fedpriv.algorithms.feducb.decentralized.SCHEDULES
+SCHEDULES = ("adaptive", "fixed")
+#: fedpriv.algorithms.feducb.linucb.UPDATE_ORDERS
+UPDATE_ORDERS = ("round", "sequential")

@@ -15,32 +15,13 @@ import argparse
 import json
 import math
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+from fedpriv.cli.choices import BETA_VERSIONS, PRIVATIZER_CALIBRATIONS, REWARD_MODELS, SYNC_ORDERS
 
-from fedpriv.algorithms.feducb.centralized import (
-    BETA_VERSIONS,
-    FedUCBRun,
-    run_feducb,
-    run_feducb_fixed,
-    run_feducb_nonprivate,
-)
-from fedpriv.algorithms.feducb.sync import (
-    SYNC_ORDERS,
-    private_threshold_for_syncs,
-    syncs_for_order,
-    threshold_for_syncs,
-)
-from fedpriv.algorithms.environments.linear import REWARD_MODELS, LinearBandit
-from fedpriv.algorithms.seeding import as_seed_sequence
-from fedpriv.audit.claims.claim import decide_verdict, json_number
-from fedpriv.privacy import format_epsilon
-from fedpriv.privacy.matrix_tree import (
-    PRIVATIZER_CALIBRATIONS,
-    SymmetricMatrixGaussianTree,
-    matrix_tree_gdp,
-)
+if TYPE_CHECKING:  # for annotations; the functions import what they run
+    import numpy as np
+    from fedpriv.algorithms.feducb.centralized import FedUCBRun
 
 __all__ = ["register"]
 
@@ -113,6 +94,8 @@ def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAc
 
 
 def _threshold(args: argparse.Namespace, rho_min: float, rho_max: float) -> float | None:
+    from fedpriv.algorithms.feducb.sync import syncs_for_order, threshold_for_syncs
+
     if getattr(args, "syncs_order", None) is None:
         return args.threshold
     target = syncs_for_order(args.syncs_order, n_agents=args.agents, horizon=args.horizon)
@@ -122,6 +105,12 @@ def _threshold(args: argparse.Namespace, rho_min: float, rho_max: float) -> floa
 
 
 def _execute(args: argparse.Namespace) -> FedUCBRun:
+    import numpy as np
+    from fedpriv.algorithms.environments.linear import LinearBandit
+    from fedpriv.algorithms.feducb.centralized import run_feducb, run_feducb_fixed, run_feducb_nonprivate
+    from fedpriv.algorithms.feducb.sync import private_threshold_for_syncs, syncs_for_order
+    from fedpriv.algorithms.seeding import as_seed_sequence
+
     spec = LinearBandit(
         n_agents=args.agents, n_arms=args.actions, dim=args.dimension, reward=args.reward,
         shared_users=args.shared_users,
@@ -157,6 +146,10 @@ def _summary(values: np.ndarray) -> dict[str, float]:
 
 
 def _record(args: argparse.Namespace, run: FedUCBRun, seconds: float) -> dict[str, Any]:
+    import numpy as np
+    from fedpriv.audit.claims.claim import decide_verdict, json_number
+    from fedpriv.privacy.matrix_tree import SymmetricMatrixGaussianTree, matrix_tree_gdp
+
     final = run.regret_curve[:, -1]
     setting = {k: json_number(v) for k, v in run.setting.items()}
     setting["seed"] = args.seed
@@ -223,6 +216,8 @@ def _record(args: argparse.Namespace, run: FedUCBRun, seconds: float) -> dict[st
 
 
 def _handle(args: argparse.Namespace) -> int:
+    from fedpriv.privacy import format_epsilon
+
     started = time.perf_counter()
     run = _execute(args)
     record = _record(args, run, time.perf_counter() - started)

@@ -18,29 +18,12 @@ import math
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+from fedpriv.cli.choices import BETA_CHOICES, GRAPH_KINDS, ON_CAPACITY, PRIVATIZER_CALIBRATIONS, RESPOND, REWARD_MODELS, SCHEDULES, UPDATE_ORDERS
 
-from fedpriv.algorithms.feducb.decentralized import (
-    BETA_CHOICES,
-    ON_CAPACITY,
-    RESPOND,
-    SCHEDULES,
-    run_feducb_decentralized,
-)
-from fedpriv.algorithms.environments.linear import REWARD_MODELS, LinearBandit
-from fedpriv.algorithms.feducb.linucb import (
-    UPDATE_ORDERS,
-    run_linucb,
-    run_linucb_independent_private,
-    run_linucb_pooled,
-)
-from fedpriv.algorithms.networks.graphs import GRAPH_KINDS, make_graph
-from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
-from fedpriv.audit.claims.claim import decide_verdict, json_number
-from fedpriv.privacy import format_epsilon
-from fedpriv.privacy.matrix_tree import PRIVATIZER_CALIBRATIONS
+if TYPE_CHECKING:  # for annotations; the functions import what they run
+    import numpy as np
 
 __all__ = ["ALGORITHMS", "EXPERIMENTS", "register", "run_record"]
 
@@ -131,11 +114,20 @@ def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAc
 
 
 def _stats(values: np.ndarray) -> dict[str, float]:
+    import numpy as np
+
     return {"mean": float(np.mean(values)), "min": float(np.min(values)),
             "max": float(np.max(values))}
 
 
 def _run(args: argparse.Namespace) -> int:
+    from fedpriv.algorithms.environments.linear import LinearBandit
+    from fedpriv.algorithms.feducb.decentralized import run_feducb_decentralized
+    from fedpriv.algorithms.feducb.linucb import run_linucb, run_linucb_independent_private, run_linucb_pooled
+    from fedpriv.algorithms.networks.graphs import make_graph
+    from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
+    from fedpriv.privacy import format_epsilon
+
     root = as_seed_sequence(args.seed)
     spec = LinearBandit(n_agents=args.agents, n_arms=args.arms, dim=args.dim,
                         reward=args.reward)
@@ -196,6 +188,8 @@ def _run(args: argparse.Namespace) -> int:
 
 def run_record(run: Any, *, seconds: float, seed: int) -> dict[str, Any]:
     """The ``run --json`` record of a LinUCB baseline or decentralized FedUCB run."""
+    from fedpriv.audit.claims.claim import decide_verdict, json_number
+
     setting = {k: json_number(v) for k, v in run.setting.items()}
     setting["seed"] = seed
     per_trial = run.final_regret.mean(axis=1)

@@ -29,7 +29,7 @@ PROBE = (
 )
 
 
-LIGHT_FAMILIES = ("gossip", "li_song", "coop")  # their run/experiment --help are light too
+LIGHT_FAMILIES = ("gossip", "feducb", "linucb", "li_song", "coop")  # every family
 LIGHT_COMMANDS = [[kind, name, "--help"]
                   for kind, table in (("run", RUN_COMMANDS), ("experiment", EXPERIMENT_COMMANDS))
                   for name, (family, _) in table.items() if family in LIGHT_FAMILIES]
@@ -91,8 +91,10 @@ def test_cli_choices_equal_their_sources() -> None:
     from fedpriv.algorithms.li_song import network
     from fedpriv.algorithms.networks import graphs
     from fedpriv.audit.experiments import dubey_aamas
+    from fedpriv.algorithms.environments import linear
+    from fedpriv.algorithms.feducb import centralized, decentralized, linucb, sync
     from fedpriv.cli import choices
-    from fedpriv.privacy import PAPER_LOG_BASES, calibration
+    from fedpriv.privacy import PAPER_LOG_BASES, calibration, matrix_tree
 
     assert choices.GRAPH_KINDS == graphs.GRAPH_KINDS
     assert choices.MODES == gossip_ucb.MODES
@@ -106,6 +108,15 @@ def test_cli_choices_equal_their_sources() -> None:
     assert choices.COUNT_FIELDS == cooperative.COUNT_FIELDS
     assert choices.INDEX_UPDATES == baselines.INDEX_UPDATES
     assert choices.LOG_TIMES == baselines.LOG_TIMES
+    assert choices.BETA_VERSIONS == centralized.BETA_VERSIONS
+    assert choices.BETA_CHOICES == decentralized.BETA_CHOICES
+    assert choices.REWARD_MODELS == linear.REWARD_MODELS
+    assert choices.PRIVATIZER_CALIBRATIONS == matrix_tree.PRIVATIZER_CALIBRATIONS
+    assert choices.SYNC_ORDERS == sync.SYNC_ORDERS
+    assert choices.ON_CAPACITY == decentralized.ON_CAPACITY
+    assert choices.RESPOND == decentralized.RESPOND
+    assert choices.SCHEDULES == decentralized.SCHEDULES
+    assert choices.UPDATE_ORDERS == linucb.UPDATE_ORDERS
     assert tuple(choices.DUBEY_AAMAS_EXPERIMENTS) == dubey_aamas.EXPERIMENTS
     for name, (horizon, n_trials, n_agents, n_arms, seed) in choices.DUBEY_AAMAS_EXPERIMENTS.items():
         config = dubey_aamas.default_config(name)
