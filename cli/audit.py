@@ -245,19 +245,6 @@ def register_audit(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     return p
 
 
-def _jsonable(value: Any) -> Any:
-    import numpy as np
-
-    from fedpriv.audit.claims.claim import json_number
-
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, np.ndarray)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    return json_number(value)
-
 
 def _report(result, target: str, args: argparse.Namespace) -> str:
     verdict = ("REFUTED: the audit's lower bound exceeds the claim" if result.violated else
@@ -303,9 +290,11 @@ def _audit(args: argparse.Namespace) -> int:
         print(f"fedpriv audit: error in your code: {cause}", file=sys.stderr)
         return 2
     if args.json:
+        from fedpriv.audit.claims.claim import jsonable
+
         out = {"mechanism": args.target, "verdict": "refuted" if result.violated else
                "not refuted", **result.to_dict()}
-        print(json.dumps(_jsonable(out), indent=2, allow_nan=False))
+        print(json.dumps(jsonable(out), indent=2, allow_nan=False))
     else:
         print(_report(result, args.target, args))
     return 1 if result.violated else 0

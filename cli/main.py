@@ -195,20 +195,13 @@ def _account(args: argparse.Namespace) -> int:
         staging.write_text(markdown, encoding="utf-8")
         staging.replace(args.out)
     if args.json:
-        print(json.dumps(_jsonable(report), indent=2, allow_nan=False))
+        from fedpriv.audit.claims.claim import jsonable
+
+        print(json.dumps(jsonable(report), indent=2, allow_nan=False))
     else:
         print(text)
     return 0
 
-
-def _jsonable(value: Any) -> Any:
-    from fedpriv.audit.claims.claim import json_number
-
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    return json_number(value)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -35,6 +35,7 @@ from fedpriv.audit.estimators import EpsilonLowerBound
 from fedpriv.privacy import RELATIVE_TOLERANCE, ApproxDP, NeighboringRelation, PureDP
 
 __all__ = [
+    "jsonable",
     "AS_WRITTEN",
     "COVERAGES",
     "VACUOUS_DELTA_PROBE",
@@ -295,6 +296,20 @@ def json_number(value: Any) -> Any:
     if isinstance(value, float) and math.isnan(value):
         return "nan"
     return value
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` with its containers, arrays and NumPy scalars made JSON-ready
+    (dict keys as str, every number through :func:`json_number`)."""
+    import numpy as np
+
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    return json_number(value)
 
 
 def _leak(accountant_epsilon: float, audit: EpsilonLowerBound | None,

@@ -41,7 +41,6 @@ from fedpriv.algorithms.gossip.gossip_ucb import (
 from fedpriv.algorithms.networks.graphs import make_graph, second_eigenvalue
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng, stream_rngs
 from fedpriv.audit.claims.claim import Claim, ClaimResult, decide_verdict
-from fedpriv.audit.endtoend.tree import audit_tree_counter
 from fedpriv.audit.estimators import EpsilonLowerBound
 from fedpriv.audit.neighbors import worst_case_reward_pair
 from fedpriv.audit.endtoend.tree_nodes import audit_tree_nodes

@@ -107,8 +107,9 @@ def _setting(claim: Claim) -> dict:
     return claim.setting_dict()
 
 
-def fed_ucb_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
-    """ε of Fed_UCB's stream releases (phase "stream") for the claim's setting."""
+def _open_releases(claim: Claim, *, mode: str | None = None,
+                   reward_bounds: tuple[float, float] | None = (0.0, 1.0)):
+    """The accountant of Fed_UCB's releases opened for the claim's setting (no run)."""
     from fedpriv.algorithms.gossip.gossip_ucb import open_fed_ucb_releases
     from fedpriv.algorithms.seeding import Stream, stream_rngs
 
@@ -117,9 +118,15 @@ def fed_ucb_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
     noise = stream_rngs(np.random.SeedSequence(0), n_trials=1, n_agents=s["n_agents"],
                         stream=Stream.NOISE)
     accountant, _, _, _ = open_fed_ucb_releases(
-        x0, horizon=s["horizon"], epsilon=s["epsilon"], mode=claim.mode,
-        log_base=s["log_base"], rng=noise,
+        x0, horizon=s["horizon"], epsilon=s["epsilon"], mode=mode or claim.mode,
+        log_base=s["log_base"], rng=noise, reward_bounds=reward_bounds,
     )
+    return accountant
+
+
+def fed_ucb_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
+    """ε of Fed_UCB's stream releases (phase "stream") for the claim's setting."""
+    accountant = _open_releases(claim)
     route, epsilon = accountant.tightest(0.0, where={"phase": "stream"})
     init = accountant.get_epsilon(0.0, where={"phase": "init"})
     findings = ()
@@ -131,34 +138,14 @@ def fed_ucb_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
 
 def fed_ucb_initial_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
     """ε of the round-0 records (phase "init"): ∞ in paper mode, ε' when noised."""
-    from fedpriv.algorithms.gossip.gossip_ucb import open_fed_ucb_releases
-    from fedpriv.algorithms.seeding import Stream, stream_rngs
-
-    s = _setting(claim)
-    x0 = np.zeros((1, s["n_agents"], s["n_arms"]))
-    noise = stream_rngs(np.random.SeedSequence(0), n_trials=1, n_agents=s["n_agents"],
-                        stream=Stream.NOISE)
-    accountant, _, _, _ = open_fed_ucb_releases(
-        x0, horizon=s["horizon"], epsilon=s["epsilon"], mode=claim.mode,
-        log_base=s["log_base"], rng=noise,
-    )
+    accountant = _open_releases(claim)
     route, epsilon = accountant.tightest(0.0, where={"phase": "init"})
     return route, epsilon, tuple(accountant.non_private_reasons(where={"phase": "init"}))
 
 
 def fed_ucb_unbounded_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
     """Paper mode on the Gaussian-reward environment: the accountant charges ∞."""
-    from fedpriv.algorithms.gossip.gossip_ucb import open_fed_ucb_releases
-    from fedpriv.algorithms.seeding import Stream, stream_rngs
-
-    s = _setting(claim)
-    x0 = np.zeros((1, s["n_agents"], s["n_arms"]))
-    noise = stream_rngs(np.random.SeedSequence(0), n_trials=1, n_agents=s["n_agents"],
-                        stream=Stream.NOISE)
-    accountant, _, _, _ = open_fed_ucb_releases(
-        x0, horizon=s["horizon"], epsilon=s["epsilon"], mode="paper",
-        log_base=s["log_base"], rng=noise, reward_bounds=None,
-    )
+    accountant = _open_releases(claim, mode="paper", reward_bounds=None)
     route, epsilon = accountant.tightest(0.0, where={"phase": "stream"})
     return route, epsilon, tuple(accountant.non_private_reasons(where={"phase": "stream"}))
 
@@ -319,17 +306,7 @@ def audit_fed_ucb_initial(claim: Claim, budget: AuditBudget, seed) -> EndToEndAu
 
 def _initial_scale(claim: Claim) -> float | None:
     """The Laplace scale Fed_UCB charges for agent 0's initial pull of arm 0 (None: raw)."""
-    from fedpriv.algorithms.gossip.gossip_ucb import open_fed_ucb_releases
-    from fedpriv.algorithms.seeding import Stream, stream_rngs
-
-    s = _setting(claim)
-    x0 = np.zeros((1, s["n_agents"], s["n_arms"]))
-    noise = stream_rngs(np.random.SeedSequence(0), n_trials=1, n_agents=s["n_agents"],
-                        stream=Stream.NOISE)
-    accountant, _, _, _ = open_fed_ucb_releases(
-        x0, horizon=s["horizon"], epsilon=s["epsilon"], mode=claim.mode,
-        log_base=s["log_base"], rng=noise,
-    )
+    accountant = _open_releases(claim)
     ledger = accountant.ledger
     rows = ledger[(ledger["phase"] == "init") & (ledger["agent"] == 0) & (ledger["arm"] == 0)]
     if rows.empty or not np.isfinite(rows["scale"].iloc[0]):
