@@ -5,17 +5,7 @@ from __future__ import annotations
 
 import math
 
-from fedpriv.privacy._checks import check_real
-
 __all__: list[str] = []
-
-
-def _check_open_unit(name: str, value: object) -> float:
-    """Return ``value`` as a float in the open interval (0, 1)."""
-    value = check_real(name, value)
-    if not 0.0 < value < 1.0:
-        raise ValueError(f"`{name}` must be in (0, 1), got {value!r}.")
-    return value
 
 
 def _ceil_tolerant(value: float) -> int:

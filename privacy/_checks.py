@@ -19,6 +19,7 @@ __all__ = [
     "check_generator",
     "check_in_range_array",
     "check_int_at_least",
+    "check_open_unit",
     "check_positive",
     "check_probability",
     "check_real",
@@ -70,6 +71,14 @@ def check_int_at_least(name: str, value: object, lower: int) -> int:
     value = int(value)
     if value < lower:
         raise ValueError(f"`{name}` must be >= {lower}, got {value}.")
+    return value
+
+
+def check_open_unit(name: str, value: object) -> float:
+    """Return ``value`` as a float in the open interval (0, 1) (e.g. a confidence)."""
+    value = check_real(name, value)
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"`{name}` must be in (0, 1), got {value!r}.")
     return value
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from fedpriv.privacy._calibration_helpers import _check_open_unit
+from fedpriv.privacy._checks import check_open_unit as _check_open_unit
 from fedpriv.privacy._checks import (
     check_epsilon,
     check_int_at_least,

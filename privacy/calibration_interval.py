@@ -15,7 +15,8 @@ import math
 import numpy as np
 from scipy import special
 
-from fedpriv.privacy._calibration_helpers import _ceil_tolerant, _check_open_unit
+from fedpriv.privacy._calibration_helpers import _ceil_tolerant
+from fedpriv.privacy._checks import check_open_unit as _check_open_unit
 from fedpriv.privacy._checks import (
     check_epsilon,
     check_int_at_least,

@@ -63,7 +63,7 @@ from fedpriv.audit.estimators import (
 )
 from fedpriv.audit.neighbors import NeighboringStreams
 from fedpriv.privacy import Accountant, event_epsilon
-from fedpriv.privacy._checks import check_int_at_least, check_positive
+from fedpriv.privacy._checks import check_int_at_least, check_open_unit, check_positive
 from fedpriv.privacy.events import LaplaceTree
 from fedpriv.privacy.mechanisms import laplace_release
 from fedpriv.privacy.tree import nodes_covering
@@ -309,8 +309,7 @@ def audit_laplace_release(
     loc_d, loc_d_prime = _locations(loc_d, loc_d_prime)
     n_samples = check_int_at_least("n_samples", n_samples, 1)
     pilot = check_int_at_least("pilot_samples", pilot_samples or 0, 0)
-    if not 0.0 < float(confidence) < 1.0:
-        raise ValueError(f"`confidence` must be in (0, 1), got {confidence!r}.")
+    confidence = check_open_unit("confidence", confidence)
     scale = check_positive("scale", scale)
     root = as_seed_sequence(seed)
 

@@ -25,6 +25,7 @@ from typing import Any, Final
 import numpy as np
 from scipy import stats
 
+from fedpriv.privacy._checks import check_open_unit as _check_open_unit
 from fedpriv.privacy._checks import (
     check_delta,
     check_finite_array,
@@ -50,13 +51,6 @@ NO_EVIDENCE: Final[str] = "none"
 
 _SIDES: Final[tuple[str, str, str]] = ("lower", "upper", "two-sided")
 
-
-def _check_open_unit(name: str, value: object) -> float:
-    """Return ``value`` as a float in the open interval (0, 1)."""
-    value = check_real(name, value)
-    if not 0.0 < value < 1.0:
-        raise ValueError(f"`{name}` must be in (0, 1), got {value!r}.")
-    return value
 
 
 def _check_integral_array(name: str, values: object, lower: int) -> np.ndarray:
