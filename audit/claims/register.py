@@ -323,7 +323,7 @@ def _fed_ucb_claims() -> list[RegisteredClaim]:
                     accountant=ge.fed_ucb_accountant,
                     audit=ge.audit_fed_ucb_tree,
                     channel=("released noisy prefix sums of one stream (tree counter; "
-                             "white-box LLR over the nodes covering round 1)"),
+                             "white-box audits of the nodes covering round 1)"),
                     sample_factor=1000.0,
                     note=_fed_ucb_note(mode, base, horizon, eps),
                 ))

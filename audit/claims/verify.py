@@ -245,8 +245,7 @@ def _from_fed_ucb(report: VerifyReport, entries) -> dict[str, ClaimResult]:
             out[key] = assemble_result(
                 entries[key], result.accountant_route, result.accountant_epsilon,
                 result.notes, bound=result.audit,
-                event=None if result.audit is None else
-                "Laplace LLR over the nodes covering round 1",
+                event=result.audit_event,
                 initial_pulls_epsilon=result.initial_pulls_epsilon,
             )
     return out

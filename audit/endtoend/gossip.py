@@ -32,7 +32,11 @@ from fedpriv.audit.claims.claim import Claim
 from fedpriv.audit.endtoend.engine import AuditBudget, EndToEndAudit, child_seed, search_and_confirm
 from fedpriv.audit.neighbors import worst_case_reward_pair
 from fedpriv.audit.endtoend.combine import halved, stronger_of
-from fedpriv.audit.endtoend.tree_nodes import audit_laplace_release, audit_tree_nodes
+from fedpriv.audit.endtoend.tree_nodes import (
+    audit_laplace_release,
+    audit_tree_nodes,
+    tree_audit_event,
+)
 from fedpriv.privacy.calibration import fed_ucb_scale
 
 __all__ = [
@@ -157,9 +161,7 @@ def _tree_audit(pair, scale: float, claim: Claim, budget: AuditBudget, seed, nei
         seed=seed, confidence=budget.confidence,
     )
     return EndToEndAudit(
-        bound=result.bound, channel=channel,
-        event=f"Laplace LLR over the {result.n_nodes} nodes covering round {result.position} "
-              f">= {result.bound.threshold:.4g}",
+        bound=result.bound, channel=channel, event=tree_audit_event(result),
         neighbors=neighbors, pilot_epsilon=math.nan, seconds=result.seconds,
     )
 

@@ -60,6 +60,11 @@ class TreeAuditResult:
     scale : float
     seconds : float
         Wall time of sampling and estimation.
+    method : str
+        Which audit gave ``bound``: ``"joint"`` (one LLR event counted on whole runs),
+        ``"product"`` (the LLR's top atom bounded factor by factor over independent
+        nodes, :mod:`fedpriv.audit.endtoend.tree_product`), or ``"round by round"`` (the
+        full counter, :func:`audit_tree_counter`).
     """
 
     bound: EpsilonLowerBound
@@ -70,6 +75,7 @@ class TreeAuditResult:
     n_nodes: int
     scale: float
     seconds: float
+    method: str = "round by round"
 
     @property
     def violated(self) -> bool:

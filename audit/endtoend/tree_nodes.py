@@ -49,12 +49,14 @@ wrong declared law could only cost power.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import numpy as np
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
 from fedpriv.audit.endtoend.engine import child_seed
 from fedpriv.audit.endtoend.tree import TreeAuditResult, _true_node_sums
+from fedpriv.audit.endtoend.tree_product import audit_laplace_product, release_locations
 from fedpriv.audit.estimators import (
     EpsilonLowerBound,
     clopper_pearson_interval,
@@ -72,12 +74,14 @@ __all__ = [
     "audit_laplace_release",
     "audit_tree_nodes",
     "covering_node_sums",
+    "tree_audit_event",
     "laplace_llr_grid",
     "sample_laplace_llr",
 ]
 
 _DEFAULT_BATCH = 1 << 18
 _N_LINEAR = 129
+_METHODS = ("both", "joint", "product")
 
 
 def covering_node_sums(pair: NeighboringStreams) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -94,15 +98,6 @@ def covering_node_sums(pair: NeighboringStreams) -> tuple[np.ndarray, np.ndarray
     sums_dp = _true_node_sums(pair.stream_prime, pair.observed, nodes)
     keep = sums_d != sums_dp
     return nodes[keep], sums_d[keep], sums_dp[keep]
-
-
-def _locations(loc_d: object, loc_d_prime: object) -> tuple[np.ndarray, np.ndarray]:
-    a = np.atleast_1d(np.asarray(loc_d, dtype=np.float64))
-    b = np.atleast_1d(np.asarray(loc_d_prime, dtype=np.float64))
-    if a.shape != b.shape or a.ndim != 1 or not np.all(a != b):
-        raise ValueError("`loc_d` and `loc_d_prime` must be 1-D of equal length and differ "
-                         f"in every coordinate, got {a.tolist()} and {b.tolist()}.")
-    return a, b
 
 
 def sample_laplace_llr(
@@ -149,7 +144,7 @@ def sample_laplace_llr(
     """
     if world not in (0, 1):
         raise ValueError(f"`world` must be 0 (D) or 1 (D'), got {world!r}.")
-    loc_d, loc_d_prime = _locations(loc_d, loc_d_prime)
+    loc_d, loc_d_prime = release_locations(loc_d, loc_d_prime)
     scale = check_positive("scale", scale)
     l1_sensitivity = check_positive("l1_sensitivity", l1_sensitivity)
     n_samples = check_int_at_least("n_samples", n_samples, 1)
@@ -178,7 +173,7 @@ def laplace_llr_grid(loc_d: object, loc_d_prime: object, scale: float) -> np.nda
     cap) and, when every coordinate moves by the same ``g``, the exact lattice
     ``k g / b`` (``|k| <= m``) on which saturated samples sit.
     """
-    loc_d, loc_d_prime = _locations(loc_d, loc_d_prime)
+    loc_d, loc_d_prime = release_locations(loc_d, loc_d_prime)
     gaps = np.abs(loc_d - loc_d_prime)
     top = float(gaps.sum()) / scale
     grid = [np.linspace(-top, top, _N_LINEAR)]
@@ -306,7 +301,7 @@ def audit_laplace_release(
         If the locations are malformed or a count, ``scale``, ``l1_sensitivity`` or
         ``confidence`` is out of range.
     """
-    loc_d, loc_d_prime = _locations(loc_d, loc_d_prime)
+    loc_d, loc_d_prime = release_locations(loc_d, loc_d_prime)
     n_samples = check_int_at_least("n_samples", n_samples, 1)
     pilot = check_int_at_least("pilot_samples", pilot_samples or 0, 0)
     confidence = check_open_unit("confidence", confidence)
@@ -341,6 +336,8 @@ def audit_tree_nodes(
     pilot_samples: int | None = None,
     confidence: float = 0.95,
     batch_size: int = _DEFAULT_BATCH,
+    method: str = "both",
+    product_samples: int | None = None,
 ) -> TreeAuditResult:
     """White-box audit of the tree nodes covering the changed round (module docstring).
 
@@ -352,29 +349,76 @@ def audit_tree_nodes(
     claimed_epsilon : float
         The ε claimed for the counter (> 0, may be inf).
     n_samples, seed, pilot_samples, confidence, batch_size
-        As in :func:`audit_laplace_release`.
+        As in :func:`audit_laplace_release` (the joint audit).
+    method : {"both", "joint", "product"}
+        ``"joint"``: :func:`audit_laplace_release` at ``confidence``. ``"product"``:
+        :func:`fedpriv.audit.endtoend.tree_product.audit_laplace_product` at
+        ``confidence`` (assumes independent node noises; see that module). ``"both"``
+        (default): each at ``1 − (1 − confidence)/2`` on its own samples (the joint one
+        at ``seed``, the product one at ``child_seed(seed, 2)``), the stronger reported
+        at ``confidence`` (union bound, :mod:`fedpriv.audit.endtoend.combine`).
+    product_samples : int, optional
+        Runs per world of the product audit, >= 1; ``n_samples`` when None.
 
     Returns
     -------
     TreeAuditResult
-        ``seconds`` covers the choice of the event and the confirmation.
+        ``seconds`` covers the choice of the event and the confirmation; ``method``
+        names the audit whose bound is reported.
 
     Raises
     ------
     ValueError
-        If a count, ``scale``, ``claimed_epsilon`` or ``confidence`` is out of range.
+        If a count, ``scale``, ``claimed_epsilon``, ``confidence`` or ``method`` is out
+        of range.
     """
     started = time.perf_counter()
     claimed_epsilon = check_positive("claimed_epsilon", claimed_epsilon, allow_inf=True)
+    if method not in _METHODS:
+        raise ValueError(f"`method` must be one of {_METHODS}, got {method!r}.")
+    confidence = check_open_unit("confidence", confidence)
+    n_product = check_int_at_least(
+        "product_samples", n_samples if product_samples is None else product_samples, 1)
     nodes, sums_d, sums_dp = covering_node_sums(pair)
     sensitivity = float(np.max(np.abs(pair.stream - pair.stream_prime)))
-    bound = audit_laplace_release(
-        sums_d, sums_dp, scale=scale, l1_sensitivity=sensitivity, n_samples=n_samples,
-        seed=seed, pilot_samples=pilot_samples, confidence=confidence, batch_size=batch_size,
-    )
+    each = confidence if method != "both" else 1.0 - (1.0 - confidence) / 2.0
+    bounds: dict[str, EpsilonLowerBound] = {}
+    if method in ("both", "joint"):
+        bounds["joint"] = audit_laplace_release(
+            sums_d, sums_dp, scale=scale, l1_sensitivity=sensitivity, n_samples=n_samples,
+            seed=seed, pilot_samples=pilot_samples, confidence=each, batch_size=batch_size,
+        )
+    if method in ("both", "product"):
+        bounds["product"] = audit_laplace_product(
+            sums_d, sums_dp, scale=scale, l1_sensitivity=sensitivity, n_samples=n_product,
+            seed=child_seed(seed, 2), confidence=each, batch_size=batch_size,
+        )
+    best = max(bounds, key=lambda name: bounds[name].epsilon_lower_bound)
+    bound = dataclasses.replace(bounds[best], confidence=confidence)
     event = LaplaceTree(scale=scale, horizon=pair.horizon, l1_sensitivity=sensitivity)
     return TreeAuditResult(
         bound=bound, accountant_epsilon=event_epsilon(event), claimed_epsilon=claimed_epsilon,
         horizon=pair.horizon, position=pair.position, n_nodes=int(nodes.size),
-        scale=float(scale), seconds=time.perf_counter() - started,
+        scale=float(scale), seconds=time.perf_counter() - started, method=best,
     )
+
+
+def tree_audit_event(result: TreeAuditResult) -> str:
+    """One line naming the event and audit behind ``result.bound`` (for reports).
+
+    Examples
+    --------
+    >>> from fedpriv.audit.neighbors import worst_case_reward_pair
+    >>> r = audit_tree_nodes(worst_case_reward_pair(16), scale=5.0, claimed_epsilon=1.0,
+    ...                      n_samples=2000, seed=0, method="product")
+    >>> print(tree_audit_event(r)[:58])
+    product audit: the Laplace LLR's top atom over the 5 nodes
+    """
+    nodes = f"the {result.n_nodes} nodes covering round {result.position}"
+    if result.method == "product":
+        return (f"product audit: the Laplace LLR's top atom over {nodes} (every node on D's "
+                "side), bounded node by node over independent nodes "
+                f"({result.bound.n_samples:,} runs/world)")
+    threshold = result.bound.threshold
+    return (f"joint audit: Laplace LLR over {nodes} >= {threshold:.4g} "
+            f"({result.bound.n_samples:,} runs/world)")

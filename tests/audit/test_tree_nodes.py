@@ -64,10 +64,13 @@ def test_covering_node_llr_has_the_full_counter_llr_distribution() -> None:
 
 def test_same_seed_same_bound_and_one_predeclared_event() -> None:
     pair = worst_case_reward_pair(16)
-    first = audit_tree_nodes(pair, scale=5.0, claimed_epsilon=1.0, n_samples=20_000, seed=3)
-    again = audit_tree_nodes(pair, scale=5.0, claimed_epsilon=1.0, n_samples=20_000, seed=3)
+    first = audit_tree_nodes(pair, scale=5.0, claimed_epsilon=1.0, n_samples=20_000, seed=3,
+                             method="joint")
+    again = audit_tree_nodes(pair, scale=5.0, claimed_epsilon=1.0, n_samples=20_000, seed=3,
+                             method="joint")
     assert first.bound == again.bound
-    assert first.bound.n_tests == 2  # one threshold, chosen on the pilot
+    assert first.method == "joint"
+    assert first.bound.n_tests == 2  # one threshold, chosen before the confirmation
     assert first.bound.n_samples == 20_000
     assert first.accountant_epsilon == pytest.approx(1.0)
     assert first.n_nodes == 5
@@ -85,7 +88,8 @@ def test_false_alarms_on_a_correct_tree_stay_below_the_confidence() -> None:
     for pilot in (None, 1_000):  # threshold from the declared law, or from a pilot
         alarms = sum(
             audit_tree_nodes(pair, scale=5.0, claimed_epsilon=1.0, n_samples=5_000,
-                             seed=seed, pilot_samples=pilot).bound.epsilon_lower_bound > 1.0
+                             seed=seed, pilot_samples=pilot,
+                             method="joint").bound.epsilon_lower_bound > 1.0
             for seed in range(200)
         )
         assert alarms <= 15, (pilot, alarms)
@@ -154,3 +158,9 @@ def test_audit_rejects_bad_input() -> None:
     with pytest.raises(ValueError, match="confidence"):
         audit_tree_nodes(pair, scale=1.0, claimed_epsilon=1.0, n_samples=10, seed=0,
                          confidence=1.0)
+    with pytest.raises(ValueError, match="method"):
+        audit_tree_nodes(pair, scale=1.0, claimed_epsilon=1.0, n_samples=10, seed=0,
+                         method="pairwise")
+    with pytest.raises(ValueError, match="product_samples"):
+        audit_tree_nodes(pair, scale=1.0, claimed_epsilon=1.0, n_samples=10, seed=0,
+                         product_samples=0)

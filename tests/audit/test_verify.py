@@ -52,7 +52,7 @@ def small_report():
     """One ε, the two small horizons, 10⁶ audit samples at T=16 (the issue's setting)."""
     config = VerifyConfig(
         epsilons=(1.0,), horizons=(16, 600_000), audit_horizons=(16,),
-        audit_samples=((16, 10**6),), regret_horizon=60, n_trials=2, ledger_horizon=32,
+        audit_samples=((16, 10**6),), audit_product_samples=((16, 10**6),), regret_horizon=60, n_trials=2, ledger_horizon=32,
     )
     return verify_gossip_fed_ucb(config)
 
@@ -94,7 +94,7 @@ def test_claims_records_follow_the_schema(small_report):
         assert set(record["accountant"]) == {"epsilon", "delta", "route"}
         assert record["verdict"] in ("holds", "violated")
         assert record["audit"] is None or set(record["audit"]) == {
-            "epsilon_lower_bound", "confidence", "samples"}
+            "epsilon_lower_bound", "confidence", "samples", "event"}
         assert record["mechanism_epsilon"] == record["accountant"]["epsilon"]  # no raw channel
         if record["audit"] is None:
             assert record["tightness"] is None
