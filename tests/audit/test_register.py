@@ -100,7 +100,8 @@ def test_the_headline_channels_have_end_to_end_audits():
                 "li_song/ddp-mab/actions", "li_song/hdp-mab/actions",
                 "gossip_fed_ucb/gossip-fed-ucb/paper/initial-pulls",
                 "gossip_fed_ucb/gossip-fed-ucb/paper/unbounded-rewards",
-                "dubey_aamas/private-coop-ucb/own-raw/per-message"):
+                "dubey_aamas/private-coop-ucb/own-raw/per-message",
+                "li_song/cdp-mab/fig4/eps0.1", "li_song/cdp-mab/fig4/eps1"):
         assert key in audited
 
 
