@@ -224,6 +224,20 @@ def test_false_alarm_rates_on_correct_mechanisms() -> None:
         for seed in range(n_seeds)
     )
     assert one_run_alarms / n_seeds <= 0.05
+    # The tree-node audit as `fedpriv verify` runs it (joint and product, the stronger
+    # at 95%) on the corrected calibration at T = 600 000: 20 nodes, true ε = 1.
+    from fedpriv.audit.endtoend.tree_nodes import audit_tree_nodes
+    from fedpriv.audit.neighbors import worst_case_reward_pair
+    from fedpriv.privacy.calibration import fed_ucb_scale
+
+    pair = worst_case_reward_pair(600_000)
+    scale = fed_ucb_scale(1.0, 600_000, mode="corrected", log_base="2")
+    tree_alarms = sum(
+        audit_tree_nodes(pair, scale=scale, claimed_epsilon=1.0, n_samples=2_000,
+                         seed=seed).bound.epsilon_lower_bound > 1.0
+        for seed in range(n_seeds)
+    )
+    assert tree_alarms / n_seeds <= 0.05
 
 
 @pytest.mark.statistical
