@@ -45,6 +45,16 @@ SeedSequence addresses. *Fresh* samples then bound ``ε`` with Clopper–Pearson
 single event ``{LLR >= c}`` (both directions, :func:`estimate_epsilon_lower_bound`).
 The choice never sees the confirming samples, so the stated confidence is exact; a
 wrong declared law could only cost power.
+
+Two audits of the same nodes
+----------------------------
+The joint audit above must see its event happen, and with many nodes of a small
+budget each every event of ratio near ``e^ε`` is rare (``2^-20`` per run for the top
+atom at T = 600 000). :func:`audit_tree_nodes` therefore also runs the product audit
+(:mod:`fedpriv.audit.endtoend.tree_product`), which bounds the same top atom node by
+node, assuming the nodes' noises independent as the counter draws them, and reports
+the stronger of the two at ``1 − α/2`` each (``method="both"``, the default;
+``"joint"`` or ``"product"`` run one alone at ``1 − α``).
 """
 
 from __future__ import annotations
