@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from fedpriv.audit.endtoend import tree_product
 from fedpriv.audit.endtoend.tree_nodes import (
     audit_laplace_release,
@@ -140,3 +142,25 @@ def test_rejects_bad_input(arguments: dict, message: str) -> None:
     with pytest.raises(ValueError, match="world"):
         saturation_counts([0.0], [1.0], world=3, scale=1.0, l1_sensitivity=1.0,
                           n_samples=10, seed=0)
+
+
+@given(
+    gaps=st.lists(st.floats(0.1, 5.0), min_size=1, max_size=6),
+    scale=st.floats(0.2, 20.0),
+    flip=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+)
+@settings(max_examples=40, deadline=None)
+def test_result_is_consistent_for_any_locations(gaps, scale, flip, seed) -> None:
+    """Invariants of the returned bound, whatever the locations, scale and seed."""
+    loc_d = np.arange(len(gaps), dtype=float)
+    loc_dp = loc_d + (-1.0 if flip else 1.0) * np.asarray(gaps)
+    bound = audit_laplace_product(loc_d, loc_dp, scale=scale, l1_sensitivity=max(gaps),
+                                  n_samples=300, seed=seed)
+    assert bound.n_tests == 2 * len(gaps) and bound.n_samples == 300
+    if bound.epsilon_lower_bound == 0.0:
+        assert bound.direction == "none" and np.isnan(bound.threshold)
+    else:
+        assert bound.direction == "D>D'"
+        assert bound.threshold == pytest.approx(sum(abs(loc_d - loc_dp)) / scale)
+        assert 0 <= bound.count_d_prime <= 300 and 0 <= bound.count_d <= 300
