@@ -1,0 +1,49 @@
+"""Benchmark: the six FedUCB Fig. 1A rows' sync-timing audits at a given budget.
+
+Each row (``feducb/feducb/fig1a/eps{0.1,0.5,1,2,5,10}``) is evaluated as ``fedpriv
+verify`` does (:func:`fedpriv.audit.claims.verify.evaluate_claim`: accountant, the
+knife-edge construction, pilot and confirmation with the row's ``sample_factor``), in
+this process on one core. Prints, per row, the knife-edge round, the runs per world,
+the lower bound, the CPU and wall seconds, and the runs per CPU second; then the
+totals. The default budget is ``fedpriv verify``'s (pilot 500, 10 000 confirming runs
+per world); ``--quick`` uses ``fedpriv verify --quick``'s (100, 1 000). Prints numbers;
+asserts nothing.
+
+    .venv/bin/python benchmarks/bench_feducb_fig1a.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+__all__ = ["main"]
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Time the six rows (see the module docstring)."""
+    from fedpriv.audit.claims.register import claims_for
+    from fedpriv.audit.claims.verify import ClaimsConfig, evaluate_claim
+    from fedpriv.audit.endtoend.engine import child_seed
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fedpriv verify --quick's budget")
+    args = parser.parse_args(argv)
+    config = ClaimsConfig.quick_config() if args.quick else ClaimsConfig()
+    rows = [e for e in claims_for("feducb") if "/fig1a/" in e.key]
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    for index, entry in enumerate(rows):
+        cpu, wall = time.process_time(), time.perf_counter()
+        result = evaluate_claim(entry.key, config.budget, child_seed(0, index))
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        bound = result.audit
+        runs = 2 * (bound.n_samples_d + config.budget.pilot_samples) if bound else 0
+        print(f"{entry.key:28s} ε_lb = {bound.epsilon_lower_bound if bound else float('nan'):7.3f}"
+              f"  runs/world = {bound.n_samples_d if bound else 0:7d}  cpu {cpu:6.1f} s"
+              f"  wall {wall:6.1f} s  {runs / max(cpu, 1e-9):8.0f} runs/cpu-s"
+              f"  verdict {result.verdict}  event: {result.audit_event}")
+    print(f"total: cpu {time.process_time() - cpu0:.1f} s, wall {time.perf_counter() - wall0:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
