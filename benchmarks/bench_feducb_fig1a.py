@@ -6,10 +6,16 @@ knife-edge construction, pilot and confirmation with the row's ``sample_factor``
 this process on one core. Prints, per row, the knife-edge round, the runs per world,
 the lower bound, the CPU and wall seconds, and the runs per CPU second; then the
 totals. The default budget is ``fedpriv verify``'s (pilot 500, 10 000 confirming runs
-per world); ``--quick`` uses ``fedpriv verify --quick``'s (100, 1 000). Prints numbers;
-asserts nothing.
+per world); ``--quick`` uses ``fedpriv verify --quick``'s (100, 1 000).
 
-    .venv/bin/python benchmarks/bench_feducb_fig1a.py [--quick]
+``--regime`` instead builds each row's knife-edge pair near the first sync of Fig. 1A's
+n = O(M log T) regime (``D = T d ln 2 / ⌈M ln T⌉ ≈ 4.3·10⁴``, first sync near round
+3 900; :func:`fedpriv.algorithms.feducb.sync.private_threshold_for_syncs`, as the
+project's Fig. 1A experiment sets it) and prints τ, the pair's D and its relative
+distance to the regime's D, and the seconds (one run per world confirms the pair).
+Prints numbers; asserts nothing.
+
+    .venv/bin/python benchmarks/bench_feducb_fig1a.py [--quick | --regime]
 """
 
 from __future__ import annotations
@@ -28,7 +34,12 @@ def main(argv: list[str] | None = None) -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fedpriv verify --quick's budget")
+    parser.add_argument("--regime", action="store_true",
+                        help="knife edges near the n = O(M log T) regime's first sync")
     args = parser.parse_args(argv)
+    if args.regime:
+        _regime()
+        return
     config = ClaimsConfig.quick_config() if args.quick else ClaimsConfig()
     rows = [e for e in claims_for("feducb") if "/fig1a/" in e.key]
     cpu0, wall0 = time.process_time(), time.perf_counter()
@@ -43,6 +54,29 @@ def main(argv: list[str] | None = None) -> None:
               f"  wall {wall:6.1f} s  {runs / max(cpu, 1e-9):8.0f} runs/cpu-s"
               f"  verdict {result.verdict}  event: {result.audit_event}")
     print(f"total: cpu {time.process_time() - cpu0:.1f} s, wall {time.perf_counter() - wall0:.1f} s")
+
+
+def _regime() -> None:
+    """Each row's knife-edge pair near the O(M log T) regime's first sync round."""
+    import math
+
+    from fedpriv.algorithms.feducb.sync import private_threshold_for_syncs, syncs_for_order
+    from fedpriv.audit.claims.register import claims_for
+    from fedpriv.audit.endtoend.feducb_fig1a import fig1a_knife_edge
+
+    for entry in [e for e in claims_for("feducb") if "/fig1a/" in e.key]:
+        s = entry.claim.setting_dict()
+        horizon, n_agents, dim = int(s["horizon"]), int(s["n_agents"]), int(s["dim"])
+        threshold = private_threshold_for_syncs(
+            syncs_for_order("MlogT", n_agents=n_agents, horizon=horizon),
+            horizon=horizon, dim=dim)
+        # before the first sync the test value grows by about d ln 3 per round
+        first = max(0, math.floor(threshold / (dim * math.log(3.0))) - 3)
+        wall = time.perf_counter()
+        edge = fig1a_knife_edge(entry.claim, first_round=first)
+        print(f"{entry.key:28s} regime D = {threshold:.6g}: knife edge at round {edge.tau}, "
+              f"D = {edge.threshold:.8g} ({(edge.threshold - threshold) / threshold:+.2e} "
+              f"relative), margin {edge.margin:.3g}, {time.perf_counter() - wall:.1f} s")
 
 
 if __name__ == "__main__":
