@@ -12,10 +12,12 @@ per world); ``--quick`` uses ``fedpriv verify --quick``'s (100, 1 000).
 n = O(M log T) regime (``D = T d ln 2 / ⌈M ln T⌉ ≈ 4.3·10⁴``, first sync near round
 3 900; :func:`fedpriv.algorithms.feducb.sync.private_threshold_for_syncs`, as the
 project's Fig. 1A experiment sets it) and prints τ, the pair's D and its relative
-distance to the regime's D, and the seconds (one run per world confirms the pair).
-Prints numbers; asserts nothing.
+distance to the regime's D, and the seconds (one run per world confirms the pair);
+rows whose ε needs at most ``--regime-runs`` runs per world (``runs_needed(ε) + 2``;
+ε <= 1 at the default 20) are then audited there (pilot 2 runs per world). Prints
+numbers; asserts nothing.
 
-    .venv/bin/python benchmarks/bench_feducb_fig1a.py [--quick | --regime]
+    .venv/bin/python benchmarks/bench_feducb_fig1a.py [--quick | --regime [--regime-runs N]]
 """
 
 from __future__ import annotations
@@ -36,9 +38,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="fedpriv verify --quick's budget")
     parser.add_argument("--regime", action="store_true",
                         help="knife edges near the n = O(M log T) regime's first sync")
+    parser.add_argument("--regime-runs", type=int, default=20,
+                        help="with --regime, audit the rows needing at most this many runs")
     args = parser.parse_args(argv)
     if args.regime:
-        _regime()
+        _regime(args.regime_runs)
         return
     config = ClaimsConfig.quick_config() if args.quick else ClaimsConfig()
     rows = [e for e in claims_for("feducb") if "/fig1a/" in e.key]
@@ -56,15 +60,20 @@ def main(argv: list[str] | None = None) -> None:
     print(f"total: cpu {time.process_time() - cpu0:.1f} s, wall {time.perf_counter() - wall0:.1f} s")
 
 
-def _regime() -> None:
-    """Each row's knife-edge pair near the O(M log T) regime's first sync round."""
+def _regime(max_runs: int) -> None:
+    """Each row's knife edge near the O(M log T) regime's first sync; audited if affordable."""
     import math
 
     from fedpriv.algorithms.feducb.sync import private_threshold_for_syncs, syncs_for_order
     from fedpriv.audit.claims.register import claims_for
-    from fedpriv.audit.endtoend.feducb_fig1a import fig1a_knife_edge
+    from fedpriv.audit.endtoend.engine import AuditBudget
+    from fedpriv.audit.endtoend.feducb_fig1a import (
+        audit_fig1a_sync_timing,
+        fig1a_knife_edge,
+        runs_needed,
+    )
 
-    for entry in [e for e in claims_for("feducb") if "/fig1a/" in e.key]:
+    for index, entry in enumerate(e for e in claims_for("feducb") if "/fig1a/" in e.key):
         s = entry.claim.setting_dict()
         horizon, n_agents, dim = int(s["horizon"]), int(s["n_agents"]), int(s["dim"])
         threshold = private_threshold_for_syncs(
@@ -74,9 +83,18 @@ def _regime() -> None:
         first = max(0, math.floor(threshold / (dim * math.log(3.0))) - 3)
         wall = time.perf_counter()
         edge = fig1a_knife_edge(entry.claim, first_round=first)
-        print(f"{entry.key:28s} regime D = {threshold:.6g}: knife edge at round {edge.tau}, "
-              f"D = {edge.threshold:.8g} ({(edge.threshold - threshold) / threshold:+.2e} "
-              f"relative), margin {edge.margin:.3g}, {time.perf_counter() - wall:.1f} s")
+        line = (f"{entry.key:28s} regime D = {threshold:.6g}: knife edge at round {edge.tau}, "
+                f"D = {edge.threshold:.8g} ({(edge.threshold - threshold) / threshold:+.2e} "
+                f"relative), margin {edge.margin:.3g}, {time.perf_counter() - wall:.1f} s")
+        runs = runs_needed(float(s["epsilon"]), delta=float(s["delta"])) + 2
+        if runs <= max_runs:
+            wall = time.perf_counter()
+            budget = AuditBudget(pilot_samples=2, samples=runs, batch_size=runs)
+            result = audit_fig1a_sync_timing(entry.claim, budget, index, first_round=first)
+            line += (f"; audit with {runs} runs per world: ε_lb = "
+                     f"{result.bound.epsilon_lower_bound:.3f} ({result.event}), "
+                     f"{time.perf_counter() - wall:.1f} s")
+        print(line, flush=True)
 
 
 if __name__ == "__main__":

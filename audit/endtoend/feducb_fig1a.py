@@ -23,12 +23,17 @@ Pair (N3, one user changed; feducb.md §6.3 (e)). As
 whose test value leads at τ keeps its decision set; in D' that decision set is scaled
 by 0.05 (rewards kept; the UCB scales, so the same action index is chosen and adds
 less to the log-det). ``D`` is set half-way between that agent's value in D and the
-largest value any agent reaches at τ in D' (τ is the first round where D is at least
-1000 units in the last place from both: the data move the test value only by
-``~ L²/(M ρ_max)`` against ``d ln 3`` per round, 5·10⁻⁹ relative at ε = 0.1), and the
-pair is kept only if one run per world confirms first sync = τ in D and none by τ
-in D'. ``D`` is a public
-parameter; the privacy claim is made for FedUCB(D, ...) with any D.
+largest value any agent reaches at τ in D'. τ is the first round where D is at least
+1000 units in the last place from both values: before the first sync the test value
+grows by about ``d ln(ρ_max/ρ_min) = d ln 3`` per round whatever the data, and the data
+move it only by ``~ L²/(M ρ_max)`` (5·10⁻⁹ against 11 at ε = 0.1). The pair is kept only
+if one run per world confirms first sync = τ in D and none by τ in D'. ``D`` is a
+public parameter; the privacy claim is made for FedUCB(D, ...) with any D. The
+earliest knife edge (τ = 0 to 2) keeps the runs short; its D (11 to 33) makes a sync
+every few rounds (after a sync the test value grows by about d ln 2 per round), near
+Fig. 1B's O(MT) regime rather than Fig. 1A's n = O(M log T). The same construction near the first sync of the
+n = O(M log T) regime's D ≈ 4.3·10⁴ (first sync near round 3 900) is built by
+``benchmarks/bench_feducb_fig1a.py --regime``; its runs cost ~3 900 rounds each.
 
 Sharing across ε: not possible. ε enters the runs before any release, through
 ``S₀ = M ρ_min I``, the shift ``M(ρ_max − ρ_min) I`` of W and β, so each row has its
@@ -49,6 +54,7 @@ import numpy as np
 
 from fedpriv.audit.claims.claim import Claim
 from fedpriv.audit.endtoend.engine import AuditBudget, EndToEndAudit, search_and_confirm
+from fedpriv.audit.endtoend.feducb import BRACKET_DELTA
 from fedpriv.audit.estimators import epsilon_lower_bound_at_delta
 
 __all__ = [
@@ -61,10 +67,9 @@ __all__ = [
 
 #: Seed of the environment of every FedUCB audit world (as ``feducb._base_world``).
 FIG1A_ENVIRONMENT_SEED = 20200
-#: δ at which the bound is also reported (as every FedUCB audit).
-_BRACKET_DELTA = 1e-6
-#: Runs simulated at once: (batch, M, τ+1, K, d) contexts stay at ~40 MB for M = 100.
-_MAX_BATCH = 250
+#: Bytes of the (batch, M, τ+1, K, d) contexts simulated at once (250 runs at τ = 0 and
+#: M = 100, K = 20, d = 10; one run at a time from τ ≈ 250 on).
+_MAX_BATCH_BYTES = 40_000_000
 #: Rounds after ``first_round`` searched for a knife edge.
 _SCAN_ROUNDS = 32
 #: Least distance of D from either world's test value at τ, in units in the last place
@@ -155,7 +160,7 @@ def fig1a_knife_edge(claim: Claim, *, first_round: int = 0, shrink: float = 0.05
     values = _first_sync(s, world, math.inf).statistic[0]  # (M, rounds): never syncs
     for tau in range(first_round, first_round + _SCAN_ROUNDS):
         agent = int(np.argmax(values[:, tau]))
-        tables_d = _prefix(world, tau + 1)
+        tables_d = _tile(world, 1, tau + 1)
         block = tables_d.block(tau, tau + 1)
         tables_dp = tables_d.substitute(agent=agent, t=tau,
                                         contexts=block.contexts[0, agent, 0] * shrink)
@@ -173,23 +178,14 @@ def fig1a_knife_edge(claim: Claim, *, first_round: int = 0, shrink: float = 0.05
                        "sync trigger on a knife edge in this world")
 
 
-def _prefix(tables, rounds: int):
-    """The first ``rounds`` rounds of ``tables`` (one trial) as arrays."""
+def _tile(tables, n: int, rounds: int | None = None):
+    """The first ``rounds`` (default all) rounds of ``tables`` (one trial), as ``n`` trials."""
     from fedpriv.algorithms.environments.linear import LinearBanditTables
 
-    block = tables.block(0, rounds)
-    return LinearBanditTables.from_arrays(tables.spec, block.contexts, block.rewards,
-                                          tables.theta)
-
-
-def _tile(tables, n: int):
-    """``tables`` (one trial) repeated over ``n`` trials."""
-    from fedpriv.algorithms.environments.linear import LinearBanditTables
-
-    block = tables.block(0, tables.horizon)
+    block = tables.block(0, tables.horizon if rounds is None else rounds)
     return LinearBanditTables.from_arrays(
-        tables.spec, np.repeat(block.contexts, n, axis=0), np.repeat(block.rewards, n, axis=0),
-        np.repeat(tables.theta, n, axis=0))
+        tables.spec, *(np.repeat(a, n, axis=0) for a in (block.contexts, block.rewards,
+                                                          tables.theta)))
 
 
 def runs_needed(epsilon: float, *, delta: float, confidence: float = 0.95) -> int:
@@ -229,24 +225,27 @@ def runs_needed(epsilon: float, *, delta: float, confidence: float = 0.95) -> in
     return n
 
 
-def audit_fig1a_sync_timing(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
+def audit_fig1a_sync_timing(claim: Claim, budget: AuditBudget, seed, *,
+                            first_round: int = 0) -> EndToEndAudit:
     """Audit the first sync time in the claim's (Fig. 1A) setting; see the module docstring.
 
     The pilot (``budget.pilot_samples`` runs per world) chooses the event among the
     engine's candidates and ``first sync time == τ``; ``budget.samples`` fresh runs
     per world confirm it (:func:`~fedpriv.audit.endtoend.engine.search_and_confirm`).
     The runs draw no randomness (nothing is noised before the first sync), so
-    ``seed`` only addresses the batches.
+    ``seed`` only addresses the batches. ``first_round`` is passed to
+    :func:`fig1a_knife_edge` (each run plays τ + 1 rounds).
 
     Raises
     ------
     ValueError
-        If ``claim`` is not centralized adaptive FedUCB.
+        If ``claim`` is not centralized adaptive FedUCB, or ``first_round < 0``.
     """
     s = _checked_setting(claim)
-    edge = fig1a_knife_edge(claim)
+    edge = fig1a_knife_edge(claim, first_round=first_round)
     worlds = (edge.tables_d, edge.tables_d_prime)
-    batch = min(budget.batch_size, _MAX_BATCH)
+    per_run = edge.tables_d.block(0, edge.tau + 1).contexts.nbytes
+    batch = max(1, min(budget.batch_size, _MAX_BATCH_BYTES // per_run))
 
     tiled: dict[tuple[int, int], object] = {}  # (world, runs) -> tables, built once
 
@@ -256,7 +255,7 @@ def audit_fig1a_sync_timing(claim: Claim, budget: AuditBudget, seed) -> EndToEnd
         for start in range(0, n, batch):
             size = min(batch, n - start)
             if (world, size) not in tiled:
-                tiled[world, size] = _tile(worlds[world], size)
+                tiled[world, size] = worlds[world] if size == 1 else _tile(worlds[world], size)
             out.append(_first_sync(s, tiled[world, size], edge.threshold).rounds)
         return np.concatenate(out).astype(np.float64)
 
@@ -271,5 +270,5 @@ def audit_fig1a_sync_timing(claim: Claim, budget: AuditBudget, seed) -> EndToEnd
         channel=channel, names=("first sync time",),
         events={pair: [(0, "==", float(edge.tau))]},
     )
-    at_bracket = epsilon_lower_bound_at_delta(result.bound, _BRACKET_DELTA)
+    at_bracket = epsilon_lower_bound_at_delta(result.bound, BRACKET_DELTA)
     return dataclasses.replace(result, epsilon_lower_bound_at_1e_6=at_bracket)
