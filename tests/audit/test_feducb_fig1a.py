@@ -80,6 +80,16 @@ def test_the_audit_confirms_the_knife_edge_event():
     assert result.epsilon_lower_bound_at_1e_6 > result.bound.epsilon_lower_bound
 
 
+def test_the_bound_does_not_depend_on_the_batch_size():
+    claim = _claim("0.5")
+    runs = fa.runs_needed(0.5, delta=0.1)
+    one, many = (fa.audit_fig1a_sync_timing(
+        claim, AuditBudget(pilot_samples=2, samples=runs, batch_size=size), 4)
+        for size in (1, runs))
+    assert (one.event, one.bound) == (many.event, many.bound)
+    assert one.bound.epsilon_lower_bound > 0.5
+
+
 def test_the_event_is_chosen_before_the_confirming_samples(monkeypatch):
     # The confirming runs (address (1, world)) are replaced by a constant: if the
     # event were chosen on them it would change; it must not, and the bound drops to 0.
@@ -122,6 +132,8 @@ def test_bad_input_is_rejected_naming_the_parameter():
         fa.fig1a_knife_edge(claim, first_round=-1)
     with pytest.raises(ValueError, match="shrink"):
         fa.fig1a_knife_edge(claim, shrink=1.5)
+    with pytest.raises(ValueError, match="first_round"):
+        fa.audit_fig1a_sync_timing(claim, _BUDGET, 0, first_round=2.5)
     fixed = dataclasses.replace(claim, setting=tuple(
         (k, "fixed" if k == "schedule" else v) for k, v in claim.setting))
     with pytest.raises(ValueError, match="claim"):
