@@ -180,11 +180,17 @@ def _configure(
     tables: LinearBanditTables, *, private: bool, fixed: bool, epsilon: float,
     delta: float, threshold: float | None, sync_every: int | None, calibration: str,
     beta: str, beta_value: float | None, n_syncs: int | None, regularizer: float,
-    failure_probability: float, on_capacity: str, side: int,
+    failure_probability: float, on_capacity: str, side: int, horizon: int | None = None,
 ) -> LoopSetup:
-    """Validate the options and derive the Privatizer's calibration (Alg. 1-2)."""
+    """Validate the options and derive the Privatizer's calibration (Alg. 1-2).
+
+    ``horizon`` (default ``tables.horizon``) is the run's ``T`` for the calibration and
+    Theorem 1's ``D`` when fewer rounds are simulated
+    (:mod:`fedpriv.algorithms.feducb.first_sync`).
+    """
     spec = tables.spec
-    n_agents, horizon, d = tables.n_agents, tables.horizon, tables.dim
+    n_agents, d = tables.n_agents, tables.dim
+    horizon = tables.horizon if horizon is None else horizon
     algorithm = "feducb-nonprivate" if not private else ("feducb-fixed" if fixed else "feducb")
     if beta not in BETA_VERSIONS:
         raise ValueError(f"`beta` must be one of {BETA_VERSIONS}, got {beta!r}.")

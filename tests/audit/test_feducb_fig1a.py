@@ -1,0 +1,144 @@
+"""The sync-timing audit of FedUCB's Fig. 1A rows (audit/endtoend/feducb_fig1a.py).
+
+False-alarm rate: every run here is deterministic (nothing is noised before a first
+sync), so each world's runs all return one value. A pair of identical worlds then
+gives equal counts for every event and a bound of 0 with probability 1 (tested
+below); a knife-edge pair gives exactly the Clopper–Pearson bound of n of n events
+against 0 of n, also with probability 1. The seeds only address batches.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from fedpriv.algorithms.environments.linear import LinearBanditTables
+from fedpriv.algorithms.feducb.first_sync import first_sync_rounds
+from fedpriv.audit.claims.register import claims_for
+from fedpriv.audit.claims.verify import ClaimsConfig
+from fedpriv.audit.endtoend import feducb_fig1a as fa
+from fedpriv.audit.endtoend.engine import AuditBudget, confirm_event
+
+_ROWS = {e.key: e for e in claims_for("feducb") if "/fig1a/" in e.key}
+_BUDGET = AuditBudget(pilot_samples=20, samples=300, batch_size=100)
+
+
+def _claim(eps: str = "1"):
+    return _ROWS[f"feducb/feducb/fig1a/eps{eps}"].claim
+
+
+def test_the_six_rows_are_audited_in_their_own_setting():
+    assert sorted(_ROWS) == sorted(f"feducb/feducb/fig1a/eps{e}"
+                                   for e in ("0.1", "0.5", "1", "2", "5", "10"))
+    for entry in _ROWS.values():
+        s = entry.claim.setting_dict()
+        assert (s["n_agents"], s["dim"], s["horizon"], s["delta"]) == (100, 10, 10**7, 0.1)
+        assert entry.audit is fa.audit_fig1a_sync_timing
+        assert not entry.channel.startswith("accountant only")
+
+
+def test_verifys_default_budget_reaches_every_rows_epsilon():
+    budget = ClaimsConfig().budget
+    for entry in _ROWS.values():
+        runs = round(budget.samples * entry.sample_factor)
+        assert runs >= fa.runs_needed(entry.claim.claimed.epsilon, delta=0.1), entry.key
+
+
+def test_runs_needed_is_the_least_count_above_epsilon():
+    n = fa.runs_needed(3.0, delta=0.1)
+    for count, above in ((n, True), (n - 1, False)):
+        bound = confirm_event(np.ones(count), np.zeros(count), confidence=0.95, delta=0.1)
+        assert (bound.epsilon_lower_bound > 3.0) is above
+
+
+def test_the_knife_edge_separates_batched_runs_and_depends_on_epsilon():
+    edges = {eps: fa.fig1a_knife_edge(_claim(eps)) for eps in ("1", "10")}
+    for eps, edge in edges.items():
+        for tables, expected in ((edge.tables_d, edge.tau), (edge.tables_d_prime, edge.tau + 1)):
+            block = tables.block(0, tables.horizon)
+            batch = LinearBanditTables.from_arrays(
+                tables.spec, *(np.repeat(a, 3, axis=0) for a in (block.contexts, block.rewards,
+                                                                  tables.theta)))
+            rounds = first_sync_rounds(batch, epsilon=float(eps), delta=0.1, horizon=10**7,
+                                       threshold=edge.threshold).rounds
+            assert rounds.tolist() == [expected] * 3
+    # ε enters before any release (S₀, the shift of W, β): no run is shared across rows
+    assert edges["1"].threshold != edges["10"].threshold
+
+
+def test_the_audit_confirms_the_knife_edge_event():
+    claim = _claim("2")
+    edge = fa.fig1a_knife_edge(claim)
+    result = fa.audit_fig1a_sync_timing(claim, _BUDGET, 7)
+    assert result.event == f"first sync time == {edge.tau}"
+    n = _BUDGET.samples
+    expected = confirm_event(np.ones(n), np.zeros(n), confidence=0.95, delta=0.1)
+    assert result.bound.epsilon_lower_bound == pytest.approx(expected.epsilon_lower_bound)
+    assert result.bound.epsilon_lower_bound > 0
+    assert result.epsilon_lower_bound_at_1e_6 > result.bound.epsilon_lower_bound
+
+
+def test_the_bound_does_not_depend_on_the_batch_size():
+    claim = _claim("0.5")
+    runs = fa.runs_needed(0.5, delta=0.1)
+    one, many = (fa.audit_fig1a_sync_timing(
+        claim, AuditBudget(pilot_samples=2, samples=runs, batch_size=size), 4)
+        for size in (1, runs))
+    assert (one.event, one.bound) == (many.event, many.bound)
+    assert one.bound.epsilon_lower_bound > 0.5
+
+
+def test_the_event_is_chosen_before_the_confirming_samples(monkeypatch):
+    # The confirming runs (address (1, world)) are replaced by a constant: if the
+    # event were chosen on them it would change; it must not, and the bound drops to 0.
+    calls = []
+    real = fa.search_and_confirm
+
+    def spying(samplers, **kwargs):
+        def wrap(sample):
+            def spy(world, n, root):
+                confirming = tuple(root.spawn_key)[:1] == (1,)
+                calls.append("confirm" if confirming else "pilot")
+                return np.full(n, -5.0) if confirming else sample(world, n, root)
+            return spy
+        return real({k: wrap(v) for k, v in samplers.items()}, **kwargs)
+
+    claim = _claim("1")
+    honest = fa.audit_fig1a_sync_timing(claim, _BUDGET, 3)
+    monkeypatch.setattr(fa, "search_and_confirm", spying)
+    sabotaged = fa.audit_fig1a_sync_timing(claim, _BUDGET, 3)
+    assert sabotaged.event == honest.event
+    assert sabotaged.bound.epsilon_lower_bound == 0.0
+    assert calls == ["pilot", "pilot", "confirm", "confirm"]
+
+
+def test_identical_worlds_give_no_evidence(monkeypatch):
+    real = fa.fig1a_knife_edge
+
+    def same_worlds(claim, **kwargs):
+        edge = real(claim, **kwargs)
+        return dataclasses.replace(edge, tables_d_prime=edge.tables_d)
+
+    monkeypatch.setattr(fa, "fig1a_knife_edge", same_worlds)
+    result = fa.audit_fig1a_sync_timing(_claim("5"), _BUDGET, 1)
+    assert result.bound.epsilon_lower_bound == 0.0
+
+
+def test_bad_input_is_rejected_naming_the_parameter():
+    claim = _claim("1")
+    with pytest.raises(ValueError, match="first_round"):
+        fa.fig1a_knife_edge(claim, first_round=-1)
+    with pytest.raises(ValueError, match="shrink"):
+        fa.fig1a_knife_edge(claim, shrink=1.5)
+    with pytest.raises(ValueError, match="first_round"):
+        fa.audit_fig1a_sync_timing(claim, _BUDGET, 0, first_round=2.5)
+    fixed = dataclasses.replace(claim, setting=tuple(
+        (k, "fixed" if k == "schedule" else v) for k, v in claim.setting))
+    with pytest.raises(ValueError, match="claim"):
+        fa.audit_fig1a_sync_timing(fixed, _BUDGET, 0)
+    with pytest.raises(ValueError, match="epsilon"):
+        fa.runs_needed(float("inf"), delta=0.1)
+    with pytest.raises(ValueError, match="delta"):
+        fa.runs_needed(1.0, delta=1.0)
