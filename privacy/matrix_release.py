@@ -23,7 +23,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-
 from fedpriv.privacy._checks import check_positive
 from fedpriv.privacy.accountant import Accountant
 from fedpriv.privacy.events import SymmetricMatrixGaussian

@@ -27,9 +27,11 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-
 from fedpriv.audit.endtoend.engine import AuditBudget, EndToEndAudit, child_seed
-from fedpriv.audit.endtoend.gaussian_nodes import PrivatizerAuditResult, audit_privatizer_nodes
+from fedpriv.audit.endtoend.gaussian_nodes import (
+    PrivatizerAuditResult,
+    audit_privatizer_nodes,
+)
 from fedpriv.audit.estimators import epsilon_lower_bound_at_delta
 from fedpriv.privacy._checks import check_int_at_least
 

@@ -56,8 +56,6 @@ import math
 import time
 
 import numpy as np
-from scipy import stats
-
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
 from fedpriv.audit.endtoend.engine import child_seed
 from fedpriv.audit.endtoend.tree_nodes import _pilot_probabilities, _projected_bounds
@@ -67,6 +65,7 @@ from fedpriv.privacy._checks import check_int_at_least, check_open_unit, check_p
 from fedpriv.privacy.events import SelfComposed, SymmetricMatrixGaussian
 from fedpriv.privacy.matrix_release import symmetric_gaussian_release
 from fedpriv.privacy.tree import nodes_covering
+from scipy import stats
 
 __all__ = [
     "PrivatizerAuditResult",
@@ -189,28 +188,13 @@ def sample_symmetric_gaussian_llr(
     charged to the run's own ``"sample"`` cell; batch ``b`` of world ``w`` draws from
     ``stream_rng(seed, trial=b, side=w, stream=NOISE)``.
 
-    Parameters
-    ----------
-    means_d, means_d_prime : array_like of float, shape (n_nodes, k, k)
-        Symmetric true node values in D and D'.
-    world : {0, 1}
-    noise_stddev, frobenius_sensitivity : float
-        ``σ_N`` and the declared per-node sensitivity (charged), > 0.
-    n_samples, batch_size : int
-        Runs, >= 1; runs drawn at once (memory ``batch_size × n_nodes × k²`` floats).
-    seed : int or SeedSequence
-    observed : array_like of bool, shape (k, k), optional
-        Released entries (default all).
-
-    Returns
-    -------
-    ndarray of float64, shape (n_samples,)
-
-    Raises
-    ------
-    ValueError
-        If ``world`` is not 0 or 1, the means or ``observed`` are malformed, or a
-        count or scale is out of range.
+    ``means_d``, ``means_d_prime``, ``observed`` and ``noise_stddev`` are as in
+    :func:`symmetric_llr`; ``frobenius_sensitivity`` (> 0) is charged per node;
+    ``world`` is 0 (D) or 1 (D'); ``n_samples`` runs (>= 1) are drawn
+    ``batch_size`` at a time (memory ``batch_size × n_nodes × k²`` floats). Returns
+    the scores, float64 of shape (n_samples,). Raises ValueError if ``world`` is not
+    0 or 1, the means or ``observed`` are malformed, or a count or scale is out of
+    range.
     """
     if world not in (0, 1):
         raise ValueError(f"`world` must be 0 (D) or 1 (D'), got {world!r}.")

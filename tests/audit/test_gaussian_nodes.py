@@ -25,8 +25,7 @@ from fedpriv.audit.endtoend.gaussian_nodes import (
     symmetric_llr,
     worst_case_pair,
 )
-from fedpriv.privacy import Accountant, MatrixTreePrivatizer
-from fedpriv.privacy import matrix_release
+from fedpriv.privacy import Accountant, MatrixTreePrivatizer, matrix_release
 from fedpriv.privacy.events import SelfComposed, SymmetricMatrixGaussian
 from fedpriv.privacy.matrix_release import symmetric_gaussian_release
 from hypothesis import given
