@@ -134,6 +134,31 @@ def test_bound_never_exceeds_the_accountant_on_the_correct_mechanism() -> None:
 
 
 @pytest.mark.statistical
+def test_bound_rarely_exceeds_its_own_events_true_ratio() -> None:
+    """False alarms against the exact truth of the chosen event, over 200 seeds.
+
+    For the event ``{LLR >= c}`` the audit confirms, the declared law gives the exact
+    ``ln((P_num − δ)/P_den)``; the bound exceeds it only if one of the two one-sided
+    Clopper–Pearson bounds of that direction fails, probability <= 2·(1 − 0.95)/4 =
+    2.5% per seed. The test allows 10 of 200 (5%): a correct implementation fails
+    with probability P[Bin(200, 0.025) > 10] ≈ 1.4%; the seeds are pinned.
+    """
+    mu = 4.0 / SIGMA
+    alarms = 0
+    for seed in range(200):
+        bound = audit_privatizer_nodes(noise_stddev=SIGMA, n_samples=20_000, seed=seed,
+                                       **ROW).bound
+        if bound.epsilon_lower_bound == 0.0:
+            continue
+        p_d = stats.norm.sf((bound.threshold - mu * mu / 2) / mu)
+        p_dp = stats.norm.sf((bound.threshold + mu * mu / 2) / mu)
+        num, den = (p_d, p_dp) if bound.direction == "D>D'" else (p_dp, p_d)
+        truth = math.log((num - 1e-6) / den) if num > 1e-6 else 0.0
+        alarms += bound.epsilon_lower_bound > truth
+    assert alarms <= 10
+
+
+@pytest.mark.statistical
 def test_a_privatizer_with_halved_noise_is_refuted(monkeypatch) -> None:
     """A Privatizer whose shared noise function draws σ_N/2 spends ε ≈ 0.7 at δ = 10⁻⁶;
     the audit (threshold on a pilot of the mechanism itself) bounds it above the
