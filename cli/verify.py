@@ -106,6 +106,14 @@ def _verify(args: argparse.Namespace) -> int:
               f"{format_epsilon(float(r.claim.claimed.epsilon)):>11}"
               f"{format_epsilon(r.accountant_epsilon):>14}{mech:>13}{lower:>10}{tight:>11}"
               f"  {r.verdict}" + (f" [{', '.join(r.finding_ids)}]" if r.finding_ids else ""))
+    bracketed = [r for r in report.results
+                 if r.delta_is_vacuous and r.audit_epsilon_at_1e6 is not None]
+    if bracketed:
+        print("\nclaimed δ vacuous, bracketed at δ = 1e-6 (audit LB <= ε <= accountant):")
+    for r in bracketed:
+        tight = "-" if r.tightness_at_1e6 is None else f"{r.tightness_at_1e6:.2f}"
+        print(f"  {r.key or r.claim.algorithm}: audit LB {r.audit_epsilon_at_1e6:.3f}, "
+              f"accountant {format_epsilon(float(r.epsilon_at_1e6))}, tightness {tight}")
     print(f"\n{len(report.results)} claims in {report.seconds:.0f} s; wrote "
           + ", ".join(str(p) for p in written))
     return 0

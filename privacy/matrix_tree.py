@@ -77,6 +77,7 @@ from fedpriv.privacy.calibration import feducb_privatizer
 from fedpriv.privacy.errors import CapacityExceededError
 from fedpriv.privacy.events import NonPrivate, SelfComposed, SymmetricMatrixDiscreteGaussian
 from fedpriv.privacy.guarantees import gaussian_dp_delta
+from fedpriv.privacy.matrix_release import symmetrized_gaussian
 from fedpriv.privacy.mechanisms import _flatten_keys, _grid
 from fedpriv.privacy.secure_matrix import (
     matrix_grid_sensitivity,
@@ -458,7 +459,7 @@ class MatrixTreePrivatizer:
         self._buffer_pos[index] += 1
         if self.secure:
             return raw
-        return (raw + raw.swapaxes(-1, -2)) * (self.noise_stddev / math.sqrt(2.0))
+        return symmetrized_gaussian(raw, self.noise_stddev)
 
     @property
     def remaining_capacity(self) -> np.ndarray:

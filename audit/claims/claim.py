@@ -192,8 +192,15 @@ class ClaimResult:
     audit_seconds : float, optional
         Wall time of the audit.
     audit_epsilon_at_1e6 : float, optional
-        The same confirmed event's audit lower bound read at δ = 10⁻⁶ (where the audit
-        recipe reports one), so a row with a vacuous claimed δ is bracketed there too.
+        The audit's lower bound at δ = 10⁻⁶ (where the audit recipe reports one): the
+        same confirmed event read there, or the stronger of it and a second audit made
+        for δ = 10⁻⁶ (``audit_at_1e6``), so a row with a vacuous claimed δ is bracketed
+        there too.
+    audit_at_1e6 : EpsilonLowerBound, optional
+        The bound behind ``audit_epsilon_at_1e6`` when a second audit gives it (its
+        confidence and samples per world).
+    audit_event_at_1e6 : str, optional
+        The event or score of ``audit_at_1e6``.
     key : str, optional
         Register key of the claim.
     """
@@ -215,6 +222,8 @@ class ClaimResult:
     audit_event: str | None = None
     audit_seconds: float | None = None
     audit_epsilon_at_1e6: float | None = None
+    audit_at_1e6: EpsilonLowerBound | None = None
+    audit_event_at_1e6: str | None = None
     key: str | None = None
 
     @property
@@ -229,6 +238,16 @@ class ClaimResult:
         if self.audit is None:
             return None
         lower, upper = self.audit.epsilon_lower_bound, self.accountant_epsilon
+        if not (math.isfinite(lower) and math.isfinite(upper)) or lower <= 0 or upper <= 0:
+            return None
+        return lower / upper
+
+    @property
+    def tightness_at_1e6(self) -> float | None:
+        """``audit_epsilon_at_1e6 / epsilon_at_1e6`` where both are finite and > 0."""
+        lower, upper = self.audit_epsilon_at_1e6, self.epsilon_at_1e6
+        if lower is None or upper is None:
+            return None
         if not (math.isfinite(lower) and math.isfinite(upper)) or lower <= 0 or upper <= 0:
             return None
         return lower / upper
@@ -268,6 +287,8 @@ class ClaimResult:
             record["delta_vacuous"] = True
             record["epsilon_at_1e-6"] = json_number(self.epsilon_at_1e6)
             record["mechanism_epsilon_at_1e-6"] = json_number(self.mechanism_epsilon_at_1e6)
+            if self.tightness_at_1e6 is not None:
+                record["tightness_at_1e-6"] = self.tightness_at_1e6
         if self.initial_pulls_epsilon is not None:
             record["initial_pulls_epsilon"] = json_number(self.initial_pulls_epsilon)
         if self.key is not None:
@@ -286,6 +307,13 @@ class ClaimResult:
                 "epsilon_lower_bound_at_1e-6": self.audit_epsilon_at_1e6,
             }
             record["audit"].update({k: v for k, v in extra.items() if v is not None})
+            if self.audit_at_1e6 is not None:
+                record["audit"]["at_1e-6"] = {
+                    "epsilon_lower_bound": self.audit_epsilon_at_1e6,
+                    "confidence": self.audit_at_1e6.confidence,
+                    "samples": self.audit_at_1e6.n_samples,
+                    "event": self.audit_event_at_1e6,
+                }
         return record
 
 

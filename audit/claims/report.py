@@ -26,7 +26,11 @@ Register: a :class:`~fedpriv.audit.claims.verify.ClaimsReport` goes to ``<out>/c
   where the claimed δ is vacuous (mechanism ε = 0 there): end-to-end and mechanism ε at
   δ = 10⁻⁶;
 - ``audit``: ``null`` or ``{epsilon_lower_bound, confidence, samples[, delta, channel,
-  event, seconds]}``;
+  event, seconds, "epsilon_lower_bound_at_1e-6", "at_1e-6"]}``; ``"at_1e-6"``:
+  ``{epsilon_lower_bound, confidence, samples, event}`` where a second audit made for
+  δ = 10⁻⁶ gives the bound there (FedUCB's fixed schedule: the Privatizer's nodes);
+- ``"tightness_at_1e-6"``: where the claimed δ is vacuous, the audit's bound at
+  δ = 10⁻⁶ / ``"epsilon_at_1e-6"`` when both are finite and positive;
 - ``tightness``: audit lower bound / accountant ε where both are finite and positive,
   else ``null``;
 - ``verdict``: one of ``violated``, ``holds``, ``outside-claim``, ``no-claim`` (``error``
@@ -260,8 +264,24 @@ def _audit_cell(result) -> str:
     if audit is None:
         return "— (accountant only)"
     delta = f", δ={audit.delta:g}" if audit.delta else ""
-    return (f"{audit.epsilon_lower_bound:.4g} ({audit.confidence:.0%}{delta}, "
+    text = (f"{audit.epsilon_lower_bound:.4g} ({audit.confidence:.0%}{delta}, "
             f"{audit.n_samples:,}/world)")
+    return text + _bracket_text(result)
+
+
+def _bracket_text(result) -> str:
+    """``"; at δ=1e-6: audit ≥ x (...), accountant y, tightness z"`` where reported."""
+    lower = result.audit_epsilon_at_1e6
+    if not result.delta_is_vacuous or lower is None:
+        return ""
+    text = f"; at δ=1e-6: audit ≥ {lower:.4g}"
+    if result.audit_at_1e6 is not None:
+        text += (f" ({result.audit_at_1e6.confidence:.0%}, "
+                 f"{result.audit_at_1e6.n_samples:,}/world)")
+    text += f", accountant {_eps(float(result.epsilon_at_1e6))}"
+    if result.tightness_at_1e6 is not None:
+        text += f", tightness {result.tightness_at_1e6:.2f}"
+    return text
 
 
 def _setting_cell(result) -> str:

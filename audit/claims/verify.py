@@ -188,7 +188,18 @@ def assemble_result(entry, route: str, epsilon: float, notes, audit=None, *,
     if audit is not None:
         evidence += f"; audit event: {audit.event} ({audit.neighbors})"
         at_1e6 = getattr(audit, "epsilon_lower_bound_at_1e_6", math.nan)
-        if math.isfinite(at_1e6):
+        second = getattr(audit, "bound_at_1e_6", None)
+        if math.isfinite(at_1e6) and second is not None:
+            evidence += (f"; at δ=1e-6: audit lower bound {at_1e6:.4g} "
+                         f"({second.confidence:.0%}, {second.n_samples:,}/world; "
+                         f"{audit.event_at_1e_6})")
+            if mech_at_probe:
+                evidence += (f", accountant {mech_at_probe:.4g}, tightness "
+                             f"{at_1e6 / mech_at_probe:.2f}")
+            extra.setdefault("audit_epsilon_at_1e6", float(at_1e6))
+            extra.setdefault("audit_at_1e6", second)
+            extra.setdefault("audit_event_at_1e6", audit.event_at_1e_6)
+        elif math.isfinite(at_1e6):
             evidence += f"; the same event's audit lower bound at δ=1e-6: {at_1e6:.4g}"
             extra.setdefault("audit_epsilon_at_1e6", float(at_1e6))
     elif bound is None:
@@ -276,6 +287,9 @@ def _describe(job: dict, result: ClaimResult) -> str:
         text += f", audit LB {result.audit.epsilon_lower_bound:.4g}"
     if result.tightness is not None:
         text += f", tightness {result.tightness:.2f}"
+    if result.tightness_at_1e6 is not None:
+        text += (f"; at δ=1e-6 audit LB {result.audit_epsilon_at_1e6:.4g}, tightness "
+                 f"{result.tightness_at_1e6:.2f}")
     return text + f" vs claimed {result.claim.claimed.epsilon:.4g})"
 
 

@@ -114,6 +114,13 @@ class EndToEndAudit:
         The same event's bound at δ = 10⁻⁶
         (:func:`fedpriv.audit.estimators.epsilon_lower_bound_at_delta`; NaN when not
         computed), so that a claim whose δ makes ε vacuous is bracketed at 10⁻⁶ too.
+        Where a second audit bounds ε at 10⁻⁶ (FedUCB's Privatizer nodes,
+        :mod:`fedpriv.audit.endtoend.feducb_privatizer`), the larger of the two.
+    bound_at_1e_6 : EpsilonLowerBound or None
+        The bound giving ``epsilon_lower_bound_at_1e_6`` when it is not this audit's
+        own event (its samples and confidence), else None.
+    event_at_1e_6 : str or None
+        The event or score of ``bound_at_1e_6``.
     """
 
     bound: EpsilonLowerBound
@@ -123,6 +130,8 @@ class EndToEndAudit:
     pilot_epsilon: float
     seconds: float
     epsilon_lower_bound_at_1e_6: float = math.nan
+    bound_at_1e_6: EpsilonLowerBound | None = None
+    event_at_1e_6: str | None = None
 
 
 def child_seed(seed: int | np.random.SeedSequence, *keys: int) -> np.random.SeedSequence:

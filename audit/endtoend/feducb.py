@@ -26,7 +26,11 @@ the event "first sync time = t0" is confirmed on fresh runs with
 are the same in both worlds, so no sync-time event separates them; its broadcasts are
 the remaining observable, and as the accountant's ε at the claimed δ = 0.1 is 0 the
 event is chosen at δ = 10⁻⁶ instead. Every centralized audit reports the bound of its
-event at δ = 10⁻⁶ too (``EndToEndAudit.epsilon_lower_bound_at_1e_6``).
+event at δ = 10⁻⁶ too (``EndToEndAudit.epsilon_lower_bound_at_1e_6``). Both fixed-schedule
+audits (centralized and decentralized) are joined at δ = 10⁻⁶ by a mechanism-level audit
+of the Privatizer nodes covering a worst-case pair
+(:mod:`fedpriv.audit.endtoend.feducb_privatizer`), which does reach the 10⁻⁶ tails; the
+two audits then run at ``1 − α/2`` each.
 
 Decentralized, fixed schedule
 -----------------------------
@@ -49,7 +53,9 @@ import math
 import numpy as np
 
 from fedpriv.audit.claims.claim import Claim
+from fedpriv.audit.endtoend.combine import halved
 from fedpriv.audit.endtoend.engine import AuditBudget, EndToEndAudit, child_seed, search_and_confirm
+from fedpriv.audit.endtoend.feducb_privatizer import with_privatizer_bracket
 from fedpriv.audit.estimators import (
     NO_EVIDENCE,
     EpsilonLowerBound,
@@ -274,7 +280,12 @@ def _observe(run) -> np.ndarray:
 
 
 def audit_sync_timing(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
-    """Audit the controller's view (sync times, broadcasts); see the module docstring."""
+    """Audit the controller's view (sync times, broadcasts); see the module docstring.
+
+    With the fixed schedule and noise, the row is also bracketed at δ = 10⁻⁶ by the
+    Privatizer's nodes (:mod:`fedpriv.audit.endtoend.feducb_privatizer`), each audit at
+    ``1 − α/2``.
+    """
     from fedpriv.algorithms.feducb.centralized import run_feducb, run_feducb_fixed
 
     s = claim.setting_dict()
@@ -311,13 +322,23 @@ def audit_sync_timing(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
     # 0), so the event is chosen for δ = 1e-6, where the accountant's ε is positive; the
     # claimed-δ bound is the same event re-read (epsilon_lower_bound_at_delta).
     search_delta = min(delta, BRACKET_DELTA) if fixed else delta
+    bracket = fixed and math.isfinite(eps)  # a Privatizer to audit at 1e-6
     result = search_and_confirm(
-        samplers, budget=budget, seed=seed, delta=search_delta,
+        samplers, budget=halved(budget) if bracket else budget, seed=seed, delta=search_delta,
         channel="controller: sync times and broadcasts", names=names,
     )
     at_bracket = epsilon_lower_bound_at_delta(result.bound, BRACKET_DELTA)
-    return dataclasses.replace(result, bound=_reread(result.bound, delta),
-                               epsilon_lower_bound_at_1e_6=at_bracket)
+    result = dataclasses.replace(result, bound=_reread(result.bound, delta),
+                                 epsilon_lower_bound_at_1e_6=at_bracket)
+    if not bracket:
+        return result
+    # The fixed schedule is bracketed at 1e-6 by the Privatizer's nodes too
+    # (feducb_privatizer): one tree of n = ⌊T/B⌋ leaves per agent.
+    _, tables = _base_world(s)
+    run = run_feducb_fixed(tables, epsilon=eps, delta=delta, sync_every=int(s["sync_every"]),
+                           seed=0)
+    return with_privatizer_bracket(result, run, tables.spec, n_leaves=int(run.n_syncs[0]),
+                                   budget=budget, seed=seed)
 
 
 def _reread(bound: EpsilonLowerBound, delta: float) -> EpsilonLowerBound:
@@ -506,7 +527,10 @@ def audit_feducb_decentralized_fixed(claim: Claim, budget: AuditBudget, seed) ->
     observes, per set, the arrival time of agent 0's first release and the released
     ``û``, ``diag Û`` (first release) and ``û`` (last release); candidate events on
     each column are searched on a pilot and confirmed on fresh runs
-    (:func:`~fedpriv.audit.endtoend.engine.search_and_confirm`).
+    (:func:`~fedpriv.audit.endtoend.engine.search_and_confirm`). With noise, the row
+    is also bracketed at δ = 10⁻⁶ by the Privatizer's nodes
+    (:func:`~fedpriv.audit.endtoend.feducb_privatizer.with_privatizer_bracket`), each
+    audit at ``1 − α/2``.
     """
     s = claim.setting_dict()
     _, tables = _base_world(s)
@@ -533,7 +557,16 @@ def audit_feducb_decentralized_fixed(claim: Claim, budget: AuditBudget, seed) ->
     )
     pair = (f"one user changed: agent 0's decision set at round 0 scaled by 0.05 (D') vs "
             f"original (D); releases every {int(s['sync_every'])} rounds")
-    return search_and_confirm(
-        {pair: sample}, budget=budget, seed=seed, delta=float(s["delta"]),
+    bracket = math.isfinite(float(s["epsilon"]))  # a Privatizer to audit at 1e-6
+    result = search_and_confirm(
+        {pair: sample}, budget=halved(budget) if bracket else budget, seed=seed,
+        delta=float(s["delta"]),
         channel="neighbour: agent 0's releases (Û, û) and their arrival times", names=names,
     )
+    if not bracket:
+        return result
+    # Bracketed at 1e-6 by the Privatizer's nodes (feducb_privatizer): one tree of
+    # n = max(1, ⌊T/B⌋) leaves per (agent, set).
+    leaves = max(1, int(s["horizon"]) // int(s["sync_every"]))
+    return with_privatizer_bracket(result, _fixed_run(claim, tables, seed=0), tables.spec,
+                                   n_leaves=leaves, budget=budget, seed=seed)

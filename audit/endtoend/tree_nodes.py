@@ -248,11 +248,12 @@ def _pilot_probabilities(pilot_d: np.ndarray, pilot_dp: np.ndarray,
 
 
 def _projected_bounds(p_d: np.ndarray, p_dp: np.ndarray, *, n_confirm: int,
-                      confidence: float) -> np.ndarray:
+                      confidence: float, delta: float = 0.0) -> np.ndarray:
     """The bound each event of probabilities ``(p_d, p_dp)`` would give on ``n_confirm`` runs.
 
     Expected counts, Clopper–Pearson at the confirmation's level ``(1 − confidence)/4``
-    (one threshold, two directions).
+    (one threshold, two directions), ``ln((low − δ)/high)`` as the confirmation
+    computes it (:func:`estimate_epsilon_lower_bound`).
     """
     k_d = np.rint(np.clip(p_d, 0.0, 1.0) * n_confirm).astype(np.int64)
     k_dp = np.rint(np.clip(p_dp, 0.0, 1.0) * n_confirm).astype(np.int64)
@@ -260,8 +261,8 @@ def _projected_bounds(p_d: np.ndarray, p_dp: np.ndarray, *, n_confirm: int,
     low, _ = clopper_pearson_interval(k_d, n_confirm, significance=significance, side="lower")
     _, high = clopper_pearson_interval(k_dp, n_confirm, significance=significance,
                                        side="upper")
-    with np.errstate(divide="ignore"):
-        return np.where(low > 0, np.log(low) - np.log(high), -np.inf)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(low > delta, np.log(low - delta) - np.log(high), -np.inf)
 
 
 def audit_laplace_release(

@@ -283,6 +283,17 @@ def test_verify_paper_on_a_tiny_configuration(tmp_path):
         assert record["claimed"]["delta"] == record["accountant"]["delta"]
     page = (tmp_path / "feducb.md").read_text()
     assert "**violated**" in page and "first sync time" in page
+    # The fixed schedule (claimed δ vacuous) is bracketed at δ = 1e-6 by the Privatizer
+    # audit (120 · 1000 runs per world at 97.5%): its bound is positive on this pinned
+    # seed and exceeds the accountant's ε there with probability <= 2.5% per row.
+    for key in ("feducb/feducb/fixed", "feducb/feducb-decentralized/fixed"):
+        (record,) = [r for r in records[1:] if r["key"] == key]
+        bracket = record["audit"]["at_1e-6"]
+        assert 0 < bracket["epsilon_lower_bound"] <= record["epsilon_at_1e-6"], key
+        assert bracket["samples"] == 120_000 and bracket["confidence"] == 0.95, key
+        assert record["tightness_at_1e-6"] == pytest.approx(
+            bracket["epsilon_lower_bound"] / record["epsilon_at_1e-6"]), key
+    assert page.count("at δ=1e-6: audit ≥") >= 2
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no staging left
 
 
