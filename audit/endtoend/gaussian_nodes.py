@@ -35,11 +35,13 @@ samples drawn through :func:`fedpriv.privacy.matrix_release.symmetric_gaussian_r
 (charged to an accountant) then confirm it with
 :func:`~fedpriv.audit.estimators.estimate_epsilon_lower_bound`. The choice never sees
 the confirming samples, so the stated confidence is exact; a wrong declared law could
-only cost power. It can cost all of it: a mechanism that draws *less* noise than it
-declares has almost no mass at the declared-law threshold, so to audit noise that is
-in doubt the threshold is chosen on a pilot of the mechanism itself
-(``pilot_samples``, the same candidates; a test shows it refutes a Privatizer whose
-noise is halved).
+only cost power. It could cost all of it: a mechanism that draws *less* noise than it
+declares has almost no mass at the declared-law threshold. So a second, *guard* event
+is tested beside it by default, the threshold that would be best were the noise half
+the declared (the confidence split over the two events); and where the noise is in
+doubt the threshold can be chosen on a pilot of the mechanism itself
+(``pilot_samples``, the same candidates). Tests show both refute a Privatizer whose
+noise is halved.
 
 The worst-case pair
 -------------------
@@ -82,6 +84,8 @@ __all__ = [
 _DEFAULT_BATCH = 1 << 17
 #: Thresholds scanned by the design, in standard deviations of the LLR.
 _GRID_Z = np.linspace(-4.0, 8.0, 2401)
+#: Noise ratio of the guard event (``guard=True``): placed for half the declared noise.
+_GUARD_RATIO = 0.5
 
 
 def privatizer_observed(side: int) -> np.ndarray:
@@ -221,7 +225,7 @@ def sample_symmetric_gaussian_llr(
 
 
 def gaussian_llr_threshold(mu: float, *, n_samples: int, confidence: float,
-                           delta: float) -> float:
+                           delta: float, noise_ratio: float = 1.0) -> float:
     """The threshold ``c`` of ``{LLR >= c}`` chosen from the declared law alone.
 
     ``P_D(LLR >= c) = Φ̄((c − μ²/2)/μ)``, ``P_D'(LLR >= c) = Φ̄((c + μ²/2)/μ)``; the
@@ -229,20 +233,26 @@ def gaussian_llr_threshold(mu: float, *, n_samples: int, confidence: float,
     bound at δ (:func:`~fedpriv.audit.endtoend.tree_nodes._projected_bounds`) over
     ``c = μ²/2 + z μ``, ``z`` in [−4, 8], and the best ``c`` is returned.
 
+    With ``noise_ratio = r`` the same score is read under a mechanism that draws ``r``
+    times the declared noise: it is ``N(±μ²/2, (rμ)²)``, so ``c = μ²/2 + z r μ`` with
+    ``P_D = Φ̄(z)`` and ``P_D' = Φ̄(z + μ/r)``. ``r = ½`` places the guard event of
+    :func:`audit_symmetric_gaussian_release`.
+
     Raises
     ------
     ValueError
-        If ``mu`` is not > 0, ``n_samples`` < 1, or ``confidence`` / ``delta`` is
-        outside (0, 1) / [0, 1).
+        If ``mu`` or ``noise_ratio`` is not > 0, ``n_samples`` < 1, or ``confidence`` /
+        ``delta`` is outside (0, 1) / [0, 1).
     """
     mu = check_positive("mu", mu)
+    ratio = check_positive("noise_ratio", noise_ratio)
     n_samples = check_int_at_least("n_samples", n_samples, 1)
     confidence = check_open_unit("confidence", confidence)
     if not 0.0 <= float(delta) < 1.0:
         raise ValueError(f"`delta` must be in [0, 1), got {delta!r}.")
-    grid = mu * mu / 2.0 + _GRID_Z * mu
+    grid = mu * mu / 2.0 + _GRID_Z * ratio * mu
     p_d = stats.norm.sf(_GRID_Z)
-    p_dp = stats.norm.sf(_GRID_Z + mu)
+    p_dp = stats.norm.sf(_GRID_Z + mu / ratio)
     projected = _projected_bounds(p_d, p_dp, n_confirm=n_samples, confidence=confidence,
                                   delta=float(delta))
     return float(grid[int(np.argmax(projected))])
@@ -253,6 +263,7 @@ def audit_symmetric_gaussian_release(
     frobenius_sensitivity: float, n_samples: int, seed: int | np.random.SeedSequence,
     delta: float, observed: object | None = None, confidence: float = 0.95,
     pilot_samples: int | None = None, batch_size: int = _DEFAULT_BATCH,
+    guard: bool = True,
 ) -> EpsilonLowerBound:
     """White-box ε lower bound at ``delta`` of one release of ``n_nodes`` matrices.
 
@@ -277,11 +288,17 @@ def audit_symmetric_gaussian_release(
         event where the declared mechanism's ratio is best; a mechanism that draws
         *less* noise than declared has almost no mass that far out, so an audit of a
         mechanism whose noise is in doubt should use a pilot.
+    guard : bool, default True
+        With the declared law: also test a second event, the threshold that would be
+        best if the mechanism drew half the declared noise
+        (``gaussian_llr_threshold(..., noise_ratio=0.5)``), so that an under-noised
+        release is caught without a pilot; the confidence is split over both events
+        (``n_tests`` = 4). Ignored with a pilot.
 
     Returns
     -------
     EpsilonLowerBound
-        Of the one event ``{LLR >= c}`` (``n_tests`` = 2, both directions).
+        Of the best event ``{LLR >= c}`` (``n_tests`` = 2 per event, both directions).
 
     Raises
     ------
@@ -306,11 +323,13 @@ def audit_symmetric_gaussian_release(
         projected = _projected_bounds(p_d, p_dp, n_confirm=n_samples, confidence=confidence,
                                       delta=float(delta))
         threshold = float(grid[int(np.argmax(projected))])
+        thresholds = [threshold]
     else:
-        threshold = gaussian_llr_threshold(mu, n_samples=n_samples, confidence=confidence,
-                                           delta=delta)
+        thresholds = [gaussian_llr_threshold(mu, n_samples=n_samples, confidence=confidence,
+                                             delta=delta, noise_ratio=ratio)
+                      for ratio in (1.0, *((_GUARD_RATIO,) if guard else ()))]
     return estimate_epsilon_lower_bound(
-        draw(1, 0, n_samples), draw(1, 1, n_samples), thresholds=np.array([threshold]),
+        draw(1, 0, n_samples), draw(1, 1, n_samples), thresholds=np.array(thresholds),
         confidence=confidence, delta=delta)
 
 
@@ -381,7 +400,7 @@ def audit_privatizer_nodes(
     *, noise_stddev: float, frobenius_sensitivity: float, dim: int, n_leaves: int,
     bound_x: float, bound_y: float, n_samples: int, seed: int | np.random.SeedSequence,
     delta: float, confidence: float = 0.95, pilot_samples: int | None = None,
-    batch_size: int = _DEFAULT_BATCH,
+    batch_size: int = _DEFAULT_BATCH, guard: bool = True,
 ) -> PrivatizerAuditResult:
     """Audit a Privatizer tree of ``n_leaves`` leaves at the worst-case leaf and pair.
 
@@ -393,7 +412,7 @@ def audit_privatizer_nodes(
     Parameters
     ----------
     noise_stddev, frobenius_sensitivity, n_samples, seed, delta, confidence,
-    pilot_samples, batch_size
+    pilot_samples, batch_size, guard
         As in :func:`audit_symmetric_gaussian_release`.
     dim : int
         Context dimension ``d`` (nodes are ``(d+1) × (d+1)``), >= 1.
@@ -423,7 +442,7 @@ def audit_privatizer_nodes(
     bound = audit_symmetric_gaussian_release(
         means_d, means_dp, noise_stddev=noise_stddev, frobenius_sensitivity=frobenius_sensitivity,
         n_samples=n_samples, seed=seed, delta=delta, observed=observed, confidence=confidence,
-        pilot_samples=pilot_samples, batch_size=batch_size)
+        pilot_samples=pilot_samples, batch_size=batch_size, guard=guard)
     accountant = Accountant()
     accountant.spend(SelfComposed(event=SymmetricMatrixGaussian(
         noise_stddev=noise_stddev, dim=dim + 1, frobenius_sensitivity=frobenius_sensitivity),

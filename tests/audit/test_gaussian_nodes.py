@@ -161,17 +161,22 @@ def test_bound_rarely_exceeds_its_own_events_true_ratio() -> None:
 @pytest.mark.statistical
 def test_a_privatizer_with_halved_noise_is_refuted(monkeypatch) -> None:
     """A Privatizer whose shared noise function draws σ_N/2 spends ε ≈ 0.7 at δ = 10⁻⁶;
-    the audit (threshold on a pilot of the mechanism itself) bounds it above the
-    accountant's 0.327 for the correct σ_N on the pinned seed. The declared-law event
-    sits too far out for the halved noise (the docstring's caveat), shown too."""
+    the default audit (declared-law event plus the guard event placed for half the
+    noise) and the piloted one both bound it above the accountant's 0.327 for the
+    correct σ_N on the pinned seed. Without the guard, the declared-law event sits too
+    far out for the halved noise (the docstring's caveat): shown too."""
     correct = matrix_release.symmetrized_gaussian
     monkeypatch.setattr(matrix_release, "symmetrized_gaussian",
                         lambda standard, sigma: correct(standard, sigma / 2.0))
     piloted = audit_privatizer_nodes(noise_stddev=SIGMA, n_samples=500_000, seed=3,
                                      pilot_samples=100_000, **ROW)
     assert piloted.bound.epsilon_lower_bound > piloted.accountant_epsilon
-    declared = audit_privatizer_nodes(noise_stddev=SIGMA, n_samples=100_000, seed=3, **ROW)
-    assert declared.bound.epsilon_lower_bound < piloted.bound.epsilon_lower_bound
+    guarded = audit_privatizer_nodes(noise_stddev=SIGMA, n_samples=500_000, seed=3, **ROW)
+    assert guarded.bound.epsilon_lower_bound > guarded.accountant_epsilon
+    assert guarded.bound.n_tests == 4
+    unguarded = audit_privatizer_nodes(noise_stddev=SIGMA, n_samples=100_000, seed=3,
+                                       guard=False, **ROW)
+    assert unguarded.bound.epsilon_lower_bound < piloted.bound.epsilon_lower_bound
 
 
 def test_the_declared_threshold_is_in_the_far_tail_and_moves_with_n() -> None:
