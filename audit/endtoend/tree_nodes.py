@@ -63,10 +63,14 @@ import dataclasses
 import time
 
 import numpy as np
-from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
+from fedpriv.algorithms.seeding import as_seed_sequence
 from fedpriv.audit.endtoend.engine import child_seed
 from fedpriv.audit.endtoend.tree import TreeAuditResult, _true_node_sums
-from fedpriv.audit.endtoend.tree_product import audit_laplace_product, release_locations
+from fedpriv.audit.endtoend.tree_product import (
+    audit_laplace_product,
+    laplace_release_batches,
+    release_locations,
+)
 from fedpriv.audit.estimators import (
     EpsilonLowerBound,
     clopper_pearson_interval,
@@ -74,10 +78,9 @@ from fedpriv.audit.estimators import (
     laplace_log_density_ratio,
 )
 from fedpriv.audit.neighbors import NeighboringStreams
-from fedpriv.privacy import Accountant, event_epsilon
+from fedpriv.privacy import event_epsilon
 from fedpriv.privacy._checks import check_int_at_least, check_open_unit, check_positive
 from fedpriv.privacy.events import LaplaceTree
-from fedpriv.privacy.mechanisms import laplace_release
 from fedpriv.privacy.tree import nodes_covering
 
 __all__ = [
@@ -152,27 +155,14 @@ def sample_laplace_llr(
         If ``world`` is not 0 or 1, the locations are malformed, or a count,
         ``scale`` or ``l1_sensitivity`` is out of range.
     """
-    if world not in (0, 1):
-        raise ValueError(f"`world` must be 0 (D) or 1 (D'), got {world!r}.")
+    batches = laplace_release_batches(
+        loc_d, loc_d_prime, world=world, scale=scale, l1_sensitivity=l1_sensitivity,
+        n_samples=n_samples, seed=seed, batch_size=batch_size)
     loc_d, loc_d_prime = release_locations(loc_d, loc_d_prime)
-    scale = check_positive("scale", scale)
-    l1_sensitivity = check_positive("l1_sensitivity", l1_sensitivity)
-    n_samples = check_int_at_least("n_samples", n_samples, 1)
-    batch_size = check_int_at_least("batch_size", batch_size, 1)
-    root = as_seed_sequence(seed)
     llr = laplace_log_density_ratio(loc_d, loc_d_prime, scale)
-    released = loc_d if world == 0 else loc_d_prime
-    scores = np.empty(n_samples)
-    for batch, start in enumerate(range(0, n_samples, batch_size)):
-        size = min(batch_size, n_samples - start)
-        y = laplace_release(
-            np.broadcast_to(released, (size, released.size)), scale=scale,
-            l1_sensitivity=l1_sensitivity,
-            accountant=Accountant(disjoint=("sample",), keep_draw_rows=False),
-            keys={"sample": np.arange(start, start + size)[:, None]},
-            rng=stream_rng(root, trial=batch, side=world, stream=Stream.NOISE),
-        )
-        scores[start : start + size] = llr(y)
+    scores = np.empty(int(n_samples))
+    for start, y in batches:
+        scores[start : start + y.shape[0]] = llr(y)
     return scores
 
 

@@ -39,6 +39,7 @@ reports the stronger at ``1 − α/2`` each, naming which one it is.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import numpy as np
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
@@ -47,7 +48,12 @@ from fedpriv.privacy import Accountant
 from fedpriv.privacy._checks import check_int_at_least, check_open_unit, check_positive
 from fedpriv.privacy.mechanisms import laplace_release
 
-__all__ = ["audit_laplace_product", "release_locations", "saturation_counts"]
+__all__ = [
+    "audit_laplace_product",
+    "laplace_release_batches",
+    "release_locations",
+    "saturation_counts",
+]
 
 _DEFAULT_BATCH = 1 << 18
 
@@ -63,6 +69,56 @@ def release_locations(loc_d: object, loc_d_prime: object) -> tuple[np.ndarray, n
     return a, b
 
 
+def laplace_release_batches(
+    loc_d: object,
+    loc_d_prime: object,
+    *,
+    world: int,
+    scale: float,
+    l1_sensitivity: float,
+    n_samples: int,
+    seed: int | np.random.SeedSequence,
+    batch_size: int = _DEFAULT_BATCH,
+) -> Iterator[tuple[int, np.ndarray]]:
+    """``(start, y)`` batches of ``n_samples`` Laplace releases of one world's locations.
+
+    Each run releases every coordinate of ``loc_d`` (world 0) or ``loc_d_prime``
+    (world 1) with independent ``Lap(scale)`` noise through
+    :func:`fedpriv.privacy.mechanisms.laplace_release`, charged to the run's own
+    ``"sample"`` cell; batch ``b`` draws from ``stream_rng(seed, trial=b, side=world,
+    stream=NOISE)`` (fixed addresses), and ``y`` has shape ``(size, m)``. Every argument
+    is checked before the first batch.
+
+    Raises
+    ------
+    ValueError
+        If ``world`` is not 0 or 1, the locations are malformed, or a count, ``scale``
+        or ``l1_sensitivity`` is out of range.
+    """
+    if world not in (0, 1):
+        raise ValueError(f"`world` must be 0 (D) or 1 (D'), got {world!r}.")
+    loc_d, loc_d_prime = release_locations(loc_d, loc_d_prime)
+    scale = check_positive("scale", scale)
+    l1_sensitivity = check_positive("l1_sensitivity", l1_sensitivity)
+    n_samples = check_int_at_least("n_samples", n_samples, 1)
+    batch_size = check_int_at_least("batch_size", batch_size, 1)
+    root = as_seed_sequence(seed)
+    released = loc_d if world == 0 else loc_d_prime
+
+    def batches() -> Iterator[tuple[int, np.ndarray]]:
+        for batch, start in enumerate(range(0, n_samples, batch_size)):
+            size = min(batch_size, n_samples - start)
+            yield start, laplace_release(
+                np.broadcast_to(released, (size, released.size)), scale=scale,
+                l1_sensitivity=l1_sensitivity,
+                accountant=Accountant(disjoint=("sample",), keep_draw_rows=False),
+                keys={"sample": np.arange(start, start + size)[:, None]},
+                rng=stream_rng(root, trial=batch, side=world, stream=Stream.NOISE),
+            )
+
+    return batches()
+
+
 def saturation_counts(
     loc_d: object,
     loc_d_prime: object,
@@ -76,10 +132,7 @@ def saturation_counts(
 ) -> tuple[np.ndarray, int]:
     """Runs in which each coordinate lands on D's side, and runs in which all do.
 
-    Each run releases ``loc_d`` (world 0) or ``loc_d_prime`` (world 1) through
-    :func:`fedpriv.privacy.mechanisms.laplace_release` (``Lap(scale)`` on every
-    coordinate, charged to the run's own ``"sample"`` cell); batch ``b`` draws from
-    ``stream_rng(seed, trial=b, side=world, stream=NOISE)``.
+    The runs are those of :func:`laplace_release_batches` (the same addresses).
 
     Parameters
     ----------
@@ -105,27 +158,14 @@ def saturation_counts(
         If ``world`` is not 0 or 1, the locations are malformed, or a count, ``scale``
         or ``l1_sensitivity`` is out of range.
     """
-    if world not in (0, 1):
-        raise ValueError(f"`world` must be 0 (D) or 1 (D'), got {world!r}.")
+    batches = laplace_release_batches(
+        loc_d, loc_d_prime, world=world, scale=scale, l1_sensitivity=l1_sensitivity,
+        n_samples=n_samples, seed=seed, batch_size=batch_size)
     loc_d, loc_d_prime = release_locations(loc_d, loc_d_prime)
-    scale = check_positive("scale", scale)
-    l1_sensitivity = check_positive("l1_sensitivity", l1_sensitivity)
-    n_samples = check_int_at_least("n_samples", n_samples, 1)
-    batch_size = check_int_at_least("batch_size", batch_size, 1)
-    root = as_seed_sequence(seed)
-    released = loc_d if world == 0 else loc_d_prime
     below = loc_d < loc_d_prime  # D's side is below S_j where S_j < S'_j
     per_coordinate = np.zeros(loc_d.size, dtype=np.int64)
     joint = 0
-    for batch, start in enumerate(range(0, n_samples, batch_size)):
-        size = min(batch_size, n_samples - start)
-        y = laplace_release(
-            np.broadcast_to(released, (size, released.size)), scale=scale,
-            l1_sensitivity=l1_sensitivity,
-            accountant=Accountant(disjoint=("sample",), keep_draw_rows=False),
-            keys={"sample": np.arange(start, start + size)[:, None]},
-            rng=stream_rng(root, trial=batch, side=world, stream=Stream.NOISE),
-        )
+    for _, y in batches:
         inside = np.where(below, y <= loc_d, y >= loc_d)
         per_coordinate += inside.sum(axis=0)
         joint += int(np.count_nonzero(inside.all(axis=1)))

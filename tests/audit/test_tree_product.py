@@ -117,12 +117,11 @@ def test_nodes_sharing_one_noise_fool_the_product_audit_not_the_joint_one(monkey
     the joint audit stays <= 0.1 (fails for a correct audit w.p. <= 5%; seed pinned).
     """
     loc_d, loc_dp = np.zeros(10), np.ones(10)
+    # Both audits draw through tree_product.laplace_release_batches: one patch breaks both.
     monkeypatch.setattr(tree_product, "laplace_release", _shared_noise_release)
     product = audit_laplace_product(loc_d, loc_dp, scale=10.0, l1_sensitivity=1.0,
                                     n_samples=200_000, seed=1)
     assert product.epsilon_lower_bound > 0.5  # far above the true 0.1: unsound here
-    from fedpriv.audit.endtoend import tree_nodes
-    monkeypatch.setattr(tree_nodes, "laplace_release", _shared_noise_release)
     joint = audit_laplace_release(loc_d, loc_dp, scale=10.0, l1_sensitivity=1.0,
                                   n_samples=200_000, seed=1)
     assert joint.epsilon_lower_bound <= 0.1
