@@ -55,8 +55,10 @@ def test_feducb_fixed_schedule_holds():
     result = evaluate_claim("feducb/feducb/fixed", BUDGET, np.random.SeedSequence(2024))
     assert result.audit.epsilon_lower_bound <= 1.0
     assert result.verdict == "holds"
-    # The event is chosen at δ = 1e-6 and its bound there is reported as well.
-    assert "audit lower bound at δ=1e-6" in result.evidence
+    # The row is bracketed at δ = 1e-6 too (the Privatizer audit, feducb_privatizer):
+    # a positive bound there, reported in the evidence, never above the accountant's.
+    assert "at δ=1e-6: audit lower bound" in result.evidence
+    assert 0.0 < result.audit_epsilon_at_1e6 <= result.mechanism_epsilon_at_1e6
 
 
 @pytest.mark.statistical
