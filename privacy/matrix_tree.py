@@ -56,6 +56,9 @@ Calibrations (:func:`privatizer_calibration`)
 ``"exact"``
     The smallest σ for which the exact accountant gives the claim: ``μ`` solves
     ``δ_GDP(ε; μ) = δ`` and ``σ = √m Δ₂ / (√2 μ)``; Λ and κ as in ``"corrected"``.
+    With secure noise (``secure=True``) the release is charged as its grid twin through
+    zCDP, not by the Gaussian-DP curve, so σ is solved for that charge instead
+    (``_secure_exact_sigma``).
 
 Length: FedUCB's Privatizer as one unit: its event, its three calibrations and the
 mechanism; 40% of it is documentation.
@@ -221,6 +224,42 @@ def _exact_mu(epsilon: float, delta: float) -> float:
     return optimize.brentq(lambda mu: gaussian_dp_delta(mu, epsilon) - delta, 1e-12, high, xtol=1e-14)
 
 
+def _secure_exact_sigma(epsilon: float, delta: float, *, depth: int,
+                        frobenius_sensitivity: float, side: int) -> float:
+    """The smallest σ whose secure Privatizer tree is charged at most ``(ε, δ)``.
+
+    The secure release puts leaves on the default grid ``g`` of the sensitivity and
+    charges ``depth`` nodes of :class:`~fedpriv.privacy.events.SymmetricMatrixDiscreteGaussian`
+    with ``σ/g`` and the grid sensitivity (:func:`MatrixTreePrivatizer._noise_event`);
+    the accountant's tightest ε at δ falls as σ grows, so it is solved by bisection on
+    ``σ/g`` and the end of the bracket that meets the claim is returned (never above
+    it). ``g`` is a power of two, so ``σ/g`` is exact in the Privatizer.
+    """
+    from fedpriv.privacy.relations import NeighboringRelation
+    from fedpriv.privacy.secure_noise import default_granularity
+
+    granularity = default_granularity(frobenius_sensitivity)
+    node_sensitivity = matrix_grid_sensitivity(frobenius_sensitivity, granularity, side)
+
+    def charged(grid_sigma: float) -> float:
+        accountant = Accountant(relation=NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD)
+        accountant.spend(SelfComposed(event=SymmetricMatrixDiscreteGaussian(
+            sigma=grid_sigma, dim=side, frobenius_sensitivity=node_sensitivity), count=depth))
+        return accountant.tightest(delta)[1]
+
+    low, high = node_sensitivity, node_sensitivity
+    while charged(high) > epsilon:
+        high *= 2.0
+    while charged(low) <= epsilon:
+        low /= 2.0
+    for _ in range(200):  # charged(low) > ε >= charged(high)
+        middle = 0.5 * (low + high)
+        if middle in (low, high):
+            break
+        low, high = (middle, high) if charged(middle) > epsilon else (low, middle)
+    return high * granularity
+
+
 def privatizer_calibration(
     epsilon: float,
     delta: float,
@@ -236,6 +275,7 @@ def privatizer_calibration(
     bound_y: float = 1.0,
     bound_theta: float = 1.0,
     failure_probability: float = 0.1,
+    secure: bool = False,
 ) -> PrivatizerCalibration:
     """σ_N, Λ, ρ_min, ρ_max, κ and β's privacy term of one calibration.
 
@@ -258,6 +298,13 @@ def privatizer_calibration(
     bound_x, bound_y, bound_theta, failure_probability
         ``L``, ``B``, ``S`` and ``α`` as in
         :func:`fedpriv.privacy.calibration.feducb_privatizer`.
+    secure : bool, default False
+        The Privatizer will draw secure noise (``MatrixTreePrivatizer(secure=True)``).
+        Changes only ``"exact"``: σ is then the smallest for which what the secure
+        release is *charged* (its grid twin, priced through zCDP,
+        :func:`_secure_exact_sigma`) gives the claim, instead of the float Gaussian's
+        exact curve, which the secure event is not priced by; ``"paper"`` and
+        ``"corrected"`` keep their σ whatever the noise.
 
     Returns
     -------
@@ -294,6 +341,9 @@ def privatizer_calibration(
             sigma = frobenius * math.sqrt(2.0 * math.log(1.25 / paper.node_delta)) / (
                 paper.node_epsilon
             )
+        elif secure:
+            sigma = _secure_exact_sigma(epsilon, delta, depth=m, frobenius_sensitivity=frobenius,
+                                        side=dim + 1)
         else:
             sigma = math.sqrt(m) * frobenius / (math.sqrt(2.0) * _exact_mu(epsilon, delta))
         lam = paper.op_norm_bound * sigma / paper.noise_stddev

@@ -132,6 +132,7 @@ def _run(
         threshold=threshold, sync_every=sync_every, calibration=calibration, beta=beta,
         beta_value=beta_value, n_syncs=n_syncs, regularizer=regularizer,
         failure_probability=failure_probability, on_capacity=on_capacity, side=side,
+        secure=bool(secure_noise) and private,
     )
     spec = tables.spec
     n_trials, n_agents, d = tables.n_trials, tables.n_agents, tables.dim
@@ -181,12 +182,14 @@ def _configure(
     delta: float, threshold: float | None, sync_every: int | None, calibration: str,
     beta: str, beta_value: float | None, n_syncs: int | None, regularizer: float,
     failure_probability: float, on_capacity: str, side: int, horizon: int | None = None,
+    secure: bool = False,
 ) -> LoopSetup:
     """Validate the options and derive the Privatizer's calibration (Alg. 1-2).
 
     ``horizon`` (default ``tables.horizon``) is the run's ``T`` for the calibration and
     Theorem 1's ``D`` when fewer rounds are simulated
-    (:mod:`fedpriv.algorithms.feducb.first_sync`).
+    (:mod:`fedpriv.algorithms.feducb.first_sync`). ``secure``: the Privatizer draws
+    secure noise (``privatizer_calibration(secure=...)``).
     """
     spec = tables.spec
     n_agents, d = tables.n_agents, tables.dim
@@ -213,7 +216,7 @@ def _configure(
             epsilon, delta, horizon=horizon, n_agents=n_agents, dim=d, n_syncs=n_syncs,
             calibration=calibration, version=_VERSION_OF_BETA[beta], bound_x=spec.bound_x,
             bound_y=spec.bound_y, bound_theta=spec.bound_theta,
-            failure_probability=failure_probability,
+            failure_probability=failure_probability, secure=secure,
         )
         rho_min, rho_max, privacy_term = cal.rho_min, cal.rho_max, cal.beta_privacy_term
         noise_stddev, shift, capacity = cal.noise_stddev, cal.shift, cal.capacity

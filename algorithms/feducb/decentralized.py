@@ -368,7 +368,7 @@ def _calibrate(setup: dict, *, epsilon, delta, threshold, calibration, regulariz
             epsilon, delta, horizon=horizon, n_agents=n_agents, dim=d, n_syncs=n_leaves,
             calibration=calibration, version="neurips" if setup["beta"] == "P" else "full",
             bound_x=spec.bound_x, bound_y=spec.bound_y, bound_theta=spec.bound_theta,
-            failure_probability=failure_probability,
+            failure_probability=failure_probability, secure=setup["secure_noise"],
         )
         out.update(cal=cal, rho_min=cal.rho_min, rho_max=cal.rho_max,
                    privacy_term=cal.beta_privacy_term, noise=cal.noise_stddev,

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
@@ -237,3 +237,35 @@ def test_symmetrised_noise_has_the_paper_variances():
         statistic = (n - 1) * np.var(values, ddof=1) / variance
         assert low <= statistic <= high
     np.testing.assert_array_equal(u_hat[:, 0, 0, 1], u_hat[:, 0, 1, 0])
+
+
+@given(
+    epsilon=st.floats(0.1, 5.0),
+    delta=st.sampled_from([1e-6, 1e-3, 0.1]),
+    horizon=st.integers(2, 5000),
+    dim=st.integers(1, 6),
+)
+@settings(max_examples=40, deadline=None)
+def test_exact_calibration_with_secure_noise_spends_exactly_the_claim(epsilon, delta, horizon,
+                                                                      dim):
+    """With secure noise, "exact" solves σ for what the secure tree is charged (its grid
+    twin through zCDP): the charge is the claim (within the bisection's float step),
+    never above it, and σ is at least the float Gaussian's exact σ."""
+    kwargs = {"horizon": horizon, "n_agents": 3, "dim": dim, "calibration": "exact"}
+    secure = privatizer_calibration(epsilon, delta, secure=True, **kwargs)
+    float_exact = privatizer_calibration(epsilon, delta, **kwargs)
+    accountant = _accountant()
+    MatrixTreePrivatizer(
+        stream_shape=(1, 1), dim=dim, capacity=secure.capacity,
+        noise_stddev=secure.noise_stddev, shift=secure.shift,
+        frobenius_sensitivity=secure.frobenius_sensitivity, accountant=accountant,
+        keys={"trial": 0, "agent": 0}, rng=_rngs((1, 1)), secure=True,
+    )
+    spent = accountant.get_epsilon(delta)
+    assert spent <= epsilon
+    assert spent == pytest.approx(epsilon, rel=1e-9)
+    assert secure.noise_stddev >= float_exact.noise_stddev
+    for calibration in ("paper", "corrected"):  # only "exact" depends on the noise
+        assert (privatizer_calibration(epsilon, delta, secure=True,
+                                       **{**kwargs, "calibration": calibration})
+                == privatizer_calibration(epsilon, delta, **{**kwargs, "calibration": calibration}))

@@ -215,13 +215,25 @@ def _tables():
 
 
 def test_secure_feducb_run_releases_grid_values_and_pays_at_least_the_float_price() -> None:
+    """Same σ (the corrected calibration does not depend on the noise): the secure
+    Privatizer is charged at least the float one. With "exact", σ is solved for what
+    each is charged, so both spend exactly the claim (the secure one with a larger σ)."""
     tables = _tables()
     runs = {
         secure: run_feducb_fixed(tables, epsilon=2.0, delta=0.1, sync_every=6,
-                                 calibration="exact", record=True, seed=2,
+                                 calibration="corrected", record=True, seed=2,
                                  secure_noise=secure)
         for secure in (False, True)
     }
+    exact = {
+        secure: run_feducb_fixed(tables, epsilon=2.0, delta=0.1, sync_every=6,
+                                 calibration="exact", seed=2, secure_noise=secure)
+        for secure in (False, True)
+    }
+    for run in exact.values():
+        spent = run.accountant.get_epsilon(0.1, where={"channel": "privatizer"})
+        assert spent <= 2.0 and spent == pytest.approx(2.0, rel=1e-6)
+    assert exact[True].calibration.noise_stddev > exact[False].calibration.noise_stddev
     secure = runs[True]
     assert secure.setting["secure_noise"] and "secure_noise" not in runs[False].setting
     g = 2.0 ** (math.frexp(secure.calibration.frobenius_sensitivity)[1] - 1 - 10)
