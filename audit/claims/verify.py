@@ -204,6 +204,8 @@ def assemble_result(entry, route: str, epsilon: float, notes, audit=None, *,
             extra.setdefault("audit_epsilon_at_1e6", float(at_1e6))
     elif bound is None:
         evidence += "; no end-to-end audit (accountant only)"
+    elif event:
+        evidence += f"; audit event: {event}"
     notes = tuple(notes) + ((entry.note,) if entry.note else ())
     return ClaimResult(
         claim=claim, accountant_epsilon=end_to_end, accountant_route=e2e_route, audit=bound,
