@@ -87,7 +87,8 @@ from fedpriv.privacy.secure_matrix import (
     round_symmetric_to_grid,
     sample_symmetric_discrete_gaussian,
 )
-from fedpriv.privacy.secure_noise import from_grid
+from fedpriv.privacy.relations import NeighboringRelation
+from fedpriv.privacy.secure_noise import default_granularity, from_grid
 from fedpriv.privacy.tree import tree_depth
 
 __all__ = [
@@ -235,9 +236,6 @@ def _secure_exact_sigma(epsilon: float, delta: float, *, depth: int,
     ``σ/g`` and the end of the bracket that meets the claim is returned (never above
     it). ``g`` is a power of two, so ``σ/g`` is exact in the Privatizer.
     """
-    from fedpriv.privacy.relations import NeighboringRelation
-    from fedpriv.privacy.secure_noise import default_granularity
-
     granularity = default_granularity(frobenius_sensitivity)
     node_sensitivity = matrix_grid_sensitivity(frobenius_sensitivity, granularity, side)
 

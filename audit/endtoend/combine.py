@@ -13,12 +13,17 @@ import dataclasses
 
 from fedpriv.audit.endtoend.engine import AuditBudget, EndToEndAudit
 
-__all__ = ["halved", "stronger_of"]
+__all__ = ["half_confidence", "halved", "stronger_of"]
+
+
+def half_confidence(confidence: float) -> float:
+    """``1 − α/2`` for a family-wise ``confidence = 1 − α`` split over two audits."""
+    return 1.0 - (1.0 - confidence) / 2.0
 
 
 def halved(budget: AuditBudget) -> AuditBudget:
     """``budget`` at confidence ``1 − α/2`` (each of two audits)."""
-    return dataclasses.replace(budget, confidence=1.0 - (1.0 - budget.confidence) / 2.0)
+    return dataclasses.replace(budget, confidence=half_confidence(budget.confidence))
 
 
 def stronger_of(first: EndToEndAudit, second: EndToEndAudit, *, confidence: float,

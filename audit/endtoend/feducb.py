@@ -52,7 +52,7 @@ import math
 
 import numpy as np
 
-from fedpriv.audit.claims.claim import Claim
+from fedpriv.audit.claims.claim import VACUOUS_DELTA_PROBE, Claim
 from fedpriv.audit.endtoend.combine import halved
 from fedpriv.audit.endtoend.engine import AuditBudget, EndToEndAudit, child_seed, search_and_confirm
 from fedpriv.audit.endtoend.feducb_privatizer import with_privatizer_bracket
@@ -80,7 +80,7 @@ __all__ = [
 
 #: δ at which every FedUCB audit also reports its bound (DESIGN.md: where the claimed δ
 #: makes ε vacuous, ε at δ = 10⁻⁶ is shown too).
-BRACKET_DELTA = 1e-6
+BRACKET_DELTA = VACUOUS_DELTA_PROBE
 
 
 def footnote4_claim(

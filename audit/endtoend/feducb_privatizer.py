@@ -27,6 +27,8 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+from fedpriv.audit.claims.claim import VACUOUS_DELTA_PROBE
+from fedpriv.audit.endtoend.combine import half_confidence
 from fedpriv.audit.endtoend.engine import AuditBudget, EndToEndAudit, child_seed
 from fedpriv.audit.endtoend.gaussian_nodes import (
     PrivatizerAuditResult,
@@ -42,7 +44,7 @@ __all__ = ["MECHANISM_SAMPLES_PER_RUN", "audit_privatizer_of_run", "with_privati
 MECHANISM_SAMPLES_PER_RUN = 1_000
 
 #: δ of the bracket (DESIGN.md: where the claimed δ makes ε vacuous, ε at 10⁻⁶ is shown).
-_BRACKET_DELTA = 1e-6
+_BRACKET_DELTA = VACUOUS_DELTA_PROBE
 
 
 def audit_privatizer_of_run(run, spec, *, n_leaves: int, n_samples: int,
@@ -88,7 +90,7 @@ def with_privatizer_bracket(result: EndToEndAudit, run, spec, *, n_leaves: int,
     10⁻⁶ and the Privatizer's; every bound is stated at ``budget.confidence``
     (module docstring); ``seconds`` is the sum.
     """
-    half = 1.0 - (1.0 - budget.confidence) / 2.0
+    half = half_confidence(budget.confidence)
     mechanism = audit_privatizer_of_run(
         run, spec, n_leaves=n_leaves, n_samples=budget.samples * MECHANISM_SAMPLES_PER_RUN,
         seed=child_seed(seed, 2), confidence=half)

@@ -64,6 +64,7 @@ import time
 
 import numpy as np
 from fedpriv.algorithms.seeding import as_seed_sequence
+from fedpriv.audit.endtoend.combine import half_confidence
 from fedpriv.audit.endtoend.engine import child_seed
 from fedpriv.audit.endtoend.tree import TreeAuditResult, _true_node_sums
 from fedpriv.audit.endtoend.tree_product import (
@@ -382,7 +383,7 @@ def audit_tree_nodes(
         "product_samples", n_samples if product_samples is None else product_samples, 1)
     nodes, sums_d, sums_dp = covering_node_sums(pair)
     sensitivity = float(np.max(np.abs(pair.stream - pair.stream_prime)))
-    each = confidence if method != "both" else 1.0 - (1.0 - confidence) / 2.0
+    each = confidence if method != "both" else half_confidence(confidence)
     bounds: dict[str, EpsilonLowerBound] = {}
     if method in ("both", "joint"):
         bounds["joint"] = audit_laplace_release(
