@@ -200,7 +200,9 @@ def _account(args: argparse.Namespace) -> int:
         print(json.dumps(jsonable(report), indent=2, allow_nan=False))
     else:
         print(text)
-    return 0
+    # Exit codes gate CI: 1 when the claim is violated (a lower bound exceeds it), as
+    # `fedpriv audit` does; `holds`, `unresolved` and reports without a claim exit 0.
+    return 1 if report.get("verdict") == "violated" else 0
 
 
 

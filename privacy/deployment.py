@@ -61,6 +61,7 @@ from fedpriv.privacy.errors import DataFormatError
 from fedpriv.privacy.guarantees import format_epsilon
 from fedpriv.privacy.relations import parse_relation
 from fedpriv.privacy.store import LedgerStore
+from fedpriv.privacy.verdicts import LowerBoundEvidence, judge
 
 __all__ = [
     "CALIBRATIONS",
@@ -337,7 +338,9 @@ def budget_report(deployment: Deployment) -> dict[str, Any]:
     dict
         ``routes`` {name: ε}, ``tightest`` {route, epsilon}, ``lower_bound`` (the
         optimistic PLD, where available), ``per_level`` {level: {label: ε}}, the claim
-        and a verdict (``holds`` / ``violated``) when a claim is given. ε is reported
+        and a verdict with its evidence when a claim is given (the one rule of
+        :func:`fedpriv.privacy.verdicts.judge`: ``holds``, ``violated`` or
+        ``unresolved``). ε is reported
         at the claim's δ if there is a claim, else at ``target_delta``.
     """
     accountant = build_accountant(deployment)
@@ -378,8 +381,16 @@ def budget_report(deployment: Deployment) -> dict[str, Any]:
     if deployment.claim_epsilon is not None:
         report["claim"] = {"epsilon": deployment.claim_epsilon, "delta": deployment.claim_delta,
                            "source": deployment.claim_source}
-        holds = epsilon <= deployment.claim_epsilon * (1 + RELATIVE_TOLERANCE)
-        report["verdict"] = "holds" if holds else "violated"
+        # The one verdict rule (fedpriv.privacy.verdicts.judge): the tightest route is the
+        # certified upper bound of the declared releases, and the lower bracket an exact
+        # analytic lower bound on them (the releases as declared, at worst-case inputs).
+        lowers = []
+        if lower is not None and lower > 0:
+            lowers.append(LowerBoundEvidence(
+                epsilon=lower, kind="analytic",
+                description="the accountant's lower bracket of the declared releases"))
+        report["verdict"], report["evidence"] = judge(
+            deployment.claim_epsilon, epsilon, lowers, upper_note=f"route {route}")
         report["slack"] = deployment.claim_epsilon / epsilon if epsilon > 0 else math.inf
         report["delta_at_claimed_epsilon"] = accountant.get_delta(deployment.claim_epsilon)
     return report
@@ -406,6 +417,7 @@ def render_text(report: Mapping[str, Any]) -> str:
     if report["verdict"]:
         lines.append(f"δ at the claimed ε: {report['delta_at_claimed_epsilon']:.3g}")
         lines.append(f"verdict: {report['verdict']} (claim / accountant = {report['slack']:.3g})")
+        lines.append(f"evidence: {report['evidence']}")
     return "\n".join(lines)
 
 
@@ -417,7 +429,8 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     if report["claim"]:
         c = report["claim"]
         lines += [(f"**Claim:** ε = {c['epsilon']:g}, δ = {c['delta']:g} ({c['source']}). "
-                  f"**Verdict: {report['verdict']}** (claim / accountant = {report['slack']:.3g})."),
+                  f"**Verdict: {report['verdict']}** (claim / accountant = {report['slack']:.3g}): "
+                  f"{report['evidence']}."),
                   ""]
     lines += ["| route | ε |", "|---|---|"]
     for name, value in report["routes"].items():

@@ -6,33 +6,36 @@ uses, and its *coverage*: whether the row's channel is the paper's own claim und
 paper's own definition, a channel that definition does not cover, or an algorithm for
 which the paper makes no claim.
 
-The verdict is one of the closed set :data:`VERDICTS` (DESIGN.md, "Verdict semantics"):
-
-* ``violated``: the paper's own claim, under its own definition and neighbouring
-  relation, is refuted by the audit (its lower bound exceeds the claimed ε: statistical
-  evidence) or exceeded by the accountant's end-to-end ε (analytic evidence);
-* ``holds``: the accountant's end-to-end ε at the claimed δ is within the claim;
-* ``outside-claim``: a real leak on a channel the paper's definition does not protect;
-  its ε is reported, never compared with the claimed ε as if it were the claim;
-* ``no-claim``: the paper makes no privacy claim for the algorithm or disclaims one;
-  audited anyway, and what leaks is reported.
+The verdict is one of the closed set :data:`VERDICTS` and is decided by the one rule
+:func:`fedpriv.privacy.verdicts.judge` (DESIGN.md, "Verdict semantics"): ``violated``
+only on a lower bound above the claim (audit, exact analytic value, un-noised channel),
+``holds`` only on a certified end-to-end upper bound within it, ``unresolved`` otherwise;
+``outside-claim`` and ``no-claim`` rows are never compared with a claimed ε.
 
 Three ε sit in a row: the accountant's **end-to-end** ε of everything the claim covers
 (∞, with the channel named, when raw data reaches an output the claim protects), the
 **mechanism-only** ε of the noise the algorithm adds (``mechanism_epsilon``), and the
 audit's lower bound; ``tightness`` is lower bound / end-to-end ε where both are finite
-and positive. The comparison with the claim allows :data:`privacy.RELATIVE_TOLERANCE`
-for float rounding of sums of ε only.
+and positive.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Literal, get_args
+from typing import Any
 
 from fedpriv.audit.estimators import EpsilonLowerBound
-from fedpriv.privacy import RELATIVE_TOLERANCE, ApproxDP, NeighboringRelation, PureDP
+from fedpriv.privacy import ApproxDP, NeighboringRelation, PureDP
+from fedpriv.privacy.verdicts import (
+    COVERAGES,
+    VERDICT_DEFINITIONS,
+    VERDICTS,
+    Coverage,
+    LowerBoundEvidence,
+    Verdict,
+    judge,
+)
 
 __all__ = [
     "jsonable",
@@ -42,33 +45,14 @@ __all__ = [
     "VERDICTS",
     "VERDICT_DEFINITIONS",
     "Claim",
+    "LowerBoundEvidence",
     "ClaimResult",
     "Coverage",
     "Verdict",
+    "audit_evidence",
     "decide_verdict",
     "json_number",
 ]
-
-#: The closed set of verdicts (DESIGN.md "Verdict semantics").
-Verdict = Literal["violated", "holds", "outside-claim", "no-claim"]
-VERDICTS: tuple[str, ...] = get_args(Verdict)
-
-#: One-sentence definition of every verdict (the README and claims.md print these).
-VERDICT_DEFINITIONS: dict[str, str] = {
-    "violated": ("the paper's own claim, under its own definition and neighbouring "
-                 "relation, is refuted by the audit (statistical evidence) or exceeded by "
-                 "the accountant's end-to-end ε (analytic evidence)"),
-    "holds": "the accountant's end-to-end ε at the claimed δ is within the claim",
-    "outside-claim": ("a real leak on a channel the paper's definition does not protect; "
-                      "its ε is reported, never compared with the claim as if it were "
-                      "the claim"),
-    "no-claim": ("the paper makes no privacy claim for the algorithm, or disclaims one; "
-                 "audited anyway, and what leaks is reported"),
-}
-
-#: What a row covers: the paper's claim, a channel outside its definition, or no claim.
-Coverage = Literal["claim", "outside-claim", "no-claim"]
-COVERAGES: tuple[str, ...] = get_args(Coverage)
 
 #: ``reading`` of a claim that takes the paper's text literally.
 AS_WRITTEN = "as written"
@@ -340,74 +324,64 @@ def jsonable(value: Any) -> Any:
     return json_number(value)
 
 
-def _leak(accountant_epsilon: float, audit: EpsilonLowerBound | None,
-          raw_channel: str | None) -> str:
-    """The leak's ε in words (for rows that are not compared with the claim)."""
-    shown = (f"∞ ({raw_channel})" if math.isinf(accountant_epsilon) and raw_channel
-             else f"{accountant_epsilon:.6g}")
-    text = f"accountant ε {shown}"
-    if audit is not None:
-        text += (f", audit lower bound {audit.epsilon_lower_bound:.4f} at "
-                 f"{audit.confidence:.0%} confidence ({audit.n_samples} samples per world)")
-    return text
+def audit_evidence(audit: EpsilonLowerBound) -> LowerBoundEvidence:
+    """An audit's confidence bound as lower-bound evidence for :func:`judge`."""
+    return LowerBoundEvidence(
+        epsilon=max(0.0, float(audit.epsilon_lower_bound)), kind="audit",
+        description=(f"audit at {audit.confidence:.0%} confidence, "
+                     f"{audit.n_samples} samples per world"))
 
 
 def decide_verdict(
-    claimed_epsilon: float,
+    claimed_epsilon: float | None,
     accountant_epsilon: float,
     audit: EpsilonLowerBound | None,
     *,
     coverage: str = "claim",
     raw_channel: str | None = None,
+    analytic_lower: LowerBoundEvidence | None = None,
 ) -> tuple[str, str]:
-    """``(verdict, evidence)`` for one claim (see the module docstring).
+    """``(verdict, evidence)`` for one claim: :func:`fedpriv.privacy.verdicts.judge` on
+    the row's evidence (the one rule ``verify``, ``run`` and ``account`` share).
 
     Parameters
     ----------
-    claimed_epsilon : float
+    claimed_epsilon : float or None
+        None only for ``no-claim`` / ``outside-claim`` rows.
     accountant_epsilon : float
-        End-to-end ε at the claimed δ.
+        The certified end-to-end upper bound at the claimed δ (``inf`` with
+        ``raw_channel`` when raw data reaches a protected output).
     audit : EpsilonLowerBound or None
+        The audit's lower bound on the view, if one was measured.
     coverage : {"claim", "outside-claim", "no-claim"}
-        Only ``"claim"`` rows are compared with the claimed ε.
     raw_channel : str, optional
-        Named in the evidence when ``accountant_epsilon`` is ∞.
+        An un-noised channel to a protected output: with ``accountant_epsilon = inf`` it
+        is a lower bound of ∞ (the output is a deterministic function of the data).
+    analytic_lower : LowerBoundEvidence, optional
+        An exact analytic lower bound (e.g. the accountant's tight lower bracket).
 
     Raises
     ------
     ValueError
-        If ``coverage`` is not one of :data:`COVERAGES`.
+        As :func:`~fedpriv.privacy.verdicts.judge`.
 
     Examples
     --------
     >>> decide_verdict(1.0, 1.25, None)[0], decide_verdict(1.0, 1.0, None)[0]
-    ('violated', 'holds')
-    >>> decide_verdict(1.0, float("inf"), None, coverage="outside-claim")[0]
+    ('unresolved', 'holds')
+    >>> decide_verdict(1.0, float("inf"), None, raw_channel="raw sync times")[0]
+    'violated'
+    >>> decide_verdict(None, float("inf"), None, coverage="outside-claim")[0]
     'outside-claim'
     """
-    if coverage not in COVERAGES:
-        raise ValueError(f"`coverage` must be one of {', '.join(COVERAGES)}; got {coverage!r}.")
-    if coverage == "outside-claim":
-        return "outside-claim", ("leak on a channel outside the paper's definition: "
-                                 + _leak(accountant_epsilon, audit, raw_channel))
-    if coverage == "no-claim":
-        return "no-claim", ("the paper makes no privacy claim here; what leaks: "
-                            + _leak(accountant_epsilon, audit, raw_channel))
-    limit = claimed_epsilon * (1.0 + RELATIVE_TOLERANCE)
-    reasons = []
-    if audit is not None and audit.epsilon_lower_bound > claimed_epsilon:
-        reasons.append(
-            f"audit lower bound {audit.epsilon_lower_bound:.4f} > claimed "
-            f"{claimed_epsilon:g} at {audit.confidence:.0%} confidence "
-            f"({audit.n_samples} samples per world)"
-        )
-    if accountant_epsilon > limit:
-        shown = (f"∞ ({raw_channel})" if math.isinf(accountant_epsilon) and raw_channel
-                 else f"{accountant_epsilon:.6g}")
-        reasons.append(f"accountant's end-to-end ε {shown} > claimed {claimed_epsilon:g}")
-    if reasons:
-        return "violated", "; ".join(reasons)
-    if accountant_epsilon <= 0:
-        return "holds", f"accountant ε {accountant_epsilon:.6g} within the claim (slack unbounded)"
-    slack = claimed_epsilon / accountant_epsilon
-    return "holds", f"accountant ε {accountant_epsilon:.6g} within the claim (slack {slack:.3g}x)"
+    lowers = []
+    if audit is not None:
+        lowers.append(audit_evidence(audit))
+    if raw_channel and math.isinf(accountant_epsilon):
+        lowers.append(LowerBoundEvidence(epsilon=math.inf, kind="channel",
+                                         description=f"un-noised: {raw_channel}"))
+    if analytic_lower is not None:
+        lowers.append(analytic_lower)
+    note = raw_channel if raw_channel and math.isinf(accountant_epsilon) else ""
+    return judge(claimed_epsilon, accountant_epsilon, lowers, coverage=coverage,
+                 upper_note=note)

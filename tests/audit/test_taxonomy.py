@@ -54,7 +54,7 @@ def test_every_row_has_a_verdict_reading_mechanism_and_finding_ids(rows):
 
 def test_no_violated_row_without_a_claim_under_the_papers_definition(rows):
     for entry, _, result in rows:
-        if result.verdict in ("violated", "holds"):
+        if result.verdict in ("violated", "holds", "unresolved"):
             assert entry.claim.coverage == "claim", entry.key
         else:
             assert result.verdict == entry.claim.coverage, entry.key

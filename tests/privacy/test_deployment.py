@@ -111,3 +111,21 @@ def test_parse_rejects_undeclared_per_level():
     data = {"release": [{"event": "Laplace", "per": {"agent": 1, "arm": 2}, "scale": 1.0}]}
     with pytest.raises(DataFormatError, match="not declared"):
         parse_deployment(data)
+
+
+def test_account_decides_with_the_one_verdict_rule_and_gates_ci(tmp_path, capsys):
+    # One Laplace release of scale 1 is exactly 1-DP at delta = 0 (pure route and the
+    # lower bracket agree): a claim of 0.5 is violated on that exact value and `account`
+    # exits 1; a claim of 1 holds and exits 0.
+    text = ("title = 'one release'\nrelation = 'replace_one_reward'\n"
+            "[claim]\nepsilon = {claim}\ndelta = 0.0\n"
+            "[[release]]\nevent = 'Laplace'\nper = {{ agent = 1 }}\nscale = 1.0\nl1_sensitivity = 1.0\n")
+    violated = _write(tmp_path, text.format(claim=0.5))
+    report = budget_report(load_deployment(violated))
+    assert report["verdict"] == "violated"
+    assert "analytic lower bound" in report["evidence"]
+    assert main(["account", str(violated)]) == 1
+    assert "verdict: violated" in capsys.readouterr().out
+    holds = _write(tmp_path, text.format(claim=1.0))
+    assert budget_report(load_deployment(holds))["verdict"] == "holds"
+    assert main(["account", str(holds)]) == 0
