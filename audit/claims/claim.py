@@ -245,7 +245,8 @@ class ClaimResult:
             "mode": claim.mode,
             "setting": {k: json_number(v) for k, v in claim.setting},
             "relation": claim.relation.value,
-            "claimed": {
+            # A no-claim row prints no claimed ε: the paper claims nothing there.
+            "claimed": None if claim.coverage == "no-claim" else {
                 "epsilon": json_number(claim.claimed.epsilon),
                 "delta": claim.claimed_delta,
             },

@@ -12,7 +12,7 @@ mechanism) for a row outside the claim or without one (more leaks than the noise
 accounts for).
 
 ``findings.json`` holds one record per finding: ``{id, statement, claims, evidence,
-where}`` with ``evidence`` one of ``proved``, ``audited``, ``both`` (``claims``: the keys of
+where}`` with ``evidence`` one of ``proved``, ``audited``, ``both``, ``open`` (``claims``: the keys of
 the run's rows it affects).
 """
 
@@ -23,7 +23,16 @@ import fnmatch
 import math
 from collections.abc import Iterable
 
-__all__ = ["FINDINGS", "Finding", "audited", "finding_ids", "findings_records", "headline"]
+__all__ = [
+    "FINDINGS",
+    "Finding",
+    "as_written",
+    "audited",
+    "finding_ids",
+    "findings_records",
+    "headline",
+    "verdict_counts",
+]
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -41,7 +50,9 @@ class Finding:
     where : str
         Where in the paper (and in the reference report) it lives.
     proved : bool
-        True when the analysis shows it (accountant or derivation).
+        True when an analysis shows it: an exact value, a derivation or an un-noised
+        channel, never an upper bound above a claim (that shows nothing: the finding
+        is then ``open`` unless an audit shows it).
     audit_claims : tuple of str or None
         Patterns of the rows whose audit targets this defect (default: :attr:`claims`;
         empty when no audit targets it, e.g. a calibration constant that only the
@@ -134,14 +145,18 @@ FINDINGS: tuple[Finding, ...] = (
     ),
     Finding(
         id="dubey_aamas-counts-compose",
-        statement=("Each message of private cooperative UCB carries pull counts that follow "
-                   "the agent's earlier noisy releases, so message n costs the composition "
-                   "of releases 1..n, not the ε of release n alone that the per-message "
-                   "lemma prices."),
+        statement=("Open, not shown: each message of private cooperative UCB carries pull "
+                   "counts that follow the agent's earlier noisy releases, so under the "
+                   "adaptive reading of the relation (one reward changed, later actions "
+                   "re-derived) message n is priced by the composition of releases 1..n, "
+                   "whose upper bound exceeds the per-message claim; no lower bound does "
+                   "(the audit's is below the claim), so the rows are unresolved. With the "
+                   "actions held fixed, message n costs release n alone."),
         claims=("dubey_aamas/private-coop-ucb/own-noisy/per-message",
                 "dubey_aamas/private-coop-ucb/own-noisy/fixed-rule/per-message"),
         where="Lemma 'Privacy of Outgoing Messages', §3.3 message contents (byzantine.md "
               "§3.4; relation N2: one reward changed, actions re-derived)",
+        proved=False,
         audit_claims=(),
     ),
     Finding(
@@ -178,6 +193,13 @@ def audited(finding: Finding, results: Iterable) -> bool:
     return any(_shown_by_audit(r) for r in results if r.key and finding.audited_by(r.key))
 
 
+def _evidence(finding: Finding, shown: bool) -> str:
+    """``both``, ``proved``, ``audited`` or ``open`` (neither a lower bound nor a proof)."""
+    if finding.proved:
+        return "both" if shown else "proved"
+    return "audited" if shown else "open"
+
+
 def findings_records(results) -> list[dict]:
     """The ``findings.json`` records for the findings that affect some row of ``results``."""
     results = tuple(results)
@@ -186,21 +208,56 @@ def findings_records(results) -> list[dict]:
         keys = [r.key for r in results if r.key and finding.affects(r.key)]
         if not keys:
             continue
-        shown = audited(finding, results)
-        evidence = ("both" if finding.proved and shown
-                    else "proved" if finding.proved else "audited")
         records.append({"id": finding.id, "statement": finding.statement, "claims": keys,
-                        "evidence": evidence, "where": finding.where})
+                        "evidence": _evidence(finding, audited(finding, results)),
+                        "where": finding.where})
     return records
 
 
+def as_written(result) -> bool:
+    """True for a row of the paper's algorithm as written (mode ``paper...``); False
+    for fedpriv's corrected variants (mode ``corrected...``)."""
+    return not result.claim.mode.startswith("corrected")
+
+
+def verdict_counts(results) -> dict[str, dict[str, int]]:
+    """Rows per verdict, apart for the papers' claims as written and fedpriv's corrected
+    variants: ``{"as_written": {verdict: n}, "corrected": {verdict: n}}``."""
+    out: dict[str, dict[str, int]] = {"as_written": {}, "corrected": {}}
+    for result in results:
+        side = out["as_written" if as_written(result) else "corrected"]
+        side[result.verdict] = side.get(result.verdict, 0) + 1
+    return out
+
+
+def _counted(counts: dict[str, int], order) -> str:
+    return ", ".join(f"{counts[v]} {v}" for v in order if counts.get(v))
+
+
 def headline(results) -> str:
-    """One sentence computed from the findings: never a sum of rows restating a defect."""
+    """The headline, computed from the findings and the verdicts: findings are counted
+    once each (never a sum of rows restating a defect), and the papers' claims as
+    written are counted apart from fedpriv's corrected variants."""
     results = tuple(results)
     records = findings_records(results)
+    shown = [r for r in records if r["evidence"] != "open"]
     both = sum(r["evidence"] == "both" for r in records)
-    under_claim = [r for r in results if r.claim.coverage == "claim"]
-    holds = sum(r.verdict == "holds" for r in under_claim)
-    return (f"{len(records)} findings, {both} of them shown by the audit as well as by "
-            f"analysis; {holds} of the {len(under_claim)} claims under the papers' own "
-            "definitions hold (a claim is counted once per setting and reading).")
+    open_ = len(records) - len(shown)
+    counts = verdict_counts(results)
+    written, corrected = counts["as_written"], counts["corrected"]
+    claims = ("violated", "holds", "unresolved")
+    n_written = sum(written.get(v, 0) for v in claims)
+    n_corrected = sum(corrected.get(v, 0) for v in claims)
+    text = (f"{len(shown)} findings ({both} shown by the audit as well as by analysis)"
+            + (f" and {open_} open question{'s' if open_ != 1 else ''} (an upper bound "
+               "above the claim, no lower bound)" if open_ else "")
+            + f". The papers' claims as written, per setting and reading: "
+            f"{_counted(written, claims) or 'none'} of {n_written}")
+    outside = {v: written.get(v, 0) + corrected.get(v, 0) for v in ("outside-claim", "no-claim")}
+    if sum(outside.values()):
+        text += (f"; besides, {sum(outside.values())} rows outside any claim "
+                 f"({_counted(outside, ('outside-claim', 'no-claim'))})")
+    if n_corrected:
+        text += (f". fedpriv's corrected variants: {_counted(corrected, claims)} "
+                 f"of {n_corrected}")
+    return text + "."

@@ -37,7 +37,7 @@ __all__ = ["build_index_html", "index_html", "load_findings"]
 
 #: Colours of the verdict badges (and of the claim point in the plots).
 VERDICT_COLORS = {
-    "violated": "#b3261e", "holds": "#1b7f3b", "outside-claim": "#b26a00",
+    "violated": "#b3261e", "holds": "#1b7f3b", "unresolved": "#5f5f9e", "outside-claim": "#b26a00",
     "no-claim": "#5f6368", "error": "#7b1fa2",
 }
 

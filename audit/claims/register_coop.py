@@ -48,6 +48,13 @@ _COOP_SUPPORT = (
     "2016)' (byzantine.md §3.6), whose DP-UCB-INT uses the decaying rule, and the regret "
     "theorem's ζ fits the ζ-bounded route"
 )
+#: The neighbouring relation the per-message rows are priced under is a reading.
+_ADAPTIVE_READING = (
+    "relation read as adaptive: the histories that 'differ in at most one reward sample' "
+    "(Definition 'ε-differentially private message protocol') carry the actions re-derived "
+    "from the changed reward, so the counts in message n follow releases 1..n; with the "
+    "actions held fixed, message n costs release n alone"
+)
 _COOP_RAW = ("un-noised counts n_k^v broadcast with every message, while the agent's "
              "actions follow its raw own mean (§3.3, byzantine.md E4)")
 
@@ -71,7 +78,8 @@ def coop_claims() -> list[RegisteredClaim]:
                 scopes.insert(0, ("per-message", PureDP(composed.per_release_epsilon),
                                   _COOP_MESSAGE_SOURCE))
             for scope, claimed, source in scopes:
-                label = reading if scope == "composed" else reading.split(";")[0]
+                label = reading if scope == "composed" else (
+                    reading.split(";")[0] + "; " + _ADAPTIVE_READING)
                 shared = prefix + scope if suffix else None
                 out.append(RegisteredClaim(
                     key=prefix + scope + suffix,
@@ -115,7 +123,7 @@ def _byzantine_claim(base: dict) -> RegisteredClaim:
                      "contradictory' and combining them is left open, byzantine.md §3.7); "
                      "Alg. 3 sends individual rewards (§4.1). Only the title and abstract "
                      "('private and Byzantine-proof cooperative decision-making') suggest "
-                     "otherwise; the claimed ε shown is the private algorithm's, for scale",
+                     "otherwise; no claimed ε is shown or compared",
                      coverage="no-claim"),
         accountant=ce.coop_accountant, audit=ce.audit_coop_messages,
         channel="neighbour: agent 0's messages (arm, reward)",

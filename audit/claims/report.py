@@ -16,7 +16,7 @@ Register: a :class:`~fedpriv.audit.claims.verify.ClaimsReport` goes to ``<out>/c
 
 - ``key``, ``paper``, ``algorithm``, ``mode``, ``setting`` (dict), ``relation``, ``source``
   (the exact statement the claim rests on, or "inferred from Theorem N");
-- ``claimed``: ``{epsilon, delta}``;
+- ``claimed``: ``{epsilon, delta}`` (``null`` on a ``no-claim`` row: nothing is claimed);
 - ``accountant``: ``{epsilon, delta, route}``, the **end-to-end** ε at the claimed δ of
   everything the claim covers (``"inf"`` with ``raw_channel`` naming the channel when raw
   data reaches a covered output);
@@ -306,6 +306,13 @@ def _mechanism_cell(result) -> str:
     return text
 
 
+def _claimed_cell(claim) -> str:
+    """Claimed ε (δ), or "— (no claim)" where the paper claims nothing."""
+    if claim.coverage == "no-claim":
+        return "— (no claim)"
+    return f"{_eps(float(claim.claimed.epsilon))} ({claim.claimed_delta:g})"
+
+
 def _claims_rows(results) -> list[str]:
     lines = [
         ("| key | mode | reading | setting | relation | claimed ε (δ) | accountant ε, end to "
@@ -320,7 +327,7 @@ def _claims_rows(results) -> list[str]:
         lines.append(
             f"| `{r.key or c.algorithm}` | {_cell(c.mode)} | {_cell(reading)} "
             f"| {_cell(_setting_cell(r))} | {c.relation.value} "
-            f"| {_eps(float(c.claimed.epsilon))} ({c.claimed_delta:g}) "
+            f"| {_claimed_cell(c)} "
             f"| {_cell(_accountant_cell(r))} | {_cell(_mechanism_cell(r))} | {_audit_cell(r)} "
             f"| {tight} | {_cell(r.channel or '-')} | **{r.verdict}** "
             f"| {', '.join(r.finding_ids) or '—'} | {_cell(r.evidence)} |"

@@ -12,7 +12,13 @@ import math
 
 import pytest
 from fedpriv.audit.claims.claim import COVERAGES, VERDICTS, decide_verdict
-from fedpriv.audit.claims.findings import FINDINGS, findings_records, headline
+from fedpriv.audit.claims.findings import (
+    FINDINGS,
+    as_written,
+    findings_records,
+    headline,
+    verdict_counts,
+)
 from fedpriv.audit.claims.register import REGISTER
 from fedpriv.audit.claims.report import write_claims_report
 from fedpriv.audit.claims.verify import ClaimsConfig, ClaimsReport, assemble_result
@@ -132,7 +138,8 @@ def test_headline_counts_findings_not_rows(rows):
     results = [r for _, _, r in rows]
     records = findings_records(results)
     text = headline(results)
-    assert text.startswith(f"{len(records)} findings")
+    shown = [r for r in records if r["evidence"] != "open"]
+    assert text.startswith(f"{len(shown)} findings")
     # A row restating a defect under another reading adds no finding.
     extra = dataclasses.replace(results[0], key="feducb/feducb-decentralized/adaptive/copy")
     assert extra.key and any(f.affects(extra.key) for f in FINDINGS)
@@ -167,9 +174,60 @@ def test_report_writes_findings_json_and_findings_first(rows, tmp_path):
     findings = json.loads((tmp_path / "findings.json").read_text())
     assert findings and all(set(f) == {"id", "statement", "claims", "evidence", "where"}
                             for f in findings)
-    assert all(f["evidence"] in ("proved", "audited", "both") for f in findings)
+    assert all(f["evidence"] in ("proved", "audited", "both", "open") for f in findings)
     text = (tmp_path / "claims.md").read_text()
     assert text.index("## Findings") < text.index("## Rows")
     assert headline(results) in text
     records = json.loads((tmp_path / "claims.json").read_text())
     assert len(records) == len(results)
+
+
+def test_headline_counts_the_papers_claims_apart_from_corrected_variants(rows):
+    results = [r for _, _, r in rows]
+    counts = verdict_counts(results)
+    text = headline(results)
+    claims = ("violated", "holds", "unresolved")
+    written = [r for r in results if as_written(r) and r.verdict in claims]
+    corrected = [r for r in results if not as_written(r) and r.verdict in claims]
+    assert written and corrected  # both kinds are registered
+    assert all(r.claim.mode.startswith("paper") for r in written)
+    assert all(r.claim.mode.startswith("corrected") for r in corrected)
+    assert f"as written, per setting and reading: " in text
+    assert f" of {len(written)}" in text and f" of {len(corrected)}." in text
+    for verdict in claims:
+        n = counts["as_written"].get(verdict, 0)
+        assert sum(r.verdict == verdict for r in written) == n
+    # A corrected variant that holds is never counted as a paper's claim that holds.
+    held = counts["as_written"].get("holds", 0)
+    assert f"{held} holds of {len(written)}" in text or f"{held} holds, " in text
+
+
+def test_no_claim_rows_print_no_claimed_epsilon(rows, tmp_path):
+    results = tuple(r for _, _, r in rows)
+    no_claim = [r for r in results if r.claim.coverage == "no-claim"]
+    assert no_claim
+    for result in no_claim:
+        assert result.to_dict()["claimed"] is None
+        assert "claimed" not in result.evidence
+    report = ClaimsReport(config=ClaimsConfig(workers=1), seed_entropy=0, results=results,
+                          fed_ucb=None, seconds=0.0)
+    write_claims_report(report, tmp_path)
+    text = (tmp_path / "claims.md").read_text()
+    for result in no_claim:
+        line = next(l for l in text.splitlines() if l.startswith(f"| `{result.key}`"))
+        assert "— (no claim)" in line
+
+
+def test_per_message_coop_rows_are_unresolved_on_an_upper_bound_alone(rows):
+    # Basic composition gives 5.92 > 0.683; an audit bound below the claim (0.52) does not
+    # make it violated: an upper bound above a claim shows nothing.
+    by_key = {r.key: r for _, _, r in rows}
+    key = "dubey_aamas/private-coop-ucb/own-noisy/per-message"
+    entry = next(e for e, _, _ in rows if e.key == key)
+    route, epsilon, notes = entry.accountant(entry.claim)
+    from fedpriv.audit.claims.verify import assemble_result
+
+    result = assemble_result(entry, route, epsilon, notes, bound=_bound(0.52))
+    assert result.accountant_epsilon > result.claim.claimed.epsilon
+    assert result.verdict == "unresolved"
+    assert "relation read as adaptive" in by_key[key].claim.reading
