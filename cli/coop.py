@@ -196,7 +196,9 @@ def _run(args: argparse.Namespace) -> int:
         g = interval_guarantee(run.accountant, epsilon=args.epsilon, horizon=args.horizon,
                                theta=args.theta, rule=args.rule, target_delta=args.target_delta)
         claimed = g["claimed"]["homogeneous_epsilon"]
-        verdict, evidence = decide_verdict(claimed, g["accountant"]["epsilon"], None)
+        raw = "; ".join(g["non_private_releases"]) or None  # un-noised channels
+        verdict, evidence = decide_verdict(claimed, g["accountant"]["epsilon"], None,
+                                           raw_channel=raw)
         record["guarantee"] = {
             "claimed": {"epsilon": json_number(claimed), "delta": args.target_delta,
                         "source": _SOURCE if args.algorithm == "private-coop-ucb" else _TD16,

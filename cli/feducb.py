@@ -147,7 +147,7 @@ def _summary(values: np.ndarray) -> dict[str, float]:
 
 def _record(args: argparse.Namespace, run: FedUCBRun, seconds: float) -> dict[str, Any]:
     import numpy as np
-    from fedpriv.audit.claims.claim import decide_verdict, json_number
+    from fedpriv.audit.claims.claim import json_number, run_verdict
     from fedpriv.privacy.matrix_tree import SymmetricMatrixGaussianTree, matrix_tree_gdp
 
     final = run.regret_curve[:, -1]
@@ -170,7 +170,10 @@ def _record(args: argparse.Namespace, run: FedUCBRun, seconds: float) -> dict[st
         record["non_private_releases"] = run.accountant.non_private_reasons()
         return record
     route, eps = run.accountant_epsilon(cal.claimed_delta)
-    verdict, evidence = decide_verdict(cal.claimed_epsilon, eps, None)
+    # The verdict is fedpriv verify's rule on the end-to-end ledger (raw sync requests
+    # included), not on the Privatizer alone: one claim, one verdict.
+    verdict, evidence, end_to_end, _ = run_verdict(
+        cal.claimed_epsilon, run.accountant, cal.claimed_delta)
     mu = matrix_tree_gdp(
         SymmetricMatrixGaussianTree(
             noise_stddev=cal.noise_stddev, dim=run.setting["dim"] + 1,
@@ -205,7 +208,7 @@ def _record(args: argparse.Namespace, run: FedUCBRun, seconds: float) -> dict[st
         "verdict": verdict,
         "evidence": evidence,
         "end_to_end": {
-            "epsilon": json_number(run.accountant.get_epsilon(cal.claimed_delta)),
+            "epsilon": json_number(end_to_end),
             "unaccounted_channels": unaccounted,
             "assumption": "one changed (x, y) changes one record of the Privatizer's "
                           "input; an agent's own-data use between syncs can change its "
@@ -240,9 +243,11 @@ def _handle(args: argparse.Namespace) -> int:
         eps = g["accountant"]["epsilon"]
         eps_value = math.inf if eps == "inf" else eps
         print(f"claimed (ε, δ) = ({g['claimed']['epsilon']:g}, {g['claimed']['delta']:g}); "
-              f"accountant ε at δ = {g['claimed']['delta']:g}: {format_epsilon(eps_value)} "
-              f"({g['accountant']['route']}) -> {g['verdict']}; ε at δ = 1e-6: "
-              f"{format_epsilon(float(g['accountant']['curve']['1e-06']))}")
+              f"Privatizer ε at δ = {g['claimed']['delta']:g}: {format_epsilon(eps_value)} "
+              f"({g['accountant']['route']}; at δ = 1e-6: "
+              f"{format_epsilon(float(g['accountant']['curve']['1e-06']))}); end to end: "
+              f"{format_epsilon(float(g['end_to_end']['epsilon']))}")
+        print(f"verdict: {g['verdict']} ({g['evidence']})")
         for reason in g["end_to_end"]["unaccounted_channels"]:
             print(f"not covered by the accountant (ε = ∞ end to end): {reason}")
     else:

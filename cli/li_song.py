@@ -173,7 +173,7 @@ def _run(args: argparse.Namespace) -> int:
 def run_record(run: Any, *, seconds: float, seed: int) -> dict[str, Any]:
     """The ``run --json`` record of a :class:`~fedpriv.algorithms.li_song.mab.LiSongRun`."""
     import numpy as np
-    from fedpriv.audit.claims.claim import decide_verdict, json_number
+    from fedpriv.audit.claims.claim import LowerBoundEvidence, decide_verdict, json_number
     from fedpriv.privacy.calibration import li_song_claimed_epsilon
 
     m = run.setting["n_agents"]
@@ -184,8 +184,19 @@ def run_record(run: Any, *, seconds: float, seed: int) -> dict[str, Any]:
     else:
         claimed = li_song_claimed_epsilon(run.epsilon, n_agents=m)  # the theorems' text
     route, eps = run.message_epsilon()
-    verdict, evidence = decide_verdict(claimed, eps, None)
-    naive, _ = decide_verdict(run.epsilon, eps, None)
+    if math.isinf(claimed):  # ε = inf: raw releases, the run claims nothing
+        verdict, evidence = "no-claim", "epsilon = inf: raw releases, charged as non-private"
+        naive = "no-claim"
+    else:
+        # The messages are pure Laplace releases at their declared sensitivity: the
+        # accountant's lower bracket is their exact ε (Li & Song, Definition 1 protects
+        # the messages), so it is analytic lower-bound evidence, as in fedpriv verify.
+        lower = run.accountant.lower_bound(0.0, where={"channel": "message"})
+        exact = LowerBoundEvidence(
+            epsilon=lower, kind="analytic",
+            description="the accountant's lower bracket of the message releases")
+        verdict, evidence = decide_verdict(claimed, eps, None, analytic_lower=exact)
+        naive, _ = decide_verdict(run.epsilon, eps, None, analytic_lower=exact)
     setting = {k: json_number(v) for k, v in run.setting.items()}
     setting["seed"] = seed
     return {

@@ -180,7 +180,8 @@ def _run(args: argparse.Namespace) -> int:
         print(f"claimed (ε, δ) = ({format_epsilon(g['claimed']['epsilon'])}, "
               f"{g['claimed']['delta']:g}); accountant ε at δ: "
               f"{format_epsilon(float(g['accountant']['epsilon']))} "
-              f"({g['accountant']['route']}) -> {g['verdict']}")
+              f"({g['accountant']['route']})")
+        print(f"verdict: {g['verdict']} ({g['evidence']})")
         for reason in g["non_private_releases"]:
             print(f"unaccounted channel (charged as non-private): {reason}")
     return 0
@@ -188,7 +189,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def run_record(run: Any, *, seconds: float, seed: int) -> dict[str, Any]:
     """The ``run --json`` record of a LinUCB baseline or decentralized FedUCB run."""
-    from fedpriv.audit.claims.claim import decide_verdict, json_number
+    from fedpriv.audit.claims.claim import json_number, run_verdict
 
     setting = {k: json_number(v) for k, v in run.setting.items()}
     setting["seed"] = seed
@@ -211,9 +212,9 @@ def run_record(run: Any, *, seconds: float, seed: int) -> dict[str, Any]:
     route, eps = run.accountant_epsilon(delta)
     claimed = math.inf if math.isinf(epsilon) else epsilon
     if math.isinf(claimed):
-        verdict, evidence = "no claim", "epsilon = inf: raw releases, charged as non-private"
-    else:
-        verdict, evidence = decide_verdict(claimed, eps, None)
+        verdict, evidence = "no-claim", "epsilon = inf: raw releases, charged as non-private"
+    else:  # fedpriv verify's rule on the end-to-end ledger (raw requests included)
+        verdict, evidence, _, _ = run_verdict(claimed, run.accountant, delta)
     record["guarantee"] = {
         "claimed": {"epsilon": json_number(claimed), "delta": delta,
                     "source": _SOURCES[run.algorithm]},

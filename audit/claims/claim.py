@@ -52,6 +52,7 @@ __all__ = [
     "audit_evidence",
     "decide_verdict",
     "json_number",
+    "run_verdict",
 ]
 
 #: ``reading`` of a claim that takes the paper's text literally.
@@ -386,3 +387,19 @@ def decide_verdict(
     note = raw_channel if raw_channel and math.isinf(accountant_epsilon) else ""
     return judge(claimed_epsilon, accountant_epsilon, lowers, coverage=coverage,
                  upper_note=note)
+
+
+def run_verdict(claimed_epsilon: float, accountant: Any, target_delta: float, *,
+                where: Any = None) -> tuple[str, str, float, str | None]:
+    """``(verdict, evidence, end_to_end_epsilon, raw_channel)`` of one ``fedpriv run``.
+
+    The same rule as ``fedpriv verify`` (:func:`decide_verdict`) on the run's own ledger:
+    the upper bound is the end-to-end ε of every release charged (restricted by
+    ``where`` to the claim's scope), and every raw release charged as
+    :class:`~fedpriv.privacy.events.NonPrivate` is an un-noised channel (ε = ∞).
+    """
+    upper = float(accountant.get_epsilon(target_delta, where=where))
+    reasons = accountant.non_private_reasons(where=where)
+    raw = "; ".join(sorted(reasons)) if reasons else None
+    verdict, evidence = decide_verdict(claimed_epsilon, upper, None, raw_channel=raw)
+    return verdict, evidence, upper, raw
