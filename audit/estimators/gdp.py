@@ -61,7 +61,13 @@ class MuLowerBound:
     n_tests: int
 
     def epsilon_lower_bound(self, delta: float) -> float:
-        """ε at ``delta`` of ``mu_lower_bound``-GDP (a lower bound on ε of a μ-GDP claim).
+        """ε at ``delta`` of ``mu_lower_bound``-GDP.
+
+        This is NOT a lower bound on the audited mechanism's ε unless the mechanism is
+        Gaussian-DP-shaped (its trade-off curve is a Gaussian one): for Laplace(1), which
+        is exactly 1-DP, a μ bound near 2 converts to ε ≈ 4.4 at δ = 1e-5. Use it to
+        describe a μ-GDP claim, never as evidence on ε; the audit measures ε directly
+        (:func:`~fedpriv.audit.estimators.estimate_epsilon_lower_bound`).
 
         Raises
         ------

@@ -16,9 +16,11 @@ subtrees (DP-Sniper's ``n_check``/``n_final``, StatDP's event/detect iterations)
 The route depends on the claim (``estimator="auto"``): ``PureDP`` — the ε lower bound
 (δ = 0) and the curve audit; ``ApproxDP``/``ZCDP``/``RDP``/``PLD`` — the ε lower
 bound at the claim's δ, ``ln((p_lo - δ)/q_hi)``, and the curve audit of δ_LB(ε')
-against the claimed δ(ε'); ``GaussianDP`` — the μ lower bound (``estimator="gdp"``
-also applies it to an ``ApproxDP`` claim, refuting it only under the assumption of a
-Gaussian-shaped trade-off curve). All bounds of one audit come from one simultaneous
+against the claimed δ(ε'); ``GaussianDP`` — the μ lower bound, which refutes a μ-GDP claim for
+any mechanism, with the ε lower bound at δ measured directly on the same events (never
+μ converted through the Gaussian curve, which bounds ε only for Gaussian-shaped
+mechanisms; ``estimator="gdp"`` on an ``ApproxDP`` claim reports μ and refutes the
+claim only through the direct ε bound). All bounds of one audit come from one simultaneous
 family (:mod:`fedpriv.audit.estimators._bounds`), so "violated" — any of them beyond the claim — has a
 family-wise false-alarm probability <= 1 - confidence.
 
@@ -476,7 +478,18 @@ def _confirm(plan: _Plan, scores_d: np.ndarray, scores_dp: np.ndarray,
         mu = estimate_gdp_mu_lower_bound(
             scores_d, scores_dp, thresholds=thresholds, confidence=confidence
         )
-        epsilon_lb = mu.epsilon_lower_bound(delta)
+        # The ε printed beside μ is measured directly on the same events (the same
+        # simultaneous Clopper–Pearson family, so both hold jointly at `confidence`):
+        # a valid lower bound on ε at δ for ANY mechanism. μ converted through the
+        # Gaussian-DP curve is one only for a Gaussian-shaped mechanism (Laplace(1) is
+        # exactly 1-DP, yet a μ bound near 2 would convert to ε ≈ 4.4 at δ = 1e-5).
+        bound = estimate_epsilon_lower_bound(
+            scores_d, scores_dp, thresholds=thresholds, confidence=confidence, delta=delta,
+        )
+        epsilon_lb = bound.epsilon_lower_bound
+        # A μ lower bound refutes a μ-GDP claim for any mechanism: μ-GDP means
+        # Φ⁻¹(TPR) − Φ⁻¹(FPR) <= μ for every test (Dong, Roth & Su 2019, Def. 2.6 and
+        # Prop. 2.4); an (ε, δ) claim is refuted only by the direct ε bound.
         violated = (
             mu.mu_lower_bound > claim.mu
             if isinstance(claim, GaussianDP)
