@@ -188,6 +188,9 @@ class ClaimResult:
         The event or score of ``audit_at_1e6``.
     key : str, optional
         Register key of the claim.
+    view : View, optional
+        The observer and outputs the claim protects
+        (:mod:`fedpriv.audit.claims.views`).
     """
 
     claim: Claim
@@ -210,6 +213,7 @@ class ClaimResult:
     audit_at_1e6: EpsilonLowerBound | None = None
     audit_event_at_1e6: str | None = None
     key: str | None = None
+    view: Any = None
 
     @property
     def delta_is_vacuous(self) -> bool:
@@ -279,6 +283,8 @@ class ClaimResult:
             record["initial_pulls_epsilon"] = json_number(self.initial_pulls_epsilon)
         if self.key is not None:
             record["key"] = self.key
+        if self.view is not None:
+            record["view"] = self.view.to_dict()
         if self.audit is not None:
             record["audit"] = {
                 "epsilon_lower_bound": self.audit.epsilon_lower_bound,

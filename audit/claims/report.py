@@ -317,8 +317,8 @@ def _claims_rows(results) -> list[str]:
     lines = [
         ("| key | mode | reading | setting | relation | claimed ε (δ) | accountant ε, end to "
          "end (route) | mechanism ε | audit lower bound (confidence, samples) | tightness "
-         "| channel | verdict | findings | evidence |"),
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+         "| view (observer: outputs) | audit channel | verdict | findings | evidence |"),
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         c = r.claim
@@ -329,7 +329,8 @@ def _claims_rows(results) -> list[str]:
             f"| {_cell(_setting_cell(r))} | {c.relation.value} "
             f"| {_claimed_cell(c)} "
             f"| {_cell(_accountant_cell(r))} | {_cell(_mechanism_cell(r))} | {_audit_cell(r)} "
-            f"| {tight} | {_cell(r.channel or '-')} | **{r.verdict}** "
+            f"| {tight} | {_cell(r.view.describe() if r.view else '-')} "
+            f"| {_cell(r.channel or '-')} | **{r.verdict}** "
             f"| {', '.join(r.finding_ids) or '—'} | {_cell(r.evidence)} |"
         )
     return lines

@@ -30,6 +30,7 @@ from collections.abc import Callable
 
 import numpy as np
 from fedpriv.audit.claims.claim import VACUOUS_DELTA_PROBE, ClaimResult, decide_verdict
+from fedpriv.audit.claims.views import view_of
 from fedpriv.audit.claims.fed_ucb import (
     VerifyConfig,
     VerifyReport,
@@ -212,7 +213,7 @@ def assemble_result(entry, route: str, epsilon: float, notes, audit=None, *,
         verdict=verdict, evidence=evidence, notes=notes, mechanism_epsilon=mech_eps,
         raw_channel=raw, epsilon_at_1e6=at_probe, mechanism_epsilon_at_1e6=mech_at_probe,
         finding_ids=finding_ids(entry.key), channel=entry.channel, audit_event=event,
-        key=entry.key, **extra,
+        key=entry.key, view=view_of(entry.key), **extra,
     )
 
 

@@ -231,3 +231,16 @@ def test_per_message_coop_rows_are_unresolved_on_an_upper_bound_alone(rows):
     assert result.accountant_epsilon > result.claim.claimed.epsilon
     assert result.verdict == "unresolved"
     assert "relation read as adaptive" in by_key[key].claim.reading
+
+
+def test_every_row_declares_the_view_it_protects(rows):
+    from fedpriv.audit.claims.views import view_of
+
+    for entry, _, result in rows:
+        view = view_of(entry.key)  # raises KeyError for a row without a view
+        assert result.view is view, entry.key
+        record = result.to_dict()["view"]
+        assert record["observer"] and record["outputs"] and record["definition"], entry.key
+    # Fed_UCB's neighbours see the prefixes 1..T-1 only (Alg. 4 sends ϑ̃(t−1)).
+    fed = view_of("gossip_fed_ucb/gossip-fed-ucb/paper-log2/T16/eps1")
+    assert "never the prefix at T" in fed.outputs[0]
