@@ -1,7 +1,7 @@
 """Li & Song's private federated MAB: CDP-MAB, CE-CDP-MAB, DDP-MAB, HDP-MAB, Single-MAB.
 
 W. Li and L. Song, "Privacy-Preserving Communication-Efficient Federated Multi-Armed
-Bandits", IEEE JSAC 40(3), 2022 (arXiv:2111.01570); li_song.md is the reference report.
+Bandits", IEEE JSAC 40(3), 2022 (arXiv:2111.01570).
 All algorithms share the epoch engine of :mod:`fedpriv.algorithms.li_song.core` (bulk epochs read
 from the counter-based reward table; see its docstring for the resolved ambiguities)
 and differ in who averages the uploaded noisy means ȳ, how long a round takes and what
@@ -12,22 +12,22 @@ it costs:
     link), which averages over the ``M`` agents and broadcasts the active set. With
     ``participation_rate = p < 1`` and/or ``n_rounds = R`` it is the communication-
     constrained variant of §IV-B (``"ce-cdp-mab"``): ``N = ⌈pM⌉`` uploaders drawn
-    uniformly without replacement, fresh each round [§2.10 item 10]; ``S^p``, ``C^p`` and
-    the noise use ``N``; every agent still explores and updates ȳ [§2.2 impl];
-    ``Δ̃_r = Δ^{r/R}`` (``schedule="paper"``) or ``(Δ/2)^{r/R}`` (``"corrected"``, T2-c).
+    uniformly without replacement, fresh each round [fedpriv]; ``S^p``, ``C^p`` and
+    the noise use ``N``; every agent still explores and updates ȳ [fedpriv];
+    ``Δ̃_r = Δ^{r/R}`` (``schedule="paper"``) or ``(Δ/2)^{r/R}`` (``"corrected"``, App. C Step 2).
 ``run_ddp_mab``
     Alg. 3: after each epoch GIS (Alg. 2, :func:`fedpriv.algorithms.li_song.network.simulate_gis`)
-    gives every agent every ȳ_j (Alg. 3 line 9 writes ŷ; the text's ȳ is used, E12);
+    gives every agent every ȳ_j (Alg. 3 line 9 writes ŷ; the text's ȳ is used);
     each agent averages them in label order (so all agents hold the same aggregate and
     active set) while exploiting its local best arm for ``t_delay`` slots.
 ``run_hdp_mab``
     Alg. 5: agents send ȳ_i to their component's sink (SAC, shortest paths); sinks
     average and upload to the server, which averages the ``Q`` sink means
     (``aggregation="unweighted"``, Alg. 5 line 14) or weights them by ``M_q / M``
-    (``"weighted"``, the correction of E16) and broadcasts.
+    (``"weighted"``, fedpriv's correction) and broadcasts.
 ``run_single_mab``
     Each agent runs Alg. 1 alone (``M = 1``, same input ε, no communication), the
-    baseline of Fig. 8 (Remark 2) [§2.9].
+    baseline of Fig. 8 (Remark 2) [§VII-A].
 
 Privacy accounting
 ------------------
@@ -36,7 +36,7 @@ l1_sensitivity = 1/n_r)`` release charged to the cell ``(trial, agent, arm, epoc
 through :func:`privacy.laplace_release` (``D = M``, or ``N`` under partial participation).
 A reward sits in one cell and the noise is drawn once and reused in ȳ (Eq. 6), so the
 accountant composes the cells in parallel: the per-message guarantee, which is also the
-guarantee of the whole transcript of messages (li_song.md §3.3), is ``M ε`` (``N ε``) —
+guarantee of the whole transcript of messages (fedpriv's derivation; the paper is silent on composition), is ``M ε`` (``N ε``) —
 the level of Theorems 1–4 — never the input ε. Aggregates (server, GIS, sinks), active
 sets and broadcasts are post-processing and cost nothing: the master's average covers
 ``M`` agents' noisy means, but under ``replace_one_reward`` the agents hold disjoint
@@ -456,8 +456,8 @@ def run_single_mab(env: Any, *, horizon: int, epsilon: float, n_trials: int = 1,
 
     Noise ``Lap(1/(ε n_r))`` (pure ε per release; ``epsilon = inf`` is the noise-free
     version). Regret uses the global gaps, so an agent whose local best arm is not the
-    global one has linear regret (§VII-A, heterogeneous rewards). Note li_song.md P9:
-    the width ``h(r)`` is too narrow for ``M = 1``.
+    global one has linear regret (§VII-A, heterogeneous rewards). Note (fedpriv's check of
+    Eq. 16 against App. A-A Fact 2): the width ``h(r)`` is too narrow for ``M = 1``.
 
     Raises
     ------
