@@ -17,7 +17,7 @@ DP-UCB-INT (Tossou & Dimitrakakis 2016, Alg. 3, as in its public MATLAB
 reproduction): ``f = ⌈1/ε⌉`` (:func:`fedpriv.privacy.calibration.interval_length`, R-m); round-robin for
 the first ``K f`` rounds; when an arm's own count reaches a multiple of ``f`` its
 noisy mean ``S/n + Lap(b(n))`` is released once (one fresh draw per release, cached;
-the MATLAB reproduction redraws while ``n mod f == 0``, the E7 redraw bug) with
+the MATLAB reproduction redraws while ``n mod f == 0``, a redraw bug) with
 ``b(n) = n^-(1-θ/2)`` (R-m, ``rule="decaying"``) or ``1/(n ε)`` (R-l, ``"fixed"``).
 ``index_update="release"`` (default, the reproduction's reading, ambiguity A3) freezes
 the whole index ``μ̃ + sqrt(2 ln t / n)`` between releases; ``"every_round"``
@@ -360,7 +360,7 @@ def run_dp_ucb_int(
     epsilon : float
         Input ε (sets ``f = ⌈1/ε⌉``; and the scale under ``rule="fixed"``), > 0.
     theta : float or None
-        Rate constant ϑ in (1, 2) (Tossou's ``v``; 1.1 in their experiments [X]).
+        Rate constant ϑ in (1, 2) (Tossou's ``v``; 1.1 in their experiments).
     rule : {"decaying", "fixed"}
         Noise rule (:func:`fedpriv.privacy.calibration.interval_noise_scales`).
     index_update : {"release", "every_round"}

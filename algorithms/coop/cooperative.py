@@ -19,7 +19,7 @@ Private Multi-Agent UCB (Alg. 1 + 2, AAMAS 2020 §3.2–3.3)
   message of each ``u`` within γ hops, ``N_k = Σ_u w_k^u``. ``own_term`` (A1): ``"noisy"``
   (default) uses the agent's own released message; ``"raw"`` (the paper's §3.3 prose)
   uses its raw sum and count. Raw makes its actions, hence the counts it broadcasts,
-  depend on un-noised rewards (E4): the accountant is charged ``events.NonPrivate``
+  depend on un-noised rewards: the accountant is charged ``events.NonPrivate``
   for every stream and reports ε = ∞.
 * Policy (R-m): round-robin for the first ``K f`` rounds, then
   ``argmax μ̂_k + sqrt(2 ln t / N_k)`` (``+inf`` where ``N_k = 0``), ties uniform.
@@ -31,7 +31,7 @@ with raw means and raw counts sent every round (``f = 1``, no noise; charged as
 Privacy accounting: one :class:`~privacy.Accountant` with disjoint levels ``(trial,
 agent, arm)`` — one reward belongs to one agent-arm stream, so agents and arms compose
 in parallel (fedpriv's derivation) and per-agent guarantees are ``where={"agent": v}``
-queries; the releases of one stream compose sequentially (item 1) inside the
+queries; the releases of one stream compose sequentially inside the
 :class:`privacy.IntervalRelease` event charged for it (ledger: one row per draw).
 Forwarding, re-sending a cached mean and the receivers' decisions are post-processing
 (items 4–5).
@@ -352,7 +352,7 @@ def run_coop_ucb_nonprivate(
 ) -> CoopRun:
     """Non-private cooperative UCB: raw means and counts flooded every round.
 
-    The paper never defines "the non-private version" (E15). Default (``interval=1``,
+    The paper never defines "the non-private version" (§5). Default (``interval=1``,
     raw own term, current count): every message carries the agent's current raw
     means and counts, i.e. the authors' MP-UCB with the empirical mean (public
     code, abhimanyudubey/bandits). ``interval=f`` with ``own_term="noisy"`` and ``count_field="release"`` is

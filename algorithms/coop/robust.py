@@ -14,11 +14,11 @@ Trimmed mean of ``2n`` samples, contamination ``ε_c``, confidence ``δ`` [R-m]:
       or the mean of Z2 ∩ Î                            (normalization "inside", RUME)
 
 Resolved choices (ours, documented): ``m = ⌈n(1 - τ)⌉`` points ("an interval
-containing n(1 - τ) points", so at least that many; the report's sketch writes
+containing n(1 - τ) points", so at least that many; the RUME reference code writes
 ``[z(i), z(i+m)]`` with ``⌊n(1 - τ)⌋``); ties between equally short intervals go to
 the lowest one. The split ``"alternate"`` puts samples 0, 2, 4, ... (arrival order) in
-Z1 and 1, 3, 5, ... in Z2, so the halves grow one sample at a time (report: split by
-arrival order); ``"halves"`` is the report's sketch (first n, next n).
+Z1 and 1, 3, 5, ... in Z2, so the halves grow one sample at a time (split by arrival
+order, fedpriv's reading of §4.1's two halves); ``"halves"`` is the RUME code's split (first n, next n).
 
 Confidence width (Thm 4.1, R-m; constants U): ``σ (c1 sqrt(ε_c) + c2 sqrt(ln(1/δ)/n))``.
 Defaults ``c1 = 4, c2 = 2`` with ``σ = 1/2`` are our choice for rewards in [0, 1]:

@@ -43,7 +43,7 @@ sets and broadcasts are post-processing and cost nothing: the master's average c
 records, so it is ``M ε``-DP as well (sequential composition over agents, giving
 ``M · M ε``, would apply only if one record could sit at every agent). Every noise draw of every
 agent is charged, including those of agents not selected in a round (their ŷ is revealed
-inside ȳ later; no amplification, P4). The exploitation actions of DDP/HDP are charged as
+inside ȳ later; no amplification; §IV-B). The exploitation actions of DDP/HDP are charged as
 ``events.NonPrivate`` under ``channel="action"``: query ``where={"channel": "message"}``
 for the paper's claim. At ``epsilon = inf`` the means are released raw (``NonPrivate``).
 """
@@ -94,7 +94,7 @@ def _choice(name: str, value: str, allowed: Sequence[str]) -> str:
 
 
 def minimum_gap(env: Any) -> float:
-    """Smallest non-zero global gap ``Δ`` of ``env`` (needed by ``Δ^{r/R}``, E9).
+    """Smallest non-zero global gap ``Δ`` of ``env`` (needed by ``Δ^{r/R}``; §IV-B never says where Δ comes from).
 
     Raises
     ------
@@ -233,7 +233,7 @@ def run_cdp_mab(env: Any, *, horizon: int, epsilon: float, n_trials: int = 1,
         ``R >= 1``: at most ``R`` rounds with ``Δ̃_r`` from ``schedule``; default: none
         (``Δ̃_r = 2^{-r}``).
     gap : float, optional
-        ``Δ`` in (0, 1) for ``Δ^{r/R}``; default the environment's minimum gap (E9).
+        ``Δ`` in (0, 1) for ``Δ^{r/R}``; default the environment's minimum gap (fedpriv's choice).
     schedule : {"paper", "corrected"}
         ``Δ^{r/R}`` or ``(Δ/2)^{r/R}`` (only with ``n_rounds``).
     c1 : float
@@ -305,7 +305,7 @@ def run_ddp_mab(env: Any, graph: nx.Graph, *, horizon: int, epsilon: float,
     cost_model : {"edges", "paths"}
         ``c2 d_G |E|`` per round (Theorem 3) or the DATA link-slots actually used.
     delay_convention : {"counter", "slots"}
-        ``t_delay = d_G - 1`` (Alg. 2's return value) or ``d_G`` (its pulls), E17/E34.
+        ``t_delay = d_G - 1`` (Alg. 2's return value) or ``d_G`` (its pulls, Alg. 2 line 3).
     Other parameters as in :func:`run_cdp_mab` (``p = 1``).
 
     Raises
@@ -373,10 +373,10 @@ def run_hdp_mab(env: Any, components: Sequence[nx.Graph], *, horizon: int, epsil
     cost_model : {"paths", "edges"}
         ``c2 sum sd(i, SA_q) + c1 Q`` (Theorem 4) or ``c2 sum |E_q| + c1 Q`` per round.
     aggregation : {"unweighted", "weighted"}
-        ``(1/Q) sum_q ȳ_q`` (Alg. 5 line 14) or ``sum_q (M_q/M) ȳ_q`` (E16).
+        ``(1/Q) sum_q ȳ_q`` (Alg. 5 line 14) or ``sum_q (M_q/M) ȳ_q`` (fedpriv's correction).
     delay_convention : {"slots", "counter"}
         ``t_delay = max_q radius(G_q)`` (Alg. 4 line 5, Theorem 4's proof; default) or
-        one less (Alg. 4 line 4's ``max sd - 1``), E17.
+        one less (Alg. 4 line 4's ``max sd - 1``).
     Other parameters as in :func:`run_ddp_mab`.
 
     Raises

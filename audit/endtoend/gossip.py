@@ -167,7 +167,7 @@ def _tree_audit(pair, scale: float, claim: Claim, budget: AuditBudget, seed, nei
 
 
 def audit_fed_ucb_tree(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
-    """White-box audit of Fed_UCB's tree counter at the worst position (A1)."""
+    """White-box audit of Fed_UCB's tree counter at the worst position (round 1)."""
     s = _setting(claim)
     scale = fed_ucb_scale(s["epsilon"], s["horizon"], mode=claim.mode, log_base=s["log_base"])
     return _tree_audit(
@@ -178,7 +178,7 @@ def audit_fed_ucb_tree(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit
 
 
 def audit_fed_ucb_unbounded(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
-    """The paper's tree on an unclipped reward: neighbours 0 vs ``canary`` at round 1 (A3)."""
+    """The paper's tree on an unclipped reward: neighbours 0 vs ``canary`` at round 1 (§5.1)."""
     s = _setting(claim)
     scale = fed_ucb_scale(s["epsilon"], s["horizon"], mode="paper", log_base=s["log_base"])
     canary = float(s["canary"])

@@ -11,8 +11,8 @@ Li & Song (CDP/CE-CDP/DDP/HDP-MAB; algorithms/li_song/mab.py)
   same message is also audited at the mechanism level (one Laplace release at the
   charged scale, white-box LLR, 1000× the samples) and the stronger bound is
   reported, each audit at half the error rate.
-* :func:`audit_li_song_actions`: the action channel during ``t_delay`` (§3.5 P7, §6.5
-  (e)): a pilot search over single-reward flips of agent 0's epoch-1 pulls finds one
+* :func:`audit_li_song_actions`: the action channel during ``t_delay`` (Alg. 2 line 3,
+  outside Definition 1): a pilot search over single-reward flips of agent 0's epoch-1 pulls finds one
   that moves its raw local argmax; the observer sees agent 0's first exploitation arm.
 
 Dubey & Pentland (AAMAS; algorithms/coop/cooperative.py)

@@ -338,7 +338,7 @@ def _fig12(fig: _Figure, n_trials: int, seed: int):
              "CDP c1 = 25; DDP c2 = 1 (edges); HDP c1 = 50, c2 = 1 (SAC paths)"),
             ("T, trials", "unreported", f"{fig.horizon}, {n_trials}")]
     return "Regrets of HDP-MAB under different reward structures (CDP vs DDP vs HDP, per agent)", rows, (
-        "Unequal components make the paper's unweighted server average biased (E16); the "
+        "Unequal components make the paper's unweighted server average (Alg. 5 line 14) biased; the "
         "weighted average is the correction."), True
 
 
