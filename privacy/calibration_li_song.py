@@ -57,7 +57,7 @@ def li_song_mean_sensitivity(n_pulls_in_epoch: int) -> float:
     [0, 1] of arm ``k`` at agent ``i`` in epoch ``r`` only; replacing one reward moves
     it by at most ``1 / n_r`` (equality for a 0 ↔ 1 flip), and no other arm's mean.
     Use the realised count: if an epoch is truncated or ``S(r)`` rounded, the
-    sensitivity is ``1 / n_actual`` (fedpriv; App. B assumes ``n_r``).
+    sensitivity is ``1 / n_actual`` (fedpriv; Theorem 1's proof assumes ``n_r``).
 
     Raises
     ------

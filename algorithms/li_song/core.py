@@ -27,10 +27,10 @@ Resolved ambiguities (paper passage in brackets)
   uses the realised integer ``S(r)``.
 * A horizon hit inside an exploration epoch truncates it (round-robin pulls) and nothing
   is released for it: a release of fewer than ``n_r`` rewards would have sensitivity
-  ``1/n_actual`` [fedpriv; App. B assumes a full epoch].
+  ``1/n_actual`` [fedpriv; the proof of Theorem 1 assumes a full epoch].
 * Exploitation (DDP/HDP ``t_delay`` slots) pulls, per agent, the arm of ``I^{(r-1)}``
   with the largest *raw* cumulative exploration mean (literal reading of "local
-  empirical best arm", Alg. 2 line 3), lowest index on ties; its rewards are never folded into
+  empirical best arm", Alg. 2 line 3, Alg. 5 line 11), lowest index on ties; its rewards are never folded into
   x̂ [fedpriv], so they are never read and consume no table entries (the table is
   indexed by exploration pulls). The action is a raw-data output outside Definition 1:
   it is charged as ``events.NonPrivate`` under ``channel="action"``.
@@ -73,7 +73,7 @@ def epoch_gap(r: int, *, schedule: str, gap: float | None = None,
 
     ``"halving"``: ``2^{-r}`` (Alg. 1 line 3); ``"paper"``: ``Δ^{r/R}`` (§IV-B);
     ``"corrected"``: ``(Δ/2)^{r/R}``, which makes ``Δ̃_R <= Δ/2`` so that an arm with gap
-    ``Δ`` is eliminated within ``R`` rounds (fedpriv's fix: App. C Step 2 needs ``Δ̃_R <= Δ/2``).
+    ``Δ`` is eliminated within ``R`` rounds (fedpriv's fix: Theorem 2's proof, Step 2, needs ``Δ̃_R <= Δ/2``).
 
     Examples
     --------

@@ -14,7 +14,7 @@ it costs:
     constrained variant of §IV-B (``"ce-cdp-mab"``): ``N = ⌈pM⌉`` uploaders drawn
     uniformly without replacement, fresh each round [fedpriv]; ``S^p``, ``C^p`` and
     the noise use ``N``; every agent still explores and updates ȳ [fedpriv];
-    ``Δ̃_r = Δ^{r/R}`` (``schedule="paper"``) or ``(Δ/2)^{r/R}`` (``"corrected"``, App. C Step 2).
+    ``Δ̃_r = Δ^{r/R}`` (``schedule="paper"``) or ``(Δ/2)^{r/R}`` (``"corrected"``, Theorem 2's proof, Step 2).
 ``run_ddp_mab``
     Alg. 3: after each epoch GIS (Alg. 2, :func:`fedpriv.algorithms.li_song.network.simulate_gis`)
     gives every agent every ȳ_j (Alg. 3 line 9 writes ŷ; the text's ȳ is used);

@@ -91,7 +91,7 @@ FINDINGS: tuple[Finding, ...] = (
                    "t_delay, so their actions reveal single rewards; Definition 1 protects "
                    "only the messages, so this leak is outside the claim."),
         claims=("li_song/ddp-mab/actions", "li_song/hdp-mab/actions"),
-        where="Alg. 2 line 3 (local exploitation during t_delay), Definition 1",
+        where="Alg. 2 line 3, Alg. 5 line 11 (local exploitation during t_delay), Definition 1",
     ),
     Finding(
         id="gossip_fed_ucb-tree-budget",

@@ -257,11 +257,11 @@ def _li_song_claims() -> list[RegisteredClaim]:
                              source.replace("(Def. 1, messages)", "")
                              + "; Definition 1 protects the messages an agent sends, so "
                              "its actions during t_delay are outside it (Alg. 2 line 3, "
-                             "local exploitation)", coverage="outside-claim"),
+                             "Alg. 5 line 11)", coverage="outside-claim"),
                 accountant=me.li_song_accountant, audit=me.audit_li_song_actions,
                 channel="observer of agent 0's actions during t_delay",
                 raw_channel=("actions during t_delay: the arm with the best raw local "
-                             "mean (Alg. 2 line 3)"),
+                             "mean (Alg. 2 line 3, Alg. 5 line 11)"),
                 mechanism=_li_song_message_mechanism,
             ))
             rounds = {**setting, "rounds": 3, "gap": 0.25}

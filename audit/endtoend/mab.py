@@ -12,7 +12,7 @@ Li & Song (CDP/CE-CDP/DDP/HDP-MAB; algorithms/li_song/mab.py)
   charged scale, white-box LLR, 1000× the samples) and the stronger bound is
   reported, each audit at half the error rate.
 * :func:`audit_li_song_actions`: the action channel during ``t_delay`` (Alg. 2 line 3,
-  outside Definition 1): a pilot search over single-reward flips of agent 0's epoch-1 pulls finds one
+  Alg. 5 line 11; outside Definition 1): a pilot search over single-reward flips of agent 0's epoch-1 pulls finds one
   that moves its raw local argmax; the observer sees agent 0's first exploitation arm.
 
 Dubey & Pentland (AAMAS; algorithms/coop/cooperative.py)
@@ -119,7 +119,7 @@ def li_song_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
     findings = ()
     if s["structure"] in ("ddp", "hdp"):
         findings = (("exploitation actions during t_delay use the raw local mean "
-                     "(charged NonPrivate, outside Definition 1; Alg. 2 line 3)"),)
+                     "(charged NonPrivate, outside Definition 1; Alg. 2 line 3, Alg. 5 line 11)"),)
     return route, float(epsilon), findings
 
 

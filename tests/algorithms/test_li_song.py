@@ -173,7 +173,7 @@ def test_round_limit_and_schedules() -> None:
     assert (paper.rounds <= 2).all() and (fixed.rounds <= 2).all()
     assert paper.setting["gap"] == pytest.approx(0.1)
     # Δ̃_R = Δ leaves the second arm (gap exactly Δ) alive: commit by the last aggregate
-    # (App. C Step 2); (Δ/2)^{r/R} eliminates it.
+    # (Theorem 2's proof, Step 2); (Δ/2)^{r/R} eliminates it.
     assert (fixed.active.sum(axis=1) == 1).all()
     assert not fixed.best_arm_eliminated.any()
 
