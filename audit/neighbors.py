@@ -3,7 +3,7 @@
 Under ``REPLACE_ONE_REWARD`` two streams differ in one round's reward. For a binary
 tree counter the worst record is the one covered by the most released nodes; over a
 horizon ``T`` that is round 1, which every one of the ``floor(log2 T) + 1`` levels
-covers (gossip.md §3.4 item 1, §6 A1). Extreme values (``low`` in one world, ``high``
+covers (fedpriv's count for the tree of Zhu et al., Algorithms 2-3). Extreme values (``low`` in one world, ``high``
 in the other) make the node sums differ by the full sensitivity.
 """
 
@@ -172,7 +172,7 @@ def table_reward_pair(
     table: object, *, agent: int, arm: int, pull: int, value_d: float | None = None,
     value_d_prime: float | None = None, world_trial: int = 0,
 ) -> tuple[SingleWorldTable, SingleWorldTable]:
-    """One reward changed in an adaptive reward table (N2), as two single-world tables.
+    """One reward changed in an adaptive reward table (actions re-derived), as two single-world tables.
 
     The ``pull``-th pull of ``arm`` by ``agent`` returns ``value_d`` in D and
     ``value_d_prime`` in D' (defaults: the table's own value in D and its flip

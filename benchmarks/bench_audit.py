@@ -4,7 +4,7 @@ Target (issue 6, "Speed"): 10^6 samples per world audited in under 2 s. Runs the
 Laplace ε = 1 audit in-process, on a local process pool and (if ``distributed`` is
 installed) on a dask LocalCluster, and prints wall time, samples per second (both
 worlds, pilot included) and the bound, next to the reference numbers of
-anchors_audit.md (DP-Sniper, DP-Auditorium's histogram tester). Prints numbers;
+DP-Sniper (Bichsel et al. 2021) and DP-Auditorium's histogram tester. Prints numbers;
 asserts nothing (STYLE: benchmarks are scripts, never timed tests).
 
     PYTHONPATH=. python benchmarks/bench_audit.py [--samples 1000000] [--repeats 3]
@@ -156,7 +156,7 @@ def main() -> None:
         n_workers=args.workers,
         **heavy_options,
     )
-    print("== comparison with anchors_audit.md ==")
+    print("== comparison with published reference numbers ==")
     small = functools.partial(laplace_count, scale=10.0)
     _time(
         "Laplace ε=0.1 (DP-Sniper: ε_LB 0.0918 @ 10.7M)",

@@ -4,7 +4,7 @@ and ``fedpriv experiment dubey-aamas-fig1a|fig1b|fig1c`` (Dubey & Pentland, AAMA
 ``run`` prints the group regret (and per agent), the communication cost (link
 transmissions and deliveries of the γ-hop flooding), the rounds, and for the private
 algorithms the accountant's (ε, δ') next to the paper's reconstructed claim
-(byzantine.md §3.4–3.6): per message ``f^(-ϑ/2)`` (R-m) and the ⌊T/f⌋-fold advanced
+(AAMAS 2020, §3.2–3.3; fedpriv's reconstruction): per message ``f^(-ϑ/2)`` (R-m) and the ⌊T/f⌋-fold advanced
 composition (R-m/R-l). The verdict compares the accountant with the composed claim.
 """
 
@@ -41,9 +41,9 @@ _HELP = {
     "dp-ucb-int": "DP-UCB-INT on every agent in isolation (Tossou & Dimitrakakis 2016)",
 }
 _SOURCE = ("Dubey & Pentland AAMAS 2020, Lemmas 'Privacy of Outgoing Messages' and 'Privacy "
-           "Guarantee' (formulas lost; byzantine.md §3.4-3.6: per message f^(-theta/2) R-m, "
+           "Guarantee', §3.2-3.3 (formulas lost; fedpriv reads per message f^(-theta/2) R-m, "
            "floor(T/f)-fold advanced composition R-m/R-l)")
-_TD16 = "Tossou & Dimitrakakis 2016, DP-UCB-INT (interval mechanism; composed as in byzantine.md §3.6)"
+_TD16 = "Tossou & Dimitrakakis 2016, DP-UCB-INT (interval mechanism; composed as AAMAS 2020 §3.3's 'Privacy Guarantee' proof says)"
 
 
 def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAction) -> None:
@@ -212,7 +212,7 @@ def _run(args: argparse.Namespace) -> int:
                            "first_release_epsilon": json_number(g["accountant"]["first_release_epsilon"]),
                            "routes": {k: json_number(v) for k, v in g["accountant"]["routes"].items()},
                            "scope": "one reward of one agent-arm stream; parallel over agents "
-                                    "and arms (byzantine.md §3.5)"},
+                                    "and arms (a reward belongs to one stream)"},
             "verdict": verdict,
             "evidence": evidence,
             "input_epsilon": args.epsilon,

@@ -212,7 +212,7 @@ def _record(args: argparse.Namespace, run: FedUCBRun, seconds: float) -> dict[st
             "unaccounted_channels": unaccounted,
             "assumption": "one changed (x, y) changes one record of the Privatizer's "
                           "input; an agent's own-data use between syncs can change its "
-                          "later leaves too (feducb.md §3.6 item 12), not covered",
+                          "later leaves too (Alg. 1 line 4; cf. Remark 3), not covered",
         },
     }
     return record

@@ -3,7 +3,7 @@
 ``run`` prints the regret (summed over agents, and per agent), the communication cost,
 the number of rounds, and the accountant's per-message ε next to the paper's claim
 (``M ε``, Theorems 1–4; ``N ε`` implied under partial participation) and next to the
-input ε the abstract suggests (li_song.md §3.2 P1). ``experiment li-song-fig4`` …
+input ε the abstract suggests (Alg. 1 line 9 scales the noise by M). ``experiment li-song-fig4`` …
 ``li-song-fig12`` reproduce §VII's figures (see :mod:`fedpriv.audit.experiments.li_song`).
 """
 
@@ -217,7 +217,7 @@ def run_record(run: Any, *, seconds: float, seed: int) -> dict[str, Any]:
             "implied_by_noise": json_number(run.claimed_epsilon),
             "accountant": {"epsilon": json_number(eps), "delta": 0.0, "route": route,
                            "scope": "every message of the run: Laplace per (agent, arm, "
-                                    "epoch), parallel composition (li_song.md §3.3)"},
+                                    "epoch), parallel composition (fedpriv's derivation: each reward enters one release)"},
             "verdict": verdict,
             "evidence": evidence,
             "input_epsilon": json_number(run.epsilon),

@@ -8,7 +8,7 @@ Zhu et al. (2021), Fed_UCB
     §4.1: "Set ε' := ε / ⌈log T⌉" and add ``Lap(1/ε')`` to every tree node, claiming
     ε-DP. The paper never states the base of ``log``. A record sits in
     ``floor(log2 T) + 1`` nodes (:func:`fedpriv.privacy.tree.tree_depth`), so the corrected
-    calibration is ``ε' = ε / (floor(log2 T) + 1)`` (gossip.md §3.4 items 1–2).
+    calibration is ``ε' = ε / (floor(log2 T) + 1)`` (fedpriv's correction of §4.1's count).
 Dubey & Pentland (NeurIPS 2020), FedUCB
     Alg. 2 (Privatizer) and Prop. 4: :func:`feducb_privatizer`.
 Li & Song, CDP/DDP/HDP-MAB
@@ -16,7 +16,7 @@ Li & Song, CDP/DDP/HDP-MAB
     :func:`li_song_claimed_epsilon`.
 Dubey & Pentland (AAMAS 2020), private message passing
     The interval mechanism, whose formulas were lost from the available text and are
-    reconstructed in byzantine.md: :func:`interval_release_schedule`,
+    reconstructed by fedpriv: :func:`interval_release_schedule`,
     :func:`interval_noise_scales`, :func:`interval_claimed_guarantee`.
 
 Zhu's calibration lives here; the other papers' are in :mod:`fedpriv.privacy.calibration_feducb`,

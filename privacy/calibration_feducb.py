@@ -29,8 +29,8 @@ __all__ = [
 # Dubey & Pentland (NeurIPS 2020), FedUCB: Alg. 2 (Privatizer) and Prop. 4
 # ---------------------------------------------------------------------------------
 
-#: Text versions of FedUCB: ``"full"`` is the arXiv version with the appendix (seed
-#: 000, [H] in feducb.md), ``"neurips"`` the NeurIPS main text (seed 002, [P]).
+#: Text versions of FedUCB: ``"full"`` is the arXiv version with the appendix ([H],
+#: seed 000), ``"neurips"`` the NeurIPS main text ([P], seed 002).
 FEDUCB_VERSIONS = ("full", "neurips")
 
 
@@ -59,8 +59,8 @@ class FedUCBCalibration:
         ``σ_N / l2_sensitivity`` = ``4 sqrt(m) ln(2/δ) / ε`` (dimensionless).
     classical_noise_stddev : float
         Not the paper's: the classical Gaussian-mechanism stddev
-        ``Δ₂ sqrt(2 ln(1.25/δ₀)) / ε₀`` for the same per-node budget (feducb.md §3.6
-        item 1), for comparison only.
+        ``Δ₂ sqrt(2 ln(1.25/δ₀)) / ε₀`` for the same per-node budget (fedpriv's
+        derivation from §4.3's budget), for comparison only.
     op_norm_bound : float
         ``Λ``, the bound on ``‖H‖_op`` (§4.3, display after Alg. 2).
     rho_min, rho_max, kappa : float
@@ -143,13 +143,13 @@ def feducb_privatizer(
         ``S``, bound on ``‖θ*‖`` (Assumption (c)), > 0; only enters
         `beta_privacy_term`. The experiments use 1.
     failure_probability : float
-        ``α`` of Prop. 2/4, in (0, 1). Not given by the paper; 0.1 is feducb.md
-        §6.4's assumption.
+        ``α`` of Prop. 2/4, in (0, 1). Not given by the paper; 0.1 is fedpriv's
+        assumption.
     version : {"full", "neurips"}
         Text version. Alg. 2, Λ and Prop. 4 are identical in both; only the privacy
         terms of β (Prop. 2) differ: ``M S sqrt(ρ_max) + M κ`` in ``"full"`` (the
         arXiv text writes ``M γ``, a typo for ``M κ``) and
-        ``S sqrt(M ρ_max) + κ sqrt(M)`` in ``"neurips"`` (feducb.md §0).
+        ``S sqrt(M ρ_max) + κ sqrt(M)`` in ``"neurips"`` (Prop. 2 in each text).
 
     Returns
     -------
@@ -168,7 +168,7 @@ def feducb_privatizer(
 
     Notes
     -----
-    Readings of ambiguous text (feducb.md §2.4, §3.5–3.6):
+    Readings of ambiguous text (Alg. 2, §4.3, Prop. 4; fedpriv's readings):
 
     - **Logs.** ``log(2/δ)²`` is ``(ln(2/δ))²``; every other log in σ_N, Λ and κ is
       natural too (§4.3 writes ``ln(2/δ)`` in the per-node budget and
@@ -180,13 +180,13 @@ def feducb_privatizer(
       [0, 1]); we use ``L² + B²``, which equals the paper's at ``bound_y = 1``.
       This is the add/remove Frobenius bound ``‖v vᵀ‖_F <= ‖v‖²`` with
       ``v = [x; y]``; under the paper's substitution relation the sensitivity is
-      ``sqrt(2) (L² + B²)`` (§3.6 item 4).
+      ``sqrt(2) (L² + B²)`` (fedpriv's derivation under Definition 1).
     - **σ_N vs the per-node budget.** σ_N equals ``Δ₂ sqrt(2 ln(2/δ)) / ε₀`` with
       ``ε₀ = ε / sqrt(8 m ln(2/δ))``, i.e. the Gaussian mechanism with
       ``ln(2/δ)`` where the classical bound needs ``ln(1.25/δ₀)``,
-      ``δ₀ = δ/(2m)``. It is smaller than `classical_noise_stddev` (§3.6 item 1).
+      ``δ₀ = δ/(2m)``. It is smaller than `classical_noise_stddev` (fedpriv's derivation).
     - **Λ and κ.** Λ writes ``log(4/δ)`` where σ_N has ``log(2/δ)``, and κ has no
-      ``ln(1/δ)`` factor (§3.6 items 2–3). Both are utility bounds and do not
+      ``ln(1/δ)`` factor (fedpriv's derivation). Both are utility bounds and do not
       affect privacy; they are reproduced as printed.
     - **n.** The union bound ``ln(2nM/α)`` uses the same ``n`` as the tree.
     - Decentralised FedUCB (Remark 5: ``m = 1 + ⌈log(T/γ)⌉`` and an unspecified

@@ -1,6 +1,6 @@
 """Dubey & Pentland (AAMAS 2020), private message passing: the interval mechanism.
 
-Its formulas were lost from the available text and are reconstructed in byzantine.md:
+Its formulas were lost from the available text and are reconstructed by fedpriv:
 :func:`interval_release_schedule`, :func:`interval_noise_scales`,
 :func:`interval_claimed_guarantee`. Nothing here draws noise or charges an
 accountant; :mod:`fedpriv.privacy.interval` turns a schedule into an accountable event.
@@ -40,28 +40,28 @@ __all__ = [
 # ---------------------------------------------------------------------------------
 
 #: Noise rules of the interval mechanism: ``"decaying"`` is Tossou & Dimitrakakis'
-#: ``b(n) = n**-(1 - θ/2)`` (byzantine.md "TD16"), ``"fixed"`` is ``b(n) = 1/(n ε)``.
+#: ``b(n) = n**-(1 - θ/2)`` (Tossou & Dimitrakakis 2016), ``"fixed"`` is ``b(n) = 1/(n ε)``.
 INTERVAL_RULES = ("decaying", "fixed")
 
 #: Every formula of the AAMAS privacy section was lost from the available text
-#: (byzantine.md §0). Confidence of each reconstruction, as byzantine.md gives it:
-#: R-h/R-m/R-l = reconstructed with high/medium/low confidence, D = derived there.
+#: (AAMAS 2020, §3). fedpriv's confidence in each reconstruction:
+#: R-h/R-m/R-l = reconstructed with high/medium/low confidence, D = derived by fedpriv.
 INTERVAL_CONFIDENCE = {
     "sensitivity": "R-h: empirical mean of n rewards in [0, 1] has sensitivity 1/n "
-    "(§3.3)",
-    "interval": "R-m: update interval f = ceil(1/epsilon) (§2.3, from DP-UCB-INT "
+    "(§3.2, proof of 'Privacy of Outgoing Messages')",
+    "interval": "R-m: update interval f = ceil(1/epsilon) (§3.2 'Private release of means', from DP-UCB-INT "
     "reproductions)",
-    "schedule": "R-m: release when the own pull count is a multiple of f (§2.3)",
-    "decaying": "R-m: Laplace scale b(n) = n**-(1 - theta/2) (§2.3)",
-    "fixed": "R-l: Laplace scale b(n) = 1/(n epsilon) (§2.3, §3.4)",
+    "schedule": "R-m: release when the own pull count is a multiple of f (§3.2 'Protocol Description')",
+    "decaying": "R-m: Laplace scale b(n) = n**-(1 - theta/2) (§3.2; Tossou & Dimitrakakis 2016)",
+    "fixed": "R-l: Laplace scale b(n) = 1/(n epsilon) (§3.2)",
     "per_release_epsilon": "R-m: (1/n)/b(n) = n**(-theta/2) (decaying); R-l: "
-    "epsilon (fixed) (§3.4)",
+    "epsilon (fixed) (§3.2, 'Privacy of Outgoing Messages')",
     "composition": "R-m/R-l: (epsilon', delta') by advanced composition over the "
-    "releases (§0.1, §3.6)",
+    "releases (§3.3, 'Privacy Guarantee')",
     "homogeneous": "D (R-m/R-l route): floor(T/f)-fold advanced composition "
-    "(Dwork et al. 2010) with epsilon_0 = max_j epsilon_j (§3.6)",
-    "zeta": "D (R-l route): T-independent bound via zeta(theta), the report's "
-    "reading of Tossou & Dimitrakakis Thm 3.4 / Cor. 3.1 (§3.6)",
+    "(Dwork et al. 2010) with epsilon_0 = max_j epsilon_j (§3.3's proof)",
+    "zeta": "D (R-l route): T-independent bound via zeta(theta), fedpriv's "
+    "reading of Tossou & Dimitrakakis Thm 3.4 / Cor. 3.1 (§3.3's proof)",
     "basic": "D: sum of per-release epsilons (exact pure epsilon of the worst "
     "record; not claimed by the paper)",
 }
@@ -98,7 +98,7 @@ def _check_counts(counts: object) -> np.ndarray:
 def interval_length(epsilon: float) -> int:
     """Update interval ``f = ⌈1/ε⌉`` of the interval mechanism [R-m].
 
-    Tossou & Dimitrakakis' DP-UCB-INT as reproduced in byzantine.md §2.3 (a MATLAB
+    Tossou & Dimitrakakis' DP-UCB-INT (Alg. 3 of their paper; a MATLAB
     reproduction uses ``ceil``; a Python one uses ``int``, i.e. floor). ``1/ε``
     within 1e-9 (relative) of an integer is taken as that integer.
 
@@ -290,20 +290,20 @@ def interval_claimed_guarantee(
     2010) identical to (Tossou and Dimitrakakis, 2016) can be applied with ⟦δ'⟧.
     Using Theorem 3.4 and then Corollary 3.1 of (Tossou and Dimitrakakis, 2016)
     subsequently provides us the result." The closed form is lost; this returns the
-    candidates of byzantine.md §3.6 with their confidence (`INTERVAL_CONFIDENCE`):
+    candidates fedpriv reconstructs, with their confidence (`INTERVAL_CONFIDENCE`):
 
     - ``homogeneous_epsilon`` (R-m/R-l route, closed form D): the ⌊T/f⌋-fold
       advanced composition the surviving sentence names, with
       ``ε₀ = max_j ε_j``. Grows like ``sqrt(T)``.
     - ``zeta_epsilon`` (R-l): heterogeneous advanced composition bounded with
-      ``Σ_j (jf)^-θ <= f^-θ ζ(θ)``; T-independent. The report's guess for
+      ``Σ_j (jf)^-θ <= f^-θ ζ(θ)``; T-independent. fedpriv's guess for
       Tossou & Dimitrakakis' Cor. 3.1 (it also fits the ζ in the regret theorem).
     - ``basic_epsilon`` (D, not a claim): ``Σ_j ε_j``, pure.
 
     Per message the claim is ``per_release_epsilon``-DP, pure (the per-message
     Lemma; the definition's "+δ", if any, is lost). Neighbors differ in one reward
     of one agent; composition is over the releases of one (agent, arm) stream,
-    parallel over arms and agents (byzantine.md §3.5).
+    parallel over arms and agents (fedpriv's derivation).
 
     Parameters
     ----------

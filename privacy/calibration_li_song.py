@@ -57,7 +57,7 @@ def li_song_mean_sensitivity(n_pulls_in_epoch: int) -> float:
     [0, 1] of arm ``k`` at agent ``i`` in epoch ``r`` only; replacing one reward moves
     it by at most ``1 / n_r`` (equality for a 0 ↔ 1 flip), and no other arm's mean.
     Use the realised count: if an epoch is truncated or ``S(r)`` rounded, the
-    sensitivity is ``1 / n_actual`` (li_song.md §3.5 P5).
+    sensitivity is ``1 / n_actual`` (fedpriv; Theorem 1's proof assumes ``n_r``).
 
     Raises
     ------
@@ -148,7 +148,7 @@ def li_song_epoch_scale(
     References
     ----------
     .. [1] Li & Song, "Privacy-Preserving Communication-Efficient Federated
-       Multi-Armed Bandits", Alg. 1 line 9, §IV-B and App. B (li_song.md §3.2).
+       Multi-Armed Bandits", Alg. 1 line 9, §IV-B and App. B.
 
     Examples
     --------
@@ -173,15 +173,15 @@ def li_song_claimed_epsilon(
 
     Theorems 1, 3 and 4 state "Mε-differentially private"; App. B derives it as
     sensitivity / scale ``= (1/n_r) / (1/(M ε n_r))``. The input ε is *not* the
-    guarantee (li_song.md §3.2 "Important reading note"): report both. Under partial
+    guarantee (Alg. 1 line 9 divides the noise by M): report both. Under partial
     participation the noise is calibrated to ``N = ⌈p M⌉``, so the analysis gives
     ``N ε``; Theorem 2's text still says ``M ε``, which is true but loose since
-    ``N <= M`` (li_song.md §3.5 P4).
+    ``N <= M`` (§IV-B, Theorem 2).
 
     The claim is per message (Definition 1, pure DP, neighbors differ in one
     reward). Each reward enters one (agent, arm, epoch) release and the noise is
     reused, so by adaptive parallel composition the whole transcript is also
-    ``M ε``-DP (li_song.md §3.3; the paper does not say so).
+    ``M ε``-DP (fedpriv's derivation; the paper does not say so).
 
     Parameters
     ----------

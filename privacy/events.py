@@ -200,8 +200,8 @@ class Gaussian:
 class SymmetricMatrixGaussian:
     """A symmetric ``dim x dim`` statistic released with symmetrized Gaussian noise.
 
-    The mechanism of FedUCB's Privatizer (Dubey & Pentland 2020, Alg. 2, lines 5–6; see
-    ``shared/reference/feducb.md`` §2.4 and §3.6 item 4) at one tree node: draw
+    The mechanism of FedUCB's Privatizer (Dubey & Pentland 2020, Alg. 2, lines 5–6; §4.3,
+    Definition 1) at one tree node: draw
     ``N_ij ~ N(0, σ²)`` i.i.d. for all ``i, j``, set ``Z = (N + Nᵀ)/√2`` and release
     ``M + Z`` for a symmetric (Gram-type) ``M``.
 
@@ -246,8 +246,8 @@ class SymmetricMatrixGaussian:
     the bound is attained by every ``D`` of maximal Frobenius norm. Symmetrizing
     halves ``μ²`` compared with releasing ``M + N`` (all ``dim²`` entries, ``μ =
     ||D||_F/σ``): ``D_ij`` (``i < j``) is seen once at variance ``σ²`` instead of
-    twice, ``D_ii`` once at variance ``2σ²`` instead of ``σ²``. This agrees with
-    ``μ_node = ||Δ||_F/(√2 σ_N)`` in feducb.md §3.6 item 4.
+    twice, ``D_ii`` once at variance ``2σ²`` instead of ``σ²``. This is fedpriv's
+    ``μ_node = ||Δ||_F/(√2 σ_N)`` for FedUCB's node noise.
     Releasing only part of ``M + Z`` (FedUCB returns the top-left ``d x d`` block and
     the last column, not the corner) is post-processing, so ``μ`` stays an upper
     bound. A record in ``m`` tree nodes is ``SelfComposed(event, m)``, i.e. ``μ_tree
@@ -448,7 +448,7 @@ class GaussianTree:
     -----
     The vector of all node releases moves by at most ``√depth · l2_sensitivity``, so
     the tree is *exactly* the Gaussian mechanism with ``μ = √depth · l2_sensitivity /
-    noise_stddev`` (GDP; anchors_accounting.md §3). dp-accounting's
+    noise_stddev`` (GDP; Dong, Roth & Su 2022). dp-accounting's
     ``SingleEpochTreeAggregationDpEvent`` has the same ``ρ = depth/(2σ²)`` (its depth
     ``ceil(log2(T + 1))`` is the same number) but converts through RDP, about 9 %
     looser: 1.3085 vs 1.1994 at ``σ = 10``, ``T = 1000``, ``δ = 1e-5``.

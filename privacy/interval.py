@@ -109,8 +109,8 @@ class IntervalRelease:
     Notes
     -----
     Neighboring relation ``REPLACE_ONE_REWARD`` within this stream, with the
-    realised release schedule fixed (byzantine.md §3.2, N1). Arms and agents are
-    disjoint streams and compose in parallel (§3.5).
+    realised release schedule fixed (AAMAS 2020, §3.1 Definition: histories differing in one
+    reward). Arms and agents are disjoint streams and compose in parallel.
 
     Examples
     --------

@@ -1,7 +1,7 @@
 """The interval mechanism over a batch of agent-arm streams (Dubey & Pentland, AAMAS 2020).
 
 Each (trial, agent, arm) stream releases its running mean at pull counts ``f, 2f, ...``
-with fresh Laplace noise of scale ``b(n)`` (byzantine.md §2.3, Alg. 1). Like
+with fresh Laplace noise of scale ``b(n)`` (AAMAS 2020, §3.2, Alg. 1). Like
 :class:`privacy.LaplaceTreeCounter`, :class:`IntervalMeanRelease` charges the whole
 schedule when it opens (one :class:`privacy.IntervalRelease` per stream) and writes one
 ledger row per draw; ``laplace_release`` takes one scale per call, and the decaying rule
@@ -49,13 +49,13 @@ __all__ = ["IntervalMeanRelease", "every_stream"]
 
 
 class IntervalMeanRelease:
-    """The interval mechanism over a batch of agent-arm streams (Alg. 1, byzantine.md §2.3).
+    """The interval mechanism over a batch of agent-arm streams (Alg. 1, AAMAS 2020 §3.2).
 
     Mirrors :class:`privacy.LaplaceTreeCounter`: when it opens it charges the
     accountant one :class:`privacy.IntervalRelease` per (trial, agent, arm) stream,
     covering every release point ``f, 2f, ..., ⌊T/f⌋ f`` the stream can reach (scale
     ``b(n)``, sensitivity ``1/n`` of a mean of rewards in [0, 1]; the composition over
-    ⌊T/f⌋ releases the paper names, §3.5 item 1). :meth:`release` then draws one fresh
+    ⌊T/f⌋ releases the paper names, §3.3). :meth:`release` then draws one fresh
     ``Lap(b(n))`` per release from the stream's (trial, agent) NOISE generator (unit
     Laplace draws pre-drawn in chunks after the charge, as the tree counter does) and
     logs one ledger row per draw (:meth:`flush`, grouped by ``n``).

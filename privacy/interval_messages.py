@@ -1,18 +1,18 @@
 """What one message of the interval protocol depends on, and what it costs.
 
-Dubey & Pentland's private cooperative UCB (AAMAS 2020, byzantine.md §2.2–2.3) sends
+Dubey & Pentland's private cooperative UCB (AAMAS 2020, §3.2, eq. 6) sends
 ``q_t^v = ⟨v, t, μ̃^v, counts^v⟩`` every round. Message ``n`` of an agent-arm stream is
 one sent between the stream's release ``n`` (its count reaches ``counts[n-1]``) and
 release ``n + 1``: it carries ``μ̃`` of release ``n`` and the agent's pull counts.
 
 The paper's Lemma "Privacy of Outgoing Messages" prices the message by release ``n``
 alone ("the only element that is dependent on the reward sequence of arm k is its
-noisy mean", byzantine.md §3.4). That holds with the actions fixed (the paper's
-relation N1, §3.2). Under the reward-table relation N2 (the register's
+noisy mean", §3.2). That holds with the actions fixed (the paper's
+relation, §3.1 Definition). Under fedpriv's reward-table relation (the register's
 ``REPLACE_ONE_REWARD``: actions re-derived from the data), the counts are functions of
 the agent's actions, and after the round-robin phase the actions follow the group
-means, which contain the stream's earlier releases (own noisy term, A1 = noisy; the
-other agents' messages are post-processing of them, §3.5 item 3). So the counts sent
+means, which contain the stream's earlier releases (own noisy term; the
+other agents' messages are post-processing of them). So the counts sent
 with message ``n`` depend on releases ``1 .. n-1``, and message ``n`` is a
 post-processing of releases ``1 .. n`` of the stream together with data independent
 of the protected reward: its ε is that of their composition,
@@ -121,7 +121,7 @@ def interval_message_accountant(
 ) -> Accountant:
     """An accountant charged with what message ``message`` depends on (one stream).
 
-    Releases of one stream compose sequentially (byzantine.md §3.5 item 1), so the
+    Releases of one stream compose sequentially (fedpriv's derivation), so the
     prefix event is charged to a single cell. Parameters and errors as
     :func:`interval_message_event`.
 

@@ -1,7 +1,7 @@
 """Symmetrised Gaussian release of a batch of symmetric matrices (FedUCB's node noise).
 
-The node noise of FedUCB's Privatizer (Dubey & Pentland 2020, Alg. 2 lines 5–6;
-feducb.md §2.4) is ``Z = σ (N̂ + N̂ᵀ)/√2`` with ``N̂_ij ~ N(0, 1)`` i.i.d. over all
+The node noise of FedUCB's Privatizer (Dubey & Pentland 2020, Alg. 2 lines 5–6,
+§4.3) is ``Z = σ (N̂ + N̂ᵀ)/√2`` with ``N̂_ij ~ N(0, 1)`` i.i.d. over all
 ``(i, j)``: off-diagonal entries ``Z_ij = Z_ji ~ N(0, σ²)``, diagonal entries
 ``Z_ii = √2 σ N̂_ii ~ N(0, 2σ²)``, and the ``k (k + 1)/2`` upper-triangle entries are
 independent (:class:`fedpriv.privacy.events.SymmetricMatrixGaussian`). The tree

@@ -2,15 +2,15 @@
 
 Each agent keeps a binary-tree (continual-release) aggregator whose leaves are the
 ``(d+1) × (d+1)`` matrices ``Q = Σ v vᵀ``, ``v = [x; y]``, accumulated since the last
-synchronisation (one leaf per sync, feducb.md §2.4 "FedUCB specifics"). On the k-th
+synchronisation (one leaf per sync, Alg. 1 line 16, Alg. 2 line 10). On the k-th
 sync it releases the noisy prefix sum ``M_k = Σ_{j<=k} Q_j + Σ_{nodes} N_node`` over
 the dyadic nodes of ``[1, k]`` (node ``s`` covers leaves ``(s & (s-1), s]``, the
 Fenwick layout of :mod:`fedpriv.privacy.tree`), and returns
 
     Û = M_k[:d, :d] + shift · I        û = M_k[:d, d]
 
-with the data-independent PSD shift ``shift = 2Λ`` (§2.4: "we can shift each H by
-2ΛI"; not in any pseudocode, so it is applied here, as the report recommends).
+with the data-independent PSD shift ``shift = 2Λ`` (§4.3: "we can shift each H by
+2ΛI"; not in any pseudocode, so it is applied here, fedpriv's choice).
 
 Node noise (Alg. 2 lines 5–6): ``N̂_ij ~ N(0, σ_N²)`` i.i.d. and ``N = (N̂ + N̂ᵀ)/√2``,
 drawn from ``standard_normal`` once per node, memoised and reused by every later
@@ -25,7 +25,7 @@ worst case per record: :class:`SymmetricMatrixGaussianTree` over its leaf capaci
 ``2**(m-1)``. One record (an ``(x, y)`` pair of one agent) lies in one leaf and in at
 most ``tree_depth(capacity) = m`` released nodes, each of which moves by at most the
 Frobenius sensitivity ``‖v vᵀ - v' v'ᵀ‖_F <= √2 (L² + B²)`` under substitution of
-the pair (Definition 1; feducb.md §3.6 item 4). Since ``(M + Z)`` with symmetrised
+the pair (Definition 1; fedpriv's derivation). Since ``(M + Z)`` with symmetrised
 noise is exactly the Gaussian mechanism with ``μ = ‖D‖_F / (√2 σ)``
 (:class:`fedpriv.privacy.events.SymmetricMatrixGaussian`), the tree is exactly
 ``μ = √m · ‖D‖_F / (√2 σ_N)``-GDP: the accountant's ``gdp`` and ``pld`` routes are
@@ -45,13 +45,13 @@ Calibrations (:func:`privatizer_calibration`)
     σ_N² = 16 m (L²+1)² ln(2/δ)² / ε² and Prop. 4's Λ, ρ_min = Λ, ρ_max = 3Λ, κ, from
     :func:`fedpriv.privacy.calibration.feducb_privatizer`.
 ``"corrected"``
-    Fixes the two calibration errors of feducb.md §3.6 while keeping the paper's
+    Fixes two calibration errors of Alg. 2 line 5 (fedpriv's derivation) while keeping the paper's
     proof structure (per-node budget ``ε₀ = ε/√(8 m ln(2/δ))``, ``δ₀ = δ/(2m)``,
-    advanced composition over ``m`` nodes): item 1, the classical Gaussian constant
-    ``σ = Δ₂ √(2 ln(1.25/δ₀)) / ε₀`` instead of ``ln(2/δ)``; item 4, the
+    advanced composition over ``m`` nodes): (a) the classical Gaussian constant
+    ``σ = Δ₂ √(2 ln(1.25/δ₀)) / ε₀`` instead of ``ln(2/δ)``; (b) the
     substitution sensitivity ``Δ₂ = √2 (L² + B²)`` of Definition 1 instead of the
     add/remove ``L² + 1``. Λ is scaled with σ (``Λ σ/σ_paper``, keeping the paper's
-    ``ln(4/δ)``), and κ is re-derived from σ and Λ (item 3):
+    ``ln(4/δ)``), and κ is re-derived from σ and Λ (fedpriv's derivation):
     ``κ = √m σ (√d + √(2 ln(2nM/α))) / √Λ``.
 ``"exact"``
     The smallest σ for which the exact accountant gives the claim: ``μ`` solves

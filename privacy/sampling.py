@@ -8,8 +8,8 @@ Importing this module registers its handlers with :mod:`fedpriv.privacy.routes`.
 Where it does not apply: Li & Song's partial participation (CE-CDP-MAB, participation
 rate ``p``) draws ``N = ceil(p M)`` agents *without replacement* at the server, which
 sees who uploads, and a non-selected agent's noisy mean is still released, folded into
-its ȳ, the next time it is selected (``shared/reference/li_song.md`` §2.2 and §3.5
-P4). The selection is not secret and every reward is eventually released, so no
+its ȳ, the next time it is selected (Li & Song §IV-B,
+Theorem 2). The selection is not secret and every reward is eventually released, so no
 amplification is claimed there and its accountant recipe is unchanged.
 
 Meaning of the inner event's sensitivity

@@ -1,7 +1,7 @@
 """UCB1 and DP-UCB-INT run independently on every agent, vectorized over trials × agents.
 
 These are the single-agent baselines of Dubey & Pentland (AAMAS 2020, §5 and
-byzantine.md §2.7), and the shared pieces of the cooperative algorithms in
+its Fig. 1(a) benchmarks), and the shared pieces of the cooperative algorithms in
 :mod:`fedpriv.algorithms.coop.cooperative`: the accountant's guarantee next to the paper's claim
 (:func:`interval_guarantee`). The interval mechanism itself, which draws the noise, is
 :class:`fedpriv.privacy.interval_mechanism.IntervalMeanRelease`.
@@ -13,11 +13,11 @@ round, i.e. the number of pulls *including* the current one; ``"pulls"`` takes
 ``t - 1``, Auer et al.'s "overall number of plays done so far". Ties are broken
 uniformly at random from the POLICY stream.
 
-DP-UCB-INT (Tossou & Dimitrakakis 2016, Alg. 3, as reproduced in byzantine.md §2.7
-[X]): ``f = ⌈1/ε⌉`` (:func:`fedpriv.privacy.calibration.interval_length`, R-m); round-robin for
+DP-UCB-INT (Tossou & Dimitrakakis 2016, Alg. 3, as in its public MATLAB
+reproduction): ``f = ⌈1/ε⌉`` (:func:`fedpriv.privacy.calibration.interval_length`, R-m); round-robin for
 the first ``K f`` rounds; when an arm's own count reaches a multiple of ``f`` its
 noisy mean ``S/n + Lap(b(n))`` is released once (one fresh draw per release, cached;
-the MATLAB reproduction redraws while ``n mod f == 0``, the E7 redraw bug) with
+the MATLAB reproduction redraws while ``n mod f == 0``, a redraw bug) with
 ``b(n) = n^-(1-θ/2)`` (R-m, ``rule="decaying"``) or ``1/(n ε)`` (R-l, ``"fixed"``).
 ``index_update="release"`` (default, the reproduction's reading, ambiguity A3) freezes
 the whole index ``μ̃ + sqrt(2 ln t / n)`` between releases; ``"every_round"``
@@ -137,7 +137,7 @@ def interval_guarantee(
     rule: str,
     target_delta: float,
 ) -> dict[str, Any]:
-    """The accountant's guarantee next to the paper's claim (byzantine.md §3.4–3.6).
+    """The accountant's guarantee next to the paper's claim (AAMAS 2020, §3.2–3.3).
 
     The claim is :func:`fedpriv.privacy.calibration.interval_claimed_guarantee` at
     ``horizon``: per message ``f^(-θ/2)`` (R-m) or ``ε`` (R-l), and the composed
@@ -360,7 +360,7 @@ def run_dp_ucb_int(
     epsilon : float
         Input ε (sets ``f = ⌈1/ε⌉``; and the scale under ``rule="fixed"``), > 0.
     theta : float or None
-        Rate constant ϑ in (1, 2) (Tossou's ``v``; 1.1 in their experiments [X]).
+        Rate constant ϑ in (1, 2) (Tossou's ``v``; 1.1 in their experiments).
     rule : {"decaying", "fixed"}
         Noise rule (:func:`fedpriv.privacy.calibration.interval_noise_scales`).
     index_update : {"release", "every_round"}

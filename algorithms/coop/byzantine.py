@@ -1,6 +1,6 @@
 """Byzantine-Proof Multi-Agent UCB (Dubey & Pentland, AAMAS 2020, Alg. 3), batched.
 
-Reconstruction of byzantine.md §2.6 [R-m]. Every agent keeps, per arm, the multiset
+fedpriv's reconstruction of §4.2's "Algorithm Description" [R-m]. Every agent keeps, per arm, the multiset
 ``S_k^v`` of its own rewards and of every reward received in messages
 ``⟨u, t, A_t^u, X̃_t^u⟩`` (eq. 7, R-h), flooded ``γ`` hops and delivered after
 ``d(u, v)`` rounds (:mod:`fedpriv.algorithms.networks.flooding`). Byzantine senders replace their
@@ -8,21 +8,21 @@ reward by a draw of Q with probability ``contamination.rate`` (Huber, corruption
 the source; :class:`fedpriv.algorithms.coop.robust.Contamination`). Each round, for each arm::
 
     n_k = ⌊|S_k|/2⌋, δ_t = t^-a (a = confidence_exponent, R-l; t >= 2)
-    undefined_k : τ(n_k, ε_c, δ_t) >= 1/2        (too few samples, §2.5 [D])
+    undefined_k : τ(n_k, ε_c, δ_t) >= 1/2        (too few samples; fedpriv's derivation)
     if some arm is undefined: pull the undefined arm with the fewest samples
-                               (forced exploration; the paper is silent, E19 [D])
+                               (forced exploration; the paper is silent)
     else: pull argmax_k TrimmedMean(S_k) + σ (c1 sqrt(ε_c) + c2 sqrt(ln(1/δ_t)/n_k))
 
 ``ε_c`` here is the *assumed* contamination (``assumed_contamination``, in [0, 1/4);
 default the true rate) and applies to all samples, the agent's own included (the
-paper's conservative assumption, §1.5). Samples are split into halves in arrival order
+paper's conservative assumption, §4). Samples are split into halves in arrival order
 ("alternate", :mod:`fedpriv.algorithms.coop.robust`); within a round the agent's own sample of the
 previous round comes first, then received samples by (creation round, sender).
 
 Every Q has finite support, so each (trial, agent, arm, half) multiset is a count
 vector over a sorted alphabet ({0, 1}, the table's override values and Q's support)
 and :func:`fedpriv.algorithms.coop.robust.histogram_trimmed_mean` evaluates the exact estimator
-for every cell each round (no re-sorting; byzantine.md §2.6 cost note).
+for every cell each round (no re-sorting; fedpriv's implementation choice).
 
 No privacy is claimed: raw rewards are broadcast, so the accountant holds one
 ``NonPrivate`` per stream (ε = ∞).
@@ -295,7 +295,7 @@ def _receipt_routing(
 
     Every agent sends every round, so the routing is static: the receipts of round t
     are the messages created at t - d(u, v) for every pair within γ hops. Entries are
-    ordered by creation round, then sender (byzantine.md §2.6 arrival order); the latest
+    ordered by creation round, then sender (fedpriv's arrival order); the latest
     ``max_delay`` rounds of (arm, value) sent live in a ring of ``n_slots`` slots.
     """
     N = B * M

@@ -3,35 +3,35 @@
 M agents on a connected graph G face the same K-armed bandit; each round every agent
 pulls one arm, then creates a message that floods ``γ`` hops (:mod:`fedpriv.algorithms.networks.flooding`)
 and reaches ``v`` after ``d(u, v)`` rounds. Every formula of the paper was lost in the
-available text; this module implements the reconstruction of
-``reference/byzantine.md`` and names the slot and confidence of each choice.
+available text; this module implements fedpriv's reconstruction
+from the surviving prose and names the slot and confidence of each choice.
 
-Private Multi-Agent UCB (Alg. 1 + 2, byzantine.md §2.3–2.4)
+Private Multi-Agent UCB (Alg. 1 + 2, AAMAS 2020 §3.2–3.3)
 -----------------------------------------------------------
 * Message ``q_t^v = ⟨v, t, μ̃^v, count^v⟩`` (eq. 6, R-h). ``μ̃_k^v`` is the agent's last
   noisy mean of arm k, released when its own count reaches a multiple of
   ``f = ⌈1/ε⌉`` (R-m) with ``Lap(b(n))``: ``b(n) = n^-(1-ϑ/2)`` (``rule="decaying"``,
   R-m) or ``1/(n ε)`` (``"fixed"``, R-l); one fresh draw per release, re-sent unchanged
-  until the next (re-sending is post-processing, §3.5 item 1).
+  until the next (re-sending is post-processing).
 * ``count_field`` (ambiguity A2): ``"release"`` sends ``ñ`` (count at the last release,
   default), ``"current"`` the current raw count.
 * Group estimate (eq. 13, R-m): ``μ̂_k = Σ_u w_k^u μ̃_k^u / N_k`` over the latest
   message of each ``u`` within γ hops, ``N_k = Σ_u w_k^u``. ``own_term`` (A1): ``"noisy"``
   (default) uses the agent's own released message; ``"raw"`` (the paper's §3.3 prose)
   uses its raw sum and count. Raw makes its actions, hence the counts it broadcasts,
-  depend on un-noised rewards (E4): the accountant is charged ``events.NonPrivate``
+  depend on un-noised rewards: the accountant is charged ``events.NonPrivate``
   for every stream and reports ε = ∞.
 * Policy (R-m): round-robin for the first ``K f`` rounds, then
   ``argmax μ̂_k + sqrt(2 ln t / N_k)`` (``+inf`` where ``N_k = 0``), ties uniform.
 
-Non-private cooperative UCB ("the non-private version", §5.2, E15): the same protocol
+Non-private cooperative UCB ("the non-private version", §5, never defined there): the same protocol
 with raw means and raw counts sent every round (``f = 1``, no noise; charged as
 ``NonPrivate``). Byzantine-Proof Multi-Agent UCB lives in :mod:`fedpriv.algorithms.coop.byzantine`.
 
 Privacy accounting: one :class:`~privacy.Accountant` with disjoint levels ``(trial,
 agent, arm)`` — one reward belongs to one agent-arm stream, so agents and arms compose
-in parallel (§3.5 items 2–3) and per-agent guarantees are ``where={"agent": v}``
-queries; the releases of one stream compose sequentially (item 1) inside the
+in parallel (fedpriv's derivation) and per-agent guarantees are ``where={"agent": v}``
+queries; the releases of one stream compose sequentially inside the
 :class:`privacy.IntervalRelease` event charged for it (ledger: one row per draw).
 Forwarding, re-sending a cached mean and the receivers' decisions are post-processing
 (items 4–5).
@@ -226,7 +226,7 @@ def _simulate(
     elif own_term == "raw":
         accountant.spend_many(events.NonPrivate(
             reason="own raw mean drives the agent's actions and its un-noised counts are "
-                   "broadcast (byzantine.md A1 = raw, E4)"), keys=every)
+                   "broadcast (own term raw, as §3.3's prose reads)"), keys=every)
     loop = CoopLoop(schedule=schedule, table=table, n_trials=B, n_agents=M, n_arms=K,
                     horizon=T, interval=f, mechanism=mechanism, policy=policy,
                     own_term=own_term, count_field=count_field, record=record)
@@ -352,10 +352,10 @@ def run_coop_ucb_nonprivate(
 ) -> CoopRun:
     """Non-private cooperative UCB: raw means and counts flooded every round.
 
-    The paper never defines "the non-private version" (E15). Default (``interval=1``,
+    The paper never defines "the non-private version" (§5). Default (``interval=1``,
     raw own term, current count): every message carries the agent's current raw
-    means and counts, i.e. the authors' MP-UCB with the empirical mean (byzantine.md
-    §2.7). ``interval=f`` with ``own_term="noisy"`` and ``count_field="release"`` is
+    means and counts, i.e. the authors' MP-UCB with the empirical mean (public
+    code, abhimanyudubey/bandits). ``interval=f`` with ``own_term="noisy"`` and ``count_field="release"`` is
     the literal "Alg. 1 + 2 with the noise removed" (means refreshed every ``f`` own
     pulls, round-robin for ``K f`` rounds). The accountant holds one ``NonPrivate``
     per stream (ε = ∞). Other parameters, returns and errors as

@@ -1,9 +1,9 @@
 """Huber ε-contamination and the split-sample trimmed mean (Dubey & Pentland, AAMAS 2020, §4).
 
-The AAMAS text lost every formula; this module implements the reconstruction of
-byzantine.md §2.5 [R-m] (Prasad, Balakrishnan & Ravikumar 2019, univariate robust
+The AAMAS text lost every formula; this module implements fedpriv's reconstruction of
+§4.1's Robust Trimmed Estimator, eq. 8 [R-m] (Prasad, Balakrishnan & Ravikumar 2019, univariate robust
 mean). The contamination rate is called ``contamination`` (the paper's ε; ``epsilon``
-is reserved for privacy, byzantine.md E23).
+is reserved for privacy; the paper uses ε for both).
 
 Trimmed mean of ``2n`` samples, contamination ``ε_c``, confidence ``δ`` [R-m]::
 
@@ -14,11 +14,11 @@ Trimmed mean of ``2n`` samples, contamination ``ε_c``, confidence ``δ`` [R-m]:
       or the mean of Z2 ∩ Î                            (normalization "inside", RUME)
 
 Resolved choices (ours, documented): ``m = ⌈n(1 - τ)⌉`` points ("an interval
-containing n(1 - τ) points", so at least that many; the report's sketch writes
+containing n(1 - τ) points", so at least that many; the RUME reference code writes
 ``[z(i), z(i+m)]`` with ``⌊n(1 - τ)⌋``); ties between equally short intervals go to
 the lowest one. The split ``"alternate"`` puts samples 0, 2, 4, ... (arrival order) in
-Z1 and 1, 3, 5, ... in Z2, so the halves grow one sample at a time (report: split by
-arrival order); ``"halves"`` is the report's sketch (first n, next n).
+Z1 and 1, 3, 5, ... in Z2, so the halves grow one sample at a time (split by arrival
+order, fedpriv's reading of §4.1's two halves); ``"halves"`` is the RUME code's split (first n, next n).
 
 Confidence width (Thm 4.1, R-m; constants U): ``σ (c1 sqrt(ε_c) + c2 sqrt(ln(1/δ)/n))``.
 Defaults ``c1 = 4, c2 = 2`` with ``σ = 1/2`` are our choice for rewards in [0, 1]:
@@ -67,7 +67,7 @@ def check_contamination(value: object, name: str = "contamination") -> float:
     ------
     ValueError
         If the value is outside [0, 1/4): with ε_c >= 1/4, ``τ >= 2 ε_c >= 1/2``
-        and no interval is trimmed (byzantine.md §2.5 [D], E13).
+        and no interval is trimmed (fedpriv's derivation; contrary to §4.2's remark on overestimating ε).
 
     Examples
     --------
@@ -376,12 +376,12 @@ def _histogram_trimmed_mean(
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Contamination:
-    """Huber ε-contamination of the rewards that byzantine agents send (§1.5, eq. 7).
+    """Huber ε-contamination of the rewards that byzantine agents send (§4, eq. 7).
 
     With probability ``rate`` a byzantine agent's message carries a draw of ``Q``
     instead of its reward (independently per message, corruption at the source
-    only; byzantine.md §1.5 [V]). Byzantine agents choose arms honestly, use their
-    true rewards themselves, and count in the group regret (our choices: §1.5 (ii)).
+    only, §4: 'any corruption occurs only at the source'). Byzantine agents choose arms honestly, use their
+    true rewards themselves, and count in the group regret (our choices; §4 leaves them open).
 
     Parameters
     ----------
@@ -390,8 +390,8 @@ class Contamination:
     kind : {"point", "uniform", "shift", "complement", "adversarial"}
         ``point``: Q = δ_value. ``uniform``: uniform on ``n_levels`` equally spaced
         points of ``[low, high]``. ``shift``: the true reward plus ``value``.
-        ``complement``: Bernoulli(1 - μ_k) (report §5.7). ``adversarial``: 1 for every
-        arm except the best, 0 for the best (inside [0, 1], so never trimmable, E18).
+        ``complement``: Bernoulli(1 - μ_k) (our choice). ``adversarial``: 1 for every
+        arm except the best, 0 for the best (inside [0, 1], so never trimmable).
     byzantine : tuple of int or None
         Byzantine agents; ``None`` means all (the algorithm's conservative model).
     value, low, high : float

@@ -16,7 +16,7 @@ References
 ----------
 .. [1] Z. Zhu, J. Zhu, J. Liu, Y. Liu, "Federated Bandit: A Gossiping Approach",
    Proc. ACM Meas. Anal. Comput. Syst. 5(1), 2021, Sections 2 (model) and 5
-   (synthetic experiments); see gossip.md Sections 1.1 and 5.
+   (synthetic experiments, Section 5.1).
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ class HeterogeneousBandit(GlobalArmsMixin):
         ``"gaussian"``: X_{i,k}(t) = mu_{i,k} + noise_stddev * N(0, 1), unbounded
         support; this is the paper's synthetic experiment ("zero-mean Gaussian noise
         with variance 1 is added to each observation", Section 5), which violates
-        its own [0, 1] support assumption (gossip.md Section 3.4 item 4).
+        its own [0, 1] support assumption (Section 2).
     noise_stddev : float, default 1.0
         Standard deviation of the Gaussian noise, in reward units, > 0. Validated
         but unused for ``"bernoulli"``.
@@ -281,8 +281,8 @@ def paper_synthetic_bandit(
 
     The paper says mu_{i,k} "is generated randomly in [0, 1]" and "the rank of arms
     from each agent's perspective is different", without the distribution or a
-    precise rule. This function presumes i.i.d. ``U[0, 1)`` means (gossip.md
-    Section 5) and redraws the whole (n_agents, n_arms) matrix until **both**
+    precise rule. This function presumes i.i.d. ``U[0, 1)`` means (Section
+    5.1 is silent on the distribution) and redraws the whole (n_agents, n_arms) matrix until **both**
 
     1. the agents' rankings of the arms (``argsort`` of each row, descending) are
        pairwise distinct, which is the literal reading of the quoted sentence; and
@@ -325,8 +325,7 @@ def paper_synthetic_bandit(
 
     References
     ----------
-    .. [1] Zhu et al. (2021), Section 5, "Synthetic data"; gossip.md Sections 5 and
-       8 item 8 (whether to redraw the means per trial is the caller's choice).
+    .. [1] Zhu et al. (2021), Section 5, "Synthetic data" (Section 5.1; whether to redraw the means per trial is the caller's choice).
 
     Examples
     --------

@@ -5,7 +5,7 @@ et al. (2014) into a 3-agent, 5-arm Bernoulli bandit: the arm is the medication
 group given at a steady dosage, the reward is 1 when the patient was readmitted
 after more than 30 days, and the records are split between three hospitals. The
 paper's preprocessing is in supplementary material that is not available, so every
-rule it leaves open is decided here (gossip.md Section 5.1 and Section 8 item 9):
+rule it leaves open is decided here (paper's Section 5.2 is silent on them):
 
 Arms (0-indexed; the paper numbers them 1 to 5)
     0. steady insulin;
@@ -400,7 +400,7 @@ def hospital_bandit(
 
     References
     ----------
-    .. [1] Zhu et al. (2021), Section 5, "Real data"; gossip.md Section 5.1.
+    .. [1] Zhu et al. (2021), Section 5, "Real data" (Section 5.2, Fig. 2(c)).
     """
     n_agents = check_int_at_least("n_agents", n_agents, 1)
     if split not in SPLITS:

@@ -423,7 +423,7 @@ def _describe_bad(values: pd.Series, bad: pd.Series, allowed: str) -> str:
 def assign_arms(data: pd.DataFrame) -> np.ndarray:
     """Map each encounter to its arm, or to an exclusion code.
 
-    The rules (module docstring; Zhu et al. Section 5, gossip.md Section 5.1): a
+    The rules (module docstring; Zhu et al. Section 5.2): a
     record with any Up/Down dosage gets :data:`EXCLUDED_DOSE_CHANGE`; otherwise the
     arm groups of its steady drugs (:data:`ARM_MEDICATIONS`, tolazamide in arm 3)
     decide: none is arm 4, exactly one group is that group's arm, several groups is

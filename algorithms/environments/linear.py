@@ -1,17 +1,17 @@
 """The federated linear contextual bandit of FedUCB's experiments (Dubey & Pentland 2020).
 
 M agents each receive, at every round t, a decision set of K actions ``x ∈ ℝ^d`` and
-earn ``y = ⟨x, θ*⟩ + η`` for the action they pick (feducb.md §1.2). The experiments
-(§4.4 of the paper, feducb.md §5.1) fix ``L = S = 1``, draw θ* in the unit ball and
+earn ``y = ⟨x, θ*⟩ + η`` for the action they pick (FedUCB §3). The experiments
+(§4.4 of the paper) fix ``L = S = 1``, draw θ* in the unit ball and
 K actions per (agent, round): ``K - 1`` with ``⟨x, θ*⟩ ∈ [0.5, 0.6]`` and the best
 with ``⟨x, θ*⟩ ∈ [0.7, 0.8]`` (gap ≥ 0.1). Rewards are ``Ber(⟨x, θ*⟩)`` in the
 NeurIPS text [P] and ``Beta(⟨x, θ*⟩, 1 - ⟨x, θ*⟩)`` in the full text [H]; both have
 mean ``⟨x, θ*⟩`` and lie in [0, 1] (B = 1).
 
-Choices the paper leaves open (feducb.md §5.1 "Unspecified", resolved here)
+Choices the paper leaves open (§4.4 does not state them; resolved here)
 --------------------------------------------------------------------------
 * θ* is drawn uniformly on the sphere of radius ``S`` (``bound_theta``), once per
-  trial: the best band needs ``L ‖θ*‖ >= 0.8`` (§5.1 [my analysis]), so θ* cannot be
+  trial: the best band needs ``L ‖θ*‖ >= 0.8`` (fedpriv's derivation), so θ* cannot be
   uniform in the ball. A user may pass ``theta`` to fix it across trials.
 * An action with target value ``c`` is ``x = c θ*/‖θ*‖² + r w``: ``w`` is a uniform
   unit direction orthogonal to θ* (``d - 1`` standard normals in an orthonormal basis

@@ -19,7 +19,7 @@ Variants (the ``algorithm`` name of :class:`FedUCBRun`)
 ``feducb-nonprivate`` H = λI and no noise (the paper's dashed curves, Fig. 1B); the
                       raw statistics are charged as ``events.NonPrivate``.
 
-Readings of Alg. 1's defects (feducb.md §2.2 "Defects", recommended reading)
+Readings of Alg. 1's defects (lines 10–24; fedpriv's reading)
 ---------------------------------------------------------------------------
 1. The resets of line 24 (``Δt ← 0, U ← 0, ū ← 0``) belong to the **sync branch**
    and apply to every agent; ``U ← 0`` as in [P] (the regulariser lives in S).
@@ -43,7 +43,7 @@ controller and are charged as ``events.NonPrivate`` (channel ``"sync-timing"``),
 the end-to-end ε is ∞ and :meth:`FedUCBRun.accountant_epsilon` reports the
 Privatizer channel (Prop. 3's scope) separately. Not charged and not covered: an
 agent's use of its own raw data between syncs, which can change its later leaves
-(feducb.md §3.6 item 12).
+(Alg. 1 line 4; cf. Remark 3).
 
 Finding: with the paper's calibration the ``2MΛ I`` shift inside the test dominates
 the data, so the sync times depend on the data only through a term of relative
@@ -98,7 +98,7 @@ ON_CAPACITY = ("raise", "stop")
 #: Reason of the NonPrivate charge of the adaptive algorithm's sync requests.
 SYNC_TIMING_REASON = (
     "sync requests: Alg. 1 line 12's log-det test on each agent's raw local Gram "
-    "matrix decides when the controller synchronises (feducb.md §3.6 item 11)"
+    "matrix decides when the controller synchronises (Alg. 1 lines 12-16)"
 )
 _VERSION_OF_BETA = {"H": "full", "P": "neurips", "tuned": "full"}
 
@@ -358,7 +358,7 @@ def run_feducb_fixed(
     What the accountant's ε still assumes: the per-record bound is for a Privatizer
     input stream that differs in one record. Between syncs an agent acts on its own
     raw data (Alg. 1 line 4), so one changed ``(x, y)`` can change that agent's later
-    actions and hence later leaves (feducb.md §3.6 item 12, adaptivity/own-data use).
+    actions and hence later leaves (adaptivity; cf. Remark 3's O(t) message sensitivity).
     That effect is not a release and is not charged; it is left to end-to-end audits.
     Parameters as in :func:`run_feducb`, with ``sync_every`` (``B`` >= 1) instead of a
     threshold.

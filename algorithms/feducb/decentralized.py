@@ -2,13 +2,13 @@
 
 M agents on a connected graph G play the federated linear bandit of
 :mod:`fedpriv.algorithms.environments.linear` without a controller. A message lives γ hops and moves
-one hop per round (the LOCAL protocol, feducb.md §1.4), so a message of ``u`` created
+one hop per round (the LOCAL protocol, §4.2), so a message of ``u`` created
 at round ``t0`` reaches ``v`` at ``t0 + d(u, v)`` iff ``1 <= d(u, v) <= γ``. Agents
 exchange synchronisation data only inside the cliques of a clique cover of the power
 graph G_γ (edge iff ``d <= γ``), and keep γ parameter sets used round-robin.
 
 Round ``t`` (0-based; the paper's ``t + 1``) for every agent ``i``, with set
-``g = t mod γ`` (the paper's ``g = ((t'-1) mod γ) + 1``, feducb.md §2.5 item 1):
+``g = t mod γ`` (Alg. 3 line 4's ``t' mod γ``, read as ``((t'-1) mod γ) + 1 ∈ [γ]``):
 
 1. messages in flight move one hop; those arriving are "received at time t";
 2. act optimistically on ``V = S_g + U_g``, ``ũ = s_g + ū_g`` (Alg. 1 lines 4–10);
@@ -20,7 +20,7 @@ Round ``t`` (0-based; the paper's ``t + 1``) for every agent ``i``, with set
    release; a release ``(Û, û)`` of peer ``j`` replaces the stored latest release of
    ``j`` for set ``g'``.
 
-Readings of Alg. 3 (feducb.md §2.5 "Ambiguities"; numbers are that list's items)
+Readings of Alg. 3 (fedpriv's; the numbers are stable labels of the readings)
 ----------------------------------------------------------------------------------
 * (2, 3) **Per-peer latest-release storage.** Each release is a peer's noisy
   *cumulative* statistic, so agent ``i`` stores the latest accepted release of each
@@ -51,13 +51,13 @@ Readings of Alg. 3 (feducb.md §2.5 "Ambiguities"; numbers are that list's items
 
 Privacy (Remark 5, 6 and "Discussion")
 --------------------------------------
-**One Privatizer per (agent, set)** (feducb.md §2.5: "maintain γ partial sums"), each
+**One Privatizer per (agent, set)** (Remark 5: "maintain γ partial sums"), each
 of depth ``m = 1 + ⌈log2 ⌈T/γ⌉⌉`` and calibrated by
 :func:`fedpriv.privacy.matrix_tree.privatizer_calibration` with ``n = ⌈T/γ⌉`` (the extra,
 unexplained ``log γ`` of Remark 6 in Λ and κ is a utility term and is not modelled).
 A record ``(x_{i,t}, y_{i,t})`` enters only tree ``(i, t mod γ)``, so the accountant
 declares ``subset`` a disjoint level and composes the γ trees of an agent in
-**parallel** (feducb.md §2.5 [my analysis]; the paper's ``log γ`` surcharge is then
+**parallel** (fedpriv's derivation: the γ sets' rounds are disjoint; the paper's ``log γ`` surcharge is then
 conservative). With ``respond="receipt"`` a tree can receive more leaves than
 ``⌈T/γ⌉``; its capacity is enforced (``on_capacity``). As in centralized FedUCB, the
 request decisions depend on raw data and are charged as ``events.NonPrivate``
@@ -81,7 +81,7 @@ data). Each tree receives exactly ``n = max(1, ⌊T/B⌋)`` leaves, known a prio
 function of ``(B, T)`` and the graph only, so no sync-timing channel is charged; the
 Privatizer's releases are the only data-dependent messages. As in the centralized
 fixed schedule, an agent's use of its own raw data between releases (which can
-change its later leaves, feducb.md §3.6 item 12) is not a release and is not charged.
+change its later leaves, Alg. 1 line 4; cf. Remark 3) is not a release and is not charged.
 
 Code: :func:`run_feducb_decentralized` validates (``_check_setup``), calibrates
 (``_calibrate``) and plays the rounds with

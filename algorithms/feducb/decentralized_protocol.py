@@ -37,7 +37,7 @@ _CAUSE_REQUEST, _CAUSE_SCHEDULE = 1, 2
 #: Reason of the NonPrivate charge of the raw-data request decisions.
 SYNC_TIMING_REASON = (
     "sync requests: Alg. 3 line 6's log-det test on each agent's raw local Gram "
-    "matrix decides when Synchronize(i, g, t) is broadcast (feducb.md §3.6 item 11)"
+    "matrix decides when Synchronize(i, g, t) is broadcast (Alg. 3 lines 6-10)"
 )
 
 

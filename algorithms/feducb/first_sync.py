@@ -15,7 +15,7 @@ first sync time depends on.
 
 What this releases: the controller's first observation, the round of the first sync
 request, which :func:`~fedpriv.algorithms.feducb.centralized.run_feducb`'s accountant
-charges as ``events.NonPrivate`` (``SYNC_TIMING_REASON``; feducb.md §3.6 item 11).
+charges as ``events.NonPrivate`` (``SYNC_TIMING_REASON``; Alg. 1 line 12).
 No Privatizer is opened and no noise is drawn.
 """
 

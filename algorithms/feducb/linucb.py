@@ -1,7 +1,7 @@
 """LinUCB / OFUL baselines for FedUCB's federated linear bandit, vectorized over trials.
 
 Three references for Dubey & Pentland (NeurIPS 2020); none is run in the paper
-(feducb.md §5.4 and §7.5 item 13 "recommended additions"):
+(§4.4 compares FedUCB only with its non-private version; fedpriv's additions):
 
 ``linucb``
     Every agent runs its own non-private OFUL (Abbasi-Yadkori, Pál & Szepesvári

@@ -2,7 +2,7 @@
 
 The power graph ``G_γ`` (edge iff ``1 <= d_G(u, v) <= γ``) and its clique cover:
 agents exchange synchronisation data only inside a clique, and the regret bound
-carries the clique-cover number ``χ̄(G_γ)`` (feducb.md §1.4 and §4.5). Also the table
+carries the clique-cover number ``χ̄(G_γ)`` (§4.2, Theorem 2 / Theorem 4). Also the table
 of releases (per-peer storage is by release id) and the transcript of what every
 agent saw, used by :mod:`fedpriv.algorithms.feducb.decentralized`.
 """

@@ -1,7 +1,7 @@
 """FedUCB's synchronisation threshold, communication bound and exploration radius β.
 
 Formulas of Dubey & Pentland (NeurIPS 2020), with ``X = ρ_max/ρ_min + T L²/(d ρ_min)``
-(natural logs; feducb.md §2.3 and §4.2):
+(natural logs; Prop. 1, Prop. 2 and Theorem 1):
 
 * Theorem 1's threshold ``D = 2 T d (log X + 1)^{-1}`` (:func:`recommended_threshold`);
 * Prop. 1 / 5: ``n <= 2 sqrt((d T / D) log X) + 4`` sync rounds
@@ -9,7 +9,7 @@ Formulas of Dubey & Pentland (NeurIPS 2020), with ``X = ρ_max/ρ_min + T L²/(d
 * Prop. 2: ``β = σ sqrt(2 log(2/α) + log det V - d log(M ρ_min)) + privacy terms``
   (:func:`exploration_radius`).
 
-Communication regimes (Remark 1, Exp. 2; feducb.md §2.3 and §6.4): the number of
+Communication regimes (Remark 1, §4.4 Experiment 2): the number of
 sync *rounds* ``n`` targeted is ``⌈M ln T⌉`` ("MlogT"), ``⌈M^1.5⌉`` ("M1.5") or ``T``
 ("MT", sync every round, ``D = 0``), capped at ``T`` (:func:`syncs_for_order`). The
 threshold that guarantees at most ``n`` syncs is Prop. 1 inverted; Prop. 1 is an upper
@@ -197,8 +197,8 @@ def exploration_radius(
         α in (0, 1).
     literal_d_factor : bool
         Both texts print ``d log det V``; the self-normalised bound they cite
-        (Abbasi-Yadkori et al. 2011, Thm. 1) has ``log det V`` (feducb.md §4.2
-        "Issue"). False (default) uses the corrected term, True the printed one.
+        (Abbasi-Yadkori et al. 2011, Thm. 1) has ``log det V`` (fedpriv's reading
+        of Prop. 2 / Prop. 6). False (default) uses the corrected term, True the printed one.
 
     Returns
     -------

@@ -7,18 +7,18 @@ over one uniformly drawn edge per round (eq. 9, gradient tracking). Fed_UCB repl
 each agent's sample mean by a noisy mean from a per-(agent, arm) binary-tree counter
 with Laplace node noise (Algorithms 2–4), released through :mod:`privacy`.
 
-Resolved ambiguities (source in brackets; gossip.md is the reference report)
+Resolved ambiguities (the paper passage in brackets)
 ---------------------------------------------------------------------------
 * Eq. (1) as printed takes ``max{n_i(t), ñ_i(t)}``; Lemma 1 and Alg. 4 line 5 take
   the neighbors' ñ_j(t). We take ``max{n_i(t), ñ_j(t) : j ∈ N_i}`` (the neighbors'
-  values of the previous round, double-buffered) [gossip.md §2.1].
+  values of the previous round, double-buffered) [Alg. 1 line 5, Lemma 1].
 * Line 6 tests ``n_{i,k}(t) < ñ_{i,k}(t) - N`` with ñ(t), the value *before* line 5's
   update, as printed [Alg. 1 lines 5–6]. ``n`` in lines 5, 6 and the radius is the
   pre-pull count [Alg. 1 line 4].
 * The argmax of line 10 is taken after the loop over arms; ties and the uniform pick
-  from 𝒜_i use one uniform draw per (agent, round) from the POLICY stream [§2.2 (a, d)].
+  from 𝒜_i use one uniform draw per (agent, round) from the POLICY stream [fedpriv].
 * The initial pull's reward X(0) is part of the mean's numerator [eq. 2 vs init].
-* ``log`` is natural in the confidence radii (eq. 11, 12) [§8 item 1]; the tree's
+* ``log`` is natural in the confidence radii (eq. 11, 12) [fedpriv; the base is unstated]; the tree's
   log base is the calibration's (see :mod:`fedpriv.privacy.calibration`).
 * Fed_UCB's noisy prefix sum is ``raw running sum + sum of memoised node noises``,
   equal to Alg. 3's sum of noisy partial sums (fewer float additions).

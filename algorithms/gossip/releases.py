@@ -44,8 +44,8 @@ def open_fed_ucb_releases(
         The environment's declared reward support (``None``: unbounded). In paper
         mode rewards enter the tree unclipped, so if the support is not inside
         [0, 1] the tree's sensitivity of 1 does not hold and no finite ε does: the
-        stream cells are then also charged ``events.NonPrivate`` (gossip.md §3.4
-        item 4). The decision uses the declared support, never the realised data.
+        stream cells are then also charged ``events.NonPrivate`` (§2 assumes
+        [0, 1]; §5.1 adds N(0, 1) noise). The decision uses the declared support, never the realised data.
 
     Returns
     -------
@@ -90,7 +90,7 @@ def open_fed_ucb_releases(
     ):
         raw_release(
             np.zeros((B, N, M)), accountant=accountant, keys={**keys, "phase": _PHASE_STREAM},
-            reason="rewards outside the declared [0, 1] fed unclipped (gossip.md §3.4 item 4)",
+            reason="rewards outside the declared [0, 1] fed unclipped (Zhu et al. §2 assumes [0, 1])",
         )
     counter = LaplaceTreeCounter(
         stream_shape=(B, N, M), horizon=horizon, scale=scale, accountant=accountant,

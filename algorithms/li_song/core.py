@@ -20,22 +20,22 @@ pseudo-regret, are exactly those of a round-by-round run that pulls the arms
 round-robin (arm order ascending). Only regret *curves* inside an exploration epoch are
 linear interpolations between phase ends (exact at every multiple of ``|I|`` slots).
 
-Resolved ambiguities (li_song.md; source in brackets)
+Resolved ambiguities (paper passage in brackets)
 ----------------------------------------------------
-* ``log`` is natural in ``S(r)`` and ``C(r)`` [E31]. ``S(r)`` is rounded up, and kept
-  strictly increasing: ``S(r) = max(⌈S_real(r)⌉, S(r-1) + 1)`` [§2.10 item 1]; ``C(r)``
+* ``log`` is natural in ``S(r)`` and ``C(r)`` [Alg. 1 lines 4–5; base unstated]. ``S(r)`` is rounded up, and kept
+  strictly increasing: ``S(r) = max(⌈S_real(r)⌉, S(r-1) + 1)`` [fedpriv, Alg. 1 line 4]; ``C(r)``
   uses the realised integer ``S(r)``.
 * A horizon hit inside an exploration epoch truncates it (round-robin pulls) and nothing
   is released for it: a release of fewer than ``n_r`` rewards would have sensitivity
-  ``1/n_actual`` (P5) [§2.10 item 3].
+  ``1/n_actual`` [fedpriv; the proof of Theorem 1 assumes a full epoch].
 * Exploitation (DDP/HDP ``t_delay`` slots) pulls, per agent, the arm of ``I^{(r-1)}``
   with the largest *raw* cumulative exploration mean (literal reading of "local
-  empirical best arm", §2.4), lowest index on ties; its rewards are never folded into
-  x̂ [§2.4 impl], so they are never read and consume no table entries (the table is
+  empirical best arm", Alg. 2 line 3, Alg. 5 line 11), lowest index on ties; its rewards are never folded into
+  x̂ [fedpriv], so they are never read and consume no table entries (the table is
   indexed by exploration pulls). The action is a raw-data output outside Definition 1:
-  it is charged as ``events.NonPrivate`` under ``channel="action"`` (P7).
+  it is charged as ``events.NonPrivate`` under ``channel="action"``.
 * If rounds run out with ``|I| > 1`` (round-limited variants), every agent commits to the
-  arm of ``I`` with the largest last aggregate [§2.10 item 4].
+  arm of ``I`` with the largest last aggregate [fedpriv].
 * Regret is pseudo-regret with the *global* gaps ``max_k μ_k - μ_k``, summed over agents
   (Eq. 1 with μ_1 the global best; during local exploitation a globally worse arm costs
   its global gap, as in Corollary 3's proof). ``regret_eq1`` also gives Eq. (1) with
@@ -73,7 +73,7 @@ def epoch_gap(r: int, *, schedule: str, gap: float | None = None,
 
     ``"halving"``: ``2^{-r}`` (Alg. 1 line 3); ``"paper"``: ``Δ^{r/R}`` (§IV-B);
     ``"corrected"``: ``(Δ/2)^{r/R}``, which makes ``Δ̃_R <= Δ/2`` so that an arm with gap
-    ``Δ`` is eliminated within ``R`` rounds (li_song.md T2-c / E8).
+    ``Δ`` is eliminated within ``R`` rounds (fedpriv's fix: Theorem 2's proof, Step 2, needs ``Δ̃_R <= Δ/2``).
 
     Examples
     --------

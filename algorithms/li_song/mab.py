@@ -1,7 +1,7 @@
 """Li & Song's private federated MAB: CDP-MAB, CE-CDP-MAB, DDP-MAB, HDP-MAB, Single-MAB.
 
 W. Li and L. Song, "Privacy-Preserving Communication-Efficient Federated Multi-Armed
-Bandits", IEEE JSAC 40(3), 2022 (arXiv:2111.01570); li_song.md is the reference report.
+Bandits", IEEE JSAC 40(3), 2022 (arXiv:2111.01570).
 All algorithms share the epoch engine of :mod:`fedpriv.algorithms.li_song.core` (bulk epochs read
 from the counter-based reward table; see its docstring for the resolved ambiguities)
 and differ in who averages the uploaded noisy means ȳ, how long a round takes and what
@@ -12,22 +12,22 @@ it costs:
     link), which averages over the ``M`` agents and broadcasts the active set. With
     ``participation_rate = p < 1`` and/or ``n_rounds = R`` it is the communication-
     constrained variant of §IV-B (``"ce-cdp-mab"``): ``N = ⌈pM⌉`` uploaders drawn
-    uniformly without replacement, fresh each round [§2.10 item 10]; ``S^p``, ``C^p`` and
-    the noise use ``N``; every agent still explores and updates ȳ [§2.2 impl];
-    ``Δ̃_r = Δ^{r/R}`` (``schedule="paper"``) or ``(Δ/2)^{r/R}`` (``"corrected"``, T2-c).
+    uniformly without replacement, fresh each round [fedpriv]; ``S^p``, ``C^p`` and
+    the noise use ``N``; every agent still explores and updates ȳ [fedpriv];
+    ``Δ̃_r = Δ^{r/R}`` (``schedule="paper"``) or ``(Δ/2)^{r/R}`` (``"corrected"``, Theorem 2's proof, Step 2).
 ``run_ddp_mab``
     Alg. 3: after each epoch GIS (Alg. 2, :func:`fedpriv.algorithms.li_song.network.simulate_gis`)
-    gives every agent every ȳ_j (Alg. 3 line 9 writes ŷ; the text's ȳ is used, E12);
+    gives every agent every ȳ_j (Alg. 3 line 9 writes ŷ; the text's ȳ is used);
     each agent averages them in label order (so all agents hold the same aggregate and
     active set) while exploiting its local best arm for ``t_delay`` slots.
 ``run_hdp_mab``
     Alg. 5: agents send ȳ_i to their component's sink (SAC, shortest paths); sinks
     average and upload to the server, which averages the ``Q`` sink means
     (``aggregation="unweighted"``, Alg. 5 line 14) or weights them by ``M_q / M``
-    (``"weighted"``, the correction of E16) and broadcasts.
+    (``"weighted"``, fedpriv's correction) and broadcasts.
 ``run_single_mab``
     Each agent runs Alg. 1 alone (``M = 1``, same input ε, no communication), the
-    baseline of Fig. 8 (Remark 2) [§2.9].
+    baseline of Fig. 8 (Remark 2) [§VII-A].
 
 Privacy accounting
 ------------------
@@ -36,14 +36,14 @@ l1_sensitivity = 1/n_r)`` release charged to the cell ``(trial, agent, arm, epoc
 through :func:`privacy.laplace_release` (``D = M``, or ``N`` under partial participation).
 A reward sits in one cell and the noise is drawn once and reused in ȳ (Eq. 6), so the
 accountant composes the cells in parallel: the per-message guarantee, which is also the
-guarantee of the whole transcript of messages (li_song.md §3.3), is ``M ε`` (``N ε``) —
+guarantee of the whole transcript of messages (fedpriv's derivation; the paper is silent on composition), is ``M ε`` (``N ε``) —
 the level of Theorems 1–4 — never the input ε. Aggregates (server, GIS, sinks), active
 sets and broadcasts are post-processing and cost nothing: the master's average covers
 ``M`` agents' noisy means, but under ``replace_one_reward`` the agents hold disjoint
 records, so it is ``M ε``-DP as well (sequential composition over agents, giving
 ``M · M ε``, would apply only if one record could sit at every agent). Every noise draw of every
 agent is charged, including those of agents not selected in a round (their ŷ is revealed
-inside ȳ later; no amplification, P4). The exploitation actions of DDP/HDP are charged as
+inside ȳ later; no amplification; §IV-B). The exploitation actions of DDP/HDP are charged as
 ``events.NonPrivate`` under ``channel="action"``: query ``where={"channel": "message"}``
 for the paper's claim. At ``epsilon = inf`` the means are released raw (``NonPrivate``).
 """
@@ -94,7 +94,7 @@ def _choice(name: str, value: str, allowed: Sequence[str]) -> str:
 
 
 def minimum_gap(env: Any) -> float:
-    """Smallest non-zero global gap ``Δ`` of ``env`` (needed by ``Δ^{r/R}``, E9).
+    """Smallest non-zero global gap ``Δ`` of ``env`` (needed by ``Δ^{r/R}``; §IV-B never says where Δ comes from).
 
     Raises
     ------
@@ -233,7 +233,7 @@ def run_cdp_mab(env: Any, *, horizon: int, epsilon: float, n_trials: int = 1,
         ``R >= 1``: at most ``R`` rounds with ``Δ̃_r`` from ``schedule``; default: none
         (``Δ̃_r = 2^{-r}``).
     gap : float, optional
-        ``Δ`` in (0, 1) for ``Δ^{r/R}``; default the environment's minimum gap (E9).
+        ``Δ`` in (0, 1) for ``Δ^{r/R}``; default the environment's minimum gap (fedpriv's choice).
     schedule : {"paper", "corrected"}
         ``Δ^{r/R}`` or ``(Δ/2)^{r/R}`` (only with ``n_rounds``).
     c1 : float
@@ -305,7 +305,7 @@ def run_ddp_mab(env: Any, graph: nx.Graph, *, horizon: int, epsilon: float,
     cost_model : {"edges", "paths"}
         ``c2 d_G |E|`` per round (Theorem 3) or the DATA link-slots actually used.
     delay_convention : {"counter", "slots"}
-        ``t_delay = d_G - 1`` (Alg. 2's return value) or ``d_G`` (its pulls), E17/E34.
+        ``t_delay = d_G - 1`` (Alg. 2's return value) or ``d_G`` (its pulls, Alg. 2 line 3).
     Other parameters as in :func:`run_cdp_mab` (``p = 1``).
 
     Raises
@@ -373,10 +373,10 @@ def run_hdp_mab(env: Any, components: Sequence[nx.Graph], *, horizon: int, epsil
     cost_model : {"paths", "edges"}
         ``c2 sum sd(i, SA_q) + c1 Q`` (Theorem 4) or ``c2 sum |E_q| + c1 Q`` per round.
     aggregation : {"unweighted", "weighted"}
-        ``(1/Q) sum_q ȳ_q`` (Alg. 5 line 14) or ``sum_q (M_q/M) ȳ_q`` (E16).
+        ``(1/Q) sum_q ȳ_q`` (Alg. 5 line 14) or ``sum_q (M_q/M) ȳ_q`` (fedpriv's correction).
     delay_convention : {"slots", "counter"}
         ``t_delay = max_q radius(G_q)`` (Alg. 4 line 5, Theorem 4's proof; default) or
-        one less (Alg. 4 line 4's ``max sd - 1``), E17.
+        one less (Alg. 4 line 4's ``max sd - 1``).
     Other parameters as in :func:`run_ddp_mab`.
 
     Raises
@@ -456,8 +456,8 @@ def run_single_mab(env: Any, *, horizon: int, epsilon: float, n_trials: int = 1,
 
     Noise ``Lap(1/(ε n_r))`` (pure ε per release; ``epsilon = inf`` is the noise-free
     version). Regret uses the global gaps, so an agent whose local best arm is not the
-    global one has linear regret (§VII-A, heterogeneous rewards). Note li_song.md P9:
-    the width ``h(r)`` is too narrow for ``M = 1``.
+    global one has linear regret (§VII-A, heterogeneous rewards). Note (fedpriv's check of
+    Eq. 16 against App. A-A Fact 2): the width ``h(r)`` is too narrow for ``M = 1``.
 
     Raises
     ------

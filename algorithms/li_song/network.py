@@ -4,32 +4,32 @@ Everything here depends on the graph only, never on data, so it is computed once
 run and reused by every epoch (the handshake pattern of GIS and the SAC paths do not
 change between epochs; only the content of the DATA messages does).
 
-Resolved ambiguities (li_song.md is the reference report)
+Resolved ambiguities (the paper passage in brackets)
 ---------------------------------------------------------
 * GIS (Alg. 2) in synchronous slots ``n = 0, 1, ...``: an agent with new labels sends
   ``ADV(New_i)`` to every neighbour (including the one it heard them from, as
   written); a receiver handles the ADVs of a slot one at a time in neighbour-label
   order, answering each with ``REQ(g \\ l_i)`` if non-empty, and the DATA reply is
   added to ``l_i`` before the next ADV is handled. So a label is requested from one
-  neighbour only (the SPIN negotiation avoids implosion, §V-A2) [li_song.md §2.3].
+  neighbour only (the SPIN negotiation avoids implosion, §V-A2) [Alg. 2].
 * GIS returns the loop counter ``n`` of its last slot, ``d_G - 1`` (Alg. 2 lines
   11–12, proofs, Table I: zero extra regret on a complete graph), but the loop pulls
   an arm in each of its ``d_G`` slots. ``delay_convention="counter"`` (default) takes
-  ``d_G - 1`` exploitation slots, ``"slots"`` takes ``d_G`` [E17, E34].
+  ``d_G - 1`` exploitation slots, ``"slots"`` takes ``d_G`` [Alg. 2 lines 3 and 11–12, Table I].
 * Find-Sink-Agents (Alg. 4): the sink is a graph centre (smallest eccentricity, lowest
   label on ties); ``t_delay^q`` is the radius (line 5 and Theorem 4's proof: the
   ``"slots"`` convention, HDP-MAB's default), or the radius minus one under the
-  ``"counter"`` convention (line 4 writes ``max sd - 1``) [E17].
-* Link costs (Eq. 2) have two models [E30]: ``"paths"`` counts the links a message
+  ``"counter"`` convention (line 4 writes ``max sd - 1``) [Alg. 4].
+* Link costs (Eq. 2) have two models [Eq. 2; proofs of Theorems 3–4]: ``"paths"`` counts the links a message
   actually crosses (SAC: ``sum_i sd(i, SA_q)`` hops, Theorem 4's proof; GIS: the
   (slot, edge) pairs that carry a DATA message), ``"edges"`` counts every edge of the
   (component) graph in every slot used (GIS: ``d_G |E|``, Theorem 3's proof; SAC:
-  ``sum_q |E_q|``, the reading that matches the experiments' narrative, §5.3).
+  ``sum_q |E_q|``, the reading that matches the experiments' narrative, §VII-C).
   The downlink broadcast of the active set is not costed (the theorems count uploads
-  only; §2.10 item 11).
-* Table II case 2 sums to 110 agents [E27]; :data:`TABLE_II_CASES` rescales it to 100
+  only; fedpriv).
+* Table II case 2 sums to 110 agents [Table II]; :data:`TABLE_II_CASES` rescales it to 100
   by largest remainders: {63, 24, 10, 6, 7} -> {57, 22, 9, 6, 6}. The random graph of
-  case 4 is Erdős–Rényi with ``p = 0.3`` redrawn until connected (unstated, E32).
+  case 4 is Erdős–Rényi with ``p = 0.3`` redrawn until connected (unstated, §VII-C).
 """
 
 from __future__ import annotations

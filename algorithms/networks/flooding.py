@@ -3,11 +3,11 @@
 Every agent creates one message per round and broadcasts it to its neighbors; an agent
 that receives a message it has not seen before delivers it to its algorithm and, while
 the message has life left, forwards it to all its neighbors. A message lives ``γ`` hops
-(byzantine.md §1.4 [V]; Algorithm 0 of §2.1 [R-h]). Hence [D, byzantine.md §2.1]:
+(AAMAS 2020, §2 "Communication Protocol"). Hence (fedpriv's derivation):
 
 * a message created by ``u`` at round ``t0`` reaches exactly the agents ``v`` with
   ``1 <= d(u, v) <= γ`` (``d`` is the shortest-path distance), once each;
-* it is first usable in ``v``'s decision at round ``t0 + d(u, v)`` ([V] "they will
+* it is first usable in ``v``'s decision at round ``t0 + d(u, v)`` (§2: "they will
   receive messages from each other at a delay of d(v, v') trials");
 * it is sent over ``Σ_{w : d(u, w) <= γ - 1} deg(w)`` links: every agent within
   ``γ - 1`` hops forwards it once to every neighbor (duplicates are discarded on
@@ -19,8 +19,8 @@ vectorized algorithms use; the tests check that the two agree. :class:`DelayLine
 delivers additive updates of message contents after their per-pair delay, vectorized
 over ``(n_trials, n_agents, n_arms)``.
 
-The authors' companion MP-UCB code never decrements a message's life (byzantine.md
-§2.1 caution); here the life decreases by one per hop.
+The authors' companion MP-UCB code never decrements a message's life (public
+code, abhimanyudubey/bandits, mp_ucb.py); here the life decreases by one per hop.
 """
 
 from __future__ import annotations
@@ -156,7 +156,7 @@ def make_schedule(graph: nx.Graph, gamma: int) -> FloodingSchedule:
 
 
 def flood_messages(graph: nx.Graph, gamma: int, messages: list[tuple[int, int]]) -> tuple[pd.DataFrame, int]:
-    """Run the literal flooding protocol (byzantine.md §2.1, Algorithm 0) on messages.
+    """Run the literal flooding protocol (AAMAS 2020, §2 "Communication Protocol") on messages.
 
     Each message ``(sender, created_round)`` is created at the end of round
     ``created_round`` with life ``gamma``. In every communication phase each agent

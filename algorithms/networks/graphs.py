@@ -95,7 +95,7 @@ def make_graph(
     ----------
     .. [1] Zhu et al. (2021), Section 5: K_3 (lambda_2 = 0.5) for N = 3; the N = 10
        graph with lambda_2 ~ 0.99 is unstated (path, ring or sparse Erdős–Rényi all
-       fit; see gossip.md Section 1.2).
+       fit; Fig. 2(b)'s caption gives only lambda_2 ~ 0.99).
 
     Examples
     --------
@@ -261,7 +261,7 @@ def gossip_matrix(graph: nx.Graph) -> np.ndarray:
 
     References
     ----------
-    .. [1] Zhu et al. (2021), Section 3, definition of W (gossip.md Section 1.2).
+    .. [1] Zhu et al. (2021), Section 3, definition of W (Section 3.1).
     .. [2] Boyd et al. (2006), Section II.
 
     Examples

@@ -63,7 +63,7 @@ LOG_SUPPORT = (
     "the paper's own tree supports log₂: §4.1 writes a prefix as 'no more than ⌈log t⌉ "
     "partial sums', a dyadic decomposition of popcount(t) ≤ ⌊log₂t⌋+1 p-sums (Alg. 2-3); "
     "the base is stated nowhere and the concentration terms (eq. 11, 12) need ln "
-    "(gossip.md §3.4 item 2)"
+    "(fedpriv's reading)"
 )
 #: ``reading`` of the paper's calibration per log base.
 READINGS = {"2": "⌈log T⌉ read as ⌈log₂ T⌉", "e": "⌈log T⌉ read as ⌈ln T⌉"}
@@ -193,7 +193,7 @@ def _notes(mode: str, out_of_bounds: int, synthetic: bool) -> tuple[str, ...]:
             found.append(
                 f"the synthetic experiment feeds rewards outside [0, 1] to the tree "
                 f"({out_of_bounds} observations in the regret runs); the claim's sensitivity "
-                "of 1 does not hold for them and no finite ε does (gossip.md §3.4 item 4)"
+                "of 1 does not hold for them and no finite ε does (§2 assumes [0, 1]; §5.1 adds N(0, 1))"
             )
     return tuple(found)
 

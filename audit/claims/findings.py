@@ -84,7 +84,7 @@ FINDINGS: tuple[Finding, ...] = (
                    "controller or neighbours see are un-noised functions of the data "
                    "(ε = ∞ under Definition 1)."),
         claims=("feducb/*/adaptive", "feducb/feducb/fig1a/*"),
-        where="Alg. 1 line 12, Alg. 3 line 6, Definition 1, Prop. 3 (feducb.md §3.6 item 11)",
+        where="Alg. 1 line 12, Alg. 3 line 6, Definition 1, Prop. 3 (scope: the Privatizer's releases only)",
     ),
     Finding(
         id="feducb-sensitivity",
@@ -93,7 +93,7 @@ FINDINGS: tuple[Finding, ...] = (
                    "Gram matrix by up to √2(L²+1) in Frobenius norm; the calibration's "
                    "slack absorbs the factor, so no verdict changes."),
         claims=("feducb/*",),
-        where="§4.3 Privatizer calibration, Prop. 3, Definition 1 (feducb.md §3.6 items 4-5)",
+        where="§4.3 Privatizer calibration (Alg. 2 line 5), Prop. 3, Definition 1 (t-neighbours)",
         audit_claims=(),
     ),
     Finding(
@@ -102,7 +102,7 @@ FINDINGS: tuple[Finding, ...] = (
                    "t_delay, so their actions reveal single rewards; Definition 1 protects "
                    "only the messages, so this leak is outside the claim."),
         claims=("li_song/ddp-mab/actions", "li_song/hdp-mab/actions"),
-        where="local exploitation during t_delay, Definition 1 (li_song.md §3.5 P7)",
+        where="Alg. 2 line 3, Alg. 5 line 11 (local exploitation during t_delay), Definition 1",
     ),
     Finding(
         id="gossip_fed_ucb-tree-budget",
@@ -114,7 +114,7 @@ FINDINGS: tuple[Finding, ...] = (
                 "gossip_fed_ucb/gossip-fed-ucb/paper-log2/T1024/*",
                 "gossip_fed_ucb/gossip-fed-ucb/paper-loge/*"),
         where="§4.1 ('no more than ⌈log t⌉ partial sums', ε' := ε/⌈log T⌉), Alg. 3-4 "
-              "(gossip.md §3.4 items 1-2)",
+              "(fedpriv's count: a record sits in ⌊log₂T⌋+1 released nodes)",
     ),
     Finding(
         id="gossip_fed_ucb-raw-initial-pulls",
@@ -124,7 +124,7 @@ FINDINGS: tuple[Finding, ...] = (
                    "outside the claim."),
         claims=("gossip_fed_ucb/gossip-fed-ucb/paper/initial-pulls",
                 "gossip_fed_ucb/gossip-fed-ucb/paper/shared-counts"),
-        where="Alg. 4 line 1, §4.1, Definition 1, abstract (gossip.md §3.4 item 3)",
+        where="Alg. 4 line 1, §4.1, Definition 1, abstract ('ε-DP of their local data')",
     ),
     Finding(
         id="gossip_fed_ucb-unbounded-rewards",
@@ -132,7 +132,7 @@ FINDINGS: tuple[Finding, ...] = (
                    "for rewards in [0, 1], so the sensitivity is unbounded and no finite ε "
                    "holds for the runs behind Fig. 2."),
         claims=("gossip_fed_ucb/gossip-fed-ucb/paper/unbounded-rewards",),
-        where="§5 synthetic data, Fig. 2 caption (gossip.md §3.4 item 4)",
+        where="§5.1 synthetic data (N(0, 1) noise), §2 ([0, 1] support), Fig. 2 caption",
     ),
     Finding(
         id="dubey_aamas-raw-own-term",
@@ -141,7 +141,7 @@ FINDINGS: tuple[Finding, ...] = (
                    "rewards (ε = ∞) whatever reconstruction of the lost formulas is used."),
         claims=("dubey_aamas/private-coop-ucb/own-raw/*",),
         where="§3.3 (own term), Lemma 'Privacy of Outgoing Messages', Remark 'Robustness "
-              "to Strategy' (byzantine.md §3.4, §3.7, E4)",
+              "to Strategy' (§3.3; the lemma's proof omits the un-noised counts)",
     ),
     Finding(
         id="dubey_aamas-counts-compose",
@@ -154,8 +154,8 @@ FINDINGS: tuple[Finding, ...] = (
                    "actions held fixed, message n costs release n alone."),
         claims=("dubey_aamas/private-coop-ucb/own-noisy/per-message",
                 "dubey_aamas/private-coop-ucb/own-noisy/fixed-rule/per-message"),
-        where="Lemma 'Privacy of Outgoing Messages', §3.3 message contents (byzantine.md "
-              "§3.4; relation N2: one reward changed, actions re-derived)",
+        where="Lemma 'Privacy of Outgoing Messages' (§3.2), message contents eq. (6) "
+              "(fedpriv's adaptive reading: one reward changed, actions re-derived)",
         proved=False,
         audit_claims=(),
     ),
@@ -166,7 +166,7 @@ FINDINGS: tuple[Finding, ...] = (
                    "Byzantine-proof' names two separate algorithms, not one."),
         claims=("dubey_aamas/byzantine-coop-ucb/*",),
         where="title, abstract, Alg. 3 / eq. 7, Remark 'Simultaneous Privacy and "
-              "Robustness' (byzantine.md §3.7, §4.2)",
+              "Robustness' (§4.2)",
     ),
 )
 """Every finding, in report order."""

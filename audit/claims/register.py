@@ -78,12 +78,12 @@ _FEDUCB_SOURCE = (
 _FEDUCB_BASE = {"n_agents": 3, "dim": 2, "n_arms": 4, "horizon": 64, "epsilon": 1.0,
                 "delta": 0.1, "gamma": 1}
 #: Raw channels of the adaptive (log-det) schedule: inside Definition 1, which protects
-#: everything an agent's outgoing stream reveals (feducb.md §3.6 item 11).
+#: everything an agent's outgoing stream reveals (Definition 1; Prop. 3's reduction).
 _SYNC_RAW = ("sync times: Alg. 1 line 12's log-det test on the agent's raw local Gram "
-             "matrix decides when the controller synchronises (feducb.md §3.6 item 11)")
+             "matrix decides when the controller synchronises (Alg. 1 lines 12-16)")
 _REQUEST_RAW = ("Synchronize requests: Alg. 3 line 6's log-det trigger on the raw local "
-                "Gram matrix decides when a neighbour is asked (feducb.md §3.6 item 11)")
-#: Fig. 1A (feducb.md §5.2): asymptotic regret for varying ε at δ = 0.1, T = 10⁷,
+                "Gram matrix decides when a neighbour is asked (Alg. 3 lines 6-10)")
+#: Fig. 1A (FedUCB §4.4, Experiment 1): asymptotic regret for varying ε at δ = 0.1, T = 10⁷,
 #: d = 10, n = O(M log T); M varies (100 in panels B and C). The ε grid is unstated.
 _FIG1A_EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0, 10.0)
 #: K is unstated (K <= d²); the project's Fig. 1A experiment uses 20.
@@ -103,7 +103,7 @@ _FIG1A_NOTE = (
     "every row (knife edge at round 3 910, D within 0.08 % of the regime's) and audits the "
     "ε <= 1 rows there (bounds 0.43, 0.76, 1.15 with 10, 13, 18 runs per world), not run by "
     "verify. The Privatizer alone is priced, not simulated. The ε grid is unstated "
-    "(feducb.md §5.4), this one is the report's suggestion; M = 100 as in Fig. 1B-C; K = 20")
+    "(FedUCB §4.4, Fig. 1), this one is fedpriv's choice; M = 100 as in Fig. 1B-C; K = 20")
 
 
 def _feducb_privatizer_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
@@ -206,7 +206,7 @@ def _feducb_fig1a_claims() -> list[RegisteredClaim]:
             claim=_claim("feducb", "feducb", "paper (Fig. 1A setting)", setting,
                          NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
                          ApproxDP(eps, 0.1),
-                         "Fig. 1A (feducb.md §5.2): 'asymptotic per-agent regret for "
+                         "Fig. 1A (§4.4, Experiment 1): 'asymptotic per-agent regret for "
                          "varying privacy budget ε (where δ = 0.1)', T = 10⁷, d = 10; "
                          "claim: " + _FEDUCB_SOURCE),
             accountant=_feducb_privatizer_accountant, audit=fa.audit_fig1a_sync_timing,
@@ -256,12 +256,12 @@ def _li_song_claims() -> list[RegisteredClaim]:
                              setting, NeighboringRelation.REPLACE_ONE_REWARD, claimed,
                              source.replace("(Def. 1, messages)", "")
                              + "; Definition 1 protects the messages an agent sends, so "
-                             "its actions during t_delay are outside it (li_song.md §3.5 "
-                             "P7)", coverage="outside-claim"),
+                             "its actions during t_delay are outside it (Alg. 2 line 3, "
+                             "Alg. 5 line 11)", coverage="outside-claim"),
                 accountant=me.li_song_accountant, audit=me.audit_li_song_actions,
                 channel="observer of agent 0's actions during t_delay",
                 raw_channel=("actions during t_delay: the arm with the best raw local "
-                             "mean (li_song.md §3.5 P7)"),
+                             "mean (Alg. 2 line 3, Alg. 5 line 11)"),
                 mechanism=_li_song_message_mechanism,
             ))
             rounds = {**setting, "rounds": 3, "gap": 0.25}
@@ -284,7 +284,7 @@ def _li_song_message_mechanism(claim: Claim) -> tuple[str, float]:
 
 
 def _li_song_fig4_claims() -> list[RegisteredClaim]:
-    """Fig. 4 (li_song.md §5.1): CDP-MAB, M = 50, p = 1, ε ∈ {0.1, 0.3, 0.5, 1}."""
+    """Fig. 4 (Li & Song §VII-A): CDP-MAB, M = 50, p = 1, ε ∈ {0.1, 0.3, 0.5, 1}."""
     out = []
     for eps in (0.1, 0.3, 0.5, 1.0):
         setting = {"n_agents": 50, "n_arms": 10, "horizon": 4000, "epsilon": eps,
@@ -317,7 +317,7 @@ _FED_UCB_SOURCE = "Definition 1, §4.1 and abstract: ε-DP for each agent's stre
 
 
 _X0_RAW = ("first gossip message ϑ carries the raw initial pulls X(0) (Alg. 4 line 1; "
-           "gossip.md §3.4 item 3)")
+           "line 19 sends ϑ̃(t−1))")
 _COUNTS_RAW = ("counts ñ flood to every neighbour each round (eq. 1) and follow actions "
                "chosen on UCB indices built from the raw X(0) (Alg. 4 lines 1, 5, 17)")
 
@@ -332,7 +332,7 @@ def _fed_ucb_note(mode: str, base: str, horizon: int, eps: float) -> str:
         tail = "the true ε is 20/14 of the claim (⌈ln T⌉ = 14 < 20 nodes)"
     else:
         tail = "the corrected calibration spends exactly the claim"
-    return f"Fig. 2's setting (t = 6·10⁵, ε ∈ {{1, 2, 5}}; gossip.md §5): {tail}"
+    return f"Fig. 2's setting (t = 6·10⁵, ε ∈ {{1, 2, 5}}; Zhu et al. §5): {tail}"
 
 
 def _fed_ucb_claims() -> list[RegisteredClaim]:
@@ -364,7 +364,7 @@ def _fed_ucb_claims() -> list[RegisteredClaim]:
                      NeighboringRelation.REPLACE_ONE_REWARD, PureDP(1.0),
                      "§5 synthetic experiment (rewards μ + N(0,1)) under Definition 1's "
                      "claim; Fig. 2 caption: 'Regret of Fed_UCB over time when the "
-                     "algorithm preserves ε-DP' (gossip.md §3.4 item 4)"),
+                     "algorithm preserves ε-DP'; §5.1 adds N(0, 1) noise)"),
         accountant=ge.fed_ucb_unbounded_accountant, audit=ge.audit_fed_ucb_unbounded,
         channel="released noisy prefix sums of one stream (tree counter)",
         sample_factor=10.0,
@@ -384,7 +384,7 @@ def _fed_ucb_initial_claims() -> list[RegisteredClaim]:
     """X(0) on ϑ and on the shared counts ñ: outside Definition 1 (t = 1..T)."""
     out = []
     source = ("Definition 1 indexes the stream t = 1..T, so X(0) is formally outside it "
-              "(gossip.md §3.4 item 3); the abstract's 'agents preserve ε-DP of their "
+              "(Definition 1, §2.1; Alg. 4 line 1); the abstract's 'agents preserve ε-DP of their "
               "local data' would cover it")
     counts = ("; §4.1: 'both the gossiping information θ_i,k(t) and the selection "
               "information n_i,k(t) are functions of X_i,k(t), [so] this approach also "

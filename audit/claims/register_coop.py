@@ -1,7 +1,7 @@
 """Register entries of Dubey & Pentland's cooperative UCB (AAMAS 2020).
 
 The private algorithm's claims under every reconstruction of the lost formulas (noise
-rule, and the candidate closed forms of the composed claim: byzantine.md §3.4, §3.6), each
+rule, and the candidate closed forms of the composed claim: the lemmas of §3.2-3.3), each
 a ``reading``, with the agent's own term noisy (corrected) and raw (as written, §3.3);
 and the Byzantine-proof algorithm, for which the paper makes no privacy claim.
 """
@@ -20,23 +20,23 @@ from fedpriv.privacy.calibration import interval_claimed_guarantee
 __all__ = ["coop_claims"]
 
 _COOP_MESSAGE_SOURCE = (
-    "Lemma 'Privacy of Outgoing Messages' (byzantine.md §3.4, R-m): each message is "
+    "Lemma 'Privacy of Outgoing Messages' (§3.2; fedpriv's reconstruction, R-m): each message is "
     "ε_n = n^(-ϑ/2)-DP, worst at the first release n = f"
 )
 _COOP_SOURCE = (
-    "Lemma 'Privacy Guarantee' (statement lost; byzantine.md §3.6, ⌊T/f⌋-fold "
+    "Lemma 'Privacy Guarantee' (§3.3, statement lost; fedpriv reads a ⌊T/f⌋-fold "
     "advanced composition, reconstructed R-m/R-l) and Remark 'Robustness to Strategy'"
 )
 
 
-#: Reconstructions of the lost formulas (byzantine.md §3.4, §3.6): noise rule, and the
+#: fedpriv's reconstructions of the lost formulas (lemmas of §3.2-3.3): noise rule, and the
 #: candidate closed form of the composed claim under that rule.
 _COOP_READINGS = (
     ("decaying", "homogeneous", "", "homogeneous_epsilon",
-     ("noise b(n) = n^-(1-ϑ/2) (TD16, R-m); composed: ⌊T/f⌋-fold advanced composition "
+     ("noise b(n) = n^-(1-ϑ/2) (Tossou & Dimitrakakis 2016, R-m); composed: ⌊T/f⌋-fold advanced composition "
       "with ε₀ = f^-ϑ/2 (R-m/R-l)")),
     ("decaying", "zeta", "-zeta", "zeta_epsilon",
-     ("noise b(n) = n^-(1-ϑ/2) (TD16, R-m); composed: heterogeneous advanced composition "
+     ("noise b(n) = n^-(1-ϑ/2) (Tossou & Dimitrakakis 2016, R-m); composed: heterogeneous advanced composition "
       "bounded with ζ(ϑ) (R-l, Tossou & Dimitrakakis Cor. 3.1)")),
     ("fixed", "homogeneous", "", "homogeneous_epsilon",
      ("noise b(n) = 1/(n ε) (fixed ε per release, R-l); composed: ⌊T/f⌋-fold advanced "
@@ -45,7 +45,7 @@ _COOP_READINGS = (
 _COOP_SUPPORT = (
     "the statements are lost from the seed text; the surviving proof of 'Privacy "
     "Guarantee' names a ⌊T/f⌋-fold composition 'identical to (Tossou and Dimitrakakis, "
-    "2016)' (byzantine.md §3.6), whose DP-UCB-INT uses the decaying rule, and the regret "
+    "2016)' (§3.3), whose DP-UCB-INT uses the decaying rule, and the regret "
     "theorem's ζ fits the ζ-bounded route"
 )
 #: The neighbouring relation the per-message rows are priced under is a reading.
@@ -56,7 +56,7 @@ _ADAPTIVE_READING = (
     "actions held fixed, message n costs release n alone"
 )
 _COOP_RAW = ("un-noised counts n_k^v broadcast with every message, while the agent's "
-             "actions follow its raw own mean (§3.3, byzantine.md E4)")
+             "actions follow its raw own mean (§3.3: 'reward samples from its own pulls')")
 
 
 def coop_claims() -> list[RegisteredClaim]:
@@ -120,8 +120,8 @@ def _byzantine_claim(base: dict) -> RegisteredClaim:
                      PureDP(per_message.per_release_epsilon),
                      "no claim: Remark 'Simultaneous Privacy and Robustness' (privacy "
                      "needs noisy summaries, robustness individual samples; the two 'seem "
-                     "contradictory' and combining them is left open, byzantine.md §3.7); "
-                     "Alg. 3 sends individual rewards (§4.1). Only the title and abstract "
+                     "contradictory' and combining them is left open, §4.2); "
+                     "Alg. 3 sends individual rewards (§4, eq. 7). Only the title and abstract "
                      "('private and Byzantine-proof cooperative decision-making') suggest "
                      "otherwise; no claimed ε is shown or compared",
                      coverage="no-claim"),

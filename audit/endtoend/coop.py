@@ -1,6 +1,6 @@
 """Accountant and audit recipes for Dubey & Pentland's cooperative UCB (AAMAS 2020).
 
-Claims (byzantine.md §3.4–3.6; the formulas are reconstructions, R-m/R-l):
+Claims (AAMAS 2020, §3.2–3.3; the formulas are fedpriv's reconstructions, R-m/R-l):
 
 * per message (Lemma "Privacy of Outgoing Messages"): every message of agent v is
   ``ε_f = f^(-ϑ/2)``-DP w.r.t. one reward of v (pure, the first release is the worst);
@@ -15,14 +15,14 @@ on: release ``n`` and releases ``1 .. n-1``, which its counts follow through the
 agent's actions, :mod:`fedpriv.privacy.interval_messages`), or the composed ε at δ'
 (tightest route). :func:`coop_message_contents` says what a message contains.
 
-:func:`audit_coop_messages` is the raw own-term audit (byzantine.md §6.4): one reward of
+:func:`audit_coop_messages` is the raw own-term audit (own term raw as §3.3 reads): one reward of
 agent 0 flipped (its first pull of arm 0, a reward every release of that stream covers);
 a neighbour records agent 0's messages — its noisy means and the counts sent with them
 — at several rounds, and its first released mean of arm 0, whose likelihood-ratio
 events (the Laplace optimum, from the pair's true means) are offered to the pilot; each
 candidate event concerns one message (one column), so the bound is valid for the
 per-message claim as well as for the composed one. With the own
-term raw, agent 0's actions, hence the un-noised counts, follow its raw rewards (E4).
+term raw, agent 0's actions, hence the un-noised counts, follow its raw rewards.
 
 Coupling: one world of the counter-based table for every sample (:class:`PinnedTable`),
 one root per world for the algorithm's other streams (see :mod:`fedpriv.audit.endtoend.engine`).
@@ -164,8 +164,8 @@ def coop_message_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
         coop_message_contents(claim, n),
         (f"release {n} alone is {alone:.6g}-DP (what the paper's lemma prices); message "
          f"{n} is charged with releases 1..{n} ({cost.route} route)"),
-        ("relation: one reward of the reward table changed, actions re-derived (N2, "
-         "byzantine.md §3.2); under the paper's fixed-action histories (N1) the counts "
+        ("relation: one reward of the reward table changed, actions re-derived (fedpriv's "
+         "reading); under the paper's fixed-action histories (§3.1 Definition) the counts "
          "are fixed and message n costs release n alone"),
     )
     return f"{cost.route} (message {n}: releases 1..{n})", cost.epsilon, findings

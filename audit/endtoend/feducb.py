@@ -5,21 +5,21 @@ Accountant
 :func:`feducb_accountant` prices one agent's Privatizer releases as the paper's
 calibration sets them (:func:`fedpriv.privacy.calibration.feducb_privatizer`): every tree node
 is a :class:`fedpriv.privacy.events.SymmetricMatrixGaussian` with the paper's ``σ_N`` and the
-substitution sensitivity ``√2 (L² + B²)`` of one (x, y) pair (feducb.md §3.6 item 4),
+substitution sensitivity ``√2 (L² + B²)`` of one (x, y) pair (Definition 1 substitutes a pair),
 and a pair sits in ``⌊log₂ n⌋ + 1`` released nodes (``n`` leaves: the number of syncs,
 ``T`` when the schedule is data-driven, Alg. 2 line 2 / Remark 4). Agents are disjoint
 (parallel) except under ``USER_AT_ALL_AGENTS`` (footnote 4), where the accountant
 composes them. Decentralized (Remark 5): ``γ`` trees of ``⌈T/γ⌉`` leaves, one pair in
 one tree. The accountant prices the releases for an *oblivious* stream; the sync
-decision, taken on raw data, is a channel it cannot see (§3.6 item 11).
+decision, taken on raw data, is a channel it cannot see (Alg. 1 line 12).
 
 Audit: the sync-timing channel
 ------------------------------
-:func:`audit_sync_timing` audits that channel end to end (feducb.md §6.3 (e)). Before
+:func:`audit_sync_timing` audits that channel (Alg. 1 line 12) end to end. Before
 the first synchronization every agent acts on its raw local Gram matrix and the
 data-independent ``S = M ρ_min I``, so the first sync time is a deterministic function
 of the data under the adaptive (log-det) trigger. The neighbouring pair changes one
-(context, reward) pair of agent 0 (N3): in D the changed action is a fresh direction
+(context, reward) pair of agent 0 (one user changed): in D the changed action is a fresh direction
 that fires the trigger earlier; candidate positions are searched on a pilot sample and
 the event "first sync time = t0" is confirmed on fresh runs with
 ``ε_lb = ln((p_D(t0)_low − δ) / p_D'(t0)_up)``. With the fixed schedule the sync times
@@ -88,7 +88,7 @@ def footnote4_claim(
 ) -> tuple[float, float]:
     """The paper's composition over agents: ``(√(2M ln(1/δ'))ε + Mε(e^ε − 1), Mδ + δ')``.
 
-    §3 of the paper (feducb.md §3.3; the ε-inside-the-root typo of [H] corrected).
+    §3 of the paper (composition over the M agents; the arXiv text's ε inside the root corrected).
 
     Examples
     --------
@@ -141,7 +141,7 @@ def _algorithm_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
     findings = [
         (f"σ_N = {cal.noise_stddev:.4g} per entry, tree depth m = {run.tree_depth}; "
          "substitution sensitivity √2(L²+1) (the paper calibrates to L²+1, "
-         "feducb.md §3.6 item 4)"),
+         "Alg. 2 line 5; Definition 1 substitutes a pair)"),
     ]
     reasons = run.accountant.non_private_reasons()
     if reasons:
@@ -175,7 +175,7 @@ def _calibration_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
         findings.append(
             "the sync trigger (Alg. 3 line 6) reads the raw local Gram matrix: request "
             "times are released un-noised and the accountant cannot price them "
-            "(feducb.md §3.6 item 11)"
+            "(Prop. 3 covers only the Privatizer's releases)"
         )
     return route, float(epsilon), tuple(findings)
 
@@ -483,11 +483,11 @@ def feducb_decentralized_fixed_accountant(claim: Claim) -> tuple[str, float, tup
     leaves = max(1, int(s["horizon"]) // int(s["sync_every"]))
     sizing = (f"σ_N = {run.calibration.noise_stddev:.4g} per entry, {leaves} leaves per "
               f"(agent, set) tree (every {int(s['sync_every'])} rounds, known a priori), "
-              f"depth m = {run.tree_depth}; substitution sensitivity √2(L²+1) (feducb.md "
-              "§3.6 item 4)")
+              f"depth m = {run.tree_depth}; substitution sensitivity √2(L²+1) (Definition "
+              "1 substitutes a pair)")
     timing = ("release times are a function of (B, T, graph) only: no sync-timing channel; "
               "an agent's own raw data between releases can still change its later leaves "
-              "(feducb.md §3.6 item 12), which the accountant does not price")
+              "(Alg. 1 line 4; cf. Remark 3's O(t) message sensitivity), which the accountant does not price")
     reasons = tuple(dict.fromkeys(run.accountant.non_private_reasons()))
     unpriced = (("the algorithm's ledger names an unpriced channel: " + "; ".join(reasons),)
                 if reasons else ())

@@ -1,14 +1,14 @@
 """End-to-end audit of FedUCB's sync trigger in Fig. 1A's own setting (M = 100, d = 10, T = 10⁷).
 
-Fig. 1A of Dubey & Pentland (NeurIPS 2020; feducb.md §5.2) sweeps ε at δ = 0.1 with
+Fig. 1A of Dubey & Pentland (NeurIPS 2020; §4.4, Experiment 1) sweeps ε at δ = 0.1 with
 ``M = 100`` agents (as in Fig. 1B-C), ``d = 10`` and ``T = 10⁷`` rounds under the
 adaptive (log-det) schedule. T = 10⁷ rounds of 100 agents cannot be run 10⁵ times, but
 the observable this audit reads does not need them.
 
 Observable. The controller sees when it is asked to synchronise. Before the first sync
 every agent acts on ``S₀ = M ρ_min I`` and its own raw data, and Alg. 1 line 12's test
-``Δt (log det W − log det S₀) >= D`` reads the raw local Gram matrix (feducb.md §3.6
-item 11): nothing is noised, so the first sync round is a deterministic function of
+``Δt (log det W − log det S₀) >= D`` reads the raw local Gram matrix (Alg. 1
+lines 4 and 10): nothing is noised, so the first sync round is a deterministic function of
 the data, and by causality of the rounds up to it only. Each run is the algorithm
 itself (:func:`fedpriv.algorithms.feducb.first_sync.first_sync_rounds`: the same round
 step as :func:`~fedpriv.algorithms.feducb.centralized.run_feducb`) with the
@@ -17,7 +17,7 @@ calibration: ρ_min, ρ_max = 3 ρ_min and β's privacy terms depend on T and ε
 after round τ, the knife-edge round: the observable is the first sync round censored
 at τ + 1 ("no sync by τ"), which is all the event ``first sync = τ`` depends on.
 
-Pair (N3, one user changed; feducb.md §6.3 (e)). As
+Pair (one user changed: decision set and reward of one round). As
 :func:`fedpriv.audit.endtoend.feducb.knife_edge_pairs` does at d = 2: in the world D
 (Fig. 1A's environment, K = 20 actions, the first rounds of seed 20200) the agent
 whose test value leads at τ keeps its decision set; in D' that decision set is scaled

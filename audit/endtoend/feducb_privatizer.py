@@ -16,7 +16,7 @@ stronger of the two bounds at δ = 10⁻⁶.
 What the new bound bounds: the Privatizer's releases for an *oblivious* leaf stream
 that differs in one ``(x, y)`` pair, the object the accountant prices
 (``mechanism_epsilon``), not the adaptive algorithm (whose later leaves can also move
-with the pair, feducb.md §3.6 item 12). Both bounds hold at once at the family-wise
+with the pair: Alg. 1 line 4, cf. Remark 3). Both bounds hold at once at the family-wise
 confidence: each audit runs at ``1 − α/2`` (:func:`fedpriv.audit.endtoend.combine.halved`),
 and the end-to-end bound at the claimed δ is the same event's, so the row's three numbers
 (end-to-end at the claimed δ, end-to-end and Privatizer at 10⁻⁶) hold together at ``1 − α``.

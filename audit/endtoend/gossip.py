@@ -4,14 +4,14 @@
   Definition 1's stream (rounds 1..T), as ``fedpriv verify`` has always done.
 * :func:`audit_fed_ucb_tree`: the tree counter on the worst-case pair (round 1
   changed 0 ↔ 1), white-box Laplace LLR over the nodes covering round 1, at any
-  horizon (gossip.md §6 A1; :mod:`fedpriv.audit.endtoend.tree_nodes`).
+  horizon (Algorithms 2-3; :mod:`fedpriv.audit.endtoend.tree_nodes`).
 * :func:`audit_fed_ucb_initial`: the whole algorithm, canary in the initial pull
   ``X_{0,k}(0)`` (1 in D, 0 in D'), observed by agent 0's gossip partner: the value
-  agent 0 sends for arm k at its first gossip (gossip.md §3.4 item 3, §6 A2); where
+  agent 0 sends for arm k at its first gossip (Alg. 4 lines 1 and 19); where
   the initial pull is noised (corrected mode), also that Laplace release at the
   mechanism level, the stronger bound reported (:mod:`fedpriv.audit.endtoend.combine`).
 * :func:`audit_fed_ucb_unbounded`: the paper-mode tree fed the synthetic experiment's
-  unclipped rewards; neighbours differ by ``canary`` (0 vs 20) at round 1 (§6 A3).
+  unclipped rewards; neighbours differ by ``canary`` (0 vs 20) at round 1 (§5.1's N(0, 1) noise).
 
 Coupling: :func:`fedpriv.algorithms.gossip.gossip_ucb.run_fed_ucb` derives every stream from one root,
 so the two worlds use one root each; the reward table (the dataset) is shared through
@@ -167,7 +167,7 @@ def _tree_audit(pair, scale: float, claim: Claim, budget: AuditBudget, seed, nei
 
 
 def audit_fed_ucb_tree(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
-    """White-box audit of Fed_UCB's tree counter at the worst position (A1)."""
+    """White-box audit of Fed_UCB's tree counter at the worst position (round 1)."""
     s = _setting(claim)
     scale = fed_ucb_scale(s["epsilon"], s["horizon"], mode=claim.mode, log_base=s["log_base"])
     return _tree_audit(
@@ -178,7 +178,7 @@ def audit_fed_ucb_tree(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit
 
 
 def audit_fed_ucb_unbounded(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
-    """The paper's tree on an unclipped reward: neighbours 0 vs ``canary`` at round 1 (A3)."""
+    """The paper's tree on an unclipped reward: neighbours 0 vs ``canary`` at round 1 (§5.1)."""
     s = _setting(claim)
     scale = fed_ucb_scale(s["epsilon"], s["horizon"], mode="paper", log_base=s["log_base"])
     canary = float(s["canary"])

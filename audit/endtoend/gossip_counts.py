@@ -3,7 +3,7 @@
 §4.1 of the paper argues that the counts agents share are private "by data processing
 inequality", being functions of the (private) observations. They are functions of the
 actions, and in the paper's Fed_UCB the first action after initialisation is an argmax of
-UCB indices built on the raw initial pulls X(0) (Alg. 4 line 1; gossip.md §3.4 item 3).
+UCB indices built on the raw initial pulls X(0) (Alg. 4 line 1).
 
 What the neighbours see: ñ_{0,k} as agent 0 computes it at round 2 is
 ``max(n_{0,k}, ñ_{j,k}(1))`` with ``ñ(1) = 1`` (Alg. 4 line 5, Lemma 1's base case), so it

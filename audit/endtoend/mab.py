@@ -6,13 +6,13 @@ Li & Song (CDP/CE-CDP/DDP/HDP-MAB; algorithms/li_song/mab.py)
   its own accountant: the messages (``channel="message"``) for message claims, every
   release including the raw action channel (``NonPrivate``) for action claims.
 * :func:`audit_li_song_messages`: one reward of agent 0 flipped (0 ↔ 1) in epoch 1
-  (li_song.md §6.2 "epoch-1 cell"); the adversary (server, GIS neighbour or sink) sees
+  (the cell of Alg. 1 line 9's first release); the adversary (server, GIS neighbour or sink) sees
   agent 0's message ȳ_{0,k}(1); threshold events on it, chosen on a pilot sample. The
   same message is also audited at the mechanism level (one Laplace release at the
   charged scale, white-box LLR, 1000× the samples) and the stronger bound is
   reported, each audit at half the error rate.
-* :func:`audit_li_song_actions`: the action channel during ``t_delay`` (§3.5 P7, §6.5
-  (e)): a pilot search over single-reward flips of agent 0's epoch-1 pulls finds one
+* :func:`audit_li_song_actions`: the action channel during ``t_delay`` (Alg. 2 line 3,
+  Alg. 5 line 11; outside Definition 1): a pilot search over single-reward flips of agent 0's epoch-1 pulls finds one
   that moves its raw local argmax; the observer sees agent 0's first exploitation arm.
 
 Dubey & Pentland (AAMAS; algorithms/coop/cooperative.py)
@@ -119,7 +119,7 @@ def li_song_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
     findings = ()
     if s["structure"] in ("ddp", "hdp"):
         findings = (("exploitation actions during t_delay use the raw local mean "
-                     "(charged NonPrivate, outside Definition 1; li_song.md §3.5 P7)"),)
+                     "(charged NonPrivate, outside Definition 1; Alg. 2 line 3, Alg. 5 line 11)"),)
     return route, float(epsilon), findings
 
 
@@ -161,7 +161,7 @@ def audit_li_song_messages(claim: Claim, budget: AuditBudget, seed) -> EndToEndA
             f"{1 - value:g} (D')")
     # White-box events from the pair: ȳ_{0,0}(1) = x̂ + Lap(b) with x̂ the mean of the
     # epoch's n_1 rewards, so {ȳ >= max x̂} and {ȳ <= min x̂} have likelihood ratio
-    # exp(M ε) (the optimal tests for one Laplace release; li_song.md §6.3).
+    # exp(M ε) (the optimal tests for one Laplace release, Neyman–Pearson).
     probe, means = _first_epoch_means(s, env, tables)
     events = {pair: [(0, ">=", max(means)), (0, "<=", min(means))]}
     half = halved(budget)

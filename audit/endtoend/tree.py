@@ -17,7 +17,7 @@ covering that round:
 
 (white-box: the scale ``b`` is the mechanism's declared one). The score is thresholded
 on a predeclared grid and bounded by Clopper–Pearson with a Bonferroni correction
-(:func:`fedpriv.audit.estimators.estimate_epsilon_lower_bound`). gossip.md §6 A1.
+(:func:`fedpriv.audit.estimators.estimate_epsilon_lower_bound`). Zhu et al., Algorithms 2-3.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ event O and any ε' >= 0, an (ε', δ(ε'))-DP mechanism satisfies
 Clopper–Pearson bounds ``p_lo`` on the numerator world's probability and ``q_hi`` on
 the other's) lower-bounds the true δ(ε') of the mechanism. Comparing δ_LB(ε') with
 the claim's δ(ε') on a grid of ε' catches under-noising the headline ε misses
-(anchors_audit.md §0 item 3 and §5: a 10% under-noised T = 1024 tree is caught at
+(fedpriv's measurement: a 10% under-noised T = 1024 tree is caught at
 ε' = 0.2 with 3·10⁵ samples, never at its headline ε).
 
 All ε' reuse the same simultaneous family of bounds (:mod:`fedpriv.audit.estimators._bounds`), so the

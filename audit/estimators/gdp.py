@@ -13,7 +13,7 @@ symmetric, so the mirrored test (worlds swapped) is used too.
 Converting μ_LB to ε at a δ (:func:`fedpriv.privacy.guarantees.gaussian_dp_epsilon`) refutes
 a μ-GDP claim, the natural claim of a Gaussian mechanism. It refutes an arbitrary
 (ε, δ) claim only under the assumption that the mechanism's trade-off curve has the
-Gaussian shape; reports must say so (anchors_audit.md §7).
+Gaussian shape; reports must say so.
 """
 
 from __future__ import annotations

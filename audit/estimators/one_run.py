@@ -12,8 +12,8 @@ P[B >= v]) / i`` (as implemented in ``jax_privacy.auditing._one_run_p_value``). 
 of the paper, solved here with Brent's method instead of a grid).
 
 For bandit streams this needs one canary per disjoint block (leaf-disjoint subtrees
-or separate episodes), so that guesses do not interfere (anchors_audit.md §4.1
-item 5). Measured there: one Laplace release per canary, ε = 1, ε_LB 0.80 / 0.94 /
+or separate episodes), so that guesses do not interfere (Steinke, Nasr &
+Jagielski 2023). fedpriv measured: one Laplace release per canary, ε = 1, ε_LB 0.80 / 0.94 /
 0.98 for m = 10³ / 10⁴ / 10⁵.
 """
 
@@ -277,7 +277,7 @@ def audit_one_run_mechanism(
         ``mechanism(included, rng) -> scores``: ``included`` is a bool array of shape
         (n_canaries,); ``scores`` a float array of the same shape, larger meaning
         "more likely included" (e.g. the released statistic of each canary's
-        disjoint block of a long stream, anchors_audit.md §4.1 item 5).
+        disjoint block of a long stream).
     n_canaries : int
         m >= 1.
     seed, n_guesses, confidence, delta

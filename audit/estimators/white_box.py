@@ -5,7 +5,7 @@ log-likelihood ratio ``LLR(y) = ln p_D(y) / p_D'(y)`` the optimal test statistic
 the events ``{LLR >= c}`` are the most powerful tests at every level, and for pure DP
 the event ``{LLR >= ε}`` attains the privacy loss exactly. Pass such a function as
 ``log_density_ratio=`` to :func:`audit.audit_mechanism`; these factories build the
-ones of the two standard noise distributions (anchors_audit.md §4.1 item 3).
+ones of the two standard noise distributions (Laplace and Gaussian).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ Every figure runs centralized FedUCB (:mod:`fedpriv.algorithms.feducb.centralize
 :mod:`fedpriv.algorithms.environments.linear` (K = 20 actions, bands [0.5, 0.6] / [0.7, 0.8], Bernoulli
 rewards [P] by default) and plots the **average per-agent regret** ``R_M(t)/M``: the
 mean over trials with a min–max band. The paper reports no number, no code, no K, no ε
-or M grid, no β, no α and T = 10⁷ (feducb.md §5); each figure's ``.md`` note lists what
+or M grid, no β, no α and T = 10⁷ (§4.4, Fig. 1); each figure's ``.md`` note lists what
 we chose next to what the paper states. Defaults are sized to finish in a few minutes
 on 2 cores; ``horizon``/``n_trials``/``n_agents`` scale them up.
 
@@ -15,7 +15,7 @@ Choices common to every figure (documented in the notes)
 -------------------------------------------------------
 * **β**: ``"tuned"`` with β = 1 by default. At these horizons Prop. 2's β (``"H"`` or
   ``"P"``) is dominated by the privacy terms (√ρ_max ≈ 10²) and every private curve is
-  linear; the paper's curves cannot have used it either (feducb.md §5.1 "Scale").
+  linear; the paper's curves cannot have used it either (fedpriv's reading of §4.4).
 * **Communication regimes**: a target number of sync rounds ``n`` (⌈M ln T⌉, ⌈M^1.5⌉ or
   T: :func:`fedpriv.algorithms.feducb.sync.syncs_for_order`) and a threshold ``D`` for it.
   Non-private runs use the ``D`` that Prop. 1 maps to ``n``
@@ -195,7 +195,7 @@ def _note(name: str, caption: str, rows: list[tuple[str, str, str]], frame: pd.D
             "Average per-agent regret at T (mean, min, max over trials), realised sync "
             f"rounds, and the accountant's ε at δ = {_DELTA} and at δ = {_SMALL_DELTA:g} of "
             "the Privatizer releases (Prop. 3's scope; nan = non-private; the sync-timing "
-            "channel of the adaptive trigger is not covered, feducb.md §3.6 item 11):\n\n"
+            "channel of the adaptive trigger, Alg. 1 line 12, is not covered):\n\n"
             + _markdown(summary) + "\n\n" + extra + "\n")
 
 
@@ -259,7 +259,7 @@ def _fig1a(cfg: dict) -> tuple[plt.Figure, _Figure, str, list, str]:
     extra = ("The paper claims FedUCB is \"competitive even at large privacy budget\". With "
              "the paper's calibration the PSD shift scale Λ = ρ_min is about 10⁴ at ε = 1 "
              "and d = 10 (shrinking as 1/ε), against M T observations of norm <= 1; the "
-             "paper's T = 10⁷ is out of reach here (feducb.md §5.1 \"Scale\").")
+             "paper's T = 10⁷ (§4.4) is out of reach here.")
     return plot, fig, caption, rows, extra
 
 
@@ -358,7 +358,7 @@ def _decentralized_schedules(cfg: dict) -> tuple[plt.Figure, _Figure, str, list,
     rows.append(("schedule", paper, here))
     extra = ("The paper runs no decentralized experiment. `end_to_end_epsilon` in the CSV is "
              "the accountant's ε over every channel: ∞ for the adaptive schedule (its "
-             "requests are decided on raw data, feducb.md §3.6 item 11), the Privatizer's "
+             "requests are decided on raw data, Alg. 3 line 6), the Privatizer's "
              "ε for the fixed one, whose release times read no data. `releases_per_trial` "
              "counts Privatizer releases (the `n_syncs`/`syncs` columns are -1: a "
              "decentralized run has no global sync round). Tree depth: m = 1 + "

@@ -1,7 +1,7 @@
 """Li & Song §VII, Figs. 4–12, at documented (smaller) settings.
 
 The paper reports no horizon, trial count, Δ for ``Δ^{r/R}``, heterogeneous generator,
-random-graph model, and no ε for the DDP/HDP runs (li_song.md §5, E32); every figure's
+random-graph model, and no ε for the DDP/HDP runs (§VII); every figure's
 .md lists what we chose next to what the paper states. Each experiment draws one
 instance (arm means from the ``ENVIRONMENT`` stream of the seed) and runs ``n_trials``
 independent trials (reward tables and noise differ), plotting the mean cumulative regret
@@ -189,7 +189,7 @@ def _fig4(fig: _Figure, n_trials: int, seed: int) -> tuple[str, list, str, bool]
     rows = [("M, K, arms", "50, 100, Bernoulli U[0,1]", "same (one instance)"),
             ("ε", "0.1, 0.3, 0.5, 1 ('1 = non-private')", "0.1, 0.3, 0.5, 1 and ∞ (no noise)"),
             ("T, trials", "unreported", f"{fig.horizon}, {n_trials}"), ("c1", "25", "25")]
-    extra = ("With M = 50 the privacy term never dominates S(r) (li_song.md §5.5), so ε "
+    extra = ("With M = 50 the privacy term never dominates S(r) (fedpriv's computation from Alg. 1 line 4), so ε "
              "only moves the width h(r): the curves are close. The guarantee is Mε = "
              "5, 15, 25, 50 per message, not ε.")
     return "Regrets of CDP-MAB with different privacy level ε", rows, extra, False
@@ -320,7 +320,7 @@ def _fig11(fig: _Figure, n_trials: int, seed: int):
             ("T, trials", "unreported", f"{fig.horizon}, {n_trials}")]
     return "Regrets of HDP-MAB with different component structures (per agent)", rows, (
         "Per-round cost of Theorem 4's SAC path-hop model: case 1 345, case 3 149 (cheapest), "
-        "case 6 5000; the edge model gives 1200, 5000, 5000 (li_song.md §5.3)."), True
+        "case 6 5000; the edge model gives 1200, 5000, 5000 (fedpriv's computation for Table II)."), True
 
 
 def _fig12(fig: _Figure, n_trials: int, seed: int):
@@ -338,7 +338,7 @@ def _fig12(fig: _Figure, n_trials: int, seed: int):
              "CDP c1 = 25; DDP c2 = 1 (edges); HDP c1 = 50, c2 = 1 (SAC paths)"),
             ("T, trials", "unreported", f"{fig.horizon}, {n_trials}")]
     return "Regrets of HDP-MAB under different reward structures (CDP vs DDP vs HDP, per agent)", rows, (
-        "Unequal components make the paper's unweighted server average biased (E16); the "
+        "Unequal components make the paper's unweighted server average (Alg. 5 line 14) biased; the "
         "weighted average is the correction."), True
 
 

@@ -1,4 +1,4 @@
-"""Known-broken mechanisms with their correct twins (anchors_audit.md §3).
+"""Known-broken mechanisms with their correct twins (bugs from the DP-testing literature).
 
 Every :class:`CorpusEntry` holds a vectorized mechanism
 ``mechanism(dataset, n_samples, rng) -> ndarray (n_samples, ...)``, the neighboring
@@ -77,7 +77,7 @@ class CorpusEntry:
     twin : str
         Name of the correct twin of a broken entry ("" for twins).
     source : str
-        anchors_audit.md §3 identifier and literature source.
+        fedpriv's corpus identifier (A1, B3, ...) and literature source.
     true_epsilon : float
         The mechanism's actual privacy loss on this pair (analytic; inf if none).
     samples : int

@@ -205,7 +205,7 @@ def test_sync_helpers():
         threshold_for_syncs(4, horizon=100, dim=2, rho_min=1.0, rho_max=1.0)
     with pytest.raises(ValueError, match="`order` must be one of"):
         syncs_for_order("M2", n_agents=3, horizon=50)
-    # Prop. 2 as printed has d·log det V; the default corrects it (feducb.md §4.2).
+    # Prop. 2 as printed has d·log det V; the default corrects it (Abbasi-Yadkori et al. 2011, Thm. 1).
     corrected = exploration_radius(np.array(5.0), dim=2, n_agents=1, rho_min=1.0, privacy_term=0.0)
     literal = exploration_radius(np.array(5.0), dim=2, n_agents=1, rho_min=1.0, privacy_term=0.0,
                                  literal_d_factor=True)

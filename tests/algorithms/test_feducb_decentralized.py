@@ -244,7 +244,7 @@ def test_next_use_releases_happen_only_when_their_set_is_in_use():
 
 
 def test_request_times_depend_on_raw_contexts():
-    # The sync-timing channel (feducb.md §3.6 item 11): with the same noise seed,
+    # The sync-timing channel (FedUCB Alg. 3 line 6): with the same noise seed,
     # replacing one decision set of agent 0 changes when agent 0 requests a sync. A
     # large ε keeps Λ small, so that the raw data, not the noise shift, drives the test.
     tables = _tables(n_agents=3, horizon=30, n_trials=1, dim=3)

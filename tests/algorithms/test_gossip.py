@@ -317,7 +317,7 @@ def bounded_env() -> HeterogeneousBandit:
 def test_accountant_paper_mode_log2_t16(bounded_env: HeterogeneousBandit) -> None:
     run = run_fed_ucb(bounded_env, _k3(), horizon=16, epsilon=1.0, mode="paper", seed=0)
     accountant = run.accountant
-    # ε' = ε/⌈log2 16⌉ = 1/4 but round 1 sits in 5 nodes: 5/4 (gossip.md §3.4 item 1).
+    # ε' = ε/⌈log2 16⌉ = 1/4 but round 1 sits in 5 nodes: 5/4 (Zhu et al. §4.1's ε').
     assert accountant.get_epsilon(0.0, where={"phase": "stream"}) == 1.25
     assert run.scale == 4.0 and run.node_epsilon == 0.25
     assert run.mode == "paper" and run.log_base == "2" and run.epsilon == 1.0
@@ -382,7 +382,7 @@ def test_accountant_paper_mode_natural_log_t16(
     run = run_fed_ucb(
         bounded_env, _k3(), horizon=16, epsilon=1.0, mode="paper", log_base="e", seed=0
     )
-    # ⌈ln 16⌉ = 3 and 5 levels: 5/3 (gossip.md §3.4 item 2).
+    # ⌈ln 16⌉ = 3 and 5 levels: 5/3 (§4.1's log read as ln).
     assert run.scale == 3.0
     assert run.accountant.get_epsilon(0.0, where={"phase": "stream"}) == pytest.approx(
         5.0 / 3.0, rel=RELATIVE_TOLERANCE

@@ -30,7 +30,7 @@ def _env(m: int, k: int, seed: int = 0) -> BernoulliMAB:
 # --------------------------------------------------------------------- accounting
 def test_cdp_per_message_guarantee_is_m_epsilon() -> None:
     # Done-when: M = 50, ε = 0.1 -> the accountant reports Mε = 5.0 (Theorem 1), and
-    # the input ε = 0.1 is not the guarantee (li_song.md §3.2 P1).
+    # the input ε = 0.1 is not the guarantee (Alg. 1 line 9 scales the noise by M).
     run = run_cdp_mab(_env(50, 5), horizon=20_000, epsilon=0.1, n_trials=2, seed=3)
     route, eps = run.message_epsilon()
     assert route == "pure"
@@ -69,7 +69,7 @@ def test_ddp_action_channel_is_separate_and_non_private() -> None:
 
 # --------------------------------------------------------------------- bulk = slot by slot
 def _reference_cdp(env, table, horizon, epsilon, seed):
-    """Slot-by-slot CDP-MAB (Alg. 1 as in li_song.md §2.1), natural logs, ceil(S)."""
+    """Slot-by-slot CDP-MAB (Li & Song Alg. 1), natural logs, ceil(S)."""
     m, k = env.n_agents, env.n_arms
     root = as_seed_sequence(seed)
     rngs = [stream_rng(root, trial=0, agent=i, stream=Stream.NOISE) for i in range(m)]
@@ -173,7 +173,7 @@ def test_round_limit_and_schedules() -> None:
     assert (paper.rounds <= 2).all() and (fixed.rounds <= 2).all()
     assert paper.setting["gap"] == pytest.approx(0.1)
     # Δ̃_R = Δ leaves the second arm (gap exactly Δ) alive: commit by the last aggregate
-    # (li_song.md T2-c); (Δ/2)^{r/R} eliminates it.
+    # (Theorem 2's proof, Step 2); (Δ/2)^{r/R} eliminates it.
     assert (fixed.active.sum(axis=1) == 1).all()
     assert not fixed.best_arm_eliminated.any()
 

@@ -46,7 +46,7 @@ NEW = {
 }
 FINDINGS = [{"id": "F3", "statement": "actions during t_delay use the raw mean",
              "claims": ["li_song/ddp-mab/actions"], "evidence": "audit LB 7.7",
-             "where": "li_song.md §3.5 P7"}]
+             "where": "Alg. 2 line 3, Definition 1"}]
 
 
 def _hrefs(page: str) -> list[str]:
@@ -63,7 +63,7 @@ def test_page_is_self_contained_and_lists_every_claim():
     for key in (OLD["key"], NEW["key"]):
         assert f'data-key="{key}"' in page
     assert 'id="finding-F3"' in page and 'href="#finding-F3"' in page
-    assert "li_song.md §3.5 P7" in page and "outside-claim" in page
+    assert "Alg. 2 line 3, Definition 1" in page and "outside-claim" in page
     assert ">∞ (nonprivate)<" in page  # "inf" read as ∞ in the accountant column
 
 

@@ -29,7 +29,7 @@ def test_worst_tree_position_is_argmax_of_coverage_brute_force() -> None:
         position = worst_tree_position(horizon)
         assert position == int(np.argmax(coverage)) + 1  # the smallest maximiser
         assert coverage[position - 1] == max(coverage) == tree_depth(horizon)
-        assert position == 1  # round 1 is in every level (gossip.md §3.4 item 1)
+        assert position == 1  # round 1 is in every level (Zhu et al., Algorithms 2-3)
 
 
 @pytest.mark.parametrize("horizon", [16, 1024, 4096, 4097, 600_000])

@@ -133,7 +133,7 @@ def test_paper_scale_at_six_hundred_thousand_rounds(
     ("horizon", "ratio"), [(2, 2.0), (4, 1.5), (16, 1.25), (2**20, 1.05), (17, 1.0)]
 )
 def test_paper_log2_overshoot_matches_gossip_report(horizon: int, ratio: float) -> None:
-    # gossip.md §3.4 item 1: ε (1 + 1/log2 T) at powers of two, ε otherwise.
+    # Zhu et al. §4.1's ε' over ⌊log2 T⌋+1 nodes: ε (1 + 1/log2 T) at powers of two, ε otherwise.
     for epsilon in (0.5, 1.0, 5.0):
         scale = fed_ucb_scale(epsilon, horizon, mode="paper", log_base="2")
         got = event_epsilon(events.LaplaceTree(scale=scale, horizon=horizon))
@@ -431,7 +431,7 @@ def test_feducb_validation() -> None:
     ("epsilon", "claimed"), [(0.1, 5.0), (0.3, 15.0), (0.5, 25.0), (1.0, 50.0)]
 )
 def test_li_song_experiment_claims(epsilon: float, claimed: float) -> None:
-    # li_song.md §3.2: the experiments' ε ∈ {0.1, 0.3, 0.5, 1} with M = 50 are
+    # Li & Song §VII-A, Fig. 4: the experiments' ε ∈ {0.1, 0.3, 0.5, 1} with M = 50 are
     # per-message guarantees of 5, 15, 25 and 50 (Theorems 1, 3, 4: "Mε").
     assert li_song_claimed_epsilon(epsilon, n_agents=50) == pytest.approx(claimed)
     # App. B: Lap(1/(Mε[S(r) − S(r−1)])) on a mean of sensitivity 1/(S(r) − S(r−1)).
@@ -554,7 +554,7 @@ def _zeta(s: float) -> float:
     [(0.1, 10), (0.3, 4), (0.5, 2), (1.0, 1), (2.0, 1), (0.07, 15), (1 / 3, 3)],
 )
 def test_interval_length_known_values(epsilon: float, f: int) -> None:
-    assert interval_length(epsilon) == f  # f = ⌈1/ε⌉ (byzantine.md §2.3, R-m)
+    assert interval_length(epsilon) == f  # f = ⌈1/ε⌉ (DP-UCB-INT, R-m)
 
 
 @given(
