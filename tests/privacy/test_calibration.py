@@ -163,6 +163,11 @@ def test_fed_ucb_view_factors_under_ln_are_four_thirds_and_ten_sevenths() -> Non
     factor = {t: Fraction(_levels(t - 1), _ceil_log(t, "e")) for t in (16, 1024, 600_000)}
     assert factor == {16: Fraction(4, 3), 1024: Fraction(10, 7), 600_000: Fraction(10, 7)}
     assert 1 / math.log(2) == pytest.approx(1.4427, abs=1e-4)  # the large-T limit only
+    # ... and not a bound: at T = 17..20 the view's factor is 5 / ⌈ln T⌉ = 5/3.
+    for horizon in (17, 20):
+        scale = fed_ucb_scale(1.0, horizon, mode="paper", log_base="e")
+        assert event_epsilon(events.LaplaceTree(
+            scale=scale, horizon=horizon, released_prefixes=horizon - 1)) == pytest.approx(5 / 3)
 
 
 def test_paper_scale_with_natural_log_at_sixteen_rounds() -> None:
