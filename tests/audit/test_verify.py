@@ -271,8 +271,8 @@ def test_audit_results_do_not_depend_on_the_number_of_workers():
     def bounds(workers: int) -> list[float]:
         config = VerifyConfig(
             epsilons=(1.0, 2.0), horizons=(16,), audit_horizons=(16,),
-            audit_samples=((16, 20_000),), regret_horizon=20, n_trials=1,
-            ledger_horizon=16, workers=workers,
+            audit_samples=((16, 20_000),), audit_product_samples=((16, 20_000),),
+            regret_horizon=20, n_trials=1, ledger_horizon=16, workers=workers,
         )
         return [r.audit.epsilon_lower_bound for r in verify_gossip_fed_ucb(config).claims]
 
