@@ -248,7 +248,8 @@ class LaplaceTreeCounter:
         the floating-point summation order), node noise is discrete Laplace of scale
         ``t = ⌈l1_sensitivity / g⌉ · scale / l1_sensitivity`` steps, and the counter
         is charged ``SelfComposed(DiscreteLaplace(t, ⌈l1_sensitivity / g⌉),
-        released_depth)``: the same pure ``released_depth · l1_sensitivity / scale`` as the float tree.
+        released_depth)``: the same pure ``released_depth · l1_sensitivity / scale``
+        as the float tree.
         Releases are grid points. Ignored when ``scale == 0`` (no noise).
     granularity : float, optional
         Grid spacing, a power of two; default

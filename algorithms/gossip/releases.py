@@ -49,7 +49,8 @@ def open_fed_ucb_releases(
         mode rewards enter the tree unclipped, so if the support is not inside
         [0, 1] the tree's sensitivity of 1 does not hold and no finite ε does: the
         stream cells are then also charged ``events.NonPrivate`` (the §5 synthetic
-        rewards μ + N(0, 1) against §4.1's [0, 1] sensitivity). The decision uses the declared support, never the realised data.
+        rewards μ + N(0, 1) against §4.1's [0, 1] sensitivity). The decision uses
+        the declared support, never the realised data.
 
     Returns
     -------

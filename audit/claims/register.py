@@ -403,8 +403,8 @@ def _fed_ucb_initial_claims() -> list[RegisteredClaim]:
     """X(0) on ϑ and on the shared counts ñ: outside Definition 1 (t = 1..T)."""
     out = []
     source = ("Definition 1 indexes the stream t = 1..T, so X(0) is formally outside it "
-              "(Alg. 4 line 1 pulls it before the loop of line 2); the abstract's 'agents preserve ε-DP of their "
-              "local data' would cover it")
+              "(Alg. 4 line 1 pulls it before the loop of line 2); the abstract's "
+              "'agents preserve ε-DP of their local data' would cover it")
     counts = ("; §4.1: 'both the gossiping information θ_i,k(t) and the selection "
               "information n_i,k(t) are functions of X_i,k(t), [so] this approach also "
               "preserves the privacy ... by data processing inequality'")

@@ -8,8 +8,8 @@ pair. Both worlds see the same stream but for the changed round; only the privac
 noise differs (each world and batch has its own NOISE stream). The adversary observes
 the noisy prefix sums released at rounds ``1..R`` (``released_prefixes``, default
 every round; Zhu et al.'s Fed_UCB sends and acts on ϑ̃(t−1) only, Algorithm 4 lines
-18 and 8, so ``R = T − 1`` there) and post-processes them: node ``s`` is recovered as ``P(s) - P(q(s))`` (``q(s) = s &
-(s-1)``, ``P(0) = 0``). Nodes that do not contain the changed round have the same
+18 and 8, so ``R = T − 1`` there) and post-processes them: node ``s`` is recovered
+as ``P(s) - P(q(s))`` (``q(s) = s & (s-1)``, ``P(0) = 0``). Nodes that do not contain the changed round have the same
 distribution in both worlds and are independent of the others, so the exact
 log-likelihood ratio of the whole transcript is the Laplace LLR over the nodes
 covering that round:
