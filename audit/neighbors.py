@@ -3,8 +3,10 @@
 Under ``REPLACE_ONE_REWARD`` two streams differ in one round's reward. For a binary
 tree counter the worst record is the one covered by the most released nodes; over a
 horizon ``T`` that is round 1, which every one of the ``floor(log2 T) + 1`` levels
-covers (fedpriv's count for the tree of Zhu et al., Algorithms 2-3). Extreme values (``low`` in one world, ``high``
-in the other) make the node sums differ by the full sensitivity.
+covers (Chan, Shi & Song 2011, Sec. 3.4); with only the prefixes ``1..R`` released
+it is still round 1, in ``floor(log2 R) + 1`` released nodes. Extreme values (``low``
+in one world, ``high`` in the other) make the node sums differ by the full
+sensitivity.
 """
 
 from __future__ import annotations

@@ -5,7 +5,10 @@ Run from the checkout after ``pip install .``::
     python benchmarks/bench_tree_nodes.py            # verify's default sizes (~1 min)
     python benchmarks/bench_tree_nodes.py --quick    # 100x smaller
 
-For Fed_UCB as written (log2, ε = 1) at T = 16, 1024 and 600 000, prints the wall time
+For the paper's calibration (log2, ε = 1) on a counter that releases every prefix
+(Fed_UCB under the reading that publishes the final estimate ϑ̃(T); its default view,
+prefixes 1..T−1, audits one node fewer at T = 16 and 1024) at T = 16, 1024 and
+600 000, prints the wall time
 of :func:`fedpriv.audit.endtoend.tree_nodes.audit_tree_nodes` at ``fedpriv verify``'s
 sample counts, for the joint audit and the product audit alone (each at 95%) and for
 both together as ``verify`` runs them (97.5% each, the stronger reported at 95%): runs

@@ -32,6 +32,10 @@ def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAc
                        help="base of the paper's ⌈log T⌉ (paper mode)")
         p.add_argument("--noise-on-empty-nodes", action="store_true",
                        help="Algorithm 3 as printed: noise on nodes without observations")
+        p.add_argument("--publish-final", action="store_true",
+                       help=("second reading: the final estimate ϑ̃(T) is an output too "
+                             "(tree prefixes 1..T; default 1..T−1, the messages and actions "
+                             "of Alg. 4 lines 19 and 9)"))
         p.add_argument("--graph", choices=GRAPH_KINDS, default="complete")
         p.add_argument("--p", type=float, default=None, help="edge probability (erdos_renyi)")
         p.add_argument("--trials", type=int, default=1)
@@ -72,6 +76,7 @@ def _run(args: argparse.Namespace) -> int:
             env, graph, horizon=args.horizon, epsilon=args.epsilon, mode=args.mode,
             log_base=args.log_base, noise_on_empty_nodes=args.noise_on_empty_nodes,
             n_trials=args.trials, seed=root, secure_noise=getattr(args, "secure_noise", False),
+            publish_final=getattr(args, "publish_final", False),
         )
     seconds = time.perf_counter() - started
     final = run.cumulative_regret[..., -1].mean(axis=1)
@@ -93,7 +98,8 @@ def _run(args: argparse.Namespace) -> int:
         eps_all = acc.get_epsilon(0.0)
         verdict, evidence = decide_verdict(args.epsilon, eps_stream, None)
         record["setting"].update(
-            {"epsilon": json_number(args.epsilon), "mode": args.mode, "log_base": args.log_base}
+            {"epsilon": json_number(args.epsilon), "mode": args.mode, "log_base": args.log_base,
+             "publish_final": bool(getattr(args, "publish_final", False))}
         )
         record["ledger"] = {
             "noise_draws": acc.n_draws,
@@ -106,7 +112,12 @@ def _run(args: argparse.Namespace) -> int:
             "claimed": {"epsilon": json_number(args.epsilon), "delta": 0.0,
                         "source": "Zhu et al. 2021, Definition 1 and §4.1"},
             "accountant": {"epsilon": json_number(eps_stream), "delta": 0.0, "route": route,
-                           "scope": "rounds 1..T (Definition 1)"},
+                           "scope": "rounds 1..T (Definition 1), on the outputs: "
+                                    + ("messages, actions and the final estimate ϑ̃(T) "
+                                       "(tree prefixes 1..T)"
+                                       if getattr(args, "publish_final", False) else
+                                       "messages ϑ̃(t−1) and actions (tree prefixes "
+                                       "1..T−1, Alg. 4 lines 19 and 9)")},
             "accountant_including_initial_pulls": json_number(eps_all),
             "routes": {k: json_number(v) for k, v in acc.routes(0.0, where={"phase": "stream"}).items()},
             "verdict": verdict,

@@ -6,7 +6,8 @@ accountant is told which levels partition the data under its neighboring relatio
 (``disjoint``): one record lives in exactly one cell of those levels, so cells compose
 in **parallel** (the guarantee is the worst cell) and events inside a cell compose
 **sequentially**. Tree depth is part of the :class:`~fedpriv.privacy.events.LaplaceTree` event
-itself (a record sits in ``floor(log2 T) + 1`` nodes). Post-processing is free and is
+itself (a record sits in ``event.depth = floor(log2 R) + 1`` nodes of the ``R`` released
+prefixes). Post-processing is free and is
 never charged.
 
 Routes
@@ -605,6 +606,7 @@ class Accountant(StoredLedgerMixin):
             frame["event"] = type(event).__name__
             frame["scale"] = getattr(event, "scale", math.nan)
             frame["horizon"] = getattr(event, "horizon", 0)
+            frame["released_prefixes"] = getattr(event, "released_prefixes", 0) or 0
             frame["l1_sensitivity"] = getattr(event, "l1_sensitivity", math.nan)
             frame["epsilon"] = np.full(n, event_epsilon(event))
             frame["reason"] = getattr(event, "reason", "")

@@ -6,9 +6,13 @@ to what the accountant computes. Nothing here draws noise or charges an accounta
 
 Zhu et al. (2021), Fed_UCB
     §4.1: "Set ε' := ε / ⌈log T⌉" and add ``Lap(1/ε')`` to every tree node, claiming
-    ε-DP. The paper never states the base of ``log``. A record sits in
-    ``floor(log2 T) + 1`` nodes (:func:`fedpriv.privacy.tree.tree_depth`), so the corrected
-    calibration is ``ε' = ε / (floor(log2 T) + 1)`` (fedpriv's correction of §4.1's count).
+    ε-DP. The paper never states the base of ``log``. Algorithm 4 acts on ϑ̃(t−1)
+    (line 9) and sends ϑ̃(t−1) (line 19) for t = 1..T, so the prefixes 1..T−1 reach
+    an output and a record sits in ``floor(log2 (T-1)) + 1 = ⌈log2 T⌉`` of the nodes
+    that reach one (:func:`fedpriv.privacy.tree.released_tree_depth`): the corrected
+    calibration spends exactly ε on that view, ``ε' = ε / ⌈log2 T⌉`` (equal to the
+    paper's under log2), or ``ε / (floor(log2 T) + 1)`` when the final estimate
+    ϑ̃(T) is published too (``publish_final``).
 Dubey & Pentland (NeurIPS 2020), FedUCB
     Alg. 2 (Privatizer) and Prop. 4: :func:`feducb_privatizer`.
 Li & Song, CDP/DDP/HDP-MAB
@@ -58,6 +62,7 @@ __all__ = [
     "INTERVAL_RULES",
     "PAPER_LOG_BASES",
     "FedUCBCalibration",
+    "fed_ucb_released_prefixes",
     "IntervalClaim",
     "fed_ucb_node_epsilon",
     "fed_ucb_scale",
@@ -102,8 +107,31 @@ def paper_log_rounds(horizon: int, log_base: str) -> int:
     return max(1, value)
 
 
+def fed_ucb_released_prefixes(horizon: int, *, publish_final: bool = False) -> int:
+    """Prefixes of Fed_UCB's tree that reach an output over ``horizon`` rounds.
+
+    Algorithm 4 (Zhu et al. 2021) acts on ϑ̃(t−1) (line 9) and sends ϑ̃(t−1) (line 19)
+    at t = 1..T; no line outputs ϑ̃(T), so the prefixes 1..T−1 reach the view.
+    ``publish_final`` adds the final estimate ϑ̃(T) (prefix T). At least 1: at T = 1
+    the one prefix is charged though it reaches nothing (charging more is sound).
+
+    Examples
+    --------
+    >>> fed_ucb_released_prefixes(16), fed_ucb_released_prefixes(16, publish_final=True)
+    (15, 16)
+    """
+    horizon = check_int_at_least("horizon", horizon, 1)
+    return horizon if publish_final else max(1, horizon - 1)
+
+
+def _view_depth(horizon: int, publish_final: bool) -> int:
+    """Most released nodes holding one record of Fed_UCB's view (see above)."""
+    return tree_depth(fed_ucb_released_prefixes(horizon, publish_final=publish_final))
+
+
 def fed_ucb_node_epsilon(
-    epsilon: float, horizon: int, *, mode: str, log_base: str = "2"
+    epsilon: float, horizon: int, *, mode: str, log_base: str = "2",
+    publish_final: bool = False,
 ) -> float:
     """Per-node ε' of Fed_UCB's tree.
 
@@ -115,9 +143,14 @@ def fed_ucb_node_epsilon(
         ``T`` >= 1.
     mode : {"paper", "corrected"}
         ``"paper"``: ε' = ε / ⌈log_base T⌉ (Zhu et al. §4.1). ``"corrected"``:
-        ε' = ε / (floor(log2 T) + 1), which makes the tree exactly ε-DP.
+        ε' = ε / (nodes of the view that hold one record), which makes the view
+        exactly ε-DP: ``⌈log2 T⌉`` nodes (prefixes 1..T−1, Algorithm 4 lines 9 and
+        19), ``floor(log2 T) + 1`` with ``publish_final``.
     log_base : {"2", "e", "10"}
         Base of the paper's log (only used in ``"paper"`` mode).
+    publish_final : bool
+        Whether the final estimate ϑ̃(T) is published too (only used in
+        ``"corrected"`` mode; :func:`fed_ucb_released_prefixes`).
 
     Raises
     ------
@@ -128,22 +161,26 @@ def fed_ucb_node_epsilon(
     if mode == "paper":
         return epsilon / paper_log_rounds(horizon, log_base)
     if mode == "corrected":
-        return epsilon / tree_depth(horizon)
+        return epsilon / _view_depth(horizon, publish_final)
     raise ValueError(f"`mode` must be 'paper' or 'corrected', got {mode!r}.")
 
 
 def fed_ucb_scale(
-    epsilon: float, horizon: int, *, mode: str, log_base: str = "2"
+    epsilon: float, horizon: int, *, mode: str, log_base: str = "2",
+    publish_final: bool = False,
 ) -> float:
     """Laplace scale ``b = l1_sensitivity / ε'`` per node (sensitivity 1, rewards in [0, 1]).
 
     ``0.0`` for ε = ∞ (no noise). Computed as ``levels / ε`` so that the corrected
-    tree's ε ``depth / b`` rounds to exactly ε.
+    tree's ε ``depth / b`` rounds to exactly ε. Parameters as in
+    :func:`fed_ucb_node_epsilon`.
 
     Examples
     --------
     >>> fed_ucb_scale(1.0, 16, mode="paper"), fed_ucb_scale(1.0, 16, mode="corrected")
-    (4.0, 5.0)
+    (4.0, 4.0)
+    >>> fed_ucb_scale(1.0, 16, mode="corrected", publish_final=True)
+    5.0
     """
     epsilon = check_epsilon("epsilon", epsilon, allow_inf=True)
     if math.isinf(epsilon):
@@ -151,5 +188,5 @@ def fed_ucb_scale(
     if mode == "paper":
         return paper_log_rounds(horizon, log_base) / epsilon
     if mode == "corrected":
-        return tree_depth(horizon) / epsilon
+        return _view_depth(horizon, publish_final) / epsilon
     raise ValueError(f"`mode` must be 'paper' or 'corrected', got {mode!r}.")

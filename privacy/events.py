@@ -93,10 +93,15 @@ class Laplace:
 class LaplaceTree:
     """A binary-tree continual counter over one stream with Laplace node noise.
 
-    Every node sum is released (at most once, memoised) with ``Lap(scale)``; a record
-    sits in at most ``tree_depth(horizon) = floor(log2 horizon) + 1`` nodes, so the
-    tree is pure ``depth * l1_sensitivity / scale``-DP (Chan, Shi & Song 2011, Thm 3.5;
-    exact at the record of round 1, which every level covers).
+    Every node sum that reaches a released prefix is released (at most once,
+    memoised) with ``Lap(scale)``. The prefixes ``1..released_prefixes`` reach an
+    output, so the nodes that do are ``1..released_prefixes``
+    (:mod:`fedpriv.privacy.tree`, "Released prefixes") and a record sits in at most
+    ``depth = released_tree_depth(horizon, released_prefixes) = floor(log2 R) + 1`` of
+    them: the tree is pure ``depth * l1_sensitivity / scale``-DP (Chan, Shi & Song
+    2011, Thm 3.5; exact at the record of round 1, which every level covers). With
+    the default ``released_prefixes = horizon`` this is the counter that releases all
+    ``T`` prefixes, root included.
 
     Parameters
     ----------
@@ -106,11 +111,29 @@ class LaplaceTree:
         Capacity ``T`` of the tree (number of rounds), >= 1.
     l1_sensitivity : float
         Largest change of one node sum between neighbors, > 0.
+    released_prefixes : int, optional
+        How many prefixes ``1..R`` reach an output, ``1 <= R <= horizon``; default
+        ``horizon``. A prefix computed after ``R`` must reach no output: it is not
+        charged. Zhu et al.'s Fed_UCB sends ϑ̃(t−1) (Algorithm 4 line 19) and acts on
+        ϑ̃(t−1) (line 9) for ``t = 1..T``, so its view holds ``R = T − 1`` prefixes
+        (``T`` when the final estimate ϑ̃(T) is published as well).
+
+    Raises
+    ------
+    ValueError
+        On a parameter out of range.
+
+    Examples
+    --------
+    >>> LaplaceTree(scale=4.0, horizon=16).depth, LaplaceTree(
+    ...     scale=4.0, horizon=16, released_prefixes=15).depth
+    (5, 4)
     """
 
     scale: float
     horizon: int
     l1_sensitivity: float = 1.0
+    released_prefixes: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "scale", check_positive("scale", self.scale))
@@ -118,6 +141,18 @@ class LaplaceTree:
         object.__setattr__(
             self, "l1_sensitivity", check_positive("l1_sensitivity", self.l1_sensitivity)
         )
+        released = self.horizon if self.released_prefixes is None else self.released_prefixes
+        released = check_int_at_least("released_prefixes", released, 1)
+        if released > self.horizon:
+            raise ValueError(
+                f"`released_prefixes` must be <= `horizon` = {self.horizon}, got {released}."
+            )
+        object.__setattr__(self, "released_prefixes", released)
+
+    @property
+    def depth(self) -> int:
+        """Most released nodes that hold one record: ``floor(log2 released_prefixes) + 1``."""
+        return int(self.released_prefixes).bit_length()
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

@@ -12,7 +12,7 @@ Built-in handlers (sensitivities are the relation's, see :mod:`fedpriv.privacy.e
 Laplace                  pure Δ/b; exact Laplace RDP (Mironov 2017, Prop. 6); PLD
                          ``from_laplace_mechanism(b/Δ)`` (the loss depends on |f(x) -
                          f(x')| only, so this is right under every relation)
-LaplaceTree              expanded into ``tree_depth(T)`` sequential Laplace releases
+LaplaceTree              expanded into ``event.depth`` sequential Laplace releases
 NonPrivate               no guarantee: ``inf`` on every route
 Gaussian, GaussianTree,  GDP μ = Δ/σ, √depth·Δ/σ, ‖D‖_F/(√2σ); ρ = μ²/2; RDP αμ²/2;
 SymmetricMatrixGaussian  all merged into one Gaussian PLD of μ = √Σ μ_i²
@@ -457,13 +457,11 @@ _BUILTIN = {
         pld=lambda e, d, p: _laplace_pld(e.scale / e.l1_sensitivity, d, p),
     ),
     LaplaceTree: EventHandlers(
-        pure=lambda e: tree_depth(e.horizon) * e.l1_sensitivity / e.scale,
-        rdp=lambda e, orders: (
-            tree_depth(e.horizon) * _laplace_rdp(e.l1_sensitivity / e.scale, orders)
-        ),
-        zcdp=lambda e: tree_depth(e.horizon) * (e.l1_sensitivity / e.scale) ** 2 / 2,
+        pure=lambda e: e.depth * e.l1_sensitivity / e.scale,
+        rdp=lambda e, orders: e.depth * _laplace_rdp(e.l1_sensitivity / e.scale, orders),
+        zcdp=lambda e: e.depth * (e.l1_sensitivity / e.scale) ** 2 / 2,
         pld=lambda e, d, p: _laplace_pld(e.scale / e.l1_sensitivity, d, p).self_compose(
-            tree_depth(e.horizon)
+            e.depth
         ),
     ),
     NonPrivate: EventHandlers(

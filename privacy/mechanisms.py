@@ -43,7 +43,7 @@ from fedpriv.privacy.secure_noise import (
     round_to_grid,
     sample_discrete_laplace,
 )
-from fedpriv.privacy.tree import tree_depth
+from fedpriv.privacy.tree import released_tree_depth, tree_depth
 
 __all__ = ["LaplaceTreeCounter", "laplace_release", "raw_release"]
 
@@ -223,9 +223,10 @@ class LaplaceTreeCounter:
         Per-node Laplace scale ``b`` >= 0. ``0`` is the non-private counter (no noise;
         charged as ``events.NonPrivate``), used for ε = ∞.
     accountant : Accountant
-        Charged ``events.LaplaceTree(scale, horizon, l1_sensitivity)`` once per stream
-        when the counter is opened, i.e. the worst case over the whole horizon; every
-        node draw then appends a ledger row.
+        Charged ``events.LaplaceTree(scale, horizon, l1_sensitivity,
+        released_prefixes)`` once per stream when the counter is opened, i.e. the
+        worst case over the released prefixes; every node draw then appends a ledger
+        row.
     keys : mapping of str to array_like
         Accountant labels of each stream, broadcastable to ``stream_shape``.
     rng : Generator or object ndarray of Generator
@@ -246,12 +247,21 @@ class LaplaceTreeCounter:
         one record moves a node by at most ``⌈l1_sensitivity / g⌉`` steps, whatever
         the floating-point summation order), node noise is discrete Laplace of scale
         ``t = ⌈l1_sensitivity / g⌉ · scale / l1_sensitivity`` steps, and the counter
-        is charged ``SelfComposed(DiscreteLaplace(t, ⌈l1_sensitivity / g⌉), depth)``:
-        the same pure ``depth · l1_sensitivity / scale`` as the float tree.
+        is charged ``SelfComposed(DiscreteLaplace(t, ⌈l1_sensitivity / g⌉),
+        released_depth)``: the same pure ``released_depth · l1_sensitivity / scale``
+        as the float tree.
         Releases are grid points. Ignored when ``scale == 0`` (no noise).
     granularity : float, optional
         Grid spacing, a power of two; default
         :func:`~fedpriv.privacy.secure_noise.default_granularity` of ``high - low``.
+    released_prefixes : int, optional
+        How many prefixes ``1..R`` reach an output (``1 <= R <= horizon``, default
+        ``horizon``): the accountant is charged for the nodes ``1..R`` only, i.e.
+        ``floor(log2 R) + 1`` nodes per record
+        (:func:`~fedpriv.privacy.tree.released_tree_depth`). The caller may still
+        compute a later prefix as internal state, and must then let it reach no
+        output. Zhu et al.'s Fed_UCB (Algorithm 4) sends and acts on ϑ̃(t−1) only
+        (lines 19 and 9), so it opens its trees with ``R = T − 1``.
 
     Raises
     ------
@@ -275,6 +285,7 @@ class LaplaceTreeCounter:
         noise_on_empty_nodes: bool = False,
         secure: bool = False,
         granularity: float | None = None,
+        released_prefixes: int | None = None,
     ) -> None:
         self.stream_shape = tuple(check_int_at_least("stream_shape", n, 1) for n in stream_shape)
         self.horizon = check_int_at_least("horizon", horizon, 1)
@@ -298,6 +309,14 @@ class LaplaceTreeCounter:
         if rshape and self.stream_shape[: len(rshape)] != rshape:
             raise ValueError(f"`rng` shape {rshape} must match the leading axes of {self.stream_shape}.")
         self.depth = tree_depth(self.horizon)
+        released = self.horizon if released_prefixes is None else released_prefixes
+        self.released_prefixes = check_int_at_least("released_prefixes", released, 1)
+        if self.released_prefixes > self.horizon:
+            raise ValueError(
+                f"`released_prefixes` must be <= `horizon` = {self.horizon}, "
+                f"got {self.released_prefixes}."
+            )
+        self.released_depth = released_tree_depth(self.horizon, self.released_prefixes)
         self._keys = _flatten_keys(keys, self.stream_shape)
         self.granularity = _grid(secure, granularity, self.l1_sensitivity)
         self.secure = self.granularity is not None and self.scale > 0
@@ -308,10 +327,11 @@ class LaplaceTreeCounter:
             self._row_scale = grid_noise_scale(self.scale, self.l1_sensitivity, steps)
             self._row_sensitivity = float(steps)
             node = DiscreteLaplace(scale=self._row_scale, l1_sensitivity=self._row_sensitivity)
-            self.event = SelfComposed(event=node, count=self.depth)
+            self.event = SelfComposed(event=node, count=self.released_depth)
         elif self.scale > 0:
             self.event = LaplaceTree(
-                scale=self.scale, horizon=self.horizon, l1_sensitivity=self.l1_sensitivity
+                scale=self.scale, horizon=self.horizon, l1_sensitivity=self.l1_sensitivity,
+                released_prefixes=self.released_prefixes,
             )
         else:
             self.event = NonPrivate(reason="tree counter without noise (epsilon = inf)")
@@ -467,8 +487,8 @@ class LaplaceTreeCounter:
 
     @property
     def guarantee_epsilon(self) -> float:
-        """Pure ε of one stream's tree: ``depth * l1_sensitivity / scale`` (∞ if no noise;
-        in grid units when secure)."""
+        """Pure ε of one stream's released nodes: ``released_depth * l1_sensitivity /
+        scale`` (∞ if no noise; in grid units when secure)."""
         if self.scale == 0:
             return np.inf
-        return self.depth * self._row_sensitivity / self._row_scale
+        return self.released_depth * self._row_sensitivity / self._row_scale

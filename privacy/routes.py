@@ -78,7 +78,6 @@ from fedpriv.privacy.handlers import (
     register_event,
 )
 from fedpriv.privacy import composed as _composed  # registers Composed (nested use)
-from fedpriv.privacy.tree import tree_depth
 
 __all__ = [
     "ROUTES",
@@ -112,7 +111,7 @@ def _expand(event: Any, count: int) -> list[tuple[Any, int]]:
         return [item for part in event.events for item in _expand(part, count)]
     if type(event) is LaplaceTree:  # depth sequential Laplace releases per record
         part = Laplace(scale=event.scale, l1_sensitivity=event.l1_sensitivity)
-        return [(part, count * tree_depth(event.horizon))]
+        return [(part, count * event.depth)]
     return [(event, count)]
 
 

@@ -7,6 +7,15 @@ disjoint union of the nodes ``t, q(t), q(q(t)), ...`` with ``q(s) = s & (s - 1)`
 per set bit of ``t``. A round ``tau`` sits in one node per level, so over a horizon
 ``T`` it is covered by at most ``floor(log2 T) + 1`` nodes, with equality at ``tau = 1``
 (Chan, Shi & Song 2011, Sec. 3.4).
+
+Released prefixes
+-----------------
+Node ``s`` is part of prefix ``t``'s decomposition exactly for ``s <= t < s + (s & -s)``,
+so when only the prefixes ``1..R`` reach an output the nodes that do are ``1..R``: a
+tree over ``R`` rounds. A round ``tau <= R`` then sits in ``tree_depth(R)`` of them at
+most (:func:`released_tree_depth`). Zhu et al.'s Fed_UCB (Algorithm 4) acts on
+``ϑ̃(t-1)`` (line 9) and sends ``ϑ̃(t-1)`` (line 19) for ``t = 1..T``, so its outputs
+reach the prefixes ``1..T-1`` only: ``tree_depth(T - 1) = ⌈log2 T⌉`` nodes.
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ __all__ = [
     "node_interval",
     "nodes_covering",
     "prefix_nodes",
+    "released_tree_depth",
     "tree_depth",
 ]
 
@@ -41,6 +51,34 @@ def tree_depth(horizon: int) -> int:
     """
     horizon = check_int_at_least("horizon", horizon, 1)
     return horizon.bit_length()
+
+
+def released_tree_depth(horizon: int, released_prefixes: int) -> int:
+    """Most nodes holding one round among the nodes that reach the released prefixes.
+
+    A counter of capacity ``horizon`` whose prefixes ``1..released_prefixes`` reach an
+    output (module docstring) exposes a round in ``floor(log2 R) + 1`` nodes at most
+    (``R = released_prefixes``), and ``0`` when no prefix is released.
+
+    Raises
+    ------
+    ValueError
+        If ``horizon < 1`` or ``released_prefixes`` is outside ``[0, horizon]``.
+
+    Examples
+    --------
+    >>> [released_tree_depth(t, t - 1) for t in (16, 1024, 600000)]  # Fed_UCB's view
+    [4, 10, 20]
+    >>> [released_tree_depth(t, t) for t in (16, 1024, 600000)]  # every prefix
+    [5, 11, 20]
+    """
+    horizon = check_int_at_least("horizon", horizon, 1)
+    released_prefixes = check_int_at_least("released_prefixes", released_prefixes, 0)
+    if released_prefixes > horizon:
+        raise ValueError(
+            f"`released_prefixes` must be <= `horizon` = {horizon}, got {released_prefixes}."
+        )
+    return released_prefixes.bit_length()
 
 
 def prefix_nodes(t: int) -> list[int]:

@@ -7,19 +7,21 @@ over one uniformly drawn edge per round (eq. 9, gradient tracking). Fed_UCB repl
 each agent's sample mean by a noisy mean from a per-(agent, arm) binary-tree counter
 with Laplace node noise (Algorithms 2–4), released through :mod:`privacy`.
 
-Resolved ambiguities (the paper passage in brackets)
----------------------------------------------------------------------------
+Resolved ambiguities (source in brackets)
+----------------------------------------
 * Eq. (1) as printed takes ``max{n_i(t), ñ_i(t)}``; Lemma 1 and Alg. 4 line 5 take
   the neighbors' ñ_j(t). We take ``max{n_i(t), ñ_j(t) : j ∈ N_i}`` (the neighbors'
-  values of the previous round, double-buffered) [Alg. 1 line 5, Lemma 1].
+  values of the previous round, double-buffered) [eq. (1), Lemma 1, Alg. 4 line 5].
 * Line 6 tests ``n_{i,k}(t) < ñ_{i,k}(t) - N`` with ñ(t), the value *before* line 5's
   update, as printed [Alg. 1 lines 5–6]. ``n`` in lines 5, 6 and the radius is the
   pre-pull count [Alg. 1 line 4].
 * The argmax of line 10 is taken after the loop over arms; ties and the uniform pick
-  from 𝒜_i use one uniform draw per (agent, round) from the POLICY stream [fedpriv].
+  from 𝒜_i use one uniform draw per (agent, round) from the POLICY stream [Alg. 1
+  lines 7–13].
 * The initial pull's reward X(0) is part of the mean's numerator [eq. 2 vs init].
-* ``log`` is natural in the confidence radii (eq. 11, 12) [fedpriv; the base is unstated]; the tree's
-  log base is the calibration's (see :mod:`fedpriv.privacy.calibration`).
+* ``log`` is natural in the confidence radii [eq. 11, 12: their log t and log n come
+  from sub-Gaussian tails]; the tree's log base is the calibration's (see
+  :mod:`fedpriv.privacy.calibration`).
 * Fed_UCB's noisy prefix sum is ``raw running sum + sum of memoised node noises``,
   equal to Alg. 3's sum of noisy partial sums (fewer float additions).
 
@@ -34,9 +36,23 @@ Modes of Fed_UCB
 (Alg. 4 line 1; an ε = ∞ release of the round-0 records, charged as
 ``events.NonPrivate``), rewards fed unclipped (the synthetic experiment's Gaussian
 rewards leave [0, 1]; counted in ``n_out_of_bounds``).
-``corrected``: ε' = ε/(⌊log2 T⌋ + 1), the initial pulls released with their own
-``Lap(1/ε')`` (a record of round 0 sits in that one release only), rewards clipped to
-the declared [0, 1] before they enter any release.
+``corrected``: ε' = ε divided by the nodes of the view that hold one record
+(⌈log2 T⌉, or ⌊log2 T⌋ + 1 with ``publish_final``), the initial pulls released with
+their own ``Lap(1/ε')`` (a record of round 0 sits in that one release only), rewards
+clipped to the declared [0, 1] before they enter any release.
+
+The view
+--------
+Definition 1 protects "all possible outputs by Algorithm ℬ". Algorithm 4 has two
+kinds: the messages, "agent i sends ϑ̃_{i,k}(t−1) to agent j" (line 19), and the
+actions a_i(t), chosen on ϑ̃(t−1) + C̃(t) (line 9), with the counts ñ that follow the
+actions (line 5), for t = 1..T. No line sends or acts on ϑ̃(T), so the noisy prefix
+of round T reaches no output: the trees are charged for the prefixes 1..T−1 only
+(``LaplaceTree.released_prefixes = T − 1``). The run still computes the round-T
+estimate (``trace[..][T]``) as internal state, which reaches no output. Reading the
+final estimate ϑ̃(T) as published (§4, "we also need to protect it in each τ = t,
+t+1, ..., T steps"; §4.1, "⌈log t⌉ ε' ≤ ε" for every t ≤ T) is the second reading,
+``publish_final=True``.
 """
 
 from __future__ import annotations
@@ -180,6 +196,7 @@ def _simulate(
     noise_on_empty_nodes: bool,
     record_trace: bool,
     secure_noise: bool = False,
+    publish_final: bool = False,
 ) -> GossipRun:
     """One batch: open it (:func:`open_batch`), then rounds ``1..rounds`` of Alg. 1 / 4."""
     adjacency = _validate_common(env, graph, horizon, n_trials)
@@ -191,7 +208,7 @@ def _simulate(
     opened = open_batch(env, graph, root, horizon=T, n_trials=n_trials, epsilon=epsilon,
                          private=private, mode=mode, log_base=log_base,
                          noise_on_empty_nodes=noise_on_empty_nodes, rounds=rounds,
-                         secure_noise=secure_noise)
+                         secure_noise=secure_noise, publish_final=publish_final)
     global_means = np.asarray(env.global_means, dtype=np.float64)
     counts = np.ones(opened.init.shape, dtype=np.int64)
     n_tilde = np.ones(opened.init.shape, dtype=np.int64)
@@ -301,6 +318,7 @@ def run_fed_ucb(
     record_trace: bool = False,
     rounds: int | None = None,
     secure_noise: bool = False,
+    publish_final: bool = False,
 ) -> GossipRun:
     """Run Fed_UCB (Zhu et al. 2021, Algorithm 4) inside a fresh :class:`Accountant`.
 
@@ -324,15 +342,20 @@ def run_fed_ucb(
         noise, for the initial release and the trees
         (:mod:`fedpriv.privacy.secure_noise`; charged ``DiscreteLaplace`` and, per
         tree, ``SelfComposed(DiscreteLaplace, depth)``, the same ε).
+    publish_final : bool
+        Whether the final estimate ϑ̃(T) is an output too (module docstring, "The
+        view"): the trees are then charged for the prefixes 1..T instead of 1..T−1,
+        and the corrected calibration divides ε by their ``floor(log2 T) + 1`` nodes.
     Other parameters as in :func:`run_gossip_ucb`.
 
     Returns
     -------
     GossipRun
         ``accountant`` charges: per (trial, agent, arm) one ``LaplaceTree`` with key
-        ``phase="stream"`` and the initial-pull release with ``phase="init"``; the
-        trees are opened (and charged) for the whole horizon even when ``rounds`` stops
-        the run early, so the accountant's ε is the deployment's.
+        ``phase="stream"`` (its ``released_prefixes`` those of the view) and the
+        initial-pull release with ``phase="init"``; the trees are opened (and charged)
+        for the whole horizon even when ``rounds`` stops the run early, so the
+        accountant's ε is the deployment's.
 
     Raises
     ------
@@ -351,6 +374,6 @@ def run_fed_ucb(
         epsilon=epsilon,
         private=True, mode=mode, log_base=log_base,
         noise_on_empty_nodes=noise_on_empty_nodes, record_trace=record_trace,
-        secure_noise=bool(secure_noise),
+        secure_noise=bool(secure_noise), publish_final=bool(publish_final),
     )
 

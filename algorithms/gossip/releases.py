@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 from fedpriv.privacy import Accountant, LaplaceTreeCounter, laplace_release, raw_release
-from fedpriv.privacy.calibration import fed_ucb_scale
+from fedpriv.privacy.calibration import fed_ucb_released_prefixes, fed_ucb_scale
 
 __all__ = ["open_fed_ucb_releases"]
 
@@ -26,6 +26,7 @@ def open_fed_ucb_releases(
     noise_on_empty_nodes: bool = False,
     reward_bounds: tuple[float, float] | None = (0.0, 1.0),
     secure_noise: bool = False,
+    publish_final: bool = False,
 ) -> tuple[Accountant, np.ndarray, LaplaceTreeCounter, int]:
     """Open Fed_UCB's releases: a fresh accountant, the initial-pull release, the trees.
 
@@ -36,16 +37,20 @@ def open_fed_ucb_releases(
     ----------
     initial_rewards : ndarray of float64, shape (n_trials, n_agents, n_arms)
         ``X_{i,k}(0)`` of every trial.
-    horizon, epsilon, mode, log_base, noise_on_empty_nodes, secure_noise
-        As in :func:`run_fed_ucb`.
+    horizon, epsilon, mode, log_base, noise_on_empty_nodes, secure_noise, publish_final
+        As in :func:`run_fed_ucb`. The trees are charged for the prefixes that reach
+        the view: ``1..T−1`` (Algorithm 4 sends ϑ̃(t−1), line 19, and acts on
+        ϑ̃(t−1), line 9), ``1..T`` with ``publish_final``
+        (:func:`fedpriv.privacy.calibration.fed_ucb_released_prefixes`).
     rng : object ndarray of Generator, shape (n_trials, n_agents)
         Privacy-noise streams.
     reward_bounds : (float, float) or None
         The environment's declared reward support (``None``: unbounded). In paper
         mode rewards enter the tree unclipped, so if the support is not inside
         [0, 1] the tree's sensitivity of 1 does not hold and no finite ε does: the
-        stream cells are then also charged ``events.NonPrivate`` (§2 assumes
-        [0, 1]; §5.1 adds N(0, 1) noise). The decision uses the declared support, never the realised data.
+        stream cells are then also charged ``events.NonPrivate`` (the §5 synthetic
+        rewards μ + N(0, 1) against §4.1's [0, 1] sensitivity). The decision uses
+        the declared support, never the realised data.
 
     Returns
     -------
@@ -55,12 +60,14 @@ def open_fed_ucb_releases(
     initial_means : ndarray, shape (n_trials, n_agents, n_arms)
         ``X̃(0)`` as released: raw (paper mode, ε = ∞) or with ``Lap(b)`` (corrected).
     counter : LaplaceTreeCounter
-        One tree per (trial, agent, arm), capacity ``horizon``.
+        One tree per (trial, agent, arm), capacity ``horizon``, charged for its
+        ``released_prefixes``.
     n_clipped : int
         Initial rewards outside [0, 1] that were clipped (corrected mode).
     """
     B, N, M = initial_rewards.shape
-    scale = fed_ucb_scale(epsilon, horizon, mode=mode, log_base=log_base)
+    scale = fed_ucb_scale(epsilon, horizon, mode=mode, log_base=log_base,
+                          publish_final=publish_final)
     accountant = Accountant(disjoint=("trial", "agent", "arm", "phase"))
     keys = {
         "trial": np.arange(B)[:, None, None],
@@ -90,12 +97,14 @@ def open_fed_ucb_releases(
     ):
         raw_release(
             np.zeros((B, N, M)), accountant=accountant, keys={**keys, "phase": _PHASE_STREAM},
-            reason="rewards outside the declared [0, 1] fed unclipped (Zhu et al. §2 assumes [0, 1])",
+            reason=("rewards outside the declared [0, 1] fed unclipped (Zhu et al. §5 "
+                    "synthetic data; §4.1 assumes sensitivity 1)"),
         )
     counter = LaplaceTreeCounter(
         stream_shape=(B, N, M), horizon=horizon, scale=scale, accountant=accountant,
         keys={**keys, "phase": _PHASE_STREAM}, rng=rng,
         out_of_bounds="clip" if mode == "corrected" else "ignore",
         noise_on_empty_nodes=noise_on_empty_nodes, secure=secure_noise,
+        released_prefixes=fed_ucb_released_prefixes(horizon, publish_final=publish_final),
     )
     return accountant, init, counter, n_clipped

@@ -145,7 +145,7 @@ class OpenedBatch:
 def open_batch(env: BanditEnvironment, graph: nx.Graph, root, *, horizon: int,
                 n_trials: int, epsilon: float, private: bool, mode: str, log_base: str,
                 noise_on_empty_nodes: bool, rounds: int,
-                secure_noise: bool = False) -> OpenedBatch:
+                secure_noise: bool = False, publish_final: bool = False) -> OpenedBatch:
     """Draw the batch's tables, edges and policy uniforms; open the releases.
 
     Every stream is drawn as for the whole horizon and cut after round ``rounds``
@@ -166,11 +166,12 @@ def open_batch(env: BanditEnvironment, graph: nx.Graph, root, *, horizon: int,
     accountant, init, counter, n_out_of_bounds = open_fed_ucb_releases(
         x0, horizon=T, epsilon=epsilon, mode=mode, log_base=log_base, rng=noise_rngs,
         noise_on_empty_nodes=noise_on_empty_nodes, reward_bounds=env.reward_bounds,
-        secure_noise=secure_noise,
+        secure_noise=secure_noise, publish_final=publish_final,
     )
     return OpenedBatch(rewards=rewards, edges=edges, uniforms=uniforms, init=init,
                    accountant=accountant, counter=counter, running=None,
-                   scale=fed_ucb_scale(epsilon, T, mode=mode, log_base=log_base),
+                   scale=fed_ucb_scale(epsilon, T, mode=mode, log_base=log_base,
+                                       publish_final=publish_final),
                    n_out_of_bounds=n_out_of_bounds)
 
 

@@ -1,15 +1,23 @@
 """``fedpriv verify``: check Fed_UCB's privacy claim end to end.
 
 Zhu et al. (2021) claim that Fed_UCB is ε-DP for each agent's reward stream
-``{X_{i,k}(t)}_{t=1..T}`` (Definition 1; §4.1; abstract). For each mode (the paper's
-calibration with log base 2 and e, and the corrected one), each ε in {1, 2, 5} and each
-horizon in {16, 1024, 600000}, the job
+``{X_{i,k}(t)}_{t=1..T}`` (Definition 1; §4.1; abstract). Definition 1 protects "all
+possible outputs by Algorithm ℬ"; Algorithm 4's outputs are the messages ϑ̃(t−1)
+(line 19) and the actions chosen on ϑ̃(t−1) (line 9), t = 1..T, so the tree's prefixes
+1..T−1 reach the view and the prefix of round T does not (:data:`VIEW_SUPPORT`). A
+second reading also publishes the final estimate ϑ̃(T) (prefixes 1..T,
+:data:`FINAL_SUPPORT`); its rows are labelled as such. For each variant
+(:data:`VARIANTS`: the paper's calibration with log base 2 and e on the view, the
+corrected one on the view, and the paper's calibration on the final-estimate
+reading), each ε in {1, 2, 5} and each horizon in {16, 1024, 600000}, the job
 
 1. opens Fed_UCB's releases exactly as a run does (:func:`fedpriv.algorithms.gossip.gossip_ucb.
-   open_fed_ucb_releases`) and asks the accountant for ε over Definition 1's stream;
-2. at every horizon, audits the tree nodes covering the worst-case neighboring pair's
-   changed round (round 1 changed 0 ↔ 1; ⌊log2 T⌋ + 1 nodes, so T = 600 000 costs 20
-   Laplace draws per run) with two white-box audits at 97.5% each, the stronger reported
+   open_fed_ucb_releases`) and asks the accountant for ε over Definition 1's stream on
+   the variant's view;
+2. at every horizon, audits the released tree nodes covering the worst-case neighboring
+   pair's changed round (round 1 changed 0 ↔ 1; ⌊log2 R⌋ + 1 nodes of the released
+   prefixes 1..R, so T = 600 000 costs 20 Laplace draws per run) with two white-box
+   audits at 97.5% each, the stronger reported
    at 95% (:func:`fedpriv.audit.endtoend.tree_nodes.audit_tree_nodes`): the joint one
    (one event ``{LLR >= c}``, ``c`` chosen from the declared Laplace law, Clopper–Pearson
    on fresh samples) and the product one (the LLR's top atom bounded node by node over
@@ -48,13 +56,27 @@ from fedpriv.audit.neighbors import worst_case_reward_pair
 from fedpriv.audit.endtoend.tree_nodes import audit_tree_nodes, tree_audit_event
 from fedpriv.privacy import NeighboringRelation, PureDP
 from fedpriv.privacy._checks import check_epsilon, check_int_at_least
-from fedpriv.privacy.calibration import fed_ucb_scale
-from fedpriv.privacy.tree import tree_depth
+from fedpriv.privacy.calibration import fed_ucb_released_prefixes, fed_ucb_scale
+from fedpriv.privacy.tree import released_tree_depth
 
-__all__ = ["VARIANTS", "VerifyConfig", "VerifyReport", "fed_ucb_reading", "verify_gossip_fed_ucb"]
+__all__ = [
+    "FINAL_SUPPORT",
+    "VARIANTS",
+    "VIEW_SUPPORT",
+    "VerifyConfig",
+    "VerifyReport",
+    "fed_ucb_reading",
+    "variant_label",
+    "verify_gossip_fed_ucb",
+]
 
-#: (mode, log base) of every Fed_UCB variant whose claim is checked.
-VARIANTS = (("paper", "2"), ("paper", "e"), ("corrected", "2"))
+#: (mode, log base, publish_final) of every Fed_UCB variant whose claim is checked:
+#: the view (messages and actions) under both log bases and corrected, then the
+#: second reading (the final estimate ϑ̃(T) published too) under both log bases.
+VARIANTS = (
+    ("paper", "2", False), ("paper", "e", False), ("corrected", "2", False),
+    ("paper", "2", True), ("paper", "e", True),
+)
 PAPER = "Zhu et al. 2021"
 CLAIM_SOURCE = "Definition 1, §4.1 and abstract: ε-DP for each agent's stream {X_i,k(t)}"
 _N_CURVE_POINTS = 400
@@ -62,18 +84,46 @@ _N_CURVE_POINTS = 400
 LOG_SUPPORT = (
     "the paper's own tree supports log₂: §4.1 writes a prefix as 'no more than ⌈log t⌉ "
     "partial sums', a dyadic decomposition of popcount(t) ≤ ⌊log₂t⌋+1 p-sums (Alg. 2-3); "
-    "the base is stated nowhere and the concentration terms (eq. 11, 12) need ln "
-    "(fedpriv's reading)"
+    "the base is stated nowhere and the concentration terms (eq. 11, 12) need ln"
 )
 #: ``reading`` of the paper's calibration per log base.
 READINGS = {"2": "⌈log T⌉ read as ⌈log₂ T⌉", "e": "⌈log T⌉ read as ⌈ln T⌉"}
+#: The outputs of the default reading (the view) and the paper's words for it.
+VIEW_READING = "outputs: messages ϑ̃(t−1) and actions, t = 1..T (tree prefixes 1..T−1)"
+VIEW_SUPPORT = (
+    "Definition 1 protects 'all possible outputs by Algorithm ℬ'; Alg. 4 line 19: "
+    "'agent i sends ϑ̃_i,k(t−1) to agent j', line 9: 'Q̃_i,k(t) := ϑ̃_i,k(t−1) + "
+    "C̃_i,k(t)', for t = 1..T (line 2); no line sends or acts on ϑ̃(T), so the prefix of "
+    "round T reaches no output and a record sits in ⌊log₂(T−1)⌋+1 = ⌈log₂T⌉ released nodes"
+)
+#: The outputs of the second reading and the paper's words for it.
+FINAL_READING = ("outputs: messages ϑ̃(t−1), actions and the final estimate ϑ̃(T) "
+                 "(tree prefixes 1..T)")
+FINAL_SUPPORT = (
+    "§4: 'in addition to preserving the privacy of X_i,k(t), we also need to protect it "
+    "in each τ = t, t+1, ..., T steps'; §4.1 bounds every prefix up to T: 'a total "
+    "ε/⌈log T⌉·⌈log t⌉ ≤ ε'; Alg. 4 line 16 computes X̃(t) at t = T too: read as "
+    "published, the prefix of round T adds the root level, ⌊log₂T⌋+1 nodes"
+)
 
 
-def fed_ucb_reading(mode: str, base: str) -> dict[str, str]:
-    """``reading`` / ``reading_support`` of a Fed_UCB claim (empty: as written)."""
+def variant_label(mode: str, base: str, publish_final: bool) -> str:
+    """Short name of a variant, as in register keys: ``paper-log2``, ``paper-log2-final``."""
+    return f"{mode}-log{base}" + ("-final" if publish_final else "")
+
+
+def fed_ucb_reading(mode: str, base: str, publish_final: bool = False) -> dict[str, str]:
+    """``reading`` / ``reading_support`` of a Fed_UCB claim: log base and output set.
+
+    The corrected variant fixes the calibration (no log-base reading); every variant
+    names its output set (the view, or the view plus the final estimate).
+    """
+    outputs, support = ((FINAL_READING, FINAL_SUPPORT) if publish_final
+                        else (VIEW_READING, VIEW_SUPPORT))
     if mode == "corrected":
-        return {}
-    return {"reading": READINGS[base], "reading_support": LOG_SUPPORT}
+        return {"reading": outputs, "reading_support": support}
+    return {"reading": f"{READINGS[base]}; {outputs}",
+            "reading_support": f"{LOG_SUPPORT}. {support}"}
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -100,8 +150,8 @@ class VerifyConfig:
         (:mod:`fedpriv.audit.endtoend.tree_product`), per audited horizon. Both audits
         run at 97.5% and the stronger is reported at 95%. The defaults reach, at 95%
         confidence, a lower bound above 1 for the paper's log2 calibration at T = 1024,
-        ε = 1 (accountant 1.1) and tightness >= 0.9 at every horizon (see the README's
-        audit table).
+        ε = 1 when the final estimate is published (accountant 1.1) and tightness >= 0.9
+        at every horizon (see the README's audit table).
     workers : int
         Processes for the audits and regret runs (default: every core); 1 runs them
         in this process.
@@ -193,7 +243,8 @@ def _notes(mode: str, out_of_bounds: int, synthetic: bool) -> tuple[str, ...]:
             found.append(
                 f"the synthetic experiment feeds rewards outside [0, 1] to the tree "
                 f"({out_of_bounds} observations in the regret runs); the claim's sensitivity "
-                "of 1 does not hold for them and no finite ε does (§2 assumes [0, 1]; §5.1 adds N(0, 1))"
+                "of 1 does not hold for them and no finite ε does (§5 synthetic rewards "
+                "μ + N(0, 1) against §4.1's rewards in [0, 1])"
             )
     return tuple(found)
 
@@ -204,7 +255,7 @@ def _audit_job(job: dict) -> tuple[int, tuple[EpsilonLowerBound, str]]:
         worst_case_reward_pair(job["horizon"]), scale=job["scale"],
         claimed_epsilon=job["claimed_epsilon"], n_samples=job["n_samples"],
         seed=job["seed"], confidence=job["confidence"],
-        product_samples=job["product_samples"],
+        product_samples=job["product_samples"], released_prefixes=job["released_prefixes"],
     )
     return job["index"], (result.bound, tree_audit_event(result))
 
@@ -282,9 +333,13 @@ def _regret_summaries(config: VerifyConfig, env, graph, run_root, say,
     )
 
 
-def _claim_grid(config: VerifyConfig) -> list[tuple[int, str, str, int, float]]:
-    """``(index, mode, log base, horizon, ε)`` of every claim, index from 1."""
-    combos = ((m, b, h, e) for m, b in VARIANTS for h in config.horizons
+def _claim_grid(config: VerifyConfig) -> list[tuple[int, str, str, bool, int, float]]:
+    """``(index, mode, log base, publish_final, horizon, ε)`` of every claim, index from 1.
+
+    The first variants keep the indices (and so the audit seeds) they had before the
+    final-estimate rows were added.
+    """
+    combos = ((m, b, f, h, e) for m, b, f in VARIANTS for h in config.horizons
               for e in config.epsilons)
     return [(index, *combo) for index, combo in enumerate(combos, start=1)]
 
@@ -292,8 +347,10 @@ def _claim_grid(config: VerifyConfig) -> list[tuple[int, str, str, int, float]]:
 def _describe_audit(job: dict, result: tuple[int, tuple[EpsilonLowerBound, str]]) -> str:
     """Progress line of one tree audit, with its tightness against the tree's pure ε."""
     lower = result[1][0].epsilon_lower_bound
-    epsilon = tree_depth(job["horizon"]) / job["scale"]  # sensitivity 1 per node
-    return (f"audit T={job['horizon']} scale={job['scale']:.4g} claimed "
+    # Sensitivity 1 per node, the nodes of the released prefixes only.
+    epsilon = released_tree_depth(job["horizon"], job["released_prefixes"]) / job["scale"]
+    return (f"audit T={job['horizon']} R={job['released_prefixes']} "
+            f"scale={job['scale']:.4g} claimed "
             f"ε={job['claimed_epsilon']:g}: lower bound {lower:.4f}, accountant "
             f"{epsilon:.4g}, tightness {lower / epsilon:.2f} ({result[1][1]})")
 
@@ -305,11 +362,14 @@ def _tree_audits(config: VerifyConfig, grid, audit_root, say,
     product = dict(config.audit_product_samples)
     audit_jobs = [
         {"index": index, "horizon": horizon,
-         "scale": fed_ucb_scale(eps, horizon, mode=mode, log_base=base),
+         "scale": fed_ucb_scale(eps, horizon, mode=mode, log_base=base,
+                                publish_final=final),
+         "released_prefixes": fed_ucb_released_prefixes(horizon, publish_final=final),
          "claimed_epsilon": eps, "n_samples": samples[horizon],
          "product_samples": product.get(horizon, samples[horizon]),
          "seed": _child(audit_root, index), "confidence": config.confidence}
-        for index, mode, base, horizon, eps in grid if horizon in config.audit_horizons
+        for index, mode, base, final, horizon, eps in grid
+        if horizon in config.audit_horizons
     ]
     return dict(_parallel_map(
         _audit_job, audit_jobs, workers=config.workers, say=say, executor=executor,
@@ -320,16 +380,19 @@ def _tree_audits(config: VerifyConfig, grid, audit_root, say,
 def _claim_result(config: VerifyConfig, root, item, audit, notes) -> ClaimResult:
     """Step 3: the accountant's ε of one grid claim over Definition 1's stream, and verdict.
 
-    ``audit`` is the tree audit's ``(bound, event)``, or None where not audited.
+    The accountant is charged on the variant's view (prefixes 1..T−1, or 1..T when the
+    final estimate is published). ``audit`` is the tree audit's ``(bound, event)``, or
+    None where not audited.
     """
     bound, event = (None, None) if audit is None else audit
-    _, mode, base, horizon, eps = item
-    scale = fed_ucb_scale(eps, horizon, mode=mode, log_base=base)
+    _, mode, base, final, horizon, eps = item
+    scale = fed_ucb_scale(eps, horizon, mode=mode, log_base=base, publish_final=final)
     x0 = np.zeros((1, config.n_agents, config.n_arms))
     noise = stream_rngs(_child(root, 3), n_trials=1, n_agents=config.n_agents,
                         stream=Stream.NOISE)
     accountant, _, _, _ = open_fed_ucb_releases(
-        x0, horizon=horizon, epsilon=eps, mode=mode, log_base=base, rng=noise
+        x0, horizon=horizon, epsilon=eps, mode=mode, log_base=base, rng=noise,
+        publish_final=final,
     )
     route, acc_eps = accountant.tightest(0.0, where={"phase": "stream"})
     init_eps = accountant.get_epsilon(0.0, where={"phase": "init"})
@@ -338,9 +401,10 @@ def _claim_result(config: VerifyConfig, root, item, audit, notes) -> ClaimResult
         paper=PAPER, algorithm="gossip-fed-ucb", mode=mode,
         setting=(("n_agents", config.n_agents), ("n_arms", config.n_arms),
                  ("horizon", horizon), ("epsilon", eps), ("log_base", base),
-                 ("graph", "complete"), ("node_scale", scale)),
+                 ("graph", "complete"), ("node_scale", scale),
+                 ("released_prefixes", fed_ucb_released_prefixes(horizon, publish_final=final))),
         relation=NeighboringRelation.REPLACE_ONE_REWARD,
-        claimed=PureDP(eps), source=CLAIM_SOURCE, **fed_ucb_reading(mode, base),
+        claimed=PureDP(eps), source=CLAIM_SOURCE, **fed_ucb_reading(mode, base, final),
     )
     return ClaimResult(
         claim=claim, accountant_epsilon=acc_eps, accountant_route=route,
@@ -368,10 +432,11 @@ def _ledger(config: VerifyConfig, env, graph, run_root, say) -> pd.DataFrame:
     """Step 5: one Fed_UCB run per variant at the ledger horizon, ledgers stacked."""
     say(f"[ledger] one Fed_UCB run per variant at T={config.ledger_horizon}, ε=1")
     ledgers = []
-    for mode, base in VARIANTS:
+    for mode, base, final in VARIANTS:
         run = run_fed_ucb(env, graph, horizon=config.ledger_horizon, epsilon=1.0, mode=mode,
-                          log_base=base, n_trials=1, seed=run_root)
+                          log_base=base, n_trials=1, seed=run_root, publish_final=final)
         frame = run.accountant.ledger
+        frame.insert(0, "publish_final", final)
         frame.insert(0, "log_base", base)
         frame.insert(0, "mode", mode)
         ledgers.append(frame)

@@ -36,6 +36,7 @@ Pentland, AAMAS 2020).
 from __future__ import annotations
 
 import dataclasses
+from fractions import Fraction
 
 from fedpriv.audit.endtoend import feducb as fe
 from fedpriv.audit.endtoend import feducb_fig1a as fa
@@ -54,9 +55,14 @@ from fedpriv.audit.claims.entry import (
 from fedpriv.audit.claims.entry import make_claim as _claim
 from fedpriv.audit.claims.register_coop import coop_claims
 from fedpriv.audit.claims.fed_ucb import VARIANTS as FED_UCB_VARIANTS
-from fedpriv.audit.claims.fed_ucb import fed_ucb_reading
+from fedpriv.audit.claims.fed_ucb import fed_ucb_reading, variant_label
 from fedpriv.privacy import ApproxDP, NeighboringRelation, PureDP
-from fedpriv.privacy.calibration import fed_ucb_scale, li_song_claimed_epsilon
+from fedpriv.privacy.calibration import (
+    fed_ucb_released_prefixes,
+    fed_ucb_scale,
+    li_song_claimed_epsilon,
+    paper_log_rounds,
+)
 
 __all__ = [
     "PAPERS",
@@ -316,44 +322,57 @@ def _li_song_fig4_claims() -> list[RegisteredClaim]:
 _FED_UCB_SOURCE = "Definition 1, §4.1 and abstract: ε-DP for each agent's stream {X_i,k(t)}"
 
 
-_X0_RAW = ("first gossip message ϑ carries the raw initial pulls X(0) (Alg. 4 line 1; "
-           "line 19 sends ϑ̃(t−1))")
+_X0_RAW = ("first gossip message ϑ carries the raw initial pulls X(0) (Alg. 4 line 1: "
+           "'Set ϑ̃_i,k(0) = X̃_i,k(0) = X_i,k(0)'; line 19 sends ϑ̃(t−1))")
 _COUNTS_RAW = ("counts ñ flood to every neighbour each round (eq. 1) and follow actions "
                "chosen on UCB indices built from the raw X(0) (Alg. 4 lines 1, 5, 17)")
 
 
-def _fed_ucb_note(mode: str, base: str, horizon: int, eps: float) -> str:
-    """Where the row is Fig. 2's own setting, and whether the true ε equals the claim."""
-    if horizon != 600_000:
-        return ""
-    if mode == "paper" and base == "2":
-        tail = "the true ε equals the claim (⌈log₂T⌉ = ⌊log₂T⌋ + 1 = 20)"
-    elif mode == "paper":
-        tail = "the true ε is 20/14 of the claim (⌈ln T⌉ = 14 < 20 nodes)"
+def _fed_ucb_note(mode: str, base: str, final: bool, horizon: int) -> str:
+    """The row's node count on its view against the paper's ⌈log T⌉, exactly."""
+    released = fed_ucb_released_prefixes(horizon, publish_final=final)
+    nodes = released.bit_length()
+    where = "prefixes 1..T" if final else "prefixes 1..T−1 (Alg. 4 lines 9, 19)"
+    if mode == "corrected":
+        text = (f"{where}: a record sits in {nodes} released nodes and the corrected "
+                f"calibration divides ε by {nodes}: it spends exactly the claim")
     else:
-        tail = "the corrected calibration spends exactly the claim"
-    return f"Fig. 2's setting (t = 6·10⁵, ε ∈ {{1, 2, 5}}; Zhu et al. §5): {tail}"
+        rounds = paper_log_rounds(horizon, base)
+        ratio = Fraction(nodes, rounds)
+        factor = "exactly the claim" if ratio == 1 else f"{ratio}·ε"
+        log = "⌈log₂T⌉" if base == "2" else "⌈ln T⌉"
+        text = (f"{where}: a record sits in {nodes} released nodes, the paper divides ε by "
+                f"{log} = {rounds}: the true ε is {factor}")
+    if horizon == 600_000:
+        text += "; Fig. 2's setting (t = 6·10⁵, ε ∈ {1, 2, 5}; §5, Fig. 2 caption)"
+    return text
 
 
 def _fed_ucb_claims() -> list[RegisteredClaim]:
     out = []
-    for mode, base in FED_UCB_VARIANTS:
+    for mode, base, final in FED_UCB_VARIANTS:
+        released_where = "1..T" if final else "1..T−1"
         for horizon in (16, 1024, 600_000):
             for eps in (1.0, 2.0, 5.0):
                 setting = {"n_agents": 3, "n_arms": 5, "horizon": horizon, "epsilon": eps,
                            "log_base": base, "graph": "complete",
-                           "node_scale": fed_ucb_scale(eps, horizon, mode=mode, log_base=base)}
+                           "node_scale": fed_ucb_scale(eps, horizon, mode=mode, log_base=base,
+                                                       publish_final=final),
+                           "released_prefixes": fed_ucb_released_prefixes(
+                               horizon, publish_final=final)}
+                label = variant_label(mode, base, final)
                 out.append(RegisteredClaim(
-                    key=f"gossip_fed_ucb/gossip-fed-ucb/{mode}-log{base}/T{horizon}/eps{eps:g}",
+                    key=f"gossip_fed_ucb/gossip-fed-ucb/{label}/T{horizon}/eps{eps:g}",
                     claim=_claim("gossip_fed_ucb", "gossip-fed-ucb", mode, setting,
                                  NeighboringRelation.REPLACE_ONE_REWARD, PureDP(eps),
-                                 _FED_UCB_SOURCE, **fed_ucb_reading(mode, base)),
+                                 _FED_UCB_SOURCE, **fed_ucb_reading(mode, base, final)),
                     accountant=ge.fed_ucb_accountant,
                     audit=ge.audit_fed_ucb_tree,
-                    channel=("released noisy prefix sums of one stream (tree counter; "
-                             "white-box audits of the nodes covering round 1)"),
+                    channel=(f"released noisy prefix sums {released_where} of one stream "
+                             "(tree counter; white-box audits of the released nodes "
+                             "covering round 1)"),
                     sample_factor=1000.0,
-                    note=_fed_ucb_note(mode, base, horizon, eps),
+                    note=_fed_ucb_note(mode, base, final, horizon),
                 ))
     out += _fed_ucb_initial_claims()
     setting = {"n_agents": 3, "n_arms": 5, "horizon": 16, "epsilon": 1.0, "log_base": "2",
@@ -364,7 +383,7 @@ def _fed_ucb_claims() -> list[RegisteredClaim]:
                      NeighboringRelation.REPLACE_ONE_REWARD, PureDP(1.0),
                      "§5 synthetic experiment (rewards μ + N(0,1)) under Definition 1's "
                      "claim; Fig. 2 caption: 'Regret of Fed_UCB over time when the "
-                     "algorithm preserves ε-DP'; §5.1 adds N(0, 1) noise)"),
+                     "algorithm preserves ε-DP'; §4.1 assumes rewards in [0, 1]"),
         accountant=ge.fed_ucb_unbounded_accountant, audit=ge.audit_fed_ucb_unbounded,
         channel="released noisy prefix sums of one stream (tree counter)",
         sample_factor=10.0,
@@ -384,8 +403,8 @@ def _fed_ucb_initial_claims() -> list[RegisteredClaim]:
     """X(0) on ϑ and on the shared counts ñ: outside Definition 1 (t = 1..T)."""
     out = []
     source = ("Definition 1 indexes the stream t = 1..T, so X(0) is formally outside it "
-              "(Definition 1, §2.1; Alg. 4 line 1); the abstract's 'agents preserve ε-DP of their "
-              "local data' would cover it")
+              "(Alg. 4 line 1 pulls it before the loop of line 2); the abstract's "
+              "'agents preserve ε-DP of their local data' would cover it")
     counts = ("; §4.1: 'both the gossiping information θ_i,k(t) and the selection "
               "information n_i,k(t) are functions of X_i,k(t), [so] this approach also "
               "preserves the privacy ... by data processing inequality'")

@@ -95,12 +95,12 @@ VIEWS: tuple[tuple[str, View], ...] = (
         definition=_ZHU_DEFINITION + "; the initial pulls precede the protected stream")),
     ("gossip_fed_ucb/*/shared-counts", View(
         observer="agent i's neighbours",
-        outputs=("the counts ñ_i(t) sent each round (Alg. 4 line 18), which follow "
+        outputs=("the counts ñ_i(t) sent each round (Alg. 4 line 19), which follow "
                  "agent i's actions",),
         definition=_ZHU_DEFINITION + "; counts are not the protected stream's sums")),
     ("gossip_fed_ucb/*", View(
         observer="agent i's neighbours",
-        outputs=("the gossip messages ϑ̃_i(t−1), t = 1..T (Alg. 4 line 18): the tree "
+        outputs=("the gossip messages ϑ̃_i(t−1), t = 1..T (Alg. 4 line 19): the tree "
                  "counter's prefixes 1..T−1, never the prefix at T",
                  "the counts ñ_i(t) sent with them"),
         definition=_ZHU_DEFINITION)),

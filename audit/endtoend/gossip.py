@@ -1,17 +1,21 @@
 """Accountant and audit recipes for Fed_UCB (Zhu et al. 2021; algorithms/gossip/gossip_ucb.py).
 
 * :func:`fed_ucb_accountant`: Fed_UCB's releases opened as a run opens them, ε over
-  Definition 1's stream (rounds 1..T), as ``fedpriv verify`` has always done.
+  Definition 1's stream (rounds 1..T) on the claim's view: the tree prefixes 1..T−1
+  that Alg. 4 sends and acts on (lines 19 and 9), or 1..T when the final estimate
+  ϑ̃(T) is read as published (setting ``released_prefixes``).
 * :func:`audit_fed_ucb_tree`: the tree counter on the worst-case pair (round 1
-  changed 0 ↔ 1), white-box Laplace LLR over the nodes covering round 1, at any
-  horizon (Algorithms 2-3; :mod:`fedpriv.audit.endtoend.tree_nodes`).
+  changed 0 ↔ 1), white-box Laplace LLR over the released nodes covering round 1
+  (those of the view's prefixes only), at any horizon
+  (:mod:`fedpriv.audit.endtoend.tree_nodes`).
 * :func:`audit_fed_ucb_initial`: the whole algorithm, canary in the initial pull
   ``X_{0,k}(0)`` (1 in D, 0 in D'), observed by agent 0's gossip partner: the value
   agent 0 sends for arm k at its first gossip (Alg. 4 lines 1 and 19); where
   the initial pull is noised (corrected mode), also that Laplace release at the
   mechanism level, the stronger bound reported (:mod:`fedpriv.audit.endtoend.combine`).
 * :func:`audit_fed_ucb_unbounded`: the paper-mode tree fed the synthetic experiment's
-  unclipped rewards; neighbours differ by ``canary`` (0 vs 20) at round 1 (§5.1's N(0, 1) noise).
+  unclipped rewards (§5: μ + N(0, 1)); neighbours differ by ``canary`` (0 vs 20) at
+  round 1.
 
 Coupling: :func:`fedpriv.algorithms.gossip.gossip_ucb.run_fed_ucb` derives every stream from one root,
 so the two worlds use one root each; the reward table (the dataset) is shared through
@@ -37,7 +41,7 @@ from fedpriv.audit.endtoend.tree_nodes import (
     audit_tree_nodes,
     tree_audit_event,
 )
-from fedpriv.privacy.calibration import fed_ucb_scale
+from fedpriv.privacy.calibration import fed_ucb_released_prefixes, fed_ucb_scale
 
 __all__ = [
     "FedUcbMeansSampler",
@@ -111,6 +115,19 @@ def _setting(claim: Claim) -> dict:
     return claim.setting_dict()
 
 
+def _released_prefixes(claim: Claim) -> int:
+    """The tree prefixes the claim's view holds: the setting's, else Fed_UCB's view 1..T−1
+    (Zhu et al. Alg. 4 sends and acts on ϑ̃(t−1) only, lines 19 and 9)."""
+    s = _setting(claim)
+    return int(s.get("released_prefixes", fed_ucb_released_prefixes(s["horizon"])))
+
+
+def _publish_final(claim: Claim) -> bool:
+    """Whether the claim's view includes the final estimate ϑ̃(T) (prefix T)."""
+    horizon = _setting(claim)["horizon"]
+    return horizon > 1 and _released_prefixes(claim) == horizon
+
+
 def _open_releases(claim: Claim, *, mode: str | None = None,
                    reward_bounds: tuple[float, float] | None = (0.0, 1.0)):
     """The accountant of Fed_UCB's releases opened for the claim's setting (no run)."""
@@ -124,6 +141,7 @@ def _open_releases(claim: Claim, *, mode: str | None = None,
     accountant, _, _, _ = open_fed_ucb_releases(
         x0, horizon=s["horizon"], epsilon=s["epsilon"], mode=mode or claim.mode,
         log_base=s["log_base"], rng=noise, reward_bounds=reward_bounds,
+        publish_final=_publish_final(claim),
     )
     return accountant
 
@@ -156,9 +174,12 @@ def fed_ucb_unbounded_accountant(claim: Claim) -> tuple[str, float, tuple[str, .
 
 def _tree_audit(pair, scale: float, claim: Claim, budget: AuditBudget, seed, neighbors: str,
                 channel: str) -> EndToEndAudit:
+    """The released nodes' audit: only the prefixes the claim's view holds
+    (``released_prefixes`` of the setting; every prefix when it has none)."""
     result = audit_tree_nodes(
         pair, scale=scale, claimed_epsilon=claim.claimed.epsilon, n_samples=budget.samples,
         seed=seed, confidence=budget.confidence,
+        released_prefixes=_released_prefixes(claim),
     )
     return EndToEndAudit(
         bound=result.bound, channel=channel, event=tree_audit_event(result),
@@ -167,9 +188,14 @@ def _tree_audit(pair, scale: float, claim: Claim, budget: AuditBudget, seed, nei
 
 
 def audit_fed_ucb_tree(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
-    """White-box audit of Fed_UCB's tree counter at the worst position (round 1)."""
+    """White-box audit of Fed_UCB's released tree nodes at the worst position (round 1).
+
+    Only the nodes of the prefixes the claim's view holds are audited: 1..T−1 (Zhu et
+    al. Alg. 4 lines 9 and 19), or 1..T when the final estimate is published.
+    """
     s = _setting(claim)
-    scale = fed_ucb_scale(s["epsilon"], s["horizon"], mode=claim.mode, log_base=s["log_base"])
+    scale = fed_ucb_scale(s["epsilon"], s["horizon"], mode=claim.mode, log_base=s["log_base"],
+                          publish_final=_publish_final(claim))
     return _tree_audit(
         worst_case_reward_pair(s["horizon"]), scale, claim, budget, seed,
         "one reward changed: round 1 (in the most nodes), 1 (D) vs 0 (D')",

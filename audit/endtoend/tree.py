@@ -6,9 +6,10 @@ Tree audit
 over samples, on the two streams of a :class:`~fedpriv.audit.neighbors.NeighboringStreams`
 pair. Both worlds see the same stream but for the changed round; only the privacy
 noise differs (each world and batch has its own NOISE stream). The adversary observes
-the noisy prefix sum released at every round, as Fed_UCB releases it at every pull,
-and post-processes it: node ``s`` is recovered as ``P(s) - P(q(s))`` (``q(s) = s &
-(s-1)``, ``P(0) = 0``). Nodes that do not contain the changed round have the same
+the noisy prefix sums released at rounds ``1..R`` (``released_prefixes``, default
+every round; Zhu et al.'s Fed_UCB sends and acts on ϑ̃(t−1) only, Algorithm 4 lines
+18 and 8, so ``R = T − 1`` there) and post-processes them: node ``s`` is recovered
+as ``P(s) - P(q(s))`` (``q(s) = s & (s-1)``, ``P(0) = 0``). Nodes that do not contain the changed round have the same
 distribution in both worlds and are independent of the others, so the exact
 log-likelihood ratio of the whole transcript is the Laplace LLR over the nodes
 covering that round:
@@ -17,7 +18,8 @@ covering that round:
 
 (white-box: the scale ``b`` is the mechanism's declared one). The score is thresholded
 on a predeclared grid and bounded by Clopper–Pearson with a Bonferroni correction
-(:func:`fedpriv.audit.estimators.estimate_epsilon_lower_bound`). Zhu et al., Algorithms 2-3.
+(:func:`fedpriv.audit.estimators.estimate_epsilon_lower_bound`). The changed round
+must lie in ``1..R``; the nodes after ``R`` reach no release and are not scored.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ class TreeAuditResult:
         The accountant's ε for the counter's declared event.
     claimed_epsilon : float
     horizon, position, n_nodes : int
-        ``T``, the changed round and the number of nodes covering it.
+        ``T``, the changed round and the number of released nodes covering it.
     scale : float
     seconds : float
         Wall time of sampling and estimation.
@@ -65,6 +67,8 @@ class TreeAuditResult:
         ``"product"`` (the LLR's top atom bounded factor by factor over independent
         nodes, :mod:`fedpriv.audit.endtoend.tree_product`), or ``"round by round"`` (the
         full counter, :func:`audit_tree_counter`).
+    released_prefixes : int
+        The prefixes ``1..R`` the adversary sees (default, None: ``horizon``).
     """
 
     bound: EpsilonLowerBound
@@ -76,6 +80,11 @@ class TreeAuditResult:
     scale: float
     seconds: float
     method: str = "round by round"
+    released_prefixes: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.released_prefixes is None:  # default: every prefix released
+            object.__setattr__(self, "released_prefixes", self.horizon)
 
     @property
     def violated(self) -> bool:
@@ -110,8 +119,12 @@ def sample_tree_llr(
     seed: int | np.random.SeedSequence,
     noise_on_empty_nodes: bool = False,
     batch_size: int = _DEFAULT_BATCH,
+    released_prefixes: int | None = None,
 ) -> np.ndarray:
     """LLR scores of ``n_samples`` runs of the tree counter in world ``world`` (0 = D).
+
+    The adversary sees the prefixes ``1..released_prefixes`` (default every round);
+    the counter is opened (and charged) for those only.
 
     Returns
     -------
@@ -130,8 +143,13 @@ def sample_tree_llr(
     batch_size = check_int_at_least("batch_size", batch_size, 1)
     root = as_seed_sequence(seed)
     horizon = pair.horizon
+    released_prefixes = horizon if released_prefixes is None else check_int_at_least(
+        "released_prefixes", released_prefixes, pair.position)
+    if released_prefixes > horizon:
+        raise ValueError(f"`released_prefixes` must be <= the pair's horizon {horizon}, "
+                         f"got {released_prefixes}.")
     stream = pair.stream if world == 0 else pair.stream_prime
-    nodes = nodes_covering(pair.position, horizon)
+    nodes = nodes_covering(pair.position, released_prefixes)
     wanted = {int(s) for s in nodes} | {int(s & (s - 1)) for s in nodes}
     wanted.discard(0)
     sums_d = _true_node_sums(pair.stream, pair.observed, nodes)
@@ -147,13 +165,13 @@ def sample_tree_llr(
             keys={"sample": np.arange(start, start + size)},
             rng=stream_rng(root, trial=batch, side=world, stream=Stream.NOISE),
             value_bounds=(low, high if high > low else low + 1.0),
-            noise_on_empty_nodes=noise_on_empty_nodes,
+            noise_on_empty_nodes=noise_on_empty_nodes, released_prefixes=released_prefixes,
         )
         released = {0: np.zeros(size)}
         ones = np.ones(size, dtype=bool)
         for t in range(1, horizon + 1):
             counter.step(np.full(size, stream[t - 1]), ones if pair.observed[t - 1] else ~ones)
-            if pair.observed[t - 1]:
+            if pair.observed[t - 1] and t <= released_prefixes:
                 prefix = counter.release(ones)
                 if t in wanted:
                     released[t] = prefix
@@ -178,6 +196,7 @@ def audit_tree_counter(
     confidence: float = 0.95,
     noise_on_empty_nodes: bool = False,
     batch_size: int = _DEFAULT_BATCH,
+    released_prefixes: int | None = None,
 ) -> TreeAuditResult:
     """Audit a Laplace tree counter of scale ``scale`` on a neighboring stream pair.
 
@@ -194,6 +213,9 @@ def audit_tree_counter(
         World D uses side 0 and D' side 1 of the NOISE streams.
     confidence : float
         Confidence level of the lower bound, in (0, 1).
+    released_prefixes : int, optional
+        The prefixes ``1..R`` the adversary sees (``position <= R <= T``; default
+        ``T``); the accountant's ε is that of their nodes.
 
     Returns
     -------
@@ -206,10 +228,12 @@ def audit_tree_counter(
         sample_tree_llr(
             pair, world=world, scale=scale, n_samples=n_samples, seed=root,
             noise_on_empty_nodes=noise_on_empty_nodes, batch_size=batch_size,
+            released_prefixes=released_prefixes,
         )
         for world in (0, 1)
     ]
-    nodes = nodes_covering(pair.position, pair.horizon)
+    released = pair.horizon if released_prefixes is None else int(released_prefixes)
+    nodes = nodes_covering(pair.position, released)
     gaps = np.abs(
         _true_node_sums(pair.stream, pair.observed, nodes)
         - _true_node_sums(pair.stream_prime, pair.observed, nodes)
@@ -219,7 +243,8 @@ def audit_tree_counter(
         scores[0], scores[1], thresholds=laplace_threshold_grid(max_llr), confidence=confidence
     )
     sensitivity = float(np.max(np.abs(pair.stream - pair.stream_prime)))
-    event = LaplaceTree(scale=scale, horizon=pair.horizon, l1_sensitivity=sensitivity)
+    event = LaplaceTree(scale=scale, horizon=pair.horizon, l1_sensitivity=sensitivity,
+                        released_prefixes=released)
     return TreeAuditResult(
         bound=bound,
         accountant_epsilon=event_epsilon(event),
@@ -229,4 +254,5 @@ def audit_tree_counter(
         n_nodes=int(nodes.size),
         scale=float(scale),
         seconds=time.perf_counter() - started,
+        released_prefixes=released,
     )

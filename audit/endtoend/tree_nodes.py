@@ -13,13 +13,22 @@ same true sum in D and D', and its noise is Laplace(b), drawn independently of e
 other node's (the counter's declared event, :class:`fedpriv.privacy.events.LaplaceTree`):
 its density factor is the same function in both worlds and cancels from the
 likelihood ratio. The log-likelihood ratio of the whole transcript is therefore the
-sum over the ``⌊log2 T⌋ + 1`` (at most) nodes covering ``τ``, and those nodes are a
+sum over the ``⌊log2 R⌋ + 1`` (at most) released nodes covering ``τ``, and those nodes are a
 sufficient statistic for D against D': dropping the others loses no power. Dropping
 them would be *sound* even if the node noises were not independent, because the
 covering nodes are a post-processing of the transcript (a lower bound on an event of a
 sub-transcript is a lower bound for the whole); independence is needed only for the
 claim that nothing is lost. So T = 600 000 costs 20 Laplace draws per run, as T = 16
 costs 5.
+
+Released prefixes
+-----------------
+Only the nodes that reach a released prefix are audited: with the prefixes ``1..R``
+released (``released_prefixes``; default every prefix, ``R = T``) those are the nodes
+``1..R`` (:mod:`fedpriv.privacy.tree`), so the audit distinguishes the two worlds from
+what the algorithm releases and never from a node it does not. Zhu et al.'s Fed_UCB
+sends and acts on ϑ̃(t−1) only (Algorithm 4 lines 19 and 9): ``R = T − 1``, and round 1
+sits in ``⌈log2 T⌉`` audited nodes.
 
 What is audited
 ---------------
@@ -98,8 +107,13 @@ _N_LINEAR = 129
 _METHODS = ("both", "joint", "product")
 
 
-def covering_node_sums(pair: NeighboringStreams) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The nodes covering ``pair.position`` whose true sums differ, and those sums.
+def covering_node_sums(
+    pair: NeighboringStreams, released_prefixes: int | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The released nodes covering ``pair.position`` whose true sums differ, and those sums.
+
+    ``released_prefixes`` (default ``pair.horizon``): the prefixes ``1..R`` that reach
+    an output; only the nodes ``s <= R`` do (module docstring).
 
     Returns
     -------
@@ -107,11 +121,26 @@ def covering_node_sums(pair: NeighboringStreams) -> tuple[np.ndarray, np.ndarray
     sums_d, sums_d_prime : ndarray of float64, shape (m,)
         True node sums in D and D' (they differ in every column).
     """
-    nodes = nodes_covering(pair.position, pair.horizon)
+    released = _released(pair, released_prefixes)
+    if pair.position > released:
+        empty = np.zeros(0)
+        return np.zeros(0, dtype=np.int64), empty, empty
+    nodes = nodes_covering(pair.position, released)
     sums_d = _true_node_sums(pair.stream, pair.observed, nodes)
     sums_dp = _true_node_sums(pair.stream_prime, pair.observed, nodes)
     keep = sums_d != sums_dp
     return nodes[keep], sums_d[keep], sums_dp[keep]
+
+
+def _released(pair: NeighboringStreams, released_prefixes: int | None) -> int:
+    """``released_prefixes`` checked against the pair's horizon (default: every prefix)."""
+    if released_prefixes is None:
+        return pair.horizon
+    released = check_int_at_least("released_prefixes", released_prefixes, 1)
+    if released > pair.horizon:
+        raise ValueError(f"`released_prefixes` must be <= the pair's horizon "
+                         f"{pair.horizon}, got {released}.")
+    return released
 
 
 def sample_laplace_llr(
@@ -340,8 +369,9 @@ def audit_tree_nodes(
     batch_size: int = _DEFAULT_BATCH,
     method: str = "both",
     product_samples: int | None = None,
+    released_prefixes: int | None = None,
 ) -> TreeAuditResult:
-    """White-box audit of the tree nodes covering the changed round (module docstring).
+    """White-box audit of the released tree nodes covering the changed round (module docstring).
 
     Parameters
     ----------
@@ -361,6 +391,11 @@ def audit_tree_nodes(
         at ``confidence`` (union bound, :mod:`fedpriv.audit.endtoend.combine`).
     product_samples : int, optional
         Runs per world of the product audit, >= 1; ``n_samples`` when None.
+    released_prefixes : int, optional
+        How many prefixes ``1..R`` the algorithm releases (``1 <= R <= T``; default
+        ``T``). Only the nodes ``1..R`` are audited and the accountant's ε is that of
+        ``LaplaceTree(..., released_prefixes=R)``; Fed_UCB's view is ``R = T − 1``
+        (Zhu et al. Algorithm 4 lines 9 and 19).
 
     Returns
     -------
@@ -371,17 +406,22 @@ def audit_tree_nodes(
     Raises
     ------
     ValueError
-        If a count, ``scale``, ``claimed_epsilon``, ``confidence`` or ``method`` is out
-        of range.
+        If a count, ``scale``, ``claimed_epsilon``, ``confidence``, ``method`` or
+        ``released_prefixes`` is out of range, or no released node covers the changed
+        round.
     """
     started = time.perf_counter()
+    released = _released(pair, released_prefixes)
     claimed_epsilon = check_positive("claimed_epsilon", claimed_epsilon, allow_inf=True)
     if method not in _METHODS:
         raise ValueError(f"`method` must be one of {_METHODS}, got {method!r}.")
     confidence = check_open_unit("confidence", confidence)
     n_product = check_int_at_least(
         "product_samples", n_samples if product_samples is None else product_samples, 1)
-    nodes, sums_d, sums_dp = covering_node_sums(pair)
+    nodes, sums_d, sums_dp = covering_node_sums(pair, released)
+    if nodes.size == 0:
+        raise ValueError(f"no released node (prefixes 1..{released}) covers the changed "
+                         f"round {pair.position}: nothing to audit.")
     sensitivity = float(np.max(np.abs(pair.stream - pair.stream_prime)))
     each = confidence if method != "both" else half_confidence(confidence)
     bounds: dict[str, EpsilonLowerBound] = {}
@@ -397,11 +437,13 @@ def audit_tree_nodes(
         )
     best = max(bounds, key=lambda name: bounds[name].epsilon_lower_bound)
     bound = dataclasses.replace(bounds[best], confidence=confidence)
-    event = LaplaceTree(scale=scale, horizon=pair.horizon, l1_sensitivity=sensitivity)
+    event = LaplaceTree(scale=scale, horizon=pair.horizon, l1_sensitivity=sensitivity,
+                        released_prefixes=released)
     return TreeAuditResult(
         bound=bound, accountant_epsilon=event_epsilon(event), claimed_epsilon=claimed_epsilon,
         horizon=pair.horizon, position=pair.position, n_nodes=int(nodes.size),
         scale=float(scale), seconds=time.perf_counter() - started, method=best,
+        released_prefixes=released,
     )
 
 
@@ -417,6 +459,8 @@ def tree_audit_event(result: TreeAuditResult) -> str:
     product audit: the Laplace LLR's top atom over the 5 nodes
     """
     nodes = f"the {result.n_nodes} nodes covering round {result.position}"
+    if result.released_prefixes < result.horizon:
+        nodes += f" among those of the released prefixes 1..{result.released_prefixes}"
     if result.method == "product":
         return (f"product audit: the Laplace LLR's top atom over {nodes} (every node on D's "
                 "side), bounded node by node over independent nodes "

@@ -317,8 +317,9 @@ def bounded_env() -> HeterogeneousBandit:
 def test_accountant_paper_mode_log2_t16(bounded_env: HeterogeneousBandit) -> None:
     run = run_fed_ucb(bounded_env, _k3(), horizon=16, epsilon=1.0, mode="paper", seed=0)
     accountant = run.accountant
-    # ε' = ε/⌈log2 16⌉ = 1/4 but round 1 sits in 5 nodes: 5/4 (Zhu et al. §4.1's ε').
-    assert accountant.get_epsilon(0.0, where={"phase": "stream"}) == 1.25
+    # ε' = ε/⌈log2 16⌉ = 1/4. Alg. 4 sends and acts on ϑ̃(t-1) (lines 19, 9), so the
+    # prefixes 1..15 reach the view and round 1 sits in 4 of their nodes: exactly ε.
+    assert accountant.get_epsilon(0.0, where={"phase": "stream"}) == 1.0
     assert run.scale == 4.0 and run.node_epsilon == 0.25
     assert run.mode == "paper" and run.log_base == "2" and run.epsilon == 1.0
     # The initial pulls are released raw (Alg. 4 line 1): NonPrivate, ε = ∞.
@@ -332,6 +333,11 @@ def test_accountant_paper_mode_log2_t16(bounded_env: HeterogeneousBandit) -> Non
     assert set(stream["event"]) == {"LaplaceTree"}
     assert len(stream) == 3 * 5
     assert (stream["scale"] == 4.0).all() and (stream["horizon"] == 16).all()
+    # Publishing the final estimate ϑ̃(16) too (the second reading): 5 nodes, 5/4.
+    final = run_fed_ucb(bounded_env, _k3(), horizon=16, epsilon=1.0, mode="paper", seed=0,
+                        publish_final=True)
+    assert final.accountant.get_epsilon(0.0, where={"phase": "stream"}) == 1.25
+    np.testing.assert_array_equal(final.actions, run.actions)  # the same run
 
 
 @pytest.mark.parametrize("horizon", [1, 2, 16, 17, 100])
@@ -349,7 +355,12 @@ def test_accountant_corrected_mode_is_exactly_epsilon(
     )
     assert run.accountant.get_epsilon(0.0) == 1.0  # every phase, no `where`
     assert run.accountant.get_epsilon(0.0, where={"phase": "stream"}) == 1.0
-    assert run.scale == horizon.bit_length()  # floor(log2 T) + 1 levels, ε = 1
+    # The view's nodes per record: floor(log2(T - 1)) + 1 = ⌈log2 T⌉ (at least 1).
+    assert run.scale == max(1, horizon - 1).bit_length()
+    final = run_fed_ucb(bounded_env, _k3(), horizon=horizon, epsilon=1.0,
+                        mode="corrected", n_trials=2, seed=0, publish_final=True)
+    assert final.scale == horizon.bit_length()  # floor(log2 T) + 1 levels
+    assert final.accountant.get_epsilon(0.0) == 1.0
     # Noised initial pulls: one Lap(b) release of sensitivity 1 per record.
     assert run.accountant.get_epsilon(0.0, where={"phase": "init"}) == pytest.approx(
         1.0 / run.scale, rel=RELATIVE_TOLERANCE
@@ -370,9 +381,9 @@ def test_accountant_paper_mode_log2_t1024(bounded_env: HeterogeneousBandit) -> N
     run = run_fed_ucb(
         bounded_env, _k3(), horizon=1024, epsilon=1.0, mode="paper", seed=0
     )
-    # ⌈log2 1024⌉ = 10 but 11 levels: 11/10.
+    # ⌈log2 1024⌉ = 10 nodes of the view (prefixes 1..1023) hold round 1: exactly ε.
     assert run.accountant.get_epsilon(0.0, where={"phase": "stream"}) == pytest.approx(
-        1.1, rel=RELATIVE_TOLERANCE
+        1.0, rel=RELATIVE_TOLERANCE
     )
 
 
@@ -382,10 +393,10 @@ def test_accountant_paper_mode_natural_log_t16(
     run = run_fed_ucb(
         bounded_env, _k3(), horizon=16, epsilon=1.0, mode="paper", log_base="e", seed=0
     )
-    # ⌈ln 16⌉ = 3 and 5 levels: 5/3 (§4.1's log read as ln).
+    # ⌈ln 16⌉ = 3 and 4 nodes of the view: 4/3 (5/3 only if ϑ̃(16) is published).
     assert run.scale == 3.0
     assert run.accountant.get_epsilon(0.0, where={"phase": "stream"}) == pytest.approx(
-        5.0 / 3.0, rel=RELATIVE_TOLERANCE
+        4.0 / 3.0, rel=RELATIVE_TOLERANCE
     )
 
 
@@ -400,7 +411,7 @@ def test_ledger_rows_are_node_draws_of_pulled_arms(
     pulled = run.counts > 1
     for row in stream.itertuples():
         assert pulled[row.trial, row.agent, row.arm]
-    assert (ledger["scale"] == 5.0).all() and (ledger["epsilon"] == 0.2).all()
+    assert (ledger["scale"] == 4.0).all() and (ledger["epsilon"] == 0.25).all()
 
 
 def test_gossip_ucb_has_no_accountant() -> None:

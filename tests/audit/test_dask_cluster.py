@@ -144,8 +144,8 @@ def test_audit_mechanism_on_a_cluster_equals_the_in_process_run(cluster, request
 
 def test_the_fed_ucb_job_runs_on_the_cluster(local_cluster):
     config = VerifyConfig(epsilons=(1.0,), horizons=(16,), audit_horizons=(16,),
-                          audit_samples=((16, 5_000),), regret_horizon=20, n_trials=1,
-                          ledger_horizon=16, workers=1)
+                          audit_samples=((16, 5_000),), audit_product_samples=((16, 5_000),),
+                          regret_horizon=20, n_trials=1, ledger_horizon=16, workers=1)
 
     def bounds(report) -> list[str]:
         return [repr((r.verdict, r.audit)) for r in report.claims]

@@ -118,9 +118,13 @@ def test_vacuous_delta_reports_epsilon_at_1e6(rows):
 
 def test_tightness_is_bound_over_end_to_end_epsilon(rows):
     by_key = {r.key: r for _, _, r in rows}
-    fixed = dataclasses.replace(by_key["gossip_fed_ucb/gossip-fed-ucb/paper-log2/T16/eps1"],
-                                audit=_bound(1.0))
+    # The final-estimate reading of T = 16 (5 nodes, b = 4): end-to-end ε 1.25.
+    fixed = dataclasses.replace(
+        by_key["gossip_fed_ucb/gossip-fed-ucb/paper-log2-final/T16/eps1"], audit=_bound(1.0))
     assert fixed.tightness == pytest.approx(1.0 / 1.25)
+    view = dataclasses.replace(by_key["gossip_fed_ucb/gossip-fed-ucb/paper-log2/T16/eps1"],
+                               audit=_bound(0.9))
+    assert view.tightness == pytest.approx(0.9)  # the view spends exactly ε = 1
     raw = dataclasses.replace(by_key["dubey_aamas/private-coop-ucb/own-raw/per-message"],
                               audit=_bound(5.0))
     assert raw.tightness is None  # end-to-end ε is ∞
@@ -150,7 +154,7 @@ def test_headline_counts_findings_not_rows(rows):
 
 def test_evidence_is_both_only_when_the_targeted_audit_shows_it(rows):
     results = {r.key: r for _, _, r in rows}
-    key = "gossip_fed_ucb/gossip-fed-ucb/paper-log2/T16/eps1"
+    key = "gossip_fed_ucb/gossip-fed-ucb/paper-loge/T16/eps1"  # 4/3 on the view
     without = findings_records(results.values())
     tree = next(f for f in without if f["id"] == "gossip_fed_ucb-tree-budget")
     assert tree["evidence"] == "proved"
@@ -158,6 +162,12 @@ def test_evidence_is_both_only_when_the_targeted_audit_shows_it(rows):
     shown = next(f for f in findings_records(results.values())
                  if f["id"] == "gossip_fed_ucb-tree-budget")
     assert shown["evidence"] == "both"
+    # Under log2 the view holds: its rows are not the finding's.
+    tree = next(f for f in FINDINGS if f.id == "gossip_fed_ucb-tree-budget")
+    assert not tree.affects("gossip_fed_ucb/gossip-fed-ucb/paper-log2/T16/eps1")
+    assert not tree.affects("gossip_fed_ucb/gossip-fed-ucb/paper-log2/T1024/eps1")
+    assert tree.affects("gossip_fed_ucb/gossip-fed-ucb/paper-log2-final/T16/eps1")
+    assert "4/3·ε" in tree.statement and "10/7·ε" in tree.statement
     # The sensitivity finding is not what the sync-time audit targets.
     sync = "feducb/feducb/adaptive"
     results[sync] = dataclasses.replace(results[sync], audit=_bound(7.0))

@@ -47,37 +47,60 @@ def test_json_number_encodes_infinity_as_string():
     assert json_number(1.5) == 1.5 and json_number("x") == "x"
 
 
+#: Confidence of the small report's audits: an audit lower bound exceeds the true ε of
+#: what it audits with probability <= 1e-6 (STYLE §8), so a view that spends exactly
+#: its claim is never ruled violated by the audit except with that probability.
+_CONFIDENCE = 1 - 1e-6
+
+
 @pytest.fixture(scope="module")
 def small_report():
     """One ε, the two small horizons, 10⁶ audit samples at T=16 (the issue's setting)."""
     config = VerifyConfig(
         epsilons=(1.0,), horizons=(16, 600_000), audit_horizons=(16,),
-        audit_samples=((16, 10**6),), audit_product_samples=((16, 10**6),), regret_horizon=60, n_trials=2, ledger_horizon=32,
+        audit_samples=((16, 10**6),), audit_product_samples=((16, 10**6),), regret_horizon=60,
+        n_trials=2, ledger_horizon=32, confidence=_CONFIDENCE,
     )
     return verify_gossip_fed_ucb(config)
 
 
-def _find(report, mode, log_base, horizon):
+def _find(report, mode, log_base, horizon, final=False):
     for result in report.claims:
         s = result.claim.setting_dict()
-        if result.claim.mode == mode and s["log_base"] == log_base and s["horizon"] == horizon:
+        released = horizon if final else horizon - 1
+        if (result.claim.mode == mode and s["log_base"] == log_base
+                and s["horizon"] == horizon and s["released_prefixes"] == released):
             return result
-    raise AssertionError(f"no claim for {mode}/{log_base}/{horizon}")
+    raise AssertionError(f"no claim for {mode}/{log_base}/{horizon}/final={final}")
 
 
 @pytest.mark.statistical
 def test_issue_reference_values(small_report):
-    # False-failure probability of the audit check: the true epsilon is 1.25 and the
-    # bound at 10⁶ samples comes out ≈ 1.20 with sd ≈ 0.01; falling below 1.0 would
-    # need a > 15 sd deviation (< 1e-12).
+    # Fed_UCB's view (Alg. 4 sends and acts on ϑ̃(t-1), lines 19 and 9): prefixes 1..15,
+    # 4 nodes hold round 1, the paper's b = ⌈log2 16⌉ = 4 spends exactly ε = 1: holds.
+    # The audit's bound is a (1 - 1e-6)-confidence lower bound on the view's true ε = 1,
+    # so it stays <= 1 except with probability <= 1e-6.
     paper = _find(small_report, "paper", "2", 16)
-    assert paper.accountant_epsilon == 1.25 and paper.verdict == "violated"
-    assert paper.audit.n_samples == 10**6 and paper.audit.epsilon_lower_bound > 1.0
+    assert paper.accountant_epsilon == 1.0 and paper.verdict == "holds"
+    assert paper.audit.n_samples == 10**6 and paper.audit.epsilon_lower_bound <= 1.0
+    assert paper.audit.epsilon_lower_bound > 0.9  # power: observed ≈ 0.95
     assert paper.initial_pulls_epsilon == math.inf
+    # The second reading (ϑ̃(16) published): 5 nodes, 1.25. False-failure probability of
+    # the audit check: the bound at 10⁶ samples comes out ≈ 1.2 with sd ≈ 0.01; falling
+    # below 1.0 would need a > 15 sd deviation (< 1e-12).
+    final = _find(small_report, "paper", "2", 16, final=True)
+    assert final.accountant_epsilon == 1.25 and final.verdict == "violated"
+    assert final.audit.epsilon_lower_bound > 1.0
+    assert final.claim.reading.endswith("(tree prefixes 1..T)")
     corrected = _find(small_report, "corrected", "2", 16)
     assert corrected.accountant_epsilon == 1.0 and corrected.verdict == "holds"
-    assert corrected.initial_pulls_epsilon == 1.0 / 5.0
-    # Long horizon: log2 calibration happens to be exact at 600000, ln is 20/14.
+    assert corrected.initial_pulls_epsilon == 1.0 / 4.0  # b = 4: the view's 4 nodes
+    assert corrected.audit.epsilon_lower_bound <= 1.0  # false alarm <= 1e-6
+    # ln on the view: 4/3 at T = 16 (not 5/3), 10/7 at 600 000 (20 nodes / 14).
+    ln_short = _find(small_report, "paper", "e", 16)
+    assert ln_short.accountant_epsilon == pytest.approx(4 / 3, rel=1e-12)
+    assert ln_short.verdict == "violated"
+    assert ln_short.audit.epsilon_lower_bound <= 4 / 3  # false alarm <= 1e-6
     assert _find(small_report, "paper", "2", 600_000).verdict == "holds"
     ln_long = _find(small_report, "paper", "e", 600_000)
     assert ln_long.accountant_epsilon == pytest.approx(20 / 14, rel=1e-12)
@@ -86,7 +109,7 @@ def test_issue_reference_values(small_report):
 
 def test_claims_records_follow_the_schema(small_report):
     records = report_module.claims_records(small_report)
-    assert len(records) == 3 * 2  # variants x horizons x epsilons
+    assert len(records) == 5 * 2  # variants x horizons x epsilons
     for record in records:
         assert SCHEMA_KEYS <= set(record)
         assert {"n_agents", "n_arms", "horizon", "epsilon", "log_base"} <= set(record["setting"])
@@ -174,14 +197,22 @@ def test_cli_verify_bad_data_writes_nothing(tmp_path, capsys):
 
 
 def test_cli_run_json_reports_guarantee_next_to_claim(capsys, hospital_sample):
-    # Bounded (Bernoulli) rewards: the paper's calibration at T = 64 is 7 nodes, b = 6.
-    assert main(["run", "gossip-fed-ucb", "--horizon", "64", "--epsilon", "1", "--mode",
-                 "paper", "--data", str(hospital_sample), "--json"]) == 0
+    # Bounded (Bernoulli) rewards: the paper's calibration at T = 64 is b = ⌈log2 64⌉ = 6.
+    # The view (prefixes 1..63) holds round 1 in 6 nodes: exactly ε. Publishing ϑ̃(64)
+    # too (the second reading) adds the root: 7 nodes, 7/6.
+    argv = ["run", "gossip-fed-ucb", "--horizon", "64", "--epsilon", "1", "--mode", "paper",
+            "--data", str(hospital_sample), "--json"]
+    assert main(argv + ["--publish-final"]) == 0
+    final = json.loads(capsys.readouterr().out)["guarantee"]
+    assert final["accountant"]["epsilon"] == pytest.approx(7 / 6, rel=1e-12)
+    assert final["verdict"] == "violated"
+    assert main(argv) == 0
     record = json.loads(capsys.readouterr().out)
     guarantee = record["guarantee"]
     assert guarantee["claimed"]["epsilon"] == 1.0
-    assert guarantee["accountant"]["epsilon"] == pytest.approx(7 / 6, rel=1e-12)
-    assert guarantee["verdict"] == "violated"
+    assert guarantee["accountant"]["epsilon"] == 1.0
+    assert guarantee["verdict"] == "holds"
+    assert "1..T−1" in guarantee["accountant"]["scope"]
     assert guarantee["accountant_including_initial_pulls"] == "inf"
     assert record["ledger"]["noise_draws"] > 0
 
@@ -200,11 +231,14 @@ def test_cli_run_paper_mode_on_unbounded_rewards_has_no_finite_epsilon(capsys):
 @pytest.mark.slow
 @pytest.mark.statistical
 def test_cli_verify_quick_json_end_to_end(tmp_path, capsys):
-    # The issue's "done when": paper mode (log base 2), T = 16, ε = 1 -> 1.25, violated,
-    # audit bound > 1.0; corrected -> exactly 1.0, holds. False-failure probability of
-    # the audit check < 1e-12 (see test_issue_reference_values). Written to work with
-    # the Fed_UCB-only verify and with the register's (fedpriv.cli.verify), which prints
-    # every paper's claims: only Fed_UCB's grid of 27 claims is checked here.
+    # Paper mode (log base 2), T = 16, ε = 1 on the view (prefixes 1..15) -> exactly 1.0,
+    # holds; the final-estimate reading -> 1.25, violated, audit bound > 1.0; corrected
+    # -> exactly 1.0, holds. False-failure probability of the > 1.0 check < 1e-12 (see
+    # test_issue_reference_values). The view rows' "holds" needs the 95% audit bound
+    # <= 1: it comes out ≈ 0.94-0.96 at 2·10⁵ runs/world with sd ≈ 0.01, so exceeding
+    # 1 needs a > 4 sd deviation (< 1e-4) on top of the audit's own 5%. Written to work
+    # with the Fed_UCB-only verify and with the register's (fedpriv.cli.verify), which
+    # prints every paper's claims: only Fed_UCB's grid of 45 claims is checked here.
     out = tmp_path / "reports"
     argv = ["verify", "--quick", "--json", "--out", str(out), "--trials", "2",
             "--regret-horizon", "100"]
@@ -212,15 +246,18 @@ def test_cli_verify_quick_json_end_to_end(tmp_path, capsys):
     printed = json.loads(capsys.readouterr().out)
     records = [r for r in printed if r["paper"] == "Zhu et al. 2021"
                and "scope" not in r["setting"] and "rewards" not in r["setting"]]
-    assert len(records) == 27
+    assert len(records) == 45
 
-    def pick(mode, base):
+    def pick(mode, base, released=15):
         return next(r for r in records if r["mode"] == mode and r["setting"]["log_base"] == base
-                    and r["setting"]["horizon"] == 16 and r["setting"]["epsilon"] == 1.0)
+                    and r["setting"]["horizon"] == 16 and r["setting"]["epsilon"] == 1.0
+                    and r["setting"]["released_prefixes"] == released)
 
     paper, corrected = pick("paper", "2"), pick("corrected", "2")
-    assert paper["accountant"]["epsilon"] == 1.25 and paper["verdict"] == "violated"
-    assert paper["audit"]["samples"] >= 2 * 10**5 and paper["audit"]["epsilon_lower_bound"] > 1.0
+    final = pick("paper", "2", released=16)
+    assert paper["accountant"]["epsilon"] == 1.0 and paper["verdict"] == "holds"
+    assert final["accountant"]["epsilon"] == 1.25 and final["verdict"] == "violated"
+    assert final["audit"]["samples"] >= 2 * 10**5 and final["audit"]["epsilon_lower_bound"] > 1.0
     assert corrected["accountant"]["epsilon"] == 1.0 and corrected["verdict"] == "holds"
     folder = json.loads((out / REPORT_FOLDER / "claims.json").read_text())
     common = ("paper", "algorithm", "mode", "setting", "relation", "claimed", "accountant",
@@ -234,13 +271,13 @@ def test_audit_results_do_not_depend_on_the_number_of_workers():
     def bounds(workers: int) -> list[float]:
         config = VerifyConfig(
             epsilons=(1.0, 2.0), horizons=(16,), audit_horizons=(16,),
-            audit_samples=((16, 20_000),), regret_horizon=20, n_trials=1,
-            ledger_horizon=16, workers=workers,
+            audit_samples=((16, 20_000),), audit_product_samples=((16, 20_000),),
+            regret_horizon=20, n_trials=1, ledger_horizon=16, workers=workers,
         )
         return [r.audit.epsilon_lower_bound for r in verify_gossip_fed_ucb(config).claims]
 
     serial, pooled = bounds(1), bounds(2)
-    assert serial == pooled and len(serial) == 6 and all(b > 0 for b in serial)
+    assert serial == pooled and len(serial) == 10 and all(b > 0 for b in serial)
 
 
 # ---------------------------------------------------------------------------------

@@ -2,11 +2,16 @@
 
 Zhu et al.'s Fed_UCB: per-node ε' as printed and as corrected.
 
-Reference values (gossip.md §3.4): with the paper's ε' = ε/⌈log T⌉ the tree is
-really ``ε (⌊log2 T⌋ + 1)/⌈log T⌉``-DP: 1.25ε at T = 16 (log2), 5/3 ε at T = 16 (ln),
-ε at T = 600000 (log2) and 20/14 ε at T = 600000 (ln). The corrected calibration
-ε' = ε/(⌊log2 T⌋ + 1) gives exactly ε. Expected values are computed here with exact
-integer arithmetic, never with the module under test.
+Reference values. Fed_UCB's view (Zhu et al. Algorithm 4: it sends ϑ̃(t−1), line 19,
+and acts on ϑ̃(t−1), line 9) reaches the prefixes 1..T−1, so a record sits in
+``⌊log2(T−1)⌋ + 1 = ⌈log2 T⌉`` released nodes: with the paper's ε' = ε/⌈log T⌉ the view
+is exactly ε-DP under log2 and ``ε ⌈log2 T⌉/⌈ln T⌉``-DP under ln (4/3 ε at T = 16,
+10/7 ε at T = 1024 and T = 600000). A counter that releases all T prefixes (the
+component, or the second reading where the final estimate ϑ̃(T) is published) holds a
+record in ``⌊log2 T⌋ + 1`` nodes: 1.25ε at T = 16 (log2), 5/3 ε at T = 16 (ln), ε at
+T = 600000 (log2) and 20/14 ε at T = 600000 (ln). The corrected calibration divides ε
+by the nodes of its view and spends exactly ε. Expected values are computed here with
+exact integer arithmetic, never with the module under test.
 
 Dubey & Pentland's FedUCB, Li & Song and Dubey & Pentland's AAMAS interval mechanism:
 every expected value is recomputed here from the paper's formula (quoted in a comment
@@ -34,6 +39,7 @@ from fedpriv.privacy.calibration import (
     FedUCBCalibration,
     IntervalClaim,
     fed_ucb_node_epsilon,
+    fed_ucb_released_prefixes,
     fed_ucb_scale,
     feducb_privatizer,
     interval_claimed_guarantee,
@@ -47,6 +53,7 @@ from fedpriv.privacy.calibration import (
     li_song_participants,
     paper_log_rounds,
 )
+from fedpriv.privacy.tree import released_tree_depth
 
 # ---------------------------------------------------------------------------------
 # Independent references
@@ -73,11 +80,15 @@ def _ceil_log(horizon: int, base: str) -> int:
         k += 1
 
 
-def _tree_epsilon(scale: float, horizon: int) -> tuple[str, float]:
+def _tree_epsilon(
+    scale: float, horizon: int, released_prefixes: int | None = None
+) -> tuple[str, float]:
     """``(route, ε)`` at δ = 0 of one LaplaceTree stream, through the accountant."""
     accountant = Accountant(disjoint=("agent", "arm"))
     accountant.spend(
-        events.LaplaceTree(scale=scale, horizon=horizon), key={"agent": 0, "arm": 0}
+        events.LaplaceTree(scale=scale, horizon=horizon,
+                           released_prefixes=released_prefixes),
+        key={"agent": 0, "arm": 0},
     )
     return accountant.tightest(0.0)
 
@@ -87,7 +98,8 @@ def _tree_epsilon(scale: float, horizon: int) -> tuple[str, float]:
 # ---------------------------------------------------------------------------------
 
 
-def test_paper_scale_at_sixteen_rounds_is_one_point_two_five() -> None:
+def test_paper_scale_at_sixteen_rounds_on_a_counter_releasing_every_prefix() -> None:
+    # The component that releases all 16 prefixes, root included (not Fed_UCB's view).
     scale = fed_ucb_scale(1.0, 16, mode="paper", log_base="2")
     assert scale == 4.0  # ⌈log2 16⌉ / ε
     route, epsilon = _tree_epsilon(scale, 16)
@@ -105,15 +117,64 @@ def test_paper_scale_at_sixteen_rounds_is_one_point_two_five() -> None:
 
 
 def test_corrected_scale_at_sixteen_rounds_is_exactly_epsilon() -> None:
+    # The view holds 15 prefixes: 4 nodes per record, so b = 4 spends exactly ε = 1;
+    # publishing ϑ̃(16) too needs 5 nodes, b = 5.
     scale = fed_ucb_scale(1.0, 16, mode="corrected")
-    assert scale == 5.0
-    assert _tree_epsilon(scale, 16) == ("pure", 1.0)
+    assert scale == 4.0
+    assert _tree_epsilon(scale, 16, released_prefixes=15) == ("pure", 1.0)
+    final = fed_ucb_scale(1.0, 16, mode="corrected", publish_final=True)
+    assert final == 5.0
+    assert _tree_epsilon(final, 16) == ("pure", 1.0)
+
+
+_VIEW_CASES = [
+    # (T, base, view nodes ⌈log2 T⌉, ⌈log_base T⌉, every-prefix nodes ⌊log2 T⌋ + 1)
+    (16, "2", 4, 4, 5),
+    (1024, "2", 10, 10, 11),
+    (600_000, "2", 20, 20, 20),
+    (16, "e", 4, 3, 5),
+    (1024, "e", 10, 7, 11),
+    (600_000, "e", 20, 14, 20),
+]
+
+
+@pytest.mark.parametrize(("horizon", "base", "view", "rounds", "every"), _VIEW_CASES)
+def test_fed_ucb_view_node_count_and_epsilon(
+    horizon: int, base: str, view: int, rounds: int, every: int
+) -> None:
+    # Independent references: the view's node count is the number of powers of two
+    # <= T - 1 (nodes 1..T-1 reach an output), ⌈log_base T⌉ by exact search.
+    assert _levels(horizon - 1) == view and _ceil_log(horizon, base) == rounds
+    assert _levels(horizon) == every
+    assert released_tree_depth(horizon, fed_ucb_released_prefixes(horizon)) == view
+    assert paper_log_rounds(horizon, base) == rounds
+    for epsilon in (1.0, 2.0, 5.0):
+        scale = fed_ucb_scale(epsilon, horizon, mode="paper", log_base=base)
+        route, got = _tree_epsilon(scale, horizon, released_prefixes=horizon - 1)
+        assert route == "pure"
+        # log2: exactly ε (the paper's budget is the view's node count); ln: the
+        # exact factor ⌈log2 T⌉/⌈ln T⌉ = 4/3 (T = 16), 10/7 (T = 1024, 600 000).
+        assert got == pytest.approx(epsilon * Fraction(view, rounds), rel=1e-15)
+        _, final = _tree_epsilon(scale, horizon)  # second reading: ϑ̃(T) published
+        assert final == pytest.approx(epsilon * Fraction(every, rounds), rel=1e-15)
+
+
+def test_fed_ucb_view_factors_under_ln_are_four_thirds_and_ten_sevenths() -> None:
+    factor = {t: Fraction(_levels(t - 1), _ceil_log(t, "e")) for t in (16, 1024, 600_000)}
+    assert factor == {16: Fraction(4, 3), 1024: Fraction(10, 7), 600_000: Fraction(10, 7)}
+    assert 1 / math.log(2) == pytest.approx(1.4427, abs=1e-4)  # the large-T limit only
+    # ... and not a bound: at T = 17..20 the view's factor is 5 / ⌈ln T⌉ = 5/3.
+    for horizon in (17, 20):
+        scale = fed_ucb_scale(1.0, horizon, mode="paper", log_base="e")
+        assert event_epsilon(events.LaplaceTree(
+            scale=scale, horizon=horizon, released_prefixes=horizon - 1)) == pytest.approx(5 / 3)
 
 
 def test_paper_scale_with_natural_log_at_sixteen_rounds() -> None:
     scale = fed_ucb_scale(1.0, 16, mode="paper", log_base="e")
     assert scale == 3.0  # ⌈ln 16⌉ = ⌈2.77⌉
-    assert _tree_epsilon(scale, 16) == ("pure", 5 / 3)
+    assert _tree_epsilon(scale, 16) == ("pure", 5 / 3)  # every prefix released
+    assert _tree_epsilon(scale, 16, released_prefixes=15) == ("pure", 4 / 3)  # the view
 
 
 @pytest.mark.parametrize(("log_base", "expected"), [("2", 1.0), ("e", 20 / 14)])
@@ -132,12 +193,18 @@ def test_paper_scale_at_six_hundred_thousand_rounds(
 @pytest.mark.parametrize(
     ("horizon", "ratio"), [(2, 2.0), (4, 1.5), (16, 1.25), (2**20, 1.05), (17, 1.0)]
 )
-def test_paper_log2_overshoot_matches_gossip_report(horizon: int, ratio: float) -> None:
-    # Zhu et al. §4.1's ε' over ⌊log2 T⌋+1 nodes: ε (1 + 1/log2 T) at powers of two, ε otherwise.
+def test_paper_log2_overshoot_on_a_counter_releasing_every_prefix(
+    horizon: int, ratio: float
+) -> None:
+    # A counter that releases all T prefixes: ε (1 + 1/log2 T) at powers of two, ε
+    # otherwise. Fed_UCB's view (prefixes 1..T-1) spends exactly ε at every T.
     for epsilon in (0.5, 1.0, 5.0):
         scale = fed_ucb_scale(epsilon, horizon, mode="paper", log_base="2")
         got = event_epsilon(events.LaplaceTree(scale=scale, horizon=horizon))
         assert got == pytest.approx(ratio * epsilon, rel=1e-12)
+        view = event_epsilon(events.LaplaceTree(
+            scale=scale, horizon=horizon, released_prefixes=horizon - 1))
+        assert view == pytest.approx(epsilon, rel=1e-12)
 
 
 # ---------------------------------------------------------------------------------
@@ -150,15 +217,20 @@ horizons = st.integers(min_value=1, max_value=10**9)
 
 @given(epsilons, horizons)
 def test_corrected_calibration_is_exactly_epsilon(epsilon: float, horizon: int) -> None:
-    scale = fed_ucb_scale(epsilon, horizon, mode="corrected")
-    node_epsilon = fed_ucb_node_epsilon(epsilon, horizon, mode="corrected")
-    assert node_epsilon == pytest.approx(epsilon / _levels(horizon), rel=1e-15)
-    assert scale * node_epsilon == pytest.approx(1.0, rel=1e-15)  # b = 1/ε'
-    # event_epsilon is the accountant's pure route for one stream (the PLD route is
-    # inf at δ = 0 and would only cost time here).
-    spent = event_epsilon(events.LaplaceTree(scale=scale, horizon=horizon))
-    assert spent <= epsilon * (1 + RELATIVE_TOLERANCE)
-    assert spent >= epsilon * (1 - RELATIVE_TOLERANCE)
+    # Corrected mode charges exactly the claim on its view: prefixes 1..T-1 (at
+    # least one), or 1..T when the final estimate is published.
+    for publish_final, released in ((False, max(1, horizon - 1)), (True, horizon)):
+        scale = fed_ucb_scale(epsilon, horizon, mode="corrected", publish_final=publish_final)
+        node_epsilon = fed_ucb_node_epsilon(epsilon, horizon, mode="corrected",
+                                            publish_final=publish_final)
+        assert node_epsilon == pytest.approx(epsilon / _levels(released), rel=1e-15)
+        assert scale * node_epsilon == pytest.approx(1.0, rel=1e-15)  # b = 1/ε'
+        # event_epsilon is the accountant's pure route for one stream (the PLD route
+        # is inf at δ = 0 and would only cost time here).
+        spent = event_epsilon(events.LaplaceTree(scale=scale, horizon=horizon,
+                                                 released_prefixes=released))
+        assert spent <= epsilon * (1 + RELATIVE_TOLERANCE)
+        assert spent >= epsilon * (1 - RELATIVE_TOLERANCE)
 
 
 @pytest.mark.parametrize("log_base", sorted(PAPER_LOG_BASES))

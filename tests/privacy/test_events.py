@@ -322,12 +322,26 @@ def test_tree_epsilon_is_depth_times_node_epsilon(
     )
 
 
+def test_tree_released_prefixes_default_validation_and_equality() -> None:
+    assert events.LaplaceTree(scale=1.0, horizon=8) == events.LaplaceTree(
+        scale=1.0, horizon=8, released_prefixes=8)
+    assert events.LaplaceTree(scale=1.0, horizon=8, released_prefixes=7).depth == 3
+    with pytest.raises(ValueError, match=r"`released_prefixes` must be <= `horizon` = 8"):
+        events.LaplaceTree(scale=1.0, horizon=8, released_prefixes=9)
+    with pytest.raises(ValueError, match=r"`released_prefixes` must be >= 1, got 0"):
+        events.LaplaceTree(scale=1.0, horizon=8, released_prefixes=0)
+
+
 @pytest.mark.parametrize(
     ("event", "epsilon"),
     [
-        (events.LaplaceTree(scale=4.0, horizon=16), 1.25),  # paper scale, T = 16
-        (events.LaplaceTree(scale=5.0, horizon=16), 1.0),  # corrected scale
-        (events.LaplaceTree(scale=3.0, horizon=16), 5 / 3),  # paper with ln
+        # A counter releasing all 16 prefixes (5 nodes per record).
+        (events.LaplaceTree(scale=4.0, horizon=16), 1.25),
+        (events.LaplaceTree(scale=5.0, horizon=16), 1.0),
+        (events.LaplaceTree(scale=3.0, horizon=16), 5 / 3),
+        # Fed_UCB's view, prefixes 1..15 (4 nodes): the paper's scale under log2 and ln.
+        (events.LaplaceTree(scale=4.0, horizon=16, released_prefixes=15), 1.0),
+        (events.LaplaceTree(scale=3.0, horizon=16, released_prefixes=15), 4 / 3),
         (events.LaplaceTree(scale=2.0, horizon=1, l1_sensitivity=3.0), 1.5),
         (events.Laplace(scale=10.0), 0.1),
         (events.NonPrivate(reason="raw X(0)"), math.inf),

@@ -160,6 +160,22 @@ def test_counter_charges_one_tree_per_stream() -> None:
     assert counter.depth == _levels(16)
 
 
+def test_counter_charges_only_the_released_prefixes() -> None:
+    # Zhu et al. Algorithm 4 outputs the prefixes 1..T-1 (lines 9 and 19): 4 nodes of
+    # a 16-round tree hold round 1, so b = 4 is exactly ε = 1 (not the 1.25 of a
+    # counter that releases every prefix).
+    counter, accountant = _make(stream_shape=(2, 3), horizon=16, scale=4.0,
+                                released_prefixes=15)
+    assert accountant.get_epsilon(0.0) == 1.0 == counter.guarantee_epsilon
+    assert counter.depth == 5 and counter.released_depth == 4
+    secure, spent = _make(horizon=16, scale=4.0, released_prefixes=15, secure=True)
+    assert spent.get_epsilon(0.0) == pytest.approx(1.0) == secure.guarantee_epsilon
+    with pytest.raises(ValueError, match=r"`released_prefixes` must be <= `horizon` = 16"):
+        _make(horizon=16, scale=4.0, released_prefixes=17)
+    with pytest.raises(ValueError, match=r"`released_prefixes` must be >= 1"):
+        _make(horizon=16, scale=4.0, released_prefixes=0)
+
+
 def test_value_bounds_set_the_sensitivity() -> None:
     counter, accountant = _make(horizon=16, scale=4.0, value_bounds=(-1.0, 1.0))
     assert counter.l1_sensitivity == 2.0

@@ -18,6 +18,7 @@ from fedpriv.privacy.tree import (
     node_interval,
     nodes_covering,
     prefix_nodes,
+    released_tree_depth,
     tree_depth,
 )
 
@@ -199,3 +200,44 @@ def test_nodes_covering_validation() -> None:
         nodes_covering(5, 4)
     with pytest.raises(ValueError, match=r"`tau` must be >= 1, got 0"):
         nodes_covering(0, 4)
+
+
+# ---------------------------------------------------------------------------------
+# Released prefixes (Zhu et al. Algorithm 4: the view holds the prefixes 1..T-1)
+# ---------------------------------------------------------------------------------
+
+
+def _released_coverage(released: int) -> int:
+    """Most nodes holding one round among the nodes of the prefixes ``1..released``.
+
+    Brute force from the definitions: the nodes of prefix ``t`` are ``t``, then ``t``
+    minus its lowbit, and so on (Algorithm 2); a node holds the rounds of
+    :func:`_interval`.
+    """
+    reached = set()
+    for t in range(1, released + 1):
+        s = t
+        while s:
+            reached.add(s)
+            s -= _lowbit(s)
+    return max(
+        (sum(1 for s in reached if _interval(s)[0] <= tau <= s)
+         for tau in range(1, released + 1)),
+        default=0,
+    )
+
+
+@pytest.mark.parametrize("horizon", range(1, 70))
+def test_released_tree_depth_matches_brute_force(horizon: int) -> None:
+    for released in range(0, horizon + 1):
+        assert released_tree_depth(horizon, released) == _released_coverage(released)
+
+
+def test_released_tree_depth_of_fed_ucb_view() -> None:
+    # ⌈log2 T⌉ = floor(log2(T - 1)) + 1 for the view, floor(log2 T) + 1 for every prefix.
+    assert [released_tree_depth(t, t - 1) for t in (16, 1024, 600_000)] == [4, 10, 20]
+    assert [released_tree_depth(t, t) for t in (16, 1024, 600_000)] == [5, 11, 20]
+    with pytest.raises(ValueError, match=r"`released_prefixes` must be <= `horizon` = 4"):
+        released_tree_depth(4, 5)
+    with pytest.raises(ValueError, match=r"`released_prefixes` must be >= 0, got -1"):
+        released_tree_depth(4, -1)
