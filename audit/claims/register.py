@@ -351,10 +351,11 @@ def _li_song_figure_claims() -> list[RegisteredClaim]:
     base = {"n_agents": 50, "n_arms": 10, "horizon": 4000}
     # Fig. 5: p varies, ε 'fixed' (value unstated), no round limit stated.
     for p in (0.2, 0.4, 0.6, 0.8, 1.0):
-        setting = {**base, "epsilon": 1.0, "structure": "cdp-partial",
-                   "participation_rate": p}
+        setting = {**base, "epsilon": 1.0, "structure": "cdp"} if p == 1 else {
+            **base, "epsilon": 1.0, "structure": "cdp-partial", "participation_rate": p}
+        algorithm = "ce-cdp-mab" if p < 1 else "cdp-mab"
         out.append(_li_song_row(
-            f"li_song/ce-cdp-mab/fig5/p{p:g}", "ce-cdp-mab" if p < 1 else "cdp-mab",
+            f"li_song/{algorithm}/fig5/p{p:g}", algorithm,
             "paper (Fig. 5 setting)",
             setting,
             "Fig. 5 ('Regrets of CDP-MAB with participating rate p', M = 50, "
@@ -377,8 +378,10 @@ def _li_song_figure_claims() -> list[RegisteredClaim]:
     # Fig. 7: (p, R) pairs at ε = 1; only (p, R) = (1, 5) is named.
     for p in (0.2, 0.6, 1.0):
         for r in (2, 5):
-            setting = {**base, "epsilon": 1.0, "structure": "cdp-partial",
-                       "participation_rate": p, "rounds": r, "gap": 0.05}
+            setting = {**base, "epsilon": 1.0, "structure": "cdp", "rounds": r,
+                       "gap": 0.05}
+            if p < 1:
+                setting.update(structure="cdp-partial", participation_rate=p)
             out.append(_li_song_row(
                 f"li_song/ce-cdp-mab/fig7/p{p:g}-R{r}", "ce-cdp-mab",
                 "paper (Fig. 7 setting)", setting,
@@ -503,7 +506,10 @@ def _li_song_reading_claims() -> list[RegisteredClaim]:
                      "message), neighbouring histories differing in one position",
                      reading=_ACTION_READING, reading_support=_ACTION_SUPPORT),
         accountant=me.li_song_action_changed_accountant, audit=None,
-        channel="accountant only (server: agent 0's uploads ȳ)",
+        channel=("accountant only: one changed action shifts two Laplace coordinates of "
+                 "one message by known amounts, so the bracket [Mε(2n_1 + 1)/(n_1 + 1), "
+                 "2Mε] is analytic; the reward-table simulator derives every action from "
+                 "the algorithm, so no run pair realises a changed action"),
         analytic_lower=me.li_song_action_changed_lower,
         note=("the same setting as li_song/cdp-mab/messages (the reward reading). Moving "
               "one epoch-r sample between two arms shifts two coordinates of the epoch's "
