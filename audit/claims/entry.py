@@ -15,6 +15,7 @@ __all__ = [
     "PAPERS",
     "PAPER_ALIASES",
     "AccountantRecipe",
+    "AnalyticLowerRecipe",
     "AuditRecipe",
     "MechanismRecipe",
     "RegisteredClaim",
@@ -24,6 +25,7 @@ __all__ = [
 AccountantRecipe = Callable[[Claim], tuple[str, float, tuple[str, ...]]]
 AuditRecipe = Callable  # (claim, AuditBudget, SeedSequence) -> EndToEndAudit
 MechanismRecipe = Callable[[Claim], tuple[str, float]]
+AnalyticLowerRecipe = Callable[[Claim], "float | None"]
 
 #: ``--paper`` name -> citation used in ``Claim.paper``.
 PAPERS: dict[str, str] = {
@@ -71,6 +73,10 @@ class RegisteredClaim:
         Key of the row whose audit this row takes over: the same algorithm in the same
         setting, read as another claim (only the claimed ε differs), so its audit
         would be the same experiment. ``verify`` runs it once.
+    analytic_lower : AnalyticLowerRecipe or None
+        ``claim -> ε`` (or ``None``): an exact analytic value of the view's ε, a lower
+        bound the verdict may rest on (e.g. the accountant's lower bracket where it is
+        tight: pure Laplace releases composed exactly). ``None``: no such value.
     """
 
     key: str
@@ -83,6 +89,7 @@ class RegisteredClaim:
     mechanism: MechanismRecipe | None = None
     note: str = ""
     shared_audit: str | None = None
+    analytic_lower: AnalyticLowerRecipe | None = None
 
     @property
     def paper(self) -> str:

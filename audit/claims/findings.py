@@ -105,6 +105,28 @@ FINDINGS: tuple[Finding, ...] = (
         where="Alg. 2 line 3, Alg. 5 line 11 (local exploitation during t_delay), Definition 1",
     ),
     Finding(
+        id="li_song-epsilon-not-guarantee",
+        statement=("The privacy level the paper reports, ε (Fig. 4's caption 'different "
+                   "privacy level ε', §VII-A1's 'ε = 1 indicates the non-private case'), "
+                   "is not the guarantee: the noise Lap(1/(Mε n_r)) makes every message "
+                   "exactly Mε-DP, 5 to 50 at Fig. 4's M = 50, as Theorem 1 states."),
+        claims=("li_song/cdp-mab/fig4-eps-as-guarantee/*",),
+        where="abstract, §I, Fig. 4 caption, §VII-A1 against Theorem 1 and §IV-A1's noise "
+              "scale",
+    ),
+    Finding(
+        id="li_song-action-neighbours",
+        statement=("Definition 1's histories differ in 'one position', an action-reward "
+                   "pair; with the action changed, a sample moves between two arms' epoch "
+                   "means, two coordinates of one message shift by up to 1/n_r each, and "
+                   "the message is up to 2Mε-DP (at least Mε(2n_1+1)/(n_1+1)), not Mε; "
+                   "App. B's proof covers only a changed reward."),
+        claims=("li_song/cdp-mab/messages/action-changed",),
+        where="§III-B (H_i(t) of action-reward pairs), Definition 1, App. B (proof of "
+              "Theorem 1)",
+        audit_claims=(),
+    ),
+    Finding(
         id="gossip_fed_ucb-tree-budget",
         statement=("Fed_UCB's per-node budget ε' = ε/⌈log T⌉ counts the p-sums of one prefix, "
                    "not the released nodes that hold a record. On the view (messages "
@@ -149,7 +171,8 @@ FINDINGS: tuple[Finding, ...] = (
         statement=("Cooperative UCB as written acts on the agent's raw own mean and "
                    "broadcasts its un-noised pull counts, so every message reveals raw "
                    "rewards (ε = ∞) whatever reconstruction of the lost formulas is used."),
-        claims=("dubey_aamas/private-coop-ucb/own-raw/*",),
+        claims=("dubey_aamas/private-coop-ucb/own-raw/*",
+                "dubey_aamas/private-coop-ucb/fig1a/*/own-raw/*"),
         where="§3.3 (own term), Lemma 'Privacy of Outgoing Messages', Remark 'Robustness "
               "to Strategy' (§3.3; the lemma's proof omits the un-noised counts)",
     ),
@@ -163,7 +186,8 @@ FINDINGS: tuple[Finding, ...] = (
                    "(the audit's is below the claim), so the rows are unresolved. With the "
                    "actions held fixed, message n costs release n alone."),
         claims=("dubey_aamas/private-coop-ucb/own-noisy/per-message",
-                "dubey_aamas/private-coop-ucb/own-noisy/fixed-rule/per-message"),
+                "dubey_aamas/private-coop-ucb/own-noisy/fixed-rule/per-message",
+                "dubey_aamas/private-coop-ucb/fig1a/*/own-noisy/per-message"),
         where="Lemma 'Privacy of Outgoing Messages' (§3.2), message contents eq. (6) "
               "(fedpriv's adaptive reading: one reward changed, actions re-derived)",
         proved=False,

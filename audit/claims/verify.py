@@ -5,8 +5,9 @@ the claimed δ, runs the end-to-end audit recipe when there is one, and decides 
 verdict with :func:`fedpriv.audit.claims.claim.decide_verdict` (DESIGN.md "Verdict semantics").
 :func:`assemble_result` turns the recipe's numbers into the row: the end-to-end ε (∞ with
 the channel named when the entry declares a ``raw_channel``), the mechanism-only ε, ε at
-δ = 10⁻⁶ where the claimed δ is vacuous, the verdict under the claim's coverage, and the
-row's finding ids (:mod:`fedpriv.audit.claims.findings`).
+δ = 10⁻⁶ where the claimed δ is vacuous, the verdict under the claim's coverage (with
+the entry's exact analytic ε of the view as lower-bound evidence, when it gives one:
+``RegisteredClaim.analytic_lower``), and the row's finding ids (:mod:`fedpriv.audit.claims.findings`).
 Fed_UCB's grid of claims (Zhu et al. 2021) is evaluated by
 :func:`fedpriv.audit.claims.fed_ucb.verify_gossip_fed_ucb` exactly as before (its report folder
 ``reports/gossip_fed_ucb/`` is still written) and its results are taken over into the
@@ -29,7 +30,12 @@ import traceback
 from collections.abc import Callable
 
 import numpy as np
-from fedpriv.audit.claims.claim import VACUOUS_DELTA_PROBE, ClaimResult, decide_verdict
+from fedpriv.audit.claims.claim import (
+    VACUOUS_DELTA_PROBE,
+    ClaimResult,
+    LowerBoundEvidence,
+    decide_verdict,
+)
 from fedpriv.audit.claims.views import view_of
 from fedpriv.audit.claims.fed_ucb import (
     VerifyConfig,
@@ -163,6 +169,16 @@ def _at_probe_delta(entry, claim) -> float | None:
     return float(entry.accountant(probe)[1])
 
 
+def _analytic_lower(entry, claim) -> LowerBoundEvidence | None:
+    """The entry's exact analytic ε of the view as lower-bound evidence (or ``None``)."""
+    recipe = getattr(entry, "analytic_lower", None)
+    value = None if recipe is None else recipe(claim)
+    if value is None:
+        return None
+    return LowerBoundEvidence(epsilon=float(value), kind="analytic",
+                              description="exact analytic ε of the view (register recipe)")
+
+
 def assemble_result(entry, route: str, epsilon: float, notes, audit=None, *,
                     bound=None, event: str | None = None, **extra) -> ClaimResult:
     """The register row of ``entry`` from its recipes' numbers (module docstring).
@@ -184,7 +200,8 @@ def assemble_result(entry, route: str, epsilon: float, notes, audit=None, *,
         mech_at_probe = _at_probe_delta(entry, claim)
         at_probe = math.inf if raw else mech_at_probe
     verdict, evidence = decide_verdict(claim.claimed.epsilon, end_to_end, bound,
-                                       coverage=claim.coverage, raw_channel=raw)
+                                       coverage=claim.coverage, raw_channel=raw,
+                                       analytic_lower=_analytic_lower(entry, claim))
     if mech_at_probe is not None:
         evidence += (f"; the claimed δ = {claim.claimed_delta:g} is vacuous (mechanism ε = 0 "
                      f"there); at δ = 1e-6 the mechanism gives ε = {mech_at_probe:.4g}")

@@ -45,6 +45,7 @@ from fedpriv.privacy.interval_messages import worst_interval_message
 
 __all__ = [
     "PinnedTable",
+    "audit_coop_first_release",
     "audit_coop_messages",
     "coop_accountant",
     "coop_message_accountant",
@@ -91,7 +92,12 @@ def run_coop(claim: Claim, *, n_trials: int, seed, table=None, record: bool = Fa
 
     s = claim.setting_dict()
     env = _environment(s)
-    graph = make_graph(s.get("graph", "complete"), int(s["n_agents"]))
+    kind = s.get("graph", "complete")
+    if kind == "erdos_renyi":  # one fixed draw of G(M, p) conditioned on connectivity
+        graph = make_graph(kind, int(s["n_agents"]), p=float(s["graph_p"]),
+                           rng=np.random.default_rng(int(s.get("graph_seed", 0))))
+    else:
+        graph = make_graph(kind, int(s["n_agents"]))
     common = {"horizon": int(s["horizon"]), "gamma": int(s["gamma"]), "n_trials": n_trials,
               "seed": seed, "table": table, "record": record}
     if claim.algorithm == "byzantine-coop-ucb":
@@ -336,3 +342,68 @@ def audit_coop_messages(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudi
     )
     return stronger_of(whole, first, confidence=budget.confidence,
                        names=("whole transcript", "first release"))
+
+
+def audit_coop_first_release(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
+    """Agent 0's first released mean of arm 0 at the mechanism level (one Laplace release).
+
+    For settings whose whole runs are too costly to sample (Fig. 1(a): 20 agents,
+    T = 2000; a recorded run costs milliseconds): the pair is
+    :func:`audit_coop_messages`' (agent 0's first pull of arm 0 flipped), and one
+    probe run, stopped at round ``K f + 1``, gives the scale and sensitivity the
+    algorithm charged for release 1 of that stream. The first ``K f`` rounds are the
+    data-independent round-robin, so that release, ``x̂ + Lap(b_f)`` over pulls
+    ``0..f-1``, is the same mechanism in the full run. Its true means in D and D' are
+    released through the library's Laplace mechanism ``budget.samples`` times per
+    world and scored by their likelihood ratio
+    (:func:`fedpriv.audit.endtoend.tree_nodes.audit_laplace_release` at δ = 0; at a
+    claimed δ > 0 the LLR grid is tested at that δ). One message's marginal: a lower
+    bound for the per-message claim and for the composed one.
+    """
+    import time
+
+    from fedpriv.algorithms.environments.bernoulli import BernoulliMAB
+    from fedpriv.audit.endtoend.tree_nodes import (
+        audit_laplace_release,
+        laplace_llr_grid,
+        sample_laplace_llr,
+    )
+    from fedpriv.audit.estimators import estimate_epsilon_lower_bound
+
+    started = time.perf_counter()
+    s = claim.setting_dict()
+    env: BernoulliMAB = _environment(s)
+    base = PinnedTable(env.reward_table(np.random.SeedSequence(20202)))
+    own = float(np.asarray(base.rewards(0, 0, 0, 0)))
+    tables = (base.with_override(agent=0, arm=0, pull=0, value=own),
+              base.with_override(agent=0, arm=0, pull=0, value=1.0 - own))
+    interval = interval_length(float(s["epsilon"]))
+    stop = min(int(s["horizon"]), int(s["n_arms"]) * interval + 1)
+    short = dataclasses.replace(claim, setting=tuple(
+        {**s, "horizon": stop, "own_term": "noisy"}.items()))
+    probe = run_coop(short, n_trials=1, seed=0, table=tables[0])
+    event = _stream_events(probe.accountant)[0]
+    scale, l1 = float(event.scales[0]), float(event.l1_sensitivities[0])
+    means = [float(table.rewards(0, 0, 0, np.arange(interval)).mean()) for table in tables]
+    delta = claim.claimed_delta
+    if delta == 0.0:
+        bound = audit_laplace_release(means[0], means[1], scale=scale, l1_sensitivity=l1,
+                                      n_samples=budget.samples, seed=seed,
+                                      confidence=budget.confidence)
+    else:
+        draws = [sample_laplace_llr(means[0], means[1], world=w, scale=scale,
+                                    l1_sensitivity=l1, n_samples=budget.samples,
+                                    seed=child_seed(seed, 1, w)) for w in (0, 1)]
+        bound = estimate_epsilon_lower_bound(
+            draws[0], draws[1], thresholds=laplace_llr_grid(means[0], means[1], scale),
+            confidence=budget.confidence, delta=delta)
+    return EndToEndAudit(
+        bound=bound,
+        channel="neighbour: agent 0's first released mean of arm 0 (mechanism level)",
+        event=(f"agent 0's first mean of arm 0 as one Laplace release (scale {scale:.4g}, "
+               f"sensitivity {l1:.4g}), LLR >= {bound.threshold:.4g}, "
+               f"{bound.n_samples:,} runs/world"),
+        neighbors=(f"one reward changed: agent 0's first pull of arm 0, {own:g} (D) vs "
+                   f"{1 - own:g} (D')"),
+        pilot_epsilon=float("nan"), seconds=time.perf_counter() - started,
+    )

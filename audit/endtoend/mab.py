@@ -48,7 +48,10 @@ __all__ = [
     "audit_li_song_messages",
     "audit_li_song_release",
     "li_song_accountant",
+    "li_song_action_changed_accountant",
+    "li_song_action_changed_lower",
     "li_song_environment",
+    "li_song_exact_message_epsilon",
     "run_li_song",
 ]
 
@@ -61,23 +64,41 @@ RELEASE_FACTOR = 1000
 
 
 def li_song_environment(setting: dict, *, tied: bool = False):
-    """The claim's Bernoulli bandit: means 0.5, 0.45, 0.40, ... (or all 0.5 when tied)."""
+    """The claim's Bernoulli bandit: means 0.5, 0.45, 0.40, ... (or all 0.5 when tied).
+
+    ``setting["rewards"] == "heterogeneous"`` (§VI-C2): the odd-numbered agents have
+    arms 0 and 1 swapped, so their local best arm (1) is not the global one (0, the
+    mean of the local means, while fewer than half of the agents are odd).
+    """
     from fedpriv.algorithms.environments.bernoulli import BernoulliMAB
 
     m, k = int(setting["n_agents"]), int(setting["n_arms"])
     row = np.full(k, 0.5) if tied else 0.5 - 0.05 * np.arange(k)
-    return BernoulliMAB(np.tile(row, (m, 1)))
+    means = np.tile(row, (m, 1))
+    if setting.get("rewards", "homogeneous") == "heterogeneous":
+        means[1::2, [0, 1]] = means[1::2, [1, 0]]
+    return BernoulliMAB(means)
 
 
 def _graph(setting: dict):
     from fedpriv.algorithms.networks.graphs import make_graph
 
-    return make_graph(setting.get("graph", "path"), int(setting["n_agents"]))
+    kind = setting.get("graph", "path")
+    if kind == "erdos_renyi":  # one fixed draw of G(M, p) conditioned on connectivity
+        rng = np.random.default_rng(int(setting.get("graph_seed", 0)))
+        return make_graph(kind, int(setting["n_agents"]), p=float(setting["graph_p"]),
+                          rng=rng)
+    return make_graph(kind, int(setting["n_agents"]))
 
 
 def _components(setting: dict):
     from fedpriv.algorithms.networks.graphs import make_graph
 
+    if "table_ii_case" in setting:  # Table II's component structures (100 agents)
+        from fedpriv.algorithms.li_song.network import table_ii_components
+
+        rng = np.random.default_rng(int(setting.get("graph_seed", 0)))
+        return table_ii_components(int(setting["table_ii_case"]), rng=rng)
     q = int(setting["components"])
     sizes = np.full(q, int(setting["n_agents"]) // q)
     sizes[: int(setting["n_agents"]) - sizes.sum()] += 1
@@ -121,6 +142,71 @@ def li_song_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
         findings = (("exploitation actions during t_delay use the raw local mean "
                      "(charged NonPrivate, outside Definition 1; Alg. 2 line 3, Alg. 5 line 11)"),)
     return route, float(epsilon), findings
+
+
+def li_song_exact_message_epsilon(claim: Claim) -> float:
+    """The exact ε of every message of the run (one run in the claim's setting).
+
+    The messages are pure Laplace releases at their declared sensitivity, one per
+    (agent, arm, epoch) cell, composed in parallel: a Laplace release's ε is exactly
+    sensitivity / scale (the privacy loss reaches it on the tails), so the maximum over
+    cells is the exact ε of the messages, an analytic value, not an estimate. It is the
+    accountant's lower bracket (optimistic PLD at δ = 0) without the discretisation,
+    which costs seconds per scale at ε = 50; a cell holding more than one release falls
+    back to that bracket.
+    """
+    s = claim.setting_dict()
+    run = run_li_song(s, li_song_environment(s), n_trials=1, seed=0)
+    ledger = run.accountant.ledger
+    ledger = ledger[ledger["channel"] == "message"]
+    if ledger.duplicated(["trial", "agent", "arm", "epoch"]).any():
+        return float(run.accountant.lower_bound(0.0, where={"channel": "message"}))
+    return float((ledger["l1_sensitivity"] / ledger["scale"]).max())
+
+
+def _epoch_message_cells(claim: Claim):
+    """Per (agent, epoch) message of one run: its cells' ε and the epoch length n_r."""
+    s = claim.setting_dict()
+    run = run_li_song(s, li_song_environment(s), n_trials=1, seed=0)
+    ledger = run.accountant.ledger
+    ledger = ledger[ledger["channel"] == "message"]
+    return ledger.assign(cell_epsilon=ledger["l1_sensitivity"] / ledger["scale"],
+                         n_r=np.rint(1.0 / ledger["l1_sensitivity"]))
+
+
+def li_song_action_changed_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
+    """ε of the messages when neighbouring histories may differ in one *action*.
+
+    Definition 1's "differ in at most one position", a position being an (action,
+    reward) pair: moving one epoch-r sample from arm a to arm a' changes two
+    coordinates of that epoch's message, each by at most 1/n_r (App. B's per-arm
+    bound), so the message's l1 shift is 2/n_r against per-coordinate Laplace noise of
+    scale 1/(Mε n_r). Upper bound: the two largest cell ε of one (agent, epoch) summed
+    (sequential over the two arms, parallel over epochs and agents), i.e. 2Mε.
+    """
+    frame = _epoch_message_cells(claim)
+    groups = frame.groupby(["trial", "agent", "epoch"])["cell_epsilon"]
+    epsilon = float(groups.apply(lambda cells: np.sort(cells.to_numpy())[-2:].sum()).max())
+    return ("pure (two arm cells of one epoch message, sequential)", epsilon,
+            ("one action changed moves a sample between two arms' epoch means: two "
+             "Laplace coordinates of one message shift, not one",))
+
+
+def li_song_action_changed_lower(claim: Claim) -> float:
+    """Exact lower bound under the action-changed relation: epoch 1's message.
+
+    With the epoch means divided by the realised counts, the arm losing the sample
+    moves by at most 1/n_1 and the arm gaining it by at most 1/(n_1 + 1), attained by
+    rewards at the ends of [0, 1]; with the divisor n_1 both move by 1/n_1. The
+    smaller of the two, Mε n_1 (1/n_1 + 1/(n_1 + 1)) = Mε (2 n_1 + 1)/(n_1 + 1), is the
+    exact ε of that one pure Laplace release under either divisor's lower case, hence a
+    lower bound on the ε of the whole view (its marginal).
+    """
+    frame = _epoch_message_cells(claim)
+    first = frame[frame["epoch"] == frame["epoch"].min()]
+    n_1 = float(first["n_r"].min())
+    per_cell = float(first["cell_epsilon"].max())
+    return per_cell * (2.0 * n_1 + 1.0) / (n_1 + 1.0)
 
 
 _MESSAGE_KINDS = {"cdp": "upload", "cdp-partial": "upload", "ddp": "DATA", "hdp": "SAC"}
