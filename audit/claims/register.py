@@ -44,6 +44,7 @@ from fedpriv.audit.endtoend import feducb_fig1a as fa
 from fedpriv.audit.endtoend import gossip as ge
 from fedpriv.audit.endtoend import mab as me
 from fedpriv.audit.endtoend.gossip_counts import audit_fed_ucb_counts
+from fedpriv.privacy.tree import released_tree_depth
 from fedpriv.audit.claims.claim import Claim
 from fedpriv.audit.claims.entry import (
     PAPER_ALIASES,
@@ -581,6 +582,7 @@ def _fed_ucb_claims() -> list[RegisteredClaim]:
                              "covering round 1)"),
                     sample_factor=1000.0,
                     note=_fed_ucb_note(mode, base, final, horizon),
+                    analytic_lower=_fed_ucb_exact_epsilon,
                 ))
     out += _fed_ucb_initial_claims()
     setting = {"n_agents": 3, "n_arms": 5, "horizon": 16, "epsilon": 1.0, "log_base": "2",
@@ -599,6 +601,22 @@ def _fed_ucb_claims() -> list[RegisteredClaim]:
         mechanism=_fed_ucb_tree_mechanism,
     ))
     return out
+
+
+def _fed_ucb_exact_epsilon(claim: Claim) -> float:
+    """The exact ε of the view: n released nodes hold a round-1 record, each Laplace(b).
+
+    A reward changed at round 1 moves each of the ``n`` released nodes covering it by up
+    to 1, each noised by Laplace(b) (Zhu et al. Alg. 2-3), so the privacy loss reaches
+    n/b (not only bounds it) on outputs of positive probability. The messages ϑ̃(t−1)
+    and actions are functions of the noisy prefixes; on the gossip schedule of positive
+    probability where agent i gossips every round (Alg. 4 lines 17-19, edges drawn
+    independently of the data) the prefixes can be recovered from them by an observer
+    who knows the other agents' data, so at δ = 0 the view's ε is n/b exactly.
+    """
+    s = claim.setting_dict()
+    nodes = released_tree_depth(s["horizon"], s["released_prefixes"])
+    return nodes / float(s["node_scale"])
 
 
 def _fed_ucb_tree_mechanism(claim: Claim) -> tuple[str, float]:
