@@ -74,6 +74,12 @@ def _declared(first: np.ndarray, second: np.ndarray) -> float:
         (Fraction(first[min(i, j), max(i, j)]) - Fraction(second[min(i, j), max(i, j)])) ** 2
         for i in range(side) for j in range(side)
     )
+    floor = 2.0**-1000
+    if squared <= Fraction(floor) ** 2:
+        # The result is max(value, floor) = floor; walking up from an underflowed 0 one
+        # subnormal ulp at a time would take ~2**52 steps (a hang with newer hypothesis
+        # examples), so the answer is returned directly.
+        return floor
     value = math.sqrt(float(squared))
     while Fraction(value) ** 2 < squared:
         value = math.nextafter(value, math.inf)
