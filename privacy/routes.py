@@ -47,6 +47,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -222,15 +223,23 @@ def _kov_log_delta(epsilon: float, k: int, target_epsilon: float) -> float:
     ``δ(ε') = Σ_j C(k, j) (e^{(k-j)ε} - e^{ε' + jε})_+ / (1 + e^ε)^k``; at the lattice
     points ``ε' = (k - 2i) ε`` this is Thm. 3.3's ``δ_i``, in between it is the exact
     hockey-stick divergence of the composed randomized response.
+
+    Rounded up: float64 carries an absolute error of a few ulp of the largest
+    magnitude in each log term (``log k! ≈ 1.3e7`` at k = 10⁶: about 1e-9, a relative
+    1e-9 in δ) and of ``(k - 2j) ε`` in each gap, so every gap is widened by that
+    error (a term that might be active is kept) and the log sum is raised by it.
     """
     j, base = _kov_terms(epsilon, k)
     gap = (k - 2 * j) * epsilon - target_epsilon  # log e^{(k-j)ε} - log e^{ε'+jε}
+    gap = gap + 4.0 * _UNIT_ROUNDOFF * (np.abs(k - 2 * j) * epsilon + abs(target_epsilon))
     active = int(np.count_nonzero(gap > 0))  # gap decreases in j: a prefix
     if active == 0:
         return -math.inf
     terms = base[:active] + np.log(-np.expm1(-gap[:active]))
     top = float(terms.max())
-    return top + math.log(float(np.sum(np.exp(terms - top))))
+    total = top + math.log(float(np.sum(np.exp(terms - top))))
+    scale = float(special.gammaln(k + 1.0)) + 2.0 * k * (epsilon + 1.0)
+    return total + 8.0 * _UNIT_ROUNDOFF * (scale + active)
 
 
 def _optimal_parts(items) -> tuple[float, int, float] | None:
@@ -573,7 +582,13 @@ def _declared_pure(cell: Cell) -> float:
             stack.extend((part, count) for part in event.events)
         else:
             counts[event] = counts.get(event, 0) + count
-    return math.fsum(count * _pure(event) for event, count in counts.items())
+    total = Fraction(0)
+    for event, count in counts.items():
+        epsilon = _pure(event)
+        if not math.isfinite(epsilon):
+            return math.inf
+        total += count * Fraction(epsilon)
+    return _round_up(total)  # Σ count·ε_i rounded up, never below the exact sum
 
 
 #: Largest number of privacy-loss grid points per PLD before the grid is coarsened.
@@ -582,8 +597,9 @@ _PLD_POINTS = 2_000_000
 _PLD_SPREAD = 12.0
 
 
-def _loss_span(items) -> float:
-    """Width of privacy loss the composed PLD of a cell occupies (a generous estimate).
+def _loss_span(items) -> tuple[float, float]:
+    """Widths of privacy loss the composed PLD of a cell and its widest single
+    release occupy (generous estimates).
 
     Per release: a pure (or (ε, δ)) event's loss lies in [-ε, ε] with mean at most
     ``ε tanh(ε/2)`` and variance at most ε² (randomized response is extremal,
@@ -614,15 +630,22 @@ def _loss_span(items) -> float:
         variance += count * mu * mu
         largest = max(largest, mu * mu / 2.0 + _PLD_SPREAD * mu)
     spread = 2.0 * (mean + _PLD_SPREAD * math.sqrt(variance) + largest)
-    return min(2.0 * span, spread)
+    return min(2.0 * span, spread), 2.0 * largest
+
+
+#: Largest number of grid points of one release's PLD (dp-accounting builds it in
+#: Python: about 10 s per million points).
+_SINGLE_POINTS = 100_000
 
 
 def _pld_grid(items, discretization: float) -> float:
     """The PLD grid for a cell: ``discretization``, coarsened so that the composed
-    PLD has at most about :data:`_PLD_POINTS` bins (bounded time and memory for every
-    cell, mixed ones included). A coarser pessimistic PLD is still an upper bound
-    and a coarser optimistic one still a lower bound."""
-    return max(discretization, _loss_span(items) / _PLD_POINTS)
+    PLD has at most about :data:`_PLD_POINTS` bins and one release's PLD at most
+    :data:`_SINGLE_POINTS` (bounded time and memory for every cell, mixed ones
+    included). A coarser pessimistic PLD is still an upper bound and a coarser
+    optimistic one still a lower bound."""
+    composed, single = _loss_span(items)
+    return max(discretization, composed / _PLD_POINTS, single / _SINGLE_POINTS)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -631,7 +654,8 @@ def _routes(items, target_delta: float, discretization: float, orders) -> tuple:
     if not items:
         return (0.0,) * len(ROUTES)
     basic = _basic(items, target_delta)
-    values = {"pure": math.fsum(count * _pure(event) for event, count in items)}
+    exact = _exact_pure(items)
+    values = {"pure": math.inf if exact is None else _round_up(exact)}
     values["advanced"] = _advanced(items, target_delta)
     values["optimal"] = _optimal(items, target_delta)
     values["rdp"] = values["zcdp"] = values["gdp"] = values["pld"] = math.inf
@@ -748,7 +772,7 @@ def compose_delta(
     Examples
     --------
     >>> from fedpriv.privacy import events
-    >>> compose_delta([(events.Laplace(scale=11.0), 11)], 1.0)
+    >>> compose_delta([(events.Laplace(scale=8.0), 8)], 1.0)
     0.0
     """
     target_epsilon = check_real("target_epsilon", target_epsilon)
@@ -765,16 +789,16 @@ def _delta(items, target_epsilon: float, discretization: float, orders) -> float
     """Smallest δ of a normalized cell at ``target_epsilon`` (cached)."""
     if not items or math.isinf(target_epsilon):
         return 0.0
+    exact = _exact_pure(items)
+    if exact is not None and Fraction(target_epsilon) >= exact:
+        return 0.0  # proven: ε >= Σ count·ε_i exactly (the releases' top losses)
     deltas = [1.0]
-    pure = math.fsum(count * _pure(event) for event, count in items)
-    if pure <= target_epsilon:
-        deltas.append(0.0)
-    elif math.isfinite(pure):
-        deltas.append(PureDP(pure).get_delta(target_epsilon))
+    if exact is not None:
+        deltas.append(PureDP(_round_up(exact)).get_delta(target_epsilon))
     if (parts := _optimal_parts(items)) is not None:
         deltas.append(_optimal_delta(parts, target_epsilon))
     if (mu := _gdp_mu(items)) is not None:  # exact: no other route can beat it
-        return _proven_delta([*deltas, gaussian_dp_delta(mu, target_epsilon)])
+        return _unproven_delta([*deltas, gaussian_dp_delta(mu, target_epsilon)])
     if (rho := _zcdp_rho(items)) is not None:
         deltas.append(zcdp_delta(rho, target_epsilon))
     if (rdp := _rdp_total(items, orders)) is not None:
@@ -782,20 +806,33 @@ def _delta(items, target_epsilon: float, discretization: float, orders) -> float
     certified = _cell_pld(items, _pld_grid(items, discretization), True, False)
     if certified is not None:
         deltas.append(_certified_delta(certified, target_epsilon))
-    return _proven_delta(deltas)
+    return _unproven_delta(deltas)
 
 
-def _proven_delta(deltas: list[float]) -> float:
-    """Smallest δ of the routes, in [0, 1]; 0 only where a route proved it.
+def _unproven_delta(deltas: list[float]) -> float:
+    """Smallest δ of the routes where none proved δ = 0: in [5e-324, 1].
 
-    Every route returns δ >= 0, and 0 only by proof (ε >= Σ ε_i for the pure
-    route); a negative value (round-off) is never clipped to 0 but to the smallest
-    positive double.
+    A route's 0 below the pure sum is float rounding (a gap of one ulp, an
+    underflow), never a proof, so it is raised to the smallest positive double.
     """
-    smallest = min(deltas)
-    if smallest == 0.0:
-        return 0.0
-    return min(1.0, max(math.ulp(0.0), smallest))
+    return min(1.0, max(math.ulp(0.0), min(deltas)))
+
+
+def _exact_pure(items) -> Fraction | None:
+    """Σ count·ε_i in exact rational arithmetic on the events' float ε_i, or None."""
+    total = Fraction(0)
+    for event, count in items:
+        epsilon = _pure(event)
+        if not math.isfinite(epsilon):
+            return None
+        total += count * Fraction(epsilon)
+    return total
+
+
+def _round_up(value: Fraction) -> float:
+    """The smallest double >= ``value``."""
+    rounded = float(value)
+    return rounded if Fraction(rounded) >= value else math.nextafter(rounded, math.inf)
 
 
 _track_caches(_cell_pld, _kov_terms, _routes, _lower, _delta)
