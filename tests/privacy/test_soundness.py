@@ -127,7 +127,7 @@ def _check_cell(cell, truth, delta: float, exact_route: str | None) -> dict[str,
 
 
 # ------------------------------------------------------------------ property tests
-@settings(max_examples=8)
+@settings(max_examples=5)  # plus 3 explicit examples; ~35 s (mpmath sums at k=10⁶)
 @given(
     k=st.sampled_from([1, 2, 7, 100, 1500, 18_935, 100_000]),
     log_eps0=st.floats(min_value=-4.0, max_value=math.log10(50.0)),
