@@ -25,7 +25,10 @@ Routes
 ``zcdp``      Σ ρ, tight zCDP conversion (:func:`~fedpriv.privacy.guarantees.zcdp_epsilon`).
 ``gdp``       Exact: μ = √Σ μ_i² when every event is Gaussian (Dong, Roth & Su 2019,
               Cor. 3.3), converted by :func:`~fedpriv.privacy.guarantees.gaussian_dp_epsilon`.
-``pld``       dp-accounting's privacy-loss distribution, pessimistic (an upper bound).
+``pld``       dp-accounting's privacy-loss distribution, pessimistic (an upper bound),
+              with a round-off certificate (:func:`_pld_roundoff`): queried at δ minus
+              it, ``inf`` where it swamps δ (another route answers: at δ -> 0 the
+              pure sum is exact for pure events, KOV for homogeneous ones).
               On a cell whose events are all exactly Gaussian the PLD is not built:
               the ``gdp`` value is exact and is reported for this route too.
 
