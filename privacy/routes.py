@@ -57,7 +57,14 @@ import numpy as np
 from scipy import special
 
 from fedpriv.privacy._checks import check_delta, check_int_at_least, check_positive, check_real
-from fedpriv.privacy.events import Composed, Laplace, LaplaceTree, NonPrivate, SelfComposed
+from fedpriv.privacy.events import (
+    Composed,
+    DiscreteLaplace,
+    Laplace,
+    LaplaceTree,
+    NonPrivate,
+    SelfComposed,
+)
 from fedpriv.privacy.conversions import _delta_from_log
 from fedpriv.privacy.guarantees import (
     DEFAULT_ORDERS,
@@ -294,6 +301,8 @@ def _optimal(items, target_delta: float) -> float:
     if parts is None:
         return math.inf
     epsilon, k, log_keep = parts
+    if target_delta == 0.0:  # KOV: δ(ε') = 0 exactly iff ε' >= k ε and no δ_i
+        return math.inf if log_keep < 0.0 else _round_up(k * Fraction(epsilon))
     log_target = _log_target(target_delta)
     if log_keep < 0.0 and math.log(-math.expm1(log_keep)) > log_target:
         return math.inf  # the fixed δ alone exceeds the target
@@ -585,13 +594,9 @@ def _declared_pure(cell: Cell) -> float:
             stack.extend((part, count) for part in event.events)
         else:
             counts[event] = counts.get(event, 0) + count
-    total = Fraction(0)
-    for event, count in counts.items():
-        epsilon = _pure(event)
-        if not math.isfinite(epsilon):
-            return math.inf
-        total += count * Fraction(epsilon)
-    return _round_up(total)  # Σ count·ε_i rounded up, never below the exact sum
+    total = _exact_pure(tuple(counts.items()))
+    # Σ count·ε_i rounded up, never below the exact sum
+    return math.inf if total is None else _round_up(total)
 
 
 #: Largest number of privacy-loss grid points per PLD before the grid is coarsened.
@@ -821,14 +826,31 @@ def _unproven_delta(deltas: list[float]) -> float:
     return min(1.0, max(math.ulp(0.0), min(deltas)))
 
 
+def _exact_epsilon(event: Any) -> Fraction | None:
+    """Pure ε of one release as an exact rational, or None if not pure.
+
+    Laplace-type events give ``depth · Δ / b`` from their float parameters exactly
+    (11 releases of Laplace(11) sum to exactly 1, not 11·fl(1/11) > 1); events
+    that declare ε (randomized response) give that float exactly; any other event
+    its handler's float.
+    """
+    kind = type(event)
+    if kind in (Laplace, DiscreteLaplace):
+        return Fraction(event.l1_sensitivity) / Fraction(event.scale)
+    if kind is LaplaceTree:
+        return tree_depth(event.horizon) * Fraction(event.l1_sensitivity) / Fraction(event.scale)
+    epsilon = _pure(event)
+    return Fraction(epsilon) if math.isfinite(epsilon) else None
+
+
 def _exact_pure(items) -> Fraction | None:
-    """Σ count·ε_i in exact rational arithmetic on the events' float ε_i, or None."""
+    """Σ count·ε_i in exact rational arithmetic (:func:`_exact_epsilon`), or None."""
     total = Fraction(0)
     for event, count in items:
-        epsilon = _pure(event)
-        if not math.isfinite(epsilon):
+        epsilon = _exact_epsilon(event)
+        if epsilon is None:
             return None
-        total += count * Fraction(epsilon)
+        total += count * epsilon
     return total
 
 
