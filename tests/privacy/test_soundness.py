@@ -190,10 +190,13 @@ def test_pattern2_get_delta_never_claims_pure_dp_where_delta_is_positive() -> No
     laplace.spend(events.SelfComposed(event=events.Laplace(scale=100.0), count=1500))
     # true δ(14) ≈ e^-830: below every double, so the smallest positive one
     assert laplace.get_delta(14.0) == math.ulp(0.0)
-    # proven only at ε >= Σ top losses, summed exactly over the declared float
-    # ε_i (1500 × fl(0.01) is just above 15, so get_epsilon(0) rounds up to it)
-    assert laplace.get_delta(laplace.get_epsilon(0.0)) == 0.0
-    assert 0.0 < laplace.get_delta(15.0) <= 1e-13
+    # proven only at ε >= Σ top losses, summed exactly (1500 · 1/100 = 15)
+    assert laplace.get_delta(15.0) == 0.0
+    rr = Accountant()  # 1500 × fl(0.01) is just above 15: δ(15) > 0 there
+    rr.spend(events.SelfComposed(event=events.RandomizedResponse(epsilon=0.01), count=1500))
+    assert rr.get_epsilon(0.0) == math.nextafter(15.0, math.inf)
+    assert 0.0 < rr.get_delta(15.0) <= 1e-13
+    assert rr.get_delta(rr.get_epsilon(0.0)) == 0.0
     exact = Accountant()
     exact.spend(events.SelfComposed(event=events.Laplace(scale=8.0), count=8))
     assert exact.get_epsilon(0.0) == 1.0 and exact.get_delta(1.0) == 0.0
