@@ -534,8 +534,11 @@ class Accountant(StoredLedgerMixin):
     def lower_bound(self, target_delta: float = 0.0, *, where: Mapping[str, Any] | None = None) -> float:
         """Optimistic-PLD ε at ``target_delta``: the lower end of the bracket.
 
-        Not a guarantee: the true ε of the ledger's mechanisms lies in
-        ``[lower_bound, get_epsilon]`` (up to the PLD discretisation).
+        A lower bound on the true ε of the ledger's mechanisms at every δ (0
+        included): the optimistic PLD is queried at ``target_delta`` plus its
+        certified round-off and truncated tail (:func:`~fedpriv.privacy.routes.
+        pld_lower_bound`), so the truth lies in ``[lower_bound, get_epsilon]``. It
+        is not a guarantee, and it may be loose where the round-off is large.
         """
         target_delta = check_delta("target_delta", target_delta)
         cells = self.cells(where=where)
@@ -550,7 +553,12 @@ class Accountant(StoredLedgerMixin):
         return self.lower_bound(target_delta, where=where), self.get_epsilon(target_delta, where=where)
 
     def get_delta(self, target_epsilon: float, *, where: Mapping[str, Any] | None = None) -> float:
-        """Smallest δ such that the ledger is (``target_epsilon``, δ)-DP (upper bound)."""
+        """Smallest δ such that the ledger is (``target_epsilon``, δ)-DP (upper bound).
+
+        0 only where it is proven (``target_epsilon`` at least the exact sum of the
+        releases' top losses); otherwise at least the smallest positive double
+        (5e-324), the rounded-up value of any δ that underflows.
+        """
         target_epsilon = check_real("target_epsilon", target_epsilon)
         if target_epsilon < 0:
             raise ValueError(f"`target_epsilon` must be >= 0, got {target_epsilon!r}.")

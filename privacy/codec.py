@@ -71,6 +71,7 @@ def _event_tree(event: Any) -> dict[str, Any]:
     fields = {
         f.name: _encode_value(getattr(event, f.name), f"{name}.{f.name}")
         for f in dataclasses.fields(event)
+        if f.init  # derived fields (e.g. a Gaussian's noise_multiplier) are rebuilt
     }
     return {"type": name, "fields": fields}
 

@@ -101,6 +101,28 @@ def _check_rdp_curve(
 # Numerical cores (arguments already validated)
 # ---------------------------------------------------------------------------------
 
+#: Relative slack added when a δ leaves log space: covers the rounding of ``exp``
+#: (< 1 ulp) and of the log-space sums that produced ``log_delta`` (~|log δ|·1e-16).
+_DELTA_ROUND_UP = 1e-12
+
+
+def _delta_from_log(log_delta: float) -> float:
+    """δ = exp(``log_delta``) rounded the conservative way (up), capped at 1.
+
+    ``-inf`` (a route that proves δ = 0) gives exactly 0. Any finite ``log_delta``
+    gives a *positive* δ: below ``log(5e-324) ≈ -744.4`` ``exp`` flushes to 0, which
+    would claim pure DP, so the smallest positive double ``math.ulp(0.0)`` (the
+    rounded-up value of every δ under it) is returned instead.
+    """
+    if log_delta == -math.inf:
+        return 0.0
+    if math.isnan(log_delta):
+        return 1.0
+    if log_delta >= 0.0:
+        return 1.0
+    return min(1.0, max(math.ulp(0.0), math.exp(log_delta) * (1.0 + _DELTA_ROUND_UP)))
+
+
 #: Offsets of log(order - 1) searched around the classic optimum (a wide log grid).
 _LOG_GRID = np.linspace(-30.0, 30.0, 121)
 
@@ -177,7 +199,8 @@ def _zcdp_delta(rho: float, epsilon: float) -> float:
 
     centre = math.log(max((epsilon - rho) / (2.0 * rho), 1e-6))
     log_delta = min(log_delta, _minimize_log_orders(curve, centre))
-    return min(1.0, math.exp(log_delta))
+    # ρ > 0 and ε finite: δ > 0 (the Gaussian of μ² = 2ρ attains it), never 0.
+    return max(math.ulp(0.0), _delta_from_log(log_delta))
 
 
 #: 16-point Gauss-Legendre rule on [-1, 1], for the small-μ GDP integral.
@@ -201,8 +224,10 @@ def _gdp_log_delta(mu: float, epsilon: float) -> float:
         else:
             log_second = float(special.log_ndtr(centre - mu / 2.0))
             log_ratio = epsilon + log_second - log_first
-    if not log_ratio < 0.0:  # only when both terms vanish (NaN from -inf - -inf)
-        return -math.inf
+    if not log_ratio < 0.0:
+        # Rounding (ratio -> 1 at large ε/μ) or NaN (both terms vanish): δ <= Φ(a)
+        # is still a bound, whereas -inf here would claim δ = 0.
+        return log_first
     return log_first + math.log(-math.expm1(log_ratio))
 
 
@@ -214,7 +239,8 @@ def _gdp_delta(mu: float, epsilon: float) -> float:
         return 1.0
     if math.isinf(epsilon):
         return 0.0
-    return min(1.0, math.exp(_gdp_log_delta(mu, epsilon)))
+    # μ > 0 and ε finite: δ > 0, even where log Φ itself underflows to -inf.
+    return max(math.ulp(0.0), _delta_from_log(_gdp_log_delta(mu, epsilon)))
 
 
 def _gdp_epsilon(mu: float, delta: float) -> float:
@@ -273,7 +299,9 @@ def _rdp_delta(orders: np.ndarray, rdp: np.ndarray, epsilon: float) -> float:
             orders
         )
     log_deltas = np.fmin(kl, bound)
-    return min(1.0, math.exp(float(np.min(log_deltas))))
+    if np.any(rdp == 0.0):  # identical output distributions: δ = 0 is proven
+        return 0.0
+    return max(math.ulp(0.0), _delta_from_log(float(np.min(log_deltas))))
 
 
 # ---------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 from fedpriv.privacy._checks import (
     check_delta,
@@ -187,20 +188,29 @@ def _check_integral_positive(name: str, value: object) -> float:
 
 
 def _resolve_noise(event: object, noise_multiplier: float | None) -> None:
-    """Set ``noise_stddev`` from ``noise_multiplier`` when that is what was given
-    (STYLE §2: ``noise_multiplier = noise_stddev / l2_sensitivity``, dimensionless)."""
+    """Set ``noise_stddev`` and ``noise_multiplier`` from whichever was given
+    (STYLE §2: ``noise_multiplier = noise_stddev / l2_sensitivity``, dimensionless);
+    the one given reads back exactly as given."""
     sensitivity = check_positive("l2_sensitivity", event.l2_sensitivity)
     object.__setattr__(event, "l2_sensitivity", sensitivity)
     if (event.noise_stddev is None) == (noise_multiplier is None):
         raise ValueError("give exactly one of `noise_stddev` and `noise_multiplier`.")
     if event.noise_stddev is None:
-        stddev = check_positive("noise_multiplier", noise_multiplier) * sensitivity
+        multiplier = check_positive("noise_multiplier", noise_multiplier)
+        stddev = multiplier * sensitivity
     else:
         stddev = check_positive("noise_stddev", event.noise_stddev)
+        multiplier = stddev / sensitivity
     object.__setattr__(event, "noise_stddev", stddev)
+    object.__setattr__(event, "_noise_multiplier", multiplier)
 
 
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+def _multiplier_field() -> Any:
+    """The stored ``noise_multiplier`` (derived: not compared, not an init field)."""
+    return dataclasses.field(init=False, repr=False, compare=False, default=None)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True, init=False)
 class Gaussian:
     """One release of ``statistic + N(0, noise_stddev**2 I)`` (scalar or vector).
 
@@ -225,10 +235,23 @@ class Gaussian:
 
     noise_stddev: float | None = None
     l2_sensitivity: float = 1.0
-    noise_multiplier: dataclasses.InitVar[float | None] = None
+    _noise_multiplier: float | None = _multiplier_field()
 
-    def __post_init__(self, noise_multiplier: float | None) -> None:
+    def __init__(
+        self,
+        *,
+        noise_stddev: float | None = None,
+        l2_sensitivity: float = 1.0,
+        noise_multiplier: float | None = None,
+    ) -> None:
+        object.__setattr__(self, "noise_stddev", noise_stddev)
+        object.__setattr__(self, "l2_sensitivity", l2_sensitivity)
         _resolve_noise(self, noise_multiplier)
+
+    @property
+    def noise_multiplier(self) -> float:
+        """``noise_stddev / l2_sensitivity`` (exactly as given, if it was given)."""
+        return self._noise_multiplier
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -337,7 +360,7 @@ class DiscreteLaplace:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True, init=False)
 class DiscreteGaussian:
     """One release of an integer statistic plus discrete Gaussian noise per coordinate.
 
@@ -345,9 +368,10 @@ class DiscreteGaussian:
 
     Parameters
     ----------
-    sigma : float
+    noise_stddev : float
         Scale parameter ``σ`` of ``N_Z(0, σ²)`` (its variance is slightly below
-        ``σ²``), > 0.
+        ``σ²``), > 0: the same name as :class:`Gaussian`'s σ. ``sigma`` is an alias
+        (keyword and attribute), kept for ledgers stored before issue 19.
     l2_sensitivity : float
         Largest L2 change of the whole integer vector between neighbors, > 0.
 
@@ -364,16 +388,29 @@ class DiscreteGaussian:
     ``(1, 1, 1, 1)``) and no dominating pair is claimed.
     """
 
-    sigma: float
+    noise_stddev: float
     l2_sensitivity: float
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "sigma", check_positive("sigma", self.sigma))
+    def __init__(
+        self,
+        *,
+        noise_stddev: float | None = None,
+        l2_sensitivity: float,
+        sigma: float | None = None,
+    ) -> None:
+        if (noise_stddev is None) == (sigma is None):
+            raise ValueError("give exactly one of `noise_stddev` and `sigma` (its alias).")
+        name = "noise_stddev" if sigma is None else "sigma"
+        value = noise_stddev if sigma is None else sigma
+        object.__setattr__(self, "noise_stddev", check_positive(name, value))
         object.__setattr__(
-            self,
-            "l2_sensitivity",
-            check_positive("l2_sensitivity", self.l2_sensitivity),
+            self, "l2_sensitivity", check_positive("l2_sensitivity", l2_sensitivity)
         )
+
+    @property
+    def sigma(self) -> float:
+        """Alias of :attr:`noise_stddev` (the scale σ of ``N_Z(0, σ²)``)."""
+        return self.noise_stddev
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -460,7 +497,7 @@ class RandomizedResponse:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True, init=False)
 class GaussianTree:
     """A binary-tree continual counter over one stream with Gaussian node noise.
 
@@ -492,13 +529,25 @@ class GaussianTree:
     noise_stddev: float | None = None
     horizon: int = 1
     l2_sensitivity: float = 1.0
-    noise_multiplier: dataclasses.InitVar[float | None] = None
+    _noise_multiplier: float | None = _multiplier_field()
 
-    def __post_init__(self, noise_multiplier: float | None) -> None:
-        object.__setattr__(
-            self, "horizon", check_int_at_least("horizon", self.horizon, 1)
-        )
+    def __init__(
+        self,
+        *,
+        noise_stddev: float | None = None,
+        horizon: int = 1,
+        l2_sensitivity: float = 1.0,
+        noise_multiplier: float | None = None,
+    ) -> None:
+        object.__setattr__(self, "noise_stddev", noise_stddev)
+        object.__setattr__(self, "horizon", check_int_at_least("horizon", horizon, 1))
+        object.__setattr__(self, "l2_sensitivity", l2_sensitivity)
         _resolve_noise(self, noise_multiplier)
+
+    @property
+    def noise_multiplier(self) -> float:
+        """``noise_stddev / l2_sensitivity`` (exactly as given, if it was given)."""
+        return self._noise_multiplier
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

@@ -104,7 +104,7 @@ def _delta_of_approx(epsilon: float, delta: float, target_epsilon: float) -> flo
     if math.isinf(epsilon):
         return 1.0
     # delta + (1 - delta) (e^eps - e^eps') / (1 + e^eps), written to avoid overflow.
-    ratio = (1.0 - math.exp(target_epsilon - epsilon)) / (1.0 + math.exp(-epsilon))
+    ratio = -math.expm1(target_epsilon - epsilon) / (1.0 + math.exp(-epsilon))
     return min(1.0, delta + (1.0 - delta) * ratio)
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -202,7 +203,15 @@ def interval_release_epsilon(event: IntervalRelease) -> float:
     >>> interval_release_epsilon(make_interval_release(0.5, 5, rule="fixed"))
     1.0
     """
-    return math.fsum(_per_release_epsilons(event).tolist())
+    # Summed exactly over the exact ratios Δ_j / b_j of the float parameters and
+    # rounded up (issue 19): never the half ulp below the truth of a float division.
+    exact = sum(
+        (Fraction(sensitivity) / Fraction(scale)
+         for sensitivity, scale in zip(event.l1_sensitivities, event.scales)),
+        Fraction(0),
+    )
+    rounded = float(exact)
+    return rounded if Fraction(rounded) >= exact else math.nextafter(rounded, math.inf)
 
 
 def interval_record_epsilons(event: IntervalRelease) -> np.ndarray:

@@ -25,7 +25,10 @@ Routes
 ``zcdp``      Σ ρ, tight zCDP conversion (:func:`~fedpriv.privacy.guarantees.zcdp_epsilon`).
 ``gdp``       Exact: μ = √Σ μ_i² when every event is Gaussian (Dong, Roth & Su 2019,
               Cor. 3.3), converted by :func:`~fedpriv.privacy.guarantees.gaussian_dp_epsilon`.
-``pld``       dp-accounting's privacy-loss distribution, pessimistic (an upper bound).
+``pld``       dp-accounting's privacy-loss distribution, pessimistic (an upper bound),
+              with a round-off certificate (:func:`_pld_roundoff`): queried at δ minus
+              it, ``inf`` where it swamps δ (another route answers: at δ -> 0 the
+              pure sum is exact for pure events, KOV for homogeneous ones).
               On a cell whose events are all exactly Gaussian the PLD is not built:
               the ``gdp`` value is exact and is reported for this route too.
 
@@ -47,13 +50,22 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 from scipy import special
 
 from fedpriv.privacy._checks import check_delta, check_int_at_least, check_positive, check_real
-from fedpriv.privacy.events import Composed, Laplace, LaplaceTree, NonPrivate, SelfComposed
+from fedpriv.privacy.events import (
+    Composed,
+    DiscreteLaplace,
+    Laplace,
+    LaplaceTree,
+    NonPrivate,
+    SelfComposed,
+)
+from fedpriv.privacy.conversions import _delta_from_log
 from fedpriv.privacy.guarantees import (
     DEFAULT_ORDERS,
     PureDP,
@@ -74,6 +86,7 @@ from fedpriv.privacy.handlers import (
     _rdp,
     _track_caches,
     _zcdp,
+    self_compose_calls,
     handlers_for,
     register_event,
 )
@@ -219,15 +232,23 @@ def _kov_log_delta(epsilon: float, k: int, target_epsilon: float) -> float:
     ``δ(ε') = Σ_j C(k, j) (e^{(k-j)ε} - e^{ε' + jε})_+ / (1 + e^ε)^k``; at the lattice
     points ``ε' = (k - 2i) ε`` this is Thm. 3.3's ``δ_i``, in between it is the exact
     hockey-stick divergence of the composed randomized response.
+
+    Rounded up: float64 carries an absolute error of a few ulp of the largest
+    magnitude in each log term (``log k! ≈ 1.3e7`` at k = 10⁶: about 1e-9, a relative
+    1e-9 in δ) and of ``(k - 2j) ε`` in each gap, so every gap is widened by that
+    error (a term that might be active is kept) and the log sum is raised by it.
     """
     j, base = _kov_terms(epsilon, k)
     gap = (k - 2 * j) * epsilon - target_epsilon  # log e^{(k-j)ε} - log e^{ε'+jε}
+    gap = gap + 4.0 * _UNIT_ROUNDOFF * (np.abs(k - 2 * j) * epsilon + abs(target_epsilon))
     active = int(np.count_nonzero(gap > 0))  # gap decreases in j: a prefix
     if active == 0:
         return -math.inf
     terms = base[:active] + np.log(-np.expm1(-gap[:active]))
     top = float(terms.max())
-    return top + math.log(float(np.sum(np.exp(terms - top))))
+    total = top + math.log(float(np.sum(np.exp(terms - top))))
+    scale = float(special.gammaln(k + 1.0)) + 2.0 * k * (epsilon + 1.0)
+    return total + 8.0 * _UNIT_ROUNDOFF * (scale + active)
 
 
 def _optimal_parts(items) -> tuple[float, int, float] | None:
@@ -245,29 +266,55 @@ def _optimal_parts(items) -> tuple[float, int, float] | None:
     return max(epsilons), k, log_keep
 
 
-def _optimal_delta(parts: tuple[float, int, float], target_epsilon: float) -> float:
+def _optimal_log_delta(parts: tuple[float, int, float], target_epsilon: float) -> float:
+    """log δ(ε') of the KOV bound with fixed per-event δ_i (KOV 2015, Thm. 3.3).
+
+    ``δ = 1 - (1 - δ_f)(1 - δ_kov) = δ_f + Π(1 - δ_i)·δ_kov`` with
+    ``δ_f = 1 - Π(1 - δ_i)``, evaluated in log space so that no δ below the
+    smallest double is flushed to 0 (issue 19, pattern 1); ``-inf`` only where
+    ``ε' >= k·ε`` and every δ_i is 0 (the composition is then exactly pure).
+    """
     epsilon, k, log_keep = parts
-    log_delta = min(_kov_log_delta(epsilon, k, target_epsilon), 0.0)
-    if log_delta >= 0.0:
-        return 1.0
-    return -math.expm1(log_keep + math.log1p(-math.exp(log_delta)))
+    log_kov = _kov_log_delta(epsilon, k, target_epsilon)
+    if log_keep == 0.0:
+        return min(log_kov, 0.0)
+    log_fixed = math.log(-math.expm1(log_keep))
+    return min(0.0, float(np.logaddexp(log_fixed, log_kov + log_keep)))
+
+
+def _optimal_delta(parts: tuple[float, int, float], target_epsilon: float) -> float:
+    return _delta_from_log(_optimal_log_delta(parts, target_epsilon))
+
+
+def _log_target(target_delta: float) -> float:
+    return math.log(target_delta) if target_delta > 0 else -math.inf
 
 
 def _optimal(items, target_delta: float) -> float:
+    """Smallest ε' with log δ(ε') <= log ``target_delta`` (bisection in log space).
+
+    At ``target_delta = 0`` only ε' where the bound is exactly 0 is accepted, i.e.
+    ``ε' >= k·max ε_i`` (and no event has a δ_i).
+    """
     parts = _optimal_parts(items)
     if parts is None:
         return math.inf
     epsilon, k, log_keep = parts
-    if -math.expm1(log_keep) > target_delta:  # the fixed δ alone exceeds the target
-        return math.inf
+    if target_delta == 0.0:  # KOV: δ(ε') = 0 exactly iff ε' >= k ε and no δ_i
+        return math.inf if log_keep < 0.0 else _round_up(k * Fraction(epsilon))
+    log_target = _log_target(target_delta)
+    if log_keep < 0.0 and math.log(-math.expm1(log_keep)) > log_target:
+        return math.inf  # the fixed δ alone exceeds the target
     low, high = 0.0, k * epsilon
-    if _optimal_delta(parts, low) <= target_delta:
+    if _optimal_log_delta(parts, high) > log_target:  # rounding at the top end
+        return math.inf
+    if _optimal_log_delta(parts, low) <= log_target:
         return 0.0
     for _ in range(200):
         middle = 0.5 * (low + high)
         if middle in (low, high):
             break
-        if _optimal_delta(parts, middle) <= target_delta:
+        if _optimal_log_delta(parts, middle) <= log_target:
             high = middle
         else:
             low = middle
@@ -303,12 +350,15 @@ def _rdp_total(items, orders: tuple[float, ...]):
 
 @functools.lru_cache(maxsize=32)
 def _cell_pld(items, discretization: float, pessimistic: bool, partial: bool):
-    """Composed PLD of a normalized cell; Gaussian-family events merged exactly.
+    """Composed PLD of a normalized cell and its round-off certificate, or None.
 
-    With ``partial`` events without a PLD are dropped (a lower bound); otherwise a
-    missing PLD makes the result None.
+    Gaussian-family events are merged exactly. With ``partial`` events without a
+    PLD are dropped (a lower bound); otherwise a missing PLD makes the result None.
+    Returns ``(pld, certificate, calls)``: ``calls`` counts dp-accounting
+    compositions (each may truncate <= 1e-15 of tail mass) and ``certificate``
+    (:func:`_pld_roundoff`) bounds the PLD's round-off (:func:`_roundoff_at`).
     """
-    mus, composed = [], None
+    mus, composed, operations, calls = [], None, 0, 0
     for event, count in items:
         mu = _gdp(event)
         if mu is not None:
@@ -319,11 +369,158 @@ def _cell_pld(items, discretization: float, pessimistic: bool, partial: bool):
             if partial:
                 continue
             return None
+        operations += count + (composed is not None)
+        calls += self_compose_calls(count) + 1
         composed = part if composed is None else composed.compose(part)
     if mus:
         part = _gaussian_pld(math.sqrt(math.fsum(mus)), discretization, pessimistic)
+        operations += 1 + (composed is not None)
+        calls += 1
         composed = part if composed is None else composed.compose(part)
-    return composed
+    if composed is None:
+        return None
+    return composed, _pld_roundoff(composed, operations), calls
+
+
+#: Safety factor on the FFT round-off model of :func:`_pld_roundoff`.
+_ROUNDOFF_SAFETY = 16.0
+_UNIT_ROUNDOFF = 2.0**-53
+
+
+def _pmf_probs(pmf) -> np.ndarray:
+    """Probabilities of a dp-accounting PLD pmf (dense or sparse), as an array."""
+    probs = getattr(pmf, "_probs", None)
+    if probs is None:
+        probs = np.fromiter(pmf._loss_probs.values(), dtype=np.float64)
+    return np.asarray(probs, dtype=np.float64)
+
+
+def _pmfs(pld) -> tuple:
+    """The remove (and, if distinct, add) pmfs of a dp-accounting PLD."""
+    if pld._symmetric:
+        return (pld._pmf_remove,)
+    return pld._pmf_remove, pld._pmf_add
+
+
+def _pld_roundoff(pld, operations: int) -> tuple[tuple[float, float], ...]:
+    """Round-off certificate of a composed dp-accounting PLD, per pmf.
+
+    dp-accounting composes by FFT (``ifft(fft(p)**k)`` for a k-fold composition),
+    whose output carries round-off in every bin, negative masses included (issue
+    19, pattern 3). Returns, for each pmf, ``(l2, floor)``: ``l2`` models
+    the ℓ2 norm of the pmf's error vector: Higham, *Accuracy and Stability of
+    Numerical Algorithms* (2002), Thm. 24.2 (relative ℓ2 error ``O(log2 L · u)``
+    per transform), amplified ``k``-fold by the power, so ``(k + 2 log2 L + 2) u
+    ‖p‖₂`` times a safety factor of 16; ``floor`` is the largest negative mass
+    (measured: a true mass is >= 0, so every bin's round-off reaches that size
+    somewhere). (The mass defect |Σ p + p_∞ - 1| is no measure of it: dp-accounting
+    drops lower-tail mass, which no δ at ε >= 0 sees.) ``L`` is the number of
+    bins, ``k`` the number of compositions and ``u = 2⁻⁵³``. See
+    :func:`_roundoff_at` for the bound on δ.
+    """
+    certificate = []
+    for pmf in _pmfs(pld):
+        probs = _pmf_probs(pmf)
+        size = max(probs.size, 2)
+        l2 = (
+            _ROUNDOFF_SAFETY
+            * (operations + 2.0 * math.log2(size) + 2.0)
+            * _UNIT_ROUNDOFF
+            * float(np.linalg.norm(probs))
+        )
+        floor = max(0.0, -float(probs.min(initial=0.0)))
+        certificate.append((l2, floor))
+    return tuple(certificate)
+
+
+def _roundoff_at(certified, epsilon: float) -> float:
+    """Bound on |δ_computed(ε') - δ_exact(ε')| for every ε' >= ``epsilon``.
+
+    δ(ε') sums the masses of the bins above ε' with weights in [0, 1], so its error
+    is at most the ℓ1 error over the ``n`` bins with loss >= ``epsilon - grid``:
+    ``max(√n · l2, 2 n · floor)`` (Cauchy–Schwarz on the ℓ2 model; the measured
+    noise floor). Decreasing in ``epsilon``.
+    On the worst case of issue 19 (18,935 discrete Laplace, true error 7.5e-13 at
+    ε = 13.12) this gives 2.7e-11.
+    """
+    pld, certificate, _ = certified
+    worst = 0.0
+    for pmf, (l2, floor) in zip(_pmfs(pld), certificate):
+        n = int(np.count_nonzero(_pmf_losses(pmf) >= epsilon - pmf._discretization))
+        worst = max(worst, math.sqrt(n) * l2, 2.0 * n * floor)
+    return worst
+
+
+def _pmf_losses(pmf) -> np.ndarray:
+    """Privacy losses of a pmf's bins (each one product, no accumulated drift)."""
+    if getattr(pmf, "_probs", None) is not None:
+        index = np.arange(len(pmf._probs), dtype=np.float64) + pmf._lower_loss
+    else:
+        index = np.fromiter(pmf._loss_probs.keys(), dtype=np.float64)
+    return index * pmf._discretization
+
+
+def _tail_mass(pld, epsilon: float) -> float:
+    """Σ |mass| of bins with loss >= ``epsilon - discretization`` (either pmf)."""
+    worst = 0.0
+    for pmf in _pmfs(pld):
+        losses = _pmf_losses(pmf)
+        probs = _pmf_probs(pmf)
+        worst = max(worst, float(np.abs(probs[losses >= epsilon - pmf._discretization]).sum()))
+    return worst
+
+
+def _summation_slack(pld, epsilon: float) -> float:
+    """Error of dp-accounting's running sums down to ``epsilon`` (n·u·Σ|terms|)."""
+    size = max(_pmf_probs(pmf).size for pmf in _pmfs(pld))
+    return 2.0 * size * _UNIT_ROUNDOFF * (_tail_mass(pld, epsilon) + 1e-300)
+
+
+def _loss_drift(pld) -> float:
+    """Drift of dp-accounting's losses (``itertools.count`` adds the grid L times)."""
+    worst = 0.0
+    for pmf in _pmfs(pld):
+        losses = _pmf_losses(pmf)
+        if losses.size:
+            worst = max(worst, losses.size * _UNIT_ROUNDOFF * float(np.abs(losses).max()))
+    return 2.0 * worst
+
+
+def _certified_epsilon(certified, target_delta: float) -> float:
+    """Upper bound on ε(``target_delta``) from a pessimistic PLD and its certificate.
+
+    With ε_a the PLD's own answer, the PLD is queried again at ``target_delta``
+    minus the round-off and summation error above ε_a; the answer ε_b >= ε_a, and
+    both errors decrease in ε, so round-off cannot have lowered ε_b. ``inf`` when
+    the error swamps the query, so that another route answers.
+    """
+    pld = certified[0]
+    first = float(pld.get_epsilon_for_delta(target_delta))
+    if not math.isfinite(first):
+        return math.inf
+    query = target_delta - _roundoff_at(certified, first) - _summation_slack(pld, first)
+    if query <= 0.0:
+        return math.inf
+    epsilon = float(pld.get_epsilon_for_delta(query))
+    return epsilon + _loss_drift(pld) if math.isfinite(epsilon) else math.inf
+
+
+def _certified_delta(certified, target_epsilon: float) -> float:
+    """Upper bound on δ(``target_epsilon``) from a pessimistic PLD and its certificate.
+
+    δ of the computed pmf is summed exactly (``math.fsum``), then the round-off
+    certificate is added; never below the smallest positive double.
+    """
+    pld = certified[0]
+    worst = 0.0
+    for pmf in _pmfs(pld):
+        losses = _pmf_losses(pmf)
+        probs = _pmf_probs(pmf)
+        above = losses > target_epsilon
+        terms = probs[above] * -np.expm1(target_epsilon - losses[above])
+        worst = max(worst, pmf._infinity_mass + math.fsum(terms))
+    error = _roundoff_at(certified, target_epsilon)
+    return min(1.0, max(math.ulp(0.0), worst + error * (1.0 + 1e-9)))
 
 
 # ----------------------------------------------------------------------- public routes
@@ -396,20 +593,66 @@ def _declared_pure(cell: Cell) -> float:
             stack.extend((part, count) for part in event.events)
         else:
             counts[event] = counts.get(event, 0) + count
-    return math.fsum(count * _pure(event) for event, count in counts.items())
+    total = _exact_pure(tuple(counts.items()))
+    # Σ count·ε_i rounded up, never below the exact sum
+    return math.inf if total is None else _round_up(total)
 
 
 #: Largest number of privacy-loss grid points per PLD before the grid is coarsened.
 _PLD_POINTS = 2_000_000
+#: Standard deviations of the composed loss the grid must span on each side.
+_PLD_SPREAD = 12.0
+
+
+def _loss_span(items) -> tuple[float, float]:
+    """Widths of privacy loss the composed PLD of a cell and its widest single
+    release occupy (generous estimates).
+
+    Per release: a pure (or (ε, δ)) event's loss lies in [-ε, ε] with mean at most
+    ``ε tanh(ε/2)`` and variance at most ε² (randomized response is extremal,
+    Kairouz, Oh & Viswanath 2015, Thm. 3.3); a μ-GDP event's loss is N(μ²/2, μ²)
+    (Dong, Roth & Su 2019, Cor. 2.13); a ρ-zCDP event has mean <= ρ (its KL) and is
+    treated as Gaussian of μ² = 2ρ. The composed loss is then within
+    ``mean ± 12 sd`` (plus one release's largest loss) except for far less mass than
+    dp-accounting's truncation keeps; the span is capped by the sum of the ε_i.
+    """
+    span, mean, variance, largest = 0.0, 0.0, 0.0, 0.0
+    for event, count in items:
+        epsilon = _pure(event)
+        if not math.isfinite(epsilon):
+            epsilon, _ = _approx(event, 0.0)
+        if math.isfinite(epsilon):
+            span += count * epsilon
+            mean += count * epsilon * math.tanh(epsilon / 2.0)
+            variance += count * epsilon * epsilon
+            largest = max(largest, epsilon)
+            continue
+        span = math.inf
+        mu = _gdp(event)
+        if mu is None and (rho := _zcdp(event)) is not None:
+            mu = math.sqrt(2.0 * rho)
+        if mu is None:
+            continue  # no estimate: the base discretization decides
+        mean += count * mu * mu / 2.0
+        variance += count * mu * mu
+        largest = max(largest, mu * mu / 2.0 + _PLD_SPREAD * mu)
+    spread = 2.0 * (mean + _PLD_SPREAD * math.sqrt(variance) + largest)
+    return min(2.0 * span, spread), 2.0 * largest
+
+
+#: Largest number of grid points of one release's PLD (dp-accounting builds it in
+#: Python: about 10 s per million points).
+_SINGLE_POINTS = 100_000
 
 
 def _pld_grid(items, discretization: float) -> float:
-    """The PLD grid for a cell: ``discretization``, coarsened for large total ε."""
-    pure = math.fsum(count * _pure(event) for event, count in items)
-    if not math.isfinite(pure):
-        mu = _gdp_mu(items)
-        pure = 10.0 * mu * mu + 10.0 * mu if mu is not None else 0.0
-    return max(discretization, 2.0 * pure / _PLD_POINTS)
+    """The PLD grid for a cell: ``discretization``, coarsened so that the composed
+    PLD has at most about :data:`_PLD_POINTS` bins and one release's PLD at most
+    :data:`_SINGLE_POINTS` (bounded time and memory for every cell, mixed ones
+    included). A coarser pessimistic PLD is still an upper bound and a coarser
+    optimistic one still a lower bound."""
+    composed, single = _loss_span(items)
+    return max(discretization, composed / _PLD_POINTS, single / _SINGLE_POINTS)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -418,7 +661,8 @@ def _routes(items, target_delta: float, discretization: float, orders) -> tuple:
     if not items:
         return (0.0,) * len(ROUTES)
     basic = _basic(items, target_delta)
-    values = {"pure": math.fsum(count * _pure(event) for event, count in items)}
+    exact = _exact_pure(items)
+    values = {"pure": math.inf if exact is None else _round_up(exact)}
     values["advanced"] = _advanced(items, target_delta)
     values["optimal"] = _optimal(items, target_delta)
     values["rdp"] = values["zcdp"] = values["gdp"] = values["pld"] = math.inf
@@ -439,9 +683,9 @@ def _routes(items, target_delta: float, discretization: float, orders) -> tuple:
     if target_delta > 0 and math.isfinite(values["gdp"]):
         values["pld"] = values["gdp"]
     elif target_delta > 0:
-        pld = _cell_pld(items, _pld_grid(items, discretization), True, False)
-        if pld is not None:
-            values["pld"] = float(pld.get_epsilon_for_delta(target_delta))
+        certified = _cell_pld(items, _pld_grid(items, discretization), True, False)
+        if certified is not None:  # inf where round-off swamps target_delta
+            values["pld"] = _certified_epsilon(certified, target_delta)
     values = {
         name: min(value, basic) if math.isfinite(value) else math.inf
         for name, value in values.items()
@@ -477,14 +721,33 @@ def _lower(items, target_delta: float, discretization: float) -> float:
         return math.inf
     if target_delta > 0 and (mu := _gdp_mu(items)) is not None:
         return gaussian_dp_epsilon(mu, target_delta)  # exact, hence also a lower bound
-    pld = _cell_pld(items, _pld_grid(items, discretization), False, True)
-    if pld is None:
+    certified = _cell_pld(items, _pld_grid(items, discretization), False, True)
+    if certified is None:
         return 0.0
+    pld, _, calls = certified
     # dp-accounting's dense self-composition sends its truncated tail (<= 1e-15 per
     # operation) to +inf even for optimistic PMFs; allowing that much extra δ keeps
-    # the value a lower bound (otherwise a pure cell reads inf at δ = 0).
-    allowance = _TRUNCATION_ALLOWANCE * (1 + 2 * len(items))
-    return max(0.0, float(pld.get_epsilon_for_delta(target_delta + allowance)))
+    # the value a lower bound (otherwise a pure cell reads inf at δ = 0). Round-off
+    # and dp-accounting's summation error are allowed too, first everywhere (ε_a),
+    # then above ε_a minus one grid step, which covers every ε' below the final
+    # answer ε_L >= ε_a; the drift of its losses is taken off. Round-off can then
+    # only lower the value (issue 19, pattern 4).
+    allowance = _TRUNCATION_ALLOWANCE * (1 + calls)
+    try:
+        first = float(pld.get_epsilon_for_delta(
+            target_delta + allowance + _roundoff_at(certified, -math.inf)
+            + _summation_slack(pld, -math.inf)
+        ))
+        if not math.isfinite(first):
+            return first
+        below = first - max(pmf._discretization for pmf in _pmfs(pld))
+        epsilon = float(pld.get_epsilon_for_delta(
+            target_delta + allowance + _roundoff_at(certified, below)
+            + _summation_slack(pld, below)
+        ))
+    except OverflowError:  # losses below -709 reached: no finite lower bound read
+        return 0.0
+    return max(0.0, min(epsilon, first) - _loss_drift(pld))
 
 
 def compose_delta(
@@ -516,7 +779,7 @@ def compose_delta(
     Examples
     --------
     >>> from fedpriv.privacy import events
-    >>> compose_delta([(events.Laplace(scale=11.0), 11)], 1.0)
+    >>> compose_delta([(events.Laplace(scale=8.0), 8)], 1.0)
     0.0
     """
     target_epsilon = check_real("target_epsilon", target_epsilon)
@@ -533,24 +796,67 @@ def _delta(items, target_epsilon: float, discretization: float, orders) -> float
     """Smallest δ of a normalized cell at ``target_epsilon`` (cached)."""
     if not items or math.isinf(target_epsilon):
         return 0.0
+    exact = _exact_pure(items)
+    if exact is not None and Fraction(target_epsilon) >= exact:
+        return 0.0  # proven: ε >= Σ count·ε_i exactly (the releases' top losses)
     deltas = [1.0]
-    pure = math.fsum(count * _pure(event) for event, count in items)
-    if pure <= target_epsilon:
-        deltas.append(0.0)
-    elif math.isfinite(pure):
-        deltas.append(PureDP(pure).get_delta(target_epsilon))
+    if exact is not None:
+        deltas.append(PureDP(_round_up(exact)).get_delta(target_epsilon))
     if (parts := _optimal_parts(items)) is not None:
         deltas.append(_optimal_delta(parts, target_epsilon))
     if (mu := _gdp_mu(items)) is not None:  # exact: no other route can beat it
-        return min(1.0, max(0.0, min(*deltas, gaussian_dp_delta(mu, target_epsilon))))
+        return _unproven_delta([*deltas, gaussian_dp_delta(mu, target_epsilon)])
     if (rho := _zcdp_rho(items)) is not None:
         deltas.append(zcdp_delta(rho, target_epsilon))
     if (rdp := _rdp_total(items, orders)) is not None:
         deltas.append(rdp_delta(rdp[0], rdp[1], target_epsilon))
-    pld = _cell_pld(items, _pld_grid(items, discretization), True, False)
-    if pld is not None:
-        deltas.append(float(pld.get_delta_for_epsilon(target_epsilon)))
-    return min(1.0, max(0.0, min(deltas)))
+    certified = _cell_pld(items, _pld_grid(items, discretization), True, False)
+    if certified is not None:
+        deltas.append(_certified_delta(certified, target_epsilon))
+    return _unproven_delta(deltas)
+
+
+def _unproven_delta(deltas: list[float]) -> float:
+    """Smallest δ of the routes where none proved δ = 0: in [5e-324, 1].
+
+    A route's 0 below the pure sum is float rounding (a gap of one ulp, an
+    underflow), never a proof, so it is raised to the smallest positive double.
+    """
+    return min(1.0, max(math.ulp(0.0), min(deltas)))
+
+
+def _exact_epsilon(event: Any) -> Fraction | None:
+    """Pure ε of one release as an exact rational, or None if not pure.
+
+    Laplace-type events give ``depth · Δ / b`` from their float parameters exactly
+    (11 releases of Laplace(11) sum to exactly 1, not 11·fl(1/11) > 1); events
+    that declare ε (randomized response) give that float exactly; any other event
+    its handler's float.
+    """
+    kind = type(event)
+    if kind in (Laplace, DiscreteLaplace):
+        return Fraction(event.l1_sensitivity) / Fraction(event.scale)
+    if kind is LaplaceTree:
+        return event.depth * Fraction(event.l1_sensitivity) / Fraction(event.scale)
+    epsilon = _pure(event)
+    return Fraction(epsilon) if math.isfinite(epsilon) else None
+
+
+def _exact_pure(items) -> Fraction | None:
+    """Σ count·ε_i in exact rational arithmetic (:func:`_exact_epsilon`), or None."""
+    total = Fraction(0)
+    for event, count in items:
+        epsilon = _exact_epsilon(event)
+        if epsilon is None:
+            return None
+        total += count * epsilon
+    return total
+
+
+def _round_up(value: Fraction) -> float:
+    """The smallest double >= ``value``."""
+    rounded = float(value)
+    return rounded if Fraction(rounded) >= value else math.nextafter(rounded, math.inf)
 
 
 _track_caches(_cell_pld, _kov_terms, _routes, _lower, _delta)

@@ -62,6 +62,15 @@ by joint convexity the pair is ``(log(1 + q (e^{2ε} - 1)), q (1 + e^ε) δ)``-D
 the replace-one amplification bound; at ``q = 1`` it is group privacy, and it is tight
 for randomized-response-like inner mechanisms whose replace-one ε is ``2 ε`` (as
 Laplace sums are).
+
+Replace-one, pure inner mechanism (δ = 0): the two mixtures share ``(1 - q) μ0``, and
+``r = dμ1/dμ0`` and ``r' = dμ1'/dμ0`` both lie in ``[e^-ε, e^ε]`` (one addition each),
+so the likelihood ratio ``P/Q = (1 - q + q r) / (1 - q + q r')`` is at most
+``(1 - q + q e^ε) / (1 - q + q e^-ε)``: ``ε' = log1p(q (e^ε - 1)) - log1p(q (e^-ε - 1))``,
+attained by the Laplace mechanism (every output beyond both shifts has ``r = e^ε``,
+``r' = e^-ε``), so exact there. It is the pure-DP case of the ratio-of-mixtures
+argument of Balle, Barthe & Gaboardi 2018, Thm. 2, and never above the bound above
+(22.4 instead of 49.4 for 100 Laplace(1) releases at q = 0.1).
 """
 
 from __future__ import annotations
@@ -192,6 +201,14 @@ def amplified_epsilon_delta(
     """
     if not math.isfinite(epsilon):
         return (math.inf, 0.0) if sampling_rate > 0 else (0.0, 0.0)
+    if replace and delta == 0:
+        # Pure inner mechanism: the likelihood ratios r = dμ1/dμ0 and r' = dμ1'/dμ0
+        # both lie in [e^-ε, e^ε], so P/Q = (1 - q + q r) / (1 - q + q r') is at most
+        # (1 - q + q e^ε) / (1 - q + q e^-ε): tight for Laplace (attained for outputs
+        # beyond both shifts), and below the general log1p(q expm1(2ε)) for q < 1.
+        q = sampling_rate
+        exact = math.log1p(q * math.expm1(epsilon)) - math.log1p(q * math.expm1(-epsilon))
+        return min(exact, math.log1p(q * math.expm1(2 * epsilon))), 0.0
     if replace:
         return (
             math.log1p(sampling_rate * math.expm1(2 * epsilon)),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from fractions import Fraction
 from collections import defaultdict
 
 import numpy as np
@@ -391,7 +392,12 @@ def test_get_delta_of_one_laplace_is_its_exact_divergence(scale: float) -> None:
         got = accountant.get_delta(target)
         # Never below the truth (soundness); within 1e-6 of it (pessimistic PLD).
         assert exact - 1e-12 <= got <= exact + 1e-6
-        assert got <= PureDP(1.0 / scale).get_delta(target)
+        # ... and at most the pure bound of ε = 1/scale, rounded up where the float
+        # is below it (fl(1/3) < 1/3: δ(fl(1/3)) is 9e-18 > 0, never 0, issue 19)
+        epsilon = 1.0 / scale
+        if Fraction(epsilon) < 1 / Fraction(scale):
+            epsilon = math.nextafter(epsilon, math.inf)
+        assert got <= PureDP(epsilon).get_delta(target)
 
 
 @settings(max_examples=15)

@@ -475,7 +475,9 @@ def test_zcdp_delta_is_below_classic_and_above_gaussian(
     delta = ZCDP(rho).get_delta(epsilon)
     assert 0.0 <= delta <= 1.0
     if epsilon > rho:
-        assert delta <= math.exp(-((epsilon - rho) ** 2) / (4 * rho))
+        # The classic bound rounded up: below 5e-324 it flushes to 0, and δ is
+        # never 0 where it is positive (issue 19).
+        assert delta <= max(math.exp(-((epsilon - rho) ** 2) / (4 * rho)), math.ulp(0.0))
     assert GaussianDP(math.sqrt(2 * rho)).get_delta(epsilon) <= delta * (1 + 1e-9)
 
 
@@ -683,11 +685,14 @@ def test_zcdp_is_robust_for_tiny_and_huge_rho(rho: float) -> None:
 
 def test_large_epsilon_does_not_overflow() -> None:
     for epsilon in (710.0, 1e5, 1e300):
-        assert GaussianDP(10.0).get_delta(epsilon) == 0.0
-        assert ZCDP(5.0).get_delta(epsilon) == 0.0
+        # True δ is positive (about e^-2500 or less): never 0, which would claim
+        # pure DP (issue 19), but the smallest positive double, its rounded-up value.
+        tiny = math.ulp(0.0)
+        assert GaussianDP(10.0).get_delta(epsilon) == tiny
+        assert ZCDP(5.0).get_delta(epsilon) == tiny
         assert (
             RDP(DEFAULT_ORDERS, [a * 5.0 for a in DEFAULT_ORDERS]).get_delta(epsilon)
-            == 0.0
+            == tiny
         )
     # Huge μ: ε ≈ μ²/2, computed without overflow, and its δ round-trips.
     epsilon = GaussianDP(1e3).get_epsilon(1e-5)

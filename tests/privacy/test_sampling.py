@@ -137,7 +137,11 @@ def test_amplification_bounds() -> None:
         event=events.Laplace(scale=2.0), sampling_rate=0.05, neighboring_relation="replace_one"
     )
     routes = compose_routes([(laplace, 4)], 0.0)
-    assert routes["pure"] == pytest.approx(4 * math.log1p(0.05 * math.expm1(1.0)))
+    # pure inner event: the exact ratio of the two mixtures (issue 19), below the
+    # general replace-one bound 4 log(1 + 0.05 (e^1 - 1)) it used to be pinned to
+    exact = 4 * math.log((0.95 + 0.05 * math.exp(0.5)) / (0.95 + 0.05 * math.exp(-0.5)))
+    assert routes["pure"] == pytest.approx(exact, rel=1e-12)
+    assert routes["pure"] < 4 * math.log1p(0.05 * math.expm1(1.0))
 
 
 def test_zero_rate_costs_nothing() -> None:
