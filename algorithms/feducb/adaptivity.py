@@ -16,7 +16,9 @@ Which positions a change can reach (fixed schedule, sync at the end of rounds
 ---------------------------------------------------------------------------------
 * Same batch, at and after τ: the raw ``U`` carries the change (lines 4, 8, 10).
 * Earlier batches: no (causality).
-* Later batches: the sync resets ``U, ū`` (line 24, read into the sync branch) and the
+* Later batches: the sync resets ``U, ū`` (line 24, read into the sync branch; the
+  NeurIPS text resets ``U`` to 0, the full text to ``ρ_min I``: data-independent either
+  way) and the
   agent then acts on ``S, s``, sums of the Privatizer's *releases* (lines 18-20), and
   its new raw data, which is the same in both worlds. Conditioned on the releases so
   far, every later leaf is the same function in both worlds (adaptive composition:
@@ -38,9 +40,11 @@ parts ``A = Σ_k v vᵀ`` and ``A' = Σ_k v' v'ᵀ`` are PSD with trace ``<= k (
     ‖A − A'‖_F² = ‖A‖_F² + ‖A'‖_F² − 2⟨A, A'⟩ <= (tr A)² + (tr A')² <= 2 k² (L² + B²)²,
 
 i.e. ``‖Q − Q'‖_F <= k √2 (L² + B²)``: ``k`` times the one-pair substitution
-sensitivity ``√2 (L² + B²)``. It is attained (v = [L e₀; B] at every reached position in D,
-v' = [−L e₀; B] in D', which a decision set {L e₀, −L e₀} makes the agent choose
-after one reward is flipped at τ; :mod:`fedpriv.audit.endtoend.feducb_adaptive`).
+sensitivity ``√2 (L² + B²)``. It is attained when ``L = B`` (the paper's setting:
+``L = 1``, ``|y| <= B = 1``): ``v = [L e₀; B]`` at every reached position in D and
+``v' = [−L e₀; B]`` in D' give ``k · 2√2 L B``, and decision sets {L e₀, −L e₀} make the
+agent choose exactly these after one reward is flipped at τ
+(:mod:`fedpriv.audit.endtoend.feducb_adaptive`).
 Each tree node is a Gaussian release of a sum of leaves, so group privacy over ``k``
 pairs is exact here: it scales the node's L2 sensitivity, hence its Gaussian-DP ``μ``,
 by ``k`` (no ``e^{kε}``/``kδ`` blow-up of generic group privacy). A leaf sits in at most
