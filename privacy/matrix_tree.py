@@ -260,6 +260,25 @@ def _secure_exact_sigma(epsilon: float, delta: float, *, depth: int,
     return high * granularity
 
 
+def _never_above(epsilon: float, delta: float, *, sigma: float, depth: int, side: int,
+                 frobenius_sensitivity: float) -> float:
+    """``sigma`` raised by float ulps until the charged tree's ε at ``delta`` is <= ``epsilon``
+    (the closed form can land a few ulps above the claim after rounding)."""
+
+    def charged(value: float) -> float:
+        accountant = Accountant(relation=NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD)
+        accountant.spend(SymmetricMatrixGaussianTree(
+            noise_stddev=value, dim=side, frobenius_sensitivity=frobenius_sensitivity,
+            capacity=2 ** (depth - 1)))
+        return accountant.tightest(delta)[1]
+
+    for _ in range(64):
+        if charged(sigma) <= epsilon:
+            return sigma
+        sigma = math.nextafter(sigma, math.inf)
+    return sigma * (1.0 + 1e-12)
+
+
 def privatizer_calibration(
     epsilon: float,
     delta: float,
@@ -353,8 +372,10 @@ def privatizer_calibration(
             sigma = _secure_exact_sigma(epsilon, delta, depth=m, frobenius_sensitivity=frobenius,
                                         side=dim + 1, records_per_leaf=records)
         else:
-            sigma = math.sqrt(m) * records * frobenius / (
-                math.sqrt(2.0) * _exact_mu(epsilon, delta))
+            charged = records * frobenius  # the product the charged event carries
+            sigma = math.sqrt(m) * charged / (math.sqrt(2.0) * _exact_mu(epsilon, delta))
+            sigma = _never_above(epsilon, delta, sigma=sigma, depth=m, side=dim + 1,
+                                 frobenius_sensitivity=charged)
         lam = paper.op_norm_bound * sigma / paper.noise_stddev
         log_union = math.log(2.0 * paper.n_syncs * n_agents / failure_probability)
         kappa = math.sqrt(m) * sigma * (math.sqrt(dim) + math.sqrt(2.0 * log_union)) / math.sqrt(lam)
