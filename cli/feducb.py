@@ -192,6 +192,8 @@ def _record(args: argparse.Namespace, run: FedUCBRun, seconds: float) -> dict[st
         "psd_shift": cal.shift,
         "frobenius_sensitivity": cal.frobenius_sensitivity,
         "gdp_mu": mu,
+        "records_per_leaf": run.records_per_leaf,
+        "view_gdp_mu": mu * run.records_per_leaf,
         "noise_draws": run.accountant.n_draws,
         **secure,
     }
@@ -200,7 +202,14 @@ def _record(args: argparse.Namespace, run: FedUCBRun, seconds: float) -> dict[st
                     "source": _CLAIM_SOURCE},
         "accountant": {"epsilon": json_number(eps), "delta": cal.claimed_delta, "route": route,
                        "relation": run.accountant.relation.value,
-                       "scope": "each agent's Privatizer releases (Prop. 3), worst case per record",
+                       "scope": ("each agent's Privatizer releases (Prop. 3), worst case per "
+                                 "record" + (f", each leaf charged for the "
+                                             f"{run.records_per_leaf} pairs one change moves "
+                                             "through the agent's own actions between syncs "
+                                             "(Alg. 1 line 4)"
+                                             if run.records_per_leaf > 1 else "")),
+                       "mechanism_epsilon": json_number(
+                           run.mechanism_epsilon(cal.claimed_delta)[1]),
                        "curve": {f"{target:g}": json_number(run.accountant.get_epsilon(
                            target, where={"channel": "privatizer"})) for target in (1e-3, 1e-6)}},
         "routes": {k: json_number(v) for k, v in run.accountant.routes(
@@ -210,9 +219,15 @@ def _record(args: argparse.Namespace, run: FedUCBRun, seconds: float) -> dict[st
         "end_to_end": {
             "epsilon": json_number(end_to_end),
             "unaccounted_channels": unaccounted,
-            "assumption": "one changed (x, y) changes one record of the Privatizer's "
-                          "input; an agent's own-data use between syncs can change its "
-                          "later leaves too (Alg. 1 line 4; cf. Remark 3), not covered",
+            "assumption": (
+                f"one changed (x, y) moves up to {run.records_per_leaf} pairs of one "
+                "Privatizer leaf through the agent's own actions between syncs (Alg. 1 "
+                "line 4, Remark 3), charged; later leaves follow the releases only"
+                if run.records_per_leaf > 1 else
+                "one changed (x, y) changes one record of the Privatizer's input; an "
+                "agent's own-data use between syncs (Alg. 1 line 4, Remark 3) can change "
+                "its later leaves too, not covered (the adaptive schedule's sync times "
+                "are raw anyway)"),
         },
     }
     return record

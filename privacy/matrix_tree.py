@@ -226,7 +226,8 @@ def _exact_mu(epsilon: float, delta: float) -> float:
 
 
 def _secure_exact_sigma(epsilon: float, delta: float, *, depth: int,
-                        frobenius_sensitivity: float, side: int) -> float:
+                        frobenius_sensitivity: float, side: int,
+                        records_per_leaf: int = 1) -> float:
     """The smallest σ whose secure Privatizer tree is charged at most ``(ε, δ)``.
 
     The secure release puts leaves on the default grid ``g`` of the sensitivity and
@@ -237,7 +238,8 @@ def _secure_exact_sigma(epsilon: float, delta: float, *, depth: int,
     it). ``g`` is a power of two, so ``σ/g`` is exact in the Privatizer.
     """
     granularity = default_granularity(frobenius_sensitivity)
-    node_sensitivity = matrix_grid_sensitivity(frobenius_sensitivity, granularity, side)
+    node_sensitivity = matrix_grid_sensitivity(records_per_leaf * frobenius_sensitivity,
+                                               granularity, side)
 
     def charged(grid_sigma: float) -> float:
         accountant = Accountant(relation=NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD)
@@ -258,6 +260,25 @@ def _secure_exact_sigma(epsilon: float, delta: float, *, depth: int,
     return high * granularity
 
 
+def _never_above(epsilon: float, delta: float, *, sigma: float, depth: int, side: int,
+                 frobenius_sensitivity: float) -> float:
+    """``sigma`` raised by float ulps until the charged tree's ε at ``delta`` is <= ``epsilon``
+    (the closed form can land a few ulps above the claim after rounding)."""
+
+    def charged(value: float) -> float:
+        accountant = Accountant(relation=NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD)
+        accountant.spend(SymmetricMatrixGaussianTree(
+            noise_stddev=value, dim=side, frobenius_sensitivity=frobenius_sensitivity,
+            capacity=2 ** (depth - 1)))
+        return accountant.tightest(delta)[1]
+
+    for _ in range(64):
+        if charged(sigma) <= epsilon:
+            return sigma
+        sigma = math.nextafter(sigma, math.inf)
+    return sigma * (1.0 + 1e-12)
+
+
 def privatizer_calibration(
     epsilon: float,
     delta: float,
@@ -274,6 +295,7 @@ def privatizer_calibration(
     bound_theta: float = 1.0,
     failure_probability: float = 0.1,
     secure: bool = False,
+    records_per_leaf: int = 1,
 ) -> PrivatizerCalibration:
     """σ_N, Λ, ρ_min, ρ_max, κ and β's privacy term of one calibration.
 
@@ -303,6 +325,12 @@ def privatizer_calibration(
         :func:`_secure_exact_sigma`) gives the claim, instead of the float Gaussian's
         exact curve, which the secure event is not priced by; ``"paper"`` and
         ``"corrected"`` keep their σ whatever the noise.
+    records_per_leaf : int, default 1
+        Pairs of one leaf a changed pair can move (the Privatizer's
+        ``records_per_leaf``; FedUCB's fixed schedule, where the agent acts on its own
+        raw data between syncs). ``"corrected"`` and ``"exact"`` calibrate to the
+        sensitivity the view is charged, ``records_per_leaf × √2 (L² + B²)``;
+        ``"paper"`` keeps the paper's σ_N (Alg. 2 line 5, one observation).
 
     Returns
     -------
@@ -332,18 +360,22 @@ def privatizer_calibration(
     m = paper.tree_depth
     l2 = paper.l2_sensitivity
     frobenius = math.sqrt(2.0) * l2
+    records = check_int_at_least("records_per_leaf", records_per_leaf, 1)
     if calibration == "paper":
         sigma, lam, kappa = paper.noise_stddev, paper.op_norm_bound, paper.kappa
     else:
         if calibration == "corrected":
-            sigma = frobenius * math.sqrt(2.0 * math.log(1.25 / paper.node_delta)) / (
+            sigma = records * frobenius * math.sqrt(2.0 * math.log(1.25 / paper.node_delta)) / (
                 paper.node_epsilon
             )
         elif secure:
             sigma = _secure_exact_sigma(epsilon, delta, depth=m, frobenius_sensitivity=frobenius,
-                                        side=dim + 1)
+                                        side=dim + 1, records_per_leaf=records)
         else:
-            sigma = math.sqrt(m) * frobenius / (math.sqrt(2.0) * _exact_mu(epsilon, delta))
+            charged = records * frobenius  # the product the charged event carries
+            sigma = math.sqrt(m) * charged / (math.sqrt(2.0) * _exact_mu(epsilon, delta))
+            sigma = _never_above(epsilon, delta, sigma=sigma, depth=m, side=dim + 1,
+                                 frobenius_sensitivity=charged)
         lam = paper.op_norm_bound * sigma / paper.noise_stddev
         log_union = math.log(2.0 * paper.n_syncs * n_agents / failure_probability)
         kappa = math.sqrt(m) * sigma * (math.sqrt(dim) + math.sqrt(2.0 * log_union)) / math.sqrt(lam)
@@ -382,6 +414,13 @@ class MatrixTreePrivatizer:
         Declared ``‖D‖_F`` per record under the accountant's relation, > 0.
     accountant : Accountant
         Charged once per stream when the Privatizer opens (worst case per record).
+    records_per_leaf : int, default 1
+        Most records of one leaf that one changed record can move (>= 1): the agent's
+        own actions between syncs re-derived from its raw data (FedUCB's fixed
+        schedule, :func:`fedpriv.algorithms.feducb.adaptivity.leaf_reach`). The charged
+        node sensitivity is ``records_per_leaf × frobenius_sensitivity`` (a node is a
+        sum of leaves, so group privacy over those records scales its L2 sensitivity);
+        the noise and the secure grid do not change.
     keys : mapping of str to array_like
         Accountant labels of each stream, broadcastable to ``stream_shape``.
     rng : object ndarray of numpy Generator, shape ``stream_shape``
@@ -421,6 +460,7 @@ class MatrixTreePrivatizer:
         rng: Any,
         secure: bool = False,
         granularity: float | None = None,
+        records_per_leaf: int = 1,
     ) -> None:
         self.stream_shape = tuple(check_int_at_least("stream_shape", n, 1) for n in stream_shape)
         self.dim = check_int_at_least("dim", dim, 1)
@@ -434,6 +474,7 @@ class MatrixTreePrivatizer:
             raise ValueError(f"`shift` must be in [0, inf), got {shift!r}.")
         self.shift = shift
         self.frobenius_sensitivity = check_positive("frobenius_sensitivity", frobenius_sensitivity)
+        self.records_per_leaf = check_int_at_least("records_per_leaf", records_per_leaf, 1)
         self.granularity = _grid(secure, granularity, self.frobenius_sensitivity)
         self.secure = self.granularity is not None and noise_stddev > 0
         n_streams = int(np.prod(self.stream_shape))
@@ -474,18 +515,33 @@ class MatrixTreePrivatizer:
 
     def _noise_event(self) -> Any:
         """The event charged per stream: the float tree, or its secure grid twin."""
+        return self.event_for(self.records_per_leaf)
+
+    def event_for(self, records_per_leaf: int) -> Any:
+        """The per-stream event with ``records_per_leaf`` records of a leaf moved.
+
+        ``event_for(1)`` is the mechanism alone (one record changed, an oblivious
+        stream); the Privatizer is charged ``event_for(self.records_per_leaf)``.
+
+        Raises
+        ------
+        ValueError
+            If ``records_per_leaf`` < 1 or the Privatizer is non-private.
+        """
+        records = check_int_at_least("records_per_leaf", records_per_leaf, 1)
+        if self.noise_stddev <= 0:
+            raise ValueError("a non-private Privatizer (noise_stddev = 0) has no noise event.")
         side = self.dim + 1
+        charged = records * self.frobenius_sensitivity
         if not self.secure:
             return SymmetricMatrixGaussianTree(
                 noise_stddev=self.noise_stddev, dim=side,
-                frobenius_sensitivity=self.frobenius_sensitivity, capacity=self.capacity,
+                frobenius_sensitivity=charged, capacity=self.capacity,
             )
         self._grid_sigma = self.noise_stddev / self.granularity  # exact: g = 2**k
         node = SymmetricMatrixDiscreteGaussian(
             sigma=self._grid_sigma, dim=side,
-            frobenius_sensitivity=matrix_grid_sensitivity(
-                self.frobenius_sensitivity, self.granularity, side
-            ),
+            frobenius_sensitivity=matrix_grid_sensitivity(charged, self.granularity, side),
         )
         return SelfComposed(event=node, count=tree_depth(self.capacity))
 

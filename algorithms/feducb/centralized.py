@@ -15,7 +15,9 @@ Variants (the ``algorithm`` name of :class:`FedUCBRun`)
                       Chowdhury's Private-FedLinUCB schedule), same Privatizer with
                       ``m = 1 + ⌈log2 ⌊T/B⌋⌉``: the schedule is data-independent, so
                       the Privatizer's releases are the only data-dependent messages
-                      and no raw channel is charged.
+                      and no raw channel is charged; each leaf is charged for the
+                      ``B`` pairs one change can move through the agent's own actions
+                      between syncs (:mod:`fedpriv.algorithms.feducb.adaptivity`).
 ``feducb-nonprivate`` H = λI and no noise (the paper's dashed curves, Fig. 1B); the
                       raw statistics are charged as ``events.NonPrivate``.
 
@@ -41,9 +43,12 @@ agent) when it opens (worst case per record under
 M trees compose). The adaptive trigger's sync requests are a raw-data release to the
 controller and are charged as ``events.NonPrivate`` (channel ``"sync-timing"``), so
 the end-to-end ε is ∞ and :meth:`FedUCBRun.accountant_epsilon` reports the
-Privatizer channel (Prop. 3's scope) separately. Not charged and not covered: an
-agent's use of its own raw data between syncs, which can change its later leaves
-(Alg. 1 line 4; cf. Remark 3).
+Privatizer channel (Prop. 3's scope) separately. An agent's use of its own raw data
+between syncs (Alg. 1 line 4, Remark 3: one change can move every later pair of its
+leaf) is charged with the fixed schedule, whose batches hold ``B`` pairs
+(``records_per_leaf = B``; :meth:`FedUCBRun.mechanism_epsilon` keeps the one-pair
+price); with the adaptive schedule a batch is unbounded and the sync times are raw
+anyway, so its Privatizer channel stays priced per pair (mechanism only).
 
 Finding: with the paper's calibration the ``2MΛ I`` shift inside the test dominates
 the data, so the sync times depend on the data only through a term of relative
@@ -70,6 +75,7 @@ from fedpriv.algorithms.feducb.run import (
     FedUCBTranscript,
     open_accounting,
 )
+from fedpriv.algorithms.feducb.adaptivity import leaf_reach
 from fedpriv.algorithms.feducb.loop import CentralizedLoop, LoopSetup
 from fedpriv.algorithms.feducb.sync import recommended_threshold
 from fedpriv.algorithms.environments.linear import LinearBanditTables
@@ -137,14 +143,18 @@ def _run(
     spec = tables.spec
     n_trials, n_agents, d = tables.n_trials, tables.n_agents, tables.dim
     root = as_seed_sequence(seed)
-    accountant, privatizer = open_accounting(
+    # Fixed schedule: one changed pair moves up to B pairs of its leaf through the
+    # agent's own actions between syncs (Alg. 1 lines 4, 8, 10; adaptivity.py)
+    reach = (leaf_reach(sync_every=setup.sync_every, horizon=tables.horizon)
+             if fixed and private else 1)
+    accountant, privatizer, mechanism = open_accounting(
         shared_users=spec.shared_users, n_trials=n_trials, n_agents=n_agents, dim=d,
         capacity=setup.capacity, noise_stddev=setup.noise_stddev, shift=setup.shift,
         frobenius_sensitivity=math.sqrt(2.0) * (spec.bound_x**2 + spec.bound_y**2),
         sync_timing_reason=None if fixed else SYNC_TIMING_REASON,
         rng=stream_rngs(root, n_trials=n_trials, n_agents=n_agents, side=setup.side,
                         stream=Stream.NOISE),
-        secure_noise=bool(secure_noise) and private,
+        secure_noise=bool(secure_noise) and private, records_per_leaf=reach,
     )
     loop = CentralizedLoop(
         setup, n_trials=n_trials, n_agents=n_agents, dim=d, horizon=tables.horizon,
@@ -173,7 +183,8 @@ def _run(
         tree_depth=privatizer.depth if private else 0,
         capacity=setup.capacity if private else 0, calibration=setup.calibration,
         accountant=accountant, transcript=loop.transcript() if record else None,
-        seed_entropy=int(root.entropy),
+        seed_entropy=int(root.entropy), records_per_leaf=reach,
+        mechanism_accountant=mechanism,
     )
 
 
@@ -217,6 +228,8 @@ def _configure(
             calibration=calibration, version=_VERSION_OF_BETA[beta], bound_x=spec.bound_x,
             bound_y=spec.bound_y, bound_theta=spec.bound_theta,
             failure_probability=failure_probability, secure=secure,
+            records_per_leaf=(leaf_reach(sync_every=sync_every, horizon=horizon)
+                              if fixed else 1),
         )
         rho_min, rho_max, privacy_term = cal.rho_min, cal.rho_max, cal.beta_privacy_term
         noise_stddev, shift, capacity = cal.noise_stddev, cal.shift, cal.capacity
@@ -355,11 +368,12 @@ def run_feducb_fixed(
     do not depend on any data, so the only data-dependent messages are the
     Privatizer's, whose tree has ``n = ⌊T/B⌋`` leaves (``m = 1 + ⌈log2 n⌉``).
 
-    What the accountant's ε still assumes: the per-record bound is for a Privatizer
-    input stream that differs in one record. Between syncs an agent acts on its own
-    raw data (Alg. 1 line 4), so one changed ``(x, y)`` can change that agent's later
-    actions and hence later leaves (adaptivity; cf. Remark 3's O(t) message sensitivity).
-    That effect is not a release and is not charged; it is left to end-to-end audits.
+    Adaptivity is charged: between syncs an agent acts on its own raw data (Alg. 1
+    line 4, ``V ← S + U``; Remark 3), so one changed ``(x, y)`` can change that
+    agent's later actions up to the sync and its leaf differs in up to ``B`` pairs, not
+    one. The Privatizer is charged at ``B × √2(L² + B²)`` per leaf
+    (:mod:`fedpriv.algorithms.feducb.adaptivity`; ``records_per_leaf``), and
+    :meth:`FedUCBRun.mechanism_epsilon` gives the one-pair (oblivious stream) price.
     Parameters as in :func:`run_feducb`, with ``sync_every`` (``B`` >= 1) instead of a
     threshold.
     """

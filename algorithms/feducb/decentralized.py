@@ -80,8 +80,11 @@ data). Each tree receives exactly ``n = max(1, ⌊T/B⌋)`` leaves, known a prio
 ``m = 1 + ⌈log2 n⌉`` and capacity is never exceeded. Every release time is a
 function of ``(B, T)`` and the graph only, so no sync-timing channel is charged; the
 Privatizer's releases are the only data-dependent messages. As in the centralized
-fixed schedule, an agent's use of its own raw data between releases (which can
-change its later leaves, Alg. 1 line 4; cf. Remark 3) is not a release and is not charged.
+fixed schedule, an agent's use of its own raw data between releases (Alg. 3 line 5 runs
+Alg. 1 line 4, ``V^(g) ← S^(g) + U^(g)``) lets one changed pair move every later
+set-g pair of its batch, so each (agent, set) leaf is charged for ``⌈B/γ⌉`` pairs
+(:mod:`fedpriv.algorithms.feducb.adaptivity`); ``mechanism_epsilon`` keeps the
+one-pair price.
 
 Code: :func:`run_feducb_decentralized` validates (``_check_setup``), calibrates
 (``_calibrate``) and plays the rounds with
@@ -102,6 +105,7 @@ from typing import Any
 import networkx as nx
 import numpy as np
 from fedpriv.algorithms.environments.linear import LinearBanditTables
+from fedpriv.algorithms.feducb.adaptivity import leaf_reach
 from fedpriv.algorithms.feducb.decentralized_protocol import (
     SCHEDULES,
     SYNC_TIMING_REASON,
@@ -175,6 +179,13 @@ class DecentralizedFedUCBRun:
     schedule : {"adaptive", "fixed"}
     sync_every : int or None
         ``B`` of the fixed schedule.
+    records_per_leaf : int
+        Leaf pairs one changed pair can move: ``⌈B/γ⌉`` with the fixed schedule (the
+        agent's own actions on set g between releases,
+        :mod:`fedpriv.algorithms.feducb.adaptivity`), else 1.
+    mechanism_accountant : Accountant or None
+        The trees charged for one changed pair of an oblivious stream (None when
+        ``records_per_leaf == 1``).
     """
 
     algorithm: str
@@ -196,10 +207,18 @@ class DecentralizedFedUCBRun:
     seed_entropy: int
     schedule: str = "adaptive"
     sync_every: int | None = None
+    records_per_leaf: int = 1
+    mechanism_accountant: Accountant | None = None
 
     def accountant_epsilon(self, target_delta: float) -> tuple[str, float]:
         """``(route, ε)`` of the Privatizer releases (Prop. 3's scope) at ``target_delta``."""
         return self.accountant.tightest(target_delta, where={"channel": "privatizer"})
+
+    def mechanism_epsilon(self, target_delta: float) -> tuple[str, float]:
+        """``(route, ε)`` for one changed pair of an oblivious stream (mechanism alone)."""
+        if self.mechanism_accountant is None:
+            return self.accountant_epsilon(target_delta)
+        return self.mechanism_accountant.tightest(target_delta, where={"channel": "privatizer"})
 
 
 def run_feducb_decentralized(
@@ -369,6 +388,8 @@ def _calibrate(setup: dict, *, epsilon, delta, threshold, calibration, regulariz
             calibration=calibration, version="neurips" if setup["beta"] == "P" else "full",
             bound_x=spec.bound_x, bound_y=spec.bound_y, bound_theta=spec.bound_theta,
             failure_probability=failure_probability, secure=setup["secure_noise"],
+            records_per_leaf=(leaf_reach(sync_every=setup["sync_every"], horizon=horizon,
+                                         gamma=setup["gamma"]) if fixed else 1),
         )
         out.update(cal=cal, rho_min=cal.rho_min, rho_max=cal.rho_max,
                    privacy_term=cal.beta_privacy_term, noise=cal.noise_stddev,

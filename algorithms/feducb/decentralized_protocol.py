@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from fedpriv.algorithms.feducb.adaptivity import leaf_reach
 from fedpriv.algorithms.feducb.network import ReleaseStore, build_transcript
 from fedpriv.algorithms.feducb.oful import (
     cholesky_and_logdet,
@@ -98,12 +99,14 @@ class DecentralizedProtocol:
     def _open_accounting(self, root) -> None:
         """The accountant, one Privatizer tree per (trial, agent, set), the raw channel."""
         spec, shape, gamma, side = self.spec, self.shape, self.gamma, self.setup["side"]
-        if spec.shared_users:
-            accountant = Accountant(relation=NeighboringRelation.USER_AT_ALL_AGENTS,
-                                    disjoint=("trial", "subset"), sequential=("agent", "channel"))
-        else:
-            accountant = Accountant(relation=NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
-                                    disjoint=("trial", "agent", "subset"), sequential=("channel",))
+        def new_accountant() -> Accountant:
+            if spec.shared_users:
+                return Accountant(relation=NeighboringRelation.USER_AT_ALL_AGENTS,
+                                  disjoint=("trial", "subset"), sequential=("agent", "channel"))
+            return Accountant(relation=NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
+                              disjoint=("trial", "agent", "subset"), sequential=("channel",))
+
+        accountant = new_accountant()
         keys = {"trial": np.arange(self.n_trials)[:, None, None],
                 "agent": np.arange(self.n_agents)[None, :, None],
                 "subset": np.arange(gamma)[None, None, :]}
@@ -113,15 +116,27 @@ class DecentralizedProtocol:
                 children = stream_rng(root, trial=j, side=side, agent=i, stream=Stream.NOISE)
                 rngs[j, i] = list(children.spawn(gamma))
         noise = self.noise
+        # fixed clock: one changed pair moves up to ⌈B/γ⌉ pairs of its set's leaf through
+        # the agent's own actions on set g between releases (adaptivity.py)
+        fixed = self.setup["schedule"] == "fixed"
+        private = noise["noise"] > 0
+        self.records_per_leaf = reach = (
+            leaf_reach(sync_every=self.setup["sync_every"], horizon=self.horizon, gamma=gamma)
+            if fixed and private else 1)
         self.privatizer = MatrixTreePrivatizer(
             stream_shape=shape, dim=self.d, capacity=noise["capacity"],
             noise_stddev=noise["noise"], shift=noise["shift"],
             frobenius_sensitivity=math.sqrt(2.0) * (spec.bound_x**2 + spec.bound_y**2),
             accountant=accountant, keys={**keys, "channel": "privatizer"}, rng=rngs,
-            secure=self.setup["secure_noise"],
+            secure=self.setup["secure_noise"], records_per_leaf=reach,
         )
-        if self.setup["schedule"] == "adaptive":  # the fixed clock reads no data
-            flat = {k: np.broadcast_to(v, shape).ravel() for k, v in keys.items()}
+        flat = {k: np.broadcast_to(v, shape).ravel() for k, v in keys.items()}
+        self.mechanism_accountant = None
+        if reach > 1:
+            self.mechanism_accountant = new_accountant()
+            self.mechanism_accountant.spend_many(self.privatizer.event_for(1),
+                                                 keys={**flat, "channel": "privatizer"})
+        if not fixed:  # the fixed clock reads no data
             accountant.spend_many(NonPrivate(reason=SYNC_TIMING_REASON),
                                   keys={**flat, "channel": "sync-timing"})
         self.accountant = accountant
@@ -342,4 +357,6 @@ class DecentralizedProtocol:
                 "tree_depth": self.privatizer.depth, "capacity": noise["capacity"],
                 "cover": setup["cover"], "calibration": noise["cal"],
                 "accountant": self.accountant, "transcript": transcript,
+                "records_per_leaf": self.records_per_leaf,
+                "mechanism_accountant": self.mechanism_accountant,
                 "schedule": setup["schedule"], "sync_every": setup["sync_every"]}

@@ -85,8 +85,17 @@ class FedUCBRun:
         ``m`` and ``2**(m-1)`` of every agent's tree (``0`` for non-private).
     calibration : PrivatizerCalibration or None
     accountant : Accountant
+        The view's accountant: every release charged at the sensitivity adaptivity
+        gives (``records_per_leaf`` pairs of a leaf per changed pair).
     transcript : FedUCBTranscript or None
     seed_entropy : int
+    records_per_leaf : int
+        Leaf pairs one changed pair can move (1: the adaptive schedule's Privatizer is
+        priced per pair, Prop. 3's scope; the fixed schedule's ``B``,
+        :func:`fedpriv.algorithms.feducb.adaptivity.leaf_reach`).
+    mechanism_accountant : Accountant or None
+        The same releases charged for one changed pair of an oblivious stream (the
+        mechanism alone); None when ``records_per_leaf == 1`` (then ``accountant``).
     """
 
     algorithm: str
@@ -103,6 +112,8 @@ class FedUCBRun:
     accountant: Accountant
     transcript: FedUCBTranscript | None
     seed_entropy: int
+    records_per_leaf: int = 1
+    mechanism_accountant: Accountant | None = None
 
     @property
     def sync_times(self) -> tuple[np.ndarray, ...]:
@@ -110,8 +121,17 @@ class FedUCBRun:
         return tuple(np.flatnonzero(row) for row in self.sync_rounds)
 
     def accountant_epsilon(self, target_delta: float) -> tuple[str, float]:
-        """``(route, ε)`` of the Privatizer releases (Prop. 3's scope) at ``target_delta``."""
+        """``(route, ε)`` of the Privatizer releases (Prop. 3's scope) at ``target_delta``,
+        each leaf charged for the ``records_per_leaf`` pairs one change can move."""
         return self.accountant.tightest(target_delta, where={"channel": "privatizer"})
+
+    def mechanism_epsilon(self, target_delta: float) -> tuple[str, float]:
+        """``(route, ε)`` of the Privatizer for one changed pair of an oblivious stream
+        (the mechanism alone; equal to :meth:`accountant_epsilon` when
+        ``records_per_leaf == 1``)."""
+        if self.mechanism_accountant is None:
+            return self.accountant_epsilon(target_delta)
+        return self.mechanism_accountant.tightest(target_delta, where={"channel": "privatizer"})
 
 
 def inverse_and_logdet(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -182,7 +202,8 @@ def open_accounting(
     sync_timing_reason: str | None,
     rng: np.ndarray,
     secure_noise: bool = False,
-) -> tuple[Accountant, MatrixTreePrivatizer]:
+    records_per_leaf: int = 1,
+) -> tuple[Accountant, MatrixTreePrivatizer, Accountant | None]:
     """The run's accountant and its (trial, agent) Privatizers, charged when opened.
 
     Relation ``REPLACE_ONE_CONTEXT_REWARD`` with (trial, agent) disjoint, or
@@ -191,28 +212,37 @@ def open_accounting(
     (adaptive schedule) charges each (trial, agent) one ``NonPrivate`` release on the
     ``"sync-timing"`` channel; the Privatizer's channel is ``"privatizer"``.
     ``secure_noise``: the Privatizer's ``secure=True`` (exact integer noise on a grid,
-    :mod:`fedpriv.privacy.secure_matrix`).
+    :mod:`fedpriv.privacy.secure_matrix`). ``records_per_leaf``: the Privatizer's
+    (leaf pairs one change can move); when > 1 (and private) a second accountant is
+    charged the same trees for one pair, the mechanism alone (third item, else None).
     """
-    if shared_users:
-        accountant = Accountant(
-            relation=NeighboringRelation.USER_AT_ALL_AGENTS, disjoint=("trial",),
-            sequential=("agent", "channel"),
-        )
-    else:
-        accountant = Accountant(
+
+    def new_accountant() -> Accountant:
+        if shared_users:
+            return Accountant(
+                relation=NeighboringRelation.USER_AT_ALL_AGENTS, disjoint=("trial",),
+                sequential=("agent", "channel"),
+            )
+        return Accountant(
             relation=NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
             disjoint=("trial", "agent"), sequential=("channel",),
         )
+
+    accountant = new_accountant()
     keys = {"trial": np.arange(n_trials)[:, None], "agent": np.arange(n_agents)[None, :]}
     privatizer = MatrixTreePrivatizer(
         stream_shape=(n_trials, n_agents), dim=dim, capacity=capacity,
         noise_stddev=noise_stddev, shift=shift, frobenius_sensitivity=frobenius_sensitivity,
         accountant=accountant, keys={**keys, "channel": "privatizer"}, rng=rng,
-        secure=secure_noise,
+        secure=secure_noise, records_per_leaf=records_per_leaf,
     )
+    flat = {k: np.broadcast_to(v, (n_trials, n_agents)).ravel() for k, v in keys.items()}
+    mechanism = None
+    if records_per_leaf > 1 and noise_stddev > 0:
+        mechanism = new_accountant()
+        mechanism.spend_many(privatizer.event_for(1), keys={**flat, "channel": "privatizer"})
     if sync_timing_reason is not None:
-        flat = {k: np.broadcast_to(v, (n_trials, n_agents)).ravel() for k, v in keys.items()}
         accountant.spend_many(
             NonPrivate(reason=sync_timing_reason), keys={**flat, "channel": "sync-timing"}
         )
-    return accountant, privatizer
+    return accountant, privatizer, mechanism

@@ -97,6 +97,25 @@ FINDINGS: tuple[Finding, ...] = (
         audit_claims=(),
     ),
     Finding(
+        id="feducb-own-data-between-syncs",
+        statement=("Between syncs a FedUCB agent acts on its raw own Gram matrix, so one "
+                   "changed (x, y) pair changes its later actions up to the next sync and "
+                   "the Privatizer's leaf differs in up to every pair of the batch (B with "
+                   "the fixed schedule, ⌈B/γ⌉ per set decentralized), not one: the paper's "
+                   "per-observation charge prices the Privatizer on an oblivious stream, "
+                   "not the view. Charged for the pairs reached (group privacy scales each "
+                   "node's L2 sensitivity by B), the fixed schedule's ε at δ = 10⁻⁶ is B "
+                   "times the one-pair μ's (3.10 instead of 0.327 at B = 8); the claims at "
+                   "δ = 0.1 still hold. The adaptive schedule's rows are ∞ through the raw "
+                   "sync times already."),
+        claims=("feducb/feducb/fixed", "feducb/feducb-decentralized/fixed",
+                "feducb/feducb/user-at-all-agents"),
+        where=("Alg. 1 line 4 ('Set V_i,t ← S_i,t + U_i,t'), lines 8 and 10, eqs. (2)-(3); "
+               "Alg. 3 line 5; Remark 3 ('a single differing observation ... and not the "
+               "entire message itself, ... which may potentially have O(t) sensitivity'); "
+               "Prop. 3"),
+    ),
+    Finding(
         id="li_song-raw-actions",
         statement=("DDP- and HDP-MAB exploit the arm with the best raw local mean during "
                    "t_delay, so their actions reveal single rewards; Definition 1 protects "

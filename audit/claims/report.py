@@ -23,12 +23,14 @@ Register: a :class:`~fedpriv.audit.claims.verify.ClaimsReport` goes to ``<out>/c
 - ``mechanism_epsilon``: ε of the noise mechanisms alone at the claimed δ (``null`` when
   no noise mechanism covers the row's outputs); ``raw_channel``: string or ``null``;
 - ``delta_vacuous``, ``"epsilon_at_1e-6"``, ``"mechanism_epsilon_at_1e-6"``: present only
-  where the claimed δ is vacuous (mechanism ε = 0 there): end-to-end and mechanism ε at
+  where the claimed δ is vacuous for the mechanism (mechanism ε = 0 there): end-to-end ε
+  (the view's, adaptivity charged; ``"inf"`` on a raw channel) and mechanism ε at
   δ = 10⁻⁶;
 - ``audit``: ``null`` or ``{epsilon_lower_bound, confidence, samples[, delta, channel,
   event, seconds, "epsilon_lower_bound_at_1e-6", "at_1e-6"]}``; ``"at_1e-6"``:
   ``{epsilon_lower_bound, confidence, samples, event}`` where a second audit made for
-  δ = 10⁻⁶ gives the bound there (FedUCB's fixed schedule: the Privatizer's nodes);
+  δ = 10⁻⁶ gives the bound there (FedUCB's fixed schedule: the view's Privatizer nodes
+  fed the adaptive stream);
 - ``"tightness_at_1e-6"``: where the claimed δ is vacuous, the audit's bound at
   δ = 10⁻⁶ / ``"epsilon_at_1e-6"`` when both are finite and positive;
 - ``tightness``: audit lower bound / accountant ε where both are finite and positive,

@@ -160,13 +160,21 @@ def _mechanism(entry, claim, route: str, epsilon: float) -> tuple[str | None, fl
     return None, None
 
 
-def _at_probe_delta(entry, claim) -> float | None:
-    """Mechanism-only ε at δ = 10⁻⁶ (same calibration, evaluated at another δ)."""
+def _at_probe_delta(entry, claim) -> tuple[float, float]:
+    """``(end-to-end ε, mechanism-only ε)`` at δ = 10⁻⁶ (same calibration, another δ).
+
+    The end-to-end ε is ∞ when the entry names a raw channel, else the accountant
+    recipe's (which charges adaptivity where the row's releases depend on raw data
+    through the agent's own actions); the mechanism ε is the ``mechanism`` recipe's
+    when there is one, else the accountant's.
+    """
     probe = dataclasses.replace(
         claim, claimed=ApproxDP(float(claim.claimed.epsilon), VACUOUS_DELTA_PROBE))
-    if entry.mechanism is not None:
-        return float(entry.mechanism(probe)[1])
-    return float(entry.accountant(probe)[1])
+    accountant = None if entry.raw_channel else float(entry.accountant(probe)[1])
+    mechanism = (float(entry.mechanism(probe)[1]) if entry.mechanism is not None
+                 else accountant if accountant is not None
+                 else float(entry.accountant(probe)[1]))
+    return (math.inf if accountant is None else accountant), mechanism
 
 
 def _analytic_lower(entry, claim) -> LowerBoundEvidence | None:
@@ -197,14 +205,16 @@ def assemble_result(entry, route: str, epsilon: float, notes, audit=None, *,
     e2e_route = "nonprivate" if raw else route
     at_probe = mech_at_probe = None
     if claim.claimed_delta > 0 and mech_eps == 0.0:
-        mech_at_probe = _at_probe_delta(entry, claim)
-        at_probe = math.inf if raw else mech_at_probe
+        at_probe, mech_at_probe = _at_probe_delta(entry, claim)
     verdict, evidence = decide_verdict(claim.claimed.epsilon, end_to_end, bound,
                                        coverage=claim.coverage, raw_channel=raw,
                                        analytic_lower=_analytic_lower(entry, claim))
     if mech_at_probe is not None:
-        evidence += (f"; the claimed δ = {claim.claimed_delta:g} is vacuous (mechanism ε = 0 "
-                     f"there); at δ = 1e-6 the mechanism gives ε = {mech_at_probe:.4g}")
+        evidence += (f"; the claimed δ = {claim.claimed_delta:g} is vacuous for the mechanism "
+                     f"alone (mechanism ε = 0 there); at δ = 1e-6 the mechanism gives ε = "
+                     f"{mech_at_probe:.4g}")
+        if math.isfinite(at_probe) and at_probe != mech_at_probe:
+            evidence += f" and the end-to-end view ε = {at_probe:.4g}"
     if audit is not None:
         evidence += f"; audit event: {audit.event} ({audit.neighbors})"
         at_1e6 = getattr(audit, "epsilon_lower_bound_at_1e_6", math.nan)
@@ -213,9 +223,9 @@ def assemble_result(entry, route: str, epsilon: float, notes, audit=None, *,
             evidence += (f"; at δ=1e-6: audit lower bound {at_1e6:.4g} "
                          f"({second.confidence:.0%}, {second.n_samples:,}/world; "
                          f"{audit.event_at_1e_6})")
-            if mech_at_probe:
-                evidence += (f", accountant {mech_at_probe:.4g}, tightness "
-                             f"{at_1e6 / mech_at_probe:.2f}")
+            if at_probe and math.isfinite(at_probe):
+                evidence += (f", accountant {at_probe:.4g}, tightness "
+                             f"{at_1e6 / at_probe:.2f}")
             extra.setdefault("audit_epsilon_at_1e6", float(at_1e6))
             extra.setdefault("audit_at_1e6", second)
             extra.setdefault("audit_event_at_1e6", audit.event_at_1e_6)

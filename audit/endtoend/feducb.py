@@ -27,10 +27,19 @@ are the same in both worlds, so no sync-time event separates them; its broadcast
 the remaining observable, and as the accountant's ε at the claimed δ = 0.1 is 0 the
 event is chosen at δ = 10⁻⁶ instead. Every centralized audit reports the bound of its
 event at δ = 10⁻⁶ too (``EndToEndAudit.epsilon_lower_bound_at_1e_6``). Both fixed-schedule
-audits (centralized and decentralized) are joined at δ = 10⁻⁶ by a mechanism-level audit
-of the Privatizer nodes covering a worst-case pair
-(:mod:`fedpriv.audit.endtoend.feducb_privatizer`), which does reach the 10⁻⁶ tails; the
-two audits then run at ``1 − α/2`` each.
+audits (centralized and decentralized) are joined, at the claimed δ and at 10⁻⁶, by a
+white-box audit of the view on the adaptive stream
+(:mod:`fedpriv.audit.endtoend.feducb_adaptive`): the Privatizer nodes covering agent 0's
+first leaf, whose pairs the algorithm itself re-derives in both worlds from the agent's
+raw Gram matrix between syncs (Alg. 1 line 4); the three audits run at ``1 − α/3`` each.
+
+Fixed schedule: adaptivity is charged
+-------------------------------------
+Between syncs an agent acts on its raw own Gram matrix (Alg. 1 line 4, eqs. 2-3;
+Remark 3), so one changed pair moves up to ``B`` pairs of its leaf (``⌈B/γ⌉`` per set,
+decentralized). The algorithms charge each leaf at that many pairs
+(:mod:`fedpriv.algorithms.feducb.adaptivity`), which is the row's end-to-end ε;
+:func:`feducb_fixed_mechanism` is the one-pair price (``mechanism_epsilon``).
 
 Decentralized, fixed schedule
 -----------------------------
@@ -53,9 +62,8 @@ import math
 import numpy as np
 
 from fedpriv.audit.claims.claim import VACUOUS_DELTA_PROBE, Claim
-from fedpriv.audit.endtoend.combine import halved
 from fedpriv.audit.endtoend.engine import AuditBudget, EndToEndAudit, child_seed, search_and_confirm
-from fedpriv.audit.endtoend.feducb_privatizer import with_privatizer_bracket
+from fedpriv.audit.endtoend.feducb_adaptive import split_confidence, with_adaptive_bracket
 from fedpriv.audit.estimators import (
     NO_EVIDENCE,
     EpsilonLowerBound,
@@ -73,6 +81,7 @@ __all__ = [
     "audit_sync_timing",
     "feducb_accountant",
     "feducb_decentralized_fixed_accountant",
+    "feducb_fixed_mechanism",
     "footnote4_claim",
     "knife_edge_pairs",
 ]
@@ -140,14 +149,30 @@ def _algorithm_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
     cal = run.calibration
     findings = [
         (f"σ_N = {cal.noise_stddev:.4g} per entry, tree depth m = {run.tree_depth}; "
-         "substitution sensitivity √2(L²+1) (the paper calibrates to L²+1, "
-         "Alg. 2 line 5; Definition 1 substitutes a pair)"),
+         "substitution sensitivity √2(L²+1) (the paper calibrates to L²+1, Alg. 2 "
+         "line 5)"),
     ]
+    if run.records_per_leaf > 1:
+        findings.append(_adaptivity_note(run.records_per_leaf, int(s["sync_every"]), 1,
+                                         run.mechanism_epsilon(claim.claimed_delta)[1]))
     reasons = run.accountant.non_private_reasons()
     if reasons:
         findings.append("the algorithm's ledger also names an unpriced channel: "
                         + "; ".join(dict.fromkeys(reasons)))
     return route, float(epsilon), tuple(findings)
+
+
+def _adaptivity_note(reach: int, sync_every: int, gamma: int, mechanism: float) -> str:
+    """The row's note on what the fixed schedule's accountant charges for adaptivity."""
+    sets = (f"the set-g rounds of a batch of {sync_every} (γ = {gamma} sets; Alg. 3 line 5 "
+            "runs Alg. 1 line 4 on V^(g) = S^(g) + U^(g))" if gamma > 1
+            else f"the rest of a batch of {sync_every} rounds")
+    return (f"adaptivity charged: between syncs the agent acts on its raw own Gram matrix "
+            f"(Alg. 1 line 4, 'Set V_i,t ← S_i,t + U_i,t'; eqs. 2-3; Remark 3), so one "
+            f"changed (x, y) moves its later actions up to the sync: {sets}, at most "
+            f"{reach} pairs of one leaf; each Privatizer node is charged at {reach} × "
+            f"√2(L²+B²) (a node is a sum of ‖v vᵀ‖_F <= L²+B² terms, assumptions (a), (f)); "
+            f"the one-pair price of the mechanism alone is {mechanism:.4g}")
 
 
 def _calibration_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
@@ -282,9 +307,10 @@ def _observe(run) -> np.ndarray:
 def audit_sync_timing(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
     """Audit the controller's view (sync times, broadcasts); see the module docstring.
 
-    With the fixed schedule and noise, the row is also bracketed at δ = 10⁻⁶ by the
-    Privatizer's nodes (:mod:`fedpriv.audit.endtoend.feducb_privatizer`), each audit at
-    ``1 − α/2``.
+    With the fixed schedule and noise, the row is also audited white-box on the view fed
+    the adaptive stream, at the claimed δ and at δ = 10⁻⁶
+    (:mod:`fedpriv.audit.endtoend.feducb_adaptive`), each of the three audits at
+    ``1 − α/3``.
     """
     from fedpriv.algorithms.feducb.centralized import run_feducb, run_feducb_fixed
 
@@ -322,23 +348,30 @@ def audit_sync_timing(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
     # 0), so the event is chosen for δ = 1e-6, where the accountant's ε is positive; the
     # claimed-δ bound is the same event re-read (epsilon_lower_bound_at_delta).
     search_delta = min(delta, BRACKET_DELTA) if fixed else delta
-    bracket = fixed and math.isfinite(eps)  # a Privatizer to audit at 1e-6
+    bracket = fixed and math.isfinite(eps)  # a Privatizer to audit on the adaptive stream
     result = search_and_confirm(
-        samplers, budget=halved(budget) if bracket else budget, seed=seed, delta=search_delta,
-        channel="controller: sync times and broadcasts", names=names,
+        samplers, budget=_thirds(budget) if bracket else budget, seed=seed,
+        delta=search_delta, channel="controller: sync times and broadcasts", names=names,
     )
     at_bracket = epsilon_lower_bound_at_delta(result.bound, BRACKET_DELTA)
     result = dataclasses.replace(result, bound=_reread(result.bound, delta),
                                  epsilon_lower_bound_at_1e_6=at_bracket)
     if not bracket:
         return result
-    # The fixed schedule is bracketed at 1e-6 by the Privatizer's nodes too
-    # (feducb_privatizer): one tree of n = ⌊T/B⌋ leaves per agent.
-    _, tables = _base_world(s)
-    run = run_feducb_fixed(tables, epsilon=eps, delta=delta, sync_every=int(s["sync_every"]),
-                           seed=0)
-    return with_privatizer_bracket(result, run, tables.spec, n_leaves=int(run.n_syncs[0]),
-                                   budget=budget, seed=seed)
+    # The fixed schedule's view, white-box, on the adaptive stream (feducb_adaptive):
+    # one tree of n = ⌊T/B⌋ leaves per agent, agent 0's first leaf moved in B pairs.
+    def run_fn(tables, side):
+        return run_feducb_fixed(tables, epsilon=eps, delta=delta,
+                                sync_every=int(s["sync_every"]), record=True, seed=0, side=side)
+
+    n_leaves = max(1, int(s["horizon"]) // int(s["sync_every"]))
+    return with_adaptive_bracket(result, s, run_fn, n_leaves=n_leaves, budget=budget,
+                                 seed=seed, claimed_delta=delta, bracket_delta=BRACKET_DELTA)
+
+
+def _thirds(budget: AuditBudget) -> AuditBudget:
+    """``budget`` at ``1 − α/3``: the end-to-end search beside two view audits."""
+    return dataclasses.replace(budget, confidence=split_confidence(budget.confidence, 3))
 
 
 def _reread(bound: EpsilonLowerBound, delta: float) -> EpsilonLowerBound:
@@ -483,15 +516,32 @@ def feducb_decentralized_fixed_accountant(claim: Claim) -> tuple[str, float, tup
     leaves = max(1, int(s["horizon"]) // int(s["sync_every"]))
     sizing = (f"σ_N = {run.calibration.noise_stddev:.4g} per entry, {leaves} leaves per "
               f"(agent, set) tree (every {int(s['sync_every'])} rounds, known a priori), "
-              f"depth m = {run.tree_depth}; substitution sensitivity √2(L²+1) (Definition "
-              "1 substitutes a pair)")
-    timing = ("release times are a function of (B, T, graph) only: no sync-timing channel; "
-              "an agent's own raw data between releases can still change its later leaves "
-              "(Alg. 1 line 4; cf. Remark 3's O(t) message sensitivity), which the accountant does not price")
+              f"depth m = {run.tree_depth}; substitution sensitivity √2(L²+1) (Alg. 2 "
+              "line 5 calibrates to L²+1)")
+    timing = "release times are a function of (B, T, graph) only: no sync-timing channel"
+    adaptivity = _adaptivity_note(run.records_per_leaf, int(s["sync_every"]), int(s["gamma"]),
+                                  run.mechanism_epsilon(claim.claimed_delta)[1])
     reasons = tuple(dict.fromkeys(run.accountant.non_private_reasons()))
     unpriced = (("the algorithm's ledger names an unpriced channel: " + "; ".join(reasons),)
                 if reasons else ())
-    return route, float(epsilon), (sizing, timing) + unpriced
+    return route, float(epsilon), (sizing, timing, adaptivity) + unpriced
+
+
+def feducb_fixed_mechanism(claim: Claim) -> tuple[str, float]:
+    """ε at the claimed δ of the fixed schedule's Privatizer for one changed pair of an
+    oblivious stream: the mechanism alone (the view is charged for adaptivity)."""
+    s = claim.setting_dict()
+    shared = claim.relation is NeighboringRelation.USER_AT_ALL_AGENTS
+    _, tables = _base_world({**s, "shared_users": shared})
+    if s.get("structure") == "decentralized":
+        run = _fixed_run(claim, tables, seed=0)
+    else:
+        from fedpriv.algorithms.feducb.centralized import run_feducb_fixed
+
+        run = run_feducb_fixed(tables, epsilon=float(s["epsilon"]), delta=float(s["delta"]),
+                               sync_every=int(s["sync_every"]), seed=0)
+    route, epsilon = run.mechanism_epsilon(claim.claimed_delta)
+    return route, float(epsilon)
 
 
 def _neighbour_view(run, n_trials: int, gamma: int, dim: int) -> np.ndarray:
@@ -528,9 +578,9 @@ def audit_feducb_decentralized_fixed(claim: Claim, budget: AuditBudget, seed) ->
     ``û``, ``diag Û`` (first release) and ``û`` (last release); candidate events on
     each column are searched on a pilot and confirmed on fresh runs
     (:func:`~fedpriv.audit.endtoend.engine.search_and_confirm`). With noise, the row
-    is also bracketed at δ = 10⁻⁶ by the Privatizer's nodes
-    (:func:`~fedpriv.audit.endtoend.feducb_privatizer.with_privatizer_bracket`), each
-    audit at ``1 − α/2``.
+    is also audited white-box on the view fed the adaptive stream, at the claimed δ and at
+    δ = 10⁻⁶ (:func:`~fedpriv.audit.endtoend.feducb_adaptive.with_adaptive_bracket`), each
+    of the three audits at ``1 − α/3``.
     """
     s = claim.setting_dict()
     _, tables = _base_world(s)
@@ -557,16 +607,18 @@ def audit_feducb_decentralized_fixed(claim: Claim, budget: AuditBudget, seed) ->
     )
     pair = (f"one user changed: agent 0's decision set at round 0 scaled by 0.05 (D') vs "
             f"original (D); releases every {int(s['sync_every'])} rounds")
-    bracket = math.isfinite(float(s["epsilon"]))  # a Privatizer to audit at 1e-6
+    bracket = math.isfinite(float(s["epsilon"]))  # a Privatizer to audit
     result = search_and_confirm(
-        {pair: sample}, budget=halved(budget) if bracket else budget, seed=seed,
+        {pair: sample}, budget=_thirds(budget) if bracket else budget, seed=seed,
         delta=float(s["delta"]),
         channel="neighbour: agent 0's releases (Û, û) and their arrival times", names=names,
     )
     if not bracket:
         return result
-    # Bracketed at 1e-6 by the Privatizer's nodes (feducb_privatizer): one tree of
-    # n = max(1, ⌊T/B⌋) leaves per (agent, set).
+    # The view, white-box, on the adaptive stream (feducb_adaptive): one tree of
+    # n = max(1, ⌊T/B⌋) leaves per (agent, set), agent 0's set-0 leaf moved in ⌈B/γ⌉ pairs.
     leaves = max(1, int(s["horizon"]) // int(s["sync_every"]))
-    return with_privatizer_bracket(result, _fixed_run(claim, tables, seed=0), tables.spec,
-                                   n_leaves=leaves, budget=budget, seed=seed)
+    return with_adaptive_bracket(
+        result, s, lambda tab, side: _fixed_run(claim, tab, seed=0, side=side, record=True),
+        n_leaves=leaves, budget=budget, seed=seed, claimed_delta=float(s["delta"]),
+        bracket_delta=BRACKET_DELTA)

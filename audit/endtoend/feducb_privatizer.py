@@ -1,4 +1,10 @@
-"""FedUCB's fixed schedule bracketed at δ = 10⁻⁶: a mechanism-level audit of the Privatizer.
+"""FedUCB's Privatizer bracketed at δ = 10⁻⁶: a mechanism-level audit (one pair, oblivious).
+
+The fixed-schedule rows of the register no longer use this bracket: their view is
+charged and audited for adaptivity (the agent's own actions between syncs move up to
+``B`` pairs of a leaf), white-box on the adaptive stream
+(:mod:`fedpriv.audit.endtoend.feducb_adaptive`). What follows bounds the mechanism alone,
+the rows' ``mechanism_epsilon``.
 
 With the fixed sync schedule the claimed δ = 0.1 is vacuous (the accountant's ε there
 is 0), so the row is bracketed at δ = 10⁻⁶, where the accountant's ε is positive. The

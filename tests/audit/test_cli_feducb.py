@@ -66,6 +66,24 @@ def test_variants_and_options(capsys):
     assert record["setting"]["beta"] == "tuned" and record["syncs"]["max"] <= 6
 
 
+def test_fixed_schedule_json_charges_the_pairs_one_change_moves(capsys):
+    """feducb-fixed: each leaf charged for the B pairs one change moves through the
+    agent's own actions between syncs (Alg. 1 line 4); the one-pair price is the
+    mechanism's. Same setting as the register's row: 0.541 (view) vs 0 (mechanism)."""
+    code, out = _invoke(
+        "run feducb-fixed --agents 3 --horizon 64 --dimension 2 --actions 4 --sync-every 8 "
+        "--epsilon 1 --delta 0.1 --json", capsys,
+    )
+    record = json.loads(out)
+    assert code == 0 and record["privatizer"]["records_per_leaf"] == 8
+    assert record["privatizer"]["view_gdp_mu"] == pytest.approx(8 * record["privatizer"]["gdp_mu"])
+    accountant = record["guarantee"]["accountant"]
+    assert accountant["epsilon"] == pytest.approx(0.5407, abs=1e-3)
+    assert accountant["mechanism_epsilon"] == 0.0
+    assert accountant["curve"]["1e-06"] == pytest.approx(3.1025, abs=1e-3)
+    assert record["guarantee"]["verdict"] == "holds"
+
+
 def test_bad_input_raises_value_errors():
     parser = _parser()
     for argv, match in (

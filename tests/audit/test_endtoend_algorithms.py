@@ -55,10 +55,18 @@ def test_feducb_fixed_schedule_holds():
     result = evaluate_claim("feducb/feducb/fixed", BUDGET, np.random.SeedSequence(2024))
     assert result.audit.epsilon_lower_bound <= 1.0
     assert result.verdict == "holds"
-    # The row is bracketed at δ = 1e-6 too (the Privatizer audit, feducb_privatizer):
-    # a positive bound there, reported in the evidence, never above the accountant's.
+    # The end-to-end ε charges adaptivity (B = 8 pairs per leaf): 0.541 at the claimed
+    # δ = 0.1, where the mechanism alone spends 0.
+    assert result.accountant_epsilon == pytest.approx(0.5407, abs=1e-3)
+    assert result.mechanism_epsilon == 0.0
+    # The row is bracketed at δ = 1e-6 too (the view audit on the adaptive stream,
+    # feducb_adaptive): a positive bound there, reported in the evidence, never above
+    # the view's accountant ε; it exceeds the one-pair mechanism ε (0.327) that the
+    # old Privatizer-only number was.
     assert "at δ=1e-6: audit lower bound" in result.evidence
-    assert 0.0 < result.audit_epsilon_at_1e6 <= result.mechanism_epsilon_at_1e6
+    assert "adaptive stream" in result.audit_event_at_1e6
+    assert 0.0 < result.audit_epsilon_at_1e6 <= result.epsilon_at_1e6
+    assert result.audit_epsilon_at_1e6 > result.mechanism_epsilon_at_1e6
 
 
 @pytest.mark.statistical

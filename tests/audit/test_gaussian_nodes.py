@@ -130,7 +130,7 @@ def test_bound_never_exceeds_the_accountant_on_the_correct_mechanism() -> None:
                                         **ROW)
         assert 0.0 < result.bound.epsilon_lower_bound <= result.accountant_epsilon
         assert result.bound.delta == 1e-6
-        assert result.accountant_epsilon == pytest.approx(0.327, abs=1e-3)  # the rows' value
+        assert result.accountant_epsilon == pytest.approx(0.327, abs=1e-3)  # the rows' mechanism ε
 
 
 @pytest.mark.statistical

@@ -109,8 +109,20 @@ def test_vacuous_delta_reports_epsilon_at_1e6(rows):
         record = result.to_dict()
         mech = record["mechanism_epsilon_at_1e-6"]
         assert isinstance(mech, float) and 0 < mech < math.inf, result.key
-        assert record["epsilon_at_1e-6"] == ("inf" if result.raw_channel else mech)
+        # end to end: ∞ on a raw channel; otherwise the view's accountant, which charges
+        # adaptivity (FedUCB's fixed schedule: B pairs per leaf) and is never below the
+        # mechanism's one-pair price
+        if result.raw_channel:
+            assert record["epsilon_at_1e-6"] == "inf", result.key
+        else:
+            assert record["epsilon_at_1e-6"] >= mech, result.key
         assert "vacuous" in result.evidence
+    by_key = {r.key: r for r in vacuous}
+    for key in ("feducb/feducb/fixed", "feducb/feducb-decentralized/fixed"):
+        row = by_key[key]
+        assert row.epsilon_at_1e6 > row.mechanism_epsilon_at_1e6, key
+    assert by_key["feducb/feducb/fixed"].mechanism_epsilon_at_1e6 == pytest.approx(0.327, abs=1e-3)
+    assert by_key["feducb/feducb/fixed"].epsilon_at_1e6 == pytest.approx(3.1025, abs=1e-3)
     for _, _, result in rows:
         if not result.delta_is_vacuous:
             assert "epsilon_at_1e-6" not in result.to_dict()
