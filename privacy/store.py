@@ -320,39 +320,14 @@ class LedgerStore:
 
 
 class StoredLedgerMixin:
-    """The accountant's side of a store: sync, one transaction per write, close.
+    """The accountant's side of a store: sync, refresh, close.
 
     The host (:class:`~fedpriv.privacy.accountant.Accountant`) holds ``_store``
     (a :class:`LedgerStore` or None), ``_store_seq`` (last charge and draw rows read),
-    ``_charges``, ``_event_id``, ``_add_draws`` and ``_bump``.
+    ``_charges``, ``_event_id``, ``_add_draws`` and ``_bump``. Writes are the host's:
+    each is validated and priced first, written and committed in one store
+    transaction, and only then recorded in memory.
     """
-
-    def _in_store_transaction(self, apply, write, *, table: int) -> None:
-        """One store transaction: read others' rows, ``apply`` in memory, ``write``, commit.
-
-        ``BEGIN IMMEDIATE`` holds the write lock from the read to the commit, so a
-        budget check in ``apply`` sees every charge of every process. ``apply`` returns
-        the function that undoes it: if anything fails after ``apply``, memory is
-        restored and the transaction rolls back. ``write`` returns the new row's number
-        in ``table`` (0 charges, 1 draws).
-        """
-        store = self._store
-        store.begin()
-        try:
-            self._sync()
-            undo = apply()
-            previous = self._store_seq
-            try:
-                seq = write()
-                self._store_seq = (seq, previous[1]) if table == 0 else (previous[0], seq)
-                store.commit()
-            except BaseException:
-                self._store_seq = previous
-                undo()
-                raise
-        except BaseException:
-            store.rollback()
-            raise
 
     def _sync(self) -> None:
         """Append the store's rows this process has not read yet, in commit order."""

@@ -1,0 +1,98 @@
+"""Issue 20: a charge is atomic on every exception, KeyboardInterrupt included.
+
+`spend`, `spend_many` and `would_exceed` price a candidate charge before it touches
+the ledger, so whatever raises (a refused budget, an arithmetic error while pricing,
+an interrupt, a bad key label) leaves charges, every route and the store as before.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from fedpriv.privacy import Accountant, events
+from fedpriv.privacy import accountant as accountant_module
+from fedpriv.privacy.errors import BudgetExceededError
+from fedpriv.privacy.guarantees import ApproxDP, PureDP
+
+from tests.privacy._support import assert_unchanged, snapshot
+
+def _budgeted(**options) -> Accountant:
+    accountant = Accountant(budget=ApproxDP(1.0, 1e-5), disjoint=("agent",), **options)
+    accountant.spend(events.Laplace(scale=4.0), key={"agent": 0})
+    return accountant
+
+
+@pytest.mark.parametrize("exception", [KeyboardInterrupt, ZeroDivisionError, OverflowError])
+@pytest.mark.parametrize("call", ["spend", "spend_many", "would_exceed"])
+def test_exception_during_budget_check_changes_nothing(monkeypatch, exception, call):
+    accountant = _budgeted()
+    before = snapshot(accountant)
+
+    def broken(*args, **kwargs):
+        raise exception("injected while pricing the charge")
+
+    monkeypatch.setattr(accountant_module, "compose_routes", broken)
+    with pytest.raises(exception):
+        if call == "spend":
+            accountant.spend(events.Laplace(scale=0.01), key={"agent": 1})
+        elif call == "spend_many":
+            accountant.spend_many(events.Laplace(scale=0.01), keys={"agent": [1, 2]})
+        else:
+            accountant.would_exceed(events.Laplace(scale=0.01), key={"agent": 1})
+    monkeypatch.undo()
+    assert_unchanged(accountant, before)
+    assert accountant.get_epsilon(0.0) == pytest.approx(0.25)
+
+
+def test_interrupt_during_store_write_changes_nothing(tmp_path, monkeypatch):
+    store = tmp_path / "ledger.sqlite"
+    accountant = Accountant(budget=PureDP(1.0), store=store)
+    accountant.spend(events.Laplace(scale=4.0))
+    before = snapshot(accountant)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(accountant._store, "insert_charge", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        accountant.spend(events.Laplace(scale=4.0))
+    monkeypatch.undo()
+    assert_unchanged(accountant, before)
+    accountant.close()
+    reopened = Accountant.open(store)
+    assert len(reopened.charges) == 1
+    reopened.close()
+
+
+@pytest.mark.parametrize(
+    ("keys", "kind"),
+    [
+        ({"agent": {"x": 1}}, "dict"),
+        ({"agent": {0, 1}}, "set"),
+        ({"agent": frozenset({0})}, "frozenset"),
+        ({"agent": [{"x": 1}]}, "dict"),
+        ({"agent": [[0, 1], [2, 3]]}, "shape"),
+        ({"agent": [object()]}, "object"),
+    ],
+)
+def test_unhashable_or_nested_key_labels_are_refused(keys, kind):
+    accountant = _budgeted()
+    before = snapshot(accountant)
+    with pytest.raises((TypeError, ValueError), match="key level 'agent'"):
+        accountant.spend_many(events.Laplace(scale=4.0), keys=keys)
+    with pytest.raises((TypeError, ValueError), match="key level 'agent'"):
+        accountant.would_exceed(events.Laplace(scale=4.0), key=keys)
+    assert_unchanged(accountant, before)
+    accountant.spend(events.Laplace(scale=4.0), key={"agent": 1})  # still usable
+    assert accountant.get_epsilon(0.0) == pytest.approx(0.25)
+
+
+def test_refused_budget_keeps_no_charge_and_no_event():
+    accountant = Accountant(budget=PureDP(1.0))
+    accountant.spend(events.Laplace(scale=2.0))
+    before = snapshot(accountant)
+    with pytest.raises(BudgetExceededError):
+        accountant.spend(events.Laplace(scale=0.01))
+    assert_unchanged(accountant, before)
+    assert accountant.cells() == [[(events.Laplace(scale=2.0), 1)]]
+    assert accountant.spent() == 0.5
