@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -41,8 +42,8 @@ import numpy as np
 import pandas as pd
 
 from fedpriv.privacy._checks import check_delta, check_real
-from fedpriv.privacy.errors import BudgetExceededError
-from fedpriv.privacy.events import Event, NonPrivate
+from fedpriv.privacy.errors import BudgetExceededError, ResourceLimitError
+from fedpriv.privacy.events import MAX_COUNT, Event, NonPrivate, _shape
 from fedpriv.privacy.guarantees import ApproxDP, PureDP
 from fedpriv.privacy.relations import NeighboringRelation, parse_relation
 from fedpriv.privacy.sampling import check_sampling_relation
@@ -55,11 +56,25 @@ from fedpriv.privacy.routes import (
 )
 from fedpriv.privacy.store import LedgerStore, StoreConfig, StoredLedgerMixin
 
-__all__ = ["RELATIVE_TOLERANCE", "Accountant", "event_epsilon"]
+__all__ = [
+    "MAX_CELL_RELEASES",
+    "PLD_DISCRETIZATION_RANGE",
+    "RELATIVE_TOLERANCE",
+    "Accountant",
+    "event_epsilon",
+]
 
 #: Relative slack allowed when comparing an ε to a budget or a claim. It covers
 #: floating-point rounding of sums of ε only (a few ulp), never a modelling error.
 RELATIVE_TOLERANCE = 1e-12
+
+#: Allowed ``pld_discretization`` (inclusive).
+PLD_DISCRETIZATION_RANGE = (1e-6, 1.0)
+#: Most releases one cell may hold when a query prices it (:data:`fedpriv.privacy.
+#: events.MAX_COUNT`): beyond it the PLD and optimal routes overflow or allocate
+#: without bound, so the query raises :class:`~fedpriv.privacy.errors.
+#: ResourceLimitError` instead (and a budgeted charge beyond it is refused).
+MAX_CELL_RELEASES = MAX_COUNT
 
 _SUPPORTED_RELATIONS = frozenset(NeighboringRelation)
 #: Internal label column of a charge made without any key level (one release).
@@ -103,7 +118,9 @@ class Accountant(StoredLedgerMixin):
         the budget's ε raises :class:`~fedpriv.privacy.errors.BudgetExceededError` and
         changes nothing.
     pld_discretization : float
-        dp-accounting's ``value_discretization_interval`` for the PLD route.
+        dp-accounting's ``value_discretization_interval`` for the PLD route, in
+        :data:`PLD_DISCRETIZATION_RANGE` (finer grids need more memory than a query
+        should take; coarser ones give vacuous bounds).
     keep_draw_rows : bool
         Keep one ledger row per noise draw (default). ``False`` only counts draws
         (:attr:`n_draws`), for audits that run a mechanism millions of times.
@@ -122,7 +139,8 @@ class Accountant(StoredLedgerMixin):
     Raises
     ------
     ValueError
-        If ``relation`` is unknown or not supported, or a level is repeated.
+        If ``relation`` is unknown or not supported, a level is repeated or
+        ``pld_discretization`` is outside :data:`PLD_DISCRETIZATION_RANGE`.
     StoreFormatError
         If ``store`` is not a ledger store this version can read.
     StoreMismatchError
@@ -171,7 +189,16 @@ class Accountant(StoredLedgerMixin):
         if budget is not None and not isinstance(budget, (PureDP, ApproxDP)):
             raise TypeError(f"`budget` must be PureDP or ApproxDP, got {type(budget).__name__}.")
         self.budget = budget
-        self.pld_discretization = float(pld_discretization)
+        low, high = PLD_DISCRETIZATION_RANGE
+        try:
+            self.pld_discretization = check_real("pld_discretization", pld_discretization)
+        except ValueError:  # NaN or an int beyond the float range
+            self.pld_discretization = math.nan
+        if not low <= self.pld_discretization <= high:
+            raise ValueError(
+                f"`pld_discretization` must be in [{low:g}, {high:g}], "
+                f"got {pld_discretization!r}."
+            )
         self._events: list[Event] = []  # distinct events, index = event id
         self._event_ids: dict[Event, int] = {}
         self._charges: list[tuple[int, dict[str, np.ndarray]]] = []
@@ -504,10 +531,16 @@ class Accountant(StoredLedgerMixin):
     def _routes_of(self, cells: list, target_delta: float) -> dict[str, float]:
         """Worst-cell ε of every route over ``cells`` (see :meth:`routes`)."""
         values = {name: 0.0 for name in ROUTES}
+        _check_cell_sizes(cells)
         for cell in cells:
-            for name, value in compose_routes(
-                cell, target_delta, pld_discretization=self.pld_discretization
-            ).items():
+            try:
+                cell_values = compose_routes(
+                    cell, target_delta, pld_discretization=self.pld_discretization
+                )
+            except ArithmeticError as error:  # overflow of an extreme but valid cell
+                _warn_overflow("ε", "inf", error)
+                cell_values = dict.fromkeys(ROUTES, math.inf)  # a sound upper bound
+            for name, value in cell_values.items():
                 values[name] = max(values[name], value)
         return values
 
@@ -543,11 +576,16 @@ class Accountant(StoredLedgerMixin):
         """
         target_delta = check_delta("target_delta", target_delta)
         cells = self.cells(where=where)
-        return max(
-            (pld_lower_bound(c, target_delta, pld_discretization=self.pld_discretization)
-             for c in cells),
-            default=0.0,
-        )
+        _check_cell_sizes(cells)
+        try:
+            return max(
+                (pld_lower_bound(c, target_delta, pld_discretization=self.pld_discretization)
+                 for c in cells),
+                default=0.0,
+            )
+        except ArithmeticError as error:
+            _warn_overflow("the lower bound", "0", error)
+            return 0.0  # a valid (vacuous) lower bound
 
     def bracket(self, target_delta: float = 0.0, *, where: Mapping[str, Any] | None = None) -> tuple[float, float]:
         """``(lower_bound, get_epsilon)`` at ``target_delta``."""
@@ -558,11 +596,17 @@ class Accountant(StoredLedgerMixin):
         target_epsilon = check_real("target_epsilon", target_epsilon)
         if target_epsilon < 0:
             raise ValueError(f"`target_epsilon` must be >= 0, got {target_epsilon!r}.")
-        return max(
-            (compose_delta(c, target_epsilon, pld_discretization=self.pld_discretization)
-             for c in self.cells(where=where)),
-            default=0.0,
-        )
+        cells = self.cells(where=where)
+        _check_cell_sizes(cells)
+        try:
+            return max(
+                (compose_delta(c, target_epsilon, pld_discretization=self.pld_discretization)
+                 for c in cells),
+                default=0.0,
+            )
+        except ArithmeticError as error:
+            _warn_overflow("δ", "1", error)
+            return 1.0  # a sound (vacuous) upper bound
 
     def spent(self) -> float:
         """The odometer: tightest ε spent so far at the budget's δ (0 without budget δ)."""
@@ -716,6 +760,26 @@ def _compose_cells(
         cell * n_events + event_column[keep], minlength=n_cells * n_events
     ).reshape(n_cells, n_events)
     return np.unique(counts, axis=0)
+
+
+def _warn_overflow(what: str, answer: str, error: ArithmeticError) -> None:
+    """Warn that an extreme cell overflowed a route and ``answer`` is reported."""
+    warnings.warn(
+        f"pricing an extreme cell overflowed ({error!r}); {what} is reported as "
+        f"{answer}, which is sound but vacuous.", RuntimeWarning, stacklevel=3,
+    )
+
+
+def _check_cell_sizes(cells: list[list[tuple[Event, int]]]) -> None:
+    """Refuse to price a cell of more than :data:`MAX_CELL_RELEASES` releases."""
+    for cell in cells:
+        releases = sum(count * _shape(event)[1] for event, count in cell)
+        if releases > MAX_CELL_RELEASES:
+            raise ResourceLimitError(
+                f"a cell of the ledger holds {releases:,} releases, more than "
+                f"MAX_CELL_RELEASES = {MAX_CELL_RELEASES:,} that a query prices; split "
+                "the ledger over a disjoint key level or charge a coarser event."
+            )
 
 
 def _cell_list(compositions: np.ndarray, events: Sequence[Event]) -> list[list[tuple[Event, int]]]:

@@ -15,6 +15,7 @@ __all__ = [
     "IncompatibleGuaranteeError",
     "MechanismError",
     "PrivacyViolationError",
+    "ResourceLimitError",
     "StoreError",
     "StoreFormatError",
     "StoreMismatchError",
@@ -41,6 +42,14 @@ class BudgetExceededError(ToolkitError):
 
 class CapacityExceededError(ToolkitError, ValueError):
     """A continual counter was asked for more steps than its declared capacity."""
+
+
+class ResourceLimitError(ToolkitError, ValueError):
+    """A request is beyond a documented resource ceiling (releases, samples, memory).
+
+    Raised before anything is allocated or charged; the message names the parameter,
+    the ceiling and the value.
+    """
 
 
 class PrivacyViolationError(ToolkitError, AssertionError):

@@ -16,13 +16,51 @@ from fedpriv.privacy.guarantees import ApproxDP, PureDP
 
 from tests.privacy._support import assert_unchanged, snapshot
 
+#: The hostile events of issue 20. Each is either refused at construction (a
+#: ValueError naming the parameter) or, if built, charged atomically.
+HOSTILE_EVENTS = [
+    lambda: events.Gaussian(noise_stddev=1e308),
+    lambda: events.Laplace(scale=1.0, l1_sensitivity=2**70),
+    lambda: events.RandomizedResponse(epsilon=1e308),
+    lambda: events.Gaussian(noise_stddev=5e-324),
+]
+
+
 def _budgeted(**options) -> Accountant:
     accountant = Accountant(budget=ApproxDP(1.0, 1e-5), disjoint=("agent",), **options)
     accountant.spend(events.Laplace(scale=4.0), key={"agent": 0})
     return accountant
 
 
-@pytest.mark.parametrize("exception", [KeyboardInterrupt, ZeroDivisionError, OverflowError])
+@pytest.mark.parametrize("make_event", HOSTILE_EVENTS)
+@pytest.mark.parametrize("call", ["spend", "spend_many", "would_exceed"])
+def test_hostile_event_charges_all_or_nothing(make_event, call):
+    try:
+        event = make_event()
+    except ValueError:
+        return  # refused at construction: nothing to charge
+    accountant = _budgeted()
+    before = snapshot(accountant)
+    try:
+        if call == "spend":
+            accountant.spend(event, key={"agent": 1})
+        elif call == "spend_many":
+            accountant.spend_many(event, keys={"agent": [1, 2]})
+        else:
+            accountant.would_exceed(event, key={"agent": 1})
+    except (BudgetExceededError, ValueError):
+        assert_unchanged(accountant, before)
+        return
+    if call == "would_exceed":
+        assert_unchanged(accountant, before)
+    accountant.routes(1e-5)  # accepted: every query answers
+    accountant.lower_bound(1e-5)
+
+
+@pytest.mark.parametrize(
+    "exception", [KeyboardInterrupt, MemoryError, RecursionError, ZeroDivisionError, OverflowError]
+)
+@pytest.mark.filterwarnings("ignore:pricing an extreme cell overflowed")
 @pytest.mark.parametrize("call", ["spend", "spend_many", "would_exceed"])
 def test_exception_during_budget_check_changes_nothing(monkeypatch, exception, call):
     accountant = _budgeted()
@@ -32,13 +70,15 @@ def test_exception_during_budget_check_changes_nothing(monkeypatch, exception, c
         raise exception("injected while pricing the charge")
 
     monkeypatch.setattr(accountant_module, "compose_routes", broken)
-    with pytest.raises(exception):
+    # An arithmetic error prices the cell at ε = inf (sound): the charge is refused.
+    expected = BudgetExceededError if issubclass(exception, ArithmeticError) else exception
+    with pytest.raises(expected):
         if call == "spend":
             accountant.spend(events.Laplace(scale=0.01), key={"agent": 1})
         elif call == "spend_many":
             accountant.spend_many(events.Laplace(scale=0.01), keys={"agent": [1, 2]})
-        else:
-            accountant.would_exceed(events.Laplace(scale=0.01), key={"agent": 1})
+        elif accountant.would_exceed(events.Laplace(scale=0.01), key={"agent": 1}):
+            raise BudgetExceededError("would_exceed said True")
     monkeypatch.undo()
     assert_unchanged(accountant, before)
     assert accountant.get_epsilon(0.0) == pytest.approx(0.25)
