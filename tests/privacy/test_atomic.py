@@ -7,7 +7,10 @@ an interrupt, a bad key label) leaves charges, every route and the store as befo
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fedpriv.privacy import Accountant, events
 from fedpriv.privacy import accountant as accountant_module
@@ -136,3 +139,56 @@ def test_refused_budget_keeps_no_charge_and_no_event():
     assert_unchanged(accountant, before)
     assert accountant.cells() == [[(events.Laplace(scale=2.0), 1)]]
     assert accountant.spent() == 0.5
+
+
+# ---------------------------------------------------------------------- property
+_VALID = [events.Laplace(scale=s) for s in (2.0, 4.0, 8.0)]
+_HOSTILE_KEYS = [{"agent": {"x": 1}}, {"agent": {0, 1}}, {"agent": [[0], [1]]}, {"arm": 0}, {}]
+_ACTIONS = st.lists(
+    st.one_of(
+        st.tuples(st.just("spend"), st.sampled_from(_VALID), st.integers(0, 3)),
+        st.tuples(st.just("spend_many"), st.sampled_from(_VALID),
+                  st.lists(st.integers(0, 3), min_size=1, max_size=3)),
+        st.tuples(st.just("would_exceed"), st.sampled_from(_VALID), st.integers(0, 3)),
+        st.tuples(st.just("bad_key"), st.sampled_from(_VALID), st.sampled_from(_HOSTILE_KEYS)),
+        st.tuples(st.just("interrupt"), st.sampled_from(_VALID), st.integers(0, 3)),
+    ),
+    max_size=12,
+)
+
+
+@given(_ACTIONS)
+def test_any_sequence_of_spends_keeps_exactly_the_accepted_charges(actions):
+    """Property: after any mix of valid, over-budget, malformed and interrupted
+    charges, the ledger equals the ledger of the accepted charges replayed alone."""
+    accountant = Accountant(budget=PureDP(1.0), disjoint=("agent",))
+    replay = Accountant(disjoint=("agent",))
+    for kind, event, key in actions:
+        before = snapshot(accountant)
+        accepted = False
+        if kind == "interrupt":
+            with pytest.MonkeyPatch.context() as patch:
+                def interrupted(*args, **kwargs):
+                    raise KeyboardInterrupt
+                patch.setattr(accountant_module, "compose_routes", interrupted)
+                with pytest.raises(KeyboardInterrupt):
+                    accountant.spend(event, key={"agent": key})
+        elif kind == "would_exceed":
+            accountant.would_exceed(event, key={"agent": key})
+        elif kind == "bad_key":
+            with pytest.raises((TypeError, ValueError)):
+                accountant.spend_many(event, keys=key)
+        else:
+            keys = {"agent": key}
+            try:
+                accountant.spend_many(event, keys=keys)
+                accepted = True
+            except BudgetExceededError:
+                pass
+            if accepted:
+                replay.spend_many(event, keys=keys)
+        if not accepted:
+            assert_unchanged(accountant, before)
+    pd.testing.assert_frame_equal(accountant.charges, replay.charges)
+    assert accountant.routes(0.0) == replay.routes(0.0)
+    assert accountant.get_epsilon(0.0) <= 1.0 * (1 + 1e-12)
