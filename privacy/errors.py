@@ -13,12 +13,14 @@ __all__ = [
     "CapacityExceededError",
     "DataFormatError",
     "IncompatibleGuaranteeError",
+    "LedgerCorruptedError",
     "MechanismError",
     "PrivacyViolationError",
     "ResourceLimitError",
     "StoreError",
     "StoreFormatError",
     "StoreMismatchError",
+    "StorePathError",
     "ToolkitError",
     "UnsupportedEventError",
 ]
@@ -78,3 +80,13 @@ class StoreFormatError(StoreError, DataFormatError):
 
 class StoreMismatchError(StoreError, ValueError):
     """A ledger store was opened with another relation, key levels or budget."""
+
+
+class LedgerCorruptedError(StoreFormatError):
+    """A ledger store fails its integrity checks: a broken hash chain, a missing event
+    row, a cell count that disagrees with its keys, removed rows or a foreign WAL.
+    The message names the first bad row."""
+
+
+class StorePathError(StoreError, ValueError):
+    """``store`` is not a usable file path (empty, a directory, a missing folder)."""
