@@ -91,6 +91,9 @@ def build_parser(families: tuple[str, ...] | None = None) -> argparse.ArgumentPa
                          help="δ for a ledger store's report (default: the budget's δ, else 0)")
     account.add_argument("--json", action="store_true", help="print the report as JSON")
     account.add_argument("--out", type=Path, default=None, help="also write Markdown here")
+    account.add_argument("--verify", action="store_true",
+                         help="only verify a ledger store (hash chain, event rows, cell "
+                              "counts); exit 2 naming the first defect")
 
     run = sub.add_parser("run", help="run one algorithm inside the accountant")
     run_sub = run.add_subparsers(dest="algorithm", required=True, metavar="ALGORITHM")
@@ -262,8 +265,20 @@ def _account(args: argparse.Namespace) -> int:
         render_text,
         store_report,
     )
-    from fedpriv.privacy.store import is_store
+    from fedpriv.privacy.store import LedgerStore, is_store
 
+    if args.verify:
+        if not is_store(args.file):
+            raise ValueError(f"`--verify` checks a ledger store; {args.file} is not one.")
+        store = LedgerStore.open(args.file)  # verifies the whole ledger
+        try:
+            heads = store.chain_heads()
+        finally:
+            store.close()
+        print(f"{args.file}: ledger verified (store {store.store_id}): "
+              f"{heads['charges'][0]} charge row(s), {heads['draws'][0]} draw row(s), "
+              f"chain head {heads['charges'][2][:16]}.")
+        return 0
     if is_store(args.file):
         report = store_report(args.file, delta=args.delta)
         text, markdown = render_store_text(report), render_store_markdown(report)

@@ -24,6 +24,15 @@ in memory. The file is the ledger of record:
   register_event`): any event the accountant can price can be stored. Key labels keep
   their NumPy dtype; labels of object arrays must be ``str``, ``int``, ``float``,
   ``bool`` or ``None``.
+* **Tamper-evident.** The store has a write-once identity (``meta.store_id``, a
+  UUID). Every charge and draw row carries ``chain = sha256(previous chain, store
+  identity, its own canonical content)`` and ``chain_head`` counts the rows of each
+  chain. Opening a store (and every later sync) verifies the chain, that each
+  charge's event row exists and that its cell count matches its keys, so an edited,
+  removed or reordered row, an emptied table, or a WAL file copied from another store
+  raises :class:`~fedpriv.privacy.errors.LedgerCorruptedError` naming the first bad
+  row (``fedpriv account --verify PATH``). It is tamper-*evident*, not tamper-proof:
+  whoever can rewrite the whole file can recompute the chain.
 * **Refuses what it cannot read.** The file carries SQLite's ``application_id``
   (:data:`APPLICATION_ID`), a schema version (``user_version``, :data:`SCHEMA_VERSION`)
   and the fedpriv version that created it. A file that is not SQLite, is damaged
@@ -270,6 +279,10 @@ class LedgerStore:
                     f"{heads.get(table, ('no head',))[0]} row(s) ending at seq "
                     f"{heads.get(table, (0, '?'))[1]}: rows were removed or replaced."
                 )
+
+    def chain_heads(self) -> dict[str, tuple[int, int, str]]:
+        """Verified end of each chain: ``{table: (n_rows, last_seq, hash)}``."""
+        return dict(self._heads)
 
     def _check_rows(self, charge_seq: int, draw_seq: int) -> tuple[list, list]:
         """Rows after the verified heads, verified and chained; returns the raw rows

@@ -124,3 +124,11 @@ def test_fedpriv_account_exits_non_zero_on_a_damaged_store(store_file, capsys):
     assert main(["account", str(store_file)]) == 2
     err = capsys.readouterr().err
     assert "missing from the events table" in err and "Traceback" not in err
+
+
+def test_fedpriv_account_verify(store_file, capsys):
+    assert main(["account", "--verify", str(store_file)]) == 0
+    assert "ledger verified" in capsys.readouterr().out
+    _sql(store_file, "UPDATE charges SET pid = pid, keys = replace(keys, '10', '11') WHERE seq = 1")
+    assert main(["account", "--verify", str(store_file)]) == 2
+    assert "charge row seq 1" in capsys.readouterr().err
