@@ -272,8 +272,17 @@ class Accountant(StoredLedgerMixin):
             a Poisson-sampled event states a relation of the other family.
         ValueError
             If ``key`` names an undeclared level or misses a disjoint level.
+        TypeError
+            If a key label is not a scalar (``str``, ``int``, ``float``, ``bool`` or
+            ``None``): a set or a dict is refused, not read as one label.
         BudgetExceededError
             If the charge would exceed ``budget``; the ledger is unchanged.
+        ResourceLimitError
+            If, with a budget, the charged cell would hold more than
+            :data:`MAX_CELL_RELEASES` releases.
+
+        Whatever is raised (``KeyboardInterrupt`` included), the charges, every route
+        and the store are as before the call.
         """
         self.spend_many(event, keys=key)
 
