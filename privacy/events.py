@@ -38,6 +38,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import sys
 
 from fedpriv.privacy._checks import (
     check_delta,
@@ -636,6 +637,11 @@ def _check_loss(sensitivity_name: str, sensitivity: float, scale_name: str,
     ``maximum`` (or overflows): no route can price it, and it protects nothing."""
     ceiling = "MAX_GAUSSIAN_MU" if maximum == MAX_GAUSSIAN_MU else "MAX_LAPLACE_EPSILON"
     loss = sensitivity / scale
+    if 0.0 < loss < sys.float_info.min:  # subnormal: the PLD grid cannot represent it
+        raise ValueError(
+            f"`{sensitivity_name}` / `{scale_name}` must be >= {sys.float_info.min:g} (the "
+            f"smallest normal float), got {sensitivity!r} / {scale!r} = {loss!r}."
+        )
     if not loss <= maximum:  # also catches an overflow to inf
         raise ValueError(
             f"`{sensitivity_name}` / `{scale_name}` must be <= {maximum:g} ("

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -91,17 +92,19 @@ def noise_scale(maximum: float) -> Callable[[Any], bool]:
     documented ceiling of ``fedpriv.privacy.events``)."""
 
     def check(x: Any) -> bool:
-        return positive(x) and 1.0 / float(x) <= maximum
+        return positive(x) and sys.float_info.min <= 1.0 / float(x) <= maximum
 
     check.__doc__ = f"(0, inf) with 1 / x <= {maximum:g}"
     return check
 
 
-def at_most(domain: Callable[[Any], bool], maximum: float) -> Callable[[Any], bool]:
-    """``domain`` capped at a documented ceiling (``fedpriv.privacy.events.MAX_*``)."""
+def at_most(domain: Callable[[Any], bool], maximum: float,
+            floor: float = -math.inf) -> Callable[[Any], bool]:
+    """``domain`` capped at a documented ceiling (``fedpriv.privacy.events.MAX_*``);
+    a sensitivity (over a noise scale of 1) is also at least ``floor``."""
 
     def check(x: Any) -> bool:
-        return domain(x) and x <= maximum
+        return domain(x) and floor <= x <= maximum
 
     check.__doc__ = f"{domain.__doc__} and <= {maximum:g}"
     return check
@@ -109,8 +112,8 @@ def at_most(domain: Callable[[Any], bool], maximum: float) -> Callable[[Any], bo
 
 LAPLACE_SCALE = noise_scale(events.MAX_LAPLACE_EPSILON)
 GAUSSIAN_SCALE = noise_scale(events.MAX_GAUSSIAN_MU)
-LAPLACE_SENSITIVITY = at_most(positive, events.MAX_LAPLACE_EPSILON)
-GAUSSIAN_SENSITIVITY = at_most(positive, events.MAX_GAUSSIAN_MU)
+LAPLACE_SENSITIVITY = at_most(positive, events.MAX_LAPLACE_EPSILON, sys.float_info.min)
+GAUSSIAN_SENSITIVITY = at_most(positive, events.MAX_GAUSSIAN_MU, sys.float_info.min)
 
 
 def any_text(x: Any) -> bool:

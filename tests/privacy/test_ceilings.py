@@ -29,6 +29,7 @@ from fedpriv.privacy.sampling import PoissonSampled
         (lambda: events.RandomizedResponse(epsilon=1e308), "`epsilon` must be <= 700"),
         (lambda: events.OpaqueApproxDP(epsilon=1e308, delta=0.0), "`epsilon` must be <= 700"),
         (lambda: events.Gaussian(noise_stddev=5e-324), "`l2_sensitivity` / `noise_stddev`"),
+        (lambda: events.Laplace(scale=1.0, l1_sensitivity=5e-324), "smallest normal float"),
         (lambda: events.GaussianTree(noise_stddev=1e-300, horizon=8), "`noise_stddev`"),
         (lambda: events.DiscreteGaussian(sigma=1e-9, l2_sensitivity=1.0), "`sigma`"),
         (lambda: events.SelfComposed(event=events.Laplace(scale=1.0), count=10**12), "MAX_COUNT"),
