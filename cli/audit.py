@@ -96,13 +96,20 @@ def parse_dataset(name: str, text: str) -> Any:
         raise ValueError(f"`--pair` {name} must be a JSON number or array, got {text!r} "
                          f"({error}).") from None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
+        number = float(value) if abs(value) < 1.7e308 else math.inf
+        if not math.isfinite(number):
+            raise ValueError(f"`--pair` {name} must be a finite number, got {text!r}; a "
+                             "mechanism cannot be audited on NaN or infinite data.")
+        return number
     if isinstance(value, list):
         try:
             array = np.asarray(value)
-        except ValueError:
+        except (ValueError, OverflowError):
             array = None
         if array is not None and array.dtype.kind in "iuf" and array.size > 0:
+            if not np.all(np.isfinite(array.astype(np.float64))):
+                raise ValueError(f"`--pair` {name} must hold finite numbers, got {text!r}; "
+                                 "a mechanism cannot be audited on NaN or infinite data.")
             return array
     raise ValueError(f"`--pair` {name} must be a JSON number or a non-empty rectangular "
                      f"array of numbers, got {text!r}.")

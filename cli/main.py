@@ -34,6 +34,7 @@ import argparse
 import importlib
 import json
 import math
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,7 @@ from fedpriv.cli.verify import register_verify
 # what they use when they run, so ``fedpriv --help`` and ``fedpriv <command> --help``
 # answer at once (tests/test_cli_startup.py, benchmarks/bench_cli.py).
 
-__all__ = ["FAMILIES", "build_parser", "main"]
+__all__ = ["FAMILIES", "MEMORY_FRACTION", "OPTION_CEILINGS", "build_parser", "check_memory", "main"]
 
 #: ``run`` commands whose privacy mechanism takes ``secure=True`` (Laplace releases and
 #: FedUCB's matrix-tree Privatizer).
@@ -90,6 +91,9 @@ def build_parser(families: tuple[str, ...] | None = None) -> argparse.ArgumentPa
                          help="δ for a ledger store's report (default: the budget's δ, else 0)")
     account.add_argument("--json", action="store_true", help="print the report as JSON")
     account.add_argument("--out", type=Path, default=None, help="also write Markdown here")
+    account.add_argument("--verify", action="store_true",
+                         help="only verify a ledger store (hash chain, event rows, cell "
+                              "counts); exit 2 naming the first defect")
 
     run = sub.add_parser("run", help="run one algorithm inside the accountant")
     run_sub = run.add_subparsers(dest="algorithm", required=True, metavar="ALGORITHM")
@@ -129,6 +133,28 @@ def _check_secure_noise(args: argparse.Namespace) -> None:
 INFINITE_OK = frozenset({"--epsilon"})
 #: Float options that may be negative (a contaminating reward value).
 SIGNED_OK = frozenset({"--q-value"})
+#: Largest value each size option takes (refused by argparse, exit 2, before anything
+#: runs). ``--epsilon`` is capped at ``fedpriv.privacy.events.MAX_EVENT_EPSILON``
+#: (``inf`` stays allowed where documented); ``--samples`` at
+#: ``fedpriv.audit.regression.api.MAX_SAMPLES``; memory is checked separately
+#: (:func:`check_memory`). Literals, so that ``fedpriv --help`` imports no NumPy.
+OPTION_CEILINGS = {
+    "--horizon": 10**9,
+    "--regret-horizon": 10**9,
+    "--agents": 10**5,
+    "--arms": 10**6,
+    "--actions": 10**6,
+    "--trials": 10**6,
+    "--samples": 10**9,
+    "--dimension": 10**4,
+    "--dim": 10**4,
+    "--epsilon": 700.0,
+}
+#: Fraction of the machine's available memory the planned arrays of a run may take.
+MEMORY_FRACTION = 0.5
+#: CLI modules whose runs sample full reward (and context) tables up front:
+#: module -> whether the tables carry a context dimension.
+_TABLE_MODULES = {"feducb": True, "linucb": True, "gossip": False, "coop": False}
 
 
 def _checked_number(option: str, kind: type) -> Any:
@@ -152,6 +178,11 @@ def _checked_number(option: str, kind: type) -> Any:
         if value < 0 and not allow_negative:
             kind_name = "an integer" if kind is int else "a number"
             raise argparse.ArgumentTypeError(f"{option} must be {kind_name} >= 0, got {text!r}")
+        ceiling = OPTION_CEILINGS.get(option)
+        if ceiling is not None and value > ceiling and not math.isinf(value):
+            raise argparse.ArgumentTypeError(
+                f"{option} must be in [0, {ceiling:,}], got {text!r}"
+            )
         return value
 
     parse.__name__ = kind.__name__  # argparse names the type in its messages
@@ -168,6 +199,62 @@ def guard_numeric_options(parser: argparse.ArgumentParser) -> None:
             action.type = _checked_number(action.option_strings[-1], action.type)
 
 
+def _available_memory() -> int:
+    """Bytes of memory available to a new allocation (MemAvailable; 8 GiB if unknown)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 8 << 30
+
+
+def check_memory(args: argparse.Namespace, available: int | None = None) -> None:
+    """Refuse a run whose planned reward/context tables exceed :data:`MEMORY_FRACTION`
+    of the available memory, before anything is allocated.
+
+    The estimate is ``8 bytes × trials × agents × horizon × arms`` (× dimension for
+    the linear families), the float64 tables the runs sample up front.
+
+    Raises
+    ------
+    ResourceLimitError
+        Naming the options and the largest ``--horizon`` that would fit.
+    """
+    from fedpriv.privacy.errors import ResourceLimitError
+
+    command = getattr(args, "algorithm", None) or getattr(args, "experiment", None)
+    table = RUN_COMMANDS if getattr(args, "algorithm", None) else EXPERIMENT_COMMANDS
+    module = table.get(command, ("",))[0] if command else ""
+    horizon = getattr(args, "horizon", None) or 0
+    with_dim = _TABLE_MODULES.get(module)
+    if args.command == "verify":
+        horizon, with_dim = getattr(args, "regret_horizon", None) or 0, True
+    elif with_dim is None:
+        return
+    if not horizon:
+        return
+    per_round = 8 * (getattr(args, "trials", None) or 1) * (getattr(args, "agents", None) or 10)
+    per_round *= getattr(args, "arms", None) or getattr(args, "actions", None) or 20
+    if with_dim:
+        per_round *= getattr(args, "dimension", None) or getattr(args, "dim", None) or 10
+    available = _available_memory() if available is None else available
+    limit = MEMORY_FRACTION * available
+    if per_round * horizon > limit:
+        flag = "--regret-horizon" if args.command == "verify" else "--horizon"
+        raise ResourceLimitError(
+            f"`{flag}` {horizon:,} plans about {per_round * horizon / 2**30:,.1f} GiB of "
+            f"tables (8 bytes × trials × agents × horizon × arms{' × dimension' if with_dim else ''}), "
+            f"more than {MEMORY_FRACTION:g} of the {available / 2**30:,.1f} GiB available; "
+            f"with these options `{flag}` must be <= {int(limit // per_round):,}."
+        )
+
+
 def _account(args: argparse.Namespace) -> int:
     from fedpriv.privacy.deployment import (
         budget_report,
@@ -178,8 +265,20 @@ def _account(args: argparse.Namespace) -> int:
         render_text,
         store_report,
     )
-    from fedpriv.privacy.store import is_store
+    from fedpriv.privacy.store import LedgerStore, is_store
 
+    if args.verify:
+        if not is_store(args.file):
+            raise ValueError(f"`--verify` checks a ledger store; {args.file} is not one.")
+        store = LedgerStore.open(args.file)  # verifies the whole ledger
+        try:
+            heads = store.chain_heads()
+        finally:
+            store.close()
+        print(f"{args.file}: ledger verified (store {store.store_id}): "
+              f"{heads['charges'][0]} charge row(s), {heads['draws'][0]} draw row(s), "
+              f"chain head {heads['charges'][2][:16]}.")
+        return 0
     if is_store(args.file):
         report = store_report(args.file, delta=args.delta)
         text, markdown = render_store_text(report), render_store_markdown(report)
@@ -222,9 +321,15 @@ def main(argv: list[str] | None = None) -> int:
             return _account(args)
         if args.command == "run":
             _check_secure_noise(args)
+        check_memory(args)
         return args.handler(args)
     except (ToolkitError, ValueError, TypeError, OSError) as error:
         print(f"fedpriv: error: {error}", file=sys.stderr)
+        return 2
+    except (MemoryError, OverflowError) as error:  # a size the guards did not foresee
+        print(f"fedpriv: error: the arguments ask for more than this machine can compute "
+              f"({type(error).__name__}: {error}); lower the sizes (--horizon, --agents, "
+              f"--trials, --samples, counts) or --epsilon.", file=sys.stderr)
         return 2
 
 

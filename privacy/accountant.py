@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -42,8 +43,8 @@ import numpy as np
 import pandas as pd
 
 from fedpriv.privacy._checks import check_delta, check_real
-from fedpriv.privacy.errors import BudgetExceededError
-from fedpriv.privacy.events import Event, NonPrivate
+from fedpriv.privacy.errors import BudgetExceededError, ResourceLimitError
+from fedpriv.privacy.events import MAX_COUNT, Event, NonPrivate, _shape
 from fedpriv.privacy.guarantees import ApproxDP, PureDP
 from fedpriv.privacy.relations import NeighboringRelation, parse_relation
 from fedpriv.privacy.sampling import check_sampling_relation
@@ -56,11 +57,25 @@ from fedpriv.privacy.routes import (
 )
 from fedpriv.privacy.store import LedgerStore, StoreConfig, StoredLedgerMixin
 
-__all__ = ["RELATIVE_TOLERANCE", "Accountant", "event_epsilon"]
+__all__ = [
+    "MAX_CELL_RELEASES",
+    "PLD_DISCRETIZATION_RANGE",
+    "RELATIVE_TOLERANCE",
+    "Accountant",
+    "event_epsilon",
+]
 
 #: Relative slack allowed when comparing an ε to a budget or a claim. It covers
 #: floating-point rounding of sums of ε only (a few ulp), never a modelling error.
 RELATIVE_TOLERANCE = 1e-12
+
+#: Allowed ``pld_discretization`` (inclusive).
+PLD_DISCRETIZATION_RANGE = (1e-6, 1.0)
+#: Most releases one cell may hold when a query prices it (:data:`fedpriv.privacy.
+#: events.MAX_COUNT`): beyond it the PLD and optimal routes overflow or allocate
+#: without bound, so the query raises :class:`~fedpriv.privacy.errors.
+#: ResourceLimitError` instead (and a budgeted charge beyond it is refused).
+MAX_CELL_RELEASES = MAX_COUNT
 
 _SUPPORTED_RELATIONS = frozenset(NeighboringRelation)
 #: Internal label column of a charge made without any key level (one release).
@@ -104,7 +119,9 @@ class Accountant(StoredLedgerMixin):
         the budget's ε raises :class:`~fedpriv.privacy.errors.BudgetExceededError` and
         changes nothing.
     pld_discretization : float
-        dp-accounting's ``value_discretization_interval`` for the PLD route.
+        dp-accounting's ``value_discretization_interval`` for the PLD route, in
+        :data:`PLD_DISCRETIZATION_RANGE` (finer grids need more memory than a query
+        should take; coarser ones give vacuous bounds).
     keep_draw_rows : bool
         Keep one ledger row per noise draw (default). ``False`` only counts draws
         (:attr:`n_draws`), for audits that run a mechanism millions of times.
@@ -123,7 +140,8 @@ class Accountant(StoredLedgerMixin):
     Raises
     ------
     ValueError
-        If ``relation`` is unknown or not supported, or a level is repeated.
+        If ``relation`` is unknown or not supported, a level is repeated or
+        ``pld_discretization`` is outside :data:`PLD_DISCRETIZATION_RANGE`.
     StoreFormatError
         If ``store`` is not a ledger store this version can read.
     StoreMismatchError
@@ -172,7 +190,16 @@ class Accountant(StoredLedgerMixin):
         if budget is not None and not isinstance(budget, (PureDP, ApproxDP)):
             raise TypeError(f"`budget` must be PureDP or ApproxDP, got {type(budget).__name__}.")
         self.budget = budget
-        self.pld_discretization = float(pld_discretization)
+        low, high = PLD_DISCRETIZATION_RANGE
+        try:
+            self.pld_discretization = check_real("pld_discretization", pld_discretization)
+        except ValueError:  # NaN or an int beyond the float range
+            self.pld_discretization = math.nan
+        if not low <= self.pld_discretization <= high:
+            raise ValueError(
+                f"`pld_discretization` must be in [{low:g}, {high:g}], "
+                f"got {pld_discretization!r}."
+            )
         self._events: list[Event] = []  # distinct events, index = event id
         self._event_ids: dict[Event, int] = {}
         self._charges: list[tuple[int, dict[str, np.ndarray]]] = []
@@ -203,7 +230,7 @@ class Accountant(StoredLedgerMixin):
             keys = {}
         if not isinstance(keys, Mapping):
             raise TypeError(f"`key` must be a mapping of level -> label, got {type(keys).__name__}.")
-        unknown = sorted(set(keys) - set(self.levels))
+        unknown = sorted((level for level in keys if level not in self.levels), key=repr)
         if unknown:
             raise ValueError(
                 f"key level(s) {unknown} not declared; declared levels are {list(self.levels)}."
@@ -211,7 +238,7 @@ class Accountant(StoredLedgerMixin):
         missing = [level for level in self.disjoint if level not in keys]
         if missing:
             raise ValueError(f"key is missing the disjoint level(s) {missing}.")
-        arrays = {level: np.atleast_1d(np.asarray(keys[level])).ravel() for level in keys}
+        arrays = {level: _label_array(level, keys[level]) for level in keys}
         if not arrays:  # no structure: one charge to the single cell
             return {_SINGLE_CELL: np.zeros(1, dtype=np.int64)}
         n = max(a.size for a in arrays.values())
@@ -219,13 +246,6 @@ class Accountant(StoredLedgerMixin):
             raise ValueError("all key arrays must have the same length (or length 1).")
         arrays = {k: (np.repeat(a, n) if a.size == 1 and n > 1 else a) for k, a in arrays.items()}
         return arrays
-
-    def _event_id(self, event: Event) -> int:
-        handlers_for(event)  # raises UnsupportedEventError for unknown event types
-        if event not in self._event_ids:
-            self._event_ids[event] = len(self._events)
-            self._events.append(event)
-        return self._event_ids[event]
 
     def _bump(self) -> None:
         self._version += 1
@@ -253,8 +273,17 @@ class Accountant(StoredLedgerMixin):
             a Poisson-sampled event states a relation of the other family.
         ValueError
             If ``key`` names an undeclared level or misses a disjoint level.
+        TypeError
+            If a key label is not a scalar (``str``, ``int``, ``float``, ``bool`` or
+            ``None``): a set or a dict is refused, not read as one label.
         BudgetExceededError
             If the charge would exceed ``budget``; the ledger is unchanged.
+        ResourceLimitError
+            If, with a budget, the charged cell would hold more than
+            :data:`MAX_CELL_RELEASES` releases.
+
+        Whatever is raised (``KeyboardInterrupt`` included), the charges, every route
+        and the store are as before the call.
         """
         self.spend_many(event, keys=key)
 
@@ -278,61 +307,92 @@ class Accountant(StoredLedgerMixin):
         keys : mapping of str to array_like
             One 1-D label array per level, all of one length ``n`` (length-1 arrays
             broadcast): ``n`` releases, the ``j``-th charged to cell
-            ``{level: keys[level][j]}``.
+            ``{level: keys[level][j]}``. Labels are scalars (``str``, ``int``,
+            ``float``, ``bool`` or ``None``); a set or a dict is refused, not read as
+            one label.
 
         Raises
         ------
         Same as :meth:`spend`.
         """
         if self._store is None:
-            self._spend_in_memory(event, keys)
+            self._commit_charge(*self._prepare_charge(event, keys))
             return
-        self._in_store_transaction(
-            lambda: self._spend_in_memory(event, keys),
-            lambda: self._store.insert_charge(
-                self._events[self._charges[-1][0]], self._charges[-1][1]
-            ),
-            table=0,
-        )
+        store = self._store
+        store.begin()
+        try:
+            self._sync()
+            prepared = self._prepare_charge(event, keys)
+            seq = store.insert_charge(prepared[0], prepared[2][1])
+            store.commit()
+        except BaseException:
+            store.rollback()
+            raise
+        # Committed to the store: record it in memory (one append, then the row number).
+        self._commit_charge(*prepared)
+        self._store_seq = (seq, self._store_seq[1])
 
-    def _spend_in_memory(self, event: Event, keys: Mapping[str, Any]):
-        """Validate, append and check the budget; a refused charge leaves nothing.
+    def _prepare_charge(self, event: Any, keys: Mapping[str, Any] | None):
+        """Validate and price a charge without touching the ledger.
 
-        Returns the function that takes the charge back out.
+        Returns ``(event, is_new, (event_id, arrays))`` for :meth:`_commit_charge`.
+        Every exception (a refused budget, an arithmetic error while pricing, a
+        ``KeyboardInterrupt``) leaves the accountant as it was, since nothing is
+        mutated here: the budget is checked on a candidate list of charges.
         """
-        n_events_before = len(self._events)
         arrays = self._normalise_keys(keys)
-        event_id = self._event_id(self._as_event(event))
-        self._charges.append((event_id, arrays))
-        self._bump()
+        event = self._as_event(event)
+        handlers_for(event)  # raises UnsupportedEventError for unknown event types
+        event_id = self._event_ids.get(event)
+        is_new = event_id is None
+        if is_new:
+            event_id = len(self._events)
+        charge = (event_id, arrays)
         if self.budget is not None:
             budget_delta = self.budget.delta if isinstance(self.budget, ApproxDP) else 0.0
-            spent = self.get_epsilon(budget_delta)
+            candidate_events = self._events + [event] if is_new else self._events
+            compositions = _compose_cells(
+                self._charges + [charge], len(candidate_events), self.parallel_levels, None
+            )
+            spent = self._tightest_of(
+                _cell_list(compositions, candidate_events), budget_delta
+            )[1]
             if spent > self.budget.epsilon * (1 + RELATIVE_TOLERANCE):
-                self._pop_charge(n_events_before)
                 raise BudgetExceededError(
                     f"charging {event} would raise ε to {spent:.6g} > budget "
                     f"{self.budget.epsilon:.6g}; nothing was released."
                 )
-        return lambda: self._pop_charge(n_events_before)
+        return event, is_new, charge
 
-    def _pop_charge(self, n_events_before: int) -> None:
-        """Remove the last charge (and an event it introduced)."""
-        self._charges.pop()
+    def _commit_charge(self, event: Event, is_new: bool, charge: tuple) -> None:
+        """Record a prepared charge: the only mutation of a charge, with no call that
+        can fail in between (an interned event without a charge is invisible)."""
+        if is_new:
+            self._events.append(event)
+            self._event_ids[event] = charge[0]
+        self._charges.append(charge)  # the charge becomes visible here, in one step
         self._bump()
-        if len(self._events) > n_events_before:
-            del self._event_ids[self._events.pop()]
+
+    def _event_id(self, event: Event) -> int:
+        """Id of ``event``, interning it (used when reading rows from the store)."""
+        if event not in self._event_ids:
+            self._event_ids[event] = len(self._events)
+            self._events.append(event)
+        return self._event_ids[event]
 
     def would_exceed(self, event: Event, *, key: Mapping[str, Any]) -> bool:
-        """Whether charging ``event`` to ``key`` would exceed the budget (no change)."""
+        """Whether charging ``event`` to ``key`` would exceed the budget.
+
+        Changes nothing, whatever it raises: the charge is priced on a candidate
+        ledger. Raises what :meth:`spend` raises for an invalid event or key.
+        """
         if self.budget is None:
             return False
         self._refresh()
         try:
-            undo = self._spend_in_memory(event, key)
+            self._prepare_charge(event, key)
         except BudgetExceededError:
             return True
-        undo()
         return False
 
     def record_draws(
@@ -381,23 +441,23 @@ class Accountant(StoredLedgerMixin):
         if self._store is None:
             self._add_draws(n, block)
             return
-        self._in_store_transaction(
-            lambda: self._add_draws(n, block),
-            lambda: self._store.insert_draws(n, block),
-            table=1,
-        )
+        store = self._store
+        store.begin()
+        try:
+            self._sync()
+            seq = store.insert_draws(n, block)
+            store.commit()
+        except BaseException:
+            store.rollback()
+            raise
+        self._add_draws(n, block)
+        self._store_seq = (self._store_seq[0], seq)
 
-    def _add_draws(self, n: int, block: dict[str, Any] | None):
-        """Append draw rows; returns the function that takes them back out."""
-        n_blocks = len(self._draws)
-        self._n_draws += n
+    def _add_draws(self, n: int, block: dict[str, Any] | None) -> None:
+        """Append already-written draw rows."""
         if block is not None:
             self._draws.append(block)
-        return lambda: self._remove_draws(n, n_blocks)
-
-    def _remove_draws(self, n: int, n_blocks: int) -> None:
-        self._n_draws -= n
-        del self._draws[n_blocks:]
+        self._n_draws += n
 
     @classmethod
     def open(cls, store: str | os.PathLike, **options: Any) -> Accountant:
@@ -433,40 +493,18 @@ class Accountant(StoredLedgerMixin):
         """
         if where and (bad := [level for level in where if level not in self.levels]):
             raise ValueError(f"`where` level {bad[0]!r} not declared.")
+        if where:
+            for level, label in where.items():
+                _label_array(f"where[{level!r}]", label)
         self._refresh()
-        cache_key = (self._version, tuple(sorted((where or {}).items(), key=repr)))
+        cache_key = (self._version, len(self._charges),
+                     tuple(sorted((where or {}).items(), key=repr)))
         if cache_key in self._cells_cache:
             return self._cells_cache[cache_key]
-        empty = (np.zeros((0, len(self._events)), dtype=np.int64), list(self._events))
-        if not self._charges:
-            return empty
-        sizes = [max(a.size for a in arrays.values()) for _, arrays in self._charges]
-        columns: dict[str, np.ndarray] = {}
-        for level in set(self.parallel_levels) | set(where or {}):
-            parts = [
-                arrays[level] if level in arrays else np.full(n, None, dtype=object)
-                for (_, arrays), n in zip(self._charges, sizes)
-            ]
-            columns[level] = np.concatenate([np.asarray(p, dtype=object) for p in parts])
-        event_column = np.repeat([event_id for event_id, _ in self._charges], sizes)
-        keep = np.ones(event_column.size, dtype=bool)
-        for level, label in (where or {}).items():
-            keep &= columns[level] == label
-        if not keep.any():
-            self._cells_cache[cache_key] = empty
-            return empty
-        n_events = len(self._events)
-        if self.parallel_levels:
-            frame = pd.DataFrame({level: columns[level][keep] for level in self.parallel_levels})
-            cell = frame.groupby(list(self.parallel_levels), sort=False, dropna=False).ngroup()
-            cell = cell.to_numpy()
-        else:  # a single cell: nothing partitions the records
-            cell = np.zeros(int(keep.sum()), dtype=np.int64)
-        n_cells = int(cell.max()) + 1
-        counts = np.bincount(
-            cell * n_events + event_column[keep], minlength=n_cells * n_events
-        ).reshape(n_cells, n_events)
-        result = (np.unique(counts, axis=0), list(self._events))
+        result = (
+            _compose_cells(self._charges, len(self._events), self.parallel_levels, where),
+            list(self._events),
+        )
         self._cells_cache[cache_key] = result
         return result
 
@@ -476,10 +514,7 @@ class Accountant(StoredLedgerMixin):
         Each is a list of ``(event, count)`` pairs; the guarantee of the ledger is the
         worst of them (parallel composition).
         """
-        compositions, events = self._cells(where)
-        return [
-            [(events[j], int(row[j])) for j in np.flatnonzero(row)] for row in compositions
-        ]
+        return _cell_list(*self._cells(where))
 
     def routes(self, target_delta: float = 0.0, *, where: Mapping[str, Any] | None = None) -> dict[str, float]:
         """ε at ``target_delta`` by every route of :data:`fedpriv.privacy.routes.ROUTES`.
@@ -501,23 +536,27 @@ class Accountant(StoredLedgerMixin):
             If ``target_delta`` is outside [0, 1) or ``where`` names an undeclared level.
         """
         target_delta = check_delta("target_delta", target_delta)
-        cells = self.cells(where=where)
-        if not cells:
-            return {name: 0.0 for name in ROUTES}
+        return self._routes_of(self.cells(where=where), target_delta)
+
+    def _routes_of(self, cells: list, target_delta: float) -> dict[str, float]:
+        """Worst-cell ε of every route over ``cells`` (see :meth:`routes`)."""
         values = {name: 0.0 for name in ROUTES}
+        _check_cell_sizes(cells)
         for cell in cells:
-            for name, value in compose_routes(
-                cell, target_delta, pld_discretization=self.pld_discretization
-            ).items():
+            try:
+                cell_values = compose_routes(
+                    cell, target_delta, pld_discretization=self.pld_discretization
+                )
+            except ArithmeticError as error:  # overflow of an extreme but valid cell
+                _warn_overflow("ε", "inf", error)
+                cell_values = dict.fromkeys(ROUTES, math.inf)  # a sound upper bound
+            for name, value in cell_values.items():
                 values[name] = max(values[name], value)
         return values
 
-    def tightest(self, target_delta: float = 0.0, *, where: Mapping[str, Any] | None = None) -> tuple[str, float]:
-        """``(route, epsilon)`` of the smallest valid upper bound at ``target_delta``.
-
-        Ties go to the simplest route in :data:`~fedpriv.privacy.routes.ROUTES` order (pure first).
-        """
-        values = self.routes(target_delta, where=where)
+    def _tightest_of(self, cells: list, target_delta: float) -> tuple[str, float]:
+        """``(route, epsilon)`` of the smallest route over ``cells`` (see :meth:`tightest`)."""
+        values = self._routes_of(cells, target_delta)
         smallest = min(values.values())
         # Routes within float rounding of the minimum are ties: prefer the simplest,
         # so an exact pure answer is not displaced by a PLD value 1 ulp below it.
@@ -526,6 +565,14 @@ class Accountant(StoredLedgerMixin):
             if values[name] <= smallest + abs(smallest) * RELATIVE_TOLERANCE
         )
         return route, values[route]
+
+    def tightest(self, target_delta: float = 0.0, *, where: Mapping[str, Any] | None = None) -> tuple[str, float]:
+        """``(route, epsilon)`` of the smallest valid upper bound at ``target_delta``.
+
+        Ties go to the simplest route in :data:`~fedpriv.privacy.routes.ROUTES` order (pure first).
+        """
+        target_delta = check_delta("target_delta", target_delta)
+        return self._tightest_of(self.cells(where=where), target_delta)
 
     def get_epsilon(self, target_delta: float = 0.0, *, where: Mapping[str, Any] | None = None) -> float:
         """Tightest valid upper bound on ε at ``target_delta`` (dp-accounting's verb)."""
@@ -542,11 +589,16 @@ class Accountant(StoredLedgerMixin):
         """
         target_delta = check_delta("target_delta", target_delta)
         cells = self.cells(where=where)
-        return max(
-            (pld_lower_bound(c, target_delta, pld_discretization=self.pld_discretization)
-             for c in cells),
-            default=0.0,
-        )
+        _check_cell_sizes(cells)
+        try:
+            return max(
+                (pld_lower_bound(c, target_delta, pld_discretization=self.pld_discretization)
+                 for c in cells),
+                default=0.0,
+            )
+        except ArithmeticError as error:
+            _warn_overflow("the lower bound", "0", error)
+            return 0.0  # a valid (vacuous) lower bound
 
     def bracket(self, target_delta: float = 0.0, *, where: Mapping[str, Any] | None = None) -> tuple[float, float]:
         """``(lower_bound, get_epsilon)`` at ``target_delta``."""
@@ -562,11 +614,17 @@ class Accountant(StoredLedgerMixin):
         target_epsilon = check_real("target_epsilon", target_epsilon)
         if target_epsilon < 0:
             raise ValueError(f"`target_epsilon` must be >= 0, got {target_epsilon!r}.")
-        return max(
-            (compose_delta(c, target_epsilon, pld_discretization=self.pld_discretization)
-             for c in self.cells(where=where)),
-            default=0.0,
-        )
+        cells = self.cells(where=where)
+        _check_cell_sizes(cells)
+        try:
+            return max(
+                (compose_delta(c, target_epsilon, pld_discretization=self.pld_discretization)
+                 for c in cells),
+                default=0.0,
+            )
+        except ArithmeticError as error:
+            _warn_overflow("δ", "1", error)
+            return 1.0  # a sound (vacuous) upper bound
 
     def spent(self) -> float:
         """The odometer: tightest ε spent so far at the budget's δ (0 without budget δ)."""
@@ -644,3 +702,105 @@ class Accountant(StoredLedgerMixin):
         self._refresh()
         return self._n_draws
 
+
+
+# ---------------------------------------------------------------------- helpers
+#: Python types a key label may have (NumPy scalars of these kinds are accepted too).
+_LABEL_TYPES = (str, int, float, bool, type(None), np.str_, np.integer, np.floating, np.bool_)
+
+
+def _label_array(level: str, labels: Any) -> np.ndarray:
+    """``labels`` of one key level as a 1-D array; refuses what is not a scalar label.
+
+    A set or dict is refused by name rather than read as one (unhashable) label, and
+    so is any label that is not a ``str``, ``int``, ``float``, ``bool`` or ``None``.
+    """
+    allowed = "a scalar label (str, int, float, bool or None) or a 1-D sequence of them"
+    if isinstance(labels, (Mapping, set, frozenset)):
+        raise TypeError(
+            f"key level {level!r} must be {allowed}; got a {type(labels).__name__} "
+            f"({labels!r:.60}), which is not a label (give a list for several cells)."
+        )
+    try:
+        array = np.asarray(labels)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"key level {level!r} must be {allowed}; got {labels!r:.60} ({error}).") from None
+    if array.ndim > 1:
+        raise ValueError(f"key level {level!r} must be {allowed}; got an array of shape {array.shape}.")
+    array = np.atleast_1d(array).ravel()
+    if array.dtype.kind not in "biufUO":
+        raise TypeError(f"key level {level!r} must be {allowed}; got dtype {array.dtype}.")
+    if array.dtype.kind == "O":
+        for label in array:
+            if not isinstance(label, _LABEL_TYPES):
+                raise TypeError(
+                    f"key level {level!r} must be {allowed}; got a label of type "
+                    f"{type(label).__name__} ({label!r:.60})."
+                )
+    return array
+
+
+def _compose_cells(
+    charges: Sequence[tuple[int, dict[str, np.ndarray]]],
+    n_events: int,
+    parallel_levels: tuple[str, ...],
+    where: Mapping[str, Any] | None,
+) -> np.ndarray:
+    """Distinct cell compositions of ``charges``: counts matrix (n_compositions, n_events).
+
+    Pure: reads ``charges`` only, so a candidate charge can be priced before it is
+    recorded.
+    """
+    empty = np.zeros((0, n_events), dtype=np.int64)
+    if not charges:
+        return empty
+    sizes = [max(a.size for a in arrays.values()) for _, arrays in charges]
+    columns: dict[str, np.ndarray] = {}
+    for level in set(parallel_levels) | set(where or {}):
+        parts = [
+            arrays[level] if level in arrays else np.full(n, None, dtype=object)
+            for (_, arrays), n in zip(charges, sizes)
+        ]
+        columns[level] = np.concatenate([np.asarray(p, dtype=object) for p in parts])
+    event_column = np.repeat([event_id for event_id, _ in charges], sizes)
+    keep = np.ones(event_column.size, dtype=bool)
+    for level, label in (where or {}).items():
+        keep &= columns[level] == label
+    if not keep.any():
+        return empty
+    if parallel_levels:
+        frame = pd.DataFrame({level: columns[level][keep] for level in parallel_levels})
+        cell = frame.groupby(list(parallel_levels), sort=False, dropna=False).ngroup()
+        cell = cell.to_numpy()
+    else:  # a single cell: nothing partitions the records
+        cell = np.zeros(int(keep.sum()), dtype=np.int64)
+    n_cells = int(cell.max()) + 1
+    counts = np.bincount(
+        cell * n_events + event_column[keep], minlength=n_cells * n_events
+    ).reshape(n_cells, n_events)
+    return np.unique(counts, axis=0)
+
+
+def _warn_overflow(what: str, answer: str, error: ArithmeticError) -> None:
+    """Warn that an extreme cell overflowed a route and ``answer`` is reported."""
+    warnings.warn(
+        f"pricing an extreme cell overflowed ({error!r}); {what} is reported as "
+        f"{answer}, which is sound but vacuous.", RuntimeWarning, stacklevel=3,
+    )
+
+
+def _check_cell_sizes(cells: list[list[tuple[Event, int]]]) -> None:
+    """Refuse to price a cell of more than :data:`MAX_CELL_RELEASES` releases."""
+    for cell in cells:
+        releases = sum(count * _shape(event)[1] for event, count in cell)
+        if releases > MAX_CELL_RELEASES:
+            raise ResourceLimitError(
+                f"a cell of the ledger holds {releases:,} releases, more than "
+                f"MAX_CELL_RELEASES = {MAX_CELL_RELEASES:,} that a query prices; split "
+                "the ledger over a disjoint key level or charge a coarser event."
+            )
+
+
+def _cell_list(compositions: np.ndarray, events: Sequence[Event]) -> list[list[tuple[Event, int]]]:
+    """Each composition row as ``[(event, count), ...]`` over its nonzero counts."""
+    return [[(events[j], int(row[j])) for j in np.flatnonzero(row)] for row in compositions]

@@ -65,6 +65,7 @@ from fedpriv.privacy.verdicts import LowerBoundEvidence, judge
 
 __all__ = [
     "CALIBRATIONS",
+    "MAX_CELLS",
     "Deployment",
     "DeploymentRelease",
     "budget_report",
@@ -77,6 +78,11 @@ __all__ = [
     "render_text",
     "store_report",
 ]
+
+#: Most releases of one ``[[release]]`` per cell (its ``count``): the events' ceiling.
+MAX_COUNT = events.MAX_COUNT
+#: Most cells one ``[[release]]`` may be charged to (product of its ``per`` labels).
+MAX_CELLS = 10**6
 
 #: Paper calibrations a deployment file may call by name.
 CALIBRATIONS = {
@@ -148,8 +154,9 @@ def _labels(spec: Any, source: str, where: str) -> tuple[Any, ...]:
     if isinstance(spec, bool):
         raise _fail(source, where, "labels must be a count or a list")
     if isinstance(spec, int):
-        if spec < 1:
-            raise _fail(source, where, f"a label count must be >= 1, got {spec}")
+        if not 1 <= spec <= MAX_CELLS:
+            raise _fail(source, where, f"a label count must be in [1, {MAX_CELLS:,}] "
+                                       f"(MAX_CELLS), got {spec:,}")
         return tuple(range(spec))
     if isinstance(spec, list) and spec:
         return tuple(spec)
@@ -279,9 +286,14 @@ def _parse_release(
         raise _fail(source, f"{where}.per", f"level(s) {undeclared} are not declared")
     per = tuple((level, _labels(per_spec[level], source, f"{where}.per.{level}"))
                 for level in per_spec)
+    n_cells = math.prod(len(labels) for _, labels in per)
+    if n_cells > MAX_CELLS:
+        raise _fail(source, f"{where}.per", f"names {n_cells:,} cells, more than "
+                                            f"MAX_CELLS = {MAX_CELLS:,}")
     count = _resolve(spec.get("count", 1), calibrated, source, f"{where}.count")
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise _fail(source, f"{where}.count", f"must be an integer >= 1, got {count!r}")
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_COUNT:
+        raise _fail(source, f"{where}.count",
+                    f"must be an integer in [1, {MAX_COUNT:,}] (MAX_COUNT), got {count!r}")
     fields = {k: _resolve(v, calibrated, source, f"{where}.{k}") for k, v in spec.items()
               if k not in ("event", "per", "count", "name")}
     fields = {k: (tuple(v) if isinstance(v, (list, np.ndarray)) else v)

@@ -13,11 +13,14 @@ __all__ = [
     "CapacityExceededError",
     "DataFormatError",
     "IncompatibleGuaranteeError",
+    "LedgerCorruptedError",
     "MechanismError",
     "PrivacyViolationError",
+    "ResourceLimitError",
     "StoreError",
     "StoreFormatError",
     "StoreMismatchError",
+    "StorePathError",
     "ToolkitError",
     "UnsupportedEventError",
 ]
@@ -41,6 +44,14 @@ class BudgetExceededError(ToolkitError):
 
 class CapacityExceededError(ToolkitError, ValueError):
     """A continual counter was asked for more steps than its declared capacity."""
+
+
+class ResourceLimitError(ToolkitError, ValueError):
+    """A request is beyond a documented resource ceiling (releases, samples, memory).
+
+    Raised before anything is allocated or charged; the message names the parameter,
+    the ceiling and the value.
+    """
 
 
 class PrivacyViolationError(ToolkitError, AssertionError):
@@ -69,3 +80,13 @@ class StoreFormatError(StoreError, DataFormatError):
 
 class StoreMismatchError(StoreError, ValueError):
     """A ledger store was opened with another relation, key levels or budget."""
+
+
+class LedgerCorruptedError(StoreFormatError):
+    """A ledger store fails its integrity checks: a broken hash chain, a missing event
+    row, a cell count that disagrees with its keys, removed rows or a foreign WAL.
+    The message names the first bad row."""
+
+
+class StorePathError(StoreError, ValueError):
+    """``store`` is not a usable file path (empty, a directory, a missing folder)."""

@@ -36,7 +36,9 @@ documentation (guarantee, relation, source).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
+import sys
 from typing import Any
 
 from fedpriv.privacy._checks import (
@@ -47,6 +49,11 @@ from fedpriv.privacy._checks import (
 )
 
 __all__ = [
+    "MAX_COUNT",
+    "MAX_DEPTH",
+    "MAX_EVENT_EPSILON",
+    "MAX_GAUSSIAN_MU",
+    "MAX_LAPLACE_EPSILON",
     "Composed",
     "DiscreteGaussian",
     "DiscreteLaplace",
@@ -62,6 +69,26 @@ __all__ = [
     "SymmetricMatrixDiscreteGaussian",
     "SymmetricMatrixGaussian",
 ]
+
+#: Largest ε of a randomized-response or opaque (ε, δ) release: the routes evaluate
+#: ``exp(ε)``, which overflows beyond ~709.78. A release that loose protects nothing
+#: and is charged as :class:`NonPrivate` instead.
+MAX_EVENT_EPSILON = 700.0
+#: Largest ``l1_sensitivity / scale`` of one Laplace node (``Laplace``,
+#: ``LaplaceTree``, ``DiscreteLaplace``). Claims such as Li & Song's ``m ε`` reach
+#: thousands and noise-free correctness tests use 10¹²; composed over
+#: :data:`MAX_COUNT` releases the pure ε stays finite. A route that overflows on such
+#: a cell is answered ε = inf by the accountant (sound).
+MAX_LAPLACE_EPSILON = 1e15
+#: Largest ``μ = sensitivity / noise stddev`` of one Gaussian release (ε ≈ 5·10¹¹ at
+#: δ = 1e-5). Beyond it μ² overflows the routes' arithmetic.
+MAX_GAUSSIAN_MU = 1e6
+#: Most releases one event may describe (``SelfComposed`` counts multiply through
+#: nesting, ``Composed`` parts add). A query at this count takes a few seconds; at
+#: 10⁷ the PLD route overflows after half a minute and at 10¹² it asks for TiB.
+MAX_COUNT = 10**6
+#: Deepest nesting of ``SelfComposed``/``Composed`` (the routes recurse once per level).
+MAX_DEPTH = 64
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -88,6 +115,7 @@ class Laplace:
         object.__setattr__(
             self, "l1_sensitivity", check_positive("l1_sensitivity", self.l1_sensitivity)
         )
+        _check_loss("l1_sensitivity", self.l1_sensitivity, "scale", self.scale, MAX_LAPLACE_EPSILON)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -142,6 +170,7 @@ class LaplaceTree:
         object.__setattr__(
             self, "l1_sensitivity", check_positive("l1_sensitivity", self.l1_sensitivity)
         )
+        _check_loss("l1_sensitivity", self.l1_sensitivity, "scale", self.scale, MAX_LAPLACE_EPSILON)
         released = self.horizon if self.released_prefixes is None else self.released_prefixes
         released = check_int_at_least("released_prefixes", released, 1)
         if released > self.horizon:
@@ -203,6 +232,7 @@ def _resolve_noise(event: object, noise_multiplier: float | None) -> None:
         multiplier = stddev / sensitivity
     object.__setattr__(event, "noise_stddev", stddev)
     object.__setattr__(event, "_noise_multiplier", multiplier)
+    _check_loss("l2_sensitivity", sensitivity, "noise_stddev", stddev, MAX_GAUSSIAN_MU)
 
 
 def _multiplier_field() -> Any:
@@ -326,6 +356,8 @@ class SymmetricMatrixGaussian:
             "frobenius_sensitivity",
             check_positive("frobenius_sensitivity", self.frobenius_sensitivity),
         )
+        _check_loss("frobenius_sensitivity", self.frobenius_sensitivity,
+                    *_noise_field(self), MAX_GAUSSIAN_MU)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -358,6 +390,7 @@ class DiscreteLaplace:
             "l1_sensitivity",
             _check_integral_positive("l1_sensitivity", self.l1_sensitivity),
         )
+        _check_loss("l1_sensitivity", self.l1_sensitivity, "scale", self.scale, MAX_LAPLACE_EPSILON)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True, init=False)
@@ -406,6 +439,7 @@ class DiscreteGaussian:
         object.__setattr__(
             self, "l2_sensitivity", check_positive("l2_sensitivity", l2_sensitivity)
         )
+        _check_loss("l2_sensitivity", self.l2_sensitivity, "sigma", self.sigma, MAX_GAUSSIAN_MU)
 
     @property
     def sigma(self) -> float:
@@ -461,6 +495,8 @@ class SymmetricMatrixDiscreteGaussian:
             "frobenius_sensitivity",
             check_positive("frobenius_sensitivity", self.frobenius_sensitivity),
         )
+        _check_loss("frobenius_sensitivity", self.frobenius_sensitivity,
+                    *_noise_field(self), MAX_GAUSSIAN_MU)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -495,6 +531,7 @@ class RandomizedResponse:
         object.__setattr__(
             self, "num_buckets", check_int_at_least("num_buckets", self.num_buckets, 2)
         )
+        _check_at_most("epsilon", self.epsilon, MAX_EVENT_EPSILON, "MAX_EVENT_EPSILON")
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True, init=False)
@@ -576,6 +613,7 @@ class OpaqueApproxDP:
         epsilon = check_real("epsilon", self.epsilon)
         if not 0.0 <= epsilon < math.inf:
             raise ValueError(f"`epsilon` must be in [0, inf), got {epsilon!r}.")
+        _check_at_most("epsilon", epsilon, MAX_EVENT_EPSILON, "MAX_EVENT_EPSILON")
         object.__setattr__(self, "epsilon", epsilon)
         object.__setattr__(self, "delta", check_delta("delta", self.delta))
 
@@ -608,16 +646,92 @@ class SelfComposed:
     def __post_init__(self) -> None:
         _check_frozen_event("event", self.event)
         object.__setattr__(self, "count", check_int_at_least("count", self.count, 1))
+        _check_at_most("count", self.count, MAX_COUNT, "MAX_COUNT")
+        _check_tree("event", self)
 
 
 def _check_frozen_event(name: str, event: object) -> None:
-    """Raise TypeError unless ``event`` is a hashable frozen-dataclass instance."""
+    """Raise TypeError unless ``event`` is a hashable frozen-dataclass event instance."""
     params = getattr(type(event), "__dataclass_params__", None)
     if isinstance(event, type) or params is None or not params.frozen:
         raise TypeError(
             f"`{name}` must be a frozen event instance, got {type(event).__name__}."
         )
+    from fedpriv.privacy import guarantees  # a leaf module: no import cycle
+
+    if isinstance(event, (guarantees.PureDP, guarantees.ApproxDP, guarantees.ZCDP,
+                          guarantees.RDP)):
+        raise TypeError(
+            f"`{name}` must be an event (what was released), got the guarantee "
+            f"{event!r}; a guarantee is not an event (use OpaqueApproxDP(epsilon, delta) "
+            "for a black-box (ε, δ) release)."
+        )
     hash(event)  # a frozen dataclass with unhashable fields raises TypeError here
+
+
+@functools.lru_cache(maxsize=4096)
+def _shape(event: object) -> tuple[int, int]:
+    """``(nesting depth, releases)`` of an event tree (a leaf is ``(0, 1)``)."""
+    if isinstance(event, SelfComposed):
+        depth, releases = _shape(event.event)
+        return depth + 1, releases * event.count
+    if isinstance(event, Composed):
+        shapes = [_shape(part) for part in event.events]
+        return 1 + max((d for d, _ in shapes), default=0), sum(r for _, r in shapes)
+    inner = getattr(event, "event", None)  # a wrapper such as PoissonSampled
+    if inner is not None and hasattr(type(inner), "__dataclass_params__"):
+        depth, releases = _shape(inner)
+        return depth + 1, releases
+    return 0, 1
+
+
+def _check_tree(name: str, event: SelfComposed | Composed) -> None:
+    """Refuse an event tree nested deeper than MAX_DEPTH or holding more than MAX_COUNT releases."""
+    depth, releases = _shape(event)
+    if depth > MAX_DEPTH:
+        raise ValueError(
+            f"`{name}`: events may be nested at most MAX_DEPTH = {MAX_DEPTH} levels "
+            f"deep (SelfComposed/Composed), got {depth}; flatten the composition."
+        )
+    if releases > MAX_COUNT:
+        raise ValueError(
+            f"`{name}`: an event may describe at most MAX_COUNT = {MAX_COUNT:,} releases "
+            f"(counts multiply through nesting), got {releases:,}."
+        )
+
+
+def _check_at_most(name: str, value: float, maximum: float, ceiling: str) -> None:
+    """Refuse ``value > maximum`` (the documented ceiling ``ceiling`` of this module)."""
+    if value > maximum:
+        raise ValueError(
+            f"`{name}` must be <= {maximum:,} ({ceiling} of fedpriv.privacy.events), "
+            f"got {value!r}."
+        )
+
+
+def _noise_field(event: object) -> tuple[str, float]:
+    """The name and value of an event's noise scale field."""
+    name = "noise_stddev" if hasattr(event, "noise_stddev") else "sigma"
+    return name, getattr(event, name)
+
+
+def _check_loss(sensitivity_name: str, sensitivity: float, scale_name: str,
+                scale: float, maximum: float) -> None:
+    """Refuse a release whose privacy-loss parameter ``sensitivity / scale`` is above
+    ``maximum`` (or overflows): no route can price it, and it protects nothing."""
+    ceiling = "MAX_GAUSSIAN_MU" if maximum == MAX_GAUSSIAN_MU else "MAX_LAPLACE_EPSILON"
+    loss = sensitivity / scale
+    if 0.0 < loss < sys.float_info.min:  # subnormal: the PLD grid cannot represent it
+        raise ValueError(
+            f"`{sensitivity_name}` / `{scale_name}` must be >= {sys.float_info.min:g} (the "
+            f"smallest normal float), got {sensitivity!r} / {scale!r} = {loss!r}."
+        )
+    if not loss <= maximum:  # also catches an overflow to inf
+        raise ValueError(
+            f"`{sensitivity_name}` / `{scale_name}` must be <= {maximum:g} ("
+            f"{ceiling} of fedpriv.privacy.events), got {sensitivity!r} / "
+            f"{scale!r} = {loss:.6g}; a release without privacy is NonPrivate(reason=...)."
+        )
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -647,9 +761,10 @@ class Composed:
                 f"`events` must be a sequence of events (a list or tuple), got {type(self.events).__name__}."
             )
         parts = tuple(self.events)
-        for part in parts:
-            _check_frozen_event("events[i]", part)
+        for i, part in enumerate(parts):
+            _check_frozen_event(f"events[{i}]", part)
         object.__setattr__(self, "events", parts)
+        _check_tree("events", self)
 
 
 Event = (

@@ -78,7 +78,13 @@ from fedpriv.privacy._checks import check_int_at_least, check_positive, check_re
 from fedpriv.privacy.accountant import Accountant
 from fedpriv.privacy.calibration import feducb_privatizer
 from fedpriv.privacy.errors import CapacityExceededError
-from fedpriv.privacy.events import NonPrivate, SelfComposed, SymmetricMatrixDiscreteGaussian
+from fedpriv.privacy.events import (
+    MAX_GAUSSIAN_MU,
+    NonPrivate,
+    SelfComposed,
+    SymmetricMatrixDiscreteGaussian,
+    _check_loss,
+)
 from fedpriv.privacy.guarantees import gaussian_dp_delta
 from fedpriv.privacy.matrix_release import symmetrized_gaussian
 from fedpriv.privacy.mechanisms import _flatten_keys, _grid
@@ -148,6 +154,8 @@ class SymmetricMatrixGaussianTree:
             check_positive("frobenius_sensitivity", self.frobenius_sensitivity),
         )
         object.__setattr__(self, "capacity", check_int_at_least("capacity", self.capacity, 1))
+        _check_loss("frobenius_sensitivity", self.frobenius_sensitivity, "noise_stddev",
+                    self.noise_stddev, MAX_GAUSSIAN_MU)
 
     @property
     def depth(self) -> int:

@@ -92,6 +92,7 @@ from fedpriv.privacy.events import (
     RandomizedResponse,
     SelfComposed,
     _check_frozen_event,
+    _check_tree,
 )
 from fedpriv.privacy.handlers import (
     EventHandlers,
@@ -173,6 +174,7 @@ class PoissonSampled:
                 f"event, got {relation.value!r}."
             )
         object.__setattr__(self, "neighboring_relation", relation)
+        _check_tree("event", self)
 
     @property
     def replace(self) -> bool:

@@ -24,6 +24,15 @@ in memory. The file is the ledger of record:
   register_event`): any event the accountant can price can be stored. Key labels keep
   their NumPy dtype; labels of object arrays must be ``str``, ``int``, ``float``,
   ``bool`` or ``None``.
+* **Tamper-evident.** The store has a write-once identity (``meta.store_id``, a
+  UUID). Every charge and draw row carries ``chain = sha256(previous chain, store
+  identity, its own canonical content)`` and ``chain_head`` counts the rows of each
+  chain. Opening a store (and every later sync) verifies the chain, that each
+  charge's event row exists and that its cell count matches its keys, so an edited,
+  removed or reordered row, an emptied table, or a WAL file copied from another store
+  raises :class:`~fedpriv.privacy.errors.LedgerCorruptedError` naming the first bad
+  row (``fedpriv account --verify PATH``). It is tamper-*evident*, not tamper-proof:
+  whoever can rewrite the whole file can recompute the chain.
 * **Refuses what it cannot read.** The file carries SQLite's ``application_id``
   (:data:`APPLICATION_ID`), a schema version (``user_version``, :data:`SCHEMA_VERSION`)
   and the fedpriv version that created it. A file that is not SQLite, is damaged
@@ -38,6 +47,7 @@ A connection must not cross ``fork``: open the store in each process.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import sqlite3
@@ -58,7 +68,13 @@ from fedpriv.privacy.codec import (
     encode_event,
     encode_keys,
 )
-from fedpriv.privacy.errors import StoreError, StoreFormatError, StoreMismatchError
+from fedpriv.privacy.errors import (
+    LedgerCorruptedError,
+    StoreError,
+    StoreFormatError,
+    StoreMismatchError,
+    StorePathError,
+)
 from fedpriv.privacy.guarantees import ApproxDP, PureDP
 
 __all__ = [
@@ -72,8 +88,9 @@ __all__ = [
 
 #: SQLite ``PRAGMA application_id`` of a fedpriv ledger (ASCII "fdpv").
 APPLICATION_ID = 0x66647076
-#: Version of the table layout below; a file with a larger one is refused.
-SCHEMA_VERSION = 1
+#: Version of the table layout below; a file with another one is refused (2 added
+#: the store identity and the hash chain).
+SCHEMA_VERSION = 2
 #: Seconds a charge waits for another process's write lock before failing.
 DEFAULT_TIMEOUT = 60.0
 
@@ -87,16 +104,26 @@ CREATE TABLE charges (
     n_cells INTEGER NOT NULL CHECK (n_cells >= 1),
     keys TEXT NOT NULL,
     pid INTEGER NOT NULL,
-    unix_time REAL NOT NULL
+    unix_time REAL NOT NULL,
+    chain TEXT NOT NULL
 );
 CREATE TABLE draws (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     n_draws INTEGER NOT NULL CHECK (n_draws >= 0),
     block TEXT,
     pid INTEGER NOT NULL,
-    unix_time REAL NOT NULL
+    unix_time REAL NOT NULL,
+    chain TEXT NOT NULL
 );
+CREATE TABLE chain_head (
+    name TEXT PRIMARY KEY,
+    n_rows INTEGER NOT NULL,
+    last_seq INTEGER NOT NULL,
+    hash TEXT NOT NULL
+);
+INSERT INTO chain_head VALUES ('charges', 0, 0, ''), ('draws', 0, 0, '');
 """
+_TABLES = ("charges", "draws")
 
 
 def _fedpriv_version() -> str:
@@ -166,6 +193,10 @@ class LedgerStore:
         self._data_version: int | None = None
         self._event_ids: dict[Any, int] = {}
         self.closed = False
+        self.store_id = meta.get("store_id", "")
+        #: Verified end of each chain: table -> (n_rows, last_seq, hash).
+        self._heads: dict[str, tuple[int, int, str]] = {t: (0, 0, "") for t in _TABLES}
+        self._pending: dict[str, tuple[int, int, str]] = {}
 
     # -------------------------------------------------------------- opening
     @classmethod
@@ -202,22 +233,104 @@ class LedgerStore:
             raise ValueError(
                 f"`store_synchronous` must be 'full' or 'normal', got {synchronous!r}."
             )
-        path = Path(path)
+        path = _check_path(path, create=config is not None)
         if not path.exists():
             if config is None:
                 raise FileNotFoundError(f"no ledger store at {path}.")
             _create(path, config)
         _check_header(path)
+        connection = None
         try:
             connection = _connect(path, timeout, synchronous)
             meta = _read_meta(path, connection)
-        except sqlite3.DatabaseError as error:
+            store = cls(path, connection, meta)
+            if config is not None and config != store.config:
+                raise StoreMismatchError(_mismatch(path, store.config, config))
+            store.verify()
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as error:
+            if connection is not None:
+                connection.close()
             raise StoreFormatError(f"{path}: not a readable fedpriv ledger: {error}") from None
-        store = cls(path, connection, meta)
-        if config is not None and config != store.config:
-            connection.close()
-            raise StoreMismatchError(_mismatch(path, store.config, config))
+        except BaseException:
+            if connection is not None:
+                connection.close()
+            raise
         return store
+
+    def verify(self) -> None:
+        """Check the whole ledger: every row's hash chain (over the store identity, the
+        previous row and its own content), its event row, its cell count, and the
+        chain heads (so an emptied or truncated table is seen).
+
+        Raises
+        ------
+        LedgerCorruptedError
+            Naming the first bad row.
+        """
+        self._heads = {t: (0, 0, "") for t in _TABLES}
+        self._check_rows(0, 0)
+        heads = {name: (n, last, digest) for name, n, last, digest in self._execute(
+            "SELECT name, n_rows, last_seq, hash FROM chain_head")}
+        for table in _TABLES:
+            if heads.get(table) != self._heads[table]:
+                raise LedgerCorruptedError(
+                    f"{self.path}: the {table} table holds {self._heads[table][0]} row(s) "
+                    f"ending at seq {self._heads[table][1]}, but its chain head records "
+                    f"{heads.get(table, ('no head',))[0]} row(s) ending at seq "
+                    f"{heads.get(table, (0, '?'))[1]}: rows were removed or replaced."
+                )
+
+    def chain_heads(self) -> dict[str, tuple[int, int, str]]:
+        """Verified end of each chain: ``{table: (n_rows, last_seq, hash)}``."""
+        return dict(self._heads)
+
+    def _check_rows(self, charge_seq: int, draw_seq: int) -> tuple[list, list]:
+        """Rows after the verified heads, verified and chained; returns the raw rows
+        after ``charge_seq`` / ``draw_seq`` (already-verified ones included)."""
+        start = min(charge_seq, self._heads["charges"][1])
+        charges = self._execute(
+            "SELECT c.seq, c.event_id, e.encoding, c.n_cells, c.keys, c.chain FROM charges c "
+            "LEFT JOIN events e ON e.id = c.event_id WHERE c.seq > ? ORDER BY c.seq", (start,)
+        ).fetchall()
+        n, last, digest = self._heads["charges"]
+        decoded_keys = {}
+        for seq, event_id, encoding, n_cells, keys, chain in charges:
+            if seq <= last:
+                continue
+            where = f"{self.path}: charge row seq {seq}"
+            if encoding is None:
+                raise LedgerCorruptedError(f"{where} names event id {event_id}, which is "
+                                           "missing from the events table.")
+            arrays = decode_keys(keys)
+            sizes = {np.size(a) for a in arrays.values()}
+            if sizes != {n_cells}:
+                raise LedgerCorruptedError(f"{where} records {n_cells} cell(s) but its key "
+                                           f"lists have {sorted(sizes)} label(s).")
+            digest = _chain(digest, self.store_id, [seq, encoding, n_cells, keys])
+            if chain != digest:
+                raise LedgerCorruptedError(
+                    f"{where} fails the hash chain: edited, reordered, or written by "
+                    "another store (a foreign WAL file).")
+            n, last = n + 1, seq
+            decoded_keys[seq] = arrays
+        self._heads["charges"] = (n, last, digest)
+        start = min(draw_seq, self._heads["draws"][1])
+        draws = self._execute(
+            "SELECT seq, n_draws, block, chain FROM draws WHERE seq > ? ORDER BY seq", (start,)
+        ).fetchall()
+        n, last, digest = self._heads["draws"]
+        for seq, n_draws, block, chain in draws:
+            if seq <= last:
+                continue
+            digest = _chain(digest, self.store_id, [seq, n_draws, block])
+            if chain != digest:
+                raise LedgerCorruptedError(
+                    f"{self.path}: draw row seq {seq} fails the hash chain (edited, "
+                    "reordered, or written by another store).")
+            n, last = n + 1, seq
+        self._heads["draws"] = (n, last, digest)
+        return ([row for row in charges if row[0] > charge_seq],
+                [row for row in draws if row[0] > draw_seq])
 
     def close(self) -> None:
         """Close the connection (the file stays valid at every moment)."""
@@ -240,10 +353,13 @@ class LedgerStore:
     def commit(self) -> None:
         """Commit the open transaction."""
         self._execute("COMMIT")
+        self._heads.update(self._pending)
+        self._pending.clear()
 
     def rollback(self) -> None:
         """Roll back the open transaction, if any (and forget event ids it inserted)."""
         self._event_ids.clear()
+        self._pending.clear()
         if self._connection.in_transaction:
             self._connection.rollback()
 
@@ -264,43 +380,54 @@ class LedgerStore:
         draws : list of (seq, n_draws, block or None)
         """
         self._data_version = self._execute("PRAGMA data_version").fetchone()[0]
-        rows = self._execute(
-            "SELECT c.seq, e.encoding, c.keys FROM charges c JOIN events e "
-            "ON e.id = c.event_id WHERE c.seq > ? ORDER BY c.seq", (charge_seq,)
-        ).fetchall()
+        try:
+            rows, draw_rows = self._check_rows(charge_seq, draw_seq)
+        except UnicodeDecodeError as error:
+            raise StoreFormatError(f"{self.path}: damaged ledger row: {error}") from None
         decoded: dict[str, Any] = {}
         charges = []
-        for seq, encoding, keys in rows:
+        for seq, _, encoding, _, keys, _ in rows:
             if encoding not in decoded:
                 decoded[encoding] = decode_event(encoding)
             charges.append((seq, decoded[encoding], decode_keys(keys)))
-        draws = [
-            (seq, n, decode_draws(block, n))
-            for seq, n, block in self._execute(
-                "SELECT seq, n_draws, block FROM draws WHERE seq > ? ORDER BY seq",
-                (draw_seq,),
-            )
-        ]
+        draws = [(seq, n, decode_draws(block, n)) for seq, n, block, _ in draw_rows]
         return charges, draws
 
     def insert_charge(self, event: Any, arrays: Mapping[str, np.ndarray]) -> int:
         """Insert one charge (inside :meth:`begin`); returns its sequence number."""
         keys = encode_keys(arrays)
         event_id = self._stored_event_id(event)
+        encoding = encode_event(event)
         n_cells = max(np.size(a) for a in arrays.values())
-        cursor = self._execute(
-            "INSERT INTO charges (event_id, n_cells, keys, pid, unix_time) "
-            "VALUES (?, ?, ?, ?, ?)", (event_id, n_cells, keys, os.getpid(), time.time())
+        seq, chain = self._next_link("charges", lambda seq: [seq, encoding, n_cells, keys])
+        self._execute(
+            "INSERT INTO charges (seq, event_id, n_cells, keys, pid, unix_time, chain) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (seq, event_id, n_cells, keys, os.getpid(), time.time(), chain),
         )
-        return cursor.lastrowid
+        return seq
+
+    def _next_link(self, table: str, content) -> tuple[int, str]:
+        """Sequence number and chain hash of the next row of ``table`` (inside
+        :meth:`begin`, after the rows of other writers were read), and its head."""
+        n, last, digest = self._heads[table]
+        seq = last + 1
+        chain = _chain(digest, self.store_id, content(seq))
+        self._execute("UPDATE chain_head SET n_rows = ?, last_seq = ?, hash = ? WHERE name = ?",
+                      (n + 1, seq, chain, table))
+        self._pending[table] = (n + 1, seq, chain)
+        return seq, chain
 
     def insert_draws(self, n_draws: int, block: Mapping[str, Any] | None) -> int:
         """Insert one block of draw rows (inside :meth:`begin`); returns its number."""
-        cursor = self._execute(
-            "INSERT INTO draws (n_draws, block, pid, unix_time) VALUES (?, ?, ?, ?)",
-            (int(n_draws), encode_draws(block), os.getpid(), time.time()),
+        encoded = encode_draws(block)
+        seq, chain = self._next_link("draws", lambda seq: [seq, int(n_draws), encoded])
+        self._execute(
+            "INSERT INTO draws (seq, n_draws, block, pid, unix_time, chain) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (seq, int(n_draws), encoded, os.getpid(), time.time(), chain),
         )
-        return cursor.lastrowid
+        return seq
 
     def _stored_event_id(self, event: Any) -> int:
         if event not in self._event_ids:
@@ -320,39 +447,14 @@ class LedgerStore:
 
 
 class StoredLedgerMixin:
-    """The accountant's side of a store: sync, one transaction per write, close.
+    """The accountant's side of a store: sync, refresh, close.
 
     The host (:class:`~fedpriv.privacy.accountant.Accountant`) holds ``_store``
     (a :class:`LedgerStore` or None), ``_store_seq`` (last charge and draw rows read),
-    ``_charges``, ``_event_id``, ``_add_draws`` and ``_bump``.
+    ``_charges``, ``_event_id``, ``_add_draws`` and ``_bump``. Writes are the host's:
+    each is validated and priced first, written and committed in one store
+    transaction, and only then recorded in memory.
     """
-
-    def _in_store_transaction(self, apply, write, *, table: int) -> None:
-        """One store transaction: read others' rows, ``apply`` in memory, ``write``, commit.
-
-        ``BEGIN IMMEDIATE`` holds the write lock from the read to the commit, so a
-        budget check in ``apply`` sees every charge of every process. ``apply`` returns
-        the function that undoes it: if anything fails after ``apply``, memory is
-        restored and the transaction rolls back. ``write`` returns the new row's number
-        in ``table`` (0 charges, 1 draws).
-        """
-        store = self._store
-        store.begin()
-        try:
-            self._sync()
-            undo = apply()
-            previous = self._store_seq
-            try:
-                seq = write()
-                self._store_seq = (seq, previous[1]) if table == 0 else (previous[0], seq)
-                store.commit()
-            except BaseException:
-                self._store_seq = previous
-                undo()
-                raise
-        except BaseException:
-            store.rollback()
-            raise
 
     def _sync(self) -> None:
         """Append the store's rows this process has not read yet, in commit order."""
@@ -403,6 +505,7 @@ def _create(path: Path, config: StoreConfig) -> None:
             f"PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
         )
         meta = {"application": "fedpriv ledger", "schema_version": str(SCHEMA_VERSION),
+                "store_id": uuid.uuid4().hex,
                 "fedpriv_version": _fedpriv_version(), "created_unix_time": repr(time.time()),
                 **config.to_meta()}
         with connection:
@@ -440,12 +543,42 @@ def _read_meta(path: Path, connection: sqlite3.Connection) -> dict[str, str]:
             f"{path}: ledger schema {schema} is newer than this fedpriv "
             f"({_fedpriv_version()}) reads (<= {SCHEMA_VERSION}); upgrade fedpriv."
         )
-    if schema < 1:
-        raise StoreFormatError(f"{path}: ledger schema {schema} is invalid.")
+    if schema < SCHEMA_VERSION:
+        raise StoreFormatError(
+            f"{path}: ledger schema {schema} predates the tamper-evident chain of schema "
+            f"{SCHEMA_VERSION}; this fedpriv cannot verify it (it was written by an older "
+            "fedpriv: read it with that version)." if schema >= 1 else
+            f"{path}: ledger schema {schema} is invalid.")
     problems = [row[0] for row in connection.execute("PRAGMA quick_check")]
     if problems != ["ok"]:
         raise StoreFormatError(f"{path}: damaged ledger store: {'; '.join(problems[:3])}")
-    return dict(connection.execute("SELECT key, value FROM meta"))
+    meta = dict(connection.execute("SELECT key, value FROM meta"))
+    if len(meta.get("store_id", "")) != 32:
+        raise LedgerCorruptedError(f"{path}: the store identity is missing or malformed.")
+    return meta
+
+
+def _chain(previous: str, store_id: str, content: list) -> str:
+    """Hash of one row: the previous row's hash, the store identity and the row's
+    canonical content (so a row of another store, or an edited one, breaks the chain)."""
+    text = json.dumps([previous, store_id, content], separators=(",", ":"), allow_nan=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _check_path(path: Any, *, create: bool) -> Path:
+    """``path`` as a Path, refusing what cannot be a store file (StorePathError)."""
+    if isinstance(path, bytes) or not isinstance(path, (str, os.PathLike)):
+        raise StorePathError(f"`store` must be a file path, got {type(path).__name__}.")
+    if str(os.fspath(path)).strip() == "":
+        raise StorePathError("`store` must be a file path, got an empty string.")
+    path = Path(path)
+    if path.is_dir():
+        raise StorePathError(f"`store` must be a file, got the directory {path}.")
+    if create and not path.exists() and not path.parent.is_dir():
+        raise StorePathError(
+            f"`store` {path}: its folder {path.parent} does not exist (create it first)."
+        )
+    return path
 
 
 def _mismatch(path: Path, stored: StoreConfig, asked: StoreConfig) -> str:

@@ -50,11 +50,15 @@ from fedpriv.audit.estimators.threshold import (
     estimate_epsilon_lower_bound,
 )
 from fedpriv.privacy._checks import check_delta, check_int_at_least
-from fedpriv.privacy.errors import MechanismError, PrivacyViolationError
+from fedpriv.privacy.errors import MechanismError, PrivacyViolationError, ResourceLimitError
 from fedpriv.privacy.guarantees import ApproxDP, GaussianDP, PureDP
 from fedpriv.privacy.relations import NeighboringRelation, parse_relation
 
-__all__ = ["AuditResult", "NeighboringPair", "assert_private", "audit_mechanism"]
+__all__ = ["MAX_SAMPLES", "AuditResult", "NeighboringPair", "assert_private", "audit_mechanism"]
+
+#: Most samples per world (confirmation or pilot) one audit may ask for: 10⁹ scalar
+#: draws per world are minutes of sampling in batches; 10¹² would be days.
+MAX_SAMPLES = 10**9
 
 _ESTIMATORS = ("auto", "threshold", "curve", "gdp")
 #: With ``executor="local"``, confirmation sampling predicted (from the pilot) to take
@@ -261,7 +265,7 @@ def audit_mechanism(
     claim : guarantee
         ``PureDP``, ``ApproxDP``, ``GaussianDP``, ``ZCDP``, ``RDP`` or ``PLD``.
     samples : int, default 100_000
-        Confirmation samples per world, >= 1.
+        Confirmation samples per world, in [1, :data:`MAX_SAMPLES`].
     seed : int or SeedSequence, default 0
         Root of all randomness: pilot and confirmation use disjoint subtrees and
         every batch its own address, so results do not depend on the executor.
@@ -367,6 +371,16 @@ class _Plan:
     grid: np.ndarray | None
 
 
+def _check_samples(name: str, value: Any) -> int:
+    """A sample count in [1, MAX_SAMPLES]; refused before anything is sampled."""
+    value = check_int_at_least(name, value, 1)
+    if value > MAX_SAMPLES:
+        raise ResourceLimitError(
+            f"`{name}` must be in [1, {MAX_SAMPLES:,}] (MAX_SAMPLES per world), got {value:,}."
+        )
+    return value
+
+
 def _plan(pair: Any, claim: Any, *, samples: Any, confidence: Any, delta: Any,
           estimator: str, pilot_samples: Any, n_thresholds: Any, epsilons: Any) -> _Plan:
     """Validate :func:`audit_mechanism`'s arguments (nothing runs before this)."""
@@ -376,13 +390,13 @@ def _plan(pair: Any, claim: Any, *, samples: Any, confidence: Any, delta: Any,
         raise TypeError(
             f"`claim` must be a privacy guarantee, got {type(claim).__name__}."
         )
-    samples = check_int_at_least("samples", samples, 1)
+    samples = _check_samples("samples", samples)
     confidence = _check_open_unit("confidence", confidence)
     n_thresholds = check_int_at_least("n_thresholds", n_thresholds, 1)
     pilot = (
         max(1000, samples // 10)
         if pilot_samples is None
-        else check_int_at_least("pilot_samples", pilot_samples, 1)
+        else _check_samples("pilot_samples", pilot_samples)
     )
     route = _route(claim, estimator)
     if delta is None:

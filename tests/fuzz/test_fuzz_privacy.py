@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -86,6 +87,35 @@ def positive_integral(x: Any) -> bool:
     return positive(x) and float(x) == int(float(x))
 
 
+def noise_scale(maximum: float) -> Callable[[Any], bool]:
+    """A noise scale with sensitivity 1: positive and ``1 / x <= maximum`` (the
+    documented ceiling of ``fedpriv.privacy.events``)."""
+
+    def check(x: Any) -> bool:
+        return positive(x) and sys.float_info.min <= 1.0 / float(x) <= maximum
+
+    check.__doc__ = f"(0, inf) with 1 / x <= {maximum:g}"
+    return check
+
+
+def at_most(domain: Callable[[Any], bool], maximum: float,
+            floor: float = -math.inf) -> Callable[[Any], bool]:
+    """``domain`` capped at a documented ceiling (``fedpriv.privacy.events.MAX_*``);
+    a sensitivity (over a noise scale of 1) is also at least ``floor``."""
+
+    def check(x: Any) -> bool:
+        return domain(x) and floor <= x <= maximum
+
+    check.__doc__ = f"{domain.__doc__} and <= {maximum:g}"
+    return check
+
+
+LAPLACE_SCALE = noise_scale(events.MAX_LAPLACE_EPSILON)
+GAUSSIAN_SCALE = noise_scale(events.MAX_GAUSSIAN_MU)
+LAPLACE_SENSITIVITY = at_most(positive, events.MAX_LAPLACE_EPSILON, sys.float_info.min)
+GAUSSIAN_SENSITIVITY = at_most(positive, events.MAX_GAUSSIAN_MU, sys.float_info.min)
+
+
 def any_text(x: Any) -> bool:
     return isinstance(x, str)
 
@@ -97,39 +127,43 @@ def event(x: Any) -> bool:
 #: class -> (valid keyword arguments, {field: domain predicate}).
 SPECS: dict[type, tuple[dict[str, Any], dict[str, Callable[[Any], bool]]]] = {
     events.Laplace: ({"scale": 1.0, "l1_sensitivity": 1.0},
-                     {"scale": positive, "l1_sensitivity": positive}),
+                     {"scale": LAPLACE_SCALE, "l1_sensitivity": LAPLACE_SENSITIVITY}),
     events.LaplaceTree: ({"scale": 1.0, "horizon": 4, "l1_sensitivity": 1.0},
-                         {"scale": positive, "horizon": integer_at_least(1),
-                          "l1_sensitivity": positive}),
+                         {"scale": LAPLACE_SCALE, "horizon": integer_at_least(1),
+                          "l1_sensitivity": LAPLACE_SENSITIVITY}),
     events.Gaussian: ({"noise_stddev": 1.0, "l2_sensitivity": 1.0},
-                      {"noise_stddev": positive, "l2_sensitivity": positive}),
+                      {"noise_stddev": GAUSSIAN_SCALE, "l2_sensitivity": GAUSSIAN_SENSITIVITY}),
     events.GaussianTree: ({"noise_stddev": 1.0, "horizon": 4, "l2_sensitivity": 1.0},
-                          {"noise_stddev": positive, "horizon": integer_at_least(1),
-                           "l2_sensitivity": positive}),
+                          {"noise_stddev": GAUSSIAN_SCALE, "horizon": integer_at_least(1),
+                           "l2_sensitivity": GAUSSIAN_SENSITIVITY}),
     events.DiscreteLaplace: ({"scale": 1.0, "l1_sensitivity": 1.0},
-                             {"scale": positive, "l1_sensitivity": positive_integral}),
+                             {"scale": LAPLACE_SCALE,
+                              "l1_sensitivity": at_most(positive_integral, events.MAX_LAPLACE_EPSILON)}),
     events.DiscreteGaussian: ({"sigma": 1.0, "l2_sensitivity": 1.0},
-                              {"sigma": positive, "l2_sensitivity": positive}),
+                              {"sigma": GAUSSIAN_SCALE, "l2_sensitivity": GAUSSIAN_SENSITIVITY}),
     events.SymmetricMatrixGaussian: (
         {"noise_stddev": 1.0, "dim": 2, "frobenius_sensitivity": 1.0},
-        {"noise_stddev": positive, "dim": integer_at_least(1),
-         "frobenius_sensitivity": positive}),
+        {"noise_stddev": GAUSSIAN_SCALE, "dim": integer_at_least(1),
+         "frobenius_sensitivity": GAUSSIAN_SENSITIVITY}),
     events.SymmetricMatrixDiscreteGaussian: (
         {"sigma": 1.0, "dim": 2, "frobenius_sensitivity": 1.0},
-        {"sigma": positive, "dim": integer_at_least(1), "frobenius_sensitivity": positive}),
+        {"sigma": GAUSSIAN_SCALE, "dim": integer_at_least(1),
+         "frobenius_sensitivity": GAUSSIAN_SENSITIVITY}),
     SymmetricMatrixGaussianTree: (
         {"noise_stddev": 1.0, "dim": 2, "frobenius_sensitivity": 1.0, "capacity": 4},
-        {"noise_stddev": positive, "dim": integer_at_least(1),
-         "frobenius_sensitivity": positive, "capacity": integer_at_least(1)}),
+        {"noise_stddev": GAUSSIAN_SCALE, "dim": integer_at_least(1),
+         "frobenius_sensitivity": GAUSSIAN_SENSITIVITY, "capacity": integer_at_least(1)}),
     events.OpaqueApproxDP: ({"epsilon": 1.0, "delta": 1e-5},
-                            {"epsilon": nonnegative_finite, "delta": delta_range}),
+                            {"epsilon": at_most(nonnegative_finite, events.MAX_EVENT_EPSILON),
+                             "delta": delta_range}),
     events.RandomizedResponse: ({"epsilon": 1.0, "num_buckets": 2},
-                                {"epsilon": positive, "num_buckets": integer_at_least(2)}),
+                                {"epsilon": at_most(positive, events.MAX_EVENT_EPSILON),
+                                 "num_buckets": integer_at_least(2)}),
     events.Composed: ({"events": (events.Laplace(scale=1.0),)}, {"events": event_sequence}),
     PoissonSampled: ({"event": events.Laplace(scale=1.0), "sampling_rate": 0.1},
                      {"sampling_rate": unit_interval}),
     events.SelfComposed: ({"event": events.Laplace(scale=1.0), "count": 3},
-                          {"count": integer_at_least(1)}),
+                          {"count": at_most(integer_at_least(1), events.MAX_COUNT)}),
     events.NonPrivate: ({"reason": "raw"}, {"reason": any_text}),
     IntervalRelease: ({"scales": (1.0,), "l1_sensitivities": (1.0,), "counts": (1,)}, {}),
     guarantees.PureDP: ({"epsilon": 1.0}, {"epsilon": positive_or_inf}),

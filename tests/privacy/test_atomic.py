@@ -1,0 +1,194 @@
+"""Issue 20: a charge is atomic on every exception, KeyboardInterrupt included.
+
+`spend`, `spend_many` and `would_exceed` price a candidate charge before it touches
+the ledger, so whatever raises (a refused budget, an arithmetic error while pricing,
+an interrupt, a bad key label) leaves charges, every route and the store as before.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fedpriv.privacy import Accountant, events
+from fedpriv.privacy import accountant as accountant_module
+from fedpriv.privacy.errors import BudgetExceededError
+from fedpriv.privacy.guarantees import ApproxDP, PureDP
+
+from tests.privacy._support import assert_unchanged, snapshot
+
+#: The hostile events of issue 20. Each is either refused at construction (a
+#: ValueError naming the parameter) or, if built, charged atomically.
+HOSTILE_EVENTS = [
+    lambda: events.Gaussian(noise_stddev=1e308),
+    lambda: events.Laplace(scale=1.0, l1_sensitivity=2**70),
+    lambda: events.RandomizedResponse(epsilon=1e308),
+    lambda: events.Gaussian(noise_stddev=5e-324),
+]
+
+
+def _budgeted(**options) -> Accountant:
+    accountant = Accountant(budget=ApproxDP(1.0, 1e-5), disjoint=("agent",), **options)
+    accountant.spend(events.Laplace(scale=4.0), key={"agent": 0})
+    return accountant
+
+
+@pytest.mark.parametrize("make_event", HOSTILE_EVENTS)
+@pytest.mark.parametrize("call", ["spend", "spend_many", "would_exceed"])
+def test_hostile_event_charges_all_or_nothing(make_event, call):
+    try:
+        event = make_event()
+    except ValueError:
+        return  # refused at construction: nothing to charge
+    accountant = _budgeted()
+    before = snapshot(accountant)
+    try:
+        if call == "spend":
+            accountant.spend(event, key={"agent": 1})
+        elif call == "spend_many":
+            accountant.spend_many(event, keys={"agent": [1, 2]})
+        else:
+            accountant.would_exceed(event, key={"agent": 1})
+    except (BudgetExceededError, ValueError):
+        assert_unchanged(accountant, before)
+        return
+    if call == "would_exceed":
+        assert_unchanged(accountant, before)
+    accountant.routes(1e-5)  # accepted: every query answers
+    accountant.lower_bound(1e-5)
+
+
+@pytest.mark.parametrize(
+    "exception", [KeyboardInterrupt, MemoryError, RecursionError, ZeroDivisionError, OverflowError]
+)
+@pytest.mark.filterwarnings("ignore:pricing an extreme cell overflowed")
+@pytest.mark.parametrize("call", ["spend", "spend_many", "would_exceed"])
+def test_exception_during_budget_check_changes_nothing(monkeypatch, exception, call):
+    accountant = _budgeted()
+    before = snapshot(accountant)
+
+    def broken(*args, **kwargs):
+        raise exception("injected while pricing the charge")
+
+    monkeypatch.setattr(accountant_module, "compose_routes", broken)
+    # An arithmetic error prices the cell at ε = inf (sound): the charge is refused.
+    expected = BudgetExceededError if issubclass(exception, ArithmeticError) else exception
+    with pytest.raises(expected):
+        if call == "spend":
+            accountant.spend(events.Laplace(scale=0.01), key={"agent": 1})
+        elif call == "spend_many":
+            accountant.spend_many(events.Laplace(scale=0.01), keys={"agent": [1, 2]})
+        elif accountant.would_exceed(events.Laplace(scale=0.01), key={"agent": 1}):
+            raise BudgetExceededError("would_exceed said True")
+    monkeypatch.undo()
+    assert_unchanged(accountant, before)
+    assert accountant.get_epsilon(0.0) == pytest.approx(0.25)
+
+
+def test_interrupt_during_store_write_changes_nothing(tmp_path, monkeypatch):
+    store = tmp_path / "ledger.sqlite"
+    accountant = Accountant(budget=PureDP(1.0), store=store)
+    accountant.spend(events.Laplace(scale=4.0))
+    before = snapshot(accountant)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(accountant._store, "insert_charge", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        accountant.spend(events.Laplace(scale=4.0))
+    monkeypatch.undo()
+    assert_unchanged(accountant, before)
+    accountant.close()
+    reopened = Accountant.open(store)
+    assert len(reopened.charges) == 1
+    reopened.close()
+
+
+@pytest.mark.parametrize(
+    ("keys", "kind"),
+    [
+        ({"agent": {"x": 1}}, "dict"),
+        ({"agent": {0, 1}}, "set"),
+        ({"agent": frozenset({0})}, "frozenset"),
+        ({"agent": [{"x": 1}]}, "dict"),
+        ({"agent": [[0, 1], [2, 3]]}, "shape"),
+        ({"agent": [object()]}, "object"),
+    ],
+)
+def test_unhashable_or_nested_key_labels_are_refused(keys, kind):
+    accountant = _budgeted()
+    before = snapshot(accountant)
+    with pytest.raises((TypeError, ValueError), match="key level 'agent'"):
+        accountant.spend_many(events.Laplace(scale=4.0), keys=keys)
+    with pytest.raises((TypeError, ValueError), match="key level 'agent'"):
+        accountant.would_exceed(events.Laplace(scale=4.0), key=keys)
+    assert_unchanged(accountant, before)
+    accountant.spend(events.Laplace(scale=4.0), key={"agent": 1})  # still usable
+    assert accountant.get_epsilon(0.0) == pytest.approx(0.25)
+
+
+def test_refused_budget_keeps_no_charge_and_no_event():
+    accountant = Accountant(budget=PureDP(1.0))
+    accountant.spend(events.Laplace(scale=2.0))
+    before = snapshot(accountant)
+    with pytest.raises(BudgetExceededError):
+        accountant.spend(events.Laplace(scale=0.01))
+    assert_unchanged(accountant, before)
+    assert accountant.cells() == [[(events.Laplace(scale=2.0), 1)]]
+    assert accountant.spent() == 0.5
+
+
+# ---------------------------------------------------------------------- property
+_VALID = [events.Laplace(scale=s) for s in (2.0, 4.0, 8.0)]
+_HOSTILE_KEYS = [{"agent": {"x": 1}}, {"agent": {0, 1}}, {"agent": [[0], [1]]}, {"arm": 0}, {}]
+_ACTIONS = st.lists(
+    st.one_of(
+        st.tuples(st.just("spend"), st.sampled_from(_VALID), st.integers(0, 3)),
+        st.tuples(st.just("spend_many"), st.sampled_from(_VALID),
+                  st.lists(st.integers(0, 3), min_size=1, max_size=3)),
+        st.tuples(st.just("would_exceed"), st.sampled_from(_VALID), st.integers(0, 3)),
+        st.tuples(st.just("bad_key"), st.sampled_from(_VALID), st.sampled_from(_HOSTILE_KEYS)),
+        st.tuples(st.just("interrupt"), st.sampled_from(_VALID), st.integers(0, 3)),
+    ),
+    max_size=12,
+)
+
+
+@given(_ACTIONS)
+def test_any_sequence_of_spends_keeps_exactly_the_accepted_charges(actions):
+    """Property: after any mix of valid, over-budget, malformed and interrupted
+    charges, the ledger equals the ledger of the accepted charges replayed alone."""
+    accountant = Accountant(budget=PureDP(1.0), disjoint=("agent",))
+    replay = Accountant(disjoint=("agent",))
+    for kind, event, key in actions:
+        before = snapshot(accountant)
+        accepted = False
+        if kind == "interrupt":
+            with pytest.MonkeyPatch.context() as patch:
+                def interrupted(*args, **kwargs):
+                    raise KeyboardInterrupt
+                patch.setattr(accountant_module, "compose_routes", interrupted)
+                with pytest.raises(KeyboardInterrupt):
+                    accountant.spend(event, key={"agent": key})
+        elif kind == "would_exceed":
+            accountant.would_exceed(event, key={"agent": key})
+        elif kind == "bad_key":
+            with pytest.raises((TypeError, ValueError)):
+                accountant.spend_many(event, keys=key)
+        else:
+            keys = {"agent": key}
+            try:
+                accountant.spend_many(event, keys=keys)
+                accepted = True
+            except BudgetExceededError:
+                pass
+            if accepted:
+                replay.spend_many(event, keys=keys)
+        if not accepted:
+            assert_unchanged(accountant, before)
+    pd.testing.assert_frame_equal(accountant.charges, replay.charges)
+    assert accountant.routes(0.0) == replay.routes(0.0)
+    assert accountant.get_epsilon(0.0) <= 1.0 * (1 + 1e-12)
