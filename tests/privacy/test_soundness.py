@@ -285,3 +285,21 @@ def test_poisson_sampled_laplace_replace_one_is_the_exact_mixture_ratio() -> Non
     exact = 100 * math.log((1 - q + q * math.e) / (1 - q + q / math.e))
     assert routes["pure"] == pytest.approx(exact, rel=REL)  # 22.39, was 49.4
     assert routes["pure"] < 100 * math.log1p(q * math.expm1(2.0))
+
+
+@pytest.mark.parametrize("mu", [50.0, 100.0])
+def test_lower_bracket_of_a_large_gaussian_mixed_cell_is_below_the_truth(mu):
+    # dp-accounting's optimistic Gaussian PLD reads ~0.94-0.98 above the exact
+    # Gaussian-DP ε at μ = 50-100; a Laplace(10⁶) beside it adds at most 1e-6, so the
+    # cell's true ε(δ) is at most the exact GDP value + 1e-6, and the lower bracket must
+    # stay below that (it read 5475.22 against 5474.37 at μ = 100).
+    from fedpriv.privacy import events
+    from fedpriv.privacy.guarantees import gaussian_dp_epsilon
+    from fedpriv.privacy.routes import compose_routes, pld_lower_bound
+
+    cell = [(events.Gaussian(noise_stddev=1.0 / mu), 1), (events.Laplace(scale=1e6), 1)]
+    truth_ceiling = gaussian_dp_epsilon(mu, 1e-6) + 1e-6
+    lower = pld_lower_bound(cell, 1e-6)
+    assert lower <= truth_ceiling
+    assert lower <= min(compose_routes(cell, 1e-6).values())
+    assert lower >= gaussian_dp_epsilon(mu, 1e-6) * (1 - 1e-12)  # the Gaussian part alone
