@@ -19,6 +19,7 @@ from fedpriv.algorithms.environments.bernoulli import BernoulliMAB, heterogeneou
 from fedpriv.algorithms.networks.graphs import make_graph
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
 from fedpriv.audit.claims.claim import decide_verdict
+from fedpriv.audit.claims.claim import LowerBoundEvidence
 
 EASY = BernoulliMAB([[0.9, 0.5, 0.4, 0.3, 0.2]] * 5)
 
@@ -37,7 +38,13 @@ def test_cdp_per_message_guarantee_is_m_epsilon() -> None:
     assert eps == pytest.approx(5.0, rel=1e-12)
     assert run.claimed_epsilon == pytest.approx(5.0, rel=1e-12)
     assert decide_verdict(run.claimed_epsilon, eps, None)[0] == "holds"
-    assert decide_verdict(run.epsilon, eps, None)[0] == "violated"
+    # Read with the input ε as the guarantee, an upper bound of 5 > 0.1 alone shows
+    # nothing; the messages' exact ε (pure Laplace: the lower bracket is exact) does.
+    assert decide_verdict(run.epsilon, eps, None)[0] == "unresolved"
+    exact = LowerBoundEvidence(epsilon=run.accountant.lower_bound(0.0, where={"channel": "message"}),
+                               kind="analytic", description="exact message ε")
+    assert exact.epsilon == pytest.approx(5.0, rel=1e-9)
+    assert decide_verdict(run.epsilon, eps, None, analytic_lower=exact)[0] == "violated"
     # one ledger row per (trial, agent, active arm, epoch): every draw's ε is Mε
     ledger = run.accountant.ledger
     assert np.allclose(ledger["epsilon"], 5.0, rtol=1e-12)

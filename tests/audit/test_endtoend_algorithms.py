@@ -103,8 +103,10 @@ def test_raw_own_term_leaks_through_unnoised_counts():
                            np.random.SeedSequence(7))
     assert noisy.audit.epsilon_lower_bound <= noisy.accountant_epsilon
     assert noisy.accountant_epsilon > claimed
-    assert noisy.verdict == "violated"
-    assert "accountant's end-to-end ε" in noisy.evidence
+    # Basic composition above the claim with the audit below it shows nothing: the
+    # per-message row is unresolved, both numbers in the evidence (issue 18, case 3).
+    assert noisy.verdict == "unresolved"
+    assert "no lower bound exceeds the claim" in noisy.evidence
 
 
 def test_a_failing_recipe_is_reported_not_hidden(monkeypatch):

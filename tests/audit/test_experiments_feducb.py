@@ -110,7 +110,9 @@ def test_run_json_has_the_common_keys(name, capsys):
     if private:
         g = record["guarantee"]
         assert g["claimed"] == {"epsilon": 1.0, "delta": 0.1, "source": g["claimed"]["source"]}
-        assert g["verdict"] == "holds"
+        # The adaptive decentralized schedule's requests are an un-noised channel, so
+        # run judges the claim violated as verify does; the private LinUCB holds.
+        assert g["verdict"] == ("violated" if name == "feducb-decentralized" else "holds")
         assert {"epsilon", "delta", "route"} <= set(g["accountant"])
     if name == "feducb-decentralized":
         assert record["gamma"] == 2 and record["n_cliques"] >= 1
