@@ -215,8 +215,11 @@ def _cells(record: dict) -> dict[str, tuple[Any, str]]:
         "reading": (record.get("reading") or record.get("mode"),
                     html.escape(_text(record.get("reading") or record.get("mode")))),
         "relation": (record.get("relation"), html.escape(_text(record.get("relation")))),
-        "claimed": (claimed.get("epsilon"), html.escape(
-            f"{_text(claimed.get('epsilon'))} ({_text(claimed.get('delta'))})")),
+        # A no-claim row has no claimed ε (``claimed`` is null): it sorts first, as an
+        # unaudited row does in the audit column.
+        "claimed": ((claimed.get("epsilon"), html.escape(
+            f"{_text(claimed.get('epsilon'))} ({_text(claimed.get('delta'))})"))
+            if claimed else (-1.0, "— (no claim)")),
         "accountant": (accountant.get("epsilon"), html.escape(
             f"{_text(accountant.get('epsilon'))} ({_text(accountant.get('route'))})")),
         "mechanism": (record.get("mechanism_epsilon"),
