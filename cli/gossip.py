@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import argparse
 import json
 import time
@@ -52,7 +54,9 @@ def _run(args: argparse.Namespace) -> int:
     from fedpriv.algorithms.gossip.gossip_ucb import run_fed_ucb, run_gossip_ucb
     from fedpriv.algorithms.networks.graphs import make_graph
     from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
-    from fedpriv.audit.claims.claim import decide_verdict, json_number
+    from fedpriv.audit.claims.claim import LowerBoundEvidence, decide_verdict, json_number
+    from fedpriv.privacy.calibration import fed_ucb_released_prefixes, fed_ucb_scale
+    from fedpriv.privacy.tree import released_tree_depth
     from fedpriv.privacy import format_epsilon
 
     root = as_seed_sequence(args.seed)
@@ -96,7 +100,22 @@ def _run(args: argparse.Namespace) -> int:
         ledger = acc.ledger
         route, eps_stream = acc.tightest(0.0, where={"phase": "stream"})
         eps_all = acc.get_epsilon(0.0)
-        verdict, evidence = decide_verdict(args.epsilon, eps_stream, None)
+        # The same evidence as fedpriv verify's row: the view's exact ε, n released
+        # Laplace(b) nodes holding a round-1 record (the loss reaches n/b), where the
+        # stream is priced at all (unbounded rewards make it a raw channel instead).
+        exact = None
+        if math.isfinite(eps_stream):
+            final = bool(getattr(args, "publish_final", False))
+            scale = fed_ucb_scale(args.epsilon, args.horizon, mode=args.mode,
+                                  log_base=args.log_base, publish_final=final)
+            nodes = released_tree_depth(
+                args.horizon, fed_ucb_released_prefixes(args.horizon, publish_final=final))
+            exact = LowerBoundEvidence(
+                epsilon=nodes / scale, kind="analytic",
+                description=f"exact: {nodes} released Laplace({scale:.6g}) nodes")
+        raw = "; ".join(acc.non_private_reasons(where={"phase": "stream"})) or None
+        verdict, evidence = decide_verdict(args.epsilon, eps_stream, None,
+                                           analytic_lower=exact, raw_channel=raw)
         record["setting"].update(
             {"epsilon": json_number(args.epsilon), "mode": args.mode, "log_base": args.log_base,
              "publish_final": bool(getattr(args, "publish_final", False))}

@@ -10,6 +10,7 @@ import pytest
 
 from fedpriv.audit.claims import report as report_module
 from fedpriv.audit.claims.claim import decide_verdict, json_number
+from fedpriv.audit.claims.claim import LowerBoundEvidence
 from fedpriv.cli.main import main
 from fedpriv.audit.estimators import EpsilonLowerBound
 from fedpriv.audit.claims.report import REPORT_FOLDER, write_report
@@ -30,16 +31,19 @@ def _bound(value: float) -> EpsilonLowerBound:
 
 
 def test_verdict_analytic_and_statistical_evidence():
-    assert decide_verdict(1.0, 1.25, None)[0] == "violated"
+    # An upper bound above the claim alone shows nothing; an exact value above it does.
+    assert decide_verdict(1.0, 1.25, None)[0] == "unresolved"
+    exact = LowerBoundEvidence(epsilon=1.25, kind="analytic", description="exact")
+    assert decide_verdict(1.0, 1.25, None, analytic_lower=exact)[0] == "violated"
     assert decide_verdict(1.0, 1.0, None)[0] == "holds"
     # Statistical evidence alone is enough, even if the accountant were within the claim.
     verdict, evidence = decide_verdict(1.0, 1.0, _bound(1.1))
     assert verdict == "violated" and "audit lower bound" in evidence
     # A lower bound below the claim never makes a violation by itself.
     assert decide_verdict(1.0, 0.9, _bound(0.95))[0] == "holds"
-    # Float rounding of a sum of epsilons is not a violation, a real excess is.
+    # Float rounding of a sum of epsilons is not an excess, a real excess is.
     assert decide_verdict(1.0, 1.0 + 1e-15, None)[0] == "holds"
-    assert decide_verdict(1.0, 1.0 + 1e-9, None)[0] == "violated"
+    assert decide_verdict(1.0, 1.0 + 1e-9, None)[0] == "unresolved"
 
 
 def test_json_number_encodes_infinity_as_string():
