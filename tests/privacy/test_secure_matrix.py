@@ -80,9 +80,15 @@ def _declared(first: np.ndarray, second: np.ndarray) -> float:
         # subnormal ulp at a time would take ~2**52 steps (a hang with newer hypothesis
         # examples), so the answer is returned directly.
         return floor
-    value = math.sqrt(float(squared))
+    # sqrt on the rational scaled by 4**k into [1/4, 4] (exact), then scaled back by
+    # 2**-k (exact: the result is >= the floor, a normal double): within an ulp or two,
+    # so the walk below takes a few steps instead of ~2**52 from an underflowed square.
+    k = -(squared.numerator.bit_length() - squared.denominator.bit_length()) // 2
+    value = math.ldexp(math.sqrt(float(squared * Fraction(4) ** k)), -k)
     while Fraction(value) ** 2 < squared:
         value = math.nextafter(value, math.inf)
+    while Fraction(math.nextafter(value, 0.0)) ** 2 >= squared:  # the smallest such float
+        value = math.nextafter(value, 0.0)
     return max(value, 2.0**-1000)
 
 
