@@ -42,6 +42,8 @@ in memory. The file is the ledger of record:
   :class:`~fedpriv.privacy.errors.StoreMismatchError`.
 
 A connection must not cross ``fork``: open the store in each process.
+
+Length: the SQLite ledger with its write-once identity, hash chain and the integrity checks run on every open and sync, which belong together.
 """
 
 from __future__ import annotations

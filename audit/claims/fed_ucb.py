@@ -24,6 +24,8 @@ reading), each ε in {1, 2, 5} and each horizon in {16, 1024, 600000}, the job
    the independent nodes, :mod:`fedpriv.audit.endtoend.tree_product`);
 3. runs Fed_UCB (and Gossip_UCB, ε = ∞) on the paper's setting — 3 agents on K3, 5 arms —
    and reports the regret at the horizon.
+
+Length: Fed_UCB's own verify job (grid, tree audits on the view, regret runs, report records), which the paper-families work (issue 21) folds into the generic path.
 """
 
 from __future__ import annotations

@@ -31,6 +31,8 @@ modules lazily, so the register is importable whatever is installed.
 Papers (``--paper`` names): ``feducb`` (Dubey & Pentland, NeurIPS 2020),
 ``li_song`` (Li & Song), ``gossip_fed_ucb`` (Zhu et al. 2021), ``dubey_aamas`` (Dubey &
 Pentland, AAMAS 2020).
+
+Length: the register is data (one builder per paper family and its readings); splitting it into one registration per family is the paper-families work (issue 21).
 """
 
 from __future__ import annotations
