@@ -128,10 +128,6 @@ def test_reports_cite_no_unshipped_notes() -> None:
             pytrace=False)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the experiment notes (reports/<paper>/*.md) were written by `fedpriv experiment` "
-    "before the citation pass and have not been regenerated yet; strict, so this "
-    "test flags itself for removal of the mark once they are"))
 def test_experiment_reports_cite_no_unshipped_notes() -> None:
     files = [f for f in _report_files() if _is_experiment_report(f)]
     assert files, "no experiment reports found"
