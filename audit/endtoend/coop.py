@@ -265,16 +265,21 @@ def _observe(run, rounds: np.ndarray, first_ucb: int, interval: int) -> np.ndarr
                            z0[:, None], z1[:, None], released[:, None]], axis=1)
 
 
-def audit_coop_messages(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
-    """A neighbour's view of agent 0's messages, one reward of agent 0 flipped."""
-    from fedpriv.algorithms.environments.bernoulli import BernoulliMAB
-
-    s = claim.setting_dict()
-    env: BernoulliMAB = _environment(s)
+def _flipped_pair(setting: dict) -> tuple[tuple, float]:
+    """``((D, D'), r)``: the coop audits' two worlds, agent 0's first reward ``r`` of arm
+    0 and its flip ``1 - r``."""
+    env = _environment(setting)
     base = PinnedTable(env.reward_table(np.random.SeedSequence(20202)))
     own = float(np.asarray(base.rewards(0, 0, 0, 0)))
-    tables = (base.with_override(agent=0, arm=0, pull=0, value=own),
-              base.with_override(agent=0, arm=0, pull=0, value=1.0 - own))
+    return (base.with_override(agent=0, arm=0, pull=0, value=own),
+            base.with_override(agent=0, arm=0, pull=0, value=1.0 - own)), own
+
+
+def audit_coop_messages(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
+    """A neighbour's view of agent 0's messages, one reward of agent 0 flipped."""
+
+    s = claim.setting_dict()
+    tables, own = _flipped_pair(s)
     horizon = int(s["horizon"])
     rounds = np.unique(np.linspace(1, horizon, 8).astype(np.int64))
     k = int(s["n_arms"])
@@ -362,7 +367,6 @@ def audit_coop_first_release(claim: Claim, budget: AuditBudget, seed) -> EndToEn
     """
     import time
 
-    from fedpriv.algorithms.environments.bernoulli import BernoulliMAB
     from fedpriv.audit.endtoend.tree_nodes import (
         audit_laplace_release,
         laplace_llr_grid,
@@ -372,11 +376,7 @@ def audit_coop_first_release(claim: Claim, budget: AuditBudget, seed) -> EndToEn
 
     started = time.perf_counter()
     s = claim.setting_dict()
-    env: BernoulliMAB = _environment(s)
-    base = PinnedTable(env.reward_table(np.random.SeedSequence(20202)))
-    own = float(np.asarray(base.rewards(0, 0, 0, 0)))
-    tables = (base.with_override(agent=0, arm=0, pull=0, value=own),
-              base.with_override(agent=0, arm=0, pull=0, value=1.0 - own))
+    tables, own = _flipped_pair(s)
     interval = interval_length(float(s["epsilon"]))
     stop = min(int(s["horizon"]), int(s["n_arms"]) * interval + 1)
     short = dataclasses.replace(claim, setting=tuple(
