@@ -322,6 +322,8 @@ def run_fed_ucb(
 ) -> GossipRun:
     """Run Fed_UCB (Zhu et al. 2021, Algorithm 4) inside a fresh :class:`Accountant`.
 
+    The parameters not listed below are as in :func:`run_gossip_ucb`.
+
     Parameters
     ----------
     epsilon : float
@@ -346,7 +348,6 @@ def run_fed_ucb(
         Whether the final estimate ϑ̃(T) is an output too (module docstring, "The
         view"): the trees are then charged for the prefixes 1..T instead of 1..T−1,
         and the corrected calibration divides ε by their ``floor(log2 T) + 1`` nodes.
-    Other parameters as in :func:`run_gossip_ucb`.
 
     Returns
     -------

@@ -166,12 +166,12 @@ def test_page_renders_sorts_and_filters_in_headless_chromium(tmp_path):
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_readme_report_page_example_writes_the_page(tmp_path):
-    """The README's ``fedpriv verify ... --out my-report`` example, run as shown."""
+def test_guide_report_page_example_writes_the_page(tmp_path):
+    """The verify guide's ``fedpriv verify ... --out my-report`` example, run as shown."""
     import subprocess
     import sys
 
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "guides" / "verify.md").read_text(encoding="utf-8")
     section = text[text.index("## The report page: `reports/index.html`"):]
     block = re.search(r"```bash\n(.*?)```", section, flags=re.S).group(1)
     command, listing = [line.split("#")[0].strip() for line in block.splitlines()[:2]]

@@ -1,0 +1,87 @@
+"""The documentation site builds with no warnings, and every Python block in it runs.
+
+``mkdocs build --strict`` turns every warning (a broken link or anchor, a page missing
+from the navigation, a docstring the API reference cannot render) into a failure. The
+Python blocks of each page run in order in one namespace per page, as a reader pasting
+them into one session would, in a temporary working directory; a block that defines
+pytest tests is run by pytest itself, with the installed ``fedpriv_pytest`` plugin.
+The README's headline is the committed report's, word for word.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+PAGES = sorted(DOCS.rglob("*.md"))
+FENCE = re.compile(r"```python\n(.*?)```", flags=re.S)
+
+
+def _is_pytest_file(block: str) -> bool:
+    return "@pytest.mark" in block or "\ndef test_" in block
+
+
+def _page_id(path: Path) -> str:
+    return str(path.relative_to(DOCS))
+
+
+def test_every_page_is_in_the_navigation() -> None:
+    nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    missing = [_page_id(p) for p in PAGES if _page_id(p) not in nav]
+    assert not missing, f"pages not in mkdocs.yml's nav: {missing}"
+
+
+def test_site_builds_with_no_warnings(tmp_path: Path) -> None:
+    pytest.importorskip("mkdocs")
+    pytest.importorskip("mkdocstrings_handlers.python")
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    site = tmp_path / "site"
+    cli = (site / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
+    for command in ("fedpriv verify", "fedpriv account", "fedpriv audit", "fedpriv run feducb"):
+        assert command in cli, command
+    verdicts = (site / "reference" / "verdicts" / "index.html").read_text(encoding="utf-8")
+    for verdict in ("violated", "holds", "unresolved", "outside-claim", "no-claim"):
+        assert f"<code>{verdict}</code>" in verdicts, verdict
+    api = (site / "reference" / "api" / "accountant" / "index.html").read_text(encoding="utf-8")
+    assert "get_epsilon" in api and "spend" in api
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if FENCE.search(p.read_text(encoding="utf-8"))],
+                         ids=_page_id)
+def test_python_blocks_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, object] = {"__name__": "docs"}
+    for index, block in enumerate(FENCE.findall(page.read_text(encoding="utf-8"))):
+        if _is_pytest_file(block):
+            path = tmp_path / f"test_docs_block_{index + 1}.py"
+            path.write_text(block, encoding="utf-8")
+            done = subprocess.run(
+                [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(path)],
+                cwd=tmp_path, capture_output=True, text=True, timeout=600,
+            )
+            assert done.returncode == 0, done.stdout + done.stderr
+            continue
+        code = compile(block, f"{_page_id(page)} python block {index + 1}", "exec")
+        exec(code, namespace)  # noqa: S102 - the documentation's own examples
+
+
+def test_readme_headline_is_the_reports() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    shown = re.search(r"<!-- headline -->\n(.*?)\n<!-- /headline -->", readme, flags=re.S)
+    assert shown, "README.md has no headline block"
+    report = (ROOT / "reports" / "claims.md").read_text(encoding="utf-8")
+    assert shown.group(1).strip() in report
+
+
+def test_readme_stays_short() -> None:
+    assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) < 200
