@@ -329,11 +329,26 @@ def _atoms_pld(atoms, delta: float, discretization: float, pessimistic: bool):
     )
 
 
+#: Smallest GDP ``mu`` handed to dp-accounting: a cell's ``sqrt(sum mu_i^2)`` of
+#: Gaussians below ~1e-154 underflows to 0 (and ``1 / mu`` divides by it).
+_GAUSSIAN_MU_FLOOR = 1e-100
+
+
 @functools.lru_cache(maxsize=32)
 def _gaussian_pld(mu: float, discretization: float, pessimistic: bool):
-    """PLD of the Gaussian mechanism with GDP parameter ``mu``."""
+    """PLD of the Gaussian mechanism with GDP parameter ``mu``.
+
+    Below :data:`_GAUSSIAN_MU_FLOOR` (including a ``mu`` that underflowed to 0): the
+    pessimistic PLD is the one at the floor (a larger ``mu`` loses more, so it is
+    still an upper bound) and the optimistic one has no loss at all (δ(ε') = 0, a
+    lower bound).
+    """
     from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
+    if mu < _GAUSSIAN_MU_FLOOR:
+        if not pessimistic:
+            return _atoms_pld(((0.0, 1.0),), 0.0, discretization, False)
+        mu = _GAUSSIAN_MU_FLOOR
     return pld_lib.from_gaussian_mechanism(
         1.0 / mu,
         sensitivity=1.0,

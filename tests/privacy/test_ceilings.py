@@ -200,3 +200,20 @@ def test_audit_mechanism_caps_samples_before_sampling():
                             executor=None, **{name: 10**12})
     assert MAX_SAMPLES == 10**9 and calls == []
     assert np.isfinite(MAX_SAMPLES)
+
+
+@pytest.mark.filterwarnings("error:pricing an extreme cell overflowed")
+@pytest.mark.parametrize("noise_stddev", [1e200, 1e300])
+def test_a_vanishing_gaussian_beside_a_laplace_is_priced_not_vacuous(noise_stddev):
+    """μ = 1/noise_stddev squared underflowed to 0 in the cell's Gaussian part and the
+    PLD divided by it, so the whole cell read ε = inf and a budget refused a charge
+    that costs almost nothing. Its ε is now the Laplace's, within the PLD round-off."""
+    accountant = Accountant(budget=ApproxDP(1.0, 1e-5))
+    accountant.spend(events.Laplace(scale=4.0))
+    accountant.spend(events.Gaussian(noise_stddev=noise_stddev))  # accepted
+    assert 0.24 < accountant.get_epsilon(1e-5) <= 0.25 * (1 + 1e-12)
+    assert 0.0 < accountant.lower_bound(1e-5) <= accountant.get_epsilon(1e-5)
+    assert 0.0 < accountant.get_delta(0.2) < 1.0
+    alone = Accountant()
+    alone.spend(events.Gaussian(noise_stddev=noise_stddev))
+    assert alone.get_epsilon(1e-5) == 0.0 and alone.lower_bound(1e-5) == 0.0
