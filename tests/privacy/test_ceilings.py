@@ -217,3 +217,19 @@ def test_a_vanishing_gaussian_beside_a_laplace_is_priced_not_vacuous(noise_stdde
     alone = Accountant()
     alone.spend(events.Gaussian(noise_stddev=noise_stddev))
     assert alone.get_epsilon(1e-5) == 0.0 and alone.lower_bound(1e-5) == 0.0
+
+
+@pytest.mark.parametrize("sigma", [1e6, 1e15])
+def test_a_wide_discrete_gaussian_is_priced_by_zcdp_not_walked(sigma):
+    """The fuzz sweep (benchmarks/fuzz_hostile.py): a discrete Gaussian of sigma 10^6
+    hung and one of 10^15 raised MemoryError in dp-accounting's pmf walk; beyond
+    sigma = 10^4 it has no PLD and the zCDP route (Canonne, Kamath & Steinke 2020)
+    prices it."""
+    accountant = Accountant(budget=ApproxDP(1.0, 1e-5))
+    accountant.spend(events.Laplace(scale=4.0))
+    accountant.spend(events.DiscreteGaussian(sigma=sigma, l2_sensitivity=1.0))
+    routes = accountant.routes(1e-5)
+    assert routes["pld"] == math.inf and math.isfinite(routes["zcdp"])
+    assert 0.25 <= accountant.get_epsilon(1e-5) < 0.26
+    assert 0.0 < accountant.lower_bound(1e-5) <= 0.25
+    assert 0.0 < accountant.get_delta(0.2) <= 1.0
