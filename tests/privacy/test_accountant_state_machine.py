@@ -13,9 +13,10 @@ model's; a refused or raised charge changed nothing (charges, ε by every route 
 or raises a typed error; ``spent`` never exceeds the budget.
 
 Run time: derandomized (a pinned example sequence, so CI sees the same steps on
-every run), at most ``MAX_EXAMPLES`` runs of ``STEPS`` steps each; about 40 s on one
-core of a shared 2-core machine (``pytest tests/privacy/test_accountant_state_machine.py
---durations=1``).
+every run), ``MAX_EXAMPLES`` runs of at most ``STEPS`` steps each: 15 s for the test
+itself (26 s with other jobs on the machine), 20–35 s with collection, on a shared
+2-core machine (``pytest tests/privacy/test_accountant_state_machine.py --durations=1``).
+A failing case shrinks for minutes; CI pays that only when it fails.
 """
 
 from __future__ import annotations
