@@ -625,7 +625,8 @@ def _confirm(plan: _Plan, scores_d: np.ndarray, scores_dp: np.ndarray,
             else epsilon_lb > claimed_epsilon
         )
         extra = _reading_evidence(plan, mu)
-        violated = violated or extra.pop("reading_violated")
+        reading_violated = extra.pop("reading_violated")
+        violated = violated or reading_violated
     else:
         bound = estimate_epsilon_lower_bound(
             scores_d, scores_dp, thresholds=thresholds, confidence=confidence, delta=delta,
@@ -672,7 +673,8 @@ def _confirm_from_bounds(plan: _Plan, bounds: Any) -> dict[str, Any]:
         violated = (mu.mu_lower_bound > claim.mu if isinstance(claim, GaussianDP)
                     else epsilon_lb > claimed_epsilon)
         extra = _reading_evidence(plan, mu)
-        violated = violated or extra.pop("reading_violated")
+        reading_violated = extra.pop("reading_violated")
+        violated = violated or reading_violated
     else:
         curve = curve_from_bounds(bounds, epsilons=plan.grid, claim=claim)
         violated = epsilon_lb > claimed_epsilon or curve.violated
