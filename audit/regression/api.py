@@ -151,7 +151,10 @@ class AuditResult:
     n_samples, n_pilot_samples : int
         Confirmation and pilot samples per world.
     bound : EpsilonLowerBound or None
-        Threshold-test details (None on the GDP route).
+        Threshold-test details. In a sequential audit it was computed from confidence
+        sequences; re-reading it at another δ with
+        :func:`~fedpriv.audit.estimators.epsilon_lower_bound_at_delta` (Clopper–Pearson at
+        the stopping time) is not anytime-valid.
     curve : CurveAudit or None
         Curve audit (None on the GDP route).
     mu : MuLowerBound or None
