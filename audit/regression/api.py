@@ -271,7 +271,8 @@ class AuditResult:
 
 
 def _claim_mu(claim: Any, delta: float) -> float:
-    """μ₀ of the Gaussian-DP reading: the largest μ with ``ε_μ(δ) <= claim's ε at δ``.
+    """μ₀ of the Gaussian-DP reading: the largest μ with ``ε_μ(δ) <= claim's ε at δ``,
+    rounded up (a larger μ₀ only removes alarms).
 
     A GaussianDP claim is its own μ. Otherwise μ₀ solves ``δ_μ(ε) = δ`` (the GDP δ(ε)
     of Dong, Roth & Su 2019, Cor. 2.13, increasing in μ) with ``ε`` the claim's ε at
@@ -291,11 +292,11 @@ def _claim_mu(claim: Any, delta: float) -> float:
     high = 1.0
     while gaussian_dp_delta(high, epsilon) < delta:
         high *= 2.0
-    # the root rounded down: reading the claim as a smaller μ could only add alarms
+    # the root rounded up: reading the claim as a larger μ can only remove alarms
     root = optimize.brentq(lambda mu: gaussian_dp_delta(mu, epsilon) - delta, 0.0, high,
                            xtol=1e-14, rtol=1e-14)
-    while root > 0.0 and gaussian_dp_delta(root, epsilon) > delta:
-        root = math.nextafter(root, 0.0)
+    while gaussian_dp_delta(root, epsilon) < delta:
+        root = math.nextafter(root, math.inf)
     return float(root)
 
 

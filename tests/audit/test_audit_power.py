@@ -31,6 +31,7 @@ from fedpriv.audit.estimators.sequential import beta_binomial_confidence_sequenc
 from fedpriv.audit.regression.api import _claim_mu
 from fedpriv.audit.regression.corpus_mechanisms import gaussian_count, laplace_count
 from fedpriv.privacy import ApproxDP, GaussianDP, PureDP
+from fedpriv.privacy.conversions import gaussian_dp_delta
 from fedpriv.privacy.guarantees import gaussian_dp_epsilon
 
 PAIR = audit.NeighboringPair(1.0, 0.0)
@@ -43,7 +44,9 @@ def _gaussian(factor: float):
 
 
 def test_claim_mu_is_the_gaussian_calibration() -> None:
-    assert gaussian_dp_epsilon(MU0, 1e-5) <= 1.0
+    # rounded up (never below the calibration: a smaller μ₀ would add alarms)
+    assert gaussian_dp_delta(MU0, 1.0) >= 1e-5
+    assert gaussian_dp_epsilon(MU0 * (1 - 1e-9), 1e-5) < 1.0
     assert gaussian_dp_epsilon(MU0 * (1 + 1e-9), 1e-5) > 1.0
     assert MU0 == pytest.approx(0.26805112321129754, rel=1e-9)
     assert _claim_mu(GaussianDP(0.3), 1e-5) == 0.3
