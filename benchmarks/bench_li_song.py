@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from fedpriv.algorithms.environments.bernoulli import homogeneous_bandit
+from fedpriv.algorithms.environments.bernoulli import RewardTable, homogeneous_bandit
 from fedpriv.algorithms.li_song.core import confidence_width, sample_target
 from fedpriv.algorithms.li_song.mab import run_cdp_mab, run_ddp_mab
 from fedpriv.algorithms.networks.graphs import make_graph
@@ -58,12 +58,15 @@ def per_pull_cdp_mab(means: np.ndarray, *, horizon: int, epsilon: float, n_trial
                 epsilon=epsilon, target_gap=2.0**-r))), s_old + 1)
             n_r = s_new - s_old
             arms = np.stack([active[b] for b in rows])               # (g, n_i)
-            table = means.T[arms]                                    # (g, n_i, M)
-            sums = np.zeros((len(rows), n_i, n_agents))
+            table = np.ascontiguousarray(means.T[arms].transpose(1, 0, 2))  # (n_i, g, M)
+            counts_ep = np.zeros((n_i, len(rows), n_agents), dtype=np.int64)
+            draw = np.empty((len(rows), n_agents))
             slots = int(min(n_i * n_r, horizon - t[rows[0]]))
             for slot in range(slots):                  # round-robin, one slot at a time
                 j = slot % n_i
-                sums[:, j] += rng.random((len(rows), n_agents)) < table[:, j]
+                rng.random(out=draw)
+                counts_ep[j] += draw < table[j]
+            sums = counts_ep.transpose(1, 0, 2).astype(np.float64)    # (g, n_i, M)
             for g, b in enumerate(rows):
                 counts[b, arms[g]] += n_agents * (slots // n_i)
                 counts[b, arms[g][: slots % n_i]] += n_agents
@@ -111,9 +114,17 @@ def main() -> None:
     seconds, run = best_of(cdp)
     anchor_s, anchor_regret = best_of(lambda: per_pull_cdp_mab(
         env.arm_means, horizon=args.horizon, epsilon=0.1, n_trials=args.trials, seed=args.seed))
+    fast_read = RewardTable.pull_sums
+    RewardTable.pull_sums = lambda self, *a, **k: None  # type: ignore[method-assign]
+    try:
+        before_s, before = best_of(cdp)                  # the read before issue 23
+    finally:
+        RewardTable.pull_sums = fast_read  # type: ignore[method-assign]
     print(f"cdp-mab (eps=0.1) M=50 K=100 T={args.horizon} trials={args.trials}: "
           f"fedpriv {seconds:.2f} s, per-pull numpy loop (anchor) {anchor_s:.2f} s, "
-          f"ratio {seconds / anchor_s:.2f} (target <= 2); regret {run.regret.mean():.0f} "
+          f"ratio {seconds / anchor_s:.2f} (target <= 2); entry-by-entry read (before) "
+          f"{before_s:.2f} s, ratio {before_s / anchor_s:.2f}, same regret bit for bit: "
+          f"{np.array_equal(before.regret, run.regret)}; regret {run.regret.mean():.0f} "
           f"vs anchor {anchor_regret.mean():.0f}; rounds {run.rounds.mean():.1f}")
     ddp = lambda: run_ddp_mab(env, make_graph("ring", 50), horizon=args.horizon,  # noqa: E731
                               epsilon=0.1, n_trials=args.trials, seed=args.seed)
