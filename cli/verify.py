@@ -27,7 +27,9 @@ have violated claims, so a full ``fedpriv verify`` of them exits 1.
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import os
 import re
 import sys
 import time
@@ -93,6 +95,14 @@ def register_verify(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 _JOB_LINE = re.compile(r"^\[\d+/\d+\] ")
 
 
+def _terminal_columns(stream) -> int:
+    """Width of the terminal ``stream`` writes to; 0 when it reports none."""
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return 0
+
+
 class _Progress:
     """The progress callback of one run: one tqdm bar over every job on a terminal,
     one line per finished job (numbered over the whole run) otherwise, or nothing.
@@ -109,8 +119,13 @@ class _Progress:
         if not quiet and self.stream.isatty():
             from tqdm import tqdm
 
+            # A terminal that reports no width (a bare pty) gets 80 columns: tqdm
+            # would draw nothing at width (or height) 0.
+            sized = _terminal_columns(self.stream) > 0
             self.bar = tqdm(total=total, file=self.stream, unit="job", desc="verify",
-                            dynamic_ncols=True, smoothing=0.1)
+                            dynamic_ncols=sized, ncols=None if sized else 80,
+                            nrows=None if sized else 24,
+                            smoothing=0.1)
 
     def __call__(self, message: str) -> None:
         job = _JOB_LINE.match(message)
