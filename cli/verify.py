@@ -103,6 +103,16 @@ def _terminal_columns(stream) -> int:
         return 0
 
 
+def _short(message: str) -> str:
+    """A finished job's line cut to fit beside the bar: the key's last two parts (or
+    the step's first words) and what follows the colon up to a comma or parenthesis
+    (the verdict, a regret, an audit's lower bound)."""
+    head, _, tail = message.partition(":")
+    name = "/".join(head.split("/")[-2:]) if "/" in head else head
+    word = tail.split(",")[0].split("(")[0].strip()[:20]
+    return f"{name[:26]}: {word}" if word else name[:26]
+
+
 class _Progress:
     """The progress callback of one run: one tqdm bar over every job on a terminal,
     one line per finished job (numbered over the whole run) otherwise, or nothing.
@@ -136,7 +146,7 @@ class _Progress:
             if job:  # described by its step: regret, audit, or the claim's paper
                 self.bar.set_description_str(message.split(None, 1)[0].split("/", 1)[0],
                                              refresh=False)
-                self.bar.set_postfix_str(message[:60], refresh=False)
+                self.bar.set_postfix_str(_short(message), refresh=False)
                 self.bar.update(1)
             else:
                 self.bar.set_description_str(message.split("]", 1)[0].lstrip("["))
