@@ -9,7 +9,6 @@ import argparse
 import io
 
 import pytest
-
 from fedpriv.cli.main import build_parser
 
 

@@ -155,18 +155,18 @@ def test_misspelled_release_field_lists_the_allowed_fields(tmp_path, capsys):
     [
         # A required field left out is named, with the allowed ones.
         ("[[release]]\nevent = 'Laplace'\nper = { agent = 1 }\n",
-         r"event 'Laplace' needs the field\(s\) scale; allowed: event, name, per, count, "
-         r"scale, l1_sensitivity"),
+         (r"event 'Laplace' needs the field\(s\) scale; allowed: event, name, per, count, "
+          r"scale, l1_sensitivity")),
         # Gaussian takes noise_multiplier as a keyword (not a dataclass field).
         ("[[release]]\nevent = 'Gaussian'\nper = { agent = 1 }\nnoise_multipler = 2.0\n",
-         r"'noise_multipler' \(did you mean 'noise_multiplier'\?\) for event 'Gaussian'; "
-         r"allowed: event, name, per, count, noise_stddev, l2_sensitivity, noise_multiplier"),
+         (r"'noise_multipler' \(did you mean 'noise_multiplier'\?\) for event 'Gaussian'; "
+          r"allowed: event, name, per, count, noise_stddev, l2_sensitivity, noise_multiplier")),
         # Calibration tables are checked against the paper function's parameters.
-        ("[calibration.f]\nfunction = 'feducb_privatizer'\nepsilon = 1.0\ndelta = 0.1\n"
-         "horizon = 100\nn_agent = 10\ndim = 2\n"
-         "[[release]]\nevent = 'Laplace'\nper = { agent = 1 }\nscale = 1.0\n",
-         r"calibration\.f: unknown field\(s\) 'n_agent' \(did you mean 'n_agents'\?\) for "
-         r"calibration function 'feducb_privatizer'; allowed: function, epsilon, delta"),
+        (("[calibration.f]\nfunction = 'feducb_privatizer'\nepsilon = 1.0\ndelta = 0.1\n"
+          "horizon = 100\nn_agent = 10\ndim = 2\n"
+          "[[release]]\nevent = 'Laplace'\nper = { agent = 1 }\nscale = 1.0\n"),
+         (r"calibration\.f: unknown field\(s\) 'n_agent' \(did you mean 'n_agents'\?\) for "
+          r"calibration function 'feducb_privatizer'; allowed: function, epsilon, delta")),
     ],
 )
 def test_unknown_and_missing_fields_are_named(tmp_path, text, message):
