@@ -476,6 +476,55 @@ def _summation_slack(pld, epsilon: float) -> float:
     return 2.0 * size * _UNIT_ROUNDOFF * (_tail_mass(pld, epsilon) + 1e-300)
 
 
+#: Loss above which ``exp(−loss)`` can underflow inside dp-accounting's ε(δ) scan.
+_UNDERFLOW_LOSS = 700.0
+
+
+def _optimistic_epsilon(pld, delta: float) -> float:
+    """ε(δ) of an optimistic PLD: dp-accounting's, or the log-space scan above 700."""
+    epsilon = float(pld.get_epsilon_for_delta(delta))
+    if math.isfinite(epsilon) and epsilon > _UNDERFLOW_LOSS:
+        return _log_space_epsilon(pld, delta)
+    return epsilon
+
+
+def _log_space_epsilon(pld, delta: float) -> float:
+    """dp-accounting's ε(δ) of a PLD, computed with the lower masses in log space.
+
+    dp-accounting's ``_get_epsilon_for_delta`` sums ``p·exp(−loss)`` in floats; once a
+    loss exceeds ~745 the terms underflow to 0 and it returns the loss itself, which
+    is the top of the bin, not the ε at δ (1,000 × randomized response at ε = 700 read
+    699999.9999994527 against the true 699999.99999). Here the same scan from the top
+    loss down keeps ``log Σ p·exp(−loss)`` (``np.logaddexp.accumulate``), so the answer
+    is the same where nothing underflows and stays the hockey-stick ε where it would.
+    The maximum over the PLD's pmfs, as dp-accounting takes it. Used only where
+    dp-accounting's own answer exceeds :data:`_UNDERFLOW_LOSS` (below it the two agree).
+    """
+    worst = 0.0
+    for pmf in _pmfs(pld):
+        infinity = float(pmf._infinity_mass)
+        if infinity > delta:
+            return math.inf
+        losses, probs = _pmf_losses(pmf), _pmf_probs(pmf)
+        order = np.argsort(losses, kind="stable")[::-1]    # sparse pmfs are unordered
+        keep = probs[order] > 0   # FFT's negative round-off: inside the δ allowance
+        losses, probs = losses[order][keep], probs[order][keep]
+        if losses.size == 0:
+            continue
+        upper = infinity + np.cumsum(probs)                 # mass with loss >= losses[i]
+        log_lower = np.logaddexp.accumulate(np.log(probs) - losses)
+        # dp-accounting stops before bin i when the bins above it already give
+        # ε = log((upper − δ)/lower) >= loss_i; the answer is that ε.
+        with np.errstate(divide="ignore", invalid="ignore"):
+            eps_above = np.log(np.maximum(upper - delta, 0.0)) - log_lower
+        stop = np.nonzero((upper[:-1] > delta) & (eps_above[:-1] >= losses[1:]))[0]
+        i = int(stop[0]) if stop.size else losses.size - 1
+        if upper[i] <= delta or eps_above[i] <= 0.0:
+            continue  # mass_upper <= mass_lower + δ: ε = 0 for this pmf
+        worst = max(worst, float(eps_above[i]))
+    return worst
+
+
 def _loss_drift(pld) -> float:
     """Drift of dp-accounting's losses (``itertools.count`` adds the grid L times)."""
     worst = 0.0
@@ -751,17 +800,17 @@ def _lower(items, target_delta: float, discretization: float) -> float:
     # only lower the value (issue 19, pattern 4).
     allowance = _TRUNCATION_ALLOWANCE * (1 + calls)
     try:
-        first = float(pld.get_epsilon_for_delta(
-            target_delta + allowance + _roundoff_at(certified, -math.inf)
+        first = _optimistic_epsilon(
+            pld, target_delta + allowance + _roundoff_at(certified, -math.inf)
             + _summation_slack(pld, -math.inf)
-        ))
+        )
         if not math.isfinite(first):
             return first
         below = first - max(pmf._discretization for pmf in _pmfs(pld))
-        epsilon = float(pld.get_epsilon_for_delta(
-            target_delta + allowance + _roundoff_at(certified, below)
+        epsilon = _optimistic_epsilon(
+            pld, target_delta + allowance + _roundoff_at(certified, below)
             + _summation_slack(pld, below)
-        ))
+        )
     except OverflowError:  # losses below -709 reached: no finite lower bound read
         return 0.0
     return max(0.0, min(epsilon, first) - _loss_drift(pld))

@@ -303,3 +303,22 @@ def test_lower_bracket_of_a_large_gaussian_mixed_cell_is_below_the_truth(mu):
     assert lower <= truth_ceiling
     assert lower <= min(compose_routes(cell, 1e-6).values())
     assert lower >= gaussian_dp_epsilon(mu, 1e-6) * (1 - 1e-12)  # the Gaussian part alone
+
+
+def test_lower_bracket_where_exp_minus_loss_underflows_is_below_the_truth() -> None:
+    """1,000 × RR(700): every composed loss is >= 700, so dp-accounting's ε(δ) scan sums
+    exp(−loss) = 0 and returned the top loss, 699999.9999994527, above the truth
+    700000 + log(1 − δ/p) (p = the top atom's mass) and above the KOV upper bound."""
+    mpmath.mp.dps = 60
+    k, eps0, delta = 1000, 700, 1e-5
+    p_top = (mpmath.e ** eps0 / (1 + mpmath.e ** eps0)) ** k
+    # At ε > (k − 1)·ε0 only the top atom (loss k·ε0) has loss above ε.
+    truth = k * eps0 + mpmath.log(1 - mpmath.mpf(delta) / p_top)
+    accountant = Accountant()
+    accountant.spend(events.SelfComposed(event=events.RandomizedResponse(epsilon=eps0),
+                                         count=k))
+    lower = accountant.lower_bound(delta)
+    assert mpmath.mpf(lower) <= truth
+    assert mpmath.mpf(accountant.routes(delta)["optimal"]) >= truth
+    # Still tight: the gap is the loss-drift allowance (2·n·u·max|loss| ≈ 5e-7 here).
+    assert truth - mpmath.mpf(lower) < 1e-6
