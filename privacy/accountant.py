@@ -118,7 +118,9 @@ class Accountant(StoredLedgerMixin):
     budget : PureDP or ApproxDP, optional
         If given, a charge that would make the tightest ε at the budget's δ exceed
         the budget's ε raises :class:`~fedpriv.privacy.errors.BudgetExceededError` and
-        changes nothing.
+        changes nothing. The check is incremental (:mod:`fedpriv.privacy.running`):
+        a charge that a cheap route on the running cells keeps within the budget is
+        accepted in O(1), any other is priced exactly; the decisions are the same.
     pld_discretization : float
         dp-accounting's ``value_discretization_interval`` for the PLD route, in
         :data:`PLD_DISCRETIZATION_RANGE` (finer grids need more memory than a query

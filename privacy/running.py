@@ -186,7 +186,11 @@ class RunningCells:
         """Statistics of one release of ``event`` (cached on the hashable event)."""
         stats = self._event_stats.get(event)
         if stats is None:
-            stats = _event_stats(event)
+            try:
+                stats = _event_stats(event)
+            except ArithmeticError:  # an extreme event: the exact check prices it
+                stats = _Stats(math.inf, math.inf, math.inf,
+                               np.full(_ORDERS.size, math.inf), _shape(event)[1])
             self._event_stats[event] = stats
         return stats
 
