@@ -666,46 +666,10 @@ def _pld_grid(items, discretization: float, merged: bool = False) -> float:
     release (:func:`_loss_span`). The lower bracket keeps the finer grid: dp-accounting's
     optimistic Laplace PLD on a coarse grid reads far below the truth (4.3 against
     19.39 for 5·10⁴ Laplace(100) + 5·10⁴ Gaussian(100) at δ = 1e-6), while the
-    pessimistic one moved by 2.5e-4 relative (``benchmarks/bench_scale_accounting.py``
-    prints both)."""
+    pessimistic one moved by 5e-5 relative (19.4037 against 19.4027 at the finer
+    grid; ``benchmarks/bench_scale_accounting.py`` prints it beside dp-accounting's)."""
     composed, single = _loss_span(items, merged)
     return max(discretization, composed / _PLD_POINTS, single / _SINGLE_POINTS)
-
-
-#: Grid step of the upper PLD route as a fraction of the cell's other upper bounds on
-#: ε (issue 23). ε is read off the grid, so a step h moves the route by about h:
-#: measured on DP-SGD (q = 0.01, σ = 1.1, 10³ steps, δ = 1e-5), h = 2e-4 instead of
-#: 1e-4 moves ε by 1.6e-5 relative and takes 0.39 s instead of 0.65 s.
-_PLD_RELATIVE_STEP = 1e-4
-#: ... and never beyond this fraction of the smallest ε of a release with one.
-_PLD_RELEASE_STEP = 0.1
-#: ... and never beyond this multiple of the accountant's ``pld_discretization``
-#: (basic and advanced composition can exceed the PLD's ε a thousandfold, so they
-#: are not used as the estimate; the RDP and zCDP routes are).
-_PLD_RELATIVE_MAX = 10.0
-#: ... and only for cells of at least this many releases, where building and
-#: composing the PLD is what costs (a small cell keeps the finest grid).
-_PLD_RELATIVE_MIN_RELEASES = 1000
-
-
-def _relative_grid(items, estimate: float) -> float:
-    """Coarsest PLD step the upper route takes for a cell whose ε is at most
-    ``estimate`` (0 if no finite estimate, or fewer than
-    :data:`_PLD_RELATIVE_MIN_RELEASES` releases): :data:`_PLD_RELATIVE_STEP` of it,
-    capped at :data:`_PLD_RELEASE_STEP` of the smallest per-release ε. A coarser
-    pessimistic PLD is still an upper bound."""
-    if not math.isfinite(estimate) or estimate <= 0.0:
-        return 0.0
-    if sum(count for _, count in items) < _PLD_RELATIVE_MIN_RELEASES:
-        return 0.0
-    step = _PLD_RELATIVE_STEP * estimate
-    for event, _ in items:
-        epsilon = _pure(event)
-        if not math.isfinite(epsilon):
-            epsilon = _approx(event, 0.0)[0]
-        if math.isfinite(epsilon):
-            step = min(step, _PLD_RELEASE_STEP * epsilon)
-    return step
 
 
 @functools.lru_cache(maxsize=4096)
@@ -736,12 +700,7 @@ def _routes(items, target_delta: float, discretization: float, orders) -> tuple:
     if target_delta > 0 and math.isfinite(values["gdp"]):
         values["pld"] = values["gdp"]
     elif target_delta > 0:
-        estimate = min(values["rdp"], values["zcdp"])  # see _PLD_RELATIVE_MAX
-        grid = max(
-            _pld_grid(items, discretization, True),
-            min(_relative_grid(items, estimate), _PLD_RELATIVE_MAX * discretization),
-        )
-        certified = _cell_pld(items, grid, True, False)
+        certified = _cell_pld(items, _pld_grid(items, discretization, True), True, False)
         if certified is not None:  # inf where round-off swamps target_delta
             values["pld"] = _certified_epsilon(certified, target_delta)
     values = {

@@ -154,9 +154,13 @@ class RunningCells:
             found: dict[str, Any] = {name: None for name in _ROUTES}
             found["pure"] = limit
             if delta > 0 and math.isfinite(limit):
-                found["gdp"] = _largest_within(
-                    lambda mu2: gaussian_dp_epsilon(math.sqrt(mu2), delta), limit)
-                found["zcdp"] = _largest_within(lambda rho: zcdp_epsilon(rho, delta), limit)
+                try:
+                    found["gdp"] = _largest_within(
+                        lambda mu2: gaussian_dp_epsilon(math.sqrt(mu2), delta), limit)
+                    found["zcdp"] = _largest_within(
+                        lambda rho: zcdp_epsilon(rho, delta), limit)
+                except ArithmeticError:  # an extreme budget: these routes stay off
+                    found["gdp"] = found["zcdp"] = None
                 # ε(α) = r(α) + log(1 - 1/α) - (log δ + log α)/(α - 1) (Canonne, Kamath &
                 # Steinke 2020, Prop. 12; :func:`~fedpriv.privacy.conversions.rdp_epsilon`
                 # takes the minimum of these and 0): increasing in r(α).
