@@ -12,6 +12,7 @@ hang (a call over ``HANG_SECONDS``). The README's reliability section quotes a r
 
 from __future__ import annotations
 
+import argparse
 import math
 import signal
 import time
@@ -49,7 +50,9 @@ def _alarm(*_):
     raise Hang
 
 
-def main() -> None:
+def main(only: list[str] | None = None, hang_seconds: int = HANG_SECONDS) -> dict:
+    """Run the sweep (on the event classes named in ``only``, default all); return
+    the counts."""
     warnings.simplefilter("ignore")
     signal.signal(signal.SIGALRM, _alarm)
     counts = {"calls": 0, "answered": 0, "typed": 0, "crashes": 0, "hangs": 0}
@@ -57,7 +60,7 @@ def main() -> None:
 
     def call(label, function):
         counts["calls"] += 1
-        signal.alarm(HANG_SECONDS)
+        signal.alarm(hang_seconds)
         try:
             result = function()
             counts["answered"] += 1
@@ -68,16 +71,20 @@ def main() -> None:
         except Hang:
             counts["hangs"] += 1
             crashes.append((label, "hang"))
+            print("HANG", label, flush=True)
             return False, None
         except Exception as error:  # noqa: BLE001 - the sweep counts every escape
             counts["crashes"] += 1
             crashes.append((label, repr(error)[:120]))
+            print("CRASH", label, repr(error)[:120], flush=True)
             return False, None
         finally:
             signal.alarm(0)
 
     built = []
     for cls, (valid, fields) in FIELDS.items():
+        if only and cls.__name__ not in only:
+            continue
         for field in fields:
             for value in VALUES + ([PureDP(1.0)] if field == "event" else []):
                 ok, event = call(f"{cls.__name__}({field}={value!r})",
@@ -97,6 +104,7 @@ def main() -> None:
                     if not same:
                         counts["crashes"] += 1
                         crashes.append((f"spend({event}, {key})", "changed the accountant"))
+                        print("CRASH", crashes[-1], flush=True)
             for query in ("routes", "lower_bound", "get_epsilon"):
                 call(f"{query}({event})", lambda: getattr(accountant, query)(1e-5))
             call(f"get_delta({event})", lambda: accountant.get_delta(1.0))
@@ -107,9 +115,15 @@ def main() -> None:
     print(pd.Series(counts).to_string())
     for label, what in crashes:
         print("CRASH", label, what)
+    return counts
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="*", help="event class names to sweep (default: all)")
+    parser.add_argument("--hang-seconds", type=int, default=HANG_SECONDS,
+                        help=f"a call over this many seconds is a hang (default {HANG_SECONDS})")
+    arguments = parser.parse_args()
     start = time.time()
-    main()
+    main(arguments.only, arguments.hang_seconds)
     print(f"{time.time() - start:.0f} s")

@@ -35,6 +35,8 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fedpriv.cli.commands import EXIT_CODES
+
 if TYPE_CHECKING:  # the functions import NumPy and fedpriv when they run, so that
     import numpy as np  # `fedpriv audit --help` answers at once
 
@@ -235,8 +237,10 @@ def register_audit(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "audit", help="audit your own mechanism against a privacy claim",
         description=("Audit mechanism(dataset, n_samples, rng) on two neighboring datasets "
-                     "against a claim. Exit 0: no violation found (not a certificate); "
-                     "1: claim refuted; 2: bad input or your module failed."))
+                     "against a claim."),
+        epilog=(f"{EXIT_CODES} Here 0 means the audit found no violation (not a "
+                "certificate), 1 that it refuted the claim, 2 also that your module "
+                "failed (import, exception, wrong shape)."))
     p.add_argument("target", metavar="MODULE:FUNCTION",
                    help="e.g. mymodule:noisy_count or path/to/file.py:noisy_count")
     p.add_argument("--pair", nargs=2, required=True, metavar=("D", "D'"),

@@ -10,12 +10,20 @@ the family modules register, so the two cannot drift apart.
 from __future__ import annotations
 
 __all__ = [
+    "EXIT_CODES",
     "EXPERIMENT_COMMANDS",
     "FAMILIES",
     "PAPER_NAMES",
     "RUN_COMMANDS",
     "family_of",
 ]
+
+#: The exit statuses ``fedpriv verify``, ``account`` and ``audit`` share (each ends its
+#: ``--help`` with this; ``tests/test_exit_codes.py`` runs every one of them).
+EXIT_CODES = (
+    "Exit status: 0 nothing refuted; 1 a claim or budget violated; 2 bad input "
+    "(the message names the parameter; nothing is written)."
+)
 
 #: Modules that add ``run`` and ``experiment`` subcommands through ``register``.
 FAMILIES = (

@@ -54,19 +54,23 @@ def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAc
         p.add_argument("--arms", type=int, default=5, help="n_arms K (default 5)")
         p.add_argument("--horizon", type=int, default=2000, help="horizon T (default 2000)")
         p.add_argument("--trials", type=int, default=1, help="n_trials (default 1)")
-        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
         p.add_argument("--mean-range", type=float, nargs=2, default=(0.0, 1.0),
                        metavar=("LOW", "HIGH"), help="arm means drawn U(LOW, HIGH)")
         p.add_argument("--json", action="store_true", help="print one JSON object")
         if name in ("private-coop-ucb", "byzantine-coop-ucb", "coop-ucb-nonprivate"):
-            p.add_argument("--graph", choices=GRAPH_KINDS, default="erdos_renyi")
+            p.add_argument("--graph", choices=GRAPH_KINDS, default="erdos_renyi",
+                           help="communication graph (default erdos_renyi)")
             p.add_argument("--p", type=float, default=0.2,
                            help="edge probability (erdos_renyi only; default 0.2)")
             p.add_argument("--gamma", type=int, default=2, help="message life γ >= 1 (default 2)")
         if name in ("private-coop-ucb", "dp-ucb-int"):
             p.add_argument("--epsilon", type=float, default=0.1, help="input ε (f = ceil(1/ε))")
             p.add_argument("--theta", type=float, default=1.1, help="ϑ in (1, 2) (default 1.1)")
-            p.add_argument("--rule", choices=INTERVAL_RULES, default="decaying")
+            p.add_argument("--rule", choices=INTERVAL_RULES, default="decaying",
+                           help="interval noise: decaying b(n) = n^-(1-ϑ/2) (Tossou & "
+                                "Dimitrakakis 2016) or fixed b(n) = 1/(n ε) (default "
+                                "decaying)")
             p.add_argument("--target-delta", type=float, default=1e-5, help="δ' of the claim")
         if name == "private-coop-ucb":
             p.add_argument("--own-term", choices=OWN_TERMS, default="noisy",
@@ -74,12 +78,16 @@ def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAc
             p.add_argument("--count-field", choices=COUNT_FIELDS, default="release",
                            help="count sent with the mean (A2)")
         if name == "dp-ucb-int":
-            p.add_argument("--index-update", choices=INDEX_UPDATES, default="release")
+            p.add_argument("--index-update", choices=INDEX_UPDATES, default="release",
+                           help="freeze the whole index between releases (release, "
+                                "default) or recompute the bonus every round")
         if name == "coop-ucb-nonprivate":
             p.add_argument("--interval", type=int, default=1,
                            help="refresh the sent means every f own pulls (default 1)")
         if name == "ucb1":
-            p.add_argument("--log-time", choices=LOG_TIMES, default="round")
+            p.add_argument("--log-time", choices=LOG_TIMES, default="round",
+                           help="t in ln t: the current round's 1-based index (round, "
+                                "default) or the plays so far, t - 1 (pulls)")
         if name == "byzantine-coop-ucb":
             p.add_argument("--contamination", type=float, default=0.1,
                            help="true contamination rate ε_c of byzantine messages")
@@ -93,18 +101,24 @@ def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAc
                            help="fraction of agents that are byzantine (the first ones)")
             p.add_argument("--confidence-exponent", type=float, default=4.0,
                            help="δ_t = t^-a (default 4)")
-            p.add_argument("--normalization", choices=NORMALIZATIONS, default="n")
+            p.add_argument("--normalization", choices=NORMALIZATIONS, default="n",
+                           help="trimmed mean divided by all n samples (n, default) or "
+                                "the mean of the samples inside the interval (inside)")
         p.set_defaults(handler=_run)
     for name, (horizon, n_trials, n_agents, n_arms, seed) in DUBEY_AAMAS_EXPERIMENTS.items():
         e = experiment.add_parser(name, help=f"Dubey & Pentland AAMAS 2020 Figure 1{name[-1]}")
         e.add_argument("--out", type=Path, default=Path("reports"),
                        help="report folder; writes <out>/dubey_aamas/ (default reports)")
-        e.add_argument("--horizon", type=int, default=horizon)
-        e.add_argument("--trials", type=int, default=n_trials)
-        e.add_argument("--agents", type=int, default=n_agents)
-        e.add_argument("--arms", type=int, default=n_arms)
-        e.add_argument("--seed", type=int, default=seed)
-        e.add_argument("--json", action="store_true")
+        e.add_argument("--horizon", type=int, default=horizon,
+                       help=f"horizon T (default {horizon})")
+        e.add_argument("--trials", type=int, default=n_trials,
+                       help=f"trials per curve (default {n_trials})")
+        e.add_argument("--agents", type=int, default=n_agents,
+                       help=f"n_agents M (default {n_agents})")
+        e.add_argument("--arms", type=int, default=n_arms, help=f"n_arms K (default {n_arms})")
+        e.add_argument("--seed", type=int, default=seed, help=f"root seed (default {seed})")
+        e.add_argument("--json", action="store_true",
+                       help="print the figure's summary as JSON")
         e.set_defaults(handler=_experiment, experiment_name=name)
 
 

@@ -29,7 +29,11 @@ def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAc
         p.add_argument("--arms", type=int, default=5, help="n_arms (default 5)")
         p.add_argument("--horizon", type=int, default=10_000, help="horizon T (default 10000)")
         p.add_argument("--epsilon", type=float, default=1.0, help="claimed ε (inf allowed)")
-        p.add_argument("--mode", choices=MODES, default="corrected")
+        p.add_argument("--mode", choices=MODES, default="corrected",
+                       help="paper: Alg. 3-4 as printed (ε/⌈log T⌉ per node, raw initial "
+                            "pulls, unclipped rewards); corrected: noise for every node "
+                            "holding a record, noisy initial pulls, clipped rewards "
+                            "(default corrected)")
         p.add_argument("--log-base", choices=LOG_BASES, default="2",
                        help="base of the paper's ⌈log T⌉ (paper mode)")
         p.add_argument("--noise-on-empty-nodes", action="store_true",
@@ -38,12 +42,13 @@ def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAc
                        help=("second reading: the final estimate ϑ̃(T) is an output too "
                              "(tree prefixes 1..T; default 1..T−1, the messages and actions "
                              "of Alg. 4 lines 19 and 9)"))
-        p.add_argument("--graph", choices=GRAPH_KINDS, default="complete")
+        p.add_argument("--graph", choices=GRAPH_KINDS, default="complete",
+                       help="communication graph (default complete)")
         p.add_argument("--p", type=float, default=None, help="edge probability (erdos_renyi)")
-        p.add_argument("--trials", type=int, default=1)
-        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--trials", type=int, default=1, help="n_trials (default 1)")
+        p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
         p.add_argument("--data", type=Path, default=None, help="UCI Diabetes-130 CSV or zip")
-        p.add_argument("--json", action="store_true")
+        p.add_argument("--json", action="store_true", help="print one JSON object")
         p.set_defaults(handler=_run)
 
 
@@ -105,11 +110,11 @@ def _run(args: argparse.Namespace) -> int:
         # stream is priced at all (unbounded rewards make it a raw channel instead).
         exact = None
         if math.isfinite(eps_stream):
-            final = bool(getattr(args, "publish_final", False))
+            publish_final = bool(getattr(args, "publish_final", False))
             scale = fed_ucb_scale(args.epsilon, args.horizon, mode=args.mode,
-                                  log_base=args.log_base, publish_final=final)
-            nodes = released_tree_depth(
-                args.horizon, fed_ucb_released_prefixes(args.horizon, publish_final=final))
+                                  log_base=args.log_base, publish_final=publish_final)
+            nodes = released_tree_depth(args.horizon, fed_ucb_released_prefixes(
+                args.horizon, publish_final=publish_final))
             exact = LowerBoundEvidence(
                 epsilon=nodes / scale, kind="analytic",
                 description=f"exact: {nodes} released Laplace({scale:.6g}) nodes")
@@ -155,4 +160,35 @@ def _run(args: argparse.Namespace) -> int:
             print(f"claimed ε = {format_epsilon(args.epsilon)}; accountant ε = "
                   f"{format_epsilon(eps_stream)} ({route}); including round-0 records: "
                   f"{format_epsilon(eps_all)} -> {g['verdict']}")
+            for line in _why_infinite(
+                    args, eps_stream, eps_all, acc.non_private_reasons(where={"phase": "stream"}),
+                    acc.non_private_reasons(), run.n_out_of_bounds):
+                print(line)
     return 0
+
+
+def _why_infinite(args: argparse.Namespace, eps_stream: float, eps_all: float,
+                  stream_reasons: list[str], all_reasons: list[str],
+                  n_out_of_bounds: int) -> list[str]:
+    """Text-mode lines saying why an accountant ε printed above is infinite.
+
+    The accountant charges a raw release as ``events.NonPrivate`` with its reason:
+    paper mode releases the initial pulls un-noised (Zhu et al. Alg. 4 line 1) and
+    feeds unclipped rewards into the tree (§5's Gaussian rewards leave [0, 1]);
+    ``--epsilon inf`` draws no noise at all. ``stream_reasons`` are those of rounds
+    1..T (the accountant ε), ``all_reasons`` those including the round-0 records.
+    """
+    lines = []
+    if math.isinf(args.epsilon):
+        lines.append("why ε = inf: --epsilon inf draws no privacy noise")
+    if not math.isfinite(eps_stream):
+        lines += [f"why accountant ε = inf: {reason}" for reason in stream_reasons]
+        if n_out_of_bounds and stream_reasons:
+            lines.append(f"  ({n_out_of_bounds:,} rewards outside [0, 1] entered the "
+                         "releases unclipped; --mode corrected clips them)")
+    if not math.isfinite(eps_all):
+        lines += [f"why ε including round-0 records = inf: {reason}"
+                  for reason in all_reasons if reason not in stream_reasons]
+    if not lines and not (math.isfinite(eps_stream) and math.isfinite(eps_all)):
+        lines.append("why ε = inf: a release without a finite ε reached the outputs")
+    return lines

@@ -52,8 +52,8 @@ def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAc
         p.add_argument("--horizon", type=int, default=100_000, help="horizon T (default 1e5)")
         p.add_argument("--epsilon", type=float, default=0.1,
                        help="input ε (the claim is Mε); inf = no noise")
-        p.add_argument("--trials", type=int, default=1)
-        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--trials", type=int, default=1, help="n_trials (default 1)")
+        p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
         p.add_argument("--heterogeneous", action="store_true",
                        help="agent-specific means (local best != global best somewhere)")
         p.add_argument("--min-mismatch", type=int, default=1,
@@ -71,31 +71,39 @@ def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAc
             p.add_argument("--schedule", choices=("paper", "corrected"), default="paper",
                            help="Δ^{r/R} (paper) or (Δ/2)^{r/R} (corrected)")
         if name == "ddp-mab":
-            p.add_argument("--graph", choices=GRAPH_KINDS, default="complete")
+            p.add_argument("--graph", choices=GRAPH_KINDS, default="complete",
+                           help="agent graph (default complete)")
             p.add_argument("--edge-p", type=float, default=0.1,
                            help="edge probability (erdos_renyi)")
         if hdp:
             p.add_argument("--case", type=int, default=1, help="Table II case 1-6")
             p.add_argument("--c1", type=float, default=50.0, help="sink-server cost c1")
             p.add_argument("--aggregation", choices=("unweighted", "weighted"),
-                           default="unweighted")
+                           default="unweighted",
+                           help="server mean of the sinks' means: (1/Q) Σ ȳ_q (Alg. 5 "
+                                "line 14, default) or Σ (M_q/M) ȳ_q (weighted)")
         if name in ("ddp-mab", "hdp-mab"):
             p.add_argument("--c2", type=float, default=1.0, help="agent link cost c2")
             p.add_argument("--cost-model", choices=COST_MODELS,
-                           default="paths" if hdp else "edges")
+                           default="paths" if hdp else "edges",
+                           help=("cost per round: paths = c2 Σ sd(i, SA_q) + c1 Q "
+                                 "(Thm. 4, default) or edges = c2 Σ |E_q| + c1 Q" if hdp
+                                 else "cost per round: edges = c2 d_G |E| (Thm. 3, "
+                                 "default) or paths = the link-slots actually used"))
             p.add_argument("--delay-convention", choices=DELAY_CONVENTIONS,
                            default="slots" if hdp else "counter",
                            help="t_delay: DDP d_G - 1 (counter) or d_G; HDP radius (slots) "
                                 "or radius - 1")
-        p.add_argument("--json", action="store_true")
+        p.add_argument("--json", action="store_true", help="print one JSON object")
         p.set_defaults(handler=_run)
     for name in EXPERIMENTS:
         number = int(name.removeprefix("li-song-fig"))
         e = experiment.add_parser(name, help=f"Li & Song Fig. {number}")
-        e.add_argument("--out", type=Path, default=Path("reports"))
+        e.add_argument("--out", type=Path, default=Path("reports"),
+                       help="report root; files go to OUT/li_song/ (default reports)")
         e.add_argument("--trials", type=int, default=None, help="trials per setting")
         e.add_argument("--horizon", type=int, default=None, help="horizon T")
-        e.add_argument("--seed", type=int, default=0)
+        e.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
         e.set_defaults(handler=_experiment, figure=number)
 
 

@@ -67,22 +67,28 @@ def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAc
         p.add_argument("--horizon", type=int, default=2000, help="horizon T (default 2000)")
         p.add_argument("--reward", choices=REWARD_MODELS, default="bernoulli",
                        help="Bernoulli (NeurIPS text) or Beta (full text) rewards")
-        p.add_argument("--trials", type=int, default=1)
-        p.add_argument("--seed", type=int, default=0)
-        p.add_argument("--json", action="store_true")
+        p.add_argument("--trials", type=int, default=1, help="n_trials (default 1)")
+        p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
+        p.add_argument("--json", action="store_true", help="print one JSON object")
         if name in ("feducb-decentralized", "linucb-independent-private"):
             p.add_argument("--epsilon", type=float, default=1.0,
                            help="claimed ε (decentralized: inf = no noise)")
             p.add_argument("--delta", type=float, default=0.1, help="claimed δ (default 0.1)")
-            p.add_argument("--calibration", choices=PRIVATIZER_CALIBRATIONS, default="paper")
+            p.add_argument("--calibration", choices=PRIVATIZER_CALIBRATIONS, default="paper",
+                           help="Privatizer noise: paper (Alg. 2 line 5 as printed), "
+                                "corrected (its two calibration errors fixed) or exact "
+                                "(smallest σ the exact accountant allows); default paper")
             p.add_argument("--beta", choices=BETA_CHOICES, default="H",
                            help="Prop. 2 [H] / [P] or a constant (--beta-value)")
         else:
-            p.add_argument("--beta", choices=("oful", "tuned"), default="oful")
+            p.add_argument("--beta", choices=("oful", "tuned"), default="oful",
+                           help="radius β: OFUL's Thm. 2 (Abbasi-Yadkori et al. 2011, "
+                                "default) or a constant (--beta-value)")
             p.add_argument("--regularizer", type=float, default=1.0, help="λ (default 1)")
         p.add_argument("--beta-value", type=float, default=None, help="β when --beta tuned")
         if name == "feducb-decentralized":
-            p.add_argument("--graph", choices=GRAPH_KINDS, default="ring")
+            p.add_argument("--graph", choices=GRAPH_KINDS, default="ring",
+                           help="communication graph (default ring)")
             p.add_argument("--p", type=float, default=None, help="edge probability (erdos_renyi)")
             p.add_argument("--gamma", type=int, default=2, help="message life γ (default 2)")
             p.add_argument("--schedule", choices=SCHEDULES, default="adaptive",
@@ -93,8 +99,12 @@ def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAc
                                 "(default 100)")
             p.add_argument("--threshold", type=float, default=None,
                            help="D of line 6 (default: Thm. 1's value on T/γ rounds)")
-            p.add_argument("--respond", choices=RESPOND, default="receipt")
-            p.add_argument("--on-capacity", choices=ON_CAPACITY, default="raise")
+            p.add_argument("--respond", choices=RESPOND, default="receipt",
+                           help="peers answer a request on arrival (receipt, Alg. 3, "
+                                "default) or at the set's next use (next_use, the proof)")
+            p.add_argument("--on-capacity", choices=ON_CAPACITY, default="raise",
+                           help="a release past a tree's capacity raises (default) or "
+                                "that (agent, set) stops releasing (stop)")
         if name == "linucb-pooled":
             p.add_argument("--order", choices=UPDATE_ORDERS, default="round",
                            help="updates within a round: after all act, or one by one")
@@ -106,10 +116,13 @@ def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAc
         e.add_argument("--horizon", type=int, default=None, help="horizon T")
         e.add_argument("--trials", type=int, default=None, help="trials per setting")
         e.add_argument("--agents", type=int, default=None, help="n_agents M")
-        e.add_argument("--reward", choices=REWARD_MODELS, default="bernoulli")
-        e.add_argument("--beta", choices=("tuned", "H", "P"), default="tuned")
+        e.add_argument("--reward", choices=REWARD_MODELS, default="bernoulli",
+                       help="Bernoulli (NeurIPS text, default) or Beta (full text) rewards")
+        e.add_argument("--beta", choices=("tuned", "H", "P"), default="tuned",
+                       help="radius β: a constant (tuned, default; --beta-value) or "
+                            "Prop. 2 of the full text [H] / the NeurIPS text [P]")
         e.add_argument("--beta-value", type=float, default=1.0, help="β when tuned (default 1)")
-        e.add_argument("--seed", type=int, default=0)
+        e.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
         e.set_defaults(handler=_experiment, figure=name)
 
 

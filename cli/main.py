@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from fedpriv.cli.audit import register_audit
-from fedpriv.cli.commands import EXPERIMENT_COMMANDS, FAMILIES, RUN_COMMANDS, family_of
+from fedpriv.cli.commands import EXIT_CODES, EXPERIMENT_COMMANDS, FAMILIES, RUN_COMMANDS, family_of
 from fedpriv.cli.verify import register_verify
 
 # Nothing above imports NumPy, pandas, matplotlib or dp-accounting: the commands import
@@ -83,7 +83,13 @@ def build_parser(families: tuple[str, ...] | None = None) -> argparse.ArgumentPa
     register_audit(sub)
 
     account = sub.add_parser(
-        "account", help="privacy budget report of a deployment (TOML) or a ledger store"
+        "account", help="privacy budget report of a deployment (TOML) or a ledger store",
+        description="Privacy budget report of a deployment described in TOML (see "
+                    "examples/), or of what a ledger store has spent.",
+        epilog=f"{EXIT_CODES} Here 1 means the deployment's [claim] is violated (a "
+               "lower bound exceeds it); holds, unresolved and reports without a claim "
+               "exit 0. A deployment file with an unknown or missing field exits 2 "
+               "and lists the allowed fields; `--verify` exits 2 on a defective ledger.",
     )
     account.add_argument("file", type=Path,
                          help="deployment description (see examples/) or ledger store (SQLite)")

@@ -4,35 +4,65 @@
 
     fedpriv verify [--quick] [--paper NAME] [--out reports] [--seed 0] [--workers N]
                    [--scheduler ADDRESS] [--json] [--data CSV] [--trials N]
-                   [--regret-horizon T]
+                   [--regret-horizon T] [--fail-on violated|unresolved|never] [--quiet]
 
 Writes ``<out>/claims.md``, ``<out>/claims.json``, ``<out>/findings.json``,
 ``<out>/<paper>.md`` (and Fed_UCB's ``<out>/gossip_fed_ucb/`` folder when that paper runs).
 ``--paper`` runs one paper, merges its records into ``claims.json`` and leaves
 ``claims.md`` and ``findings.json`` (computed over every paper) alone. The table printed
 at the end has the verdict, the end-to-end and mechanism ε, the audit's lower bound, the
-tightness and the row's finding ids.
+tightness and the row's finding ids, followed by the headline the reports open with.
+
+Progress goes to stderr: one bar for the whole run (tqdm) on a terminal, one line per
+finished job (numbered over the whole run) otherwise, nothing with ``--quiet``.
+
+Exit status, shared with ``fedpriv account`` and ``fedpriv audit``: 0 when nothing is
+refuted, 1 when a claim is violated, 2 on bad input (nothing is written then).
+``--fail-on`` sets what counts: ``violated`` (default) exits 1 when a row is violated
+or could not be evaluated (verdict ``error``); ``unresolved`` also when a row is
+unresolved; ``never`` exits 0 whatever the verdicts (reports only). The seed papers
+have violated claims, so a full ``fedpriv verify`` of them exits 1.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import os
+import re
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from fedpriv.cli.commands import PAPER_NAMES
+from fedpriv.cli.commands import EXIT_CODES, PAPER_NAMES
 
 # The claims machinery is imported by the handler, so `fedpriv verify --help` is instant.
 
-__all__ = ["register_verify"]
+__all__ = ["FAIL_ON", "exit_status", "register_verify"]
+
+#: ``--fail-on`` level -> the verdicts that make ``fedpriv verify`` exit 1.
+FAIL_ON: dict[str, frozenset[str]] = {
+    "violated": frozenset({"violated", "error"}),
+    "unresolved": frozenset({"violated", "error", "unresolved"}),
+    "never": frozenset(),
+}
+
+_EPILOG = (
+    EXIT_CODES + " `--fail-on` sets what exits 1: violated (default: a violated row, or "
+    "a row that could not be evaluated, verdict error), unresolved (those or an "
+    "unresolved row) or never (always 0 after writing the reports). The four seed "
+    "papers have violated claims, so a full run exits 1 by default."
+)
 
 
 def register_verify(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``verify`` subcommand to ``sub``; its handler is ``args.handler``."""
-    p = sub.add_parser("verify", help="check every privacy claim of the four papers")
+    p = sub.add_parser("verify", help="check every privacy claim of the four papers",
+                       description="Check every registered privacy claim with the "
+                                   "accountant and an audit; write the reports.",
+                       epilog=_EPILOG)
     p.add_argument("--quick", action="store_true",
                    help="small audit budgets (all claims in < 5 min on 2 cores)")
     p.add_argument("--paper", default=None,
@@ -51,16 +81,98 @@ def register_verify(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--trials", type=int, default=None, help="Fed_UCB regret-run trials")
     p.add_argument("--regret-horizon", type=int, default=None,
                    help="Fed_UCB regret-run horizon")
+    p.add_argument("--fail-on", choices=tuple(FAIL_ON), default="violated",
+                   help="which verdicts exit with status 1: violated (default; also a "
+                        "row that could not be evaluated), unresolved (those and "
+                        "unresolved rows) or never")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress on stderr (the bar is off anyway when stderr is "
+                        "not a terminal: one line per job then)")
     p.set_defaults(handler=_verify)
     return p
 
 
-def _progress(started: float):
-    def say(message: str) -> None:
-        print(f"[{time.perf_counter() - started:6.1f}s] {message}", file=sys.stderr,
-              flush=True)
+_JOB_LINE = re.compile(r"^\[\d+/\d+\] ")
 
-    return say
+
+def _terminal_columns(stream) -> int:
+    """Width of the terminal ``stream`` writes to; 0 when it reports none."""
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return 0
+
+
+def _short(message: str) -> str:
+    """A finished job's line cut to fit beside the bar: the key's last two parts (or
+    the step's first words) and what follows the colon up to a comma or parenthesis
+    (the verdict, a regret, an audit's lower bound)."""
+    head, _, tail = message.partition(":")
+    name = "/".join(head.split("/")[-2:]) if "/" in head else head
+    word = tail.split(",")[0].split("(")[0].strip()[:20]
+    return f"{name[:26]}: {word}" if word else name[:26]
+
+
+class _Progress:
+    """The progress callback of one run: one tqdm bar over every job on a terminal,
+    one line per finished job (numbered over the whole run) otherwise, or nothing.
+
+    Jobs are the lines :func:`verify_claims` starts with ``[i/n]``; their number is
+    :func:`planned_jobs`. Step lines (``[ledger] ...``) name the bar's current step.
+    """
+
+    def __init__(self, total: int, *, quiet: bool, stream=None) -> None:
+        self.stream = sys.stderr if stream is None else stream
+        self.total, self.done, self.quiet = total, 0, quiet
+        self.started = time.perf_counter()
+        self.bar = None
+        if not quiet and self.stream.isatty():
+            from tqdm import tqdm
+
+            # A terminal that reports no width (a bare pty) gets 80 columns: tqdm
+            # would draw nothing at width (or height) 0.
+            sized = _terminal_columns(self.stream) > 0
+            self.bar = tqdm(total=total, file=self.stream, unit="job", desc="verify",
+                            dynamic_ncols=sized, ncols=None if sized else 80,
+                            nrows=None if sized else 24,
+                            smoothing=0.1)
+
+    def __call__(self, message: str) -> None:
+        job = _JOB_LINE.match(message)
+        if job:
+            self.done += 1
+            message = message[job.end():]
+        if self.bar is not None:
+            if job:  # described by its step: regret, audit, or the claim's paper
+                self.bar.set_description_str(message.split(None, 1)[0].split("/", 1)[0],
+                                             refresh=False)
+                self.bar.set_postfix_str(_short(message), refresh=False)
+                self.bar.update(1)
+            else:
+                self.bar.set_description_str(message.split("]", 1)[0].lstrip("["))
+        elif not self.quiet:
+            count = f"[{self.done}/{self.total}] " if job else ""
+            print(f"[{time.perf_counter() - self.started:6.1f}s] {count}{message}",
+                  file=self.stream, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _headline(results) -> str:
+    """The headline ``claims.md`` opens with (:func:`findings.headline` and the count of
+    rows not evaluated)."""
+    from fedpriv.audit.claims.findings import headline
+
+    errors = sum(r.verdict == "error" for r in results)
+    return headline(results) + (f" Not evaluated (recipe error): {errors}." if errors else "")
+
+
+def exit_status(verdicts, fail_on: str = "violated") -> int:
+    """1 when one of ``verdicts`` is in ``FAIL_ON[fail_on]``, else 0."""
+    failing = FAIL_ON[fail_on]
+    return 1 if any(v in failing for v in verdicts) else 0
 
 
 def _config(args: argparse.Namespace) -> Any:
@@ -84,16 +196,22 @@ def _config(args: argparse.Namespace) -> Any:
 
 def _verify(args: argparse.Namespace) -> int:
     from fedpriv.audit.claims.report import write_claims_report
-    from fedpriv.audit.claims.verify import verify_claims
+    from fedpriv.audit.claims.verify import planned_jobs, verify_claims
     from fedpriv.privacy import format_epsilon
 
-    started = time.perf_counter()
     config = _config(args)
-    report = verify_claims(config, progress=_progress(started))
+    progress = _Progress(planned_jobs(config), quiet=args.quiet)
+    try:
+        report = verify_claims(config, progress=progress)
+    finally:
+        progress.close()
     written = write_claims_report(report, args.out)
+    status = exit_status((r.verdict for r in report.results), args.fail_on)
     if args.json:
         print(json.dumps([r.to_dict() for r in report.results], indent=2, allow_nan=False))
-        return 0
+        if not args.quiet:
+            print(_headline(report.results), file=sys.stderr)
+        return status
     header = (f"{'claim':<58}{'claimed ε':>11}{'accountant ε':>14}{'mechanism ε':>13}"
               f"{'audit LB':>10}{'tightness':>11}  verdict [findings]")
     print(header)
@@ -116,4 +234,8 @@ def _verify(args: argparse.Namespace) -> int:
               f"accountant {format_epsilon(float(r.epsilon_at_1e6))}, tightness {tight}")
     print(f"\n{len(report.results)} claims in {report.seconds:.0f} s; wrote "
           + ", ".join(str(p) for p in written))
-    return 0
+    print(f"\n{_headline(report.results)}")
+    if status:
+        print(f"exit status 1 (--fail-on {args.fail_on}; `--fail-on never` exits 0)",
+              file=sys.stderr)
+    return status

@@ -75,7 +75,8 @@ PLD_DISCRETIZATION_RANGE = (1e-6, 1.0)
 #: Most releases one cell may hold when a query prices it (:data:`fedpriv.privacy.
 #: events.MAX_COUNT`): beyond it the PLD and optimal routes overflow or allocate
 #: without bound, so the query raises :class:`~fedpriv.privacy.errors.
-#: ResourceLimitError` instead (and a budgeted charge beyond it is refused).
+#: ResourceLimitError` instead, and a charge that would fill a cell beyond it is
+#: refused with that error (budget or not), so every accepted ledger can be priced.
 MAX_CELL_RELEASES = MAX_COUNT
 
 _SUPPORTED_RELATIONS = frozenset(NeighboringRelation)
@@ -210,6 +211,9 @@ class Accountant(StoredLedgerMixin):
         self._cells_cache: dict[tuple, tuple[np.ndarray, list[Event]]] = {}
         self._running: RunningCells | None = None  # budget check state (issue 23)
         self._version = 0  # changes on every append or removal of a charge
+        # Releases per parallel cell, folded in from self._charges[:n] (built lazily,
+        # once the total could exceed MAX_CELL_RELEASES): [n, total bound, cells].
+        self._cell_tally: list = [0, 0, None]
         # One user present at every agent (FedUCB footnote 4): agents no longer hold
         # disjoint records, so they compose sequentially (k-fold over agents).
         if self.relation is NeighboringRelation.USER_AT_ALL_AGENTS:
@@ -283,8 +287,9 @@ class Accountant(StoredLedgerMixin):
         BudgetExceededError
             If the charge would exceed ``budget``; the ledger is unchanged.
         ResourceLimitError
-            If, with a budget, the charged cell would hold more than
-            :data:`MAX_CELL_RELEASES` releases.
+            If a charged cell would hold more than :data:`MAX_CELL_RELEASES`
+            releases (with or without a budget: a query could not price it), counting
+            a ``SelfComposed``/``Composed`` event as the releases it describes.
 
         Whatever is raised (``KeyboardInterrupt`` included), the charges, every route
         and the store are as before the call.
@@ -348,6 +353,7 @@ class Accountant(StoredLedgerMixin):
         arrays = self._normalise_keys(keys)
         event = self._as_event(event)
         handlers_for(event)  # raises UnsupportedEventError for unknown event types
+        self._check_charge_size(event, arrays)
         event_id = self._event_ids.get(event)
         is_new = event_id is None
         if is_new:
@@ -379,6 +385,45 @@ class Accountant(StoredLedgerMixin):
             self._running = RunningCells(self.parallel_levels, self.budget, MAX_CELL_RELEASES)
         self._running.catch_up(self._charges, self._events)
         return self._running
+
+    def _check_charge_size(self, event: Event, arrays: dict[str, np.ndarray]) -> None:
+        """Refuse a charge that would put more than :data:`MAX_CELL_RELEASES` releases
+        in one cell (with or without a budget), so that no accepted ledger has a cell
+        its queries refuse to price.
+
+        O(1) while the whole ledger holds fewer releases than the ceiling; beyond it,
+        a tally of releases per cell (over :attr:`parallel_levels`) is built once and
+        then updated with the charges appended since, O(rows) per charge. Only the
+        tally (a cache of the recorded charges) is written; an exception while
+        updating it drops it, to be rebuilt.
+        """
+        releases = _shape(event)[1]
+        rows = max(a.size for a in arrays.values())
+        tally = self._cell_tally
+        try:
+            for event_id, recorded in self._charges[tally[0]:]:
+                _fold(tally, self._events[event_id], recorded, self.parallel_levels)
+                tally[0] += 1
+            if tally[1] + releases * rows <= MAX_CELL_RELEASES:
+                return
+            if tally[2] is None:  # first time past the ceiling: count every cell
+                tally[:] = [0, 0, {}]
+                for event_id, recorded in self._charges:
+                    _fold(tally, self._events[event_id], recorded, self.parallel_levels)
+                    tally[0] += 1
+        except BaseException:
+            self._cell_tally = [0, 0, None]
+            raise
+        for cell, k in _cell_counts(arrays, self.parallel_levels).items():
+            held = tally[2].get(cell, 0)
+            if held + k * releases > MAX_CELL_RELEASES:
+                raise ResourceLimitError(
+                    f"charging {event} would put {held + k * releases:,} releases in the "
+                    f"cell {dict(zip(self.parallel_levels, cell))}, more than "
+                    f"MAX_CELL_RELEASES = {MAX_CELL_RELEASES:,} that a query prices; "
+                    "nothing was charged. Split the ledger over a disjoint key level or "
+                    "charge a coarser event."
+                )
 
     def _commit_charge(self, event: Event, is_new: bool, charge: tuple,
                        running: tuple | None = None) -> None:
@@ -799,6 +844,48 @@ def _compose_cells(
         cell * n_events + event_column[keep], minlength=n_cells * n_events
     ).reshape(n_cells, n_events)
     return np.unique(counts, axis=0)
+
+
+def _cell_counts(arrays: dict[str, np.ndarray], parallel_levels: tuple[str, ...]) -> dict:
+    """Rows of one charge per parallel cell, as ``{labels tuple: rows}``.
+
+    Labels compare as the queries group them (pandas, ``dropna=False``): by value,
+    with every NaN and None one label.
+    """
+    rows = max(a.size for a in arrays.values())
+    if not parallel_levels:
+        return {(): rows}
+    columns = [[_NA if _is_na(label) else label for label in arrays[level].tolist()]
+               for level in parallel_levels]
+    counts: dict = {}
+    for cell in zip(*columns):
+        counts[cell] = counts.get(cell, 0) + 1
+    return counts
+
+
+def _fold(tally: list, event: Event, arrays: dict[str, np.ndarray], parallel_levels) -> None:
+    """Add one recorded charge to a ``[n, bound, cells]`` tally (see
+    :meth:`Accountant._check_charge_size`); ``n`` is the caller's."""
+    releases = _shape(event)[1]
+    tally[1] += releases * max(a.size for a in arrays.values())
+    if tally[2] is not None:
+        cells = tally[2]
+        for cell, k in _cell_counts(arrays, parallel_levels).items():
+            cells[cell] = cells.get(cell, 0) + k * releases
+
+
+class _NAType:
+    """The one label every missing (NaN or None) label counts as."""
+
+    def __repr__(self) -> str:
+        return "nan"
+
+
+_NA = _NAType()
+
+
+def _is_na(label: Any) -> bool:
+    return label is None or (isinstance(label, (float, np.floating)) and math.isnan(label))
 
 
 def _warn_overflow(what: str, answer: str, error: ArithmeticError) -> None:

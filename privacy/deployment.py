@@ -45,6 +45,8 @@ rendering.
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import inspect
 import itertools
 import math
 import tomllib
@@ -257,12 +259,55 @@ def _parse_calibrations(tables: Mapping[str, Any], source: str) -> dict[str, Any
             raise _fail(source, where, f"unknown function {spec['function']!r}; "
                                        f"known: {sorted(CALIBRATIONS)}")
         args = {k: v for k, v in spec.items() if k != "function"}
+        allowed, required = _parameters(function)
+        _check_fields(args, allowed, required, source=source, where=where,
+                      what=f"calibration function {spec['function']!r}",
+                      extra=("function",))
         positional = [args.pop(k) for k in ("epsilon", "delta") if k in args]
         try:
             calibrated[name] = function(*positional, **args)
         except (ValueError, TypeError) as error:
             raise _fail(source, where, str(error)) from None
     return calibrated
+
+
+#: Keys of a ``[[release]]`` table that are not fields of its event.
+_RELEASE_KEYS = ("event", "name", "per", "count")
+
+
+def _parameters(function: Any) -> tuple[list[str], list[str]]:
+    """The keyword parameters ``function`` (a class or a function) accepts, and the
+    required ones among them (no default). Empty lists if the signature is unknown."""
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
+        return [], []
+    named = [p for p in signature.parameters.values()
+             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    return ([p.name for p in named],
+            [p.name for p in named if p.default is inspect.Parameter.empty])
+
+
+def _check_fields(given: Any, allowed: list[str], required: list[str], *, source: str,
+                  where: str, what: str, extra: tuple[str, ...] = ()) -> None:
+    """Refuse a key not in ``allowed`` (or ``extra``) and a missing required one, with
+    the allowed fields listed and the nearest spelling suggested."""
+    if not allowed:
+        return
+    known = list(extra) + allowed
+    unknown = [key for key in given if key not in known]
+    if unknown:
+        hints = []
+        for key in unknown:
+            close = difflib.get_close_matches(key, known, n=1)
+            hints.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        raise _fail(source, where,
+                    f"unknown field(s) {', '.join(hints)} for {what}; allowed: "
+                    + ", ".join(known))
+    missing = [key for key in required if key not in given]
+    if missing:
+        raise _fail(source, where, f"{what} needs the field(s) {', '.join(missing)}; "
+                                   f"allowed: {', '.join(known)}")
 
 
 def _parse_release(
@@ -275,6 +320,11 @@ def _parse_release(
     cls = classes.get(spec["event"])
     if cls is None:
         raise _fail(source, where, f"unknown event {spec['event']!r}; known: {sorted(classes)}")
+    if isinstance(spec.get("name"), str):
+        where = f"{where} ({spec['name']!r})"
+    allowed, required = _parameters(cls)
+    _check_fields(spec, allowed, required, source=source, where=where,
+                  what=f"event {spec['event']!r}", extra=_RELEASE_KEYS)
     per_spec = spec.get("per", {})
     if not isinstance(per_spec, dict):
         raise _fail(source, f"{where}.per", "must be a table of level = labels")

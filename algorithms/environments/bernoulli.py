@@ -45,6 +45,16 @@ def _mix(z: np.ndarray) -> np.ndarray:
     return z ^ (z >> np.uint64(31))
 
 
+def _mix_inplace(z: np.ndarray, tmp: np.ndarray) -> None:
+    """:func:`_mix` written into ``z`` (``tmp``: a scratch array of z's shape)."""
+    for shift, mult in ((30, _MIX1), (27, _MIX2)):
+        np.right_shift(z, np.uint64(shift), out=tmp)
+        z ^= tmp
+        z *= mult
+    np.right_shift(z, np.uint64(31), out=tmp)
+    z ^= tmp
+
+
 def _index(name: str, value: object, upper: int | None) -> np.ndarray:
     array = np.asarray(value)
     if array.dtype.kind not in "iu":
@@ -98,6 +108,63 @@ class RewardTable:
             h = _mix(h ^ (k * _SALTS[2] + _GOLDEN))
             h = _mix(h ^ (n * _SALTS[3] + k1))
         return np.asarray((h >> np.uint64(11)).astype(np.float64) * 2.0**-53)
+
+    def _prefix_hash(self, t: np.ndarray, a: np.ndarray, k: np.ndarray) -> np.ndarray:
+        """The hash state after the trial, agent and arm indices (uint64 arrays)."""
+        k0, k1 = (np.uint64(v) for v in self.key)
+        with np.errstate(over="ignore"):
+            h = _mix(k0 ^ (t * _SALTS[0] + _GOLDEN))
+            h = _mix(h ^ (a * _SALTS[1] + k1))
+            return _mix(h ^ (k * _SALTS[2] + _GOLDEN))
+
+    def pull_sums(self, trials: np.ndarray, agents: np.ndarray, arms: np.ndarray,
+                  start: np.ndarray, length: np.ndarray,
+                  chunk_elements: int = 1 << 15) -> np.ndarray | None:
+        """Sums of the rewards of pulls ``start .. start + length - 1``, shape (P, A).
+
+        ``trials``, ``arms``, ``start``, ``length`` have shape (P,), ``agents`` (P, A).
+        Bit for bit ``rewards(trials, agents, arms, start + j).sum()`` over ``j <
+        length`` (the same table entries), at a quarter of the hashing: the trial, agent
+        and arm part of each entry's hash is computed once per (pair, agent), only the
+        pull index's mix per pull, and ``U < mean`` is compared as the exact integer
+        test ``(h >> 11) < ceil(mean * 2**53)``. Returns None (callers read the entries
+        with :meth:`rewards`) when the table has overrides or a subclass redefines
+        :meth:`uniforms`. ``chunk_elements`` bounds the scratch arrays (entries per
+        step); the default keeps them in the CPU cache (measured fastest,
+        ``benchmarks/bench_li_song.py``).
+        """
+        if self.overrides or type(self).uniforms is not RewardTable.uniforms:
+            return None
+        trials = _index("trial", trials, None)
+        agents = _index("agent", agents, self.n_agents)
+        arms = _index("arm", arms, self.n_arms)
+        start = _index("pull", start, None)
+        length = np.asarray(length, dtype=np.int64)
+        n_pairs, n_agents = agents.shape
+        out = np.zeros((n_pairs, n_agents), dtype=np.int64)
+        if n_pairs == 0:
+            return out.astype(np.float64)
+        prefix = self._prefix_hash(trials[:, None], agents, arms[:, None])[:, :, None]
+        # u < mean  <=>  (h >> 11) < mean * 2**53  <=>  (h >> 11) < ceil(mean * 2**53)
+        means = self.arm_means[agents.astype(np.intp), arms.astype(np.intp)[:, None]]
+        bound = np.ceil(means * 2.0**53).astype(np.uint64)[:, :, None]
+        k1 = np.uint64(self.key[1])
+        longest, shortest = int(length.max()), int(length.min())
+        chunk = max(1, chunk_elements // max(1, n_pairs * n_agents))
+        with np.errstate(over="ignore"):
+            for s0 in range(0, longest, chunk):
+                j = np.arange(s0, min(s0 + chunk, longest), dtype=np.uint64)
+                z = start[:, None, None] + j[None, None, :]
+                z *= _SALTS[3]
+                z += k1
+                z = prefix ^ z
+                _mix_inplace(z, np.empty_like(z))
+                z >>= np.uint64(11)
+                hit = z < bound
+                if s0 + j.size > shortest:
+                    hit &= j.astype(np.int64)[None, None, :] < length[:, None, None]
+                out += np.count_nonzero(hit, axis=2)
+        return out.astype(np.float64)
 
     def rewards(self, trial: object, agent: object, arm: object, pull: object) -> np.ndarray:
         """Rewards (0.0 or 1.0, float64) at broadcast ``(trial, agent, arm, pull)`` indices.

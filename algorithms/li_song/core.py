@@ -225,7 +225,17 @@ class LiSongRun:
 
 def _epoch_sums(table: Any, trials: np.ndarray, agents: np.ndarray, arms: np.ndarray,
                 start: np.ndarray, length: np.ndarray) -> np.ndarray:
-    """Sum of rewards of pulls ``start .. start+length-1``; shape (P, A). Checks [0, 1]."""
+    """Sum of rewards of pulls ``start .. start+length-1``; shape (P, A). Checks [0, 1].
+
+    A plain :class:`~fedpriv.algorithms.environments.bernoulli.RewardTable` sums its
+    entries itself (``pull_sums``: the same entries, bit for bit, at a quarter of the
+    hashing); any other table is read entry by entry.
+    """
+    fast = getattr(table, "pull_sums", None)
+    if fast is not None and agents.size:
+        sums = fast(trials, agents, arms, start, length)
+        if sums is not None:
+            return sums
     n_pairs, n_agents = agents.shape
     out = np.zeros((n_pairs, n_agents))
     longest = int(length.max())

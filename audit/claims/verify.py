@@ -40,6 +40,7 @@ from fedpriv.audit.claims.views import view_of
 from fedpriv.audit.claims.fed_ucb import (
     VerifyConfig,
     VerifyReport,
+    _claim_grid,
     _parallel_map,
     variant_label,
     verify_gossip_fed_ucb,
@@ -51,7 +52,14 @@ from fedpriv.audit.executor import connect_scheduler
 from fedpriv.privacy import ApproxDP
 from fedpriv.privacy._checks import check_int_at_least
 
-__all__ = ["ClaimsConfig", "ClaimsReport", "assemble_result", "evaluate_claim", "verify_claims"]
+__all__ = [
+    "ClaimsConfig",
+    "ClaimsReport",
+    "assemble_result",
+    "evaluate_claim",
+    "planned_jobs",
+    "verify_claims",
+]
 
 #: Verdict of a claim whose recipe raised.
 ERROR = "error"
@@ -277,14 +285,20 @@ def _job(job: dict) -> ClaimResult:
     return evaluate_claim(job["key"], job["budget"], job["seed"])
 
 
+def _fed_ucb_key(mode: str, log_base: str, final: bool, horizon: int, epsilon: float) -> str:
+    """The register key of one Fed_UCB grid claim."""
+    label = variant_label(mode, log_base, final)
+    return f"gossip_fed_ucb/gossip-fed-ucb/{label}/T{horizon}/eps{epsilon:g}"
+
+
 def _from_fed_ucb(report: VerifyReport, entries) -> dict[str, ClaimResult]:
     """Fed_UCB job results, keyed by the register's keys (matched on the setting)."""
     out = {}
     for result in report.claims:
         s = result.claim.setting_dict()
         final = s["horizon"] > 1 and s.get("released_prefixes") == s["horizon"]
-        label = variant_label(result.claim.mode, s["log_base"], final)
-        key = f"gossip_fed_ucb/gossip-fed-ucb/{label}/T{s['horizon']}/eps{s['epsilon']:g}"
+        key = _fed_ucb_key(result.claim.mode, s["log_base"], final, s["horizon"],
+                           s["epsilon"])
         if key in entries:
             out[key] = assemble_result(
                 entries[key], result.accountant_route, result.accountant_epsilon,
@@ -326,6 +340,28 @@ def _describe(job: dict, result: ClaimResult) -> str:
     return text + f" vs claimed {result.claim.claimed.epsilon:.4g})"
 
 
+def planned_jobs(config: ClaimsConfig) -> int:
+    """How many finished-job lines ``verify_claims(config, progress=...)`` will send.
+
+    Counts, without running anything, Fed_UCB's regret runs and tree audits (when its
+    paper is selected) and the register's claim jobs, so that a caller can show one
+    progress bar for the whole run. Every job reports one line starting ``[i/n]``
+    (``n`` the size of its step); stage lines (``[gossip_fed_ucb] ...``,
+    ``[ledger] ...``) are not jobs.
+    """
+    selected = [e for e in claims_for(None)
+                if config.papers is None or e.paper in config.papers]
+    n_jobs, from_fed = 0, set()
+    if any(e.paper == "gossip_fed_ucb" for e in selected):
+        fed = config.fed_ucb
+        grid = _claim_grid(fed)
+        n_jobs += 1 + 2 * len(fed.epsilons)  # Gossip_UCB, then paper and corrected per ε
+        n_jobs += sum(horizon in fed.audit_horizons for *_, horizon, _ in grid)
+        from_fed = {_fed_ucb_key(mode, base, horizon > 1 and final, horizon, eps)
+                    for _, mode, base, final, horizon, eps in grid}
+    return n_jobs + sum(e.key not in from_fed for e in selected)
+
+
 def verify_claims(
     config: ClaimsConfig,
     *,
@@ -338,7 +374,9 @@ def verify_claims(
     ----------
     config : ClaimsConfig
     progress : callable, optional
-        Receives one line per finished job.
+        Receives one line per finished job, starting ``[i/n]`` (``i`` of the ``n``
+        jobs of its step; :func:`planned_jobs` counts them over every step), and one
+        line as each step starts, starting ``[step name]``.
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
         Where the claim jobs run; default a client on ``config.scheduler`` when set,
         else a local process pool of ``config.workers`` (in this process when

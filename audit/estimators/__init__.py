@@ -17,6 +17,10 @@ sample count, and none can certify privacy (a bound above the claim refutes it).
   :func:`estimate_one_run_epsilon`: one-run auditing with canaries (Steinke, Nasr &
   Jagielski 2023; :mod:`fedpriv.audit.estimators.one_run`).
 
+- :func:`beta_binomial_confidence_sequence`: time-uniform bounds on an event rate for
+  sequential audits that stop at the first refutation
+  (:mod:`fedpriv.audit.estimators.sequential`).
+
 Threshold, curve and μ estimators evaluated on the same scores, thresholds and
 confidence share one family of simultaneous bounds (:mod:`fedpriv.audit.estimators._bounds`), so their
 results hold jointly at that confidence.
@@ -39,6 +43,7 @@ from fedpriv.audit.estimators.one_run import (
     one_run_p_value,
 )
 from fedpriv.audit.estimators._bounds import epsilon_lower_bound_at_delta
+from fedpriv.audit.estimators.sequential import beta_binomial_confidence_sequence
 from fedpriv.audit.estimators.threshold import (
     DIRECTIONS,
     NO_EVIDENCE,
@@ -59,6 +64,7 @@ __all__ = [
     "audit_one_run",
     "audit_one_run_mechanism",
     "audit_privacy_curve",
+    "beta_binomial_confidence_sequence",
     "clopper_pearson_interval",
     "default_epsilon_grid",
     "estimate_delta_lower_bounds",

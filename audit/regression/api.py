@@ -24,6 +24,25 @@ claim only through the direct ε bound). All bounds of one audit come from one s
 family (:mod:`fedpriv.audit.estimators._bounds`), so "violated" — any of them beyond the claim — has a
 family-wise false-alarm probability <= 1 - confidence.
 
+Two options sharpen and shorten audits (issue 23), both off by default so default
+numbers do not change:
+
+- ``reading="gaussian"`` (Gaussian-DP reading of an (ε, δ) claim): the claim is read as
+  "μ₀-GDP" with μ₀ the Gaussian calibration of (ε, δ) (the largest μ whose GDP curve
+  gives at most ε at δ), and is refuted when the μ lower bound, which uses the middle of
+  the trade-off curve where the rates are measured precisely, exceeds μ₀ (Nasr et al.,
+  "Tight Auditing of Differentially Private Machine Learning", USENIX Security 2023,
+  arXiv:2302.07956, Sec. 4: GDP-based auditing). The μ bound holds for any mechanism; the
+  step from "not μ₀-GDP" to "not (ε, δ)-DP" holds only if the output's trade-off curve is
+  Gaussian, so the verdict is stated under that reading and ``epsilon_lower_bound``
+  stays the any-mechanism bound (``reading_epsilon_lower_bound`` is ε at δ of the μ
+  bound, under the reading).
+- ``sequential=True``: the confirmation samples come in ``looks`` equal batches; after
+  each, every bound is recomputed from confidence sequences
+  (:mod:`fedpriv.audit.estimators.sequential`, valid at any stopping time) and the audit
+  stops as soon as the claim is refuted or the budget is spent (``n_samples`` is then
+  the samples used, ``samples_budget`` the budget).
+
 Length: the public regression-test API (:class:`NeighboringPair`, :class:`AuditResult`,
 :func:`audit_mechanism`, :func:`assert_private`) with its validated plan and its two
 stages; a third of it is documentation.
@@ -61,6 +80,7 @@ __all__ = ["MAX_SAMPLES", "AuditResult", "NeighboringPair", "assert_private", "a
 MAX_SAMPLES = 10**9
 
 _ESTIMATORS = ("auto", "threshold", "curve", "gdp")
+_READINGS = ("any", "gaussian")
 #: With ``executor="local"``, confirmation sampling predicted (from the pilot) to take
 #: less than this many seconds in-process runs in-process: a process pool only pays
 #: off for expensive mechanisms (benchmarks/bench_audit.py).
@@ -131,7 +151,10 @@ class AuditResult:
     n_samples, n_pilot_samples : int
         Confirmation and pilot samples per world.
     bound : EpsilonLowerBound or None
-        Threshold-test details (None on the GDP route).
+        Threshold-test details. In a sequential audit it was computed from confidence
+        sequences; re-reading it at another δ with
+        :func:`~fedpriv.audit.estimators.epsilon_lower_bound_at_delta` (Clopper–Pearson at
+        the stopping time) is not anytime-valid.
     curve : CurveAudit or None
         Curve audit (None on the GDP route).
     mu : MuLowerBound or None
@@ -141,6 +164,18 @@ class AuditResult:
         ``root.entropy`` of the audit's SeedSequence (write it into reports).
     seconds : float
         Wall time.
+    reading : str
+        ``"any"`` (every bound holds for any mechanism) or ``"gaussian"`` (the
+        verdict may also rest on the Gaussian-DP reading of the claim, see the module
+        docstring).
+    reading_epsilon_lower_bound : float
+        Under ``reading="gaussian"``: ε at ``delta`` of ``mu.mu_lower_bound``-GDP (a lower
+        bound on ε only if the output's trade-off curve is Gaussian); NaN otherwise.
+    samples_budget : int
+        Confirmation samples per world the audit could use (``n_samples`` unless the
+        audit was sequential and stopped early).
+    looks : int
+        Looks taken at the evidence (1 for a fixed-sample audit).
     """
 
     epsilon_lower_bound: float
@@ -161,6 +196,19 @@ class AuditResult:
     relation: NeighboringRelation | None
     seed_entropy: int
     seconds: float
+    reading: str = "any"
+    reading_epsilon_lower_bound: float = math.nan
+    samples_budget: int = 0
+    looks: int = 1
+
+    def __post_init__(self) -> None:
+        if self.samples_budget == 0:
+            object.__setattr__(self, "samples_budget", self.n_samples)
+
+    @property
+    def samples_saved(self) -> int:
+        """Confirmation samples per world not drawn (``samples_budget - n_samples``)."""
+        return self.samples_budget - self.n_samples
 
     @property
     def tightness(self) -> float:
@@ -189,6 +237,12 @@ class AuditResult:
         if self.mu is not None:
             claimed_mu = getattr(self.claim, "mu", math.nan)
             text += f"; μ lower bound {self.mu.mu_lower_bound:.4g} vs claimed μ {claimed_mu:.4g}"
+        if self.reading == "gaussian" and self.mu is not None:
+            text += (f"; Gaussian-DP reading: claim read as μ <= {_claim_mu(self.claim, self.delta):.4g},"
+                     f" ε {self.reading_epsilon_lower_bound:.4g} at δ={self.delta:.3g} if the"
+                     " trade-off curve is Gaussian")
+        if self.looks > 1 or self.samples_budget != self.n_samples:
+            text += f"; sequential: {self.looks} look(s), {self.samples_saved} samples per world saved"
         if self.curve is not None and self.curve.violated:
             e = self.curve.worst_epsilon
             i = self.curve.epsilons.index(e)
@@ -216,7 +270,45 @@ class AuditResult:
         return out
 
 
-def _route(claim: Any, estimator: str) -> str:
+def _claim_mu(claim: Any, delta: float) -> float:
+    """μ₀ of the Gaussian-DP reading: the largest μ with ``ε_μ(δ) <= claim's ε at δ``,
+    rounded up (a larger μ₀ only removes alarms).
+
+    A GaussianDP claim is its own μ. Otherwise μ₀ solves ``δ_μ(ε) = δ`` (the GDP δ(ε)
+    of Dong, Roth & Su 2019, Cor. 2.13, increasing in μ) with ``ε`` the claim's ε at
+    ``δ``; 0 when that ε is 0 and ``inf`` when it is infinite.
+    """
+    if isinstance(claim, GaussianDP):
+        return float(claim.mu)
+    from scipy import optimize
+
+    from fedpriv.privacy.conversions import gaussian_dp_delta
+
+    epsilon = float(claim.get_epsilon(delta))
+    if epsilon <= 0.0 or delta <= 0.0:
+        return 0.0
+    if math.isinf(epsilon):
+        return math.inf
+    high = 1.0
+    while gaussian_dp_delta(high, epsilon) < delta:
+        high *= 2.0
+    # the root rounded up: reading the claim as a larger μ can only remove alarms
+    root = optimize.brentq(lambda mu: gaussian_dp_delta(mu, epsilon) - delta, 0.0, high,
+                           xtol=1e-14, rtol=1e-14)
+    while gaussian_dp_delta(root, epsilon) < delta:
+        root = math.nextafter(root, math.inf)
+    return float(root)
+
+
+def _route(claim: Any, estimator: str, reading: str = "any") -> str:
+    if reading not in _READINGS:
+        raise ValueError(f"`reading` must be one of {_READINGS}, got {reading!r}.")
+    if reading == "gaussian":
+        if estimator not in ("auto", "gdp"):
+            raise ValueError(
+                "`reading='gaussian'` uses the GDP route; pass estimator 'auto' or 'gdp', "
+                f"got {estimator!r}.")
+        estimator = "gdp"
     if estimator not in _ESTIMATORS:
         raise ValueError(
             f"`estimator` must be one of {_ESTIMATORS}, got {estimator!r}."
@@ -253,6 +345,9 @@ def audit_mechanism(
     batch_size: int = 1 << 18,
     executor: Any = "local",
     n_workers: int | None = None,
+    reading: str = "any",
+    sequential: bool = False,
+    looks: int = 10,
 ) -> AuditResult:
     """Audit ``mechanism`` on a neighboring pair against a privacy ``claim``.
 
@@ -298,6 +393,14 @@ def audit_mechanism(
         never changes the numbers, only the wall time.
     n_workers : int, optional
         Local pool size.
+    reading : {"any", "gaussian"}, default "any"
+        ``"gaussian"`` also refutes an (ε, δ) claim read as Gaussian-DP (module
+        docstring): needs ``estimator`` "auto" or "gdp" and a claim with ``delta > 0``.
+    sequential : bool, default False
+        Draw the confirmation in ``looks`` batches with anytime-valid bounds and stop at
+        the first refutation (module docstring).
+    looks : int, default 10
+        Batches of a sequential audit, in [1, samples].
 
     Returns
     -------
@@ -326,7 +429,12 @@ def audit_mechanism(
     started = time.perf_counter()
     plan = _plan(pair, claim, samples=samples, confidence=confidence, delta=delta,
                  estimator=estimator, pilot_samples=pilot_samples,
-                 n_thresholds=n_thresholds, epsilons=epsilons)
+                 n_thresholds=n_thresholds, epsilons=epsilons, reading=reading)
+    if not isinstance(sequential, bool):
+        raise TypeError(f"`sequential` must be a bool, got {type(sequential).__name__}.")
+    looks = check_int_at_least("looks", looks, 1) if sequential else 1
+    if looks > plan.samples:
+        raise ValueError(f"`looks` must be in [1, samples = {plan.samples}], got {looks}.")
     root = as_seed_sequence(seed)
     datasets = (pair.dataset, pair.dataset_prime)
     common = {"batch_size": batch_size, "executor": executor, "n_workers": n_workers}
@@ -334,12 +442,17 @@ def audit_mechanism(
         mechanism, datasets, plan, child_root(root, 0), common,
         score=score, log_density_ratio=log_density_ratio,
     )
-    # Stage 2: confirmation on fresh samples (a disjoint subtree).
-    scores_d, scores_dp = sample_scores(
-        mechanism, datasets, n_samples=plan.samples, root=child_root(root, 1),
-        transform=transform, **common,
-    )
-    evidence = _confirm(plan, orientation * scores_d, orientation * scores_dp, thresholds)
+    if sequential:
+        evidence = _confirm_sequential(mechanism, datasets, plan, child_root(root, 2),
+                                       common, transform, orientation, thresholds, looks)
+    else:
+        # Stage 2: confirmation on fresh samples (a disjoint subtree).
+        scores_d, scores_dp = sample_scores(
+            mechanism, datasets, n_samples=plan.samples, root=child_root(root, 1),
+            transform=transform, **common,
+        )
+        evidence = _confirm(plan, orientation * scores_d, orientation * scores_dp, thresholds)
+        evidence["n_samples"] = plan.samples
     return AuditResult(
         **evidence,
         confidence=plan.confidence,
@@ -349,8 +462,9 @@ def audit_mechanism(
         score=kind,
         orientation=orientation,
         thresholds=tuple(float(orientation * t) for t in thresholds),
-        n_samples=plan.samples,
         n_pilot_samples=plan.pilot,
+        samples_budget=plan.samples,
+        reading=plan.reading,
         relation=pair.relation,
         seed_entropy=int(root.entropy),
         seconds=time.perf_counter() - started,
@@ -369,6 +483,7 @@ class _Plan:
     n_thresholds: int
     delta: float
     grid: np.ndarray | None
+    reading: str = "any"
 
 
 def _check_samples(name: str, value: Any) -> int:
@@ -382,7 +497,8 @@ def _check_samples(name: str, value: Any) -> int:
 
 
 def _plan(pair: Any, claim: Any, *, samples: Any, confidence: Any, delta: Any,
-          estimator: str, pilot_samples: Any, n_thresholds: Any, epsilons: Any) -> _Plan:
+          estimator: str, pilot_samples: Any, n_thresholds: Any, epsilons: Any,
+          reading: str = "any") -> _Plan:
     """Validate :func:`audit_mechanism`'s arguments (nothing runs before this)."""
     if not isinstance(pair, NeighboringPair):
         raise TypeError(f"`pair` must be a NeighboringPair, got {type(pair).__name__}.")
@@ -398,7 +514,7 @@ def _plan(pair: Any, claim: Any, *, samples: Any, confidence: Any, delta: Any,
         if pilot_samples is None
         else _check_samples("pilot_samples", pilot_samples)
     )
-    route = _route(claim, estimator)
+    route = _route(claim, estimator, reading)
     if delta is None:
         delta = (
             claim.delta
@@ -406,6 +522,9 @@ def _plan(pair: Any, claim: Any, *, samples: Any, confidence: Any, delta: Any,
             else (0.0 if isinstance(claim, PureDP) else 1e-5)
         )
     delta = check_delta("delta", delta)
+    if reading == "gaussian" and not isinstance(claim, GaussianDP) and delta <= 0.0:
+        raise ValueError("`reading='gaussian'` needs delta > 0: at δ = 0 a Gaussian-DP "
+                         "curve has ε = inf and the reading would refute nothing.")
     grid = (
         None
         if route == "gdp"
@@ -414,7 +533,7 @@ def _plan(pair: Any, claim: Any, *, samples: Any, confidence: Any, delta: Any,
             dtype=np.float64,
         )
     )
-    return _Plan(claim, route, samples, pilot, confidence, n_thresholds, delta, grid)
+    return _Plan(claim, route, samples, pilot, confidence, n_thresholds, delta, grid, reading)
 
 
 def _pilot_stage(
@@ -509,6 +628,9 @@ def _confirm(plan: _Plan, scores_d: np.ndarray, scores_dp: np.ndarray,
             if isinstance(claim, GaussianDP)
             else epsilon_lb > claimed_epsilon
         )
+        extra = _reading_evidence(plan, mu)
+        reading_violated = extra.pop("reading_violated")
+        violated = violated or reading_violated
     else:
         bound = estimate_epsilon_lower_bound(
             scores_d, scores_dp, thresholds=thresholds, confidence=confidence, delta=delta,
@@ -519,8 +641,87 @@ def _confirm(plan: _Plan, scores_d: np.ndarray, scores_dp: np.ndarray,
         )
         epsilon_lb = bound.epsilon_lower_bound
         violated = epsilon_lb > claimed_epsilon or curve.violated
+        extra = {}
     return {"epsilon_lower_bound": float(epsilon_lb), "violated": bool(violated),
-            "claimed_epsilon": claimed_epsilon, "bound": bound, "curve": curve, "mu": mu}
+            "claimed_epsilon": claimed_epsilon, "bound": bound, "curve": curve, "mu": mu,
+            **extra}
+
+
+def _reading_evidence(plan: _Plan, mu: MuLowerBound) -> dict[str, Any]:
+    """The Gaussian-DP reading's verdict and ε (module docstring); empty under "any"."""
+    if plan.reading != "gaussian":
+        return {"reading_violated": False}
+    from fedpriv.privacy.guarantees import gaussian_dp_epsilon
+
+    return {"reading_violated": mu.mu_lower_bound > _claim_mu(plan.claim, plan.delta),
+            "reading_epsilon_lower_bound": float(
+                gaussian_dp_epsilon(mu.mu_lower_bound, plan.delta))}
+
+
+def _confirm_from_bounds(plan: _Plan, bounds: Any) -> dict[str, Any]:
+    """:func:`_confirm`'s evidence from anytime-valid bounds (sequential audits)."""
+    from fedpriv.audit.estimators.sequential import (
+        curve_from_bounds,
+        epsilon_from_bounds,
+        mu_from_bounds,
+    )
+
+    claim, delta = plan.claim, plan.delta
+    claimed_epsilon = float(claim.get_epsilon(delta))
+    bound = epsilon_from_bounds(bounds, delta)
+    epsilon_lb = bound.epsilon_lower_bound
+    curve = mu = None
+    extra: dict[str, Any] = {}
+    if plan.route == "gdp":
+        mu = mu_from_bounds(bounds)
+        violated = (mu.mu_lower_bound > claim.mu if isinstance(claim, GaussianDP)
+                    else epsilon_lb > claimed_epsilon)
+        extra = _reading_evidence(plan, mu)
+        reading_violated = extra.pop("reading_violated")
+        violated = violated or reading_violated
+    else:
+        curve = curve_from_bounds(bounds, epsilons=plan.grid, claim=claim)
+        violated = epsilon_lb > claimed_epsilon or curve.violated
+    return {"epsilon_lower_bound": float(epsilon_lb), "violated": bool(violated),
+            "claimed_epsilon": claimed_epsilon, "bound": bound, "curve": curve, "mu": mu,
+            **extra}
+
+
+def _confirm_sequential(mechanism: Callable[..., np.ndarray], datasets: tuple[Any, Any],
+                        plan: _Plan, root: np.random.SeedSequence, common: dict[str, Any],
+                        transform: Callable[[np.ndarray], np.ndarray], orientation: int,
+                        thresholds: np.ndarray, looks: int) -> dict[str, Any]:
+    """Stage 2 in ``looks`` batches (subtree ``root``, batch ``i`` at child ``i``).
+
+    Only the event counts are kept. After each batch the bounds come from confidence
+    sequences (:func:`fedpriv.audit.estimators.sequential.sequential_event_bounds`),
+    valid simultaneously at every look, so stopping at the first refutation keeps the
+    family-wise false-alarm probability <= 1 - confidence.
+    """
+    from fedpriv.audit.estimators.sequential import sequential_event_bounds
+    from fedpriv.audit.estimators.threshold import _count_at_least
+
+    sizes = np.full(looks, plan.samples // looks, dtype=np.int64)
+    sizes[: plan.samples % looks] += 1
+    count_d = np.zeros(thresholds.size, dtype=np.int64)
+    count_dp = np.zeros(thresholds.size, dtype=np.int64)
+    used = 0
+    evidence: dict[str, Any] = {}
+    for look, size in enumerate(sizes, start=1):
+        scores_d, scores_dp = sample_scores(
+            mechanism, datasets, n_samples=int(size), root=child_root(root, look - 1),
+            transform=transform, **common,
+        )
+        count_d += _count_at_least(np.sort(orientation * scores_d), thresholds)
+        count_dp += _count_at_least(np.sort(orientation * scores_dp), thresholds)
+        used += int(size)
+        bounds = sequential_event_bounds(count_d, used, count_dp, used,
+                                         thresholds=thresholds, confidence=plan.confidence)
+        evidence = _confirm_from_bounds(plan, bounds)
+        evidence.update(n_samples=used, looks=look)
+        if evidence["violated"]:
+            break
+    return evidence
 
 
 def assert_private(

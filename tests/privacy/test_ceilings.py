@@ -18,6 +18,8 @@ from fedpriv.privacy.events import MAX_COUNT, MAX_DEPTH, MAX_EVENT_EPSILON, MAX_
 from fedpriv.privacy.guarantees import ApproxDP, PureDP
 from fedpriv.privacy.sampling import PoissonSampled
 
+from tests.privacy._support import assert_unchanged, snapshot
+
 
 @pytest.mark.parametrize(
     ("make", "match"),
@@ -81,20 +83,106 @@ def test_the_ceilings_themselves_answer(event):
     assert 0.0 <= accountant.get_delta(1.0) <= 1.0
 
 
-def test_a_cell_beyond_max_cell_releases_is_a_typed_error_not_a_crash():
+@pytest.mark.parametrize("budget", [None, PureDP(1e7)])
+def test_a_charge_beyond_max_cell_releases_is_refused_with_or_without_budget(budget):
+    """Issue 20: an unbudgeted accountant used to accept a cell its queries then
+    refused to price; the cell-size ceiling is now checked at charge time too."""
     big = events.SelfComposed(event=events.RandomizedResponse(epsilon=1.0), count=MAX_COUNT)
-    accountant = Accountant()
+    accountant = Accountant(budget=budget)
     accountant.spend(big)
-    accountant.spend(events.RandomizedResponse(epsilon=1.0))
+    before = snapshot(accountant)
+    with pytest.raises(ResourceLimitError, match="MAX_CELL_RELEASES"):
+        accountant.spend(events.RandomizedResponse(epsilon=1.0))
+    with pytest.raises(ResourceLimitError, match="MAX_CELL_RELEASES"):
+        accountant.spend_many(events.Laplace(scale=1.0), keys=None)
+    assert_unchanged(accountant, before)
+    assert len(accountant.charges) == 1
     for query in (lambda: accountant.routes(1e-5), lambda: accountant.lower_bound(1e-5),
                   lambda: accountant.get_delta(1.0)):
-        with pytest.raises(ResourceLimitError, match="MAX_CELL_RELEASES"):
-            query()
-    budgeted = Accountant(budget=PureDP(1e7))
-    budgeted.spend(big)
+        query()  # every accepted ledger answers
+
+
+def test_cell_ceiling_counts_per_cell_and_label_equality_as_queries_do():
+    """Other cells stay open; labels equal for the queries (1, 1.0, True; every NaN
+    and None) are one cell for the check too; a spend_many repeating a cell counts
+    each repeat."""
+    half = events.SelfComposed(event=events.Laplace(scale=1.0), count=MAX_COUNT // 2)
+    accountant = Accountant(disjoint=("agent",))
+    accountant.spend_many(half, keys={"agent": [1, 2]})
+    accountant.spend(half, key={"agent": 1.0})  # the same cell as 1: now full
     with pytest.raises(ResourceLimitError):
-        budgeted.spend(events.RandomizedResponse(epsilon=1.0))
-    assert len(budgeted.charges) == 1
+        accountant.spend(events.Laplace(scale=1.0), key={"agent": True})
+    accountant.spend(events.Laplace(scale=1.0), key={"agent": 3})  # another cell
+    accountant.spend(half, key={"agent": float("nan")})
+    accountant.spend_many(half, keys={"agent": [None, 4]})  # None is the NaN cell: full
+    with pytest.raises(ResourceLimitError):
+        accountant.spend(events.Laplace(scale=1.0), key={"agent": np.float32("nan")})
+    with pytest.raises(ResourceLimitError):
+        accountant.spend_many(half, keys={"agent": [5, 5, 5]})
+    assert accountant.routes(1e-5)["pure"] == MAX_COUNT
+    # Without a parallel level every charge is one cell.
+    user = Accountant(relation="user_at_all_agents", disjoint=("agent",))
+    user.spend(half, key={"agent": 0})
+    user.spend(half, key={"agent": 1})
+    with pytest.raises(ResourceLimitError):
+        user.spend(events.Laplace(scale=1.0), key={"agent": 2})
+
+
+def test_cell_ceiling_holds_across_processes_sharing_a_store(tmp_path):
+    store = tmp_path / "ledger.sqlite"
+    half = events.SelfComposed(event=events.Laplace(scale=1.0), count=MAX_COUNT // 2)
+    first = Accountant(store=store)
+    second = Accountant.open(store)
+    first.spend(half)
+    second.spend(half)  # reads the first charge before pricing its own
+    with pytest.raises(ResourceLimitError):
+        first.spend(events.Laplace(scale=1.0))
+    first.close()
+    second.close()
+    reopened = Accountant.open(store)
+    assert len(reopened.charges) == 2
+    with pytest.raises(ResourceLimitError):
+        reopened.spend(events.Laplace(scale=1.0))
+    reopened.close()
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize(("scale", "sensitivity", "count"), [
+    (0.001, 1, 1000),       # issue 20: "math domain error" from dp-accounting
+    (0.001, 3, 1000),
+    (1e-9, 1, 1),
+    (1.0, 10**15, 1),       # hung in dp-accounting's walk over the 10^15 losses
+])
+def test_extreme_discrete_laplace_answers_soundly(scale, sensitivity, count):
+    """dp-accounting's discrete Laplace overflows exp(1/scale) past ~709 (its
+    pessimistic PLD then has infinity mass 1, and self-composing it raises a math
+    domain error); the handler builds those PLDs from the pair's own atoms."""
+    event = events.SelfComposed(
+        event=events.DiscreteLaplace(scale=scale, l1_sensitivity=sensitivity), count=count
+    )
+    accountant = Accountant()
+    accountant.spend(event)
+    exact = count * sensitivity / scale  # pure ε of the composition
+    routes = accountant.routes(1e-5)
+    assert all(value >= exact * (1 - 1e-9) for value in routes.values())
+    assert routes["pld"] <= exact * (1 + 1e-12)  # not vacuous
+    assert accountant.routes(0.0)["pure"] == pytest.approx(exact, rel=1e-12)
+    assert 0.0 <= accountant.lower_bound(1e-5) <= routes["pure"]
+    assert accountant.get_delta(exact * 2) == 0.0
+    assert accountant.get_delta(exact / 2) == pytest.approx(1.0)
+
+
+def test_discrete_laplace_atoms_match_dp_accounting_where_both_apply():
+    """The atoms the handler uses past dp-accounting's range give its δ(ε') where
+    dp-accounting is still finite (parameter 2, sensitivity 3)."""
+    from fedpriv.privacy import handlers
+
+    exact = handlers._discrete_laplace_pld(
+        events.DiscreteLaplace(scale=0.5, l1_sensitivity=3), 1e-4, True)
+    atoms = handlers._atoms_pld(handlers._discrete_laplace_atoms(2.0, 3, True), 0.0, 1e-4, True)
+    for epsilon in (0.0, 1.0, 2.5, 4.0, 5.9):
+        assert atoms.get_delta_for_epsilon(epsilon) == pytest.approx(
+            exact.get_delta_for_epsilon(epsilon), rel=1e-6, abs=1e-12)
 
 
 def test_audit_mechanism_caps_samples_before_sampling():
@@ -112,3 +200,36 @@ def test_audit_mechanism_caps_samples_before_sampling():
                             executor=None, **{name: 10**12})
     assert MAX_SAMPLES == 10**9 and calls == []
     assert np.isfinite(MAX_SAMPLES)
+
+
+@pytest.mark.filterwarnings("error:pricing an extreme cell overflowed")
+@pytest.mark.parametrize("noise_stddev", [1e200, 1e300])
+def test_a_vanishing_gaussian_beside_a_laplace_is_priced_not_vacuous(noise_stddev):
+    """μ = 1/noise_stddev squared underflowed to 0 in the cell's Gaussian part and the
+    PLD divided by it, so the whole cell read ε = inf and a budget refused a charge
+    that costs almost nothing. Its ε is now the Laplace's, within the PLD round-off."""
+    accountant = Accountant(budget=ApproxDP(1.0, 1e-5))
+    accountant.spend(events.Laplace(scale=4.0))
+    accountant.spend(events.Gaussian(noise_stddev=noise_stddev))  # accepted
+    assert 0.24 < accountant.get_epsilon(1e-5) <= 0.25 * (1 + 1e-12)
+    assert 0.0 < accountant.lower_bound(1e-5) <= accountant.get_epsilon(1e-5)
+    assert 0.0 < accountant.get_delta(0.2) < 1.0
+    alone = Accountant()
+    alone.spend(events.Gaussian(noise_stddev=noise_stddev))
+    assert alone.get_epsilon(1e-5) == 0.0 and alone.lower_bound(1e-5) == 0.0
+
+
+@pytest.mark.parametrize("sigma", [1e6, 1e15])
+def test_a_wide_discrete_gaussian_is_priced_by_zcdp_not_walked(sigma):
+    """The fuzz sweep (benchmarks/fuzz_hostile.py): a discrete Gaussian of sigma 10^6
+    hung and one of 10^15 raised MemoryError in dp-accounting's pmf walk; beyond
+    sigma = 10^4 it has no PLD and the zCDP route (Canonne, Kamath & Steinke 2020)
+    prices it."""
+    accountant = Accountant(budget=ApproxDP(1.0, 1e-5))
+    accountant.spend(events.Laplace(scale=4.0))
+    accountant.spend(events.DiscreteGaussian(sigma=sigma, l2_sensitivity=1.0))
+    routes = accountant.routes(1e-5)
+    assert routes["pld"] == math.inf and math.isfinite(routes["zcdp"])
+    assert 0.25 <= accountant.get_epsilon(1e-5) < 0.26
+    assert 0.0 < accountant.lower_bound(1e-5) <= 0.25
+    assert 0.0 < accountant.get_delta(0.2) <= 1.0

@@ -129,3 +129,46 @@ def test_account_decides_with_the_one_verdict_rule_and_gates_ci(tmp_path, capsys
     holds = _write(tmp_path, text.format(claim=1.0))
     assert budget_report(load_deployment(holds))["verdict"] == "holds"
     assert main(["account", str(holds)]) == 0
+
+
+def test_misspelled_release_field_lists_the_allowed_fields(tmp_path, capsys):
+    # The example with `noise_stddev` misspelled: the error names the file, the release
+    # table and the event, suggests the nearest field and lists every allowed one.
+    text = EXAMPLE.read_text(encoding="utf-8").replace(
+        'noise_stddev = "feducb.noise_stddev"', 'noise_stdev = "feducb.noise_stddev"')
+    path = _write(tmp_path, text)
+    with pytest.raises(DataFormatError) as raised:
+        load_deployment(path)
+    message = str(raised.value)
+    assert message.startswith(f"{path}: release[0] ('Privatizer tree nodes covering one "
+                              "record'): unknown field(s) 'noise_stdev' (did you mean "
+                              "'noise_stddev'?) for event 'SymmetricMatrixGaussian'")
+    assert message.endswith("allowed: event, name, per, count, noise_stddev, dim, "
+                            "frobenius_sensitivity")
+    assert "__init__" not in message and "keyword argument" not in message
+    assert main(["account", str(path)]) == 2
+    assert "did you mean 'noise_stddev'?" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        # A required field left out is named, with the allowed ones.
+        ("[[release]]\nevent = 'Laplace'\nper = { agent = 1 }\n",
+         (r"event 'Laplace' needs the field\(s\) scale; allowed: event, name, per, count, "
+          r"scale, l1_sensitivity")),
+        # Gaussian takes noise_multiplier as a keyword (not a dataclass field).
+        ("[[release]]\nevent = 'Gaussian'\nper = { agent = 1 }\nnoise_multipler = 2.0\n",
+         (r"'noise_multipler' \(did you mean 'noise_multiplier'\?\) for event 'Gaussian'; "
+          r"allowed: event, name, per, count, noise_stddev, l2_sensitivity, noise_multiplier")),
+        # Calibration tables are checked against the paper function's parameters.
+        (("[calibration.f]\nfunction = 'feducb_privatizer'\nepsilon = 1.0\ndelta = 0.1\n"
+          "horizon = 100\nn_agent = 10\ndim = 2\n"
+          "[[release]]\nevent = 'Laplace'\nper = { agent = 1 }\nscale = 1.0\n"),
+         (r"calibration\.f: unknown field\(s\) 'n_agent' \(did you mean 'n_agents'\?\) for "
+          r"calibration function 'feducb_privatizer'; allowed: function, epsilon, delta")),
+    ],
+)
+def test_unknown_and_missing_fields_are_named(tmp_path, text, message):
+    with pytest.raises(DataFormatError, match=message):
+        load_deployment(_write(tmp_path, text))
