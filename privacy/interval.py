@@ -27,15 +27,16 @@ import time if that module exists.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from fedpriv.privacy._checks import check_real
 from fedpriv.privacy.calibration import interval_noise_scales, interval_release_schedule
+from fedpriv.privacy.exact_sum import ratio_sum, round_up
 
 __all__ = [
     "IntervalRelease",
@@ -203,15 +204,20 @@ def interval_release_epsilon(event: IntervalRelease) -> float:
     >>> interval_release_epsilon(make_interval_release(0.5, 5, rule="fixed"))
     1.0
     """
+    return _release_epsilon(event)
+
+
+@functools.lru_cache(maxsize=64)
+def _release_epsilon(event: IntervalRelease) -> float:
+    """:func:`interval_release_epsilon`, cached: every route of a cell asks for it."""
     # Summed exactly over the exact ratios Δ_j / b_j of the float parameters and
     # rounded up (issue 19): never the half ulp below the truth of a float division.
-    exact = sum(
-        (Fraction(sensitivity) / Fraction(scale)
-         for sensitivity, scale in zip(event.l1_sensitivities, event.scales)),
-        Fraction(0),
-    )
-    rounded = float(exact)
-    return rounded if Fraction(rounded) >= exact else math.nextafter(rounded, math.inf)
+    # fedpriv.privacy.exact_sum gives the same rational as a Fraction sum, without the
+    # gcd per addition (seconds for the 2,000 distinct scales of a stream at ε = 1).
+    return round_up(*ratio_sum(
+        (1, sensitivity, scale)
+        for sensitivity, scale in zip(event.l1_sensitivities, event.scales)
+    ))
 
 
 def interval_record_epsilons(event: IntervalRelease) -> np.ndarray:
