@@ -54,6 +54,11 @@ def _positive_tuple(name: str, values: object) -> tuple[float, ...]:
     """Return ``values`` as a non-empty tuple of finite floats > 0."""
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise TypeError(f"`{name}` must be a sequence of numbers, got {values!r}.")
+    if type(values) is tuple and values and all(type(v) is float for v in values):
+        # the common case (a tuple of floats, e.g. a prefix of a valid event: the
+        # per-message accountant builds one per message) checked in one pass
+        if all(0.0 < v < math.inf for v in values):
+            return values
     result = tuple(check_real(name, value) for value in values)  # type: ignore[union-attr]
     if not result:
         raise ValueError(f"`{name}` must hold at least one release, got none.")
