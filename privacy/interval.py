@@ -219,10 +219,37 @@ def _release_epsilon(event: IntervalRelease) -> float:
     # rounded up (issue 19): never the half ulp below the truth of a float division.
     # fedpriv.privacy.exact_sum gives the same rational as a Fraction sum, without the
     # gcd per addition (seconds for the 2,000 distinct scales of a stream at ε = 1).
-    return round_up(*ratio_sum(
-        (1, sensitivity, scale)
-        for sensitivity, scale in zip(event.l1_sensitivities, event.scales)
-    ))
+    return round_up(*_exact_release_sum(event.l1_sensitivities, event.scales))
+
+
+#: Exact sums Σ Δ_j / b_j by (sensitivities, scales), oldest first (at most
+#: :data:`_SUMS_KEPT`): the per-message accountant prices releases 1..n for n = 1, 2, ...
+#: (:mod:`fedpriv.privacy.interval_messages`), and each sum is the previous one plus one term.
+_SUMS: dict[tuple, tuple[int, int]] = {}
+_SUMS_KEPT = 64
+
+
+def _exact_release_sum(sensitivities: tuple, scales: tuple) -> tuple[int, int]:
+    """``Σ_j Δ_j / b_j`` exactly, as an unreduced ``(numerator, denominator)``.
+
+    When the sum of the same releases without the last one is known, one term is added
+    to it exactly (``n₁/d₁ + n₂/d₂ = (n₁ d₂ + n₂ d₁)/(d₁ d₂)``): the same rational as
+    :func:`fedpriv.privacy.exact_sum.ratio_sum` over every term, in one multiplication.
+    """
+    key = (sensitivities, scales)
+    total = _SUMS.get(key)
+    if total is not None:
+        return total
+    previous = _SUMS.get((sensitivities[:-1], scales[:-1])) if len(scales) > 1 else None
+    if previous is None:
+        total = ratio_sum(zip(itertools.repeat(1), sensitivities, scales))
+    else:
+        top, bottom = ratio_sum([(1, sensitivities[-1], scales[-1])])
+        total = (previous[0] * bottom + top * previous[1], previous[1] * bottom)
+    if len(_SUMS) >= _SUMS_KEPT:
+        del _SUMS[next(iter(_SUMS))]
+    _SUMS[key] = total
+    return total
 
 
 def interval_record_epsilons(event: IntervalRelease) -> np.ndarray:

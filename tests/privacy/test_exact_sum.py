@@ -126,3 +126,17 @@ def test_composed_of_many_distinct_laplace_is_exact() -> None:
     # the exact comparison itself is checked by test_at_most_is_the_exact_comparison)
     below = math.nextafter(value, 0.0)
     assert Fraction(below) < exact
+
+
+@settings(max_examples=30, deadline=None)
+@given(scales)
+def test_interval_prefix_sums_match_fractions(values) -> None:
+    """Prefixes priced in order (as the per-message accountant does) reuse the previous
+    prefix's exact sum; every one still equals the Fraction sum rounded up."""
+    counts = tuple(range(1, len(values) + 1))
+    sensitivities = tuple(1.0 / c for c in counts)
+    for n in range(1, len(values) + 1):
+        event = IntervalRelease(scales=tuple(values[:n]), l1_sensitivities=sensitivities[:n],
+                                counts=counts[:n])
+        exact = _fraction_sum([(1, a, b) for a, b in zip(sensitivities[:n], values[:n])])
+        assert interval_release_epsilon(event) == _fraction_round_up(exact)
