@@ -37,10 +37,9 @@ import math
 import os
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from fedpriv.privacy._checks import check_delta, check_real
 from fedpriv.privacy.errors import BudgetExceededError, ResourceLimitError
@@ -57,6 +56,9 @@ from fedpriv.privacy.routes import (
 )
 from fedpriv.privacy.running import RunningCells
 from fedpriv.privacy.store import LedgerStore, StoreConfig, StoredLedgerMixin
+
+if TYPE_CHECKING:  # pandas is imported where a frame is built (import time, issue 23)
+    import pandas as pd
 
 __all__ = [
     "MAX_CELL_RELEASES",
@@ -706,6 +708,7 @@ class Accountant(StoredLedgerMixin):
     @property
     def ledger(self) -> pd.DataFrame:
         """One row per noise draw: key levels, node, level, scale, sensitivity, epsilon."""
+        import pandas as pd
         columns = list(self.levels) + ["node", "level", "scale", "l1_sensitivity", "epsilon"]
         self._refresh()
         if not self._draws:
@@ -725,6 +728,7 @@ class Accountant(StoredLedgerMixin):
     @property
     def charges(self) -> pd.DataFrame:
         """One row per charged release: key levels, event type, parameters and pure ε."""
+        import pandas as pd
         rows = []
         self._refresh()
         for event_id, arrays in self._charges:
@@ -834,6 +838,8 @@ def _compose_cells(
     if not keep.any():
         return empty
     if parallel_levels:
+        import pandas as pd
+
         frame = pd.DataFrame({level: columns[level][keep] for level in parallel_levels})
         cell = frame.groupby(list(parallel_levels), sort=False, dropna=False).ngroup()
         cell = cell.to_numpy()

@@ -66,6 +66,7 @@ from fedpriv.privacy.events import (
     SelfComposed,
 )
 from fedpriv.privacy.conversions import _delta_from_log
+from fedpriv.privacy.exact_sum import at_most, ratio_sum, round_up
 from fedpriv.privacy.guarantees import (
     DEFAULT_ORDERS,
     PureDP,
@@ -880,7 +881,7 @@ def _delta(items, target_epsilon: float, discretization: float, orders) -> float
     if not items or math.isinf(target_epsilon):
         return 0.0
     exact = _exact_pure(items)
-    if exact is not None and Fraction(target_epsilon) >= exact:
+    if exact is not None and at_most(*exact, target_epsilon):
         return 0.0  # proven: ε >= Σ count·ε_i exactly (the releases' top losses)
     deltas = [1.0]
     if exact is not None:
@@ -908,38 +909,42 @@ def _unproven_delta(deltas: list[float]) -> float:
     return min(1.0, max(math.ulp(0.0), min(deltas)))
 
 
-def _exact_epsilon(event: Any) -> Fraction | None:
-    """Pure ε of one release as an exact rational, or None if not pure.
+def _exact_terms(event: Any, count: int) -> tuple[int, float, float] | None:
+    """``(multiplier, a, b)`` with pure ε of ``count`` releases of ``event`` equal to
+    ``multiplier · a / b`` exactly, or None if the event is not pure.
 
-    Laplace-type events give ``depth · Δ / b`` from their float parameters exactly
-    (11 releases of Laplace(11) sum to exactly 1, not 11·fl(1/11) > 1); events
-    that declare ε (randomized response) give that float exactly; any other event
-    its handler's float.
+    Laplace-type events give ``count · depth · Δ / b`` from their float parameters
+    exactly (11 releases of Laplace(11) sum to exactly 1, not 11·fl(1/11) > 1);
+    events that declare ε (randomized response) give that float exactly; any other
+    event its handler's float.
     """
     kind = type(event)
     if kind in (Laplace, DiscreteLaplace):
-        return Fraction(event.l1_sensitivity) / Fraction(event.scale)
+        return count, event.l1_sensitivity, event.scale
     if kind is LaplaceTree:
-        return event.depth * Fraction(event.l1_sensitivity) / Fraction(event.scale)
+        return count * event.depth, event.l1_sensitivity, event.scale
     epsilon = _pure(event)
-    return Fraction(epsilon) if math.isfinite(epsilon) else None
+    return (count, epsilon, 1.0) if math.isfinite(epsilon) else None
 
 
-def _exact_pure(items) -> Fraction | None:
-    """Σ count·ε_i in exact rational arithmetic (:func:`_exact_epsilon`), or None."""
-    total = Fraction(0)
+def _exact_pure(items) -> tuple[int, int] | None:
+    """Σ count·ε_i exactly (:func:`_exact_terms`), as an unreduced ``(numerator,
+    denominator)`` (:func:`fedpriv.privacy.exact_sum.ratio_sum`: no gcd, equal scales
+    grouped; the same rational as a ``Fraction`` sum), or None if an event is not pure."""
+    terms = []
     for event, count in items:
-        epsilon = _exact_epsilon(event)
-        if epsilon is None:
+        term = _exact_terms(event, count)
+        if term is None:
             return None
-        total += count * epsilon
-    return total
+        terms.append(term)
+    return ratio_sum(terms)
 
 
-def _round_up(value: Fraction) -> float:
-    """The smallest double >= ``value``."""
-    rounded = float(value)
-    return rounded if Fraction(rounded) >= value else math.nextafter(rounded, math.inf)
+def _round_up(value: Fraction | tuple[int, int]) -> float:
+    """The smallest double >= ``value`` (a Fraction or a ``(numerator, denominator)``)."""
+    if isinstance(value, Fraction):
+        value = (value.numerator, value.denominator)
+    return round_up(*value)
 
 
 _track_caches(_cell_pld, _kov_terms, _routes, _lower, _delta)
