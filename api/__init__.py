@@ -30,13 +30,7 @@ audit_mechanism, assert_private, NeighboringPair, AuditResult
 from __future__ import annotations
 
 import importlib
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
-
-try:
-    __version__ = version("fedpriv")
-except PackageNotFoundError:  # pragma: no cover - running from an uninstalled tree
-    __version__ = "0+unknown"
 
 _EXPORTS = {
     "Accountant": "fedpriv.privacy",
@@ -58,8 +52,21 @@ _EXPORTS = {
 __all__ = ["__version__", *sorted(_EXPORTS)]
 
 
+def _version() -> str:
+    """The installed distribution's version (importlib.metadata costs ~0.1 s: on use)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("fedpriv")
+    except PackageNotFoundError:  # pragma: no cover - running from an uninstalled tree
+        return "0+unknown"
+
+
 def __getattr__(name: str) -> Any:
     """Import an everyday name on first use (PEP 562)."""
+    if name == "__version__":
+        globals()[name] = value = _version()
+        return value
     try:
         module = _EXPORTS[name]
     except KeyError:
@@ -70,4 +77,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+    return sorted(set(globals()) | set(_EXPORTS) | {"__version__"})

@@ -6,8 +6,8 @@
 Each setting charges ``n`` Laplace releases one at a time to 10 agents (an algorithm's
 pattern) and reports the median and mean µs per charge; the ratio is persistent /
 in-memory. Two ledgers: without a budget (the charge only records) and with a
-``PureDP`` budget (every charge also computes ε by every route to check it, in memory
-as in the store). Settings: in memory; a store with ``store_synchronous="full"`` (the
+``PureDP`` budget (every charge is also checked against it, in memory as in the store:
+on the running cells, by every route only near the budget). Settings: in memory; a store with ``store_synchronous="full"`` (the
 default: fsync at every commit) and ``"normal"``; one ``spend_many`` of 100 cells per
 transaction; and reopening the store (restoring every charge). The store lives in ``--folder`` (default: a temporary folder), whose
 disk decides the fsync cost.

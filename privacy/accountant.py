@@ -37,10 +37,9 @@ import math
 import os
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from fedpriv.privacy._checks import check_delta, check_real
 from fedpriv.privacy.errors import BudgetExceededError, ResourceLimitError
@@ -55,7 +54,11 @@ from fedpriv.privacy.routes import (
     handlers_for,
     pld_lower_bound,
 )
+from fedpriv.privacy.running import RunningCells
 from fedpriv.privacy.store import LedgerStore, StoreConfig, StoredLedgerMixin
+
+if TYPE_CHECKING:  # pandas is imported where a frame is built (import time, issue 23)
+    import pandas as pd
 
 __all__ = [
     "MAX_CELL_RELEASES",
@@ -118,7 +121,9 @@ class Accountant(StoredLedgerMixin):
     budget : PureDP or ApproxDP, optional
         If given, a charge that would make the tightest ε at the budget's δ exceed
         the budget's ε raises :class:`~fedpriv.privacy.errors.BudgetExceededError` and
-        changes nothing.
+        changes nothing. The check is incremental (:mod:`fedpriv.privacy.running`):
+        a charge that a cheap route on the running cells keeps within the budget is
+        accepted in O(1), any other is priced exactly; the decisions are the same.
     pld_discretization : float
         dp-accounting's ``value_discretization_interval`` for the PLD route, in
         :data:`PLD_DISCRETIZATION_RANGE` (finer grids need more memory than a query
@@ -206,6 +211,7 @@ class Accountant(StoredLedgerMixin):
         self._charges: list[tuple[int, dict[str, np.ndarray]]] = []
         self._draws: list[dict[str, np.ndarray]] = []
         self._cells_cache: dict[tuple, tuple[np.ndarray, list[Event]]] = {}
+        self._running: RunningCells | None = None  # budget check state (issue 23)
         self._version = 0  # changes on every append or removal of a charge
         # Releases per parallel cell, folded in from self._charges[:n] (built lazily,
         # once the total could exceed MAX_CELL_RELEASES): [n, total bound, cells].
@@ -340,7 +346,8 @@ class Accountant(StoredLedgerMixin):
     def _prepare_charge(self, event: Any, keys: Mapping[str, Any] | None):
         """Validate and price a charge without touching the ledger.
 
-        Returns ``(event, is_new, (event_id, arrays))`` for :meth:`_commit_charge`.
+        Returns ``(event, is_new, (event_id, arrays), running)`` for :meth:`_commit_charge`
+        (``running``: the budget check's new running cells, None without a budget).
         Every exception (a refused budget, an arithmetic error while pricing, a
         ``KeyboardInterrupt``) leaves the accountant as it was, since nothing is
         mutated here: the budget is checked on a candidate list of charges.
@@ -354,21 +361,32 @@ class Accountant(StoredLedgerMixin):
         if is_new:
             event_id = len(self._events)
         charge = (event_id, arrays)
-        if self.budget is not None:
+        if self.budget is None:
+            return event, is_new, charge, None
+        # Issue 23: a cheap sound route on the running cells accepts most charges in
+        # O(1); otherwise the exact check runs on the running compositions, which are
+        # the distinct cells a full re-composition would build (same decision).
+        running = self._running_cells()
+        accepted, update = running.price(event_id, event, arrays, len(self._charges))
+        if not accepted:
             budget_delta = self.budget.delta if isinstance(self.budget, ApproxDP) else 0.0
             candidate_events = self._events + [event] if is_new else self._events
-            compositions = _compose_cells(
-                self._charges + [charge], len(candidate_events), self.parallel_levels, None
-            )
-            spent = self._tightest_of(
-                _cell_list(compositions, candidate_events), budget_delta
-            )[1]
+            cells = [[(candidate_events[j], count) for j, count in composition]
+                     for composition in running.compositions(update)]
+            spent = self._tightest_of(cells, budget_delta)[1]
             if spent > self.budget.epsilon * (1 + RELATIVE_TOLERANCE):
                 raise BudgetExceededError(
                     f"charging {event} would raise ε to {spent:.6g} > budget "
                     f"{self.budget.epsilon:.6g}; nothing was released."
                 )
-        return event, is_new, charge
+        return event, is_new, charge, update
+
+    def _running_cells(self) -> RunningCells:
+        """The running compositions of the budget check, caught up with the ledger."""
+        if self._running is None:
+            self._running = RunningCells(self.parallel_levels, self.budget, MAX_CELL_RELEASES)
+        self._running.catch_up(self._charges, self._events)
+        return self._running
 
     def _check_charge_size(self, event: Event, arrays: dict[str, np.ndarray]) -> None:
         """Refuse a charge that would put more than :data:`MAX_CELL_RELEASES` releases
@@ -409,14 +427,18 @@ class Accountant(StoredLedgerMixin):
                     "charge a coarser event."
                 )
 
-    def _commit_charge(self, event: Event, is_new: bool, charge: tuple) -> None:
+    def _commit_charge(self, event: Event, is_new: bool, charge: tuple,
+                       running: tuple | None = None) -> None:
         """Record a prepared charge: the only mutation of a charge, with no call that
-        can fail in between (an interned event without a charge is invisible)."""
+        can fail in between (an interned event without a charge is invisible). The
+        running cells follow; if that is cut short they catch up at the next charge."""
         if is_new:
             self._events.append(event)
             self._event_ids[event] = charge[0]
         self._charges.append(charge)  # the charge becomes visible here, in one step
         self._bump()
+        if running is not None and self._running is not None:
+            self._running.fold(running)
 
     def _event_id(self, event: Event) -> int:
         """Id of ``event``, interning it (used when reading rows from the store)."""
@@ -686,6 +708,7 @@ class Accountant(StoredLedgerMixin):
     @property
     def ledger(self) -> pd.DataFrame:
         """One row per noise draw: key levels, node, level, scale, sensitivity, epsilon."""
+        import pandas as pd
         columns = list(self.levels) + ["node", "level", "scale", "l1_sensitivity", "epsilon"]
         self._refresh()
         if not self._draws:
@@ -705,6 +728,7 @@ class Accountant(StoredLedgerMixin):
     @property
     def charges(self) -> pd.DataFrame:
         """One row per charged release: key levels, event type, parameters and pure ε."""
+        import pandas as pd
         rows = []
         self._refresh()
         for event_id, arrays in self._charges:
@@ -814,6 +838,8 @@ def _compose_cells(
     if not keep.any():
         return empty
     if parallel_levels:
+        import pandas as pd
+
         frame = pd.DataFrame({level: columns[level][keep] for level in parallel_levels})
         cell = frame.groupby(list(parallel_levels), sort=False, dropna=False).ngroup()
         cell = cell.to_numpy()

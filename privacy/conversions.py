@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable, Iterable
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from fedpriv.privacy._checks import check_delta, check_real
 
@@ -146,6 +146,8 @@ def _minimize_log_orders(
         return math.inf if math.isnan(value) else value
 
     low, high = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
+    from scipy import optimize  # imported on use: heavy (issue 23)
+
     result = optimize.minimize_scalar(
         scalar, bounds=(low, high), method="bounded", options={"xatol": 1e-10}
     )
@@ -260,6 +262,8 @@ def _gdp_epsilon(mu: float, delta: float) -> float:
         low, high = high, 2.0 * high
         if math.isinf(high):
             return math.inf
+    from scipy import optimize
+
     root, _ = optimize.brentq(
         lambda epsilon: _gdp_log_delta(mu, epsilon) - log_target,
         low,

@@ -376,6 +376,8 @@ def _event_pld(event: Any, count: int, discretization: float, pessimistic: bool)
 
 #: Largest k handed to one dp-accounting ``self_compose`` call (see below).
 _SELF_COMPOSE_RADIX = 256
+#: Counts up to this are self-composed in one dp-accounting call.
+_SINGLE_CALL_COUNT = 1024
 
 
 def self_compose_calls(count: int) -> int:
@@ -397,7 +399,12 @@ def self_compose_pld(pld, count: int):
     ``√k ε`` (13 million bins for 700,000 randomized responses at ε = 0.004). Powers
     ``pld^(256^i)`` keep every call at k <= 256, where the bound is tight, and the
     digits of ``count`` in base 256 are composed (the same distribution, exactly).
+    Up to :data:`_SINGLE_CALL_COUNT` releases take one call: the support at most
+    doubles and one FFT replaces three (DP-SGD, q = 0.01, σ = 1.1, 10³ steps: 0.18 s
+    against 0.81 s, the same ε to 10 digits; issue 23).
     """
+    if count <= _SINGLE_CALL_COUNT:
+        return pld if count == 1 else pld.self_compose(count)
     result, power = None, pld
     while True:
         count, digit = divmod(count, _SELF_COMPOSE_RADIX)

@@ -72,7 +72,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from scipy import optimize
 
 from fedpriv.privacy._checks import check_int_at_least, check_positive, check_real
 from fedpriv.privacy.accountant import Accountant
@@ -230,6 +229,8 @@ def _exact_mu(epsilon: float, delta: float) -> float:
     high = 1.0
     while gaussian_dp_delta(high, epsilon) < delta:
         high *= 2.0
+    from scipy import optimize  # imported on use: heavy (issue 23)
+
     return optimize.brentq(lambda mu: gaussian_dp_delta(mu, epsilon) - delta, 1e-12, high, xtol=1e-14)
 
 

@@ -56,7 +56,6 @@ import sqlite3
 import time
 import uuid
 from collections.abc import Mapping
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -129,6 +128,8 @@ _TABLES = ("charges", "draws")
 
 
 def _fedpriv_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # on use: import time
+
     try:
         return version("fedpriv")
     except PackageNotFoundError:  # pragma: no cover - running from an uninstalled tree

@@ -73,6 +73,10 @@ class RegisteredClaim:
         Key of the row whose audit this row takes over: the same algorithm in the same
         setting, read as another claim (only the claimed ε differs), so its audit
         would be the same experiment. ``verify`` runs it once.
+    shared_audit_differs : tuple of str
+        Setting entries in which this row differs from its ``shared_audit`` row, each
+        one the audited outputs do not read (e.g. the number of agents for an audit of
+        one agent's stream); the row's ``note`` says why. Empty: the settings are equal.
     analytic_lower : AnalyticLowerRecipe or None
         ``claim -> ε`` (or ``None``): an exact analytic value of the view's ε, a lower
         bound the verdict may rest on (e.g. the accountant's lower bracket where it is
@@ -89,6 +93,7 @@ class RegisteredClaim:
     mechanism: MechanismRecipe | None = None
     note: str = ""
     shared_audit: str | None = None
+    shared_audit_differs: tuple[str, ...] = ()
     analytic_lower: AnalyticLowerRecipe | None = None
 
     @property

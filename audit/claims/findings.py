@@ -83,7 +83,8 @@ FINDINGS: tuple[Finding, ...] = (
                    "agent's raw local Gram matrix, so the sync and request times the "
                    "controller or neighbours see are un-noised functions of the data "
                    "(ε = ∞ under Definition 1)."),
-        claims=("feducb/*/adaptive", "feducb/feducb/fig1a/*"),
+        claims=("feducb/*/adaptive", "feducb/feducb/fig1a/*", "feducb/feducb/fig1b/M1.5",
+                "feducb/feducb/fig1b/MlogT", "feducb/feducb/fig1c/*"),
         where="Alg. 1 line 12, Alg. 3 line 6, Definition 1, Prop. 3 (scope: the Privatizer's releases only)",
     ),
     Finding(
@@ -170,9 +171,12 @@ FINDINGS: tuple[Finding, ...] = (
         statement=("Fed_UCB releases the initial pulls X(0) raw: the first gossip message "
                    "carries them and the shared counts follow actions chosen on them, a "
                    "leak of private data that Definition 1's stream (t = 1..T) leaves "
-                   "outside the claim."),
+                   "outside the claim, and a violation of it under the abstract's reading "
+                   "('ε-differential privacy of their local data'), which covers X(0)."),
         claims=("gossip_fed_ucb/gossip-fed-ucb/paper/initial-pulls",
-                "gossip_fed_ucb/gossip-fed-ucb/paper/shared-counts"),
+                "gossip_fed_ucb/gossip-fed-ucb/paper/shared-counts",
+                "gossip_fed_ucb/gossip-fed-ucb/paper/initial-pulls/local-data",
+                "gossip_fed_ucb/gossip-fed-ucb/paper/shared-counts/local-data"),
         where="Alg. 4 line 1 ('Set ϑ̃_i,k(0) = X̃_i,k(0) = X_i,k(0)') and line 19, §4.1, "
               "Definition 1, abstract",
     ),
@@ -181,7 +185,8 @@ FINDINGS: tuple[Finding, ...] = (
         statement=("The synthetic experiment feeds rewards μ + N(0, 1) to a tree calibrated "
                    "for rewards in [0, 1], so the sensitivity is unbounded and no finite ε "
                    "holds for the runs behind Fig. 2."),
-        claims=("gossip_fed_ucb/gossip-fed-ucb/paper/unbounded-rewards",),
+        claims=("gossip_fed_ucb/gossip-fed-ucb/paper/unbounded-rewards",
+                "gossip_fed_ucb/gossip-fed-ucb/paper/fig2b/unbounded-rewards/*"),
         where="§5 synthetic data (rewards μ + N(0, 1)), Fig. 2 caption, §4.1 (rewards in "
               "[0, 1], sensitivity 1)",
     ),

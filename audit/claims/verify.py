@@ -321,9 +321,14 @@ def _with_shared_audits(done: dict[str, ClaimResult], entries) -> dict[str, Clai
         out[key] = assemble_result(
             entry, route, epsilon, notes, bound=source.audit, event=source.audit_event,
             audit_seconds=None)
+        why = ("same algorithm and setting, another reading of the claim"
+               if not entry.shared_audit_differs else
+               "same algorithm; the rows differ only in "
+               + ", ".join(entry.shared_audit_differs)
+               + ", which the audited outputs do not read (see the note)")
         out[key] = dataclasses.replace(
             out[key], evidence=out[key].evidence + f"; audit shared with `{source.key}` "
-            "(same algorithm and setting, another reading of the claim)")
+            f"({why})")
     return out
 
 

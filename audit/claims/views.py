@@ -62,6 +62,10 @@ _LI_SONG_DEFINITION = (
 _ZHU_DEFINITION = (
     "Zhu et al., Definition 1 (§4): algorithm B over adjacent streams {X_i,k(t)} that "
     "'differ at a particular t', 'guaranteed on every T'")
+_ZHU_ABSTRACT = (
+    "Zhu et al., abstract: 'the agents preserve ε-differential privacy of their local data' "
+    "(§1 contribution (3), §6), read as covering the initial pulls X(0) that Definition 1's "
+    "stream t = 1..T leaves out")
 _AAMAS_DEFINITION = (
     "Dubey & Pentland (AAMAS 2020), Definition 'ε-differentially private message "
     "protocol': each message, for histories that 'differ in at most one reward sample'")
@@ -88,6 +92,16 @@ VIEWS: tuple[tuple[str, View], ...] = (
         observer="the receiver of agent i's messages (server, neighbour or sink agent)",
         outputs=("every message ȳ agent i sends, at every communication time t",),
         definition=_LI_SONG_DEFINITION)),
+    ("gossip_fed_ucb/*/initial-pulls/local-data", View(
+        observer="agent i's neighbours",
+        outputs=("the first gossip message ϑ_i(0), built from the initial pulls X(0) "
+                 "(Alg. 4 line 1, sent by line 19)",),
+        definition=_ZHU_ABSTRACT)),
+    ("gossip_fed_ucb/*/shared-counts/local-data", View(
+        observer="agent i's neighbours",
+        outputs=("the counts ñ_i(t) sent each round (Alg. 4 line 19), which follow "
+                 "agent i's actions, chosen on the initial pulls X(0) first",),
+        definition=_ZHU_ABSTRACT)),
     ("gossip_fed_ucb/*/initial-pulls", View(
         observer="agent i's neighbours",
         outputs=("the first gossip message ϑ_i(0), built from the initial pulls X(0) "

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import special
 
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
 from fedpriv.audit.estimators.threshold import _check_open_unit, _check_samples
@@ -55,6 +55,8 @@ def _check_counts(
 
 def _p_value(m: int, r: int, v: int, epsilon: float, delta: float) -> float:
     q = float(special.expit(epsilon))
+    from scipy import stats  # imported on use: heavy (issue 23)
+
     tail = float(stats.binom.sf(v - 1, r, q))
     if delta == 0.0 or v == 0:
         return tail
@@ -139,6 +141,8 @@ def estimate_one_run_epsilon(
         low, high = high, 2.0 * high
         if high > 1e4:  # p-value never reaches the level: v == r, tiny significance
             return low
+    from scipy import optimize
+
     return float(optimize.brentq(objective, low, high, xtol=1e-9))
 
 

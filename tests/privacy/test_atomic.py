@@ -16,6 +16,7 @@ from fedpriv.privacy import Accountant, events
 from fedpriv.privacy import accountant as accountant_module
 from fedpriv.privacy.errors import BudgetExceededError
 from fedpriv.privacy.guarantees import ApproxDP, PureDP
+from fedpriv.privacy.running import RunningCells
 
 from tests.privacy._support import assert_unchanged, snapshot
 
@@ -170,7 +171,9 @@ def test_any_sequence_of_spends_keeps_exactly_the_accepted_charges(actions):
             with pytest.MonkeyPatch.context() as patch:
                 def interrupted(*args, **kwargs):
                     raise KeyboardInterrupt
+                # while pricing: exactly, or on the running cells (issue 23)
                 patch.setattr(accountant_module, "compose_routes", interrupted)
+                patch.setattr(RunningCells, "price", interrupted)
                 with pytest.raises(KeyboardInterrupt):
                     accountant.spend(event, key={"agent": key})
         elif kind == "would_exceed":
