@@ -145,6 +145,21 @@ def audit_curve(bound: Any, deltas: list[float]) -> list[float] | None:
     return [float(v) for v in np.maximum(values, 0.0)]
 
 
+def _consistent_audit_curve(bound: Any, deltas: list[float]) -> list[float] | None:
+    """:func:`audit_curve` of ``bound``, or None when its counts do not give the bound
+    itself at the audited δ (a bound from another estimator, e.g. a product audit node by
+    node, whose counts belong to another event): a plot then shows the audited point
+    only, never a curve that contradicts it."""
+    curve = audit_curve(bound, deltas)
+    if curve is None:
+        return None
+    at = audit_curve(bound, [float(getattr(bound, "delta", 0.0) or 0.0)])
+    reported = float(bound.epsilon_lower_bound)
+    if at is None or not math.isclose(at[0], max(reported, 0.0), rel_tol=1e-6, abs_tol=1e-9):
+        return None
+    return curve
+
+
 def attach_curves(records: list[dict], results=()) -> list[dict]:
     """Copies of ``records`` with a ``curve`` field where one can be computed.
 
@@ -173,10 +188,10 @@ def attach_curves(records: list[dict], results=()) -> list[dict]:
             mechanism = mechanism_curve(record.get("key"), deltas)
             if mechanism is not None:
                 curve["mechanism"] = mechanism
-            audit = audit_curve(bounds.get(record.get("key")), deltas)
+            audit = _consistent_audit_curve(bounds.get(record.get("key")), deltas)
             if audit is not None:
                 curve["audit"] = audit
-            audit = audit_curve(second.get(record.get("key")), deltas)
+            audit = _consistent_audit_curve(second.get(record.get("key")), deltas)
             if audit is not None:
                 curve["audit_at_1e-6"] = audit
             if len(curve) > 1:

@@ -178,6 +178,25 @@ def test_the_curve_of_a_raw_channel_row_is_infinite_and_its_noise_is_apart():
     assert all(math.isfinite(v) for v in mechanism)
 
 
+def test_an_audit_curve_is_attached_only_where_it_gives_the_reported_bound():
+    import dataclasses
+    from types import SimpleNamespace
+
+    rng = np.random.default_rng(7)
+    bound = estimate_epsilon_lower_bound(rng.laplace(1.0, 1.0, 5_000),
+                                         rng.laplace(0.0, 1.0, 5_000),
+                                         thresholds=np.linspace(-2.0, 4.0, 13))
+    record = {"key": "x/y", "claimed": {"epsilon": 1.0, "delta": 0.0}}
+    same = SimpleNamespace(key="x/y", audit=bound, audit_at_1e6=None)
+    curve = attach_curves([record], [same])[0]["curve"]["audit"]
+    assert curve[0] == pytest.approx(bound.epsilon_lower_bound, rel=1e-6)
+    # A bound from another estimator (its counts belong to another event): no curve
+    # that would contradict the point the page draws.
+    other = SimpleNamespace(key="x/y", audit_at_1e6=None,
+                            audit=dataclasses.replace(bound, epsilon_lower_bound=6.0))
+    assert "curve" not in attach_curves([record], [other])[0]
+
+
 def test_accountant_curve_of_an_approximate_claim_is_the_recipe_at_each_delta():
     from fedpriv.audit.claims.register import claims_for
 
