@@ -326,7 +326,7 @@ def _overlap(a: dict, b: dict) -> bool:
 
 
 @pytest.mark.parametrize("width", [1280, 390], ids=["desktop", "phone"])
-def test_page_headline_legend_and_plots_at_desktop_and_phone_widths(tmp_path, width):
+def test_page_headline_legend_and_plots_in_chromium_at_desktop_and_phone_widths(tmp_path, width):
     from tests.audit._chromium import Browser, find_chromium
 
     binary = find_chromium()
