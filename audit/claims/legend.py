@@ -1,12 +1,13 @@
 """What a first-time reader of the report needs before the table: the headline and the
 meaning of every verdict and column.
 
-Both ``claims.md`` (:mod:`fedpriv.audit.claims.report`) and ``index.html``
-(:mod:`fedpriv.audit.claims.html`) print these, so the two say the same thing. The
-verdict definitions are the verdict rule's own (:data:`fedpriv.privacy.verdicts.VERDICT_DEFINITIONS`);
-the headline is :func:`fedpriv.audit.claims.findings.headline`, computed here from
-``claims.json`` records (:func:`records_headline`) so a page merged from several
-``--paper`` runs counts every row it shows.
+``index.html`` (:mod:`fedpriv.audit.claims.html`) prints all three; ``claims.md``
+(:mod:`fedpriv.audit.claims.report`) prints the same headline and verdict definitions.
+The verdict definitions are the verdict rule's own
+(:data:`fedpriv.privacy.verdicts.VERDICT_DEFINITIONS`); the headline is
+:func:`fedpriv.audit.claims.findings.headline`, computed here from ``claims.json``
+records (:func:`records_headline`) so a page merged from several ``--paper`` runs
+counts every row it shows.
 """
 
 from __future__ import annotations
