@@ -7,9 +7,15 @@ with the claim as a point. Both curves are cheap to compute:
 * **Accountant.** An (ε, δ) claim's accountant recipe (the register's, see
   :class:`fedpriv.audit.claims.register.RegisteredClaim`) is evaluated again with
   the claimed δ replaced by each grid value; the recipes of approximate-DP claims
-  rebuild a small ledger (< 0.1 s each). A pure claim's recipe answers at δ = 0
-  only, and a pure ε bounds ε(δ) at every δ, so its curve is flat at that ε
+  rebuild a small ledger (< 0.1 s each). The curve is the **end-to-end** upper bound,
+  as the row's accountant column: ∞ at every δ when the entry names a raw channel
+  (the recipe's finite ε is then the noise alone). A pure claim's recipe answers at
+  δ = 0 only, and a pure ε bounds ε(δ) at every δ, so its curve is flat at that ε
   (an upper bound, not necessarily the tightest one at δ > 0).
+* **Mechanism.** Where the row's noise alone is priced apart from the end-to-end ε
+  (a raw channel, or a ``mechanism`` recipe), the mechanism-only ε(δ) is a second
+  curve (``mechanism``), drawn and labelled apart: it is not an upper bound on what
+  the observer sees.
 * **Audit.** A threshold audit's best event has Clopper–Pearson bounds
   ``p_lo`` (numerator world) and ``q_hi`` (denominator world) that hold jointly
   for every event of the audit at its confidence
@@ -19,9 +25,11 @@ with the claim as a point. Both curves are cheap to compute:
   event was selected at the audited δ; at other δ another event could give more.
 
 Curves are stored in a record's optional ``curve`` field,
-``{"delta": [...], "accountant": [...], "audit": [...]}`` (``"inf"`` for ∞, a
-missing key when unknown); the page falls back to the audited point when a
-record has no audit curve (records merged from an earlier ``--paper`` run).
+``{"delta": [...], "accountant": [...], "mechanism": [...], "audit": [...],
+"audit_at_1e-6": [...]}`` (``"inf"`` for ∞, a missing key when unknown;
+``audit_at_1e-6`` is the curve of the second audit made for δ = 10⁻⁶, where a row
+has one); the page falls back to the audited points when a record has no audit
+curve (records merged from an earlier ``--paper`` run).
 """
 
 from __future__ import annotations
@@ -35,7 +43,13 @@ import numpy as np
 from fedpriv.audit.claims.claim import json_number
 from fedpriv.audit.estimators.threshold import clopper_pearson_interval
 
-__all__ = ["DELTA_GRID", "accountant_curve", "attach_curves", "audit_curve"]
+__all__ = [
+    "DELTA_GRID",
+    "accountant_curve",
+    "attach_curves",
+    "audit_curve",
+    "mechanism_curve",
+]
 
 #: δ values of every curve: one per decade from 1e-12 to 1e-1.
 DELTA_GRID: tuple[float, ...] = tuple(float(10.0**k) for k in range(-12, 0))
@@ -49,31 +63,59 @@ def _grid_with(delta: float) -> list[float]:
     return sorted(values)
 
 
-def accountant_curve(key: str | None, deltas: list[float]) -> list[Any] | None:
-    """The accountant's ε at each δ for the registered claim ``key``.
-
-    Returns
-    -------
-    list or None
-        ε per δ (``"inf"`` for ∞; JSON-ready); None when ``key`` is not in the
-        register, the claim is pure (the page draws the pure ε flat) or the
-        recipe fails (the page then shows the accountant's point only).
-    """
+def _entry(key: str | None):
     from fedpriv.audit.claims.register import claims_for
+
+    return next((e for e in claims_for(None) if e.key == key), None)
+
+
+def _recipe_curve(entry, recipe, deltas: list[float]) -> list[Any] | None:
+    """``recipe(claim at δ)[1]`` for each δ (JSON-ready), or None if it fails."""
     from fedpriv.privacy import ApproxDP
 
-    entry = next((e for e in claims_for(None) if e.key == key), None)
-    if entry is None or entry.claim.claimed_delta == 0.0:
-        return None
     claim = entry.claim
     out = []
     try:
         for delta in deltas:
             moved = dataclasses.replace(claim, claimed=ApproxDP(claim.claimed.epsilon, delta))
-            out.append(json_number(float(entry.accountant(moved)[1])))
+            out.append(json_number(float(recipe(moved)[1])))
     except Exception:  # noqa: BLE001 - a curve is an illustration; the point stays
         return None
     return out
+
+
+def accountant_curve(key: str | None, deltas: list[float]) -> list[Any] | None:
+    """The accountant's end-to-end ε at each δ for the registered claim ``key``.
+
+    Returns
+    -------
+    list or None
+        ε per δ (``"inf"`` for ∞; JSON-ready): ``"inf"`` at every δ when the entry
+        names a raw channel, as in the row's accountant column. None when ``key`` is
+        not in the register, the claim is pure (the page draws the pure ε flat) or the
+        recipe fails (the page then shows the accountant's point only).
+    """
+    entry = _entry(key)
+    if entry is None or entry.claim.claimed_delta == 0.0:
+        return None
+    if entry.raw_channel:
+        return ["inf"] * len(deltas)
+    return _recipe_curve(entry, entry.accountant, deltas)
+
+
+def mechanism_curve(key: str | None, deltas: list[float]) -> list[Any] | None:
+    """The noise mechanisms' ε alone at each δ, where it differs from the end-to-end
+    curve: the ``mechanism`` recipe's, or the accountant recipe's finite ε of an entry
+    with a raw channel. None otherwise (and for pure claims, as
+    :func:`accountant_curve`)."""
+    entry = _entry(key)
+    if entry is None or entry.claim.claimed_delta == 0.0:
+        return None
+    if entry.mechanism is not None:
+        return _recipe_curve(entry, entry.mechanism, deltas)
+    if entry.raw_channel:
+        return _recipe_curve(entry, entry.accountant, deltas)
+    return None
 
 
 def audit_curve(bound: Any, deltas: list[float]) -> list[float] | None:
@@ -103,6 +145,21 @@ def audit_curve(bound: Any, deltas: list[float]) -> list[float] | None:
     return [float(v) for v in np.maximum(values, 0.0)]
 
 
+def _consistent_audit_curve(bound: Any, deltas: list[float]) -> list[float] | None:
+    """:func:`audit_curve` of ``bound``, or None when its counts do not give the bound
+    itself at the audited δ (a bound from another estimator, e.g. a product audit node by
+    node, whose counts belong to another event): a plot then shows the audited point
+    only, never a curve that contradicts it."""
+    curve = audit_curve(bound, deltas)
+    if curve is None:
+        return None
+    at = audit_curve(bound, [float(getattr(bound, "delta", 0.0) or 0.0)])
+    reported = float(bound.epsilon_lower_bound)
+    if at is None or not math.isclose(at[0], max(reported, 0.0), rel_tol=1e-6, abs_tol=1e-9):
+        return None
+    return curve
+
+
 def attach_curves(records: list[dict], results=()) -> list[dict]:
     """Copies of ``records`` with a ``curve`` field where one can be computed.
 
@@ -115,6 +172,8 @@ def attach_curves(records: list[dict], results=()) -> list[dict]:
         without a result (merged from an earlier run) get the accountant curve only.
     """
     bounds = {r.key: r.audit for r in results if getattr(r, "key", None)}
+    second = {r.key: getattr(r, "audit_at_1e6", None) for r in results
+              if getattr(r, "key", None)}
     out = []
     for record in records:
         record = dict(record)
@@ -126,9 +185,15 @@ def attach_curves(records: list[dict], results=()) -> list[dict]:
             accountant = accountant_curve(record.get("key"), deltas)
             if accountant is not None:
                 curve["accountant"] = accountant
-            audit = audit_curve(bounds.get(record.get("key")), deltas)
+            mechanism = mechanism_curve(record.get("key"), deltas)
+            if mechanism is not None:
+                curve["mechanism"] = mechanism
+            audit = _consistent_audit_curve(bounds.get(record.get("key")), deltas)
             if audit is not None:
                 curve["audit"] = audit
+            audit = _consistent_audit_curve(second.get(record.get("key")), deltas)
+            if audit is not None:
+                curve["audit_at_1e-6"] = audit
             if len(curve) > 1:
                 record["curve"] = curve
         out.append(record)

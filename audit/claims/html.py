@@ -1,10 +1,16 @@
 """``reports/index.html``: the claims register as one self-contained page.
 
-The page holds the findings, the claims table (sortable by any column, filterable by
-text, verdict and paper through a small inline script) and, for each claim, an
-inline SVG of its bracket (matplotlib): the accountant's ε(δ) curve above, the
-audit's lower-bound curve ε_lb(δ) below (the audited point where the record has no
-curve), and the claim as a point (:mod:`fedpriv.audit.claims.curves`). Nothing is
+The page opens with the headline (findings, then the papers' claims as written, then
+fedpriv's corrected variants: :func:`fedpriv.audit.claims.legend.records_headline`)
+and a legend of the verdicts (with the evidence each needs) and of the columns. Then
+the findings, the claims table (sortable by any column, filterable by text, verdict
+and paper through a small inline script; each key with its plain-language sentence,
+:mod:`fedpriv.audit.claims.statements`) and, for each claim, an inline SVG of its
+bracket (matplotlib, :mod:`fedpriv.audit.claims.curves`): the end-to-end upper bound
+ε(δ) (a row of arrows at the top where it is ∞), the noise mechanisms' ε(δ) dashed
+where they are priced apart, the audit's lower bound at the δ where it was measured
+(and its curve over δ where the run's counts are known, the δ = 10⁻⁶ audit too), and
+the claim as a star. Legends sit below the axes, never over the data. Nothing is
 loaded from anywhere: no server, no network, no external script, style sheet or
 font, so the file can be mailed or opened from a CI artifact.
 
@@ -32,6 +38,8 @@ from matplotlib.figure import Figure
 from fedpriv.audit.claims._page_assets import SCRIPT as _SCRIPT
 from fedpriv.audit.claims._page_assets import STYLE as _STYLE
 from fedpriv.audit.claims.curves import DELTA_GRID, attach_curves
+from fedpriv.audit.claims.legend import COLUMN_DEFINITIONS, VERDICT_LEGEND, records_headline
+from fedpriv.audit.claims.statements import statement_of_record
 
 __all__ = ["build_index_html", "index_html", "load_findings"]
 
@@ -109,56 +117,104 @@ def _finite(values) -> list[float]:
     return [v for v in (_number(x) for x in values) if v is not None and math.isfinite(v)]
 
 
+#: Colours of the plot's lines.
+_UPPER, _MECHANISM, _AUDIT = "#1f4e9c", "#7a7a7a", "#c2410c"
+
+
+def _points(deltas, values) -> list[tuple[float, float]]:
+    ys = [_number(v) for v in values or []]
+    return [(d, y) for d, y in zip(deltas, ys) if y is not None and math.isfinite(y)]
+
+
 def _plot_curves(ax, record: dict, deltas: list[float], left: float) -> list[str]:
-    """Draw the accountant and audit curves (or points); return notes for the title."""
+    """Draw the upper bound, the mechanism, the audit (curves or points); return
+    notes for the title. Every label says what is drawn."""
     notes = []
     curve = record.get("curve") or {}
+    cdeltas = [float(d) for d in curve.get("delta") or deltas]
     accountant = record.get("accountant") or {}
     acc_eps = _number(accountant.get("epsilon"))
     claimed_delta = _number((record.get("claimed") or {}).get("delta")) or 0.0
-    if curve.get("accountant"):
-        ys = [_number(v) for v in curve["accountant"]]
-        pts = [(d, y) for d, y in zip(curve["delta"], ys) if y is not None and math.isfinite(y)]
-        if pts:
-            ax.plot(*zip(*pts), color="#1f4e9c", marker=".", label="accountant ε(δ)")
-    elif acc_eps is not None and math.isfinite(acc_eps):
+    at_claim = claimed_delta if claimed_delta > 0 else left
+    if acc_eps is not None and math.isinf(acc_eps):
+        # ∞ is drawn as arrows at the top edge over the whole δ range: no finite curve
+        # stands for the end-to-end bound on such a row.
+        xs = [left] + [d for d in cdeltas if abs(math.log10(d) - round(math.log10(d))) < 1e-9
+                       and round(math.log10(d)) % 2 == 0]
+        ax.plot(xs, [0.96] * len(xs), "^", color=_UPPER, markersize=8, linestyle="none",
+                transform=ax.get_xaxis_transform(), clip_on=False,
+                label="end-to-end upper bound: ε = ∞ (raw channel)")
+        notes.append("end-to-end ε = ∞ (" + str(accountant.get("route", "?")) + ")")
+    elif _points(cdeltas, curve.get("accountant")):
+        ax.plot(*zip(*_points(cdeltas, curve["accountant"])), color=_UPPER, marker=".",
+                label="end-to-end upper bound ε(δ) (accountant)")
+    elif acc_eps is not None:
         if claimed_delta == 0.0:
-            ax.plot([left, deltas[-1]], [acc_eps, acc_eps], color="#1f4e9c",
-                    label="accountant ε (pure: every δ)")
+            ax.plot([left, deltas[-1]], [acc_eps, acc_eps], color=_UPPER,
+                    label="end-to-end upper bound (pure ε: every δ)")
         else:
-            ax.plot([claimed_delta], [acc_eps], "s", color="#1f4e9c", label="accountant ε")
-    if acc_eps is not None and math.isinf(acc_eps):  # an arrow at the top edge
-        ax.plot([claimed_delta or left], [0.95], "^", color="#1f4e9c", markersize=9,
-                transform=ax.get_xaxis_transform(), label="accountant ε = ∞")
-        notes.append("accountant ε = ∞ (" + str(accountant.get("route", "?")) + ")")
+            ax.plot([claimed_delta], [acc_eps], "s", color=_UPPER,
+                    label="end-to-end upper bound (accountant)")
+    eps6 = _number(record.get("epsilon_at_1e-6"))
+    if (eps6 is not None and math.isfinite(eps6)
+            and not _points(cdeltas, curve.get("accountant"))):
+        ax.plot([1e-6], [eps6], "s", color=_UPPER, mfc="none",
+                label="end-to-end upper bound at δ = 10⁻⁶")
+    mechanism = _points(cdeltas, curve.get("mechanism"))
+    mech_eps = _number(record.get("mechanism_epsilon"))
+    if mechanism:
+        ax.plot(*zip(*mechanism), color=_MECHANISM, linestyle="--",
+                label="noise alone: mechanism ε(δ) (not end to end)")
+    elif (mech_eps is not None and math.isfinite(mech_eps) and acc_eps is not None
+          and mech_eps != acc_eps):
+        ax.plot([at_claim], [mech_eps], "D", color=_MECHANISM, markersize=5,
+                label="noise alone: mechanism ε (not end to end)")
     audit = record.get("audit") or {}
-    if curve.get("audit"):
-        ax.plot(curve["delta"], [_number(v) for v in curve["audit"]], color="#c2410c",
-                marker=".", label=f"audit ε_lb(δ) ({_percent(audit.get('confidence'))})")
+    if _points(cdeltas, curve.get("audit")):
+        ax.plot(cdeltas, [_number(v) for v in curve["audit"]], color=_AUDIT,
+                label=f"audit lower bound ε_lb(δ) ({_percent(audit.get('confidence'))})")
     lower = _number(audit.get("epsilon_lower_bound"))
     if lower is not None:
         at = _number(audit.get("delta")) or 0.0
-        ax.plot([at if at > 0 else left], [lower], "v", color="#c2410c", markersize=8,
-                label="audit lower bound" + (" (δ = 0)" if at == 0 else ""))
+        ax.plot([at if at > 0 else left], [lower], "v", color=_AUDIT, markersize=8,
+                linestyle="none", zorder=4,
+                label=f"audit lower bound at its δ = {_text(at) if at else '0'}")
     elif not audit:
         notes.append("not audited")
+    second = audit.get("at_1e-6") or {}
+    lower6 = _number(second.get("epsilon_lower_bound", audit.get("epsilon_lower_bound_at_1e-6")))
+    if lower6 is not None:
+        if _points(cdeltas, curve.get("audit_at_1e-6")):
+            ax.plot(cdeltas, [_number(v) for v in curve["audit_at_1e-6"]], color=_AUDIT,
+                    linestyle=":", label="audit lower bound ε_lb(δ), δ = 10⁻⁶ audit")
+        ax.plot([1e-6], [lower6], "v", color=_AUDIT, mfc="white", markersize=8,
+                linestyle="none", zorder=4, label="audit lower bound at δ = 10⁻⁶")
     return notes
 
 
 def _bracket_svg(record: dict) -> str:
-    """The bracket of one claim as an inline ``<svg>`` string."""
+    """The bracket of one claim as an inline ``<svg>`` string.
+
+    The legend is below the axes (so it never covers the claim's star or a curve); the
+    star and the legend carry the ids ``claim-star-<key>`` and ``legend-<key>`` (SVG
+    ``gid``) so a browser test can check that they do not overlap.
+    """
     curve = record.get("curve") or {}
     deltas = [float(d) for d in curve.get("delta") or DELTA_GRID]
     left = deltas[0] / 10.0  # where δ = 0 sits on the log axis
-    fig = Figure(figsize=(4.6, 2.9))
+    fig = Figure(figsize=(4.6, 3.0))
     ax = fig.add_subplot()
     notes = _plot_curves(ax, record, deltas, left)
     claimed = record.get("claimed") or {}
     eps, delta = _number(claimed.get("epsilon")), _number(claimed.get("delta")) or 0.0
     color = VERDICT_COLORS.get(str(record.get("verdict")), "#000000")
+    salt = str(record.get("key") or id(record))
+    ident = "".join(c if c.isalnum() else "-" for c in salt)
     if eps is not None and math.isfinite(eps):
-        ax.plot([delta if delta > 0 else left], [eps], "*", color=color, markersize=13,
-                markeredgecolor="black", label="claim" + (" (δ = 0)" if delta == 0 else ""))
+        (star,) = ax.plot([delta if delta > 0 else left], [eps], "*", color=color,
+                          markersize=13, markeredgecolor="black", linestyle="none",
+                          label="claim" + (" (δ = 0)" if delta == 0 else f" (δ = {delta:g})"))
+        star.set_gid(f"claim-star-{ident}")
     ax.set_xscale("log")
     ax.set_xlim(left / 3.0, max(deltas) * 3.0)
     powers = [round(math.log10(d)) for d in deltas
@@ -166,20 +222,31 @@ def _bracket_svg(record: dict) -> str:
     ticks = [left] + [10.0**k for k in powers if k % 3 == 0]
     ax.set_xticks(ticks, ["0"] + [f"$10^{{{k}}}$" for k in powers if k % 3 == 0])
     ax.minorticks_off()
-    ys = _finite([eps, *(curve.get("accountant") or []), *(curve.get("audit") or []),
+    ys = _finite([eps, *(curve.get("accountant") or []), *(curve.get("mechanism") or []),
+                  *(curve.get("audit") or []), *(curve.get("audit_at_1e-6") or []),
                   (record.get("accountant") or {}).get("epsilon"),
-                  (record.get("audit") or {}).get("epsilon_lower_bound")])
+                  record.get("mechanism_epsilon"), record.get("epsilon_at_1e-6"),
+                  (record.get("audit") or {}).get("epsilon_lower_bound"),
+                  (record.get("audit") or {}).get("epsilon_lower_bound_at_1e-6")])
     ax.set_ylim(0.0, 1.15 * max(ys + [1e-3]))
     ax.set_xlabel("δ")
     ax.set_ylabel("ε")
     ax.grid(alpha=0.3)
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=7, loc="best")
+    handles, labels = ax.get_legend_handles_labels()
+    # Layout in inches: the axes keep their size, the legend rows are added below.
+    rows = len(handles)
+    top, axes_h, xlabel_h, row_h = 0.3, 2.0, 0.45, 0.17
+    height = top + axes_h + xlabel_h + rows * row_h + 0.08
+    fig.set_size_inches(4.6, height)
+    fig.subplots_adjust(left=0.13, right=0.97, top=1 - top / height,
+                        bottom=(xlabel_h + rows * row_h + 0.08) / height)  # no layout pass
+    if handles:
+        legend = fig.legend(handles, labels, loc="lower left", fontsize=7, frameon=False,
+                            bbox_to_anchor=(0.02, 0.0), borderaxespad=0.2)
+        legend.set_gid(f"legend-{ident}")
     if notes:
         ax.set_title("; ".join(notes), fontsize=8)
-    fig.subplots_adjust(left=0.13, right=0.98, bottom=0.16, top=0.9)  # no layout pass
     buffer = io.StringIO()
-    salt = str(record.get("key") or id(record))
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": salt}):
         fig.savefig(buffer, format="svg", metadata={"Date": None})
     text = buffer.getvalue()
@@ -200,6 +267,11 @@ def _key(record: dict, index: int) -> str:
     return str(record.get("key") or f"{record.get('algorithm', 'claim')}/{index}")
 
 
+def _statement(record: dict) -> str:
+    """The record's plain-language sentence (its own, or generated from its fields)."""
+    return str(record.get("statement") or statement_of_record(record))
+
+
 def _cells(record: dict) -> dict[str, tuple[Any, str]]:
     """``column -> (sort value, cell HTML)`` of one record."""
     claimed = record.get("claimed") or {}
@@ -214,7 +286,8 @@ def _cells(record: dict) -> dict[str, tuple[Any, str]]:
         "paper": (record.get("paper"), html.escape(_text(record.get("paper")))),
         "reading": (record.get("reading") or record.get("mode"),
                     html.escape(_text(record.get("reading") or record.get("mode")))),
-        "relation": (record.get("relation"), html.escape(_text(record.get("relation")))),
+        "relation": (record.get("relation"),
+                     html.escape(_text(record.get("relation"))).replace("_", "_<wbr>")),
         # A no-claim row has no claimed ε (``claimed`` is null): it sorts first, as an
         # unaudited row does in the audit column.
         "claimed": ((claimed.get("epsilon"), html.escape(
@@ -239,17 +312,19 @@ def _cells(record: dict) -> dict[str, tuple[Any, str]]:
 def _table(records: list[dict]) -> list[str]:
     head = "".join(f'<th data-col="{c}" aria-sort="none"><button type="button">'
                    f"{html.escape(label)}</button></th>" for c, label in _COLUMNS)
-    rows = [f'<table id="claims"><thead><tr>{head}</tr></thead><tbody>']
+    rows = [f'<div class="table-wrap"><table id="claims"><thead><tr>{head}</tr></thead>'
+            "<tbody>"]
     for index, record in enumerate(records):
         key = _key(record, index)
         cells = _cells(record)
-        cells["key"] = (key, f'<a href="#plot-{index}">{html.escape(key)}</a>')
+        cells["key"] = (key, f'<a href="#plot-{index}">{html.escape(key)}</a>'
+                             f'<div class="statement">{html.escape(_statement(record))}</div>')
         tds = "".join(f'<td data-sort="{html.escape(_sort_key(cells[c][0]))}">{cells[c][1]}</td>'
                       for c, _ in _COLUMNS)
         rows.append(f'<tr data-key="{html.escape(key)}" data-index="{index}" '
                     f'data-verdict="{html.escape(str(record.get("verdict", "")))}" '
                     f'data-paper="{html.escape(str(record.get("paper", "")))}">{tds}</tr>')
-    rows.append("</tbody></table>")
+    rows.append("</tbody></table></div>")
     return rows
 
 
@@ -266,6 +341,7 @@ def _card(record: dict, index: int) -> str:
     verdict = html.escape(str(record.get("verdict", "–")))
     return (f'<article class="card" id="plot-{index}" data-index="{index}">'
             f'<h3>{html.escape(key)} <span class="badge v-{verdict}">{verdict}</span></h3>'
+            f'<p class="statement">{html.escape(_statement(record))}</p>'
             f'<figure>{_bracket_svg(record)}</figure><dl>{dl}</dl></article>')
 
 
@@ -291,6 +367,21 @@ def _findings_section(findings: list[dict] | None) -> list[str]:
                    if entry.get("where") else "") + "</li>")
         out.append("</ol>")
     return out + ["</section>"]
+
+
+def _legend(records: list[dict]) -> list[str]:
+    """The verdicts (with the evidence each needs) and the columns, defined."""
+    shown = set(str(r.get("verdict", "")) for r in records)
+    verdicts = [v for v in VERDICT_LEGEND if v != "error" or "error" in shown]
+    out = ['<section id="legend"><h2>How to read this page</h2>',
+           '<div class="legend-grid"><div><h3>Verdicts</h3><dl id="verdict-legend">']
+    out += [f'<dt><span class="badge v-{html.escape(v)}">{html.escape(v)}</span></dt>'
+            f"<dd>{html.escape(VERDICT_LEGEND[v])}.</dd>" for v in verdicts]
+    out += ["</dl></div>", '<div><h3>Columns</h3><dl id="column-legend">']
+    out += [f"<dt>{html.escape(label)}</dt><dd>{html.escape(COLUMN_DEFINITIONS[label])}.</dd>"
+            for _, label in _COLUMNS]
+    out += ["</dl></div></div></section>"]
+    return out
 
 
 def _controls(records: list[dict]) -> str:
@@ -337,14 +428,22 @@ def build_index_html(records: list[dict], findings: list[dict] | None = None, *,
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>",
-        f"<header><h1>{html.escape(title)}</h1><p>{html.escape(generated)}</p>",
-        f"<p>{len(records)} claims: {summary}</p></header>",
+        f"<header><h1>{html.escape(title)}</h1>",
+        f'<p id="headline">{html.escape(records_headline(records))}</p>',
+        f'<p class="note">{len(records)} rows (one per claim, setting, reading and '
+        f"channel): {summary}. {html.escape(generated)}</p></header>",
+        *_legend(records),
         *_findings_section(findings),
         '<section id="register"><h2>Claims</h2>', _controls(records), *_table(records),
         "</section>", '<section id="plots"><h2>Brackets</h2>',
-        ('<p class="note">Each plot: the accountant\'s ε(δ) (an upper bound) above, the '
-         "audit's lower bound below, the claim as a star (coloured by its verdict). A "
-         "claim is refuted when the lower bound rises above it.</p>"),
+        ('<p class="note">Each plot brackets the true ε of one row over δ: the '
+         "end-to-end upper bound from the accountant (blue; a row of arrows at the top "
+         "when it is ∞), the noise mechanisms alone where they are priced apart (grey, "
+         "dashed: not an upper bound on what the observer sees), the audit's lower bound "
+         "(orange) at the δ where it was measured (triangles; dotted: the δ = 10⁻⁶ audit) "
+         "and over δ, and the claim as a star coloured by its verdict. A claim is refuted "
+         "when a lower bound rises above the star, and holds when the upper bound is at "
+         "or below it.</p>"),
         *(_card(record, i) for i, record in enumerate(records)),
         "</section>", f"<script>{_SCRIPT}</script></body></html>",
     ]

@@ -8,7 +8,9 @@ into a temporary folder beside the target and moved into place at the end, so a 
 never leaves a half-written report.
 
 Register: a :class:`~fedpriv.audit.claims.verify.ClaimsReport` goes to ``<out>/claims.md``
-(findings first, then the table), ``<out>/claims.json``, ``<out>/findings.json`` and
+(headline and findings first, then one short line per row: key, its sentence, claimed ε,
+verdict, end-to-end ε, audit lower bound; then one anchored "Row details" section per
+row with the evidence), ``<out>/claims.json``, ``<out>/findings.json`` and
 ``<out>/<paper>.md`` per paper, each written atomically (:func:`write_claims_report`).
 
 ``claims.json`` schema (one record per row, :meth:`~fedpriv.audit.claims.claim.ClaimResult.to_dict`;
@@ -16,6 +18,8 @@ Register: a :class:`~fedpriv.audit.claims.verify.ClaimsReport` goes to ``<out>/c
 
 - ``key``, ``paper``, ``algorithm``, ``mode``, ``setting`` (dict), ``relation``, ``source``
   (the exact statement the claim rests on, or "inferred from Theorem N");
+- ``statement``: the row in one plain-language sentence
+  (:mod:`fedpriv.audit.claims.statements`; register rows only);
 - ``claimed``: ``{epsilon, delta}`` (``null`` on a ``no-claim`` row: nothing is claimed);
 - ``accountant``: ``{epsilon, delta, route}``, the **end-to-end** ε at the claimed δ of
   everything the claim covers (``"inf"`` with ``raw_channel`` naming the channel when raw
@@ -332,26 +336,72 @@ def _claimed_cell(claim) -> str:
     return f"{_eps(float(claim.claimed.epsilon))} ({claim.claimed_delta:g})"
 
 
+def _anchor(key: str) -> str:
+    """The id of a row's detail heading (``row-`` and the key, one dash per run of
+    non-alphanumerics)."""
+    out, dash = [], False
+    for char in key.lower():
+        if char.isalnum():
+            out.append(char)
+            dash = False
+        elif not dash:
+            out.append("-")
+            dash = True
+    return "row-" + "".join(out).strip("-")
+
+
+def _short_audit(result) -> str:
+    audit = result.audit
+    if audit is None:
+        return "—"
+    text = f"{audit.epsilon_lower_bound:.4g}"
+    if result.delta_is_vacuous and result.audit_epsilon_at_1e6 is not None:
+        text += f" (at δ=1e-6: {result.audit_epsilon_at_1e6:.4g})"
+    return text
+
+
 def _claims_rows(results) -> list[str]:
+    """One short line per row: key, statement, claimed, verdict, accountant ε, audit."""
+    from fedpriv.audit.claims.statements import statement
+
     lines = [
-        ("| key | mode | reading | setting | relation | claimed ε (δ) | accountant ε, end to "
-         "end (route) | mechanism ε | audit lower bound (confidence, samples) | tightness "
-         "| view (observer: outputs) | audit channel | verdict | findings | evidence |"),
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        ("| key | what is claimed, in words | claimed ε (δ) | verdict | accountant ε, "
+         "end to end | audit lower bound |"),
+        "|---|---|---|---|---|---|",
     ]
     for r in results:
         c = r.claim
+        key = r.key or c.algorithm
+        lines.append(
+            f"| `{key}` [details](#{_anchor(key)}) | {_cell(statement(c, r.key))} "
+            f"| {_claimed_cell(c)} | **{r.verdict}** | {_cell(_eps(r.accountant_epsilon))} "
+            f"| {_short_audit(r)} |"
+        )
+    return lines
+
+
+def _claims_details(results) -> list[str]:
+    """One anchored section per row with the evidence the short line leaves out."""
+    lines = ["## Row details", ""]
+    for r in results:
+        c = r.claim
+        key = r.key or c.algorithm
         tight = "—" if r.tightness is None else f"{r.tightness:.2f}"
         reading = c.reading + (f" ({c.reading_support})" if c.reading_support else "")
-        lines.append(
-            f"| `{r.key or c.algorithm}` | {_cell(c.mode)} | {_cell(reading)} "
-            f"| {_cell(_setting_cell(r))} | {c.relation.value} "
-            f"| {_claimed_cell(c)} "
-            f"| {_cell(_accountant_cell(r))} | {_cell(_mechanism_cell(r))} | {_audit_cell(r)} "
-            f"| {tight} | {_cell(r.view.describe() if r.view else '-')} "
-            f"| {_cell(r.channel or '-')} | **{r.verdict}** "
-            f"| {', '.join(r.finding_ids) or '—'} | {_cell(r.evidence)} |"
-        )
+        lines += [
+            f'### <a id="{_anchor(key)}"></a>`{key}`', "",
+            f"- **verdict**: **{r.verdict}**; findings: {', '.join(r.finding_ids) or '—'}",
+            f"- **mode**: {c.mode}; **reading**: {reading}",
+            f"- **setting**: {_setting_cell(r)}; **relation**: {c.relation.value}",
+            f"- **claimed ε (δ)**: {_claimed_cell(c)}; **source**: {c.source}",
+            f"- **accountant ε, end to end (route)**: {_accountant_cell(r)}",
+            f"- **mechanism ε**: {_mechanism_cell(r)}",
+            f"- **audit lower bound (confidence, samples)**: {_audit_cell(r)}; "
+            f"**tightness**: {tight}",
+            f"- **view (observer: outputs)**: {r.view.describe() if r.view else '-'}",
+            f"- **audit channel**: {r.channel or '-'}",
+            f"- **evidence**: {r.evidence}", "",
+        ]
     return lines
 
 
@@ -405,8 +455,10 @@ def claims_register_markdown(report, *, paper: str | None = None) -> str:
          f"choose their distinguishing event on a pilot sample ({budget.pilot_samples} runs "
          "per world) and confirm it on fresh runs."), "",
         f"## Rows ({len(results)}: one per claim, setting, reading and channel)", "",
+        ("One line per row; each key links to its details below (reading, setting, "
+         "mechanism ε, tightness, view, audit channel and the evidence)."), "",
     ]
-    lines += _claims_rows(results)
+    lines += _claims_rows(results) + [""] + _claims_details(results)
     claims_of: dict[str, list[str]] = {}
     for r in results:
         for note in r.notes:
@@ -448,7 +500,9 @@ def write_claims_report(report, out_dir: str | os.PathLike) -> list[Path]:
     written = []
     if report.fed_ucb is not None:
         written.append(write_report(report.fed_ucb, out_dir))
-    records = [r.to_dict() for r in report.results]
+    from fedpriv.audit.claims.statements import statement
+
+    records = [{**r.to_dict(), "statement": statement(r.claim, r.key)} for r in report.results]
     path = out_dir / "claims.json"
     if report.config.papers is not None and path.exists():
         fresh = {r["paper"] for r in records}

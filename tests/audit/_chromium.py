@@ -133,8 +133,12 @@ class Browser:
                     return event
             self.events.append(self._read_message(deadline))
 
-    def open(self, url: str) -> None:
-        """Open ``url`` in a new page and wait for its load event."""
+    def open(self, url: str, *, width: int | None = None, height: int = 900) -> None:
+        """Open ``url`` in a new page and wait for its load event.
+
+        With ``width`` the page is laid out in a viewport of ``width`` x ``height`` CSS
+        pixels (a phone's when ``width < 600``: mobile layout, touch), before it loads.
+        """
         target = self.send("Target.createTarget", {"url": "about:blank"}, session=False)
         attached = self.send("Target.attachToTarget",
                              {"targetId": target["targetId"], "flatten": True},
@@ -142,6 +146,10 @@ class Browser:
         self.session = attached["sessionId"]
         for domain in ("Page", "Runtime", "Log"):
             self.send(f"{domain}.enable")
+        if width is not None:
+            self.send("Emulation.setDeviceMetricsOverride",
+                      {"width": width, "height": height, "deviceScaleFactor": 1,
+                       "mobile": width < 600})
         self.send("Page.navigate", {"url": url})
         self.wait_for("Page.loadEventFired")
 
@@ -168,7 +176,7 @@ class Browser:
         return out
 
     def screenshot(self, path: Path) -> Path:
-        """Save a PNG of the visible part of the page (1400 x 1000) at ``path``."""
+        """Save a PNG of the visible part of the page at ``path``."""
         shot = self.send("Page.captureScreenshot",
                          {"format": "png"})
         path.write_bytes(base64.b64decode(shot["data"]))

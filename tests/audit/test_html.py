@@ -21,7 +21,8 @@ import numpy as np
 import pytest
 
 from fedpriv.audit.claims.curves import DELTA_GRID, accountant_curve, attach_curves, audit_curve
-from fedpriv.audit.claims.html import build_index_html, index_html, load_findings
+from fedpriv.audit.claims.html import _bracket_svg, build_index_html, index_html, load_findings
+from fedpriv.audit.claims.legend import COLUMN_DEFINITIONS, VERDICT_LEGEND, records_headline
 from fedpriv.audit.estimators import estimate_epsilon_lower_bound
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,6 +50,27 @@ FINDINGS = [{"id": "F3", "statement": "actions during t_delay use the raw mean",
              "where": "Alg. 2 line 3, Definition 1"}]
 
 
+#: A row whose end-to-end ε is ∞ (a raw channel) while its noise alone is finite, with
+#: a vacuous claimed δ and a second audit at δ = 10⁻⁶ (FedUCB's adaptive schedule).
+INFINITE = {
+    "key": "feducb/feducb/adaptive", "paper": "Dubey & Pentland 2020 (NeurIPS, FedUCB)",
+    "algorithm": "feducb", "mode": "paper", "coverage": "claim",
+    "setting": {"n_agents": 3, "horizon": 64, "epsilon": 1.0, "delta": 0.1},
+    "relation": "replace_one_context_reward", "claimed": {"epsilon": 1.0, "delta": 0.1},
+    "accountant": {"epsilon": "inf", "delta": 0.1, "route": "nonprivate"},
+    "mechanism_epsilon": 0.0, "epsilon_at_1e-6": "inf", "verdict": "violated",
+    "audit": {"epsilon_lower_bound": 7.6, "confidence": 0.95, "samples": 10_000,
+              "delta": 0.1, "at_1e-6": {"epsilon_lower_bound": 2.3, "confidence": 0.95,
+                                        "samples": 10_000}},
+    "curve": {"delta": [1e-9, 1e-6, 1e-3, 0.1], "accountant": ["inf"] * 4,
+              "mechanism": [0.5, 0.33, 0.1, 0.0], "audit": [7.7, 7.7, 7.6, 7.6]},
+}
+
+
+def _svg_texts(svg: str) -> list[str]:
+    return [t.strip() for t in re.findall(r">([^<]+)</text>", svg) if t.strip()]
+
+
 def _hrefs(page: str) -> list[str]:
     return re.findall(r'href="([^"]*)"', page)
 
@@ -65,6 +87,59 @@ def test_page_is_self_contained_and_lists_every_claim():
     assert 'id="finding-F3"' in page and 'href="#finding-F3"' in page
     assert "Alg. 2 line 3, Definition 1" in page and "outside-claim" in page
     assert ">∞ (nonprivate)<" in page  # "inf" read as ∞ in the accountant column
+
+
+def test_page_opens_with_the_headline_and_a_legend_of_verdicts_and_columns():
+    records = [OLD, NEW, INFINITE]
+    page = build_index_html(records, FINDINGS)
+    headline = records_headline(records)
+    assert headline.split(" findings")[0].isdigit()  # the findings come first
+    assert "The papers' claims as written" in headline
+    # The headline and the legend come before the findings, the table and the plots.
+    order = [page.index(s) for s in ('id="headline"', 'id="legend"', 'id="findings"',
+                                     'id="claims"', 'id="plots"')]
+    assert order == sorted(order)
+    assert f'<p id="headline">{headline.replace(chr(39), "&#x27;")}</p>' in page
+    legend = page[page.index('id="legend"'):page.index('id="findings"')]
+    for verdict in ("violated", "holds", "unresolved", "outside-claim", "no-claim"):
+        assert f">{verdict}</span></dt>" in legend
+    assert "lower bound" in VERDICT_LEGEND["violated"]
+    assert "end-to-end upper bound" in VERDICT_LEGEND["holds"]
+    head = page[page.index("<thead>"):page.index("</thead>")]
+    labels = re.findall(r"<button type=\"button\">([^<]+)</button>", head)
+    assert labels and all(label in COLUMN_DEFINITIONS for label in labels)
+    for label in labels:
+        assert f"<dt>{label}</dt>" in legend.replace("&#x27;", "'"), label
+
+
+def test_each_key_has_its_plain_language_statement_beside_it():
+    page = build_index_html([OLD, INFINITE], None)
+    for record in (OLD, INFINITE):
+        row = page[page.index(f'data-key="{record["key"]}"'):]
+        first_cell = row[:row.index("</td>")]
+        assert '<div class="statement">' in first_cell
+    assert "FedUCB as written" in page and "Fed_UCB as written" in page
+
+
+def test_an_infinite_row_draws_arrows_never_a_finite_accountant_curve():
+    texts = _svg_texts(_bracket_svg(INFINITE))
+    assert "end-to-end upper bound: ε = ∞ (raw channel)" in texts
+    assert not any(t.startswith(("accountant ε(δ)", "end-to-end upper bound ε(δ)"))
+                   for t in texts)
+    # The noise alone is drawn, and said not to be the end-to-end bound.
+    assert "noise alone: mechanism ε(δ) (not end to end)" in texts
+    # The audit at the δ it was measured, and the δ = 10⁻⁶ audit at 10⁻⁶.
+    assert "audit lower bound at its δ = 0.1" in texts
+    assert "audit lower bound at δ = 10⁻⁶" in texts
+
+
+def test_a_finite_row_draws_the_end_to_end_upper_bound():
+    record = {**INFINITE, "accountant": {"epsilon": 3.1, "delta": 0.1, "route": "basic"},
+              "verdict": "holds", "epsilon_at_1e-6": 3.1,
+              "curve": {**INFINITE["curve"], "accountant": [4.0, 3.1, 2.0, 0.54]}}
+    texts = _svg_texts(_bracket_svg(record))
+    assert "end-to-end upper bound ε(δ) (accountant)" in texts
+    assert not any("ε = ∞" in t for t in texts)
 
 
 def test_page_without_findings_json_says_so(tmp_path):
@@ -88,6 +163,38 @@ def test_audit_curve_matches_the_estimator_at_the_audited_delta():
     assert curve[3] == pytest.approx(at.epsilon_lower_bound, rel=1e-12)
     assert all(a >= b for a, b in zip(curve, curve[1:]))  # non-increasing in δ
     assert 0.0 < curve[0] <= 1.0  # a lower bound on the true ε = 1
+
+
+def test_the_curve_of_a_raw_channel_row_is_infinite_and_its_noise_is_apart():
+    from fedpriv.audit.claims.curves import mechanism_curve
+    from fedpriv.audit.claims.register import claims_for
+
+    entry = next(e for e in claims_for("feducb") if e.key == "feducb/feducb/adaptive")
+    assert entry.raw_channel
+    deltas = [1e-6, entry.claim.claimed_delta]
+    assert accountant_curve(entry.key, deltas) == ["inf", "inf"]
+    mechanism = mechanism_curve(entry.key, deltas)
+    assert mechanism[-1] == pytest.approx(entry.accountant(entry.claim)[1])
+    assert all(math.isfinite(v) for v in mechanism)
+
+
+def test_an_audit_curve_is_attached_only_where_it_gives_the_reported_bound():
+    import dataclasses
+    from types import SimpleNamespace
+
+    rng = np.random.default_rng(7)
+    bound = estimate_epsilon_lower_bound(rng.laplace(1.0, 1.0, 5_000),
+                                         rng.laplace(0.0, 1.0, 5_000),
+                                         thresholds=np.linspace(-2.0, 4.0, 13))
+    record = {"key": "x/y", "claimed": {"epsilon": 1.0, "delta": 0.0}}
+    same = SimpleNamespace(key="x/y", audit=bound, audit_at_1e6=None)
+    curve = attach_curves([record], [same])[0]["curve"]["audit"]
+    assert curve[0] == pytest.approx(bound.epsilon_lower_bound, rel=1e-6)
+    # A bound from another estimator (its counts belong to another event): no curve
+    # that would contradict the point the page draws.
+    other = SimpleNamespace(key="x/y", audit_at_1e6=None,
+                            audit=dataclasses.replace(bound, epsilon_lower_bound=6.0))
+    assert "curve" not in attach_curves([record], [other])[0]
 
 
 def test_accountant_curve_of_an_approximate_claim_is_the_recipe_at_each_delta():
@@ -164,6 +271,100 @@ def test_page_renders_sorts_and_filters_in_headless_chromium(tmp_path):
         assert column == sorted(column) and not any(math.isnan(c) for c in column)
         assert browser.errors() == []
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+#: One row of each paper (the first in reports/claims.json) and the ∞ row, for the
+#: layout test: every kind of plot, without building 125 of them twice.
+def _layout_page(tmp_path: Path) -> tuple[Path, list[dict]]:
+    wanted = os.environ.get("FEDPRIV_REPORT_DIR")
+    if wanted:
+        folder = Path(wanted).resolve()
+        return (folder / "index.html",
+                json.loads((folder / "claims.json").read_text(encoding="utf-8")))
+    committed = json.loads((ROOT / "reports" / "claims.json").read_text(encoding="utf-8"))
+    records, papers = [], set()
+    for record in committed:
+        if record.get("paper") not in papers:
+            papers.add(record.get("paper"))
+            records.append(record)
+    records += [INFINITE, NEW]
+    page = tmp_path / "index.html"
+    page.write_text(index_html(records, ROOT / "reports"), encoding="utf-8")
+    return page, records
+
+
+#: Layout facts of the page, measured in the browser (CSS pixels).
+_LAYOUT = """(() => {
+  const rect = e => { const r = e.getBoundingClientRect();
+                      return {left: r.left, right: r.right, top: r.top, bottom: r.bottom,
+                              width: r.width, height: r.height}; };
+  const one = s => { const e = document.querySelector(s); return e ? rect(e) : null; };
+  const cards = Array.from(document.querySelectorAll('article.card'), card => {
+    const svg = card.querySelector('svg');
+    const star = svg.querySelector('g[id^="claim-star-"]');
+    const legend = svg.querySelector('g[id^="legend-"]');
+    return {key: card.querySelector('h3').textContent, svg: rect(svg),
+            star: star ? rect(star) : null, legend: legend ? rect(legend) : null,
+            statement: (card.querySelector('.statement') || {}).textContent || ''};
+  });
+  return {
+    viewport: window.innerWidth, scrollWidth: document.documentElement.scrollWidth,
+    bodyWidth: document.body.scrollWidth,
+    headline: one('#headline'), headlineText: document.getElementById('headline').textContent,
+    legend: one('#legend'), table: one('.table-wrap'), tableRows: one('#claims tbody tr'),
+    verdicts: Array.from(document.querySelectorAll('#verdict-legend dt'), e => e.textContent),
+    columns: Array.from(document.querySelectorAll('#column-legend dt'), e => e.textContent),
+    headers: Array.from(document.querySelectorAll('#claims thead th'), e => e.textContent),
+    cards: cards,
+  };
+})()"""
+
+
+def _overlap(a: dict, b: dict) -> bool:
+    return (min(a["right"], b["right"]) > max(a["left"], b["left"])
+            and min(a["bottom"], b["bottom"]) > max(a["top"], b["top"]))
+
+
+@pytest.mark.parametrize("width", [1280, 390], ids=["desktop", "phone"])
+def test_page_headline_legend_and_plots_in_chromium_at_desktop_and_phone_widths(tmp_path, width):
+    from tests.audit._chromium import Browser, find_chromium
+
+    binary = find_chromium()
+    if binary is None:
+        pytest.skip("no Chromium on this machine (Debian: apt-get install chromium)")
+    page, records = _layout_page(tmp_path)
+    with Browser(binary) as browser:
+        browser.open(page.as_uri(), width=width, height=900)
+        layout = browser.evaluate(_LAYOUT)
+        browser.screenshot(tmp_path / f"index-{width}.png")
+        assert browser.errors() == []
+    # Nothing makes the page wider than the screen: the table scrolls in its own box
+    # (a phone would otherwise widen its layout viewport to the content).
+    assert layout["scrollWidth"] <= width and layout["bodyWidth"] <= width, layout["scrollWidth"]
+    assert layout["viewport"] == width
+    # The headline is on the first screen, first: findings, then the claims as written.
+    headline = layout["headline"]
+    assert 0 <= headline["top"] < 900 and headline["height"] > 0
+    assert headline["right"] <= width
+    assert layout["headlineText"] == records_headline(records)
+    # The legend follows, with every verdict and every column of the table defined.
+    assert layout["legend"]["top"] > headline["top"] and layout["legend"]["right"] <= width
+    assert layout["verdicts"][:5] == ["violated", "holds", "unresolved", "outside-claim",
+                                      "no-claim"]
+    assert layout["columns"] == layout["headers"] and len(layout["headers"]) >= 10
+    table = layout["table"]
+    assert table["width"] > 0 and table["right"] <= width and layout["tableRows"]["height"] > 0
+    # Every plot is drawn within the screen, with its sentence; the legend never covers
+    # the claim's star.
+    assert len(layout["cards"]) == len(records)
+    for card in layout["cards"]:
+        svg = card["svg"]
+        assert svg["width"] > 100 and svg["height"] > 100, card["key"]
+        assert svg["left"] >= 0 and svg["right"] <= width + 0.5, card["key"]
+        assert card["statement"].strip(), card["key"]
+        if card["star"] is not None and card["legend"] is not None:
+            assert not _overlap(card["star"], card["legend"]), card["key"]
+            assert card["legend"]["bottom"] <= svg["bottom"] + 0.5, card["key"]
 
 
 def test_guide_report_page_example_writes_the_page(tmp_path):

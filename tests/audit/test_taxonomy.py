@@ -205,6 +205,40 @@ def test_report_writes_findings_json_and_findings_first(rows, tmp_path):
     assert len(records) == len(results)
 
 
+def test_claims_md_keeps_one_short_line_per_row_and_the_evidence_below(rows, tmp_path):
+    import re
+
+    from fedpriv.audit.claims.statements import statement
+
+    results = tuple(r for _, _, r in rows)
+    report = ClaimsReport(config=ClaimsConfig(workers=1), seed_entropy=0, results=results,
+                          fed_ucb=None, seconds=0.0)
+    write_claims_report(report, tmp_path)
+    text = (tmp_path / "claims.md").read_text()
+    table = text[text.index("## Rows"):text.index("## Row details")]
+    lines = [l for l in table.splitlines() if l.startswith("| `")]
+    assert len(lines) == len(results)
+    details = text[text.index("## Row details"):]
+    for result, line in zip(results, lines):
+        cells = line.split(" | ")
+        assert len(cells) == 6, line  # key, statement, claimed, verdict, accountant, audit
+        assert line.startswith(f"| `{result.key}`") and f"**{result.verdict}**" in line
+        assert statement(result.claim, result.key) in line
+        assert len(line) < 700, (result.key, len(line))  # the evidence is not in the table
+        assert result.evidence not in line
+        # The key links to its anchored detail section, which holds the evidence.
+        anchor = re.search(r"\(#(row-[a-z0-9-]+)\)", line).group(1)
+        heading = f'### <a id="{anchor}"></a>`{result.key}`'
+        assert heading in details, heading
+        section = details[details.index(heading):].split("\n### ")[0]
+        assert result.evidence in section
+    anchors = re.findall(r'<a id="(row-[a-z0-9-]+)">', details)
+    assert len(anchors) == len(set(anchors)) == len(results)
+    records = json.loads((tmp_path / "claims.json").read_text())
+    assert all(r["statement"] == statement(res.claim, res.key)
+               for r, res in zip(records, results))
+
+
 def test_headline_counts_the_papers_claims_apart_from_corrected_variants(rows):
     results = [r for _, _, r in rows]
     counts = verdict_counts(results)
