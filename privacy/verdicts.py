@@ -2,7 +2,7 @@
 
 ``fedpriv verify``, ``fedpriv run`` and ``fedpriv account`` all decide with
 :func:`judge`, so the same claim in the same setting gets the same verdict everywhere
-(DESIGN.md, "Verdict semantics"). The rule is about evidence, not about numbers:
+(docs/reference/verdicts.md). The rule is about evidence, not about numbers:
 
 * ``violated`` only when a **lower** bound on the true ε of what the observer sees
   exceeds the claim: an audit's confidence bound, an exact analytic value, or an

@@ -7,7 +7,7 @@ paper's own definition, a channel that definition does not cover, or an algorith
 which the paper makes no claim.
 
 The verdict is one of the closed set :data:`VERDICTS` and is decided by the one rule
-:func:`fedpriv.privacy.verdicts.judge` (DESIGN.md, "Verdict semantics"): ``violated``
+:func:`fedpriv.privacy.verdicts.judge` (docs/reference/verdicts.md): ``violated``
 only on a lower bound above the claim (audit, exact analytic value, un-noised channel),
 ``holds`` only on a certified end-to-end upper bound within it, ``unresolved`` otherwise;
 ``outside-claim`` and ``no-claim`` rows are never compared with a claimed ε.

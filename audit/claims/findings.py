@@ -1,8 +1,8 @@
 """Findings: one entry per distinct defect of the four papers, as data.
 
 A finding is a defect, not a row: one defect read under two log bases, at three values of
-ε or under two reconstructions of a lost formula is one finding (DESIGN.md, "Verdict
-semantics"). Each :class:`Finding` names the register keys it affects (``fnmatch``
+ε or under two reconstructions of a lost formula is one finding (docs/reference/verdicts.md,
+"The headline"). Each :class:`Finding` names the register keys it affects (``fnmatch``
 patterns), says where in the paper it lives, and whether the analysis proves it (the
 accountant's end-to-end ε or a derivation in the per-paper reference report). Whether the
 audit shows it too is computed from a run's results (:func:`audited`): some affected row

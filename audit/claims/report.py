@@ -421,7 +421,7 @@ def _findings_section(results) -> list[str]:
 def _verdict_lines() -> list[str]:
     from fedpriv.audit.claims.claim import VERDICT_DEFINITIONS
 
-    return ["**Verdicts** (DESIGN.md):", ""] + [
+    return ["**Verdicts** (docs/reference/verdicts.md):", ""] + [
         f"- `{verdict}`: {text};" for verdict, text in VERDICT_DEFINITIONS.items()]
 
 

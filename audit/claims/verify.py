@@ -2,7 +2,7 @@
 
 For each :class:`~fedpriv.audit.claims.register.RegisteredClaim` the job runs the accountant recipe at
 the claimed δ, runs the end-to-end audit recipe when there is one, and decides the
-verdict with :func:`fedpriv.audit.claims.claim.decide_verdict` (DESIGN.md "Verdict semantics").
+verdict with :func:`fedpriv.audit.claims.claim.decide_verdict` (docs/reference/verdicts.md).
 :func:`assemble_result` turns the recipe's numbers into the row: the end-to-end ε (∞ with
 the channel named when the entry declares a ``raw_channel``), the mechanism-only ε, ε at
 δ = 10⁻⁶ where the claimed δ is vacuous, the verdict under the claim's coverage (with

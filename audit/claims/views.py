@@ -1,6 +1,6 @@
 """What each claim protects: the observer and the outputs the paper's definition names.
 
-A verdict is about a *view* (DESIGN.md, "Verdict semantics"): the observer of the
+A verdict is about a *view* (docs/reference/verdicts.md): the observer of the
 paper's privacy definition and exactly the outputs it receives. The accountant is
 charged for every release that reaches the view and nothing else, and the audits
 distinguish the two worlds from those outputs only, never from a component that

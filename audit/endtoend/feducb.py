@@ -87,7 +87,7 @@ __all__ = [
 ]
 
 
-#: δ at which every FedUCB audit also reports its bound (DESIGN.md: where the claimed δ
+#: δ at which every FedUCB audit also reports its bound (docs/reference/verdicts.md: where the claimed δ
 #: makes ε vacuous, ε at δ = 10⁻⁶ is shown too).
 BRACKET_DELTA = VACUOUS_DELTA_PROBE
 

@@ -49,7 +49,7 @@ __all__ = ["MECHANISM_SAMPLES_PER_RUN", "audit_privatizer_of_run", "with_privati
 #: (``verify``: 10⁴ → 10⁷, about 17 s per world on one core; ``--quick``: 10³ → 10⁶).
 MECHANISM_SAMPLES_PER_RUN = 1_000
 
-#: δ of the bracket (DESIGN.md: where the claimed δ makes ε vacuous, ε at 10⁻⁶ is shown).
+#: δ of the bracket (docs/reference/verdicts.md: where the claimed δ makes ε vacuous, ε at 10⁻⁶ is shown).
 _BRACKET_DELTA = VACUOUS_DELTA_PROBE
 
 
