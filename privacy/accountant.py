@@ -215,7 +215,7 @@ class Accountant(StoredLedgerMixin):
         self._version = 0  # changes on every append or removal of a charge
         # Releases per parallel cell, folded in from self._charges[:n] (built lazily,
         # once the total could exceed MAX_CELL_RELEASES): [n, total bound, cells].
-        self._cell_tally: list = [0, 0, None]
+        self._cell_tally: list = [0, 0, None, None]
         # One user present at every agent (FedUCB footnote 4): agents no longer hold
         # disjoint records, so they compose sequentially (k-fold over agents).
         if self.relation is NeighboringRelation.USER_AT_ALL_AGENTS:
@@ -394,9 +394,11 @@ class Accountant(StoredLedgerMixin):
         its queries refuse to price.
 
         O(1) while the whole ledger holds fewer releases than the ceiling; beyond it,
-        a tally of releases per cell (over :attr:`parallel_levels`) is built once and
-        then updated with the charges appended since, O(rows) per charge. Only the
-        tally (a cache of the recorded charges) is written; an exception while
+        an upper bound on the fullest cell (the sum of each charge's fullest cell,
+        counted in C for integer labels) decides while it leaves room, and only when it
+        does not is a tally of releases per cell (over :attr:`parallel_levels`) built
+        once and then updated with the charges appended since, O(rows) per charge.
+        Only the tally (a cache of the recorded charges) is written; an exception while
         updating it drops it, to be rebuilt.
         """
         releases = _shape(event)[1]
@@ -408,13 +410,19 @@ class Accountant(StoredLedgerMixin):
                 tally[0] += 1
             if tally[1] + releases * rows <= MAX_CELL_RELEASES:
                 return
-            if tally[2] is None:  # first time past the ceiling: count every cell
-                tally[:] = [0, 0, {}]
-                for event_id, recorded in self._charges:
-                    _fold(tally, self._events[event_id], recorded, self.parallel_levels)
-                    tally[0] += 1
+            # tally[3] bounds the fullest cell from above (each charge adds its fullest
+            # cell's releases): while that bound leaves room, no cell can pass the
+            # ceiling and no per-cell count is kept (audits charge 10⁶ new cells per
+            # batch; counting each in Python cost seconds per charge).
+            if tally[3] is None:  # first time past the ceiling: bound the fullest cell
+                self._refold(tally, cells=False)
+            if tally[3] + releases * _max_cell_rows(arrays, self.parallel_levels) \
+                    <= MAX_CELL_RELEASES:
+                return
+            if tally[2] is None:  # the bound is too loose: count every cell
+                self._refold(tally, cells=True)
         except BaseException:
-            self._cell_tally = [0, 0, None]
+            self._cell_tally = [0, 0, None, None]
             raise
         for cell, k in _cell_counts(arrays, self.parallel_levels).items():
             held = tally[2].get(cell, 0)
@@ -426,6 +434,14 @@ class Accountant(StoredLedgerMixin):
                     "nothing was charged. Split the ledger over a disjoint key level or "
                     "charge a coarser event."
                 )
+
+    def _refold(self, tally: list, *, cells: bool) -> None:
+        """Rebuild the size tally over every recorded charge, with the fullest-cell
+        bound and, if ``cells``, the exact count per cell."""
+        tally[:] = [0, 0, {} if cells else None, 0]
+        for event_id, recorded in self._charges:
+            _fold(tally, self._events[event_id], recorded, self.parallel_levels)
+            tally[0] += 1
 
     def _commit_charge(self, event: Event, is_new: bool, charge: tuple,
                        running: tuple | None = None) -> None:
@@ -861,12 +877,77 @@ def _cell_counts(arrays: dict[str, np.ndarray], parallel_levels: tuple[str, ...]
     rows = max(a.size for a in arrays.values())
     if not parallel_levels:
         return {(): rows}
+    fast = _numeric_cell_counts([arrays[level] for level in parallel_levels])
+    if fast is not None:
+        return fast
     columns = [[_NA if _is_na(label) else label for label in arrays[level].tolist()]
                for level in parallel_levels]
     counts: dict = {}
     for cell in zip(*columns):
         counts[cell] = counts.get(cell, 0) + 1
     return counts
+
+
+def _max_cell_rows(arrays: dict[str, np.ndarray], parallel_levels: tuple[str, ...]) -> int:
+    """Rows of one charge in its fullest parallel cell (an upper bound where the
+    labels are not integers: every row in one cell)."""
+    rows = max(a.size for a in arrays.values())
+    if not parallel_levels or rows <= 1:
+        return rows
+    columns = [arrays[level] for level in parallel_levels]
+    if not all(isinstance(c, np.ndarray) and c.dtype.kind in "iub" and c.ndim == 1
+               and c.size == rows for c in columns):
+        return rows
+    codes, dims = [], []
+    for column in columns:
+        column = column.astype(np.int64)
+        step = np.diff(column)
+        if np.all(step > 0) or np.all(step < 0):
+            return 1  # labels all distinct in one level: one row per cell
+        if len(columns) == 1 and (np.all(step >= 0) or np.all(step <= 0)):
+            # sorted labels: the longest run is the fullest cell
+            edges = np.flatnonzero(step)
+            return int(np.diff(np.concatenate(([-1], edges, [column.size - 1]))).max())
+        low, high = int(column.min()), int(column.max())
+        if high - low < 4 * rows + 1024:  # a dense range: the offsets are the codes
+            codes.append(column - low)
+            dims.append(high - low + 1)
+        else:
+            labels, code = np.unique(column, return_inverse=True)
+            codes.append(code.ravel())
+            dims.append(len(labels))
+    if math.prod(dims) > 2**40:
+        return rows
+    return int(np.bincount(np.ravel_multi_index(codes, tuple(dims))).max())
+
+
+def _numeric_cell_counts(columns: list[np.ndarray]) -> dict | None:
+    """:func:`_cell_counts` by ``np.unique`` when every column is integer or boolean.
+
+    Such labels have no NaN, and Python compares and hashes ``True``, ``1`` and their
+    int64 values alike, so the keys are those of the per-row loop; charges of 10⁶ keys
+    (the audits' batches) are counted in C instead of a Python loop per row. ``None``
+    (object, float or mixed columns, or unequal lengths): the caller loops.
+    """
+    if not all(isinstance(c, np.ndarray) and c.dtype.kind in "iub" and c.ndim == 1
+               for c in columns):
+        return None
+    if len({c.size for c in columns}) != 1:
+        return None
+    if any(c.dtype.kind == "u" and c.size and int(c.max()) > np.iinfo(np.int64).max
+           for c in columns):
+        return None
+    labels, codes = zip(*(np.unique(c.astype(np.int64), return_inverse=True)
+                          for c in columns))
+    dims = tuple(len(u) for u in labels)
+    if math.prod(dims) > 2**40:  # too many label combinations for one flat index
+        return None
+    flat = np.ravel_multi_index([code.ravel() for code in codes], dims)
+    counts = np.bincount(flat)
+    present = np.flatnonzero(counts)
+    index = np.unravel_index(present, dims)
+    cells = zip(*(u[i].tolist() for u, i in zip(labels, index)))
+    return {cell: int(k) for cell, k in zip(cells, counts[present].tolist())}
 
 
 def _fold(tally: list, event: Event, arrays: dict[str, np.ndarray], parallel_levels) -> None:
@@ -876,8 +957,12 @@ def _fold(tally: list, event: Event, arrays: dict[str, np.ndarray], parallel_lev
     tally[1] += releases * max(a.size for a in arrays.values())
     if tally[2] is not None:
         cells = tally[2]
-        for cell, k in _cell_counts(arrays, parallel_levels).items():
+        counts = _cell_counts(arrays, parallel_levels)
+        for cell, k in counts.items():
             cells[cell] = cells.get(cell, 0) + k * releases
+        tally[3] += releases * max(counts.values(), default=0)
+    elif tally[3] is not None:
+        tally[3] += releases * _max_cell_rows(arrays, parallel_levels)
 
 
 class _NAType:

@@ -11,6 +11,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fedpriv.privacy import Accountant, events
 from fedpriv.privacy.errors import ResourceLimitError
@@ -233,3 +235,37 @@ def test_a_wide_discrete_gaussian_is_priced_by_zcdp_not_walked(sigma):
     assert 0.25 <= accountant.get_epsilon(1e-5) < 0.26
     assert 0.0 < accountant.lower_bound(1e-5) <= 0.25
     assert 0.0 < accountant.get_delta(0.2) <= 1.0
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.integers(-3, 3), st.booleans(), st.integers(0, 2**40)),
+                min_size=1, max_size=40))
+def test_numeric_cell_counts_equal_the_per_row_count(rows) -> None:
+    """The np.unique path of the charge-time cell count (integer and boolean labels)
+    gives the per-row loop's cells and counts, keys comparing as the queries group."""
+    from fedpriv.privacy.accountant import _cell_counts
+
+    a, b, c = (np.array(column) for column in zip(*rows))
+    arrays = {"agent": a, "flag": b, "arm": c.astype(np.uint64)}
+    fast = _cell_counts(arrays, ("agent", "flag", "arm"))
+    loop: dict = {}
+    for cell in zip(a.tolist(), b.tolist(), c.tolist()):
+        loop[cell] = loop.get(cell, 0) + 1
+    assert fast == loop
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.integers(-3, 3), st.booleans(), st.integers(0, 2**40)),
+                min_size=1, max_size=40), st.booleans())
+def test_fullest_cell_bound_is_the_fullest_cell(rows, sort) -> None:
+    """The fullest-cell count that lets a large ledger skip the per-cell tally is the
+    largest per-cell count (monotone, dense and sparse label columns alike)."""
+    from fedpriv.privacy.accountant import _cell_counts, _max_cell_rows
+
+    rows = sorted(rows) if sort else rows
+    a, b, c = (np.array(column) for column in zip(*rows))
+    arrays = {"agent": a, "flag": b, "arm": c.astype(np.int64)}
+    levels = ("agent", "flag", "arm")
+    assert _max_cell_rows(arrays, levels) == max(_cell_counts(arrays, levels).values())
+    single = {"agent": np.sort(a) if sort else a}
+    assert _max_cell_rows(single, ("agent",)) == max(_cell_counts(single, ("agent",)).values())
