@@ -19,7 +19,7 @@ its docstring:
 ``UNDOCUMENTED`` is a ratchet: it lists, by qualified name, the functions that
 still lack a section. The test fails when a function outside the list lacks one
 (new code must be documented) and when a function in the list has become complete
-or no longer exists (remove it: the list only shrinks). 329 of the 491 functions remain.
+or no longer exists (remove it: the list only shrinks). 312 of the 491 functions remain.
 """
 
 from __future__ import annotations
@@ -217,7 +217,6 @@ UNDOCUMENTED: frozenset[str] = frozenset(
         "fedpriv.algorithms.coop.cooperative.Transcript.messages",
         "fedpriv.algorithms.coop.cooperative.check_setup",
         "fedpriv.algorithms.coop.cooperative.communication_cost",
-        "fedpriv.algorithms.coop.cooperative.run_coop_ucb_nonprivate",
         "fedpriv.algorithms.coop.kernels.ArmMajorDelayLine.deliver",
         "fedpriv.algorithms.coop.kernels.ArmMajorDelayLine.send",
         "fedpriv.algorithms.coop.kernels.BufferedRewards.read",
@@ -247,8 +246,6 @@ UNDOCUMENTED: frozenset[str] = frozenset(
         "fedpriv.algorithms.environments.linear_sampling.orthonormal_frame",
         "fedpriv.algorithms.environments.linear_sampling.stream_generator",
         "fedpriv.algorithms.feducb.adaptivity.leaf_reach",
-        "fedpriv.algorithms.feducb.centralized.run_feducb_fixed",
-        "fedpriv.algorithms.feducb.centralized.run_feducb_nonprivate",
         "fedpriv.algorithms.feducb.decentralized.DecentralizedFedUCBRun.accountant_epsilon",
         "fedpriv.algorithms.feducb.decentralized.DecentralizedFedUCBRun.mechanism_epsilon",
         "fedpriv.algorithms.feducb.decentralized_protocol.DecentralizedProtocol.catch_up",
@@ -257,8 +254,6 @@ UNDOCUMENTED: frozenset[str] = frozenset(
         "fedpriv.algorithms.feducb.decentralized_protocol.DecentralizedProtocol.radius",
         "fedpriv.algorithms.feducb.decentralized_protocol.DecentralizedProtocol.refresh",
         "fedpriv.algorithms.feducb.linucb.LinUCBRun.accountant_epsilon",
-        "fedpriv.algorithms.feducb.linucb.run_linucb_independent_private",
-        "fedpriv.algorithms.feducb.linucb.run_linucb_pooled",
         "fedpriv.algorithms.feducb.loop.CentralizedLoop.flush",
         "fedpriv.algorithms.feducb.loop.CentralizedLoop.play",
         "fedpriv.algorithms.feducb.loop.CentralizedLoop.run",
@@ -284,7 +279,6 @@ UNDOCUMENTED: frozenset[str] = frozenset(
         "fedpriv.algorithms.feducb.sync.recommended_threshold",
         "fedpriv.algorithms.feducb.sync.syncs_for_order",
         "fedpriv.algorithms.feducb.sync.threshold_for_syncs",
-        "fedpriv.algorithms.gossip.gossip_ucb.run_fed_ucb",
         "fedpriv.algorithms.gossip.rounds.choose_arms",
         "fedpriv.algorithms.gossip.rounds.gossip_step",
         "fedpriv.algorithms.gossip.rounds.open_batch",
@@ -302,9 +296,6 @@ UNDOCUMENTED: frozenset[str] = frozenset(
         "fedpriv.algorithms.li_song.epochs.EpochLoop.truncate",
         "fedpriv.algorithms.li_song.epochs.simulate",
         "fedpriv.algorithms.li_song.mab.minimum_gap",
-        "fedpriv.algorithms.li_song.mab.run_ddp_mab",
-        "fedpriv.algorithms.li_song.mab.run_hdp_mab",
-        "fedpriv.algorithms.li_song.mab.run_single_mab",
         "fedpriv.algorithms.li_song.network.GisProtocol.count",
         "fedpriv.algorithms.li_song.network.GisProtocol.delay",
         "fedpriv.algorithms.li_song.network.GisProtocol.round_cost",
@@ -419,13 +410,6 @@ UNDOCUMENTED: frozenset[str] = frozenset(
         "fedpriv.audit.endtoend.tree_nodes.tree_audit_event",
         "fedpriv.audit.endtoend.tree_product.laplace_release_batches",
         "fedpriv.audit.endtoend.tree_product.release_locations",
-        "fedpriv.audit.estimators.curve.default_epsilon_grid",
-        "fedpriv.audit.estimators.gdp.MuLowerBound.epsilon_lower_bound",
-        "fedpriv.audit.estimators.one_run.estimate_one_run_epsilon",
-        "fedpriv.audit.estimators.sequential.curve_from_bounds",
-        "fedpriv.audit.estimators.sequential.epsilon_from_bounds",
-        "fedpriv.audit.estimators.sequential.mu_from_bounds",
-        "fedpriv.audit.estimators.sequential.sequential_event_bounds",
         "fedpriv.audit.executor.child_root",
         "fedpriv.audit.executor.connect_scheduler",
         "fedpriv.audit.executor.mechanism_name",
@@ -442,7 +426,6 @@ UNDOCUMENTED: frozenset[str] = frozenset(
         "fedpriv.audit.neighbors.table_reward_pair",
         "fedpriv.audit.neighbors.worst_case_reward_pair",
         "fedpriv.audit.neighbors.worst_tree_position",
-        "fedpriv.audit.regression.api.assert_private",
         "fedpriv.audit.regression.auditor.Auditor.assert_private",
         "fedpriv.audit.regression.auditor.Auditor.assert_violated",
         "fedpriv.audit.regression.auditor.Auditor.audit",

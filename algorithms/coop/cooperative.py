@@ -360,6 +360,44 @@ def run_coop_ucb_nonprivate(
     pulls, round-robin for ``K f`` rounds). The accountant holds one ``NonPrivate``
     per stream (ε = ∞). Other parameters, returns and errors as
     :func:`run_private_coop_ucb`; ``interval`` must be >= 1.
+
+    Parameters
+    ----------
+    env : BernoulliMAB
+        ``n_agents`` agents, ``n_arms`` arms.
+    graph : networkx.Graph
+        Connected, nodes ``0..n_agents-1``.
+    horizon : int
+        Rounds T >= 1.
+    gamma : int
+        Message life γ >= 1.
+    interval : int
+        Own pulls between refreshes of the sent means, >= 1 (1: every round).
+    own_term : {"raw", "noisy"}
+        The agent's own term in its group mean (A1 of :func:`run_private_coop_ucb`).
+    count_field : {"current", "release"}
+        The count sent with the mean (A2).
+    n_trials : int
+        Batch size, >= 1.
+    seed : int or SeedSequence
+        Root of the streams (ENVIRONMENT: reward table; POLICY: ties).
+    table : RewardTable, optional
+        Reward table to use instead of the seed's (neighboring runs in audits).
+    record : bool
+        Keep a :class:`Transcript`.
+
+    Returns
+    -------
+    CoopRun
+        Regret and messages; the accountant holds one ``NonPrivate`` per
+        ``(trial, agent, arm)`` stream.
+
+    Raises
+    ------
+    ValueError
+        If ``interval < 1``, ``gamma < 1``, an unknown option, the graph is
+        disconnected or does not match the agents, ``horizon`` or ``n_trials`` < 1,
+        or a reward is outside [0, 1].
     """
     interval = check_int_at_least("interval", interval, 1)
     if own_term not in OWN_TERMS:
