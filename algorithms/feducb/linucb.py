@@ -114,6 +114,16 @@ class LinUCBRun:
     def accountant_epsilon(self, target_delta: float) -> tuple[str, float]:
         """``(route, ε)`` of the Privatizer releases at ``target_delta`` (private only).
 
+        Parameters
+        ----------
+        target_delta : float
+            In [0, 1).
+
+        Returns
+        -------
+        tuple of (str, float)
+            The tightest route and ε in nats at ``target_delta``.
+
         Raises
         ------
         ValueError

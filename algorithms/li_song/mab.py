@@ -96,6 +96,16 @@ def _choice(name: str, value: str, allowed: Sequence[str]) -> str:
 def minimum_gap(env: Any) -> float:
     """Smallest non-zero global gap ``Δ`` of ``env`` (needed by ``Δ^{r/R}``; §IV-B never says where Δ comes from).
 
+    Parameters
+    ----------
+    env : BernoulliMAB
+        The environment.
+
+    Returns
+    -------
+    float
+        Δ in (0, 1].
+
     Raises
     ------
     ValueError
