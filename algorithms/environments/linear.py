@@ -348,6 +348,11 @@ class LinearBanditTables:
         rewards : array_like, shape (n_trials, n_agents, horizon, n_arms)
         theta : array_like, shape (n_trials, dim)
 
+        Parameters
+        ----------
+        spec : LinearBandit
+            The environment (sizes, bounds ``L``, ``B`` and the out-of-bounds rule).
+
         Returns
         -------
         LinearBanditTables
