@@ -21,7 +21,9 @@ its docstring:
 ``UNDOCUMENTED`` is a ratchet: it lists, by qualified name, the functions that
 still lack a section. The test fails when a function outside the list lacks one
 (new code must be documented) and when a function in the list has become complete
-or no longer exists (remove it: the list only shrinks). 22 of the 491 functions remain.
+or no longer exists (remove it: the list only shrinks, never grows). When the test
+was added 384 of the 491 public functions were listed; all have been documented
+since, so 0 remain and the list is empty: keep it so.
 """
 
 from __future__ import annotations
@@ -210,32 +212,7 @@ def problems(f: Function) -> list[str]:
     return out
 
 
-UNDOCUMENTED: frozenset[str] = frozenset(
-    {
-        "fedpriv.audit.experiments.dubey_aamas.default_config",
-        "fedpriv.audit.experiments.dubey_aamas.paper_checks",
-        "fedpriv.audit.experiments.dubey_aamas.run_experiment",
-        "fedpriv.audit.experiments.dubey_aamas.write_experiment",
-        "fedpriv.audit.experiments.feducb.run_figure",
-        "fedpriv.audit.experiments.li_song.run_figure",
-        "fedpriv.cli.audit.load_mechanism",
-        "fedpriv.cli.audit.parse_claim",
-        "fedpriv.cli.audit.parse_dataset",
-        "fedpriv.cli.audit.register_audit",
-        "fedpriv.cli.commands.family_of",
-        "fedpriv.cli.coop.register",
-        "fedpriv.cli.feducb.register",
-        "fedpriv.cli.gossip.register",
-        "fedpriv.cli.li_song.register",
-        "fedpriv.cli.linucb.register",
-        "fedpriv.cli.linucb.run_record",
-        "fedpriv.cli.main.build_parser",
-        "fedpriv.cli.main.check_memory",
-        "fedpriv.cli.main.main",
-        "fedpriv.cli.verify.exit_status",
-        "fedpriv.cli.verify.register_verify",
-    }
-)
+UNDOCUMENTED: frozenset[str] = frozenset()
 
 
 FUNCTIONS = collect()
