@@ -182,7 +182,8 @@ class SingleWorldTable:
         Parameters
         ----------
         trial, agent, arm, pull : array_like of int
-            Indices, broadcast together; ``trial`` is ignored (every sample reads the one
+            Indices, broadcast together; ``trial`` is ignored (every sample reads the
+            one
             world).
 
         Returns

@@ -665,7 +665,8 @@ class Accountant(StoredLedgerMixin):
         Raises
         ------
         ValueError
-            If ``target_delta`` is outside [0, 1) or ``where`` names an undeclared level.
+            If ``target_delta`` is outside [0, 1) or ``where`` names an undeclared
+            level.
         """
         target_delta = check_delta("target_delta", target_delta)
         return self._routes_of(self.cells(where=where), target_delta)
@@ -718,7 +719,8 @@ class Accountant(StoredLedgerMixin):
         Raises
         ------
         ValueError
-            If ``target_delta`` is outside [0, 1) or ``where`` names an undeclared level.
+            If ``target_delta`` is outside [0, 1) or ``where`` names an undeclared
+            level.
         """
         target_delta = check_delta("target_delta", target_delta)
         return self._tightest_of(self.cells(where=where), target_delta)
@@ -741,7 +743,8 @@ class Accountant(StoredLedgerMixin):
         Raises
         ------
         ValueError
-            If ``target_delta`` is outside [0, 1) or ``where`` names an undeclared level.
+            If ``target_delta`` is outside [0, 1) or ``where`` names an undeclared
+            level.
         """
         return self.tightest(target_delta, where=where)[1]
 
@@ -769,7 +772,8 @@ class Accountant(StoredLedgerMixin):
         Raises
         ------
         ValueError
-            If ``target_delta`` is outside [0, 1) or ``where`` names an undeclared level.
+            If ``target_delta`` is outside [0, 1) or ``where`` names an undeclared
+            level.
         """
         target_delta = check_delta("target_delta", target_delta)
         cells = self.cells(where=where)
@@ -802,7 +806,8 @@ class Accountant(StoredLedgerMixin):
         Raises
         ------
         ValueError
-            If ``target_delta`` is outside [0, 1) or ``where`` names an undeclared level.
+            If ``target_delta`` is outside [0, 1) or ``where`` names an undeclared
+            level.
         """
         return self.lower_bound(target_delta, where=where), self.get_epsilon(target_delta, where=where)
 

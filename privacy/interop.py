@@ -256,7 +256,8 @@ def to_dp_event(
     Parameters
     ----------
     event : Event
-        A frozen event of :mod:`fedpriv.privacy.events` (or :mod:`~fedpriv.privacy.sampling`),
+        A frozen event of :mod:`fedpriv.privacy.events` (or
+        :mod:`~fedpriv.privacy.sampling`),
         nested freely.
     neighboring_relation : NeighboringRelation or str
         The relation ``event`` is charged under. Default ``"add_or_remove_one"``,

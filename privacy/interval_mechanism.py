@@ -246,7 +246,8 @@ def every_stream(n_trials: int, n_agents: int, n_arms: int) -> dict[str, np.ndar
     Returns
     -------
     dict of str to ndarray of int64
-        ``{"trial", "agent", "arm"}``, each of shape ``(n_trials * n_agents * n_arms,)``.
+        ``{"trial", "agent", "arm"}``, each of shape ``(n_trials * n_agents *
+        n_arms,)``.
     """
     b, v, k = np.meshgrid(np.arange(n_trials), np.arange(n_agents), np.arange(n_arms), indexing="ij")
     return {"trial": b.ravel(), "agent": v.ravel(), "arm": k.ravel()}

@@ -252,5 +252,5 @@ def test_the_undocumented_list_only_shrinks() -> None:
     fixed = sorted(
         name for name in UNDOCUMENTED if name in by_name and not problems(by_name[name])
     )
-    assert not gone, "remove from UNDOCUMENTED (not public any more):\n" + "\n".join(gone)
-    assert not fixed, "remove from UNDOCUMENTED (documented now):\n" + "\n".join(fixed)
+    assert not gone, "remove from UNDOCUMENTED (gone):\n" + "\n".join(gone)
+    assert not fixed, "remove from UNDOCUMENTED (documented):\n" + "\n".join(fixed)

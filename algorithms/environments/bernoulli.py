@@ -101,7 +101,8 @@ class RewardTable:
         Parameters
         ----------
         trial, agent, arm, pull : array_like of int
-            Indices, broadcast together; each >= 0, ``agent < n_agents``, ``arm < n_arms``.
+            Indices, broadcast together; each >= 0, ``agent < n_agents``, ``arm <
+            n_arms``.
 
         Returns
         -------

@@ -472,7 +472,8 @@ class LinearBanditTables:
         Returns
         -------
         LinearBlock
-            Contexts ``(n_trials, n_agents, stop - start, n_arms, dim)``, rewards and means
+            Contexts ``(n_trials, n_agents, stop - start, n_arms, dim)``, rewards and
+            means
             ``(n_trials, n_agents, stop - start, n_arms)``.
 
         Raises

@@ -123,7 +123,8 @@ def make_claim(paper: str, algorithm: str, mode: str, setting: dict, relation, c
     source : str
         Where the paper states it (section, theorem, figure).
     **reading
-        Further :class:`Claim` fields (``reading``, ``reading_support``, ``coverage``...).
+        Further :class:`Claim` fields (``reading``, ``reading_support``,
+        ``coverage``...).
 
     Returns
     -------

@@ -245,7 +245,8 @@ def curve_from_bounds(bounds: EventBounds, *, epsilons: np.ndarray, claim: objec
     bounds : EventBounds
         From :func:`sequential_event_bounds`.
     epsilons : ndarray of float64, shape (n_epsilons,)
-        The ε' grid in nats, predeclared (see :func:`~fedpriv.audit.estimators.curve.default_epsilon_grid`).
+        The ε' grid in nats, predeclared (see
+        :func:`~fedpriv.audit.estimators.curve.default_epsilon_grid`).
     claim : guarantee
         Any guarantee with ``get_delta(target_epsilon)``.
 

@@ -736,7 +736,8 @@ def assert_private(
     Parameters
     ----------
     mechanism : callable
-        ``mechanism(dataset, n_samples, rng) -> ndarray``, as for :func:`audit_mechanism`.
+        ``mechanism(dataset, n_samples, rng) -> ndarray``, as for
+        :func:`audit_mechanism`.
     pair : NeighboringPair
         The two neighboring datasets D and D'.
     claim : guarantee

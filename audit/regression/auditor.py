@@ -76,7 +76,8 @@ class Auditor:
         claim : guarantee
             The claimed guarantee.
         **overrides
-            Keyword arguments of ``audit_mechanism`` that replace this auditor's settings.
+            Keyword arguments of ``audit_mechanism`` that replace this auditor's
+            settings.
 
         Returns
         -------
@@ -106,7 +107,8 @@ class Auditor:
         claim : guarantee
             The claimed guarantee.
         **overrides
-            Keyword arguments of ``audit_mechanism`` that replace this auditor's settings.
+            Keyword arguments of ``audit_mechanism`` that replace this auditor's
+            settings.
 
         Returns
         -------
@@ -141,13 +143,15 @@ class Auditor:
         Parameters
         ----------
         mechanism : callable
-            A mechanism known to be broken, ``mechanism(dataset, n_samples, rng) -> ndarray``.
+            A mechanism known to be broken, ``mechanism(dataset, n_samples, rng) ->
+            ndarray``.
         pair : NeighboringPair
             The two neighboring datasets.
         claim : guarantee
             The claim it is expected to violate.
         **overrides
-            Keyword arguments of ``audit_mechanism`` that replace this auditor's settings.
+            Keyword arguments of ``audit_mechanism`` that replace this auditor's
+            settings.
 
         Returns
         -------
