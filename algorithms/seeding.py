@@ -30,6 +30,15 @@ class Stream(enum.IntEnum):
 def as_seed_sequence(seed: int | np.random.SeedSequence) -> np.random.SeedSequence:
     """The root SeedSequence of an entry point's ``seed``.
 
+    Parameters
+    ----------
+    seed : int or SeedSequence
+        A non-negative int, or a SeedSequence returned as is.
+
+    Returns
+    -------
+    numpy.random.SeedSequence
+
     Raises
     ------
     TypeError
@@ -49,7 +58,27 @@ def as_seed_sequence(seed: int | np.random.SeedSequence) -> np.random.SeedSequen
 def stream_rng(
     root: np.random.SeedSequence, *, trial: int, side: int = 0, agent: int = 0, stream: Stream
 ) -> np.random.Generator:
-    """The generator at address ``(trial, side, agent, stream)`` below ``root``."""
+    """The generator at address ``(trial, side, agent, stream)`` below ``root``.
+
+    Parameters
+    ----------
+    root : numpy.random.SeedSequence
+        The run's root (:func:`as_seed_sequence`).
+    trial : int
+        Trial index, >= 0.
+    side : int, default 0
+        0 for the world D, 1 for D' in an audit.
+    agent : int, default 0
+        Agent index, >= 0.
+    stream : Stream
+        Which stream (ENVIRONMENT, NEIGHBOR, POLICY or NOISE).
+
+    Returns
+    -------
+    numpy.random.Generator
+        A fresh generator; the same address always gives the same stream, whatever
+        other streams were drawn.
+    """
     key = tuple(root.spawn_key) + (int(trial), int(side), int(agent), int(stream))
     return np.random.default_rng(np.random.SeedSequence(root.entropy, spawn_key=key))
 
@@ -57,7 +86,26 @@ def stream_rng(
 def stream_rngs(
     root: np.random.SeedSequence, *, n_trials: int, n_agents: int, side: int = 0, stream: Stream
 ) -> np.ndarray:
-    """Object array (n_trials, n_agents) of the generators ``stream_rng(...)``."""
+    """Object array (n_trials, n_agents) of the generators ``stream_rng(...)``.
+
+    Parameters
+    ----------
+    root : numpy.random.SeedSequence
+        The run's root (:func:`as_seed_sequence`).
+    n_trials : int
+        Number of trials, >= 0.
+    n_agents : int
+        Number of agents, >= 0.
+    side : int, default 0
+        0 for the world D, 1 for D' in an audit.
+    stream : Stream
+        Which stream.
+
+    Returns
+    -------
+    ndarray of object, shape (n_trials, n_agents)
+        ``out[j, i] = stream_rng(root, trial=j, side=side, agent=i, stream=stream)``.
+    """
     out = np.empty((n_trials, n_agents), dtype=object)
     for j in range(n_trials):
         for i in range(n_agents):

@@ -43,7 +43,20 @@ __all__ = ["child_root", "connect_scheduler", "mechanism_name", "sample_scores"]
 
 
 def child_root(root: np.random.SeedSequence, index: int) -> np.random.SeedSequence:
-    """The SeedSequence at spawn key ``root.spawn_key + (index,)`` (a fixed address)."""
+    """The SeedSequence at spawn key ``root.spawn_key + (index,)`` (a fixed address).
+
+    Parameters
+    ----------
+    root : numpy.random.SeedSequence
+        The parent.
+    index : int
+        The child's index, >= 0.
+
+    Returns
+    -------
+    numpy.random.SeedSequence
+        Equal to ``root.spawn(index + 1)[index]``, without spawning.
+    """
     return np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, int(index)))
 
 
@@ -62,6 +75,11 @@ def connect_scheduler(address: str, *, timeout: float = 30.0) -> Iterator[Any]:
         Scheduler address, e.g. ``"tcp://10.0.0.5:8786"``.
     timeout : float
         Seconds to wait for the connection, > 0.
+
+    Yields
+    ------
+    distributed.Client
+        Connected to ``address``; closed when the ``with`` block exits.
 
     Raises
     ------
@@ -97,7 +115,18 @@ def connect_scheduler(address: str, *, timeout: float = 30.0) -> Iterator[Any]:
 
 
 def mechanism_name(mechanism: Any) -> str:
-    """A readable name of a mechanism (its qualified name, through functools.partial)."""
+    """A readable name of a mechanism (its qualified name, through functools.partial).
+
+    Parameters
+    ----------
+    mechanism : callable
+        A function, a ``functools.partial`` of one, or a callable object.
+
+    Returns
+    -------
+    str
+        ``"module.qualname"`` (only the name for builtins).
+    """
     inner = getattr(mechanism, "func", mechanism)
     module = getattr(inner, "__module__", None)
     name = getattr(inner, "__qualname__", None) or type(inner).__name__

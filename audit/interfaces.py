@@ -36,6 +36,32 @@ class ScoreFunction(Protocol):
 class Guarantee(Protocol):
     """A privacy claim that can be queried at a δ or an ε."""
 
-    def get_epsilon(self, target_delta: float) -> float: ...
+    def get_epsilon(self, target_delta: float) -> float:
+        """Smallest ε (nats) such that the claim is (ε, ``target_delta``)-DP.
 
-    def get_delta(self, target_epsilon: float) -> float: ...
+        Parameters
+        ----------
+        target_delta : float
+            In [0, 1).
+
+        Returns
+        -------
+        float
+            ε >= 0, ``inf`` if none.
+        """
+        ...
+
+    def get_delta(self, target_epsilon: float) -> float:
+        """Smallest δ such that the claim is (``target_epsilon``, δ)-DP.
+
+        Parameters
+        ----------
+        target_epsilon : float
+            ε in nats, >= 0.
+
+        Returns
+        -------
+        float
+            δ in [0, 1].
+        """
+        ...

@@ -68,6 +68,22 @@ class NeighboringStreams:
 def worst_tree_position(horizon: int) -> int:
     """The round covered by the most tree nodes over ``horizon`` rounds (the smallest such).
 
+    Parameters
+    ----------
+    horizon : int
+        ``T`` >= 1 (only the first 4096 rounds are searched; round 1 always reaches the
+        maximum depth).
+
+    Returns
+    -------
+    int
+        1-based round.
+
+    Raises
+    ------
+    ValueError
+        If ``horizon < 1``.
+
     Examples
     --------
     >>> worst_tree_position(16), worst_tree_position(1024)
@@ -97,6 +113,11 @@ def worst_case_reward_pair(
         Declared reward range; the changed reward takes both extremes.
     background : float, optional
         Value of every other round (default ``low``); the arm is pulled every round.
+
+    Returns
+    -------
+    NeighboringStreams
+        The two streams of shape ``(horizon,)`` and the changed round.
 
     Raises
     ------
@@ -156,13 +177,42 @@ class SingleWorldTable:
         return int(self.table.n_arms)
 
     def rewards(self, trial: object, agent: object, arm: object, pull: object) -> np.ndarray:
-        """Rewards of world ``world_trial`` at broadcast ``(agent, arm, pull)``."""
+        """Rewards of world ``world_trial`` at broadcast ``(agent, arm, pull)``.
+
+        Parameters
+        ----------
+        trial, agent, arm, pull : array_like of int
+            Indices, broadcast together; ``trial`` is ignored (every sample reads the
+            one
+            world).
+
+        Returns
+        -------
+        ndarray of float64, the broadcast shape
+        """
         trial = np.asarray(trial)
         pinned = np.full(trial.shape, self.world_trial, dtype=np.int64)
         return self.table.rewards(pinned, agent, arm, pull)
 
     def with_override(self, *, agent: int, arm: int, pull: int, value: float) -> SingleWorldTable:
-        """The neighbouring single-world table with one entry replaced."""
+        """The neighbouring single-world table with one entry replaced.
+
+        Parameters
+        ----------
+        agent, arm, pull : int
+            The entry, as in :meth:`RewardTable.with_override`.
+        value : float
+            The new reward, in [0, 1].
+
+        Returns
+        -------
+        SingleWorldTable
+
+        Raises
+        ------
+        ValueError
+            As :meth:`RewardTable.with_override`.
+        """
         return SingleWorldTable(
             self.table.with_override(agent=agent, arm=arm, pull=pull, value=value,
                                      trial=self.world_trial),
@@ -181,6 +231,22 @@ def table_reward_pair(
     ``1 - value`` in D', the extreme change for rewards in [0, 1]). Every other
     entry, and hence every other reward an adaptive algorithm may read, is shared.
     ``world_trial`` picks the world (trial index of ``table``) every sample reads.
+
+    Parameters
+    ----------
+    table : RewardTable
+        The adaptive reward table, e.g. ``env.reward_table(seed)``.
+    agent, arm, pull : int
+        The changed entry (``pull`` 0-based).
+    value_d, value_d_prime : float, optional
+        The entry's value in D and in D', in [0, 1].
+    world_trial : int, default 0
+        Trial of ``table`` every sample reads, >= 0.
+
+    Returns
+    -------
+    tuple of (SingleWorldTable, SingleWorldTable)
+        D and D'.
 
     Raises
     ------

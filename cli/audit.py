@@ -52,6 +52,15 @@ class UserCodeError(Exception):
 def parse_claim(text: str):
     """``pure:EPS`` -> PureDP, ``approx:EPS:DELTA`` -> ApproxDP, ``gdp:MU`` -> GaussianDP.
 
+    Parameters
+    ----------
+    text : str
+        The ``--claim`` option.
+
+    Returns
+    -------
+    PureDP or ApproxDP or GaussianDP
+
     Raises
     ------
     ValueError
@@ -83,6 +92,17 @@ def parse_claim(text: str):
 
 def parse_dataset(name: str, text: str) -> Any:
     """A JSON number (-> float) or array (-> ndarray) given on the command line.
+
+    Parameters
+    ----------
+    name : str
+        ``"D"`` or ``"D'"``, for the message.
+    text : str
+        The option's value.
+
+    Returns
+    -------
+    float or ndarray of float64
 
     Raises
     ------
@@ -157,6 +177,15 @@ def _user_traceback(error: BaseException) -> str:
 
 def load_mechanism(target: str):
     """The function named by ``MODULE:FUNCTION`` (or ``path/to/file.py:FUNCTION``).
+
+    Parameters
+    ----------
+    target : str
+        ``MODULE:FUNCTION`` or ``path/to/file.py:FUNCTION``.
+
+    Returns
+    -------
+    callable
 
     Raises
     ------
@@ -233,7 +262,18 @@ class _Checked:
 
 
 def register_audit(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Add the ``audit`` subcommand to ``sub``; its handler is ``args.handler``."""
+    """Add the ``audit`` subcommand to ``sub``; its handler is ``args.handler``.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The ``fedpriv`` subcommands.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The ``audit`` parser.
+    """
     p = sub.add_parser(
         "audit", help="audit your own mechanism against a privacy claim",
         description=("Audit mechanism(dataset, n_samples, rng) on two neighboring datasets "

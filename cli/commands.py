@@ -132,6 +132,15 @@ def family_of(argv: list[str]) -> str | None:
 
     ``["run", "cdp-mab", ...]`` -> ``"fedpriv.cli.li_song"``; anything else (another
     command, ``--help``, an unknown name) -> None.
+
+    Parameters
+    ----------
+    argv : list of str
+        The command line, without the program name.
+
+    Returns
+    -------
+    str or None
     """
     words = [word for word in argv if not word.startswith("-")][:2]
     if len(words) < 2:

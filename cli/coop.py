@@ -47,7 +47,15 @@ _TD16 = "Tossou & Dimitrakakis 2016, DP-UCB-INT (interval mechanism; composed as
 
 
 def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAction) -> None:
-    """Add the five algorithms to ``run`` and Figure 1 (a)–(c) to ``experiment``."""
+    """Add the five algorithms to ``run`` and Figure 1 (a)–(c) to ``experiment``.
+
+    Parameters
+    ----------
+    run : argparse._SubParsersAction
+        The ``fedpriv run`` subcommands.
+    experiment : argparse._SubParsersAction
+        The ``fedpriv experiment`` subcommands.
+    """
     for name in ALGORITHMS:
         p = run.add_parser(name, help=_HELP[name])
         p.add_argument("--agents", type=int, default=20, help="n_agents M (default 20)")

@@ -71,6 +71,13 @@ def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAc
 
     ``experiment`` is accepted for the family-module interface; FedUCB's figure
     experiments are registered by the decentralized FedUCB module.
+
+    Parameters
+    ----------
+    run : argparse._SubParsersAction
+        The ``fedpriv run`` subcommands.
+    experiment : argparse._SubParsersAction
+        Unused.
     """
     p = run.add_parser("feducb", help="centralized FedUCB (Alg. 1 + Privatizer), adaptive syncs")
     _add_common(p)

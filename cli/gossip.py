@@ -19,7 +19,15 @@ ALGORITHMS = ("gossip-ucb", "gossip-fed-ucb")
 
 
 def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAction) -> None:
-    """Add ``run gossip-ucb`` and ``run gossip-fed-ucb`` (no experiments)."""
+    """Add ``run gossip-ucb`` and ``run gossip-fed-ucb`` (no experiments).
+
+    Parameters
+    ----------
+    run : argparse._SubParsersAction
+        The ``fedpriv run`` subcommands.
+    experiment : argparse._SubParsersAction
+        Unused.
+    """
     del experiment
     for name, summary in zip(ALGORITHMS, ("non-private Gossip_UCB (Zhu et al. 2021)",
                                           "private Fed_UCB (Zhu et al. 2021, Alg. 3-4)"),

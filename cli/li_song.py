@@ -35,7 +35,15 @@ _SOURCES = {
 
 
 def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAction) -> None:
-    """Add the five Li & Song algorithms to ``run`` and figures 4–12 to ``experiment``."""
+    """Add the five Li & Song algorithms to ``run`` and figures 4–12 to ``experiment``.
+
+    Parameters
+    ----------
+    run : argparse._SubParsersAction
+        The ``fedpriv run`` subcommands.
+    experiment : argparse._SubParsersAction
+        The ``fedpriv experiment`` subcommands.
+    """
     helps = {
         "cdp-mab": "CDP-MAB, master-worker (Li & Song Alg. 1)",
         "ce-cdp-mab": "CDP-MAB with R rounds and participation p (Li & Song §IV-B)",

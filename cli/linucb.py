@@ -58,7 +58,15 @@ _FIGURE_HELP = {
 
 
 def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAction) -> None:
-    """Add the ``run`` algorithms and the FedUCB ``experiment`` figures (module docstring)."""
+    """Add the ``run`` algorithms and the FedUCB ``experiment`` figures (module docstring).
+
+    Parameters
+    ----------
+    run : argparse._SubParsersAction
+        The ``fedpriv run`` subcommands.
+    experiment : argparse._SubParsersAction
+        The ``fedpriv experiment`` subcommands.
+    """
     for name in ALGORITHMS:
         p = run.add_parser(name, help=_HELP[name])
         p.add_argument("--agents", type=int, default=10, help="n_agents M (default 10)")
@@ -201,7 +209,23 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def run_record(run: Any, *, seconds: float, seed: int) -> dict[str, Any]:
-    """The ``run --json`` record of a LinUCB baseline or decentralized FedUCB run."""
+    """The ``run --json`` record of a LinUCB baseline or decentralized FedUCB run.
+
+    Parameters
+    ----------
+    run : LinUCBRun or DecentralizedFedUCBRun
+        A finished run.
+    seconds : float
+        Its wall time.
+    seed : int
+        Its root seed.
+
+    Returns
+    -------
+    dict of str to Any
+        JSON-ready: algorithm, setting, regret statistics, wall time and, for private
+        runs, the accountant's verdict.
+    """
     from fedpriv.audit.claims.claim import json_number, run_verdict
 
     setting = {k: json_number(v) for k, v in run.setting.items()}

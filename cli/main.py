@@ -71,6 +71,15 @@ def build_parser(families: tuple[str, ...] | None = None) -> argparse.ArgumentPa
     ``families`` names the family modules (:data:`FAMILIES`) whose ``run`` and
     ``experiment`` commands get their full parsers; the others are listed by name and
     help only (:mod:`fedpriv.cli.commands`). Default: every family.
+
+    Parameters
+    ----------
+    families : tuple of str, optional
+        Family modules to register in full.
+
+    Returns
+    -------
+    argparse.ArgumentParser
     """
     families = FAMILIES if families is None else tuple(families)
     parser = argparse.ArgumentParser(
@@ -227,6 +236,13 @@ def check_memory(args: argparse.Namespace, available: int | None = None) -> None
     The estimate is ``8 bytes × trials × agents × horizon × arms`` (× dimension for
     the linear families), the float64 tables the runs sample up front.
 
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+    available : int, optional
+        Available memory in bytes (default: measured).
+
     Raises
     ------
     ResourceLimitError
@@ -312,7 +328,18 @@ def _account(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``fedpriv`` console script."""
+    """Entry point of the ``fedpriv`` console script.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        Exit status: 0 nothing refuted, 1 a claim or budget violated, 2 bad input.
+    """
     argv = sys.argv[1:] if argv is None else list(argv)
     family = family_of(argv)
     parser = build_parser(() if family is None else (family,))

@@ -58,7 +58,18 @@ _EPILOG = (
 
 
 def register_verify(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Add the ``verify`` subcommand to ``sub``; its handler is ``args.handler``."""
+    """Add the ``verify`` subcommand to ``sub``; its handler is ``args.handler``.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The ``fedpriv`` subcommands.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The ``verify`` parser.
+    """
     p = sub.add_parser("verify", help="check every privacy claim of the four papers",
                        description="Check every registered privacy claim with the "
                                    "accountant and an audit; write the reports.",
@@ -170,7 +181,20 @@ def _headline(results) -> str:
 
 
 def exit_status(verdicts, fail_on: str = "violated") -> int:
-    """1 when one of ``verdicts`` is in ``FAIL_ON[fail_on]``, else 0."""
+    """1 when one of ``verdicts`` is in ``FAIL_ON[fail_on]``, else 0.
+
+    Parameters
+    ----------
+    verdicts : iterable of str
+        The rows' verdicts.
+    fail_on : str
+        A key of ``FAIL_ON``.
+
+    Returns
+    -------
+    int
+        0 or 1.
+    """
     failing = FAIL_ON[fail_on]
     return 1 if any(v in failing for v in verdicts) else 0
 

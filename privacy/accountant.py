@@ -89,6 +89,18 @@ _SINGLE_CELL = "__single_cell__"
 def event_epsilon(event: Event) -> float:
     """Pure ε of one event under a relation its sensitivity is declared for (∞ if none).
 
+    Parameters
+    ----------
+    event : Event
+        One event of :mod:`fedpriv.privacy.events`.
+
+    Returns
+    -------
+    float
+        ε in nats at δ = 0 (the ``pure`` route of
+        :func:`~fedpriv.privacy.routes.compose_routes`); ``inf`` when the event has no
+        pure-DP bound.
+
     Raises
     ------
     UnsupportedEventError
@@ -468,6 +480,19 @@ class Accountant(StoredLedgerMixin):
 
         Changes nothing, whatever it raises: the charge is priced on a candidate
         ledger. Raises what :meth:`spend` raises for an invalid event or key.
+
+        Parameters
+        ----------
+        event : Event or dp_accounting.DpEvent
+            The release to price, as for :meth:`spend`.
+        key : mapping of str to label
+            One label per declared level, as for :meth:`spend`.
+
+        Returns
+        -------
+        bool
+            True if :meth:`spend` would raise ``BudgetExceededError``; always False
+            without a budget.
         """
         if self.budget is None:
             return False
@@ -491,6 +516,20 @@ class Accountant(StoredLedgerMixin):
 
         Mechanisms call this for the draws of an event they charged beforehand (for a
         tree: when a node's memoised noise is drawn). Appending is O(1).
+
+        Parameters
+        ----------
+        keys : mapping of str to label or array of labels
+            One label (or a 1-D array of labels, one per draw) per declared level.
+        node : int or array of int64, shape (n_draws,)
+            Index of the tree node (or release) each draw belongs to.
+        level : int or array of int64, shape (n_draws,)
+            Tree level of each draw (0 for the leaves or a flat release).
+        scale : float
+            Laplace scale b (or Gaussian stddev σ) of the draws, in units of the
+            released statistic.
+        l1_sensitivity : float
+            Sensitivity Δ of the released statistic per neighboring step.
         """
         arrays = self._normalise_keys(keys)
         n = max([a.size for a in arrays.values()] + [np.size(node)])
@@ -553,6 +592,11 @@ class Accountant(StoredLedgerMixin):
         **options
             ``pld_discretization`` and ``store_synchronous``.
 
+        Returns
+        -------
+        Accountant
+            The accountant with the stored relation, levels, budget and charges.
+
         Raises
         ------
         FileNotFoundError
@@ -596,6 +640,21 @@ class Accountant(StoredLedgerMixin):
 
         Each is a list of ``(event, count)`` pairs; the guarantee of the ledger is the
         worst of them (parallel composition).
+
+        Parameters
+        ----------
+        where : mapping, optional
+            Restrict to charges whose key matches every ``level: label`` given.
+
+        Returns
+        -------
+        list of list of (Event, int)
+            One composition per distinct kind of cell.
+
+        Raises
+        ------
+        ValueError
+            If ``where`` names an undeclared level.
         """
         return _cell_list(*self._cells(where))
 
@@ -613,10 +672,17 @@ class Accountant(StoredLedgerMixin):
             Restrict to charges whose key matches every ``level: label`` given (for
             example ``{"phase": "stream"}`` for the records a claim covers).
 
+        Returns
+        -------
+        dict of str to float
+            ε in nats of each route, keyed by route name; ``inf`` where a route does
+            not apply.
+
         Raises
         ------
         ValueError
-            If ``target_delta`` is outside [0, 1) or ``where`` names an undeclared level.
+            If ``target_delta`` is outside [0, 1) or ``where`` names an undeclared
+            level.
         """
         target_delta = check_delta("target_delta", target_delta)
         return self._routes_of(self.cells(where=where), target_delta)
@@ -653,12 +719,49 @@ class Accountant(StoredLedgerMixin):
         """``(route, epsilon)`` of the smallest valid upper bound at ``target_delta``.
 
         Ties go to the simplest route in :data:`~fedpriv.privacy.routes.ROUTES` order (pure first).
+
+        Parameters
+        ----------
+        target_delta : float
+            In [0, 1).
+        where : mapping, optional
+            Restrict to charges whose key matches every ``level: label`` given.
+
+        Returns
+        -------
+        tuple of (str, float)
+            The route's name and its ε in nats (an upper bound on the true ε).
+
+        Raises
+        ------
+        ValueError
+            If ``target_delta`` is outside [0, 1) or ``where`` names an undeclared
+            level.
         """
         target_delta = check_delta("target_delta", target_delta)
         return self._tightest_of(self.cells(where=where), target_delta)
 
     def get_epsilon(self, target_delta: float = 0.0, *, where: Mapping[str, Any] | None = None) -> float:
-        """Tightest valid upper bound on ε at ``target_delta`` (dp-accounting's verb)."""
+        """Tightest valid upper bound on ε at ``target_delta`` (dp-accounting's verb).
+
+        Parameters
+        ----------
+        target_delta : float
+            In [0, 1).
+        where : mapping, optional
+            Restrict to charges whose key matches every ``level: label`` given.
+
+        Returns
+        -------
+        float
+            ε in nats, the smallest route of :meth:`tightest`.
+
+        Raises
+        ------
+        ValueError
+            If ``target_delta`` is outside [0, 1) or ``where`` names an undeclared
+            level.
+        """
         return self.tightest(target_delta, where=where)[1]
 
     def lower_bound(self, target_delta: float = 0.0, *, where: Mapping[str, Any] | None = None) -> float:
@@ -669,6 +772,24 @@ class Accountant(StoredLedgerMixin):
         certified round-off and truncated tail (:func:`~fedpriv.privacy.routes.
         pld_lower_bound`), so the truth lies in ``[lower_bound, get_epsilon]``. It
         is not a guarantee, and it may be loose where the round-off is large.
+
+        Parameters
+        ----------
+        target_delta : float
+            In [0, 1).
+        where : mapping, optional
+            Restrict to charges whose key matches every ``level: label`` given.
+
+        Returns
+        -------
+        float
+            ε in nats, >= 0 (0 if an overflow makes the bound vacuous).
+
+        Raises
+        ------
+        ValueError
+            If ``target_delta`` is outside [0, 1) or ``where`` names an undeclared
+            level.
         """
         target_delta = check_delta("target_delta", target_delta)
         cells = self.cells(where=where)
@@ -684,7 +805,26 @@ class Accountant(StoredLedgerMixin):
             return 0.0  # a valid (vacuous) lower bound
 
     def bracket(self, target_delta: float = 0.0, *, where: Mapping[str, Any] | None = None) -> tuple[float, float]:
-        """``(lower_bound, get_epsilon)`` at ``target_delta``."""
+        """``(lower_bound, get_epsilon)`` at ``target_delta``.
+
+        Parameters
+        ----------
+        target_delta : float
+            In [0, 1).
+        where : mapping, optional
+            Restrict to charges whose key matches every ``level: label`` given.
+
+        Returns
+        -------
+        tuple of (float, float)
+            :meth:`lower_bound` and :meth:`get_epsilon`, in nats.
+
+        Raises
+        ------
+        ValueError
+            If ``target_delta`` is outside [0, 1) or ``where`` names an undeclared
+            level.
+        """
         return self.lower_bound(target_delta, where=where), self.get_epsilon(target_delta, where=where)
 
     def get_delta(self, target_epsilon: float, *, where: Mapping[str, Any] | None = None) -> float:
@@ -693,6 +833,26 @@ class Accountant(StoredLedgerMixin):
         0 only where it is proven (``target_epsilon`` at least the exact sum of the
         releases' top losses); otherwise at least the smallest positive double
         (5e-324), the rounded-up value of any δ that underflows.
+
+        Parameters
+        ----------
+        target_epsilon : float
+            ε in nats, >= 0.
+        where : mapping, optional
+            Restrict to charges whose key matches every ``level: label`` given.
+
+        Returns
+        -------
+        float
+            δ in [0, 1] (1 if an overflow makes the bound vacuous).
+
+        Raises
+        ------
+        TypeError
+            If ``target_epsilon`` is not a real number.
+        ValueError
+            If ``target_epsilon`` is negative or NaN, or ``where`` names an
+            undeclared level.
         """
         target_epsilon = check_real("target_epsilon", target_epsilon)
         if target_epsilon < 0:
@@ -767,7 +927,18 @@ class Accountant(StoredLedgerMixin):
         return pd.concat(rows, ignore_index=True)
 
     def non_private_reasons(self, *, where: Mapping[str, Any] | None = None) -> list[str]:
-        """Reasons of the raw (ε = ∞) releases charged, optionally restricted by ``where``."""
+        """Reasons of the raw (ε = ∞) releases charged, optionally restricted by ``where``.
+
+        Parameters
+        ----------
+        where : mapping, optional
+            Keep charges with at least one row matching every ``level: label`` given.
+
+        Returns
+        -------
+        list of str
+            The distinct ``NonPrivate.reason`` strings, sorted.
+        """
         reasons = set()
         self._refresh()
         for event_id, arrays in self._charges:

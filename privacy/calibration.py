@@ -88,6 +88,23 @@ def paper_log_rounds(horizon: int, log_base: str) -> int:
     Computed in exact integer arithmetic for base 2 (``(T - 1).bit_length()``) so that
     powers of two are not mis-rounded.
 
+    Parameters
+    ----------
+    horizon : int
+        ``T`` >= 1.
+    log_base : {"2", "e", "10"}
+        Base of the paper's log (Zhu et al. 2021, §4.1).
+
+    Returns
+    -------
+    int
+        ``max(1, ⌈log_base T⌉)``.
+
+    Raises
+    ------
+    ValueError
+        If ``horizon < 1`` or ``log_base`` is not one of the three.
+
     Examples
     --------
     >>> paper_log_rounds(16, "2"), paper_log_rounds(16, "e"), paper_log_rounds(600000, "e")
@@ -114,6 +131,23 @@ def fed_ucb_released_prefixes(horizon: int, *, publish_final: bool = False) -> i
     at t = 1..T; no line outputs ϑ̃(T), so the prefixes 1..T−1 reach the view.
     ``publish_final`` adds the final estimate ϑ̃(T) (prefix T). At least 1: at T = 1
     the one prefix is charged though it reaches nothing (charging more is sound).
+
+    Parameters
+    ----------
+    horizon : int
+        ``T`` >= 1.
+    publish_final : bool, default False
+        Whether ϑ̃(T) is published too.
+
+    Returns
+    -------
+    int
+        ``T`` with ``publish_final``, else ``max(1, T - 1)``.
+
+    Raises
+    ------
+    ValueError
+        If ``horizon < 1``.
 
     Examples
     --------
@@ -152,6 +186,11 @@ def fed_ucb_node_epsilon(
         Whether the final estimate ϑ̃(T) is published too (only used in
         ``"corrected"`` mode; :func:`fed_ucb_released_prefixes`).
 
+    Returns
+    -------
+    float
+        ε' in nats per tree node, > 0 (``inf`` for ε = ∞).
+
     Raises
     ------
     ValueError
@@ -174,6 +213,29 @@ def fed_ucb_scale(
     ``0.0`` for ε = ∞ (no noise). Computed as ``levels / ε`` so that the corrected
     tree's ε ``depth / b`` rounds to exactly ε. Parameters as in
     :func:`fed_ucb_node_epsilon`.
+
+    Parameters
+    ----------
+    epsilon : float
+        The claimed total ε, in (0, inf].
+    horizon : int
+        ``T`` >= 1.
+    mode : {"paper", "corrected"}
+        As in :func:`fed_ucb_node_epsilon`.
+    log_base : {"2", "e", "10"}
+        Base of the paper's log (``"paper"`` mode only).
+    publish_final : bool
+        Whether ϑ̃(T) is published too (``"corrected"`` mode only).
+
+    Returns
+    -------
+    float
+        Laplace scale b >= 0 per node, in reward units (rewards in [0, 1]).
+
+    Raises
+    ------
+    ValueError
+        On ε <= 0, horizon < 1, an unknown mode or log base.
 
     Examples
     --------

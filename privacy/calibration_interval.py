@@ -102,6 +102,16 @@ def interval_length(epsilon: float) -> int:
     reproduction uses ``ceil``; a Python one uses ``int``, i.e. floor). ``1/ε``
     within 1e-9 (relative) of an integer is taken as that integer.
 
+    Parameters
+    ----------
+    epsilon : float
+        Input ε, > 0 and finite.
+
+    Returns
+    -------
+    int
+        ``f >= 1``.
+
     Raises
     ------
     ValueError
@@ -218,6 +228,17 @@ def interval_release_epsilons(
     ``ε_n = (1/n)/b(n)``: ``n**(-θ/2)`` (decaying) or ``ε`` (fixed).
 
     Parameters and exceptions are those of `interval_noise_scales`.
+
+    Parameters
+    ----------
+    epsilon : float
+        Input ε, > 0 and finite.
+    counts : array_like of int, shape (n_releases,)
+        Pull counts ``n_j >= 1`` at the releases.
+    theta : float, optional
+        Rate constant in (1, 2); required for ``rule="decaying"``.
+    rule : {"decaying", "fixed"}
+        Noise rule.
 
     Returns
     -------

@@ -33,6 +33,18 @@ def li_song_participants(n_agents: int, participation_rate: float) -> int:
     ``p * M`` within 1e-9 (relative) of an integer is taken as that integer, so
     float noise never adds an agent (``0.7 * 10`` gives 7, not 8).
 
+    Parameters
+    ----------
+    n_agents : int
+        ``M`` >= 1.
+    participation_rate : float
+        ``p`` in (0, 1].
+
+    Returns
+    -------
+    int
+        ``N`` in [1, M].
+
     Raises
     ------
     ValueError
@@ -58,6 +70,16 @@ def li_song_mean_sensitivity(n_pulls_in_epoch: int) -> float:
     it by at most ``1 / n_r`` (equality for a 0 ↔ 1 flip), and no other arm's mean.
     Use the realised count: if an epoch is truncated or ``S(r)`` rounded, the
     sensitivity is ``1 / n_actual`` (fedpriv; Theorem 1's proof assumes ``n_r``).
+
+    Parameters
+    ----------
+    n_pulls_in_epoch : int
+        ``n_r`` >= 1, the realised number of pulls of the arm in the epoch.
+
+    Returns
+    -------
+    float
+        ``1 / n_r``, in reward units.
 
     Raises
     ------

@@ -98,6 +98,16 @@ def _build_event(tree: Mapping[str, Any]) -> Any:
 def encode_event(event: Any) -> str:
     """Canonical JSON of a registered, frozen dataclass event (lossless).
 
+    Parameters
+    ----------
+    event : Event
+        An event of a type registered with the codec.
+
+    Returns
+    -------
+    str
+        Compact JSON with sorted keys, so equal events encode to equal text.
+
     Raises
     ------
     TypeError
@@ -122,6 +132,16 @@ def encode_event(event: Any) -> str:
 
 def decode_event(text: str) -> Any:
     """Inverse of :func:`encode_event`.
+
+    Parameters
+    ----------
+    text : str
+        A record written by :func:`encode_event`.
+
+    Returns
+    -------
+    Event
+        An event equal to the encoded one.
 
     Raises
     ------
@@ -160,6 +180,16 @@ def _encode_array(array: np.ndarray, where: str) -> list[Any]:
 def encode_keys(arrays: Mapping[str, np.ndarray]) -> str:
     """JSON of ``{level: 1-D label array}`` keeping each array's dtype.
 
+    Parameters
+    ----------
+    arrays : mapping of str to ndarray
+        One 1-D label array per key level.
+
+    Returns
+    -------
+    str
+        Compact JSON ``{level: [dtype, values]}``.
+
     Raises
     ------
     TypeError
@@ -171,6 +201,16 @@ def encode_keys(arrays: Mapping[str, np.ndarray]) -> str:
 
 def decode_keys(text: str) -> dict[str, np.ndarray]:
     """Inverse of :func:`encode_keys`.
+
+    Parameters
+    ----------
+    text : str
+        A record written by :func:`encode_keys`.
+
+    Returns
+    -------
+    dict of str to ndarray
+        The label arrays, each with its stored dtype.
 
     Raises
     ------
@@ -190,7 +230,24 @@ def decode_keys(text: str) -> dict[str, np.ndarray]:
 
 
 def encode_draws(block: Mapping[str, Any] | None) -> str | None:
-    """JSON of an accountant's draw block (label arrays and ``(value, n)`` scalars)."""
+    """JSON of an accountant's draw block (label arrays and ``(value, n)`` scalars).
+
+    Parameters
+    ----------
+    block : mapping of str to Any, optional
+        Label arrays and ``(value, n)`` scalars (scale, sensitivity) of one block of
+        draw rows, or None.
+
+    Returns
+    -------
+    str or None
+        Compact JSON, or None for a None block.
+
+    Raises
+    ------
+    TypeError
+        If a label array cannot be stored (as :func:`encode_keys`).
+    """
     if block is None:
         return None
     arrays = {k: v for k, v in block.items() if not isinstance(v, tuple)}
@@ -200,7 +257,25 @@ def encode_draws(block: Mapping[str, Any] | None) -> str | None:
 
 
 def decode_draws(text: str | None, n_draws: int) -> dict[str, Any] | None:
-    """Inverse of :func:`encode_draws` for a block of ``n_draws`` rows."""
+    """Inverse of :func:`encode_draws` for a block of ``n_draws`` rows.
+
+    Parameters
+    ----------
+    text : str or None
+        A record written by :func:`encode_draws`.
+    n_draws : int
+        Number of rows in the block (the ``n`` of every scalar).
+
+    Returns
+    -------
+    dict of str to Any or None
+        The block, or None for a None record.
+
+    Raises
+    ------
+    StoreFormatError
+        If ``text`` is not a draw record.
+    """
     if text is None:
         return None
     try:

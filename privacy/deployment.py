@@ -168,6 +168,19 @@ def _labels(spec: Any, source: str, where: str) -> tuple[Any, ...]:
 def parse_deployment(data: Mapping[str, Any], *, source: str = "<deployment>") -> Deployment:
     """Validate a parsed TOML mapping and build a :class:`Deployment`.
 
+    Parameters
+    ----------
+    data : mapping of str to Any
+        The parsed TOML document (``tomllib.loads``); its fields are described in
+        the deployment file format reference (``docs/reference/deployment-file.md``).
+    source : str, default "<deployment>"
+        Where ``data`` came from (a path), repeated in error messages and reports.
+
+    Returns
+    -------
+    Deployment
+        The validated relation, key levels, releases and optional claim.
+
     Raises
     ------
     DataFormatError
@@ -360,6 +373,16 @@ def _parse_release(
 def load_deployment(path: str | Path) -> Deployment:
     """Read and validate a deployment TOML file.
 
+    Parameters
+    ----------
+    path : str or Path
+        A deployment TOML file.
+
+    Returns
+    -------
+    Deployment
+        As :func:`parse_deployment`, with ``source`` set to ``path``.
+
     Raises
     ------
     DataFormatError
@@ -376,7 +399,19 @@ def load_deployment(path: str | Path) -> Deployment:
 
 
 def build_accountant(deployment: Deployment) -> Accountant:
-    """An accountant charged with every release of ``deployment``."""
+    """An accountant charged with every release of ``deployment``.
+
+    Parameters
+    ----------
+    deployment : Deployment
+        From :func:`load_deployment` or :func:`parse_deployment`.
+
+    Returns
+    -------
+    Accountant
+        A new accountant with the deployment's relation and key levels, each release
+        charged ``count`` times to every label combination of its ``per`` levels.
+    """
     accountant = Accountant(
         relation=deployment.relation, disjoint=deployment.disjoint,
         sequential=deployment.sequential,
@@ -394,6 +429,11 @@ def build_accountant(deployment: Deployment) -> Accountant:
 
 def budget_report(deployment: Deployment) -> dict[str, Any]:
     """Every route, the tightest, the lower bracket and the spend per label.
+
+    Parameters
+    ----------
+    deployment : Deployment
+        From :func:`load_deployment` or :func:`parse_deployment`.
 
     Returns
     -------
@@ -459,7 +499,18 @@ def budget_report(deployment: Deployment) -> dict[str, Any]:
 
 
 def render_text(report: Mapping[str, Any]) -> str:
-    """A plain-text table of :func:`budget_report`."""
+    """A plain-text table of :func:`budget_report`.
+
+    Parameters
+    ----------
+    report : mapping
+        A report returned by :func:`budget_report`.
+
+    Returns
+    -------
+    str
+        One line per route, bound, curve point and level, no trailing newline.
+    """
     lines = [f"{report['title']} ({report['relation']}, δ = {report['delta']:g})"]
     if report["claim"]:
         c = report["claim"]
@@ -484,7 +535,18 @@ def render_text(report: Mapping[str, Any]) -> str:
 
 
 def render_markdown(report: Mapping[str, Any]) -> str:
-    """A Markdown page of :func:`budget_report`."""
+    """A Markdown page of :func:`budget_report`.
+
+    Parameters
+    ----------
+    report : mapping
+        A report returned by :func:`budget_report`.
+
+    Returns
+    -------
+    str
+        A Markdown page ending with a newline.
+    """
     lines = [f"# Privacy budget: {report['title']}", "",
              (f"Relation `{report['relation']}`, disjoint levels {report['disjoint']}, "
              f"δ = {report['delta']:g}. Source: `{report['source']}`."), ""]
@@ -621,11 +683,33 @@ def _store_summary(report: Mapping[str, Any]) -> list[str]:
 
 
 def render_store_text(report: Mapping[str, Any]) -> str:
-    """A plain-text table of :func:`store_report`: :func:`render_text` plus the budget."""
+    """A plain-text table of :func:`store_report`: :func:`render_text` plus the budget.
+
+    Parameters
+    ----------
+    report : mapping
+        A report returned by :func:`store_report`.
+
+    Returns
+    -------
+    str
+        No trailing newline.
+    """
     return "\n".join([render_text(report), *_store_summary(report)])
 
 
 def render_store_markdown(report: Mapping[str, Any]) -> str:
-    """A Markdown page of :func:`store_report`: :func:`render_markdown` plus the budget."""
+    """A Markdown page of :func:`store_report`: :func:`render_markdown` plus the budget.
+
+    Parameters
+    ----------
+    report : mapping
+        A report returned by :func:`store_report`.
+
+    Returns
+    -------
+    str
+        A Markdown page ending with a newline.
+    """
     summary = "\n".join(f"- {line}" for line in _store_summary(report))
     return render_markdown(report) + f"\n## Spent so far\n\n{summary}\n"

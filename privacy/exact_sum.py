@@ -110,6 +110,18 @@ def round_up(numerator: int, denominator: int) -> float:
     ``int / int`` is correctly rounded in CPython (as ``float(Fraction)``); one exact
     cross-multiplication decides whether the nearest double is below the value.
 
+    Parameters
+    ----------
+    numerator : int
+        Any integer.
+    denominator : int
+        > 0.
+
+    Returns
+    -------
+    float
+        The value rounded towards +inf.
+
     Raises
     ------
     OverflowError
@@ -123,6 +135,20 @@ def round_up(numerator: int, denominator: int) -> float:
 
 
 def at_most(numerator: int, denominator: int, value: float) -> bool:
-    """Whether ``numerator / denominator <= value`` exactly (``value`` finite)."""
+    """Whether ``numerator / denominator <= value`` exactly (``value`` finite).
+
+    Parameters
+    ----------
+    numerator : int
+        Any integer.
+    denominator : int
+        > 0.
+    value : float
+        A finite double.
+
+    Returns
+    -------
+    bool
+    """
     top, bottom = value.as_integer_ratio()
     return numerator * bottom <= top * denominator

@@ -136,12 +136,46 @@ class PureDP:
         )
 
     def get_epsilon(self, target_delta: float) -> float:
-        """Smallest ε such that the mechanism is (ε, ``target_delta``)-DP (an upper bound)."""
+        """Smallest ε such that the mechanism is (ε, ``target_delta``)-DP (an upper bound).
+
+        Parameters
+        ----------
+        target_delta : float
+            In [0, 1).
+
+        Returns
+        -------
+        float
+            ε in nats, >= 0 (``inf`` if no finite ε holds at ``target_delta``).
+
+        Raises
+        ------
+        ValueError
+            If ``target_delta`` is outside [0, 1).
+        """
         check_delta("target_delta", target_delta)
         return self.epsilon
 
     def get_delta(self, target_epsilon: float) -> float:
-        """Tight δ at ``target_epsilon`` >= 0 (Kairouz, Oh & Viswanath 2015, Thm 2.1)."""
+        """Tight δ at ``target_epsilon`` >= 0 (Kairouz, Oh & Viswanath 2015, Thm 2.1).
+
+        Parameters
+        ----------
+        target_epsilon : float
+            ε in nats, >= 0.
+
+        Returns
+        -------
+        float
+            δ in [0, 1].
+
+        Raises
+        ------
+        TypeError
+            If ``target_epsilon`` is not a real number.
+        ValueError
+            If ``target_epsilon`` is negative or NaN.
+        """
         target_epsilon = check_real("target_epsilon", target_epsilon)
         if target_epsilon < 0:
             raise ValueError(f"`target_epsilon` must be >= 0, got {target_epsilon!r}.")
@@ -175,12 +209,46 @@ class ApproxDP:
         object.__setattr__(self, "delta", check_delta("delta", self.delta))
 
     def get_epsilon(self, target_delta: float) -> float:
-        """ε at ``target_delta``: ``epsilon`` if ``target_delta >= delta``, else ``inf``."""
+        """ε at ``target_delta``: ``epsilon`` if ``target_delta >= delta``, else ``inf``.
+
+        Parameters
+        ----------
+        target_delta : float
+            In [0, 1).
+
+        Returns
+        -------
+        float
+            ε in nats, >= 0 (``inf`` if no finite ε holds at ``target_delta``).
+
+        Raises
+        ------
+        ValueError
+            If ``target_delta`` is outside [0, 1).
+        """
         target_delta = check_delta("target_delta", target_delta)
         return self.epsilon if target_delta >= self.delta else math.inf
 
     def get_delta(self, target_epsilon: float) -> float:
-        """Tight δ at ``target_epsilon`` >= 0 (Kairouz, Oh & Viswanath 2015, Thm 2.1)."""
+        """Tight δ at ``target_epsilon`` >= 0 (Kairouz, Oh & Viswanath 2015, Thm 2.1).
+
+        Parameters
+        ----------
+        target_epsilon : float
+            ε in nats, >= 0.
+
+        Returns
+        -------
+        float
+            δ in [0, 1].
+
+        Raises
+        ------
+        TypeError
+            If ``target_epsilon`` is not a real number.
+        ValueError
+            If ``target_epsilon`` is negative or NaN.
+        """
         target_epsilon = check_real("target_epsilon", target_epsilon)
         if target_epsilon < 0:
             raise ValueError(f"`target_epsilon` must be >= 0, got {target_epsilon!r}.")
@@ -188,6 +256,17 @@ class ApproxDP:
 
     def compose(self, other: ApproxDP) -> ApproxDP:
         """Basic sequential composition: ε and δ add.
+
+        Parameters
+        ----------
+        other : ApproxDP
+            The guarantee of the release composed after this one.
+
+        Returns
+        -------
+        ApproxDP
+            ``ApproxDP(ε₁ + ε₂, δ₁ + δ₂)``; ``ApproxDP(inf, 0)`` once δ₁ + δ₂ >= 1
+            (Dwork & Roth 2014, Thm 3.16).
 
         Raises
         ------
@@ -209,6 +288,16 @@ Guarantee = PureDP | ApproxDP
 
 def pure_to_approx_dp(guarantee: PureDP) -> ApproxDP:
     """Explicit conversion ``PureDP(ε) -> ApproxDP(ε, 0)``.
+
+    Parameters
+    ----------
+    guarantee : PureDP
+        The ε-DP guarantee to convert.
+
+    Returns
+    -------
+    ApproxDP
+        The same ε with δ = 0.
 
     Raises
     ------
@@ -270,11 +359,38 @@ class ZCDP:
         object.__setattr__(self, "rho", _check_nonnegative("rho", self.rho))
 
     def get_epsilon(self, target_delta: float) -> float:
-        """Smallest implied ε at ``target_delta`` (see :func:`zcdp_epsilon`)."""
+        """Smallest implied ε at ``target_delta`` (see :func:`zcdp_epsilon`).
+
+        Parameters
+        ----------
+        target_delta : float
+            In [0, 1).
+
+        Returns
+        -------
+        float
+            ε in nats, >= 0 (``inf`` if no finite ε holds at ``target_delta``).
+
+        Raises
+        ------
+        ValueError
+            If ``target_delta`` is outside [0, 1).
+        """
         return _zcdp_epsilon(self.rho, check_delta("target_delta", target_delta))
 
     def get_delta(self, target_epsilon: float) -> float:
-        """Smallest implied δ at ``target_epsilon`` (see :func:`zcdp_delta`)."""
+        """Smallest implied δ at ``target_epsilon`` (see :func:`zcdp_delta`).
+
+        Parameters
+        ----------
+        target_epsilon : float
+            ε in nats, >= 0.
+
+        Returns
+        -------
+        float
+            δ in [0, 1].
+        """
         return _zcdp_delta(
             self.rho, _check_target_epsilon("target_epsilon", target_epsilon)
         )
@@ -316,11 +432,38 @@ class GaussianDP:
         object.__setattr__(self, "mu", _check_nonnegative("mu", self.mu))
 
     def get_epsilon(self, target_delta: float) -> float:
-        """Exact ε at ``target_delta`` (see :func:`gaussian_dp_epsilon`)."""
+        """Exact ε at ``target_delta`` (see :func:`gaussian_dp_epsilon`).
+
+        Parameters
+        ----------
+        target_delta : float
+            In [0, 1).
+
+        Returns
+        -------
+        float
+            ε in nats, >= 0 (``inf`` if no finite ε holds at ``target_delta``).
+
+        Raises
+        ------
+        ValueError
+            If ``target_delta`` is outside [0, 1).
+        """
         return _gdp_epsilon(self.mu, check_delta("target_delta", target_delta))
 
     def get_delta(self, target_epsilon: float) -> float:
-        """Exact δ at ``target_epsilon`` (see :func:`gaussian_dp_delta`)."""
+        """Exact δ at ``target_epsilon`` (see :func:`gaussian_dp_delta`).
+
+        Parameters
+        ----------
+        target_epsilon : float
+            ε in nats, >= 0.
+
+        Returns
+        -------
+        float
+            δ in [0, 1].
+        """
         return _gdp_delta(
             self.mu, _check_target_epsilon("target_epsilon", target_epsilon)
         )
@@ -371,12 +514,39 @@ class RDP:
         object.__setattr__(self, "rdp", rdp)
 
     def get_epsilon(self, target_delta: float) -> float:
-        """Smallest implied ε at ``target_delta`` (see :func:`rdp_epsilon`)."""
+        """Smallest implied ε at ``target_delta`` (see :func:`rdp_epsilon`).
+
+        Parameters
+        ----------
+        target_delta : float
+            In [0, 1).
+
+        Returns
+        -------
+        float
+            ε in nats, >= 0 (``inf`` if no finite ε holds at ``target_delta``).
+
+        Raises
+        ------
+        ValueError
+            If ``target_delta`` is outside [0, 1).
+        """
         target_delta = check_delta("target_delta", target_delta)
         return _rdp_epsilon(np.array(self.orders), np.array(self.rdp), target_delta)
 
     def get_delta(self, target_epsilon: float) -> float:
-        """Smallest implied δ at ``target_epsilon`` (see :func:`rdp_delta`)."""
+        """Smallest implied δ at ``target_epsilon`` (see :func:`rdp_delta`).
+
+        Parameters
+        ----------
+        target_epsilon : float
+            ε in nats, >= 0.
+
+        Returns
+        -------
+        float
+            δ in [0, 1].
+        """
         target_epsilon = _check_target_epsilon("target_epsilon", target_epsilon)
         return _rdp_delta(np.array(self.orders), np.array(self.rdp), target_epsilon)
 
@@ -436,12 +606,39 @@ class PLD:
         return hash((id(self.distribution), self.pessimistic))
 
     def get_epsilon(self, target_delta: float) -> float:
-        """ε at ``target_delta`` from the distribution (a bound if pessimistic)."""
+        """ε at ``target_delta`` from the distribution (a bound if pessimistic).
+
+        Parameters
+        ----------
+        target_delta : float
+            In [0, 1).
+
+        Returns
+        -------
+        float
+            ε in nats, >= 0 (``inf`` if no finite ε holds at ``target_delta``).
+
+        Raises
+        ------
+        ValueError
+            If ``target_delta`` is outside [0, 1).
+        """
         target_delta = check_delta("target_delta", target_delta)
         return float(self.distribution.get_epsilon_for_delta(target_delta))
 
     def get_delta(self, target_epsilon: float) -> float:
-        """δ at ``target_epsilon`` from the distribution (hockey-stick divergence)."""
+        """δ at ``target_epsilon`` from the distribution (hockey-stick divergence).
+
+        Parameters
+        ----------
+        target_epsilon : float
+            ε in nats, >= 0.
+
+        Returns
+        -------
+        float
+            δ in [0, 1].
+        """
         target_epsilon = _check_target_epsilon("target_epsilon", target_epsilon)
         return float(self.distribution.get_delta_for_epsilon(target_epsilon))
 
@@ -457,6 +654,16 @@ AnyGuarantee = PureDP | ApproxDP | ZCDP | GaussianDP | RDP | PLD
 
 def pure_to_zcdp(guarantee: PureDP) -> ZCDP:
     """ε-DP implies (ε²/2)-zCDP (Prop. 1.4 of Bun & Steinke, arXiv:1605.02065).
+
+    Parameters
+    ----------
+    guarantee : PureDP
+        The ε-DP guarantee to convert (ε in nats).
+
+    Returns
+    -------
+    ZCDP
+        ``ZCDP(rho=epsilon**2 / 2)``.
 
     Raises
     ------
@@ -478,6 +685,16 @@ def gdp_to_zcdp(guarantee: GaussianDP) -> ZCDP:
     By Blackwell's theorem a μ-GDP pair of output distributions is a
     post-processing of N(0, 1) vs N(μ, 1) (Dong, Roth & Su, arXiv:1905.02383,
     Sec. 2), so by data processing its Rényi divergences are at most ``α μ² / 2``.
+
+    Parameters
+    ----------
+    guarantee : GaussianDP
+        The μ-GDP guarantee to convert.
+
+    Returns
+    -------
+    ZCDP
+        ``ZCDP(rho=mu**2 / 2)``.
 
     Raises
     ------
@@ -501,6 +718,11 @@ def zcdp_to_rdp(guarantee: ZCDP, orders: Iterable[float] = DEFAULT_ORDERS) -> RD
     guarantee : ZCDP
     orders : sequence of float, default DEFAULT_ORDERS
         Finite orders > 1, strictly increasing.
+
+    Returns
+    -------
+    RDP
+        The curve ``rdp[i] = orders[i] * rho``.
 
     Raises
     ------
@@ -530,6 +752,18 @@ def zcdp_to_approx_dp(guarantee: ZCDP, delta: float) -> ApproxDP:
     ApproxDP needs ε > 0, so an exact ε = 0 is reported as the smallest positive
     normal float (a weaker, hence still valid, guarantee).
 
+    Parameters
+    ----------
+    guarantee : ZCDP
+        The ρ-zCDP guarantee to convert.
+    delta : float
+        Target δ, in [0, 1).
+
+    Returns
+    -------
+    ApproxDP
+        ε (nats) from :func:`zcdp_epsilon` at ``delta``, and ``delta``.
+
     Raises
     ------
     IncompatibleGuaranteeError
@@ -551,6 +785,19 @@ def gdp_to_approx_dp(guarantee: GaussianDP, delta: float) -> ApproxDP:
     """``ApproxDP(gaussian_dp_epsilon(mu, delta), delta)`` (ε = 0 as in
     :func:`zcdp_to_approx_dp`).
 
+    Parameters
+    ----------
+    guarantee : GaussianDP
+        The μ-GDP guarantee to convert.
+    delta : float
+        Target δ, in [0, 1).
+
+    Returns
+    -------
+    ApproxDP
+        The exact ε (nats) of μ-GDP at ``delta`` (Dong, Roth & Su, arXiv:1905.02383,
+        Cor. 2.13), and ``delta``.
+
     Raises
     ------
     IncompatibleGuaranteeError
@@ -566,6 +813,18 @@ def gdp_to_approx_dp(guarantee: GaussianDP, delta: float) -> ApproxDP:
 def rdp_to_approx_dp(guarantee: RDP, delta: float) -> ApproxDP:
     """``ApproxDP(guarantee.get_epsilon(delta), delta)`` (ε = 0 as in
     :func:`zcdp_to_approx_dp`).
+
+    Parameters
+    ----------
+    guarantee : RDP
+        The RDP curve to convert.
+    delta : float
+        Target δ, in [0, 1).
+
+    Returns
+    -------
+    ApproxDP
+        ε (nats) from :meth:`RDP.get_epsilon` at ``delta``, and ``delta``.
 
     Raises
     ------
@@ -657,5 +916,16 @@ def to_approx_dp(guarantee: AnyGuarantee, delta: float) -> ApproxDP:
 
 
 def format_epsilon(epsilon: float) -> str:
-    """Render ε for reports: ``"inf"`` for no guarantee, else 6 significant digits."""
+    """Render ε for reports: ``"inf"`` for no guarantee, else 6 significant digits.
+
+    Parameters
+    ----------
+    epsilon : float
+        ε in nats, >= 0 or ``inf``.
+
+    Returns
+    -------
+    str
+        ``"inf"`` or ``f"{epsilon:.6g}"``.
+    """
     return "inf" if math.isinf(epsilon) else f"{epsilon:.6g}"

@@ -72,6 +72,21 @@ def sensitivity_factor(relation: NeighboringRelation | str) -> float:
     1 under ``ADD_OR_REMOVE_ONE``, 2 under every replace relation (one record out,
     another in).
 
+    Parameters
+    ----------
+    relation : NeighboringRelation or str
+        The accountant's neighboring relation.
+
+    Returns
+    -------
+    float
+        1.0 or 2.0.
+
+    Raises
+    ------
+    ValueError
+        If ``relation`` names no relation.
+
     Examples
     --------
     >>> sensitivity_factor("replace_one_reward")
@@ -237,6 +252,21 @@ def to_dp_event(
     The inverse of :func:`from_dp_event` on the types of its table
     (``to_dp_event(from_dp_event(e, neighboring_relation=r), neighboring_relation=r)
     == e`` for them, except that ``ComposedDpEvent([])`` comes back as ``NoOpDpEvent``).
+
+    Parameters
+    ----------
+    event : Event
+        A frozen event of :mod:`fedpriv.privacy.events` (or
+        :mod:`~fedpriv.privacy.sampling`),
+        nested freely.
+    neighboring_relation : NeighboringRelation or str
+        The relation ``event`` is charged under. Default ``"add_or_remove_one"``,
+        dp-accounting's default.
+
+    Returns
+    -------
+    dp_accounting.DpEvent
+        An event that dp-accounting prices as the accountant prices ``event``.
 
     Raises
     ------

@@ -169,6 +169,11 @@ def make_interval_release(
     theta, rule
         As in :func:`fedpriv.privacy.calibration.interval_noise_scales`.
 
+    Returns
+    -------
+    IntervalRelease
+        Scales, sensitivities ``1/n_j`` and counts ``n_j`` of every release.
+
     Raises
     ------
     ValueError
@@ -203,6 +208,16 @@ def interval_release_epsilon(event: IntervalRelease) -> float:
 
     Record 1 is covered by every release (module docstring), so this is the maximum
     of :func:`interval_record_epsilons`. Summed with ``math.fsum``.
+
+    Parameters
+    ----------
+    event : IntervalRelease
+        The releases of one stream.
+
+    Returns
+    -------
+    float
+        ε in nats, >= 0.
 
     Examples
     --------
@@ -254,6 +269,11 @@ def _exact_release_sum(sensitivities: tuple, scales: tuple) -> tuple[int, int]:
 
 def interval_record_epsilons(event: IntervalRelease) -> np.ndarray:
     """Pure ε of every record ``i = 1 .. counts[-1]`` (rewards after it cost 0).
+
+    Parameters
+    ----------
+    event : IntervalRelease
+        The releases of one stream.
 
     Returns
     -------
@@ -330,6 +350,16 @@ def interval_release_zcdp(event: IntervalRelease) -> float:
 
     Each release is pure ``ε_j``-DP, hence ``ε_j²/2``-zCDP (Bun & Steinke 2016,
     Prop. 1.4), and zCDP adds under composition (their Lemma 2.3).
+
+    Parameters
+    ----------
+    event : IntervalRelease
+        The releases of one stream.
+
+    Returns
+    -------
+    float
+        ρ >= 0.
 
     Examples
     --------
@@ -419,6 +449,11 @@ def interval_release_pld(
     Returns
     -------
     dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution
+
+    Raises
+    ------
+    ValueError
+        If ``discretization <= 0``.
     """
     from dp_accounting.pld import privacy_loss_distribution as pld_lib
 

@@ -181,6 +181,12 @@ class IntervalMeanRelease:
         Returns
         -------
         ndarray of float64, shape (n,)
+
+        Raises
+        ------
+        CapacityExceededError
+            If a count is not a release point ``j f`` of the schedule, ``1 <= j <=``
+            the number of releases up to ``horizon``.
         """
         n = counts
         j = n // self.f
@@ -230,6 +236,18 @@ class IntervalMeanRelease:
 
 
 def every_stream(n_trials: int, n_agents: int, n_arms: int) -> dict[str, np.ndarray]:
-    """Keys ``trial, agent, arm`` of every stream, flattened in C order."""
+    """Keys ``trial, agent, arm`` of every stream, flattened in C order.
+
+    Parameters
+    ----------
+    n_trials, n_agents, n_arms : int
+        The stream grid's shape, each >= 0.
+
+    Returns
+    -------
+    dict of str to ndarray of int64
+        ``{"trial", "agent", "arm"}``, each of shape ``(n_trials * n_agents *
+        n_arms,)``.
+    """
     b, v, k = np.meshgrid(np.arange(n_trials), np.arange(n_agents), np.arange(n_arms), indexing="ij")
     return {"trial": b.ravel(), "agent": v.ravel(), "arm": k.ravel()}

@@ -80,6 +80,11 @@ def interval_message_event(event: IntervalRelease, message: int) -> IntervalRele
     message : int
         1-based index ``n`` of the release the message carries.
 
+    Returns
+    -------
+    IntervalRelease
+        The first ``message`` releases of ``event``.
+
     Raises
     ------
     TypeError
@@ -101,6 +106,18 @@ def interval_count_dependencies(event: IntervalRelease, message: int) -> Interva
 
     ``None`` for message 1 (its counts come from the data-independent round-robin).
     Parameters and errors as :func:`interval_message_event`.
+
+    Parameters
+    ----------
+    event : IntervalRelease
+        Every release of the stream, in time order.
+    message : int
+        1-based index ``n`` of the release the message carries.
+
+    Returns
+    -------
+    IntervalRelease or None
+        The first ``message - 1`` releases, or None for message 1.
 
     Examples
     --------
@@ -124,6 +141,20 @@ def interval_message_accountant(
     Releases of one stream compose sequentially (fedpriv's derivation), so the
     prefix event is charged to a single cell. Parameters and errors as
     :func:`interval_message_event`.
+
+    Parameters
+    ----------
+    event : IntervalRelease
+        Every release of the stream, in time order.
+    message : int
+        1-based index ``n`` of the release the message carries.
+    relation : NeighboringRelation or str
+        The accountant's relation (default ``REPLACE_ONE_REWARD``).
+
+    Returns
+    -------
+    Accountant
+        Charged once, with :func:`interval_message_event`, under key ``stream=0``.
 
     Examples
     --------
@@ -162,6 +193,18 @@ def interval_message_costs(
 ) -> tuple[MessageCost, ...]:
     """:class:`MessageCost` of every message ``1 .. len(event.counts)``.
 
+    Parameters
+    ----------
+    event : IntervalRelease
+        Every release of the stream, in time order.
+    target_delta : float, default 0.0
+        In [0, 1).
+
+    Returns
+    -------
+    tuple of MessageCost
+        One per message, in order: its tightest route and ε (nats) at ``target_delta``.
+
     Raises
     ------
     TypeError
@@ -185,6 +228,18 @@ def worst_interval_message(event: IntervalRelease, target_delta: float = 0.0) ->
     with ``n``, so this is the last message; at ``target_delta > 0`` every message is
     evaluated (no monotonicity of the routes is assumed). Errors as
     :func:`interval_message_costs`.
+
+    Parameters
+    ----------
+    event : IntervalRelease
+        Every release of the stream, in time order.
+    target_delta : float, default 0.0
+        In [0, 1).
+
+    Returns
+    -------
+    MessageCost
+        The message of largest ε (the first of them on a tie).
 
     Examples
     --------

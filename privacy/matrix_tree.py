@@ -165,6 +165,17 @@ class SymmetricMatrixGaussianTree:
 def matrix_tree_gdp(event: SymmetricMatrixGaussianTree) -> float:
     """μ of Gaussian DP of the whole tree: ``√depth ‖D‖_F / (√2 σ)``.
 
+    Parameters
+    ----------
+    event : SymmetricMatrixGaussianTree
+        The tree's noise stddev σ, Frobenius sensitivity ‖D‖_F and capacity.
+
+    Returns
+    -------
+    float
+        μ >= 0 (Dong, Roth & Su, arXiv:1905.02383: the depth Gaussian releases of one
+        record compose to μ = √(Σ μ_i²)).
+
     Examples
     --------
     >>> event = SymmetricMatrixGaussianTree(noise_stddev=2.0, dim=3,
@@ -531,6 +542,17 @@ class MatrixTreePrivatizer:
 
         ``event_for(1)`` is the mechanism alone (one record changed, an oblivious
         stream); the Privatizer is charged ``event_for(self.records_per_leaf)``.
+
+        Parameters
+        ----------
+        records_per_leaf : int
+            Records of one leaf that a neighboring dataset moves, >= 1.
+
+        Returns
+        -------
+        Event
+            A ``SymmetricMatrixGaussianTree`` (float noise) or its secure-noise
+            counterpart, with the sensitivity scaled by ``records_per_leaf``.
 
         Raises
         ------

@@ -197,6 +197,29 @@ def raw_release(values: Any, *, accountant: Accountant, keys: Mapping[str, Any],
 
     Used to reproduce a paper that releases raw data, so that the report names the
     channel instead of hiding it. Returns a copy of ``values``.
+
+    Parameters
+    ----------
+    values : array_like of float
+        The statistics to publish, any shape, in their own units.
+    accountant : Accountant
+        Charged one ``NonPrivate(reason=reason)`` per element of ``values``.
+    keys : mapping of str to label or array_like
+        One label per declared level, each a scalar or an array broadcast to
+        ``values.shape``.
+    reason : str
+        Why the release is raw (shown in reports, e.g. the paper's step it reproduces).
+
+    Returns
+    -------
+    ndarray of float64, same shape as ``values``
+        A copy of ``values``.
+
+    Raises
+    ------
+    ValueError, TypeError, BudgetExceededError
+        What :meth:`Accountant.spend` raises for an invalid key or an exceeded
+        budget; nothing is charged then.
     """
     values = np.array(values, dtype=np.float64)
     accountant.spend_many(NonPrivate(reason=reason), keys=_flatten_keys(keys, values.shape))
@@ -448,6 +471,11 @@ class LaplaceTreeCounter:
         Returns
         -------
         ndarray of float64, shape ``stream_shape``
+
+        Raises
+        ------
+        ValueError
+            If ``mask`` does not have shape ``stream_shape``.
         """
         mask = np.asarray(mask, dtype=bool)
         if mask.shape != self.stream_shape:

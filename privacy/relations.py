@@ -41,6 +41,16 @@ class NeighboringRelation(enum.Enum):
 def parse_relation(relation: NeighboringRelation | str) -> NeighboringRelation:
     """Return the :class:`NeighboringRelation` named by ``relation``.
 
+    Parameters
+    ----------
+    relation : NeighboringRelation or str
+        A member, or its value in any case (``"replace_one_reward"``).
+
+    Returns
+    -------
+    NeighboringRelation
+        The member itself if ``relation`` is one.
+
     Raises
     ------
     ValueError

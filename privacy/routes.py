@@ -772,6 +772,20 @@ def pld_lower_bound(
     are dropped, which can only lower it (dropping outputs is
     post-processing); a :class:`~fedpriv.privacy.events.NonPrivate` release makes it ``inf``.
 
+    Parameters
+    ----------
+    cell : sequence of (event, int)
+        Sequentially composed releases with their counts, as for :func:`compose_routes`.
+    target_delta : float
+        In [0, 1).
+    pld_discretization : float
+        dp-accounting's ``value_discretization_interval``, > 0.
+
+    Returns
+    -------
+    float
+        ε in nats, >= 0 (``inf`` with a ``NonPrivate`` release).
+
     Raises
     ------
     Same as :func:`compose_routes`.
@@ -847,8 +861,14 @@ def compose_delta(
 
     Parameters
     ----------
+    cell : sequence of (event, int)
+        Sequentially composed releases with their counts, as for :func:`compose_routes`.
     target_epsilon : float
         >= 0 (``inf`` gives 0).
+    pld_discretization : float
+        dp-accounting's ``value_discretization_interval``, > 0.
+    orders : sequence of float
+        RDP orders, all > 1.
 
     Returns
     -------

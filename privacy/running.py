@@ -187,7 +187,19 @@ class RunningCells:
 
     # ---------------------------------------------------------------- charges
     def stats_of(self, event: Any) -> _Stats:
-        """Statistics of one release of ``event`` (cached on the hashable event)."""
+        """Statistics of one release of ``event`` (cached on the hashable event).
+
+        Parameters
+        ----------
+        event : Event
+            A hashable event.
+
+        Returns
+        -------
+        _Stats
+            Its pure ε, GDP μ², zCDP ρ, RDP curve and release count (``inf`` where
+            overflowing).
+        """
         stats = self._event_stats.get(event)
         if stats is None:
             try:
@@ -199,7 +211,18 @@ class RunningCells:
         return stats
 
     def cell_keys(self, arrays: dict[str, np.ndarray]) -> dict[tuple, int]:
-        """Releases per cell of one charge: ``{cell label tuple: count}``."""
+        """Releases per cell of one charge: ``{cell label tuple: count}``.
+
+        Parameters
+        ----------
+        arrays : dict of str to ndarray
+            One 1-D label array per key level, all of one length.
+
+        Returns
+        -------
+        dict of tuple to int
+            Count of the charge's rows per cell (label tuple over the parallel levels).
+        """
         if not self.levels:
             return {(): max(a.size for a in arrays.values())}
         columns = [arrays[level].tolist() for level in self.levels]
@@ -218,6 +241,22 @@ class RunningCells:
         ``accepted_cheaply`` is True when one cheap route keeps every cell within the
         budget after the charge; ``update`` (the new cells, the routes still alive) is
         what :meth:`fold` installs.
+
+        Parameters
+        ----------
+        event_id : int
+            The event's id in the ledger.
+        event : Event
+            The charged event.
+        arrays : dict of str to ndarray
+            The charge's label arrays.
+        index : int
+            The charge's position in the ledger.
+
+        Returns
+        -------
+        tuple of (bool, tuple)
+            ``(accepted_cheaply, update)``.
         """
         stats = self.stats_of(event)
         alive = self.alive
@@ -244,7 +283,18 @@ class RunningCells:
 
     def compositions(self, update: tuple) -> set[tuple[tuple[int, int], ...]]:
         """Distinct cell compositions (sorted ``(event id, count)`` tuples) of the
-        ledger with the cells of ``update`` (from :meth:`price`) in place."""
+        ledger with the cells of ``update`` (from :meth:`price`) in place.
+
+        Parameters
+        ----------
+        update : tuple
+            From :meth:`price`.
+
+        Returns
+        -------
+        set of tuple
+            Each a sorted tuple of ``(event id, count)`` pairs.
+        """
         updated = update[1]
         found = set()
         for key, cell in self.cells.items():
@@ -255,7 +305,13 @@ class RunningCells:
         return found
 
     def fold(self, update: tuple) -> None:
-        """Install the ``update`` :meth:`price` computed, once its charge is recorded."""
+        """Install the ``update`` :meth:`price` computed, once its charge is recorded.
+
+        Parameters
+        ----------
+        update : tuple
+            From :meth:`price`; ignored if out of order.
+        """
         index, updated, alive = update
         if index != self.applied:
             return  # out of order: catch_up folds the ledger instead
@@ -276,7 +332,15 @@ class RunningCells:
     def catch_up(self, charges: Sequence[tuple[int, dict[str, np.ndarray]]],
                  events: Sequence[Any]) -> None:
         """Fold the ledger's charges from :attr:`applied` on (a store's new rows, or
-        a fold an exception interrupted): each is folded once."""
+        a fold an exception interrupted): each is folded once.
+
+        Parameters
+        ----------
+        charges : sequence of (int, dict of str to ndarray)
+            The ledger's charges, ``(event id, label arrays)``.
+        events : sequence of Event
+            The ledger's events, indexed by id.
+        """
         while self.applied < len(charges):
             index = self.applied
             event_id, arrays = charges[index]

@@ -196,6 +196,12 @@ def amplified_epsilon_delta(
     replace : bool
         Replace-one instead of add/remove.
 
+    Returns
+    -------
+    tuple of (float, float)
+        ``(ε', δ')`` of the sampled mechanism under the same relation, ε' in nats
+        (``(inf, 0)`` for an infinite inner ε with ``q > 0``).
+
     Examples
     --------
     >>> round(amplified_epsilon_delta(1.0, 0.0, 0.1)[0], 6)
@@ -224,6 +230,21 @@ def sampling_relation_for(relation: NeighboringRelation | str) -> NeighboringRel
     itself, ``REPLACE_ONE`` for every replace relation (the bandit relations replace
     one record: a reward, a (context, reward) pair, a user).
 
+    Parameters
+    ----------
+    relation : NeighboringRelation or str
+        An accountant's relation.
+
+    Returns
+    -------
+    NeighboringRelation
+        ``ADD_OR_REMOVE_ONE`` or ``REPLACE_ONE``.
+
+    Raises
+    ------
+    ValueError
+        If ``relation`` names no relation.
+
     Examples
     --------
     >>> sampling_relation_for("replace_one_reward").value
@@ -241,6 +262,13 @@ def check_sampling_relation(event: object, relation: NeighboringRelation | str) 
     Two events describe a neighboring pair of their own: :class:`PoissonSampled`
     (its ``neighboring_relation``) and k-ary ``RandomizedResponse`` (``num_buckets >
     2``: one record's answer changed, a replace relation).
+
+    Parameters
+    ----------
+    event : object
+        The event about to be charged; anything that is not an event passes.
+    relation : NeighboringRelation or str
+        The accountant's relation.
 
     Raises
     ------

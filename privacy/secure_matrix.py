@@ -123,6 +123,16 @@ def matrix_grid_sensitivity(frobenius_sensitivity: float, granularity: float, si
 def diagonal_sigma(sigma: float) -> float:
     """The smallest float ``σ_diag`` with ``σ_diag² >= 2 σ²`` exactly (as rationals).
 
+    Parameters
+    ----------
+    sigma : float
+        σ > 0, finite.
+
+    Returns
+    -------
+    float
+        ``σ_diag``, within one ulp of ``sqrt(2) σ``.
+
     Raises
     ------
     ValueError

@@ -331,6 +331,10 @@ def sample_discrete_gaussian(sigma: Any, *, size: int, rng: np.random.Generator)
         As in :func:`sample_discrete_laplace`, which also gives the return type and
         the errors (for ``sigma`` in place of ``scale``).
 
+    Returns
+    -------
+    ndarray of int64, shape (size,)
+
     Notes
     -----
     The sampler is exact for the rational ``σ'² = a/b``: ``σ²`` rounded *up* to 20
@@ -380,6 +384,16 @@ def _check_granularity(granularity: Any) -> float:
 def default_granularity(sensitivity: float) -> float:
     """The grid ``2**(⌊log2 Δ⌋ - 10)``: ``Δ`` spans ``[2**10, 2**11)`` grid steps.
 
+    Parameters
+    ----------
+    sensitivity : float
+        Δ > 0, in the statistic's units.
+
+    Returns
+    -------
+    float
+        A power of two.
+
     Raises
     ------
     ValueError
@@ -394,6 +408,18 @@ def grid_sensitivity(sensitivity: float, granularity: float) -> int:
 
     Rounding is ``⌊u + 1/2⌋`` and ``⌊a⌋ - ⌊b⌋ <= ⌈a - b⌉``, so two statistics at
     most ``Δ`` apart are at most this many steps apart on the grid.
+
+    Parameters
+    ----------
+    sensitivity : float
+        Δ > 0, in the statistic's units.
+    granularity : float
+        Grid step, a power of two.
+
+    Returns
+    -------
+    int
+        Sensitivity in grid steps, >= 1.
 
     Raises
     ------
@@ -467,6 +493,17 @@ def round_to_grid(values: Any, granularity: float) -> np.ndarray:
 
 def from_grid(steps: np.ndarray, granularity: float) -> np.ndarray:
     """``steps · granularity`` as float64, exact while ``|steps| < 2**53``.
+
+    Parameters
+    ----------
+    steps : array_like of int64
+        Values in grid steps, any shape.
+    granularity : float
+        Grid step, a power of two.
+
+    Returns
+    -------
+    ndarray of float64, same shape as ``steps``
 
     Raises
     ------

@@ -163,7 +163,22 @@ class StoreConfig:
 
     @classmethod
     def from_meta(cls, meta: Mapping[str, str]) -> StoreConfig:
-        """Inverse of :meth:`to_meta`; raises StoreFormatError on a bad record."""
+        """Inverse of :meth:`to_meta`; raises StoreFormatError on a bad record.
+
+        Parameters
+        ----------
+        meta : mapping of str to str
+            The JSON-encoded fields written by :meth:`to_meta`.
+
+        Returns
+        -------
+        StoreConfig
+
+        Raises
+        ------
+        StoreFormatError
+            If a field is missing or malformed.
+        """
         try:
             budget = json.loads(meta["budget"])
             if budget is not None:
@@ -219,6 +234,11 @@ class LedgerStore:
             SQLite's ``synchronous`` setting for this connection (module docstring).
         timeout : float
             Seconds to wait for another process's lock.
+
+        Returns
+        -------
+        LedgerStore
+            An open connection; close it with :meth:`close`.
 
         Raises
         ------
@@ -381,6 +401,18 @@ class LedgerStore:
         -------
         charges : list of (seq, event, {level: ndarray})
         draws : list of (seq, n_draws, block or None)
+
+        Parameters
+        ----------
+        charge_seq : int
+            Last charge sequence number already read (0 for none).
+        draw_seq : int
+            Last draw-block sequence number already read (0 for none).
+
+        Raises
+        ------
+        StoreFormatError
+            If a row cannot be decoded (a damaged ledger).
         """
         self._data_version = self._execute("PRAGMA data_version").fetchone()[0]
         try:
@@ -397,7 +429,20 @@ class LedgerStore:
         return charges, draws
 
     def insert_charge(self, event: Any, arrays: Mapping[str, np.ndarray]) -> int:
-        """Insert one charge (inside :meth:`begin`); returns its sequence number."""
+        """Insert one charge (inside :meth:`begin`); returns its sequence number.
+
+        Parameters
+        ----------
+        event : Event
+            The charged event (interned in the ``events`` table).
+        arrays : mapping of str to ndarray
+            One 1-D label array per key level, all of one length (one row per cell).
+
+        Returns
+        -------
+        int
+            The charge's sequence number.
+        """
         keys = encode_keys(arrays)
         event_id = self._stored_event_id(event)
         encoding = encode_event(event)
@@ -422,7 +467,21 @@ class LedgerStore:
         return seq, chain
 
     def insert_draws(self, n_draws: int, block: Mapping[str, Any] | None) -> int:
-        """Insert one block of draw rows (inside :meth:`begin`); returns its number."""
+        """Insert one block of draw rows (inside :meth:`begin`); returns its number.
+
+        Parameters
+        ----------
+        n_draws : int
+            Number of noise draws in the block, >= 0.
+        block : mapping of str to Any, optional
+            The draw rows (keys, node, level, scale, sensitivity), or None when the
+            accountant does not keep draw rows (only the count is stored).
+
+        Returns
+        -------
+        int
+            The block's sequence number.
+        """
         encoded = encode_draws(block)
         seq, chain = self._next_link("draws", lambda seq: [seq, int(n_draws), encoded])
         self._execute(
@@ -596,7 +655,18 @@ def _mismatch(path: Path, stored: StoreConfig, asked: StoreConfig) -> str:
 
 
 def is_store(path: str | os.PathLike) -> bool:
-    """Whether ``path`` is an SQLite file (a ledger store candidate), by its header."""
+    """Whether ``path`` is an SQLite file (a ledger store candidate), by its header.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        Any path; a missing or unreadable file gives False.
+
+    Returns
+    -------
+    bool
+        True if the file starts with the SQLite header.
+    """
     try:
         with open(path, "rb") as handle:
             return handle.read(len(_SQLITE_MAGIC)) == _SQLITE_MAGIC

@@ -39,6 +39,16 @@ def tree_depth(horizon: int) -> int:
 
     This is the largest number of released nodes that contain one round.
 
+    Parameters
+    ----------
+    horizon : int
+        Number of rounds T (leaves), >= 1.
+
+    Returns
+    -------
+    int
+        ``floor(log2 horizon) + 1``, >= 1.
+
     Raises
     ------
     ValueError
@@ -59,6 +69,18 @@ def released_tree_depth(horizon: int, released_prefixes: int) -> int:
     A counter of capacity ``horizon`` whose prefixes ``1..released_prefixes`` reach an
     output (module docstring) exposes a round in ``floor(log2 R) + 1`` nodes at most
     (``R = released_prefixes``), and ``0`` when no prefix is released.
+
+    Parameters
+    ----------
+    horizon : int
+        Capacity T of the counter (leaves), >= 1.
+    released_prefixes : int
+        Number R of prefixes ``1..R`` that reach an output, in ``[0, horizon]``.
+
+    Returns
+    -------
+    int
+        ``floor(log2 R) + 1``, or 0 when ``R = 0``.
 
     Raises
     ------
@@ -84,6 +106,21 @@ def released_tree_depth(horizon: int, released_prefixes: int) -> int:
 def prefix_nodes(t: int) -> list[int]:
     """Nodes whose disjoint union is the prefix ``[1, t]`` (Algorithm 2 of Zhu et al.).
 
+    Parameters
+    ----------
+    t : int
+        Round, >= 0 (1-based; 0 is the empty prefix).
+
+    Returns
+    -------
+    list of int
+        Node indices, one per set bit of ``t``, from ``t`` down.
+
+    Raises
+    ------
+    ValueError
+        If ``t < 0``.
+
     Examples
     --------
     >>> prefix_nodes(13)
@@ -100,6 +137,21 @@ def prefix_nodes(t: int) -> list[int]:
 def node_interval(s: int) -> tuple[int, int]:
     """Rounds covered by node ``s`` as the closed interval ``(first, last)``.
 
+    Parameters
+    ----------
+    s : int
+        Node index, >= 1 (node ``s`` covers ``(s & (s - 1), s]``; Zhu et al., Alg. 2).
+
+    Returns
+    -------
+    tuple of (int, int)
+        First and last round covered, 1-based and inclusive.
+
+    Raises
+    ------
+    ValueError
+        If ``s < 1``.
+
     Examples
     --------
     >>> node_interval(12)
@@ -111,6 +163,23 @@ def node_interval(s: int) -> tuple[int, int]:
 
 def nodes_covering(tau: int, horizon: int) -> np.ndarray:
     """Nodes ``s <= horizon`` whose interval contains round ``tau``, ascending.
+
+    Parameters
+    ----------
+    tau : int
+        Round, >= 1.
+    horizon : int
+        Number of rounds T, >= ``tau``.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_nodes,)
+        At most ``tree_depth(horizon)`` node indices.
+
+    Raises
+    ------
+    ValueError
+        If ``tau < 1`` or ``horizon < tau``.
 
     Examples
     --------
@@ -128,6 +197,22 @@ def nodes_covering(tau: int, horizon: int) -> np.ndarray:
 
 
 def max_coverage(horizon: int) -> int:
-    """Brute-force ``max_tau |nodes_covering(tau, horizon)|`` (a check of ``tree_depth``)."""
+    """Brute-force ``max_tau |nodes_covering(tau, horizon)|`` (a check of ``tree_depth``).
+
+    Parameters
+    ----------
+    horizon : int
+        Number of rounds T, >= 1; O(T log T) time.
+
+    Returns
+    -------
+    int
+        Equal to ``tree_depth(horizon)``.
+
+    Raises
+    ------
+    ValueError
+        If ``horizon < 1``.
+    """
     horizon = check_int_at_least("horizon", horizon, 1)
     return max(len(nodes_covering(tau, horizon)) for tau in range(1, horizon + 1))

@@ -79,7 +79,18 @@ class PolicyUniforms:
         self._first = 1
 
     def at(self, t: int) -> np.ndarray:
-        """Draws of round ``t`` (1-based), shape (n_trials, n_agents)."""
+        """Draws of round ``t`` (1-based), shape (n_trials, n_agents).
+
+        Parameters
+        ----------
+        t : int
+            Round, 1-based, in [1, horizon].
+
+        Returns
+        -------
+        ndarray of float64, shape (n_trials, n_agents)
+            Uniforms in [0, 1).
+        """
         offset = t - self._first
         if not 0 <= offset < self._block.shape[-1]:
             size = min(self.chunk, self.horizon - t + 1)
@@ -91,7 +102,19 @@ class PolicyUniforms:
 
 
 def argmax_random_ties(index: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """Argmax over the last axis, ties broken by the uniform ``u`` (shape ``index[..., 0]``)."""
+    """Argmax over the last axis, ties broken by the uniform ``u`` (shape ``index[..., 0]``).
+
+    Parameters
+    ----------
+    index : ndarray of float64, shape (..., n_arms)
+        The arms' indices.
+    u : ndarray of float64, shape ``index.shape[:-1]``
+        Uniforms in [0, 1) that pick among the tied arms.
+
+    Returns
+    -------
+    ndarray of int64, shape ``index.shape[:-1]``
+    """
     best = index == index.max(axis=-1, keepdims=True)
     count = best.sum(axis=-1)
     arm = best.argmax(axis=-1)
@@ -102,7 +125,19 @@ def argmax_random_ties(index: np.ndarray, u: np.ndarray) -> np.ndarray:
 
 
 def reward_table_for(env: BernoulliMAB, root: np.random.SeedSequence) -> RewardTable:
-    """The run's reward table: the ENVIRONMENT address of ``root`` (shared by D and D')."""
+    """The run's reward table: the ENVIRONMENT address of ``root`` (shared by D and D').
+
+    Parameters
+    ----------
+    env : BernoulliMAB
+        The environment.
+    root : numpy.random.SeedSequence
+        The run's root.
+
+    Returns
+    -------
+    RewardTable
+    """
     return env.reward_table(
         np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, int(Stream.ENVIRONMENT)))
     )
@@ -110,6 +145,19 @@ def reward_table_for(env: BernoulliMAB, root: np.random.SeedSequence) -> RewardT
 
 def read_rewards(table: RewardTable, arm: np.ndarray, pulls: np.ndarray) -> np.ndarray:
     """Rewards of ``arm`` (n_trials, n_agents) at the agents' own pull indices.
+
+    Parameters
+    ----------
+    table : RewardTable
+        The run's reward table.
+    arm : ndarray of int64, shape (n_trials, n_agents)
+        The pulled arms.
+    pulls : ndarray of int64, shape (n_trials, n_agents)
+        Each agent's pull count of its arm before this pull.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_trials, n_agents)
 
     Raises
     ------

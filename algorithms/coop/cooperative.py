@@ -98,6 +98,15 @@ class Transcript:
         """One row per created message: ``sender, created_round`` and its content.
 
         Array-valued content (one entry per arm) is stored as a tuple per row.
+
+        Parameters
+        ----------
+        trial : int, default 0
+            Trial index.
+
+        Returns
+        -------
+        pandas.DataFrame
         """
         n_agents, horizon = self.actions.shape[1:]
         sender, created = np.meshgrid(np.arange(n_agents), np.arange(1, horizon + 1), indexing="ij")
@@ -112,6 +121,16 @@ class Transcript:
 
         Columns ``sender, created_round, receiver, delivered_round, hops`` and the
         content columns of :meth:`messages`; only deliveries within the horizon.
+
+        Parameters
+        ----------
+        trial : int, default 0
+            Trial index.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Sorted by ``created_round``, ``sender``, ``receiver``.
         """
         messages = self.messages(trial)
         s = self.schedule
@@ -125,7 +144,17 @@ class Transcript:
         return frame[first + rest].sort_values(["created_round", "sender", "receiver"]).reset_index(drop=True)
 
     def action_table(self, trial: int = 0) -> pd.DataFrame:
-        """One row per (agent, round): ``agent, round, arm, reward``."""
+        """One row per (agent, round): ``agent, round, arm, reward``.
+
+        Parameters
+        ----------
+        trial : int, default 0
+            Trial index.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         n_agents, horizon = self.actions.shape[1:]
         agent, rnd = np.meshgrid(np.arange(n_agents), np.arange(1, horizon + 1), indexing="ij")
         return pd.DataFrame({
@@ -173,7 +202,19 @@ class CoopRun(GapRegretMixin):
 
 
 def communication_cost(schedule: FloodingSchedule, horizon: int) -> tuple[int, int]:
-    """``(transmissions, deliveries)`` per trial when every agent sends every round."""
+    """``(transmissions, deliveries)`` per trial when every agent sends every round.
+
+    Parameters
+    ----------
+    schedule : FloodingSchedule
+        The graph's flooding schedule.
+    horizon : int
+        T >= 1.
+
+    Returns
+    -------
+    tuple of (int, int)
+    """
     transmissions = int(horizon * schedule.transmissions.sum())
     # the message of round t0 reaches v within the horizon iff t0 + d(u, v) <= T
     deliveries = int(np.maximum(0, horizon - schedule.delays).sum())
@@ -181,7 +222,33 @@ def communication_cost(schedule: FloodingSchedule, horizon: int) -> tuple[int, i
 
 
 def check_setup(env: BernoulliMAB, graph: nx.Graph, horizon: int, n_trials: int, gamma: int):
-    """Validate the common arguments; return ``(horizon, n_trials, schedule)``."""
+    """Validate the common arguments; return ``(horizon, n_trials, schedule)``.
+
+    Parameters
+    ----------
+    env : BernoulliMAB
+        The environment.
+    graph : networkx.Graph
+        Connected, one node per agent.
+    horizon : int
+        T >= 1.
+    n_trials : int
+        >= 1.
+    gamma : int
+        Message life γ >= 1.
+
+    Returns
+    -------
+    tuple of (int, int, FloodingSchedule)
+
+    Raises
+    ------
+    TypeError
+        If ``env`` is not a ``BernoulliMAB``.
+    ValueError
+        If ``horizon``, ``n_trials`` or ``gamma`` is < 1, the graph is disconnected
+        or badly labelled, or its size is not the number of agents.
+    """
     if not isinstance(env, BernoulliMAB):
         raise TypeError(f"`env` must be a BernoulliMAB, got {type(env).__name__}.")
     horizon = check_int_at_least("horizon", horizon, 1)
@@ -360,6 +427,44 @@ def run_coop_ucb_nonprivate(
     pulls, round-robin for ``K f`` rounds). The accountant holds one ``NonPrivate``
     per stream (ε = ∞). Other parameters, returns and errors as
     :func:`run_private_coop_ucb`; ``interval`` must be >= 1.
+
+    Parameters
+    ----------
+    env : BernoulliMAB
+        ``n_agents`` agents, ``n_arms`` arms.
+    graph : networkx.Graph
+        Connected, nodes ``0..n_agents-1``.
+    horizon : int
+        Rounds T >= 1.
+    gamma : int
+        Message life γ >= 1.
+    interval : int
+        Own pulls between refreshes of the sent means, >= 1 (1: every round).
+    own_term : {"raw", "noisy"}
+        The agent's own term in its group mean (A1 of :func:`run_private_coop_ucb`).
+    count_field : {"current", "release"}
+        The count sent with the mean (A2).
+    n_trials : int
+        Batch size, >= 1.
+    seed : int or SeedSequence
+        Root of the streams (ENVIRONMENT: reward table; POLICY: ties).
+    table : RewardTable, optional
+        Reward table to use instead of the seed's (neighboring runs in audits).
+    record : bool
+        Keep a :class:`Transcript`.
+
+    Returns
+    -------
+    CoopRun
+        Regret and messages; the accountant holds one ``NonPrivate`` per
+        ``(trial, agent, arm)`` stream.
+
+    Raises
+    ------
+    ValueError
+        If ``interval < 1``, ``gamma < 1``, an unknown option, the graph is
+        disconnected or does not match the agents, ``horizon`` or ``n_trials`` < 1,
+        or a reward is outside [0, 1].
     """
     interval = check_int_at_least("interval", interval, 1)
     if own_term not in OWN_TERMS:

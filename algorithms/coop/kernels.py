@@ -138,6 +138,15 @@ class BufferedRewards:
             Pulled cells and their pull counts before this pull.
         counts : ndarray of int64, shape (n_arms × n_rows,)
             Pull counts of every cell before this round.
+
+        Returns
+        -------
+        ndarray of float64, shape (n,)
+
+        Raises
+        ------
+        ValueError
+            If a reward lies outside [0, 1].
         """
         if self.left == 0:
             self._refill(counts)
@@ -207,7 +216,19 @@ class ArmMajorDelayLine:
         return rep, rows[rep] - sender[rep] + targets[position]
 
     def send(self, t0: int, rows: np.ndarray, arm: np.ndarray, d_num: np.ndarray, d_den: np.ndarray) -> None:
-        """Schedule the content changes of senders ``rows`` (ascending ``b M + u``) at ``t0``."""
+        """Schedule the content changes of senders ``rows`` (ascending ``b M + u``) at ``t0``.
+
+        Parameters
+        ----------
+        t0 : int
+            Creation round.
+        rows : ndarray of int64, shape (n,)
+            Sending rows ``b M + u``, ascending.
+        arm : ndarray of int64, shape (n,)
+            The arm whose content changed.
+        d_num, d_den : ndarray of float64, shape (n,)
+            Changes of the numerator and denominator of the receivers' group mean.
+        """
         phase = t0 % self.n_slots
         if rows.size == self.n_rows:
             where = slice(phase * self.n_rows, (phase + 1) * self.n_rows)
@@ -222,7 +243,18 @@ class ArmMajorDelayLine:
         self._sent[phase] = parts
 
     def deliver(self, t: int):
-        """``(cells, d_num, d_den)`` due at round ``t``, or None; call once per round."""
+        """``(cells, d_num, d_den)`` due at round ``t``, or None; call once per round.
+
+        Parameters
+        ----------
+        t : int
+            Round, called in increasing order.
+
+        Returns
+        -------
+        tuple of (ndarray, ndarray, ndarray) or None
+            Receiver cells and the changes to add.
+        """
         slots, n = self.n_slots, self.n_rows
         self._sent[t % slots] = None  # created at t - slots: delivered by now
         sent = [self._sent[(t - d) % slots] if t - d >= 1 else None for d, *_ in self._by_lag]

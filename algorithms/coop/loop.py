@@ -102,7 +102,13 @@ class CoopLoop:
 
     def absorb(self, t: int) -> None:
         """Messages delivered at ``t`` and the last own term refresh mean and spread
-        once, before the decision (a dense round refreshes every cell)."""
+        once, before the decision (a dense round refreshes every cell).
+
+        Parameters
+        ----------
+        t : int
+            Round, 1-based.
+        """
         delivered = self.line.deliver(t)
         if delivered is not None and delivered[0].size > self.dense:
             cells, d_num, d_den = delivered
@@ -120,7 +126,18 @@ class CoopLoop:
         self.stale = None
 
     def choose(self, t: int) -> np.ndarray:
-        """Round robin over the arms for ``t <= K f``, then the UCB index."""
+        """Round robin over the arms for ``t <= K f``, then the UCB index.
+
+        Parameters
+        ----------
+        t : int
+            Round, 1-based.
+
+        Returns
+        -------
+        ndarray of int64, shape (n_rows,)
+            One arm per (trial, agent) row.
+        """
         K, N = self.K, self.N
         if t <= K * self.f:
             return np.full(N, (t - 1) % K, dtype=np.int64)
@@ -130,7 +147,18 @@ class CoopLoop:
         return argmax_ties_arm_major(index, self.policy.at(t).reshape(-1))
 
     def pull(self, arm: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Pull ``arm`` on every row; returns (cells, pulls before, rewards)."""
+        """Pull ``arm`` on every row; returns (cells, pulls before, rewards).
+
+        Parameters
+        ----------
+        arm : ndarray of int64, shape (n_rows,)
+            One arm per row.
+
+        Returns
+        -------
+        tuple of (ndarray, ndarray, ndarray)
+            Cells, pull counts before the pull and rewards, each ``(n_rows,)``.
+        """
         cell = arm * self.N + self.rows
         pulls = self.counts[cell]
         reward = self.reader.read(cell, pulls, self.counts)
@@ -148,6 +176,17 @@ class CoopLoop:
         The content (weight w, mean) of the pulled streams before and after this round:
         with ``count_field="release"`` it changes only at a release (w = ñ), so only the
         releasing rows are looked at.
+
+        Parameters
+        ----------
+        t : int
+            Round, 1-based.
+        arm : ndarray of int64, shape (n_rows,)
+            The pulled arms.
+        cell : ndarray of int64, shape (n_rows,)
+            Their cells.
+        pulls : ndarray of int64, shape (n_rows,)
+            Pull counts before this round's pull.
         """
         noisy, released_n, N = self.noisy, self.released_n, self.N
         due = np.flatnonzero((pulls + 1) % self.f == 0)
@@ -195,7 +234,13 @@ class CoopLoop:
                 self.stale = c
 
     def record(self, t: int) -> None:
-        """What every agent's message carries after round ``t`` (the transcript)."""
+        """What every agent's message carries after round ``t`` (the transcript).
+
+        Parameters
+        ----------
+        t : int
+            Round, 1-based.
+        """
         K, B, M = self.K, self.B, self.M
         noisy3 = self.noisy.reshape(K, B, M).transpose(1, 2, 0)
         rel3 = self.released_n.reshape(K, B, M).transpose(1, 2, 0)

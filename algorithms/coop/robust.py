@@ -63,6 +63,17 @@ SPLITS = ("alternate", "halves")
 def check_contamination(value: object, name: str = "contamination") -> float:
     """Return a contamination rate in [0, 1/4) (the trimmed mean is undefined beyond).
 
+    Parameters
+    ----------
+    value : float
+        The rate ε_c.
+    name : str
+        The parameter's name in the message.
+
+    Returns
+    -------
+    float
+
     Raises
     ------
     ValueError
@@ -141,6 +152,23 @@ def trimmed_mean_width(
 
     ``inf`` where ``n == 0``. Constants are unknown in the paper [U]; see the module
     docstring for the defaults.
+
+    Parameters
+    ----------
+    n : array_like of int
+        Sample counts, >= 0.
+    contamination : float
+        ε_c in [0, 1/4).
+    delta : float
+        δ in (0, 1) of the bound.
+    sigma : float
+        Sub-Gaussian scale σ of the rewards.
+    c1, c2 : float
+        The theorem's constants.
+
+    Returns
+    -------
+    ndarray of float64, shape of ``n``
 
     Examples
     --------
@@ -437,7 +465,22 @@ class Contamination:
         return np.array([0.0, 1.0])
 
     def byzantine_mask(self, n_agents: int) -> np.ndarray:
-        """Shape (n_agents,) bool: which agents corrupt their messages."""
+        """Shape (n_agents,) bool: which agents corrupt their messages.
+
+        Parameters
+        ----------
+        n_agents : int
+            M >= 1.
+
+        Returns
+        -------
+        ndarray of bool, shape (n_agents,)
+
+        Raises
+        ------
+        ValueError
+            If a listed Byzantine agent is not in ``[0, n_agents)``.
+        """
         mask = np.zeros(n_agents, dtype=bool)
         if self.byzantine is None:
             mask[:] = True
@@ -467,6 +510,10 @@ class Contamination:
             U(0, 1) draws of the contamination stream, used to sample Q.
         arm_means : ndarray of float64, shape (..., n_arms) broadcastable
             Sender's arm means (for ``complement`` and ``adversarial``).
+
+        Returns
+        -------
+        ndarray of float64, shape (...)
         """
         if self.kind == "point":
             draw = np.full(rewards.shape, float(self.value))

@@ -96,7 +96,19 @@ class RewardTable:
         return int(self.arm_means.shape[1])
 
     def uniforms(self, trial: object, agent: object, arm: object, pull: object) -> np.ndarray:
-        """The table's uniforms U in [0, 1) at broadcast indices (float64)."""
+        """The table's uniforms U in [0, 1) at broadcast indices (float64).
+
+        Parameters
+        ----------
+        trial, agent, arm, pull : array_like of int
+            Indices, broadcast together; each >= 0, ``agent < n_agents``, ``arm <
+            n_arms``.
+
+        Returns
+        -------
+        ndarray of float64, the broadcast shape
+            Counter-based uniforms: the same indices always give the same value.
+        """
         t = _index("trial", trial, None)
         a = _index("agent", agent, self.n_agents)
         k = _index("arm", arm, self.n_arms)
@@ -132,6 +144,26 @@ class RewardTable:
         :meth:`uniforms`. ``chunk_elements`` bounds the scratch arrays (entries per
         step); the default keeps them in the CPU cache (measured fastest,
         ``benchmarks/bench_li_song.py``).
+
+        Parameters
+        ----------
+        trials : ndarray of int64, shape (P,)
+            Trial of each pair.
+        agents : ndarray of int64, shape (P, A)
+            Agents summed for each pair.
+        arms : ndarray of int64, shape (P,)
+            Arm of each pair.
+        start : ndarray of int64, shape (P,)
+            First pull index (0-based) of each pair.
+        length : ndarray of int64, shape (P,)
+            Number of pulls summed, >= 0.
+        chunk_elements : int, default 2**15
+            Table entries hashed per step.
+
+        Returns
+        -------
+        ndarray of float64, shape (P, A), or None
+            The reward sums (whole numbers), or None as described above.
         """
         if self.overrides or type(self).uniforms is not RewardTable.uniforms:
             return None
@@ -169,6 +201,16 @@ class RewardTable:
     def rewards(self, trial: object, agent: object, arm: object, pull: object) -> np.ndarray:
         """Rewards (0.0 or 1.0, float64) at broadcast ``(trial, agent, arm, pull)`` indices.
 
+        Parameters
+        ----------
+        trial, agent, arm, pull : array_like of int
+            Indices, broadcast together (``pull`` is the 0-based pull count of the arm).
+
+        Returns
+        -------
+        ndarray of float64, the broadcast shape
+            Bernoulli rewards ``U < arm_means[agent, arm]``, with the overrides applied.
+
         Raises
         ------
         TypeError
@@ -194,6 +236,29 @@ class RewardTable:
 
         ``trial=None`` replaces the entry in every trial (the usual audit setting, where
         trials are the sample axis).
+
+        Parameters
+        ----------
+        agent : int
+            In ``[0, n_agents)``.
+        arm : int
+            In ``[0, n_arms)``.
+        pull : int
+            0-based pull index of ``arm`` by ``agent``, >= 0.
+        value : float
+            The new reward, in [0, 1].
+        trial : int, optional
+            The trial whose entry changes, >= 0; None for every trial.
+
+        Returns
+        -------
+        RewardTable
+            A new table; ``self`` is unchanged.
+
+        Raises
+        ------
+        ValueError
+            If an index is out of range or ``value`` is not a reward in [0, 1].
         """
         check_int_at_least("agent", agent, 0)
         check_int_at_least("arm", arm, 0)
@@ -275,6 +340,12 @@ class BernoulliMAB(GlobalArmsMixin):
         Returns
         -------
         ndarray, shape (..., n_agents)
+
+        Raises
+        ------
+        ValueError
+            If ``arms``' last axis is not ``n_agents`` long, an arm is out of range, or
+            ``reference`` is unknown.
         """
         a = _index("arms", arms, self.n_arms).astype(np.intp)
         if a.ndim < 1 or a.shape[-1] != self.n_agents:
@@ -287,7 +358,17 @@ class BernoulliMAB(GlobalArmsMixin):
         raise ValueError(f"reference must be 'global' or 'local', got {reference!r}")
 
     def reward_table(self, seed: int | np.random.SeedSequence) -> RewardTable:
-        """The counter-based reward table of this environment under ``seed``."""
+        """The counter-based reward table of this environment under ``seed``.
+
+        Parameters
+        ----------
+        seed : int or SeedSequence
+            Root of the table (two 64-bit words of its state are the table's key).
+
+        Returns
+        -------
+        RewardTable
+        """
         words = as_seed_sequence(seed).generate_state(2, dtype=np.uint64)
         return RewardTable(self.arm_means, (int(words[0]), int(words[1])))
 
@@ -301,7 +382,22 @@ def _check_range(mean_range: Sequence[float]) -> tuple[float, float]:
 
 def homogeneous_bandit(n_agents: int, n_arms: int, rng: np.random.Generator,
                        mean_range: Sequence[float] = (0.0, 1.0)) -> BernoulliMAB:
-    """Every agent shares one mean vector drawn uniformly from ``mean_range``."""
+    """Every agent shares one mean vector drawn uniformly from ``mean_range``.
+
+    Parameters
+    ----------
+    n_agents, n_arms : int
+        Shape of the means, each >= 1.
+    rng : numpy.random.Generator
+        Source of the means.
+    mean_range : sequence of two float
+        ``(low, high)`` within [0, 1].
+
+    Returns
+    -------
+    BernoulliMAB
+        Means of shape ``(n_agents, n_arms)``, equal rows.
+    """
     check_int_at_least("n_agents", n_agents, 1)
     check_int_at_least("n_arms", n_arms, 1)
     check_generator("rng", rng)
@@ -314,6 +410,24 @@ def heterogeneous_bandit(n_agents: int, n_arms: int, rng: np.random.Generator,
                          mean_range: Sequence[float] = (0.0, 1.0),
                          min_mismatch: int = 1, max_tries: int = 10_000) -> BernoulliMAB:
     """Agent-specific means, redrawn until ``min_mismatch`` agents' best arm is not global.
+
+    Parameters
+    ----------
+    n_agents, n_arms : int
+        Shape of the means, each >= 1.
+    rng : numpy.random.Generator
+        Source of the means.
+    mean_range : sequence of two float
+        ``(low, high)`` within [0, 1].
+    min_mismatch : int
+        Agents whose own best arm must differ from the global best, >= 0.
+    max_tries : int
+        Draws before giving up.
+
+    Returns
+    -------
+    BernoulliMAB
+        Means of shape ``(n_agents, n_arms)``.
 
     Raises
     ------

@@ -260,6 +260,20 @@ class LinearBandit:
     ) -> LinearBanditTables:
         """The lazy tables of ``n_trials`` worlds of ``horizon`` rounds.
 
+        Parameters
+        ----------
+        seed : int or SeedSequence
+            Root of the worlds (θ*, contexts, reward noise).
+        n_trials : int
+            Number of worlds, >= 1.
+        horizon : int
+            Rounds T per world, >= 1.
+
+        Returns
+        -------
+        LinearBanditTables
+            Drawn lazily, block by block (:meth:`LinearBanditTables.block`).
+
         Raises
         ------
         ValueError
@@ -333,6 +347,15 @@ class LinearBanditTables:
         contexts : array_like, shape (n_trials, n_agents, horizon, n_arms, dim)
         rewards : array_like, shape (n_trials, n_agents, horizon, n_arms)
         theta : array_like, shape (n_trials, dim)
+
+        Parameters
+        ----------
+        spec : LinearBandit
+            The environment (sizes, bounds ``L``, ``B`` and the out-of-bounds rule).
+
+        Returns
+        -------
+        LinearBanditTables
 
         Raises
         ------
@@ -438,6 +461,20 @@ class LinearBanditTables:
     # ------------------------------------------------------------------ reading
     def block(self, start: int, stop: int) -> LinearBlock:
         """Contexts, rewards and means of rounds ``[start, stop)`` of every trial and agent.
+
+        Parameters
+        ----------
+        start : int
+            First round, >= 0.
+        stop : int
+            One past the last round, in ``(start, horizon]``.
+
+        Returns
+        -------
+        LinearBlock
+            Contexts ``(n_trials, n_agents, stop - start, n_arms, dim)``, rewards and
+            means
+            ``(n_trials, n_agents, stop - start, n_arms)``.
 
         Raises
         ------

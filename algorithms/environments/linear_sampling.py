@@ -43,7 +43,21 @@ CHUNK_ROUNDS = 32
 
 
 def stream_generator(root: np.random.SeedSequence, trial: int, agent: int, index: int) -> np.random.Generator:
-    """The generator at ``(trial, 0, agent, Stream.ENVIRONMENT, index)`` below ``root``."""
+    """The generator at ``(trial, 0, agent, Stream.ENVIRONMENT, index)`` below ``root``.
+
+    Parameters
+    ----------
+    root : numpy.random.SeedSequence
+        The tables' root.
+    trial, agent : int
+        The stream's trial and agent.
+    index : int
+        0 for θ* (drawn at agent 0), 1 for the agent's decision sets and rewards.
+
+    Returns
+    -------
+    numpy.random.Generator
+    """
     key = (*tuple(root.spawn_key), trial, 0, agent, int(Stream.ENVIRONMENT), index)
     return np.random.default_rng(np.random.SeedSequence(root.entropy, spawn_key=key))
 
@@ -57,6 +71,23 @@ def draw_chunk(
     ``(CHUNK_ROUNDS, 3K + 1)`` (each action's place in its band, its radius, its
     reward, and the best action's position), then the ``d - 1`` standard normals
     (float32) of each action's direction in θ*⊥. The transform is vectorized.
+
+    Parameters
+    ----------
+    spec : LinearSpec
+        Sizes and bounds.
+    theta : ndarray of float64, shape (n_trials, dim)
+        θ* of each trial.
+    frames : ndarray of float64, shape (n_trials, dim, dim)
+        Orthonormal frames whose first column is θ*/‖θ*‖.
+    rngs : ndarray of object, shape (n_trials, n_agents)
+        The streams' generators, advanced in place.
+
+    Returns
+    -------
+    tuple of (ndarray, ndarray, ndarray)
+        Contexts ``(CHUNK_ROUNDS, n_trials, n_agents, n_arms, dim)``, rewards and
+        ⟨x, θ*⟩ ``(CHUNK_ROUNDS, n_trials, n_agents, n_arms)`` (round-major).
     """
     n_trials, agents = rngs.shape
     rounds, n_arms, dim, bound_x = CHUNK_ROUNDS, spec.n_arms, spec.dim, spec.bound_x
@@ -119,7 +150,17 @@ def draw_chunk(
 
 
 def orthonormal_frame(unit: np.ndarray) -> np.ndarray:
-    """An orthonormal basis (d, d) whose first column is the unit vector ``unit``."""
+    """An orthonormal basis (d, d) whose first column is the unit vector ``unit``.
+
+    Parameters
+    ----------
+    unit : ndarray of float64, shape (d,)
+        A unit vector.
+
+    Returns
+    -------
+    ndarray of float64, shape (d, d)
+    """
     q, _ = np.linalg.qr(np.column_stack([unit, np.eye(unit.size)]))
     return _first_column(q, unit)
 
@@ -133,7 +174,24 @@ def _first_column(q: np.ndarray, unit: np.ndarray) -> np.ndarray:
 
 
 def checked_contexts(spec: LinearSpec, contexts: np.ndarray) -> np.ndarray:
-    """Finite contexts with ``‖x‖ <= L`` (or scaled onto the ball when clipping)."""
+    """Finite contexts with ``‖x‖ <= L`` (or scaled onto the ball when clipping).
+
+    Parameters
+    ----------
+    spec : LinearSpec
+        Bounds and the out-of-bounds rule (``"raise"`` or ``"clip"``).
+    contexts : ndarray of float64, shape (..., dim)
+        Contexts.
+
+    Returns
+    -------
+    ndarray of float64, same shape
+
+    Raises
+    ------
+    ValueError
+        If a value is not finite, or a norm exceeds ``L`` under ``"raise"``.
+    """
     if not np.all(np.isfinite(contexts)):
         raise ValueError("`contexts` must be finite (NaN or inf found).")
     norms = np.linalg.norm(contexts, axis=-1)
@@ -149,7 +207,24 @@ def checked_contexts(spec: LinearSpec, contexts: np.ndarray) -> np.ndarray:
 
 
 def checked_rewards(spec: LinearSpec, rewards: np.ndarray) -> np.ndarray:
-    """Finite rewards with ``|y| <= B`` (or clipped to [-B, B])."""
+    """Finite rewards with ``|y| <= B`` (or clipped to [-B, B]).
+
+    Parameters
+    ----------
+    spec : LinearSpec
+        Bounds and the out-of-bounds rule.
+    rewards : ndarray of float64
+        Rewards.
+
+    Returns
+    -------
+    ndarray of float64, same shape
+
+    Raises
+    ------
+    ValueError
+        If a value is not finite, or exceeds ``B`` in absolute value under ``"raise"``.
+    """
     if not np.all(np.isfinite(rewards)):
         raise ValueError("`rewards` must be finite (NaN or inf found).")
     if np.any(np.abs(rewards) > spec.bound_y):

@@ -110,6 +110,25 @@ def leaf_reach(*, sync_every: int, horizon: int, gamma: int = 1) -> int:
     ``min(B, T)`` rounded up to the set's share, ``⌈B/γ⌉``: the first round of a released
     batch (when ``T < B`` no batch is released and 1 is returned, the one-pair charge).
 
+    Parameters
+    ----------
+    sync_every : int
+        B >= 1.
+    horizon : int
+        T >= 1.
+    gamma : int
+        γ >= 1 (decentralized sets), 1 for the centralized algorithm.
+
+    Returns
+    -------
+    int
+        >= 1.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range (named in the message).
+
     Examples
     --------
     >>> leaf_reach(sync_every=8, horizon=64), leaf_reach(sync_every=8, horizon=64, gamma=2)

@@ -374,8 +374,45 @@ def run_feducb_fixed(
     one. The Privatizer is charged at ``B × √2(L² + B²)`` per leaf
     (:mod:`fedpriv.algorithms.feducb.adaptivity`; ``records_per_leaf``), and
     :meth:`FedUCBRun.mechanism_epsilon` gives the one-pair (oblivious stream) price.
-    Parameters as in :func:`run_feducb`, with ``sync_every`` (``B`` >= 1) instead of a
-    threshold.
+
+    Parameters
+    ----------
+    tables : LinearBanditTables
+        The worlds (contexts, rewards, θ*) of ``n_trials`` trials.
+    epsilon, delta : float
+        The claim (ε in nats > 0, δ in (0, 1)); the Privatizer's noise is calibrated
+        from it (``calibration``).
+    sync_every : int
+        ``B`` >= 1: every agent syncs at the end of rounds ``B-1, 2B-1, ...``.
+    calibration : {"paper", "corrected", "exact"}
+        Noise calibration (:mod:`fedpriv.privacy.matrix_tree`).
+    beta : {"H", "P", "tuned"}
+        Prop. 2's β with the privacy terms of the full text [H] or of the NeurIPS
+        text [P], or the constant ``beta_value`` (as in :func:`run_feducb`).
+    beta_value : float, optional
+        β when ``beta == "tuned"``, > 0.
+    failure_probability : float
+        α of Prop. 2 and 4, in (0, 1).
+    literal_d_factor : bool
+        Use the printed ``d log det V`` in β (as in :func:`run_feducb`).
+    record : bool
+        Keep the transcript (:class:`FedUCBTranscript`).
+    seed : int or SeedSequence
+        Root of the privacy-noise streams ``(trial, side, agent, Stream.NOISE)``.
+    side : int
+        0 for the world D, 1 for D' in an audit (fresh noise streams).
+    secure_noise : bool
+        Exact integer noise on a grid for the Privatizer (as in :func:`run_feducb`).
+
+    Returns
+    -------
+    FedUCBRun
+        Regret, syncs and the accountant charged with every Privatizer release.
+
+    Raises
+    ------
+    ValueError
+        On a parameter out of range (named in the message).
     """
     return _run(
         tables, private=True, fixed=True, epsilon=epsilon, delta=delta, threshold=None,
@@ -408,9 +445,40 @@ def run_feducb_nonprivate(
 
     Parameters
     ----------
+    tables : LinearBanditTables
+        The worlds (contexts, rewards, θ*) of ``n_trials`` trials.
+    threshold : float, optional
+        ``D`` >= 0 of the log-det test (as in :func:`run_feducb`); None is Theorem 1's
+        value.
+    sync_every : int, optional
+        ``B`` >= 1 for the fixed schedule of :func:`run_feducb_fixed`; at most one of
+        ``threshold`` and ``sync_every``.
     regularizer : float
         λ > 0.
-    Other parameters as in :func:`run_feducb`.
+    beta : {"H", "P", "tuned"}
+        Prop. 2's β with the privacy terms of the full text [H] or of the NeurIPS
+        text [P], or the constant ``beta_value`` (as in :func:`run_feducb`).
+    beta_value : float, optional
+        β when ``beta == "tuned"``, > 0.
+    failure_probability : float
+        α of Prop. 2 and 4, in (0, 1).
+    literal_d_factor : bool
+        Use the printed ``d log det V`` in β (as in :func:`run_feducb`).
+    record : bool
+        Keep the transcript (:class:`FedUCBTranscript`).
+    seed : int or SeedSequence
+        Root of the run's streams (no noise is drawn).
+
+    Returns
+    -------
+    FedUCBRun
+        Regret and syncs; the accountant holds ``NonPrivate`` charges (ε = ∞).
+
+    Raises
+    ------
+    ValueError
+        If both ``threshold`` and ``sync_every`` are given, or a parameter is out of
+        range (named in the message).
     """
     if sync_every is not None and threshold is not None:
         raise ValueError("give at most one of `threshold` and `sync_every`.")

@@ -211,11 +211,33 @@ class DecentralizedFedUCBRun:
     mechanism_accountant: Accountant | None = None
 
     def accountant_epsilon(self, target_delta: float) -> tuple[str, float]:
-        """``(route, ε)`` of the Privatizer releases (Prop. 3's scope) at ``target_delta``."""
+        """``(route, ε)`` of the Privatizer releases (Prop. 3's scope) at ``target_delta``.
+
+        Parameters
+        ----------
+        target_delta : float
+            In [0, 1).
+
+        Returns
+        -------
+        tuple of (str, float)
+            The tightest route and ε in nats at ``target_delta``.
+        """
         return self.accountant.tightest(target_delta, where={"channel": "privatizer"})
 
     def mechanism_epsilon(self, target_delta: float) -> tuple[str, float]:
-        """``(route, ε)`` for one changed pair of an oblivious stream (mechanism alone)."""
+        """``(route, ε)`` for one changed pair of an oblivious stream (mechanism alone).
+
+        Parameters
+        ----------
+        target_delta : float
+            In [0, 1).
+
+        Returns
+        -------
+        tuple of (str, float)
+            The tightest route and ε in nats at ``target_delta``.
+        """
         if self.mechanism_accountant is None:
             return self.accountant_epsilon(target_delta)
         return self.mechanism_accountant.tightest(target_delta, where={"channel": "privatizer"})

@@ -143,7 +143,17 @@ class DecentralizedProtocol:
 
     # ------------------------------------------------------------ linear algebra
     def radius(self, log_det: np.ndarray) -> np.ndarray:
-        """β of Prop. 2 with the clique's regulariser (or the tuned constant)."""
+        """β of Prop. 2 with the clique's regulariser (or the tuned constant).
+
+        Parameters
+        ----------
+        log_det : ndarray of float64
+            ``log det V`` of each (trial, agent, set).
+
+        Returns
+        -------
+        ndarray of float64, same shape
+        """
         if self.setup["beta"] == "tuned":
             return np.full(log_det.shape, self.setup["beta_value"])
         radicand = (2.0 * math.log(2.0 / self.failure_probability) + log_det
@@ -151,7 +161,13 @@ class DecentralizedProtocol:
         return self.spec.sub_gaussian * np.sqrt(np.maximum(radicand, 0.0)) + self.noise["privacy_term"]
 
     def refresh(self, b: np.ndarray, i: np.ndarray, g: np.ndarray) -> None:
-        """Recompute ``S, s`` of the given (b, i, g) from the stored releases."""
+        """Recompute ``S, s`` of the given (b, i, g) from the stored releases.
+
+        Parameters
+        ----------
+        b, i, g : ndarray of int64, shape (n,)
+            Trials, agents and sets to refresh (duplicates allowed).
+        """
         b, i, g = np.unravel_index(np.unique(np.ravel_multi_index((b, i, g), self.shape)),
                                    self.shape)
         member, store, eye = self.setup["member"], self.store, self.eye
@@ -176,7 +192,13 @@ class DecentralizedProtocol:
     def catch_up(self, g: int) -> None:
         """Form the inverses of set ``g`` refreshed since its last use, from their
         last Cholesky factor: a (b, i, g) refreshed several times between two uses
-        is inverted once, with the values an inversion at each refresh would leave."""
+        is inverted once, with the values an inversion at each refresh would leave.
+
+        Parameters
+        ----------
+        g : int
+            The set used this round.
+        """
         for inverse, factor, stale in ((self.a_inv, self.chol_v, self.stale_v),
                                        (self.w_inv, self.chol_w, self.stale_w)):
             b, i = np.nonzero(stale[:, :, g])
@@ -186,7 +208,17 @@ class DecentralizedProtocol:
 
     # ------------------------------------------------------------ one round
     def play_round(self, t: int, contexts, rewards, means) -> None:
-        """Round ``t``: hop, act, decide (line 6 or the clock), receive, release."""
+        """Round ``t``: hop, act, decide (line 6 or the clock), receive, release.
+
+        Parameters
+        ----------
+        t : int
+            Round, 0-based.
+        contexts : ndarray of float64, shape (n_trials, n_agents, n_arms, dim)
+            This round's decision sets.
+        rewards, means : ndarray of float64, shape (n_trials, n_agents, n_arms)
+            This round's rewards and expected rewards.
+        """
         g_now = t % self.gamma
         delivered, arrived = self._hop()
         self._act(t, g_now, contexts, rewards, means)
@@ -333,7 +365,22 @@ class DecentralizedProtocol:
 
     def outcome(self, *, delta: float, failure_probability: float,
                 calibration: str) -> dict:
-        """The fields of the run's record (transcript only with ``record=True``)."""
+        """The fields of the run's record (transcript only with ``record=True``).
+
+        Parameters
+        ----------
+        delta : float
+            The claim's δ.
+        failure_probability : float
+            α of Prop. 2 and 4.
+        calibration : str
+            The noise calibration used.
+
+        Returns
+        -------
+        dict
+            Keyword arguments of :class:`DecentralizedFedUCBRun`.
+        """
         setup, noise, spec = self.setup, self.noise, self.spec
         transcript = build_transcript(self.logs, self.store, self.actions) if self.record else None
         private = noise["cal"] is not None

@@ -114,6 +114,16 @@ class LinUCBRun:
     def accountant_epsilon(self, target_delta: float) -> tuple[str, float]:
         """``(route, ε)`` of the Privatizer releases at ``target_delta`` (private only).
 
+        Parameters
+        ----------
+        target_delta : float
+            In [0, 1).
+
+        Returns
+        -------
+        tuple of (str, float)
+            The tightest route and ε in nats at ``target_delta``.
+
         Raises
         ------
         ValueError
@@ -272,9 +282,22 @@ def run_linucb_pooled(
 
     Parameters
     ----------
+    tables : LinearBanditTables
+        ``n_trials`` worlds of :mod:`fedpriv.algorithms.environments.linear`.
     order : {"round", "sequential"}
         Order of the M updates within a round (module docstring).
-    Other parameters as in :func:`run_linucb`.
+    regularizer : float
+        ``λ`` > 0 (``V_0 = λ I``).
+    beta : {"oful", "tuned"}
+        :func:`oful_radius` or the constant ``beta_value``.
+    beta_value : float, optional
+        β when ``beta == "tuned"``, > 0.
+    failure_probability : float
+        α in (0, 1).
+    record : bool
+        Keep the actions.
+    seed : int or SeedSequence
+        Root seed (only recorded: the algorithm draws nothing).
 
     Returns
     -------
@@ -325,6 +348,8 @@ def run_linucb_independent_private(
 
     Parameters
     ----------
+    tables : LinearBanditTables
+        ``n_trials`` worlds of :mod:`fedpriv.algorithms.environments.linear`.
     epsilon, delta : float
         Each agent's claim: its release stream (hence its actions) is (ε, δ)-DP w.r.t.
         one substituted ``(x, y)`` of its own history.
@@ -337,7 +362,12 @@ def run_linucb_independent_private(
         Root of the noise streams ``(trial, side, agent, Stream.NOISE)``.
     side : int
         0 for the world D, 1 for D' in an audit.
-    Other parameters as in :func:`run_linucb`.
+    beta_value : float, optional
+        β when ``beta == "tuned"``, > 0.
+    failure_probability : float
+        α of Prop. 2 and 4, in (0, 1).
+    record : bool
+        Keep the actions.
 
     Returns
     -------

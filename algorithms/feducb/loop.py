@@ -99,7 +99,15 @@ class CentralizedLoop:
         self.flushed = np.zeros(n_trials, dtype=np.int64)  # chunk rows already in Q
 
     def run(self, tables: LinearBanditTables, privatizer: MatrixTreePrivatizer) -> None:
-        """Play every round of ``tables``, chunk by chunk of pre-drawn values."""
+        """Play every round of ``tables``, chunk by chunk of pre-drawn values.
+
+        Parameters
+        ----------
+        tables : LinearBanditTables
+            The worlds.
+        privatizer : MatrixTreePrivatizer
+            The (trial, agent) Privatizers, charged by their accountant.
+        """
         all_trials = np.arange(self.n_trials)
         for start in range(0, self.horizon, CHUNK_ROUNDS):
             stop = min(self.horizon, start + CHUNK_ROUNDS)
@@ -118,7 +126,23 @@ class CentralizedLoop:
 
     def play(self, t: int, row: int, contexts: np.ndarray, rewards: np.ndarray,
              means: np.ndarray) -> np.ndarray:
-        """Round ``t``: actions, regret, local updates; returns the trials that sync."""
+        """Round ``t``: actions, regret, local updates; returns the trials that sync.
+
+        Parameters
+        ----------
+        t : int
+            Round, 0-based.
+        row : int
+            Position of the round in its chunk.
+        contexts : ndarray of float64, shape (n_trials, n_agents, n_arms, dim)
+            This round's decision sets.
+        rewards, means : ndarray of float64, shape (n_trials, n_agents, n_arms)
+            This round's rewards and expected rewards.
+
+        Returns
+        -------
+        ndarray of bool, shape (n_trials,)
+        """
         setup, d = self.setup, self.dim
         ti, ai = self.trial_index, self.agent_index
         ax_all = np.matmul(contexts, self.a_inv)  # A symmetric: rows are (A x)ᵀ
@@ -163,7 +187,25 @@ class CentralizedLoop:
 
     def synchronize(self, t: int, row: int, sync: np.ndarray,
                     privatizer: MatrixTreePrivatizer) -> None:
-        """Lines 12-16 for the trials in ``sync``: release, broadcast, reset."""
+        """Lines 12-16 for the trials in ``sync``: release, broadcast, reset.
+
+        Parameters
+        ----------
+        t : int
+            Round, 0-based.
+        row : int
+            Position of the round in its chunk.
+        sync : ndarray of bool, shape (n_trials,)
+            The trials that sync (updated in place when a tree is full and
+            ``on_capacity="stop"``).
+        privatizer : MatrixTreePrivatizer
+            The Privatizers.
+
+        Raises
+        ------
+        CapacityExceededError
+            If a sync is past the tree's capacity and ``on_capacity="raise"``.
+        """
         setup, n_trials = self.setup, self.n_trials
         full = sync & (privatizer.remaining_capacity[:, 0] <= 0)
         if full.any():
@@ -205,7 +247,15 @@ class CentralizedLoop:
                 bc_vec[j].append(self.s_vec[j].copy())
 
     def flush(self, rows: int, idx: np.ndarray) -> None:
-        """Add ``v vᵀ`` of the chunk rows ``flushed[j] .. rows-1`` to ``Q`` of trials ``idx``."""
+        """Add ``v vᵀ`` of the chunk rows ``flushed[j] .. rows-1`` to ``Q`` of trials ``idx``.
+
+        Parameters
+        ----------
+        rows : int
+            One past the last chunk row to add.
+        idx : ndarray of int64
+            Trials.
+        """
         flushed, n_trials = self.flushed, self.n_trials
         first = int(flushed[idx].min())
         if first >= rows:

@@ -39,6 +39,18 @@ _GREEDY = ("largest_first", "smallest_last", "connected_sequential_bfs",
 def power_graph(graph: nx.Graph, gamma: int) -> nx.Graph:
     """The γ-th power G_γ: an edge ``(u, v)`` iff ``1 <= d_G(u, v) <= γ``.
 
+    Parameters
+    ----------
+    graph : networkx.Graph
+        Connected, simple, undirected.
+    gamma : int
+        γ >= 1.
+
+    Returns
+    -------
+    networkx.Graph
+        Same nodes.
+
     Raises
     ------
     ValueError
@@ -66,6 +78,11 @@ def clique_cover(graph_gamma: nx.Graph) -> tuple[tuple[int, ...], ...]:
     minimum, χ̄(G_γ) of Thm. 2, is NP-hard in general; the greedy count is an upper
     bound on it (exact on the path graph, ``⌈M/(γ+1)⌉``, and on complete graphs, 1).
 
+    Parameters
+    ----------
+    graph_gamma : networkx.Graph
+        G_γ (:func:`power_graph`).
+
     Returns
     -------
     tuple of tuple of int
@@ -91,6 +108,17 @@ def clique_cover(graph_gamma: nx.Graph) -> tuple[tuple[int, ...], ...]:
 
 def check_clique_cover(graph_gamma: nx.Graph, cover: Any) -> np.ndarray:
     """Validate a clique cover of ``graph_gamma`` and return each node's clique label.
+
+    Parameters
+    ----------
+    graph_gamma : networkx.Graph
+        G_γ.
+    cover : sequence of sequence of int
+        The cliques.
+
+    Returns
+    -------
+    ndarray of int64, shape (M,)
 
     Raises
     ------
@@ -171,7 +199,19 @@ class ReleaseStore:
         self.n = 1
 
     def add(self, gram: np.ndarray, vec: np.ndarray) -> np.ndarray:
-        """Append releases ``gram`` (n, d, d), ``vec`` (n, d); return their ids (n,)."""
+        """Append releases ``gram`` (n, d, d), ``vec`` (n, d); return their ids (n,).
+
+        Parameters
+        ----------
+        gram : ndarray of float64, shape (n, d, d)
+            Released Gram matrices.
+        vec : ndarray of float64, shape (n, d)
+            Released vectors.
+
+        Returns
+        -------
+        ndarray of int64, shape (n,)
+        """
         k = gram.shape[0]
         while self.n + k > self.gram.shape[0]:
             self.gram = np.concatenate([self.gram, np.zeros_like(self.gram)])
@@ -186,7 +226,21 @@ def build_transcript(
     logs: dict[str, list], store: ReleaseStore, actions: np.ndarray
 ) -> DecentralizedTranscript:
     """The transcript from the run's integer logs (kinds 0/1 as in :data:`MESSAGE_KINDS`;
-    release causes 0 response, 1 request, 2 schedule)."""
+    release causes 0 response, 1 request, 2 schedule).
+
+    Parameters
+    ----------
+    logs : dict of str to list
+        The run's integer logs (``messages``, ``releases``, ...).
+    store : ReleaseStore
+        The released statistics.
+    actions : ndarray of int64
+        Actions of every (trial, agent, round).
+
+    Returns
+    -------
+    DecentralizedTranscript
+    """
     def frame(parts: list, columns: list[str]) -> pd.DataFrame:
         data = np.concatenate(parts) if parts else np.zeros((0, len(columns)), dtype=np.int64)
         return pd.DataFrame(data.astype(np.int64), columns=columns)

@@ -118,6 +118,20 @@ def floored_cholesky(
     event of FedUCB's Prop. 4), every matrix's eigenvalues are floored at
     ``1e-9 · max(1, trace/d)`` (post-processing) with a RuntimeWarning (only when a
     floor actually bites, if ``warn_only_if_floored``), then factored.
+
+    Parameters
+    ----------
+    matrix : ndarray of float64, shape (..., d, d)
+        Symmetric matrices.
+    message : str
+        The warning's text.
+    warn_only_if_floored : bool
+        Warn only when a floor changes an eigenvalue.
+
+    Returns
+    -------
+    ndarray of float64, shape (..., d, d)
+        Lower-triangular factors.
     """
     try:
         return np.linalg.cholesky(matrix)
@@ -157,6 +171,16 @@ def cholesky_and_logdet(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray] | N
     The first half of :func:`inverse_and_logdet`, for callers that may not need the
     inverse (:func:`inverse_from_cholesky` finishes it, with the same values); on
     None they call :func:`inverse_and_logdet`, which floors the batch's eigenvalues.
+
+    Parameters
+    ----------
+    matrix : ndarray of float64, shape (..., d, d)
+        Symmetric matrices V.
+
+    Returns
+    -------
+    tuple of (ndarray, ndarray) or None
+        Factors ``(..., d, d)`` and ``log det V`` ``(...,)``.
     """
     try:
         chol = np.linalg.cholesky(matrix)
@@ -171,6 +195,15 @@ def inverse_from_cholesky(chol: np.ndarray) -> np.ndarray:
     ``L^{-1}`` is numpy's inv, i.e. LAPACK gesv(L, I): the very call of
     ``solve(L, I)``, without an identity copied per matrix. Each matrix's result
     does not depend on the batch it is computed in.
+
+    Parameters
+    ----------
+    chol : ndarray of float64, shape (..., d, d)
+        Lower Cholesky factors L.
+
+    Returns
+    -------
+    ndarray of float64, shape (..., d, d)
     """
     lower_inv = np.linalg.inv(chol)
     return lower_inv.swapaxes(-1, -2) @ lower_inv
@@ -190,6 +223,11 @@ def sherman_morrison_update(a_inv: np.ndarray, x: np.ndarray) -> np.ndarray:
     a_inv : ndarray of float64, shape (..., d, d)
         Symmetric inverse, updated in place (a writable view is fine).
     x : ndarray of float64, shape (..., d)
+
+    Returns
+    -------
+    ndarray of float64, shape (...,)
+        ``xᵀ A^{-1} x`` before the update.
     """
     ax = np.matmul(a_inv, x[..., None])[..., 0]
     quad = np.einsum("...d,...d->...", ax, x)
@@ -201,7 +239,18 @@ def sherman_morrison_update(a_inv: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 
 def iterate_rounds(tables: LinearBanditTables) -> Iterator[tuple]:
-    """Yield ``(t, contexts (J,I,K,d), rewards (J,I,K), means (J,I,K))`` for every round."""
+    """Yield ``(t, contexts (J,I,K,d), rewards (J,I,K), means (J,I,K))`` for every round.
+
+    Parameters
+    ----------
+    tables : LinearBanditTables
+        The worlds, read block by block.
+
+    Yields
+    ------
+    tuple
+        ``(t, contexts, rewards, means)``: J trials, I agents, K arms, d dimensions.
+    """
     for start in range(0, tables.horizon, CHUNK_ROUNDS):
         stop = min(tables.horizon, start + CHUNK_ROUNDS)
         block = tables.block(start, stop)

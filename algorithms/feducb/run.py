@@ -122,13 +122,35 @@ class FedUCBRun:
 
     def accountant_epsilon(self, target_delta: float) -> tuple[str, float]:
         """``(route, ε)`` of the Privatizer releases (Prop. 3's scope) at ``target_delta``,
-        each leaf charged for the ``records_per_leaf`` pairs one change can move."""
+        each leaf charged for the ``records_per_leaf`` pairs one change can move.
+
+        Parameters
+        ----------
+        target_delta : float
+            In [0, 1).
+
+        Returns
+        -------
+        tuple of (str, float)
+            The tightest route and ε in nats at ``target_delta``.
+        """
         return self.accountant.tightest(target_delta, where={"channel": "privatizer"})
 
     def mechanism_epsilon(self, target_delta: float) -> tuple[str, float]:
         """``(route, ε)`` of the Privatizer for one changed pair of an oblivious stream
         (the mechanism alone; equal to :meth:`accountant_epsilon` when
-        ``records_per_leaf == 1``)."""
+        ``records_per_leaf == 1``).
+
+        Parameters
+        ----------
+        target_delta : float
+            In [0, 1).
+
+        Returns
+        -------
+        tuple of (str, float)
+            The tightest route and ε in nats at ``target_delta``.
+        """
         if self.mechanism_accountant is None:
             return self.accountant_epsilon(target_delta)
         return self.mechanism_accountant.tightest(target_delta, where={"channel": "privatizer"})
@@ -140,6 +162,16 @@ def inverse_and_logdet(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     A matrix that is not positive definite (the noise exceeded Λ: the α event of
     Prop. 4) has its eigenvalues floored at ``1e-9 · max(1, trace/d)`` (post-
     processing) with a RuntimeWarning.
+
+    Parameters
+    ----------
+    matrix : ndarray of float64, shape (..., d, d)
+        Symmetric matrices M.
+
+    Returns
+    -------
+    tuple of (ndarray, ndarray)
+        ``M^{-1}`` of shape ``(..., d, d)`` and ``log det M`` of shape ``(...,)``.
     """
     chol = floored_cholesky(
         matrix,
@@ -163,6 +195,19 @@ def rank_one_update(
     Returns ``xᵀ A x`` (before the update), for the matrix determinant lemma.
     ``work`` is an optional scratch array shaped like ``inverse`` (see
     :func:`subtract_outer`).
+
+    Parameters
+    ----------
+    inverse : ndarray of float64, shape (J, I, d, d)
+        Updated in place.
+    x : ndarray of float64, shape (J, I, d)
+        The new contexts.
+    work : ndarray of float64, shape (J, I, d, d), optional
+        Scratch space.
+
+    Returns
+    -------
+    ndarray of float64, shape (J, I)
     """
     ax = np.einsum("jide,jie->jid", inverse, x)
     quad = np.einsum("jid,jid->ji", ax, x)
@@ -178,6 +223,17 @@ def subtract_outer(
     ``work``: optional float64 scratch array of ``inverse``'s shape for the outer
     product, so that the hot loop does not allocate (and page in) a fresh batch of
     matrices per round; the values are the same with or without it.
+
+    Parameters
+    ----------
+    inverse : ndarray of float64, shape (..., d, d)
+        Updated in place.
+    ax : ndarray of float64, shape (..., d)
+        ``A x``.
+    quad : ndarray of float64, shape (...)
+        ``xᵀ A x``.
+    work : ndarray of float64, shape (..., d, d), optional
+        Scratch space.
     """
     scaled = ax / np.sqrt(1.0 + quad)[..., None]
     if work is None:
@@ -215,6 +271,36 @@ def open_accounting(
     :mod:`fedpriv.privacy.secure_matrix`). ``records_per_leaf``: the Privatizer's
     (leaf pairs one change can move); when > 1 (and private) a second accountant is
     charged the same trees for one pair, the mechanism alone (third item, else None).
+
+    Parameters
+    ----------
+    shared_users : bool
+        One user at every agent (footnote 4).
+    n_trials, n_agents : int
+        Sizes, each >= 1.
+    dim : int
+        Context dimension d (the Privatizer's matrices are ``(d+1) × (d+1)``).
+    capacity : int
+        Leaves of each Privatizer tree.
+    noise_stddev : float
+        σ_N per entry, >= 0 (0: non-private).
+    shift : float
+        Λ, the Privatizer's diagonal shift.
+    frobenius_sensitivity : float
+        Per-pair Frobenius sensitivity of a leaf.
+    sync_timing_reason : str, optional
+        Reason of the sync-timing ``NonPrivate`` charges (adaptive schedule), or None.
+    rng : ndarray of object, shape (n_trials, n_agents)
+        The Privatizers' noise generators.
+    secure_noise : bool
+        Exact integer noise on a grid.
+    records_per_leaf : int
+        Leaf pairs one change can move, >= 1.
+
+    Returns
+    -------
+    tuple of (Accountant, MatrixTreePrivatizer, Accountant or None)
+        The run's accountant, the Privatizers and the mechanism-alone accountant.
     """
 
     def new_accountant() -> Accountant:

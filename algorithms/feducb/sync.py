@@ -64,6 +64,29 @@ def recommended_threshold(
 ) -> float:
     """Theorem 1's ``D = 2 T d / (log X + 1)``.
 
+    Parameters
+    ----------
+    horizon : int
+        T >= 1.
+    dim : int
+        Context dimension d >= 1.
+    rho_min, rho_max : float
+        Bounds ``0 < ρ_min <= ρ_max`` on the eigenvalues of the Privatizer's
+        regularizer (Dubey & Pentland, NeurIPS 2020), with
+        ``X = ρ_max/ρ_min + T L²/(d ρ_min)``.
+    bound_x : float
+        ``L`` > 0, the contexts' norm bound.
+
+    Returns
+    -------
+    float
+        The log-det threshold D > 0.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range (named in the message).
+
     Examples
     --------
     >>> round(recommended_threshold(horizon=100, dim=2, rho_min=1.0, rho_max=1.0), 3)
@@ -78,6 +101,26 @@ def communication_bound(
     bound_x: float = 1.0,
 ) -> float:
     """Prop. 1's bound ``2 sqrt((d T / D) log X) + 4`` on the number of syncs (∞ at D = 0).
+
+    Parameters
+    ----------
+    threshold : float
+        D >= 0.
+    horizon : int
+        T >= 1.
+    dim : int
+        Context dimension d >= 1.
+    rho_min, rho_max : float
+        Bounds ``0 < ρ_min <= ρ_max`` on the eigenvalues of the Privatizer's
+        regularizer (Dubey & Pentland, NeurIPS 2020), with
+        ``X = ρ_max/ρ_min + T L²/(d ρ_min)``.
+    bound_x : float
+        ``L`` > 0, the contexts' norm bound.
+
+    Returns
+    -------
+    float
+        The bound on the number of syncs (``inf`` at D = 0).
 
     Raises
     ------
@@ -100,6 +143,26 @@ def threshold_for_syncs(
     """The smallest ``D`` whose Prop. 1 bound is ``n_syncs``: ``4 d T log X / (n - 4)²``.
 
     ``n_syncs >= T`` gives ``D = 0`` (sync every round).
+
+    Parameters
+    ----------
+    n_syncs : int
+        Target number of syncs n >= 1.
+    horizon : int
+        T >= 1.
+    dim : int
+        Context dimension d >= 1.
+    rho_min, rho_max : float
+        Bounds ``0 < ρ_min <= ρ_max`` on the eigenvalues of the Privatizer's
+        regularizer (Dubey & Pentland, NeurIPS 2020), with
+        ``X = ρ_max/ρ_min + T L²/(d ρ_min)``.
+    bound_x : float
+        ``L`` > 0, the contexts' norm bound.
+
+    Returns
+    -------
+    float
+        D >= 0.
 
     Raises
     ------
@@ -129,6 +192,20 @@ def private_threshold_for_syncs(n_syncs: int, *, horizon: int, dim: int) -> floa
     about ``d log 2`` per round regardless of the data, so a sync happens about every
     ``D / (d log 2)`` rounds. ``n_syncs >= T`` gives 0 (sync every round).
 
+    Parameters
+    ----------
+    n_syncs : int
+        Target number of syncs, >= 1.
+    horizon : int
+        T >= 1.
+    dim : int
+        Context dimension d >= 1.
+
+    Returns
+    -------
+    float
+        D >= 0.
+
     Raises
     ------
     ValueError
@@ -149,6 +226,25 @@ def private_threshold_for_syncs(n_syncs: int, *, horizon: int, dim: int) -> floa
 
 def syncs_for_order(order: str, *, n_agents: int, horizon: int) -> int:
     """Target number of sync rounds of a communication regime, capped at ``T``.
+
+    Parameters
+    ----------
+    order : {"MlogT", "M1.5", "MT"}
+        The communication regime: ``⌈M log T⌉``, ``⌈M^1.5⌉`` or ``T`` syncs.
+    n_agents : int
+        M >= 1.
+    horizon : int
+        T >= 1.
+
+    Returns
+    -------
+    int
+        In [1, T].
+
+    Raises
+    ------
+    ValueError
+        If ``order`` is unknown, or ``n_agents`` or ``horizon`` < 1.
 
     Examples
     --------

@@ -326,6 +326,12 @@ def run_fed_ucb(
 
     Parameters
     ----------
+    env : BanditEnvironment
+        ``n_agents`` agents, ``n_arms`` arms (as in :func:`run_gossip_ucb`).
+    graph : networkx.Graph
+        Connected, nodes ``0..n_agents-1``.
+    horizon : int
+        ``T`` >= 1 rounds after the initial pull of every arm.
     epsilon : float
         Target ε per agent's reward stream, in (0, inf]; ``inf`` runs the private code
         path without noise. In ``paper`` mode that is exactly Gossip_UCB (Zhu et al.
@@ -348,6 +354,15 @@ def run_fed_ucb(
         Whether the final estimate ϑ̃(T) is an output too (module docstring, "The
         view"): the trees are then charged for the prefixes 1..T instead of 1..T−1,
         and the corrected calibration divides ε by their ``floor(log2 T) + 1`` nodes.
+    n_trials : int
+        Batch size (leading axis of every output), >= 1.
+    seed : int or SeedSequence
+        Root of the run's SeedSequence tree.
+    record_trace : bool
+        Keep ϑ and the means of every round (as in :func:`run_gossip_ucb`).
+    rounds : int, optional
+        Stop after round ``rounds`` (``0 <= rounds <= horizon``; default ``horizon``),
+        as in :func:`run_gossip_ucb`.
 
     Returns
     -------

@@ -151,6 +151,42 @@ def open_batch(env: BanditEnvironment, graph: nx.Graph, root, *, horizon: int,
     Every stream is drawn as for the whole horizon and cut after round ``rounds``
     (``Generator.random`` fills one double per draw, so ``random(rounds)`` is the
     prefix of ``random(T)``).
+
+    Parameters
+    ----------
+    env : BanditEnvironment
+        ``n_agents`` N, ``n_arms`` M.
+    graph : networkx.Graph
+        Connected, nodes ``0..N-1``.
+    root : numpy.random.SeedSequence
+        The batch's root.
+    horizon : int
+        T >= 1 (sets the calibration and the draws).
+    n_trials : int
+        Batch size B >= 1.
+    epsilon : float
+        Target ε per reward stream, in (0, inf].
+    private : bool
+        Fed_UCB (True) or Gossip_UCB (False).
+    mode : {"paper", "corrected"}
+        Calibration mode (:func:`fedpriv.privacy.calibration.fed_ucb_scale`).
+    log_base : {"2", "e", "10"}
+        Base of the paper's log (paper mode).
+    noise_on_empty_nodes : bool
+        Algorithm 3's literal noise on every node.
+    rounds : int
+        Rounds played, in [0, T].
+    secure_noise : bool
+        Exact discrete Laplace noise on a grid.
+    publish_final : bool
+        Whether ϑ̃(T) is an output (charged prefixes).
+
+    Returns
+    -------
+    OpenedBatch
+        Rewards ``(B, N, rounds + 1, M)``, edges ``(B, T, 2)``, policy uniforms
+        ``(B, N, rounds)``, the released initial means ``(B, N, M)`` and the opened
+        accountant and tree counter.
     """
     B, N, M, T = n_trials, env.n_agents, env.n_arms, horizon
     rewards = _reward_tables(env, T, B, root, rounds=rounds)
@@ -178,7 +214,32 @@ def open_batch(env: BanditEnvironment, graph: nx.Graph, root, *, horizon: int,
 def choose_arms(counts: np.ndarray, n_tilde: np.ndarray, theta: np.ndarray,
                  u: np.ndarray, t: int, *, neighbor_mask: np.ndarray, horizon: int,
                  radius_epsilon: float) -> tuple[np.ndarray, np.ndarray]:
-    """Alg. 1 lines 5–13 at round ``t``: the pulled arms and ñ(t+1)."""
+    """Alg. 1 lines 5–13 at round ``t``: the pulled arms and ñ(t+1).
+
+    Parameters
+    ----------
+    counts : ndarray of int64, shape (B, N, M)
+        Pull counts.
+    n_tilde : ndarray of int64, shape (B, N, M)
+        ñ(t).
+    theta : ndarray of float64, shape (B, N, M)
+        ϑ(t), the gossiped estimates.
+    u : ndarray of float64, shape (B, N)
+        Uniform tie-breaking draws.
+    t : int
+        Round, 1-based.
+    neighbor_mask : ndarray of bool, shape (N, N)
+        Adjacency of the graph (with self-loops as the algorithm reads them).
+    horizon : int
+        T.
+    radius_epsilon : float
+        ε in the confidence radius (``inf`` for Gossip_UCB).
+
+    Returns
+    -------
+    tuple of (ndarray, ndarray)
+        The pulled arms ``(B, N)`` and ñ(t+1) ``(B, N, M)``.
+    """
     N = counts.shape[1]
     # Lines 5-6: consistency set with ñ(t), then ñ(t+1) from neighbors' ñ(t).
     behind = counts < n_tilde - N
@@ -201,6 +262,24 @@ def updated_means(opened: OpenedBatch, arm: np.ndarray, t: int, counts: np.ndarr
     """Lines 14/16: pull, count and release the pulled arm's (noisy) mean (in place on counts).
 
     Other arms keep their mean (Alg. 4 line 17).
+
+    Parameters
+    ----------
+    opened : OpenedBatch
+        The batch's draws and releases.
+    arm : ndarray of int64, shape (B, N)
+        The pulled arms.
+    t : int
+        Round, 1-based.
+    counts : ndarray of int64, shape (B, N, M)
+        Pull counts, updated in place.
+    means : ndarray of float64, shape (B, N, M)
+        The released means before this round.
+
+    Returns
+    -------
+    ndarray of float64, shape (B, N, M)
+        The released means after this round.
     """
     B, N, M = counts.shape
     pulled = arm[..., None] == np.arange(M)
@@ -217,7 +296,24 @@ def updated_means(opened: OpenedBatch, arm: np.ndarray, t: int, counts: np.ndarr
 
 def gossip_step(theta: np.ndarray, means: np.ndarray, new_means: np.ndarray,
             edge: np.ndarray) -> np.ndarray:
-    """Lines 17–22: average ϑ over each trial's active edge ``edge`` (B, 2), track the means."""
+    """Lines 17–22: average ϑ over each trial's active edge ``edge`` (B, 2), track the means.
+
+    Parameters
+    ----------
+    theta : ndarray of float64, shape (B, N, M)
+        ϑ(t).
+    means : ndarray of float64, shape (B, N, M)
+        Released means before the round.
+    new_means : ndarray of float64, shape (B, N, M)
+        Released means after the round.
+    edge : ndarray of int64, shape (B, 2)
+        Each trial's active edge.
+
+    Returns
+    -------
+    ndarray of float64, shape (B, N, M)
+        ϑ(t+1).
+    """
     step = new_means - means
     new_theta = theta + step
     u_e, v_e = edge[:, 0], edge[:, 1]

@@ -75,6 +75,27 @@ def epoch_gap(r: int, *, schedule: str, gap: float | None = None,
     ``"corrected"``: ``(Δ/2)^{r/R}``, which makes ``Δ̃_R <= Δ/2`` so that an arm with gap
     ``Δ`` is eliminated within ``R`` rounds (fedpriv's fix: Theorem 2's proof, Step 2, needs ``Δ̃_R <= Δ/2``).
 
+    Parameters
+    ----------
+    r : int
+        Epoch, >= 1.
+    schedule : {"halving", "paper", "corrected"}
+        The gap schedule.
+    gap : float, optional
+        Δ in (0, 1), required unless ``"halving"``.
+    n_rounds : int, optional
+        R >= 1, required unless ``"halving"``.
+
+    Returns
+    -------
+    float
+        Δ̃_r in (0, 1).
+
+    Raises
+    ------
+    ValueError
+        If ``gap`` or ``n_rounds`` is missing for ``"paper"``/``"corrected"``.
+
     Examples
     --------
     >>> epoch_gap(3, schedule="halving"), epoch_gap(2, schedule="paper", gap=0.01, n_rounds=2)
@@ -100,6 +121,27 @@ def sample_target(n_active: Any, r: int, *, n_arms: int, horizon: int, divisor: 
 
     ``max{8 ln(8|I|r²T) / (D Δ̃²), 8 r sqrt(2 ln(8Kr²T)) / (D^1.5 ε Δ̃)}``; the second
     term is 0 at ``ε = inf``.
+
+    Parameters
+    ----------
+    n_active : array_like of float
+        |I|, the active arms of each row.
+    r : int
+        Epoch, >= 1.
+    n_arms : int
+        K.
+    horizon : int
+        T.
+    divisor : int
+        D: M (all agents upload) or N (partial participation).
+    epsilon : float
+        ε > 0 (``inf``: no privacy term).
+    target_gap : float
+        Δ̃_r.
+
+    Returns
+    -------
+    ndarray of float64, shape of ``n_active``
     """
     n_active = np.asarray(n_active, dtype=np.float64)
     l1, l2 = _logs(n_active, r, n_arms, horizon)
@@ -111,7 +153,29 @@ def sample_target(n_active: Any, r: int, *, n_arms: int, horizon: int, divisor: 
 
 def confidence_width(n_active: Any, r: int, *, n_arms: int, horizon: int, divisor: int,
                      epsilon: float, n_samples: Any) -> np.ndarray:
-    """``C(r) = sqrt(ln(8|I|r²T) / (2 D S)) + r sqrt(8 ln(8Kr²T)) / (D^1.5 ε S)`` (line 5)."""
+    """``C(r) = sqrt(ln(8|I|r²T) / (2 D S)) + r sqrt(8 ln(8Kr²T)) / (D^1.5 ε S)`` (line 5).
+
+    Parameters
+    ----------
+    n_active : array_like of float
+        |I|, the active arms of each row.
+    r : int
+        Epoch, >= 1.
+    n_arms : int
+        K.
+    horizon : int
+        T.
+    divisor : int
+        D: M or N.
+    epsilon : float
+        ε > 0 (``inf``: no privacy term).
+    n_samples : array_like of float
+        S, the cumulative samples per arm.
+
+    Returns
+    -------
+    ndarray of float64, broadcast shape of ``n_active`` and ``n_samples``
+    """
     n_active = np.asarray(n_active, dtype=np.float64)
     n_samples = np.asarray(n_samples, dtype=np.float64)
     l1, l2 = _logs(n_active, r, n_arms, horizon)
@@ -189,6 +253,15 @@ class LiSongRun:
 
         Linear between phase ends (exact for exploitation and commit phases, and at
         every ``|I|``-th slot of an exploration epoch).
+
+        Parameters
+        ----------
+        times : array_like of float
+            Slots, in [0, horizon].
+
+        Returns
+        -------
+        ndarray of float64, shape (n_trials, len(times))
         """
         times = np.asarray(times, dtype=np.float64)
         n_trials, n_units = self.checkpoint_times.shape[1:]
@@ -205,6 +278,16 @@ class LiSongRun:
 
     def actions_array(self, trial: int = 0) -> np.ndarray:
         """Arm pulled by each agent in each slot, shape (n_agents, horizon), int16.
+
+        Parameters
+        ----------
+        trial : int, default 0
+            Trial index.
+
+        Returns
+        -------
+        ndarray of int16, shape (n_agents, horizon)
+            -1 where nothing was recorded.
 
         Raises
         ------

@@ -40,7 +40,38 @@ def simulate(plan: _Plan, *, env: Any, table: Any, horizon: int, epsilon: float,
              n_trials: int, noise_rngs: np.ndarray, policy_rngs: np.ndarray,
              accountant: Accountant, record: bool,
              secure_noise: bool = False) -> dict[str, Any]:
-    """Run the elimination epochs of ``plan`` for all trials at once (see module doc)."""
+    """Run the elimination epochs of ``plan`` for all trials at once (see module doc).
+
+    Parameters
+    ----------
+    plan : _Plan
+        The algorithm's structure (divisor, participants, delay, schedule, aggregate).
+    env : BernoulliMAB
+        The environment.
+    table : RewardTable
+        The reward table.
+    horizon : int
+        T >= 1.
+    epsilon : float
+        ε > 0 per release (``inf``: no noise).
+    n_trials : int
+        >= 1.
+    noise_rngs : ndarray of object
+        Noise generators (``numpy.random.Generator``), one per noise stream.
+    policy_rngs : ndarray of object
+        Participant-selection generators, indexed by row.
+    accountant : Accountant
+        Charged with every release.
+    record : bool
+        Keep the transcripts.
+    secure_noise : bool
+        Exact discrete Laplace noise on a grid.
+
+    Returns
+    -------
+    dict of str to Any
+        The fields of :class:`LiSongRun` the loop computes.
+    """
     loop = EpochLoop(plan, env=env, table=table, horizon=horizon, epsilon=epsilon,
                      n_trials=n_trials, noise_rngs=noise_rngs, policy_rngs=policy_rngs,
                      accountant=accountant, record=record, secure_noise=secure_noise)
@@ -104,7 +135,19 @@ class EpochLoop:
         self.regrets.append(np.einsum("bak,k->b", self.counts, self.gaps))
 
     def segment(self, b: int, start: int, stop: int, kind: str, arms_of_agent: Any) -> None:
-        """Append row ``b``'s agents' actions in ``[start, stop)`` to the transcript."""
+        """Append row ``b``'s agents' actions in ``[start, stop)`` to the transcript.
+
+        Parameters
+        ----------
+        b : int
+            Row.
+        start, stop : int
+            Slots ``[start, stop)``.
+        kind : str
+            ``"explore"``, ``"exploit"`` or ``"commit"``.
+        arms_of_agent : array_like
+            The arms pulled (per agent for ``"exploit"``).
+        """
         for a in range(self.n_ag):
             arms = arms_of_agent[a] if kind == "exploit" else arms_of_agent
             self.actions.append({"trial": int(self.trial_of[b]), "agent": int(self.agents[b, a]),
@@ -112,7 +155,18 @@ class EpochLoop:
                                  "arms": tuple(np.atleast_1d(arms).tolist())})
 
     def live_rows(self, r: int) -> np.ndarray:
-        """Rows that still explore in epoch ``r``."""
+        """Rows that still explore in epoch ``r``.
+
+        Parameters
+        ----------
+        r : int
+            Epoch, >= 1.
+
+        Returns
+        -------
+        ndarray of int64
+            Row indices.
+        """
         live = (self.t < self.horizon) & (self.active.sum(axis=1) > 1)
         if self.plan.n_rounds is not None and r > self.plan.n_rounds:
             live[:] = False
@@ -120,7 +174,21 @@ class EpochLoop:
 
     def truncate(self, r: int, idx: np.ndarray) -> tuple[np.ndarray, ...]:
         """Epoch ``r``'s sample sizes; rows whose epoch the horizon cuts pull round-robin
-        to the horizon and release nothing. Returns the full rows and their sizes."""
+        to the horizon and release nothing. Returns the full rows and their sizes.
+
+        Parameters
+        ----------
+        r : int
+            Epoch, >= 1.
+        idx : ndarray of int64
+            Live rows.
+
+        Returns
+        -------
+        tuple of ndarray
+            The full rows, their new cumulative sizes S(r), per-arm pulls n_r and active
+            arm counts.
+        """
         plan, horizon, active = self.plan, self.horizon, self.active
         n_i = active.sum(axis=1)[idx]
         target = epoch_gap(r, schedule=plan.schedule, gap=plan.gap, n_rounds=plan.n_rounds)
@@ -148,6 +216,24 @@ class EpochLoop:
         """Pull every active arm ``n_r`` times, release the epoch means, update ȳ.
 
         Returns each row's time at the start of the epoch.
+
+        Parameters
+        ----------
+        r : int
+            Epoch, >= 1.
+        full : ndarray of int64
+            Rows that run the whole epoch.
+        s_new : ndarray of int64
+            S(r) of each row.
+        n_r : ndarray of int64
+            Pulls per active arm this epoch.
+        n_i : ndarray of int64
+            Active arms per row.
+
+        Returns
+        -------
+        ndarray of int64
+            Each row's slot at the start of the epoch.
         """
         a_range = self.a_range
         pb, pk = np.nonzero(self.active[full])
@@ -195,7 +281,26 @@ class EpochLoop:
 
     def communicate(self, r: int, full: np.ndarray, s_new: np.ndarray, n_i: np.ndarray,
                     t_explore: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Participants, aggregate and elimination; returns (arms kept, aggregate)."""
+        """Participants, aggregate and elimination; returns (arms kept, aggregate).
+
+        Parameters
+        ----------
+        r : int
+            Epoch, >= 1.
+        full : ndarray of int64
+            Rows that ran the whole epoch.
+        s_new : ndarray of int64
+            S(r) of each row.
+        n_i : ndarray of int64
+            Active arms per row.
+        t_explore : ndarray of int64
+            Each row's slot at the start of the epoch.
+
+        Returns
+        -------
+        tuple of (ndarray, ndarray)
+            Arms kept (bool) and the aggregate means.
+        """
         plan, active, n_ag = self.plan, self.active, self.n_ag
         part = np.ones((full.size, n_ag), dtype=bool)
         if plan.n_participants is not None:
@@ -223,7 +328,15 @@ class EpochLoop:
         return keep, agg
 
     def exploit(self, r: int, full: np.ndarray) -> None:
-        """Local exploitation on the best raw local mean while the messages travel."""
+        """Local exploitation on the best raw local mean while the messages travel.
+
+        Parameters
+        ----------
+        r : int
+            Epoch, >= 1.
+        full : ndarray of int64
+            Rows that ran the whole epoch.
+        """
         a_range, active, n_ag = self.a_range, self.active, self.n_ag
         d = np.minimum(self.plan.delay, self.horizon - self.t[full])
         best = np.argmax(np.where(active[full][:, None, :], self.local[full], -np.inf), axis=2)

@@ -96,6 +96,16 @@ def _choice(name: str, value: str, allowed: Sequence[str]) -> str:
 def minimum_gap(env: Any) -> float:
     """Smallest non-zero global gap ``Δ`` of ``env`` (needed by ``Δ^{r/R}``; §IV-B never says where Δ comes from).
 
+    Parameters
+    ----------
+    env : BernoulliMAB
+        The environment.
+
+    Returns
+    -------
+    float
+        Δ in (0, 1].
+
     Raises
     ------
     ValueError
@@ -298,6 +308,8 @@ def run_ddp_mab(env: Any, graph: nx.Graph, *, horizon: int, epsilon: float,
 
     Parameters
     ----------
+    env : BernoulliMAB
+        ``M`` agents, ``K`` arms (homogeneous or heterogeneous means).
     graph : networkx.Graph
         Connected, nodes ``0..M-1`` (``M = env.n_agents``).
     c2 : float
@@ -306,7 +318,33 @@ def run_ddp_mab(env: Any, graph: nx.Graph, *, horizon: int, epsilon: float,
         ``c2 d_G |E|`` per round (Theorem 3) or the DATA link-slots actually used.
     delay_convention : {"counter", "slots"}
         ``t_delay = d_G - 1`` (Alg. 2's return value) or ``d_G`` (its pulls, Alg. 2 line 3).
-    Other parameters as in :func:`run_cdp_mab` (``p = 1``).
+    horizon : int
+        ``T`` slots per agent, >= 1.
+    epsilon : float
+        Input ε > 0 per release (``inf``: no noise), as in :func:`run_cdp_mab`.
+    n_trials : int
+        Independent runs, >= 1 (vectorized).
+    seed : int or SeedSequence
+        Root of every stream (reward table, noise per (trial, agent)).
+    n_rounds : int, optional
+        ``R >= 1`` rounds with ``Δ̃_r`` from ``schedule`` (Corollary 1); default none
+        (``Δ̃_r = 2^{-r}``).
+    gap : float, optional
+        ``Δ`` in (0, 1) for ``Δ^{r/R}``; default the environment's minimum gap.
+    schedule : {"paper", "corrected"}
+        ``Δ^{r/R}`` or ``(Δ/2)^{r/R}`` (only with ``n_rounds``).
+    table : RewardTable, optional
+        Reward table (e.g. a neighbouring one); default drawn from ``seed``.
+    record : bool
+        Keep message and action transcripts.
+    secure_noise : bool
+        Exact discrete Laplace noise on a grid for every message (as in
+        :func:`run_cdp_mab`).
+
+    Returns
+    -------
+    LiSongRun
+        Regret, communication cost and the accountant's ledger of every release.
 
     Raises
     ------
@@ -365,6 +403,8 @@ def run_hdp_mab(env: Any, components: Sequence[nx.Graph], *, horizon: int, epsil
 
     Parameters
     ----------
+    env : BernoulliMAB
+        ``M`` agents, ``K`` arms (homogeneous or heterogeneous means).
     components : sequence of networkx.Graph
         ``G_q`` on nodes ``0..M_q-1``; agents are numbered globally in component order
         (``sum M_q = M``). See :func:`fedpriv.algorithms.li_song.network.table_ii_components`.
@@ -377,7 +417,33 @@ def run_hdp_mab(env: Any, components: Sequence[nx.Graph], *, horizon: int, epsil
     delay_convention : {"slots", "counter"}
         ``t_delay = max_q radius(G_q)`` (Alg. 4 line 5, Theorem 4's proof; default) or
         one less (Alg. 4 line 4's ``max sd - 1``).
-    Other parameters as in :func:`run_ddp_mab`.
+    horizon : int
+        ``T`` slots per agent, >= 1.
+    epsilon : float
+        Input ε > 0 per release (``inf``: no noise), as in :func:`run_cdp_mab`.
+    n_trials : int
+        Independent runs, >= 1 (vectorized).
+    seed : int or SeedSequence
+        Root of every stream (reward table, noise per (trial, agent)).
+    n_rounds : int, optional
+        ``R >= 1`` rounds with ``Δ̃_r`` from ``schedule`` (Corollary 1); default none
+        (``Δ̃_r = 2^{-r}``).
+    gap : float, optional
+        ``Δ`` in (0, 1) for ``Δ^{r/R}``; default the environment's minimum gap.
+    schedule : {"paper", "corrected"}
+        ``Δ^{r/R}`` or ``(Δ/2)^{r/R}`` (only with ``n_rounds``).
+    table : RewardTable, optional
+        Reward table (e.g. a neighbouring one); default drawn from ``seed``.
+    record : bool
+        Keep message and action transcripts.
+    secure_noise : bool
+        Exact discrete Laplace noise on a grid for every message (as in
+        :func:`run_cdp_mab`).
+
+    Returns
+    -------
+    LiSongRun
+        Regret, communication cost and the accountant's ledger of every release.
 
     Raises
     ------
@@ -458,6 +524,31 @@ def run_single_mab(env: Any, *, horizon: int, epsilon: float, n_trials: int = 1,
     version). Regret uses the global gaps, so an agent whose local best arm is not the
     global one has linear regret (§VII-A, heterogeneous rewards). Note (fedpriv's check of
     Eq. 16 against App. A-A Fact 2): the width ``h(r)`` is too narrow for ``M = 1``.
+
+    Parameters
+    ----------
+    env : BernoulliMAB
+        ``M`` agents, ``K`` arms (homogeneous or heterogeneous means).
+    horizon : int
+        ``T`` slots per agent, >= 1.
+    epsilon : float
+        Input ε > 0 per release (``inf``: no noise), as in :func:`run_cdp_mab`.
+    n_trials : int
+        Independent runs, >= 1 (vectorized).
+    seed : int or SeedSequence
+        Root of every stream (reward table, noise per (trial, agent)).
+    table : RewardTable, optional
+        Reward table (e.g. a neighbouring one); default drawn from ``seed``.
+    record : bool
+        Keep message and action transcripts.
+    secure_noise : bool
+        Exact discrete Laplace noise on a grid for every message (as in
+        :func:`run_cdp_mab`).
+
+    Returns
+    -------
+    LiSongRun
+        Regret, communication cost and the accountant's ledger of every release.
 
     Raises
     ------

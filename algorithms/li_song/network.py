@@ -71,7 +71,24 @@ TABLE_II_CASES: dict[int, tuple[tuple[int, ...], str]] = {
 
 
 def check_cost(name: str, value: object) -> float:
-    """A link cost ``c1`` or ``c2``: a finite float >= 0."""
+    """A link cost ``c1`` or ``c2``: a finite float >= 0.
+
+    Parameters
+    ----------
+    name : str
+        ``"c1"`` or ``"c2"``, for the message.
+    value : float
+        The cost.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If the cost is not finite or is negative.
+    """
     value = check_real(name, value)
     if not (math.isfinite(value) and value >= 0.0):
         raise ValueError(f"`{name}` must be a finite cost >= 0, got {value!r}.")
@@ -110,16 +127,48 @@ class GisProtocol:
     n_edges: int
 
     def count(self, kind: str) -> int:
-        """Number of ``kind`` messages (``"ADV"``, ``"REQ"`` or ``"DATA"``)."""
+        """Number of ``kind`` messages (``"ADV"``, ``"REQ"`` or ``"DATA"``).
+
+        Parameters
+        ----------
+        kind : {"ADV", "REQ", "DATA"}
+            Message kind.
+
+        Returns
+        -------
+        int
+        """
         return sum(1 for m in self.messages if m[1] == kind)
 
     def delay(self, convention: str = "counter") -> int:
-        """Exploitation slots per round: ``d_G - 1`` (``"counter"``) or ``d_G``."""
+        """Exploitation slots per round: ``d_G - 1`` (``"counter"``) or ``d_G``.
+
+        Parameters
+        ----------
+        convention : {"counter", "slots"}
+            ``d_G - 1`` (Alg. 2's return value) or ``d_G``.
+
+        Returns
+        -------
+        int
+        """
         _check_choice("delay_convention", convention, DELAY_CONVENTIONS)
         return self.counter if convention == "counter" else self.n_slots
 
     def round_cost(self, c2: float, cost_model: str = "edges") -> float:
-        """Cost of one GIS round: ``c2 d_G |E|`` (edges) or ``c2 * DATA link-slots``."""
+        """Cost of one GIS round: ``c2 d_G |E|`` (edges) or ``c2 * DATA link-slots``.
+
+        Parameters
+        ----------
+        c2 : float
+            Agent-agent link cost >= 0.
+        cost_model : {"edges", "paths"}
+            ``c2 d_G |E|`` (Theorem 3) or the DATA link-slots used.
+
+        Returns
+        -------
+        float
+        """
         c2 = check_cost("c2", c2)
         _check_choice("cost_model", cost_model, COST_MODELS)
         links = self.n_slots * self.n_edges if cost_model == "edges" else sum(self.data_links)
@@ -128,6 +177,16 @@ class GisProtocol:
 
 def simulate_gis(graph: nx.Graph) -> GisProtocol:
     """Run the GIS handshakes on ``graph`` until every agent holds every label.
+
+    Parameters
+    ----------
+    graph : networkx.Graph
+        Connected, nodes ``0..M-1``.
+
+    Returns
+    -------
+    GisProtocol
+        The messages, slots and DATA links of the run.
 
     Raises
     ------
@@ -218,13 +277,36 @@ class SinkAgents:
         return len(self.sizes)
 
     def delay(self, convention: str = "slots") -> int:
-        """``t_delay = max_q t_delay^q``: the largest radius (minus one for ``counter``)."""
+        """``t_delay = max_q t_delay^q``: the largest radius (minus one for ``counter``).
+
+        Parameters
+        ----------
+        convention : {"slots", "counter"}
+            The largest radius (Alg. 4 line 5) or one less.
+
+        Returns
+        -------
+        int
+        """
         _check_choice("delay_convention", convention, DELAY_CONVENTIONS)
         largest = max(self.radius)
         return max(largest - 1, 0) if convention == "counter" else largest
 
     def round_cost(self, c1: float, c2: float, cost_model: str = "paths") -> float:
         """One round: ``c2 sum_q sum_i sd(i, SA_q) + c1 Q`` (paths) or ``c2 sum_q |E_q| + c1 Q``.
+
+        Parameters
+        ----------
+        c1 : float
+            Sink-server link cost >= 0.
+        c2 : float
+            Agent-agent link cost >= 0.
+        cost_model : {"paths", "edges"}
+            Theorem 4's paths or the components' edges.
+
+        Returns
+        -------
+        float
 
         Examples
         --------
@@ -247,6 +329,11 @@ def find_sink_agents(components: Sequence[nx.Graph]) -> SinkAgents:
     components : sequence of networkx.Graph
         ``G_q`` with nodes ``0..M_q - 1`` each; a one-node graph is a lone agent
         (its own sink). Every component with >= 2 nodes must be connected.
+
+    Returns
+    -------
+    SinkAgents
+        Each component's sink, radius and sink distances.
 
     Raises
     ------
@@ -304,6 +391,10 @@ def table_ii_components(
         Required for case 4 (Erdős–Rényi components, redrawn until connected).
     p : float
         Edge probability of case 4.
+
+    Returns
+    -------
+    list of networkx.Graph
 
     Raises
     ------

@@ -87,6 +87,13 @@ class FloodingSchedule:
     def delivery_table(self, sender: int, created_round: int) -> pd.DataFrame:
         """Every delivery of the message of ``sender`` created at ``created_round``.
 
+        Parameters
+        ----------
+        sender : int
+            Agent index.
+        created_round : int
+            Round the message was created.
+
         Returns
         -------
         pandas.DataFrame
@@ -260,7 +267,17 @@ class DelayLine:
             self._by_lag.append((d, receivers[order], start))
 
     def send(self, t0: int, trial: np.ndarray, sender: np.ndarray, arm: np.ndarray, deltas: np.ndarray) -> None:
-        """Schedule the content change ``deltas`` (n_fields, n) of ``n`` cells made at ``t0``."""
+        """Schedule the content change ``deltas`` (n_fields, n) of ``n`` cells made at ``t0``.
+
+        Parameters
+        ----------
+        t0 : int
+            Creation round.
+        trial, sender, arm : ndarray of int64, shape (n,)
+            The changed cells.
+        deltas : ndarray of float64, shape (n_fields, n)
+            Content changes.
+        """
         if trial.size == 0:
             return
         _, n_agents, n_arms = self.shape
@@ -276,7 +293,18 @@ class DelayLine:
             self._slots[(t0 + d) % self.n_slots].append((flat, deltas[:, rep]))
 
     def deliver(self, t: int) -> tuple[np.ndarray, np.ndarray]:
-        """Updates due at round ``t``: flat cell indices (n,) and deltas (n_fields, n)."""
+        """Updates due at round ``t``: flat cell indices (n,) and deltas (n_fields, n).
+
+        Parameters
+        ----------
+        t : int
+            Round, called in increasing order.
+
+        Returns
+        -------
+        tuple of (ndarray, ndarray)
+            Flat cell indices ``(n,)`` and deltas ``(n_fields, n)``.
+        """
         slot = self._slots[t % self.n_slots]
         if not slot:
             return np.zeros(0, dtype=np.int64), np.zeros((self.n_fields, 0))

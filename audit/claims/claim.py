@@ -310,7 +310,18 @@ class ClaimResult:
 
 
 def json_number(value: Any) -> Any:
-    """``value`` for JSON: infinities become ``"inf"`` / ``"-inf"``, NaN becomes ``"nan"``."""
+    """``value`` for JSON: infinities become ``"inf"`` / ``"-inf"``, NaN becomes ``"nan"``.
+
+    Parameters
+    ----------
+    value : Any
+        Any value; only float infinities and NaN are changed.
+
+    Returns
+    -------
+    Any
+        ``value`` or one of the strings ``"inf"``, ``"-inf"``, ``"nan"``.
+    """
     if isinstance(value, float) and math.isinf(value):
         return "inf" if value > 0 else "-inf"
     if isinstance(value, float) and math.isnan(value):
@@ -320,7 +331,18 @@ def json_number(value: Any) -> Any:
 
 def jsonable(value: Any) -> Any:
     """``value`` with its containers, arrays and NumPy scalars made JSON-ready
-    (dict keys as str, every number through :func:`json_number`)."""
+    (dict keys as str, every number through :func:`json_number`).
+
+    Parameters
+    ----------
+    value : Any
+        Nested dicts, lists, tuples, arrays and scalars.
+
+    Returns
+    -------
+    Any
+        Dicts, lists and JSON scalars only.
+    """
     import numpy as np
 
     if isinstance(value, dict):
@@ -333,7 +355,18 @@ def jsonable(value: Any) -> Any:
 
 
 def audit_evidence(audit: EpsilonLowerBound) -> LowerBoundEvidence:
-    """An audit's confidence bound as lower-bound evidence for :func:`judge`."""
+    """An audit's confidence bound as lower-bound evidence for :func:`judge`.
+
+    Parameters
+    ----------
+    audit : EpsilonLowerBound
+        The audit's ε lower bound (nats) and its confidence and sample size.
+
+    Returns
+    -------
+    LowerBoundEvidence
+        ``kind="audit"``, ε clipped at 0.
+    """
     return LowerBoundEvidence(
         epsilon=max(0.0, float(audit.epsilon_lower_bound)), kind="audit",
         description=(f"audit at {audit.confidence:.0%} confidence, "
@@ -367,6 +400,12 @@ def decide_verdict(
         is a lower bound of ∞ (the output is a deterministic function of the data).
     analytic_lower : LowerBoundEvidence, optional
         An exact analytic lower bound (e.g. the accountant's tight lower bracket).
+
+    Returns
+    -------
+    tuple of (str, str)
+        The verdict (``holds``, ``violated``, ``unresolved``, ...) and a one-line
+        statement of the evidence that decided it.
 
     Raises
     ------
@@ -403,6 +442,23 @@ def run_verdict(claimed_epsilon: float, accountant: Any, target_delta: float, *,
     the upper bound is the end-to-end ε of every release charged (restricted by
     ``where`` to the claim's scope), and every raw release charged as
     :class:`~fedpriv.privacy.events.NonPrivate` is an un-noised channel (ε = ∞).
+
+    Parameters
+    ----------
+    claimed_epsilon : float
+        The claim's ε in nats.
+    accountant : Accountant
+        The run's accountant.
+    target_delta : float
+        The claim's δ, in [0, 1).
+    where : mapping, optional
+        Restrict the ledger to the claim's scope (``level: label``).
+
+    Returns
+    -------
+    tuple of (str, str, float, str or None)
+        Verdict, evidence, end-to-end ε (nats) and the raw channels' reasons joined
+        by ``"; "`` (None if there is none).
     """
     upper = float(accountant.get_epsilon(target_delta, where=where))
     reasons = accountant.non_private_reasons(where=where)

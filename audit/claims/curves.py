@@ -87,6 +87,13 @@ def _recipe_curve(entry, recipe, deltas: list[float]) -> list[Any] | None:
 def accountant_curve(key: str | None, deltas: list[float]) -> list[Any] | None:
     """The accountant's end-to-end ε at each δ for the registered claim ``key``.
 
+    Parameters
+    ----------
+    key : str or None
+        A register key.
+    deltas : list of float
+        δ values in (0, 1), ascending.
+
     Returns
     -------
     list or None
@@ -107,7 +114,20 @@ def mechanism_curve(key: str | None, deltas: list[float]) -> list[Any] | None:
     """The noise mechanisms' ε alone at each δ, where it differs from the end-to-end
     curve: the ``mechanism`` recipe's, or the accountant recipe's finite ε of an entry
     with a raw channel. None otherwise (and for pure claims, as
-    :func:`accountant_curve`)."""
+    :func:`accountant_curve`).
+
+    Parameters
+    ----------
+    key : str or None
+        A register key.
+    deltas : list of float
+        δ values in (0, 1), ascending.
+
+    Returns
+    -------
+    list or None
+        ε per δ (JSON-ready), or None.
+    """
     entry = _entry(key)
     if entry is None or entry.claim.claimed_delta == 0.0:
         return None
@@ -124,6 +144,18 @@ def audit_curve(bound: Any, deltas: list[float]) -> list[float] | None:
     ``bound`` is an :class:`~fedpriv.audit.estimators.EpsilonLowerBound`; the
     Clopper–Pearson level is the audit's, ``(1 − confidence) / (2 n_tests)``.
     Returns None when ``bound`` carries no counts (or no evidence: all zeros).
+
+    Parameters
+    ----------
+    bound : EpsilonLowerBound or None
+        The audit's bound with its counts.
+    deltas : list of float
+        δ values in [0, 1).
+
+    Returns
+    -------
+    list of float or None
+        ε in nats per δ, >= 0.
     """
     needed = ("count_d", "count_d_prime", "n_samples_d", "n_samples_d_prime",
               "n_tests", "confidence", "direction")
@@ -170,6 +202,11 @@ def attach_curves(records: list[dict], results=()) -> list[dict]:
     results : iterable of ClaimResult, optional
         This run's results; their audit bounds give the audit curves. Records
         without a result (merged from an earlier run) get the accountant curve only.
+
+    Returns
+    -------
+    list of dict
+        New records; ``records`` is not modified.
     """
     bounds = {r.key: r.audit for r in results if getattr(r, "key", None)}
     second = {r.key: getattr(r, "audit_at_1e6", None) for r in results

@@ -104,7 +104,32 @@ class RegisteredClaim:
 
 def make_claim(paper: str, algorithm: str, mode: str, setting: dict, relation, claimed, source,
            **reading) -> Claim:
-    """A :class:`Claim` of the paper with ``--paper`` name ``paper``."""
+    """A :class:`Claim` of the paper with ``--paper`` name ``paper``.
+
+    Parameters
+    ----------
+    paper : str
+        A ``--paper`` name (a key of ``PAPERS``).
+    algorithm : str
+        The algorithm's name in the paper.
+    mode : str
+        ``paper...`` (as written) or ``corrected...`` (fedpriv's correction).
+    setting : dict
+        The claim's parameters (horizon, ε, n_agents, ...), in order.
+    relation : NeighboringRelation
+        The neighboring relation the claim is stated for.
+    claimed : guarantee
+        The claimed ``PureDP`` or ``ApproxDP``.
+    source : str
+        Where the paper states it (section, theorem, figure).
+    **reading
+        Further :class:`Claim` fields (``reading``, ``reading_support``,
+        ``coverage``...).
+
+    Returns
+    -------
+    Claim
+    """
     return Claim(
         paper=PAPERS[paper], algorithm=algorithm, mode=mode, setting=tuple(setting.items()),
         relation=relation, claimed=claimed, source=source, **reading,

@@ -110,7 +110,21 @@ FINAL_SUPPORT = (
 
 
 def variant_label(mode: str, base: str, publish_final: bool) -> str:
-    """Short name of a variant, as in register keys: ``paper-log2``, ``paper-log2-final``."""
+    """Short name of a variant, as in register keys: ``paper-log2``, ``paper-log2-final``.
+
+    Parameters
+    ----------
+    mode : {"paper", "corrected"}
+        Calibration mode.
+    base : {"2", "e", "10"}
+        Base of the paper's log.
+    publish_final : bool
+        Whether ϑ̃(T) is an output.
+
+    Returns
+    -------
+    str
+    """
     return f"{mode}-log{base}" + ("-final" if publish_final else "")
 
 
@@ -119,6 +133,20 @@ def fed_ucb_reading(mode: str, base: str, publish_final: bool = False) -> dict[s
 
     The corrected variant fixes the calibration (no log-base reading); every variant
     names its output set (the view, or the view plus the final estimate).
+
+    Parameters
+    ----------
+    mode : {"paper", "corrected"}
+        Calibration mode.
+    base : {"2", "e", "10"}
+        Base of the paper's log (paper mode).
+    publish_final : bool, default False
+        Whether ϑ̃(T) is an output.
+
+    Returns
+    -------
+    dict of str to str
+        ``{"reading": ..., "reading_support": ...}``.
     """
     outputs, support = ((FINAL_READING, FINAL_SUPPORT) if publish_final
                         else (VIEW_READING, VIEW_SUPPORT))
@@ -194,7 +222,17 @@ class VerifyConfig:
 
     @classmethod
     def quick_config(cls, **overrides) -> VerifyConfig:
-        """The ``--quick`` settings (audits of 2·10⁵ samples per world at every horizon)."""
+        """The ``--quick`` settings (audits of 2·10⁵ samples per world at every horizon).
+
+        Parameters
+        ----------
+        **overrides
+            Fields of :class:`VerifyConfig` that replace the quick settings.
+
+        Returns
+        -------
+        VerifyConfig
+        """
         base = {
             "quick": True,
             "audit_samples": ((16, 2 * 10**5), (1024, 2 * 10**5), (600_000, 2 * 10**5)),
@@ -463,6 +501,20 @@ def verify_gossip_fed_ucb(
     ``executor`` (a ``concurrent.futures.Executor`` or a dask ``Client``) runs the
     regret runs and tree audits instead of the local pool of ``config.workers``; the
     numbers do not change (every job has its own SeedSequence address).
+
+    Parameters
+    ----------
+    config : VerifyConfig
+        The run's settings.
+    progress : callable, optional
+        Receives one line per finished job (``[i/n] ...``).
+    executor : concurrent.futures.Executor or dask.distributed.Client, optional
+        Where the regret runs and tree audits run.
+
+    Returns
+    -------
+    VerifyReport
+        Claims with their verdicts, the regret table and the ledger.
 
     Raises
     ------

@@ -67,12 +67,32 @@ class Finding:
     audit_claims: tuple[str, ...] | None = None
 
     def audited_by(self, key: str) -> bool:
-        """True if the audit of row ``key`` targets this defect."""
+        """True if the audit of row ``key`` targets this defect.
+
+        Parameters
+        ----------
+        key : str
+            A register key such as ``"feducb/feducb/fig1a/eps0.1"``.
+
+        Returns
+        -------
+        bool
+        """
         patterns = self.claims if self.audit_claims is None else self.audit_claims
         return any(fnmatch.fnmatchcase(key, pattern) for pattern in patterns)
 
     def affects(self, key: str) -> bool:
-        """True if the register key ``key`` matches one of :attr:`claims`."""
+        """True if the register key ``key`` matches one of :attr:`claims`.
+
+        Parameters
+        ----------
+        key : str
+            A register key.
+
+        Returns
+        -------
+        bool
+        """
         return any(fnmatch.fnmatchcase(key, pattern) for pattern in self.claims)
 
 
@@ -231,7 +251,18 @@ FINDINGS: tuple[Finding, ...] = (
 
 
 def finding_ids(key: str) -> tuple[str, ...]:
-    """Ids of the findings that affect the register key ``key``."""
+    """Ids of the findings that affect the register key ``key``.
+
+    Parameters
+    ----------
+    key : str
+        A register key.
+
+    Returns
+    -------
+    tuple of str
+        In the order of :data:`FINDINGS`.
+    """
     return tuple(f.id for f in FINDINGS if f.affects(key))
 
 
@@ -247,7 +278,19 @@ def _shown_by_audit(result) -> bool:
 
 
 def audited(finding: Finding, results: Iterable) -> bool:
-    """True if some affected row of ``results`` shows the finding in its audit."""
+    """True if some affected row of ``results`` shows the finding in its audit.
+
+    Parameters
+    ----------
+    finding : Finding
+        One finding.
+    results : iterable of ClaimResult
+        The register rows.
+
+    Returns
+    -------
+    bool
+    """
     return any(_shown_by_audit(r) for r in results if r.key and finding.audited_by(r.key))
 
 
@@ -259,7 +302,19 @@ def _evidence(finding: Finding, shown: bool) -> str:
 
 
 def findings_records(results) -> list[dict]:
-    """The ``findings.json`` records for the findings that affect some row of ``results``."""
+    """The ``findings.json`` records for the findings that affect some row of ``results``.
+
+    Parameters
+    ----------
+    results : iterable of ClaimResult
+        The register rows.
+
+    Returns
+    -------
+    list of dict
+        ``id``, ``statement``, ``claims`` (the affected keys), ``evidence`` and
+        ``where`` of each finding that affects a row.
+    """
     results = tuple(results)
     records = []
     for finding in FINDINGS:
@@ -274,13 +329,33 @@ def findings_records(results) -> list[dict]:
 
 def as_written(result) -> bool:
     """True for a row of the paper's algorithm as written (mode ``paper...``); False
-    for fedpriv's corrected variants (mode ``corrected...``)."""
+    for fedpriv's corrected variants (mode ``corrected...``).
+
+    Parameters
+    ----------
+    result : ClaimResult
+        One register row.
+
+    Returns
+    -------
+    bool
+    """
     return not result.claim.mode.startswith("corrected")
 
 
 def verdict_counts(results) -> dict[str, dict[str, int]]:
     """Rows per verdict, apart for the papers' claims as written and fedpriv's corrected
-    variants: ``{"as_written": {verdict: n}, "corrected": {verdict: n}}``."""
+    variants: ``{"as_written": {verdict: n}, "corrected": {verdict: n}}``.
+
+    Parameters
+    ----------
+    results : iterable of ClaimResult
+        The register rows.
+
+    Returns
+    -------
+    dict of str to dict of str to int
+    """
     out: dict[str, dict[str, int]] = {"as_written": {}, "corrected": {}}
     for result in results:
         side = out["as_written" if as_written(result) else "corrected"]
@@ -295,7 +370,18 @@ def _counted(counts: dict[str, int], order) -> str:
 def headline(results) -> str:
     """The headline, computed from the findings and the verdicts: findings are counted
     once each (never a sum of rows restating a defect), and the papers' claims as
-    written are counted apart from fedpriv's corrected variants."""
+    written are counted apart from fedpriv's corrected variants.
+
+    Parameters
+    ----------
+    results : iterable of ClaimResult
+        The register rows.
+
+    Returns
+    -------
+    str
+        One paragraph, no trailing newline.
+    """
     results = tuple(results)
     records = findings_records(results)
     shown = [r for r in records if r["evidence"] != "open"]

@@ -1023,6 +1023,16 @@ REGISTER: tuple[RegisteredClaim, ...] = tuple(
 def paper_of(name: str) -> str:
     """The ``--paper`` name for ``name`` (an alias or the name itself).
 
+    Parameters
+    ----------
+    name : str
+        A paper's ``--paper`` name or alias, any case.
+
+    Returns
+    -------
+    str
+        The ``--paper`` name.
+
     Raises
     ------
     ValueError
@@ -1037,6 +1047,16 @@ def paper_of(name: str) -> str:
 
 def claims_for(paper: str | None = None) -> tuple[RegisteredClaim, ...]:
     """The registered claims of one paper (all papers when ``paper`` is None).
+
+    Parameters
+    ----------
+    paper : str, optional
+        A ``--paper`` name or alias.
+
+    Returns
+    -------
+    tuple of RegisteredClaim
+        In register order.
 
     Raises
     ------

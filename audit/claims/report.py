@@ -79,12 +79,34 @@ REPORT_FOLDER = "gossip_fed_ucb"
 
 
 def claims_records(report: VerifyReport) -> list[dict]:
-    """The ``claims.json`` list."""
+    """The ``claims.json`` list.
+
+    Parameters
+    ----------
+    report : VerifyReport
+        Fed_UCB's verification.
+
+    Returns
+    -------
+    list of dict
+        One JSON-ready record per claim.
+    """
     return [result.to_dict() for result in report.claims]
 
 
 def claims_table(report: VerifyReport) -> str:
-    """Plain-text table: claimed ε, accountant ε, audit lower bound, verdict."""
+    """Plain-text table: claimed ε, accountant ε, audit lower bound, verdict.
+
+    Parameters
+    ----------
+    report : VerifyReport
+        Fed_UCB's verification.
+
+    Returns
+    -------
+    str
+        One line per claim under a header, no trailing newline.
+    """
     header = (
         f"{'variant':<22}{'T':>8}{'claimed ε':>11}{'accountant ε':>14}{'route':>7}"
         f"{'audit LB (95%, n/world)':>28}  verdict"
@@ -110,7 +132,18 @@ def _variant(result) -> str:
 
 
 def regret_table(report: VerifyReport) -> str:
-    """Plain-text table of the regret at the horizon."""
+    """Plain-text table of the regret at the horizon.
+
+    Parameters
+    ----------
+    report : VerifyReport
+        Fed_UCB's verification.
+
+    Returns
+    -------
+    str
+        No trailing newline.
+    """
     frame = report.regret
     lines = [f"{'algorithm':<16}{'mode':<14}{'ε':>6}{'regret (mean)':>15}{'min':>10}{'max':>10}"]
     for row in frame.itertuples():
@@ -224,7 +257,20 @@ def _plot(report: VerifyReport, path: Path) -> None:
 
 
 def write_report(report: VerifyReport, out_dir: str | os.PathLike) -> Path:
-    """Write the report files to ``out_dir/gossip_fed_ucb`` atomically; return that path."""
+    """Write the report files to ``out_dir/gossip_fed_ucb`` atomically; return that path.
+
+    Parameters
+    ----------
+    report : VerifyReport
+        Fed_UCB's verification.
+    out_dir : str or PathLike
+        The reports folder (created if needed).
+
+    Returns
+    -------
+    Path
+        ``out_dir/gossip_fed_ucb``.
+    """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / REPORT_FOLDER
@@ -426,7 +472,20 @@ def _verdict_lines() -> list[str]:
 
 
 def claims_register_markdown(report, *, paper: str | None = None) -> str:
-    """``claims.md`` (all papers) or one paper's page (``paper`` = ``--paper`` name)."""
+    """``claims.md`` (all papers) or one paper's page (``paper`` = ``--paper`` name).
+
+    Parameters
+    ----------
+    report : ClaimsReport
+        The run.
+    paper : str, optional
+        A ``--paper`` name; None for every paper.
+
+    Returns
+    -------
+    str
+        A Markdown page.
+    """
     from fedpriv.audit.claims.findings import headline
     from fedpriv.audit.claims.register import PAPERS
 
@@ -492,6 +551,18 @@ def write_claims_report(report, out_dir: str | os.PathLike) -> list[Path]:
     ``--paper`` run only that paper's page is rewritten and ``claims.json`` /
     ``claims.md`` are merged: the records of the other papers are kept.
     Fed_UCB's own folder (``gossip_fed_ucb/``) is written when the Fed_UCB job ran.
+
+    Parameters
+    ----------
+    report : ClaimsReport
+        The run.
+    out_dir : str or PathLike
+        The reports folder (created if needed).
+
+    Returns
+    -------
+    list of Path
+        Every file or folder written.
     """
     from fedpriv.audit.claims.register import PAPERS
 

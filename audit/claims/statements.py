@@ -260,7 +260,20 @@ def statement_of_record(record: dict) -> str:
 
 def statement(claim, key: str | None = None) -> str:
     """The sentence of a :class:`~fedpriv.audit.claims.claim.Claim` (register ``key``
-    gives the observer); the same as :func:`statement_of_record` on its record."""
+    gives the observer); the same as :func:`statement_of_record` on its record.
+
+    Parameters
+    ----------
+    claim : Claim
+        A registered claim.
+    key : str, optional
+        Its register key.
+
+    Returns
+    -------
+    str
+        One sentence in plain words.
+    """
     record = {
         "algorithm": claim.algorithm, "mode": claim.mode, "setting": claim.setting_dict(),
         "relation": claim.relation.value, "coverage": claim.coverage, "key": key,

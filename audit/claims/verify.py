@@ -122,6 +122,15 @@ class ClaimsConfig:
         Fed_UCB's job runs :meth:`quick_fed_ucb` (its tree audits at 2·10⁵ samples per
         world at every horizon, still enough to flag the final-estimate reading's 1.25ε and
         ln's 4/3·ε on the view at T = 16).
+
+        Parameters
+        ----------
+        **overrides
+            Fields of :class:`ClaimsConfig` that replace the quick settings.
+
+        Returns
+        -------
+        ClaimsConfig
         """
         base = {"quick": True,
                 "budget": AuditBudget(pilot_samples=100, samples=1_000, batch_size=1_000)}
@@ -133,7 +142,17 @@ class ClaimsConfig:
 
     @staticmethod
     def quick_fed_ucb(**overrides) -> VerifyConfig:
-        """Fed_UCB's job under ``fedpriv verify --quick`` (see :meth:`quick_config`)."""
+        """Fed_UCB's job under ``fedpriv verify --quick`` (see :meth:`quick_config`).
+
+        Parameters
+        ----------
+        **overrides
+            Fields of ``VerifyConfig`` that replace the quick settings.
+
+        Returns
+        -------
+        VerifyConfig
+        """
         base = {"audit_samples": ((16, 2 * 10**5), (1024, 2 * 10**5), (600_000, 2 * 10**5))}
         base.update(overrides)
         return VerifyConfig.quick_config(**base)
@@ -150,7 +169,18 @@ class ClaimsReport:
     seconds: float
 
     def for_paper(self, paper: str) -> tuple[ClaimResult, ...]:
-        """Results of one paper (``--paper`` name)."""
+        """Results of one paper (``--paper`` name).
+
+        Parameters
+        ----------
+        paper : str
+            A ``--paper`` name (or alias).
+
+        Returns
+        -------
+        tuple of ClaimResult
+            In register order.
+        """
         name = paper_of(paper)
         return tuple(r for r in self.results if r.key and r.key.split("/", 1)[0] == name)
 
@@ -202,6 +232,30 @@ def assemble_result(entry, route: str, epsilon: float, notes, audit=None, *,
     ``audit`` is an :class:`~fedpriv.audit.endtoend.engine.EndToEndAudit` (its bound,
     event and wall time are taken) or ``None``; ``bound``/``event`` give a bare lower
     bound instead. ``extra`` goes to :class:`ClaimResult` (e.g. ``initial_pulls_epsilon``).
+
+    Parameters
+    ----------
+    entry : RegisteredClaim
+        The registered claim.
+    route : str
+        The accountant route that gave ``epsilon``.
+    epsilon : float
+        The accountant's end-to-end ε in nats at the claimed δ.
+    notes : str
+        The recipe's notes, kept in the row.
+    audit : EndToEndAudit, optional
+        The end-to-end audit of the row.
+    bound : EpsilonLowerBound, optional
+        A bare lower bound, when ``audit`` is None.
+    event : str, optional
+        The event ``bound`` was measured on.
+    **extra
+        Further fields of :class:`ClaimResult`.
+
+    Returns
+    -------
+    ClaimResult
+        The row with its verdict (:func:`decide_verdict`).
     """
     claim = entry.claim
     if audit is not None:
@@ -256,6 +310,21 @@ def assemble_result(entry, route: str, epsilon: float, notes, audit=None, *,
 
 def evaluate_claim(key: str, budget: AuditBudget, seed: np.random.SeedSequence) -> ClaimResult:
     """Accountant, audit and verdict of the registered claim ``key``.
+
+    Parameters
+    ----------
+    key : str
+        A register key.
+    budget : AuditBudget
+        Samples of the audit (scaled by the entry's ``sample_factor``).
+    seed : numpy.random.SeedSequence
+        The claim's own address in the run's seed tree.
+
+    Returns
+    -------
+    ClaimResult
+        A failed recipe gives an ``error`` row with the exception's message, never an
+        exception.
 
     Raises
     ------
@@ -353,6 +422,16 @@ def planned_jobs(config: ClaimsConfig) -> int:
     progress bar for the whole run. Every job reports one line starting ``[i/n]``
     (``n`` the size of its step); stage lines (``[gossip_fed_ucb] ...``,
     ``[ledger] ...``) are not jobs.
+
+    Parameters
+    ----------
+    config : ClaimsConfig
+        The run's settings.
+
+    Returns
+    -------
+    int
+        >= 0.
     """
     selected = [e for e in claims_for(None)
                 if config.papers is None or e.paper in config.papers]
@@ -387,6 +466,11 @@ def verify_claims(
         else a local process pool of ``config.workers`` (in this process when
         ``workers == 1``). Every job carries its own SeedSequence address, so the
         numbers do not depend on the executor.
+
+    Returns
+    -------
+    ClaimsReport
+        One row per claim of the selected papers, the seed entropy and the wall time.
     """
     if executor is None and config.scheduler is not None:
         with connect_scheduler(config.scheduler) as client:

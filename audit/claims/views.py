@@ -133,6 +133,16 @@ VIEWS: tuple[tuple[str, View], ...] = (
 def view_of(key: str) -> View:
     """The view of the register row ``key`` (first matching pattern of :data:`VIEWS`).
 
+    Parameters
+    ----------
+    key : str
+        A register key.
+
+    Returns
+    -------
+    View
+        What the row's claim protects.
+
     Raises
     ------
     KeyError

@@ -17,12 +17,34 @@ __all__ = ["half_confidence", "halved", "stronger_of"]
 
 
 def half_confidence(confidence: float) -> float:
-    """``1 − α/2`` for a family-wise ``confidence = 1 − α`` split over two audits."""
+    """``1 − α/2`` for a family-wise ``confidence = 1 − α`` split over two audits.
+
+    Parameters
+    ----------
+    confidence : float
+        Family-wise confidence ``1 − α``, in (0, 1).
+
+    Returns
+    -------
+    float
+        ``1 − α/2``.
+    """
     return 1.0 - (1.0 - confidence) / 2.0
 
 
 def halved(budget: AuditBudget) -> AuditBudget:
-    """``budget`` at confidence ``1 − α/2`` (each of two audits)."""
+    """``budget`` at confidence ``1 − α/2`` (each of two audits).
+
+    Parameters
+    ----------
+    budget : AuditBudget
+        The family-wise budget.
+
+    Returns
+    -------
+    AuditBudget
+        A copy at confidence ``1 − α/2``.
+    """
     return dataclasses.replace(budget, confidence=half_confidence(budget.confidence))
 
 
@@ -32,6 +54,20 @@ def stronger_of(first: EndToEndAudit, second: EndToEndAudit, *, confidence: floa
 
     Both audits must have run at ``1 − (1 − confidence)/2``. The event names both
     bounds; ``seconds`` is the sum.
+
+    Parameters
+    ----------
+    first, second : EndToEndAudit
+        The two audits, each at ``1 − (1 − confidence)/2``.
+    confidence : float
+        The family-wise confidence, in (0, 1).
+    names : tuple of (str, str)
+        Names of the two audits, in the event text.
+
+    Returns
+    -------
+    EndToEndAudit
+        The stronger audit, stated at ``confidence`` (union bound).
     """
     best = second if second.bound.epsilon_lower_bound > first.bound.epsilon_lower_bound \
         else first

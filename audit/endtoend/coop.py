@@ -74,7 +74,20 @@ def _pinned_class():
 
 
 def PinnedTable(table, world_trial: int = 0):
-    """``table`` (a RewardTable) with every trial reading trial ``world_trial``."""
+    """``table`` (a RewardTable) with every trial reading trial ``world_trial``.
+
+    Parameters
+    ----------
+    table : RewardTable
+        The reward table.
+    world_trial : int, default 0
+        The trial every sample reads, >= 0.
+
+    Returns
+    -------
+    RewardTable
+        A ``RewardTable`` subclass instance with the same means, key and overrides.
+    """
     cls = _pinned_class()
     return cls(arm_means=table.arm_means, key=table.key, overrides=table.overrides,
                world_trial=int(world_trial))
@@ -88,7 +101,25 @@ def _environment(setting: dict):
 
 
 def run_coop(claim: Claim, *, n_trials: int, seed, table=None, record: bool = False):
-    """Run the claim's algorithm (private or Byzantine-proof cooperative UCB)."""
+    """Run the claim's algorithm (private or Byzantine-proof cooperative UCB).
+
+    Parameters
+    ----------
+    claim : Claim
+        The registered claim (its setting names the algorithm, graph and sizes).
+    n_trials : int
+        Runs, >= 1.
+    seed : int or SeedSequence
+        Root of the runs' streams.
+    table : RewardTable, optional
+        Reward table to use instead of the seed's (neighboring runs).
+    record : bool
+        Keep the transcripts.
+
+    Returns
+    -------
+    CoopRun
+    """
     from fedpriv.algorithms.networks.graphs import make_graph
 
     s = claim.setting_dict()
@@ -145,7 +176,19 @@ def _accountant_run(claim: Claim):
 
 
 def coop_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
-    """The algorithm's own accountant in the claim's setting (see the module docstring)."""
+    """The algorithm's own accountant in the claim's setting (see the module docstring).
+
+    Parameters
+    ----------
+    claim : Claim
+        The registered claim (its setting, relation and claimed δ).
+
+    Returns
+    -------
+    tuple of (str, float, tuple of str)
+        The route, ε in nats at the claimed δ (``inf`` with a raw channel) and the
+        findings (notes) that explain it.
+    """
     s = claim.setting_dict()
     if s.get("scope") == "per-message":
         return coop_message_accountant(claim)
@@ -176,6 +219,11 @@ def coop_message_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
     is the worst message at the claimed δ (tightest route), ``∞`` with the channel named
     when the run charged a ``NonPrivate`` release (raw own term: the counts follow raw
     rewards; Byzantine: raw rewards sent).
+
+    Parameters
+    ----------
+    claim : Claim
+        The registered claim (its setting, relation and claimed δ).
 
     Returns
     -------
@@ -305,7 +353,23 @@ def _flipped_pair(setting: dict) -> tuple[tuple, float]:
 
 
 def audit_coop_messages(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
-    """A neighbour's view of agent 0's messages, one reward of agent 0 flipped."""
+    """A neighbour's view of agent 0's messages, one reward of agent 0 flipped.
+
+    Parameters
+    ----------
+    claim : Claim
+        The registered claim (its setting, relation and claimed guarantee).
+    budget : AuditBudget
+        Pilot and confirmation samples per world, batch size and confidence.
+    seed : int or SeedSequence
+        Root of the audit's streams (every batch has its own address).
+
+    Returns
+    -------
+    EndToEndAudit
+        The ε lower bound (nats) at the claimed δ, the confirmed event and the wall
+        time.
+    """
 
     s = claim.setting_dict()
     tables, own = _flipped_pair(s)
@@ -393,6 +457,21 @@ def audit_coop_first_release(claim: Claim, budget: AuditBudget, seed) -> EndToEn
     (:func:`fedpriv.audit.endtoend.tree_nodes.audit_laplace_release` at δ = 0; at a
     claimed δ > 0 the LLR grid is tested at that δ). One message's marginal: a lower
     bound for the per-message claim and for the composed one.
+
+    Parameters
+    ----------
+    claim : Claim
+        The registered claim (its setting, relation and claimed guarantee).
+    budget : AuditBudget
+        Pilot and confirmation samples per world, batch size and confidence.
+    seed : int or SeedSequence
+        Root of the audit's streams (every batch has its own address).
+
+    Returns
+    -------
+    EndToEndAudit
+        The ε lower bound (nats) at the claimed δ, the confirmed event and the wall
+        time.
     """
     import time
 

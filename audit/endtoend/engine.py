@@ -135,7 +135,19 @@ class EndToEndAudit:
 
 
 def child_seed(seed: int | np.random.SeedSequence, *keys: int) -> np.random.SeedSequence:
-    """The SeedSequence at ``keys`` below ``seed`` (fixed address, STYLE §6)."""
+    """The SeedSequence at ``keys`` below ``seed`` (fixed address, STYLE §6).
+
+    Parameters
+    ----------
+    seed : int or SeedSequence
+        The parent.
+    *keys : int
+        The child's address below ``seed``.
+
+    Returns
+    -------
+    numpy.random.SeedSequence
+    """
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     return np.random.SeedSequence(
         root.entropy, spawn_key=tuple(root.spawn_key) + tuple(int(k) for k in keys)
@@ -221,6 +233,20 @@ def confirm_event(
 
     ``ε_lb = max(ln((p_low − δ)/q_up), ln((q_low − δ)/p_up))`` with the four one-sided
     bounds at level ``(1 − confidence)/4`` (two tests, two bounds each).
+
+    Parameters
+    ----------
+    indicator_d, indicator_d_prime : ndarray of float64, shape (n,) and (n',)
+        0/1 indicators of the event on the runs of D and of D'.
+    confidence : float
+        In (0, 1).
+    delta : float
+        In [0, 1).
+
+    Returns
+    -------
+    EpsilonLowerBound
+        ε in nats, >= 0, with the counts and direction.
     """
     return estimate_epsilon_lower_bound(
         np.asarray(indicator_d, dtype=np.float64),

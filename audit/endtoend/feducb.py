@@ -99,6 +99,21 @@ def footnote4_claim(
 
     §3 of the paper (composition over the M agents; the arXiv text's ε inside the root corrected).
 
+    Parameters
+    ----------
+    epsilon, delta : float
+        One agent's (ε, δ) (Prop. 3 of the paper).
+    n_agents : int
+        M >= 1.
+    delta_prime : float
+        δ' in (0, 1) of the advanced composition.
+
+    Returns
+    -------
+    tuple of (float, float)
+        The composed (ε in nats, δ): the advanced composition theorem (Dwork & Roth
+        2014, Thm 3.20) over the M agents.
+
     Examples
     --------
     >>> round(footnote4_claim(1.0, 0.1, n_agents=3, delta_prime=0.01)[0], 3)
@@ -126,6 +141,17 @@ def feducb_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
     :func:`fedpriv.algorithms.feducb.centralized.run_feducb` / ``run_feducb_fixed`` in the claim's setting,
     ``channel="privatizer"``; with ``USER_AT_ALL_AGENTS`` the footnote-4 world, where
     the M trees compose). Decentralized: the calibration's events (module docstring).
+
+    Parameters
+    ----------
+    claim : Claim
+        The registered claim (its setting, relation and claimed δ).
+
+    Returns
+    -------
+    tuple of (str, float, tuple of str)
+        The route, ε in nats at the claimed δ (``inf`` with a raw channel) and the
+        findings (notes) that explain it.
     """
     s = claim.setting_dict()
     if s.get("structure") == "centralized":
@@ -264,6 +290,20 @@ def knife_edge_pairs(claim: Claim, *, shrink: float = 0.05, max_pairs: int = 3):
     Returns
     -------
     list of (tau, agent, threshold, tables_d, tables_d_prime)
+
+    Parameters
+    ----------
+    claim : Claim
+        A centralized FedUCB claim.
+    shrink : float
+        Scale of D''s replaced decision set, in (0, 1).
+    max_pairs : int
+        Candidate rounds kept, >= 1.
+
+    Raises
+    ------
+    RuntimeError
+        If no round of the reference run puts a trigger on a knife edge.
     """
     from fedpriv.algorithms.feducb.centralized import run_feducb
 
@@ -311,6 +351,21 @@ def audit_sync_timing(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
     the adaptive stream, at the claimed δ and at δ = 10⁻⁶
     (:mod:`fedpriv.audit.endtoend.feducb_adaptive`), each of the three audits at
     ``1 − α/3``.
+
+    Parameters
+    ----------
+    claim : Claim
+        The registered claim (its setting, relation and claimed guarantee).
+    budget : AuditBudget
+        Pilot and confirmation samples per world, batch size and confidence.
+    seed : int or SeedSequence
+        Root of the audit's streams (every batch has its own address).
+
+    Returns
+    -------
+    EndToEndAudit
+        The ε lower bound (nats) at the claimed δ, the confirmed event and the wall
+        time.
     """
     from fedpriv.algorithms.feducb.centralized import run_feducb, run_feducb_fixed
 
@@ -507,6 +562,17 @@ def feducb_decentralized_fixed_accountant(claim: Claim) -> tuple[str, float, tup
     agents in parallel (composed under ``USER_AT_ALL_AGENTS``). The clock reads no
     data, so no sync-timing channel is charged; a ``NonPrivate`` charge, if any, would
     make the result ∞ and be named in the findings.
+
+    Parameters
+    ----------
+    claim : Claim
+        The registered claim (its setting, relation and claimed δ).
+
+    Returns
+    -------
+    tuple of (str, float, tuple of str)
+        The route, ε in nats at the claimed δ (``inf`` with a raw channel) and the
+        findings (notes) that explain it.
     """
     s = claim.setting_dict()
     shared = claim.relation is NeighboringRelation.USER_AT_ALL_AGENTS
@@ -529,7 +595,18 @@ def feducb_decentralized_fixed_accountant(claim: Claim) -> tuple[str, float, tup
 
 def feducb_fixed_mechanism(claim: Claim) -> tuple[str, float]:
     """ε at the claimed δ of the fixed schedule's Privatizer for one changed pair of an
-    oblivious stream: the mechanism alone (the view is charged for adaptivity)."""
+    oblivious stream: the mechanism alone (the view is charged for adaptivity).
+
+    Parameters
+    ----------
+    claim : Claim
+        The registered claim (its setting, relation and claimed δ).
+
+    Returns
+    -------
+    tuple of (str, float)
+        The route and ε in nats at the claimed δ.
+    """
     s = claim.setting_dict()
     shared = claim.relation is NeighboringRelation.USER_AT_ALL_AGENTS
     _, tables = _base_world({**s, "shared_users": shared})
@@ -581,6 +658,21 @@ def audit_feducb_decentralized_fixed(claim: Claim, budget: AuditBudget, seed) ->
     is also audited white-box on the view fed the adaptive stream, at the claimed δ and at
     δ = 10⁻⁶ (:func:`~fedpriv.audit.endtoend.feducb_adaptive.with_adaptive_bracket`), each
     of the three audits at ``1 − α/3``.
+
+    Parameters
+    ----------
+    claim : Claim
+        The registered claim (its setting, relation and claimed guarantee).
+    budget : AuditBudget
+        Pilot and confirmation samples per world, batch size and confidence.
+    seed : int or SeedSequence
+        Root of the audit's streams (every batch has its own address).
+
+    Returns
+    -------
+    EndToEndAudit
+        The ε lower bound (nats) at the claimed δ, the confirmed event and the wall
+        time.
     """
     s = claim.setting_dict()
     _, tables = _base_world(s)

@@ -69,7 +69,19 @@ _CLAIMED_DELTA_FRACTION = 10
 
 
 def split_confidence(confidence: float, parts: int) -> float:
-    """``1 − α/parts`` for a family-wise ``confidence = 1 − α`` over ``parts`` audits."""
+    """``1 − α/parts`` for a family-wise ``confidence = 1 − α`` over ``parts`` audits.
+
+    Parameters
+    ----------
+    confidence : float
+        Family-wise confidence ``1 − α``, in (0, 1).
+    parts : int
+        Number of audits, >= 1.
+
+    Returns
+    -------
+    float
+    """
     return 1.0 - (1.0 - confidence) / parts
 
 
@@ -77,6 +89,16 @@ def adaptive_worlds(s: dict):
     """``(tables_d, tables_d_prime)`` of the module docstring, one trial, for setting ``s``.
 
     ``s`` needs ``n_agents``, ``n_arms`` (>= 2), ``dim`` and ``horizon``.
+
+    Parameters
+    ----------
+    s : dict
+        The claim's setting.
+
+    Returns
+    -------
+    tuple of (LinearBanditTables, LinearBanditTables)
+        One trial each.
     """
     from fedpriv.algorithms.environments.linear import LinearBandit, LinearBanditTables
 
@@ -111,6 +133,18 @@ def adaptive_leaves(s: dict, run_fn) -> tuple[np.ndarray, np.ndarray, int, objec
     ``run_fn(tables, side)`` runs the row's algorithm (``record=True``) on one trial.
     Returns ``(q_d, q_d_prime, positions, run_d)`` where ``positions`` counts the leaf
     pairs that differ (the changed pair and the actions it moved).
+
+    Parameters
+    ----------
+    s : dict
+        The claim's setting (with ``sync_every``).
+    run_fn : callable
+        ``run_fn(tables, side) -> run``.
+
+    Returns
+    -------
+    tuple of (ndarray, ndarray, int, run)
+        ``(q_d, q_d_prime, positions, run_d)``; the leaves are ``(dim + 1, dim + 1)``.
     """
     tables_d, tables_dp = adaptive_worlds(s)
     run_d, run_dp = run_fn(tables_d, 0), run_fn(tables_dp, 1)
@@ -157,6 +191,27 @@ def audit_adaptive_view(s: dict, run_fn, *, n_leaves: int, n_samples: int, seed,
 
     ``run_fn`` as in :func:`adaptive_leaves`; ``n_leaves`` leaves per tree (the changed
     leaf is leaf 1, covered by ``⌊log₂ n⌋ + 1`` nodes).
+
+    Parameters
+    ----------
+    s : dict
+        The claim's setting.
+    run_fn : callable
+        As in :func:`adaptive_leaves`.
+    n_leaves : int
+        Leaves per tree, >= 1.
+    n_samples : int
+        Releases per world, >= 1.
+    seed : int or SeedSequence
+        Root of the noise streams.
+    delta : float
+        In [0, 1).
+    confidence : float
+        In (0, 1).
+
+    Returns
+    -------
+    AdaptiveViewAudit
     """
     started = time.perf_counter()
     q_d, q_dp, moved, run = adaptive_leaves(s, run_fn)
@@ -198,6 +253,29 @@ def with_adaptive_bracket(result: EndToEndAudit, s: dict, run_fn, *, n_leaves: i
     ``bracket_delta`` on ``budget.samples × VIEW_SAMPLES_PER_RUN``. Each reported
     bound is the stronger of the end-to-end event's and the view audit's at that δ,
     stated at ``budget.confidence`` (union bound over the three).
+
+    Parameters
+    ----------
+    result : EndToEndAudit
+        The end-to-end audit, at ``1 − α/3``.
+    s : dict
+        The claim's setting.
+    run_fn : callable
+        As in :func:`adaptive_leaves`.
+    n_leaves : int
+        Leaves per tree, >= 1.
+    budget : AuditBudget
+        The family-wise budget.
+    seed : int or SeedSequence
+        The row's audit address.
+    claimed_delta : float
+        The claim's δ.
+    bracket_delta : float
+        The second δ (10⁻⁶ in the reports).
+
+    Returns
+    -------
+    EndToEndAudit
     """
     each = split_confidence(budget.confidence, 3)
     family = budget.confidence

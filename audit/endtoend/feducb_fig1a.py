@@ -196,6 +196,20 @@ def runs_needed(epsilon: float, *, delta: float, confidence: float = 0.95) -> in
     :func:`~fedpriv.audit.endtoend.engine.confirm_event`), the bound with ``n`` runs is
     ``ln((a^{1/n} − δ)/(1 − a^{1/n}))``; this returns the least ``n`` above ``epsilon``.
 
+    Parameters
+    ----------
+    epsilon : float
+        Target ε in nats, finite and >= 0.
+    delta : float
+        In [0, 1).
+    confidence : float, default 0.95
+        In (0, 1).
+
+    Returns
+    -------
+    int
+        Runs per world, >= 1.
+
     Raises
     ------
     ValueError
@@ -235,6 +249,21 @@ def audit_fig1a_sync_timing(claim: Claim, budget: AuditBudget, seed, *,
     The runs draw no randomness (nothing is noised before the first sync), so
     ``seed`` only addresses the batches. ``first_round`` is passed to
     :func:`fig1a_knife_edge` (each run plays τ + 1 rounds).
+
+    Parameters
+    ----------
+    claim : Claim
+        The Fig. 1A claim.
+    budget : AuditBudget
+        Pilot and confirmation runs per world, and confidence.
+    seed : int or SeedSequence
+        Root of the batches' addresses.
+    first_round : int
+        Passed to :func:`fig1a_knife_edge`.
+
+    Returns
+    -------
+    EndToEndAudit
 
     Raises
     ------

@@ -69,6 +69,10 @@ def audit_privatizer_of_run(run, spec, *, n_leaves: int, n_samples: int,
     n_samples, seed, confidence, delta
         As in :func:`~fedpriv.audit.endtoend.gaussian_nodes.audit_privatizer_nodes`.
 
+    Returns
+    -------
+    PrivatizerAuditResult
+
     Raises
     ------
     ValueError
@@ -95,6 +99,25 @@ def with_privatizer_bracket(result: EndToEndAudit, run, spec, *, n_leaves: int,
     ``epsilon_lower_bound_at_1e_6`` is the larger of the end-to-end event's bound at
     10⁻⁶ and the Privatizer's; every bound is stated at ``budget.confidence``
     (module docstring); ``seconds`` is the sum.
+
+    Parameters
+    ----------
+    result : EndToEndAudit
+        The end-to-end audit, at ``1 − α/2``.
+    run : FedUCBRun or DecentralizedFedUCBRun
+        A run with the row's calibration.
+    spec : LinearBandit
+        The environment.
+    n_leaves : int
+        Leaves one Privatizer tree releases, >= 1.
+    budget : AuditBudget
+        The family-wise budget.
+    seed : int or SeedSequence
+        The row's audit address.
+
+    Returns
+    -------
+    EndToEndAudit
     """
     half = half_confidence(budget.confidence)
     mechanism = audit_privatizer_of_run(

@@ -93,6 +93,15 @@ def privatizer_observed(side: int) -> np.ndarray:
 
     ``Û = M[:d, :d]`` and ``û = M[:d, d]`` (``d = side − 1``;
     :meth:`~fedpriv.privacy.matrix_tree.MatrixTreePrivatizer.release`). Boolean, symmetric.
+
+    Parameters
+    ----------
+    side : int
+        ``d + 1`` >= 2.
+
+    Returns
+    -------
+    ndarray of bool, shape (side, side)
     """
     side = check_int_at_least("side", side, 2)
     mask = np.ones((side, side), dtype=bool)
@@ -169,6 +178,20 @@ def llr_shift(means_d: object, means_d_prime: object, noise_stddev: float,
               observed: object | None = None) -> float:
     """``μ``: the LLR is ``N(±μ²/2, μ²)`` in D / D' (module docstring).
 
+    Parameters
+    ----------
+    means_d, means_d_prime : array_like of float64, shape (n_nodes, k, k)
+        The nodes' true values in D and D'.
+    noise_stddev : float
+        σ per entry, > 0.
+    observed : array_like of bool, shape (k, k), optional
+        The released entries (default all).
+
+    Returns
+    -------
+    float
+        μ > 0.
+
     Raises
     ------
     ValueError
@@ -199,6 +222,34 @@ def sample_symmetric_gaussian_llr(
     the scores, float64 of shape (n_samples,). Raises ValueError if ``world`` is not
     0 or 1, the means or ``observed`` are malformed, or a count or scale is out of
     range.
+
+    Parameters
+    ----------
+    means_d, means_d_prime : array_like of float64, shape (n_nodes, k, k)
+        The nodes' true values in D and D'.
+    world : {0, 1}
+        D or D'.
+    noise_stddev : float
+        σ per entry, > 0.
+    frobenius_sensitivity : float
+        Charged per node, > 0.
+    n_samples : int
+        Runs, >= 1.
+    seed : int or SeedSequence
+        Root of the noise streams.
+    observed : array_like of bool, shape (k, k), optional
+        The released entries.
+    batch_size : int
+        Runs per batch, >= 1.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_samples,)
+
+    Raises
+    ------
+    ValueError
+        If ``world`` is not 0 or 1, or an argument is out of range.
     """
     if world not in (0, 1):
         raise ValueError(f"`world` must be 0 (D) or 1 (D'), got {world!r}.")
@@ -237,6 +288,24 @@ def gaussian_llr_threshold(mu: float, *, n_samples: int, confidence: float,
     times the declared noise: it is ``N(±μ²/2, (rμ)²)``, so ``c = μ²/2 + z r μ`` with
     ``P_D = Φ̄(z)`` and ``P_D' = Φ̄(z + μ/r)``. ``r = ½`` places the guard event of
     :func:`audit_symmetric_gaussian_release`.
+
+    Parameters
+    ----------
+    mu : float
+        μ > 0 of the LLR's law.
+    n_samples : int
+        Runs per world, >= 1.
+    confidence : float
+        In (0, 1).
+    delta : float
+        In [0, 1).
+    noise_ratio : float
+        r > 0.
+
+    Returns
+    -------
+    float
+        The threshold ``c``.
 
     Raises
     ------
@@ -339,6 +408,15 @@ def worst_case_pair(dim: int, *, bound_x: float, bound_y: float) -> tuple[np.nda
     ``x = L e₀``, ``x' = L (c e₀ + s e₁)`` with ``c = B²/L²``, ``y = B``, ``y' = −B``:
     ``v·v' = L² c − B² = 0``, so ``‖v vᵀ − v' v'ᵀ‖_F = √2 (L² + B²)``, and ``y² = y'²``.
 
+    Parameters
+    ----------
+    dim : int
+        Context dimension d >= 1.
+    bound_x : float
+        ``L`` > 0, the contexts' norm bound.
+    bound_y : float
+        ``B`` in (0, L], the rewards' bound.
+
     Returns
     -------
     v, v_prime : ndarray of float64, shape (dim + 1,)
@@ -420,6 +498,10 @@ def audit_privatizer_nodes(
         Leaves the tree releases, >= 1.
     bound_x, bound_y : float
         ``L`` and ``B``.
+
+    Returns
+    -------
+    PrivatizerAuditResult
 
     Raises
     ------

@@ -101,6 +101,23 @@ class FixedTableBandit:
 
         A read-only view, not a copy: every trial of every run sees the same table, and
         copying it per trial cost a fifth of a short end-to-end audit's time.
+
+        Parameters
+        ----------
+        horizon : int
+            T, at most the table's rows minus one.
+        rng : numpy.random.Generator
+            Unused.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_agents, horizon + 1, n_arms)
+            A read-only view.
+
+        Raises
+        ------
+        ValueError
+            If ``horizon`` is beyond the table.
         """
         if horizon + 1 > self.table.shape[1]:
             raise ValueError(
@@ -147,7 +164,19 @@ def _open_releases(claim: Claim, *, mode: str | None = None,
 
 
 def fed_ucb_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
-    """ε of Fed_UCB's stream releases (phase "stream") for the claim's setting."""
+    """ε of Fed_UCB's stream releases (phase "stream") for the claim's setting.
+
+    Parameters
+    ----------
+    claim : Claim
+        The registered claim (its setting, relation and claimed δ).
+
+    Returns
+    -------
+    tuple of (str, float, tuple of str)
+        The route, ε in nats at the claimed δ (``inf`` with a raw channel) and the
+        findings (notes) that explain it.
+    """
     accountant = _open_releases(claim)
     route, epsilon = accountant.tightest(0.0, where={"phase": "stream"})
     init = accountant.get_epsilon(0.0, where={"phase": "init"})
@@ -159,14 +188,38 @@ def fed_ucb_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
 
 
 def fed_ucb_initial_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
-    """ε of the round-0 records (phase "init"): ∞ in paper mode, ε' when noised."""
+    """ε of the round-0 records (phase "init"): ∞ in paper mode, ε' when noised.
+
+    Parameters
+    ----------
+    claim : Claim
+        The registered claim (its setting, relation and claimed δ).
+
+    Returns
+    -------
+    tuple of (str, float, tuple of str)
+        The route, ε in nats at the claimed δ (``inf`` with a raw channel) and the
+        findings (notes) that explain it.
+    """
     accountant = _open_releases(claim)
     route, epsilon = accountant.tightest(0.0, where={"phase": "init"})
     return route, epsilon, tuple(accountant.non_private_reasons(where={"phase": "init"}))
 
 
 def fed_ucb_unbounded_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
-    """Paper mode on the Gaussian-reward environment: the accountant charges ∞."""
+    """Paper mode on the Gaussian-reward environment: the accountant charges ∞.
+
+    Parameters
+    ----------
+    claim : Claim
+        The registered claim (its setting, relation and claimed δ).
+
+    Returns
+    -------
+    tuple of (str, float, tuple of str)
+        The route, ε in nats at the claimed δ (``inf`` with a raw channel) and the
+        findings (notes) that explain it.
+    """
     accountant = _open_releases(claim, mode="paper", reward_bounds=None)
     route, epsilon = accountant.tightest(0.0, where={"phase": "stream"})
     return route, epsilon, tuple(accountant.non_private_reasons(where={"phase": "stream"}))
@@ -192,6 +245,21 @@ def audit_fed_ucb_tree(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit
 
     Only the nodes of the prefixes the claim's view holds are audited: 1..T−1 (Zhu et
     al. Alg. 4 lines 9 and 19), or 1..T when the final estimate is published.
+
+    Parameters
+    ----------
+    claim : Claim
+        The registered claim (its setting, relation and claimed guarantee).
+    budget : AuditBudget
+        Pilot and confirmation samples per world, batch size and confidence.
+    seed : int or SeedSequence
+        Root of the audit's streams (every batch has its own address).
+
+    Returns
+    -------
+    EndToEndAudit
+        The ε lower bound (nats) at the claimed δ, the confirmed event and the wall
+        time.
     """
     s = _setting(claim)
     scale = fed_ucb_scale(s["epsilon"], s["horizon"], mode=claim.mode, log_base=s["log_base"],
@@ -204,7 +272,23 @@ def audit_fed_ucb_tree(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit
 
 
 def audit_fed_ucb_unbounded(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
-    """The paper's tree on an unclipped reward: neighbours 0 vs ``canary`` at round 1 (§5.1)."""
+    """The paper's tree on an unclipped reward: neighbours 0 vs ``canary`` at round 1 (§5.1).
+
+    Parameters
+    ----------
+    claim : Claim
+        The registered claim (its setting, relation and claimed guarantee).
+    budget : AuditBudget
+        Pilot and confirmation samples per world, batch size and confidence.
+    seed : int or SeedSequence
+        Root of the audit's streams (every batch has its own address).
+
+    Returns
+    -------
+    EndToEndAudit
+        The ε lower bound (nats) at the claimed δ, the confirmed event and the wall
+        time.
+    """
     s = _setting(claim)
     scale = fed_ucb_scale(s["epsilon"], s["horizon"], mode="paper", log_base=s["log_base"])
     canary = float(s["canary"])
@@ -281,6 +365,21 @@ def audit_fed_ucb_initial(claim: Claim, budget: AuditBudget, seed) -> EndToEndAu
     Each batch stops at the last round any of its runs needs (the batch's active edges
     are drawn first with ``draw_active_edges``; ``run_fed_ucb(rounds=...)`` is exact
     because the algorithm is causal).
+
+    Parameters
+    ----------
+    claim : Claim
+        The registered claim (its setting, relation and claimed guarantee).
+    budget : AuditBudget
+        Pilot and confirmation samples per world, batch size and confidence.
+    seed : int or SeedSequence
+        Root of the audit's streams (every batch has its own address).
+
+    Returns
+    -------
+    EndToEndAudit
+        The ε lower bound (nats) at the claimed δ, the confirmed event and the wall
+        time.
     """
     from fedpriv.algorithms.gossip.gossip_ucb import draw_active_edges, run_fed_ucb
     from fedpriv.algorithms.networks.graphs import make_graph

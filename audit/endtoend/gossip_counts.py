@@ -38,6 +38,18 @@ _NEUTRAL = 0.5
 def counts_pair_tables(n_agents: int, n_arms: int, horizon: int) -> tuple[np.ndarray, np.ndarray]:
     """Reward tables of the pair, shape (n_agents, horizon + 1, n_arms) each (D, D').
 
+    Parameters
+    ----------
+    n_agents, n_arms : int
+        Sizes, each >= 1.
+    horizon : int
+        T >= 1.
+
+    Returns
+    -------
+    tuple of (ndarray, ndarray)
+        The reward tables of D and D', each ``(n_agents, horizon + 1, n_arms)``.
+
     Examples
     --------
     >>> d, d_prime = counts_pair_tables(2, 3, 4)
@@ -53,7 +65,23 @@ def counts_pair_tables(n_agents: int, n_arms: int, horizon: int) -> tuple[np.nda
 
 
 def audit_fed_ucb_counts(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
-    """Agent 0's round-1 action as its shared counts ñ reveal it (module docstring)."""
+    """Agent 0's round-1 action as its shared counts ñ reveal it (module docstring).
+
+    Parameters
+    ----------
+    claim : Claim
+        The registered claim (its setting, relation and claimed guarantee).
+    budget : AuditBudget
+        Pilot and confirmation samples per world, batch size and confidence.
+    seed : int or SeedSequence
+        Root of the audit's streams (every batch has its own address).
+
+    Returns
+    -------
+    EndToEndAudit
+        The ε lower bound (nats) at the claimed δ, the confirmed event and the wall
+        time.
+    """
     from fedpriv.algorithms.gossip.gossip_ucb import run_fed_ucb
     from fedpriv.algorithms.networks.graphs import make_graph
 

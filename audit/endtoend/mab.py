@@ -69,6 +69,17 @@ def li_song_environment(setting: dict, *, tied: bool = False):
     ``setting["rewards"] == "heterogeneous"`` (§VI-C2): the odd-numbered agents have
     arms 0 and 1 swapped, so their local best arm (1) is not the global one (0, the
     mean of the local means, while fewer than half of the agents are odd).
+
+    Parameters
+    ----------
+    setting : dict
+        The claim's setting (``n_agents``, ``n_arms``, optionally ``rewards``).
+    tied : bool
+        All means 0.5.
+
+    Returns
+    -------
+    BernoulliMAB
     """
     from fedpriv.algorithms.environments.bernoulli import BernoulliMAB
 
@@ -106,7 +117,32 @@ def _components(setting: dict):
 
 
 def run_li_song(setting: dict, env, *, n_trials: int, seed, table=None, record: bool = False):
-    """Run the algorithm named by ``setting["structure"]`` (cdp, cdp-partial, ddp, hdp)."""
+    """Run the algorithm named by ``setting["structure"]`` (cdp, cdp-partial, ddp, hdp).
+
+    Parameters
+    ----------
+    setting : dict
+        The claim's setting.
+    env : BernoulliMAB
+        From :func:`li_song_environment`.
+    n_trials : int
+        Runs, >= 1.
+    seed : int or SeedSequence
+        Root of the runs' streams.
+    table : RewardTable, optional
+        Reward table to use instead of the seed's.
+    record : bool
+        Keep the transcripts.
+
+    Returns
+    -------
+    LiSongRun
+
+    Raises
+    ------
+    ValueError
+        If ``setting["structure"]`` is not cdp, cdp-partial, ddp or hdp.
+    """
     from fedpriv.algorithms.li_song import mab as li_song
 
     common = {"horizon": int(setting["horizon"]), "epsilon": float(setting["epsilon"]),
@@ -129,7 +165,19 @@ def run_li_song(setting: dict, env, *, n_trials: int, seed, table=None, record: 
 
 
 def li_song_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
-    """The algorithm's own accountant in the claim's setting (one run, δ = 0)."""
+    """The algorithm's own accountant in the claim's setting (one run, δ = 0).
+
+    Parameters
+    ----------
+    claim : Claim
+        The registered claim (its setting, relation and claimed δ).
+
+    Returns
+    -------
+    tuple of (str, float, tuple of str)
+        The route, ε in nats at the claimed δ (``inf`` with a raw channel) and the
+        findings (notes) that explain it.
+    """
     s = claim.setting_dict()
     run = run_li_song(s, li_song_environment(s), n_trials=1, seed=0)
     if claim.mode.startswith("paper (actions"):
@@ -154,6 +202,16 @@ def li_song_exact_message_epsilon(claim: Claim) -> float:
     accountant's lower bracket (optimistic PLD at δ = 0) without the discretisation,
     which costs seconds per scale at ε = 50; a cell holding more than one release falls
     back to that bracket.
+
+    Parameters
+    ----------
+    claim : Claim
+        The registered claim.
+
+    Returns
+    -------
+    float
+        ε in nats.
     """
     s = claim.setting_dict()
     run = run_li_song(s, li_song_environment(s), n_trials=1, seed=0)
@@ -183,6 +241,17 @@ def li_song_action_changed_accountant(claim: Claim) -> tuple[str, float, tuple[s
     bound), so the message's l1 shift is 2/n_r against per-coordinate Laplace noise of
     scale 1/(Mε n_r). Upper bound: the two largest cell ε of one (agent, epoch) summed
     (sequential over the two arms, parallel over epochs and agents), i.e. 2Mε.
+
+    Parameters
+    ----------
+    claim : Claim
+        The registered claim (its setting, relation and claimed δ).
+
+    Returns
+    -------
+    tuple of (str, float, tuple of str)
+        The route, ε in nats at the claimed δ (``inf`` with a raw channel) and the
+        findings (notes) that explain it.
     """
     frame = _epoch_message_cells(claim)
     groups = frame.groupby(["trial", "agent", "epoch"])["cell_epsilon"]
@@ -201,6 +270,16 @@ def li_song_action_changed_lower(claim: Claim) -> float:
     smaller of the two, Mε n_1 (1/n_1 + 1/(n_1 + 1)) = Mε (2 n_1 + 1)/(n_1 + 1), is the
     exact ε of that one pure Laplace release under either divisor's lower case, hence a
     lower bound on the ε of the whole view (its marginal).
+
+    Parameters
+    ----------
+    claim : Claim
+        The registered claim.
+
+    Returns
+    -------
+    float
+        ε in nats.
     """
     frame = _epoch_message_cells(claim)
     first = frame[frame["epoch"] == frame["epoch"].min()]
@@ -226,7 +305,23 @@ def _first_message(run, *, n_trials: int, kind: str, arm: int) -> np.ndarray:
 
 
 def audit_li_song_messages(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
-    """One reward of agent 0 flipped in epoch 1; the adversary sees agent 0's ȳ."""
+    """One reward of agent 0 flipped in epoch 1; the adversary sees agent 0's ȳ.
+
+    Parameters
+    ----------
+    claim : Claim
+        The registered claim (its setting, relation and claimed guarantee).
+    budget : AuditBudget
+        Pilot and confirmation samples per world, batch size and confidence.
+    seed : int or SeedSequence
+        Root of the audit's streams (every batch has its own address).
+
+    Returns
+    -------
+    EndToEndAudit
+        The ε lower bound (nats) at the claimed δ, the confirmed event and the wall
+        time.
+    """
     s = claim.setting_dict()
     env = li_song_environment(s)
     table = env.reward_table(np.random.SeedSequence(60221))
@@ -319,6 +414,21 @@ def audit_li_song_release(claim: Claim, budget: AuditBudget, seed) -> EndToEndAu
     16.9 at ``n = 10⁸`` and 95%, whatever the estimator. ``0.9 ε`` needs
     ``n >= ln(4/α) e^{0.9 ε}``: 3·10¹⁰ runs per world at ``ε = 25``, 2·10²⁰ at
     ``ε = 50``.
+
+    Parameters
+    ----------
+    claim : Claim
+        The registered claim (its setting, relation and claimed guarantee).
+    budget : AuditBudget
+        Pilot and confirmation samples per world, batch size and confidence.
+    seed : int or SeedSequence
+        Root of the audit's streams (every batch has its own address).
+
+    Returns
+    -------
+    EndToEndAudit
+        The ε lower bound (nats) at the claimed δ, the confirmed event and the wall
+        time.
     """
     started = time.perf_counter()
     s = claim.setting_dict()
@@ -362,6 +472,21 @@ def audit_li_song_actions(claim: Claim, budget: AuditBudget, seed) -> EndToEndAu
     Candidate pairs: for every arm, flip the first epoch-1 pull whose value moves that
     arm's raw sum towards (or past) the local leader's; the pilot picks the pair and
     the event (first exploitation arm = a).
+
+    Parameters
+    ----------
+    claim : Claim
+        The registered claim (its setting, relation and claimed guarantee).
+    budget : AuditBudget
+        Pilot and confirmation samples per world, batch size and confidence.
+    seed : int or SeedSequence
+        Root of the audit's streams (every batch has its own address).
+
+    Returns
+    -------
+    EndToEndAudit
+        The ε lower bound (nats) at the claimed δ, the confirmed event and the wall
+        time.
     """
     s = claim.setting_dict()
     env = li_song_environment(s, tied=True)

@@ -126,6 +126,25 @@ def sample_tree_llr(
     The adversary sees the prefixes ``1..released_prefixes`` (default every round);
     the counter is opened (and charged) for those only.
 
+    Parameters
+    ----------
+    pair : NeighboringStreams
+        The two reward streams.
+    world : {0, 1}
+        D or D'.
+    scale : float
+        Per-node Laplace scale, > 0.
+    n_samples : int
+        Runs, >= 1.
+    seed : int or SeedSequence
+        Root of the noise streams.
+    noise_on_empty_nodes : bool
+        Noise every node, not only those with observations.
+    batch_size : int
+        Runs per batch, >= 1.
+    released_prefixes : int, optional
+        ``R`` in ``[position, horizon]``.
+
     Returns
     -------
     ndarray of float64, shape (n_samples,)
@@ -216,6 +235,13 @@ def audit_tree_counter(
     released_prefixes : int, optional
         The prefixes ``1..R`` the adversary sees (``position <= R <= T``; default
         ``T``); the accountant's ε is that of their nodes.
+
+    Parameters
+    ----------
+    noise_on_empty_nodes : bool
+        Noise every node, not only those with observations.
+    batch_size : int
+        Runs per batch, >= 1.
 
     Returns
     -------

@@ -115,6 +115,13 @@ def covering_node_sums(
     ``released_prefixes`` (default ``pair.horizon``): the prefixes ``1..R`` that reach
     an output; only the nodes ``s <= R`` do (module docstring).
 
+    Parameters
+    ----------
+    pair : NeighboringStreams
+        The two reward streams.
+    released_prefixes : int, optional
+        ``R``; default ``pair.horizon``.
+
     Returns
     -------
     nodes : ndarray of int64, shape (m,)
@@ -202,6 +209,18 @@ def laplace_llr_grid(loc_d: object, loc_d_prime: object, scale: float) -> np.nda
     129 equally spaced points on ``[-max, max]`` (``max = Σ|S - S'| / b``, the LLR's
     cap) and, when every coordinate moves by the same ``g``, the exact lattice
     ``k g / b`` (``|k| <= m``) on which saturated samples sit.
+
+    Parameters
+    ----------
+    loc_d, loc_d_prime : array_like of float, shape (m,)
+        True values in D and D'.
+    scale : float
+        Laplace scale b > 0.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_thresholds,)
+        Sorted, unique.
     """
     loc_d, loc_d_prime = release_locations(loc_d, loc_d_prime)
     gaps = np.abs(loc_d - loc_d_prime)
@@ -449,6 +468,15 @@ def audit_tree_nodes(
 
 def tree_audit_event(result: TreeAuditResult) -> str:
     """One line naming the event and audit behind ``result.bound`` (for reports).
+
+    Parameters
+    ----------
+    result : TreeAuditResult
+        A tree audit.
+
+    Returns
+    -------
+    str
 
     Examples
     --------

@@ -59,7 +59,23 @@ _DEFAULT_BATCH = 1 << 18
 
 
 def release_locations(loc_d: object, loc_d_prime: object) -> tuple[np.ndarray, np.ndarray]:
-    """``loc_d`` and ``loc_d_prime`` as float arrays, checked (finite, 1-D, equal length, differing in every coordinate; ValueError otherwise)."""
+    """``loc_d`` and ``loc_d_prime`` as float arrays, checked (finite, 1-D, equal length, differing in every coordinate; ValueError otherwise).
+
+    Parameters
+    ----------
+    loc_d, loc_d_prime : array_like of float
+        True values in D and D'.
+
+    Returns
+    -------
+    tuple of (ndarray, ndarray)
+        float64, shape (m,).
+
+    Raises
+    ------
+    ValueError
+        If they are not finite, 1-D, of equal length and different everywhere.
+    """
     a = np.atleast_1d(np.asarray(loc_d, dtype=np.float64))
     b = np.atleast_1d(np.asarray(loc_d_prime, dtype=np.float64))
     if a.shape != b.shape or a.ndim != 1 or not np.all(np.isfinite(a) & np.isfinite(b)) \
@@ -88,6 +104,28 @@ def laplace_release_batches(
     ``"sample"`` cell; batch ``b`` draws from ``stream_rng(seed, trial=b, side=world,
     stream=NOISE)`` (fixed addresses), and ``y`` has shape ``(size, m)``. Every argument
     is checked before the first batch.
+
+    Parameters
+    ----------
+    loc_d, loc_d_prime : array_like of float, shape (m,)
+        True values in D and D'.
+    world : {0, 1}
+        D or D'.
+    scale : float
+        Laplace scale b > 0.
+    l1_sensitivity : float
+        Charged sensitivity, > 0.
+    n_samples : int
+        Runs, >= 1.
+    seed : int or SeedSequence
+        Root of the noise streams.
+    batch_size : int
+        Runs per batch, >= 1.
+
+    Returns
+    -------
+    iterator of (int, ndarray)
+        ``(start, y)`` with ``y`` of shape ``(size, m)``.
 
     Raises
     ------

@@ -165,6 +165,18 @@ def default_epsilon_grid(claim: _HasDeltaCurve, n: int = 9) -> np.ndarray:
 
     Depends only on the claim, never on samples, so it is predeclared.
 
+    Parameters
+    ----------
+    claim : guarantee
+        Any guarantee with ``get_epsilon(target_delta)``.
+    n : int, default 9
+        Number of grid points, >= 1.
+
+    Returns
+    -------
+    ndarray of float64, shape (n,)
+        ε' in nats, increasing from 0.
+
     Examples
     --------
     >>> from fedpriv.privacy import PureDP

@@ -69,6 +69,17 @@ class MuLowerBound:
         describe a μ-GDP claim, never as evidence on ε; the audit measures ε directly
         (:func:`~fedpriv.audit.estimators.estimate_epsilon_lower_bound`).
 
+        Parameters
+        ----------
+        delta : float
+            In [0, 1).
+
+        Returns
+        -------
+        float
+            ε in nats of μ-GDP at ``delta`` (Dong, Roth & Su, arXiv:1905.02383,
+            Cor. 2.13), with μ = ``mu_lower_bound``.
+
         Raises
         ------
         ValueError

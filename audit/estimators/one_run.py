@@ -115,6 +115,26 @@ def estimate_one_run_epsilon(
 ) -> float:
     """Largest ε with ``one_run_p_value(...) <= 1 - confidence`` (0 if none).
 
+    Parameters
+    ----------
+    n_canaries : int
+        m >= 1, each included with probability 1/2.
+    n_guesses : int
+        r in [0, m], the canaries the auditor guesses on.
+    n_correct : int
+        v in [0, r], the correct guesses.
+    confidence : float, default 0.95
+        In (0, 1).
+    delta : float, default 0.0
+        δ in [0, 1) of the null hypothesis (Theorem 5.2 of Steinke, Nasr &
+        Jagielski, arXiv:2305.08846, when > 0).
+
+    Returns
+    -------
+    float
+        ε in nats, >= 0: the largest ε rejected at level ``1 - confidence`` by the
+        tail bound of their Theorem 3.1 (δ = 0) or Theorem 5.2.
+
     Raises
     ------
     ValueError

@@ -130,6 +130,31 @@ def sequential_event_bounds(
     One two-sided sequence per (threshold, world) at ``α / (2 n_thresholds)``, ``α = 1 -
     confidence`` (a union bound over the ``2 n_thresholds`` sequences, each covering
     every sample size), so the bounds hold at every look and any stopping time.
+
+    Parameters
+    ----------
+    count_d : ndarray of int64, shape (n_thresholds,)
+        Samples of M(D) at or above each threshold.
+    n_d : int
+        Samples of M(D) drawn so far, >= 1.
+    count_d_prime : ndarray of int64, shape (n_thresholds,)
+        The same for M(D').
+    n_d_prime : int
+        Samples of M(D') drawn so far, >= 1.
+    thresholds : ndarray of float64, shape (n_thresholds,)
+        The score thresholds, fixed before any sample is seen.
+    confidence : float
+        Joint confidence of all the bounds, in (0, 1).
+
+    Returns
+    -------
+    EventBounds
+        Lower and upper bounds of both event rates per threshold, with the counts.
+
+    Raises
+    ------
+    ValueError
+        If ``confidence`` is not in (0, 1).
     """
     thresholds = np.asarray(thresholds, dtype=np.float64)
     alpha = (1.0 - _check_open_unit("confidence", confidence)) / (2 * thresholds.size)
@@ -146,7 +171,21 @@ def sequential_event_bounds(
 
 
 def epsilon_from_bounds(bounds: EventBounds, delta: float) -> EpsilonLowerBound:
-    """``max ln((p_lo − δ)/q_hi)`` over the tests of ``bounds`` (0 without evidence)."""
+    """``max ln((p_lo − δ)/q_hi)`` over the tests of ``bounds`` (0 without evidence).
+
+    Parameters
+    ----------
+    bounds : EventBounds
+        From :func:`sequential_event_bounds`.
+    delta : float
+        δ in [0, 1) at which ε is bounded.
+
+    Returns
+    -------
+    EpsilonLowerBound
+        ε in nats with the threshold and direction that attain it; valid at
+        ``bounds.confidence`` at any stopping time.
+    """
     numerator, denominator = bounds.directed()
     excess = numerator - delta
     epsilons = np.zeros(excess.size)
@@ -169,7 +208,19 @@ def epsilon_from_bounds(bounds: EventBounds, delta: float) -> EpsilonLowerBound:
 
 
 def mu_from_bounds(bounds: EventBounds) -> MuLowerBound:
-    """``max Φ⁻¹(p_lo) − Φ⁻¹(q_hi)`` over the tests (the Gaussian-DP μ lower bound)."""
+    """``max Φ⁻¹(p_lo) − Φ⁻¹(q_hi)`` over the tests (the Gaussian-DP μ lower bound).
+
+    Parameters
+    ----------
+    bounds : EventBounds
+        From :func:`sequential_event_bounds`.
+
+    Returns
+    -------
+    MuLowerBound
+        μ >= 0 with the threshold and direction that attain it (Dong, Roth & Su,
+        arXiv:1905.02383, Def. 2.6).
+    """
     numerator, denominator = bounds.directed()
     with np.errstate(divide="ignore", invalid="ignore"):
         mus = special.ndtri(numerator) - special.ndtri(denominator)
@@ -187,7 +238,23 @@ def mu_from_bounds(bounds: EventBounds) -> MuLowerBound:
 
 
 def curve_from_bounds(bounds: EventBounds, *, epsilons: np.ndarray, claim: object) -> CurveAudit:
-    """``δ_LB(ε') = max(0, max p_lo − e^{ε'} q_hi)`` on the grid, against ``claim``."""
+    """``δ_LB(ε') = max(0, max p_lo − e^{ε'} q_hi)`` on the grid, against ``claim``.
+
+    Parameters
+    ----------
+    bounds : EventBounds
+        From :func:`sequential_event_bounds`.
+    epsilons : ndarray of float64, shape (n_epsilons,)
+        The ε' grid in nats, predeclared (see
+        :func:`~fedpriv.audit.estimators.curve.default_epsilon_grid`).
+    claim : guarantee
+        Any guarantee with ``get_delta(target_epsilon)``.
+
+    Returns
+    -------
+    CurveAudit
+        ``δ_LB(ε')`` and the claim's δ(ε') on the grid.
+    """
     numerator, denominator = bounds.directed()
     grid = np.asarray(epsilons, dtype=np.float64)
     deltas = np.maximum(0.0, np.max(numerator[None, :] - np.exp(grid)[:, None]

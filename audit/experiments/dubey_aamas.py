@@ -224,7 +224,22 @@ _EXPECTED = {
 
 
 def default_config(name: str) -> ExperimentConfig:
-    """The documented default settings of experiment ``name``."""
+    """The documented default settings of experiment ``name``.
+
+    Parameters
+    ----------
+    name : str
+        An experiment name (``dubey-aamas-fig1a`` ...).
+
+    Returns
+    -------
+    ExperimentConfig
+
+    Raises
+    ------
+    ValueError
+        On an unknown experiment.
+    """
     return _DEFAULTS[_check_name(name)]
 
 
@@ -237,6 +252,20 @@ def _check_name(name: str) -> str:
 def run_experiment(name: str, config: ExperimentConfig | None = None, *,
                    progress: Callable[[str], None] | None = None) -> pd.DataFrame:
     """The numbers of one figure: one row per (algorithm, x) with mean, min, max.
+
+    Parameters
+    ----------
+    name : str
+        An experiment name.
+    config : ExperimentConfig, optional
+        Settings; default :func:`default_config`.
+    progress : callable, optional
+        Receives one line per finished step.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``algorithm``, the x variable, ``mean``, ``min``, ``max``.
 
     Raises
     ------
@@ -261,7 +290,22 @@ def _final(frame: pd.DataFrame) -> dict[str, float]:
 
 
 def paper_checks(name: str, frame: pd.DataFrame, config: ExperimentConfig) -> list[tuple[str, bool]]:
-    """The paper's qualitative statements about a figure, each with what we observe."""
+    """The paper's qualitative statements about a figure, each with what we observe.
+
+    Parameters
+    ----------
+    name : str
+        An experiment name.
+    frame : pandas.DataFrame
+        From :func:`run_experiment`.
+    config : ExperimentConfig
+        Its settings.
+
+    Returns
+    -------
+    list of (str, bool)
+        Each statement and whether the numbers agree with it.
+    """
     if name == "dubey-aamas-fig1c":
         out = []
         for algorithm, part in frame.groupby("algorithm", sort=False):
@@ -337,6 +381,17 @@ def _plot(name: str, frame: pd.DataFrame, path: Path, config: ExperimentConfig) 
 def write_experiment(name: str, out: Path, config: ExperimentConfig | None = None, *,
                      progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Run experiment ``name`` and write ``<out>/dubey_aamas/<name>.{png,csv,md}`` atomically.
+
+    Parameters
+    ----------
+    name : str
+        An experiment name.
+    out : Path
+        Report root; files go to ``out/dubey_aamas/``.
+    config : ExperimentConfig, optional
+        Settings; default :func:`default_config`.
+    progress : callable, optional
+        Receives one line per finished step.
 
     Returns
     -------

@@ -401,7 +401,9 @@ def run_figure(
     reward : {"bernoulli", "beta"}
         [P]'s or [H]'s reward model.
     beta : {"tuned", "H", "P"}
-        FedUCB's radius (module docstring); ``beta_value`` (> 0) when tuned.
+        FedUCB's radius (module docstring).
+    beta_value : float
+        β when ``beta == "tuned"``, > 0.
     seed : int
         Root seed of the worlds and the noise.
     progress : callable, optional

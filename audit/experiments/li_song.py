@@ -350,6 +350,24 @@ def run_figure(number: int, *, out: Path, n_trials: int | None = None,
                horizon: int | None = None, seed: int = 0) -> Path:
     """Run Li & Song's Fig. ``number`` (4–12) and write it to ``<out>/li_song/``.
 
+    Parameters
+    ----------
+    number : int
+        Figure number, 4–12.
+    out : Path
+        Report root; files go to ``out/li_song/``.
+    n_trials : int, optional
+        Trials per curve, >= 1 (default per figure).
+    horizon : int, optional
+        T >= 1 (default per figure).
+    seed : int
+        Root seed.
+
+    Returns
+    -------
+    Path
+        The figure's folder.
+
     Raises
     ------
     ValueError

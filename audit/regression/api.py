@@ -733,6 +733,20 @@ def assert_private(
 ) -> AuditResult:
     """Audit like :func:`audit_mechanism`; raise if the claim is refuted.
 
+    Parameters
+    ----------
+    mechanism : callable
+        ``mechanism(dataset, n_samples, rng) -> ndarray``, as for
+        :func:`audit_mechanism`.
+    pair : NeighboringPair
+        The two neighboring datasets D and D'.
+    claim : guarantee
+        The claimed guarantee (``PureDP``, ``ApproxDP``, ``GaussianDP``, ``ZCDP``,
+        ``RDP`` or ``PLD``).
+    **options
+        Any keyword argument of :func:`audit_mechanism` (``samples``, ``seed``,
+        ``confidence``, ``delta``, ``executor``, ...).
+
     Returns
     -------
     AuditResult

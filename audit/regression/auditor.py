@@ -64,7 +64,26 @@ class Auditor:
         claim: Any,
         **overrides: Any,
     ) -> AuditResult:
-        """Run :func:`audit.audit_mechanism` with this auditor's settings."""
+        """Run :func:`audit.audit_mechanism` with this auditor's settings.
+
+        Parameters
+        ----------
+        mechanism : callable
+            ``mechanism(dataset, n_samples, rng) -> ndarray``, as for
+            :func:`~fedpriv.audit.regression.api.audit_mechanism`.
+        pair : NeighboringPair
+            The two neighboring datasets.
+        claim : guarantee
+            The claimed guarantee.
+        **overrides
+            Keyword arguments of ``audit_mechanism`` that replace this auditor's
+            settings.
+
+        Returns
+        -------
+        AuditResult
+            Also logged for the pytest report.
+        """
         return self._log(
             audit_mechanism(mechanism, pair, claim=claim, **self._settings(overrides))
         )
@@ -78,6 +97,23 @@ class Auditor:
         **overrides: Any,
     ) -> AuditResult:
         """Like :func:`audit.assert_private`; fails the test with the evidence.
+
+        Parameters
+        ----------
+        mechanism : callable
+            ``mechanism(dataset, n_samples, rng) -> ndarray``.
+        pair : NeighboringPair
+            The two neighboring datasets.
+        claim : guarantee
+            The claimed guarantee.
+        **overrides
+            Keyword arguments of ``audit_mechanism`` that replace this auditor's
+            settings.
+
+        Returns
+        -------
+        AuditResult
+            When no violation was found (which does not certify the claim).
 
         Raises
         ------
@@ -103,6 +139,24 @@ class Auditor:
         **overrides: Any,
     ) -> AuditResult:
         """Fail unless the audit refutes the claim (for known-broken mechanisms).
+
+        Parameters
+        ----------
+        mechanism : callable
+            A mechanism known to be broken, ``mechanism(dataset, n_samples, rng) ->
+            ndarray``.
+        pair : NeighboringPair
+            The two neighboring datasets.
+        claim : guarantee
+            The claim it is expected to violate.
+        **overrides
+            Keyword arguments of ``audit_mechanism`` that replace this auditor's
+            settings.
+
+        Returns
+        -------
+        AuditResult
+            The violating result.
 
         Raises
         ------

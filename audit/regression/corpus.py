@@ -99,7 +99,20 @@ class CorpusEntry:
     log_density_ratio: Callable[[np.ndarray], np.ndarray] | None = None
 
     def audit(self, *, seed: int = 0, **options: Any) -> AuditResult:
-        """:func:`audit.audit_mechanism` with this entry's settings (overridable)."""
+        """:func:`audit.audit_mechanism` with this entry's settings (overridable).
+
+        Parameters
+        ----------
+        seed : int, default 0
+            Root seed of the audit.
+        **options
+            Keyword arguments of :func:`~fedpriv.audit.regression.api.audit_mechanism`
+            that replace the entry's (``claim``, ``samples``, ``score``, ...).
+
+        Returns
+        -------
+        AuditResult
+        """
         settings: dict[str, Any] = {
             "claim": self.claim,
             "samples": self.samples,
@@ -527,7 +540,18 @@ CORPUS: tuple[CorpusEntry, ...] = _build() + float_entries()
 
 
 def corpus_entries(expected_violated: bool | None = None) -> tuple[CorpusEntry, ...]:
-    """The entries, optionally only the broken (True) or only the correct (False)."""
+    """The entries, optionally only the broken (True) or only the correct (False).
+
+    Parameters
+    ----------
+    expected_violated : bool, optional
+        True for the known-broken entries, False for the correct twins, None for all.
+
+    Returns
+    -------
+    tuple of CorpusEntry
+        In corpus order.
+    """
     if expected_violated is None:
         return CORPUS
     return tuple(e for e in CORPUS if e.expected_violated is expected_violated)
@@ -535,6 +559,15 @@ def corpus_entries(expected_violated: bool | None = None) -> tuple[CorpusEntry, 
 
 def get_entry(name: str) -> CorpusEntry:
     """The entry called ``name``.
+
+    Parameters
+    ----------
+    name : str
+        An entry's ``name``.
+
+    Returns
+    -------
+    CorpusEntry
 
     Raises
     ------

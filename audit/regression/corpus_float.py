@@ -59,7 +59,23 @@ def float_laplace(
     dataset: float, n_samples: int, rng: np.random.Generator, *, scale: float
 ) -> np.ndarray:
     """The textbook release ``x + Lap(scale)`` in float64 (``numpy``'s inverse CDF
-    of a uniform double: ``±scale · log(2U)``)."""
+    of a uniform double: ``±scale · log(2U)``).
+
+    Parameters
+    ----------
+    dataset : float
+        The count x.
+    n_samples : int
+        Number of independent runs (the batch axis), >= 1.
+    rng : numpy.random.Generator
+        Source of the noise.
+    scale : float
+        Laplace scale b > 0, in the statistic's units.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_samples,)
+    """
     return dataset + rng.laplace(0.0, scale, n_samples)
 
 
@@ -71,7 +87,26 @@ def secure_laplace(
     scale: float,
     granularity: float = TWIN_GRANULARITY,
 ) -> np.ndarray:
-    """``g · (round(x/g) + Z)`` with ``Z`` exact discrete Laplace (``Δ = 1``, same ε)."""
+    """``g · (round(x/g) + Z)`` with ``Z`` exact discrete Laplace (``Δ = 1``, same ε).
+
+    Parameters
+    ----------
+    dataset : float
+        The count x.
+    n_samples : int
+        Number of independent runs (the batch axis), >= 1.
+    rng : numpy.random.Generator
+        Source of the noise.
+    scale : float
+        Laplace scale b > 0, in the statistic's units.
+    granularity : float
+        Grid step g, a power of two.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_samples,)
+        Multiples of ``granularity``.
+    """
     steps = grid_sensitivity(1.0, granularity)
     noise = sample_discrete_laplace(
         grid_noise_scale(scale, 1.0, steps), size=n_samples, rng=rng
@@ -84,6 +119,16 @@ def off_grid_event(outputs: np.ndarray) -> np.ndarray:
 
     Exact: ``y · 2**53`` is a power-of-two scaling and ``mod 1`` of a double is exact.
     Unreachable from ``x' = 1`` by ``1 + n`` for any double ``n`` (module docstring).
+
+    Parameters
+    ----------
+    outputs : ndarray of float64, shape (n,) or (n, 1)
+        Outputs of a Laplace release.
+
+    Returns
+    -------
+    ndarray of float64, shape (n,)
+        1.0 where the event holds, else 0.0.
     """
     y = np.asarray(outputs, dtype=np.float64).reshape(len(outputs), -1)[:, 0]
     return ((np.abs(y) < 0.5) & (np.mod(y * 2.0**53, 1.0) != 0.0)).astype(np.float64)
@@ -97,6 +142,13 @@ def has_float_preimage(outputs: np.ndarray, shift: float) -> np.ndarray:
     most one ulp of ``y - shift`` wide, so the run, if not empty, contains a double
     within two ulps of ``fl(y - shift)``, and those five candidates are checked
     exactly. Outputs with ``|y| > |y - shift|`` are reported ``True`` (not decided).
+
+    Parameters
+    ----------
+    outputs : array_like of float64
+        Outputs ``y``, flattened.
+    shift : float
+        The dataset value added to the noise.
 
     Returns
     -------

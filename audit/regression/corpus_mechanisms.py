@@ -35,19 +35,65 @@ __all__ = [
 def laplace_count(
     dataset: float, n_samples: int, rng: np.random.Generator, *, scale: float
 ) -> np.ndarray:
-    """``x + Lap(scale)``: ε = Δ/scale for a count with sensitivity Δ."""
+    """``x + Lap(scale)``: ε = Δ/scale for a count with sensitivity Δ.
+
+    Parameters
+    ----------
+    dataset : float
+        The count x.
+    n_samples : int
+        Number of independent runs (the batch axis), >= 1.
+    rng : numpy.random.Generator
+        Source of the noise.
+    scale : float
+        Laplace scale b > 0, in the statistic's units.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_samples,)
+    """
     return dataset + rng.laplace(0.0, scale, n_samples)
 
 
 def gaussian_count(
     dataset: float, n_samples: int, rng: np.random.Generator, *, noise_stddev: float
 ) -> np.ndarray:
-    """``x + N(0, σ²)``: (Δ/σ)-GDP."""
+    """``x + N(0, σ²)``: (Δ/σ)-GDP.
+
+    Parameters
+    ----------
+    dataset : float
+        The count x.
+    n_samples : int
+        Number of independent runs (the batch axis), >= 1.
+    rng : numpy.random.Generator
+        Source of the noise.
+    noise_stddev : float
+        σ > 0, in the count's units.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_samples,)
+    """
     return dataset + rng.normal(0.0, noise_stddev, n_samples)
 
 
 def no_noise(dataset: float, n_samples: int, rng: np.random.Generator) -> np.ndarray:
-    """The raw value, repeated (B1/A11: the noise scale collapsed to 0)."""
+    """The raw value, repeated (B1/A11: the noise scale collapsed to 0).
+
+    Parameters
+    ----------
+    dataset : float
+        The count x.
+    n_samples : int
+        Number of independent runs (the batch axis), >= 1.
+    rng : numpy.random.Generator
+        Source of the noise.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_samples,)
+    """
     return np.full(n_samples, float(dataset))
 
 
@@ -59,7 +105,26 @@ def noisy_max(
     scale: float,
     return_value: bool,
 ) -> np.ndarray:
-    """Report-noisy-max over counting queries; the index (correct) or the value (A3)."""
+    """Report-noisy-max over counting queries; the index (correct) or the value (A3).
+
+    Parameters
+    ----------
+    dataset : array_like of float, shape (k,)
+        The k counting queries' answers.
+    n_samples : int
+        Number of independent runs (the batch axis), >= 1.
+    rng : numpy.random.Generator
+        Source of the noise.
+    scale : float
+        Laplace scale b > 0, in the statistic's units.
+    return_value : bool
+        Release the noisy maximum's value (A3, not private at ε = 1/scale) instead
+        of its index.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_samples,)
+    """
     noisy = np.asarray(dataset, dtype=np.float64) + rng.laplace(
         0.0, scale, (n_samples, len(dataset))
     )
@@ -84,6 +149,33 @@ def sparse_vector(
     Alg. 5: no query noise, never stops (not private for any ε).
     Alg. 6: query noise Lap(4/ε) but never stops (privacy degrades with the number
     of queries). Output: 1 (above), 0 (below), -1 (not answered after stopping).
+
+    Parameters
+    ----------
+    dataset : array_like of float, shape (k,)
+        The k queries' answers (sensitivity 1).
+    n_samples : int
+        Number of independent runs (the batch axis), >= 1.
+    rng : numpy.random.Generator
+        Source of the noise.
+    epsilon : float
+        ε > 0 the variant is calibrated for.
+    variant : {1, 5, 6}
+        Algorithm number in Lyu, Su & Li (2017), Fig. 1.
+    threshold : float
+        The public threshold T.
+    cutoff : int
+        c >= 1, positives before Alg. 1 stops.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_samples, k)
+        1.0, 0.0 or -1.0 per query.
+
+    Raises
+    ------
+    ValueError
+        If ``variant`` is not 1, 5 or 6.
     """
     queries = np.asarray(dataset, dtype=np.float64)
     k = queries.size
@@ -105,7 +197,17 @@ def sparse_vector(
 
 
 def half_difference(outputs: np.ndarray) -> np.ndarray:
-    """Attacker score for SVT outputs: positives in the first half minus the second."""
+    """Attacker score for SVT outputs: positives in the first half minus the second.
+
+    Parameters
+    ----------
+    outputs : ndarray of float64, shape (n, k)
+        Outputs of :func:`sparse_vector`.
+
+    Returns
+    -------
+    ndarray of float64, shape (n,)
+    """
     k = outputs.shape[1]
     positive = outputs == 1.0
     return positive[:, : k // 2].sum(axis=1) - positive[:, k // 2 :].sum(axis=1).astype(
@@ -125,6 +227,24 @@ def tree_nodes(
 
     The other nodes do not contain the changed reward, have the same distribution in
     both worlds and are independent of these, so leaving them out loses nothing.
+
+    Parameters
+    ----------
+    dataset : array_like of float, shape (horizon,)
+        One reward stream.
+    n_samples : int
+        Number of independent runs (the batch axis), >= 1.
+    rng : numpy.random.Generator
+        Source of the noise.
+    scale : float
+        Laplace scale b > 0, in the statistic's units.
+    position : int
+        1-based round whose covering nodes are released, in [1, horizon].
+
+    Returns
+    -------
+    ndarray of float64, shape (n_samples, depth)
+        One column per node covering ``position``.
     """
     stream = np.asarray(dataset, dtype=np.float64)
     nodes = nodes_covering(position, stream.size)
@@ -136,7 +256,23 @@ def tree_nodes(
 def fresh_noise_prefix_sums(
     dataset: np.ndarray, n_samples: int, rng: np.random.Generator, *, scale: float
 ) -> np.ndarray:
-    """B4: every round releases the running sum plus fresh Lap(scale)."""
+    """B4: every round releases the running sum plus fresh Lap(scale).
+
+    Parameters
+    ----------
+    dataset : array_like of float, shape (horizon,)
+        One reward stream.
+    n_samples : int
+        Number of independent runs (the batch axis), >= 1.
+    rng : numpy.random.Generator
+        Source of the noise.
+    scale : float
+        Laplace scale b > 0, in the statistic's units.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_samples, horizon)
+    """
     prefix = np.cumsum(np.asarray(dataset, dtype=np.float64))
     return prefix + rng.laplace(0.0, scale, (n_samples, prefix.size))
 
@@ -149,7 +285,25 @@ def bounded_sum(
     scale: float,
     clip: bool,
 ) -> np.ndarray:
-    """Sum of rewards declared in [0, 1] plus Lap(scale); B5 forgets to clip."""
+    """Sum of rewards declared in [0, 1] plus Lap(scale); B5 forgets to clip.
+
+    Parameters
+    ----------
+    dataset : array_like of float, shape (n,)
+        Rewards declared in [0, 1].
+    n_samples : int
+        Number of independent runs (the batch axis), >= 1.
+    rng : numpy.random.Generator
+        Source of the noise.
+    scale : float
+        Laplace scale b > 0, in the statistic's units.
+    clip : bool
+        Clip to [0, 1] before summing (the correct twin).
+
+    Returns
+    -------
+    ndarray of float64, shape (n_samples,)
+    """
     values = np.asarray(dataset, dtype=np.float64)
     total = np.clip(values, 0.0, 1.0).sum() if clip else values.sum()
     return total + rng.laplace(0.0, scale, n_samples)
@@ -163,7 +317,25 @@ def shared_noise_pair(
     scale: float,
     reuse: bool,
 ) -> np.ndarray:
-    """Two statistics released with Laplace noise; B7 reuses one draw for both."""
+    """Two statistics released with Laplace noise; B7 reuses one draw for both.
+
+    Parameters
+    ----------
+    dataset : array_like of float, shape (m,)
+        The statistics, m >= 1.
+    n_samples : int
+        Number of independent runs (the batch axis), >= 1.
+    rng : numpy.random.Generator
+        Source of the noise.
+    scale : float
+        Laplace scale b > 0, in the statistic's units.
+    reuse : bool
+        Reuse the first noise draw for every statistic (B7).
+
+    Returns
+    -------
+    ndarray of float64, shape (n_samples, m)
+    """
     stats = np.asarray(dataset, dtype=np.float64)
     first = rng.laplace(0.0, scale, (n_samples, 1))
     noise = (
@@ -190,6 +362,26 @@ def synced_sum(
     B6 (``trigger`` set): the sync round is the first round whose *raw* running sum
     reaches ``trigger`` (FedUCB-style adaptive schedule), a channel the accountant
     never charges. Twin (``trigger=None``): a fixed round ``fixed_round``.
+
+    Parameters
+    ----------
+    dataset : array_like of float, shape (horizon,)
+        One agent's reward stream.
+    n_samples : int
+        Number of independent runs (the batch axis), >= 1.
+    rng : numpy.random.Generator
+        Source of the noise.
+    scale : float
+        Laplace scale b > 0, in the statistic's units.
+    trigger : float, optional
+        Raw running sum that triggers the sync (B6); None for the fixed round.
+    fixed_round : int
+        1-based sync round of the twin, in [1, horizon].
+
+    Returns
+    -------
+    ndarray of float64, shape (n_samples, 2)
+        Sync round and noisy sum.
     """
     prefix = np.cumsum(np.asarray(dataset, dtype=np.float64))
     if trigger is None:
@@ -204,7 +396,23 @@ def synced_sum(
 def per_agent_release(
     dataset: np.ndarray, n_samples: int, rng: np.random.Generator, *, scale: float
 ) -> np.ndarray:
-    """Each agent releases its own value of one user plus Lap(scale) (B8)."""
+    """Each agent releases its own value of one user plus Lap(scale) (B8).
+
+    Parameters
+    ----------
+    dataset : array_like of float, shape (n_agents,)
+        Each agent's value of the user.
+    n_samples : int
+        Number of independent runs (the batch axis), >= 1.
+    rng : numpy.random.Generator
+        Source of the noise.
+    scale : float
+        Laplace scale b > 0, in the statistic's units.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_samples, n_agents)
+    """
     values = np.asarray(dataset, dtype=np.float64)
     return values + rng.laplace(0.0, scale, (n_samples, values.size))
 

@@ -85,7 +85,20 @@ class NeighboringRewards:
 def reward_tables(
     *, n_agents: int, horizon: int, n_arms: int, low: float = 0.0, high: float = 1.0
 ) -> st.SearchStrategy[np.ndarray]:
-    """Float64 tables of shape ``(n_agents, horizon, n_arms)`` with values in [low, high]."""
+    """Float64 tables of shape ``(n_agents, horizon, n_arms)`` with values in [low, high].
+
+    Parameters
+    ----------
+    n_agents, horizon, n_arms : int
+        The table's shape, each >= 1.
+    low, high : float
+        Range of the rewards, ``low < high``.
+
+    Returns
+    -------
+    hypothesis.strategies.SearchStrategy of ndarray of float64
+        Tables of shape ``(n_agents, horizon, n_arms)``, no NaN or infinity.
+    """
     return hnp.arrays(
         np.float64,
         (n_agents, horizon, n_arms),
@@ -118,6 +131,25 @@ def neighboring_reward_tables(
     extreme: bool | None = None,
 ) -> NeighboringRewards:
     """Draw a :class:`NeighboringRewards` under ``relation`` (see module docstring).
+
+    Parameters
+    ----------
+    relation : NeighboringRelation
+        The neighboring relation the two tables differ under.
+    max_agents, max_horizon, max_arms : int
+        Upper bounds of the drawn shape, each >= 1.
+    dim : int
+        Context dimension of the relations that change a context, >= 1.
+    low, high : float
+        Range of the rewards, ``low < high``.
+    extreme : bool, optional
+        Changed rewards take the range's ends ``low``/``high`` (True), any value of
+        ``[low, high]`` (False), or either, drawn (None).
+
+    Returns
+    -------
+    hypothesis.strategies.SearchStrategy of NeighboringRewards
+        (A ``@st.composite`` strategy: calling it returns the strategy.)
 
     Raises
     ------
@@ -204,7 +236,19 @@ def neighboring_pairs(
     relation: NeighboringRelation = NeighboringRelation.REPLACE_ONE_REWARD,
     **bounds: object,
 ) -> st.SearchStrategy[NeighboringPair]:
-    """:func:`neighboring_reward_tables` mapped to :class:`audit.NeighboringPair`."""
+    """:func:`neighboring_reward_tables` mapped to :class:`audit.NeighboringPair`.
+
+    Parameters
+    ----------
+    relation : NeighboringRelation
+        As :func:`neighboring_reward_tables`.
+    **bounds
+        The size and range bounds of :func:`neighboring_reward_tables`.
+
+    Returns
+    -------
+    hypothesis.strategies.SearchStrategy of NeighboringPair
+    """
     return neighboring_reward_tables(relation, **bounds).map(NeighboringRewards.as_pair)  # type: ignore[arg-type]
 
 
@@ -212,7 +256,20 @@ def neighboring_pairs(
 def neighboring_streams(
     draw: st.DrawFn, *, max_horizon: int = 64, low: float = 0.0, high: float = 1.0
 ) -> NeighboringStreams:
-    """One agent-arm stream pair (:class:`fedpriv.audit.neighbors.NeighboringStreams`) differing in one round."""
+    """One agent-arm stream pair (:class:`fedpriv.audit.neighbors.NeighboringStreams`) differing in one round.
+
+    Parameters
+    ----------
+    max_horizon : int
+        Upper bound of the stream length, >= 1.
+    low, high : float
+        Range of the rewards.
+
+    Returns
+    -------
+    hypothesis.strategies.SearchStrategy of NeighboringStreams
+        (A ``@st.composite`` strategy.)
+    """
     horizon = draw(st.integers(1, max_horizon))
     stream = draw(
         hnp.arrays(
