@@ -32,6 +32,10 @@ an adversary that reports 1 for every suboptimal arm and 0 for the best arm. Eve
 has finite support, so a sample set can be held as counts over a finite sorted
 alphabet and :func:`histogram_trimmed_mean` computes the same estimator exactly,
 vectorized over cells (the Byzantine algorithm uses it every round).
+
+Length: one estimator and the contamination models it is tested against; the sample
+and histogram forms must stay side by side so that they compute the same estimator,
+and each public function carries its full numpydoc sections.
 """
 
 from __future__ import annotations
