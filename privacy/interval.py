@@ -22,6 +22,10 @@ by its full sensitivity in the same direction.
 
 Handlers for the accounting routes are registered with :mod:`fedpriv.privacy.routes` at
 import time if that module exists.
+
+Length: the interval mechanism's event, its exact ε per message and its prefix sums must
+stay in one module so that the accountant and the per-message audit price the same
+rational.
 """
 
 from __future__ import annotations

@@ -46,6 +46,10 @@ agent is charged, including those of agents not selected in a round (their ŷ is
 inside ȳ later; no amplification; §IV-B). The exploitation actions of DDP/HDP are charged as
 ``events.NonPrivate`` under ``channel="action"``: query ``where={"channel": "message"}``
 for the paper's claim. At ``epsilon = inf`` the means are released raw (``NonPrivate``).
+
+Length: the five variants share one epoch engine and one release path, which must stay
+together so that every variant charges the accountant the same way; the numpydoc
+sections of its run functions add the rest (split with the paper families of issue 21).
 """
 
 from __future__ import annotations

@@ -48,6 +48,9 @@ row with the evidence), ``<out>/claims.json``, ``<out>/findings.json`` and
 
 ``findings.json``: a list of ``{id, statement, claims, evidence, where}`` (see
 :mod:`fedpriv.audit.claims.findings`); written with ``claims.md`` by a run over every paper.
+
+Length: one writer for claims.md, claims.json, findings.json and the per-paper pages,
+which must agree row for row; split with the paper families of issue 21.
 """
 
 from __future__ import annotations

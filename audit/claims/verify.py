@@ -18,6 +18,9 @@ address), run on a local process pool (:func:`fedpriv.audit.claims.fed_ucb._para
 not depend on the number of workers. A recipe that fails (for example an algorithm
 module that is not installed) gives the verdict ``"error"`` with the exception as
 evidence, never a silent pass.
+
+Length: the one job runner of `fedpriv verify` (planning, progress, Fed_UCB's job taken
+over, assembly of every row); split with the paper families of issue 21.
 """
 
 from __future__ import annotations

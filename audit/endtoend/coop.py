@@ -26,6 +26,9 @@ term raw, agent 0's actions, hence the un-noised counts, follow its raw rewards.
 
 Coupling: one world of the counter-based table for every sample (:class:`PinnedTable`),
 one root per world for the algorithm's other streams (see :mod:`fedpriv.audit.endtoend.engine`).
+
+Length: the cooperative UCB's coupled runs, its accountant (two readings of the
+relation) and its audits share one simulation of the paper's message contents.
 """
 
 from __future__ import annotations

@@ -49,6 +49,10 @@ The worst-case pair
 ``|y| = |y'| = B`` and ``v ⊥ v'``, so that ``‖v vᵀ − v' v'ᵀ‖_F = √2 (L² + B²)``, the
 substitution sensitivity the accountant charges, and ``y² = y'²``, so that the
 unreleased corner does not move: the released entries carry the whole shift.
+
+Length: the white-box audit of the matrix Privatizer's nodes keeps its threshold rule,
+guard event and confirmation together, so that the declared law and the sampled one are
+compared in one place.
 """
 
 from __future__ import annotations

@@ -23,6 +23,9 @@ The worlds share the dataset through :class:`fedpriv.audit.neighbors.SingleWorld
 sample reads one world of the counter-based table); each world uses its own root for the
 algorithm's other streams (the algorithms take one root for every stream), which keeps
 the samples of each world i.i.d. (:mod:`fedpriv.audit.endtoend.engine`).
+
+Length: Li & Song's coupled runs and audits (messages, actions, releases) share one pair
+construction and one seed tree.
 """
 
 from __future__ import annotations
