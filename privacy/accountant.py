@@ -1066,54 +1066,65 @@ def _max_cell_rows(arrays: dict[str, np.ndarray], parallel_levels: tuple[str, ..
     if not parallel_levels or rows <= 1:
         return rows
     columns = [arrays[level] for level in parallel_levels]
-    if not all(isinstance(c, np.ndarray) and c.dtype.kind in "iub" and c.ndim == 1
-               and c.size == rows for c in columns):
-        return rows
-    codes, dims = [], []
     for column in columns:
-        column = column.astype(np.int64)
-        step = np.diff(column)
+        if not (isinstance(column, np.ndarray) and column.dtype.kind in "iub"
+                and column.ndim == 1 and column.size == rows):
+            return rows
+        step = np.diff(column.astype(np.int64))
         if np.all(step > 0) or np.all(step < 0):
             return 1  # labels all distinct in one level: one row per cell
         if len(columns) == 1 and (np.all(step >= 0) or np.all(step <= 0)):
             # sorted labels: the longest run is the fullest cell
             edges = np.flatnonzero(step)
             return int(np.diff(np.concatenate(([-1], edges, [column.size - 1]))).max())
-        low, high = int(column.min()), int(column.max())
+    coded = _integer_cells(columns)
+    return rows if coded is None else int(np.bincount(coded[1]).max())
+
+
+def _integer_cells(columns: list[np.ndarray]) -> tuple[list, np.ndarray, tuple] | None:
+    """``(labels per level, flat cell index per row, dims)`` for integer or boolean
+    label columns of equal length; ``None`` for any other columns (object, float,
+    unequal lengths, uint64 past int64, or more than 2⁴⁰ label combinations).
+
+    A column whose labels span a dense range is coded by its offsets; a sparse one
+    through ``np.unique``.
+    """
+    rows = max((c.size for c in columns), default=0)
+    if not all(isinstance(c, np.ndarray) and c.dtype.kind in "iub" and c.ndim == 1
+               and c.size == rows for c in columns):
+        return None
+    if any(c.dtype.kind == "u" and c.size and int(c.max()) > np.iinfo(np.int64).max
+           for c in columns):
+        return None
+    labels, codes = [], []
+    for column in columns:
+        column = column.astype(np.int64)
+        low, high = (int(column.min()), int(column.max())) if rows else (0, 0)
         if high - low < 4 * rows + 1024:  # a dense range: the offsets are the codes
+            labels.append(np.arange(low, high + 1))
             codes.append(column - low)
-            dims.append(high - low + 1)
         else:
-            labels, code = np.unique(column, return_inverse=True)
+            unique, code = np.unique(column, return_inverse=True)
+            labels.append(unique)
             codes.append(code.ravel())
-            dims.append(len(labels))
+    dims = tuple(len(u) for u in labels)
     if math.prod(dims) > 2**40:
-        return rows
-    return int(np.bincount(np.ravel_multi_index(codes, tuple(dims))).max())
+        return None
+    return labels, np.ravel_multi_index(codes, dims), dims
 
 
 def _numeric_cell_counts(columns: list[np.ndarray]) -> dict | None:
-    """:func:`_cell_counts` by ``np.unique`` when every column is integer or boolean.
+    """:func:`_cell_counts` in C when every column is integer or boolean.
 
     Such labels have no NaN, and Python compares and hashes ``True``, ``1`` and their
     int64 values alike, so the keys are those of the per-row loop; charges of 10⁶ keys
     (the audits' batches) are counted in C instead of a Python loop per row. ``None``
     (object, float or mixed columns, or unequal lengths): the caller loops.
     """
-    if not all(isinstance(c, np.ndarray) and c.dtype.kind in "iub" and c.ndim == 1
-               for c in columns):
+    coded = _integer_cells(columns)
+    if coded is None:
         return None
-    if len({c.size for c in columns}) != 1:
-        return None
-    if any(c.dtype.kind == "u" and c.size and int(c.max()) > np.iinfo(np.int64).max
-           for c in columns):
-        return None
-    labels, codes = zip(*(np.unique(c.astype(np.int64), return_inverse=True)
-                          for c in columns))
-    dims = tuple(len(u) for u in labels)
-    if math.prod(dims) > 2**40:  # too many label combinations for one flat index
-        return None
-    flat = np.ravel_multi_index([code.ravel() for code in codes], dims)
+    labels, flat, dims = coded
     counts = np.bincount(flat)
     present = np.flatnonzero(counts)
     index = np.unravel_index(present, dims)
