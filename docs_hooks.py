@@ -7,7 +7,7 @@ code it describes:
 - ``cli``: every command's ``--help``, from :func:`fedpriv.cli.main.build_parser`;
 - ``verdicts``: the verdict taxonomy, from :data:`fedpriv.privacy.verdicts.VERDICT_DEFINITIONS`;
 - ``events``: every event a deployment file may name, with its fields, from the
-  dataclasses of :mod:`fedpriv.privacy.events`;
+  dataclasses of :mod:`fedpriv.privacy.accounting.events`;
 - ``calibrations``: the paper calibrations a deployment file may call.
 
 The committed figures the guides show (``reports/**.png``) are added to the site as
@@ -101,8 +101,8 @@ def _type_name(annotation) -> str:
 
 
 def event_fields() -> str:
-    from fedpriv.privacy import events
-    from fedpriv.privacy.deployment import _event_classes
+    from fedpriv.privacy.accounting import events
+    from fedpriv.privacy.ledger.deployment import _event_classes
 
     out = []
     for name, cls in sorted(_event_classes().items()):
@@ -127,7 +127,7 @@ def event_fields() -> str:
 
 
 def calibrations() -> str:
-    from fedpriv.privacy.deployment import CALIBRATIONS
+    from fedpriv.privacy.ledger.deployment import CALIBRATIONS
 
     rows = ["| `function` | calibration | parameters |", "|---|---|---|"]
     for name, function in sorted(CALIBRATIONS.items()):

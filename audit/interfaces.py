@@ -4,7 +4,7 @@ A *mechanism* is a vectorized sampler: ``mechanism(dataset, n_samples, rng)`` re
 ``n_samples`` independent outputs, first axis the sample axis (STYLE §7). A *score
 function* reduces a batch of outputs to one real number per sample. A *guarantee*
 is anything with the dp-accounting query pair ``get_epsilon``/``get_delta`` (every
-type in :mod:`fedpriv.privacy.guarantees`).
+type in :mod:`fedpriv.privacy.accounting.guarantees`).
 """
 
 from __future__ import annotations

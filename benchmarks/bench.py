@@ -21,10 +21,10 @@ import time
 import numpy as np
 
 from fedpriv.algorithms.environments.heterogeneous import paper_synthetic_bandit
-from fedpriv.algorithms.gossip.gossip_ucb import run_fed_ucb, run_gossip_ucb
+from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import run_fed_ucb, run_gossip_ucb
 from fedpriv.algorithms.networks.graphs import make_graph
-from fedpriv.audit.neighbors import worst_case_reward_pair
-from fedpriv.audit.endtoend.tree import audit_tree_counter
+from fedpriv.audit.engine.neighbors import worst_case_reward_pair
+from fedpriv.audit.engine.tree import audit_tree_counter
 
 
 def _best_of(repeats: int, function):

@@ -17,7 +17,7 @@ import argparse
 import time
 
 from fedpriv.privacy import Accountant
-from fedpriv.privacy import events
+from fedpriv.privacy.accounting import events
 
 DELTA = 1e-6
 

@@ -25,12 +25,12 @@ import time
 
 import numpy as np
 
-from fedpriv.algorithms.coop.byzantine import run_byzantine_coop_ucb
-from fedpriv.algorithms.coop.cooperative import run_coop_ucb_nonprivate, run_private_coop_ucb
+from fedpriv.algorithms.dubey_aamas.byzantine import run_byzantine_coop_ucb
+from fedpriv.algorithms.dubey_aamas.cooperative import run_coop_ucb_nonprivate, run_private_coop_ucb
 from fedpriv.algorithms.environments.bernoulli import homogeneous_bandit
 from fedpriv.algorithms.networks.graphs import make_graph
-from fedpriv.algorithms.coop.robust import Contamination
-from fedpriv.algorithms.coop.baselines import run_dp_ucb_int, run_ucb1
+from fedpriv.algorithms.dubey_aamas.robust import Contamination
+from fedpriv.algorithms.dubey_aamas.baselines import run_dp_ucb_int, run_ucb1
 
 CASES = ("private", "nonprivate", "ucb1", "dp-ucb-int", "byzantine-small", "byzantine")
 

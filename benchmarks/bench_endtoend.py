@@ -1,18 +1,18 @@
 """Benchmark: one end-to-end Fed_UCB audit, reference and fast path, in-process and on executors.
 
 Issue 6 ("Speed") asks for the runs per second of one end-to-end algorithm audit:
-Fed_UCB (Zhu et al. 2021, Algorithm 4; :func:`fedpriv.algorithms.gossip.gossip_ucb.run_fed_ucb`),
+Fed_UCB (Zhu et al. 2021, Algorithm 4; :func:`fedpriv.algorithms.gossip_fed_ucb.gossip_ucb.run_fed_ucb`),
 3 agents on the complete graph, 5 arms, T = 1024, corrected mode, ε = 1, 10⁵ runs per
 world; issue 11 asks the fast path to be ≥ 10× the reference in one benchmark run.
 
 Neighbouring datasets: two fixed Bernoulli(0.5) reward tables
-(:class:`fedpriv.audit.endtoend.gossip.FixedTableBandit`) that differ only in agent 0's
+(:class:`fedpriv.audit.families.gossip_fed_ucb.recipes.FixedTableBandit`) that differ only in agent 0's
 round-1 row: 1 in D, 0 in D'. Agent 0 pulls exactly one arm at round 1, so its reward
 stream differs in exactly one reward (round 1), whichever arm it pulls (Definition 1's
 one-reward-changed relation on the stream). Observable: agent 0's released noisy
 means of the 5 arms after round 1 (``trace["means"][1][:, 0, :]``), i.e. the
-statistics it gossips from round 2 on (:class:`fedpriv.audit.endtoend.gossip.
-FedUcbMeansSampler`). The audit is :func:`fedpriv.audit.endtoend.engine.search_and_confirm`
+statistics it gossips from round 2 on (:class:`fedpriv.audit.families.gossip_fed_ucb.recipes.
+FedUcbMeansSampler`). The audit is :func:`fedpriv.audit.engine.coupled.search_and_confirm`
 (event search on a pilot sample, confirmation on fresh runs) with ``batch_size`` runs
 per sampler call.
 
@@ -49,8 +49,8 @@ import time
 import numpy as np
 
 from fedpriv.algorithms.networks.graphs import make_graph
-from fedpriv.audit.endtoend.engine import AuditBudget, search_and_confirm
-from fedpriv.audit.endtoend.gossip import FedUcbMeansSampler, FixedTableBandit
+from fedpriv.audit.engine.coupled import AuditBudget, search_and_confirm
+from fedpriv.audit.families.gossip_fed_ucb.recipes import FedUcbMeansSampler, FixedTableBandit
 
 __all__: list[str] = []
 

@@ -18,7 +18,7 @@ import time
 import numpy as np
 from fedpriv.audit.claims.register import claims_for
 from fedpriv.audit.claims.verify import ClaimsConfig, evaluate_claim
-from fedpriv.audit.endtoend.engine import child_seed
+from fedpriv.audit.engine.coupled import child_seed
 
 KEYS = ("feducb/feducb/fixed", "feducb/feducb-decentralized/fixed")
 

@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> None:
     """Time the six rows (see the module docstring)."""
     from fedpriv.audit.claims.register import claims_for
     from fedpriv.audit.claims.verify import ClaimsConfig, evaluate_claim
-    from fedpriv.audit.endtoend.engine import child_seed
+    from fedpriv.audit.engine.coupled import child_seed
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fedpriv verify --quick's budget")
@@ -66,8 +66,8 @@ def _regime(max_runs: int) -> None:
 
     from fedpriv.algorithms.feducb.sync import private_threshold_for_syncs, syncs_for_order
     from fedpriv.audit.claims.register import claims_for
-    from fedpriv.audit.endtoend.engine import AuditBudget
-    from fedpriv.audit.endtoend.feducb_fig1a import (
+    from fedpriv.audit.engine.coupled import AuditBudget
+    from fedpriv.audit.families.feducb.fig1a import (
         audit_fig1a_sync_timing,
         fig1a_knife_edge,
         runs_needed,

@@ -48,7 +48,7 @@ def _cpu(function, *args):
 def charge_ledger(event, budget, n_charges: int) -> tuple[int, int, float]:
     """``(accepted, exact re-pricings, CPU s)`` of ``n_charges`` budgeted charges."""
     from fedpriv.privacy import Accountant
-    from fedpriv.privacy import accountant as module
+    from fedpriv.privacy.accounting import accountant as module
     from fedpriv.privacy.errors import BudgetExceededError
 
     accountant = Accountant(disjoint=("agent",), budget=budget)
@@ -87,9 +87,10 @@ def rdp_anchor(noise_multiplier: float, n_charges: int) -> float:
 
 
 def bench_charging(n_charges: int) -> None:
-    from fedpriv.privacy import Accountant, events
-    from fedpriv.privacy.conversions import gaussian_dp_epsilon
-    from fedpriv.privacy.guarantees import ApproxDP, PureDP
+    from fedpriv.privacy import Accountant
+    from fedpriv.privacy.accounting import events
+    from fedpriv.privacy.accounting.conversions import gaussian_dp_epsilon
+    from fedpriv.privacy.accounting.guarantees import ApproxDP, PureDP
 
     per_cell = n_charges // AGENTS
     anchor = rdp_anchor(50.0, 2000)
@@ -138,7 +139,7 @@ def peak_mb():  # VmHWM: this process image's peak RSS (ru_maxrss survives exec)
 kind, which = sys.argv[1], sys.argv[2]
 import dp_accounting
 from fedpriv.privacy import Accountant, compose_routes, events
-from fedpriv.privacy.sampling import PoissonSampled
+from fedpriv.privacy.accounting.sampling import PoissonSampled
 compose_routes([(events.Laplace(scale=3.0), 1)], 1e-6)  # imports outside the timing
 before = peak_mb()
 started = time.process_time()

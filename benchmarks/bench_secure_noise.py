@@ -26,7 +26,7 @@ import numpy as np
 from fedpriv.algorithms.environments.linear import LinearBandit
 from fedpriv.algorithms.feducb.centralized import run_feducb_fixed
 from fedpriv.privacy import Accountant, laplace_release
-from fedpriv.privacy.secure_noise import sample_discrete_gaussian, sample_discrete_laplace
+from fedpriv.privacy.mechanisms.secure_noise import sample_discrete_gaussian, sample_discrete_laplace
 
 N = 1_000_000
 REPEATS = 3

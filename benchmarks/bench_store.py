@@ -21,7 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from fedpriv.privacy import Accountant, PureDP, events
+from fedpriv.privacy import Accountant, PureDP
+from fedpriv.privacy.accounting import events
 
 N_AGENTS = 10
 

@@ -9,7 +9,7 @@ For the paper's calibration (log2, ε = 1) on a counter that releases every pref
 (Fed_UCB under the reading that publishes the final estimate ϑ̃(T); its default view,
 prefixes 1..T−1, audits one node fewer at T = 16 and 1024) at T = 16, 1024 and
 600 000, prints the wall time
-of :func:`fedpriv.audit.endtoend.tree_nodes.audit_tree_nodes` at ``fedpriv verify``'s
+of :func:`fedpriv.audit.engine.tree_nodes.audit_tree_nodes` at ``fedpriv verify``'s
 sample counts, for the joint audit and the product audit alone (each at 95%) and for
 both together as ``verify`` runs them (97.5% each, the stronger reported at 95%): runs
 per second (both worlds), the lower bound and the accountant's ε.
@@ -20,9 +20,9 @@ from __future__ import annotations
 import argparse
 import platform
 
-from fedpriv.audit.endtoend.tree_nodes import audit_tree_nodes
-from fedpriv.audit.neighbors import worst_case_reward_pair
-from fedpriv.privacy.calibration import fed_ucb_scale
+from fedpriv.audit.engine.tree_nodes import audit_tree_nodes
+from fedpriv.audit.engine.neighbors import worst_case_reward_pair
+from fedpriv.privacy.calibrations import fed_ucb_scale
 
 #: (horizon, joint runs per world, product runs per world) of ``fedpriv verify``'s
 #: default budget (``VerifyConfig.audit_samples``, ``audit_product_samples``).

@@ -8,7 +8,7 @@ Each figure is printed with its anchor measured in the same run (issue 23):
   script that draws the same samples and counts them against the same number of
   thresholds; the ratios are what the issue's 1.2× target is about.
 * **exact sum**: the pure ε of one AAMAS Fig. 1(a) stream at ε = 1 (2,000 distinct
-  Laplace scales) by :func:`fedpriv.privacy.exact_sum.ratio_sum` against the
+  Laplace scales) by :func:`fedpriv.privacy.accounting.exact_sum.ratio_sum` against the
   ``Fraction`` sum it replaced (the same rational; CPU seconds).
 * **verify**: ``fedpriv verify`` with ``--verify-args`` (default ``--quick --paper
   dubey_aamas``; pass ``--verify-args ""`` for the full run) as a subprocess, wall and
@@ -83,8 +83,8 @@ def bench_import(repeats: int, samples: int) -> None:
 def bench_exact_sum() -> None:
     from fractions import Fraction
 
-    from fedpriv.privacy.exact_sum import ratio_sum, round_up
-    from fedpriv.privacy.interval import make_interval_release
+    from fedpriv.privacy.accounting.exact_sum import ratio_sum, round_up
+    from fedpriv.privacy.mechanisms.interval import make_interval_release
 
     event = make_interval_release(1.0, 2000, theta=1.1)
     terms = [(1, a, b) for a, b in zip(event.l1_sensitivities, event.scales)]

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from scipy import optimize
 
-from fedpriv.privacy import compose_routes, events
+from fedpriv.privacy import compose_routes
+from fedpriv.privacy.accounting import events
 
 __all__ = ["sigma_for"]
 

@@ -20,9 +20,10 @@ import warnings
 
 import pandas as pd
 
-from fedpriv.privacy import Accountant, events
+from fedpriv.privacy import Accountant
+from fedpriv.privacy.accounting import events
 from fedpriv.privacy.errors import ToolkitError
-from fedpriv.privacy.guarantees import ApproxDP, PureDP
+from fedpriv.privacy.accounting.guarantees import ApproxDP, PureDP
 
 HANG_SECONDS = 60
 VALUES = [math.nan, math.inf, -math.inf, 0.0, -1.0, 1e308, 5e-324, 1e-300, 2**70, 10**400,

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import time
 
-from fedpriv.privacy import Accountant, compose_routes, events
+from fedpriv.privacy import Accountant, compose_routes
+from fedpriv.privacy.accounting import events
 
 __all__ = ["time_ledger"]
 

@@ -71,7 +71,7 @@ def parse_claim(text: str):
     >>> parse_claim("approx:1:1e-5")
     ApproxDP(epsilon=1.0, delta=1e-05)
     """
-    from fedpriv.privacy.guarantees import ApproxDP, GaussianDP, PureDP
+    from fedpriv.privacy.accounting.guarantees import ApproxDP, GaussianDP, PureDP
 
     kind, *values = str(text).strip().split(":")
     arity = {"pure": 1, "approx": 2, "gdp": 1}

@@ -35,7 +35,7 @@ __all__ = [
 
 #: fedpriv.algorithms.networks.graphs.GRAPH_KINDS
 GRAPH_KINDS = ("complete", "ring", "path", "star", "erdos_renyi")
-#: fedpriv.algorithms.gossip.gossip_ucb.MODES
+#: fedpriv.algorithms.gossip_fed_ucb.gossip_ucb.MODES
 MODES = ("paper", "corrected")
 #: sorted(fedpriv.privacy.PAPER_LOG_BASES)
 LOG_BASES = ("10", "2", "e")
@@ -43,21 +43,21 @@ LOG_BASES = ("10", "2", "e")
 COST_MODELS = ("paths", "edges")
 #: fedpriv.algorithms.li_song.network.DELAY_CONVENTIONS
 DELAY_CONVENTIONS = ("counter", "slots")
-#: fedpriv.algorithms.coop.robust.CONTAMINATION_KINDS
+#: fedpriv.algorithms.dubey_aamas.robust.CONTAMINATION_KINDS
 CONTAMINATION_KINDS = ("point", "uniform", "shift", "complement", "adversarial")
-#: fedpriv.algorithms.coop.robust.NORMALIZATIONS
+#: fedpriv.algorithms.dubey_aamas.robust.NORMALIZATIONS
 NORMALIZATIONS = ("n", "inside")
-#: fedpriv.privacy.calibration.INTERVAL_RULES
+#: fedpriv.privacy.calibrations.INTERVAL_RULES
 INTERVAL_RULES = ("decaying", "fixed")
-#: fedpriv.algorithms.coop.cooperative.OWN_TERMS
+#: fedpriv.algorithms.dubey_aamas.cooperative.OWN_TERMS
 OWN_TERMS = ("noisy", "raw")
-#: fedpriv.algorithms.coop.cooperative.COUNT_FIELDS
+#: fedpriv.algorithms.dubey_aamas.cooperative.COUNT_FIELDS
 COUNT_FIELDS = ("release", "current")
-#: fedpriv.algorithms.coop.baselines.INDEX_UPDATES
+#: fedpriv.algorithms.dubey_aamas.baselines.INDEX_UPDATES
 INDEX_UPDATES = ("release", "every_round")
-#: fedpriv.algorithms.coop.baselines.LOG_TIMES
+#: fedpriv.algorithms.dubey_aamas.baselines.LOG_TIMES
 LOG_TIMES = ("round", "pulls")
-#: fedpriv.audit.experiments.dubey_aamas: name -> default (horizon, n_trials, n_agents,
+#: fedpriv.audit.families.dubey_aamas.experiments: name -> default (horizon, n_trials, n_agents,
 #: n_arms, seed) of default_config(name)
 DUBEY_AAMAS_EXPERIMENTS = {
     "dubey-aamas-fig1a": (2000, 8, 20, 5, 0),
@@ -70,7 +70,7 @@ BETA_VERSIONS = ("H", "P", "tuned")
 BETA_CHOICES = ("H", "P", "tuned")
 #: fedpriv.algorithms.environments.linear.REWARD_MODELS
 REWARD_MODELS = ("bernoulli", "beta")
-#: fedpriv.privacy.matrix_tree.PRIVATIZER_CALIBRATIONS
+#: fedpriv.privacy.mechanisms.matrix_tree.PRIVATIZER_CALIBRATIONS
 PRIVATIZER_CALIBRATIONS = ("paper", "corrected", "exact")
 #: fedpriv.algorithms.feducb.sync.SYNC_ORDERS
 SYNC_ORDERS = ("MlogT", "M1.5", "MT")

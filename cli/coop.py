@@ -151,10 +151,10 @@ def _world(args: argparse.Namespace):
 
 
 def _simulate(args: argparse.Namespace, env, graph, seed):
-    from fedpriv.algorithms.coop.baselines import run_dp_ucb_int, run_ucb1
-    from fedpriv.algorithms.coop.byzantine import run_byzantine_coop_ucb
-    from fedpriv.algorithms.coop.cooperative import run_coop_ucb_nonprivate, run_private_coop_ucb
-    from fedpriv.algorithms.coop.robust import Contamination
+    from fedpriv.algorithms.dubey_aamas.baselines import run_dp_ucb_int, run_ucb1
+    from fedpriv.algorithms.dubey_aamas.byzantine import run_byzantine_coop_ucb
+    from fedpriv.algorithms.dubey_aamas.cooperative import run_coop_ucb_nonprivate, run_private_coop_ucb
+    from fedpriv.algorithms.dubey_aamas.robust import Contamination
 
     name = args.algorithm
     common = {"horizon": args.horizon, "n_trials": args.trials, "seed": seed}
@@ -183,7 +183,7 @@ def _simulate(args: argparse.Namespace, env, graph, seed):
 
 
 def _run(args: argparse.Namespace) -> int:
-    from fedpriv.algorithms.coop.baselines import interval_guarantee
+    from fedpriv.algorithms.dubey_aamas.baselines import interval_guarantee
     from fedpriv.audit.claims.claim import decide_verdict, json_number
     from fedpriv.privacy import format_epsilon
 
@@ -270,7 +270,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _experiment(args: argparse.Namespace) -> int:
-    from fedpriv.audit.experiments.dubey_aamas import default_config, write_experiment
+    from fedpriv.audit.families.dubey_aamas.experiments import default_config, write_experiment
     import dataclasses
     import sys
 

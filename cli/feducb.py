@@ -155,7 +155,7 @@ def _summary(values: np.ndarray) -> dict[str, float]:
 def _record(args: argparse.Namespace, run: FedUCBRun, seconds: float) -> dict[str, Any]:
     import numpy as np
     from fedpriv.audit.claims.claim import json_number, run_verdict
-    from fedpriv.privacy.matrix_tree import SymmetricMatrixGaussianTree, matrix_tree_gdp
+    from fedpriv.privacy.mechanisms.matrix_tree import SymmetricMatrixGaussianTree, matrix_tree_gdp
 
     final = run.regret_curve[:, -1]
     setting = {k: json_number(v) for k, v in run.setting.items()}

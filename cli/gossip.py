@@ -64,12 +64,12 @@ def _run(args: argparse.Namespace) -> int:
     import numpy as np
     from fedpriv.algorithms.environments.heterogeneous import paper_synthetic_bandit
     from fedpriv.algorithms.environments.hospital import hospital_bandit, load_diabetes
-    from fedpriv.algorithms.gossip.gossip_ucb import run_fed_ucb, run_gossip_ucb
+    from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import run_fed_ucb, run_gossip_ucb
     from fedpriv.algorithms.networks.graphs import make_graph
     from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
     from fedpriv.audit.claims.claim import LowerBoundEvidence, decide_verdict, json_number
-    from fedpriv.privacy.calibration import fed_ucb_released_prefixes, fed_ucb_scale
-    from fedpriv.privacy.tree import released_tree_depth
+    from fedpriv.privacy.calibrations import fed_ucb_released_prefixes, fed_ucb_scale
+    from fedpriv.privacy.mechanisms.tree import released_tree_depth
     from fedpriv.privacy import format_epsilon
 
     root = as_seed_sequence(args.seed)

@@ -4,7 +4,7 @@
 the number of rounds, and the accountant's per-message ε next to the paper's claim
 (``M ε``, Theorems 1–4; ``N ε`` implied under partial participation) and next to the
 input ε the abstract suggests (Alg. 1 line 9 scales the noise by M). ``experiment li-song-fig4`` …
-``li-song-fig12`` reproduce §VII's figures (see :mod:`fedpriv.audit.experiments.li_song`).
+``li-song-fig12`` reproduce §VII's figures (see :mod:`fedpriv.audit.families.li_song.experiments`).
 """
 
 from __future__ import annotations
@@ -190,7 +190,7 @@ def run_record(run: Any, *, seconds: float, seed: int) -> dict[str, Any]:
     """The ``run --json`` record of a :class:`~fedpriv.algorithms.li_song.mab.LiSongRun`."""
     import numpy as np
     from fedpriv.audit.claims.claim import LowerBoundEvidence, decide_verdict, json_number
-    from fedpriv.privacy.calibration import li_song_claimed_epsilon
+    from fedpriv.privacy.calibrations import li_song_claimed_epsilon
 
     m = run.setting["n_agents"]
     if math.isinf(run.epsilon):
@@ -245,7 +245,7 @@ def run_record(run: Any, *, seconds: float, seed: int) -> dict[str, Any]:
 
 
 def _experiment(args: argparse.Namespace) -> int:
-    from fedpriv.audit.experiments.li_song import run_figure
+    from fedpriv.audit.families.li_song.experiments import run_figure
 
     folder = run_figure(args.figure, out=args.out, n_trials=args.trials,
                         horizon=args.horizon, seed=args.seed)

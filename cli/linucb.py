@@ -7,7 +7,7 @@ private algorithms, the accountant's ε at the claimed δ for the Privatizer rel
 next to the claim; the decentralized run also prints its communication (requests,
 releases, deliveries, link transmissions), the clique cover and the tree depth.
 ``experiment`` reproduces the paper's figures at a documented smaller scale
-(:mod:`fedpriv.audit.experiments.feducb`).
+(:mod:`fedpriv.audit.families.feducb.experiments`).
 """
 
 from __future__ import annotations
@@ -271,7 +271,7 @@ def run_record(run: Any, *, seconds: float, seed: int) -> dict[str, Any]:
 
 
 def _experiment(args: argparse.Namespace) -> int:
-    from fedpriv.audit.experiments.feducb import run_figure
+    from fedpriv.audit.families.feducb.experiments import run_figure
 
     started = time.perf_counter()
 

@@ -14,7 +14,7 @@
 ``fedpriv account FILE``
     Privacy budget report of a deployment described in TOML, or of what a running
     deployment has spent so far when ``FILE`` is a ledger store
-    (:mod:`fedpriv.privacy.store`).
+    (:mod:`fedpriv.privacy.ledger.store`).
 
 Algorithms and experiments come from the family modules in :data:`FAMILIES`; each
 defines ``register(run, experiment)``, which adds its subparsers with a ``handler``.
@@ -23,7 +23,7 @@ Errors in the arguments or the data exit with status 2 and a message that names 
 parameter; nothing is written to the report folder in that case.
 
 ``--secure-noise`` (every ``run`` command) releases with exact discrete noise on a grid
-(:mod:`fedpriv.privacy.secure_noise`) instead of floating-point Laplace noise. The
+(:mod:`fedpriv.privacy.mechanisms.secure_noise`) instead of floating-point Laplace noise. The
 commands in :data:`SECURE_NOISE_RUNS` support it; the others exit with status 2 and
 say which do.
 """
@@ -149,7 +149,7 @@ INFINITE_OK = frozenset({"--epsilon"})
 #: Float options that may be negative (a contaminating reward value).
 SIGNED_OK = frozenset({"--q-value"})
 #: Largest value each size option takes (refused by argparse, exit 2, before anything
-#: runs). ``--epsilon`` is capped at ``fedpriv.privacy.events.MAX_EVENT_EPSILON``
+#: runs). ``--epsilon`` is capped at ``fedpriv.privacy.accounting.events.MAX_EVENT_EPSILON``
 #: (``inf`` stays allowed where documented); ``--samples`` at
 #: ``fedpriv.audit.regression.api.MAX_SAMPLES``; memory is checked separately
 #: (:func:`check_memory`). Literals, so that ``fedpriv --help`` imports no NumPy.
@@ -278,7 +278,7 @@ def check_memory(args: argparse.Namespace, available: int | None = None) -> None
 
 
 def _account(args: argparse.Namespace) -> int:
-    from fedpriv.privacy.deployment import (
+    from fedpriv.privacy.ledger.deployment import (
         budget_report,
         load_deployment,
         render_markdown,
@@ -287,7 +287,7 @@ def _account(args: argparse.Namespace) -> int:
         render_text,
         store_report,
     )
-    from fedpriv.privacy.store import LedgerStore, is_store
+    from fedpriv.privacy.ledger.store import LedgerStore, is_store
 
     if args.verify:
         if not is_store(args.file):

@@ -200,7 +200,7 @@ def exit_status(verdicts, fail_on: str = "violated") -> int:
 
 
 def _config(args: argparse.Namespace) -> Any:
-    from fedpriv.audit.claims.fed_ucb import VerifyConfig
+    from fedpriv.audit.families.gossip_fed_ucb.regret import VerifyConfig
     from fedpriv.audit.claims.verify import ClaimsConfig
 
     common: dict[str, Any] = {"seed": args.seed}

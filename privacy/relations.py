@@ -2,7 +2,7 @@
 
 A guarantee means nothing without its relation, so every claim, event and accountant
 names one. The bandit relations are the ones the seed papers use; their sensitivities
-are declared by the mechanisms (see :mod:`fedpriv.privacy.events`).
+are declared by the mechanisms (see :mod:`fedpriv.privacy.accounting.events`).
 """
 
 from __future__ import annotations

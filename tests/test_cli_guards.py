@@ -65,7 +65,7 @@ def test_memory_check_uses_the_documented_fraction():
 
 def test_ceilings_match_the_library_constants():
     from fedpriv.audit.regression.api import MAX_SAMPLES
-    from fedpriv.privacy.events import MAX_EVENT_EPSILON
+    from fedpriv.privacy.accounting.events import MAX_EVENT_EPSILON
 
     assert OPTION_CEILINGS["--samples"] == MAX_SAMPLES
     assert OPTION_CEILINGS["--epsilon"] == MAX_EVENT_EPSILON

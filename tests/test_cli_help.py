@@ -92,7 +92,7 @@ def test_planned_jobs_counts_every_progress_line_of_a_paper(tmp_path):
     config = ClaimsConfig.quick_config(papers=("gossip_fed_ucb",), workers=1)
     n_rows = sum(e.paper == "gossip_fed_ucb" for e in claims_for(None))
     fed = config.fed_ucb
-    from fedpriv.audit.claims.fed_ucb import _claim_grid
+    from fedpriv.audit.families.gossip_fed_ucb.regret import _claim_grid
 
     grid = _claim_grid(fed)
     assert planned_jobs(config) == (1 + 2 * len(fed.epsilons)) + len(grid) + (n_rows - len(grid))

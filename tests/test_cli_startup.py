@@ -86,15 +86,16 @@ def test_a_command_builds_only_its_family_and_lists_the_others(capsys) -> None:
 
 
 def test_cli_choices_equal_their_sources() -> None:
-    from fedpriv.algorithms.coop import baselines, cooperative, robust
-    from fedpriv.algorithms.gossip import gossip_ucb
+    from fedpriv.algorithms.dubey_aamas import baselines, cooperative, robust
+    from fedpriv.algorithms.gossip_fed_ucb import gossip_ucb
     from fedpriv.algorithms.li_song import network
     from fedpriv.algorithms.networks import graphs
-    from fedpriv.audit.experiments import dubey_aamas
+    from fedpriv.audit.families.dubey_aamas import experiments as dubey_aamas
     from fedpriv.algorithms.environments import linear
     from fedpriv.algorithms.feducb import centralized, decentralized, linucb, sync
     from fedpriv.cli import choices
-    from fedpriv.privacy import PAPER_LOG_BASES, calibration, matrix_tree
+    from fedpriv.privacy import PAPER_LOG_BASES, calibrations as calibration
+    from fedpriv.privacy.mechanisms import matrix_tree
 
     assert choices.GRAPH_KINDS == graphs.GRAPH_KINDS
     assert choices.MODES == gossip_ucb.MODES

@@ -40,7 +40,7 @@ VIOLATED = "feducb/feducb/user-at-all-agents/adaptive"
 @pytest.fixture(scope="module")
 def rows():
     from fedpriv.audit.claims.verify import evaluate_claim
-    from fedpriv.audit.endtoend.engine import AuditBudget
+    from fedpriv.audit.engine.coupled import AuditBudget
 
     budget = AuditBudget(pilot_samples=30, samples=120, batch_size=120)
     out = {key: evaluate_claim(key, budget, np.random.SeedSequence(0))

@@ -44,7 +44,7 @@ sensitivity ``√2 (L² + B²)``. It is attained when ``L = B`` (the paper's set
 ``L = 1``, ``|y| <= B = 1``): ``v = [L e₀; B]`` at every reached position in D and
 ``v' = [−L e₀; B]`` in D' give ``k · 2√2 L B``, and decision sets {L e₀, −L e₀} make the
 agent choose exactly these after one reward is flipped at τ
-(:mod:`fedpriv.audit.endtoend.feducb_adaptive`).
+(:mod:`fedpriv.audit.families.feducb.adaptive`).
 Each tree node is a Gaussian release of a sum of leaves, so group privacy over ``k``
 pairs is exact here: it scales the node's L2 sensitivity, hence its Gaussian-DP ``μ``,
 by ``k`` (no ``e^{kε}``/``kδ`` blow-up of generic group privacy). A leaf sits in at most

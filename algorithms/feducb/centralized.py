@@ -4,7 +4,7 @@ M agents play the federated linear bandit of :mod:`fedpriv.algorithms.environmen
 agent acts optimistically (OFUL) on ``V = S + U`` and ``ũ = s + ū``, where ``(S, s)``
 is the last synchronised (noisy) statistic and ``(U, ū)`` its own raw data since the
 last sync. A sync sends every agent's new Gram increment ``Q`` to its Privatizer
-(:class:`fedpriv.privacy.matrix_tree.MatrixTreePrivatizer`); the controller sums the releases
+(:class:`fedpriv.privacy.mechanisms.matrix_tree.MatrixTreePrivatizer`); the controller sums the releases
 into ``S = Σ_i Û_i``, ``s = Σ_i û_i`` and broadcasts them.
 
 Variants (the ``algorithm`` name of :class:`FedUCBRun`)
@@ -81,7 +81,7 @@ from fedpriv.algorithms.feducb.sync import recommended_threshold
 from fedpriv.algorithms.environments.linear import LinearBanditTables
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rngs
 from fedpriv.privacy._checks import check_int_at_least, check_positive, check_real
-from fedpriv.privacy.matrix_tree import (
+from fedpriv.privacy.mechanisms.matrix_tree import (
     PRIVATIZER_CALIBRATIONS,
     privatizer_calibration,
 )
@@ -297,7 +297,7 @@ def run_feducb(
         :func:`~fedpriv.algorithms.feducb.sync.threshold_for_syncs` for a target number of
         syncs; ``0`` syncs every round.
     calibration : {"paper", "corrected", "exact"}
-        Noise calibration (:mod:`fedpriv.privacy.matrix_tree`).
+        Noise calibration (:mod:`fedpriv.privacy.mechanisms.matrix_tree`).
     beta : {"H", "P", "tuned"}
         Prop. 2's β with the privacy terms of the full text [H] or of the NeurIPS
         text [P], or the constant ``beta_value``.
@@ -322,8 +322,8 @@ def run_feducb(
         0 for the world D, 1 for D' in an audit (fresh noise streams).
     secure_noise : bool
         Exact integer noise on a grid for the Privatizer (``secure=True`` of
-        :class:`~fedpriv.privacy.matrix_tree.MatrixTreePrivatizer`, same σ_N); charged
-        through zCDP (:mod:`fedpriv.privacy.secure_matrix`), so the accountant's ε is
+        :class:`~fedpriv.privacy.mechanisms.matrix_tree.MatrixTreePrivatizer`, same σ_N); charged
+        through zCDP (:mod:`fedpriv.privacy.mechanisms.secure_matrix`), so the accountant's ε is
         at least the float Privatizer's.
 
     Returns
@@ -385,7 +385,7 @@ def run_feducb_fixed(
     sync_every : int
         ``B`` >= 1: every agent syncs at the end of rounds ``B-1, 2B-1, ...``.
     calibration : {"paper", "corrected", "exact"}
-        Noise calibration (:mod:`fedpriv.privacy.matrix_tree`).
+        Noise calibration (:mod:`fedpriv.privacy.mechanisms.matrix_tree`).
     beta : {"H", "P", "tuned"}
         Prop. 2's β with the privacy terms of the full text [H] or of the NeurIPS
         text [P], or the constant ``beta_value`` (as in :func:`run_feducb`).

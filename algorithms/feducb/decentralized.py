@@ -53,7 +53,7 @@ Privacy (Remark 5, 6 and "Discussion")
 --------------------------------------
 **One Privatizer per (agent, set)** (Remark 5: "maintain γ partial sums"), each
 of depth ``m = 1 + ⌈log2 ⌈T/γ⌉⌉`` and calibrated by
-:func:`fedpriv.privacy.matrix_tree.privatizer_calibration` with ``n = ⌈T/γ⌉`` (the extra,
+:func:`fedpriv.privacy.mechanisms.matrix_tree.privatizer_calibration` with ``n = ⌈T/γ⌉`` (the extra,
 unexplained ``log γ`` of Remark 6 in Λ and κ is a utility term and is not modelled).
 A record ``(x_{i,t}, y_{i,t})`` enters only tree ``(i, t mod γ)``, so the accountant
 declares ``subset`` a disjoint level and composes the γ trees of an agent in
@@ -127,8 +127,8 @@ from fedpriv.privacy._checks import (
     check_positive,
     check_real,
 )
-from fedpriv.privacy.accountant import Accountant
-from fedpriv.privacy.matrix_tree import (
+from fedpriv.privacy.accounting.accountant import Accountant
+from fedpriv.privacy.mechanisms.matrix_tree import (
     PRIVATIZER_CALIBRATIONS,
     PrivatizerCalibration,
     privatizer_calibration,
@@ -288,7 +288,7 @@ def run_feducb_decentralized(
         ``D >= 0`` of line 6 (module docstring for the default); 0 requests every use.
         Adaptive schedule only.
     calibration : {"paper", "corrected", "exact"}
-        Privatizer noise calibration (:mod:`fedpriv.privacy.matrix_tree`).
+        Privatizer noise calibration (:mod:`fedpriv.privacy.mechanisms.matrix_tree`).
     beta : {"H", "P", "tuned"}
     beta_value : float, optional
         β when ``beta == "tuned"``, > 0.

@@ -22,10 +22,10 @@ from fedpriv.algorithms.feducb.oful import (
     sherman_morrison_update,
 )
 from fedpriv.algorithms.seeding import Stream, stream_rng
-from fedpriv.privacy.accountant import Accountant
+from fedpriv.privacy.accounting.accountant import Accountant
 from fedpriv.privacy.errors import CapacityExceededError
-from fedpriv.privacy.events import NonPrivate
-from fedpriv.privacy.matrix_tree import MatrixTreePrivatizer
+from fedpriv.privacy.accounting.events import NonPrivate
+from fedpriv.privacy.mechanisms.matrix_tree import MatrixTreePrivatizer
 from fedpriv.privacy.relations import NeighboringRelation
 
 __all__ = ["SCHEDULES", "SYNC_TIMING_REASON", "DecentralizedProtocol"]

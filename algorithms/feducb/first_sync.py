@@ -29,7 +29,7 @@ from fedpriv.algorithms.environments.linear import CHUNK_ROUNDS, LinearBanditTab
 from fedpriv.algorithms.feducb.centralized import _configure
 from fedpriv.algorithms.feducb.loop import CentralizedLoop
 from fedpriv.privacy._checks import check_int_at_least
-from fedpriv.privacy.matrix_tree import PrivatizerCalibration
+from fedpriv.privacy.mechanisms.matrix_tree import PrivatizerCalibration
 
 __all__ = ["FirstSync", "first_sync_rounds"]
 

@@ -9,7 +9,7 @@ Three references for Dubey & Pentland (NeurIPS 2020); none is run in the paper
     this is single-agent OFUL. Nothing leaves an agent, so nothing is charged.
 ``linucb-independent-private``
     Every agent runs a private LinUCB with its own Privatizer (FedUCB's Alg. 2,
-    :class:`fedpriv.privacy.matrix_tree.MatrixTreePrivatizer`) and no communication, as in
+    :class:`fedpriv.privacy.mechanisms.matrix_tree.MatrixTreePrivatizer`) and no communication, as in
     Shariff & Sheffet (NeurIPS 2018): each round's ``v vᵀ`` (``v = [x; y]``) is one
     leaf, the tree releases the noisy prefix ``(Û, û)`` every round
     (``n = T``, ``m = 1 + ⌈log2 T⌉``, Alg. 2 line 2), and the agent acts on the
@@ -56,8 +56,8 @@ from fedpriv.algorithms.feducb.oful import (
 )
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rngs
 from fedpriv.privacy._checks import check_positive, check_probability
-from fedpriv.privacy.accountant import Accountant
-from fedpriv.privacy.matrix_tree import (
+from fedpriv.privacy.accounting.accountant import Accountant
+from fedpriv.privacy.mechanisms.matrix_tree import (
     PRIVATIZER_CALIBRATIONS,
     MatrixTreePrivatizer,
     PrivatizerCalibration,
@@ -354,7 +354,7 @@ def run_linucb_independent_private(
         Each agent's claim: its release stream (hence its actions) is (ε, δ)-DP w.r.t.
         one substituted ``(x, y)`` of its own history.
     calibration : {"paper", "corrected", "exact"}
-        Noise calibration (:mod:`fedpriv.privacy.matrix_tree`), with ``n = T`` leaves and
+        Noise calibration (:mod:`fedpriv.privacy.mechanisms.matrix_tree`), with ``n = T`` leaves and
         ``n_agents = 1`` (each learner is a single-agent problem).
     beta : {"H", "P", "tuned"}
         FedUCB's Prop. 2 with ``M = 1`` (the texts coincide) or ``beta_value``.

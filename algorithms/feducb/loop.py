@@ -28,7 +28,7 @@ from fedpriv.algorithms.feducb.run import (
 )
 from fedpriv.algorithms.feducb.sync import exploration_radius
 from fedpriv.privacy.errors import CapacityExceededError
-from fedpriv.privacy.matrix_tree import MatrixTreePrivatizer, PrivatizerCalibration
+from fedpriv.privacy.mechanisms.matrix_tree import MatrixTreePrivatizer, PrivatizerCalibration
 
 __all__ = ["CentralizedLoop", "LoopSetup"]
 

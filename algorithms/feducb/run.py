@@ -13,9 +13,9 @@ import dataclasses
 import numpy as np
 
 from fedpriv.algorithms.feducb.oful import floored_cholesky
-from fedpriv.privacy.accountant import Accountant
-from fedpriv.privacy.events import NonPrivate
-from fedpriv.privacy.matrix_tree import MatrixTreePrivatizer, PrivatizerCalibration
+from fedpriv.privacy.accounting.accountant import Accountant
+from fedpriv.privacy.accounting.events import NonPrivate
+from fedpriv.privacy.mechanisms.matrix_tree import MatrixTreePrivatizer, PrivatizerCalibration
 from fedpriv.privacy.relations import NeighboringRelation
 
 __all__ = [
@@ -268,7 +268,7 @@ def open_accounting(
     (adaptive schedule) charges each (trial, agent) one ``NonPrivate`` release on the
     ``"sync-timing"`` channel; the Privatizer's channel is ``"privatizer"``.
     ``secure_noise``: the Privatizer's ``secure=True`` (exact integer noise on a grid,
-    :mod:`fedpriv.privacy.secure_matrix`). ``records_per_leaf``: the Privatizer's
+    :mod:`fedpriv.privacy.mechanisms.secure_matrix`). ``records_per_leaf``: the Privatizer's
     (leaf pairs one change can move); when > 1 (and private) a second accountant is
     charged the same trees for one pair, the mechanism alone (third item, else None).
 

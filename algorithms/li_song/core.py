@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fedpriv.privacy.accountant import Accountant
+from fedpriv.privacy.accounting.accountant import Accountant
 
 
 __all__ = [

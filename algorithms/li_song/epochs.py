@@ -26,8 +26,8 @@ from fedpriv.algorithms.li_song.core import (
     sample_target,
 )
 from fedpriv.privacy import Accountant, laplace_release, raw_release
-from fedpriv.privacy.calibration import li_song_epoch_scale
-from fedpriv.privacy.events import NonPrivate
+from fedpriv.privacy.calibrations import li_song_epoch_scale
+from fedpriv.privacy.accounting.events import NonPrivate
 
 __all__ = ["EpochLoop", "simulate"]
 

@@ -75,7 +75,7 @@ from fedpriv.algorithms.networks.graphs import check_connected
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng, stream_rngs
 from fedpriv.privacy import Accountant
 from fedpriv.privacy._checks import check_epsilon, check_int_at_least
-from fedpriv.privacy.calibration import li_song_claimed_epsilon, li_song_participants
+from fedpriv.privacy.calibrations import li_song_claimed_epsilon, li_song_participants
 
 __all__ = [
     "AGGREGATIONS",

@@ -190,7 +190,7 @@ class ClaimResult:
         Register key of the claim.
     view : View, optional
         The observer and outputs the claim protects
-        (:mod:`fedpriv.audit.claims.views`).
+        (:mod:`fedpriv.audit.engine.views`).
     """
 
     claim: Claim
@@ -441,7 +441,7 @@ def run_verdict(claimed_epsilon: float, accountant: Any, target_delta: float, *,
     The same rule as ``fedpriv verify`` (:func:`decide_verdict`) on the run's own ledger:
     the upper bound is the end-to-end ε of every release charged (restricted by
     ``where`` to the claim's scope), and every raw release charged as
-    :class:`~fedpriv.privacy.events.NonPrivate` is an un-noised channel (ε = ∞).
+    :class:`~fedpriv.privacy.accounting.events.NonPrivate` is an un-noised channel (ε = ∞).
 
     Parameters
     ----------

@@ -23,9 +23,9 @@ claim); see :mod:`fedpriv.audit.claims.claim`. The findings each row shows are d
 
 A claim without an audit recipe rests on the accountant alone, and the report says so.
 Entries are :class:`~fedpriv.audit.claims.entry.RegisteredClaim` records; the
-cooperative-UCB entries are built in :mod:`fedpriv.audit.claims.register_coop`.
-Recipes live in the family modules (:mod:`fedpriv.audit.endtoend.feducb`,
-:mod:`fedpriv.audit.endtoend.mab`, :mod:`fedpriv.audit.endtoend.gossip`); they import the algorithm
+cooperative-UCB entries are built in :mod:`fedpriv.audit.families.dubey_aamas.claims`.
+Recipes live in the family modules (:mod:`fedpriv.audit.families.feducb.recipes`,
+:mod:`fedpriv.audit.families.li_song.recipes`, :mod:`fedpriv.audit.families.gossip_fed_ucb.recipes`); they import the algorithm
 modules lazily, so the register is importable whatever is installed.
 
 Papers (``--paper`` names): ``feducb`` (Dubey & Pentland, NeurIPS 2020),
@@ -41,12 +41,12 @@ import dataclasses
 import math
 from fractions import Fraction
 
-from fedpriv.audit.endtoend import feducb as fe
-from fedpriv.audit.endtoend import feducb_fig1a as fa
-from fedpriv.audit.endtoend import gossip as ge
-from fedpriv.audit.endtoend import mab as me
-from fedpriv.audit.endtoend.gossip_counts import audit_fed_ucb_counts
-from fedpriv.privacy.tree import released_tree_depth
+from fedpriv.audit.families.feducb import recipes as fe
+from fedpriv.audit.families.feducb import fig1a as fa
+from fedpriv.audit.families.gossip_fed_ucb import recipes as ge
+from fedpriv.audit.families.li_song import recipes as me
+from fedpriv.audit.families.gossip_fed_ucb.counts import audit_fed_ucb_counts
+from fedpriv.privacy.mechanisms.tree import released_tree_depth
 from fedpriv.audit.claims.claim import Claim
 from fedpriv.audit.claims.entry import (
     PAPER_ALIASES,
@@ -57,11 +57,11 @@ from fedpriv.audit.claims.entry import (
     RegisteredClaim,
 )
 from fedpriv.audit.claims.entry import make_claim as _claim
-from fedpriv.audit.claims.register_coop import coop_claims
-from fedpriv.audit.claims.fed_ucb import VARIANTS as FED_UCB_VARIANTS
-from fedpriv.audit.claims.fed_ucb import fed_ucb_reading, variant_label
+from fedpriv.audit.families.dubey_aamas.claims import coop_claims
+from fedpriv.audit.families.gossip_fed_ucb.regret import VARIANTS as FED_UCB_VARIANTS
+from fedpriv.audit.families.gossip_fed_ucb.regret import fed_ucb_reading, variant_label
 from fedpriv.privacy import ApproxDP, NeighboringRelation, PureDP
-from fedpriv.privacy.calibration import (
+from fedpriv.privacy.calibrations import (
     fed_ucb_released_prefixes,
     fed_ucb_scale,
     li_song_claimed_epsilon,
@@ -234,7 +234,7 @@ def _feducb_fig1a_claims() -> list[RegisteredClaim]:
 
     Audited end to end in the row's own setting (M = 100, d = 10, the Privatizer
     calibration of T = 10⁷) on the first sync time, with runs stopped at the
-    knife-edge round (:mod:`fedpriv.audit.endtoend.feducb_fig1a`). A deterministic
+    knife-edge round (:mod:`fedpriv.audit.families.feducb.fig1a`). A deterministic
     event bounds ε by about ``ln(0.9 n / 4.38)`` with ``n`` runs per world, so
     the ε = 10 row needs ``n > 4.87 e¹⁰ = 1.07·10⁵`` and runs ``_FIG1A_EPS10_FACTOR``
     times the base budget (1.5·10⁵ at ``fedpriv verify``'s 10⁴, bound 10.34).
@@ -329,7 +329,7 @@ def _feducb_figure_claims() -> list[RegisteredClaim]:
 
     The O(M^1.5) and O(M log T) regimes (D > 0) read raw data in the sync trigger, as
     Fig. 1A's rows do: their audit is Fig. 1A's at ε = 1 (same M, d, K, T, ε, δ; the audit
-    chooses its own knife-edge D, see :mod:`fedpriv.audit.endtoend.feducb_fig1a`), shared,
+    chooses its own knife-edge D, see :mod:`fedpriv.audit.families.feducb.fig1a`), shared,
     and Fig. 1C's other d are audited in their own setting. The O(MT) regime (D = 0)
     syncs every round whatever the data: accountant only, the one-pair Privatizer price
     being end to end there (:data:`_EVERY_ROUND_NOTE`).
@@ -387,7 +387,7 @@ def _feducb_figure_claims() -> list[RegisteredClaim]:
                      + (f"; audit of `{_FIG1_AUDITED}` (same setting)" if shared else "")),
             raw_channel=_SYNC_RAW,
             note=(_fig1_regime_note(setting) + "; the audit shows it at its own knife-edge D "
-                  "(module fedpriv.audit.endtoend.feducb_fig1a), not at this D. The d grid "
+                  "(module fedpriv.audit.families.feducb.fig1a), not at this D. The d grid "
                   f"is unstated (§4.4), this one is fedpriv's; K = min(20, d²) = "
                   f"{setting['n_arms']} keeps §4.4's K <= d²"),
         ))

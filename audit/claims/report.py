@@ -1,6 +1,6 @@
 """Write verification reports: Fed_UCB's folder and the claims register.
 
-Fed_UCB: a :class:`~fedpriv.audit.claims.fed_ucb.VerifyReport` goes to ``<out>/gossip_fed_ucb/``.
+Fed_UCB: a :class:`~fedpriv.audit.families.gossip_fed_ucb.regret.VerifyReport` goes to ``<out>/gossip_fed_ucb/``.
 
 Files: ``report.md`` (readable table with the evidence), ``claims.json`` (the claims
 schema), ``ledger.csv`` (one row per noise draw), ``regret.png``. Everything is written
@@ -65,7 +65,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
-from fedpriv.audit.claims.fed_ucb import VerifyReport
+from fedpriv.audit.families.gossip_fed_ucb.regret import VerifyReport
 from fedpriv.privacy import format_epsilon
 
 __all__ = [

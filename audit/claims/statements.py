@@ -12,7 +12,7 @@ The sentence is generated, never written by hand, from the fields every row has:
 algorithm, the mode (the paper as written or fedpriv's corrected variant, with the
 figure or reading it stands for), the setting, the neighboring relation, the claimed
 guarantee, the coverage (the paper's claim, a channel outside it, no claim) and the
-observer of the view (:mod:`fedpriv.audit.claims.views`, found from the key). It is
+observer of the view (:mod:`fedpriv.audit.engine.views`, found from the key). It is
 computed from a ``claims.json`` record (:func:`statement_of_record`) or from a
 :class:`~fedpriv.audit.claims.claim.Claim` (:func:`statement`), so records merged from an
 earlier run get one too. Setting items are rendered in words where a rule below knows
@@ -204,7 +204,7 @@ def _observer(key: str | None) -> str | None:
     """The observer of the row's view, or None when the key has none."""
     if not key:
         return None
-    from fedpriv.audit.claims.views import view_of
+    from fedpriv.audit.engine.views import view_of
 
     try:
         observer = view_of(key).observer

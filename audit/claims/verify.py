@@ -9,12 +9,12 @@ the channel named when the entry declares a ``raw_channel``), the mechanism-only
 the entry's exact analytic ε of the view as lower-bound evidence, when it gives one:
 ``RegisteredClaim.analytic_lower``), and the row's finding ids (:mod:`fedpriv.audit.claims.findings`).
 Fed_UCB's grid of claims (Zhu et al. 2021) is evaluated by
-:func:`fedpriv.audit.claims.fed_ucb.verify_gossip_fed_ucb` exactly as before (its report folder
+:func:`fedpriv.audit.families.gossip_fed_ucb.regret.verify_gossip_fed_ucb` exactly as before (its report folder
 ``reports/gossip_fed_ucb/`` is still written) and its results are taken over into the
 register's table; Fed_UCB's extra end-to-end claims run through their recipes.
 
 Each claim is one picklable job (its register key, a budget and a SeedSequence
-address), run on a local process pool (:func:`fedpriv.audit.claims.fed_ucb._parallel_map`); results do
+address), run on a local process pool (:func:`fedpriv.audit.families.gossip_fed_ucb.regret._parallel_map`); results do
 not depend on the number of workers. A recipe that fails (for example an algorithm
 module that is not installed) gives the verdict ``"error"`` with the exception as
 evidence, never a silent pass.
@@ -39,8 +39,8 @@ from fedpriv.audit.claims.claim import (
     LowerBoundEvidence,
     decide_verdict,
 )
-from fedpriv.audit.claims.views import view_of
-from fedpriv.audit.claims.fed_ucb import (
+from fedpriv.audit.engine.views import view_of
+from fedpriv.audit.families.gossip_fed_ucb.regret import (
     VerifyConfig,
     VerifyReport,
     _claim_grid,
@@ -50,8 +50,8 @@ from fedpriv.audit.claims.fed_ucb import (
 )
 from fedpriv.audit.claims.findings import finding_ids
 from fedpriv.audit.claims.register import claims_for, paper_of
-from fedpriv.audit.endtoend.engine import AuditBudget, child_seed
-from fedpriv.audit.executor import connect_scheduler
+from fedpriv.audit.engine.coupled import AuditBudget, child_seed
+from fedpriv.audit.engine.executor import connect_scheduler
 from fedpriv.privacy import ApproxDP
 from fedpriv.privacy._checks import check_int_at_least
 
@@ -91,7 +91,7 @@ class ClaimsConfig:
     scheduler : str or None
         Address of an existing dask.distributed scheduler (``--scheduler``): every
         job runs on its workers and ``workers`` is unused
-        (:func:`fedpriv.audit.executor.connect_scheduler`). The numbers are those of
+        (:func:`fedpriv.audit.engine.executor.connect_scheduler`). The numbers are those of
         the in-process run.
     """
 
@@ -232,7 +232,7 @@ def assemble_result(entry, route: str, epsilon: float, notes, audit=None, *,
                     bound=None, event: str | None = None, **extra) -> ClaimResult:
     """The register row of ``entry`` from its recipes' numbers (module docstring).
 
-    ``audit`` is an :class:`~fedpriv.audit.endtoend.engine.EndToEndAudit` (its bound,
+    ``audit`` is an :class:`~fedpriv.audit.engine.coupled.EndToEndAudit` (its bound,
     event and wall time are taken) or ``None``; ``bound``/``event`` give a bare lower
     bound instead. ``extra`` goes to :class:`ClaimResult` (e.g. ``initial_pulls_epsilon``).
 

@@ -10,7 +10,7 @@ FNR = 1 - TPR), ``μ_LB = Φ⁻¹(1 - FPR_up) - Φ⁻¹(FNR_up)`` is a lower bou
 ``jax_privacy.auditing.CanaryScoreAuditor.epsilon_from_gdp``). The relation is
 symmetric, so the mirrored test (worlds swapped) is used too.
 
-Converting μ_LB to ε at a δ (:func:`fedpriv.privacy.guarantees.gaussian_dp_epsilon`) refutes
+Converting μ_LB to ε at a δ (:func:`fedpriv.privacy.accounting.guarantees.gaussian_dp_epsilon`) refutes
 a μ-GDP claim, the natural claim of a Gaussian mechanism. It refutes an arbitrary
 (ε, δ) claim only under the assumption that the mechanism's trade-off curve has the
 Gaussian shape; reports must say so.
@@ -28,7 +28,7 @@ from scipy import special
 from fedpriv.audit.estimators._bounds import simultaneous_event_bounds
 from fedpriv.audit.estimators.threshold import DIRECTIONS, NO_EVIDENCE
 from fedpriv.privacy._checks import check_delta
-from fedpriv.privacy.guarantees import gaussian_dp_epsilon
+from fedpriv.privacy.accounting.guarantees import gaussian_dp_epsilon
 
 __all__ = ["MuLowerBound", "estimate_gdp_mu_lower_bound"]
 

@@ -61,7 +61,7 @@ import numpy as np
 from fedpriv.algorithms.seeding import as_seed_sequence
 from fedpriv.audit.regression._selection import fit_score, select_events
 from fedpriv.audit.estimators.curve import CurveAudit, audit_privacy_curve, default_epsilon_grid
-from fedpriv.audit.executor import child_root, mechanism_name, sample_scores
+from fedpriv.audit.engine.executor import child_root, mechanism_name, sample_scores
 from fedpriv.audit.estimators.gdp import MuLowerBound, estimate_gdp_mu_lower_bound
 from fedpriv.audit.estimators.threshold import (
     EpsilonLowerBound,
@@ -70,7 +70,7 @@ from fedpriv.audit.estimators.threshold import (
 )
 from fedpriv.privacy._checks import check_delta, check_int_at_least
 from fedpriv.privacy.errors import MechanismError, PrivacyViolationError, ResourceLimitError
-from fedpriv.privacy.guarantees import ApproxDP, GaussianDP, PureDP
+from fedpriv.privacy.accounting.guarantees import ApproxDP, GaussianDP, PureDP
 from fedpriv.privacy.relations import NeighboringRelation, parse_relation
 
 __all__ = ["MAX_SAMPLES", "AuditResult", "NeighboringPair", "assert_private", "audit_mechanism"]
@@ -282,7 +282,7 @@ def _claim_mu(claim: Any, delta: float) -> float:
         return float(claim.mu)
     from scipy import optimize
 
-    from fedpriv.privacy.conversions import gaussian_dp_delta
+    from fedpriv.privacy.accounting.conversions import gaussian_dp_delta
 
     epsilon = float(claim.get_epsilon(delta))
     if epsilon <= 0.0 or delta <= 0.0:
@@ -386,7 +386,7 @@ def audit_mechanism(
     batch_size : int, default 2**18
         Samples per batch (bounded memory; fixes the random-stream addresses).
     executor : default "local"
-        See :mod:`fedpriv.audit.executor` (None, "serial", "local", "processes", a
+        See :mod:`fedpriv.audit.engine.executor` (None, "serial", "local", "processes", a
         concurrent.futures.Executor or a dask Client). ``"local"`` runs the pilot
         in-process and the confirmation on a local process pool when the pilot
         predicts it would take >= 2 s in-process (else in-process). The executor
@@ -651,7 +651,7 @@ def _reading_evidence(plan: _Plan, mu: MuLowerBound) -> dict[str, Any]:
     """The Gaussian-DP reading's verdict and ε (module docstring); empty under "any"."""
     if plan.reading != "gaussian":
         return {"reading_violated": False}
-    from fedpriv.privacy.guarantees import gaussian_dp_epsilon
+    from fedpriv.privacy.accounting.guarantees import gaussian_dp_epsilon
 
     return {"reading_violated": mu.mu_lower_bound > _claim_mu(plan.claim, plan.delta),
             "reading_epsilon_lower_bound": float(

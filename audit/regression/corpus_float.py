@@ -18,7 +18,7 @@ exactly 0 under ``D'``: ε = ∞. :func:`has_float_preimage` confirms it by exac
 inversion of the floating-point addition for each observed output, and
 :func:`mironov_witness` returns an output seen under ``D`` that no noise double can
 produce under ``D'``. The twin releases ``x`` on the grid ``2**-20`` with exact
-discrete Laplace noise (:mod:`fedpriv.privacy.secure_noise`): every output is a grid
+discrete Laplace noise (:mod:`fedpriv.privacy.mechanisms.secure_noise`): every output is a grid
 point that both worlds reach, so the same attack finds nothing.
 
 Like :mod:`fedpriv.audit.regression.corpus`, these fixtures draw their noise from
@@ -32,9 +32,9 @@ import functools
 import numpy as np
 
 from fedpriv.audit.regression.api import NeighboringPair
-from fedpriv.privacy.guarantees import PureDP
+from fedpriv.privacy.accounting.guarantees import PureDP
 from fedpriv.privacy.relations import NeighboringRelation
-from fedpriv.privacy.secure_noise import (
+from fedpriv.privacy.mechanisms.secure_noise import (
     from_grid,
     grid_noise_scale,
     grid_sensitivity,

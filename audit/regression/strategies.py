@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from fedpriv.audit.regression.api import NeighboringPair
-from fedpriv.audit.neighbors import NeighboringStreams
+from fedpriv.audit.engine.neighbors import NeighboringStreams
 from fedpriv.privacy.relations import NeighboringRelation
 
 __all__ = [
@@ -256,7 +256,7 @@ def neighboring_pairs(
 def neighboring_streams(
     draw: st.DrawFn, *, max_horizon: int = 64, low: float = 0.0, high: float = 1.0
 ) -> NeighboringStreams:
-    """One agent-arm stream pair (:class:`fedpriv.audit.neighbors.NeighboringStreams`) differing in one round.
+    """One agent-arm stream pair (:class:`fedpriv.audit.engine.neighbors.NeighboringStreams`) differing in one round.
 
     Parameters
     ----------

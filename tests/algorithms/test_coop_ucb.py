@@ -10,13 +10,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fedpriv.algorithms.coop.kernels import ArmMajorDelayLine
-from fedpriv.algorithms.coop.cooperative import run_coop_ucb_nonprivate, run_private_coop_ucb
+from fedpriv.algorithms.dubey_aamas.kernels import ArmMajorDelayLine
+from fedpriv.algorithms.dubey_aamas.cooperative import run_coop_ucb_nonprivate, run_private_coop_ucb
 from fedpriv.algorithms.networks.flooding import DelayLine, flood_messages, make_schedule
 from fedpriv.algorithms.environments.bernoulli import BernoulliMAB, RewardTable
 from fedpriv.algorithms.networks.graphs import graph_distances, make_graph
-from fedpriv.algorithms.coop.baselines import interval_guarantee, run_ucb1
-from fedpriv.privacy.calibration import interval_claimed_guarantee
+from fedpriv.algorithms.dubey_aamas.baselines import interval_guarantee, run_ucb1
+from fedpriv.privacy.calibrations import interval_claimed_guarantee
 
 
 @st.composite

@@ -17,7 +17,7 @@ from fedpriv.algorithms.feducb.adaptivity import leaf_reach, positions_reached
 from fedpriv.algorithms.feducb.centralized import run_feducb, run_feducb_fixed
 from fedpriv.algorithms.feducb.decentralized import run_feducb_decentralized
 from fedpriv.algorithms.networks.graphs import make_graph
-from fedpriv.privacy.matrix_tree import SymmetricMatrixGaussianTree, matrix_tree_gdp
+from fedpriv.privacy.mechanisms.matrix_tree import SymmetricMatrixGaussianTree, matrix_tree_gdp
 
 
 def _tables(horizon: int = 64):

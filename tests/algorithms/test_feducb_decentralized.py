@@ -15,8 +15,8 @@ from fedpriv.algorithms.feducb.network import check_clique_cover, clique_cover, 
 from fedpriv.algorithms.environments.linear import LinearBandit
 from fedpriv.algorithms.networks.graphs import graph_distances, make_graph
 from fedpriv.privacy.errors import CapacityExceededError
-from fedpriv.privacy.guarantees import gaussian_dp_epsilon
-from fedpriv.privacy.matrix_tree import privatizer_calibration
+from fedpriv.privacy.accounting.guarantees import gaussian_dp_epsilon
+from fedpriv.privacy.mechanisms.matrix_tree import privatizer_calibration
 
 
 def _tables(n_agents=4, horizon=24, n_trials=2, dim=3, seed=0, **kw):

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from fedpriv.algorithms.environments.linear import LinearBandit, LinearBanditTables
 from fedpriv.algorithms.feducb.centralized import run_feducb
 from fedpriv.algorithms.feducb.first_sync import first_sync_rounds
-from fedpriv.privacy.calibration import feducb_privatizer
+from fedpriv.privacy.calibrations import feducb_privatizer
 
 _SPEC = LinearBandit(n_agents=3, n_arms=4, dim=2)
 

@@ -1,4 +1,4 @@
-"""Tests of fedpriv.algorithms.gossip.gossip_ucb: Gossip_UCB and Fed_UCB (Zhu et al. 2021, Alg. 1 and 4).
+"""Tests of fedpriv.algorithms.gossip_fed_ucb.gossip_ucb: Gossip_UCB and Fed_UCB (Zhu et al. 2021, Alg. 1 and 4).
 
 The count dynamics (Alg. 1 lines 4-6, max-consensus of eq. 1) are re-implemented here
 in a few lines (:func:`_replay_counts`) from the public outputs (actions and graph),
@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from fedpriv.algorithms.environments.heterogeneous import HeterogeneousBandit, paper_synthetic_bandit
-from fedpriv.algorithms.gossip.gossip_ucb import (
+from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import (
     MODES,
     GossipRun,
     confidence_radius,

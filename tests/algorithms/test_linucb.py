@@ -22,8 +22,8 @@ from fedpriv.algorithms.feducb.oful import (
     sherman_morrison_update,
     ucb_scores,
 )
-from fedpriv.privacy.guarantees import gaussian_dp_epsilon
-from fedpriv.privacy.matrix_tree import privatizer_calibration
+from fedpriv.privacy.accounting.guarantees import gaussian_dp_epsilon
+from fedpriv.privacy.mechanisms.matrix_tree import privatizer_calibration
 
 
 def _tables(n_agents=3, horizon=30, n_trials=2, dim=3, seed=0, **kw):

@@ -11,10 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
-from fedpriv.algorithms.coop.byzantine import _SampleSets, run_byzantine_coop_ucb
+from fedpriv.algorithms.dubey_aamas.byzantine import _SampleSets, run_byzantine_coop_ucb
 from fedpriv.algorithms.environments.bernoulli import BernoulliMAB
 from fedpriv.algorithms.networks.graphs import make_graph
-from fedpriv.algorithms.coop.robust import (
+from fedpriv.algorithms.dubey_aamas.robust import (
     Contamination,
     check_contamination,
     histogram_trimmed_mean,

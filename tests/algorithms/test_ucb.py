@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fedpriv.algorithms.coop.kernels import BufferedRewards, argmax_ties_arm_major
+from fedpriv.algorithms.dubey_aamas.kernels import BufferedRewards, argmax_ties_arm_major
 from fedpriv.algorithms.environments.bernoulli import BernoulliMAB
-from fedpriv.algorithms.coop.baselines import (
+from fedpriv.algorithms.dubey_aamas.baselines import (
     argmax_random_ties,
     interval_guarantee,
     read_rewards,

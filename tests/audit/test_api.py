@@ -20,7 +20,7 @@ from fedpriv.privacy.errors import MechanismError
 from fedpriv.audit.regression.corpus_mechanisms import gaussian_count, laplace_count
 from fedpriv.privacy import ZCDP, ApproxDP, GaussianDP, PureDP
 from fedpriv.privacy.errors import PrivacyViolationError, ToolkitError
-from fedpriv.privacy.guarantees import gaussian_dp_delta
+from fedpriv.privacy.accounting.guarantees import gaussian_dp_delta
 from fedpriv.privacy.relations import NeighboringRelation
 
 __all__: list[str] = []

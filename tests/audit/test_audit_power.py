@@ -31,8 +31,8 @@ from fedpriv.audit.estimators.sequential import beta_binomial_confidence_sequenc
 from fedpriv.audit.regression.api import _claim_mu
 from fedpriv.audit.regression.corpus_mechanisms import gaussian_count, laplace_count
 from fedpriv.privacy import ApproxDP, GaussianDP, PureDP
-from fedpriv.privacy.conversions import gaussian_dp_delta
-from fedpriv.privacy.guarantees import gaussian_dp_epsilon
+from fedpriv.privacy.accounting.conversions import gaussian_dp_delta
+from fedpriv.privacy.accounting.guarantees import gaussian_dp_epsilon
 
 PAIR = audit.NeighboringPair(1.0, 0.0)
 CLAIM = ApproxDP(1.0, 1e-5)

@@ -12,8 +12,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fedpriv.audit.endtoend.combine import halved, stronger_of
-from fedpriv.audit.endtoend.engine import AuditBudget, EndToEndAudit
+from fedpriv.audit.engine.combine import halved, stronger_of
+from fedpriv.audit.engine.coupled import AuditBudget, EndToEndAudit
 from fedpriv.audit.estimators import (
     epsilon_lower_bound_at_delta,
     estimate_epsilon_lower_bound,

@@ -22,7 +22,7 @@ import pytest
 
 from fedpriv.cli.audit import parse_claim, parse_dataset
 from fedpriv.cli.main import main
-from fedpriv.privacy.guarantees import ApproxDP, GaussianDP, PureDP
+from fedpriv.privacy.accounting.guarantees import ApproxDP, GaussianDP, PureDP
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "regression-tests.md"
 

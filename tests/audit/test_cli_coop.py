@@ -9,7 +9,7 @@ import json
 import pytest
 
 from fedpriv.cli import coop as cli_coop
-from fedpriv.audit.experiments.dubey_aamas import (
+from fedpriv.audit.families.dubey_aamas.experiments import (
     EXPERIMENTS,
     default_config,
     run_experiment,

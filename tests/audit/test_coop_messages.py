@@ -6,13 +6,13 @@ import math
 
 import pytest
 from fedpriv.audit.claims.register import claims_for
-from fedpriv.audit.endtoend.coop import (
+from fedpriv.audit.families.dubey_aamas.recipes import (
     coop_accountant,
     coop_message_accountant,
     coop_message_contents,
     run_coop,
 )
-from fedpriv.privacy.calibration import interval_length
+from fedpriv.privacy.calibrations import interval_length
 
 
 def _claim(key: str):

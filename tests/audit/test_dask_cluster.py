@@ -27,10 +27,10 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 import fedpriv.audit as audit  # noqa: E402
-from fedpriv.audit.claims.fed_ucb import VerifyConfig, verify_gossip_fed_ucb  # noqa: E402
+from fedpriv.audit.families.gossip_fed_ucb.regret import VerifyConfig, verify_gossip_fed_ucb  # noqa: E402
 from fedpriv.audit.claims.verify import ClaimsConfig, verify_claims  # noqa: E402
-from fedpriv.audit.endtoend.engine import AuditBudget  # noqa: E402
-from fedpriv.audit.executor import connect_scheduler  # noqa: E402
+from fedpriv.audit.engine.coupled import AuditBudget  # noqa: E402
+from fedpriv.audit.engine.executor import connect_scheduler  # noqa: E402
 from fedpriv.audit.regression.corpus_mechanisms import laplace_count  # noqa: E402
 from fedpriv.privacy import PureDP  # noqa: E402
 

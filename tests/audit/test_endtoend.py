@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from fedpriv.audit.endtoend.engine import AuditBudget, child_seed, confirm_event, search_and_confirm
-from fedpriv.audit.neighbors import SingleWorldTable, table_reward_pair
+from fedpriv.audit.engine.coupled import AuditBudget, child_seed, confirm_event, search_and_confirm
+from fedpriv.audit.engine.neighbors import SingleWorldTable, table_reward_pair
 
 
 def _deterministic(world: int, n: int, seed) -> np.ndarray:

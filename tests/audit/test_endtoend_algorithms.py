@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from fedpriv.audit.endtoend.engine import AuditBudget
+from fedpriv.audit.engine.coupled import AuditBudget
 from fedpriv.audit.claims.register import claims_for
 from fedpriv.audit.claims.verify import evaluate_claim
 
@@ -110,7 +110,7 @@ def test_raw_own_term_leaks_through_unnoised_counts():
 
 
 def test_a_failing_recipe_is_reported_not_hidden(monkeypatch):
-    from fedpriv.audit.endtoend import feducb as endtoend_feducb
+    from fedpriv.audit.families.feducb import recipes as endtoend_feducb
 
     def broken(claim):
         raise RuntimeError("no such module")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 from fedpriv.audit.claims.register import REGISTER
-from fedpriv.audit.endtoend.engine import AuditBudget
-from fedpriv.audit.endtoend.gossip_counts import audit_fed_ucb_counts
+from fedpriv.audit.engine.coupled import AuditBudget
+from fedpriv.audit.families.gossip_fed_ucb.counts import audit_fed_ucb_counts
 
 
 def _entry(mode: str):

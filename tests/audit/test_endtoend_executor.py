@@ -1,4 +1,4 @@
-"""Batched, executor-capable sampling of end-to-end audits (fedpriv.audit.endtoend.executor)."""
+"""Batched, executor-capable sampling of end-to-end audits (fedpriv.audit.engine.tasks)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import threading
 import numpy as np
 import pytest
 
-from fedpriv.audit.endtoend.engine import AuditBudget, child_seed, search_and_confirm
-from fedpriv.audit.endtoend.executor import SampleTask, run_sample_tasks
+from fedpriv.audit.engine.coupled import AuditBudget, child_seed, search_and_confirm
+from fedpriv.audit.engine.tasks import SampleTask, run_sample_tasks
 
 BUDGET = AuditBudget(pilot_samples=120, samples=400)
 
@@ -143,9 +143,9 @@ def test_a_sampler_returning_the_wrong_rows_is_rejected():
 
 def test_fed_ucb_closure_sampler_runs_on_processes():
     """The whole Fed_UCB run (tiny horizon) as a closure sampler, shipped by cloudpickle."""
-    from fedpriv.algorithms.gossip.gossip_ucb import run_fed_ucb
+    from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import run_fed_ucb
     from fedpriv.algorithms.networks.graphs import make_graph
-    from fedpriv.audit.endtoend.gossip import FixedTableBandit
+    from fedpriv.audit.families.gossip_fed_ucb.recipes import FixedTableBandit
 
     horizon, graph = 8, make_graph("complete", 3)
     table = (np.random.default_rng(0).random((3, horizon + 1, 2)) < 0.5).astype(float)

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from fedpriv.cli import linucb as cli_linucb
-from fedpriv.audit.experiments import feducb as experiments_feducb
-from fedpriv.audit.experiments.feducb import EXPERIMENTS, run_figure
+from fedpriv.audit.families.feducb import experiments as experiments_feducb
+from fedpriv.audit.families.feducb.experiments import EXPERIMENTS, run_figure
 
 _PNG = b"\x89PNG\r\n\x1a\n"
 

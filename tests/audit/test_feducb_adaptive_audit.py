@@ -14,8 +14,8 @@ import pytest
 from fedpriv.algorithms.feducb.adaptivity import positions_reached
 from fedpriv.algorithms.feducb.centralized import run_feducb_fixed
 from fedpriv.audit.claims.register import claims_for
-from fedpriv.audit.endtoend import feducb as fe
-from fedpriv.audit.endtoend.feducb_adaptive import adaptive_leaves, audit_adaptive_view
+from fedpriv.audit.families.feducb import recipes as fe
+from fedpriv.audit.families.feducb.adaptive import adaptive_leaves, audit_adaptive_view
 
 #: Probability that a sound audit's bound exceeds the true ε (per bound below).
 FALSE_ALARM = 1e-6

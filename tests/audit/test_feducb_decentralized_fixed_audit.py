@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from fedpriv.audit.claims.register import claims_for
 from fedpriv.audit.claims.verify import evaluate_claim
-from fedpriv.audit.endtoend.engine import AuditBudget
-from fedpriv.audit.endtoend.feducb import (
+from fedpriv.audit.engine.coupled import AuditBudget
+from fedpriv.audit.families.feducb.recipes import (
     audit_feducb_decentralized_fixed,
     feducb_decentralized_fixed_accountant,
 )

@@ -1,4 +1,4 @@
-"""The sync-timing audit of FedUCB's Fig. 1A rows (audit/endtoend/feducb_fig1a.py).
+"""The sync-timing audit of FedUCB's Fig. 1A rows (audit/families/feducb/fig1a.py).
 
 False-alarm rate: every run here is deterministic (nothing is noised before a first
 sync), so each world's runs all return one value. A pair of identical worlds then
@@ -18,8 +18,8 @@ from fedpriv.algorithms.environments.linear import LinearBanditTables
 from fedpriv.algorithms.feducb.first_sync import first_sync_rounds
 from fedpriv.audit.claims.register import claims_for
 from fedpriv.audit.claims.verify import ClaimsConfig
-from fedpriv.audit.endtoend import feducb_fig1a as fa
-from fedpriv.audit.endtoend.engine import AuditBudget, confirm_event
+from fedpriv.audit.families.feducb import fig1a as fa
+from fedpriv.audit.engine.coupled import AuditBudget, confirm_event
 
 _ROWS = {e.key: e for e in claims_for("feducb") if "/fig1a/" in e.key}
 _BUDGET = AuditBudget(pilot_samples=20, samples=300, batch_size=100)

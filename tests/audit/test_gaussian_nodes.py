@@ -1,7 +1,7 @@
-"""Mechanism-level audit of FedUCB's Privatizer nodes (audit.endtoend.gaussian_nodes).
+"""Mechanism-level audit of FedUCB's Privatizer nodes (audit.engine.gaussian_nodes).
 
 Law: the white-box LLR of the released node entries is ``N(±μ²/2, μ²)`` in D / D', for
-the fast release (:func:`fedpriv.privacy.matrix_release.symmetric_gaussian_release`) and
+the fast release (:func:`fedpriv.privacy.mechanisms.matrix_release.symmetric_gaussian_release`) and
 for the Privatizer tree itself. Soundness: on the correctly noised mechanism the bound
 at δ = 10⁻⁶ exceeds the accountant's ε there in at most 5% of seeds (the bound's
 confidence). Power: a Privatizer whose noise is halved is refuted (bound above the
@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 import pytest
-from fedpriv.audit.endtoend.gaussian_nodes import (
+from fedpriv.audit.engine.gaussian_nodes import (
     audit_privatizer_nodes,
     audit_symmetric_gaussian_release,
     gaussian_llr_threshold,
@@ -25,9 +25,10 @@ from fedpriv.audit.endtoend.gaussian_nodes import (
     symmetric_llr,
     worst_case_pair,
 )
-from fedpriv.privacy import Accountant, MatrixTreePrivatizer, matrix_release
-from fedpriv.privacy.events import SelfComposed, SymmetricMatrixGaussian
-from fedpriv.privacy.matrix_release import symmetric_gaussian_release
+from fedpriv.privacy import Accountant, MatrixTreePrivatizer
+from fedpriv.privacy.mechanisms import matrix_release
+from fedpriv.privacy.accounting.events import SelfComposed, SymmetricMatrixGaussian
+from fedpriv.privacy.mechanisms.matrix_release import symmetric_gaussian_release
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from fedpriv.audit.regression.api import NeighboringPair, audit_mechanism
 from fedpriv.cli.main import main
-from fedpriv.privacy.guarantees import GaussianDP
+from fedpriv.privacy.accounting.guarantees import GaussianDP
 
 
 def _laplace_one(x, n, rng):

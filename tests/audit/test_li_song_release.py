@@ -1,4 +1,4 @@
-"""Mechanism-level audit of Li & Song's first message (audit.endtoend.mab.audit_li_song_release).
+"""Mechanism-level audit of Li & Song's first message (audit.families.li_song.recipes.audit_li_song_release).
 
 The Fig. 4 rows (M = 50) are audited through one Laplace release at the scale the
 algorithm charged; the checks: the bound brackets from below the accountant's ε of the
@@ -12,8 +12,8 @@ import math
 
 import pytest
 from fedpriv.audit.claims.register import REGISTER
-from fedpriv.audit.endtoend.engine import AuditBudget
-from fedpriv.audit.endtoend.mab import audit_li_song_release, li_song_accountant
+from fedpriv.audit.engine.coupled import AuditBudget
+from fedpriv.audit.families.li_song.recipes import audit_li_song_release, li_song_accountant
 
 __all__: list[str] = []
 

@@ -1,4 +1,4 @@
-"""Tests of fedpriv.audit.neighbors: worst-case neighboring reward streams for tree counters."""
+"""Tests of fedpriv.audit.engine.neighbors: worst-case neighboring reward streams for tree counters."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fedpriv.audit.neighbors import (
+from fedpriv.audit.engine.neighbors import (
     NeighboringStreams,
     worst_case_reward_pair,
     worst_tree_position,
 )
 from fedpriv.privacy import NeighboringRelation, tree_depth
-from fedpriv.privacy.tree import nodes_covering
+from fedpriv.privacy.mechanisms.tree import nodes_covering
 
 __all__: list[str] = []
 

@@ -16,13 +16,13 @@ import numpy as np
 import pytest
 
 from fedpriv.audit.claims.claim import AS_WRITTEN
-from fedpriv.audit.claims.fed_ucb import VARIANTS, fed_ucb_reading, variant_label
+from fedpriv.audit.families.gossip_fed_ucb.regret import VARIANTS, fed_ucb_reading, variant_label
 from fedpriv.audit.claims.findings import finding_ids
 from fedpriv.audit.claims.register import REGISTER
 from fedpriv.audit.claims.verify import _with_shared_audits, assemble_result, evaluate_claim
-from fedpriv.audit.claims.views import view_of
-from fedpriv.audit.endtoend import feducb_fig1a as fa
-from fedpriv.audit.endtoend.engine import AuditBudget
+from fedpriv.audit.engine.views import view_of
+from fedpriv.audit.families.feducb import fig1a as fa
+from fedpriv.audit.engine.coupled import AuditBudget
 from fedpriv.privacy import ApproxDP, NeighboringRelation, PureDP
 
 ENTRIES = {entry.key: entry for entry in REGISTER}

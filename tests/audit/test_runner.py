@@ -1,4 +1,4 @@
-"""Tests of fedpriv.audit.endtoend.tree: coupled Monte-Carlo audits of the Laplace tree counter.
+"""Tests of fedpriv.audit.engine.tree: coupled Monte-Carlo audits of the Laplace tree counter.
 
 Setting: one stream of ``T = 16`` rounds, the arm pulled every round, rewards 1 (D)
 vs 0 (D') at round 1. On a counter that releases every prefix round 1 sits in
@@ -24,8 +24,8 @@ import pytest
 from scipy import stats
 
 from fedpriv.audit.estimators import clopper_pearson_interval
-from fedpriv.audit.neighbors import worst_case_reward_pair
-from fedpriv.audit.endtoend.tree import TreeAuditResult, audit_tree_counter, sample_tree_llr
+from fedpriv.audit.engine.neighbors import worst_case_reward_pair
+from fedpriv.audit.engine.tree import TreeAuditResult, audit_tree_counter, sample_tree_llr
 from fedpriv.privacy import fed_ucb_scale
 
 __all__: list[str] = []

@@ -28,8 +28,8 @@ from scipy import optimize
 import fedpriv.audit as audit
 from fedpriv.audit.regression.corpus_mechanisms import gaussian_count, laplace_count, tree_nodes
 from fedpriv.privacy import PLD, ApproxDP, GaussianDP, PureDP
-from fedpriv.privacy.guarantees import gaussian_dp_epsilon
-from fedpriv.privacy.tree import nodes_covering, tree_depth
+from fedpriv.privacy.accounting.guarantees import gaussian_dp_epsilon
+from fedpriv.privacy.mechanisms.tree import nodes_covering, tree_depth
 
 __all__: list[str] = []
 
@@ -232,9 +232,9 @@ def test_false_alarm_rates_on_correct_mechanisms() -> None:
     assert one_run_alarms / n_seeds <= 0.05
     # The tree-node audit as `fedpriv verify` runs it (joint and product, the stronger
     # at 95%) on the corrected calibration at T = 600 000: 20 nodes, true ε = 1.
-    from fedpriv.audit.endtoend.tree_nodes import audit_tree_nodes
-    from fedpriv.audit.neighbors import worst_case_reward_pair
-    from fedpriv.privacy.calibration import fed_ucb_scale
+    from fedpriv.audit.engine.tree_nodes import audit_tree_nodes
+    from fedpriv.audit.engine.neighbors import worst_case_reward_pair
+    from fedpriv.privacy.calibrations import fed_ucb_scale
 
     pair = worst_case_reward_pair(600_000)
     scale = fed_ucb_scale(1.0, 600_000, mode="corrected", log_base="2")

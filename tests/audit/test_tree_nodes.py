@@ -1,4 +1,4 @@
-"""Mechanism-level tree audit over the covering nodes (audit.endtoend.tree_nodes).
+"""Mechanism-level tree audit over the covering nodes (audit.engine.tree_nodes).
 
 Soundness: on a correctly calibrated tree the lower bound exceeds the true ε in at most
 5% of seeds (the bound's confidence); power: a counter that releases every prefix at
@@ -14,17 +14,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from fedpriv.audit.endtoend.tree import audit_tree_counter, sample_tree_llr
-from fedpriv.audit.endtoend.tree_nodes import (
+from fedpriv.audit.engine.tree import audit_tree_counter, sample_tree_llr
+from fedpriv.audit.engine.tree_nodes import (
     audit_laplace_release,
     audit_tree_nodes,
     covering_node_sums,
     laplace_llr_grid,
     sample_laplace_llr,
 )
-from fedpriv.audit.neighbors import worst_case_reward_pair
-from fedpriv.privacy.calibration import fed_ucb_scale
-from fedpriv.privacy.tree import tree_depth
+from fedpriv.audit.engine.neighbors import worst_case_reward_pair
+from fedpriv.privacy.calibrations import fed_ucb_scale
+from fedpriv.privacy.mechanisms.tree import tree_depth
 from scipy import stats
 
 __all__: list[str] = []

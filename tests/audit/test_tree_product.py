@@ -1,4 +1,4 @@
-"""Product audit of independent Laplace nodes (audit.endtoend.tree_product).
+"""Product audit of independent Laplace nodes (audit.engine.tree_product).
 
 What is checked: the per-node saturation counts follow the declared law and the
 top-atom count is the joint audit's ``{LLR = max}`` count on the same draws; the bound
@@ -14,16 +14,16 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from fedpriv.audit.endtoend import tree_product
-from fedpriv.audit.endtoend.tree_nodes import (
+from fedpriv.audit.engine import tree_product
+from fedpriv.audit.engine.tree_nodes import (
     audit_laplace_release,
     audit_tree_nodes,
     sample_laplace_llr,
     tree_audit_event,
 )
-from fedpriv.audit.endtoend.tree_product import audit_laplace_product, saturation_counts
-from fedpriv.audit.neighbors import worst_case_reward_pair
-from fedpriv.privacy.calibration import fed_ucb_scale
+from fedpriv.audit.engine.tree_product import audit_laplace_product, saturation_counts
+from fedpriv.audit.engine.neighbors import worst_case_reward_pair
+from fedpriv.privacy.calibrations import fed_ucb_scale
 from fedpriv.privacy.mechanisms import laplace_release
 from scipy import stats
 

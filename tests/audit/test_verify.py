@@ -14,7 +14,7 @@ from fedpriv.audit.claims.claim import LowerBoundEvidence
 from fedpriv.cli.main import main
 from fedpriv.audit.estimators import EpsilonLowerBound
 from fedpriv.audit.claims.report import REPORT_FOLDER, write_report
-from fedpriv.audit.claims.fed_ucb import VerifyConfig, verify_gossip_fed_ucb
+from fedpriv.audit.families.gossip_fed_ucb.regret import VerifyConfig, verify_gossip_fed_ucb
 
 SCHEMA_KEYS = {
     "paper", "algorithm", "mode", "setting", "relation", "claimed", "accountant", "audit",
@@ -302,7 +302,7 @@ def _verify_parser():
 
 
 def test_verify_paper_on_a_tiny_configuration(tmp_path):
-    from fedpriv.audit.endtoend.engine import AuditBudget
+    from fedpriv.audit.engine.coupled import AuditBudget
     from fedpriv.audit.claims.report import write_claims_report
     from fedpriv.audit.claims.verify import ClaimsConfig, verify_claims
 

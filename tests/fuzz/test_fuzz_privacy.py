@@ -21,11 +21,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fedpriv.privacy import Accountant, events, guarantees
+from fedpriv.privacy import Accountant
+from fedpriv.privacy.accounting import events, guarantees
 from fedpriv.privacy.errors import BudgetExceededError, ToolkitError
-from fedpriv.privacy.interval import IntervalRelease
-from fedpriv.privacy.matrix_tree import SymmetricMatrixGaussianTree
-from fedpriv.privacy.sampling import PoissonSampled
+from fedpriv.privacy.mechanisms.interval import IntervalRelease
+from fedpriv.privacy.mechanisms.matrix_tree import SymmetricMatrixGaussianTree
+from fedpriv.privacy.accounting.sampling import PoissonSampled
 
 from tests.fuzz._values import HOSTILE, MAX_EXAMPLES
 from tests.privacy._support import assert_unchanged, snapshot
@@ -89,7 +90,7 @@ def positive_integral(x: Any) -> bool:
 
 def noise_scale(maximum: float) -> Callable[[Any], bool]:
     """A noise scale with sensitivity 1: positive and ``1 / x <= maximum`` (the
-    documented ceiling of ``fedpriv.privacy.events``)."""
+    documented ceiling of ``fedpriv.privacy.accounting.events``)."""
 
     def check(x: Any) -> bool:
         return positive(x) and sys.float_info.min <= 1.0 / float(x) <= maximum
@@ -100,7 +101,7 @@ def noise_scale(maximum: float) -> Callable[[Any], bool]:
 
 def at_most(domain: Callable[[Any], bool], maximum: float,
             floor: float = -math.inf) -> Callable[[Any], bool]:
-    """``domain`` capped at a documented ceiling (``fedpriv.privacy.events.MAX_*``);
+    """``domain`` capped at a documented ceiling (``fedpriv.privacy.accounting.events.MAX_*``);
     a sensitivity (over a noise scale of 1) is also at least ``floor``."""
 
     def check(x: Any) -> bool:

@@ -17,7 +17,8 @@ import os
 import sys
 import time
 
-from fedpriv.privacy import Accountant, PureDP, events
+from fedpriv.privacy import Accountant, PureDP
+from fedpriv.privacy.accounting import events
 from fedpriv.privacy.errors import BudgetExceededError
 
 __all__ = ["WRITER_LEVELS", "step_event"]

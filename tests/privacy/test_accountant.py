@@ -1,4 +1,4 @@
-"""Tests for `fedpriv.privacy.accountant`: the typed, structured accountant.
+"""Tests for `fedpriv.privacy.accounting.accountant`: the typed, structured accountant.
 
 Expected ε values are computed here from the composition rules (parallel over disjoint
 cells = max, sequential inside a cell = sum, pure ε of Laplace = Δ/b), not read back
@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fedpriv.privacy import RELATIVE_TOLERANCE, Accountant, ApproxDP, PureDP
-from fedpriv.privacy import events
+from fedpriv.privacy.accounting import events
 from fedpriv.privacy.errors import BudgetExceededError, UnsupportedEventError
 from tests.privacy._support import assert_unchanged, snapshot
 

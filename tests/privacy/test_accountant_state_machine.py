@@ -32,11 +32,12 @@ from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from fedpriv.privacy import Accountant, events
-from fedpriv.privacy import accountant as accountant_module
+from fedpriv.privacy import Accountant
+from fedpriv.privacy.accounting import events
+from fedpriv.privacy.accounting import accountant as accountant_module
 from fedpriv.privacy.errors import ToolkitError
-from fedpriv.privacy.guarantees import ApproxDP, PureDP
-from fedpriv.privacy.running import RunningCells
+from fedpriv.privacy.accounting.guarantees import ApproxDP, PureDP
+from fedpriv.privacy.accounting.running import RunningCells
 
 MAX_EXAMPLES = 12
 STEPS = 15

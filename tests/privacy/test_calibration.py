@@ -1,4 +1,4 @@
-"""Tests for `fedpriv.privacy.calibration`: the noise each seed paper prescribes, as written.
+"""Tests for `fedpriv.privacy.calibrations`: the noise each seed paper prescribes, as written.
 
 Zhu et al.'s Fed_UCB: per-node ε' as printed and as corrected.
 
@@ -31,9 +31,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fedpriv.privacy import Accountant
-from fedpriv.privacy import events
-from fedpriv.privacy.accountant import RELATIVE_TOLERANCE, event_epsilon
-from fedpriv.privacy.calibration import (
+from fedpriv.privacy.accounting import events
+from fedpriv.privacy.accounting.accountant import RELATIVE_TOLERANCE, event_epsilon
+from fedpriv.privacy.calibrations import (
     INTERVAL_CONFIDENCE,
     PAPER_LOG_BASES,
     FedUCBCalibration,
@@ -53,7 +53,7 @@ from fedpriv.privacy.calibration import (
     li_song_participants,
     paper_log_rounds,
 )
-from fedpriv.privacy.tree import released_tree_depth
+from fedpriv.privacy.mechanisms.tree import released_tree_depth
 
 # ---------------------------------------------------------------------------------
 # Independent references

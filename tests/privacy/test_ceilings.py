@@ -1,6 +1,6 @@
 """Issue 20: what no query could answer is refused at construction, by name.
 
-Every ceiling is a documented constant (``fedpriv.privacy.events.MAX_*``,
+Every ceiling is a documented constant (``fedpriv.privacy.accounting.events.MAX_*``,
 ``Accountant``'s ``PLD_DISCRETIZATION_RANGE`` and ``MAX_CELL_RELEASES``,
 ``audit_mechanism``'s ``MAX_SAMPLES``); what is accepted answers every query.
 """
@@ -14,11 +14,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fedpriv.privacy import Accountant, events
+from fedpriv.privacy import Accountant
+from fedpriv.privacy.accounting import events
 from fedpriv.privacy.errors import ResourceLimitError
-from fedpriv.privacy.events import MAX_COUNT, MAX_DEPTH, MAX_EVENT_EPSILON, MAX_GAUSSIAN_MU
-from fedpriv.privacy.guarantees import ApproxDP, PureDP
-from fedpriv.privacy.sampling import PoissonSampled
+from fedpriv.privacy.accounting.events import MAX_COUNT, MAX_DEPTH, MAX_EVENT_EPSILON, MAX_GAUSSIAN_MU
+from fedpriv.privacy.accounting.guarantees import ApproxDP, PureDP
+from fedpriv.privacy.accounting.sampling import PoissonSampled
 
 from tests.privacy._support import assert_unchanged, snapshot
 
@@ -177,7 +178,7 @@ def test_extreme_discrete_laplace_answers_soundly(scale, sensitivity, count):
 def test_discrete_laplace_atoms_match_dp_accounting_where_both_apply():
     """The atoms the handler uses past dp-accounting's range give its δ(ε') where
     dp-accounting is still finite (parameter 2, sensitivity 3)."""
-    from fedpriv.privacy import handlers
+    from fedpriv.privacy.accounting import handlers
 
     exact = handlers._discrete_laplace_pld(
         events.DiscreteLaplace(scale=0.5, l1_sensitivity=3), 1e-4, True)
@@ -243,7 +244,7 @@ def test_a_wide_discrete_gaussian_is_priced_by_zcdp_not_walked(sigma):
 def test_numeric_cell_counts_equal_the_per_row_count(rows) -> None:
     """The np.unique path of the charge-time cell count (integer and boolean labels)
     gives the per-row loop's cells and counts, keys comparing as the queries group."""
-    from fedpriv.privacy.accountant import _cell_counts
+    from fedpriv.privacy.accounting.accountant import _cell_counts
 
     a, b, c = (np.array(column) for column in zip(*rows))
     arrays = {"agent": a, "flag": b, "arm": c.astype(np.uint64)}
@@ -260,7 +261,7 @@ def test_numeric_cell_counts_equal_the_per_row_count(rows) -> None:
 def test_fullest_cell_bound_is_the_fullest_cell(rows, sort) -> None:
     """The fullest-cell count that lets a large ledger skip the per-cell tally is the
     largest per-cell count (monotone, dense and sparse label columns alike)."""
-    from fedpriv.privacy.accountant import _cell_counts, _max_cell_rows
+    from fedpriv.privacy.accounting.accountant import _cell_counts, _max_cell_rows
 
     rows = sorted(rows) if sort else rows
     a, b, c = (np.array(column) for column in zip(*rows))

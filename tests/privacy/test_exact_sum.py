@@ -1,6 +1,6 @@
 """The fast exact sum of the pure route equals the Fraction sum it replaces, exactly.
 
-Property tests (hypothesis): :func:`fedpriv.privacy.exact_sum.ratio_sum` is the same
+Property tests (hypothesis): :func:`fedpriv.privacy.accounting.exact_sum.ratio_sum` is the same
 rational as ``Σ count · Fraction(a) / Fraction(b)``; :func:`round_up` is the smallest
 double at or above it (never below the exact value); :func:`at_most` decides ``x >= sum``
 as the Fraction comparison does. Through the routes: the pure route and
@@ -17,10 +17,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fedpriv.privacy import events
-from fedpriv.privacy.exact_sum import at_most, ratio_sum, round_up
-from fedpriv.privacy.interval import IntervalRelease, interval_release_epsilon
-from fedpriv.privacy.routes import compose_delta, compose_routes
+from fedpriv.privacy.accounting import events
+from fedpriv.privacy.accounting.exact_sum import at_most, ratio_sum, round_up
+from fedpriv.privacy.mechanisms.interval import IntervalRelease, interval_release_epsilon
+from fedpriv.privacy.accounting.routes import compose_delta, compose_routes
 
 positive = st.floats(min_value=5e-324, max_value=1e6, allow_nan=False, allow_infinity=False)
 nonnegative = st.one_of(st.just(0.0), positive)

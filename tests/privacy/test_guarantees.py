@@ -1,4 +1,4 @@
-"""Tests for `fedpriv.privacy.guarantees`: validated, immutable guarantees and conversions.
+"""Tests for `fedpriv.privacy.accounting.guarantees`: validated, immutable guarantees and conversions.
 
 The tight δ(ε') of Kairouz, Oh & Viswanath (2015, Thm 2.1) is checked against a direct
 computation: the hockey-stick divergence ``sup_O P(O) - e^ε' Q(O)`` of the mechanism
@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fedpriv.privacy.errors import IncompatibleGuaranteeError, ToolkitError
-from fedpriv.privacy.guarantees import (
+from fedpriv.privacy.accounting.guarantees import (
     DEFAULT_ORDERS,
     PLD,
     RDP,
@@ -313,7 +313,7 @@ def test_compose_with_delta_sum_at_least_one_does_not_crash():
 # ZCDP, GaussianDP, RDP, PLD and the explicit conversions between them
 # =================================================================================
 #
-# References used below (all independent of `fedpriv.privacy.guarantees`):
+# References used below (all independent of `fedpriv.privacy.accounting.guarantees`):
 # * anchors_accounting.md §1.5 (b), (c): exact Gaussian and dp-accounting RDP values;
 # * dp-accounting's `compute_epsilon` / `compute_delta` (the same RDP -> DP
 #   conversion, Canonne, Kamath & Steinke 2020, Prop. 12), on coarse or very fine

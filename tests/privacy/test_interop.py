@@ -1,4 +1,4 @@
-"""Tests for `fedpriv.privacy.interop`: dp-accounting events in and out, ledger replay.
+"""Tests for `fedpriv.privacy.accounting.interop`: dp-accounting events in and out, ledger replay.
 
 Replay tests run dp-accounting 0.6.0's own accountants on the same ``DpEvent`` ledger
 and check that ours reports the same or a smaller ε (never a larger one beyond the PLD
@@ -18,9 +18,10 @@ from hypothesis import strategies as st
 from dp_accounting.pld import pld_privacy_accountant
 from dp_accounting.rdp import rdp_privacy_accountant
 
-from fedpriv.privacy import Accountant, PoissonSampled, events
+from fedpriv.privacy import Accountant, PoissonSampled
+from fedpriv.privacy.accounting import events
 from fedpriv.privacy.errors import UnsupportedEventError
-from fedpriv.privacy.interop import from_dp_event, sensitivity_factor, to_dp_event
+from fedpriv.privacy.accounting.interop import from_dp_event, sensitivity_factor, to_dp_event
 
 ADD = dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
 REPLACE = dp_accounting.NeighboringRelation.REPLACE_ONE
@@ -320,7 +321,7 @@ def test_k_ary_randomized_response_needs_a_replace_relation() -> None:
 def test_k_ary_randomized_response_pld_is_exact() -> None:
     """δ(ε') of 4-ary randomized response at ε = 1, summed over its 4 outputs:
     (e - e^{ε'}) / (e + 3) for 0 <= ε' < 1."""
-    from fedpriv.privacy.routes import compose_delta
+    from fedpriv.privacy.accounting.routes import compose_delta
 
     event = events.RandomizedResponse(epsilon=1.0, num_buckets=4)
     for target in (0.0, 0.5, 0.9):

@@ -1,4 +1,4 @@
-"""Tests for `fedpriv.privacy.interval`: Dubey & Pentland's interval releases as one event.
+"""Tests for `fedpriv.privacy.mechanisms.interval`: Dubey & Pentland's interval releases as one event.
 
 The worst record's pure ε is checked against a brute-force sum over the releases that
 cover each record (release ``j`` covers records ``1..counts[j]``), the RDP handler
@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate
 
-from fedpriv.privacy.calibration import interval_claimed_guarantee
-from fedpriv.privacy.interval import (
+from fedpriv.privacy.calibrations import interval_claimed_guarantee
+from fedpriv.privacy.mechanisms.interval import (
     IntervalRelease,
     interval_record_epsilons,
     interval_release_advanced_epsilon,
@@ -231,7 +231,7 @@ def test_event_validation() -> None:
 
 
 def test_registered_with_routes() -> None:
-    routes = pytest.importorskip("fedpriv.privacy.routes")
+    routes = pytest.importorskip("fedpriv.privacy.accounting.routes")
     event = make_interval_release(0.1, 100, theta=1.1)
     handlers = routes.handlers_for(event)
     assert handlers.pure is interval_release_epsilon
@@ -273,7 +273,7 @@ def test_advanced_route_beats_basic_at_hundred_releases() -> None:
     """
     event = make_interval_release(0.1, 1000, theta=1.1)
     assert len(event.counts) == 100
-    routes = pytest.importorskip("fedpriv.privacy.routes")
+    routes = pytest.importorskip("fedpriv.privacy.accounting.routes")
     result = routes.compose_routes([(event, 1)], 1e-5, pld_discretization=1e-2)
     assert result["basic"] == pytest.approx(4.51, abs=6e-3)
     eps = [d / b for d, b in zip(event.l1_sensitivities, event.scales)]

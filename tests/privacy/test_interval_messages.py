@@ -1,4 +1,4 @@
-"""Tests for `fedpriv.privacy.interval_messages`: a message is charged with all it depends on.
+"""Tests for `fedpriv.privacy.mechanisms.interval_messages`: a message is charged with all it depends on.
 
 Issue 10 §4: message ``n`` of the cooperative UCB carries release ``n`` and counts that
 follow releases ``1 .. n-1``; its ε must be at least the pure ε of release ``n`` and at
@@ -10,13 +10,14 @@ from __future__ import annotations
 import math
 
 import pytest
-from fedpriv.privacy import Accountant, event_epsilon, events
-from fedpriv.privacy.interval import (
+from fedpriv.privacy import Accountant, event_epsilon
+from fedpriv.privacy.accounting import events
+from fedpriv.privacy.mechanisms.interval import (
     IntervalRelease,
     interval_release_epsilon,
     make_interval_release,
 )
-from fedpriv.privacy.interval_messages import (
+from fedpriv.privacy.mechanisms.interval_messages import (
     interval_count_dependencies,
     interval_message_accountant,
     interval_message_costs,

@@ -1,4 +1,4 @@
-"""FedUCB's Privatizer (privacy/matrix_tree.py): tree releases, noise and accounting."""
+"""FedUCB's Privatizer (privacy/mechanisms/matrix_tree.py): tree releases, noise and accounting."""
 
 from __future__ import annotations
 
@@ -11,16 +11,16 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from fedpriv.privacy import Accountant
-from fedpriv.privacy.calibration import feducb_privatizer
+from fedpriv.privacy.calibrations import feducb_privatizer
 from fedpriv.privacy.errors import BudgetExceededError, CapacityExceededError
-from fedpriv.privacy.guarantees import ApproxDP
-from fedpriv.privacy.matrix_tree import (
+from fedpriv.privacy.accounting.guarantees import ApproxDP
+from fedpriv.privacy.mechanisms.matrix_tree import (
     MatrixTreePrivatizer,
     SymmetricMatrixGaussianTree,
     matrix_tree_gdp,
     privatizer_calibration,
 )
-from fedpriv.privacy.tree import prefix_nodes
+from fedpriv.privacy.mechanisms.tree import prefix_nodes
 
 
 def _rngs(shape, seed=0):
@@ -106,7 +106,7 @@ def test_releases_do_not_depend_on_the_refill_size(monkeypatch, refill):
     """Noise buffers grow 1, 2, 4, ... nodes up to _NODES_PER_REFILL; a stream's
     generator is read in order, so releases are bit-identical for any refill size
     (across several refills, full and partial masks)."""
-    from fedpriv.privacy import matrix_tree
+    from fedpriv.privacy.mechanisms import matrix_tree
 
     def run():
         privatizer, _ = _privatizer(capacity=64, sigma=0.7, shift=0.3)

@@ -2,7 +2,7 @@
 
 A budgeted charge is accepted at once when a cheap route on the running cells keeps
 every cell within the budget, and re-priced exactly otherwise
-(:mod:`fedpriv.privacy.running`). The reference here is today's exact check written
+(:mod:`fedpriv.privacy.accounting.running`). The reference here is today's exact check written
 out: a fresh, unbudgeted accountant holding the accepted charges plus the candidate,
 whose tightest ε at the budget's δ is compared with the budget.
 """
@@ -15,12 +15,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fedpriv.privacy import Accountant, events
-from fedpriv.privacy import accountant as accountant_module
-from fedpriv.privacy.accountant import RELATIVE_TOLERANCE
+from fedpriv.privacy import Accountant
+from fedpriv.privacy.accounting import events
+from fedpriv.privacy.accounting import accountant as accountant_module
+from fedpriv.privacy.accounting.accountant import RELATIVE_TOLERANCE
 from fedpriv.privacy.errors import BudgetExceededError
-from fedpriv.privacy.guarantees import ApproxDP, PureDP
-from fedpriv.privacy.running import RunningCells
+from fedpriv.privacy.accounting.guarantees import ApproxDP, PureDP
+from fedpriv.privacy.accounting.running import RunningCells
 
 _EVENTS = [
     events.Laplace(scale=2.0),
@@ -157,8 +158,8 @@ def test_thresholds_are_sound_for_each_route():
     budget = ApproxDP(1.5, 1e-6)
     running = RunningCells((), budget, 10**6)
     limits = running.thresholds()
-    from fedpriv.privacy.conversions import gaussian_dp_epsilon, rdp_epsilon, zcdp_epsilon
-    from fedpriv.privacy.guarantees import DEFAULT_ORDERS
+    from fedpriv.privacy.accounting.conversions import gaussian_dp_epsilon, rdp_epsilon, zcdp_epsilon
+    from fedpriv.privacy.accounting.guarantees import DEFAULT_ORDERS
 
     assert gaussian_dp_epsilon(math.sqrt(limits["gdp"]), 1e-6) <= 1.5
     assert gaussian_dp_epsilon(math.sqrt(limits["gdp"] * 1.001), 1e-6) > 1.5 * (1 - 1e-5)
@@ -172,8 +173,8 @@ def test_thresholds_are_sound_for_each_route():
 def test_the_merged_gaussian_counts_as_one_release_of_the_upper_grid():
     """Issue 23 item 2: the upper PLD route's grid bounds the merged Gaussian PLD it
     builds (<= 10^5 points), and the coarser upper value stays above the lower bracket."""
-    from fedpriv.privacy import routes
-    from fedpriv.privacy.routes import compose_routes, pld_lower_bound
+    from fedpriv.privacy.accounting import routes
+    from fedpriv.privacy.accounting.routes import compose_routes, pld_lower_bound
 
     cell = [(events.Laplace(scale=100.0), 5000),
             (events.Gaussian(noise_multiplier=100.0), 5000)]

@@ -1,4 +1,4 @@
-"""Tests for `fedpriv.privacy.sampling`: Poisson-sampled events, amplification by subsampling.
+"""Tests for `fedpriv.privacy.accounting.sampling`: Poisson-sampled events, amplification by subsampling.
 
 Every reference value names its source; tolerances are the source's own unless said.
 """
@@ -13,9 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fedpriv.privacy import Accountant, PoissonSampled, compose_routes, events
-from fedpriv.privacy.routes import pld_lower_bound
-from fedpriv.privacy.sampling import amplified_epsilon_delta
+from fedpriv.privacy import Accountant, PoissonSampled, compose_routes
+from fedpriv.privacy.accounting import events
+from fedpriv.privacy.accounting.routes import pld_lower_bound
+from fedpriv.privacy.accounting.sampling import amplified_epsilon_delta
 
 #: Opacus's RDPAccountant.DEFAULT_ALPHAS (opacus/accountants/rdp.py).
 OPACUS_ALPHAS = [1 + x / 10.0 for x in range(1, 100)] + list(range(12, 64))
@@ -33,7 +34,7 @@ def _sampled_gaussian(noise_multiplier: float, rate: float, relation="add_or_rem
 def test_rdp_matches_dp_accounting_published_curve() -> None:
     """rdp_privacy_accountant_test.py::test_compute_rdp_poisson_sampled_gaussian:
     q = 0.01, σ = 2.5, 50 steps; RDP at orders 1.5, 2.5, 5, 50, 100 with rtol 1e-4."""
-    from fedpriv.privacy.handlers import _rdp
+    from fedpriv.privacy.accounting.handlers import _rdp
 
     step = _sampled_gaussian(2.5, 0.01)
     curve = 50 * _rdp(step, (1.5, 2.5, 5.0, 50.0, 100.0))
@@ -48,7 +49,7 @@ def test_pld_matches_dp_accounting_published_values() -> None:
     δ = 1e-14, tolerance 1e-3)."""
     gaussian = [(_sampled_gaussian(0.5, 0.2), 3)]
     assert Accountant(relation="add_or_remove_one").get_delta(1.0) == 0.0  # empty
-    from fedpriv.privacy.routes import compose_delta
+    from fedpriv.privacy.accounting.routes import compose_delta
 
     assert compose_delta(gaussian, 1.0) == pytest.approx(0.15594, abs=1e-3)
     laplace = [(PoissonSampled(event=events.Laplace(scale=0.5), sampling_rate=0.2), 3)]

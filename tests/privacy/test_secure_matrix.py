@@ -1,4 +1,4 @@
-"""``secure=True`` of FedUCB's matrix-tree Privatizer (:mod:`fedpriv.privacy.secure_matrix`).
+"""``secure=True`` of FedUCB's matrix-tree Privatizer (:mod:`fedpriv.privacy.mechanisms.secure_matrix`).
 
 The statistical test pins its seed and rejects at p < 1e-6 (chi-square on the exact
 discrete Gaussian pmf), so a correct sampler fails with probability below 1e-6.
@@ -18,9 +18,9 @@ from scipy import stats
 from fedpriv.algorithms.environments.linear import LinearBandit
 from fedpriv.algorithms.feducb.centralized import run_feducb, run_feducb_fixed
 from fedpriv.privacy import Accountant
-from fedpriv.privacy.events import SelfComposed, SymmetricMatrixDiscreteGaussian
-from fedpriv.privacy.matrix_tree import MatrixTreePrivatizer
-from fedpriv.privacy.secure_matrix import (
+from fedpriv.privacy.accounting.events import SelfComposed, SymmetricMatrixDiscreteGaussian
+from fedpriv.privacy.mechanisms.matrix_tree import MatrixTreePrivatizer
+from fedpriv.privacy.mechanisms.secure_matrix import (
     diagonal_sigma,
     matrix_grid_sensitivity,
     round_symmetric_to_grid,

@@ -11,8 +11,8 @@ import pytest
 from scipy import stats
 
 from fedpriv.privacy import Accountant, LaplaceTreeCounter, PureDP, laplace_release
-from fedpriv.privacy.events import DiscreteLaplace, SelfComposed
-from fedpriv.privacy.interval_mechanism import IntervalMeanRelease
+from fedpriv.privacy.accounting.events import DiscreteLaplace, SelfComposed
+from fedpriv.privacy.mechanisms.interval_mechanism import IntervalMeanRelease
 from tests.privacy._support import assert_unchanged, snapshot
 
 __all__: list[str] = []

@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
-from fedpriv.privacy.secure_noise import (
+from fedpriv.privacy.mechanisms.secure_noise import (
     default_granularity,
     from_grid,
     grid_sensitivity,

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 from scipy import optimize, special
 
-from fedpriv.privacy import Accountant, compose_routes, events
-from fedpriv.privacy.routes import pld_lower_bound
+from fedpriv.privacy import Accountant, compose_routes
+from fedpriv.privacy.accounting import events
+from fedpriv.privacy.accounting.routes import pld_lower_bound
 
 from ._support import assert_unchanged, snapshot
 

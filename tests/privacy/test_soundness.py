@@ -26,9 +26,10 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from fedpriv.privacy import Accountant, events
-from fedpriv.privacy.routes import compose_delta, compose_routes, pld_lower_bound
-from fedpriv.privacy.sampling import PoissonSampled
+from fedpriv.privacy import Accountant
+from fedpriv.privacy.accounting import events
+from fedpriv.privacy.accounting.routes import compose_delta, compose_routes, pld_lower_bound
+from fedpriv.privacy.accounting.sampling import PoissonSampled
 
 REL = 1e-12
 DELTAS = (0.0, 1e-300, 1e-15, 1e-10, 1e-6, 1e-3, 0.1)
@@ -293,9 +294,9 @@ def test_lower_bracket_of_a_large_gaussian_mixed_cell_is_below_the_truth(mu):
     # Gaussian-DP ε at μ = 50-100; a Laplace(10⁶) beside it adds at most 1e-6, so the
     # cell's true ε(δ) is at most the exact GDP value + 1e-6, and the lower bracket must
     # stay below that (it read 5475.22 against 5474.37 at μ = 100).
-    from fedpriv.privacy import events
-    from fedpriv.privacy.guarantees import gaussian_dp_epsilon
-    from fedpriv.privacy.routes import compose_routes, pld_lower_bound
+    from fedpriv.privacy.accounting import events
+    from fedpriv.privacy.accounting.guarantees import gaussian_dp_epsilon
+    from fedpriv.privacy.accounting.routes import compose_routes, pld_lower_bound
 
     cell = [(events.Gaussian(noise_stddev=1.0 / mu), 1), (events.Laplace(scale=1e6), 1)]
     truth_ceiling = gaussian_dp_epsilon(mu, 1e-6) + 1e-6

@@ -14,7 +14,8 @@ import sqlite3
 import pytest
 
 from fedpriv.cli.main import main
-from fedpriv.privacy import Accountant, events
+from fedpriv.privacy import Accountant
+from fedpriv.privacy.accounting import events
 from fedpriv.privacy.errors import LedgerCorruptedError, StoreFormatError, StorePathError
 
 

@@ -1,0 +1,299 @@
+"""Paper families: one registration per paper, and the registry that finds them.
+
+A :class:`Family` is everything fedpriv knows about one paper (or one user's algorithm)
+under one key: its claims with their views and readings, its findings, and its ``run``
+and ``experiment`` commands. The key is the same in every layer: the folders
+(``algorithms/<key>/``, ``privacy/calibrations/<key>.py``, ``audit/families/<key>/``),
+the ``--paper`` name of ``fedpriv verify``, the first part of every register key, the
+report's ``<key>.md`` and ``<key>/`` folder, and the prefix of every finding id.
+
+The registry (:func:`families`) collects the registrations from three places, in order:
+
+1. the packages inside :mod:`fedpriv.audit.families` (the four papers fedpriv ships),
+   each of which defines ``FAMILY``;
+2. installed distributions that declare an entry point in the group ``fedpriv.papers``
+   (the entry point names a :class:`Family` object);
+3. files the user names (``fedpriv verify --claims my_claims.py``), loaded with
+   :func:`load_claims_file`; such a file defines ``FAMILY`` (one) or ``FAMILIES``.
+
+Nothing here imports a family's algorithms: a registration declares its claims and
+commands lazily (a callable and module paths), so ``fedpriv --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import importlib.util
+import pkgutil
+import re
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "Command",
+    "Family",
+    "FamilyError",
+    "families",
+    "family",
+    "load_claims_file",
+    "loaded_claims_files",
+]
+
+#: The entry-point group an installed package registers its families under.
+ENTRY_POINT_GROUP = "fedpriv.papers"
+
+#: A family key: lower-case letters, digits and underscores, starting with a letter.
+_KEY = re.compile(r"^[a-z][a-z0-9_]*$")
+
+#: Register position of families that do not state one (after the built-in papers).
+USER_ORDER = 1_000
+
+
+class FamilyError(ValueError):
+    """A registration is malformed, or two registrations collide."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Command:
+    """One ``fedpriv run`` or ``fedpriv experiment`` command a family provides.
+
+    Attributes
+    ----------
+    module : str
+        Dotted path of the module whose ``register(run_sub, experiment_sub)`` adds the
+        command's parser; imported only when the command is asked for.
+    help : str
+        One-line help shown by ``fedpriv run --help`` / ``fedpriv experiment --help``.
+    """
+
+    module: str
+    help: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Family:
+    """One paper family's registration.
+
+    Attributes
+    ----------
+    key : str
+        The family's one name in every layer (module docstring): lower-case letters,
+        digits and underscores.
+    title : str
+        The citation each claim's ``paper`` field carries, e.g.
+        ``"Zhu et al. 2021"``.
+    claims : callable
+        ``() -> sequence of RegisteredClaim``, called when the register is first
+        needed; every key must start with ``"<key>/"``.
+    findings : callable
+        ``() -> sequence of Finding``: the family's distinct defects (ids start with
+        ``"<key>-"``). Default: none.
+    aliases : tuple of str
+        Other spellings ``--paper`` accepts (lower case).
+    run_commands, experiments : mapping of str to Command
+        ``fedpriv run NAME`` / ``fedpriv experiment NAME`` commands. Experiment names
+        start with the key, hyphenated (``"li-song-fig4"``).
+    order : int
+        Position in the register, the report and the seed addresses of the audits
+        (``fedpriv verify`` audits row ``i`` of the register under the ``i``-th child
+        seed). The four built-in papers take 0-3 in their historical order; other
+        families default to ``USER_ORDER`` and then sort by key.
+    origin : str
+        Where the registration came from (set by the registry).
+    """
+
+    key: str
+    title: str
+    claims: Callable[[], Sequence[Any]]
+    findings: Callable[[], Sequence[Any]] = tuple
+    aliases: tuple[str, ...] = ()
+    run_commands: Mapping[str, Command] = dataclasses.field(default_factory=dict)
+    experiments: Mapping[str, Command] = dataclasses.field(default_factory=dict)
+    order: int = USER_ORDER
+    origin: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.key, str) or not _KEY.match(self.key):
+            raise FamilyError(
+                "`key` must be lower-case letters, digits and underscores, starting with "
+                f"a letter; got {self.key!r}."
+            )
+        if not isinstance(self.title, str) or not self.title.strip():
+            raise FamilyError(f"family {self.key!r}: `title` must be a non-empty string.")
+        if not callable(self.claims):
+            raise FamilyError(f"family {self.key!r}: `claims` must be a callable returning claims.")
+        prefix = self.key.replace("_", "-")
+        for name in self.experiments:
+            if not name.startswith(prefix):
+                raise FamilyError(
+                    f"family {self.key!r}: experiment {name!r} must start with {prefix!r}."
+                )
+
+    @property
+    def cli_name(self) -> str:
+        """The key as command lines write it (hyphens for underscores)."""
+        return self.key.replace("_", "-")
+
+
+# --------------------------------------------------------------------------- registry
+
+_BUILTIN_PACKAGE = "fedpriv.audit.families"
+_builtin_cache: tuple[Family, ...] | None = None
+_files: dict[str, tuple[Family, ...]] = {}
+
+
+def _from_module(module: Any, origin: str) -> tuple[Family, ...]:
+    found = getattr(module, "FAMILIES", None)
+    if found is None:
+        one = getattr(module, "FAMILY", None)
+        found = () if one is None else (one,)
+    found = tuple(found)
+    if not found or not all(isinstance(f, Family) for f in found):
+        raise FamilyError(
+            f"{origin} must define FAMILY (a fedpriv Family) or FAMILIES (a sequence of them)."
+        )
+    return tuple(dataclasses.replace(f, origin=f.origin or origin) for f in found)
+
+
+def _builtin() -> tuple[Family, ...]:
+    global _builtin_cache
+    if _builtin_cache is None:
+        package = importlib.import_module(_BUILTIN_PACKAGE)
+        out: list[Family] = []
+        for info in pkgutil.iter_modules(package.__path__):
+            if info.name.startswith("_"):
+                continue
+            name = f"{_BUILTIN_PACKAGE}.{info.name}"
+            out.extend(_from_module(importlib.import_module(name), name))
+        _builtin_cache = tuple(out)
+    return _builtin_cache
+
+
+def _entry_points() -> tuple[Family, ...]:
+    from importlib.metadata import entry_points
+
+    out: list[Family] = []
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        loaded = point.load()
+        origin = f"entry point {point.name!r} ({point.value})"
+        if isinstance(loaded, Family):
+            out.append(dataclasses.replace(loaded, origin=loaded.origin or origin))
+        else:
+            out.extend(_from_module(loaded, origin))
+    return tuple(out)
+
+
+def load_claims_file(path: str | Path) -> tuple[Family, ...]:
+    """Load the families a user's claims file registers, and add them to the registry.
+
+    Parameters
+    ----------
+    path : str or Path
+        A Python file that defines ``FAMILY`` or ``FAMILIES``.
+
+    Returns
+    -------
+    tuple of Family
+        The file's families (loading the same file twice returns the first load).
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    FamilyError
+        If the file defines no family, or one collides with a registered family.
+    """
+    file = Path(path).expanduser().resolve()
+    if str(file) in _files:
+        return _files[str(file)]
+    if not file.is_file():
+        raise FileNotFoundError(f"`claims` file not found: {path}")
+    name = f"fedpriv_user_claims_{len(_files)}_{re.sub(r'[^0-9a-zA-Z_]', '_', file.stem)}"
+    spec = importlib.util.spec_from_file_location(name, file)
+    if spec is None or spec.loader is None:
+        raise FamilyError(f"`claims` file {path} is not a Python file.")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # picklable recipes need their module importable by name
+    try:
+        spec.loader.exec_module(module)
+        loaded = _from_module(module, f"claims file {file}")
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    _files[str(file)] = loaded
+    try:
+        families()
+    except FamilyError:
+        del _files[str(file)]
+        sys.modules.pop(name, None)
+        raise
+    return loaded
+
+
+def loaded_claims_files() -> tuple[str, ...]:
+    """Paths of the claims files loaded so far (worker processes load them again).
+
+    Returns
+    -------
+    tuple of str
+        Absolute paths, in load order.
+    """
+    return tuple(_files)
+
+
+def families() -> tuple[Family, ...]:
+    """Every registered family, in register order.
+
+    Returns
+    -------
+    tuple of Family
+        Built-in families, then entry points, then loaded claims files, sorted by
+        ``(order, key)``.
+
+    Raises
+    ------
+    FamilyError
+        If two families share a key or an alias, or an alias is another family's key.
+    """
+    found = [*_builtin(), *_entry_points(), *(f for group in _files.values() for f in group)]
+    names: dict[str, Family] = {}
+    for fam in found:
+        for name in (fam.key, *fam.aliases):
+            other = names.get(name)
+            if other is not None and other is not fam:
+                raise FamilyError(
+                    f"family name {name!r} is registered twice: by {other.origin or other.key} "
+                    f"and by {fam.origin or fam.key}."
+                )
+            names[name] = fam
+    return tuple(sorted(found, key=lambda f: (f.order, f.key)))
+
+
+def family(name: str) -> Family:
+    """The family registered under ``name`` (its key or an alias, any case, - or _).
+
+    Parameters
+    ----------
+    name : str
+        A family key or alias.
+
+    Returns
+    -------
+    Family
+
+    Raises
+    ------
+    ValueError
+        If no family has that name; the message lists the keys.
+    """
+    wanted = str(name).strip().lower().replace("-", "_")
+    registered = families()
+    for fam in registered:
+        if wanted == fam.key or wanted in {a.replace("-", "_") for a in fam.aliases}:
+            return fam
+    keys = ", ".join(f.key for f in registered)
+    raise ValueError(f"`paper` must be one of {keys}; got {name!r}.")

@@ -1,0 +1,405 @@
+"""End-to-end audits of whole algorithms: coupled runs, event search, confirmation.
+
+An end-to-end audit runs a federated algorithm many times in two neighboring worlds
+D and D' (a :mod:`fedpriv.audit.engine.neighbors` pair: one reward, one (context, reward) pair or one
+user changed) and records what one adversary observes: the released statistics, the
+controller's view (sync times), a neighbor's messages or an agent's actions. It then
+bounds ε from below with Clopper–Pearson bounds on one distinguishing event,
+
+``ε_lb = ln((P_D(O)_low − δ) / P_D'(O)_up)``  (and the mirror),
+
+which is valid for any event ``O`` fixed before the confirming samples are drawn
+(:func:`fedpriv.audit.estimators.estimate_epsilon_lower_bound`). The event is chosen on a
+*pilot* sample (a small search over candidate events, and over neighboring pairs when
+the caller offers several), then confirmed on *fresh* samples: the selection never
+sees the confirming samples, so the confidence is exact.
+
+Coupling. The two worlds share the dataset (reward tables, contexts) and, where the
+algorithm's API allows it, every random stream but the privacy noise (STYLE §6: same
+seed, ``side`` 0/1 on the NOISE stream). The bound only needs the samples of each world
+to be i.i.d. draws of that world's output distribution; the coupling between worlds
+reduces variance but is not needed for validity, so an algorithm whose API takes one
+root for every stream is audited with one root per world.
+
+Samples are drawn in batches of ``AuditBudget.batch_size`` runs (the ``n_trials``
+axis of every algorithm), so memory stays bounded whatever the sample count.
+:func:`search_and_confirm` can also split each world's runs into addressed batches
+itself (``batch_size``) and run the sampler calls on an executor (``executor``: local
+processes or a ``dask.distributed`` client, :mod:`fedpriv.audit.engine.tasks`); each
+batch draws from its own SeedSequence address, so the bound does not depend on the
+executor or on the number of workers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from fedpriv.audit.estimators import EpsilonLowerBound, estimate_epsilon_lower_bound
+from fedpriv.privacy._checks import check_delta, check_int_at_least
+
+__all__ = [
+    "AuditBudget",
+    "EndToEndAudit",
+    "SampleFn",
+    "child_seed",
+    "confirm_event",
+    "search_and_confirm",
+]
+
+#: ``sample(world, n_samples, seed) -> ndarray (n_samples,) or (n_samples, n_features)``
+#: of the observable in world 0 (D) or 1 (D').
+SampleFn = Callable[[int, int, np.random.SeedSequence], np.ndarray]
+
+_MAX_DISCRETE_VALUES = 64
+_N_QUANTILES = 16
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class AuditBudget:
+    """Sample counts of one end-to-end audit.
+
+    Attributes
+    ----------
+    pilot_samples : int
+        Runs per world used to choose the event (and the neighboring pair), >= 1.
+    samples : int
+        Fresh runs per world that confirm the chosen event, >= 1.
+    confidence : float
+        Family-wise confidence of the bound, in (0, 1).
+    batch_size : int
+        Runs simulated at once (bounded memory), >= 1.
+    """
+
+    pilot_samples: int = 200
+    samples: int = 2_000
+    confidence: float = 0.95
+    batch_size: int = 1_000
+
+    def __post_init__(self) -> None:
+        check_int_at_least("pilot_samples", self.pilot_samples, 1)
+        check_int_at_least("samples", self.samples, 1)
+        check_int_at_least("batch_size", self.batch_size, 1)
+        if not 0.0 < float(self.confidence) < 1.0:
+            raise ValueError(f"`confidence` must be in (0, 1), got {self.confidence!r}.")
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class EndToEndAudit:
+    """Result of one end-to-end audit.
+
+    Attributes
+    ----------
+    bound : EpsilonLowerBound
+        Lower bound on ε with its confidence, δ and samples per world.
+    channel : str
+        What the adversary observes.
+    event : str
+        The distinguishing event that was confirmed.
+    neighbors : str
+        The neighboring pair (relation, position, values).
+    pilot_epsilon : float
+        The bound the chosen event was projected to give on the confirming sample
+        (pilot proportions, confirmation's size and level; for the record only).
+    seconds : float
+        Wall time of pilot and confirmation.
+    epsilon_lower_bound_at_1e_6 : float
+        The same event's bound at δ = 10⁻⁶
+        (:func:`fedpriv.audit.estimators.epsilon_lower_bound_at_delta`; NaN when not
+        computed), so that a claim whose δ makes ε vacuous is bracketed at 10⁻⁶ too.
+        Where a second audit bounds ε at 10⁻⁶ (FedUCB's Privatizer nodes,
+        :mod:`fedpriv.audit.families.feducb.privatizer`), the larger of the two.
+    bound_at_1e_6 : EpsilonLowerBound or None
+        The bound giving ``epsilon_lower_bound_at_1e_6`` when it is not this audit's
+        own event (its samples and confidence), else None.
+    event_at_1e_6 : str or None
+        The event or score of ``bound_at_1e_6``.
+    """
+
+    bound: EpsilonLowerBound
+    channel: str
+    event: str
+    neighbors: str
+    pilot_epsilon: float
+    seconds: float
+    epsilon_lower_bound_at_1e_6: float = math.nan
+    bound_at_1e_6: EpsilonLowerBound | None = None
+    event_at_1e_6: str | None = None
+
+
+def child_seed(seed: int | np.random.SeedSequence, *keys: int) -> np.random.SeedSequence:
+    """The SeedSequence at ``keys`` below ``seed`` (fixed address, STYLE §6).
+
+    Parameters
+    ----------
+    seed : int or SeedSequence
+        The parent.
+    *keys : int
+        The child's address below ``seed``.
+
+    Returns
+    -------
+    numpy.random.SeedSequence
+    """
+    root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    return np.random.SeedSequence(
+        root.entropy, spawn_key=tuple(root.spawn_key) + tuple(int(k) for k in keys)
+    )
+
+
+def _as_columns(observed: np.ndarray) -> np.ndarray:
+    observed = np.asarray(observed, dtype=np.float64)
+    return observed[:, None] if observed.ndim == 1 else observed.reshape(len(observed), -1)
+
+
+def _candidate_events(pilot: np.ndarray) -> list[tuple[int, str, float]]:
+    """``(column, kind, value)`` events from the pooled pilot observations.
+
+    ``==`` for every value of a discrete column (at most 64 values) and for the atoms
+    (values seen at least twice) of a continuous one — a raw release mixed with noisy
+    ones shows up as an atom — plus ``>=`` / ``<=`` at 16 pilot quantiles.
+    """
+    events: list[tuple[int, str, float]] = []
+    for column in range(pilot.shape[1]):
+        values, counts = np.unique(pilot[:, column], return_counts=True)
+        if values.size > _MAX_DISCRETE_VALUES:  # continuous: keep the atoms only
+            atoms = np.flatnonzero(counts >= 2)
+            values = values[atoms[np.argsort(-counts[atoms])][:_MAX_DISCRETE_VALUES]]
+        events += [(column, "==", float(v)) for v in values]
+        cuts = np.unique(np.quantile(pilot[:, column], np.linspace(0.02, 0.98, _N_QUANTILES)))
+        events += [(column, ">=", float(c)) for c in cuts]
+        events += [(column, "<=", float(c)) for c in cuts]
+    return events
+
+
+def _indicator(observed: np.ndarray, event: tuple[int, str, float]) -> np.ndarray:
+    column, kind, value = event
+    x = observed[:, column]
+    if kind == "==":
+        hit = x == value
+    elif kind == ">=":
+        hit = x >= value
+    else:
+        hit = x <= value
+    return hit.astype(np.float64)
+
+
+def _pilot_score(hits_d: float, n_d: int, hits_dp: float, n_dp: int, delta: float,
+                 *, n_confirm: int, confidence: float) -> float:
+    """The bound the event would give on the confirming sample, projected from the pilot.
+
+    The pilot's proportions are scaled to ``n_confirm`` runs per world and bounded with
+    Clopper–Pearson at the confirmation's level ``(1 − confidence)/4``, so the search
+    ranks events by what confirmation can certify (rare events whose pilot counts are
+    noise, and events too rare for the confirming sample, rank low).
+    """
+    level = (1.0 - confidence) / 4.0
+    k_d = hits_d / n_d * n_confirm
+    k_dp = hits_dp / n_dp * n_confirm
+    n = float(n_confirm)
+    p_low = stats.beta.ppf(level, k_d, n - k_d + 1) if k_d > 0 else 0.0
+    q_low = stats.beta.ppf(level, k_dp, n - k_dp + 1) if k_dp > 0 else 0.0
+    p_up = stats.beta.isf(level, k_d + 1, n - k_d) if k_d < n else 1.0
+    q_up = stats.beta.isf(level, k_dp + 1, n - k_dp) if k_dp < n else 1.0
+    best = 0.0
+    for num, den in ((p_low, q_up), (q_low, p_up)):
+        if num - delta > 0:
+            best = max(best, math.log((num - delta) / den))
+    return best
+
+
+def describe_event(event: tuple[int, str, float], names: tuple[str, ...] | None = None) -> str:
+    """Readable form of a candidate event."""
+    column, kind, value = event
+    name = names[column] if names and column < len(names) else f"observable[{column}]"
+    return f"{name} {kind} {value:.6g}"
+
+
+def confirm_event(
+    indicator_d: np.ndarray,
+    indicator_d_prime: np.ndarray,
+    *,
+    confidence: float,
+    delta: float,
+) -> EpsilonLowerBound:
+    """Clopper–Pearson ε lower bound of one predeclared event, both directions.
+
+    ``ε_lb = max(ln((p_low − δ)/q_up), ln((q_low − δ)/p_up))`` with the four one-sided
+    bounds at level ``(1 − confidence)/4`` (two tests, two bounds each).
+
+    Parameters
+    ----------
+    indicator_d, indicator_d_prime : ndarray of float64, shape (n,) and (n',)
+        0/1 indicators of the event on the runs of D and of D'.
+    confidence : float
+        In (0, 1).
+    delta : float
+        In [0, 1).
+
+    Returns
+    -------
+    EpsilonLowerBound
+        ε in nats, >= 0, with the counts and direction.
+    """
+    return estimate_epsilon_lower_bound(
+        np.asarray(indicator_d, dtype=np.float64),
+        np.asarray(indicator_d_prime, dtype=np.float64),
+        thresholds=np.array([0.5]),
+        confidence=confidence,
+        delta=check_delta("delta", delta),
+    )
+
+
+def _draw(
+    samplers: list[SampleFn],
+    requests: list[tuple[int, int, int, tuple[int, ...]]],
+    *,
+    seed: int | np.random.SeedSequence,
+    batch_size: int | None,
+    executor: Any,
+    n_workers: int | None,
+    names: list[str],
+) -> list[np.ndarray]:
+    """Observations of each ``(sampler, world, n, address)`` request, as (n, columns).
+
+    Without ``batch_size`` and ``executor`` every request is one in-process call at
+    ``child_seed(seed, *address)`` (the behaviour before executors existed). With a
+    ``batch_size`` the request's runs are split into batches, batch ``b`` drawn at
+    ``child_seed(seed, *address, b)``; with an ``executor`` the calls run there.
+    """
+    if batch_size is None and executor is None:
+        return [
+            _as_columns(samplers[i](world, n, child_seed(seed, *address)))
+            for i, world, n, address in requests
+        ]
+    from fedpriv.audit.engine.tasks import SampleTask, run_sample_tasks
+
+    tasks: list[SampleTask] = []
+    spans: list[tuple[int, int]] = []
+    for i, world, n, address in requests:
+        first = len(tasks)
+        if batch_size is None:
+            tasks.append(SampleTask(sampler=i, world=world, n_samples=n,
+                                    seed=child_seed(seed, *address)))
+        else:
+            tasks += [
+                SampleTask(sampler=i, world=world, n_samples=min(batch_size, n - start),
+                           seed=child_seed(seed, *address, b))
+                for b, start in enumerate(range(0, n, batch_size))
+            ]
+        spans.append((first, len(tasks)))
+    parts = run_sample_tasks(samplers, tasks, executor=executor, n_workers=n_workers,
+                             names=names)
+    return [np.concatenate(parts[a:b], axis=0) for a, b in spans]
+
+
+def search_and_confirm(
+    samplers: dict[str, SampleFn],
+    *,
+    budget: AuditBudget,
+    seed: int | np.random.SeedSequence,
+    delta: float,
+    channel: str,
+    names: tuple[str, ...] | None = None,
+    events: dict[str, list[tuple[int, str, float]]] | None = None,
+    batch_size: int | None = None,
+    executor: Any = None,
+    n_workers: int | None = None,
+) -> EndToEndAudit:
+    """Choose a neighboring pair and an event on a pilot sample; confirm on fresh runs.
+
+    Parameters
+    ----------
+    samplers : dict of str to SampleFn
+        One sampler per candidate neighboring pair (the key describes the pair).
+    budget : AuditBudget
+    seed : int or SeedSequence
+        Pilot samples use ``child_seed(seed, 0, pair_index, world)``, confirming
+        samples ``child_seed(seed, 1, world)``: disjoint addresses.
+    delta : float
+        δ of the claim being audited, in [0, 1).
+    channel : str
+        What the observable is (for the report).
+    names : tuple of str, optional
+        Names of the observable's columns.
+    events : dict of str to list of (column, kind, value), optional
+        Extra candidate events per pair, derived from the pair itself (never from
+        samples), e.g. the knife edge of a raw-data decision; ``kind`` is ``"=="``,
+        ``">="`` or ``"<="``. They compete with the pilot's own candidates.
+    batch_size : int, optional
+        Runs per sampler call, >= 1. None (the default): one call per pair and world
+        at the addresses above, as before executors existed. Given: a world's runs
+        are split into batches of ``batch_size`` (the last one shorter), batch ``b``
+        drawn at the world's address extended by ``b`` (``child_seed(seed, 0,
+        pair_index, world, b)``, ``child_seed(seed, 1, world, b)``). The result
+        depends on ``batch_size`` (the addresses) but never on ``executor`` or
+        ``n_workers``; peak memory per worker is one batch of the algorithm's state.
+    executor : None, str, concurrent.futures.Executor or dask Client, optional
+        Where the sampler calls run (:mod:`fedpriv.audit.engine.tasks`): None or
+        ``"serial"`` (default, in-process), ``"local"``, ``"processes"``, any
+        ``concurrent.futures.Executor``, or a ``dask.distributed.Client``. Process
+        pools receive the samplers serialized with cloudpickle (closures allowed).
+    n_workers : int, optional
+        Process-pool size for ``"local"``/``"processes"`` (default: CPU count).
+
+    Returns
+    -------
+    EndToEndAudit
+
+    Raises
+    ------
+    ValueError
+        If ``samplers`` is empty, ``delta`` or ``batch_size`` is out of range, the
+        executor string is unknown or a sampler cannot be serialized for a process
+        pool.
+    TypeError
+        If ``executor`` is of an unsupported type.
+    """
+    if not samplers:
+        raise ValueError("`samplers` must offer at least one neighboring pair.")
+    delta = check_delta("delta", delta)
+    if batch_size is not None:
+        batch_size = check_int_at_least("batch_size", batch_size, 1)
+    if n_workers is not None:
+        n_workers = check_int_at_least("n_workers", n_workers, 1)
+    started = time.perf_counter()
+    pairs = list(samplers)
+    functions = [samplers[pair] for pair in pairs]
+    draw = functools.partial(_draw, functions, seed=seed, batch_size=batch_size,
+                             executor=executor, n_workers=n_workers, names=pairs)
+    pilot_draws = draw([
+        (index, world, budget.pilot_samples, (0, index, world))
+        for index in range(len(pairs)) for world in (0, 1)
+    ])
+    best: tuple[float, str, tuple[int, str, float]] | None = None
+    for index, pair in enumerate(pairs):
+        pilots = pilot_draws[2 * index: 2 * index + 2]
+        pooled = np.concatenate(pilots, axis=0)
+        extra = list((events or {}).get(pair, []))
+        for event in _candidate_events(pooled) + extra:
+            score = _pilot_score(
+                _indicator(pilots[0], event).sum(), len(pilots[0]),
+                _indicator(pilots[1], event).sum(), len(pilots[1]), delta,
+                n_confirm=budget.samples, confidence=budget.confidence,
+            )
+            if best is None or score > best[0]:
+                best = (score, pair, event)
+    assert best is not None
+    pilot_epsilon, pair, event = best
+    chosen = pairs.index(pair)
+    confirming = draw([(chosen, world, budget.samples, (1, world)) for world in (0, 1)])
+    bound = confirm_event(
+        _indicator(confirming[0], event), _indicator(confirming[1], event),
+        confidence=budget.confidence, delta=delta,
+    )
+    return EndToEndAudit(
+        bound=bound, channel=channel, event=describe_event(event, names), neighbors=pair,
+        pilot_epsilon=pilot_epsilon, seconds=time.perf_counter() - started,
+    )

@@ -1,0 +1,498 @@
+"""Mechanism-level audit of a Laplace tree counter: only the nodes covering the record.
+
+The binary-tree counter (:class:`fedpriv.privacy.LaplaceTreeCounter`) releases noisy
+prefix sums ``P(t)``; node ``s`` (the sum of rounds ``q(s)+1 .. s``, ``q(s) = s & (s-1)``)
+is ``P(s) - P(q(s))``, and ``P(t)`` is the sum of the nodes of ``t``'s dyadic
+decomposition, so the transcript of prefix sums and the vector of noisy nodes are
+functions of each other: auditing the nodes audits the transcript.
+
+Why only the covering nodes are simulated
+-----------------------------------------
+A neighboring pair changes one round ``τ``. A node that does not cover ``τ`` has the
+same true sum in D and D', and its noise is Laplace(b), drawn independently of every
+other node's (the counter's declared event, :class:`fedpriv.privacy.accounting.events.LaplaceTree`):
+its density factor is the same function in both worlds and cancels from the
+likelihood ratio. The log-likelihood ratio of the whole transcript is therefore the
+sum over the ``⌊log2 R⌋ + 1`` (at most) released nodes covering ``τ``, and those nodes are a
+sufficient statistic for D against D': dropping the others loses no power. Dropping
+them would be *sound* even if the node noises were not independent, because the
+covering nodes are a post-processing of the transcript (a lower bound on an event of a
+sub-transcript is a lower bound for the whole); independence is needed only for the
+claim that nothing is lost. So T = 600 000 costs 20 Laplace draws per run, as T = 16
+costs 5.
+
+Released prefixes
+-----------------
+Only the nodes that reach a released prefix are audited: with the prefixes ``1..R``
+released (``released_prefixes``; default every prefix, ``R = T``) those are the nodes
+``1..R`` (:mod:`fedpriv.privacy.mechanisms.tree`), so the audit distinguishes the two worlds from
+what the algorithm releases and never from a node it does not. Zhu et al.'s Fed_UCB
+sends and acts on ϑ̃(t−1) only (Algorithm 4 lines 19 and 9): ``R = T − 1``, and round 1
+sits in ``⌈log2 T⌉`` audited nodes.
+
+What is audited
+---------------
+The node values are released through :func:`fedpriv.privacy.mechanisms.laplace_release`
+(the library's Laplace mechanism, which charges its own accountant before drawing) at
+the counter's scale and sensitivity, i.e. the mechanism the accountant prices. The
+full counter, run round by round, is audited by
+:func:`fedpriv.audit.engine.tree.audit_tree_counter`; this module is its fast,
+mechanism-level counterpart for large horizons and sample counts (a test checks that
+the two LLRs have one distribution). :func:`audit_laplace_release` is the same audit
+for any vector of Laplace releases (one message of Li & Song, Fed_UCB's noised
+initial pull).
+
+Statistics
+----------
+The score is the white-box Laplace LLR
+(:func:`fedpriv.audit.estimators.laplace_log_density_ratio`). One threshold ``c`` is
+chosen from a grid fixed by the mechanism's parameters, before the confirming samples
+exist: by default from the declared Laplace law (the exact distribution of the LLR
+under the claimed mechanism, convolved over the nodes: the event that a sample of
+``n`` runs per world would bound best), or from a *pilot* sample at its own
+SeedSequence addresses. *Fresh* samples then bound ``ε`` with Clopper–Pearson on the
+single event ``{LLR >= c}`` (both directions, :func:`estimate_epsilon_lower_bound`).
+The choice never sees the confirming samples, so the stated confidence is exact; a
+wrong declared law could only cost power.
+
+Two audits of the same nodes
+----------------------------
+The joint audit above must see its event happen, and with many nodes of a small
+budget each every event of ratio near ``e^ε`` is rare (``2^-20`` per run for the top
+atom at T = 600 000). :func:`audit_tree_nodes` therefore also runs the product audit
+(:mod:`fedpriv.audit.engine.tree_product`), which bounds the same top atom node by
+node, assuming the nodes' noises independent as the counter draws them, and reports
+the stronger of the two at ``1 − α/2`` each (``method="both"``, the default;
+``"joint"`` or ``"product"`` run one alone at ``1 − α``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+from fedpriv.algorithms.seeding import as_seed_sequence
+from fedpriv.audit.engine.combine import half_confidence
+from fedpriv.audit.engine.coupled import child_seed
+from fedpriv.audit.engine.tree import TreeAuditResult, _true_node_sums
+from fedpriv.audit.engine.tree_product import (
+    audit_laplace_product,
+    laplace_release_batches,
+    release_locations,
+)
+from fedpriv.audit.estimators import (
+    EpsilonLowerBound,
+    clopper_pearson_interval,
+    estimate_epsilon_lower_bound,
+    laplace_log_density_ratio,
+)
+from fedpriv.audit.engine.neighbors import NeighboringStreams
+from fedpriv.privacy import event_epsilon
+from fedpriv.privacy._checks import check_int_at_least, check_open_unit, check_positive
+from fedpriv.privacy.accounting.events import LaplaceTree
+from fedpriv.privacy.mechanisms.tree import nodes_covering
+
+__all__ = [
+    "audit_laplace_release",
+    "audit_tree_nodes",
+    "covering_node_sums",
+    "tree_audit_event",
+    "laplace_llr_grid",
+    "sample_laplace_llr",
+]
+
+_DEFAULT_BATCH = 1 << 18
+_N_LINEAR = 129
+_METHODS = ("both", "joint", "product")
+
+
+def covering_node_sums(
+    pair: NeighboringStreams, released_prefixes: int | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The released nodes covering ``pair.position`` whose true sums differ, and those sums.
+
+    ``released_prefixes`` (default ``pair.horizon``): the prefixes ``1..R`` that reach
+    an output; only the nodes ``s <= R`` do (module docstring).
+
+    Parameters
+    ----------
+    pair : NeighboringStreams
+        The two reward streams.
+    released_prefixes : int, optional
+        ``R``; default ``pair.horizon``.
+
+    Returns
+    -------
+    nodes : ndarray of int64, shape (m,)
+    sums_d, sums_d_prime : ndarray of float64, shape (m,)
+        True node sums in D and D' (they differ in every column).
+    """
+    released = _released(pair, released_prefixes)
+    if pair.position > released:
+        empty = np.zeros(0)
+        return np.zeros(0, dtype=np.int64), empty, empty
+    nodes = nodes_covering(pair.position, released)
+    sums_d = _true_node_sums(pair.stream, pair.observed, nodes)
+    sums_dp = _true_node_sums(pair.stream_prime, pair.observed, nodes)
+    keep = sums_d != sums_dp
+    return nodes[keep], sums_d[keep], sums_dp[keep]
+
+
+def _released(pair: NeighboringStreams, released_prefixes: int | None) -> int:
+    """``released_prefixes`` checked against the pair's horizon (default: every prefix)."""
+    if released_prefixes is None:
+        return pair.horizon
+    released = check_int_at_least("released_prefixes", released_prefixes, 1)
+    if released > pair.horizon:
+        raise ValueError(f"`released_prefixes` must be <= the pair's horizon "
+                         f"{pair.horizon}, got {released}.")
+    return released
+
+
+def sample_laplace_llr(
+    loc_d: object,
+    loc_d_prime: object,
+    *,
+    world: int,
+    scale: float,
+    l1_sensitivity: float,
+    n_samples: int,
+    seed: int | np.random.SeedSequence,
+    batch_size: int = _DEFAULT_BATCH,
+) -> np.ndarray:
+    """White-box LLR ``ln p_D(y)/p_D'(y)`` of ``n_samples`` Laplace releases of ``loc``.
+
+    Each run releases every coordinate of ``loc_d`` (world 0) or ``loc_d_prime``
+    (world 1) with independent ``Lap(scale)`` noise through
+    :func:`fedpriv.privacy.mechanisms.laplace_release`, charged to the run's own
+    ``"sample"`` cell. Batch ``b`` of world ``w`` draws from ``stream_rng(seed,
+    trial=b, side=w, stream=NOISE)`` (fixed addresses).
+
+    Parameters
+    ----------
+    loc_d, loc_d_prime : array_like of float, shape (m,)
+        True released values in D and D', differing in every coordinate.
+    world : {0, 1}
+    scale : float
+        Laplace scale ``b`` > 0.
+    l1_sensitivity : float
+        Declared sensitivity of one coordinate (charged to the accountant), > 0.
+    n_samples, batch_size : int
+        Runs, >= 1; runs drawn at once (memory ``batch_size × m`` floats).
+    seed : int or SeedSequence
+
+    Returns
+    -------
+    ndarray of float64, shape (n_samples,)
+
+    Raises
+    ------
+    ValueError
+        If ``world`` is not 0 or 1, the locations are malformed, or a count,
+        ``scale`` or ``l1_sensitivity`` is out of range.
+    """
+    batches = laplace_release_batches(
+        loc_d, loc_d_prime, world=world, scale=scale, l1_sensitivity=l1_sensitivity,
+        n_samples=n_samples, seed=seed, batch_size=batch_size)
+    loc_d, loc_d_prime = release_locations(loc_d, loc_d_prime)
+    llr = laplace_log_density_ratio(loc_d, loc_d_prime, scale)
+    scores = np.empty(int(n_samples))
+    for start, y in batches:
+        scores[start : start + y.shape[0]] = llr(y)
+    return scores
+
+
+def laplace_llr_grid(loc_d: object, loc_d_prime: object, scale: float) -> np.ndarray:
+    """Candidate thresholds, fixed by the locations and the scale (never by samples).
+
+    129 equally spaced points on ``[-max, max]`` (``max = Σ|S - S'| / b``, the LLR's
+    cap) and, when every coordinate moves by the same ``g``, the exact lattice
+    ``k g / b`` (``|k| <= m``) on which saturated samples sit.
+
+    Parameters
+    ----------
+    loc_d, loc_d_prime : array_like of float, shape (m,)
+        True values in D and D'.
+    scale : float
+        Laplace scale b > 0.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_thresholds,)
+        Sorted, unique.
+    """
+    loc_d, loc_d_prime = release_locations(loc_d, loc_d_prime)
+    gaps = np.abs(loc_d - loc_d_prime)
+    top = float(gaps.sum()) / scale
+    grid = [np.linspace(-top, top, _N_LINEAR)]
+    if np.all(gaps == gaps[0]):
+        # Same arithmetic as the LLR: a sum of exact ±g terms, divided by b once.
+        grid.append(np.arange(-gaps.size, gaps.size + 1) * gaps[0] / scale)
+    return np.unique(np.concatenate(grid))
+
+
+def _node_law(gap: float, scale: float, step: float, world: int) -> np.ndarray:
+    """Declared law of one node's LLR term ``sign(g) clip(2y − S − S', −|g|, |g|)``.
+
+    On the grid ``−|g|, −|g| + step, ..., |g|``: in D the term is ``2N + |g|`` clipped
+    (``N ~ Lap(b)``): atom ½ at ``+|g|``, atom ``½ e^{−|g|/b}`` at ``−|g|``, density
+    ``e^{−(|g| − t)/(2b)} / (4b)`` between; in D' it is the mirror image.
+    """
+    g = abs(gap)
+    n = round(2 * g / step)
+    inner = -g + step * np.arange(1, n)  # the open interval (−g, g)
+    law = np.zeros(n + 1)
+    law[1:n] = np.exp(-(g - inner) / (2 * scale)) / (4 * scale) * step
+    law[n] = 0.5
+    law[0] = 0.5 * np.exp(-g / scale)
+    law /= law.sum()  # the discretized density's mass, renormalised
+    return law if world == 0 else law[::-1]
+
+
+def _design_probabilities(gaps: np.ndarray, scale: float,
+                          grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``P(LLR >= c)`` in D and D' for each ``c`` of ``grid``, from the declared law.
+
+    ``gaps`` are the ``|S − S'|`` of the independent coordinates. The per-coordinate
+    laws (:func:`_node_law`, 200 bins per smallest gap) are convolved. Used only to
+    choose the threshold before any sample is drawn, so its discretization error can
+    cost power, never validity.
+    """
+    step = float(gaps.min()) / 200.0
+    tails = []
+    for world in (0, 1):
+        law = np.ones(1)
+        for gap in gaps:
+            law = np.convolve(law, _node_law(gap, scale, step, world))
+        values = (-gaps.sum() + step * np.arange(law.size)) / scale
+        tail = np.cumsum(law[::-1])[::-1]  # P(LLR >= values[i])
+        index = np.searchsorted(values, grid - 0.5 * step / scale, side="left")
+        tails.append(np.where(index < law.size, tail[np.minimum(index, law.size - 1)], 0.0))
+    return tails[0], tails[1]
+
+
+def _pilot_probabilities(pilot_d: np.ndarray, pilot_dp: np.ndarray,
+                         grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``P(LLR >= c)`` from pilot samples, moved against the event.
+
+    ``k − √k/2 − 1`` in D and ``k + √k/2 + 1`` in D', so that a far tail seen a
+    handful of times in the pilot (its ratio there mostly noise) does not win.
+    """
+    hits_d = pilot_d.size - np.searchsorted(np.sort(pilot_d), grid, side="left")
+    hits_dp = pilot_dp.size - np.searchsorted(np.sort(pilot_dp), grid, side="left")
+    hits_d = np.maximum(hits_d - 0.5 * np.sqrt(hits_d) - 1.0, 0.0)
+    hits_dp = np.minimum(hits_dp + 0.5 * np.sqrt(hits_dp) + 1.0, pilot_dp.size)
+    return hits_d / pilot_d.size, hits_dp / pilot_dp.size
+
+
+def _projected_bounds(p_d: np.ndarray, p_dp: np.ndarray, *, n_confirm: int,
+                      confidence: float, delta: float = 0.0) -> np.ndarray:
+    """The bound each event of probabilities ``(p_d, p_dp)`` would give on ``n_confirm`` runs.
+
+    Expected counts, Clopper–Pearson at the confirmation's level ``(1 − confidence)/4``
+    (one threshold, two directions), ``ln((low − δ)/high)`` as the confirmation
+    computes it (:func:`estimate_epsilon_lower_bound`).
+    """
+    k_d = np.rint(np.clip(p_d, 0.0, 1.0) * n_confirm).astype(np.int64)
+    k_dp = np.rint(np.clip(p_dp, 0.0, 1.0) * n_confirm).astype(np.int64)
+    significance = (1.0 - confidence) / 4.0
+    low, _ = clopper_pearson_interval(k_d, n_confirm, significance=significance, side="lower")
+    _, high = clopper_pearson_interval(k_dp, n_confirm, significance=significance,
+                                       side="upper")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(low > delta, np.log(low - delta) - np.log(high), -np.inf)
+
+
+def audit_laplace_release(
+    loc_d: object,
+    loc_d_prime: object,
+    *,
+    scale: float,
+    l1_sensitivity: float,
+    n_samples: int,
+    seed: int | np.random.SeedSequence,
+    pilot_samples: int | None = None,
+    confidence: float = 0.95,
+    batch_size: int = _DEFAULT_BATCH,
+) -> EpsilonLowerBound:
+    """White-box ε lower bound of one Laplace release of ``m`` values (module docstring).
+
+    Parameters
+    ----------
+    loc_d, loc_d_prime : array_like of float, shape (m,)
+        True released values in D and D', differing in every coordinate.
+    scale, l1_sensitivity : float
+        Laplace scale ``b`` and declared per-coordinate sensitivity, > 0.
+    n_samples : int
+        Fresh confirming runs per world, >= 1.
+    seed : int or SeedSequence
+        Pilot world ``w`` draws at ``child_seed(seed, 0, w)``, confirmation at
+        ``child_seed(seed, 1, w)``.
+    pilot_samples : int, optional
+        0 or None (default): the threshold is chosen from the declared Laplace law
+        before any sample is drawn (:func:`_design_probabilities`). Otherwise, runs per
+        world of a pilot that chooses it (for a caller who will not use the declared
+        law even to pick the event).
+    confidence : float
+        Confidence of the bound, in (0, 1).
+    batch_size : int
+        Runs drawn at once.
+
+    Returns
+    -------
+    EpsilonLowerBound
+        The Clopper–Pearson bound of the one chosen event ``{LLR >= c}`` (``n_tests``
+        = 2, both directions).
+
+    Raises
+    ------
+    ValueError
+        If the locations are malformed or a count, ``scale``, ``l1_sensitivity`` or
+        ``confidence`` is out of range.
+    """
+    loc_d, loc_d_prime = release_locations(loc_d, loc_d_prime)
+    n_samples = check_int_at_least("n_samples", n_samples, 1)
+    pilot = check_int_at_least("pilot_samples", pilot_samples or 0, 0)
+    confidence = check_open_unit("confidence", confidence)
+    scale = check_positive("scale", scale)
+    root = as_seed_sequence(seed)
+
+    def draw(stage: int, world: int, n: int) -> np.ndarray:
+        return sample_laplace_llr(loc_d, loc_d_prime, world=world, scale=scale,
+                                  l1_sensitivity=l1_sensitivity, n_samples=n,
+                                  seed=child_seed(root, stage, world), batch_size=batch_size)
+
+    grid = laplace_llr_grid(loc_d, loc_d_prime, scale)
+    if pilot:
+        p_d, p_dp = _pilot_probabilities(draw(0, 0, pilot), draw(0, 1, pilot), grid)
+    else:
+        p_d, p_dp = _design_probabilities(np.abs(loc_d - loc_d_prime), scale, grid)
+    projected = _projected_bounds(p_d, p_dp, n_confirm=n_samples, confidence=confidence)
+    threshold = grid[int(np.argmax(projected))]
+    return estimate_epsilon_lower_bound(
+        draw(1, 0, n_samples), draw(1, 1, n_samples), thresholds=np.array([threshold]),
+        confidence=confidence,
+    )
+
+
+def audit_tree_nodes(
+    pair: NeighboringStreams,
+    *,
+    scale: float,
+    claimed_epsilon: float,
+    n_samples: int,
+    seed: int | np.random.SeedSequence,
+    pilot_samples: int | None = None,
+    confidence: float = 0.95,
+    batch_size: int = _DEFAULT_BATCH,
+    method: str = "both",
+    product_samples: int | None = None,
+    released_prefixes: int | None = None,
+) -> TreeAuditResult:
+    """White-box audit of the released tree nodes covering the changed round (module docstring).
+
+    Parameters
+    ----------
+    pair : NeighboringStreams
+    scale : float
+        Per-node Laplace scale ``b`` > 0.
+    claimed_epsilon : float
+        The ε claimed for the counter (> 0, may be inf).
+    n_samples, seed, pilot_samples, confidence, batch_size
+        As in :func:`audit_laplace_release` (the joint audit).
+    method : {"both", "joint", "product"}
+        ``"joint"``: :func:`audit_laplace_release` at ``confidence``. ``"product"``:
+        :func:`fedpriv.audit.engine.tree_product.audit_laplace_product` at
+        ``confidence`` (assumes independent node noises; see that module). ``"both"``
+        (default): each at ``1 − (1 − confidence)/2`` on its own samples (the joint one
+        at ``seed``, the product one at ``child_seed(seed, 2)``), the stronger reported
+        at ``confidence`` (union bound, :mod:`fedpriv.audit.engine.combine`).
+    product_samples : int, optional
+        Runs per world of the product audit, >= 1; ``n_samples`` when None.
+    released_prefixes : int, optional
+        How many prefixes ``1..R`` the algorithm releases (``1 <= R <= T``; default
+        ``T``). Only the nodes ``1..R`` are audited and the accountant's ε is that of
+        ``LaplaceTree(..., released_prefixes=R)``; Fed_UCB's view is ``R = T − 1``
+        (Zhu et al. Algorithm 4 lines 9 and 19).
+
+    Returns
+    -------
+    TreeAuditResult
+        ``seconds`` covers the choice of the event and the confirmation; ``method``
+        names the audit whose bound is reported.
+
+    Raises
+    ------
+    ValueError
+        If a count, ``scale``, ``claimed_epsilon``, ``confidence``, ``method`` or
+        ``released_prefixes`` is out of range, or no released node covers the changed
+        round.
+    """
+    started = time.perf_counter()
+    released = _released(pair, released_prefixes)
+    claimed_epsilon = check_positive("claimed_epsilon", claimed_epsilon, allow_inf=True)
+    if method not in _METHODS:
+        raise ValueError(f"`method` must be one of {_METHODS}, got {method!r}.")
+    confidence = check_open_unit("confidence", confidence)
+    n_product = check_int_at_least(
+        "product_samples", n_samples if product_samples is None else product_samples, 1)
+    nodes, sums_d, sums_dp = covering_node_sums(pair, released)
+    if nodes.size == 0:
+        raise ValueError(f"no released node (prefixes 1..{released}) covers the changed "
+                         f"round {pair.position}: nothing to audit.")
+    sensitivity = float(np.max(np.abs(pair.stream - pair.stream_prime)))
+    each = confidence if method != "both" else half_confidence(confidence)
+    bounds: dict[str, EpsilonLowerBound] = {}
+    if method in ("both", "joint"):
+        bounds["joint"] = audit_laplace_release(
+            sums_d, sums_dp, scale=scale, l1_sensitivity=sensitivity, n_samples=n_samples,
+            seed=seed, pilot_samples=pilot_samples, confidence=each, batch_size=batch_size,
+        )
+    if method in ("both", "product"):
+        bounds["product"] = audit_laplace_product(
+            sums_d, sums_dp, scale=scale, l1_sensitivity=sensitivity, n_samples=n_product,
+            seed=child_seed(seed, 2), confidence=each, batch_size=batch_size,
+        )
+    best = max(bounds, key=lambda name: bounds[name].epsilon_lower_bound)
+    bound = dataclasses.replace(bounds[best], confidence=confidence)
+    event = LaplaceTree(scale=scale, horizon=pair.horizon, l1_sensitivity=sensitivity,
+                        released_prefixes=released)
+    return TreeAuditResult(
+        bound=bound, accountant_epsilon=event_epsilon(event), claimed_epsilon=claimed_epsilon,
+        horizon=pair.horizon, position=pair.position, n_nodes=int(nodes.size),
+        scale=float(scale), seconds=time.perf_counter() - started, method=best,
+        released_prefixes=released,
+    )
+
+
+def tree_audit_event(result: TreeAuditResult) -> str:
+    """One line naming the event and audit behind ``result.bound`` (for reports).
+
+    Parameters
+    ----------
+    result : TreeAuditResult
+        A tree audit.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> from fedpriv.audit.engine.neighbors import worst_case_reward_pair
+    >>> r = audit_tree_nodes(worst_case_reward_pair(16), scale=5.0, claimed_epsilon=1.0,
+    ...                      n_samples=2000, seed=0, method="product")
+    >>> print(tree_audit_event(r)[:58])
+    product audit: the Laplace LLR's top atom over the 5 nodes
+    """
+    nodes = f"the {result.n_nodes} nodes covering round {result.position}"
+    if result.released_prefixes < result.horizon:
+        nodes += f" among those of the released prefixes 1..{result.released_prefixes}"
+    if result.method == "product":
+        return (f"product audit: the Laplace LLR's top atom over {nodes} (every node on D's "
+                "side), bounded node by node over independent nodes "
+                f"({result.bound.n_samples:,} runs/world)")
+    threshold = result.bound.threshold
+    return (f"joint audit: Laplace LLR over {nodes} >= {threshold:.4g} "
+            f"({result.bound.n_samples:,} runs/world)")

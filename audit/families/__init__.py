@@ -1,0 +1,1 @@
+"""Paper families: one registration each (claims with their views and readings, recipes, experiments)."""

@@ -1,0 +1,303 @@
+"""End-to-end audit of FedUCB's sync trigger in Fig. 1A's own setting (M = 100, d = 10, T = 10⁷).
+
+Fig. 1A of Dubey & Pentland (NeurIPS 2020; §4.4, Experiment 1) sweeps ε at δ = 0.1 with
+``M = 100`` agents (as in Fig. 1B-C), ``d = 10`` and ``T = 10⁷`` rounds under the
+adaptive (log-det) schedule. T = 10⁷ rounds of 100 agents cannot be run 10⁵ times, but
+the observable this audit reads does not need them.
+
+Observable. The controller sees when it is asked to synchronise. Before the first sync
+every agent acts on ``S₀ = M ρ_min I`` and its own raw data, and Alg. 1 line 12's test
+``Δt (log det W − log det S₀) >= D`` reads the raw local Gram matrix (Alg. 1
+lines 4 and 10): nothing is noised, so the first sync round is a deterministic function of
+the data, and by causality of the rounds up to it only. Each run is the algorithm
+itself (:func:`fedpriv.algorithms.feducb.first_sync.first_sync_rounds`: the same round
+step as :func:`~fedpriv.algorithms.feducb.centralized.run_feducb`) with the
+Privatizer calibration of a run of ``T = 10⁷`` rounds (``feducb_privatizer``, paper
+calibration: ρ_min, ρ_max = 3 ρ_min and β's privacy terms depend on T and ε), stopped
+after round τ, the knife-edge round: the observable is the first sync round censored
+at τ + 1 ("no sync by τ"), which is all the event ``first sync = τ`` depends on.
+
+Pair (one user changed: decision set and reward of one round). As
+:func:`fedpriv.audit.families.feducb.recipes.knife_edge_pairs` does at d = 2: in the world D
+(Fig. 1A's environment, K = 20 actions, the first rounds of seed 20200) the agent
+whose test value leads at τ keeps its decision set; in D' that decision set is scaled
+by 0.05 (rewards kept; the UCB scales, so the same action index is chosen and adds
+less to the log-det). ``D`` is set half-way between that agent's value in D and the
+largest value any agent reaches at τ in D'. τ is the first round where D is at least
+1000 units in the last place from both values: before the first sync the test value
+grows by about ``d ln(ρ_max/ρ_min) = d ln 3`` per round whatever the data, and the data
+move it only by ``~ L²/(M ρ_max)`` (5·10⁻⁹ against 11 at ε = 0.1). The pair is kept only
+if one run per world confirms first sync = τ in D and none by τ in D'. ``D`` is a
+public parameter; the privacy claim is made for FedUCB(D, ...) with any D. The
+earliest knife edge (τ = 0 to 2) keeps the runs short; its D (11 to 33) makes a sync
+every few rounds (after a sync the test value grows by about d ln 2 per round), near
+Fig. 1B's O(MT) regime rather than Fig. 1A's n = O(M log T). The same construction near the first sync of the
+n = O(M log T) regime's D ≈ 4.3·10⁴ (first sync near round 3 900) is built by
+``benchmarks/bench_feducb_fig1a.py --regime``; its runs cost ~3 900 rounds each.
+
+Sharing across ε: not possible. ε enters the runs before any release, through
+``S₀ = M ρ_min I``, the shift ``M(ρ_max − ρ_min) I`` of W and β, so each row has its
+own runs and its own D.
+
+Budget. Every run of a world returns the same value, so with ``n`` runs per world and
+zero events in one of them the Clopper–Pearson bound at 95 % (level 0.0125 per side)
+is ``ln((0.0125^{1/n} − δ)/(1 − 0.0125^{1/n})) ≈ ln(0.9 n / 4.38)``: 10⁴ runs give
+7.63, and a row with claimed ε needs ``n > 4.87 e^ε`` (ε = 10: 1.07·10⁵).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from fedpriv.audit.claims.claim import Claim
+from fedpriv.audit.engine.coupled import AuditBudget, EndToEndAudit, search_and_confirm
+from fedpriv.audit.families.feducb.recipes import BRACKET_DELTA
+from fedpriv.audit.estimators import epsilon_lower_bound_at_delta
+
+__all__ = [
+    "FIG1A_ENVIRONMENT_SEED",
+    "Fig1AKnifeEdge",
+    "audit_fig1a_sync_timing",
+    "fig1a_knife_edge",
+    "runs_needed",
+]
+
+#: Seed of the environment of every FedUCB audit world (as ``feducb._base_world``).
+FIG1A_ENVIRONMENT_SEED = 20200
+#: Bytes of the (batch, M, τ+1, K, d) contexts simulated at once (250 runs at τ = 0 and
+#: M = 100, K = 20, d = 10; one run at a time from τ ≈ 250 on).
+_MAX_BATCH_BYTES = 40_000_000
+#: Rounds after ``first_round`` searched for a knife edge.
+_SCAN_ROUNDS = 32
+#: Least distance of D from either world's test value at τ, in units in the last place
+#: of the value: a different summation order (a few ulps) cannot move the knife edge.
+_MIN_SIDE_ULPS = 1000.0
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Fig1AKnifeEdge:
+    """One neighbouring pair of the sync-trigger audit (see the module docstring).
+
+    Attributes
+    ----------
+    tau : int
+        Knife-edge round (0-based): the first sync is at τ in D, after τ in D'.
+    agent : int
+        Agent whose decision set at τ differs.
+    threshold : float
+        The log-det threshold ``D``.
+    margin : float
+        ``f_D(agent, τ) − max(rival values at τ)``, at least 2000 units in the last
+        place of ``f_D(agent, τ)`` (test-value units).
+    tables_d, tables_d_prime : LinearBanditTables
+        One trial of τ + 1 rounds of each world.
+    """
+
+    tau: int
+    agent: int
+    threshold: float
+    margin: float
+    tables_d: object
+    tables_d_prime: object
+
+
+def _checked_setting(claim: Claim) -> dict:
+    s = claim.setting_dict()
+    if s.get("structure") != "centralized" or s.get("schedule") != "adaptive":
+        raise ValueError("`claim` must be centralized FedUCB with the adaptive schedule, got "
+                         f"structure={s.get('structure')!r}, schedule={s.get('schedule')!r}.")
+    return s
+
+
+def _first_sync(s: dict, tables, threshold: float):
+    from fedpriv.algorithms.feducb.first_sync import first_sync_rounds
+
+    return first_sync_rounds(tables, epsilon=float(s["epsilon"]), delta=float(s["delta"]),
+                             horizon=int(s["horizon"]), threshold=threshold)
+
+
+def fig1a_knife_edge(claim: Claim, *, first_round: int = 0, shrink: float = 0.05
+                     ) -> Fig1AKnifeEdge:
+    """The first knife-edge pair at a round ``τ >= first_round`` in the claim's setting.
+
+    Parameters
+    ----------
+    claim : Claim
+        Centralized adaptive FedUCB (``n_agents``, ``n_arms``, ``dim``, ``horizon``,
+        ``epsilon``, ``delta`` in its setting).
+    first_round : int
+        Earliest τ searched, >= 0 (τ up to ``first_round + 31``). Each audited run
+        plays τ + 1 rounds.
+    shrink : float
+        Scale of the changed decision set, in (0, 1).
+
+    Returns
+    -------
+    Fig1AKnifeEdge
+
+    Raises
+    ------
+    ValueError
+        If ``first_round < 0``, ``shrink`` is outside (0, 1), or ``claim`` is not
+        centralized adaptive FedUCB.
+    RuntimeError
+        If no round in the searched window gives a knife edge.
+    """
+    from fedpriv.algorithms.environments.linear import LinearBandit
+
+    s = _checked_setting(claim)
+    if isinstance(first_round, bool) or not isinstance(first_round, int) or first_round < 0:
+        raise ValueError(f"`first_round` must be an int >= 0, got {first_round!r}.")
+    if not 0.0 < float(shrink) < 1.0:
+        raise ValueError(f"`shrink` must be in (0, 1), got {shrink!r}.")
+    spec = LinearBandit(n_agents=int(s["n_agents"]), n_arms=int(s["n_arms"]),
+                        dim=int(s["dim"]))
+    world = spec.sample(np.random.SeedSequence(FIG1A_ENVIRONMENT_SEED), n_trials=1,
+                        horizon=first_round + _SCAN_ROUNDS)
+    values = _first_sync(s, world, math.inf).statistic[0]  # (M, rounds): never syncs
+    for tau in range(first_round, first_round + _SCAN_ROUNDS):
+        agent = int(np.argmax(values[:, tau]))
+        tables_d = _tile(world, 1, tau + 1)
+        block = tables_d.block(tau, tau + 1)
+        tables_dp = tables_d.substitute(agent=agent, t=tau,
+                                        contexts=block.contexts[0, agent, 0] * shrink)
+        changed = _first_sync(s, tables_dp, math.inf).statistic[0, agent, tau]
+        rival = max(changed, np.delete(values[:, tau], agent).max())
+        if values[agent, tau] - rival < 2.0 * _MIN_SIDE_ULPS * np.spacing(values[agent, tau]):
+            continue
+        threshold = float(0.5 * (values[agent, tau] + rival))
+        if (_first_sync(s, tables_d, threshold).rounds[0] == tau
+                and _first_sync(s, tables_dp, threshold).rounds[0] == tau + 1):
+            return Fig1AKnifeEdge(tau=tau, agent=agent, threshold=threshold,
+                                  margin=float(values[agent, tau] - rival),
+                                  tables_d=tables_d, tables_d_prime=tables_dp)
+    raise RuntimeError(f"no round in [{first_round}, {first_round + _SCAN_ROUNDS}) puts the "
+                       "sync trigger on a knife edge in this world")
+
+
+def _tile(tables, n: int, rounds: int | None = None):
+    """The first ``rounds`` (default all) rounds of ``tables`` (one trial), as ``n`` trials."""
+    from fedpriv.algorithms.environments.linear import LinearBanditTables
+
+    block = tables.block(0, tables.horizon if rounds is None else rounds)
+    return LinearBanditTables.from_arrays(
+        tables.spec, *(np.repeat(a, n, axis=0) for a in (block.contexts, block.rewards,
+                                                          tables.theta)))
+
+
+def runs_needed(epsilon: float, *, delta: float, confidence: float = 0.95) -> int:
+    """Runs per world for a deterministic event to bound ε above ``epsilon``.
+
+    With every run of D in the event and none of D' (Clopper–Pearson, level
+    ``(1 − confidence)/4`` per one-sided bound, as
+    :func:`~fedpriv.audit.engine.coupled.confirm_event`), the bound with ``n`` runs is
+    ``ln((a^{1/n} − δ)/(1 − a^{1/n}))``; this returns the least ``n`` above ``epsilon``.
+
+    Parameters
+    ----------
+    epsilon : float
+        Target ε in nats, finite and >= 0.
+    delta : float
+        In [0, 1).
+    confidence : float, default 0.95
+        In (0, 1).
+
+    Returns
+    -------
+    int
+        Runs per world, >= 1.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` is not finite and >= 0, ``delta`` not in [0, 1) or
+        ``confidence`` not in (0, 1).
+
+    Examples
+    --------
+    >>> runs_needed(10.0, delta=0.1)
+    107248
+    """
+    if not (math.isfinite(epsilon) and epsilon >= 0):
+        raise ValueError(f"`epsilon` must be finite and >= 0, got {epsilon!r}.")
+    if not 0.0 <= delta < 1.0:
+        raise ValueError(f"`delta` must be in [0, 1), got {delta!r}.")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"`confidence` must be in (0, 1), got {confidence!r}.")
+    level = (1.0 - confidence) / 4.0
+
+    def bound(n: int) -> float:
+        low = level ** (1.0 / n)
+        return math.log((low - delta) / (1.0 - low)) if low > delta else -math.inf
+
+    n = max(1, math.floor(math.log(1 / level) * math.exp(epsilon) / (1.0 - delta)) - 2)
+    while bound(n) <= epsilon:
+        n += 1
+    return n
+
+
+def audit_fig1a_sync_timing(claim: Claim, budget: AuditBudget, seed, *,
+                            first_round: int = 0) -> EndToEndAudit:
+    """Audit the first sync time in the claim's (Fig. 1A) setting; see the module docstring.
+
+    The pilot (``budget.pilot_samples`` runs per world) chooses the event among the
+    engine's candidates and ``first sync time == τ``; ``budget.samples`` fresh runs
+    per world confirm it (:func:`~fedpriv.audit.engine.coupled.search_and_confirm`).
+    The runs draw no randomness (nothing is noised before the first sync), so
+    ``seed`` only addresses the batches. ``first_round`` is passed to
+    :func:`fig1a_knife_edge` (each run plays τ + 1 rounds).
+
+    Parameters
+    ----------
+    claim : Claim
+        The Fig. 1A claim.
+    budget : AuditBudget
+        Pilot and confirmation runs per world, and confidence.
+    seed : int or SeedSequence
+        Root of the batches' addresses.
+    first_round : int
+        Passed to :func:`fig1a_knife_edge`.
+
+    Returns
+    -------
+    EndToEndAudit
+
+    Raises
+    ------
+    ValueError
+        If ``claim`` is not centralized adaptive FedUCB, or ``first_round < 0``.
+    """
+    s = _checked_setting(claim)
+    edge = fig1a_knife_edge(claim, first_round=first_round)
+    worlds = (edge.tables_d, edge.tables_d_prime)
+    per_run = edge.tables_d.block(0, edge.tau + 1).contexts.nbytes
+    batch = max(1, min(budget.batch_size, _MAX_BATCH_BYTES // per_run))
+
+    tiled: dict[tuple[int, int], object] = {}  # (world, runs) -> tables, built once
+
+    def sample(world, n, root):
+        del root  # deterministic runs: no stream is read
+        out = []
+        for start in range(0, n, batch):
+            size = min(batch, n - start)
+            if (world, size) not in tiled:
+                tiled[world, size] = worlds[world] if size == 1 else _tile(worlds[world], size)
+            out.append(_first_sync(s, tiled[world, size], edge.threshold).rounds)
+        return np.concatenate(out).astype(np.float64)
+
+    pair = (f"one user changed: agent {edge.agent}'s decision set at round {edge.tau} scaled "
+            f"by 0.05 (D') vs Fig. 1A's world (D, seed {FIG1A_ENVIRONMENT_SEED}, K = "
+            f"{int(s['n_arms'])}); threshold D = {edge.threshold:.15g} (knife-edge margin "
+            f"{edge.margin:.3g}); Privatizer calibration of T = {int(s['horizon']):.0e}, "
+            f"runs stopped after round {edge.tau}")
+    channel = "controller: first sync time (runs stopped at the knife-edge round)"
+    result = search_and_confirm(
+        {pair: sample}, budget=budget, seed=seed, delta=float(s["delta"]),
+        channel=channel, names=("first sync time",),
+        events={pair: [(0, "==", float(edge.tau))]},
+    )
+    at_bracket = epsilon_lower_bound_at_delta(result.bound, BRACKET_DELTA)
+    return dataclasses.replace(result, epsilon_lower_bound_at_1e_6=at_bracket)

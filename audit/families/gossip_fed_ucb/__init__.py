@@ -1,0 +1,33 @@
+"""Zhu et al. (2021): Gossip_UCB and the private Fed_UCB.
+
+The family's one registration (:class:`fedpriv.audit.claims.family.Family`):
+its claims, findings and commands under the key ``gossip_fed_ucb``.
+"""
+
+from __future__ import annotations
+
+from fedpriv.audit.claims.family import Command, Family
+
+__all__ = ["FAMILY"]
+
+
+def _claims() -> tuple:
+    """The family's register rows (imported when the register is first needed)."""
+    from fedpriv.audit.claims.register import _fed_ucb_claims
+
+    return tuple(_fed_ucb_claims())
+
+
+FAMILY = Family(
+    key='gossip_fed_ucb',
+    title='Zhu et al. 2021',
+    claims=_claims,
+    aliases=('fed_ucb', 'gossip', 'zhu', 'fed-ucb'),
+    order=2,
+    run_commands={
+        'gossip-ucb': Command('fedpriv.cli.gossip', 'non-private Gossip_UCB (Zhu et al. 2021)'),
+        'gossip-fed-ucb': Command('fedpriv.cli.gossip', 'private Fed_UCB (Zhu et al. 2021, Alg. 3-4)'),
+    },
+    experiments={
+    },
+)

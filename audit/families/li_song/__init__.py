@@ -1,0 +1,45 @@
+"""Li & Song: communication-efficient private federated MAB (CDP-, DDP-, HDP-MAB).
+
+The family's one registration (:class:`fedpriv.audit.claims.family.Family`):
+its claims, findings and commands under the key ``li_song``.
+"""
+
+from __future__ import annotations
+
+from fedpriv.audit.claims.family import Command, Family
+
+__all__ = ["FAMILY"]
+
+
+def _claims() -> tuple:
+    """The family's register rows (imported when the register is first needed)."""
+    from fedpriv.audit.claims.register import _li_song_claims
+
+    return tuple(_li_song_claims())
+
+
+FAMILY = Family(
+    key='li_song',
+    title='Li & Song (CDP/DDP/HDP-MAB)',
+    claims=_claims,
+    aliases=('lisong', 'li-song'),
+    order=1,
+    run_commands={
+        'cdp-mab': Command('fedpriv.cli.li_song', 'CDP-MAB, master-worker (Li & Song Alg. 1)'),
+        'ce-cdp-mab': Command('fedpriv.cli.li_song', 'CDP-MAB with R rounds and participation p (Li & Song §IV-B)'),
+        'ddp-mab': Command('fedpriv.cli.li_song', 'DDP-MAB, decentralized with GIS (Li & Song Alg. 3)'),
+        'hdp-mab': Command('fedpriv.cli.li_song', 'HDP-MAB, hybrid with sink agents (Li & Song Alg. 5, Table II)'),
+        'single-mab': Command('fedpriv.cli.li_song', 'Single-MAB baseline: Alg. 1 per agent (Li & Song Remark 2)'),
+    },
+    experiments={
+        'li-song-fig4': Command('fedpriv.cli.li_song', 'Li & Song Fig. 4'),
+        'li-song-fig5': Command('fedpriv.cli.li_song', 'Li & Song Fig. 5'),
+        'li-song-fig6': Command('fedpriv.cli.li_song', 'Li & Song Fig. 6'),
+        'li-song-fig7': Command('fedpriv.cli.li_song', 'Li & Song Fig. 7'),
+        'li-song-fig8': Command('fedpriv.cli.li_song', 'Li & Song Fig. 8'),
+        'li-song-fig9': Command('fedpriv.cli.li_song', 'Li & Song Fig. 9'),
+        'li-song-fig10': Command('fedpriv.cli.li_song', 'Li & Song Fig. 10'),
+        'li-song-fig11': Command('fedpriv.cli.li_song', 'Li & Song Fig. 11'),
+        'li-song-fig12': Command('fedpriv.cli.li_song', 'Li & Song Fig. 12'),
+    },
+)

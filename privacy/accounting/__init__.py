@@ -1,0 +1,1 @@
+"""The accounting core: guarantees, events, per-event handlers, composition routes and the typed accountant."""

@@ -1,0 +1,1 @@
+"""Persistence and budget files: the SQLite ledger store, its codec and TOML deployments."""

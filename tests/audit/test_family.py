@@ -1,0 +1,73 @@
+"""The family registry: one registration per paper, found in the package, entry points and files."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from fedpriv.audit.claims import family as registry
+from fedpriv.audit.claims.family import Command, Family, FamilyError, families, family
+
+
+def test_builtin_families_in_register_order() -> None:
+    keys = [f.key for f in families()]
+    assert keys[:4] == ["feducb", "li_song", "gossip_fed_ucb", "dubey_aamas"]
+    for fam in families()[:4]:
+        assert fam.origin == f"fedpriv.audit.families.{fam.key}"
+
+
+def test_every_claim_key_starts_with_its_family_key() -> None:
+    for fam in families():
+        rows = fam.claims()
+        assert rows, fam.key
+        assert all(row.key.startswith(fam.key + "/") for row in rows)
+
+
+@pytest.mark.parametrize("name", ["zhu", "Fed-UCB", "li-song", "LI_SONG", "coop-ucb"])
+def test_aliases_resolve(name: str) -> None:
+    assert family(name).key in {"gossip_fed_ucb", "li_song", "dubey_aamas"}
+
+
+def test_unknown_name_lists_the_keys() -> None:
+    with pytest.raises(ValueError, match="feducb, li_song, gossip_fed_ucb, dubey_aamas"):
+        family("nope")
+
+
+@pytest.mark.parametrize("key", ["", "Feducb", "1paper", "a-b", "a b", None])
+def test_bad_keys_are_refused(key) -> None:
+    with pytest.raises(FamilyError, match="`key`"):
+        Family(key=key, title="t", claims=tuple)
+
+
+def test_experiment_names_carry_the_key() -> None:
+    with pytest.raises(FamilyError, match="must start with 'my-paper'"):
+        Family(key="my_paper", title="t", claims=tuple,
+               experiments={"fig1": Command("m", "h")})
+
+
+def test_claims_file_registers_and_collisions_are_refused(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(registry, "_files", {})
+    good = tmp_path / "mine.py"
+    good.write_text(textwrap.dedent("""
+        from fedpriv.audit.claims.family import Family
+        FAMILY = Family(key="mine", title="My paper", claims=tuple)
+    """))
+    (loaded,) = registry.load_claims_file(good)
+    assert loaded.key == "mine" and loaded.origin.startswith("claims file")
+    assert families()[-1].key == "mine"
+    assert registry.load_claims_file(good) == (loaded,)  # loaded once
+    clash = tmp_path / "clash.py"
+    clash.write_text(textwrap.dedent("""
+        from fedpriv.audit.claims.family import Family
+        FAMILY = Family(key="other", title="x", claims=tuple, aliases=("zhu",))
+    """))
+    with pytest.raises(FamilyError, match="'zhu' is registered twice"):
+        registry.load_claims_file(clash)
+    assert [f.key for f in families()][-1] == "mine"  # the refused file left nothing behind
+    empty = tmp_path / "empty.py"
+    empty.write_text("x = 1\n")
+    with pytest.raises(FamilyError, match="must define FAMILY"):
+        registry.load_claims_file(empty)
+    with pytest.raises(FileNotFoundError, match="`claims` file not found"):
+        registry.load_claims_file(tmp_path / "missing.py")
