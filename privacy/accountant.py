@@ -120,11 +120,11 @@ class Accountant(StoredLedgerMixin):
 
     Parameters
     ----------
-    relation : NeighboringRelation or str
-        The neighboring relation the guarantees refer to. Default
+    neighboring_relation : NeighboringRelation or str
+        The neighboring relation the guarantees refer to (dp-accounting's name). Default
         ``"replace_one_reward"`` (Zhu et al. 2021, Definition 1).
     disjoint : sequence of str
-        Key levels whose cells hold disjoint records under ``relation`` (composed in
+        Key levels whose cells hold disjoint records under ``neighboring_relation`` (composed in
         parallel). Every charge must give a label for each. Default ``()``: no
         structure, every charge goes to one cell and ``spend`` needs no ``key``
         (a single mechanism, or a dp-accounting ledger replayed as it is).
@@ -147,7 +147,7 @@ class Accountant(StoredLedgerMixin):
         Keep the ledger in this SQLite file (:mod:`fedpriv.privacy.store`): created if
         absent, restored if present. Every charge is one transaction; the budget is
         enforced over the charges of every process that opens the file; queries see
-        them too. The file must have been created with the same ``relation``,
+        them too. The file must have been created with the same ``neighboring_relation``,
         ``disjoint``, ``sequential``, ``budget`` and ``keep_draw_rows``
         (:meth:`Accountant.open` reopens it without restating them). Call
         :meth:`close` when done.
@@ -158,7 +158,7 @@ class Accountant(StoredLedgerMixin):
     Raises
     ------
     ValueError
-        If ``relation`` is unknown or not supported, a level is repeated or
+        If ``neighboring_relation`` is unknown or not supported, a level is repeated or
         ``pld_discretization`` is outside :data:`PLD_DISCRETIZATION_RANGE`.
     StoreFormatError
         If ``store`` is not a ledger store this version can read.
@@ -181,7 +181,7 @@ class Accountant(StoredLedgerMixin):
     def __init__(
         self,
         *,
-        relation: NeighboringRelation | str = NeighboringRelation.REPLACE_ONE_REWARD,
+        neighboring_relation: NeighboringRelation | str = NeighboringRelation.REPLACE_ONE_REWARD,
         disjoint: Sequence[str] = (),
         sequential: Sequence[str] = (),
         budget: PureDP | ApproxDP | None = None,
@@ -190,12 +190,12 @@ class Accountant(StoredLedgerMixin):
         store: str | os.PathLike | None = None,
         store_synchronous: str = "full",
     ) -> None:
-        self.relation = parse_relation(relation)
-        if self.relation not in _SUPPORTED_RELATIONS:
+        self.neighboring_relation = parse_relation(neighboring_relation)
+        if self.neighboring_relation not in _SUPPORTED_RELATIONS:
             allowed = ", ".join(sorted(r.value for r in _SUPPORTED_RELATIONS))
             raise ValueError(
-                f"`relation` must be one of {allowed} for this accountant; "
-                f"got {self.relation.value!r}."
+                f"`neighboring_relation` must be one of {allowed} for this accountant; "
+                f"got {self.neighboring_relation.value!r}."
             )
         if isinstance(disjoint, str) or isinstance(sequential, str):
             raise TypeError("`disjoint` and `sequential` must be sequences of level names.")
@@ -230,7 +230,7 @@ class Accountant(StoredLedgerMixin):
         self._cell_tally: list = [0, 0, None, None]
         # One user present at every agent (FedUCB footnote 4): agents no longer hold
         # disjoint records, so they compose sequentially (k-fold over agents).
-        if self.relation is NeighboringRelation.USER_AT_ALL_AGENTS:
+        if self.neighboring_relation is NeighboringRelation.USER_AT_ALL_AGENTS:
             self.parallel_levels = tuple(level for level in self.disjoint if level != "agent")
         else:
             self.parallel_levels = self.disjoint
@@ -240,7 +240,7 @@ class Accountant(StoredLedgerMixin):
         self._store_seq = (0, 0)  # last (charge, draw) rows of the store read into memory
         if store is not None:
             self._store = LedgerStore.open(store, StoreConfig(
-                relation=self.relation.value, disjoint=self.disjoint,
+                neighboring_relation=self.neighboring_relation.value, disjoint=self.disjoint,
                 sequential=self.sequential, budget=self.budget,
                 keep_draw_rows=self.keep_draw_rows,
             ), synchronous=store_synchronous)
@@ -316,8 +316,8 @@ class Accountant(StoredLedgerMixin):
         if type(event).__module__.startswith("dp_accounting"):
             from fedpriv.privacy.interop import from_dp_event  # imports dp-accounting
 
-            event = from_dp_event(event, neighboring_relation=self.relation)
-        check_sampling_relation(event, self.relation)
+            event = from_dp_event(event, neighboring_relation=self.neighboring_relation)
+        check_sampling_relation(event, self.neighboring_relation)
         return event
 
     def spend_many(self, event: Event, *, keys: Mapping[str, Any] | None = None) -> None:
@@ -607,7 +607,7 @@ class Accountant(StoredLedgerMixin):
         opened = LedgerStore.open(store)
         config = opened.config
         opened.close()
-        return cls(relation=config.relation, disjoint=config.disjoint,
+        return cls(neighboring_relation=config.neighboring_relation, disjoint=config.disjoint,
                    sequential=config.sequential, budget=config.budget,
                    keep_draw_rows=config.keep_draw_rows, store=store, **options)
 
@@ -658,7 +658,7 @@ class Accountant(StoredLedgerMixin):
         """
         return _cell_list(*self._cells(where))
 
-    def routes(self, target_delta: float = 0.0, *, where: Mapping[str, Any] | None = None) -> dict[str, float]:
+    def routes(self, target_delta: float, *, where: Mapping[str, Any] | None = None) -> dict[str, float]:
         """ε at ``target_delta`` by every route of :data:`fedpriv.privacy.routes.ROUTES`.
 
         Each route is evaluated on every distinct cell composition and the worst cell
@@ -667,7 +667,7 @@ class Accountant(StoredLedgerMixin):
         Parameters
         ----------
         target_delta : float
-            In [0, 1).
+            In [0, 1); required (see :meth:`get_epsilon`).
         where : mapping, optional
             Restrict to charges whose key matches every ``level: label`` given (for
             example ``{"phase": "stream"}`` for the records a claim covers).
@@ -715,7 +715,7 @@ class Accountant(StoredLedgerMixin):
         )
         return route, values[route]
 
-    def tightest(self, target_delta: float = 0.0, *, where: Mapping[str, Any] | None = None) -> tuple[str, float]:
+    def tightest(self, target_delta: float, *, where: Mapping[str, Any] | None = None) -> tuple[str, float]:
         """``(route, epsilon)`` of the smallest valid upper bound at ``target_delta``.
 
         Ties go to the simplest route in :data:`~fedpriv.privacy.routes.ROUTES` order (pure first).
@@ -723,7 +723,7 @@ class Accountant(StoredLedgerMixin):
         Parameters
         ----------
         target_delta : float
-            In [0, 1).
+            In [0, 1); required (see :meth:`get_epsilon`).
         where : mapping, optional
             Restrict to charges whose key matches every ``level: label`` given.
 
@@ -741,13 +741,16 @@ class Accountant(StoredLedgerMixin):
         target_delta = check_delta("target_delta", target_delta)
         return self._tightest_of(self.cells(where=where), target_delta)
 
-    def get_epsilon(self, target_delta: float = 0.0, *, where: Mapping[str, Any] | None = None) -> float:
+    def get_epsilon(self, target_delta: float, *, where: Mapping[str, Any] | None = None) -> float:
         """Tightest valid upper bound on ε at ``target_delta`` (dp-accounting's verb).
 
         Parameters
         ----------
         target_delta : float
-            In [0, 1).
+            In [0, 1). Required, as in dp-accounting's ``get_epsilon(target_delta)``:
+            a default of 0 would silently answer ∞ for any Gaussian ledger. Pass
+            ``0.0`` explicitly for pure ε. (The same holds for :meth:`routes`,
+            :meth:`tightest`, :meth:`lower_bound` and :meth:`bracket`.)
         where : mapping, optional
             Restrict to charges whose key matches every ``level: label`` given.
 
@@ -758,13 +761,15 @@ class Accountant(StoredLedgerMixin):
 
         Raises
         ------
+        TypeError
+            If ``target_delta`` is missing or not a real number.
         ValueError
             If ``target_delta`` is outside [0, 1) or ``where`` names an undeclared
             level.
         """
         return self.tightest(target_delta, where=where)[1]
 
-    def lower_bound(self, target_delta: float = 0.0, *, where: Mapping[str, Any] | None = None) -> float:
+    def lower_bound(self, target_delta: float, *, where: Mapping[str, Any] | None = None) -> float:
         """Optimistic-PLD ε at ``target_delta``: the lower end of the bracket.
 
         A lower bound on the true ε of the ledger's mechanisms at every δ (0
@@ -776,7 +781,7 @@ class Accountant(StoredLedgerMixin):
         Parameters
         ----------
         target_delta : float
-            In [0, 1).
+            In [0, 1); required (see :meth:`get_epsilon`).
         where : mapping, optional
             Restrict to charges whose key matches every ``level: label`` given.
 
@@ -804,13 +809,13 @@ class Accountant(StoredLedgerMixin):
             _warn_overflow("the lower bound", "0", error)
             return 0.0  # a valid (vacuous) lower bound
 
-    def bracket(self, target_delta: float = 0.0, *, where: Mapping[str, Any] | None = None) -> tuple[float, float]:
+    def bracket(self, target_delta: float, *, where: Mapping[str, Any] | None = None) -> tuple[float, float]:
         """``(lower_bound, get_epsilon)`` at ``target_delta``.
 
         Parameters
         ----------
         target_delta : float
-            In [0, 1).
+            In [0, 1); required (see :meth:`get_epsilon`).
         where : mapping, optional
             Restrict to charges whose key matches every ``level: label`` given.
 

@@ -212,7 +212,7 @@ def _calibration_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
         frobenius_sensitivity=math.sqrt(2.0) * cal.l2_sensitivity,
     )
     tree = events.SelfComposed(event=node, count=tree_depth(cal.n_syncs))
-    accountant = Accountant(relation=claim.relation, disjoint=("agent",))
+    accountant = Accountant(neighboring_relation=claim.relation, disjoint=("agent",))
     agents = (range(int(s["n_agents"])) if claim.relation is NeighboringRelation.USER_AT_ALL_AGENTS
               else range(1))
     for agent in agents:

@@ -178,8 +178,9 @@ def test_deployment_loader_refuses_malformed_files_with_data_format_error(
 
 
 @settings(max_examples=MAX_EXAMPLES)
-@given(data=st.dictionaries(st.sampled_from(["title", "relation", "disjoint", "target_delta",
-                                              "claim", "release", "calibration", "x"]),
+@given(data=st.dictionaries(st.sampled_from(["title", "relation", "neighboring_relation",
+                                              "disjoint", "target_delta", "claim",
+                                              "release", "calibration", "x"]),
                             HOSTILE, max_size=4))
 def test_parse_deployment_refuses_hostile_mappings(data: dict) -> None:
     with pytest.raises(DataFormatError):

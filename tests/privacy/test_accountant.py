@@ -55,8 +55,8 @@ def test_constructor_validation() -> None:
         TypeError, match=r"`budget` must be PureDP or ApproxDP, got float"
     ):
         Accountant(budget=1.0)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match=r"`relation` must be one of"):
-        Accountant(relation="nonsense")
+    with pytest.raises(ValueError, match=r"`neighboring_relation` must be one of"):
+        Accountant(neighboring_relation="nonsense")
 
 
 def test_empty_accountant() -> None:

@@ -108,6 +108,6 @@ def test_bad_message_index_raises(message, error, match):
 
 def test_non_interval_events_and_bad_delta_are_rejected():
     with pytest.raises(TypeError, match="`event` must be an IntervalRelease"):
-        interval_message_costs(events.Laplace(scale=1.0, l1_sensitivity=1.0))
+        interval_message_costs(events.Laplace(scale=1.0, l1_sensitivity=1.0), 0.0)
     with pytest.raises(ValueError, match="target_delta"):
         interval_message_costs(make_interval_release(0.5, 9, theta=1.1), 1.5)
