@@ -41,9 +41,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fedpriv.privacy._checks import check_delta, check_real
-from fedpriv.privacy.errors import BudgetExceededError, ResourceLimitError
-from fedpriv.privacy.events import MAX_COUNT, Event, NonPrivate, _shape
+from fedpriv.privacy._checks import check_delta, check_int_at_least, check_real
+from fedpriv.privacy.errors import BudgetExceededError, ResourceLimitError, UnsupportedEventError
+from fedpriv.privacy.events import MAX_COUNT, Composed, Event, NonPrivate, SelfComposed, _shape
 from fedpriv.privacy.guarantees import ApproxDP, PureDP
 from fedpriv.privacy.relations import NeighboringRelation, parse_relation
 from fedpriv.privacy.sampling import check_sampling_relation
@@ -273,11 +273,108 @@ class Accountant(StoredLedgerMixin):
         self._version += 1
         self._cells_cache.clear()
 
+    def supports(self, event: Any) -> bool:
+        """Whether this accountant can account for ``event`` (dp-accounting's
+        ``PrivacyAccountant.supports``).
+
+        True exactly when :meth:`spend` would accept the event itself: its type, and
+        every type nested in it, has a handler (a ``DpEvent`` is converted under
+        :attr:`neighboring_relation` first), and every relation-bound part fits this
+        accountant's relation (a :class:`~fedpriv.privacy.sampling.PoissonSampled`
+        event of the other relation family, a k-ary ``RandomizedResponse`` under
+        ``add_or_remove_one``). Charges nothing and reads no key, budget or cell
+        size: ``spend`` may still refuse a supported event for those.
+
+        Parameters
+        ----------
+        event : Event or dp_accounting.DpEvent
+            Any object.
+
+        Returns
+        -------
+        bool
+            True if the event can be charged to this accountant.
+
+        Examples
+        --------
+        >>> from fedpriv.privacy import Accountant, PoissonSampled, events
+        >>> step = PoissonSampled(event=events.Gaussian(noise_multiplier=1.0),
+        ...                       sampling_rate=0.01)
+        >>> Accountant(neighboring_relation="add_or_remove_one").supports(step)
+        True
+        >>> Accountant(neighboring_relation="replace_one").supports(step)
+        False
+        """
+        try:
+            _check_handlers(self._as_event(event))
+        except (UnsupportedEventError, TypeError, ValueError):
+            return False
+        return True
+
+    def compose(self, event: Any, count: int = 1) -> Accountant:
+        """Charge ``count`` independent releases of ``event`` (dp-accounting's
+        ``PrivacyAccountant.compose``); returns the accountant.
+
+        ``compose`` is the dp-accounting-compatible call: no key, so it serves an
+        accountant without ``disjoint`` levels (one cell, a dp-accounting ledger
+        replayed as it is). :meth:`spend` is the keyed call that the structured
+        ledgers need (which agent, arm, epoch a release belongs to). ``count > 1``
+        is charged as one ``SelfComposed(event, count)``, which every route prices
+        exactly as ``count`` charges of ``event``, in one step.
+
+        Parameters
+        ----------
+        event : Event or dp_accounting.DpEvent
+            The release, as for :meth:`spend`.
+        count : int, default 1
+            Number of releases, in [1, :data:`~fedpriv.privacy.events.MAX_COUNT`].
+
+        Returns
+        -------
+        Accountant
+            ``self``, so calls chain as in dp-accounting.
+
+        Raises
+        ------
+        TypeError
+            If ``count`` is not an int.
+        ValueError
+            If ``count`` is outside [1, MAX_COUNT], or the accountant declares
+            ``disjoint`` levels (use :meth:`spend` with a key).
+        UnsupportedEventError
+            If :meth:`supports` is False for ``event``.
+        BudgetExceededError, ResourceLimitError
+            As :meth:`spend`; the ledger is unchanged.
+
+        Examples
+        --------
+        >>> from fedpriv.privacy import Accountant, events
+        >>> Accountant().compose(events.Laplace(scale=2.0), count=3).get_epsilon(0.0)
+        1.5
+        """
+        count = check_int_at_least("count", count, 1)
+        if count > MAX_COUNT:
+            raise ValueError(
+                f"`count` must be <= MAX_COUNT = {MAX_COUNT:,}, got {count:,}."
+            )
+        if self.disjoint:
+            raise ValueError(
+                f"`compose` charges without a key, but this accountant declares the "
+                f"disjoint level(s) {list(self.disjoint)}; use spend(event, key=...)."
+            )
+        event = self._as_event(event)
+        if count > 1:
+            event = SelfComposed(event=event, count=count)
+        self.spend(event)
+        return self
+
     def spend(self, event: Event, *, key: Mapping[str, Any] | None = None) -> None:
         """Charge one release of ``event`` to the cell named by ``key``.
 
         The charge is atomic: the event and key are validated and the budget checked
-        before anything is recorded.
+        before anything is recorded. ``spend`` is the keyed call (which cell of the
+        structured ledger a release is charged to); :meth:`compose` is
+        dp-accounting's call, without keys, with a count.
 
         Parameters
         ----------
@@ -366,7 +463,7 @@ class Accountant(StoredLedgerMixin):
         """
         arrays = self._normalise_keys(keys)
         event = self._as_event(event)
-        handlers_for(event)  # raises UnsupportedEventError for unknown event types
+        _check_handlers(event)  # UnsupportedEventError for an unknown type, nested too
         self._check_charge_size(event, arrays)
         event_id = self._event_ids.get(event)
         is_new = event_id is None
@@ -966,6 +1063,22 @@ class Accountant(StoredLedgerMixin):
 
 
 # ---------------------------------------------------------------------- helpers
+def _check_handlers(event: Any) -> None:
+    """Raise UnsupportedEventError unless ``event`` and every event nested in it
+    (``SelfComposed``, ``Composed``, a wrapper's ``event``) has a handler, so that no
+    charge is accepted that a query could not price."""
+    stack = [event]
+    while stack:
+        item = stack.pop()
+        handlers_for(item)
+        if type(item) is Composed:
+            stack.extend(item.events)
+            continue
+        inner = getattr(item, "event", None)  # SelfComposed, PoissonSampled, ...
+        if inner is not None and hasattr(type(inner), "__dataclass_params__"):
+            stack.append(inner)
+
+
 #: Python types a key label may have (NumPy scalars of these kinds are accepted too).
 _LABEL_TYPES = (str, int, float, bool, type(None), np.str_, np.integer, np.floating, np.bool_)
 

@@ -111,3 +111,13 @@ def test_non_interval_events_and_bad_delta_are_rejected():
         interval_message_costs(events.Laplace(scale=1.0, l1_sensitivity=1.0), 0.0)
     with pytest.raises(ValueError, match="target_delta"):
         interval_message_costs(make_interval_release(0.5, 9, theta=1.1), 1.5)
+
+
+def test_target_delta_is_required():
+    # No silent delta = 0 (issue 21): the per-message costs name their delta.
+    event = make_interval_release(0.5, 9, rule="fixed")
+    with pytest.raises(TypeError, match="target_delta"):
+        interval_message_costs(event)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="target_delta"):
+        worst_interval_message(event)  # type: ignore[call-arg]
+    assert worst_interval_message(event, 0.0).epsilon == 2.0
