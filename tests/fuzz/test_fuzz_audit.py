@@ -139,7 +139,7 @@ def test_neighboring_pair_validates_relation_and_description(relation: Any, desc
     try:
         pair = NeighboringPair(0.0, 1.0, relation, description)
     except ValueError as error:
-        assert "`relation`" in str(error)
+        assert "`neighboring_relation`" in str(error)
     except TypeError as error:
         assert "`description`" in str(error)
     else:
