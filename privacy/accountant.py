@@ -22,6 +22,10 @@ Sensitivities are declared by the events for the accountant's relation, so no ro
 rescales them (google/differential-privacy#378).
 
 ``get_epsilon`` returns the tightest valid route; ``routes`` returns all of them.
+Where it uses dp-accounting's names it has dp-accounting's shape (``PrivacyAccountant``):
+``neighboring_relation``, ``supports(event)``, ``compose(event, count=1)`` returning the
+accountant, and ``get_epsilon(target_delta)`` with ``target_delta`` required. ``spend``
+is the keyed charge of the structured ledger.
 The ledger has one row per noise draw and is exported as a pandas DataFrame.
 
 Length: one class, :class:`Accountant`: atomic, budgeted charging and the queries over
