@@ -24,7 +24,7 @@ DELTA = 1e-6
 
 def bench_fedpriv(n_agents: int, n_rounds: int) -> tuple[float, float, float]:
     started = time.perf_counter()
-    accountant = Accountant(relation="user_at_all_agents", disjoint=("agent",))
+    accountant = Accountant(neighboring_relation="user_at_all_agents", disjoint=("agent",))
     for _ in range(n_rounds):
         for agent in range(n_agents):
             accountant.spend(events.Laplace(scale=10.0 + agent), key={"agent": agent})

@@ -159,7 +159,7 @@ if kind == "mixed":
 else:
     steps, q, sigma = 1000, 0.01, 1.1
     if which == "ours":
-        acc = Accountant(relation="add_or_remove_one")
+        acc = Accountant(neighboring_relation="add_or_remove_one")
         step = PoissonSampled(event=events.Gaussian(noise_multiplier=sigma), sampling_rate=q)
         acc.spend(events.SelfComposed(event=step, count=steps))
         epsilon = acc.get_epsilon(1e-5)

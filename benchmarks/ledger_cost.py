@@ -16,9 +16,9 @@ from fedpriv.privacy.accounting import events
 __all__ = ["time_ledger"]
 
 
-def time_ledger(name, spends, delta, relation="replace_one") -> float:
+def time_ledger(name, spends, delta, neighboring_relation="replace_one") -> float:
     """Seconds for bracket + tightest + get_delta of ``spends`` at ``delta``; prints them."""
-    acc = Accountant(relation=relation)
+    acc = Accountant(neighboring_relation=neighboring_relation)
     for event, count in spends:
         acc.spend(events.SelfComposed(event=event, count=count))
     start = time.perf_counter()

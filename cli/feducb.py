@@ -208,7 +208,7 @@ def _record(args: argparse.Namespace, run: FedUCBRun, seconds: float) -> dict[st
         "claimed": {"epsilon": cal.claimed_epsilon, "delta": cal.claimed_delta,
                     "source": _CLAIM_SOURCE},
         "accountant": {"epsilon": json_number(eps), "delta": cal.claimed_delta, "route": route,
-                       "relation": run.accountant.relation.value,
+                       "neighboring_relation": run.accountant.neighboring_relation.value,
                        "scope": ("each agent's Privatizer releases (Prop. 3), worst case per "
                                  "record" + (f", each leaf charged for the "
                                              f"{run.records_per_leaf} pairs one change moves "

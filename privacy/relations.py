@@ -38,35 +38,35 @@ class NeighboringRelation(enum.Enum):
     USER_AT_ALL_AGENTS = "user_at_all_agents"
 
 
-def parse_relation(relation: NeighboringRelation | str) -> NeighboringRelation:
-    """Return the :class:`NeighboringRelation` named by ``relation``.
+def parse_relation(neighboring_relation: NeighboringRelation | str) -> NeighboringRelation:
+    """Return the :class:`NeighboringRelation` named by ``neighboring_relation``.
 
     Parameters
     ----------
-    relation : NeighboringRelation or str
+    neighboring_relation : NeighboringRelation or str
         A member, or its value in any case (``"replace_one_reward"``).
 
     Returns
     -------
     NeighboringRelation
-        The member itself if ``relation`` is one.
+        The member itself if ``neighboring_relation`` is one.
 
     Raises
     ------
     ValueError
-        If ``relation`` names no relation; the message lists the allowed names.
+        If ``neighboring_relation`` names no relation; the message lists the allowed names.
 
     Examples
     --------
     >>> parse_relation("replace_one_reward")
     <NeighboringRelation.REPLACE_ONE_REWARD: 'replace_one_reward'>
     """
-    if isinstance(relation, NeighboringRelation):
-        return relation
+    if isinstance(neighboring_relation, NeighboringRelation):
+        return neighboring_relation
     try:
-        return NeighboringRelation(str(relation).lower())
+        return NeighboringRelation(str(neighboring_relation).lower())
     except ValueError:
         allowed = ", ".join(r.value for r in NeighboringRelation)
         raise ValueError(
-            f"`relation` must be one of {allowed}; got {relation!r}."
+            f"`neighboring_relation` must be one of {allowed}; got {neighboring_relation!r}."
         ) from None

@@ -133,7 +133,7 @@ def test_verify_exits_2_on_bad_input(argv, message, tmp_path, capsys):
 
 # --------------------------------------------------------------------------- account
 
-ONE_RELEASE = ("title = 'one release'\nrelation = 'replace_one_reward'\n"
+ONE_RELEASE = ("title = 'one release'\nneighboring_relation = 'replace_one_reward'\n"
                "[claim]\nepsilon = {claim}\ndelta = 0.0\n"
                "[[release]]\nevent = 'Laplace'\nper = {{ agent = 1 }}\nscale = 1.0\n"
                "{field} = 1.0\n")

@@ -101,9 +101,9 @@ class DecentralizedProtocol:
         spec, shape, gamma, side = self.spec, self.shape, self.gamma, self.setup["side"]
         def new_accountant() -> Accountant:
             if spec.shared_users:
-                return Accountant(relation=NeighboringRelation.USER_AT_ALL_AGENTS,
+                return Accountant(neighboring_relation=NeighboringRelation.USER_AT_ALL_AGENTS,
                                   disjoint=("trial", "subset"), sequential=("agent", "channel"))
-            return Accountant(relation=NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
+            return Accountant(neighboring_relation=NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
                               disjoint=("trial", "agent", "subset"), sequential=("channel",))
 
         accountant = new_accountant()

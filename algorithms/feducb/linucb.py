@@ -396,10 +396,10 @@ def run_linucb_independent_private(
     )
     root = as_seed_sequence(seed)
     if spec.shared_users:
-        accountant = Accountant(relation=NeighboringRelation.USER_AT_ALL_AGENTS,
+        accountant = Accountant(neighboring_relation=NeighboringRelation.USER_AT_ALL_AGENTS,
                                 disjoint=("trial",), sequential=("agent",))
     else:
-        accountant = Accountant(relation=NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
+        accountant = Accountant(neighboring_relation=NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
                                 disjoint=("trial", "agent"))
     privatizer = MatrixTreePrivatizer(
         stream_shape=(n_trials, n_agents), dim=d, capacity=cal.capacity,

@@ -306,11 +306,11 @@ def open_accounting(
     def new_accountant() -> Accountant:
         if shared_users:
             return Accountant(
-                relation=NeighboringRelation.USER_AT_ALL_AGENTS, disjoint=("trial",),
+                neighboring_relation=NeighboringRelation.USER_AT_ALL_AGENTS, disjoint=("trial",),
                 sequential=("agent", "channel"),
             )
         return Accountant(
-            relation=NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
+            neighboring_relation=NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
             disjoint=("trial", "agent"), sequential=("channel",),
         )
 

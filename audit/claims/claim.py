@@ -77,7 +77,7 @@ class Claim:
     setting : tuple of (str, value) pairs
         ``n_agents``, ``n_arms``, ``horizon``, ``epsilon``, ``log_base``, ... (a tuple so
         that the claim stays hashable; see :meth:`setting_dict`).
-    relation : NeighboringRelation
+    neighboring_relation : NeighboringRelation
     claimed : PureDP or ApproxDP
         The claimed guarantee; ``PureDP`` has δ = 0.
     source : str
@@ -96,7 +96,8 @@ class Claim:
     Raises
     ------
     TypeError
-        If ``claimed`` is neither ``PureDP`` nor ``ApproxDP``, or ``relation`` is not
+        If ``claimed`` is neither ``PureDP`` nor ``ApproxDP``, or
+        ``neighboring_relation`` is not
         a :class:`NeighboringRelation`.
     ValueError
         If ``coverage`` is not one of :data:`COVERAGES` or ``reading`` is empty.
@@ -106,7 +107,7 @@ class Claim:
     algorithm: str
     mode: str
     setting: tuple[tuple[str, Any], ...]
-    relation: NeighboringRelation
+    neighboring_relation: NeighboringRelation
     claimed: PureDP | ApproxDP
     source: str
     reading: str = AS_WRITTEN
@@ -118,9 +119,10 @@ class Claim:
             raise TypeError(
                 f"`claimed` must be PureDP or ApproxDP, got {type(self.claimed).__name__}."
             )
-        if not isinstance(self.relation, NeighboringRelation):
+        if not isinstance(self.neighboring_relation, NeighboringRelation):
             raise TypeError(
-                f"`relation` must be a NeighboringRelation, got {type(self.relation).__name__}."
+                "`neighboring_relation` must be a NeighboringRelation, got "
+                f"{type(self.neighboring_relation).__name__}."
             )
         if self.coverage not in COVERAGES:
             raise ValueError(
@@ -249,7 +251,7 @@ class ClaimResult:
             "algorithm": claim.algorithm,
             "mode": claim.mode,
             "setting": {k: json_number(v) for k, v in claim.setting},
-            "relation": claim.relation.value,
+            "neighboring_relation": claim.neighboring_relation.value,
             # A no-claim row prints no claimed ε: the paper claims nothing there.
             "claimed": None if claim.coverage == "no-claim" else {
                 "epsilon": json_number(claim.claimed.epsilon),

@@ -102,8 +102,8 @@ class RegisteredClaim:
         return self.key.split("/", 1)[0]
 
 
-def make_claim(paper: str, algorithm: str, mode: str, setting: dict, relation, claimed, source,
-           **reading) -> Claim:
+def make_claim(paper: str, algorithm: str, mode: str, setting: dict, neighboring_relation,
+               claimed, source, **reading) -> Claim:
     """A :class:`Claim` of the paper with ``--paper`` name ``paper``.
 
     Parameters
@@ -116,7 +116,7 @@ def make_claim(paper: str, algorithm: str, mode: str, setting: dict, relation, c
         ``paper...`` (as written) or ``corrected...`` (fedpriv's correction).
     setting : dict
         The claim's parameters (horizon, ε, n_agents, ...), in order.
-    relation : NeighboringRelation
+    neighboring_relation : NeighboringRelation
         The neighboring relation the claim is stated for.
     claimed : guarantee
         The claimed ``PureDP`` or ``ApproxDP``.
@@ -132,7 +132,7 @@ def make_claim(paper: str, algorithm: str, mode: str, setting: dict, relation, c
     """
     return Claim(
         paper=PAPERS[paper], algorithm=algorithm, mode=mode, setting=tuple(setting.items()),
-        relation=relation, claimed=claimed, source=source, **reading,
+        neighboring_relation=neighboring_relation, claimed=claimed, source=source, **reading,
     )
 
 

@@ -292,12 +292,13 @@ def _cells(record: dict) -> dict[str, tuple[Any, str]]:
     links = " ".join(f'<a href="#finding-{html.escape(str(i))}">{html.escape(str(i))}</a>'
                      for i in ids)
     verdict = str(record.get("verdict", "–"))
+    # ``relation``: the key of registers written before dp-accounting's name
+    relation = record.get("neighboring_relation", record.get("relation"))
     return {
         "paper": (record.get("paper"), html.escape(_text(record.get("paper")))),
         "reading": (record.get("reading") or record.get("mode"),
                     html.escape(_text(record.get("reading") or record.get("mode")))),
-        "relation": (record.get("relation"),
-                     html.escape(_text(record.get("relation"))).replace("_", "_<wbr>")),
+        "relation": (relation, html.escape(_text(relation)).replace("_", "_<wbr>")),
         # A no-claim row has no claimed ε (``claimed`` is null): it sorts first, as an
         # unaudited row does in the audit column.
         "claimed": ((claimed.get("epsilon"), html.escape(

@@ -16,7 +16,7 @@ row with the evidence), ``<out>/claims.json``, ``<out>/findings.json`` and
 ``claims.json`` schema (one record per row, :meth:`~fedpriv.audit.claims.claim.ClaimResult.to_dict`;
 ∞ is the string ``"inf"``):
 
-- ``key``, ``paper``, ``algorithm``, ``mode``, ``setting`` (dict), ``relation``, ``source``
+- ``key``, ``paper``, ``algorithm``, ``mode``, ``setting`` (dict), ``neighboring_relation``, ``source``
   (the exact statement the claim rests on, or "inferred from Theorem N");
 - ``statement``: the row in one plain-language sentence
   (:mod:`fedpriv.audit.claims.statements`; register rows only);
@@ -441,7 +441,8 @@ def _claims_details(results) -> list[str]:
             f'### <a id="{_anchor(key)}"></a>`{key}`', "",
             f"- **verdict**: **{r.verdict}**; findings: {', '.join(r.finding_ids) or '—'}",
             f"- **mode**: {c.mode}; **reading**: {reading}",
-            f"- **setting**: {_setting_cell(r)}; **relation**: {c.relation.value}",
+            f"- **setting**: {_setting_cell(r)}; "
+            f"**relation**: {c.neighboring_relation.value}",
             f"- **claimed ε (δ)**: {_claimed_cell(c)}; **source**: {c.source}",
             f"- **accountant ε, end to end (route)**: {_accountant_cell(r)}",
             f"- **mechanism ε**: {_mechanism_cell(r)}",

@@ -221,9 +221,10 @@ def statement_of_record(record: dict) -> str:
     Parameters
     ----------
     record : dict
-        A record with (any of) ``algorithm``, ``mode``, ``setting``, ``relation``,
-        ``claimed``, ``coverage`` and ``key``; missing fields are left out of the
-        sentence.
+        A record with (any of) ``algorithm``, ``mode``, ``setting``,
+        ``neighboring_relation`` (``relation`` in registers written before that
+        name), ``claimed``, ``coverage`` and ``key``; missing fields are left out of
+        the sentence.
 
     Returns
     -------
@@ -234,7 +235,7 @@ def statement_of_record(record: dict) -> str:
     --------
     >>> statement_of_record({"algorithm": "gossip-fed-ucb", "mode": "paper",
     ...     "setting": {"horizon": 16, "epsilon": 1.0, "log_base": "2"},
-    ...     "relation": "replace_one_reward", "claimed": {"epsilon": 1.0, "delta": 0.0}})
+    ...     "neighboring_relation": "replace_one_reward", "claimed": {"epsilon": 1.0, "delta": 0.0}})
     "Fed_UCB as written, T = 16, log₂ tree: claimed ε = 1-DP for one changed reward of an agent's stream."
     """
     algorithm = str(record.get("algorithm") or "the algorithm")
@@ -243,7 +244,7 @@ def statement_of_record(record: dict) -> str:
     claimed = record.get("claimed")
     phrases = [p for p in _setting_phrases(setting, claimed) if p not in subject]
     head = subject + (", " + ", ".join(phrases) if phrases else "")
-    relation = str(record.get("relation") or "")
+    relation = str(record.get("neighboring_relation") or record.get("relation") or "")
     unit = _UNITS.get(relation, f"neighbours under {relation}" if relation else "one change")
     observer = _observer(record.get("key"))
     seen = f", as seen by {observer}" if observer else ""
@@ -276,7 +277,8 @@ def statement(claim, key: str | None = None) -> str:
     """
     record = {
         "algorithm": claim.algorithm, "mode": claim.mode, "setting": claim.setting_dict(),
-        "relation": claim.relation.value, "coverage": claim.coverage, "key": key,
+        "neighboring_relation": claim.neighboring_relation.value,
+        "coverage": claim.coverage, "key": key,
         "claimed": {"epsilon": float(claim.claimed.epsilon), "delta": claim.claimed_delta},
     }
     return statement_of_record(record)

@@ -40,14 +40,14 @@ class NeighboringStreams:
         Rounds in which the arm is pulled (shared by both worlds).
     position : int
         The differing round ``tau`` (1-based).
-    relation : NeighboringRelation
+    neighboring_relation : NeighboringRelation
     """
 
     stream: np.ndarray
     stream_prime: np.ndarray
     observed: np.ndarray
     position: int
-    relation: NeighboringRelation = NeighboringRelation.REPLACE_ONE_REWARD
+    neighboring_relation: NeighboringRelation = NeighboringRelation.REPLACE_ONE_REWARD
 
     def __post_init__(self) -> None:
         if self.stream.shape != self.stream_prime.shape or self.stream.ndim != 1:

@@ -95,7 +95,7 @@ class NeighboringPair:
     ----------
     dataset, dataset_prime : Any
         D and D'. They must be picklable to run on a process pool or dask.
-    relation : NeighboringRelation, optional
+    neighboring_relation : NeighboringRelation, optional
         The relation under which they are neighbors (reported, not checked).
     description : str
         Free text for reports (which record differs, and how).
@@ -108,13 +108,14 @@ class NeighboringPair:
 
     dataset: Any
     dataset_prime: Any
-    relation: NeighboringRelation | None = None
+    neighboring_relation: NeighboringRelation | None = None
     description: str = ""
 
     def __post_init__(self) -> None:
-        if self.relation is not None:
+        if self.neighboring_relation is not None:
             # a relation's name is accepted too; an unknown one is a ValueError
-            object.__setattr__(self, "relation", parse_relation(self.relation))
+            object.__setattr__(self, "neighboring_relation",
+                               parse_relation(self.neighboring_relation))
         if not isinstance(self.description, str):
             raise TypeError(
                 f"`description` must be a string, got {type(self.description).__name__}."
@@ -159,7 +160,7 @@ class AuditResult:
         Curve audit (None on the GDP route).
     mu : MuLowerBound or None
         GDP details (GDP route only).
-    relation : NeighboringRelation or None
+    neighboring_relation : NeighboringRelation or None
     seed_entropy : int
         ``root.entropy`` of the audit's SeedSequence (write it into reports).
     seconds : float
@@ -193,7 +194,7 @@ class AuditResult:
     bound: EpsilonLowerBound | None
     curve: CurveAudit | None
     mu: MuLowerBound | None
-    relation: NeighboringRelation | None
+    neighboring_relation: NeighboringRelation | None
     seed_entropy: int
     seconds: float
     reading: str = "any"
@@ -250,8 +251,8 @@ class AuditResult:
                 f"; curve: δ_LB({e:.3g}) = {self.curve.delta_lower_bounds[i]:.4g}"
                 f" > claimed {self.curve.claimed_deltas[i]:.4g}"  # type: ignore[index]
             )
-        if self.relation is not None:
-            text += f"; relation {self.relation.value}"
+        if self.neighboring_relation is not None:
+            text += f"; relation {self.neighboring_relation.value}"
         return text + ")"
 
     def to_dict(self) -> dict[str, Any]:
@@ -465,7 +466,7 @@ def audit_mechanism(
         n_pilot_samples=plan.pilot,
         samples_budget=plan.samples,
         reading=plan.reading,
-        relation=pair.relation,
+        neighboring_relation=pair.neighboring_relation,
         seed_entropy=int(root.entropy),
         seconds=time.perf_counter() - started,
     )

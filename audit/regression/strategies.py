@@ -52,7 +52,7 @@ class NeighboringRewards:
         Which records exist; they differ only under ``ADD_OR_REMOVE_ONE``.
     contexts, contexts_prime : ndarray of float64, shape (n_agents, horizon, dim), or None
         Only under ``REPLACE_ONE_CONTEXT_REWARD``.
-    relation : NeighboringRelation
+    neighboring_relation : NeighboringRelation
     agent, t, arm : int
         The changed record (``agent = -1`` for all agents, ``arm = -1`` for all arms).
     """
@@ -63,7 +63,7 @@ class NeighboringRewards:
     present_prime: np.ndarray
     contexts: np.ndarray | None
     contexts_prime: np.ndarray | None
-    relation: NeighboringRelation
+    neighboring_relation: NeighboringRelation
     agent: int
     t: int
     arm: int
@@ -78,7 +78,8 @@ class NeighboringRewards:
             dp = (self.rewards_prime, self.present_prime, self.contexts_prime)
         where = f"agent {self.agent}, round {self.t}, arm {self.arm}"
         return NeighboringPair(
-            d, dp, self.relation, f"{self.relation.value} at {where}"
+            d, dp, self.neighboring_relation,
+            f"{self.neighboring_relation.value} at {where}"
         )
 
 
@@ -120,7 +121,7 @@ def _new_value(
 @st.composite
 def neighboring_reward_tables(
     draw: st.DrawFn,
-    relation: NeighboringRelation = NeighboringRelation.REPLACE_ONE_REWARD,
+    neighboring_relation: NeighboringRelation = NeighboringRelation.REPLACE_ONE_REWARD,
     *,
     max_agents: int = 3,
     max_horizon: int = 16,
@@ -130,11 +131,11 @@ def neighboring_reward_tables(
     high: float = 1.0,
     extreme: bool | None = None,
 ) -> NeighboringRewards:
-    """Draw a :class:`NeighboringRewards` under ``relation`` (see module docstring).
+    """Draw a :class:`NeighboringRewards` under ``neighboring_relation`` (module docstring).
 
     Parameters
     ----------
-    relation : NeighboringRelation
+    neighboring_relation : NeighboringRelation
         The neighboring relation the two tables differ under.
     max_agents, max_horizon, max_arms : int
         Upper bounds of the drawn shape, each >= 1.
@@ -179,12 +180,12 @@ def neighboring_reward_tables(
     agent = draw(st.integers(0, n_agents - 1))
     t = draw(st.integers(0, horizon - 1))
     arm = -1
-    if relation is NeighboringRelation.REPLACE_ONE_REWARD:
+    if neighboring_relation is NeighboringRelation.REPLACE_ONE_REWARD:
         arm = draw(st.integers(0, n_arms - 1))
         rewards_prime[agent, t, arm] = _new_value(
             draw, rewards[agent, t, arm], low, high, extreme
         )
-    elif relation in (
+    elif neighboring_relation in (
         NeighboringRelation.REPLACE_ONE,
         NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
     ):
@@ -192,7 +193,7 @@ def neighboring_reward_tables(
             rewards_prime[agent, t, a] = _new_value(
                 draw, rewards[agent, t, a], low, high, extreme
             )
-        if relation is NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD:
+        if neighboring_relation is NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD:
             contexts = draw(
                 hnp.arrays(
                     np.float64,
@@ -207,17 +208,17 @@ def neighboring_reward_tables(
                 )
             )
             contexts_prime[agent, t] = row  # may coincide: the reward change suffices
-    elif relation is NeighboringRelation.USER_AT_ALL_AGENTS:
+    elif neighboring_relation is NeighboringRelation.USER_AT_ALL_AGENTS:
         agent = -1
         for i in range(n_agents):
             for a in range(n_arms):
                 rewards_prime[i, t, a] = _new_value(
                     draw, rewards[i, t, a], low, high, extreme
                 )
-    elif relation is NeighboringRelation.ADD_OR_REMOVE_ONE:
+    elif neighboring_relation is NeighboringRelation.ADD_OR_REMOVE_ONE:
         present_prime[agent, t] = False
     else:  # pragma: no cover - every member is handled above
-        raise ValueError(f"unsupported relation {relation!r}.")
+        raise ValueError(f"unsupported neighboring_relation {neighboring_relation!r}.")
     return NeighboringRewards(
         rewards=rewards,
         rewards_prime=rewards_prime,
@@ -225,7 +226,7 @@ def neighboring_reward_tables(
         present_prime=present_prime,
         contexts=contexts,
         contexts_prime=contexts_prime,
-        relation=relation,
+        neighboring_relation=neighboring_relation,
         agent=agent,
         t=t,
         arm=arm,
@@ -233,14 +234,14 @@ def neighboring_reward_tables(
 
 
 def neighboring_pairs(
-    relation: NeighboringRelation = NeighboringRelation.REPLACE_ONE_REWARD,
+    neighboring_relation: NeighboringRelation = NeighboringRelation.REPLACE_ONE_REWARD,
     **bounds: object,
 ) -> st.SearchStrategy[NeighboringPair]:
     """:func:`neighboring_reward_tables` mapped to :class:`audit.NeighboringPair`.
 
     Parameters
     ----------
-    relation : NeighboringRelation
+    neighboring_relation : NeighboringRelation
         As :func:`neighboring_reward_tables`.
     **bounds
         The size and range bounds of :func:`neighboring_reward_tables`.
@@ -249,7 +250,8 @@ def neighboring_pairs(
     -------
     hypothesis.strategies.SearchStrategy of NeighboringPair
     """
-    return neighboring_reward_tables(relation, **bounds).map(NeighboringRewards.as_pair)  # type: ignore[arg-type]
+    return neighboring_reward_tables(neighboring_relation, **bounds).map(  # type: ignore[arg-type]
+        NeighboringRewards.as_pair)
 
 
 @st.composite

@@ -22,6 +22,10 @@ Sensitivities are declared by the events for the accountant's relation, so no ro
 rescales them (google/differential-privacy#378).
 
 ``get_epsilon`` returns the tightest valid route; ``routes`` returns all of them.
+Where it uses dp-accounting's names it has dp-accounting's shape (``PrivacyAccountant``):
+``neighboring_relation``, ``supports(event)``, ``compose(event, count=1)`` returning the
+accountant, and ``get_epsilon(target_delta)`` with ``target_delta`` required. ``spend``
+is the keyed charge of the structured ledger.
 The ledger has one row per noise draw and is exported as a pandas DataFrame.
 
 Length: one class, :class:`Accountant`: atomic, budgeted charging and the queries over
@@ -41,9 +45,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fedpriv.privacy._checks import check_delta, check_real
-from fedpriv.privacy.errors import BudgetExceededError, ResourceLimitError
-from fedpriv.privacy.accounting.events import MAX_COUNT, Event, NonPrivate, _shape
+from fedpriv.privacy._checks import check_delta, check_int_at_least, check_real
+from fedpriv.privacy.errors import BudgetExceededError, ResourceLimitError, UnsupportedEventError
+from fedpriv.privacy.accounting.events import MAX_COUNT, Composed, Event, NonPrivate, SelfComposed, _shape
 from fedpriv.privacy.accounting.guarantees import ApproxDP, PureDP
 from fedpriv.privacy.relations import NeighboringRelation, parse_relation
 from fedpriv.privacy.accounting.sampling import check_sampling_relation
@@ -120,11 +124,11 @@ class Accountant(StoredLedgerMixin):
 
     Parameters
     ----------
-    relation : NeighboringRelation or str
-        The neighboring relation the guarantees refer to. Default
+    neighboring_relation : NeighboringRelation or str
+        The neighboring relation the guarantees refer to (dp-accounting's name). Default
         ``"replace_one_reward"`` (Zhu et al. 2021, Definition 1).
     disjoint : sequence of str
-        Key levels whose cells hold disjoint records under ``relation`` (composed in
+        Key levels whose cells hold disjoint records under ``neighboring_relation`` (composed in
         parallel). Every charge must give a label for each. Default ``()``: no
         structure, every charge goes to one cell and ``spend`` needs no ``key``
         (a single mechanism, or a dp-accounting ledger replayed as it is).
@@ -147,7 +151,7 @@ class Accountant(StoredLedgerMixin):
         Keep the ledger in this SQLite file (:mod:`fedpriv.privacy.ledger.store`): created if
         absent, restored if present. Every charge is one transaction; the budget is
         enforced over the charges of every process that opens the file; queries see
-        them too. The file must have been created with the same ``relation``,
+        them too. The file must have been created with the same ``neighboring_relation``,
         ``disjoint``, ``sequential``, ``budget`` and ``keep_draw_rows``
         (:meth:`Accountant.open` reopens it without restating them). Call
         :meth:`close` when done.
@@ -158,7 +162,7 @@ class Accountant(StoredLedgerMixin):
     Raises
     ------
     ValueError
-        If ``relation`` is unknown or not supported, a level is repeated or
+        If ``neighboring_relation`` is unknown or not supported, a level is repeated or
         ``pld_discretization`` is outside :data:`PLD_DISCRETIZATION_RANGE`.
     StoreFormatError
         If ``store`` is not a ledger store this version can read.
@@ -181,7 +185,7 @@ class Accountant(StoredLedgerMixin):
     def __init__(
         self,
         *,
-        relation: NeighboringRelation | str = NeighboringRelation.REPLACE_ONE_REWARD,
+        neighboring_relation: NeighboringRelation | str = NeighboringRelation.REPLACE_ONE_REWARD,
         disjoint: Sequence[str] = (),
         sequential: Sequence[str] = (),
         budget: PureDP | ApproxDP | None = None,
@@ -190,12 +194,12 @@ class Accountant(StoredLedgerMixin):
         store: str | os.PathLike | None = None,
         store_synchronous: str = "full",
     ) -> None:
-        self.relation = parse_relation(relation)
-        if self.relation not in _SUPPORTED_RELATIONS:
+        self.neighboring_relation = parse_relation(neighboring_relation)
+        if self.neighboring_relation not in _SUPPORTED_RELATIONS:
             allowed = ", ".join(sorted(r.value for r in _SUPPORTED_RELATIONS))
             raise ValueError(
-                f"`relation` must be one of {allowed} for this accountant; "
-                f"got {self.relation.value!r}."
+                f"`neighboring_relation` must be one of {allowed} for this accountant; "
+                f"got {self.neighboring_relation.value!r}."
             )
         if isinstance(disjoint, str) or isinstance(sequential, str):
             raise TypeError("`disjoint` and `sequential` must be sequences of level names.")
@@ -230,7 +234,7 @@ class Accountant(StoredLedgerMixin):
         self._cell_tally: list = [0, 0, None, None]
         # One user present at every agent (FedUCB footnote 4): agents no longer hold
         # disjoint records, so they compose sequentially (k-fold over agents).
-        if self.relation is NeighboringRelation.USER_AT_ALL_AGENTS:
+        if self.neighboring_relation is NeighboringRelation.USER_AT_ALL_AGENTS:
             self.parallel_levels = tuple(level for level in self.disjoint if level != "agent")
         else:
             self.parallel_levels = self.disjoint
@@ -240,7 +244,7 @@ class Accountant(StoredLedgerMixin):
         self._store_seq = (0, 0)  # last (charge, draw) rows of the store read into memory
         if store is not None:
             self._store = LedgerStore.open(store, StoreConfig(
-                relation=self.relation.value, disjoint=self.disjoint,
+                neighboring_relation=self.neighboring_relation.value, disjoint=self.disjoint,
                 sequential=self.sequential, budget=self.budget,
                 keep_draw_rows=self.keep_draw_rows,
             ), synchronous=store_synchronous)
@@ -273,11 +277,108 @@ class Accountant(StoredLedgerMixin):
         self._version += 1
         self._cells_cache.clear()
 
+    def supports(self, event: Any) -> bool:
+        """Whether this accountant can account for ``event`` (dp-accounting's
+        ``PrivacyAccountant.supports``).
+
+        True exactly when :meth:`spend` would accept the event itself: its type, and
+        every type nested in it, has a handler (a ``DpEvent`` is converted under
+        :attr:`neighboring_relation` first), and every relation-bound part fits this
+        accountant's relation (a :class:`~fedpriv.privacy.accounting.sampling.PoissonSampled`
+        event of the other relation family, a k-ary ``RandomizedResponse`` under
+        ``add_or_remove_one``). Charges nothing and reads no key, budget or cell
+        size: ``spend`` may still refuse a supported event for those.
+
+        Parameters
+        ----------
+        event : Event or dp_accounting.DpEvent
+            Any object.
+
+        Returns
+        -------
+        bool
+            True if the event can be charged to this accountant.
+
+        Examples
+        --------
+        >>> from fedpriv.privacy import Accountant, PoissonSampled, events
+        >>> step = PoissonSampled(event=events.Gaussian(noise_multiplier=1.0),
+        ...                       sampling_rate=0.01)
+        >>> Accountant(neighboring_relation="add_or_remove_one").supports(step)
+        True
+        >>> Accountant(neighboring_relation="replace_one").supports(step)
+        False
+        """
+        try:
+            _check_handlers(self._as_event(event))
+        except (UnsupportedEventError, TypeError, ValueError):
+            return False
+        return True
+
+    def compose(self, event: Any, count: int = 1) -> Accountant:
+        """Charge ``count`` independent releases of ``event`` (dp-accounting's
+        ``PrivacyAccountant.compose``); returns the accountant.
+
+        ``compose`` is the dp-accounting-compatible call: no key, so it serves an
+        accountant without ``disjoint`` levels (one cell, a dp-accounting ledger
+        replayed as it is). :meth:`spend` is the keyed call that the structured
+        ledgers need (which agent, arm, epoch a release belongs to). ``count > 1``
+        is charged as one ``SelfComposed(event, count)``, which every route prices
+        exactly as ``count`` charges of ``event``, in one step.
+
+        Parameters
+        ----------
+        event : Event or dp_accounting.DpEvent
+            The release, as for :meth:`spend`.
+        count : int, default 1
+            Number of releases, in [1, :data:`~fedpriv.privacy.accounting.events.MAX_COUNT`].
+
+        Returns
+        -------
+        Accountant
+            ``self``, so calls chain as in dp-accounting.
+
+        Raises
+        ------
+        TypeError
+            If ``count`` is not an int.
+        ValueError
+            If ``count`` is outside [1, MAX_COUNT], or the accountant declares
+            ``disjoint`` levels (use :meth:`spend` with a key).
+        UnsupportedEventError
+            If :meth:`supports` is False for ``event``.
+        BudgetExceededError, ResourceLimitError
+            As :meth:`spend`; the ledger is unchanged.
+
+        Examples
+        --------
+        >>> from fedpriv.privacy import Accountant, events
+        >>> Accountant().compose(events.Laplace(scale=2.0), count=3).get_epsilon(0.0)
+        1.5
+        """
+        count = check_int_at_least("count", count, 1)
+        if count > MAX_COUNT:
+            raise ValueError(
+                f"`count` must be <= MAX_COUNT = {MAX_COUNT:,}, got {count:,}."
+            )
+        if self.disjoint:
+            raise ValueError(
+                f"`compose` charges without a key, but this accountant declares the "
+                f"disjoint level(s) {list(self.disjoint)}; use spend(event, key=...)."
+            )
+        event = self._as_event(event)
+        if count > 1:
+            event = SelfComposed(event=event, count=count)
+        self.spend(event)
+        return self
+
     def spend(self, event: Event, *, key: Mapping[str, Any] | None = None) -> None:
         """Charge one release of ``event`` to the cell named by ``key``.
 
         The charge is atomic: the event and key are validated and the budget checked
-        before anything is recorded.
+        before anything is recorded. ``spend`` is the keyed call (which cell of the
+        structured ledger a release is charged to); :meth:`compose` is
+        dp-accounting's call, without keys, with a count.
 
         Parameters
         ----------
@@ -316,8 +417,8 @@ class Accountant(StoredLedgerMixin):
         if type(event).__module__.startswith("dp_accounting"):
             from fedpriv.privacy.accounting.interop import from_dp_event  # imports dp-accounting
 
-            event = from_dp_event(event, neighboring_relation=self.relation)
-        check_sampling_relation(event, self.relation)
+            event = from_dp_event(event, neighboring_relation=self.neighboring_relation)
+        check_sampling_relation(event, self.neighboring_relation)
         return event
 
     def spend_many(self, event: Event, *, keys: Mapping[str, Any] | None = None) -> None:
@@ -366,7 +467,7 @@ class Accountant(StoredLedgerMixin):
         """
         arrays = self._normalise_keys(keys)
         event = self._as_event(event)
-        handlers_for(event)  # raises UnsupportedEventError for unknown event types
+        _check_handlers(event)  # UnsupportedEventError for an unknown type, nested too
         self._check_charge_size(event, arrays)
         event_id = self._event_ids.get(event)
         is_new = event_id is None
@@ -607,7 +708,7 @@ class Accountant(StoredLedgerMixin):
         opened = LedgerStore.open(store)
         config = opened.config
         opened.close()
-        return cls(relation=config.relation, disjoint=config.disjoint,
+        return cls(neighboring_relation=config.neighboring_relation, disjoint=config.disjoint,
                    sequential=config.sequential, budget=config.budget,
                    keep_draw_rows=config.keep_draw_rows, store=store, **options)
 
@@ -658,7 +759,7 @@ class Accountant(StoredLedgerMixin):
         """
         return _cell_list(*self._cells(where))
 
-    def routes(self, target_delta: float = 0.0, *, where: Mapping[str, Any] | None = None) -> dict[str, float]:
+    def routes(self, target_delta: float, *, where: Mapping[str, Any] | None = None) -> dict[str, float]:
         """ε at ``target_delta`` by every route of :data:`fedpriv.privacy.accounting.routes.ROUTES`.
 
         Each route is evaluated on every distinct cell composition and the worst cell
@@ -667,7 +768,7 @@ class Accountant(StoredLedgerMixin):
         Parameters
         ----------
         target_delta : float
-            In [0, 1).
+            In [0, 1); required (see :meth:`get_epsilon`).
         where : mapping, optional
             Restrict to charges whose key matches every ``level: label`` given (for
             example ``{"phase": "stream"}`` for the records a claim covers).
@@ -715,7 +816,7 @@ class Accountant(StoredLedgerMixin):
         )
         return route, values[route]
 
-    def tightest(self, target_delta: float = 0.0, *, where: Mapping[str, Any] | None = None) -> tuple[str, float]:
+    def tightest(self, target_delta: float, *, where: Mapping[str, Any] | None = None) -> tuple[str, float]:
         """``(route, epsilon)`` of the smallest valid upper bound at ``target_delta``.
 
         Ties go to the simplest route in :data:`~fedpriv.privacy.accounting.routes.ROUTES` order (pure first).
@@ -723,7 +824,7 @@ class Accountant(StoredLedgerMixin):
         Parameters
         ----------
         target_delta : float
-            In [0, 1).
+            In [0, 1); required (see :meth:`get_epsilon`).
         where : mapping, optional
             Restrict to charges whose key matches every ``level: label`` given.
 
@@ -741,13 +842,16 @@ class Accountant(StoredLedgerMixin):
         target_delta = check_delta("target_delta", target_delta)
         return self._tightest_of(self.cells(where=where), target_delta)
 
-    def get_epsilon(self, target_delta: float = 0.0, *, where: Mapping[str, Any] | None = None) -> float:
+    def get_epsilon(self, target_delta: float, *, where: Mapping[str, Any] | None = None) -> float:
         """Tightest valid upper bound on ε at ``target_delta`` (dp-accounting's verb).
 
         Parameters
         ----------
         target_delta : float
-            In [0, 1).
+            In [0, 1). Required, as in dp-accounting's ``get_epsilon(target_delta)``:
+            a default of 0 would silently answer ∞ for any Gaussian ledger. Pass
+            ``0.0`` explicitly for pure ε. (The same holds for :meth:`routes`,
+            :meth:`tightest`, :meth:`lower_bound` and :meth:`bracket`.)
         where : mapping, optional
             Restrict to charges whose key matches every ``level: label`` given.
 
@@ -758,13 +862,15 @@ class Accountant(StoredLedgerMixin):
 
         Raises
         ------
+        TypeError
+            If ``target_delta`` is missing or not a real number.
         ValueError
             If ``target_delta`` is outside [0, 1) or ``where`` names an undeclared
             level.
         """
         return self.tightest(target_delta, where=where)[1]
 
-    def lower_bound(self, target_delta: float = 0.0, *, where: Mapping[str, Any] | None = None) -> float:
+    def lower_bound(self, target_delta: float, *, where: Mapping[str, Any] | None = None) -> float:
         """Optimistic-PLD ε at ``target_delta``: the lower end of the bracket.
 
         A lower bound on the true ε of the ledger's mechanisms at every δ (0
@@ -776,7 +882,7 @@ class Accountant(StoredLedgerMixin):
         Parameters
         ----------
         target_delta : float
-            In [0, 1).
+            In [0, 1); required (see :meth:`get_epsilon`).
         where : mapping, optional
             Restrict to charges whose key matches every ``level: label`` given.
 
@@ -804,13 +910,13 @@ class Accountant(StoredLedgerMixin):
             _warn_overflow("the lower bound", "0", error)
             return 0.0  # a valid (vacuous) lower bound
 
-    def bracket(self, target_delta: float = 0.0, *, where: Mapping[str, Any] | None = None) -> tuple[float, float]:
+    def bracket(self, target_delta: float, *, where: Mapping[str, Any] | None = None) -> tuple[float, float]:
         """``(lower_bound, get_epsilon)`` at ``target_delta``.
 
         Parameters
         ----------
         target_delta : float
-            In [0, 1).
+            In [0, 1); required (see :meth:`get_epsilon`).
         where : mapping, optional
             Restrict to charges whose key matches every ``level: label`` given.
 
@@ -961,6 +1067,22 @@ class Accountant(StoredLedgerMixin):
 
 
 # ---------------------------------------------------------------------- helpers
+def _check_handlers(event: Any) -> None:
+    """Raise UnsupportedEventError unless ``event`` and every event nested in it
+    (``SelfComposed``, ``Composed``, a wrapper's ``event``) has a handler, so that no
+    charge is accepted that a query could not price."""
+    stack = [event]
+    while stack:
+        item = stack.pop()
+        handlers_for(item)
+        if type(item) is Composed:
+            stack.extend(item.events)
+            continue
+        inner = getattr(item, "event", None)  # SelfComposed, PoissonSampled, ...
+        if inner is not None and hasattr(type(inner), "__dataclass_params__"):
+            stack.append(inner)
+
+
 #: Python types a key label may have (NumPy scalars of these kinds are accepted too).
 _LABEL_TYPES = (str, int, float, bool, type(None), np.str_, np.integer, np.floating, np.bool_)
 

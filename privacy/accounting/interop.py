@@ -66,7 +66,7 @@ __all__ = ["UnsupportedEventError", "from_dp_event", "sensitivity_factor", "to_d
 _NO_OP = Composed(events=())
 
 
-def sensitivity_factor(relation: NeighboringRelation | str) -> float:
+def sensitivity_factor(neighboring_relation: NeighboringRelation | str) -> float:
     """Our sensitivity per unit of dp-accounting's record contribution ``C``.
 
     1 under ``ADD_OR_REMOVE_ONE``, 2 under every replace relation (one record out,
@@ -74,7 +74,7 @@ def sensitivity_factor(relation: NeighboringRelation | str) -> float:
 
     Parameters
     ----------
-    relation : NeighboringRelation or str
+    neighboring_relation : NeighboringRelation or str
         The accountant's neighboring relation.
 
     Returns
@@ -85,14 +85,14 @@ def sensitivity_factor(relation: NeighboringRelation | str) -> float:
     Raises
     ------
     ValueError
-        If ``relation`` names no relation.
+        If ``neighboring_relation`` names no relation.
 
     Examples
     --------
     >>> sensitivity_factor("replace_one_reward")
     2.0
     """
-    relation = parse_relation(relation)
+    relation = parse_relation(neighboring_relation)
     return 1.0 if relation is NeighboringRelation.ADD_OR_REMOVE_ONE else 2.0
 
 

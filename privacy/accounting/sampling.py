@@ -225,14 +225,16 @@ def amplified_epsilon_delta(
     return math.log1p(sampling_rate * math.expm1(epsilon)), sampling_rate * delta
 
 
-def sampling_relation_for(relation: NeighboringRelation | str) -> NeighboringRelation:
+def sampling_relation_for(
+    neighboring_relation: NeighboringRelation | str,
+) -> NeighboringRelation:
     """The sampling relation of an accountant's relation: ``ADD_OR_REMOVE_ONE`` for
     itself, ``REPLACE_ONE`` for every replace relation (the bandit relations replace
     one record: a reward, a (context, reward) pair, a user).
 
     Parameters
     ----------
-    relation : NeighboringRelation or str
+    neighboring_relation : NeighboringRelation or str
         An accountant's relation.
 
     Returns
@@ -243,21 +245,24 @@ def sampling_relation_for(relation: NeighboringRelation | str) -> NeighboringRel
     Raises
     ------
     ValueError
-        If ``relation`` names no relation.
+        If ``neighboring_relation`` names no relation.
 
     Examples
     --------
     >>> sampling_relation_for("replace_one_reward").value
     'replace_one'
     """
-    relation = parse_relation(relation)
+    relation = parse_relation(neighboring_relation)
     if relation is NeighboringRelation.ADD_OR_REMOVE_ONE:
         return relation
     return NeighboringRelation.REPLACE_ONE
 
 
-def check_sampling_relation(event: object, relation: NeighboringRelation | str) -> None:
-    """Raise unless every relation-bound part of ``event`` fits ``relation``'s family.
+def check_sampling_relation(
+    event: object, neighboring_relation: NeighboringRelation | str
+) -> None:
+    """Raise unless every relation-bound part of ``event`` fits the family of
+    ``neighboring_relation``.
 
     Two events describe a neighboring pair of their own: :class:`PoissonSampled`
     (its ``neighboring_relation``) and k-ary ``RandomizedResponse`` (``num_buckets >
@@ -267,7 +272,7 @@ def check_sampling_relation(event: object, relation: NeighboringRelation | str) 
     ----------
     event : object
         The event about to be charged; anything that is not an event passes.
-    relation : NeighboringRelation or str
+    neighboring_relation : NeighboringRelation or str
         The accountant's relation.
 
     Raises
@@ -279,7 +284,7 @@ def check_sampling_relation(event: object, relation: NeighboringRelation | str) 
     """
     if type(event) not in _WRAPPERS:  # the common case: nothing to check
         return
-    expected = sampling_relation_for(relation)
+    expected = sampling_relation_for(neighboring_relation)
     stack = [event]
     while stack:
         item = stack.pop()
@@ -300,7 +305,7 @@ def check_sampling_relation(event: object, relation: NeighboringRelation | str) 
         elif type(item) is PoissonSampled and item.neighboring_relation is not expected:
             raise UnsupportedEventError(
                 f"a PoissonSampled event for {item.neighboring_relation.value!r} "
-                f"cannot be charged under {parse_relation(relation).value!r} "
+                f"cannot be charged under {parse_relation(neighboring_relation).value!r} "
                 f"(expected neighboring_relation={expected.value!r})."
             )
 

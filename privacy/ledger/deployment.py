@@ -9,7 +9,7 @@ in a ``[calibration.NAME]`` table (see :data:`CALIBRATIONS`), so that a file can
 "the noise FedUCB prescribes" instead of a number::
 
     title = "FedUCB, paper calibration"
-    relation = "replace_one_context_reward"
+    neighboring_relation = "replace_one_context_reward"
     disjoint = ["agent"]
     target_delta = 0.1
 
@@ -122,7 +122,7 @@ class Deployment:
     """A validated deployment description (see the module docstring)."""
 
     title: str
-    relation: str
+    neighboring_relation: str
     disjoint: tuple[str, ...]
     sequential: tuple[str, ...]
     target_delta: float
@@ -195,8 +195,9 @@ def parse_deployment(data: Mapping[str, Any], *, source: str = "<deployment>") -
         if key in data and not isinstance(data[key], (kind, tuple) if kind is list else kind):
             expected = "a table" if kind is Mapping else "an array"
             raise _fail(source, key, f"must be {expected}, got {type(data[key]).__name__}")
+    relation_field = _relation_field(data, source)
     try:
-        relation = parse_relation(data.get("relation", "replace_one_reward")).value
+        neighboring_relation = parse_relation(relation_field).value
         target_delta = float(data.get("target_delta", 0.0))
         if not 0.0 <= target_delta < 1.0:
             raise ValueError(f"`target_delta` must be in [0, 1), got {target_delta!r}.")
@@ -220,7 +221,7 @@ def parse_deployment(data: Mapping[str, Any], *, source: str = "<deployment>") -
     ]
     return Deployment(
         title=str(data.get("title", Path(source).stem)),
-        relation=relation,
+        neighboring_relation=neighboring_relation,
         disjoint=disjoint,
         sequential=sequential,
         target_delta=target_delta,
@@ -233,8 +234,17 @@ def parse_deployment(data: Mapping[str, Any], *, source: str = "<deployment>") -
     )
 
 
-_TOP_LEVEL_KEYS = frozenset({"title", "relation", "disjoint", "sequential", "target_delta",
-                             "claim", "calibration", "release"})
+_TOP_LEVEL_KEYS = frozenset({"title", "neighboring_relation", "relation", "disjoint",
+                             "sequential", "target_delta", "claim", "calibration", "release"})
+
+
+def _relation_field(data: Mapping[str, Any], source: str) -> Any:
+    """The ``neighboring_relation`` key, or ``relation`` (its name in files written
+    before dp-accounting's name was adopted); giving both is refused."""
+    if "neighboring_relation" in data and "relation" in data:
+        raise _fail(source, "top level", "give `neighboring_relation` only (`relation` is "
+                                         "its former name), not both")
+    return data.get("neighboring_relation", data.get("relation", "replace_one_reward"))
 
 
 def _check_top_level(data: Mapping[str, Any], source: str) -> None:
@@ -413,7 +423,7 @@ def build_accountant(deployment: Deployment) -> Accountant:
         charged ``count`` times to every label combination of its ``per`` levels.
     """
     accountant = Accountant(
-        relation=deployment.relation, disjoint=deployment.disjoint,
+        neighboring_relation=deployment.neighboring_relation, disjoint=deployment.disjoint,
         sequential=deployment.sequential,
     )
     for release in deployment.releases:
@@ -462,7 +472,7 @@ def budget_report(deployment: Deployment) -> dict[str, Any]:
     report: dict[str, Any] = {
         "title": deployment.title,
         "source": deployment.source,
-        "relation": deployment.relation,
+        "neighboring_relation": deployment.neighboring_relation,
         "disjoint": list(deployment.disjoint),
         "delta": delta,
         "routes": routes,
@@ -511,7 +521,7 @@ def render_text(report: Mapping[str, Any]) -> str:
     str
         One line per route, bound, curve point and level, no trailing newline.
     """
-    lines = [f"{report['title']} ({report['relation']}, δ = {report['delta']:g})"]
+    lines = [f"{report['title']} ({report['neighboring_relation']}, δ = {report['delta']:g})"]
     if report["claim"]:
         c = report["claim"]
         lines.append(f"claimed: ε = {c['epsilon']:g}, δ = {c['delta']:g}  [{c['source']}]")
@@ -548,8 +558,9 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         A Markdown page ending with a newline.
     """
     lines = [f"# Privacy budget: {report['title']}", "",
-             (f"Relation `{report['relation']}`, disjoint levels {report['disjoint']}, "
-             f"δ = {report['delta']:g}. Source: `{report['source']}`."), ""]
+             (f"Neighboring relation `{report['neighboring_relation']}`, "
+              f"disjoint levels {report['disjoint']}, δ = {report['delta']:g}. "
+              f"Source: `{report['source']}`."), ""]
     if report["claim"]:
         c = report["claim"]
         lines += [(f"**Claim:** ε = {c['epsilon']:g}, δ = {c['delta']:g} ({c['source']}). "
@@ -615,7 +626,7 @@ def store_report(path: str | Path, *, delta: float | None = None) -> dict[str, A
         report: dict[str, Any] = {
             "title": f"ledger {Path(path).name}",
             "source": str(path),
-            "relation": accountant.relation.value,
+            "neighboring_relation": accountant.neighboring_relation.value,
             "disjoint": list(accountant.disjoint),
             "sequential": list(accountant.sequential),
             "delta": delta,

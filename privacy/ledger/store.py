@@ -38,7 +38,7 @@ in memory. The file is the ledger of record:
   and the fedpriv version that created it. A file that is not SQLite, is damaged
   (``PRAGMA quick_check``), is empty, belongs to another application or has a newer
   schema raises :class:`~fedpriv.privacy.errors.StoreFormatError`; reopening with a
-  different relation, key levels, budget or ``keep_draw_rows`` raises
+  different neighboring relation, key levels, budget or ``keep_draw_rows`` raises
   :class:`~fedpriv.privacy.errors.StoreMismatchError`.
 
 A connection must not cross ``fork``: open the store in each process.
@@ -139,9 +139,13 @@ def _fedpriv_version() -> str:
 # ---------------------------------------------------------------------- configuration
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class StoreConfig:
-    """What an accountant must agree on to share a store (checked on every open)."""
+    """What an accountant must agree on to share a store (checked on every open).
 
-    relation: str
+    The relation is written to ``meta`` as ``neighboring_relation``; stores written
+    before that name (``relation``) are read too.
+    """
+
+    neighboring_relation: str
     disjoint: tuple[str, ...]
     sequential: tuple[str, ...]
     budget: PureDP | ApproxDP | None
@@ -154,7 +158,7 @@ class StoreConfig:
             budget = {"type": type(self.budget).__name__,
                       **dataclasses.asdict(self.budget)}
         return {
-            "relation": json.dumps(self.relation),
+            "neighboring_relation": json.dumps(self.neighboring_relation),
             "disjoint": json.dumps(list(self.disjoint)),
             "sequential": json.dumps(list(self.sequential)),
             "budget": json.dumps(budget),
@@ -185,7 +189,10 @@ class StoreConfig:
                 kind = {"PureDP": PureDP, "ApproxDP": ApproxDP}[budget.pop("type")]
                 budget = kind(**budget)
             return cls(
-                relation=json.loads(meta["relation"]),
+                neighboring_relation=json.loads(
+                    meta["neighboring_relation"] if "neighboring_relation" in meta
+                    else meta["relation"]  # stores written before the rename
+                ),
                 disjoint=tuple(json.loads(meta["disjoint"])),
                 sequential=tuple(json.loads(meta["sequential"])),
                 budget=budget,

@@ -134,7 +134,7 @@ def interval_message_accountant(
     event: IntervalRelease,
     message: int,
     *,
-    relation: NeighboringRelation | str = NeighboringRelation.REPLACE_ONE_REWARD,
+    neighboring_relation: NeighboringRelation | str = NeighboringRelation.REPLACE_ONE_REWARD,
 ) -> Accountant:
     """An accountant charged with what message ``message`` depends on (one stream).
 
@@ -148,8 +148,8 @@ def interval_message_accountant(
         Every release of the stream, in time order.
     message : int
         1-based index ``n`` of the release the message carries.
-    relation : NeighboringRelation or str
-        The accountant's relation (default ``REPLACE_ONE_REWARD``).
+    neighboring_relation : NeighboringRelation or str
+        The accountant's neighboring relation (default ``REPLACE_ONE_REWARD``).
 
     Returns
     -------
@@ -163,7 +163,7 @@ def interval_message_accountant(
     >>> acc.get_epsilon(0.0)
     1.0
     """
-    accountant = Accountant(relation=relation, disjoint=("stream",))
+    accountant = Accountant(neighboring_relation=neighboring_relation, disjoint=("stream",))
     accountant.spend(interval_message_event(event, message), key={"stream": 0})
     return accountant
 
@@ -189,7 +189,7 @@ class MessageCost:
 
 
 def interval_message_costs(
-    event: IntervalRelease, target_delta: float = 0.0
+    event: IntervalRelease, target_delta: float
 ) -> tuple[MessageCost, ...]:
     """:class:`MessageCost` of every message ``1 .. len(event.counts)``.
 
@@ -197,8 +197,8 @@ def interval_message_costs(
     ----------
     event : IntervalRelease
         Every release of the stream, in time order.
-    target_delta : float, default 0.0
-        In [0, 1).
+    target_delta : float
+        In [0, 1); required (dp-accounting's ``get_epsilon(target_delta)``).
 
     Returns
     -------
@@ -221,7 +221,7 @@ def interval_message_costs(
     return tuple(out)
 
 
-def worst_interval_message(event: IntervalRelease, target_delta: float = 0.0) -> MessageCost:
+def worst_interval_message(event: IntervalRelease, target_delta: float) -> MessageCost:
     """The message of largest ε (the per-message guarantee is the worst message's).
 
     At ``target_delta = 0`` every route but the pure sum is ∞ and the pure ε grows
@@ -233,8 +233,8 @@ def worst_interval_message(event: IntervalRelease, target_delta: float = 0.0) ->
     ----------
     event : IntervalRelease
         Every release of the stream, in time order.
-    target_delta : float, default 0.0
-        In [0, 1).
+    target_delta : float
+        In [0, 1); required (dp-accounting's ``get_epsilon(target_delta)``).
 
     Returns
     -------
@@ -244,7 +244,7 @@ def worst_interval_message(event: IntervalRelease, target_delta: float = 0.0) ->
     Examples
     --------
     >>> from fedpriv.privacy.mechanisms.interval import make_interval_release
-    >>> worst = worst_interval_message(make_interval_release(0.5, 9, rule="fixed"))
+    >>> worst = worst_interval_message(make_interval_release(0.5, 9, rule="fixed"), 0.0)
     >>> worst.message, worst.epsilon
     (4, 2.0)
     """

@@ -262,7 +262,7 @@ def _secure_exact_sigma(epsilon: float, delta: float, *, depth: int,
                                                granularity, side)
 
     def charged(grid_sigma: float) -> float:
-        accountant = Accountant(relation=NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD)
+        accountant = Accountant(neighboring_relation=NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD)
         accountant.spend(SelfComposed(event=SymmetricMatrixDiscreteGaussian(
             sigma=grid_sigma, dim=side, frobenius_sensitivity=node_sensitivity), count=depth))
         return accountant.tightest(delta)[1]
@@ -286,7 +286,7 @@ def _never_above(epsilon: float, delta: float, *, sigma: float, depth: int, side
     (the closed form can land a few ulps above the claim after rounding)."""
 
     def charged(value: float) -> float:
-        accountant = Accountant(relation=NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD)
+        accountant = Accountant(neighboring_relation=NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD)
         accountant.spend(SymmetricMatrixGaussianTree(
             noise_stddev=value, dim=side, frobenius_sensitivity=frobenius_sensitivity,
             capacity=2 ** (depth - 1)))

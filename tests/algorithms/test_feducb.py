@@ -122,7 +122,7 @@ def test_accountant_reports_gdp_mu_0083_for_the_privatizer_as_the_algorithm_open
     # μ = ε/(4 ln(2/δ)) = 1/(4 ln 20) (derivation in tests/privacy/test_matrix_tree.py).
     mu = 1.0 / (4.0 * math.log(20.0))
     run = run_feducb(_tables(n_agents=10, dim=10, horizon=20), epsilon=1.0, delta=0.1)
-    assert run.accountant.relation.value == "replace_one_context_reward"
+    assert run.accountant.neighboring_relation.value == "replace_one_context_reward"
     for epsilon in (0.05, 0.3):
         expected = stats.norm.cdf(-epsilon / mu + mu / 2) - math.exp(epsilon) * stats.norm.cdf(
             -epsilon / mu - mu / 2
@@ -269,7 +269,7 @@ def test_shared_users_compose_over_agents():
     # footnote 4: one user at all M agents: the M trees compose, μ grows by √M.
     tables = _tables(n_agents=4, horizon=10, shared_users=True)
     run = run_feducb(tables, epsilon=1.0, delta=0.1)
-    assert run.accountant.relation.value == "user_at_all_agents"
+    assert run.accountant.neighboring_relation.value == "user_at_all_agents"
     mu = 2.0 / (4.0 * math.log(20.0))  # √4 · 1/(4 ln 20)
     expected = stats.norm.cdf(-0.3 / mu + mu / 2) - math.exp(0.3) * stats.norm.cdf(-0.3 / mu - mu / 2)
     assert run.accountant.get_delta(0.3, where={"channel": "privatizer"}) == pytest.approx(expected, rel=1e-6)

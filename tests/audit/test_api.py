@@ -282,5 +282,5 @@ def test_pair_carries_its_relation_into_the_evidence() -> None:
     result = audit.audit_mechanism(
         LAPLACE_1, pair, claim=PureDP(1.0), samples=2_000, seed=0, executor=None
     )
-    assert result.relation is NeighboringRelation.REPLACE_ONE_REWARD
+    assert result.neighboring_relation is NeighboringRelation.REPLACE_ONE_REWARD
     assert "replace_one_reward" in result.evidence

@@ -40,7 +40,9 @@ OLD = {
 }
 #: A record of the register schema (reading, mechanism ε, ε at 1e-6, finding ids, ...).
 NEW = {
-    **OLD, "key": "li_song/ddp-mab/actions", "paper": "Li & Song", "verdict": "outside-claim",
+    **{k: v for k, v in OLD.items() if k != "relation"},
+    "neighboring_relation": OLD["relation"],
+    "key": "li_song/ddp-mab/actions", "paper": "Li & Song", "verdict": "outside-claim",
     "reading": "as written", "mechanism_epsilon": 1.5, "epsilon_at_1e-6": "inf",
     "finding_ids": ["F3"], "tightness": 0.8,
     "accountant": {"epsilon": "inf", "delta": 0.0, "route": "nonprivate"}, "audit": None,
@@ -56,7 +58,8 @@ INFINITE = {
     "key": "feducb/feducb/adaptive", "paper": "Dubey & Pentland 2020 (NeurIPS, FedUCB)",
     "algorithm": "feducb", "mode": "paper", "coverage": "claim",
     "setting": {"n_agents": 3, "horizon": 64, "epsilon": 1.0, "delta": 0.1},
-    "relation": "replace_one_context_reward", "claimed": {"epsilon": 1.0, "delta": 0.1},
+    "neighboring_relation": "replace_one_context_reward",
+    "claimed": {"epsilon": 1.0, "delta": 0.1},
     "accountant": {"epsilon": "inf", "delta": 0.1, "route": "nonprivate"},
     "mechanism_epsilon": 0.0, "epsilon_at_1e-6": "inf", "verdict": "violated",
     "audit": {"epsilon_lower_bound": 7.6, "confidence": 0.95, "samples": 10_000,
@@ -87,6 +90,8 @@ def test_page_is_self_contained_and_lists_every_claim():
     assert 'id="finding-F3"' in page and 'href="#finding-F3"' in page
     assert "Alg. 2 line 3, Definition 1" in page and "outside-claim" in page
     assert ">∞ (nonprivate)<" in page  # "inf" read as ∞ in the accountant column
+    # The relation column reads `neighboring_relation` (NEW) and the former key (OLD).
+    assert page.count("replace_<wbr>one_<wbr>reward") >= 2
 
 
 def test_page_opens_with_the_headline_and_a_legend_of_verdicts_and_columns():

@@ -63,7 +63,7 @@ def test_worst_case_pair_differs_at_one_position(horizon: int) -> None:
     assert pair.stream_prime[pair.position - 1] == 0.0
     assert np.all(np.delete(pair.stream, pair.position - 1) == 0.0)  # background = low
     assert pair.observed.all()
-    assert pair.relation is NeighboringRelation.REPLACE_ONE_REWARD
+    assert pair.neighboring_relation is NeighboringRelation.REPLACE_ONE_REWARD
 
 
 @PROPERTY

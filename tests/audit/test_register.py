@@ -64,7 +64,7 @@ def test_every_claim_has_a_source_a_relation_and_a_typed_guarantee():
     for entry in REGISTER:
         claim = entry.claim
         assert claim.source.strip(), entry.key
-        assert isinstance(claim.relation, NeighboringRelation)
+        assert isinstance(claim.neighboring_relation, NeighboringRelation)
         assert isinstance(claim.claimed, (PureDP, ApproxDP))
         assert claim.paper == PAPERS[entry.paper]
         assert callable(entry.accountant)
@@ -128,7 +128,8 @@ def test_unknown_paper_names_the_allowed_ones():
 def test_claim_rejects_an_untyped_guarantee():
     with pytest.raises(TypeError, match="`claimed` must be PureDP or ApproxDP"):
         Claim(paper="p", algorithm="a", mode="m", setting=(),
-              relation=NeighboringRelation.REPLACE_ONE_REWARD, claimed=1.0, source="s")
+              neighboring_relation=NeighboringRelation.REPLACE_ONE_REWARD, claimed=1.0,
+              source="s")
 
 
 def test_claimed_delta_is_part_of_the_record():

@@ -62,7 +62,7 @@ def test_li_song_figure_rows_sit_at_the_paper_setting_and_claim_m_epsilon(key):
     assert figure in entry.claim.source and ".md" not in entry.claim.source
     assert "Theorem" in entry.claim.source and ".md" not in entry.note
     assert entry.claim.reading == "as written"
-    assert entry.claim.relation is NeighboringRelation.REPLACE_ONE_REWARD
+    assert entry.claim.neighboring_relation is NeighboringRelation.REPLACE_ONE_REWARD
     assert entry.claim.claimed == PureDP(s["n_agents"] * s["epsilon"])
     assert entry.audit is not None and entry.analytic_lower is not None
     if s["n_arms"] != 100 and figure != "Fig. 8":  # the paper's K = 100 shrunk: said so
@@ -102,7 +102,7 @@ def test_epsilon_as_the_guarantee_is_violated_by_the_exact_message_epsilon(key):
 def test_definition_1_with_one_action_changed_is_violated_between_m_and_2m_epsilon():
     entry, result = _row(ACTION_ROW)
     claim = entry.claim
-    assert claim.relation is NeighboringRelation.REPLACE_ONE
+    assert claim.neighboring_relation is NeighboringRelation.REPLACE_ONE
     assert "differ in at most one position" in claim.reading_support
     assert "action-reward pairs" in claim.reading_support
     assert result.verdict == "violated"

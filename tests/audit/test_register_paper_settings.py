@@ -66,7 +66,7 @@ def test_feducb_figure_rows_sit_at_the_papers_setting(key):
     assert s["target_syncs"] == n
     assert s["threshold"] == private_threshold_for_syncs(n, horizon=10**7, dim=s["dim"])
     assert entry.claim.claimed == ApproxDP(1.0, 0.1)
-    assert entry.claim.relation is NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD
+    assert entry.claim.neighboring_relation is NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD
     assert entry.claim.coverage == "claim" and entry.claim.reading == AS_WRITTEN
     figure = "Fig. 1B" if "/fig1b/" in key else "Fig. 1C"
     assert figure in entry.claim.source and "Definition 1" in entry.claim.source
@@ -159,7 +159,7 @@ def test_fig2_rows_sit_at_the_papers_setting_with_their_reading(key):
         assert "names no horizon" in entry.note
     assert entry.claim.claimed == PureDP(s["epsilon"]) and s["epsilon"] in (1.0, 2.0, 5.0)
     assert "ε = 1, 2, 5" in entry.claim.source
-    assert entry.claim.relation is NeighboringRelation.REPLACE_ONE_REWARD
+    assert entry.claim.neighboring_relation is NeighboringRelation.REPLACE_ONE_REWARD
     assert entry.claim.mode == mode and s["log_base"] == base
     reading = fed_ucb_reading(mode, base, final)
     assert entry.claim.reading == reading["reading"]

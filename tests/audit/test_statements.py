@@ -20,7 +20,7 @@ def _inputs(entry) -> tuple:
     guarantee, coverage), the derived setting values left out."""
     claim = entry.claim
     setting = tuple((k, v) for k, v in claim.setting if k not in QUIET_SETTINGS)
-    return (claim.paper, claim.algorithm, claim.mode, setting, claim.relation,
+    return (claim.paper, claim.algorithm, claim.mode, setting, claim.neighboring_relation,
             claim.claimed, claim.coverage)
 
 
@@ -46,11 +46,15 @@ def test_statement_of_a_record_matches_the_claims():
     for entry in REGISTER[:5]:
         claim = entry.claim
         record = {"algorithm": claim.algorithm, "mode": claim.mode,
-                  "setting": claim.setting_dict(), "relation": claim.relation.value,
+                  "setting": claim.setting_dict(),
+                  "neighboring_relation": claim.neighboring_relation.value,
                   "coverage": claim.coverage, "key": entry.key,
                   "claimed": {"epsilon": float(claim.claimed.epsilon),
                               "delta": claim.claimed_delta}}
         assert statement_of_record(record) == statement(claim, entry.key)
+        # a register written before dp-accounting's name says `relation`
+        old = dict(record, relation=record.pop("neighboring_relation"))
+        assert statement_of_record(old) == statement(claim, entry.key)
 
 
 @pytest.mark.parametrize("coverage, words", [
@@ -61,7 +65,7 @@ def test_statement_of_a_record_matches_the_claims():
 def test_the_coverage_is_said_in_words(coverage, words):
     record = {"algorithm": "gossip-fed-ucb", "mode": "paper",
               "setting": {"horizon": 16, "epsilon": 1.0, "log_base": "2"},
-              "relation": "replace_one_reward", "coverage": coverage,
+              "neighboring_relation": "replace_one_reward", "coverage": coverage,
               "claimed": None if coverage == "no-claim" else {"epsilon": 1.0, "delta": 0.0},
               "key": "gossip_fed_ucb/gossip-fed-ucb/paper-log2/T16/eps1"}
     text = statement_of_record(record)

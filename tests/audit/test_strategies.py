@@ -73,8 +73,8 @@ def test_extreme_values_take_the_range_ends(n: NeighboringRewards) -> None:
 
 @given(st.sampled_from(list(R)).flatmap(neighboring_pairs))
 def test_pairs_are_audit_pairs_with_the_relation(pair: audit.NeighboringPair) -> None:
-    assert isinstance(pair, audit.NeighboringPair) and pair.relation in R
-    assert pair.relation.value in pair.description
+    assert isinstance(pair, audit.NeighboringPair) and pair.neighboring_relation in R
+    assert pair.neighboring_relation.value in pair.description
 
 
 @given(neighboring_streams(max_horizon=32))

@@ -17,8 +17,8 @@ from fedpriv.audit.claims.report import REPORT_FOLDER, write_report
 from fedpriv.audit.families.gossip_fed_ucb.regret import VerifyConfig, verify_gossip_fed_ucb
 
 SCHEMA_KEYS = {
-    "paper", "algorithm", "mode", "setting", "relation", "claimed", "accountant", "audit",
-    "verdict",
+    "paper", "algorithm", "mode", "setting", "neighboring_relation", "claimed", "accountant",
+    "audit", "verdict",
 }
 
 
@@ -266,8 +266,8 @@ def test_cli_verify_quick_json_end_to_end(tmp_path, capsys):
     assert final["audit"]["samples"] >= 2 * 10**5 and final["audit"]["epsilon_lower_bound"] > 1.0
     assert corrected["accountant"]["epsilon"] == 1.0 and corrected["verdict"] == "holds"
     folder = json.loads((out / REPORT_FOLDER / "claims.json").read_text())
-    common = ("paper", "algorithm", "mode", "setting", "relation", "claimed", "accountant",
-              "verdict")
+    common = ("paper", "algorithm", "mode", "setting", "neighboring_relation", "claimed",
+              "accountant", "verdict")
     assert [{k: r[k] for k in common} for r in folder] == [
         {k: r[k] for k in common} for r in records]
 

@@ -139,7 +139,7 @@ def test_neighboring_pair_validates_relation_and_description(relation: Any, desc
     try:
         pair = NeighboringPair(0.0, 1.0, relation, description)
     except ValueError as error:
-        assert "`relation`" in str(error)
+        assert "`neighboring_relation`" in str(error)
     except TypeError as error:
         assert "`description`" in str(error)
     else:
@@ -178,8 +178,9 @@ def test_deployment_loader_refuses_malformed_files_with_data_format_error(
 
 
 @settings(max_examples=MAX_EXAMPLES)
-@given(data=st.dictionaries(st.sampled_from(["title", "relation", "disjoint", "target_delta",
-                                              "claim", "release", "calibration", "x"]),
+@given(data=st.dictionaries(st.sampled_from(["title", "relation", "neighboring_relation",
+                                              "disjoint", "target_delta", "claim",
+                                              "release", "calibration", "x"]),
                             HOSTILE, max_size=4))
 def test_parse_deployment_refuses_hostile_mappings(data: dict) -> None:
     with pytest.raises(DataFormatError):

@@ -18,7 +18,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fedpriv.privacy import RELATIVE_TOLERANCE, Accountant, ApproxDP, PureDP
+import dp_accounting
+
+from fedpriv.privacy import (
+    RELATIVE_TOLERANCE,
+    Accountant,
+    ApproxDP,
+    IntervalRelease,
+    NeighboringRelation,
+    PoissonSampled,
+    PureDP,
+    SymmetricMatrixGaussianTree,
+)
 from fedpriv.privacy.accounting import events
 from fedpriv.privacy.errors import BudgetExceededError, UnsupportedEventError
 from tests.privacy._support import assert_unchanged, snapshot
@@ -55,8 +66,8 @@ def test_constructor_validation() -> None:
         TypeError, match=r"`budget` must be PureDP or ApproxDP, got float"
     ):
         Accountant(budget=1.0)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match=r"`relation` must be one of"):
-        Accountant(relation="nonsense")
+    with pytest.raises(ValueError, match=r"`neighboring_relation` must be one of"):
+        Accountant(neighboring_relation="nonsense")
 
 
 def test_empty_accountant() -> None:
@@ -598,3 +609,186 @@ def test_odometer_tracks_spend_and_refuses_past_the_budget():
         acc.spend(events.Laplace(scale=1.0), key={"agent": 0})
     assert acc.spent() == pytest.approx(1.0) and acc.remaining() == pytest.approx(0.0)
     assert math.isinf(Accountant(disjoint=("agent",)).remaining())
+
+
+# ---------------------------------------------------------------------------------
+# dp-accounting's shape: supports, compose, a required target_delta (issue 21)
+# ---------------------------------------------------------------------------------
+
+class _Unregistered:  # a foreign event type with no handler
+    pass
+
+
+def _frozen_unregistered():
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True)
+    class Unregistered:
+        x: float = 1.0
+
+    return Unregistered()
+
+
+def _sampled(relation: str, inner=events.Laplace(scale=2.0)):
+    return PoissonSampled(event=inner, sampling_rate=0.1, neighboring_relation=relation)
+
+
+#: (name, event): every event type, the relation-bound ones in both relation
+#: families, nested inside the structural events, dp-accounting events, and objects
+#: that are no event (or hide one without a handler).
+SUPPORT_CASES = [
+    ("laplace", events.Laplace(scale=2.0)),
+    ("gaussian", events.Gaussian(noise_multiplier=2.0)),
+    ("laplace_tree", events.LaplaceTree(scale=4.0, horizon=16)),
+    ("gaussian_tree", events.GaussianTree(noise_multiplier=10.0, horizon=100)),
+    ("discrete_laplace", events.DiscreteLaplace(scale=3.0, l1_sensitivity=2)),
+    ("discrete_gaussian", events.DiscreteGaussian(sigma=5.0, l2_sensitivity=1.0)),
+    ("binary_rr", events.RandomizedResponse(epsilon=0.3)),
+    ("k_ary_rr", events.RandomizedResponse(epsilon=0.3, num_buckets=4)),
+    ("opaque", events.OpaqueApproxDP(epsilon=0.2, delta=1e-9)),
+    ("non_private", events.NonPrivate(reason="raw")),
+    ("matrix", events.SymmetricMatrixGaussian(noise_stddev=2.0, dim=3,
+                                              frobenius_sensitivity=1.5)),
+    ("matrix_tree", SymmetricMatrixGaussianTree(noise_stddev=2.0, dim=3,
+                                                frobenius_sensitivity=1.5, capacity=8)),
+    ("interval", IntervalRelease(scales=(1.0, 0.5), l1_sensitivities=(0.5, 0.25),
+                                 counts=(2, 4))),
+    ("sampled_add_remove", _sampled("add_or_remove_one")),
+    ("sampled_replace", _sampled("replace_one")),
+    ("self_composed_sampled_replace",
+     events.SelfComposed(event=_sampled("replace_one"), count=3)),
+    ("composed_sampled_add_remove",
+     events.Composed(events=(events.Laplace(scale=1.0), _sampled("add_or_remove_one")))),
+    ("self_composed_k_ary_rr",
+     events.SelfComposed(event=events.RandomizedResponse(epsilon=0.3, num_buckets=3),
+                         count=2)),
+    ("dp_gaussian", dp_accounting.GaussianDpEvent(2.0)),
+    ("dp_sampled", dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(1.0))),
+    ("dp_unsupported", dp_accounting.UnsupportedDpEvent()),
+    ("not_an_event", _Unregistered()),
+    ("an_int", 5),
+    ("self_composed_unregistered", events.SelfComposed(event=_frozen_unregistered(), count=2)),
+    ("composed_unregistered", events.Composed(events=(events.Laplace(scale=1.0),
+                                                      _frozen_unregistered()))),
+]
+
+#: Which cases no accountant supports, and which only one relation family does.
+_NEVER = {"dp_unsupported", "not_an_event", "an_int", "self_composed_unregistered",
+          "composed_unregistered"}
+_ADD_REMOVE_ONLY = {"sampled_add_remove", "composed_sampled_add_remove"}
+_REPLACE_ONLY = {"k_ary_rr", "sampled_replace", "self_composed_sampled_replace",
+                 "self_composed_k_ary_rr"}
+
+
+def _spend_accepts(relation: NeighboringRelation, event) -> bool:
+    try:
+        Accountant(neighboring_relation=relation).spend(event)
+    except (UnsupportedEventError, TypeError, ValueError):
+        return False
+    return True
+
+
+@pytest.mark.parametrize("relation", list(NeighboringRelation), ids=lambda r: r.value)
+@pytest.mark.parametrize("name, event", SUPPORT_CASES, ids=[n for n, _ in SUPPORT_CASES])
+def test_supports_is_exactly_what_spend_accepts_and_charges_nothing(
+    relation: NeighboringRelation, name: str, event
+) -> None:
+    accountant = Accountant(neighboring_relation=relation)
+    accountant.spend(events.Laplace(scale=2.0))
+    before = snapshot(accountant)
+    supported = accountant.supports(event)
+    assert_unchanged(accountant, before)
+    assert accountant.get_epsilon(0.0) == 0.5
+    assert supported is _spend_accepts(relation, event)
+    add_remove = relation is NeighboringRelation.ADD_OR_REMOVE_ONE
+    expected = not (name in _NEVER or (name in _ADD_REMOVE_ONLY and not add_remove)
+                    or (name in _REPLACE_ONLY and add_remove))
+    assert supported is expected
+
+
+def test_a_nested_event_without_a_handler_is_refused_when_charged() -> None:
+    # Before supports existed, spend checked the outer type only: a SelfComposed of an
+    # unregistered event was accepted and every later query raised.
+    accountant = Accountant()
+    before = snapshot(accountant)
+    for event in (events.SelfComposed(event=_frozen_unregistered(), count=2),
+                  events.Composed(events=(_frozen_unregistered(),))):
+        with pytest.raises(UnsupportedEventError, match="no accountant handler for Unregistered"):
+            accountant.spend(event)
+    assert_unchanged(accountant, before)
+    assert accountant.get_epsilon(0.0) == 0.0
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    st.sampled_from([events.Laplace(scale=2.0), events.Gaussian(noise_multiplier=3.0),
+                     _sampled("replace_one")]),
+    st.integers(min_value=1, max_value=40),
+)
+def test_compose_count_is_count_spends(event, count: int) -> None:
+    composed = Accountant(neighboring_relation="replace_one", pld_discretization=COARSE)
+    assert composed.compose(event, count) is composed  # chains, as in dp-accounting
+    spent = Accountant(neighboring_relation="replace_one", pld_discretization=COARSE)
+    for _ in range(count):
+        spent.spend(event)
+    for delta in (0.0, 1e-6):
+        assert composed.routes(delta) == pytest.approx(spent.routes(delta), rel=1e-9)
+    assert len(composed.charges) == 1  # one charge, whatever the count
+
+
+def test_compose_defaults_to_one_release_and_accepts_dp_accounting_events() -> None:
+    acc = Accountant(neighboring_relation="add_or_remove_one")
+    acc.compose(events.Laplace(scale=2.0)).compose(events.Laplace(scale=2.0))
+    assert acc.get_epsilon(0.0) == 1.0
+    step = dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(1.1))
+    ours = Accountant(neighboring_relation="add_or_remove_one").compose(step, 100)
+    theirs = Accountant(neighboring_relation="add_or_remove_one")
+    theirs.spend(dp_accounting.SelfComposedDpEvent(step, 100))
+    assert ours.get_epsilon(1e-5) == theirs.get_epsilon(1e-5)
+
+
+@pytest.mark.parametrize("count, error, match", [
+    (0, ValueError, r"`count` must be >= 1, got 0"),
+    (-3, ValueError, r"`count` must be >= 1, got -3"),
+    (1.0, TypeError, r"`count` must be an integer, got float"),
+    (True, TypeError, r"`count` must be an integer, got bool"),
+    ("2", TypeError, r"`count` must be an integer, got str"),
+    (10**6 + 1, ValueError, r"`count` must be <= MAX_COUNT"),
+])
+def test_compose_validates_count_and_changes_nothing(count, error, match) -> None:
+    acc = Accountant()
+    acc.compose(events.Laplace(scale=4.0))
+    before = snapshot(acc)
+    with pytest.raises(error, match=match):
+        acc.compose(events.Laplace(scale=4.0), count)
+    assert_unchanged(acc, before)
+
+
+def test_compose_refuses_what_spend_refuses_and_changes_nothing() -> None:
+    keyed = Accountant(disjoint=("agent",))
+    with pytest.raises(ValueError, match=r"`compose` charges without a key.*spend"):
+        keyed.compose(events.Laplace(scale=1.0))
+    assert keyed.get_epsilon(0.0) == 0.0
+    acc = Accountant(budget=PureDP(1.0))
+    acc.compose(events.Laplace(scale=2.0))
+    before = snapshot(acc)
+    with pytest.raises(BudgetExceededError):
+        acc.compose(events.Laplace(scale=2.0), 2)
+    with pytest.raises(UnsupportedEventError):
+        acc.compose(_sampled("add_or_remove_one"), 2)  # replace_one_reward accountant
+    assert_unchanged(acc, before)
+    assert acc.compose(events.Laplace(scale=2.0)).get_epsilon(0.0) == 1.0  # exactly the budget
+
+
+@pytest.mark.parametrize("query", ["get_epsilon", "routes", "tightest", "lower_bound",
+                                   "bracket"])
+def test_target_delta_is_required(query: str) -> None:
+    # A default of delta = 0 silently answered inf on any Gaussian ledger.
+    acc = Accountant().compose(events.Gaussian(noise_multiplier=2.0))
+    with pytest.raises(TypeError, match="target_delta"):
+        getattr(acc, query)()
+    with pytest.raises(TypeError, match="target_delta"):
+        getattr(acc, query)(where=None)
+    assert math.isfinite(acc.get_epsilon(1e-6))
+    with pytest.raises(TypeError, match="target_epsilon"):
+        acc.get_delta()  # type: ignore[call-arg]

@@ -124,7 +124,7 @@ def test_cell_ceiling_counts_per_cell_and_label_equality_as_queries_do():
         accountant.spend_many(half, keys={"agent": [5, 5, 5]})
     assert accountant.routes(1e-5)["pure"] == MAX_COUNT
     # Without a parallel level every charge is one cell.
-    user = Accountant(relation="user_at_all_agents", disjoint=("agent",))
+    user = Accountant(neighboring_relation="user_at_all_agents", disjoint=("agent",))
     user.spend(half, key={"agent": 0})
     user.spend(half, key={"agent": 1})
     with pytest.raises(ResourceLimitError):

@@ -16,7 +16,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "feducb.toml"
 
 LAPLACE_AGENTS = """
 title = "ten agents"
-relation = "{relation}"
+neighboring_relation = "{relation}"
 disjoint = ["agent"]
 target_delta = 1e-6
 
@@ -54,6 +54,23 @@ def test_disjoint_agents_compose_in_parallel_and_shared_user_k_fold(tmp_path):
     assert shared["verdict"] == "holds"
 
 
+def test_a_file_with_the_former_relation_key_still_loads(tmp_path):
+    # Deployment files written before dp-accounting's name `neighboring_relation` was
+    # adopted say `relation`: they load to the same deployment and the same report.
+    new = LAPLACE_AGENTS.format(relation="user_at_all_agents")
+    old = new.replace("neighboring_relation = ", "relation = ")
+    assert old != new
+    loaded_old = load_deployment(_write(tmp_path, old))
+    assert loaded_old.neighboring_relation == "user_at_all_agents"
+    report_old = budget_report(loaded_old)
+    report_new = budget_report(load_deployment(_write(tmp_path, new)))
+    assert report_old == report_new
+    assert report_new["neighboring_relation"] == "user_at_all_agents"
+    both = new.replace("neighboring_relation = ", "relation = 'replace_one'\nneighboring_relation = ")
+    with pytest.raises(DataFormatError, match="not both"):
+        load_deployment(_write(tmp_path, both))
+
+
 def test_feducb_example_reports_every_route_next_to_the_claim():
     report = budget_report(load_deployment(EXAMPLE))
     assert report["claim"] == {"epsilon": 1.0, "delta": 0.1, "source": report["claim"]["source"]}
@@ -85,8 +102,8 @@ def test_cli_account_prints_json_and_writes_markdown(tmp_path, capsys):
          "no labels for the disjoint level"),
         ("target_delta = 1.5\n[[release]]\nevent = 'Laplace'\nper = { agent = 1 }\nscale = 1.0\n",
          "`target_delta` must be in"),
-        ("relation = 'nope'\n[[release]]\nevent = 'Laplace'\nper = { agent = 1 }\nscale = 1.0\n",
-         "`relation` must be one of"),
+        ("neighboring_relation = 'nope'\n[[release]]\nevent = 'Laplace'\nper = { agent = 1 }\nscale = 1.0\n",
+         "`neighboring_relation` must be one of"),
         ("bogus = 1\n", "unknown key"),
         ("title = 'x'\n", "at least one"),
         ("[calibration.c]\nfunction = 'nope'\n", "unknown function"),
@@ -117,7 +134,7 @@ def test_account_decides_with_the_one_verdict_rule_and_gates_ci(tmp_path, capsys
     # One Laplace release of scale 1 is exactly 1-DP at delta = 0 (pure route and the
     # lower bracket agree): a claim of 0.5 is violated on that exact value and `account`
     # exits 1; a claim of 1 holds and exits 0.
-    text = ("title = 'one release'\nrelation = 'replace_one_reward'\n"
+    text = ("title = 'one release'\nneighboring_relation = 'replace_one_reward'\n"
             "[claim]\nepsilon = {claim}\ndelta = 0.0\n"
             "[[release]]\nevent = 'Laplace'\nper = {{ agent = 1 }}\nscale = 1.0\nl1_sensitivity = 1.0\n")
     violated = _write(tmp_path, text.format(claim=0.5))

@@ -161,7 +161,7 @@ def test_to_dp_event_raises_where_none_exists(event, why: str) -> None:
 
 def test_accountant_refuses_a_sampled_event_of_the_other_relation() -> None:
     step = PoissonSampled(event=events.Gaussian(noise_multiplier=1.0), sampling_rate=0.1)
-    accountant = Accountant(relation="replace_one")
+    accountant = Accountant(neighboring_relation="replace_one")
     with pytest.raises(UnsupportedEventError, match="add_or_remove_one"):
         accountant.spend(events.SelfComposed(event=step, count=3))
     assert len(accountant.charges) == 0
@@ -174,7 +174,7 @@ GRID = 1e-3
 
 def _replay(ledger, relation) -> tuple[Accountant, object, object]:
     """Our accountant, dp-accounting's PLD and RDP accountants after the same ledger."""
-    ours = Accountant(relation=relation.name.lower(), pld_discretization=GRID)
+    ours = Accountant(neighboring_relation=relation.name.lower(), pld_discretization=GRID)
     pld = pld_privacy_accountant.PLDAccountant(relation, value_discretization_interval=GRID)
     rdp = rdp_privacy_accountant.RdpAccountant(neighboring_relation=relation)
     for event, count in ledger:
@@ -261,7 +261,7 @@ def test_round_trip_property(noise: float, rate: float, count: int, relation: st
 
 
 def test_structured_accountant_takes_dp_events_with_keys() -> None:
-    accountant = Accountant(relation="add_or_remove_one", disjoint=("agent",))
+    accountant = Accountant(neighboring_relation="add_or_remove_one", disjoint=("agent",))
     laplace = dp_accounting.LaplaceDpEvent(2.0)
     accountant.spend(dp_accounting.ComposedDpEvent([laplace, laplace]), key={"agent": 0})
     accountant.spend_many(laplace, keys={"agent": [0, 1, 2]})
@@ -286,9 +286,9 @@ def test_k_ary_randomized_response_matches_dp_accounting_published_value() -> No
         neighboring_relation="replace_one",
     )
     assert event.epsilon == pytest.approx(1.0, rel=1e-12)
-    accountant = Accountant(relation="replace_one")
+    accountant = Accountant(neighboring_relation="replace_one")
     accountant.spend(events.SelfComposed(event=event, count=5))
-    binary = Accountant(relation="replace_one")
+    binary = Accountant(neighboring_relation="replace_one")
     binary.spend(events.SelfComposed(event=events.RandomizedResponse(epsilon=1.0), count=5))
     assert accountant.get_delta(1.0) < binary.get_delta(1.0)  # 4 answers leak less
     assert accountant.get_epsilon(0.0) == pytest.approx(5.0)
@@ -303,7 +303,7 @@ def test_dp_accounting_pld_ignores_the_count_of_randomized_response() -> None:
     event = dp_accounting.RandomizedResponseDpEvent(0.5, 2)  # ε = log 3
     theirs = pld_privacy_accountant.PLDAccountant(REPLACE)
     theirs.compose(event, 2)
-    ours = Accountant(relation="replace_one")
+    ours = Accountant(neighboring_relation="replace_one")
     ours.spend(dp_accounting.SelfComposedDpEvent(event, 2))
     assert theirs.get_epsilon(1e-6) == pytest.approx(math.log(3.0), abs=1e-3)
     assert ours.get_epsilon(1e-6) == pytest.approx(2 * math.log(3.0), abs=1e-3)
@@ -311,7 +311,7 @@ def test_dp_accounting_pld_ignores_the_count_of_randomized_response() -> None:
 
 
 def test_k_ary_randomized_response_needs_a_replace_relation() -> None:
-    accountant = Accountant(relation="add_or_remove_one")
+    accountant = Accountant(neighboring_relation="add_or_remove_one")
     with pytest.raises(UnsupportedEventError, match="num_buckets"):
         accountant.spend(events.RandomizedResponse(epsilon=1.0, num_buckets=3))
     accountant.spend(events.RandomizedResponse(epsilon=1.0))  # binary: any relation

@@ -109,6 +109,16 @@ def test_bad_message_index_raises(message, error, match):
 
 def test_non_interval_events_and_bad_delta_are_rejected():
     with pytest.raises(TypeError, match="`event` must be an IntervalRelease"):
-        interval_message_costs(events.Laplace(scale=1.0, l1_sensitivity=1.0))
+        interval_message_costs(events.Laplace(scale=1.0, l1_sensitivity=1.0), 0.0)
     with pytest.raises(ValueError, match="target_delta"):
         interval_message_costs(make_interval_release(0.5, 9, theta=1.1), 1.5)
+
+
+def test_target_delta_is_required():
+    # No silent delta = 0 (issue 21): the per-message costs name their delta.
+    event = make_interval_release(0.5, 9, rule="fixed")
+    with pytest.raises(TypeError, match="target_delta"):
+        interval_message_costs(event)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="target_delta"):
+        worst_interval_message(event)  # type: ignore[call-arg]
+    assert worst_interval_message(event, 0.0).epsilon == 2.0

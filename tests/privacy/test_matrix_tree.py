@@ -31,7 +31,7 @@ def _rngs(shape, seed=0):
 
 
 def _accountant(**kwargs):
-    return Accountant(relation="replace_one_context_reward", disjoint=("trial", "agent"), **kwargs)
+    return Accountant(neighboring_relation="replace_one_context_reward", disjoint=("trial", "agent"), **kwargs)
 
 
 def _privatizer(*, shape=(2, 3), dim=2, capacity=8, sigma=1.5, shift=0.0, accountant=None, seed=0):
@@ -144,7 +144,7 @@ def test_accountant_is_charged_when_the_privatizer_opens():
     # μ = √4 · 2√2 / (√2 · 2) = 2 for a record in the 4 nodes of an 8-leaf tree
     assert matrix_tree_gdp(privatizer.event) == pytest.approx(2.0)
     tight = Accountant(
-        relation="replace_one_context_reward", disjoint=("trial", "agent"),
+        neighboring_relation="replace_one_context_reward", disjoint=("trial", "agent"),
         budget=ApproxDP(0.5, 1e-6),
     )
     with pytest.raises(BudgetExceededError):

@@ -19,14 +19,14 @@ def test_parse_relation_round_trips(relation: NeighboringRelation) -> None:
 @pytest.mark.parametrize("bad", ["replace-one", "", "user", 3])
 def test_parse_relation_rejects_unknown_names(bad: object) -> None:
     with pytest.raises(
-        ValueError, match=r"`relation` must be one of .*replace_one_reward"
+        ValueError, match=r"`neighboring_relation` must be one of .*replace_one_reward"
     ):
         parse_relation(bad)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("relation", list(NeighboringRelation))
 def test_accountant_accepts_every_relation(relation: NeighboringRelation) -> None:
-    assert Accountant(relation=relation.value).relation is relation
+    assert Accountant(neighboring_relation=relation.value).neighboring_relation is relation
 
 
 def test_user_at_all_agents_composes_agents_sequentially() -> None:
@@ -35,7 +35,7 @@ def test_user_at_all_agents_composes_agents_sequentially() -> None:
     # user gives basic 1.0 at delta = 0 and the PLD value 0.99898 at delta = 1e-6
     # (anchors_accounting.md §1.5 (a)).
     disjoint = Accountant(disjoint=("agent",))
-    shared = Accountant(relation="user_at_all_agents", disjoint=("agent",))
+    shared = Accountant(neighboring_relation="user_at_all_agents", disjoint=("agent",))
     for agent in range(10):
         disjoint.spend(events.Laplace(scale=10.0), key={"agent": agent})
         shared.spend(events.Laplace(scale=10.0), key={"agent": agent})
@@ -47,7 +47,7 @@ def test_user_at_all_agents_composes_agents_sequentially() -> None:
 
 def test_accountant_default_relation_is_the_papers() -> None:
     # Zhu et al. 2021, Definition 1: adjacent streams differ at one t.
-    assert Accountant().relation is NeighboringRelation.REPLACE_ONE_REWARD
-    assert Accountant(relation="add_or_remove_one").relation is (
+    assert Accountant().neighboring_relation is NeighboringRelation.REPLACE_ONE_REWARD
+    assert Accountant(neighboring_relation="add_or_remove_one").neighboring_relation is (
         NeighboringRelation.ADD_OR_REMOVE_ONE
     )

@@ -48,7 +48,7 @@ def test_pld_matches_dp_accounting_published_values() -> None:
     test_poisson_subsampled_laplace (q = 0.2, b = 0.5, 3 steps: ε = 2.46964 at
     δ = 1e-14, tolerance 1e-3)."""
     gaussian = [(_sampled_gaussian(0.5, 0.2), 3)]
-    assert Accountant(relation="add_or_remove_one").get_delta(1.0) == 0.0  # empty
+    assert Accountant(neighboring_relation="add_or_remove_one").get_delta(1.0) == 0.0  # empty
     from fedpriv.privacy.accounting.routes import compose_delta
 
     assert compose_delta(gaussian, 1.0) == pytest.approx(0.15594, abs=1e-3)

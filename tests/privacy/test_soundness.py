@@ -176,18 +176,18 @@ def test_single_laplace_against_closed_form(log_eps0: float, delta: float) -> No
 
 # ------------------------------------------------------------------ issue 19 patterns
 def test_pattern1_optimal_at_delta_zero_is_the_pure_sum() -> None:
-    rr = Accountant(relation="replace_one")
+    rr = Accountant(neighboring_relation="replace_one")
     rr.spend(events.SelfComposed(event=events.RandomizedResponse(epsilon=0.01), count=10**6))
     assert rr.get_epsilon(0.0) == pytest.approx(10_000.0, rel=REL)
     assert rr.routes(0.0)["optimal"] >= 10_000.0 * (1 - REL)  # was 434.37
-    laplace = Accountant(relation="replace_one")
+    laplace = Accountant(neighboring_relation="replace_one")
     laplace.spend(events.SelfComposed(event=events.Laplace(scale=100.0), count=1500))
     assert laplace.routes(0.0)["optimal"] >= 15.0 * (1 - REL)  # was 13.50
     assert laplace.get_epsilon(0.0) == pytest.approx(15.0, rel=REL)
 
 
 def test_pattern2_get_delta_never_claims_pure_dp_where_delta_is_positive() -> None:
-    laplace = Accountant(relation="replace_one")
+    laplace = Accountant(neighboring_relation="replace_one")
     laplace.spend(events.SelfComposed(event=events.Laplace(scale=100.0), count=1500))
     # true δ(14) ≈ e^-830: below every double, so the smallest positive one
     assert laplace.get_delta(14.0) == math.ulp(0.0)
@@ -210,7 +210,7 @@ def test_pattern3_pld_round_off_is_not_signal() -> None:
     # KOV sum is its true δ.
     scale, k = 80.6869, 18935
     eps0 = 1.0 / scale
-    accountant = Accountant(relation="replace_one")
+    accountant = Accountant(neighboring_relation="replace_one")
     accountant.spend(events.SelfComposed(
         event=events.DiscreteLaplace(scale=scale, l1_sensitivity=1), count=k
     ))
@@ -225,7 +225,7 @@ def test_pattern3_pld_round_off_is_not_signal() -> None:
 
 
 def test_pattern4_lower_bound_below_upper_at_tiny_delta() -> None:
-    accountant = Accountant(relation="add_or_remove_one")
+    accountant = Accountant(neighboring_relation="add_or_remove_one")
     accountant.spend(events.SelfComposed(event=events.Laplace(scale=178.915), count=17179))
     lower, upper = accountant.bracket(1e-15)  # lower was 21.97 > upper 5.86
     assert 0.0 <= lower <= upper
@@ -236,7 +236,7 @@ def test_pattern4_lower_bound_below_upper_at_tiny_delta() -> None:
 
 def test_pattern5_large_randomized_response_lower_bound_does_not_overflow() -> None:
     k, eps0 = 700_000, 0.004
-    accountant = Accountant(relation="replace_one")
+    accountant = Accountant(neighboring_relation="replace_one")
     accountant.spend(events.SelfComposed(event=events.RandomizedResponse(epsilon=eps0), count=k))
     lower, upper = accountant.bracket(1e-6)  # lower raised OverflowError
     assert math.isfinite(lower) and 0.0 < lower <= upper

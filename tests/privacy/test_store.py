@@ -73,7 +73,7 @@ def _every_query(accountant: Accountant) -> dict:
         "where": accountant.routes(1e-5, where={"agent": 1}),
         "reasons": accountant.non_private_reasons(),
         "n_draws": accountant.n_draws,
-        "config": (accountant.relation, accountant.disjoint, accountant.sequential,
+        "config": (accountant.neighboring_relation, accountant.disjoint, accountant.sequential,
                    accountant.levels, accountant.budget, accountant.keep_draw_rows),
     }
 
@@ -101,7 +101,7 @@ def test_reopening_restores_every_route_the_ledger_and_the_configuration(
     tmp_path, keep_draw_rows
 ):
     path = tmp_path / "ledger.sqlite"
-    options = {"relation": "replace_one", "disjoint": ("agent", "arm"),
+    options = {"neighboring_relation": "replace_one", "disjoint": ("agent", "arm"),
                "sequential": ("phase",), "keep_draw_rows": keep_draw_rows}
     original = Accountant(**options, store=path)
     _charge_every_event(original)
@@ -236,12 +236,12 @@ def test_two_accountants_on_one_file_share_the_ledger_and_the_budget(tmp_path):
     first = Accountant(disjoint=("agent",), budget=PureDP(1.0), store=path)
     second = Accountant(disjoint=("agent",), budget=PureDP(1.0), store=path)
     first.spend(events.Laplace(scale=2.0), key={"agent": 0})
-    assert second.get_epsilon() == 0.5  # queries read the other writer's charge
+    assert second.get_epsilon(0.0) == 0.5  # queries read the other writer's charge
     second.spend(events.Laplace(scale=2.0), key={"agent": 0})
     assert second.would_exceed(events.Laplace(scale=2.0), key={"agent": 0})
     with pytest.raises(BudgetExceededError):
         first.spend(events.Laplace(scale=2.0), key={"agent": 0})
-    assert first.get_epsilon() == second.get_epsilon() == 1.0
+    assert first.get_epsilon(0.0) == second.get_epsilon(0.0) == 1.0
     assert first.remaining() == 0.0
     pd.testing.assert_frame_equal(first.charges, second.charges)
 
@@ -307,7 +307,7 @@ def test_four_processes_racing_for_one_budget_never_exceed_it(tmp_path):
     accepted = [output.count("accepted") for output in outputs]
     assert sum(accepted) == 16  # 16 x (1/16) fills the budget exactly; 32 were tried
     final = Accountant.open(path)
-    assert final.get_epsilon() <= RACE_BUDGET.epsilon
+    assert final.get_epsilon(0.0) <= RACE_BUDGET.epsilon
     per_worker = final.charges.groupby("worker").size().reindex(range(4), fill_value=0)
     assert per_worker.tolist() == accepted  # every accepted charge is in the ledger
     assert not list(tmp_path.glob(".ledger.sqlite.*"))  # no staging file left behind
@@ -336,6 +336,37 @@ def test_the_store_records_fedpriv_and_schema_versions(store_file):
     assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     connection.close()
+
+
+def test_a_store_written_with_the_former_relation_key_still_opens(tmp_path):
+    # Stores written before dp-accounting's name was adopted keep the relation under
+    # the meta key `relation`; they reopen with the same relation and ledger, and a
+    # store written now uses `neighboring_relation`.
+    path = tmp_path / "old.sqlite"
+    accountant = Accountant(neighboring_relation="user_at_all_agents", disjoint=("agent",),
+                            store=path)
+    for agent in range(3):
+        accountant.spend(events.Laplace(scale=10.0), key={"agent": agent})
+    expected = accountant.get_epsilon(1e-6)
+    accountant.close()
+    connection = sqlite3.connect(path)
+    meta = dict(connection.execute("SELECT key, value FROM meta"))
+    assert json.loads(meta["neighboring_relation"]) == "user_at_all_agents"
+    assert "relation" not in meta
+    with connection:  # rewrite the meta row as the former versions wrote it
+        connection.execute("UPDATE meta SET key = 'relation' WHERE key = 'neighboring_relation'")
+    connection.close()
+    reopened = Accountant.open(path)
+    assert reopened.neighboring_relation.value == "user_at_all_agents"
+    assert reopened.get_epsilon(1e-6) == expected
+    reopened.spend(events.Laplace(scale=10.0), key={"agent": 3})  # still writable
+    reopened.close()
+    same = Accountant(neighboring_relation="user_at_all_agents", disjoint=("agent",),
+                      store=path)
+    assert same.get_epsilon(1e-6) > expected
+    same.close()
+    with pytest.raises(StoreMismatchError, match="neighboring_relation"):
+        Accountant(disjoint=("agent",), store=path)
 
 
 @pytest.mark.parametrize("damage, match", [
@@ -371,8 +402,8 @@ def test_a_newer_schema_and_a_foreign_database_are_refused(store_file, tmp_path)
 def test_another_configuration_is_refused_naming_the_difference(store_file):
     with pytest.raises(StoreMismatchError, match="budget: stored None, asked PureDP"):
         Accountant(disjoint=("agent",), budget=PureDP(1.0), store=store_file)
-    with pytest.raises(StoreMismatchError, match="relation"):
-        Accountant(relation="replace_one", disjoint=("agent",), store=store_file)
+    with pytest.raises(StoreMismatchError, match="neighboring_relation"):
+        Accountant(neighboring_relation="replace_one", disjoint=("agent",), store=store_file)
     with pytest.raises(StoreMismatchError, match="sequential"):
         Accountant(disjoint=("agent",), sequential=("round",), store=store_file)
     with pytest.raises(FileNotFoundError):

@@ -163,7 +163,7 @@ def _algorithm_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
     from fedpriv.algorithms.feducb.centralized import run_feducb, run_feducb_fixed
 
     s = claim.setting_dict()
-    shared = claim.relation is NeighboringRelation.USER_AT_ALL_AGENTS
+    shared = claim.neighboring_relation is NeighboringRelation.USER_AT_ALL_AGENTS
     _, tables = _base_world({**s, "shared_users": shared})
     eps, delta = float(s["epsilon"]), float(s["delta"])
     if s["schedule"] == "fixed":
@@ -212,9 +212,10 @@ def _calibration_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
         frobenius_sensitivity=math.sqrt(2.0) * cal.l2_sensitivity,
     )
     tree = events.SelfComposed(event=node, count=tree_depth(cal.n_syncs))
-    accountant = Accountant(relation=claim.relation, disjoint=("agent",))
-    agents = (range(int(s["n_agents"])) if claim.relation is NeighboringRelation.USER_AT_ALL_AGENTS
-              else range(1))
+    shared = claim.neighboring_relation is NeighboringRelation.USER_AT_ALL_AGENTS
+    accountant = Accountant(neighboring_relation=claim.neighboring_relation,
+                            disjoint=("agent",))
+    agents = range(int(s["n_agents"])) if shared else range(1)
     for agent in agents:
         accountant.spend(tree, key={"agent": agent})
     route, epsilon = accountant.tightest(claim.claimed_delta)
@@ -575,7 +576,7 @@ def feducb_decentralized_fixed_accountant(claim: Claim) -> tuple[str, float, tup
         findings (notes) that explain it.
     """
     s = claim.setting_dict()
-    shared = claim.relation is NeighboringRelation.USER_AT_ALL_AGENTS
+    shared = claim.neighboring_relation is NeighboringRelation.USER_AT_ALL_AGENTS
     _, tables = _base_world({**s, "shared_users": shared})
     run = _fixed_run(claim, tables, seed=0)
     route, epsilon = run.accountant.tightest(claim.claimed_delta)
@@ -608,7 +609,7 @@ def feducb_fixed_mechanism(claim: Claim) -> tuple[str, float]:
         The route and ε in nats at the claimed δ.
     """
     s = claim.setting_dict()
-    shared = claim.relation is NeighboringRelation.USER_AT_ALL_AGENTS
+    shared = claim.neighboring_relation is NeighboringRelation.USER_AT_ALL_AGENTS
     _, tables = _base_world({**s, "shared_users": shared})
     if s.get("structure") == "decentralized":
         run = _fixed_run(claim, tables, seed=0)

@@ -450,7 +450,7 @@ def _claim_result(config: VerifyConfig, root, item, audit, notes) -> ClaimResult
                  ("horizon", horizon), ("epsilon", eps), ("log_base", base),
                  ("graph", "complete"), ("node_scale", scale),
                  ("released_prefixes", fed_ucb_released_prefixes(horizon, publish_final=final))),
-        relation=NeighboringRelation.REPLACE_ONE_REWARD,
+        neighboring_relation=NeighboringRelation.REPLACE_ONE_REWARD,
         claimed=PureDP(eps), source=CLAIM_SOURCE, **fed_ucb_reading(mode, base, final),
     )
     return ClaimResult(
