@@ -99,14 +99,14 @@ def audit(claim: Claim, budget, seed):
         names=names, batch_size=budget.batch_size)
 
 
-def _row(algorithm: str, source: str) -> RegisteredClaim:
+def _row(algorithm: str, source: str, note: str = "") -> RegisteredClaim:
     claim = Claim(paper=TITLE, algorithm=algorithm, mode="paper",
                   setting=tuple(SETTING.items()),
                   relation=NeighboringRelation.REPLACE_ONE_REWARD,
                   claimed=PureDP(SETTING["epsilon"]), source=source)
     return RegisteredClaim(key=f"{KEY}/{algorithm}/eps{SETTING['epsilon']:g}", claim=claim,
                            accountant=accountant, audit=audit, view=VIEW,
-                           channel="agent 0's messages to the server")
+                           channel="agent 0's messages to the server", note=note)
 
 
 def claims() -> tuple[RegisteredClaim, ...]:
@@ -114,7 +114,10 @@ def claims() -> tuple[RegisteredClaim, ...]:
     return (
         _row("private-fed-ucb", "my_algorithm.py: Laplace(1/ε) on each epoch's sum"),
         _row("leaky-fed-ucb", "my_algorithm.py, leaky=True: noise for the mean's "
-                              "sensitivity 1/n on the sum"),
+                              "sensitivity 1/n on the sum",
+             note="the accountant was told l1_sensitivity 1/n (a mean's) for a sum whose "
+                  "sensitivity is 1; it prices what it is told, the audit measures the "
+                  "release"),
     )
 
 
