@@ -193,7 +193,7 @@ def private_fed_ucb(
     # cumulative[i, k, j] = sum of rewards[i, k, :j]: an epoch's sum is one difference.
     cumulative = np.concatenate([np.zeros((n_agents, n_arms, 1)),
                                  np.cumsum(rewards, axis=2)], axis=2)
-    accountant = Accountant(relation=NeighboringRelation.REPLACE_ONE_REWARD,
+    accountant = Accountant(neighboring_relation=NeighboringRelation.REPLACE_ONE_REWARD,
                             disjoint=LEVELS, keep_draw_rows=False)
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     noise = np.empty(n_trials, dtype=object)

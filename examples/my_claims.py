@@ -102,7 +102,7 @@ def audit(claim: Claim, budget, seed):
 def _row(algorithm: str, source: str, note: str = "") -> RegisteredClaim:
     claim = Claim(paper=TITLE, algorithm=algorithm, mode="paper",
                   setting=tuple(SETTING.items()),
-                  relation=NeighboringRelation.REPLACE_ONE_REWARD,
+                  neighboring_relation=NeighboringRelation.REPLACE_ONE_REWARD,
                   claimed=PureDP(SETTING["epsilon"]), source=source)
     return RegisteredClaim(key=f"{KEY}/{algorithm}/eps{SETTING['epsilon']:g}", claim=claim,
                            accountant=accountant, audit=audit, view=VIEW,
