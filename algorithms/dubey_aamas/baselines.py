@@ -260,6 +260,11 @@ class GapRegretMixin:
         return np.cumsum(self.gaps[self.actions], axis=-1)
 
     @property
+    def final_regret(self) -> np.ndarray:
+        """Each agent's cumulative pseudo-regret at ``T``, shape (n_trials, n_agents)."""
+        return self.cumulative_regret[..., -1]
+
+    @property
     def group_regret(self) -> np.ndarray:
         """Group regret R_G(t) = Σ_v R_v(t) (eq. 2, R-h), shape (n_trials, horizon)."""
         return self.cumulative_regret.sum(axis=1)

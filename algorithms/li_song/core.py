@@ -197,12 +197,15 @@ class LiSongRun:
         Parameters of the run.
     counts : ndarray of int64, shape (n_trials, n_agents, n_arms)
         Pulls of each arm by each agent over the horizon.
-    regret : ndarray of float64, shape (n_trials,)
-        Final pseudo-regret summed over agents (global gaps).
+    total_regret : ndarray of float64, shape (n_trials,)
+        Final pseudo-regret summed over agents (global gaps); ``final_regret.sum(axis=1)``
+        up to rounding.
+    final_regret : ndarray of float64, shape (n_trials, n_agents)
+        Each agent's final pseudo-regret (global gaps): ``counts @ gaps``.
     regret_eq1 : ndarray of float64, shape (n_trials,)
         Eq. (1) with each agent's own means.
     exploitation_regret : ndarray of float64, shape (n_trials,)
-        The part of ``regret`` incurred by local exploitation during ``t_delay`` slots
+        The part of ``total_regret`` incurred by local exploitation during ``t_delay`` slots
         (``R_{D(2)}`` of App. D; 0 for CDP-MAB).
     rounds : ndarray of int64, shape (n_trials,)
         Completed communication rounds (epochs with a release); Single-MAB: the most
@@ -231,7 +234,8 @@ class LiSongRun:
     algorithm: str
     setting: dict[str, Any]
     counts: np.ndarray
-    regret: np.ndarray
+    total_regret: np.ndarray
+    final_regret: np.ndarray
     regret_eq1: np.ndarray
     exploitation_regret: np.ndarray
     rounds: np.ndarray
