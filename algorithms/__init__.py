@@ -52,12 +52,11 @@ Every ``*Run`` is an :class:`AlgorithmRun` (``algorithm``, ``final_regret``,
     Per-round pseudo-regret (``GossipRun``, where actions are kept).
 ``cumulative_regret``, shape (n_trials, n_agents, rounds)
     Running sum of ``regret`` (``GossipRun``, ``CoopRun``, ``UCBRun``).
-``regret_curve``
-    Average per-agent cumulative regret over rounds: an array (n_trials, horizon) on
-    the FedUCB family's results, a method of ``LiSongRun`` (at chosen times).
+``regret_curve``, shape (n_trials, horizon)
+    Average per-agent cumulative regret after each round (the FedUCB family's results).
 ``group_regret``, ``total_regret``
-    Summed over agents: the AAMAS paper's ``R_G(t)`` (n_trials, horizon); Li & Song's
-    final total (n_trials,).
+    Summed over agents: the AAMAS paper's ``R_G(t)``, shape (n_trials, horizon); Li &
+    Song's final total, shape (n_trials,), and ``total_regret_at(times)`` between.
 """
 
 from __future__ import annotations

@@ -227,7 +227,7 @@ class LiSongRun:
         action segment (trial, agent, start, stop, kind, arms; round-robin over ``arms``
         for exploration), see :meth:`actions_array`.
     checkpoint_times, checkpoint_regret : ndarray, shape (n_checkpoints, n_trials, n_units)
-        Cumulative regret at phase ends, for :meth:`regret_curve`.
+        Cumulative regret at phase ends, for :meth:`total_regret_at`.
     seed_entropy : int
     """
 
@@ -252,8 +252,8 @@ class LiSongRun:
     checkpoint_regret: np.ndarray
     seed_entropy: int
 
-    def regret_curve(self, times: Any) -> np.ndarray:
-        """Cumulative regret at ``times`` (slots), shape (n_trials, len(times)).
+    def total_regret_at(self, times: Any) -> np.ndarray:
+        """``total_regret`` (summed over agents) at ``times`` (slots), (n_trials, len(times)).
 
         Linear between phase ends (exact for exploitation and commit phases, and at
         every ``|I|``-th slot of an exploration epoch).

@@ -140,7 +140,7 @@ def test_regret_is_counts_times_gaps() -> None:
     run = run_cdp_mab(env, horizon=7_777, epsilon=0.3, n_trials=3, seed=4)
     assert (run.counts.sum(axis=(1, 2)) == 5 * 7_777).all()
     np.testing.assert_allclose(run.total_regret, np.einsum("jak,k->j", run.counts, env.gaps))
-    curve = run.regret_curve([0, 7_777])
+    curve = run.total_regret_at([0, 7_777])
     np.testing.assert_allclose(curve[:, 1], run.total_regret)
     assert run.final_regret.shape == (3, 5)
     np.testing.assert_allclose(run.final_regret, np.einsum("jak,k->ja", run.counts, env.gaps))

@@ -84,7 +84,7 @@ class _Figure:
 
     def add(self, label: str, run: Any, **extra: Any) -> None:
         self.rows.extend(_rows(label, run, extra))
-        curve = run.regret_curve(self.times)
+        curve = run.total_regret_at(self.times)
         self.curves[label] = curve / run.setting["n_agents"] if self.per_agent else curve
 
     def frame(self) -> pd.DataFrame:
