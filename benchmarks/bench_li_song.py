@@ -124,7 +124,8 @@ def main() -> None:
           f"fedpriv {seconds:.2f} s, per-pull numpy loop (anchor) {anchor_s:.2f} s, "
           f"ratio {seconds / anchor_s:.2f} (target <= 2); entry-by-entry read (before) "
           f"{before_s:.2f} s, ratio {before_s / anchor_s:.2f}, same regret bit for bit: "
-          f"{np.array_equal(before.regret, run.regret)}; regret {run.regret.mean():.0f} "
+          f"{np.array_equal(before.total_regret, run.total_regret)}; "
+          f"regret {run.total_regret.mean():.0f} "
           f"vs anchor {anchor_regret.mean():.0f}; rounds {run.rounds.mean():.1f}")
     ddp = lambda: run_ddp_mab(env, make_graph("ring", 50), horizon=args.horizon,  # noqa: E731
                               epsilon=0.1, n_trials=args.trials, seed=args.seed)
@@ -133,7 +134,7 @@ def main() -> None:
     agent_rounds = args.trials * env.n_agents * args.horizon
     print(f"ddp-mab ring (eps=0.1): {seconds:.2f} s, "
           f"{agent_rounds / seconds / 1e6:.2f} M agent-rounds/s, "
-          f"rounds {run.rounds.mean():.1f}, regret {run.regret.mean():.0f}")
+          f"rounds {run.rounds.mean():.1f}, regret {run.total_regret.mean():.0f}")
 
 
 if __name__ == "__main__":

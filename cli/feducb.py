@@ -137,7 +137,7 @@ def _execute(args: argparse.Namespace) -> FedUCBRun:
         lam = args.regularizer
         threshold = _threshold(args, lam / args.agents, lam / args.agents)
         return run_feducb_nonprivate(tables, threshold=threshold, regularizer=lam, **common)
-    privacy = {"epsilon": args.epsilon, "delta": args.delta, "calibration": args.calibration,
+    privacy = {"epsilon": args.epsilon, "delta": args.delta, "mode": args.calibration,
                "secure_noise": getattr(args, "secure_noise", False)}
     if variant == "feducb-fixed":
         return run_feducb_fixed(tables, sync_every=args.sync_every, **privacy, **common)

@@ -151,20 +151,20 @@ def _run(args: argparse.Namespace) -> int:
     if name in ("cdp-mab", "ce-cdp-mab"):
         run = run_cdp_mab(env, participation_rate=args.participation, c1=args.c1,
                           n_rounds=getattr(args, "rounds", None), gap=getattr(args, "gap", None),
-                          schedule=getattr(args, "schedule", "paper"), **common)
+                          mode=getattr(args, "schedule", "paper"), **common)
     elif name == "ddp-mab":
         graph = make_graph(args.graph, env.n_agents,
                            p=args.edge_p if args.graph == "erdos_renyi" else None,
                            rng=stream_rng(root, trial=0, stream=Stream.NETWORK))
         run = run_ddp_mab(env, graph, c2=args.c2, cost_model=args.cost_model,
                           delay_convention=args.delay_convention, n_rounds=args.rounds,
-                          gap=args.gap, schedule=args.schedule, **common)
+                          gap=args.gap, mode=args.schedule, **common)
     elif name == "hdp-mab":
         comps = table_ii_components(args.case, rng=stream_rng(root, trial=0,
                                                               stream=Stream.NETWORK))
         run = run_hdp_mab(env, comps, c1=args.c1, c2=args.c2, cost_model=args.cost_model,
                           aggregation=args.aggregation, delay_convention=args.delay_convention,
-                          n_rounds=args.rounds, gap=args.gap, schedule=args.schedule, **common)
+                          n_rounds=args.rounds, gap=args.gap, mode=args.schedule, **common)
     else:
         run = run_single_mab(env, **common)
     seconds = time.perf_counter() - started
@@ -218,8 +218,8 @@ def run_record(run: Any, *, seconds: float, seed: int) -> dict[str, Any]:
     return {
         "algorithm": run.algorithm,
         "setting": setting,
-        "regret": _stats(run.regret),
-        "regret_per_agent": _stats(run.regret / m),
+        "regret": _stats(run.total_regret),
+        "regret_per_agent": _stats(run.total_regret / m),
         "regret_eq1": _stats(run.regret_eq1),
         "exploitation_regret": _stats(run.exploitation_regret),
         "seconds": seconds,

@@ -165,13 +165,13 @@ def _run(args: argparse.Namespace) -> int:
         run = run_feducb_decentralized(
             tables, graph, gamma=args.gamma, epsilon=args.epsilon, delta=args.delta,
             schedule=args.schedule, sync_every=sync_every, threshold=args.threshold,
-            calibration=args.calibration, beta=args.beta, beta_value=args.beta_value,
+            mode=args.calibration, beta=args.beta, beta_value=args.beta_value,
             respond=args.respond, on_capacity=args.on_capacity, seed=root,
             secure_noise=getattr(args, "secure_noise", False),
         )
     elif name == "linucb-independent-private":
         run = run_linucb_independent_private(
-            tables, epsilon=args.epsilon, delta=args.delta, calibration=args.calibration,
+            tables, epsilon=args.epsilon, delta=args.delta, mode=args.calibration,
             beta=args.beta, beta_value=args.beta_value, seed=root,
         )
     elif name == "linucb-pooled":

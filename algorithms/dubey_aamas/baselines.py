@@ -260,6 +260,11 @@ class GapRegretMixin:
         return np.cumsum(self.gaps[self.actions], axis=-1)
 
     @property
+    def final_regret(self) -> np.ndarray:
+        """Each agent's cumulative pseudo-regret at ``T``, shape (n_trials, n_agents)."""
+        return self.cumulative_regret[..., -1]
+
+    @property
     def group_regret(self) -> np.ndarray:
         """Group regret R_G(t) = Σ_v R_v(t) (eq. 2, R-h), shape (n_trials, horizon)."""
         return self.cumulative_regret.sum(axis=1)
@@ -281,7 +286,8 @@ class UCBRun(GapRegretMixin):
         DP-UCB-INT's releases (keys trial, agent, arm).
     release_counts : ndarray of int64, shape (n_trials, n_agents, n_arms)
         Distinct noisy releases per stream (zeros for UCB1).
-    settings : dict
+    setting : dict
+        Parameters of the run.
     seed_entropy : int
     """
 
@@ -291,7 +297,7 @@ class UCBRun(GapRegretMixin):
     gaps: np.ndarray
     accountant: Accountant | None
     release_counts: np.ndarray
-    settings: dict
+    setting: dict
     seed_entropy: int
 
 
@@ -383,7 +389,7 @@ def run_ucb1(
     return UCBRun(
         algorithm="ucb1", actions=actions, rewards=rewards, gaps=env.gaps, accountant=None,
         release_counts=np.zeros((B, M, K), dtype=np.int64),
-        settings={"log_time": log_time}, seed_entropy=int(root.entropy),
+        setting={"log_time": log_time}, seed_entropy=int(root.entropy),
     )
 
 
@@ -482,7 +488,7 @@ def run_dp_ucb_int(
     return UCBRun(
         algorithm="dp-ucb-int", actions=actions, rewards=rewards, gaps=env.gaps,
         accountant=accountant, release_counts=released_n // f,
-        settings={"epsilon": epsilon, "theta": theta, "rule": rule, "interval": f,
+        setting={"epsilon": epsilon, "theta": theta, "rule": rule, "interval": f,
                   "index_update": index_update},
         seed_entropy=int(root.entropy),
     )

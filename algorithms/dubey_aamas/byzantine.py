@@ -262,7 +262,7 @@ def run_byzantine_coop_ucb(
         algorithm="byzantine-coop-ucb", actions=actions, rewards=rewards, gaps=env.gaps,
         accountant=accountant, release_counts=np.zeros((B, M, K), dtype=np.int64),
         schedule=schedule, transmissions=transmissions, deliveries=deliveries,
-        settings={"gamma": schedule.gamma, "contamination": contamination.rate,
+        setting={"gamma": schedule.gamma, "contamination": contamination.rate,
                   "assumed_contamination": assumed, "kind": contamination.kind,
                   "n_byzantine": int(byzantine.sum()), "confidence_exponent": exponent,
                   "sigma": sigma, "c1": c1, "c2": c2, "normalization": normalization,

@@ -182,7 +182,8 @@ class CoopRun(GapRegretMixin):
         included: ``horizon × Σ_u transmissions[u]``); communication cost.
     deliveries : int
         Messages received (first receipts) per trial within the horizon.
-    settings : dict
+    setting : dict
+        Parameters of the run.
     transcript : Transcript or None
     seed_entropy : int
     """
@@ -196,7 +197,7 @@ class CoopRun(GapRegretMixin):
     schedule: FloodingSchedule
     transmissions: int
     deliveries: int
-    settings: dict
+    setting: dict
     transcript: Transcript | None
     seed_entropy: int
 
@@ -315,7 +316,7 @@ def _simulate(
         actions=actions, rewards=rewards, gaps=env.gaps, accountant=accountant,
         release_counts=released_n // f if private else np.zeros((B, M, K), dtype=np.int64),
         schedule=schedule, transmissions=transmissions, deliveries=deliveries,
-        settings=settings, transcript=transcript, seed_entropy=int(root.entropy),
+        setting=settings, transcript=transcript, seed_entropy=int(root.entropy),
     )
 
 

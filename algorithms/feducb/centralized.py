@@ -214,7 +214,7 @@ def _configure(
         raise ValueError(f"`on_capacity` must be one of {ON_CAPACITY}, got {on_capacity!r}.")
     if calibration not in PRIVATIZER_CALIBRATIONS:
         raise ValueError(
-            f"`calibration` must be one of {PRIVATIZER_CALIBRATIONS}, got {calibration!r}."
+            f"`mode` must be one of {PRIVATIZER_CALIBRATIONS}, got {calibration!r}."
         )
     side = check_int_at_least("side", side, 0)
     if fixed:
@@ -271,7 +271,7 @@ def run_feducb(
     epsilon: float,
     delta: float,
     threshold: float | None = None,
-    calibration: str = "paper",
+    mode: str = "paper",
     beta: str = "H",
     beta_value: float | None = None,
     n_syncs: int | None = None,
@@ -280,7 +280,6 @@ def run_feducb(
     on_capacity: str = "raise",
     record: bool = False,
     seed: int | np.random.SeedSequence = 0,
-    side: int = 0,
     secure_noise: bool = False,
 ) -> FedUCBRun:
     """Private centralized FedUCB (Alg. 1 + Alg. 2) on every trial of ``tables``.
@@ -290,14 +289,16 @@ def run_feducb(
     tables : LinearBanditTables
         The worlds (contexts, rewards, θ*) of ``n_trials`` trials.
     epsilon, delta : float
-        The claim; the Privatizer's noise is calibrated from it (``calibration``).
+        The claim; the Privatizer's noise is calibrated from it (``mode``).
     threshold : float, optional
         ``D`` >= 0 of the log-det test; None is Theorem 1's value
         (:func:`fedpriv.algorithms.feducb.sync.recommended_threshold`). See
         :func:`~fedpriv.algorithms.feducb.sync.threshold_for_syncs` for a target number of
         syncs; ``0`` syncs every round.
-    calibration : {"paper", "corrected", "exact"}
-        Noise calibration (:mod:`fedpriv.privacy.mechanisms.matrix_tree`).
+    mode : {"paper", "corrected", "exact"}
+        The Privatizer's noise calibration: Alg. 2 line 5 as written, its two errors
+        corrected, or the smallest σ the exact accountant allows
+        (:mod:`fedpriv.privacy.mechanisms.matrix_tree`).
     beta : {"H", "P", "tuned"}
         Prop. 2's β with the privacy terms of the full text [H] or of the NeurIPS
         text [P], or the constant ``beta_value``.
@@ -317,9 +318,8 @@ def run_feducb(
     record : bool
         Keep the transcript (:class:`FedUCBTranscript`).
     seed : int or SeedSequence
-        Root of the privacy-noise streams ``(trial, side, agent, Stream.NOISE)``.
-    side : int
-        0 for the world D, 1 for D' in an audit (fresh noise streams).
+        Root of the privacy-noise streams ``(trial, 0, agent, Stream.NOISE)`` (an audit's
+        second world: :func:`fedpriv.algorithms.feducb.worlds.run_in_world`).
     secure_noise : bool
         Exact integer noise on a grid for the Privatizer (``secure=True`` of
         :class:`~fedpriv.privacy.mechanisms.matrix_tree.MatrixTreePrivatizer`, same σ_N); charged
@@ -337,13 +337,22 @@ def run_feducb(
     CapacityExceededError
         See ``on_capacity``.
     """
-    return _run(
-        tables, private=True, fixed=False, epsilon=epsilon, delta=delta, threshold=threshold,
-        sync_every=None, calibration=calibration, beta=beta, beta_value=beta_value,
-        n_syncs=n_syncs, regularizer=1.0, failure_probability=failure_probability,
-        literal_d_factor=literal_d_factor, on_capacity=on_capacity, record=record,
-        seed=seed, side=side, secure_noise=secure_noise,
+    return _private_run(
+        tables, side=0, fixed=False, epsilon=epsilon, delta=delta, threshold=threshold,
+        mode=mode, beta=beta, beta_value=beta_value, n_syncs=n_syncs,
+        failure_probability=failure_probability, literal_d_factor=literal_d_factor,
+        on_capacity=on_capacity, record=record, seed=seed, secure_noise=secure_noise,
     )
+
+
+def _private_run(tables: LinearBanditTables, *, side: int, fixed: bool, mode: str,
+                 sync_every: int | None = None, threshold: float | None = None,
+                 n_syncs: int | None = None, on_capacity: str = "raise",
+                 **options: Any) -> FedUCBRun:
+    """:func:`run_feducb` or (``fixed``) ``_fixed`` with its noise at ``side`` (worlds.py)."""
+    return _run(tables, private=True, fixed=fixed, threshold=threshold, sync_every=sync_every,
+                calibration=mode, n_syncs=n_syncs, regularizer=1.0, on_capacity=on_capacity,
+                side=side, **options)
 
 
 def run_feducb_fixed(
@@ -352,14 +361,13 @@ def run_feducb_fixed(
     epsilon: float,
     delta: float,
     sync_every: int,
-    calibration: str = "paper",
+    mode: str = "paper",
     beta: str = "H",
     beta_value: float | None = None,
     failure_probability: float = 0.1,
     literal_d_factor: bool = False,
     record: bool = False,
     seed: int | np.random.SeedSequence = 0,
-    side: int = 0,
     secure_noise: bool = False,
 ) -> FedUCBRun:
     """FedUCB with a data-independent schedule: sync at the end of rounds ``B-1, 2B-1, ...``.
@@ -381,11 +389,13 @@ def run_feducb_fixed(
         The worlds (contexts, rewards, θ*) of ``n_trials`` trials.
     epsilon, delta : float
         The claim (ε in nats > 0, δ in (0, 1)); the Privatizer's noise is calibrated
-        from it (``calibration``).
+        from it (``mode``).
     sync_every : int
         ``B`` >= 1: every agent syncs at the end of rounds ``B-1, 2B-1, ...``.
-    calibration : {"paper", "corrected", "exact"}
-        Noise calibration (:mod:`fedpriv.privacy.mechanisms.matrix_tree`).
+    mode : {"paper", "corrected", "exact"}
+        The Privatizer's noise calibration: Alg. 2 line 5 as written, its two errors
+        corrected, or the smallest σ the exact accountant allows
+        (:mod:`fedpriv.privacy.mechanisms.matrix_tree`).
     beta : {"H", "P", "tuned"}
         Prop. 2's β with the privacy terms of the full text [H] or of the NeurIPS
         text [P], or the constant ``beta_value`` (as in :func:`run_feducb`).
@@ -398,9 +408,8 @@ def run_feducb_fixed(
     record : bool
         Keep the transcript (:class:`FedUCBTranscript`).
     seed : int or SeedSequence
-        Root of the privacy-noise streams ``(trial, side, agent, Stream.NOISE)``.
-    side : int
-        0 for the world D, 1 for D' in an audit (fresh noise streams).
+        Root of the privacy-noise streams ``(trial, 0, agent, Stream.NOISE)`` (an audit's
+        second world: :func:`fedpriv.algorithms.feducb.worlds.run_in_world`).
     secure_noise : bool
         Exact integer noise on a grid for the Privatizer (as in :func:`run_feducb`).
 
@@ -414,12 +423,11 @@ def run_feducb_fixed(
     ValueError
         On a parameter out of range (named in the message).
     """
-    return _run(
-        tables, private=True, fixed=True, epsilon=epsilon, delta=delta, threshold=None,
-        sync_every=sync_every, calibration=calibration, beta=beta, beta_value=beta_value,
-        n_syncs=None, regularizer=1.0, failure_probability=failure_probability,
-        literal_d_factor=literal_d_factor, on_capacity="raise", record=record,
-        seed=seed, side=side, secure_noise=secure_noise,
+    return _private_run(
+        tables, side=0, fixed=True, epsilon=epsilon, delta=delta, sync_every=sync_every,
+        mode=mode, beta=beta, beta_value=beta_value, failure_probability=failure_probability,
+        literal_d_factor=literal_d_factor, record=record, seed=seed,
+        secure_noise=secure_noise,
     )
 
 

@@ -253,7 +253,7 @@ def run_feducb_decentralized(
     schedule: str = "adaptive",
     sync_every: int | None = None,
     threshold: float | None = None,
-    calibration: str = "paper",
+    mode: str = "paper",
     beta: str = "H",
     beta_value: float | None = None,
     respond: str = "receipt",
@@ -263,7 +263,6 @@ def run_feducb_decentralized(
     on_capacity: str = "raise",
     record: bool = False,
     seed: int | np.random.SeedSequence = 0,
-    side: int = 0,
     secure_noise: bool = False,
 ) -> DecentralizedFedUCBRun:
     """Decentralized FedUCB (Alg. 3 + one Alg. 2 Privatizer per agent and set).
@@ -287,8 +286,10 @@ def run_feducb_decentralized(
     threshold : float, optional
         ``D >= 0`` of line 6 (module docstring for the default); 0 requests every use.
         Adaptive schedule only.
-    calibration : {"paper", "corrected", "exact"}
-        Privatizer noise calibration (:mod:`fedpriv.privacy.mechanisms.matrix_tree`).
+    mode : {"paper", "corrected", "exact"}
+        The Privatizers' noise calibration: Alg. 2 line 5 as written, corrected, or
+        exact (as in :func:`fedpriv.algorithms.feducb.centralized.run_feducb`;
+        :mod:`fedpriv.privacy.mechanisms.matrix_tree`).
     beta : {"H", "P", "tuned"}
     beta_value : float, optional
         β when ``beta == "tuned"``, > 0.
@@ -306,10 +307,9 @@ def run_feducb_decentralized(
     record : bool
         Keep the :class:`DecentralizedTranscript`.
     seed : int or SeedSequence
-        Root of the noise streams ``(trial, side, agent, Stream.NOISE)`` (one
-        generator per (trial, agent, set) below it).
-    side : int
-        0 for the world D, 1 for D' in an audit.
+        Root of the noise streams ``(trial, 0, agent, Stream.NOISE)`` (one generator per
+        (trial, agent, set) below it; an audit's second world:
+        :func:`fedpriv.algorithms.feducb.worlds.run_in_world`).
     secure_noise : bool
         Exact integer noise on a grid for every Privatizer tree (as in
         :func:`fedpriv.algorithms.feducb.centralized.run_feducb`); ignored without noise.
@@ -328,6 +328,23 @@ def run_feducb_decentralized(
     CapacityExceededError
         With ``on_capacity="raise"``, a tree asked for a leaf past its capacity.
     """
+    return _decentralized(
+        tables, graph, side=0, gamma=gamma, epsilon=epsilon, delta=delta, schedule=schedule,
+        sync_every=sync_every, threshold=threshold, mode=mode, beta=beta,
+        beta_value=beta_value, respond=respond, cover=cover, regularizer=regularizer,
+        failure_probability=failure_probability, on_capacity=on_capacity, record=record,
+        seed=seed, secure_noise=secure_noise,
+    )
+
+
+def _decentralized(tables: LinearBanditTables, graph: nx.Graph, *, side: int, gamma: int,
+                   epsilon: float, delta: float, schedule: str, sync_every: int | None,
+                   threshold: float | None, mode: str, beta: str, beta_value: float | None,
+                   respond: str, cover: Any, regularizer: float, failure_probability: float,
+                   on_capacity: str, record: bool, seed: int | np.random.SeedSequence,
+                   secure_noise: bool) -> DecentralizedFedUCBRun:
+    """:func:`run_feducb_decentralized` with its noise streams at ``side`` (worlds.py)."""
+    calibration = mode
     setup = _check_setup(
         tables, graph, gamma=gamma, epsilon=epsilon, schedule=schedule, sync_every=sync_every,
         threshold=threshold, respond=respond, beta=beta, beta_value=beta_value,
@@ -365,7 +382,7 @@ def _check_setup(tables, graph, *, gamma, epsilon, schedule, sync_every, thresho
         )
     for name, value, allowed in (("respond", respond, RESPOND), ("beta", beta, BETA_CHOICES),
                                  ("on_capacity", on_capacity, ON_CAPACITY),
-                                 ("calibration", calibration, PRIVATIZER_CALIBRATIONS),
+                                 ("mode", calibration, PRIVATIZER_CALIBRATIONS),
                                  ("schedule", schedule, SCHEDULES)):
         if value not in allowed:
             raise ValueError(f"`{name}` must be one of {allowed}, got {value!r}.")

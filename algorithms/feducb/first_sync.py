@@ -65,7 +65,7 @@ def first_sync_rounds(
     delta: float,
     horizon: int | None = None,
     threshold: float | None = None,
-    calibration: str = "paper",
+    mode: str = "paper",
     beta: str = "H",
     beta_value: float | None = None,
     n_syncs: int | None = None,
@@ -78,7 +78,7 @@ def first_sync_rounds(
     ----------
     tables : LinearBanditTables
         The first rounds of the worlds; ``tables.horizon`` rounds at most are played.
-    epsilon, delta, threshold, calibration, beta, beta_value, n_syncs, \
+    epsilon, delta, threshold, mode, beta, beta_value, n_syncs, \
 failure_probability, literal_d_factor
         As in :func:`fedpriv.algorithms.feducb.centralized.run_feducb`.
     horizon : int, optional
@@ -105,7 +105,7 @@ failure_probability, literal_d_factor
     horizon = rounds if horizon is None else check_int_at_least("horizon", horizon, rounds)
     setup = _configure(
         tables, private=True, fixed=False, epsilon=epsilon, delta=delta, threshold=threshold,
-        sync_every=None, calibration=calibration, beta=beta, beta_value=beta_value,
+        sync_every=None, calibration=mode, beta=beta, beta_value=beta_value,
         n_syncs=n_syncs, regularizer=1.0, failure_probability=failure_probability,
         on_capacity="raise", side=0, horizon=horizon,
     )

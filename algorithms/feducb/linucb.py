@@ -331,13 +331,12 @@ def run_linucb_independent_private(
     *,
     epsilon: float,
     delta: float,
-    calibration: str = "paper",
+    mode: str = "paper",
     beta: str = "H",
     beta_value: float | None = None,
     failure_probability: float = 0.1,
     record: bool = False,
     seed: int | np.random.SeedSequence = 0,
-    side: int = 0,
 ) -> LinUCBRun:
     """M private LinUCB learners, each with its own Privatizer, and no communication.
 
@@ -353,15 +352,15 @@ def run_linucb_independent_private(
     epsilon, delta : float
         Each agent's claim: its release stream (hence its actions) is (ε, δ)-DP w.r.t.
         one substituted ``(x, y)`` of its own history.
-    calibration : {"paper", "corrected", "exact"}
-        Noise calibration (:mod:`fedpriv.privacy.mechanisms.matrix_tree`), with ``n = T`` leaves and
+    mode : {"paper", "corrected", "exact"}
+        The Privatizer's noise calibration (as in
+        :func:`fedpriv.algorithms.feducb.centralized.run_feducb`;
+        :mod:`fedpriv.privacy.mechanisms.matrix_tree`), with ``n = T`` leaves and
         ``n_agents = 1`` (each learner is a single-agent problem).
     beta : {"H", "P", "tuned"}
         FedUCB's Prop. 2 with ``M = 1`` (the texts coincide) or ``beta_value``.
     seed : int or SeedSequence
-        Root of the noise streams ``(trial, side, agent, Stream.NOISE)``.
-    side : int
-        0 for the world D, 1 for D' in an audit.
+        Root of the noise streams ``(trial, 0, agent, Stream.NOISE)``.
     beta_value : float, optional
         β when ``beta == "tuned"``, > 0.
     failure_probability : float
@@ -382,15 +381,13 @@ def run_linucb_independent_private(
         On a parameter out of range (named in the message).
     """
     beta_value = _check_common(tables, beta, beta_value, failure_probability, ("H", "P", "tuned"))
-    if calibration not in PRIVATIZER_CALIBRATIONS:
-        raise ValueError(
-            f"`calibration` must be one of {PRIVATIZER_CALIBRATIONS}, got {calibration!r}."
-        )
+    if mode not in PRIVATIZER_CALIBRATIONS:
+        raise ValueError(f"`mode` must be one of {PRIVATIZER_CALIBRATIONS}, got {mode!r}.")
     spec = tables.spec
     n_trials, n_agents, d, horizon = tables.n_trials, tables.n_agents, tables.dim, tables.horizon
     cal = privatizer_calibration(
         epsilon, delta, horizon=horizon, n_agents=1, dim=d, n_syncs=None,
-        calibration=calibration, version="neurips" if beta == "P" else "full",
+        calibration=mode, version="neurips" if beta == "P" else "full",
         bound_x=spec.bound_x, bound_y=spec.bound_y, bound_theta=spec.bound_theta,
         failure_probability=failure_probability,
     )
@@ -406,7 +403,7 @@ def run_linucb_independent_private(
         noise_stddev=cal.noise_stddev, shift=cal.shift,
         frobenius_sensitivity=cal.frobenius_sensitivity, accountant=accountant,
         keys={"trial": np.arange(n_trials)[:, None], "agent": np.arange(n_agents)[None, :]},
-        rng=stream_rngs(root, n_trials=n_trials, n_agents=n_agents, side=side,
+        rng=stream_rngs(root, n_trials=n_trials, n_agents=n_agents, side=0,
                         stream=Stream.NOISE),
     )
     gram = np.broadcast_to(cal.rho_min * np.eye(d), (n_trials, n_agents, d, d)).copy()
@@ -438,7 +435,7 @@ def run_linucb_independent_private(
         gram, target = privatizer.release(np.einsum("...i,...j->...ij", v, v), everyone)
     return LinUCBRun(
         algorithm="linucb-independent-private",
-        setting=_setting(tables, epsilon=epsilon, delta=delta, calibration=calibration,
+        setting=_setting(tables, epsilon=epsilon, delta=delta, calibration=mode,
                          beta=beta, beta_value=beta_value,
                          failure_probability=failure_probability, tree_depth=cal.tree_depth),
         regret_curve=curve, final_regret=cumulative, actions=actions, accountant=accountant,

@@ -122,7 +122,7 @@ class GossipRun:
     edges : ndarray of int64, shape (n_trials, rounds, 2)
         The active gossip edge of each round.
     trace : dict of ndarray or None
-        With ``record_trace``: ``theta`` and ``means``, each of shape
+        With ``record``: ``theta`` and ``means``, each of shape
         (rounds + 1, n_trials, n_agents, n_arms) (index 0 is the initialisation).
     seed_entropy : int
         ``root.entropy`` of the run's SeedSequence.
@@ -159,6 +159,11 @@ class GossipRun:
         """Cumulative pseudo-regret ``R_i(t)``, shape (n_trials, n_agents, rounds)."""
         return np.cumsum(self.regret, axis=-1)
 
+    @property
+    def final_regret(self) -> np.ndarray:
+        """Each agent's cumulative pseudo-regret after the last round, (n_trials, n_agents)."""
+        return self.cumulative_regret[..., -1]
+
     def regret_summary(self) -> pd.DataFrame:
         """Final per-agent regret averaged over agents: one row per trial."""
         final = self.cumulative_regret[..., -1]
@@ -194,7 +199,7 @@ def _simulate(
     mode: str,
     log_base: str,
     noise_on_empty_nodes: bool,
-    record_trace: bool,
+    record: bool,
     secure_noise: bool = False,
     publish_final: bool = False,
 ) -> GossipRun:
@@ -216,7 +221,7 @@ def _simulate(
     theta = means.copy()
     actions = np.empty(opened.init.shape[:2] + (rounds,), dtype=np.int16)
     trace = None
-    if record_trace:
+    if record:
         trace = {name: np.empty((rounds + 1,) + opened.init.shape) for name in ("theta", "means")}
         trace["theta"][0], trace["means"][0] = theta, means
     radius_epsilon = epsilon if private else math.inf
@@ -257,7 +262,7 @@ def run_gossip_ucb(
     horizon: int,
     n_trials: int = 1,
     seed: int | np.random.SeedSequence = 0,
-    record_trace: bool = False,
+    record: bool = False,
     rounds: int | None = None,
 ) -> GossipRun:
     """Run Gossip_UCB (Zhu et al. 2021, Algorithm 1) for ``n_trials`` independent trials.
@@ -275,7 +280,7 @@ def run_gossip_ucb(
         Batch size (leading axis of every output).
     seed : int or SeedSequence
         Root of the run's SeedSequence tree.
-    record_trace : bool
+    record : bool
         Keep ϑ and the means of every round (memory ``O(rounds * n_trials * N * M)``).
     rounds : int, optional
         Stop after round ``rounds`` (``0 <= rounds <= horizon``; default ``horizon``).
@@ -300,7 +305,7 @@ def run_gossip_ucb(
         env, graph, horizon=horizon, rounds=rounds, n_trials=n_trials, seed=seed,
         epsilon=math.inf,
         private=False, mode="paper", log_base="2", noise_on_empty_nodes=False,
-        record_trace=record_trace,
+        record=record,
     )
 
 
@@ -315,7 +320,7 @@ def run_fed_ucb(
     noise_on_empty_nodes: bool = False,
     n_trials: int = 1,
     seed: int | np.random.SeedSequence = 0,
-    record_trace: bool = False,
+    record: bool = False,
     rounds: int | None = None,
     secure_noise: bool = False,
     publish_final: bool = False,
@@ -358,7 +363,7 @@ def run_fed_ucb(
         Batch size (leading axis of every output), >= 1.
     seed : int or SeedSequence
         Root of the run's SeedSequence tree.
-    record_trace : bool
+    record : bool
         Keep ϑ and the means of every round (as in :func:`run_gossip_ucb`).
     rounds : int, optional
         Stop after round ``rounds`` (``0 <= rounds <= horizon``; default ``horizon``),
@@ -389,7 +394,7 @@ def run_fed_ucb(
         env, graph, horizon=horizon, rounds=rounds, n_trials=n_trials, seed=seed,
         epsilon=epsilon,
         private=True, mode=mode, log_base=log_base,
-        noise_on_empty_nodes=noise_on_empty_nodes, record_trace=record_trace,
+        noise_on_empty_nodes=noise_on_empty_nodes, record=record,
         secure_noise=bool(secure_noise), publish_final=bool(publish_final),
     )
 

@@ -197,12 +197,15 @@ class LiSongRun:
         Parameters of the run.
     counts : ndarray of int64, shape (n_trials, n_agents, n_arms)
         Pulls of each arm by each agent over the horizon.
-    regret : ndarray of float64, shape (n_trials,)
-        Final pseudo-regret summed over agents (global gaps).
+    total_regret : ndarray of float64, shape (n_trials,)
+        Final pseudo-regret summed over agents (global gaps); ``final_regret.sum(axis=1)``
+        up to rounding.
+    final_regret : ndarray of float64, shape (n_trials, n_agents)
+        Each agent's final pseudo-regret (global gaps): ``counts @ gaps``.
     regret_eq1 : ndarray of float64, shape (n_trials,)
         Eq. (1) with each agent's own means.
     exploitation_regret : ndarray of float64, shape (n_trials,)
-        The part of ``regret`` incurred by local exploitation during ``t_delay`` slots
+        The part of ``total_regret`` incurred by local exploitation during ``t_delay`` slots
         (``R_{D(2)}`` of App. D; 0 for CDP-MAB).
     rounds : ndarray of int64, shape (n_trials,)
         Completed communication rounds (epochs with a release); Single-MAB: the most
@@ -224,14 +227,15 @@ class LiSongRun:
         action segment (trial, agent, start, stop, kind, arms; round-robin over ``arms``
         for exploration), see :meth:`actions_array`.
     checkpoint_times, checkpoint_regret : ndarray, shape (n_checkpoints, n_trials, n_units)
-        Cumulative regret at phase ends, for :meth:`regret_curve`.
+        Cumulative regret at phase ends, for :meth:`total_regret_at`.
     seed_entropy : int
     """
 
     algorithm: str
     setting: dict[str, Any]
     counts: np.ndarray
-    regret: np.ndarray
+    total_regret: np.ndarray
+    final_regret: np.ndarray
     regret_eq1: np.ndarray
     exploitation_regret: np.ndarray
     rounds: np.ndarray
@@ -248,8 +252,8 @@ class LiSongRun:
     checkpoint_regret: np.ndarray
     seed_entropy: int
 
-    def regret_curve(self, times: Any) -> np.ndarray:
-        """Cumulative regret at ``times`` (slots), shape (n_trials, len(times)).
+    def total_regret_at(self, times: Any) -> np.ndarray:
+        """``total_regret`` (summed over agents) at ``times`` (slots), (n_trials, len(times)).
 
         Linear between phase ends (exact for exploitation and commit phases, and at
         every ``|I|``-th slot of an exploration epoch).

@@ -14,7 +14,7 @@ it costs:
     constrained variant of §IV-B (``"ce-cdp-mab"``): ``N = ⌈pM⌉`` uploaders drawn
     uniformly without replacement, fresh each round [fedpriv]; ``S^p``, ``C^p`` and
     the noise use ``N``; every agent still explores and updates ȳ [fedpriv];
-    ``Δ̃_r = Δ^{r/R}`` (``schedule="paper"``) or ``(Δ/2)^{r/R}`` (``"corrected"``, Theorem 2's proof, Step 2).
+    ``Δ̃_r = Δ^{r/R}`` (``mode="paper"``) or ``(Δ/2)^{r/R}`` (``"corrected"``, Theorem 2's proof, Step 2).
 ``run_ddp_mab``
     Alg. 3: after each epoch GIS (Alg. 2, :func:`fedpriv.algorithms.li_song.network.simulate_gis`)
     gives every agent every ȳ_j (Alg. 3 line 9 writes ŷ; the text's ȳ is used);
@@ -136,16 +136,17 @@ def _common(env: Any, horizon: int, epsilon: float, n_trials: int, seed: Any,
     return horizon, epsilon, n_trials, root, table
 
 
-def _schedule(n_rounds: int | None, schedule: str, gap: float | None,
+def _schedule(n_rounds: int | None, mode: str, gap: float | None,
               env: Any) -> tuple[int | None, str, float | None]:
+    """``(n_rounds, gap schedule, gap)``: ``mode`` picks Δ̃_r's schedule when ``R`` is set."""
     if n_rounds is None:
         return None, "halving", None
     n_rounds = check_int_at_least("n_rounds", n_rounds, 1)
-    _choice("schedule", schedule, SCHEDULES[1:])
+    _choice("mode", mode, SCHEDULES[1:])
     gap = minimum_gap(env) if gap is None else float(gap)
     if not 0.0 < gap < 1.0:
         raise ValueError(f"`gap` must be in (0, 1), got {gap!r}.")
-    return n_rounds, schedule, gap
+    return n_rounds, mode, gap
 
 
 def _finish(algorithm: str, setting: dict[str, Any], out: dict[str, Any], env: Any,
@@ -169,7 +170,9 @@ def _finish(algorithm: str, setting: dict[str, Any], out: dict[str, Any], env: A
     setting = {**setting, "horizon": horizon, "n_agents": env.n_agents, "n_arms": env.n_arms}
     return LiSongRun(
         algorithm=algorithm, setting=setting, counts=counts,
-        regret=out["regret"].sum(axis=1), regret_eq1=out["regret_eq1"].sum(axis=1),
+        total_regret=out["regret"].sum(axis=1),
+        final_regret=np.einsum("jak,k->ja", counts, np.asarray(env.gaps, dtype=np.float64)),
+        regret_eq1=out["regret_eq1"].sum(axis=1),
         exploitation_regret=out["exploit"].sum(axis=1),
         rounds=rounds, communication_cost=out["cost"].sum(axis=1), active=active,
         best_arm_eliminated=eliminated, committed_arm=committed, accountant=accountant,
@@ -225,7 +228,7 @@ def _server_hook(rows: list, *, trial, epoch, time, agents, arms, ybar, particip
 def run_cdp_mab(env: Any, *, horizon: int, epsilon: float, n_trials: int = 1,
                 seed: int | np.random.SeedSequence = 0, participation_rate: float = 1.0,
                 n_rounds: int | None = None, gap: float | None = None,
-                schedule: str = "paper", c1: float = 25.0, table: Any = None,
+                mode: str = "paper", c1: float = 25.0, table: Any = None,
                 record: bool = False, secure_noise: bool = False) -> LiSongRun:
     """CDP-MAB (Alg. 1) and its communication-constrained variant (§IV-B).
 
@@ -244,11 +247,11 @@ def run_cdp_mab(env: Any, *, horizon: int, epsilon: float, n_trials: int = 1,
     participation_rate : float
         ``p`` in (0, 1]; ``N = ⌈pM⌉`` uploaders per round.
     n_rounds : int, optional
-        ``R >= 1``: at most ``R`` rounds with ``Δ̃_r`` from ``schedule``; default: none
+        ``R >= 1``: at most ``R`` rounds with ``Δ̃_r`` from ``mode``; default: none
         (``Δ̃_r = 2^{-r}``).
     gap : float, optional
         ``Δ`` in (0, 1) for ``Δ^{r/R}``; default the environment's minimum gap (fedpriv's choice).
-    schedule : {"paper", "corrected"}
+    mode : {"paper", "corrected"}
         ``Δ^{r/R}`` or ``(Δ/2)^{r/R}`` (only with ``n_rounds``).
     c1 : float
         Server-agent link cost >= 0 (one link per upload).
@@ -268,7 +271,7 @@ def run_cdp_mab(env: Any, *, horizon: int, epsilon: float, n_trials: int = 1,
     ------
     ValueError
         If ``p`` not in (0, 1], ``R < 1``, ``c1 < 0``, ``epsilon <= 0``, ``horizon < 1``,
-        a reward outside [0, 1], or a bad ``gap``/``schedule``.
+        a reward outside [0, 1], or a bad ``gap``/``mode``.
 
     Examples
     --------
@@ -283,7 +286,7 @@ def run_cdp_mab(env: Any, *, horizon: int, epsilon: float, n_trials: int = 1,
     m = env.n_agents
     n = li_song_participants(m, participation_rate)
     c1 = check_cost("c1", c1)
-    n_rounds, schedule, gap = _schedule(n_rounds, schedule, gap, env)
+    n_rounds, schedule, gap = _schedule(n_rounds, mode, gap, env)
     partial = n < m
     constrained = partial or n_rounds is not None
     claimed = math.inf if math.isinf(epsilon) else li_song_claimed_epsilon(
@@ -306,7 +309,7 @@ def run_ddp_mab(env: Any, graph: nx.Graph, *, horizon: int, epsilon: float,
                 n_trials: int = 1, seed: int | np.random.SeedSequence = 0,
                 c2: float = 1.0, cost_model: str = "edges",
                 delay_convention: str = "counter", n_rounds: int | None = None,
-                gap: float | None = None, schedule: str = "paper", table: Any = None,
+                gap: float | None = None, mode: str = "paper", table: Any = None,
                 record: bool = False, secure_noise: bool = False) -> LiSongRun:
     """DDP-MAB (Alg. 3) with GIS on ``graph``; ``n_rounds`` gives Corollary 1's variant.
 
@@ -331,11 +334,11 @@ def run_ddp_mab(env: Any, graph: nx.Graph, *, horizon: int, epsilon: float,
     seed : int or SeedSequence
         Root of every stream (reward table, noise per (trial, agent)).
     n_rounds : int, optional
-        ``R >= 1`` rounds with ``Δ̃_r`` from ``schedule`` (Corollary 1); default none
+        ``R >= 1`` rounds with ``Δ̃_r`` from ``mode`` (Corollary 1); default none
         (``Δ̃_r = 2^{-r}``).
     gap : float, optional
         ``Δ`` in (0, 1) for ``Δ^{r/R}``; default the environment's minimum gap.
-    schedule : {"paper", "corrected"}
+    mode : {"paper", "corrected"}
         ``Δ^{r/R}`` or ``(Δ/2)^{r/R}`` (only with ``n_rounds``).
     table : RewardTable, optional
         Reward table (e.g. a neighbouring one); default drawn from ``seed``.
@@ -365,7 +368,7 @@ def run_ddp_mab(env: Any, graph: nx.Graph, *, horizon: int, epsilon: float,
     c2 = check_cost("c2", c2)
     _choice("cost_model", cost_model, COST_MODELS)
     _choice("delay_convention", delay_convention, DELAY_CONVENTIONS)
-    n_rounds, schedule, gap = _schedule(n_rounds, schedule, gap, env)
+    n_rounds, schedule, gap = _schedule(n_rounds, mode, gap, env)
     gis = simulate_gis(graph)
     per_round = gis.round_cost(c2, cost_model)
 
@@ -401,7 +404,7 @@ def run_hdp_mab(env: Any, components: Sequence[nx.Graph], *, horizon: int, epsil
                 c1: float = 50.0, c2: float = 1.0, cost_model: str = "paths",
                 aggregation: str = "unweighted", delay_convention: str = "slots",
                 n_rounds: int | None = None, gap: float | None = None,
-                schedule: str = "paper", table: Any = None,
+                mode: str = "paper", table: Any = None,
                 record: bool = False, secure_noise: bool = False) -> LiSongRun:
     """HDP-MAB (Alg. 5): components with sink agents, SAC relaying, server averaging.
 
@@ -430,11 +433,11 @@ def run_hdp_mab(env: Any, components: Sequence[nx.Graph], *, horizon: int, epsil
     seed : int or SeedSequence
         Root of every stream (reward table, noise per (trial, agent)).
     n_rounds : int, optional
-        ``R >= 1`` rounds with ``Δ̃_r`` from ``schedule`` (Corollary 1); default none
+        ``R >= 1`` rounds with ``Δ̃_r`` from ``mode`` (Corollary 1); default none
         (``Δ̃_r = 2^{-r}``).
     gap : float, optional
         ``Δ`` in (0, 1) for ``Δ^{r/R}``; default the environment's minimum gap.
-    schedule : {"paper", "corrected"}
+    mode : {"paper", "corrected"}
         ``Δ^{r/R}`` or ``(Δ/2)^{r/R}`` (only with ``n_rounds``).
     table : RewardTable, optional
         Reward table (e.g. a neighbouring one); default drawn from ``seed``.
@@ -464,7 +467,7 @@ def run_hdp_mab(env: Any, components: Sequence[nx.Graph], *, horizon: int, epsil
     _choice("cost_model", cost_model, COST_MODELS)
     _choice("aggregation", aggregation, AGGREGATIONS)
     _choice("delay_convention", delay_convention, DELAY_CONVENTIONS)
-    n_rounds, schedule, gap = _schedule(n_rounds, schedule, gap, env)
+    n_rounds, schedule, gap = _schedule(n_rounds, mode, gap, env)
     per_round = sinks.round_cost(c1, c2, cost_model)
     q_of = sinks.component
     n_q = sinks.n_components

@@ -23,6 +23,7 @@ from fedpriv.algorithms.feducb.sync import (
     threshold_for_syncs,
 )
 from fedpriv.algorithms.environments.linear import LinearBandit
+from fedpriv.algorithms.feducb.worlds import run_in_world
 from fedpriv.privacy.errors import CapacityExceededError
 
 
@@ -231,8 +232,8 @@ def test_capacity_and_bad_input():
         run_feducb(tables, epsilon=0.0, delta=0.1)
     with pytest.raises(ValueError, match="`delta` must be in"):
         run_feducb(tables, epsilon=1.0, delta=1.5)
-    with pytest.raises(ValueError, match="`calibration` must be one of"):
-        run_feducb(tables, epsilon=1.0, delta=0.1, calibration="loose")
+    with pytest.raises(ValueError, match="`mode` must be one of"):
+        run_feducb(tables, epsilon=1.0, delta=0.1, mode="loose")
     with pytest.raises(ValueError, match="`on_capacity` must be one of"):
         run_feducb(tables, epsilon=1.0, delta=0.1, on_capacity="ignore")
     with pytest.raises(ValueError, match="at most one of"):
@@ -245,7 +246,16 @@ def test_transcript_shapes_and_determinism():
     tables = _tables(horizon=30)
     a = run_feducb(tables, epsilon=1.0, delta=0.1, threshold=30.0, record=True, seed=3)
     b = run_feducb(tables, epsilon=1.0, delta=0.1, threshold=30.0, record=True, seed=3)
-    c = run_feducb(tables, epsilon=1.0, delta=0.1, threshold=30.0, record=True, seed=3, side=1)
+    c = run_in_world(run_feducb, tables, epsilon=1.0, delta=0.1, threshold=30.0, record=True,
+                     seed=3, side=1)
+    same = run_in_world(run_feducb, tables, epsilon=1.0, delta=0.1, threshold=30.0, record=True,
+                        seed=3, side=0)
+    np.testing.assert_array_equal(same.regret_curve, a.regret_curve)
+    np.testing.assert_array_equal(same.transcript.releases_gram[0], a.transcript.releases_gram[0])
+    with pytest.raises(ValueError, match="`run` must be one of"):
+        run_in_world(run_feducb_nonprivate, tables, side=1)
+    with pytest.raises(ValueError, match="`side` must be >= 0"):
+        run_in_world(run_feducb, tables, epsilon=1.0, delta=0.1, side=-1)
     tr = a.transcript
     assert tr.requests.shape == tr.actions.shape == tr.rewards.shape == (2, 3, 30)
     for j in range(2):

@@ -88,7 +88,7 @@ def test_decentralized_fixed_schedule_charges_its_sets_share():
 @pytest.mark.parametrize("calibration", ["exact", "corrected"])
 def test_corrected_calibrations_spend_the_claim_on_the_view(calibration):
     run = run_feducb_fixed(_tables(), epsilon=1.0, delta=0.1, sync_every=8, seed=0,
-                           calibration=calibration)
+                           mode=calibration)
     spent = run.accountant_epsilon(0.1)[1]
     assert spent <= 1.0 + 1e-9
     if calibration == "exact":

@@ -237,7 +237,7 @@ def _invariant_error(run: GossipRun) -> float:
 
 def test_trace_shapes_and_initialisation() -> None:
     env = _paper_env(3)
-    run = run_gossip_ucb(env, _k3(), horizon=50, n_trials=2, seed=0, record_trace=True)
+    run = run_gossip_ucb(env, _k3(), horizon=50, n_trials=2, seed=0, record=True)
     assert run.trace["theta"].shape == (51, 2, 3, 5)
     assert run.trace["means"].shape == (51, 2, 3, 5)
     # ϑ(0) = X̃(0) = X(0) (Alg. 1 line 1).
@@ -276,7 +276,7 @@ def test_gossip_invariant_sum_theta_equals_sum_means(
         horizon=300,
         n_trials=3,
         seed=11,
-        record_trace=True,
+        record=True,
     )
     assert _invariant_error(run) <= INVARIANT_TOLERANCE
 
@@ -288,7 +288,7 @@ def test_invariant_and_count_rules_on_random_graphs(graph: nx.Graph, seed: int) 
     env = _paper_env(n_agents, seed=seed % 7)
     for run in (
         run_gossip_ucb(
-            env, graph, horizon=60, n_trials=2, seed=seed, record_trace=True
+            env, graph, horizon=60, n_trials=2, seed=seed, record=True
         ),
         run_fed_ucb(
             env,
@@ -297,7 +297,7 @@ def test_invariant_and_count_rules_on_random_graphs(graph: nx.Graph, seed: int) 
             n_trials=2,
             seed=seed,
             epsilon=1.0,
-            record_trace=True,
+            record=True,
         ),
     ):
         assert _invariant_error(run) <= INVARIANT_TOLERANCE
@@ -464,7 +464,7 @@ def test_corrected_mode_means_are_clipped_sample_means() -> None:
     # reach the tree. Paper mode and Gossip_UCB keep the raw values.
     env, seed, horizon = _paper_env(3), 2, 150
     rewards = _reward_tables(env, horizon, 2, seed)
-    kw = {"horizon": horizon, "n_trials": 2, "seed": seed, "record_trace": True}
+    kw = {"horizon": horizon, "n_trials": 2, "seed": seed, "record": True}
     clipped = run_fed_ucb(env, _k3(), epsilon=math.inf, mode="corrected", **kw)
     np.testing.assert_allclose(
         clipped.trace["means"][-1],
@@ -577,11 +577,11 @@ def test_consistency_rule_and_ucb_argmax(
             mode="paper",
             n_trials=4,
             seed=0,
-            record_trace=True,
+            record=True,
         )
     else:
         run = run_gossip_ucb(
-            env, graph, horizon=horizon, n_trials=4, seed=0, record_trace=True
+            env, graph, horizon=horizon, n_trials=4, seed=0, record=True
         )
     replay = _replay_counts(run.actions, graph, env.n_arms)
     np.testing.assert_array_equal(replay.n_pre[-1], run.counts)
@@ -638,6 +638,7 @@ def test_regret_is_nonnegative_and_cumulative_regret_nondecreasing() -> None:
     assert np.all(regret >= 0.0)
     assert np.all(np.diff(run.cumulative_regret, axis=-1) >= 0.0)
     np.testing.assert_allclose(run.cumulative_regret[..., -1], regret.sum(axis=-1))
+    np.testing.assert_array_equal(run.final_regret, run.cumulative_regret[..., -1])
 
 
 @pytest.mark.statistical
@@ -777,7 +778,7 @@ _EARLY_SETTINGS = [
 def _early_run(algorithm: str, mode: str, kind: str, n_agents: int, noise: str,
                empty: bool, *, seed: int, rounds: int | None) -> GossipRun:
     env, graph = _paper_env(n_agents, noise=noise, seed=seed), make_graph(kind, n_agents)
-    common = {"horizon": 40, "n_trials": 5, "seed": seed, "record_trace": True,
+    common = {"horizon": 40, "n_trials": 5, "seed": seed, "record": True,
               "rounds": rounds}
     if algorithm == "gossip":
         return run_gossip_ucb(env, graph, **common)

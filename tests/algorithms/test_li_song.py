@@ -139,9 +139,12 @@ def test_regret_is_counts_times_gaps() -> None:
     env = _env(5, 8)
     run = run_cdp_mab(env, horizon=7_777, epsilon=0.3, n_trials=3, seed=4)
     assert (run.counts.sum(axis=(1, 2)) == 5 * 7_777).all()
-    np.testing.assert_allclose(run.regret, np.einsum("jak,k->j", run.counts, env.gaps))
-    curve = run.regret_curve([0, 7_777])
-    np.testing.assert_allclose(curve[:, 1], run.regret)
+    np.testing.assert_allclose(run.total_regret, np.einsum("jak,k->j", run.counts, env.gaps))
+    curve = run.total_regret_at([0, 7_777])
+    np.testing.assert_allclose(curve[:, 1], run.total_regret)
+    assert run.final_regret.shape == (3, 5)
+    np.testing.assert_allclose(run.final_regret, np.einsum("jak,k->ja", run.counts, env.gaps))
+    np.testing.assert_allclose(run.final_regret.sum(axis=1), run.total_regret)
     assert (curve[:, 0] == 0).all()
 
 
@@ -176,7 +179,7 @@ def test_round_limit_and_schedules() -> None:
     env = BernoulliMAB([[0.9, 0.8, 0.3]] * 10)  # Δ = 0.1
     paper = run_cdp_mab(env, horizon=200_000, epsilon=1.0, n_trials=4, seed=1, n_rounds=2)
     fixed = run_cdp_mab(env, horizon=200_000, epsilon=1.0, n_trials=4, seed=1, n_rounds=2,
-                        schedule="corrected")
+                        mode="corrected")
     assert (paper.rounds <= 2).all() and (fixed.rounds <= 2).all()
     assert paper.setting["gap"] == pytest.approx(0.1)
     # Δ̃_R = Δ leaves the second arm (gap exactly Δ) alive: commit by the last aggregate
@@ -218,8 +221,8 @@ def test_ddp_extra_regret_grows_with_diameter(seed: int) -> None:
     assert (base.active.sum(axis=1) == 1).all()
     extra = {g: run_ddp_mab(easy, make_graph(g, 20), **kw) for g in ("star", "ring")}
     for run in extra.values():
-        np.testing.assert_allclose(run.regret - base.regret, run.exploitation_regret)
-    assert extra["ring"].regret[0] >= extra["star"].regret[0] >= base.regret[0]
+        np.testing.assert_allclose(run.total_regret - base.total_regret, run.exploitation_regret)
+    assert extra["ring"].total_regret[0] >= extra["star"].total_regret[0] >= base.total_regret[0]
 
 
 def test_hdp_singletons_equal_cdp_and_weighting() -> None:
@@ -259,7 +262,7 @@ def test_single_mab_heterogeneous_is_worse_than_cdp() -> None:
     single = run_single_mab(env, horizon=100_000, epsilon=math.inf, n_trials=2, seed=0)
     cdp = run_cdp_mab(env, horizon=100_000, epsilon=math.inf, n_trials=2, seed=0)
     assert single.message_epsilon()[1] == math.inf
-    assert (single.regret > 2 * cdp.regret).all()
+    assert (single.total_regret > 2 * cdp.total_regret).all()
     private = run_single_mab(env, horizon=10_000, epsilon=0.5, seed=0)
     assert private.message_epsilon()[1] == pytest.approx(0.5)
 
@@ -274,7 +277,7 @@ def test_single_mab_heterogeneous_is_worse_than_cdp() -> None:
      ({"epsilon": 0.0}, "epsilon"),
      ({"horizon": 0}, "horizon"),
      ({"n_rounds": 2, "gap": 1.5}, "gap"),
-     ({"n_rounds": 2, "schedule": "bogus"}, "schedule")],
+     ({"n_rounds": 2, "mode": "bogus"}, "mode")],
 )
 def test_cdp_bad_input(kwargs: dict, match: str) -> None:
     args = {"horizon": 100, "epsilon": 1.0} | kwargs

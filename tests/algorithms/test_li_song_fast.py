@@ -75,6 +75,7 @@ def test_runs_are_bit_for_bit_those_of_the_entry_by_entry_loop(runner, monkeypat
     fast = run()
     monkeypatch.setattr(RewardTable, "pull_sums", lambda self, *a, **k: None)
     slow = run()
-    for name in ("counts", "regret", "regret_eq1", "rounds", "active", "checkpoint_regret"):
+    for name in ("counts", "total_regret", "final_regret", "regret_eq1", "rounds", "active",
+                 "checkpoint_regret"):
         assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
     assert fast.accountant.ledger.equals(slow.accountant.ledger)

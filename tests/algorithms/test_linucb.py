@@ -146,8 +146,8 @@ def test_bad_input_raises_clear_errors():
         run_linucb_pooled(tables, regularizer=0.0)
     with pytest.raises(ValueError, match="`failure_probability`"):
         run_linucb(tables, failure_probability=1.0)
-    with pytest.raises(ValueError, match="`calibration`"):
-        run_linucb_independent_private(tables, epsilon=1.0, delta=0.1, calibration="x")
+    with pytest.raises(ValueError, match="`mode`"):
+        run_linucb_independent_private(tables, epsilon=1.0, delta=0.1, mode="x")
     with pytest.raises(ValueError, match="`epsilon`"):
         run_linucb_independent_private(tables, epsilon=-1.0, delta=0.1)
     with pytest.raises(TypeError, match="LinearBanditTables"):

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from fedpriv.algorithms.feducb.adaptivity import positions_reached
 from fedpriv.algorithms.feducb.centralized import run_feducb_fixed
+from fedpriv.algorithms.feducb.worlds import run_in_world
 from fedpriv.audit.claims.register import claims_for
 from fedpriv.audit.families.feducb import recipes as fe
 from fedpriv.audit.families.feducb.adaptive import adaptive_leaves, audit_adaptive_view
@@ -29,8 +30,8 @@ def _centralized():
     s = _entry("feducb/feducb/fixed").claim.setting_dict()
 
     def run_fn(tables, side):
-        return run_feducb_fixed(tables, epsilon=1.0, delta=0.1, sync_every=int(s["sync_every"]),
-                                record=True, seed=0, side=side)
+        return run_in_world(run_feducb_fixed, tables, epsilon=1.0, delta=0.1,
+                            sync_every=int(s["sync_every"]), record=True, seed=0, side=side)
 
     return s, run_fn
 

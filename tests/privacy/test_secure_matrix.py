@@ -233,13 +233,13 @@ def test_secure_feducb_run_releases_grid_values_and_pays_at_least_the_float_pric
     tables = _tables()
     runs = {
         secure: run_feducb_fixed(tables, epsilon=2.0, delta=0.1, sync_every=6,
-                                 calibration="corrected", record=True, seed=2,
+                                 mode="corrected", record=True, seed=2,
                                  secure_noise=secure)
         for secure in (False, True)
     }
     exact = {
         secure: run_feducb_fixed(tables, epsilon=2.0, delta=0.1, sync_every=6,
-                                 calibration="exact", seed=2, secure_noise=secure)
+                                 mode="exact", seed=2, secure_noise=secure)
         for secure in (False, True)
     }
     for run in exact.values():
@@ -260,8 +260,8 @@ def test_secure_feducb_run_releases_grid_values_and_pays_at_least_the_float_pric
 
 def test_feducb_secure_false_is_the_default() -> None:
     tables = _tables()
-    plain = run_feducb(tables, epsilon=1.0, delta=0.1, calibration="exact", seed=1, record=True)
-    explicit = run_feducb(tables, epsilon=1.0, delta=0.1, calibration="exact", seed=1,
+    plain = run_feducb(tables, epsilon=1.0, delta=0.1, mode="exact", seed=1, record=True)
+    explicit = run_feducb(tables, epsilon=1.0, delta=0.1, mode="exact", seed=1,
                           record=True, secure_noise=False)
     assert np.array_equal(plain.regret_curve, explicit.regret_curve)
     for a, b in zip(plain.transcript.releases_gram, explicit.transcript.releases_gram,

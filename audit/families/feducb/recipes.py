@@ -369,6 +369,7 @@ def audit_sync_timing(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
         time.
     """
     from fedpriv.algorithms.feducb.centralized import run_feducb, run_feducb_fixed
+    from fedpriv.algorithms.feducb.worlds import run_in_world
 
     s = claim.setting_dict()
     if s.get("structure") != "centralized":
@@ -385,12 +386,13 @@ def audit_sync_timing(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
                 size = min(budget.batch_size, n - start)
                 tables = _tile(worlds[world], size)
                 if fixed:
-                    run = run_feducb_fixed(tables, epsilon=eps, delta=delta,
-                                           sync_every=int(s["sync_every"]), record=True,
-                                           seed=child_seed(root, b), side=world)
+                    run = run_in_world(run_feducb_fixed, tables, epsilon=eps, delta=delta,
+                                       sync_every=int(s["sync_every"]), record=True,
+                                       seed=child_seed(root, b), side=world)
                 else:
-                    run = run_feducb(tables, epsilon=eps, delta=delta, threshold=threshold,
-                                     record=True, seed=child_seed(root, b), side=world)
+                    run = run_in_world(run_feducb, tables, epsilon=eps, delta=delta,
+                                       threshold=threshold, record=True,
+                                       seed=child_seed(root, b), side=world)
                 out.append(_observe(run))
             return np.concatenate(out)
 
@@ -417,8 +419,8 @@ def audit_sync_timing(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
     # The fixed schedule's view, white-box, on the adaptive stream (feducb_adaptive):
     # one tree of n = ⌊T/B⌋ leaves per agent, agent 0's first leaf moved in B pairs.
     def run_fn(tables, side):
-        return run_feducb_fixed(tables, epsilon=eps, delta=delta,
-                                sync_every=int(s["sync_every"]), record=True, seed=0, side=side)
+        return run_in_world(run_feducb_fixed, tables, epsilon=eps, delta=delta,
+                            sync_every=int(s["sync_every"]), record=True, seed=0, side=side)
 
     n_leaves = max(1, int(s["horizon"]) // int(s["sync_every"]))
     return with_adaptive_bracket(result, s, run_fn, n_leaves=n_leaves, budget=budget,
@@ -447,13 +449,14 @@ def _reread(bound: EpsilonLowerBound, delta: float) -> EpsilonLowerBound:
 def _decentralized_run(s: dict, tables, *, threshold: float, n_trials_seed, side: int = 0,
                        record: bool = True):
     from fedpriv.algorithms.feducb.decentralized import run_feducb_decentralized
+    from fedpriv.algorithms.feducb.worlds import run_in_world
     from fedpriv.algorithms.networks.graphs import make_graph
 
     graph = make_graph(s.get("graph", "path"), int(s["n_agents"]))
-    return run_feducb_decentralized(
-        tables, graph, gamma=int(s["gamma"]), epsilon=float(s["epsilon"]),
-        delta=float(s["delta"]), threshold=threshold, on_capacity="stop", record=record,
-        seed=n_trials_seed, side=side,
+    return run_in_world(
+        run_feducb_decentralized, tables, graph, gamma=int(s["gamma"]),
+        epsilon=float(s["epsilon"]), delta=float(s["delta"]), threshold=threshold,
+        on_capacity="stop", record=record, seed=n_trials_seed, side=side,
     )
 
 
@@ -542,14 +545,15 @@ _FIXED_NEIGHBOUR = 1  # agent 0's neighbour on the claim's path graph
 def _fixed_run(claim: Claim, tables, *, seed, side: int = 0, record: bool = False):
     """Decentralized FedUCB with the fixed schedule in the claim's setting."""
     from fedpriv.algorithms.feducb.decentralized import run_feducb_decentralized
+    from fedpriv.algorithms.feducb.worlds import run_in_world
     from fedpriv.algorithms.networks.graphs import make_graph
 
     s = claim.setting_dict()
     graph = make_graph(s.get("graph", "path"), int(s["n_agents"]))
-    return run_feducb_decentralized(
-        tables, graph, gamma=int(s["gamma"]), epsilon=float(s["epsilon"]),
-        delta=float(s["delta"]), schedule="fixed", sync_every=int(s["sync_every"]),
-        record=record, seed=seed, side=side,
+    return run_in_world(
+        run_feducb_decentralized, tables, graph, gamma=int(s["gamma"]),
+        epsilon=float(s["epsilon"]), delta=float(s["delta"]), schedule="fixed",
+        sync_every=int(s["sync_every"]), record=record, seed=seed, side=side,
     )
 
 

@@ -351,7 +351,7 @@ class FedUcbMeansSampler:
 
         run = run_fed_ucb(self.envs[world], self.graph, horizon=self.horizon,
                           epsilon=self.epsilon, mode=self.mode, log_base=self.log_base,
-                          n_trials=n, seed=seed, record_trace=True,
+                          n_trials=n, seed=seed, record=True,
                           rounds=self.round if self.fast else None)
         return run.trace["means"][self.round][:, self.agent, :].copy()
 
@@ -400,7 +400,7 @@ def audit_fed_ucb_initial(claim: Claim, budget: AuditBudget, seed) -> EndToEndAu
             first = np.where(involved.any(axis=1), involved.argmax(axis=1), -1)
             run = run_fed_ucb(envs[world], graph, horizon=horizon, epsilon=s["epsilon"],
                               mode=claim.mode, log_base=s["log_base"], n_trials=size,
-                              seed=child_seed(root, b), record_trace=True,
+                              seed=child_seed(root, b), record=True,
                               rounds=max(int(first.max()), 0))
             theta = run.trace["theta"]  # (rounds+1, B, N, M); theta[t-1] is sent at round t
             value = theta[np.maximum(first, 0), np.arange(size), 0, 0]

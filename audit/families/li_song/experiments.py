@@ -64,13 +64,13 @@ def _env_rng(seed: int) -> np.random.Generator:
 def _rows(label: str, run: Any, extra: dict[str, Any]) -> list[dict[str, Any]]:
     m = run.setting["n_agents"]
     return [{"label": label, "algorithm": run.algorithm, "trial": j,
-             "regret": float(run.regret[j]), "regret_per_agent": float(run.regret[j] / m),
+             "regret": float(run.total_regret[j]), "regret_per_agent": float(run.total_regret[j] / m),
              "exploitation_regret": float(run.exploitation_regret[j]),
              "communication_cost": float(run.communication_cost[j]),
              "rounds": int(run.rounds[j]),
              "best_arm_eliminated": bool(run.best_arm_eliminated[j]),
              "accountant_epsilon": run.message_epsilon()[1], **extra}
-            for j in range(run.regret.size)]
+            for j in range(run.total_regret.size)]
 
 
 class _Figure:
@@ -84,7 +84,7 @@ class _Figure:
 
     def add(self, label: str, run: Any, **extra: Any) -> None:
         self.rows.extend(_rows(label, run, extra))
-        curve = run.regret_curve(self.times)
+        curve = run.total_regret_at(self.times)
         self.curves[label] = curve / run.setting["n_agents"] if self.per_agent else curve
 
     def frame(self) -> pd.DataFrame:
@@ -216,7 +216,7 @@ def _fig6(fig: _Figure, n_trials: int, seed: int):
         fig.add(f"R = {r}", run, n_rounds=r)
     for r in (2, 5):
         run = run_cdp_mab(env, horizon=fig.horizon, epsilon=1.0, n_trials=n_trials, seed=seed,
-                          n_rounds=r, schedule="corrected")
+                          n_rounds=r, mode="corrected")
         fig.add(f"R = {r}, (Δ/2)^(r/R)", run, n_rounds=r)
     rows = [("R", "2, 3, 4, 5; p = 1", "2, 3, 4, 5; p = 1; plus the corrected schedule"),
             ("Δ in Δ^(r/R)", "unreported", f"the instance's μ1 − μ2 = {minimum_gap(env):.4g}"),
