@@ -10,10 +10,9 @@ import dataclasses
 from collections.abc import Callable
 
 from fedpriv.audit.claims.claim import Claim
+from fedpriv.audit.claims.family import family
 
 __all__ = [
-    "PAPERS",
-    "PAPER_ALIASES",
     "AccountantRecipe",
     "AnalyticLowerRecipe",
     "AuditRecipe",
@@ -26,23 +25,6 @@ AccountantRecipe = Callable[[Claim], tuple[str, float, tuple[str, ...]]]
 AuditRecipe = Callable  # (claim, AuditBudget, SeedSequence) -> EndToEndAudit
 MechanismRecipe = Callable[[Claim], tuple[str, float]]
 AnalyticLowerRecipe = Callable[[Claim], "float | None"]
-
-#: ``--paper`` name -> citation used in ``Claim.paper``.
-PAPERS: dict[str, str] = {
-    "feducb": "Dubey & Pentland 2020 (NeurIPS, FedUCB)",
-    "li_song": "Li & Song (CDP/DDP/HDP-MAB)",
-    "gossip_fed_ucb": "Zhu et al. 2021",
-    "dubey_aamas": "Dubey & Pentland 2020 (AAMAS, cooperative UCB)",
-}
-
-#: Other accepted spellings of the ``--paper`` names.
-PAPER_ALIASES: dict[str, str] = {
-    "fed_ucb": "gossip_fed_ucb", "gossip": "gossip_fed_ucb", "zhu": "gossip_fed_ucb",
-    "lisong": "li_song", "li-song": "li_song", "byzantine": "dubey_aamas",
-    "coop_ucb": "dubey_aamas", "coop-ucb": "dubey_aamas", "fed-ucb": "gossip_fed_ucb",
-    "dubey_pentland": "feducb",
-}
-
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class RegisteredClaim:
@@ -109,7 +91,8 @@ def make_claim(paper: str, algorithm: str, mode: str, setting: dict, relation, c
     Parameters
     ----------
     paper : str
-        A ``--paper`` name (a key of ``PAPERS``).
+        A registered family's key; the claim's ``paper`` field is that family's
+        ``title`` (:func:`fedpriv.audit.claims.family.family`).
     algorithm : str
         The algorithm's name in the paper.
     mode : str
@@ -129,9 +112,14 @@ def make_claim(paper: str, algorithm: str, mode: str, setting: dict, relation, c
     Returns
     -------
     Claim
+
+    Raises
+    ------
+    ValueError
+        If ``paper`` names no registered family.
     """
     return Claim(
-        paper=PAPERS[paper], algorithm=algorithm, mode=mode, setting=tuple(setting.items()),
+        paper=family(paper).title, algorithm=algorithm, mode=mode, setting=tuple(setting.items()),
         relation=relation, claimed=claimed, source=source, **reading,
     )
 

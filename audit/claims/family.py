@@ -143,6 +143,7 @@ class Family:
 
 _BUILTIN_PACKAGE = "fedpriv.audit.families"
 _builtin_cache: tuple[Family, ...] | None = None
+_entry_point_cache: tuple[Family, ...] | None = None
 _files: dict[str, tuple[Family, ...]] = {}
 
 
@@ -174,6 +175,15 @@ def _builtin() -> tuple[Family, ...]:
 
 
 def _entry_points() -> tuple[Family, ...]:
+    """The installed distributions' families, read once per process (scanning the
+    installed metadata costs milliseconds, and every claim's title is looked up)."""
+    global _entry_point_cache
+    if _entry_point_cache is None:
+        _entry_point_cache = _load_entry_points()
+    return _entry_point_cache
+
+
+def _load_entry_points() -> tuple[Family, ...]:
     from importlib.metadata import entry_points
 
     out: list[Family] = []

@@ -13,15 +13,23 @@ __all__ = ["FAMILY"]
 
 def _claims() -> tuple:
     """The family's register rows (imported when the register is first needed)."""
-    from fedpriv.audit.families.dubey_aamas.claims import coop_claims
+    from fedpriv.audit.families.dubey_aamas.claims import build_claims
 
-    return tuple(coop_claims())
+    return tuple(build_claims())
+
+
+def _findings() -> tuple:
+    """The family's findings (distinct defects, ids ``dubey_aamas-...``)."""
+    from fedpriv.audit.families.dubey_aamas.findings import FINDINGS
+
+    return FINDINGS
 
 
 FAMILY = Family(
     key='dubey_aamas',
     title='Dubey & Pentland 2020 (AAMAS, cooperative UCB)',
     claims=_claims,
+    findings=_findings,
     aliases=('byzantine', 'coop_ucb', 'coop-ucb'),
     order=3,
     run_commands={

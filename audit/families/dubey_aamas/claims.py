@@ -17,7 +17,7 @@ from fedpriv.audit.families.dubey_aamas import recipes as ce
 from fedpriv.privacy import ApproxDP, NeighboringRelation, PureDP
 from fedpriv.privacy.calibrations import interval_claimed_guarantee
 
-__all__ = ["coop_claims"]
+__all__ = ["build_claims"]
 
 _COOP_MESSAGE_SOURCE = (
     "Lemma 'Privacy of Outgoing Messages' (§3.2; fedpriv's reconstruction, R-m): each message is "
@@ -59,7 +59,7 @@ _COOP_RAW = ("un-noised counts n_k^v broadcast with every message, while the age
              "actions follow its raw own mean (§3.3: 'reward samples from its own pulls')")
 
 
-def coop_claims() -> list[RegisteredClaim]:
+def build_claims() -> list[RegisteredClaim]:
     """The cooperative-UCB entries, in report order."""
     out = []
     base = {"n_agents": 3, "n_arms": 2, "horizon": 60, "epsilon": 0.5, "theta": 1.1,

@@ -13,15 +13,23 @@ __all__ = ["FAMILY"]
 
 def _claims() -> tuple:
     """The family's register rows (imported when the register is first needed)."""
-    from fedpriv.audit.claims.register import _feducb_claims
+    from fedpriv.audit.families.feducb.claims import build_claims
 
-    return tuple(_feducb_claims())
+    return tuple(build_claims())
+
+
+def _findings() -> tuple:
+    """The family's findings (distinct defects, ids ``feducb-...``)."""
+    from fedpriv.audit.families.feducb.findings import FINDINGS
+
+    return FINDINGS
 
 
 FAMILY = Family(
     key='feducb',
     title='Dubey & Pentland 2020 (NeurIPS, FedUCB)',
     claims=_claims,
+    findings=_findings,
     aliases=(),
     order=0,
     run_commands={

@@ -13,15 +13,23 @@ __all__ = ["FAMILY"]
 
 def _claims() -> tuple:
     """The family's register rows (imported when the register is first needed)."""
-    from fedpriv.audit.claims.register import _fed_ucb_claims
+    from fedpriv.audit.families.gossip_fed_ucb.claims import build_claims
 
-    return tuple(_fed_ucb_claims())
+    return tuple(build_claims())
+
+
+def _findings() -> tuple:
+    """The family's findings (distinct defects, ids ``gossip_fed_ucb-...``)."""
+    from fedpriv.audit.families.gossip_fed_ucb.findings import FINDINGS
+
+    return FINDINGS
 
 
 FAMILY = Family(
     key='gossip_fed_ucb',
     title='Zhu et al. 2021',
     claims=_claims,
+    findings=_findings,
     aliases=('fed_ucb', 'gossip', 'zhu', 'fed-ucb'),
     order=2,
     run_commands={

@@ -13,15 +13,23 @@ __all__ = ["FAMILY"]
 
 def _claims() -> tuple:
     """The family's register rows (imported when the register is first needed)."""
-    from fedpriv.audit.claims.register import _li_song_claims
+    from fedpriv.audit.families.li_song.claims import build_claims
 
-    return tuple(_li_song_claims())
+    return tuple(build_claims())
+
+
+def _findings() -> tuple:
+    """The family's findings (distinct defects, ids ``li_song-...``)."""
+    from fedpriv.audit.families.li_song.findings import FINDINGS
+
+    return FINDINGS
 
 
 FAMILY = Family(
     key='li_song',
     title='Li & Song (CDP/DDP/HDP-MAB)',
     claims=_claims,
+    findings=_findings,
     aliases=('lisong', 'li-song'),
     order=1,
     run_commands={
