@@ -68,10 +68,25 @@ class Command:
         command's parser; imported only when the command is asked for.
     help : str
         One-line help shown by ``fedpriv run --help`` / ``fedpriv experiment --help``.
+    secure_noise : bool
+        ``run`` commands only: the command's mechanism takes ``--secure-noise`` (exact
+        discrete noise on a grid). Default False: the option is refused.
+    tables : str
+        What the command samples up front, for the memory check before it runs:
+        ``"rewards"`` (8 bytes × trials × agents × horizon × arms), ``"contexts"`` (the
+        same × dimension) or ``""`` (nothing planned; not checked).
     """
 
     module: str
     help: str
+    secure_noise: bool = False
+    tables: str = ""
+
+    def __post_init__(self) -> None:
+        if self.tables not in ("", "rewards", "contexts"):
+            raise FamilyError(
+                f"`tables` must be '', 'rewards' or 'contexts'; got {self.tables!r}."
+            )
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

@@ -33,8 +33,8 @@ FAMILY = Family(
     aliases=('fed_ucb', 'gossip', 'zhu', 'fed-ucb'),
     order=2,
     run_commands={
-        'gossip-ucb': Command('fedpriv.cli.gossip', 'non-private Gossip_UCB (Zhu et al. 2021)'),
-        'gossip-fed-ucb': Command('fedpriv.cli.gossip', 'private Fed_UCB (Zhu et al. 2021, Alg. 3-4)'),
+        'gossip-ucb': Command('fedpriv.cli.gossip_fed_ucb', 'non-private Gossip_UCB (Zhu et al. 2021)', tables='rewards'),
+        'gossip-fed-ucb': Command('fedpriv.cli.gossip_fed_ucb', 'private Fed_UCB (Zhu et al. 2021, Alg. 3-4)', secure_noise=True, tables='rewards'),
     },
     experiments={
     },
