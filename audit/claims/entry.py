@@ -8,22 +8,60 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from typing import NamedTuple
 
 from fedpriv.audit.claims.claim import Claim
 from fedpriv.audit.claims.family import family
 
 __all__ = [
     "AccountantRecipe",
+    "AccountantResult",
     "AnalyticLowerRecipe",
     "AuditRecipe",
     "MechanismRecipe",
+    "MechanismResult",
     "RegisteredClaim",
     "make_claim",
 ]
 
-AccountantRecipe = Callable[[Claim], tuple[str, float, tuple[str, ...]]]
+
+class AccountantResult(NamedTuple):
+    """What an accountant recipe returns for a claim (a tuple: ``route, eps, f = ...``).
+
+    Attributes
+    ----------
+    route : str
+        The evaluation route of the tightest ε (``"pure"``, ``"pld"``, ...), or
+        ``"nonprivate"`` when a release is un-noised.
+    epsilon : float
+        ε at the claim's δ, in nats; ∞ when raw data reaches an output.
+    findings : tuple of str
+        What the accountant found on the way (unpriced channels, notes), in order.
+    """
+
+    route: str
+    epsilon: float
+    findings: tuple[str, ...]
+
+
+class MechanismResult(NamedTuple):
+    """What a mechanism recipe returns: the noise mechanisms' ε alone.
+
+    Attributes
+    ----------
+    route : str
+        The evaluation route of the tightest ε.
+    epsilon : float
+        ε at the claim's δ, in nats.
+    """
+
+    route: str
+    epsilon: float
+
+
+AccountantRecipe = Callable[[Claim], AccountantResult]
 AuditRecipe = Callable  # (claim, AuditBudget, SeedSequence) -> EndToEndAudit
-MechanismRecipe = Callable[[Claim], tuple[str, float]]
+MechanismRecipe = Callable[[Claim], MechanismResult]
 AnalyticLowerRecipe = Callable[[Claim], "float | None"]
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -36,7 +74,7 @@ class RegisteredClaim:
         Unique, stable identifier, ``"<paper>/<algorithm>/<mode>/..."``.
     claim : Claim
     accountant : AccountantRecipe
-        ``claim -> (route, epsilon, findings)`` at the claimed δ.
+        ``claim -> AccountantResult(route, epsilon, findings)`` at the claimed δ.
     audit : AuditRecipe or None
         ``(claim, budget, seed) -> EndToEndAudit``; ``None`` if the claim rests on the
         accountant alone.
@@ -48,7 +86,7 @@ class RegisteredClaim:
     raw_channel : str or None
         Channel inside the claim's coverage that raw data reaches (module docstring).
     mechanism : MechanismRecipe or None
-        ``claim -> (route, ε)`` of the noise alone (module docstring).
+        ``claim -> MechanismResult(route, ε)`` of the noise alone (module docstring).
     note : str
         A remark printed with the row (e.g. where the paper's experiment sits).
     shared_audit : str or None

@@ -199,3 +199,17 @@ def test_make_claim_takes_the_title_from_the_registry():
     with pytest.raises(ValueError, match="`paper` must be one of"):
         make_claim("nope", "a", "paper", {}, NeighboringRelation.REPLACE_ONE_REWARD,
                    PureDP(1.0), "s")
+
+
+def test_recipes_return_typed_results_that_unpack_as_tuples():
+    from fedpriv.audit.claims.entry import AccountantResult, MechanismResult
+
+    entry = next(e for e in REGISTER
+                 if e.key == "gossip_fed_ucb/gossip-fed-ucb/paper/unbounded-rewards")
+    result = entry.accountant(entry.claim)
+    assert isinstance(result, AccountantResult)
+    route, epsilon, findings = result
+    assert (route, epsilon, findings) == (result.route, result.epsilon, result.findings)
+    mechanism = entry.mechanism(entry.claim)
+    assert isinstance(mechanism, MechanismResult)
+    assert math.isfinite(mechanism.epsilon) and mechanism.epsilon > 0

@@ -16,6 +16,7 @@ from fedpriv.audit.claims.entry import make_claim as _claim
 from fedpriv.audit.families.dubey_aamas import recipes as ce
 from fedpriv.privacy import ApproxDP, NeighboringRelation, PureDP
 from fedpriv.privacy.calibrations import interval_claimed_guarantee
+from fedpriv.audit.claims.entry import MechanismResult
 
 __all__ = ["build_claims"]
 
@@ -179,12 +180,12 @@ _FIG1A_RAW = (
     "samples from its own pulls and the pulls obtained from its neighbors')")
 
 
-def _coop_noise_mechanism(claim: Claim) -> tuple[str, float]:
+def _coop_noise_mechanism(claim: Claim) -> MechanismResult:
     """ε of the Laplace means alone: the own-noisy algorithm's releases (same noise)."""
     setting = dict(claim.setting, own_term="noisy")
     route, epsilon, _ = ce.coop_accountant(
         dataclasses.replace(claim, setting=tuple(setting.items())))
-    return route, epsilon
+    return MechanismResult(route, epsilon)
 
 
 def _byzantine_claim(base: dict) -> RegisteredClaim:

@@ -17,6 +17,7 @@ from fedpriv.audit.claims.entry import make_claim as _claim
 from fedpriv.audit.families.feducb import fig1a as fa
 from fedpriv.audit.families.feducb import recipes as fe
 from fedpriv.privacy import ApproxDP, NeighboringRelation
+from fedpriv.audit.claims.entry import AccountantResult
 
 __all__ = ["build_claims"]
 
@@ -86,7 +87,7 @@ _FIXED_NOTE = (
     "releases before it), at the claimed δ and at δ = 10⁻⁶, each at 1 − α/3")
 
 
-def _feducb_privatizer_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
+def _feducb_privatizer_accountant(claim: Claim) -> AccountantResult:
     """The Privatizer's events at a horizon too long to run (Fig. 1A: T = 10⁷).
 
     Same events as the algorithm's own ledger at the adaptive schedule (one tree of T
@@ -96,7 +97,7 @@ def _feducb_privatizer_accountant(claim: Claim) -> tuple[str, float, tuple[str, 
     route, epsilon, _ = fe._calibration_accountant(claim)
     note = ("Privatizer priced from the paper's calibration (T = 10⁷ rounds are not run): "
             "one tree of T leaves per agent")
-    return route, epsilon, (note,)
+    return AccountantResult(route, epsilon, (note,))
 
 
 def _feducb_claims() -> list[RegisteredClaim]:
@@ -339,7 +340,7 @@ def _feducb_figure_claims() -> list[RegisteredClaim]:
     return out
 
 
-def _feducb_every_round_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
+def _feducb_every_round_accountant(claim: Claim) -> AccountantResult:
     """The Privatizer at D = 0 (sync every round): one pair per leaf, no timing channel.
 
     The calibration's events (:func:`_feducb_privatizer_accountant`) without its note on
@@ -355,4 +356,4 @@ def _feducb_every_round_accountant(claim: Claim) -> tuple[str, float, tuple[str,
     route, epsilon, _ = fe._calibration_accountant(claim)
     note = ("Privatizer priced from the paper's calibration (T = 10⁷ rounds are not run): one "
             "tree of T leaves per agent, one round's pair per leaf (sync every round)")
-    return route, epsilon, (note,)
+    return AccountantResult(route, epsilon, (note,))

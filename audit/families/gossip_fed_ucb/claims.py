@@ -27,6 +27,7 @@ from fedpriv.privacy.calibrations import (
     paper_log_rounds,
 )
 from fedpriv.privacy.mechanisms.tree import released_tree_depth
+from fedpriv.audit.claims.entry import MechanismResult
 
 __all__ = ["build_claims"]
 
@@ -227,10 +228,10 @@ def _fed_ucb_exact_epsilon(claim: Claim) -> float:
     return nodes / float(s["node_scale"])
 
 
-def _fed_ucb_tree_mechanism(claim: Claim) -> tuple[str, float]:
+def _fed_ucb_tree_mechanism(claim: Claim) -> MechanismResult:
     """The tree's ε at its declared sensitivity 1 (rewards in [0, 1]), paper calibration."""
     route, epsilon, _ = ge.fed_ucb_accountant(dataclasses.replace(claim, mode="paper"))
-    return route, epsilon
+    return MechanismResult(route, epsilon)
 
 
 def _fed_ucb_initial_claims() -> list[RegisteredClaim]:

@@ -18,6 +18,7 @@ from fedpriv.audit.claims.entry import make_claim as _claim
 from fedpriv.audit.families.li_song import recipes as me
 from fedpriv.privacy import NeighboringRelation, PureDP
 from fedpriv.privacy.calibrations import li_song_claimed_epsilon
+from fedpriv.audit.claims.entry import MechanismResult
 
 __all__ = ["build_claims"]
 
@@ -84,10 +85,10 @@ def _li_song_claims() -> list[RegisteredClaim]:
             + _li_song_reading_claims())
 
 
-def _li_song_message_mechanism(claim: Claim) -> tuple[str, float]:
+def _li_song_message_mechanism(claim: Claim) -> MechanismResult:
     """ε of the Laplace messages alone (the claim's own channel) in the row's setting."""
     route, epsilon, _ = me.li_song_accountant(dataclasses.replace(claim, mode="paper"))
-    return route, epsilon
+    return MechanismResult(route, epsilon)
 
 
 def _li_song_fig4_claims() -> list[RegisteredClaim]:
