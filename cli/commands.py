@@ -93,7 +93,7 @@ def __getattr__(name: str) -> Any:
 def family_of(argv: list[str]) -> str | None:
     """The module that registers the command ``argv`` asks for, if any.
 
-    ``["run", "cdp-mab", ...]`` -> ``"fedpriv.cli.li_song"``; anything else (another
+    ``["run", NAME, ...]`` -> the module its Command names; anything else (another
     command, ``--help``, an unknown name) -> None.
 
     Parameters

@@ -1,7 +1,7 @@
 """The ``fedpriv`` command line.
 
 ``fedpriv verify``
-    Check every privacy claim of the four papers (accountant and audit) and write
+    Check every registered privacy claim (accountant and audit) and write
     ``<out>/claims.md``, ``claims.json`` and one page per paper
     (:mod:`fedpriv.cli.verify`).
 ``fedpriv audit MODULE:FUNCTION``

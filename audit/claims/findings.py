@@ -80,7 +80,7 @@ class Finding:
         Parameters
         ----------
         key : str
-            A register key such as ``"feducb/feducb/fig1a/eps0.1"``.
+            A register key, ``"<family key>/<algorithm>/..."``.
 
         Returns
         -------
