@@ -22,11 +22,11 @@ from fedpriv.audit.claims.family import Command, FamilyError, families
 
 __all__ = [
     "EXIT_CODES",
-    "EXPERIMENT_COMMANDS",
-    "FAMILIES",
-    "PAPER_NAMES",
-    "RUN_COMMANDS",
-    "SECURE_NOISE_RUNS",
+    "EXPERIMENT_COMMANDS",  # noqa: F822 - module __getattr__
+    "FAMILIES",  # noqa: F822 - module __getattr__
+    "PAPER_NAMES",  # noqa: F822 - module __getattr__
+    "RUN_COMMANDS",  # noqa: F822 - module __getattr__
+    "SECURE_NOISE_RUNS",  # noqa: F822 - module __getattr__
     "command_table",
     "family_of",
 ]

@@ -31,7 +31,7 @@ from typing import Any
 from fedpriv.audit.claims.family import FamilyError, families
 
 __all__ = [
-    "FINDINGS",
+    "FINDINGS",  # noqa: F822 - module __getattr__
     "Finding",
     "build_findings",
     "as_written",

@@ -47,9 +47,9 @@ from fedpriv.audit.claims.entry import (
 from fedpriv.audit.claims.family import families, family
 
 __all__ = [
-    "PAPERS",
-    "PAPER_ALIASES",
-    "REGISTER",
+    "PAPERS",  # noqa: F822 - module __getattr__
+    "PAPER_ALIASES",  # noqa: F822 - module __getattr__
+    "REGISTER",  # noqa: F822 - module __getattr__
     "AccountantRecipe",
     "AuditRecipe",
     "MechanismRecipe",
