@@ -37,6 +37,7 @@ __all__ = [
     "Command",
     "Family",
     "FamilyError",
+    "builtin_families",
     "families",
     "family",
     "load_claims_file",
@@ -268,6 +269,21 @@ def loaded_claims_files() -> tuple[str, ...]:
         Absolute paths, in load order.
     """
     return tuple(_files)
+
+
+def builtin_families() -> tuple[Family, ...]:
+    """The families fedpriv ships (the packages of :mod:`fedpriv.audit.families`).
+
+    Their rows make the built-in register, whose row ``i`` ``fedpriv verify`` audits
+    under the ``i``-th child seed; families registered from outside (entry points,
+    claims files) come after them, their audits seeded by their keys.
+
+    Returns
+    -------
+    tuple of Family
+        Sorted by ``(order, key)``.
+    """
+    return tuple(sorted(_builtin(), key=lambda f: (f.order, f.key)))
 
 
 def families() -> tuple[Family, ...]:

@@ -17,7 +17,8 @@ the run's rows it affects).
 
 Each family declares its own findings in its registration (``Family(findings=...)``;
 ``fedpriv.audit.families.<key>.findings`` for the papers fedpriv ships): :data:`FINDINGS`
-is their concatenation in family order, computed when first read.
+is their concatenation in family order, computed when read (so a family loaded later,
+from a ``--claims`` file, adds its own).
 """
 
 from __future__ import annotations
@@ -132,12 +133,18 @@ def build_findings() -> tuple[Finding, ...]:
     return tuple(out)
 
 
+#: (the families, their findings) of the last call: the registry keeps each family
+#: object, so the findings are rebuilt only when the set of families changes.
+_cache: list[tuple] = [(), ()]
+
+
 def _findings() -> tuple[Finding, ...]:
-    """The findings, built once (a module attribute, so tests may replace it)."""
-    found = globals().get("FINDINGS")
-    if found is None:
+    """The findings of the families registered now (a claims file may add some)."""
+    registered = families()
+    cached, found = _cache
+    if len(cached) != len(registered) or any(a is not b for a, b in zip(cached, registered)):
         found = build_findings()
-        globals()["FINDINGS"] = found
+        _cache[:] = [registered, found]
     return found
 
 

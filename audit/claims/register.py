@@ -29,9 +29,13 @@ Each family builds its rows in its own package (``fedpriv.audit.families.<key>.c
 for the built-in papers); the recipes import the algorithm modules lazily, so the
 register is importable whatever is installed.
 
-``REGISTER``, ``PAPERS`` (``--paper`` name -> title) and ``PAPER_ALIASES`` (alias ->
-``--paper`` name) are computed when first read, so that importing this module imports
-no family: the registry finds them at run time.
+``REGISTER`` holds the rows of the families fedpriv ships, in family order (``fedpriv
+verify`` seeds row ``i``'s audit with the ``i``-th child seed); the rows of families
+registered from outside the package (entry points, ``--claims`` files) follow it
+(:func:`outside_claims`), so no built-in row moves. ``REGISTER``, ``PAPERS`` (``--paper``
+name -> title, every family) and ``PAPER_ALIASES`` (alias -> ``--paper`` name) are
+computed when first read, so that importing this module imports no family: the registry
+finds them at run time.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ from fedpriv.audit.claims.entry import (
     MechanismRecipe,
     RegisteredClaim,
 )
-from fedpriv.audit.claims.family import families, family
+from fedpriv.audit.claims.family import FamilyError, builtin_families, families, family
 
 __all__ = [
     "PAPERS",  # noqa: F822 - module __getattr__
@@ -56,15 +60,37 @@ __all__ = [
     "RegisteredClaim",
     "build_register",
     "claims_for",
+    "outside_claims",
     "paper_of",
 ]
 
 
+def _rows(registered, seen: set[str]) -> tuple[RegisteredClaim, ...]:
+    """The families' rows in order, each checked for its type, key prefix and uniqueness."""
+    rows: list[RegisteredClaim] = []
+    for fam in registered:
+        where = fam.origin or fam.key
+        for row in fam.claims():
+            if not isinstance(row, RegisteredClaim):
+                raise FamilyError(f"family {fam.key!r} ({where}): claims() must give "
+                                  f"RegisteredClaim rows, got {type(row).__name__}.")
+            if not row.key.startswith(fam.key + "/"):
+                raise FamilyError(f"family {fam.key!r} ({where}): claim key {row.key!r} "
+                                  f"must start with {fam.key + '/'!r}.")
+            if row.key in seen:
+                raise FamilyError(f"family {fam.key!r} ({where}): claim key {row.key!r} "
+                                  "is registered twice.")
+            seen.add(row.key)
+            rows.append(row)
+    return tuple(rows)
+
+
 def build_register() -> tuple[RegisteredClaim, ...]:
-    """Every registered family's claims, concatenated in family order.
+    """The built-in families' claims, concatenated in family order.
 
     ``fedpriv verify`` audits row ``i`` under the ``i``-th child seed, so this order is
     the seeds' address: the families' ``order``, then each family's own order.
+    Families registered from outside the package (:func:`outside_claims`) follow it.
 
     Returns
     -------
@@ -73,34 +99,51 @@ def build_register() -> tuple[RegisteredClaim, ...]:
     Raises
     ------
     FamilyError
-        If a family's claim key does not start with ``"<key>/"``, or a key is
-        registered twice.
+        If a row is not a RegisteredClaim, its key does not start with
+        ``"<family key>/"``, or a key is registered twice.
     """
-    from fedpriv.audit.claims.family import FamilyError
-
-    rows: list[RegisteredClaim] = []
-    seen: set[str] = set()
-    for fam in families():
-        for row in fam.claims():
-            if not row.key.startswith(fam.key + "/"):
-                raise FamilyError(
-                    f"family {fam.key!r}: claim key {row.key!r} must start with "
-                    f"{fam.key + '/'!r}."
-                )
-            if row.key in seen:
-                raise FamilyError(f"claim key {row.key!r} is registered twice.")
-            seen.add(row.key)
-            rows.append(row)
-    return tuple(rows)
+    return _rows(builtin_families(), set())
 
 
 def _register() -> tuple[RegisteredClaim, ...]:
-    """The register, built once (a module attribute, so tests may replace it)."""
+    """The built-in register, built once (a module attribute, so tests may replace it)."""
     found = globals().get("REGISTER")
     if found is None:
         found = build_register()
         globals()["REGISTER"] = found
     return found
+
+
+#: (the outside families, their rows) of the last call: the registry keeps each
+#: family object, so the rows are rebuilt only when the set of families changes.
+_outside_cache: list[tuple] = [(), ()]
+
+
+def outside_claims() -> tuple[RegisteredClaim, ...]:
+    """Rows of the families registered outside the package, after the built-in rows.
+
+    Entry points of installed packages and claims files loaded by ``fedpriv verify
+    --claims`` register them; their rows follow :data:`REGISTER` in family order, so no
+    built-in row moves (and its audit keeps its seed).
+
+    Returns
+    -------
+    tuple of RegisteredClaim
+        Empty when no family is registered from outside (rebuilt when the families
+        change).
+
+    Raises
+    ------
+    FamilyError
+        As :func:`build_register`, also when a row repeats a built-in key.
+    """
+    builtin = {fam.key for fam in builtin_families()}
+    outside = tuple(fam for fam in families() if fam.key not in builtin)
+    cached, rows = _outside_cache
+    if len(cached) != len(outside) or any(a is not b for a, b in zip(cached, outside)):
+        rows = _rows(outside, {row.key for row in _register()})
+        _outside_cache[:] = [outside, rows]
+    return rows
 
 
 def __getattr__(name: str) -> Any:
@@ -136,7 +179,7 @@ def paper_of(name: str) -> str:
 
 
 def claims_for(paper: str | None = None) -> tuple[RegisteredClaim, ...]:
-    """The registered claims of one paper (all papers when ``paper`` is None).
+    """The registered claims of one family (all, built-in then outside, when ``paper`` is None).
 
     Parameters
     ----------
@@ -153,7 +196,8 @@ def claims_for(paper: str | None = None) -> tuple[RegisteredClaim, ...]:
     ValueError
         If ``paper`` names no registered family.
     """
+    rows = _register() + outside_claims()
     if paper is None:
-        return _register()
+        return rows
     name = paper_of(paper)
-    return tuple(entry for entry in _register() if entry.paper == name)
+    return tuple(entry for entry in rows if entry.paper == name)
