@@ -37,6 +37,7 @@ __all__ = [
     "Command",
     "Family",
     "FamilyError",
+    "builtin_families",
     "families",
     "family",
     "load_claims_file",
@@ -68,10 +69,25 @@ class Command:
         command's parser; imported only when the command is asked for.
     help : str
         One-line help shown by ``fedpriv run --help`` / ``fedpriv experiment --help``.
+    secure_noise : bool
+        ``run`` commands only: the command's mechanism takes ``--secure-noise`` (exact
+        discrete noise on a grid). Default False: the option is refused.
+    tables : str
+        What the command samples up front, for the memory check before it runs:
+        ``"rewards"`` (8 bytes × trials × agents × horizon × arms), ``"contexts"`` (the
+        same × dimension) or ``""`` (nothing planned; not checked).
     """
 
     module: str
     help: str
+    secure_noise: bool = False
+    tables: str = ""
+
+    def __post_init__(self) -> None:
+        if self.tables not in ("", "rewards", "contexts"):
+            raise FamilyError(
+                f"`tables` must be '', 'rewards' or 'contexts'; got {self.tables!r}."
+            )
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -143,6 +159,7 @@ class Family:
 
 _BUILTIN_PACKAGE = "fedpriv.audit.families"
 _builtin_cache: tuple[Family, ...] | None = None
+_entry_point_cache: tuple[Family, ...] | None = None
 _files: dict[str, tuple[Family, ...]] = {}
 
 
@@ -174,6 +191,15 @@ def _builtin() -> tuple[Family, ...]:
 
 
 def _entry_points() -> tuple[Family, ...]:
+    """The installed distributions' families, read once per process (scanning the
+    installed metadata costs milliseconds, and every claim's title is looked up)."""
+    global _entry_point_cache
+    if _entry_point_cache is None:
+        _entry_point_cache = _load_entry_points()
+    return _entry_point_cache
+
+
+def _load_entry_points() -> tuple[Family, ...]:
     from importlib.metadata import entry_points
 
     out: list[Family] = []
@@ -243,6 +269,21 @@ def loaded_claims_files() -> tuple[str, ...]:
         Absolute paths, in load order.
     """
     return tuple(_files)
+
+
+def builtin_families() -> tuple[Family, ...]:
+    """The families fedpriv ships (the packages of :mod:`fedpriv.audit.families`).
+
+    Their rows make the built-in register, whose row ``i`` ``fedpriv verify`` audits
+    under the ``i``-th child seed; families registered from outside (entry points,
+    claims files) come after them, their audits seeded by their keys.
+
+    Returns
+    -------
+    tuple of Family
+        Sorted by ``(order, key)``.
+    """
+    return tuple(sorted(_builtin(), key=lambda f: (f.order, f.key)))
 
 
 def families() -> tuple[Family, ...]:

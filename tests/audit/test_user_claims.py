@@ -38,7 +38,8 @@ LEAKY = "my_fed_ucb/leaky-fed-ucb/eps1"
 def clean_registry(monkeypatch):
     """A registry with no claims file loaded (restored afterwards)."""
     monkeypatch.setattr(registry, "_files", {})
-    monkeypatch.setattr(register, "_outside_cache", {})
+    monkeypatch.setattr(registry, "_entry_point_cache", None)  # entry points: read once per process
+    monkeypatch.setattr(register, "_outside_cache", [(), ()])
 
 
 def test_the_example_runs_as_the_guide_shows_it(tmp_path) -> None:
