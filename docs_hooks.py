@@ -5,7 +5,7 @@ from the installed package at build time, so the documentation cannot drift from
 code it describes:
 
 - ``cli``: every command's ``--help``, from :func:`fedpriv.cli.main.build_parser`;
-- ``verdicts``: the verdict taxonomy, from :data:`fedpriv.privacy.verdicts.VERDICT_DEFINITIONS`;
+- ``verdicts``: the verdict taxonomy, from :data:`fedpriv.privacy.accounting.verdicts.VERDICT_DEFINITIONS`;
 - ``events``: every event a deployment file may name, with its fields, from the
   dataclasses of :mod:`fedpriv.privacy.accounting.events`;
 - ``calibrations``: the paper calibrations a deployment file may call.
@@ -87,7 +87,7 @@ def cli_reference() -> str:
 
 
 def verdicts() -> str:
-    from fedpriv.privacy.verdicts import VERDICT_DEFINITIONS
+    from fedpriv.privacy.accounting.verdicts import VERDICT_DEFINITIONS
 
     rows = ["| verdict | meaning |", "|---|---|"]
     rows += [f"| `{name}` | {text} |" for name, text in VERDICT_DEFINITIONS.items()]
@@ -102,7 +102,7 @@ def _type_name(annotation) -> str:
 
 def event_fields() -> str:
     from fedpriv.privacy.accounting import events
-    from fedpriv.privacy.ledger.deployment import _event_classes
+    from fedpriv.privacy.deployment import _event_classes
 
     out = []
     for name, cls in sorted(_event_classes().items()):
@@ -127,7 +127,7 @@ def event_fields() -> str:
 
 
 def calibrations() -> str:
-    from fedpriv.privacy.ledger.deployment import CALIBRATIONS
+    from fedpriv.privacy.deployment import CALIBRATIONS
 
     rows = ["| `function` | calibration | parameters |", "|---|---|---|"]
     for name, function in sorted(CALIBRATIONS.items()):

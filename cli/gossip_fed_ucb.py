@@ -69,7 +69,7 @@ def _run(args: argparse.Namespace) -> int:
     from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
     from fedpriv.audit.claims.claim import LowerBoundEvidence, decide_verdict, json_number
     from fedpriv.privacy.calibrations import fed_ucb_released_prefixes, fed_ucb_scale
-    from fedpriv.privacy.mechanisms.tree import released_tree_depth
+    from fedpriv.privacy.accounting.tree import released_tree_depth
     from fedpriv.privacy import format_epsilon
 
     root = as_seed_sequence(args.seed)

@@ -3,6 +3,13 @@
 Every noise draw and every released statistic of the algorithms goes through this
 package: a mechanism charges the :class:`Accountant` with a typed event before it
 draws noise or returns a value.
+
+Rooms, imported one way (each only from the ones before it): the top-level
+:mod:`~fedpriv.privacy.errors`, :mod:`~fedpriv.privacy.relations` and argument checks;
+:mod:`~fedpriv.privacy.accounting` (guarantees, events, routes, the accountant, its
+ledger store and the verdict rule); :mod:`~fedpriv.privacy.calibrations` (each paper's
+noise formulas, one module per paper family); :mod:`~fedpriv.privacy.mechanisms`;
+:mod:`~fedpriv.privacy.deployment` (budget reports of a TOML deployment).
 """
 
 from __future__ import annotations
@@ -46,7 +53,7 @@ from fedpriv.privacy.mechanisms import LaplaceTreeCounter, laplace_release, raw_
 from fedpriv.privacy.relations import NeighboringRelation, parse_relation
 from fedpriv.privacy.accounting.routes import ROUTES, compose_routes
 from fedpriv.privacy.accounting.sampling import PoissonSampled
-from fedpriv.privacy.mechanisms.tree import tree_depth
+from fedpriv.privacy.accounting.tree import tree_depth
 
 del _interval, _sampling
 

@@ -148,11 +148,7 @@ def _explain(cycles: list[list[str]]) -> str:
 
 
 @pytest.mark.parametrize("layer", [
-    pytest.param("privacy", marks=pytest.mark.xfail(strict=True, reason=(
-        "privacy/'s subpackages still import each other both ways (accounting <-> "
-        "ledger, accounting <-> mechanisms, mechanisms <-> calibrations, and the "
-        "top-level errors/verdicts modules); their split is the privacy/ rooms' work "
-        "of issue 21"))),
+    "privacy",
     "algorithms",
     "audit",
     "cli",

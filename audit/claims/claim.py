@@ -7,7 +7,7 @@ paper's own definition, a channel that definition does not cover, or an algorith
 which the paper makes no claim.
 
 The verdict is one of the closed set :data:`VERDICTS` and is decided by the one rule
-:func:`fedpriv.privacy.verdicts.judge` (docs/reference/verdicts.md): ``violated``
+:func:`fedpriv.privacy.accounting.verdicts.judge` (docs/reference/verdicts.md): ``violated``
 only on a lower bound above the claim (audit, exact analytic value, un-noised channel),
 ``holds`` only on a certified end-to-end upper bound within it, ``unresolved`` otherwise;
 ``outside-claim`` and ``no-claim`` rows are never compared with a claimed ε.
@@ -27,7 +27,7 @@ from typing import Any
 
 from fedpriv.audit.estimators import EpsilonLowerBound
 from fedpriv.privacy import ApproxDP, NeighboringRelation, PureDP
-from fedpriv.privacy.verdicts import (
+from fedpriv.privacy.accounting.verdicts import (
     COVERAGES,
     VERDICT_DEFINITIONS,
     VERDICTS,
@@ -384,7 +384,7 @@ def decide_verdict(
     raw_channel: str | None = None,
     analytic_lower: LowerBoundEvidence | None = None,
 ) -> tuple[str, str]:
-    """``(verdict, evidence)`` for one claim: :func:`fedpriv.privacy.verdicts.judge` on
+    """``(verdict, evidence)`` for one claim: :func:`fedpriv.privacy.accounting.verdicts.judge` on
     the row's evidence (the one rule ``verify``, ``run`` and ``account`` share).
 
     Parameters
@@ -412,7 +412,7 @@ def decide_verdict(
     Raises
     ------
     ValueError
-        As :func:`~fedpriv.privacy.verdicts.judge`.
+        As :func:`~fedpriv.privacy.accounting.verdicts.judge`.
 
     Examples
     --------

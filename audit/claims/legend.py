@@ -4,7 +4,7 @@ meaning of every verdict and column.
 ``index.html`` (:mod:`fedpriv.audit.claims.html`) prints all three; ``claims.md``
 (:mod:`fedpriv.audit.claims.report`) prints the same headline and verdict definitions.
 The verdict definitions are the verdict rule's own
-(:data:`fedpriv.privacy.verdicts.VERDICT_DEFINITIONS`); the headline is
+(:data:`fedpriv.privacy.accounting.verdicts.VERDICT_DEFINITIONS`); the headline is
 :func:`fedpriv.audit.claims.findings.headline`, computed here from ``claims.json``
 records (:func:`records_headline`) so a page merged from several ``--paper`` runs
 counts every row it shows.
@@ -16,7 +16,7 @@ import math
 from types import SimpleNamespace
 from typing import Any
 
-from fedpriv.privacy.verdicts import VERDICT_DEFINITIONS
+from fedpriv.privacy.accounting.verdicts import VERDICT_DEFINITIONS
 
 __all__ = ["COLUMN_DEFINITIONS", "VERDICT_LEGEND", "records_headline"]
 

@@ -70,7 +70,7 @@ from fedpriv.privacy import Accountant
 from fedpriv.privacy._checks import check_int_at_least, check_open_unit, check_positive
 from fedpriv.privacy.accounting.events import SelfComposed, SymmetricMatrixGaussian
 from fedpriv.privacy.mechanisms.matrix_release import symmetric_gaussian_release
-from fedpriv.privacy.mechanisms.tree import nodes_covering
+from fedpriv.privacy.accounting.tree import nodes_covering
 from scipy import stats
 
 __all__ = [

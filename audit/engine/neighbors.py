@@ -17,7 +17,7 @@ import numpy as np
 
 from fedpriv.privacy._checks import check_int_at_least, check_real
 from fedpriv.privacy.relations import NeighboringRelation
-from fedpriv.privacy.mechanisms.tree import nodes_covering
+from fedpriv.privacy.accounting.tree import nodes_covering
 
 __all__ = [
     "NeighboringStreams",

@@ -39,7 +39,7 @@ from fedpriv.audit.engine.neighbors import NeighboringStreams
 from fedpriv.privacy import Accountant, LaplaceTreeCounter, event_epsilon
 from fedpriv.privacy._checks import check_int_at_least, check_positive
 from fedpriv.privacy.accounting.events import LaplaceTree
-from fedpriv.privacy.mechanisms.tree import nodes_covering
+from fedpriv.privacy.accounting.tree import nodes_covering
 
 __all__ = ["TreeAuditResult", "audit_tree_counter", "sample_tree_llr"]
 

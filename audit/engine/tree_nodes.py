@@ -25,7 +25,7 @@ Released prefixes
 -----------------
 Only the nodes that reach a released prefix are audited: with the prefixes ``1..R``
 released (``released_prefixes``; default every prefix, ``R = T``) those are the nodes
-``1..R`` (:mod:`fedpriv.privacy.mechanisms.tree`), so the audit distinguishes the two worlds from
+``1..R`` (:mod:`fedpriv.privacy.accounting.tree`), so the audit distinguishes the two worlds from
 what the algorithm releases and never from a node it does not. Zhu et al.'s Fed_UCB
 sends and acts on ϑ̃(t−1) only (Algorithm 4 lines 19 and 9): ``R = T − 1``, and round 1
 sits in ``⌈log2 T⌉`` audited nodes.
@@ -91,7 +91,7 @@ from fedpriv.audit.engine.neighbors import NeighboringStreams
 from fedpriv.privacy import event_epsilon
 from fedpriv.privacy._checks import check_int_at_least, check_open_unit, check_positive
 from fedpriv.privacy.accounting.events import LaplaceTree
-from fedpriv.privacy.mechanisms.tree import nodes_covering
+from fedpriv.privacy.accounting.tree import nodes_covering
 
 __all__ = [
     "audit_laplace_release",

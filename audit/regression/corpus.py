@@ -52,7 +52,7 @@ from fedpriv.audit.regression.corpus_mechanisms import (
 from fedpriv.audit.estimators.white_box import laplace_log_density_ratio
 from fedpriv.privacy.accounting.guarantees import GaussianDP, PureDP
 from fedpriv.privacy.relations import NeighboringRelation
-from fedpriv.privacy.mechanisms.tree import nodes_covering, tree_depth
+from fedpriv.privacy.accounting.tree import nodes_covering, tree_depth
 
 __all__ = ["CORPUS", "CorpusEntry", "corpus_entries", "get_entry"]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fedpriv.privacy.mechanisms.tree import nodes_covering
+from fedpriv.privacy.accounting.tree import nodes_covering
 
 __all__ = [
     "bounded_sum",

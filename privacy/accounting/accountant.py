@@ -32,7 +32,7 @@ Length: one class, :class:`Accountant`: atomic, budgeted charging and the querie
 its ledger (every route, the tightest, the bracket, per-key spend). Splitting one
 object's methods across modules would scatter its invariants; the route arithmetic
 (:mod:`~fedpriv.privacy.accounting.routes`), the handlers and the persistent store
-(:mod:`~fedpriv.privacy.ledger.store`) already live elsewhere.
+(:mod:`~fedpriv.privacy.accounting.store`) already live elsewhere.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ from fedpriv.privacy.accounting.routes import (
     pld_lower_bound,
 )
 from fedpriv.privacy.accounting.running import RunningCells
-from fedpriv.privacy.ledger.store import LedgerStore, StoreConfig, StoredLedgerMixin
+from fedpriv.privacy.accounting.store import LedgerStore, StoreConfig, StoredLedgerMixin
 
 if TYPE_CHECKING:  # pandas is imported where a frame is built (import time, issue 23)
     import pandas as pd
@@ -148,7 +148,7 @@ class Accountant(StoredLedgerMixin):
         Keep one ledger row per noise draw (default). ``False`` only counts draws
         (:attr:`n_draws`), for audits that run a mechanism millions of times.
     store : str or PathLike, optional
-        Keep the ledger in this SQLite file (:mod:`fedpriv.privacy.ledger.store`): created if
+        Keep the ledger in this SQLite file (:mod:`fedpriv.privacy.accounting.store`): created if
         absent, restored if present. Every charge is one transaction; the budget is
         enforced over the charges of every process that opens the file; queries see
         them too. The file must have been created with the same ``neighboring_relation``,

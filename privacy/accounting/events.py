@@ -125,7 +125,7 @@ class LaplaceTree:
     Every node sum that reaches a released prefix is released (at most once,
     memoised) with ``Lap(scale)``. The prefixes ``1..released_prefixes`` reach an
     output, so the nodes that do are ``1..released_prefixes``
-    (:mod:`fedpriv.privacy.mechanisms.tree`, "Released prefixes") and a record sits in at most
+    (:mod:`fedpriv.privacy.accounting.tree`, "Released prefixes") and a record sits in at most
     ``depth = released_tree_depth(horizon, released_prefixes) = floor(log2 R) + 1`` of
     them: the tree is pure ``depth * l1_sensitivity / scale``-DP (Chan, Shi & Song
     2011, Thm 3.5; exact at the record of round 1, which every level covers). With

@@ -74,7 +74,7 @@ from fedpriv.privacy.accounting.guarantees import (
     rdp_epsilon,
     zcdp_epsilon,
 )
-from fedpriv.privacy.mechanisms.tree import tree_depth
+from fedpriv.privacy.accounting.tree import tree_depth
 
 __all__ = ["EventHandlers", "handlers_for", "register_event", "self_compose_pld"]
 

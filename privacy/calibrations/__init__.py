@@ -9,7 +9,7 @@ Zhu et al. (2021), Fed_UCB
     ε-DP. The paper never states the base of ``log``. Algorithm 4 acts on ϑ̃(t−1)
     (line 9) and sends ϑ̃(t−1) (line 19) for t = 1..T, so the prefixes 1..T−1 reach
     an output and a record sits in ``floor(log2 (T-1)) + 1 = ⌈log2 T⌉`` of the nodes
-    that reach one (:func:`fedpriv.privacy.mechanisms.tree.released_tree_depth`): the corrected
+    that reach one (:func:`fedpriv.privacy.accounting.tree.released_tree_depth`): the corrected
     calibration spends exactly ε on that view, ``ε' = ε / ⌈log2 T⌉`` (equal to the
     paper's under log2), or ``ε / (floor(log2 T) + 1)`` when the final estimate
     ϑ̃(T) is published too (``publish_final``).

@@ -175,7 +175,7 @@ def feducb_privatizer(
       ``ln(2nM/α)`` in Λ). The tree depth uses ``log2``: Alg. 2 line 2 writes
       ``1 + ⌈log n⌉`` without a base, §4.3 writes ``1 + ⌈log₂ n⌉``. It is computed
       exactly as ``1 + (n - 1).bit_length()``. A record sits in at most
-      ``floor(log2 n) + 1 <= m`` nodes (:func:`fedpriv.privacy.mechanisms.tree.tree_depth`).
+      ``floor(log2 n) + 1 <= m`` nodes (:func:`fedpriv.privacy.accounting.tree.tree_depth`).
     - **B.** The paper writes ``L² + 1``, silently taking ``B = 1`` (rewards in
       [0, 1]); we use ``L² + B²``, which equals the paper's at ``bound_y = 1``.
       This is the add/remove Frobenius bound ``‖v vᵀ‖_F <= ‖v‖²`` with

@@ -46,7 +46,7 @@ from fedpriv.privacy.mechanisms.secure_noise import (
     round_to_grid,
     sample_discrete_laplace,
 )
-from fedpriv.privacy.mechanisms.tree import released_tree_depth, tree_depth
+from fedpriv.privacy.accounting.tree import released_tree_depth, tree_depth
 
 __all__ = ["LaplaceTreeCounter", "laplace_release", "raw_release"]
 
@@ -284,7 +284,7 @@ class LaplaceTreeCounter:
         How many prefixes ``1..R`` reach an output (``1 <= R <= horizon``, default
         ``horizon``): the accountant is charged for the nodes ``1..R`` only, i.e.
         ``floor(log2 R) + 1`` nodes per record
-        (:func:`~fedpriv.privacy.mechanisms.tree.released_tree_depth`). The caller may still
+        (:func:`~fedpriv.privacy.accounting.tree.released_tree_depth`). The caller may still
         compute a later prefix as internal state, and must then let it reach no
         output. Zhu et al.'s Fed_UCB (Algorithm 4) sends and acts on ϑ̃(t−1) only
         (lines 19 and 9), so it opens its trees with ``R = T − 1``.

@@ -5,7 +5,7 @@ Each agent keeps a binary-tree (continual-release) aggregator whose leaves are t
 synchronisation (one leaf per sync, Alg. 1 line 16, Alg. 2 line 10). On the k-th
 sync it releases the noisy prefix sum ``M_k = Σ_{j<=k} Q_j + Σ_{nodes} N_node`` over
 the dyadic nodes of ``[1, k]`` (node ``s`` covers leaves ``(s & (s-1), s]``, the
-Fenwick layout of :mod:`fedpriv.privacy.mechanisms.tree`), and returns
+Fenwick layout of :mod:`fedpriv.privacy.accounting.tree`), and returns
 
     Û = M_k[:d, :d] + shift · I        û = M_k[:d, d]
 
@@ -94,7 +94,7 @@ from fedpriv.privacy.mechanisms.secure_matrix import (
 )
 from fedpriv.privacy.relations import NeighboringRelation
 from fedpriv.privacy.mechanisms.secure_noise import default_granularity, from_grid
-from fedpriv.privacy.mechanisms.tree import tree_depth
+from fedpriv.privacy.accounting.tree import tree_depth
 
 __all__ = [
     "PRIVATIZER_CALIBRATIONS",

@@ -10,7 +10,7 @@ import pytest
 from fedpriv.algorithms.environments.linear import LinearBandit
 from fedpriv.algorithms.feducb.decentralized import run_feducb_decentralized
 from fedpriv.algorithms.networks.graphs import make_graph
-from fedpriv.privacy.mechanisms.tree import tree_depth
+from fedpriv.privacy.accounting.tree import tree_depth
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

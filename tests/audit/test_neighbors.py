@@ -15,7 +15,7 @@ from fedpriv.audit.engine.neighbors import (
     worst_tree_position,
 )
 from fedpriv.privacy import NeighboringRelation, tree_depth
-from fedpriv.privacy.mechanisms.tree import nodes_covering
+from fedpriv.privacy.accounting.tree import nodes_covering
 
 __all__: list[str] = []
 

@@ -3,7 +3,7 @@
 Issue 18 case 5: `fedpriv run feducb --agents 10 --horizon 2000 --epsilon 1 --delta 0.1`
 printed "holds" (the Privatizer's ε at δ = 0.1 is 0) for the claim that `verify` rules
 violated (the adaptive sync requests are an un-noised channel). Both now judge the
-end-to-end ledger with :func:`fedpriv.privacy.verdicts.judge`.
+end-to-end ledger with :func:`fedpriv.privacy.accounting.verdicts.judge`.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ import fedpriv.audit as audit
 from fedpriv.audit.regression.corpus_mechanisms import gaussian_count, laplace_count, tree_nodes
 from fedpriv.privacy import PLD, ApproxDP, GaussianDP, PureDP
 from fedpriv.privacy.accounting.guarantees import gaussian_dp_epsilon
-from fedpriv.privacy.mechanisms.tree import nodes_covering, tree_depth
+from fedpriv.privacy.accounting.tree import nodes_covering, tree_depth
 
 __all__: list[str] = []
 

@@ -24,7 +24,7 @@ from fedpriv.audit.engine.tree_nodes import (
 )
 from fedpriv.audit.engine.neighbors import worst_case_reward_pair
 from fedpriv.privacy.calibrations import fed_ucb_scale
-from fedpriv.privacy.mechanisms.tree import tree_depth
+from fedpriv.privacy.accounting.tree import tree_depth
 from scipy import stats
 
 __all__: list[str] = []

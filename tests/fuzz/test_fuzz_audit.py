@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from fedpriv.audit import NeighboringPair, audit_mechanism
 from fedpriv.privacy import PureDP
-from fedpriv.privacy.ledger.deployment import load_deployment, parse_deployment
+from fedpriv.privacy.deployment import load_deployment, parse_deployment
 from fedpriv.privacy.errors import DataFormatError, MechanismError
 
 from tests.fuzz._values import HOSTILE, MAX_EXAMPLES

@@ -53,7 +53,7 @@ from fedpriv.privacy.calibrations import (
     li_song_participants,
     paper_log_rounds,
 )
-from fedpriv.privacy.mechanisms.tree import released_tree_depth
+from fedpriv.privacy.accounting.tree import released_tree_depth
 
 # ---------------------------------------------------------------------------------
 # Independent references

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from fedpriv.cli.main import main
-from fedpriv.privacy.ledger.deployment import budget_report, load_deployment, parse_deployment
+from fedpriv.privacy.deployment import budget_report, load_deployment, parse_deployment
 from fedpriv.privacy.errors import DataFormatError
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "feducb.toml"

@@ -20,7 +20,7 @@ from fedpriv.privacy.mechanisms.matrix_tree import (
     matrix_tree_gdp,
     privatizer_calibration,
 )
-from fedpriv.privacy.mechanisms.tree import prefix_nodes
+from fedpriv.privacy.accounting.tree import prefix_nodes
 
 
 def _rngs(shape, seed=0):

@@ -1,4 +1,4 @@
-"""Tests for `fedpriv.privacy.mechanisms.tree`: Fenwick arithmetic of the binary-tree counter.
+"""Tests for `fedpriv.privacy.accounting.tree`: Fenwick arithmetic of the binary-tree counter.
 
 Every expected value is computed here from the definitions (node ``s`` covers the
 ``lowbit(s)`` rounds ending at ``s``), never by the functions under test.
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fedpriv.privacy.mechanisms.tree import (
+from fedpriv.privacy.accounting.tree import (
     max_coverage,
     node_interval,
     nodes_covering,

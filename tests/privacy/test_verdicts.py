@@ -1,4 +1,4 @@
-"""The one verdict rule (:func:`fedpriv.privacy.verdicts.judge`): evidence, not numbers.
+"""The one verdict rule (:func:`fedpriv.privacy.accounting.verdicts.judge`): evidence, not numbers.
 
 ``violated`` needs a lower bound above the claim, ``holds`` a certified upper bound within
 it, and anything else is ``unresolved``; an upper bound above a claim never violates it.
@@ -10,7 +10,7 @@ import math
 
 import pytest
 from fedpriv.privacy.accounting.accountant import RELATIVE_TOLERANCE
-from fedpriv.privacy.verdicts import (
+from fedpriv.privacy.accounting.verdicts import (
     LOWER_BOUND_KINDS,
     VERDICT_DEFINITIONS,
     VERDICTS,

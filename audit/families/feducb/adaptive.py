@@ -48,7 +48,7 @@ from fedpriv.audit.engine.gaussian_nodes import (
 from fedpriv.audit.estimators import EpsilonLowerBound, epsilon_lower_bound_at_delta
 from fedpriv.privacy import Accountant
 from fedpriv.privacy.accounting.events import SelfComposed, SymmetricMatrixGaussian
-from fedpriv.privacy.mechanisms.tree import nodes_covering
+from fedpriv.privacy.accounting.tree import nodes_covering
 
 __all__ = [
     "AdaptiveViewAudit",

@@ -73,7 +73,7 @@ from fedpriv.privacy import Accountant
 from fedpriv.privacy.accounting import events
 from fedpriv.privacy.calibrations import feducb_privatizer
 from fedpriv.privacy.relations import NeighboringRelation
-from fedpriv.privacy.mechanisms.tree import tree_depth
+from fedpriv.privacy.accounting.tree import tree_depth
 from fedpriv.audit.claims.entry import AccountantResult, MechanismResult
 
 __all__ = [

@@ -26,7 +26,7 @@ from fedpriv.privacy.calibrations import (
     fed_ucb_scale,
     paper_log_rounds,
 )
-from fedpriv.privacy.mechanisms.tree import released_tree_depth
+from fedpriv.privacy.accounting.tree import released_tree_depth
 from fedpriv.audit.claims.entry import MechanismResult
 
 __all__ = ["build_claims"]

@@ -59,7 +59,7 @@ from fedpriv.audit.engine.tree_nodes import audit_tree_nodes, tree_audit_event
 from fedpriv.privacy import NeighboringRelation, PureDP
 from fedpriv.privacy._checks import check_epsilon, check_int_at_least
 from fedpriv.privacy.calibrations import fed_ucb_released_prefixes, fed_ucb_scale
-from fedpriv.privacy.mechanisms.tree import released_tree_depth
+from fedpriv.privacy.accounting.tree import released_tree_depth
 
 __all__ = [
     "FINAL_SUPPORT",

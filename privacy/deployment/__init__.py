@@ -62,8 +62,8 @@ from fedpriv.privacy.accounting.accountant import RELATIVE_TOLERANCE, Accountant
 from fedpriv.privacy.errors import DataFormatError
 from fedpriv.privacy.accounting.guarantees import format_epsilon
 from fedpriv.privacy.relations import parse_relation
-from fedpriv.privacy.ledger.store import LedgerStore
-from fedpriv.privacy.verdicts import LowerBoundEvidence, judge
+from fedpriv.privacy.accounting.store import LedgerStore
+from fedpriv.privacy.accounting.verdicts import LowerBoundEvidence, judge
 
 __all__ = [
     "CALIBRATIONS",
@@ -451,7 +451,7 @@ def budget_report(deployment: Deployment) -> dict[str, Any]:
         ``routes`` {name: ε}, ``tightest`` {route, epsilon}, ``lower_bound`` (the
         optimistic PLD, where available), ``per_level`` {level: {label: ε}}, the claim
         and a verdict with its evidence when a claim is given (the one rule of
-        :func:`fedpriv.privacy.verdicts.judge`: ``holds``, ``violated`` or
+        :func:`fedpriv.privacy.accounting.verdicts.judge`: ``holds``, ``violated`` or
         ``unresolved``). ε is reported
         at the claim's δ if there is a claim, else at ``target_delta``.
     """
@@ -493,7 +493,7 @@ def budget_report(deployment: Deployment) -> dict[str, Any]:
     if deployment.claim_epsilon is not None:
         report["claim"] = {"epsilon": deployment.claim_epsilon, "delta": deployment.claim_delta,
                            "source": deployment.claim_source}
-        # The one verdict rule (fedpriv.privacy.verdicts.judge): the tightest route is the
+        # The one verdict rule (fedpriv.privacy.accounting.verdicts.judge): the tightest route is the
         # certified upper bound of the declared releases, and the lower bracket an exact
         # analytic lower bound on them (the releases as declared, at worst-case inputs).
         lowers = []
@@ -592,7 +592,7 @@ def store_report(path: str | Path, *, delta: float | None = None) -> dict[str, A
     ----------
     path : str or Path
         A ledger store written by ``Accountant(..., store=path)``
-        (:mod:`fedpriv.privacy.ledger.store`); other processes may still be charging it.
+        (:mod:`fedpriv.privacy.accounting.store`); other processes may still be charging it.
     delta : float, optional
         δ at which ε is reported; default the budget's δ (0 for a pure budget or
         none).

@@ -61,7 +61,7 @@ from typing import Any
 
 import numpy as np
 
-from fedpriv.privacy.ledger.codec import (
+from fedpriv.privacy.accounting.codec import (
     decode_draws,
     decode_event,
     decode_keys,

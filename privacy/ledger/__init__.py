@@ -1,1 +1,0 @@
-"""Persistence and budget files: the SQLite ledger store, its codec and TOML deployments."""
