@@ -32,6 +32,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from fedpriv.audit.claims.attachment import Attachment
+
 __all__ = [
     "ENTRY_POINT_GROUP",
     "Command",
@@ -97,6 +99,14 @@ class Family:
     run_commands, experiments : mapping of str to Command
         ``fedpriv run NAME`` / ``fedpriv experiment NAME`` commands. Experiment names
         start with the key, hyphenated (``"li-song-fig4"``).
+    attachments : tuple of Attachment
+        Experiments ``fedpriv verify`` runs with the family's claims (regret runs,
+        batched audits, a ledger), which may evaluate some of its rows and write
+        tables and plots to its report folder (:mod:`fedpriv.audit.claims.attachment`).
+    audit_cost : int
+        Relative wall time of one of the family's per-row audits: ``verify`` starts
+        the costlier first, so that the pool's last jobs are short. 2 (the default)
+        for audits that run the whole algorithm, 1 for short ones.
     order : int
         Position in the register, the report and the seed addresses of the audits
         (``fedpriv verify`` audits row ``i`` of the register under the ``i``-th child
@@ -113,6 +123,8 @@ class Family:
     aliases: tuple[str, ...] = ()
     run_commands: Mapping[str, Command] = dataclasses.field(default_factory=dict)
     experiments: Mapping[str, Command] = dataclasses.field(default_factory=dict)
+    attachments: tuple[Attachment, ...] = ()
+    audit_cost: int = 2
     order: int = USER_ORDER
     origin: str = ""
 
@@ -126,6 +138,11 @@ class Family:
             raise FamilyError(f"family {self.key!r}: `title` must be a non-empty string.")
         if not callable(self.claims):
             raise FamilyError(f"family {self.key!r}: `claims` must be a callable returning claims.")
+        object.__setattr__(self, "attachments", tuple(self.attachments))
+        names = [a.name for a in self.attachments if isinstance(a, Attachment)]
+        if len(names) != len(self.attachments) or len(set(names)) != len(names):
+            raise FamilyError(f"family {self.key!r}: `attachments` must be Attachment "
+                              "objects with distinct names.")
         prefix = self.key.replace("_", "-")
         for name in self.experiments:
             if not name.startswith(prefix):
