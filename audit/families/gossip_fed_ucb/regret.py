@@ -25,7 +25,16 @@ reading), each ε in {1, 2, 5} and each horizon in {16, 1024, 600000}, the job
 3. runs Fed_UCB (and Gossip_UCB, ε = ∞) on the paper's setting — 3 agents on K3, 5 arms —
    and reports the regret at the horizon.
 
-Length: Fed_UCB's own verify job (grid, tree audits on the view, regret runs, report records), which the paper-families work (issue 21) folds into the generic path.
+Within ``fedpriv verify`` the job is the family's attachment
+(:mod:`fedpriv.audit.claims.attachment`; the module's ``configure``, ``planned``,
+``run`` and ``write``): its accountant ε, notes, tree audit and ε of the round-0
+records go to the register rows that state the same claims (matched on algorithm, mode
+and setting, keyed by the rows' own keys), and its files
+(:mod:`fedpriv.audit.families.gossip_fed_ucb.report`) to ``<out>/gossip_fed_ucb/``.
+
+Length: one job (grid, tree audits on the view, regret runs, ledger) and the four
+functions that make it an attachment; its files are written by
+:mod:`fedpriv.audit.families.gossip_fed_ucb.report`.
 """
 
 from __future__ import annotations
