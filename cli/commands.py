@@ -15,7 +15,6 @@ __all__ = [
     "FAMILIES",
     "PAPER_NAMES",
     "RUN_COMMANDS",
-    "VERIFY_OPTIONS",
     "family_of",
 ]
 
@@ -149,24 +148,3 @@ def family_of(argv: list[str]) -> str | None:
     table = {"run": RUN_COMMANDS, "experiment": EXPERIMENT_COMMANDS}.get(words[0], {})
     entry = table.get(words[1])
     return None if entry is None else f"fedpriv.cli.{entry[0]}"
-
-
-#: ``fedpriv verify`` options the families' attachments declare (``Family.attachments``,
-#: :class:`fedpriv.audit.claims.attachment.Option`), mirrored here so that
-#: ``fedpriv verify --help`` imports no family (a registration imports NumPy through
-#: ``fedpriv.audit``); ``tests/audit/test_attachment.py`` checks the two are equal.
-#: Attachment id -> (help heading ``"<key> (<title>): <attachment title>"``, options as
-#: ``(flag, field, kind, metavar, help)``).
-VERIFY_OPTIONS: dict[str, tuple[str, tuple[tuple[str, str, str, str | None, str], ...]]] = {
-    "gossip_fed_ucb/regret": (
-        "gossip_fed_ucb (Zhu et al. 2021): Fed_UCB's regret runs, tree audits of the "
-        "grid and ledger",
-        (
-            ("--data", "data_path", "path", "CSV",
-             "UCI Diabetes-130 CSV or zip for the regret runs (default: the paper's "
-             "synthetic bandit)"),
-            ("--trials", "n_trials", "int", "N", "regret-run trials"),
-            ("--regret-horizon", "regret_horizon", "int", "T", "regret-run horizon"),
-        ),
-    ),
-}

@@ -11,7 +11,7 @@ Writes ``<out>/claims.md``, ``<out>/claims.json``, ``<out>/findings.json``,
 claims, that experiment's files in ``<out>/<paper>/``). The options an attachment
 declares (:class:`fedpriv.audit.claims.attachment.Option`) are listed by ``--help``
 under their family's heading (from the static mirror
-:data:`fedpriv.cli.commands.VERIFY_OPTIONS`) and reach only that attachment.
+:data:`fedpriv.cli.verify_options.VERIFY_OPTIONS`) and reach only that attachment.
 ``--paper`` runs one paper, merges its records into ``claims.json`` and leaves
 ``claims.md`` and ``findings.json`` (computed over every paper) alone. The table printed
 at the end has the verdict, the end-to-end and mechanism ε, the audit's lower bound, the
@@ -40,7 +40,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from fedpriv.cli.commands import EXIT_CODES, PAPER_NAMES, VERIFY_OPTIONS
+from fedpriv.cli.commands import EXIT_CODES, PAPER_NAMES
+from fedpriv.cli.verify_options import VERIFY_OPTIONS
 
 # The claims machinery is imported by the handler, so `fedpriv verify --help` is instant.
 

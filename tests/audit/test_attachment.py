@@ -9,6 +9,7 @@ mirror, and the built-in attachment takes its rows' keys from the register.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import textwrap
@@ -16,10 +17,10 @@ import textwrap
 import pytest
 
 from fedpriv.audit.claims.attachment import Attachment, Option, RowEvidence
-from fedpriv.audit.claims.claim import ClaimResult, Claim
+from fedpriv.audit.claims.claim import AS_WRITTEN, ClaimResult
 from fedpriv.audit.claims.entry import RegisteredClaim
 from fedpriv.audit.claims.family import Family, families
-from fedpriv.privacy import NeighboringRelation, PureDP
+from fedpriv.privacy import PureDP
 
 _TOY_MODULE = textwrap.dedent('''
     """A toy attachment: one 'job', one row evaluated, two files written."""
@@ -50,9 +51,13 @@ _TOY_MODULE = textwrap.dedent('''
 
 
 def _entry(key: str) -> RegisteredClaim:
-    claim = Claim(paper="Toy 2024", algorithm="toy", mode="paper", setting=(("epsilon", 1.0),),
-                  relation=NeighboringRelation.REPLACE_ONE_REWARD, claimed=PureDP(1.0),
-                  source="toy")
+    from fedpriv.audit.claims.register import claims_for
+
+    # A registered claim's relation, the rest the toy's own.
+    claim = dataclasses.replace(
+        claims_for("gossip_fed_ucb")[0].claim, paper="Toy 2024", algorithm="toy",
+        mode="paper", setting=(("epsilon", 1.0),), claimed=PureDP(1.0), source="toy",
+        reading=AS_WRITTEN, reading_support="", coverage="claim")
     return RegisteredClaim(key=key, claim=claim, audit=None, channel="accountant only",
                            accountant=lambda c: ("toy", 2.0, ()))
 
@@ -156,7 +161,7 @@ def test_row_evidence_defaults_to_no_audit():
 
 
 def test_the_cli_mirror_equals_the_registered_options():
-    from fedpriv.cli.commands import VERIFY_OPTIONS
+    from fedpriv.cli.verify_options import VERIFY_OPTIONS
 
     declared = {
         f"{fam.key}/{att.name}": (
