@@ -94,6 +94,10 @@ class Family:
     findings : callable
         ``() -> sequence of Finding``: the family's distinct defects (ids start with
         ``"<key>-"``). Default: none.
+    algorithm_names : mapping of str to str
+        CLI name of each algorithm the family's claims name -> its name in prose (the
+        subject of the row's sentence, :mod:`fedpriv.audit.claims.statements`); an
+        algorithm not listed is called by its CLI name.
     aliases : tuple of str
         Other spellings ``--paper`` accepts (lower case).
     run_commands, experiments : mapping of str to Command
@@ -120,6 +124,7 @@ class Family:
     title: str
     claims: Callable[[], Sequence[Any]]
     findings: Callable[[], Sequence[Any]] = tuple
+    algorithm_names: Mapping[str, str] = dataclasses.field(default_factory=dict)
     aliases: tuple[str, ...] = ()
     run_commands: Mapping[str, Command] = dataclasses.field(default_factory=dict)
     experiments: Mapping[str, Command] = dataclasses.field(default_factory=dict)

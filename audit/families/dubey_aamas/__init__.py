@@ -21,6 +21,8 @@ def _claims() -> tuple:
 FAMILY = Family(
     key='dubey_aamas',
     title='Dubey & Pentland 2020 (AAMAS, cooperative UCB)',
+    algorithm_names={"private-coop-ucb": "private cooperative UCB",
+                     "byzantine-coop-ucb": "Byzantine cooperative UCB"},
     claims=_claims,
     aliases=('byzantine', 'coop_ucb', 'coop-ucb'),
     order=3,

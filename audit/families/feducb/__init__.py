@@ -21,6 +21,7 @@ def _claims() -> tuple:
 FAMILY = Family(
     key='feducb',
     title='Dubey & Pentland 2020 (NeurIPS, FedUCB)',
+    algorithm_names={"feducb": "FedUCB", "feducb-decentralized": "decentralized FedUCB"},
     claims=_claims,
     aliases=(),
     order=0,

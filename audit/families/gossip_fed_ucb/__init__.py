@@ -22,6 +22,7 @@ def _claims() -> tuple:
 FAMILY = Family(
     key='gossip_fed_ucb',
     title='Zhu et al. 2021',
+    algorithm_names={"gossip-fed-ucb": "Fed_UCB"},
     claims=_claims,
     aliases=('fed_ucb', 'gossip', 'zhu', 'fed-ucb'),
     order=2,

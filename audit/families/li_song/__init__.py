@@ -21,6 +21,8 @@ def _claims() -> tuple:
 FAMILY = Family(
     key='li_song',
     title='Li & Song (CDP/DDP/HDP-MAB)',
+    algorithm_names={"cdp-mab": "CDP-MAB", "ce-cdp-mab": "CE-CDP-MAB", "ddp-mab": "DDP-MAB",
+                     "hdp-mab": "HDP-MAB"},
     claims=_claims,
     aliases=('lisong', 'li-song'),
     order=1,
