@@ -201,3 +201,26 @@ def test_the_grid_rows_keys_come_from_the_register():
     assert len(plan.keys) == 45
     # A row whose claim differs (another setting) is not taken over.
     assert not regret.planned(config.attachments["gossip_fed_ucb/regret"], rows[-5:]).keys
+
+
+def test_the_family_options_reach_its_attachment_only(tmp_path):
+    import argparse
+
+    from fedpriv.cli.verify import _config, register_verify
+
+    parser = argparse.ArgumentParser(prog="fedpriv")
+    register_verify(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["verify", "--quick", "--trials", "2", "--regret-horizon", "100",
+                              "--seed", "4", "--workers", "1"])
+    config = _config(args)
+    assert config.options == {"gossip_fed_ucb/regret": {"n_trials": 2, "regret_horizon": 100}}
+    fed = config.attachments["gossip_fed_ucb/regret"]
+    assert (fed.n_trials, fed.regret_horizon, fed.seed, fed.workers, fed.quick) == (
+        2, 100, 4, 1, True)
+    assert fed.data_path is None and config.budget.samples == 1_000
+    # A bad value is refused when the config is built (exit 2 before anything runs),
+    # even when the family is not the one selected, as before.
+    bad = parser.parse_args(["verify", "--paper", "feducb", "--data",
+                             str(tmp_path / "missing.csv")])
+    with pytest.raises(ValueError, match="`data_path` must be an existing file"):
+        _config(bad)
