@@ -4,7 +4,7 @@
 
     fedpriv verify [--quick] [--paper NAME] [--out reports] [--seed 0] [--workers N]
                    [--scheduler ADDRESS] [--json] [--fail-on violated|unresolved|never]
-                   [--quiet] [options of the families' attachments]
+                   [--quiet] [--claims FILE ...] [options of the families' attachments]
 
 Writes ``<out>/claims.md``, ``<out>/claims.json``, ``<out>/findings.json``,
 ``<out>/<paper>.md`` (and, for a paper whose family attaches an experiment to its
@@ -13,7 +13,12 @@ declares (:class:`fedpriv.audit.claims.attachment.Option`) are listed by ``--hel
 under their family's heading (from the static mirror
 :data:`fedpriv.cli.verify_options.VERIFY_OPTIONS`) and reach only that attachment.
 ``--paper`` runs one paper, merges its records into ``claims.json`` and leaves
-``claims.md`` and ``findings.json`` (computed over every paper) alone. The table printed
+``claims.md`` and ``findings.json`` (computed over every paper) alone. ``--claims FILE``
+(repeatable) loads a user's claims file (a Python file defining ``FAMILY`` or
+``FAMILIES``, :func:`fedpriv.audit.claims.family.load_claims_file`); without ``--paper``
+only its families run and the report covers them alone (``claims.md``, ``claims.json``,
+``findings.json``, ``<key>.md``, ``index.html``); a file that cannot be loaded exits 2
+with a message naming ``--claims``. The table printed
 at the end has the verdict, the end-to-end and mechanism ε, the audit's lower bound, the
 tightness and the row's finding ids, followed by the headline the reports open with.
 
@@ -82,7 +87,12 @@ def register_verify(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true",
                    help="small audit budgets (all claims in < 5 min on 2 cores)")
     p.add_argument("--paper", default=None,
-                   help=f"run one paper's claims: {', '.join(PAPER_NAMES)}")
+                   help=f"run one paper's claims: {', '.join(PAPER_NAMES)} (or a key of a "
+                        "family registered by --claims or an installed package)")
+    p.add_argument("--claims", type=Path, action="append", default=None, metavar="FILE",
+                   help="a Python file defining FAMILY or FAMILIES: your own claims "
+                        "(repeatable); alone, only its families run (docs/guides/"
+                        "your-claims.md)")
     p.add_argument("--out", type=Path, default=Path("reports"),
                    help="report folder (default: reports)")
     p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
@@ -238,8 +248,27 @@ def _config(args: argparse.Namespace) -> Any:
             options.setdefault(ident, {})[field] = value
     papers = None if args.paper is None else (args.paper,)
     overrides = {**common, "papers": papers, "options": options,
-                 "scheduler": args.scheduler}
+                 "scheduler": args.scheduler, "claims_files": _claims_files(args)}
     return ClaimsConfig.quick_config(**overrides) if args.quick else ClaimsConfig(**overrides)
+
+
+def _claims_files(args: argparse.Namespace) -> tuple[str, ...]:
+    """Load every ``--claims`` file; a file that fails is bad input (exit 2), named."""
+    from fedpriv.audit.claims.register import outside_claims
+    from fedpriv.audit.claims.verify import _load_claims_files
+
+    paths = tuple(getattr(args, "claims", None) or ())
+    for path in paths:
+        try:
+            _load_claims_files((path,))
+            outside_claims()  # the rows' keys and types are checked now, not mid-run
+        except Exception as error:  # noqa: BLE001 - any failure of the user's file
+            from fedpriv.audit.claims import family
+
+            # A file whose rows are malformed leaves the registry as it found it.
+            family._files.pop(str(Path(path).expanduser().resolve()), None)
+            raise ValueError(f"`--claims` {path}: {type(error).__name__}: {error}") from error
+    return _load_claims_files(paths)
 
 
 def _verify(args: argparse.Namespace) -> int:

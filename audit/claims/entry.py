@@ -10,6 +10,7 @@ import dataclasses
 from collections.abc import Callable
 
 from fedpriv.audit.claims.claim import Claim
+from fedpriv.audit.engine.views import View
 
 __all__ = [
     "PAPERS",
@@ -81,6 +82,10 @@ class RegisteredClaim:
         ``claim -> ε`` (or ``None``): an exact analytic value of the view's ε, a lower
         bound the verdict may rest on (e.g. the accountant's lower bracket where it is
         tight: pure Laplace releases composed exactly). ``None``: no such value.
+    view : View or None
+        What the claim protects (:class:`fedpriv.audit.engine.views.View`): a family
+        outside the package declares it here; ``None`` takes the view of
+        :func:`fedpriv.audit.engine.views.view_of` for the key (the built-in papers).
     """
 
     key: str
@@ -95,6 +100,7 @@ class RegisteredClaim:
     shared_audit: str | None = None
     shared_audit_differs: tuple[str, ...] = ()
     analytic_lower: AnalyticLowerRecipe | None = None
+    view: View | None = None
 
     @property
     def paper(self) -> str:

@@ -77,6 +77,7 @@ __all__ = [
     "MechanismRecipe",
     "RegisteredClaim",
     "claims_for",
+    "outside_claims",
     "paper_of",
 ]
 
@@ -1041,7 +1042,9 @@ def paper_of(name: str) -> str:
     key = str(name).strip().lower()
     key = PAPER_ALIASES.get(key, key)
     if key not in PAPERS:
-        raise ValueError(f"`paper` must be one of {', '.join(PAPERS)}; got {name!r}.")
+        from fedpriv.audit.claims.family import family
+
+        return family(name).key  # entry points, claims files; the error lists every key
     return key
 
 
@@ -1063,7 +1066,57 @@ def claims_for(paper: str | None = None) -> tuple[RegisteredClaim, ...]:
     ValueError
         If ``paper`` names no paper of the register.
     """
+    rows = REGISTER + outside_claims()
     if paper is None:
-        return REGISTER
+        return rows
     name = paper_of(paper)
-    return tuple(entry for entry in REGISTER if entry.paper == name)
+    return tuple(entry for entry in rows if entry.paper == name)
+
+
+# ------------------------------------------------------------- families from outside
+# The families registered outside this package (entry points of installed packages,
+# claims files loaded by ``fedpriv verify --claims``) come in through ``families()``;
+# their rows follow the built-in register, so no built-in row moves.
+
+_outside_cache: dict[tuple[str, ...], tuple[RegisteredClaim, ...]] = {}
+
+
+def outside_claims() -> tuple[RegisteredClaim, ...]:
+    """Rows of the families registered outside the package, in register order.
+
+    Returns
+    -------
+    tuple of RegisteredClaim
+        Empty when no entry point or claims file registers a family (cached per set
+        of loaded claims files).
+
+    Raises
+    ------
+    FamilyError
+        If a family's ``claims()`` gives something other than ``RegisteredClaim``
+        rows whose keys start with ``"<family key>/"``, or a key repeats.
+    """
+    from fedpriv.audit.claims.family import FamilyError, families, loaded_claims_files
+
+    files = loaded_claims_files()
+    if files not in _outside_cache:
+        rows: list[RegisteredClaim] = []
+        seen = {entry.key for entry in REGISTER}
+        for fam in families():
+            if fam.key in PAPERS:
+                continue
+            for row in fam.claims():
+                where = fam.origin or fam.key
+                if not isinstance(row, RegisteredClaim):
+                    raise FamilyError(f"family {fam.key!r} ({where}): claims() must give "
+                                      f"RegisteredClaim rows, got {type(row).__name__}.")
+                if not row.key.startswith(fam.key + "/"):
+                    raise FamilyError(f"family {fam.key!r} ({where}): row key {row.key!r} "
+                                      f"must start with {fam.key + '/'!r}.")
+                if row.key in seen:
+                    raise FamilyError(f"family {fam.key!r} ({where}): row key {row.key!r} "
+                                      "is registered twice.")
+                seen.add(row.key)
+                rows.append(row)
+        _outside_cache[files] = tuple(rows)
+    return _outside_cache[files]

@@ -29,11 +29,13 @@ attachments, the claim jobs and the assembly of every row).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 import os
 import time
 import traceback
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -57,6 +59,7 @@ __all__ = [
     "ClaimsConfig",
     "ClaimsReport",
     "assemble_result",
+    "claim_seed",
     "evaluate_claim",
     "planned_jobs",
     "verify_claims",
@@ -104,6 +107,11 @@ class ClaimsConfig:
         job runs on its workers and ``workers`` is unused
         (:func:`fedpriv.audit.engine.executor.connect_scheduler`). The numbers are those of
         the in-process run.
+    claims_files : tuple of str
+        Users' claims files (``--claims``), loaded here with
+        :func:`~fedpriv.audit.claims.family.load_claims_file` and stored as absolute
+        paths (every job carries them, so that worker processes load them too). With
+        ``papers`` None the run covers only these files' families.
 
     Raises
     ------
@@ -121,9 +129,11 @@ class ClaimsConfig:
     options: Mapping[str, Mapping[str, Any]] = dataclasses.field(default_factory=dict)
     attachments: Mapping[str, Any] | None = None
     scheduler: str | None = None
+    claims_files: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         check_int_at_least("seed", self.seed, 0)
+        object.__setattr__(self, "claims_files", _load_claims_files(self.claims_files))
         if self.scheduler is not None and not isinstance(self.scheduler, str):
             raise TypeError(f"`scheduler` must be an address string or None, got "
                             f"{type(self.scheduler).__name__}.")
@@ -195,6 +205,67 @@ class ClaimsReport:
         """
         name = paper_of(paper)
         return tuple(r for r in self.results if r.key and r.key.split("/", 1)[0] == name)
+
+
+def _load_claims_files(paths) -> tuple[str, ...]:
+    """Load the claims files ``paths`` (idempotent); their absolute paths, in order."""
+    from fedpriv.audit.claims.family import load_claims_file
+
+    if isinstance(paths, (str, os.PathLike)):
+        raise TypeError("`claims_files` must be a sequence of paths, not one path.")
+    out = []
+    for path in paths:
+        load_claims_file(path)
+        out.append(str(Path(path).expanduser().resolve()))
+    return tuple(out)
+
+
+def _selected(config: ClaimsConfig) -> list:
+    """The rows ``config`` runs: its papers, else its claims files' families, else all."""
+    if config.papers is not None:
+        return [e for e in claims_for(None) if e.paper in config.papers]
+    if config.claims_files:
+        from fedpriv.audit.claims.family import load_claims_file
+
+        keys = {f.key for path in config.claims_files for f in load_claims_file(path)}
+        return [e for e in claims_for(None) if e.paper in keys]
+    return list(claims_for(None))
+
+
+#: SeedSequence branch of the rows outside the built-in register (below the root).
+OUTSIDE_SEED_BRANCH = 8
+
+
+def claim_seed(root: np.random.SeedSequence, key: str) -> np.random.SeedSequence:
+    """The audit seed of the register row ``key``.
+
+    A built-in row ``i`` (its position in the built-in register) audits under
+    ``child_seed(root, 7, i)``, as every report so far. A row of a family registered
+    outside the package (entry point or claims file) audits under
+    ``child_seed(root, 8, *w)``, ``w`` the eight 32-bit words of the SHA-256 of its key:
+    its numbers depend on its key alone, never on which papers run, how long the
+    built-in register is, which other families are installed or where the row sits in
+    its own family.
+
+    Parameters
+    ----------
+    root : numpy.random.SeedSequence
+        The run's root (``--seed``).
+    key : str
+        A register key.
+
+    Returns
+    -------
+    numpy.random.SeedSequence
+    """
+    from fedpriv.audit.claims.register import REGISTER
+
+    index = next((i for i, e in enumerate(REGISTER) if e.key == key), None)
+    if index is not None:
+        return child_seed(root, 7, index)
+    digest = hashlib.sha256(key.encode("utf-8")).digest()
+    words = np.frombuffer(digest, dtype=">u4").tolist()
+    return child_seed(root, OUTSIDE_SEED_BRANCH, *words)
 
 
 def _scaled(budget: AuditBudget, factor: float) -> AuditBudget:
@@ -316,7 +387,7 @@ def assemble_result(entry, route: str, epsilon: float, notes, audit=None, *,
         verdict=verdict, evidence=evidence, notes=notes, mechanism_epsilon=mech_eps,
         raw_channel=raw, epsilon_at_1e6=at_probe, mechanism_epsilon_at_1e6=mech_at_probe,
         finding_ids=finding_ids(entry.key), channel=entry.channel, audit_event=event,
-        key=entry.key, view=view_of(entry.key), **extra,
+        key=entry.key, view=entry.view or view_of(entry.key), **extra,
     )
 
 
@@ -362,7 +433,9 @@ def evaluate_claim(key: str, budget: AuditBudget, seed: np.random.SeedSequence) 
 
 
 def _job(job: dict) -> ClaimResult:
-    """One claim (a picklable unit of work for the executor)."""
+    """One claim (a picklable unit of work for the executor); a worker process loads
+    the run's claims files first, so that users' rows are in its register too."""
+    _load_claims_files(job.get("claims_files", ()))
     return evaluate_claim(job["key"], job["budget"], job["seed"])
 
 
@@ -432,8 +505,7 @@ def planned_jobs(config: ClaimsConfig) -> int:
     int
         >= 0.
     """
-    selected = [e for e in claims_for(None)
-                if config.papers is None or e.paper in config.papers]
+    selected = _selected(config)
     n_jobs, covered = 0, set()
     for _, attachment, ident, rows in _attached(selected):
         plan = attachment.load().planned(config.attachments[ident], rows)
@@ -475,9 +547,7 @@ def verify_claims(
     started = time.perf_counter()
     say = progress or (lambda message: None)
     root = np.random.SeedSequence(config.seed)
-    papers = config.papers
-    selected = [e for e in claims_for(None) if papers is None or e.paper in papers]
-    index = {e.key: i for i, e in enumerate(claims_for(None))}
+    selected = _selected(config)
     entries = {e.key: e for e in selected}
 
     attached: list[AttachmentResult] = []
@@ -503,7 +573,8 @@ def verify_claims(
         return 0 if entry.audit is None else audit_cost.get(entry.paper, 1)
 
     jobs = [
-        {"key": e.key, "budget": config.budget, "seed": child_seed(root, 7, index[e.key])}
+        {"key": e.key, "budget": config.budget, "seed": claim_seed(root, e.key),
+         "claims_files": config.claims_files}
         for e in sorted(selected, key=cost, reverse=True) if e.key not in done
     ]
     results = parallel_map(
