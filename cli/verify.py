@@ -3,12 +3,15 @@
 ``cli/main.py`` calls :func:`register_verify` with its top-level subparsers:
 
     fedpriv verify [--quick] [--paper NAME] [--out reports] [--seed 0] [--workers N]
-                   [--scheduler ADDRESS] [--json] [--data CSV] [--trials N]
-                   [--regret-horizon T] [--fail-on violated|unresolved|never] [--quiet]
-                   [--claims FILE ...]
+                   [--scheduler ADDRESS] [--json] [--fail-on violated|unresolved|never]
+                   [--quiet] [--claims FILE ...] [options of the families' attachments]
 
 Writes ``<out>/claims.md``, ``<out>/claims.json``, ``<out>/findings.json``,
-``<out>/<paper>.md`` (and Fed_UCB's ``<out>/gossip_fed_ucb/`` folder when that paper runs).
+``<out>/<paper>.md`` (and, for a paper whose family attaches an experiment to its
+claims, that experiment's files in ``<out>/<paper>/``). The options an attachment
+declares (:class:`fedpriv.audit.claims.attachment.Option`) are listed by ``--help``
+under their family's heading (from the static mirror
+:data:`fedpriv.cli.verify_options.VERIFY_OPTIONS`) and reach only that attachment.
 ``--paper`` runs one paper, merges its records into ``claims.json`` and leaves
 ``claims.md`` and ``findings.json`` (computed over every paper) alone. ``--claims FILE``
 (repeatable) loads a user's claims file (a Python file defining ``FAMILY`` or
@@ -43,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from fedpriv.cli.commands import EXIT_CODES, PAPER_NAMES
+from fedpriv.cli.verify_options import VERIFY_OPTIONS
 
 # The claims machinery is imported by the handler, so `fedpriv verify --help` is instant.
 
@@ -76,7 +80,7 @@ def register_verify(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     argparse.ArgumentParser
         The ``verify`` parser.
     """
-    p = sub.add_parser("verify", help="check every privacy claim of the four papers",
+    p = sub.add_parser("verify", help="check every registered privacy claim",
                        description="Check every registered privacy claim with the "
                                    "accountant and an audit; write the reports.",
                        epilog=_EPILOG)
@@ -98,11 +102,6 @@ def register_verify(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="run the jobs on an existing dask.distributed cluster, e.g. "
                         "tcp://10.0.0.5:8786 (workers need this fedpriv version)")
     p.add_argument("--json", action="store_true", help="print the claims as JSON")
-    p.add_argument("--data", type=Path, default=None,
-                   help="UCI Diabetes-130 CSV or zip for Fed_UCB's regret runs")
-    p.add_argument("--trials", type=int, default=None, help="Fed_UCB regret-run trials")
-    p.add_argument("--regret-horizon", type=int, default=None,
-                   help="Fed_UCB regret-run horizon")
     p.add_argument("--fail-on", choices=tuple(FAIL_ON), default="violated",
                    help="which verdicts exit with status 1: violated (default; also a "
                         "row that could not be evaluated), unresolved (those and "
@@ -110,8 +109,34 @@ def register_verify(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no progress on stderr (the bar is off anyway when stderr is "
                         "not a terminal: one line per job then)")
+    _add_attachment_options(p)
     p.set_defaults(handler=_verify)
     return p
+
+
+#: ``Option.kind`` -> argparse ``type`` (as :data:`fedpriv.audit.claims.attachment.OPTION_KINDS`).
+_KINDS = {"str": str, "int": int, "float": float, "path": Path}
+
+
+def _add_attachment_options(p: argparse.ArgumentParser) -> None:
+    """One argument group per attachment with options, headed by its family.
+
+    A flag another option already took is prefixed with the family's CLI name
+    (``--<key>-<flag>``). ``args.attachment_options`` lists ``(attachment id, field,
+    dest)`` for :func:`_config`.
+    """
+    taken = {flag for action in p._actions for flag in action.option_strings}
+    specs = []
+    for ident, (heading, options) in VERIFY_OPTIONS.items():
+        group = p.add_argument_group(heading)
+        for flag, field, kind, metavar, text in options:
+            if flag in taken:
+                flag = f"--{ident.split('/', 1)[0].replace('_', '-')}-{flag[2:]}"
+            action = group.add_argument(flag, type=_KINDS[kind], default=None,
+                                        metavar=metavar, help=text)
+            taken.add(flag)
+            specs.append((ident, field, action.dest))
+    p.set_defaults(attachment_options=tuple(specs))
 
 
 _JOB_LINE = re.compile(r"^\[\d+/\d+\] ")
@@ -211,20 +236,18 @@ def exit_status(verdicts, fail_on: str = "violated") -> int:
 
 
 def _config(args: argparse.Namespace) -> Any:
-    from fedpriv.audit.families.gossip_fed_ucb.regret import VerifyConfig
     from fedpriv.audit.claims.verify import ClaimsConfig
 
     common: dict[str, Any] = {"seed": args.seed}
     if args.workers is not None:
         common["workers"] = args.workers
-    fed: dict[str, Any] = {**common, "data_path": args.data}
-    if args.trials is not None:
-        fed["n_trials"] = args.trials
-    if args.regret_horizon is not None:
-        fed["regret_horizon"] = args.regret_horizon
-    fed_config = ClaimsConfig.quick_fed_ucb(**fed) if args.quick else VerifyConfig(**fed)
+    options: dict[str, dict[str, Any]] = {}
+    for ident, field, dest in getattr(args, "attachment_options", ()):
+        value = getattr(args, dest, None)
+        if value is not None:
+            options.setdefault(ident, {})[field] = value
     papers = None if args.paper is None else (args.paper,)
-    overrides = {**common, "papers": papers, "fed_ucb": fed_config,
+    overrides = {**common, "papers": papers, "options": options,
                  "scheduler": args.scheduler, "claims_files": _claims_files(args)}
     return ClaimsConfig.quick_config(**overrides) if args.quick else ClaimsConfig(**overrides)
 

@@ -87,11 +87,12 @@ def test_planned_jobs_counts_every_progress_line_of_a_paper(tmp_path):
     for paper in ("feducb", "li_song", "dubey_aamas"):
         config = ClaimsConfig.quick_config(papers=(paper,), workers=1)
         assert planned_jobs(config) == sum(e.paper == paper for e in claims_for(None))
-    # Fed_UCB: 1 + 2 x 3 regret runs, 45 tree audits (3 readings x 3 horizons x 3 ε ...
-    # all audited under --quick), the 5 rows outside the grid as claim jobs.
+    # Fed_UCB: its attachment's 1 + 2 x 3 regret runs and 45 tree audits (5 readings x
+    # 3 horizons x 3 ε, all audited under --quick), which evaluate the 45 grid rows;
+    # the rows outside the grid as claim jobs.
     config = ClaimsConfig.quick_config(papers=("gossip_fed_ucb",), workers=1)
     n_rows = sum(e.paper == "gossip_fed_ucb" for e in claims_for(None))
-    fed = config.fed_ucb
+    fed = config.attachments["gossip_fed_ucb/regret"]
     from fedpriv.audit.families.gossip_fed_ucb.regret import _claim_grid
 
     grid = _claim_grid(fed)

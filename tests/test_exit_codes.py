@@ -58,7 +58,7 @@ def _fake_verify(monkeypatch, results):
             if progress is not None:
                 progress(f"[{index}/{len(results)}] {result.key}: {result.verdict}")
         return verify_module.ClaimsReport(config=config, seed_entropy=0,
-                                          results=tuple(results), fed_ucb=None, seconds=0.0)
+                                          results=tuple(results), seconds=0.0)
 
     monkeypatch.setattr(verify_module, "verify_claims", fake)
 

@@ -69,9 +69,10 @@ class Claim:
     Attributes
     ----------
     paper : str
-        Short citation, e.g. ``"Zhu et al. 2021"``.
+        Short citation of the source, e.g. ``"Smith et al. 2024"`` (the family's
+        ``title``).
     algorithm : str
-        CLI name of the algorithm (``"gossip-fed-ucb"``).
+        CLI name of the algorithm (``"my-private-ucb"``).
     mode : str
         ``"paper"`` (as written) or ``"corrected"`` (with a qualifier).
     setting : tuple of (str, value) pairs
@@ -170,8 +171,10 @@ class ClaimResult:
         vacuous (mechanism ε = 0 at the claimed δ).
     finding_ids : tuple of str
         Ids of the findings (:mod:`fedpriv.audit.claims.findings`) the row shows.
-    initial_pulls_epsilon : float, optional
-        Fed_UCB only: ε of the round-0 records.
+    extras : tuple of (str, float)
+        Further named quantities a family's recipe reports for the row (e.g. the ε of
+        records outside the claimed stream), each written as its own key of the
+        ``claims.json`` record; a name may not be one of the record's standard keys.
     channel : str, optional
         What the audit's adversary observes (e.g. "controller: sync times").
     audit_event : str, optional
@@ -207,7 +210,7 @@ class ClaimResult:
     epsilon_at_1e6: float | None = None
     mechanism_epsilon_at_1e6: float | None = None
     finding_ids: tuple[str, ...] = ()
-    initial_pulls_epsilon: float | None = None
+    extras: tuple[tuple[str, float], ...] = ()
     channel: str | None = None
     audit_event: str | None = None
     audit_seconds: float | None = None
@@ -281,8 +284,10 @@ class ClaimResult:
             record["mechanism_epsilon_at_1e-6"] = json_number(self.mechanism_epsilon_at_1e6)
             if self.tightness_at_1e6 is not None:
                 record["tightness_at_1e-6"] = self.tightness_at_1e6
-        if self.initial_pulls_epsilon is not None:
-            record["initial_pulls_epsilon"] = json_number(self.initial_pulls_epsilon)
+        for name, value in self.extras:
+            if name in record or name in _RECORD_KEYS:
+                raise ValueError(f"`extras` name {name!r} is a standard key of the record.")
+            record[name] = json_number(value)
         if self.key is not None:
             record["key"] = self.key
         if self.view is not None:
@@ -309,6 +314,12 @@ class ClaimResult:
                     "event": self.audit_event_at_1e6,
                 }
         return record
+
+
+#: Keys ``to_dict`` writes after a row's ``extras`` (``statement`` is added by the report).
+_RECORD_KEYS = frozenset({"key", "view", "audit", "statement", "delta_vacuous",
+                          "epsilon_at_1e-6", "mechanism_epsilon_at_1e-6",
+                          "tightness_at_1e-6"})
 
 
 def json_number(value: Any) -> Any:

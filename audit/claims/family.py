@@ -32,6 +32,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from fedpriv.audit.claims.attachment import Attachment
+
 __all__ = [
     "ENTRY_POINT_GROUP",
     "Command",
@@ -108,11 +110,23 @@ class Family:
     findings : callable
         ``() -> sequence of Finding``: the family's distinct defects (ids start with
         ``"<key>-"``). Default: none.
+    algorithm_names : mapping of str to str
+        CLI name of each algorithm the family's claims name -> its name in prose (the
+        subject of the row's sentence, :mod:`fedpriv.audit.claims.statements`); an
+        algorithm not listed is called by its CLI name.
     aliases : tuple of str
         Other spellings ``--paper`` accepts (lower case).
     run_commands, experiments : mapping of str to Command
         ``fedpriv run NAME`` / ``fedpriv experiment NAME`` commands. Experiment names
         start with the key, hyphenated (``"li-song-fig4"``).
+    attachments : tuple of Attachment
+        Experiments ``fedpriv verify`` runs with the family's claims (regret runs,
+        batched audits, a ledger), which may evaluate some of its rows and write
+        tables and plots to its report folder (:mod:`fedpriv.audit.claims.attachment`).
+    audit_cost : int
+        Relative wall time of one of the family's per-row audits: ``verify`` starts
+        the costlier first, so that the pool's last jobs are short. 2 (the default)
+        for audits that run the whole algorithm, 1 for short ones.
     order : int
         Position in the register, the report and the seed addresses of the audits
         (``fedpriv verify`` audits row ``i`` of the register under the ``i``-th child
@@ -126,9 +140,12 @@ class Family:
     title: str
     claims: Callable[[], Sequence[Any]]
     findings: Callable[[], Sequence[Any]] = tuple
+    algorithm_names: Mapping[str, str] = dataclasses.field(default_factory=dict)
     aliases: tuple[str, ...] = ()
     run_commands: Mapping[str, Command] = dataclasses.field(default_factory=dict)
     experiments: Mapping[str, Command] = dataclasses.field(default_factory=dict)
+    attachments: tuple[Attachment, ...] = ()
+    audit_cost: int = 2
     order: int = USER_ORDER
     origin: str = ""
 
@@ -142,6 +159,11 @@ class Family:
             raise FamilyError(f"family {self.key!r}: `title` must be a non-empty string.")
         if not callable(self.claims):
             raise FamilyError(f"family {self.key!r}: `claims` must be a callable returning claims.")
+        object.__setattr__(self, "attachments", tuple(self.attachments))
+        names = [a.name for a in self.attachments if isinstance(a, Attachment)]
+        if len(names) != len(self.attachments) or len(set(names)) != len(names):
+            raise FamilyError(f"family {self.key!r}: `attachments` must be Attachment "
+                              "objects with distinct names.")
         prefix = self.key.replace("_", "-")
         for name in self.experiments:
             if not name.startswith(prefix):

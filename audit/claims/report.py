@@ -1,11 +1,10 @@
-"""Write verification reports: Fed_UCB's folder and the claims register.
+"""Write verification reports: the claims register and every family's folder.
 
-Fed_UCB: a :class:`~fedpriv.audit.families.gossip_fed_ucb.regret.VerifyReport` goes to ``<out>/gossip_fed_ucb/``.
-
-Files: ``report.md`` (readable table with the evidence), ``claims.json`` (the claims
-schema), ``ledger.csv`` (one row per noise draw), ``regret.png``. Everything is written
-into a temporary folder beside the target and moved into place at the end, so a failure
-never leaves a half-written report.
+Attachments (:mod:`fedpriv.audit.claims.attachment`): each one that ran writes its
+tables and plots into its family's folder ``<out>/<key>/`` through a staging folder
+beside it, its files moved into place only when all are written, so a failure never
+leaves a half-written report (:func:`write_attachment`). The family's page links the
+file its attachment names as ``index``.
 
 Register: a :class:`~fedpriv.audit.claims.verify.ClaimsReport` goes to ``<out>/claims.md``
 (headline and findings first, then one short line per row: key, its sentence, claimed ε,
@@ -33,8 +32,7 @@ row with the evidence), ``<out>/claims.json``, ``<out>/findings.json`` and
 - ``audit``: ``null`` or ``{epsilon_lower_bound, confidence, samples[, delta, channel,
   event, seconds, "epsilon_lower_bound_at_1e-6", "at_1e-6"]}``; ``"at_1e-6"``:
   ``{epsilon_lower_bound, confidence, samples, event}`` where a second audit made for
-  δ = 10⁻⁶ gives the bound there (FedUCB's fixed schedule: the view's Privatizer nodes
-  fed the adaptive stream);
+  δ = 10⁻⁶ gives the bound there (a row whose claimed δ is vacuous);
 - ``"tightness_at_1e-6"``: where the claimed δ is vacuous, the audit's bound at
   δ = 10⁻⁶ / ``"epsilon_at_1e-6"`` when both are finite and positive;
 - ``tightness``: audit lower bound / accountant ε where both are finite and positive,
@@ -44,13 +42,11 @@ row with the evidence), ``<out>/claims.json``, ``<out>/findings.json`` and
 - ``reading``: ``"as written"`` or the alternative reading used; ``reading_support``:
   which reading the paper's own algorithm supports, with the line;
 - ``evidence`` (sentence), ``finding_ids`` (list of finding ids), ``notes`` (list of
-  strings), ``initial_pulls_epsilon`` (Fed_UCB grid only).
+  strings), and one key per named quantity of the row's ``extras`` (a family's own,
+  e.g. the ε of records outside the claimed stream).
 
 ``findings.json``: a list of ``{id, statement, claims, evidence, where}`` (see
 :mod:`fedpriv.audit.claims.findings`); written with ``claims.md`` by a run over every paper.
-
-Length: one writer for claims.md, claims.json, findings.json and the per-paper pages,
-which must agree row for row; split with the paper families of issue 21.
 """
 
 from __future__ import annotations
@@ -61,245 +57,47 @@ import shutil
 import tempfile
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
-from fedpriv.audit.families.gossip_fed_ucb.regret import VerifyReport
+from fedpriv.audit.claims.attachment import AttachmentResult
 from fedpriv.privacy import format_epsilon
 
 __all__ = [
-    "REPORT_FOLDER",
-    "claims_records",
     "claims_register_markdown",
-    "claims_table",
-    "regret_table",
+    "write_attachment",
     "write_claims_report",
-    "write_report",
 ]
 
-REPORT_FOLDER = "gossip_fed_ucb"
+def write_attachment(run: AttachmentResult, out_dir: str | os.PathLike) -> Path:
+    """Write one attachment's files into its family's folder ``out_dir/<key>/``.
 
-
-def claims_records(report: VerifyReport) -> list[dict]:
-    """The ``claims.json`` list.
-
-    Parameters
-    ----------
-    report : VerifyReport
-        Fed_UCB's verification.
-
-    Returns
-    -------
-    list of dict
-        One JSON-ready record per claim.
-    """
-    return [result.to_dict() for result in report.claims]
-
-
-def claims_table(report: VerifyReport) -> str:
-    """Plain-text table: claimed ε, accountant ε, audit lower bound, verdict.
+    The attachment's ``write`` fills a staging folder beside the target; only when it
+    has finished are its files moved into ``<key>/`` (one atomic rename each), so a
+    failure leaves the previous files intact and no staging folder behind. Other files
+    of the folder (experiment outputs) are left alone.
 
     Parameters
     ----------
-    report : VerifyReport
-        Fed_UCB's verification.
-
-    Returns
-    -------
-    str
-        One line per claim under a header, no trailing newline.
-    """
-    header = (
-        f"{'variant':<22}{'T':>8}{'claimed ε':>11}{'accountant ε':>14}{'route':>7}"
-        f"{'audit LB (95%, n/world)':>28}  verdict"
-    )
-    lines = [header, "-" * len(header)]
-    for result in report.claims:
-        setting = result.claim.setting_dict()
-        audit = result.audit
-        lower = "-" if audit is None else f"{audit.epsilon_lower_bound:.4f} (n={audit.n_samples:.0e})"
-        lines.append(
-            f"{_variant(result):<22}{setting['horizon']:>8}"
-            f"{setting['epsilon']:>11g}{format_epsilon(result.accountant_epsilon):>14}"
-            f"{result.accountant_route:>7}{lower:>28}  {result.verdict}"
-        )
-    return "\n".join(lines)
-
-
-def _variant(result) -> str:
-    """``mode/log base`` and, for the second reading, ``+ϑ̃(T)`` (final estimate published)."""
-    s = result.claim.setting_dict()
-    final = s["horizon"] > 1 and s.get("released_prefixes") == s["horizon"]
-    return f"{result.claim.mode}/log{s['log_base']}" + (" +ϑ̃(T)" if final else "")
-
-
-def regret_table(report: VerifyReport) -> str:
-    """Plain-text table of the regret at the horizon.
-
-    Parameters
-    ----------
-    report : VerifyReport
-        Fed_UCB's verification.
-
-    Returns
-    -------
-    str
-        No trailing newline.
-    """
-    frame = report.regret
-    lines = [f"{'algorithm':<16}{'mode':<14}{'ε':>6}{'regret (mean)':>15}{'min':>10}{'max':>10}"]
-    for row in frame.itertuples():
-        lines.append(
-            f"{row.algorithm:<16}{row.mode:<14}{format_epsilon(row.epsilon):>6}"
-            f"{row.regret_mean:>15.1f}{row.regret_min:>10.1f}{row.regret_max:>10.1f}"
-        )
-    return "\n".join(lines)
-
-
-def _markdown(report: VerifyReport) -> str:
-    config = report.config
-    lines = [
-        "# Fed_UCB (Zhu et al. 2021): privacy claim verification",
-        "",
-        "Generated by `fedpriv verify`" + (" --quick" if config.quick else "")
-        + f" (seed {config.seed}, SeedSequence entropy {report.seed_entropy}) "
-        f"in {report.seconds:.0f} s. Do not edit by hand.",
-        "",
-        ("**Claim.** Fed_UCB is ε-DP for each agent's reward stream {X_i,k(t)}, t = 1..T, "
-        "under the relation *one reward changed* (rewards in [0, 1]); Definition 1, §4.1."),
-        "",
-        (f"**Setting.** {config.n_agents} agents on the complete graph K{config.n_agents} "
-        f"(λ₂ = {report.lambda2:.4g}), {config.n_arms} arms; environment: {report.environment}."),
-        "",
-        ("**View.** Definition 1 protects 'all possible outputs by Algorithm ℬ'. Algorithm 4 "
-        "sends ϑ̃(t−1) (line 19) and acts on ϑ̃(t−1) (line 9) for t = 1..T, so the tree "
-        "prefixes 1..T−1 reach the view and the prefix of round T does not: a record sits "
-        "in ⌊log₂(T−1)⌋+1 = ⌈log₂T⌉ released nodes. The rows marked *1..T* are the second "
-        "reading, where the final estimate ϑ̃(T) is published too (⌊log₂T⌋+1 nodes)."),
-        "",
-        ("**Verdicts.** `violated` when the audit's lower bound exceeds the claim or the "
-        "accountant proves more than the claim is spent (the pure Laplace composition is "
-        "exact at round 1); `holds` when the accountant's ε (tightest valid route, δ = 0) "
-        "on the row's view is within the claim. The audit distinguishes the worst-case "
-        "neighboring pair (round 1 changed 0 ↔ 1) from the released prefixes only: it "
-        "thresholds the exact Laplace log-likelihood ratio of the released nodes covering "
-        "round 1 (Clopper–Pearson), and bounds the same top atom node by node (product "
-        "audit); the stronger is reported."),
-        "",
-        ("| mode | log base | released prefixes | T | node scale b | claimed ε | "
-        "accountant ε (route) | ε of round-0 records | audit lower bound (confidence, "
-        "samples/world) | verdict | evidence |"),
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for result in report.claims:
-        s = result.claim.setting_dict()
-        audit = result.audit
-        lower = "not audited" if audit is None else (
-            f"{audit.epsilon_lower_bound:.4f} ({audit.confidence:.0%}, {audit.n_samples:,})"
-        )
-        lines.append(
-            f"| {result.claim.mode} | {s['log_base']} "
-            f"| {'1..T' if _variant(result).endswith('ϑ̃(T)') else '1..T−1'} "
-            f"| {s['horizon']:,} | {s['node_scale']:.4g} "
-            f"| {s['epsilon']:g} | {format_epsilon(result.accountant_epsilon)} "
-            f"({result.accountant_route}) | {format_epsilon(result.initial_pulls_epsilon)} "
-            f"| {lower} | **{result.verdict}** | {result.evidence} |"
-        )
-    notes = sorted({f for result in report.claims for f in result.notes})
-    lines += ["", "## Notes beyond the table", ""]
-    lines += [f"- {f}" for f in notes] or ["- none"]
-    lines += [
-        "",
-        f"## Regret at T = {config.regret_horizon:,} ({config.n_trials} trials)",
-        "",
-        ("Per-agent pseudo-regret Σ_t (μ₁ − μ_{a_i(t)}) against the global means, averaged "
-        "over agents; mean, min and max over trials."),
-        "",
-        "| algorithm | mode | ε | regret (mean) | min | max | rewards outside [0, 1] |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for row in report.regret.itertuples():
-        lines.append(
-            f"| {row.algorithm} | {row.mode} | {format_epsilon(row.epsilon)} | "
-            f"{row.regret_mean:.1f} | {row.regret_min:.1f} | {row.regret_max:.1f} | "
-            f"{row.n_out_of_bounds:,} |"
-        )
-    lines += [
-        "",
-        "![regret](regret.png)",
-        "",
-        (f"`ledger.csv`: the accountant's ledger (one row per noise draw) of one Fed_UCB run per "
-        f"variant at T = {config.ledger_horizon}, ε = 1 ({len(report.ledger):,} rows)."),
-        "",
-    ]
-    return "\n".join(lines)
-
-
-def _plot(report: VerifyReport, path: Path) -> None:
-    modes = sorted({key.split("|")[0] for key in report.curves} - {"gossip-ucb"})
-    fig, axes = plt.subplots(1, len(modes), figsize=(5.5 * len(modes), 4), sharey=True, squeeze=False)
-    for ax, mode in zip(axes[0], modes):
-        for key, curve in report.curves.items():
-            label, eps = key.split("|")
-            if label not in (mode, "gossip-ucb"):
-                continue
-            name = "ε = ∞ (Gossip_UCB)" if label == "gossip-ucb" else f"ε = {eps}"
-            (line,) = ax.plot(curve[0], curve[1], label=name)
-            ax.fill_between(curve[0], curve[2], curve[3], color=line.get_color(), alpha=0.2)
-        ax.set_title(f"Fed_UCB, {mode}")
-        ax.set_xlabel("round t")
-        ax.grid(alpha=0.3)
-        ax.legend()
-    axes[0][0].set_ylabel("cumulative regret per agent")
-    fig.suptitle(f"{report.environment}; band: min–max over {report.config.n_trials} trials",
-                 fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def write_report(report: VerifyReport, out_dir: str | os.PathLike) -> Path:
-    """Write the report files to ``out_dir/gossip_fed_ucb`` atomically; return that path.
-
-    Parameters
-    ----------
-    report : VerifyReport
-        Fed_UCB's verification.
+    run : AttachmentResult
+        The attachment's run within ``fedpriv verify``.
     out_dir : str or PathLike
         The reports folder (created if needed).
 
     Returns
     -------
     Path
-        ``out_dir/gossip_fed_ucb``.
+        ``out_dir/<key>``.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    target = out_dir / REPORT_FOLDER
-    staging = Path(tempfile.mkdtemp(prefix=f".{REPORT_FOLDER}-", dir=out_dir))
-    umask = os.umask(0)
-    os.umask(umask)
-    staging.chmod(0o777 & ~umask)  # mkdtemp makes 0700; a report folder is ordinary
+    target = out_dir / run.family
+    staging = Path(tempfile.mkdtemp(prefix=f".{run.family}-", dir=out_dir))
     try:
-        (staging / "report.md").write_text(_markdown(report), encoding="utf-8")
-        (staging / "claims.json").write_text(
-            json.dumps(claims_records(report), indent=2, allow_nan=False) + "\n", encoding="utf-8"
-        )
-        report.ledger.to_csv(staging / "ledger.csv", index=False)
-        _plot(report, staging / "regret.png")
-        old = None
-        if target.exists():
-            old = out_dir / f".{REPORT_FOLDER}-old-{os.getpid()}"
-            target.rename(old)
-        staging.rename(target)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
+        run.attachment.load().write(run.output.result, staging)
+        target.mkdir(exist_ok=True)
+        for path in sorted(staging.iterdir()):
+            os.replace(path, target / path.name)
+    finally:
         shutil.rmtree(staging, ignore_errors=True)
-        raise
     return target
-
 
 
 # ---------------------------------------------------------------------------------
@@ -573,10 +371,17 @@ def _paper_page(report, paper: str, out_dir: Path) -> str:
     extra = ["## Figures", ""]
     extra += [f"![{p.stem}]({paper}/{p.name})" for p in figures] or [
         f"- none yet in `{paper}/`"]
-    if paper == "gossip_fed_ucb" and (out_dir / REPORT_FOLDER / "report.md").exists():
-        extra += ["", (f"Full Fed_UCB report: [{REPORT_FOLDER}/report.md]"
-                       f"({REPORT_FOLDER}/report.md)")]
+    for attachment in _family(paper).attachments:
+        if attachment.index and (folder / attachment.index).exists():
+            link = f"{paper}/{attachment.index}"
+            extra += ["", f"{attachment.index_text}: [{link}]({link})"]
     return text + "\n" + "\n".join(extra) + "\n"
+
+
+def _family(paper: str):
+    from fedpriv.audit.claims.family import family
+
+    return family(paper)
 
 
 def write_claims_report(report, out_dir: str | os.PathLike) -> list[Path]:
@@ -585,7 +390,8 @@ def write_claims_report(report, out_dir: str | os.PathLike) -> list[Path]:
     Every file is written atomically (temporary file, then rename). With a
     ``--paper`` run only that paper's page is rewritten and ``claims.json`` /
     ``claims.md`` are merged: the records of the other papers are kept.
-    Fed_UCB's own folder (``gossip_fed_ucb/``) is written when the Fed_UCB job ran.
+    Each attachment that ran writes its files into its family's folder
+    (:func:`write_attachment`).
 
     Parameters
     ----------
@@ -602,8 +408,8 @@ def write_claims_report(report, out_dir: str | os.PathLike) -> list[Path]:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    if report.fed_ucb is not None:
-        written.append(write_report(report.fed_ucb, out_dir))
+    for run in report.attachments:
+        written.append(write_attachment(run, out_dir))
     from fedpriv.audit.claims.statements import statement
 
     records = [{**r.to_dict(), "statement": statement(r.claim, r.key)} for r in report.results]

@@ -1,12 +1,15 @@
 """One plain-language sentence per register row, built from the row's own data.
 
 The report page and ``claims.md`` name each claim by its register key
-(``feducb/feducb/fig1a/eps0.1``), which only a reader of the register can decode. Each
-row also gets one sentence that says, in words, what is claimed for whom::
+(``<family>/<algorithm>/<mode>/...``), which only a reader of the register can decode.
+Each row also gets one sentence that says, in words, what is claimed for whom::
 
-    Fed_UCB as written, 3 agents on a complete graph, 5 arms, T = 16, log₂ tree:
+    Private UCB as written, 3 agents on a complete graph, 5 arms, T = 16, log₂ tree:
     claimed ε = 1-DP for one changed reward of an agent's stream, as seen by agent
     i's neighbours.
+
+The subject is the algorithm's name in prose as its family registers it
+(``Family.algorithm_names``, :func:`algorithm_names`), else its CLI name.
 
 The sentence is generated, never written by hand, from the fields every row has: the
 algorithm, the mode (the paper as written or fedpriv's corrected variant, with the
@@ -25,20 +28,23 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["ALGORITHM_NAMES", "QUIET_SETTINGS", "statement", "statement_of_record"]
+__all__ = ["QUIET_SETTINGS", "algorithm_names", "statement", "statement_of_record"]
 
-#: Display names of the register's algorithms (CLI name -> name in the papers).
-ALGORITHM_NAMES: dict[str, str] = {
-    "gossip-fed-ucb": "Fed_UCB",
-    "feducb": "FedUCB",
-    "feducb-decentralized": "decentralized FedUCB",
-    "cdp-mab": "CDP-MAB",
-    "ce-cdp-mab": "CE-CDP-MAB",
-    "ddp-mab": "DDP-MAB",
-    "hdp-mab": "HDP-MAB",
-    "private-coop-ucb": "private cooperative UCB",
-    "byzantine-coop-ucb": "Byzantine cooperative UCB",
-}
+def algorithm_names() -> dict[str, str]:
+    """Every registered algorithm's name in prose (CLI name -> name), from the families.
+
+    Returns
+    -------
+    dict of str to str
+        The union of the registered families' ``algorithm_names``.
+    """
+    from fedpriv.audit.claims.family import families
+
+    out: dict[str, str] = {}
+    for fam in families():
+        out.update(fam.algorithm_names)
+    return out
+
 
 #: Setting keys left out of the sentence: each is computed from the other keys (the
 #: node noise scale from ε, T and the log base by the paper's calibration) or is a
@@ -238,13 +244,13 @@ def statement_of_record(record: dict) -> str:
 
     Examples
     --------
-    >>> statement_of_record({"algorithm": "gossip-fed-ucb", "mode": "paper",
+    >>> statement_of_record({"algorithm": "my-private-ucb", "mode": "paper",
     ...     "setting": {"horizon": 16, "epsilon": 1.0, "log_base": "2"},
     ...     "neighboring_relation": "replace_one_reward", "claimed": {"epsilon": 1.0, "delta": 0.0}})
-    "Fed_UCB as written, T = 16, log₂ tree: claimed ε = 1-DP for one changed reward of an agent's stream."
+    "my-private-ucb as written, T = 16, log₂ tree: claimed ε = 1-DP for one changed reward of an agent's stream."
     """
     algorithm = str(record.get("algorithm") or "the algorithm")
-    subject = ALGORITHM_NAMES.get(algorithm, algorithm) + " " + _variant(record.get("mode"))
+    subject = algorithm_names().get(algorithm, algorithm) + " " + _variant(record.get("mode"))
     setting = record.get("setting") if isinstance(record.get("setting"), dict) else {}
     claimed = record.get("claimed")
     phrases = [p for p in _setting_phrases(setting, claimed) if p not in subject]

@@ -8,19 +8,22 @@ the channel named when the entry declares a ``raw_channel``), the mechanism-only
 δ = 10⁻⁶ where the claimed δ is vacuous, the verdict under the claim's coverage (with
 the entry's exact analytic ε of the view as lower-bound evidence, when it gives one:
 ``RegisteredClaim.analytic_lower``), and the row's finding ids (:mod:`fedpriv.audit.claims.findings`).
-Fed_UCB's grid of claims (Zhu et al. 2021) is evaluated by
-:func:`fedpriv.audit.families.gossip_fed_ucb.regret.verify_gossip_fed_ucb` exactly as before (its report folder
-``reports/gossip_fed_ucb/`` is still written) and its results are taken over into the
-register's table; Fed_UCB's extra end-to-end claims run through their recipes.
 
-Each claim is one picklable job (its register key, a budget and a SeedSequence
-address), run on a local process pool (:func:`fedpriv.audit.families.gossip_fed_ucb.regret._parallel_map`); results do
-not depend on the number of workers. A recipe that fails (for example an algorithm
-module that is not installed) gives the verdict ``"error"`` with the exception as
-evidence, never a silent pass.
+A family may attach experiments to its claims (``Family.attachments``,
+:mod:`fedpriv.audit.claims.attachment`): when the family is checked, each runs first
+(regret runs, a batch of audits sharing one setting, a ledger); the rows it evaluates
+come back as :class:`~fedpriv.audit.claims.attachment.RowEvidence` and are assembled
+by :func:`assemble_result` like every other row, with no job of their own, and its
+files go to the family's report folder (:func:`fedpriv.audit.claims.report.write_attachment`).
 
-Length: the one job runner of `fedpriv verify` (planning, progress, Fed_UCB's job taken
-over, assembly of every row); split with the paper families of issue 21.
+Each other claim is one picklable job (its register key, a budget and a SeedSequence
+address), run on a local process pool (:func:`fedpriv.audit.engine.executor.parallel_map`);
+results do not depend on the number of workers. A recipe that fails (for example an
+algorithm module that is not installed) gives the verdict ``"error"`` with the
+exception as evidence, never a silent pass.
+
+Length: the one job runner of ``fedpriv verify`` (configuration, planning, the
+attachments, the claim jobs and the assembly of every row).
 """
 
 from __future__ import annotations
@@ -31,29 +34,24 @@ import math
 import os
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from fedpriv.audit.claims.attachment import AttachmentResult
 from fedpriv.audit.claims.claim import (
     VACUOUS_DELTA_PROBE,
     ClaimResult,
     LowerBoundEvidence,
     decide_verdict,
 )
-from fedpriv.audit.engine.views import view_of
-from fedpriv.audit.families.gossip_fed_ucb.regret import (
-    VerifyConfig,
-    VerifyReport,
-    _claim_grid,
-    _parallel_map,
-    variant_label,
-    verify_gossip_fed_ucb,
-)
+from fedpriv.audit.claims.family import families
 from fedpriv.audit.claims.findings import finding_ids
 from fedpriv.audit.claims.register import claims_for, paper_of
 from fedpriv.audit.engine.coupled import AuditBudget, child_seed
-from fedpriv.audit.engine.executor import connect_scheduler
+from fedpriv.audit.engine.executor import connect_scheduler, parallel_map
+from fedpriv.audit.engine.views import view_of
 from fedpriv.privacy import ApproxDP
 from fedpriv.privacy._checks import check_int_at_least
 
@@ -71,6 +69,12 @@ __all__ = [
 ERROR = "error"
 
 
+def _attachments():
+    """``(family, attachment, id)`` of every registered attachment, in register order."""
+    return [(fam, att, f"{fam.key}/{att.name}") for fam in families()
+            for att in fam.attachments]
+
+
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class ClaimsConfig:
     """Settings of one ``fedpriv verify`` run over the register.
@@ -78,10 +82,11 @@ class ClaimsConfig:
     Attributes
     ----------
     quick : bool
-        Small audit budgets (every paper in under five minutes on 2 cores).
+        Small audit budgets (every paper in under five minutes on 2 cores); the
+        attachments' ``--quick`` settings.
     seed : int
         Root of the SeedSequence tree; claim ``i`` of the register audits under
-        ``child_seed(seed, 7, i)``.
+        ``child_seed(seed, 7, i)``; every attachment is configured with this seed.
     papers : tuple of str or None
         ``--paper`` names to run (None: all).
     budget : AuditBudget
@@ -89,8 +94,14 @@ class ClaimsConfig:
         ``sample_factor``).
     workers : int
         Processes (1 runs in this process).
-    fed_ucb : VerifyConfig
-        The Fed_UCB job's configuration.
+    options : mapping of str to mapping
+        Attachment id (``"<family key>/<attachment name>"``) -> values of its options
+        (``configure`` keywords, e.g. from its command-line options); ``None`` values
+        keep the attachment's defaults.
+    attachments : mapping of str to object, optional
+        Attachment id -> its configuration. Default: built by each attachment's
+        ``configure`` from ``quick``, ``seed``, ``workers`` and ``options`` (every
+        registered attachment, so a bad option fails before anything runs).
     scheduler : str or None
         Address of an existing dask.distributed scheduler (``--scheduler``): every
         job runs on its workers and ``workers`` is unused
@@ -101,6 +112,11 @@ class ClaimsConfig:
         :func:`~fedpriv.audit.claims.family.load_claims_file` and stored as absolute
         paths (every job carries them, so that worker processes load them too). With
         ``papers`` None the run covers only these files' families.
+
+    Raises
+    ------
+    ValueError
+        On a bad seed, worker count, paper name, option or attachment id.
     """
 
     quick: bool = False
@@ -110,7 +126,8 @@ class ClaimsConfig:
         default_factory=lambda: AuditBudget(pilot_samples=500, samples=10_000, batch_size=2_000)
     )
     workers: int = dataclasses.field(default_factory=lambda: os.cpu_count() or 1)
-    fed_ucb: VerifyConfig | None = None
+    options: Mapping[str, Mapping[str, Any]] = dataclasses.field(default_factory=dict)
+    attachments: Mapping[str, Any] | None = None
     scheduler: str | None = None
     claims_files: tuple[str, ...] = ()
 
@@ -123,18 +140,26 @@ class ClaimsConfig:
         check_int_at_least("workers", self.workers, 1)
         if self.papers is not None:
             object.__setattr__(self, "papers", tuple(paper_of(p) for p in self.papers))
-        if self.fed_ucb is None:
-            fed = (VerifyConfig.quick_config(seed=self.seed, workers=self.workers)
-                   if self.quick else VerifyConfig(seed=self.seed, workers=self.workers))
-            object.__setattr__(self, "fed_ucb", fed)
+        registered = _attachments()
+        known = {ident for *_, ident in registered}
+        unknown = sorted((set(self.options) | set(self.attachments or {})) - known)
+        if unknown:
+            raise ValueError(f"`options` and `attachments` must name registered "
+                             f"attachments ({', '.join(sorted(known)) or 'none'}); got "
+                             f"{', '.join(unknown)}.")
+        built = dict(self.attachments or {})
+        for _, attachment, ident in registered:
+            if ident not in built:
+                built[ident] = attachment.load().configure(
+                    quick=self.quick, seed=self.seed, workers=self.workers,
+                    **dict(self.options.get(ident, {})))
+        object.__setattr__(self, "attachments", built)
 
     @classmethod
     def quick_config(cls, **overrides) -> ClaimsConfig:
         """The ``--quick`` settings (pilot 100, 1 000 confirming runs per world).
 
-        Fed_UCB's job runs :meth:`quick_fed_ucb` (its tree audits at 2·10⁵ samples per
-        world at every horizon, still enough to flag the final-estimate reading's 1.25ε and
-        ln's 4/3·ε on the view at T = 16).
+        Every attachment is configured with ``quick=True`` (its own small settings).
 
         Parameters
         ----------
@@ -148,38 +173,22 @@ class ClaimsConfig:
         base = {"quick": True,
                 "budget": AuditBudget(pilot_samples=100, samples=1_000, batch_size=1_000)}
         base.update(overrides)
-        if base.get("fed_ucb") is None:
-            base["fed_ucb"] = cls.quick_fed_ucb(seed=base.get("seed", 0),
-                                                workers=base.get("workers", os.cpu_count() or 1))
         return cls(**base)
-
-    @staticmethod
-    def quick_fed_ucb(**overrides) -> VerifyConfig:
-        """Fed_UCB's job under ``fedpriv verify --quick`` (see :meth:`quick_config`).
-
-        Parameters
-        ----------
-        **overrides
-            Fields of ``VerifyConfig`` that replace the quick settings.
-
-        Returns
-        -------
-        VerifyConfig
-        """
-        base = {"audit_samples": ((16, 2 * 10**5), (1024, 2 * 10**5), (600_000, 2 * 10**5))}
-        base.update(overrides)
-        return VerifyConfig.quick_config(**base)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class ClaimsReport:
-    """Everything one ``fedpriv verify`` found (written by :mod:`fedpriv.audit.claims.report`)."""
+    """Everything one ``fedpriv verify`` found (written by :mod:`fedpriv.audit.claims.report`).
+
+    ``attachments`` holds the run of every attachment of the selected families, in
+    register order (their files go to the families' report folders).
+    """
 
     config: ClaimsConfig
     seed_entropy: int
     results: tuple[ClaimResult, ...]
-    fed_ucb: VerifyReport | None
     seconds: float
+    attachments: tuple[AttachmentResult, ...] = ()
 
     def for_paper(self, paper: str) -> tuple[ClaimResult, ...]:
         """Results of one paper (``--paper`` name).
@@ -305,7 +314,7 @@ def assemble_result(entry, route: str, epsilon: float, notes, audit=None, *,
 
     ``audit`` is an :class:`~fedpriv.audit.engine.coupled.EndToEndAudit` (its bound,
     event and wall time are taken) or ``None``; ``bound``/``event`` give a bare lower
-    bound instead. ``extra`` goes to :class:`ClaimResult` (e.g. ``initial_pulls_epsilon``).
+    bound instead. ``extra`` goes to :class:`ClaimResult` (e.g. ``extras``).
 
     Parameters
     ----------
@@ -430,30 +439,6 @@ def _job(job: dict) -> ClaimResult:
     return evaluate_claim(job["key"], job["budget"], job["seed"])
 
 
-def _fed_ucb_key(mode: str, log_base: str, final: bool, horizon: int, epsilon: float) -> str:
-    """The register key of one Fed_UCB grid claim."""
-    label = variant_label(mode, log_base, final)
-    return f"gossip_fed_ucb/gossip-fed-ucb/{label}/T{horizon}/eps{epsilon:g}"
-
-
-def _from_fed_ucb(report: VerifyReport, entries) -> dict[str, ClaimResult]:
-    """Fed_UCB job results, keyed by the register's keys (matched on the setting)."""
-    out = {}
-    for result in report.claims:
-        s = result.claim.setting_dict()
-        final = s["horizon"] > 1 and s.get("released_prefixes") == s["horizon"]
-        key = _fed_ucb_key(result.claim.mode, s["log_base"], final, s["horizon"],
-                           s["epsilon"])
-        if key in entries:
-            out[key] = assemble_result(
-                entries[key], result.accountant_route, result.accountant_epsilon,
-                result.notes, bound=result.audit,
-                event=result.audit_event,
-                initial_pulls_epsilon=result.initial_pulls_epsilon,
-            )
-    return out
-
-
 def _with_shared_audits(done: dict[str, ClaimResult], entries) -> dict[str, ClaimResult]:
     """Rows that take over another row's audit (``shared_audit``), re-assembled with it."""
     out = {}
@@ -490,14 +475,25 @@ def _describe(job: dict, result: ClaimResult) -> str:
     return text + f" vs claimed {result.claim.claimed.epsilon:.4g})"
 
 
+def _attached(selected) -> list:
+    """``(family, attachment, id, rows)`` of the attachments of the families with
+    selected rows (their rows in register order)."""
+    out = []
+    for fam, attachment, ident in _attachments():
+        rows = [e for e in selected if e.paper == fam.key]
+        if rows:
+            out.append((fam, attachment, ident, rows))
+    return out
+
+
 def planned_jobs(config: ClaimsConfig) -> int:
     """How many finished-job lines ``verify_claims(config, progress=...)`` will send.
 
-    Counts, without running anything, Fed_UCB's regret runs and tree audits (when its
-    paper is selected) and the register's claim jobs, so that a caller can show one
-    progress bar for the whole run. Every job reports one line starting ``[i/n]``
-    (``n`` the size of its step); stage lines (``[gossip_fed_ucb] ...``,
-    ``[ledger] ...``) are not jobs.
+    Counts, without running anything, the jobs of the selected families' attachments
+    (their ``planned``) and the register's claim jobs (every selected row no attachment
+    evaluates), so that a caller can show one progress bar for the whole run. Every job
+    reports one line starting ``[i/n]`` (``n`` the size of its step); stage lines
+    (``[<family key>] ...``, ``[ledger] ...``) are not jobs.
 
     Parameters
     ----------
@@ -510,15 +506,12 @@ def planned_jobs(config: ClaimsConfig) -> int:
         >= 0.
     """
     selected = _selected(config)
-    n_jobs, from_fed = 0, set()
-    if any(e.paper == "gossip_fed_ucb" for e in selected):
-        fed = config.fed_ucb
-        grid = _claim_grid(fed)
-        n_jobs += 1 + 2 * len(fed.epsilons)  # Gossip_UCB, then paper and corrected per ε
-        n_jobs += sum(horizon in fed.audit_horizons for *_, horizon, _ in grid)
-        from_fed = {_fed_ucb_key(mode, base, horizon > 1 and final, horizon, eps)
-                    for _, mode, base, final, horizon, eps in grid}
-    return n_jobs + sum(e.key not in from_fed for e in selected)
+    n_jobs, covered = 0, set()
+    for _, attachment, ident, rows in _attached(selected):
+        plan = attachment.load().planned(config.attachments[ident], rows)
+        n_jobs += plan.jobs
+        covered |= plan.keys
+    return n_jobs + sum(e.key not in covered for e in selected)
 
 
 def verify_claims(
@@ -537,15 +530,16 @@ def verify_claims(
         jobs of its step; :func:`planned_jobs` counts them over every step), and one
         line as each step starts, starting ``[step name]``.
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
-        Where the claim jobs run; default a client on ``config.scheduler`` when set,
-        else a local process pool of ``config.workers`` (in this process when
-        ``workers == 1``). Every job carries its own SeedSequence address, so the
-        numbers do not depend on the executor.
+        Where the claim jobs and the attachments' jobs run; default a client on
+        ``config.scheduler`` when set, else a local process pool of ``config.workers``
+        (in this process when ``workers == 1``). Every job carries its own SeedSequence
+        address, so the numbers do not depend on the executor.
 
     Returns
     -------
     ClaimsReport
-        One row per claim of the selected papers, the seed entropy and the wall time.
+        One row per claim of the selected papers, the attachments' runs, the seed
+        entropy and the wall time.
     """
     if executor is None and config.scheduler is not None:
         with connect_scheduler(config.scheduler) as client:
@@ -556,26 +550,34 @@ def verify_claims(
     selected = _selected(config)
     entries = {e.key: e for e in selected}
 
-    fed_report = None
+    attached: list[AttachmentResult] = []
     done: dict[str, ClaimResult] = {}
-    if any(e.paper == "gossip_fed_ucb" for e in selected):
-        say("[gossip_fed_ucb] Fed_UCB job (regret runs, tree audits)")
-        fed_report = verify_gossip_fed_ucb(config.fed_ucb, progress=say, executor=executor)
-        done = _from_fed_ucb(fed_report, entries)
+    for fam, attachment, ident, rows in _attached(selected):
+        say(f"[{fam.key}] {attachment.title}")
+        output = attachment.load().run(config.attachments[ident], rows, progress=say,
+                                       executor=executor)
+        attached.append(AttachmentResult(family=fam.key, attachment=attachment,
+                                         config=config.attachments[ident], output=output))
+        for key, row in output.rows.items():
+            if key in entries:
+                done[key] = assemble_result(entries[key], row.route, row.epsilon, row.notes,
+                                            bound=row.bound, event=row.event,
+                                            extras=tuple(row.extras))
 
-    # Longest jobs first, so that the pool's last jobs are short (whole-algorithm
-    # audits with transcripts, then other audits, then accountant-only claims).
+    # Longest jobs first, so that the pool's last jobs are short: the audits of the
+    # families that declare them costly (whole-algorithm runs with transcripts), then
+    # the others, then accountant-only claims.
+    audit_cost = {fam.key: fam.audit_cost for fam in families()}
+
     def cost(entry) -> int:
-        if entry.audit is None:
-            return 0
-        return 2 if entry.paper in ("li_song", "dubey_aamas", "feducb") else 1
+        return 0 if entry.audit is None else audit_cost.get(entry.paper, 1)
 
     jobs = [
         {"key": e.key, "budget": config.budget, "seed": claim_seed(root, e.key),
          "claims_files": config.claims_files}
         for e in sorted(selected, key=cost, reverse=True) if e.key not in done
     ]
-    results = _parallel_map(
+    results = parallel_map(
         _job, jobs, workers=config.workers, say=say, executor=executor,
         describe=_describe,
     )
@@ -583,6 +585,6 @@ def verify_claims(
     done.update(_with_shared_audits(done, entries))
     ordered = tuple(done[e.key] for e in selected if e.key in done)
     return ClaimsReport(
-        config=config, seed_entropy=int(root.entropy), results=ordered, fed_ucb=fed_report,
-        seconds=time.perf_counter() - started,
+        config=config, seed_entropy=int(root.entropy), results=ordered,
+        seconds=time.perf_counter() - started, attachments=tuple(attached),
     )

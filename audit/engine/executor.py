@@ -39,7 +39,7 @@ from fedpriv.privacy.errors import MechanismError
 from fedpriv.algorithms.seeding import Stream, stream_rng
 from fedpriv.privacy._checks import check_int_at_least
 
-__all__ = ["child_root", "connect_scheduler", "mechanism_name", "sample_scores"]
+__all__ = ["child_root", "connect_scheduler", "mechanism_name", "parallel_map", "sample_scores"]
 
 
 def child_root(root: np.random.SeedSequence, index: int) -> np.random.SeedSequence:
@@ -322,3 +322,58 @@ def sample_scores(
         np.concatenate(parts[:n_batches], axis=0),
         np.concatenate(parts[n_batches:], axis=0),
     )
+
+
+def parallel_map(function: Callable[[dict], Any], jobs: list[dict], *, workers: int,
+                 say: Callable[[str], None], describe: Callable[[dict, Any], str],
+                 executor: Any = None) -> list:
+    """``[function(job) for job in jobs]``, on a local process pool when ``workers > 1``.
+
+    Every job carries its own SeedSequence address, so the results do not depend on
+    the number of workers or on the order in which they finish; they are returned in
+    the order of ``jobs``. Each finished job sends ``say("[i/n] " + describe(job,
+    result))``, ``i`` counting jobs as they finish.
+
+    Parameters
+    ----------
+    function : callable
+        ``job -> result``; picklable (a module-level function) when a pool runs it.
+    jobs : list of dict
+        The units of work.
+    workers : int
+        Processes of the local pool (1, or a single job, runs them in this process).
+    say : callable
+        Receives one progress line per finished job.
+    describe : callable
+        ``(job, result) -> str``: the job's progress line after ``[i/n]``.
+    executor : concurrent.futures.Executor or dask.distributed.Client, optional
+        Replaces the local pool when given.
+
+    Returns
+    -------
+    list
+        The results, in the order of ``jobs``.
+    """
+    results: list = [None] * len(jobs)
+    if executor is not None:
+        if hasattr(executor, "get_executor"):  # dask.distributed.Client
+            executor = executor.get_executor()
+        _collect(executor, function, jobs, results, say, describe)
+        return results
+    if workers <= 1 or len(jobs) <= 1:
+        for done, job in enumerate(jobs):
+            results[done] = function(job)
+            say(f"[{done + 1}/{len(jobs)}] {describe(job, results[done])}")
+        return results
+    with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
+        _collect(pool, function, jobs, results, say, describe)
+    return results
+
+
+def _collect(pool, function, jobs: list[dict], results: list, say, describe) -> None:
+    """Submit every job to ``pool``; store each result at its job's position."""
+    futures = {pool.submit(function, job): position for position, job in enumerate(jobs)}
+    for done, future in enumerate(concurrent.futures.as_completed(futures), start=1):
+        position = futures[future]
+        results[position] = future.result()
+        say(f"[{done}/{len(jobs)}] {describe(jobs[position], results[position])}")

@@ -192,7 +192,7 @@ def test_evidence_is_both_only_when_the_targeted_audit_shows_it(rows):
 def test_report_writes_findings_json_and_findings_first(rows, tmp_path):
     results = tuple(r for _, _, r in rows)
     report = ClaimsReport(config=ClaimsConfig(workers=1), seed_entropy=0, results=results,
-                          fed_ucb=None, seconds=0.0)
+                          seconds=0.0)
     write_claims_report(report, tmp_path)
     findings = json.loads((tmp_path / "findings.json").read_text())
     assert findings and all(set(f) == {"id", "statement", "claims", "evidence", "where"}
@@ -212,7 +212,7 @@ def test_claims_md_keeps_one_short_line_per_row_and_the_evidence_below(rows, tmp
 
     results = tuple(r for _, _, r in rows)
     report = ClaimsReport(config=ClaimsConfig(workers=1), seed_entropy=0, results=results,
-                          fed_ucb=None, seconds=0.0)
+                          seconds=0.0)
     write_claims_report(report, tmp_path)
     text = (tmp_path / "claims.md").read_text()
     table = text[text.index("## Rows"):text.index("## Row details")]
@@ -267,7 +267,7 @@ def test_no_claim_rows_print_no_claimed_epsilon(rows, tmp_path):
         assert result.to_dict()["claimed"] is None
         assert "claimed" not in result.evidence
     report = ClaimsReport(config=ClaimsConfig(workers=1), seed_entropy=0, results=results,
-                          fed_ucb=None, seconds=0.0)
+                          seconds=0.0)
     write_claims_report(report, tmp_path)
     text = (tmp_path / "claims.md").read_text()
     for result in no_claim:

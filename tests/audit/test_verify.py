@@ -8,13 +8,18 @@ import math
 
 import pytest
 
-from fedpriv.audit.claims import report as report_module
 from fedpriv.audit.claims.claim import decide_verdict, json_number
 from fedpriv.audit.claims.claim import LowerBoundEvidence
 from fedpriv.cli.main import main
 from fedpriv.audit.estimators import EpsilonLowerBound
-from fedpriv.audit.claims.report import REPORT_FOLDER, write_report
+from fedpriv.audit.claims.attachment import AttachmentOutput, AttachmentResult
+from fedpriv.audit.claims.family import family
+from fedpriv.audit.claims.report import write_attachment
+from fedpriv.audit.families.gossip_fed_ucb import report as report_module
 from fedpriv.audit.families.gossip_fed_ucb.regret import VerifyConfig, verify_gossip_fed_ucb
+
+#: The family's report folder (its key), where its attachment writes.
+REPORT_FOLDER = "gossip_fed_ucb"
 
 SCHEMA_KEYS = {
     "paper", "algorithm", "mode", "setting", "neighboring_relation", "claimed", "accountant",
@@ -88,7 +93,7 @@ def test_issue_reference_values(small_report):
     assert paper.accountant_epsilon == 1.0 and paper.verdict == "holds"
     assert paper.audit.n_samples == 10**6 and paper.audit.epsilon_lower_bound <= 1.0
     assert paper.audit.epsilon_lower_bound > 0.9  # power: observed ≈ 0.95
-    assert paper.initial_pulls_epsilon == math.inf
+    assert dict(paper.extras)["initial_pulls_epsilon"] == math.inf
     # The second reading (ϑ̃(16) published): 5 nodes, 1.25. False-failure probability of
     # the audit check: the bound at 10⁶ samples comes out ≈ 1.2 with sd ≈ 0.01; falling
     # below 1.0 would need a > 15 sd deviation (< 1e-12).
@@ -98,7 +103,7 @@ def test_issue_reference_values(small_report):
     assert final.claim.reading.endswith("(tree prefixes 1..T)")
     corrected = _find(small_report, "corrected", "2", 16)
     assert corrected.accountant_epsilon == 1.0 and corrected.verdict == "holds"
-    assert corrected.initial_pulls_epsilon == 1.0 / 4.0  # b = 4: the view's 4 nodes
+    assert dict(corrected.extras)["initial_pulls_epsilon"] == 1.0 / 4.0  # b = 4: 4 nodes
     assert corrected.audit.epsilon_lower_bound <= 1.0  # false alarm <= 1e-6
     # ln on the view: 4/3 at T = 16 (not 5/3), 10/7 at 600 000 (20 nodes / 14).
     ln_short = _find(small_report, "paper", "e", 16)
@@ -142,8 +147,16 @@ def test_regret_rows_and_ledger(small_report):
     assert (ledger["epsilon"] == ledger["l1_sensitivity"] / ledger["scale"]).all()
 
 
+def _attached(report) -> AttachmentResult:
+    """The report as the run of the family's attachment within ``fedpriv verify``."""
+    (attachment,) = family(REPORT_FOLDER).attachments
+    return AttachmentResult(family=REPORT_FOLDER, attachment=attachment,
+                            config=report.config,
+                            output=AttachmentOutput(rows={}, result=report))
+
+
 def test_write_report_writes_all_files_and_replaces_atomically(small_report, tmp_path, monkeypatch):
-    folder = write_report(small_report, tmp_path)
+    folder = write_attachment(_attached(small_report), tmp_path)
     assert folder == tmp_path / REPORT_FOLDER
     names = {p.name for p in folder.iterdir()}
     assert names == {"report.md", "claims.json", "ledger.csv", "regret.png"}
@@ -155,7 +168,7 @@ def test_write_report_writes_all_files_and_replaces_atomically(small_report, tmp
 
     monkeypatch.setattr(report_module, "_plot", broken_plot)
     with pytest.raises(RuntimeError, match="disk full"):
-        write_report(small_report, tmp_path)
+        write_attachment(_attached(small_report), tmp_path)
     # The previous report is intact and no staging folder is left behind.
     assert (folder / "claims.json").read_text() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == [REPORT_FOLDER]
@@ -347,7 +360,7 @@ def test_cli_verify_options_build_the_config():
         ["verify", "--quick", "--paper", "byzantine", "--workers", "1", "--seed", "3"])
     config = _config(args)
     assert config.quick and config.papers == ("dubey_aamas",) and config.workers == 1
-    assert config.seed == 3 and config.fed_ucb.quick and config.budget.samples == 1_000
+    assert config.seed == 3 and config.attachments["gossip_fed_ucb/regret"].quick and config.budget.samples == 1_000
     bad = _verify_parser().parse_args(["verify", "--paper", "nonsense"])
     with pytest.raises(ValueError, match="`paper` must be one of"):
         _config(bad)

@@ -28,6 +28,8 @@ def _findings() -> tuple:
 FAMILY = Family(
     key='dubey_aamas',
     title='Dubey & Pentland 2020 (AAMAS, cooperative UCB)',
+    algorithm_names={"private-coop-ucb": "private cooperative UCB",
+                     "byzantine-coop-ucb": "Byzantine cooperative UCB"},
     claims=_claims,
     findings=_findings,
     aliases=('byzantine', 'coop_ucb', 'coop-ucb'),

@@ -28,6 +28,7 @@ def _findings() -> tuple:
 FAMILY = Family(
     key='feducb',
     title='Dubey & Pentland 2020 (NeurIPS, FedUCB)',
+    algorithm_names={"feducb": "FedUCB", "feducb-decentralized": "decentralized FedUCB"},
     claims=_claims,
     findings=_findings,
     aliases=(),

@@ -25,12 +25,20 @@ reading), each ε in {1, 2, 5} and each horizon in {16, 1024, 600000}, the job
 3. runs Fed_UCB (and Gossip_UCB, ε = ∞) on the paper's setting — 3 agents on K3, 5 arms —
    and reports the regret at the horizon.
 
-Length: Fed_UCB's own verify job (grid, tree audits on the view, regret runs, report records), which the paper-families work (issue 21) folds into the generic path.
+Within ``fedpriv verify`` the job is the family's attachment
+(:mod:`fedpriv.audit.claims.attachment`; the module's ``configure``, ``planned``,
+``run`` and ``write``): its accountant ε, notes, tree audit and ε of the round-0
+records go to the register rows that state the same claims (matched on algorithm, mode
+and setting, keyed by the rows' own keys), and its files
+(:mod:`fedpriv.audit.families.gossip_fed_ucb.report`) to ``<out>/gossip_fed_ucb/``.
+
+Length: one job (grid, tree audits on the view, regret runs, ledger) and the four
+functions that make it an attachment; its files are written by
+:mod:`fedpriv.audit.families.gossip_fed_ucb.report`.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
 import math
 import os
@@ -54,6 +62,8 @@ from fedpriv.algorithms.networks.graphs import make_graph, second_eigenvalue
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng, stream_rngs
 from fedpriv.audit.claims.claim import Claim, ClaimResult, LowerBoundEvidence, decide_verdict
 from fedpriv.audit.estimators import EpsilonLowerBound
+from fedpriv.audit.claims.attachment import AttachmentOutput, Plan, RowEvidence
+from fedpriv.audit.engine.executor import parallel_map
 from fedpriv.audit.engine.neighbors import worst_case_reward_pair
 from fedpriv.audit.engine.tree_nodes import audit_tree_nodes, tree_audit_event
 from fedpriv.privacy import NeighboringRelation, PureDP
@@ -319,40 +329,6 @@ def _regret_job(job: dict) -> dict:
             "n_out_of_bounds": run.n_out_of_bounds}
 
 
-def _parallel_map(function, jobs: list[dict], *, workers: int, say, describe,
-                  executor=None) -> list:
-    """``[function(job) for job in jobs]``, on a local process pool when ``workers > 1``.
-
-    Every job carries its own SeedSequence address, so the results do not depend on
-    the number of workers or on the order in which they finish; they are returned in
-    the order of ``jobs``. ``executor`` (a ``concurrent.futures.Executor`` or a dask
-    ``Client``) replaces the local pool when given.
-    """
-    results: list = [None] * len(jobs)
-    if executor is not None:
-        if hasattr(executor, "get_executor"):  # dask.distributed.Client
-            executor = executor.get_executor()
-        _collect(executor, function, jobs, results, say, describe)
-        return results
-    if workers <= 1 or len(jobs) <= 1:
-        for done, job in enumerate(jobs):
-            results[done] = function(job)
-            say(f"[{done + 1}/{len(jobs)}] {describe(job, results[done])}")
-        return results
-    with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
-        _collect(pool, function, jobs, results, say, describe)
-    return results
-
-
-def _collect(pool, function, jobs: list[dict], results: list, say, describe) -> None:
-    """Submit every job to ``pool``; store each result at its job's position."""
-    futures = {pool.submit(function, job): position for position, job in enumerate(jobs)}
-    for done, future in enumerate(concurrent.futures.as_completed(futures), start=1):
-        position = futures[future]
-        results[position] = future.result()
-        say(f"[{done}/{len(jobs)}] {describe(jobs[position], results[position])}")
-
-
 def _regret_summaries(config: VerifyConfig, env, graph, run_root, say,
                       executor=None) -> list[dict]:
     """Step 1: the regret runs (Gossip_UCB and Fed_UCB per mode and ε), summarised."""
@@ -364,7 +340,7 @@ def _regret_summaries(config: VerifyConfig, env, graph, run_root, say,
             for eps in config.epsilons
         ]
     ]
-    return _parallel_map(
+    return parallel_map(
         _regret_job, regret_jobs, workers=config.workers, say=say, executor=executor,
         describe=lambda job, summary: (
             f"regret {job['mode']} {job['log_base']} ε={job['epsilon']:g} "
@@ -411,10 +387,25 @@ def _tree_audits(config: VerifyConfig, grid, audit_root, say,
         for index, mode, base, final, horizon, eps in grid
         if horizon in config.audit_horizons
     ]
-    return dict(_parallel_map(
+    return dict(parallel_map(
         _audit_job, audit_jobs, workers=config.workers, say=say, executor=executor,
         describe=_describe_audit,
     ))
+
+
+def _grid_claim(config: VerifyConfig, item) -> Claim:
+    """The claim of one grid item (``_claim_grid``), as the register states it."""
+    _, mode, base, final, horizon, eps = item
+    scale = fed_ucb_scale(eps, horizon, mode=mode, log_base=base, publish_final=final)
+    return Claim(
+        paper=PAPER, algorithm="gossip-fed-ucb", mode=mode,
+        setting=(("n_agents", config.n_agents), ("n_arms", config.n_arms),
+                 ("horizon", horizon), ("epsilon", eps), ("log_base", base),
+                 ("graph", "complete"), ("node_scale", scale),
+                 ("released_prefixes", fed_ucb_released_prefixes(horizon, publish_final=final))),
+        neighboring_relation=NeighboringRelation.REPLACE_ONE_REWARD,
+        claimed=PureDP(eps), source=CLAIM_SOURCE, **fed_ucb_reading(mode, base, final),
+    )
 
 
 def _claim_result(config: VerifyConfig, root, item, audit, notes) -> ClaimResult:
@@ -444,19 +435,12 @@ def _claim_result(config: VerifyConfig, root, item, audit, notes) -> ClaimResult
         epsilon=nodes / scale, kind="analytic",
         description=f"exact: {nodes} released Laplace({scale:.6g}) nodes hold a round-1 record")
     verdict, evidence = decide_verdict(eps, acc_eps, bound, analytic_lower=exact)
-    claim = Claim(
-        paper=PAPER, algorithm="gossip-fed-ucb", mode=mode,
-        setting=(("n_agents", config.n_agents), ("n_arms", config.n_arms),
-                 ("horizon", horizon), ("epsilon", eps), ("log_base", base),
-                 ("graph", "complete"), ("node_scale", scale),
-                 ("released_prefixes", fed_ucb_released_prefixes(horizon, publish_final=final))),
-        neighboring_relation=NeighboringRelation.REPLACE_ONE_REWARD,
-        claimed=PureDP(eps), source=CLAIM_SOURCE, **fed_ucb_reading(mode, base, final),
-    )
+    claim = _grid_claim(config, item)
     return ClaimResult(
         claim=claim, accountant_epsilon=acc_eps, accountant_route=route,
         audit=bound, verdict=verdict, evidence=evidence, notes=notes,
-        mechanism_epsilon=acc_eps, initial_pulls_epsilon=init_eps, audit_event=event,
+        mechanism_epsilon=acc_eps, extras=(("initial_pulls_epsilon", init_eps),),
+        audit_event=event,
     )
 
 
@@ -554,3 +538,124 @@ def verify_gossip_fed_ucb(
         ledger=_ledger(config, env, graph, run_root, say),
         seconds=time.perf_counter() - started,
     )
+
+
+# ------------------------------------------------------------------ the attachment
+# What ``fedpriv verify`` runs with this family's claims (fedpriv.audit.claims.attachment):
+# the job above, whose tree audits evaluate the register's grid rows.
+
+
+def configure(*, quick: bool = False, seed: int = 0, workers: int | None = None,
+              **options) -> VerifyConfig:
+    """The job's settings within ``fedpriv verify`` (``--quick``, ``--seed``, ``--workers``).
+
+    Parameters
+    ----------
+    quick : bool, default False
+        :meth:`VerifyConfig.quick_config` when True.
+    seed : int, default 0
+        Root of the job's SeedSequence tree (the run's ``--seed``).
+    workers : int, optional
+        Processes (default: every core).
+    **options
+        Fields of :class:`VerifyConfig` the command line set (``data_path``,
+        ``n_trials``, ``regret_horizon``); ``None`` values are left at the default.
+
+    Returns
+    -------
+    VerifyConfig
+
+    Raises
+    ------
+    ValueError
+        On a bad value (it names the field).
+    """
+    fields = {"seed": seed, **{k: v for k, v in options.items() if v is not None}}
+    if workers is not None:
+        fields["workers"] = workers
+    return VerifyConfig.quick_config(**fields) if quick else VerifyConfig(**fields)
+
+
+def _grid_rows(config: VerifyConfig, grid, entries) -> dict[int, str]:
+    """Grid index -> the register key of the row stating the same claim.
+
+    A row matches a grid item when its claim has the item's algorithm, mode and
+    setting; the key is the row's own.
+    """
+    wanted = {}
+    for item in grid:
+        claim = _grid_claim(config, item)
+        wanted[(claim.algorithm, claim.mode, claim.setting)] = item[0]
+    out = {}
+    for entry in entries:
+        index = wanted.get((entry.claim.algorithm, entry.claim.mode, entry.claim.setting))
+        if index is not None:
+            out[index] = entry.key
+    return out
+
+
+def planned(config: VerifyConfig, entries) -> Plan:
+    """The job's progress lines and the register rows it evaluates, counted.
+
+    Parameters
+    ----------
+    config : VerifyConfig
+    entries : sequence of RegisteredClaim
+        The family's selected register rows.
+
+    Returns
+    -------
+    Plan
+        Regret runs (Gossip_UCB, then the paper and corrected calibrations per ε) plus
+        the tree audits; the keys of the grid's rows.
+    """
+    grid = _claim_grid(config)
+    jobs = 1 + 2 * len(config.epsilons)
+    jobs += sum(horizon in config.audit_horizons for *_, horizon, _ in grid)
+    return Plan(jobs, frozenset(_grid_rows(config, grid, entries).values()))
+
+
+def run(config: VerifyConfig, entries, *, progress: Callable[[str], None] | None = None,
+        executor=None) -> AttachmentOutput:
+    """Run the job (:func:`verify_gossip_fed_ucb`); its grid claims become register rows.
+
+    Parameters
+    ----------
+    config : VerifyConfig
+    entries : sequence of RegisteredClaim
+        The family's selected register rows.
+    progress : callable, optional
+        As in :func:`verify_gossip_fed_ucb`.
+    executor : concurrent.futures.Executor or dask.distributed.Client, optional
+        As in :func:`verify_gossip_fed_ucb`.
+
+    Returns
+    -------
+    AttachmentOutput
+        The accountant ε, notes, tree audit and ε of the round-0 records of every row
+        of :func:`planned`'s keys; the :class:`VerifyReport` as ``result``.
+    """
+    report = verify_gossip_fed_ucb(config, progress=progress, executor=executor)
+    keys = _grid_rows(config, _claim_grid(config), entries)
+    rows = {
+        keys[item[0]]: RowEvidence(
+            route=result.accountant_route, epsilon=result.accountant_epsilon,
+            notes=result.notes, bound=result.audit, event=result.audit_event,
+            extras=result.extras)
+        for item, result in zip(_claim_grid(config), report.claims) if item[0] in keys
+    }
+    return AttachmentOutput(rows=rows, result=report)
+
+
+def write(report: VerifyReport, folder: Path) -> None:
+    """Write the job's files into ``folder``: report.md, claims.json, ledger.csv, regret.png.
+
+    Parameters
+    ----------
+    report : VerifyReport
+    folder : Path
+        An existing (staging) folder.
+    """
+    from fedpriv.audit.families.gossip_fed_ucb.report import write_files
+
+    write_files(report, Path(folder))

@@ -28,6 +28,8 @@ def _findings() -> tuple:
 FAMILY = Family(
     key='li_song',
     title='Li & Song (CDP/DDP/HDP-MAB)',
+    algorithm_names={"cdp-mab": "CDP-MAB", "ce-cdp-mab": "CE-CDP-MAB", "ddp-mab": "DDP-MAB",
+                     "hdp-mab": "HDP-MAB"},
     claims=_claims,
     findings=_findings,
     aliases=('lisong', 'li-song'),
