@@ -1,20 +1,33 @@
-"""Which module registers each ``run`` and ``experiment`` command: a static table.
+"""The ``run`` and ``experiment`` commands and the ``--paper`` names, from the registrations.
 
+Every table here is generated from the family registrations
+(:func:`fedpriv.audit.claims.family.families`): each :class:`~fedpriv.audit.claims.family.Command`
+names the module whose ``register(run, experiment)`` adds its parser, and its help.
 ``fedpriv --help``, ``fedpriv run --help`` and ``fedpriv experiment --help`` list the
-commands from here, without importing the family modules (which import NumPy, pandas,
-matplotlib and the algorithms); a command's own module is imported only when that
-command is asked for. ``tests/test_cli_startup.py`` checks that this table equals what
-the family modules register, so the two cannot drift apart.
+commands from the registrations alone, which import nothing heavy; a command's own
+module (NumPy, pandas, matplotlib, the algorithms) is imported only when that command is
+asked for. ``tests/test_cli_startup.py`` checks that what the modules register equals
+what the registrations declare.
+
+``RUN_COMMANDS``, ``EXPERIMENT_COMMANDS`` (name -> Command), ``FAMILIES`` (the command
+modules), ``PAPER_NAMES`` (the family keys) and ``SECURE_NOISE_RUNS`` are computed when
+read, so they include every family registered at that moment.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from fedpriv.audit.claims.family import Command, FamilyError, families
+
 __all__ = [
     "EXIT_CODES",
-    "EXPERIMENT_COMMANDS",
-    "FAMILIES",
-    "PAPER_NAMES",
-    "RUN_COMMANDS",
+    "EXPERIMENT_COMMANDS",  # noqa: F822 - module __getattr__
+    "FAMILIES",  # noqa: F822 - module __getattr__
+    "PAPER_NAMES",  # noqa: F822 - module __getattr__
+    "RUN_COMMANDS",  # noqa: F822 - module __getattr__
+    "SECURE_NOISE_RUNS",  # noqa: F822 - module __getattr__
+    "command_table",
     "family_of",
 ]
 
@@ -25,112 +38,62 @@ EXIT_CODES = (
     "(the message names the parameter; nothing is written)."
 )
 
-#: Modules that add ``run`` and ``experiment`` subcommands through ``register``.
-FAMILIES = (
-    "fedpriv.cli.gossip",
-    "fedpriv.cli.feducb",
-    "fedpriv.cli.linucb",
-    "fedpriv.cli.li_song",
-    "fedpriv.cli.coop",
-)
+_KINDS = {"run": "run_commands", "experiment": "experiments"}
 
-#: The ``--paper`` names of ``fedpriv verify`` (the register's ``PAPERS`` keys).
-PAPER_NAMES = ("feducb", "li_song", "gossip_fed_ucb", "dubey_aamas")
 
-#: ``fedpriv run NAME`` -> (family module, one-line help).
-RUN_COMMANDS: dict[str, tuple[str, str]] = {
-    "gossip-ucb": ("gossip", "non-private Gossip_UCB (Zhu et al. 2021)"),
-    "gossip-fed-ucb": ("gossip", "private Fed_UCB (Zhu et al. 2021, Alg. 3-4)"),
-    "feducb": ("feducb", "centralized FedUCB (Alg. 1 + Privatizer), adaptive syncs"),
-    "feducb-fixed": ("feducb", "FedUCB with a fixed sync schedule (every B rounds)"),
-    "feducb-nonprivate": ("feducb", "non-private FedUCB (H = λI, no noise)"),
-    "feducb-decentralized": (
-        "linucb",
-        "decentralized FedUCB on a graph (Dubey & Pentland 2020, Alg. 3; --schedule fixed: data-independent releases every B rounds)",
-    ),
-    "linucb": (
-        "linucb",
-        "non-private OFUL/LinUCB run by every agent alone (M = 1: single agent)",
-    ),
-    "linucb-independent-private": (
-        "linucb",
-        "M private LinUCB learners, own Privatizer each, no communication",
-    ),
-    "linucb-pooled": (
-        "linucb",
-        "one non-private LinUCB learner that sees every agent's data",
-    ),
-    "cdp-mab": ("li_song", "CDP-MAB, master-worker (Li & Song Alg. 1)"),
-    "ce-cdp-mab": (
-        "li_song",
-        "CDP-MAB with R rounds and participation p (Li & Song §IV-B)",
-    ),
-    "ddp-mab": ("li_song", "DDP-MAB, decentralized with GIS (Li & Song Alg. 3)"),
-    "hdp-mab": (
-        "li_song",
-        "HDP-MAB, hybrid with sink agents (Li & Song Alg. 5, Table II)",
-    ),
-    "single-mab": (
-        "li_song",
-        "Single-MAB baseline: Alg. 1 per agent (Li & Song Remark 2)",
-    ),
-    "private-coop-ucb": (
-        "coop",
-        "Private Multi-Agent UCB (Dubey & Pentland Alg. 1-2, interval mechanism)",
-    ),
-    "byzantine-coop-ucb": (
-        "coop",
-        "Byzantine-Proof Multi-Agent UCB (Alg. 3, trimmed mean)",
-    ),
-    "coop-ucb-nonprivate": (
-        "coop",
-        "cooperative UCB with raw means (the paper's non-private version)",
-    ),
-    "ucb1": ("coop", "UCB1 on every agent in isolation (Auer et al. 2002)"),
-    "dp-ucb-int": (
-        "coop",
-        "DP-UCB-INT on every agent in isolation (Tossou & Dimitrakakis 2016)",
-    ),
-}
+def command_table(kind: str) -> dict[str, Command]:
+    """``fedpriv run NAME`` or ``fedpriv experiment NAME`` -> its Command, in family order.
 
-#: ``fedpriv experiment NAME`` -> (family module, one-line help).
-EXPERIMENT_COMMANDS: dict[str, tuple[str, str]] = {
-    "feducb-fig1a": (
-        "linucb",
-        "FedUCB Fig. 1A: per-agent regret at T vs ε for several M",
-    ),
-    "feducb-fig1b": (
-        "linucb",
-        "FedUCB Fig. 1B: regret curves for three communication regimes",
-    ),
-    "feducb-fig1c": ("linucb", "FedUCB Fig. 1C: regret curves for varying d"),
-    "feducb-fig2": (
-        "linucb",
-        "FedUCB Fig. 2 (appendix): regret vs the minimum gap for several ε",
-    ),
-    "feducb-decentralized-schedules": (
-        "linucb",
-        "decentralized FedUCB (Alg. 3): regret curves of the adaptive schedule beside fixed ones",
-    ),
-    "li-song-fig4": ("li_song", "Li & Song Fig. 4"),
-    "li-song-fig5": ("li_song", "Li & Song Fig. 5"),
-    "li-song-fig6": ("li_song", "Li & Song Fig. 6"),
-    "li-song-fig7": ("li_song", "Li & Song Fig. 7"),
-    "li-song-fig8": ("li_song", "Li & Song Fig. 8"),
-    "li-song-fig9": ("li_song", "Li & Song Fig. 9"),
-    "li-song-fig10": ("li_song", "Li & Song Fig. 10"),
-    "li-song-fig11": ("li_song", "Li & Song Fig. 11"),
-    "li-song-fig12": ("li_song", "Li & Song Fig. 12"),
-    "dubey-aamas-fig1a": ("coop", "Dubey & Pentland AAMAS 2020 Figure 1a"),
-    "dubey-aamas-fig1b": ("coop", "Dubey & Pentland AAMAS 2020 Figure 1b"),
-    "dubey-aamas-fig1c": ("coop", "Dubey & Pentland AAMAS 2020 Figure 1c"),
-}
+    Parameters
+    ----------
+    kind : {"run", "experiment"}
+
+    Returns
+    -------
+    dict of str to Command
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` is neither.
+    FamilyError
+        If two families register the same command name.
+    """
+    if kind not in _KINDS:
+        raise ValueError(f"`kind` must be 'run' or 'experiment'; got {kind!r}.")
+    table: dict[str, Command] = {}
+    owner: dict[str, str] = {}
+    for fam in families():
+        for name, command in getattr(fam, _KINDS[kind]).items():
+            if name in table:
+                raise FamilyError(
+                    f"`fedpriv {kind} {name}` is registered by {owner[name]!r} and by "
+                    f"{fam.key!r}."
+                )
+            table[name], owner[name] = command, fam.key
+    return table
+
+
+def __getattr__(name: str) -> Any:
+    """The tables of the module docstring, computed from the registrations."""
+    if name == "RUN_COMMANDS":
+        return command_table("run")
+    if name == "EXPERIMENT_COMMANDS":
+        return command_table("experiment")
+    if name == "FAMILIES":
+        modules = [c.module for kind in _KINDS for c in command_table(kind).values()]
+        return tuple(dict.fromkeys(modules))
+    if name == "PAPER_NAMES":
+        return tuple(fam.key for fam in families())
+    if name == "SECURE_NOISE_RUNS":
+        return tuple(n for n, c in command_table("run").items() if c.secure_noise)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def family_of(argv: list[str]) -> str | None:
-    """The family module that registers the command ``argv`` asks for, if any.
+    """The module that registers the command ``argv`` asks for, if any.
 
-    ``["run", "cdp-mab", ...]`` -> ``"fedpriv.cli.li_song"``; anything else (another
+    ``["run", NAME, ...]`` -> the module its Command names; anything else (another
     command, ``--help``, an unknown name) -> None.
 
     Parameters
@@ -143,8 +106,7 @@ def family_of(argv: list[str]) -> str | None:
     str or None
     """
     words = [word for word in argv if not word.startswith("-")][:2]
-    if len(words) < 2:
+    if len(words) < 2 or words[0] not in _KINDS:
         return None
-    table = {"run": RUN_COMMANDS, "experiment": EXPERIMENT_COMMANDS}.get(words[0], {})
-    entry = table.get(words[1])
-    return None if entry is None else f"fedpriv.cli.{entry[0]}"
+    command = command_table(words[0]).get(words[1])
+    return None if command is None else command.module

@@ -1,7 +1,7 @@
 """The ``fedpriv`` command line.
 
 ``fedpriv verify``
-    Check every privacy claim of the four papers (accountant and audit) and write
+    Check every registered privacy claim (accountant and audit) and write
     ``<out>/claims.md``, ``claims.json`` and one page per paper
     (:mod:`fedpriv.cli.verify`).
 ``fedpriv audit MODULE:FUNCTION``
@@ -16,16 +16,17 @@
     deployment has spent so far when ``FILE`` is a ledger store
     (:mod:`fedpriv.privacy.ledger.store`).
 
-Algorithms and experiments come from the family modules in :data:`FAMILIES`; each
-defines ``register(run, experiment)``, which adds its subparsers with a ``handler``.
+Algorithms and experiments come from the family registrations
+(:mod:`fedpriv.cli.commands`): each command names the module whose
+``register(run, experiment)`` adds its subparser with a ``handler``.
 
 Errors in the arguments or the data exit with status 2 and a message that names the
 parameter; nothing is written to the report folder in that case.
 
 ``--secure-noise`` (every ``run`` command) releases with exact discrete noise on a grid
 (:mod:`fedpriv.privacy.mechanisms.secure_noise`) instead of floating-point Laplace noise. The
-commands in :data:`SECURE_NOISE_RUNS` support it; the others exit with status 2 and
-say which do.
+commands registered with ``secure_noise=True`` (:data:`SECURE_NOISE_RUNS`) support it; the
+others exit with status 2 and say which do.
 """
 
 from __future__ import annotations
@@ -40,48 +41,51 @@ from pathlib import Path
 from typing import Any
 
 from fedpriv.cli.audit import register_audit
-from fedpriv.cli.commands import EXIT_CODES, EXPERIMENT_COMMANDS, FAMILIES, RUN_COMMANDS, family_of
+from fedpriv.cli.commands import (
+    EXIT_CODES,
+    FAMILIES,
+    SECURE_NOISE_RUNS,
+    command_table,
+    family_of,
+)
 from fedpriv.cli.verify import register_verify
 
 # Nothing above imports NumPy, pandas, matplotlib or dp-accounting: the commands import
 # what they use when they run, so ``fedpriv --help`` and ``fedpriv <command> --help``
 # answer at once (tests/test_cli_startup.py, benchmarks/bench_cli.py).
 
-__all__ = ["FAMILIES", "MEMORY_FRACTION", "OPTION_CEILINGS", "build_parser", "check_memory", "main"]
-
-#: ``run`` commands whose privacy mechanism takes ``secure=True`` (Laplace releases and
-#: FedUCB's matrix-tree Privatizer).
-SECURE_NOISE_RUNS = (
-    "feducb",
-    "feducb-fixed",
-    "feducb-decentralized",
-    "gossip-fed-ucb",
-    "cdp-mab",
-    "ce-cdp-mab",
-    "ddp-mab",
-    "hdp-mab",
-    "single-mab",
-    "private-coop-ucb",
-)
+__all__ = [
+    "FAMILIES",
+    "MEMORY_FRACTION",
+    "OPTION_CEILINGS",
+    "SECURE_NOISE_RUNS",
+    "build_parser",
+    "check_memory",
+    "main",
+]
 
 
 def build_parser(families: tuple[str, ...] | None = None) -> argparse.ArgumentParser:
     """The argument parser of ``fedpriv``.
 
-    ``families`` names the family modules (:data:`FAMILIES`) whose ``run`` and
+    ``families`` names the command modules (:data:`FAMILIES`) whose ``run`` and
     ``experiment`` commands get their full parsers; the others are listed by name and
-    help only (:mod:`fedpriv.cli.commands`). Default: every family.
+    help only (:mod:`fedpriv.cli.commands`). Default: every module.
 
     Parameters
     ----------
     families : tuple of str, optional
-        Family modules to register in full.
+        Command modules (dotted paths) to register in full.
 
     Returns
     -------
     argparse.ArgumentParser
     """
-    families = FAMILIES if families is None else tuple(families)
+    run_commands, experiment_commands = command_table("run"), command_table("experiment")
+    if families is None:
+        families = tuple(dict.fromkeys(
+            c.module for c in (*run_commands.values(), *experiment_commands.values())))
+    families = tuple(families)
     parser = argparse.ArgumentParser(
         prog="fedpriv",
         description="Verify the differential-privacy claims of federated bandit algorithms.",
@@ -117,12 +121,12 @@ def build_parser(families: tuple[str, ...] | None = None) -> argparse.ArgumentPa
                                                metavar="EXPERIMENT")
     for family in families:
         importlib.import_module(family).register(run_sub, experiment_sub)
-    for table, subparsers in ((RUN_COMMANDS, run_sub), (EXPERIMENT_COMMANDS, experiment_sub)):
-        for name, (module, text) in table.items():
-            if f"fedpriv.cli.{module}" not in families:  # listed, not built
-                subparsers.add_parser(name, help=text, add_help=False)
+    for table, subparsers in ((run_commands, run_sub), (experiment_commands, experiment_sub)):
+        for name, command in table.items():
+            if command.module not in families:  # listed, not built
+                subparsers.add_parser(name, help=command.help, add_help=False)
     for name, command in run_sub.choices.items():
-        if f"fedpriv.cli.{RUN_COMMANDS[name][0]}" not in families:
+        if run_commands[name].module not in families:
             continue
         command.add_argument(
             "--secure-noise", action="store_true",
@@ -167,9 +171,6 @@ OPTION_CEILINGS = {
 }
 #: Fraction of the machine's available memory the planned arrays of a run may take.
 MEMORY_FRACTION = 0.5
-#: CLI modules whose runs sample full reward (and context) tables up front:
-#: module -> whether the tables carry a context dimension.
-_TABLE_MODULES = {"feducb": True, "linucb": True, "gossip": False, "coop": False}
 
 
 def _checked_number(option: str, kind: type) -> Any:
@@ -234,7 +235,8 @@ def check_memory(args: argparse.Namespace, available: int | None = None) -> None
     of the available memory, before anything is allocated.
 
     The estimate is ``8 bytes × trials × agents × horizon × arms`` (× dimension for
-    the linear families), the float64 tables the runs sample up front.
+    commands registered with ``tables="contexts"``), the float64 tables the runs sample
+    up front; commands registered with ``tables=""`` plan none and are not checked.
 
     Parameters
     ----------
@@ -250,11 +252,12 @@ def check_memory(args: argparse.Namespace, available: int | None = None) -> None
     """
     from fedpriv.privacy.errors import ResourceLimitError
 
-    command = getattr(args, "algorithm", None) or getattr(args, "experiment", None)
-    table = RUN_COMMANDS if getattr(args, "algorithm", None) else EXPERIMENT_COMMANDS
-    module = table.get(command, ("",))[0] if command else ""
+    name = getattr(args, "algorithm", None) or getattr(args, "experiment", None)
+    table = command_table("run" if getattr(args, "algorithm", None) else "experiment")
+    command = table.get(name) if name else None
+    tables = command.tables if command is not None else ""
     horizon = getattr(args, "horizon", None) or 0
-    with_dim = _TABLE_MODULES.get(module)
+    with_dim = {"contexts": True, "rewards": False}.get(tables)
     if args.command == "verify":
         horizon, with_dim = getattr(args, "regret_horizon", None) or 0, True
     elif with_dim is None:

@@ -8,41 +8,61 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from typing import NamedTuple
 
 from fedpriv.audit.claims.claim import Claim
+from fedpriv.audit.claims.family import family
 
 __all__ = [
-    "PAPERS",
-    "PAPER_ALIASES",
     "AccountantRecipe",
+    "AccountantResult",
     "AnalyticLowerRecipe",
     "AuditRecipe",
     "MechanismRecipe",
+    "MechanismResult",
     "RegisteredClaim",
     "make_claim",
 ]
 
-AccountantRecipe = Callable[[Claim], tuple[str, float, tuple[str, ...]]]
+
+class AccountantResult(NamedTuple):
+    """What an accountant recipe returns for a claim (a tuple: ``route, eps, f = ...``).
+
+    Attributes
+    ----------
+    route : str
+        The evaluation route of the tightest ε (``"pure"``, ``"pld"``, ...), or
+        ``"nonprivate"`` when a release is un-noised.
+    epsilon : float
+        ε at the claim's δ, in nats; ∞ when raw data reaches an output.
+    findings : tuple of str
+        What the accountant found on the way (unpriced channels, notes), in order.
+    """
+
+    route: str
+    epsilon: float
+    findings: tuple[str, ...]
+
+
+class MechanismResult(NamedTuple):
+    """What a mechanism recipe returns: the noise mechanisms' ε alone.
+
+    Attributes
+    ----------
+    route : str
+        The evaluation route of the tightest ε.
+    epsilon : float
+        ε at the claim's δ, in nats.
+    """
+
+    route: str
+    epsilon: float
+
+
+AccountantRecipe = Callable[[Claim], AccountantResult]
 AuditRecipe = Callable  # (claim, AuditBudget, SeedSequence) -> EndToEndAudit
-MechanismRecipe = Callable[[Claim], tuple[str, float]]
+MechanismRecipe = Callable[[Claim], MechanismResult]
 AnalyticLowerRecipe = Callable[[Claim], "float | None"]
-
-#: ``--paper`` name -> citation used in ``Claim.paper``.
-PAPERS: dict[str, str] = {
-    "feducb": "Dubey & Pentland 2020 (NeurIPS, FedUCB)",
-    "li_song": "Li & Song (CDP/DDP/HDP-MAB)",
-    "gossip_fed_ucb": "Zhu et al. 2021",
-    "dubey_aamas": "Dubey & Pentland 2020 (AAMAS, cooperative UCB)",
-}
-
-#: Other accepted spellings of the ``--paper`` names.
-PAPER_ALIASES: dict[str, str] = {
-    "fed_ucb": "gossip_fed_ucb", "gossip": "gossip_fed_ucb", "zhu": "gossip_fed_ucb",
-    "lisong": "li_song", "li-song": "li_song", "byzantine": "dubey_aamas",
-    "coop_ucb": "dubey_aamas", "coop-ucb": "dubey_aamas", "fed-ucb": "gossip_fed_ucb",
-    "dubey_pentland": "feducb",
-}
-
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class RegisteredClaim:
@@ -54,7 +74,7 @@ class RegisteredClaim:
         Unique, stable identifier, ``"<paper>/<algorithm>/<mode>/..."``.
     claim : Claim
     accountant : AccountantRecipe
-        ``claim -> (route, epsilon, findings)`` at the claimed δ.
+        ``claim -> AccountantResult(route, epsilon, findings)`` at the claimed δ.
     audit : AuditRecipe or None
         ``(claim, budget, seed) -> EndToEndAudit``; ``None`` if the claim rests on the
         accountant alone.
@@ -66,7 +86,7 @@ class RegisteredClaim:
     raw_channel : str or None
         Channel inside the claim's coverage that raw data reaches (module docstring).
     mechanism : MechanismRecipe or None
-        ``claim -> (route, ε)`` of the noise alone (module docstring).
+        ``claim -> MechanismResult(route, ε)`` of the noise alone (module docstring).
     note : str
         A remark printed with the row (e.g. where the paper's experiment sits).
     shared_audit : str or None
@@ -109,7 +129,8 @@ def make_claim(paper: str, algorithm: str, mode: str, setting: dict, relation, c
     Parameters
     ----------
     paper : str
-        A ``--paper`` name (a key of ``PAPERS``).
+        A registered family's key; the claim's ``paper`` field is that family's
+        ``title`` (:func:`fedpriv.audit.claims.family.family`).
     algorithm : str
         The algorithm's name in the paper.
     mode : str
@@ -129,9 +150,14 @@ def make_claim(paper: str, algorithm: str, mode: str, setting: dict, relation, c
     Returns
     -------
     Claim
+
+    Raises
+    ------
+    ValueError
+        If ``paper`` names no registered family.
     """
     return Claim(
-        paper=PAPERS[paper], algorithm=algorithm, mode=mode, setting=tuple(setting.items()),
+        paper=family(paper).title, algorithm=algorithm, mode=mode, setting=tuple(setting.items()),
         relation=relation, claimed=claimed, source=source, **reading,
     )
 

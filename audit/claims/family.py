@@ -70,10 +70,25 @@ class Command:
         command's parser; imported only when the command is asked for.
     help : str
         One-line help shown by ``fedpriv run --help`` / ``fedpriv experiment --help``.
+    secure_noise : bool
+        ``run`` commands only: the command's mechanism takes ``--secure-noise`` (exact
+        discrete noise on a grid). Default False: the option is refused.
+    tables : str
+        What the command samples up front, for the memory check before it runs:
+        ``"rewards"`` (8 bytes × trials × agents × horizon × arms), ``"contexts"`` (the
+        same × dimension) or ``""`` (nothing planned; not checked).
     """
 
     module: str
     help: str
+    secure_noise: bool = False
+    tables: str = ""
+
+    def __post_init__(self) -> None:
+        if self.tables not in ("", "rewards", "contexts"):
+            raise FamilyError(
+                f"`tables` must be '', 'rewards' or 'contexts'; got {self.tables!r}."
+            )
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -165,6 +180,7 @@ class Family:
 
 _BUILTIN_PACKAGE = "fedpriv.audit.families"
 _builtin_cache: tuple[Family, ...] | None = None
+_entry_point_cache: tuple[Family, ...] | None = None
 _files: dict[str, tuple[Family, ...]] = {}
 
 
@@ -196,6 +212,15 @@ def _builtin() -> tuple[Family, ...]:
 
 
 def _entry_points() -> tuple[Family, ...]:
+    """The installed distributions' families, read once per process (scanning the
+    installed metadata costs milliseconds, and every claim's title is looked up)."""
+    global _entry_point_cache
+    if _entry_point_cache is None:
+        _entry_point_cache = _load_entry_points()
+    return _entry_point_cache
+
+
+def _load_entry_points() -> tuple[Family, ...]:
     from importlib.metadata import entry_points
 
     out: list[Family] = []

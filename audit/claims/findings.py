@@ -1,4 +1,4 @@
-"""Findings: one entry per distinct defect of the four papers, as data.
+"""Findings: one entry per distinct defect of a paper, as data, and the functions over them.
 
 A finding is a defect, not a row: one defect read under two log bases, at three values of
 ε or under two reconstructions of a lost formula is one finding (docs/reference/verdicts.md,
@@ -14,6 +14,10 @@ accounts for).
 ``findings.json`` holds one record per finding: ``{id, statement, claims, evidence,
 where}`` with ``evidence`` one of ``proved``, ``audited``, ``both``, ``open`` (``claims``: the keys of
 the run's rows it affects).
+
+Each family declares its own findings in its registration (``Family(findings=...)``;
+``fedpriv.audit.families.<key>.findings`` for the papers fedpriv ships): :data:`FINDINGS`
+is their concatenation in family order, computed when first read.
 """
 
 from __future__ import annotations
@@ -22,10 +26,14 @@ import dataclasses
 import fnmatch
 import math
 from collections.abc import Iterable
+from typing import Any
+
+from fedpriv.audit.claims.family import FamilyError, families
 
 __all__ = [
-    "FINDINGS",
+    "FINDINGS",  # noqa: F822 - module __getattr__
     "Finding",
+    "build_findings",
     "as_written",
     "audited",
     "finding_ids",
@@ -72,7 +80,7 @@ class Finding:
         Parameters
         ----------
         key : str
-            A register key such as ``"feducb/feducb/fig1a/eps0.1"``.
+            A register key, ``"<family key>/<algorithm>/..."``.
 
         Returns
         -------
@@ -96,158 +104,48 @@ class Finding:
         return any(fnmatch.fnmatchcase(key, pattern) for pattern in self.claims)
 
 
-FINDINGS: tuple[Finding, ...] = (
-    Finding(
-        id="feducb-raw-sync-trigger",
-        statement=("FedUCB's adaptive synchronisation is decided by a log-det test on each "
-                   "agent's raw local Gram matrix, so the sync and request times the "
-                   "controller or neighbours see are un-noised functions of the data "
-                   "(ε = ∞ under Definition 1)."),
-        claims=("feducb/*/adaptive", "feducb/feducb/fig1a/*", "feducb/feducb/fig1b/M1.5",
-                "feducb/feducb/fig1b/MlogT", "feducb/feducb/fig1c/*"),
-        where="Alg. 1 line 12, Alg. 3 line 6, Definition 1, Prop. 3 (scope: the Privatizer's releases only)",
-    ),
-    Finding(
-        id="feducb-sensitivity",
-        statement=("The Privatizer is calibrated to the add/remove sensitivity L²+1 of one "
-                   "(x, y) pair, but Definition 1 replaces a pair, which moves the released "
-                   "Gram matrix by up to √2(L²+1) in Frobenius norm; the calibration's "
-                   "slack absorbs the factor, so no verdict changes."),
-        claims=("feducb/*",),
-        where="§4.3 Privatizer calibration (Alg. 2 line 5), Prop. 3, Definition 1 (t-neighbours)",
-        audit_claims=(),
-    ),
-    Finding(
-        id="feducb-own-data-between-syncs",
-        statement=("Between syncs a FedUCB agent acts on its raw own Gram matrix, so one "
-                   "changed (x, y) pair changes its later actions up to the next sync and "
-                   "the Privatizer's leaf differs in up to every pair of the batch (B with "
-                   "the fixed schedule, ⌈B/γ⌉ per set decentralized), not one: the paper's "
-                   "per-observation charge prices the Privatizer on an oblivious stream, "
-                   "not the view. Charged for the pairs reached (group privacy scales each "
-                   "node's L2 sensitivity by B), the fixed schedule's ε at δ = 10⁻⁶ is B "
-                   "times the one-pair μ's (3.10 instead of 0.327 at B = 8); the claims at "
-                   "δ = 0.1 still hold. The adaptive schedule's rows are ∞ through the raw "
-                   "sync times already."),
-        claims=("feducb/feducb/fixed", "feducb/feducb-decentralized/fixed",
-                "feducb/feducb/user-at-all-agents"),
-        where=("Alg. 1 line 4 ('Set V_i,t ← S_i,t + U_i,t'), lines 8 and 10, eqs. (2)-(3); "
-               "Alg. 3 line 5; Remark 3 ('a single differing observation ... and not the "
-               "entire message itself, ... which may potentially have O(t) sensitivity'); "
-               "Prop. 3"),
-    ),
-    Finding(
-        id="li_song-raw-actions",
-        statement=("DDP- and HDP-MAB exploit the arm with the best raw local mean during "
-                   "t_delay, so their actions reveal single rewards; Definition 1 protects "
-                   "only the messages, so this leak is outside the claim."),
-        claims=("li_song/ddp-mab/actions", "li_song/hdp-mab/actions"),
-        where="Alg. 2 line 3, Alg. 5 line 11 (local exploitation during t_delay), Definition 1",
-    ),
-    Finding(
-        id="li_song-epsilon-not-guarantee",
-        statement=("The privacy level the paper reports, ε (Fig. 4's caption 'different "
-                   "privacy level ε', §VII-A1's 'ε = 1 indicates the non-private case'), "
-                   "is not the guarantee: the noise Lap(1/(Mε n_r)) makes every message "
-                   "exactly Mε-DP, 5 to 50 at Fig. 4's M = 50, as Theorem 1 states."),
-        claims=("li_song/cdp-mab/fig4-eps-as-guarantee/*",),
-        where="abstract, §I, Fig. 4 caption, §VII-A1 against Theorem 1 and §IV-A1's noise "
-              "scale",
-    ),
-    Finding(
-        id="li_song-action-neighbours",
-        statement=("Definition 1's histories differ in 'one position', an action-reward "
-                   "pair; with the action changed, a sample moves between two arms' epoch "
-                   "means, two coordinates of one message shift by up to 1/n_r each, and "
-                   "the message is up to 2Mε-DP (at least Mε(2n_1+1)/(n_1+1)), not Mε; "
-                   "App. B's proof covers only a changed reward."),
-        claims=("li_song/cdp-mab/messages/action-changed",),
-        where="§III-B (H_i(t) of action-reward pairs), Definition 1, App. B (proof of "
-              "Theorem 1)",
-        audit_claims=(),
-    ),
-    Finding(
-        id="gossip_fed_ucb-tree-budget",
-        statement=("Fed_UCB's per-node budget ε' = ε/⌈log T⌉ counts the p-sums of one prefix, "
-                   "not the released nodes that hold a record. On the view (messages "
-                   "ϑ̃(t−1) and actions, t = 1..T: tree prefixes 1..T−1) a record sits in "
-                   "⌈log₂T⌉ nodes, so under ⌈log T⌉ read as ⌈ln T⌉ the true ε is "
-                   "ε⌈log₂T⌉/⌈ln T⌉: 4/3·ε at T = 16, 10/7·ε at T = 1024 and 600 000 "
-                   "(≈1.44ε = ε/ln 2 is only the large-T limit, not a bound: 5/3·ε at "
-                   "T = 17-20); under log₂ the view spends "
-                   "exactly ε at every T. Under the second reading, where the final "
-                   "estimate ϑ̃(T) is published too (prefixes 1..T, ⌊log₂T⌋+1 nodes), "
-                   "log₂ gives 5/4·ε at T = 16 and 11/10·ε at T = 1024 (ε at 600 000) and "
-                   "ln gives 5/3·ε, 11/7·ε and 10/7·ε."),
-        claims=("gossip_fed_ucb/gossip-fed-ucb/paper-loge/*",
-                "gossip_fed_ucb/gossip-fed-ucb/paper-log2-final/T16/*",
-                "gossip_fed_ucb/gossip-fed-ucb/paper-log2-final/T1024/*",
-                "gossip_fed_ucb/gossip-fed-ucb/paper-loge-final/*"),
-        where="§4.1 ('no more than ⌈log t⌉ partial sums', 'Set ε' := ε/⌈log T⌉'), Alg. 2-3, "
-              "Alg. 4 lines 9 and 19 (outputs ϑ̃(t−1)), Definition 1",
-    ),
-    Finding(
-        id="gossip_fed_ucb-raw-initial-pulls",
-        statement=("Fed_UCB releases the initial pulls X(0) raw: the first gossip message "
-                   "carries them and the shared counts follow actions chosen on them, a "
-                   "leak of private data that Definition 1's stream (t = 1..T) leaves "
-                   "outside the claim, and a violation of it under the abstract's reading "
-                   "('ε-differential privacy of their local data'), which covers X(0)."),
-        claims=("gossip_fed_ucb/gossip-fed-ucb/paper/initial-pulls",
-                "gossip_fed_ucb/gossip-fed-ucb/paper/shared-counts",
-                "gossip_fed_ucb/gossip-fed-ucb/paper/initial-pulls/local-data",
-                "gossip_fed_ucb/gossip-fed-ucb/paper/shared-counts/local-data"),
-        where="Alg. 4 line 1 ('Set ϑ̃_i,k(0) = X̃_i,k(0) = X_i,k(0)') and line 19, §4.1, "
-              "Definition 1, abstract",
-    ),
-    Finding(
-        id="gossip_fed_ucb-unbounded-rewards",
-        statement=("The synthetic experiment feeds rewards μ + N(0, 1) to a tree calibrated "
-                   "for rewards in [0, 1], so the sensitivity is unbounded and no finite ε "
-                   "holds for the runs behind Fig. 2."),
-        claims=("gossip_fed_ucb/gossip-fed-ucb/paper/unbounded-rewards",
-                "gossip_fed_ucb/gossip-fed-ucb/paper/fig2b/unbounded-rewards/*"),
-        where="§5 synthetic data (rewards μ + N(0, 1)), Fig. 2 caption, §4.1 (rewards in "
-              "[0, 1], sensitivity 1)",
-    ),
-    Finding(
-        id="dubey_aamas-raw-own-term",
-        statement=("Cooperative UCB as written acts on the agent's raw own mean and "
-                   "broadcasts its un-noised pull counts, so every message reveals raw "
-                   "rewards (ε = ∞) whatever reconstruction of the lost formulas is used."),
-        claims=("dubey_aamas/private-coop-ucb/own-raw/*",
-                "dubey_aamas/private-coop-ucb/fig1a/*/own-raw/*"),
-        where="§3.3 (own term), Lemma 'Privacy of Outgoing Messages', Remark 'Robustness "
-              "to Strategy' (§3.3; the lemma's proof omits the un-noised counts)",
-    ),
-    Finding(
-        id="dubey_aamas-counts-compose",
-        statement=("Open, not shown: each message of private cooperative UCB carries pull "
-                   "counts that follow the agent's earlier noisy releases, so under the "
-                   "adaptive reading of the relation (one reward changed, later actions "
-                   "re-derived) message n is priced by the composition of releases 1..n, "
-                   "whose upper bound exceeds the per-message claim; no lower bound does "
-                   "(the audit's is below the claim), so the rows are unresolved. With the "
-                   "actions held fixed, message n costs release n alone."),
-        claims=("dubey_aamas/private-coop-ucb/own-noisy/per-message",
-                "dubey_aamas/private-coop-ucb/own-noisy/fixed-rule/per-message",
-                "dubey_aamas/private-coop-ucb/fig1a/*/own-noisy/per-message"),
-        where="Lemma 'Privacy of Outgoing Messages' (§3.2), message contents eq. (6) "
-              "(fedpriv's adaptive reading: one reward changed, actions re-derived)",
-        proved=False,
-        audit_claims=(),
-    ),
-    Finding(
-        id="dubey_aamas-byzantine-not-private",
-        statement=("The Byzantine-proof algorithm broadcasts individual raw rewards; the "
-                   "paper disclaims privacy for it, so the title's 'private and "
-                   "Byzantine-proof' names two separate algorithms, not one."),
-        claims=("dubey_aamas/byzantine-coop-ucb/*",),
-        where="title, abstract, Alg. 3 / eq. 7, Remark 'Simultaneous Privacy and "
-              "Robustness' (§4.2)",
-    ),
-)
-"""Every finding, in report order."""
+def build_findings() -> tuple[Finding, ...]:
+    """Every registered family's findings, concatenated in family order.
+
+    Returns
+    -------
+    tuple of Finding
+
+    Raises
+    ------
+    FamilyError
+        If a finding's id does not start with its family's key and ``"-"``, or an id
+        is declared twice.
+    """
+    out: list[Finding] = []
+    for fam in families():
+        for finding in fam.findings():
+            if not isinstance(finding, Finding):
+                raise FamilyError(f"family {fam.key!r}: findings must be Finding objects, "
+                                  f"got {type(finding).__name__}.")
+            if not finding.id.startswith(fam.key + "-"):
+                raise FamilyError(f"family {fam.key!r}: finding id {finding.id!r} must "
+                                  f"start with {fam.key + '-'!r}.")
+            if any(finding.id == other.id for other in out):
+                raise FamilyError(f"finding id {finding.id!r} is declared twice.")
+            out.append(finding)
+    return tuple(out)
+
+
+def _findings() -> tuple[Finding, ...]:
+    """The findings, built once (a module attribute, so tests may replace it)."""
+    found = globals().get("FINDINGS")
+    if found is None:
+        found = build_findings()
+        globals()["FINDINGS"] = found
+    return found
+
+
+def __getattr__(name: str) -> Any:
+    """``FINDINGS``: every finding, in report order, from the registrations."""
+    if name == "FINDINGS":
+        return _findings()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def finding_ids(key: str) -> tuple[str, ...]:
@@ -263,7 +161,7 @@ def finding_ids(key: str) -> tuple[str, ...]:
     tuple of str
         In the order of :data:`FINDINGS`.
     """
-    return tuple(f.id for f in FINDINGS if f.affects(key))
+    return tuple(f.id for f in _findings() if f.affects(key))
 
 
 def _shown_by_audit(result) -> bool:
@@ -317,7 +215,7 @@ def findings_records(results) -> list[dict]:
     """
     results = tuple(results)
     records = []
-    for finding in FINDINGS:
+    for finding in _findings():
         keys = [r.key for r in results if r.key and finding.affects(r.key)]
         if not keys:
             continue

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from fedpriv.cli import coop as cli_coop
+from fedpriv.cli import dubey_aamas as cli_coop
 from fedpriv.audit.families.dubey_aamas.experiments import (
     EXPERIMENTS,
     default_config,

@@ -8,7 +8,7 @@ import json
 import pandas as pd
 import pytest
 
-from fedpriv.cli import linucb as cli_linucb
+from fedpriv.cli import feducb_linucb as cli_linucb
 from fedpriv.audit.families.feducb import experiments as experiments_feducb
 from fedpriv.audit.families.feducb.experiments import EXPERIMENTS, run_figure
 

@@ -71,3 +71,9 @@ def test_claims_file_registers_and_collisions_are_refused(tmp_path, monkeypatch)
         registry.load_claims_file(empty)
     with pytest.raises(FileNotFoundError, match="`claims` file not found"):
         registry.load_claims_file(tmp_path / "missing.py")
+
+
+def test_command_declares_its_tables_from_a_closed_set() -> None:
+    assert Command("m", "h", tables="contexts").tables == "contexts"
+    with pytest.raises(FamilyError, match="`tables` must be '', 'rewards' or 'contexts'"):
+        Command("m", "h", tables="matrices")

@@ -146,3 +146,70 @@ def test_li_song_claims_are_m_epsilon_not_the_input_epsilon():
             assert math.isclose(entry.claim.claimed.epsilon, s["epsilon"]), entry.key
             continue
         assert math.isclose(entry.claim.claimed.epsilon, s["n_agents"] * s["epsilon"])
+
+
+def test_register_is_the_families_claims_in_family_order():
+    """Audit seeds are addressed by register index: the register is each family's rows,
+    contiguous, with the families in their registration order."""
+    from fedpriv.audit.claims.family import families
+
+    registered = families()
+    keys = [entry.paper for entry in REGISTER]
+    runs = [k for i, k in enumerate(keys) if i == 0 or keys[i - 1] != k]
+    assert runs == [fam.key for fam in registered]  # contiguous, in family order
+    assert [fam.order for fam in registered] == sorted(fam.order for fam in registered)
+    assert REGISTER == tuple(row for fam in registered for row in fam.claims())
+    assert len({entry.key for entry in REGISTER}) == len(REGISTER)
+
+
+def test_papers_and_aliases_come_from_the_registrations():
+    from fedpriv.audit.claims import register
+    from fedpriv.audit.claims.family import families
+
+    assert register.PAPERS == {fam.key: fam.title for fam in families()}
+    assert register.PAPER_ALIASES == {a: fam.key for fam in families() for a in fam.aliases}
+    for entry in REGISTER:
+        assert entry.claim.paper == register.PAPERS[entry.paper]
+
+
+def test_dubey_pentland_is_not_an_alias():
+    """Both FedUCB and the AAMAS paper are by Dubey & Pentland: the name is ambiguous."""
+    with pytest.raises(ValueError, match="`paper` must be one of feducb, li_song, "
+                                         "gossip_fed_ucb, dubey_aamas; got 'dubey_pentland'"):
+        paper_of("dubey_pentland")
+
+
+def test_verify_refuses_dubey_pentland_listing_the_keys(tmp_path, capsys):
+    from fedpriv.cli.main import main
+
+    code = main(["verify", "--quick", "--paper", "dubey_pentland", "--out", str(tmp_path)])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "feducb, li_song, gossip_fed_ucb, dubey_aamas" in err and "dubey_pentland" in err
+    assert not any(tmp_path.iterdir())  # nothing written
+
+
+def test_make_claim_takes_the_title_from_the_registry():
+    from fedpriv.audit.claims.entry import make_claim
+    from fedpriv.audit.claims.family import family
+
+    claim = make_claim("li_song", "cdp-mab", "paper", {"epsilon": 1.0},
+                       NeighboringRelation.REPLACE_ONE_REWARD, PureDP(1.0), "Theorem 1")
+    assert claim.paper == family("li_song").title
+    with pytest.raises(ValueError, match="`paper` must be one of"):
+        make_claim("nope", "a", "paper", {}, NeighboringRelation.REPLACE_ONE_REWARD,
+                   PureDP(1.0), "s")
+
+
+def test_recipes_return_typed_results_that_unpack_as_tuples():
+    from fedpriv.audit.claims.entry import AccountantResult, MechanismResult
+
+    entry = next(e for e in REGISTER
+                 if e.key == "gossip_fed_ucb/gossip-fed-ucb/paper/unbounded-rewards")
+    result = entry.accountant(entry.claim)
+    assert isinstance(result, AccountantResult)
+    route, epsilon, findings = result
+    assert (route, epsilon, findings) == (result.route, result.epsilon, result.findings)
+    mechanism = entry.mechanism(entry.claim)
+    assert isinstance(mechanism, MechanismResult)
+    assert math.isfinite(mechanism.epsilon) and mechanism.epsilon > 0

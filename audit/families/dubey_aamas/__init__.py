@@ -13,9 +13,16 @@ __all__ = ["FAMILY"]
 
 def _claims() -> tuple:
     """The family's register rows (imported when the register is first needed)."""
-    from fedpriv.audit.families.dubey_aamas.claims import coop_claims
+    from fedpriv.audit.families.dubey_aamas.claims import build_claims
 
-    return tuple(coop_claims())
+    return tuple(build_claims())
+
+
+def _findings() -> tuple:
+    """The family's findings (distinct defects, ids ``dubey_aamas-...``)."""
+    from fedpriv.audit.families.dubey_aamas.findings import FINDINGS
+
+    return FINDINGS
 
 
 FAMILY = Family(
@@ -24,18 +31,19 @@ FAMILY = Family(
     algorithm_names={"private-coop-ucb": "private cooperative UCB",
                      "byzantine-coop-ucb": "Byzantine cooperative UCB"},
     claims=_claims,
+    findings=_findings,
     aliases=('byzantine', 'coop_ucb', 'coop-ucb'),
     order=3,
     run_commands={
-        'private-coop-ucb': Command('fedpriv.cli.coop', 'Private Multi-Agent UCB (Dubey & Pentland Alg. 1-2, interval mechanism)'),
-        'byzantine-coop-ucb': Command('fedpriv.cli.coop', 'Byzantine-Proof Multi-Agent UCB (Alg. 3, trimmed mean)'),
-        'coop-ucb-nonprivate': Command('fedpriv.cli.coop', "cooperative UCB with raw means (the paper's non-private version)"),
-        'ucb1': Command('fedpriv.cli.coop', 'UCB1 on every agent in isolation (Auer et al. 2002)'),
-        'dp-ucb-int': Command('fedpriv.cli.coop', 'DP-UCB-INT on every agent in isolation (Tossou & Dimitrakakis 2016)'),
+        'private-coop-ucb': Command('fedpriv.cli.dubey_aamas', 'Private Multi-Agent UCB (Dubey & Pentland Alg. 1-2, interval mechanism)', secure_noise=True, tables='rewards'),
+        'byzantine-coop-ucb': Command('fedpriv.cli.dubey_aamas', 'Byzantine-Proof Multi-Agent UCB (Alg. 3, trimmed mean)', tables='rewards'),
+        'coop-ucb-nonprivate': Command('fedpriv.cli.dubey_aamas', "cooperative UCB with raw means (the paper's non-private version)", tables='rewards'),
+        'ucb1': Command('fedpriv.cli.dubey_aamas', 'UCB1 on every agent in isolation (Auer et al. 2002)', tables='rewards'),
+        'dp-ucb-int': Command('fedpriv.cli.dubey_aamas', 'DP-UCB-INT on every agent in isolation (Tossou & Dimitrakakis 2016)', tables='rewards'),
     },
     experiments={
-        'dubey-aamas-fig1a': Command('fedpriv.cli.coop', 'Dubey & Pentland AAMAS 2020 Figure 1a'),
-        'dubey-aamas-fig1b': Command('fedpriv.cli.coop', 'Dubey & Pentland AAMAS 2020 Figure 1b'),
-        'dubey-aamas-fig1c': Command('fedpriv.cli.coop', 'Dubey & Pentland AAMAS 2020 Figure 1c'),
+        'dubey-aamas-fig1a': Command('fedpriv.cli.dubey_aamas', 'Dubey & Pentland AAMAS 2020 Figure 1a', tables='rewards'),
+        'dubey-aamas-fig1b': Command('fedpriv.cli.dubey_aamas', 'Dubey & Pentland AAMAS 2020 Figure 1b', tables='rewards'),
+        'dubey-aamas-fig1c': Command('fedpriv.cli.dubey_aamas', 'Dubey & Pentland AAMAS 2020 Figure 1c', tables='rewards'),
     },
 )

@@ -16,8 +16,9 @@ from fedpriv.audit.claims.entry import make_claim as _claim
 from fedpriv.audit.families.dubey_aamas import recipes as ce
 from fedpriv.privacy import ApproxDP, NeighboringRelation, PureDP
 from fedpriv.privacy.calibrations import interval_claimed_guarantee
+from fedpriv.audit.claims.entry import MechanismResult
 
-__all__ = ["coop_claims"]
+__all__ = ["build_claims"]
 
 _COOP_MESSAGE_SOURCE = (
     "Lemma 'Privacy of Outgoing Messages' (§3.2; fedpriv's reconstruction, R-m): each message is "
@@ -59,7 +60,7 @@ _COOP_RAW = ("un-noised counts n_k^v broadcast with every message, while the age
              "actions follow its raw own mean (§3.3: 'reward samples from its own pulls')")
 
 
-def coop_claims() -> list[RegisteredClaim]:
+def build_claims() -> list[RegisteredClaim]:
     """The cooperative-UCB entries, in report order."""
     out = []
     base = {"n_agents": 3, "n_arms": 2, "horizon": 60, "epsilon": 0.5, "theta": 1.1,
@@ -179,12 +180,12 @@ _FIG1A_RAW = (
     "samples from its own pulls and the pulls obtained from its neighbors')")
 
 
-def _coop_noise_mechanism(claim: Claim) -> tuple[str, float]:
+def _coop_noise_mechanism(claim: Claim) -> MechanismResult:
     """ε of the Laplace means alone: the own-noisy algorithm's releases (same noise)."""
     setting = dict(claim.setting, own_term="noisy")
     route, epsilon, _ = ce.coop_accountant(
         dataclasses.replace(claim, setting=tuple(setting.items())))
-    return route, epsilon
+    return MechanismResult(route, epsilon)
 
 
 def _byzantine_claim(base: dict) -> RegisteredClaim:

@@ -46,6 +46,7 @@ from fedpriv.privacy.accounting import events
 from fedpriv.privacy.calibrations import interval_length
 from fedpriv.privacy.mechanisms.interval import IntervalRelease
 from fedpriv.privacy.mechanisms.interval_messages import worst_interval_message
+from fedpriv.audit.claims.entry import AccountantResult
 
 __all__ = [
     "PinnedTable",
@@ -178,7 +179,7 @@ def _accountant_run(claim: Claim):
     return run
 
 
-def coop_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
+def coop_accountant(claim: Claim) -> AccountantResult:
     """The algorithm's own accountant in the claim's setting (see the module docstring).
 
     Parameters
@@ -198,9 +199,9 @@ def coop_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
     run = _accountant_run(claim)
     reasons = tuple(dict.fromkeys(run.accountant.non_private_reasons()))
     if reasons:
-        return "nonprivate", float("inf"), reasons
+        return AccountantResult("nonprivate", float("inf"), reasons)
     route, epsilon = run.accountant.tightest(claim.claimed_delta)
-    return route, float(epsilon), ()
+    return AccountantResult(route, float(epsilon), ())
 
 
 def _stream_events(accountant) -> list[IntervalRelease]:
@@ -210,7 +211,7 @@ def _stream_events(accountant) -> list[IntervalRelease]:
     return sorted(found, key=lambda event: (len(event.counts), event.scales))
 
 
-def coop_message_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
+def coop_message_accountant(claim: Claim) -> AccountantResult:
     """Per-message ε of the worst message, each message charged with all it depends on.
 
     One run in the claim's setting gives the events the algorithm charged (one
@@ -237,10 +238,10 @@ def coop_message_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
     run = _accountant_run(claim)
     reasons = tuple(dict.fromkeys(run.accountant.non_private_reasons()))
     if reasons:
-        return "nonprivate", float("inf"), reasons
+        return AccountantResult("nonprivate", float("inf"), reasons)
     streams = _stream_events(run.accountant)
     if not streams:  # horizon below the first release point: nothing data-dependent sent
-        return "pure", 0.0, ("no release within the horizon",)
+        return AccountantResult("pure", 0.0, ("no release within the horizon",))
     costs = [(worst_interval_message(event, claim.claimed_delta), event) for event in streams]
     cost, event = max(costs, key=lambda pair: pair[0].epsilon)
     n = cost.message
@@ -254,7 +255,7 @@ def coop_message_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
          "reading); under the paper's fixed-action histories (§3.1 Definition) the counts "
          "are fixed and message n costs release n alone"),
     )
-    return f"{cost.route} (message {n}: releases 1..{n})", cost.epsilon, findings
+    return AccountantResult(f"{cost.route} (message {n}: releases 1..{n})", cost.epsilon, findings)
 
 
 def coop_message_contents(claim: Claim, message: int | None = None) -> str:

@@ -74,6 +74,7 @@ from fedpriv.privacy.accounting import events
 from fedpriv.privacy.calibrations import feducb_privatizer
 from fedpriv.privacy.relations import NeighboringRelation
 from fedpriv.privacy.mechanisms.tree import tree_depth
+from fedpriv.audit.claims.entry import AccountantResult, MechanismResult
 
 __all__ = [
     "BRACKET_DELTA",
@@ -134,7 +135,7 @@ def _tree_leaves(s: dict) -> tuple[int, int | None]:
     return horizon, None if n_syncs is None else min(int(n_syncs), horizon)
 
 
-def feducb_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
+def feducb_accountant(claim: Claim) -> AccountantResult:
     """ε at the claimed δ of the Privatizer releases (Prop. 3's scope).
 
     Centralized: the algorithm's own accountant (one run of
@@ -159,7 +160,7 @@ def feducb_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
     return _calibration_accountant(claim)
 
 
-def _algorithm_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
+def _algorithm_accountant(claim: Claim) -> AccountantResult:
     from fedpriv.algorithms.feducb.centralized import run_feducb, run_feducb_fixed
 
     s = claim.setting_dict()
@@ -185,7 +186,7 @@ def _algorithm_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
     if reasons:
         findings.append("the algorithm's ledger also names an unpriced channel: "
                         + "; ".join(dict.fromkeys(reasons)))
-    return route, float(epsilon), tuple(findings)
+    return AccountantResult(route, float(epsilon), tuple(findings))
 
 
 def _adaptivity_note(reach: int, sync_every: int, gamma: int, mechanism: float) -> str:
@@ -201,7 +202,7 @@ def _adaptivity_note(reach: int, sync_every: int, gamma: int, mechanism: float) 
             f"the one-pair price of the mechanism alone is {mechanism:.4g}")
 
 
-def _calibration_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
+def _calibration_accountant(claim: Claim) -> AccountantResult:
     s = claim.setting_dict()
     base_eps, base_delta = float(s["epsilon"]), float(s["delta"])
     horizon, n_syncs = _tree_leaves(s)
@@ -228,7 +229,7 @@ def _calibration_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
             "times are released un-noised and the accountant cannot price them "
             "(Prop. 3 covers only the Privatizer's releases)"
         )
-    return route, float(epsilon), tuple(findings)
+    return AccountantResult(route, float(epsilon), tuple(findings))
 
 
 def _base_world(s: dict):
@@ -552,7 +553,7 @@ def _fixed_run(claim: Claim, tables, *, seed, side: int = 0, record: bool = Fals
     )
 
 
-def feducb_decentralized_fixed_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
+def feducb_decentralized_fixed_accountant(claim: Claim) -> AccountantResult:
     """End-to-end ε at the claimed δ of decentralized FedUCB with the fixed schedule.
 
     The algorithm's own accountant (one run of
@@ -590,10 +591,10 @@ def feducb_decentralized_fixed_accountant(claim: Claim) -> tuple[str, float, tup
     reasons = tuple(dict.fromkeys(run.accountant.non_private_reasons()))
     unpriced = (("the algorithm's ledger names an unpriced channel: " + "; ".join(reasons),)
                 if reasons else ())
-    return route, float(epsilon), (sizing, timing, adaptivity) + unpriced
+    return AccountantResult(route, float(epsilon), (sizing, timing, adaptivity) + unpriced)
 
 
-def feducb_fixed_mechanism(claim: Claim) -> tuple[str, float]:
+def feducb_fixed_mechanism(claim: Claim) -> MechanismResult:
     """ε at the claimed δ of the fixed schedule's Privatizer for one changed pair of an
     oblivious stream: the mechanism alone (the view is charged for adaptivity).
 
@@ -618,7 +619,7 @@ def feducb_fixed_mechanism(claim: Claim) -> tuple[str, float]:
         run = run_feducb_fixed(tables, epsilon=float(s["epsilon"]), delta=float(s["delta"]),
                                sync_every=int(s["sync_every"]), seed=0)
     route, epsilon = run.mechanism_epsilon(claim.claimed_delta)
-    return route, float(epsilon)
+    return MechanismResult(route, float(epsilon))
 
 
 def _neighbour_view(run, n_trials: int, gamma: int, dim: int) -> np.ndarray:

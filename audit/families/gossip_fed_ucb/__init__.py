@@ -14,9 +14,16 @@ __all__ = ["FAMILY"]
 
 def _claims() -> tuple:
     """The family's register rows (imported when the register is first needed)."""
-    from fedpriv.audit.claims.register import _fed_ucb_claims
+    from fedpriv.audit.families.gossip_fed_ucb.claims import build_claims
 
-    return tuple(_fed_ucb_claims())
+    return tuple(build_claims())
+
+
+def _findings() -> tuple:
+    """The family's findings (distinct defects, ids ``gossip_fed_ucb-...``)."""
+    from fedpriv.audit.families.gossip_fed_ucb.findings import FINDINGS
+
+    return FINDINGS
 
 
 FAMILY = Family(
@@ -24,6 +31,7 @@ FAMILY = Family(
     title='Zhu et al. 2021',
     algorithm_names={"gossip-fed-ucb": "Fed_UCB"},
     claims=_claims,
+    findings=_findings,
     aliases=('fed_ucb', 'gossip', 'zhu', 'fed-ucb'),
     order=2,
     # Its per-row audits are short (tree nodes, one round of the algorithm); the grid's
@@ -48,8 +56,8 @@ FAMILY = Family(
         ),
     ),
     run_commands={
-        'gossip-ucb': Command('fedpriv.cli.gossip', 'non-private Gossip_UCB (Zhu et al. 2021)'),
-        'gossip-fed-ucb': Command('fedpriv.cli.gossip', 'private Fed_UCB (Zhu et al. 2021, Alg. 3-4)'),
+        'gossip-ucb': Command('fedpriv.cli.gossip_fed_ucb', 'non-private Gossip_UCB (Zhu et al. 2021)', tables='rewards'),
+        'gossip-fed-ucb': Command('fedpriv.cli.gossip_fed_ucb', 'private Fed_UCB (Zhu et al. 2021, Alg. 3-4)', secure_noise=True, tables='rewards'),
     },
     experiments={
     },

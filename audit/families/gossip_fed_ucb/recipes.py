@@ -42,6 +42,7 @@ from fedpriv.audit.engine.tree_nodes import (
     tree_audit_event,
 )
 from fedpriv.privacy.calibrations import fed_ucb_released_prefixes, fed_ucb_scale
+from fedpriv.audit.claims.entry import AccountantResult
 
 __all__ = [
     "FedUcbMeansSampler",
@@ -163,7 +164,7 @@ def _open_releases(claim: Claim, *, mode: str | None = None,
     return accountant
 
 
-def fed_ucb_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
+def fed_ucb_accountant(claim: Claim) -> AccountantResult:
     """ε of Fed_UCB's stream releases (phase "stream") for the claim's setting.
 
     Parameters
@@ -184,10 +185,10 @@ def fed_ucb_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
     if math.isinf(init):
         findings = (("initial pulls are released raw (Alg. 4 line 1): the round-0 records "
                      "have ε = ∞; Definition 1's stream starts at t = 1"),)
-    return route, epsilon, findings
+    return AccountantResult(route, epsilon, findings)
 
 
-def fed_ucb_initial_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
+def fed_ucb_initial_accountant(claim: Claim) -> AccountantResult:
     """ε of the round-0 records (phase "init"): ∞ in paper mode, ε' when noised.
 
     Parameters
@@ -203,10 +204,10 @@ def fed_ucb_initial_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...
     """
     accountant = _open_releases(claim)
     route, epsilon = accountant.tightest(0.0, where={"phase": "init"})
-    return route, epsilon, tuple(accountant.non_private_reasons(where={"phase": "init"}))
+    return AccountantResult(route, epsilon, tuple(accountant.non_private_reasons(where={"phase": "init"})))
 
 
-def fed_ucb_unbounded_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
+def fed_ucb_unbounded_accountant(claim: Claim) -> AccountantResult:
     """Paper mode on the Gaussian-reward environment: the accountant charges ∞.
 
     Parameters
@@ -222,7 +223,7 @@ def fed_ucb_unbounded_accountant(claim: Claim) -> tuple[str, float, tuple[str, .
     """
     accountant = _open_releases(claim, mode="paper", reward_bounds=None)
     route, epsilon = accountant.tightest(0.0, where={"phase": "stream"})
-    return route, epsilon, tuple(accountant.non_private_reasons(where={"phase": "stream"}))
+    return AccountantResult(route, epsilon, tuple(accountant.non_private_reasons(where={"phase": "stream"})))
 
 
 def _tree_audit(pair, scale: float, claim: Claim, budget: AuditBudget, seed, neighbors: str,

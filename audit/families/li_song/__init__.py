@@ -13,9 +13,16 @@ __all__ = ["FAMILY"]
 
 def _claims() -> tuple:
     """The family's register rows (imported when the register is first needed)."""
-    from fedpriv.audit.claims.register import _li_song_claims
+    from fedpriv.audit.families.li_song.claims import build_claims
 
-    return tuple(_li_song_claims())
+    return tuple(build_claims())
+
+
+def _findings() -> tuple:
+    """The family's findings (distinct defects, ids ``li_song-...``)."""
+    from fedpriv.audit.families.li_song.findings import FINDINGS
+
+    return FINDINGS
 
 
 FAMILY = Family(
@@ -24,14 +31,15 @@ FAMILY = Family(
     algorithm_names={"cdp-mab": "CDP-MAB", "ce-cdp-mab": "CE-CDP-MAB", "ddp-mab": "DDP-MAB",
                      "hdp-mab": "HDP-MAB"},
     claims=_claims,
+    findings=_findings,
     aliases=('lisong', 'li-song'),
     order=1,
     run_commands={
-        'cdp-mab': Command('fedpriv.cli.li_song', 'CDP-MAB, master-worker (Li & Song Alg. 1)'),
-        'ce-cdp-mab': Command('fedpriv.cli.li_song', 'CDP-MAB with R rounds and participation p (Li & Song §IV-B)'),
-        'ddp-mab': Command('fedpriv.cli.li_song', 'DDP-MAB, decentralized with GIS (Li & Song Alg. 3)'),
-        'hdp-mab': Command('fedpriv.cli.li_song', 'HDP-MAB, hybrid with sink agents (Li & Song Alg. 5, Table II)'),
-        'single-mab': Command('fedpriv.cli.li_song', 'Single-MAB baseline: Alg. 1 per agent (Li & Song Remark 2)'),
+        'cdp-mab': Command('fedpriv.cli.li_song', 'CDP-MAB, master-worker (Li & Song Alg. 1)', secure_noise=True),
+        'ce-cdp-mab': Command('fedpriv.cli.li_song', 'CDP-MAB with R rounds and participation p (Li & Song §IV-B)', secure_noise=True),
+        'ddp-mab': Command('fedpriv.cli.li_song', 'DDP-MAB, decentralized with GIS (Li & Song Alg. 3)', secure_noise=True),
+        'hdp-mab': Command('fedpriv.cli.li_song', 'HDP-MAB, hybrid with sink agents (Li & Song Alg. 5, Table II)', secure_noise=True),
+        'single-mab': Command('fedpriv.cli.li_song', 'Single-MAB baseline: Alg. 1 per agent (Li & Song Remark 2)', secure_noise=True),
     },
     experiments={
         'li-song-fig4': Command('fedpriv.cli.li_song', 'Li & Song Fig. 4'),

@@ -45,6 +45,7 @@ from fedpriv.audit.engine.coupled import (
 )
 from fedpriv.audit.estimators import EpsilonLowerBound
 from fedpriv.audit.engine.neighbors import SingleWorldTable, table_reward_pair
+from fedpriv.audit.claims.entry import AccountantResult
 
 __all__ = [
     "audit_li_song_actions",
@@ -167,7 +168,7 @@ def run_li_song(setting: dict, env, *, n_trials: int, seed, table=None, record: 
     raise ValueError(f"unknown Li & Song structure {structure!r}.")
 
 
-def li_song_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
+def li_song_accountant(claim: Claim) -> AccountantResult:
     """The algorithm's own accountant in the claim's setting (one run, δ = 0).
 
     Parameters
@@ -186,13 +187,13 @@ def li_song_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
     if claim.mode.startswith("paper (actions"):
         route, epsilon = run.accountant.tightest(0.0)
         reasons = tuple(run.accountant.non_private_reasons())
-        return route, float(epsilon), reasons
+        return AccountantResult(route, float(epsilon), reasons)
     route, epsilon = run.message_epsilon()
     findings = ()
     if s["structure"] in ("ddp", "hdp"):
         findings = (("exploitation actions during t_delay use the raw local mean "
                      "(charged NonPrivate, outside Definition 1; Alg. 2 line 3, Alg. 5 line 11)"),)
-    return route, float(epsilon), findings
+    return AccountantResult(route, float(epsilon), findings)
 
 
 def li_song_exact_message_epsilon(claim: Claim) -> float:
@@ -235,7 +236,7 @@ def _epoch_message_cells(claim: Claim):
                          n_r=np.rint(1.0 / ledger["l1_sensitivity"]))
 
 
-def li_song_action_changed_accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
+def li_song_action_changed_accountant(claim: Claim) -> AccountantResult:
     """ε of the messages when neighbouring histories may differ in one *action*.
 
     Definition 1's "differ in at most one position", a position being an (action,
@@ -259,7 +260,7 @@ def li_song_action_changed_accountant(claim: Claim) -> tuple[str, float, tuple[s
     frame = _epoch_message_cells(claim)
     groups = frame.groupby(["trial", "agent", "epoch"])["cell_epsilon"]
     epsilon = float(groups.apply(lambda cells: np.sort(cells.to_numpy())[-2:].sum()).max())
-    return ("pure (two arm cells of one epoch message, sequential)", epsilon,
+    return AccountantResult("pure (two arm cells of one epoch message, sequential)", epsilon,
             ("one action changed moves a sample between two arms' epoch means: two "
              "Laplace coordinates of one message shift, not one",))
 
