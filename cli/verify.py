@@ -10,8 +10,8 @@ Writes ``<out>/claims.md``, ``<out>/claims.json``, ``<out>/findings.json``,
 ``<out>/<paper>.md`` (and, for a paper whose family attaches an experiment to its
 claims, that experiment's files in ``<out>/<paper>/``). The options an attachment
 declares (:class:`fedpriv.audit.claims.attachment.Option`) are listed by ``--help``
-under their family's heading (from the static mirror
-:data:`fedpriv.cli.verify_options.VERIFY_OPTIONS`) and reach only that attachment.
+under their family's heading, read from the registrations (which import nothing heavy),
+and reach only that attachment.
 ``--paper`` runs one paper, merges its records into ``claims.json`` and leaves
 ``claims.md`` and ``findings.json`` (computed over every paper) alone. ``--claims FILE``
 (repeatable) loads a user's claims file (a Python file defining ``FAMILY`` or
@@ -46,7 +46,6 @@ from pathlib import Path
 from typing import Any
 
 from fedpriv.cli.commands import EXIT_CODES, PAPER_NAMES
-from fedpriv.cli.verify_options import VERIFY_OPTIONS
 
 # The claims machinery is imported by the handler, so `fedpriv verify --help` is instant.
 
@@ -125,17 +124,24 @@ def _add_attachment_options(p: argparse.ArgumentParser) -> None:
     (``--<key>-<flag>``). ``args.attachment_options`` lists ``(attachment id, field,
     dest)`` for :func:`_config`.
     """
+    from fedpriv.audit.claims.family import families
+
     taken = {flag for action in p._actions for flag in action.option_strings}
     specs = []
-    for ident, (heading, options) in VERIFY_OPTIONS.items():
-        group = p.add_argument_group(heading)
-        for flag, field, kind, metavar, text in options:
-            if flag in taken:
-                flag = f"--{ident.split('/', 1)[0].replace('_', '-')}-{flag[2:]}"
-            action = group.add_argument(flag, type=_KINDS[kind], default=None,
-                                        metavar=metavar, help=text)
-            taken.add(flag)
-            specs.append((ident, field, action.dest))
+    for fam in families():
+        for attachment in fam.attachments:
+            if not attachment.options:
+                continue
+            ident = f"{fam.key}/{attachment.name}"
+            group = p.add_argument_group(f"{fam.key} ({fam.title}): {attachment.title}")
+            for option in attachment.options:
+                flag = option.flag
+                if flag in taken:
+                    flag = f"--{fam.cli_name}-{flag[2:]}"
+                action = group.add_argument(flag, type=_KINDS[option.kind], default=None,
+                                            metavar=option.metavar, help=option.help)
+                taken.add(flag)
+                specs.append((ident, option.field, action.dest))
     p.set_defaults(attachment_options=tuple(specs))
 
 
