@@ -17,17 +17,30 @@ import time
 from pathlib import Path
 from typing import Any
 
-from fedpriv.cli.choices import (
-    CONTAMINATION_KINDS,
-    COUNT_FIELDS,
-    DUBEY_AAMAS_EXPERIMENTS,
-    GRAPH_KINDS,
-    INDEX_UPDATES,
-    INTERVAL_RULES,
-    LOG_TIMES,
-    NORMALIZATIONS,
-    OWN_TERMS,
-)
+from fedpriv.cli.choices import GRAPH_KINDS
+
+# Option choices as literals, so `fedpriv run ... --help` imports no algorithm;
+# tests/test_cli_startup.py checks each against its source (named beside it).
+#: fedpriv.algorithms.dubey_aamas.robust.CONTAMINATION_KINDS
+CONTAMINATION_KINDS = ("point", "uniform", "shift", "complement", "adversarial")
+#: fedpriv.algorithms.dubey_aamas.cooperative.COUNT_FIELDS
+COUNT_FIELDS = ("release", "current")
+#: n_arms, seed) of default_config(name)
+DUBEY_AAMAS_EXPERIMENTS = {
+    "dubey-aamas-fig1a": (2000, 8, 20, 5, 0),
+    "dubey-aamas-fig1b": (2000, 8, 20, 5, 0),
+    "dubey-aamas-fig1c": (1000, 5, 20, 5, 0),
+}
+#: fedpriv.algorithms.dubey_aamas.baselines.INDEX_UPDATES
+INDEX_UPDATES = ("release", "every_round")
+#: fedpriv.privacy.calibrations.INTERVAL_RULES
+INTERVAL_RULES = ("decaying", "fixed")
+#: fedpriv.algorithms.dubey_aamas.baselines.LOG_TIMES
+LOG_TIMES = ("round", "pulls")
+#: fedpriv.algorithms.dubey_aamas.robust.NORMALIZATIONS
+NORMALIZATIONS = ("n", "inside")
+#: fedpriv.algorithms.dubey_aamas.cooperative.OWN_TERMS
+OWN_TERMS = ("noisy", "raw")
 
 
 __all__ = ["ALGORITHMS", "register"]

@@ -17,7 +17,17 @@ import math
 import time
 from typing import TYPE_CHECKING, Any
 
-from fedpriv.cli.choices import BETA_VERSIONS, PRIVATIZER_CALIBRATIONS, REWARD_MODELS, SYNC_ORDERS
+# Option choices as literals, so `fedpriv run ... --help` imports no algorithm;
+# tests/test_cli_startup.py checks each against its source (named beside it).
+#: fedpriv.algorithms.feducb.centralized.BETA_VERSIONS
+BETA_VERSIONS = ("H", "P", "tuned")
+#: fedpriv.privacy.mechanisms.matrix_tree.PRIVATIZER_CALIBRATIONS
+PRIVATIZER_CALIBRATIONS = ("paper", "corrected", "exact")
+#: fedpriv.algorithms.environments.linear.REWARD_MODELS
+REWARD_MODELS = ("bernoulli", "beta")
+#: fedpriv.algorithms.feducb.sync.SYNC_ORDERS
+SYNC_ORDERS = ("MlogT", "M1.5", "MT")
+
 
 if TYPE_CHECKING:  # for annotations; the functions import what they run
     import numpy as np

@@ -20,7 +20,22 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fedpriv.cli.choices import BETA_CHOICES, GRAPH_KINDS, ON_CAPACITY, PRIVATIZER_CALIBRATIONS, RESPOND, REWARD_MODELS, SCHEDULES, UPDATE_ORDERS
+from fedpriv.cli.choices import GRAPH_KINDS
+from fedpriv.cli.feducb import PRIVATIZER_CALIBRATIONS
+from fedpriv.cli.feducb import REWARD_MODELS
+
+# Option choices as literals, so `fedpriv run ... --help` imports no algorithm;
+# tests/test_cli_startup.py checks each against its source (named beside it).
+#: fedpriv.algorithms.feducb.decentralized.BETA_CHOICES
+BETA_CHOICES = ("H", "P", "tuned")
+#: fedpriv.algorithms.feducb.decentralized.ON_CAPACITY
+ON_CAPACITY = ("raise", "stop")
+#: fedpriv.algorithms.feducb.decentralized.RESPOND
+RESPOND = ("receipt", "next_use")
+#: fedpriv.algorithms.feducb.decentralized.SCHEDULES
+SCHEDULES = ("adaptive", "fixed")
+#: fedpriv.algorithms.feducb.linucb.UPDATE_ORDERS
+UPDATE_ORDERS = ("round", "sequential")
 
 if TYPE_CHECKING:  # for annotations; the functions import what they run
     import numpy as np

@@ -16,7 +16,14 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fedpriv.cli.choices import COST_MODELS, DELAY_CONVENTIONS, GRAPH_KINDS
+from fedpriv.cli.choices import GRAPH_KINDS
+
+# Option choices as literals, so `fedpriv run ... --help` imports no algorithm;
+# tests/test_cli_startup.py checks each against its source (named beside it).
+#: fedpriv.algorithms.li_song.network.COST_MODELS
+COST_MODELS = ("paths", "edges")
+#: fedpriv.algorithms.li_song.network.DELAY_CONVENTIONS
+DELAY_CONVENTIONS = ("counter", "slots")
 
 if TYPE_CHECKING:  # for annotations; the functions import what they run
     import numpy as np

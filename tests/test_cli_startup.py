@@ -122,32 +122,37 @@ def test_cli_choices_equal_their_sources() -> None:
     from fedpriv.algorithms.environments import linear
     from fedpriv.algorithms.feducb import centralized, decentralized, linucb, sync
     from fedpriv.cli import choices
+    from fedpriv.cli import dubey_aamas as cli_aamas
+    from fedpriv.cli import feducb as cli_feducb
+    from fedpriv.cli import feducb_linucb as cli_linucb
+    from fedpriv.cli import gossip_fed_ucb as cli_gossip
+    from fedpriv.cli import li_song as cli_li_song
     from fedpriv.privacy import PAPER_LOG_BASES, calibrations as calibration
     from fedpriv.privacy.mechanisms import matrix_tree
 
     assert choices.GRAPH_KINDS == graphs.GRAPH_KINDS
     assert choices.MODES == gossip_ucb.MODES
-    assert choices.LOG_BASES == tuple(sorted(PAPER_LOG_BASES))
-    assert choices.COST_MODELS == network.COST_MODELS
-    assert choices.DELAY_CONVENTIONS == network.DELAY_CONVENTIONS
-    assert choices.CONTAMINATION_KINDS == robust.CONTAMINATION_KINDS
-    assert choices.NORMALIZATIONS == robust.NORMALIZATIONS
-    assert choices.INTERVAL_RULES == calibration.INTERVAL_RULES
-    assert choices.OWN_TERMS == cooperative.OWN_TERMS
-    assert choices.COUNT_FIELDS == cooperative.COUNT_FIELDS
-    assert choices.INDEX_UPDATES == baselines.INDEX_UPDATES
-    assert choices.LOG_TIMES == baselines.LOG_TIMES
-    assert choices.BETA_VERSIONS == centralized.BETA_VERSIONS
-    assert choices.BETA_CHOICES == decentralized.BETA_CHOICES
-    assert choices.REWARD_MODELS == linear.REWARD_MODELS
-    assert choices.PRIVATIZER_CALIBRATIONS == matrix_tree.PRIVATIZER_CALIBRATIONS
-    assert choices.SYNC_ORDERS == sync.SYNC_ORDERS
-    assert choices.ON_CAPACITY == decentralized.ON_CAPACITY
-    assert choices.RESPOND == decentralized.RESPOND
-    assert choices.SCHEDULES == decentralized.SCHEDULES
-    assert choices.UPDATE_ORDERS == linucb.UPDATE_ORDERS
-    assert tuple(choices.DUBEY_AAMAS_EXPERIMENTS) == dubey_aamas.EXPERIMENTS
-    for name, (horizon, n_trials, n_agents, n_arms, seed) in choices.DUBEY_AAMAS_EXPERIMENTS.items():
+    assert cli_gossip.LOG_BASES == tuple(sorted(PAPER_LOG_BASES))
+    assert cli_li_song.COST_MODELS == network.COST_MODELS
+    assert cli_li_song.DELAY_CONVENTIONS == network.DELAY_CONVENTIONS
+    assert cli_aamas.CONTAMINATION_KINDS == robust.CONTAMINATION_KINDS
+    assert cli_aamas.NORMALIZATIONS == robust.NORMALIZATIONS
+    assert cli_aamas.INTERVAL_RULES == calibration.INTERVAL_RULES
+    assert cli_aamas.OWN_TERMS == cooperative.OWN_TERMS
+    assert cli_aamas.COUNT_FIELDS == cooperative.COUNT_FIELDS
+    assert cli_aamas.INDEX_UPDATES == baselines.INDEX_UPDATES
+    assert cli_aamas.LOG_TIMES == baselines.LOG_TIMES
+    assert cli_feducb.BETA_VERSIONS == centralized.BETA_VERSIONS
+    assert cli_linucb.BETA_CHOICES == decentralized.BETA_CHOICES
+    assert cli_feducb.REWARD_MODELS == linear.REWARD_MODELS
+    assert cli_feducb.PRIVATIZER_CALIBRATIONS == matrix_tree.PRIVATIZER_CALIBRATIONS
+    assert cli_feducb.SYNC_ORDERS == sync.SYNC_ORDERS
+    assert cli_linucb.ON_CAPACITY == decentralized.ON_CAPACITY
+    assert cli_linucb.RESPOND == decentralized.RESPOND
+    assert cli_linucb.SCHEDULES == decentralized.SCHEDULES
+    assert cli_linucb.UPDATE_ORDERS == linucb.UPDATE_ORDERS
+    assert tuple(cli_aamas.DUBEY_AAMAS_EXPERIMENTS) == dubey_aamas.EXPERIMENTS
+    for name, (horizon, n_trials, n_agents, n_arms, seed) in cli_aamas.DUBEY_AAMAS_EXPERIMENTS.items():
         config = dubey_aamas.default_config(name)
         assert (config.horizon, config.n_trials, config.n_agents, config.n_arms,
                 config.seed) == (horizon, n_trials, n_agents, n_arms, seed)
