@@ -48,7 +48,7 @@ def _cpu(function, *args):
 def charge_ledger(event, budget, n_charges: int) -> tuple[int, int, float]:
     """``(accepted, exact re-pricings, CPU s)`` of ``n_charges`` budgeted charges."""
     from fedpriv.privacy import Accountant
-    from fedpriv.privacy.accounting import accountant as module
+    from fedpriv.privacy.ledger import accountant as module
     from fedpriv.privacy.errors import BudgetExceededError
 
     accountant = Accountant(disjoint=("agent",), budget=budget)

@@ -14,7 +14,7 @@
 ``fedpriv account FILE``
     Privacy budget report of a deployment described in TOML, or of what a running
     deployment has spent so far when ``FILE`` is a ledger store
-    (:mod:`fedpriv.privacy.accounting.store`).
+    (:mod:`fedpriv.privacy.ledger.store`).
 
 Algorithms and experiments come from the family registrations
 (:mod:`fedpriv.cli.commands`): each command names the module whose
@@ -290,7 +290,7 @@ def _account(args: argparse.Namespace) -> int:
         render_text,
         store_report,
     )
-    from fedpriv.privacy.accounting.store import LedgerStore, is_store
+    from fedpriv.privacy.ledger.store import LedgerStore, is_store
 
     if args.verify:
         if not is_store(args.file):

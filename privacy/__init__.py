@@ -6,9 +6,10 @@ draws noise or returns a value.
 
 Rooms, imported one way (each only from the ones before it): the top-level
 :mod:`~fedpriv.privacy.errors`, :mod:`~fedpriv.privacy.relations` and argument checks;
-:mod:`~fedpriv.privacy.accounting` (guarantees, events, routes, the accountant, its
-ledger store and the verdict rule); :mod:`~fedpriv.privacy.calibrations` (each paper's
-noise formulas, one module per paper family); :mod:`~fedpriv.privacy.mechanisms`;
+:mod:`~fedpriv.privacy.accounting` (guarantees, events, handlers, composition routes,
+the verdict rule); :mod:`~fedpriv.privacy.ledger` (the accountant, its running budget
+checks and its SQLite store); :mod:`~fedpriv.privacy.calibrations` (each paper's noise
+formulas, one module per paper family); :mod:`~fedpriv.privacy.mechanisms`;
 :mod:`~fedpriv.privacy.deployment` (budget reports of a TOML deployment).
 """
 
@@ -18,7 +19,7 @@ from fedpriv.privacy import errors
 from fedpriv.privacy.accounting import events
 from fedpriv.privacy.mechanisms import interval as _interval  # registers IntervalRelease with the routes
 from fedpriv.privacy.accounting import sampling as _sampling  # registers PoissonSampled with the routes
-from fedpriv.privacy.accounting.accountant import RELATIVE_TOLERANCE, Accountant, event_epsilon
+from fedpriv.privacy.ledger.accountant import RELATIVE_TOLERANCE, Accountant, event_epsilon
 from fedpriv.privacy.calibrations import (
     PAPER_LOG_BASES,
     FedUCBCalibration,

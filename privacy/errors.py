@@ -71,7 +71,7 @@ class MechanismError(ToolkitError, ValueError):
 
 
 class StoreError(ToolkitError):
-    """A persistent ledger store (:mod:`fedpriv.privacy.accounting.store`) cannot be used."""
+    """A persistent ledger store (:mod:`fedpriv.privacy.ledger.store`) cannot be used."""
 
 
 class StoreFormatError(StoreError, DataFormatError):

@@ -64,7 +64,7 @@ def _layer(module: str) -> int | None:
 
 
 def test_sources_found() -> None:
-    assert {"fedpriv", "fedpriv.privacy.accounting.accountant", "fedpriv.cli.main"} <= set(SOURCES)
+    assert {"fedpriv", "fedpriv.privacy.ledger.accountant", "fedpriv.cli.main"} <= set(SOURCES)
 
 
 @pytest.mark.parametrize("module", sorted(m for m in SOURCES if _layer(m) is not None))

@@ -220,7 +220,7 @@ FUNCTIONS = collect()
 
 def test_the_walk_finds_the_public_api() -> None:
     names = {f.qualname for f in FUNCTIONS}
-    assert "fedpriv.privacy.accounting.accountant.Accountant.spend" in names
+    assert "fedpriv.privacy.ledger.accountant.Accountant.spend" in names
     assert "fedpriv.audit.regression.api.audit_mechanism" in names
     assert len(names) == len(FUNCTIONS)
     assert len(FUNCTIONS) >= 300

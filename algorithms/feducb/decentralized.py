@@ -127,7 +127,7 @@ from fedpriv.privacy._checks import (
     check_positive,
     check_real,
 )
-from fedpriv.privacy.accounting.accountant import Accountant
+from fedpriv.privacy.ledger.accountant import Accountant
 from fedpriv.privacy.mechanisms.matrix_tree import (
     PRIVATIZER_CALIBRATIONS,
     PrivatizerCalibration,

@@ -22,7 +22,7 @@ from fedpriv.algorithms.feducb.oful import (
     sherman_morrison_update,
 )
 from fedpriv.algorithms.seeding import Stream, stream_rng
-from fedpriv.privacy.accounting.accountant import Accountant
+from fedpriv.privacy.ledger.accountant import Accountant
 from fedpriv.privacy.errors import CapacityExceededError
 from fedpriv.privacy.accounting.events import NonPrivate
 from fedpriv.privacy.mechanisms.matrix_tree import MatrixTreePrivatizer

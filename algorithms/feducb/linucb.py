@@ -56,7 +56,7 @@ from fedpriv.algorithms.feducb.oful import (
 )
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rngs
 from fedpriv.privacy._checks import check_positive, check_probability
-from fedpriv.privacy.accounting.accountant import Accountant
+from fedpriv.privacy.ledger.accountant import Accountant
 from fedpriv.privacy.mechanisms.matrix_tree import (
     PRIVATIZER_CALIBRATIONS,
     MatrixTreePrivatizer,

@@ -13,7 +13,7 @@ import dataclasses
 import numpy as np
 
 from fedpriv.algorithms.feducb.oful import floored_cholesky
-from fedpriv.privacy.accounting.accountant import Accountant
+from fedpriv.privacy.ledger.accountant import Accountant
 from fedpriv.privacy.accounting.events import NonPrivate
 from fedpriv.privacy.mechanisms.matrix_tree import MatrixTreePrivatizer, PrivatizerCalibration
 from fedpriv.privacy.relations import NeighboringRelation

@@ -1,7 +1,7 @@
 """Frozen descriptions of privacy-relevant releases.
 
 Events *describe* what was released; accountants *compute* what it costs (see
-:mod:`fedpriv.privacy.accounting.accountant` and :mod:`fedpriv.privacy.accounting.routes`). An event's meaning never changes:
+:mod:`fedpriv.privacy.ledger.accountant` and :mod:`fedpriv.privacy.accounting.routes`). An event's meaning never changes:
 new semantics means a new class. Every field is an immutable scalar (or a nested frozen
 event), so events are hashable and can be cached.
 

@@ -54,11 +54,16 @@ from fedpriv.privacy.accounting.conversions import (
 )
 from fedpriv.privacy.errors import IncompatibleGuaranteeError
 
+#: Relative slack allowed when comparing an ε to a budget or a claim. It covers
+#: floating-point rounding of sums of ε only (a few ulp), never a modelling error.
+RELATIVE_TOLERANCE = 1e-12
+
 if TYPE_CHECKING:  # dp_accounting takes ~2 s to import; only PLD needs it.
     from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 
 __all__ = [
     "DEFAULT_ORDERS",
+    "RELATIVE_TOLERANCE",
     "PLD",
     "RDP",
     "ZCDP",

@@ -14,7 +14,7 @@
   compared with the claim);
 * ``no-claim``: the paper makes no privacy claim there (no claimed ε is compared).
 
-Comparisons allow :data:`~fedpriv.privacy.accounting.accountant.RELATIVE_TOLERANCE` for float
+Comparisons allow :data:`~fedpriv.privacy.ledger.accountant.RELATIVE_TOLERANCE` for float
 rounding of sums of ε only, in the direction that never turns a tie into a violation.
 """
 
@@ -25,7 +25,7 @@ import math
 from collections.abc import Sequence
 from typing import Literal, get_args
 
-from fedpriv.privacy.accounting.accountant import RELATIVE_TOLERANCE
+from fedpriv.privacy.accounting.guarantees import RELATIVE_TOLERANCE
 
 __all__ = [
     "COVERAGES",

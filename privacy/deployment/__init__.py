@@ -58,11 +58,11 @@ import numpy as np
 
 from fedpriv.privacy import calibrations as calibration
 from fedpriv.privacy.accounting import events
-from fedpriv.privacy.accounting.accountant import RELATIVE_TOLERANCE, Accountant
+from fedpriv.privacy.ledger.accountant import RELATIVE_TOLERANCE, Accountant
 from fedpriv.privacy.errors import DataFormatError
 from fedpriv.privacy.accounting.guarantees import format_epsilon
 from fedpriv.privacy.relations import parse_relation
-from fedpriv.privacy.accounting.store import LedgerStore
+from fedpriv.privacy.ledger.store import LedgerStore
 from fedpriv.privacy.accounting.verdicts import LowerBoundEvidence, judge
 
 __all__ = [
@@ -592,7 +592,7 @@ def store_report(path: str | Path, *, delta: float | None = None) -> dict[str, A
     ----------
     path : str or Path
         A ledger store written by ``Accountant(..., store=path)``
-        (:mod:`fedpriv.privacy.accounting.store`); other processes may still be charging it.
+        (:mod:`fedpriv.privacy.ledger.store`); other processes may still be charging it.
     delta : float, optional
         δ at which ε is reported; default the budget's δ (0 for a pure budget or
         none).

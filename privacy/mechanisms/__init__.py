@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from fedpriv.privacy._checks import check_int_at_least, check_positive, check_real
-from fedpriv.privacy.accounting.accountant import Accountant
+from fedpriv.privacy.ledger.accountant import Accountant
 from fedpriv.privacy.errors import CapacityExceededError
 from fedpriv.privacy.accounting.events import DiscreteLaplace, Laplace, LaplaceTree, NonPrivate, SelfComposed
 from fedpriv.privacy.mechanisms.secure_noise import (

@@ -439,7 +439,7 @@ def interval_release_pld(
     distinct ones are composed one by one. dp-accounting's Laplace PLD is stated for
     add/remove, but the Laplace privacy loss depends only on the shift
     ``|x - x'| <= Δ``, so it is also the PLD of a replace-one release of
-    sensitivity ``Δ`` (as in :mod:`fedpriv.privacy.accounting.accountant`).
+    sensitivity ``Δ`` (as in :mod:`fedpriv.privacy.ledger.accountant`).
 
     Parameters
     ----------

@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from fedpriv.privacy._checks import check_int_at_least
-from fedpriv.privacy.accounting.accountant import Accountant
+from fedpriv.privacy.ledger.accountant import Accountant
 from fedpriv.privacy.calibrations import interval_length
 from fedpriv.privacy.errors import CapacityExceededError
 from fedpriv.privacy.accounting.events import DiscreteLaplace

@@ -21,7 +21,7 @@ counts are data-independent; message 1 depends on release 1 only, which the rule
 gives.) The worst record is record 1, which every release covers
 (:mod:`fedpriv.privacy.mechanisms.interval`).
 
-Every ε here is computed by a :class:`~fedpriv.privacy.accounting.accountant.Accountant` charged
+Every ε here is computed by a :class:`~fedpriv.privacy.ledger.accountant.Accountant` charged
 with the events; nothing is summed by hand.
 """
 
@@ -30,7 +30,7 @@ from __future__ import annotations
 import dataclasses
 
 from fedpriv.privacy._checks import check_delta, check_int_at_least
-from fedpriv.privacy.accounting.accountant import Accountant
+from fedpriv.privacy.ledger.accountant import Accountant
 from fedpriv.privacy.mechanisms.interval import IntervalRelease
 from fedpriv.privacy.relations import NeighboringRelation
 

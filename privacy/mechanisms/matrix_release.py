@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 from fedpriv.privacy._checks import check_positive
-from fedpriv.privacy.accounting.accountant import Accountant
+from fedpriv.privacy.ledger.accountant import Accountant
 from fedpriv.privacy.accounting.events import SymmetricMatrixGaussian
 from fedpriv.privacy.mechanisms import _flatten_keys
 

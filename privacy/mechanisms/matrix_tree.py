@@ -74,7 +74,7 @@ from typing import Any
 import numpy as np
 
 from fedpriv.privacy._checks import check_int_at_least, check_positive, check_real
-from fedpriv.privacy.accounting.accountant import Accountant
+from fedpriv.privacy.ledger.accountant import Accountant
 from fedpriv.privacy.calibrations import feducb_privatizer
 from fedpriv.privacy.errors import CapacityExceededError
 from fedpriv.privacy.accounting.events import (
@@ -699,7 +699,7 @@ def _gdp_handler(event: SymmetricMatrixGaussianTree) -> float:
     return matrix_tree_gdp(event)
 
 
-# fedpriv.privacy.accounting.routes is imported by fedpriv.privacy.accounting.accountant above, so it exists here.
+# fedpriv.privacy.accounting.routes is imported by fedpriv.privacy.ledger.accountant above, so it exists here.
 from fedpriv.privacy.accounting.routes import EventHandlers, register_event
 
 register_event(SymmetricMatrixGaussianTree, EventHandlers(gdp=_gdp_handler))

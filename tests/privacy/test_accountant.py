@@ -1,4 +1,4 @@
-"""Tests for `fedpriv.privacy.accounting.accountant`: the typed, structured accountant.
+"""Tests for `fedpriv.privacy.ledger.accountant`: the typed, structured accountant.
 
 Expected ε values are computed here from the composition rules (parallel over disjoint
 cells = max, sequential inside a cell = sum, pure ε of Laplace = Δ/b), not read back

@@ -34,10 +34,10 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 
 from fedpriv.privacy import Accountant
 from fedpriv.privacy.accounting import events
-from fedpriv.privacy.accounting import accountant as accountant_module
+from fedpriv.privacy.ledger import accountant as accountant_module
 from fedpriv.privacy.errors import ToolkitError
 from fedpriv.privacy.accounting.guarantees import ApproxDP, PureDP
-from fedpriv.privacy.accounting.running import RunningCells
+from fedpriv.privacy.ledger.running import RunningCells
 
 MAX_EXAMPLES = 12
 STEPS = 15

@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 
 from fedpriv.privacy import Accountant
 from fedpriv.privacy.accounting import events
-from fedpriv.privacy.accounting import accountant as accountant_module
+from fedpriv.privacy.ledger import accountant as accountant_module
 from fedpriv.privacy.errors import BudgetExceededError
 from fedpriv.privacy.accounting.guarantees import ApproxDP, PureDP
-from fedpriv.privacy.accounting.running import RunningCells
+from fedpriv.privacy.ledger.running import RunningCells
 
 from tests.privacy._support import assert_unchanged, snapshot
 

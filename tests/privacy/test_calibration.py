@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 
 from fedpriv.privacy import Accountant
 from fedpriv.privacy.accounting import events
-from fedpriv.privacy.accounting.accountant import RELATIVE_TOLERANCE, event_epsilon
+from fedpriv.privacy.ledger.accountant import RELATIVE_TOLERANCE, event_epsilon
 from fedpriv.privacy.calibrations import (
     INTERVAL_CONFIDENCE,
     PAPER_LOG_BASES,

@@ -244,7 +244,7 @@ def test_a_wide_discrete_gaussian_is_priced_by_zcdp_not_walked(sigma):
 def test_numeric_cell_counts_equal_the_per_row_count(rows) -> None:
     """The np.unique path of the charge-time cell count (integer and boolean labels)
     gives the per-row loop's cells and counts, keys comparing as the queries group."""
-    from fedpriv.privacy.accounting.accountant import _cell_counts
+    from fedpriv.privacy.ledger.accountant import _cell_counts
 
     a, b, c = (np.array(column) for column in zip(*rows))
     arrays = {"agent": a, "flag": b, "arm": c.astype(np.uint64)}
@@ -261,7 +261,7 @@ def test_numeric_cell_counts_equal_the_per_row_count(rows) -> None:
 def test_fullest_cell_bound_is_the_fullest_cell(rows, sort) -> None:
     """The fullest-cell count that lets a large ledger skip the per-cell tally is the
     largest per-cell count (monotone, dense and sparse label columns alike)."""
-    from fedpriv.privacy.accounting.accountant import _cell_counts, _max_cell_rows
+    from fedpriv.privacy.ledger.accountant import _cell_counts, _max_cell_rows
 
     rows = sorted(rows) if sort else rows
     a, b, c = (np.array(column) for column in zip(*rows))

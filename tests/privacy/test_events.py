@@ -1,6 +1,6 @@
 """Tests for `fedpriv.privacy.accounting.events`: frozen, validated descriptions of releases.
 
-The pure ε of each event (``fedpriv.privacy.accounting.accountant.event_epsilon``) is checked against the
+The pure ε of each event (``fedpriv.privacy.ledger.accountant.event_epsilon``) is checked against the
 textbook formulas: ``Δ/b`` for Laplace (Dwork et al. 2006) and
 ``(floor(log2 T) + 1) Δ/b`` for a binary-tree counter (Chan, Shi & Song 2011).
 """
@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fedpriv.privacy.accounting import events
-from fedpriv.privacy.accounting.accountant import event_epsilon
+from fedpriv.privacy.ledger.accountant import event_epsilon
 from fedpriv.privacy.errors import UnsupportedEventError
 
 scales = st.floats(min_value=1e-3, max_value=1e3)

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fedpriv.privacy.accounting import events
-from fedpriv.privacy.accounting.accountant import event_epsilon
+from fedpriv.privacy.ledger.accountant import event_epsilon
 from fedpriv.privacy.errors import UnsupportedEventError
 from fedpriv.privacy.accounting.routes import (
     ROUTES,
@@ -624,7 +624,7 @@ def test_all_gaussian_cell_reports_exact_gdp_for_pld() -> None:
     """1000 releases of noise_multiplier 0.5: μ = 2√1000. The PLD is not built; the
     route reports the exact value, which is also the lower bracket (the optimistic
     PLD at the coarsened grid read 2269.73 here, above the exact 2268.77)."""
-    from fedpriv.privacy.accounting.accountant import Accountant
+    from fedpriv.privacy.ledger.accountant import Accountant
 
     event = events.Gaussian(noise_multiplier=0.5)
     cell = [(event, 1000)]

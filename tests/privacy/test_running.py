@@ -2,7 +2,7 @@
 
 A budgeted charge is accepted at once when a cheap route on the running cells keeps
 every cell within the budget, and re-priced exactly otherwise
-(:mod:`fedpriv.privacy.accounting.running`). The reference here is today's exact check written
+(:mod:`fedpriv.privacy.ledger.running`). The reference here is today's exact check written
 out: a fresh, unbudgeted accountant holding the accepted charges plus the candidate,
 whose tightest ε at the budget's δ is compared with the budget.
 """
@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 
 from fedpriv.privacy import Accountant
 from fedpriv.privacy.accounting import events
-from fedpriv.privacy.accounting import accountant as accountant_module
-from fedpriv.privacy.accounting.accountant import RELATIVE_TOLERANCE
+from fedpriv.privacy.ledger import accountant as accountant_module
+from fedpriv.privacy.ledger.accountant import RELATIVE_TOLERANCE
 from fedpriv.privacy.errors import BudgetExceededError
 from fedpriv.privacy.accounting.guarantees import ApproxDP, PureDP
-from fedpriv.privacy.accounting.running import RunningCells
+from fedpriv.privacy.ledger.running import RunningCells
 
 _EVENTS = [
     events.Laplace(scale=2.0),

@@ -28,14 +28,14 @@ from fedpriv.privacy import (
     SymmetricMatrixGaussianTree,
 )
 from fedpriv.privacy.accounting import events
-from fedpriv.privacy.accounting.codec import decode_event, encode_event
+from fedpriv.privacy.ledger.codec import decode_event, encode_event
 from fedpriv.privacy.errors import (
     BudgetExceededError,
     StoreError,
     StoreFormatError,
     StoreMismatchError,
 )
-from fedpriv.privacy.accounting.store import APPLICATION_ID, SCHEMA_VERSION, LedgerStore
+from fedpriv.privacy.ledger.store import APPLICATION_ID, SCHEMA_VERSION, LedgerStore
 from tests.privacy._store_worker import RACE_BUDGET, WRITER_LEVELS, step_event
 from tests.privacy._support import assert_unchanged, snapshot
 

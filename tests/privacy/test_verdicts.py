@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from fedpriv.privacy.accounting.accountant import RELATIVE_TOLERANCE
+from fedpriv.privacy.ledger.accountant import RELATIVE_TOLERANCE
 from fedpriv.privacy.accounting.verdicts import (
     LOWER_BOUND_KINDS,
     VERDICT_DEFINITIONS,

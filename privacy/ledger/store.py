@@ -4,8 +4,8 @@
 standard library's :mod:`sqlite3` (this module); the accountant itself still composes
 in memory. The file is the ledger of record:
 
-* **One transaction per charge.** A charge (one :meth:`~fedpriv.privacy.accounting.accountant.
-  Accountant.spend` or one :meth:`~fedpriv.privacy.accounting.accountant.Accountant.spend_many`
+* **One transaction per charge.** A charge (one :meth:`~fedpriv.privacy.ledger.accountant.
+  Accountant.spend` or one :meth:`~fedpriv.privacy.ledger.accountant.Accountant.spend_many`
   batch) is one ``INSERT`` committed on its own, so a process killed at any point
   leaves it whole or absent, never half of it, never twice (SQLite's atomic commit,
   WAL journal). With ``synchronous="full"`` (the default) every commit is flushed to
@@ -61,7 +61,7 @@ from typing import Any
 
 import numpy as np
 
-from fedpriv.privacy.accounting.codec import (
+from fedpriv.privacy.ledger.codec import (
     decode_draws,
     decode_event,
     decode_keys,
@@ -518,7 +518,7 @@ class LedgerStore:
 class StoredLedgerMixin:
     """The accountant's side of a store: sync, refresh, close.
 
-    The host (:class:`~fedpriv.privacy.accounting.accountant.Accountant`) holds ``_store``
+    The host (:class:`~fedpriv.privacy.ledger.accountant.Accountant`) holds ``_store``
     (a :class:`LedgerStore` or None), ``_store_seq`` (last charge and draw rows read),
     ``_charges``, ``_event_id``, ``_add_draws`` and ``_bump``. Writes are the host's:
     each is validated and priced first, written and committed in one store

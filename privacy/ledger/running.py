@@ -1,6 +1,6 @@
 """Running composition per cell: the accountant's incremental budget check.
 
-A budgeted :meth:`~fedpriv.privacy.accounting.accountant.Accountant.spend` must decide whether
+A budgeted :meth:`~fedpriv.privacy.ledger.accountant.Accountant.spend` must decide whether
 the ledger plus one charge stays within the budget. Re-composing the whole ledger for
 every charge is O(N) per charge (issue 23: 20 ms at 10⁴ charges). This module keeps,
 for every cell of the parallel key levels, what the cheap routes of

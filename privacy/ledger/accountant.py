@@ -32,7 +32,7 @@ Length: one class, :class:`Accountant`: atomic, budgeted charging and the querie
 its ledger (every route, the tightest, the bracket, per-key spend). Splitting one
 object's methods across modules would scatter its invariants; the route arithmetic
 (:mod:`~fedpriv.privacy.accounting.routes`), the handlers and the persistent store
-(:mod:`~fedpriv.privacy.accounting.store`) already live elsewhere.
+(:mod:`~fedpriv.privacy.ledger.store`) already live elsewhere.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ import numpy as np
 from fedpriv.privacy._checks import check_delta, check_int_at_least, check_real
 from fedpriv.privacy.errors import BudgetExceededError, ResourceLimitError, UnsupportedEventError
 from fedpriv.privacy.accounting.events import MAX_COUNT, Composed, Event, NonPrivate, SelfComposed, _shape
-from fedpriv.privacy.accounting.guarantees import ApproxDP, PureDP
+from fedpriv.privacy.accounting.guarantees import RELATIVE_TOLERANCE, ApproxDP, PureDP
 from fedpriv.privacy.relations import NeighboringRelation, parse_relation
 from fedpriv.privacy.accounting.sampling import check_sampling_relation
 from fedpriv.privacy.accounting.routes import (
@@ -58,8 +58,8 @@ from fedpriv.privacy.accounting.routes import (
     handlers_for,
     pld_lower_bound,
 )
-from fedpriv.privacy.accounting.running import RunningCells
-from fedpriv.privacy.accounting.store import LedgerStore, StoreConfig, StoredLedgerMixin
+from fedpriv.privacy.ledger.running import RunningCells
+from fedpriv.privacy.ledger.store import LedgerStore, StoreConfig, StoredLedgerMixin
 
 if TYPE_CHECKING:  # pandas is imported where a frame is built (import time, issue 23)
     import pandas as pd
@@ -72,9 +72,6 @@ __all__ = [
     "event_epsilon",
 ]
 
-#: Relative slack allowed when comparing an ε to a budget or a claim. It covers
-#: floating-point rounding of sums of ε only (a few ulp), never a modelling error.
-RELATIVE_TOLERANCE = 1e-12
 
 #: Allowed ``pld_discretization`` (inclusive).
 PLD_DISCRETIZATION_RANGE = (1e-6, 1.0)
@@ -137,7 +134,7 @@ class Accountant(StoredLedgerMixin):
     budget : PureDP or ApproxDP, optional
         If given, a charge that would make the tightest ε at the budget's δ exceed
         the budget's ε raises :class:`~fedpriv.privacy.errors.BudgetExceededError` and
-        changes nothing. The check is incremental (:mod:`fedpriv.privacy.accounting.running`):
+        changes nothing. The check is incremental (:mod:`fedpriv.privacy.ledger.running`):
         a charge that a cheap route on the running cells keeps within the budget is
         accepted in O(1), any other is priced exactly; the decisions are the same.
     pld_discretization : float
@@ -148,7 +145,7 @@ class Accountant(StoredLedgerMixin):
         Keep one ledger row per noise draw (default). ``False`` only counts draws
         (:attr:`n_draws`), for audits that run a mechanism millions of times.
     store : str or PathLike, optional
-        Keep the ledger in this SQLite file (:mod:`fedpriv.privacy.accounting.store`): created if
+        Keep the ledger in this SQLite file (:mod:`fedpriv.privacy.ledger.store`): created if
         absent, restored if present. Every charge is one transaction; the budget is
         enforced over the charges of every process that opens the file; queries see
         them too. The file must have been created with the same ``neighboring_relation``,

@@ -1,6 +1,6 @@
 """Lossless, typed JSON encoding of events and key labels (no pickle).
 
-Used by the ledger store (:mod:`fedpriv.privacy.accounting.store`). An event is encoded as
+Used by the ledger store (:mod:`fedpriv.privacy.ledger.store`). An event is encoded as
 canonical JSON ``{"type": class name, "fields": {...}}``: fields in sorted order,
 nested events recursively, tuples as lists, floats by their shortest exact ``repr``.
 The type registry is the accountant's own (:func:`fedpriv.privacy.accounting.routes.register_event`):
