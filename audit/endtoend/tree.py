@@ -3,8 +3,9 @@
 Tree audit
 ----------
 :func:`audit_tree_counter` runs :class:`privacy.LaplaceTreeCounter` itself, vectorized
-over samples, on the two streams of a :class:`~fedpriv.audit.neighbors.NeighboringStreams`
-pair. Both worlds see the same stream but for the changed round; only the privacy
+over samples, on the two streams of a reward-stream
+:class:`~fedpriv.audit.neighbors.NeighboringPair` (:func:`~fedpriv.audit.neighbors.stream_pair`,
+changed round ``t`` 0-based, leaf ``tau = t + 1`` of the tree). Both worlds see the same stream but for the changed round; only the privacy
 noise differs (each world and batch has its own NOISE stream). The adversary observes
 the noisy prefix sums released at rounds ``1..R`` (``released_prefixes``, default
 every round; Zhu et al.'s Fed_UCB sends and acts on ϑ̃(t−1) only, Algorithm 4 lines
@@ -35,7 +36,7 @@ from fedpriv.audit.estimators import (
     estimate_epsilon_lower_bound,
     laplace_threshold_grid,
 )
-from fedpriv.audit.neighbors import NeighboringStreams
+from fedpriv.audit.neighbors import NeighboringPair, stream_horizon
 from fedpriv.privacy import Accountant, LaplaceTreeCounter, event_epsilon
 from fedpriv.privacy._checks import check_int_at_least, check_positive
 from fedpriv.privacy.events import LaplaceTree
@@ -57,8 +58,9 @@ class TreeAuditResult:
     accountant_epsilon : float
         The accountant's ε for the counter's declared event.
     claimed_epsilon : float
-    horizon, position, n_nodes : int
-        ``T``, the changed round and the number of released nodes covering it.
+    horizon, t, n_nodes : int
+        ``T``, the changed round (0-based; the papers' round ``t + 1``) and the number
+        of released nodes covering it.
     scale : float
     seconds : float
         Wall time of sampling and estimation.
@@ -75,7 +77,7 @@ class TreeAuditResult:
     accountant_epsilon: float
     claimed_epsilon: float
     horizon: int
-    position: int
+    t: int
     n_nodes: int
     scale: float
     seconds: float
@@ -111,7 +113,7 @@ def _laplace_loss_term(y: np.ndarray, s_d: float, s_dp: float) -> np.ndarray:
 
 
 def sample_tree_llr(
-    pair: NeighboringStreams,
+    pair: NeighboringPair,
     *,
     world: int,
     scale: float,
@@ -128,8 +130,8 @@ def sample_tree_llr(
 
     Parameters
     ----------
-    pair : NeighboringStreams
-        The two reward streams.
+    pair : NeighboringPair
+        The two reward streams (:func:`fedpriv.audit.neighbors.stream_pair`).
     world : {0, 1}
         D or D'.
     scale : float
@@ -143,7 +145,7 @@ def sample_tree_llr(
     batch_size : int
         Runs per batch, >= 1.
     released_prefixes : int, optional
-        ``R`` in ``[position, horizon]``.
+        ``R`` in ``[t + 1, horizon]``.
 
     Returns
     -------
@@ -161,20 +163,22 @@ def sample_tree_llr(
     n_samples = check_int_at_least("n_samples", n_samples, 1)
     batch_size = check_int_at_least("batch_size", batch_size, 1)
     root = as_seed_sequence(seed)
-    horizon = pair.horizon
+    horizon = stream_horizon(pair)
+    tau = pair.t + 1  # the changed round's leaf in the tree's 1-based numbering
+    stream_d, stream_dp, observed = pair.dataset, pair.dataset_prime, pair.observed
     released_prefixes = horizon if released_prefixes is None else check_int_at_least(
-        "released_prefixes", released_prefixes, pair.position)
+        "released_prefixes", released_prefixes, tau)
     if released_prefixes > horizon:
         raise ValueError(f"`released_prefixes` must be <= the pair's horizon {horizon}, "
                          f"got {released_prefixes}.")
-    stream = pair.stream if world == 0 else pair.stream_prime
-    nodes = nodes_covering(pair.position, released_prefixes)
+    stream = stream_d if world == 0 else stream_dp
+    nodes = nodes_covering(tau, released_prefixes)
     wanted = {int(s) for s in nodes} | {int(s & (s - 1)) for s in nodes}
     wanted.discard(0)
-    sums_d = _true_node_sums(pair.stream, pair.observed, nodes)
-    sums_d_prime = _true_node_sums(pair.stream_prime, pair.observed, nodes)
-    low = float(min(pair.stream.min(), pair.stream_prime.min()))
-    high = float(max(pair.stream.max(), pair.stream_prime.max()))
+    sums_d = _true_node_sums(stream_d, observed, nodes)
+    sums_d_prime = _true_node_sums(stream_dp, observed, nodes)
+    low = float(min(stream_d.min(), stream_dp.min()))
+    high = float(max(stream_d.max(), stream_dp.max()))
     scores = np.empty(n_samples)
     accountant = Accountant(disjoint=("sample",), keep_draw_rows=False)
     for batch, start in enumerate(range(0, n_samples, batch_size)):
@@ -188,12 +192,12 @@ def sample_tree_llr(
         )
         released = {0: np.zeros(size)}
         ones = np.ones(size, dtype=bool)
-        for t in range(1, horizon + 1):
-            counter.step(np.full(size, stream[t - 1]), ones if pair.observed[t - 1] else ~ones)
-            if pair.observed[t - 1] and t <= released_prefixes:
+        for t in range(horizon):  # prefix P(t + 1) is released after round t
+            counter.step(np.full(size, stream[t]), ones if observed[t] else ~ones)
+            if observed[t] and t + 1 <= released_prefixes:
                 prefix = counter.release(ones)
-                if t in wanted:
-                    released[t] = prefix
+                if t + 1 in wanted:
+                    released[t + 1] = prefix
         total = np.zeros(size)
         for s, s_d, s_dp in zip(nodes, sums_d, sums_d_prime):
             before = int(s & (s - 1))
@@ -206,7 +210,7 @@ def sample_tree_llr(
 
 
 def audit_tree_counter(
-    pair: NeighboringStreams,
+    pair: NeighboringPair,
     *,
     scale: float,
     claimed_epsilon: float,
@@ -221,7 +225,8 @@ def audit_tree_counter(
 
     Parameters
     ----------
-    pair : NeighboringStreams
+    pair : NeighboringPair
+        The two reward streams (:func:`fedpriv.audit.neighbors.stream_pair`).
     scale : float
         Per-node Laplace scale, > 0.
     claimed_epsilon : float
@@ -233,7 +238,7 @@ def audit_tree_counter(
     confidence : float
         Confidence level of the lower bound, in (0, 1).
     released_prefixes : int, optional
-        The prefixes ``1..R`` the adversary sees (``position <= R <= T``; default
+        The prefixes ``1..R`` the adversary sees (``t + 1 <= R <= T``; default
         ``T``); the accountant's ε is that of their nodes.
 
     Parameters
@@ -258,25 +263,26 @@ def audit_tree_counter(
         )
         for world in (0, 1)
     ]
-    released = pair.horizon if released_prefixes is None else int(released_prefixes)
-    nodes = nodes_covering(pair.position, released)
+    horizon = stream_horizon(pair)
+    released = horizon if released_prefixes is None else int(released_prefixes)
+    nodes = nodes_covering(pair.t + 1, released)
     gaps = np.abs(
-        _true_node_sums(pair.stream, pair.observed, nodes)
-        - _true_node_sums(pair.stream_prime, pair.observed, nodes)
+        _true_node_sums(pair.dataset, pair.observed, nodes)
+        - _true_node_sums(pair.dataset_prime, pair.observed, nodes)
     )
     max_llr = float(np.sum(gaps[gaps > 0])) / scale
     bound = estimate_epsilon_lower_bound(
         scores[0], scores[1], thresholds=laplace_threshold_grid(max_llr), confidence=confidence
     )
-    sensitivity = float(np.max(np.abs(pair.stream - pair.stream_prime)))
-    event = LaplaceTree(scale=scale, horizon=pair.horizon, l1_sensitivity=sensitivity,
+    sensitivity = float(np.max(np.abs(pair.dataset - pair.dataset_prime)))
+    event = LaplaceTree(scale=scale, horizon=horizon, l1_sensitivity=sensitivity,
                         released_prefixes=released)
     return TreeAuditResult(
         bound=bound,
         accountant_epsilon=event_epsilon(event),
         claimed_epsilon=claimed_epsilon,
-        horizon=pair.horizon,
-        position=pair.position,
+        horizon=horizon,
+        t=pair.t,
         n_nodes=int(nodes.size),
         scale=float(scale),
         seconds=time.perf_counter() - started,

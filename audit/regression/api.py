@@ -62,6 +62,7 @@ from fedpriv.algorithms.seeding import as_seed_sequence
 from fedpriv.audit.regression._selection import fit_score, select_events
 from fedpriv.audit.estimators.curve import CurveAudit, audit_privacy_curve, default_epsilon_grid
 from fedpriv.audit.executor import child_root, mechanism_name, sample_scores
+from fedpriv.audit.neighbors import NeighboringPair
 from fedpriv.audit.estimators.gdp import MuLowerBound, estimate_gdp_mu_lower_bound
 from fedpriv.audit.estimators.threshold import (
     EpsilonLowerBound,
@@ -71,7 +72,7 @@ from fedpriv.audit.estimators.threshold import (
 from fedpriv.privacy._checks import check_delta, check_int_at_least
 from fedpriv.privacy.errors import MechanismError, PrivacyViolationError, ResourceLimitError
 from fedpriv.privacy.guarantees import ApproxDP, GaussianDP, PureDP
-from fedpriv.privacy.relations import NeighboringRelation, parse_relation
+from fedpriv.privacy.relations import NeighboringRelation
 
 __all__ = ["MAX_SAMPLES", "AuditResult", "NeighboringPair", "assert_private", "audit_mechanism"]
 
@@ -85,40 +86,6 @@ _READINGS = ("any", "gaussian")
 #: less than this many seconds in-process runs in-process: a process pool only pays
 #: off for expensive mechanisms (benchmarks/bench_audit.py).
 _LOCAL_POOL_MIN_SECONDS = 2.0
-
-
-@dataclasses.dataclass(frozen=True, slots=True, eq=False)
-class NeighboringPair:
-    """Two neighboring datasets D and D' (any objects the mechanism accepts).
-
-    Attributes
-    ----------
-    dataset, dataset_prime : Any
-        D and D'. They must be picklable to run on a process pool or dask.
-    relation : NeighboringRelation, optional
-        The relation under which they are neighbors (reported, not checked).
-    description : str
-        Free text for reports (which record differs, and how).
-
-    Notes
-    -----
-    Compared by identity (``eq=False``): datasets are often arrays, whose ``==`` is
-    elementwise.
-    """
-
-    dataset: Any
-    dataset_prime: Any
-    relation: NeighboringRelation | None = None
-    description: str = ""
-
-    def __post_init__(self) -> None:
-        if self.relation is not None:
-            # a relation's name is accepted too; an unknown one is a ValueError
-            object.__setattr__(self, "relation", parse_relation(self.relation))
-        if not isinstance(self.description, str):
-            raise TypeError(
-                f"`description` must be a string, got {type(self.description).__name__}."
-            )
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
