@@ -32,10 +32,10 @@ import numpy as np
 
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
 from fedpriv.audit.estimators import (
-    EpsilonLowerBound,
     estimate_epsilon_lower_bound,
     laplace_threshold_grid,
 )
+from fedpriv.audit.estimators.result import AuditResult
 from fedpriv.audit.neighbors import NeighboringPair, stream_horizon
 from fedpriv.privacy import Accountant, LaplaceTreeCounter, event_epsilon
 from fedpriv.privacy._checks import check_int_at_least, check_positive
@@ -47,51 +47,17 @@ __all__ = ["TreeAuditResult", "audit_tree_counter", "sample_tree_llr"]
 _DEFAULT_BATCH = 1 << 18
 
 
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class TreeAuditResult:
-    """Outcome of a tree-counter audit.
-
-    Attributes
-    ----------
-    bound : EpsilonLowerBound
-        Empirical ε lower bound with its confidence and sample count.
-    accountant_epsilon : float
-        The accountant's ε for the counter's declared event.
-    claimed_epsilon : float
-    horizon, t, n_nodes : int
-        ``T``, the changed round (0-based; the papers' round ``t + 1``) and the number
-        of released nodes covering it.
-    scale : float
-    seconds : float
-        Wall time of sampling and estimation.
-    method : str
-        Which audit gave ``bound``: ``"joint"`` (one LLR event counted on whole runs),
-        ``"product"`` (the LLR's top atom bounded factor by factor over independent
-        nodes, :mod:`fedpriv.audit.endtoend.tree_product`), or ``"round by round"`` (the
-        full counter, :func:`audit_tree_counter`).
-    released_prefixes : int
-        The prefixes ``1..R`` the adversary sees (default, None: ``horizon``).
-    """
-
-    bound: EpsilonLowerBound
-    accountant_epsilon: float
-    claimed_epsilon: float
-    horizon: int
-    t: int
-    n_nodes: int
-    scale: float
-    seconds: float
-    method: str = "round by round"
-    released_prefixes: int | None = None
-
-    def __post_init__(self) -> None:
-        if self.released_prefixes is None:  # default: every prefix released
-            object.__setattr__(self, "released_prefixes", self.horizon)
-
-    @property
-    def violated(self) -> bool:
-        """Whether the lower bound exceeds the claim (statistical evidence)."""
-        return self.bound.epsilon_lower_bound > self.claimed_epsilon
+#: The result of a tree-counter audit is the audit's one result type, with
+#: ``method`` ``"tree counter"`` (the full counter run round by round,
+#: :func:`audit_tree_counter`), ``"tree nodes: joint"`` (one LLR event counted on whole
+#: runs) or ``"tree nodes: product"`` (the LLR's top atom bounded factor by factor over
+#: independent nodes, :mod:`fedpriv.audit.endtoend.tree_product`), and the details
+#: ``accountant_epsilon`` (the accountant's ε for the counter's declared event),
+#: ``horizon`` (``T``), ``t`` (the changed round, 0-based; the papers' round
+#: ``t + 1``), ``n_nodes`` (released nodes covering it), ``scale`` and
+#: ``released_prefixes`` (the prefixes ``1..R`` the adversary sees). This alias keeps
+#: the older name readable.
+TreeAuditResult = AuditResult
 
 
 def _true_node_sums(stream: np.ndarray, observed: np.ndarray, nodes: np.ndarray) -> np.ndarray:
@@ -250,7 +216,8 @@ def audit_tree_counter(
 
     Returns
     -------
-    TreeAuditResult
+    AuditResult
+        ``method="tree counter"`` with the details of :data:`TreeAuditResult`.
     """
     started = time.perf_counter()
     root = as_seed_sequence(seed)
@@ -277,14 +244,15 @@ def audit_tree_counter(
     sensitivity = float(np.max(np.abs(pair.dataset - pair.dataset_prime)))
     event = LaplaceTree(scale=scale, horizon=horizon, l1_sensitivity=sensitivity,
                         released_prefixes=released)
-    return TreeAuditResult(
+    return AuditResult(
+        method="tree counter",
         bound=bound,
-        accountant_epsilon=event_epsilon(event),
         claimed_epsilon=claimed_epsilon,
+        seconds=time.perf_counter() - started,
+        accountant_epsilon=event_epsilon(event),
         horizon=horizon,
         t=pair.t,
         n_nodes=int(nodes.size),
         scale=float(scale),
-        seconds=time.perf_counter() - started,
         released_prefixes=released,
     )

@@ -462,10 +462,10 @@ def audit_tree_nodes(
     event = LaplaceTree(scale=scale, horizon=stream_horizon(pair), l1_sensitivity=sensitivity,
                         released_prefixes=released)
     return TreeAuditResult(
-        bound=bound, accountant_epsilon=event_epsilon(event), claimed_epsilon=claimed_epsilon,
+        method=f"tree nodes: {best}", bound=bound, claimed_epsilon=claimed_epsilon,
+        seconds=time.perf_counter() - started, accountant_epsilon=event_epsilon(event),
         horizon=stream_horizon(pair), t=pair.t, n_nodes=int(nodes.size),
-        scale=float(scale), seconds=time.perf_counter() - started, method=best,
-        released_prefixes=released,
+        scale=float(scale), released_prefixes=released,
     )
 
 
@@ -493,7 +493,7 @@ def tree_audit_event(result: TreeAuditResult) -> str:
     nodes = f"the {result.n_nodes} nodes covering round {result.t + 1}"
     if result.released_prefixes < result.horizon:
         nodes += f" among those of the released prefixes 1..{result.released_prefixes}"
-    if result.method == "product":
+    if result.method == "tree nodes: product":
         return (f"product audit: the Laplace LLR's top atom over {nodes} (every node on D's "
                 "side), bounded node by node over independent nodes "
                 f"({result.bound.n_samples:,} runs/world)")

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import special
@@ -30,6 +31,9 @@ from scipy import special
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
 from fedpriv.audit.estimators.threshold import _check_open_unit, _check_samples
 from fedpriv.privacy._checks import check_delta, check_int_at_least
+
+if TYPE_CHECKING:
+    from fedpriv.audit.estimators.result import AuditResult
 
 __all__ = [
     "OneRunBound",
@@ -288,7 +292,7 @@ def audit_one_run_mechanism(
     n_guesses: Sequence[int] | None = None,
     confidence: float = 0.95,
     delta: float = 0.0,
-) -> OneRunBound:
+) -> AuditResult:
     """Run ONE execution with ``n_canaries`` random canaries and audit it.
 
     The inclusion bits are drawn from the NEIGHBOR stream of ``seed`` (address
@@ -309,7 +313,11 @@ def audit_one_run_mechanism(
 
     Returns
     -------
-    OneRunBound
+    AuditResult
+        ``method="one-run"``, ``bound`` the :class:`OneRunBound` of
+        :func:`audit_one_run` (``n_samples`` is the number of canaries), details
+        ``n_guesses``, ``n_correct`` (the best guess count and its correct guesses)
+        and ``seed_entropy``.
 
     Raises
     ------
@@ -324,6 +332,9 @@ def audit_one_run_mechanism(
     >>> 0.7 < audit_one_run_mechanism(releases, n_canaries=10_000).epsilon_lower_bound <= 1
     True
     """
+    from fedpriv.audit.estimators.result import AuditResult  # result.py imports this module
+
+    started = time.perf_counter()
     m = check_int_at_least("n_canaries", n_canaries, 1)
     root = as_seed_sequence(seed)
     included = stream_rng(root, trial=0, side=0, stream=Stream.NEIGHBOR).random(m) < 0.5
@@ -335,6 +346,9 @@ def audit_one_run_mechanism(
     )
     if scores.shape != (m,):
         raise ValueError(f"the mechanism must return shape ({m},), got {scores.shape}.")
-    return audit_one_run(
+    bound = audit_one_run(
         scores, included, n_guesses=n_guesses, confidence=confidence, delta=delta
     )
+    return AuditResult(method="one-run", bound=bound, seconds=time.perf_counter() - started,
+                       n_guesses=bound.n_guesses, n_correct=bound.n_correct,
+                       seed_entropy=int(root.entropy))
