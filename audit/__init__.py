@@ -1,13 +1,23 @@
 """fedpriv.audit: empirical privacy audits, the claims register and the CLI.
 
-The regression-test API (``audit_mechanism``, ``assert_private``,
-``NeighboringPair``, ``AuditResult``) and the estimators are importable from here.
+The regression-test API and the estimators are importable from here:
+``audit_mechanism`` is the one audit entry point (a black-box sampler, a tree counter,
+an end-to-end algorithm or a one-run canary audit), ``AuditResult`` the one result
+type and ``NeighboringPair`` the one neighbouring-pair type (0-based locations;
+``stream_pair`` builds a reward-stream pair).
 Imports stay light: no matplotlib, no dask, no hypothesis at import time.
 """
 
 from __future__ import annotations
 
-from fedpriv.audit.regression.api import AuditResult, NeighboringPair, assert_private, audit_mechanism
+from fedpriv.audit.neighbors import stream_pair
+from fedpriv.audit.regression.api import (
+    AuditResult,
+    NeighboringPair,
+    assert_private,
+    audit_black_box,
+    audit_mechanism,
+)
 from fedpriv.audit.estimators import (
     DIRECTIONS,
     NO_EVIDENCE,
@@ -40,6 +50,7 @@ __all__ = [
     "NeighboringPair",
     "OneRunBound",
     "assert_private",
+    "audit_black_box",
     "audit_mechanism",
     "audit_one_run",
     "audit_one_run_mechanism",
@@ -54,4 +65,5 @@ __all__ = [
     "laplace_log_density_ratio",
     "laplace_threshold_grid",
     "one_run_p_value",
+    "stream_pair",
 ]

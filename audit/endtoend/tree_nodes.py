@@ -112,9 +112,8 @@ def covering_node_sums(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The released nodes covering round ``pair.t`` whose true sums differ, and those sums.
 
-    Round ``t`` (0-based) is the tree's leaf ``t + 1``. ``released_prefixes`` (default
-    the horizon): the prefixes ``1..R`` that reach
-    an output; only the nodes ``s <= R`` do (module docstring).
+    Round ``t`` is leaf ``t + 1``. ``released_prefixes`` (default: the horizon): the
+    prefixes ``1..R`` that reach an output; only nodes ``s <= R`` do (module docstring).
 
     Parameters
     ----------
@@ -489,8 +488,7 @@ def tree_audit_event(result: TreeAuditResult) -> str:
     >>> print(tree_audit_event(r)[:58])
     product audit: the Laplace LLR's top atom over the 5 nodes
     """
-    # printed as the papers' 1-based round tau = t + 1
-    nodes = f"the {result.n_nodes} nodes covering round {result.t + 1}"
+    nodes = f"the {result.n_nodes} nodes covering round {result.t + 1}"  # papers' 1-based τ
     if result.released_prefixes < result.horizon:
         nodes += f" among those of the released prefixes 1..{result.released_prefixes}"
     if result.method == "tree nodes: product":

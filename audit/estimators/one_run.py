@@ -194,6 +194,11 @@ class OneRunBound:
     delta: float
     n_tests: int
 
+    @property
+    def n_samples(self) -> int:
+        """The canaries: the samples of a one-run audit (:class:`~fedpriv.audit.interfaces.Bound`)."""
+        return self.n_canaries
+
     def to_dict(self) -> dict[str, Any]:
         """Fields as a flat dict."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}

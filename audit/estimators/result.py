@@ -20,8 +20,7 @@ import types
 from collections.abc import Mapping
 from typing import Any
 
-from fedpriv.audit.estimators.one_run import OneRunBound
-from fedpriv.audit.estimators.threshold import EpsilonLowerBound
+from fedpriv.audit.interfaces import Bound
 
 __all__ = ["AuditResult"]
 
@@ -42,8 +41,10 @@ class AuditResult:
         :mod:`fedpriv.audit.endtoend.tree_nodes`), ``"end-to-end"`` (coupled runs of a
         whole algorithm, :func:`~fedpriv.audit.endtoend.engine.search_and_confirm`) or
         ``"one-run"`` (:func:`~fedpriv.audit.estimators.audit_one_run_mechanism`).
-    bound : EpsilonLowerBound or OneRunBound
-        The estimator's bound, with its confidence, δ and samples.
+    bound : Bound
+        The estimator's bound (:class:`~fedpriv.audit.estimators.EpsilonLowerBound`,
+        or :class:`~fedpriv.audit.estimators.OneRunBound` for one run), with its
+        confidence, δ and samples.
     claimed_epsilon : float
         The claim's ε at ``delta`` (nats); NaN when the audit was run without a claim.
     violated : bool
@@ -74,7 +75,7 @@ class AuditResult:
     """
 
     method: str
-    bound: EpsilonLowerBound | OneRunBound
+    bound: Bound
     claimed_epsilon: float
     violated: bool
     seconds: float
@@ -84,7 +85,7 @@ class AuditResult:
         self,
         *,
         method: str,
-        bound: EpsilonLowerBound | OneRunBound,
+        bound: Bound,
         claimed_epsilon: float = math.nan,
         violated: bool | None = None,
         seconds: float = 0.0,
@@ -97,7 +98,7 @@ class AuditResult:
         ----------
         method : str
             The audit that gave ``bound``.
-        bound : EpsilonLowerBound or OneRunBound
+        bound : Bound
             The estimator's bound.
         claimed_epsilon : float, default NaN
             The claim's ε at the bound's δ; NaN without a claim.
@@ -113,13 +114,14 @@ class AuditResult:
         Raises
         ------
         TypeError
-            If ``method`` is not a string or ``bound`` not an estimator bound.
+            If ``method`` is not a string or ``bound`` not an estimator bound
+            (:class:`~fedpriv.audit.interfaces.Bound`).
         """
         if not isinstance(method, str):
             raise TypeError(f"`method` must be a string, got {type(method).__name__}.")
-        if not isinstance(bound, (EpsilonLowerBound, OneRunBound)):
-            raise TypeError("`bound` must be an EpsilonLowerBound or a OneRunBound, "
-                            f"got {type(bound).__name__}.")
+        if not isinstance(bound, Bound):
+            raise TypeError("`bound` must be an estimator bound (epsilon_lower_bound, "
+                            f"confidence, delta, n_samples), got {type(bound).__name__}.")
         claimed_epsilon = float(claimed_epsilon)
         if violated is None:
             violated = bound.epsilon_lower_bound > claimed_epsilon  # False when NaN
@@ -171,8 +173,6 @@ class AuditResult:
     @property
     def n_samples(self) -> int:
         """Samples per world behind ``bound`` (one-run: the canaries of the one run)."""
-        if isinstance(self.bound, OneRunBound):
-            return int(self.bound.n_canaries)
         return int(self.bound.n_samples)
 
     @property
@@ -198,7 +198,7 @@ class AuditResult:
         else:
             text += f" method {self.method}"
         bound = self.bound
-        if "orientation" in self.details and bound.direction != "none":
+        if "orientation" in self.details and getattr(bound, "direction", "none") != "none":
             sign = ">=" if get("orientation") > 0 else "<="
             threshold = get("orientation") * bound.threshold
             text += (
