@@ -1,7 +1,10 @@
 """Regression-test API: audit a mechanism against a privacy claim in one call.
 
-:func:`audit_mechanism` runs ``mechanism(dataset, n_samples, rng)`` on the two
-datasets of a :class:`NeighboringPair`, in two stages with disjoint SeedSequence
+:func:`audit_mechanism` is the audit's one entry point: it dispatches on what it is
+given (a black-box sampler, a tree counter's event, end-to-end samplers of a whole
+algorithm, a one-run mechanism) and always returns an :class:`AuditResult`. Its
+black-box route, :func:`audit_black_box`, runs ``mechanism(dataset, n_samples, rng)``
+on the two datasets of a :class:`NeighboringPair`, in two stages with disjoint SeedSequence
 subtrees (DP-Sniper's ``n_check``/``n_final``, StatDP's event/detect iterations):
 
 1. **Pilot** (``pilot_samples`` per world): fix the score (the output itself for
@@ -43,9 +46,9 @@ numbers do not change:
   stops as soon as the claim is refuted or the budget is spent (``n_samples`` is then
   the samples used, ``samples_budget`` the budget).
 
-Length: the public regression-test API (:class:`NeighboringPair`, :class:`AuditResult`,
-:func:`audit_mechanism`, :func:`assert_private`) with its validated plan and its two
-stages; a third of it is documentation.
+Length: the audit's entry point (:func:`audit_mechanism` and its route dispatch), the
+black-box route (:func:`audit_black_box`) with its validated plan and its two stages,
+and :func:`assert_private`; a third of it is documentation.
 """
 
 from __future__ import annotations
@@ -293,14 +296,16 @@ def audit_mechanism(
     What is audited decides the route; every route returns an :class:`AuditResult`
     (``method`` names the route, ``details`` holds its own numbers):
 
-    ========================================  =====================  ==================
-    ``mechanism``                             ``pair``               route (``method``)
-    ========================================  =====================  ==================
-    a sampler ``(dataset, n_samples, rng)``   :class:`NeighboringPair`  :func:`audit_black_box` (``"mechanism"``)
-    a :class:`~fedpriv.privacy.events.LaplaceTree` event  a stream pair  the tree counter it describes (``"tree counter"``, ``"tree nodes: ..."``)
-    a mapping ``{pair name: sampler}``        None                   end-to-end coupled runs (``"end-to-end"``)
-    a one-run mechanism ``(included, rng)``   None, with ``n_canaries``  one-run canary audit (``"one-run"``)
-    ========================================  =====================  ==================
+    - a sampler ``mechanism(dataset, n_samples, rng)`` with a :class:`NeighboringPair`:
+      the black-box audit :func:`audit_black_box` (``method="mechanism"``);
+    - a :class:`~fedpriv.privacy.events.LaplaceTree` event with a reward-stream pair
+      (:func:`~fedpriv.audit.neighbors.stream_pair`): the tree counter the event
+      describes (``"tree counter"``, or ``"tree nodes: joint"``/``"tree nodes:
+      product"`` for the white-box node audits);
+    - a mapping ``{pair description: sampler(world, n_samples, seed)}`` and no pair:
+      an end-to-end audit of coupled runs of a whole algorithm (``"end-to-end"``);
+    - a one-run mechanism ``mechanism(included, rng)``, no pair and ``n_canaries``:
+      the one-run canary audit (``"one-run"``).
 
     The numbers are those of the route's own function (same seeds, same sampling
     order): :func:`audit_black_box`,
