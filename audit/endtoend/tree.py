@@ -4,9 +4,10 @@ Tree audit
 ----------
 :func:`audit_tree_counter` runs :class:`privacy.LaplaceTreeCounter` itself, vectorized
 over samples, on the two streams of a reward-stream
-:class:`~fedpriv.audit.neighbors.NeighboringPair` (:func:`~fedpriv.audit.neighbors.stream_pair`,
-changed round ``t`` 0-based, leaf ``tau = t + 1`` of the tree). Both worlds see the same stream but for the changed round; only the privacy
-noise differs (each world and batch has its own NOISE stream). The adversary observes
+:class:`~fedpriv.audit.neighbors.NeighboringPair`
+(:func:`~fedpriv.audit.neighbors.stream_pair`; changed round ``t``, 0-based, is leaf
+``tau = t + 1`` of the tree). Both worlds see the same stream but for the changed
+round; only the privacy noise differs (each world and batch has its own NOISE stream). The adversary observes
 the noisy prefix sums released at rounds ``1..R`` (``released_prefixes``, default
 every round; Zhu et al.'s Fed_UCB sends and acts on ϑ̃(t−1) only, Algorithm 4 lines
 18 and 8, so ``R = T − 1`` there) and post-processes them: node ``s`` is recovered

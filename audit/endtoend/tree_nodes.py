@@ -458,8 +458,8 @@ def audit_tree_nodes(
         )
     best = max(bounds, key=lambda name: bounds[name].epsilon_lower_bound)
     bound = dataclasses.replace(bounds[best], confidence=confidence)
-    event = LaplaceTree(scale=scale, horizon=stream_horizon(pair), l1_sensitivity=sensitivity,
-                        released_prefixes=released)
+    event = LaplaceTree(scale=scale, horizon=stream_horizon(pair),
+                        l1_sensitivity=sensitivity, released_prefixes=released)
     return TreeAuditResult(
         method=f"tree nodes: {best}", bound=bound, claimed_epsilon=claimed_epsilon,
         seconds=time.perf_counter() - started, accountant_epsilon=event_epsilon(event),

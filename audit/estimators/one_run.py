@@ -23,17 +23,15 @@ import dataclasses
 import math
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from scipy import special
 
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
 from fedpriv.audit.estimators.threshold import _check_open_unit, _check_samples
+from fedpriv.audit.estimators.result import AuditResult
 from fedpriv.privacy._checks import check_delta, check_int_at_least
-
-if TYPE_CHECKING:
-    from fedpriv.audit.estimators.result import AuditResult
 
 __all__ = [
     "OneRunBound",
@@ -196,7 +194,7 @@ class OneRunBound:
 
     @property
     def n_samples(self) -> int:
-        """The canaries: the samples of a one-run audit (:class:`~fedpriv.audit.interfaces.Bound`)."""
+        """The canaries: the samples of a one-run audit (``interfaces.Bound``)."""
         return self.n_canaries
 
     def to_dict(self) -> dict[str, Any]:
@@ -337,8 +335,6 @@ def audit_one_run_mechanism(
     >>> 0.7 < audit_one_run_mechanism(releases, n_canaries=10_000).epsilon_lower_bound <= 1
     True
     """
-    from fedpriv.audit.estimators.result import AuditResult  # result.py imports this module
-
     started = time.perf_counter()
     m = check_int_at_least("n_canaries", n_canaries, 1)
     root = as_seed_sequence(seed)
@@ -354,6 +350,6 @@ def audit_one_run_mechanism(
     bound = audit_one_run(
         scores, included, n_guesses=n_guesses, confidence=confidence, delta=delta
     )
-    return AuditResult(method="one-run", bound=bound, seconds=time.perf_counter() - started,
-                       n_guesses=bound.n_guesses, n_correct=bound.n_correct,
+    return AuditResult(method="one-run", bound=bound,
+                       seconds=time.perf_counter() - started, n_guesses=bound.n_guesses, n_correct=bound.n_correct,
                        seed_entropy=int(root.entropy))

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from fedpriv.audit.interfaces import Bound
+from fedpriv.privacy.relations import NeighboringRelation
 
 __all__ = ["AuditResult"]
 
@@ -121,7 +122,8 @@ class AuditResult:
             raise TypeError(f"`method` must be a string, got {type(method).__name__}.")
         if not isinstance(bound, Bound):
             raise TypeError("`bound` must be an estimator bound (epsilon_lower_bound, "
-                            f"confidence, delta, n_samples), got {type(bound).__name__}.")
+                            "confidence, delta, n_samples), got "
+                            f"{type(bound).__name__}.")
         claimed_epsilon = float(claimed_epsilon)
         if violated is None:
             violated = bound.epsilon_lower_bound > claimed_epsilon  # False when NaN
@@ -177,7 +179,7 @@ class AuditResult:
 
     @property
     def tightness(self) -> float:
-        """``epsilon_lower_bound / claimed_epsilon`` (NaN if the claim's ε is 0, inf or NaN)."""
+        """``epsilon_lower_bound / claimed_epsilon`` (NaN unless the claim's ε is in (0, inf))."""
         if not 0.0 < self.claimed_epsilon < math.inf:
             return math.nan
         return self.epsilon_lower_bound / self.claimed_epsilon
@@ -252,7 +254,7 @@ class AuditResult:
                 value = value.to_dict()
             elif name == "claim":
                 value = repr(value)
-            elif hasattr(value, "value") and type(value).__module__.endswith("relations"):
+            elif isinstance(value, NeighboringRelation):
                 value = value.value
             out[name] = value
         out.update(tightness=self.tightness, evidence=self.evidence)
