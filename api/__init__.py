@@ -24,7 +24,8 @@ Accountant, events, errors, NeighboringRelation
 PureDP, ApproxDP, ZCDP, GaussianDP, RDP, PLD
     The guarantee types.
 audit_mechanism, assert_private, NeighboringPair, AuditResult
-    The regression-test API (:mod:`fedpriv.audit`).
+    The regression-test API (:mod:`fedpriv.audit`): the one audit entry point, its
+    assertion form, the one neighbouring-pair type and the one result type.
 """
 
 from __future__ import annotations

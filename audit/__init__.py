@@ -1,7 +1,10 @@
 """fedpriv.audit: empirical privacy audits, the claims register and the CLI.
 
-The regression-test API (``audit_mechanism``, ``assert_private``,
-``NeighboringPair``, ``AuditResult``) and the estimators are importable from here.
+The regression-test API and the estimators are importable from here:
+``audit_mechanism`` is the one audit entry point (a black-box sampler, a tree counter,
+an end-to-end algorithm or a one-run canary audit), ``AuditResult`` the one result
+type and ``NeighboringPair`` the one neighbouring-pair type (0-based locations;
+``stream_pair`` builds a reward-stream pair).
 Imports stay light: no matplotlib, no dask, no hypothesis at import time.
 
 The names are imported on first use (:func:`__getattr__`), so that importing a
@@ -38,6 +41,8 @@ __all__ = [
     "laplace_log_density_ratio",
     "laplace_threshold_grid",
     "one_run_p_value",
+    "stream_pair",
+    "audit_black_box",
 ]
 
 #: Public name -> the module that defines it.
@@ -46,6 +51,8 @@ _LAZY = {
     'NeighboringPair': 'fedpriv.audit.regression.api',
     'assert_private': 'fedpriv.audit.regression.api',
     'audit_mechanism': 'fedpriv.audit.regression.api',
+    'audit_black_box': 'fedpriv.audit.regression.api',
+    'stream_pair': 'fedpriv.audit.engine.neighbors',
     'DIRECTIONS': 'fedpriv.audit.estimators',
     'NO_EVIDENCE': 'fedpriv.audit.estimators',
     'CurveAudit': 'fedpriv.audit.estimators',

@@ -1,5 +1,11 @@
 """Protocols of the audit module (modelled on DP-Auditorium's ``interfaces.py``).
 
+They type the audit's entry point,
+:func:`fedpriv.audit.regression.api.audit_mechanism` (and its black-box route): a
+claim must be a :class:`Guarantee` (checked with ``isinstance``, which tests for the
+two methods), the audited sampler is a :class:`Mechanism`, a caller's score or
+log-density ratio a :class:`ScoreFunction`, and the result holds a :class:`Bound`.
+
 A *mechanism* is a vectorized sampler: ``mechanism(dataset, n_samples, rng)`` returns
 ``n_samples`` independent outputs, first axis the sample axis (STYLE §7). A *score
 function* reduces a batch of outputs to one real number per sample. A *guarantee*
@@ -13,7 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Guarantee", "Mechanism", "ScoreFunction"]
+__all__ = ["Bound", "Guarantee", "Mechanism", "ScoreFunction"]
 
 
 @runtime_checkable
@@ -30,6 +36,20 @@ class ScoreFunction(Protocol):
     """``outputs (n, ...) -> scores (n,)`` of float64; larger should mean "more like D"."""
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray: ...
+
+
+@runtime_checkable
+class Bound(Protocol):
+    """An estimator's ε lower bound: what an :class:`~fedpriv.audit.AuditResult` holds.
+
+    :class:`~fedpriv.audit.estimators.EpsilonLowerBound` and
+    :class:`~fedpriv.audit.estimators.OneRunBound` are bounds.
+    """
+
+    epsilon_lower_bound: float  #: ε lower bound in nats, >= 0
+    confidence: float  #: confidence of the bound, in (0, 1)
+    delta: float  #: δ at which the bound is stated
+    n_samples: int  #: samples per world behind the bound (one run: the canaries)
 
 
 @runtime_checkable

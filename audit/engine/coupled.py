@@ -43,6 +43,7 @@ import numpy as np
 from scipy import stats
 
 from fedpriv.audit.estimators import EpsilonLowerBound, estimate_epsilon_lower_bound
+from fedpriv.audit.estimators.result import AuditResult
 from fedpriv.privacy._checks import check_delta, check_int_at_least
 
 __all__ = [
@@ -91,47 +92,19 @@ class AuditBudget:
             raise ValueError(f"`confidence` must be in (0, 1), got {self.confidence!r}.")
 
 
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class EndToEndAudit:
-    """Result of one end-to-end audit.
-
-    Attributes
-    ----------
-    bound : EpsilonLowerBound
-        Lower bound on ε with its confidence, δ and samples per world.
-    channel : str
-        What the adversary observes.
-    event : str
-        The distinguishing event that was confirmed.
-    neighbors : str
-        The neighboring pair (relation, position, values).
-    pilot_epsilon : float
-        The bound the chosen event was projected to give on the confirming sample
-        (pilot proportions, confirmation's size and level; for the record only).
-    seconds : float
-        Wall time of pilot and confirmation.
-    epsilon_lower_bound_at_1e_6 : float
-        The same event's bound at δ = 10⁻⁶
-        (:func:`fedpriv.audit.estimators.epsilon_lower_bound_at_delta`; NaN when not
-        computed), so that a claim whose δ makes ε vacuous is bracketed at 10⁻⁶ too.
-        Where a second audit bounds ε at 10⁻⁶ (FedUCB's Privatizer nodes,
-        :mod:`fedpriv.audit.families.feducb.privatizer`), the larger of the two.
-    bound_at_1e_6 : EpsilonLowerBound or None
-        The bound giving ``epsilon_lower_bound_at_1e_6`` when it is not this audit's
-        own event (its samples and confidence), else None.
-    event_at_1e_6 : str or None
-        The event or score of ``bound_at_1e_6``.
-    """
-
-    bound: EpsilonLowerBound
-    channel: str
-    event: str
-    neighbors: str
-    pilot_epsilon: float
-    seconds: float
-    epsilon_lower_bound_at_1e_6: float = math.nan
-    bound_at_1e_6: EpsilonLowerBound | None = None
-    event_at_1e_6: str | None = None
+#: The result of an end-to-end audit is the audit's one result type, with
+#: ``method="end-to-end"`` and the details ``channel`` (what the adversary observes),
+#: ``event`` (the confirmed distinguishing event), ``neighbors`` (the neighbouring pair:
+#: relation, position, values), ``pilot_epsilon`` (the bound the event was projected to
+#: give on the confirming sample, for the record only), ``epsilon_lower_bound_at_1e_6``
+#: (the same event's bound at δ = 10⁻⁶,
+#: :func:`fedpriv.audit.estimators.epsilon_lower_bound_at_delta`, NaN when not
+#: computed; where a second audit bounds ε at 10⁻⁶, FedUCB's Privatizer nodes in
+#: :mod:`fedpriv.audit.families.feducb.privatizer`, the larger of the two),
+#: ``bound_at_1e_6`` (the bound giving it when it is not this audit's own event, else
+#: None) and ``event_at_1e_6`` (that bound's event or score). This alias keeps the
+#: older name readable in annotations.
+EndToEndAudit = AuditResult
 
 
 def child_seed(seed: int | np.random.SeedSequence, *keys: int) -> np.random.SeedSequence:
@@ -351,7 +324,9 @@ def search_and_confirm(
 
     Returns
     -------
-    EndToEndAudit
+    AuditResult
+        ``method="end-to-end"``, the confirmed event's bound and the details of
+        :data:`EndToEndAudit`.
 
     Raises
     ------
@@ -399,7 +374,9 @@ def search_and_confirm(
         _indicator(confirming[0], event), _indicator(confirming[1], event),
         confidence=budget.confidence, delta=delta,
     )
-    return EndToEndAudit(
-        bound=bound, channel=channel, event=describe_event(event, names), neighbors=pair,
-        pilot_epsilon=pilot_epsilon, seconds=time.perf_counter() - started,
+    return AuditResult(
+        method="end-to-end", bound=bound, seconds=time.perf_counter() - started,
+        channel=channel, event=describe_event(event, names), neighbors=pair,
+        pilot_epsilon=pilot_epsilon, epsilon_lower_bound_at_1e_6=math.nan,
+        bound_at_1e_6=None, event_at_1e_6=None,
     )

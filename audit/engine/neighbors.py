@@ -1,10 +1,13 @@
-"""Neighboring reward streams, built at the positions where a leak would be largest.
+"""The neighbouring pair of every audit, and reward-stream pairs at the worst positions.
 
-Under ``REPLACE_ONE_REWARD`` two streams differ in one round's reward. For a binary
-tree counter the worst record is the one covered by the most released nodes; over a
-horizon ``T`` that is round 1, which every one of the ``floor(log2 T) + 1`` levels
-covers (Chan, Shi & Song 2011, Sec. 3.4); with only the prefixes ``1..R`` released
-it is still round 1, in ``floor(log2 R) + 1`` released nodes. Extreme values (``low``
+:class:`NeighboringPair` is the audit's one neighbouring-pair type: two datasets, the
+relation, and (0-based) where they differ. Under ``REPLACE_ONE_REWARD`` two streams
+differ in one round's reward (:func:`stream_pair`). For a binary tree counter the
+worst record is the one covered by the most released nodes; over a horizon ``T`` that
+is the first round (``t = 0``, the papers' round 1), which every one of the
+``floor(log2 T) + 1`` levels covers (Chan, Shi & Song 2011, Sec. 3.4); with only the
+prefixes ``1..R`` released it is still the first round, in ``floor(log2 R) + 1``
+released nodes. Extreme values (``low``
 in one world, ``high`` in the other) make the node sums differ by the full
 sensitivity.
 """
@@ -12,61 +15,170 @@ sensitivity.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 
 from fedpriv.privacy._checks import check_int_at_least, check_real
-from fedpriv.privacy.relations import NeighboringRelation
+from fedpriv.privacy.relations import NeighboringRelation, parse_relation
 from fedpriv.privacy.accounting.tree import nodes_covering
 
 __all__ = [
-    "NeighboringStreams",
+    "NeighboringPair",
     "SingleWorldTable",
+    "stream_horizon",
+    "stream_pair",
     "table_reward_pair",
     "worst_case_reward_pair",
     "worst_tree_position",
 ]
 
 
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class NeighboringStreams:
-    """One agent-arm reward stream in two neighboring worlds D and D'.
+@dataclasses.dataclass(frozen=True, slots=True, eq=False)
+class NeighboringPair:
+    """Two neighboring datasets D and D' (any objects the mechanism accepts).
+
+    The one neighbouring-pair type of the audit: a black-box mechanism's two inputs,
+    a reward stream and its neighbour (:func:`stream_pair`), or two reward tables
+    (:func:`fedpriv.audit.regression.strategies.neighboring_reward_tables`). Where
+    the changed record is known, ``agent``, ``t`` and ``arm`` locate it, **0-based**
+    like every index of fedpriv (STYLE §2: ``t`` is the 0-based round); the papers'
+    1-based round is ``tau = t + 1``.
 
     Attributes
     ----------
-    stream, stream_prime : ndarray of float64, shape (horizon,)
-        Rewards of rounds ``1..horizon`` in D and D'; they differ only at ``position``.
-    observed : ndarray of bool, shape (horizon,)
-        Rounds in which the arm is pulled (shared by both worlds).
-    position : int
-        The differing round ``tau`` (1-based).
-    neighboring_relation : NeighboringRelation
+    dataset, dataset_prime : Any
+        D and D'. They must be picklable to run on a process pool or dask.
+    neighboring_relation : NeighboringRelation, optional
+        The relation under which they are neighbors (reported, not checked); a
+        relation's name is accepted.
+    description : str
+        Free text for reports (which record differs, and how).
+    agent, t, arm : int or None
+        The changed record, 0-based (keyword-only): the agent, the round and the arm;
+        None when not located or when every agent/arm of round ``t`` changes.
+    observed : ndarray of bool, optional
+        Which entries of the datasets are observed, shared by both worlds (for a
+        reward stream: the rounds in which the arm is pulled); None means all.
+
+    Raises
+    ------
+    TypeError
+        If ``description`` is not a string or a location is not an int.
+    ValueError
+        If ``neighboring_relation`` is an unknown name or a location is negative.
+
+    Notes
+    -----
+    Compared by identity (``eq=False``): datasets are often arrays, whose ``==`` is
+    elementwise.
     """
 
-    stream: np.ndarray
-    stream_prime: np.ndarray
-    observed: np.ndarray
-    position: int
-    neighboring_relation: NeighboringRelation = NeighboringRelation.REPLACE_ONE_REWARD
+    dataset: Any
+    dataset_prime: Any
+    neighboring_relation: NeighboringRelation | None = None
+    description: str = ""
+    _: dataclasses.KW_ONLY
+    agent: int | None = None
+    t: int | None = None
+    arm: int | None = None
+    observed: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        if self.stream.shape != self.stream_prime.shape or self.stream.ndim != 1:
-            raise ValueError("`stream` and `stream_prime` must be 1-D of equal length.")
-        differ = np.flatnonzero(self.stream != self.stream_prime)
-        if differ.size != 1 or differ[0] != self.position - 1:
-            raise ValueError(
-                f"the streams must differ exactly at round `position` = {self.position}; "
-                f"they differ at rounds {(differ + 1).tolist()}."
+        if self.neighboring_relation is not None:
+            # a relation's name is accepted too; an unknown one is a ValueError
+            object.__setattr__(self, "neighboring_relation",
+                               parse_relation(self.neighboring_relation))
+        if not isinstance(self.description, str):
+            raise TypeError(
+                f"`description` must be a string, got {type(self.description).__name__}."
             )
+        for name in ("agent", "t", "arm"):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, check_int_at_least(name, getattr(self, name), 0))
 
-    @property
-    def horizon(self) -> int:
-        """Number of rounds."""
-        return int(self.stream.size)
+
+def stream_pair(
+    stream: np.ndarray,
+    stream_prime: np.ndarray,
+    *,
+    t: int,
+    observed: np.ndarray | None = None,
+    neighboring_relation: NeighboringRelation = NeighboringRelation.REPLACE_ONE_REWARD,
+) -> NeighboringPair:
+    """One agent-arm reward stream in two neighboring worlds, differing at round ``t``.
+
+    Parameters
+    ----------
+    stream, stream_prime : ndarray of float64, shape (horizon,)
+        Rewards of rounds ``0..horizon-1`` in D and D'; they differ only at ``t``.
+    t : int
+        The differing round, 0-based (the papers' round ``tau = t + 1``).
+    observed : ndarray of bool, shape (horizon,), optional
+        Rounds in which the arm is pulled (shared by both worlds); default every round.
+    neighboring_relation : NeighboringRelation
+        Default ``REPLACE_ONE_REWARD``.
+
+    Returns
+    -------
+    NeighboringPair
+        ``dataset``/``dataset_prime`` the two streams, ``t`` the changed round and
+        ``observed`` the mask (always an array).
+
+    Raises
+    ------
+    ValueError
+        If the streams are not 1-D of equal length, ``observed`` has another shape,
+        or the streams do not differ exactly at ``t``.
+
+    Examples
+    --------
+    >>> pair = stream_pair(np.array([1.0, 0.0]), np.array([0.0, 0.0]), t=0)
+    >>> pair.t, stream_horizon(pair)
+    (0, 2)
+    """
+    stream = np.asarray(stream, dtype=np.float64)
+    stream_prime = np.asarray(stream_prime, dtype=np.float64)
+    if stream.shape != stream_prime.shape or stream.ndim != 1:
+        raise ValueError("`stream` and `stream_prime` must be 1-D of equal length.")
+    observed = (np.ones(stream.shape, dtype=bool) if observed is None
+                else np.asarray(observed, dtype=bool))
+    if observed.shape != stream.shape:
+        raise ValueError(f"`observed` must have shape {stream.shape}, got {observed.shape}.")
+    differ = np.flatnonzero(stream != stream_prime)
+    if differ.size != 1 or differ[0] != t:
+        raise ValueError(
+            f"the streams must differ exactly at round `t` = {t} (0-based); "
+            f"they differ at rounds {differ.tolist()}."
+        )
+    return NeighboringPair(stream, stream_prime, neighboring_relation, t=t, observed=observed)
+
+
+def stream_horizon(pair: NeighboringPair) -> int:
+    """Number of rounds of a reward-stream pair (:func:`stream_pair`).
+
+    Parameters
+    ----------
+    pair : NeighboringPair
+        Built by :func:`stream_pair` (1-D datasets, ``t`` and ``observed`` set).
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    TypeError
+        If ``pair`` is not a reward-stream pair.
+    """
+    if (not isinstance(pair, NeighboringPair) or pair.t is None or pair.observed is None
+            or np.ndim(pair.dataset) != 1):
+        raise TypeError("`pair` must be a reward-stream NeighboringPair (see stream_pair).")
+    return int(np.size(pair.dataset))
 
 
 def worst_tree_position(horizon: int) -> int:
-    """The round covered by the most tree nodes over ``horizon`` rounds (the smallest such).
+    """The round ``t`` covered by the most tree nodes over ``horizon`` rounds (the smallest such).
 
     Parameters
     ----------
@@ -77,7 +189,8 @@ def worst_tree_position(horizon: int) -> int:
     Returns
     -------
     int
-        1-based round.
+        0-based round ``t`` (the tree's node numbering is 1-based: round ``t`` is
+        leaf ``tau = t + 1``).
 
     Raises
     ------
@@ -87,13 +200,13 @@ def worst_tree_position(horizon: int) -> int:
     Examples
     --------
     >>> worst_tree_position(16), worst_tree_position(1024)
-    (1, 1)
+    (0, 0)
     """
     horizon = check_int_at_least("horizon", horizon, 1)
     coverage = [
         nodes_covering(tau, horizon).size for tau in range(1, min(horizon, 4096) + 1)
     ]
-    return int(np.argmax(coverage)) + 1
+    return int(np.argmax(coverage))
 
 
 def worst_case_reward_pair(
@@ -102,7 +215,7 @@ def worst_case_reward_pair(
     low: float = 0.0,
     high: float = 1.0,
     background: float | None = None,
-) -> NeighboringStreams:
+) -> NeighboringPair:
     """The pair of streams with ``high`` (D) vs ``low`` (D') at the worst tree position.
 
     Parameters
@@ -116,8 +229,9 @@ def worst_case_reward_pair(
 
     Returns
     -------
-    NeighboringStreams
-        The two streams of shape ``(horizon,)`` and the changed round.
+    NeighboringPair
+        The two streams of shape ``(horizon,)`` (:func:`stream_pair`) and the changed
+        round ``t`` (0-based).
 
     Raises
     ------
@@ -129,20 +243,15 @@ def worst_case_reward_pair(
     if not low < high:
         raise ValueError(f"`low` must be < `high`, got {low!r} and {high!r}.")
     fill = low if background is None else check_real("background", background)
-    position = worst_tree_position(horizon)
+    t = worst_tree_position(horizon)
     stream = np.full(horizon, fill, dtype=np.float64)
     stream_prime = stream.copy()
-    stream[position - 1], stream_prime[position - 1] = high, low
-    return NeighboringStreams(
-        stream=stream,
-        stream_prime=stream_prime,
-        observed=np.ones(horizon, dtype=bool),
-        position=position,
-    )
+    stream[t], stream_prime[t] = high, low
+    return stream_pair(stream, stream_prime, t=t, observed=np.ones(horizon, dtype=bool))
 
 
 # ---------------------------------------------------------------------------------
-# End-to-end neighbours on adaptive reward tables (used by the end-to-end audits)
+# End-to-end neighbours on adaptive reward tables (added for audit.endtoend_*)
 # ---------------------------------------------------------------------------------
 
 

@@ -3,9 +3,11 @@
 Tree audit
 ----------
 :func:`audit_tree_counter` runs :class:`privacy.LaplaceTreeCounter` itself, vectorized
-over samples, on the two streams of a :class:`~fedpriv.audit.engine.neighbors.NeighboringStreams`
-pair. Both worlds see the same stream but for the changed round; only the privacy
-noise differs (each world and batch has its own NOISE stream). The adversary observes
+over samples, on the two streams of a reward-stream
+:class:`~fedpriv.audit.engine.neighbors.NeighboringPair`
+(:func:`~fedpriv.audit.engine.neighbors.stream_pair`; changed round ``t``, 0-based, is leaf
+``tau = t + 1`` of the tree). Both worlds see the same stream but for the changed
+round; only the privacy noise differs (each world and batch has its own NOISE stream). The adversary observes
 the noisy prefix sums released at rounds ``1..R`` (``released_prefixes``, default
 every round; Zhu et al.'s Fed_UCB sends and acts on ϑ̃(t−1) only, Algorithm 4 lines
 18 and 8, so ``R = T − 1`` there) and post-processes them: node ``s`` is recovered
@@ -31,11 +33,11 @@ import numpy as np
 
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
 from fedpriv.audit.estimators import (
-    EpsilonLowerBound,
     estimate_epsilon_lower_bound,
     laplace_threshold_grid,
 )
-from fedpriv.audit.engine.neighbors import NeighboringStreams
+from fedpriv.audit.estimators.result import AuditResult
+from fedpriv.audit.engine.neighbors import NeighboringPair, stream_horizon
 from fedpriv.privacy import Accountant, LaplaceTreeCounter, event_epsilon
 from fedpriv.privacy._checks import check_int_at_least, check_positive
 from fedpriv.privacy.accounting.events import LaplaceTree
@@ -46,50 +48,17 @@ __all__ = ["TreeAuditResult", "audit_tree_counter", "sample_tree_llr"]
 _DEFAULT_BATCH = 1 << 18
 
 
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class TreeAuditResult:
-    """Outcome of a tree-counter audit.
-
-    Attributes
-    ----------
-    bound : EpsilonLowerBound
-        Empirical ε lower bound with its confidence and sample count.
-    accountant_epsilon : float
-        The accountant's ε for the counter's declared event.
-    claimed_epsilon : float
-    horizon, position, n_nodes : int
-        ``T``, the changed round and the number of released nodes covering it.
-    scale : float
-    seconds : float
-        Wall time of sampling and estimation.
-    method : str
-        Which audit gave ``bound``: ``"joint"`` (one LLR event counted on whole runs),
-        ``"product"`` (the LLR's top atom bounded factor by factor over independent
-        nodes, :mod:`fedpriv.audit.engine.tree_product`), or ``"round by round"`` (the
-        full counter, :func:`audit_tree_counter`).
-    released_prefixes : int
-        The prefixes ``1..R`` the adversary sees (default, None: ``horizon``).
-    """
-
-    bound: EpsilonLowerBound
-    accountant_epsilon: float
-    claimed_epsilon: float
-    horizon: int
-    position: int
-    n_nodes: int
-    scale: float
-    seconds: float
-    method: str = "round by round"
-    released_prefixes: int | None = None
-
-    def __post_init__(self) -> None:
-        if self.released_prefixes is None:  # default: every prefix released
-            object.__setattr__(self, "released_prefixes", self.horizon)
-
-    @property
-    def violated(self) -> bool:
-        """Whether the lower bound exceeds the claim (statistical evidence)."""
-        return self.bound.epsilon_lower_bound > self.claimed_epsilon
+#: The result of a tree-counter audit is the audit's one result type, with
+#: ``method`` ``"tree counter"`` (the full counter run round by round,
+#: :func:`audit_tree_counter`), ``"tree nodes: joint"`` (one LLR event counted on whole
+#: runs) or ``"tree nodes: product"`` (the LLR's top atom bounded factor by factor over
+#: independent nodes, :mod:`fedpriv.audit.engine.tree_product`), and the details
+#: ``accountant_epsilon`` (the accountant's ε for the counter's declared event),
+#: ``horizon`` (``T``), ``t`` (the changed round, 0-based; the papers' round
+#: ``t + 1``), ``n_nodes`` (released nodes covering it), ``scale`` and
+#: ``released_prefixes`` (the prefixes ``1..R`` the adversary sees). This alias keeps
+#: the older name readable.
+TreeAuditResult = AuditResult
 
 
 def _true_node_sums(stream: np.ndarray, observed: np.ndarray, nodes: np.ndarray) -> np.ndarray:
@@ -111,7 +80,7 @@ def _laplace_loss_term(y: np.ndarray, s_d: float, s_dp: float) -> np.ndarray:
 
 
 def sample_tree_llr(
-    pair: NeighboringStreams,
+    pair: NeighboringPair,
     *,
     world: int,
     scale: float,
@@ -128,8 +97,8 @@ def sample_tree_llr(
 
     Parameters
     ----------
-    pair : NeighboringStreams
-        The two reward streams.
+    pair : NeighboringPair
+        The two reward streams (:func:`fedpriv.audit.engine.neighbors.stream_pair`).
     world : {0, 1}
         D or D'.
     scale : float
@@ -143,7 +112,7 @@ def sample_tree_llr(
     batch_size : int
         Runs per batch, >= 1.
     released_prefixes : int, optional
-        ``R`` in ``[position, horizon]``.
+        ``R`` in ``[t + 1, horizon]``.
 
     Returns
     -------
@@ -161,20 +130,22 @@ def sample_tree_llr(
     n_samples = check_int_at_least("n_samples", n_samples, 1)
     batch_size = check_int_at_least("batch_size", batch_size, 1)
     root = as_seed_sequence(seed)
-    horizon = pair.horizon
+    horizon = stream_horizon(pair)
+    tau = pair.t + 1  # the changed round's leaf in the tree's 1-based numbering
+    stream_d, stream_dp, observed = pair.dataset, pair.dataset_prime, pair.observed
     released_prefixes = horizon if released_prefixes is None else check_int_at_least(
-        "released_prefixes", released_prefixes, pair.position)
+        "released_prefixes", released_prefixes, tau)
     if released_prefixes > horizon:
         raise ValueError(f"`released_prefixes` must be <= the pair's horizon {horizon}, "
                          f"got {released_prefixes}.")
-    stream = pair.stream if world == 0 else pair.stream_prime
-    nodes = nodes_covering(pair.position, released_prefixes)
+    stream = stream_d if world == 0 else stream_dp
+    nodes = nodes_covering(tau, released_prefixes)
     wanted = {int(s) for s in nodes} | {int(s & (s - 1)) for s in nodes}
     wanted.discard(0)
-    sums_d = _true_node_sums(pair.stream, pair.observed, nodes)
-    sums_d_prime = _true_node_sums(pair.stream_prime, pair.observed, nodes)
-    low = float(min(pair.stream.min(), pair.stream_prime.min()))
-    high = float(max(pair.stream.max(), pair.stream_prime.max()))
+    sums_d = _true_node_sums(stream_d, observed, nodes)
+    sums_d_prime = _true_node_sums(stream_dp, observed, nodes)
+    low = float(min(stream_d.min(), stream_dp.min()))
+    high = float(max(stream_d.max(), stream_dp.max()))
     scores = np.empty(n_samples)
     accountant = Accountant(disjoint=("sample",), keep_draw_rows=False)
     for batch, start in enumerate(range(0, n_samples, batch_size)):
@@ -188,12 +159,12 @@ def sample_tree_llr(
         )
         released = {0: np.zeros(size)}
         ones = np.ones(size, dtype=bool)
-        for t in range(1, horizon + 1):
-            counter.step(np.full(size, stream[t - 1]), ones if pair.observed[t - 1] else ~ones)
-            if pair.observed[t - 1] and t <= released_prefixes:
+        for t in range(horizon):  # prefix P(t + 1) is released after round t
+            counter.step(np.full(size, stream[t]), ones if observed[t] else ~ones)
+            if observed[t] and t + 1 <= released_prefixes:
                 prefix = counter.release(ones)
-                if t in wanted:
-                    released[t] = prefix
+                if t + 1 in wanted:
+                    released[t + 1] = prefix
         total = np.zeros(size)
         for s, s_d, s_dp in zip(nodes, sums_d, sums_d_prime):
             before = int(s & (s - 1))
@@ -206,7 +177,7 @@ def sample_tree_llr(
 
 
 def audit_tree_counter(
-    pair: NeighboringStreams,
+    pair: NeighboringPair,
     *,
     scale: float,
     claimed_epsilon: float,
@@ -221,7 +192,8 @@ def audit_tree_counter(
 
     Parameters
     ----------
-    pair : NeighboringStreams
+    pair : NeighboringPair
+        The two reward streams (:func:`fedpriv.audit.engine.neighbors.stream_pair`).
     scale : float
         Per-node Laplace scale, > 0.
     claimed_epsilon : float
@@ -233,7 +205,7 @@ def audit_tree_counter(
     confidence : float
         Confidence level of the lower bound, in (0, 1).
     released_prefixes : int, optional
-        The prefixes ``1..R`` the adversary sees (``position <= R <= T``; default
+        The prefixes ``1..R`` the adversary sees (``t + 1 <= R <= T``; default
         ``T``); the accountant's ε is that of their nodes.
 
     Parameters
@@ -245,7 +217,8 @@ def audit_tree_counter(
 
     Returns
     -------
-    TreeAuditResult
+    AuditResult
+        ``method="tree counter"`` with the details of :data:`TreeAuditResult`.
     """
     started = time.perf_counter()
     root = as_seed_sequence(seed)
@@ -258,27 +231,29 @@ def audit_tree_counter(
         )
         for world in (0, 1)
     ]
-    released = pair.horizon if released_prefixes is None else int(released_prefixes)
-    nodes = nodes_covering(pair.position, released)
+    horizon = stream_horizon(pair)
+    released = horizon if released_prefixes is None else int(released_prefixes)
+    nodes = nodes_covering(pair.t + 1, released)
     gaps = np.abs(
-        _true_node_sums(pair.stream, pair.observed, nodes)
-        - _true_node_sums(pair.stream_prime, pair.observed, nodes)
+        _true_node_sums(pair.dataset, pair.observed, nodes)
+        - _true_node_sums(pair.dataset_prime, pair.observed, nodes)
     )
     max_llr = float(np.sum(gaps[gaps > 0])) / scale
     bound = estimate_epsilon_lower_bound(
         scores[0], scores[1], thresholds=laplace_threshold_grid(max_llr), confidence=confidence
     )
-    sensitivity = float(np.max(np.abs(pair.stream - pair.stream_prime)))
-    event = LaplaceTree(scale=scale, horizon=pair.horizon, l1_sensitivity=sensitivity,
+    sensitivity = float(np.max(np.abs(pair.dataset - pair.dataset_prime)))
+    event = LaplaceTree(scale=scale, horizon=horizon, l1_sensitivity=sensitivity,
                         released_prefixes=released)
-    return TreeAuditResult(
+    return AuditResult(
+        method="tree counter",
         bound=bound,
-        accountant_epsilon=event_epsilon(event),
         claimed_epsilon=claimed_epsilon,
-        horizon=pair.horizon,
-        position=pair.position,
+        seconds=time.perf_counter() - started,
+        accountant_epsilon=event_epsilon(event),
+        horizon=horizon,
+        t=pair.t,
         n_nodes=int(nodes.size),
         scale=float(scale),
-        seconds=time.perf_counter() - started,
         released_prefixes=released,
     )

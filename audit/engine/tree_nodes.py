@@ -87,7 +87,7 @@ from fedpriv.audit.estimators import (
     estimate_epsilon_lower_bound,
     laplace_log_density_ratio,
 )
-from fedpriv.audit.engine.neighbors import NeighboringStreams
+from fedpriv.audit.engine.neighbors import NeighboringPair, stream_horizon
 from fedpriv.privacy import event_epsilon
 from fedpriv.privacy._checks import check_int_at_least, check_open_unit, check_positive
 from fedpriv.privacy.accounting.events import LaplaceTree
@@ -108,19 +108,19 @@ _METHODS = ("both", "joint", "product")
 
 
 def covering_node_sums(
-    pair: NeighboringStreams, released_prefixes: int | None = None
+    pair: NeighboringPair, released_prefixes: int | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The released nodes covering ``pair.position`` whose true sums differ, and those sums.
+    """The released nodes covering round ``pair.t`` whose true sums differ, and those sums.
 
-    ``released_prefixes`` (default ``pair.horizon``): the prefixes ``1..R`` that reach
-    an output; only the nodes ``s <= R`` do (module docstring).
+    Round ``t`` is leaf ``t + 1``. ``released_prefixes`` (default: the horizon): the
+    prefixes ``1..R`` that reach an output; only nodes ``s <= R`` do (module docstring).
 
     Parameters
     ----------
-    pair : NeighboringStreams
-        The two reward streams.
+    pair : NeighboringPair
+        The two reward streams (:func:`fedpriv.audit.engine.neighbors.stream_pair`).
     released_prefixes : int, optional
-        ``R``; default ``pair.horizon``.
+        ``R``; default the pair's horizon.
 
     Returns
     -------
@@ -129,24 +129,25 @@ def covering_node_sums(
         True node sums in D and D' (they differ in every column).
     """
     released = _released(pair, released_prefixes)
-    if pair.position > released:
+    if pair.t + 1 > released:
         empty = np.zeros(0)
         return np.zeros(0, dtype=np.int64), empty, empty
-    nodes = nodes_covering(pair.position, released)
-    sums_d = _true_node_sums(pair.stream, pair.observed, nodes)
-    sums_dp = _true_node_sums(pair.stream_prime, pair.observed, nodes)
+    nodes = nodes_covering(pair.t + 1, released)
+    sums_d = _true_node_sums(pair.dataset, pair.observed, nodes)
+    sums_dp = _true_node_sums(pair.dataset_prime, pair.observed, nodes)
     keep = sums_d != sums_dp
     return nodes[keep], sums_d[keep], sums_dp[keep]
 
 
-def _released(pair: NeighboringStreams, released_prefixes: int | None) -> int:
+def _released(pair: NeighboringPair, released_prefixes: int | None) -> int:
     """``released_prefixes`` checked against the pair's horizon (default: every prefix)."""
+    horizon = stream_horizon(pair)
     if released_prefixes is None:
-        return pair.horizon
+        return horizon
     released = check_int_at_least("released_prefixes", released_prefixes, 1)
-    if released > pair.horizon:
+    if released > horizon:
         raise ValueError(f"`released_prefixes` must be <= the pair's horizon "
-                         f"{pair.horizon}, got {released}.")
+                         f"{horizon}, got {released}.")
     return released
 
 
@@ -377,7 +378,7 @@ def audit_laplace_release(
 
 
 def audit_tree_nodes(
-    pair: NeighboringStreams,
+    pair: NeighboringPair,
     *,
     scale: float,
     claimed_epsilon: float,
@@ -394,7 +395,8 @@ def audit_tree_nodes(
 
     Parameters
     ----------
-    pair : NeighboringStreams
+    pair : NeighboringPair
+        The two reward streams (:func:`fedpriv.audit.engine.neighbors.stream_pair`).
     scale : float
         Per-node Laplace scale ``b`` > 0.
     claimed_epsilon : float
@@ -440,8 +442,8 @@ def audit_tree_nodes(
     nodes, sums_d, sums_dp = covering_node_sums(pair, released)
     if nodes.size == 0:
         raise ValueError(f"no released node (prefixes 1..{released}) covers the changed "
-                         f"round {pair.position}: nothing to audit.")
-    sensitivity = float(np.max(np.abs(pair.stream - pair.stream_prime)))
+                         f"round t = {pair.t} (0-based): nothing to audit.")
+    sensitivity = float(np.max(np.abs(pair.dataset - pair.dataset_prime)))
     each = confidence if method != "both" else half_confidence(confidence)
     bounds: dict[str, EpsilonLowerBound] = {}
     if method in ("both", "joint"):
@@ -456,13 +458,13 @@ def audit_tree_nodes(
         )
     best = max(bounds, key=lambda name: bounds[name].epsilon_lower_bound)
     bound = dataclasses.replace(bounds[best], confidence=confidence)
-    event = LaplaceTree(scale=scale, horizon=pair.horizon, l1_sensitivity=sensitivity,
-                        released_prefixes=released)
+    event = LaplaceTree(scale=scale, horizon=stream_horizon(pair),
+                        l1_sensitivity=sensitivity, released_prefixes=released)
     return TreeAuditResult(
-        bound=bound, accountant_epsilon=event_epsilon(event), claimed_epsilon=claimed_epsilon,
-        horizon=pair.horizon, position=pair.position, n_nodes=int(nodes.size),
-        scale=float(scale), seconds=time.perf_counter() - started, method=best,
-        released_prefixes=released,
+        method=f"tree nodes: {best}", bound=bound, claimed_epsilon=claimed_epsilon,
+        seconds=time.perf_counter() - started, accountant_epsilon=event_epsilon(event),
+        horizon=stream_horizon(pair), t=pair.t, n_nodes=int(nodes.size),
+        scale=float(scale), released_prefixes=released,
     )
 
 
@@ -486,10 +488,10 @@ def tree_audit_event(result: TreeAuditResult) -> str:
     >>> print(tree_audit_event(r)[:58])
     product audit: the Laplace LLR's top atom over the 5 nodes
     """
-    nodes = f"the {result.n_nodes} nodes covering round {result.position}"
+    nodes = f"the {result.n_nodes} nodes covering round {result.t + 1}"  # papers' 1-based τ
     if result.released_prefixes < result.horizon:
         nodes += f" among those of the released prefixes 1..{result.released_prefixes}"
-    if result.method == "product":
+    if result.method == "tree nodes: product":
         return (f"product audit: the Laplace LLR's top atom over {nodes} (every node on D's "
                 "side), bounded node by node over independent nodes "
                 f"({result.bound.n_samples:,} runs/world)")

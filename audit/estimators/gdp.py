@@ -28,7 +28,7 @@ from scipy import special
 from fedpriv.audit.estimators._bounds import simultaneous_event_bounds
 from fedpriv.audit.estimators.threshold import DIRECTIONS, NO_EVIDENCE
 from fedpriv.privacy._checks import check_delta
-from fedpriv.privacy.accounting.guarantees import gaussian_dp_epsilon
+from fedpriv.privacy.accounting.guarantees import GaussianDP, gaussian_dp_epsilon
 
 __all__ = ["MuLowerBound", "estimate_gdp_mu_lower_bound"]
 
@@ -163,3 +163,33 @@ def estimate_gdp_mu_lower_bound(
         direction=DIRECTIONS[best // n_thresholds],
         n_tests=bounds.n_tests,
     )
+
+
+def _claim_mu(claim: Any, delta: float) -> float:
+    """μ₀ of the Gaussian-DP reading: the largest μ with ``ε_μ(δ) <= claim's ε at δ``,
+    rounded up (a larger μ₀ only removes alarms).
+
+    A GaussianDP claim is its own μ. Otherwise μ₀ solves ``δ_μ(ε) = δ`` (the GDP δ(ε)
+    of Dong, Roth & Su 2019, Cor. 2.13, increasing in μ) with ``ε`` the claim's ε at
+    ``δ``; 0 when that ε is 0 and ``inf`` when it is infinite.
+    """
+    if isinstance(claim, GaussianDP):
+        return float(claim.mu)
+    from scipy import optimize
+
+    from fedpriv.privacy.accounting.conversions import gaussian_dp_delta
+
+    epsilon = float(claim.get_epsilon(delta))
+    if epsilon <= 0.0 or delta <= 0.0:
+        return 0.0
+    if math.isinf(epsilon):
+        return math.inf
+    high = 1.0
+    while gaussian_dp_delta(high, epsilon) < delta:
+        high *= 2.0
+    # the root rounded up: reading the claim as a larger μ can only remove alarms
+    root = optimize.brentq(lambda mu: gaussian_dp_delta(mu, epsilon) - delta, 0.0, high,
+                           xtol=1e-14, rtol=1e-14)
+    while gaussian_dp_delta(root, epsilon) < delta:
+        root = math.nextafter(root, math.inf)
+    return float(root)

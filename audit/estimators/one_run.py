@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -29,6 +30,7 @@ from scipy import special
 
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
 from fedpriv.audit.estimators.threshold import _check_open_unit, _check_samples
+from fedpriv.audit.estimators.result import AuditResult
 from fedpriv.privacy._checks import check_delta, check_int_at_least
 
 __all__ = [
@@ -190,6 +192,11 @@ class OneRunBound:
     delta: float
     n_tests: int
 
+    @property
+    def n_samples(self) -> int:
+        """The canaries: the samples of a one-run audit (``interfaces.Bound``)."""
+        return self.n_canaries
+
     def to_dict(self) -> dict[str, Any]:
         """Fields as a flat dict."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
@@ -288,7 +295,7 @@ def audit_one_run_mechanism(
     n_guesses: Sequence[int] | None = None,
     confidence: float = 0.95,
     delta: float = 0.0,
-) -> OneRunBound:
+) -> AuditResult:
     """Run ONE execution with ``n_canaries`` random canaries and audit it.
 
     The inclusion bits are drawn from the NEIGHBOR stream of ``seed`` (address
@@ -309,7 +316,11 @@ def audit_one_run_mechanism(
 
     Returns
     -------
-    OneRunBound
+    AuditResult
+        ``method="one-run"``, ``bound`` the :class:`OneRunBound` of
+        :func:`audit_one_run` (``n_samples`` is the number of canaries), details
+        ``n_guesses``, ``n_correct`` (the best guess count and its correct guesses)
+        and ``seed_entropy``.
 
     Raises
     ------
@@ -324,6 +335,7 @@ def audit_one_run_mechanism(
     >>> 0.7 < audit_one_run_mechanism(releases, n_canaries=10_000).epsilon_lower_bound <= 1
     True
     """
+    started = time.perf_counter()
     m = check_int_at_least("n_canaries", n_canaries, 1)
     root = as_seed_sequence(seed)
     included = stream_rng(root, trial=0, side=0, stream=Stream.NEIGHBOR).random(m) < 0.5
@@ -335,6 +347,9 @@ def audit_one_run_mechanism(
     )
     if scores.shape != (m,):
         raise ValueError(f"the mechanism must return shape ({m},), got {scores.shape}.")
-    return audit_one_run(
+    bound = audit_one_run(
         scores, included, n_guesses=n_guesses, confidence=confidence, delta=delta
     )
+    return AuditResult(method="one-run", bound=bound,
+                       seconds=time.perf_counter() - started, n_guesses=bound.n_guesses, n_correct=bound.n_correct,
+                       seed_entropy=int(root.entropy))

@@ -1,7 +1,10 @@
 """Regression-test API: audit a mechanism against a privacy claim in one call.
 
-:func:`audit_mechanism` runs ``mechanism(dataset, n_samples, rng)`` on the two
-datasets of a :class:`NeighboringPair`, in two stages with disjoint SeedSequence
+:func:`audit_mechanism` is the audit's one entry point: it dispatches on what it is
+given (a black-box sampler, a tree counter's event, end-to-end samplers of a whole
+algorithm, a one-run mechanism) and always returns an :class:`AuditResult`. Its
+black-box route, :func:`audit_black_box`, runs ``mechanism(dataset, n_samples, rng)``
+on the two datasets of a :class:`NeighboringPair`, in two stages with disjoint SeedSequence
 subtrees (DP-Sniper's ``n_check``/``n_final``, StatDP's event/detect iterations):
 
 1. **Pilot** (``pilot_samples`` per world): fix the score (the output itself for
@@ -43,9 +46,9 @@ numbers do not change:
   stops as soon as the claim is refuted or the budget is spent (``n_samples`` is then
   the samples used, ``samples_budget`` the budget).
 
-Length: the public regression-test API (:class:`NeighboringPair`, :class:`AuditResult`,
-:func:`audit_mechanism`, :func:`assert_private`) with its validated plan and its two
-stages; a third of it is documentation.
+Length: the audit's entry point (:func:`audit_mechanism` and its route dispatch), the
+black-box route (:func:`audit_black_box`) with its validated plan and its two stages,
+and :func:`assert_private`; a third of it is documentation.
 """
 
 from __future__ import annotations
@@ -53,7 +56,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -62,7 +65,10 @@ from fedpriv.algorithms.seeding import as_seed_sequence
 from fedpriv.audit.regression._selection import fit_score, select_events
 from fedpriv.audit.estimators.curve import CurveAudit, audit_privacy_curve, default_epsilon_grid
 from fedpriv.audit.engine.executor import child_root, mechanism_name, sample_scores
-from fedpriv.audit.estimators.gdp import MuLowerBound, estimate_gdp_mu_lower_bound
+from fedpriv.audit.engine.neighbors import NeighboringPair
+from fedpriv.audit.estimators.gdp import MuLowerBound, _claim_mu, estimate_gdp_mu_lower_bound
+from fedpriv.audit.estimators.result import AuditResult
+from fedpriv.audit.interfaces import Guarantee, Mechanism, ScoreFunction
 from fedpriv.audit.estimators.threshold import (
     EpsilonLowerBound,
     _check_open_unit,
@@ -70,10 +76,18 @@ from fedpriv.audit.estimators.threshold import (
 )
 from fedpriv.privacy._checks import check_delta, check_int_at_least
 from fedpriv.privacy.errors import MechanismError, PrivacyViolationError, ResourceLimitError
+from fedpriv.privacy.accounting.events import LaplaceTree
 from fedpriv.privacy.accounting.guarantees import ApproxDP, GaussianDP, PureDP
-from fedpriv.privacy.relations import NeighboringRelation, parse_relation
+from fedpriv.privacy.relations import NeighboringRelation
 
-__all__ = ["MAX_SAMPLES", "AuditResult", "NeighboringPair", "assert_private", "audit_mechanism"]
+__all__ = [
+    "MAX_SAMPLES",
+    "AuditResult",
+    "NeighboringPair",
+    "assert_private",
+    "audit_black_box",
+    "audit_mechanism",
+]
 
 #: Most samples per world (confirmation or pilot) one audit may ask for: 10⁹ scalar
 #: draws per world are minutes of sampling in batches; 10¹² would be days.
@@ -85,220 +99,6 @@ _READINGS = ("any", "gaussian")
 #: less than this many seconds in-process runs in-process: a process pool only pays
 #: off for expensive mechanisms (benchmarks/bench_audit.py).
 _LOCAL_POOL_MIN_SECONDS = 2.0
-
-
-@dataclasses.dataclass(frozen=True, slots=True, eq=False)
-class NeighboringPair:
-    """Two neighboring datasets D and D' (any objects the mechanism accepts).
-
-    Attributes
-    ----------
-    dataset, dataset_prime : Any
-        D and D'. They must be picklable to run on a process pool or dask.
-    neighboring_relation : NeighboringRelation, optional
-        The relation under which they are neighbors (reported, not checked).
-    description : str
-        Free text for reports (which record differs, and how).
-
-    Notes
-    -----
-    Compared by identity (``eq=False``): datasets are often arrays, whose ``==`` is
-    elementwise.
-    """
-
-    dataset: Any
-    dataset_prime: Any
-    neighboring_relation: NeighboringRelation | None = None
-    description: str = ""
-
-    def __post_init__(self) -> None:
-        if self.neighboring_relation is not None:
-            # a relation's name is accepted too; an unknown one is a ValueError
-            object.__setattr__(self, "neighboring_relation",
-                               parse_relation(self.neighboring_relation))
-        if not isinstance(self.description, str):
-            raise TypeError(
-                f"`description` must be a string, got {type(self.description).__name__}."
-            )
-
-
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class AuditResult:
-    """Outcome of :func:`audit_mechanism`.
-
-    Attributes
-    ----------
-    epsilon_lower_bound : float
-        ε lower bound at ``delta`` (nats, >= 0); for the GDP route, ε at ``delta``
-        of ``mu.mu_lower_bound``-GDP.
-    confidence : float
-        Family-wise confidence of every bound in the result.
-    violated : bool
-        Whether some bound exceeds the claim (statistical evidence the claim is
-        false). False never certifies the claim.
-    claim : guarantee
-    claimed_epsilon : float
-        ``claim.get_epsilon(delta)``.
-    delta : float
-        δ at which ``epsilon_lower_bound`` is stated.
-    route : str
-        ``"threshold"`` (PureDP), ``"curve"`` or ``"gdp"``.
-    score : str
-        ``"identity"``, ``"projection"``, ``"score"`` (caller's) or ``"llr"``.
-    orientation : int
-        +1 if events are ``{score >= c}``, -1 if ``{score <= c}``.
-    thresholds : tuple of float
-        Pilot-selected thresholds, in the original score units.
-    n_samples, n_pilot_samples : int
-        Confirmation and pilot samples per world.
-    bound : EpsilonLowerBound or None
-        Threshold-test details. In a sequential audit it was computed from confidence
-        sequences; re-reading it at another δ with
-        :func:`~fedpriv.audit.estimators.epsilon_lower_bound_at_delta` (Clopper–Pearson at
-        the stopping time) is not anytime-valid.
-    curve : CurveAudit or None
-        Curve audit (None on the GDP route).
-    mu : MuLowerBound or None
-        GDP details (GDP route only).
-    neighboring_relation : NeighboringRelation or None
-    seed_entropy : int
-        ``root.entropy`` of the audit's SeedSequence (write it into reports).
-    seconds : float
-        Wall time.
-    reading : str
-        ``"any"`` (every bound holds for any mechanism) or ``"gaussian"`` (the
-        verdict may also rest on the Gaussian-DP reading of the claim, see the module
-        docstring).
-    reading_epsilon_lower_bound : float
-        Under ``reading="gaussian"``: ε at ``delta`` of ``mu.mu_lower_bound``-GDP (a lower
-        bound on ε only if the output's trade-off curve is Gaussian); NaN otherwise.
-    samples_budget : int
-        Confirmation samples per world the audit could use (``n_samples`` unless the
-        audit was sequential and stopped early).
-    looks : int
-        Looks taken at the evidence (1 for a fixed-sample audit).
-    """
-
-    epsilon_lower_bound: float
-    confidence: float
-    violated: bool
-    claim: Any
-    claimed_epsilon: float
-    delta: float
-    route: str
-    score: str
-    orientation: int
-    thresholds: tuple[float, ...]
-    n_samples: int
-    n_pilot_samples: int
-    bound: EpsilonLowerBound | None
-    curve: CurveAudit | None
-    mu: MuLowerBound | None
-    neighboring_relation: NeighboringRelation | None
-    seed_entropy: int
-    seconds: float
-    reading: str = "any"
-    reading_epsilon_lower_bound: float = math.nan
-    samples_budget: int = 0
-    looks: int = 1
-
-    def __post_init__(self) -> None:
-        if self.samples_budget == 0:
-            object.__setattr__(self, "samples_budget", self.n_samples)
-
-    @property
-    def samples_saved(self) -> int:
-        """Confirmation samples per world not drawn (``samples_budget - n_samples``)."""
-        return self.samples_budget - self.n_samples
-
-    @property
-    def tightness(self) -> float:
-        """``epsilon_lower_bound / claimed_epsilon`` (NaN if the claim's ε is 0 or inf)."""
-        if not 0.0 < self.claimed_epsilon < math.inf:
-            return math.nan
-        return self.epsilon_lower_bound / self.claimed_epsilon
-
-    @property
-    def evidence(self) -> str:
-        """One human-readable sentence with the numbers behind the verdict."""
-        verdict = "VIOLATED" if self.violated else "no evidence of a violation"
-        text = (
-            f"{verdict}: claim {self.claim!r}; ε lower bound {self.epsilon_lower_bound:.4g}"
-            f" at δ={self.delta:.3g} vs claimed ε {self.claimed_epsilon:.4g}"
-            f" ({self.confidence:.0%} confidence, {self.n_samples} samples per world,"
-            f" {self.score} score, route {self.route}"
-        )
-        if self.bound is not None and self.bound.direction != "none":
-            sign = ">=" if self.orientation > 0 else "<="
-            threshold = self.orientation * self.bound.threshold
-            text += (
-                f"; best event {{score {sign} {threshold:.4g}}} {self.bound.direction},"
-                f" counts {self.bound.count_d}/{self.bound.count_d_prime}"
-            )
-        if self.mu is not None:
-            claimed_mu = getattr(self.claim, "mu", math.nan)
-            text += f"; μ lower bound {self.mu.mu_lower_bound:.4g} vs claimed μ {claimed_mu:.4g}"
-        if self.reading == "gaussian" and self.mu is not None:
-            text += (f"; Gaussian-DP reading: claim read as μ <= {_claim_mu(self.claim, self.delta):.4g},"
-                     f" ε {self.reading_epsilon_lower_bound:.4g} at δ={self.delta:.3g} if the"
-                     " trade-off curve is Gaussian")
-        if self.looks > 1 or self.samples_budget != self.n_samples:
-            text += f"; sequential: {self.looks} look(s), {self.samples_saved} samples per world saved"
-        if self.curve is not None and self.curve.violated:
-            e = self.curve.worst_epsilon
-            i = self.curve.epsilons.index(e)
-            text += (
-                f"; curve: δ_LB({e:.3g}) = {self.curve.delta_lower_bounds[i]:.4g}"
-                f" > claimed {self.curve.claimed_deltas[i]:.4g}"  # type: ignore[index]
-            )
-        if self.neighboring_relation is not None:
-            text += f"; relation {self.neighboring_relation.value}"
-        return text + ")"
-
-    def to_dict(self) -> dict[str, Any]:
-        """Flat JSON-friendly summary (nested results as dicts, claim as repr)."""
-        out: dict[str, Any] = {}
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            if hasattr(value, "to_dict"):
-                value = value.to_dict()
-            elif f.name == "claim":
-                value = repr(value)
-            elif isinstance(value, NeighboringRelation):
-                value = value.value
-            out[f.name] = value
-        out.update(tightness=self.tightness, evidence=self.evidence)
-        return out
-
-
-def _claim_mu(claim: Any, delta: float) -> float:
-    """μ₀ of the Gaussian-DP reading: the largest μ with ``ε_μ(δ) <= claim's ε at δ``,
-    rounded up (a larger μ₀ only removes alarms).
-
-    A GaussianDP claim is its own μ. Otherwise μ₀ solves ``δ_μ(ε) = δ`` (the GDP δ(ε)
-    of Dong, Roth & Su 2019, Cor. 2.13, increasing in μ) with ``ε`` the claim's ε at
-    ``δ``; 0 when that ε is 0 and ``inf`` when it is infinite.
-    """
-    if isinstance(claim, GaussianDP):
-        return float(claim.mu)
-    from scipy import optimize
-
-    from fedpriv.privacy.accounting.conversions import gaussian_dp_delta
-
-    epsilon = float(claim.get_epsilon(delta))
-    if epsilon <= 0.0 or delta <= 0.0:
-        return 0.0
-    if math.isinf(epsilon):
-        return math.inf
-    high = 1.0
-    while gaussian_dp_delta(high, epsilon) < delta:
-        high *= 2.0
-    # the root rounded up: reading the claim as a larger μ can only remove alarms
-    root = optimize.brentq(lambda mu: gaussian_dp_delta(mu, epsilon) - delta, 0.0, high,
-                           xtol=1e-14, rtol=1e-14)
-    while gaussian_dp_delta(root, epsilon) < delta:
-        root = math.nextafter(root, math.inf)
-    return float(root)
 
 
 def _route(claim: Any, estimator: str, reading: str = "any") -> str:
@@ -328,17 +128,17 @@ def _route(claim: Any, estimator: str, reading: str = "any") -> str:
     return "curve"
 
 
-def audit_mechanism(
-    mechanism: Callable[..., np.ndarray],
+def audit_black_box(
+    mechanism: Mechanism,
     pair: NeighboringPair,
     *,
-    claim: Any,
+    claim: Guarantee,
     samples: int = 100_000,
     seed: int | np.random.SeedSequence = 0,
     confidence: float = 0.95,
     delta: float | None = None,
-    score: Callable[[np.ndarray], np.ndarray] | None = None,
-    log_density_ratio: Callable[[np.ndarray], np.ndarray] | None = None,
+    score: ScoreFunction | None = None,
+    log_density_ratio: ScoreFunction | None = None,
     estimator: str = "auto",
     pilot_samples: int | None = None,
     n_thresholds: int = 16,
@@ -350,7 +150,7 @@ def audit_mechanism(
     sequential: bool = False,
     looks: int = 10,
 ) -> AuditResult:
-    """Audit ``mechanism`` on a neighboring pair against a privacy ``claim``.
+    """The black-box route of :func:`audit_mechanism`: a sampler on a pair of datasets.
 
     Parameters
     ----------
@@ -406,6 +206,10 @@ def audit_mechanism(
     Returns
     -------
     AuditResult
+        ``method="mechanism"``; details ``claim``, ``route``, ``score``,
+        ``orientation``, ``thresholds``, ``n_pilot_samples``, ``curve``, ``mu``,
+        ``neighboring_relation``, ``seed_entropy``, ``reading``, ``reading_epsilon_lower_bound``,
+        ``samples_budget``, ``samples_saved`` and ``looks``.
 
     Raises
     ------
@@ -419,11 +223,11 @@ def audit_mechanism(
     --------
     >>> def laplace(x, n, rng):
     ...     return x + rng.laplace(0.0, 1.0, n)       # ε = 1 for |x - x'| <= 1
-    >>> result = audit_mechanism(laplace, NeighboringPair(1.0, 0.0),
+    >>> result = audit_black_box(laplace, NeighboringPair(1.0, 0.0),
     ...                          claim=PureDP(1.0), samples=10**5, executor=None)
     >>> result.violated, 0.9 < result.epsilon_lower_bound <= 1.0
     (False, True)
-    >>> audit_mechanism(laplace, NeighboringPair(1.0, 0.0), claim=PureDP(0.5),
+    >>> audit_black_box(laplace, NeighboringPair(1.0, 0.0), claim=PureDP(0.5),
     ...                 samples=10**5, executor=None).violated
     True
     """
@@ -454,22 +258,196 @@ def audit_mechanism(
         )
         evidence = _confirm(plan, orientation * scores_d, orientation * scores_dp, thresholds)
         evidence["n_samples"] = plan.samples
+    n_samples = evidence.pop("n_samples")
+    evidence.pop("epsilon_lower_bound")  # read back from the bound it came from
     return AuditResult(
-        **evidence,
-        confidence=plan.confidence,
+        method="mechanism",
+        bound=evidence.pop("bound"),
+        claimed_epsilon=evidence.pop("claimed_epsilon"),
+        violated=evidence.pop("violated"),
+        seconds=time.perf_counter() - started,
         claim=claim,
-        delta=plan.delta,
         route=plan.route,
         score=kind,
         orientation=orientation,
         thresholds=tuple(float(orientation * t) for t in thresholds),
         n_pilot_samples=plan.pilot,
-        samples_budget=plan.samples,
-        reading=plan.reading,
+        curve=evidence.pop("curve"),
+        mu=evidence.pop("mu"),
         neighboring_relation=pair.neighboring_relation,
         seed_entropy=int(root.entropy),
-        seconds=time.perf_counter() - started,
+        reading=plan.reading,
+        reading_epsilon_lower_bound=evidence.pop("reading_epsilon_lower_bound", math.nan),
+        samples_budget=plan.samples,
+        samples_saved=plan.samples - n_samples,
+        looks=evidence.pop("looks", 1),
     )
+
+
+def audit_mechanism(
+    mechanism: Mechanism | LaplaceTree | Mapping[str, Any] | Callable[..., np.ndarray],
+    pair: NeighboringPair | None = None,
+    *,
+    claim: Guarantee | None = None,
+    **options: Any,
+) -> AuditResult:
+    """Audit a mechanism against a privacy ``claim``: THE audit entry point.
+
+    What is audited decides the route; every route returns an :class:`AuditResult`
+    (``method`` names the route, ``details`` holds its own numbers):
+
+    - a sampler ``mechanism(dataset, n_samples, rng)`` with a :class:`NeighboringPair`:
+      the black-box audit :func:`audit_black_box` (``method="mechanism"``);
+    - a :class:`~fedpriv.privacy.accounting.events.LaplaceTree` event with a reward-stream pair
+      (:func:`~fedpriv.audit.engine.neighbors.stream_pair`): the tree counter the event
+      describes (``"tree counter"``, or ``"tree nodes: joint"``/``"tree nodes:
+      product"`` for the white-box node audits);
+    - a mapping ``{pair description: sampler(world, n_samples, seed)}`` and no pair:
+      an end-to-end audit of coupled runs of a whole algorithm (``"end-to-end"``);
+    - a one-run mechanism ``mechanism(included, rng)``, no pair and ``n_canaries``:
+      the one-run canary audit (``"one-run"``).
+
+    The numbers are those of the route's own function (same seeds, same sampling
+    order): :func:`audit_black_box`,
+    :func:`~fedpriv.audit.engine.tree.audit_tree_counter` /
+    :func:`~fedpriv.audit.engine.tree_nodes.audit_tree_nodes`,
+    :func:`~fedpriv.audit.engine.coupled.search_and_confirm`,
+    :func:`~fedpriv.audit.estimators.audit_one_run_mechanism`.
+
+    Parameters
+    ----------
+    mechanism : callable, LaplaceTree or mapping
+        What is audited (table above). A sampler follows the
+        :class:`~fedpriv.audit.interfaces.Mechanism` protocol.
+    pair : NeighboringPair, optional
+        The two neighbouring datasets (black box) or reward streams (tree counter,
+        :func:`~fedpriv.audit.engine.neighbors.stream_pair`); None for end-to-end samplers
+        (each embodies its pair) and one-run audits.
+    claim : guarantee, optional
+        The claimed guarantee (:class:`~fedpriv.audit.interfaces.Guarantee`);
+        required for the black-box and tree routes, optional for the others
+        (without it ``claimed_epsilon`` is NaN and ``violated`` False).
+    **options
+        The route's options. Black box: every keyword of :func:`audit_black_box`.
+        Tree counter: ``samples`` (runs per world, default 100_000), ``seed``
+        (default 0), ``confidence``, ``noise_on_empty_nodes``, ``batch_size`` and
+        ``method`` (``"round by round"``, the default, simulates the counter;
+        ``"joint"``, ``"product"`` or ``"both"`` audit its covering nodes white-box,
+        with ``pilot_samples`` and ``product_samples``). End-to-end: ``channel``
+        (required), ``seed`` (default 0), ``delta`` (default 0), ``samples``,
+        ``pilot_samples`` and ``confidence`` (an
+        :class:`~fedpriv.audit.engine.coupled.AuditBudget`, defaults 2000, 200,
+        0.95), ``names``, ``events``, ``batch_size``, ``executor``, ``n_workers``.
+        One run: ``n_canaries`` (required), ``seed``, ``n_guesses``,
+        ``confidence``, ``delta``.
+
+    Returns
+    -------
+    AuditResult
+
+    Raises
+    ------
+    TypeError
+        If ``mechanism``/``pair`` fit no route, a required option is missing, an
+        option is unknown to the route, or ``claim`` is not a guarantee.
+    ValueError
+        If an option is out of range (raised by the route), or a tree event does
+        not match the stream pair.
+
+    Examples
+    --------
+    >>> def laplace(x, n, rng):
+    ...     return x + rng.laplace(0.0, 1.0, n)       # ε = 1 for |x - x'| <= 1
+    >>> result = audit_mechanism(laplace, NeighboringPair(1.0, 0.0),
+    ...                          claim=PureDP(1.0), samples=10**5, executor=None)
+    >>> result.method, result.violated, 0.9 < result.epsilon_lower_bound <= 1.0
+    ('mechanism', False, True)
+    >>> audit_mechanism(laplace, NeighboringPair(1.0, 0.0), claim=PureDP(0.5),
+    ...                 samples=10**5, executor=None).violated
+    True
+    >>> from fedpriv.audit.engine.neighbors import worst_case_reward_pair
+    >>> from fedpriv.privacy.accounting.events import LaplaceTree
+    >>> tree = audit_mechanism(LaplaceTree(scale=4.0, horizon=16),
+    ...                        worst_case_reward_pair(16), claim=PureDP(1.25),
+    ...                        samples=20_000)
+    >>> tree.method, tree.violated, tree.n_nodes
+    ('tree counter', False, 5)
+    """
+    if claim is not None and not isinstance(claim, Guarantee):
+        raise TypeError(f"`claim` must be a privacy guarantee, got {type(claim).__name__}.")
+    if isinstance(mechanism, LaplaceTree):
+        return _audit_tree(mechanism, pair, claim, options)
+    if isinstance(mechanism, Mapping):
+        if pair is not None:
+            raise TypeError("end-to-end samplers embody their pairs: `pair` must be None.")
+        return _audit_end_to_end(mechanism, claim, options)
+    if not callable(mechanism):
+        raise TypeError("`mechanism` must be a sampler, a LaplaceTree event or a mapping "
+                        f"of end-to-end samplers, got {type(mechanism).__name__}.")
+    if pair is None:
+        if "n_canaries" not in options:
+            raise TypeError("`pair` is required (or `n_canaries` for a one-run audit).")
+        return _audit_one_run(mechanism, claim, options)
+    if claim is None:
+        raise TypeError("`claim` is required to audit a mechanism on a pair.")
+    return audit_black_box(mechanism, pair, claim=claim, **options)
+
+
+def _with_claim(result: AuditResult, claim: Guarantee | None) -> AuditResult:
+    """``result`` compared with ``claim`` at the bound's δ (unchanged without one)."""
+    if claim is None:
+        return result
+    return AuditResult(method=result.method, bound=result.bound,
+                       claimed_epsilon=float(claim.get_epsilon(result.delta)),
+                       seconds=result.seconds, details={**result.details, "claim": claim})
+
+
+def _audit_tree(event: LaplaceTree, pair: NeighboringPair | None, claim: Guarantee | None,
+                options: dict[str, Any]) -> AuditResult:
+    """The tree-counter route of :func:`audit_mechanism`."""
+    from fedpriv.audit.engine.tree import audit_tree_counter
+    from fedpriv.audit.engine.tree_nodes import audit_tree_nodes
+    from fedpriv.audit.engine.neighbors import stream_horizon
+
+    if claim is None:
+        raise TypeError("`claim` is required to audit a tree counter.")
+    if pair is None or stream_horizon(pair) != event.horizon:
+        raise ValueError(f"the tree counter needs a stream pair of horizon {event.horizon}.")
+    options = dict(options)
+    method = options.pop("method", "round by round")
+    common = {"scale": event.scale, "claimed_epsilon": float(claim.get_epsilon(0.0)),
+              "n_samples": options.pop("samples", 100_000), "seed": options.pop("seed", 0),
+              "released_prefixes": event.released_prefixes}
+    if method == "round by round":
+        result = audit_tree_counter(pair, **common, **options)
+    else:
+        result = audit_tree_nodes(pair, **common, method=method, **options)
+    return AuditResult(method=result.method, bound=result.bound,
+                       claimed_epsilon=result.claimed_epsilon, seconds=result.seconds,
+                       details={**result.details, "claim": claim})
+
+
+def _audit_end_to_end(samplers: Mapping[str, Any], claim: Guarantee | None,
+                      options: dict[str, Any]) -> AuditResult:
+    """The end-to-end route of :func:`audit_mechanism`."""
+    from fedpriv.audit.engine.coupled import AuditBudget, search_and_confirm
+
+    options = dict(options)
+    if "channel" not in options:
+        raise TypeError("an end-to-end audit needs `channel` (what the adversary observes).")
+    budget = AuditBudget(**{name: options.pop(name) for name in
+                            ("pilot_samples", "samples", "confidence") if name in options})
+    result = search_and_confirm(dict(samplers), budget=budget, seed=options.pop("seed", 0),
+                                delta=options.pop("delta", 0.0), **options)
+    return _with_claim(result, claim)
+
+
+def _audit_one_run(mechanism: Callable[..., np.ndarray], claim: Guarantee | None,
+                   options: dict[str, Any]) -> AuditResult:
+    """The one-run route of :func:`audit_mechanism`."""
+    from fedpriv.audit.estimators.one_run import audit_one_run_mechanism
+
+    return _with_claim(audit_one_run_mechanism(mechanism, **options), claim)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -500,10 +478,10 @@ def _check_samples(name: str, value: Any) -> int:
 def _plan(pair: Any, claim: Any, *, samples: Any, confidence: Any, delta: Any,
           estimator: str, pilot_samples: Any, n_thresholds: Any, epsilons: Any,
           reading: str = "any") -> _Plan:
-    """Validate :func:`audit_mechanism`'s arguments (nothing runs before this)."""
+    """Validate :func:`audit_black_box`'s arguments (nothing runs before this)."""
     if not isinstance(pair, NeighboringPair):
         raise TypeError(f"`pair` must be a NeighboringPair, got {type(pair).__name__}.")
-    if not (hasattr(claim, "get_delta") and hasattr(claim, "get_epsilon")):
+    if not isinstance(claim, Guarantee):
         raise TypeError(
             f"`claim` must be a privacy guarantee, got {type(claim).__name__}."
         )

@@ -2,7 +2,10 @@
 
 A reward table has shape ``(n_agents, horizon, n_arms)`` (STYLE §7, minus the trial
 axis). :func:`neighboring_reward_tables` draws a table and its neighbor under a
-:class:`~fedpriv.privacy.relations.NeighboringRelation`:
+:class:`~fedpriv.privacy.relations.NeighboringRelation`, as the audit's one pair type
+:class:`~fedpriv.audit.engine.neighbors.NeighboringPair` whose datasets are
+``(rewards, present)`` (plus ``contexts`` under ``REPLACE_ONE_CONTEXT_REWARD``) and
+whose ``agent``, ``t``, ``arm`` (0-based; None for "every") locate the change:
 
 - ``REPLACE_ONE_REWARD``: one entry ``[agent, t, arm]`` changed (Zhu et al. 2021,
   Def. 1);
@@ -22,65 +25,19 @@ worst case of a bounded-range relation). Importing this module imports hypothesi
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from fedpriv.audit.regression.api import NeighboringPair
-from fedpriv.audit.engine.neighbors import NeighboringStreams
+from fedpriv.audit.engine.neighbors import NeighboringPair, stream_pair
 from fedpriv.privacy.relations import NeighboringRelation
 
 __all__ = [
-    "NeighboringRewards",
     "neighboring_pairs",
     "neighboring_reward_tables",
     "neighboring_streams",
     "reward_tables",
 ]
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class NeighboringRewards:
-    """A reward table and its neighbor (plus contexts and presence masks).
-
-    Attributes
-    ----------
-    rewards, rewards_prime : ndarray of float64, shape (n_agents, horizon, n_arms)
-    present, present_prime : ndarray of bool, shape (n_agents, horizon)
-        Which records exist; they differ only under ``ADD_OR_REMOVE_ONE``.
-    contexts, contexts_prime : ndarray of float64, shape (n_agents, horizon, dim), or None
-        Only under ``REPLACE_ONE_CONTEXT_REWARD``.
-    neighboring_relation : NeighboringRelation
-    agent, t, arm : int
-        The changed record (``agent = -1`` for all agents, ``arm = -1`` for all arms).
-    """
-
-    rewards: np.ndarray
-    rewards_prime: np.ndarray
-    present: np.ndarray
-    present_prime: np.ndarray
-    contexts: np.ndarray | None
-    contexts_prime: np.ndarray | None
-    neighboring_relation: NeighboringRelation
-    agent: int
-    t: int
-    arm: int
-
-    def as_pair(self) -> NeighboringPair:
-        """The :class:`audit.NeighboringPair` of datasets ``(rewards, present[, contexts])``."""
-        if self.contexts is None:
-            d = (self.rewards, self.present)
-            dp = (self.rewards_prime, self.present_prime)
-        else:
-            d = (self.rewards, self.present, self.contexts)
-            dp = (self.rewards_prime, self.present_prime, self.contexts_prime)
-        where = f"agent {self.agent}, round {self.t}, arm {self.arm}"
-        return NeighboringPair(
-            d, dp, self.neighboring_relation,
-            f"{self.neighboring_relation.value} at {where}"
-        )
 
 
 def reward_tables(
@@ -130,8 +87,8 @@ def neighboring_reward_tables(
     low: float = 0.0,
     high: float = 1.0,
     extreme: bool | None = None,
-) -> NeighboringRewards:
-    """Draw a :class:`NeighboringRewards` under ``neighboring_relation`` (module docstring).
+) -> NeighboringPair:
+    """Draw a neighbouring pair of reward tables under ``neighboring_relation`` (module docstring).
 
     Parameters
     ----------
@@ -149,8 +106,13 @@ def neighboring_reward_tables(
 
     Returns
     -------
-    hypothesis.strategies.SearchStrategy of NeighboringRewards
-        (A ``@st.composite`` strategy: calling it returns the strategy.)
+    hypothesis.strategies.SearchStrategy of NeighboringPair
+        Datasets ``(rewards, present)`` or ``(rewards, present, contexts)``: rewards
+        of shape ``(n_agents, horizon, n_arms)``, presence masks ``(n_agents,
+        horizon)``, contexts ``(n_agents, horizon, dim)``; ``agent``/``t``/``arm``
+        the changed record, 0-based, ``agent`` None under ``USER_AT_ALL_AGENTS`` and
+        ``arm`` None unless ``REPLACE_ONE_REWARD``. (A ``@st.composite`` strategy:
+        calling it returns the strategy.)
 
     Raises
     ------
@@ -177,9 +139,9 @@ def neighboring_reward_tables(
     present = np.ones((n_agents, horizon), dtype=bool)
     present_prime = present.copy()
     contexts = contexts_prime = None
-    agent = draw(st.integers(0, n_agents - 1))
+    agent: int | None = draw(st.integers(0, n_agents - 1))
     t = draw(st.integers(0, horizon - 1))
-    arm = -1
+    arm: int | None = None
     if neighboring_relation is NeighboringRelation.REPLACE_ONE_REWARD:
         arm = draw(st.integers(0, n_arms - 1))
         rewards_prime[agent, t, arm] = _new_value(
@@ -209,7 +171,7 @@ def neighboring_reward_tables(
             )
             contexts_prime[agent, t] = row  # may coincide: the reward change suffices
     elif neighboring_relation is NeighboringRelation.USER_AT_ALL_AGENTS:
-        agent = -1
+        agent = None
         for i in range(n_agents):
             for a in range(n_arms):
                 rewards_prime[i, t, a] = _new_value(
@@ -219,25 +181,22 @@ def neighboring_reward_tables(
         present_prime[agent, t] = False
     else:  # pragma: no cover - every member is handled above
         raise ValueError(f"unsupported neighboring_relation {neighboring_relation!r}.")
-    return NeighboringRewards(
-        rewards=rewards,
-        rewards_prime=rewards_prime,
-        present=present,
-        present_prime=present_prime,
-        contexts=contexts,
-        contexts_prime=contexts_prime,
-        neighboring_relation=neighboring_relation,
-        agent=agent,
-        t=t,
-        arm=arm,
-    )
+    if contexts is None:
+        d, dp = (rewards, present), (rewards_prime, present_prime)
+    else:
+        d = (rewards, present, contexts)
+        dp = (rewards_prime, present_prime, contexts_prime)
+    where = (f"{'every agent' if agent is None else f'agent {agent}'}, round t = {t}, "
+             f"{'every arm' if arm is None else f'arm {arm}'}")
+    return NeighboringPair(d, dp, neighboring_relation, f"{neighboring_relation.value} at {where}",
+                           agent=agent, t=t, arm=arm)
 
 
 def neighboring_pairs(
     neighboring_relation: NeighboringRelation = NeighboringRelation.REPLACE_ONE_REWARD,
     **bounds: object,
 ) -> st.SearchStrategy[NeighboringPair]:
-    """:func:`neighboring_reward_tables` mapped to :class:`audit.NeighboringPair`.
+    """:func:`neighboring_reward_tables` (kept under its older name).
 
     Parameters
     ----------
@@ -250,15 +209,14 @@ def neighboring_pairs(
     -------
     hypothesis.strategies.SearchStrategy of NeighboringPair
     """
-    return neighboring_reward_tables(neighboring_relation, **bounds).map(  # type: ignore[arg-type]
-        NeighboringRewards.as_pair)
+    return neighboring_reward_tables(neighboring_relation, **bounds)  # type: ignore[arg-type]
 
 
 @st.composite
 def neighboring_streams(
     draw: st.DrawFn, *, max_horizon: int = 64, low: float = 0.0, high: float = 1.0
-) -> NeighboringStreams:
-    """One agent-arm stream pair (:class:`fedpriv.audit.engine.neighbors.NeighboringStreams`) differing in one round.
+) -> NeighboringPair:
+    """One agent-arm stream pair (:func:`fedpriv.audit.engine.neighbors.stream_pair`) differing in one round ``t``.
 
     Parameters
     ----------
@@ -269,8 +227,9 @@ def neighboring_streams(
 
     Returns
     -------
-    hypothesis.strategies.SearchStrategy of NeighboringStreams
-        (A ``@st.composite`` strategy.)
+    hypothesis.strategies.SearchStrategy of NeighboringPair
+        Streams of shape ``(horizon,)``, ``t`` 0-based, ``observed[t]`` True. (A
+        ``@st.composite`` strategy.)
     """
     horizon = draw(st.integers(1, max_horizon))
     stream = draw(
@@ -278,13 +237,9 @@ def neighboring_streams(
             np.float64, (horizon,), elements=st.floats(low, high, allow_nan=False)
         )
     )
-    position = draw(st.integers(1, horizon))
+    t = draw(st.integers(0, horizon - 1))
     stream_prime = stream.copy()
-    stream_prime[position - 1] = _new_value(
-        draw, stream[position - 1], low, high, draw(st.booleans())
-    )
+    stream_prime[t] = _new_value(draw, stream[t], low, high, draw(st.booleans()))
     observed = draw(hnp.arrays(np.bool_, (horizon,)))
-    observed[position - 1] = True
-    return NeighboringStreams(
-        stream=stream, stream_prime=stream_prime, observed=observed, position=position
-    )
+    observed[t] = True
+    return stream_pair(stream, stream_prime, t=t, observed=observed)

@@ -284,3 +284,107 @@ def test_pair_carries_its_relation_into_the_evidence() -> None:
     )
     assert result.neighboring_relation is NeighboringRelation.REPLACE_ONE_REWARD
     assert "replace_one_reward" in result.evidence
+
+
+# ------------------------------------------------- one entry point, one result type
+def _e2e_sampler(world: int, n: int, seed: np.random.SeedSequence) -> np.ndarray:
+    return (1.0 - world) + np.random.default_rng(seed).laplace(0.0, 1.0, n)
+
+
+def _one_run(included: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    return included + rng.laplace(0.0, 1.0, included.size)
+
+
+def _same_bound(a: audit.AuditResult, b: audit.AuditResult) -> None:
+    assert a.bound == b.bound  # every field of the estimator's bound, bit for bit
+    assert a.epsilon_lower_bound == b.epsilon_lower_bound and a.n_samples == b.n_samples
+
+
+def test_the_tree_route_is_audit_tree_counter_bit_for_bit() -> None:
+    from fedpriv.audit.engine.tree import audit_tree_counter
+    from fedpriv.audit.engine.tree_nodes import audit_tree_nodes
+    from fedpriv.audit.engine.neighbors import worst_case_reward_pair
+    from fedpriv.privacy.accounting.events import LaplaceTree
+
+    pair = worst_case_reward_pair(16)
+    event = LaplaceTree(scale=4.0, horizon=16, released_prefixes=9)
+    routed = audit.audit_mechanism(event, pair, claim=PureDP(1.0), samples=5000, seed=3)
+    direct = audit_tree_counter(pair, scale=4.0, claimed_epsilon=1.0, n_samples=5000,
+                                seed=3, released_prefixes=9)
+    _same_bound(routed, direct)
+    assert routed.method == "tree counter" and routed.t == 0 and routed.n_nodes == 4
+    assert routed.violated == (routed.epsilon_lower_bound > 1.0)
+    nodes = audit.audit_mechanism(event, pair, claim=PureDP(1.0), samples=2000, seed=1,
+                                  method="product")
+    _same_bound(nodes, audit_tree_nodes(pair, scale=4.0, claimed_epsilon=1.0,
+                                        n_samples=2000, seed=1, method="product",
+                                        released_prefixes=9))
+    assert nodes.method == "tree nodes: product"
+    with pytest.raises(ValueError, match="horizon 32"):
+        audit.audit_mechanism(LaplaceTree(scale=4.0, horizon=32), pair, claim=PureDP(1.0))
+    with pytest.raises(TypeError, match="`claim` is required"):
+        audit.audit_mechanism(event, pair)
+
+
+def test_the_end_to_end_route_is_search_and_confirm_bit_for_bit() -> None:
+    from fedpriv.audit.engine.coupled import AuditBudget, search_and_confirm
+
+    samplers = {"one reward changed": _e2e_sampler}
+    routed = audit.audit_mechanism(samplers, claim=PureDP(0.5), samples=3000,
+                                   pilot_samples=300, seed=7, channel="c")
+    direct = search_and_confirm(samplers, budget=AuditBudget(pilot_samples=300, samples=3000),
+                                seed=7, delta=0.0, channel="c")
+    _same_bound(routed, direct)
+    assert routed.method == direct.method == "end-to-end"
+    assert routed.event == direct.event and routed.neighbors == "one reward changed"
+    assert routed.claimed_epsilon == 0.5 and routed.violated  # true ε = 1
+    assert math.isnan(direct.claimed_epsilon) and not direct.violated  # no claim
+    with pytest.raises(TypeError, match="`channel`"):
+        audit.audit_mechanism(samplers, samples=10)
+    with pytest.raises(TypeError, match="`pair` must be None"):
+        audit.audit_mechanism(samplers, PAIR, channel="c")
+
+
+def test_the_one_run_route_is_audit_one_run_mechanism_bit_for_bit() -> None:
+    routed = audit.audit_mechanism(_one_run, n_canaries=4000, seed=2)
+    direct = audit.audit_one_run_mechanism(_one_run, n_canaries=4000, seed=2)
+    _same_bound(routed, direct)
+    assert routed.method == "one-run" and routed.n_samples == 4000
+    assert routed.n_guesses == direct.bound.n_guesses
+    assert 0.5 < routed.epsilon_lower_bound <= 1.0
+    with pytest.raises(TypeError, match="`pair` is required"):
+        audit.audit_mechanism(_one_run)
+
+
+def test_the_entry_point_refuses_what_fits_no_route() -> None:
+    with pytest.raises(TypeError, match="`mechanism` must be"):
+        audit.audit_mechanism(3.0, PAIR, claim=PureDP(1.0))
+    with pytest.raises(TypeError, match="`claim` must be a privacy guarantee"):
+        audit.audit_mechanism(LAPLACE_1, PAIR, claim=1.0)
+    with pytest.raises(TypeError, match="`claim` is required"):
+        audit.audit_mechanism(LAPLACE_1, PAIR)
+
+
+def test_audit_result_details_replace_and_pickle() -> None:
+    import dataclasses
+    import pickle
+
+    result = audit.audit_mechanism(LAPLACE_1, PAIR, claim=PureDP(1.0), samples=2000,
+                                   executor=None)
+    assert result.method == "mechanism" and result.route == "threshold"
+    assert result.details["route"] == "threshold"
+    assert result.confidence == result.bound.confidence == 0.95
+    with pytest.raises(AttributeError, match="no attribute or detail 'nothing'"):
+        _ = result.nothing
+    with pytest.raises(TypeError):
+        result.details["route"] = "curve"  # read-only
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.method = "other"  # type: ignore[misc]
+    moved = dataclasses.replace(result, route="curve", seconds=0.0)
+    assert moved.route == "curve" and moved.bound is result.bound and result.route == "threshold"
+    back = pickle.loads(pickle.dumps(result))
+    assert back.bound == result.bound and back.details.keys() == result.details.keys()
+    assert back.evidence == result.evidence
+    assert result.to_dict()["epsilon_lower_bound"] == result.epsilon_lower_bound
+    with pytest.raises(TypeError, match="`bound`"):
+        audit.AuditResult(method="x", bound=0.5)

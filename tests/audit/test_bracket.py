@@ -47,7 +47,7 @@ def _audit(value: float, confidence: float, event: str) -> EndToEndAudit:
         np.r_[np.ones(hits), np.zeros(n - hits)], np.r_[np.ones(rare), np.zeros(n - rare)],
         thresholds=[0.5], confidence=confidence,
     )
-    return EndToEndAudit(bound=bound, channel="c", event=event, neighbors="pair",
+    return EndToEndAudit(method="end-to-end", bound=bound, channel="c", event=event, neighbors="pair",
                          pilot_epsilon=math.nan, seconds=1.0)
 
 

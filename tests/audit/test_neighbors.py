@@ -10,7 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fedpriv.audit.engine.neighbors import (
-    NeighboringStreams,
+    NeighboringPair,
+    stream_horizon,
+    stream_pair,
     worst_case_reward_pair,
     worst_tree_position,
 )
@@ -26,17 +28,17 @@ PROPERTY = settings(database=None, deadline=None, max_examples=40)
 def test_worst_tree_position_is_argmax_of_coverage_brute_force() -> None:
     for horizon in range(1, 201):
         coverage = [nodes_covering(tau, horizon).size for tau in range(1, horizon + 1)]
-        position = worst_tree_position(horizon)
-        assert position == int(np.argmax(coverage)) + 1  # the smallest maximiser
-        assert coverage[position - 1] == max(coverage) == tree_depth(horizon)
-        assert position == 1  # round 1 is in every level (Zhu et al., Algorithms 2-3)
+        t = worst_tree_position(horizon)
+        assert t == int(np.argmax(coverage))  # the smallest maximiser, 0-based
+        assert coverage[t] == max(coverage) == tree_depth(horizon)
+        assert t == 0  # round 1 is in every level (Zhu et al., Algorithms 2-3)
 
 
 @pytest.mark.parametrize("horizon", [16, 1024, 4096, 4097, 600_000])
 def test_worst_tree_position_large_horizons(horizon: int) -> None:
-    position = worst_tree_position(horizon)
-    assert position == 1
-    assert nodes_covering(position, horizon).size == horizon.bit_length()
+    t = worst_tree_position(horizon)
+    assert t == 0
+    assert nodes_covering(t + 1, horizon).size == horizon.bit_length()
 
 
 @pytest.mark.parametrize(("horizon", "error"), [(0, ValueError), (2.0, TypeError)])
@@ -49,19 +51,19 @@ def test_worst_tree_position_rejects_bad_horizon(horizon: object, error: type) -
 @pytest.mark.parametrize("horizon", [1, 2, 16, 17, 100])
 def test_worst_case_pair_differs_at_one_position(horizon: int) -> None:
     pair = worst_case_reward_pair(horizon)
-    assert pair.horizon == horizon
+    assert isinstance(pair, NeighboringPair) and stream_horizon(pair) == horizon
     assert (
-        pair.stream.shape
-        == pair.stream_prime.shape
+        pair.dataset.shape
+        == pair.dataset_prime.shape
         == pair.observed.shape
         == (horizon,)
     )
-    differ = np.flatnonzero(pair.stream != pair.stream_prime)
-    assert differ.tolist() == [pair.position - 1]
-    assert pair.position == worst_tree_position(horizon)
-    assert pair.stream[pair.position - 1] == 1.0
-    assert pair.stream_prime[pair.position - 1] == 0.0
-    assert np.all(np.delete(pair.stream, pair.position - 1) == 0.0)  # background = low
+    differ = np.flatnonzero(pair.dataset != pair.dataset_prime)
+    assert differ.tolist() == [pair.t]
+    assert pair.t == worst_tree_position(horizon)
+    assert pair.dataset[pair.t] == 1.0
+    assert pair.dataset_prime[pair.t] == 0.0
+    assert np.all(np.delete(pair.dataset, pair.t) == 0.0)  # background = low
     assert pair.observed.all()
     assert pair.neighboring_relation is NeighboringRelation.REPLACE_ONE_REWARD
 
@@ -78,14 +80,14 @@ def test_worst_case_pair_property(
 ) -> None:
     high = low + width
     pair = worst_case_reward_pair(horizon, low=low, high=high, background=background)
-    differ = np.flatnonzero(pair.stream != pair.stream_prime)
-    assert differ.tolist() == [pair.position - 1]
-    assert {pair.stream[differ[0]], pair.stream_prime[differ[0]]} == {low, high}
-    assert pair.stream[differ[0]] == high  # D holds the high value
+    differ = np.flatnonzero(pair.dataset != pair.dataset_prime)
+    assert differ.tolist() == [pair.t]
+    assert {pair.dataset[differ[0]], pair.dataset_prime[differ[0]]} == {low, high}
+    assert pair.dataset[differ[0]] == high  # D holds the high value
     fill = low if background is None else background
     rest = np.delete(np.arange(horizon), differ)
-    assert np.all(pair.stream[rest] == fill) and np.all(pair.stream_prime[rest] == fill)
-    assert nodes_covering(pair.position, horizon).size == tree_depth(horizon)
+    assert np.all(pair.dataset[rest] == fill) and np.all(pair.dataset_prime[rest] == fill)
+    assert nodes_covering(pair.t + 1, horizon).size == tree_depth(horizon)
 
 
 @pytest.mark.parametrize(
@@ -106,45 +108,47 @@ def test_worst_case_pair_rejects_bad_input(
         worst_case_reward_pair(**kwargs)
 
 
-# -------------------------------------------------------------- NeighboringStreams
-def _streams(horizon: int, positions: list[int]) -> tuple[np.ndarray, np.ndarray]:
+# ------------------------------------------------------------------- stream_pair
+def _streams(horizon: int, rounds: list[int]) -> tuple[np.ndarray, np.ndarray]:
     stream = np.zeros(horizon)
     stream_prime = stream.copy()
-    for tau in positions:
-        stream[tau - 1] = 1.0
+    for t in rounds:
+        stream[t] = 1.0
     return stream, stream_prime
 
 
-def test_neighboring_streams_accepts_one_difference() -> None:
-    stream, stream_prime = _streams(8, [3])
-    pair = NeighboringStreams(
-        stream=stream, stream_prime=stream_prime, observed=np.ones(8, bool), position=3
-    )
-    assert pair.horizon == 8 and pair.position == 3
+def test_stream_pair_accepts_one_difference() -> None:
+    stream, stream_prime = _streams(8, [2])
+    pair = stream_pair(stream, stream_prime, observed=np.ones(8, bool), t=2)
+    assert stream_horizon(pair) == 8 and pair.t == 2
+    assert pair.neighboring_relation is NeighboringRelation.REPLACE_ONE_REWARD
 
 
 @pytest.mark.parametrize(
-    ("positions", "claimed"),
-    [([], 1), ([2, 5], 2), ([2, 5], 5), ([4], 3), ([1], 0)],
+    ("rounds", "claimed"),
+    [([], 0), ([1, 4], 1), ([1, 4], 4), ([3], 2), ([0], 1)],
     ids=[
         "zero-differences",
         "two-differences-a",
         "two-differences-b",
-        "wrong-position",
-        "position-zero",
+        "wrong-round",
+        "one-based-round",
     ],
 )
-def test_neighboring_streams_rejects_other_than_one_difference(
-    positions: list[int], claimed: int
+def test_stream_pair_rejects_other_than_one_difference(
+    rounds: list[int], claimed: int
 ) -> None:
-    stream, stream_prime = _streams(8, positions)
-    with pytest.raises(ValueError, match="exactly at round `position`"):
-        NeighboringStreams(
-            stream=stream,
-            stream_prime=stream_prime,
-            observed=np.ones(8, bool),
-            position=claimed,
-        )
+    stream, stream_prime = _streams(8, rounds)
+    with pytest.raises(ValueError, match="exactly at round `t`"):
+        stream_pair(stream, stream_prime, observed=np.ones(8, bool), t=claimed)
+
+
+def test_pair_location_is_zero_based_and_validated() -> None:
+    assert NeighboringPair(1.0, 0.0, agent=0, t=0, arm=0).t == 0
+    with pytest.raises(ValueError, match="`t`"):
+        NeighboringPair(1.0, 0.0, t=-1)
+    with pytest.raises(TypeError, match="`stream_pair`|reward-stream"):
+        stream_horizon(NeighboringPair(1.0, 0.0))
 
 
 @pytest.mark.parametrize(
@@ -152,19 +156,14 @@ def test_neighboring_streams_rejects_other_than_one_difference(
     [(np.zeros(4), np.zeros(5)), (np.zeros((2, 2)), np.ones((2, 2)))],
     ids=["length-mismatch", "two-dimensional"],
 )
-def test_neighboring_streams_rejects_bad_shapes(
+def test_stream_pair_rejects_bad_shapes(
     stream: np.ndarray, stream_prime: np.ndarray
 ) -> None:
     with pytest.raises(ValueError, match="`stream` and `stream_prime`"):
-        NeighboringStreams(
-            stream=stream,
-            stream_prime=stream_prime,
-            observed=np.ones(4, bool),
-            position=1,
-        )
+        stream_pair(stream, stream_prime, observed=np.ones(4, bool), t=0)
 
 
-def test_neighboring_streams_is_frozen() -> None:
+def test_stream_pair_is_frozen() -> None:
     pair = worst_case_reward_pair(4)
     with pytest.raises((AttributeError, TypeError)):
-        pair.position = 2
+        pair.t = 1

@@ -73,7 +73,7 @@ def test_audit_result_fields() -> None:
         pair, scale=4.0, claimed_epsilon=1.0, n_samples=2000, seed=0
     )
     assert isinstance(result, TreeAuditResult)
-    assert (result.horizon, result.position, result.n_nodes) == (16, 1, 5)
+    assert (result.horizon, result.t, result.n_nodes) == (16, 0, 5)
     assert result.scale == 4.0 and result.claimed_epsilon == 1.0
     assert result.accountant_epsilon == 1.25  # 5 nodes / b = 4
     assert result.bound.n_samples == 2000 and result.bound.confidence == 0.95

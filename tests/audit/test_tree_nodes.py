@@ -72,7 +72,7 @@ def test_same_seed_same_bound_and_one_predeclared_event() -> None:
     again = audit_tree_nodes(pair, scale=5.0, claimed_epsilon=1.0, n_samples=20_000, seed=3,
                              method="joint")
     assert first.bound == again.bound
-    assert first.method == "joint"
+    assert first.method == "tree nodes: joint"
     assert first.bound.n_tests == 2  # one threshold, chosen before the confirmation
     assert first.bound.n_samples == 20_000
     assert first.accountant_epsilon == pytest.approx(1.0)

@@ -94,7 +94,7 @@ def test_tight_at_t600000_where_the_joint_audit_is_not() -> None:
     result = audit_tree_nodes(worst_case_reward_pair(600_000), scale=scale,
                               claimed_epsilon=1.0, n_samples=200_000, seed=3,
                               product_samples=4 * 10**6)
-    assert result.method == "product"
+    assert result.method == "tree nodes: product"
     assert 0.9 <= result.bound.epsilon_lower_bound <= 1.0
     assert result.bound.confidence == 0.95
     assert result.bound.n_tests == 40

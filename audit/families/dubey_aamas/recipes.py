@@ -510,7 +510,7 @@ def audit_coop_first_release(claim: Claim, budget: AuditBudget, seed) -> EndToEn
             draws[0], draws[1], thresholds=laplace_llr_grid(means[0], means[1], scale),
             confidence=budget.confidence, delta=delta)
     return EndToEndAudit(
-        bound=bound,
+        method="end-to-end", bound=bound,
         channel="neighbour: agent 0's first released mean of arm 0 (mechanism level)",
         event=(f"agent 0's first mean of arm 0 as one Laplace release (scale {scale:.4g}, "
                f"sensitivity {l1:.4g}), LLR >= {bound.threshold:.4g}, "

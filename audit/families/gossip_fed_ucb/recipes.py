@@ -236,7 +236,7 @@ def _tree_audit(pair, scale: float, claim: Claim, budget: AuditBudget, seed, nei
         released_prefixes=_released_prefixes(claim),
     )
     return EndToEndAudit(
-        bound=result.bound, channel=channel, event=tree_audit_event(result),
+        method="end-to-end", bound=result.bound, channel=channel, event=tree_audit_event(result),
         neighbors=neighbors, pilot_epsilon=math.nan, seconds=result.seconds,
     )
 

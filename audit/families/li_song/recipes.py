@@ -445,7 +445,7 @@ def audit_li_song_release(claim: Claim, budget: AuditBudget, seed) -> EndToEndAu
     value = float(np.asarray(tables[0].rewards(0, 0, 0, 0)))
     kind = _MESSAGE_KINDS[s["structure"]]
     return EndToEndAudit(
-        bound=bound, channel=f"{kind} messages of agent 0 (epoch 1, ȳ of arm 0)",
+        method="end-to-end", bound=bound, channel=f"{kind} messages of agent 0 (epoch 1, ȳ of arm 0)",
         event=(f"agent 0's epoch-1 message of arm 0 as one Laplace release (scale "
                f"{scale:.4g}), LLR >= {bound.threshold:.4g}, {bound.n_samples:,} runs/world"),
         neighbors=(f"one reward changed: agent 0, arm 0, first pull, {value:g} (D) vs "
