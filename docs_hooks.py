@@ -59,8 +59,14 @@ _link_source_tree()  # at import: before mkdocstrings reads `paths`
 def on_files(files, config):
     for path in FIGURES:
         if (ROOT / path).is_file():
-            files.append(File(path, src_dir=str(ROOT), dest_dir=config["site_dir"],
-                              use_directory_urls=config["use_directory_urls"]))
+            files.append(
+                File(
+                    path,
+                    src_dir=str(ROOT),
+                    dest_dir=config["site_dir"],
+                    use_directory_urls=config["use_directory_urls"],
+                )
+            )
     return files
 
 
@@ -71,8 +77,8 @@ def on_page_markdown(markdown, page, config, files):
 def _help_blocks(parser: argparse.ArgumentParser, prefix: str, depth: int) -> list[str]:
     """``parser``'s help and, recursively, that of each subcommand."""
     out = [f"{'#' * depth} `{prefix}`", "", "```text", parser.format_help().rstrip(), "```", ""]
-    for action in parser._actions:  # noqa: SLF001 - argparse keeps subparsers here only
-        if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
             for name, sub in action.choices.items():
                 out += _help_blocks(sub, f"{prefix} {name}", min(depth + 1, 4))
     return out
@@ -95,8 +101,11 @@ def verdicts() -> str:
 
 
 def _type_name(annotation) -> str:
-    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__",
-                                                                  str(annotation))
+    text = (
+        annotation
+        if isinstance(annotation, str)
+        else getattr(annotation, "__name__", str(annotation))
+    )
     return text.replace("|", "or")
 
 
@@ -109,8 +118,14 @@ def event_fields() -> str:
         if not dataclasses.is_dataclass(cls):
             continue
         doc = inspect.getdoc(cls) or ""
-        out += [f"### `{name}`", "", doc.split("\n\n")[0].replace("\n", " "), "",
-                "| field | type | default |", "|---|---|---|"]
+        out += [
+            f"### `{name}`",
+            "",
+            doc.split("\n\n")[0].replace("\n", " "),
+            "",
+            "| field | type | default |",
+            "|---|---|---|",
+        ]
         for field in dataclasses.fields(cls):
             if not field.init:
                 continue
@@ -137,5 +152,9 @@ def calibrations() -> str:
     return "\n".join(rows)
 
 
-GENERATORS = {"cli": cli_reference, "verdicts": verdicts, "events": event_fields,
-              "calibrations": calibrations}
+GENERATORS = {
+    "cli": cli_reference,
+    "verdicts": verdicts,
+    "events": event_fields,
+    "calibrations": calibrations,
+}

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = ["dp_audit", "dp_audit_seed"]
 
+
 def _stable_seed(nodeid: str) -> int:
     return zlib.crc32(nodeid.encode("utf-8"))
 
@@ -67,8 +68,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "configure the dp_audit fixture (an empirical privacy audit, pinned seed)",
     )
     config.addinivalue_line(
-        "markers",
-        "statistical: seeded Monte-Carlo test with a stated false-failure probability",
+        "markers", "statistical: seeded Monte-Carlo test with a stated false-failure probability"
     )
 
 
@@ -96,9 +96,7 @@ def dp_audit(request: pytest.FixtureRequest, dp_audit_seed: int) -> Auditor:
     marker = request.node.get_closest_marker("dp_audit")
     kwargs = dict(marker.kwargs) if marker is not None else {}
     if marker is not None and marker.args:
-        raise pytest.UsageError(
-            "dp_audit takes keyword arguments only, e.g. samples=10**5."
-        )
+        raise pytest.UsageError("dp_audit takes keyword arguments only, e.g. samples=10**5.")
     kwargs.pop("seed", None)
     factor = float(request.config.getoption("--dp-audit-samples-factor", 1.0))
     samples = max(1, round(int(kwargs.pop("samples", Auditor.samples)) * factor))
@@ -109,9 +107,5 @@ def dp_audit(request: pytest.FixtureRequest, dp_audit_seed: int) -> Auditor:
         request.node.user_properties.append(("dp_audit", result.evidence))
 
     return Auditor(
-        samples=samples,
-        seed=dp_audit_seed,
-        confidence=confidence,
-        options=kwargs,
-        record=record,
+        samples=samples, seed=dp_audit_seed, confidence=confidence, options=kwargs, record=record
     )

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     import numpy as np
-
     from fedpriv.privacy import Accountant
 
 __all__ = ["AlgorithmRun"]

@@ -26,9 +26,7 @@ __all__ = ["Bound", "Guarantee", "Mechanism", "ScoreFunction"]
 class Mechanism(Protocol):
     """``(dataset, n_samples, rng) -> ndarray`` of shape ``(n_samples, ...)``."""
 
-    def __call__(
-        self, dataset: Any, n_samples: int, rng: np.random.Generator
-    ) -> np.ndarray: ...
+    def __call__(self, dataset: Any, n_samples: int, rng: np.random.Generator) -> np.ndarray: ...
 
 
 @runtime_checkable

@@ -19,7 +19,6 @@ import platform
 import time
 
 import numpy as np
-
 from fedpriv.algorithms.environments.heterogeneous import paper_synthetic_bandit
 from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import run_fed_ucb, run_gossip_ucb
 from fedpriv.algorithms.networks.graphs import make_graph
@@ -43,27 +42,42 @@ def main() -> None:
     samples = 10**5 if args.quick else 10**6
     horizon = 1_000 if args.quick else 10_000
     trials = 100
-    print(f"python {platform.python_version()}, numpy {np.__version__}, "
-          f"{platform.machine()}, {platform.processor() or 'cpu'}")
+    print(
+        f"python {platform.python_version()}, numpy {np.__version__}, "
+        f"{platform.machine()}, {platform.processor() or 'cpu'}"
+    )
 
     pair = worst_case_reward_pair(16)
-    seconds, result = _best_of(3, lambda: audit_tree_counter(
-        pair, scale=4.0, claimed_epsilon=1.0, n_samples=samples, seed=0))
-    print(f"tree audit T=16, {samples:.0e} samples/world: {seconds:.2f} s, "
-          f"{2 * samples / seconds:,.0f} samples/s "
-          f"(lower bound {result.bound.epsilon_lower_bound:.4f})")
+    seconds, result = _best_of(
+        3,
+        lambda: audit_tree_counter(pair, scale=4.0, claimed_epsilon=1.0, n_samples=samples, seed=0),
+    )
+    print(
+        f"tree audit T=16, {samples:.0e} samples/world: {seconds:.2f} s, "
+        f"{2 * samples / seconds:,.0f} samples/s "
+        f"(lower bound {result.bound.epsilon_lower_bound:.4f})"
+    )
 
     env = paper_synthetic_bandit(3, 5, rng=np.random.default_rng(0))
     graph = make_graph("complete", 3)
     for name, run in (
-        ("Fed_UCB corrected ε=1", lambda: run_fed_ucb(
-            env, graph, horizon=horizon, epsilon=1.0, mode="corrected", n_trials=trials, seed=0)),
-        ("Gossip_UCB", lambda: run_gossip_ucb(env, graph, horizon=horizon, n_trials=trials, seed=0)),
+        (
+            "Fed_UCB corrected ε=1",
+            lambda: run_fed_ucb(
+                env, graph, horizon=horizon, epsilon=1.0, mode="corrected", n_trials=trials, seed=0
+            ),
+        ),
+        (
+            "Gossip_UCB",
+            lambda: run_gossip_ucb(env, graph, horizon=horizon, n_trials=trials, seed=0),
+        ),
     ):
         seconds, _ = _best_of(2, run)
         agent_rounds = trials * 3 * horizon
-        print(f"{name}, {trials} trials x 3 agents x T={horizon}: {seconds:.2f} s, "
-              f"{agent_rounds / seconds:,.0f} agent-rounds/s")
+        print(
+            f"{name}, {trials} trials x 3 agents x T={horizon}: {seconds:.2f} s, "
+            f"{agent_rounds / seconds:,.0f} agent-rounds/s"
+        )
 
 
 if __name__ == "__main__":

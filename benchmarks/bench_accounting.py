@@ -54,12 +54,16 @@ def main() -> None:
 
     for rounds in (100, 1000):
         epsilon, per_append, total = bench_fedpriv(10, rounds)
-        print(f"fedpriv       10 agents x {rounds:>4} rounds: ε(1e-6) = {epsilon:.6f}, "
-              f"{per_append * 1e6:.1f} µs per charge, {total:.2f} s in all")
+        print(
+            f"fedpriv       10 agents x {rounds:>4} rounds: ε(1e-6) = {epsilon:.6f}, "
+            f"{per_append * 1e6:.1f} µs per charge, {total:.2f} s in all"
+        )
     if args.dp_accounting:
         epsilon, total = bench_dp_accounting(10, 100)
-        print(f"dp-accounting 10 agents x  100 rounds: ε(1e-6) = {epsilon:.6f}, "
-              f"{total:.2f} s (PLDAccountant.compose event by event)")
+        print(
+            f"dp-accounting 10 agents x  100 rounds: ε(1e-6) = {epsilon:.6f}, "
+            f"{total:.2f} s (PLDAccountant.compose event by event)"
+        )
 
 
 if __name__ == "__main__":

@@ -16,10 +16,13 @@ import argparse
 import functools
 import time
 
-import numpy as np
-
 import fedpriv.audit as audit
-from fedpriv.audit.regression.corpus_mechanisms import fresh_noise_prefix_sums, gaussian_count, laplace_count
+import numpy as np
+from fedpriv.audit.regression.corpus_mechanisms import (
+    fresh_noise_prefix_sums,
+    gaussian_count,
+    laplace_count,
+)
 from fedpriv.privacy import GaussianDP, PureDP
 
 __all__: list[str] = []
@@ -132,9 +135,7 @@ def main() -> None:
     stream = np.zeros(horizon)
     stream[0] = 1.0
     heavy_pair = audit.NeighboringPair(stream, np.zeros(horizon))
-    llr = audit.laplace_log_density_ratio(
-        np.ones(horizon), np.zeros(horizon), float(horizon)
-    )
+    llr = audit.laplace_log_density_ratio(np.ones(horizon), np.zeros(horizon), float(horizon))
     print(
         f"== executors, vector mechanism ({horizon} Laplace releases per sample), "
         f"{min(n, 200_000):,d} per world =="

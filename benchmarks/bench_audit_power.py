@@ -26,13 +26,12 @@ import argparse
 import functools
 import time
 
-import numpy as np
-from scipy import special, stats
-
 import fedpriv.audit as audit
+import numpy as np
 from fedpriv.audit.regression.api import _claim_mu
 from fedpriv.audit.regression.corpus_mechanisms import gaussian_count
 from fedpriv.privacy import ApproxDP
+from scipy import special, stats
 
 PAIR = audit.NeighboringPair(1.0, 0.0)
 CLAIM = ApproxDP(1.0, 1e-5)
@@ -43,8 +42,9 @@ def _rate(factor: float, n: int, reps: int, **options: object) -> tuple[float, f
     mechanism = functools.partial(gaussian_count, noise_stddev=1.0 / mu0 / factor)
     hits, saved = 0, 0.0
     for seed in range(reps):
-        result = audit.audit_mechanism(mechanism, PAIR, claim=CLAIM, samples=n, seed=seed,
-                                       executor=None, **options)
+        result = audit.audit_mechanism(
+            mechanism, PAIR, claim=CLAIM, samples=n, seed=seed, executor=None, **options
+        )
         hits += result.violated
         saved += result.samples_saved / result.samples_budget
     return hits / reps, saved / reps
@@ -84,12 +84,14 @@ def main() -> None:
             p15, s15 = _rate(1.5, n, args.reps, **options)
             p2, s2 = _rate(2.0, n, args.reps, **options)
             fa, sfa = _rate(1.0, n, args.reps, **options)
-            line = (f"{name:36s} power 1.5x {p15:5.0%}  2x {p2:5.0%}  false alarms {fa:4.0%}")
+            line = f"{name:36s} power 1.5x {p15:5.0%}  2x {p2:5.0%}  false alarms {fa:4.0%}"
             if options.get("sequential"):
                 line += f"  saved: 1.5x {s15:4.0%}, 2x {s2:4.0%}, calibrated {sfa:4.0%}"
             print(line + f"  ({time.perf_counter() - started:.1f} s)")
-        print(f"{'ceiling: best single event, oracle':36s} power 1.5x "
-              f"{single_event_ceiling(1.5, n):5.0%}  2x {single_event_ceiling(2.0, n):5.0%}")
+        print(
+            f"{'ceiling: best single event, oracle':36s} power 1.5x "
+            f"{single_event_ceiling(1.5, n):5.0%}  2x {single_event_ceiling(2.0, n):5.0%}"
+        )
 
 
 if __name__ == "__main__":

@@ -14,8 +14,15 @@ import subprocess
 import sys
 import time
 
-COMMANDS = (["--help"], ["run", "--help"], ["experiment", "--help"], ["verify", "--help"],
-            ["account", "--help"], ["audit", "--help"], ["run", "cdp-mab", "--help"])
+COMMANDS = (
+    ["--help"],
+    ["run", "--help"],
+    ["experiment", "--help"],
+    ["verify", "--help"],
+    ["account", "--help"],
+    ["audit", "--help"],
+    ["run", "cdp-mab", "--help"],
+)
 
 
 def main() -> None:
@@ -29,8 +36,10 @@ def main() -> None:
             started = time.perf_counter()
             subprocess.run([exe, *command], capture_output=True, check=True)
             times.append(time.perf_counter() - started)
-        print(f"fedpriv {' '.join(command):<24} best {min(times):.3f} s  "
-              f"median {sorted(times)[len(times) // 2]:.3f} s")
+        print(
+            f"fedpriv {' '.join(command):<24} best {min(times):.3f} s  "
+            f"median {sorted(times)[len(times) // 2]:.3f} s"
+        )
 
 
 if __name__ == "__main__":

@@ -24,13 +24,12 @@ import platform
 import time
 
 import numpy as np
-
+from fedpriv.algorithms.dubey_aamas.baselines import run_dp_ucb_int, run_ucb1
 from fedpriv.algorithms.dubey_aamas.byzantine import run_byzantine_coop_ucb
 from fedpriv.algorithms.dubey_aamas.cooperative import run_coop_ucb_nonprivate, run_private_coop_ucb
+from fedpriv.algorithms.dubey_aamas.robust import Contamination
 from fedpriv.algorithms.environments.bernoulli import homogeneous_bandit
 from fedpriv.algorithms.networks.graphs import make_graph
-from fedpriv.algorithms.dubey_aamas.robust import Contamination
-from fedpriv.algorithms.dubey_aamas.baselines import run_dp_ucb_int, run_ucb1
 
 CASES = ("private", "nonprivate", "ucb1", "dp-ucb-int", "byzantine-small", "byzantine")
 
@@ -64,37 +63,68 @@ def main() -> None:
     complement = Contamination(rate=0.1, kind="complement")
     cases = {
         "private": (
-            f"private-coop-ucb (M=50, K=10, ER p=0.1, γ=2, {B} trials)", B * 50 * horizon,
-            lambda: run_private_coop_ucb(env, graph, horizon=horizon, epsilon=0.1, gamma=2,
-                                         n_trials=B, seed=1)),
+            f"private-coop-ucb (M=50, K=10, ER p=0.1, γ=2, {B} trials)",
+            B * 50 * horizon,
+            lambda: run_private_coop_ucb(
+                env, graph, horizon=horizon, epsilon=0.1, gamma=2, n_trials=B, seed=1
+            ),
+        ),
         "nonprivate": (
-            f"coop-ucb-nonprivate (M=50, K=10, ER p=0.1, γ=2, {B} trials)", B * 50 * horizon,
-            lambda: run_coop_ucb_nonprivate(env, graph, horizon=horizon, gamma=2, n_trials=B,
-                                            seed=1)),
+            f"coop-ucb-nonprivate (M=50, K=10, ER p=0.1, γ=2, {B} trials)",
+            B * 50 * horizon,
+            lambda: run_coop_ucb_nonprivate(
+                env, graph, horizon=horizon, gamma=2, n_trials=B, seed=1
+            ),
+        ),
         "ucb1": (
-            f"ucb1 (M=50, K=10, {B} trials)", B * 50 * horizon,
-            lambda: run_ucb1(env, horizon=horizon, n_trials=B, seed=1)),
+            f"ucb1 (M=50, K=10, {B} trials)",
+            B * 50 * horizon,
+            lambda: run_ucb1(env, horizon=horizon, n_trials=B, seed=1),
+        ),
         "dp-ucb-int": (
-            f"dp-ucb-int (M=50, K=10, {B} trials)", B * 50 * horizon,
-            lambda: run_dp_ucb_int(env, horizon=horizon, epsilon=0.1, n_trials=B, seed=1)),
+            f"dp-ucb-int (M=50, K=10, {B} trials)",
+            B * 50 * horizon,
+            lambda: run_dp_ucb_int(env, horizon=horizon, epsilon=0.1, n_trials=B, seed=1),
+        ),
         "byzantine-small": (
-            "byzantine-coop-ucb (M=20, K=5, ER p=0.2, γ=2, 4 trials)", 4 * 20 * horizon,
-            lambda: run_byzantine_coop_ucb(small_env, small_graph, horizon=horizon, gamma=2,
-                                           contamination=complement, n_trials=4, seed=1)),
+            "byzantine-coop-ucb (M=20, K=5, ER p=0.2, γ=2, 4 trials)",
+            4 * 20 * horizon,
+            lambda: run_byzantine_coop_ucb(
+                small_env,
+                small_graph,
+                horizon=horizon,
+                gamma=2,
+                contamination=complement,
+                n_trials=4,
+                seed=1,
+            ),
+        ),
         "byzantine": (
             f"byzantine-coop-ucb (M=50, K=10, ER p=0.1, γ=2, 10 trials, T={byz_horizon})",
             10 * 50 * byz_horizon,
-            lambda: run_byzantine_coop_ucb(env, graph, horizon=byz_horizon, gamma=2,
-                                           contamination=complement, n_trials=10, seed=1)),
+            lambda: run_byzantine_coop_ucb(
+                env,
+                graph,
+                horizon=byz_horizon,
+                gamma=2,
+                contamination=complement,
+                n_trials=10,
+                seed=1,
+            ),
+        ),
     }
-    print(f"python {platform.python_version()}, numpy {np.__version__}, horizon {horizon}, "
-          f"best of {args.repeats}")
+    print(
+        f"python {platform.python_version()}, numpy {np.__version__}, horizon {horizon}, "
+        f"best of {args.repeats}"
+    )
     for key in args.only:
         name, agent_rounds, function = cases[key]
         wall, cpu = _best_of(args.repeats, function)
-        print(f"{name:66s} {agent_rounds / wall / 1e6:6.2f} M agent-rounds/s wall, "
-              f"{agent_rounds / cpu / 1e6:6.2f} M CPU ({wall:.2f} s wall, {cpu:.2f} s CPU)",
-              flush=True)
+        print(
+            f"{name:66s} {agent_rounds / wall / 1e6:6.2f} M agent-rounds/s wall, "
+            f"{agent_rounds / cpu / 1e6:6.2f} M CPU ({wall:.2f} s wall, {cpu:.2f} s CPU)",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

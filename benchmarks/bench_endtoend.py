@@ -47,7 +47,6 @@ import resource
 import time
 
 import numpy as np
-
 from fedpriv.algorithms.networks.graphs import make_graph
 from fedpriv.audit.engine.coupled import AuditBudget, search_and_confirm
 from fedpriv.audit.families.gossip_fed_ucb.recipes import FedUcbMeansSampler, FixedTableBandit
@@ -67,13 +66,26 @@ def make_sampler(*, fast: bool) -> FedUcbMeansSampler:
         table = base.copy()
         table[0, 1, :] = value
         envs.append(FixedTableBandit(table=table, arm_means=np.full((N_AGENTS, N_ARMS), 0.5)))
-    return FedUcbMeansSampler(envs=(envs[0], envs[1]), graph=make_graph("complete", N_AGENTS),
-                              horizon=HORIZON, epsilon=EPSILON, agent=0, round=1, fast=fast)
+    return FedUcbMeansSampler(
+        envs=(envs[0], envs[1]),
+        graph=make_graph("complete", N_AGENTS),
+        horizon=HORIZON,
+        epsilon=EPSILON,
+        agent=0,
+        round=1,
+        fast=fast,
+    )
 
 
-def _time(label: str, args: argparse.Namespace, executor: object, n_workers: int | None,
-          *, fast: bool = True, per_worker: int | None = None
-          ) -> tuple[float, str, float, float]:
+def _time(
+    label: str,
+    args: argparse.Namespace,
+    executor: object,
+    n_workers: int | None,
+    *,
+    fast: bool = True,
+    per_worker: int | None = None,
+) -> tuple[float, str, float, float]:
     """Run one audit; print runs/s (and per worker).
 
     Returns (bound, event, runs per wall second, runs per CPU second of this process).
@@ -81,10 +93,15 @@ def _time(label: str, args: argparse.Namespace, executor: object, n_workers: int
     budget = AuditBudget(pilot_samples=args.pilot, samples=args.runs)
     started, cpu_started = time.perf_counter(), time.process_time()
     result = search_and_confirm(
-        {"agent 0's round-1 reward, 1 (D) vs 0 (D')": make_sampler(fast=fast)}, budget=budget,
-        seed=args.seed, delta=0.0, channel="agent 0's released means after round 1",
+        {"agent 0's round-1 reward, 1 (D) vs 0 (D')": make_sampler(fast=fast)},
+        budget=budget,
+        seed=args.seed,
+        delta=0.0,
+        channel="agent 0's released means after round 1",
         names=tuple(f"mean[agent 0, arm {k}] after round 1" for k in range(N_ARMS)),
-        batch_size=args.batch_size, executor=executor, n_workers=n_workers,
+        batch_size=args.batch_size,
+        executor=executor,
+        n_workers=n_workers,
     )
     seconds = time.perf_counter() - started
     cpu_seconds = time.process_time() - cpu_started
@@ -92,9 +109,11 @@ def _time(label: str, args: argparse.Namespace, executor: object, n_workers: int
     rate = runs / seconds
     projected = 2 * (TARGET_RUNS + args.pilot) / rate
     workers = f" = {rate / per_worker:7.1f} runs/s per worker" if per_worker else ""
-    print(f"{label:40s} {runs:>7,d} runs in {seconds:7.2f} s = {rate:8.1f} runs/s{workers}; "
-          f"projected 10^5 runs/world: {projected / 60:6.2f} min; "
-          f"ε_LB {result.bound.epsilon_lower_bound:.4f} on '{result.event}'")
+    print(
+        f"{label:40s} {runs:>7,d} runs in {seconds:7.2f} s = {rate:8.1f} runs/s{workers}; "
+        f"projected 10^5 runs/world: {projected / 60:6.2f} min; "
+        f"ε_LB {result.bound.epsilon_lower_bound:.4f} on '{result.event}'"
+    )
     return result.bound.epsilon_lower_bound, result.event, rate, runs / cpu_seconds
 
 
@@ -108,60 +127,100 @@ def _dask_runs(args: argparse.Namespace) -> list[tuple[float, str, float, float]
     results = []
     if not args.no_dask:
         with (
-            LocalCluster(n_workers=args.workers, threads_per_worker=1, host="127.0.0.1",
-                         dashboard_address="127.0.0.1:0") as cluster,
+            LocalCluster(
+                n_workers=args.workers,
+                threads_per_worker=1,
+                host="127.0.0.1",
+                dashboard_address="127.0.0.1:0",
+            ) as cluster,
             Client(cluster) as client,
         ):
-            results.append(_time(f"fast, dask LocalCluster, {args.workers} workers", args,
-                                 client, None, per_worker=args.workers))
+            results.append(
+                _time(
+                    f"fast, dask LocalCluster, {args.workers} workers",
+                    args,
+                    client,
+                    None,
+                    per_worker=args.workers,
+                )
+            )
     if args.scheduler:
         with Client(args.scheduler, timeout=30) as client:
             threads = sum(w["nthreads"] for w in client.scheduler_info()["workers"].values())
-            results.append(_time(f"fast, dask at {args.scheduler} ({threads} threads)", args,
-                                 client, None, per_worker=threads))
+            results.append(
+                _time(
+                    f"fast, dask at {args.scheduler} ({threads} threads)",
+                    args,
+                    client,
+                    None,
+                    per_worker=threads,
+                )
+            )
     return results
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=2000,
-                        help="confirming runs per world (issue 6 target: 100000)")
+    parser.add_argument(
+        "--runs", type=int, default=2000, help="confirming runs per world (issue 6 target: 100000)"
+    )
     parser.add_argument("--pilot", type=int, default=200, help="pilot runs per world")
     parser.add_argument("--batch-size", type=int, default=200, help="runs per batch")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-dask", action="store_true", help="skip the LocalCluster run")
-    parser.add_argument("--no-processes", action="store_true",
-                        help="skip the local process-pool run")
-    parser.add_argument("--no-reference", action="store_true",
-                        help="skip the reference path (time the executors at larger --runs)")
-    parser.add_argument("--scheduler", default=None,
-                        help="also time an existing dask cluster at this address")
+    parser.add_argument(
+        "--no-processes", action="store_true", help="skip the local process-pool run"
+    )
+    parser.add_argument(
+        "--no-reference",
+        action="store_true",
+        help="skip the reference path (time the executors at larger --runs)",
+    )
+    parser.add_argument(
+        "--scheduler", default=None, help="also time an existing dask cluster at this address"
+    )
     args = parser.parse_args()
-    print(f"Fed_UCB end-to-end audit: {N_AGENTS} agents (complete graph), {N_ARMS} arms, "
-          f"T = {HORIZON}, corrected mode, ε = {EPSILON:g}; {args.runs:,d} confirming + "
-          f"{args.pilot:,d} pilot runs per world, batches of {args.batch_size}.")
-    print(f"NOTE: issue 6 asks for {TARGET_RUNS:,d} runs per world; that is too slow for "
-          f"this machine, so {args.runs:,d} are timed and the 10^5 time is projected "
-          "linearly from the measured runs/s.")
+    print(
+        f"Fed_UCB end-to-end audit: {N_AGENTS} agents (complete graph), {N_ARMS} arms, "
+        f"T = {HORIZON}, corrected mode, ε = {EPSILON:g}; {args.runs:,d} confirming + "
+        f"{args.pilot:,d} pilot runs per world, batches of {args.batch_size}."
+    )
+    print(
+        f"NOTE: issue 6 asks for {TARGET_RUNS:,d} runs per world; that is too slow for "
+        f"this machine, so {args.runs:,d} are timed and the 10^5 time is projected "
+        "linearly from the measured runs/s."
+    )
     results = []
     if not args.no_reference:
-        results.append(_time("reference (all T rounds), in-process", args, None, None,
-                             fast=False))
+        results.append(_time("reference (all T rounds), in-process", args, None, None, fast=False))
     results.append(_time("fast (stop after round 1), in-process", args, None, None))
     if not args.no_reference:
-        print(f"  speed-up of the fast path in-process: {results[1][3] / results[0][3]:.1f}x "
-              f"in CPU seconds of this process ({results[1][2] / results[0][2]:.1f}x in wall "
-              "seconds, which other jobs on a shared machine distort)")
-    print(f"  peak RSS of this process: "
-          f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+        print(
+            f"  speed-up of the fast path in-process: {results[1][3] / results[0][3]:.1f}x "
+            f"in CPU seconds of this process ({results[1][2] / results[0][2]:.1f}x in wall "
+            "seconds, which other jobs on a shared machine distort)"
+        )
+    print(
+        f"  peak RSS of this process: "
+        f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB"
+    )
     if not args.no_processes:
-        results.append(_time(f"fast, local processes, {args.workers} workers", args,
-                             "processes", args.workers, per_worker=args.workers))
+        results.append(
+            _time(
+                f"fast, local processes, {args.workers} workers",
+                args,
+                "processes",
+                args.workers,
+                per_worker=args.workers,
+            )
+        )
     results += _dask_runs(args)
-    print(f"The observable's true ε is at most ε' = ε/(⌊log2 T⌋ + 1) = "
-          f"{EPSILON / (np.floor(np.log2(HORIZON)) + 1):.3f} (round 1 sits in one tree leaf), "
-          "so ε_LB = 0 at these sample counts is expected; the script times the audit.")
+    print(
+        f"The observable's true ε is at most ε' = ε/(⌊log2 T⌋ + 1) = "
+        f"{EPSILON / (np.floor(np.log2(HORIZON)) + 1):.3f} (round 1 sits in one tree leaf), "
+        "so ε_LB = 0 at these sample counts is expected; the script times the audit."
+    )
     identical = len({(bound, event) for bound, event, *_ in results}) == 1
     print(f"identical bounds and events (reference, fast, every executor): {identical}")
 

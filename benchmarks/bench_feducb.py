@@ -41,10 +41,13 @@ from typing import Any
 
 import networkx as nx
 import numpy as np
-
-from fedpriv.algorithms.feducb.centralized import run_feducb, run_feducb_fixed, run_feducb_nonprivate
-from fedpriv.algorithms.feducb.decentralized import run_feducb_decentralized
 from fedpriv.algorithms.environments.linear import CHUNK_ROUNDS, LinearBandit, LinearBanditTables
+from fedpriv.algorithms.feducb.centralized import (
+    run_feducb,
+    run_feducb_fixed,
+    run_feducb_nonprivate,
+)
+from fedpriv.algorithms.feducb.decentralized import run_feducb_decentralized
 from fedpriv.algorithms.feducb.linucb import (
     run_linucb,
     run_linucb_independent_private,
@@ -66,29 +69,42 @@ def _best_of(repeats: int, function: Callable[[], Any]) -> tuple[float, float, A
 
 
 def _report(name: str, learner_rounds: int, cpu: float, wall: float, note: str = "") -> None:
-    print(f"{name:<34s}{learner_rounds / cpu:12,.0f} /s CPU {learner_rounds / wall:12,.0f} /s wall"
-          + (f"  ({note})" if note else ""))
+    print(
+        f"{name:<34s}{learner_rounds / cpu:12,.0f} /s CPU {learner_rounds / wall:12,.0f} /s wall"
+        + (f"  ({note})" if note else "")
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="10 trials, one repeat")
-    parser.add_argument("--horizon", type=int, default=4 * CHUNK_ROUNDS,
-                        help="rounds per run (default 128; tables held in memory for "
-                             "the algorithm-only figures: 100 trials x 128 rounds = 205 MB)")
+    parser.add_argument(
+        "--horizon",
+        type=int,
+        default=4 * CHUNK_ROUNDS,
+        help="rounds per run (default 128; tables held in memory for "
+        "the algorithm-only figures: 100 trials x 128 rounds = 205 MB)",
+    )
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--skip-baselines", action="store_true",
-                        help="only centralized FedUCB (no decentralized / LinUCB rows)")
+    parser.add_argument(
+        "--skip-baselines",
+        action="store_true",
+        help="only centralized FedUCB (no decentralized / LinUCB rows)",
+    )
     args = parser.parse_args()
     n_trials = 10 if args.quick else 100
     repeats = 1 if args.quick else args.repeats
     n_agents, n_arms, dim, horizon = 10, 20, 10, args.horizon
     learner_rounds = n_trials * n_agents * horizon
-    print(f"python {platform.python_version()}, numpy {np.__version__}, "
-          f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}, "
-          f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
-    print(f"d={dim}, K={n_arms}, M={n_agents}, {n_trials} trials, T={horizon}: "
-          f"{learner_rounds} learner-rounds per run; best of {repeats}")
+    print(
+        f"python {platform.python_version()}, numpy {np.__version__}, "
+        f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}, "
+        f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores"
+    )
+    print(
+        f"d={dim}, K={n_arms}, M={n_agents}, {n_trials} trials, T={horizon}: "
+        f"{learner_rounds} learner-rounds per run; best of {repeats}"
+    )
     print("issue 4's target (>= 200k/s on one core) is about the 'algorithm' rows")
     spec = LinearBandit(n_agents=n_agents, n_arms=n_arms, dim=dim)
 
@@ -112,22 +128,29 @@ def main() -> None:
     runs: dict[str, Callable[[LinearBanditTables], Any]] = {
         "feducb (Thm. 1 D)": lambda tab: run_feducb(tab, epsilon=1.0, delta=0.1),
         "feducb (D = 0, sync every round)": lambda tab: run_feducb(
-            tab, epsilon=1.0, delta=0.1, threshold=0.0),
+            tab, epsilon=1.0, delta=0.1, threshold=0.0
+        ),
         "feducb-fixed (B = 16)": lambda tab: run_feducb_fixed(
-            tab, epsilon=1.0, delta=0.1, sync_every=16),
+            tab, epsilon=1.0, delta=0.1, sync_every=16
+        ),
         "feducb-nonprivate": lambda tab: run_feducb_nonprivate(tab),
     }
     if not args.skip_baselines:
-        runs.update({
-            "decentralized ring (γ = 2)": lambda tab: run_feducb_decentralized(
-                tab, nx.cycle_graph(n_agents), gamma=2, epsilon=1.0, delta=0.1),
-            "decentralized complete (γ = 2)": lambda tab: run_feducb_decentralized(
-                tab, nx.complete_graph(n_agents), gamma=2, epsilon=1.0, delta=0.1),
-            "linucb (independent)": lambda tab: run_linucb(tab),
-            "linucb-pooled": lambda tab: run_linucb_pooled(tab),
-            "linucb-independent-private": lambda tab: run_linucb_independent_private(
-                tab, epsilon=1.0, delta=0.1),
-        })
+        runs.update(
+            {
+                "decentralized ring (γ = 2)": lambda tab: run_feducb_decentralized(
+                    tab, nx.cycle_graph(n_agents), gamma=2, epsilon=1.0, delta=0.1
+                ),
+                "decentralized complete (γ = 2)": lambda tab: run_feducb_decentralized(
+                    tab, nx.complete_graph(n_agents), gamma=2, epsilon=1.0, delta=0.1
+                ),
+                "linucb (independent)": lambda tab: run_linucb(tab),
+                "linucb-pooled": lambda tab: run_linucb_pooled(tab),
+                "linucb-independent-private": lambda tab: run_linucb_independent_private(
+                    tab, epsilon=1.0, delta=0.1
+                ),
+            }
+        )
     print("algorithm on held tables:")
     for name, runner in runs.items():
         cpu, wall, run = _best_of(repeats, lambda runner=runner: runner(held))

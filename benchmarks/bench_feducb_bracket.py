@@ -33,15 +33,17 @@ def main() -> None:
         result = evaluate_claim(key, config.budget, child_seed(root, 7, index[key]))
         bound, claim = result.audit_at_1e6, result.audit
         tight = "—" if result.tightness is None else f"{result.tightness:.2f}"
-        print(f"{key}: {result.verdict}; at the claimed δ={result.claim.claimed_delta:g}: "
-              f"end-to-end {result.accountant_epsilon:.4f}, mechanism "
-              f"{result.mechanism_epsilon:.4f}, audit ≥ {claim.epsilon_lower_bound:.4f} "
-              f"({claim.confidence:.0%}, {claim.n_samples:,}/world), tightness {tight}; "
-              f"at δ=1e-6: end-to-end {result.epsilon_at_1e6:.4f}, mechanism "
-              f"{result.mechanism_epsilon_at_1e6:.4f}, audit ≥ "
-              f"{result.audit_epsilon_at_1e6:.4f} ({bound.confidence:.0%}, "
-              f"{bound.n_samples:,}/world), tightness {result.tightness_at_1e6:.2f}; "
-              f"audits {result.audit_seconds:.1f} s, row {time.perf_counter() - started:.1f} s")
+        print(
+            f"{key}: {result.verdict}; at the claimed δ={result.claim.claimed_delta:g}: "
+            f"end-to-end {result.accountant_epsilon:.4f}, mechanism "
+            f"{result.mechanism_epsilon:.4f}, audit ≥ {claim.epsilon_lower_bound:.4f} "
+            f"({claim.confidence:.0%}, {claim.n_samples:,}/world), tightness {tight}; "
+            f"at δ=1e-6: end-to-end {result.epsilon_at_1e6:.4f}, mechanism "
+            f"{result.mechanism_epsilon_at_1e6:.4f}, audit ≥ "
+            f"{result.audit_epsilon_at_1e6:.4f} ({bound.confidence:.0%}, "
+            f"{bound.n_samples:,}/world), tightness {result.tightness_at_1e6:.2f}; "
+            f"audits {result.audit_seconds:.1f} s, row {time.perf_counter() - started:.1f} s"
+        )
 
 
 if __name__ == "__main__":

@@ -36,10 +36,17 @@ def main(argv: list[str] | None = None) -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fedpriv verify --quick's budget")
-    parser.add_argument("--regime", action="store_true",
-                        help="knife edges near the n = O(M log T) regime's first sync")
-    parser.add_argument("--regime-runs", type=int, default=20,
-                        help="with --regime, audit the rows needing at most this many runs")
+    parser.add_argument(
+        "--regime",
+        action="store_true",
+        help="knife edges near the n = O(M log T) regime's first sync",
+    )
+    parser.add_argument(
+        "--regime-runs",
+        type=int,
+        default=20,
+        help="with --regime, audit the rows needing at most this many runs",
+    )
     args = parser.parse_args(argv)
     if args.regime:
         _regime(args.regime_runs)
@@ -53,11 +60,15 @@ def main(argv: list[str] | None = None) -> None:
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
         bound = result.audit
         runs = 2 * (bound.n_samples_d + config.budget.pilot_samples) if bound else 0
-        print(f"{entry.key:28s} ε_lb = {bound.epsilon_lower_bound if bound else float('nan'):7.3f}"
-              f"  runs/world = {bound.n_samples_d if bound else 0:7d}  cpu {cpu:6.1f} s"
-              f"  wall {wall:6.1f} s  {runs / max(cpu, 1e-9):8.0f} runs/cpu-s"
-              f"  verdict {result.verdict}  event: {result.audit_event}")
-    print(f"total: cpu {time.process_time() - cpu0:.1f} s, wall {time.perf_counter() - wall0:.1f} s")
+        print(
+            f"{entry.key:28s} ε_lb = {bound.epsilon_lower_bound if bound else float('nan'):7.3f}"
+            f"  runs/world = {bound.n_samples_d if bound else 0:7d}  cpu {cpu:6.1f} s"
+            f"  wall {wall:6.1f} s  {runs / max(cpu, 1e-9):8.0f} runs/cpu-s"
+            f"  verdict {result.verdict}  event: {result.audit_event}"
+        )
+    print(
+        f"total: cpu {time.process_time() - cpu0:.1f} s, wall {time.perf_counter() - wall0:.1f} s"
+    )
 
 
 def _regime(max_runs: int) -> None:
@@ -77,23 +88,27 @@ def _regime(max_runs: int) -> None:
         s = entry.claim.setting_dict()
         horizon, n_agents, dim = int(s["horizon"]), int(s["n_agents"]), int(s["dim"])
         threshold = private_threshold_for_syncs(
-            syncs_for_order("MlogT", n_agents=n_agents, horizon=horizon),
-            horizon=horizon, dim=dim)
+            syncs_for_order("MlogT", n_agents=n_agents, horizon=horizon), horizon=horizon, dim=dim
+        )
         # before the first sync the test value grows by about d ln 3 per round
         first = max(0, math.floor(threshold / (dim * math.log(3.0))) - 3)
         wall = time.perf_counter()
         edge = fig1a_knife_edge(entry.claim, first_round=first)
-        line = (f"{entry.key:28s} regime D = {threshold:.6g}: knife edge at round {edge.tau}, "
-                f"D = {edge.threshold:.8g} ({(edge.threshold - threshold) / threshold:+.2e} "
-                f"relative), margin {edge.margin:.3g}, {time.perf_counter() - wall:.1f} s")
+        line = (
+            f"{entry.key:28s} regime D = {threshold:.6g}: knife edge at round {edge.tau}, "
+            f"D = {edge.threshold:.8g} ({(edge.threshold - threshold) / threshold:+.2e} "
+            f"relative), margin {edge.margin:.3g}, {time.perf_counter() - wall:.1f} s"
+        )
         runs = runs_needed(float(s["epsilon"]), delta=float(s["delta"])) + 2
         if runs <= max_runs:
             wall = time.perf_counter()
             budget = AuditBudget(pilot_samples=2, samples=runs, batch_size=runs)
             result = audit_fig1a_sync_timing(entry.claim, budget, index, first_round=first)
-            line += (f"; audit with {runs} runs per world: ε_lb = "
-                     f"{result.bound.epsilon_lower_bound:.3f} ({result.event}), "
-                     f"{time.perf_counter() - wall:.1f} s")
+            line += (
+                f"; audit with {runs} runs per world: ε_lb = "
+                f"{result.bound.epsilon_lower_bound:.3f} ({result.event}), "
+                f"{time.perf_counter() - wall:.1f} s"
+            )
         print(line, flush=True)
 
 

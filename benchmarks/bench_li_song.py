@@ -23,15 +23,15 @@ import argparse
 import time
 
 import numpy as np
-
 from fedpriv.algorithms.environments.bernoulli import RewardTable, homogeneous_bandit
 from fedpriv.algorithms.li_song.core import confidence_width, sample_target
 from fedpriv.algorithms.li_song.mab import run_cdp_mab, run_ddp_mab
 from fedpriv.algorithms.networks.graphs import make_graph
 
 
-def per_pull_cdp_mab(means: np.ndarray, *, horizon: int, epsilon: float, n_trials: int,
-                     seed: int) -> np.ndarray:
+def per_pull_cdp_mab(
+    means: np.ndarray, *, horizon: int, epsilon: float, n_trials: int, seed: int
+) -> np.ndarray:
     """The anchor: CDP-MAB one pull slot at a time; returns the regret per trial.
 
     Trials that share an epoch's schedule (same active-set size and ``S(r-1)``) run in
@@ -53,38 +53,58 @@ def per_pull_cdp_mab(means: np.ndarray, *, horizon: int, epsilon: float, n_trial
         for b in np.flatnonzero(live):
             groups.setdefault((active[b].size, int(s_prev[b])), []).append(int(b))
         for (n_i, s_old), rows in groups.items():
-            s_new = max(int(np.ceil(sample_target(
-                n_i, r, n_arms=n_arms, horizon=horizon, divisor=n_agents,
-                epsilon=epsilon, target_gap=2.0**-r))), s_old + 1)
+            s_new = max(
+                int(
+                    np.ceil(
+                        sample_target(
+                            n_i,
+                            r,
+                            n_arms=n_arms,
+                            horizon=horizon,
+                            divisor=n_agents,
+                            epsilon=epsilon,
+                            target_gap=2.0**-r,
+                        )
+                    )
+                ),
+                s_old + 1,
+            )
             n_r = s_new - s_old
-            arms = np.stack([active[b] for b in rows])               # (g, n_i)
+            arms = np.stack([active[b] for b in rows])  # (g, n_i)
             table = np.ascontiguousarray(means.T[arms].transpose(1, 0, 2))  # (n_i, g, M)
             counts_ep = np.zeros((n_i, len(rows), n_agents), dtype=np.int64)
             draw = np.empty((len(rows), n_agents))
             slots = int(min(n_i * n_r, horizon - t[rows[0]]))
-            for slot in range(slots):                  # round-robin, one slot at a time
+            for slot in range(slots):  # round-robin, one slot at a time
                 j = slot % n_i
                 rng.random(out=draw)
                 counts_ep[j] += draw < table[j]
-            sums = counts_ep.transpose(1, 0, 2).astype(np.float64)    # (g, n_i, M)
+            sums = counts_ep.transpose(1, 0, 2).astype(np.float64)  # (g, n_i, M)
             for g, b in enumerate(rows):
                 counts[b, arms[g]] += n_agents * (slots // n_i)
                 counts[b, arms[g][: slots % n_i]] += n_agents
                 t[b] += slots
             if slots < n_i * n_r:
-                live[rows] = False                     # truncated epoch: no release
+                live[rows] = False  # truncated epoch: no release
                 continue
             noise = rng.laplace(0.0, 1.0 / (n_agents * epsilon * n_r), sums.shape)
-            noisy = np.swapaxes(sums / n_r + noise, 1, 2)              # (g, M, n_i)
-            width = confidence_width(n_i, r, n_arms=n_arms, horizon=horizon,
-                                     divisor=n_agents, epsilon=epsilon, n_samples=s_new)
+            noisy = np.swapaxes(sums / n_r + noise, 1, 2)  # (g, M, n_i)
+            width = confidence_width(
+                n_i,
+                r,
+                n_arms=n_arms,
+                horizon=horizon,
+                divisor=n_agents,
+                epsilon=epsilon,
+                n_samples=s_new,
+            )
             for g, b in enumerate(rows):
                 ybar[b][:, arms[g]] = (s_old * ybar[b][:, arms[g]] + n_r * noisy[g]) / s_new
                 agg = ybar[b][:, arms[g]].mean(axis=0)
                 active[b] = arms[g][agg.max() - agg < 2.0 * width]
                 s_prev[b] = s_new
                 live[b] = t[b] < horizon and active[b].size > 1
-    for b in range(n_trials):                          # commit (Alg. 1 line 17)
+    for b in range(n_trials):  # commit (Alg. 1 line 17)
         if t[b] < horizon:
             agg = ybar[b][:, active[b]].mean(axis=0)
             counts[b, active[b][np.argmax(agg)]] += n_agents * (horizon - t[b])
@@ -108,33 +128,52 @@ def main() -> None:
             times.append(time.perf_counter() - started)
         return min(times), out
 
-    cdp = lambda: run_cdp_mab(env, horizon=args.horizon, epsilon=0.1,  # noqa: E731
-                              n_trials=args.trials, seed=args.seed)
+    def cdp():
+        return run_cdp_mab(
+            env, horizon=args.horizon, epsilon=0.1, n_trials=args.trials, seed=args.seed
+        )
+
     cdp()  # warm-up
     seconds, run = best_of(cdp)
-    anchor_s, anchor_regret = best_of(lambda: per_pull_cdp_mab(
-        env.arm_means, horizon=args.horizon, epsilon=0.1, n_trials=args.trials, seed=args.seed))
+    anchor_s, anchor_regret = best_of(
+        lambda: per_pull_cdp_mab(
+            env.arm_means, horizon=args.horizon, epsilon=0.1, n_trials=args.trials, seed=args.seed
+        )
+    )
     fast_read = RewardTable.pull_sums
     RewardTable.pull_sums = lambda self, *a, **k: None  # type: ignore[method-assign]
     try:
-        before_s, before = best_of(cdp)                  # the read before issue 23
+        before_s, before = best_of(cdp)  # the read before issue 23
     finally:
         RewardTable.pull_sums = fast_read  # type: ignore[method-assign]
-    print(f"cdp-mab (eps=0.1) M=50 K=100 T={args.horizon} trials={args.trials}: "
-          f"fedpriv {seconds:.2f} s, per-pull numpy loop (anchor) {anchor_s:.2f} s, "
-          f"ratio {seconds / anchor_s:.2f} (target <= 2); entry-by-entry read (before) "
-          f"{before_s:.2f} s, ratio {before_s / anchor_s:.2f}, same regret bit for bit: "
-          f"{np.array_equal(before.total_regret, run.total_regret)}; "
-          f"regret {run.total_regret.mean():.0f} "
-          f"vs anchor {anchor_regret.mean():.0f}; rounds {run.rounds.mean():.1f}")
-    ddp = lambda: run_ddp_mab(env, make_graph("ring", 50), horizon=args.horizon,  # noqa: E731
-                              epsilon=0.1, n_trials=args.trials, seed=args.seed)
+    print(
+        f"cdp-mab (eps=0.1) M=50 K=100 T={args.horizon} trials={args.trials}: "
+        f"fedpriv {seconds:.2f} s, per-pull numpy loop (anchor) {anchor_s:.2f} s, "
+        f"ratio {seconds / anchor_s:.2f} (target <= 2); entry-by-entry read (before) "
+        f"{before_s:.2f} s, ratio {before_s / anchor_s:.2f}, same regret bit for bit: "
+        f"{np.array_equal(before.total_regret, run.total_regret)}; "
+        f"regret {run.total_regret.mean():.0f} "
+        f"vs anchor {anchor_regret.mean():.0f}; rounds {run.rounds.mean():.1f}"
+    )
+
+    def ddp():
+        return run_ddp_mab(
+            env,
+            make_graph("ring", 50),
+            horizon=args.horizon,
+            epsilon=0.1,
+            n_trials=args.trials,
+            seed=args.seed,
+        )
+
     ddp()
     seconds, run = best_of(ddp)
     agent_rounds = args.trials * env.n_agents * args.horizon
-    print(f"ddp-mab ring (eps=0.1): {seconds:.2f} s, "
-          f"{agent_rounds / seconds / 1e6:.2f} M agent-rounds/s, "
-          f"rounds {run.rounds.mean():.1f}, regret {run.total_regret.mean():.0f}")
+    print(
+        f"ddp-mab ring (eps=0.1): {seconds:.2f} s, "
+        f"{agent_rounds / seconds / 1e6:.2f} M agent-rounds/s, "
+        f"rounds {run.rounds.mean():.1f}, regret {run.total_regret.mean():.0f}"
+    )
 
 
 if __name__ == "__main__":

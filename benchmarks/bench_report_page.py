@@ -30,12 +30,16 @@ def main() -> None:
     records = json.loads(args.claims.read_text(encoding="utf-8"))
     cpu, wall = time.process_time(), time.perf_counter()
     with_curves = attach_curves(records)
-    print(f"curves: {time.process_time() - cpu:.2f} s CPU, {time.perf_counter() - wall:.2f} s "
-          f"wall ({sum('curve' in r for r in with_curves)} of {len(records)} records)")
+    print(
+        f"curves: {time.process_time() - cpu:.2f} s CPU, {time.perf_counter() - wall:.2f} s "
+        f"wall ({sum('curve' in r for r in with_curves)} of {len(records)} records)"
+    )
     cpu, wall = time.process_time(), time.perf_counter()
     page = build_index_html(with_curves, None)
-    print(f"page:   {time.process_time() - cpu:.2f} s CPU, {time.perf_counter() - wall:.2f} s "
-          f"wall ({len(records)} brackets, {len(page) / 1e6:.2f} MB)")
+    print(
+        f"page:   {time.process_time() - cpu:.2f} s CPU, {time.perf_counter() - wall:.2f} s "
+        f"wall ({len(records)} brackets, {len(page) / 1e6:.2f} MB)"
+    )
 
 
 if __name__ == "__main__":

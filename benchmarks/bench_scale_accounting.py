@@ -48,8 +48,8 @@ def _cpu(function, *args):
 def charge_ledger(event, budget, n_charges: int) -> tuple[int, int, float]:
     """``(accepted, exact re-pricings, CPU s)`` of ``n_charges`` budgeted charges."""
     from fedpriv.privacy import Accountant
-    from fedpriv.privacy.ledger import accountant as module
     from fedpriv.privacy.errors import BudgetExceededError
+    from fedpriv.privacy.ledger import accountant as module
 
     accountant = Accountant(disjoint=("agent",), budget=budget)
     exact = [0]
@@ -94,20 +94,26 @@ def bench_charging(n_charges: int) -> None:
 
     per_cell = n_charges // AGENTS
     anchor = rdp_anchor(50.0, 2000)
-    print(f"anchor: dp-accounting RdpAccountant compose + get_epsilon: "
-          f"{anchor * 1e6:.0f} µs per charge")
+    print(
+        f"anchor: dp-accounting RdpAccountant compose + get_epsilon: "
+        f"{anchor * 1e6:.0f} µs per charge"
+    )
     sigma = 50.0
     budget = ApproxDP(gaussian_dp_epsilon(per_cell**0.5 / sigma, DELTA) * 1.0001, DELTA)
     gaussian = events.Gaussian(noise_multiplier=sigma)
     accepted, exact, seconds = charge_ledger(gaussian, budget, n_charges)
-    print(f"charging {n_charges:,} Gaussian(σ = {sigma:g}), budget {budget}: "
-          f"{seconds / n_charges * 1e6:.1f} µs per charge (ratio {seconds / n_charges / anchor:.3f}), "
-          f"{accepted:,} accepted, {exact} exact re-pricings")
+    print(
+        f"charging {n_charges:,} Gaussian(σ = {sigma:g}), budget {budget}: "
+        f"{seconds / n_charges * 1e6:.1f} µs per charge (ratio {seconds / n_charges / anchor:.3f}), "
+        f"{accepted:,} accepted, {exact} exact re-pricings"
+    )
     laplace = events.Laplace(scale=float(per_cell))
     accepted, exact, seconds = charge_ledger(laplace, PureDP(1.0), n_charges)
-    print(f"charging {n_charges:,} Laplace(b = {per_cell}), budget PureDP(1.0): "
-          f"{seconds / n_charges * 1e6:.1f} µs per charge (ratio {seconds / n_charges / anchor:.3f}), "
-          f"{accepted:,} accepted, {exact} exact re-pricings")
+    print(
+        f"charging {n_charges:,} Laplace(b = {per_cell}), budget PureDP(1.0): "
+        f"{seconds / n_charges * 1e6:.1f} µs per charge (ratio {seconds / n_charges / anchor:.3f}), "
+        f"{accepted:,} accepted, {exact} exact re-pricings"
+    )
     # (ε, δ) budget on Laplace between the final ledger's PLD and RDP values: the gap
     # where only the exact (PLD) route can accept. Smaller ledger: every charge in the
     # gap builds one PLD.
@@ -119,11 +125,13 @@ def bench_charging(n_charges: int) -> None:
     cheap = min(routes["rdp"], routes["zcdp"], routes["pure"])
     budget = ApproxDP(0.5 * (routes["pld"] + cheap), DELTA)
     accepted, exact, seconds = charge_ledger(events.Laplace(scale=scale), budget, small)
-    print(f"charging {small:,} Laplace(b = {scale:g}), budget ε = {budget.epsilon:.4g} "
-          f"between PLD {routes['pld']:.4g} and RDP {cheap:.4g}: "
-          f"{seconds / small * 1e6:.0f} µs per charge (ratio {seconds / small / anchor:.2f}), "
-          f"{accepted:,} accepted, {exact} exact re-pricings "
-          f"({seconds / max(exact, 1) * 1e3:.1f} ms each, at most)")
+    print(
+        f"charging {small:,} Laplace(b = {scale:g}), budget ε = {budget.epsilon:.4g} "
+        f"between PLD {routes['pld']:.4g} and RDP {cheap:.4g}: "
+        f"{seconds / small * 1e6:.0f} µs per charge (ratio {seconds / small / anchor:.2f}), "
+        f"{accepted:,} accepted, {exact} exact re-pricings "
+        f"({seconds / max(exact, 1) * 1e3:.1f} ms each, at most)"
+    )
 
 
 # ---------------------------------------------------------------------- mixed / dpsgd
@@ -175,8 +183,9 @@ print(json.dumps({"epsilon": epsilon, "seconds": seconds, "peak_mb": peak,
 
 
 def _child(kind: str, which: str) -> dict:
-    output = subprocess.run([sys.executable, "-c", _CHILD, kind, which], check=True,
-                            capture_output=True, text=True).stdout
+    output = subprocess.run(
+        [sys.executable, "-c", _CHILD, kind, which], check=True, capture_output=True, text=True
+    ).stdout
     return json.loads(output.strip().splitlines()[-1])
 
 
@@ -189,22 +198,28 @@ def bench_pld(kind: str, repeats: int) -> None:
     ours, anchor = (
         sorted(runs[which], key=lambda run: run["seconds"])[repeats // 2] for which in runs
     )
-    what = ("one cell of 5·10^4 Laplace(100) + 5·10^4 Gaussian(100), ε(1e-6)"
-            if kind == "mixed" else "DP-SGD q = 0.01, σ = 1.1, 10^3 steps, ε(1e-5)")
-    print(f"{kind}: {what}: ours {ours['seconds']:.2f} s CPU, peak RSS {ours['peak_mb']:.0f} MB "
-          f"(+{ours['grew_mb']:.0f} MB), ε = {ours['epsilon']:.6g}; dp-accounting PLD "
-          f"{anchor['seconds']:.2f} s, peak {anchor['peak_mb']:.0f} MB "
-          f"(+{anchor['grew_mb']:.0f} MB), ε = {anchor['epsilon']:.6g}; "
-          f"time ratio {ours['seconds'] / anchor['seconds']:.2f}, ε ratio "
-          f"{ours['epsilon'] / anchor['epsilon']:.5f}")
+    what = (
+        "one cell of 5·10^4 Laplace(100) + 5·10^4 Gaussian(100), ε(1e-6)"
+        if kind == "mixed"
+        else "DP-SGD q = 0.01, σ = 1.1, 10^3 steps, ε(1e-5)"
+    )
+    print(
+        f"{kind}: {what}: ours {ours['seconds']:.2f} s CPU, peak RSS {ours['peak_mb']:.0f} MB "
+        f"(+{ours['grew_mb']:.0f} MB), ε = {ours['epsilon']:.6g}; dp-accounting PLD "
+        f"{anchor['seconds']:.2f} s, peak {anchor['peak_mb']:.0f} MB "
+        f"(+{anchor['grew_mb']:.0f} MB), ε = {anchor['epsilon']:.6g}; "
+        f"time ratio {ours['seconds'] / anchor['seconds']:.2f}, ε ratio "
+        f"{ours['epsilon'] / anchor['epsilon']:.5f}"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--charges", type=int, default=100_000)
     parser.add_argument("--only", choices=["charging", "mixed", "dpsgd"])
-    parser.add_argument("--repeats", type=int, default=3,
-                        help="processes per side for mixed and dpsgd (median)")
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="processes per side for mixed and dpsgd (median)"
+    )
     args = parser.parse_args()
     import dp_accounting  # noqa: F401  (import cost outside the timings)
 

@@ -37,17 +37,24 @@ def _charge_times(accountant: Accountant, n: int) -> list[float]:
     return times
 
 
-def _accountant(store: Path | None, synchronous: str = "full", *,
-                budget: bool = False) -> Accountant:
-    return Accountant(disjoint=("agent",), budget=PureDP(1e6) if budget else None,
-                      store=store, store_synchronous=synchronous)
+def _accountant(
+    store: Path | None, synchronous: str = "full", *, budget: bool = False
+) -> Accountant:
+    return Accountant(
+        disjoint=("agent",),
+        budget=PureDP(1e6) if budget else None,
+        store=store,
+        store_synchronous=synchronous,
+    )
 
 
 def _report(name: str, times: list[float], reference: float | None) -> float:
     median = statistics.median(times)
     ratio = f"  ratio {median / reference:8.1f}x" if reference else ""
-    print(f"{name:<34} median {median * 1e6:9.1f} µs  mean "
-          f"{statistics.fmean(times) * 1e6:9.1f} µs{ratio}")
+    print(
+        f"{name:<34} median {median * 1e6:9.1f} µs  mean "
+        f"{statistics.fmean(times) * 1e6:9.1f} µs{ratio}"
+    )
     return median
 
 
@@ -61,13 +68,15 @@ def main() -> None:
         _charge_times(_accountant(None, budget=True), args.n)  # warm the route caches
         for budget in (False, True):
             print("with a budget (checked at every charge)" if budget else "without a budget")
-            memory = _report("  in memory", _charge_times(_accountant(None, budget=budget),
-                                                          args.n), None)
+            memory = _report(
+                "  in memory", _charge_times(_accountant(None, budget=budget), args.n), None
+            )
             for synchronous in ("full", "normal"):
                 store = folder / f"{synchronous}-{budget}.sqlite"
                 accountant = _accountant(store, synchronous, budget=budget)
-                _report(f"  store, synchronous={synchronous}",
-                        _charge_times(accountant, args.n), memory)
+                _report(
+                    f"  store, synchronous={synchronous}", _charge_times(accountant, args.n), memory
+                )
                 accountant.close()
         batch = _accountant(folder / "batch.sqlite")
         started = time.perf_counter()
@@ -79,8 +88,7 @@ def main() -> None:
         reopened = _accountant(folder / "batch.sqlite")
         elapsed = time.perf_counter() - started
         n_cells = len(reopened.charges)
-        print(f"{f'reopen ({args.n // 10} charges, {n_cells} cells)':<34} "
-              f"{elapsed * 1e3:9.1f} ms")
+        print(f"{f'reopen ({args.n // 10} charges, {n_cells} cells)':<34} {elapsed * 1e3:9.1f} ms")
         reopened.close()
         batch.close()
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 import argparse
 import platform
 
-from fedpriv.audit.engine.tree_nodes import audit_tree_nodes
 from fedpriv.audit.engine.neighbors import worst_case_reward_pair
+from fedpriv.audit.engine.tree_nodes import audit_tree_nodes
 from fedpriv.privacy.calibrations import fed_ucb_scale
 
 #: (horizon, joint runs per world, product runs per world) of ``fedpriv verify``'s
@@ -40,13 +40,21 @@ def main() -> None:
         scale = fed_ucb_scale(1.0, horizon, mode="paper", log_base="2")
         for method in ("joint", "product", "both"):
             n = {"joint": n_joint, "product": n_product}.get(method, n_joint + n_product)
-            result = audit_tree_nodes(worst_case_reward_pair(horizon), scale=scale,
-                                      claimed_epsilon=1.0, n_samples=n_joint, seed=0,
-                                      method=method, product_samples=n_product)
-            print(f"T={horizon:>7} nodes={result.n_nodes:>2} {method:>7} runs/world={n:>10,} "
-                  f"{result.seconds:6.1f} s ({2 * n / result.seconds / 1e6:.2f} M runs/s) "
-                  f"lower bound {result.bound.epsilon_lower_bound:.4f} [{result.method}] "
-                  f"(accountant {result.accountant_epsilon:.4g}, claim 1)")
+            result = audit_tree_nodes(
+                worst_case_reward_pair(horizon),
+                scale=scale,
+                claimed_epsilon=1.0,
+                n_samples=n_joint,
+                seed=0,
+                method=method,
+                product_samples=n_product,
+            )
+            print(
+                f"T={horizon:>7} nodes={result.n_nodes:>2} {method:>7} runs/world={n:>10,} "
+                f"{result.seconds:6.1f} s ({2 * n / result.seconds / 1e6:.2f} M runs/s) "
+                f"lower bound {result.bound.epsilon_lower_bound:.4f} [{result.method}] "
+                f"(accountant {result.accountant_epsilon:.4g}, claim 1)"
+            )
 
 
 if __name__ == "__main__":

@@ -72,12 +72,16 @@ def _median(code: str, repeats: int) -> float:
 def bench_import(repeats: int, samples: int) -> None:
     bare = _median("import numpy", repeats)
     ours = _median("from fedpriv import audit_mechanism", repeats)
-    print(f"import (CPU seconds, medians of {repeats}): numpy {bare:.3f} s, `from fedpriv import audit_mechanism` {ours:.3f} s "
-          f"({ours / bare:.2f}x numpy)")
+    print(
+        f"import (CPU seconds, medians of {repeats}): numpy {bare:.3f} s, `from fedpriv import audit_mechanism` {ours:.3f} s "
+        f"({ours / bare:.2f}x numpy)"
+    )
     bare = _median(NUMPY_SCRIPT.format(samples=samples), repeats)
     ours = _median(AUDIT_SCRIPT.format(samples=samples), repeats)
-    print(f"small audit script ({samples:,} samples per world, import + run): bare numpy "
-          f"{bare:.3f} s, fedpriv.audit_mechanism {ours:.3f} s ({ours / bare:.2f}x)")
+    print(
+        f"small audit script ({samples:,} samples per world, import + run): bare numpy "
+        f"{bare:.3f} s, fedpriv.audit_mechanism {ours:.3f} s ({ours / bare:.2f}x)"
+    )
 
 
 def bench_exact_sum() -> None:
@@ -95,9 +99,11 @@ def bench_exact_sum() -> None:
     exact = sum((Fraction(a) / Fraction(b) for _, a, b in terms), Fraction(0))
     slow_s = time.process_time() - started
     assert Fraction(*ratio_sum(terms)) == exact and Fraction(fast) >= exact
-    print(f"exact sum of {len(terms):,} distinct Laplace ratios (one Fig. 1(a) stream, "
-          f"ε = 1): {fast_s * 1e3:.1f} ms CPU against Fraction's {slow_s * 1e3:.0f} ms "
-          f"({slow_s / fast_s:.0f}x); same rational, rounded up to {fast!r}")
+    print(
+        f"exact sum of {len(terms):,} distinct Laplace ratios (one Fig. 1(a) stream, "
+        f"ε = 1): {fast_s * 1e3:.1f} ms CPU against Fraction's {slow_s * 1e3:.0f} ms "
+        f"({slow_s / fast_s:.0f}x); same rational, rounded up to {fast!r}"
+    )
 
 
 def bench_verify(extra: str) -> None:
@@ -110,8 +116,10 @@ def bench_verify(extra: str) -> None:
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     load = os.getloadavg()[0]
-    print(f"`{' '.join(argv[:-2])}`: {wall:.0f} s wall, {cpu:.0f} s CPU (all processes), "
-          f"{os.cpu_count()} cores, load average {load:.1f} at the end; reports in {out}")
+    print(
+        f"`{' '.join(argv[:-2])}`: {wall:.0f} s wall, {cpu:.0f} s CPU (all processes), "
+        f"{os.cpu_count()} cores, load average {load:.1f} at the end; reports in {out}"
+    )
 
 
 def main() -> None:
@@ -121,8 +129,10 @@ def main() -> None:
     parser.add_argument("--verify-args", default="--quick --paper dubey_aamas")
     parser.add_argument("--no-verify", action="store_true")
     args = parser.parse_args()
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, "
-          f"load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"python {sys.version.split()[0]}, {os.cpu_count()} cores, "
+        f"load average {os.getloadavg()[0]:.1f}"
+    )
     bench_import(args.repeats, args.samples)
     bench_exact_sum()
     if not args.no_verify:

@@ -7,10 +7,9 @@ Run: ``.venv/bin/python benchmarks/discrete_gaussian_noise.py``.
 
 from __future__ import annotations
 
-from scipy import optimize
-
 from fedpriv.privacy import compose_routes
 from fedpriv.privacy.accounting import events
+from scipy import optimize
 
 __all__ = ["sigma_for"]
 

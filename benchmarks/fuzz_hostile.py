@@ -19,15 +19,36 @@ import time
 import warnings
 
 import pandas as pd
-
 from fedpriv.privacy import Accountant
 from fedpriv.privacy.accounting import events
-from fedpriv.privacy.errors import ToolkitError
 from fedpriv.privacy.accounting.guarantees import ApproxDP, PureDP
+from fedpriv.privacy.errors import ToolkitError
 
 HANG_SECONDS = 60
-VALUES = [math.nan, math.inf, -math.inf, 0.0, -1.0, 1e308, 5e-324, 1e-300, 2**70, 10**400,
-          1e6, 1e15, 700.0, 701.0, 1e-6, 3, None, "1", True, [1.0], {}, {0, 1}]
+VALUES = [
+    math.nan,
+    math.inf,
+    -math.inf,
+    0.0,
+    -1.0,
+    1e308,
+    5e-324,
+    1e-300,
+    2**70,
+    10**400,
+    1e6,
+    1e15,
+    700.0,
+    701.0,
+    1e-6,
+    3,
+    None,
+    "1",
+    True,
+    [1.0],
+    {},
+    {0, 1},
+]
 FIELDS = {
     events.Laplace: ({"scale": 1.0}, ["scale", "l1_sensitivity"]),
     events.LaplaceTree: ({"scale": 1.0, "horizon": 4}, ["scale", "horizon", "l1_sensitivity"]),
@@ -39,8 +60,15 @@ FIELDS = {
     events.OpaqueApproxDP: ({"epsilon": 1.0, "delta": 1e-6}, ["epsilon", "delta"]),
     events.SelfComposed: ({"event": events.Laplace(scale=1.0), "count": 2}, ["count", "event"]),
 }
-KEYS = [{"agent": 0}, {"agent": {"x": 1}}, {"agent": {0, 1}}, {"agent": [[0], [1]]},
-        {"agent": math.nan}, {}, {"arm": 0}]
+KEYS = [
+    {"agent": 0},
+    {"agent": {"x": 1}},
+    {"agent": {0, 1}},
+    {"agent": [[0], [1]]},
+    {"agent": math.nan},
+    {},
+    {"arm": 0},
+]
 
 
 class Hang(Exception):
@@ -74,7 +102,7 @@ def main(only: list[str] | None = None, hang_seconds: int = HANG_SECONDS) -> dic
             crashes.append((label, "hang"))
             print("HANG", label, flush=True)
             return False, None
-        except Exception as error:  # noqa: BLE001 - the sweep counts every escape
+        except Exception as error:
             counts["crashes"] += 1
             crashes.append((label, repr(error)[:120]))
             print("CRASH", label, repr(error)[:120], flush=True)
@@ -88,8 +116,9 @@ def main(only: list[str] | None = None, hang_seconds: int = HANG_SECONDS) -> dic
             continue
         for field in fields:
             for value in VALUES + ([PureDP(1.0)] if field == "event" else []):
-                ok, event = call(f"{cls.__name__}({field}={value!r})",
-                                 lambda: cls(**{**valid, field: value}))
+                ok, event = call(
+                    f"{cls.__name__}({field}={value!r})", lambda: cls(**{**valid, field: value})
+                )
                 if ok:
                     built.append(event)
     for event in dict.fromkeys(built):
@@ -100,8 +129,9 @@ def main(only: list[str] | None = None, hang_seconds: int = HANG_SECONDS) -> dic
                 before = (accountant.charges.copy(), accountant.routes(0.0))
                 ok, _ = call(f"spend({event}, {key})", lambda: accountant.spend(event, key=key))
                 if not ok:
-                    same = accountant.charges.equals(before[0]) and \
-                        accountant.routes(0.0) == before[1]
+                    same = (
+                        accountant.charges.equals(before[0]) and accountant.routes(0.0) == before[1]
+                    )
                     if not same:
                         counts["crashes"] += 1
                         crashes.append((f"spend({event}, {key})", "changed the accountant"))
@@ -110,7 +140,7 @@ def main(only: list[str] | None = None, hang_seconds: int = HANG_SECONDS) -> dic
                 call(f"{query}({event})", lambda: getattr(accountant, query)(1e-5))
             call(f"get_delta({event})", lambda: accountant.get_delta(1.0))
         print(counts, f"after {event}", flush=True)  # partial counts of a long run
-    for label, option in (("pld_discretization", "pld_discretization"),):
+    for _label, option in (("pld_discretization", "pld_discretization"),):
         for value in VALUES:
             call(f"Accountant({option}={value!r})", lambda: Accountant(**{option: value}))
     print(pd.Series(counts).to_string())
@@ -122,8 +152,12 @@ def main(only: list[str] | None = None, hang_seconds: int = HANG_SECONDS) -> dic
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="*", help="event class names to sweep (default: all)")
-    parser.add_argument("--hang-seconds", type=int, default=HANG_SECONDS,
-                        help=f"a call over this many seconds is a hang (default {HANG_SECONDS})")
+    parser.add_argument(
+        "--hang-seconds",
+        type=int,
+        default=HANG_SECONDS,
+        help=f"a call over this many seconds is a hang (default {HANG_SECONDS})",
+    )
     arguments = parser.parse_args()
     start = time.time()
     main(arguments.only, arguments.hang_seconds)

@@ -38,11 +38,14 @@ def main() -> None:
     time_ledger("RR(0.004) x 700,000", [(rr(epsilon=0.004), 700_000)], 1e-6)
     time_ledger(
         "DiscreteLaplace(80.6869) x 18,935",
-        [(events.DiscreteLaplace(scale=80.6869, l1_sensitivity=1), 18_935)], 1e-15,
+        [(events.DiscreteLaplace(scale=80.6869, l1_sensitivity=1), 18_935)],
+        1e-15,
     )
     time_ledger(
         "Laplace(178.915) x 17,179, add/remove",
-        [(events.Laplace(scale=178.915), 17_179)], 1e-15, "add_or_remove_one",
+        [(events.Laplace(scale=178.915), 17_179)],
+        1e-15,
+        "add_or_remove_one",
     )
     time_ledger(
         "Opaque(0.1, 1e-12) x 61,061 + Gaussian + Laplace",

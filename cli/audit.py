@@ -80,8 +80,9 @@ def parse_claim(text: str):
     try:
         numbers = [float(v) for v in values]
     except ValueError:
-        raise ValueError(f"`--claim` values must be numbers ({_CLAIM_FORMS}); "
-                         f"got {text!r}.") from None
+        raise ValueError(
+            f"`--claim` values must be numbers ({_CLAIM_FORMS}); got {text!r}."
+        ) from None
     kind = kind.lower()
     if kind == "pure":
         return PureDP(numbers[0])
@@ -115,13 +116,16 @@ def parse_dataset(name: str, text: str) -> Any:
     try:
         value = json.loads(text)
     except ValueError as error:
-        raise ValueError(f"`--pair` {name} must be a JSON number or array, got {text!r} "
-                         f"({error}).") from None
+        raise ValueError(
+            f"`--pair` {name} must be a JSON number or array, got {text!r} ({error})."
+        ) from None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         number = float(value) if abs(value) < 1.7e308 else math.inf
         if not math.isfinite(number):
-            raise ValueError(f"`--pair` {name} must be a finite number, got {text!r}; a "
-                             "mechanism cannot be audited on NaN or infinite data.")
+            raise ValueError(
+                f"`--pair` {name} must be a finite number, got {text!r}; a "
+                "mechanism cannot be audited on NaN or infinite data."
+            )
         return number
     if isinstance(value, list):
         try:
@@ -130,11 +134,15 @@ def parse_dataset(name: str, text: str) -> Any:
             array = None
         if array is not None and array.dtype.kind in "iuf" and array.size > 0:
             if not np.all(np.isfinite(array.astype(np.float64))):
-                raise ValueError(f"`--pair` {name} must hold finite numbers, got {text!r}; "
-                                 "a mechanism cannot be audited on NaN or infinite data.")
+                raise ValueError(
+                    f"`--pair` {name} must hold finite numbers, got {text!r}; "
+                    "a mechanism cannot be audited on NaN or infinite data."
+                )
             return array
-    raise ValueError(f"`--pair` {name} must be a JSON number or a non-empty rectangular "
-                     f"array of numbers, got {text!r}.")
+    raise ValueError(
+        f"`--pair` {name} must be a JSON number or a non-empty rectangular "
+        f"array of numbers, got {text!r}."
+    )
 
 
 def _import_target(module: str):
@@ -159,17 +167,22 @@ def _import_target(module: str):
                 f"cannot import your module {module!r}: {error}. Put its folder on "
                 "PYTHONPATH, run from that folder, or pass a path: path/to/file.py:FUNCTION."
             ) from error
-        raise UserCodeError(f"your module {module!r} failed to import:\n"
-                            + _user_traceback(error)) from error
-    except (Exception, SystemExit) as error:  # noqa: BLE001 - whatever the import does
-        raise UserCodeError(f"your module {module!r} failed to import:\n"
-                            + _user_traceback(error)) from error
+        raise UserCodeError(
+            f"your module {module!r} failed to import:\n" + _user_traceback(error)
+        ) from error
+    except (Exception, SystemExit) as error:
+        raise UserCodeError(
+            f"your module {module!r} failed to import:\n" + _user_traceback(error)
+        ) from error
 
 
 def _user_traceback(error: BaseException) -> str:
     """The traceback of ``error`` from the user's code on (this module's frames dropped)."""
-    frames = [f for f in traceback.extract_tb(error.__traceback__)
-              if f.filename != __file__ and not f.filename.startswith("<frozen")]
+    frames = [
+        f
+        for f in traceback.extract_tb(error.__traceback__)
+        if f.filename != __file__ and not f.filename.startswith("<frozen")
+    ]
     lines = traceback.format_list(frames)
     lines += traceback.format_exception_only(type(error), error)
     return "".join(lines).rstrip()
@@ -197,15 +210,20 @@ def load_mechanism(target: str):
     """
     module, sep, name = str(target).rpartition(":")
     if not sep or not module or not name:
-        raise ValueError(f"`MODULE:FUNCTION` must name a module and a function, e.g. "
-                         f"mymodule:noisy_count or path/to/file.py:noisy_count; got {target!r}.")
+        raise ValueError(
+            f"`MODULE:FUNCTION` must name a module and a function, e.g. "
+            f"mymodule:noisy_count or path/to/file.py:noisy_count; got {target!r}."
+        )
     loaded = _import_target(module)
     function = getattr(loaded, name, None)
     if function is None:
-        defined = sorted(k for k, v in vars(loaded).items()
-                         if callable(v) and not k.startswith("_"))
-        raise UserCodeError(f"your module {module!r} has no function {name!r}; it defines: "
-                            f"{', '.join(defined) or 'no public callables'}.")
+        defined = sorted(
+            k for k, v in vars(loaded).items() if callable(v) and not k.startswith("_")
+        )
+        raise UserCodeError(
+            f"your module {module!r} has no function {name!r}; it defines: "
+            f"{', '.join(defined) or 'no public callables'}."
+        )
     if not callable(function):
         raise UserCodeError(f"{module}:{name} is a {type(function).__name__}, not a function.")
     return function
@@ -222,11 +240,12 @@ class _Checked:
     def __call__(self, dataset: Any, n_samples: int, rng: np.random.Generator) -> np.ndarray:
         try:
             outputs = self.function(dataset, n_samples, rng)
-        except Exception as error:  # noqa: BLE001 - the user's code: report it as such
+        except Exception as error:
             raise UserCodeError(
                 f"your mechanism {self.target} raised when called as "
                 f"{self.target.rpartition(':')[2]}(dataset, {n_samples}, rng):\n"
-                + _user_traceback(error)) from error
+                + _user_traceback(error)
+            ) from error
         outputs = self._check(outputs, n_samples)
         self.done += n_samples
         self._progress()
@@ -240,15 +259,19 @@ class _Checked:
         except (TypeError, ValueError):
             raise UserCodeError(
                 f"your mechanism {self.target} must return numbers (an array with "
-                f"n_samples = {n_samples} rows); got {type(outputs).__name__}.") from None
+                f"n_samples = {n_samples} rows); got {type(outputs).__name__}."
+            ) from None
         if array.ndim == 0 or array.shape[0] != n_samples:
             raise UserCodeError(
                 f"your mechanism {self.target} must return an array with n_samples = "
                 f"{n_samples} rows (shape ({n_samples},) or ({n_samples}, ...)); got shape "
-                f"{array.shape}. The contract is mechanism(dataset, n_samples, rng).")
+                f"{array.shape}. The contract is mechanism(dataset, n_samples, rng)."
+            )
         if not np.all(np.isfinite(array)):
-            raise UserCodeError(f"your mechanism {self.target} returned NaN or infinite "
-                                "values; an audit needs finite outputs.")
+            raise UserCodeError(
+                f"your mechanism {self.target} returned NaN or infinite "
+                "values; an audit needs finite outputs."
+            )
         return array
 
     def _progress(self) -> None:
@@ -257,8 +280,12 @@ class _Checked:
             return
         self.last = now
         stage = "pilot" if self.done <= 2 * self.pilot else "confirmation"
-        print(f"[{now - self.started:6.1f}s] {self.done:,}/{self.total:,} samples "
-              f"({self.done / self.total:.0%}, {stage})", file=sys.stderr, flush=True)
+        print(
+            f"[{now - self.started:6.1f}s] {self.done:,}/{self.total:,} samples "
+            f"({self.done / self.total:.0%}, {stage})",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def register_audit(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -275,38 +302,62 @@ def register_audit(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         The ``audit`` parser.
     """
     p = sub.add_parser(
-        "audit", help="audit your own mechanism against a privacy claim",
-        description=("Audit mechanism(dataset, n_samples, rng) on two neighboring datasets "
-                     "against a claim."),
-        epilog=(f"{EXIT_CODES} Here 0 means the audit found no violation (not a "
-                "certificate), 1 that it refuted the claim, 2 also that your module "
-                "failed (import, exception, wrong shape)."))
-    p.add_argument("target", metavar="MODULE:FUNCTION",
-                   help="e.g. mymodule:noisy_count or path/to/file.py:noisy_count")
-    p.add_argument("--pair", nargs=2, required=True, metavar=("D", "D'"),
-                   help="the two neighboring datasets as JSON numbers or arrays")
+        "audit",
+        help="audit your own mechanism against a privacy claim",
+        description=(
+            "Audit mechanism(dataset, n_samples, rng) on two neighboring datasets against a claim."
+        ),
+        epilog=(
+            f"{EXIT_CODES} Here 0 means the audit found no violation (not a "
+            "certificate), 1 that it refuted the claim, 2 also that your module "
+            "failed (import, exception, wrong shape)."
+        ),
+    )
+    p.add_argument(
+        "target",
+        metavar="MODULE:FUNCTION",
+        help="e.g. mymodule:noisy_count or path/to/file.py:noisy_count",
+    )
+    p.add_argument(
+        "--pair",
+        nargs=2,
+        required=True,
+        metavar=("D", "D'"),
+        help="the two neighboring datasets as JSON numbers or arrays",
+    )
     p.add_argument("--claim", required=True, help=_CLAIM_FORMS)
-    p.add_argument("--samples", type=int, default=100_000,
-                   help="confirmation samples per world (default 100000)")
+    p.add_argument(
+        "--samples",
+        type=int,
+        default=100_000,
+        help="confirmation samples per world (default 100000)",
+    )
     p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
-    p.add_argument("--confidence", type=float, default=0.95,
-                   help="family-wise confidence of the verdict (default 0.95)")
+    p.add_argument(
+        "--confidence",
+        type=float,
+        default=0.95,
+        help="family-wise confidence of the verdict (default 0.95)",
+    )
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(handler=_audit)
     return p
 
 
-
 def _report(result, target: str, args: argparse.Namespace) -> str:
-    verdict = ("REFUTED: the audit's lower bound exceeds the claim" if result.violated else
-               "not refuted: no evidence of a violation (an audit cannot certify privacy)")
+    verdict = (
+        "REFUTED: the audit's lower bound exceeds the claim"
+        if result.violated
+        else "not refuted: no evidence of a violation (an audit cannot certify privacy)"
+    )
     lines = [
-        f"fedpriv audit {target}: claim {result.claim!r}, D = {args.pair[0]}, "
-        f"D' = {args.pair[1]}",
+        f"fedpriv audit {target}: claim {result.claim!r}, D = {args.pair[0]}, D' = {args.pair[1]}",
         f"verdict: {verdict}",
-        (f"ε lower bound {result.epsilon_lower_bound:.4g} at δ = {result.delta:.3g} vs "
-         f"claimed ε {result.claimed_epsilon:.4g} ({result.confidence:.0%} confidence, "
-         f"{result.n_samples:,} samples per world, {result.seconds:.1f} s)"),
+        (
+            f"ε lower bound {result.epsilon_lower_bound:.4g} at δ = {result.delta:.3g} vs "
+            f"claimed ε {result.claimed_epsilon:.4g} ({result.confidence:.0%} confidence, "
+            f"{result.n_samples:,} samples per world, {result.seconds:.1f} s)"
+        ),
         f"evidence: {result.evidence}",
     ]
     if math.isfinite(result.tightness):
@@ -319,19 +370,27 @@ def _audit(args: argparse.Namespace) -> int:
     from fedpriv.privacy.errors import MechanismError
 
     claim = parse_claim(args.claim)
-    pair = NeighboringPair(parse_dataset("D", args.pair[0]),
-                           parse_dataset("D'", args.pair[1]),
-                           description=f"D = {args.pair[0]}, D' = {args.pair[1]}")
+    pair = NeighboringPair(
+        parse_dataset("D", args.pair[0]),
+        parse_dataset("D'", args.pair[1]),
+        description=f"D = {args.pair[0]}, D' = {args.pair[1]}",
+    )
     if args.samples < 1:
         raise ValueError(f"`--samples` must be >= 1, got {args.samples}.")
     try:
         function = load_mechanism(args.target)
         pilot = max(1000, args.samples // 10)  # audit_mechanism's default pilot size
-        checked = _Checked(function, args.target, total=2 * (pilot + args.samples),
-                           pilot=pilot)
-        result = audit_mechanism(checked, pair, claim=claim, samples=args.samples,
-                                 seed=args.seed, confidence=args.confidence,
-                                 pilot_samples=pilot, executor=None)
+        checked = _Checked(function, args.target, total=2 * (pilot + args.samples), pilot=pilot)
+        result = audit_mechanism(
+            checked,
+            pair,
+            claim=claim,
+            samples=args.samples,
+            seed=args.seed,
+            confidence=args.confidence,
+            pilot_samples=pilot,
+            executor=None,
+        )
     except (UserCodeError, MechanismError) as error:
         # audit_mechanism reports a failing mechanism as MechanismError; when the
         # failure is the user's code (our _Checked wrapper), say so as such
@@ -343,8 +402,11 @@ def _audit(args: argparse.Namespace) -> int:
     if args.json:
         from fedpriv.audit.claims.claim import jsonable
 
-        out = {"mechanism": args.target, "verdict": "refuted" if result.violated else
-               "not refuted", **result.to_dict()}
+        out = {
+            "mechanism": args.target,
+            "verdict": "refuted" if result.violated else "not refuted",
+            **result.to_dict(),
+        }
         print(json.dumps(jsonable(out), indent=2, allow_nan=False))
     else:
         print(_report(result, args.target, args))

@@ -67,8 +67,7 @@ def command_table(kind: str) -> dict[str, Command]:
         for name, command in getattr(fam, _KINDS[kind]).items():
             if name in table:
                 raise FamilyError(
-                    f"`fedpriv {kind} {name}` is registered by {owner[name]!r} and by "
-                    f"{fam.key!r}."
+                    f"`fedpriv {kind} {name}` is registered by {owner[name]!r} and by {fam.key!r}."
                 )
             table[name], owner[name] = command, fam.key
     return table

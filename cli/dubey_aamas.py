@@ -53,9 +53,11 @@ _HELP = {
     "ucb1": "UCB1 on every agent in isolation (Auer et al. 2002)",
     "dp-ucb-int": "DP-UCB-INT on every agent in isolation (Tossou & Dimitrakakis 2016)",
 }
-_SOURCE = ("Dubey & Pentland AAMAS 2020, Lemmas 'Privacy of Outgoing Messages' and 'Privacy "
-           "Guarantee', §3.2-3.3 (formulas lost; fedpriv reads per message f^(-theta/2) R-m, "
-           "floor(T/f)-fold advanced composition R-m/R-l)")
+_SOURCE = (
+    "Dubey & Pentland AAMAS 2020, Lemmas 'Privacy of Outgoing Messages' and 'Privacy "
+    "Guarantee', §3.2-3.3 (formulas lost; fedpriv reads per message f^(-theta/2) R-m, "
+    "floor(T/f)-fold advanced composition R-m/R-l)"
+)
 _TD16 = "Tossou & Dimitrakakis 2016, DP-UCB-INT (interval mechanism; composed as AAMAS 2020 §3.3's 'Privacy Guarantee' proof says)"
 
 
@@ -76,70 +78,136 @@ def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAc
         p.add_argument("--horizon", type=int, default=2000, help="horizon T (default 2000)")
         p.add_argument("--trials", type=int, default=1, help="n_trials (default 1)")
         p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
-        p.add_argument("--mean-range", type=float, nargs=2, default=(0.0, 1.0),
-                       metavar=("LOW", "HIGH"), help="arm means drawn U(LOW, HIGH)")
+        p.add_argument(
+            "--mean-range",
+            type=float,
+            nargs=2,
+            default=(0.0, 1.0),
+            metavar=("LOW", "HIGH"),
+            help="arm means drawn U(LOW, HIGH)",
+        )
         p.add_argument("--json", action="store_true", help="print one JSON object")
         if name in ("private-coop-ucb", "byzantine-coop-ucb", "coop-ucb-nonprivate"):
-            p.add_argument("--graph", choices=GRAPH_KINDS, default="erdos_renyi",
-                           help="communication graph (default erdos_renyi)")
-            p.add_argument("--p", type=float, default=0.2,
-                           help="edge probability (erdos_renyi only; default 0.2)")
+            p.add_argument(
+                "--graph",
+                choices=GRAPH_KINDS,
+                default="erdos_renyi",
+                help="communication graph (default erdos_renyi)",
+            )
+            p.add_argument(
+                "--p",
+                type=float,
+                default=0.2,
+                help="edge probability (erdos_renyi only; default 0.2)",
+            )
             p.add_argument("--gamma", type=int, default=2, help="message life γ >= 1 (default 2)")
         if name in ("private-coop-ucb", "dp-ucb-int"):
             p.add_argument("--epsilon", type=float, default=0.1, help="input ε (f = ceil(1/ε))")
             p.add_argument("--theta", type=float, default=1.1, help="ϑ in (1, 2) (default 1.1)")
-            p.add_argument("--rule", choices=INTERVAL_RULES, default="decaying",
-                           help="interval noise: decaying b(n) = n^-(1-ϑ/2) (Tossou & "
-                                "Dimitrakakis 2016) or fixed b(n) = 1/(n ε) (default "
-                                "decaying)")
+            p.add_argument(
+                "--rule",
+                choices=INTERVAL_RULES,
+                default="decaying",
+                help="interval noise: decaying b(n) = n^-(1-ϑ/2) (Tossou & "
+                "Dimitrakakis 2016) or fixed b(n) = 1/(n ε) (default "
+                "decaying)",
+            )
             p.add_argument("--target-delta", type=float, default=1e-5, help="δ' of the claim")
         if name == "private-coop-ucb":
-            p.add_argument("--own-term", choices=OWN_TERMS, default="noisy",
-                           help="agent's own term: its noisy release or its raw mean (A1)")
-            p.add_argument("--count-field", choices=COUNT_FIELDS, default="release",
-                           help="count sent with the mean (A2)")
+            p.add_argument(
+                "--own-term",
+                choices=OWN_TERMS,
+                default="noisy",
+                help="agent's own term: its noisy release or its raw mean (A1)",
+            )
+            p.add_argument(
+                "--count-field",
+                choices=COUNT_FIELDS,
+                default="release",
+                help="count sent with the mean (A2)",
+            )
         if name == "dp-ucb-int":
-            p.add_argument("--index-update", choices=INDEX_UPDATES, default="release",
-                           help="freeze the whole index between releases (release, "
-                                "default) or recompute the bonus every round")
+            p.add_argument(
+                "--index-update",
+                choices=INDEX_UPDATES,
+                default="release",
+                help="freeze the whole index between releases (release, "
+                "default) or recompute the bonus every round",
+            )
         if name == "coop-ucb-nonprivate":
-            p.add_argument("--interval", type=int, default=1,
-                           help="refresh the sent means every f own pulls (default 1)")
+            p.add_argument(
+                "--interval",
+                type=int,
+                default=1,
+                help="refresh the sent means every f own pulls (default 1)",
+            )
         if name == "ucb1":
-            p.add_argument("--log-time", choices=LOG_TIMES, default="round",
-                           help="t in ln t: the current round's 1-based index (round, "
-                                "default) or the plays so far, t - 1 (pulls)")
+            p.add_argument(
+                "--log-time",
+                choices=LOG_TIMES,
+                default="round",
+                help="t in ln t: the current round's 1-based index (round, "
+                "default) or the plays so far, t - 1 (pulls)",
+            )
         if name == "byzantine-coop-ucb":
-            p.add_argument("--contamination", type=float, default=0.1,
-                           help="true contamination rate ε_c of byzantine messages")
-            p.add_argument("--assumed-contamination", type=float, default=None,
-                           help="ε_c assumed by the estimator, in [0, 1/4)")
-            p.add_argument("--q", choices=CONTAMINATION_KINDS, default="complement",
-                           help="contaminating distribution Q")
-            p.add_argument("--q-value", type=float, default=0.0,
-                           help="point mass / shift of Q (point, shift)")
-            p.add_argument("--byzantine-fraction", type=float, default=1.0,
-                           help="fraction of agents that are byzantine (the first ones)")
-            p.add_argument("--confidence-exponent", type=float, default=4.0,
-                           help="δ_t = t^-a (default 4)")
-            p.add_argument("--normalization", choices=NORMALIZATIONS, default="n",
-                           help="trimmed mean divided by all n samples (n, default) or "
-                                "the mean of the samples inside the interval (inside)")
+            p.add_argument(
+                "--contamination",
+                type=float,
+                default=0.1,
+                help="true contamination rate ε_c of byzantine messages",
+            )
+            p.add_argument(
+                "--assumed-contamination",
+                type=float,
+                default=None,
+                help="ε_c assumed by the estimator, in [0, 1/4)",
+            )
+            p.add_argument(
+                "--q",
+                choices=CONTAMINATION_KINDS,
+                default="complement",
+                help="contaminating distribution Q",
+            )
+            p.add_argument(
+                "--q-value", type=float, default=0.0, help="point mass / shift of Q (point, shift)"
+            )
+            p.add_argument(
+                "--byzantine-fraction",
+                type=float,
+                default=1.0,
+                help="fraction of agents that are byzantine (the first ones)",
+            )
+            p.add_argument(
+                "--confidence-exponent", type=float, default=4.0, help="δ_t = t^-a (default 4)"
+            )
+            p.add_argument(
+                "--normalization",
+                choices=NORMALIZATIONS,
+                default="n",
+                help="trimmed mean divided by all n samples (n, default) or "
+                "the mean of the samples inside the interval (inside)",
+            )
         p.set_defaults(handler=_run)
     for name, (horizon, n_trials, n_agents, n_arms, seed) in DUBEY_AAMAS_EXPERIMENTS.items():
         e = experiment.add_parser(name, help=f"Dubey & Pentland AAMAS 2020 Figure 1{name[-1]}")
-        e.add_argument("--out", type=Path, default=Path("reports"),
-                       help="report folder; writes <out>/dubey_aamas/ (default reports)")
-        e.add_argument("--horizon", type=int, default=horizon,
-                       help=f"horizon T (default {horizon})")
-        e.add_argument("--trials", type=int, default=n_trials,
-                       help=f"trials per curve (default {n_trials})")
-        e.add_argument("--agents", type=int, default=n_agents,
-                       help=f"n_agents M (default {n_agents})")
+        e.add_argument(
+            "--out",
+            type=Path,
+            default=Path("reports"),
+            help="report folder; writes <out>/dubey_aamas/ (default reports)",
+        )
+        e.add_argument(
+            "--horizon", type=int, default=horizon, help=f"horizon T (default {horizon})"
+        )
+        e.add_argument(
+            "--trials", type=int, default=n_trials, help=f"trials per curve (default {n_trials})"
+        )
+        e.add_argument(
+            "--agents", type=int, default=n_agents, help=f"n_agents M (default {n_agents})"
+        )
         e.add_argument("--arms", type=int, default=n_arms, help=f"n_arms K (default {n_arms})")
         e.add_argument("--seed", type=int, default=seed, help=f"root seed (default {seed})")
-        e.add_argument("--json", action="store_true",
-                       help="print the figure's summary as JSON")
+        e.add_argument("--json", action="store_true", help="print the figure's summary as JSON")
         e.set_defaults(handler=_experiment, experiment_name=name)
 
 
@@ -150,15 +218,19 @@ def _world(args: argparse.Namespace):
     from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
 
     root = as_seed_sequence(args.seed)
-    env = homogeneous_bandit(args.agents, args.arms,
-                             stream_rng(root, trial=0, agent=0, stream=Stream.ENVIRONMENT),
-                             mean_range=tuple(args.mean_range))
+    env = homogeneous_bandit(
+        args.agents,
+        args.arms,
+        stream_rng(root, trial=0, agent=0, stream=Stream.ENVIRONMENT),
+        mean_range=tuple(args.mean_range),
+    )
     graph = None
     if hasattr(args, "graph"):
         graph_rng = stream_rng(root, trial=0, agent=0, stream=Stream.NETWORK)
         p = args.p if args.graph == "erdos_renyi" else None
-        graph = make_graph(args.graph, args.agents, p=p,
-                           rng=graph_rng if args.graph == "erdos_renyi" else None)
+        graph = make_graph(
+            args.graph, args.agents, p=p, rng=graph_rng if args.graph == "erdos_renyi" else None
+        )
     run_seed = np.random.SeedSequence(root.entropy, spawn_key=(0, 1))
     return env, graph, run_seed
 
@@ -166,33 +238,60 @@ def _world(args: argparse.Namespace):
 def _simulate(args: argparse.Namespace, env, graph, seed):
     from fedpriv.algorithms.dubey_aamas.baselines import run_dp_ucb_int, run_ucb1
     from fedpriv.algorithms.dubey_aamas.byzantine import run_byzantine_coop_ucb
-    from fedpriv.algorithms.dubey_aamas.cooperative import run_coop_ucb_nonprivate, run_private_coop_ucb
+    from fedpriv.algorithms.dubey_aamas.cooperative import (
+        run_coop_ucb_nonprivate,
+        run_private_coop_ucb,
+    )
     from fedpriv.algorithms.dubey_aamas.robust import Contamination
 
     name = args.algorithm
     common = {"horizon": args.horizon, "n_trials": args.trials, "seed": seed}
     if name == "private-coop-ucb":
-        return run_private_coop_ucb(env, graph, epsilon=args.epsilon, theta=args.theta,
-                                    rule=args.rule, gamma=args.gamma, own_term=args.own_term,
-                                    count_field=args.count_field,
-                                    secure_noise=getattr(args, "secure_noise", False), **common)
+        return run_private_coop_ucb(
+            env,
+            graph,
+            epsilon=args.epsilon,
+            theta=args.theta,
+            rule=args.rule,
+            gamma=args.gamma,
+            own_term=args.own_term,
+            count_field=args.count_field,
+            secure_noise=getattr(args, "secure_noise", False),
+            **common,
+        )
     if name == "coop-ucb-nonprivate":
-        return run_coop_ucb_nonprivate(env, graph, gamma=args.gamma, interval=args.interval,
-                                       **common)
+        return run_coop_ucb_nonprivate(
+            env, graph, gamma=args.gamma, interval=args.interval, **common
+        )
     if name == "byzantine-coop-ucb":
         n_byz = math.ceil(args.byzantine_fraction * env.n_agents)
         if not 0.0 <= args.byzantine_fraction <= 1.0:
-            raise ValueError(f"`byzantine_fraction` must be in [0, 1], got {args.byzantine_fraction!r}.")
-        contamination = Contamination(rate=args.contamination, kind=args.q, value=args.q_value,
-                                      byzantine=tuple(range(n_byz)))
+            raise ValueError(
+                f"`byzantine_fraction` must be in [0, 1], got {args.byzantine_fraction!r}."
+            )
+        contamination = Contamination(
+            rate=args.contamination, kind=args.q, value=args.q_value, byzantine=tuple(range(n_byz))
+        )
         return run_byzantine_coop_ucb(
-            env, graph, gamma=args.gamma, contamination=contamination,
+            env,
+            graph,
+            gamma=args.gamma,
+            contamination=contamination,
             assumed_contamination=args.assumed_contamination,
-            confidence_exponent=args.confidence_exponent, normalization=args.normalization, **common)
+            confidence_exponent=args.confidence_exponent,
+            normalization=args.normalization,
+            **common,
+        )
     if name == "ucb1":
         return run_ucb1(env, log_time=args.log_time, **common)
-    return run_dp_ucb_int(env, epsilon=args.epsilon, theta=args.theta, rule=args.rule,
-                          index_update=args.index_update, **common)
+    return run_dp_ucb_int(
+        env,
+        epsilon=args.epsilon,
+        theta=args.theta,
+        rule=args.rule,
+        index_update=args.index_update,
+        **common,
+    )
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -206,15 +305,25 @@ def _run(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - started
     group = run.group_regret[:, -1]
     per_agent = group / env.n_agents
-    setting = {k: json_number(v) if not isinstance(v, (list, tuple)) else list(v)
-               for k, v in vars(args).items() if k not in ("handler", "json", "command", "algorithm")}
+    setting = {
+        k: json_number(v) if not isinstance(v, (list, tuple)) else list(v)
+        for k, v in vars(args).items()
+        if k not in ("handler", "json", "command", "algorithm")
+    }
     record: dict[str, Any] = {
         "algorithm": run.algorithm,
         "setting": setting,
-        "regret": {"mean": float(group.mean()), "min": float(group.min()), "max": float(group.max()),
-                   "kind": "group regret R_G(T) (eq. 2), summed over agents"},
-        "regret_per_agent": {"mean": float(per_agent.mean()), "min": float(per_agent.min()),
-                             "max": float(per_agent.max())},
+        "regret": {
+            "mean": float(group.mean()),
+            "min": float(group.min()),
+            "max": float(group.max()),
+            "kind": "group regret R_G(T) (eq. 2), summed over agents",
+        },
+        "regret_per_agent": {
+            "mean": float(per_agent.mean()),
+            "min": float(per_agent.min()),
+            "max": float(per_agent.max()),
+        },
         "rounds": args.horizon,
         "seconds": seconds,
     }
@@ -223,31 +332,45 @@ def _run(args: argparse.Namespace) -> int:
             "messages_created_per_trial": args.horizon * env.n_agents,
             "link_transmissions_per_trial": run.transmissions,
             "deliveries_per_trial": run.deliveries,
-            "gamma": run.schedule.gamma, "max_delay": run.schedule.max_delay,
+            "gamma": run.schedule.gamma,
+            "max_delay": run.schedule.max_delay,
         }
     else:
         record["communication"] = {"link_transmissions_per_trial": 0, "deliveries_per_trial": 0}
     if args.algorithm in ("private-coop-ucb", "dp-ucb-int"):
-        g = interval_guarantee(run.accountant, epsilon=args.epsilon, horizon=args.horizon,
-                               theta=args.theta, rule=args.rule, target_delta=args.target_delta)
+        g = interval_guarantee(
+            run.accountant,
+            epsilon=args.epsilon,
+            horizon=args.horizon,
+            theta=args.theta,
+            rule=args.rule,
+            target_delta=args.target_delta,
+        )
         claimed = g["claimed"]["homogeneous_epsilon"]
         raw = "; ".join(g["non_private_releases"]) or None  # un-noised channels
-        verdict, evidence = decide_verdict(claimed, g["accountant"]["epsilon"], None,
-                                           raw_channel=raw)
+        verdict, evidence = decide_verdict(
+            claimed, g["accountant"]["epsilon"], None, raw_channel=raw
+        )
         record["guarantee"] = {
-            "claimed": {"epsilon": json_number(claimed), "delta": args.target_delta,
-                        "source": _SOURCE if args.algorithm == "private-coop-ucb" else _TD16,
-                        "per_message_epsilon": g["claimed"]["per_message_epsilon"],
-                        "zeta_epsilon": json_number(g["claimed"]["zeta_epsilon"]),
-                        "basic_epsilon": g["claimed"]["basic_epsilon"],
-                        "confidence": g["claimed"]["confidence"]},
-            "accountant": {"epsilon": json_number(g["accountant"]["epsilon"]),
-                           "delta": args.target_delta, "route": g["accountant"]["route"],
-                           "pure_epsilon": json_number(g["accountant"]["pure_epsilon"]),
-                           "first_release_epsilon": json_number(g["accountant"]["first_release_epsilon"]),
-                           "routes": {k: json_number(v) for k, v in g["accountant"]["routes"].items()},
-                           "scope": "one reward of one agent-arm stream; parallel over agents "
-                                    "and arms (a reward belongs to one stream)"},
+            "claimed": {
+                "epsilon": json_number(claimed),
+                "delta": args.target_delta,
+                "source": _SOURCE if args.algorithm == "private-coop-ucb" else _TD16,
+                "per_message_epsilon": g["claimed"]["per_message_epsilon"],
+                "zeta_epsilon": json_number(g["claimed"]["zeta_epsilon"]),
+                "basic_epsilon": g["claimed"]["basic_epsilon"],
+                "confidence": g["claimed"]["confidence"],
+            },
+            "accountant": {
+                "epsilon": json_number(g["accountant"]["epsilon"]),
+                "delta": args.target_delta,
+                "route": g["accountant"]["route"],
+                "pure_epsilon": json_number(g["accountant"]["pure_epsilon"]),
+                "first_release_epsilon": json_number(g["accountant"]["first_release_epsilon"]),
+                "routes": {k: json_number(v) for k, v in g["accountant"]["routes"].items()},
+                "scope": "one reward of one agent-arm stream; parallel over agents "
+                "and arms (a reward belongs to one stream)",
+            },
             "verdict": verdict,
             "evidence": evidence,
             "input_epsilon": args.epsilon,
@@ -257,39 +380,55 @@ def _run(args: argparse.Namespace) -> int:
     elif run.accountant is not None:
         record["guarantee"] = {
             "claimed": None,
-            "accountant": {"epsilon": json_number(run.accountant.get_epsilon(0.0)), "delta": 0.0,
-                           "route": "nonprivate"},
-            "verdict": "no claim", "evidence": "raw data broadcast; the paper claims no privacy",
+            "accountant": {
+                "epsilon": json_number(run.accountant.get_epsilon(0.0)),
+                "delta": 0.0,
+                "route": "nonprivate",
+            },
+            "verdict": "no claim",
+            "evidence": "raw data broadcast; the paper claims no privacy",
             "non_private_releases": run.accountant.non_private_reasons(),
         }
     if args.json:
         print(json.dumps(record, indent=2, allow_nan=False))
         return 0
-    print(f"{run.algorithm}: group regret at T={args.horizon}: {group.mean():.1f} "
-          f"(min {group.min():.1f}, max {group.max():.1f} over {args.trials} trials); "
-          f"per agent {per_agent.mean():.2f}")
+    print(
+        f"{run.algorithm}: group regret at T={args.horizon}: {group.mean():.1f} "
+        f"(min {group.min():.1f}, max {group.max():.1f} over {args.trials} trials); "
+        f"per agent {per_agent.mean():.2f}"
+    )
     c = record["communication"]
-    print(f"communication per trial: {c['link_transmissions_per_trial']} link transmissions, "
-          f"{c['deliveries_per_trial']} deliveries")
+    print(
+        f"communication per trial: {c['link_transmissions_per_trial']} link transmissions, "
+        f"{c['deliveries_per_trial']} deliveries"
+    )
     if "guarantee" in record and record["guarantee"]["claimed"]:
         g = record["guarantee"]
         acc = run.accountant.get_epsilon(args.target_delta)
-        print(f"claimed (ε', δ') = ({format_epsilon(claimed)}, {args.target_delta:g}) "
-              f"[per message {g['claimed']['per_message_epsilon']:.4g}]; accountant ε = "
-              f"{format_epsilon(acc)} ({g['accountant']['route']}) -> {g['verdict']}")
+        print(
+            f"claimed (ε', δ') = ({format_epsilon(claimed)}, {args.target_delta:g}) "
+            f"[per message {g['claimed']['per_message_epsilon']:.4g}]; accountant ε = "
+            f"{format_epsilon(acc)} ({g['accountant']['route']}) -> {g['verdict']}"
+        )
     elif "guarantee" in record:
         print("no privacy claim; accountant ε = inf (raw data broadcast)")
     return 0
 
 
 def _experiment(args: argparse.Namespace) -> int:
-    from fedpriv.audit.families.dubey_aamas.experiments import default_config, write_experiment
     import dataclasses
     import sys
 
-    config = dataclasses.replace(default_config(args.experiment_name), horizon=args.horizon,
-                                 n_trials=args.trials, n_agents=args.agents, n_arms=args.arms,
-                                 seed=args.seed)
+    from fedpriv.audit.families.dubey_aamas.experiments import default_config, write_experiment
+
+    config = dataclasses.replace(
+        default_config(args.experiment_name),
+        horizon=args.horizon,
+        n_trials=args.trials,
+        n_agents=args.agents,
+        n_arms=args.arms,
+        seed=args.seed,
+    )
     started = time.perf_counter()
 
     def say(message: str) -> None:

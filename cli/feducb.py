@@ -44,16 +44,30 @@ _CLAIM_SOURCE = (
 def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agents", type=int, default=10, help="n_agents M (default 10)")
     parser.add_argument("--horizon", type=int, default=2000, help="horizon T (default 2000)")
-    parser.add_argument("--dimension", type=int, default=10, help="context dimension d (default 10)")
+    parser.add_argument(
+        "--dimension", type=int, default=10, help="context dimension d (default 10)"
+    )
     parser.add_argument("--actions", type=int, default=20, help="actions K per round (default 20)")
-    parser.add_argument("--reward", choices=REWARD_MODELS, default="bernoulli",
-                        help="bernoulli (NeurIPS text) or beta (full text); default bernoulli")
-    parser.add_argument("--shared-users", action="store_true",
-                        help="footnote 4: one user present at every agent at each round")
-    parser.add_argument("--beta-version", choices=BETA_VERSIONS, default="H",
-                        help="β of Prop. 2 in the full text (H) or NeurIPS text (P), or tuned")
-    parser.add_argument("--beta-value", type=float, default=None,
-                        help="the constant β of --beta-version tuned")
+    parser.add_argument(
+        "--reward",
+        choices=REWARD_MODELS,
+        default="bernoulli",
+        help="bernoulli (NeurIPS text) or beta (full text); default bernoulli",
+    )
+    parser.add_argument(
+        "--shared-users",
+        action="store_true",
+        help="footnote 4: one user present at every agent at each round",
+    )
+    parser.add_argument(
+        "--beta-version",
+        choices=BETA_VERSIONS,
+        default="H",
+        help="β of Prop. 2 in the full text (H) or NeurIPS text (P), or tuned",
+    )
+    parser.add_argument(
+        "--beta-value", type=float, default=None, help="the constant β of --beta-version tuned"
+    )
     parser.add_argument("--failure-probability", type=float, default=0.1, help="α (default 0.1)")
     parser.add_argument("--trials", type=int, default=1, help="n_trials (default 1)")
     parser.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
@@ -63,17 +77,29 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
 def _add_privacy(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--epsilon", type=float, default=1.0, help="claimed ε (default 1)")
     parser.add_argument("--delta", type=float, default=0.1, help="claimed δ (default 0.1)")
-    parser.add_argument("--calibration", choices=PRIVATIZER_CALIBRATIONS, default="paper",
-                        help="Privatizer noise: the paper's σ_N, corrected, or exact (default paper)")
+    parser.add_argument(
+        "--calibration",
+        choices=PRIVATIZER_CALIBRATIONS,
+        default="paper",
+        help="Privatizer noise: the paper's σ_N, corrected, or exact (default paper)",
+    )
 
 
 def _add_threshold(parser: argparse.ArgumentParser) -> None:
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--threshold", type=float, default=None,
-                       help="sync threshold D (default: Theorem 1's value)")
-    group.add_argument("--syncs-order", choices=SYNC_ORDERS, default=None,
-                       help="pick D for about M ln T, M^1.5 or T syncs (non-private: Prop. 1 "
-                            "bound; private: D = T d ln 2 / n, see feducb_sync)")
+    group.add_argument(
+        "--threshold",
+        type=float,
+        default=None,
+        help="sync threshold D (default: Theorem 1's value)",
+    )
+    group.add_argument(
+        "--syncs-order",
+        choices=SYNC_ORDERS,
+        default=None,
+        help="pick D for about M ln T, M^1.5 or T syncs (non-private: Prop. 1 "
+        "bound; private: D = T d ln 2 / n, see feducb_sync)",
+    )
 
 
 def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAction) -> None:
@@ -93,14 +119,20 @@ def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAc
     _add_common(p)
     _add_privacy(p)
     _add_threshold(p)
-    p.add_argument("--n-syncs", type=int, default=None,
-                   help="syncs fixed a priori: tree depth 1 + ceil(log2 n) (default: from T)")
+    p.add_argument(
+        "--n-syncs",
+        type=int,
+        default=None,
+        help="syncs fixed a priori: tree depth 1 + ceil(log2 n) (default: from T)",
+    )
     p.set_defaults(handler=_handle, feducb_variant="feducb")
 
     p = run.add_parser("feducb-fixed", help="FedUCB with a fixed sync schedule (every B rounds)")
     _add_common(p)
     _add_privacy(p)
-    p.add_argument("--sync-every", type=int, default=100, help="B, rounds between syncs (default 100)")
+    p.add_argument(
+        "--sync-every", type=int, default=100, help="B, rounds between syncs (default 100)"
+    )
     p.set_defaults(handler=_handle, feducb_variant="feducb-fixed")
 
     p = run.add_parser("feducb-nonprivate", help="non-private FedUCB (H = λI, no noise)")
@@ -124,12 +156,19 @@ def _threshold(args: argparse.Namespace, rho_min: float, rho_max: float) -> floa
 def _execute(args: argparse.Namespace) -> FedUCBRun:
     import numpy as np
     from fedpriv.algorithms.environments.linear import LinearBandit
-    from fedpriv.algorithms.feducb.centralized import run_feducb, run_feducb_fixed, run_feducb_nonprivate
+    from fedpriv.algorithms.feducb.centralized import (
+        run_feducb,
+        run_feducb_fixed,
+        run_feducb_nonprivate,
+    )
     from fedpriv.algorithms.feducb.sync import private_threshold_for_syncs, syncs_for_order
     from fedpriv.algorithms.seeding import as_seed_sequence
 
     spec = LinearBandit(
-        n_agents=args.agents, n_arms=args.actions, dim=args.dimension, reward=args.reward,
+        n_agents=args.agents,
+        n_arms=args.actions,
+        dim=args.dimension,
+        reward=args.reward,
         shared_users=args.shared_users,
     )
     if args.trials < 1:
@@ -139,16 +178,22 @@ def _execute(args: argparse.Namespace) -> FedUCBRun:
     noise_seed = np.random.SeedSequence(root.entropy, spawn_key=(1,))
     tables = spec.sample(env_seed, n_trials=args.trials, horizon=args.horizon)
     common = {
-        "beta": args.beta_version, "beta_value": args.beta_value,
-        "failure_probability": args.failure_probability, "seed": noise_seed,
+        "beta": args.beta_version,
+        "beta_value": args.beta_value,
+        "failure_probability": args.failure_probability,
+        "seed": noise_seed,
     }
     variant = args.feducb_variant
     if variant == "feducb-nonprivate":
         lam = args.regularizer
         threshold = _threshold(args, lam / args.agents, lam / args.agents)
         return run_feducb_nonprivate(tables, threshold=threshold, regularizer=lam, **common)
-    privacy = {"epsilon": args.epsilon, "delta": args.delta, "mode": args.calibration,
-               "secure_noise": getattr(args, "secure_noise", False)}
+    privacy = {
+        "epsilon": args.epsilon,
+        "delta": args.delta,
+        "mode": args.calibration,
+        "secure_noise": getattr(args, "secure_noise", False),
+    }
     if variant == "feducb-fixed":
         return run_feducb_fixed(tables, sync_every=args.sync_every, **privacy, **common)
     threshold = args.threshold
@@ -190,11 +235,14 @@ def _record(args: argparse.Namespace, run: FedUCBRun, seconds: float) -> dict[st
     # The verdict is fedpriv verify's rule on the end-to-end ledger (raw sync requests
     # included), not on the Privatizer alone: one claim, one verdict.
     verdict, evidence, end_to_end, _ = run_verdict(
-        cal.claimed_epsilon, run.accountant, cal.claimed_delta)
+        cal.claimed_epsilon, run.accountant, cal.claimed_delta
+    )
     mu = matrix_tree_gdp(
         SymmetricMatrixGaussianTree(
-            noise_stddev=cal.noise_stddev, dim=run.setting["dim"] + 1,
-            frobenius_sensitivity=cal.frobenius_sensitivity, capacity=cal.capacity,
+            noise_stddev=cal.noise_stddev,
+            dim=run.setting["dim"] + 1,
+            frobenius_sensitivity=cal.frobenius_sensitivity,
+            capacity=cal.capacity,
         )
     )
     unaccounted = run.accountant.non_private_reasons()
@@ -215,22 +263,42 @@ def _record(args: argparse.Namespace, run: FedUCBRun, seconds: float) -> dict[st
         **secure,
     }
     record["guarantee"] = {
-        "claimed": {"epsilon": cal.claimed_epsilon, "delta": cal.claimed_delta,
-                    "source": _CLAIM_SOURCE},
-        "accountant": {"epsilon": json_number(eps), "delta": cal.claimed_delta, "route": route,
-                       "neighboring_relation": run.accountant.neighboring_relation.value,
-                       "scope": ("each agent's Privatizer releases (Prop. 3), worst case per "
-                                 "record" + (f", each leaf charged for the "
-                                             f"{run.records_per_leaf} pairs one change moves "
-                                             "through the agent's own actions between syncs "
-                                             "(Alg. 1 line 4)"
-                                             if run.records_per_leaf > 1 else "")),
-                       "mechanism_epsilon": json_number(
-                           run.mechanism_epsilon(cal.claimed_delta)[1]),
-                       "curve": {f"{target:g}": json_number(run.accountant.get_epsilon(
-                           target, where={"channel": "privatizer"})) for target in (1e-3, 1e-6)}},
-        "routes": {k: json_number(v) for k, v in run.accountant.routes(
-            cal.claimed_delta, where={"channel": "privatizer"}).items()},
+        "claimed": {
+            "epsilon": cal.claimed_epsilon,
+            "delta": cal.claimed_delta,
+            "source": _CLAIM_SOURCE,
+        },
+        "accountant": {
+            "epsilon": json_number(eps),
+            "delta": cal.claimed_delta,
+            "route": route,
+            "neighboring_relation": run.accountant.neighboring_relation.value,
+            "scope": (
+                "each agent's Privatizer releases (Prop. 3), worst case per "
+                "record"
+                + (
+                    f", each leaf charged for the "
+                    f"{run.records_per_leaf} pairs one change moves "
+                    "through the agent's own actions between syncs "
+                    "(Alg. 1 line 4)"
+                    if run.records_per_leaf > 1
+                    else ""
+                )
+            ),
+            "mechanism_epsilon": json_number(run.mechanism_epsilon(cal.claimed_delta)[1]),
+            "curve": {
+                f"{target:g}": json_number(
+                    run.accountant.get_epsilon(target, where={"channel": "privatizer"})
+                )
+                for target in (1e-3, 1e-6)
+            },
+        },
+        "routes": {
+            k: json_number(v)
+            for k, v in run.accountant.routes(
+                cal.claimed_delta, where={"channel": "privatizer"}
+            ).items()
+        },
         "verdict": verdict,
         "evidence": evidence,
         "end_to_end": {
@@ -240,11 +308,12 @@ def _record(args: argparse.Namespace, run: FedUCBRun, seconds: float) -> dict[st
                 f"one changed (x, y) moves up to {run.records_per_leaf} pairs of one "
                 "Privatizer leaf through the agent's own actions between syncs (Alg. 1 "
                 "line 4, Remark 3), charged; later leaves follow the releases only"
-                if run.records_per_leaf > 1 else
-                "one changed (x, y) changes one record of the Privatizer's input; an "
+                if run.records_per_leaf > 1
+                else "one changed (x, y) changes one record of the Privatizer's input; an "
                 "agent's own-data use between syncs (Alg. 1 line 4, Remark 3) can change "
                 "its later leaves too, not covered (the adaptive schedule's sync times "
-                "are raw anyway)"),
+                "are raw anyway)"
+            ),
         },
     }
     return record
@@ -261,24 +330,36 @@ def _handle(args: argparse.Namespace) -> int:
         return 0
     regret = record["regret"]
     syncs = record["syncs"]
-    print(f"{run.algorithm}: average per-agent regret at T={args.horizon}: {regret['mean']:.2f} "
-          f"(min {regret['min']:.2f}, max {regret['max']:.2f} over {args.trials} trials)")
-    print(f"syncs: {syncs['mean']:.1f} (min {syncs['min']:.0f}, max {syncs['max']:.0f}); "
-          f"tree depth m = {run.tree_depth}, capacity {run.capacity} leaves")
+    print(
+        f"{run.algorithm}: average per-agent regret at T={args.horizon}: {regret['mean']:.2f} "
+        f"(min {regret['min']:.2f}, max {regret['max']:.2f} over {args.trials} trials)"
+    )
+    print(
+        f"syncs: {syncs['mean']:.1f} (min {syncs['min']:.0f}, max {syncs['max']:.0f}); "
+        f"tree depth m = {run.tree_depth}, capacity {run.capacity} leaves"
+    )
     if "guarantee" in record:
         g = record["guarantee"]
         p = record["privatizer"]
-        print(f"Privatizer ({p['calibration']}): σ_N = {p['noise_stddev']:.4g}, Λ = "
-              f"{p['op_norm_bound']:.4g}, GDP μ = {p['gdp_mu']:.4g} per record"
-              + (" (float noise; secure noise: exact discrete Gaussian on a grid, "
-                 "charged through zCDP)" if p.get("secure_noise") else ""))
+        print(
+            f"Privatizer ({p['calibration']}): σ_N = {p['noise_stddev']:.4g}, Λ = "
+            f"{p['op_norm_bound']:.4g}, GDP μ = {p['gdp_mu']:.4g} per record"
+            + (
+                " (float noise; secure noise: exact discrete Gaussian on a grid, "
+                "charged through zCDP)"
+                if p.get("secure_noise")
+                else ""
+            )
+        )
         eps = g["accountant"]["epsilon"]
         eps_value = math.inf if eps == "inf" else eps
-        print(f"claimed (ε, δ) = ({g['claimed']['epsilon']:g}, {g['claimed']['delta']:g}); "
-              f"Privatizer ε at δ = {g['claimed']['delta']:g}: {format_epsilon(eps_value)} "
-              f"({g['accountant']['route']}; at δ = 1e-6: "
-              f"{format_epsilon(float(g['accountant']['curve']['1e-06']))}); end to end: "
-              f"{format_epsilon(float(g['end_to_end']['epsilon']))}")
+        print(
+            f"claimed (ε, δ) = ({g['claimed']['epsilon']:g}, {g['claimed']['delta']:g}); "
+            f"Privatizer ε at δ = {g['claimed']['delta']:g}: {format_epsilon(eps_value)} "
+            f"({g['accountant']['route']}; at δ = 1e-6: "
+            f"{format_epsilon(float(g['accountant']['curve']['1e-06']))}); end to end: "
+            f"{format_epsilon(float(g['end_to_end']['epsilon']))}"
+        )
         print(f"verdict: {g['verdict']} ({g['evidence']})")
         for reason in g["end_to_end"]["unaccounted_channels"]:
             print(f"not covered by the accountant (ε = ∞ end to end): {reason}")

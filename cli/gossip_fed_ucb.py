@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import math
-
 import argparse
 import json
+import math
 import time
 from pathlib import Path
 from typing import Any
@@ -34,29 +33,51 @@ def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAc
         Unused.
     """
     del experiment
-    for name, summary in zip(ALGORITHMS, ("non-private Gossip_UCB (Zhu et al. 2021)",
-                                          "private Fed_UCB (Zhu et al. 2021, Alg. 3-4)"),
-                             strict=True):
+    for name, summary in zip(
+        ALGORITHMS,
+        ("non-private Gossip_UCB (Zhu et al. 2021)", "private Fed_UCB (Zhu et al. 2021, Alg. 3-4)"),
+        strict=True,
+    ):
         p = run.add_parser(name, help=summary)
         p.add_argument("--agents", type=int, default=3, help="n_agents (default 3)")
         p.add_argument("--arms", type=int, default=5, help="n_arms (default 5)")
         p.add_argument("--horizon", type=int, default=10_000, help="horizon T (default 10000)")
         p.add_argument("--epsilon", type=float, default=1.0, help="claimed ε (inf allowed)")
-        p.add_argument("--mode", choices=MODES, default="corrected",
-                       help="paper: Alg. 3-4 as printed (ε/⌈log T⌉ per node, raw initial "
-                            "pulls, unclipped rewards); corrected: noise for every node "
-                            "holding a record, noisy initial pulls, clipped rewards "
-                            "(default corrected)")
-        p.add_argument("--log-base", choices=LOG_BASES, default="2",
-                       help="base of the paper's ⌈log T⌉ (paper mode)")
-        p.add_argument("--noise-on-empty-nodes", action="store_true",
-                       help="Algorithm 3 as printed: noise on nodes without observations")
-        p.add_argument("--publish-final", action="store_true",
-                       help=("second reading: the final estimate ϑ̃(T) is an output too "
-                             "(tree prefixes 1..T; default 1..T−1, the messages and actions "
-                             "of Alg. 4 lines 19 and 9)"))
-        p.add_argument("--graph", choices=GRAPH_KINDS, default="complete",
-                       help="communication graph (default complete)")
+        p.add_argument(
+            "--mode",
+            choices=MODES,
+            default="corrected",
+            help="paper: Alg. 3-4 as printed (ε/⌈log T⌉ per node, raw initial "
+            "pulls, unclipped rewards); corrected: noise for every node "
+            "holding a record, noisy initial pulls, clipped rewards "
+            "(default corrected)",
+        )
+        p.add_argument(
+            "--log-base",
+            choices=LOG_BASES,
+            default="2",
+            help="base of the paper's ⌈log T⌉ (paper mode)",
+        )
+        p.add_argument(
+            "--noise-on-empty-nodes",
+            action="store_true",
+            help="Algorithm 3 as printed: noise on nodes without observations",
+        )
+        p.add_argument(
+            "--publish-final",
+            action="store_true",
+            help=(
+                "second reading: the final estimate ϑ̃(T) is an output too "
+                "(tree prefixes 1..T; default 1..T−1, the messages and actions "
+                "of Alg. 4 lines 19 and 9)"
+            ),
+        )
+        p.add_argument(
+            "--graph",
+            choices=GRAPH_KINDS,
+            default="complete",
+            help="communication graph (default complete)",
+        )
         p.add_argument("--p", type=float, default=None, help="edge probability (erdos_renyi)")
         p.add_argument("--trials", type=int, default=1, help="n_trials (default 1)")
         p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
@@ -73,31 +94,43 @@ def _run(args: argparse.Namespace) -> int:
     from fedpriv.algorithms.networks.graphs import make_graph
     from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
     from fedpriv.audit.claims.claim import LowerBoundEvidence, decide_verdict, json_number
-    from fedpriv.privacy.calibrations import fed_ucb_released_prefixes, fed_ucb_scale
-    from fedpriv.privacy.accounting.tree import released_tree_depth
     from fedpriv.privacy import format_epsilon
+    from fedpriv.privacy.accounting.tree import released_tree_depth
+    from fedpriv.privacy.calibrations import fed_ucb_released_prefixes, fed_ucb_scale
 
     root = as_seed_sequence(args.seed)
     if args.data is not None:
         env = hospital_bandit(load_diabetes(args.data), n_agents=args.agents)
     else:
         env = paper_synthetic_bandit(
-            args.agents, args.arms,
-            rng=stream_rng(np.random.SeedSequence(root.entropy, spawn_key=(0,)), trial=0,
-                           stream=Stream.ENVIRONMENT),
+            args.agents,
+            args.arms,
+            rng=stream_rng(
+                np.random.SeedSequence(root.entropy, spawn_key=(0,)),
+                trial=0,
+                stream=Stream.ENVIRONMENT,
+            ),
             noise="gaussian",
         )
     graph_rng = stream_rng(root, trial=0, stream=Stream.NETWORK)
-    graph = make_graph(args.graph, env.n_agents, p=args.p,
-                       rng=graph_rng if args.graph == "erdos_renyi" else None)
+    graph = make_graph(
+        args.graph, env.n_agents, p=args.p, rng=graph_rng if args.graph == "erdos_renyi" else None
+    )
     started = time.perf_counter()
     if args.algorithm == "gossip-ucb":
         run = run_gossip_ucb(env, graph, horizon=args.horizon, n_trials=args.trials, seed=root)
     else:
         run = run_fed_ucb(
-            env, graph, horizon=args.horizon, epsilon=args.epsilon, mode=args.mode,
-            log_base=args.log_base, noise_on_empty_nodes=args.noise_on_empty_nodes,
-            n_trials=args.trials, seed=root, secure_noise=getattr(args, "secure_noise", False),
+            env,
+            graph,
+            horizon=args.horizon,
+            epsilon=args.epsilon,
+            mode=args.mode,
+            log_base=args.log_base,
+            noise_on_empty_nodes=args.noise_on_empty_nodes,
+            n_trials=args.trials,
+            seed=root,
+            secure_noise=getattr(args, "secure_noise", False),
             publish_final=getattr(args, "publish_final", False),
         )
     seconds = time.perf_counter() - started
@@ -105,12 +138,19 @@ def _run(args: argparse.Namespace) -> int:
     record: dict[str, Any] = {
         "algorithm": run.algorithm,
         "setting": {
-            "n_agents": env.n_agents, "n_arms": env.n_arms, "horizon": args.horizon,
-            "graph": args.graph, "n_trials": args.trials, "seed": args.seed,
+            "n_agents": env.n_agents,
+            "n_arms": env.n_arms,
+            "horizon": args.horizon,
+            "graph": args.graph,
+            "n_trials": args.trials,
+            "seed": args.seed,
             "environment": "hospital" if args.data else "synthetic",
         },
-        "regret": {"mean": float(final.mean()), "min": float(final.min()),
-                   "max": float(final.max())},
+        "regret": {
+            "mean": float(final.mean()),
+            "min": float(final.min()),
+            "max": float(final.max()),
+        },
         "seconds": seconds,
     }
     if run.accountant is not None:
@@ -124,19 +164,32 @@ def _run(args: argparse.Namespace) -> int:
         exact = None
         if math.isfinite(eps_stream):
             publish_final = bool(getattr(args, "publish_final", False))
-            scale = fed_ucb_scale(args.epsilon, args.horizon, mode=args.mode,
-                                  log_base=args.log_base, publish_final=publish_final)
-            nodes = released_tree_depth(args.horizon, fed_ucb_released_prefixes(
-                args.horizon, publish_final=publish_final))
+            scale = fed_ucb_scale(
+                args.epsilon,
+                args.horizon,
+                mode=args.mode,
+                log_base=args.log_base,
+                publish_final=publish_final,
+            )
+            nodes = released_tree_depth(
+                args.horizon, fed_ucb_released_prefixes(args.horizon, publish_final=publish_final)
+            )
             exact = LowerBoundEvidence(
-                epsilon=nodes / scale, kind="analytic",
-                description=f"exact: {nodes} released Laplace({scale:.6g}) nodes")
+                epsilon=nodes / scale,
+                kind="analytic",
+                description=f"exact: {nodes} released Laplace({scale:.6g}) nodes",
+            )
         raw = "; ".join(acc.non_private_reasons(where={"phase": "stream"})) or None
-        verdict, evidence = decide_verdict(args.epsilon, eps_stream, None,
-                                           analytic_lower=exact, raw_channel=raw)
+        verdict, evidence = decide_verdict(
+            args.epsilon, eps_stream, None, analytic_lower=exact, raw_channel=raw
+        )
         record["setting"].update(
-            {"epsilon": json_number(args.epsilon), "mode": args.mode, "log_base": args.log_base,
-             "publish_final": bool(getattr(args, "publish_final", False))}
+            {
+                "epsilon": json_number(args.epsilon),
+                "mode": args.mode,
+                "log_base": args.log_base,
+                "publish_final": bool(getattr(args, "publish_final", False)),
+            }
         )
         record["ledger"] = {
             "noise_draws": acc.n_draws,
@@ -146,17 +199,26 @@ def _run(args: argparse.Namespace) -> int:
             "rewards_outside_0_1": run.n_out_of_bounds,
         }
         record["guarantee"] = {
-            "claimed": {"epsilon": json_number(args.epsilon), "delta": 0.0,
-                        "source": "Zhu et al. 2021, Definition 1 and §4.1"},
-            "accountant": {"epsilon": json_number(eps_stream), "delta": 0.0, "route": route,
-                           "scope": "rounds 1..T (Definition 1), on the outputs: "
-                                    + ("messages, actions and the final estimate ϑ̃(T) "
-                                       "(tree prefixes 1..T)"
-                                       if getattr(args, "publish_final", False) else
-                                       "messages ϑ̃(t−1) and actions (tree prefixes "
-                                       "1..T−1, Alg. 4 lines 19 and 9)")},
+            "claimed": {
+                "epsilon": json_number(args.epsilon),
+                "delta": 0.0,
+                "source": "Zhu et al. 2021, Definition 1 and §4.1",
+            },
+            "accountant": {
+                "epsilon": json_number(eps_stream),
+                "delta": 0.0,
+                "route": route,
+                "scope": "rounds 1..T (Definition 1), on the outputs: "
+                + (
+                    "messages, actions and the final estimate ϑ̃(T) (tree prefixes 1..T)"
+                    if getattr(args, "publish_final", False)
+                    else "messages ϑ̃(t−1) and actions (tree prefixes 1..T−1, Alg. 4 lines 19 and 9)"
+                ),
+            },
             "accountant_including_initial_pulls": json_number(eps_all),
-            "routes": {k: json_number(v) for k, v in acc.routes(0.0, where={"phase": "stream"}).items()},
+            "routes": {
+                k: json_number(v) for k, v in acc.routes(0.0, where={"phase": "stream"}).items()
+            },
             "verdict": verdict,
             "evidence": evidence,
             "non_private_releases": acc.non_private_reasons(),
@@ -164,25 +226,41 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(record, indent=2, allow_nan=False))
     else:
-        print(f"{run.algorithm}: regret at T={args.horizon}: {final.mean():.2f} "
-              f"(min {final.min():.2f}, max {final.max():.2f} over {args.trials} trials)")
+        print(
+            f"{run.algorithm}: regret at T={args.horizon}: {final.mean():.2f} "
+            f"(min {final.min():.2f}, max {final.max():.2f} over {args.trials} trials)"
+        )
         if run.accountant is not None:
             g = record["guarantee"]
-            print(f"ledger: {record['ledger']['noise_draws']} noise draws, node scale "
-                  f"{run.scale:.4g}, ε per draw {format_epsilon(run.node_epsilon)}")
-            print(f"claimed ε = {format_epsilon(args.epsilon)}; accountant ε = "
-                  f"{format_epsilon(eps_stream)} ({route}); including round-0 records: "
-                  f"{format_epsilon(eps_all)} -> {g['verdict']}")
+            print(
+                f"ledger: {record['ledger']['noise_draws']} noise draws, node scale "
+                f"{run.scale:.4g}, ε per draw {format_epsilon(run.node_epsilon)}"
+            )
+            print(
+                f"claimed ε = {format_epsilon(args.epsilon)}; accountant ε = "
+                f"{format_epsilon(eps_stream)} ({route}); including round-0 records: "
+                f"{format_epsilon(eps_all)} -> {g['verdict']}"
+            )
             for line in _why_infinite(
-                    args, eps_stream, eps_all, acc.non_private_reasons(where={"phase": "stream"}),
-                    acc.non_private_reasons(), run.n_out_of_bounds):
+                args,
+                eps_stream,
+                eps_all,
+                acc.non_private_reasons(where={"phase": "stream"}),
+                acc.non_private_reasons(),
+                run.n_out_of_bounds,
+            ):
                 print(line)
     return 0
 
 
-def _why_infinite(args: argparse.Namespace, eps_stream: float, eps_all: float,
-                  stream_reasons: list[str], all_reasons: list[str],
-                  n_out_of_bounds: int) -> list[str]:
+def _why_infinite(
+    args: argparse.Namespace,
+    eps_stream: float,
+    eps_all: float,
+    stream_reasons: list[str],
+    all_reasons: list[str],
+    n_out_of_bounds: int,
+) -> list[str]:
     """Text-mode lines saying why an accountant ε printed above is infinite.
 
     The accountant charges a raw release as ``events.NonPrivate`` with its reason:
@@ -197,11 +275,16 @@ def _why_infinite(args: argparse.Namespace, eps_stream: float, eps_all: float,
     if not math.isfinite(eps_stream):
         lines += [f"why accountant ε = inf: {reason}" for reason in stream_reasons]
         if n_out_of_bounds and stream_reasons:
-            lines.append(f"  ({n_out_of_bounds:,} rewards outside [0, 1] entered the "
-                         "releases unclipped; --mode corrected clips them)")
+            lines.append(
+                f"  ({n_out_of_bounds:,} rewards outside [0, 1] entered the "
+                "releases unclipped; --mode corrected clips them)"
+            )
     if not math.isfinite(eps_all):
-        lines += [f"why ε including round-0 records = inf: {reason}"
-                  for reason in all_reasons if reason not in stream_reasons]
+        lines += [
+            f"why ε including round-0 records = inf: {reason}"
+            for reason in all_reasons
+            if reason not in stream_reasons
+        ]
     if not lines and not (math.isfinite(eps_stream) and math.isfinite(eps_all)):
         lines.append("why ε = inf: a release without a finite ε reached the outputs")
     return lines

@@ -61,61 +61,111 @@ def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAc
     for name in ALGORITHMS:
         p = run.add_parser(name, help=helps[name])
         hdp = name == "hdp-mab"
-        p.add_argument("--agents", type=int, default=100 if hdp else 50,
-                       help="n_agents M (hdp-mab: 100, Table II)")
+        p.add_argument(
+            "--agents",
+            type=int,
+            default=100 if hdp else 50,
+            help="n_agents M (hdp-mab: 100, Table II)",
+        )
         p.add_argument("--arms", type=int, default=100, help="n_arms K (default 100)")
         p.add_argument("--horizon", type=int, default=100_000, help="horizon T (default 1e5)")
-        p.add_argument("--epsilon", type=float, default=0.1,
-                       help="input ε (the claim is Mε); inf = no noise")
+        p.add_argument(
+            "--epsilon", type=float, default=0.1, help="input ε (the claim is Mε); inf = no noise"
+        )
         p.add_argument("--trials", type=int, default=1, help="n_trials (default 1)")
         p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
-        p.add_argument("--heterogeneous", action="store_true",
-                       help="agent-specific means (local best != global best somewhere)")
-        p.add_argument("--min-mismatch", type=int, default=1,
-                       help="heterogeneous: agents whose local best arm is not global")
-        p.add_argument("--mean-range", type=float, nargs=2, default=(0.0, 1.0),
-                       metavar=("LOW", "HIGH"), help="arm means drawn U(LOW, HIGH)")
+        p.add_argument(
+            "--heterogeneous",
+            action="store_true",
+            help="agent-specific means (local best != global best somewhere)",
+        )
+        p.add_argument(
+            "--min-mismatch",
+            type=int,
+            default=1,
+            help="heterogeneous: agents whose local best arm is not global",
+        )
+        p.add_argument(
+            "--mean-range",
+            type=float,
+            nargs=2,
+            default=(0.0, 1.0),
+            metavar=("LOW", "HIGH"),
+            help="arm means drawn U(LOW, HIGH)",
+        )
         if name in ("cdp-mab", "ce-cdp-mab"):
             p.add_argument("--participation", type=float, default=1.0, help="p in (0, 1]")
             p.add_argument("--c1", type=float, default=25.0, help="server link cost c1")
         if name in ("ce-cdp-mab", "ddp-mab", "hdp-mab"):
-            p.add_argument("--rounds", type=int, default=4 if name == "ce-cdp-mab" else None,
-                           help="R: round limit with Δ̃_r = Δ^{r/R}")
-            p.add_argument("--gap", type=float, default=None,
-                           help="Δ for Δ^{r/R} (default: the instance's minimum gap)")
-            p.add_argument("--schedule", choices=("paper", "corrected"), default="paper",
-                           help="Δ^{r/R} (paper) or (Δ/2)^{r/R} (corrected)")
+            p.add_argument(
+                "--rounds",
+                type=int,
+                default=4 if name == "ce-cdp-mab" else None,
+                help="R: round limit with Δ̃_r = Δ^{r/R}",
+            )
+            p.add_argument(
+                "--gap",
+                type=float,
+                default=None,
+                help="Δ for Δ^{r/R} (default: the instance's minimum gap)",
+            )
+            p.add_argument(
+                "--schedule",
+                choices=("paper", "corrected"),
+                default="paper",
+                help="Δ^{r/R} (paper) or (Δ/2)^{r/R} (corrected)",
+            )
         if name == "ddp-mab":
-            p.add_argument("--graph", choices=GRAPH_KINDS, default="complete",
-                           help="agent graph (default complete)")
-            p.add_argument("--edge-p", type=float, default=0.1,
-                           help="edge probability (erdos_renyi)")
+            p.add_argument(
+                "--graph",
+                choices=GRAPH_KINDS,
+                default="complete",
+                help="agent graph (default complete)",
+            )
+            p.add_argument(
+                "--edge-p", type=float, default=0.1, help="edge probability (erdos_renyi)"
+            )
         if hdp:
             p.add_argument("--case", type=int, default=1, help="Table II case 1-6")
             p.add_argument("--c1", type=float, default=50.0, help="sink-server cost c1")
-            p.add_argument("--aggregation", choices=("unweighted", "weighted"),
-                           default="unweighted",
-                           help="server mean of the sinks' means: (1/Q) Σ ȳ_q (Alg. 5 "
-                                "line 14, default) or Σ (M_q/M) ȳ_q (weighted)")
+            p.add_argument(
+                "--aggregation",
+                choices=("unweighted", "weighted"),
+                default="unweighted",
+                help="server mean of the sinks' means: (1/Q) Σ ȳ_q (Alg. 5 "
+                "line 14, default) or Σ (M_q/M) ȳ_q (weighted)",
+            )
         if name in ("ddp-mab", "hdp-mab"):
             p.add_argument("--c2", type=float, default=1.0, help="agent link cost c2")
-            p.add_argument("--cost-model", choices=COST_MODELS,
-                           default="paths" if hdp else "edges",
-                           help=("cost per round: paths = c2 Σ sd(i, SA_q) + c1 Q "
-                                 "(Thm. 4, default) or edges = c2 Σ |E_q| + c1 Q" if hdp
-                                 else "cost per round: edges = c2 d_G |E| (Thm. 3, "
-                                 "default) or paths = the link-slots actually used"))
-            p.add_argument("--delay-convention", choices=DELAY_CONVENTIONS,
-                           default="slots" if hdp else "counter",
-                           help="t_delay: DDP d_G - 1 (counter) or d_G; HDP radius (slots) "
-                                "or radius - 1")
+            p.add_argument(
+                "--cost-model",
+                choices=COST_MODELS,
+                default="paths" if hdp else "edges",
+                help=(
+                    "cost per round: paths = c2 Σ sd(i, SA_q) + c1 Q "
+                    "(Thm. 4, default) or edges = c2 Σ |E_q| + c1 Q"
+                    if hdp
+                    else "cost per round: edges = c2 d_G |E| (Thm. 3, "
+                    "default) or paths = the link-slots actually used"
+                ),
+            )
+            p.add_argument(
+                "--delay-convention",
+                choices=DELAY_CONVENTIONS,
+                default="slots" if hdp else "counter",
+                help="t_delay: DDP d_G - 1 (counter) or d_G; HDP radius (slots) or radius - 1",
+            )
         p.add_argument("--json", action="store_true", help="print one JSON object")
         p.set_defaults(handler=_run)
     for name in EXPERIMENTS:
         number = int(name.removeprefix("li-song-fig"))
         e = experiment.add_parser(name, help=f"Li & Song Fig. {number}")
-        e.add_argument("--out", type=Path, default=Path("reports"),
-                       help="report root; files go to OUT/li_song/ (default reports)")
+        e.add_argument(
+            "--out",
+            type=Path,
+            default=Path("reports"),
+            help="report root; files go to OUT/li_song/ (default reports)",
+        )
         e.add_argument("--trials", type=int, default=None, help="trials per setting")
         e.add_argument("--horizon", type=int, default=None, help="horizon T")
         e.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
@@ -127,19 +177,24 @@ def _environment(args: argparse.Namespace, root: np.random.SeedSequence) -> Any:
     from fedpriv.algorithms.environments.bernoulli import heterogeneous_bandit, homogeneous_bandit
     from fedpriv.algorithms.seeding import Stream, stream_rng
 
-    rng = stream_rng(np.random.SeedSequence(root.entropy, spawn_key=(0,)), trial=0,
-                     stream=Stream.ENVIRONMENT)
+    rng = stream_rng(
+        np.random.SeedSequence(root.entropy, spawn_key=(0,)), trial=0, stream=Stream.ENVIRONMENT
+    )
     if args.heterogeneous:
-        return heterogeneous_bandit(args.agents, args.arms, rng, mean_range=args.mean_range,
-                                    min_mismatch=args.min_mismatch)
+        return heterogeneous_bandit(
+            args.agents, args.arms, rng, mean_range=args.mean_range, min_mismatch=args.min_mismatch
+        )
     return homogeneous_bandit(args.agents, args.arms, rng, mean_range=args.mean_range)
 
 
 def _stats(values: np.ndarray) -> dict[str, float]:
     import numpy as np
 
-    return {"mean": float(np.mean(values)), "min": float(np.min(values)),
-            "max": float(np.max(values))}
+    return {
+        "mean": float(np.mean(values)),
+        "min": float(np.min(values)),
+        "max": float(np.max(values)),
+    }
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -151,27 +206,58 @@ def _run(args: argparse.Namespace) -> int:
 
     root = as_seed_sequence(args.seed)
     env = _environment(args, root)
-    common = {"horizon": args.horizon, "epsilon": args.epsilon, "n_trials": args.trials,
-              "seed": root, "secure_noise": getattr(args, "secure_noise", False)}
+    common = {
+        "horizon": args.horizon,
+        "epsilon": args.epsilon,
+        "n_trials": args.trials,
+        "seed": root,
+        "secure_noise": getattr(args, "secure_noise", False),
+    }
     started = time.perf_counter()
     name = args.algorithm
     if name in ("cdp-mab", "ce-cdp-mab"):
-        run = run_cdp_mab(env, participation_rate=args.participation, c1=args.c1,
-                          n_rounds=getattr(args, "rounds", None), gap=getattr(args, "gap", None),
-                          mode=getattr(args, "schedule", "paper"), **common)
+        run = run_cdp_mab(
+            env,
+            participation_rate=args.participation,
+            c1=args.c1,
+            n_rounds=getattr(args, "rounds", None),
+            gap=getattr(args, "gap", None),
+            mode=getattr(args, "schedule", "paper"),
+            **common,
+        )
     elif name == "ddp-mab":
-        graph = make_graph(args.graph, env.n_agents,
-                           p=args.edge_p if args.graph == "erdos_renyi" else None,
-                           rng=stream_rng(root, trial=0, stream=Stream.NETWORK))
-        run = run_ddp_mab(env, graph, c2=args.c2, cost_model=args.cost_model,
-                          delay_convention=args.delay_convention, n_rounds=args.rounds,
-                          gap=args.gap, mode=args.schedule, **common)
+        graph = make_graph(
+            args.graph,
+            env.n_agents,
+            p=args.edge_p if args.graph == "erdos_renyi" else None,
+            rng=stream_rng(root, trial=0, stream=Stream.NETWORK),
+        )
+        run = run_ddp_mab(
+            env,
+            graph,
+            c2=args.c2,
+            cost_model=args.cost_model,
+            delay_convention=args.delay_convention,
+            n_rounds=args.rounds,
+            gap=args.gap,
+            mode=args.schedule,
+            **common,
+        )
     elif name == "hdp-mab":
-        comps = table_ii_components(args.case, rng=stream_rng(root, trial=0,
-                                                              stream=Stream.NETWORK))
-        run = run_hdp_mab(env, comps, c1=args.c1, c2=args.c2, cost_model=args.cost_model,
-                          aggregation=args.aggregation, delay_convention=args.delay_convention,
-                          n_rounds=args.rounds, gap=args.gap, mode=args.schedule, **common)
+        comps = table_ii_components(args.case, rng=stream_rng(root, trial=0, stream=Stream.NETWORK))
+        run = run_hdp_mab(
+            env,
+            comps,
+            c1=args.c1,
+            c2=args.c2,
+            cost_model=args.cost_model,
+            aggregation=args.aggregation,
+            delay_convention=args.delay_convention,
+            n_rounds=args.rounds,
+            gap=args.gap,
+            mode=args.schedule,
+            **common,
+        )
     else:
         run = run_single_mab(env, **common)
     seconds = time.perf_counter() - started
@@ -180,16 +266,22 @@ def _run(args: argparse.Namespace) -> int:
         print(json.dumps(record, indent=2, allow_nan=False))
     else:
         g = record["guarantee"]
-        print(f"{run.algorithm}: regret at T={args.horizon}: {record['regret']['mean']:.1f} "
-              f"(min {record['regret']['min']:.1f}, max {record['regret']['max']:.1f} over "
-              f"{args.trials} trials; per agent {record['regret_per_agent']['mean']:.1f})")
-        print(f"rounds {record['rounds']['mean']:.1f}, communication cost "
-              f"{record['communication_cost']['mean']:.1f}")
+        print(
+            f"{run.algorithm}: regret at T={args.horizon}: {record['regret']['mean']:.1f} "
+            f"(min {record['regret']['min']:.1f}, max {record['regret']['max']:.1f} over "
+            f"{args.trials} trials; per agent {record['regret_per_agent']['mean']:.1f})"
+        )
+        print(
+            f"rounds {record['rounds']['mean']:.1f}, communication cost "
+            f"{record['communication_cost']['mean']:.1f}"
+        )
         claimed = g["claimed"]["epsilon"]
-        print(f"input ε = {format_epsilon(run.epsilon)}; claimed ε = {claimed} "
-              f"({g['claimed']['source']}); accountant ε per message = "
-              f"{format_epsilon(run.message_epsilon()[1])} ({g['accountant']['route']}) "
-              f"-> {g['verdict']}")
+        print(
+            f"input ε = {format_epsilon(run.epsilon)}; claimed ε = {claimed} "
+            f"({g['claimed']['source']}); accountant ε per message = "
+            f"{format_epsilon(run.message_epsilon()[1])} ({g['accountant']['route']}) "
+            f"-> {g['verdict']}"
+        )
     return 0
 
 
@@ -216,8 +308,10 @@ def run_record(run: Any, *, seconds: float, seed: int) -> dict[str, Any]:
         # the messages), so it is analytic lower-bound evidence, as in fedpriv verify.
         lower = run.accountant.lower_bound(0.0, where={"channel": "message"})
         exact = LowerBoundEvidence(
-            epsilon=lower, kind="analytic",
-            description="the accountant's lower bracket of the message releases")
+            epsilon=lower,
+            kind="analytic",
+            description="the accountant's lower bracket of the message releases",
+        )
         verdict, evidence = decide_verdict(claimed, eps, None, analytic_lower=exact)
         naive, _ = decide_verdict(run.epsilon, eps, None, analytic_lower=exact)
     setting = {k: json_number(v) for k, v in run.setting.items()}
@@ -235,12 +329,19 @@ def run_record(run: Any, *, seconds: float, seed: int) -> dict[str, Any]:
         "best_arm_eliminated": float(np.mean(run.best_arm_eliminated)),
         "ledger": {"noise_draws": run.accountant.n_draws},
         "guarantee": {
-            "claimed": {"epsilon": json_number(claimed), "delta": 0.0,
-                        "source": _SOURCES[run.algorithm]},
+            "claimed": {
+                "epsilon": json_number(claimed),
+                "delta": 0.0,
+                "source": _SOURCES[run.algorithm],
+            },
             "implied_by_noise": json_number(run.claimed_epsilon),
-            "accountant": {"epsilon": json_number(eps), "delta": 0.0, "route": route,
-                           "scope": "every message of the run: Laplace per (agent, arm, "
-                                    "epoch), parallel composition (fedpriv's derivation: each reward enters one release)"},
+            "accountant": {
+                "epsilon": json_number(eps),
+                "delta": 0.0,
+                "route": route,
+                "scope": "every message of the run: Laplace per (agent, arm, "
+                "epoch), parallel composition (fedpriv's derivation: each reward enters one release)",
+            },
             "verdict": verdict,
             "evidence": evidence,
             "input_epsilon": json_number(run.epsilon),
@@ -254,7 +355,8 @@ def run_record(run: Any, *, seconds: float, seed: int) -> dict[str, Any]:
 def _experiment(args: argparse.Namespace) -> int:
     from fedpriv.audit.families.li_song.experiments import run_figure
 
-    folder = run_figure(args.figure, out=args.out, n_trials=args.trials,
-                        horizon=args.horizon, seed=args.seed)
+    folder = run_figure(
+        args.figure, out=args.out, n_trials=args.trials, horizon=args.horizon, seed=args.seed
+    )
     print(f"wrote {folder}/fig{args.figure}.png, .csv, .md")
     return 0

@@ -41,13 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from fedpriv.cli.audit import register_audit
-from fedpriv.cli.commands import (
-    EXIT_CODES,
-    FAMILIES,
-    SECURE_NOISE_RUNS,
-    command_table,
-    family_of,
-)
+from fedpriv.cli.commands import EXIT_CODES, FAMILIES, SECURE_NOISE_RUNS, command_table, family_of
 from fedpriv.cli.verify import register_verify
 
 # Nothing above imports NumPy, pandas, matplotlib or dp-accounting: the commands import
@@ -83,8 +77,9 @@ def build_parser(families: tuple[str, ...] | None = None) -> argparse.ArgumentPa
     """
     run_commands, experiment_commands = command_table("run"), command_table("experiment")
     if families is None:
-        families = tuple(dict.fromkeys(
-            c.module for c in (*run_commands.values(), *experiment_commands.values())))
+        families = tuple(
+            dict.fromkeys(c.module for c in (*run_commands.values(), *experiment_commands.values()))
+        )
     families = tuple(families)
     parser = argparse.ArgumentParser(
         prog="fedpriv",
@@ -96,29 +91,39 @@ def build_parser(families: tuple[str, ...] | None = None) -> argparse.ArgumentPa
     register_audit(sub)
 
     account = sub.add_parser(
-        "account", help="privacy budget report of a deployment (TOML) or a ledger store",
+        "account",
+        help="privacy budget report of a deployment (TOML) or a ledger store",
         description="Privacy budget report of a deployment described in TOML (see "
-                    "examples/), or of what a ledger store has spent.",
+        "examples/), or of what a ledger store has spent.",
         epilog=f"{EXIT_CODES} Here 1 means the deployment's [claim] is violated (a "
-               "lower bound exceeds it); holds, unresolved and reports without a claim "
-               "exit 0. A deployment file with an unknown or missing field exits 2 "
-               "and lists the allowed fields; `--verify` exits 2 on a defective ledger.",
+        "lower bound exceeds it); holds, unresolved and reports without a claim "
+        "exit 0. A deployment file with an unknown or missing field exits 2 "
+        "and lists the allowed fields; `--verify` exits 2 on a defective ledger.",
     )
-    account.add_argument("file", type=Path,
-                         help="deployment description (see examples/) or ledger store (SQLite)")
-    account.add_argument("--delta", type=float, default=None,
-                         help="δ for a ledger store's report (default: the budget's δ, else 0)")
+    account.add_argument(
+        "file", type=Path, help="deployment description (see examples/) or ledger store (SQLite)"
+    )
+    account.add_argument(
+        "--delta",
+        type=float,
+        default=None,
+        help="δ for a ledger store's report (default: the budget's δ, else 0)",
+    )
     account.add_argument("--json", action="store_true", help="print the report as JSON")
     account.add_argument("--out", type=Path, default=None, help="also write Markdown here")
-    account.add_argument("--verify", action="store_true",
-                         help="only verify a ledger store (hash chain, event rows, cell "
-                              "counts); exit 2 naming the first defect")
+    account.add_argument(
+        "--verify",
+        action="store_true",
+        help="only verify a ledger store (hash chain, event rows, cell "
+        "counts); exit 2 naming the first defect",
+    )
 
     run = sub.add_parser("run", help="run one algorithm inside the accountant")
     run_sub = run.add_subparsers(dest="algorithm", required=True, metavar="ALGORITHM")
     experiment = sub.add_parser("experiment", help="reproduce a paper's figure")
-    experiment_sub = experiment.add_subparsers(dest="experiment", required=True,
-                                               metavar="EXPERIMENT")
+    experiment_sub = experiment.add_subparsers(
+        dest="experiment", required=True, metavar="EXPERIMENT"
+    )
     for family in families:
         importlib.import_module(family).register(run_sub, experiment_sub)
     for table, subparsers in ((run_commands, run_sub), (experiment_commands, experiment_sub)):
@@ -129,9 +134,10 @@ def build_parser(families: tuple[str, ...] | None = None) -> argparse.ArgumentPa
         if run_commands[name].module not in families:
             continue
         command.add_argument(
-            "--secure-noise", action="store_true",
+            "--secure-noise",
+            action="store_true",
             help="exact discrete noise on a grid instead of floating-point noise "
-                 f"(supported by: {', '.join(SECURE_NOISE_RUNS)})",
+            f"(supported by: {', '.join(SECURE_NOISE_RUNS)})",
         )
     guard_numeric_options(parser)
     return parser
@@ -145,7 +151,6 @@ def _check_secure_noise(args: argparse.Namespace) -> None:
             f"noise, or its mechanism has no secure twin); supported: "
             f"{', '.join(SECURE_NOISE_RUNS)}."
         )
-
 
 
 #: Float options where ``inf`` is meaningful (ε = inf: no noise).
@@ -196,9 +201,7 @@ def _checked_number(option: str, kind: type) -> Any:
             raise argparse.ArgumentTypeError(f"{option} must be {kind_name} >= 0, got {text!r}")
         ceiling = OPTION_CEILINGS.get(option)
         if ceiling is not None and value > ceiling and not math.isinf(value):
-            raise argparse.ArgumentTypeError(
-                f"{option} must be in [0, {ceiling:,}], got {text!r}"
-            )
+            raise argparse.ArgumentTypeError(f"{option} must be in [0, {ceiling:,}], got {text!r}")
         return value
 
     parse.__name__ = kind.__name__  # argparse names the type in its messages
@@ -300,17 +303,21 @@ def _account(args: argparse.Namespace) -> int:
             heads = store.chain_heads()
         finally:
             store.close()
-        print(f"{args.file}: ledger verified (store {store.store_id}): "
-              f"{heads['charges'][0]} charge row(s), {heads['draws'][0]} draw row(s), "
-              f"chain head {heads['charges'][2][:16]}.")
+        print(
+            f"{args.file}: ledger verified (store {store.store_id}): "
+            f"{heads['charges'][0]} charge row(s), {heads['draws'][0]} draw row(s), "
+            f"chain head {heads['charges'][2][:16]}."
+        )
         return 0
     if is_store(args.file):
         report = store_report(args.file, delta=args.delta)
         text, markdown = render_store_text(report), render_store_markdown(report)
     else:
         if args.delta is not None:
-            raise ValueError("`--delta` applies to a ledger store; a deployment file "
-                             "sets `target_delta` (or its claim's δ).")
+            raise ValueError(
+                "`--delta` applies to a ledger store; a deployment file "
+                "sets `target_delta` (or its claim's δ)."
+            )
         report = budget_report(load_deployment(args.file))
         text, markdown = render_text(report), render_markdown(report)
     if args.out is not None:
@@ -327,7 +334,6 @@ def _account(args: argparse.Namespace) -> int:
     # Exit codes gate CI: 1 when the claim is violated (a lower bound exceeds it), as
     # `fedpriv audit` does; `holds`, `unresolved` and reports without a claim exit 0.
     return 1 if report.get("verdict") == "violated" else 0
-
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -363,9 +369,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"fedpriv: error: {error}", file=sys.stderr)
         return 2
     except (MemoryError, OverflowError) as error:  # a size the guards did not foresee
-        print(f"fedpriv: error: the arguments ask for more than this machine can compute "
-              f"({type(error).__name__}: {error}); lower the sizes (--horizon, --agents, "
-              f"--trials, --samples, counts) or --epsilon.", file=sys.stderr)
+        print(
+            f"fedpriv: error: the arguments ask for more than this machine can compute "
+            f"({type(error).__name__}: {error}); lower the sizes (--horizon, --agents, "
+            f"--trials, --samples, counts) or --epsilon.",
+            file=sys.stderr,
+        )
         return 2
 
 

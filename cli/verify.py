@@ -79,35 +79,62 @@ def register_verify(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     argparse.ArgumentParser
         The ``verify`` parser.
     """
-    p = sub.add_parser("verify", help="check every registered privacy claim",
-                       description="Check every registered privacy claim with the "
-                                   "accountant and an audit; write the reports.",
-                       epilog=_EPILOG)
-    p.add_argument("--quick", action="store_true",
-                   help="small audit budgets (all claims in < 5 min on 2 cores)")
-    p.add_argument("--paper", default=None,
-                   help=f"run one paper's claims: {', '.join(PAPER_NAMES)} (or a key of a "
-                        "family registered by --claims or an installed package)")
-    p.add_argument("--claims", type=Path, action="append", default=None, metavar="FILE",
-                   help="a Python file defining FAMILY or FAMILIES: your own claims "
-                        "(repeatable); alone, only its families run (docs/guides/"
-                        "your-claims.md)")
-    p.add_argument("--out", type=Path, default=Path("reports"),
-                   help="report folder (default: reports)")
+    p = sub.add_parser(
+        "verify",
+        help="check every registered privacy claim",
+        description="Check every registered privacy claim with the "
+        "accountant and an audit; write the reports.",
+        epilog=_EPILOG,
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="small audit budgets (all claims in < 5 min on 2 cores)",
+    )
+    p.add_argument(
+        "--paper",
+        default=None,
+        help=f"run one paper's claims: {', '.join(PAPER_NAMES)} (or a key of a "
+        "family registered by --claims or an installed package)",
+    )
+    p.add_argument(
+        "--claims",
+        type=Path,
+        action="append",
+        default=None,
+        metavar="FILE",
+        help="a Python file defining FAMILY or FAMILIES: your own claims "
+        "(repeatable); alone, only its families run (docs/guides/"
+        "your-claims.md)",
+    )
+    p.add_argument(
+        "--out", type=Path, default=Path("reports"), help="report folder (default: reports)"
+    )
     p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
-    p.add_argument("--workers", type=int, default=None,
-                   help="processes (default: every core)")
-    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                   help="run the jobs on an existing dask.distributed cluster, e.g. "
-                        "tcp://10.0.0.5:8786 (workers need this fedpriv version)")
+    p.add_argument("--workers", type=int, default=None, help="processes (default: every core)")
+    p.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="run the jobs on an existing dask.distributed cluster, e.g. "
+        "tcp://10.0.0.5:8786 (workers need this fedpriv version)",
+    )
     p.add_argument("--json", action="store_true", help="print the claims as JSON")
-    p.add_argument("--fail-on", choices=tuple(FAIL_ON), default="violated",
-                   help="which verdicts exit with status 1: violated (default; also a "
-                        "row that could not be evaluated), unresolved (those and "
-                        "unresolved rows) or never")
-    p.add_argument("-q", "--quiet", action="store_true",
-                   help="no progress on stderr (the bar is off anyway when stderr is "
-                        "not a terminal: one line per job then)")
+    p.add_argument(
+        "--fail-on",
+        choices=tuple(FAIL_ON),
+        default="violated",
+        help="which verdicts exit with status 1: violated (default; also a "
+        "row that could not be evaluated), unresolved (those and "
+        "unresolved rows) or never",
+    )
+    p.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress on stderr (the bar is off anyway when stderr is "
+        "not a terminal: one line per job then)",
+    )
     _add_attachment_options(p)
     p.set_defaults(handler=_verify)
     return p
@@ -138,8 +165,13 @@ def _add_attachment_options(p: argparse.ArgumentParser) -> None:
                 flag = option.flag
                 if flag in taken:
                     flag = f"--{fam.cli_name}-{flag[2:]}"
-                action = group.add_argument(flag, type=_KINDS[option.kind], default=None,
-                                            metavar=option.metavar, help=option.help)
+                action = group.add_argument(
+                    flag,
+                    type=_KINDS[option.kind],
+                    default=None,
+                    metavar=option.metavar,
+                    help=option.help,
+                )
                 taken.add(flag)
                 specs.append((ident, option.field, action.dest))
     p.set_defaults(attachment_options=tuple(specs))
@@ -185,28 +217,38 @@ class _Progress:
             # A terminal that reports no width (a bare pty) gets 80 columns: tqdm
             # would draw nothing at width (or height) 0.
             sized = _terminal_columns(self.stream) > 0
-            self.bar = tqdm(total=total, file=self.stream, unit="job", desc="verify",
-                            dynamic_ncols=sized, ncols=None if sized else 80,
-                            nrows=None if sized else 24,
-                            smoothing=0.1)
+            self.bar = tqdm(
+                total=total,
+                file=self.stream,
+                unit="job",
+                desc="verify",
+                dynamic_ncols=sized,
+                ncols=None if sized else 80,
+                nrows=None if sized else 24,
+                smoothing=0.1,
+            )
 
     def __call__(self, message: str) -> None:
         job = _JOB_LINE.match(message)
         if job:
             self.done += 1
-            message = message[job.end():]
+            message = message[job.end() :]
         if self.bar is not None:
             if job:  # described by its step: regret, audit, or the claim's paper
-                self.bar.set_description_str(message.split(None, 1)[0].split("/", 1)[0],
-                                             refresh=False)
+                self.bar.set_description_str(
+                    message.split(None, 1)[0].split("/", 1)[0], refresh=False
+                )
                 self.bar.set_postfix_str(_short(message), refresh=False)
                 self.bar.update(1)
             else:
                 self.bar.set_description_str(message.split("]", 1)[0].lstrip("["))
         elif not self.quiet:
             count = f"[{self.done}/{self.total}] " if job else ""
-            print(f"[{time.perf_counter() - self.started:6.1f}s] {count}{message}",
-                  file=self.stream, flush=True)
+            print(
+                f"[{time.perf_counter() - self.started:6.1f}s] {count}{message}",
+                file=self.stream,
+                flush=True,
+            )
 
     def close(self) -> None:
         if self.bar is not None:
@@ -253,8 +295,13 @@ def _config(args: argparse.Namespace) -> Any:
         if value is not None:
             options.setdefault(ident, {})[field] = value
     papers = None if args.paper is None else (args.paper,)
-    overrides = {**common, "papers": papers, "options": options,
-                 "scheduler": args.scheduler, "claims_files": _claims_files(args)}
+    overrides = {
+        **common,
+        "papers": papers,
+        "options": options,
+        "scheduler": args.scheduler,
+        "claims_files": _claims_files(args),
+    }
     return ClaimsConfig.quick_config(**overrides) if args.quick else ClaimsConfig(**overrides)
 
 
@@ -268,7 +315,7 @@ def _claims_files(args: argparse.Namespace) -> tuple[str, ...]:
         try:
             _load_claims_files((path,))
             outside_claims()  # the rows' keys and types are checked now, not mid-run
-        except Exception as error:  # noqa: BLE001 - any failure of the user's file
+        except Exception as error:
             from fedpriv.audit.claims import family
 
             # A file whose rows are malformed leaves the registry as it found it.
@@ -295,30 +342,40 @@ def _verify(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(_headline(report.results), file=sys.stderr)
         return status
-    header = (f"{'claim':<58}{'claimed ε':>11}{'accountant ε':>14}{'mechanism ε':>13}"
-              f"{'audit LB':>10}{'tightness':>11}  verdict [findings]")
+    header = (
+        f"{'claim':<58}{'claimed ε':>11}{'accountant ε':>14}{'mechanism ε':>13}"
+        f"{'audit LB':>10}{'tightness':>11}  verdict [findings]"
+    )
     print(header)
     print("-" * len(header))
     for r in report.results:
         lower = "-" if r.audit is None else f"{r.audit.epsilon_lower_bound:.3f}"
         tight = "-" if r.tightness is None else f"{r.tightness:.2f}"
         mech = "-" if r.mechanism_epsilon is None else format_epsilon(r.mechanism_epsilon)
-        print(f"{(r.key or r.claim.algorithm)[:57]:<58}"
-              f"{format_epsilon(float(r.claim.claimed.epsilon)):>11}"
-              f"{format_epsilon(r.accountant_epsilon):>14}{mech:>13}{lower:>10}{tight:>11}"
-              f"  {r.verdict}" + (f" [{', '.join(r.finding_ids)}]" if r.finding_ids else ""))
-    bracketed = [r for r in report.results
-                 if r.delta_is_vacuous and r.audit_epsilon_at_1e6 is not None]
+        print(
+            f"{(r.key or r.claim.algorithm)[:57]:<58}"
+            f"{format_epsilon(float(r.claim.claimed.epsilon)):>11}"
+            f"{format_epsilon(r.accountant_epsilon):>14}{mech:>13}{lower:>10}{tight:>11}"
+            f"  {r.verdict}" + (f" [{', '.join(r.finding_ids)}]" if r.finding_ids else "")
+        )
+    bracketed = [
+        r for r in report.results if r.delta_is_vacuous and r.audit_epsilon_at_1e6 is not None
+    ]
     if bracketed:
         print("\nclaimed δ vacuous, bracketed at δ = 1e-6 (audit LB <= ε <= accountant):")
     for r in bracketed:
         tight = "-" if r.tightness_at_1e6 is None else f"{r.tightness_at_1e6:.2f}"
-        print(f"  {r.key or r.claim.algorithm}: audit LB {r.audit_epsilon_at_1e6:.3f}, "
-              f"accountant {format_epsilon(float(r.epsilon_at_1e6))}, tightness {tight}")
-    print(f"\n{len(report.results)} claims in {report.seconds:.0f} s; wrote "
-          + ", ".join(str(p) for p in written))
+        print(
+            f"  {r.key or r.claim.algorithm}: audit LB {r.audit_epsilon_at_1e6:.3f}, "
+            f"accountant {format_epsilon(float(r.epsilon_at_1e6))}, tightness {tight}"
+        )
+    print(
+        f"\n{len(report.results)} claims in {report.seconds:.0f} s; wrote "
+        + ", ".join(str(p) for p in written)
+    )
     print(f"\n{_headline(report.results)}")
     if status:
-        print(f"exit status 1 (--fail-on {args.fail_on}; `--fail-on never` exits 0)",
-              file=sys.stderr)
+        print(
+            f"exit status 1 (--fail-on {args.fail_on}; `--fail-on never` exits 0)", file=sys.stderr
+        )
     return status

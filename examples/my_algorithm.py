@@ -39,7 +39,6 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-
 from fedpriv.privacy import Accountant, NeighboringRelation, laplace_release
 
 __all__ = ["FedUCBRun", "private_fed_ucb", "pulls_needed"]
@@ -87,8 +86,7 @@ class FedUCBRun:
             Epoch 0's K sums, then (arm chosen, noisy sum) of each later epoch.
         """
         later = np.stack([self.arms.astype(np.float64), self.sums[:, :, agent]], axis=2)
-        return np.concatenate([self.initial[:, agent, :],
-                               later.reshape(len(later), -1)], axis=1)
+        return np.concatenate([self.initial[:, agent, :], later.reshape(len(later), -1)], axis=1)
 
     def regret(self, arm_means: np.ndarray) -> np.ndarray:
         """Pseudo-regret of every trial (all agents together) for the given arm means.
@@ -123,24 +121,27 @@ def pulls_needed(n_epochs: int, base_pulls: int) -> int:
     return int(base_pulls) * (2 ** int(n_epochs) - 1)
 
 
-def _check(rewards: np.ndarray, epsilon: float, n_epochs: int, base_pulls: int,
-           n_trials: int) -> None:
+def _check(
+    rewards: np.ndarray, epsilon: float, n_epochs: int, base_pulls: int, n_trials: int
+) -> None:
     if rewards.ndim != 3:
-        raise ValueError(f"`rewards` must have shape (n_agents, n_arms, n_pulls); "
-                         f"got {rewards.ndim} axes.")
+        raise ValueError(
+            f"`rewards` must have shape (n_agents, n_arms, n_pulls); got {rewards.ndim} axes."
+        )
     if not np.all((rewards >= 0.0) & (rewards <= 1.0)):
         raise ValueError("`rewards` must lie in [0, 1] (the sensitivity of a sum is 1).")
     if not (np.isfinite(epsilon) and epsilon > 0):
         raise ValueError(f"`epsilon` must be a finite number > 0; got {epsilon!r}.")
-    for name, value in (("n_epochs", n_epochs), ("base_pulls", base_pulls),
-                        ("n_trials", n_trials)):
+    for name, value in (("n_epochs", n_epochs), ("base_pulls", base_pulls), ("n_trials", n_trials)):
         if int(value) != value or value < 1:
             raise ValueError(f"`{name}` must be an integer >= 1; got {value!r}.")
     need = pulls_needed(n_epochs, base_pulls)
     if rewards.shape[2] < need:
-        raise ValueError(f"`rewards` must hold at least {need} pulls per (agent, arm) "
-                         f"for n_epochs={n_epochs}, base_pulls={base_pulls}; got "
-                         f"{rewards.shape[2]}.")
+        raise ValueError(
+            f"`rewards` must hold at least {need} pulls per (agent, arm) "
+            f"for n_epochs={n_epochs}, base_pulls={base_pulls}; got "
+            f"{rewards.shape[2]}."
+        )
 
 
 def private_fed_ucb(
@@ -191,28 +192,41 @@ def private_fed_ucb(
     rows = np.arange(n_trials)
     agent = np.arange(n_agents)
     # cumulative[i, k, j] = sum of rewards[i, k, :j]: an epoch's sum is one difference.
-    cumulative = np.concatenate([np.zeros((n_agents, n_arms, 1)),
-                                 np.cumsum(rewards, axis=2)], axis=2)
-    accountant = Accountant(neighboring_relation=NeighboringRelation.REPLACE_ONE_REWARD,
-                            disjoint=LEVELS, keep_draw_rows=False)
+    cumulative = np.concatenate(
+        [np.zeros((n_agents, n_arms, 1)), np.cumsum(rewards, axis=2)], axis=2
+    )
+    accountant = Accountant(
+        neighboring_relation=NeighboringRelation.REPLACE_ONE_REWARD,
+        disjoint=LEVELS,
+        keep_draw_rows=False,
+    )
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     noise = np.empty(n_trials, dtype=object)
     noise[:] = [np.random.default_rng(child) for child in root.spawn(n_trials)]
 
     def release(values: np.ndarray, n: int, keys: dict) -> np.ndarray:
         sensitivity = 1.0 / n if leaky else 1.0  # the leak: a mean's sensitivity on a sum
-        return laplace_release(values, scale=sensitivity / epsilon,
-                               l1_sensitivity=sensitivity, accountant=accountant,
-                               keys={"trial": rows.reshape((-1,) + (1,) * (values.ndim - 1)),
-                                     **keys}, rng=noise)
+        return laplace_release(
+            values,
+            scale=sensitivity / epsilon,
+            l1_sensitivity=sensitivity,
+            accountant=accountant,
+            keys={"trial": rows.reshape((-1,) + (1,) * (values.ndim - 1)), **keys},
+            rng=noise,
+        )
 
     used = np.full((n_trials, n_arms), base_pulls, dtype=np.int64)
-    initial = release(cumulative[:, :, base_pulls][None].repeat(n_trials, axis=0), base_pulls,
-                      {"agent": agent[:, None], "arm": np.arange(n_arms), "epoch": 0})
+    initial = release(
+        cumulative[:, :, base_pulls][None].repeat(n_trials, axis=0),
+        base_pulls,
+        {"agent": agent[:, None], "arm": np.arange(n_arms), "epoch": 0},
+    )
     # The server's statistics: noisy total, pulls and noise variance per arm.
     total = initial.sum(axis=1)
-    variance = np.full((n_trials, n_arms), n_agents * 2.0 * (1.0 / epsilon) ** 2
-                       * (1.0 / base_pulls ** 2 if leaky else 1.0))
+    variance = np.full(
+        (n_trials, n_arms),
+        n_agents * 2.0 * (1.0 / epsilon) ** 2 * (1.0 / base_pulls**2 if leaky else 1.0),
+    )
     arms = np.empty((n_trials, n_epochs - 1), dtype=np.int64)
     sums = np.empty((n_trials, n_epochs - 1, n_agents))
     for r in range(1, n_epochs):
@@ -221,16 +235,19 @@ def private_fed_ucb(
         width = np.sqrt(2.0 * np.log(elapsed) / n_total)
         index = total / n_total + width + np.sqrt(2.0 * variance * np.log(elapsed)) / n_total
         arm = index.argmax(axis=1)
-        length = base_pulls * 2 ** r
+        length = base_pulls * 2**r
         start = used[rows, arm]
-        true = (cumulative[agent[None, :], arm[:, None], (start + length)[:, None]]
-                - cumulative[agent[None, :], arm[:, None], start[:, None]])
-        noisy = release(true, length, {"agent": agent[None, :], "arm": arm[:, None],
-                                       "epoch": r})
+        true = (
+            cumulative[agent[None, :], arm[:, None], (start + length)[:, None]]
+            - cumulative[agent[None, :], arm[:, None], start[:, None]]
+        )
+        noisy = release(true, length, {"agent": agent[None, :], "arm": arm[:, None], "epoch": r})
         arms[:, r - 1], sums[:, r - 1] = arm, noisy
         used[rows, arm] += length
         total[rows, arm] += noisy.sum(axis=1)
-        variance[rows, arm] += n_agents * 2.0 * (1.0 / epsilon) ** 2 * (
-            1.0 / length ** 2 if leaky else 1.0)
-    return FedUCBRun(initial=initial, arms=arms, sums=sums, pulls=n_agents * used,
-                     accountant=accountant)
+        variance[rows, arm] += (
+            n_agents * 2.0 * (1.0 / epsilon) ** 2 * (1.0 / length**2 if leaky else 1.0)
+        )
+    return FedUCBRun(
+        initial=initial, arms=arms, sums=sums, pulls=n_agents * used, accountant=accountant
+    )

@@ -27,7 +27,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-
 from fedpriv.audit.claims.claim import Claim
 from fedpriv.audit.claims.entry import RegisteredClaim
 from fedpriv.audit.claims.family import Family
@@ -53,23 +52,32 @@ VIEW = View(
     observer="the server",
     outputs=("every message of agent i: its noisy per-arm reward sums, every epoch",),
     definition="my_algorithm.py, module docstring: ε-DP for one changed reward of one "
-               "agent, as seen by the server",
+    "agent, as seen by the server",
 )
 
 
 def reward_table(setting: dict) -> np.ndarray:
     """The claim's reward table: Bernoulli rewards of ``ARM_MEANS``, fixed seed."""
     rng = np.random.default_rng(TABLE_SEED)
-    shape = (setting["n_agents"], setting["n_arms"],
-             pulls_needed(setting["n_epochs"], setting["base_pulls"]))
+    shape = (
+        setting["n_agents"],
+        setting["n_arms"],
+        pulls_needed(setting["n_epochs"], setting["base_pulls"]),
+    )
     return (rng.random(shape) < np.asarray(ARM_MEANS)[None, :, None]).astype(np.float64)
 
 
 def _run(claim: Claim, rewards: np.ndarray, seed, n_trials: int):
     s = claim.setting_dict()
-    return private_fed_ucb(rewards, seed, epsilon=s["epsilon"], n_epochs=s["n_epochs"],
-                           base_pulls=s["base_pulls"], n_trials=n_trials,
-                           leaky=claim.algorithm == "leaky-fed-ucb")
+    return private_fed_ucb(
+        rewards,
+        seed,
+        epsilon=s["epsilon"],
+        n_epochs=s["n_epochs"],
+        base_pulls=s["base_pulls"],
+        n_trials=n_trials,
+        leaky=claim.algorithm == "leaky-fed-ucb",
+    )
 
 
 def accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
@@ -92,32 +100,51 @@ def audit(claim: Claim, budget, seed):
 
     s = claim.setting_dict()
     names = tuple(f"epoch 0 sum of arm {k}" for k in range(s["n_arms"])) + tuple(
-        f"epoch {r} {what}" for r in range(1, s["n_epochs"]) for what in ("arm", "sum"))
+        f"epoch {r} {what}" for r in range(1, s["n_epochs"]) for what in ("arm", "sum")
+    )
     return search_and_confirm(
-        {"agent 0, arm 0, pull 0: reward 0 -> 1": sample}, budget=budget, seed=seed,
-        delta=claim.claimed_delta, channel="agent 0's messages to the server",
-        names=names, batch_size=budget.batch_size)
+        {"agent 0, arm 0, pull 0: reward 0 -> 1": sample},
+        budget=budget,
+        seed=seed,
+        delta=claim.claimed_delta,
+        channel="agent 0's messages to the server",
+        names=names,
+        batch_size=budget.batch_size,
+    )
 
 
 def _row(algorithm: str, source: str, note: str = "") -> RegisteredClaim:
-    claim = Claim(paper=TITLE, algorithm=algorithm, mode="paper",
-                  setting=tuple(SETTING.items()),
-                  neighboring_relation=NeighboringRelation.REPLACE_ONE_REWARD,
-                  claimed=PureDP(SETTING["epsilon"]), source=source)
-    return RegisteredClaim(key=f"{KEY}/{algorithm}/eps{SETTING['epsilon']:g}", claim=claim,
-                           accountant=accountant, audit=audit, view=VIEW,
-                           channel="agent 0's messages to the server", note=note)
+    claim = Claim(
+        paper=TITLE,
+        algorithm=algorithm,
+        mode="paper",
+        setting=tuple(SETTING.items()),
+        neighboring_relation=NeighboringRelation.REPLACE_ONE_REWARD,
+        claimed=PureDP(SETTING["epsilon"]),
+        source=source,
+    )
+    return RegisteredClaim(
+        key=f"{KEY}/{algorithm}/eps{SETTING['epsilon']:g}",
+        claim=claim,
+        accountant=accountant,
+        audit=audit,
+        view=VIEW,
+        channel="agent 0's messages to the server",
+        note=note,
+    )
 
 
 def claims() -> tuple[RegisteredClaim, ...]:
     """The family's register rows."""
     return (
         _row("private-fed-ucb", "my_algorithm.py: Laplace(1/ε) on each epoch's sum"),
-        _row("leaky-fed-ucb", "my_algorithm.py, leaky=True: noise for the mean's "
-                              "sensitivity 1/n on the sum",
-             note="the accountant was told l1_sensitivity 1/n (a mean's) for a sum whose "
-                  "sensitivity is 1; it prices what it is told, the audit measures the "
-                  "release"),
+        _row(
+            "leaky-fed-ucb",
+            "my_algorithm.py, leaky=True: noise for the mean's sensitivity 1/n on the sum",
+            note="the accountant was told l1_sensitivity 1/n (a mean's) for a sum whose "
+            "sensitivity is 1; it prices what it is told, the audit measures the "
+            "release",
+        ),
     )
 
 

@@ -17,17 +17,8 @@ from __future__ import annotations
 
 from fedpriv.privacy import errors
 from fedpriv.privacy.accounting import events
-from fedpriv.privacy.mechanisms import interval as _interval  # registers IntervalRelease with the routes
-from fedpriv.privacy.accounting import sampling as _sampling  # registers PoissonSampled with the routes
-from fedpriv.privacy.ledger.accountant import RELATIVE_TOLERANCE, Accountant, event_epsilon
-from fedpriv.privacy.calibrations import (
-    PAPER_LOG_BASES,
-    FedUCBCalibration,
-    fed_ucb_node_epsilon,
-    fed_ucb_scale,
-    feducb_privatizer,
-    li_song_claimed_epsilon,
-    li_song_epoch_scale,
+from fedpriv.privacy.accounting import (
+    sampling as _sampling,  # registers PoissonSampled with the routes
 )
 from fedpriv.privacy.accounting.guarantees import (
     PLD,
@@ -44,17 +35,30 @@ from fedpriv.privacy.accounting.guarantees import (
     to_approx_dp,
     zcdp_to_approx_dp,
 )
+from fedpriv.privacy.accounting.routes import ROUTES, compose_routes
+from fedpriv.privacy.accounting.sampling import PoissonSampled
+from fedpriv.privacy.accounting.tree import tree_depth
+from fedpriv.privacy.calibrations import (
+    PAPER_LOG_BASES,
+    FedUCBCalibration,
+    fed_ucb_node_epsilon,
+    fed_ucb_scale,
+    feducb_privatizer,
+    li_song_claimed_epsilon,
+    li_song_epoch_scale,
+)
+from fedpriv.privacy.ledger.accountant import RELATIVE_TOLERANCE, Accountant, event_epsilon
+from fedpriv.privacy.mechanisms import LaplaceTreeCounter, laplace_release, raw_release
+from fedpriv.privacy.mechanisms import (
+    interval as _interval,  # registers IntervalRelease with the routes
+)
 from fedpriv.privacy.mechanisms.interval import IntervalRelease
 from fedpriv.privacy.mechanisms.matrix_tree import (  # registers SymmetricMatrixGaussianTree with the routes
     MatrixTreePrivatizer,
     SymmetricMatrixGaussianTree,
     privatizer_calibration,
 )
-from fedpriv.privacy.mechanisms import LaplaceTreeCounter, laplace_release, raw_release
 from fedpriv.privacy.relations import NeighboringRelation, parse_relation
-from fedpriv.privacy.accounting.routes import ROUTES, compose_routes
-from fedpriv.privacy.accounting.sampling import PoissonSampled
-from fedpriv.privacy.accounting.tree import tree_depth
 
 del _interval, _sampling
 

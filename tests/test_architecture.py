@@ -45,16 +45,24 @@ def _imports(path: Path, *, module_level: bool = False) -> set[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     nodes = ast.walk(tree)
     if module_level:
-        nodes = (n for top in tree.body if not isinstance(
-            top, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) for n in ast.walk(top))
+        nodes = (
+            n
+            for top in tree.body
+            if not isinstance(top, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            for n in ast.walk(top)
+        )
     found: set[str] = set()
     for node in nodes:
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.startswith("fedpriv")}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            if node.module.startswith("fedpriv"):
-                found.add(node.module)
-                found |= {f"{node.module}.{a.name}" for a in node.names} & set(SOURCES)
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.level == 0
+            and node.module
+            and node.module.startswith("fedpriv")
+        ):
+            found.add(node.module)
+            found |= {f"{node.module}.{a.name}" for a in node.names} & set(SOURCES)
     return found
 
 
@@ -82,7 +90,9 @@ def test_no_import_cycles_between_modules() -> None:
         for target in _imports(path, module_level=True):
             if target in SOURCES and target != module and not target.startswith(module + "."):
                 graph.add_edge(module, target)
-    cycles = [c for c in nx.simple_cycles(graph) if not any(SOURCES[m].name == "__init__.py" for m in c)]
+    cycles = [
+        c for c in nx.simple_cycles(graph) if not any(SOURCES[m].name == "__init__.py" for m in c)
+    ]
     assert not cycles, f"import cycles: {cycles[:5]}"
 
 
@@ -90,8 +100,9 @@ def test_no_import_cycles_between_modules() -> None:
 MODULE_LINES = 500
 
 
-LONG = sorted(m for m, p in SOURCES.items()
-              if p.read_text(encoding="utf-8").count("\n") > MODULE_LINES)
+LONG = sorted(
+    m for m, p in SOURCES.items() if p.read_text(encoding="utf-8").count("\n") > MODULE_LINES
+)
 
 
 @pytest.mark.parametrize("module", LONG)
@@ -133,8 +144,11 @@ PACKAGE_EDGES = _package_edges()
 def _package_cycles(layer: str) -> list[list[str]]:
     graph = nx.DiGraph()
     prefix = f"fedpriv.{layer}"
-    graph.add_edges_from(edge for edge in PACKAGE_EDGES
-                         if all(p == prefix or p.startswith(prefix + ".") for p in edge))
+    graph.add_edges_from(
+        edge
+        for edge in PACKAGE_EDGES
+        if all(p == prefix or p.startswith(prefix + ".") for p in edge)
+    )
     return list(nx.simple_cycles(graph))
 
 
@@ -147,12 +161,7 @@ def _explain(cycles: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-@pytest.mark.parametrize("layer", [
-    "privacy",
-    "algorithms",
-    "audit",
-    "cli",
-])
+@pytest.mark.parametrize("layer", ["privacy", "algorithms", "audit", "cli"])
 def test_no_import_cycles_between_packages(layer: str) -> None:
     # Cycles across layers are already refused (test_imports_never_flow_back).
     cycles = _package_cycles(layer)
@@ -160,19 +169,25 @@ def test_no_import_cycles_between_packages(layer: str) -> None:
 
 
 def _edges_from(source: str, dest: str) -> list[tuple[str, str]]:
-    return [pair for (a, b), pairs in PACKAGE_EDGES.items() for pair in pairs
-            if (a == source or a.startswith(source + "."))
-            and (b == dest or b.startswith(dest + "."))]
+    return [
+        pair
+        for (a, b), pairs in PACKAGE_EDGES.items()
+        for pair in pairs
+        if (a == source or a.startswith(source + ".")) and (b == dest or b.startswith(dest + "."))
+    ]
 
 
-@pytest.mark.parametrize(("source", "dest"), [
-    ("fedpriv.audit.engine", "fedpriv.audit.claims"),
-    ("fedpriv.audit.engine", "fedpriv.audit.families"),
-    ("fedpriv.audit.estimators", "fedpriv.audit.claims"),
-    ("fedpriv.audit.estimators", "fedpriv.audit.families"),
-    # The claims machinery finds the families at run time (the registry), never by name.
-    ("fedpriv.audit.claims", "fedpriv.audit.families"),
-])
+@pytest.mark.parametrize(
+    ("source", "dest"),
+    [
+        ("fedpriv.audit.engine", "fedpriv.audit.claims"),
+        ("fedpriv.audit.engine", "fedpriv.audit.families"),
+        ("fedpriv.audit.estimators", "fedpriv.audit.claims"),
+        ("fedpriv.audit.estimators", "fedpriv.audit.families"),
+        # The claims machinery finds the families at run time (the registry), never by name.
+        ("fedpriv.audit.claims", "fedpriv.audit.families"),
+    ],
+)
 def test_the_audit_engine_and_claims_machinery_name_no_family(source: str, dest: str) -> None:
     found = _edges_from(source, dest)
     assert not found, f"{source} imports {dest}: {found[:5]}"

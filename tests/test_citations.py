@@ -37,14 +37,30 @@ NOTE_FOLDER = re.compile(
 
 SOURCE_DIRS = ("api", "privacy", "algorithms", "audit", "cli", "examples", "docs")
 SOURCE_FILES = ("README.md", "mkdocs.yml", "docs_hooks.py")
-SKIP_SUFFIXES = {".png", ".jpg", ".jpeg", ".gif", ".svg", ".pdf", ".pyc", ".npz", ".npy",
-                 ".parquet", ".gz", ".zip", ".pkl"}
+SKIP_SUFFIXES = {
+    ".png",
+    ".jpg",
+    ".jpeg",
+    ".gif",
+    ".svg",
+    ".pdf",
+    ".pyc",
+    ".npz",
+    ".npy",
+    ".parquet",
+    ".gz",
+    ".zip",
+    ".pkl",
+}
 
 
 def _files_under(folder: Path) -> Iterator[Path]:
     for path in sorted(folder.rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts \
-                and path.suffix.lower() not in SKIP_SUFFIXES:
+        if (
+            path.is_file()
+            and "__pycache__" not in path.parts
+            and path.suffix.lower() not in SKIP_SUFFIXES
+        ):
             yield path
 
 
@@ -58,8 +74,13 @@ def _source_files() -> list[Path]:
 
 def _report_files() -> list[Path]:
     reports = ROOT / "reports"
-    found = {*reports.glob("*.md"), *reports.glob("**/*.md"), *reports.glob("*.json"),
-             *reports.glob("**/*.json"), *reports.glob("index.html")}
+    found = {
+        *reports.glob("*.md"),
+        *reports.glob("**/*.md"),
+        *reports.glob("*.json"),
+        *reports.glob("**/*.json"),
+        *reports.glob("index.html"),
+    }
     return sorted(path for path in found if path.is_file())
 
 
@@ -75,28 +96,34 @@ def offending_lines(paths: Iterable[Path]) -> list[str]:
             match = NOTE_NAME.search(line) or NOTE_FOLDER.search(line)
             if match:
                 start, end = max(0, match.start() - 70), match.end() + 30
-                shown = ("..." if start else "") + line[start:end].strip() \
+                shown = (
+                    ("..." if start else "")
+                    + line[start:end].strip()
                     + ("..." if end < len(line) else "")
+                )
                 out.append(f"{path.relative_to(ROOT)}:{number}: {shown}")
     return out
 
 
-@pytest.mark.parametrize(("line", "cites"), [
-    ("(feducb.md §3.6 item 11)", True),
-    ('"where": "li_song.md §3.5 P7"', True),
-    ("gossip.md Section 5.1", True),
-    ("byzantine.md A1 = raw, E4", True),
-    ("(anchors_audit.md §4.1 item 5)", True),
-    ("``shared/reference/li_song.md`` §2.2", True),
-    ("``reference/byzantine.md``", True),
-    ("Li & Song, Alg. 2 line 3; Definition 1", False),
-    ("see reports/li_song.md and reports/feducb/feducb-fig1a.md", False),
-    ('<a href="gossip_fed_ucb.md">', False),
-    ('<a href="li_song.md">', False),
-    ("[the FedUCB report](feducb.md)", False),
-    ("[Verdicts](../reference/verdicts.md)", False),
-    ("docs/reference/deployment-file.md", False),
-])
+@pytest.mark.parametrize(
+    ("line", "cites"),
+    [
+        ("(feducb.md §3.6 item 11)", True),
+        ('"where": "li_song.md §3.5 P7"', True),
+        ("gossip.md Section 5.1", True),
+        ("byzantine.md A1 = raw, E4", True),
+        ("(anchors_audit.md §4.1 item 5)", True),
+        ("``shared/reference/li_song.md`` §2.2", True),
+        ("``reference/byzantine.md``", True),
+        ("Li & Song, Alg. 2 line 3; Definition 1", False),
+        ("see reports/li_song.md and reports/feducb/feducb-fig1a.md", False),
+        ('<a href="gossip_fed_ucb.md">', False),
+        ('<a href="li_song.md">', False),
+        ("[the FedUCB report](feducb.md)", False),
+        ("[Verdicts](../reference/verdicts.md)", False),
+        ("docs/reference/deployment-file.md", False),
+    ],
+)
 def test_patterns(line: str, cites: bool) -> None:
     assert bool(NOTE_NAME.search(line) or NOTE_FOLDER.search(line)) is cites
 
@@ -109,14 +136,19 @@ def test_sources_cite_no_unshipped_notes() -> None:
         pytest.fail(
             "shipped sources cite the unshipped analysis notes; cite the paper (section, "
             "algorithm line, equation, lemma, remark, figure) or say 'fedpriv's "
-            "derivation':\n" + "\n".join(bad), pytrace=False)
+            "derivation':\n" + "\n".join(bad),
+            pytrace=False,
+        )
 
 
 def _is_experiment_report(path) -> bool:
     """``reports/<paper>/*.md`` from ``fedpriv experiment`` (not from ``fedpriv verify``)."""
     parts = Path(path).parts
-    return (len(parts) >= 3 and parts[-1].endswith(".md")
-            and parts[-2] in ("feducb", "li_song", "dubey_aamas"))
+    return (
+        len(parts) >= 3
+        and parts[-1].endswith(".md")
+        and parts[-2] in ("feducb", "li_song", "dubey_aamas")
+    )
 
 
 def test_reports_cite_no_unshipped_notes() -> None:
@@ -131,7 +163,8 @@ def test_reports_cite_no_unshipped_notes() -> None:
             "generated from code strings: if test_sources_cite_no_unshipped_notes "
             "passes, regenerate the reports with one full `fedpriv verify` run. "
             f"{len(bad)} lines:\n" + "\n".join(bad),
-            pytrace=False)
+            pytrace=False,
+        )
 
 
 def test_experiment_reports_cite_no_unshipped_notes() -> None:

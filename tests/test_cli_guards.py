@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 
 import pytest
-
 from fedpriv.cli.main import MEMORY_FRACTION, OPTION_CEILINGS, check_memory, main
 
 
@@ -25,8 +24,10 @@ from fedpriv.cli.main import MEMORY_FRACTION, OPTION_CEILINGS, check_memory, mai
         (["verify", "--regret-horizon", "1000000000000"], "--regret-horizon"),
         (["run", "feducb", "--epsilon", "1e308"], "--epsilon"),
         (["run", "gossip-fed-ucb", "--agents", "1000000000"], "--agents"),
-        (["audit", "m:f", "--pair", "0", "1", "--claim", "pure:1",
-          "--samples", "1000000000000"], "--samples"),
+        (
+            ["audit", "m:f", "--pair", "0", "1", "--claim", "pure:1", "--samples", "1000000000000"],
+            "--samples",
+        ),
     ],
 )
 def test_sizes_beyond_the_ceilings_are_usage_errors(argv, named, capsys):
@@ -55,8 +56,9 @@ def test_planned_tables_beyond_available_memory_are_refused_up_front(argv, capsy
 
 
 def test_memory_check_uses_the_documented_fraction():
-    args = argparse.Namespace(command="run", algorithm="ucb1", horizon=1000, trials=1,
-                              agents=10, arms=5)
+    args = argparse.Namespace(
+        command="run", algorithm="ucb1", horizon=1000, trials=1, agents=10, arms=5
+    )
     per_run = 8 * 1000 * 10 * 5
     check_memory(args, available=int(per_run / MEMORY_FRACTION) + 1)  # fits
     with pytest.raises(ValueError, match="`--horizon` 1,000 plans"):
@@ -73,8 +75,17 @@ def test_ceilings_match_the_library_constants():
 
 @pytest.mark.parametrize("value", ["NaN", "Infinity", "[1, NaN]", "1e400"])
 def test_audit_pair_blames_the_input_not_the_mechanism(value, capsys):
-    argv = ["audit", "builtins:print", "--pair", value, "0", "--claim", "pure:1",
-            "--samples", "1000"]
+    argv = [
+        "audit",
+        "builtins:print",
+        "--pair",
+        value,
+        "0",
+        "--claim",
+        "pure:1",
+        "--samples",
+        "1000",
+    ]
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "`--pair` D must" in err and "finite" in err and "mechanism" not in err.split(";")[0]
@@ -83,8 +94,16 @@ def test_audit_pair_blames_the_input_not_the_mechanism(value, capsys):
 @pytest.mark.parametrize(
     ("old", "new", "named"),
     [
-        ('count = "feducb.tree_depth"', "count = 1000000000000", "count: must be an integer in [1, 1,000,000]"),
-        ("per = { agent = 10 }", "per = { agent = 1000000000000 }", "per.agent: a label count must be in [1, 1,000,000]"),
+        (
+            'count = "feducb.tree_depth"',
+            "count = 1000000000000",
+            "count: must be an integer in [1, 1,000,000]",
+        ),
+        (
+            "per = { agent = 10 }",
+            "per = { agent = 1000000000000 }",
+            "per.agent: a label count must be in [1, 1,000,000]",
+        ),
     ],
 )
 def test_deployment_with_huge_counts_is_a_clean_error(tmp_path, capsys, old, new, named):

@@ -22,23 +22,36 @@ def _walk(parser: argparse.ArgumentParser, path: tuple[str, ...] = ("fedpriv",))
             yield path, action
 
 
-ACTIONS = [(" ".join(path), action) for path, action in _walk(build_parser())
-           if not isinstance(action, argparse._HelpAction)]
+ACTIONS = [
+    (" ".join(path), action)
+    for path, action in _walk(build_parser())
+    if not isinstance(action, argparse._HelpAction)
+]
 
 
 def test_the_walk_reaches_every_command():
     commands = {path for path, _ in ACTIONS}
-    assert {"fedpriv verify", "fedpriv account", "fedpriv audit",
-            "fedpriv run gossip-fed-ucb", "fedpriv run private-coop-ucb",
-            "fedpriv experiment li-song-fig4", "fedpriv experiment feducb-fig1a"} <= commands
+    assert {
+        "fedpriv verify",
+        "fedpriv account",
+        "fedpriv audit",
+        "fedpriv run gossip-fed-ucb",
+        "fedpriv run private-coop-ucb",
+        "fedpriv experiment li-song-fig4",
+        "fedpriv experiment feducb-fig1a",
+    } <= commands
     assert len(ACTIONS) > 300
 
 
-@pytest.mark.parametrize(("command", "action"), ACTIONS,
-                         ids=[f"{c} {'/'.join(a.option_strings) or a.dest}" for c, a in ACTIONS])
+@pytest.mark.parametrize(
+    ("command", "action"),
+    ACTIONS,
+    ids=[f"{c} {'/'.join(a.option_strings) or a.dest}" for c, a in ACTIONS],
+)
 def test_every_option_has_help(command, action):
     assert action.help and action.help.strip() and action.help is not argparse.SUPPRESS, (
-        f"`{command}` option {action.option_strings or action.dest} has no help text")
+        f"`{command}` option {action.option_strings or action.dest} has no help text"
+    )
 
 
 class _Terminal(io.StringIO):
@@ -72,7 +85,10 @@ def test_verify_progress_without_a_terminal_numbers_jobs_over_the_run():
     progress.close()
     lines = stream.getvalue().splitlines()
     assert [line.split("] ", 1)[1].split(" ", 1)[0] for line in lines] == [
-        "[1/3]", "[ledger]", "[2/3]"]
+        "[1/3]",
+        "[ledger]",
+        "[2/3]",
+    ]
     quiet = _Terminal()
     silent = _Progress(3, quiet=True, stream=quiet)
     silent("[1/1] regret paper 2 ε=1: 12.0")
@@ -102,12 +118,42 @@ def test_planned_jobs_counts_every_progress_line_of_a_paper(tmp_path):
 def test_paper_mode_fed_ucb_says_why_epsilon_is_infinite(capsys):
     from fedpriv.cli.main import main
 
-    assert main(["run", "gossip-fed-ucb", "--horizon", "64", "--agents", "2", "--arms", "3",
-                 "--mode", "paper"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "gossip-fed-ucb",
+                "--horizon",
+                "64",
+                "--agents",
+                "2",
+                "--arms",
+                "3",
+                "--mode",
+                "paper",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "accountant ε = inf" in out
     assert "why accountant ε = inf: rewards outside the declared [0, 1]" in out
     assert "why ε including round-0 records = inf: initial pulls released raw" in out
-    assert main(["run", "gossip-fed-ucb", "--horizon", "64", "--agents", "2", "--arms", "3",
-                 "--mode", "corrected"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "gossip-fed-ucb",
+                "--horizon",
+                "64",
+                "--agents",
+                "2",
+                "--arms",
+                "3",
+                "--mode",
+                "corrected",
+            ]
+        )
+        == 0
+    )
     assert "why" not in capsys.readouterr().out

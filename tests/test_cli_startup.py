@@ -16,7 +16,6 @@ import subprocess
 import sys
 
 import pytest
-
 from fedpriv.cli.commands import EXPERIMENT_COMMANDS, FAMILIES, PAPER_NAMES, RUN_COMMANDS
 from fedpriv.cli.main import build_parser, main
 
@@ -30,18 +29,34 @@ PROBE = (
 )
 
 
-LIGHT_COMMANDS = [[kind, name, "--help"]  # every family's commands
-                  for kind, table in (("run", RUN_COMMANDS), ("experiment", EXPERIMENT_COMMANDS))
-                  for name in table]
+LIGHT_COMMANDS = [
+    [kind, name, "--help"]  # every family's commands
+    for kind, table in (("run", RUN_COMMANDS), ("experiment", EXPERIMENT_COMMANDS))
+    for name in table
+]
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["run", "--help"], ["experiment", "--help"],
-                                  ["verify", "--help"], ["account", "--help"],
-                                  ["audit", "--help"], *LIGHT_COMMANDS[::4]],
-                         ids=lambda argv: " ".join(argv))
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["run", "--help"],
+        ["experiment", "--help"],
+        ["verify", "--help"],
+        ["account", "--help"],
+        ["audit", "--help"],
+        *LIGHT_COMMANDS[::4],
+    ],
+    ids=lambda argv: " ".join(argv),
+)
 def test_help_imports_no_heavy_library(argv: list[str], tmp_path) -> None:
-    done = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True,
-                          text=True, timeout=120, cwd=tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
     code, modules = json.loads(done.stdout)
     assert code == 0, done.stderr
     assert not set(HEAVY) & set(modules), f"{argv} imported {set(HEAVY) & set(modules)}"
@@ -65,7 +80,9 @@ def _registered() -> dict[str, dict[str, tuple[str, str]]]:
 def test_command_tables_equal_what_the_modules_register() -> None:
     registered = _registered()
     assert {n: (c.module, c.help) for n, c in RUN_COMMANDS.items()} == registered["run"]
-    assert {n: (c.module, c.help) for n, c in EXPERIMENT_COMMANDS.items()} == registered["experiment"]
+    assert {n: (c.module, c.help) for n, c in EXPERIMENT_COMMANDS.items()} == registered[
+        "experiment"
+    ]
 
 
 def test_tables_are_generated_from_the_registrations() -> None:
@@ -75,11 +92,12 @@ def test_tables_are_generated_from_the_registrations() -> None:
 
     registered = families()
     assert PAPER_NAMES == tuple(PAPERS) == tuple(fam.key for fam in registered)
-    assert RUN_COMMANDS == {n: c for fam in registered for n, c in fam.run_commands.items()}
-    assert EXPERIMENT_COMMANDS == {n: c for fam in registered for n, c in fam.experiments.items()}
-    assert set(FAMILIES) == {c.module for t in (RUN_COMMANDS, EXPERIMENT_COMMANDS)
-                             for c in t.values()}
-    assert SECURE_NOISE_RUNS == tuple(n for n, c in RUN_COMMANDS.items() if c.secure_noise)
+    assert {n: c for fam in registered for n, c in fam.run_commands.items()} == RUN_COMMANDS
+    assert {n: c for fam in registered for n, c in fam.experiments.items()} == EXPERIMENT_COMMANDS
+    assert set(FAMILIES) == {
+        c.module for t in (RUN_COMMANDS, EXPERIMENT_COMMANDS) for c in t.values()
+    }
+    assert tuple(n for n, c in RUN_COMMANDS.items() if c.secure_noise) == SECURE_NOISE_RUNS
 
 
 def test_command_modules_are_named_by_their_family_key() -> None:
@@ -95,10 +113,16 @@ def test_a_command_name_registered_twice_is_refused(monkeypatch) -> None:
     from fedpriv.audit.claims.family import Command, Family, FamilyError
     from fedpriv.cli.commands import command_table
 
-    clash = Family(key="mine", title="Mine", claims=tuple,
-                   run_commands={"cdp-mab": Command("mine.cli", "again")})
+    clash = Family(
+        key="mine",
+        title="Mine",
+        claims=tuple,
+        run_commands={"cdp-mab": Command("mine.cli", "again")},
+    )
     monkeypatch.setattr(registry, "_files", {"test": (clash,)})
-    with pytest.raises(FamilyError, match="`fedpriv run cdp-mab` is registered by 'li_song' and by 'mine'"):
+    with pytest.raises(
+        FamilyError, match="`fedpriv run cdp-mab` is registered by 'li_song' and by 'mine'"
+    ):
         command_table("run")
 
 
@@ -115,24 +139,25 @@ def test_a_command_builds_only_its_family_and_lists_the_others(capsys) -> None:
 
 def test_cli_choices_equal_their_sources() -> None:
     from fedpriv.algorithms.dubey_aamas import baselines, cooperative, robust
+    from fedpriv.algorithms.environments import linear
+    from fedpriv.algorithms.feducb import centralized, decentralized, linucb, sync
     from fedpriv.algorithms.gossip_fed_ucb import gossip_ucb
     from fedpriv.algorithms.li_song import network
     from fedpriv.algorithms.networks import graphs
     from fedpriv.audit.families.dubey_aamas import experiments as dubey_aamas
-    from fedpriv.algorithms.environments import linear
-    from fedpriv.algorithms.feducb import centralized, decentralized, linucb, sync
     from fedpriv.cli import choices
     from fedpriv.cli import dubey_aamas as cli_aamas
     from fedpriv.cli import feducb as cli_feducb
     from fedpriv.cli import feducb_linucb as cli_linucb
     from fedpriv.cli import gossip_fed_ucb as cli_gossip
     from fedpriv.cli import li_song as cli_li_song
-    from fedpriv.privacy import PAPER_LOG_BASES, calibrations as calibration
+    from fedpriv.privacy import PAPER_LOG_BASES
+    from fedpriv.privacy import calibrations as calibration
     from fedpriv.privacy.mechanisms import matrix_tree
 
     assert choices.GRAPH_KINDS == graphs.GRAPH_KINDS
     assert choices.MODES == gossip_ucb.MODES
-    assert cli_gossip.LOG_BASES == tuple(sorted(PAPER_LOG_BASES))
+    assert tuple(sorted(PAPER_LOG_BASES)) == cli_gossip.LOG_BASES
     assert cli_li_song.COST_MODELS == network.COST_MODELS
     assert cli_li_song.DELAY_CONVENTIONS == network.DELAY_CONVENTIONS
     assert cli_aamas.CONTAMINATION_KINDS == robust.CONTAMINATION_KINDS
@@ -152,7 +177,18 @@ def test_cli_choices_equal_their_sources() -> None:
     assert cli_linucb.SCHEDULES == decentralized.SCHEDULES
     assert cli_linucb.UPDATE_ORDERS == linucb.UPDATE_ORDERS
     assert tuple(cli_aamas.DUBEY_AAMAS_EXPERIMENTS) == dubey_aamas.EXPERIMENTS
-    for name, (horizon, n_trials, n_agents, n_arms, seed) in cli_aamas.DUBEY_AAMAS_EXPERIMENTS.items():
+    for name, (
+        horizon,
+        n_trials,
+        n_agents,
+        n_arms,
+        seed,
+    ) in cli_aamas.DUBEY_AAMAS_EXPERIMENTS.items():
         config = dubey_aamas.default_config(name)
-        assert (config.horizon, config.n_trials, config.n_agents, config.n_arms,
-                config.seed) == (horizon, n_trials, n_agents, n_arms, seed)
+        assert (config.horizon, config.n_trials, config.n_agents, config.n_arms, config.seed) == (
+            horizon,
+            n_trials,
+            n_agents,
+            n_arms,
+            seed,
+        )

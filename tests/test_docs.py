@@ -42,7 +42,10 @@ def test_site_builds_with_no_warnings(tmp_path: Path) -> None:
     pytest.importorskip("mkdocstrings_handlers.python")
     done = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     site = tmp_path / "site"
@@ -56,8 +59,9 @@ def test_site_builds_with_no_warnings(tmp_path: Path) -> None:
     assert "get_epsilon" in api and "spend" in api
 
 
-@pytest.mark.parametrize("page", [p for p in PAGES if FENCE.search(p.read_text(encoding="utf-8"))],
-                         ids=_page_id)
+@pytest.mark.parametrize(
+    "page", [p for p in PAGES if FENCE.search(p.read_text(encoding="utf-8"))], ids=_page_id
+)
 def test_python_blocks_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {"__name__": "docs"}
@@ -67,12 +71,15 @@ def test_python_blocks_run(page: Path, tmp_path: Path, monkeypatch: pytest.Monke
             path.write_text(block, encoding="utf-8")
             done = subprocess.run(
                 [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(path)],
-                cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                cwd=tmp_path,
+                capture_output=True,
+                text=True,
+                timeout=600,
             )
             assert done.returncode == 0, done.stdout + done.stderr
             continue
         code = compile(block, f"{_page_id(page)} python block {index + 1}", "exec")
-        exec(code, namespace)  # noqa: S102 - the documentation's own examples
+        exec(code, namespace)
 
 
 def test_readme_headline_is_the_reports() -> None:

@@ -102,10 +102,7 @@ def _decorators(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
 
 
 def _function(
-    func: ast.FunctionDef | ast.AsyncFunctionDef,
-    qualname: str,
-    path: Path,
-    method: bool,
+    func: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, path: Path, method: bool
 ) -> Function | None:
     decorators = _decorators(func)
     if "overload" in decorators or "typing.overload" in decorators:
@@ -128,9 +125,7 @@ def _function(
         returns_value = any(
             isinstance(n, ast.Return) and n.value is not None for n in _own_nodes(func)
         )
-    raises = any(
-        isinstance(n, ast.Raise) and n.exc is not None for n in _own_nodes(func)
-    )
+    raises = any(isinstance(n, ast.Raise) and n.exc is not None for n in _own_nodes(func))
     return Function(
         qualname=qualname,
         path=str(path.relative_to(ROOT)),
@@ -249,8 +244,6 @@ def test_public_functions_are_documented() -> None:
 def test_the_undocumented_list_only_shrinks() -> None:
     by_name = {f.qualname: f for f in FUNCTIONS}
     gone = sorted(name for name in UNDOCUMENTED if name not in by_name)
-    fixed = sorted(
-        name for name in UNDOCUMENTED if name in by_name and not problems(by_name[name])
-    )
+    fixed = sorted(name for name in UNDOCUMENTED if name in by_name and not problems(by_name[name]))
     assert not gone, "remove from UNDOCUMENTED (gone):\n" + "\n".join(gone)
     assert not fixed, "remove from UNDOCUMENTED (documented):\n" + "\n".join(fixed)

@@ -43,8 +43,7 @@ def rows():
     from fedpriv.audit.engine.coupled import AuditBudget
 
     budget = AuditBudget(pilot_samples=30, samples=120, batch_size=120)
-    out = {key: evaluate_claim(key, budget, np.random.SeedSequence(0))
-           for key in (HOLDS, VIOLATED)}
+    out = {key: evaluate_claim(key, budget, np.random.SeedSequence(0)) for key in (HOLDS, VIOLATED)}
     assert out[HOLDS].verdict == "holds" and out[VIOLATED].verdict == "violated"
     return out
 
@@ -57,15 +56,28 @@ def _fake_verify(monkeypatch, results):
         for index, result in enumerate(results, start=1):
             if progress is not None:
                 progress(f"[{index}/{len(results)}] {result.key}: {result.verdict}")
-        return verify_module.ClaimsReport(config=config, seed_entropy=0,
-                                          results=tuple(results), seconds=0.0)
+        return verify_module.ClaimsReport(
+            config=config, seed_entropy=0, results=tuple(results), seconds=0.0
+        )
 
     monkeypatch.setattr(verify_module, "verify_claims", fake)
 
 
 def _verify(tmp_path, *options: str) -> int:
-    return main(["verify", "--quick", "--paper", "feducb", "--workers", "1", "--quiet",
-                 "--out", str(tmp_path / "reports"), *options])
+    return main(
+        [
+            "verify",
+            "--quick",
+            "--paper",
+            "feducb",
+            "--workers",
+            "1",
+            "--quiet",
+            "--out",
+            str(tmp_path / "reports"),
+            *options,
+        ]
+    )
 
 
 def test_verify_exits_0_when_nothing_is_refuted(rows, tmp_path, monkeypatch, capsys):
@@ -78,8 +90,7 @@ def test_verify_exits_0_when_nothing_is_refuted(rows, tmp_path, monkeypatch, cap
     assert headline([rows[HOLDS]]) in page
 
 
-def test_verify_exits_1_on_a_violated_claim_unless_told_never(rows, tmp_path, monkeypatch,
-                                                             capsys):
+def test_verify_exits_1_on_a_violated_claim_unless_told_never(rows, tmp_path, monkeypatch, capsys):
     _fake_verify(monkeypatch, [rows[HOLDS], rows[VIOLATED]])
     assert _verify(tmp_path) == 1
     captured = capsys.readouterr()
@@ -119,11 +130,14 @@ def test_exit_status_function():
     assert exit_status([]) == 0
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["--paper", "no_such_paper"], "no_such_paper"),
-    (["--workers", "0"], "workers"),
-    (["--fail-on", "sometimes"], "--fail-on"),
-])
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--paper", "no_such_paper"], "no_such_paper"),
+        (["--workers", "0"], "workers"),
+        (["--fail-on", "sometimes"], "--fail-on"),
+    ],
+)
 def test_verify_exits_2_on_bad_input(argv, message, tmp_path, capsys):
     out = tmp_path / "reports"
     assert main(["verify", "--quick", "--out", str(out), *argv]) == 2
@@ -133,10 +147,12 @@ def test_verify_exits_2_on_bad_input(argv, message, tmp_path, capsys):
 
 # --------------------------------------------------------------------------- account
 
-ONE_RELEASE = ("title = 'one release'\nneighboring_relation = 'replace_one_reward'\n"
-               "[claim]\nepsilon = {claim}\ndelta = 0.0\n"
-               "[[release]]\nevent = 'Laplace'\nper = {{ agent = 1 }}\nscale = 1.0\n"
-               "{field} = 1.0\n")
+ONE_RELEASE = (
+    "title = 'one release'\nneighboring_relation = 'replace_one_reward'\n"
+    "[claim]\nepsilon = {claim}\ndelta = 0.0\n"
+    "[[release]]\nevent = 'Laplace'\nper = {{ agent = 1 }}\nscale = 1.0\n"
+    "{field} = 1.0\n"
+)
 
 
 def _deployment(tmp_path: Path, claim: float, field: str = "l1_sensitivity") -> Path:
@@ -182,13 +198,21 @@ def test_audit_exit_codes(tmp_path, monkeypatch, capsys):
 
 # ------------------------------------------------------------- the console script
 
+
 def test_console_script_returns_the_codes(tmp_path):
     """The same codes reach the shell (``python -m fedpriv.cli.main`` = ``fedpriv``)."""
+
     def run(*argv: str) -> int:
         env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-        return subprocess.run([sys.executable, "-m", "fedpriv.cli.main", *argv], check=False,
-                              cwd=tmp_path, env=env, capture_output=True, text=True,
-                              timeout=300).returncode
+        return subprocess.run(
+            [sys.executable, "-m", "fedpriv.cli.main", *argv],
+            check=False,
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        ).returncode
 
     assert run("account", str(_deployment(tmp_path, 0.5))) == 1
     assert run("account", str(_deployment(tmp_path, 1.0, "scale_typo"))) == 2

@@ -18,19 +18,32 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LIST_TOP_LEVEL = "import json, pkgutil; print(json.dumps(sorted({m.name for m in pkgutil.iter_modules()})))"
+LIST_TOP_LEVEL = (
+    "import json, pkgutil; print(json.dumps(sorted({m.name for m in pkgutil.iter_modules()})))"
+)
 
 
 def _run(*args: str | Path, cwd: Path | None = None) -> str:
-    done = subprocess.run([str(a) for a in args], cwd=cwd, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [str(a) for a in args], cwd=cwd, capture_output=True, text=True, timeout=600
+    )
     assert done.returncode == 0, f"{args} failed:\n{done.stdout}\n{done.stderr}"
     return done.stdout
 
 
 #: Left out of the copy that is built: setuptools' build/ folder would carry modules
 #: that no longer exist in the tree into the wheel, and the rest is not source.
-NOT_SOURCE = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info",
-                                    "__pycache__", ".pytest_cache", ".hypothesis", "reports")
+NOT_SOURCE = shutil.ignore_patterns(
+    ".git",
+    ".venv",
+    "build",
+    "dist",
+    "*.egg-info",
+    "__pycache__",
+    ".pytest_cache",
+    ".hypothesis",
+    "reports",
+)
 
 
 @pytest.fixture(scope="module")

@@ -34,7 +34,7 @@ def test_python_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
         if _is_pytest_file(block):
             continue
         code = compile(block, f"README.md python block {index + 1}", "exec")
-        exec(code, namespace)  # noqa: S102 - the README's own examples
+        exec(code, namespace)
 
 
 @pytest.mark.parametrize("index", [i for i, b in enumerate(BLOCKS) if _is_pytest_file(b)])
@@ -43,6 +43,9 @@ def test_pytest_examples_pass(index: int, tmp_path: Path) -> None:
     path.write_text(BLOCKS[index], encoding="utf-8")
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(path)],
-        cwd=tmp_path, capture_output=True, text=True, timeout=600,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert done.returncode == 0, done.stdout + done.stderr

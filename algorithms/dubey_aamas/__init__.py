@@ -6,9 +6,12 @@ run_private_coop_ucb``; each is imported on first use (:mod:`fedpriv.algorithms.
 
 from fedpriv.algorithms.exports import lazy_exports
 
-__all__, __getattr__, __dir__ = lazy_exports(__name__, {
-    "cooperative": ("run_private_coop_ucb", "run_coop_ucb_nonprivate", "CoopRun"),
-    "byzantine": ("run_byzantine_coop_ucb",),
-    "baselines": ("run_ucb1", "run_dp_ucb_int", "UCBRun"),
-    "robust": ("Contamination",),
-})
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "cooperative": ("run_private_coop_ucb", "run_coop_ucb_nonprivate", "CoopRun"),
+        "byzantine": ("run_byzantine_coop_ucb",),
+        "baselines": ("run_ucb1", "run_dp_ucb_int", "UCBRun"),
+        "robust": ("Contamination",),
+    },
+)

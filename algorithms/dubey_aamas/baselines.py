@@ -31,7 +31,6 @@ import math
 from typing import Any
 
 import numpy as np
-
 from fedpriv.algorithms.dubey_aamas.kernels import BufferedRewards, argmax_ties_arm_major
 from fedpriv.algorithms.environments.bernoulli import BernoulliMAB, RewardTable
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rngs
@@ -94,9 +93,9 @@ class PolicyUniforms:
         offset = t - self._first
         if not 0 <= offset < self._block.shape[-1]:
             size = min(self.chunk, self.horizon - t + 1)
-            self._block = np.stack(
-                [[g.random(size) for g in row] for row in self.rngs]
-            ).reshape(*self.rngs.shape, size)
+            self._block = np.stack([[g.random(size) for g in row] for row in self.rngs]).reshape(
+                *self.rngs.shape, size
+            )
             self._first, offset = t, 0
         return self._block[..., offset]
 
@@ -165,9 +164,7 @@ def read_rewards(table: RewardTable, arm: np.ndarray, pulls: np.ndarray) -> np.n
         If a reward lies outside [0, 1] (the sensitivity 1/n of a mean assumes it).
     """
     n_trials, n_agents = arm.shape
-    rewards = table.rewards(
-        np.arange(n_trials)[:, None], np.arange(n_agents)[None, :], arm, pulls
-    )
+    rewards = table.rewards(np.arange(n_trials)[:, None], np.arange(n_agents)[None, :], arm, pulls)
     if rewards.size and (rewards.min() < 0.0 or rewards.max() > 1.0 or np.isnan(rewards).any()):
         raise ValueError(
             "rewards must lie in [0, 1] (the sensitivity 1/n of a mean needs it); the "
@@ -387,9 +384,14 @@ def run_ucb1(
         actions[:, t - 1], rewards[:, t - 1] = arm, reward
     actions, rewards = actions.reshape(B, M, T), rewards.reshape(B, M, T)
     return UCBRun(
-        algorithm="ucb1", actions=actions, rewards=rewards, gaps=env.gaps, accountant=None,
+        algorithm="ucb1",
+        actions=actions,
+        rewards=rewards,
+        gaps=env.gaps,
+        accountant=None,
         release_counts=np.zeros((B, M, K), dtype=np.int64),
-        setting={"log_time": log_time}, seed_entropy=int(root.entropy),
+        setting={"log_time": log_time},
+        seed_entropy=int(root.entropy),
     )
 
 
@@ -442,7 +444,12 @@ def run_dp_ucb_int(
     B, M, K, T = n_trials, env.n_agents, env.n_arms, horizon
     accountant = Accountant(disjoint=_KEYS)
     mechanism = IntervalMeanRelease(
-        (B, M, K), epsilon=epsilon, horizon=T, theta=theta, rule=rule, accountant=accountant,
+        (B, M, K),
+        epsilon=epsilon,
+        horizon=T,
+        theta=theta,
+        rule=rule,
+        accountant=accountant,
         rngs=stream_rngs(root, n_trials=B, n_agents=M, stream=Stream.NOISE),
     )
     N = B * M
@@ -486,9 +493,18 @@ def run_dp_ucb_int(
     released_n = np.ascontiguousarray(released_n.reshape(K, B, M).transpose(1, 2, 0))
     mechanism.flush()
     return UCBRun(
-        algorithm="dp-ucb-int", actions=actions, rewards=rewards, gaps=env.gaps,
-        accountant=accountant, release_counts=released_n // f,
-        setting={"epsilon": epsilon, "theta": theta, "rule": rule, "interval": f,
-                  "index_update": index_update},
+        algorithm="dp-ucb-int",
+        actions=actions,
+        rewards=rewards,
+        gaps=env.gaps,
+        accountant=accountant,
+        release_counts=released_n // f,
+        setting={
+            "epsilon": epsilon,
+            "theta": theta,
+            "rule": rule,
+            "interval": f,
+            "index_update": index_update,
+        },
         seed_entropy=int(root.entropy),
     )

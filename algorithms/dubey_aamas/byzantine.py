@@ -30,16 +30,23 @@ No privacy is claimed: raw rewards are broadcast, so the accountant holds one
 
 from __future__ import annotations
 
-from typing import Any
-
 import math
+from typing import Any
 
 import networkx as nx
 import numpy as np
-
+from fedpriv.algorithms.dubey_aamas.baselines import (
+    PolicyUniforms,
+    argmax_random_ties,
+    reward_table_for,
+)
+from fedpriv.algorithms.dubey_aamas.cooperative import (
+    CoopRun,
+    Transcript,
+    check_setup,
+    communication_cost,
+)
 from fedpriv.algorithms.dubey_aamas.kernels import BufferedRewards
-from fedpriv.algorithms.dubey_aamas.cooperative import CoopRun, Transcript, check_setup, communication_cost
-from fedpriv.algorithms.environments.bernoulli import BernoulliMAB, RewardTable
 from fedpriv.algorithms.dubey_aamas.robust import (
     NORMALIZATIONS,
     Contamination,
@@ -48,17 +55,19 @@ from fedpriv.algorithms.dubey_aamas.robust import (
     _width,
     check_contamination,
 )
+from fedpriv.algorithms.environments.bernoulli import BernoulliMAB, RewardTable
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rngs
-from fedpriv.algorithms.dubey_aamas.baselines import PolicyUniforms, argmax_random_ties, reward_table_for
 from fedpriv.privacy import Accountant
-from fedpriv.privacy.accounting import events
 from fedpriv.privacy._checks import check_positive
+from fedpriv.privacy.accounting import events
 from fedpriv.privacy.mechanisms.interval_mechanism import every_stream
 
 __all__ = ["run_byzantine_coop_ucb"]
 
 
-def _contamination_rngs(root: np.random.SeedSequence, n_trials: int, n_agents: int, extra: int) -> np.ndarray:
+def _contamination_rngs(
+    root: np.random.SeedSequence, n_trials: int, n_agents: int, extra: int
+) -> np.ndarray:
     """(n_trials, n_agents) generators at ENVIRONMENT addresses + ``extra`` (shared by D, D')."""
     out = np.empty((n_trials, n_agents), dtype=object)
     for j in range(n_trials):
@@ -176,8 +185,7 @@ def run_byzantine_coop_ucb(
         normalization, a non-positive constant, or a reward outside [0, 1].
     """
     assumed, exponent = _check_options(
-        contamination, assumed_contamination, confidence_exponent, sigma, c1, c2,
-        normalization,
+        contamination, assumed_contamination, confidence_exponent, sigma, c1, c2, normalization
     )
     horizon, n_trials, schedule = check_setup(env, graph, horizon, n_trials, gamma)
     root = as_seed_sequence(seed)
@@ -186,9 +194,9 @@ def run_byzantine_coop_ucb(
         raise TypeError(f"`table` must be a RewardTable, got {type(table).__name__}.")
     B, M, K, T = n_trials, env.n_agents, env.n_arms, horizon
     byzantine = contamination.byzantine_mask(M)
-    alphabet = np.unique(np.concatenate([
-        [0.0, 1.0], contamination.support(), [o.value for o in table.overrides],
-    ]))
+    alphabet = np.unique(
+        np.concatenate([[0.0, 1.0], contamination.support(), [o.value for o in table.overrides]])
+    )
     policy = PolicyUniforms(stream_rngs(root, n_trials=B, n_agents=M, stream=Stream.POLICY), T)
     flips = PolicyUniforms(_contamination_rngs(root, B, M, 1), T)
     draws = PolicyUniforms(_contamination_rngs(root, B, M, 2), T)
@@ -207,8 +215,11 @@ def run_byzantine_coop_ucb(
     rewards = np.empty((N, T))
     content = None
     if record:
-        content = {"arm": np.empty((B, M, T), dtype=np.int64), "value": np.empty((B, M, T)),
-                   "corrupted": np.zeros((B, M, T), dtype=bool)}
+        content = {
+            "arm": np.empty((B, M, T), dtype=np.int64),
+            "value": np.empty((B, M, T)),
+            "corrupted": np.zeros((B, M, T), dtype=bool),
+        }
     counts = np.zeros(K * N, dtype=np.int64)  # arm-major: k N + n
     rows = np.arange(N)
     cell_base = rows * K
@@ -226,8 +237,8 @@ def run_byzantine_coop_ucb(
         log_term = math.log(1.0 / delta_t)
         z1, z2 = sets.halves()
         estimate, n = _histogram_trimmed_mean(
-            _cumsum_last(z1), z2, _cumsum_last(z2), alphabet, assumed, log_term,
-            normalization)
+            _cumsum_last(z1), z2, _cumsum_last(z2), alphabet, assumed, log_term, normalization
+        )
         undefined = np.isnan(estimate)
         width = _width(n.astype(np.float64), assumed, log_term, sigma, c1, c2)
         # rows with an undefined arm: forced exploration of the least-sampled undefined
@@ -246,8 +257,8 @@ def run_byzantine_coop_ucb(
         values = _value_index(alphabet, np.concatenate([reward.reshape(-1), sent.reshape(-1)]))
         own_cells, own_values = cell_base + flat_arm, values[:N]
         slot = (t % n_slots) * N
-        sent_arm[slot: slot + N] = flat_arm
-        sent_value[slot: slot + N] = values[N:]
+        sent_arm[slot : slot + N] = flat_arm
+        sent_value[slot : slot + N] = values[N:]
         actions[:, t - 1], rewards[:, t - 1] = flat_arm, reward.reshape(-1)
         if content is not None:
             content["arm"][..., t - 1] = arm
@@ -257,27 +268,51 @@ def run_byzantine_coop_ucb(
     transmissions, deliveries = communication_cost(schedule, T)
     transcript = None
     if record:
-        transcript = Transcript(schedule=schedule, content=content, actions=actions, rewards=rewards)
+        transcript = Transcript(
+            schedule=schedule, content=content, actions=actions, rewards=rewards
+        )
     return CoopRun(
-        algorithm="byzantine-coop-ucb", actions=actions, rewards=rewards, gaps=env.gaps,
-        accountant=accountant, release_counts=np.zeros((B, M, K), dtype=np.int64),
-        schedule=schedule, transmissions=transmissions, deliveries=deliveries,
-        setting={"gamma": schedule.gamma, "contamination": contamination.rate,
-                  "assumed_contamination": assumed, "kind": contamination.kind,
-                  "n_byzantine": int(byzantine.sum()), "confidence_exponent": exponent,
-                  "sigma": sigma, "c1": c1, "c2": c2, "normalization": normalization,
-                  "alphabet_size": int(alphabet.size)},
-        transcript=transcript, seed_entropy=int(root.entropy),
+        algorithm="byzantine-coop-ucb",
+        actions=actions,
+        rewards=rewards,
+        gaps=env.gaps,
+        accountant=accountant,
+        release_counts=np.zeros((B, M, K), dtype=np.int64),
+        schedule=schedule,
+        transmissions=transmissions,
+        deliveries=deliveries,
+        setting={
+            "gamma": schedule.gamma,
+            "contamination": contamination.rate,
+            "assumed_contamination": assumed,
+            "kind": contamination.kind,
+            "n_byzantine": int(byzantine.sum()),
+            "confidence_exponent": exponent,
+            "sigma": sigma,
+            "c1": c1,
+            "c2": c2,
+            "normalization": normalization,
+            "alphabet_size": int(alphabet.size),
+        },
+        transcript=transcript,
+        seed_entropy=int(root.entropy),
     )
 
 
 def _check_options(
-    contamination: Any, assumed_contamination: float | None, confidence_exponent: float,
-    sigma: float, c1: float, c2: float, normalization: str,
+    contamination: Any,
+    assumed_contamination: float | None,
+    confidence_exponent: float,
+    sigma: float,
+    c1: float,
+    c2: float,
+    normalization: str,
 ) -> tuple[float, float]:
     """Validate the estimator's options; returns ``(assumed rate, exponent a)``."""
     if not isinstance(contamination, Contamination):
-        raise TypeError(f"`contamination` must be a Contamination, got {type(contamination).__name__}.")
+        raise TypeError(
+            f"`contamination` must be a Contamination, got {type(contamination).__name__}."
+        )
     assumed = contamination.rate if assumed_contamination is None else assumed_contamination
     assumed = check_contamination(assumed, "assumed_contamination")
     exponent = check_positive("confidence_exponent", confidence_exponent)
@@ -289,7 +324,7 @@ def _check_options(
 
 
 def _receipt_routing(
-    schedule: Any, B: int, M: int, K: int,
+    schedule: Any, B: int, M: int, K: int
 ) -> tuple[int, np.ndarray, dict[int, int], list[np.ndarray]]:
     """Who hears what, flattened over trials: ``(n_slots, recv_base, first_valid, gather)``.
 
@@ -307,6 +342,8 @@ def _receipt_routing(
     recv_base = (trial_rows + np.tile(schedule.receivers[order], B)) * K
     entry_order = np.argsort(-lag, kind="stable")  # creation order across trials
     lag, src_row, recv_base = lag[entry_order], src_row[entry_order], recv_base[entry_order]
-    first_valid = {d: int(np.searchsorted(-lag, -(d - 1), side="left")) for d in range(1, n_slots + 1)}
+    first_valid = {
+        d: int(np.searchsorted(-lag, -(d - 1), side="left")) for d in range(1, n_slots + 1)
+    }
     gather = [((p - lag) % n_slots) * N + src_row for p in range(n_slots)]
     return n_slots, recv_base, first_valid, gather

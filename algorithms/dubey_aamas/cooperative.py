@@ -45,15 +45,18 @@ import math
 import networkx as nx
 import numpy as np
 import pandas as pd
-
+from fedpriv.algorithms.dubey_aamas.baselines import (
+    GapRegretMixin,
+    PolicyUniforms,
+    reward_table_for,
+)
 from fedpriv.algorithms.dubey_aamas.loop import CoopLoop
-from fedpriv.algorithms.networks.flooding import FloodingSchedule, make_schedule
 from fedpriv.algorithms.environments.bernoulli import BernoulliMAB, RewardTable
+from fedpriv.algorithms.networks.flooding import FloodingSchedule, make_schedule
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rngs
-from fedpriv.algorithms.dubey_aamas.baselines import GapRegretMixin, PolicyUniforms, reward_table_for
 from fedpriv.privacy import Accountant
-from fedpriv.privacy.accounting import events
 from fedpriv.privacy._checks import check_epsilon, check_int_at_least
+from fedpriv.privacy.accounting import events
 from fedpriv.privacy.calibrations import interval_length, interval_noise_scales
 from fedpriv.privacy.mechanisms.interval_mechanism import IntervalMeanRelease, every_stream
 
@@ -141,7 +144,11 @@ class Transcript:
         frame = frame[frame["delivered_round"] <= horizon]
         first = ["sender", "created_round", "receiver", "delivered_round", "hops"]
         rest = [c for c in frame.columns if c not in first]
-        return frame[first + rest].sort_values(["created_round", "sender", "receiver"]).reset_index(drop=True)
+        return (
+            frame[first + rest]
+            .sort_values(["created_round", "sender", "receiver"])
+            .reset_index(drop=True)
+        )
 
     def action_table(self, trial: int = 0) -> pd.DataFrame:
         """One row per (agent, round): ``agent, round, arm, reward``.
@@ -157,10 +164,14 @@ class Transcript:
         """
         n_agents, horizon = self.actions.shape[1:]
         agent, rnd = np.meshgrid(np.arange(n_agents), np.arange(1, horizon + 1), indexing="ij")
-        return pd.DataFrame({
-            "agent": agent.ravel(), "round": rnd.ravel(),
-            "arm": self.actions[trial].ravel(), "reward": self.rewards[trial].ravel(),
-        })
+        return pd.DataFrame(
+            {
+                "agent": agent.ravel(),
+                "round": rnd.ravel(),
+                "arm": self.actions[trial].ravel(),
+                "reward": self.rewards[trial].ravel(),
+            }
+        )
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -257,16 +268,28 @@ def check_setup(env: BernoulliMAB, graph: nx.Graph, horizon: int, n_trials: int,
     schedule = make_schedule(graph, gamma)
     if schedule.n_agents != env.n_agents:
         raise ValueError(
-            f"`graph` has {schedule.n_agents} nodes but the environment has "
-            f"{env.n_agents} agents."
+            f"`graph` has {schedule.n_agents} nodes but the environment has {env.n_agents} agents."
         )
     return horizon, n_trials, schedule
 
 
 def _simulate(
-    env: BernoulliMAB, graph: nx.Graph, *, horizon: int, gamma: int, n_trials: int, seed,
-    table: RewardTable | None, record: bool, private: bool, epsilon: float,
-    theta: float | None, rule: str, own_term: str, count_field: str, interval: int = 1,
+    env: BernoulliMAB,
+    graph: nx.Graph,
+    *,
+    horizon: int,
+    gamma: int,
+    n_trials: int,
+    seed,
+    table: RewardTable | None,
+    record: bool,
+    private: bool,
+    epsilon: float,
+    theta: float | None,
+    rule: str,
+    own_term: str,
+    count_field: str,
+    interval: int = 1,
     secure_noise: bool = False,
 ) -> CoopRun:
     horizon, n_trials, schedule = check_setup(env, graph, horizon, n_trials, gamma)
@@ -282,41 +305,76 @@ def _simulate(
     mechanism = None
     if private:
         mechanism = IntervalMeanRelease(
-            (B, M, K), epsilon=epsilon, horizon=T, theta=theta, rule=rule,
+            (B, M, K),
+            epsilon=epsilon,
+            horizon=T,
+            theta=theta,
+            rule=rule,
             accountant=accountant,
             rngs=stream_rngs(root, n_trials=B, n_agents=M, stream=Stream.NOISE),
             secure=secure_noise,
         )
     if not private:
-        accountant.spend_many(events.NonPrivate(
-            reason="raw empirical means and counts broadcast (non-private cooperative "
-                   "UCB)"), keys=every)
+        accountant.spend_many(
+            events.NonPrivate(
+                reason="raw empirical means and counts broadcast (non-private cooperative UCB)"
+            ),
+            keys=every,
+        )
     elif own_term == "raw":
-        accountant.spend_many(events.NonPrivate(
-            reason="own raw mean drives the agent's actions and its un-noised counts are "
-                   "broadcast (own term raw, as §3.3's prose reads)"), keys=every)
-    loop = CoopLoop(schedule=schedule, table=table, n_trials=B, n_agents=M, n_arms=K,
-                    horizon=T, interval=f, mechanism=mechanism, policy=policy,
-                    own_term=own_term, count_field=count_field, record=record)
+        accountant.spend_many(
+            events.NonPrivate(
+                reason="own raw mean drives the agent's actions and its un-noised counts are "
+                "broadcast (own term raw, as §3.3's prose reads)"
+            ),
+            keys=every,
+        )
+    loop = CoopLoop(
+        schedule=schedule,
+        table=table,
+        n_trials=B,
+        n_agents=M,
+        n_arms=K,
+        horizon=T,
+        interval=f,
+        mechanism=mechanism,
+        policy=policy,
+        own_term=own_term,
+        count_field=count_field,
+        record=record,
+    )
     loop.run()
     actions, rewards, content = loop.actions, loop.rewards, loop.content
     released_n = loop.released_n
     actions, rewards = actions.reshape(B, M, T), rewards.reshape(B, M, T)
     released_n = np.ascontiguousarray(released_n.reshape(K, B, M).transpose(1, 2, 0))
     transmissions, deliveries = communication_cost(schedule, T)
-    settings = {"gamma": schedule.gamma, "own_term": own_term, "count_field": count_field,
-                "interval": f}
+    settings = {
+        "gamma": schedule.gamma,
+        "own_term": own_term,
+        "count_field": count_field,
+        "interval": f,
+    }
     if private:
         settings.update({"epsilon": epsilon, "theta": theta, "rule": rule})
     transcript = None
     if record:
-        transcript = Transcript(schedule=schedule, content=content, actions=actions, rewards=rewards)
+        transcript = Transcript(
+            schedule=schedule, content=content, actions=actions, rewards=rewards
+        )
     return CoopRun(
         algorithm="private-coop-ucb" if private else "coop-ucb-nonprivate",
-        actions=actions, rewards=rewards, gaps=env.gaps, accountant=accountant,
+        actions=actions,
+        rewards=rewards,
+        gaps=env.gaps,
+        accountant=accountant,
         release_counts=released_n // f if private else np.zeros((B, M, K), dtype=np.int64),
-        schedule=schedule, transmissions=transmissions, deliveries=deliveries,
-        setting=settings, transcript=transcript, seed_entropy=int(root.entropy),
+        schedule=schedule,
+        transmissions=transmissions,
+        deliveries=deliveries,
+        setting=settings,
+        transcript=transcript,
+        seed_entropy=int(root.entropy),
     )
 
 
@@ -398,9 +456,21 @@ def run_private_coop_ucb(
     if count_field not in COUNT_FIELDS:
         raise ValueError(f"`count_field` must be one of {COUNT_FIELDS}, got {count_field!r}.")
     return _simulate(
-        env, graph, horizon=horizon, gamma=gamma, n_trials=n_trials, seed=seed, table=table,
-        record=record, private=True, epsilon=epsilon, theta=theta, rule=rule,
-        own_term=own_term, count_field=count_field, secure_noise=bool(secure_noise),
+        env,
+        graph,
+        horizon=horizon,
+        gamma=gamma,
+        n_trials=n_trials,
+        seed=seed,
+        table=table,
+        record=record,
+        private=True,
+        epsilon=epsilon,
+        theta=theta,
+        rule=rule,
+        own_term=own_term,
+        count_field=count_field,
+        secure_noise=bool(secure_noise),
     )
 
 
@@ -473,7 +543,19 @@ def run_coop_ucb_nonprivate(
     if count_field not in COUNT_FIELDS:
         raise ValueError(f"`count_field` must be one of {COUNT_FIELDS}, got {count_field!r}.")
     return _simulate(
-        env, graph, horizon=horizon, gamma=gamma, n_trials=n_trials, seed=seed, table=table,
-        record=record, private=False, epsilon=math.inf, theta=None, rule="decaying",
-        own_term=own_term, count_field=count_field, interval=interval,
+        env,
+        graph,
+        horizon=horizon,
+        gamma=gamma,
+        n_trials=n_trials,
+        seed=seed,
+        table=table,
+        record=record,
+        private=False,
+        epsilon=math.inf,
+        theta=None,
+        rule="decaying",
+        own_term=own_term,
+        count_field=count_field,
+        interval=interval,
     )

@@ -17,9 +17,8 @@ row-major reference exactly (same values, same order of floating-point additions
 from __future__ import annotations
 
 import numpy as np
-
-from fedpriv.algorithms.networks.flooding import FloodingSchedule
 from fedpriv.algorithms.environments.bernoulli import RewardTable
+from fedpriv.algorithms.networks.flooding import FloodingSchedule
 
 __all__ = ["ArmMajorDelayLine", "BufferedRewards", "argmax_ties_arm_major"]
 
@@ -92,8 +91,15 @@ class BufferedRewards:
         From :meth:`read`, if a reward it returns lies outside [0, 1].
     """
 
-    def __init__(self, table: RewardTable, n_trials: int, n_agents: int, n_arms: int,
-                 horizon: int, window: int = 16) -> None:
+    def __init__(
+        self,
+        table: RewardTable,
+        n_trials: int,
+        n_agents: int,
+        n_arms: int,
+        horizon: int,
+        window: int = 16,
+    ) -> None:
         if window < 1 or window & (window - 1):
             raise ValueError(f"`window` must be a power of two, got {window!r}.")
         while window > 1 and n_arms * n_trials * n_agents * window > _MAX_BUFFERED:
@@ -122,8 +128,9 @@ class BufferedRewards:
         need = last - first
         rep = np.repeat(cells, need)
         pull = np.arange(rep.size) + np.repeat(first - (np.cumsum(need) - need), need)
-        values = np.asarray(self.table.rewards(self.trial_of[rep], self.agent_of[rep],
-                                               self.arm_of[rep], pull))
+        values = np.asarray(
+            self.table.rewards(self.trial_of[rep], self.agent_of[rep], self.arm_of[rep], pull)
+        )
         if values.size and not (values.min() >= 0.0 and values.max() <= 1.0):
             self.suspect = True
         self.buffer[rep * self.size + (pull & (self.size - 1))] = values
@@ -199,12 +206,17 @@ class ArmMajorDelayLine:
                 self._by_lag.append((d, targets, start, rep, receiver_row))
         self._by_lag.reverse()  # lag descending = creation round ascending
         # all-full rounds: one gather per field, per phase t % slots
-        self._full_index = [
-            np.concatenate([((p - d) % slots) * n + rep for d, _, _, rep, _ in self._by_lag])
-            for p in range(slots)
-        ] if self._by_lag else None
-        self._full_receiver = (np.concatenate([r for *_, r in self._by_lag])
-                               if self._by_lag else None)
+        self._full_index = (
+            [
+                np.concatenate([((p - d) % slots) * n + rep for d, _, _, rep, _ in self._by_lag])
+                for p in range(slots)
+            ]
+            if self._by_lag
+            else None
+        )
+        self._full_receiver = (
+            np.concatenate([r for *_, r in self._by_lag]) if self._by_lag else None
+        )
 
     def _expand(self, rows: np.ndarray, targets: np.ndarray, start: np.ndarray):
         sender = rows % self.n_agents
@@ -215,7 +227,9 @@ class ArmMajorDelayLine:
         position = np.arange(total) + np.repeat(first - (np.cumsum(counts) - counts), counts)
         return rep, rows[rep] - sender[rep] + targets[position]
 
-    def send(self, t0: int, rows: np.ndarray, arm: np.ndarray, d_num: np.ndarray, d_den: np.ndarray) -> None:
+    def send(
+        self, t0: int, rows: np.ndarray, arm: np.ndarray, d_num: np.ndarray, d_den: np.ndarray
+    ) -> None:
         """Schedule the content changes of senders ``rows`` (ascending ``b M + u``) at ``t0``.
 
         Parameters
@@ -268,7 +282,9 @@ class ArmMajorDelayLine:
         for (d, _, _, rep, receiver_row), kind in zip(self._by_lag, sent, strict=True):
             if kind == "full":
                 index = ((t - d) % slots) * n + rep
-                parts.append((self._arm[index] * n + receiver_row, self._num[index], self._den[index]))
+                parts.append(
+                    (self._arm[index] * n + receiver_row, self._num[index], self._den[index])
+                )
             elif kind is not None and d in kind:
                 parts.append(kind[d])
         if not parts:

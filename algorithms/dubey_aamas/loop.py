@@ -22,8 +22,11 @@ import math
 from typing import Any
 
 import numpy as np
-
-from fedpriv.algorithms.dubey_aamas.kernels import ArmMajorDelayLine, BufferedRewards, argmax_ties_arm_major
+from fedpriv.algorithms.dubey_aamas.kernels import (
+    ArmMajorDelayLine,
+    BufferedRewards,
+    argmax_ties_arm_major,
+)
 
 __all__ = ["CoopLoop"]
 
@@ -31,9 +34,22 @@ __all__ = ["CoopLoop"]
 class CoopLoop:
     """State of cooperative UCB over ``B`` trials × ``M`` agents × ``K`` arms."""
 
-    def __init__(self, *, schedule: Any, table: Any, n_trials: int, n_agents: int,
-                 n_arms: int, horizon: int, interval: int, mechanism: Any,
-                 policy: Any, own_term: str, count_field: str, record: bool) -> None:
+    def __init__(
+        self,
+        *,
+        schedule: Any,
+        table: Any,
+        n_trials: int,
+        n_agents: int,
+        n_arms: int,
+        horizon: int,
+        interval: int,
+        mechanism: Any,
+        policy: Any,
+        own_term: str,
+        count_field: str,
+        record: bool,
+    ) -> None:
         B, M, K, T = n_trials, n_agents, n_arms, horizon
         self.B, self.M, self.K, self.T, self.f = B, M, K, T, interval
         self.N = N = B * M
@@ -52,8 +68,10 @@ class CoopLoop:
         self.rewards = np.empty((N, T))
         self.content = None
         if record:
-            self.content = {"mean": np.full((B, M, T, K), np.nan),
-                            "count": np.zeros((B, M, T, K), dtype=np.int64)}
+            self.content = {
+                "mean": np.full((B, M, T, K), np.nan),
+                "count": np.zeros((B, M, T, K), dtype=np.int64),
+            }
         self.rows = np.arange(N)
         self.reader = BufferedRewards(table, B, M, K, T)
         self.raw_own = own_term == "raw"
@@ -199,8 +217,9 @@ class CoopLoop:
             if not self.current:
                 old_w, old_mean = released_n[c], noisy[c]
             if self.mechanism is not None:
-                values = self.mechanism.release(due // self.M, due % self.M, arm[due],
-                                                self.sums[c], n)
+                values = self.mechanism.release(
+                    due // self.M, due % self.M, arm[due], self.sums[c], n
+                )
             else:
                 values = self.sums[c] / n
             noisy[c] = values
@@ -246,5 +265,6 @@ class CoopLoop:
         rel3 = self.released_n.reshape(K, B, M).transpose(1, 2, 0)
         self.content["mean"][:, :, t - 1] = np.where(rel3 > 0, noisy3, np.nan)
         counts3 = self.counts.reshape(K, B, M).transpose(1, 2, 0)
-        self.content["count"][:, :, t - 1] = (np.where(rel3 > 0, counts3, 0) if self.current
-                                              else rel3)
+        self.content["count"][:, :, t - 1] = (
+            np.where(rel3 > 0, counts3, 0) if self.current else rel3
+        )

@@ -44,7 +44,6 @@ import dataclasses
 import math
 
 import numpy as np
-
 from fedpriv.privacy._checks import check_int_at_least, check_positive, check_real
 
 __all__ = [
@@ -187,8 +186,9 @@ def trimmed_mean_width(
     return _width(np.asarray(n, dtype=np.float64), contamination, log_term, sigma, c1, c2)
 
 
-def _width(n: np.ndarray, contamination: float, log_term: float, sigma: float, c1: float,
-           c2: float) -> np.ndarray:
+def _width(
+    n: np.ndarray, contamination: float, log_term: float, sigma: float, c1: float, c2: float
+) -> np.ndarray:
     """:func:`trimmed_mean_width` of float ``n`` with ``log_term = ln(1/δ)``, unchecked."""
     with np.errstate(divide="ignore"):
         width = sigma * (c1 * math.sqrt(contamination) + c2 * np.sqrt(log_term / n))
@@ -259,12 +259,12 @@ def trimmed_mean(
     if not tau < 0.5:
         return np.full(batch, np.nan)
     if split == "alternate":
-        z1, z2 = samples[..., 0: 2 * n: 2], samples[..., 1: 2 * n: 2]
+        z1, z2 = samples[..., 0 : 2 * n : 2], samples[..., 1 : 2 * n : 2]
     else:
-        z1, z2 = samples[..., :n], samples[..., n: 2 * n]
+        z1, z2 = samples[..., :n], samples[..., n : 2 * n]
     m = min(n, math.ceil(n * (1.0 - tau) - 1e-12))
     z1 = np.sort(z1, axis=-1)
-    widths = z1[..., m - 1:] - z1[..., : n - m + 1]
+    widths = z1[..., m - 1 :] - z1[..., : n - m + 1]
     start = np.argmin(widths, axis=-1)[..., None]
     low = np.take_along_axis(z1, start, axis=-1)
     high = np.take_along_axis(z1, start + m - 1, axis=-1)
@@ -317,8 +317,9 @@ def histogram_trimmed_mean(
     c2 = np.cumsum(counts2, axis=-1)
     if np.any(c2[..., -1] != c1[..., -1]):
         raise ValueError("`counts1` and `counts2` must hold the same number of samples per cell.")
-    return _histogram_trimmed_mean(c1, counts2, c2, alphabet, contamination,
-                                   math.log(1.0 / delta), normalization)
+    return _histogram_trimmed_mean(
+        c1, counts2, c2, alphabet, contamination, math.log(1.0 / delta), normalization
+    )
 
 
 _SMALL_ALPHABET = 8
@@ -355,8 +356,13 @@ def _first_argmin(width: np.ndarray) -> np.ndarray:
 
 
 def _histogram_trimmed_mean(
-    c1: np.ndarray, counts2: np.ndarray, c2: np.ndarray, alphabet: np.ndarray,
-    contamination: float, log_term: float, normalization: str,
+    c1: np.ndarray,
+    counts2: np.ndarray,
+    c2: np.ndarray,
+    alphabet: np.ndarray,
+    contamination: float,
+    log_term: float,
+    normalization: str,
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`histogram_trimmed_mean` from the cumulative counts ``c1``, ``c2``, unchecked.
 
@@ -365,7 +371,9 @@ def _histogram_trimmed_mean(
     n = c1[..., -1]
     tau = _trim_fraction(n.astype(np.float64), contamination, log_term)
     defined = tau < 0.5
-    m = np.where(defined, np.minimum(n, np.ceil(n * (1.0 - np.where(defined, tau, 0.0)) - 1e-12)), 0)
+    m = np.where(
+        defined, np.minimum(n, np.ceil(n * (1.0 - np.where(defined, tau, 0.0)) - 1e-12)), 0
+    )
     m = m.astype(np.int64)
     n_values = alphabet.size
     flat = c1.reshape(-1, n_values)
@@ -378,13 +386,14 @@ def _histogram_trimmed_mean(
     if n_values <= _SMALL_ALPHABET:
         right = np.zeros((rows, n_values), dtype=np.int64)
         for j in range(n_values):
-            right += flat[:, j: j + 1] < need
+            right += flat[:, j : j + 1] < need
     else:  # one searchsorted; row offsets keep rows apart
         offset = (row_index * (int(n.max(initial=0)) + 1))[:, None]
         right = np.searchsorted((flat + offset).ravel(), (need + offset).ravel(), side="left")
         right = right.reshape(rows, n_values) - (row_index * n_values)[:, None]
-    width = np.where(right < n_values,
-                     alphabet[np.minimum(right, n_values - 1)] - alphabet[None, :], np.inf)
+    width = np.where(
+        right < n_values, alphabet[np.minimum(right, n_values - 1)] - alphabet[None, :], np.inf
+    )
     left = _first_argmin(width)
     right_end = np.minimum(right.reshape(-1)[row_index * n_values + left], n_values - 1)
     weighted = np.zeros((rows, n_values + 1))
@@ -490,7 +499,9 @@ class Contamination:
             mask[:] = True
         else:
             if any(not 0 <= v < n_agents for v in self.byzantine):
-                raise ValueError(f"`byzantine` agents must be in [0, {n_agents}), got {self.byzantine}.")
+                raise ValueError(
+                    f"`byzantine` agents must be in [0, {n_agents}), got {self.byzantine}."
+                )
             mask[list(self.byzantine)] = True
         return mask
 

@@ -6,9 +6,12 @@ homogeneous_bandit``; each is imported on first use (:mod:`fedpriv.algorithms.ex
 
 from fedpriv.algorithms.exports import lazy_exports
 
-__all__, __getattr__, __dir__ = lazy_exports(__name__, {
-    "bernoulli": ("BernoulliMAB", "RewardTable", "homogeneous_bandit", "heterogeneous_bandit"),
-    "heterogeneous": ("BanditEnvironment", "HeterogeneousBandit", "paper_synthetic_bandit"),
-    "hospital": ("HospitalBandit", "hospital_bandit", "load_diabetes", "download_diabetes"),
-    "linear": ("LinearBandit", "LinearBanditTables", "Substitution"),
-})
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "bernoulli": ("BernoulliMAB", "RewardTable", "homogeneous_bandit", "heterogeneous_bandit"),
+        "heterogeneous": ("BanditEnvironment", "HeterogeneousBandit", "paper_synthetic_bandit"),
+        "hospital": ("HospitalBandit", "hospital_bandit", "load_diabetes", "download_diabetes"),
+        "linear": ("LinearBandit", "LinearBanditTables", "Substitution"),
+    },
+)

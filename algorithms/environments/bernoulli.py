@@ -19,23 +19,19 @@ from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
-
 from fedpriv.algorithms.environments.heterogeneous import GlobalArmsMixin
 from fedpriv.algorithms.seeding import as_seed_sequence
 from fedpriv.privacy._checks import check_generator, check_int_at_least
 
-__all__ = [
-    "BernoulliMAB",
-    "RewardTable",
-    "heterogeneous_bandit",
-    "homogeneous_bandit",
-]
+__all__ = ["BernoulliMAB", "RewardTable", "heterogeneous_bandit", "homogeneous_bandit"]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
-_SALTS = tuple(np.uint64(s) for s in (0xD6E8FEB86659FD93, 0xA0761D6478BD642F,
-                                      0xE7037ED1A0B428DB, 0x8EBC6AF09C88C6E3))
+_SALTS = tuple(
+    np.uint64(s)
+    for s in (0xD6E8FEB86659FD93, 0xA0761D6478BD642F, 0xE7037ED1A0B428DB, 0x8EBC6AF09C88C6E3)
+)
 
 
 def _mix(z: np.ndarray) -> np.ndarray:
@@ -129,9 +125,15 @@ class RewardTable:
             h = _mix(h ^ (a * _SALTS[1] + k1))
             return _mix(h ^ (k * _SALTS[2] + _GOLDEN))
 
-    def pull_sums(self, trials: np.ndarray, agents: np.ndarray, arms: np.ndarray,
-                  start: np.ndarray, length: np.ndarray,
-                  chunk_elements: int = 1 << 15) -> np.ndarray | None:
+    def pull_sums(
+        self,
+        trials: np.ndarray,
+        agents: np.ndarray,
+        arms: np.ndarray,
+        start: np.ndarray,
+        length: np.ndarray,
+        chunk_elements: int = 1 << 15,
+    ) -> np.ndarray | None:
         """Sums of the rewards of pulls ``start .. start + length - 1``, shape (P, A).
 
         ``trials``, ``arms``, ``start``, ``length`` have shape (P,), ``agents`` (P, A).
@@ -230,8 +232,9 @@ class RewardTable:
             out = np.where(hit, o.value, out)
         return out
 
-    def with_override(self, *, agent: int, arm: int, pull: int, value: float,
-                      trial: int | None = None) -> RewardTable:
+    def with_override(
+        self, *, agent: int, arm: int, pull: int, value: float, trial: int | None = None
+    ) -> RewardTable:
         """A neighbouring table: one entry replaced by ``value`` in [0, 1].
 
         ``trial=None`` replaces the entry in every trial (the usual audit setting, where
@@ -325,8 +328,9 @@ class BernoulliMAB(GlobalArmsMixin):
         """Shape (n_agents,): each agent's own best arm."""
         return np.argmax(self.arm_means, axis=1)
 
-    def pseudo_regret(self, arms: object,
-                      reference: Literal["global", "local"] = "global") -> np.ndarray:
+    def pseudo_regret(
+        self, arms: object, reference: Literal["global", "local"] = "global"
+    ) -> np.ndarray:
         """Per-step pseudo-regret of the chosen arms.
 
         Parameters
@@ -380,8 +384,9 @@ def _check_range(mean_range: Sequence[float]) -> tuple[float, float]:
     return low, high
 
 
-def homogeneous_bandit(n_agents: int, n_arms: int, rng: np.random.Generator,
-                       mean_range: Sequence[float] = (0.0, 1.0)) -> BernoulliMAB:
+def homogeneous_bandit(
+    n_agents: int, n_arms: int, rng: np.random.Generator, mean_range: Sequence[float] = (0.0, 1.0)
+) -> BernoulliMAB:
     """Every agent shares one mean vector drawn uniformly from ``mean_range``.
 
     Parameters
@@ -406,9 +411,14 @@ def homogeneous_bandit(n_agents: int, n_arms: int, rng: np.random.Generator,
     return BernoulliMAB(np.broadcast_to(means, (n_agents, n_arms)))
 
 
-def heterogeneous_bandit(n_agents: int, n_arms: int, rng: np.random.Generator,
-                         mean_range: Sequence[float] = (0.0, 1.0),
-                         min_mismatch: int = 1, max_tries: int = 10_000) -> BernoulliMAB:
+def heterogeneous_bandit(
+    n_agents: int,
+    n_arms: int,
+    rng: np.random.Generator,
+    mean_range: Sequence[float] = (0.0, 1.0),
+    min_mismatch: int = 1,
+    max_tries: int = 10_000,
+) -> BernoulliMAB:
     """Agent-specific means, redrawn until ``min_mismatch`` agents' best arm is not global.
 
     Parameters

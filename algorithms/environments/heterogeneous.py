@@ -26,7 +26,6 @@ import math
 from typing import Protocol, runtime_checkable
 
 import numpy as np
-
 from fedpriv.privacy._checks import (
     check_finite_array,
     check_generator,
@@ -177,9 +176,7 @@ class HeterogeneousBandit(GlobalArmsMixin):
 
     def __post_init__(self) -> None:
         if self.noise not in NOISE_MODELS:
-            raise ValueError(
-                f"`noise` must be one of {list(NOISE_MODELS)}, got {self.noise!r}."
-            )
+            raise ValueError(f"`noise` must be one of {list(NOISE_MODELS)}, got {self.noise!r}.")
         stddev = check_positive("noise_stddev", self.noise_stddev)
         if self.noise == "bernoulli":
             means = check_in_range_array("arm_means", self.arm_means, 0.0, 1.0)
@@ -205,14 +202,7 @@ class HeterogeneousBandit(GlobalArmsMixin):
         )
 
     def __hash__(self) -> int:
-        return hash(
-            (
-                self.noise,
-                self.noise_stddev,
-                self.arm_means.shape,
-                self.arm_means.tobytes(),
-            )
-        )
+        return hash((self.noise, self.noise_stddev, self.arm_means.shape, self.arm_means.tobytes()))
 
     @property
     def n_agents(self) -> int:
@@ -233,7 +223,6 @@ class HeterogeneousBandit(GlobalArmsMixin):
     def reward_bounds(self) -> tuple[float, float] | None:
         """``(0.0, 1.0)`` for Bernoulli rewards, None (unbounded) for Gaussian."""
         return (0.0, 1.0) if self.noise == "bernoulli" else None
-
 
     def sample_rewards(self, horizon: int, *, rng: np.random.Generator) -> np.ndarray:
         """Draw one trial's reward table, fully vectorized.
@@ -356,4 +345,3 @@ def paper_synthetic_bandit(
         f"biased agent in `max_tries`={max_tries} tries (n_agents={n_agents}, "
         f"n_arms={n_arms}); increase `max_tries`."
     )
-

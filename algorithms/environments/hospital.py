@@ -73,7 +73,6 @@ import dataclasses
 
 import numpy as np
 import pandas as pd
-
 from fedpriv.algorithms.environments.heterogeneous import GlobalArmsMixin
 from fedpriv.algorithms.environments.hospital_data import (
     ARM_LABELS,
@@ -93,11 +92,7 @@ from fedpriv.algorithms.environments.hospital_data import (
     download_diabetes,
     load_diabetes,
 )
-from fedpriv.privacy._checks import (
-    check_generator,
-    check_in_range_array,
-    check_int_at_least,
-)
+from fedpriv.privacy._checks import check_generator, check_in_range_array, check_int_at_least
 from fedpriv.privacy.errors import DataFormatError
 
 __all__ = [
@@ -193,23 +188,16 @@ class HospitalBandit(GlobalArmsMixin):
         rewards = check_in_range_array("rewards", self.rewards, 0.0, 1.0)
         n_records = agents.shape[0] if agents.ndim == 1 else -1
         if n_records < 1:
-            raise ValueError(
-                f"`agents` must be 1-D with >= 1 record, got shape {agents.shape}."
-            )
+            raise ValueError(f"`agents` must be 1-D with >= 1 record, got shape {agents.shape}.")
         row_index = (
             np.arange(n_records, dtype=np.int64)
             if self.row_index is None
             else _int_array("row_index", self.row_index)
         )
-        for name, array in (
-            ("arms", arms),
-            ("rewards", rewards),
-            ("row_index", row_index),
-        ):
+        for name, array in (("arms", arms), ("rewards", rewards), ("row_index", row_index)):
             if array.shape != (n_records,):
                 raise ValueError(
-                    f"`{name}` must have shape ({n_records},) like `agents`, got "
-                    f"{array.shape}."
+                    f"`{name}` must have shape ({n_records},) like `agents`, got {array.shape}."
                 )
         for name, array, size in (("agents", agents, n_agents), ("arms", arms, n_arms)):
             if array.min() < 0 or array.max() >= size:
@@ -218,9 +206,7 @@ class HospitalBandit(GlobalArmsMixin):
                     f"[{array.min()}, {array.max()}]."
                 )
         cell = agents * n_arms + arms
-        counts = np.bincount(cell, minlength=n_agents * n_arms).reshape(
-            n_agents, n_arms
-        )
+        counts = np.bincount(cell, minlength=n_agents * n_arms).reshape(n_agents, n_arms)
         empty = np.argwhere(counts == 0)
         if empty.size:
             pairs = ", ".join(f"hospital {i} / arm {k}" for i, k in empty.tolist())
@@ -291,10 +277,7 @@ class HospitalBandit(GlobalArmsMixin):
         """Bounds ``(0.0, 1.0)`` of every reward."""
         return (0.0, 1.0)
 
-
-    def sample_record_indices(
-        self, horizon: int, *, rng: np.random.Generator
-    ) -> np.ndarray:
+    def sample_record_indices(self, horizon: int, *, rng: np.random.Generator) -> np.ndarray:
         """Draw which record every potential pull would return.
 
         Parameters
@@ -407,8 +390,7 @@ def hospital_bandit(
         raise ValueError(f"`split` must be one of {list(SPLITS)}, got {split!r}.")
     if split == "random" and not isinstance(rng, np.random.Generator):
         raise TypeError(
-            "`rng` must be a numpy.random.Generator for split='random', got "
-            f"{type(rng).__name__}."
+            f"`rng` must be a numpy.random.Generator for split='random', got {type(rng).__name__}."
         )
     arms = assign_arms(data)
     row_index = np.flatnonzero(arms >= 0).astype(np.int64)
@@ -441,8 +423,6 @@ def hospital_bandit(
 def _int_array(name: str, values: object) -> np.ndarray:
     """Return ``values`` as an int64 array; TypeError if it is not integer-valued."""
     array = np.asarray(values)
-    if array.dtype.kind not in "iu" and not (
-        array.size == 0 and array.dtype.kind == "f"
-    ):
+    if array.dtype.kind not in "iu" and not (array.size == 0 and array.dtype.kind == "f"):
         raise TypeError(f"`{name}` must be an integer array, got dtype {array.dtype}.")
     return array.astype(np.int64)

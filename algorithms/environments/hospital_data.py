@@ -29,7 +29,6 @@ from typing import IO
 
 import numpy as np
 import pandas as pd
-
 from fedpriv.privacy._checks import check_positive
 from fedpriv.privacy.errors import DataFormatError
 
@@ -149,14 +148,7 @@ N_ARMS = 5
 ARM_MEDICATIONS: tuple[tuple[str, ...], ...] = (
     ("insulin",),
     ("metformin",),
-    (
-        "repaglinide",
-        "glipizide",
-        "rosiglitazone",
-        "acarbose",
-        "miglitol",
-        "troglitazone",
-    ),
+    ("repaglinide", "glipizide", "rosiglitazone", "acarbose", "miglitol", "troglitazone"),
     (
         "nateglinide",
         "chlorpropamide",
@@ -248,18 +240,13 @@ def load_diabetes(path: str | os.PathLike[str]) -> pd.DataFrame:
                 with archive.open(member) as handle:
                     return _read_table(handle, source=f"{path}!{member}")
         except zipfile.BadZipFile as exc:
-            raise DataFormatError(
-                f"{path}: not a readable zip archive ({exc})."
-            ) from exc
+            raise DataFormatError(f"{path}: not a readable zip archive ({exc}).") from exc
     with path.open("rb") as handle:
         return _read_table(handle, source=str(path))
 
 
 def download_diabetes(
-    dest_dir: str | os.PathLike[str],
-    *,
-    url: str = DIABETES_URL,
-    timeout: float = 60.0,
+    dest_dir: str | os.PathLike[str], *, url: str = DIABETES_URL, timeout: float = 60.0
 ) -> Path:
     """Download the UCI archive and extract ``diabetic_data.csv`` atomically.
 
@@ -302,9 +289,7 @@ def download_diabetes(
     """
     scheme = urllib.parse.urlsplit(url).scheme.lower()
     if scheme not in ("https", "http", "file"):
-        raise ValueError(
-            f"`url` must use scheme https, http or file, got {scheme!r} in {url!r}."
-        )
+        raise ValueError(f"`url` must use scheme https, http or file, got {scheme!r} in {url!r}.")
     timeout = check_positive("timeout", timeout)
     dest_dir = Path(dest_dir)
     dest_dir.mkdir(parents=True, exist_ok=True)
@@ -312,10 +297,7 @@ def download_diabetes(
     zip_tmp = _temp_file(dest_dir, suffix=".zip.part")
     csv_tmp = _temp_file(dest_dir, suffix=".csv.part")
     try:
-        with (
-            urllib.request.urlopen(url, timeout=timeout) as response,
-            zip_tmp.open("wb") as out,
-        ):
+        with urllib.request.urlopen(url, timeout=timeout) as response, zip_tmp.open("wb") as out:
             shutil.copyfileobj(response, out)
         try:
             with zipfile.ZipFile(zip_tmp) as archive:
@@ -346,11 +328,7 @@ def _temp_file(directory: Path, *, suffix: str) -> Path:
 
 def _find_member(archive: zipfile.ZipFile, *, source: str) -> str:
     """Return the name of the ``diabetic_data.csv`` member of ``archive``."""
-    matches = [
-        name
-        for name in archive.namelist()
-        if PurePosixPath(name).name == DIABETES_MEMBER
-    ]
+    matches = [name for name in archive.namelist() if PurePosixPath(name).name == DIABETES_MEMBER]
     if len(matches) != 1:
         found = ", ".join(archive.namelist()[:10]) or "nothing"
         raise DataFormatError(
@@ -381,15 +359,12 @@ def _read_table(handle: IO[bytes], *, source: str) -> pd.DataFrame:
     return frame.assign(**converted)
 
 
-def _check_schema(
-    frame: pd.DataFrame, *, source: str, columns: tuple[str, ...]
-) -> None:
+def _check_schema(frame: pd.DataFrame, *, source: str, columns: tuple[str, ...]) -> None:
     """Raise DataFormatError if ``frame`` lacks ``columns``, rows or allowed values."""
     missing = [column for column in columns if column not in frame.columns]
     if missing:
         raise DataFormatError(
-            f"{source}: missing {len(missing)} expected column(s): "
-            f"{', '.join(missing)}."
+            f"{source}: missing {len(missing)} expected column(s): {', '.join(missing)}."
         )
     if len(frame) == 0:
         raise DataFormatError(f"{source}: has no data rows.")
@@ -398,14 +373,10 @@ def _check_schema(
         if column in columns:
             bad = ~frame[column].isin(MEDICATION_VALUES)
             if bad.any():
-                problems.append(
-                    _describe_bad(frame[column], bad, "/".join(MEDICATION_VALUES))
-                )
+                problems.append(_describe_bad(frame[column], bad, "/".join(MEDICATION_VALUES)))
     bad = ~frame["readmitted"].isin(READMITTED_VALUES)
     if bad.any():
-        problems.append(
-            _describe_bad(frame["readmitted"], bad, "/".join(READMITTED_VALUES))
-        )
+        problems.append(_describe_bad(frame["readmitted"], bad, "/".join(READMITTED_VALUES)))
     if problems:
         raise DataFormatError(f"{source}: " + "; ".join(problems) + ".")
 
@@ -458,9 +429,7 @@ def assign_arms(data: pd.DataFrame) -> np.ndarray:
     array([ 3, -2, -1,  4])
     """
     if not isinstance(data, pd.DataFrame):
-        raise TypeError(
-            f"`data` must be a pandas DataFrame, got {type(data).__name__}."
-        )
+        raise TypeError(f"`data` must be a pandas DataFrame, got {type(data).__name__}.")
     _check_schema(data, source="`data`", columns=_REQUIRED_FOR_BANDIT)
     doses = data.loc[:, list(MEDICATION_COLUMNS)].to_numpy(dtype=object)
     changed = np.isin(doses, ("Up", "Down")).any(axis=1)

@@ -49,7 +49,6 @@ import dataclasses
 from typing import NamedTuple
 
 import numpy as np
-
 from fedpriv.algorithms.environments.linear_sampling import (
     CHUNK_ROUNDS,
     checked_contexts,
@@ -207,17 +206,14 @@ class LinearBandit:
         for name in ("bound_x", "bound_theta", "bound_y"):
             set_(self, name, check_positive(name, getattr(self, name)))
         if self.bound_y < 1.0:
-            raise ValueError(
-                f"`bound_y` must be >= 1 for rewards in [0, 1], got {self.bound_y!r}."
-            )
+            raise ValueError(f"`bound_y` must be >= 1 for rewards in [0, 1], got {self.bound_y!r}.")
         sub = _check_band("suboptimal_band", self.suboptimal_band)
         best = _check_band("best_band", self.best_band)
         set_(self, "suboptimal_band", sub)
         set_(self, "best_band", best)
         if best[0] < sub[1]:
             raise ValueError(
-                f"`best_band` must lie above `suboptimal_band` (gap >= 0), got {best} "
-                f"and {sub}."
+                f"`best_band` must lie above `suboptimal_band` (gap >= 0), got {best} and {sub}."
             )
         open_unit = self.reward == "beta"
         for name, band in (("suboptimal_band", sub), ("best_band", best)):
@@ -367,7 +363,9 @@ class LinearBanditTables:
         rewards = np.array(rewards, dtype=np.float64)
         theta = np.array(theta, dtype=np.float64)
         if contexts.ndim != 5 or contexts.shape[1:2] + contexts.shape[3:] != (
-            spec.n_agents, spec.n_arms, spec.dim
+            spec.n_agents,
+            spec.n_arms,
+            spec.dim,
         ):
             raise ValueError(
                 "`contexts` must have shape (n_trials, n_agents, horizon, n_arms, dim) "
@@ -375,14 +373,20 @@ class LinearBanditTables:
                 f"got {contexts.shape}."
             )
         if rewards.shape != contexts.shape[:4]:
-            raise ValueError(f"`rewards` must have shape {contexts.shape[:4]}, got {rewards.shape}.")
+            raise ValueError(
+                f"`rewards` must have shape {contexts.shape[:4]}, got {rewards.shape}."
+            )
         if theta.shape != (contexts.shape[0], spec.dim) or not np.all(np.isfinite(theta)):
             raise ValueError(f"`theta` must be finite with shape {(contexts.shape[0], spec.dim)}.")
         contexts = checked_contexts(spec, contexts)
         rewards = checked_rewards(spec, rewards)
         return cls(
-            spec, root=None, n_trials=contexts.shape[0], horizon=contexts.shape[2],
-            arrays=(contexts, rewards), theta=theta,
+            spec,
+            root=None,
+            n_trials=contexts.shape[0],
+            horizon=contexts.shape[2],
+            arrays=(contexts, rewards),
+            theta=theta,
         )
 
     def substitute(
@@ -450,10 +454,17 @@ class LinearBanditTables:
             rewards = checked_rewards(self.spec, rewards)
         if contexts is None and rewards is None:
             raise ValueError("give `contexts` and/or `rewards` to substitute.")
-        sub = Substitution(agent=agent, t=t, contexts=contexts, rewards=rewards, arm=arm, trial=trial)
+        sub = Substitution(
+            agent=agent, t=t, contexts=contexts, rewards=rewards, arm=arm, trial=trial
+        )
         neighbour = LinearBanditTables(
-            self.spec, root=self.root, n_trials=self.n_trials, horizon=self.horizon,
-            substitutions=(*self.substitutions, sub), arrays=self._arrays, theta=self.theta,
+            self.spec,
+            root=self.root,
+            n_trials=self.n_trials,
+            horizon=self.horizon,
+            substitutions=(*self.substitutions, sub),
+            arrays=self._arrays,
+            theta=self.theta,
         )
         neighbour._means_box = self._means_box  # same arrays and θ*: same means
         return neighbour

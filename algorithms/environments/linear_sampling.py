@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Protocol
 
 import numpy as np
-
 from fedpriv.algorithms.seeding import Stream
 
 
@@ -28,9 +27,10 @@ class LinearSpec(Protocol):
     reward: str
     out_of_bounds: str
 
+
 __all__ = [
-    "LinearSpec",
     "CHUNK_ROUNDS",
+    "LinearSpec",
     "checked_contexts",
     "checked_rewards",
     "draw_chunk",
@@ -42,7 +42,9 @@ __all__ = [
 CHUNK_ROUNDS = 32
 
 
-def stream_generator(root: np.random.SeedSequence, trial: int, agent: int, index: int) -> np.random.Generator:
+def stream_generator(
+    root: np.random.SeedSequence, trial: int, agent: int, index: int
+) -> np.random.Generator:
     """The generator at ``(trial, 0, agent, Stream.ENVIRONMENT, index)`` below ``root``.
 
     Parameters
@@ -103,8 +105,8 @@ def draw_chunk(
     uniforms = np.ascontiguousarray(np.moveaxis(uniforms, 2, 0))
     normals = np.ascontiguousarray(np.moveaxis(normals, 2, 0))
     u_value = uniforms[..., :n_arms]
-    u_radius = uniforms[..., n_arms:2 * n_arms]
-    u_reward = uniforms[..., 2 * n_arms:3 * n_arms]
+    u_radius = uniforms[..., n_arms : 2 * n_arms]
+    u_reward = uniforms[..., 2 * n_arms : 3 * n_arms]
     position = np.minimum((uniforms[..., -1] * n_arms).astype(np.int64), n_arms - 1)
     low, high = spec.suboptimal_band
     best_low, best_high = spec.best_band

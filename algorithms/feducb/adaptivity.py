@@ -139,5 +139,7 @@ def leaf_reach(*, sync_every: int, horizon: int, gamma: int = 1) -> int:
     gamma = check_int_at_least("gamma", gamma, 1)
     if horizon < sync_every:
         return 1
-    return max(positions_reached(t, sync_every=sync_every, horizon=horizon, gamma=gamma)
-               for t in range(min(horizon, sync_every * gamma)))
+    return max(
+        positions_reached(t, sync_every=sync_every, horizon=horizon, gamma=gamma)
+        for t in range(min(horizon, sync_every * gamma))
+    )

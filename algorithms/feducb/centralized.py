@@ -69,22 +69,14 @@ import math
 from typing import Any
 
 import numpy as np
-
-from fedpriv.algorithms.feducb.run import (
-    FedUCBRun,
-    FedUCBTranscript,
-    open_accounting,
-)
+from fedpriv.algorithms.environments.linear import LinearBanditTables
 from fedpriv.algorithms.feducb.adaptivity import leaf_reach
 from fedpriv.algorithms.feducb.loop import CentralizedLoop, LoopSetup
+from fedpriv.algorithms.feducb.run import FedUCBRun, FedUCBTranscript, open_accounting
 from fedpriv.algorithms.feducb.sync import recommended_threshold
-from fedpriv.algorithms.environments.linear import LinearBanditTables
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rngs
 from fedpriv.privacy._checks import check_int_at_least, check_positive, check_real
-from fedpriv.privacy.mechanisms.matrix_tree import (
-    PRIVATIZER_CALIBRATIONS,
-    privatizer_calibration,
-)
+from fedpriv.privacy.mechanisms.matrix_tree import PRIVATIZER_CALIBRATIONS, privatizer_calibration
 
 __all__ = [
     "BETA_VERSIONS",
@@ -134,10 +126,21 @@ def _run(
     if not isinstance(tables, LinearBanditTables):
         raise TypeError(f"`tables` must be LinearBanditTables, got {type(tables).__name__}.")
     setup = _configure(
-        tables, private=private, fixed=fixed, epsilon=epsilon, delta=delta,
-        threshold=threshold, sync_every=sync_every, calibration=calibration, beta=beta,
-        beta_value=beta_value, n_syncs=n_syncs, regularizer=regularizer,
-        failure_probability=failure_probability, on_capacity=on_capacity, side=side,
+        tables,
+        private=private,
+        fixed=fixed,
+        epsilon=epsilon,
+        delta=delta,
+        threshold=threshold,
+        sync_every=sync_every,
+        calibration=calibration,
+        beta=beta,
+        beta_value=beta_value,
+        n_syncs=n_syncs,
+        regularizer=regularizer,
+        failure_probability=failure_probability,
+        on_capacity=on_capacity,
+        side=side,
         secure=bool(secure_noise) and private,
     )
     spec = tables.spec
@@ -145,27 +148,48 @@ def _run(
     root = as_seed_sequence(seed)
     # Fixed schedule: one changed pair moves up to B pairs of its leaf through the
     # agent's own actions between syncs (Alg. 1 lines 4, 8, 10; adaptivity.py)
-    reach = (leaf_reach(sync_every=setup.sync_every, horizon=tables.horizon)
-             if fixed and private else 1)
+    reach = (
+        leaf_reach(sync_every=setup.sync_every, horizon=tables.horizon) if fixed and private else 1
+    )
     accountant, privatizer, mechanism = open_accounting(
-        shared_users=spec.shared_users, n_trials=n_trials, n_agents=n_agents, dim=d,
-        capacity=setup.capacity, noise_stddev=setup.noise_stddev, shift=setup.shift,
+        shared_users=spec.shared_users,
+        n_trials=n_trials,
+        n_agents=n_agents,
+        dim=d,
+        capacity=setup.capacity,
+        noise_stddev=setup.noise_stddev,
+        shift=setup.shift,
         frobenius_sensitivity=math.sqrt(2.0) * (spec.bound_x**2 + spec.bound_y**2),
         sync_timing_reason=None if fixed else SYNC_TIMING_REASON,
-        rng=stream_rngs(root, n_trials=n_trials, n_agents=n_agents, side=setup.side,
-                        stream=Stream.NOISE),
-        secure_noise=bool(secure_noise) and private, records_per_leaf=reach,
+        rng=stream_rngs(
+            root, n_trials=n_trials, n_agents=n_agents, side=setup.side, stream=Stream.NOISE
+        ),
+        secure_noise=bool(secure_noise) and private,
+        records_per_leaf=reach,
     )
     loop = CentralizedLoop(
-        setup, n_trials=n_trials, n_agents=n_agents, dim=d, horizon=tables.horizon,
-        sub_gaussian=spec.sub_gaussian, literal_d_factor=literal_d_factor, record=record,
+        setup,
+        n_trials=n_trials,
+        n_agents=n_agents,
+        dim=d,
+        horizon=tables.horizon,
+        sub_gaussian=spec.sub_gaussian,
+        literal_d_factor=literal_d_factor,
+        record=record,
     )
     loop.run(tables, privatizer)
     setting: dict[str, Any] = {
-        "n_agents": n_agents, "n_arms": tables.n_arms, "dim": d, "horizon": tables.horizon,
-        "n_trials": n_trials, "reward": spec.reward, "shared_users": spec.shared_users,
-        "beta": beta, "beta_value": setup.beta_value,
-        "failure_probability": failure_probability, "sub_gaussian": spec.sub_gaussian,
+        "n_agents": n_agents,
+        "n_arms": tables.n_arms,
+        "dim": d,
+        "horizon": tables.horizon,
+        "n_trials": n_trials,
+        "reward": spec.reward,
+        "shared_users": spec.shared_users,
+        "beta": beta,
+        "beta_value": setup.beta_value,
+        "failure_probability": failure_probability,
+        "sub_gaussian": spec.sub_gaussian,
         "literal_d_factor": literal_d_factor,
     }
     if private:
@@ -176,23 +200,43 @@ def _run(
         setting["regularizer"] = setup.regularizer
     sync_rounds = loop.sync_rounds
     return FedUCBRun(
-        algorithm=setup.algorithm, setting=setting, regret_curve=loop.regret_curve,
-        final_regret=loop.cumulative, sync_rounds=sync_rounds,
-        n_syncs=sync_rounds.sum(axis=1), threshold=float(setup.threshold),
+        algorithm=setup.algorithm,
+        setting=setting,
+        regret_curve=loop.regret_curve,
+        final_regret=loop.cumulative,
+        sync_rounds=sync_rounds,
+        n_syncs=sync_rounds.sum(axis=1),
+        threshold=float(setup.threshold),
         sync_every=setup.sync_every if fixed else None,
         tree_depth=privatizer.depth if private else 0,
-        capacity=setup.capacity if private else 0, calibration=setup.calibration,
-        accountant=accountant, transcript=loop.transcript() if record else None,
-        seed_entropy=int(root.entropy), records_per_leaf=reach,
+        capacity=setup.capacity if private else 0,
+        calibration=setup.calibration,
+        accountant=accountant,
+        transcript=loop.transcript() if record else None,
+        seed_entropy=int(root.entropy),
+        records_per_leaf=reach,
         mechanism_accountant=mechanism,
     )
 
 
 def _configure(
-    tables: LinearBanditTables, *, private: bool, fixed: bool, epsilon: float,
-    delta: float, threshold: float | None, sync_every: int | None, calibration: str,
-    beta: str, beta_value: float | None, n_syncs: int | None, regularizer: float,
-    failure_probability: float, on_capacity: str, side: int, horizon: int | None = None,
+    tables: LinearBanditTables,
+    *,
+    private: bool,
+    fixed: bool,
+    epsilon: float,
+    delta: float,
+    threshold: float | None,
+    sync_every: int | None,
+    calibration: str,
+    beta: str,
+    beta_value: float | None,
+    n_syncs: int | None,
+    regularizer: float,
+    failure_probability: float,
+    on_capacity: str,
+    side: int,
+    horizon: int | None = None,
     secure: bool = False,
 ) -> LoopSetup:
     """Validate the options and derive the Privatizer's calibration (Alg. 1-2).
@@ -213,9 +257,7 @@ def _configure(
     if on_capacity not in ON_CAPACITY:
         raise ValueError(f"`on_capacity` must be one of {ON_CAPACITY}, got {on_capacity!r}.")
     if calibration not in PRIVATIZER_CALIBRATIONS:
-        raise ValueError(
-            f"`mode` must be one of {PRIVATIZER_CALIBRATIONS}, got {calibration!r}."
-        )
+        raise ValueError(f"`mode` must be one of {PRIVATIZER_CALIBRATIONS}, got {calibration!r}.")
     side = check_int_at_least("side", side, 0)
     if fixed:
         sync_every = check_int_at_least("sync_every", sync_every, 1)
@@ -224,12 +266,20 @@ def _configure(
         n_syncs = check_int_at_least("n_syncs", n_syncs, 1)
     if private:
         cal = privatizer_calibration(
-            epsilon, delta, horizon=horizon, n_agents=n_agents, dim=d, n_syncs=n_syncs,
-            calibration=calibration, version=_VERSION_OF_BETA[beta], bound_x=spec.bound_x,
-            bound_y=spec.bound_y, bound_theta=spec.bound_theta,
-            failure_probability=failure_probability, secure=secure,
-            records_per_leaf=(leaf_reach(sync_every=sync_every, horizon=horizon)
-                              if fixed else 1),
+            epsilon,
+            delta,
+            horizon=horizon,
+            n_agents=n_agents,
+            dim=d,
+            n_syncs=n_syncs,
+            calibration=calibration,
+            version=_VERSION_OF_BETA[beta],
+            bound_x=spec.bound_x,
+            bound_y=spec.bound_y,
+            bound_theta=spec.bound_theta,
+            failure_probability=failure_probability,
+            secure=secure,
+            records_per_leaf=(leaf_reach(sync_every=sync_every, horizon=horizon) if fixed else 1),
         )
         rho_min, rho_max, privacy_term = cal.rho_min, cal.rho_max, cal.beta_privacy_term
         noise_stddev, shift, capacity = cal.noise_stddev, cal.shift, cal.capacity
@@ -239,7 +289,8 @@ def _configure(
         regularizer = check_positive("regularizer", regularizer)
         rho_min = rho_max = regularizer / n_agents  # S starts at λ I = M ρ_min I
         privacy_term = (
-            n_agents * spec.bound_theta * math.sqrt(rho_max) if beta == "H"
+            n_agents * spec.bound_theta * math.sqrt(rho_max)
+            if beta == "H"
             else spec.bound_theta * math.sqrt(regularizer)
         )
         noise_stddev, shift, initial = 0.0, 0.0, regularizer
@@ -255,14 +306,28 @@ def _configure(
         if threshold < 0:
             raise ValueError(f"`threshold` must be >= 0, got {threshold!r}.")
     return LoopSetup(
-        algorithm=algorithm, private=private, fixed=fixed, beta=beta, beta_value=beta_value,
-        sync_every=sync_every, n_syncs=n_syncs, on_capacity=on_capacity, side=side,
-        calibration=cal, rho_min=rho_min, rho_max=rho_max, privacy_term=privacy_term,
-        noise_stddev=noise_stddev, shift=shift, capacity=capacity, initial=initial,
-        regularizer=regularizer, threshold=threshold,
-        shift_w=n_agents * (rho_max - rho_min), failure_probability=failure_probability,
+        algorithm=algorithm,
+        private=private,
+        fixed=fixed,
+        beta=beta,
+        beta_value=beta_value,
+        sync_every=sync_every,
+        n_syncs=n_syncs,
+        on_capacity=on_capacity,
+        side=side,
+        calibration=cal,
+        rho_min=rho_min,
+        rho_max=rho_max,
+        privacy_term=privacy_term,
+        noise_stddev=noise_stddev,
+        shift=shift,
+        capacity=capacity,
+        initial=initial,
+        regularizer=regularizer,
+        threshold=threshold,
+        shift_w=n_agents * (rho_max - rho_min),
+        failure_probability=failure_probability,
     )
-
 
 
 def run_feducb(
@@ -338,21 +403,51 @@ def run_feducb(
         See ``on_capacity``.
     """
     return _private_run(
-        tables, side=0, fixed=False, epsilon=epsilon, delta=delta, threshold=threshold,
-        mode=mode, beta=beta, beta_value=beta_value, n_syncs=n_syncs,
-        failure_probability=failure_probability, literal_d_factor=literal_d_factor,
-        on_capacity=on_capacity, record=record, seed=seed, secure_noise=secure_noise,
+        tables,
+        side=0,
+        fixed=False,
+        epsilon=epsilon,
+        delta=delta,
+        threshold=threshold,
+        mode=mode,
+        beta=beta,
+        beta_value=beta_value,
+        n_syncs=n_syncs,
+        failure_probability=failure_probability,
+        literal_d_factor=literal_d_factor,
+        on_capacity=on_capacity,
+        record=record,
+        seed=seed,
+        secure_noise=secure_noise,
     )
 
 
-def _private_run(tables: LinearBanditTables, *, side: int, fixed: bool, mode: str,
-                 sync_every: int | None = None, threshold: float | None = None,
-                 n_syncs: int | None = None, on_capacity: str = "raise",
-                 **options: Any) -> FedUCBRun:
+def _private_run(
+    tables: LinearBanditTables,
+    *,
+    side: int,
+    fixed: bool,
+    mode: str,
+    sync_every: int | None = None,
+    threshold: float | None = None,
+    n_syncs: int | None = None,
+    on_capacity: str = "raise",
+    **options: Any,
+) -> FedUCBRun:
     """:func:`run_feducb` or (``fixed``) ``_fixed`` with its noise at ``side`` (worlds.py)."""
-    return _run(tables, private=True, fixed=fixed, threshold=threshold, sync_every=sync_every,
-                calibration=mode, n_syncs=n_syncs, regularizer=1.0, on_capacity=on_capacity,
-                side=side, **options)
+    return _run(
+        tables,
+        private=True,
+        fixed=fixed,
+        threshold=threshold,
+        sync_every=sync_every,
+        calibration=mode,
+        n_syncs=n_syncs,
+        regularizer=1.0,
+        on_capacity=on_capacity,
+        side=side,
+        **options,
+    )
 
 
 def run_feducb_fixed(
@@ -424,9 +519,19 @@ def run_feducb_fixed(
         On a parameter out of range (named in the message).
     """
     return _private_run(
-        tables, side=0, fixed=True, epsilon=epsilon, delta=delta, sync_every=sync_every,
-        mode=mode, beta=beta, beta_value=beta_value, failure_probability=failure_probability,
-        literal_d_factor=literal_d_factor, record=record, seed=seed,
+        tables,
+        side=0,
+        fixed=True,
+        epsilon=epsilon,
+        delta=delta,
+        sync_every=sync_every,
+        mode=mode,
+        beta=beta,
+        beta_value=beta_value,
+        failure_probability=failure_probability,
+        literal_d_factor=literal_d_factor,
+        record=record,
+        seed=seed,
         secure_noise=secure_noise,
     )
 
@@ -491,9 +596,22 @@ def run_feducb_nonprivate(
     if sync_every is not None and threshold is not None:
         raise ValueError("give at most one of `threshold` and `sync_every`.")
     return _run(
-        tables, private=False, fixed=sync_every is not None, epsilon=math.inf, delta=0.0,
-        threshold=threshold, sync_every=sync_every, calibration="paper", beta=beta,
-        beta_value=beta_value, n_syncs=None, regularizer=regularizer,
-        failure_probability=failure_probability, literal_d_factor=literal_d_factor,
-        on_capacity="raise", record=record, seed=seed, side=0,
+        tables,
+        private=False,
+        fixed=sync_every is not None,
+        epsilon=math.inf,
+        delta=0.0,
+        threshold=threshold,
+        sync_every=sync_every,
+        calibration="paper",
+        beta=beta,
+        beta_value=beta_value,
+        n_syncs=None,
+        regularizer=regularizer,
+        failure_probability=failure_probability,
+        literal_d_factor=literal_d_factor,
+        on_capacity="raise",
+        record=record,
+        seed=seed,
+        side=0,
     )

@@ -121,12 +121,7 @@ from fedpriv.algorithms.feducb.oful import iterate_rounds
 from fedpriv.algorithms.feducb.sync import recommended_threshold
 from fedpriv.algorithms.networks.graphs import check_connected, neighbor_matrix
 from fedpriv.algorithms.seeding import as_seed_sequence
-from fedpriv.privacy._checks import (
-    check_epsilon,
-    check_int_at_least,
-    check_positive,
-    check_real,
-)
+from fedpriv.privacy._checks import check_epsilon, check_int_at_least, check_positive, check_real
 from fedpriv.privacy.ledger.accountant import Accountant
 from fedpriv.privacy.mechanisms.matrix_tree import (
     PRIVATIZER_CALIBRATIONS,
@@ -329,46 +324,112 @@ def run_feducb_decentralized(
         With ``on_capacity="raise"``, a tree asked for a leaf past its capacity.
     """
     return _decentralized(
-        tables, graph, side=0, gamma=gamma, epsilon=epsilon, delta=delta, schedule=schedule,
-        sync_every=sync_every, threshold=threshold, mode=mode, beta=beta,
-        beta_value=beta_value, respond=respond, cover=cover, regularizer=regularizer,
-        failure_probability=failure_probability, on_capacity=on_capacity, record=record,
-        seed=seed, secure_noise=secure_noise,
+        tables,
+        graph,
+        side=0,
+        gamma=gamma,
+        epsilon=epsilon,
+        delta=delta,
+        schedule=schedule,
+        sync_every=sync_every,
+        threshold=threshold,
+        mode=mode,
+        beta=beta,
+        beta_value=beta_value,
+        respond=respond,
+        cover=cover,
+        regularizer=regularizer,
+        failure_probability=failure_probability,
+        on_capacity=on_capacity,
+        record=record,
+        seed=seed,
+        secure_noise=secure_noise,
     )
 
 
-def _decentralized(tables: LinearBanditTables, graph: nx.Graph, *, side: int, gamma: int,
-                   epsilon: float, delta: float, schedule: str, sync_every: int | None,
-                   threshold: float | None, mode: str, beta: str, beta_value: float | None,
-                   respond: str, cover: Any, regularizer: float, failure_probability: float,
-                   on_capacity: str, record: bool, seed: int | np.random.SeedSequence,
-                   secure_noise: bool) -> DecentralizedFedUCBRun:
+def _decentralized(
+    tables: LinearBanditTables,
+    graph: nx.Graph,
+    *,
+    side: int,
+    gamma: int,
+    epsilon: float,
+    delta: float,
+    schedule: str,
+    sync_every: int | None,
+    threshold: float | None,
+    mode: str,
+    beta: str,
+    beta_value: float | None,
+    respond: str,
+    cover: Any,
+    regularizer: float,
+    failure_probability: float,
+    on_capacity: str,
+    record: bool,
+    seed: int | np.random.SeedSequence,
+    secure_noise: bool,
+) -> DecentralizedFedUCBRun:
     """:func:`run_feducb_decentralized` with its noise streams at ``side`` (worlds.py)."""
     calibration = mode
     setup = _check_setup(
-        tables, graph, gamma=gamma, epsilon=epsilon, schedule=schedule, sync_every=sync_every,
-        threshold=threshold, respond=respond, beta=beta, beta_value=beta_value,
-        on_capacity=on_capacity, calibration=calibration, cover=cover, side=side,
+        tables,
+        graph,
+        gamma=gamma,
+        epsilon=epsilon,
+        schedule=schedule,
+        sync_every=sync_every,
+        threshold=threshold,
+        respond=respond,
+        beta=beta,
+        beta_value=beta_value,
+        on_capacity=on_capacity,
+        calibration=calibration,
+        cover=cover,
+        side=side,
     )
     setup["secure_noise"] = bool(secure_noise)
-    noise = _calibrate(setup, epsilon=setup["epsilon"], delta=delta, threshold=threshold,
-                       calibration=calibration, regularizer=regularizer,
-                       failure_probability=failure_probability)
+    noise = _calibrate(
+        setup,
+        epsilon=setup["epsilon"],
+        delta=delta,
+        threshold=threshold,
+        calibration=calibration,
+        regularizer=regularizer,
+        failure_probability=failure_probability,
+    )
     root = as_seed_sequence(seed)
-    protocol = DecentralizedProtocol(setup, noise, root=root, record=record,
-                                     failure_probability=failure_probability)
+    protocol = DecentralizedProtocol(
+        setup, noise, root=root, record=record, failure_probability=failure_probability
+    )
     for t, contexts, rewards, means in iterate_rounds(tables):
         protocol.play_round(t, contexts, rewards, means)
     return DecentralizedFedUCBRun(
         algorithm="feducb-decentralized",
-        **protocol.outcome(delta=delta, failure_probability=failure_probability,
-                           calibration=calibration),
+        **protocol.outcome(
+            delta=delta, failure_probability=failure_probability, calibration=calibration
+        ),
         seed_entropy=int(root.entropy),
     )
 
 
-def _check_setup(tables, graph, *, gamma, epsilon, schedule, sync_every, threshold, respond,
-                 beta, beta_value, on_capacity, calibration, cover, side) -> dict:
+def _check_setup(
+    tables,
+    graph,
+    *,
+    gamma,
+    epsilon,
+    schedule,
+    sync_every,
+    threshold,
+    respond,
+    beta,
+    beta_value,
+    on_capacity,
+    calibration,
+    cover,
+    side,
+) -> dict:
     """Validate the arguments; return the setup (graph structure, schedule, options)."""
     if not isinstance(tables, LinearBanditTables):
         raise TypeError(f"`tables` must be LinearBanditTables, got {type(tables).__name__}.")
@@ -377,13 +438,15 @@ def _check_setup(tables, graph, *, gamma, epsilon, schedule, sync_every, thresho
     n_agents = tables.n_agents
     if graph.number_of_nodes() != n_agents:
         raise ValueError(
-            f"`graph` has {graph.number_of_nodes()} nodes but the tables have "
-            f"{n_agents} agents."
+            f"`graph` has {graph.number_of_nodes()} nodes but the tables have {n_agents} agents."
         )
-    for name, value, allowed in (("respond", respond, RESPOND), ("beta", beta, BETA_CHOICES),
-                                 ("on_capacity", on_capacity, ON_CAPACITY),
-                                 ("mode", calibration, PRIVATIZER_CALIBRATIONS),
-                                 ("schedule", schedule, SCHEDULES)):
+    for name, value, allowed in (
+        ("respond", respond, RESPOND),
+        ("beta", beta, BETA_CHOICES),
+        ("on_capacity", on_capacity, ON_CAPACITY),
+        ("mode", calibration, PRIVATIZER_CALIBRATIONS),
+        ("schedule", schedule, SCHEDULES),
+    ):
         if value not in allowed:
             raise ValueError(f"`{name}` must be one of {allowed}, got {value!r}.")
     if schedule == "fixed":
@@ -391,11 +454,15 @@ def _check_setup(tables, graph, *, gamma, epsilon, schedule, sync_every, thresho
             raise ValueError("`sync_every` (B >= 1) is required with schedule='fixed'.")
         sync_every = check_int_at_least("sync_every", sync_every, 1)
         if threshold is not None:
-            raise ValueError("`threshold` applies to schedule='adaptive' only; got "
-                             f"threshold={threshold!r} with schedule='fixed'.")
+            raise ValueError(
+                "`threshold` applies to schedule='adaptive' only; got "
+                f"threshold={threshold!r} with schedule='fixed'."
+            )
     elif sync_every is not None:
-        raise ValueError("`sync_every` applies to schedule='fixed' only; got "
-                         f"sync_every={sync_every!r} with schedule='adaptive'.")
+        raise ValueError(
+            "`sync_every` applies to schedule='fixed' only; got "
+            f"sync_every={sync_every!r} with schedule='adaptive'."
+        )
     if beta == "tuned":
         beta_value = check_positive("beta_value", beta_value if beta_value is not None else -1.0)
     epsilon = check_epsilon("epsilon", epsilon, allow_inf=True)
@@ -404,15 +471,28 @@ def _check_setup(tables, graph, *, gamma, epsilon, schedule, sync_every, thresho
     label = check_clique_cover(g_gamma, cover)
     member = label[:, None] == label[None, :]  # (M, M) same clique
     adjacency = neighbor_matrix(graph).astype(np.int64)
-    return {"tables": tables, "gamma": gamma, "epsilon": epsilon, "schedule": schedule,
-            "sync_every": sync_every, "respond": respond, "beta": beta, "beta_value": beta_value,
-            "on_capacity": on_capacity, "cover": cover, "member": member,
-            "clique_size": member.sum(axis=1), "adjacency": adjacency,
-            "degree": adjacency.sum(axis=1), "side": check_int_at_least("side", side, 0)}
+    return {
+        "tables": tables,
+        "gamma": gamma,
+        "epsilon": epsilon,
+        "schedule": schedule,
+        "sync_every": sync_every,
+        "respond": respond,
+        "beta": beta,
+        "beta_value": beta_value,
+        "on_capacity": on_capacity,
+        "cover": cover,
+        "member": member,
+        "clique_size": member.sum(axis=1),
+        "adjacency": adjacency,
+        "degree": adjacency.sum(axis=1),
+        "side": check_int_at_least("side", side, 0),
+    }
 
 
-def _calibrate(setup: dict, *, epsilon, delta, threshold, calibration, regularizer,
-               failure_probability) -> dict:
+def _calibrate(
+    setup: dict, *, epsilon, delta, threshold, calibration, regularizer, failure_probability
+) -> dict:
     """The Privatizer's calibration (or the non-private regulariser) and ``D``."""
     tables = setup["tables"]
     spec, n_agents, d, horizon = tables.spec, tables.n_agents, tables.dim, tables.horizon
@@ -423,30 +503,63 @@ def _calibrate(setup: dict, *, epsilon, delta, threshold, calibration, regulariz
     out: dict[str, Any] = {"n_uses": n_uses}
     if not math.isinf(epsilon):
         cal = privatizer_calibration(
-            epsilon, delta, horizon=horizon, n_agents=n_agents, dim=d, n_syncs=n_leaves,
-            calibration=calibration, version="neurips" if setup["beta"] == "P" else "full",
-            bound_x=spec.bound_x, bound_y=spec.bound_y, bound_theta=spec.bound_theta,
-            failure_probability=failure_probability, secure=setup["secure_noise"],
-            records_per_leaf=(leaf_reach(sync_every=setup["sync_every"], horizon=horizon,
-                                         gamma=setup["gamma"]) if fixed else 1),
+            epsilon,
+            delta,
+            horizon=horizon,
+            n_agents=n_agents,
+            dim=d,
+            n_syncs=n_leaves,
+            calibration=calibration,
+            version="neurips" if setup["beta"] == "P" else "full",
+            bound_x=spec.bound_x,
+            bound_y=spec.bound_y,
+            bound_theta=spec.bound_theta,
+            failure_probability=failure_probability,
+            secure=setup["secure_noise"],
+            records_per_leaf=(
+                leaf_reach(sync_every=setup["sync_every"], horizon=horizon, gamma=setup["gamma"])
+                if fixed
+                else 1
+            ),
         )
-        out.update(cal=cal, rho_min=cal.rho_min, rho_max=cal.rho_max,
-                   privacy_term=cal.beta_privacy_term, noise=cal.noise_stddev,
-                   shift=cal.shift, capacity=cal.capacity, base=0.0, placeholder=cal.rho_min,
-                   reg=setup["clique_size"] * cal.rho_min)  # (M,)
+        out.update(
+            cal=cal,
+            rho_min=cal.rho_min,
+            rho_max=cal.rho_max,
+            privacy_term=cal.beta_privacy_term,
+            noise=cal.noise_stddev,
+            shift=cal.shift,
+            capacity=cal.capacity,
+            base=0.0,
+            placeholder=cal.rho_min,
+            reg=setup["clique_size"] * cal.rho_min,
+        )  # (M,)
     else:
         regularizer = check_positive("regularizer", regularizer)
         # at most one release per (agent, set) and round: T leaves never overflow
-        out.update(cal=None, rho_min=regularizer / n_agents, rho_max=regularizer / n_agents,
-                   privacy_term=spec.bound_theta * math.sqrt(regularizer), noise=0.0,
-                   shift=0.0, capacity=horizon, base=regularizer, placeholder=0.0,
-                   reg=np.full(n_agents, regularizer))
+        out.update(
+            cal=None,
+            rho_min=regularizer / n_agents,
+            rho_max=regularizer / n_agents,
+            privacy_term=spec.bound_theta * math.sqrt(regularizer),
+            noise=0.0,
+            shift=0.0,
+            capacity=horizon,
+            base=regularizer,
+            placeholder=0.0,
+            reg=np.full(n_agents, regularizer),
+        )
     if fixed:
         out["threshold"] = math.nan
         return out
     if threshold is None:
-        threshold = recommended_threshold(horizon=n_uses, dim=d, rho_min=out["rho_min"],
-                                          rho_max=out["rho_max"], bound_x=spec.bound_x)
+        threshold = recommended_threshold(
+            horizon=n_uses,
+            dim=d,
+            rho_min=out["rho_min"],
+            rho_max=out["rho_max"],
+            bound_x=spec.bound_x,
+        )
     threshold = check_real("threshold", threshold)
     if threshold < 0:
         raise ValueError(f"`threshold` must be >= 0, got {threshold!r}.")

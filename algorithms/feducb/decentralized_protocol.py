@@ -22,9 +22,9 @@ from fedpriv.algorithms.feducb.oful import (
     sherman_morrison_update,
 )
 from fedpriv.algorithms.seeding import Stream, stream_rng
-from fedpriv.privacy.ledger.accountant import Accountant
-from fedpriv.privacy.errors import CapacityExceededError
 from fedpriv.privacy.accounting.events import NonPrivate
+from fedpriv.privacy.errors import CapacityExceededError
+from fedpriv.privacy.ledger.accountant import Accountant
 from fedpriv.privacy.mechanisms.matrix_tree import MatrixTreePrivatizer
 from fedpriv.privacy.relations import NeighboringRelation
 
@@ -50,13 +50,19 @@ class DecentralizedProtocol:
     the id of the last release of peer ``j``'s set ``g`` that ``i`` accepted.
     """
 
-    def __init__(self, setup: dict, noise: dict, *, root, record: bool,
-                 failure_probability: float) -> None:
+    def __init__(
+        self, setup: dict, noise: dict, *, root, record: bool, failure_probability: float
+    ) -> None:
         self.setup, self.noise, self.record = setup, noise, record
         self.failure_probability = failure_probability
         tables = setup["tables"]
         self.spec = tables.spec
-        n_trials, n_agents, d, horizon = tables.n_trials, tables.n_agents, tables.dim, tables.horizon
+        n_trials, n_agents, d, horizon = (
+            tables.n_trials,
+            tables.n_agents,
+            tables.dim,
+            tables.horizon,
+        )
         self.n_trials, self.n_agents, self.d, self.horizon = n_trials, n_agents, d, horizon
         self.gamma = gamma = setup["gamma"]
         self.shape = shape = (n_trials, n_agents, gamma)
@@ -67,7 +73,8 @@ class DecentralizedProtocol:
         self.latest_t = np.full((n_trials, n_agents, n_agents, gamma), -1, dtype=np.int64)
         self.s_gram = np.broadcast_to(
             (noise["base"] + setup["clique_size"] * noise["placeholder"])[None, :, None, None, None]
-            * eye, shape + (d, d)
+            * eye,
+            shape + (d, d),
         ).copy()
         self.s_vec = np.zeros(shape + (d,))
         self.shift_w = n_agents * (noise["rho_max"] - noise["rho_min"]) * eye
@@ -85,8 +92,10 @@ class DecentralizedProtocol:
         self.stopped = np.zeros(shape, dtype=bool)
         self.cumulative = np.zeros((n_trials, n_agents))
         self.curve = np.empty((n_trials, horizon))
-        self.counts = {k: np.zeros(n_trials, dtype=np.int64)
-                       for k in ("requests", "releases", "deliveries", "transmissions")}
+        self.counts = {
+            k: np.zeros(n_trials, dtype=np.int64)
+            for k in ("requests", "releases", "deliveries", "transmissions")
+        }
         # messages in flight: columns trial, kind, sender, subset, t_sent, release_id, hops
         self.flight = np.zeros((0, 7), dtype=np.int64)
         self.frontier = np.zeros((0, n_agents), dtype=bool)
@@ -99,17 +108,26 @@ class DecentralizedProtocol:
     def _open_accounting(self, root) -> None:
         """The accountant, one Privatizer tree per (trial, agent, set), the raw channel."""
         spec, shape, gamma, side = self.spec, self.shape, self.gamma, self.setup["side"]
+
         def new_accountant() -> Accountant:
             if spec.shared_users:
-                return Accountant(neighboring_relation=NeighboringRelation.USER_AT_ALL_AGENTS,
-                                  disjoint=("trial", "subset"), sequential=("agent", "channel"))
-            return Accountant(neighboring_relation=NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
-                              disjoint=("trial", "agent", "subset"), sequential=("channel",))
+                return Accountant(
+                    neighboring_relation=NeighboringRelation.USER_AT_ALL_AGENTS,
+                    disjoint=("trial", "subset"),
+                    sequential=("agent", "channel"),
+                )
+            return Accountant(
+                neighboring_relation=NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
+                disjoint=("trial", "agent", "subset"),
+                sequential=("channel",),
+            )
 
         accountant = new_accountant()
-        keys = {"trial": np.arange(self.n_trials)[:, None, None],
-                "agent": np.arange(self.n_agents)[None, :, None],
-                "subset": np.arange(gamma)[None, None, :]}
+        keys = {
+            "trial": np.arange(self.n_trials)[:, None, None],
+            "agent": np.arange(self.n_agents)[None, :, None],
+            "subset": np.arange(gamma)[None, None, :],
+        }
         rngs = np.empty(shape, dtype=object)
         for j in range(self.n_trials):
             for i in range(self.n_agents):
@@ -122,23 +140,33 @@ class DecentralizedProtocol:
         private = noise["noise"] > 0
         self.records_per_leaf = reach = (
             leaf_reach(sync_every=self.setup["sync_every"], horizon=self.horizon, gamma=gamma)
-            if fixed and private else 1)
+            if fixed and private
+            else 1
+        )
         self.privatizer = MatrixTreePrivatizer(
-            stream_shape=shape, dim=self.d, capacity=noise["capacity"],
-            noise_stddev=noise["noise"], shift=noise["shift"],
+            stream_shape=shape,
+            dim=self.d,
+            capacity=noise["capacity"],
+            noise_stddev=noise["noise"],
+            shift=noise["shift"],
             frobenius_sensitivity=math.sqrt(2.0) * (spec.bound_x**2 + spec.bound_y**2),
-            accountant=accountant, keys={**keys, "channel": "privatizer"}, rng=rngs,
-            secure=self.setup["secure_noise"], records_per_leaf=reach,
+            accountant=accountant,
+            keys={**keys, "channel": "privatizer"},
+            rng=rngs,
+            secure=self.setup["secure_noise"],
+            records_per_leaf=reach,
         )
         flat = {k: np.broadcast_to(v, shape).ravel() for k, v in keys.items()}
         self.mechanism_accountant = None
         if reach > 1:
             self.mechanism_accountant = new_accountant()
-            self.mechanism_accountant.spend_many(self.privatizer.event_for(1),
-                                                 keys={**flat, "channel": "privatizer"})
+            self.mechanism_accountant.spend_many(
+                self.privatizer.event_for(1), keys={**flat, "channel": "privatizer"}
+            )
         if not fixed:  # the fixed clock reads no data
-            accountant.spend_many(NonPrivate(reason=SYNC_TIMING_REASON),
-                                  keys={**flat, "channel": "sync-timing"})
+            accountant.spend_many(
+                NonPrivate(reason=SYNC_TIMING_REASON), keys={**flat, "channel": "sync-timing"}
+            )
         self.accountant = accountant
 
     # ------------------------------------------------------------ linear algebra
@@ -156,9 +184,14 @@ class DecentralizedProtocol:
         """
         if self.setup["beta"] == "tuned":
             return np.full(log_det.shape, self.setup["beta_value"])
-        radicand = (2.0 * math.log(2.0 / self.failure_probability) + log_det
-                    - self.d * np.log(self.noise["reg"]))
-        return self.spec.sub_gaussian * np.sqrt(np.maximum(radicand, 0.0)) + self.noise["privacy_term"]
+        radicand = (
+            2.0 * math.log(2.0 / self.failure_probability)
+            + log_det
+            - self.d * np.log(self.noise["reg"])
+        )
+        return (
+            self.spec.sub_gaussian * np.sqrt(np.maximum(radicand, 0.0)) + self.noise["privacy_term"]
+        )
 
     def refresh(self, b: np.ndarray, i: np.ndarray, g: np.ndarray) -> None:
         """Recompute ``S, s`` of the given (b, i, g) from the stored releases.
@@ -168,8 +201,9 @@ class DecentralizedProtocol:
         b, i, g : ndarray of int64, shape (n,)
             Trials, agents and sets to refresh (duplicates allowed).
         """
-        b, i, g = np.unravel_index(np.unique(np.ravel_multi_index((b, i, g), self.shape)),
-                                   self.shape)
+        b, i, g = np.unravel_index(
+            np.unique(np.ravel_multi_index((b, i, g), self.shape)), self.shape
+        )
         member, store, eye = self.setup["member"], self.store, self.eye
         ids = self.latest[b, i, :, g]  # (n, M)
         weight = member[i][..., None, None]
@@ -199,8 +233,10 @@ class DecentralizedProtocol:
         g : int
             The set used this round.
         """
-        for inverse, factor, stale in ((self.a_inv, self.chol_v, self.stale_v),
-                                       (self.w_inv, self.chol_w, self.stale_w)):
+        for inverse, factor, stale in (
+            (self.a_inv, self.chol_v, self.stale_v),
+            (self.w_inv, self.chol_w, self.stale_w),
+        ):
             b, i = np.nonzero(stale[:, :, g])
             if b.size:
                 inverse[b, i, g] = inverse_from_cholesky(factor[b, i, g])
@@ -236,8 +272,9 @@ class DecentralizedProtocol:
         arrived = None
         flight = self.flight
         if flight.shape[0]:
-            np.add.at(self.counts["transmissions"], flight[:, 0],
-                      self.frontier @ self.setup["degree"])
+            np.add.at(
+                self.counts["transmissions"], flight[:, 0], self.frontier @ self.setup["degree"]
+            )
             reach = (self.frontier.astype(np.int64) @ self.setup["adjacency"] > 0) & ~self.visited
             self.visited |= reach
             flight[:, 6] += 1
@@ -251,7 +288,9 @@ class DecentralizedProtocol:
         rows_b, rows_i = self.rows_b, self.rows_i
         self.catch_up(g_now)
         inv = self.a_inv[:, :, g_now]  # a view: updated in place below
-        theta = np.matmul(inv, (self.s_vec[:, :, g_now] + self.u_bar[:, :, g_now])[..., None])[..., 0]
+        theta = np.matmul(inv, (self.s_vec[:, :, g_now] + self.u_bar[:, :, g_now])[..., None])[
+            ..., 0
+        ]
         ax = np.matmul(contexts, inv)
         width = np.sqrt(np.maximum(np.einsum("jikd,jikd->jik", ax, contexts), 0.0))
         mean = np.einsum("jikd,jid->jik", contexts, theta)
@@ -267,8 +306,7 @@ class DecentralizedProtocol:
         vv = np.concatenate([x, y[..., None]], axis=-1)
         self.leaf[:, :, g_now] += np.einsum("...i,...j->...ij", vv, vv)
         self.logdet_v[:, :, g_now] += np.log1p(sherman_morrison_update(inv, x))
-        self.logdet_w[:, :, g_now] += np.log1p(
-            sherman_morrison_update(self.w_inv[:, :, g_now], x))
+        self.logdet_w[:, :, g_now] += np.log1p(sherman_morrison_update(self.w_inv[:, :, g_now], x))
 
     def _decide(self, t: int, g_now: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Step 3: ``(release, request, cause)`` masks of shape (n_trials, n_agents, γ).
@@ -282,15 +320,18 @@ class DecentralizedProtocol:
             tick = (t + 1) % self.setup["sync_every"] == 0
             release = np.full(self.shape, tick) & ~self.stopped
             return release, request, release.astype(np.int64) * _CAUSE_SCHEDULE
-        limit = self.noise["threshold"] / ((self.dt[:, :, g_now] + 1) * (1.0 + self.spec.bound_x**2))
+        limit = self.noise["threshold"] / (
+            (self.dt[:, :, g_now] + 1) * (1.0 + self.spec.bound_x**2)
+        )
         gap = self.logdet_w[:, :, g_now] - self.logdet_s[:, :, g_now]
         request = (gap >= limit) & ~self.stopped[:, :, g_now]
         release = np.zeros(self.shape, dtype=bool)
         release[:, :, g_now] = request
         return release, request, release.astype(np.int64) * _CAUSE_REQUEST
 
-    def _receive(self, t: int, delivered: np.ndarray, arrived: np.ndarray,
-                 release: np.ndarray) -> None:
+    def _receive(
+        self, t: int, delivered: np.ndarray, arrived: np.ndarray, release: np.ndarray
+    ) -> None:
         """Step 4: messages received at ``t`` from the same clique with ``t' >= t − γ``
         (lines 12-24): requests mark ``release`` (or ``pending``), releases are stored."""
         member = self.setup["member"]
@@ -299,8 +340,11 @@ class DecentralizedProtocol:
         ok = member[msg[:, 2], r_idx] & (msg[:, 4] >= t - self.gamma)
         np.add.at(self.counts["deliveries"], msg[:, 0], 1)
         if self.record:
-            self.logs["messages"].append(np.column_stack([msg[:, :5], r_idx, np.full(r_idx.size, t),
-                                                          msg[:, 6], msg[:, 5], ok]))
+            self.logs["messages"].append(
+                np.column_stack(
+                    [msg[:, :5], r_idx, np.full(r_idx.size, t), msg[:, 6], msg[:, 5], ok]
+                )
+            )
         req = ok & (msg[:, 1] == _REQUEST)
         if self.setup["respond"] == "receipt":
             release[msg[req, 0], r_idx[req], msg[req, 3]] = True
@@ -330,8 +374,9 @@ class DecentralizedProtocol:
             release &= ~full
         return release
 
-    def _release(self, t: int, g_now: int, release: np.ndarray, request: np.ndarray,
-                 cause: np.ndarray) -> None:
+    def _release(
+        self, t: int, g_now: int, release: np.ndarray, request: np.ndarray, cause: np.ndarray
+    ) -> None:
         """Step 5: Privatizer releases, own storage, resets, broadcasts."""
         release = self._check_capacity(t, release)
         self.dt[:, :, g_now] += 1
@@ -341,16 +386,38 @@ class DecentralizedProtocol:
         b, i, g = np.nonzero(release)
         ids = self.store.add(u_hat[b, i, g], small[b, i, g])
         self.latest[b, i, i, g], self.latest_t[b, i, i, g] = ids, t
-        self.gram[b, i, g], self.u_bar[b, i, g], self.leaf[b, i, g], self.dt[b, i, g] = 0.0, 0.0, 0.0, 0
+        self.gram[b, i, g], self.u_bar[b, i, g], self.leaf[b, i, g], self.dt[b, i, g] = (
+            0.0,
+            0.0,
+            0.0,
+            0,
+        )
         self.refresh(b, i, g)
         np.add.at(self.counts["releases"], b, 1)
-        new = np.column_stack([b, np.full(b.size, _RELEASE), i, g, np.full(b.size, t), ids,
-                               np.zeros(b.size, dtype=np.int64)])
+        new = np.column_stack(
+            [
+                b,
+                np.full(b.size, _RELEASE),
+                i,
+                g,
+                np.full(b.size, t),
+                ids,
+                np.zeros(b.size, dtype=np.int64),
+            ]
+        )
         rb, ri = np.nonzero(request)
         np.add.at(self.counts["requests"], rb, 1)
-        req_msgs = np.column_stack([rb, np.full(rb.size, _REQUEST), ri, np.full(rb.size, g_now),
-                                    np.full(rb.size, t), np.full(rb.size, -1),
-                                    np.zeros(rb.size, dtype=np.int64)])
+        req_msgs = np.column_stack(
+            [
+                rb,
+                np.full(rb.size, _REQUEST),
+                ri,
+                np.full(rb.size, g_now),
+                np.full(rb.size, t),
+                np.full(rb.size, -1),
+                np.zeros(rb.size, dtype=np.int64),
+            ]
+        )
         new = np.concatenate([req_msgs, new]).astype(np.int64)
         start = np.zeros((new.shape[0], self.n_agents), dtype=bool)
         start[np.arange(new.shape[0]), new[:, 2]] = True
@@ -358,13 +425,14 @@ class DecentralizedProtocol:
         self.frontier = np.concatenate([self.frontier, start])
         self.visited = np.concatenate([self.visited, start])
         if self.record:
-            self.logs["releases"].append(np.column_stack([ids, b, i, g, np.full(b.size, t),
-                                                          cause[b, i, g]]))
-            self.logs["requests"].append(np.column_stack([rb, ri, np.full(rb.size, g_now),
-                                                          np.full(rb.size, t)]))
+            self.logs["releases"].append(
+                np.column_stack([ids, b, i, g, np.full(b.size, t), cause[b, i, g]])
+            )
+            self.logs["requests"].append(
+                np.column_stack([rb, ri, np.full(rb.size, g_now), np.full(rb.size, t)])
+            )
 
-    def outcome(self, *, delta: float, failure_probability: float,
-                calibration: str) -> dict:
+    def outcome(self, *, delta: float, failure_probability: float, calibration: str) -> dict:
         """The fields of the run's record (transcript only with ``record=True``).
 
         Parameters
@@ -384,26 +452,47 @@ class DecentralizedProtocol:
         setup, noise, spec = self.setup, self.noise, self.spec
         transcript = build_transcript(self.logs, self.store, self.actions) if self.record else None
         private = noise["cal"] is not None
-        setting = {"n_agents": self.n_agents, "n_arms": setup["tables"].n_arms, "dim": self.d,
-                   "horizon": self.horizon, "n_trials": self.n_trials, "reward": spec.reward,
-                   "shared_users": spec.shared_users, "gamma": self.gamma,
-                   "respond": setup["respond"], "beta": setup["beta"],
-                   "beta_value": setup["beta_value"], "failure_probability": failure_probability,
-                   "n_cliques": len(setup["cover"]), "epsilon": setup["epsilon"],
-                   "delta": delta if private else 0.0,
-                   "calibration": calibration if private else "none",
-                   "schedule": setup["schedule"], "sync_every": setup["sync_every"]}
+        setting = {
+            "n_agents": self.n_agents,
+            "n_arms": setup["tables"].n_arms,
+            "dim": self.d,
+            "horizon": self.horizon,
+            "n_trials": self.n_trials,
+            "reward": spec.reward,
+            "shared_users": spec.shared_users,
+            "gamma": self.gamma,
+            "respond": setup["respond"],
+            "beta": setup["beta"],
+            "beta_value": setup["beta_value"],
+            "failure_probability": failure_probability,
+            "n_cliques": len(setup["cover"]),
+            "epsilon": setup["epsilon"],
+            "delta": delta if private else 0.0,
+            "calibration": calibration if private else "none",
+            "schedule": setup["schedule"],
+            "sync_every": setup["sync_every"],
+        }
         if setup["secure_noise"] and private:  # only when set: default settings unchanged
             setting["secure_noise"] = True
         counts = self.counts
-        return {"setting": setting, "regret_curve": self.curve,
-                "final_regret": self.cumulative, "n_requests": counts["requests"],
-                "n_releases": counts["releases"], "n_deliveries": counts["deliveries"],
-                "n_transmissions": counts["transmissions"],
-                "threshold": float(noise["threshold"]), "gamma": self.gamma,
-                "tree_depth": self.privatizer.depth, "capacity": noise["capacity"],
-                "cover": setup["cover"], "calibration": noise["cal"],
-                "accountant": self.accountant, "transcript": transcript,
-                "records_per_leaf": self.records_per_leaf,
-                "mechanism_accountant": self.mechanism_accountant,
-                "schedule": setup["schedule"], "sync_every": setup["sync_every"]}
+        return {
+            "setting": setting,
+            "regret_curve": self.curve,
+            "final_regret": self.cumulative,
+            "n_requests": counts["requests"],
+            "n_releases": counts["releases"],
+            "n_deliveries": counts["deliveries"],
+            "n_transmissions": counts["transmissions"],
+            "threshold": float(noise["threshold"]),
+            "gamma": self.gamma,
+            "tree_depth": self.privatizer.depth,
+            "capacity": noise["capacity"],
+            "cover": setup["cover"],
+            "calibration": noise["cal"],
+            "accountant": self.accountant,
+            "transcript": transcript,
+            "records_per_leaf": self.records_per_leaf,
+            "mechanism_accountant": self.mechanism_accountant,
+            "schedule": setup["schedule"],
+            "sync_every": setup["sync_every"],
+        }

@@ -24,7 +24,6 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-
 from fedpriv.algorithms.environments.linear import CHUNK_ROUNDS, LinearBanditTables
 from fedpriv.algorithms.feducb.centralized import _configure
 from fedpriv.algorithms.feducb.loop import CentralizedLoop
@@ -104,15 +103,32 @@ failure_probability, literal_d_factor
     rounds = tables.horizon
     horizon = rounds if horizon is None else check_int_at_least("horizon", horizon, rounds)
     setup = _configure(
-        tables, private=True, fixed=False, epsilon=epsilon, delta=delta, threshold=threshold,
-        sync_every=None, calibration=mode, beta=beta, beta_value=beta_value,
-        n_syncs=n_syncs, regularizer=1.0, failure_probability=failure_probability,
-        on_capacity="raise", side=0, horizon=horizon,
+        tables,
+        private=True,
+        fixed=False,
+        epsilon=epsilon,
+        delta=delta,
+        threshold=threshold,
+        sync_every=None,
+        calibration=mode,
+        beta=beta,
+        beta_value=beta_value,
+        n_syncs=n_syncs,
+        regularizer=1.0,
+        failure_probability=failure_probability,
+        on_capacity="raise",
+        side=0,
+        horizon=horizon,
     )
     n_trials, n_agents = tables.n_trials, tables.n_agents
     loop = CentralizedLoop(
-        setup, n_trials=n_trials, n_agents=n_agents, dim=tables.dim, horizon=rounds,
-        sub_gaussian=tables.spec.sub_gaussian, literal_d_factor=literal_d_factor,
+        setup,
+        n_trials=n_trials,
+        n_agents=n_agents,
+        dim=tables.dim,
+        horizon=rounds,
+        sub_gaussian=tables.spec.sub_gaussian,
+        literal_d_factor=literal_d_factor,
         record=False,
     )
     first = np.full(n_trials, rounds, dtype=np.int64)
@@ -123,17 +139,24 @@ failure_probability, literal_d_factor
         stop = min(rounds, start + CHUNK_ROUNDS)
         # round-major contiguous copies, as CentralizedLoop.run makes them
         block = tables.block(start, stop)
-        contexts, rewards, means = (np.ascontiguousarray(np.moveaxis(a, 2, 0))
-                                    for a in (block.contexts, block.rewards, block.means))
+        contexts, rewards, means = (
+            np.ascontiguousarray(np.moveaxis(a, 2, 0))
+            for a in (block.contexts, block.rewards, block.means)
+        )
         for t in range(start, stop):
             waiting = first == rounds
-            sync = loop.play(t, t - start, contexts[t - start], rewards[t - start],
-                             means[t - start])
+            sync = loop.play(
+                t, t - start, contexts[t - start], rewards[t - start], means[t - start]
+            )
             # the product play() has just compared with D, for every agent
             value = loop.dt[:, None] * (loop.logdet_w - loop.logdet_s[:, None])
             statistic[waiting, :, t] = value[waiting]
             first[waiting & sync] = t
             if not (first == rounds).any():
                 break
-    return FirstSync(rounds=first, statistic=statistic[..., :t + 1],
-                     threshold=float(setup.threshold), calibration=setup.calibration)
+    return FirstSync(
+        rounds=first,
+        statistic=statistic[..., : t + 1],
+        threshold=float(setup.threshold),
+        calibration=setup.calibration,
+    )

@@ -45,8 +45,6 @@ import math
 from typing import Any
 
 import numpy as np
-
-from fedpriv.algorithms.feducb.sync import exploration_radius
 from fedpriv.algorithms.environments.linear import LinearBanditTables
 from fedpriv.algorithms.feducb.oful import (
     iterate_rounds,
@@ -54,6 +52,7 @@ from fedpriv.algorithms.feducb.oful import (
     sherman_morrison_update,
     ucb_scores,
 )
+from fedpriv.algorithms.feducb.sync import exploration_radius
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rngs
 from fedpriv.privacy._checks import check_positive, check_probability
 from fedpriv.privacy.ledger.accountant import Accountant
@@ -134,8 +133,13 @@ class LinUCBRun:
         return self.accountant.tightest(target_delta)
 
 
-def _check_common(tables: Any, beta: str, beta_value: float | None, failure_probability: float,
-                  allowed: tuple[str, ...]) -> float | None:
+def _check_common(
+    tables: Any,
+    beta: str,
+    beta_value: float | None,
+    failure_probability: float,
+    allowed: tuple[str, ...],
+) -> float | None:
     if not isinstance(tables, LinearBanditTables):
         raise TypeError(f"`tables` must be LinearBanditTables, got {type(tables).__name__}.")
     if beta not in allowed:
@@ -150,14 +154,28 @@ def _check_common(tables: Any, beta: str, beta_value: float | None, failure_prob
 
 def _setting(tables: LinearBanditTables, **extra: Any) -> dict:
     spec = tables.spec
-    return {"n_agents": tables.n_agents, "n_arms": tables.n_arms, "dim": tables.dim,
-            "horizon": tables.horizon, "n_trials": tables.n_trials, "reward": spec.reward,
-            "shared_users": spec.shared_users, **extra}
+    return {
+        "n_agents": tables.n_agents,
+        "n_arms": tables.n_arms,
+        "dim": tables.dim,
+        "horizon": tables.horizon,
+        "n_trials": tables.n_trials,
+        "reward": spec.reward,
+        "shared_users": spec.shared_users,
+        **extra,
+    }
 
 
 def _non_private(
-    tables: LinearBanditTables, *, pooled: bool, order: str, regularizer: float,
-    beta: str, beta_value: float | None, failure_probability: float, record: bool,
+    tables: LinearBanditTables,
+    *,
+    pooled: bool,
+    order: str,
+    regularizer: float,
+    beta: str,
+    beta_value: float | None,
+    failure_probability: float,
+    record: bool,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     spec = tables.spec
     n_trials, n_agents, d = tables.n_trials, tables.n_agents, tables.dim
@@ -173,8 +191,14 @@ def _non_private(
     def radius(ld: np.ndarray) -> np.ndarray:
         if beta == "tuned":
             return np.full(ld.shape, beta_value)
-        return oful_radius(ld, dim=d, regularizer=regularizer, bound_theta=spec.bound_theta,
-                           sub_gaussian=spec.sub_gaussian, failure_probability=failure_probability)
+        return oful_radius(
+            ld,
+            dim=d,
+            regularizer=regularizer,
+            bound_theta=spec.bound_theta,
+            sub_gaussian=spec.sub_gaussian,
+            failure_probability=failure_probability,
+        )
 
     def choose(inv: np.ndarray, tgt: np.ndarray, ld: np.ndarray, ctx: np.ndarray) -> np.ndarray:
         theta = np.matmul(inv, tgt[..., None])[..., 0]
@@ -255,15 +279,30 @@ def run_linucb(
     beta_value = _check_common(tables, beta, beta_value, failure_probability, ("oful", "tuned"))
     regularizer = check_positive("regularizer", regularizer)
     curve, final, actions = _non_private(
-        tables, pooled=False, order="round", regularizer=regularizer, beta=beta,
-        beta_value=beta_value, failure_probability=failure_probability, record=record,
+        tables,
+        pooled=False,
+        order="round",
+        regularizer=regularizer,
+        beta=beta,
+        beta_value=beta_value,
+        failure_probability=failure_probability,
+        record=record,
     )
     return LinUCBRun(
         algorithm="linucb",
-        setting=_setting(tables, regularizer=regularizer, beta=beta, beta_value=beta_value,
-                         failure_probability=failure_probability),
-        regret_curve=curve, final_regret=final, actions=actions, accountant=None,
-        calibration=None, seed_entropy=int(as_seed_sequence(seed).entropy),
+        setting=_setting(
+            tables,
+            regularizer=regularizer,
+            beta=beta,
+            beta_value=beta_value,
+            failure_probability=failure_probability,
+        ),
+        regret_curve=curve,
+        final_regret=final,
+        actions=actions,
+        accountant=None,
+        calibration=None,
+        seed_entropy=int(as_seed_sequence(seed).entropy),
     )
 
 
@@ -314,15 +353,31 @@ def run_linucb_pooled(
         raise ValueError(f"`order` must be one of {UPDATE_ORDERS}, got {order!r}.")
     regularizer = check_positive("regularizer", regularizer)
     curve, final, actions = _non_private(
-        tables, pooled=True, order=order, regularizer=regularizer, beta=beta,
-        beta_value=beta_value, failure_probability=failure_probability, record=record,
+        tables,
+        pooled=True,
+        order=order,
+        regularizer=regularizer,
+        beta=beta,
+        beta_value=beta_value,
+        failure_probability=failure_probability,
+        record=record,
     )
     return LinUCBRun(
         algorithm="linucb-pooled",
-        setting=_setting(tables, regularizer=regularizer, beta=beta, beta_value=beta_value,
-                         failure_probability=failure_probability, order=order),
-        regret_curve=curve, final_regret=final, actions=actions, accountant=None,
-        calibration=None, seed_entropy=int(as_seed_sequence(seed).entropy),
+        setting=_setting(
+            tables,
+            regularizer=regularizer,
+            beta=beta,
+            beta_value=beta_value,
+            failure_probability=failure_probability,
+            order=order,
+        ),
+        regret_curve=curve,
+        final_regret=final,
+        actions=actions,
+        accountant=None,
+        calibration=None,
+        seed_entropy=int(as_seed_sequence(seed).entropy),
     )
 
 
@@ -386,25 +441,41 @@ def run_linucb_independent_private(
     spec = tables.spec
     n_trials, n_agents, d, horizon = tables.n_trials, tables.n_agents, tables.dim, tables.horizon
     cal = privatizer_calibration(
-        epsilon, delta, horizon=horizon, n_agents=1, dim=d, n_syncs=None,
-        calibration=mode, version="neurips" if beta == "P" else "full",
-        bound_x=spec.bound_x, bound_y=spec.bound_y, bound_theta=spec.bound_theta,
+        epsilon,
+        delta,
+        horizon=horizon,
+        n_agents=1,
+        dim=d,
+        n_syncs=None,
+        calibration=mode,
+        version="neurips" if beta == "P" else "full",
+        bound_x=spec.bound_x,
+        bound_y=spec.bound_y,
+        bound_theta=spec.bound_theta,
         failure_probability=failure_probability,
     )
     root = as_seed_sequence(seed)
     if spec.shared_users:
-        accountant = Accountant(neighboring_relation=NeighboringRelation.USER_AT_ALL_AGENTS,
-                                disjoint=("trial",), sequential=("agent",))
+        accountant = Accountant(
+            neighboring_relation=NeighboringRelation.USER_AT_ALL_AGENTS,
+            disjoint=("trial",),
+            sequential=("agent",),
+        )
     else:
-        accountant = Accountant(neighboring_relation=NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
-                                disjoint=("trial", "agent"))
+        accountant = Accountant(
+            neighboring_relation=NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
+            disjoint=("trial", "agent"),
+        )
     privatizer = MatrixTreePrivatizer(
-        stream_shape=(n_trials, n_agents), dim=d, capacity=cal.capacity,
-        noise_stddev=cal.noise_stddev, shift=cal.shift,
-        frobenius_sensitivity=cal.frobenius_sensitivity, accountant=accountant,
+        stream_shape=(n_trials, n_agents),
+        dim=d,
+        capacity=cal.capacity,
+        noise_stddev=cal.noise_stddev,
+        shift=cal.shift,
+        frobenius_sensitivity=cal.frobenius_sensitivity,
+        accountant=accountant,
         keys={"trial": np.arange(n_trials)[:, None], "agent": np.arange(n_agents)[None, :]},
-        rng=stream_rngs(root, n_trials=n_trials, n_agents=n_agents, side=0,
-                        stream=Stream.NOISE),
+        rng=stream_rngs(root, n_trials=n_trials, n_agents=n_agents, side=0, stream=Stream.NOISE),
     )
     gram = np.broadcast_to(cal.rho_min * np.eye(d), (n_trials, n_agents, d, d)).copy()
     target = np.zeros((n_trials, n_agents, d))
@@ -418,8 +489,12 @@ def run_linucb_independent_private(
             radius = np.full(log_det.shape, beta_value)
         else:
             radius = exploration_radius(
-                log_det, dim=d, n_agents=1, rho_min=cal.rho_min,
-                privacy_term=cal.beta_privacy_term, sub_gaussian=spec.sub_gaussian,
+                log_det,
+                dim=d,
+                n_agents=1,
+                rho_min=cal.rho_min,
+                privacy_term=cal.beta_privacy_term,
+                sub_gaussian=spec.sub_gaussian,
                 failure_probability=failure_probability,
             )
         arm = np.argmax(mean + radius[..., None] * width, axis=-1)
@@ -435,9 +510,20 @@ def run_linucb_independent_private(
         gram, target = privatizer.release(np.einsum("...i,...j->...ij", v, v), everyone)
     return LinUCBRun(
         algorithm="linucb-independent-private",
-        setting=_setting(tables, epsilon=epsilon, delta=delta, calibration=mode,
-                         beta=beta, beta_value=beta_value,
-                         failure_probability=failure_probability, tree_depth=cal.tree_depth),
-        regret_curve=curve, final_regret=cumulative, actions=actions, accountant=accountant,
-        calibration=cal, seed_entropy=int(root.entropy),
+        setting=_setting(
+            tables,
+            epsilon=epsilon,
+            delta=delta,
+            calibration=mode,
+            beta=beta,
+            beta_value=beta_value,
+            failure_probability=failure_probability,
+            tree_depth=cal.tree_depth,
+        ),
+        regret_curve=curve,
+        final_regret=cumulative,
+        actions=actions,
+        accountant=accountant,
+        calibration=cal,
+        seed_entropy=int(root.entropy),
     )

@@ -18,7 +18,6 @@ import dataclasses
 from typing import Any
 
 import numpy as np
-
 from fedpriv.algorithms.environments.linear import CHUNK_ROUNDS, LinearBanditTables
 from fedpriv.algorithms.feducb.run import (
     FedUCBTranscript,
@@ -64,8 +63,16 @@ class CentralizedLoop:
     """The state of centralized FedUCB across a batch of trials, and its round steps."""
 
     def __init__(
-        self, setup: LoopSetup, *, n_trials: int, n_agents: int, dim: int, horizon: int,
-        sub_gaussian: float, literal_d_factor: bool, record: bool,
+        self,
+        setup: LoopSetup,
+        *,
+        n_trials: int,
+        n_agents: int,
+        dim: int,
+        horizon: int,
+        sub_gaussian: float,
+        literal_d_factor: bool,
+        record: bool,
     ) -> None:
         self.setup, self.record = setup, record
         self.n_trials, self.n_agents, self.dim, self.horizon = n_trials, n_agents, dim, horizon
@@ -124,8 +131,9 @@ class CentralizedLoop:
             self.flush(stop - start, all_trials)
             self.flushed[:] = 0
 
-    def play(self, t: int, row: int, contexts: np.ndarray, rewards: np.ndarray,
-             means: np.ndarray) -> np.ndarray:
+    def play(
+        self, t: int, row: int, contexts: np.ndarray, rewards: np.ndarray, means: np.ndarray
+    ) -> np.ndarray:
         """Round ``t``: actions, regret, local updates; returns the trials that sync.
 
         Parameters
@@ -151,8 +159,12 @@ class CentralizedLoop:
             radius = setup.beta_value
         else:
             radius = exploration_radius(
-                self.logdet_v, dim=d, n_agents=self.n_agents, rho_min=setup.rho_min,
-                privacy_term=setup.privacy_term, sub_gaussian=self.sub_gaussian,
+                self.logdet_v,
+                dim=d,
+                n_agents=self.n_agents,
+                rho_min=setup.rho_min,
+                privacy_term=setup.privacy_term,
+                sub_gaussian=self.sub_gaussian,
                 failure_probability=setup.failure_probability,
                 literal_d_factor=self.literal_d_factor,
             )[..., None]
@@ -185,8 +197,9 @@ class CentralizedLoop:
             self.requests_log[:, :, t] = requests
         return requests.any(axis=1) & self.syncing
 
-    def synchronize(self, t: int, row: int, sync: np.ndarray,
-                    privatizer: MatrixTreePrivatizer) -> None:
+    def synchronize(
+        self, t: int, row: int, sync: np.ndarray, privatizer: MatrixTreePrivatizer
+    ) -> None:
         """Lines 12-16 for the trials in ``sync``: release, broadcast, reset.
 
         Parameters
@@ -225,7 +238,9 @@ class CentralizedLoop:
         at: Any = slice(None) if idx.size == n_trials else idx
         mask = np.broadcast_to(sync[:, None], (n_trials, self.n_agents))
         u_hat, small_u_hat = privatizer.release(self.leaf, mask)
-        self.s_gram[at] = u_hat[at].sum(axis=1) + (0.0 if setup.private else setup.initial * self.eye)
+        self.s_gram[at] = u_hat[at].sum(axis=1) + (
+            0.0 if setup.private else setup.initial * self.eye
+        )
         self.s_vec[at] = small_u_hat[at].sum(axis=1)
         inv_s, self.logdet_s[at] = inverse_and_logdet(self.s_gram[at])
         self.a_inv[at] = inv_s[:, None]
@@ -282,7 +297,9 @@ class CentralizedLoop:
 
         rel_gram, rel_vec, bc_gram, bc_vec = self.releases
         return FedUCBTranscript(
-            requests=self.requests_log, actions=self.actions_log, rewards=self.rewards_log,
+            requests=self.requests_log,
+            actions=self.actions_log,
+            rewards=self.rewards_log,
             sync_times=tuple(np.flatnonzero(row) for row in self.sync_rounds),
             releases_gram=tuple(stack(p, (n_agents, d, d)) for p in rel_gram),
             releases_vector=tuple(stack(p, (n_agents, d)) for p in rel_vec),

@@ -15,7 +15,6 @@ from typing import Any
 import networkx as nx
 import numpy as np
 import pandas as pd
-
 from fedpriv.algorithms.networks.graphs import check_connected
 from fedpriv.privacy._checks import check_int_at_least
 
@@ -32,8 +31,14 @@ __all__ = [
 #: Message kinds of Alg. 3: ``Synchronize(i, g, t)`` and a release ``(Û, û)``.
 MESSAGE_KINDS = ("request", "release")
 
-_GREEDY = ("largest_first", "smallest_last", "connected_sequential_bfs",
-           "connected_sequential_dfs", "saturation_largest_first", "independent_set")
+_GREEDY = (
+    "largest_first",
+    "smallest_last",
+    "connected_sequential_bfs",
+    "connected_sequential_dfs",
+    "saturation_largest_first",
+    "independent_set",
+)
 
 
 def power_graph(graph: nx.Graph, gamma: int) -> nx.Graph:
@@ -241,20 +246,37 @@ def build_transcript(
     -------
     DecentralizedTranscript
     """
+
     def frame(parts: list, columns: list[str]) -> pd.DataFrame:
         data = np.concatenate(parts) if parts else np.zeros((0, len(columns)), dtype=np.int64)
         return pd.DataFrame(data.astype(np.int64), columns=columns)
 
-    messages = frame(logs["messages"], ["trial", "kind", "sender", "subset", "t_sent",
-                                        "receiver", "t_received", "hops", "release_id",
-                                        "accepted"])
+    messages = frame(
+        logs["messages"],
+        [
+            "trial",
+            "kind",
+            "sender",
+            "subset",
+            "t_sent",
+            "receiver",
+            "t_received",
+            "hops",
+            "release_id",
+            "accepted",
+        ],
+    )
     messages["kind"] = np.where(messages["kind"] == 0, "request", "release")
     messages["accepted"] = messages["accepted"].astype(bool)
     releases = frame(logs["releases"], ["release_id", "trial", "agent", "subset", "t", "cause"])
-    releases["cause"] = np.select([releases["cause"] == 1, releases["cause"] == 2],
-                                  ["request", "schedule"], "response")
+    releases["cause"] = np.select(
+        [releases["cause"] == 1, releases["cause"] == 2], ["request", "schedule"], "response"
+    )
     return DecentralizedTranscript(
-        messages=messages, releases=releases, release_gram=store.gram[: store.n].copy(),
+        messages=messages,
+        releases=releases,
+        release_gram=store.gram[: store.n].copy(),
         release_vector=store.vec[: store.n].copy(),
-        requests=frame(logs["requests"], ["trial", "agent", "subset", "t"]), actions=actions,
+        requests=frame(logs["requests"], ["trial", "agent", "subset", "t"]),
+        actions=actions,
     )

@@ -14,7 +14,6 @@ import warnings
 from collections.abc import Iterator
 
 import numpy as np
-
 from fedpriv.algorithms.environments.linear import CHUNK_ROUNDS, LinearBanditTables
 
 __all__ = [

@@ -11,10 +11,9 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-
 from fedpriv.algorithms.feducb.oful import floored_cholesky
-from fedpriv.privacy.ledger.accountant import Accountant
 from fedpriv.privacy.accounting.events import NonPrivate
+from fedpriv.privacy.ledger.accountant import Accountant
 from fedpriv.privacy.mechanisms.matrix_tree import MatrixTreePrivatizer, PrivatizerCalibration
 from fedpriv.privacy.relations import NeighboringRelation
 
@@ -306,21 +305,30 @@ def open_accounting(
     def new_accountant() -> Accountant:
         if shared_users:
             return Accountant(
-                neighboring_relation=NeighboringRelation.USER_AT_ALL_AGENTS, disjoint=("trial",),
+                neighboring_relation=NeighboringRelation.USER_AT_ALL_AGENTS,
+                disjoint=("trial",),
                 sequential=("agent", "channel"),
             )
         return Accountant(
             neighboring_relation=NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
-            disjoint=("trial", "agent"), sequential=("channel",),
+            disjoint=("trial", "agent"),
+            sequential=("channel",),
         )
 
     accountant = new_accountant()
     keys = {"trial": np.arange(n_trials)[:, None], "agent": np.arange(n_agents)[None, :]}
     privatizer = MatrixTreePrivatizer(
-        stream_shape=(n_trials, n_agents), dim=dim, capacity=capacity,
-        noise_stddev=noise_stddev, shift=shift, frobenius_sensitivity=frobenius_sensitivity,
-        accountant=accountant, keys={**keys, "channel": "privatizer"}, rng=rng,
-        secure=secure_noise, records_per_leaf=records_per_leaf,
+        stream_shape=(n_trials, n_agents),
+        dim=dim,
+        capacity=capacity,
+        noise_stddev=noise_stddev,
+        shift=shift,
+        frobenius_sensitivity=frobenius_sensitivity,
+        accountant=accountant,
+        keys={**keys, "channel": "privatizer"},
+        rng=rng,
+        secure=secure_noise,
+        records_per_leaf=records_per_leaf,
     )
     flat = {k: np.broadcast_to(v, (n_trials, n_agents)).ravel() for k, v in keys.items()}
     mechanism = None

@@ -31,7 +31,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
 from fedpriv.privacy._checks import check_int_at_least, check_positive, check_real
 
 __all__ = [
@@ -97,7 +96,12 @@ def recommended_threshold(
 
 
 def communication_bound(
-    threshold: float, *, horizon: int, dim: int, rho_min: float, rho_max: float,
+    threshold: float,
+    *,
+    horizon: int,
+    dim: int,
+    rho_min: float,
+    rho_max: float,
     bound_x: float = 1.0,
 ) -> float:
     """Prop. 1's bound ``2 sqrt((d T / D) log X) + 4`` on the number of syncs (∞ at D = 0).
@@ -137,8 +141,7 @@ def communication_bound(
 
 
 def threshold_for_syncs(
-    n_syncs: int, *, horizon: int, dim: int, rho_min: float, rho_max: float,
-    bound_x: float = 1.0,
+    n_syncs: int, *, horizon: int, dim: int, rho_min: float, rho_max: float, bound_x: float = 1.0
 ) -> float:
     """The smallest ``D`` whose Prop. 1 bound is ``n_syncs``: ``4 d T log X / (n - 4)²``.
 

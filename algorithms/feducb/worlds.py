@@ -61,6 +61,9 @@ def run_in_world(run: Callable[..., Any], /, *args: Any, side: int, **kwargs: An
         raise ValueError(f"`run` must be one of {names}, got {run!r}.") from None
     bound = inspect.signature(run).bind(*args, **kwargs)
     bound.apply_defaults()
-    positional = [bound.arguments.pop(name) for name, p in inspect.signature(run).parameters.items()
-                  if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+    positional = [
+        bound.arguments.pop(name)
+        for name, p in inspect.signature(run).parameters.items()
+        if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+    ]
     return implementation(*positional, side=side, **bound.arguments)

@@ -167,12 +167,12 @@ class GossipRun:
     def regret_summary(self) -> pd.DataFrame:
         """Final per-agent regret averaged over agents: one row per trial."""
         final = self.cumulative_regret[..., -1]
-        return pd.DataFrame(
-            {"trial": np.arange(final.shape[0]), "regret": final.mean(axis=1)}
-        )
+        return pd.DataFrame({"trial": np.arange(final.shape[0]), "regret": final.mean(axis=1)})
 
 
-def _validate_common(env: BanditEnvironment, graph: nx.Graph, horizon: int, n_trials: int) -> np.ndarray:
+def _validate_common(
+    env: BanditEnvironment, graph: nx.Graph, horizon: int, n_trials: int
+) -> np.ndarray:
     horizon = check_int_at_least("horizon", horizon, 1)
     check_int_at_least("n_trials", n_trials, 1)
     check_connected(graph)
@@ -210,10 +210,21 @@ def _simulate(
     if rounds > T:
         raise ValueError(f"`rounds` must be <= `horizon` = {T}, got {rounds}.")
     root = as_seed_sequence(seed)
-    opened = open_batch(env, graph, root, horizon=T, n_trials=n_trials, epsilon=epsilon,
-                         private=private, mode=mode, log_base=log_base,
-                         noise_on_empty_nodes=noise_on_empty_nodes, rounds=rounds,
-                         secure_noise=secure_noise, publish_final=publish_final)
+    opened = open_batch(
+        env,
+        graph,
+        root,
+        horizon=T,
+        n_trials=n_trials,
+        epsilon=epsilon,
+        private=private,
+        mode=mode,
+        log_base=log_base,
+        noise_on_empty_nodes=noise_on_empty_nodes,
+        rounds=rounds,
+        secure_noise=secure_noise,
+        publish_final=publish_final,
+    )
     global_means = np.asarray(env.global_means, dtype=np.float64)
     counts = np.ones(opened.init.shape, dtype=np.int64)
     n_tilde = np.ones(opened.init.shape, dtype=np.int64)
@@ -227,8 +238,14 @@ def _simulate(
     radius_epsilon = epsilon if private else math.inf
     for t in range(1, rounds + 1):
         arm, n_tilde = choose_arms(
-            counts, n_tilde, theta, opened.uniforms[:, :, t - 1], t,
-            neighbor_mask=adjacency[None, :, :, None], horizon=T, radius_epsilon=radius_epsilon,
+            counts,
+            n_tilde,
+            theta,
+            opened.uniforms[:, :, t - 1],
+            t,
+            neighbor_mask=adjacency[None, :, :, None],
+            horizon=T,
+            radius_epsilon=radius_epsilon,
         )
         actions[:, :, t - 1] = arm
         new_means = updated_means(opened, arm, t, counts, means)
@@ -302,9 +319,17 @@ def run_gossip_ucb(
         are not finite.
     """
     return _simulate(
-        env, graph, horizon=horizon, rounds=rounds, n_trials=n_trials, seed=seed,
+        env,
+        graph,
+        horizon=horizon,
+        rounds=rounds,
+        n_trials=n_trials,
+        seed=seed,
         epsilon=math.inf,
-        private=False, mode="paper", log_base="2", noise_on_empty_nodes=False,
+        private=False,
+        mode="paper",
+        log_base="2",
+        noise_on_empty_nodes=False,
         record=record,
     )
 
@@ -387,14 +412,24 @@ def run_fed_ucb(
     if mode not in MODES:
         raise ValueError(f"`mode` must be one of {MODES}, got {mode!r}.")
     if not isinstance(log_base, str):
-        raise TypeError(f"`log_base` must be a str ('2', 'e' or '10'), got {type(log_base).__name__}.")
+        raise TypeError(
+            f"`log_base` must be a str ('2', 'e' or '10'), got {type(log_base).__name__}."
+        )
     if log_base not in PAPER_LOG_BASES:
         raise ValueError(f"`log_base` must be one of {sorted(PAPER_LOG_BASES)}, got {log_base!r}.")
     return _simulate(
-        env, graph, horizon=horizon, rounds=rounds, n_trials=n_trials, seed=seed,
+        env,
+        graph,
+        horizon=horizon,
+        rounds=rounds,
+        n_trials=n_trials,
+        seed=seed,
         epsilon=epsilon,
-        private=True, mode=mode, log_base=log_base,
-        noise_on_empty_nodes=noise_on_empty_nodes, record=record,
-        secure_noise=bool(secure_noise), publish_final=bool(publish_final),
+        private=True,
+        mode=mode,
+        log_base=log_base,
+        noise_on_empty_nodes=noise_on_empty_nodes,
+        record=record,
+        secure_noise=bool(secure_noise),
+        publish_final=bool(publish_final),
     )
-

@@ -66,8 +66,9 @@ def open_fed_ucb_releases(
         Initial rewards outside [0, 1] that were clipped (corrected mode).
     """
     B, N, M = initial_rewards.shape
-    scale = fed_ucb_scale(epsilon, horizon, mode=mode, log_base=log_base,
-                          publish_final=publish_final)
+    scale = fed_ucb_scale(
+        epsilon, horizon, mode=mode, log_base=log_base, publish_final=publish_final
+    )
     accountant = Accountant(disjoint=("trial", "agent", "arm", "phase"))
     keys = {
         "trial": np.arange(B)[:, None, None],
@@ -81,13 +82,19 @@ def open_fed_ucb_releases(
         x0 = np.clip(x0, 0.0, 1.0)
     if mode == "corrected" and scale > 0:
         init = laplace_release(
-            x0, scale=scale, l1_sensitivity=1.0, accountant=accountant,
-            keys={**keys, "phase": _PHASE_INIT}, rng=rng, secure=secure_noise,
+            x0,
+            scale=scale,
+            l1_sensitivity=1.0,
+            accountant=accountant,
+            keys={**keys, "phase": _PHASE_INIT},
+            rng=rng,
+            secure=secure_noise,
         )
     else:
         reason = (
             "initial pulls released raw (Zhu et al. Alg. 4 line 1)"
-            if scale > 0 else "epsilon = inf: no noise"
+            if scale > 0
+            else "epsilon = inf: no noise"
         )
         init = raw_release(
             x0, accountant=accountant, keys={**keys, "phase": _PHASE_INIT}, reason=reason
@@ -96,15 +103,24 @@ def open_fed_ucb_releases(
         reward_bounds is None or reward_bounds[0] < 0.0 or reward_bounds[1] > 1.0
     ):
         raw_release(
-            np.zeros((B, N, M)), accountant=accountant, keys={**keys, "phase": _PHASE_STREAM},
-            reason=("rewards outside the declared [0, 1] fed unclipped (Zhu et al. §5 "
-                    "synthetic data; §4.1 assumes sensitivity 1)"),
+            np.zeros((B, N, M)),
+            accountant=accountant,
+            keys={**keys, "phase": _PHASE_STREAM},
+            reason=(
+                "rewards outside the declared [0, 1] fed unclipped (Zhu et al. §5 "
+                "synthetic data; §4.1 assumes sensitivity 1)"
+            ),
         )
     counter = LaplaceTreeCounter(
-        stream_shape=(B, N, M), horizon=horizon, scale=scale, accountant=accountant,
-        keys={**keys, "phase": _PHASE_STREAM}, rng=rng,
+        stream_shape=(B, N, M),
+        horizon=horizon,
+        scale=scale,
+        accountant=accountant,
+        keys={**keys, "phase": _PHASE_STREAM},
+        rng=rng,
         out_of_bounds="clip" if mode == "corrected" else "ignore",
-        noise_on_empty_nodes=noise_on_empty_nodes, secure=secure_noise,
+        noise_on_empty_nodes=noise_on_empty_nodes,
+        secure=secure_noise,
         released_prefixes=fed_ucb_released_prefixes(horizon, publish_final=publish_final),
     )
     return accountant, init, counter, n_clipped

@@ -66,8 +66,9 @@ def confidence_radius(
     return alpha1 + np.sqrt(2.0 * n_agents * (private + 1.0 / n) * log_t)
 
 
-def _reward_tables(env: BanditEnvironment, horizon: int, n_trials: int, root, *,
-                   rounds: int) -> np.ndarray:
+def _reward_tables(
+    env: BanditEnvironment, horizon: int, n_trials: int, root, *, rounds: int
+) -> np.ndarray:
     """Each trial's table (drawn for the whole horizon, checked), rows ``0..rounds`` kept."""
     expected = (env.n_agents, horizon + 1, env.n_arms)
     tables = []
@@ -77,8 +78,7 @@ def _reward_tables(env: BanditEnvironment, horizon: int, n_trials: int, root, *,
         )
         if table.shape != expected:
             raise ValueError(
-                f"`env.sample_rewards` must return shape {expected} per trial, got "
-                f"{table.shape}."
+                f"`env.sample_rewards` must return shape {expected} per trial, got {table.shape}."
             )
         if not np.all(np.isfinite(table)):
             raise ValueError("`env` rewards must be finite; the environment produced NaN or inf.")
@@ -142,10 +142,22 @@ class OpenedBatch:
     n_out_of_bounds: int
 
 
-def open_batch(env: BanditEnvironment, graph: nx.Graph, root, *, horizon: int,
-                n_trials: int, epsilon: float, private: bool, mode: str, log_base: str,
-                noise_on_empty_nodes: bool, rounds: int,
-                secure_noise: bool = False, publish_final: bool = False) -> OpenedBatch:
+def open_batch(
+    env: BanditEnvironment,
+    graph: nx.Graph,
+    root,
+    *,
+    horizon: int,
+    n_trials: int,
+    epsilon: float,
+    private: bool,
+    mode: str,
+    log_base: str,
+    noise_on_empty_nodes: bool,
+    rounds: int,
+    secure_noise: bool = False,
+    publish_final: bool = False,
+) -> OpenedBatch:
     """Draw the batch's tables, edges and policy uniforms; open the releases.
 
     Every stream is drawn as for the whole horizon and cut after round ``rounds``
@@ -195,25 +207,54 @@ def open_batch(env: BanditEnvironment, graph: nx.Graph, root, *, horizon: int,
     uniforms = np.stack([[g.random(rounds) for g in row] for row in policy])  # (B, N, rounds)
     x0 = rewards[:, :, 0, :]
     if not private:
-        return OpenedBatch(rewards=rewards, edges=edges, uniforms=uniforms, init=x0.copy(),
-                       accountant=None, counter=None, running=np.zeros((B, N, M)),
-                       scale=0.0, n_out_of_bounds=0)
+        return OpenedBatch(
+            rewards=rewards,
+            edges=edges,
+            uniforms=uniforms,
+            init=x0.copy(),
+            accountant=None,
+            counter=None,
+            running=np.zeros((B, N, M)),
+            scale=0.0,
+            n_out_of_bounds=0,
+        )
     noise_rngs = stream_rngs(root, n_trials=B, n_agents=N, stream=Stream.NOISE)
     accountant, init, counter, n_out_of_bounds = open_fed_ucb_releases(
-        x0, horizon=T, epsilon=epsilon, mode=mode, log_base=log_base, rng=noise_rngs,
-        noise_on_empty_nodes=noise_on_empty_nodes, reward_bounds=env.reward_bounds,
-        secure_noise=secure_noise, publish_final=publish_final,
+        x0,
+        horizon=T,
+        epsilon=epsilon,
+        mode=mode,
+        log_base=log_base,
+        rng=noise_rngs,
+        noise_on_empty_nodes=noise_on_empty_nodes,
+        reward_bounds=env.reward_bounds,
+        secure_noise=secure_noise,
+        publish_final=publish_final,
     )
-    return OpenedBatch(rewards=rewards, edges=edges, uniforms=uniforms, init=init,
-                   accountant=accountant, counter=counter, running=None,
-                   scale=fed_ucb_scale(epsilon, T, mode=mode, log_base=log_base,
-                                       publish_final=publish_final),
-                   n_out_of_bounds=n_out_of_bounds)
+    return OpenedBatch(
+        rewards=rewards,
+        edges=edges,
+        uniforms=uniforms,
+        init=init,
+        accountant=accountant,
+        counter=counter,
+        running=None,
+        scale=fed_ucb_scale(epsilon, T, mode=mode, log_base=log_base, publish_final=publish_final),
+        n_out_of_bounds=n_out_of_bounds,
+    )
 
 
-def choose_arms(counts: np.ndarray, n_tilde: np.ndarray, theta: np.ndarray,
-                 u: np.ndarray, t: int, *, neighbor_mask: np.ndarray, horizon: int,
-                 radius_epsilon: float) -> tuple[np.ndarray, np.ndarray]:
+def choose_arms(
+    counts: np.ndarray,
+    n_tilde: np.ndarray,
+    theta: np.ndarray,
+    u: np.ndarray,
+    t: int,
+    *,
+    neighbor_mask: np.ndarray,
+    horizon: int,
+    radius_epsilon: float,
+) -> tuple[np.ndarray, np.ndarray]:
     """Alg. 1 lines 5–13 at round ``t``: the pulled arms and ñ(t+1).
 
     Parameters
@@ -257,8 +298,9 @@ def choose_arms(counts: np.ndarray, n_tilde: np.ndarray, theta: np.ndarray,
     return arm, n_tilde
 
 
-def updated_means(opened: OpenedBatch, arm: np.ndarray, t: int, counts: np.ndarray,
-                   means: np.ndarray) -> np.ndarray:
+def updated_means(
+    opened: OpenedBatch, arm: np.ndarray, t: int, counts: np.ndarray, means: np.ndarray
+) -> np.ndarray:
     """Lines 14/16: pull, count and release the pulled arm's (noisy) mean (in place on counts).
 
     Other arms keep their mean (Alg. 4 line 17).
@@ -294,8 +336,9 @@ def updated_means(opened: OpenedBatch, arm: np.ndarray, t: int, counts: np.ndarr
     return np.where(pulled, (opened.init + np.where(pulled, total, 0.0)) / counts, means)
 
 
-def gossip_step(theta: np.ndarray, means: np.ndarray, new_means: np.ndarray,
-            edge: np.ndarray) -> np.ndarray:
+def gossip_step(
+    theta: np.ndarray, means: np.ndarray, new_means: np.ndarray, edge: np.ndarray
+) -> np.ndarray:
     """Lines 17–22: average ϑ over each trial's active edge ``edge`` (B, 2), track the means.
 
     Parameters

@@ -51,24 +51,17 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-
 from fedpriv.privacy.ledger.accountant import Accountant
 
-
-__all__ = [
-    "SCHEDULES",
-    "LiSongRun",
-    "confidence_width",
-    "epoch_gap",
-    "sample_target",
-]
+__all__ = ["SCHEDULES", "LiSongRun", "confidence_width", "epoch_gap", "sample_target"]
 
 SCHEDULES = ("halving", "paper", "corrected")
 _CHUNK_ELEMENTS = 1 << 21
 
 
-def epoch_gap(r: int, *, schedule: str, gap: float | None = None,
-              n_rounds: int | None = None) -> float:
+def epoch_gap(
+    r: int, *, schedule: str, gap: float | None = None, n_rounds: int | None = None
+) -> float:
     """Target gap ``Δ̃_r`` of epoch ``r >= 1``.
 
     ``"halving"``: ``2^{-r}`` (Alg. 1 line 3); ``"paper"``: ``Δ^{r/R}`` (§IV-B);
@@ -115,8 +108,16 @@ def _logs(n_active: np.ndarray, r: int, n_arms: int, horizon: int) -> tuple[np.n
     return l1, l2
 
 
-def sample_target(n_active: Any, r: int, *, n_arms: int, horizon: int, divisor: int,
-                  epsilon: float, target_gap: float) -> np.ndarray:
+def sample_target(
+    n_active: Any,
+    r: int,
+    *,
+    n_arms: int,
+    horizon: int,
+    divisor: int,
+    epsilon: float,
+    target_gap: float,
+) -> np.ndarray:
     """Real-valued ``S(r)`` of Alg. 1 line 4 (``S^p(r)`` with ``divisor = N``).
 
     ``max{8 ln(8|I|r²T) / (D Δ̃²), 8 r sqrt(2 ln(8Kr²T)) / (D^1.5 ε Δ̃)}``; the second
@@ -146,13 +147,24 @@ def sample_target(n_active: Any, r: int, *, n_arms: int, horizon: int, divisor: 
     n_active = np.asarray(n_active, dtype=np.float64)
     l1, l2 = _logs(n_active, r, n_arms, horizon)
     hoeffding = 8.0 * l1 / (divisor * target_gap**2)
-    privacy = 0.0 if math.isinf(epsilon) else (
-        8.0 * r * math.sqrt(2.0 * l2) / (divisor**1.5 * epsilon * target_gap))
+    privacy = (
+        0.0
+        if math.isinf(epsilon)
+        else (8.0 * r * math.sqrt(2.0 * l2) / (divisor**1.5 * epsilon * target_gap))
+    )
     return np.maximum(hoeffding, privacy)
 
 
-def confidence_width(n_active: Any, r: int, *, n_arms: int, horizon: int, divisor: int,
-                     epsilon: float, n_samples: Any) -> np.ndarray:
+def confidence_width(
+    n_active: Any,
+    r: int,
+    *,
+    n_arms: int,
+    horizon: int,
+    divisor: int,
+    epsilon: float,
+    n_samples: Any,
+) -> np.ndarray:
     """``C(r) = sqrt(ln(8|I|r²T) / (2 D S)) + r sqrt(8 ln(8Kr²T)) / (D^1.5 ε S)`` (line 5).
 
     Parameters
@@ -272,8 +284,9 @@ class LiSongRun:
         out = np.zeros((n_trials, times.size))
         for j in range(n_trials):
             for u in range(n_units):
-                out[j] += np.interp(times, self.checkpoint_times[:, j, u],
-                                    self.checkpoint_regret[:, j, u])
+                out[j] += np.interp(
+                    times, self.checkpoint_times[:, j, u], self.checkpoint_regret[:, j, u]
+                )
         return out
 
     def message_epsilon(self) -> tuple[str, float]:
@@ -303,15 +316,22 @@ class LiSongRun:
         n_agents = self.counts.shape[1]
         out = np.full((n_agents, int(self.setting["horizon"])), -1, dtype=np.int16)
         rows = self.actions[self.actions["trial"] == trial]
-        for agent, start, stop, arms in zip(rows["agent"], rows["start"], rows["stop"],
-                                            rows["arms"], strict=True):
+        for agent, start, stop, arms in zip(
+            rows["agent"], rows["start"], rows["stop"], rows["arms"], strict=True
+        ):
             arms = np.asarray(arms, dtype=np.int16)
             out[agent, start:stop] = arms[np.arange(stop - start) % arms.size]
         return out
 
 
-def _epoch_sums(table: Any, trials: np.ndarray, agents: np.ndarray, arms: np.ndarray,
-                start: np.ndarray, length: np.ndarray) -> np.ndarray:
+def _epoch_sums(
+    table: Any,
+    trials: np.ndarray,
+    agents: np.ndarray,
+    arms: np.ndarray,
+    start: np.ndarray,
+    length: np.ndarray,
+) -> np.ndarray:
     """Sum of rewards of pulls ``start .. start+length-1``; shape (P, A). Checks [0, 1].
 
     A plain :class:`~fedpriv.algorithms.environments.bernoulli.RewardTable` sums its
@@ -333,8 +353,10 @@ def _epoch_sums(table: Any, trials: np.ndarray, agents: np.ndarray, arms: np.nda
         j = np.arange(s0, min(s0 + chunk, longest))
         x = table.rewards(tr, ag, ar, start[:, None, None] + j[None, None, :])
         if x.size and (np.nanmin(x) < 0.0 or np.nanmax(x) > 1.0 or np.isnan(x).any()):
-            raise ValueError("rewards must lie in [0, 1] (Li & Song §III-A); the reward "
-                             f"table returned values in [{np.nanmin(x)}, {np.nanmax(x)}].")
+            raise ValueError(
+                "rewards must lie in [0, 1] (Li & Song §III-A); the reward "
+                f"table returned values in [{np.nanmin(x)}, {np.nanmax(x)}]."
+            )
         if s0 + j.size > int(length.min()):
             x = x * (j[None, None, :] < length[:, None, None])
         out += x.sum(axis=2)
@@ -346,10 +368,10 @@ class _Plan:
     """What distinguishes one structure from another, for :func:`simulate`."""
 
     algorithm: str
-    agents_of_unit: np.ndarray             # (U, A) global agent labels
-    divisor: int                           # M or N in S, C and the noise
-    n_agents_claim: int                    # M for the scale call (N given separately)
-    n_participants: int | None             # N under partial participation
+    agents_of_unit: np.ndarray  # (U, A) global agent labels
+    divisor: int  # M or N in S, C and the noise
+    n_agents_claim: int  # M for the scale call (N given separately)
+    n_participants: int | None  # N under partial participation
     aggregate: Callable[[np.ndarray, np.ndarray], np.ndarray]  # (b,A,K),(b,A)->(b,K)
     delay: int
     round_cost: Callable[[int], float]

@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-
 from fedpriv.algorithms.li_song.core import (
     _epoch_sums,
     _Plan,
@@ -26,20 +25,32 @@ from fedpriv.algorithms.li_song.core import (
     sample_target,
 )
 from fedpriv.privacy import Accountant, laplace_release, raw_release
-from fedpriv.privacy.calibrations import li_song_epoch_scale
 from fedpriv.privacy.accounting.events import NonPrivate
+from fedpriv.privacy.calibrations import li_song_epoch_scale
 
 __all__ = ["EpochLoop", "simulate"]
 
 _RAW_REASON = "ε = inf: per-epoch arm means released without noise"
-_EXPLOIT_REASON = ("DDP/HDP local exploitation: the arm with the best raw local mean "
-                   "(actions are outside Definition 1)")
+_EXPLOIT_REASON = (
+    "DDP/HDP local exploitation: the arm with the best raw local mean "
+    "(actions are outside Definition 1)"
+)
 
 
-def simulate(plan: _Plan, *, env: Any, table: Any, horizon: int, epsilon: float,
-             n_trials: int, noise_rngs: np.ndarray, policy_rngs: np.ndarray,
-             accountant: Accountant, record: bool,
-             secure_noise: bool = False) -> dict[str, Any]:
+def simulate(
+    plan: _Plan,
+    *,
+    env: Any,
+    table: Any,
+    horizon: int,
+    epsilon: float,
+    n_trials: int,
+    noise_rngs: np.ndarray,
+    policy_rngs: np.ndarray,
+    accountant: Accountant,
+    record: bool,
+    secure_noise: bool = False,
+) -> dict[str, Any]:
     """Run the elimination epochs of ``plan`` for all trials at once (see module doc).
 
     Parameters
@@ -72,9 +83,19 @@ def simulate(plan: _Plan, *, env: Any, table: Any, horizon: int, epsilon: float,
     dict of str to Any
         The fields of :class:`LiSongRun` the loop computes.
     """
-    loop = EpochLoop(plan, env=env, table=table, horizon=horizon, epsilon=epsilon,
-                     n_trials=n_trials, noise_rngs=noise_rngs, policy_rngs=policy_rngs,
-                     accountant=accountant, record=record, secure_noise=secure_noise)
+    loop = EpochLoop(
+        plan,
+        env=env,
+        table=table,
+        horizon=horizon,
+        epsilon=epsilon,
+        n_trials=n_trials,
+        noise_rngs=noise_rngs,
+        policy_rngs=policy_rngs,
+        accountant=accountant,
+        record=record,
+        secure_noise=secure_noise,
+    )
     r = 0
     while True:
         r += 1
@@ -99,9 +120,21 @@ def simulate(plan: _Plan, *, env: Any, table: Any, horizon: int, epsilon: float,
 class EpochLoop:
     """The state of every (trial, unit) row, and one method per step of an epoch."""
 
-    def __init__(self, plan: _Plan, *, env: Any, table: Any, horizon: int, epsilon: float,
-                 n_trials: int, noise_rngs: np.ndarray, policy_rngs: np.ndarray,
-                 accountant: Accountant, record: bool, secure_noise: bool) -> None:
+    def __init__(
+        self,
+        plan: _Plan,
+        *,
+        env: Any,
+        table: Any,
+        horizon: int,
+        epsilon: float,
+        n_trials: int,
+        noise_rngs: np.ndarray,
+        policy_rngs: np.ndarray,
+        accountant: Accountant,
+        record: bool,
+        secure_noise: bool,
+    ) -> None:
         self.plan, self.env, self.table, self.horizon = plan, env, table, horizon
         self.epsilon, self.n_trials = epsilon, n_trials
         self.noise_rngs, self.policy_rngs = noise_rngs, policy_rngs
@@ -111,9 +144,9 @@ class EpochLoop:
         self.n_b = n_b = n_trials * n_units
         self.n_arms = n_arms = env.n_arms
         self.trial_of = np.repeat(np.arange(n_trials), n_units)
-        self.agents = np.tile(units, (n_trials, 1))                       # (B, A)
+        self.agents = np.tile(units, (n_trials, 1))  # (B, A)
         self.gaps = env.gaps
-        self.own = env.global_means.max() - env.arm_means[self.agents]    # (B, A, K)
+        self.own = env.global_means.max() - env.arm_means[self.agents]  # (B, A, K)
         self.active = np.ones((n_b, n_arms), dtype=bool)
         self.s_prev = np.zeros(n_b, dtype=np.int64)
         self.t = np.zeros(n_b, dtype=np.int64)
@@ -150,9 +183,16 @@ class EpochLoop:
         """
         for a in range(self.n_ag):
             arms = arms_of_agent[a] if kind == "exploit" else arms_of_agent
-            self.actions.append({"trial": int(self.trial_of[b]), "agent": int(self.agents[b, a]),
-                                 "start": int(start), "stop": int(stop), "kind": kind,
-                                 "arms": tuple(np.atleast_1d(arms).tolist())})
+            self.actions.append(
+                {
+                    "trial": int(self.trial_of[b]),
+                    "agent": int(self.agents[b, a]),
+                    "start": int(start),
+                    "stop": int(stop),
+                    "kind": kind,
+                    "arms": tuple(np.atleast_1d(arms).tolist()),
+                }
+            )
 
     def live_rows(self, r: int) -> np.ndarray:
         """Rows that still explore in epoch ``r``.
@@ -192,8 +232,15 @@ class EpochLoop:
         plan, horizon, active = self.plan, self.horizon, self.active
         n_i = active.sum(axis=1)[idx]
         target = epoch_gap(r, schedule=plan.schedule, gap=plan.gap, n_rounds=plan.n_rounds)
-        s_real = sample_target(n_i, r, n_arms=self.n_arms, horizon=horizon,
-                               divisor=plan.divisor, epsilon=self.epsilon, target_gap=target)
+        s_real = sample_target(
+            n_i,
+            r,
+            n_arms=self.n_arms,
+            horizon=horizon,
+            divisor=plan.divisor,
+            epsilon=self.epsilon,
+            target_gap=target,
+        )
         s_new = np.maximum(np.ceil(s_real).astype(np.int64), self.s_prev[idx] + 1)
         n_r = s_new - self.s_prev[idx]
         room = horizon - self.t[idx]
@@ -211,8 +258,9 @@ class EpochLoop:
         keep = ~trunc
         return idx[keep], s_new[keep], n_r[keep], n_i[keep]
 
-    def explore(self, r: int, full: np.ndarray, s_new: np.ndarray, n_r: np.ndarray,
-                n_i: np.ndarray) -> np.ndarray:
+    def explore(
+        self, r: int, full: np.ndarray, s_new: np.ndarray, n_r: np.ndarray, n_i: np.ndarray
+    ) -> np.ndarray:
         """Pull every active arm ``n_r`` times, release the epoch means, update ȳ.
 
         Returns each row's time at the start of the epoch.
@@ -238,10 +286,11 @@ class EpochLoop:
         a_range = self.a_range
         pb, pk = np.nonzero(self.active[full])
         bg = full[pb]
-        sums = _epoch_sums(self.table, self.trial_of[bg], self.agents[bg], pk,
-                           self.s_prev[bg], n_r[pb])
+        sums = _epoch_sums(
+            self.table, self.trial_of[bg], self.agents[bg], pk, self.s_prev[bg], n_r[pb]
+        )
         self.local[bg[:, None], a_range[None, :], pk[:, None]] += sums
-        xhat = sums / n_r[pb][:, None]                                 # (P, A)
+        xhat = sums / n_r[pb][:, None]  # (P, A)
         yhat = self._release(r, full, n_r, pb, pk, xhat)
         w_old = (self.s_prev[bg] / s_new[pb])[:, None]
         w_new = (n_r[pb] / s_new[pb])[:, None]
@@ -253,34 +302,56 @@ class EpochLoop:
         self.checkpoint()
         return t_explore
 
-    def _release(self, r: int, full: np.ndarray, n_r: np.ndarray, pb: np.ndarray,
-                 pk: np.ndarray, xhat: np.ndarray) -> np.ndarray:
+    def _release(
+        self,
+        r: int,
+        full: np.ndarray,
+        n_r: np.ndarray,
+        pb: np.ndarray,
+        pk: np.ndarray,
+        xhat: np.ndarray,
+    ) -> np.ndarray:
         """Each row's epoch means x̂, released (Laplace, or raw at ε = inf) as ŷ."""
         plan, accountant = self.plan, self.accountant
         yhat = np.empty_like(xhat)
         start = np.searchsorted(pb, np.arange(full.size))
         stop = np.append(start[1:], pb.size)
         for m, b in enumerate(full):
-            arms = pk[start[m]:stop[m]]
-            vals = xhat[start[m]:stop[m]].T                              # (A, nI)
-            keys = {"trial": int(self.trial_of[b]), "agent": self.agents[b][:, None],
-                    "arm": arms[None, :], "epoch": r, "channel": "message"}
+            arms = pk[start[m] : stop[m]]
+            vals = xhat[start[m] : stop[m]].T  # (A, nI)
+            keys = {
+                "trial": int(self.trial_of[b]),
+                "agent": self.agents[b][:, None],
+                "arm": arms[None, :],
+                "epoch": r,
+                "channel": "message",
+            }
             if math.isinf(self.epsilon):
-                yhat[start[m]:stop[m]] = raw_release(
-                    vals, accountant=accountant, keys=keys, reason=_RAW_REASON).T
+                yhat[start[m] : stop[m]] = raw_release(
+                    vals, accountant=accountant, keys=keys, reason=_RAW_REASON
+                ).T
             else:
                 scale = li_song_epoch_scale(
-                    self.epsilon, n_agents=plan.n_agents_claim, n_pulls_in_epoch=int(n_r[m]),
+                    self.epsilon,
+                    n_agents=plan.n_agents_claim,
+                    n_pulls_in_epoch=int(n_r[m]),
                     partial=plan.n_participants is not None,
-                    n_participants=plan.n_participants)
-                yhat[start[m]:stop[m]] = laplace_release(
-                    vals, scale=scale, l1_sensitivity=1.0 / int(n_r[m]),
-                    accountant=accountant, keys=keys, rng=self.noise_rngs[b],
-                    secure=self.secure_noise).T
+                    n_participants=plan.n_participants,
+                )
+                yhat[start[m] : stop[m]] = laplace_release(
+                    vals,
+                    scale=scale,
+                    l1_sensitivity=1.0 / int(n_r[m]),
+                    accountant=accountant,
+                    keys=keys,
+                    rng=self.noise_rngs[b],
+                    secure=self.secure_noise,
+                ).T
         return yhat
 
-    def communicate(self, r: int, full: np.ndarray, s_new: np.ndarray, n_i: np.ndarray,
-                    t_explore: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def communicate(
+        self, r: int, full: np.ndarray, s_new: np.ndarray, n_i: np.ndarray, t_explore: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Participants, aggregate and elimination; returns (arms kept, aggregate).
 
         Parameters
@@ -309,8 +380,15 @@ class EpochLoop:
                 chosen = self.policy_rngs[b].choice(n_ag, plan.n_participants, replace=False)
                 part[m, chosen] = True
         agg = plan.aggregate(self.ybar[full], part)
-        width = confidence_width(n_i, r, n_arms=self.n_arms, horizon=self.horizon,
-                                 divisor=plan.divisor, epsilon=self.epsilon, n_samples=s_new)
+        width = confidence_width(
+            n_i,
+            r,
+            n_arms=self.n_arms,
+            horizon=self.horizon,
+            divisor=plan.divisor,
+            epsilon=self.epsilon,
+            n_samples=s_new,
+        )
         masked = np.where(active[full], agg, -np.inf)
         keep = active[full] & (masked.max(axis=1)[:, None] - agg < 2.0 * width[:, None])
         self.rounds[full] += 1
@@ -321,10 +399,17 @@ class EpochLoop:
                 self.segment(b, t_explore[m], self.t[b], "explore", arms)
                 if plan.message_hook is not None:
                     plan.message_hook(
-                        self.messages, trial=int(self.trial_of[b]), epoch=r,
-                        time=int(self.t[b]), agents=self.agents[b], arms=arms,
-                        ybar=self.ybar[b][:, arms], participants=part[m],
-                        aggregate=agg[m, arms], kept=np.flatnonzero(keep[m]))
+                        self.messages,
+                        trial=int(self.trial_of[b]),
+                        epoch=r,
+                        time=int(self.t[b]),
+                        agents=self.agents[b],
+                        arms=arms,
+                        ybar=self.ybar[b][:, arms],
+                        participants=part[m],
+                        aggregate=agg[m, arms],
+                        kept=np.flatnonzero(keep[m]),
+                    )
         return keep, agg
 
     def exploit(self, r: int, full: np.ndarray) -> None:
@@ -346,9 +431,14 @@ class EpochLoop:
             arms = np.flatnonzero(active[b])
             self.accountant.spend_many(
                 NonPrivate(reason=_EXPLOIT_REASON),
-                keys={"trial": np.full(n_ag * arms.size, int(self.trial_of[b])),
-                      "agent": np.repeat(self.agents[b], arms.size),
-                      "arm": np.tile(arms, n_ag), "epoch": r, "channel": "action"})
+                keys={
+                    "trial": np.full(n_ag * arms.size, int(self.trial_of[b])),
+                    "agent": np.repeat(self.agents[b], arms.size),
+                    "arm": np.tile(arms, n_ag),
+                    "epoch": r,
+                    "channel": "action",
+                },
+            )
             if self.record and d[m] > 0:
                 self.segment(b, self.t[b], self.t[b] + d[m], "exploit", best[m])
         self.t[full] += d
@@ -359,9 +449,11 @@ class EpochLoop:
         active, t = self.active, self.t
         rest = self.horizon - t
         single = active.sum(axis=1) == 1
-        arm = np.where(single, np.argmax(active, axis=1),
-                       np.argmax(np.where(active, np.nan_to_num(self.agg_last, nan=-np.inf),
-                                          -np.inf), axis=1))
+        arm = np.where(
+            single,
+            np.argmax(active, axis=1),
+            np.argmax(np.where(active, np.nan_to_num(self.agg_last, nan=-np.inf), -np.inf), axis=1),
+        )
         self.committed = np.where(rest > 0, arm, -1)
         self.counts[np.arange(self.n_b), :, arm] += rest[:, None]
         if self.record:
@@ -375,12 +467,15 @@ class EpochLoop:
         shape = (self.n_trials, self.n_units)
         counts, gaps = self.counts, self.gaps
         return {
-            "counts": counts, "agents": self.agents, "trial_of": self.trial_of,
+            "counts": counts,
+            "agents": self.agents,
+            "trial_of": self.trial_of,
             "shape": shape,
             "regret": np.einsum("bak,k->b", counts, gaps).reshape(shape),
             "regret_eq1": np.einsum("bak,bak->b", counts, self.own).reshape(shape),
             "exploit": self.exploit_regret.reshape(shape),
-            "rounds": self.rounds.reshape(shape), "cost": self.cost.reshape(shape),
+            "rounds": self.rounds.reshape(shape),
+            "cost": self.cost.reshape(shape),
             "active": self.active.reshape(self.n_trials, self.n_units, self.n_arms),
             "committed": self.committed.reshape(shape),
             "times": np.stack(self.times).reshape(-1, *shape),

@@ -61,7 +61,6 @@ from typing import Any
 
 import networkx as nx
 import numpy as np
-
 from fedpriv.algorithms.li_song.core import SCHEDULES, LiSongRun, _Plan
 from fedpriv.algorithms.li_song.epochs import simulate
 from fedpriv.algorithms.li_song.network import (
@@ -122,8 +121,9 @@ def minimum_gap(env: Any) -> float:
     return float(positive.min())
 
 
-def _common(env: Any, horizon: int, epsilon: float, n_trials: int, seed: Any,
-            table: Any) -> tuple[int, float, int, np.random.SeedSequence, Any]:
+def _common(
+    env: Any, horizon: int, epsilon: float, n_trials: int, seed: Any, table: Any
+) -> tuple[int, float, int, np.random.SeedSequence, Any]:
     if not all(hasattr(env, a) for a in ("arm_means", "gaps", "global_means", "reward_table")):
         raise TypeError("`env` must be a BernoulliMAB (fedpriv.algorithms.environments.bernoulli).")
     horizon = check_int_at_least("horizon", horizon, 1)
@@ -131,13 +131,17 @@ def _common(env: Any, horizon: int, epsilon: float, n_trials: int, seed: Any,
     n_trials = check_int_at_least("n_trials", n_trials, 1)
     root = as_seed_sequence(seed)
     if table is None:
-        table = env.reward_table(np.random.SeedSequence(
-            root.entropy, spawn_key=(*root.spawn_key, 0, 0, 0, int(Stream.ENVIRONMENT))))
+        table = env.reward_table(
+            np.random.SeedSequence(
+                root.entropy, spawn_key=(*root.spawn_key, 0, 0, 0, int(Stream.ENVIRONMENT))
+            )
+        )
     return horizon, epsilon, n_trials, root, table
 
 
-def _schedule(n_rounds: int | None, mode: str, gap: float | None,
-              env: Any) -> tuple[int | None, str, float | None]:
+def _schedule(
+    n_rounds: int | None, mode: str, gap: float | None, env: Any
+) -> tuple[int | None, str, float | None]:
     """``(n_rounds, gap schedule, gap)``: ``mode`` picks Δ̃_r's schedule when ``R`` is set."""
     if n_rounds is None:
         return None, "halving", None
@@ -149,13 +153,21 @@ def _schedule(n_rounds: int | None, mode: str, gap: float | None,
     return n_rounds, mode, gap
 
 
-def _finish(algorithm: str, setting: dict[str, Any], out: dict[str, Any], env: Any,
-            accountant: Accountant, epsilon: float, claimed: float, root: Any,
-            horizon: int) -> LiSongRun:
+def _finish(
+    algorithm: str,
+    setting: dict[str, Any],
+    out: dict[str, Any],
+    env: Any,
+    accountant: Accountant,
+    epsilon: float,
+    claimed: float,
+    root: Any,
+    horizon: int,
+) -> LiSongRun:
     n_trials, n_units = out["shape"]
     counts = out["counts"].reshape(n_trials, n_units, *out["counts"].shape[1:])
     counts = counts.reshape(n_trials, -1, env.n_arms)
-    order = np.argsort(out["agents"][: n_units].ravel(), kind="stable")
+    order = np.argsort(out["agents"][:n_units].ravel(), kind="stable")
     counts = counts[:, order]
     committed = out["committed"]
     if n_units > 1:  # Single-MAB: units are agents
@@ -169,16 +181,26 @@ def _finish(algorithm: str, setting: dict[str, Any], out: dict[str, Any], env: A
         committed = np.repeat(committed, env.n_agents, axis=1)
     setting = {**setting, "horizon": horizon, "n_agents": env.n_agents, "n_arms": env.n_arms}
     return LiSongRun(
-        algorithm=algorithm, setting=setting, counts=counts,
+        algorithm=algorithm,
+        setting=setting,
+        counts=counts,
         total_regret=out["regret"].sum(axis=1),
         final_regret=np.einsum("jak,k->ja", counts, np.asarray(env.gaps, dtype=np.float64)),
         regret_eq1=out["regret_eq1"].sum(axis=1),
         exploitation_regret=out["exploit"].sum(axis=1),
-        rounds=rounds, communication_cost=out["cost"].sum(axis=1), active=active,
-        best_arm_eliminated=eliminated, committed_arm=committed, accountant=accountant,
-        epsilon=epsilon, claimed_epsilon=claimed, messages=out["messages"],
-        actions=out["actions"], checkpoint_times=out["times"],
-        checkpoint_regret=out["regrets"], seed_entropy=int(root.entropy),
+        rounds=rounds,
+        communication_cost=out["cost"].sum(axis=1),
+        active=active,
+        best_arm_eliminated=eliminated,
+        committed_arm=committed,
+        accountant=accountant,
+        epsilon=epsilon,
+        claimed_epsilon=claimed,
+        messages=out["messages"],
+        actions=out["actions"],
+        checkpoint_times=out["times"],
+        checkpoint_regret=out["regrets"],
+        seed_entropy=int(root.entropy),
     )
 
 
@@ -195,17 +217,35 @@ def _policy(root: Any, n_trials: int, n_units: int) -> np.ndarray:
     return out
 
 
-def _run(plan: _Plan, env: Any, *, horizon: int, epsilon: float, n_trials: int, root: Any,
-         table: Any, record: bool, claimed: float, setting: dict[str, Any],
-         secure_noise: bool = False) -> LiSongRun:
+def _run(
+    plan: _Plan,
+    env: Any,
+    *,
+    horizon: int,
+    epsilon: float,
+    n_trials: int,
+    root: Any,
+    table: Any,
+    record: bool,
+    claimed: float,
+    setting: dict[str, Any],
+    secure_noise: bool = False,
+) -> LiSongRun:
     accountant = Accountant(disjoint=_LEVELS, sequential=("channel",))
     out = simulate(
-        plan, env=env, table=table, horizon=horizon, epsilon=epsilon, n_trials=n_trials,
+        plan,
+        env=env,
+        table=table,
+        horizon=horizon,
+        epsilon=epsilon,
+        n_trials=n_trials,
         noise_rngs=_noise(root, n_trials, env.n_agents, plan.agents_of_unit),
         policy_rngs=_policy(root, n_trials, plan.agents_of_unit.shape[0]),
-        accountant=accountant, record=record, secure_noise=bool(secure_noise))
-    return _finish(plan.algorithm, setting, out, env, accountant, epsilon, claimed, root,
-                   horizon)
+        accountant=accountant,
+        record=record,
+        secure_noise=bool(secure_noise),
+    )
+    return _finish(plan.algorithm, setting, out, env, accountant, epsilon, claimed, root, horizon)
 
 
 def _mean_over_participants(ybar: np.ndarray, part: np.ndarray) -> np.ndarray:
@@ -213,23 +253,55 @@ def _mean_over_participants(ybar: np.ndarray, part: np.ndarray) -> np.ndarray:
     return np.einsum("ba,bak->bk", weights, ybar)
 
 
-def _server_hook(rows: list, *, trial, epoch, time, agents, arms, ybar, participants,
-                 aggregate, kept) -> None:
+def _server_hook(
+    rows: list, *, trial, epoch, time, agents, arms, ybar, participants, aggregate, kept
+) -> None:
     for a in np.flatnonzero(participants):
-        rows.append({"trial": trial, "epoch": epoch, "time": time, "kind": "upload",
-                     "sender": int(agents[a]), "receiver": -1, "origin": int(agents[a]),
-                     "arms": tuple(arms.tolist()), "content": tuple(ybar[a].tolist())})
+        rows.append(
+            {
+                "trial": trial,
+                "epoch": epoch,
+                "time": time,
+                "kind": "upload",
+                "sender": int(agents[a]),
+                "receiver": -1,
+                "origin": int(agents[a]),
+                "arms": tuple(arms.tolist()),
+                "content": tuple(ybar[a].tolist()),
+            }
+        )
     for a in agents:
-        rows.append({"trial": trial, "epoch": epoch, "time": time, "kind": "broadcast",
-                     "sender": -1, "receiver": int(a), "origin": -1,
-                     "arms": tuple(kept.tolist()), "content": tuple(kept.tolist())})
+        rows.append(
+            {
+                "trial": trial,
+                "epoch": epoch,
+                "time": time,
+                "kind": "broadcast",
+                "sender": -1,
+                "receiver": int(a),
+                "origin": -1,
+                "arms": tuple(kept.tolist()),
+                "content": tuple(kept.tolist()),
+            }
+        )
 
 
-def run_cdp_mab(env: Any, *, horizon: int, epsilon: float, n_trials: int = 1,
-                seed: int | np.random.SeedSequence = 0, participation_rate: float = 1.0,
-                n_rounds: int | None = None, gap: float | None = None,
-                mode: str = "paper", c1: float = 25.0, table: Any = None,
-                record: bool = False, secure_noise: bool = False) -> LiSongRun:
+def run_cdp_mab(
+    env: Any,
+    *,
+    horizon: int,
+    epsilon: float,
+    n_trials: int = 1,
+    seed: int | np.random.SeedSequence = 0,
+    participation_rate: float = 1.0,
+    n_rounds: int | None = None,
+    gap: float | None = None,
+    mode: str = "paper",
+    c1: float = 25.0,
+    table: Any = None,
+    record: bool = False,
+    secure_noise: bool = False,
+) -> LiSongRun:
     """CDP-MAB (Alg. 1) and its communication-constrained variant (§IV-B).
 
     Parameters
@@ -281,36 +353,77 @@ def run_cdp_mab(env: Any, *, horizon: int, epsilon: float, n_trials: int = 1,
     >>> run.message_epsilon()
     ('pure', 5.0)
     """
-    horizon, epsilon, n_trials, root, table = _common(env, horizon, epsilon, n_trials, seed,
-                                                      table)
+    horizon, epsilon, n_trials, root, table = _common(env, horizon, epsilon, n_trials, seed, table)
     m = env.n_agents
     n = li_song_participants(m, participation_rate)
     c1 = check_cost("c1", c1)
     n_rounds, schedule, gap = _schedule(n_rounds, mode, gap, env)
     partial = n < m
     constrained = partial or n_rounds is not None
-    claimed = math.inf if math.isinf(epsilon) else li_song_claimed_epsilon(
-        epsilon, n_agents=m, partial=partial, n_participants=n if partial else None)
+    claimed = (
+        math.inf
+        if math.isinf(epsilon)
+        else li_song_claimed_epsilon(
+            epsilon, n_agents=m, partial=partial, n_participants=n if partial else None
+        )
+    )
     plan = _Plan(
         algorithm="ce-cdp-mab" if constrained else "cdp-mab",
-        agents_of_unit=np.arange(m)[None, :], divisor=n, n_agents_claim=m,
-        n_participants=n if partial else None, aggregate=_mean_over_participants, delay=0,
-        round_cost=lambda uploaders: c1 * uploaders, schedule=schedule, gap=gap,
-        n_rounds=n_rounds, message_hook=_server_hook)
-    setting = {"epsilon": epsilon, "participation_rate": participation_rate,
-               "n_participants": n, "n_rounds": n_rounds, "gap": gap,
-               "schedule": schedule, "c1": c1, "n_trials": n_trials}
-    return _run(plan, env, horizon=horizon, epsilon=epsilon, n_trials=n_trials, root=root,
-                table=table, record=record, claimed=claimed, setting=setting,
-                secure_noise=secure_noise)
+        agents_of_unit=np.arange(m)[None, :],
+        divisor=n,
+        n_agents_claim=m,
+        n_participants=n if partial else None,
+        aggregate=_mean_over_participants,
+        delay=0,
+        round_cost=lambda uploaders: c1 * uploaders,
+        schedule=schedule,
+        gap=gap,
+        n_rounds=n_rounds,
+        message_hook=_server_hook,
+    )
+    setting = {
+        "epsilon": epsilon,
+        "participation_rate": participation_rate,
+        "n_participants": n,
+        "n_rounds": n_rounds,
+        "gap": gap,
+        "schedule": schedule,
+        "c1": c1,
+        "n_trials": n_trials,
+    }
+    return _run(
+        plan,
+        env,
+        horizon=horizon,
+        epsilon=epsilon,
+        n_trials=n_trials,
+        root=root,
+        table=table,
+        record=record,
+        claimed=claimed,
+        setting=setting,
+        secure_noise=secure_noise,
+    )
 
 
-def run_ddp_mab(env: Any, graph: nx.Graph, *, horizon: int, epsilon: float,
-                n_trials: int = 1, seed: int | np.random.SeedSequence = 0,
-                c2: float = 1.0, cost_model: str = "edges",
-                delay_convention: str = "counter", n_rounds: int | None = None,
-                gap: float | None = None, mode: str = "paper", table: Any = None,
-                record: bool = False, secure_noise: bool = False) -> LiSongRun:
+def run_ddp_mab(
+    env: Any,
+    graph: nx.Graph,
+    *,
+    horizon: int,
+    epsilon: float,
+    n_trials: int = 1,
+    seed: int | np.random.SeedSequence = 0,
+    c2: float = 1.0,
+    cost_model: str = "edges",
+    delay_convention: str = "counter",
+    n_rounds: int | None = None,
+    gap: float | None = None,
+    mode: str = "paper",
+    table: Any = None,
+    record: bool = False,
+    secure_noise: bool = False,
+) -> LiSongRun:
     """DDP-MAB (Alg. 3) with GIS on ``graph``; ``n_rounds`` gives Corollary 1's variant.
 
     Parameters
@@ -358,13 +471,11 @@ def run_ddp_mab(env: Any, graph: nx.Graph, *, horizon: int, epsilon: float,
     ValueError, TypeError
         As :func:`run_cdp_mab`; a disconnected graph or one whose size is not ``M``.
     """
-    horizon, epsilon, n_trials, root, table = _common(env, horizon, epsilon, n_trials, seed,
-                                                      table)
+    horizon, epsilon, n_trials, root, table = _common(env, horizon, epsilon, n_trials, seed, table)
     check_connected(graph)
     m = env.n_agents
     if graph.number_of_nodes() != m:
-        raise ValueError(f"`graph` must have n_agents = {m} nodes, got "
-                         f"{graph.number_of_nodes()}.")
+        raise ValueError(f"`graph` must have n_agents = {m} nodes, got {graph.number_of_nodes()}.")
     c2 = check_cost("c2", c2)
     _choice("cost_model", cost_model, COST_MODELS)
     _choice("delay_convention", delay_convention, DELAY_CONVENTIONS)
@@ -372,11 +483,19 @@ def run_ddp_mab(env: Any, graph: nx.Graph, *, horizon: int, epsilon: float,
     gis = simulate_gis(graph)
     per_round = gis.round_cost(c2, cost_model)
 
-    def hook(rows: list, *, trial, epoch, time, agents, arms, ybar, participants, aggregate,
-             kept) -> None:
+    def hook(
+        rows: list, *, trial, epoch, time, agents, arms, ybar, participants, aggregate, kept
+    ) -> None:
         for slot, kind, sender, receiver, labels in gis.messages:
-            base = {"trial": trial, "epoch": epoch, "time": time + slot, "kind": kind,
-                    "sender": sender, "receiver": receiver, "arms": tuple(arms.tolist())}
+            base = {
+                "trial": trial,
+                "epoch": epoch,
+                "time": time + slot,
+                "kind": kind,
+                "sender": sender,
+                "receiver": receiver,
+                "arms": tuple(arms.tolist()),
+            }
             if kind != "DATA":
                 rows.append({**base, "origin": -1, "content": labels})
                 continue
@@ -385,27 +504,68 @@ def run_ddp_mab(env: Any, graph: nx.Graph, *, horizon: int, epsilon: float,
 
     claimed = math.inf if math.isinf(epsilon) else li_song_claimed_epsilon(epsilon, n_agents=m)
     plan = _Plan(
-        algorithm="ddp-mab", agents_of_unit=np.arange(m)[None, :], divisor=m,
-        n_agents_claim=m, n_participants=None, aggregate=_mean_over_participants,
-        delay=gis.delay(delay_convention), round_cost=lambda _: per_round,
-        schedule=schedule, gap=gap, n_rounds=n_rounds, message_hook=hook)
-    setting = {"epsilon": epsilon, "c2": c2, "cost_model": cost_model,
-               "delay_convention": delay_convention, "diameter": gis.n_slots,
-               "t_delay": plan.delay, "n_edges": gis.n_edges, "n_rounds": n_rounds,
-               "gap": gap, "schedule": schedule, "n_trials": n_trials,
-               "gis_messages": {k: gis.count(k) for k in ("ADV", "REQ", "DATA")}}
-    return _run(plan, env, horizon=horizon, epsilon=epsilon, n_trials=n_trials, root=root,
-                table=table, record=record, claimed=claimed, setting=setting,
-                secure_noise=secure_noise)
+        algorithm="ddp-mab",
+        agents_of_unit=np.arange(m)[None, :],
+        divisor=m,
+        n_agents_claim=m,
+        n_participants=None,
+        aggregate=_mean_over_participants,
+        delay=gis.delay(delay_convention),
+        round_cost=lambda _: per_round,
+        schedule=schedule,
+        gap=gap,
+        n_rounds=n_rounds,
+        message_hook=hook,
+    )
+    setting = {
+        "epsilon": epsilon,
+        "c2": c2,
+        "cost_model": cost_model,
+        "delay_convention": delay_convention,
+        "diameter": gis.n_slots,
+        "t_delay": plan.delay,
+        "n_edges": gis.n_edges,
+        "n_rounds": n_rounds,
+        "gap": gap,
+        "schedule": schedule,
+        "n_trials": n_trials,
+        "gis_messages": {k: gis.count(k) for k in ("ADV", "REQ", "DATA")},
+    }
+    return _run(
+        plan,
+        env,
+        horizon=horizon,
+        epsilon=epsilon,
+        n_trials=n_trials,
+        root=root,
+        table=table,
+        record=record,
+        claimed=claimed,
+        setting=setting,
+        secure_noise=secure_noise,
+    )
 
 
-def run_hdp_mab(env: Any, components: Sequence[nx.Graph], *, horizon: int, epsilon: float,
-                n_trials: int = 1, seed: int | np.random.SeedSequence = 0,
-                c1: float = 50.0, c2: float = 1.0, cost_model: str = "paths",
-                aggregation: str = "unweighted", delay_convention: str = "slots",
-                n_rounds: int | None = None, gap: float | None = None,
-                mode: str = "paper", table: Any = None,
-                record: bool = False, secure_noise: bool = False) -> LiSongRun:
+def run_hdp_mab(
+    env: Any,
+    components: Sequence[nx.Graph],
+    *,
+    horizon: int,
+    epsilon: float,
+    n_trials: int = 1,
+    seed: int | np.random.SeedSequence = 0,
+    c1: float = 50.0,
+    c2: float = 1.0,
+    cost_model: str = "paths",
+    aggregation: str = "unweighted",
+    delay_convention: str = "slots",
+    n_rounds: int | None = None,
+    gap: float | None = None,
+    mode: str = "paper",
+    table: Any = None,
+    record: bool = False,
+    secure_noise: bool = False,
+) -> LiSongRun:
     """HDP-MAB (Alg. 5): components with sink agents, SAC relaying, server averaging.
 
     Parameters
@@ -457,8 +617,7 @@ def run_hdp_mab(env: Any, components: Sequence[nx.Graph], *, horizon: int, epsil
     ValueError, TypeError
         As :func:`run_ddp_mab`; component sizes not summing to ``M``.
     """
-    horizon, epsilon, n_trials, root, table = _common(env, horizon, epsilon, n_trials, seed,
-                                                      table)
+    horizon, epsilon, n_trials, root, table = _common(env, horizon, epsilon, n_trials, seed, table)
     sinks = find_sink_agents(components)
     m = env.n_agents
     if sum(sinks.sizes) != m:
@@ -488,43 +647,106 @@ def run_hdp_mab(env: Any, components: Sequence[nx.Graph], *, horizon: int, epsil
         sink_means = np.einsum("qa,bak->bqk", member, ybar) / sizes[None, :, None]
         return np.einsum("q,bqk->bk", weights, sink_means)
 
-    def hook(rows: list, *, trial, epoch, time, agents, arms, ybar, participants, aggregate,
-             kept) -> None:
+    def hook(
+        rows: list, *, trial, epoch, time, agents, arms, ybar, participants, aggregate, kept
+    ) -> None:
         base = {"trial": trial, "epoch": epoch, "arms": tuple(arms.tolist())}
         for i, path in enumerate(paths):
             content = tuple(ybar[i].tolist())
             for hop, (u, v) in enumerate(itertools.pairwise(path)):
-                rows.append({**base, "time": time + hop, "kind": "SAC", "sender": u,
-                             "receiver": v, "origin": i, "content": content})
+                rows.append(
+                    {
+                        **base,
+                        "time": time + hop,
+                        "kind": "SAC",
+                        "sender": u,
+                        "receiver": v,
+                        "origin": i,
+                        "content": content,
+                    }
+                )
         for q, sink in enumerate(sinks.sinks):
             mean = ybar[q_of == q].mean(axis=0)
-            rows.append({**base, "time": time + max(sinks.radius), "kind": "sink_upload",
-                         "sender": sink, "receiver": -1, "origin": sink,
-                         "content": tuple(mean.tolist())})
+            rows.append(
+                {
+                    **base,
+                    "time": time + max(sinks.radius),
+                    "kind": "sink_upload",
+                    "sender": sink,
+                    "receiver": -1,
+                    "origin": sink,
+                    "content": tuple(mean.tolist()),
+                }
+            )
         for a in agents:
-            rows.append({**base, "time": time + max(sinks.radius), "kind": "broadcast",
-                         "sender": -1, "receiver": int(a), "origin": -1,
-                         "content": tuple(kept.tolist())})
+            rows.append(
+                {
+                    **base,
+                    "time": time + max(sinks.radius),
+                    "kind": "broadcast",
+                    "sender": -1,
+                    "receiver": int(a),
+                    "origin": -1,
+                    "content": tuple(kept.tolist()),
+                }
+            )
 
     claimed = math.inf if math.isinf(epsilon) else li_song_claimed_epsilon(epsilon, n_agents=m)
     plan = _Plan(
-        algorithm="hdp-mab", agents_of_unit=np.arange(m)[None, :], divisor=m,
-        n_agents_claim=m, n_participants=None, aggregate=aggregate,
-        delay=sinks.delay(delay_convention), round_cost=lambda _: per_round,
-        schedule=schedule, gap=gap, n_rounds=n_rounds, message_hook=hook)
-    setting = {"epsilon": epsilon, "c1": c1, "c2": c2, "cost_model": cost_model,
-               "aggregation": aggregation, "delay_convention": delay_convention,
-               "component_sizes": list(sinks.sizes), "sinks": list(sinks.sinks),
-               "t_delay": plan.delay, "n_rounds": n_rounds, "gap": gap,
-               "schedule": schedule, "n_trials": n_trials}
-    return _run(plan, env, horizon=horizon, epsilon=epsilon, n_trials=n_trials, root=root,
-                table=table, record=record, claimed=claimed, setting=setting,
-                secure_noise=secure_noise)
+        algorithm="hdp-mab",
+        agents_of_unit=np.arange(m)[None, :],
+        divisor=m,
+        n_agents_claim=m,
+        n_participants=None,
+        aggregate=aggregate,
+        delay=sinks.delay(delay_convention),
+        round_cost=lambda _: per_round,
+        schedule=schedule,
+        gap=gap,
+        n_rounds=n_rounds,
+        message_hook=hook,
+    )
+    setting = {
+        "epsilon": epsilon,
+        "c1": c1,
+        "c2": c2,
+        "cost_model": cost_model,
+        "aggregation": aggregation,
+        "delay_convention": delay_convention,
+        "component_sizes": list(sinks.sizes),
+        "sinks": list(sinks.sinks),
+        "t_delay": plan.delay,
+        "n_rounds": n_rounds,
+        "gap": gap,
+        "schedule": schedule,
+        "n_trials": n_trials,
+    }
+    return _run(
+        plan,
+        env,
+        horizon=horizon,
+        epsilon=epsilon,
+        n_trials=n_trials,
+        root=root,
+        table=table,
+        record=record,
+        claimed=claimed,
+        setting=setting,
+        secure_noise=secure_noise,
+    )
 
 
-def run_single_mab(env: Any, *, horizon: int, epsilon: float, n_trials: int = 1,
-                   seed: int | np.random.SeedSequence = 0, table: Any = None,
-                   record: bool = False, secure_noise: bool = False) -> LiSongRun:
+def run_single_mab(
+    env: Any,
+    *,
+    horizon: int,
+    epsilon: float,
+    n_trials: int = 1,
+    seed: int | np.random.SeedSequence = 0,
+    table: Any = None,
+    record: bool = False,
+    secure_noise: bool = False,
+) -> LiSongRun:
     """Single-MAB: every agent runs Alg. 1 alone with ``M = 1`` (Remark 2, Fig. 8).
 
     Noise ``Lap(1/(ε n_r))`` (pure ε per release; ``epsilon = inf`` is the noise-free
@@ -562,15 +784,33 @@ def run_single_mab(env: Any, *, horizon: int, epsilon: float, n_trials: int = 1,
     ValueError
         As :func:`run_cdp_mab`.
     """
-    horizon, epsilon, n_trials, root, table = _common(env, horizon, epsilon, n_trials, seed,
-                                                      table)
+    horizon, epsilon, n_trials, root, table = _common(env, horizon, epsilon, n_trials, seed, table)
     m = env.n_agents
     claimed = math.inf if math.isinf(epsilon) else li_song_claimed_epsilon(epsilon, n_agents=1)
     plan = _Plan(
-        algorithm="single-mab", agents_of_unit=np.arange(m)[:, None], divisor=1,
-        n_agents_claim=1, n_participants=None, aggregate=_mean_over_participants, delay=0,
-        round_cost=lambda _: 0.0, schedule="halving", gap=None, n_rounds=None)
+        algorithm="single-mab",
+        agents_of_unit=np.arange(m)[:, None],
+        divisor=1,
+        n_agents_claim=1,
+        n_participants=None,
+        aggregate=_mean_over_participants,
+        delay=0,
+        round_cost=lambda _: 0.0,
+        schedule="halving",
+        gap=None,
+        n_rounds=None,
+    )
     setting = {"epsilon": epsilon, "n_trials": n_trials}
-    return _run(plan, env, horizon=horizon, epsilon=epsilon, n_trials=n_trials, root=root,
-                table=table, record=record, claimed=claimed, setting=setting,
-                secure_noise=secure_noise)
+    return _run(
+        plan,
+        env,
+        horizon=horizon,
+        epsilon=epsilon,
+        n_trials=n_trials,
+        root=root,
+        table=table,
+        record=record,
+        claimed=claimed,
+        setting=setting,
+        secure_noise=secure_noise,
+    )

@@ -30,16 +30,10 @@ import dataclasses
 import networkx as nx
 import numpy as np
 import pandas as pd
-
 from fedpriv.algorithms.networks.graphs import check_connected, graph_distances
 from fedpriv.privacy._checks import check_int_at_least
 
-__all__ = [
-    "DelayLine",
-    "FloodingSchedule",
-    "flood_messages",
-    "make_schedule",
-]
+__all__ = ["DelayLine", "FloodingSchedule", "flood_messages", "make_schedule"]
 
 
 def _check_gamma(gamma: object) -> int:
@@ -162,7 +156,9 @@ def make_schedule(graph: nx.Graph, gamma: int) -> FloodingSchedule:
     )
 
 
-def flood_messages(graph: nx.Graph, gamma: int, messages: list[tuple[int, int]]) -> tuple[pd.DataFrame, int]:
+def flood_messages(
+    graph: nx.Graph, gamma: int, messages: list[tuple[int, int]]
+) -> tuple[pd.DataFrame, int]:
     """Run the literal flooding protocol (AAMAS 2020, §2 "Communication Protocol") on messages.
 
     Each message ``(sender, created_round)`` is created at the end of round
@@ -251,7 +247,9 @@ class DelayLine:
         Number of additive fields per cell (e.g. 2: weighted mean sum and weight).
     """
 
-    def __init__(self, schedule: FloodingSchedule, shape: tuple[int, int, int], n_fields: int) -> None:
+    def __init__(
+        self, schedule: FloodingSchedule, shape: tuple[int, int, int], n_fields: int
+    ) -> None:
         self.schedule = schedule
         self.shape = tuple(int(s) for s in shape)
         self.n_slots = schedule.max_delay + 1
@@ -266,7 +264,9 @@ class DelayLine:
             start = np.searchsorted(senders[order], np.arange(schedule.n_agents + 1))
             self._by_lag.append((d, receivers[order], start))
 
-    def send(self, t0: int, trial: np.ndarray, sender: np.ndarray, arm: np.ndarray, deltas: np.ndarray) -> None:
+    def send(
+        self, t0: int, trial: np.ndarray, sender: np.ndarray, arm: np.ndarray, deltas: np.ndarray
+    ) -> None:
         """Schedule the content change ``deltas`` (n_fields, n) of ``n`` cells made at ``t0``.
 
         Parameters

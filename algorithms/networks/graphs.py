@@ -24,9 +24,8 @@ import numbers
 
 import networkx as nx
 import numpy as np
-from scipy.sparse.csgraph import shortest_path
-
 from fedpriv.privacy._checks import check_generator, check_int_at_least, check_probability
+from scipy.sparse.csgraph import shortest_path
 
 __all__ = [
     "GRAPH_KINDS",
@@ -111,8 +110,7 @@ def make_graph(
     if kind != "erdos_renyi":
         if p is not None:
             raise ValueError(
-                f"`p` is only used with kind='erdos_renyi'; got p={p!r} with "
-                f"kind={kind!r}."
+                f"`p` is only used with kind='erdos_renyi'; got p={p!r} with kind={kind!r}."
             )
         builders = {
             "complete": nx.complete_graph,
@@ -171,8 +169,7 @@ def check_connected(graph: nx.Graph) -> nx.Graph:
     """
     if not isinstance(graph, nx.Graph) or graph.is_directed() or graph.is_multigraph():
         raise TypeError(
-            "`graph` must be an undirected simple networkx.Graph, got "
-            f"{type(graph).__name__}."
+            f"`graph` must be an undirected simple networkx.Graph, got {type(graph).__name__}."
         )
     n_nodes = graph.number_of_nodes()
     if n_nodes < 2:
@@ -195,9 +192,7 @@ def check_connected(graph: nx.Graph) -> nx.Graph:
         raise ValueError(f"`graph` must have no self-loops, found {n_loops}.")
     n_components = nx.number_connected_components(graph)
     if n_components != 1:
-        raise ValueError(
-            f"`graph` must be connected; it has {n_components} components."
-        )
+        raise ValueError(f"`graph` must be connected; it has {n_components} components.")
     return graph
 
 
@@ -349,9 +344,7 @@ def edge_array(graph: nx.Graph) -> np.ndarray:
     return edges[order]
 
 
-def sample_active_edges(
-    graph: nx.Graph, horizon: int, *, rng: np.random.Generator
-) -> np.ndarray:
+def sample_active_edges(graph: nx.Graph, horizon: int, *, rng: np.random.Generator) -> np.ndarray:
     """Draw the active gossip edge of every round, uniformly from E and i.i.d.
 
     Parameters
@@ -425,4 +418,3 @@ def graph_distances(graph: nx.Graph) -> np.ndarray:
     adjacency = neighbor_matrix(graph)
     distances = shortest_path(adjacency, method="D", directed=False, unweighted=True)
     return np.rint(distances).astype(np.int64)
-

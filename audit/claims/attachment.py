@@ -89,8 +89,7 @@ class Option:
         if not isinstance(self.field, str) or not self.field.isidentifier():
             raise ValueError(f"`field` must be a Python identifier; got {self.field!r}.")
         if self.kind not in OPTION_KINDS:
-            raise ValueError(f"`kind` must be one of {', '.join(OPTION_KINDS)}; "
-                             f"got {self.kind!r}.")
+            raise ValueError(f"`kind` must be one of {', '.join(OPTION_KINDS)}; got {self.kind!r}.")
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -125,8 +124,10 @@ class Attachment:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.match(self.name):
-            raise ValueError("`name` must be lower-case letters, digits and underscores, "
-                             f"starting with a letter; got {self.name!r}.")
+            raise ValueError(
+                "`name` must be lower-case letters, digits and underscores, "
+                f"starting with a letter; got {self.name!r}."
+            )
         if not isinstance(self.module, str) or not self.module:
             raise ValueError(f"attachment {self.name!r}: `module` must be a dotted path.")
         object.__setattr__(self, "options", tuple(self.options))

@@ -38,20 +38,20 @@ from fedpriv.privacy.accounting.verdicts import (
 )
 
 __all__ = [
-    "jsonable",
     "AS_WRITTEN",
     "COVERAGES",
     "VACUOUS_DELTA_PROBE",
     "VERDICTS",
     "VERDICT_DEFINITIONS",
     "Claim",
-    "LowerBoundEvidence",
     "ClaimResult",
     "Coverage",
+    "LowerBoundEvidence",
     "Verdict",
     "audit_evidence",
     "decide_verdict",
     "json_number",
+    "jsonable",
     "run_verdict",
 ]
 
@@ -223,8 +223,11 @@ class ClaimResult:
     @property
     def delta_is_vacuous(self) -> bool:
         """True when the claimed δ > 0 makes the mechanism's ε exactly 0."""
-        return (self.claim.claimed_delta > 0 and self.mechanism_epsilon is not None
-                and self.mechanism_epsilon == 0.0)
+        return (
+            self.claim.claimed_delta > 0
+            and self.mechanism_epsilon is not None
+            and self.mechanism_epsilon == 0.0
+        )
 
     @property
     def tightness(self) -> float | None:
@@ -256,10 +259,9 @@ class ClaimResult:
             "setting": {k: json_number(v) for k, v in claim.setting},
             "neighboring_relation": claim.neighboring_relation.value,
             # A no-claim row prints no claimed ε: the paper claims nothing there.
-            "claimed": None if claim.coverage == "no-claim" else {
-                "epsilon": json_number(claim.claimed.epsilon),
-                "delta": claim.claimed_delta,
-            },
+            "claimed": None
+            if claim.coverage == "no-claim"
+            else {"epsilon": json_number(claim.claimed.epsilon), "delta": claim.claimed_delta},
             "accountant": {
                 "epsilon": json_number(self.accountant_epsilon),
                 "delta": claim.claimed_delta,
@@ -317,9 +319,18 @@ class ClaimResult:
 
 
 #: Keys ``to_dict`` writes after a row's ``extras`` (``statement`` is added by the report).
-_RECORD_KEYS = frozenset({"key", "view", "audit", "statement", "delta_vacuous",
-                          "epsilon_at_1e-6", "mechanism_epsilon_at_1e-6",
-                          "tightness_at_1e-6"})
+_RECORD_KEYS = frozenset(
+    {
+        "key",
+        "view",
+        "audit",
+        "statement",
+        "delta_vacuous",
+        "epsilon_at_1e-6",
+        "mechanism_epsilon_at_1e-6",
+        "tightness_at_1e-6",
+    }
+)
 
 
 def json_number(value: Any) -> Any:
@@ -381,9 +392,12 @@ def audit_evidence(audit: EpsilonLowerBound) -> LowerBoundEvidence:
         ``kind="audit"``, ε clipped at 0.
     """
     return LowerBoundEvidence(
-        epsilon=max(0.0, float(audit.epsilon_lower_bound)), kind="audit",
-        description=(f"audit at {audit.confidence:.0%} confidence, "
-                     f"{audit.n_samples} samples per world"))
+        epsilon=max(0.0, float(audit.epsilon_lower_bound)),
+        kind="audit",
+        description=(
+            f"audit at {audit.confidence:.0%} confidence, {audit.n_samples} samples per world"
+        ),
+    )
 
 
 def decide_verdict(
@@ -438,17 +452,20 @@ def decide_verdict(
     if audit is not None:
         lowers.append(audit_evidence(audit))
     if raw_channel and math.isinf(accountant_epsilon):
-        lowers.append(LowerBoundEvidence(epsilon=math.inf, kind="channel",
-                                         description=f"un-noised: {raw_channel}"))
+        lowers.append(
+            LowerBoundEvidence(
+                epsilon=math.inf, kind="channel", description=f"un-noised: {raw_channel}"
+            )
+        )
     if analytic_lower is not None:
         lowers.append(analytic_lower)
     note = raw_channel if raw_channel and math.isinf(accountant_epsilon) else ""
-    return judge(claimed_epsilon, accountant_epsilon, lowers, coverage=coverage,
-                 upper_note=note)
+    return judge(claimed_epsilon, accountant_epsilon, lowers, coverage=coverage, upper_note=note)
 
 
-def run_verdict(claimed_epsilon: float, accountant: Any, target_delta: float, *,
-                where: Any = None) -> tuple[str, str, float, str | None]:
+def run_verdict(
+    claimed_epsilon: float, accountant: Any, target_delta: float, *, where: Any = None
+) -> tuple[str, str, float, str | None]:
     """``(verdict, evidence, end_to_end_epsilon, raw_channel)`` of one ``fedpriv run``.
 
     The same rule as ``fedpriv verify`` (:func:`decide_verdict`) on the run's own ledger:

@@ -39,17 +39,10 @@ import math
 from typing import Any
 
 import numpy as np
-
 from fedpriv.audit.claims.claim import json_number
 from fedpriv.audit.estimators.threshold import clopper_pearson_interval
 
-__all__ = [
-    "DELTA_GRID",
-    "accountant_curve",
-    "attach_curves",
-    "audit_curve",
-    "mechanism_curve",
-]
+__all__ = ["DELTA_GRID", "accountant_curve", "attach_curves", "audit_curve", "mechanism_curve"]
 
 #: δ values of every curve: one per decade from 1e-12 to 1e-1.
 DELTA_GRID: tuple[float, ...] = tuple(float(10.0**k) for k in range(-12, 0))
@@ -79,7 +72,7 @@ def _recipe_curve(entry, recipe, deltas: list[float]) -> list[Any] | None:
         for delta in deltas:
             moved = dataclasses.replace(claim, claimed=ApproxDP(claim.claimed.epsilon, delta))
             out.append(json_number(float(recipe(moved)[1])))
-    except Exception:  # noqa: BLE001 - a curve is an illustration; the point stays
+    except Exception:
         return None
     return out
 
@@ -157,8 +150,15 @@ def audit_curve(bound: Any, deltas: list[float]) -> list[float] | None:
     list of float or None
         ε in nats per δ, >= 0.
     """
-    needed = ("count_d", "count_d_prime", "n_samples_d", "n_samples_d_prime",
-              "n_tests", "confidence", "direction")
+    needed = (
+        "count_d",
+        "count_d_prime",
+        "n_samples_d",
+        "n_samples_d_prime",
+        "n_tests",
+        "confidence",
+        "direction",
+    )
     if bound is None or not all(hasattr(bound, name) for name in needed):
         return None
     if bound.direction not in ("D>D'", "D'>D"):
@@ -169,8 +169,7 @@ def audit_curve(bound: Any, deltas: list[float]) -> list[float] | None:
     if bound.direction == "D'>D":
         top, n_top, bottom, n_bottom = bottom, n_bottom, top, n_top
     p_lo = float(clopper_pearson_interval(top, n_top, significance=level, side="lower")[0])
-    q_hi = float(clopper_pearson_interval(bottom, n_bottom, significance=level,
-                                          side="upper")[1])
+    q_hi = float(clopper_pearson_interval(bottom, n_bottom, significance=level, side="upper")[1])
     excess = p_lo - np.asarray(deltas, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         values = np.where(excess > 0.0, np.log(np.maximum(excess, 1e-300)) - math.log(q_hi), 0.0)
@@ -209,8 +208,7 @@ def attach_curves(records: list[dict], results=()) -> list[dict]:
         New records; ``records`` is not modified.
     """
     bounds = {r.key: r.audit for r in results if getattr(r, "key", None)}
-    second = {r.key: getattr(r, "audit_at_1e6", None) for r in results
-              if getattr(r, "key", None)}
+    second = {r.key: getattr(r, "audit_at_1e6", None) for r in results if getattr(r, "key", None)}
     out = []
     for record in records:
         record = dict(record)

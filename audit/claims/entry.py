@@ -11,8 +11,8 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from fedpriv.audit.claims.claim import Claim
-from fedpriv.audit.engine.views import View
 from fedpriv.audit.claims.family import family
+from fedpriv.audit.engine.views import View
 
 __all__ = [
     "AccountantRecipe",
@@ -64,6 +64,7 @@ AccountantRecipe = Callable[[Claim], AccountantResult]
 AuditRecipe = Callable  # (claim, AuditBudget, SeedSequence) -> EndToEndAudit
 MechanismRecipe = Callable[[Claim], MechanismResult]
 AnalyticLowerRecipe = Callable[[Claim], "float | None"]
+
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class RegisteredClaim:
@@ -128,8 +129,16 @@ class RegisteredClaim:
         return self.key.split("/", 1)[0]
 
 
-def make_claim(paper: str, algorithm: str, mode: str, setting: dict, neighboring_relation,
-               claimed, source, **reading) -> Claim:
+def make_claim(
+    paper: str,
+    algorithm: str,
+    mode: str,
+    setting: dict,
+    neighboring_relation,
+    claimed,
+    source,
+    **reading,
+) -> Claim:
     """A :class:`Claim` of the paper with ``--paper`` name ``paper``.
 
     Parameters
@@ -163,8 +172,12 @@ def make_claim(paper: str, algorithm: str, mode: str, setting: dict, neighboring
         If ``paper`` names no registered family.
     """
     return Claim(
-        paper=family(paper).title, algorithm=algorithm, mode=mode, setting=tuple(setting.items()),
-        neighboring_relation=neighboring_relation, claimed=claimed, source=source, **reading,
+        paper=family(paper).title,
+        algorithm=algorithm,
+        mode=mode,
+        setting=tuple(setting.items()),
+        neighboring_relation=neighboring_relation,
+        claimed=claimed,
+        source=source,
+        **reading,
     )
-
-

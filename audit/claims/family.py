@@ -87,9 +87,7 @@ class Command:
 
     def __post_init__(self) -> None:
         if self.tables not in ("", "rewards", "contexts"):
-            raise FamilyError(
-                f"`tables` must be '', 'rewards' or 'contexts'; got {self.tables!r}."
-            )
+            raise FamilyError(f"`tables` must be '', 'rewards' or 'contexts'; got {self.tables!r}.")
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -162,8 +160,10 @@ class Family:
         object.__setattr__(self, "attachments", tuple(self.attachments))
         names = [a.name for a in self.attachments if isinstance(a, Attachment)]
         if len(names) != len(self.attachments) or len(set(names)) != len(names):
-            raise FamilyError(f"family {self.key!r}: `attachments` must be Attachment "
-                              "objects with distinct names.")
+            raise FamilyError(
+                f"family {self.key!r}: `attachments` must be Attachment "
+                "objects with distinct names."
+            )
         prefix = self.key.replace("_", "-")
         for name in self.experiments:
             if not name.startswith(prefix):

@@ -34,9 +34,9 @@ from fedpriv.audit.claims.family import FamilyError, families
 __all__ = [
     "FINDINGS",  # noqa: F822 - module __getattr__
     "Finding",
-    "build_findings",
     "as_written",
     "audited",
+    "build_findings",
     "finding_ids",
     "findings_records",
     "headline",
@@ -122,11 +122,15 @@ def build_findings() -> tuple[Finding, ...]:
     for fam in families():
         for finding in fam.findings():
             if not isinstance(finding, Finding):
-                raise FamilyError(f"family {fam.key!r}: findings must be Finding objects, "
-                                  f"got {type(finding).__name__}.")
+                raise FamilyError(
+                    f"family {fam.key!r}: findings must be Finding objects, "
+                    f"got {type(finding).__name__}."
+                )
             if not finding.id.startswith(fam.key + "-"):
-                raise FamilyError(f"family {fam.key!r}: finding id {finding.id!r} must "
-                                  f"start with {fam.key + '-'!r}.")
+                raise FamilyError(
+                    f"family {fam.key!r}: finding id {finding.id!r} must "
+                    f"start with {fam.key + '-'!r}."
+                )
             if any(finding.id == other.id for other in out):
                 raise FamilyError(f"finding id {finding.id!r} is declared twice.")
             out.append(finding)
@@ -226,9 +230,15 @@ def findings_records(results) -> list[dict]:
         keys = [r.key for r in results if r.key and finding.affects(r.key)]
         if not keys:
             continue
-        records.append({"id": finding.id, "statement": finding.statement, "claims": keys,
-                        "evidence": _evidence(finding, audited(finding, results)),
-                        "where": finding.where})
+        records.append(
+            {
+                "id": finding.id,
+                "statement": finding.statement,
+                "claims": keys,
+                "evidence": _evidence(finding, audited(finding, results)),
+                "where": finding.where,
+            }
+        )
     return records
 
 
@@ -297,16 +307,23 @@ def headline(results) -> str:
     claims = ("violated", "holds", "unresolved")
     n_written = sum(written.get(v, 0) for v in claims)
     n_corrected = sum(corrected.get(v, 0) for v in claims)
-    text = (f"{len(shown)} findings ({both} shown by the audit as well as by analysis)"
-            + (f" and {open_} open question{'s' if open_ != 1 else ''} (an upper bound "
-               "above the claim, no lower bound)" if open_ else "")
-            + f". The papers' claims as written, per setting and reading: "
-            f"{_counted(written, claims) or 'none'} of {n_written}")
+    text = (
+        f"{len(shown)} findings ({both} shown by the audit as well as by analysis)"
+        + (
+            f" and {open_} open question{'s' if open_ != 1 else ''} (an upper bound "
+            "above the claim, no lower bound)"
+            if open_
+            else ""
+        )
+        + f". The papers' claims as written, per setting and reading: "
+        f"{_counted(written, claims) or 'none'} of {n_written}"
+    )
     outside = {v: written.get(v, 0) + corrected.get(v, 0) for v in ("outside-claim", "no-claim")}
     if sum(outside.values()):
-        text += (f"; besides, {sum(outside.values())} rows outside any claim "
-                 f"({_counted(outside, ('outside-claim', 'no-claim'))})")
+        text += (
+            f"; besides, {sum(outside.values())} rows outside any claim "
+            f"({_counted(outside, ('outside-claim', 'no-claim'))})"
+        )
     if n_corrected:
-        text += (f". fedpriv's corrected variants: {_counted(corrected, claims)} "
-                 f"of {n_corrected}")
+        text += f". fedpriv's corrected variants: {_counted(corrected, claims)} of {n_corrected}"
     return text + "."

@@ -33,20 +33,23 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib
-from matplotlib.figure import Figure
-
 from fedpriv.audit.claims._page_assets import SCRIPT as _SCRIPT
 from fedpriv.audit.claims._page_assets import STYLE as _STYLE
 from fedpriv.audit.claims.curves import DELTA_GRID, attach_curves
 from fedpriv.audit.claims.legend import COLUMN_DEFINITIONS, VERDICT_LEGEND, records_headline
 from fedpriv.audit.claims.statements import statement_of_record
+from matplotlib.figure import Figure
 
 __all__ = ["build_index_html", "index_html", "load_findings"]
 
 #: Colours of the verdict badges (and of the claim point in the plots).
 VERDICT_COLORS = {
-    "violated": "#b3261e", "holds": "#1b7f3b", "unresolved": "#5f5f9e", "outside-claim": "#b26a00",
-    "no-claim": "#5f6368", "error": "#7b1fa2",
+    "violated": "#b3261e",
+    "holds": "#1b7f3b",
+    "unresolved": "#5f5f9e",
+    "outside-claim": "#b26a00",
+    "no-claim": "#5f6368",
+    "error": "#7b1fa2",
 }
 
 
@@ -149,56 +152,124 @@ def _plot_curves(ax, record: dict, deltas: list[float], left: float) -> list[str
     if acc_eps is not None and math.isinf(acc_eps):
         # ∞ is drawn as arrows at the top edge over the whole δ range: no finite curve
         # stands for the end-to-end bound on such a row.
-        xs = [left] + [d for d in cdeltas if abs(math.log10(d) - round(math.log10(d))) < 1e-9
-                       and round(math.log10(d)) % 2 == 0]
-        ax.plot(xs, [0.96] * len(xs), "^", color=_UPPER, markersize=8, linestyle="none",
-                transform=ax.get_xaxis_transform(), clip_on=False,
-                label="end-to-end upper bound: ε = ∞ (raw channel)")
+        xs = [left] + [
+            d
+            for d in cdeltas
+            if abs(math.log10(d) - round(math.log10(d))) < 1e-9 and round(math.log10(d)) % 2 == 0
+        ]
+        ax.plot(
+            xs,
+            [0.96] * len(xs),
+            "^",
+            color=_UPPER,
+            markersize=8,
+            linestyle="none",
+            transform=ax.get_xaxis_transform(),
+            clip_on=False,
+            label="end-to-end upper bound: ε = ∞ (raw channel)",
+        )
         notes.append("end-to-end ε = ∞ (" + str(accountant.get("route", "?")) + ")")
     elif _points(cdeltas, curve.get("accountant")):
-        ax.plot(*zip(*_points(cdeltas, curve["accountant"])), color=_UPPER, marker=".",
-                label="end-to-end upper bound ε(δ) (accountant)")
+        ax.plot(
+            *zip(*_points(cdeltas, curve["accountant"])),
+            color=_UPPER,
+            marker=".",
+            label="end-to-end upper bound ε(δ) (accountant)",
+        )
     elif acc_eps is not None:
         if claimed_delta == 0.0:
-            ax.plot([left, deltas[-1]], [acc_eps, acc_eps], color=_UPPER,
-                    label="end-to-end upper bound (pure ε: every δ)")
+            ax.plot(
+                [left, deltas[-1]],
+                [acc_eps, acc_eps],
+                color=_UPPER,
+                label="end-to-end upper bound (pure ε: every δ)",
+            )
         else:
-            ax.plot([claimed_delta], [acc_eps], "s", color=_UPPER,
-                    label="end-to-end upper bound (accountant)")
+            ax.plot(
+                [claimed_delta],
+                [acc_eps],
+                "s",
+                color=_UPPER,
+                label="end-to-end upper bound (accountant)",
+            )
     eps6 = _number(record.get("epsilon_at_1e-6"))
-    if (eps6 is not None and math.isfinite(eps6)
-            and not _points(cdeltas, curve.get("accountant"))):
-        ax.plot([1e-6], [eps6], "s", color=_UPPER, mfc="none",
-                label="end-to-end upper bound at δ = 10⁻⁶")
+    if eps6 is not None and math.isfinite(eps6) and not _points(cdeltas, curve.get("accountant")):
+        ax.plot(
+            [1e-6],
+            [eps6],
+            "s",
+            color=_UPPER,
+            mfc="none",
+            label="end-to-end upper bound at δ = 10⁻⁶",
+        )
     mechanism = _points(cdeltas, curve.get("mechanism"))
     mech_eps = _number(record.get("mechanism_epsilon"))
     if mechanism:
-        ax.plot(*zip(*mechanism), color=_MECHANISM, linestyle="--",
-                label="noise alone: mechanism ε(δ) (not end to end)")
-    elif (mech_eps is not None and math.isfinite(mech_eps) and acc_eps is not None
-          and mech_eps != acc_eps):
-        ax.plot([at_claim], [mech_eps], "D", color=_MECHANISM, markersize=5,
-                label="noise alone: mechanism ε (not end to end)")
+        ax.plot(
+            *zip(*mechanism),
+            color=_MECHANISM,
+            linestyle="--",
+            label="noise alone: mechanism ε(δ) (not end to end)",
+        )
+    elif (
+        mech_eps is not None
+        and math.isfinite(mech_eps)
+        and acc_eps is not None
+        and mech_eps != acc_eps
+    ):
+        ax.plot(
+            [at_claim],
+            [mech_eps],
+            "D",
+            color=_MECHANISM,
+            markersize=5,
+            label="noise alone: mechanism ε (not end to end)",
+        )
     audit = record.get("audit") or {}
     if _points(cdeltas, curve.get("audit")):
-        ax.plot(cdeltas, [_number(v) for v in curve["audit"]], color=_AUDIT,
-                label=f"audit lower bound ε_lb(δ) ({_percent(audit.get('confidence'))})")
+        ax.plot(
+            cdeltas,
+            [_number(v) for v in curve["audit"]],
+            color=_AUDIT,
+            label=f"audit lower bound ε_lb(δ) ({_percent(audit.get('confidence'))})",
+        )
     lower = _number(audit.get("epsilon_lower_bound"))
     if lower is not None:
         at = _number(audit.get("delta")) or 0.0
-        ax.plot([at if at > 0 else left], [lower], "v", color=_AUDIT, markersize=8,
-                linestyle="none", zorder=4,
-                label=f"audit lower bound at its δ = {_text(at) if at else '0'}")
+        ax.plot(
+            [at if at > 0 else left],
+            [lower],
+            "v",
+            color=_AUDIT,
+            markersize=8,
+            linestyle="none",
+            zorder=4,
+            label=f"audit lower bound at its δ = {_text(at) if at else '0'}",
+        )
     elif not audit:
         notes.append("not audited")
     second = audit.get("at_1e-6") or {}
     lower6 = _number(second.get("epsilon_lower_bound", audit.get("epsilon_lower_bound_at_1e-6")))
     if lower6 is not None:
         if _points(cdeltas, curve.get("audit_at_1e-6")):
-            ax.plot(cdeltas, [_number(v) for v in curve["audit_at_1e-6"]], color=_AUDIT,
-                    linestyle=":", label="audit lower bound ε_lb(δ), δ = 10⁻⁶ audit")
-        ax.plot([1e-6], [lower6], "v", color=_AUDIT, mfc="white", markersize=8,
-                linestyle="none", zorder=4, label="audit lower bound at δ = 10⁻⁶")
+            ax.plot(
+                cdeltas,
+                [_number(v) for v in curve["audit_at_1e-6"]],
+                color=_AUDIT,
+                linestyle=":",
+                label="audit lower bound ε_lb(δ), δ = 10⁻⁶ audit",
+            )
+        ax.plot(
+            [1e-6],
+            [lower6],
+            "v",
+            color=_AUDIT,
+            mfc="white",
+            markersize=8,
+            linestyle="none",
+            zorder=4,
+            label="audit lower bound at δ = 10⁻⁶",
+        )
     return notes
 
 
@@ -221,23 +292,39 @@ def _bracket_svg(record: dict) -> str:
     salt = str(record.get("key") or id(record))
     ident = "".join(c if c.isalnum() else "-" for c in salt)
     if eps is not None and math.isfinite(eps):
-        (star,) = ax.plot([delta if delta > 0 else left], [eps], "*", color=color,
-                          markersize=13, markeredgecolor="black", linestyle="none",
-                          label="claim" + (" (δ = 0)" if delta == 0 else f" (δ = {delta:g})"))
+        (star,) = ax.plot(
+            [delta if delta > 0 else left],
+            [eps],
+            "*",
+            color=color,
+            markersize=13,
+            markeredgecolor="black",
+            linestyle="none",
+            label="claim" + (" (δ = 0)" if delta == 0 else f" (δ = {delta:g})"),
+        )
         star.set_gid(f"claim-star-{ident}")
     ax.set_xscale("log")
     ax.set_xlim(left / 3.0, max(deltas) * 3.0)
-    powers = [round(math.log10(d)) for d in deltas
-              if abs(math.log10(d) - round(math.log10(d))) < 1e-9]
+    powers = [
+        round(math.log10(d)) for d in deltas if abs(math.log10(d) - round(math.log10(d))) < 1e-9
+    ]
     ticks = [left] + [10.0**k for k in powers if k % 3 == 0]
     ax.set_xticks(ticks, ["0"] + [f"$10^{{{k}}}$" for k in powers if k % 3 == 0])
     ax.minorticks_off()
-    ys = _finite([eps, *(curve.get("accountant") or []), *(curve.get("mechanism") or []),
-                  *(curve.get("audit") or []), *(curve.get("audit_at_1e-6") or []),
-                  (record.get("accountant") or {}).get("epsilon"),
-                  record.get("mechanism_epsilon"), record.get("epsilon_at_1e-6"),
-                  (record.get("audit") or {}).get("epsilon_lower_bound"),
-                  (record.get("audit") or {}).get("epsilon_lower_bound_at_1e-6")])
+    ys = _finite(
+        [
+            eps,
+            *(curve.get("accountant") or []),
+            *(curve.get("mechanism") or []),
+            *(curve.get("audit") or []),
+            *(curve.get("audit_at_1e-6") or []),
+            (record.get("accountant") or {}).get("epsilon"),
+            record.get("mechanism_epsilon"),
+            record.get("epsilon_at_1e-6"),
+            (record.get("audit") or {}).get("epsilon_lower_bound"),
+            (record.get("audit") or {}).get("epsilon_lower_bound_at_1e-6"),
+        ]
+    )
     ax.set_ylim(0.0, 1.15 * max(ys + [1e-3]))
     ax.set_xlabel("δ")
     ax.set_ylabel("ε")
@@ -248,11 +335,22 @@ def _bracket_svg(record: dict) -> str:
     top, axes_h, xlabel_h, row_h = 0.3, 2.0, 0.45, 0.17
     height = top + axes_h + xlabel_h + rows * row_h + 0.08
     fig.set_size_inches(4.6, height)
-    fig.subplots_adjust(left=0.13, right=0.97, top=1 - top / height,
-                        bottom=(xlabel_h + rows * row_h + 0.08) / height)  # no layout pass
+    fig.subplots_adjust(
+        left=0.13,
+        right=0.97,
+        top=1 - top / height,
+        bottom=(xlabel_h + rows * row_h + 0.08) / height,
+    )  # no layout pass
     if handles:
-        legend = fig.legend(handles, labels, loc="lower left", fontsize=7, frameon=False,
-                            bbox_to_anchor=(0.02, 0.0), borderaxespad=0.2)
+        legend = fig.legend(
+            handles,
+            labels,
+            loc="lower left",
+            fontsize=7,
+            frameon=False,
+            bbox_to_anchor=(0.02, 0.0),
+            borderaxespad=0.2,
+        )
         legend.set_gid(f"legend-{ident}")
     if notes:
         ax.set_title("; ".join(notes), fontsize=8)
@@ -260,16 +358,23 @@ def _bracket_svg(record: dict) -> str:
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": salt}):
         fig.savefig(buffer, format="svg", metadata={"Date": None})
     text = buffer.getvalue()
-    return text[text.index("<svg"):]
+    return text[text.index("<svg") :]
 
 
 # ----------------------------------------------------------------------------- page
 _COLUMNS = (
-    ("key", "claim"), ("paper", "paper"), ("reading", "reading"),
-    ("relation", "relation"), ("claimed", "claimed ε (δ)"),
-    ("accountant", "accountant ε (route)"), ("mechanism", "mechanism ε"),
-    ("audit", "audit lower bound"), ("tightness", "tightness"),
-    ("eps6", "ε at δ = 10⁻⁶"), ("verdict", "verdict"), ("findings", "findings"),
+    ("key", "claim"),
+    ("paper", "paper"),
+    ("reading", "reading"),
+    ("relation", "relation"),
+    ("claimed", "claimed ε (δ)"),
+    ("accountant", "accountant ε (route)"),
+    ("mechanism", "mechanism ε"),
+    ("audit", "audit lower bound"),
+    ("tightness", "tightness"),
+    ("eps6", "ε at δ = 10⁻⁶"),
+    ("verdict", "verdict"),
+    ("findings", "findings"),
 )
 
 
@@ -289,78 +394,116 @@ def _cells(record: dict) -> dict[str, tuple[Any, str]]:
     audit = record.get("audit") or {}
     lower = audit.get("epsilon_lower_bound")
     ids = record.get("finding_ids") or []
-    links = " ".join(f'<a href="#finding-{html.escape(str(i))}">{html.escape(str(i))}</a>'
-                     for i in ids)
+    links = " ".join(
+        f'<a href="#finding-{html.escape(str(i))}">{html.escape(str(i))}</a>' for i in ids
+    )
     verdict = str(record.get("verdict", "–"))
     # ``relation``: the key of registers written before dp-accounting's name
     relation = record.get("neighboring_relation", record.get("relation"))
     return {
         "paper": (record.get("paper"), html.escape(_text(record.get("paper")))),
-        "reading": (record.get("reading") or record.get("mode"),
-                    html.escape(_text(record.get("reading") or record.get("mode")))),
+        "reading": (
+            record.get("reading") or record.get("mode"),
+            html.escape(_text(record.get("reading") or record.get("mode"))),
+        ),
         "relation": (relation, html.escape(_text(relation)).replace("_", "_<wbr>")),
         # A no-claim row has no claimed ε (``claimed`` is null): it sorts first, as an
         # unaudited row does in the audit column.
-        "claimed": ((claimed.get("epsilon"), html.escape(
-            f"{_text(claimed.get('epsilon'))} ({_text(claimed.get('delta'))})"))
-            if claimed else (-1.0, "— (no claim)")),
-        "accountant": (accountant.get("epsilon"), html.escape(
-            f"{_text(accountant.get('epsilon'))} ({_text(accountant.get('route'))})")),
-        "mechanism": (record.get("mechanism_epsilon"),
-                      html.escape(_text(record.get("mechanism_epsilon")))),
-        "audit": (lower if lower is not None else -1.0, html.escape(
-            "not audited" if not audit else
-            f"{_text(lower)} ({_percent(audit.get('confidence'))}, "
-            f"{_count(audit.get('samples'))}/world)")),
+        "claimed": (
+            (
+                claimed.get("epsilon"),
+                html.escape(f"{_text(claimed.get('epsilon'))} ({_text(claimed.get('delta'))})"),
+            )
+            if claimed
+            else (-1.0, "— (no claim)")
+        ),
+        "accountant": (
+            accountant.get("epsilon"),
+            html.escape(f"{_text(accountant.get('epsilon'))} ({_text(accountant.get('route'))})"),
+        ),
+        "mechanism": (
+            record.get("mechanism_epsilon"),
+            html.escape(_text(record.get("mechanism_epsilon"))),
+        ),
+        "audit": (
+            lower if lower is not None else -1.0,
+            html.escape(
+                "not audited"
+                if not audit
+                else f"{_text(lower)} ({_percent(audit.get('confidence'))}, "
+                f"{_count(audit.get('samples'))}/world)"
+            ),
+        ),
         "tightness": (record.get("tightness"), html.escape(_text(record.get("tightness")))),
         "eps6": (record.get("epsilon_at_1e-6"), html.escape(_text(record.get("epsilon_at_1e-6")))),
-        "verdict": (verdict, f'<span class="badge v-{html.escape(verdict)}">'
-                             f"{html.escape(verdict)}</span>"),
+        "verdict": (
+            verdict,
+            f'<span class="badge v-{html.escape(verdict)}">{html.escape(verdict)}</span>',
+        ),
         "findings": (len(ids), links or "–"),
     }
 
 
 def _table(records: list[dict]) -> list[str]:
-    head = "".join(f'<th data-col="{c}" aria-sort="none"><button type="button">'
-                   f"{html.escape(label)}</button></th>" for c, label in _COLUMNS)
-    rows = [f'<div class="table-wrap"><table id="claims"><thead><tr>{head}</tr></thead>'
-            "<tbody>"]
+    head = "".join(
+        f'<th data-col="{c}" aria-sort="none"><button type="button">'
+        f"{html.escape(label)}</button></th>"
+        for c, label in _COLUMNS
+    )
+    rows = [f'<div class="table-wrap"><table id="claims"><thead><tr>{head}</tr></thead><tbody>']
     for index, record in enumerate(records):
         key = _key(record, index)
         cells = _cells(record)
-        cells["key"] = (key, f'<a href="#plot-{index}">{html.escape(key)}</a>'
-                             f'<div class="statement">{html.escape(_statement(record))}</div>')
-        tds = "".join(f'<td data-sort="{html.escape(_sort_key(cells[c][0]))}">{cells[c][1]}</td>'
-                      for c, _ in _COLUMNS)
-        rows.append(f'<tr data-key="{html.escape(key)}" data-index="{index}" '
-                    f'data-verdict="{html.escape(str(record.get("verdict", "")))}" '
-                    f'data-paper="{html.escape(str(record.get("paper", "")))}">{tds}</tr>')
+        cells["key"] = (
+            key,
+            f'<a href="#plot-{index}">{html.escape(key)}</a>'
+            f'<div class="statement">{html.escape(_statement(record))}</div>',
+        )
+        tds = "".join(
+            f'<td data-sort="{html.escape(_sort_key(cells[c][0]))}">{cells[c][1]}</td>'
+            for c, _ in _COLUMNS
+        )
+        rows.append(
+            f'<tr data-key="{html.escape(key)}" data-index="{index}" '
+            f'data-verdict="{html.escape(str(record.get("verdict", "")))}" '
+            f'data-paper="{html.escape(str(record.get("paper", "")))}">{tds}</tr>'
+        )
     rows.append("</tbody></table></div>")
     return rows
 
 
 def _card(record: dict, index: int) -> str:
     key = _key(record, index)
-    details = [("evidence", record.get("evidence")), ("source", record.get("source")),
-               ("audit channel", (record.get("audit") or {}).get("channel")),
-               ("audit event", (record.get("audit") or {}).get("event"))]
+    details = [
+        ("evidence", record.get("evidence")),
+        ("source", record.get("source")),
+        ("audit channel", (record.get("audit") or {}).get("channel")),
+        ("audit event", (record.get("audit") or {}).get("event")),
+    ]
     texts = record.get("findings") or []
     if texts and all(isinstance(t, str) for t in texts):
         details.append(("notes", "; ".join(texts)))
-    dl = "".join(f"<dt>{html.escape(name)}</dt><dd>{html.escape(str(value))}</dd>"
-                 for name, value in details if value)
+    dl = "".join(
+        f"<dt>{html.escape(name)}</dt><dd>{html.escape(str(value))}</dd>"
+        for name, value in details
+        if value
+    )
     verdict = html.escape(str(record.get("verdict", "–")))
-    return (f'<article class="card" id="plot-{index}" data-index="{index}">'
-            f'<h3>{html.escape(key)} <span class="badge v-{verdict}">{verdict}</span></h3>'
-            f'<p class="statement">{html.escape(_statement(record))}</p>'
-            f'<figure>{_bracket_svg(record)}</figure><dl>{dl}</dl></article>')
+    return (
+        f'<article class="card" id="plot-{index}" data-index="{index}">'
+        f'<h3>{html.escape(key)} <span class="badge v-{verdict}">{verdict}</span></h3>'
+        f'<p class="statement">{html.escape(_statement(record))}</p>'
+        f"<figure>{_bracket_svg(record)}</figure><dl>{dl}</dl></article>"
+    )
 
 
 def _findings_section(findings: list[dict] | None) -> list[str]:
     out = ['<section id="findings"><h2>Findings</h2>']
     if findings is None:
-        out.append('<p class="note">No findings.json beside claims.json: the findings of '
-                   "this run are listed per claim (notes under each plot).</p>")
+        out.append(
+            '<p class="note">No findings.json beside claims.json: the findings of '
+            "this run are listed per claim (notes under each plot).</p>"
+        )
     elif not findings:
         out.append("<p>None.</p>")
     else:
@@ -372,10 +515,18 @@ def _findings_section(findings: list[dict] | None) -> list[str]:
                 f'<li id="finding-{fid}"><strong>{fid}</strong> '
                 f"{html.escape(str(entry.get('statement', '')))}"
                 + (f"<br><small>claims: {claims}</small>" if claims else "")
-                + (f"<br><small>evidence: {html.escape(_text(entry.get('evidence')))}</small>"
-                   if entry.get("evidence") else "")
-                + (f"<br><small>where: {html.escape(_text(entry.get('where')))}</small>"
-                   if entry.get("where") else "") + "</li>")
+                + (
+                    f"<br><small>evidence: {html.escape(_text(entry.get('evidence')))}</small>"
+                    if entry.get("evidence")
+                    else ""
+                )
+                + (
+                    f"<br><small>where: {html.escape(_text(entry.get('where')))}</small>"
+                    if entry.get("where")
+                    else ""
+                )
+                + "</li>"
+            )
         out.append("</ol>")
     return out + ["</section>"]
 
@@ -384,13 +535,20 @@ def _legend(records: list[dict]) -> list[str]:
     """The verdicts (with the evidence each needs) and the columns, defined."""
     shown = set(str(r.get("verdict", "")) for r in records)
     verdicts = [v for v in VERDICT_LEGEND if v != "error" or "error" in shown]
-    out = ['<section id="legend"><h2>How to read this page</h2>',
-           '<div class="legend-grid"><div><h3>Verdicts</h3><dl id="verdict-legend">']
-    out += [f'<dt><span class="badge v-{html.escape(v)}">{html.escape(v)}</span></dt>'
-            f"<dd>{html.escape(VERDICT_LEGEND[v])}.</dd>" for v in verdicts]
+    out = [
+        '<section id="legend"><h2>How to read this page</h2>',
+        '<div class="legend-grid"><div><h3>Verdicts</h3><dl id="verdict-legend">',
+    ]
+    out += [
+        f'<dt><span class="badge v-{html.escape(v)}">{html.escape(v)}</span></dt>'
+        f"<dd>{html.escape(VERDICT_LEGEND[v])}.</dd>"
+        for v in verdicts
+    ]
     out += ["</dl></div>", '<div><h3>Columns</h3><dl id="column-legend">']
-    out += [f"<dt>{html.escape(label)}</dt><dd>{html.escape(COLUMN_DEFINITIONS[label])}.</dd>"
-            for _, label in _COLUMNS]
+    out += [
+        f"<dt>{html.escape(label)}</dt><dd>{html.escape(COLUMN_DEFINITIONS[label])}.</dd>"
+        for _, label in _COLUMNS
+    ]
     out += ["</dl></div></div></section>"]
     return out
 
@@ -400,20 +558,26 @@ def _controls(records: list[dict]) -> str:
     papers = sorted({str(r.get("paper", "")) for r in records})
 
     def options(values: list[str]) -> str:
-        return "".join(f'<option value="{html.escape(v)}">{html.escape(v)}</option>'
-                       for v in values)
+        return "".join(
+            f'<option value="{html.escape(v)}">{html.escape(v)}</option>' for v in values
+        )
 
     return (
         '<div id="controls"><label>filter <input id="filter" type="search" '
         'placeholder="text in any column"></label> <label>verdict <select id="verdict">'
         f'<option value="">all</option>{options(verdicts)}</select></label> '
         f'<label>paper <select id="paper"><option value="">all</option>{options(papers)}'
-        '</select></label> <span id="shown"></span></div>')
+        '</select></label> <span id="shown"></span></div>'
+    )
 
 
-def build_index_html(records: list[dict], findings: list[dict] | None = None, *,
-                     title: str = "fedpriv: privacy claims and verdicts",
-                     generated: str = "") -> str:
+def build_index_html(
+    records: list[dict],
+    findings: list[dict] | None = None,
+    *,
+    title: str = "fedpriv: privacy claims and verdicts",
+    generated: str = "",
+) -> str:
     """The page for ``records`` (``claims.json`` records, optionally with ``curve``).
 
     Parameters
@@ -433,10 +597,13 @@ def build_index_html(records: list[dict], findings: list[dict] | None = None, *,
     counts: dict[str, int] = {}
     for record in records:
         counts[str(record.get("verdict", "–"))] = counts.get(str(record.get("verdict", "–")), 0) + 1
-    summary = ", ".join(f'<span class="badge v-{html.escape(v)}">{n} {html.escape(v)}</span>'
-                        for v, n in sorted(counts.items()))
+    summary = ", ".join(
+        f'<span class="badge v-{html.escape(v)}">{n} {html.escape(v)}</span>'
+        for v, n in sorted(counts.items())
+    )
     parts = [
-        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>",
         f"<header><h1>{html.escape(title)}</h1>",
@@ -445,24 +612,31 @@ def build_index_html(records: list[dict], findings: list[dict] | None = None, *,
         f"channel): {summary}. {html.escape(generated)}</p></header>",
         *_legend(records),
         *_findings_section(findings),
-        '<section id="register"><h2>Claims</h2>', _controls(records), *_table(records),
-        "</section>", '<section id="plots"><h2>Brackets</h2>',
-        ('<p class="note">Each plot brackets the true ε of one row over δ: the '
-         "end-to-end upper bound from the accountant (blue; a row of arrows at the top "
-         "when it is ∞), the noise mechanisms alone where they are priced apart (grey, "
-         "dashed: not an upper bound on what the observer sees), the audit's lower bound "
-         "(orange) at the δ where it was measured (triangles; dotted: the δ = 10⁻⁶ audit) "
-         "and over δ, and the claim as a star coloured by its verdict. A claim is refuted "
-         "when a lower bound rises above the star, and holds when the upper bound is at "
-         "or below it.</p>"),
+        '<section id="register"><h2>Claims</h2>',
+        _controls(records),
+        *_table(records),
+        "</section>",
+        '<section id="plots"><h2>Brackets</h2>',
+        (
+            '<p class="note">Each plot brackets the true ε of one row over δ: the '
+            "end-to-end upper bound from the accountant (blue; a row of arrows at the top "
+            "when it is ∞), the noise mechanisms alone where they are priced apart (grey, "
+            "dashed: not an upper bound on what the observer sees), the audit's lower bound "
+            "(orange) at the δ where it was measured (triangles; dotted: the δ = 10⁻⁶ audit) "
+            "and over δ, and the claim as a star coloured by its verdict. A claim is refuted "
+            "when a lower bound rises above the star, and holds when the upper bound is at "
+            "or below it.</p>"
+        ),
         *(_card(record, i) for i, record in enumerate(records)),
-        "</section>", f"<script>{_SCRIPT}</script></body></html>",
+        "</section>",
+        f"<script>{_SCRIPT}</script></body></html>",
     ]
     return "\n".join(parts) + "\n"
 
 
-def index_html(records: list[dict], out_dir: str | os.PathLike | None = None, *,
-               report=None) -> str:
+def index_html(
+    records: list[dict], out_dir: str | os.PathLike | None = None, *, report=None
+) -> str:
     """The ``index.html`` of a report folder (written by ``write_claims_report``).
 
     Parameters
@@ -487,10 +661,12 @@ def index_html(records: list[dict], out_dir: str | os.PathLike | None = None, *,
         config = report.config
         results = report.results
         generated = (
-            "Generated by fedpriv verify" + (" --quick" if config.quick else "")
+            "Generated by fedpriv verify"
+            + (" --quick" if config.quick else "")
             + (f" --paper {' '.join(config.papers)}" if config.papers else "")
             + "".join(f" --claims {Path(f).name}" for f in getattr(config, "claims_files", ()))
             + f" (seed {config.seed}, SeedSequence entropy {report.seed_entropy}) in "
-            f"{report.seconds:.0f} s. Do not edit by hand.")
+            f"{report.seconds:.0f} s. Do not edit by hand."
+        )
     findings = None if out_dir is None else load_findings(out_dir)
     return build_index_html(attach_curves(records, results), findings, generated=generated)

@@ -72,14 +72,19 @@ def _rows(registered, seen: set[str]) -> tuple[RegisteredClaim, ...]:
         where = fam.origin or fam.key
         for row in fam.claims():
             if not isinstance(row, RegisteredClaim):
-                raise FamilyError(f"family {fam.key!r} ({where}): claims() must give "
-                                  f"RegisteredClaim rows, got {type(row).__name__}.")
+                raise FamilyError(
+                    f"family {fam.key!r} ({where}): claims() must give "
+                    f"RegisteredClaim rows, got {type(row).__name__}."
+                )
             if not row.key.startswith(fam.key + "/"):
-                raise FamilyError(f"family {fam.key!r} ({where}): claim key {row.key!r} "
-                                  f"must start with {fam.key + '/'!r}.")
+                raise FamilyError(
+                    f"family {fam.key!r} ({where}): claim key {row.key!r} "
+                    f"must start with {fam.key + '/'!r}."
+                )
             if row.key in seen:
-                raise FamilyError(f"family {fam.key!r} ({where}): claim key {row.key!r} "
-                                  "is registered twice.")
+                raise FamilyError(
+                    f"family {fam.key!r} ({where}): claim key {row.key!r} is registered twice."
+                )
             seen.add(row.key)
             rows.append(row)
     return tuple(rows)

@@ -60,11 +60,8 @@ from pathlib import Path
 from fedpriv.audit.claims.attachment import AttachmentResult
 from fedpriv.privacy import format_epsilon
 
-__all__ = [
-    "claims_register_markdown",
-    "write_attachment",
-    "write_claims_report",
-]
+__all__ = ["claims_register_markdown", "write_attachment", "write_claims_report"]
+
 
 def write_attachment(run: AttachmentResult, out_dir: str | os.PathLike) -> Path:
     """Write one attachment's files into its family's folder ``out_dir/<key>/``.
@@ -134,8 +131,10 @@ def _audit_cell(result) -> str:
     if audit is None:
         return "— (accountant only)"
     delta = f", δ={audit.delta:g}" if audit.delta else ""
-    text = (f"{audit.epsilon_lower_bound:.4g} ({audit.confidence:.0%}{delta}, "
-            f"{audit.n_samples:,}/world)")
+    text = (
+        f"{audit.epsilon_lower_bound:.4g} ({audit.confidence:.0%}{delta}, "
+        f"{audit.n_samples:,}/world)"
+    )
     return text + _bracket_text(result)
 
 
@@ -146,8 +145,7 @@ def _bracket_text(result) -> str:
         return ""
     text = f"; at δ=1e-6: audit ≥ {lower:.4g}"
     if result.audit_at_1e6 is not None:
-        text += (f" ({result.audit_at_1e6.confidence:.0%}, "
-                 f"{result.audit_at_1e6.n_samples:,}/world)")
+        text += f" ({result.audit_at_1e6.confidence:.0%}, {result.audit_at_1e6.n_samples:,}/world)"
     text += f", accountant {_eps(float(result.epsilon_at_1e6))}"
     if result.tightness_at_1e6 is not None:
         text += f", tightness {result.tightness_at_1e6:.2f}"
@@ -156,8 +154,7 @@ def _bracket_text(result) -> str:
 
 def _setting_cell(result) -> str:
     shown = {k: v for k, v in result.claim.setting if k not in ("node_scale",)}
-    return ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
-                     for k, v in shown.items())
+    return ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in shown.items())
 
 
 def _accountant_cell(result) -> str:
@@ -172,7 +169,7 @@ def _mechanism_cell(result) -> str:
         return "— (no noise)"
     text = _eps(float(result.mechanism_epsilon))
     if result.delta_is_vacuous:
-        text += (f"; δ vacuous, at δ=1e-6: {_eps(float(result.mechanism_epsilon_at_1e6))}")
+        text += f"; δ vacuous, at δ=1e-6: {_eps(float(result.mechanism_epsilon_at_1e6))}"
     return text
 
 
@@ -212,8 +209,10 @@ def _claims_rows(results) -> list[str]:
     from fedpriv.audit.claims.statements import statement
 
     lines = [
-        ("| key | what is claimed, in words | claimed ε (δ) | verdict | accountant ε, "
-         "end to end | audit lower bound |"),
+        (
+            "| key | what is claimed, in words | claimed ε (δ) | verdict | accountant ε, "
+            "end to end | audit lower bound |"
+        ),
         "|---|---|---|---|---|---|",
     ]
     for r in results:
@@ -236,11 +235,11 @@ def _claims_details(results) -> list[str]:
         tight = "—" if r.tightness is None else f"{r.tightness:.2f}"
         reading = c.reading + (f" ({c.reading_support})" if c.reading_support else "")
         lines += [
-            f'### <a id="{_anchor(key)}"></a>`{key}`', "",
+            f'### <a id="{_anchor(key)}"></a>`{key}`',
+            "",
             f"- **verdict**: **{r.verdict}**; findings: {', '.join(r.finding_ids) or '—'}",
             f"- **mode**: {c.mode}; **reading**: {reading}",
-            f"- **setting**: {_setting_cell(r)}; "
-            f"**relation**: {c.neighboring_relation.value}",
+            f"- **setting**: {_setting_cell(r)}; **relation**: {c.neighboring_relation.value}",
             f"- **claimed ε (δ)**: {_claimed_cell(c)}; **source**: {c.source}",
             f"- **accountant ε, end to end (route)**: {_accountant_cell(r)}",
             f"- **mechanism ε**: {_mechanism_cell(r)}",
@@ -248,7 +247,8 @@ def _claims_details(results) -> list[str]:
             f"**tightness**: {tight}",
             f"- **view (observer: outputs)**: {r.view.describe() if r.view else '-'}",
             f"- **audit channel**: {r.channel or '-'}",
-            f"- **evidence**: {r.evidence}", "",
+            f"- **evidence**: {r.evidence}",
+            "",
         ]
     return lines
 
@@ -256,13 +256,22 @@ def _claims_details(results) -> list[str]:
 def _findings_section(results) -> list[str]:
     from fedpriv.audit.claims.findings import findings_records
 
-    lines = ["## Findings", "",
-             ("One entry per distinct defect; the rows below restate each under its "
-              "readings, ε values and channels."), "",
-             "| id | statement | evidence | where | rows |", "|---|---|---|---|---|"]
+    lines = [
+        "## Findings",
+        "",
+        (
+            "One entry per distinct defect; the rows below restate each under its "
+            "readings, ε values and channels."
+        ),
+        "",
+        "| id | statement | evidence | where | rows |",
+        "|---|---|---|---|---|",
+    ]
     for f in findings_records(results):
-        lines.append(f"| `{f['id']}` | {_cell(f['statement'])} | {f['evidence']} "
-                     f"| {_cell(f['where'])} | {len(f['claims'])} |")
+        lines.append(
+            f"| `{f['id']}` | {_cell(f['statement'])} | {f['evidence']} "
+            f"| {_cell(f['where'])} | {len(f['claims'])} |"
+        )
     return lines
 
 
@@ -270,7 +279,8 @@ def _verdict_lines() -> list[str]:
     from fedpriv.audit.claims.claim import VERDICT_DEFINITIONS
 
     return ["**Verdicts** (docs/reference/verdicts.md):", ""] + [
-        f"- `{verdict}`: {text};" for verdict, text in VERDICT_DEFINITIONS.items()]
+        f"- `{verdict}`: {text};" for verdict, text in VERDICT_DEFINITIONS.items()
+    ]
 
 
 def claims_register_markdown(report, *, paper: str | None = None) -> str:
@@ -292,33 +302,52 @@ def claims_register_markdown(report, *, paper: str | None = None) -> str:
 
     config = report.config
     results = report.results if paper is None else report.for_paper(paper)
-    title = (f"# {_register_title(report)}: register and verdicts" if paper is None
-             else f"# {_family_title(paper)}: privacy claims and verdicts")
+    title = (
+        f"# {_register_title(report)}: register and verdicts"
+        if paper is None
+        else f"# {_family_title(paper)}: privacy claims and verdicts"
+    )
     errors = sum(r.verdict == "error" for r in results)
     budget = config.budget
     lines = [
-        title, "",
-        "Generated by `fedpriv verify`" + (" --quick" if config.quick else "")
+        title,
+        "",
+        "Generated by `fedpriv verify`"
+        + (" --quick" if config.quick else "")
         + (f" --paper {paper}" if config.papers else "")
         + "".join(f" --claims {Path(f).name}" for f in getattr(config, "claims_files", ()))
         + f" (seed {config.seed}, SeedSequence entropy {report.seed_entropy}) in "
-        f"{report.seconds:.0f} s. Do not edit by hand.", "",
-        headline(results) + (f" Not evaluated (recipe error): {errors}." if errors else ""), "",
-    ]
-    lines += _findings_section(results) + [""] + _verdict_lines() + [
+        f"{report.seconds:.0f} s. Do not edit by hand.",
         "",
-        ("The accountant column is the end-to-end ε at the claimed δ of everything the "
-         "claim covers (∞ with the channel named when raw data reaches a covered output); "
-         "the mechanism column prices the noise alone. Statistical evidence is a "
-         "Clopper–Pearson lower bound at the stated confidence with the claimed δ "
-         "subtracted (ε_lb = ln((p_low − δ)/q_up)); a lower bound can refute a claim, never "
-         "certify it. Tightness = audit lower bound / accountant ε. End-to-end audits "
-         f"choose their distinguishing event on a pilot sample ({budget.pilot_samples} runs "
-         "per world) and confirm it on fresh runs."), "",
-        f"## Rows ({len(results)}: one per claim, setting, reading and channel)", "",
-        ("One line per row; each key links to its details below (reading, setting, "
-         "mechanism ε, tightness, view, audit channel and the evidence)."), "",
+        headline(results) + (f" Not evaluated (recipe error): {errors}." if errors else ""),
+        "",
     ]
+    lines += (
+        _findings_section(results)
+        + [""]
+        + _verdict_lines()
+        + [
+            "",
+            (
+                "The accountant column is the end-to-end ε at the claimed δ of everything the "
+                "claim covers (∞ with the channel named when raw data reaches a covered output); "
+                "the mechanism column prices the noise alone. Statistical evidence is a "
+                "Clopper–Pearson lower bound at the stated confidence with the claimed δ "
+                "subtracted (ε_lb = ln((p_low − δ)/q_up)); a lower bound can refute a claim, never "
+                "certify it. Tightness = audit lower bound / accountant ε. End-to-end audits "
+                f"choose their distinguishing event on a pilot sample ({budget.pilot_samples} runs "
+                "per world) and confirm it on fresh runs."
+            ),
+            "",
+            f"## Rows ({len(results)}: one per claim, setting, reading and channel)",
+            "",
+            (
+                "One line per row; each key links to its details below (reading, setting, "
+                "mechanism ε, tightness, view, audit channel and the evidence)."
+            ),
+            "",
+        ]
+    )
     lines += _claims_rows(results) + [""] + _claims_details(results)
     claims_of: dict[str, list[str]] = {}
     for r in results:
@@ -327,9 +356,15 @@ def claims_register_markdown(report, *, paper: str | None = None) -> str:
     notes = [f"- {note} ({', '.join(keys)})" for note, keys in claims_of.items()]
     lines += ["", "## Notes of the recipes", ""] + (notes or ["- none"])
     audited = [r for r in results if r.audit is not None]
-    lines += ["", (f"Audited end to end or at the mechanism: {len(audited)} of "
-                   f"{len(results)} rows; the others rest on the accountant alone (each "
-                   "says why in its notes)."), ""]
+    lines += [
+        "",
+        (
+            f"Audited end to end or at the mechanism: {len(audited)} of "
+            f"{len(results)} rows; the others rest on the accountant alone (each "
+            "says why in its notes)."
+        ),
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -369,8 +404,7 @@ def _paper_page(report, paper: str, out_dir: Path) -> str:
     folder = out_dir / paper
     figures = sorted(folder.glob("*.png")) if folder.is_dir() else []
     extra = ["## Figures", ""]
-    extra += [f"![{p.stem}]({paper}/{p.name})" for p in figures] or [
-        f"- none yet in `{paper}/`"]
+    extra += [f"![{p.stem}]({paper}/{p.name})" for p in figures] or [f"- none yet in `{paper}/`"]
     for attachment in _family(paper).attachments:
         if attachment.index and (folder / attachment.index).exists():
             link = f"{paper}/{attachment.index}"
@@ -427,9 +461,10 @@ def write_claims_report(report, out_dir: str | os.PathLike) -> list[Path]:
         from fedpriv.audit.claims.findings import findings_records
 
         findings = findings_records(report.results)
-        _atomic_write(out_dir / "findings.json",
-                      json.dumps(findings, indent=2, allow_nan=False, ensure_ascii=False)
-                      + "\n")
+        _atomic_write(
+            out_dir / "findings.json",
+            json.dumps(findings, indent=2, allow_nan=False, ensure_ascii=False) + "\n",
+        )
         _atomic_write(out_dir / "claims.md", claims_register_markdown(report))
         written += [out_dir / "findings.json", out_dir / "claims.md"]
     papers = _run_papers(report)

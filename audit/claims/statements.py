@@ -30,6 +30,7 @@ from typing import Any
 
 __all__ = ["QUIET_SETTINGS", "algorithm_names", "statement", "statement_of_record"]
 
+
 def algorithm_names() -> dict[str, str]:
     """Every registered algorithm's name in prose (CLI name -> name), from the families.
 
@@ -50,7 +51,8 @@ def algorithm_names() -> dict[str, str]:
 #: node noise scale from ε, T and the log base by the paper's calibration) or is a
 #: fixed implementation detail of the row's recipe.
 QUIET_SETTINGS: frozenset[str] = frozenset(
-    {"node_scale", "graph_seed", "count_field", "delay_convention"})
+    {"node_scale", "graph_seed", "count_field", "delay_convention"}
+)
 
 #: What one neighboring change is, per relation (``NeighboringRelation`` values).
 _UNITS = {
@@ -62,13 +64,21 @@ _UNITS = {
 }
 
 _STRUCTURES = {
-    "cdp": "through a server", "cdp-partial": "through a server, partial participation",
-    "ddp": "peer to peer", "hdp": "hybrid (components with sink agents)",
-    "centralized": "through a controller", "decentralized": "peer to peer",
+    "cdp": "through a server",
+    "cdp-partial": "through a server, partial participation",
+    "ddp": "peer to peer",
+    "hdp": "hybrid (components with sink agents)",
+    "centralized": "through a controller",
+    "decentralized": "peer to peer",
 }
 
-_GRAPHS = {"complete": "a complete graph", "path": "a path graph", "ring": "a ring",
-           "star": "a star graph", "erdos_renyi": "an Erdős–Rényi graph"}
+_GRAPHS = {
+    "complete": "a complete graph",
+    "path": "a path graph",
+    "ring": "a ring",
+    "star": "a star graph",
+    "erdos_renyi": "an Erdős–Rényi graph",
+}
 
 
 def _number(value: Any) -> str:
@@ -104,8 +114,11 @@ def _setting_phrases(setting: dict[str, Any], claimed: dict | None) -> list[str]
     same_eps = _number(setting.get("epsilon")) == _number(claimed.get("epsilon"))
     same_delta = _number(setting.get("delta")) == _number(claimed.get("delta"))
     for key, value in setting.items():
-        if key in QUIET_SETTINGS or (key == "epsilon" and same_eps) or (
-                key == "delta" and same_eps and same_delta):
+        if (
+            key in QUIET_SETTINGS
+            or (key == "epsilon" and same_eps)
+            or (key == "delta" and same_eps and same_delta)
+        ):
             continue
         if key == "n_agents":
             graph = setting.get("graph")
@@ -144,8 +157,11 @@ def _setting_phrases(setting: dict[str, Any], claimed: dict | None) -> list[str]
         elif key == "n_syncs":
             out.append(f"{_number(value)} syncs")
         elif key == "log_base":
-            out.append({"2": "log₂ tree", "e": "natural-log tree"}.get(
-                str(value), f"log base {value} tree"))
+            out.append(
+                {"2": "log₂ tree", "e": "natural-log tree"}.get(
+                    str(value), f"log base {value} tree"
+                )
+            )
         elif key == "released_prefixes":
             if horizon is not None and value == horizon:
                 out.append("final estimate ϑ̃(T) also sent")
@@ -166,8 +182,11 @@ def _setting_phrases(setting: dict[str, Any], claimed: dict | None) -> list[str]
         elif key == "canary":
             out.append(f"canary reward {_number(value)}")
         elif key == "scope":
-            out.append({"per-message": "one message", "composed": "composed over the run"}
-                       .get(str(value), f"scope: {value}"))
+            out.append(
+                {"per-message": "one message", "composed": "composed over the run"}.get(
+                    str(value), f"scope: {value}"
+                )
+            )
         elif key == "rule":
             out.append(f"{value} noise rule")
         elif key == "own_term":
@@ -197,10 +216,10 @@ def _variant(mode: str) -> str:
     mode = str(mode or "").strip()
     for word, said in (("paper", "as written"), ("corrected", "as corrected by fedpriv")):
         if mode.startswith(word):
-            rest = mode[len(word):].strip()
+            rest = mode[len(word) :].strip()
             if rest.startswith("(") and ")" in rest:  # unwrap the leading parenthesis
                 close = rest.index(")")
-                rest = rest[1:close] + rest[close + 1:]
+                rest = rest[1:close] + rest[close + 1 :]
             rest = rest.lstrip(",; ").strip()
             return said + (f" ({rest})" if rest else "")
     return f"mode {mode}" if mode else "as written"
@@ -287,9 +306,12 @@ def statement(claim, key: str | None = None) -> str:
         One sentence in plain words.
     """
     record = {
-        "algorithm": claim.algorithm, "mode": claim.mode, "setting": claim.setting_dict(),
+        "algorithm": claim.algorithm,
+        "mode": claim.mode,
+        "setting": claim.setting_dict(),
         "neighboring_relation": claim.neighboring_relation.value,
-        "coverage": claim.coverage, "key": key,
+        "coverage": claim.coverage,
+        "key": key,
         "claimed": {"epsilon": float(claim.claimed.epsilon), "delta": claim.claimed_delta},
     }
     return statement_of_record(record)

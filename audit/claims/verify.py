@@ -71,8 +71,7 @@ ERROR = "error"
 
 def _attachments():
     """``(family, attachment, id)`` of every registered attachment, in register order."""
-    return [(fam, att, f"{fam.key}/{att.name}") for fam in families()
-            for att in fam.attachments]
+    return [(fam, att, f"{fam.key}/{att.name}") for fam in families() for att in fam.attachments]
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -135,8 +134,10 @@ class ClaimsConfig:
         check_int_at_least("seed", self.seed, 0)
         object.__setattr__(self, "claims_files", _load_claims_files(self.claims_files))
         if self.scheduler is not None and not isinstance(self.scheduler, str):
-            raise TypeError(f"`scheduler` must be an address string or None, got "
-                            f"{type(self.scheduler).__name__}.")
+            raise TypeError(
+                f"`scheduler` must be an address string or None, got "
+                f"{type(self.scheduler).__name__}."
+            )
         check_int_at_least("workers", self.workers, 1)
         if self.papers is not None:
             object.__setattr__(self, "papers", tuple(paper_of(p) for p in self.papers))
@@ -144,15 +145,20 @@ class ClaimsConfig:
         known = {ident for *_, ident in registered}
         unknown = sorted((set(self.options) | set(self.attachments or {})) - known)
         if unknown:
-            raise ValueError(f"`options` and `attachments` must name registered "
-                             f"attachments ({', '.join(sorted(known)) or 'none'}); got "
-                             f"{', '.join(unknown)}.")
+            raise ValueError(
+                f"`options` and `attachments` must name registered "
+                f"attachments ({', '.join(sorted(known)) or 'none'}); got "
+                f"{', '.join(unknown)}."
+            )
         built = dict(self.attachments or {})
         for _, attachment, ident in registered:
             if ident not in built:
                 built[ident] = attachment.load().configure(
-                    quick=self.quick, seed=self.seed, workers=self.workers,
-                    **dict(self.options.get(ident, {})))
+                    quick=self.quick,
+                    seed=self.seed,
+                    workers=self.workers,
+                    **dict(self.options.get(ident, {})),
+                )
         object.__setattr__(self, "attachments", built)
 
     @classmethod
@@ -170,8 +176,10 @@ class ClaimsConfig:
         -------
         ClaimsConfig
         """
-        base = {"quick": True,
-                "budget": AuditBudget(pilot_samples=100, samples=1_000, batch_size=1_000)}
+        base = {
+            "quick": True,
+            "budget": AuditBudget(pilot_samples=100, samples=1_000, batch_size=1_000),
+        }
         base.update(overrides)
         return cls(**base)
 
@@ -290,11 +298,16 @@ def _at_probe_delta(entry, claim) -> tuple[float, float]:
     when there is one, else the accountant's.
     """
     probe = dataclasses.replace(
-        claim, claimed=ApproxDP(float(claim.claimed.epsilon), VACUOUS_DELTA_PROBE))
+        claim, claimed=ApproxDP(float(claim.claimed.epsilon), VACUOUS_DELTA_PROBE)
+    )
     accountant = None if entry.raw_channel else float(entry.accountant(probe)[1])
-    mechanism = (float(entry.mechanism(probe)[1]) if entry.mechanism is not None
-                 else accountant if accountant is not None
-                 else float(entry.accountant(probe)[1]))
+    mechanism = (
+        float(entry.mechanism(probe)[1])
+        if entry.mechanism is not None
+        else accountant
+        if accountant is not None
+        else float(entry.accountant(probe)[1])
+    )
     return (math.inf if accountant is None else accountant), mechanism
 
 
@@ -304,12 +317,24 @@ def _analytic_lower(entry, claim) -> LowerBoundEvidence | None:
     value = None if recipe is None else recipe(claim)
     if value is None:
         return None
-    return LowerBoundEvidence(epsilon=float(value), kind="analytic",
-                              description="exact analytic ε of the view (register recipe)")
+    return LowerBoundEvidence(
+        epsilon=float(value),
+        kind="analytic",
+        description="exact analytic ε of the view (register recipe)",
+    )
 
 
-def assemble_result(entry, route: str, epsilon: float, notes, audit=None, *,
-                    bound=None, event: str | None = None, **extra) -> ClaimResult:
+def assemble_result(
+    entry,
+    route: str,
+    epsilon: float,
+    notes,
+    audit=None,
+    *,
+    bound=None,
+    event: str | None = None,
+    **extra,
+) -> ClaimResult:
     """The register row of ``entry`` from its recipes' numbers (module docstring).
 
     ``audit`` is an :class:`~fedpriv.audit.engine.coupled.EndToEndAudit` (its bound,
@@ -351,13 +376,20 @@ def assemble_result(entry, route: str, epsilon: float, notes, audit=None, *,
     at_probe = mech_at_probe = None
     if claim.claimed_delta > 0 and mech_eps == 0.0:
         at_probe, mech_at_probe = _at_probe_delta(entry, claim)
-    verdict, evidence = decide_verdict(claim.claimed.epsilon, end_to_end, bound,
-                                       coverage=claim.coverage, raw_channel=raw,
-                                       analytic_lower=_analytic_lower(entry, claim))
+    verdict, evidence = decide_verdict(
+        claim.claimed.epsilon,
+        end_to_end,
+        bound,
+        coverage=claim.coverage,
+        raw_channel=raw,
+        analytic_lower=_analytic_lower(entry, claim),
+    )
     if mech_at_probe is not None:
-        evidence += (f"; the claimed δ = {claim.claimed_delta:g} is vacuous for the mechanism "
-                     f"alone (mechanism ε = 0 there); at δ = 1e-6 the mechanism gives ε = "
-                     f"{mech_at_probe:.4g}")
+        evidence += (
+            f"; the claimed δ = {claim.claimed_delta:g} is vacuous for the mechanism "
+            f"alone (mechanism ε = 0 there); at δ = 1e-6 the mechanism gives ε = "
+            f"{mech_at_probe:.4g}"
+        )
         if math.isfinite(at_probe) and at_probe != mech_at_probe:
             evidence += f" and the end-to-end view ε = {at_probe:.4g}"
     if audit is not None:
@@ -365,12 +397,13 @@ def assemble_result(entry, route: str, epsilon: float, notes, audit=None, *,
         at_1e6 = getattr(audit, "epsilon_lower_bound_at_1e_6", math.nan)
         second = getattr(audit, "bound_at_1e_6", None)
         if math.isfinite(at_1e6) and second is not None:
-            evidence += (f"; at δ=1e-6: audit lower bound {at_1e6:.4g} "
-                         f"({second.confidence:.0%}, {second.n_samples:,}/world; "
-                         f"{audit.event_at_1e_6})")
+            evidence += (
+                f"; at δ=1e-6: audit lower bound {at_1e6:.4g} "
+                f"({second.confidence:.0%}, {second.n_samples:,}/world; "
+                f"{audit.event_at_1e_6})"
+            )
             if at_probe and math.isfinite(at_probe):
-                evidence += (f", accountant {at_probe:.4g}, tightness "
-                             f"{at_1e6 / at_probe:.2f}")
+                evidence += f", accountant {at_probe:.4g}, tightness {at_1e6 / at_probe:.2f}"
             extra.setdefault("audit_epsilon_at_1e6", float(at_1e6))
             extra.setdefault("audit_at_1e6", second)
             extra.setdefault("audit_event_at_1e6", audit.event_at_1e_6)
@@ -383,11 +416,23 @@ def assemble_result(entry, route: str, epsilon: float, notes, audit=None, *,
         evidence += f"; audit event: {event}"
     notes = tuple(notes) + ((entry.note,) if entry.note else ())
     return ClaimResult(
-        claim=claim, accountant_epsilon=end_to_end, accountant_route=e2e_route, audit=bound,
-        verdict=verdict, evidence=evidence, notes=notes, mechanism_epsilon=mech_eps,
-        raw_channel=raw, epsilon_at_1e6=at_probe, mechanism_epsilon_at_1e6=mech_at_probe,
-        finding_ids=finding_ids(entry.key), channel=entry.channel, audit_event=event,
-        key=entry.key, view=entry.view or view_of(entry.key), **extra,
+        claim=claim,
+        accountant_epsilon=end_to_end,
+        accountant_route=e2e_route,
+        audit=bound,
+        verdict=verdict,
+        evidence=evidence,
+        notes=notes,
+        mechanism_epsilon=mech_eps,
+        raw_channel=raw,
+        epsilon_at_1e6=at_probe,
+        mechanism_epsilon_at_1e6=mech_at_probe,
+        finding_ids=finding_ids(entry.key),
+        channel=entry.channel,
+        audit_event=event,
+        key=entry.key,
+        view=entry.view or view_of(entry.key),
+        **extra,
     )
 
 
@@ -423,11 +468,17 @@ def evaluate_claim(key: str, budget: AuditBudget, seed: np.random.SeedSequence) 
         if entry.audit is not None:
             audit = entry.audit(claim, _scaled(budget, entry.sample_factor), seed)
         return assemble_result(entry, route, epsilon, notes, audit)
-    except Exception as error:  # noqa: BLE001 - a recipe failure is reported, never hidden
+    except Exception as error:
         detail = "".join(traceback.format_exception_only(type(error), error)).strip()
         return ClaimResult(
-            claim=claim, accountant_epsilon=math.nan, accountant_route="-", audit=None,
-            verdict=ERROR, evidence=f"not evaluated: {detail}", channel=entry.channel, key=key,
+            claim=claim,
+            accountant_epsilon=math.nan,
+            accountant_route="-",
+            audit=None,
+            verdict=ERROR,
+            evidence=f"not evaluated: {detail}",
+            channel=entry.channel,
+            key=key,
             finding_ids=finding_ids(key),
         )
 
@@ -449,16 +500,24 @@ def _with_shared_audits(done: dict[str, ClaimResult], entries) -> dict[str, Clai
             continue
         route, epsilon, notes = entry.accountant(entry.claim)
         out[key] = assemble_result(
-            entry, route, epsilon, notes, bound=source.audit, event=source.audit_event,
-            audit_seconds=None)
-        why = ("same algorithm and setting, another reading of the claim"
-               if not entry.shared_audit_differs else
-               "same algorithm; the rows differ only in "
-               + ", ".join(entry.shared_audit_differs)
-               + ", which the audited outputs do not read (see the note)")
+            entry,
+            route,
+            epsilon,
+            notes,
+            bound=source.audit,
+            event=source.audit_event,
+            audit_seconds=None,
+        )
+        why = (
+            "same algorithm and setting, another reading of the claim"
+            if not entry.shared_audit_differs
+            else "same algorithm; the rows differ only in "
+            + ", ".join(entry.shared_audit_differs)
+            + ", which the audited outputs do not read (see the note)"
+        )
         out[key] = dataclasses.replace(
-            out[key], evidence=out[key].evidence + f"; audit shared with `{source.key}` "
-            f"({why})")
+            out[key], evidence=out[key].evidence + f"; audit shared with `{source.key}` ({why})"
+        )
     return out
 
 
@@ -470,8 +529,10 @@ def _describe(job: dict, result: ClaimResult) -> str:
     if result.tightness is not None:
         text += f", tightness {result.tightness:.2f}"
     if result.tightness_at_1e6 is not None:
-        text += (f"; at δ=1e-6 audit LB {result.audit_epsilon_at_1e6:.4g}, tightness "
-                 f"{result.tightness_at_1e6:.2f}")
+        text += (
+            f"; at δ=1e-6 audit LB {result.audit_epsilon_at_1e6:.4g}, tightness "
+            f"{result.tightness_at_1e6:.2f}"
+        )
     return text + f" vs claimed {result.claim.claimed.epsilon:.4g})"
 
 
@@ -515,10 +576,7 @@ def planned_jobs(config: ClaimsConfig) -> int:
 
 
 def verify_claims(
-    config: ClaimsConfig,
-    *,
-    progress: Callable[[str], None] | None = None,
-    executor=None,
+    config: ClaimsConfig, *, progress: Callable[[str], None] | None = None, executor=None
 ) -> ClaimsReport:
     """Evaluate every registered claim of ``config.papers``; see the module docstring.
 
@@ -554,15 +612,28 @@ def verify_claims(
     done: dict[str, ClaimResult] = {}
     for fam, attachment, ident, rows in _attached(selected):
         say(f"[{fam.key}] {attachment.title}")
-        output = attachment.load().run(config.attachments[ident], rows, progress=say,
-                                       executor=executor)
-        attached.append(AttachmentResult(family=fam.key, attachment=attachment,
-                                         config=config.attachments[ident], output=output))
+        output = attachment.load().run(
+            config.attachments[ident], rows, progress=say, executor=executor
+        )
+        attached.append(
+            AttachmentResult(
+                family=fam.key,
+                attachment=attachment,
+                config=config.attachments[ident],
+                output=output,
+            )
+        )
         for key, row in output.rows.items():
             if key in entries:
-                done[key] = assemble_result(entries[key], row.route, row.epsilon, row.notes,
-                                            bound=row.bound, event=row.event,
-                                            extras=tuple(row.extras))
+                done[key] = assemble_result(
+                    entries[key],
+                    row.route,
+                    row.epsilon,
+                    row.notes,
+                    bound=row.bound,
+                    event=row.event,
+                    extras=tuple(row.extras),
+                )
 
     # Longest jobs first, so that the pool's last jobs are short: the audits of the
     # families that declare them costly (whole-algorithm runs with transcripts), then
@@ -573,18 +644,25 @@ def verify_claims(
         return 0 if entry.audit is None else audit_cost.get(entry.paper, 1)
 
     jobs = [
-        {"key": e.key, "budget": config.budget, "seed": claim_seed(root, e.key),
-         "claims_files": config.claims_files}
-        for e in sorted(selected, key=cost, reverse=True) if e.key not in done
+        {
+            "key": e.key,
+            "budget": config.budget,
+            "seed": claim_seed(root, e.key),
+            "claims_files": config.claims_files,
+        }
+        for e in sorted(selected, key=cost, reverse=True)
+        if e.key not in done
     ]
     results = parallel_map(
-        _job, jobs, workers=config.workers, say=say, executor=executor,
-        describe=_describe,
+        _job, jobs, workers=config.workers, say=say, executor=executor, describe=_describe
     )
     done.update({r.key: r for r in results})
     done.update(_with_shared_audits(done, entries))
     ordered = tuple(done[e.key] for e in selected if e.key in done)
     return ClaimsReport(
-        config=config, seed_entropy=int(root.entropy), results=ordered,
-        seconds=time.perf_counter() - started, attachments=tuple(attached),
+        config=config,
+        seed_entropy=int(root.entropy),
+        results=ordered,
+        seconds=time.perf_counter() - started,
+        attachments=tuple(attached),
     )

@@ -48,8 +48,9 @@ def halved(budget: AuditBudget) -> AuditBudget:
     return dataclasses.replace(budget, confidence=half_confidence(budget.confidence))
 
 
-def stronger_of(first: EndToEndAudit, second: EndToEndAudit, *, confidence: float,
-                names: tuple[str, str]) -> EndToEndAudit:
+def stronger_of(
+    first: EndToEndAudit, second: EndToEndAudit, *, confidence: float, names: tuple[str, str]
+) -> EndToEndAudit:
     """The audit with the larger bound, at family-wise ``confidence``; see the module.
 
     Both audits must have run at ``1 − (1 − confidence)/2``. The event names both
@@ -69,13 +70,16 @@ def stronger_of(first: EndToEndAudit, second: EndToEndAudit, *, confidence: floa
     EndToEndAudit
         The stronger audit, stated at ``confidence`` (union bound).
     """
-    best = second if second.bound.epsilon_lower_bound > first.bound.epsilon_lower_bound \
-        else first
+    best = second if second.bound.epsilon_lower_bound > first.bound.epsilon_lower_bound else first
     each = first.bound.confidence
-    event = (f"the stronger of two audits at {each:.4g} each: {names[0]} "
-             f"{first.bound.epsilon_lower_bound:.4g} ({first.event}); {names[1]} "
-             f"{second.bound.epsilon_lower_bound:.4g} ({second.event})")
+    event = (
+        f"the stronger of two audits at {each:.4g} each: {names[0]} "
+        f"{first.bound.epsilon_lower_bound:.4g} ({first.event}); {names[1]} "
+        f"{second.bound.epsilon_lower_bound:.4g} ({second.event})"
+    )
     return dataclasses.replace(
-        best, bound=dataclasses.replace(best.bound, confidence=confidence), event=event,
+        best,
+        bound=dataclasses.replace(best.bound, confidence=confidence),
+        event=event,
         seconds=first.seconds + second.seconds,
     )

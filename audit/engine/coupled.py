@@ -40,11 +40,10 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy import stats
-
 from fedpriv.audit.estimators import EpsilonLowerBound, estimate_epsilon_lower_bound
 from fedpriv.audit.estimators.result import AuditResult
 from fedpriv.privacy._checks import check_delta, check_int_at_least
+from scipy import stats
 
 __all__ = [
     "AuditBudget",
@@ -164,8 +163,16 @@ def _indicator(observed: np.ndarray, event: tuple[int, str, float]) -> np.ndarra
     return hit.astype(np.float64)
 
 
-def _pilot_score(hits_d: float, n_d: int, hits_dp: float, n_dp: int, delta: float,
-                 *, n_confirm: int, confidence: float) -> float:
+def _pilot_score(
+    hits_d: float,
+    n_d: int,
+    hits_dp: float,
+    n_dp: int,
+    delta: float,
+    *,
+    n_confirm: int,
+    confidence: float,
+) -> float:
     """The bound the event would give on the confirming sample, projected from the pilot.
 
     The pilot's proportions are scaled to ``n_confirm`` runs per world and bounded with
@@ -196,11 +203,7 @@ def describe_event(event: tuple[int, str, float], names: tuple[str, ...] | None 
 
 
 def confirm_event(
-    indicator_d: np.ndarray,
-    indicator_d_prime: np.ndarray,
-    *,
-    confidence: float,
-    delta: float,
+    indicator_d: np.ndarray, indicator_d_prime: np.ndarray, *, confidence: float, delta: float
 ) -> EpsilonLowerBound:
     """Clopper–Pearson ε lower bound of one predeclared event, both directions.
 
@@ -259,17 +262,21 @@ def _draw(
     for i, world, n, address in requests:
         first = len(tasks)
         if batch_size is None:
-            tasks.append(SampleTask(sampler=i, world=world, n_samples=n,
-                                    seed=child_seed(seed, *address)))
+            tasks.append(
+                SampleTask(sampler=i, world=world, n_samples=n, seed=child_seed(seed, *address))
+            )
         else:
             tasks += [
-                SampleTask(sampler=i, world=world, n_samples=min(batch_size, n - start),
-                           seed=child_seed(seed, *address, b))
+                SampleTask(
+                    sampler=i,
+                    world=world,
+                    n_samples=min(batch_size, n - start),
+                    seed=child_seed(seed, *address, b),
+                )
                 for b, start in enumerate(range(0, n, batch_size))
             ]
         spans.append((first, len(tasks)))
-    parts = run_sample_tasks(samplers, tasks, executor=executor, n_workers=n_workers,
-                             names=names)
+    parts = run_sample_tasks(samplers, tasks, executor=executor, n_workers=n_workers, names=names)
     return [np.concatenate(parts[a:b], axis=0) for a, b in spans]
 
 
@@ -347,22 +354,36 @@ def search_and_confirm(
     started = time.perf_counter()
     pairs = list(samplers)
     functions = [samplers[pair] for pair in pairs]
-    draw = functools.partial(_draw, functions, seed=seed, batch_size=batch_size,
-                             executor=executor, n_workers=n_workers, names=pairs)
-    pilot_draws = draw([
-        (index, world, budget.pilot_samples, (0, index, world))
-        for index in range(len(pairs)) for world in (0, 1)
-    ])
+    draw = functools.partial(
+        _draw,
+        functions,
+        seed=seed,
+        batch_size=batch_size,
+        executor=executor,
+        n_workers=n_workers,
+        names=pairs,
+    )
+    pilot_draws = draw(
+        [
+            (index, world, budget.pilot_samples, (0, index, world))
+            for index in range(len(pairs))
+            for world in (0, 1)
+        ]
+    )
     best: tuple[float, str, tuple[int, str, float]] | None = None
     for index, pair in enumerate(pairs):
-        pilots = pilot_draws[2 * index: 2 * index + 2]
+        pilots = pilot_draws[2 * index : 2 * index + 2]
         pooled = np.concatenate(pilots, axis=0)
         extra = list((events or {}).get(pair, []))
         for event in _candidate_events(pooled) + extra:
             score = _pilot_score(
-                _indicator(pilots[0], event).sum(), len(pilots[0]),
-                _indicator(pilots[1], event).sum(), len(pilots[1]), delta,
-                n_confirm=budget.samples, confidence=budget.confidence,
+                _indicator(pilots[0], event).sum(),
+                len(pilots[0]),
+                _indicator(pilots[1], event).sum(),
+                len(pilots[1]),
+                delta,
+                n_confirm=budget.samples,
+                confidence=budget.confidence,
             )
             if best is None or score > best[0]:
                 best = (score, pair, event)
@@ -371,12 +392,20 @@ def search_and_confirm(
     chosen = pairs.index(pair)
     confirming = draw([(chosen, world, budget.samples, (1, world)) for world in (0, 1)])
     bound = confirm_event(
-        _indicator(confirming[0], event), _indicator(confirming[1], event),
-        confidence=budget.confidence, delta=delta,
+        _indicator(confirming[0], event),
+        _indicator(confirming[1], event),
+        confidence=budget.confidence,
+        delta=delta,
     )
     return AuditResult(
-        method="end-to-end", bound=bound, seconds=time.perf_counter() - started,
-        channel=channel, event=describe_event(event, names), neighbors=pair,
-        pilot_epsilon=pilot_epsilon, epsilon_lower_bound_at_1e_6=math.nan,
-        bound_at_1e_6=None, event_at_1e_6=None,
+        method="end-to-end",
+        bound=bound,
+        seconds=time.perf_counter() - started,
+        channel=channel,
+        event=describe_event(event, names),
+        neighbors=pair,
+        pilot_epsilon=pilot_epsilon,
+        epsilon_lower_bound_at_1e_6=math.nan,
+        bound_at_1e_6=None,
+        event_at_1e_6=None,
     )

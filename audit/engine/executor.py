@@ -34,10 +34,9 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
-
-from fedpriv.privacy.errors import MechanismError
 from fedpriv.algorithms.seeding import Stream, stream_rng
 from fedpriv.privacy._checks import check_int_at_least
+from fedpriv.privacy.errors import MechanismError
 
 __all__ = ["child_root", "connect_scheduler", "mechanism_name", "parallel_map", "sample_scores"]
 
@@ -154,7 +153,7 @@ def _run_batch(
     rng = stream_rng(root, trial=batch, side=side, stream=Stream.NOISE)
     try:
         outputs = np.asarray(mechanism(dataset, size, rng))
-    except Exception as error:  # noqa: BLE001 - the user's code: report it as such
+    except Exception as error:
         raise MechanismError(
             f"mechanism {name} raised {type(error).__name__} on world {world} "
             f"(n_samples={size}): {error}"
@@ -179,22 +178,20 @@ def _run_batch(
         return outputs
     try:
         scores = np.asarray(transform(outputs), dtype=np.float64)
-    except Exception as error:  # noqa: BLE001 - the user's score function
+    except Exception as error:
         raise MechanismError(
             f"the score function {mechanism_name(transform)} raised "
             f"{type(error).__name__} on the outputs of {name}: {error}"
         ) from error
     if scores.shape != (size,):
-        raise MechanismError(
-            f"the score function must return shape ({size},), got {scores.shape}."
-        )
+        raise MechanismError(f"the score function must return shape ({size},), got {scores.shape}.")
     return scores
 
 
 def _picklable(*objects: Any) -> bool:
     try:
         pickle.dumps(objects)
-    except Exception:  # noqa: BLE001 - any pickling failure means "run in-process"
+    except Exception:
         return False
     return True
 
@@ -224,9 +221,7 @@ def _resolve(
                 "`executor='processes'` needs a picklable mechanism, datasets and score "
                 "(module-level functions or functools.partial, not lambdas or closures)."
             )
-        with concurrent.futures.ProcessPoolExecutor(
-            max_workers=max(1, workers)
-        ) as pool:
+        with concurrent.futures.ProcessPoolExecutor(max_workers=max(1, workers)) as pool:
             yield pool
         return
     if hasattr(executor, "get_executor"):  # dask.distributed.Client
@@ -304,29 +299,23 @@ def sample_scores(
             ]
         else:
             futures = [
-                pool.submit(
-                    _run_batch,
-                    mechanism,
-                    datasets[side],
-                    size,
-                    root,
-                    b,
-                    side,
-                    transform,
-                )
+                pool.submit(_run_batch, mechanism, datasets[side], size, root, b, side, transform)
                 for side, b, size in tasks
             ]
             parts = [f.result() for f in futures]
     n_batches = len(starts)
-    return (
-        np.concatenate(parts[:n_batches], axis=0),
-        np.concatenate(parts[n_batches:], axis=0),
-    )
+    return (np.concatenate(parts[:n_batches], axis=0), np.concatenate(parts[n_batches:], axis=0))
 
 
-def parallel_map(function: Callable[[dict], Any], jobs: list[dict], *, workers: int,
-                 say: Callable[[str], None], describe: Callable[[dict, Any], str],
-                 executor: Any = None) -> list:
+def parallel_map(
+    function: Callable[[dict], Any],
+    jobs: list[dict],
+    *,
+    workers: int,
+    say: Callable[[str], None],
+    describe: Callable[[dict, Any], str],
+    executor: Any = None,
+) -> list:
     """``[function(job) for job in jobs]``, on a local process pool when ``workers > 1``.
 
     Every job carries its own SeedSequence address, so the results do not depend on

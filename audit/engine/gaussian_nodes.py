@@ -69,8 +69,8 @@ from fedpriv.audit.estimators import EpsilonLowerBound, estimate_epsilon_lower_b
 from fedpriv.privacy import Accountant
 from fedpriv.privacy._checks import check_int_at_least, check_open_unit, check_positive
 from fedpriv.privacy.accounting.events import SelfComposed, SymmetricMatrixGaussian
-from fedpriv.privacy.mechanisms.matrix_release import symmetric_gaussian_release
 from fedpriv.privacy.accounting.tree import nodes_covering
+from fedpriv.privacy.mechanisms.matrix_release import symmetric_gaussian_release
 from scipy import stats
 
 __all__ = [
@@ -113,13 +113,16 @@ def privatizer_observed(side: int) -> np.ndarray:
     return mask
 
 
-def _check_means(means_d: object, means_d_prime: object,
-                 observed: object | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _check_means(
+    means_d: object, means_d_prime: object, observed: object | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     a = np.asarray(means_d, dtype=np.float64)
     b = np.asarray(means_d_prime, dtype=np.float64)
     if a.ndim != 3 or a.shape[-1] != a.shape[-2] or a.shape != b.shape:
-        raise ValueError("`means_d` and `means_d_prime` must both have shape (n_nodes, k, k), "
-                         f"got {a.shape} and {b.shape}.")
+        raise ValueError(
+            "`means_d` and `means_d_prime` must both have shape (n_nodes, k, k), "
+            f"got {a.shape} and {b.shape}."
+        )
     if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
         raise ValueError("`means_d` and `means_d_prime` must be finite.")
     if not (np.array_equal(a, a.swapaxes(-1, -2)) and np.array_equal(b, b.swapaxes(-1, -2))):
@@ -134,8 +137,9 @@ def _check_means(means_d: object, means_d_prime: object,
     return a, b, mask
 
 
-def _weights(a: np.ndarray, b: np.ndarray, mask: np.ndarray,
-             noise_stddev: float) -> tuple[np.ndarray, float]:
+def _weights(
+    a: np.ndarray, b: np.ndarray, mask: np.ndarray, noise_stddev: float
+) -> tuple[np.ndarray, float]:
     """``W = (A − A')/var`` on the observed upper triangle, and ``Σ W (A + A')/2``."""
     k = a.shape[-1]
     variance = np.full((k, k), noise_stddev**2)
@@ -144,8 +148,13 @@ def _weights(a: np.ndarray, b: np.ndarray, mask: np.ndarray,
     return w, float(np.sum(w * (a + b)) / 2.0)
 
 
-def symmetric_llr(released: object, means_d: object, means_d_prime: object,
-                  noise_stddev: float, observed: object | None = None) -> np.ndarray:
+def symmetric_llr(
+    released: object,
+    means_d: object,
+    means_d_prime: object,
+    noise_stddev: float,
+    observed: object | None = None,
+) -> np.ndarray:
     """White-box ``ln p_D(y)/p_D'(y)`` of released node matrices (module docstring).
 
     Parameters
@@ -173,13 +182,15 @@ def symmetric_llr(released: object, means_d: object, means_d_prime: object,
     w, offset = _weights(a, b, mask, check_positive("noise_stddev", noise_stddev))
     y = np.asarray(released, dtype=np.float64)
     if y.ndim != 4 or y.shape[1:] != a.shape:
-        raise ValueError(f"`released` must have shape (n, {', '.join(map(str, a.shape))}), "
-                         f"got {y.shape}.")
+        raise ValueError(
+            f"`released` must have shape (n, {', '.join(map(str, a.shape))}), got {y.shape}."
+        )
     return np.einsum("nmij,mij->n", y, w) - offset
 
 
-def llr_shift(means_d: object, means_d_prime: object, noise_stddev: float,
-              observed: object | None = None) -> float:
+def llr_shift(
+    means_d: object, means_d_prime: object, noise_stddev: float, observed: object | None = None
+) -> float:
     """``μ``: the LLR is ``N(±μ²/2, μ²)`` in D / D' (module docstring).
 
     Parameters
@@ -208,9 +219,16 @@ def llr_shift(means_d: object, means_d_prime: object, noise_stddev: float,
 
 
 def sample_symmetric_gaussian_llr(
-    means_d: object, means_d_prime: object, *, world: int, noise_stddev: float,
-    frobenius_sensitivity: float, n_samples: int, seed: int | np.random.SeedSequence,
-    observed: object | None = None, batch_size: int = _DEFAULT_BATCH,
+    means_d: object,
+    means_d_prime: object,
+    *,
+    world: int,
+    noise_stddev: float,
+    frobenius_sensitivity: float,
+    n_samples: int,
+    seed: int | np.random.SeedSequence,
+    observed: object | None = None,
+    batch_size: int = _DEFAULT_BATCH,
 ) -> np.ndarray:
     """White-box LLR ``ln p_D(y)/p_D'(y)`` of ``n_samples`` releases of the node means.
 
@@ -269,7 +287,8 @@ def sample_symmetric_gaussian_llr(
     for batch, start in enumerate(range(0, n_samples, batch_size)):
         size = min(batch_size, n_samples - start)
         y = symmetric_gaussian_release(
-            np.broadcast_to(released, (size,) + released.shape), noise_stddev=noise_stddev,
+            np.broadcast_to(released, (size,) + released.shape),
+            noise_stddev=noise_stddev,
             frobenius_sensitivity=frobenius_sensitivity,
             accountant=Accountant(disjoint=("sample",), keep_draw_rows=False),
             keys={"sample": np.arange(start, start + size)[:, None]},
@@ -279,8 +298,9 @@ def sample_symmetric_gaussian_llr(
     return scores
 
 
-def gaussian_llr_threshold(mu: float, *, n_samples: int, confidence: float,
-                           delta: float, noise_ratio: float = 1.0) -> float:
+def gaussian_llr_threshold(
+    mu: float, *, n_samples: int, confidence: float, delta: float, noise_ratio: float = 1.0
+) -> float:
     """The threshold ``c`` of ``{LLR >= c}`` chosen from the declared law alone.
 
     ``P_D(LLR >= c) = Φ̄((c − μ²/2)/μ)``, ``P_D'(LLR >= c) = Φ̄((c + μ²/2)/μ)``; the
@@ -326,16 +346,25 @@ def gaussian_llr_threshold(mu: float, *, n_samples: int, confidence: float,
     grid = mu * mu / 2.0 + _GRID_Z * ratio * mu
     p_d = stats.norm.sf(_GRID_Z)
     p_dp = stats.norm.sf(_GRID_Z + mu / ratio)
-    projected = _projected_bounds(p_d, p_dp, n_confirm=n_samples, confidence=confidence,
-                                  delta=float(delta))
+    projected = _projected_bounds(
+        p_d, p_dp, n_confirm=n_samples, confidence=confidence, delta=float(delta)
+    )
     return float(grid[int(np.argmax(projected))])
 
 
 def audit_symmetric_gaussian_release(
-    means_d: object, means_d_prime: object, *, noise_stddev: float,
-    frobenius_sensitivity: float, n_samples: int, seed: int | np.random.SeedSequence,
-    delta: float, observed: object | None = None, confidence: float = 0.95,
-    pilot_samples: int | None = None, batch_size: int = _DEFAULT_BATCH,
+    means_d: object,
+    means_d_prime: object,
+    *,
+    noise_stddev: float,
+    frobenius_sensitivity: float,
+    n_samples: int,
+    seed: int | np.random.SeedSequence,
+    delta: float,
+    observed: object | None = None,
+    confidence: float = 0.95,
+    pilot_samples: int | None = None,
+    batch_size: int = _DEFAULT_BATCH,
     guard: bool = True,
 ) -> EpsilonLowerBound:
     """White-box ε lower bound at ``delta`` of one release of ``n_nodes`` matrices.
@@ -385,25 +414,40 @@ def audit_symmetric_gaussian_release(
 
     def draw(stage: int, world: int, n: int) -> np.ndarray:
         return sample_symmetric_gaussian_llr(
-            means_d, means_d_prime, world=world, noise_stddev=noise_stddev,
-            frobenius_sensitivity=frobenius_sensitivity, n_samples=n,
-            seed=child_seed(root, stage, world), observed=observed, batch_size=batch_size)
+            means_d,
+            means_d_prime,
+            world=world,
+            noise_stddev=noise_stddev,
+            frobenius_sensitivity=frobenius_sensitivity,
+            n_samples=n,
+            seed=child_seed(root, stage, world),
+            observed=observed,
+            batch_size=batch_size,
+        )
 
     if pilot:
         grid = mu * mu / 2.0 + _GRID_Z * mu
         p_d, p_dp = _pilot_probabilities(draw(0, 0, pilot), draw(0, 1, pilot), grid)
         confidence = check_open_unit("confidence", confidence)
-        projected = _projected_bounds(p_d, p_dp, n_confirm=n_samples, confidence=confidence,
-                                      delta=float(delta))
+        projected = _projected_bounds(
+            p_d, p_dp, n_confirm=n_samples, confidence=confidence, delta=float(delta)
+        )
         threshold = float(grid[int(np.argmax(projected))])
         thresholds = [threshold]
     else:
-        thresholds = [gaussian_llr_threshold(mu, n_samples=n_samples, confidence=confidence,
-                                             delta=delta, noise_ratio=ratio)
-                      for ratio in (1.0, *((_GUARD_RATIO,) if guard else ()))]
+        thresholds = [
+            gaussian_llr_threshold(
+                mu, n_samples=n_samples, confidence=confidence, delta=delta, noise_ratio=ratio
+            )
+            for ratio in (1.0, *((_GUARD_RATIO,) if guard else ()))
+        ]
     return estimate_epsilon_lower_bound(
-        draw(1, 0, n_samples), draw(1, 1, n_samples), thresholds=np.array(thresholds),
-        confidence=confidence, delta=delta)
+        draw(1, 0, n_samples),
+        draw(1, 1, n_samples),
+        thresholds=np.array(thresholds),
+        confidence=confidence,
+        delta=delta,
+    )
 
 
 def worst_case_pair(dim: int, *, bound_x: float, bound_y: float) -> tuple[np.ndarray, np.ndarray]:
@@ -435,9 +479,11 @@ def worst_case_pair(dim: int, *, bound_x: float, bound_y: float) -> tuple[np.nda
     big_l = check_positive("bound_x", bound_x)
     big_b = check_positive("bound_y", bound_y)
     if big_b > big_l or (dim == 1 and big_b != big_l):
-        raise ValueError("`bound_y` must be <= `bound_x` (and equal to it when dim = 1) for "
-                         f"an orthogonal pair with y² = y'², got bound_x={bound_x!r}, "
-                         f"bound_y={bound_y!r}, dim={dim}.")
+        raise ValueError(
+            "`bound_y` must be <= `bound_x` (and equal to it when dim = 1) for "
+            f"an orthogonal pair with y² = y'², got bound_x={bound_x!r}, "
+            f"bound_y={bound_y!r}, dim={dim}."
+        )
     cos = big_b**2 / big_l**2
     v = np.zeros(dim + 1)
     v_prime = np.zeros(dim + 1)
@@ -479,10 +525,20 @@ class PrivatizerAuditResult:
 
 
 def audit_privatizer_nodes(
-    *, noise_stddev: float, frobenius_sensitivity: float, dim: int, n_leaves: int,
-    bound_x: float, bound_y: float, n_samples: int, seed: int | np.random.SeedSequence,
-    delta: float, confidence: float = 0.95, pilot_samples: int | None = None,
-    batch_size: int = _DEFAULT_BATCH, guard: bool = True,
+    *,
+    noise_stddev: float,
+    frobenius_sensitivity: float,
+    dim: int,
+    n_leaves: int,
+    bound_x: float,
+    bound_y: float,
+    n_samples: int,
+    seed: int | np.random.SeedSequence,
+    delta: float,
+    confidence: float = 0.95,
+    pilot_samples: int | None = None,
+    batch_size: int = _DEFAULT_BATCH,
+    guard: bool = True,
 ) -> PrivatizerAuditResult:
     """Audit a Privatizer tree of ``n_leaves`` leaves at the worst-case leaf and pair.
 
@@ -518,27 +574,50 @@ def audit_privatizer_nodes(
     v, v_prime = worst_case_pair(dim, bound_x=bound_x, bound_y=bound_y)
     shift = math.sqrt(2.0) * (bound_x**2 + bound_y**2)
     if check_positive("frobenius_sensitivity", frobenius_sensitivity) < shift * (1 - 1e-12):
-        raise ValueError(f"`frobenius_sensitivity` must be >= √2(L² + B²) = {shift:.6g} "
-                         f"(the pair's shift), got {frobenius_sensitivity!r}.")
+        raise ValueError(
+            f"`frobenius_sensitivity` must be >= √2(L² + B²) = {shift:.6g} "
+            f"(the pair's shift), got {frobenius_sensitivity!r}."
+        )
     leaf = max(range(1, n_leaves + 1), key=lambda t: nodes_covering(t, n_leaves).size)
     nodes = nodes_covering(leaf, n_leaves)
     means_d = np.broadcast_to(np.outer(v, v), (nodes.size, dim + 1, dim + 1))
     means_dp = np.broadcast_to(np.outer(v_prime, v_prime), (nodes.size, dim + 1, dim + 1))
     observed = privatizer_observed(dim + 1)
     bound = audit_symmetric_gaussian_release(
-        means_d, means_dp, noise_stddev=noise_stddev, frobenius_sensitivity=frobenius_sensitivity,
-        n_samples=n_samples, seed=seed, delta=delta, observed=observed, confidence=confidence,
-        pilot_samples=pilot_samples, batch_size=batch_size, guard=guard)
+        means_d,
+        means_dp,
+        noise_stddev=noise_stddev,
+        frobenius_sensitivity=frobenius_sensitivity,
+        n_samples=n_samples,
+        seed=seed,
+        delta=delta,
+        observed=observed,
+        confidence=confidence,
+        pilot_samples=pilot_samples,
+        batch_size=batch_size,
+        guard=guard,
+    )
     accountant = Accountant()
-    accountant.spend(SelfComposed(event=SymmetricMatrixGaussian(
-        noise_stddev=noise_stddev, dim=dim + 1, frobenius_sensitivity=frobenius_sensitivity),
-        count=int(nodes.size)))
-    description = (f"white-box LLR of the {nodes.size} Privatizer nodes {nodes.tolist()} covering "
-                   f"leaf {leaf} of {n_leaves}: v = {np.round(v, 4).tolist()} (D) vs "
-                   f"v' = {np.round(v_prime, 4).tolist()} (D'), ‖vvᵀ − v'v'ᵀ‖_F = √2(L²+B²)")
+    accountant.spend(
+        SelfComposed(
+            event=SymmetricMatrixGaussian(
+                noise_stddev=noise_stddev, dim=dim + 1, frobenius_sensitivity=frobenius_sensitivity
+            ),
+            count=int(nodes.size),
+        )
+    )
+    description = (
+        f"white-box LLR of the {nodes.size} Privatizer nodes {nodes.tolist()} covering "
+        f"leaf {leaf} of {n_leaves}: v = {np.round(v, 4).tolist()} (D) vs "
+        f"v' = {np.round(v_prime, 4).tolist()} (D'), ‖vvᵀ − v'v'ᵀ‖_F = √2(L²+B²)"
+    )
     return PrivatizerAuditResult(
-        bound=bound, accountant_epsilon=float(accountant.tightest(delta)[1]), leaf=leaf,
-        n_leaves=n_leaves, n_nodes=int(nodes.size),
-        mu=llr_shift(means_d, means_dp, noise_stddev, observed), description=description,
+        bound=bound,
+        accountant_epsilon=float(accountant.tightest(delta)[1]),
+        leaf=leaf,
+        n_leaves=n_leaves,
+        n_nodes=int(nodes.size),
+        mu=llr_shift(means_d, means_dp, noise_stddev, observed),
+        description=description,
         seconds=time.perf_counter() - started,
     )

@@ -18,10 +18,9 @@ import dataclasses
 from typing import Any
 
 import numpy as np
-
 from fedpriv.privacy._checks import check_int_at_least, check_real
-from fedpriv.privacy.relations import NeighboringRelation, parse_relation
 from fedpriv.privacy.accounting.tree import nodes_covering
+from fedpriv.privacy.relations import NeighboringRelation, parse_relation
 
 __all__ = [
     "NeighboringPair",
@@ -87,8 +86,9 @@ class NeighboringPair:
     def __post_init__(self) -> None:
         if self.neighboring_relation is not None:
             # a relation's name is accepted too; an unknown one is a ValueError
-            object.__setattr__(self, "neighboring_relation",
-                               parse_relation(self.neighboring_relation))
+            object.__setattr__(
+                self, "neighboring_relation", parse_relation(self.neighboring_relation)
+            )
         if not isinstance(self.description, str):
             raise TypeError(
                 f"`description` must be a string, got {type(self.description).__name__}."
@@ -141,8 +141,9 @@ def stream_pair(
     stream_prime = np.asarray(stream_prime, dtype=np.float64)
     if stream.shape != stream_prime.shape or stream.ndim != 1:
         raise ValueError("`stream` and `stream_prime` must be 1-D of equal length.")
-    observed = (np.ones(stream.shape, dtype=bool) if observed is None
-                else np.asarray(observed, dtype=bool))
+    observed = (
+        np.ones(stream.shape, dtype=bool) if observed is None else np.asarray(observed, dtype=bool)
+    )
     if observed.shape != stream.shape:
         raise ValueError(f"`observed` must have shape {stream.shape}, got {observed.shape}.")
     differ = np.flatnonzero(stream != stream_prime)
@@ -171,8 +172,12 @@ def stream_horizon(pair: NeighboringPair) -> int:
     TypeError
         If ``pair`` is not a reward-stream pair.
     """
-    if (not isinstance(pair, NeighboringPair) or pair.t is None or pair.observed is None
-            or np.ndim(pair.dataset) != 1):
+    if (
+        not isinstance(pair, NeighboringPair)
+        or pair.t is None
+        or pair.observed is None
+        or np.ndim(pair.dataset) != 1
+    ):
         raise TypeError("`pair` must be a reward-stream NeighboringPair (see stream_pair).")
     return int(np.size(pair.dataset))
 
@@ -203,18 +208,12 @@ def worst_tree_position(horizon: int) -> int:
     (0, 0)
     """
     horizon = check_int_at_least("horizon", horizon, 1)
-    coverage = [
-        nodes_covering(tau, horizon).size for tau in range(1, min(horizon, 4096) + 1)
-    ]
+    coverage = [nodes_covering(tau, horizon).size for tau in range(1, min(horizon, 4096) + 1)]
     return int(np.argmax(coverage))
 
 
 def worst_case_reward_pair(
-    horizon: int,
-    *,
-    low: float = 0.0,
-    high: float = 1.0,
-    background: float | None = None,
+    horizon: int, *, low: float = 0.0, high: float = 1.0, background: float | None = None
 ) -> NeighboringPair:
     """The pair of streams with ``high`` (D) vs ``low`` (D') at the worst tree position.
 
@@ -323,15 +322,22 @@ class SingleWorldTable:
             As :meth:`RewardTable.with_override`.
         """
         return SingleWorldTable(
-            self.table.with_override(agent=agent, arm=arm, pull=pull, value=value,
-                                     trial=self.world_trial),
+            self.table.with_override(
+                agent=agent, arm=arm, pull=pull, value=value, trial=self.world_trial
+            ),
             self.world_trial,
         )
 
 
 def table_reward_pair(
-    table: object, *, agent: int, arm: int, pull: int, value_d: float | None = None,
-    value_d_prime: float | None = None, world_trial: int = 0,
+    table: object,
+    *,
+    agent: int,
+    arm: int,
+    pull: int,
+    value_d: float | None = None,
+    value_d_prime: float | None = None,
+    world_trial: int = 0,
 ) -> tuple[SingleWorldTable, SingleWorldTable]:
     """One reward changed in an adaptive reward table (actions re-derived), as two single-world tables.
 
@@ -368,5 +374,7 @@ def table_reward_pair(
     v_dp = 1.0 - v_d if value_d_prime is None else check_real("value_d_prime", value_d_prime)
     if v_d == v_dp:
         raise ValueError(f"the two values must differ, got {v_d!r} twice.")
-    return (base.with_override(agent=agent, arm=arm, pull=pull, value=v_d),
-            base.with_override(agent=agent, arm=arm, pull=pull, value=v_dp))
+    return (
+        base.with_override(agent=agent, arm=arm, pull=pull, value=v_d),
+        base.with_override(agent=agent, arm=arm, pull=pull, value=v_dp),
+    )

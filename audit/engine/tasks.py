@@ -41,7 +41,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-
 from fedpriv.audit.engine.executor import _resolve
 
 __all__ = ["SampleTask", "run_sample_tasks"]
@@ -79,14 +78,14 @@ def _as_columns(observed: Any, n_samples: int) -> np.ndarray:
     return observed[:, None] if observed.ndim == 1 else observed.reshape(n_samples, -1)
 
 
-def _call(sampler: Callable[..., Any], world: int, n: int, seed: np.random.SeedSequence
-          ) -> np.ndarray:
+def _call(
+    sampler: Callable[..., Any], world: int, n: int, seed: np.random.SeedSequence
+) -> np.ndarray:
     """Run one task (worker side) and return its observations as (n, columns)."""
     return _as_columns(sampler(world, n, seed), n)
 
 
-def _call_pickled(payload: bytes, world: int, n: int, seed: np.random.SeedSequence
-                  ) -> np.ndarray:
+def _call_pickled(payload: bytes, world: int, n: int, seed: np.random.SeedSequence) -> np.ndarray:
     """Run one task whose sampler was serialized in the parent (process pools)."""
     return _call(pickle.loads(payload), world, n, seed)
 
@@ -105,8 +104,11 @@ def _serialize(sampler: Callable[..., Any], name: str) -> bytes:
     try:
         return (cloudpickle or pickle).dumps(sampler)
     except Exception as error:  # any serialization failure: report it
-        hint = ("" if cloudpickle is not None else
-                " (closures and lambdas need cloudpickle, which is not installed)")
+        hint = (
+            ""
+            if cloudpickle is not None
+            else " (closures and lambdas need cloudpickle, which is not installed)"
+        )
         raise ValueError(
             f"`samplers`: the sampler {name!r} cannot be serialized for a process pool"
             f"{hint}: {type(error).__name__}: {error}. Pass a module-level function or "
@@ -162,7 +164,6 @@ def run_sample_tasks(
             ]
         else:  # threads need no pickling; a dask client cloudpickles by itself
             futures = [
-                pool.submit(_call, samplers[t.sampler], t.world, t.n_samples, t.seed)
-                for t in tasks
+                pool.submit(_call, samplers[t.sampler], t.world, t.n_samples, t.seed) for t in tasks
             ]
         return [future.result() for future in futures]

@@ -26,18 +26,13 @@ must lie in ``1..R``; the nodes after ``R`` reach no release and are not scored.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 
 import numpy as np
-
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
-from fedpriv.audit.estimators import (
-    estimate_epsilon_lower_bound,
-    laplace_threshold_grid,
-)
-from fedpriv.audit.estimators.result import AuditResult
 from fedpriv.audit.engine.neighbors import NeighboringPair, stream_horizon
+from fedpriv.audit.estimators import estimate_epsilon_lower_bound, laplace_threshold_grid
+from fedpriv.audit.estimators.result import AuditResult
 from fedpriv.privacy import Accountant, LaplaceTreeCounter, event_epsilon
 from fedpriv.privacy._checks import check_int_at_least, check_positive
 from fedpriv.privacy.accounting.events import LaplaceTree
@@ -133,11 +128,15 @@ def sample_tree_llr(
     horizon = stream_horizon(pair)
     tau = pair.t + 1  # the changed round's leaf in the tree's 1-based numbering
     stream_d, stream_dp, observed = pair.dataset, pair.dataset_prime, pair.observed
-    released_prefixes = horizon if released_prefixes is None else check_int_at_least(
-        "released_prefixes", released_prefixes, tau)
+    released_prefixes = (
+        horizon
+        if released_prefixes is None
+        else check_int_at_least("released_prefixes", released_prefixes, tau)
+    )
     if released_prefixes > horizon:
-        raise ValueError(f"`released_prefixes` must be <= the pair's horizon {horizon}, "
-                         f"got {released_prefixes}.")
+        raise ValueError(
+            f"`released_prefixes` must be <= the pair's horizon {horizon}, got {released_prefixes}."
+        )
     stream = stream_d if world == 0 else stream_dp
     nodes = nodes_covering(tau, released_prefixes)
     wanted = {int(s) for s in nodes} | {int(s & (s - 1)) for s in nodes}
@@ -151,11 +150,15 @@ def sample_tree_llr(
     for batch, start in enumerate(range(0, n_samples, batch_size)):
         size = min(batch_size, n_samples - start)
         counter = LaplaceTreeCounter(
-            stream_shape=(size,), horizon=horizon, scale=scale, accountant=accountant,
+            stream_shape=(size,),
+            horizon=horizon,
+            scale=scale,
+            accountant=accountant,
             keys={"sample": np.arange(start, start + size)},
             rng=stream_rng(root, trial=batch, side=world, stream=Stream.NOISE),
             value_bounds=(low, high if high > low else low + 1.0),
-            noise_on_empty_nodes=noise_on_empty_nodes, released_prefixes=released_prefixes,
+            noise_on_empty_nodes=noise_on_empty_nodes,
+            released_prefixes=released_prefixes,
         )
         released = {0: np.zeros(size)}
         ones = np.ones(size, dtype=bool)
@@ -225,8 +228,13 @@ def audit_tree_counter(
     claimed_epsilon = check_positive("claimed_epsilon", claimed_epsilon, allow_inf=True)
     scores = [
         sample_tree_llr(
-            pair, world=world, scale=scale, n_samples=n_samples, seed=root,
-            noise_on_empty_nodes=noise_on_empty_nodes, batch_size=batch_size,
+            pair,
+            world=world,
+            scale=scale,
+            n_samples=n_samples,
+            seed=root,
+            noise_on_empty_nodes=noise_on_empty_nodes,
+            batch_size=batch_size,
             released_prefixes=released_prefixes,
         )
         for world in (0, 1)
@@ -243,8 +251,9 @@ def audit_tree_counter(
         scores[0], scores[1], thresholds=laplace_threshold_grid(max_llr), confidence=confidence
     )
     sensitivity = float(np.max(np.abs(pair.dataset - pair.dataset_prime)))
-    event = LaplaceTree(scale=scale, horizon=horizon, l1_sensitivity=sensitivity,
-                        released_prefixes=released)
+    event = LaplaceTree(
+        scale=scale, horizon=horizon, l1_sensitivity=sensitivity, released_prefixes=released
+    )
     return AuditResult(
         method="tree counter",
         bound=bound,

@@ -75,6 +75,7 @@ import numpy as np
 from fedpriv.algorithms.seeding import as_seed_sequence
 from fedpriv.audit.engine.combine import half_confidence
 from fedpriv.audit.engine.coupled import child_seed
+from fedpriv.audit.engine.neighbors import NeighboringPair, stream_horizon
 from fedpriv.audit.engine.tree import TreeAuditResult, _true_node_sums
 from fedpriv.audit.engine.tree_product import (
     audit_laplace_product,
@@ -87,7 +88,6 @@ from fedpriv.audit.estimators import (
     estimate_epsilon_lower_bound,
     laplace_log_density_ratio,
 )
-from fedpriv.audit.engine.neighbors import NeighboringPair, stream_horizon
 from fedpriv.privacy import event_epsilon
 from fedpriv.privacy._checks import check_int_at_least, check_open_unit, check_positive
 from fedpriv.privacy.accounting.events import LaplaceTree
@@ -97,9 +97,9 @@ __all__ = [
     "audit_laplace_release",
     "audit_tree_nodes",
     "covering_node_sums",
-    "tree_audit_event",
     "laplace_llr_grid",
     "sample_laplace_llr",
+    "tree_audit_event",
 ]
 
 _DEFAULT_BATCH = 1 << 18
@@ -146,8 +146,9 @@ def _released(pair: NeighboringPair, released_prefixes: int | None) -> int:
         return horizon
     released = check_int_at_least("released_prefixes", released_prefixes, 1)
     if released > horizon:
-        raise ValueError(f"`released_prefixes` must be <= the pair's horizon "
-                         f"{horizon}, got {released}.")
+        raise ValueError(
+            f"`released_prefixes` must be <= the pair's horizon {horizon}, got {released}."
+        )
     return released
 
 
@@ -194,8 +195,15 @@ def sample_laplace_llr(
         ``scale`` or ``l1_sensitivity`` is out of range.
     """
     batches = laplace_release_batches(
-        loc_d, loc_d_prime, world=world, scale=scale, l1_sensitivity=l1_sensitivity,
-        n_samples=n_samples, seed=seed, batch_size=batch_size)
+        loc_d,
+        loc_d_prime,
+        world=world,
+        scale=scale,
+        l1_sensitivity=l1_sensitivity,
+        n_samples=n_samples,
+        seed=seed,
+        batch_size=batch_size,
+    )
     loc_d, loc_d_prime = release_locations(loc_d, loc_d_prime)
     llr = laplace_log_density_ratio(loc_d, loc_d_prime, scale)
     scores = np.empty(int(n_samples))
@@ -251,8 +259,9 @@ def _node_law(gap: float, scale: float, step: float, world: int) -> np.ndarray:
     return law if world == 0 else law[::-1]
 
 
-def _design_probabilities(gaps: np.ndarray, scale: float,
-                          grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _design_probabilities(
+    gaps: np.ndarray, scale: float, grid: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """``P(LLR >= c)`` in D and D' for each ``c`` of ``grid``, from the declared law.
 
     ``gaps`` are the ``|S − S'|`` of the independent coordinates. The per-coordinate
@@ -273,8 +282,9 @@ def _design_probabilities(gaps: np.ndarray, scale: float,
     return tails[0], tails[1]
 
 
-def _pilot_probabilities(pilot_d: np.ndarray, pilot_dp: np.ndarray,
-                         grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _pilot_probabilities(
+    pilot_d: np.ndarray, pilot_dp: np.ndarray, grid: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """``P(LLR >= c)`` from pilot samples, moved against the event.
 
     ``k − √k/2 − 1`` in D and ``k + √k/2 + 1`` in D', so that a far tail seen a
@@ -287,8 +297,9 @@ def _pilot_probabilities(pilot_d: np.ndarray, pilot_dp: np.ndarray,
     return hits_d / pilot_d.size, hits_dp / pilot_dp.size
 
 
-def _projected_bounds(p_d: np.ndarray, p_dp: np.ndarray, *, n_confirm: int,
-                      confidence: float, delta: float = 0.0) -> np.ndarray:
+def _projected_bounds(
+    p_d: np.ndarray, p_dp: np.ndarray, *, n_confirm: int, confidence: float, delta: float = 0.0
+) -> np.ndarray:
     """The bound each event of probabilities ``(p_d, p_dp)`` would give on ``n_confirm`` runs.
 
     Expected counts, Clopper–Pearson at the confirmation's level ``(1 − confidence)/4``
@@ -299,8 +310,7 @@ def _projected_bounds(p_d: np.ndarray, p_dp: np.ndarray, *, n_confirm: int,
     k_dp = np.rint(np.clip(p_dp, 0.0, 1.0) * n_confirm).astype(np.int64)
     significance = (1.0 - confidence) / 4.0
     low, _ = clopper_pearson_interval(k_d, n_confirm, significance=significance, side="lower")
-    _, high = clopper_pearson_interval(k_dp, n_confirm, significance=significance,
-                                       side="upper")
+    _, high = clopper_pearson_interval(k_dp, n_confirm, significance=significance, side="upper")
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(low > delta, np.log(low - delta) - np.log(high), -np.inf)
 
@@ -360,9 +370,16 @@ def audit_laplace_release(
     root = as_seed_sequence(seed)
 
     def draw(stage: int, world: int, n: int) -> np.ndarray:
-        return sample_laplace_llr(loc_d, loc_d_prime, world=world, scale=scale,
-                                  l1_sensitivity=l1_sensitivity, n_samples=n,
-                                  seed=child_seed(root, stage, world), batch_size=batch_size)
+        return sample_laplace_llr(
+            loc_d,
+            loc_d_prime,
+            world=world,
+            scale=scale,
+            l1_sensitivity=l1_sensitivity,
+            n_samples=n,
+            seed=child_seed(root, stage, world),
+            batch_size=batch_size,
+        )
 
     grid = laplace_llr_grid(loc_d, loc_d_prime, scale)
     if pilot:
@@ -372,7 +389,9 @@ def audit_laplace_release(
     projected = _projected_bounds(p_d, p_dp, n_confirm=n_samples, confidence=confidence)
     threshold = grid[int(np.argmax(projected))]
     return estimate_epsilon_lower_bound(
-        draw(1, 0, n_samples), draw(1, 1, n_samples), thresholds=np.array([threshold]),
+        draw(1, 0, n_samples),
+        draw(1, 1, n_samples),
+        thresholds=np.array([threshold]),
         confidence=confidence,
     )
 
@@ -438,33 +457,59 @@ def audit_tree_nodes(
         raise ValueError(f"`method` must be one of {_METHODS}, got {method!r}.")
     confidence = check_open_unit("confidence", confidence)
     n_product = check_int_at_least(
-        "product_samples", n_samples if product_samples is None else product_samples, 1)
+        "product_samples", n_samples if product_samples is None else product_samples, 1
+    )
     nodes, sums_d, sums_dp = covering_node_sums(pair, released)
     if nodes.size == 0:
-        raise ValueError(f"no released node (prefixes 1..{released}) covers the changed "
-                         f"round t = {pair.t} (0-based): nothing to audit.")
+        raise ValueError(
+            f"no released node (prefixes 1..{released}) covers the changed "
+            f"round t = {pair.t} (0-based): nothing to audit."
+        )
     sensitivity = float(np.max(np.abs(pair.dataset - pair.dataset_prime)))
     each = confidence if method != "both" else half_confidence(confidence)
     bounds: dict[str, EpsilonLowerBound] = {}
     if method in ("both", "joint"):
         bounds["joint"] = audit_laplace_release(
-            sums_d, sums_dp, scale=scale, l1_sensitivity=sensitivity, n_samples=n_samples,
-            seed=seed, pilot_samples=pilot_samples, confidence=each, batch_size=batch_size,
+            sums_d,
+            sums_dp,
+            scale=scale,
+            l1_sensitivity=sensitivity,
+            n_samples=n_samples,
+            seed=seed,
+            pilot_samples=pilot_samples,
+            confidence=each,
+            batch_size=batch_size,
         )
     if method in ("both", "product"):
         bounds["product"] = audit_laplace_product(
-            sums_d, sums_dp, scale=scale, l1_sensitivity=sensitivity, n_samples=n_product,
-            seed=child_seed(seed, 2), confidence=each, batch_size=batch_size,
+            sums_d,
+            sums_dp,
+            scale=scale,
+            l1_sensitivity=sensitivity,
+            n_samples=n_product,
+            seed=child_seed(seed, 2),
+            confidence=each,
+            batch_size=batch_size,
         )
     best = max(bounds, key=lambda name: bounds[name].epsilon_lower_bound)
     bound = dataclasses.replace(bounds[best], confidence=confidence)
-    event = LaplaceTree(scale=scale, horizon=stream_horizon(pair),
-                        l1_sensitivity=sensitivity, released_prefixes=released)
+    event = LaplaceTree(
+        scale=scale,
+        horizon=stream_horizon(pair),
+        l1_sensitivity=sensitivity,
+        released_prefixes=released,
+    )
     return TreeAuditResult(
-        method=f"tree nodes: {best}", bound=bound, claimed_epsilon=claimed_epsilon,
-        seconds=time.perf_counter() - started, accountant_epsilon=event_epsilon(event),
-        horizon=stream_horizon(pair), t=pair.t, n_nodes=int(nodes.size),
-        scale=float(scale), released_prefixes=released,
+        method=f"tree nodes: {best}",
+        bound=bound,
+        claimed_epsilon=claimed_epsilon,
+        seconds=time.perf_counter() - started,
+        accountant_epsilon=event_epsilon(event),
+        horizon=stream_horizon(pair),
+        t=pair.t,
+        n_nodes=int(nodes.size),
+        scale=float(scale),
+        released_prefixes=released,
     )
 
 
@@ -492,9 +537,13 @@ def tree_audit_event(result: TreeAuditResult) -> str:
     if result.released_prefixes < result.horizon:
         nodes += f" among those of the released prefixes 1..{result.released_prefixes}"
     if result.method == "tree nodes: product":
-        return (f"product audit: the Laplace LLR's top atom over {nodes} (every node on D's "
-                "side), bounded node by node over independent nodes "
-                f"({result.bound.n_samples:,} runs/world)")
+        return (
+            f"product audit: the Laplace LLR's top atom over {nodes} (every node on D's "
+            "side), bounded node by node over independent nodes "
+            f"({result.bound.n_samples:,} runs/world)"
+        )
     threshold = result.bound.threshold
-    return (f"joint audit: Laplace LLR over {nodes} >= {threshold:.4g} "
-            f"({result.bound.n_samples:,} runs/world)")
+    return (
+        f"joint audit: Laplace LLR over {nodes} >= {threshold:.4g} "
+        f"({result.bound.n_samples:,} runs/world)"
+    )

@@ -78,10 +78,16 @@ def release_locations(loc_d: object, loc_d_prime: object) -> tuple[np.ndarray, n
     """
     a = np.atleast_1d(np.asarray(loc_d, dtype=np.float64))
     b = np.atleast_1d(np.asarray(loc_d_prime, dtype=np.float64))
-    if a.shape != b.shape or a.ndim != 1 or not np.all(np.isfinite(a) & np.isfinite(b)) \
-            or not np.all(a != b):
-        raise ValueError("`loc_d` and `loc_d_prime` must be finite, 1-D of equal length and "
-                         f"differ in every coordinate, got {a.tolist()} and {b.tolist()}.")
+    if (
+        a.shape != b.shape
+        or a.ndim != 1
+        or not np.all(np.isfinite(a) & np.isfinite(b))
+        or not np.all(a != b)
+    ):
+        raise ValueError(
+            "`loc_d` and `loc_d_prime` must be finite, 1-D of equal length and "
+            f"differ in every coordinate, got {a.tolist()} and {b.tolist()}."
+        )
     return a, b
 
 
@@ -146,12 +152,16 @@ def laplace_release_batches(
     def batches() -> Iterator[tuple[int, np.ndarray]]:
         for batch, start in enumerate(range(0, n_samples, batch_size)):
             size = min(batch_size, n_samples - start)
-            yield start, laplace_release(
-                np.broadcast_to(released, (size, released.size)), scale=scale,
-                l1_sensitivity=l1_sensitivity,
-                accountant=Accountant(disjoint=("sample",), keep_draw_rows=False),
-                keys={"sample": np.arange(start, start + size)[:, None]},
-                rng=stream_rng(root, trial=batch, side=world, stream=Stream.NOISE),
+            yield (
+                start,
+                laplace_release(
+                    np.broadcast_to(released, (size, released.size)),
+                    scale=scale,
+                    l1_sensitivity=l1_sensitivity,
+                    accountant=Accountant(disjoint=("sample",), keep_draw_rows=False),
+                    keys={"sample": np.arange(start, start + size)[:, None]},
+                    rng=stream_rng(root, trial=batch, side=world, stream=Stream.NOISE),
+                ),
             )
 
     return batches()
@@ -197,8 +207,15 @@ def saturation_counts(
         or ``l1_sensitivity`` is out of range.
     """
     batches = laplace_release_batches(
-        loc_d, loc_d_prime, world=world, scale=scale, l1_sensitivity=l1_sensitivity,
-        n_samples=n_samples, seed=seed, batch_size=batch_size)
+        loc_d,
+        loc_d_prime,
+        world=world,
+        scale=scale,
+        l1_sensitivity=l1_sensitivity,
+        n_samples=n_samples,
+        seed=seed,
+        batch_size=batch_size,
+    )
     loc_d, loc_d_prime = release_locations(loc_d, loc_d_prime)
     below = loc_d < loc_d_prime  # D's side is below S_j where S_j < S'_j
     per_coordinate = np.zeros(loc_d.size, dtype=np.int64)
@@ -263,28 +280,48 @@ def audit_laplace_product(
     counts, joints = [], []
     for world in (0, 1):
         per, joint = saturation_counts(
-            loc_d, loc_d_prime, world=world, scale=scale, l1_sensitivity=l1_sensitivity,
-            n_samples=n_samples, seed=root, batch_size=batch_size,
+            loc_d,
+            loc_d_prime,
+            world=world,
+            scale=scale,
+            l1_sensitivity=l1_sensitivity,
+            n_samples=n_samples,
+            seed=root,
+            batch_size=batch_size,
         )
         counts.append(per)
         joints.append(joint)
     significance = (1.0 - confidence) / (2 * loc_d.size)
-    low, _ = clopper_pearson_interval(counts[0], n_samples, significance=significance,
-                                      side="lower")
-    _, high = clopper_pearson_interval(counts[1], n_samples, significance=significance,
-                                       side="upper")
+    low, _ = clopper_pearson_interval(counts[0], n_samples, significance=significance, side="lower")
+    _, high = clopper_pearson_interval(
+        counts[1], n_samples, significance=significance, side="upper"
+    )
     bound = float(np.sum(np.log(low) - np.log(high))) if np.all(low > 0) else 0.0
     if bound <= 0.0:
         return EpsilonLowerBound(
-            epsilon_lower_bound=0.0, confidence=confidence, n_samples=n_samples,
-            n_samples_d=n_samples, n_samples_d_prime=n_samples, threshold=math.nan,
-            direction=NO_EVIDENCE, n_tests=2 * int(loc_d.size), delta=0.0, count_d=0,
+            epsilon_lower_bound=0.0,
+            confidence=confidence,
+            n_samples=n_samples,
+            n_samples_d=n_samples,
+            n_samples_d_prime=n_samples,
+            threshold=math.nan,
+            direction=NO_EVIDENCE,
+            n_tests=2 * int(loc_d.size),
+            delta=0.0,
+            count_d=0,
             count_d_prime=0,
         )
     top = float(np.sum(np.abs(loc_d - loc_d_prime))) / scale
     return EpsilonLowerBound(
-        epsilon_lower_bound=bound, confidence=confidence, n_samples=n_samples,
-        n_samples_d=n_samples, n_samples_d_prime=n_samples, threshold=top,
-        direction="D>D'", n_tests=2 * int(loc_d.size), delta=0.0,
-        count_d=joints[0], count_d_prime=joints[1],
+        epsilon_lower_bound=bound,
+        confidence=confidence,
+        n_samples=n_samples,
+        n_samples_d=n_samples,
+        n_samples_d_prime=n_samples,
+        threshold=top,
+        direction="D>D'",
+        n_tests=2 * int(loc_d.size),
+        delta=0.0,
+        count_d=joints[0],
+        count_d_prime=joints[1],
     )

@@ -48,85 +48,153 @@ class View:
 
     def to_dict(self) -> dict[str, object]:
         """The ``claims.json`` record."""
-        return {"observer": self.observer, "outputs": list(self.outputs),
-                "definition": self.definition}
+        return {
+            "observer": self.observer,
+            "outputs": list(self.outputs),
+            "definition": self.definition,
+        }
 
 
 _FEDUCB_DEFINITION = (
     "FedUCB, Definition 1 (federated DP): for any agents i ≠ j and t-neighbouring "
     "histories S_i, S'_i, every subset S_j of agent j's actions; Prop. 3 reduces it to "
-    "the releases (Z_i,t, z_i,t) at the synchronisation rounds")
+    "the releases (Z_i,t, z_i,t) at the synchronisation rounds"
+)
 _LI_SONG_DEFINITION = (
     "Li & Song, Definition 1: a mechanism f(H_i(t)) is ε-DP for all times t when "
-    "communication occurs, for adjacent histories that 'differ in at most one position'")
+    "communication occurs, for adjacent histories that 'differ in at most one position'"
+)
 _ZHU_DEFINITION = (
     "Zhu et al., Definition 1 (§4): algorithm B over adjacent streams {X_i,k(t)} that "
-    "'differ at a particular t', 'guaranteed on every T'")
+    "'differ at a particular t', 'guaranteed on every T'"
+)
 _ZHU_ABSTRACT = (
     "Zhu et al., abstract: 'the agents preserve ε-differential privacy of their local data' "
     "(§1 contribution (3), §6), read as covering the initial pulls X(0) that Definition 1's "
-    "stream t = 1..T leaves out")
+    "stream t = 1..T leaves out"
+)
 _AAMAS_DEFINITION = (
     "Dubey & Pentland (AAMAS 2020), Definition 'ε-differentially private message "
-    "protocol': each message, for histories that 'differ in at most one reward sample'")
+    "protocol': each message, for histories that 'differ in at most one reward sample'"
+)
 
 #: ``(key pattern, view)`` in match order: the first pattern that matches a key wins.
 VIEWS: tuple[tuple[str, View], ...] = (
-    ("feducb/feducb-decentralized/*", View(
-        observer="any other agent j ≠ i (the neighbours that relay agent i's messages)",
-        outputs=("agent j's actions, which see agent i's data only through what i sends: "
-                 "the Privatizer releases (Z_i, z_i) at each synchronisation",
-                 "the times of agent i's synchronisation requests (Alg. 3)"),
-        definition=_FEDUCB_DEFINITION)),
-    ("feducb/*", View(
-        observer="any other agent j ≠ i (through the controller)",
-        outputs=("agent j's actions, which see agent i's data only through what i sends: "
-                 "the Privatizer releases (Z_i, z_i) at each synchronisation",
-                 "the synchronisation times agent i's requests set (Alg. 1)"),
-        definition=_FEDUCB_DEFINITION)),
-    ("li_song/*/actions", View(
-        observer="anyone who sees agent i's actions (not an observer of Definition 1)",
-        outputs=("agent i's arm choices during t_delay",),
-        definition=_LI_SONG_DEFINITION + "; actions are not messages, so outside it")),
-    ("li_song/*", View(
-        observer="the receiver of agent i's messages (server, neighbour or sink agent)",
-        outputs=("every message ȳ agent i sends, at every communication time t",),
-        definition=_LI_SONG_DEFINITION)),
-    ("gossip_fed_ucb/*/initial-pulls/local-data", View(
-        observer="agent i's neighbours",
-        outputs=("the first gossip message ϑ_i(0), built from the initial pulls X(0) "
-                 "(Alg. 4 line 1, sent by line 19)",),
-        definition=_ZHU_ABSTRACT)),
-    ("gossip_fed_ucb/*/shared-counts/local-data", View(
-        observer="agent i's neighbours",
-        outputs=("the counts ñ_i(t) sent each round (Alg. 4 line 19), which follow "
-                 "agent i's actions, chosen on the initial pulls X(0) first",),
-        definition=_ZHU_ABSTRACT)),
-    ("gossip_fed_ucb/*/initial-pulls", View(
-        observer="agent i's neighbours",
-        outputs=("the first gossip message ϑ_i(0), built from the initial pulls X(0) "
-                 "(Alg. 4 line 1)",),
-        definition=_ZHU_DEFINITION + "; the initial pulls precede the protected stream")),
-    ("gossip_fed_ucb/*/shared-counts", View(
-        observer="agent i's neighbours",
-        outputs=("the counts ñ_i(t) sent each round (Alg. 4 line 19), which follow "
-                 "agent i's actions",),
-        definition=_ZHU_DEFINITION + "; counts are not the protected stream's sums")),
-    ("gossip_fed_ucb/*", View(
-        observer="agent i's neighbours",
-        outputs=("the gossip messages ϑ̃_i(t−1), t = 1..T (Alg. 4 line 19): the tree "
-                 "counter's prefixes 1..T−1, never the prefix at T",
-                 "the counts ñ_i(t) sent with them"),
-        definition=_ZHU_DEFINITION)),
-    ("dubey_aamas/byzantine-coop-ucb/*", View(
-        observer="agent i's neighbours",
-        outputs=("every message agent i sends: (arm, reward) pairs (Alg. 3, eq. 7)",),
-        definition=_AAMAS_DEFINITION + "; the paper claims no privacy here")),
-    ("dubey_aamas/*", View(
-        observer="agent i's neighbours (any recipient of its messages)",
-        outputs=("every message agent i sends: per-arm noisy means and pull counts "
-                 "(Alg. 1, SendMessages)",),
-        definition=_AAMAS_DEFINITION)),
+    (
+        "feducb/feducb-decentralized/*",
+        View(
+            observer="any other agent j ≠ i (the neighbours that relay agent i's messages)",
+            outputs=(
+                "agent j's actions, which see agent i's data only through what i sends: "
+                "the Privatizer releases (Z_i, z_i) at each synchronisation",
+                "the times of agent i's synchronisation requests (Alg. 3)",
+            ),
+            definition=_FEDUCB_DEFINITION,
+        ),
+    ),
+    (
+        "feducb/*",
+        View(
+            observer="any other agent j ≠ i (through the controller)",
+            outputs=(
+                "agent j's actions, which see agent i's data only through what i sends: "
+                "the Privatizer releases (Z_i, z_i) at each synchronisation",
+                "the synchronisation times agent i's requests set (Alg. 1)",
+            ),
+            definition=_FEDUCB_DEFINITION,
+        ),
+    ),
+    (
+        "li_song/*/actions",
+        View(
+            observer="anyone who sees agent i's actions (not an observer of Definition 1)",
+            outputs=("agent i's arm choices during t_delay",),
+            definition=_LI_SONG_DEFINITION + "; actions are not messages, so outside it",
+        ),
+    ),
+    (
+        "li_song/*",
+        View(
+            observer="the receiver of agent i's messages (server, neighbour or sink agent)",
+            outputs=("every message ȳ agent i sends, at every communication time t",),
+            definition=_LI_SONG_DEFINITION,
+        ),
+    ),
+    (
+        "gossip_fed_ucb/*/initial-pulls/local-data",
+        View(
+            observer="agent i's neighbours",
+            outputs=(
+                "the first gossip message ϑ_i(0), built from the initial pulls X(0) "
+                "(Alg. 4 line 1, sent by line 19)",
+            ),
+            definition=_ZHU_ABSTRACT,
+        ),
+    ),
+    (
+        "gossip_fed_ucb/*/shared-counts/local-data",
+        View(
+            observer="agent i's neighbours",
+            outputs=(
+                "the counts ñ_i(t) sent each round (Alg. 4 line 19), which follow "
+                "agent i's actions, chosen on the initial pulls X(0) first",
+            ),
+            definition=_ZHU_ABSTRACT,
+        ),
+    ),
+    (
+        "gossip_fed_ucb/*/initial-pulls",
+        View(
+            observer="agent i's neighbours",
+            outputs=(
+                "the first gossip message ϑ_i(0), built from the initial pulls X(0) "
+                "(Alg. 4 line 1)",
+            ),
+            definition=_ZHU_DEFINITION + "; the initial pulls precede the protected stream",
+        ),
+    ),
+    (
+        "gossip_fed_ucb/*/shared-counts",
+        View(
+            observer="agent i's neighbours",
+            outputs=(
+                "the counts ñ_i(t) sent each round (Alg. 4 line 19), which follow "
+                "agent i's actions",
+            ),
+            definition=_ZHU_DEFINITION + "; counts are not the protected stream's sums",
+        ),
+    ),
+    (
+        "gossip_fed_ucb/*",
+        View(
+            observer="agent i's neighbours",
+            outputs=(
+                "the gossip messages ϑ̃_i(t−1), t = 1..T (Alg. 4 line 19): the tree "
+                "counter's prefixes 1..T−1, never the prefix at T",
+                "the counts ñ_i(t) sent with them",
+            ),
+            definition=_ZHU_DEFINITION,
+        ),
+    ),
+    (
+        "dubey_aamas/byzantine-coop-ucb/*",
+        View(
+            observer="agent i's neighbours",
+            outputs=("every message agent i sends: (arm, reward) pairs (Alg. 3, eq. 7)",),
+            definition=_AAMAS_DEFINITION + "; the paper claims no privacy here",
+        ),
+    ),
+    (
+        "dubey_aamas/*",
+        View(
+            observer="agent i's neighbours (any recipient of its messages)",
+            outputs=(
+                "every message agent i sends: per-arm noisy means and pull counts "
+                "(Alg. 1, SendMessages)",
+            ),
+            definition=_AAMAS_DEFINITION,
+        ),
+    ),
 )
 
 

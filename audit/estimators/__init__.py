@@ -28,6 +28,7 @@ results hold jointly at that confidence.
 
 from __future__ import annotations
 
+from fedpriv.audit.estimators._bounds import epsilon_lower_bound_at_delta
 from fedpriv.audit.estimators.curve import (
     CurveAudit,
     audit_privacy_curve,
@@ -42,7 +43,6 @@ from fedpriv.audit.estimators.one_run import (
     estimate_one_run_epsilon,
     one_run_p_value,
 )
-from fedpriv.audit.estimators._bounds import epsilon_lower_bound_at_delta
 from fedpriv.audit.estimators.sequential import beta_binomial_confidence_sequence
 from fedpriv.audit.estimators.threshold import (
     DIRECTIONS,
@@ -67,8 +67,8 @@ __all__ = [
     "beta_binomial_confidence_sequence",
     "clopper_pearson_interval",
     "default_epsilon_grid",
-    "estimate_delta_lower_bounds",
     "epsilon_lower_bound_at_delta",
+    "estimate_delta_lower_bounds",
     "estimate_epsilon_lower_bound",
     "estimate_gdp_mu_lower_bound",
     "estimate_one_run_epsilon",

@@ -16,9 +16,6 @@ import dataclasses
 import math
 
 import numpy as np
-
-from fedpriv.privacy._checks import check_delta
-
 from fedpriv.audit.estimators.threshold import (
     DIRECTIONS,
     NO_EVIDENCE,
@@ -29,6 +26,7 @@ from fedpriv.audit.estimators.threshold import (
     _cp_lower,
     _cp_upper,
 )
+from fedpriv.privacy._checks import check_delta
 
 __all__ = ["EventBounds", "epsilon_lower_bound_at_delta", "simultaneous_event_bounds"]
 
@@ -146,11 +144,19 @@ def epsilon_lower_bound_at_delta(bound: EpsilonLowerBound, delta: float) -> floa
         return 0.0
     level = (1.0 - bound.confidence) / (2 * bound.n_tests)
     if bound.direction == DIRECTIONS[0]:
-        k_num, n_num, k_den, n_den = (bound.count_d, bound.n_samples_d,
-                                      bound.count_d_prime, bound.n_samples_d_prime)
+        k_num, n_num, k_den, n_den = (
+            bound.count_d,
+            bound.n_samples_d,
+            bound.count_d_prime,
+            bound.n_samples_d_prime,
+        )
     else:
-        k_num, n_num, k_den, n_den = (bound.count_d_prime, bound.n_samples_d_prime,
-                                      bound.count_d, bound.n_samples_d)
+        k_num, n_num, k_den, n_den = (
+            bound.count_d_prime,
+            bound.n_samples_d_prime,
+            bound.count_d,
+            bound.n_samples_d,
+        )
     excess = float(_cp_lower(k_num, n_num, level)) - delta
     if excess <= 0.0:
         return 0.0

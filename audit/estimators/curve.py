@@ -22,7 +22,6 @@ import math
 from typing import Any, Protocol
 
 import numpy as np
-
 from fedpriv.audit.estimators._bounds import simultaneous_event_bounds
 from fedpriv.audit.estimators.threshold import _check_samples
 
@@ -71,9 +70,7 @@ class CurveAudit:
         """δ_LB(ε') - δ_claim(ε') per ε' (NaN when there is no claim)."""
         if self.claimed_deltas is None:
             return tuple(math.nan for _ in self.epsilons)
-        return tuple(
-            lb - c for lb, c in zip(self.delta_lower_bounds, self.claimed_deltas)
-        )
+        return tuple(lb - c for lb, c in zip(self.delta_lower_bounds, self.claimed_deltas))
 
     @property
     def violated(self) -> bool:
@@ -224,11 +221,7 @@ def audit_privacy_curve(
     """
     grid = default_epsilon_grid(claim) if epsilons is None else epsilons
     curve = estimate_delta_lower_bounds(
-        scores_d,
-        scores_d_prime,
-        thresholds=thresholds,
-        epsilons=grid,
-        confidence=confidence,
+        scores_d, scores_d_prime, thresholds=thresholds, epsilons=grid, confidence=confidence
     )
     claimed = tuple(float(claim.get_delta(e)) for e in curve.epsilons)
     return dataclasses.replace(curve, claimed_deltas=claimed)

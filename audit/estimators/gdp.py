@@ -23,12 +23,11 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import special
-
 from fedpriv.audit.estimators._bounds import simultaneous_event_bounds
 from fedpriv.audit.estimators.threshold import DIRECTIONS, NO_EVIDENCE
 from fedpriv.privacy._checks import check_delta
 from fedpriv.privacy.accounting.guarantees import GaussianDP, gaussian_dp_epsilon
+from scipy import special
 
 __all__ = ["MuLowerBound", "estimate_gdp_mu_lower_bound"]
 
@@ -85,9 +84,7 @@ class MuLowerBound:
         ValueError
             If ``delta`` is not in [0, 1).
         """
-        return float(
-            gaussian_dp_epsilon(self.mu_lower_bound, check_delta("delta", delta))
-        )
+        return float(gaussian_dp_epsilon(self.mu_lower_bound, check_delta("delta", delta)))
 
     def to_dict(self) -> dict[str, Any]:
         """Fields as a flat dict."""
@@ -95,11 +92,7 @@ class MuLowerBound:
 
 
 def estimate_gdp_mu_lower_bound(
-    scores_d: object,
-    scores_d_prime: object,
-    *,
-    thresholds: object,
-    confidence: float = 0.95,
+    scores_d: object, scores_d_prime: object, *, thresholds: object, confidence: float = 0.95
 ) -> MuLowerBound:
     """Lower-bound the Gaussian-DP μ: ``max_c Φ⁻¹(TPR_lo(c)) - Φ⁻¹(FPR_up(c))``.
 
@@ -175,9 +168,8 @@ def _claim_mu(claim: Any, delta: float) -> float:
     """
     if isinstance(claim, GaussianDP):
         return float(claim.mu)
-    from scipy import optimize
-
     from fedpriv.privacy.accounting.conversions import gaussian_dp_delta
+    from scipy import optimize
 
     epsilon = float(claim.get_epsilon(delta))
     if epsilon <= 0.0 or delta <= 0.0:
@@ -188,8 +180,9 @@ def _claim_mu(claim: Any, delta: float) -> float:
     while gaussian_dp_delta(high, epsilon) < delta:
         high *= 2.0
     # the root rounded up: reading the claim as a larger μ can only remove alarms
-    root = optimize.brentq(lambda mu: gaussian_dp_delta(mu, epsilon) - delta, 0.0, high,
-                           xtol=1e-14, rtol=1e-14)
+    root = optimize.brentq(
+        lambda mu: gaussian_dp_delta(mu, epsilon) - delta, 0.0, high, xtol=1e-14, rtol=1e-14
+    )
     while gaussian_dp_delta(root, epsilon) < delta:
         root = math.nextafter(root, math.inf)
     return float(root)

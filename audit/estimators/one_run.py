@@ -26,12 +26,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from scipy import special
-
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
-from fedpriv.audit.estimators.threshold import _check_open_unit, _check_samples
 from fedpriv.audit.estimators.result import AuditResult
+from fedpriv.audit.estimators.threshold import _check_open_unit, _check_samples
 from fedpriv.privacy._checks import check_delta, check_int_at_least
+from scipy import special
 
 __all__ = [
     "OneRunBound",
@@ -42,9 +41,7 @@ __all__ = [
 ]
 
 
-def _check_counts(
-    n_canaries: object, n_guesses: object, n_correct: object
-) -> tuple[int, int, int]:
+def _check_counts(n_canaries: object, n_guesses: object, n_correct: object) -> tuple[int, int, int]:
     m = check_int_at_least("n_canaries", n_canaries, 1)
     r = check_int_at_least("n_guesses", n_guesses, 0)
     v = check_int_at_least("n_correct", n_correct, 0)
@@ -108,12 +105,7 @@ def one_run_p_value(
 
 
 def estimate_one_run_epsilon(
-    n_canaries: int,
-    n_guesses: int,
-    n_correct: int,
-    *,
-    confidence: float = 0.95,
-    delta: float = 0.0,
+    n_canaries: int, n_guesses: int, n_correct: int, *, confidence: float = 0.95, delta: float = 0.0
 ) -> float:
     """Largest ε with ``one_run_p_value(...) <= 1 - confidence`` (0 if none).
 
@@ -257,9 +249,7 @@ def audit_one_run(
         )
     m = scores.size
     if n_guesses is None:
-        counts = sorted(
-            {max(1, round(f * m)) for f in (0.02, 0.05, 0.1, 0.2, 0.5, 1.0)}
-        )
+        counts = sorted({max(1, round(f * m)) for f in (0.02, 0.05, 0.1, 0.2, 0.5, 1.0)})
     else:
         counts = [check_int_at_least("n_guesses", r, 1) for r in n_guesses]
         if not counts or max(counts) > m:
@@ -340,16 +330,17 @@ def audit_one_run_mechanism(
     root = as_seed_sequence(seed)
     included = stream_rng(root, trial=0, side=0, stream=Stream.NEIGHBOR).random(m) < 0.5
     scores = np.asarray(
-        mechanism(
-            included.copy(), stream_rng(root, trial=0, side=0, stream=Stream.NOISE)
-        ),
+        mechanism(included.copy(), stream_rng(root, trial=0, side=0, stream=Stream.NOISE)),
         dtype=np.float64,
     )
     if scores.shape != (m,):
         raise ValueError(f"the mechanism must return shape ({m},), got {scores.shape}.")
-    bound = audit_one_run(
-        scores, included, n_guesses=n_guesses, confidence=confidence, delta=delta
+    bound = audit_one_run(scores, included, n_guesses=n_guesses, confidence=confidence, delta=delta)
+    return AuditResult(
+        method="one-run",
+        bound=bound,
+        seconds=time.perf_counter() - started,
+        n_guesses=bound.n_guesses,
+        n_correct=bound.n_correct,
+        seed_entropy=int(root.entropy),
     )
-    return AuditResult(method="one-run", bound=bound,
-                       seconds=time.perf_counter() - started, n_guesses=bound.n_guesses, n_correct=bound.n_correct,
-                       seed_entropy=int(root.entropy))

@@ -121,17 +121,23 @@ class AuditResult:
         if not isinstance(method, str):
             raise TypeError(f"`method` must be a string, got {type(method).__name__}.")
         if not isinstance(bound, Bound):
-            raise TypeError("`bound` must be an estimator bound (epsilon_lower_bound, "
-                            "confidence, delta, n_samples), got "
-                            f"{type(bound).__name__}.")
+            raise TypeError(
+                "`bound` must be an estimator bound (epsilon_lower_bound, "
+                "confidence, delta, n_samples), got "
+                f"{type(bound).__name__}."
+            )
         claimed_epsilon = float(claimed_epsilon)
         if violated is None:
             violated = bound.epsilon_lower_bound > claimed_epsilon  # False when NaN
         merged = {**(details or {}), **more}
-        for name, value in (("method", method), ("bound", bound),
-                            ("claimed_epsilon", claimed_epsilon),
-                            ("violated", bool(violated)), ("seconds", float(seconds)),
-                            ("details", types.MappingProxyType(merged))):
+        for name, value in (
+            ("method", method),
+            ("bound", bound),
+            ("claimed_epsilon", claimed_epsilon),
+            ("violated", bool(violated)),
+            ("seconds", float(seconds)),
+            ("details", types.MappingProxyType(merged)),
+        ):
             object.__setattr__(self, name, value)
 
     def __getattr__(self, name: str) -> Any:
@@ -148,8 +154,10 @@ class AuditResult:
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickle the fields (details as a plain dict)."""
-        return {**{name: getattr(self, name) for name in _FIELDS[:-1]},
-                "details": dict(self.details)}
+        return {
+            **{name: getattr(self, name) for name in _FIELDS[:-1]},
+            "details": dict(self.details),
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Restore a pickled result."""
@@ -216,13 +224,17 @@ class AuditResult:
         if get("reading") == "gaussian" and mu is not None:
             from fedpriv.audit.estimators.gdp import _claim_mu
 
-            text += (f"; Gaussian-DP reading: claim read as μ <= "
-                     f"{_claim_mu(get('claim'), self.delta):.4g},"
-                     f" ε {get('reading_epsilon_lower_bound'):.4g} at δ={self.delta:.3g} if"
-                     " the trade-off curve is Gaussian")
+            text += (
+                f"; Gaussian-DP reading: claim read as μ <= "
+                f"{_claim_mu(get('claim'), self.delta):.4g},"
+                f" ε {get('reading_epsilon_lower_bound'):.4g} at δ={self.delta:.3g} if"
+                " the trade-off curve is Gaussian"
+            )
         if get("looks", 1) > 1 or get("samples_budget", self.n_samples) != self.n_samples:
-            text += (f"; sequential: {get('looks')} look(s), {get('samples_saved')} samples"
-                     " per world saved")
+            text += (
+                f"; sequential: {get('looks')} look(s), {get('samples_saved')} samples"
+                " per world saved"
+            )
         curve = get("curve")
         if curve is not None and curve.violated:
             e = curve.worst_epsilon
@@ -244,10 +256,14 @@ class AuditResult:
             Nested results as dicts, enums as their values, a claim as its repr.
         """
         out: dict[str, Any] = {
-            "method": self.method, "epsilon_lower_bound": self.epsilon_lower_bound,
-            "confidence": self.confidence, "delta": self.delta,
-            "n_samples": self.n_samples, "claimed_epsilon": self.claimed_epsilon,
-            "violated": self.violated, "seconds": self.seconds,
+            "method": self.method,
+            "epsilon_lower_bound": self.epsilon_lower_bound,
+            "confidence": self.confidence,
+            "delta": self.delta,
+            "n_samples": self.n_samples,
+            "claimed_epsilon": self.claimed_epsilon,
+            "violated": self.violated,
+            "seconds": self.seconds,
         }
         for name, value in {"bound": self.bound, **self.details}.items():
             if hasattr(value, "to_dict"):

@@ -29,8 +29,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
-
 from fedpriv.audit.estimators._bounds import EventBounds
 from fedpriv.audit.estimators.curve import CurveAudit
 from fedpriv.audit.estimators.gdp import MuLowerBound
@@ -40,6 +38,7 @@ from fedpriv.audit.estimators.threshold import (
     EpsilonLowerBound,
     _check_open_unit,
 )
+from scipy import special
 
 __all__ = [
     "beta_binomial_confidence_sequence",
@@ -59,7 +58,10 @@ def _log_likelihood(p: np.ndarray, k: np.ndarray, n: np.ndarray) -> np.ndarray:
 
 
 def beta_binomial_confidence_sequence(
-    successes: object, n_trials: object, *, significance: float,
+    successes: object,
+    n_trials: object,
+    *,
+    significance: float,
     prior: tuple[float, float] = (1.0, 1.0),
 ) -> tuple[np.ndarray, np.ndarray]:
     """Time-uniform two-sided bounds on a Bernoulli rate (beta-binomial mixture).
@@ -97,8 +99,9 @@ def beta_binomial_confidence_sequence(
     a, b = (float(v) for v in prior)
     if not (a > 0.0 and b > 0.0 and math.isfinite(a) and math.isfinite(b)):
         raise ValueError(f"`prior` must be two finite numbers > 0, got {prior!r}.")
-    k, n = np.broadcast_arrays(np.asarray(successes, dtype=np.float64),
-                               np.asarray(n_trials, dtype=np.float64))
+    k, n = np.broadcast_arrays(
+        np.asarray(successes, dtype=np.float64), np.asarray(n_trials, dtype=np.float64)
+    )
     if k.size and (np.any(k < 0) or np.any(k > n) or np.any(n < 1)):
         raise ValueError("`successes` must be in [0, n_trials] with n_trials >= 1.")
     # ln M_n(p) < ln(1/α)  <=>  ln p^k (1-p)^(n-k) > ln B(a+k, b+n-k) - ln B(a, b) - ln(1/α)
@@ -122,8 +125,13 @@ def beta_binomial_confidence_sequence(
 
 
 def sequential_event_bounds(
-    count_d: np.ndarray, n_d: int, count_d_prime: np.ndarray, n_d_prime: int, *,
-    thresholds: np.ndarray, confidence: float,
+    count_d: np.ndarray,
+    n_d: int,
+    count_d_prime: np.ndarray,
+    n_d_prime: int,
+    *,
+    thresholds: np.ndarray,
+    confidence: float,
 ) -> EventBounds:
     """The four bounds per threshold from confidence sequences, jointly at ``confidence``.
 
@@ -159,13 +167,20 @@ def sequential_event_bounds(
     thresholds = np.asarray(thresholds, dtype=np.float64)
     alpha = (1.0 - _check_open_unit("confidence", confidence)) / (2 * thresholds.size)
     low_d, high_d = beta_binomial_confidence_sequence(count_d, n_d, significance=alpha)
-    low_dp, high_dp = beta_binomial_confidence_sequence(count_d_prime, n_d_prime,
-                                                        significance=alpha)
+    low_dp, high_dp = beta_binomial_confidence_sequence(
+        count_d_prime, n_d_prime, significance=alpha
+    )
     return EventBounds(
-        thresholds=thresholds, low_d=low_d, high_d=high_d, low_d_prime=low_dp,
-        high_d_prime=high_dp, count_d=np.asarray(count_d, dtype=np.int64),
-        count_d_prime=np.asarray(count_d_prime, dtype=np.int64), n_samples_d=int(n_d),
-        n_samples_d_prime=int(n_d_prime), n_tests=2 * thresholds.size,
+        thresholds=thresholds,
+        low_d=low_d,
+        high_d=high_d,
+        low_d_prime=low_dp,
+        high_d_prime=high_dp,
+        count_d=np.asarray(count_d, dtype=np.int64),
+        count_d_prime=np.asarray(count_d_prime, dtype=np.int64),
+        n_samples_d=int(n_d),
+        n_samples_d_prime=int(n_d_prime),
+        n_tests=2 * thresholds.size,
         confidence=confidence,
     )
 
@@ -193,18 +208,32 @@ def epsilon_from_bounds(bounds: EventBounds, delta: float) -> EpsilonLowerBound:
     epsilons[evident] = np.log(excess[evident]) - np.log(denominator[evident])
     best = int(np.argmax(epsilons))
     n_thr = bounds.thresholds.size
-    common = dict(confidence=bounds.confidence,
-                  n_samples=min(bounds.n_samples_d, bounds.n_samples_d_prime),
-                  n_samples_d=bounds.n_samples_d, n_samples_d_prime=bounds.n_samples_d_prime,
-                  n_tests=bounds.n_tests, delta=delta)
+    common = dict(
+        confidence=bounds.confidence,
+        n_samples=min(bounds.n_samples_d, bounds.n_samples_d_prime),
+        n_samples_d=bounds.n_samples_d,
+        n_samples_d_prime=bounds.n_samples_d_prime,
+        n_tests=bounds.n_tests,
+        delta=delta,
+    )
     if epsilons[best] <= 0.0:
-        return EpsilonLowerBound(epsilon_lower_bound=0.0, threshold=math.nan,
-                                 direction=NO_EVIDENCE, count_d=0, count_d_prime=0, **common)
+        return EpsilonLowerBound(
+            epsilon_lower_bound=0.0,
+            threshold=math.nan,
+            direction=NO_EVIDENCE,
+            count_d=0,
+            count_d_prime=0,
+            **common,
+        )
     index = best % n_thr
     return EpsilonLowerBound(
-        epsilon_lower_bound=float(epsilons[best]), threshold=float(bounds.thresholds[index]),
-        direction=DIRECTIONS[best // n_thr], count_d=int(bounds.count_d[index]),
-        count_d_prime=int(bounds.count_d_prime[index]), **common)
+        epsilon_lower_bound=float(epsilons[best]),
+        threshold=float(bounds.thresholds[index]),
+        direction=DIRECTIONS[best // n_thr],
+        count_d=int(bounds.count_d[index]),
+        count_d_prime=int(bounds.count_d_prime[index]),
+        **common,
+    )
 
 
 def mu_from_bounds(bounds: EventBounds) -> MuLowerBound:
@@ -228,13 +257,23 @@ def mu_from_bounds(bounds: EventBounds) -> MuLowerBound:
     best = int(np.argmax(mus))
     n_samples = min(bounds.n_samples_d, bounds.n_samples_d_prime)
     if not mus[best] > 0.0:
-        return MuLowerBound(mu_lower_bound=0.0, confidence=bounds.confidence,
-                            n_samples=n_samples, threshold=math.nan,
-                            direction=NO_EVIDENCE, n_tests=bounds.n_tests)
+        return MuLowerBound(
+            mu_lower_bound=0.0,
+            confidence=bounds.confidence,
+            n_samples=n_samples,
+            threshold=math.nan,
+            direction=NO_EVIDENCE,
+            n_tests=bounds.n_tests,
+        )
     n_thr = bounds.thresholds.size
-    return MuLowerBound(mu_lower_bound=float(mus[best]), confidence=bounds.confidence,
-                        n_samples=n_samples, threshold=float(bounds.thresholds[best % n_thr]),
-                        direction=DIRECTIONS[best // n_thr], n_tests=bounds.n_tests)
+    return MuLowerBound(
+        mu_lower_bound=float(mus[best]),
+        confidence=bounds.confidence,
+        n_samples=n_samples,
+        threshold=float(bounds.thresholds[best % n_thr]),
+        direction=DIRECTIONS[best // n_thr],
+        n_tests=bounds.n_tests,
+    )
 
 
 def curve_from_bounds(bounds: EventBounds, *, epsilons: np.ndarray, claim: object) -> CurveAudit:
@@ -257,8 +296,9 @@ def curve_from_bounds(bounds: EventBounds, *, epsilons: np.ndarray, claim: objec
     """
     numerator, denominator = bounds.directed()
     grid = np.asarray(epsilons, dtype=np.float64)
-    deltas = np.maximum(0.0, np.max(numerator[None, :] - np.exp(grid)[:, None]
-                                    * denominator[None, :], axis=1))
+    deltas = np.maximum(
+        0.0, np.max(numerator[None, :] - np.exp(grid)[:, None] * denominator[None, :], axis=1)
+    )
     return CurveAudit(
         epsilons=tuple(float(e) for e in grid),
         delta_lower_bounds=tuple(float(d) for d in deltas),

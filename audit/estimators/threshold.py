@@ -23,9 +23,6 @@ import numbers
 from typing import Any, Final
 
 import numpy as np
-from scipy import special
-
-from fedpriv.privacy._checks import check_open_unit as _check_open_unit
 from fedpriv.privacy._checks import (
     check_delta,
     check_finite_array,
@@ -33,6 +30,8 @@ from fedpriv.privacy._checks import (
     check_positive,
     check_real,
 )
+from fedpriv.privacy._checks import check_open_unit as _check_open_unit
+from scipy import special
 
 __all__ = [
     "DIRECTIONS",
@@ -50,7 +49,6 @@ NO_EVIDENCE: Final[str] = "none"
 """`EpsilonLowerBound.direction` when no test gave a positive bound."""
 
 _SIDES: Final[tuple[str, str, str]] = ("lower", "upper", "two-sided")
-
 
 
 def _check_integral_array(name: str, values: object, lower: int) -> np.ndarray:
@@ -73,9 +71,7 @@ def _check_samples(name: str, values: object) -> np.ndarray:
     """Return a non-empty, finite, 1-D float64 array."""
     kind = np.asarray(values).dtype.kind
     if kind not in "biuf":
-        raise TypeError(
-            f"`{name}` must be an array of real numbers, got dtype kind {kind!r}."
-        )
+        raise TypeError(f"`{name}` must be an array of real numbers, got dtype kind {kind!r}.")
     array = check_finite_array(name, values)
     if array.ndim != 1:
         raise ValueError(f"`{name}` must be 1-D, got shape {array.shape}.")
@@ -161,9 +157,7 @@ class EpsilonLowerBound:
     def __post_init__(self) -> None:
         epsilon = check_real("epsilon_lower_bound", self.epsilon_lower_bound)
         if not 0.0 <= epsilon < math.inf:
-            raise ValueError(
-                f"`epsilon_lower_bound` must be in [0, inf), got {epsilon!r}."
-            )
+            raise ValueError(f"`epsilon_lower_bound` must be in [0, inf), got {epsilon!r}.")
         _check_open_unit("confidence", self.confidence)
         check_delta("delta", self.delta)
         n_d = check_int_at_least("n_samples_d", self.n_samples_d, 1)
@@ -178,33 +172,24 @@ class EpsilonLowerBound:
         check_int_at_least("count_d", self.count_d, 0)
         check_int_at_least("count_d_prime", self.count_d_prime, 0)
         if self.count_d > n_d:
-            raise ValueError(
-                f"`count_d` must be <= n_samples_d = {n_d}, got {self.count_d}."
-            )
+            raise ValueError(f"`count_d` must be <= n_samples_d = {n_d}, got {self.count_d}.")
         if self.count_d_prime > n_dp:
             raise ValueError(
-                f"`count_d_prime` must be <= n_samples_d_prime = {n_dp}, "
-                f"got {self.count_d_prime}."
+                f"`count_d_prime` must be <= n_samples_d_prime = {n_dp}, got {self.count_d_prime}."
             )
-        if isinstance(self.threshold, bool) or not isinstance(
-            self.threshold, numbers.Real
-        ):
+        if isinstance(self.threshold, bool) or not isinstance(self.threshold, numbers.Real):
             raise TypeError(
                 f"`threshold` must be a real number, got {type(self.threshold).__name__}."
             )
         allowed = (*DIRECTIONS, NO_EVIDENCE)
         if self.direction not in allowed:
-            raise ValueError(
-                f"`direction` must be one of {allowed}, got {self.direction!r}."
-            )
+            raise ValueError(f"`direction` must be one of {allowed}, got {self.direction!r}.")
         if self.direction != NO_EVIDENCE and not math.isfinite(self.threshold):
             raise ValueError(
                 f"`threshold` must be finite when `direction` is {self.direction!r}, "
                 f"got {self.threshold!r}."
             )
-        if self.direction == NO_EVIDENCE and (
-            epsilon > 0.0 or not math.isnan(self.threshold)
-        ):
+        if self.direction == NO_EVIDENCE and (epsilon > 0.0 or not math.isnan(self.threshold)):
             raise ValueError(
                 "`direction` 'none' requires epsilon_lower_bound == 0 and a NaN "
                 f"threshold, got {epsilon!r} and {self.threshold!r}."
@@ -216,11 +201,7 @@ class EpsilonLowerBound:
 
 
 def clopper_pearson_interval(
-    successes: object,
-    n_trials: object,
-    *,
-    significance: float,
-    side: str,
+    successes: object, n_trials: object, *, significance: float, side: str
 ) -> tuple[np.ndarray, np.ndarray]:
     """Exact (Clopper–Pearson) confidence bounds on a binomial proportion.
 
@@ -408,12 +389,8 @@ def estimate_epsilon_lower_bound(
     count_dp = _count_at_least(np.sort(scores_d_prime), thresholds)
 
     # Test t < n_thresholds is "D>D'" at thresholds[t]; the rest are "D'>D".
-    numerator = np.concatenate(
-        [_cp_lower(count_d, n_d, level), _cp_lower(count_dp, n_dp, level)]
-    )
-    denominator = np.concatenate(
-        [_cp_upper(count_dp, n_dp, level), _cp_upper(count_d, n_d, level)]
-    )
+    numerator = np.concatenate([_cp_lower(count_d, n_d, level), _cp_lower(count_dp, n_dp, level)])
+    denominator = np.concatenate([_cp_upper(count_dp, n_dp, level), _cp_upper(count_d, n_d, level)])
     excess = numerator - delta
     epsilons = np.zeros(n_tests)
     evident = excess > 0.0
@@ -503,4 +480,3 @@ def laplace_threshold_grid(max_llr: float, n: int = 32) -> np.ndarray:
     grid = np.linspace(-max_llr, max_llr, n)
     grid[0], grid[-1] = -max_llr, max_llr
     return grid
-

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-
 from fedpriv.privacy._checks import check_finite_array, check_positive
 
 __all__ = ["gaussian_log_density_ratio", "laplace_log_density_ratio"]
@@ -40,9 +39,7 @@ def _as_matrix(outputs: np.ndarray, width: int) -> np.ndarray:
 class _LaplaceRatio:
     """Picklable Laplace LLR (so audits can ship it to process pools and dask)."""
 
-    def __init__(
-        self, loc_d: np.ndarray, loc_d_prime: np.ndarray, scale: float
-    ) -> None:
+    def __init__(self, loc_d: np.ndarray, loc_d_prime: np.ndarray, scale: float) -> None:
         self.loc_d, self.loc_d_prime, self.scale = loc_d, loc_d_prime, scale
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
@@ -56,9 +53,7 @@ class _LaplaceRatio:
 class _GaussianRatio:
     """Picklable Gaussian LLR."""
 
-    def __init__(
-        self, loc_d: np.ndarray, loc_d_prime: np.ndarray, sigma: float
-    ) -> None:
+    def __init__(self, loc_d: np.ndarray, loc_d_prime: np.ndarray, sigma: float) -> None:
         self.loc_d, self.loc_d_prime, self.sigma = loc_d, loc_d_prime, sigma
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:

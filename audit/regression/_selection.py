@@ -13,9 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from scipy import special
-
 from fedpriv.audit.estimators.threshold import _count_at_least
+from scipy import special
 
 __all__ = ["fit_score", "select_events"]
 

@@ -60,25 +60,19 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
-
 from fedpriv.algorithms.seeding import as_seed_sequence
-from fedpriv.audit.regression._selection import fit_score, select_events
-from fedpriv.audit.estimators.curve import CurveAudit, audit_privacy_curve, default_epsilon_grid
 from fedpriv.audit.engine.executor import child_root, mechanism_name, sample_scores
 from fedpriv.audit.engine.neighbors import NeighboringPair
+from fedpriv.audit.estimators.curve import audit_privacy_curve, default_epsilon_grid
 from fedpriv.audit.estimators.gdp import MuLowerBound, _claim_mu, estimate_gdp_mu_lower_bound
 from fedpriv.audit.estimators.result import AuditResult
+from fedpriv.audit.estimators.threshold import _check_open_unit, estimate_epsilon_lower_bound
 from fedpriv.audit.interfaces import Guarantee, Mechanism, ScoreFunction
-from fedpriv.audit.estimators.threshold import (
-    EpsilonLowerBound,
-    _check_open_unit,
-    estimate_epsilon_lower_bound,
-)
+from fedpriv.audit.regression._selection import fit_score, select_events
 from fedpriv.privacy._checks import check_delta, check_int_at_least
-from fedpriv.privacy.errors import MechanismError, PrivacyViolationError, ResourceLimitError
 from fedpriv.privacy.accounting.events import LaplaceTree
 from fedpriv.privacy.accounting.guarantees import ApproxDP, GaussianDP, PureDP
-from fedpriv.privacy.relations import NeighboringRelation
+from fedpriv.privacy.errors import MechanismError, PrivacyViolationError, ResourceLimitError
 
 __all__ = [
     "MAX_SAMPLES",
@@ -108,12 +102,11 @@ def _route(claim: Any, estimator: str, reading: str = "any") -> str:
         if estimator not in ("auto", "gdp"):
             raise ValueError(
                 "`reading='gaussian'` uses the GDP route; pass estimator 'auto' or 'gdp', "
-                f"got {estimator!r}.")
+                f"got {estimator!r}."
+            )
         estimator = "gdp"
     if estimator not in _ESTIMATORS:
-        raise ValueError(
-            f"`estimator` must be one of {_ESTIMATORS}, got {estimator!r}."
-        )
+        raise ValueError(f"`estimator` must be one of {_ESTIMATORS}, got {estimator!r}.")
     if estimator == "gdp":
         if not isinstance(claim, GaussianDP | ApproxDP):
             raise ValueError(
@@ -232,9 +225,18 @@ def audit_black_box(
     True
     """
     started = time.perf_counter()
-    plan = _plan(pair, claim, samples=samples, confidence=confidence, delta=delta,
-                 estimator=estimator, pilot_samples=pilot_samples,
-                 n_thresholds=n_thresholds, epsilons=epsilons, reading=reading)
+    plan = _plan(
+        pair,
+        claim,
+        samples=samples,
+        confidence=confidence,
+        delta=delta,
+        estimator=estimator,
+        pilot_samples=pilot_samples,
+        n_thresholds=n_thresholds,
+        epsilons=epsilons,
+        reading=reading,
+    )
     if not isinstance(sequential, bool):
         raise TypeError(f"`sequential` must be a bool, got {type(sequential).__name__}.")
     looks = check_int_at_least("looks", looks, 1) if sequential else 1
@@ -244,17 +246,35 @@ def audit_black_box(
     datasets = (pair.dataset, pair.dataset_prime)
     common = {"batch_size": batch_size, "executor": executor, "n_workers": n_workers}
     transform, kind, orientation, thresholds = _pilot_stage(
-        mechanism, datasets, plan, child_root(root, 0), common,
-        score=score, log_density_ratio=log_density_ratio,
+        mechanism,
+        datasets,
+        plan,
+        child_root(root, 0),
+        common,
+        score=score,
+        log_density_ratio=log_density_ratio,
     )
     if sequential:
-        evidence = _confirm_sequential(mechanism, datasets, plan, child_root(root, 2),
-                                       common, transform, orientation, thresholds, looks)
+        evidence = _confirm_sequential(
+            mechanism,
+            datasets,
+            plan,
+            child_root(root, 2),
+            common,
+            transform,
+            orientation,
+            thresholds,
+            looks,
+        )
     else:
         # Stage 2: confirmation on fresh samples (a disjoint subtree).
         scores_d, scores_dp = sample_scores(
-            mechanism, datasets, n_samples=plan.samples, root=child_root(root, 1),
-            transform=transform, **common,
+            mechanism,
+            datasets,
+            n_samples=plan.samples,
+            root=child_root(root, 1),
+            transform=transform,
+            **common,
         )
         evidence = _confirm(plan, orientation * scores_d, orientation * scores_dp, thresholds)
         evidence["n_samples"] = plan.samples
@@ -382,8 +402,10 @@ def audit_mechanism(
             raise TypeError("end-to-end samplers embody their pairs: `pair` must be None.")
         return _audit_end_to_end(mechanism, claim, options)
     if not callable(mechanism):
-        raise TypeError("`mechanism` must be a sampler, a LaplaceTree event or a mapping "
-                        f"of end-to-end samplers, got {type(mechanism).__name__}.")
+        raise TypeError(
+            "`mechanism` must be a sampler, a LaplaceTree event or a mapping "
+            f"of end-to-end samplers, got {type(mechanism).__name__}."
+        )
     if pair is None:
         if "n_canaries" not in options:
             raise TypeError("`pair` is required (or `n_canaries` for a one-run audit).")
@@ -397,17 +419,25 @@ def _with_claim(result: AuditResult, claim: Guarantee | None) -> AuditResult:
     """``result`` compared with ``claim`` at the bound's δ (unchanged without one)."""
     if claim is None:
         return result
-    return AuditResult(method=result.method, bound=result.bound,
-                       claimed_epsilon=float(claim.get_epsilon(result.delta)),
-                       seconds=result.seconds, details={**result.details, "claim": claim})
+    return AuditResult(
+        method=result.method,
+        bound=result.bound,
+        claimed_epsilon=float(claim.get_epsilon(result.delta)),
+        seconds=result.seconds,
+        details={**result.details, "claim": claim},
+    )
 
 
-def _audit_tree(event: LaplaceTree, pair: NeighboringPair | None, claim: Guarantee | None,
-                options: dict[str, Any]) -> AuditResult:
+def _audit_tree(
+    event: LaplaceTree,
+    pair: NeighboringPair | None,
+    claim: Guarantee | None,
+    options: dict[str, Any],
+) -> AuditResult:
     """The tree-counter route of :func:`audit_mechanism`."""
+    from fedpriv.audit.engine.neighbors import stream_horizon
     from fedpriv.audit.engine.tree import audit_tree_counter
     from fedpriv.audit.engine.tree_nodes import audit_tree_nodes
-    from fedpriv.audit.engine.neighbors import stream_horizon
 
     if claim is None:
         raise TypeError("`claim` is required to audit a tree counter.")
@@ -415,35 +445,55 @@ def _audit_tree(event: LaplaceTree, pair: NeighboringPair | None, claim: Guarant
         raise ValueError(f"the tree counter needs a stream pair of horizon {event.horizon}.")
     options = dict(options)
     method = options.pop("method", "round by round")
-    common = {"scale": event.scale, "claimed_epsilon": float(claim.get_epsilon(0.0)),
-              "n_samples": options.pop("samples", 100_000), "seed": options.pop("seed", 0),
-              "released_prefixes": event.released_prefixes}
+    common = {
+        "scale": event.scale,
+        "claimed_epsilon": float(claim.get_epsilon(0.0)),
+        "n_samples": options.pop("samples", 100_000),
+        "seed": options.pop("seed", 0),
+        "released_prefixes": event.released_prefixes,
+    }
     if method == "round by round":
         result = audit_tree_counter(pair, **common, **options)
     else:
         result = audit_tree_nodes(pair, **common, method=method, **options)
-    return AuditResult(method=result.method, bound=result.bound,
-                       claimed_epsilon=result.claimed_epsilon, seconds=result.seconds,
-                       details={**result.details, "claim": claim})
+    return AuditResult(
+        method=result.method,
+        bound=result.bound,
+        claimed_epsilon=result.claimed_epsilon,
+        seconds=result.seconds,
+        details={**result.details, "claim": claim},
+    )
 
 
-def _audit_end_to_end(samplers: Mapping[str, Any], claim: Guarantee | None,
-                      options: dict[str, Any]) -> AuditResult:
+def _audit_end_to_end(
+    samplers: Mapping[str, Any], claim: Guarantee | None, options: dict[str, Any]
+) -> AuditResult:
     """The end-to-end route of :func:`audit_mechanism`."""
     from fedpriv.audit.engine.coupled import AuditBudget, search_and_confirm
 
     options = dict(options)
     if "channel" not in options:
         raise TypeError("an end-to-end audit needs `channel` (what the adversary observes).")
-    budget = AuditBudget(**{name: options.pop(name) for name in
-                            ("pilot_samples", "samples", "confidence") if name in options})
-    result = search_and_confirm(dict(samplers), budget=budget, seed=options.pop("seed", 0),
-                                delta=options.pop("delta", 0.0), **options)
+    budget = AuditBudget(
+        **{
+            name: options.pop(name)
+            for name in ("pilot_samples", "samples", "confidence")
+            if name in options
+        }
+    )
+    result = search_and_confirm(
+        dict(samplers),
+        budget=budget,
+        seed=options.pop("seed", 0),
+        delta=options.pop("delta", 0.0),
+        **options,
+    )
     return _with_claim(result, claim)
 
 
-def _audit_one_run(mechanism: Callable[..., np.ndarray], claim: Guarantee | None,
-                   options: dict[str, Any]) -> AuditResult:
+def _audit_one_run(
+    mechanism: Callable[..., np.ndarray], claim: Guarantee | None, options: dict[str, Any]
+) -> AuditResult:
     """The one-run route of :func:`audit_mechanism`."""
     from fedpriv.audit.estimators.one_run import audit_one_run_mechanism
 
@@ -475,16 +525,24 @@ def _check_samples(name: str, value: Any) -> int:
     return value
 
 
-def _plan(pair: Any, claim: Any, *, samples: Any, confidence: Any, delta: Any,
-          estimator: str, pilot_samples: Any, n_thresholds: Any, epsilons: Any,
-          reading: str = "any") -> _Plan:
+def _plan(
+    pair: Any,
+    claim: Any,
+    *,
+    samples: Any,
+    confidence: Any,
+    delta: Any,
+    estimator: str,
+    pilot_samples: Any,
+    n_thresholds: Any,
+    epsilons: Any,
+    reading: str = "any",
+) -> _Plan:
     """Validate :func:`audit_black_box`'s arguments (nothing runs before this)."""
     if not isinstance(pair, NeighboringPair):
         raise TypeError(f"`pair` must be a NeighboringPair, got {type(pair).__name__}.")
     if not isinstance(claim, Guarantee):
-        raise TypeError(
-            f"`claim` must be a privacy guarantee, got {type(claim).__name__}."
-        )
+        raise TypeError(f"`claim` must be a privacy guarantee, got {type(claim).__name__}.")
     samples = _check_samples("samples", samples)
     confidence = _check_open_unit("confidence", confidence)
     n_thresholds = check_int_at_least("n_thresholds", n_thresholds, 1)
@@ -502,14 +560,15 @@ def _plan(pair: Any, claim: Any, *, samples: Any, confidence: Any, delta: Any,
         )
     delta = check_delta("delta", delta)
     if reading == "gaussian" and not isinstance(claim, GaussianDP) and delta <= 0.0:
-        raise ValueError("`reading='gaussian'` needs delta > 0: at δ = 0 a Gaussian-DP "
-                         "curve has ε = inf and the reading would refute nothing.")
+        raise ValueError(
+            "`reading='gaussian'` needs delta > 0: at δ = 0 a Gaussian-DP "
+            "curve has ε = inf and the reading would refute nothing."
+        )
     grid = (
         None
         if route == "gdp"
         else np.asarray(
-            default_epsilon_grid(claim) if epsilons is None else epsilons,
-            dtype=np.float64,
+            default_epsilon_grid(claim) if epsilons is None else epsilons, dtype=np.float64
         )
     )
     return _Plan(claim, route, samples, pilot, confidence, n_thresholds, delta, grid, reading)
@@ -553,10 +612,7 @@ def _pilot_stage(
         transform, kind = fit_score(raw_d, raw_dp)
     pilot_d = np.asarray(transform(raw_d), dtype=np.float64)
     pilot_dp = np.asarray(transform(raw_dp), dtype=np.float64)
-    for name, values in (
-        ("pilot scores of D", pilot_d),
-        ("pilot scores of D'", pilot_dp),
-    ):
+    for name, values in (("pilot scores of D", pilot_d), ("pilot scores of D'", pilot_dp)):
         if values.shape != (plan.pilot,) or not np.all(np.isfinite(values)):
             raise MechanismError(
                 f"{name} of mechanism {mechanism_name(mechanism)} must be finite with "
@@ -580,8 +636,9 @@ def _pilot_stage(
     return transform, kind, orientation, thresholds
 
 
-def _confirm(plan: _Plan, scores_d: np.ndarray, scores_dp: np.ndarray,
-             thresholds: np.ndarray) -> dict[str, Any]:
+def _confirm(
+    plan: _Plan, scores_d: np.ndarray, scores_dp: np.ndarray, thresholds: np.ndarray
+) -> dict[str, Any]:
     """Stage 2's bounds on the (oriented) confirmation scores, and the verdict."""
     claim, confidence, delta = plan.claim, plan.confidence, plan.delta
     bound = curve = mu = None
@@ -596,7 +653,7 @@ def _confirm(plan: _Plan, scores_d: np.ndarray, scores_dp: np.ndarray,
         # Gaussian-DP curve is one only for a Gaussian-shaped mechanism (Laplace(1) is
         # exactly 1-DP, yet a μ bound near 2 would convert to ε ≈ 4.4 at δ = 1e-5).
         bound = estimate_epsilon_lower_bound(
-            scores_d, scores_dp, thresholds=thresholds, confidence=confidence, delta=delta,
+            scores_d, scores_dp, thresholds=thresholds, confidence=confidence, delta=delta
         )
         epsilon_lb = bound.epsilon_lower_bound
         # A μ lower bound refutes a μ-GDP claim for any mechanism: μ-GDP means
@@ -612,18 +669,28 @@ def _confirm(plan: _Plan, scores_d: np.ndarray, scores_dp: np.ndarray,
         violated = violated or reading_violated
     else:
         bound = estimate_epsilon_lower_bound(
-            scores_d, scores_dp, thresholds=thresholds, confidence=confidence, delta=delta,
+            scores_d, scores_dp, thresholds=thresholds, confidence=confidence, delta=delta
         )
         curve = audit_privacy_curve(
-            scores_d, scores_dp, claim=claim, thresholds=thresholds,
-            epsilons=plan.grid, confidence=confidence,
+            scores_d,
+            scores_dp,
+            claim=claim,
+            thresholds=thresholds,
+            epsilons=plan.grid,
+            confidence=confidence,
         )
         epsilon_lb = bound.epsilon_lower_bound
         violated = epsilon_lb > claimed_epsilon or curve.violated
         extra = {}
-    return {"epsilon_lower_bound": float(epsilon_lb), "violated": bool(violated),
-            "claimed_epsilon": claimed_epsilon, "bound": bound, "curve": curve, "mu": mu,
-            **extra}
+    return {
+        "epsilon_lower_bound": float(epsilon_lb),
+        "violated": bool(violated),
+        "claimed_epsilon": claimed_epsilon,
+        "bound": bound,
+        "curve": curve,
+        "mu": mu,
+        **extra,
+    }
 
 
 def _reading_evidence(plan: _Plan, mu: MuLowerBound) -> dict[str, Any]:
@@ -632,9 +699,10 @@ def _reading_evidence(plan: _Plan, mu: MuLowerBound) -> dict[str, Any]:
         return {"reading_violated": False}
     from fedpriv.privacy.accounting.guarantees import gaussian_dp_epsilon
 
-    return {"reading_violated": mu.mu_lower_bound > _claim_mu(plan.claim, plan.delta),
-            "reading_epsilon_lower_bound": float(
-                gaussian_dp_epsilon(mu.mu_lower_bound, plan.delta))}
+    return {
+        "reading_violated": mu.mu_lower_bound > _claim_mu(plan.claim, plan.delta),
+        "reading_epsilon_lower_bound": float(gaussian_dp_epsilon(mu.mu_lower_bound, plan.delta)),
+    }
 
 
 def _confirm_from_bounds(plan: _Plan, bounds: Any) -> dict[str, Any]:
@@ -653,23 +721,39 @@ def _confirm_from_bounds(plan: _Plan, bounds: Any) -> dict[str, Any]:
     extra: dict[str, Any] = {}
     if plan.route == "gdp":
         mu = mu_from_bounds(bounds)
-        violated = (mu.mu_lower_bound > claim.mu if isinstance(claim, GaussianDP)
-                    else epsilon_lb > claimed_epsilon)
+        violated = (
+            mu.mu_lower_bound > claim.mu
+            if isinstance(claim, GaussianDP)
+            else epsilon_lb > claimed_epsilon
+        )
         extra = _reading_evidence(plan, mu)
         reading_violated = extra.pop("reading_violated")
         violated = violated or reading_violated
     else:
         curve = curve_from_bounds(bounds, epsilons=plan.grid, claim=claim)
         violated = epsilon_lb > claimed_epsilon or curve.violated
-    return {"epsilon_lower_bound": float(epsilon_lb), "violated": bool(violated),
-            "claimed_epsilon": claimed_epsilon, "bound": bound, "curve": curve, "mu": mu,
-            **extra}
+    return {
+        "epsilon_lower_bound": float(epsilon_lb),
+        "violated": bool(violated),
+        "claimed_epsilon": claimed_epsilon,
+        "bound": bound,
+        "curve": curve,
+        "mu": mu,
+        **extra,
+    }
 
 
-def _confirm_sequential(mechanism: Callable[..., np.ndarray], datasets: tuple[Any, Any],
-                        plan: _Plan, root: np.random.SeedSequence, common: dict[str, Any],
-                        transform: Callable[[np.ndarray], np.ndarray], orientation: int,
-                        thresholds: np.ndarray, looks: int) -> dict[str, Any]:
+def _confirm_sequential(
+    mechanism: Callable[..., np.ndarray],
+    datasets: tuple[Any, Any],
+    plan: _Plan,
+    root: np.random.SeedSequence,
+    common: dict[str, Any],
+    transform: Callable[[np.ndarray], np.ndarray],
+    orientation: int,
+    thresholds: np.ndarray,
+    looks: int,
+) -> dict[str, Any]:
     """Stage 2 in ``looks`` batches (subtree ``root``, batch ``i`` at child ``i``).
 
     Only the event counts are kept. After each batch the bounds come from confidence
@@ -688,14 +772,19 @@ def _confirm_sequential(mechanism: Callable[..., np.ndarray], datasets: tuple[An
     evidence: dict[str, Any] = {}
     for look, size in enumerate(sizes, start=1):
         scores_d, scores_dp = sample_scores(
-            mechanism, datasets, n_samples=int(size), root=child_root(root, look - 1),
-            transform=transform, **common,
+            mechanism,
+            datasets,
+            n_samples=int(size),
+            root=child_root(root, look - 1),
+            transform=transform,
+            **common,
         )
         count_d += _count_at_least(np.sort(orientation * scores_d), thresholds)
         count_dp += _count_at_least(np.sort(orientation * scores_dp), thresholds)
         used += int(size)
-        bounds = sequential_event_bounds(count_d, used, count_dp, used,
-                                         thresholds=thresholds, confidence=plan.confidence)
+        bounds = sequential_event_bounds(
+            count_d, used, count_dp, used, thresholds=thresholds, confidence=plan.confidence
+        )
         evidence = _confirm_from_bounds(plan, bounds)
         evidence.update(n_samples=used, looks=look)
         if evidence["violated"]:
@@ -704,11 +793,7 @@ def _confirm_sequential(mechanism: Callable[..., np.ndarray], datasets: tuple[An
 
 
 def assert_private(
-    mechanism: Callable[..., np.ndarray],
-    pair: NeighboringPair,
-    *,
-    claim: Any,
-    **options: Any,
+    mechanism: Callable[..., np.ndarray], pair: NeighboringPair, *, claim: Any, **options: Any
 ) -> AuditResult:
     """Audit like :func:`audit_mechanism`; raise if the claim is refuted.
 

@@ -3,7 +3,6 @@
 The ``dp_audit`` fixture of the pytest plugin (:mod:`fedpriv_pytest`) returns one.
 """
 
-
 from __future__ import annotations
 
 import dataclasses
@@ -11,8 +10,12 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-
-from fedpriv.audit.regression.api import AuditResult, NeighboringPair, assert_private, audit_mechanism
+from fedpriv.audit.regression.api import (
+    AuditResult,
+    NeighboringPair,
+    assert_private,
+    audit_mechanism,
+)
 from fedpriv.privacy.errors import PrivacyViolationError
 
 __all__ = ["Auditor"]
@@ -42,11 +45,7 @@ class Auditor:
     record: Callable[[AuditResult], None] | None = None
 
     def _settings(self, overrides: dict[str, Any]) -> dict[str, Any]:
-        settings = {
-            "samples": self.samples,
-            "seed": self.seed,
-            "confidence": self.confidence,
-        }
+        settings = {"samples": self.samples, "seed": self.seed, "confidence": self.confidence}
         settings.update(self.options)
         settings.update(overrides)
         return settings
@@ -84,9 +83,7 @@ class Auditor:
         AuditResult
             Also logged for the pytest report.
         """
-        return self._log(
-            audit_mechanism(mechanism, pair, claim=claim, **self._settings(overrides))
-        )
+        return self._log(audit_mechanism(mechanism, pair, claim=claim, **self._settings(overrides)))
 
     def assert_private(
         self,
@@ -122,9 +119,7 @@ class Auditor:
         """
         __tracebackhide__ = True
         try:
-            result = assert_private(
-                mechanism, pair, claim=claim, **self._settings(overrides)
-            )
+            result = assert_private(mechanism, pair, claim=claim, **self._settings(overrides))
         except PrivacyViolationError as error:
             self._log(error.result)  # type: ignore[attr-defined]
             raise
@@ -166,9 +161,5 @@ class Auditor:
         __tracebackhide__ = True
         result = self.audit(mechanism, pair, claim=claim, **overrides)
         if not result.violated:
-            raise AssertionError(
-                f"expected a privacy violation, found none: {result.evidence}"
-            )
+            raise AssertionError(f"expected a privacy violation, found none: {result.evidence}")
         return result
-
-

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-
+from fedpriv.audit.estimators.white_box import laplace_log_density_ratio
 from fedpriv.audit.regression.api import AuditResult, NeighboringPair, audit_mechanism
 from fedpriv.audit.regression.corpus_float import float_entries
 from fedpriv.audit.regression.corpus_mechanisms import (
@@ -49,10 +49,9 @@ from fedpriv.audit.regression.corpus_mechanisms import (
     synced_sum,
     tree_nodes,
 )
-from fedpriv.audit.estimators.white_box import laplace_log_density_ratio
 from fedpriv.privacy.accounting.guarantees import GaussianDP, PureDP
-from fedpriv.privacy.relations import NeighboringRelation
 from fedpriv.privacy.accounting.tree import nodes_covering, tree_depth
+from fedpriv.privacy.relations import NeighboringRelation
 
 __all__ = ["CORPUS", "CorpusEntry", "corpus_entries", "get_entry"]
 
@@ -252,9 +251,7 @@ def _selection_entries() -> list[CorpusEntry]:
         CorpusEntry(
             name="noisy_max_index",
             mechanism=_P(noisy_max, scale=2.0, return_value=False),
-            pair=NeighboringPair(
-                np.eye(5)[0], np.zeros(5), _RECORD, "5 counts, first +1"
-            ),
+            pair=NeighboringPair(np.eye(5)[0], np.zeros(5), _RECORD, "5 counts, first +1"),
             claim=PureDP(0.5),
             expected_violated=False,
             twin="",
@@ -310,9 +307,7 @@ def _tree_entries() -> list[CorpusEntry]:
     stream = np.zeros(horizon)
     stream_prime = stream.copy()
     stream[0] = 1.0
-    tree_pair = NeighboringPair(
-        stream, stream_prime, _REWARD, "T = 16, round 1: 1 vs 0"
-    )
+    tree_pair = NeighboringPair(stream, stream_prime, _REWARD, "T = 16, round 1: 1 vs 0")
     nodes = nodes_covering(1, horizon)
     ones = np.ones(nodes.size)
     tree_llr = laplace_log_density_ratio(ones, np.zeros(nodes.size), float(levels))
@@ -349,9 +344,7 @@ def _tree_entries() -> list[CorpusEntry]:
         )
     )
     # B4 fresh noise every round on the running sum.
-    prefix_llr = laplace_log_density_ratio(
-        np.ones(horizon), np.zeros(horizon), float(horizon)
-    )
+    prefix_llr = laplace_log_density_ratio(np.ones(horizon), np.zeros(horizon), float(horizon))
     add(
         CorpusEntry(
             name="fresh_noise_every_round",
@@ -530,8 +523,14 @@ def _neighbor_entries() -> list[CorpusEntry]:
 
 def _build() -> tuple[CorpusEntry, ...]:
     """Every fixture, family by family (the order fixes the corpus listing)."""
-    families = (_count_entries, _selection_entries, _tree_entries, _bandit_entries,
-                _sync_entries, _neighbor_entries)
+    families = (
+        _count_entries,
+        _selection_entries,
+        _tree_entries,
+        _bandit_entries,
+        _sync_entries,
+        _neighbor_entries,
+    )
     return tuple(entry for family in families for entry in family())
 
 
@@ -577,6 +576,4 @@ def get_entry(name: str) -> CorpusEntry:
     for entry in CORPUS:
         if entry.name == name:
             return entry
-    raise KeyError(
-        f"no corpus entry {name!r}; known: {', '.join(e.name for e in CORPUS)}."
-    )
+    raise KeyError(f"no corpus entry {name!r}; known: {', '.join(e.name for e in CORPUS)}.")

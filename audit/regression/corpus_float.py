@@ -30,10 +30,8 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-
 from fedpriv.audit.regression.api import NeighboringPair
 from fedpriv.privacy.accounting.guarantees import PureDP
-from fedpriv.privacy.relations import NeighboringRelation
 from fedpriv.privacy.mechanisms.secure_noise import (
     from_grid,
     grid_noise_scale,
@@ -41,6 +39,7 @@ from fedpriv.privacy.mechanisms.secure_noise import (
     round_to_grid,
     sample_discrete_laplace,
 )
+from fedpriv.privacy.relations import NeighboringRelation
 
 __all__ = [
     "float_entries",
@@ -108,9 +107,7 @@ def secure_laplace(
         Multiples of ``granularity``.
     """
     steps = grid_sensitivity(1.0, granularity)
-    noise = sample_discrete_laplace(
-        grid_noise_scale(scale, 1.0, steps), size=n_samples, rng=rng
-    )
+    noise = sample_discrete_laplace(grid_noise_scale(scale, 1.0, steps), size=n_samples, rng=rng)
     return from_grid(round_to_grid(np.full(n_samples, dataset), granularity) + noise, granularity)
 
 
@@ -168,9 +165,7 @@ def has_float_preimage(outputs: np.ndarray, shift: float) -> np.ndarray:
     return found
 
 
-def mironov_witness(
-    outputs_d: np.ndarray, shift_prime: float
-) -> float | None:
+def mironov_witness(outputs_d: np.ndarray, shift_prime: float) -> float | None:
     """An output seen under ``D`` that no double noise can produce under ``D'``.
 
     Such an output has positive probability under ``D`` (it was drawn) and

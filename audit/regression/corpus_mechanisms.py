@@ -13,7 +13,6 @@ this; the corpus is a test fixture, not a mechanism library.
 from __future__ import annotations
 
 import numpy as np
-
 from fedpriv.privacy.accounting.tree import nodes_covering
 
 __all__ = [
@@ -128,9 +127,7 @@ def noisy_max(
     noisy = np.asarray(dataset, dtype=np.float64) + rng.laplace(
         0.0, scale, (n_samples, len(dataset))
     )
-    return (
-        noisy.max(axis=1) if return_value else noisy.argmax(axis=1).astype(np.float64)
-    )
+    return noisy.max(axis=1) if return_value else noisy.argmax(axis=1).astype(np.float64)
 
 
 def sparse_vector(
@@ -210,9 +207,7 @@ def half_difference(outputs: np.ndarray) -> np.ndarray:
     """
     k = outputs.shape[1]
     positive = outputs == 1.0
-    return positive[:, : k // 2].sum(axis=1) - positive[:, k // 2 :].sum(axis=1).astype(
-        np.float64
-    )
+    return positive[:, : k // 2].sum(axis=1) - positive[:, k // 2 :].sum(axis=1).astype(np.float64)
 
 
 def tree_nodes(
@@ -278,12 +273,7 @@ def fresh_noise_prefix_sums(
 
 
 def bounded_sum(
-    dataset: np.ndarray,
-    n_samples: int,
-    rng: np.random.Generator,
-    *,
-    scale: float,
-    clip: bool,
+    dataset: np.ndarray, n_samples: int, rng: np.random.Generator, *, scale: float, clip: bool
 ) -> np.ndarray:
     """Sum of rewards declared in [0, 1] plus Lap(scale); B5 forgets to clip.
 
@@ -310,12 +300,7 @@ def bounded_sum(
 
 
 def shared_noise_pair(
-    dataset: np.ndarray,
-    n_samples: int,
-    rng: np.random.Generator,
-    *,
-    scale: float,
-    reuse: bool,
+    dataset: np.ndarray, n_samples: int, rng: np.random.Generator, *, scale: float, reuse: bool
 ) -> np.ndarray:
     """Two statistics released with Laplace noise; B7 reuses one draw for both.
 
@@ -341,9 +326,7 @@ def shared_noise_pair(
     noise = (
         np.repeat(first, stats.size, axis=1)
         if reuse
-        else np.concatenate(
-            [first, rng.laplace(0.0, scale, (n_samples, stats.size - 1))], axis=1
-        )
+        else np.concatenate([first, rng.laplace(0.0, scale, (n_samples, stats.size - 1))], axis=1)
     )
     return stats + noise
 

@@ -26,18 +26,12 @@ worst case of a bounded-range relation). Importing this module imports hypothesi
 from __future__ import annotations
 
 import numpy as np
+from fedpriv.audit.engine.neighbors import NeighboringPair, stream_pair
+from fedpriv.privacy.relations import NeighboringRelation
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from fedpriv.audit.engine.neighbors import NeighboringPair, stream_pair
-from fedpriv.privacy.relations import NeighboringRelation
-
-__all__ = [
-    "neighboring_pairs",
-    "neighboring_reward_tables",
-    "neighboring_streams",
-    "reward_tables",
-]
+__all__ = ["neighboring_pairs", "neighboring_reward_tables", "neighboring_streams", "reward_tables"]
 
 
 def reward_tables(
@@ -64,9 +58,7 @@ def reward_tables(
     )
 
 
-def _new_value(
-    draw: st.DrawFn, old: float, low: float, high: float, extreme: bool
-) -> float:
+def _new_value(draw: st.DrawFn, old: float, low: float, high: float, extreme: bool) -> float:
     if extreme:
         return high if old != high else low
     value = draw(st.floats(low, high, allow_nan=False, allow_infinity=False))
@@ -122,18 +114,14 @@ def neighboring_reward_tables(
     if not low < high:
         raise ValueError(f"`low` must be < `high`, got {low!r} and {high!r}.")
     if min(max_agents, max_horizon, max_arms, dim) < 1:
-        raise ValueError(
-            "`max_agents`, `max_horizon`, `max_arms` and `dim` must be >= 1."
-        )
+        raise ValueError("`max_agents`, `max_horizon`, `max_arms` and `dim` must be >= 1.")
     n_agents = draw(st.integers(1, max_agents))
     horizon = draw(st.integers(1, max_horizon))
     n_arms = draw(st.integers(1, max_arms))
     if extreme is None:
         extreme = draw(st.booleans())
     rewards = draw(
-        reward_tables(
-            n_agents=n_agents, horizon=horizon, n_arms=n_arms, low=low, high=high
-        )
+        reward_tables(n_agents=n_agents, horizon=horizon, n_arms=n_arms, low=low, high=high)
     )
     rewards_prime = rewards.copy()
     present = np.ones((n_agents, horizon), dtype=bool)
@@ -144,17 +132,13 @@ def neighboring_reward_tables(
     arm: int | None = None
     if neighboring_relation is NeighboringRelation.REPLACE_ONE_REWARD:
         arm = draw(st.integers(0, n_arms - 1))
-        rewards_prime[agent, t, arm] = _new_value(
-            draw, rewards[agent, t, arm], low, high, extreme
-        )
+        rewards_prime[agent, t, arm] = _new_value(draw, rewards[agent, t, arm], low, high, extreme)
     elif neighboring_relation in (
         NeighboringRelation.REPLACE_ONE,
         NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
     ):
         for a in range(n_arms):
-            rewards_prime[agent, t, a] = _new_value(
-                draw, rewards[agent, t, a], low, high, extreme
-            )
+            rewards_prime[agent, t, a] = _new_value(draw, rewards[agent, t, a], low, high, extreme)
         if neighboring_relation is NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD:
             contexts = draw(
                 hnp.arrays(
@@ -165,18 +149,14 @@ def neighboring_reward_tables(
             )
             contexts_prime = contexts.copy()
             row = draw(
-                hnp.arrays(
-                    np.float64, (dim,), elements=st.floats(-1.0, 1.0, allow_nan=False)
-                )
+                hnp.arrays(np.float64, (dim,), elements=st.floats(-1.0, 1.0, allow_nan=False))
             )
             contexts_prime[agent, t] = row  # may coincide: the reward change suffices
     elif neighboring_relation is NeighboringRelation.USER_AT_ALL_AGENTS:
         agent = None
         for i in range(n_agents):
             for a in range(n_arms):
-                rewards_prime[i, t, a] = _new_value(
-                    draw, rewards[i, t, a], low, high, extreme
-                )
+                rewards_prime[i, t, a] = _new_value(draw, rewards[i, t, a], low, high, extreme)
     elif neighboring_relation is NeighboringRelation.ADD_OR_REMOVE_ONE:
         present_prime[agent, t] = False
     else:  # pragma: no cover - every member is handled above
@@ -186,10 +166,19 @@ def neighboring_reward_tables(
     else:
         d = (rewards, present, contexts)
         dp = (rewards_prime, present_prime, contexts_prime)
-    where = (f"{'every agent' if agent is None else f'agent {agent}'}, round t = {t}, "
-             f"{'every arm' if arm is None else f'arm {arm}'}")
-    return NeighboringPair(d, dp, neighboring_relation, f"{neighboring_relation.value} at {where}",
-                           agent=agent, t=t, arm=arm)
+    where = (
+        f"{'every agent' if agent is None else f'agent {agent}'}, round t = {t}, "
+        f"{'every arm' if arm is None else f'arm {arm}'}"
+    )
+    return NeighboringPair(
+        d,
+        dp,
+        neighboring_relation,
+        f"{neighboring_relation.value} at {where}",
+        agent=agent,
+        t=t,
+        arm=arm,
+    )
 
 
 def neighboring_pairs(
@@ -233,9 +222,7 @@ def neighboring_streams(
     """
     horizon = draw(st.integers(1, max_horizon))
     stream = draw(
-        hnp.arrays(
-            np.float64, (horizon,), elements=st.floats(low, high, allow_nan=False)
-        )
+        hnp.arrays(np.float64, (horizon,), elements=st.floats(low, high, allow_nan=False))
     )
     t = draw(st.integers(0, horizon - 1))
     stream_prime = stream.copy()

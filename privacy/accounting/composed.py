@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
 from fedpriv.privacy.accounting.events import Composed
 from fedpriv.privacy.accounting.handlers import (
     EventHandlers,
@@ -51,9 +50,7 @@ def _composed_rdp(event: Composed, orders: np.ndarray) -> np.ndarray:
 
 
 def _composed_gdp(event: Composed) -> float | None:
-    squares = _sum_or_none(
-        None if (mu := _gdp(part)) is None else mu**2 for part in event.events
-    )
+    squares = _sum_or_none(None if (mu := _gdp(part)) is None else mu**2 for part in event.events)
     return None if squares is None else math.sqrt(squares)
 
 

@@ -19,9 +19,8 @@ import sys
 from collections.abc import Callable, Iterable
 
 import numpy as np
-from scipy import special
-
 from fedpriv.privacy._checks import check_delta, check_real
+from scipy import special
 
 __all__ = [
     "gaussian_dp_delta",
@@ -80,16 +79,13 @@ def _check_orders(orders: object) -> tuple[float, ...]:
     return result
 
 
-def _check_rdp_curve(
-    orders: object, rdp: object
-) -> tuple[tuple[float, ...], tuple[float, ...]]:
+def _check_rdp_curve(orders: object, rdp: object) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """Validate an RDP curve (the checks of :class:`~fedpriv.privacy.accounting.guarantees.RDP`)."""
     orders = _check_orders(orders)
     rdp = _check_float_tuple("rdp", rdp)
     if len(rdp) != len(orders):
         raise ValueError(
-            f"`rdp` must have the same length as `orders` ({len(orders)}), "
-            f"got {len(rdp)}."
+            f"`rdp` must have the same length as `orders` ({len(orders)}), got {len(rdp)}."
         )
     for i, value in enumerate(rdp):
         if value < 0:
@@ -127,9 +123,7 @@ def _delta_from_log(log_delta: float) -> float:
 _LOG_GRID = np.linspace(-30.0, 30.0, 121)
 
 
-def _minimize_log_orders(
-    curve: Callable[[np.ndarray], np.ndarray], centre: float
-) -> float:
+def _minimize_log_orders(curve: Callable[[np.ndarray], np.ndarray], centre: float) -> float:
     """Min of ``curve(x)`` over x = log(order - 1): log grid, then bounded Brent."""
     grid = np.clip(centre + _LOG_GRID, -700.0, 700.0)
     with np.errstate(all="ignore"):
@@ -195,8 +189,7 @@ def _zcdp_delta(rho: float, epsilon: float) -> float:
         order_minus_one = np.exp(x)
         log_order = np.logaddexp(0.0, x)
         return (
-            order_minus_one * ((1.0 + order_minus_one) * rho - epsilon + x - log_order)
-            - log_order
+            order_minus_one * ((1.0 + order_minus_one) * rho - epsilon + x - log_order) - log_order
         )
 
     centre = math.log(max((epsilon - rho) / (2.0 * rho), 1e-6))
@@ -283,9 +276,7 @@ def _rdp_epsilon(orders: np.ndarray, rdp: np.ndarray, delta: float) -> float:
         return 0.0 if np.all(rdp == 0.0) else math.inf
     with np.errstate(all="ignore"):
         epsilons = (
-            rdp
-            + np.log1p(-1.0 / orders)
-            - (math.log(delta) + np.log(orders)) / (orders - 1.0)
+            rdp + np.log1p(-1.0 / orders) - (math.log(delta) + np.log(orders)) / (orders - 1.0)
         )
         kl = delta * delta + np.expm1(-rdp) > 0.0  # δ >= sqrt(1 - e^-KL): ε = 0
     epsilons = np.where(kl, 0.0, epsilons)
@@ -299,9 +290,7 @@ def _rdp_delta(orders: np.ndarray, rdp: np.ndarray, epsilon: float) -> float:
         return 0.0 if np.any(np.isfinite(rdp)) else 1.0
     with np.errstate(all="ignore"):
         kl = 0.5 * np.log(-np.expm1(-rdp))
-        bound = (orders - 1.0) * (rdp - epsilon + np.log1p(-1.0 / orders)) - np.log(
-            orders
-        )
+        bound = (orders - 1.0) * (rdp - epsilon + np.log1p(-1.0 / orders)) - np.log(orders)
     log_deltas = np.fmin(kl, bound)
     if np.any(rdp == 0.0):  # identical output distributions: δ = 0 is proven
         return 0.0
@@ -391,9 +380,7 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
     >>> f"{zcdp_delta(0.05, 1.308118):.3g}"
     '1e-05'
     """
-    return _zcdp_delta(
-        _check_nonnegative("rho", rho), _check_target_epsilon("epsilon", epsilon)
-    )
+    return _zcdp_delta(_check_nonnegative("rho", rho), _check_target_epsilon("epsilon", epsilon))
 
 
 def gaussian_dp_delta(mu: float, epsilon: float) -> float:
@@ -432,9 +419,7 @@ def gaussian_dp_delta(mu: float, epsilon: float) -> float:
     >>> round(gaussian_dp_delta(1.0, 0.0), 6)  # total variation 2 Φ(1/2) - 1
     0.382925
     """
-    return _gdp_delta(
-        _check_nonnegative("mu", mu), _check_target_epsilon("epsilon", epsilon)
-    )
+    return _gdp_delta(_check_nonnegative("mu", mu), _check_target_epsilon("epsilon", epsilon))
 
 
 def gaussian_dp_epsilon(mu: float, delta: float) -> float:

@@ -41,12 +41,7 @@ import math
 import sys
 from typing import Any
 
-from fedpriv.privacy._checks import (
-    check_delta,
-    check_int_at_least,
-    check_positive,
-    check_real,
-)
+from fedpriv.privacy._checks import check_delta, check_int_at_least, check_positive, check_real
 
 __all__ = [
     "MAX_COUNT",
@@ -202,16 +197,12 @@ class NonPrivate:
             raise TypeError(f"`reason` must be a str, got {type(self.reason).__name__}.")
 
 
-
-
-
 def _check_integral_positive(name: str, value: object) -> float:
     """Return a positive, integer-valued float (sensitivity of an integer statistic)."""
     value = check_positive(name, value)
     if not value.is_integer():
         raise ValueError(
-            f"`{name}` must be a positive integer for an integer-valued release, "
-            f"got {value!r}."
+            f"`{name}` must be a positive integer for an integer-valued release, got {value!r}."
         )
     return value
 
@@ -347,17 +338,19 @@ class SymmetricMatrixGaussian:
     frobenius_sensitivity: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(
-            self, "noise_stddev", check_positive("noise_stddev", self.noise_stddev)
-        )
+        object.__setattr__(self, "noise_stddev", check_positive("noise_stddev", self.noise_stddev))
         object.__setattr__(self, "dim", check_int_at_least("dim", self.dim, 1))
         object.__setattr__(
             self,
             "frobenius_sensitivity",
             check_positive("frobenius_sensitivity", self.frobenius_sensitivity),
         )
-        _check_loss("frobenius_sensitivity", self.frobenius_sensitivity,
-                    *_noise_field(self), MAX_GAUSSIAN_MU)
+        _check_loss(
+            "frobenius_sensitivity",
+            self.frobenius_sensitivity,
+            *_noise_field(self),
+            MAX_GAUSSIAN_MU,
+        )
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -386,9 +379,7 @@ class DiscreteLaplace:
     def __post_init__(self) -> None:
         object.__setattr__(self, "scale", check_positive("scale", self.scale))
         object.__setattr__(
-            self,
-            "l1_sensitivity",
-            _check_integral_positive("l1_sensitivity", self.l1_sensitivity),
+            self, "l1_sensitivity", _check_integral_positive("l1_sensitivity", self.l1_sensitivity)
         )
         _check_loss("l1_sensitivity", self.l1_sensitivity, "scale", self.scale, MAX_LAPLACE_EPSILON)
 
@@ -436,9 +427,7 @@ class DiscreteGaussian:
         name = "noise_stddev" if sigma is None else "sigma"
         value = noise_stddev if sigma is None else sigma
         object.__setattr__(self, "noise_stddev", check_positive(name, value))
-        object.__setattr__(
-            self, "l2_sensitivity", check_positive("l2_sensitivity", l2_sensitivity)
-        )
+        object.__setattr__(self, "l2_sensitivity", check_positive("l2_sensitivity", l2_sensitivity))
         _check_loss("l2_sensitivity", self.l2_sensitivity, "sigma", self.sigma, MAX_GAUSSIAN_MU)
 
     @property
@@ -495,8 +484,12 @@ class SymmetricMatrixDiscreteGaussian:
             "frobenius_sensitivity",
             check_positive("frobenius_sensitivity", self.frobenius_sensitivity),
         )
-        _check_loss("frobenius_sensitivity", self.frobenius_sensitivity,
-                    *_noise_field(self), MAX_GAUSSIAN_MU)
+        _check_loss(
+            "frobenius_sensitivity",
+            self.frobenius_sensitivity,
+            *_noise_field(self),
+            MAX_GAUSSIAN_MU,
+        )
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -654,13 +647,10 @@ def _check_frozen_event(name: str, event: object) -> None:
     """Raise TypeError unless ``event`` is a hashable frozen-dataclass event instance."""
     params = getattr(type(event), "__dataclass_params__", None)
     if isinstance(event, type) or params is None or not params.frozen:
-        raise TypeError(
-            f"`{name}` must be a frozen event instance, got {type(event).__name__}."
-        )
+        raise TypeError(f"`{name}` must be a frozen event instance, got {type(event).__name__}.")
     from fedpriv.privacy.accounting import guarantees  # a leaf module: no import cycle
 
-    if isinstance(event, (guarantees.PureDP, guarantees.ApproxDP, guarantees.ZCDP,
-                          guarantees.RDP)):
+    if isinstance(event, (guarantees.PureDP, guarantees.ApproxDP, guarantees.ZCDP, guarantees.RDP)):
         raise TypeError(
             f"`{name}` must be an event (what was released), got the guarantee "
             f"{event!r}; a guarantee is not an event (use OpaqueApproxDP(epsilon, delta) "
@@ -715,8 +705,9 @@ def _noise_field(event: object) -> tuple[str, float]:
     return name, getattr(event, name)
 
 
-def _check_loss(sensitivity_name: str, sensitivity: float, scale_name: str,
-                scale: float, maximum: float) -> None:
+def _check_loss(
+    sensitivity_name: str, sensitivity: float, scale_name: str, scale: float, maximum: float
+) -> None:
     """Refuse a release whose privacy-loss parameter ``sensitivity / scale`` is above
     ``maximum`` (or overflows): no route can price it, and it protects nothing."""
     ceiling = "MAX_GAUSSIAN_MU" if maximum == MAX_GAUSSIAN_MU else "MAX_LAPLACE_EPSILON"

@@ -72,8 +72,9 @@ def ratio_sum(terms: Iterable[tuple[int, float, float]]) -> tuple[int, int]:
         a_num, a_den = a.as_integer_ratio()
         b_num, b_den = b.as_integer_ratio()
         if count < 0 or a_num < 0 or b_num <= 0:
-            raise ValueError(f"ratio_sum needs count >= 0, a >= 0 and b > 0, got "
-                             f"({count!r}, {a!r}, {b!r}).")
+            raise ValueError(
+                f"ratio_sum needs count >= 0, a >= 0 and b > 0, got ({count!r}, {a!r}, {b!r})."
+            )
         if count == 0 or a_num == 0:
             continue
         # count·a/b = count·a_num·b_den / (a_den·b_num); a_den and b_den are powers of 2
@@ -94,8 +95,7 @@ def ratio_sum(terms: Iterable[tuple[int, float, float]]) -> tuple[int, int]:
     parts = [(numerator << (shift - k), odd) for odd, (numerator, k) in groups.items()]
     while len(parts) > 1:  # balanced pairwise sums: n1/o1 + n2/o2 = (n1 o2 + n2 o1)/(o1 o2)
         paired = [
-            (n1 * o2 + n2 * o1, o1 * o2)
-            for (n1, o1), (n2, o2) in zip(parts[0::2], parts[1::2])
+            (n1 * o2 + n2 * o1, o1 * o2) for (n1, o1), (n2, o2) in zip(parts[0::2], parts[1::2])
         ]
         if len(parts) % 2:
             paired.append(parts[-1])

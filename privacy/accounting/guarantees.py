@@ -32,7 +32,6 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-
 from fedpriv.privacy._checks import check_delta, check_epsilon, check_real
 from fedpriv.privacy.accounting.conversions import (
     _check_nonnegative,
@@ -63,9 +62,9 @@ if TYPE_CHECKING:  # dp_accounting takes ~2 s to import; only PLD needs it.
 
 __all__ = [
     "DEFAULT_ORDERS",
-    "RELATIVE_TOLERANCE",
     "PLD",
     "RDP",
+    "RELATIVE_TOLERANCE",
     "ZCDP",
     "AnyGuarantee",
     "ApproxDP",
@@ -136,9 +135,7 @@ class PureDP:
     epsilon: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(
-            self, "epsilon", check_epsilon("epsilon", self.epsilon, allow_inf=True)
-        )
+        object.__setattr__(self, "epsilon", check_epsilon("epsilon", self.epsilon, allow_inf=True))
 
     def get_epsilon(self, target_delta: float) -> float:
         """Smallest ε such that the mechanism is (ε, ``target_delta``)-DP (an upper bound).
@@ -208,9 +205,7 @@ class ApproxDP:
     delta: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(
-            self, "epsilon", check_epsilon("epsilon", self.epsilon, allow_inf=True)
-        )
+        object.__setattr__(self, "epsilon", check_epsilon("epsilon", self.epsilon, allow_inf=True))
         object.__setattr__(self, "delta", check_delta("delta", self.delta))
 
     def get_epsilon(self, target_delta: float) -> float:
@@ -310,9 +305,7 @@ def pure_to_approx_dp(guarantee: PureDP) -> ApproxDP:
         If ``guarantee`` is not a :class:`PureDP`.
     """
     if not isinstance(guarantee, PureDP):
-        raise IncompatibleGuaranteeError(
-            f"expected PureDP, got {type(guarantee).__name__}."
-        )
+        raise IncompatibleGuaranteeError(f"expected PureDP, got {type(guarantee).__name__}.")
     return ApproxDP(guarantee.epsilon, 0.0)
 
 
@@ -396,9 +389,7 @@ class ZCDP:
         float
             δ in [0, 1].
         """
-        return _zcdp_delta(
-            self.rho, _check_target_epsilon("target_epsilon", target_epsilon)
-        )
+        return _zcdp_delta(self.rho, _check_target_epsilon("target_epsilon", target_epsilon))
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -469,9 +460,7 @@ class GaussianDP:
         float
             δ in [0, 1].
         """
-        return _gdp_delta(
-            self.mu, _check_target_epsilon("target_epsilon", target_epsilon)
-        )
+        return _gdp_delta(self.mu, _check_target_epsilon("target_epsilon", target_epsilon))
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -587,25 +576,18 @@ class PLD:
     def __post_init__(self) -> None:
         from dp_accounting.pld import privacy_loss_distribution
 
-        if not isinstance(
-            self.distribution, privacy_loss_distribution.PrivacyLossDistribution
-        ):
+        if not isinstance(self.distribution, privacy_loss_distribution.PrivacyLossDistribution):
             raise TypeError(
                 "`distribution` must be a dp_accounting PrivacyLossDistribution, "
                 f"got {type(self.distribution).__name__}."
             )
         if not isinstance(self.pessimistic, bool):
-            raise TypeError(
-                f"`pessimistic` must be a bool, got {type(self.pessimistic).__name__}."
-            )
+            raise TypeError(f"`pessimistic` must be a bool, got {type(self.pessimistic).__name__}.")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, PLD):
             return NotImplemented
-        return (
-            self.distribution is other.distribution
-            and self.pessimistic == other.pessimistic
-        )
+        return self.distribution is other.distribution and self.pessimistic == other.pessimistic
 
     def __hash__(self) -> int:
         return hash((id(self.distribution), self.pessimistic))
@@ -915,8 +897,7 @@ def to_approx_dp(guarantee: AnyGuarantee, delta: float) -> ApproxDP:
             return convert(guarantee, delta)
     supported = ", ".join(cls.__name__ for cls in _TO_APPROX_DP)
     raise IncompatibleGuaranteeError(
-        f"cannot convert {type(guarantee).__name__} to ApproxDP; expected one of "
-        f"{supported}."
+        f"cannot convert {type(guarantee).__name__} to ApproxDP; expected one of {supported}."
     )
 
 

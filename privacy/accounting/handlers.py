@@ -52,8 +52,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-
-from fedpriv.privacy.errors import UnsupportedEventError
 from fedpriv.privacy.accounting.events import (
     DiscreteGaussian,
     DiscreteLaplace,
@@ -75,6 +73,7 @@ from fedpriv.privacy.accounting.guarantees import (
     zcdp_epsilon,
 )
 from fedpriv.privacy.accounting.tree import tree_depth
+from fedpriv.privacy.errors import UnsupportedEventError
 
 __all__ = ["EventHandlers", "handlers_for", "register_event", "self_compose_pld"]
 
@@ -146,13 +145,9 @@ def register_event(event_type: type, handlers: EventHandlers) -> None:
         :class:`EventHandlers`, or one of its fields is neither None nor callable.
     """
     if not isinstance(event_type, type):
-        raise TypeError(
-            f"`event_type` must be a class, got {type(event_type).__name__}."
-        )
+        raise TypeError(f"`event_type` must be a class, got {type(event_type).__name__}.")
     if not isinstance(handlers, EventHandlers):
-        raise TypeError(
-            f"`handlers` must be an EventHandlers, got {type(handlers).__name__}."
-        )
+        raise TypeError(f"`handlers` must be an EventHandlers, got {type(handlers).__name__}.")
     for field in dataclasses.fields(handlers):
         value = getattr(handlers, field.name)
         if value is not None and not callable(value):
@@ -181,9 +176,7 @@ def handlers_for(event: Any) -> EventHandlers:
     """
     handlers = _REGISTRY.get(type(event))
     if handlers is None:
-        raise UnsupportedEventError(
-            f"no accountant handler for {type(event).__name__}."
-        )
+        raise UnsupportedEventError(f"no accountant handler for {type(event).__name__}.")
     return handlers
 
 
@@ -290,9 +283,7 @@ def _approx(event: Any, delta_share: float) -> tuple[float, float]:
     return math.inf, 0.0
 
 
-def _two_point_pld(
-    epsilon: float, delta: float, discretization: float, pessimistic: bool
-):
+def _two_point_pld(epsilon: float, delta: float, discretization: float, pessimistic: bool):
     """PLD of the (ε, δ) randomized response, the worst (ε, δ)-DP mechanism."""
     return _atoms_pld(
         (
@@ -445,9 +436,7 @@ def self_compose_pld(pld, count: int):
 
 
 # ------------------------------------------------------------- built-in event handlers
-def _laplace_pld(
-    scale_over_sensitivity: float, discretization: float, pessimistic: bool
-):
+def _laplace_pld(scale_over_sensitivity: float, discretization: float, pessimistic: bool):
     from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
     return pld_lib.from_laplace_mechanism(
@@ -491,17 +480,16 @@ def _discrete_laplace_atoms(a: float, s: int, pessimistic: bool):
     return ((a * s, 1.0 / (1.0 + tail)), (-a * s, tail / (1.0 + tail)))
 
 
-def _discrete_laplace_pld(
-    event: DiscreteLaplace, discretization: float, pessimistic: bool
-):
+def _discrete_laplace_pld(event: DiscreteLaplace, discretization: float, pessimistic: bool):
     """PLD of the discrete Laplace: dp-accounting's where it is finite and fast,
     else built from :func:`_discrete_laplace_atoms`."""
     from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
     a, s = 1.0 / event.scale, int(event.l1_sensitivity)
     if a > _DISCRETE_LAPLACE_PARAMETER_LIMIT or s > _DISCRETE_LAPLACE_SENSITIVITY_LIMIT:
-        return _atoms_pld(_discrete_laplace_atoms(a, s, pessimistic), 0.0,
-                          discretization, pessimistic)
+        return _atoms_pld(
+            _discrete_laplace_atoms(a, s, pessimistic), 0.0, discretization, pessimistic
+        )
     return pld_lib.from_discrete_laplace_mechanism(
         1.0 / event.scale,
         sensitivity=int(event.l1_sensitivity),
@@ -534,9 +522,7 @@ def _opaque_rdp(event: OpaqueApproxDP, orders: np.ndarray) -> np.ndarray:
     return _pure_rdp(event.epsilon, orders)
 
 
-def _self_composed_approx(
-    event: SelfComposed, delta_share: float
-) -> tuple[float, float]:
+def _self_composed_approx(event: SelfComposed, delta_share: float) -> tuple[float, float]:
     epsilon, delta = _approx(event.event, delta_share / event.count)
     return event.count * epsilon, event.count * delta
 
@@ -555,9 +541,7 @@ def _scaled(value: float | None, factor: float) -> float | None:
 _DISCRETE_GAUSSIAN_SIGMA_LIMIT = 1e4
 
 
-def _discrete_gaussian_pld(
-    event: DiscreteGaussian, discretization: float, pessimistic: bool
-):
+def _discrete_gaussian_pld(event: DiscreteGaussian, discretization: float, pessimistic: bool):
     """Exact PLD of the discrete Gaussian from its pmf, or None.
 
     An integer vector of L2 norm in ``[1, √2)`` is ±1 in exactly one coordinate,
@@ -611,9 +595,7 @@ _BUILTIN = {
     ),
     GaussianTree: EventHandlers(
         approx=_gaussian_approx,
-        gdp=lambda e: (
-            math.sqrt(tree_depth(e.horizon)) * e.l2_sensitivity / e.noise_stddev
-        ),
+        gdp=lambda e: math.sqrt(tree_depth(e.horizon)) * e.l2_sensitivity / e.noise_stddev,
     ),
     DiscreteLaplace: EventHandlers(
         pure=lambda e: e.l1_sensitivity / e.scale, pld=_discrete_laplace_pld
@@ -624,13 +606,9 @@ _BUILTIN = {
         pld=_discrete_gaussian_pld,
     ),
     SymmetricMatrixDiscreteGaussian: EventHandlers(
-        approx=_zcdp_approx,
-        zcdp=lambda e: e.frobenius_sensitivity**2 / (4 * e.sigma**2),
+        approx=_zcdp_approx, zcdp=lambda e: e.frobenius_sensitivity**2 / (4 * e.sigma**2)
     ),
-    RandomizedResponse: EventHandlers(
-        pure=lambda e: e.epsilon,
-        pld=_randomized_response_pld,
-    ),
+    RandomizedResponse: EventHandlers(pure=lambda e: e.epsilon, pld=_randomized_response_pld),
     OpaqueApproxDP: EventHandlers(
         pure=lambda e: e.epsilon if e.delta == 0 else math.inf,
         approx=_opaque_approx,

@@ -46,8 +46,6 @@ from collections.abc import Callable
 from typing import Any
 
 import dp_accounting
-
-from fedpriv.privacy.errors import UnsupportedEventError
 from fedpriv.privacy.accounting.events import (
     Composed,
     DiscreteLaplace,
@@ -58,8 +56,9 @@ from fedpriv.privacy.accounting.events import (
     RandomizedResponse,
     SelfComposed,
 )
-from fedpriv.privacy.relations import NeighboringRelation, parse_relation
 from fedpriv.privacy.accounting.sampling import PoissonSampled, sampling_relation_for
+from fedpriv.privacy.errors import UnsupportedEventError
+from fedpriv.privacy.relations import NeighboringRelation, parse_relation
 
 __all__ = ["UnsupportedEventError", "from_dp_event", "sensitivity_factor", "to_dp_event"]
 
@@ -140,9 +139,7 @@ def from_dp_event(
 
 def _from(event: Any, factor: float, relation: NeighboringRelation) -> Any:
     if not isinstance(event, dp_accounting.DpEvent):
-        raise TypeError(
-            f"`event` must be a dp_accounting.DpEvent, got {type(event).__name__}."
-        )
+        raise TypeError(f"`event` must be a dp_accounting.DpEvent, got {type(event).__name__}.")
     convert = _FROM.get(type(event))
     if convert is None:
         raise UnsupportedEventError(
@@ -283,9 +280,7 @@ def to_dp_event(
 
 def _unsupported(event: Any, why: str = "") -> UnsupportedEventError:
     return UnsupportedEventError(
-        f"no dp_accounting.DpEvent for {type(event).__name__}"
-        + (f": {why}" if why else "")
-        + "."
+        f"no dp_accounting.DpEvent for {type(event).__name__}" + (f": {why}" if why else "") + "."
     )
 
 
@@ -299,7 +294,9 @@ def _to(event: Any, factor: float, relation: NeighboringRelation) -> Any:
 def _to_discrete_laplace(event, factor, relation):
     contribution = event.l1_sensitivity / factor
     if not contribution.is_integer():
-        raise _unsupported(event, f"sensitivity {event.l1_sensitivity} is not {factor:g} x an integer")
+        raise _unsupported(
+            event, f"sensitivity {event.l1_sensitivity} is not {factor:g} x an integer"
+        )
     return dp_accounting.dp_event.DiscreteLaplaceDpEvent(1.0 / event.scale, int(contribution))
 
 
@@ -320,8 +317,7 @@ def _to_poisson(event, factor, relation):
     if event.neighboring_relation is not sampling_relation_for(relation):
         raise _unsupported(
             event,
-            f"its relation {event.neighboring_relation.value!r} is not that of "
-            f"{relation.value!r}",
+            f"its relation {event.neighboring_relation.value!r} is not that of {relation.value!r}",
         )
     return dp_accounting.PoissonSampledDpEvent(
         event.sampling_rate, _to(event.event, 1.0, NeighboringRelation.ADD_OR_REMOVE_ONE)

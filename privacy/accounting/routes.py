@@ -54,9 +54,9 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
-from scipy import special
-
 from fedpriv.privacy._checks import check_delta, check_int_at_least, check_positive, check_real
+from fedpriv.privacy.accounting import composed as _composed  # registers Composed (nested use)
+from fedpriv.privacy.accounting.conversions import _delta_from_log
 from fedpriv.privacy.accounting.events import (
     Composed,
     DiscreteLaplace,
@@ -65,7 +65,6 @@ from fedpriv.privacy.accounting.events import (
     NonPrivate,
     SelfComposed,
 )
-from fedpriv.privacy.accounting.conversions import _delta_from_log
 from fedpriv.privacy.accounting.exact_sum import at_most, ratio_sum, round_up
 from fedpriv.privacy.accounting.guarantees import (
     DEFAULT_ORDERS,
@@ -87,11 +86,11 @@ from fedpriv.privacy.accounting.handlers import (
     _rdp,
     _track_caches,
     _zcdp,
-    self_compose_calls,
     handlers_for,
     register_event,
+    self_compose_calls,
 )
-from fedpriv.privacy.accounting import composed as _composed  # registers Composed (nested use)
+from scipy import special
 
 __all__ = [
     "ROUTES",
@@ -133,15 +132,12 @@ def _normalize(cell: Cell) -> tuple[tuple[Any, int], ...]:
     """Validate ``cell`` and merge it into distinct ``(event, count)`` pairs."""
     if isinstance(cell, (str, bytes)) or not isinstance(cell, Sequence):
         raise TypeError(
-            "`cell` must be a sequence of (event, count) pairs, "
-            f"got {type(cell).__name__}."
+            f"`cell` must be a sequence of (event, count) pairs, got {type(cell).__name__}."
         )
     counts: dict[Any, int] = {}
     for item in cell:
         if not isinstance(item, tuple) or len(item) != 2:
-            raise TypeError(
-                f"each cell entry must be an (event, count) pair, got {item!r}."
-            )
+            raise TypeError(f"each cell entry must be an (event, count) pair, got {item!r}.")
         event, count = item
         count = check_int_at_least("count", count, 1)
         for part, k in _expand(event, count):
@@ -154,9 +150,7 @@ def _check_orders(orders: Sequence[float]) -> tuple[float, ...]:
     """Return RDP orders as a sorted tuple of distinct floats > 1."""
     grid = np.asarray(orders, dtype=np.float64)
     if grid.ndim != 1 or grid.size == 0 or not np.all(np.isfinite(grid) & (grid > 1)):
-        raise ValueError(
-            "`orders` must be a non-empty 1-D sequence of finite floats > 1."
-        )
+        raise ValueError("`orders` must be a non-empty 1-D sequence of finite floats > 1.")
     return tuple(float(x) for x in np.unique(grid))
 
 
@@ -170,9 +164,7 @@ def _per_copy(items, target_delta: float, delta_prime_fraction: float):
     own = [_approx(event, 0.0) for event, _ in items]
     flexible = [not math.isfinite(epsilon) for epsilon, _ in own]
     fixed_delta = math.fsum(
-        count * delta
-        for (_, count), (_, delta), flex in zip(items, own, flexible)
-        if not flex
+        count * delta for (_, count), (_, delta), flex in zip(items, own, flexible) if not flex
     )
     free = max(target_delta - fixed_delta, 0.0)
     n_flexible = sum(count for (_, count), flex in zip(items, flexible) if flex)
@@ -206,9 +198,7 @@ def _advanced(items, target_delta: float) -> float:
         counts = np.array([c for _, c in found[0]], dtype=np.float64)
         with np.errstate(over="ignore", invalid="ignore"):
             drift = float(np.sum(counts * eps * np.expm1(eps)))
-            spread = math.sqrt(
-                2 * math.log(1 / found[1]) * float(np.sum(counts * eps**2))
-            )
+            spread = math.sqrt(2 * math.log(1 / found[1]) * float(np.sum(counts * eps**2)))
         value = drift + spread
         if not math.isnan(value):
             best = min(best, value)
@@ -219,9 +209,7 @@ def _advanced(items, target_delta: float) -> float:
 def _kov_terms(epsilon: float, k: int) -> tuple[np.ndarray, np.ndarray]:
     """``j`` and ``log C(k, j) + (k - j) ε - k log(1 + e^ε)`` for j = 0..k."""
     j = np.arange(k + 1, dtype=np.float64)
-    log_binom = (
-        special.gammaln(k + 1) - special.gammaln(j + 1) - special.gammaln(k - j + 1)
-    )
+    log_binom = special.gammaln(k + 1) - special.gammaln(j + 1) - special.gammaln(k - j + 1)
     base = log_binom + (k - j) * epsilon - k * float(np.logaddexp(0.0, epsilon))
     j.flags.writeable = base.flags.writeable = False
     return j, base
@@ -507,12 +495,12 @@ def _log_space_epsilon(pld, delta: float) -> float:
         if infinity > delta:
             return math.inf
         losses, probs = _pmf_losses(pmf), _pmf_probs(pmf)
-        order = np.argsort(losses, kind="stable")[::-1]    # sparse pmfs are unordered
-        keep = probs[order] > 0   # FFT's negative round-off: inside the δ allowance
+        order = np.argsort(losses, kind="stable")[::-1]  # sparse pmfs are unordered
+        keep = probs[order] > 0  # FFT's negative round-off: inside the δ allowance
         losses, probs = losses[order][keep], probs[order][keep]
         if losses.size == 0:
             continue
-        upper = infinity + np.cumsum(probs)                 # mass with loss >= losses[i]
+        upper = infinity + np.cumsum(probs)  # mass with loss >= losses[i]
         log_lower = np.logaddexp.accumulate(np.log(probs) - losses)
         # dp-accounting stops before bin i when the bins above it already give
         # ε = log((upper − δ)/lower) >= loss_i; the answer is that ε.
@@ -625,8 +613,10 @@ def compose_routes(
     declared = _declared_pure(cell)
     if math.isfinite(declared):  # a pure cell: basic composition is the same sum
         values["pure"] = values["basic"] = declared
-        values = {name: min(value, declared) if math.isfinite(value) else value
-                  for name, value in values.items()}
+        values = {
+            name: min(value, declared) if math.isfinite(value) else value
+            for name, value in values.items()
+        }
     return values
 
 
@@ -761,9 +751,7 @@ def _routes(items, target_delta: float, discretization: float, orders) -> tuple:
     return tuple(max(0.0, values[name]) for name in ROUTES)
 
 
-def pld_lower_bound(
-    cell: Cell, target_delta: float, *, pld_discretization: float = 1e-4
-) -> float:
+def pld_lower_bound(cell: Cell, target_delta: float, *, pld_discretization: float = 1e-4) -> float:
     """Optimistic-PLD ε at ``target_delta``: a LOWER bracket, never a guarantee.
 
     Every route of :func:`compose_routes` is >= this value (up to float rounding).
@@ -833,15 +821,21 @@ def _lower(items, target_delta: float, discretization: float) -> float:
     allowance = _TRUNCATION_ALLOWANCE * (1 + calls)
     try:
         first = _optimistic_epsilon(
-            pld, target_delta + allowance + _roundoff_at(certified, -math.inf)
-            + _summation_slack(pld, -math.inf)
+            pld,
+            target_delta
+            + allowance
+            + _roundoff_at(certified, -math.inf)
+            + _summation_slack(pld, -math.inf),
         )
         if not math.isfinite(first):
             return first
         below = first - max(pmf._discretization for pmf in _pmfs(pld))
         epsilon = _optimistic_epsilon(
-            pld, target_delta + allowance + _roundoff_at(certified, below)
-            + _summation_slack(pld, below)
+            pld,
+            target_delta
+            + allowance
+            + _roundoff_at(certified, below)
+            + _summation_slack(pld, below),
         )
     except OverflowError:  # losses below -709 reached: no finite lower bound read
         return 0.0

@@ -81,9 +81,7 @@ import logging
 import math
 
 import numpy as np
-
 from fedpriv.privacy._checks import check_real
-from fedpriv.privacy.errors import UnsupportedEventError
 from fedpriv.privacy.accounting.events import (
     Composed,
     DiscreteGaussian,
@@ -102,6 +100,7 @@ from fedpriv.privacy.accounting.handlers import (
     _track_caches,
     register_event,
 )
+from fedpriv.privacy.errors import UnsupportedEventError
 from fedpriv.privacy.relations import NeighboringRelation, parse_relation
 
 __all__ = [
@@ -225,9 +224,7 @@ def amplified_epsilon_delta(
     return math.log1p(sampling_rate * math.expm1(epsilon)), sampling_rate * delta
 
 
-def sampling_relation_for(
-    neighboring_relation: NeighboringRelation | str,
-) -> NeighboringRelation:
+def sampling_relation_for(neighboring_relation: NeighboringRelation | str) -> NeighboringRelation:
     """The sampling relation of an accountant's relation: ``ADD_OR_REMOVE_ONE`` for
     itself, ``REPLACE_ONE`` for every replace relation (the bandit relations replace
     one record: a reward, a (context, reward) pair, a user).
@@ -258,9 +255,7 @@ def sampling_relation_for(
     return NeighboringRelation.REPLACE_ONE
 
 
-def check_sampling_relation(
-    event: object, neighboring_relation: NeighboringRelation | str
-) -> None:
+def check_sampling_relation(event: object, neighboring_relation: NeighboringRelation | str) -> None:
     """Raise unless every relation-bound part of ``event`` fits the family of
     ``neighboring_relation``.
 
@@ -348,9 +343,7 @@ def _sampled_pure(event: PoissonSampled) -> float:
 
 
 @functools.lru_cache(maxsize=256)
-def _sampled_gaussian_rdp(
-    mu: float, sampling_rate: float, orders: tuple[float, ...]
-) -> np.ndarray:
+def _sampled_gaussian_rdp(mu: float, sampling_rate: float, orders: tuple[float, ...]) -> np.ndarray:
     import dp_accounting
 
     accountant = dp_accounting.rdp.RdpAccountant(orders=list(orders))
@@ -402,8 +395,7 @@ def _exact_sampled_pld(event: PoissonSampled, discretization: float, pessimistic
         return None
     if type(inner) is Laplace:
         return pld_lib.from_laplace_mechanism(
-            inner.scale, sensitivity=inner.l1_sensitivity, use_connect_dots=pessimistic,
-            **common,
+            inner.scale, sensitivity=inner.l1_sensitivity, use_connect_dots=pessimistic, **common
         )
     if type(inner) is DiscreteLaplace:
         return pld_lib.from_discrete_laplace_mechanism(
@@ -437,11 +429,6 @@ def _sampled_pld(event: PoissonSampled, discretization: float, pessimistic: bool
 
 register_event(
     PoissonSampled,
-    EventHandlers(
-        pure=_sampled_pure,
-        approx=_sampled_approx,
-        rdp=_sampled_rdp,
-        pld=_sampled_pld,
-    ),
+    EventHandlers(pure=_sampled_pure, approx=_sampled_approx, rdp=_sampled_rdp, pld=_sampled_pld),
 )
 _track_caches(_sampled_gaussian_rdp)

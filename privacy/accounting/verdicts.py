@@ -44,17 +44,25 @@ VERDICTS: tuple[str, ...] = get_args(Verdict)
 
 #: One-sentence definition of every verdict (the README, claims.md and the CLI print these).
 VERDICT_DEFINITIONS: dict[str, str] = {
-    "violated": ("a lower bound on the true ε of what the paper's observer sees exceeds the "
-                 "claim: an audit lower bound, an exact analytic value or an un-noised "
-                 "channel, under the paper's own definition"),
+    "violated": (
+        "a lower bound on the true ε of what the paper's observer sees exceeds the "
+        "claim: an audit lower bound, an exact analytic value or an un-noised "
+        "channel, under the paper's own definition"
+    ),
     "holds": "a certified end-to-end upper bound on ε at the claimed δ is within the claim",
-    "unresolved": ("the upper bound exceeds the claim but no lower bound does; both "
-                   "numbers are shown and neither side is proved"),
-    "outside-claim": ("a real leak on a channel the paper's definition does not protect; "
-                      "its ε is reported, never compared with the claim as if it were "
-                      "the claim"),
-    "no-claim": ("the paper makes no privacy claim for the algorithm, or disclaims one; "
-                 "audited anyway, and what leaks is reported (no claimed ε is shown)"),
+    "unresolved": (
+        "the upper bound exceeds the claim but no lower bound does; both "
+        "numbers are shown and neither side is proved"
+    ),
+    "outside-claim": (
+        "a real leak on a channel the paper's definition does not protect; "
+        "its ε is reported, never compared with the claim as if it were "
+        "the claim"
+    ),
+    "no-claim": (
+        "the paper makes no privacy claim for the algorithm, or disclaims one; "
+        "audited anyway, and what leaks is reported (no claimed ε is shown)"
+    ),
 }
 
 #: What a row covers: the paper's claim, a channel outside its definition, or no claim.
@@ -97,7 +105,8 @@ class LowerBoundEvidence:
             raise ValueError(f"`epsilon` must be >= 0 (inf allowed), got {self.epsilon!r}.")
         if self.kind not in LOWER_BOUND_KINDS:
             raise ValueError(
-                f"`kind` must be one of {', '.join(LOWER_BOUND_KINDS)}; got {self.kind!r}.")
+                f"`kind` must be one of {', '.join(LOWER_BOUND_KINDS)}; got {self.kind!r}."
+            )
         object.__setattr__(self, "epsilon", value)
 
 
@@ -163,15 +172,20 @@ def judge(
         return "no-claim", "the paper makes no privacy claim here; what leaks: " + leak
     if claimed_epsilon is None or not math.isfinite(float(claimed_epsilon)) or claimed_epsilon < 0:
         raise ValueError(
-            f"`claimed_epsilon` must be a finite float >= 0 for a claim, got {claimed_epsilon!r}.")
+            f"`claimed_epsilon` must be a finite float >= 0 for a claim, got {claimed_epsilon!r}."
+        )
     claimed = float(claimed_epsilon)
     above = [b for b in lowers if b.epsilon > claimed * (1.0 + RELATIVE_TOLERANCE)]
     if above:
-        reasons = "; ".join(f"{b.kind} lower bound {_shown(b.epsilon)} > claimed {claimed:g} "
-                            f"({b.description})" for b in sorted(above, key=lambda b: -b.epsilon))
+        reasons = "; ".join(
+            f"{b.kind} lower bound {_shown(b.epsilon)} > claimed {claimed:g} ({b.description})"
+            for b in sorted(above, key=lambda b: -b.epsilon)
+        )
         if upper <= claimed * (1.0 + RELATIVE_TOLERANCE):
-            reasons += (f"; CONTRADICTION: the upper bound {_shown(upper)} is within the "
-                        "claim, so one of the two bounds is wrong")
+            reasons += (
+                f"; CONTRADICTION: the upper bound {_shown(upper)} is within the "
+                "claim, so one of the two bounds is wrong"
+            )
         return "violated", reasons
     if upper <= claimed * (1.0 + RELATIVE_TOLERANCE):
         slack = "unbounded" if upper <= 0 else f"{claimed / upper:.3g}x"
@@ -179,8 +193,11 @@ def judge(
         if upper_note:
             text += f" ({upper_note})"
         return "holds", text
-    text = (f"upper bound {_shown(upper)}" + (f" ({upper_note})" if upper_note else "")
-            + f" > claimed {claimed:g}, but no lower bound exceeds the claim")
+    text = (
+        f"upper bound {_shown(upper)}"
+        + (f" ({upper_note})" if upper_note else "")
+        + f" > claimed {claimed:g}, but no lower bound exceeds the claim"
+    )
     if best is not None:
         text += f" (best: {_shown(best.epsilon)}, {best.description})"
     else:

@@ -31,11 +31,6 @@ every public name of those modules is re-exported here.
 
 from __future__ import annotations
 
-from fedpriv.privacy.calibrations.feducb import (
-    FEDUCB_VERSIONS,
-    FedUCBCalibration,
-    feducb_privatizer,
-)
 from fedpriv.privacy.calibrations.dubey_aamas import (
     INTERVAL_CONFIDENCE,
     INTERVAL_RULES,
@@ -46,11 +41,10 @@ from fedpriv.privacy.calibrations.dubey_aamas import (
     interval_release_epsilons,
     interval_release_schedule,
 )
-from fedpriv.privacy.calibrations.li_song import (
-    li_song_claimed_epsilon,
-    li_song_epoch_scale,
-    li_song_mean_sensitivity,
-    li_song_participants,
+from fedpriv.privacy.calibrations.feducb import (
+    FEDUCB_VERSIONS,
+    FedUCBCalibration,
+    feducb_privatizer,
 )
 from fedpriv.privacy.calibrations.gossip_fed_ucb import (
     PAPER_LOG_BASES,
@@ -59,6 +53,12 @@ from fedpriv.privacy.calibrations.gossip_fed_ucb import (
     fed_ucb_scale,
     paper_log_rounds,
 )
+from fedpriv.privacy.calibrations.li_song import (
+    li_song_claimed_epsilon,
+    li_song_epoch_scale,
+    li_song_mean_sensitivity,
+    li_song_participants,
+)
 
 __all__ = [
     "FEDUCB_VERSIONS",
@@ -66,9 +66,9 @@ __all__ = [
     "INTERVAL_RULES",
     "PAPER_LOG_BASES",
     "FedUCBCalibration",
-    "fed_ucb_released_prefixes",
     "IntervalClaim",
     "fed_ucb_node_epsilon",
+    "fed_ucb_released_prefixes",
     "fed_ucb_scale",
     "feducb_privatizer",
     "interval_claimed_guarantee",

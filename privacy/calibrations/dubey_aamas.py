@@ -13,15 +13,10 @@ import dataclasses
 import math
 
 import numpy as np
-from scipy import special
-
-from fedpriv.privacy.calibrations._helpers import _ceil_tolerant
+from fedpriv.privacy._checks import check_epsilon, check_int_at_least, check_real
 from fedpriv.privacy._checks import check_open_unit as _check_open_unit
-from fedpriv.privacy._checks import (
-    check_epsilon,
-    check_int_at_least,
-    check_real,
-)
+from fedpriv.privacy.calibrations._helpers import _ceil_tolerant
+from scipy import special
 
 __all__ = [
     "INTERVAL_CONFIDENCE",
@@ -161,11 +156,7 @@ def interval_release_schedule(epsilon: float, horizon: int) -> np.ndarray:
 
 
 def interval_noise_scales(
-    epsilon: float,
-    counts: object,
-    *,
-    theta: float | None = None,
-    rule: str = "decaying",
+    epsilon: float, counts: object, *, theta: float | None = None, rule: str = "decaying"
 ) -> np.ndarray:
     """Laplace scale of each release of the interval mechanism.
 
@@ -215,11 +206,7 @@ def interval_noise_scales(
 
 
 def interval_release_epsilons(
-    epsilon: float,
-    counts: object,
-    *,
-    theta: float | None = None,
-    rule: str = "decaying",
+    epsilon: float, counts: object, *, theta: float | None = None, rule: str = "decaying"
 ) -> np.ndarray:
     """Per-release pure ε the paper claims for each message [R-m / R-l].
 
@@ -377,9 +364,7 @@ def interval_claimed_guarantee(
     else:
         eps1 = f ** (-theta / 2.0)
         squares = float(special.zeta(theta, 1)) * f ** (-theta)
-        zeta_epsilon = (
-            math.sqrt(2.0 * log_term * squares) + squares * math.expm1(eps1) / eps1
-        )
+        zeta_epsilon = math.sqrt(2.0 * log_term * squares) + squares * math.expm1(eps1) / eps1
     return IntervalClaim(
         rule=rule,
         theta=theta,

@@ -11,18 +11,10 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from fedpriv.privacy._checks import check_epsilon, check_int_at_least, check_positive
 from fedpriv.privacy._checks import check_open_unit as _check_open_unit
-from fedpriv.privacy._checks import (
-    check_epsilon,
-    check_int_at_least,
-    check_positive,
-)
 
-__all__ = [
-    "FEDUCB_VERSIONS",
-    "FedUCBCalibration",
-    "feducb_privatizer",
-]
+__all__ = ["FEDUCB_VERSIONS", "FedUCBCalibration", "feducb_privatizer"]
 
 
 # ---------------------------------------------------------------------------------
@@ -231,9 +223,7 @@ def feducb_privatizer(
     bound_theta = check_positive("bound_theta", bound_theta)
     alpha = _check_open_unit("failure_probability", failure_probability)
     if version not in FEDUCB_VERSIONS:
-        raise ValueError(
-            f"`version` must be one of {FEDUCB_VERSIONS}, got {version!r}."
-        )
+        raise ValueError(f"`version` must be one of {FEDUCB_VERSIONS}, got {version!r}.")
 
     l2 = bound_x**2 + bound_y**2
     log_2_delta = math.log(2.0 / delta)
@@ -251,15 +241,11 @@ def feducb_privatizer(
         / epsilon
     )
     rho_max = 3.0 * op_norm_bound
-    kappa = math.sqrt(
-        depth * l2 * (math.sqrt(dim) + 2.0 * log_union) / (math.sqrt(2.0) * epsilon)
-    )
+    kappa = math.sqrt(depth * l2 * (math.sqrt(dim) + 2.0 * log_union) / (math.sqrt(2.0) * epsilon))
     if version == "full":
         beta_term = n_agents * bound_theta * math.sqrt(rho_max) + n_agents * kappa
     else:
-        beta_term = bound_theta * math.sqrt(n_agents * rho_max) + kappa * math.sqrt(
-            n_agents
-        )
+        beta_term = bound_theta * math.sqrt(n_agents * rho_max) + kappa * math.sqrt(n_agents)
     return FedUCBCalibration(
         version=version,
         claimed_epsilon=epsilon,

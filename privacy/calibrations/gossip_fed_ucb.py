@@ -59,15 +59,11 @@ def paper_log_rounds(horizon: int, log_base: str) -> int:
     """
     horizon = check_int_at_least("horizon", horizon, 1)
     if log_base not in PAPER_LOG_BASES:
-        raise ValueError(
-            f"`log_base` must be one of {sorted(PAPER_LOG_BASES)}, got {log_base!r}."
-        )
+        raise ValueError(f"`log_base` must be one of {sorted(PAPER_LOG_BASES)}, got {log_base!r}.")
     if log_base == "2":
         value = (horizon - 1).bit_length()
     else:
-        value = math.ceil(
-            math.log(horizon) / math.log(PAPER_LOG_BASES[log_base]) - 1e-12
-        )
+        value = math.ceil(math.log(horizon) / math.log(PAPER_LOG_BASES[log_base]) - 1e-12)
     return max(1, value)
 
 
@@ -111,8 +107,7 @@ def _view_depth(horizon: int, publish_final: bool) -> int:
 
 
 def fed_ucb_node_epsilon(
-    epsilon: float, horizon: int, *, mode: str, log_base: str = "2",
-    publish_final: bool = False,
+    epsilon: float, horizon: int, *, mode: str, log_base: str = "2", publish_final: bool = False
 ) -> float:
     """Per-node ε' of Fed_UCB's tree.
 
@@ -152,8 +147,7 @@ def fed_ucb_node_epsilon(
 
 
 def fed_ucb_scale(
-    epsilon: float, horizon: int, *, mode: str, log_base: str = "2",
-    publish_final: bool = False,
+    epsilon: float, horizon: int, *, mode: str, log_base: str = "2", publish_final: bool = False
 ) -> float:
     """Laplace scale ``b = l1_sensitivity / ε'`` per node (sensitivity 1, rewards in [0, 1]).
 

@@ -7,12 +7,8 @@ Re-exported by :mod:`fedpriv.privacy.calibrations`.
 
 from __future__ import annotations
 
+from fedpriv.privacy._checks import check_epsilon, check_int_at_least, check_real
 from fedpriv.privacy.calibrations._helpers import _ceil_tolerant
-from fedpriv.privacy._checks import (
-    check_epsilon,
-    check_int_at_least,
-    check_real,
-)
 
 __all__ = [
     "li_song_claimed_epsilon",
@@ -103,14 +99,11 @@ def _li_song_divisor(
         raise TypeError(f"`partial` must be a bool, got {type(partial).__name__}.")
     if not partial:
         if n_participants is not None or rate is not None:
-            raise ValueError(
-                "`n_participants` and `participation_rate` require `partial=True`."
-            )
+            raise ValueError("`n_participants` and `participation_rate` require `partial=True`.")
         return n_agents
     if (n_participants is None) == (rate is None):
         raise ValueError(
-            "`partial=True` needs exactly one of `n_participants` or "
-            "`participation_rate`."
+            "`partial=True` needs exactly one of `n_participants` or `participation_rate`."
         )
     if rate is not None:
         return li_song_participants(n_agents, rate)
@@ -230,6 +223,4 @@ def li_song_claimed_epsilon(
     1.0
     """
     epsilon = check_epsilon("epsilon", epsilon)
-    return _li_song_divisor(n_agents, partial, n_participants, participation_rate) * (
-        epsilon
-    )
+    return _li_song_divisor(n_agents, partial, n_participants, participation_rate) * (epsilon)

@@ -55,15 +55,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from fedpriv.privacy import calibrations as calibration
 from fedpriv.privacy.accounting import events
-from fedpriv.privacy.ledger.accountant import RELATIVE_TOLERANCE, Accountant
-from fedpriv.privacy.errors import DataFormatError
 from fedpriv.privacy.accounting.guarantees import format_epsilon
-from fedpriv.privacy.relations import parse_relation
-from fedpriv.privacy.ledger.store import LedgerStore
 from fedpriv.privacy.accounting.verdicts import LowerBoundEvidence, judge
+from fedpriv.privacy.errors import DataFormatError
+from fedpriv.privacy.ledger.accountant import Accountant
+from fedpriv.privacy.ledger.store import LedgerStore
+from fedpriv.privacy.relations import parse_relation
 
 __all__ = [
     "CALIBRATIONS",
@@ -96,8 +95,11 @@ CALIBRATIONS = {
 
 
 def _event_classes() -> dict[str, type]:
-    classes = {name: getattr(events, name) for name in events.__all__
-               if isinstance(getattr(events, name), type)}
+    classes = {
+        name: getattr(events, name)
+        for name in events.__all__
+        if isinstance(getattr(events, name), type)
+    }
     try:
         from fedpriv.privacy.mechanisms.interval import IntervalRelease
 
@@ -157,8 +159,11 @@ def _labels(spec: Any, source: str, where: str) -> tuple[Any, ...]:
         raise _fail(source, where, "labels must be a count or a list")
     if isinstance(spec, int):
         if not 1 <= spec <= MAX_CELLS:
-            raise _fail(source, where, f"a label count must be in [1, {MAX_CELLS:,}] "
-                                       f"(MAX_CELLS), got {spec:,}")
+            raise _fail(
+                source,
+                where,
+                f"a label count must be in [1, {MAX_CELLS:,}] (MAX_CELLS), got {spec:,}",
+            )
         return tuple(range(spec))
     if isinstance(spec, list) and spec:
         return tuple(spec)
@@ -190,8 +195,13 @@ def parse_deployment(data: Mapping[str, Any], *, source: str = "<deployment>") -
     if not isinstance(data, Mapping):
         raise _fail(source, "top level", f"must be a table, got {type(data).__name__}")
     _check_top_level(data, source)
-    for key, kind in (("claim", Mapping), ("calibration", Mapping), ("disjoint", list),
-                      ("sequential", list), ("release", list)):
+    for key, kind in (
+        ("claim", Mapping),
+        ("calibration", Mapping),
+        ("disjoint", list),
+        ("sequential", list),
+        ("release", list),
+    ):
         if key in data and not isinstance(data[key], (kind, tuple) if kind is list else kind):
             expected = "a table" if kind is Mapping else "an array"
             raise _fail(source, key, f"must be {expected}, got {type(data[key]).__name__}")
@@ -215,8 +225,7 @@ def parse_deployment(data: Mapping[str, Any], *, source: str = "<deployment>") -
         raise _fail(source, "release", "at least one [[release]] table is required")
     classes = _event_classes()
     releases = [
-        _parse_release(spec, f"release[{index}]", classes, calibrated, disjoint, sequential,
-                       source)
+        _parse_release(spec, f"release[{index}]", classes, calibrated, disjoint, sequential, source)
         for index, spec in enumerate(raw_releases)
     ]
     return Deployment(
@@ -234,16 +243,30 @@ def parse_deployment(data: Mapping[str, Any], *, source: str = "<deployment>") -
     )
 
 
-_TOP_LEVEL_KEYS = frozenset({"title", "neighboring_relation", "relation", "disjoint",
-                             "sequential", "target_delta", "claim", "calibration", "release"})
+_TOP_LEVEL_KEYS = frozenset(
+    {
+        "title",
+        "neighboring_relation",
+        "relation",
+        "disjoint",
+        "sequential",
+        "target_delta",
+        "claim",
+        "calibration",
+        "release",
+    }
+)
 
 
 def _relation_field(data: Mapping[str, Any], source: str) -> Any:
     """The ``neighboring_relation`` key, or ``relation`` (its name in files written
     before dp-accounting's name was adopted); giving both is refused."""
     if "neighboring_relation" in data and "relation" in data:
-        raise _fail(source, "top level", "give `neighboring_relation` only (`relation` is "
-                                         "its former name), not both")
+        raise _fail(
+            source,
+            "top level",
+            "give `neighboring_relation` only (`relation` is its former name), not both",
+        )
     return data.get("neighboring_relation", data.get("relation", "replace_one_reward"))
 
 
@@ -251,8 +274,9 @@ def _check_top_level(data: Mapping[str, Any], source: str) -> None:
     """Refuse unknown top-level keys."""
     unknown = sorted(set(data) - _TOP_LEVEL_KEYS)
     if unknown:
-        raise _fail(source, "top level",
-                    f"unknown key(s) {unknown}; allowed: {sorted(_TOP_LEVEL_KEYS)}")
+        raise _fail(
+            source, "top level", f"unknown key(s) {unknown}; allowed: {sorted(_TOP_LEVEL_KEYS)}"
+        )
 
 
 def _parse_claim(claim: Mapping[str, Any], source: str) -> tuple[Any, Any]:
@@ -279,13 +303,22 @@ def _parse_calibrations(tables: Mapping[str, Any], source: str) -> dict[str, Any
             raise _fail(source, where, "needs a `function` key")
         function = CALIBRATIONS.get(spec["function"])
         if function is None:
-            raise _fail(source, where, f"unknown function {spec['function']!r}; "
-                                       f"known: {sorted(CALIBRATIONS)}")
+            raise _fail(
+                source,
+                where,
+                f"unknown function {spec['function']!r}; known: {sorted(CALIBRATIONS)}",
+            )
         args = {k: v for k, v in spec.items() if k != "function"}
         allowed, required = _parameters(function)
-        _check_fields(args, allowed, required, source=source, where=where,
-                      what=f"calibration function {spec['function']!r}",
-                      extra=("function",))
+        _check_fields(
+            args,
+            allowed,
+            required,
+            source=source,
+            where=where,
+            what=f"calibration function {spec['function']!r}",
+            extra=("function",),
+        )
         positional = [args.pop(k) for k in ("epsilon", "delta") if k in args]
         try:
             calibrated[name] = function(*positional, **args)
@@ -305,14 +338,27 @@ def _parameters(function: Any) -> tuple[list[str], list[str]]:
         signature = inspect.signature(function)
     except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
         return [], []
-    named = [p for p in signature.parameters.values()
-             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-    return ([p.name for p in named],
-            [p.name for p in named if p.default is inspect.Parameter.empty])
+    named = [
+        p
+        for p in signature.parameters.values()
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    ]
+    return (
+        [p.name for p in named],
+        [p.name for p in named if p.default is inspect.Parameter.empty],
+    )
 
 
-def _check_fields(given: Any, allowed: list[str], required: list[str], *, source: str,
-                  where: str, what: str, extra: tuple[str, ...] = ()) -> None:
+def _check_fields(
+    given: Any,
+    allowed: list[str],
+    required: list[str],
+    *,
+    source: str,
+    where: str,
+    what: str,
+    extra: tuple[str, ...] = (),
+) -> None:
     """Refuse a key not in ``allowed`` (or ``extra``) and a missing required one, with
     the allowed fields listed and the nearest spelling suggested."""
     if not allowed:
@@ -324,18 +370,28 @@ def _check_fields(given: Any, allowed: list[str], required: list[str], *, source
         for key in unknown:
             close = difflib.get_close_matches(key, known, n=1)
             hints.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
-        raise _fail(source, where,
-                    f"unknown field(s) {', '.join(hints)} for {what}; allowed: "
-                    + ", ".join(known))
+        raise _fail(
+            source,
+            where,
+            f"unknown field(s) {', '.join(hints)} for {what}; allowed: " + ", ".join(known),
+        )
     missing = [key for key in required if key not in given]
     if missing:
-        raise _fail(source, where, f"{what} needs the field(s) {', '.join(missing)}; "
-                                   f"allowed: {', '.join(known)}")
+        raise _fail(
+            source,
+            where,
+            f"{what} needs the field(s) {', '.join(missing)}; allowed: {', '.join(known)}",
+        )
 
 
 def _parse_release(
-    spec: Any, where: str, classes: Mapping[str, type], calibrated: Mapping[str, Any],
-    disjoint: tuple[str, ...], sequential: tuple[str, ...], source: str,
+    spec: Any,
+    where: str,
+    classes: Mapping[str, type],
+    calibrated: Mapping[str, Any],
+    disjoint: tuple[str, ...],
+    sequential: tuple[str, ...],
+    source: str,
 ) -> DeploymentRelease:
     """One ``[[release]]`` table: its event, the cells it is charged to, its count."""
     if not isinstance(spec, dict) or "event" not in spec:
@@ -346,8 +402,15 @@ def _parse_release(
     if isinstance(spec.get("name"), str):
         where = f"{where} ({spec['name']!r})"
     allowed, required = _parameters(cls)
-    _check_fields(spec, allowed, required, source=source, where=where,
-                  what=f"event {spec['event']!r}", extra=_RELEASE_KEYS)
+    _check_fields(
+        spec,
+        allowed,
+        required,
+        source=source,
+        where=where,
+        what=f"event {spec['event']!r}",
+        extra=_RELEASE_KEYS,
+    )
     per_spec = spec.get("per", {})
     if not isinstance(per_spec, dict):
         raise _fail(source, f"{where}.per", "must be a table of level = labels")
@@ -357,26 +420,33 @@ def _parse_release(
     undeclared = sorted(set(per_spec) - set(disjoint) - set(sequential))
     if undeclared:
         raise _fail(source, f"{where}.per", f"level(s) {undeclared} are not declared")
-    per = tuple((level, _labels(per_spec[level], source, f"{where}.per.{level}"))
-                for level in per_spec)
+    per = tuple(
+        (level, _labels(per_spec[level], source, f"{where}.per.{level}")) for level in per_spec
+    )
     n_cells = math.prod(len(labels) for _, labels in per)
     if n_cells > MAX_CELLS:
-        raise _fail(source, f"{where}.per", f"names {n_cells:,} cells, more than "
-                                            f"MAX_CELLS = {MAX_CELLS:,}")
+        raise _fail(
+            source, f"{where}.per", f"names {n_cells:,} cells, more than MAX_CELLS = {MAX_CELLS:,}"
+        )
     count = _resolve(spec.get("count", 1), calibrated, source, f"{where}.count")
     if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_COUNT:
-        raise _fail(source, f"{where}.count",
-                    f"must be an integer in [1, {MAX_COUNT:,}] (MAX_COUNT), got {count!r}")
-    fields = {k: _resolve(v, calibrated, source, f"{where}.{k}") for k, v in spec.items()
-              if k not in ("event", "per", "count", "name")}
-    fields = {k: (tuple(v) if isinstance(v, (list, np.ndarray)) else v)
-              for k, v in fields.items()}
+        raise _fail(
+            source,
+            f"{where}.count",
+            f"must be an integer in [1, {MAX_COUNT:,}] (MAX_COUNT), got {count!r}",
+        )
+    fields = {
+        k: _resolve(v, calibrated, source, f"{where}.{k}")
+        for k, v in spec.items()
+        if k not in ("event", "per", "count", "name")
+    }
+    fields = {k: (tuple(v) if isinstance(v, (list, np.ndarray)) else v) for k, v in fields.items()}
     try:
         event = cls(**fields)
     except (ValueError, TypeError) as error:
         raise _fail(source, where, f"{spec['event']}: {error}") from None
     return DeploymentRelease(
-        name=str(spec.get("name", spec["event"])), event=event, per=per, count=count,
+        name=str(spec.get("name", spec["event"])), event=event, per=per, count=count
     )
 
 
@@ -423,7 +493,8 @@ def build_accountant(deployment: Deployment) -> Accountant:
         charged ``count`` times to every label combination of its ``per`` levels.
     """
     accountant = Accountant(
-        neighboring_relation=deployment.neighboring_relation, disjoint=deployment.disjoint,
+        neighboring_relation=deployment.neighboring_relation,
+        disjoint=deployment.disjoint,
         sequential=deployment.sequential,
     )
     for release in deployment.releases:
@@ -456,14 +527,18 @@ def budget_report(deployment: Deployment) -> dict[str, Any]:
         at the claim's δ if there is a claim, else at ``target_delta``.
     """
     accountant = build_accountant(deployment)
-    delta = deployment.claim_delta if deployment.claim_epsilon is not None else deployment.target_delta
+    delta = (
+        deployment.claim_delta if deployment.claim_epsilon is not None else deployment.target_delta
+    )
     routes = accountant.routes(delta)
     route, epsilon = accountant.tightest(delta)
     lower = accountant.lower_bound(delta) if hasattr(accountant, "lower_bound") else None
     per_level: dict[str, dict[str, float]] = {}
     for level in deployment.disjoint + deployment.sequential:
-        labels = sorted({label for r in deployment.releases for lv, ls in r.per if lv == level
-                         for label in ls}, key=repr)
+        labels = sorted(
+            {label for r in deployment.releases for lv, ls in r.per if lv == level for label in ls},
+            key=repr,
+        )
         if labels:
             per_level[level] = {
                 str(label): accountant.get_epsilon(delta, where={level: label}) for label in labels
@@ -481,28 +556,42 @@ def budget_report(deployment: Deployment) -> dict[str, Any]:
         "curve": curve,
         "per_level": per_level,
         "releases": [
-            {"name": r.name, "event": repr(r.event), "per": {lv: len(ls) for lv, ls in r.per},
-             "count": r.count}
+            {
+                "name": r.name,
+                "event": repr(r.event),
+                "per": {lv: len(ls) for lv, ls in r.per},
+                "count": r.count,
+            }
             for r in deployment.releases
         ],
-        "calibrations": {name: dataclasses.asdict(value) if dataclasses.is_dataclass(value)
-                         else value for name, value in deployment.calibrations},
+        "calibrations": {
+            name: dataclasses.asdict(value) if dataclasses.is_dataclass(value) else value
+            for name, value in deployment.calibrations
+        },
         "claim": None,
         "verdict": None,
     }
     if deployment.claim_epsilon is not None:
-        report["claim"] = {"epsilon": deployment.claim_epsilon, "delta": deployment.claim_delta,
-                           "source": deployment.claim_source}
+        report["claim"] = {
+            "epsilon": deployment.claim_epsilon,
+            "delta": deployment.claim_delta,
+            "source": deployment.claim_source,
+        }
         # The one verdict rule (fedpriv.privacy.accounting.verdicts.judge): the tightest route is the
         # certified upper bound of the declared releases, and the lower bracket an exact
         # analytic lower bound on them (the releases as declared, at worst-case inputs).
         lowers = []
         if lower is not None and lower > 0:
-            lowers.append(LowerBoundEvidence(
-                epsilon=lower, kind="analytic",
-                description="the accountant's lower bracket of the declared releases"))
+            lowers.append(
+                LowerBoundEvidence(
+                    epsilon=lower,
+                    kind="analytic",
+                    description="the accountant's lower bracket of the declared releases",
+                )
+            )
         report["verdict"], report["evidence"] = judge(
-            deployment.claim_epsilon, epsilon, lowers, upper_note=f"route {route}")
+            deployment.claim_epsilon, epsilon, lowers, upper_note=f"route {route}"
+        )
         report["slack"] = deployment.claim_epsilon / epsilon if epsilon > 0 else math.inf
         report["delta_at_claimed_epsilon"] = accountant.get_delta(deployment.claim_epsilon)
     return report
@@ -557,22 +646,34 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     str
         A Markdown page ending with a newline.
     """
-    lines = [f"# Privacy budget: {report['title']}", "",
-             (f"Neighboring relation `{report['neighboring_relation']}`, "
-              f"disjoint levels {report['disjoint']}, δ = {report['delta']:g}. "
-              f"Source: `{report['source']}`."), ""]
+    lines = [
+        f"# Privacy budget: {report['title']}",
+        "",
+        (
+            f"Neighboring relation `{report['neighboring_relation']}`, "
+            f"disjoint levels {report['disjoint']}, δ = {report['delta']:g}. "
+            f"Source: `{report['source']}`."
+        ),
+        "",
+    ]
     if report["claim"]:
         c = report["claim"]
-        lines += [(f"**Claim:** ε = {c['epsilon']:g}, δ = {c['delta']:g} ({c['source']}). "
-                  f"**Verdict: {report['verdict']}** (claim / accountant = {report['slack']:.3g}): "
-                  f"{report['evidence']}."),
-                  ""]
+        lines += [
+            (
+                f"**Claim:** ε = {c['epsilon']:g}, δ = {c['delta']:g} ({c['source']}). "
+                f"**Verdict: {report['verdict']}** (claim / accountant = {report['slack']:.3g}): "
+                f"{report['evidence']}."
+            ),
+            "",
+        ]
     lines += ["| route | ε |", "|---|---|"]
     for name, value in report["routes"].items():
         bold = "**" if name == report["tightest"]["route"] else ""
         lines.append(f"| {bold}{name}{bold} | {bold}{format_epsilon(value)}{bold} |")
     if report.get("lower_bound") is not None:
-        lines.append(f"| lower bracket (optimistic PLD) | {format_epsilon(report['lower_bound'])} |")
+        lines.append(
+            f"| lower bracket (optimistic PLD) | {format_epsilon(report['lower_bound'])} |"
+        )
     if report.get("curve"):
         lines += ["", "| δ | tightest ε |", "|---|---|"]
         lines += [f"| {d} | {format_epsilon(v)} |" for d, v in report["curve"].items()]
@@ -651,7 +752,9 @@ def store_report(path: str | Path, *, delta: float | None = None) -> dict[str, A
     return report
 
 
-def _store_per_level(accountant: Accountant, charges: Any, delta: float) -> dict[str, dict[str, float]]:
+def _store_per_level(
+    accountant: Accountant, charges: Any, delta: float
+) -> dict[str, dict[str, float]]:
     """Tightest ε at ``delta`` of the charges carrying each label of each level."""
     per_level: dict[str, dict[str, float]] = {}
     for level in accountant.levels:
@@ -672,17 +775,31 @@ def _store_releases(accountant: Accountant) -> list[dict[str, Any]]:
     rows = []
     for event, charges in grouped.items():
         levels = sorted({level for arrays in charges for level in arrays})
-        per = {level: len({label for arrays in charges if level in arrays
-                           for label in arrays[level].tolist()}) for level in levels}
-        rows.append({"name": type(event).__name__, "event": repr(event), "per": per,
-                     "count": sum(max(a.size for a in arrays.values()) for arrays in charges)})
+        per = {
+            level: len(
+                {label for arrays in charges if level in arrays for label in arrays[level].tolist()}
+            )
+            for level in levels
+        }
+        rows.append(
+            {
+                "name": type(event).__name__,
+                "event": repr(event),
+                "per": per,
+                "count": sum(max(a.size for a in arrays.values()) for arrays in charges),
+            }
+        )
     return rows
 
 
 def _store_summary(report: Mapping[str, Any]) -> list[str]:
     """The lines a store report adds: what was charged and the budget left."""
-    lines = [(f"charges: {report['n_charges']} cells, {report['n_draws']} noise draws "
-              f"(fedpriv {report['fedpriv_version']}, schema {report['schema_version']})")]
+    lines = [
+        (
+            f"charges: {report['n_charges']} cells, {report['n_draws']} noise draws "
+            f"(fedpriv {report['fedpriv_version']}, schema {report['schema_version']})"
+        )
+    ]
     if report["budget"] is not None:
         budget = report["budget"]
         lines.append(

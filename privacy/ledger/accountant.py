@@ -44,13 +44,16 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-
 from fedpriv.privacy._checks import check_delta, check_int_at_least, check_real
-from fedpriv.privacy.errors import BudgetExceededError, ResourceLimitError, UnsupportedEventError
-from fedpriv.privacy.accounting.events import MAX_COUNT, Composed, Event, NonPrivate, SelfComposed, _shape
+from fedpriv.privacy.accounting.events import (
+    MAX_COUNT,
+    Composed,
+    Event,
+    NonPrivate,
+    SelfComposed,
+    _shape,
+)
 from fedpriv.privacy.accounting.guarantees import RELATIVE_TOLERANCE, ApproxDP, PureDP
-from fedpriv.privacy.relations import NeighboringRelation, parse_relation
-from fedpriv.privacy.accounting.sampling import check_sampling_relation
 from fedpriv.privacy.accounting.routes import (
     ROUTES,
     compose_delta,
@@ -58,8 +61,11 @@ from fedpriv.privacy.accounting.routes import (
     handlers_for,
     pld_lower_bound,
 )
+from fedpriv.privacy.accounting.sampling import check_sampling_relation
+from fedpriv.privacy.errors import BudgetExceededError, ResourceLimitError, UnsupportedEventError
 from fedpriv.privacy.ledger.running import RunningCells
 from fedpriv.privacy.ledger.store import LedgerStore, StoreConfig, StoredLedgerMixin
+from fedpriv.privacy.relations import NeighboringRelation, parse_relation
 
 if TYPE_CHECKING:  # pandas is imported where a frame is built (import time, issue 23)
     import pandas as pd
@@ -216,8 +222,7 @@ class Accountant(StoredLedgerMixin):
             self.pld_discretization = math.nan
         if not low <= self.pld_discretization <= high:
             raise ValueError(
-                f"`pld_discretization` must be in [{low:g}, {high:g}], "
-                f"got {pld_discretization!r}."
+                f"`pld_discretization` must be in [{low:g}, {high:g}], got {pld_discretization!r}."
             )
         self._events: list[Event] = []  # distinct events, index = event id
         self._event_ids: dict[Event, int] = {}
@@ -240,11 +245,17 @@ class Accountant(StoredLedgerMixin):
         self._store: LedgerStore | None = None
         self._store_seq = (0, 0)  # last (charge, draw) rows of the store read into memory
         if store is not None:
-            self._store = LedgerStore.open(store, StoreConfig(
-                neighboring_relation=self.neighboring_relation.value, disjoint=self.disjoint,
-                sequential=self.sequential, budget=self.budget,
-                keep_draw_rows=self.keep_draw_rows,
-            ), synchronous=store_synchronous)
+            self._store = LedgerStore.open(
+                store,
+                StoreConfig(
+                    neighboring_relation=self.neighboring_relation.value,
+                    disjoint=self.disjoint,
+                    sequential=self.sequential,
+                    budget=self.budget,
+                    keep_draw_rows=self.keep_draw_rows,
+                ),
+                synchronous=store_synchronous,
+            )
             self._sync()
 
     # ------------------------------------------------------------------ charging
@@ -252,7 +263,9 @@ class Accountant(StoredLedgerMixin):
         if keys is None:
             keys = {}
         if not isinstance(keys, Mapping):
-            raise TypeError(f"`key` must be a mapping of level -> label, got {type(keys).__name__}.")
+            raise TypeError(
+                f"`key` must be a mapping of level -> label, got {type(keys).__name__}."
+            )
         unknown = sorted((level for level in keys if level not in self.levels), key=repr)
         if unknown:
             raise ValueError(
@@ -355,9 +368,7 @@ class Accountant(StoredLedgerMixin):
         """
         count = check_int_at_least("count", count, 1)
         if count > MAX_COUNT:
-            raise ValueError(
-                f"`count` must be <= MAX_COUNT = {MAX_COUNT:,}, got {count:,}."
-            )
+            raise ValueError(f"`count` must be <= MAX_COUNT = {MAX_COUNT:,}, got {count:,}.")
         if self.disjoint:
             raise ValueError(
                 f"`compose` charges without a key, but this accountant declares the "
@@ -481,8 +492,10 @@ class Accountant(StoredLedgerMixin):
         if not accepted:
             budget_delta = self.budget.delta if isinstance(self.budget, ApproxDP) else 0.0
             candidate_events = self._events + [event] if is_new else self._events
-            cells = [[(candidate_events[j], count) for j, count in composition]
-                     for composition in running.compositions(update)]
+            cells = [
+                [(candidate_events[j], count) for j, count in composition]
+                for composition in running.compositions(update)
+            ]
             spent = self._tightest_of(cells, budget_delta)[1]
             if spent > self.budget.epsilon * (1 + RELATIVE_TOLERANCE):
                 raise BudgetExceededError(
@@ -515,7 +528,7 @@ class Accountant(StoredLedgerMixin):
         rows = max(a.size for a in arrays.values())
         tally = self._cell_tally
         try:
-            for event_id, recorded in self._charges[tally[0]:]:
+            for event_id, recorded in self._charges[tally[0] :]:
                 _fold(tally, self._events[event_id], recorded, self.parallel_levels)
                 tally[0] += 1
             if tally[1] + releases * rows <= MAX_CELL_RELEASES:
@@ -526,8 +539,10 @@ class Accountant(StoredLedgerMixin):
             # batch; counting each in Python cost seconds per charge).
             if tally[3] is None:  # first time past the ceiling: bound the fullest cell
                 self._refold(tally, cells=False)
-            if tally[3] + releases * _max_cell_rows(arrays, self.parallel_levels) \
-                    <= MAX_CELL_RELEASES:
+            if (
+                tally[3] + releases * _max_cell_rows(arrays, self.parallel_levels)
+                <= MAX_CELL_RELEASES
+            ):
                 return
             if tally[2] is None:  # the bound is too loose: count every cell
                 self._refold(tally, cells=True)
@@ -553,8 +568,9 @@ class Accountant(StoredLedgerMixin):
             _fold(tally, self._events[event_id], recorded, self.parallel_levels)
             tally[0] += 1
 
-    def _commit_charge(self, event: Event, is_new: bool, charge: tuple,
-                       running: tuple | None = None) -> None:
+    def _commit_charge(
+        self, event: Event, is_new: bool, charge: tuple, running: tuple | None = None
+    ) -> None:
         """Record a prepared charge: the only mutation of a charge, with no call that
         can fail in between (an interned event without a charge is invisible). The
         running cells follow; if that is cut short they catch up at the next charge."""
@@ -602,13 +618,7 @@ class Accountant(StoredLedgerMixin):
         return False
 
     def record_draws(
-        self,
-        *,
-        keys: Mapping[str, Any],
-        node: Any,
-        level: Any,
-        scale: float,
-        l1_sensitivity: float,
+        self, *, keys: Mapping[str, Any], node: Any, level: Any, scale: float, l1_sensitivity: float
     ) -> None:
         """Append ledger rows, one per noise draw, for draws already charged.
 
@@ -705,9 +715,15 @@ class Accountant(StoredLedgerMixin):
         opened = LedgerStore.open(store)
         config = opened.config
         opened.close()
-        return cls(neighboring_relation=config.neighboring_relation, disjoint=config.disjoint,
-                   sequential=config.sequential, budget=config.budget,
-                   keep_draw_rows=config.keep_draw_rows, store=store, **options)
+        return cls(
+            neighboring_relation=config.neighboring_relation,
+            disjoint=config.disjoint,
+            sequential=config.sequential,
+            budget=config.budget,
+            keep_draw_rows=config.keep_draw_rows,
+            store=store,
+            **options,
+        )
 
     # ------------------------------------------------------------------ queries
     def _cells(self, where: Mapping[str, Any] | None) -> tuple[np.ndarray, list[Event]]:
@@ -722,8 +738,11 @@ class Accountant(StoredLedgerMixin):
             for level, label in where.items():
                 _label_array(f"where[{level!r}]", label)
         self._refresh()
-        cache_key = (self._version, len(self._charges),
-                     tuple(sorted((where or {}).items(), key=repr)))
+        cache_key = (
+            self._version,
+            len(self._charges),
+            tuple(sorted((where or {}).items(), key=repr)),
+        )
         if cache_key in self._cells_cache:
             return self._cells_cache[cache_key]
         result = (
@@ -756,7 +775,9 @@ class Accountant(StoredLedgerMixin):
         """
         return _cell_list(*self._cells(where))
 
-    def routes(self, target_delta: float, *, where: Mapping[str, Any] | None = None) -> dict[str, float]:
+    def routes(
+        self, target_delta: float, *, where: Mapping[str, Any] | None = None
+    ) -> dict[str, float]:
         """ε at ``target_delta`` by every route of :data:`fedpriv.privacy.accounting.routes.ROUTES`.
 
         Each route is evaluated on every distinct cell composition and the worst cell
@@ -808,12 +829,13 @@ class Accountant(StoredLedgerMixin):
         # Routes within float rounding of the minimum are ties: prefer the simplest,
         # so an exact pure answer is not displaced by a PLD value 1 ulp below it.
         route = next(
-            name for name in ROUTES
-            if values[name] <= smallest + abs(smallest) * RELATIVE_TOLERANCE
+            name for name in ROUTES if values[name] <= smallest + abs(smallest) * RELATIVE_TOLERANCE
         )
         return route, values[route]
 
-    def tightest(self, target_delta: float, *, where: Mapping[str, Any] | None = None) -> tuple[str, float]:
+    def tightest(
+        self, target_delta: float, *, where: Mapping[str, Any] | None = None
+    ) -> tuple[str, float]:
         """``(route, epsilon)`` of the smallest valid upper bound at ``target_delta``.
 
         Ties go to the simplest route in :data:`~fedpriv.privacy.accounting.routes.ROUTES` order (pure first).
@@ -899,15 +921,19 @@ class Accountant(StoredLedgerMixin):
         _check_cell_sizes(cells)
         try:
             return max(
-                (pld_lower_bound(c, target_delta, pld_discretization=self.pld_discretization)
-                 for c in cells),
+                (
+                    pld_lower_bound(c, target_delta, pld_discretization=self.pld_discretization)
+                    for c in cells
+                ),
                 default=0.0,
             )
         except ArithmeticError as error:
             _warn_overflow("the lower bound", "0", error)
             return 0.0  # a valid (vacuous) lower bound
 
-    def bracket(self, target_delta: float, *, where: Mapping[str, Any] | None = None) -> tuple[float, float]:
+    def bracket(
+        self, target_delta: float, *, where: Mapping[str, Any] | None = None
+    ) -> tuple[float, float]:
         """``(lower_bound, get_epsilon)`` at ``target_delta``.
 
         Parameters
@@ -928,7 +954,9 @@ class Accountant(StoredLedgerMixin):
             If ``target_delta`` is outside [0, 1) or ``where`` names an undeclared
             level.
         """
-        return self.lower_bound(target_delta, where=where), self.get_epsilon(target_delta, where=where)
+        return self.lower_bound(target_delta, where=where), self.get_epsilon(
+            target_delta, where=where
+        )
 
     def get_delta(self, target_epsilon: float, *, where: Mapping[str, Any] | None = None) -> float:
         """Smallest δ such that the ledger is (``target_epsilon``, δ)-DP (upper bound).
@@ -964,8 +992,10 @@ class Accountant(StoredLedgerMixin):
         _check_cell_sizes(cells)
         try:
             return max(
-                (compose_delta(c, target_epsilon, pld_discretization=self.pld_discretization)
-                 for c in cells),
+                (
+                    compose_delta(c, target_epsilon, pld_discretization=self.pld_discretization)
+                    for c in cells
+                ),
                 default=0.0,
             )
         except ArithmeticError as error:
@@ -988,6 +1018,7 @@ class Accountant(StoredLedgerMixin):
     def ledger(self) -> pd.DataFrame:
         """One row per noise draw: key levels, node, level, scale, sensitivity, epsilon."""
         import pandas as pd
+
         columns = list(self.levels) + ["node", "level", "scale", "l1_sensitivity", "epsilon"]
         self._refresh()
         if not self._draws:
@@ -995,7 +1026,10 @@ class Accountant(StoredLedgerMixin):
         frame = pd.concat(
             [
                 pd.DataFrame(
-                    {k: (np.full(v[1], v[0]) if isinstance(v, tuple) else v) for k, v in block.items()}
+                    {
+                        k: (np.full(v[1], v[0]) if isinstance(v, tuple) else v)
+                        for k, v in block.items()
+                    }
                 )
                 for block in self._draws
             ],
@@ -1008,14 +1042,14 @@ class Accountant(StoredLedgerMixin):
     def charges(self) -> pd.DataFrame:
         """One row per charged release: key levels, event type, parameters and pure ε."""
         import pandas as pd
+
         rows = []
         self._refresh()
         for event_id, arrays in self._charges:
             event = self._events[event_id]
             n = max(a.size for a in arrays.values())
             frame = pd.DataFrame(
-                {level: arrays[level] for level in arrays if level != _SINGLE_CELL},
-                index=range(n),
+                {level: arrays[level] for level in arrays if level != _SINGLE_CELL}, index=range(n)
             )
             frame["event"] = type(event).__name__
             frame["scale"] = getattr(event, "scale", math.nan)
@@ -1062,7 +1096,6 @@ class Accountant(StoredLedgerMixin):
         return self._n_draws
 
 
-
 # ---------------------------------------------------------------------- helpers
 def _check_handlers(event: Any) -> None:
     """Raise UnsupportedEventError unless ``event`` and every event nested in it
@@ -1099,9 +1132,13 @@ def _label_array(level: str, labels: Any) -> np.ndarray:
     try:
         array = np.asarray(labels)
     except (TypeError, ValueError) as error:
-        raise TypeError(f"key level {level!r} must be {allowed}; got {labels!r:.60} ({error}).") from None
+        raise TypeError(
+            f"key level {level!r} must be {allowed}; got {labels!r:.60} ({error})."
+        ) from None
     if array.ndim > 1:
-        raise ValueError(f"key level {level!r} must be {allowed}; got an array of shape {array.shape}.")
+        raise ValueError(
+            f"key level {level!r} must be {allowed}; got an array of shape {array.shape}."
+        )
     array = np.atleast_1d(array).ravel()
     if array.dtype.kind not in "biufUO":
         raise TypeError(f"key level {level!r} must be {allowed}; got dtype {array.dtype}.")
@@ -1170,8 +1207,10 @@ def _cell_counts(arrays: dict[str, np.ndarray], parallel_levels: tuple[str, ...]
     fast = _numeric_cell_counts([arrays[level] for level in parallel_levels])
     if fast is not None:
         return fast
-    columns = [[_NA if _is_na(label) else label for label in arrays[level].tolist()]
-               for level in parallel_levels]
+    columns = [
+        [_NA if _is_na(label) else label for label in arrays[level].tolist()]
+        for level in parallel_levels
+    ]
     counts: dict = {}
     for cell in zip(*columns):
         counts[cell] = counts.get(cell, 0) + 1
@@ -1186,8 +1225,12 @@ def _max_cell_rows(arrays: dict[str, np.ndarray], parallel_levels: tuple[str, ..
         return rows
     columns = [arrays[level] for level in parallel_levels]
     for column in columns:
-        if not (isinstance(column, np.ndarray) and column.dtype.kind in "iub"
-                and column.ndim == 1 and column.size == rows):
+        if not (
+            isinstance(column, np.ndarray)
+            and column.dtype.kind in "iub"
+            and column.ndim == 1
+            and column.size == rows
+        ):
             return rows
         step = np.diff(column.astype(np.int64))
         if np.all(step > 0) or np.all(step < 0):
@@ -1209,11 +1252,14 @@ def _integer_cells(columns: list[np.ndarray]) -> tuple[list, np.ndarray, tuple] 
     through ``np.unique``.
     """
     rows = max((c.size for c in columns), default=0)
-    if not all(isinstance(c, np.ndarray) and c.dtype.kind in "iub" and c.ndim == 1
-               and c.size == rows for c in columns):
+    if not all(
+        isinstance(c, np.ndarray) and c.dtype.kind in "iub" and c.ndim == 1 and c.size == rows
+        for c in columns
+    ):
         return None
-    if any(c.dtype.kind == "u" and c.size and int(c.max()) > np.iinfo(np.int64).max
-           for c in columns):
+    if any(
+        c.dtype.kind == "u" and c.size and int(c.max()) > np.iinfo(np.int64).max for c in columns
+    ):
         return None
     labels, codes = [], []
     for column in columns:
@@ -1284,7 +1330,9 @@ def _warn_overflow(what: str, answer: str, error: ArithmeticError) -> None:
     """Warn that an extreme cell overflowed a route and ``answer`` is reported."""
     warnings.warn(
         f"pricing an extreme cell overflowed ({error!r}); {what} is reported as "
-        f"{answer}, which is sound but vacuous.", RuntimeWarning, stacklevel=3,
+        f"{answer}, which is sound but vacuous.",
+        RuntimeWarning,
+        stacklevel=3,
     )
 
 

@@ -20,9 +20,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-
-from fedpriv.privacy.errors import StoreFormatError
 from fedpriv.privacy.accounting.handlers import _REGISTRY
+from fedpriv.privacy.errors import StoreFormatError
 
 __all__ = [
     "decode_draws",
@@ -252,8 +251,9 @@ def encode_draws(block: Mapping[str, Any] | None) -> str | None:
         return None
     arrays = {k: v for k, v in block.items() if not isinstance(v, tuple)}
     scalars = {k: v[0] for k, v in block.items() if isinstance(v, tuple)}
-    return json.dumps({"arrays": json.loads(encode_keys(arrays)), "scalars": scalars},
-                      separators=(",", ":"))
+    return json.dumps(
+        {"arrays": json.loads(encode_keys(arrays)), "scalars": scalars}, separators=(",", ":")
+    )
 
 
 def decode_draws(text: str | None, n_draws: int) -> dict[str, Any] | None:

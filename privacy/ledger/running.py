@@ -37,7 +37,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-
 from fedpriv.privacy.accounting.conversions import gaussian_dp_epsilon, zcdp_epsilon
 from fedpriv.privacy.accounting.events import _shape
 from fedpriv.privacy.accounting.guarantees import DEFAULT_ORDERS, ApproxDP, PureDP
@@ -63,7 +62,7 @@ _NULL = ("fedpriv-null-label",)
 class _Stats:
     """Additive statistics of one event (or of one cell): see the module docstring."""
 
-    __slots__ = ("pure", "mu2", "rho", "rdp", "releases")
+    __slots__ = ("mu2", "pure", "rdp", "releases", "rho")
 
     def __init__(self, pure: float, mu2: float, rho: float, rdp: np.ndarray, releases: int):
         self.pure, self.mu2, self.rho, self.rdp, self.releases = pure, mu2, rho, rdp, releases
@@ -73,7 +72,7 @@ class _Cell:
     """One cell's running composition; replaced, never mutated, when a charge lands
     (``composition`` is only filled in lazily by :meth:`RunningCells.compositions`)."""
 
-    __slots__ = ("counts", "stats", "seen", "composition")
+    __slots__ = ("composition", "counts", "seen", "stats")
 
     def __init__(self, counts: dict[int, int], stats: _Stats, seen: int):
         self.counts, self.stats, self.seen, self.composition = counts, stats, seen, None
@@ -134,8 +133,9 @@ class RunningCells:
         :class:`~fedpriv.privacy.errors.ResourceLimitError`).
     """
 
-    def __init__(self, parallel_levels: tuple[str, ...], budget: PureDP | ApproxDP,
-                 max_releases: int) -> None:
+    def __init__(
+        self, parallel_levels: tuple[str, ...], budget: PureDP | ApproxDP, max_releases: int
+    ) -> None:
         self.levels = parallel_levels
         self.budget = budget
         self.max_releases = max_releases
@@ -156,21 +156,22 @@ class RunningCells:
             if delta > 0 and math.isfinite(limit):
                 try:
                     found["gdp"] = _largest_within(
-                        lambda mu2: gaussian_dp_epsilon(math.sqrt(mu2), delta), limit)
-                    found["zcdp"] = _largest_within(
-                        lambda rho: zcdp_epsilon(rho, delta), limit)
+                        lambda mu2: gaussian_dp_epsilon(math.sqrt(mu2), delta), limit
+                    )
+                    found["zcdp"] = _largest_within(lambda rho: zcdp_epsilon(rho, delta), limit)
                 except ArithmeticError:  # an extreme budget: these routes stay off
                     found["gdp"] = found["zcdp"] = None
                 # ε(α) = r(α) + log(1 - 1/α) - (log δ + log α)/(α - 1) (Canonne, Kamath &
                 # Steinke 2020, Prop. 12; :func:`~fedpriv.privacy.accounting.conversions.rdp_epsilon`
                 # takes the minimum of these and 0): increasing in r(α).
                 offset = np.log1p(-1.0 / _ORDERS) - (math.log(delta) + np.log(_ORDERS)) / (
-                    _ORDERS - 1.0)
+                    _ORDERS - 1.0
+                )
                 found["rdp"] = limit - offset - np.abs(offset) * MARGIN
             # the statistics are compared grown by the margin: s (1 + M) <= t
             found["scaled"] = tuple(
-                None if found[name] is None else found[name] / (1.0 + MARGIN)
-                for name in _ROUTES)
+                None if found[name] is None else found[name] / (1.0 + MARGIN) for name in _ROUTES
+            )
             self._thresholds = found
         return self._thresholds
 
@@ -205,8 +206,9 @@ class RunningCells:
             try:
                 stats = _event_stats(event)
             except ArithmeticError:  # an extreme event: the exact check prices it
-                stats = _Stats(math.inf, math.inf, math.inf,
-                               np.full(_ORDERS.size, math.inf), _shape(event)[1])
+                stats = _Stats(
+                    math.inf, math.inf, math.inf, np.full(_ORDERS.size, math.inf), _shape(event)[1]
+                )
             self._event_stats[event] = stats
         return stats
 
@@ -234,8 +236,9 @@ class RunningCells:
             counts[key] = counts.get(key, 0) + 1
         return counts
 
-    def price(self, event_id: int, event: Any, arrays: dict[str, np.ndarray],
-              index: int) -> tuple[bool, tuple]:
+    def price(
+        self, event_id: int, event: Any, arrays: dict[str, np.ndarray], index: int
+    ) -> tuple[bool, tuple]:
         """``(accepted_cheaply, update)`` of charge number ``index`` (nothing changes).
 
         ``accepted_cheaply`` is True when one cheap route keeps every cell within the
@@ -264,16 +267,27 @@ class RunningCells:
         for key, n in self.cell_keys(arrays).items():
             old = self.cells.get(key)
             if old is None:
-                counts, total = {event_id: n}, _Stats(
-                    n * stats.pure, n * stats.mu2, n * stats.rho, n * stats.rdp,
-                    n * stats.releases)
+                counts, total = (
+                    {event_id: n},
+                    _Stats(
+                        n * stats.pure,
+                        n * stats.mu2,
+                        n * stats.rho,
+                        n * stats.rdp,
+                        n * stats.releases,
+                    ),
+                )
             else:
                 counts = dict(old.counts)
                 counts[event_id] = counts.get(event_id, 0) + n
                 base = old.stats
-                total = _Stats(base.pure + n * stats.pure, base.mu2 + n * stats.mu2,
-                               base.rho + n * stats.rho, base.rdp + n * stats.rdp,
-                               base.releases + n * stats.releases)
+                total = _Stats(
+                    base.pure + n * stats.pure,
+                    base.mu2 + n * stats.mu2,
+                    base.rho + n * stats.rho,
+                    base.rdp + n * stats.rdp,
+                    base.releases + n * stats.releases,
+                )
             updated[key] = _Cell(counts, total, index)
             if total.releases > self.max_releases:
                 alive = _DEAD  # only the exact check decides (it refuses)
@@ -324,13 +338,15 @@ class RunningCells:
         for cell in updated.values():
             if not any(alive):
                 break
-            alive = _DEAD if cell.stats.releases > self.max_releases else self._ok(
-                cell.stats, alive)
+            alive = (
+                _DEAD if cell.stats.releases > self.max_releases else self._ok(cell.stats, alive)
+            )
         self.alive = alive
         self.applied = index + 1
 
-    def catch_up(self, charges: Sequence[tuple[int, dict[str, np.ndarray]]],
-                 events: Sequence[Any]) -> None:
+    def catch_up(
+        self, charges: Sequence[tuple[int, dict[str, np.ndarray]]], events: Sequence[Any]
+    ) -> None:
         """Fold the ledger's charges from :attr:`applied` on (a store's new rows, or
         a fold an exception interrupted): each is folded once.
 
@@ -345,8 +361,11 @@ class RunningCells:
             index = self.applied
             event_id, arrays = charges[index]
             _, (_, updated, _) = self.price(event_id, events[event_id], arrays, index)
-            done = {key: self.cells[key] for key in updated
-                    if key in self.cells and self.cells[key].seen >= index}
+            done = {
+                key: self.cells[key]
+                for key in updated
+                if key in self.cells and self.cells[key].seen >= index
+            }
             if done:  # an interrupted fold had installed this charge already
                 updated = done
             else:

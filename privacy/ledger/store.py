@@ -60,7 +60,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
+from fedpriv.privacy.accounting.guarantees import ApproxDP, PureDP
+from fedpriv.privacy.errors import (
+    LedgerCorruptedError,
+    StoreError,
+    StoreFormatError,
+    StoreMismatchError,
+    StorePathError,
+)
 from fedpriv.privacy.ledger.codec import (
     decode_draws,
     decode_event,
@@ -69,14 +76,6 @@ from fedpriv.privacy.ledger.codec import (
     encode_event,
     encode_keys,
 )
-from fedpriv.privacy.errors import (
-    LedgerCorruptedError,
-    StoreError,
-    StoreFormatError,
-    StoreMismatchError,
-    StorePathError,
-)
-from fedpriv.privacy.accounting.guarantees import ApproxDP, PureDP
 
 __all__ = [
     "APPLICATION_ID",
@@ -155,8 +154,7 @@ class StoreConfig:
         """The ``meta`` rows of this configuration (JSON values)."""
         budget = None
         if self.budget is not None:
-            budget = {"type": type(self.budget).__name__,
-                      **dataclasses.asdict(self.budget)}
+            budget = {"type": type(self.budget).__name__, **dataclasses.asdict(self.budget)}
         return {
             "neighboring_relation": json.dumps(self.neighboring_relation),
             "disjoint": json.dumps(list(self.disjoint)),
@@ -190,7 +188,8 @@ class StoreConfig:
                 budget = kind(**budget)
             return cls(
                 neighboring_relation=json.loads(
-                    meta["neighboring_relation"] if "neighboring_relation" in meta
+                    meta["neighboring_relation"]
+                    if "neighboring_relation" in meta
                     else meta["relation"]  # stores written before the rename
                 ),
                 disjoint=tuple(json.loads(meta["disjoint"])),
@@ -225,8 +224,14 @@ class LedgerStore:
 
     # -------------------------------------------------------------- opening
     @classmethod
-    def open(cls, path: str | os.PathLike, config: StoreConfig | None = None, *,
-             synchronous: str = "full", timeout: float = DEFAULT_TIMEOUT) -> LedgerStore:
+    def open(
+        cls,
+        path: str | os.PathLike,
+        config: StoreConfig | None = None,
+        *,
+        synchronous: str = "full",
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> LedgerStore:
         """Open (or, with ``config``, create) the store at ``path``.
 
         Parameters
@@ -299,8 +304,12 @@ class LedgerStore:
         """
         self._heads = {t: (0, 0, "") for t in _TABLES}
         self._check_rows(0, 0)
-        heads = {name: (n, last, digest) for name, n, last, digest in self._execute(
-            "SELECT name, n_rows, last_seq, hash FROM chain_head")}
+        heads = {
+            name: (n, last, digest)
+            for name, n, last, digest in self._execute(
+                "SELECT name, n_rows, last_seq, hash FROM chain_head"
+            )
+        }
         for table in _TABLES:
             if heads.get(table) != self._heads[table]:
                 raise LedgerCorruptedError(
@@ -320,7 +329,8 @@ class LedgerStore:
         start = min(charge_seq, self._heads["charges"][1])
         charges = self._execute(
             "SELECT c.seq, c.event_id, e.encoding, c.n_cells, c.keys, c.chain FROM charges c "
-            "LEFT JOIN events e ON e.id = c.event_id WHERE c.seq > ? ORDER BY c.seq", (start,)
+            "LEFT JOIN events e ON e.id = c.event_id WHERE c.seq > ? ORDER BY c.seq",
+            (start,),
         ).fetchall()
         n, last, digest = self._heads["charges"]
         decoded_keys = {}
@@ -329,18 +339,22 @@ class LedgerStore:
                 continue
             where = f"{self.path}: charge row seq {seq}"
             if encoding is None:
-                raise LedgerCorruptedError(f"{where} names event id {event_id}, which is "
-                                           "missing from the events table.")
+                raise LedgerCorruptedError(
+                    f"{where} names event id {event_id}, which is missing from the events table."
+                )
             arrays = decode_keys(keys)
             sizes = {np.size(a) for a in arrays.values()}
             if sizes != {n_cells}:
-                raise LedgerCorruptedError(f"{where} records {n_cells} cell(s) but its key "
-                                           f"lists have {sorted(sizes)} label(s).")
+                raise LedgerCorruptedError(
+                    f"{where} records {n_cells} cell(s) but its key "
+                    f"lists have {sorted(sizes)} label(s)."
+                )
             digest = _chain(digest, self.store_id, [seq, encoding, n_cells, keys])
             if chain != digest:
                 raise LedgerCorruptedError(
                     f"{where} fails the hash chain: edited, reordered, or written by "
-                    "another store (a foreign WAL file).")
+                    "another store (a foreign WAL file)."
+                )
             n, last = n + 1, seq
             decoded_keys[seq] = arrays
         self._heads["charges"] = (n, last, digest)
@@ -356,11 +370,14 @@ class LedgerStore:
             if chain != digest:
                 raise LedgerCorruptedError(
                     f"{self.path}: draw row seq {seq} fails the hash chain (edited, "
-                    "reordered, or written by another store).")
+                    "reordered, or written by another store)."
+                )
             n, last = n + 1, seq
         self._heads["draws"] = (n, last, digest)
-        return ([row for row in charges if row[0] > charge_seq],
-                [row for row in draws if row[0] > draw_seq])
+        return (
+            [row for row in charges if row[0] > charge_seq],
+            [row for row in draws if row[0] > draw_seq],
+        )
 
     def close(self) -> None:
         """Close the connection (the file stays valid at every moment)."""
@@ -468,8 +485,10 @@ class LedgerStore:
         n, last, digest = self._heads[table]
         seq = last + 1
         chain = _chain(digest, self.store_id, content(seq))
-        self._execute("UPDATE chain_head SET n_rows = ?, last_seq = ?, hash = ? WHERE name = ?",
-                      (n + 1, seq, chain, table))
+        self._execute(
+            "UPDATE chain_head SET n_rows = ?, last_seq = ?, hash = ? WHERE name = ?",
+            (n + 1, seq, chain, table),
+        )
         self._pending[table] = (n + 1, seq, chain)
         return seq, chain
 
@@ -554,7 +573,6 @@ class StoredLedgerMixin:
             self._store.close()
 
 
-
 def _connect(path: Path, timeout: float, synchronous: str) -> sqlite3.Connection:
     connection = sqlite3.connect(path, timeout=timeout, isolation_level=None)
     connection.execute("PRAGMA journal_mode = WAL")
@@ -573,10 +591,14 @@ def _create(path: Path, config: StoreConfig) -> None:
             f"BEGIN; {_SCHEMA} PRAGMA application_id = {APPLICATION_ID}; "
             f"PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
         )
-        meta = {"application": "fedpriv ledger", "schema_version": str(SCHEMA_VERSION),
-                "store_id": uuid.uuid4().hex,
-                "fedpriv_version": _fedpriv_version(), "created_unix_time": repr(time.time()),
-                **config.to_meta()}
+        meta = {
+            "application": "fedpriv ledger",
+            "schema_version": str(SCHEMA_VERSION),
+            "store_id": uuid.uuid4().hex,
+            "fedpriv_version": _fedpriv_version(),
+            "created_unix_time": repr(time.time()),
+            **config.to_meta(),
+        }
         with connection:
             connection.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
         connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -616,8 +638,10 @@ def _read_meta(path: Path, connection: sqlite3.Connection) -> dict[str, str]:
         raise StoreFormatError(
             f"{path}: ledger schema {schema} predates the tamper-evident chain of schema "
             f"{SCHEMA_VERSION}; this fedpriv cannot verify it (it was written by an older "
-            "fedpriv: read it with that version)." if schema >= 1 else
-            f"{path}: ledger schema {schema} is invalid.")
+            "fedpriv: read it with that version)."
+            if schema >= 1
+            else f"{path}: ledger schema {schema} is invalid."
+        )
     problems = [row[0] for row in connection.execute("PRAGMA quick_check")]
     if problems != ["ok"]:
         raise StoreFormatError(f"{path}: damaged ledger store: {'; '.join(problems[:3])}")
@@ -657,8 +681,10 @@ def _mismatch(path: Path, stored: StoreConfig, asked: StoreConfig) -> str:
         for field in dataclasses.fields(StoreConfig)
         if getattr(stored, field.name) != getattr(asked, field.name)
     ]
-    return (f"{path} was created for another accountant ({'; '.join(differences)}); "
-            "open it with the stored configuration (Accountant.open).")
+    return (
+        f"{path} was created for another accountant ({'; '.join(differences)}); "
+        "open it with the stored configuration (Accountant.open)."
+    )
 
 
 def is_store(path: str | os.PathLike) -> bool:

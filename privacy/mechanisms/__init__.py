@@ -33,11 +33,17 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-
 from fedpriv.privacy._checks import check_int_at_least, check_positive, check_real
-from fedpriv.privacy.ledger.accountant import Accountant
+from fedpriv.privacy.accounting.events import (
+    DiscreteLaplace,
+    Laplace,
+    LaplaceTree,
+    NonPrivate,
+    SelfComposed,
+)
+from fedpriv.privacy.accounting.tree import released_tree_depth, tree_depth
 from fedpriv.privacy.errors import CapacityExceededError
-from fedpriv.privacy.accounting.events import DiscreteLaplace, Laplace, LaplaceTree, NonPrivate, SelfComposed
+from fedpriv.privacy.ledger.accountant import Accountant
 from fedpriv.privacy.mechanisms.secure_noise import (
     default_granularity,
     from_grid,
@@ -46,7 +52,6 @@ from fedpriv.privacy.mechanisms.secure_noise import (
     round_to_grid,
     sample_discrete_laplace,
 )
-from fedpriv.privacy.accounting.tree import released_tree_depth, tree_depth
 
 __all__ = ["LaplaceTreeCounter", "laplace_release", "raw_release"]
 
@@ -90,7 +95,7 @@ def _draw_laplace(
     if body[: len(rshape)] != rshape:
         raise ValueError(f"`rng` shape {rshape} does not match the leading axes of {body}.")
     out = np.empty(shape, dtype=np.int64 if secure else np.float64)
-    inner = shape[:lead] + body[len(rshape):]
+    inner = shape[:lead] + body[len(rshape) :]
     for index in np.ndindex(*rshape):
         out[(slice(None),) * lead + index] = draw(rng[index], inner)
     return out
@@ -195,7 +200,9 @@ def laplace_release(
     return values + noise if grid is None else from_grid(steps + noise, grid)
 
 
-def raw_release(values: Any, *, accountant: Accountant, keys: Mapping[str, Any], reason: str) -> np.ndarray:
+def raw_release(
+    values: Any, *, accountant: Accountant, keys: Mapping[str, Any], reason: str
+) -> np.ndarray:
     """Publish ``values`` without noise, charging ``events.NonPrivate`` (ε = ∞).
 
     Used to reproduce a paper that releases raw data, so that the report names the
@@ -333,7 +340,9 @@ class LaplaceTreeCounter:
         self._rng = rng
         rshape = _rng_shape(rng)
         if rshape and self.stream_shape[: len(rshape)] != rshape:
-            raise ValueError(f"`rng` shape {rshape} must match the leading axes of {self.stream_shape}.")
+            raise ValueError(
+                f"`rng` shape {rshape} must match the leading axes of {self.stream_shape}."
+            )
         self.depth = tree_depth(self.horizon)
         released = self.horizon if released_prefixes is None else released_prefixes
         self.released_prefixes = check_int_at_least("released_prefixes", released, 1)
@@ -356,7 +365,9 @@ class LaplaceTreeCounter:
             self.event = SelfComposed(event=node, count=self.released_depth)
         elif self.scale > 0:
             self.event = LaplaceTree(
-                scale=self.scale, horizon=self.horizon, l1_sensitivity=self.l1_sensitivity,
+                scale=self.scale,
+                horizon=self.horizon,
+                l1_sensitivity=self.l1_sensitivity,
                 released_prefixes=self.released_prefixes,
             )
         else:
@@ -393,7 +404,10 @@ class LaplaceTreeCounter:
             self._chunk_start += self._chunk.shape[0]
             length = min(self._chunk_len, grown, self.horizon - self._chunk_start)
             self._chunk = _draw_laplace(
-                self._rng, self._row_scale, (length,) + self.stream_shape, lead=1,
+                self._rng,
+                self._row_scale,
+                (length,) + self.stream_shape,
+                lead=1,
                 secure=self.secure,
             )
             offset = s - 1 - self._chunk_start

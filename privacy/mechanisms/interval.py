@@ -37,10 +37,9 @@ import math
 from typing import Any
 
 import numpy as np
-
 from fedpriv.privacy._checks import check_real
-from fedpriv.privacy.calibrations import interval_noise_scales, interval_release_schedule
 from fedpriv.privacy.accounting.exact_sum import ratio_sum, round_up
+from fedpriv.privacy.calibrations import interval_noise_scales, interval_release_schedule
 
 __all__ = [
     "IntervalRelease",
@@ -58,11 +57,15 @@ def _positive_tuple(name: str, values: object) -> tuple[float, ...]:
     """Return ``values`` as a non-empty tuple of finite floats > 0."""
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise TypeError(f"`{name}` must be a sequence of numbers, got {values!r}.")
-    if type(values) is tuple and values and all(type(v) is float for v in values):
-        # the common case (a tuple of floats, e.g. a prefix of a valid event: the
-        # per-message accountant builds one per message) checked in one pass
-        if all(0.0 < v < math.inf for v in values):
-            return values
+    # the common case (a tuple of floats, e.g. a prefix of a valid event: the
+    # per-message accountant builds one per message) checked in one pass
+    if (
+        type(values) is tuple
+        and values
+        and all(type(v) is float for v in values)
+        and all(0.0 < v < math.inf for v in values)
+    ):
+        return values
     result = tuple(check_real(name, value) for value in values)  # type: ignore[union-attr]
     if not result:
         raise ValueError(f"`{name}` must hold at least one release, got none.")
@@ -151,11 +154,7 @@ class IntervalRelease:
 
 
 def make_interval_release(
-    epsilon: float,
-    horizon: int,
-    *,
-    theta: float | None = None,
-    rule: str = "decaying",
+    epsilon: float, horizon: int, *, theta: float | None = None, rule: str = "decaying"
 ) -> IntervalRelease:
     """The event of one stream calibrated as the AAMAS paper prescribes (reconstructed).
 
@@ -191,8 +190,7 @@ def make_interval_release(
     counts = interval_release_schedule(epsilon, horizon)
     if counts.size == 0:
         raise ValueError(
-            f"`horizon` must reach the first release point ceil(1/epsilon), got "
-            f"{horizon}."
+            f"`horizon` must reach the first release point ceil(1/epsilon), got {horizon}."
         )
     scales = interval_noise_scales(epsilon, counts, theta=theta, rule=rule)
     return IntervalRelease(
@@ -427,10 +425,7 @@ def interval_release_rdp(event: IntervalRelease, orders: object) -> np.ndarray:
 
 
 def interval_release_pld(
-    event: IntervalRelease,
-    *,
-    discretization: float = 1e-4,
-    pessimistic: bool = True,
+    event: IntervalRelease, *, discretization: float = 1e-4, pessimistic: bool = True
 ) -> Any:
     """dp-accounting privacy-loss distribution of the worst record.
 
@@ -495,13 +490,9 @@ def _approx_handler(event: IntervalRelease, delta_share: float) -> tuple[float, 
     return (epsilon, delta_share) if epsilon < pure else (pure, 0.0)
 
 
-def _pld_handler(
-    event: IntervalRelease, discretization: float, pessimistic: bool
-) -> Any:
+def _pld_handler(event: IntervalRelease, discretization: float, pessimistic: bool) -> Any:
     """Positional adapter of `interval_release_pld` for :mod:`fedpriv.privacy.accounting.routes`."""
-    return interval_release_pld(
-        event, discretization=discretization, pessimistic=pessimistic
-    )
+    return interval_release_pld(event, discretization=discretization, pessimistic=pessimistic)
 
 
 # fedpriv.privacy.accounting.routes is written separately; register only when it exists, but never hide

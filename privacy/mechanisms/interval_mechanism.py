@@ -29,14 +29,13 @@ transaction, so a budgeted accountant is refused in secure mode.
 from __future__ import annotations
 
 import numpy as np
-
 from fedpriv.privacy._checks import check_int_at_least
-from fedpriv.privacy.ledger.accountant import Accountant
+from fedpriv.privacy.accounting.events import DiscreteLaplace
 from fedpriv.privacy.calibrations import interval_length
 from fedpriv.privacy.errors import CapacityExceededError
-from fedpriv.privacy.accounting.events import DiscreteLaplace
-from fedpriv.privacy.mechanisms.interval import make_interval_release
+from fedpriv.privacy.ledger.accountant import Accountant
 from fedpriv.privacy.mechanisms import _grid
+from fedpriv.privacy.mechanisms.interval import make_interval_release
 from fedpriv.privacy.mechanisms.secure_noise import (
     from_grid,
     grid_noise_scale,
@@ -131,15 +130,15 @@ class IntervalMeanRelease:
     def _open_secure(self, accountant: Accountant, streams: dict[str, np.ndarray]) -> None:
         """Charge ``DiscreteLaplace(t_j, d_j)`` per release point ``n_j``."""
         counts = np.asarray(self.event.counts, dtype=np.int64)
-        self.grids = tuple(
-            _grid(True, self.granularity, 1.0 / int(n)) for n in counts
-        )
+        self.grids = tuple(_grid(True, self.granularity, 1.0 / int(n)) for n in counts)
         step = np.array([grid_sensitivity(1.0, g) for g in self.grids])  # s_j
         self._row_sensitivities = (-(-step // counts)).astype(np.float64)  # ⌈s_j/n_j⌉
-        self._row_scales = np.array([
-            grid_noise_scale(float(b), 1.0 / int(n), int(d))
-            for b, n, d in zip(self.scales, counts, self._row_sensitivities, strict=True)
-        ])
+        self._row_scales = np.array(
+            [
+                grid_noise_scale(float(b), 1.0 / int(n), int(d))
+                for b, n, d in zip(self.scales, counts, self._row_sensitivities, strict=True)
+            ]
+        )
         self.secure_events = tuple(
             DiscreteLaplace(scale=float(b), l1_sensitivity=float(d))
             for b, d in zip(self._row_scales, self._row_sensitivities, strict=True)
@@ -147,7 +146,9 @@ class IntervalMeanRelease:
         for event in self.secure_events:
             accountant.spend_many(event, keys=streams)
 
-    def _secure_release(self, row: np.ndarray, j: np.ndarray, sums: np.ndarray, n: np.ndarray) -> np.ndarray:
+    def _secure_release(
+        self, row: np.ndarray, j: np.ndarray, sums: np.ndarray, n: np.ndarray
+    ) -> np.ndarray:
         """Grid mean ``round(round(S/g_j)/n)`` plus exact discrete Laplace steps."""
         out = np.empty(row.size)
         n_agents = self._used.shape[1]
@@ -156,17 +157,26 @@ class IntervalMeanRelease:
             grid = self.grids[jj - 1]
             u = round_to_grid(sums[sel], grid)
             steps = (2 * u + n[sel]) // (2 * n[sel])  # ⌊u/n + 1/2⌋ exactly
-            noise = np.array([
-                sample_discrete_laplace(
-                    self._row_scales[jj - 1], size=1,
-                    rng=self.rngs[r // n_agents, r % n_agents],
-                )[0]
-                for r in row[sel].tolist()
-            ], dtype=np.int64)
+            noise = np.array(
+                [
+                    sample_discrete_laplace(
+                        self._row_scales[jj - 1], size=1, rng=self.rngs[r // n_agents, r % n_agents]
+                    )[0]
+                    for r in row[sel].tolist()
+                ],
+                dtype=np.int64,
+            )
             out[sel] = from_grid(steps + noise, grid)
         return out
 
-    def release(self, trial: np.ndarray, agent: np.ndarray, arm: np.ndarray, sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    def release(
+        self,
+        trial: np.ndarray,
+        agent: np.ndarray,
+        arm: np.ndarray,
+        sums: np.ndarray,
+        counts: np.ndarray,
+    ) -> np.ndarray:
         """Noisy means ``S/n + Lap(b(n))`` of the given cells (at most one per agent).
 
         Parameters
@@ -229,7 +239,9 @@ class IntervalMeanRelease:
         for sel in np.split(order, bounds):
             value = int(j[sel[0]])
             self.accountant.record_draws(
-                keys={"trial": b[sel], "agent": v[sel], "arm": k[sel]}, node=value, level=-1,
+                keys={"trial": b[sel], "agent": v[sel], "arm": k[sel]},
+                node=value,
+                level=-1,
                 scale=float(self._row_scales[value - 1]),
                 l1_sensitivity=float(self._row_sensitivities[value - 1]),
             )
@@ -249,5 +261,7 @@ def every_stream(n_trials: int, n_agents: int, n_arms: int) -> dict[str, np.ndar
         ``{"trial", "agent", "arm"}``, each of shape ``(n_trials * n_agents *
         n_arms,)``.
     """
-    b, v, k = np.meshgrid(np.arange(n_trials), np.arange(n_agents), np.arange(n_arms), indexing="ij")
+    b, v, k = np.meshgrid(
+        np.arange(n_trials), np.arange(n_agents), np.arange(n_arms), indexing="ij"
+    )
     return {"trial": b.ravel(), "agent": v.ravel(), "arm": k.ravel()}

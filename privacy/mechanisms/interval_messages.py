@@ -57,17 +57,18 @@ def _check_message(event: IntervalRelease, message: int) -> int:
     message = check_int_at_least("message", message, 1)
     if message > len(event.counts):
         raise ValueError(
-            f"`message` must be in [1, {len(event.counts)}] (the stream's releases), "
-            f"got {message}."
+            f"`message` must be in [1, {len(event.counts)}] (the stream's releases), got {message}."
         )
     return message
 
 
 def _prefix(event: IntervalRelease, stop: int) -> IntervalRelease:
     """Releases ``1 .. stop`` of ``event`` (``stop >= 1``)."""
-    return IntervalRelease(scales=event.scales[:stop],
-                           l1_sensitivities=event.l1_sensitivities[:stop],
-                           counts=event.counts[:stop])
+    return IntervalRelease(
+        scales=event.scales[:stop],
+        l1_sensitivities=event.l1_sensitivities[:stop],
+        counts=event.counts[:stop],
+    )
 
 
 def interval_message_event(event: IntervalRelease, message: int) -> IntervalRelease:
@@ -188,9 +189,7 @@ class MessageCost:
     releases: int
 
 
-def interval_message_costs(
-    event: IntervalRelease, target_delta: float
-) -> tuple[MessageCost, ...]:
+def interval_message_costs(event: IntervalRelease, target_delta: float) -> tuple[MessageCost, ...]:
     """:class:`MessageCost` of every message ``1 .. len(event.counts)``.
 
     Parameters
@@ -216,8 +215,9 @@ def interval_message_costs(
     out = []
     for message in range(1, len(_check_event(event).counts) + 1):
         route, epsilon = interval_message_accountant(event, message).tightest(target_delta)
-        out.append(MessageCost(message=message, route=route, epsilon=float(epsilon),
-                               releases=message))
+        out.append(
+            MessageCost(message=message, route=route, epsilon=float(epsilon), releases=message)
+        )
     return tuple(out)
 
 

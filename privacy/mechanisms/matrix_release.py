@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 from fedpriv.privacy._checks import check_positive
-from fedpriv.privacy.ledger.accountant import Accountant
 from fedpriv.privacy.accounting.events import SymmetricMatrixGaussian
+from fedpriv.privacy.ledger.accountant import Accountant
 from fedpriv.privacy.mechanisms import _flatten_keys
 
 __all__ = ["symmetric_gaussian_release", "symmetrized_gaussian"]
@@ -102,12 +102,18 @@ def symmetric_gaussian_release(
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"`rng` must be a numpy Generator, got {type(rng).__name__}.")
     event = SymmetricMatrixGaussian(
-        noise_stddev=check_positive("noise_stddev", noise_stddev), dim=values.shape[-1],
+        noise_stddev=check_positive("noise_stddev", noise_stddev),
+        dim=values.shape[-1],
         frobenius_sensitivity=check_positive("frobenius_sensitivity", frobenius_sensitivity),
     )
     flat = _flatten_keys(keys, values.shape[:-2])
     accountant.spend_many(event, keys=flat)
     noise = symmetrized_gaussian(rng.standard_normal(values.shape), event.noise_stddev)
-    accountant.record_draws(keys=flat, node=-1, level=-1, scale=event.noise_stddev,
-                            l1_sensitivity=event.frobenius_sensitivity)
+    accountant.record_draws(
+        keys=flat,
+        node=-1,
+        level=-1,
+        scale=event.noise_stddev,
+        l1_sensitivity=event.frobenius_sensitivity,
+    )
     return values + noise

@@ -72,11 +72,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-
 from fedpriv.privacy._checks import check_int_at_least, check_positive, check_real
-from fedpriv.privacy.ledger.accountant import Accountant
-from fedpriv.privacy.calibrations import feducb_privatizer
-from fedpriv.privacy.errors import CapacityExceededError
 from fedpriv.privacy.accounting.events import (
     MAX_GAUSSIAN_MU,
     NonPrivate,
@@ -85,16 +81,19 @@ from fedpriv.privacy.accounting.events import (
     _check_loss,
 )
 from fedpriv.privacy.accounting.guarantees import gaussian_dp_delta
-from fedpriv.privacy.mechanisms.matrix_release import symmetrized_gaussian
+from fedpriv.privacy.accounting.tree import tree_depth
+from fedpriv.privacy.calibrations import feducb_privatizer
+from fedpriv.privacy.errors import CapacityExceededError
+from fedpriv.privacy.ledger.accountant import Accountant
 from fedpriv.privacy.mechanisms import _flatten_keys, _grid
+from fedpriv.privacy.mechanisms.matrix_release import symmetrized_gaussian
 from fedpriv.privacy.mechanisms.secure_matrix import (
     matrix_grid_sensitivity,
     round_symmetric_to_grid,
     sample_symmetric_discrete_gaussian,
 )
-from fedpriv.privacy.relations import NeighboringRelation
 from fedpriv.privacy.mechanisms.secure_noise import default_granularity, from_grid
-from fedpriv.privacy.accounting.tree import tree_depth
+from fedpriv.privacy.relations import NeighboringRelation
 
 __all__ = [
     "PRIVATIZER_CALIBRATIONS",
@@ -153,8 +152,13 @@ class SymmetricMatrixGaussianTree:
             check_positive("frobenius_sensitivity", self.frobenius_sensitivity),
         )
         object.__setattr__(self, "capacity", check_int_at_least("capacity", self.capacity, 1))
-        _check_loss("frobenius_sensitivity", self.frobenius_sensitivity, "noise_stddev",
-                    self.noise_stddev, MAX_GAUSSIAN_MU)
+        _check_loss(
+            "frobenius_sensitivity",
+            self.frobenius_sensitivity,
+            "noise_stddev",
+            self.noise_stddev,
+            MAX_GAUSSIAN_MU,
+        )
 
     @property
     def depth(self) -> int:
@@ -183,8 +187,8 @@ def matrix_tree_gdp(event: SymmetricMatrixGaussianTree) -> float:
     >>> matrix_tree_gdp(event)
     1.0
     """
-    return math.sqrt(event.depth) * event.frobenius_sensitivity / (
-        math.sqrt(2.0) * event.noise_stddev
+    return (
+        math.sqrt(event.depth) * event.frobenius_sensitivity / (math.sqrt(2.0) * event.noise_stddev)
     )
 
 
@@ -242,12 +246,20 @@ def _exact_mu(epsilon: float, delta: float) -> float:
         high *= 2.0
     from scipy import optimize  # imported on use: heavy (issue 23)
 
-    return optimize.brentq(lambda mu: gaussian_dp_delta(mu, epsilon) - delta, 1e-12, high, xtol=1e-14)
+    return optimize.brentq(
+        lambda mu: gaussian_dp_delta(mu, epsilon) - delta, 1e-12, high, xtol=1e-14
+    )
 
 
-def _secure_exact_sigma(epsilon: float, delta: float, *, depth: int,
-                        frobenius_sensitivity: float, side: int,
-                        records_per_leaf: int = 1) -> float:
+def _secure_exact_sigma(
+    epsilon: float,
+    delta: float,
+    *,
+    depth: int,
+    frobenius_sensitivity: float,
+    side: int,
+    records_per_leaf: int = 1,
+) -> float:
     """The smallest σ whose secure Privatizer tree is charged at most ``(ε, δ)``.
 
     The secure release puts leaves on the default grid ``g`` of the sensitivity and
@@ -258,13 +270,20 @@ def _secure_exact_sigma(epsilon: float, delta: float, *, depth: int,
     it). ``g`` is a power of two, so ``σ/g`` is exact in the Privatizer.
     """
     granularity = default_granularity(frobenius_sensitivity)
-    node_sensitivity = matrix_grid_sensitivity(records_per_leaf * frobenius_sensitivity,
-                                               granularity, side)
+    node_sensitivity = matrix_grid_sensitivity(
+        records_per_leaf * frobenius_sensitivity, granularity, side
+    )
 
     def charged(grid_sigma: float) -> float:
         accountant = Accountant(neighboring_relation=NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD)
-        accountant.spend(SelfComposed(event=SymmetricMatrixDiscreteGaussian(
-            sigma=grid_sigma, dim=side, frobenius_sensitivity=node_sensitivity), count=depth))
+        accountant.spend(
+            SelfComposed(
+                event=SymmetricMatrixDiscreteGaussian(
+                    sigma=grid_sigma, dim=side, frobenius_sensitivity=node_sensitivity
+                ),
+                count=depth,
+            )
+        )
         return accountant.tightest(delta)[1]
 
     low, high = node_sensitivity, node_sensitivity
@@ -280,16 +299,28 @@ def _secure_exact_sigma(epsilon: float, delta: float, *, depth: int,
     return high * granularity
 
 
-def _never_above(epsilon: float, delta: float, *, sigma: float, depth: int, side: int,
-                 frobenius_sensitivity: float) -> float:
+def _never_above(
+    epsilon: float,
+    delta: float,
+    *,
+    sigma: float,
+    depth: int,
+    side: int,
+    frobenius_sensitivity: float,
+) -> float:
     """``sigma`` raised by float ulps until the charged tree's ε at ``delta`` is <= ``epsilon``
     (the closed form can land a few ulps above the claim after rounding)."""
 
     def charged(value: float) -> float:
         accountant = Accountant(neighboring_relation=NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD)
-        accountant.spend(SymmetricMatrixGaussianTree(
-            noise_stddev=value, dim=side, frobenius_sensitivity=frobenius_sensitivity,
-            capacity=2 ** (depth - 1)))
+        accountant.spend(
+            SymmetricMatrixGaussianTree(
+                noise_stddev=value,
+                dim=side,
+                frobenius_sensitivity=frobenius_sensitivity,
+                capacity=2 ** (depth - 1),
+            )
+        )
         return accountant.tightest(delta)[1]
 
     for _ in range(64):
@@ -373,9 +404,18 @@ def privatizer_calibration(
             f"`calibration` must be one of {PRIVATIZER_CALIBRATIONS}, got {calibration!r}."
         )
     paper = feducb_privatizer(
-        epsilon, delta, horizon=horizon, n_agents=n_agents, dim=dim, n_syncs=n_syncs,
-        tree_depth=tree_depth, bound_x=bound_x, bound_y=bound_y, bound_theta=bound_theta,
-        failure_probability=failure_probability, version=version,
+        epsilon,
+        delta,
+        horizon=horizon,
+        n_agents=n_agents,
+        dim=dim,
+        n_syncs=n_syncs,
+        tree_depth=tree_depth,
+        bound_x=bound_x,
+        bound_y=bound_y,
+        bound_theta=bound_theta,
+        failure_probability=failure_probability,
+        version=version,
     )
     m = paper.tree_depth
     l2 = paper.l2_sensitivity
@@ -385,30 +425,52 @@ def privatizer_calibration(
         sigma, lam, kappa = paper.noise_stddev, paper.op_norm_bound, paper.kappa
     else:
         if calibration == "corrected":
-            sigma = records * frobenius * math.sqrt(2.0 * math.log(1.25 / paper.node_delta)) / (
-                paper.node_epsilon
+            sigma = (
+                records
+                * frobenius
+                * math.sqrt(2.0 * math.log(1.25 / paper.node_delta))
+                / (paper.node_epsilon)
             )
         elif secure:
-            sigma = _secure_exact_sigma(epsilon, delta, depth=m, frobenius_sensitivity=frobenius,
-                                        side=dim + 1, records_per_leaf=records)
+            sigma = _secure_exact_sigma(
+                epsilon,
+                delta,
+                depth=m,
+                frobenius_sensitivity=frobenius,
+                side=dim + 1,
+                records_per_leaf=records,
+            )
         else:
             charged = records * frobenius  # the product the charged event carries
             sigma = math.sqrt(m) * charged / (math.sqrt(2.0) * _exact_mu(epsilon, delta))
-            sigma = _never_above(epsilon, delta, sigma=sigma, depth=m, side=dim + 1,
-                                 frobenius_sensitivity=charged)
+            sigma = _never_above(
+                epsilon, delta, sigma=sigma, depth=m, side=dim + 1, frobenius_sensitivity=charged
+            )
         lam = paper.op_norm_bound * sigma / paper.noise_stddev
         log_union = math.log(2.0 * paper.n_syncs * n_agents / failure_probability)
-        kappa = math.sqrt(m) * sigma * (math.sqrt(dim) + math.sqrt(2.0 * log_union)) / math.sqrt(lam)
+        kappa = (
+            math.sqrt(m) * sigma * (math.sqrt(dim) + math.sqrt(2.0 * log_union)) / math.sqrt(lam)
+        )
     rho_min, rho_max = lam, 3.0 * lam
     if version == "full":
         beta_term = n_agents * bound_theta * math.sqrt(rho_max) + n_agents * kappa
     else:
         beta_term = bound_theta * math.sqrt(n_agents * rho_max) + kappa * math.sqrt(n_agents)
     return PrivatizerCalibration(
-        calibration=calibration, version=version, claimed_epsilon=paper.claimed_epsilon,
-        claimed_delta=paper.claimed_delta, n_syncs=paper.n_syncs, tree_depth=m,
-        capacity=2 ** (m - 1), frobenius_sensitivity=frobenius, noise_stddev=sigma,
-        op_norm_bound=lam, rho_min=rho_min, rho_max=rho_max, kappa=kappa, shift=2.0 * lam,
+        calibration=calibration,
+        version=version,
+        claimed_epsilon=paper.claimed_epsilon,
+        claimed_delta=paper.claimed_delta,
+        n_syncs=paper.n_syncs,
+        tree_depth=m,
+        capacity=2 ** (m - 1),
+        frobenius_sensitivity=frobenius,
+        noise_stddev=sigma,
+        op_norm_bound=lam,
+        rho_min=rho_min,
+        rho_max=rho_max,
+        kappa=kappa,
+        shift=2.0 * lam,
         beta_privacy_term=beta_term,
     )
 
@@ -566,12 +628,15 @@ class MatrixTreePrivatizer:
         charged = records * self.frobenius_sensitivity
         if not self.secure:
             return SymmetricMatrixGaussianTree(
-                noise_stddev=self.noise_stddev, dim=side,
-                frobenius_sensitivity=charged, capacity=self.capacity,
+                noise_stddev=self.noise_stddev,
+                dim=side,
+                frobenius_sensitivity=charged,
+                capacity=self.capacity,
             )
         self._grid_sigma = self.noise_stddev / self.granularity  # exact: g = 2**k
         node = SymmetricMatrixDiscreteGaussian(
-            sigma=self._grid_sigma, dim=side,
+            sigma=self._grid_sigma,
+            dim=side,
             frobenius_sensitivity=matrix_grid_sensitivity(charged, self.granularity, side),
         )
         return SelfComposed(event=node, count=tree_depth(self.capacity))
@@ -657,7 +722,8 @@ class MatrixTreePrivatizer:
             node_event = self.event.event if self.secure else self.event
             self.accountant.record_draws(
                 keys={name: labels[index] for name, labels in self._keys.items()},
-                node=k, level=level,
+                node=k,
+                level=level,
                 scale=node_event.sigma if self.secure else self.noise_stddev,
                 l1_sensitivity=node_event.frobenius_sensitivity,
             )
@@ -700,6 +766,6 @@ def _gdp_handler(event: SymmetricMatrixGaussianTree) -> float:
 
 
 # fedpriv.privacy.accounting.routes is imported by fedpriv.privacy.ledger.accountant above, so it exists here.
-from fedpriv.privacy.accounting.routes import EventHandlers, register_event
+from fedpriv.privacy.accounting.routes import EventHandlers, register_event  # noqa: E402
 
 register_event(SymmetricMatrixGaussianTree, EventHandlers(gdp=_gdp_handler))

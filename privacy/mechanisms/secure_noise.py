@@ -87,7 +87,9 @@ _GRID_LIMIT = float(2**53)
 # ----------------------------------------------------------------- exact rationals
 def _as_fraction(name: str, value: Any, *, allow_zero: bool = False) -> Fraction:
     """``value`` (int, float, Fraction) as an exact Fraction, finite and > 0 (or >= 0)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, Fraction, np.integer, np.floating)):
+    if isinstance(value, bool) or not isinstance(
+        value, (int, float, Fraction, np.integer, np.floating)
+    ):
         raise TypeError(f"`{name}` must be a real number, got {type(value).__name__}.")
     if isinstance(value, (float, np.floating)) and not math.isfinite(value):
         raise ValueError(f"`{name}` must be finite, got {value!r}.")
@@ -265,8 +267,10 @@ def _discrete_laplace(rng: np.random.Generator, t: int, s: int, size: int) -> np
 
 def _to_int64(values: np.ndarray) -> np.ndarray:
     """Samples as int64; raises OverflowError if one does not fit (never in practice)."""
-    return values.astype(np.int64) if values.dtype != object else np.array(
-        [int(v) for v in values], dtype=np.int64
+    return (
+        values.astype(np.int64)
+        if values.dtype != object
+        else np.array([int(v) for v in values], dtype=np.int64)
     )
 
 

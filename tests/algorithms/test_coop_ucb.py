@@ -7,16 +7,15 @@ import math
 import networkx as nx
 import numpy as np
 import pytest
+from fedpriv.algorithms.dubey_aamas.baselines import interval_guarantee, run_ucb1
+from fedpriv.algorithms.dubey_aamas.cooperative import run_coop_ucb_nonprivate, run_private_coop_ucb
+from fedpriv.algorithms.dubey_aamas.kernels import ArmMajorDelayLine
+from fedpriv.algorithms.environments.bernoulli import BernoulliMAB, RewardTable
+from fedpriv.algorithms.networks.flooding import DelayLine, flood_messages, make_schedule
+from fedpriv.algorithms.networks.graphs import graph_distances, make_graph
+from fedpriv.privacy.calibrations import interval_claimed_guarantee
 from hypothesis import given
 from hypothesis import strategies as st
-
-from fedpriv.algorithms.dubey_aamas.kernels import ArmMajorDelayLine
-from fedpriv.algorithms.dubey_aamas.cooperative import run_coop_ucb_nonprivate, run_private_coop_ucb
-from fedpriv.algorithms.networks.flooding import DelayLine, flood_messages, make_schedule
-from fedpriv.algorithms.environments.bernoulli import BernoulliMAB, RewardTable
-from fedpriv.algorithms.networks.graphs import graph_distances, make_graph
-from fedpriv.algorithms.dubey_aamas.baselines import interval_guarantee, run_ucb1
-from fedpriv.privacy.calibrations import interval_claimed_guarantee
 
 
 @st.composite
@@ -123,12 +122,23 @@ def _reference_indices(run, t, own_term):
     return out
 
 
-@pytest.mark.parametrize("own_term,count_field", [("noisy", "release"), ("raw", "release"),
-                                                  ("noisy", "current")])
+@pytest.mark.parametrize(
+    "own_term,count_field", [("noisy", "release"), ("raw", "release"), ("noisy", "current")]
+)
 def test_private_actions_match_a_slow_reference_of_the_group_index(own_term, count_field):
     graph = nx.path_graph(4)
-    run = run_private_coop_ucb(_env(), graph, horizon=60, epsilon=0.5, gamma=2, n_trials=2,
-                               seed=3, own_term=own_term, count_field=count_field, record=True)
+    run = run_private_coop_ucb(
+        _env(),
+        graph,
+        horizon=60,
+        epsilon=0.5,
+        gamma=2,
+        n_trials=2,
+        seed=3,
+        own_term=own_term,
+        count_field=count_field,
+        record=True,
+    )
     f = 2
     checked = 0
     for t in range(3 * f + 1, 61):
@@ -141,8 +151,9 @@ def test_private_actions_match_a_slow_reference_of_the_group_index(own_term, cou
 
 
 def test_nonprivate_matches_the_reference_with_raw_messages():
-    run = run_coop_ucb_nonprivate(_env(5), nx.cycle_graph(5), horizon=40, gamma=1, n_trials=2,
-                                  seed=4, record=True)
+    run = run_coop_ucb_nonprivate(
+        _env(5), nx.cycle_graph(5), horizon=40, gamma=1, n_trials=2, seed=4, record=True
+    )
     for t in range(4, 41):
         index = _reference_indices(run, t, "raw")
         chosen = np.take_along_axis(index, run.actions[:, :, t - 1][..., None], axis=-1)[..., 0]
@@ -152,8 +163,9 @@ def test_nonprivate_matches_the_reference_with_raw_messages():
 def test_round_robin_then_one_ledger_row_per_release():
     """Each stream releases exactly floor(n/f) times (no redraw per round, E7)."""
     env = _env()
-    run = run_private_coop_ucb(env, make_graph("complete", 4), horizon=200, epsilon=0.1, gamma=1,
-                               n_trials=3, seed=0)
+    run = run_private_coop_ucb(
+        env, make_graph("complete", 4), horizon=200, epsilon=0.1, gamma=1, n_trials=3, seed=0
+    )
     f = 10
     assert (run.actions[:, :, : 3 * f] == np.tile(np.arange(3), f)).all()
     counts = np.stack([(run.actions == k).sum(axis=-1) for k in range(3)], axis=-1)
@@ -175,9 +187,10 @@ def test_raw_own_term_makes_the_accountant_report_infinity_noisy_gives_the_claim
     assert any("own term raw" in r for r in raw.accountant.non_private_reasons())
     assert noisy.accountant.non_private_reasons() == []
     # Claimed per message: f^(-θ/2) with f = 10 (AAMAS 2020 §3.2, fedpriv's reconstruction R-m).
-    g = interval_guarantee(noisy.accountant, epsilon=0.1, horizon=300, theta=1.1,
-                           rule="decaying", target_delta=1e-5)
-    assert g["accountant"]["first_release_epsilon"] == pytest.approx(10 ** -0.55, rel=1e-12)
+    g = interval_guarantee(
+        noisy.accountant, epsilon=0.1, horizon=300, theta=1.1, rule="decaying", target_delta=1e-5
+    )
+    assert g["accountant"]["first_release_epsilon"] == pytest.approx(10**-0.55, rel=1e-12)
     # Pure ε of a stream's 30 releases = Σ_j (10 j)^(-0.55), the claim's basic composition.
     expected = sum((10 * j) ** -0.55 for j in range(1, 31))
     assert noisy.accountant.get_epsilon(0.0) == pytest.approx(expected, rel=1e-12)
@@ -188,11 +201,15 @@ def test_raw_own_term_makes_the_accountant_report_infinity_noisy_gives_the_claim
 
 def test_transcript_lists_every_delivery_with_its_delay():
     graph = nx.path_graph(3)
-    run = run_private_coop_ucb(_env(3), graph, horizon=30, epsilon=0.5, gamma=2, seed=0, record=True)
+    run = run_private_coop_ucb(
+        _env(3), graph, horizon=30, epsilon=0.5, gamma=2, seed=0, record=True
+    )
     deliveries = run.transcript.deliveries(0)
     d = graph_distances(graph)
-    assert (deliveries["delivered_round"] - deliveries["created_round"]
-            == d[deliveries["sender"], deliveries["receiver"]]).all()
+    assert (
+        deliveries["delivered_round"] - deliveries["created_round"]
+        == d[deliveries["sender"], deliveries["receiver"]]
+    ).all()
     assert len(deliveries) == run.deliveries
     assert len(run.transcript.messages(0)) == 3 * 30
     actions = run.transcript.action_table(0)
@@ -256,7 +273,8 @@ def test_arm_major_delay_line_delivers_what_the_delay_line_delivers(seed, gamma)
             np.testing.assert_array_equal(got[2], deltas[1])
         kind = rng.integers(3)  # nobody, everybody, or some senders change
         rows = {0: np.zeros(0, dtype=np.int64), 1: np.arange(n_rows)}.get(
-            int(kind), np.flatnonzero(rng.random(n_rows) < 0.4))
+            int(kind), np.flatnonzero(rng.random(n_rows) < 0.4)
+        )
         if rows.size:
             arm = rng.integers(0, n_arms, rows.size)
             d_num, d_den = rng.normal(size=rows.size), rng.integers(1, 3, rows.size) * 1.0

@@ -7,16 +7,15 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
-
 from fedpriv.algorithms.environments.heterogeneous import (
     NOISE_MODELS,
     BanditEnvironment,
     HeterogeneousBandit,
     paper_synthetic_bandit,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 __all__: list[str] = []
 
@@ -94,11 +93,7 @@ def test_is_frozen_hashable_and_compared_by_value() -> None:
             ValueError,
             r"`arm_means` must be finite; found 1 NaN",
         ),
-        (
-            {"arm_means": [[0.2, 1.2]]},
-            ValueError,
-            r"`arm_means` must lie in \[0\.0, 1\.0\]",
-        ),
+        ({"arm_means": [[0.2, 1.2]]}, ValueError, r"`arm_means` must lie in \[0\.0, 1\.0\]"),
         (
             {"arm_means": [[0.2, 0.3]], "noise": "poisson"},
             ValueError,
@@ -204,9 +199,7 @@ def test_gaussian_reward_means() -> None:
     env = HeterogeneousBandit(arm_means=MEANS, noise="gaussian", noise_stddev=sigma)
     horizon = 40_000
     n = horizon + 1
-    tol = sigma * math.sqrt(
-        2 * math.log(2 * MEANS.size / FALSE_FAILURE_PROBABILITY) / n
-    )
+    tol = sigma * math.sqrt(2 * math.log(2 * MEANS.size / FALSE_FAILURE_PROBABILITY) / n)
     table = env.sample_rewards(horizon, rng=np.random.default_rng(20240603))
     np.testing.assert_array_less(np.abs(table.mean(axis=1) - MEANS), tol)
 
@@ -239,23 +232,17 @@ def test_paper_synthetic_bandit_settings_of_fig2(n_agents: int, n_arms: int) -> 
 def test_paper_synthetic_bandit_always_satisfies_its_rule(
     n_agents: int, n_arms: int, seed: int, noise: str
 ) -> None:
-    first = paper_synthetic_bandit(
-        n_agents, n_arms, rng=np.random.default_rng(seed), noise=noise
-    )
+    first = paper_synthetic_bandit(n_agents, n_arms, rng=np.random.default_rng(seed), noise=noise)
     _check_paper_rule(first)
     assert first.noise == noise
-    again = paper_synthetic_bandit(
-        n_agents, n_arms, rng=np.random.default_rng(seed), noise=noise
-    )
+    again = paper_synthetic_bandit(n_agents, n_arms, rng=np.random.default_rng(seed), noise=noise)
     assert first == again
 
 
 def test_paper_synthetic_bandit_accepts_the_first_valid_uniform_draw() -> None:
     # Seed 2: the first U[0, 1) draw has rankings (1, 0) and (0, 1), so it is kept.
     env = paper_synthetic_bandit(2, 2, rng=np.random.default_rng(2), max_tries=1)
-    np.testing.assert_array_equal(
-        env.arm_means, np.random.default_rng(2).random((2, 2))
-    )
+    np.testing.assert_array_equal(env.arm_means, np.random.default_rng(2).random((2, 2)))
 
 
 @pytest.mark.parametrize(
@@ -270,9 +257,7 @@ def test_paper_synthetic_bandit_accepts_the_first_valid_uniform_draw() -> None:
         ((3.0, 5), {}, TypeError, r"`n_agents` must be an integer"),
     ],
 )
-def test_paper_synthetic_bandit_rejects(
-    args: tuple, kwargs: dict, error: type, match: str
-) -> None:
+def test_paper_synthetic_bandit_rejects(args: tuple, kwargs: dict, error: type, match: str) -> None:
     kwargs = {"rng": np.random.default_rng(0)} | kwargs
     with pytest.raises(error, match=match):
         paper_synthetic_bandit(*args, **kwargs)

@@ -16,10 +16,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import fedpriv.algorithms as algorithms
 import numpy as np
 import pytest
-
-import fedpriv.algorithms as algorithms
 from fedpriv.algorithms.exports import flat_index, lazy_exports
 
 ROOT = Path(__file__).resolve().parents[2] / "algorithms"
@@ -33,17 +32,24 @@ def _public_definitions() -> dict[str, str]:
     found = {}
     for path in ROOT.rglob("*.py"):
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
-            if (isinstance(node, ast.FunctionDef) and node.name.startswith("run_")
-                    and node.name not in AUDIT_ONLY):
-                found[node.name] = str(path.relative_to(ROOT))
-            elif isinstance(node, ast.ClassDef) and node.name.endswith("Run"):
+            if (
+                isinstance(node, ast.FunctionDef)
+                and node.name.startswith("run_")
+                and node.name not in AUDIT_ONLY
+            ) or (isinstance(node, ast.ClassDef) and node.name.endswith("Run")):
                 found[node.name] = str(path.relative_to(ROOT))
     return found
 
 
 def test_every_family_is_a_subpackage_with_exports() -> None:
-    assert {"environments", "networks", "feducb", "li_song", "gossip_fed_ucb",
-            "dubey_aamas"} <= set(SUBPACKAGES)
+    assert {
+        "environments",
+        "networks",
+        "feducb",
+        "li_song",
+        "gossip_fed_ucb",
+        "dubey_aamas",
+    } <= set(SUBPACKAGES)
     for name in SUBPACKAGES:
         assert importlib.import_module(f"fedpriv.algorithms.{name}").__all__, name
 
@@ -95,11 +101,14 @@ def test_unknown_name_is_an_attribute_error() -> None:
 
 
 def test_import_is_light() -> None:
-    probe = ("import json, sys\nimport fedpriv.algorithms as a\nimport fedpriv.algorithms.feducb\n"
-             "names = a.__all__\n"
-             "print(json.dumps([len(names), sorted({m.split('.')[0] for m in sys.modules})]))\n")
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          timeout=120, check=True)
+    probe = (
+        "import json, sys\nimport fedpriv.algorithms as a\nimport fedpriv.algorithms.feducb\n"
+        "names = a.__all__\n"
+        "print(json.dumps([len(names), sorted({m.split('.')[0] for m in sys.modules})]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
+    )
     count, modules = json.loads(done.stdout)
     assert count > 40
     assert not {"numpy", "scipy", "networkx", "pandas"} & set(modules)
@@ -107,8 +116,16 @@ def test_import_is_light() -> None:
 
 def _runs():
     from fedpriv.algorithms import (
-        LinearBandit, homogeneous_bandit, make_graph, paper_synthetic_bandit, run_cdp_mab,
-        run_dp_ucb_int, run_fed_ucb, run_feducb, run_feducb_decentralized, run_linucb,
+        LinearBandit,
+        homogeneous_bandit,
+        make_graph,
+        paper_synthetic_bandit,
+        run_cdp_mab,
+        run_dp_ucb_int,
+        run_fed_ucb,
+        run_feducb,
+        run_feducb_decentralized,
+        run_linucb,
         run_private_coop_ucb,
     )
 
@@ -117,14 +134,19 @@ def _runs():
     tables = LinearBandit(n_agents=3, n_arms=3, dim=2).sample(1, n_trials=2, horizon=12)
     return {
         "FedUCBRun": run_feducb(tables, epsilon=1.0, delta=0.1),
-        "DecentralizedFedUCBRun": run_feducb_decentralized(tables, graph, gamma=1,
-                                                           epsilon=1.0, delta=0.1),
+        "DecentralizedFedUCBRun": run_feducb_decentralized(
+            tables, graph, gamma=1, epsilon=1.0, delta=0.1
+        ),
         "LinUCBRun": run_linucb(tables),
         "LiSongRun": run_cdp_mab(env, horizon=40, epsilon=1.0, n_trials=2),
-        "GossipRun": run_fed_ucb(paper_synthetic_bandit(3, 3, rng=np.random.default_rng(0)),
-                                 graph, horizon=12, epsilon=1.0, n_trials=2),
-        "CoopRun": run_private_coop_ucb(env, graph, horizon=12, epsilon=1.0, gamma=1,
-                                        n_trials=2),
+        "GossipRun": run_fed_ucb(
+            paper_synthetic_bandit(3, 3, rng=np.random.default_rng(0)),
+            graph,
+            horizon=12,
+            epsilon=1.0,
+            n_trials=2,
+        ),
+        "CoopRun": run_private_coop_ucb(env, graph, horizon=12, epsilon=1.0, gamma=1, n_trials=2),
         "UCBRun": run_dp_ucb_int(env, horizon=12, epsilon=1.0, n_trials=2),
     }
 
@@ -141,5 +163,6 @@ def test_every_result_is_an_algorithm_run_with_per_agent_final_regret() -> None:
     for name in ("GossipRun", "CoopRun", "UCBRun"):
         run = runs[name]
         np.testing.assert_array_equal(run.final_regret, run.cumulative_regret[..., -1])
-    np.testing.assert_allclose(runs["LiSongRun"].final_regret.sum(axis=1),
-                               runs["LiSongRun"].total_regret)
+    np.testing.assert_allclose(
+        runs["LiSongRun"].final_regret.sum(axis=1), runs["LiSongRun"].total_regret
+    )

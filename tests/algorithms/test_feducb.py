@@ -6,8 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
-
+from fedpriv.algorithms.environments.linear import LinearBandit
 from fedpriv.algorithms.feducb.centralized import (
     SYNC_TIMING_REASON,
     run_feducb,
@@ -22,9 +21,9 @@ from fedpriv.algorithms.feducb.sync import (
     syncs_for_order,
     threshold_for_syncs,
 )
-from fedpriv.algorithms.environments.linear import LinearBandit
 from fedpriv.algorithms.feducb.worlds import run_in_world
 from fedpriv.privacy.errors import CapacityExceededError
+from scipy import stats
 
 
 def _tables(*, n_agents=3, n_arms=4, dim=3, n_trials=2, horizon=60, seed=1, **kwargs):
@@ -65,8 +64,11 @@ def _reference(tables, *, threshold, initial, shift_w, radius, releases=None, re
                 total_vec[i] += y * x
             dt += 1
             stat = [
-                dt * (np.linalg.slogdet(s_gram + gram[i] + shift_w * np.eye(d))[1]
-                      - np.linalg.slogdet(s_gram)[1])
+                dt
+                * (
+                    np.linalg.slogdet(s_gram + gram[i] + shift_w * np.eye(d))[1]
+                    - np.linalg.slogdet(s_gram)[1]
+                )
                 for i in range(n_agents)
             ]
             if max(stat) >= threshold:
@@ -92,8 +94,9 @@ def test_nonprivate_matches_a_slow_reference():
     def radius(logdet):  # OFUL: σ √(2 ln(2/α) + log det V − d ln λ) + S √λ
         return 0.5 * math.sqrt(max(2 * math.log(2 / alpha) + logdet - d * math.log(lam), 0)) + 1.0
 
-    actions, syncs = _reference(tables, threshold=3.0, initial=lam, shift_w=0.0, radius=radius,
-                                regularizer=lam)
+    actions, syncs = _reference(
+        tables, threshold=3.0, initial=lam, shift_w=0.0, radius=radius, regularizer=lam
+    )
     assert syncs.sum() > 3
     np.testing.assert_array_equal(run.sync_rounds, syncs)
     np.testing.assert_array_equal(run.transcript.actions, actions)
@@ -101,13 +104,27 @@ def test_nonprivate_matches_a_slow_reference():
 
 def test_private_matches_a_slow_reference_given_the_releases():
     tables = _tables(horizon=40)
-    run = run_feducb(tables, epsilon=50.0, delta=0.1, threshold=20.0, beta="tuned",
-                     beta_value=0.3, record=True, seed=4)
+    run = run_feducb(
+        tables,
+        epsilon=50.0,
+        delta=0.1,
+        threshold=20.0,
+        beta="tuned",
+        beta_value=0.3,
+        record=True,
+        seed=4,
+    )
     cal = run.calibration
-    releases = [(run.transcript.releases_gram[j], run.transcript.releases_vector[j]) for j in range(2)]
+    releases = [
+        (run.transcript.releases_gram[j], run.transcript.releases_vector[j]) for j in range(2)
+    ]
     actions, syncs = _reference(
-        tables, threshold=20.0, initial=3 * cal.rho_min, shift_w=3 * (cal.rho_max - cal.rho_min),
-        radius=lambda logdet: 0.3, releases=releases,
+        tables,
+        threshold=20.0,
+        initial=3 * cal.rho_min,
+        shift_w=3 * (cal.rho_max - cal.rho_min),
+        radius=lambda logdet: 0.3,
+        releases=releases,
     )
     assert syncs.sum() >= 2
     np.testing.assert_array_equal(run.sync_rounds, syncs)
@@ -198,7 +215,9 @@ def test_sync_helpers():
         400 / (math.log(8.0) + 1)
     )
     threshold = threshold_for_syncs(30, horizon=1000, dim=5, rho_min=1.0, rho_max=3.0)
-    assert communication_bound(threshold, horizon=1000, dim=5, rho_min=1.0, rho_max=3.0) == pytest.approx(30)
+    assert communication_bound(
+        threshold, horizon=1000, dim=5, rho_min=1.0, rho_max=3.0
+    ) == pytest.approx(30)
     assert syncs_for_order("MlogT", n_agents=10, horizon=2000) == math.ceil(10 * math.log(2000))
     assert syncs_for_order("M1.5", n_agents=100, horizon=10**4) == 1000
     assert syncs_for_order("MT", n_agents=3, horizon=50) == 50
@@ -208,8 +227,9 @@ def test_sync_helpers():
         syncs_for_order("M2", n_agents=3, horizon=50)
     # Prop. 2 as printed has d·log det V; the default corrects it (Abbasi-Yadkori et al. 2011, Thm. 1).
     corrected = exploration_radius(np.array(5.0), dim=2, n_agents=1, rho_min=1.0, privacy_term=0.0)
-    literal = exploration_radius(np.array(5.0), dim=2, n_agents=1, rho_min=1.0, privacy_term=0.0,
-                                 literal_d_factor=True)
+    literal = exploration_radius(
+        np.array(5.0), dim=2, n_agents=1, rho_min=1.0, privacy_term=0.0, literal_d_factor=True
+    )
     assert corrected == pytest.approx(0.5 * math.sqrt(2 * math.log(20) + 5.0))
     assert literal == pytest.approx(0.5 * math.sqrt(2 * math.log(20) + 10.0))
 
@@ -218,7 +238,9 @@ def test_capacity_and_bad_input():
     tables = _tables(horizon=30)
     with pytest.raises(CapacityExceededError, match="tree holds 2 leaves"):
         run_feducb(tables, epsilon=1.0, delta=0.1, threshold=0.0, n_syncs=2)
-    stopped = run_feducb(tables, epsilon=1.0, delta=0.1, threshold=0.0, n_syncs=2, on_capacity="stop")
+    stopped = run_feducb(
+        tables, epsilon=1.0, delta=0.1, threshold=0.0, n_syncs=2, on_capacity="stop"
+    )
     assert np.all(stopped.n_syncs == 2)
     with pytest.raises(ValueError, match="`beta_value` must be in"):
         run_feducb(tables, epsilon=1.0, delta=0.1, beta="tuned")
@@ -246,10 +268,12 @@ def test_transcript_shapes_and_determinism():
     tables = _tables(horizon=30)
     a = run_feducb(tables, epsilon=1.0, delta=0.1, threshold=30.0, record=True, seed=3)
     b = run_feducb(tables, epsilon=1.0, delta=0.1, threshold=30.0, record=True, seed=3)
-    c = run_in_world(run_feducb, tables, epsilon=1.0, delta=0.1, threshold=30.0, record=True,
-                     seed=3, side=1)
-    same = run_in_world(run_feducb, tables, epsilon=1.0, delta=0.1, threshold=30.0, record=True,
-                        seed=3, side=0)
+    c = run_in_world(
+        run_feducb, tables, epsilon=1.0, delta=0.1, threshold=30.0, record=True, seed=3, side=1
+    )
+    same = run_in_world(
+        run_feducb, tables, epsilon=1.0, delta=0.1, threshold=30.0, record=True, seed=3, side=0
+    )
     np.testing.assert_array_equal(same.regret_curve, a.regret_curve)
     np.testing.assert_array_equal(same.transcript.releases_gram[0], a.transcript.releases_gram[0])
     with pytest.raises(ValueError, match="`run` must be one of"):
@@ -281,8 +305,12 @@ def test_shared_users_compose_over_agents():
     run = run_feducb(tables, epsilon=1.0, delta=0.1)
     assert run.accountant.neighboring_relation.value == "user_at_all_agents"
     mu = 2.0 / (4.0 * math.log(20.0))  # √4 · 1/(4 ln 20)
-    expected = stats.norm.cdf(-0.3 / mu + mu / 2) - math.exp(0.3) * stats.norm.cdf(-0.3 / mu - mu / 2)
-    assert run.accountant.get_delta(0.3, where={"channel": "privatizer"}) == pytest.approx(expected, rel=1e-6)
+    expected = stats.norm.cdf(-0.3 / mu + mu / 2) - math.exp(0.3) * stats.norm.cdf(
+        -0.3 / mu - mu / 2
+    )
+    assert run.accountant.get_delta(0.3, where={"channel": "privatizer"}) == pytest.approx(
+        expected, rel=1e-6
+    )
 
 
 @pytest.mark.statistical
@@ -292,9 +320,13 @@ def test_regret_sanity():
     large (see the asserted factors); a code change that breaks learning fails it."""
     tables = _tables(n_agents=10, n_arms=10, dim=5, n_trials=4, horizon=400, seed=2)
     kwargs = {"delta": 0.1, "beta": "tuned", "beta_value": 0.1, "threshold": 100.0}
-    regret = {eps: run_feducb(tables, epsilon=eps, **kwargs).regret_curve[:, -1].mean()
-              for eps in (0.1, 10.0, 1e3)}
-    nonprivate = run_feducb_nonprivate(tables, beta="tuned", beta_value=0.1).regret_curve[:, -1].mean()
+    regret = {
+        eps: run_feducb(tables, epsilon=eps, **kwargs).regret_curve[:, -1].mean()
+        for eps in (0.1, 10.0, 1e3)
+    }
+    nonprivate = (
+        run_feducb_nonprivate(tables, beta="tuned", beta_value=0.1).regret_curve[:, -1].mean()
+    )
     assert regret[1e3] < regret[10.0] < regret[0.1]
     assert nonprivate < regret[10.0]
     assert nonprivate < 0.5 * regret[0.1]

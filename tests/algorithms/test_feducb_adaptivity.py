@@ -27,8 +27,7 @@ def _tables(horizon: int = 64):
 
 def test_a_change_reaches_the_rest_of_its_batch_and_never_more_than_b():
     sync_every, horizon = 8, 64
-    reached = [positions_reached(t, sync_every=sync_every, horizon=horizon)
-               for t in range(horizon)]
+    reached = [positions_reached(t, sync_every=sync_every, horizon=horizon) for t in range(horizon)]
     assert reached[:9] == [8, 7, 6, 5, 4, 3, 2, 1, 8]
     assert max(reached) == sync_every == leaf_reach(sync_every=sync_every, horizon=horizon)
     # a batch that ends after the horizon is never released: nothing reaches a leaf
@@ -58,9 +57,12 @@ def test_fixed_schedule_charges_b_pairs_per_leaf_and_keeps_the_one_pair_price():
     run = run_feducb_fixed(_tables(), epsilon=1.0, delta=0.1, sync_every=8, seed=0)
     assert run.records_per_leaf == 8
     cal = run.calibration
-    one_pair = SymmetricMatrixGaussianTree(noise_stddev=cal.noise_stddev, dim=3,
-                                           frobenius_sensitivity=cal.frobenius_sensitivity,
-                                           capacity=run.capacity)
+    one_pair = SymmetricMatrixGaussianTree(
+        noise_stddev=cal.noise_stddev,
+        dim=3,
+        frobenius_sensitivity=cal.frobenius_sensitivity,
+        capacity=run.capacity,
+    )
     mu = matrix_tree_gdp(one_pair)
     assert mu == pytest.approx(0.08345, abs=1e-4)
     assert run.mechanism_epsilon(1e-6)[1] == pytest.approx(0.327, abs=1e-3)
@@ -79,16 +81,25 @@ def test_adaptive_schedule_prices_its_privatizer_per_pair():
 
 def test_decentralized_fixed_schedule_charges_its_sets_share():
     tables = _tables()
-    run = run_feducb_decentralized(tables, make_graph("path", 3), gamma=2, epsilon=1.0,
-                                   delta=0.1, schedule="fixed", sync_every=8, seed=0)
+    run = run_feducb_decentralized(
+        tables,
+        make_graph("path", 3),
+        gamma=2,
+        epsilon=1.0,
+        delta=0.1,
+        schedule="fixed",
+        sync_every=8,
+        seed=0,
+    )
     assert run.records_per_leaf == 4
     assert run.accountant_epsilon(1e-6)[1] > run.mechanism_epsilon(1e-6)[1] > 0.0
 
 
 @pytest.mark.parametrize("calibration", ["exact", "corrected"])
 def test_corrected_calibrations_spend_the_claim_on_the_view(calibration):
-    run = run_feducb_fixed(_tables(), epsilon=1.0, delta=0.1, sync_every=8, seed=0,
-                           mode=calibration)
+    run = run_feducb_fixed(
+        _tables(), epsilon=1.0, delta=0.1, sync_every=8, seed=0, mode=calibration
+    )
     spent = run.accountant_epsilon(0.1)[1]
     assert spent <= 1.0 + 1e-9
     if calibration == "exact":

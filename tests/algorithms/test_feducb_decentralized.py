@@ -7,16 +7,15 @@ import math
 import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
+from fedpriv.algorithms.environments.linear import LinearBandit
 from fedpriv.algorithms.feducb.decentralized import SYNC_TIMING_REASON, run_feducb_decentralized
 from fedpriv.algorithms.feducb.network import check_clique_cover, clique_cover, power_graph
-from fedpriv.algorithms.environments.linear import LinearBandit
 from fedpriv.algorithms.networks.graphs import graph_distances, make_graph
-from fedpriv.privacy.errors import CapacityExceededError
 from fedpriv.privacy.accounting.guarantees import gaussian_dp_epsilon
+from fedpriv.privacy.errors import CapacityExceededError
 from fedpriv.privacy.mechanisms.matrix_tree import privatizer_calibration
+from hypothesis import given
+from hypothesis import strategies as st
 
 
 def _tables(n_agents=4, horizon=24, n_trials=2, dim=3, seed=0, **kw):
@@ -71,8 +70,12 @@ def test_complete_graph_is_one_clique():
 
 @pytest.mark.parametrize(
     ("cover", "match"),
-    [([(0, 1, 2), (3,)], "not a clique"), ([(0, 1), (1, 2), (3,)], "twice"),
-     ([(0, 1)], "misses"), ([(0, 1), (2, 7)], "outside")],
+    [
+        ([(0, 1, 2), (3,)], "not a clique"),
+        ([(0, 1), (1, 2), (3,)], "twice"),
+        ([(0, 1)], "misses"),
+        ([(0, 1), (2, 7)], "outside"),
+    ],
 )
 def test_bad_clique_cover_is_rejected(cover, match):
     with pytest.raises(ValueError, match=match):
@@ -89,16 +92,19 @@ def test_bad_gamma_graph_and_parameters_raise_clear_errors():
     with pytest.raises(ValueError, match="nodes but the tables have"):
         run_feducb_decentralized(tables, nx.path_graph(5), gamma=1, epsilon=1.0, delta=0.1)
     with pytest.raises(ValueError, match="`respond`"):
-        run_feducb_decentralized(tables, nx.path_graph(4), gamma=1, epsilon=1.0, delta=0.1,
-                                 respond="later")
+        run_feducb_decentralized(
+            tables, nx.path_graph(4), gamma=1, epsilon=1.0, delta=0.1, respond="later"
+        )
     with pytest.raises(ValueError, match="`threshold`"):
-        run_feducb_decentralized(tables, nx.path_graph(4), gamma=1, epsilon=1.0, delta=0.1,
-                                 threshold=-1.0)
+        run_feducb_decentralized(
+            tables, nx.path_graph(4), gamma=1, epsilon=1.0, delta=0.1, threshold=-1.0
+        )
     with pytest.raises(ValueError, match="`epsilon`"):
         run_feducb_decentralized(tables, nx.path_graph(4), gamma=1, epsilon=0.0, delta=0.1)
     with pytest.raises(ValueError, match="not a clique"):
-        run_feducb_decentralized(tables, nx.path_graph(4), gamma=1, epsilon=1.0, delta=0.1,
-                                 cover=[(0, 1, 2, 3)])
+        run_feducb_decentralized(
+            tables, nx.path_graph(4), gamma=1, epsilon=1.0, delta=0.1, cover=[(0, 1, 2, 3)]
+        )
 
 
 @pytest.fixture(scope="module")
@@ -106,8 +112,9 @@ def chatty_run():
     """A non-private run on a path with γ = 2 that requests often (threshold 2)."""
     tables = _tables(n_agents=5, horizon=30, n_trials=2)
     graph = nx.path_graph(5)
-    run = run_feducb_decentralized(tables, graph, gamma=2, epsilon=math.inf, delta=0.1,
-                                   threshold=2.0, record=True)
+    run = run_feducb_decentralized(
+        tables, graph, gamma=2, epsilon=math.inf, delta=0.1, threshold=2.0, record=True
+    )
     return tables, graph, run
 
 
@@ -125,9 +132,12 @@ def test_messages_move_one_hop_per_round_and_expire_after_gamma_hops(chatty_run)
     horizon = tables.horizon
     for _, group in messages.groupby(["trial", "kind", "sender", "subset", "t_sent"]):
         first = group.iloc[0]
-        expected = {r for r in range(5)
-                    if 1 <= dist[first.sender, r] <= run.gamma
-                    and first.t_sent + dist[first.sender, r] < horizon}
+        expected = {
+            r
+            for r in range(5)
+            if 1 <= dist[first.sender, r] <= run.gamma
+            and first.t_sent + dist[first.sender, r] < horizon
+        }
         assert sorted(group["receiver"]) == sorted(expected)
 
 
@@ -175,17 +185,27 @@ def test_requests_are_broadcast_and_answered_by_a_release(chatty_run):
 def test_receipt_responses_can_exceed_the_tree_capacity():
     tables = _tables(n_agents=4, horizon=64, n_trials=1)
     with pytest.raises(CapacityExceededError, match="capacity"):
-        run_feducb_decentralized(tables, nx.path_graph(4), gamma=2, epsilon=1.0, delta=0.1,
-                                 threshold=0.0)
-    stopped = run_feducb_decentralized(tables, nx.path_graph(4), gamma=2, epsilon=1.0,
-                                       delta=0.1, threshold=0.0, on_capacity="stop")
+        run_feducb_decentralized(
+            tables, nx.path_graph(4), gamma=2, epsilon=1.0, delta=0.1, threshold=0.0
+        )
+    stopped = run_feducb_decentralized(
+        tables, nx.path_graph(4), gamma=2, epsilon=1.0, delta=0.1, threshold=0.0, on_capacity="stop"
+    )
     assert stopped.n_releases.sum() <= 4 * 2 * stopped.capacity
 
 
 def test_next_use_responses_stay_within_one_leaf_per_use():
     tables = _tables(n_agents=4, horizon=64, n_trials=1)
-    run = run_feducb_decentralized(tables, nx.path_graph(4), gamma=2, epsilon=1.0, delta=0.1,
-                                   threshold=0.0, respond="next_use", record=True)
+    run = run_feducb_decentralized(
+        tables,
+        nx.path_graph(4),
+        gamma=2,
+        epsilon=1.0,
+        delta=0.1,
+        threshold=0.0,
+        respond="next_use",
+        record=True,
+    )
     per_tree = run.transcript.releases.groupby(["trial", "agent", "subset"]).size()
     assert per_tree.max() <= math.ceil(64 / 2) <= run.capacity
     assert run.tree_depth == 1 + math.ceil(math.log2(64 / 2))
@@ -193,8 +213,7 @@ def test_next_use_responses_stay_within_one_leaf_per_use():
 
 def test_parameter_sets_compose_in_parallel_and_sync_timing_is_named():
     tables = _tables(n_agents=4, horizon=40, n_trials=1)
-    run = run_feducb_decentralized(tables, make_graph("ring", 4), gamma=2, epsilon=1.0,
-                                   delta=0.1)
+    run = run_feducb_decentralized(tables, make_graph("ring", 4), gamma=2, epsilon=1.0, delta=0.1)
     cal = privatizer_calibration(1.0, 0.1, horizon=40, n_agents=4, dim=3, n_syncs=20)
     # One record lies in one tree (its agent and round's set); that tree is
     # μ = √m Δ_F / (√2 σ_N)-GDP. Parallel composition over agents and sets keeps μ.
@@ -208,10 +227,26 @@ def test_parameter_sets_compose_in_parallel_and_sync_timing_is_named():
 
 def test_same_seed_same_run_and_complete_graph_is_one_clique():
     tables = _tables(n_agents=3, horizon=20)
-    a = run_feducb_decentralized(tables, nx.complete_graph(3), gamma=1, epsilon=1.0,
-                                 delta=0.1, threshold=1.0, seed=3, record=True)
-    b = run_feducb_decentralized(tables, nx.complete_graph(3), gamma=1, epsilon=1.0,
-                                 delta=0.1, threshold=1.0, seed=3, record=True)
+    a = run_feducb_decentralized(
+        tables,
+        nx.complete_graph(3),
+        gamma=1,
+        epsilon=1.0,
+        delta=0.1,
+        threshold=1.0,
+        seed=3,
+        record=True,
+    )
+    b = run_feducb_decentralized(
+        tables,
+        nx.complete_graph(3),
+        gamma=1,
+        epsilon=1.0,
+        delta=0.1,
+        threshold=1.0,
+        seed=3,
+        record=True,
+    )
     assert a.cover == ((0, 1, 2),)
     np.testing.assert_array_equal(a.transcript.actions, b.transcript.actions)
     np.testing.assert_array_equal(a.regret_curve, b.regret_curve)
@@ -236,8 +271,16 @@ def test_link_transmissions_match_the_flooding_schedule(chatty_run):
 
 def test_next_use_releases_happen_only_when_their_set_is_in_use():
     tables = _tables(n_agents=5, horizon=30, n_trials=1)
-    run = run_feducb_decentralized(tables, nx.path_graph(5), gamma=3, epsilon=math.inf,
-                                   delta=0.1, threshold=2.0, respond="next_use", record=True)
+    run = run_feducb_decentralized(
+        tables,
+        nx.path_graph(5),
+        gamma=3,
+        epsilon=math.inf,
+        delta=0.1,
+        threshold=2.0,
+        respond="next_use",
+        record=True,
+    )
     releases = run.transcript.releases
     assert (releases["cause"] == "response").any()
     assert (releases["t"] % 3 == releases["subset"]).all()
@@ -248,8 +291,14 @@ def test_request_times_depend_on_raw_contexts():
     # replacing one decision set of agent 0 changes when agent 0 requests a sync. A
     # large ε keeps Λ small, so that the raw data, not the noise shift, drives the test.
     tables = _tables(n_agents=3, horizon=30, n_trials=1, dim=3)
-    kwargs = {"gamma": 1, "epsilon": 1e4, "delta": 0.1, "threshold": 10.0, "record": True,
-              "seed": 5}
+    kwargs = {
+        "gamma": 1,
+        "epsilon": 1e4,
+        "delta": 0.1,
+        "threshold": 10.0,
+        "record": True,
+        "seed": 5,
+    }
     base = run_feducb_decentralized(tables, nx.complete_graph(3), **kwargs)
     contexts = tables.block(0, 1).contexts[0, 0, 0]
     changed = tables.substitute(agent=0, t=0, contexts=np.roll(contexts, 1, axis=1) * 0.1)

@@ -21,9 +21,18 @@ def _tables(n_agents=4, horizon=24, n_trials=2, dim=3, seed=0):
 
 
 def _fixed(tables, graph, *, gamma=2, sync_every=6, epsilon=1.0, seed=0, **kw):
-    return run_feducb_decentralized(tables, graph, gamma=gamma, epsilon=epsilon, delta=0.1,
-                                    schedule="fixed", sync_every=sync_every, record=True,
-                                    seed=seed, **kw)
+    return run_feducb_decentralized(
+        tables,
+        graph,
+        gamma=gamma,
+        epsilon=epsilon,
+        delta=0.1,
+        schedule="fixed",
+        sync_every=sync_every,
+        record=True,
+        seed=seed,
+        **kw,
+    )
 
 
 def test_every_agent_releases_every_set_at_each_tick_and_requests_nothing():
@@ -48,8 +57,7 @@ def test_no_raw_data_channel_is_charged_and_the_adaptive_one_still_is():
     fixed = _fixed(tables, nx.path_graph(4))
     assert fixed.accountant.non_private_reasons() == []
     assert fixed.accountant.get_epsilon(0.1) == fixed.accountant_epsilon(0.1)[1]
-    adaptive = run_feducb_decentralized(tables, nx.path_graph(4), gamma=2, epsilon=1.0,
-                                        delta=0.1)
+    adaptive = run_feducb_decentralized(tables, nx.path_graph(4), gamma=2, epsilon=1.0, delta=0.1)
     assert math.isinf(adaptive.accountant.get_epsilon(0.1))
 
 
@@ -69,16 +77,26 @@ def test_a_set_released_since_its_last_use_restarts_its_leaf():
 
 
 @settings(max_examples=15)
-@given(horizon=st.integers(4, 30), sync_every=st.integers(1, 12), gamma=st.integers(1, 3),
-       kind=st.sampled_from(["path", "ring", "star", "complete"]), seed=st.integers(0, 50))
+@given(
+    horizon=st.integers(4, 30),
+    sync_every=st.integers(1, 12),
+    gamma=st.integers(1, 3),
+    kind=st.sampled_from(["path", "ring", "star", "complete"]),
+    seed=st.integers(0, 50),
+)
 def test_release_times_do_not_depend_on_the_data(horizon, sync_every, gamma, kind, seed):
     """Two unrelated worlds (and noise seeds) give the same release and delivery log,
     and every tree gets exactly max(1, ⌊T/B⌋) leaves when T >= B."""
     graph = make_graph(kind, 4)
     logs = []
     for world in (seed, seed + 1000):
-        run = _fixed(_tables(horizon=horizon, seed=world), graph, gamma=gamma,
-                     sync_every=sync_every, seed=world)
+        run = _fixed(
+            _tables(horizon=horizon, seed=world),
+            graph,
+            gamma=gamma,
+            sync_every=sync_every,
+            seed=world,
+        )
         rel = run.transcript.releases[["trial", "agent", "subset", "t"]]
         msg = run.transcript.messages.drop(columns=["release_id"])
         logs.append((rel.to_numpy(), msg.to_numpy(), run.n_transmissions.tolist()))
@@ -92,15 +110,21 @@ def test_release_times_do_not_depend_on_the_data(horizon, sync_every, gamma, kin
     assert np.array_equal(logs[0][1], logs[1][1]) and logs[0][2] == logs[1][2]
 
 
-@pytest.mark.parametrize(("kwargs", "match"), [
-    ({"schedule": "daily"}, r"`schedule` must be one of \('adaptive', 'fixed'\)"),
-    ({"schedule": "fixed"}, r"`sync_every` \(B >= 1\) is required with schedule='fixed'"),
-    ({"schedule": "fixed", "sync_every": 0}, "`sync_every` must be >= 1, got 0"),
-    ({"sync_every": 4}, "`sync_every` applies to schedule='fixed' only"),
-    ({"schedule": "fixed", "sync_every": 4, "threshold": 1.0},
-     "`threshold` applies to schedule='adaptive' only"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"schedule": "daily"}, r"`schedule` must be one of \('adaptive', 'fixed'\)"),
+        ({"schedule": "fixed"}, r"`sync_every` \(B >= 1\) is required with schedule='fixed'"),
+        ({"schedule": "fixed", "sync_every": 0}, "`sync_every` must be >= 1, got 0"),
+        ({"sync_every": 4}, "`sync_every` applies to schedule='fixed' only"),
+        (
+            {"schedule": "fixed", "sync_every": 4, "threshold": 1.0},
+            "`threshold` applies to schedule='adaptive' only",
+        ),
+    ],
+)
 def test_bad_schedule_arguments_raise(kwargs, match):
     with pytest.raises(ValueError, match=match):
-        run_feducb_decentralized(_tables(), nx.path_graph(4), gamma=2, epsilon=1.0,
-                                 delta=0.1, **kwargs)
+        run_feducb_decentralized(
+            _tables(), nx.path_graph(4), gamma=2, epsilon=1.0, delta=0.1, **kwargs
+        )

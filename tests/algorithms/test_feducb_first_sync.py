@@ -10,13 +10,12 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from fedpriv.algorithms.environments.linear import LinearBandit, LinearBanditTables
 from fedpriv.algorithms.feducb.centralized import run_feducb
 from fedpriv.algorithms.feducb.first_sync import first_sync_rounds
 from fedpriv.privacy.calibrations import feducb_privatizer
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 _SPEC = LinearBandit(n_agents=3, n_arms=4, dim=2)
 
@@ -28,21 +27,25 @@ def _full_first(tables, **options) -> list[int]:
 
 def _prefix(tables, rounds: int) -> LinearBanditTables:
     block = tables.block(0, rounds)
-    return LinearBanditTables.from_arrays(tables.spec, block.contexts, block.rewards,
-                                          tables.theta)
+    return LinearBanditTables.from_arrays(tables.spec, block.contexts, block.rewards, tables.theta)
 
 
 @settings(max_examples=12, deadline=None)
-@given(epsilon=st.sampled_from([0.5, 1.0, 1e3, 1e5]), threshold=st.floats(0.0, 120.0),
-       seed=st.integers(0, 2**16), cut=st.integers(1, 48))
+@given(
+    epsilon=st.sampled_from([0.5, 1.0, 1e3, 1e5]),
+    threshold=st.floats(0.0, 120.0),
+    seed=st.integers(0, 2**16),
+    cut=st.integers(1, 48),
+)
 def test_truncated_runs_give_the_full_runs_first_sync(epsilon, threshold, seed, cut):
     tables = _SPEC.sample(seed, n_trials=3, horizon=48)
     full = _full_first(tables, epsilon=epsilon, delta=0.1, threshold=threshold)
     same = first_sync_rounds(tables, epsilon=epsilon, delta=0.1, threshold=threshold)
     assert same.rounds.tolist() == full
     # only the first `cut` rounds, with the full run's T for the calibration
-    short = first_sync_rounds(_prefix(tables, cut), epsilon=epsilon, delta=0.1,
-                              threshold=threshold, horizon=48)
+    short = first_sync_rounds(
+        _prefix(tables, cut), epsilon=epsilon, delta=0.1, threshold=threshold, horizon=48
+    )
     assert short.rounds.tolist() == [min(f, cut) for f in full]
 
 
@@ -54,10 +57,14 @@ def test_trials_that_sync_at_different_rounds_match_the_full_run():
     tau = 12
     agent = int(np.argmax(values[0, :, tau]))
     block = tables.block(tau, tau + 1)
-    changed = tables.substitute(agent=agent, t=tau, trial=1,
-                                contexts=block.contexts[1, agent, 0] * 0.05)
-    lowered = first_sync_rounds(changed, epsilon=50.0, delta=0.1,
-                                threshold=math.inf).statistic[1, :, tau].max()
+    changed = tables.substitute(
+        agent=agent, t=tau, trial=1, contexts=block.contexts[1, agent, 0] * 0.05
+    )
+    lowered = (
+        first_sync_rounds(changed, epsilon=50.0, delta=0.1, threshold=math.inf)
+        .statistic[1, :, tau]
+        .max()
+    )
     assert lowered < values[0, agent, tau]
     threshold = 0.5 * (lowered + values[0, agent, tau])
     options = {"epsilon": 50.0, "delta": 0.1, "threshold": threshold}
@@ -72,13 +79,14 @@ def test_the_statistic_is_the_test_the_first_sync_answers():
     for j, first in enumerate(result.rounds):
         assert result.statistic[j, :, first].max() >= result.threshold
         assert np.all(result.statistic[j, :, :first] < result.threshold)
-        assert np.all(np.isnan(result.statistic[j, :, first + 1:]))
+        assert np.all(np.isnan(result.statistic[j, :, first + 1 :]))
 
 
 def test_the_calibration_is_the_papers_at_the_given_horizon():
     tables = _SPEC.sample(0, n_trials=1, horizon=4)
-    cal = first_sync_rounds(tables, epsilon=2.0, delta=0.1, horizon=10**7,
-                            threshold=math.inf).calibration
+    cal = first_sync_rounds(
+        tables, epsilon=2.0, delta=0.1, horizon=10**7, threshold=math.inf
+    ).calibration
     paper = feducb_privatizer(2.0, 0.1, horizon=10**7, n_agents=3, dim=2)
     assert cal.rho_min == pytest.approx(paper.rho_min, rel=1e-12)
     assert cal.noise_stddev == pytest.approx(paper.noise_stddev, rel=1e-12)

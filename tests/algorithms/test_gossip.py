@@ -17,11 +17,11 @@ import math
 import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from scipy import stats
-
-from fedpriv.algorithms.environments.heterogeneous import HeterogeneousBandit, paper_synthetic_bandit
+from fedpriv.algorithms.environments.heterogeneous import (
+    HeterogeneousBandit,
+    paper_synthetic_bandit,
+)
+from fedpriv.algorithms.environments.hospital import hospital_bandit, load_diabetes
 from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import (
     MODES,
     GossipRun,
@@ -30,15 +30,12 @@ from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import (
     run_fed_ucb,
     run_gossip_ucb,
 )
-from fedpriv.algorithms.environments.hospital import hospital_bandit, load_diabetes
-from fedpriv.algorithms.networks.graphs import (
-    GRAPH_KINDS,
-    edge_array,
-    graph_distances,
-    make_graph,
-)
+from fedpriv.algorithms.networks.graphs import GRAPH_KINDS, edge_array, graph_distances, make_graph
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
 from fedpriv.privacy import RELATIVE_TOLERANCE
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
 
 __all__: list[str] = []
 
@@ -51,13 +48,9 @@ INVARIANT_TOLERANCE = 1e-12
 
 
 # ---------------------------------------------------------------------------- helpers
-def _paper_env(
-    n_agents: int, *, noise: str = "gaussian", seed: int = 0
-) -> HeterogeneousBandit:
+def _paper_env(n_agents: int, *, noise: str = "gaussian", seed: int = 0) -> HeterogeneousBandit:
     """The paper's synthetic environment (U[0,1) means, Gaussian noise by default)."""
-    return paper_synthetic_bandit(
-        n_agents, 5, rng=np.random.default_rng(seed), noise=noise
-    )
+    return paper_synthetic_bandit(n_agents, 5, rng=np.random.default_rng(seed), noise=noise)
 
 
 def _k3() -> nx.Graph:
@@ -110,9 +103,7 @@ def _reward_tables(env, horizon: int, n_trials: int, seed: int) -> np.ndarray:
     root = as_seed_sequence(seed)
     return np.stack(
         [
-            env.sample_rewards(
-                horizon, rng=stream_rng(root, trial=j, stream=Stream.ENVIRONMENT)
-            )
+            env.sample_rewards(horizon, rng=stream_rng(root, trial=j, stream=Stream.ENVIRONMENT))
             for j in range(n_trials)
         ]
     )  # (n_trials, n_agents, horizon + 1, n_arms)
@@ -122,9 +113,7 @@ def _pulled_rewards(run: GossipRun, rewards: np.ndarray) -> np.ndarray:
     """Observed rewards ``X_{i, a_i(t)}(t)``, shape (n_trials, n_agents, horizon)."""
     horizon = run.actions.shape[-1]
     per_round = rewards[:, :, 1 : horizon + 1, :]  # (B, N, T, M)
-    return np.take_along_axis(per_round, run.actions[..., None].astype(np.int64), -1)[
-        ..., 0
-    ]
+    return np.take_along_axis(per_round, run.actions[..., None].astype(np.int64), -1)[..., 0]
 
 
 def _sample_means(run: GossipRun, rewards: np.ndarray, *, clip: bool) -> np.ndarray:
@@ -134,9 +123,7 @@ def _sample_means(run: GossipRun, rewards: np.ndarray, *, clip: bool) -> np.ndar
     n_arms = rewards.shape[-1]
     pulled = _pulled_rewards(run, rewards)
     onehot = run.actions[..., None] == np.arange(n_arms)  # (B, N, T, M)
-    totals = rewards[:, :, 0, :] + np.sum(
-        np.where(onehot, pulled[..., None], 0.0), axis=2
-    )
+    totals = rewards[:, :, 0, :] + np.sum(np.where(onehot, pulled[..., None], 0.0), axis=2)
     return totals / run.counts
 
 
@@ -149,11 +136,7 @@ def small_networks(draw: st.DrawFn) -> nx.Graph:
         return make_graph(kind, n_agents)
     seed = draw(st.integers(0, 2**32 - 1))
     return make_graph(
-        "erdos_renyi",
-        n_agents,
-        p=0.5,
-        rng=np.random.default_rng(seed),
-        max_tries=10_000,
+        "erdos_renyi", n_agents, p=0.5, rng=np.random.default_rng(seed), max_tries=10_000
     )
 
 
@@ -170,20 +153,9 @@ def test_confidence_radius_eq11_known_values() -> None:
 
 def test_confidence_radius_eq12_known_value_and_order() -> None:
     n, t, big_t, n_agents, eps = 50, 20, 1000, 3, 2.0
-    radius = confidence_radius(
-        np.array([n]), t, n_agents=n_agents, horizon=big_t, epsilon=eps
-    )
-    private = (
-        128
-        * n_agents
-        * math.log(big_t) ** 2
-        * math.log(t)
-        * math.log(n)
-        / (n**2 * eps**2)
-    )
-    expected = 64.0 / n_agents**17 + math.sqrt(
-        2 * n_agents * (private + 1 / n) * math.log(t)
-    )
+    radius = confidence_radius(np.array([n]), t, n_agents=n_agents, horizon=big_t, epsilon=eps)
+    private = 128 * n_agents * math.log(big_t) ** 2 * math.log(t) * math.log(n) / (n**2 * eps**2)
+    expected = 64.0 / n_agents**17 + math.sqrt(2 * n_agents * (private + 1 / n) * math.log(t))
     assert radius[0] == pytest.approx(expected, rel=1e-14)
     radii = [
         confidence_radius(np.array([n]), t, n_agents=3, horizon=big_t, epsilon=e)[0]
@@ -251,12 +223,9 @@ def test_trace_shapes_and_initialisation() -> None:
     "runner",
     [
         pytest.param(lambda **kw: run_gossip_ucb(**kw), id="gossip-ucb"),
+        pytest.param(lambda **kw: run_fed_ucb(epsilon=1.0, mode="paper", **kw), id="fed-paper"),
         pytest.param(
-            lambda **kw: run_fed_ucb(epsilon=1.0, mode="paper", **kw), id="fed-paper"
-        ),
-        pytest.param(
-            lambda **kw: run_fed_ucb(epsilon=1.0, mode="corrected", **kw),
-            id="fed-corrected",
+            lambda **kw: run_fed_ucb(epsilon=1.0, mode="corrected", **kw), id="fed-corrected"
         ),
         pytest.param(
             lambda **kw: run_fed_ucb(
@@ -267,9 +236,7 @@ def test_trace_shapes_and_initialisation() -> None:
     ],
 )
 @pytest.mark.parametrize(("n_agents", "kind"), [(3, "complete"), (5, "ring")])
-def test_gossip_invariant_sum_theta_equals_sum_means(
-    runner, n_agents: int, kind: str
-) -> None:
+def test_gossip_invariant_sum_theta_equals_sum_means(runner, n_agents: int, kind: str) -> None:
     run = runner(
         env=_paper_env(n_agents),
         graph=make_graph(kind, n_agents),
@@ -287,18 +254,8 @@ def test_invariant_and_count_rules_on_random_graphs(graph: nx.Graph, seed: int) 
     n_agents = graph.number_of_nodes()
     env = _paper_env(n_agents, seed=seed % 7)
     for run in (
-        run_gossip_ucb(
-            env, graph, horizon=60, n_trials=2, seed=seed, record=True
-        ),
-        run_fed_ucb(
-            env,
-            graph,
-            horizon=60,
-            n_trials=2,
-            seed=seed,
-            epsilon=1.0,
-            record=True,
-        ),
+        run_gossip_ucb(env, graph, horizon=60, n_trials=2, seed=seed, record=True),
+        run_fed_ucb(env, graph, horizon=60, n_trials=2, seed=seed, epsilon=1.0, record=True),
     ):
         assert _invariant_error(run) <= INVARIANT_TOLERANCE
         replay = _replay_counts(run.actions, graph, env.n_arms)
@@ -334,8 +291,9 @@ def test_accountant_paper_mode_log2_t16(bounded_env: HeterogeneousBandit) -> Non
     assert len(stream) == 3 * 5
     assert (stream["scale"] == 4.0).all() and (stream["horizon"] == 16).all()
     # Publishing the final estimate ϑ̃(16) too (the second reading): 5 nodes, 5/4.
-    final = run_fed_ucb(bounded_env, _k3(), horizon=16, epsilon=1.0, mode="paper", seed=0,
-                        publish_final=True)
+    final = run_fed_ucb(
+        bounded_env, _k3(), horizon=16, epsilon=1.0, mode="paper", seed=0, publish_final=True
+    )
     assert final.accountant.get_epsilon(0.0, where={"phase": "stream"}) == 1.25
     np.testing.assert_array_equal(final.actions, run.actions)  # the same run
 
@@ -345,6 +303,13 @@ def test_accountant_corrected_mode_is_exactly_epsilon(
     bounded_env: HeterogeneousBandit, horizon: int
 ) -> None:
     run = run_fed_ucb(
+        bounded_env, _k3(), horizon=horizon, epsilon=1.0, mode="corrected", n_trials=2, seed=0
+    )
+    assert run.accountant.get_epsilon(0.0) == 1.0  # every phase, no `where`
+    assert run.accountant.get_epsilon(0.0, where={"phase": "stream"}) == 1.0
+    # The view's nodes per record: floor(log2(T - 1)) + 1 = ⌈log2 T⌉ (at least 1).
+    assert run.scale == max(1, horizon - 1).bit_length()
+    final = run_fed_ucb(
         bounded_env,
         _k3(),
         horizon=horizon,
@@ -352,13 +317,8 @@ def test_accountant_corrected_mode_is_exactly_epsilon(
         mode="corrected",
         n_trials=2,
         seed=0,
+        publish_final=True,
     )
-    assert run.accountant.get_epsilon(0.0) == 1.0  # every phase, no `where`
-    assert run.accountant.get_epsilon(0.0, where={"phase": "stream"}) == 1.0
-    # The view's nodes per record: floor(log2(T - 1)) + 1 = ⌈log2 T⌉ (at least 1).
-    assert run.scale == max(1, horizon - 1).bit_length()
-    final = run_fed_ucb(bounded_env, _k3(), horizon=horizon, epsilon=1.0,
-                        mode="corrected", n_trials=2, seed=0, publish_final=True)
     assert final.scale == horizon.bit_length()  # floor(log2 T) + 1 levels
     assert final.accountant.get_epsilon(0.0) == 1.0
     # Noised initial pulls: one Lap(b) release of sensitivity 1 per record.
@@ -372,24 +332,18 @@ def test_accountant_corrected_mode_other_epsilons(
     bounded_env: HeterogeneousBandit, epsilon: float
 ) -> None:
     run = run_fed_ucb(bounded_env, _k3(), horizon=20, epsilon=epsilon, seed=1)
-    assert run.accountant.get_epsilon(0.0) == pytest.approx(
-        epsilon, rel=RELATIVE_TOLERANCE
-    )
+    assert run.accountant.get_epsilon(0.0) == pytest.approx(epsilon, rel=RELATIVE_TOLERANCE)
 
 
 def test_accountant_paper_mode_log2_t1024(bounded_env: HeterogeneousBandit) -> None:
-    run = run_fed_ucb(
-        bounded_env, _k3(), horizon=1024, epsilon=1.0, mode="paper", seed=0
-    )
+    run = run_fed_ucb(bounded_env, _k3(), horizon=1024, epsilon=1.0, mode="paper", seed=0)
     # ⌈log2 1024⌉ = 10 nodes of the view (prefixes 1..1023) hold round 1: exactly ε.
     assert run.accountant.get_epsilon(0.0, where={"phase": "stream"}) == pytest.approx(
         1.0, rel=RELATIVE_TOLERANCE
     )
 
 
-def test_accountant_paper_mode_natural_log_t16(
-    bounded_env: HeterogeneousBandit,
-) -> None:
+def test_accountant_paper_mode_natural_log_t16(bounded_env: HeterogeneousBandit) -> None:
     run = run_fed_ucb(
         bounded_env, _k3(), horizon=16, epsilon=1.0, mode="paper", log_base="e", seed=0
     )
@@ -400,9 +354,7 @@ def test_accountant_paper_mode_natural_log_t16(
     )
 
 
-def test_ledger_rows_are_node_draws_of_pulled_arms(
-    bounded_env: HeterogeneousBandit,
-) -> None:
+def test_ledger_rows_are_node_draws_of_pulled_arms(bounded_env: HeterogeneousBandit) -> None:
     run = run_fed_ucb(bounded_env, _k3(), horizon=16, epsilon=1.0, seed=3, n_trials=2)
     ledger = run.accountant.ledger
     stream = ledger[ledger["phase"] == "stream"]
@@ -424,9 +376,7 @@ def test_gossip_ucb_has_no_accountant() -> None:
 # ----------------------------------------------------------- 4. reward bounds
 def test_paper_mode_feeds_out_of_range_gaussian_rewards() -> None:
     env, seed, horizon = _paper_env(3), 4, 200
-    run = run_fed_ucb(
-        env, _k3(), horizon=horizon, epsilon=1.0, mode="paper", n_trials=2, seed=seed
-    )
+    run = run_fed_ucb(env, _k3(), horizon=horizon, epsilon=1.0, mode="paper", n_trials=2, seed=seed)
     pulled = _pulled_rewards(run, _reward_tables(env, horizon, 2, seed))
     outside = int(np.sum((pulled < 0.0) | (pulled > 1.0)))
     assert outside > 0
@@ -438,13 +388,7 @@ def test_paper_mode_feeds_out_of_range_gaussian_rewards() -> None:
 def test_corrected_mode_clips_and_counts_clipped_rewards() -> None:
     env, seed, horizon = _paper_env(3), 4, 200
     run = run_fed_ucb(
-        env,
-        _k3(),
-        horizon=horizon,
-        epsilon=1.0,
-        mode="corrected",
-        n_trials=2,
-        seed=seed,
+        env, _k3(), horizon=horizon, epsilon=1.0, mode="corrected", n_trials=2, seed=seed
     )
     rewards = _reward_tables(env, horizon, 2, seed)
     pulled = _pulled_rewards(run, rewards)
@@ -467,9 +411,7 @@ def test_corrected_mode_means_are_clipped_sample_means() -> None:
     kw = {"horizon": horizon, "n_trials": 2, "seed": seed, "record": True}
     clipped = run_fed_ucb(env, _k3(), epsilon=math.inf, mode="corrected", **kw)
     np.testing.assert_allclose(
-        clipped.trace["means"][-1],
-        _sample_means(clipped, rewards, clip=True),
-        atol=1e-12,
+        clipped.trace["means"][-1], _sample_means(clipped, rewards, clip=True), atol=1e-12
     )
     assert clipped.trace["means"].min() >= 0.0 and clipped.trace["means"].max() <= 1.0
     for raw in (
@@ -485,9 +427,7 @@ def test_corrected_mode_means_are_clipped_sample_means() -> None:
 def test_bernoulli_rewards_are_never_out_of_bounds(
     bounded_env: HeterogeneousBandit, mode: str
 ) -> None:
-    run = run_fed_ucb(
-        bounded_env, _k3(), horizon=200, epsilon=1.0, mode=mode, n_trials=2, seed=0
-    )
+    run = run_fed_ucb(bounded_env, _k3(), horizon=200, epsilon=1.0, mode=mode, n_trials=2, seed=0)
     assert run.n_out_of_bounds == 0
 
 
@@ -496,9 +436,7 @@ def test_bernoulli_rewards_are_never_out_of_bounds(
     "runner",
     [
         pytest.param(lambda **kw: run_gossip_ucb(**kw), id="gossip-ucb"),
-        pytest.param(
-            lambda **kw: run_fed_ucb(epsilon=1.0, mode="paper", **kw), id="paper"
-        ),
+        pytest.param(lambda **kw: run_fed_ucb(epsilon=1.0, mode="paper", **kw), id="paper"),
         pytest.param(lambda **kw: run_fed_ucb(epsilon=1.0, **kw), id="corrected"),
     ],
 )
@@ -540,9 +478,7 @@ def test_run_outputs_have_documented_shapes_and_dtypes() -> None:
     np.testing.assert_array_equal(run.gaps, env.gaps)
     summary = run.regret_summary()
     assert list(summary.columns) == ["trial", "regret"] and len(summary) == 3
-    np.testing.assert_allclose(
-        summary["regret"], run.cumulative_regret[..., -1].mean(axis=1)
-    )
+    np.testing.assert_allclose(summary["regret"], run.cumulative_regret[..., -1].mean(axis=1))
 
 
 # ------------------------------------------------------------ 6. behaviour checks
@@ -564,25 +500,14 @@ def _assert_lemma_2(replay: _Replay, *, n_agents: int, n_arms: int) -> None:
     ("n_agents", "kind"), [(3, "complete"), (5, "ring"), (5, "path"), (6, "star")]
 )
 @pytest.mark.parametrize("private", [False, True])
-def test_consistency_rule_and_ucb_argmax(
-    n_agents: int, kind: str, private: bool
-) -> None:
+def test_consistency_rule_and_ucb_argmax(n_agents: int, kind: str, private: bool) -> None:
     env, graph, horizon = _paper_env(n_agents, seed=1), make_graph(kind, n_agents), 300
     if private:
         run = run_fed_ucb(
-            env,
-            graph,
-            horizon=horizon,
-            epsilon=1.0,
-            mode="paper",
-            n_trials=4,
-            seed=0,
-            record=True,
+            env, graph, horizon=horizon, epsilon=1.0, mode="paper", n_trials=4, seed=0, record=True
         )
     else:
-        run = run_gossip_ucb(
-            env, graph, horizon=horizon, n_trials=4, seed=0, record=True
-        )
+        run = run_gossip_ucb(env, graph, horizon=horizon, n_trials=4, seed=0, record=True)
     replay = _replay_counts(run.actions, graph, env.n_arms)
     np.testing.assert_array_equal(replay.n_pre[-1], run.counts)
     n_forced = _assert_forced_actions_in_consistency_set(run, replay)
@@ -595,16 +520,14 @@ def test_consistency_rule_and_ucb_argmax(
         index = theta[t - 1] + confidence_radius(
             replay.n_pre[t - 1], t, n_agents=n_agents, horizon=horizon, epsilon=epsilon
         )
-        chosen = np.take_along_axis(
-            index, run.actions[:, :, t - 1, None].astype(np.int64), -1
-        )[..., 0]
+        chosen = np.take_along_axis(index, run.actions[:, :, t - 1, None].astype(np.int64), -1)[
+            ..., 0
+        ]
         free = ~forced[t - 1]
         np.testing.assert_array_equal(chosen[free], index.max(axis=-1)[free])
 
 
-@pytest.mark.parametrize(
-    ("n_agents", "kind"), [(3, "complete"), (5, "path"), (6, "star")]
-)
+@pytest.mark.parametrize(("n_agents", "kind"), [(3, "complete"), (5, "path"), (6, "star")])
 def test_lemmas_1_2_3_on_counts(n_agents: int, kind: str) -> None:
     env, graph = _paper_env(n_agents, seed=2), make_graph(kind, n_agents)
     n_arms, horizon = env.n_arms, 400
@@ -617,9 +540,7 @@ def test_lemmas_1_2_3_on_counts(n_agents: int, kind: str) -> None:
         rounds = np.maximum(t - distance, 1) - 1  # index into n_pre, [i, j]
         for i in range(n_agents):
             lagged = replay.n_pre[rounds[i], :, np.arange(n_agents), :]  # (N, B, M)
-            np.testing.assert_array_equal(
-                replay.n_tilde_next[t - 1][:, i], lagged.max(axis=0)
-            )
+            np.testing.assert_array_equal(replay.n_tilde_next[t - 1][:, i], lagged.max(axis=0))
     _assert_lemma_2(replay, n_agents=n_agents, n_arms=n_arms)
     # Lemma 3: once n_{i,k}(t) >= (3M + 1)N, max_j n_{j,k}(t) <= 2 n_{i,k}(t).
     n_pre = replay.n_pre
@@ -775,19 +696,29 @@ _EARLY_SETTINGS = [
 ]
 
 
-def _early_run(algorithm: str, mode: str, kind: str, n_agents: int, noise: str,
-               empty: bool, *, seed: int, rounds: int | None) -> GossipRun:
+def _early_run(
+    algorithm: str,
+    mode: str,
+    kind: str,
+    n_agents: int,
+    noise: str,
+    empty: bool,
+    *,
+    seed: int,
+    rounds: int | None,
+) -> GossipRun:
     env, graph = _paper_env(n_agents, noise=noise, seed=seed), make_graph(kind, n_agents)
-    common = {"horizon": 40, "n_trials": 5, "seed": seed, "record": True,
-              "rounds": rounds}
+    common = {"horizon": 40, "n_trials": 5, "seed": seed, "record": True, "rounds": rounds}
     if algorithm == "gossip":
         return run_gossip_ucb(env, graph, **common)
-    return run_fed_ucb(env, graph, epsilon=1.0, mode=mode, log_base="e",
-                       noise_on_empty_nodes=empty, **common)
+    return run_fed_ucb(
+        env, graph, epsilon=1.0, mode=mode, log_base="e", noise_on_empty_nodes=empty, **common
+    )
 
 
-@pytest.mark.parametrize(("algorithm", "mode", "kind", "n_agents", "noise", "empty"),
-                         _EARLY_SETTINGS)
+@pytest.mark.parametrize(
+    ("algorithm", "mode", "kind", "n_agents", "noise", "empty"), _EARLY_SETTINGS
+)
 @pytest.mark.parametrize("seed", [0, 11, 2021])
 def test_a_run_stopped_early_is_the_full_runs_prefix(
     algorithm: str, mode: str, kind: str, n_agents: int, noise: str, empty: bool, seed: int
@@ -825,11 +756,14 @@ def test_draw_active_edges_are_the_runs_edges() -> None:
     )
 
 
-@pytest.mark.parametrize(("rounds", "error", "match"), [
-    (-1, ValueError, "`rounds` must be >= 0"),
-    (6, ValueError, "`rounds` must be <= `horizon` = 5, got 6"),
-    (2.0, TypeError, "`rounds`"),
-])
+@pytest.mark.parametrize(
+    ("rounds", "error", "match"),
+    [
+        (-1, ValueError, "`rounds` must be >= 0"),
+        (6, ValueError, "`rounds` must be <= `horizon` = 5, got 6"),
+        (2.0, TypeError, "`rounds`"),
+    ],
+)
 def test_rounds_out_of_range_is_rejected(rounds, error: type, match: str) -> None:
     for run in (lambda **kw: run_fed_ucb(epsilon=1.0, **kw), run_gossip_ucb):
         with pytest.raises(error, match=match):

@@ -16,9 +16,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from fedpriv.algorithms.environments.heterogeneous import BanditEnvironment
 from fedpriv.algorithms.environments.hospital import (
     ARM_LABELS,
@@ -38,6 +35,8 @@ from fedpriv.algorithms.environments.hospital import (
     load_diabetes,
 )
 from fedpriv.privacy.errors import DataFormatError
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 __all__: list[str] = []
 
@@ -46,11 +45,7 @@ PROPERTY = settings(database=None, deadline=None, max_examples=40)
 FALSE_FAILURE_PROBABILITY = 1e-6
 
 SAMPLE = (
-    Path(__file__).resolve().parents[2]
-    / ".."
-    / "shared"
-    / "data"
-    / "diabetic_data_first4999.csv"
+    Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "diabetic_data_first4999.csv"
 )
 needs_sample = pytest.mark.skipif(
     not SAMPLE.is_file(),
@@ -64,15 +59,7 @@ PAPER_ARM = {
     "insulin": 0,
     "metformin": 1,
     **dict.fromkeys(
-        [
-            "repaglinide",
-            "glipizide",
-            "rosiglitazone",
-            "acarbose",
-            "miglitol",
-            "troglitazone",
-        ],
-        2,
+        ["repaglinide", "glipizide", "rosiglitazone", "acarbose", "miglitol", "troglitazone"], 2
     ),
     **dict.fromkeys(
         [
@@ -178,11 +165,7 @@ def test_load_sample() -> None:
     for column in INTEGER_COLUMNS:
         assert data[column].dtype == np.int64
     assert data["encounter_id"].iloc[0] == 2278392
-    assert data["readmitted"].value_counts().to_dict() == {
-        "NO": 2478,
-        ">30": 1967,
-        "<30": 554,
-    }
+    assert data["readmitted"].value_counts().to_dict() == {"NO": 2478, ">30": 1967, "<30": 554}
     assert data["max_glu_serum"].iloc[0] == "None"  # not parsed as missing
 
 
@@ -199,9 +182,7 @@ def test_load_small_csv_and_zip(tmp_path: Path) -> None:
     loaded = load_diabetes(str(csv))
     assert loaded.shape == (12, 50)
     assert loaded["time_in_hospital"].dtype == np.int64
-    pd.testing.assert_series_equal(
-        loaded["readmitted"], table["readmitted"], check_dtype=False
-    )
+    pd.testing.assert_series_equal(loaded["readmitted"], table["readmitted"], check_dtype=False)
     # A zip whose member sits in a folder, under a name without ".zip".
     archive = _write_zip(
         tmp_path / "download.bin",
@@ -240,11 +221,7 @@ def _bad_tables() -> list[tuple[str, pd.DataFrame, str]]:
                 r"e\.g\. 'YES' at data row 5"
             ),
         ),
-        (
-            "integer",
-            bad_int,
-            r"column 'time_in_hospital' has 1 value\(s\) that are not an integer",
-        ),
+        ("integer", bad_int, r"column 'time_in_hospital' has 1 value\(s\) that are not an integer"),
         ("empty", table.iloc[:0], r"has no data rows"),
     ]
 
@@ -297,8 +274,7 @@ def test_load_missing_file(tmp_path: Path) -> None:
 def test_download_from_file_url(tmp_path: Path) -> None:
     table = _small_table()
     archive = _write_zip(
-        tmp_path / "uci.zip",
-        {DIABETES_MEMBER: _csv_bytes(table), "IDS_mapping.csv": b"a\n"},
+        tmp_path / "uci.zip", {DIABETES_MEMBER: _csv_bytes(table), "IDS_mapping.csv": b"a\n"}
     )
     dest = tmp_path / "new" / "nested"
     path = download_diabetes(dest, url=archive.as_uri(), timeout=5)
@@ -320,9 +296,7 @@ def _bad_archives(tmp_path: Path) -> list[tuple[Path, str]]:
             r"must hold exactly one 'diabetic_data\.csv', found 0",
         ),
         (
-            _write_zip(
-                tmp_path / "badvalue.zip", {DIABETES_MEMBER: _csv_bytes(bad_label)}
-            ),
+            _write_zip(tmp_path / "badvalue.zip", {DIABETES_MEMBER: _csv_bytes(bad_label)}),
             r"column 'readmitted' has 1 value\(s\)",
         ),
     ]
@@ -355,9 +329,7 @@ def test_unreachable_url_leaves_nothing_behind(tmp_path: Path) -> None:
         ({"timeout": 0}, ValueError, r"`timeout` must be in \(0, inf\), got 0\.0"),
     ],
 )
-def test_download_rejects_arguments(
-    tmp_path: Path, kwargs: dict, error: type, match: str
-) -> None:
+def test_download_rejects_arguments(tmp_path: Path, kwargs: dict, error: type, match: str) -> None:
     with pytest.raises(error, match=match):
         download_diabetes(tmp_path, **kwargs)
 
@@ -444,9 +416,7 @@ def test_hospital_bandit_known_values() -> None:
     assert env.reward_bounds == (0.0, 1.0)
     # One record per cell: every entry of the table is that record's reward.
     table = env.sample_rewards(20, rng=np.random.default_rng(0))
-    np.testing.assert_array_equal(
-        table, np.broadcast_to(env.arm_means[:, None], table.shape)
-    )
+    np.testing.assert_array_equal(table, np.broadcast_to(env.arm_means[:, None], table.shape))
 
 
 def test_hospital_bandit_is_a_frozen_environment() -> None:
@@ -462,9 +432,7 @@ def test_hospital_bandit_is_a_frozen_environment() -> None:
 
 def _cycling_table(n_records: int) -> pd.DataFrame:
     """Eligible records whose arms cycle 0..4, rewards alternating 1, 0, 0."""
-    return _frame(
-        [_arm_record(k % N_ARMS, [">30", "NO", "<30"][k % 3]) for k in range(n_records)]
-    )
+    return _frame([_arm_record(k % N_ARMS, [">30", "NO", "<30"][k % 3]) for k in range(n_records)])
 
 
 def test_contiguous_split_sizes_differ_by_at_most_one() -> None:
@@ -475,12 +443,8 @@ def test_contiguous_split_sizes_differ_by_at_most_one() -> None:
 
 def test_random_split_is_a_reproducible_permutation() -> None:
     table = _cycling_table(300)
-    env = hospital_bandit(
-        table, n_agents=3, split="random", rng=np.random.default_rng(4)
-    )
-    again = hospital_bandit(
-        table, n_agents=3, split="random", rng=np.random.default_rng(4)
-    )
+    env = hospital_bandit(table, n_agents=3, split="random", rng=np.random.default_rng(4))
+    again = hospital_bandit(table, n_agents=3, split="random", rng=np.random.default_rng(4))
     assert env == again
     np.testing.assert_array_equal(np.bincount(env.agents), [100, 100, 100])
     contiguous = hospital_bandit(table, n_agents=3)
@@ -502,9 +466,7 @@ def test_hospital_bandit_names_empty_cells() -> None:
     ]
     with pytest.raises(DataFormatError, match=r"none for hospital 1 / arm 1\.$"):
         hospital_bandit(_frame(rows), n_agents=2)
-    with pytest.raises(
-        DataFormatError, match=r"hospital 2 / arm 0, hospital 2 / arm 1"
-    ):
+    with pytest.raises(DataFormatError, match=r"hospital 2 / arm 0, hospital 2 / arm 1"):
         hospital_bandit(_cycling_table(10), n_agents=3)
 
 
@@ -512,12 +474,7 @@ def test_hospital_bandit_names_empty_cells() -> None:
     ("data", "kwargs", "error", "match"),
     [
         (_cycling_table(10), {"n_agents": 0}, ValueError, r"`n_agents` must be >= 1"),
-        (
-            _cycling_table(10),
-            {"n_agents": 2.0},
-            TypeError,
-            r"`n_agents` must be an int",
-        ),
+        (_cycling_table(10), {"n_agents": 2.0}, TypeError, r"`n_agents` must be an int"),
         (
             _cycling_table(10),
             {"split": "stratified"},
@@ -531,9 +488,7 @@ def test_hospital_bandit_names_empty_cells() -> None:
             r"`rng` must be a numpy\.random\.Generator for split='random'",
         ),
         (
-            _frame(
-                [_record(insulin="Up"), _record(insulin="Steady", metformin="Steady")]
-            ),
+            _frame([_record(insulin="Up"), _record(insulin="Steady", metformin="Steady")]),
             {},
             DataFormatError,
             r"no eligible record among 2 rows \(1 with an Up/Down dosage, 1 with",
@@ -565,11 +520,7 @@ def test_hospital_bandit_class_direct_construction() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        (
-            {"arms": [0, 1, 1]},
-            ValueError,
-            r"`arms` must have shape \(4,\) like `agents`",
-        ),
+        ({"arms": [0, 1, 1]}, ValueError, r"`arms` must have shape \(4,\) like `agents`"),
         (
             {"agents": [0, 0, 1, 2]},
             ValueError,
@@ -577,16 +528,8 @@ def test_hospital_bandit_class_direct_construction() -> None:
         ),
         ({"arms": [0, 1, 0, 2]}, ValueError, r"`arms` must lie in \[0, 1\]"),
         ({"agents": [0.0, 0.0, 1.0, 1.0]}, TypeError, r"`agents` must be an integer"),
-        (
-            {"rewards": [0.0, 2.0, 0.0, 0.0]},
-            ValueError,
-            r"`rewards` must lie in \[0\.0",
-        ),
-        (
-            {"agents": [], "arms": [], "rewards": []},
-            ValueError,
-            r"`agents` must be 1-D",
-        ),
+        ({"rewards": [0.0, 2.0, 0.0, 0.0]}, ValueError, r"`rewards` must lie in \[0\.0"),
+        ({"agents": [], "arms": [], "rewards": []}, ValueError, r"`agents` must be 1-D"),
         ({"row_index": [0]}, ValueError, r"`row_index` must have shape \(4,\)"),
         ({"n_arms": 1}, ValueError, r"`n_arms` must be >= 2, got 1"),
         ({"n_agents": 0}, ValueError, r"`n_agents` must be >= 1, got 0"),
@@ -611,19 +554,11 @@ def record_sets(draw: st.DrawFn) -> HospitalBandit:
     n_extra = draw(st.integers(0, 30))
     cover = np.arange(n_agents * n_arms)
     extra = np.array(
-        draw(
-            st.lists(
-                st.integers(0, n_agents * n_arms - 1),
-                min_size=n_extra,
-                max_size=n_extra,
-            )
-        ),
+        draw(st.lists(st.integers(0, n_agents * n_arms - 1), min_size=n_extra, max_size=n_extra)),
         dtype=np.int64,
     )
     cells = np.concatenate([cover, extra])
-    rewards = draw(
-        st.lists(st.sampled_from([0.0, 1.0]), min_size=cells.size, max_size=cells.size)
-    )
+    rewards = draw(st.lists(st.sampled_from([0.0, 1.0]), min_size=cells.size, max_size=cells.size))
     return HospitalBandit(
         agents=cells // n_arms,
         arms=cells % n_arms,
@@ -643,8 +578,7 @@ def test_draws_come_from_the_pulling_hospitals_records_of_the_arm(
     assert indices.shape == shape
     assert indices.dtype == np.int64
     np.testing.assert_array_equal(
-        env.agents[indices],
-        np.broadcast_to(np.arange(env.n_agents)[:, None, None], shape),
+        env.agents[indices], np.broadcast_to(np.arange(env.n_agents)[:, None, None], shape)
     )
     np.testing.assert_array_equal(
         env.arms[indices], np.broadcast_to(np.arange(env.n_arms)[None, None, :], shape)
@@ -684,11 +618,7 @@ def test_reward_means_match_record_rates() -> None:
 
 
 # ------------------------------------------------------------------ the real sample
-SAMPLE_COUNTS = [
-    [442, 48, 96, 90, 338],
-    [387, 50, 103, 101, 372],
-    [256, 77, 103, 133, 444],
-]
+SAMPLE_COUNTS = [[442, 48, 96, 90, 338], [387, 50, 103, 101, 372], [256, 77, 103, 133, 444]]
 
 
 @needs_sample

@@ -8,18 +8,15 @@ import math
 import networkx as nx
 import numpy as np
 import pytest
-
-from fedpriv.algorithms.li_song.mab import (
-    run_cdp_mab,
-    run_ddp_mab,
-    run_hdp_mab,
-    run_single_mab,
+from fedpriv.algorithms.environments.bernoulli import (
+    BernoulliMAB,
+    heterogeneous_bandit,
+    homogeneous_bandit,
 )
-from fedpriv.algorithms.environments.bernoulli import BernoulliMAB, heterogeneous_bandit, homogeneous_bandit
+from fedpriv.algorithms.li_song.mab import run_cdp_mab, run_ddp_mab, run_hdp_mab, run_single_mab
 from fedpriv.algorithms.networks.graphs import make_graph
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
-from fedpriv.audit.claims.claim import decide_verdict
-from fedpriv.audit.claims.claim import LowerBoundEvidence
+from fedpriv.audit.claims.claim import LowerBoundEvidence, decide_verdict
 
 EASY = BernoulliMAB([[0.9, 0.5, 0.4, 0.3, 0.2]] * 5)
 
@@ -41,8 +38,11 @@ def test_cdp_per_message_guarantee_is_m_epsilon() -> None:
     # Read with the input ε as the guarantee, an upper bound of 5 > 0.1 alone shows
     # nothing; the messages' exact ε (pure Laplace: the lower bracket is exact) does.
     assert decide_verdict(run.epsilon, eps, None)[0] == "unresolved"
-    exact = LowerBoundEvidence(epsilon=run.accountant.lower_bound(0.0, where={"channel": "message"}),
-                               kind="analytic", description="exact message ε")
+    exact = LowerBoundEvidence(
+        epsilon=run.accountant.lower_bound(0.0, where={"channel": "message"}),
+        kind="analytic",
+        description="exact message ε",
+    )
     assert exact.epsilon == pytest.approx(5.0, rel=1e-9)
     assert decide_verdict(run.epsilon, eps, None, analytic_lower=exact)[0] == "violated"
     # one ledger row per (trial, agent, active arm, epoch): every draw's ε is Mε
@@ -50,12 +50,12 @@ def test_cdp_per_message_guarantee_is_m_epsilon() -> None:
     assert np.allclose(ledger["epsilon"], 5.0, rtol=1e-12)
     assert not ledger.duplicated(["trial", "agent", "arm", "epoch"]).any()
     assert len(ledger) == 50 * sum(
-        int(n) for n in run.accountant.charges.groupby(["trial", "epoch"]).size() // 50)
+        int(n) for n in run.accountant.charges.groupby(["trial", "epoch"]).size() // 50
+    )
 
 
 def test_partial_participation_guarantee_is_n_epsilon() -> None:
-    run = run_cdp_mab(_env(50, 5), horizon=20_000, epsilon=0.1, seed=3,
-                      participation_rate=0.2)
+    run = run_cdp_mab(_env(50, 5), horizon=20_000, epsilon=0.1, seed=3, participation_rate=0.2)
     assert run.algorithm == "ce-cdp-mab"
     assert run.message_epsilon()[1] == pytest.approx(1.0, rel=1e-12)  # N = 10
     assert run.claimed_epsilon == pytest.approx(1.0, rel=1e-12)
@@ -127,8 +127,9 @@ def test_bulk_epochs_equal_slot_by_slot_reference() -> None:
 
 
 def test_actions_transcript_matches_counts() -> None:
-    run = run_ddp_mab(_env(4, 5), make_graph("path", 4), horizon=3_000, epsilon=1.0,
-                      seed=2, record=True)
+    run = run_ddp_mab(
+        _env(4, 5), make_graph("path", 4), horizon=3_000, epsilon=1.0, seed=2, record=True
+    )
     actions = run.actions_array(0)
     assert (actions >= 0).all()
     for i in range(4):
@@ -162,8 +163,16 @@ def test_best_arm_never_eliminated_without_noise() -> None:
 
 # --------------------------------------------------------------------- partial participation
 def test_partial_participation_uses_exactly_n_uploaders() -> None:
-    run = run_cdp_mab(_env(10, 6), horizon=40_000, epsilon=1.0, n_trials=2, seed=7,
-                      participation_rate=0.35, c1=3.0, record=True)
+    run = run_cdp_mab(
+        _env(10, 6),
+        horizon=40_000,
+        epsilon=1.0,
+        n_trials=2,
+        seed=7,
+        participation_rate=0.35,
+        c1=3.0,
+        record=True,
+    )
     assert run.setting["n_participants"] == 4  # ⌈0.35 * 10⌉
     uploads = run.messages[run.messages["kind"] == "upload"]
     per_round = uploads.groupby(["trial", "epoch"])["sender"].agg(["size", "nunique"])
@@ -178,8 +187,9 @@ def test_partial_participation_uses_exactly_n_uploaders() -> None:
 def test_round_limit_and_schedules() -> None:
     env = BernoulliMAB([[0.9, 0.8, 0.3]] * 10)  # Δ = 0.1
     paper = run_cdp_mab(env, horizon=200_000, epsilon=1.0, n_trials=4, seed=1, n_rounds=2)
-    fixed = run_cdp_mab(env, horizon=200_000, epsilon=1.0, n_trials=4, seed=1, n_rounds=2,
-                        mode="corrected")
+    fixed = run_cdp_mab(
+        env, horizon=200_000, epsilon=1.0, n_trials=4, seed=1, n_rounds=2, mode="corrected"
+    )
     assert (paper.rounds <= 2).all() and (fixed.rounds <= 2).all()
     assert paper.setting["gap"] == pytest.approx(0.1)
     # Δ̃_R = Δ leaves the second arm (gap exactly Δ) alive: commit by the last aggregate
@@ -193,8 +203,9 @@ def test_ddp_on_complete_graph_equals_cdp() -> None:
     # Table I: on a fully connected graph t_delay = d_G - 1 = 0 and R_D = R_C.
     env = _env(8, 6)
     cdp = run_cdp_mab(env, horizon=30_000, epsilon=0.5, n_trials=2, seed=9)
-    ddp = run_ddp_mab(env, make_graph("complete", 8), horizon=30_000, epsilon=0.5,
-                      n_trials=2, seed=9)
+    ddp = run_ddp_mab(
+        env, make_graph("complete", 8), horizon=30_000, epsilon=0.5, n_trials=2, seed=9
+    )
     np.testing.assert_array_equal(cdp.counts, ddp.counts)
 
 
@@ -235,8 +246,10 @@ def test_hdp_singletons_equal_cdp_and_weighting() -> None:
     assert hdp.message_epsilon()[1] == pytest.approx(3.0)
     comps = [make_graph("complete", 4), make_graph("path", 2)]
     het = heterogeneous_bandit(6, 5, np.random.default_rng(1), min_mismatch=2)
-    runs = {a: run_hdp_mab(het, comps, horizon=30_000, epsilon=1.0, seed=3, record=True,
-                           aggregation=a) for a in ("unweighted", "weighted")}
+    runs = {
+        a: run_hdp_mab(het, comps, horizon=30_000, epsilon=1.0, seed=3, record=True, aggregation=a)
+        for a in ("unweighted", "weighted")
+    }
     ups = {a: r.messages[r.messages["kind"] == "sink_upload"] for a, r in runs.items()}
     first = {a: np.array(u[u["epoch"] == 1]["content"].tolist()) for a, u in ups.items()}
     np.testing.assert_allclose(first["unweighted"], first["weighted"])  # same sink means
@@ -252,8 +265,9 @@ def test_hdp_sac_messages_follow_shortest_paths() -> None:
     sac = run.messages[(run.messages["kind"] == "SAC") & (run.messages["epoch"] == 1)]
     assert len(sac) == (2 + 1 + 1 + 2) + (1 + 1)  # one row per hop = sum sd(i, SA_q)
     assert run.setting["t_delay"] == 2  # radius of the path (Alg. 4 line 5)
-    counter = run_hdp_mab(_env(8, 4), comps, horizon=5_000, epsilon=1.0, seed=0,
-                          delay_convention="counter")
+    counter = run_hdp_mab(
+        _env(8, 4), comps, horizon=5_000, epsilon=1.0, seed=0, delay_convention="counter"
+    )
     assert counter.setting["t_delay"] == 1  # Alg. 4 line 4: max sd - 1
 
 
@@ -270,14 +284,16 @@ def test_single_mab_heterogeneous_is_worse_than_cdp() -> None:
 # --------------------------------------------------------------------- bad input
 @pytest.mark.parametrize(
     ("kwargs", "match"),
-    [({"participation_rate": 0.0}, "participation_rate"),
-     ({"participation_rate": 1.5}, "participation_rate"),
-     ({"n_rounds": 0}, "n_rounds"),
-     ({"c1": -1.0}, "c1"),
-     ({"epsilon": 0.0}, "epsilon"),
-     ({"horizon": 0}, "horizon"),
-     ({"n_rounds": 2, "gap": 1.5}, "gap"),
-     ({"n_rounds": 2, "mode": "bogus"}, "mode")],
+    [
+        ({"participation_rate": 0.0}, "participation_rate"),
+        ({"participation_rate": 1.5}, "participation_rate"),
+        ({"n_rounds": 0}, "n_rounds"),
+        ({"c1": -1.0}, "c1"),
+        ({"epsilon": 0.0}, "epsilon"),
+        ({"horizon": 0}, "horizon"),
+        ({"n_rounds": 2, "gap": 1.5}, "gap"),
+        ({"n_rounds": 2, "mode": "bogus"}, "mode"),
+    ],
 )
 def test_cdp_bad_input(kwargs: dict, match: str) -> None:
     args = {"horizon": 100, "epsilon": 1.0} | kwargs

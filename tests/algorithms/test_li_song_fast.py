@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from fedpriv.algorithms.environments.bernoulli import BernoulliMAB, RewardTable, homogeneous_bandit
 from fedpriv.algorithms.li_song import core
 from fedpriv.algorithms.li_song.mab import run_cdp_mab, run_ddp_mab
 from fedpriv.algorithms.networks.graphs import make_graph
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 
 def _entry_by_entry(table, trials, agents, arms, start, length):
@@ -28,8 +27,13 @@ def _entry_by_entry(table, trials, agents, arms, start, length):
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), n_pairs=st.integers(1, 5), length=st.integers(1, 70),
-       offset=st.integers(0, 2**40), chunk=st.sampled_from([1, 7, 1 << 15]))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_pairs=st.integers(1, 5),
+    length=st.integers(1, 70),
+    offset=st.integers(0, 2**40),
+    chunk=st.sampled_from([1, 7, 1 << 15]),
+)
 def test_pull_sums_equal_the_sum_of_the_entries(seed, n_pairs, length, offset, chunk) -> None:
     rng = np.random.default_rng(seed)
     means = rng.random((3, 4))
@@ -52,10 +56,11 @@ def test_overrides_and_subclasses_fall_back_to_the_entries() -> None:
     assert changed.pull_sums(*args) is None
     # _epoch_sums then reads entry by entry: the override is seen
     assert core._epoch_sums(changed, *args)[0, 0] == pytest.approx(
-        float(changed.rewards(0, 0, 2, np.arange(9)).sum()))
+        float(changed.rewards(0, 0, 2, np.arange(9)).sum())
+    )
 
     class Pinned(RewardTable):
-        def uniforms(self, trial, agent, arm, pull):  # noqa: ANN001, ANN201
+        def uniforms(self, trial, agent, arm, pull):
             return RewardTable.uniforms(self, 0 * np.asarray(trial), agent, arm, pull)
 
     pinned = Pinned(table.arm_means, table.key)
@@ -69,13 +74,21 @@ def test_runs_are_bit_for_bit_those_of_the_entry_by_entry_loop(runner, monkeypat
     def run():
         if runner == "cdp":
             return run_cdp_mab(env, horizon=20_000, epsilon=1.0, n_trials=3, seed=4)
-        return run_ddp_mab(env, make_graph("ring", 6), horizon=20_000, epsilon=1.0,
-                           n_trials=3, seed=4)
+        return run_ddp_mab(
+            env, make_graph("ring", 6), horizon=20_000, epsilon=1.0, n_trials=3, seed=4
+        )
 
     fast = run()
     monkeypatch.setattr(RewardTable, "pull_sums", lambda self, *a, **k: None)
     slow = run()
-    for name in ("counts", "total_regret", "final_regret", "regret_eq1", "rounds", "active",
-                 "checkpoint_regret"):
+    for name in (
+        "counts",
+        "total_regret",
+        "final_regret",
+        "regret_eq1",
+        "rounds",
+        "active",
+        "checkpoint_regret",
+    ):
         assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
     assert fast.accountant.ledger.equals(slow.accountant.ledger)

@@ -5,9 +5,6 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
 from fedpriv.algorithms.li_song.network import (
     TABLE_II_CASES,
     find_sink_agents,
@@ -15,6 +12,8 @@ from fedpriv.algorithms.li_song.network import (
     table_ii_components,
 )
 from fedpriv.algorithms.networks.graphs import make_graph
+from hypothesis import given
+from hypothesis import strategies as st
 
 
 def _paw() -> nx.Graph:
@@ -45,8 +44,9 @@ def test_gis_handshake_counts(graph: nx.Graph, slots: int, adv: int, req: int) -
     assert (gis.count("ADV"), gis.count("REQ"), gis.count("DATA")) == (adv, req, req)
     # every agent receives every other agent's vector exactly once
     m = graph.number_of_nodes()
-    delivered = [(rcv, f) for _, kind, _, rcv, labels in gis.messages if kind == "DATA"
-                 for f in labels]
+    delivered = [
+        (rcv, f) for _, kind, _, rcv, labels in gis.messages if kind == "DATA" for f in labels
+    ]
     assert len(delivered) == len(set(delivered)) == m * (m - 1)
 
 
@@ -114,8 +114,9 @@ def test_gis_invariants_on_random_connected_graphs(n: int, p: float, seed: int) 
     graph = make_graph("erdos_renyi", n, p=p, rng=np.random.default_rng(seed))
     gis = simulate_gis(graph)
     assert gis.n_slots == nx.diameter(graph)
-    delivered = [(rcv, f) for _, kind, _, rcv, labels in gis.messages if kind == "DATA"
-                 for f in labels]
+    delivered = [
+        (rcv, f) for _, kind, _, rcv, labels in gis.messages if kind == "DATA" for f in labels
+    ]
     assert sorted(delivered) == [(i, f) for i in range(n) for f in range(n) if f != i]
     assert gis.count("REQ") == gis.count("DATA") <= gis.count("ADV")
     assert gis.round_cost(1.0, "paths") <= gis.round_cost(1.0, "edges")

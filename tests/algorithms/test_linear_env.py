@@ -6,10 +6,9 @@ import math
 
 import numpy as np
 import pytest
+from fedpriv.algorithms.environments.linear import CHUNK_ROUNDS, LinearBandit, LinearBanditTables
 from hypothesis import given
 from hypothesis import strategies as st
-
-from fedpriv.algorithms.environments.linear import CHUNK_ROUNDS, LinearBandit, LinearBanditTables
 
 
 def _spec(**kwargs) -> LinearBandit:
@@ -49,7 +48,9 @@ def test_values_depend_only_on_seed_and_indices():
     whole = spec.sample(7, n_trials=3, horizon=horizon).block(0, horizon)
     pieces = spec.sample(7, n_trials=3, horizon=horizon)
     parts = [pieces.block(a, b) for a, b in ((0, 3), (3, 40), (40, horizon))]
-    np.testing.assert_array_equal(np.concatenate([p.contexts for p in parts], axis=2), whole.contexts)
+    np.testing.assert_array_equal(
+        np.concatenate([p.contexts for p in parts], axis=2), whole.contexts
+    )
     np.testing.assert_array_equal(np.concatenate([p.rewards for p in parts], axis=2), whole.rewards)
     # reading backwards replays the streams
     np.testing.assert_array_equal(pieces.block(1, 2).contexts, whole.contexts[:, :, 1:2])
@@ -127,7 +128,9 @@ def test_bad_input_raises_clear_errors():
 def test_clipping_when_asked():
     spec = _spec(out_of_bounds="clip")
     tables = spec.sample(0, n_trials=1, horizon=3)
-    clipped = tables.substitute(agent=0, t=1, contexts=np.full((5, 4), 1.0), rewards=np.full(5, 3.0))
+    clipped = tables.substitute(
+        agent=0, t=1, contexts=np.full((5, 4), 1.0), rewards=np.full(5, 3.0)
+    )
     block = clipped.block(0, 3)
     np.testing.assert_allclose(np.linalg.norm(block.contexts[0, 0, 1], axis=-1), 1.0)
     np.testing.assert_array_equal(block.rewards[0, 0, 1], np.ones(5))

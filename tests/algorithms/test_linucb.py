@@ -6,10 +6,6 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-from hypothesis.extra.numpy import arrays
-
 from fedpriv.algorithms.environments.linear import LinearBandit
 from fedpriv.algorithms.feducb.linucb import (
     run_linucb,
@@ -24,6 +20,9 @@ from fedpriv.algorithms.feducb.oful import (
 )
 from fedpriv.privacy.accounting.guarantees import gaussian_dp_epsilon
 from fedpriv.privacy.mechanisms.matrix_tree import privatizer_calibration
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 
 
 def _tables(n_agents=3, horizon=30, n_trials=2, dim=3, seed=0, **kw):
@@ -48,8 +47,9 @@ def test_independent_linucb_agent_is_unaffected_by_the_others():
     spec1 = LinearBandit(n_agents=1, n_arms=6, dim=3)
     from fedpriv.algorithms.environments.linear import LinearBanditTables
 
-    alone = LinearBanditTables.from_arrays(spec1, block.contexts[:, :1], block.rewards[:, :1],
-                                           tables.theta)
+    alone = LinearBanditTables.from_arrays(
+        spec1, block.contexts[:, :1], block.rewards[:, :1], tables.theta
+    )
     together = run_linucb(tables, record=True)
     single = run_linucb(alone, record=True)
     np.testing.assert_array_equal(together.actions[:, :1], single.actions)
@@ -92,41 +92,56 @@ def test_ucb_scores_match_the_definitions():
     inv = np.linalg.inv(gram)
     theta = np.einsum("jab,jb->ja", inv, target)
     np.testing.assert_allclose(mean, np.einsum("jkd,jd->jk", contexts, theta))
-    np.testing.assert_allclose(width, np.sqrt(np.einsum("jkd,jde,jke->jk", contexts, inv, contexts)))
+    np.testing.assert_allclose(
+        width, np.sqrt(np.einsum("jkd,jde,jke->jk", contexts, inv, contexts))
+    )
     np.testing.assert_allclose(log_det, np.linalg.slogdet(gram)[1])
 
 
 def test_oful_radius_formula():
     # σ sqrt(2 ln(1/α) + log det V − d ln λ) + sqrt(λ) S at V = λI: σ sqrt(2 ln(1/α)) + √λ S
-    value = oful_radius(np.array(2 * math.log(4.0)), dim=2, regularizer=4.0, bound_theta=1.0,
-                        sub_gaussian=0.5, failure_probability=0.1)
+    value = oful_radius(
+        np.array(2 * math.log(4.0)),
+        dim=2,
+        regularizer=4.0,
+        bound_theta=1.0,
+        sub_gaussian=0.5,
+        failure_probability=0.1,
+    )
     assert value == pytest.approx(0.5 * math.sqrt(2 * math.log(10.0)) + 2.0)
 
 
 def test_independent_private_learners_compose_in_parallel_over_agents():
     horizon = 16
     cal = privatizer_calibration(1.0, 0.1, horizon=horizon, n_agents=1, dim=3)
-    mu = math.sqrt(cal.capacity.bit_length()) * cal.frobenius_sensitivity / (
-        math.sqrt(2.0) * cal.noise_stddev)
+    mu = (
+        math.sqrt(cal.capacity.bit_length())
+        * cal.frobenius_sensitivity
+        / (math.sqrt(2.0) * cal.noise_stddev)
+    )
     single_tree = gaussian_dp_epsilon(mu, 1e-6)
     eps = {}
     for m in (1, 4):
-        run = run_linucb_independent_private(_tables(n_agents=m, horizon=horizon), epsilon=1.0,
-                                             delta=0.1)
+        run = run_linucb_independent_private(
+            _tables(n_agents=m, horizon=horizon), epsilon=1.0, delta=0.1
+        )
         eps[m] = run.accountant_epsilon(1e-6)[1]
         assert run.accountant.ledger["agent"].nunique() == m
     assert eps[1] == pytest.approx(single_tree, rel=1e-6)
     assert eps[4] == pytest.approx(eps[1], rel=1e-9)  # parallel: not 4-fold
     # one user at every agent: the M trees compose (k-fold), μ grows by sqrt(M)
-    shared = run_linucb_independent_private(_tables(n_agents=4, horizon=horizon,
-                                                    shared_users=True), epsilon=1.0, delta=0.1)
+    shared = run_linucb_independent_private(
+        _tables(n_agents=4, horizon=horizon, shared_users=True), epsilon=1.0, delta=0.1
+    )
     assert shared.accountant_epsilon(1e-6)[1] == pytest.approx(
-        gaussian_dp_epsilon(2.0 * mu, 1e-6), rel=1e-6)
+        gaussian_dp_epsilon(2.0 * mu, 1e-6), rel=1e-6
+    )
 
 
 def test_independent_private_learner_releases_every_round():
-    run = run_linucb_independent_private(_tables(n_agents=2, horizon=12, n_trials=1),
-                                         epsilon=1.0, delta=0.1, record=True)
+    run = run_linucb_independent_private(
+        _tables(n_agents=2, horizon=12, n_trials=1), epsilon=1.0, delta=0.1, record=True
+    )
     assert run.setting["tree_depth"] == 1 + math.ceil(math.log2(12))
     # 12 leaves per tree: one node draw per leaf insertion
     assert run.accountant.n_draws == 2 * 12

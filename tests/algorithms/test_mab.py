@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fedpriv.algorithms.environments.bernoulli import (
+    BernoulliMAB,
+    heterogeneous_bandit,
+    homogeneous_bandit,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
-
-from fedpriv.algorithms.environments.bernoulli import BernoulliMAB, heterogeneous_bandit, homogeneous_bandit
 
 
 @pytest.fixture
@@ -33,8 +36,13 @@ def test_pseudo_regret_global_and_local(env: BernoulliMAB) -> None:
         env.pseudo_regret(arms, "other")  # type: ignore[arg-type]
 
 
-@given(seed=st.integers(0, 2**32 - 1), trial=st.integers(0, 10**6),
-       agent=st.integers(0, 1), arm=st.integers(0, 2), pull=st.integers(0, 10**9))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    trial=st.integers(0, 10**6),
+    agent=st.integers(0, 1),
+    arm=st.integers(0, 2),
+    pull=st.integers(0, 10**9),
+)
 def test_entries_do_not_depend_on_the_read_pattern(seed, trial, agent, arm, pull) -> None:
     table = BernoulliMAB([[0.9, 0.6, 0.1], [0.2, 0.5, 0.8]]).reward_table(seed)
     block = table.rewards(trial, np.arange(2)[:, None], np.arange(3)[None, :], pull)
@@ -46,7 +54,9 @@ def test_entries_do_not_depend_on_the_read_pattern(seed, trial, agent, arm, pull
 def test_same_seed_same_table_other_seed_other_table(env: BernoulliMAB) -> None:
     pulls = np.arange(5000)
     a = env.reward_table(7).rewards(0, 0, 1, pulls)
-    np.testing.assert_array_equal(a, env.reward_table(np.random.SeedSequence(7)).rewards(0, 0, 1, pulls))
+    np.testing.assert_array_equal(
+        a, env.reward_table(np.random.SeedSequence(7)).rewards(0, 0, 1, pulls)
+    )
     b = env.reward_table(8).rewards(0, 0, 1, pulls)
     assert np.mean(a != b) > 0.3  # independent tables disagree on ~48% of entries
 
@@ -57,8 +67,12 @@ def test_rewards_have_the_declared_means_and_are_uncorrelated(env: BernoulliMAB)
     cells: a false alarm has probability below 1e-3 (seed pinned)."""
     table = env.reward_table(2024)
     pulls = np.arange(20_000)
-    rows = table.rewards(np.arange(5)[:, None, None, None], np.arange(2)[None, :, None, None],
-                         np.arange(3)[None, None, :, None], pulls)
+    rows = table.rewards(
+        np.arange(5)[:, None, None, None],
+        np.arange(2)[None, :, None, None],
+        np.arange(3)[None, None, :, None],
+        pulls,
+    )
     counts = rows.sum(axis=(0, 3))
     n = rows.shape[0] * rows.shape[3]
     for (agent, arm), ones in np.ndenumerate(counts):
@@ -72,8 +86,12 @@ def test_rewards_have_the_declared_means_and_are_uncorrelated(env: BernoulliMAB)
 
 def test_override_changes_exactly_one_entry(env: BernoulliMAB) -> None:
     table = env.reward_table(3)
-    index = (np.arange(4)[:, None, None, None], np.arange(2)[None, :, None, None],
-             np.arange(3)[None, None, :, None], np.arange(50)[None, None, None, :])
+    index = (
+        np.arange(4)[:, None, None, None],
+        np.arange(2)[None, :, None, None],
+        np.arange(3)[None, None, :, None],
+        np.arange(50)[None, None, None, :],
+    )
     base = table.rewards(*index)
     flipped = 1.0 - base[0, 1, 2, 7]
     every_trial = table.with_override(agent=1, arm=2, pull=7, value=flipped)
@@ -88,11 +106,13 @@ def test_override_changes_exactly_one_entry(env: BernoulliMAB) -> None:
 
 @pytest.mark.parametrize(
     ("kwargs", "match"),
-    [({"agent": 2, "arm": 0, "pull": 0, "value": 1.0}, "agent"),
-     ({"agent": 0, "arm": 3, "pull": 0, "value": 1.0}, "arm"),
-     ({"agent": 0, "arm": 0, "pull": -1, "value": 1.0}, "pull"),
-     ({"agent": 0, "arm": 0, "pull": 0, "value": 1.5}, "value"),
-     ({"agent": 0, "arm": 0, "pull": 0, "value": float("nan")}, "value")],
+    [
+        ({"agent": 2, "arm": 0, "pull": 0, "value": 1.0}, "agent"),
+        ({"agent": 0, "arm": 3, "pull": 0, "value": 1.0}, "arm"),
+        ({"agent": 0, "arm": 0, "pull": -1, "value": 1.0}, "pull"),
+        ({"agent": 0, "arm": 0, "pull": 0, "value": 1.5}, "value"),
+        ({"agent": 0, "arm": 0, "pull": 0, "value": float("nan")}, "value"),
+    ],
 )
 def test_override_rejects_bad_entries(env: BernoulliMAB, kwargs, match) -> None:
     with pytest.raises(ValueError, match=match):

@@ -7,9 +7,6 @@ import math
 import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from fedpriv.algorithms.networks.graphs import (
     GRAPH_KINDS,
     check_connected,
@@ -21,6 +18,8 @@ from fedpriv.algorithms.networks.graphs import (
     sample_active_edges,
     second_eigenvalue,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 __all__: list[str] = []
 
@@ -83,11 +82,7 @@ def test_erdos_renyi_is_reproducible() -> None:
 
 
 @PROPERTY
-@given(
-    n_agents=st.integers(2, 12),
-    p=st.floats(0.15, 1.0),
-    seed=st.integers(0, 2**32 - 1),
-)
+@given(n_agents=st.integers(2, 12), p=st.floats(0.15, 1.0), seed=st.integers(0, 2**32 - 1))
 def test_erdos_renyi_is_always_connected(n_agents: int, p: float, seed: int) -> None:
     rng = np.random.default_rng(seed)
     graph = make_graph("erdos_renyi", n_agents, p=p, rng=rng, max_tries=100_000)
@@ -108,16 +103,8 @@ def test_erdos_renyi_is_always_connected(n_agents: int, p: float, seed: int) -> 
             ),
         ),
         ({"kind": "complete", "n_agents": 1}, ValueError, r"`n_agents` must be >= 2"),
-        (
-            {"kind": "ring", "n_agents": 2},
-            ValueError,
-            r"`n_agents` must be >= 3, got 2",
-        ),
-        (
-            {"kind": "path", "n_agents": 3.0},
-            TypeError,
-            r"`n_agents` must be an integer",
-        ),
+        ({"kind": "ring", "n_agents": 2}, ValueError, r"`n_agents` must be >= 3, got 2"),
+        ({"kind": "path", "n_agents": 3.0}, TypeError, r"`n_agents` must be an integer"),
         (
             {"kind": "ring", "n_agents": 4, "p": 0.5},
             ValueError,
@@ -185,11 +172,7 @@ def test_check_connected_accepts_numpy_integer_labels() -> None:
 @pytest.mark.parametrize(
     ("graph", "error", "match"),
     [
-        (
-            nx.empty_graph(3),
-            ValueError,
-            r"^`graph` must be connected; it has 3 components\.$",
-        ),
+        (nx.empty_graph(3), ValueError, r"^`graph` must be connected; it has 3 components\.$"),
         (
             nx.Graph([(0, 1), (2, 3)]),
             ValueError,
@@ -197,21 +180,13 @@ def test_check_connected_accepts_numpy_integer_labels() -> None:
         ),
         (nx.empty_graph(1), ValueError, r"`graph` must have >= 2 nodes, got 1"),
         (nx.Graph(), ValueError, r"`graph` must have >= 2 nodes, got 0"),
-        (
-            nx.Graph([(0, 1), (1, 1)]),
-            ValueError,
-            r"`graph` must have no self-loops, found 1",
-        ),
+        (nx.Graph([(0, 1), (1, 1)]), ValueError, r"`graph` must have no self-loops, found 1"),
         (
             nx.Graph([("a", "b")]),
             ValueError,
             r"`graph` nodes must be labelled 0\.\.1; found unexpected label\(s\) 'a', 'b'",
         ),
-        (
-            nx.Graph([(1, 2)]),
-            ValueError,
-            r"labelled 0\.\.1; found unexpected label\(s\) 2",
-        ),
+        (nx.Graph([(1, 2)]), ValueError, r"labelled 0\.\.1; found unexpected label\(s\) 2"),
         (nx.DiGraph([(0, 1)]), TypeError, r"`graph` must be an undirected simple"),
         (nx.MultiGraph([(0, 1)]), TypeError, r"got MultiGraph"),
         ([(0, 1)], TypeError, r"got list"),
@@ -223,8 +198,7 @@ def test_check_connected_rejects(graph: object, error: type, match: str) -> None
 
 
 @pytest.mark.parametrize(
-    "function",
-    [gossip_matrix, second_eigenvalue, edge_array, graph_distances, neighbor_matrix],
+    "function", [gossip_matrix, second_eigenvalue, edge_array, graph_distances, neighbor_matrix]
 )
 def test_graph_functions_reject_disconnected_graphs(function) -> None:
     with pytest.raises(ValueError, match=r"it has 2 components"):
@@ -249,9 +223,7 @@ def _gossip_matrix_by_definition(graph: nx.Graph) -> np.ndarray:
 
 
 def test_gossip_matrix_of_triangle() -> None:
-    expected = np.array(
-        [[2 / 3, 1 / 6, 1 / 6], [1 / 6, 2 / 3, 1 / 6], [1 / 6, 1 / 6, 2 / 3]]
-    )
+    expected = np.array([[2 / 3, 1 / 6, 1 / 6], [1 / 6, 2 / 3, 1 / 6], [1 / 6, 1 / 6, 2 / 3]])
     np.testing.assert_allclose(
         gossip_matrix(make_graph("complete", 3)), expected, rtol=0, atol=1e-15
     )
@@ -259,9 +231,7 @@ def test_gossip_matrix_of_triangle() -> None:
 
 def test_gossip_matrix_of_path() -> None:
     expected = np.array([[0.75, 0.25, 0.0], [0.25, 0.5, 0.25], [0.0, 0.25, 0.75]])
-    np.testing.assert_allclose(
-        gossip_matrix(make_graph("path", 3)), expected, rtol=0, atol=1e-15
-    )
+    np.testing.assert_allclose(gossip_matrix(make_graph("path", 3)), expected, rtol=0, atol=1e-15)
 
 
 @pytest.mark.parametrize("kind", ["complete", "ring", "path", "star"])
@@ -322,9 +292,7 @@ def _closed_form_lambda_2(kind: str, n: int) -> float:
         ("path", 10, 0.9946),
     ],
 )
-def test_second_eigenvalue_known_values(
-    kind: str, n_agents: int, table_value: float
-) -> None:
+def test_second_eigenvalue_known_values(kind: str, n_agents: int, table_value: float) -> None:
     lambda_2 = second_eigenvalue(make_graph(kind, n_agents))
     assert lambda_2 == pytest.approx(_closed_form_lambda_2(kind, n_agents), abs=1e-12)
     assert lambda_2 == pytest.approx(table_value, abs=5e-4)
@@ -372,14 +340,8 @@ def test_sample_active_edges_is_one_integers_call() -> None:
 
 
 @PROPERTY
-@given(
-    graph=connected_graphs(),
-    horizon=st.integers(1, 200),
-    seed=st.integers(0, 2**32 - 1),
-)
-def test_sample_active_edges_is_reproducible(
-    graph: nx.Graph, horizon: int, seed: int
-) -> None:
+@given(graph=connected_graphs(), horizon=st.integers(1, 200), seed=st.integers(0, 2**32 - 1))
+def test_sample_active_edges_is_reproducible(graph: nx.Graph, horizon: int, seed: int) -> None:
     first = sample_active_edges(graph, horizon, rng=np.random.default_rng(seed))
     second = sample_active_edges(graph, horizon, rng=np.random.default_rng(seed))
     assert first.shape == (horizon, 2)
@@ -421,9 +383,7 @@ def test_graph_distances_of_path_and_star() -> None:
         distances, [[0, 1, 2, 3], [1, 0, 1, 2], [2, 1, 0, 1], [3, 2, 1, 0]]
     )
     star = graph_distances(make_graph("star", 4))
-    np.testing.assert_array_equal(
-        star, [[0, 1, 1, 1], [1, 0, 2, 2], [1, 2, 0, 2], [1, 2, 2, 0]]
-    )
+    np.testing.assert_array_equal(star, [[0, 1, 1, 1], [1, 0, 2, 2], [1, 2, 0, 2], [1, 2, 2, 0]])
 
 
 @PROPERTY
@@ -439,8 +399,7 @@ def test_neighbor_matrix_of_star() -> None:
     adjacency = neighbor_matrix(make_graph("star", 4))
     assert adjacency.dtype == np.bool_
     np.testing.assert_array_equal(
-        adjacency.astype(int),
-        [[0, 1, 1, 1], [1, 0, 0, 0], [1, 0, 0, 0], [1, 0, 0, 0]],
+        adjacency.astype(int), [[0, 1, 1, 1], [1, 0, 0, 0], [1, 0, 0, 0], [1, 0, 0, 0]]
     )
 
 

@@ -7,13 +7,7 @@ import math
 import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-from scipy import stats
-
 from fedpriv.algorithms.dubey_aamas.byzantine import _SampleSets, run_byzantine_coop_ucb
-from fedpriv.algorithms.environments.bernoulli import BernoulliMAB
-from fedpriv.algorithms.networks.graphs import make_graph
 from fedpriv.algorithms.dubey_aamas.robust import (
     Contamination,
     check_contamination,
@@ -22,10 +16,19 @@ from fedpriv.algorithms.dubey_aamas.robust import (
     trimmed_mean,
     trimmed_mean_width,
 )
+from fedpriv.algorithms.environments.bernoulli import BernoulliMAB
+from fedpriv.algorithms.networks.graphs import make_graph
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy import stats
 
 
-@given(st.integers(1, 150), st.integers(0, 2**32 - 1), st.sampled_from(["n", "inside"]),
-       st.sampled_from([0.0, 0.05, 0.2]))
+@given(
+    st.integers(1, 150),
+    st.integers(0, 2**32 - 1),
+    st.sampled_from(["n", "inside"]),
+    st.sampled_from([0.0, 0.05, 0.2]),
+)
 def test_histogram_estimator_equals_the_sorting_reference(n, seed, normalization, contamination):
     rng = np.random.default_rng(seed)
     alphabet = np.array([-3.0, 0.0, 0.25, 1.0, 7.0])
@@ -33,8 +36,9 @@ def test_histogram_estimator_equals_the_sorting_reference(n, seed, normalization
     reference = trimmed_mean(alphabet[idx], contamination, 0.2, normalization=normalization)
     z1 = np.stack([np.bincount(r, minlength=5) for r in idx[:, 0::2]])
     z2 = np.stack([np.bincount(r, minlength=5) for r in idx[:, 1::2]])
-    fast, halves = histogram_trimmed_mean(z1, z2, alphabet, contamination, 0.2,
-                                          normalization=normalization)
+    fast, halves = histogram_trimmed_mean(
+        z1, z2, alphabet, contamination, 0.2, normalization=normalization
+    )
     np.testing.assert_allclose(fast, reference, equal_nan=True, rtol=1e-12)
     assert (halves == n).all()
 
@@ -44,12 +48,12 @@ def test_incremental_sample_sets_follow_the_alternate_split(values, batch):
     """Appending in batches gives Z1 = samples 0, 2, 4, ... and Z2 = 1, 3, 5, ..."""
     sets = _SampleSets((1, 1, 1), 4)
     for start in range(0, len(values), batch):
-        chunk = np.array(values[start:start + batch])
+        chunk = np.array(values[start : start + batch])
         sets.add(np.zeros(chunk.size, dtype=np.int64), chunk)
     z1, z2 = sets.halves()
     n = len(values) // 2
-    np.testing.assert_array_equal(z1[0, 0, 0], np.bincount(values[0:2 * n:2], minlength=4))
-    np.testing.assert_array_equal(z2[0, 0, 0], np.bincount(values[1:2 * n:2], minlength=4))
+    np.testing.assert_array_equal(z1[0, 0, 0], np.bincount(values[0 : 2 * n : 2], minlength=4))
+    np.testing.assert_array_equal(z2[0, 0, 0], np.bincount(values[1 : 2 * n : 2], minlength=4))
 
 
 def test_trimmed_mean_removes_far_contamination_and_keeps_clean_data():
@@ -73,8 +77,9 @@ def test_contamination_outside_zero_quarter_is_rejected_everywhere():
             trimmed_mean_width(10, bad, 0.1)
     env = BernoulliMAB(np.tile([0.6, 0.4], (3, 1)))
     with pytest.raises(ValueError, match=r"`assumed_contamination` must be in \[0, 0.25\)"):
-        run_byzantine_coop_ucb(env, nx.path_graph(3), horizon=5, gamma=1,
-                               contamination=Contamination(rate=0.3))
+        run_byzantine_coop_ucb(
+            env, nx.path_graph(3), horizon=5, gamma=1, contamination=Contamination(rate=0.3)
+        )
     with pytest.raises(ValueError, match=r"`rate` must be in \[0, 1\)"):
         Contamination(rate=1.0)
     with pytest.raises(ValueError, match="`delta` must be in"):
@@ -94,8 +99,13 @@ _Q = {
 def _mixture(q: Contamination, mean: float, shape: tuple[int, int], rng) -> np.ndarray:
     rewards = (rng.random(shape) < mean).astype(float)
     corrupted = rng.random(shape) < q.rate
-    return q.corrupt(rewards, np.zeros(shape, dtype=np.int64), corrupted, rng.random(shape),
-                     np.array([mean, 0.0]))
+    return q.corrupt(
+        rewards,
+        np.zeros(shape, dtype=np.int64),
+        corrupted,
+        rng.random(shape),
+        np.array([mean, 0.0]),
+    )
 
 
 @pytest.mark.statistical
@@ -135,8 +145,16 @@ def test_coverage_test_has_power_against_the_untrimmed_mean():
 def test_byzantine_messages_carry_q_only_from_byzantine_agents():
     env = BernoulliMAB(np.tile([0.7, 0.4, 0.2], (4, 1)))
     q = Contamination(rate=0.2, kind="point", value=10.0, byzantine=(1, 3))
-    run = run_byzantine_coop_ucb(env, make_graph("ring", 4), horizon=120, gamma=2,
-                                 contamination=q, n_trials=2, seed=0, record=True)
+    run = run_byzantine_coop_ucb(
+        env,
+        make_graph("ring", 4),
+        horizon=120,
+        gamma=2,
+        contamination=q,
+        n_trials=2,
+        seed=0,
+        record=True,
+    )
     content = run.transcript.content
     corrupted = content["corrupted"]
     assert not corrupted[:, [0, 2]].any()
@@ -151,8 +169,9 @@ def test_byzantine_messages_carry_q_only_from_byzantine_agents():
 def test_byzantine_ucb_learns_the_best_arm_under_far_contamination():
     env = BernoulliMAB(np.tile([0.8, 0.3], (5, 1)))
     q = Contamination(rate=0.1, kind="point", value=20.0)
-    run = run_byzantine_coop_ucb(env, make_graph("complete", 5), horizon=600, gamma=1,
-                                 contamination=q, n_trials=2, seed=1)
+    run = run_byzantine_coop_ucb(
+        env, make_graph("complete", 5), horizon=600, gamma=1, contamination=q, n_trials=2, seed=1
+    )
     late = run.actions[:, :, -100:]
     assert (late == 0).mean() > 0.9
 
@@ -160,14 +179,21 @@ def test_byzantine_ucb_learns_the_best_arm_under_far_contamination():
 def test_byzantine_bad_input():
     env = BernoulliMAB(np.tile([0.6, 0.4], (3, 1)))
     with pytest.raises(ValueError, match="`gamma` must be >= 1"):
-        run_byzantine_coop_ucb(env, nx.path_graph(3), horizon=5, gamma=0,
-                               contamination=Contamination(rate=0.1))
+        run_byzantine_coop_ucb(
+            env, nx.path_graph(3), horizon=5, gamma=0, contamination=Contamination(rate=0.1)
+        )
     with pytest.raises(ValueError, match="`byzantine` agents must be in"):
-        run_byzantine_coop_ucb(env, nx.path_graph(3), horizon=5, gamma=1,
-                               contamination=Contamination(rate=0.1, byzantine=(5,)))
+        run_byzantine_coop_ucb(
+            env,
+            nx.path_graph(3),
+            horizon=5,
+            gamma=1,
+            contamination=Contamination(rate=0.1, byzantine=(5,)),
+        )
     with pytest.raises(ValueError, match="must be connected"):
-        run_byzantine_coop_ucb(env, nx.empty_graph(3), horizon=5, gamma=1,
-                               contamination=Contamination(rate=0.1))
+        run_byzantine_coop_ucb(
+            env, nx.empty_graph(3), horizon=5, gamma=1, contamination=Contamination(rate=0.1)
+        )
     with pytest.raises(TypeError, match="`contamination` must be a Contamination"):
         run_byzantine_coop_ucb(env, nx.path_graph(3), horizon=5, gamma=1, contamination=0.1)
     with pytest.raises(ValueError, match="`kind`"):

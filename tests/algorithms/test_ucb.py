@@ -6,11 +6,6 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
-from fedpriv.algorithms.dubey_aamas.kernels import BufferedRewards, argmax_ties_arm_major
-from fedpriv.algorithms.environments.bernoulli import BernoulliMAB
 from fedpriv.algorithms.dubey_aamas.baselines import (
     argmax_random_ties,
     interval_guarantee,
@@ -19,6 +14,10 @@ from fedpriv.algorithms.dubey_aamas.baselines import (
     run_dp_ucb_int,
     run_ucb1,
 )
+from fedpriv.algorithms.dubey_aamas.kernels import BufferedRewards, argmax_ties_arm_major
+from fedpriv.algorithms.environments.bernoulli import BernoulliMAB
+from hypothesis import given
+from hypothesis import strategies as st
 
 
 @pytest.mark.statistical
@@ -77,19 +76,21 @@ def test_dp_ucb_int_releases_once_per_interval_and_is_accounted():
     np.testing.assert_array_equal(run.release_counts, counts // f)
     draws = run.accountant.ledger.groupby(["trial", "agent", "arm"]).size()
     assert int(draws.sum()) == int((counts // f).sum())
-    g = interval_guarantee(run.accountant, epsilon=0.2, horizon=200, theta=1.5,
-                           rule="decaying", target_delta=1e-5)
+    g = interval_guarantee(
+        run.accountant, epsilon=0.2, horizon=200, theta=1.5, rule="decaying", target_delta=1e-5
+    )
     # ε_n = n^(-θ/2) per release, summed over n = 5, 10, ..., 200 (pure, worst record).
     expected = sum((5 * j) ** -0.75 for j in range(1, 41))
     assert g["accountant"]["pure_epsilon"] == pytest.approx(expected, rel=1e-12)
-    assert g["claimed"]["per_message_epsilon"] == pytest.approx(5 ** -0.75, rel=1e-12)
+    assert g["claimed"]["per_message_epsilon"] == pytest.approx(5**-0.75, rel=1e-12)
     assert g["accountant"]["epsilon"] <= g["claimed"]["homogeneous_epsilon"]
 
 
 def test_dp_ucb_int_fixed_rule_spends_epsilon_per_release():
     env = BernoulliMAB([[0.7, 0.4]])
-    run = run_dp_ucb_int(env, horizon=40, epsilon=0.5, rule="fixed", theta=None,
-                         index_update="every_round", seed=1)
+    run = run_dp_ucb_int(
+        env, horizon=40, epsilon=0.5, rule="fixed", theta=None, index_update="every_round", seed=1
+    )
     # f = 2; 20 releases per stream at most, each exactly ε = 0.5.
     assert run.accountant.get_epsilon(0.0) == pytest.approx(0.5 * 20, rel=1e-12)
     ledger = run.accountant.ledger
@@ -108,9 +109,7 @@ def test_dp_ucb_int_bad_input():
         run_dp_ucb_int(env, horizon=40, epsilon=0.5, index_update="never")
 
 
-@given(
-    st.integers(1, 12), st.integers(1, 40), st.integers(0, 2**32 - 1),
-)
+@given(st.integers(1, 12), st.integers(1, 40), st.integers(0, 2**32 - 1))
 def test_arm_major_argmax_equals_the_reference_tie_breaking(n_arms, n, seed):
     """``argmax_ties_arm_major(index.T)`` reproduces ``argmax_random_ties`` exactly."""
     rng = np.random.default_rng(seed)
@@ -126,7 +125,8 @@ def test_arm_major_argmax_equals_the_reference_tie_breaking(n_arms, n, seed):
 def test_buffered_rewards_read_the_table_entries_of_a_per_round_read():
     env = BernoulliMAB(np.random.default_rng(3).uniform(size=(3, 4)))
     table = reward_table_for(env, np.random.SeedSequence(11)).with_override(
-        agent=1, arm=2, pull=5, value=0.25)
+        agent=1, arm=2, pull=5, value=0.25
+    )
     n_trials, horizon = 2, 70
     reader = BufferedRewards(table, n_trials, 3, 4, horizon, window=8)
     counts = np.zeros(4 * n_trials * 3, dtype=np.int64)

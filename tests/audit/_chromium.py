@@ -23,16 +23,27 @@ from typing import Any
 __all__ = ["Browser", "find_chromium"]
 
 _FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
-    "--remote-debugging-pipe", "--window-size=1400,1000",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--remote-debugging-pipe",
+    "--window-size=1400,1000",
 )
 
 
 def find_chromium() -> str | None:
     """Path of a Chromium binary (``$CHROMIUM``, then the usual names), or None."""
-    names = [os.environ.get("CHROMIUM", ""), "chromium", "chromium-browser",
-             "google-chrome", "google-chrome-stable"]
+    names = [
+        os.environ.get("CHROMIUM", ""),
+        "chromium",
+        "chromium-browser",
+        "google-chrome",
+        "google-chrome-stable",
+    ]
     for name in names:
         path = shutil.which(name) if name else None
         if path:
@@ -62,8 +73,10 @@ class Browser:
         script = f'exec "$0" "$@" 3<&{to_browser} 4>&{from_browser}'
         self.process = subprocess.Popen(
             ["bash", "-c", script, binary, *_FLAGS, f"--user-data-dir={self.profile}"],
-            pass_fds=(to_browser, from_browser), stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            pass_fds=(to_browser, from_browser),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         os.close(to_browser)
         os.close(from_browser)
@@ -82,7 +95,7 @@ class Browser:
         """Stop the browser (this process only) and remove its profile."""
         try:
             self.send("Browser.close")
-        except Exception:  # noqa: BLE001 - the browser may already be gone
+        except Exception:
             pass
         try:
             self.process.wait(timeout=10)
@@ -110,8 +123,7 @@ class Browser:
     def send(self, method: str, params: dict | None = None, *, session: bool = True) -> dict:
         """Send one command and return its ``result`` (events are kept in :attr:`events`)."""
         self._next_id += 1
-        message: dict[str, Any] = {"id": self._next_id, "method": method,
-                                   "params": params or {}}
+        message: dict[str, Any] = {"id": self._next_id, "method": method, "params": params or {}}
         if session and self.session is not None:
             message["sessionId"] = self.session
         os.write(self._commands, json.dumps(message).encode() + b"\0")
@@ -140,23 +152,25 @@ class Browser:
         pixels (a phone's when ``width < 600``: mobile layout, touch), before it loads.
         """
         target = self.send("Target.createTarget", {"url": "about:blank"}, session=False)
-        attached = self.send("Target.attachToTarget",
-                             {"targetId": target["targetId"], "flatten": True},
-                             session=False)
+        attached = self.send(
+            "Target.attachToTarget",
+            {"targetId": target["targetId"], "flatten": True},
+            session=False,
+        )
         self.session = attached["sessionId"]
         for domain in ("Page", "Runtime", "Log"):
             self.send(f"{domain}.enable")
         if width is not None:
-            self.send("Emulation.setDeviceMetricsOverride",
-                      {"width": width, "height": height, "deviceScaleFactor": 1,
-                       "mobile": width < 600})
+            self.send(
+                "Emulation.setDeviceMetricsOverride",
+                {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600},
+            )
         self.send("Page.navigate", {"url": url})
         self.wait_for("Page.loadEventFired")
 
     def evaluate(self, expression: str) -> Any:
         """The value of a JavaScript expression in the page (JSON-serialisable)."""
-        result = self.send("Runtime.evaluate",
-                           {"expression": expression, "returnByValue": True})
+        result = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True})
         if "exceptionDetails" in result:
             raise RuntimeError(f"{expression!r} raised: {result['exceptionDetails']}")
         return result["result"].get("value")
@@ -168,8 +182,7 @@ class Browser:
             method, params = event.get("method"), event.get("params", {})
             if method == "Runtime.exceptionThrown":
                 out.append(str(params.get("exceptionDetails")))
-            elif method == "Runtime.consoleAPICalled" and params.get("type") in (
-                    "error", "assert"):
+            elif method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
                 out.append(str(params.get("args")))
             elif method == "Log.entryAdded" and params.get("entry", {}).get("level") == "error":
                 out.append(str(params["entry"].get("text")))
@@ -177,7 +190,6 @@ class Browser:
 
     def screenshot(self, path: Path) -> Path:
         """Save a PNG of the visible part of the page at ``path``."""
-        shot = self.send("Page.captureScreenshot",
-                         {"format": "png"})
+        shot = self.send("Page.captureScreenshot", {"format": "png"})
         path.write_bytes(base64.b64decode(shot["data"]))
         return path

@@ -12,15 +12,13 @@ import concurrent.futures
 import functools
 import math
 
+import fedpriv.audit as audit
 import numpy as np
 import pytest
-
-import fedpriv.audit as audit
-from fedpriv.privacy.errors import MechanismError
 from fedpriv.audit.regression.corpus_mechanisms import gaussian_count, laplace_count
 from fedpriv.privacy import ZCDP, ApproxDP, GaussianDP, PureDP
-from fedpriv.privacy.errors import PrivacyViolationError, ToolkitError
 from fedpriv.privacy.accounting.guarantees import gaussian_dp_delta
+from fedpriv.privacy.errors import MechanismError, PrivacyViolationError, ToolkitError
 from fedpriv.privacy.relations import NeighboringRelation
 
 __all__: list[str] = []
@@ -71,9 +69,7 @@ def test_assert_private_raises_with_evidence() -> None:
         audit.assert_private(
             LAPLACE_HALF, PAIR, claim=PureDP(1.0), samples=10_000, seed=0, executor=None
         )
-    assert isinstance(info.value, ToolkitError) and isinstance(
-        info.value, AssertionError
-    )
+    assert isinstance(info.value, ToolkitError) and isinstance(info.value, AssertionError)
     result = info.value.result
     assert result.violated and result.epsilon_lower_bound > 1.0
     ok = audit.assert_private(
@@ -117,13 +113,7 @@ def test_approx_dp_claim_uses_delta_and_curve() -> None:
 def test_gdp_route_for_gaussian_and_approx_claims() -> None:
     mechanism = functools.partial(gaussian_count, noise_stddev=2.0)  # 0.5-GDP
     result = audit.audit_mechanism(
-        mechanism,
-        PAIR,
-        claim=GaussianDP(0.5),
-        samples=50_000,
-        seed=2,
-        executor=None,
-        delta=1e-5,
+        mechanism, PAIR, claim=GaussianDP(0.5), samples=50_000, seed=2, executor=None, delta=1e-5
     )
     assert result.route == "gdp" and result.mu is not None and result.bound is not None
     assert 0.4 < result.mu.mu_lower_bound <= 0.5 and not result.violated
@@ -201,9 +191,7 @@ def test_bad_input_raises() -> None:
     with pytest.raises(ValueError, match="needs a GaussianDP or ApproxDP"):
         audit.audit_mechanism(LAPLACE_1, PAIR, claim=PureDP(1.0), estimator="gdp")
     with pytest.raises(ValueError, match="`executor` must be"):
-        audit.audit_mechanism(
-            LAPLACE_1, PAIR, claim=PureDP(1.0), executor="gpu", samples=10
-        )
+        audit.audit_mechanism(LAPLACE_1, PAIR, claim=PureDP(1.0), executor="gpu", samples=10)
     with pytest.raises(ValueError, match="n_samples = 10 rows"):
         audit.audit_mechanism(
             lambda d, n, rng: np.zeros(n + 1),
@@ -244,9 +232,7 @@ def test_results_do_not_depend_on_the_executor_or_worker_count() -> None:
         "batch_size": 4_096,
         "pilot_samples": 5_000,
     }
-    reference = _fingerprint(
-        audit.audit_mechanism(LAPLACE_1, PAIR, executor=None, **options)
-    )
+    reference = _fingerprint(audit.audit_mechanism(LAPLACE_1, PAIR, executor=None, **options))
     for workers in (1, 2):
         with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
             got = audit.audit_mechanism(LAPLACE_1, PAIR, executor=pool, **options)
@@ -257,9 +243,7 @@ def test_results_do_not_depend_on_the_executor_or_worker_count() -> None:
         )
         assert _fingerprint(got) == reference
     # A different seed gives different numbers (the test above is not vacuous).
-    other = audit.audit_mechanism(
-        LAPLACE_1, PAIR, executor=None, **{**options, "seed": 12}
-    )
+    other = audit.audit_mechanism(LAPLACE_1, PAIR, executor=None, **{**options, "seed": 12})
     assert _fingerprint(other) != reference
 
 
@@ -267,9 +251,7 @@ def test_results_do_not_depend_on_the_executor_or_worker_count() -> None:
 def test_dask_client_gives_the_same_numbers() -> None:
     distributed = pytest.importorskip("distributed")
     options = {"claim": PureDP(1.0), "samples": 20_000, "seed": 11, "batch_size": 4_096}
-    reference = _fingerprint(
-        audit.audit_mechanism(LAPLACE_1, PAIR, executor=None, **options)
-    )
+    reference = _fingerprint(audit.audit_mechanism(LAPLACE_1, PAIR, executor=None, **options))
     with distributed.Client(
         processes=False, n_workers=2, threads_per_worker=1, dashboard_address=None
     ) as client:
@@ -301,24 +283,35 @@ def _same_bound(a: audit.AuditResult, b: audit.AuditResult) -> None:
 
 
 def test_the_tree_route_is_audit_tree_counter_bit_for_bit() -> None:
+    from fedpriv.audit.engine.neighbors import worst_case_reward_pair
     from fedpriv.audit.engine.tree import audit_tree_counter
     from fedpriv.audit.engine.tree_nodes import audit_tree_nodes
-    from fedpriv.audit.engine.neighbors import worst_case_reward_pair
     from fedpriv.privacy.accounting.events import LaplaceTree
 
     pair = worst_case_reward_pair(16)
     event = LaplaceTree(scale=4.0, horizon=16, released_prefixes=9)
     routed = audit.audit_mechanism(event, pair, claim=PureDP(1.0), samples=5000, seed=3)
-    direct = audit_tree_counter(pair, scale=4.0, claimed_epsilon=1.0, n_samples=5000,
-                                seed=3, released_prefixes=9)
+    direct = audit_tree_counter(
+        pair, scale=4.0, claimed_epsilon=1.0, n_samples=5000, seed=3, released_prefixes=9
+    )
     _same_bound(routed, direct)
     assert routed.method == "tree counter" and routed.t == 0 and routed.n_nodes == 4
     assert routed.violated == (routed.epsilon_lower_bound > 1.0)
-    nodes = audit.audit_mechanism(event, pair, claim=PureDP(1.0), samples=2000, seed=1,
-                                  method="product")
-    _same_bound(nodes, audit_tree_nodes(pair, scale=4.0, claimed_epsilon=1.0,
-                                        n_samples=2000, seed=1, method="product",
-                                        released_prefixes=9))
+    nodes = audit.audit_mechanism(
+        event, pair, claim=PureDP(1.0), samples=2000, seed=1, method="product"
+    )
+    _same_bound(
+        nodes,
+        audit_tree_nodes(
+            pair,
+            scale=4.0,
+            claimed_epsilon=1.0,
+            n_samples=2000,
+            seed=1,
+            method="product",
+            released_prefixes=9,
+        ),
+    )
     assert nodes.method == "tree nodes: product"
     with pytest.raises(ValueError, match="horizon 32"):
         audit.audit_mechanism(LaplaceTree(scale=4.0, horizon=32), pair, claim=PureDP(1.0))
@@ -330,10 +323,16 @@ def test_the_end_to_end_route_is_search_and_confirm_bit_for_bit() -> None:
     from fedpriv.audit.engine.coupled import AuditBudget, search_and_confirm
 
     samplers = {"one reward changed": _e2e_sampler}
-    routed = audit.audit_mechanism(samplers, claim=PureDP(0.5), samples=3000,
-                                   pilot_samples=300, seed=7, channel="c")
-    direct = search_and_confirm(samplers, budget=AuditBudget(pilot_samples=300, samples=3000),
-                                seed=7, delta=0.0, channel="c")
+    routed = audit.audit_mechanism(
+        samplers, claim=PureDP(0.5), samples=3000, pilot_samples=300, seed=7, channel="c"
+    )
+    direct = search_and_confirm(
+        samplers,
+        budget=AuditBudget(pilot_samples=300, samples=3000),
+        seed=7,
+        delta=0.0,
+        channel="c",
+    )
     _same_bound(routed, direct)
     assert routed.method == direct.method == "end-to-end"
     assert routed.event == direct.event and routed.neighbors == "one reward changed"
@@ -369,8 +368,7 @@ def test_audit_result_details_replace_and_pickle() -> None:
     import dataclasses
     import pickle
 
-    result = audit.audit_mechanism(LAPLACE_1, PAIR, claim=PureDP(1.0), samples=2000,
-                                   executor=None)
+    result = audit.audit_mechanism(LAPLACE_1, PAIR, claim=PureDP(1.0), samples=2000, executor=None)
     assert result.method == "mechanism" and result.route == "threshold"
     assert result.details["route"] == "threshold"
     assert result.confidence == result.bound.confidence == 0.95

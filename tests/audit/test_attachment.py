@@ -15,7 +15,6 @@ import math
 import textwrap
 
 import pytest
-
 from fedpriv.audit.claims.attachment import Attachment, Option, RowEvidence
 from fedpriv.audit.claims.claim import AS_WRITTEN, ClaimResult
 from fedpriv.audit.claims.entry import RegisteredClaim
@@ -55,11 +54,24 @@ def _entry(key: str) -> RegisteredClaim:
 
     # A registered claim's relation, the rest the toy's own.
     claim = dataclasses.replace(
-        claims_for("gossip_fed_ucb")[0].claim, paper="Toy 2024", algorithm="toy",
-        mode="paper", setting=(("epsilon", 1.0),), claimed=PureDP(1.0), source="toy",
-        reading=AS_WRITTEN, reading_support="", coverage="claim")
-    return RegisteredClaim(key=key, claim=claim, audit=None, channel="accountant only",
-                           accountant=lambda c: ("toy", 2.0, ()))
+        claims_for("gossip_fed_ucb")[0].claim,
+        paper="Toy 2024",
+        algorithm="toy",
+        mode="paper",
+        setting=(("epsilon", 1.0),),
+        claimed=PureDP(1.0),
+        source="toy",
+        reading=AS_WRITTEN,
+        reading_support="",
+        coverage="claim",
+    )
+    return RegisteredClaim(
+        key=key,
+        claim=claim,
+        audit=None,
+        channel="accountant only",
+        accountant=lambda c: ("toy", 2.0, ()),
+    )
 
 
 @pytest.fixture
@@ -69,10 +81,14 @@ def toy(tmp_path, monkeypatch):
 
     (tmp_path / "toy_attachment.py").write_text(_TOY_MODULE)
     monkeypatch.syspath_prepend(str(tmp_path))
-    attachment = Attachment(name="toy", module="toy_attachment", title="toy job",
-                            options=(Option(flag="--toy-scale", field="scale", kind="float",
-                                            help="scale"),),
-                            index="report.md", index_text="Full toy report")
+    attachment = Attachment(
+        name="toy",
+        module="toy_attachment",
+        title="toy job",
+        options=(Option(flag="--toy-scale", field="scale", kind="float", help="scale"),),
+        index="report.md",
+        index_text="Full toy report",
+    )
     fam = Family(key="toyfam", title="Toy 2024", claims=tuple, attachments=(attachment,))
     entries = (_entry("toyfam/toy/batch"), _entry("toyfam/toy/alone"))
     monkeypatch.setattr(verify_module, "families", lambda: (fam,))
@@ -118,7 +134,6 @@ def test_attachment_files_go_to_the_family_folder_beside_its_other_files(toy, tm
 
 def test_a_failing_attachment_write_leaves_the_folder_as_it_was(toy, tmp_path, monkeypatch):
     import toy_attachment
-
     from fedpriv.audit.claims.report import write_attachment
 
     report = toy.verify_claims(toy.ClaimsConfig(workers=1))
@@ -146,12 +161,26 @@ def test_bad_options_fail_when_the_config_is_built(toy):
 
 def test_extras_may_not_shadow_a_standard_key():
     claim = _entry("toyfam/toy/alone").claim
-    row = ClaimResult(claim=claim, accountant_epsilon=1.0, accountant_route="r", audit=None,
-                      verdict="holds", evidence="e", extras=(("verdict", 1.0),))
+    row = ClaimResult(
+        claim=claim,
+        accountant_epsilon=1.0,
+        accountant_route="r",
+        audit=None,
+        verdict="holds",
+        evidence="e",
+        extras=(("verdict", 1.0),),
+    )
     with pytest.raises(ValueError, match="standard key"):
         row.to_dict()
-    fine = ClaimResult(claim=claim, accountant_epsilon=1.0, accountant_route="r", audit=None,
-                       verdict="holds", evidence="e", extras=(("x", math.inf),))
+    fine = ClaimResult(
+        claim=claim,
+        accountant_epsilon=1.0,
+        accountant_route="r",
+        audit=None,
+        verdict="holds",
+        evidence="e",
+        extras=(("x", math.inf),),
+    )
     assert json.dumps(fine.to_dict()["x"]) == '"inf"'
 
 
@@ -172,7 +201,7 @@ def test_verify_help_lists_each_family_option_under_its_family(capsys):
         for att in fam.attachments:
             if att.options:
                 heading = f"{fam.key} ({fam.title}): {att.title}"
-                section = text[text.index(heading):]
+                section = text[text.index(heading) :]
                 assert all(o.flag in section for o in att.options), heading
 
 
@@ -182,9 +211,15 @@ def test_malformed_declarations_are_refused():
     with pytest.raises(ValueError, match="`kind`"):
         Option(flag="--data", field="data_path", help="x", kind="csv")
     with pytest.raises(ValueError, match="two options set one field"):
-        Attachment(name="a", module="m", title="t",
-                   options=(Option(flag="--a", field="f", help="x"),
-                            Option(flag="--b", field="f", help="x")))
+        Attachment(
+            name="a",
+            module="m",
+            title="t",
+            options=(
+                Option(flag="--a", field="f", help="x"),
+                Option(flag="--b", field="f", help="x"),
+            ),
+        )
     twice = Attachment(name="a", module="m", title="t")
     with pytest.raises(ValueError, match="distinct names"):
         Family(key="toyfam", title="Toy", claims=tuple, attachments=(twice, twice))
@@ -214,17 +249,35 @@ def test_the_family_options_reach_its_attachment_only(tmp_path):
 
     parser = argparse.ArgumentParser(prog="fedpriv")
     register_verify(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["verify", "--quick", "--trials", "2", "--regret-horizon", "100",
-                              "--seed", "4", "--workers", "1"])
+    args = parser.parse_args(
+        [
+            "verify",
+            "--quick",
+            "--trials",
+            "2",
+            "--regret-horizon",
+            "100",
+            "--seed",
+            "4",
+            "--workers",
+            "1",
+        ]
+    )
     config = _config(args)
     assert config.options == {"gossip_fed_ucb/regret": {"n_trials": 2, "regret_horizon": 100}}
     fed = config.attachments["gossip_fed_ucb/regret"]
     assert (fed.n_trials, fed.regret_horizon, fed.seed, fed.workers, fed.quick) == (
-        2, 100, 4, 1, True)
+        2,
+        100,
+        4,
+        1,
+        True,
+    )
     assert fed.data_path is None and config.budget.samples == 1_000
     # A bad value is refused when the config is built (exit 2 before anything runs),
     # even when the family is not the one selected, as before.
-    bad = parser.parse_args(["verify", "--paper", "feducb", "--data",
-                             str(tmp_path / "missing.csv")])
+    bad = parser.parse_args(
+        ["verify", "--paper", "feducb", "--data", str(tmp_path / "missing.csv")]
+    )
     with pytest.raises(ValueError, match="`data_path` must be an existing file"):
         _config(bad)

@@ -20,19 +20,18 @@ from __future__ import annotations
 
 import functools
 
+import fedpriv.audit as audit
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from scipy import stats
-
-import fedpriv.audit as audit
 from fedpriv.audit.estimators.sequential import beta_binomial_confidence_sequence
 from fedpriv.audit.regression.api import _claim_mu
 from fedpriv.audit.regression.corpus_mechanisms import gaussian_count, laplace_count
 from fedpriv.privacy import ApproxDP, GaussianDP, PureDP
 from fedpriv.privacy.accounting.conversions import gaussian_dp_delta
 from fedpriv.privacy.accounting.guarantees import gaussian_dp_epsilon
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
 
 PAIR = audit.NeighboringPair(1.0, 0.0)
 CLAIM = ApproxDP(1.0, 1e-5)
@@ -48,7 +47,7 @@ def test_claim_mu_is_the_gaussian_calibration() -> None:
     assert gaussian_dp_delta(MU0, 1.0) >= 1e-5
     assert gaussian_dp_epsilon(MU0 * (1 - 1e-9), 1e-5) < 1.0
     assert gaussian_dp_epsilon(MU0 * (1 + 1e-9), 1e-5) > 1.0
-    assert MU0 == pytest.approx(0.26805112321129754, rel=1e-9)
+    assert pytest.approx(0.26805112321129754, rel=1e-9) == MU0
     assert _claim_mu(GaussianDP(0.3), 1e-5) == 0.3
 
 
@@ -60,15 +59,34 @@ def test_binomial_thresholds_stated_in_the_docstring() -> None:
 
 
 def test_power_against_one_and_a_half_times_less_noise() -> None:
-    caught = [audit.audit_mechanism(_gaussian(1.5), PAIR, claim=CLAIM, samples=10**5, seed=s,
-                                    executor=None, reading="gaussian").violated
-              for s in range(20)]
+    caught = [
+        audit.audit_mechanism(
+            _gaussian(1.5),
+            PAIR,
+            claim=CLAIM,
+            samples=10**5,
+            seed=s,
+            executor=None,
+            reading="gaussian",
+        ).violated
+        for s in range(20)
+    ]
     assert sum(caught) >= 16
 
 
 def test_false_alarms_on_the_calibrated_gaussian() -> None:
-    results = [audit.audit_mechanism(_gaussian(1.0), PAIR, claim=CLAIM, samples=10**5, seed=s,
-                                     executor=None, reading="gaussian") for s in range(100, 120)]
+    results = [
+        audit.audit_mechanism(
+            _gaussian(1.0),
+            PAIR,
+            claim=CLAIM,
+            samples=10**5,
+            seed=s,
+            executor=None,
+            reading="gaussian",
+        )
+        for s in range(100, 120)
+    ]
     assert sum(r.violated for r in results) <= 3
     # the any-mechanism bound stays below the truth, and the reading's ε is stated
     assert all(r.epsilon_lower_bound <= 1.0 for r in results)
@@ -77,12 +95,14 @@ def test_false_alarms_on_the_calibrated_gaussian() -> None:
 
 def test_default_reading_is_unchanged_and_sound_only() -> None:
     # Without the reading an ApproxDP claim is refuted only by any-mechanism bounds.
-    base = audit.audit_mechanism(_gaussian(1.5), PAIR, claim=CLAIM, samples=10**4, seed=0,
-                                 executor=None)
+    base = audit.audit_mechanism(
+        _gaussian(1.5), PAIR, claim=CLAIM, samples=10**4, seed=0, executor=None
+    )
     assert base.reading == "any" and np.isnan(base.reading_epsilon_lower_bound)
     assert base.looks == 1 and base.samples_saved == 0
-    read = audit.audit_mechanism(_gaussian(1.5), PAIR, claim=CLAIM, samples=10**4, seed=0,
-                                 executor=None, reading="gaussian")
+    read = audit.audit_mechanism(
+        _gaussian(1.5), PAIR, claim=CLAIM, samples=10**4, seed=0, executor=None, reading="gaussian"
+    )
     assert read.route == "gdp" and read.violated and "Gaussian-DP reading" in read.evidence
 
 
@@ -90,6 +110,7 @@ def _randomized_response(epsilon: float):
     def mechanism(x, n, rng):
         keep = rng.random(n) < np.exp(epsilon) / (1.0 + np.exp(epsilon))
         return np.where(keep, x, 1.0 - x)
+
     return mechanism
 
 
@@ -100,26 +121,51 @@ def test_sequential_false_alarms_under_optional_stopping(case: str) -> None:
     else:
         mechanism, claim = _gaussian(1.0), GaussianDP(MU0)
     alarms = sum(
-        audit.audit_mechanism(mechanism, PAIR, claim=claim, samples=20_000, seed=s,
-                              executor=None, confidence=0.8, sequential=True,
-                              looks=10).violated
-        for s in range(30))
+        audit.audit_mechanism(
+            mechanism,
+            PAIR,
+            claim=claim,
+            samples=20_000,
+            seed=s,
+            executor=None,
+            confidence=0.8,
+            sequential=True,
+            looks=10,
+        ).violated
+        for s in range(30)
+    )
     assert alarms <= 12
 
 
 def test_sequential_stops_early_and_reports_the_samples_saved() -> None:
-    leaky = functools.partial(laplace_count, scale=0.5)          # true ε = 2
-    fixed = audit.audit_mechanism(leaky, PAIR, claim=PureDP(1.0), samples=10**5, seed=3,
-                                  executor=None)
-    seq = audit.audit_mechanism(leaky, PAIR, claim=PureDP(1.0), samples=10**5, seed=3,
-                                executor=None, sequential=True, looks=10)
+    leaky = functools.partial(laplace_count, scale=0.5)  # true ε = 2
+    fixed = audit.audit_mechanism(
+        leaky, PAIR, claim=PureDP(1.0), samples=10**5, seed=3, executor=None
+    )
+    seq = audit.audit_mechanism(
+        leaky,
+        PAIR,
+        claim=PureDP(1.0),
+        samples=10**5,
+        seed=3,
+        executor=None,
+        sequential=True,
+        looks=10,
+    )
     assert fixed.violated and seq.violated
     assert seq.looks == 1 and seq.n_samples == 10**4 and seq.samples_saved == 9 * 10**4
     assert seq.samples_budget == 10**5 and "sequential" in seq.evidence
     # a correct mechanism spends the whole budget
-    fair = audit.audit_mechanism(functools.partial(laplace_count, scale=1.0), PAIR,
-                                 claim=PureDP(1.0), samples=10**4, seed=3, executor=None,
-                                 sequential=True, looks=4)
+    fair = audit.audit_mechanism(
+        functools.partial(laplace_count, scale=1.0),
+        PAIR,
+        claim=PureDP(1.0),
+        samples=10**4,
+        seed=3,
+        executor=None,
+        sequential=True,
+        looks=4,
+    )
     assert not fair.violated and fair.looks == 4 and fair.n_samples == 10**4
 
 
@@ -135,15 +181,17 @@ def test_confidence_sequence_is_time_uniform() -> None:
     # the check has teeth: Clopper–Pearson recomputed at every look (valid at a fixed n
     # only) leaves on most paths (193 of these 300)
     cp_low, cp_high = audit.clopper_pearson_interval(
-        counts, np.broadcast_to(looks, counts.shape), significance=alpha, side="two-sided")
+        counts, np.broadcast_to(looks, counts.shape), significance=alpha, side="two-sided"
+    )
     assert np.any((cp_low > p) | (cp_high < p), axis=1).sum() > 45
 
 
 @settings(max_examples=60, deadline=None)
 @given(n=st.integers(1, 10**7), frac=st.floats(0.0, 1.0), alpha=st.floats(1e-8, 0.5))
 def test_confidence_sequence_contains_the_estimate_and_is_wider_than_clopper_pearson(
-        n: int, frac: float, alpha: float) -> None:
-    k = int(round(frac * n))
+    n: int, frac: float, alpha: float
+) -> None:
+    k = round(frac * n)
     low, high = beta_binomial_confidence_sequence(k, n, significance=alpha)
     assert 0.0 <= low <= k / n <= high <= 1.0
     assert (low == 0.0) == (k == 0) and (high == 1.0) == (k == n)
@@ -152,14 +200,17 @@ def test_confidence_sequence_contains_the_estimate_and_is_wider_than_clopper_pea
     assert low <= cp_low * (1 + 1e-9) and high >= cp_high * (1 - 1e-9)
 
 
-@pytest.mark.parametrize(("options", "match"), [
-    ({"reading": "normal"}, "reading"),
-    ({"reading": "gaussian", "estimator": "curve"}, "reading='gaussian'"),
-    ({"reading": "gaussian", "delta": 0.0}, "delta > 0"),
-    ({"sequential": True, "looks": 0}, "looks"),
-    ({"sequential": True, "looks": 2000, "samples": 1000}, "looks"),
-    ({"sequential": 1}, "sequential"),
-])
+@pytest.mark.parametrize(
+    ("options", "match"),
+    [
+        ({"reading": "normal"}, "reading"),
+        ({"reading": "gaussian", "estimator": "curve"}, "reading='gaussian'"),
+        ({"reading": "gaussian", "delta": 0.0}, "delta > 0"),
+        ({"sequential": True, "looks": 0}, "looks"),
+        ({"sequential": True, "looks": 2000, "samples": 1000}, "looks"),
+        ({"sequential": 1}, "sequential"),
+    ],
+)
 def test_bad_options_are_refused(options: dict, match: str) -> None:
     options = {"samples": 10**4, **options}
     with pytest.raises((ValueError, TypeError), match=match):

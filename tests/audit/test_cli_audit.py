@@ -19,14 +19,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from fedpriv.cli.audit import parse_claim, parse_dataset
 from fedpriv.cli.main import main
 from fedpriv.privacy.accounting.guarantees import ApproxDP, GaussianDP, PureDP
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "regression-tests.md"
 
-MECHANISMS = textwrap.dedent('''
+MECHANISMS = textwrap.dedent("""
     import numpy as np
 
     def noisy_count(count, n_samples, rng):
@@ -51,7 +50,7 @@ MECHANISMS = textwrap.dedent('''
         return ["a"] * n_samples
 
     NOT_A_FUNCTION = 3
-''')
+""")
 
 
 def _write(tmp_path: Path) -> Path:
@@ -62,13 +61,29 @@ def _write(tmp_path: Path) -> Path:
 
 def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    return subprocess.run([sys.executable, "-m", "fedpriv.cli.main", "audit", *args],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "fedpriv.cli.main", "audit", *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_exit_0_when_the_audit_finds_no_violation(tmp_path):
-    done = _run(_write(tmp_path), "user_mech:noisy_count", "--pair", "1", "0",
-                "--claim", "pure:1", "--samples", "20000", "--json")
+    done = _run(
+        _write(tmp_path),
+        "user_mech:noisy_count",
+        "--pair",
+        "1",
+        "0",
+        "--claim",
+        "pure:1",
+        "--samples",
+        "20000",
+        "--json",
+    )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["verdict"] == "not refuted" and result["violated"] is False
@@ -77,8 +92,17 @@ def test_exit_0_when_the_audit_finds_no_violation(tmp_path):
 
 
 def test_exit_1_when_the_claim_is_refuted(tmp_path):
-    done = _run(_write(tmp_path), "user_mech.py:leaky", "--pair", "1", "0",
-                "--claim", "approx:1:1e-5", "--samples", "20000")
+    done = _run(
+        _write(tmp_path),
+        "user_mech.py:leaky",
+        "--pair",
+        "1",
+        "0",
+        "--claim",
+        "approx:1:1e-5",
+        "--samples",
+        "20000",
+    )
     assert done.returncode == 1, done.stderr
     assert "verdict: REFUTED" in done.stdout
     bound = float(re.search(r"ε lower bound ([0-9.]+) at δ = 1e-05", done.stdout).group(1))
@@ -86,10 +110,12 @@ def test_exit_1_when_the_claim_is_refuted(tmp_path):
 
 
 def test_exit_2_on_a_module_that_fails(tmp_path):
-    missing = _run(_write(tmp_path), "no_such_module:f", "--pair", "1", "0",
-                   "--claim", "pure:1")
-    assert missing.returncode == 2 and "cannot import your module 'no_such_module'" in \
-        missing.stderr and missing.stdout == ""
+    missing = _run(_write(tmp_path), "no_such_module:f", "--pair", "1", "0", "--claim", "pure:1")
+    assert (
+        missing.returncode == 2
+        and "cannot import your module 'no_such_module'" in missing.stderr
+        and missing.stdout == ""
+    )
 
 
 def test_same_numbers_as_the_python_api(tmp_path, capsys, monkeypatch):
@@ -97,55 +123,92 @@ def test_same_numbers_as_the_python_api(tmp_path, capsys, monkeypatch):
 
     monkeypatch.chdir(_write(tmp_path))
     monkeypatch.delitem(sys.modules, "user_mech", raising=False)
-    code = main(["audit", "user_mech:noisy_sum", "--pair", "[1, 2, 3]", "[1, 2]",
-                 "--claim", "gdp:1", "--samples", "5000", "--seed", "7", "--json"])
+    code = main(
+        [
+            "audit",
+            "user_mech:noisy_sum",
+            "--pair",
+            "[1, 2, 3]",
+            "[1, 2]",
+            "--claim",
+            "gdp:1",
+            "--samples",
+            "5000",
+            "--seed",
+            "7",
+            "--json",
+        ]
+    )
     shown = json.loads(capsys.readouterr().out)
     sys.path.insert(0, str(tmp_path))
     try:
         import user_mech
     finally:
         sys.path.remove(str(tmp_path))
-    direct = audit_mechanism(user_mech.noisy_sum, NeighboringPair([1, 2, 3], [1, 2]),
-                             claim=GaussianDP(1.0), samples=5000, seed=7, executor=None)
+    direct = audit_mechanism(
+        user_mech.noisy_sum,
+        NeighboringPair([1, 2, 3], [1, 2]),
+        claim=GaussianDP(1.0),
+        samples=5000,
+        seed=7,
+        executor=None,
+    )
     assert code == int(direct.violated) and shown["route"] == "gdp"
     assert shown["epsilon_lower_bound"] == direct.epsilon_lower_bound
     assert shown["mu"]["mu_lower_bound"] == direct.mu.mu_lower_bound
 
 
-@pytest.mark.parametrize("target, message", [
-    ("user_mech:raises", r"your mechanism user_mech:raises raised when called as "
-                         r"raises\(dataset, \d+, rng\):\n.*user_mech.py.*NameError"),
-    ("user_mech:scalar", r"user_mech:scalar must return an array with n_samples = \d+ "
-                         r"rows .* got shape \(\)"),
-    ("user_mech:wrong_rows", r"must return an array with n_samples = (\d+) rows .*"),
-    ("user_mech:strings", r"user_mech:strings must return numbers"),
-    ("user_mech:missing", r"your module 'user_mech' has no function 'missing'; it defines: "
-                          r"leaky, noisy_count, noisy_sum"),
-    ("user_mech:NOT_A_FUNCTION", r"user_mech:NOT_A_FUNCTION is a int, not a function"),
-    ("broken_import:f", r"your module 'broken_import' failed to import:\n.*broken_import.py"
-                        r".*RuntimeError: boom at import"),
-    ("broken_import.py:f", r"your module 'broken_import.py' failed to import"),
-    ("nowhere/file.py:f", r"no such file: 'nowhere/file.py'"),
-])
+@pytest.mark.parametrize(
+    "target, message",
+    [
+        (
+            "user_mech:raises",
+            r"your mechanism user_mech:raises raised when called as "
+            r"raises\(dataset, \d+, rng\):\n.*user_mech.py.*NameError",
+        ),
+        (
+            "user_mech:scalar",
+            r"user_mech:scalar must return an array with n_samples = \d+ "
+            r"rows .* got shape \(\)",
+        ),
+        ("user_mech:wrong_rows", r"must return an array with n_samples = (\d+) rows .*"),
+        ("user_mech:strings", r"user_mech:strings must return numbers"),
+        (
+            "user_mech:missing",
+            r"your module 'user_mech' has no function 'missing'; it defines: "
+            r"leaky, noisy_count, noisy_sum",
+        ),
+        ("user_mech:NOT_A_FUNCTION", r"user_mech:NOT_A_FUNCTION is a int, not a function"),
+        (
+            "broken_import:f",
+            r"your module 'broken_import' failed to import:\n.*broken_import.py"
+            r".*RuntimeError: boom at import",
+        ),
+        ("broken_import.py:f", r"your module 'broken_import.py' failed to import"),
+        ("nowhere/file.py:f", r"no such file: 'nowhere/file.py'"),
+    ],
+)
 def test_errors_in_the_users_module_are_named(tmp_path, capsys, monkeypatch, target, message):
     monkeypatch.chdir(_write(tmp_path))
     monkeypatch.syspath_prepend(str(tmp_path))
     for name in ("user_mech", "broken_import"):
         monkeypatch.delitem(sys.modules, name, raising=False)
-    code = main(["audit", target, "--pair", "1", "0", "--claim", "pure:1",
-                 "--samples", "2000"])
+    code = main(["audit", target, "--pair", "1", "0", "--claim", "pure:1", "--samples", "2000"])
     err = capsys.readouterr().err
     assert code == 2
     assert re.search(message, err, flags=re.S), err
     assert err.startswith("fedpriv audit: error in your code: ")
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--pair", "1", "0", "--claim", "laplace:1"], "`--claim` must be"),
-    (["--pair", "1", "[1, [2]]", "--claim", "pure:1"], "`--pair` D' must be"),
-    (["--pair", "1", "0", "--claim", "pure:1", "--samples", "0"], "`--samples` must be >= 1"),
-    (["--pair", "1", "0", "--claim", "approx:1:2"], "delta"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--pair", "1", "0", "--claim", "laplace:1"], "`--claim` must be"),
+        (["--pair", "1", "[1, [2]]", "--claim", "pure:1"], "`--pair` D' must be"),
+        (["--pair", "1", "0", "--claim", "pure:1", "--samples", "0"], "`--samples` must be >= 1"),
+        (["--pair", "1", "0", "--claim", "approx:1:2"], "delta"),
+    ],
+)
 def test_exit_2_on_bad_input(capsys, args, message):
     assert main(["audit", "user_mech:leaky", *args]) == 2
     err = capsys.readouterr().err
@@ -171,17 +234,21 @@ def test_claim_and_dataset_parsing():
 def test_readme_shell_example_runs_with_the_exit_codes_it_shows(tmp_path):
     """The regression-tests guide's ``fedpriv audit`` example: each command exits as shown."""
     text = GUIDE.read_text(encoding="utf-8")
-    section = text[text.index("## Audit your own mechanism from the shell"):]
+    section = text[text.index("## Audit your own mechanism from the shell") :]
     lines = re.search(r"```bash\n(.*?)```", section, flags=re.S).group(1).splitlines()
     end = lines.index("EOF")  # the heredoc that writes the user's module
-    env = {**os.environ,
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    subprocess.run(["bash", "-c", "\n".join(lines[: end + 1]) + "\n"], cwd=tmp_path, env=env,
-                   check=True)
-    lines = [line for line in lines[end + 1:] if line.startswith("fedpriv ")]
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+    subprocess.run(
+        ["bash", "-c", "\n".join(lines[: end + 1]) + "\n"], cwd=tmp_path, env=env, check=True
+    )
+    lines = [line for line in lines[end + 1 :] if line.startswith("fedpriv ")]
     assert len(lines) >= 2
     for line in lines:
         expected = int(re.search(r"# exit (\d)", line).group(1))
-        done = subprocess.run(["bash", "-c", line], cwd=tmp_path, env=env,
-                              capture_output=True, text=True, timeout=300)
+        done = subprocess.run(
+            ["bash", "-c", line], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+        )
         assert done.returncode == expected, (line, done.stdout, done.stderr)

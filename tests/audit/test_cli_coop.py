@@ -7,14 +7,13 @@ import dataclasses
 import json
 
 import pytest
-
-from fedpriv.cli import dubey_aamas as cli_coop
 from fedpriv.audit.families.dubey_aamas.experiments import (
     EXPERIMENTS,
     default_config,
     run_experiment,
     write_experiment,
 )
+from fedpriv.cli import dubey_aamas as cli_coop
 from fedpriv.privacy.errors import ToolkitError
 
 
@@ -48,7 +47,7 @@ def test_run_json_has_the_common_keys(algorithm, capsys):
     if algorithm in ("private-coop-ucb", "dp-ucb-int"):
         g = record["guarantee"]
         assert {"claimed", "accountant", "verdict", "evidence"} <= set(g)
-        assert g["claimed"]["per_message_epsilon"] == pytest.approx(2 ** -0.55)
+        assert g["claimed"]["per_message_epsilon"] == pytest.approx(2**-0.55)
         assert g["verdict"] == "holds"
     if algorithm in ("private-coop-ucb", "byzantine-coop-ucb", "coop-ucb-nonprivate"):
         assert record["communication"]["link_transmissions_per_trial"] > 0
@@ -62,14 +61,19 @@ def test_raw_own_term_reports_infinite_epsilon_and_a_violation(capsys):
     assert g["non_private_releases"]
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["run", "private-coop-ucb", *_SMALL, "--gamma", "0"], "`gamma` must be >= 1"),
-    (["run", "private-coop-ucb", *_SMALL, "--theta", "2"], "`theta` must be in"),
-    (["run", "dp-ucb-int", *_SMALL, "--theta", "0.9"], "`theta` must be in"),
-    (["run", "byzantine-coop-ucb", *_SMALL, "--assumed-contamination", "0.3"],
-     "`assumed_contamination` must be in"),
-    (["run", "ucb1", *_SMALL, "--mean-range", "0.5", "1.5"], "mean_range"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["run", "private-coop-ucb", *_SMALL, "--gamma", "0"], "`gamma` must be >= 1"),
+        (["run", "private-coop-ucb", *_SMALL, "--theta", "2"], "`theta` must be in"),
+        (["run", "dp-ucb-int", *_SMALL, "--theta", "0.9"], "`theta` must be in"),
+        (
+            ["run", "byzantine-coop-ucb", *_SMALL, "--assumed-contamination", "0.3"],
+            "`assumed_contamination` must be in",
+        ),
+        (["run", "ucb1", *_SMALL, "--mean-range", "0.5", "1.5"], "mean_range"),
+    ],
+)
 def test_bad_input_exits_with_status_2(argv, message, capsys):
     assert _main(argv) == 2
     assert message in capsys.readouterr().out
@@ -77,8 +81,9 @@ def test_bad_input_exits_with_status_2(argv, message, capsys):
 
 def test_experiments_write_png_csv_and_md(tmp_path):
     for name in EXPERIMENTS:
-        config = dataclasses.replace(default_config(name), n_agents=4, n_arms=2, horizon=40,
-                                     n_trials=2, max_gamma=2, p=0.6)
+        config = dataclasses.replace(
+            default_config(name), n_agents=4, n_arms=2, horizon=40, n_trials=2, max_gamma=2, p=0.6
+        )
         result = write_experiment(name, tmp_path, config)
         folder = tmp_path / "dubey_aamas"
         for suffix in (".png", ".csv", ".md"):
@@ -88,11 +93,16 @@ def test_experiments_write_png_csv_and_md(tmp_path):
 
 
 def test_experiment_band_contains_the_mean():
-    config = dataclasses.replace(default_config("dubey-aamas-fig1a"), n_agents=4, n_arms=2,
-                                 horizon=30, n_trials=3, p=0.6)
+    config = dataclasses.replace(
+        default_config("dubey-aamas-fig1a"), n_agents=4, n_arms=2, horizon=30, n_trials=3, p=0.6
+    )
     frame = run_experiment("dubey-aamas-fig1a", config)
     assert ((frame["min"] <= frame["mean"]) & (frame["mean"] <= frame["max"])).all()
-    assert set(frame["algorithm"]) == {"Private MA-UCB", "Non-private cooperative UCB",
-                                       "UCB1 (isolated)", "DP-UCB-INT (isolated)"}
+    assert set(frame["algorithm"]) == {
+        "Private MA-UCB",
+        "Non-private cooperative UCB",
+        "UCB1 (isolated)",
+        "DP-UCB-INT (isolated)",
+    }
     with pytest.raises(ValueError, match="`name` must be one of"):
         run_experiment("dubey-aamas-fig2")

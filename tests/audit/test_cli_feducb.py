@@ -7,7 +7,6 @@ import json
 import math
 
 import pytest
-
 from fedpriv.cli import feducb as cli_feducb
 
 
@@ -27,7 +26,9 @@ def _invoke(argv: str, capsys) -> tuple[int, str]:
 
 
 def test_done_when_command_prints_regret_syncs_depth_and_guarantee(capsys):
-    code, out = _invoke("run feducb --agents 10 --horizon 2000 --epsilon 1 --delta 0.1 --json", capsys)
+    code, out = _invoke(
+        "run feducb --agents 10 --horizon 2000 --epsilon 1 --delta 0.1 --json", capsys
+    )
     assert code == 0
     record = json.loads(out)
     assert record["algorithm"] == "feducb"
@@ -36,7 +37,11 @@ def test_done_when_command_prints_regret_syncs_depth_and_guarantee(capsys):
     assert record["syncs"]["mean"] >= 1
     assert record["tree_depth"] == 1 + math.ceil(math.log2(2000))  # m = 1 + ⌈log2 T⌉
     guarantee = record["guarantee"]
-    assert guarantee["claimed"] == {"epsilon": 1.0, "delta": 0.1, "source": guarantee["claimed"]["source"]}
+    assert guarantee["claimed"] == {
+        "epsilon": 1.0,
+        "delta": 0.1,
+        "source": guarantee["claimed"]["source"],
+    }
     assert guarantee["accountant"]["delta"] == 0.1
     # The Privatizer alone is within the claim, but the adaptive sync requests are an
     # un-noised channel, so the claim as verify judges it is violated (issue 18 case 5).
@@ -49,7 +54,8 @@ def test_done_when_command_prints_regret_syncs_depth_and_guarantee(capsys):
 def test_variants_and_options(capsys):
     code, out = _invoke(
         "run feducb-fixed --agents 3 --horizon 100 --sync-every 10 --dimension 3 --actions 4 "
-        "--calibration corrected --reward beta --trials 2", capsys,
+        "--calibration corrected --reward beta --trials 2",
+        capsys,
     )
     assert code == 0 and "syncs: 10.0" in out and "corrected" in out
     code, out = _invoke(
@@ -60,7 +66,8 @@ def test_variants_and_options(capsys):
     assert record["algorithm"] == "feducb-nonprivate" and "guarantee" not in record
     code, out = _invoke(
         "run feducb --agents 3 --horizon 100 --dimension 3 --syncs-order M1.5 "
-        "--beta-version tuned --beta-value 0.2 --json", capsys,
+        "--beta-version tuned --beta-value 0.2 --json",
+        capsys,
     )
     record = json.loads(out)
     assert record["setting"]["beta"] == "tuned" and record["syncs"]["max"] <= 6
@@ -72,7 +79,8 @@ def test_fixed_schedule_json_charges_the_pairs_one_change_moves(capsys):
     mechanism's. Same setting as the register's row: 0.541 (view) vs 0 (mechanism)."""
     code, out = _invoke(
         "run feducb-fixed --agents 3 --horizon 64 --dimension 2 --actions 4 --sync-every 8 "
-        "--epsilon 1 --delta 0.1 --json", capsys,
+        "--epsilon 1 --delta 0.1 --json",
+        capsys,
     )
     record = json.loads(out)
     assert code == 0 and record["privatizer"]["records_per_leaf"] == 8

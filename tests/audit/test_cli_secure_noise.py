@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from fedpriv.cli.main import SECURE_NOISE_RUNS, build_parser, main
 
 __all__: list[str] = []
@@ -48,16 +47,41 @@ def test_secure_noise_keeps_the_reported_guarantee(algorithm, capsys) -> None:
 
 
 _FEDUCB_SMALL = {
-    "feducb-fixed": ["--agents", "2", "--horizon", "60", "--dimension", "2", "--actions", "4",
-                     "--sync-every", "6", "--calibration", "exact"],
-    "feducb-decentralized": ["--agents", "3", "--horizon", "40", "--dim", "2", "--arms", "4",
-                             "--calibration", "exact"],
+    "feducb-fixed": [
+        "--agents",
+        "2",
+        "--horizon",
+        "60",
+        "--dimension",
+        "2",
+        "--actions",
+        "4",
+        "--sync-every",
+        "6",
+        "--calibration",
+        "exact",
+    ],
+    "feducb-decentralized": [
+        "--agents",
+        "3",
+        "--horizon",
+        "40",
+        "--dim",
+        "2",
+        "--arms",
+        "4",
+        "--calibration",
+        "exact",
+    ],
 }
 
 
 def _privatizer_epsilon(record: dict) -> float:
-    return float(record["guarantee"]["accountant"]["epsilon"] if "guarantee" in record
-                 else record["accountant"]["epsilon"])
+    return float(
+        record["guarantee"]["accountant"]["epsilon"]
+        if "guarantee" in record
+        else record["accountant"]["epsilon"]
+    )
 
 
 @pytest.mark.parametrize("algorithm", sorted(_FEDUCB_SMALL))

@@ -40,8 +40,10 @@ def test_per_message_rows_charge_the_worst_message_with_every_release_it_depends
     assert f"release {releases} alone is" in findings[1]
 
 
-@pytest.mark.parametrize("key", ["dubey_aamas/private-coop-ucb/own-raw/per-message",
-                                 "dubey_aamas/byzantine-coop-ucb/title"])
+@pytest.mark.parametrize(
+    "key",
+    ["dubey_aamas/private-coop-ucb/own-raw/per-message", "dubey_aamas/byzantine-coop-ucb/title"],
+)
 def test_raw_data_in_a_message_makes_the_per_message_epsilon_infinite(key):
     route, epsilon, findings = coop_message_accountant(_claim(key))
     assert route == "nonprivate" and math.isinf(epsilon) and findings
@@ -55,6 +57,8 @@ def test_message_contents_say_what_the_counts_follow():
     assert "releases 1..n−1" in coop_message_contents(noisy)
     raw = _claim("dubey_aamas/private-coop-ucb/own-raw/per-message")
     assert "raw rewards" in coop_message_contents(raw, 3)
-    assert "raw reward itself" in coop_message_contents(_claim("dubey_aamas/byzantine-coop-ucb/title"))
+    assert "raw reward itself" in coop_message_contents(
+        _claim("dubey_aamas/byzantine-coop-ucb/title")
+    )
     with pytest.raises(ValueError, match="`message` must be >= 1, got 0"):
         coop_message_contents(noisy, 0)

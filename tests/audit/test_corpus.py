@@ -14,7 +14,6 @@ import math
 
 import numpy as np
 import pytest
-
 from fedpriv.audit.regression.corpus import CORPUS, corpus_entries, get_entry
 
 __all__: list[str] = []

@@ -12,7 +12,6 @@ import math
 
 import numpy as np
 import pytest
-
 from fedpriv.audit.regression.corpus import CORPUS, get_entry
 from fedpriv.audit.regression.corpus_float import (
     float_laplace,

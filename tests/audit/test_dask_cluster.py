@@ -27,10 +27,10 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 import fedpriv.audit as audit  # noqa: E402
-from fedpriv.audit.families.gossip_fed_ucb.regret import VerifyConfig, verify_gossip_fed_ucb  # noqa: E402
 from fedpriv.audit.claims.verify import ClaimsConfig, verify_claims  # noqa: E402
 from fedpriv.audit.engine.coupled import AuditBudget  # noqa: E402
 from fedpriv.audit.engine.executor import connect_scheduler  # noqa: E402
+from fedpriv.audit.families.gossip_fed_ucb.regret import VerifyConfig, verify_gossip_fed_ucb  # noqa: E402
 from fedpriv.audit.regression.corpus_mechanisms import laplace_count  # noqa: E402
 from fedpriv.privacy import PureDP  # noqa: E402
 
@@ -48,8 +48,17 @@ def _records(report) -> list[str]:
     ``repr`` compares floats exactly (shortest round-trip form) and NaN equal to NaN.
     """
     return [
-        repr((r.key, r.verdict, r.accountant_epsilon, r.accountant_route, r.audit,
-              r.audit_event, r.evidence))
+        repr(
+            (
+                r.key,
+                r.verdict,
+                r.accountant_epsilon,
+                r.accountant_route,
+                r.audit,
+                r.audit_event,
+                r.evidence,
+            )
+        )
         for r in report.results
     ]
 
@@ -61,12 +70,21 @@ def _verify(**options) -> list[str]:
 
 def _mechanism_audit(executor) -> tuple:
     result = audit.audit_mechanism(
-        functools.partial(laplace_count, scale=1.0), audit.NeighboringPair(1.0, 0.0),
-        claim=PureDP(1.0), samples=4_000, pilot_samples=1_000, batch_size=1_000, seed=5,
+        functools.partial(laplace_count, scale=1.0),
+        audit.NeighboringPair(1.0, 0.0),
+        claim=PureDP(1.0),
+        samples=4_000,
+        pilot_samples=1_000,
+        batch_size=1_000,
+        seed=5,
         executor=executor,
     )
-    return (result.epsilon_lower_bound, result.thresholds, result.bound.count_d,
-            result.bound.count_d_prime)
+    return (
+        result.epsilon_lower_bound,
+        result.thresholds,
+        result.bound.count_d,
+        result.bound.count_d_prime,
+    )
 
 
 def _stop(process: subprocess.Popen) -> None:
@@ -87,12 +105,31 @@ def separate_processes(tmp_path_factory):
     folder: Path = tmp_path_factory.mktemp("dask")
     scheduler_file = folder / "scheduler.json"
     started = []
-    common = {"cwd": folder, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL,
-              "start_new_session": True}
+    common = {
+        "cwd": folder,
+        "stdout": subprocess.DEVNULL,
+        "stderr": subprocess.DEVNULL,
+        "start_new_session": True,
+    }
     try:
-        started.append(subprocess.Popen(
-            [sys.executable, "-m", "dask", "scheduler", "--host", "127.0.0.1", "--port", "0",
-             "--no-dashboard", "--scheduler-file", str(scheduler_file)], **common))
+        started.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "dask",
+                    "scheduler",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    "0",
+                    "--no-dashboard",
+                    "--scheduler-file",
+                    str(scheduler_file),
+                ],
+                **common,
+            )
+        )
         deadline = time.monotonic() + STARTUP_SECONDS
         while not scheduler_file.exists() or not scheduler_file.read_text().strip():
             assert started[0].poll() is None, "the dask scheduler exited at start-up"
@@ -100,10 +137,27 @@ def separate_processes(tmp_path_factory):
             time.sleep(0.2)
         address = json.loads(scheduler_file.read_text())["address"]
         assert address.startswith("tcp://127.0.0.1:")
-        started.append(subprocess.Popen(
-            [sys.executable, "-m", "dask", "worker", address, "--nworkers", "1",
-             "--nthreads", "1", "--no-dashboard", "--host", "127.0.0.1",
-             "--death-timeout", "60"], **common))
+        started.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "dask",
+                    "worker",
+                    address,
+                    "--nworkers",
+                    "1",
+                    "--nthreads",
+                    "1",
+                    "--no-dashboard",
+                    "--host",
+                    "127.0.0.1",
+                    "--death-timeout",
+                    "60",
+                ],
+                **common,
+            )
+        )
         with distributed.Client(address, timeout=STARTUP_SECONDS) as client:
             client.wait_for_workers(1, timeout=STARTUP_SECONDS)
             workers = client.scheduler_info()["workers"]
@@ -118,8 +172,13 @@ def separate_processes(tmp_path_factory):
 @pytest.fixture(scope="module")
 def local_cluster():
     """A two-worker LocalCluster (worker processes) on loopback."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  host="127.0.0.1", dashboard_address="127.0.0.1:0") as cluster:
+    with distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",
+    ) as cluster:
         yield cluster.scheduler_address
 
 
@@ -143,9 +202,17 @@ def test_audit_mechanism_on_a_cluster_equals_the_in_process_run(cluster, request
 
 
 def test_the_fed_ucb_job_runs_on_the_cluster(local_cluster):
-    config = VerifyConfig(epsilons=(1.0,), horizons=(16,), audit_horizons=(16,),
-                          audit_samples=((16, 5_000),), audit_product_samples=((16, 5_000),),
-                          regret_horizon=20, n_trials=1, ledger_horizon=16, workers=1)
+    config = VerifyConfig(
+        epsilons=(1.0,),
+        horizons=(16,),
+        audit_horizons=(16,),
+        audit_samples=((16, 5_000),),
+        audit_product_samples=((16, 5_000),),
+        regret_horizon=20,
+        n_trials=1,
+        ledger_horizon=16,
+        workers=1,
+    )
 
     def bounds(report) -> list[str]:
         return [repr((r.verdict, r.audit)) for r in report.claims]
@@ -164,19 +231,27 @@ def test_the_cli_option_reaches_the_config():
 
     parser = argparse.ArgumentParser(prog="fedpriv")
     register_verify(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["verify", "--quick", "--paper", "feducb",
-                              "--scheduler", "tcp://127.0.0.1:8786"])
+    args = parser.parse_args(
+        ["verify", "--quick", "--paper", "feducb", "--scheduler", "tcp://127.0.0.1:8786"]
+    )
     assert _config(args).scheduler == "tcp://127.0.0.1:8786"
     assert _config(parser.parse_args(["verify", "--quick"])).scheduler is None
 
 
-@pytest.mark.parametrize(("address", "options", "error", "match"), [
-    ("tcp://127.0.0.1:1", {"timeout": 1.0}, ValueError,
-     r"`scheduler`: no dask scheduler answered at 'tcp://127.0.0.1:1'"),
-    ("", {}, ValueError, "`scheduler` must be a non-empty address"),
-    (8786, {}, TypeError, "`scheduler` must be an address string"),
-    ("tcp://127.0.0.1:1", {"timeout": 0}, ValueError, "`timeout` must be > 0"),
-])
+@pytest.mark.parametrize(
+    ("address", "options", "error", "match"),
+    [
+        (
+            "tcp://127.0.0.1:1",
+            {"timeout": 1.0},
+            ValueError,
+            r"`scheduler`: no dask scheduler answered at 'tcp://127.0.0.1:1'",
+        ),
+        ("", {}, ValueError, "`scheduler` must be a non-empty address"),
+        (8786, {}, TypeError, "`scheduler` must be an address string"),
+        ("tcp://127.0.0.1:1", {"timeout": 0}, ValueError, "`timeout` must be > 0"),
+    ],
+)
 def test_bad_scheduler_addresses_raise_clear_errors(address, options, error, match):
     with pytest.raises(error, match=match):
         with connect_scheduler(address, **options):

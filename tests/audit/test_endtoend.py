@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-
 from fedpriv.audit.engine.coupled import AuditBudget, child_seed, confirm_event, search_and_confirm
 from fedpriv.audit.engine.neighbors import SingleWorldTable, table_reward_pair
 
@@ -26,13 +25,18 @@ def _expected_deterministic_bound(n: int, confidence: float, delta: float) -> fl
 @pytest.mark.parametrize("delta", [0.0, 0.1])
 def test_a_deterministic_difference_gives_the_clopper_pearson_ceiling(delta):
     budget = AuditBudget(pilot_samples=20, samples=500)
-    result = search_and_confirm({"pair": _deterministic}, budget=budget, seed=0, delta=delta,
-                                channel="test")
+    result = search_and_confirm(
+        {"pair": _deterministic}, budget=budget, seed=0, delta=delta, channel="test"
+    )
     expected = _expected_deterministic_bound(500, 0.95, delta)
     assert result.bound.epsilon_lower_bound == pytest.approx(expected, rel=1e-9)
     assert result.bound.delta == delta and result.bound.n_samples == 500
-    assert result.event in ("observable[0] == 7", "observable[0] == 8",
-                            "observable[0] <= 7", "observable[0] >= 8")
+    assert result.event in (
+        "observable[0] == 7",
+        "observable[0] == 8",
+        "observable[0] <= 7",
+        "observable[0] >= 8",
+    )
 
 
 def test_confirmation_never_reuses_pilot_samples():
@@ -42,8 +46,13 @@ def test_confirmation_never_reuses_pilot_samples():
         seen.append((world, n, tuple(seed.spawn_key)))
         return np.random.default_rng(seed).random(n)
 
-    search_and_confirm({"pair": sample}, budget=AuditBudget(pilot_samples=30, samples=40),
-                       seed=3, delta=0.0, channel="test")
+    search_and_confirm(
+        {"pair": sample},
+        budget=AuditBudget(pilot_samples=30, samples=40),
+        seed=3,
+        delta=0.0,
+        channel="test",
+    )
     pilot = {key for world, n, key in seen if n == 30}
     confirm = {key for world, n, key in seen if n == 40}
     assert len(pilot) == 2 and len(confirm) == 2 and not pilot & confirm
@@ -56,14 +65,17 @@ def test_false_alarm_rate_on_identical_worlds():
     At 95% family-wise confidence each audit fails with probability <= 0.05; over 100
     pinned seeds the test fails only if more than 20 do: P(Bin(100, 0.05) > 20) < 1e-6.
     """
+
     def sample(world, n, seed):
         rng = np.random.default_rng(seed)
         return np.column_stack([rng.binomial(3, 0.4, n), rng.laplace(size=n)])
 
     budget = AuditBudget(pilot_samples=200, samples=400)
     alarms = sum(
-        search_and_confirm({"pair": sample}, budget=budget, seed=s, delta=0.0,
-                           channel="test").bound.epsilon_lower_bound > 0
+        search_and_confirm(
+            {"pair": sample}, budget=budget, seed=s, delta=0.0, channel="test"
+        ).bound.epsilon_lower_bound
+        > 0
         for s in range(100)
     )
     assert alarms <= 20
@@ -108,7 +120,9 @@ def test_table_pair_differs_in_one_entry_of_one_world():
     assert len(differ) == 6  # the same entry in every trial (one dataset per sample)
     # every trial reads world 4 of the table
     assert np.array_equal(rd[0], rd[5])
-    assert np.array_equal(SingleWorldTable(table, 4).rewards(0, 0, 1, np.arange(8)),
-                          table.rewards(4, 0, 1, np.arange(8)))
+    assert np.array_equal(
+        SingleWorldTable(table, 4).rewards(0, 0, 1, np.arange(8)),
+        table.rewards(4, 0, 1, np.arange(8)),
+    )
     with pytest.raises(ValueError, match="differ"):
         table_reward_pair(table, agent=0, arm=0, pull=0, value_d=1.0, value_d_prime=1.0)

@@ -12,10 +12,9 @@ import math
 
 import numpy as np
 import pytest
-
-from fedpriv.audit.engine.coupled import AuditBudget
 from fedpriv.audit.claims.register import claims_for
 from fedpriv.audit.claims.verify import evaluate_claim
+from fedpriv.audit.engine.coupled import AuditBudget
 
 CONFIDENCE = 1.0 - 1e-6
 BUDGET = AuditBudget(pilot_samples=60, samples=300, confidence=CONFIDENCE, batch_size=300)
@@ -77,8 +76,9 @@ def test_noisy_own_term_first_release_gives_a_positive_sound_bound():
     false failure of ``> 0`` is negligible) that stays <= ε_f unless the 95% bounds
     fail (probability <= 5%; the seed is pinned)."""
     budget = AuditBudget(pilot_samples=500, samples=3_000, batch_size=1_000)
-    noisy = evaluate_claim("dubey_aamas/private-coop-ucb/own-noisy/per-message", budget,
-                           np.random.SeedSequence(11))
+    noisy = evaluate_claim(
+        "dubey_aamas/private-coop-ucb/own-noisy/per-message", budget, np.random.SeedSequence(11)
+    )
     assert 0.0 < noisy.audit.epsilon_lower_bound <= noisy.accountant_epsilon
     assert "first released mean" in noisy.audit_event
 
@@ -92,15 +92,16 @@ def test_raw_own_term_leaks_through_unnoised_counts():
     world. The noisy own term is audited on the same pair: its bound must stay within
     the accountant's per-message ε (false failure <= 1e-6); that ε charges the worst
     message with every release it depends on (issue 10 §4), which exceeds the claim."""
-    budget = AuditBudget(pilot_samples=200, samples=1_500, confidence=CONFIDENCE,
-                         batch_size=1_500)
-    raw = evaluate_claim("dubey_aamas/private-coop-ucb/own-raw/per-message", budget,
-                         np.random.SeedSequence(7))
+    budget = AuditBudget(pilot_samples=200, samples=1_500, confidence=CONFIDENCE, batch_size=1_500)
+    raw = evaluate_claim(
+        "dubey_aamas/private-coop-ucb/own-raw/per-message", budget, np.random.SeedSequence(7)
+    )
     claimed = raw.claim.claimed.epsilon
     assert raw.audit.epsilon_lower_bound > claimed
     assert raw.verdict == "violated" and math.isinf(raw.accountant_epsilon)
-    noisy = evaluate_claim("dubey_aamas/private-coop-ucb/own-noisy/per-message", budget,
-                           np.random.SeedSequence(7))
+    noisy = evaluate_claim(
+        "dubey_aamas/private-coop-ucb/own-noisy/per-message", budget, np.random.SeedSequence(7)
+    )
     assert noisy.audit.epsilon_lower_bound <= noisy.accountant_epsilon
     assert noisy.accountant_epsilon > claimed
     # Basic composition above the claim with the audit below it shows nothing: the
@@ -120,8 +121,9 @@ def test_a_failing_recipe_is_reported_not_hidden(monkeypatch):
     from fedpriv.audit.claims import register
 
     patched = tuple(
-        e if e.key != entry.key else type(e)(key=e.key, claim=e.claim, accountant=broken,
-                                             audit=None, channel=e.channel)
+        e
+        if e.key != entry.key
+        else type(e)(key=e.key, claim=e.claim, accountant=broken, audit=None, channel=e.channel)
         for e in register.REGISTER
     )
     monkeypatch.setattr(register, "REGISTER", patched)
@@ -138,8 +140,9 @@ def test_noised_initial_pull_is_bounded_at_the_mechanism_level():
     with standard deviation about 0.005, so the lower side fails with negligible
     probability; the seed is pinned."""
     budget = AuditBudget(pilot_samples=50, samples=200, batch_size=200)
-    result = evaluate_claim("gossip_fed_ucb/gossip-fed-ucb/corrected/initial-pulls", budget,
-                            np.random.SeedSequence(5))
+    result = evaluate_claim(
+        "gossip_fed_ucb/gossip-fed-ucb/corrected/initial-pulls", budget, np.random.SeedSequence(5)
+    )
     assert 0.25 <= result.audit.epsilon_lower_bound <= result.accountant_epsilon
     assert result.audit.confidence == 0.95
     assert "mechanism level" in result.audit_event

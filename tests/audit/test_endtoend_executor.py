@@ -8,7 +8,6 @@ import threading
 
 import numpy as np
 import pytest
-
 from fedpriv.audit.engine.coupled import AuditBudget, child_seed, search_and_confirm
 from fedpriv.audit.engine.tasks import SampleTask, run_sample_tasks
 
@@ -24,6 +23,7 @@ def _shifted_laplace(world: int, n: int, seed: np.random.SeedSequence) -> np.nda
 def _make_closure_sampler(shift: float):
     def sample(world: int, n: int, seed: np.random.SeedSequence) -> np.ndarray:
         return shift * world + np.random.default_rng(seed).laplace(size=n)
+
     return sample
 
 
@@ -33,13 +33,19 @@ def _samplers() -> dict:
 
 
 def _audit(**options):
-    return search_and_confirm(_samplers(), budget=BUDGET, seed=11, delta=0.0,
-                              channel="test", **options)
+    return search_and_confirm(
+        _samplers(), budget=BUDGET, seed=11, delta=0.0, channel="test", **options
+    )
 
 
 def _key(result):
-    return (result.bound.epsilon_lower_bound, result.event, result.neighbors,
-            result.pilot_epsilon, result.bound.n_samples)
+    return (
+        result.bound.epsilon_lower_bound,
+        result.event,
+        result.neighbors,
+        result.pilot_epsilon,
+        result.bound.n_samples,
+    )
 
 
 def test_default_path_is_one_call_per_world_at_the_original_addresses():
@@ -49,10 +55,19 @@ def test_default_path_is_one_call_per_world_at_the_original_addresses():
         seen.append((world, n, tuple(seed.spawn_key)))
         return np.random.default_rng(seed).random(n)
 
-    search_and_confirm({"a": sample, "b": sample}, budget=AuditBudget(pilot_samples=30,
-                       samples=40), seed=3, delta=0.0, channel="test")
-    assert seen[:4] == [(0, 30, (0, 0, 0)), (1, 30, (0, 0, 1)),
-                        (0, 30, (0, 1, 0)), (1, 30, (0, 1, 1))]
+    search_and_confirm(
+        {"a": sample, "b": sample},
+        budget=AuditBudget(pilot_samples=30, samples=40),
+        seed=3,
+        delta=0.0,
+        channel="test",
+    )
+    assert seen[:4] == [
+        (0, 30, (0, 0, 0)),
+        (1, 30, (0, 0, 1)),
+        (0, 30, (0, 1, 0)),
+        (1, 30, (0, 1, 1)),
+    ]
     assert seen[4:] == [(0, 40, (1, 0)), (1, 40, (1, 1))]
 
 
@@ -70,8 +85,14 @@ def test_batches_are_drawn_at_their_own_addresses():
             seen.append((world, n, tuple(seed.spawn_key)))
         return np.random.default_rng(seed).random(n)
 
-    search_and_confirm({"only": sample}, budget=AuditBudget(pilot_samples=25, samples=23),
-                       seed=5, delta=0.0, channel="test", batch_size=10)
+    search_and_confirm(
+        {"only": sample},
+        budget=AuditBudget(pilot_samples=25, samples=23),
+        seed=5,
+        delta=0.0,
+        channel="test",
+        batch_size=10,
+    )
     expected = {(w, size, (0, 0, w, b)) for w in (0, 1) for b, size in enumerate((10, 10, 5))}
     expected |= {(w, size, (1, w, b)) for w in (0, 1) for b, size in enumerate((10, 10, 3))}
     assert sorted(seen) == sorted(expected)
@@ -80,13 +101,15 @@ def test_batches_are_drawn_at_their_own_addresses():
 def test_batched_observations_are_the_concatenated_batch_calls():
     """run_sample_tasks returns exactly what direct calls at the addresses return."""
     root = np.random.SeedSequence(7)
-    tasks = [SampleTask(sampler=0, world=w, n_samples=s, seed=child_seed(root, w, b))
-             for w in (0, 1) for b, s in enumerate((4, 3))]
+    tasks = [
+        SampleTask(sampler=0, world=w, n_samples=s, seed=child_seed(root, w, b))
+        for w in (0, 1)
+        for b, s in enumerate((4, 3))
+    ]
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         parts = run_sample_tasks([_shifted_laplace], tasks, executor=pool)
     for task, part in zip(tasks, parts, strict=True):
-        np.testing.assert_array_equal(
-            part, _shifted_laplace(task.world, task.n_samples, task.seed))
+        np.testing.assert_array_equal(part, _shifted_laplace(task.world, task.n_samples, task.seed))
 
 
 def test_serial_processes_and_dask_give_identical_bounds():
@@ -97,8 +120,9 @@ def test_serial_processes_and_dask_give_identical_bounds():
     assert _key(_audit(batch_size=64, executor="processes", n_workers=2)) == serial
     distributed = pytest.importorskip("distributed")
     with (
-        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                 dashboard_address=None) as cluster,
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cluster,
         distributed.Client(cluster) as client,
     ):
         assert _key(_audit(batch_size=64, executor=client)) == serial
@@ -116,17 +140,28 @@ class _Locked:
 
 
 def test_unserializable_sampler_on_processes_names_the_parameter():
-    with pytest.raises(ValueError, match="`samplers`.*'locked'"):
-        search_and_confirm({"locked": _Locked()}, budget=BUDGET, seed=0, delta=0.0,
-                           channel="test", batch_size=50, executor="processes", n_workers=2)
+    with pytest.raises(ValueError, match=r"`samplers`.*'locked'"):
+        search_and_confirm(
+            {"locked": _Locked()},
+            budget=BUDGET,
+            seed=0,
+            delta=0.0,
+            channel="test",
+            batch_size=50,
+            executor="processes",
+            n_workers=2,
+        )
 
 
-@pytest.mark.parametrize(("options", "error", "match"), [
-    ({"batch_size": 0}, ValueError, "batch_size"),
-    ({"n_workers": 0, "executor": "processes"}, ValueError, "n_workers"),
-    ({"executor": "threads"}, ValueError, "executor"),
-    ({"executor": object()}, TypeError, "executor"),
-])
+@pytest.mark.parametrize(
+    ("options", "error", "match"),
+    [
+        ({"batch_size": 0}, ValueError, "batch_size"),
+        ({"n_workers": 0, "executor": "processes"}, ValueError, "n_workers"),
+        ({"executor": "threads"}, ValueError, "executor"),
+        ({"executor": object()}, TypeError, "executor"),
+    ],
+)
 def test_bad_options_raise_clear_errors(options, error, match):
     with pytest.raises(error, match=match):
         _audit(**options)
@@ -137,8 +172,9 @@ def test_a_sampler_returning_the_wrong_rows_is_rejected():
         return np.zeros(n - 1)
 
     with pytest.raises(ValueError, match="n_samples = 50 rows"):
-        search_and_confirm({"short": short}, budget=BUDGET, seed=0, delta=0.0,
-                           channel="test", batch_size=50)
+        search_and_confirm(
+            {"short": short}, budget=BUDGET, seed=0, delta=0.0, channel="test", batch_size=50
+        )
 
 
 def test_fed_ucb_closure_sampler_runs_on_processes():
@@ -156,14 +192,20 @@ def test_fed_ucb_closure_sampler_runs_on_processes():
         envs.append(FixedTableBandit(table=t, arm_means=np.full((3, 2), 0.5)))
 
     def sample(world, n, seed):
-        run = run_fed_ucb(envs[world], graph, horizon=horizon, epsilon=1.0, n_trials=n,
-                          seed=seed)
+        run = run_fed_ucb(envs[world], graph, horizon=horizon, epsilon=1.0, n_trials=n, seed=seed)
         return run.counts[:, 0, :]
 
     budget = AuditBudget(pilot_samples=20, samples=30)
     results = [
-        search_and_confirm({"round 1 of agent 0": sample}, budget=budget, seed=2,
-                           delta=0.0, channel="test", batch_size=16, **options)
+        search_and_confirm(
+            {"round 1 of agent 0": sample},
+            budget=budget,
+            seed=2,
+            delta=0.0,
+            channel="test",
+            batch_size=16,
+            **options,
+        )
         for options in ({}, {"executor": "processes", "n_workers": 2})
     ]
     assert _key(results[0]) == _key(results[1])

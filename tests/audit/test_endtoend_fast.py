@@ -19,8 +19,17 @@ from fedpriv.audit.families.gossip_fed_ucb.recipes import FedUcbMeansSampler, Fi
 __all__: list[str] = []
 
 
-def _sampler(*, n_agents: int, n_arms: int, horizon: int, kind: str, mode: str,
-             log_base: str, round_: int, fast: bool) -> FedUcbMeansSampler:
+def _sampler(
+    *,
+    n_agents: int,
+    n_arms: int,
+    horizon: int,
+    kind: str,
+    mode: str,
+    log_base: str,
+    round_: int,
+    fast: bool,
+) -> FedUcbMeansSampler:
     """Two fixed Bernoulli tables that differ in agent 0's row ``round_``."""
     rng = np.random.default_rng(np.random.SeedSequence(7, spawn_key=(n_agents, n_arms)))
     base = (rng.random((n_agents, horizon + 1, n_arms)) < 0.5).astype(np.float64)
@@ -29,18 +38,56 @@ def _sampler(*, n_agents: int, n_arms: int, horizon: int, kind: str, mode: str,
         table = base.copy()
         table[0, round_, :] = value
         envs.append(FixedTableBandit(table=table, arm_means=np.full((n_agents, n_arms), 0.5)))
-    return FedUcbMeansSampler(envs=(envs[0], envs[1]), graph=make_graph(kind, n_agents),
-                              horizon=horizon, epsilon=1.0, mode=mode, log_base=log_base,
-                              agent=0, round=round_, fast=fast)
+    return FedUcbMeansSampler(
+        envs=(envs[0], envs[1]),
+        graph=make_graph(kind, n_agents),
+        horizon=horizon,
+        epsilon=1.0,
+        mode=mode,
+        log_base=log_base,
+        agent=0,
+        round=round_,
+        fast=fast,
+    )
 
 
 _SETTINGS = [
-    pytest.param({"n_agents": 3, "n_arms": 5, "horizon": 128, "kind": "complete",
-                  "mode": "corrected", "log_base": "2", "round_": 1}, id="K3-round1"),
-    pytest.param({"n_agents": 4, "n_arms": 3, "horizon": 64, "kind": "ring",
-                  "mode": "paper", "log_base": "e", "round_": 5}, id="ring4-paper-round5"),
-    pytest.param({"n_agents": 3, "n_arms": 2, "horizon": 30, "kind": "path",
-                  "mode": "corrected", "log_base": "2", "round_": 30}, id="path3-last-round"),
+    pytest.param(
+        {
+            "n_agents": 3,
+            "n_arms": 5,
+            "horizon": 128,
+            "kind": "complete",
+            "mode": "corrected",
+            "log_base": "2",
+            "round_": 1,
+        },
+        id="K3-round1",
+    ),
+    pytest.param(
+        {
+            "n_agents": 4,
+            "n_arms": 3,
+            "horizon": 64,
+            "kind": "ring",
+            "mode": "paper",
+            "log_base": "e",
+            "round_": 5,
+        },
+        id="ring4-paper-round5",
+    ),
+    pytest.param(
+        {
+            "n_agents": 3,
+            "n_arms": 2,
+            "horizon": 30,
+            "kind": "path",
+            "mode": "corrected",
+            "log_base": "2",
+            "round_": 30,
+        },
+        id="path3-last-round",
+    ),
 ]
 
 
@@ -57,13 +104,24 @@ def test_fast_and_reference_samplers_give_identical_observables(setting: dict) -
 
 
 def test_fast_and_reference_audits_give_the_identical_bound() -> None:
-    setting = {"n_agents": 3, "n_arms": 5, "horizon": 256, "kind": "complete",
-               "mode": "corrected", "log_base": "2", "round_": 1}
+    setting = {
+        "n_agents": 3,
+        "n_arms": 5,
+        "horizon": 256,
+        "kind": "complete",
+        "mode": "corrected",
+        "log_base": "2",
+        "round_": 1,
+    }
     results = [
-        search_and_confirm({"round 1": _sampler(**setting, fast=fast)},
-                           budget=AuditBudget(pilot_samples=40, samples=60), seed=3,
-                           delta=0.0, channel="agent 0's means after round 1",
-                           batch_size=25)
+        search_and_confirm(
+            {"round 1": _sampler(**setting, fast=fast)},
+            budget=AuditBudget(pilot_samples=40, samples=60),
+            seed=3,
+            delta=0.0,
+            channel="agent 0's means after round 1",
+            batch_size=25,
+        )
         for fast in (True, False)
     ]
     assert results[0].event == results[1].event

@@ -12,10 +12,6 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from scipy import stats
-
 from fedpriv.audit.estimators import (
     DIRECTIONS,
     NO_EVIDENCE,
@@ -24,6 +20,9 @@ from fedpriv.audit.estimators import (
     estimate_epsilon_lower_bound,
     laplace_threshold_grid,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
 
 # ---------------------------------------------------------------------------------
 # Helpers
@@ -91,9 +90,7 @@ def _reference_bound(
 
 def _ceiling(n_top: int, n_bottom: int, level: float) -> float:
     """Largest possible test value: ``ln(a**(1/n_top) / (1 - a**(1/n_bottom)))``."""
-    return math.log(level ** (1.0 / n_top)) - math.log(
-        -math.expm1(math.log(level) / n_bottom)
-    )
+    return math.log(level ** (1.0 / n_top)) - math.log(-math.expm1(math.log(level) / n_bottom))
 
 
 scores_strategy = st.lists(st.integers(-4, 4), min_size=1, max_size=40).map(
@@ -124,16 +121,15 @@ CP_CASES = [
 # against the closed forms); tiny levels are checked in the closed-form test below.
 @pytest.mark.parametrize("significance", [0.2, 0.05, 1e-3, 1e-5])
 @pytest.mark.parametrize(
-    ("side", "alternative"),
-    [("two-sided", "two-sided"), ("lower", "greater"), ("upper", "less")],
+    ("side", "alternative"), [("two-sided", "two-sided"), ("lower", "greater"), ("upper", "less")]
 )
 def test_clopper_pearson_matches_scipy_binomtest(
     significance: float, side: str, alternative: str
 ) -> None:
     for successes, n_trials in CP_CASES:
-        expected = stats.binomtest(
-            successes, n_trials, alternative=alternative
-        ).proportion_ci(confidence_level=1.0 - significance, method="exact")
+        expected = stats.binomtest(successes, n_trials, alternative=alternative).proportion_ci(
+            confidence_level=1.0 - significance, method="exact"
+        )
         low, high = clopper_pearson_interval(
             successes, n_trials, significance=significance, side=side
         )
@@ -143,9 +139,7 @@ def test_clopper_pearson_matches_scipy_binomtest(
 
 def test_clopper_pearson_is_vectorized_and_broadcasts() -> None:
     successes = np.array([[0, 3], [7, 10]])
-    low, high = clopper_pearson_interval(
-        successes, 10, significance=0.05, side="two-sided"
-    )
+    low, high = clopper_pearson_interval(successes, 10, significance=0.05, side="two-sided")
     assert low.shape == high.shape == (2, 2)
     assert low.dtype == high.dtype == np.float64
     for index in np.ndindex(successes.shape):
@@ -153,9 +147,7 @@ def test_clopper_pearson_is_vectorized_and_broadcasts() -> None:
             int(successes[index]), 10, significance=0.05, side="two-sided"
         )
         assert low[index] == one_low and high[index] == one_high
-    low, high = clopper_pearson_interval(
-        [1, 2, 3], [4, 5, 6], significance=0.1, side="lower"
-    )
+    low, high = clopper_pearson_interval([1, 2, 3], [4, 5, 6], significance=0.1, side="lower")
     assert low.shape == (3,) and np.all(high == 1.0)
 
 
@@ -176,13 +168,9 @@ def test_clopper_pearson_edge_cases_are_exact() -> None:
 
 @pytest.mark.parametrize("significance", [1e-3, 1e-7, 1e-12])
 @pytest.mark.parametrize("n_trials", [1, 10, 1_000_000])
-def test_clopper_pearson_closed_forms_at_small_levels(
-    significance: float, n_trials: int
-) -> None:
+def test_clopper_pearson_closed_forms_at_small_levels(significance: float, n_trials: int) -> None:
     # P(X >= 1) = 1 - (1 - p)^n and P(X <= n - 1) = 1 - p^n solve in closed form.
-    low, _ = clopper_pearson_interval(
-        1, n_trials, significance=significance, side="lower"
-    )
+    low, _ = clopper_pearson_interval(1, n_trials, significance=significance, side="lower")
     _, high = clopper_pearson_interval(
         n_trials - 1, n_trials, significance=significance, side="upper"
     )
@@ -194,9 +182,7 @@ def test_clopper_pearson_closed_forms_at_small_levels(
 
 def test_clopper_pearson_is_monotone_in_successes_and_significance() -> None:
     successes = np.arange(51)
-    low, high = clopper_pearson_interval(
-        successes, 50, significance=0.05, side="two-sided"
-    )
+    low, high = clopper_pearson_interval(successes, 50, significance=0.05, side="two-sided")
     assert np.all(np.diff(low) > 0) and np.all(np.diff(high) > 0)
     assert np.all(low < high)
     wide_low, wide_high = clopper_pearson_interval(
@@ -207,24 +193,16 @@ def test_clopper_pearson_is_monotone_in_successes_and_significance() -> None:
 
 def test_clopper_pearson_two_sided_is_two_one_sided_bounds() -> None:
     successes = np.arange(0, 31, 3)
-    low, high = clopper_pearson_interval(
-        successes, 30, significance=0.02, side="two-sided"
-    )
-    one_low, _ = clopper_pearson_interval(
-        successes, 30, significance=0.01, side="lower"
-    )
-    _, one_high = clopper_pearson_interval(
-        successes, 30, significance=0.01, side="upper"
-    )
+    low, high = clopper_pearson_interval(successes, 30, significance=0.02, side="two-sided")
+    one_low, _ = clopper_pearson_interval(successes, 30, significance=0.01, side="lower")
+    _, one_high = clopper_pearson_interval(successes, 30, significance=0.01, side="upper")
     np.testing.assert_array_equal(low, one_low)
     np.testing.assert_array_equal(high, one_high)
 
 
 @settings(max_examples=200, deadline=None)
 @given(
-    n_trials=st.integers(1, 10**6),
-    fraction=st.floats(0.0, 1.0),
-    significance=st.floats(1e-9, 0.5),
+    n_trials=st.integers(1, 10**6), fraction=st.floats(0.0, 1.0), significance=st.floats(1e-9, 0.5)
 )
 def test_clopper_pearson_contains_point_estimate(
     n_trials: int, fraction: float, significance: float
@@ -268,10 +246,7 @@ def test_clopper_pearson_raises(kwargs: dict, error: type, match: str) -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(
-    max_llr=st.floats(1e-6, 1e6, allow_nan=False, allow_infinity=False),
-    n=st.integers(2, 200),
-)
+@given(max_llr=st.floats(1e-6, 1e6, allow_nan=False, allow_infinity=False), n=st.integers(2, 200))
 def test_grid_includes_max_llr_exactly(max_llr: float, n: int) -> None:
     grid = laplace_threshold_grid(max_llr, n)
     assert grid.shape == (n,) and grid.dtype == np.float64
@@ -335,9 +310,7 @@ def test_bound_on_hand_computed_example() -> None:
 
 
 def test_unequal_sample_counts_report_the_smaller() -> None:
-    result = estimate_epsilon_lower_bound(
-        np.ones(300), np.zeros(50), thresholds=[0.5, 2.0]
-    )
+    result = estimate_epsilon_lower_bound(np.ones(300), np.zeros(50), thresholds=[0.5, 2.0])
     assert result.n_samples == 50
     assert (result.n_samples_d, result.n_samples_d_prime) == (300, 50)
     assert (result.count_d, result.count_d_prime) == (300, 0)
@@ -345,9 +318,7 @@ def test_unequal_sample_counts_report_the_smaller() -> None:
 
 
 def test_no_evidence_result() -> None:
-    result = estimate_epsilon_lower_bound(
-        np.zeros(10), np.zeros(10), thresholds=[-1.0, 0.0, 1.0]
-    )
+    result = estimate_epsilon_lower_bound(np.zeros(10), np.zeros(10), thresholds=[-1.0, 0.0, 1.0])
     assert result.epsilon_lower_bound == 0.0
     assert math.isnan(result.threshold) and result.direction == NO_EVIDENCE
     assert (result.count_d, result.count_d_prime) == (0, 0)
@@ -471,11 +442,7 @@ def test_bound_matches_slow_reference(
     delta: float,
 ) -> None:
     result = estimate_epsilon_lower_bound(
-        scores_d,
-        scores_d_prime,
-        thresholds=thresholds,
-        confidence=confidence,
-        delta=delta,
+        scores_d, scores_d_prime, thresholds=thresholds, confidence=confidence, delta=delta
     )
     expected = _reference_bound(scores_d, scores_d_prime, thresholds, confidence, delta)
     assert result.epsilon_lower_bound == pytest.approx(expected, rel=1e-9, abs=1e-12)
@@ -489,19 +456,12 @@ def test_bound_matches_slow_reference(
     seed=st.integers(0, 2**32 - 1),
 )
 def test_bound_is_invariant_to_permutation(
-    scores_d: np.ndarray,
-    scores_d_prime: np.ndarray,
-    thresholds: np.ndarray,
-    seed: int,
+    scores_d: np.ndarray, scores_d_prime: np.ndarray, thresholds: np.ndarray, seed: int
 ) -> None:
     rng = np.random.default_rng(seed)
-    result = estimate_epsilon_lower_bound(
-        scores_d, scores_d_prime, thresholds=thresholds
-    )
+    result = estimate_epsilon_lower_bound(scores_d, scores_d_prime, thresholds=thresholds)
     permuted = estimate_epsilon_lower_bound(
-        rng.permutation(scores_d),
-        rng.permutation(scores_d_prime),
-        thresholds=thresholds,
+        rng.permutation(scores_d), rng.permutation(scores_d_prime), thresholds=thresholds
     )
     # `==` on the dataclass would fail on a NaN threshold; compare the reprs.
     assert repr(permuted) == repr(result)
@@ -515,10 +475,7 @@ def test_bound_is_invariant_to_permutation(
     confidence=st.floats(0.5, 0.999),
 )
 def test_bound_is_non_negative_and_below_statistical_ceiling(
-    scores_d: np.ndarray,
-    scores_d_prime: np.ndarray,
-    thresholds: np.ndarray,
-    confidence: float,
+    scores_d: np.ndarray, scores_d_prime: np.ndarray, thresholds: np.ndarray, confidence: float
 ) -> None:
     result = estimate_epsilon_lower_bound(
         scores_d, scores_d_prime, thresholds=thresholds, confidence=confidence
@@ -541,9 +498,7 @@ def test_bound_is_non_negative_and_below_statistical_ceiling(
 
 @settings(max_examples=100, deadline=None)
 @given(scores=scores_strategy, thresholds=thresholds_strategy)
-def test_identical_worlds_give_no_evidence(
-    scores: np.ndarray, thresholds: np.ndarray
-) -> None:
+def test_identical_worlds_give_no_evidence(scores: np.ndarray, thresholds: np.ndarray) -> None:
     # p_lo < k/n < q_hi strictly, so every test is negative: exactly 0.
     result = estimate_epsilon_lower_bound(scores, scores.copy(), thresholds=thresholds)
     assert result.epsilon_lower_bound == 0.0
@@ -551,25 +506,14 @@ def test_identical_worlds_give_no_evidence(
 
 
 @settings(max_examples=100, deadline=None)
-@given(
-    scores_d=scores_strategy,
-    scores_d_prime=scores_strategy,
-    thresholds=thresholds_strategy,
-)
+@given(scores_d=scores_strategy, scores_d_prime=scores_strategy, thresholds=thresholds_strategy)
 def test_swapping_worlds_swaps_direction_and_counts(
     scores_d: np.ndarray, scores_d_prime: np.ndarray, thresholds: np.ndarray
 ) -> None:
-    result = estimate_epsilon_lower_bound(
-        scores_d, scores_d_prime, thresholds=thresholds
-    )
-    swapped = estimate_epsilon_lower_bound(
-        scores_d_prime, scores_d, thresholds=thresholds
-    )
+    result = estimate_epsilon_lower_bound(scores_d, scores_d_prime, thresholds=thresholds)
+    swapped = estimate_epsilon_lower_bound(scores_d_prime, scores_d, thresholds=thresholds)
     assert swapped.epsilon_lower_bound == result.epsilon_lower_bound
-    assert (swapped.count_d, swapped.count_d_prime) == (
-        result.count_d_prime,
-        result.count_d,
-    )
+    assert (swapped.count_d, swapped.count_d_prime) == (result.count_d_prime, result.count_d)
     flip = {"D>D'": "D'>D", "D'>D": "D>D'", NO_EVIDENCE: NO_EVIDENCE}
     assert swapped.direction == flip[result.direction]
 
@@ -591,11 +535,7 @@ def test_bound_is_monotone_in_confidence_and_delta(
 ) -> None:
     def bound(confidence: float, delta: float) -> float:
         return estimate_epsilon_lower_bound(
-            scores_d,
-            scores_d_prime,
-            thresholds=thresholds,
-            confidence=confidence,
-            delta=delta,
+            scores_d, scores_d_prime, thresholds=thresholds, confidence=confidence, delta=delta
         ).epsilon_lower_bound
 
     low_confidence, high_confidence = confidences
@@ -605,26 +545,17 @@ def test_bound_is_monotone_in_confidence_and_delta(
 
 
 @settings(max_examples=100, deadline=None)
-@given(
-    scores_d=scores_strategy,
-    scores_d_prime=scores_strategy,
-    thresholds=thresholds_strategy,
-)
+@given(scores_d=scores_strategy, scores_d_prime=scores_strategy, thresholds=thresholds_strategy)
 def test_bound_is_invariant_to_monotone_rescaling(
     scores_d: np.ndarray, scores_d_prime: np.ndarray, thresholds: np.ndarray
 ) -> None:
     # Multiplying scores and thresholds by 2 is exact, so every event is unchanged.
-    result = estimate_epsilon_lower_bound(
-        scores_d, scores_d_prime, thresholds=thresholds
-    )
+    result = estimate_epsilon_lower_bound(scores_d, scores_d_prime, thresholds=thresholds)
     scaled = estimate_epsilon_lower_bound(
         2.0 * scores_d, 2.0 * scores_d_prime, thresholds=2.0 * thresholds
     )
     assert scaled.epsilon_lower_bound == result.epsilon_lower_bound
-    assert (scaled.count_d, scaled.count_d_prime) == (
-        result.count_d,
-        result.count_d_prime,
-    )
+    assert (scaled.count_d, scaled.count_d_prime) == (result.count_d, result.count_d_prime)
 
 
 # ---------------------------------------------------------------------------------
@@ -640,9 +571,7 @@ SOUNDNESS_CONFIDENCE = 1.0 - 1e-7
 @pytest.mark.statistical
 @pytest.mark.parametrize("scale", [0.5, 1.0, 2.0, 4.0])
 def test_soundness_scalar_laplace(scale: float) -> None:
-    rng = np.random.default_rng(
-        np.random.SeedSequence(7101, spawn_key=(int(scale * 4),))
-    )
+    rng = np.random.default_rng(np.random.SeedSequence(7101, spawn_key=(int(scale * 4),)))
     scores_d, scores_d_prime = _laplace_tree_scores(
         scale=scale, n_nodes=1, n_samples=1_000_000, rng=rng
     )
@@ -677,9 +606,7 @@ def test_soundness_laplace_with_delta(delta: float) -> None:
     # Lap(1) with sensitivity 1 is (1 + 2 ln(1 - delta), delta)-DP, tight: its
     # hockey-stick divergence is delta(eps') = 1 - exp((eps' - 1) / 2).
     true_epsilon = 1.0 + 2.0 * math.log1p(-delta)
-    rng = np.random.default_rng(
-        np.random.SeedSequence(7103, spawn_key=(int(delta * 100),))
-    )
+    rng = np.random.default_rng(np.random.SeedSequence(7103, spawn_key=(int(delta * 100),)))
     scores_d, scores_d_prime = _laplace_tree_scores(
         scale=1.0, n_nodes=1, n_samples=1_000_000, rng=rng
     )
@@ -774,7 +701,7 @@ def test_power_laplace_tree() -> None:
 # Curve audit, Gaussian-DP μ, one-run audit, white-box scores
 # ---------------------------------------------------------------------------------
 
-from fedpriv.audit.estimators import (
+from fedpriv.audit.estimators import (  # noqa: E402  (this section's imports, kept with it)
     audit_one_run,
     audit_privacy_curve,
     estimate_delta_lower_bounds,
@@ -784,7 +711,7 @@ from fedpriv.audit.estimators import (
     laplace_log_density_ratio,
     one_run_p_value,
 )
-from fedpriv.privacy import ApproxDP, GaussianDP, PureDP
+from fedpriv.privacy import ApproxDP, GaussianDP, PureDP  # noqa: E402
 
 
 def test_delta_bounds_match_a_direct_computation() -> None:
@@ -846,8 +773,9 @@ def test_one_run_p_value_matches_the_binomial_tail_and_naive_delta_term() -> Non
     for i in range(1, v + 1):
         running += stats.binom.pmf(v - i, r, q)
         alpha = max(alpha, running / i)
-    assert math.isclose(one_run_p_value(m, r, v, eps, delta),
-                        min(1.0, tail + alpha * delta * 2 * m), rel_tol=1e-9)
+    assert math.isclose(
+        one_run_p_value(m, r, v, eps, delta), min(1.0, tail + alpha * delta * 2 * m), rel_tol=1e-9
+    )
     with pytest.raises(ValueError, match="`n_correct` must be <= n_guesses"):
         one_run_p_value(10, 3, 4, 1.0)
 

@@ -7,10 +7,9 @@ import json
 
 import pandas as pd
 import pytest
-
-from fedpriv.cli import feducb_linucb as cli_linucb
 from fedpriv.audit.families.feducb import experiments as experiments_feducb
 from fedpriv.audit.families.feducb.experiments import EXPERIMENTS, run_figure
+from fedpriv.cli import feducb_linucb as cli_linucb
 
 _PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -77,9 +76,14 @@ def test_rewriting_a_figure_replaces_it(tmp_path):
 
 @pytest.mark.parametrize(
     ("kwargs", "match"),
-    [({"name": "feducb-fig3"}, "`name`"), ({"horizon": 0}, "`horizon`"),
-     ({"n_trials": 0}, "`n_trials`"), ({"reward": "gauss"}, "`reward`"),
-     ({"beta": "oful"}, "`beta`"), ({"beta_value": 0.0}, "`beta_value`")],
+    [
+        ({"name": "feducb-fig3"}, "`name`"),
+        ({"horizon": 0}, "`horizon`"),
+        ({"n_trials": 0}, "`n_trials`"),
+        ({"reward": "gauss"}, "`reward`"),
+        ({"beta": "oful"}, "`beta`"),
+        ({"beta_value": 0.0}, "`beta_value`"),
+    ],
 )
 def test_bad_input_raises_and_writes_nothing(tmp_path, kwargs, match):
     arguments = {"name": "feducb-fig2", "out": tmp_path, "horizon": 6, "n_trials": 1, **kwargs}
@@ -89,8 +93,20 @@ def test_bad_input_raises_and_writes_nothing(tmp_path, kwargs, match):
 
 
 def test_experiment_command_writes_the_figure(tmp_path, capsys):
-    status = _call(["experiment", "feducb-fig1a", "--out", str(tmp_path), "--horizon", "8",
-                    "--trials", "1", "--agents", "2"])
+    status = _call(
+        [
+            "experiment",
+            "feducb-fig1a",
+            "--out",
+            str(tmp_path),
+            "--horizon",
+            "8",
+            "--trials",
+            "1",
+            "--agents",
+            "2",
+        ]
+    )
     assert status == 0
     assert (tmp_path / "feducb" / "feducb-fig1a.png").exists()
     assert "feducb-fig1a" in capsys.readouterr().out
@@ -98,8 +114,23 @@ def test_experiment_command_writes_the_figure(tmp_path, capsys):
 
 @pytest.mark.parametrize("name", cli_linucb.ALGORITHMS)
 def test_run_json_has_the_common_keys(name, capsys):
-    status = _call(["run", name, "--agents", "3", "--arms", "4", "--dim", "2", "--horizon",
-                    "16", "--trials", "2", "--json"])
+    status = _call(
+        [
+            "run",
+            name,
+            "--agents",
+            "3",
+            "--arms",
+            "4",
+            "--dim",
+            "2",
+            "--horizon",
+            "16",
+            "--trials",
+            "2",
+            "--json",
+        ]
+    )
     assert status == 0
     record = json.loads(capsys.readouterr().out)
     assert record["algorithm"] == name
@@ -118,12 +149,28 @@ def test_run_json_has_the_common_keys(name, capsys):
         assert record["gamma"] == 2 and record["n_cliques"] >= 1
         assert record["guarantee"]["accountant_all_channels"] == "inf"  # sync timing
         assert {"requests", "releases", "deliveries", "transmissions"} <= set(
-            record["communication"])
+            record["communication"]
+        )
 
 
 def test_run_text_output_and_bad_gamma(capsys):
-    assert _call(["run", "feducb-decentralized", "--agents", "3", "--dim", "2", "--horizon",
-                  "8", "--graph", "path"]) == 0
+    assert (
+        _call(
+            [
+                "run",
+                "feducb-decentralized",
+                "--agents",
+                "3",
+                "--dim",
+                "2",
+                "--horizon",
+                "8",
+                "--graph",
+                "path",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "cliques" in out and "accountant" in out
     with pytest.raises(ValueError, match="`gamma` must be >= 1"):

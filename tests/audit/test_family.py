@@ -5,7 +5,6 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-
 from fedpriv.audit.claims import family as registry
 from fedpriv.audit.claims.family import Command, Family, FamilyError, families, family
 
@@ -42,26 +41,29 @@ def test_bad_keys_are_refused(key) -> None:
 
 def test_experiment_names_carry_the_key() -> None:
     with pytest.raises(FamilyError, match="must start with 'my-paper'"):
-        Family(key="my_paper", title="t", claims=tuple,
-               experiments={"fig1": Command("m", "h")})
+        Family(key="my_paper", title="t", claims=tuple, experiments={"fig1": Command("m", "h")})
 
 
 def test_claims_file_registers_and_collisions_are_refused(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(registry, "_files", {})
     good = tmp_path / "mine.py"
-    good.write_text(textwrap.dedent("""
+    good.write_text(
+        textwrap.dedent("""
         from fedpriv.audit.claims.family import Family
         FAMILY = Family(key="mine", title="My paper", claims=tuple)
-    """))
+    """)
+    )
     (loaded,) = registry.load_claims_file(good)
     assert loaded.key == "mine" and loaded.origin.startswith("claims file")
     assert families()[-1].key == "mine"
     assert registry.load_claims_file(good) == (loaded,)  # loaded once
     clash = tmp_path / "clash.py"
-    clash.write_text(textwrap.dedent("""
+    clash.write_text(
+        textwrap.dedent("""
         from fedpriv.audit.claims.family import Family
         FAMILY = Family(key="other", title="x", claims=tuple, aliases=("zhu",))
-    """))
+    """)
+    )
     with pytest.raises(FamilyError, match="'zhu' is registered twice"):
         registry.load_claims_file(clash)
     assert [f.key for f in families()][-1] == "mine"  # the refused file left nothing behind

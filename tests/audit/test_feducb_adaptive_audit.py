@@ -30,24 +30,34 @@ def _centralized():
     s = _entry("feducb/feducb/fixed").claim.setting_dict()
 
     def run_fn(tables, side):
-        return run_in_world(run_feducb_fixed, tables, epsilon=1.0, delta=0.1,
-                            sync_every=int(s["sync_every"]), record=True, seed=0, side=side)
+        return run_in_world(
+            run_feducb_fixed,
+            tables,
+            epsilon=1.0,
+            delta=0.1,
+            sync_every=int(s["sync_every"]),
+            record=True,
+            seed=0,
+            side=side,
+        )
 
     return s, run_fn
 
 
 def _decentralized():
     claim = _entry("feducb/feducb-decentralized/fixed").claim
-    return claim.setting_dict(), (lambda tab, side: fe._fixed_run(claim, tab, seed=0, side=side,
-                                                                  record=True))
+    return claim.setting_dict(), (
+        lambda tab, side: fe._fixed_run(claim, tab, seed=0, side=side, record=True)
+    )
 
 
 @pytest.mark.parametrize(("make", "gamma"), [(_centralized, 1), (_decentralized, 2)])
 def test_the_algorithm_moves_every_pair_a_change_can_reach(make, gamma):
     s, run_fn = make()
     q_d, q_dp, moved, run = adaptive_leaves(s, run_fn)
-    reach = positions_reached(0, sync_every=int(s["sync_every"]), horizon=int(s["horizon"]),
-                              gamma=gamma)
+    reach = positions_reached(
+        0, sync_every=int(s["sync_every"]), horizon=int(s["horizon"]), gamma=gamma
+    )
     assert moved == reach == run.records_per_leaf  # 8 centralized, 4 per set (γ = 2)
     # the charged sensitivity is attained: ‖Q − Q'‖_F = k √2 (L² + B²)
     charged = reach * run.calibration.frobenius_sensitivity
@@ -61,8 +71,15 @@ def test_view_audit_stays_below_the_charged_epsilon(delta):
     """Soundness, seeded: each bound exceeds the view's true ε (the charged ε: the pair
     attains the charged sensitivity) with probability <= FALSE_ALARM = 1e-6."""
     s, run_fn = _centralized()
-    result = audit_adaptive_view(s, run_fn, n_leaves=8, n_samples=200_000, seed=2026,
-                                 delta=delta, confidence=1.0 - FALSE_ALARM)
+    result = audit_adaptive_view(
+        s,
+        run_fn,
+        n_leaves=8,
+        n_samples=200_000,
+        seed=2026,
+        delta=delta,
+        confidence=1.0 - FALSE_ALARM,
+    )
     assert result.bound.epsilon_lower_bound <= result.accountant_epsilon
     run = run_feducb_fixed(fe._base_world(s)[1], epsilon=1.0, delta=0.1, sync_every=8, seed=0)
     assert result.accountant_epsilon == pytest.approx(run.accountant_epsilon(delta)[1], rel=1e-9)

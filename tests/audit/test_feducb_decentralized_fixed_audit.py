@@ -70,9 +70,27 @@ def test_without_noise_the_same_audit_sees_the_changed_user():
 
 
 def test_cli_runs_the_fixed_schedule(capsys):
-    argv = ["run", "feducb-decentralized", "--agents", "3", "--arms", "4", "--dim", "2",
-            "--horizon", "40", "--gamma", "2", "--graph", "path", "--schedule", "fixed",
-            "--sync-every", "8", "--json"]
+    argv = [
+        "run",
+        "feducb-decentralized",
+        "--agents",
+        "3",
+        "--arms",
+        "4",
+        "--dim",
+        "2",
+        "--horizon",
+        "40",
+        "--gamma",
+        "2",
+        "--graph",
+        "path",
+        "--schedule",
+        "fixed",
+        "--sync-every",
+        "8",
+        "--json",
+    ]
     assert main(argv) == 0
     record = json.loads(capsys.readouterr().out)
     assert record["schedule"] == "fixed" and record["sync_every"] == 8
@@ -84,6 +102,10 @@ def test_cli_runs_the_fixed_schedule(capsys):
 
 
 def test_cli_rejects_sync_every_with_the_adaptive_schedule(capsys):
-    assert main(["run", "feducb-decentralized", "--agents", "3", "--horizon", "20",
-                 "--sync-every", "8"]) == 2
+    assert (
+        main(
+            ["run", "feducb-decentralized", "--agents", "3", "--horizon", "20", "--sync-every", "8"]
+        )
+        == 2
+    )
     assert "`sync_every` applies to schedule='fixed' only" in capsys.readouterr().err

@@ -13,13 +13,12 @@ import dataclasses
 
 import numpy as np
 import pytest
-
 from fedpriv.algorithms.environments.linear import LinearBanditTables
 from fedpriv.algorithms.feducb.first_sync import first_sync_rounds
 from fedpriv.audit.claims.register import claims_for
 from fedpriv.audit.claims.verify import ClaimsConfig
-from fedpriv.audit.families.feducb import fig1a as fa
 from fedpriv.audit.engine.coupled import AuditBudget, confirm_event
+from fedpriv.audit.families.feducb import fig1a as fa
 
 _ROWS = {e.key: e for e in claims_for("feducb") if "/fig1a/" in e.key}
 _BUDGET = AuditBudget(pilot_samples=20, samples=300, batch_size=100)
@@ -30,8 +29,9 @@ def _claim(eps: str = "1"):
 
 
 def test_the_six_rows_are_audited_in_their_own_setting():
-    assert sorted(_ROWS) == sorted(f"feducb/feducb/fig1a/eps{e}"
-                                   for e in ("0.1", "0.5", "1", "2", "5", "10"))
+    assert sorted(_ROWS) == sorted(
+        f"feducb/feducb/fig1a/eps{e}" for e in ("0.1", "0.5", "1", "2", "5", "10")
+    )
     for entry in _ROWS.values():
         s = entry.claim.setting_dict()
         assert (s["n_agents"], s["dim"], s["horizon"], s["delta"]) == (100, 10, 10**7, 0.1)
@@ -59,10 +59,12 @@ def test_the_knife_edge_separates_batched_runs_and_depends_on_epsilon():
         for tables, expected in ((edge.tables_d, edge.tau), (edge.tables_d_prime, edge.tau + 1)):
             block = tables.block(0, tables.horizon)
             batch = LinearBanditTables.from_arrays(
-                tables.spec, *(np.repeat(a, 3, axis=0) for a in (block.contexts, block.rewards,
-                                                                  tables.theta)))
-            rounds = first_sync_rounds(batch, epsilon=float(eps), delta=0.1, horizon=10**7,
-                                       threshold=edge.threshold).rounds
+                tables.spec,
+                *(np.repeat(a, 3, axis=0) for a in (block.contexts, block.rewards, tables.theta)),
+            )
+            rounds = first_sync_rounds(
+                batch, epsilon=float(eps), delta=0.1, horizon=10**7, threshold=edge.threshold
+            ).rounds
             assert rounds.tolist() == [expected] * 3
     # ε enters before any release (S₀, the shift of W, β): no run is shared across rows
     assert edges["1"].threshold != edges["10"].threshold
@@ -83,9 +85,12 @@ def test_the_audit_confirms_the_knife_edge_event():
 def test_the_bound_does_not_depend_on_the_batch_size():
     claim = _claim("0.5")
     runs = fa.runs_needed(0.5, delta=0.1)
-    one, many = (fa.audit_fig1a_sync_timing(
-        claim, AuditBudget(pilot_samples=2, samples=runs, batch_size=size), 4)
-        for size in (1, runs))
+    one, many = (
+        fa.audit_fig1a_sync_timing(
+            claim, AuditBudget(pilot_samples=2, samples=runs, batch_size=size), 4
+        )
+        for size in (1, runs)
+    )
     assert (one.event, one.bound) == (many.event, many.bound)
     assert one.bound.epsilon_lower_bound > 0.5
 
@@ -102,7 +107,9 @@ def test_the_event_is_chosen_before_the_confirming_samples(monkeypatch):
                 confirming = tuple(root.spawn_key)[:1] == (1,)
                 calls.append("confirm" if confirming else "pilot")
                 return np.full(n, -5.0) if confirming else sample(world, n, root)
+
             return spy
+
         return real({k: wrap(v) for k, v in samplers.items()}, **kwargs)
 
     claim = _claim("1")
@@ -134,8 +141,9 @@ def test_bad_input_is_rejected_naming_the_parameter():
         fa.fig1a_knife_edge(claim, shrink=1.5)
     with pytest.raises(ValueError, match="first_round"):
         fa.audit_fig1a_sync_timing(claim, _BUDGET, 0, first_round=2.5)
-    fixed = dataclasses.replace(claim, setting=tuple(
-        (k, "fixed" if k == "schedule" else v) for k, v in claim.setting))
+    fixed = dataclasses.replace(
+        claim, setting=tuple((k, "fixed" if k == "schedule" else v) for k, v in claim.setting)
+    )
     with pytest.raises(ValueError, match="claim"):
         fa.audit_fig1a_sync_timing(fixed, _BUDGET, 0)
     with pytest.raises(ValueError, match="epsilon"):

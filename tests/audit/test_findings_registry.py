@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-
 from fedpriv.audit.claims import findings as findings_module
 from fedpriv.audit.claims.family import Family, FamilyError, families
 from fedpriv.audit.claims.findings import FINDINGS, Finding, build_findings
@@ -13,9 +12,10 @@ from fedpriv.audit.claims.findings import FINDINGS, Finding, build_findings
 
 def test_findings_are_the_families_in_family_order() -> None:
     registered = families()
-    assert FINDINGS == tuple(f for fam in registered for f in fam.findings())
-    owners = [next(fam.key for fam in registered if f.id.startswith(fam.key + "-"))
-              for f in FINDINGS]
+    assert tuple(f for fam in registered for f in fam.findings()) == FINDINGS
+    owners = [
+        next(fam.key for fam in registered if f.id.startswith(fam.key + "-")) for f in FINDINGS
+    ]
     runs = [k for i, k in enumerate(owners) if i == 0 or owners[i - 1] != k]
     assert runs == [fam.key for fam in registered if fam.findings()]
 
@@ -35,19 +35,21 @@ def _with_extra(monkeypatch, extra: Family) -> None:
 
 def test_a_finding_outside_its_family_is_refused(monkeypatch) -> None:
     stray = Finding(id="feducb-stray", statement="s", claims=("mine/*",), where="w")
-    _with_extra(monkeypatch, Family(key="mine", title="Mine", claims=tuple,
-                                    findings=lambda: (stray,)))
+    _with_extra(
+        monkeypatch, Family(key="mine", title="Mine", claims=tuple, findings=lambda: (stray,))
+    )
     with pytest.raises(FamilyError, match="finding id 'feducb-stray' must start with 'mine-'"):
         build_findings()
 
 
 def test_a_user_family_adds_its_findings_last(monkeypatch) -> None:
     own = Finding(id="mine-leak", statement="s", claims=("mine/*",), where="w")
-    _with_extra(monkeypatch, Family(key="mine", title="Mine", claims=tuple,
-                                    findings=lambda: (own,)))
+    _with_extra(
+        monkeypatch, Family(key="mine", title="Mine", claims=tuple, findings=lambda: (own,))
+    )
     built = build_findings()
     assert built[-1] == own and built[:-1] == FINDINGS
-    assert findings_module.FINDINGS == built  # read again: the new family's too
+    assert built == findings_module.FINDINGS  # read again: the new family's too
     assert findings_module.finding_ids("mine/a/b") == ("mine-leak",)
 
 

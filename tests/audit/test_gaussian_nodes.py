@@ -26,8 +26,8 @@ from fedpriv.audit.engine.gaussian_nodes import (
     worst_case_pair,
 )
 from fedpriv.privacy import Accountant, MatrixTreePrivatizer
-from fedpriv.privacy.mechanisms import matrix_release
 from fedpriv.privacy.accounting.events import SelfComposed, SymmetricMatrixGaussian
+from fedpriv.privacy.mechanisms import matrix_release
 from fedpriv.privacy.mechanisms.matrix_release import symmetric_gaussian_release
 from hypothesis import given
 from hypothesis import strategies as st
@@ -38,8 +38,14 @@ __all__: list[str] = []
 #: FedUCB's fixed-schedule rows: paper calibration, d = 2, n = 8 leaves, L = B = 1.
 SIGMA = 47.93
 SENSITIVITY = 2.0 * math.sqrt(2.0)
-ROW = {"frobenius_sensitivity": SENSITIVITY, "dim": 2, "n_leaves": 8, "bound_x": 1.0,
-       "bound_y": 1.0, "delta": 1e-6}
+ROW = {
+    "frobenius_sensitivity": SENSITIVITY,
+    "dim": 2,
+    "n_leaves": 8,
+    "bound_x": 1.0,
+    "bound_y": 1.0,
+    "delta": 1e-6,
+}
 
 
 def _generic_means() -> tuple[np.ndarray, np.ndarray]:
@@ -64,8 +70,16 @@ def test_llr_of_the_fast_release_has_the_declared_gaussian_law() -> None:
     assert mu**2 == pytest.approx(float(np.sum(np.where(upper, (a - b) ** 2 / variance, 0))))
     for world, sign in ((0, 1.0), (1, -1.0)):
         scores = sample_symmetric_gaussian_llr(
-            a, b, world=world, noise_stddev=sigma, frobenius_sensitivity=10.0,
-            n_samples=50_000, seed=3, observed=observed, batch_size=20_000)
+            a,
+            b,
+            world=world,
+            noise_stddev=sigma,
+            frobenius_sensitivity=10.0,
+            n_samples=50_000,
+            seed=3,
+            observed=observed,
+            batch_size=20_000,
+        )
         law = stats.norm(loc=sign * mu * mu / 2, scale=mu)
         assert stats.kstest(scores, law.cdf).pvalue > 1e-3
 
@@ -85,14 +99,22 @@ def test_the_privatizer_trees_covering_nodes_have_the_declared_law() -> None:
         rngs = np.empty(n, dtype=object)
         rngs[:] = [np.random.default_rng([world, j]) for j in range(n)]
         tree = MatrixTreePrivatizer(
-            stream_shape=(n,), dim=2, capacity=8, noise_stddev=SIGMA, shift=shift,
-            frobenius_sensitivity=SENSITIVITY, accountant=Accountant(disjoint=("s",)),
-            keys={"s": np.arange(n)}, rng=rngs)
+            stream_shape=(n,),
+            dim=2,
+            capacity=8,
+            noise_stddev=SIGMA,
+            shift=shift,
+            frobenius_sensitivity=SENSITIVITY,
+            accountant=Accountant(disjoint=("s",)),
+            keys={"s": np.arange(n)},
+            rng=rngs,
+        )
         released = np.zeros((n, 4, side, side))
         for k in range(1, 9):
             leaf = np.outer(vec, vec) if k == 1 else np.zeros((side, side))
-            u_hat, u_small = tree.release(np.broadcast_to(leaf, (n, side, side)),
-                                          np.ones(n, dtype=bool))
+            u_hat, u_small = tree.release(
+                np.broadcast_to(leaf, (n, side, side)), np.ones(n, dtype=bool)
+            )
             if k in nodes:
                 i = int(np.searchsorted(nodes, k))
                 released[:, i, :2, :2] = u_hat - shift * np.eye(2)
@@ -127,8 +149,7 @@ def test_bound_never_exceeds_the_accountant_on_the_correct_mechanism() -> None:
     fails this test with probability <= 15%; on these seeds the bounds are positive
     (about 0.4 of the accountant's ε)."""
     for seed in (0, 1, 2):
-        result = audit_privatizer_nodes(noise_stddev=SIGMA, n_samples=200_000, seed=seed,
-                                        **ROW)
+        result = audit_privatizer_nodes(noise_stddev=SIGMA, n_samples=200_000, seed=seed, **ROW)
         assert 0.0 < result.bound.epsilon_lower_bound <= result.accountant_epsilon
         assert result.bound.delta == 1e-6
         assert result.accountant_epsilon == pytest.approx(0.327, abs=1e-3)  # the rows' mechanism ε
@@ -147,8 +168,7 @@ def test_bound_rarely_exceeds_its_own_events_true_ratio() -> None:
     mu = 4.0 / SIGMA
     alarms = 0
     for seed in range(200):
-        bound = audit_privatizer_nodes(noise_stddev=SIGMA, n_samples=20_000, seed=seed,
-                                       **ROW).bound
+        bound = audit_privatizer_nodes(noise_stddev=SIGMA, n_samples=20_000, seed=seed, **ROW).bound
         if bound.epsilon_lower_bound == 0.0:
             continue
         p_d = stats.norm.sf((bound.threshold - mu * mu / 2) / mu)
@@ -167,16 +187,21 @@ def test_a_privatizer_with_halved_noise_is_refuted(monkeypatch) -> None:
     correct σ_N on the pinned seed. Without the guard, the declared-law event sits too
     far out for the halved noise (the docstring's caveat): shown too."""
     correct = matrix_release.symmetrized_gaussian
-    monkeypatch.setattr(matrix_release, "symmetrized_gaussian",
-                        lambda standard, sigma: correct(standard, sigma / 2.0))
-    piloted = audit_privatizer_nodes(noise_stddev=SIGMA, n_samples=500_000, seed=3,
-                                     pilot_samples=100_000, **ROW)
+    monkeypatch.setattr(
+        matrix_release,
+        "symmetrized_gaussian",
+        lambda standard, sigma: correct(standard, sigma / 2.0),
+    )
+    piloted = audit_privatizer_nodes(
+        noise_stddev=SIGMA, n_samples=500_000, seed=3, pilot_samples=100_000, **ROW
+    )
     assert piloted.bound.epsilon_lower_bound > piloted.accountant_epsilon
     guarded = audit_privatizer_nodes(noise_stddev=SIGMA, n_samples=500_000, seed=3, **ROW)
     assert guarded.bound.epsilon_lower_bound > guarded.accountant_epsilon
     assert guarded.bound.n_tests == 4
-    unguarded = audit_privatizer_nodes(noise_stddev=SIGMA, n_samples=100_000, seed=3,
-                                       guard=False, **ROW)
+    unguarded = audit_privatizer_nodes(
+        noise_stddev=SIGMA, n_samples=100_000, seed=3, guard=False, **ROW
+    )
     assert unguarded.bound.epsilon_lower_bound < piloted.bound.epsilon_lower_bound
 
 
@@ -190,54 +215,123 @@ def test_the_declared_threshold_is_in_the_far_tail_and_moves_with_n() -> None:
 def test_release_charges_one_event_per_matrix() -> None:
     values = np.broadcast_to(np.eye(3), (2, 4, 3, 3))
     accountant = Accountant(disjoint=("s",))
-    out = symmetric_gaussian_release(values, noise_stddev=2.0, frobenius_sensitivity=1.5,
-                                     accountant=accountant, keys={"s": np.arange(2)[:, None]},
-                                     rng=np.random.default_rng(0))
+    out = symmetric_gaussian_release(
+        values,
+        noise_stddev=2.0,
+        frobenius_sensitivity=1.5,
+        accountant=accountant,
+        keys={"s": np.arange(2)[:, None]},
+        rng=np.random.default_rng(0),
+    )
     assert out.shape == values.shape and np.array_equal(out, out.swapaxes(-1, -2))
     reference = Accountant()
-    reference.spend(SelfComposed(event=SymmetricMatrixGaussian(
-        noise_stddev=2.0, dim=3, frobenius_sensitivity=1.5), count=4))
+    reference.spend(
+        SelfComposed(
+            event=SymmetricMatrixGaussian(noise_stddev=2.0, dim=3, frobenius_sensitivity=1.5),
+            count=4,
+        )
+    )
     assert accountant.tightest(1e-6)[1] == pytest.approx(reference.tightest(1e-6)[1])
 
 
-@pytest.mark.parametrize(("call", "name"), [
-    (lambda: worst_case_pair(2, bound_x=1.0, bound_y=2.0), "bound_y"),
-    (lambda: worst_case_pair(1, bound_x=2.0, bound_y=1.0), "bound_y"),
-    (lambda: worst_case_pair(0, bound_x=1.0, bound_y=1.0), "dim"),
-    (lambda: audit_privatizer_nodes(noise_stddev=SIGMA, n_samples=10, seed=0,
-                                    **{**ROW, "frobenius_sensitivity": 1.0}),
-     "frobenius_sensitivity"),
-    (lambda: audit_privatizer_nodes(noise_stddev=-1.0, n_samples=10, seed=0, **ROW),
-     "noise_stddev"),
-    (lambda: audit_privatizer_nodes(noise_stddev=SIGMA, n_samples=0, seed=0, **ROW),
-     "n_samples"),
-    (lambda: audit_privatizer_nodes(noise_stddev=SIGMA, n_samples=10, seed=0,
-                                    **{**ROW, "n_leaves": 0}), "n_leaves"),
-    (lambda: audit_privatizer_nodes(noise_stddev=SIGMA, n_samples=10, seed=0,
-                                    **{**ROW, "delta": 1.0}), "delta"),
-    (lambda: gaussian_llr_threshold(0.0, n_samples=10, confidence=0.95, delta=0.0), "mu"),
-    (lambda: gaussian_llr_threshold(0.1, n_samples=10, confidence=1.0, delta=0.0),
-     "confidence"),
-    (lambda: sample_symmetric_gaussian_llr(*_generic_means(), world=2, noise_stddev=1.0,
-                                           frobenius_sensitivity=1.0, n_samples=5, seed=0),
-     "world"),
-    (lambda: audit_symmetric_gaussian_release(*_generic_means(), noise_stddev=1.0,
-                                              frobenius_sensitivity=1.0, n_samples=5, seed=0,
-                                              delta=0.0, pilot_samples=-1), "pilot_samples"),
-    (lambda: llr_shift(np.zeros((1, 2, 2)), np.zeros((1, 2, 2)), 1.0), "means_d"),
-    (lambda: llr_shift(np.zeros((1, 2, 2)), np.ones((1, 3, 3)), 1.0), "means_d"),
-    (lambda: llr_shift(np.zeros((1, 2, 2)), np.ones((1, 2, 2)), 1.0,
-                       observed=np.ones((3, 3), dtype=bool)), "observed"),
-    (lambda: symmetric_llr(np.zeros((4, 2, 2)), np.zeros((1, 2, 2)), np.ones((1, 2, 2)),
-                           1.0), "released"),
-    (lambda: symmetric_gaussian_release(np.array([[0.0, 1.0], [0.0, 0.0]]), noise_stddev=1.0,
-                                        frobenius_sensitivity=1.0, accountant=Accountant(),
-                                        keys={}, rng=np.random.default_rng(0)), "values"),
-    (lambda: symmetric_gaussian_release(np.eye(2), noise_stddev=0.0,
-                                        frobenius_sensitivity=1.0, accountant=Accountant(),
-                                        keys={}, rng=np.random.default_rng(0)),
-     "noise_stddev"),
-])
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: worst_case_pair(2, bound_x=1.0, bound_y=2.0), "bound_y"),
+        (lambda: worst_case_pair(1, bound_x=2.0, bound_y=1.0), "bound_y"),
+        (lambda: worst_case_pair(0, bound_x=1.0, bound_y=1.0), "dim"),
+        (
+            lambda: audit_privatizer_nodes(
+                noise_stddev=SIGMA, n_samples=10, seed=0, **{**ROW, "frobenius_sensitivity": 1.0}
+            ),
+            "frobenius_sensitivity",
+        ),
+        (
+            lambda: audit_privatizer_nodes(noise_stddev=-1.0, n_samples=10, seed=0, **ROW),
+            "noise_stddev",
+        ),
+        (
+            lambda: audit_privatizer_nodes(noise_stddev=SIGMA, n_samples=0, seed=0, **ROW),
+            "n_samples",
+        ),
+        (
+            lambda: audit_privatizer_nodes(
+                noise_stddev=SIGMA, n_samples=10, seed=0, **{**ROW, "n_leaves": 0}
+            ),
+            "n_leaves",
+        ),
+        (
+            lambda: audit_privatizer_nodes(
+                noise_stddev=SIGMA, n_samples=10, seed=0, **{**ROW, "delta": 1.0}
+            ),
+            "delta",
+        ),
+        (lambda: gaussian_llr_threshold(0.0, n_samples=10, confidence=0.95, delta=0.0), "mu"),
+        (
+            lambda: gaussian_llr_threshold(0.1, n_samples=10, confidence=1.0, delta=0.0),
+            "confidence",
+        ),
+        (
+            lambda: sample_symmetric_gaussian_llr(
+                *_generic_means(),
+                world=2,
+                noise_stddev=1.0,
+                frobenius_sensitivity=1.0,
+                n_samples=5,
+                seed=0,
+            ),
+            "world",
+        ),
+        (
+            lambda: audit_symmetric_gaussian_release(
+                *_generic_means(),
+                noise_stddev=1.0,
+                frobenius_sensitivity=1.0,
+                n_samples=5,
+                seed=0,
+                delta=0.0,
+                pilot_samples=-1,
+            ),
+            "pilot_samples",
+        ),
+        (lambda: llr_shift(np.zeros((1, 2, 2)), np.zeros((1, 2, 2)), 1.0), "means_d"),
+        (lambda: llr_shift(np.zeros((1, 2, 2)), np.ones((1, 3, 3)), 1.0), "means_d"),
+        (
+            lambda: llr_shift(
+                np.zeros((1, 2, 2)), np.ones((1, 2, 2)), 1.0, observed=np.ones((3, 3), dtype=bool)
+            ),
+            "observed",
+        ),
+        (
+            lambda: symmetric_llr(
+                np.zeros((4, 2, 2)), np.zeros((1, 2, 2)), np.ones((1, 2, 2)), 1.0
+            ),
+            "released",
+        ),
+        (
+            lambda: symmetric_gaussian_release(
+                np.array([[0.0, 1.0], [0.0, 0.0]]),
+                noise_stddev=1.0,
+                frobenius_sensitivity=1.0,
+                accountant=Accountant(),
+                keys={},
+                rng=np.random.default_rng(0),
+            ),
+            "values",
+        ),
+        (
+            lambda: symmetric_gaussian_release(
+                np.eye(2),
+                noise_stddev=0.0,
+                frobenius_sensitivity=1.0,
+                accountant=Accountant(),
+                keys={},
+                rng=np.random.default_rng(0),
+            ),
+            "noise_stddev",
+        ),
+    ],
+)
 def test_bad_input_raises_value_error_naming_the_parameter(call, name) -> None:
     with pytest.raises(ValueError, match=f"`?{name}`?"):
         call()

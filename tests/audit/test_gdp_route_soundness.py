@@ -13,7 +13,6 @@ truth in every seed.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from fedpriv.audit.regression.api import NeighboringPair, audit_mechanism
 from fedpriv.cli.main import main
@@ -32,9 +31,14 @@ def _gaussian_one(x, n, rng):
 def test_laplace_under_a_gdp_claim_never_reads_above_its_true_epsilon():
     exceed = 0
     for seed in range(20):
-        result = audit_mechanism(_laplace_one, NeighboringPair(1.0, 0.0),
-                                 claim=GaussianDP(2.0), samples=20_000, seed=seed,
-                                 executor=None)
+        result = audit_mechanism(
+            _laplace_one,
+            NeighboringPair(1.0, 0.0),
+            claim=GaussianDP(2.0),
+            samples=20_000,
+            seed=seed,
+            executor=None,
+        )
         assert result.route == "gdp" and result.mu is not None
         exceed += result.epsilon_lower_bound > 1.0  # Laplace(1): ε = 1 at every δ
     assert exceed <= 2
@@ -43,18 +47,36 @@ def test_laplace_under_a_gdp_claim_never_reads_above_its_true_epsilon():
 @pytest.mark.statistical
 def test_gdp_claim_is_still_refuted_through_mu():
     # N(0, 1) at distance 1 is exactly 1-GDP; a claim of μ = 0.5 must be refuted via μ.
-    result = audit_mechanism(_gaussian_one, NeighboringPair(1.0, 0.0),
-                             claim=GaussianDP(0.5), samples=100_000, seed=0, executor=None)
+    result = audit_mechanism(
+        _gaussian_one,
+        NeighboringPair(1.0, 0.0),
+        claim=GaussianDP(0.5),
+        samples=100_000,
+        seed=0,
+        executor=None,
+    )
     assert result.violated and result.mu.mu_lower_bound > 0.5
     assert result.mu.mu_lower_bound <= 1.0
 
 
 def test_readme_gdp_example_prints_a_sound_epsilon(tmp_path, monkeypatch, capsys):
     (tmp_path / "my_mechanism.py").write_text(
-        "def noisy_count(x, n, rng):\n    return x + rng.laplace(0.0, 1.0, n)\n")
+        "def noisy_count(x, n, rng):\n    return x + rng.laplace(0.0, 1.0, n)\n"
+    )
     monkeypatch.chdir(tmp_path)
-    main(["audit", "my_mechanism.py:noisy_count", "--pair", "1", "0", "--claim", "gdp:2",
-          "--seed", "0"])
+    main(
+        [
+            "audit",
+            "my_mechanism.py:noisy_count",
+            "--pair",
+            "1",
+            "0",
+            "--claim",
+            "gdp:2",
+            "--seed",
+            "0",
+        ]
+    )
     out = capsys.readouterr().out
     line = next(l for l in out.splitlines() if l.startswith("ε lower bound"))
     value = float(line.split()[3])

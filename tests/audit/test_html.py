@@ -11,6 +11,7 @@ screenshot there; with ``FEDPRIV_REPORT_DIR=reports`` it opens
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -19,7 +20,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from fedpriv.audit.claims.curves import DELTA_GRID, accountant_curve, attach_curves, audit_curve
 from fedpriv.audit.claims.html import _bracket_svg, build_index_html, index_html, load_findings
 from fedpriv.audit.claims.legend import COLUMN_DEFINITIONS, VERDICT_LEGEND, records_headline
@@ -29,44 +29,74 @@ ROOT = Path(__file__).resolve().parents[2]
 
 #: A record of the walking-skeleton schema (today's claims.json).
 OLD = {
-    "paper": "Zhu et al. 2021", "algorithm": "gossip-fed-ucb", "mode": "paper",
-    "setting": {"horizon": 16, "epsilon": 1.0}, "relation": "replace_one_reward",
+    "paper": "Zhu et al. 2021",
+    "algorithm": "gossip-fed-ucb",
+    "mode": "paper",
+    "setting": {"horizon": 16, "epsilon": 1.0},
+    "relation": "replace_one_reward",
     "claimed": {"epsilon": 1.0, "delta": 0.0},
     "accountant": {"epsilon": 1.25, "delta": 0.0, "route": "pure"},
     "audit": {"epsilon_lower_bound": 1.2, "confidence": 0.95, "samples": 10**6},
-    "verdict": "violated", "evidence": "audit lower bound 1.2 > claimed 1",
-    "findings": ["initial pulls are released raw"], "source": "Definition 1",
+    "verdict": "violated",
+    "evidence": "audit lower bound 1.2 > claimed 1",
+    "findings": ["initial pulls are released raw"],
+    "source": "Definition 1",
     "key": "gossip_fed_ucb/gossip-fed-ucb/paper-log2/T16/eps1",
 }
 #: A record of the register schema (reading, mechanism ε, ε at 1e-6, finding ids, ...).
 NEW = {
     **{k: v for k, v in OLD.items() if k != "relation"},
     "neighboring_relation": OLD["relation"],
-    "key": "li_song/ddp-mab/actions", "paper": "Li & Song", "verdict": "outside-claim",
-    "reading": "as written", "mechanism_epsilon": 1.5, "epsilon_at_1e-6": "inf",
-    "finding_ids": ["F3"], "tightness": 0.8,
-    "accountant": {"epsilon": "inf", "delta": 0.0, "route": "nonprivate"}, "audit": None,
+    "key": "li_song/ddp-mab/actions",
+    "paper": "Li & Song",
+    "verdict": "outside-claim",
+    "reading": "as written",
+    "mechanism_epsilon": 1.5,
+    "epsilon_at_1e-6": "inf",
+    "finding_ids": ["F3"],
+    "tightness": 0.8,
+    "accountant": {"epsilon": "inf", "delta": 0.0, "route": "nonprivate"},
+    "audit": None,
 }
-FINDINGS = [{"id": "F3", "statement": "actions during t_delay use the raw mean",
-             "claims": ["li_song/ddp-mab/actions"], "evidence": "audit LB 7.7",
-             "where": "Alg. 2 line 3, Definition 1"}]
+FINDINGS = [
+    {
+        "id": "F3",
+        "statement": "actions during t_delay use the raw mean",
+        "claims": ["li_song/ddp-mab/actions"],
+        "evidence": "audit LB 7.7",
+        "where": "Alg. 2 line 3, Definition 1",
+    }
+]
 
 
 #: A row whose end-to-end ε is ∞ (a raw channel) while its noise alone is finite, with
 #: a vacuous claimed δ and a second audit at δ = 10⁻⁶ (FedUCB's adaptive schedule).
 INFINITE = {
-    "key": "feducb/feducb/adaptive", "paper": "Dubey & Pentland 2020 (NeurIPS, FedUCB)",
-    "algorithm": "feducb", "mode": "paper", "coverage": "claim",
+    "key": "feducb/feducb/adaptive",
+    "paper": "Dubey & Pentland 2020 (NeurIPS, FedUCB)",
+    "algorithm": "feducb",
+    "mode": "paper",
+    "coverage": "claim",
     "setting": {"n_agents": 3, "horizon": 64, "epsilon": 1.0, "delta": 0.1},
     "neighboring_relation": "replace_one_context_reward",
     "claimed": {"epsilon": 1.0, "delta": 0.1},
     "accountant": {"epsilon": "inf", "delta": 0.1, "route": "nonprivate"},
-    "mechanism_epsilon": 0.0, "epsilon_at_1e-6": "inf", "verdict": "violated",
-    "audit": {"epsilon_lower_bound": 7.6, "confidence": 0.95, "samples": 10_000,
-              "delta": 0.1, "at_1e-6": {"epsilon_lower_bound": 2.3, "confidence": 0.95,
-                                        "samples": 10_000}},
-    "curve": {"delta": [1e-9, 1e-6, 1e-3, 0.1], "accountant": ["inf"] * 4,
-              "mechanism": [0.5, 0.33, 0.1, 0.0], "audit": [7.7, 7.7, 7.6, 7.6]},
+    "mechanism_epsilon": 0.0,
+    "epsilon_at_1e-6": "inf",
+    "verdict": "violated",
+    "audit": {
+        "epsilon_lower_bound": 7.6,
+        "confidence": 0.95,
+        "samples": 10_000,
+        "delta": 0.1,
+        "at_1e-6": {"epsilon_lower_bound": 2.3, "confidence": 0.95, "samples": 10_000},
+    },
+    "curve": {
+        "delta": [1e-9, 1e-6, 1e-3, 0.1],
+        "accountant": ["inf"] * 4,
+        "mechanism": [0.5, 0.33, 0.1, 0.0],
+        "audit": [7.7, 7.7, 7.6, 7.6],
+    },
 }
 
 
@@ -101,16 +131,18 @@ def test_page_opens_with_the_headline_and_a_legend_of_verdicts_and_columns():
     assert headline.split(" findings")[0].isdigit()  # the findings come first
     assert "The papers' claims as written" in headline
     # The headline and the legend come before the findings, the table and the plots.
-    order = [page.index(s) for s in ('id="headline"', 'id="legend"', 'id="findings"',
-                                     'id="claims"', 'id="plots"')]
+    order = [
+        page.index(s)
+        for s in ('id="headline"', 'id="legend"', 'id="findings"', 'id="claims"', 'id="plots"')
+    ]
     assert order == sorted(order)
     assert f'<p id="headline">{headline.replace(chr(39), "&#x27;")}</p>' in page
-    legend = page[page.index('id="legend"'):page.index('id="findings"')]
+    legend = page[page.index('id="legend"') : page.index('id="findings"')]
     for verdict in ("violated", "holds", "unresolved", "outside-claim", "no-claim"):
         assert f">{verdict}</span></dt>" in legend
     assert "lower bound" in VERDICT_LEGEND["violated"]
     assert "end-to-end upper bound" in VERDICT_LEGEND["holds"]
-    head = page[page.index("<thead>"):page.index("</thead>")]
+    head = page[page.index("<thead>") : page.index("</thead>")]
     labels = re.findall(r"<button type=\"button\">([^<]+)</button>", head)
     assert labels and all(label in COLUMN_DEFINITIONS for label in labels)
     for label in labels:
@@ -120,8 +152,8 @@ def test_page_opens_with_the_headline_and_a_legend_of_verdicts_and_columns():
 def test_each_key_has_its_plain_language_statement_beside_it():
     page = build_index_html([OLD, INFINITE], None)
     for record in (OLD, INFINITE):
-        row = page[page.index(f'data-key="{record["key"]}"'):]
-        first_cell = row[:row.index("</td>")]
+        row = page[page.index(f'data-key="{record["key"]}"') :]
+        first_cell = row[: row.index("</td>")]
         assert '<div class="statement">' in first_cell
     assert "FedUCB as written" in page and "Fed_UCB as written" in page
 
@@ -129,8 +161,7 @@ def test_each_key_has_its_plain_language_statement_beside_it():
 def test_an_infinite_row_draws_arrows_never_a_finite_accountant_curve():
     texts = _svg_texts(_bracket_svg(INFINITE))
     assert "end-to-end upper bound: ε = ∞ (raw channel)" in texts
-    assert not any(t.startswith(("accountant ε(δ)", "end-to-end upper bound ε(δ)"))
-                   for t in texts)
+    assert not any(t.startswith(("accountant ε(δ)", "end-to-end upper bound ε(δ)")) for t in texts)
     # The noise alone is drawn, and said not to be the end-to-end bound.
     assert "noise alone: mechanism ε(δ) (not end to end)" in texts
     # The audit at the δ it was measured, and the δ = 10⁻⁶ audit at 10⁻⁶.
@@ -139,9 +170,13 @@ def test_an_infinite_row_draws_arrows_never_a_finite_accountant_curve():
 
 
 def test_a_finite_row_draws_the_end_to_end_upper_bound():
-    record = {**INFINITE, "accountant": {"epsilon": 3.1, "delta": 0.1, "route": "basic"},
-              "verdict": "holds", "epsilon_at_1e-6": 3.1,
-              "curve": {**INFINITE["curve"], "accountant": [4.0, 3.1, 2.0, 0.54]}}
+    record = {
+        **INFINITE,
+        "accountant": {"epsilon": 3.1, "delta": 0.1, "route": "basic"},
+        "verdict": "holds",
+        "epsilon_at_1e-6": 3.1,
+        "curve": {**INFINITE["curve"], "accountant": [4.0, 3.1, 2.0, 0.54]},
+    }
     texts = _svg_texts(_bracket_svg(record))
     assert "end-to-end upper bound ε(δ) (accountant)" in texts
     assert not any("ε = ∞" in t for t in texts)
@@ -162,11 +197,12 @@ def test_audit_curve_matches_the_estimator_at_the_audited_delta():
     scores_dp = rng.laplace(0.0, 1.0, 20_000)
     grid = np.linspace(-2.0, 4.0, 13)
     deltas = [1e-9, 1e-6, 1e-4, 1e-3, 1e-2]
-    curve = audit_curve(estimate_epsilon_lower_bound(
-        scores_d, scores_dp, thresholds=grid, delta=1e-3), deltas)
+    curve = audit_curve(
+        estimate_epsilon_lower_bound(scores_d, scores_dp, thresholds=grid, delta=1e-3), deltas
+    )
     at = estimate_epsilon_lower_bound(scores_d, scores_dp, thresholds=grid, delta=1e-3)
     assert curve[3] == pytest.approx(at.epsilon_lower_bound, rel=1e-12)
-    assert all(a >= b for a, b in zip(curve, curve[1:]))  # non-increasing in δ
+    assert all(a >= b for a, b in itertools.pairwise(curve))  # non-increasing in δ
     assert 0.0 < curve[0] <= 1.0  # a lower bound on the true ε = 1
 
 
@@ -188,17 +224,20 @@ def test_an_audit_curve_is_attached_only_where_it_gives_the_reported_bound():
     from types import SimpleNamespace
 
     rng = np.random.default_rng(7)
-    bound = estimate_epsilon_lower_bound(rng.laplace(1.0, 1.0, 5_000),
-                                         rng.laplace(0.0, 1.0, 5_000),
-                                         thresholds=np.linspace(-2.0, 4.0, 13))
+    bound = estimate_epsilon_lower_bound(
+        rng.laplace(1.0, 1.0, 5_000),
+        rng.laplace(0.0, 1.0, 5_000),
+        thresholds=np.linspace(-2.0, 4.0, 13),
+    )
     record = {"key": "x/y", "claimed": {"epsilon": 1.0, "delta": 0.0}}
     same = SimpleNamespace(key="x/y", audit=bound, audit_at_1e6=None)
     curve = attach_curves([record], [same])[0]["curve"]["audit"]
     assert curve[0] == pytest.approx(bound.epsilon_lower_bound, rel=1e-6)
     # A bound from another estimator (its counts belong to another event): no curve
     # that would contradict the point the page draws.
-    other = SimpleNamespace(key="x/y", audit_at_1e6=None,
-                            audit=dataclasses.replace(bound, epsilon_lower_bound=6.0))
+    other = SimpleNamespace(
+        key="x/y", audit_at_1e6=None, audit=dataclasses.replace(bound, epsilon_lower_bound=6.0)
+    )
     assert "curve" not in attach_curves([record], [other])[0]
 
 
@@ -242,37 +281,51 @@ def test_page_renders_sorts_and_filters_in_headless_chromium(tmp_path):
     with Browser(binary) as browser:
         browser.open(page.as_uri())
         shown = browser.evaluate(
-            "Array.from(document.querySelectorAll('#claims tbody tr'), r => r.dataset.key)")
+            "Array.from(document.querySelectorAll('#claims tbody tr'), r => r.dataset.key)"
+        )
         assert sorted(shown) == sorted(keys)
-        assert browser.evaluate("document.querySelectorAll('article.card svg').length") \
-            == len(records)
+        assert browser.evaluate("document.querySelectorAll('article.card svg').length") == len(
+            records
+        )
         browser.screenshot(shot)  # as a reader first sees it
         # filter by verdict: exactly the rows (and plots) of that verdict stay visible
         verdict = "violated"
-        browser.evaluate(f"(s => {{ s.value = '{verdict}'; s.dispatchEvent("
-                         "new Event('change')); })(document.getElementById('verdict'))")
+        browser.evaluate(
+            f"(s => {{ s.value = '{verdict}'; s.dispatchEvent("
+            "new Event('change')); })(document.getElementById('verdict'))"
+        )
         visible = browser.evaluate(
             "Array.from(document.querySelectorAll('#claims tbody tr'))"
-            ".filter(r => !r.hidden).map(r => r.dataset.verdict)")
+            ".filter(r => !r.hidden).map(r => r.dataset.verdict)"
+        )
         assert visible == [verdict] * sum(r.get("verdict") == verdict for r in records)
-        assert browser.evaluate("document.querySelectorAll('article.card:not([hidden])')"
-                                ".length") == len(visible)
+        assert browser.evaluate(
+            "document.querySelectorAll('article.card:not([hidden])').length"
+        ) == len(visible)
         # text filter on a key prefix, combined with "all" verdicts
-        browser.evaluate("(s => { s.value = ''; s.dispatchEvent(new Event('change')); })"
-                         "(document.getElementById('verdict'))")
-        browser.evaluate("(f => { f.value = 'li_song/'; f.dispatchEvent(new Event('input')); })"
-                         "(document.getElementById('filter'))")
+        browser.evaluate(
+            "(s => { s.value = ''; s.dispatchEvent(new Event('change')); })"
+            "(document.getElementById('verdict'))"
+        )
+        browser.evaluate(
+            "(f => { f.value = 'li_song/'; f.dispatchEvent(new Event('input')); })"
+            "(document.getElementById('filter'))"
+        )
         visible = browser.evaluate(
             "Array.from(document.querySelectorAll('#claims tbody tr'))"
-            ".filter(r => !r.hidden).map(r => r.dataset.key)")
+            ".filter(r => !r.hidden).map(r => r.dataset.key)"
+        )
         assert sorted(visible) == sorted(k for k in keys if "li_song/" in k)
         # sorting by the claimed ε puts the numbers in ascending order
-        browser.evaluate("(f => { f.value = ''; f.dispatchEvent(new Event('input')); })"
-                         "(document.getElementById('filter'))")
+        browser.evaluate(
+            "(f => { f.value = ''; f.dispatchEvent(new Event('input')); })"
+            "(document.getElementById('filter'))"
+        )
         browser.evaluate("document.querySelector('th[data-col=claimed] button').click()")
         column = browser.evaluate(
             "Array.from(document.querySelectorAll('#claims tbody tr'), r => Number("
-            "r.cells[4].dataset.sort))")
+            "r.cells[4].dataset.sort))"
+        )
         assert column == sorted(column) and not any(math.isnan(c) for c in column)
         assert browser.errors() == []
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -284,8 +337,10 @@ def _layout_page(tmp_path: Path) -> tuple[Path, list[dict]]:
     wanted = os.environ.get("FEDPRIV_REPORT_DIR")
     if wanted:
         folder = Path(wanted).resolve()
-        return (folder / "index.html",
-                json.loads((folder / "claims.json").read_text(encoding="utf-8")))
+        return (
+            folder / "index.html",
+            json.loads((folder / "claims.json").read_text(encoding="utf-8")),
+        )
     committed = json.loads((ROOT / "reports" / "claims.json").read_text(encoding="utf-8"))
     records, papers = [], set()
     for record in committed:
@@ -326,8 +381,9 @@ _LAYOUT = """(() => {
 
 
 def _overlap(a: dict, b: dict) -> bool:
-    return (min(a["right"], b["right"]) > max(a["left"], b["left"])
-            and min(a["bottom"], b["bottom"]) > max(a["top"], b["top"]))
+    return min(a["right"], b["right"]) > max(a["left"], b["left"]) and min(
+        a["bottom"], b["bottom"]
+    ) > max(a["top"], b["top"])
 
 
 @pytest.mark.parametrize("width", [1280, 390], ids=["desktop", "phone"])
@@ -354,8 +410,13 @@ def test_page_headline_legend_and_plots_in_chromium_at_desktop_and_phone_widths(
     assert layout["headlineText"] == records_headline(records)
     # The legend follows, with every verdict and every column of the table defined.
     assert layout["legend"]["top"] > headline["top"] and layout["legend"]["right"] <= width
-    assert layout["verdicts"][:5] == ["violated", "holds", "unresolved", "outside-claim",
-                                      "no-claim"]
+    assert layout["verdicts"][:5] == [
+        "violated",
+        "holds",
+        "unresolved",
+        "outside-claim",
+        "no-claim",
+    ]
     assert layout["columns"] == layout["headers"] and len(layout["headers"]) >= 10
     table = layout["table"]
     assert table["width"] > 0 and table["right"] <= width and layout["tableRows"]["height"] > 0
@@ -378,14 +439,17 @@ def test_guide_report_page_example_writes_the_page(tmp_path):
     import sys
 
     text = (ROOT / "docs" / "guides" / "verify.md").read_text(encoding="utf-8")
-    section = text[text.index("## The report page: `reports/index.html`"):]
+    section = text[text.index("## The report page: `reports/index.html`") :]
     block = re.search(r"```bash\n(.*?)```", section, flags=re.S).group(1)
     command, listing = [line.split("#")[0].strip() for line in block.splitlines()[:2]]
     assert command.startswith("fedpriv verify ") and listing.startswith("ls ")
-    env = {**os.environ,
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    done = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=600)
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+    done = subprocess.run(
+        ["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    )
     folder = tmp_path / listing.split()[1]
     records = json.loads((folder / "claims.json").read_text(encoding="utf-8"))
     # The shared exit-code convention: 1 when a row is violated (or errored), else 0.

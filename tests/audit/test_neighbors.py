@@ -6,9 +6,6 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from fedpriv.audit.engine.neighbors import (
     NeighboringPair,
     stream_horizon,
@@ -18,6 +15,8 @@ from fedpriv.audit.engine.neighbors import (
 )
 from fedpriv.privacy import NeighboringRelation, tree_depth
 from fedpriv.privacy.accounting.tree import nodes_covering
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 __all__: list[str] = []
 
@@ -52,12 +51,7 @@ def test_worst_tree_position_rejects_bad_horizon(horizon: object, error: type) -
 def test_worst_case_pair_differs_at_one_position(horizon: int) -> None:
     pair = worst_case_reward_pair(horizon)
     assert isinstance(pair, NeighboringPair) and stream_horizon(pair) == horizon
-    assert (
-        pair.dataset.shape
-        == pair.dataset_prime.shape
-        == pair.observed.shape
-        == (horizon,)
-    )
+    assert pair.dataset.shape == pair.dataset_prime.shape == pair.observed.shape == (horizon,)
     differ = np.flatnonzero(pair.dataset != pair.dataset_prime)
     assert differ.tolist() == [pair.t]
     assert pair.t == worst_tree_position(horizon)
@@ -101,9 +95,7 @@ def test_worst_case_pair_property(
         ({"horizon": 4, "background": math.nan}, ValueError, "`background`"),
     ],
 )
-def test_worst_case_pair_rejects_bad_input(
-    kwargs: dict, error: type, match: str
-) -> None:
+def test_worst_case_pair_rejects_bad_input(kwargs: dict, error: type, match: str) -> None:
     with pytest.raises(error, match=match):
         worst_case_reward_pair(**kwargs)
 
@@ -135,9 +127,7 @@ def test_stream_pair_accepts_one_difference() -> None:
         "one-based-round",
     ],
 )
-def test_stream_pair_rejects_other_than_one_difference(
-    rounds: list[int], claimed: int
-) -> None:
+def test_stream_pair_rejects_other_than_one_difference(rounds: list[int], claimed: int) -> None:
     stream, stream_prime = _streams(8, rounds)
     with pytest.raises(ValueError, match="exactly at round `t`"):
         stream_pair(stream, stream_prime, observed=np.ones(8, bool), t=claimed)
@@ -147,7 +137,7 @@ def test_pair_location_is_zero_based_and_validated() -> None:
     assert NeighboringPair(1.0, 0.0, agent=0, t=0, arm=0).t == 0
     with pytest.raises(ValueError, match="`t`"):
         NeighboringPair(1.0, 0.0, t=-1)
-    with pytest.raises(TypeError, match="`stream_pair`|reward-stream"):
+    with pytest.raises(TypeError, match=r"`stream_pair`|reward-stream"):
         stream_horizon(NeighboringPair(1.0, 0.0))
 
 
@@ -156,9 +146,7 @@ def test_pair_location_is_zero_based_and_validated() -> None:
     [(np.zeros(4), np.zeros(5)), (np.zeros((2, 2)), np.ones((2, 2)))],
     ids=["length-mismatch", "two-dimensional"],
 )
-def test_stream_pair_rejects_bad_shapes(
-    stream: np.ndarray, stream_prime: np.ndarray
-) -> None:
+def test_stream_pair_rejects_bad_shapes(stream: np.ndarray, stream_prime: np.ndarray) -> None:
     with pytest.raises(ValueError, match="`stream` and `stream_prime`"):
         stream_pair(stream, stream_prime, observed=np.ones(4, bool), t=0)
 

@@ -22,8 +22,21 @@ def _verify_row(key: str):
 
 
 def test_run_and_verify_agree_on_feducb_adaptive(capsys):
-    code = main(["run", "feducb", "--agents", "10", "--horizon", "2000", "--epsilon", "1",
-                 "--delta", "0.1", "--json"])
+    code = main(
+        [
+            "run",
+            "feducb",
+            "--agents",
+            "10",
+            "--horizon",
+            "2000",
+            "--epsilon",
+            "1",
+            "--delta",
+            "0.1",
+            "--json",
+        ]
+    )
     assert code == 0
     record = json.loads(capsys.readouterr().out)
     guarantee = record["guarantee"]

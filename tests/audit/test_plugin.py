@@ -12,9 +12,8 @@ import subprocess
 import sys
 import zlib
 
-import pytest
-
 import fedpriv.audit as audit
+import pytest
 from fedpriv.audit.regression.auditor import Auditor
 from fedpriv.audit.regression.corpus_mechanisms import laplace_count
 from fedpriv.privacy import PureDP
@@ -28,9 +27,7 @@ PAIR = audit.NeighboringPair(1.0, 0.0)
 
 
 @pytest.mark.dp_audit(samples=20_000, seed=7)
-def test_marker_configures_the_fixture(
-    dp_audit: Auditor, request: pytest.FixtureRequest
-) -> None:
+def test_marker_configures_the_fixture(dp_audit: Auditor, request: pytest.FixtureRequest) -> None:
     assert dp_audit.samples == 20_000 and dp_audit.seed == 7
     assert dp_audit.options["executor"] == "serial"
     assert request.node.get_closest_marker("statistical") is not None
@@ -93,33 +90,20 @@ def test_broken(dp_audit):
 def test_plugin_in_a_fresh_pytest_run(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_inner=_INNER)
     result = pytester.runpytest_inprocess(
-        "-p",
-        "fedpriv_pytest",
-        "-p",
-        "no:cacheprovider",
-        "--dp-audit-samples-factor",
-        "2",
+        "-p", "fedpriv_pytest", "-p", "no:cacheprovider", "--dp-audit-samples-factor", "2"
     )
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(
-        ["*PrivacyViolationError: VIOLATED*10000 samples per world*"]
-    )
+    result.stdout.fnmatch_lines(["*PrivacyViolationError: VIOLATED*10000 samples per world*"])
     markers = pytester.runpytest_inprocess("-p", "fedpriv_pytest", "--markers")
     markers.stdout.fnmatch_lines(["*dp_audit(samples=*"])
 
 
-def test_entry_point_and_conftest_registration_coexist(
-    pytester: pytest.Pytester,
-) -> None:
+def test_entry_point_and_conftest_registration_coexist(pytester: pytest.Pytester) -> None:
     """``-p fedpriv_pytest`` registers under the same name as the pytest11 entry
     point; a conftest that also lists the plugin must not double-register it."""
     pytester.makeconftest('pytest_plugins = ["fedpriv_pytest"]\n')
-    pytester.makepyfile(
-        test_one="def test_fixture(dp_audit):\n    assert dp_audit.samples\n"
-    )
-    result = pytester.runpytest_inprocess(
-        "-p", "fedpriv_pytest", "-p", "no:cacheprovider"
-    )
+    pytester.makepyfile(test_one="def test_fixture(dp_audit):\n    assert dp_audit.samples\n")
+    result = pytester.runpytest_inprocess("-p", "fedpriv_pytest", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
 
 
@@ -133,6 +117,5 @@ def test_loading_the_plugin_does_not_import_the_audit_package() -> None:
         "('audit', 'privacy', 'algorithms'))\n"
         "print(leaked); sys.exit(1 if leaked else 0)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=False)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr

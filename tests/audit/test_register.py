@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from fedpriv.audit.claims.claim import Claim
 from fedpriv.audit.claims.register import PAPERS, REGISTER, RegisteredClaim, claims_for, paper_of
 from fedpriv.privacy import ApproxDP, NeighboringRelation, PureDP
@@ -51,11 +50,17 @@ def test_register_covers_every_algorithm_and_mode(wanted):
 def test_communication_constrained_claims_use_p_below_one_or_r_rounds():
     # §IV-B: CE-CDP-MAB is participation p < 1 and/or R rounds (Fig. 6 is p = 1, R rounds)
     partial = _find(algorithm="ce-cdp-mab")
-    assert partial and all(e.claim.setting_dict().get("participation_rate", 1.0) < 1
-                           or "rounds" in e.claim.setting_dict() for e in partial)
+    assert partial and all(
+        e.claim.setting_dict().get("participation_rate", 1.0) < 1
+        or "rounds" in e.claim.setting_dict()
+        for e in partial
+    )
     full = _find(algorithm="cdp-mab")
-    assert all("participation_rate" not in e.claim.setting_dict()
-               and "rounds" not in e.claim.setting_dict() for e in full)
+    assert all(
+        "participation_rate" not in e.claim.setting_dict()
+        and "rounds" not in e.claim.setting_dict()
+        for e in full
+    )
 
 
 def test_every_claim_has_a_source_a_relation_and_a_typed_guarantee():
@@ -84,11 +89,14 @@ def test_shared_audits_point_at_an_audited_row_of_the_same_algorithm():
         # same algorithm and setting: only the reading of the claim differs, or
         # declared setting entries that the audited outputs do not read
         drop = {"composition", *entry.shared_audit_differs}
-        assert all(k in dict(entry.claim.setting) or k in dict(source.claim.setting)
-                   for k in entry.shared_audit_differs), entry.key
+        assert all(
+            k in dict(entry.claim.setting) or k in dict(source.claim.setting)
+            for k in entry.shared_audit_differs
+        ), entry.key
         assert not entry.shared_audit_differs or entry.note, entry.key
-        assert ({k: v for k, v in source.claim.setting if k not in drop}
-                == {k: v for k, v in entry.claim.setting if k not in drop})
+        assert {k: v for k, v in source.claim.setting if k not in drop} == {
+            k: v for k, v in entry.claim.setting if k not in drop
+        }
 
 
 def test_every_accountant_only_row_states_why_more_compute_would_not_help():
@@ -103,12 +111,17 @@ def test_every_accountant_only_row_states_why_more_compute_would_not_help():
 
 def test_the_headline_channels_have_end_to_end_audits():
     audited = {entry.key for entry in REGISTER if entry.audit is not None}
-    for key in ("feducb/feducb/adaptive", "feducb/feducb/fixed",
-                "li_song/ddp-mab/actions", "li_song/hdp-mab/actions",
-                "gossip_fed_ucb/gossip-fed-ucb/paper/initial-pulls",
-                "gossip_fed_ucb/gossip-fed-ucb/paper/unbounded-rewards",
-                "dubey_aamas/private-coop-ucb/own-raw/per-message",
-                "li_song/cdp-mab/fig4/eps0.1", "li_song/cdp-mab/fig4/eps1"):
+    for key in (
+        "feducb/feducb/adaptive",
+        "feducb/feducb/fixed",
+        "li_song/ddp-mab/actions",
+        "li_song/hdp-mab/actions",
+        "gossip_fed_ucb/gossip-fed-ucb/paper/initial-pulls",
+        "gossip_fed_ucb/gossip-fed-ucb/paper/unbounded-rewards",
+        "dubey_aamas/private-coop-ucb/own-raw/per-message",
+        "li_song/cdp-mab/fig4/eps0.1",
+        "li_song/cdp-mab/fig4/eps1",
+    ):
         assert key in audited
 
 
@@ -127,9 +140,15 @@ def test_unknown_paper_names_the_allowed_ones():
 
 def test_claim_rejects_an_untyped_guarantee():
     with pytest.raises(TypeError, match="`claimed` must be PureDP or ApproxDP"):
-        Claim(paper="p", algorithm="a", mode="m", setting=(),
-              neighboring_relation=NeighboringRelation.REPLACE_ONE_REWARD, claimed=1.0,
-              source="s")
+        Claim(
+            paper="p",
+            algorithm="a",
+            mode="m",
+            setting=(),
+            neighboring_relation=NeighboringRelation.REPLACE_ONE_REWARD,
+            claimed=1.0,
+            source="s",
+        )
 
 
 def test_claimed_delta_is_part_of_the_record():
@@ -159,7 +178,7 @@ def test_register_is_the_families_claims_in_family_order():
     runs = [k for i, k in enumerate(keys) if i == 0 or keys[i - 1] != k]
     assert runs == [fam.key for fam in registered]  # contiguous, in family order
     assert [fam.order for fam in registered] == sorted(fam.order for fam in registered)
-    assert REGISTER == tuple(row for fam in registered for row in fam.claims())
+    assert tuple(row for fam in registered for row in fam.claims()) == REGISTER
     assert len({entry.key for entry in REGISTER}) == len(REGISTER)
 
 
@@ -168,10 +187,24 @@ def _user_family(key: str, row_key: str):
     from fedpriv.audit.claims.family import Family
 
     def claims():
-        claim = make_claim(key, "mine-ucb", "paper", {"epsilon": 1.0},
-                           NeighboringRelation.REPLACE_ONE_REWARD, PureDP(1.0), "my note")
-        return (RegisteredClaim(key=row_key, claim=claim, accountant=lambda c: ("pure", 1.0, ()),
-                                audit=None, channel="accountant only"),)
+        claim = make_claim(
+            key,
+            "mine-ucb",
+            "paper",
+            {"epsilon": 1.0},
+            NeighboringRelation.REPLACE_ONE_REWARD,
+            PureDP(1.0),
+            "my note",
+        )
+        return (
+            RegisteredClaim(
+                key=row_key,
+                claim=claim,
+                accountant=lambda c: ("pure", 1.0, ()),
+                audit=None,
+                channel="accountant only",
+            ),
+        )
 
     return Family(key=key, title="My paper", claims=claims)
 
@@ -182,15 +215,16 @@ def test_families_from_outside_follow_the_builtin_rows(monkeypatch):
 
     monkeypatch.setattr(registry, "_files", {"f": (_user_family("mine", "mine/mine-ucb/eps1"),)})
     rows = claims_for(None)
-    assert rows[:len(REGISTER)] == REGISTER  # no built-in row moves: seeds stay
-    assert [r.key for r in rows[len(REGISTER):]] == ["mine/mine-ucb/eps1"]
-    assert claims_for("mine") == rows[len(REGISTER):]
+    assert rows[: len(REGISTER)] == REGISTER  # no built-in row moves: seeds stay
+    assert [r.key for r in rows[len(REGISTER) :]] == ["mine/mine-ucb/eps1"]
+    assert claims_for("mine") == rows[len(REGISTER) :]
     assert rows[-1].claim.paper == "My paper" == register.PAPERS["mine"]
 
 
-@pytest.mark.parametrize(("row_key", "message"), [
-    ("other/mine-ucb/eps1", "claim key 'other/mine-ucb/eps1' must start with 'mine/'"),
-])
+@pytest.mark.parametrize(
+    ("row_key", "message"),
+    [("other/mine-ucb/eps1", "claim key 'other/mine-ucb/eps1' must start with 'mine/'")],
+)
 def test_outside_rows_are_checked(monkeypatch, row_key, message):
     from fedpriv.audit.claims import family as registry
     from fedpriv.audit.claims.family import FamilyError
@@ -204,16 +238,19 @@ def test_papers_and_aliases_come_from_the_registrations():
     from fedpriv.audit.claims import register
     from fedpriv.audit.claims.family import families
 
-    assert register.PAPERS == {fam.key: fam.title for fam in families()}
-    assert register.PAPER_ALIASES == {a: fam.key for fam in families() for a in fam.aliases}
+    assert {fam.key: fam.title for fam in families()} == register.PAPERS
+    assert {a: fam.key for fam in families() for a in fam.aliases} == register.PAPER_ALIASES
     for entry in REGISTER:
         assert entry.claim.paper == register.PAPERS[entry.paper]
 
 
 def test_dubey_pentland_is_not_an_alias():
     """Both FedUCB and the AAMAS paper are by Dubey & Pentland: the name is ambiguous."""
-    with pytest.raises(ValueError, match="`paper` must be one of feducb, li_song, "
-                                         "gossip_fed_ucb, dubey_aamas; got 'dubey_pentland'"):
+    with pytest.raises(
+        ValueError,
+        match="`paper` must be one of feducb, li_song, "
+        "gossip_fed_ucb, dubey_aamas; got 'dubey_pentland'",
+    ):
         paper_of("dubey_pentland")
 
 
@@ -231,19 +268,28 @@ def test_make_claim_takes_the_title_from_the_registry():
     from fedpriv.audit.claims.entry import make_claim
     from fedpriv.audit.claims.family import family
 
-    claim = make_claim("li_song", "cdp-mab", "paper", {"epsilon": 1.0},
-                       NeighboringRelation.REPLACE_ONE_REWARD, PureDP(1.0), "Theorem 1")
+    claim = make_claim(
+        "li_song",
+        "cdp-mab",
+        "paper",
+        {"epsilon": 1.0},
+        NeighboringRelation.REPLACE_ONE_REWARD,
+        PureDP(1.0),
+        "Theorem 1",
+    )
     assert claim.paper == family("li_song").title
     with pytest.raises(ValueError, match="`paper` must be one of"):
-        make_claim("nope", "a", "paper", {}, NeighboringRelation.REPLACE_ONE_REWARD,
-                   PureDP(1.0), "s")
+        make_claim(
+            "nope", "a", "paper", {}, NeighboringRelation.REPLACE_ONE_REWARD, PureDP(1.0), "s"
+        )
 
 
 def test_recipes_return_typed_results_that_unpack_as_tuples():
     from fedpriv.audit.claims.entry import AccountantResult, MechanismResult
 
-    entry = next(e for e in REGISTER
-                 if e.key == "gossip_fed_ucb/gossip-fed-ucb/paper/unbounded-rewards")
+    entry = next(
+        e for e in REGISTER if e.key == "gossip_fed_ucb/gossip-fed-ucb/paper/unbounded-rewards"
+    )
     result = entry.accountant(entry.claim)
     assert isinstance(result, AccountantResult)
     route, epsilon, findings = result

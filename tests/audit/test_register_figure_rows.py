@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from fedpriv.audit.claims.findings import finding_ids
 from fedpriv.audit.claims.register import REGISTER
 from fedpriv.audit.claims.verify import assemble_result
@@ -20,31 +19,48 @@ from fedpriv.privacy import ApproxDP, NeighboringRelation, PureDP
 ENTRIES = {entry.key: entry for entry in REGISTER}
 
 LI_SONG_FIGURES = {
-    **{f"li_song/ce-cdp-mab/fig5/p{p:g}": ("Fig. 5", {"participation_rate": p})
-       for p in (0.2, 0.4, 0.6, 0.8)},
+    **{
+        f"li_song/ce-cdp-mab/fig5/p{p:g}": ("Fig. 5", {"participation_rate": p})
+        for p in (0.2, 0.4, 0.6, 0.8)
+    },
     "li_song/cdp-mab/fig5/p1": ("Fig. 5", {"structure": "cdp"}),
     **{f"li_song/ce-cdp-mab/fig6/R{r}": ("Fig. 6", {"rounds": r}) for r in (2, 3, 4, 5)},
-    **{f"li_song/ce-cdp-mab/fig7/p{p:g}-R{r}": ("Fig. 7", {"rounds": r, "epsilon": 1.0})
-       for p in (0.2, 0.6, 1.0) for r in (2, 5)},
-    **{f"li_song/cdp-mab/fig8/{kind}": ("Fig. 8", {"n_agents": 5, "n_arms": 10,
-                                                   "rewards": kind})
-       for kind in ("homogeneous", "heterogeneous")},
-    **{f"li_song/ddp-mab/fig10/{g}": ("Fig. 10", {"n_agents": 50, "graph": g})
-       for g in ("complete", "star", "ring", "erdos_renyi")},
-    **{f"li_song/hdp-mab/table2/case{c}": ("Table II", {"n_agents": 100,
-                                                        "table_ii_case": c})
-       for c in range(1, 7)},
+    **{
+        f"li_song/ce-cdp-mab/fig7/p{p:g}-R{r}": ("Fig. 7", {"rounds": r, "epsilon": 1.0})
+        for p in (0.2, 0.6, 1.0)
+        for r in (2, 5)
+    },
+    **{
+        f"li_song/cdp-mab/fig8/{kind}": ("Fig. 8", {"n_agents": 5, "n_arms": 10, "rewards": kind})
+        for kind in ("homogeneous", "heterogeneous")
+    },
+    **{
+        f"li_song/ddp-mab/fig10/{g}": ("Fig. 10", {"n_agents": 50, "graph": g})
+        for g in ("complete", "star", "ring", "erdos_renyi")
+    },
+    **{
+        f"li_song/hdp-mab/table2/case{c}": ("Table II", {"n_agents": 100, "table_ii_case": c})
+        for c in range(1, 7)
+    },
 }
 EPS_ROWS = [f"li_song/cdp-mab/fig4-eps-as-guarantee/eps{e:g}" for e in (0.1, 0.3, 0.5, 1.0)]
 ACTION_ROW = "li_song/cdp-mab/messages/action-changed"
-FIG1A_ROWS = [f"dubey_aamas/private-coop-ucb/fig1a/eps{e:g}/own-{own}/{scope}"
-              for e in (0.1, 1.0) for own in ("noisy", "raw")
-              for scope in ("per-message", "composed")]
+FIG1A_ROWS = [
+    f"dubey_aamas/private-coop-ucb/fig1a/eps{e:g}/own-{own}/{scope}"
+    for e in (0.1, 1.0)
+    for own in ("noisy", "raw")
+    for scope in ("per-message", "composed")
+]
 #: Accountants that run in about a second each (the rest are checked by test_taxonomy).
-FAST_M_EPSILON_ROWS = ["li_song/ce-cdp-mab/fig7/p1-R2", "li_song/cdp-mab/fig8/homogeneous",
-                       "li_song/cdp-mab/fig8/heterogeneous", "li_song/ddp-mab/fig10/star",
-                       "li_song/ddp-mab/fig10/erdos_renyi", "li_song/hdp-mab/table2/case4",
-                       "li_song/hdp-mab/table2/case6"]
+FAST_M_EPSILON_ROWS = [
+    "li_song/ce-cdp-mab/fig7/p1-R2",
+    "li_song/cdp-mab/fig8/homogeneous",
+    "li_song/cdp-mab/fig8/heterogeneous",
+    "li_song/ddp-mab/fig10/star",
+    "li_song/ddp-mab/fig10/erdos_renyi",
+    "li_song/hdp-mab/table2/case4",
+    "li_song/hdp-mab/table2/case6",
+]
 
 
 def _row(key: str):
@@ -94,7 +110,9 @@ def test_epsilon_as_the_guarantee_is_violated_by_the_exact_message_epsilon(key):
     assert "abstract" in entry.claim.reading_support
     assert entry.shared_audit == key.replace("fig4-eps-as-guarantee", "fig4")
     assert result.verdict == "violated"
-    assert "analytic lower bound" in result.evidence and "audit" not in result.evidence.split(";")[0]
+    assert (
+        "analytic lower bound" in result.evidence and "audit" not in result.evidence.split(";")[0]
+    )
     assert math.isclose(entry.analytic_lower(entry.claim), 50 * s["epsilon"], rel_tol=1e-9)
     assert "li_song-epsilon-not-guarantee" in finding_ids(key)
 

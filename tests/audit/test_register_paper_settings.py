@@ -14,15 +14,14 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-
 from fedpriv.audit.claims.claim import AS_WRITTEN
-from fedpriv.audit.families.gossip_fed_ucb.regret import VARIANTS, fed_ucb_reading, variant_label
 from fedpriv.audit.claims.findings import finding_ids
 from fedpriv.audit.claims.register import REGISTER
 from fedpriv.audit.claims.verify import _with_shared_audits, assemble_result, evaluate_claim
+from fedpriv.audit.engine.coupled import AuditBudget
 from fedpriv.audit.engine.views import view_of
 from fedpriv.audit.families.feducb import fig1a as fa
-from fedpriv.audit.engine.coupled import AuditBudget
+from fedpriv.audit.families.gossip_fed_ucb.regret import VARIANTS, fed_ucb_reading, variant_label
 from fedpriv.privacy import ApproxDP, NeighboringRelation, PureDP
 
 ENTRIES = {entry.key: entry for entry in REGISTER}
@@ -32,12 +31,20 @@ SMALL = AuditBudget(pilot_samples=50, samples=200, batch_size=200)
 FIG1B = [f"feducb/feducb/fig1b/{o}" for o in ("M1.5", "MlogT", "MT")]
 FIG1C = [f"feducb/feducb/fig1c/d{d}" for d in (2, 5, 10, 20)]
 PANELS = ("fig2b", "fig2c-hospital")
-FIG2 = [f"gossip_fed_ucb/gossip-fed-ucb/{variant_label(*v)}/{panel}/eps{e:g}"
-        for panel in PANELS for v in VARIANTS for e in (1.0, 2.0, 5.0)]
-UNBOUNDED = [f"gossip_fed_ucb/gossip-fed-ucb/paper/fig2b/unbounded-rewards/eps{e:g}"
-             for e in (1.0, 2.0, 5.0)]
-LOCAL = [f"gossip_fed_ucb/gossip-fed-ucb/{m}/{s}/local-data"
-         for m in ("paper", "corrected") for s in ("initial-pulls", "shared-counts")]
+FIG2 = [
+    f"gossip_fed_ucb/gossip-fed-ucb/{variant_label(*v)}/{panel}/eps{e:g}"
+    for panel in PANELS
+    for v in VARIANTS
+    for e in (1.0, 2.0, 5.0)
+]
+UNBOUNDED = [
+    f"gossip_fed_ucb/gossip-fed-ucb/paper/fig2b/unbounded-rewards/eps{e:g}" for e in (1.0, 2.0, 5.0)
+]
+LOCAL = [
+    f"gossip_fed_ucb/gossip-fed-ucb/{m}/{s}/local-data"
+    for m in ("paper", "corrected")
+    for s in ("initial-pulls", "shared-counts")
+]
 
 
 def _row(key: str):
@@ -88,8 +95,7 @@ def test_data_dependent_regimes_are_violated_by_the_raw_sync_trigger(key):
     assert result.mechanism_epsilon is not None and result.mechanism_epsilon <= 1.0
     assert "feducb-raw-sync-trigger" in finding_ids(key)
     # The audit: Fig. 1A's ε = 1 row (same M, d, K, T, ε, δ), or the row's own.
-    if key in ("feducb/feducb/fig1b/M1.5", "feducb/feducb/fig1b/MlogT",
-               "feducb/feducb/fig1c/d10"):
+    if key in ("feducb/feducb/fig1b/M1.5", "feducb/feducb/fig1b/MlogT", "feducb/feducb/fig1c/d10"):
         assert entry.shared_audit == "feducb/feducb/fig1a/eps1" and entry.audit is None
         assert set(entry.shared_audit_differs) == {"regime", "target_syncs", "threshold"}
     else:
@@ -117,8 +123,7 @@ def test_threshold_zero_syncs_every_round_whatever_the_data():
 
     spec = LinearBandit(n_agents=3, n_arms=4, dim=2)
     horizon = 12
-    worlds = [spec.sample(np.random.SeedSequence(s), n_trials=2, horizon=horizon)
-              for s in (1, 2)]
+    worlds = [spec.sample(np.random.SeedSequence(s), n_trials=2, horizon=horizon) for s in (1, 2)]
     for tables in worlds:
         run = run_feducb(tables, epsilon=1.0, delta=0.1, threshold=0.0, seed=0)
         assert np.all(run.n_syncs == horizon)
@@ -164,7 +169,9 @@ def test_fig2_rows_sit_at_the_papers_setting_with_their_reading(key):
     reading = fed_ucb_reading(mode, base, final)
     assert entry.claim.reading == reading["reading"]
     assert entry.claim.coverage == "claim"
-    assert entry.shared_audit == f"gossip_fed_ucb/gossip-fed-ucb/{label}/T600000/eps{s['epsilon']:g}"
+    assert (
+        entry.shared_audit == f"gossip_fed_ucb/gossip-fed-ucb/{label}/T600000/eps{s['epsilon']:g}"
+    )
     assert ENTRIES[entry.shared_audit].audit is not None and entry.audit is None
     _no_unshipped_citation(entry)
 
@@ -188,8 +195,11 @@ def test_fig2_verdicts_follow_the_view_node_count(key):
 def test_fig2_shared_tree_audit_is_taken_over_as_verify_does():
     source_key = "gossip_fed_ucb/gossip-fed-ucb/paper-loge/T600000/eps1"
     key = "gossip_fed_ucb/gossip-fed-ucb/paper-loge/fig2c-hospital/eps1"
-    source = evaluate_claim(source_key, AuditBudget(pilot_samples=10, samples=20,
-                                                    batch_size=20), np.random.SeedSequence(6))
+    source = evaluate_claim(
+        source_key,
+        AuditBudget(pilot_samples=10, samples=20, batch_size=20),
+        np.random.SeedSequence(6),
+    )
     row = evaluate_claim(key, SMALL, np.random.SeedSequence(7))
     taken = _with_shared_audits({source_key: source, key: row}, ENTRIES)[key]
     assert taken.audit is source.audit and taken.verdict == "violated"

@@ -21,12 +21,11 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
-
-from fedpriv.audit.estimators import clopper_pearson_interval
 from fedpriv.audit.engine.neighbors import worst_case_reward_pair
 from fedpriv.audit.engine.tree import TreeAuditResult, audit_tree_counter, sample_tree_llr
+from fedpriv.audit.estimators import clopper_pearson_interval
 from fedpriv.privacy import fed_ucb_scale
+from scipy import stats
 
 __all__: list[str] = []
 
@@ -53,25 +52,17 @@ def _pessimistic_top_event_bound(
     """
     p_d, p_d_prime = _top_event_probabilities(n_nodes, scale)
     count_d = int(stats.binom.ppf(tail, n_samples, p_d))  # P(count < this) <= tail
-    count_dp = int(
-        stats.binom.isf(tail, n_samples, p_d_prime)
-    )  # P(count > this) <= tail
+    count_dp = int(stats.binom.isf(tail, n_samples, p_d_prime))  # P(count > this) <= tail
     significance = (1.0 - confidence) / (2 * 2 * N_THRESHOLDS)
-    p_lo, _ = clopper_pearson_interval(
-        count_d, n_samples, significance=significance, side="lower"
-    )
-    _, q_hi = clopper_pearson_interval(
-        count_dp, n_samples, significance=significance, side="upper"
-    )
+    p_lo, _ = clopper_pearson_interval(count_d, n_samples, significance=significance, side="lower")
+    _, q_hi = clopper_pearson_interval(count_dp, n_samples, significance=significance, side="upper")
     return math.log(float(p_lo) / float(q_hi))
 
 
 # ------------------------------------------------------------------ deterministic
 def test_audit_result_fields() -> None:
     pair = worst_case_reward_pair(16)
-    result = audit_tree_counter(
-        pair, scale=4.0, claimed_epsilon=1.0, n_samples=2000, seed=0
-    )
+    result = audit_tree_counter(pair, scale=4.0, claimed_epsilon=1.0, n_samples=2000, seed=0)
     assert isinstance(result, TreeAuditResult)
     assert (result.horizon, result.t, result.n_nodes) == (16, 0, 5)
     assert result.scale == 4.0 and result.claimed_epsilon == 1.0
@@ -84,9 +75,7 @@ def test_audit_result_fields() -> None:
 
 def test_accountant_epsilon_scales_with_the_reward_range() -> None:
     pair = worst_case_reward_pair(16, low=0.0, high=2.0)
-    result = audit_tree_counter(
-        pair, scale=4.0, claimed_epsilon=1.0, n_samples=500, seed=0
-    )
+    result = audit_tree_counter(pair, scale=4.0, claimed_epsilon=1.0, n_samples=500, seed=0)
     assert result.accountant_epsilon == 2.5
 
 
@@ -112,9 +101,7 @@ def test_sample_tree_llr_is_reproducible_and_worlds_differ() -> None:
         ({"seed": -1}, ValueError, "`seed`"),
     ],
 )
-def test_sample_tree_llr_rejects_bad_input(
-    kwargs: dict, error: type, match: str
-) -> None:
+def test_sample_tree_llr_rejects_bad_input(kwargs: dict, error: type, match: str) -> None:
     arguments = {"world": 0, "scale": 4.0, "n_samples": 10, "seed": 0, **kwargs}
     with pytest.raises(error, match=match):
         sample_tree_llr(worst_case_reward_pair(4), **arguments)
@@ -129,16 +116,8 @@ def test_sample_tree_llr_rejects_bad_input(
         ({"confidence": 1.0}, ValueError, "`confidence`"),
     ],
 )
-def test_audit_tree_counter_rejects_bad_input(
-    kwargs: dict, error: type, match: str
-) -> None:
-    arguments = {
-        "scale": 4.0,
-        "claimed_epsilon": 1.0,
-        "n_samples": 10,
-        "seed": 0,
-        **kwargs,
-    }
+def test_audit_tree_counter_rejects_bad_input(kwargs: dict, error: type, match: str) -> None:
+    arguments = {"scale": 4.0, "claimed_epsilon": 1.0, "n_samples": 10, "seed": 0, **kwargs}
     with pytest.raises(error, match=match):
         audit_tree_counter(worst_case_reward_pair(4), **arguments)
 
@@ -161,11 +140,7 @@ def test_paper_calibration_t16_is_detected() -> None:
         > 1.0
     )
     result = audit_tree_counter(
-        worst_case_reward_pair(16),
-        scale=scale,
-        claimed_epsilon=1.0,
-        n_samples=10**6,
-        seed=0,
+        worst_case_reward_pair(16), scale=scale, claimed_epsilon=1.0, n_samples=10**6, seed=0
     )
     assert result.bound.epsilon_lower_bound > 1.0
     assert result.violated
@@ -200,11 +175,7 @@ def test_broken_calibrations_are_detected(
         > 1.0
     )
     result = audit_tree_counter(
-        worst_case_reward_pair(16),
-        scale=scale,
-        claimed_epsilon=1.0,
-        n_samples=n_samples,
-        seed=1,
+        worst_case_reward_pair(16), scale=scale, claimed_epsilon=1.0, n_samples=n_samples, seed=1
     )
     assert result.violated
     assert result.accountant_epsilon == pytest.approx(true_epsilon, rel=1e-12)
@@ -254,18 +225,11 @@ def test_llr_scores_are_bounded_and_saturate_with_the_right_probability() -> Non
     tail = FALSE_FAILURE_PROBABILITY / 4 / 2
     counts = {}
     for world in (0, 1):
-        scores = sample_tree_llr(
-            pair, world=world, scale=scale, n_samples=n_samples, seed=7
-        )
+        scores = sample_tree_llr(pair, world=world, scale=scale, n_samples=n_samples, seed=7)
         assert np.all(np.abs(scores) <= max_llr)
         counts[world, +1] = int(np.sum(scores == max_llr))
         counts[world, -1] = int(np.sum(scores == -max_llr))
-    expected = {
-        (0, +1): p_half,
-        (1, -1): p_half,
-        (0, -1): p_shifted,
-        (1, +1): p_shifted,
-    }
+    expected = {(0, +1): p_half, (1, -1): p_half, (0, -1): p_shifted, (1, +1): p_shifted}
     for key, p in expected.items():
         low = stats.binom.ppf(tail, n_samples, p)
         high = stats.binom.isf(tail, n_samples, p)

@@ -20,16 +20,15 @@ from __future__ import annotations
 
 import functools
 
+import fedpriv.audit as audit
 import numpy as np
 import pytest
 from dp_accounting.pld import privacy_loss_distribution
-from scipy import optimize
-
-import fedpriv.audit as audit
 from fedpriv.audit.regression.corpus_mechanisms import gaussian_count, laplace_count, tree_nodes
 from fedpriv.privacy import PLD, ApproxDP, GaussianDP, PureDP
 from fedpriv.privacy.accounting.guarantees import gaussian_dp_epsilon
 from fedpriv.privacy.accounting.tree import nodes_covering, tree_depth
+from scipy import optimize
 
 __all__: list[str] = []
 
@@ -46,11 +45,7 @@ def _gaussian_mu_for(epsilon: float, delta: float) -> float:
 @pytest.mark.statistical
 def test_laplace_tightness_black_box() -> None:
     result = audit.audit_mechanism(
-        functools.partial(laplace_count, scale=1.0),
-        PAIR,
-        claim=PureDP(1.0),
-        samples=10**6,
-        seed=0,
+        functools.partial(laplace_count, scale=1.0), PAIR, claim=PureDP(1.0), samples=10**6, seed=0
     )
     assert not result.violated
     assert 0.98 <= result.epsilon_lower_bound <= 1.0
@@ -142,9 +137,7 @@ def test_curve_audit_catches_a_10_percent_under_noised_tree() -> None:
     stream[0] = 1.0
     pair = audit.NeighboringPair(stream, np.zeros(horizon))
     n_nodes = nodes_covering(1, horizon).size
-    llr = audit.laplace_log_density_ratio(
-        np.ones(n_nodes), np.zeros(n_nodes), float(levels)
-    )
+    llr = audit.laplace_log_density_ratio(np.ones(n_nodes), np.zeros(n_nodes), float(levels))
     options = {
         "claim": claim,
         "samples": 300_000,
@@ -213,34 +206,29 @@ def test_false_alarm_rates_on_correct_mechanisms() -> None:
     for name, (mechanism, claim, extra) in cases.items():
         alarms = sum(
             audit.audit_mechanism(
-                mechanism,
-                PAIR,
-                claim=claim,
-                samples=10**4,
-                seed=seed,
-                executor=None,
-                **extra,
+                mechanism, PAIR, claim=claim, samples=10**4, seed=seed, executor=None, **extra
             ).violated
             for seed in range(n_seeds)
         )
         assert alarms / n_seeds <= 0.05, (name, alarms)
     one_run_alarms = sum(
-        audit.audit_one_run(*_one_run_scores(1.0, 2_000, seed)).epsilon_lower_bound
-        > 1.0
+        audit.audit_one_run(*_one_run_scores(1.0, 2_000, seed)).epsilon_lower_bound > 1.0
         for seed in range(n_seeds)
     )
     assert one_run_alarms / n_seeds <= 0.05
     # The tree-node audit as `fedpriv verify` runs it (joint and product, the stronger
     # at 95%) on the corrected calibration at T = 600 000: 20 nodes, true ε = 1.
-    from fedpriv.audit.engine.tree_nodes import audit_tree_nodes
     from fedpriv.audit.engine.neighbors import worst_case_reward_pair
+    from fedpriv.audit.engine.tree_nodes import audit_tree_nodes
     from fedpriv.privacy.calibrations import fed_ucb_scale
 
     pair = worst_case_reward_pair(600_000)
     scale = fed_ucb_scale(1.0, 600_000, mode="corrected", log_base="2")
     tree_alarms = sum(
-        audit_tree_nodes(pair, scale=scale, claimed_epsilon=1.0, n_samples=2_000,
-                         seed=seed).bound.epsilon_lower_bound > 1.0
+        audit_tree_nodes(
+            pair, scale=scale, claimed_epsilon=1.0, n_samples=2_000, seed=seed
+        ).bound.epsilon_lower_bound
+        > 1.0
         for seed in range(n_seeds)
     )
     assert tree_alarms / n_seeds <= 0.05
@@ -260,9 +248,7 @@ def test_one_run_mechanism_helper_draws_bits_before_the_run() -> None:
     again = audit.audit_one_run_mechanism(releases(1.0), n_canaries=10_000, seed=3)
     assert first.bound == again.bound and 0.85 <= first.epsilon_lower_bound <= 1.0
     assert (
-        audit.audit_one_run_mechanism(
-            releases(0.5), n_canaries=10_000, seed=3
-        ).epsilon_lower_bound
+        audit.audit_one_run_mechanism(releases(0.5), n_canaries=10_000, seed=3).epsilon_lower_bound
         > 1.0
     )
     with pytest.raises(ValueError, match="must return shape"):

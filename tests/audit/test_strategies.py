@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
+import fedpriv.audit as audit
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
-import fedpriv.audit as audit
 from fedpriv.audit.engine.neighbors import NeighboringPair
 from fedpriv.audit.regression.strategies import (
     neighboring_pairs,
@@ -15,6 +12,8 @@ from fedpriv.audit.regression.strategies import (
     neighboring_streams,
 )
 from fedpriv.privacy.relations import NeighboringRelation as R
+from hypothesis import given
+from hypothesis import strategies as st
 
 __all__: list[str] = []
 
@@ -29,7 +28,7 @@ def test_replace_one_reward_changes_exactly_one_entry(n: NeighboringPair) -> Non
     cells = _changed_cells(n)
     assert cells.tolist() == [[n.agent, n.t, n.arm]]
     assert np.array_equal(present, present_prime)
-    assert 0.0 <= rewards.min() and rewards_prime.max() <= 1.0
+    assert rewards.min() >= 0.0 and rewards_prime.max() <= 1.0
 
 
 @given(neighboring_reward_tables(R.REPLACE_ONE_CONTEXT_REWARD, dim=3))
@@ -46,9 +45,7 @@ def test_context_reward_changes_one_round_of_one_agent(n: NeighboringPair) -> No
 
 
 @given(neighboring_reward_tables(R.USER_AT_ALL_AGENTS))
-def test_user_at_all_agents_changes_the_round_at_every_agent(
-    n: NeighboringPair,
-) -> None:
+def test_user_at_all_agents_changes_the_round_at_every_agent(n: NeighboringPair) -> None:
     rewards = n.dataset[0]
     cells = _changed_cells(n)
     assert n.agent is None
@@ -68,9 +65,7 @@ def test_add_or_remove_one_differs_in_presence_only(n: NeighboringPair) -> None:
     assert np.argwhere(present != present_prime).tolist() == [[n.agent, n.t]]
 
 
-@given(
-    neighboring_reward_tables(R.REPLACE_ONE_REWARD, extreme=True, low=-1.0, high=2.0)
-)
+@given(neighboring_reward_tables(R.REPLACE_ONE_REWARD, extreme=True, low=-1.0, high=2.0))
 def test_extreme_values_take_the_range_ends(n: NeighboringPair) -> None:
     assert n.dataset_prime[0][n.agent, n.t, n.arm] in (-1.0, 2.0)
 

@@ -29,9 +29,17 @@ from hypothesis import strategies as st
 
 def _bound(value: float) -> EpsilonLowerBound:
     return EpsilonLowerBound(
-        epsilon_lower_bound=value, confidence=0.95, n_samples=100, n_samples_d=100,
-        n_samples_d_prime=100, threshold=1.0, direction="D>D'", n_tests=2, delta=0.0,
-        count_d=50, count_d_prime=10,
+        epsilon_lower_bound=value,
+        confidence=0.95,
+        n_samples=100,
+        n_samples_d=100,
+        n_samples_d_prime=100,
+        threshold=1.0,
+        direction="D>D'",
+        n_tests=2,
+        delta=0.0,
+        count_d=50,
+        count_d_prime=10,
     )
 
 
@@ -66,9 +74,12 @@ def test_no_violated_row_without_a_claim_under_the_papers_definition(rows):
             assert result.verdict == entry.claim.coverage, entry.key
 
 
-@given(claimed=st.floats(0.01, 100), accountant=st.floats(0, 1e6) | st.just(math.inf),
-       lower=st.none() | st.floats(0, 1e3),
-       coverage=st.sampled_from(["outside-claim", "no-claim"]))
+@given(
+    claimed=st.floats(0.01, 100),
+    accountant=st.floats(0, 1e6) | st.just(math.inf),
+    lower=st.none() | st.floats(0, 1e3),
+    coverage=st.sampled_from(["outside-claim", "no-claim"]),
+)
 def test_rows_outside_a_claim_are_never_compared_with_it(claimed, accountant, lower, coverage):
     bound = None if lower is None else _bound(lower)
     verdict, evidence = decide_verdict(claimed, accountant, bound, coverage=coverage)
@@ -133,13 +144,16 @@ def test_tightness_is_bound_over_end_to_end_epsilon(rows):
     by_key = {r.key: r for _, _, r in rows}
     # The final-estimate reading of T = 16 (5 nodes, b = 4): end-to-end ε 1.25.
     fixed = dataclasses.replace(
-        by_key["gossip_fed_ucb/gossip-fed-ucb/paper-log2-final/T16/eps1"], audit=_bound(1.0))
+        by_key["gossip_fed_ucb/gossip-fed-ucb/paper-log2-final/T16/eps1"], audit=_bound(1.0)
+    )
     assert fixed.tightness == pytest.approx(1.0 / 1.25)
-    view = dataclasses.replace(by_key["gossip_fed_ucb/gossip-fed-ucb/paper-log2/T16/eps1"],
-                               audit=_bound(0.9))
+    view = dataclasses.replace(
+        by_key["gossip_fed_ucb/gossip-fed-ucb/paper-log2/T16/eps1"], audit=_bound(0.9)
+    )
     assert view.tightness == pytest.approx(0.9)  # the view spends exactly ε = 1
-    raw = dataclasses.replace(by_key["dubey_aamas/private-coop-ucb/own-raw/per-message"],
-                              audit=_bound(5.0))
+    raw = dataclasses.replace(
+        by_key["dubey_aamas/private-coop-ucb/own-raw/per-message"], audit=_bound(5.0)
+    )
     assert raw.tightness is None  # end-to-end ε is ∞
     assert dataclasses.replace(fixed, audit=_bound(0.0)).tightness is None
 
@@ -172,8 +186,9 @@ def test_evidence_is_both_only_when_the_targeted_audit_shows_it(rows):
     tree = next(f for f in without if f["id"] == "gossip_fed_ucb-tree-budget")
     assert tree["evidence"] == "proved"
     results[key] = dataclasses.replace(results[key], audit=_bound(1.2))
-    shown = next(f for f in findings_records(results.values())
-                 if f["id"] == "gossip_fed_ucb-tree-budget")
+    shown = next(
+        f for f in findings_records(results.values()) if f["id"] == "gossip_fed_ucb-tree-budget"
+    )
     assert shown["evidence"] == "both"
     # Under log2 the view holds: its rows are not the finding's.
     tree = next(f for f in FINDINGS if f.id == "gossip_fed_ucb-tree-budget")
@@ -184,19 +199,20 @@ def test_evidence_is_both_only_when_the_targeted_audit_shows_it(rows):
     # The sensitivity finding is not what the sync-time audit targets.
     sync = "feducb/feducb/adaptive"
     results[sync] = dataclasses.replace(results[sync], audit=_bound(7.0))
-    sens = next(f for f in findings_records(results.values())
-                if f["id"] == "feducb-sensitivity")
+    sens = next(f for f in findings_records(results.values()) if f["id"] == "feducb-sensitivity")
     assert sens["evidence"] == "proved"
 
 
 def test_report_writes_findings_json_and_findings_first(rows, tmp_path):
     results = tuple(r for _, _, r in rows)
-    report = ClaimsReport(config=ClaimsConfig(workers=1), seed_entropy=0, results=results,
-                          seconds=0.0)
+    report = ClaimsReport(
+        config=ClaimsConfig(workers=1), seed_entropy=0, results=results, seconds=0.0
+    )
     write_claims_report(report, tmp_path)
     findings = json.loads((tmp_path / "findings.json").read_text())
-    assert findings and all(set(f) == {"id", "statement", "claims", "evidence", "where"}
-                            for f in findings)
+    assert findings and all(
+        set(f) == {"id", "statement", "claims", "evidence", "where"} for f in findings
+    )
     assert all(f["evidence"] in ("proved", "audited", "both", "open") for f in findings)
     text = (tmp_path / "claims.md").read_text()
     assert text.index("## Findings") < text.index("## Rows")
@@ -211,14 +227,15 @@ def test_claims_md_keeps_one_short_line_per_row_and_the_evidence_below(rows, tmp
     from fedpriv.audit.claims.statements import statement
 
     results = tuple(r for _, _, r in rows)
-    report = ClaimsReport(config=ClaimsConfig(workers=1), seed_entropy=0, results=results,
-                          seconds=0.0)
+    report = ClaimsReport(
+        config=ClaimsConfig(workers=1), seed_entropy=0, results=results, seconds=0.0
+    )
     write_claims_report(report, tmp_path)
     text = (tmp_path / "claims.md").read_text()
-    table = text[text.index("## Rows"):text.index("## Row details")]
+    table = text[text.index("## Rows") : text.index("## Row details")]
     lines = [l for l in table.splitlines() if l.startswith("| `")]
     assert len(lines) == len(results)
-    details = text[text.index("## Row details"):]
+    details = text[text.index("## Row details") :]
     for result, line in zip(results, lines):
         cells = line.split(" | ")
         assert len(cells) == 6, line  # key, statement, claimed, verdict, accountant, audit
@@ -230,13 +247,12 @@ def test_claims_md_keeps_one_short_line_per_row_and_the_evidence_below(rows, tmp
         anchor = re.search(r"\(#(row-[a-z0-9-]+)\)", line).group(1)
         heading = f'### <a id="{anchor}"></a>`{result.key}`'
         assert heading in details, heading
-        section = details[details.index(heading):].split("\n### ")[0]
+        section = details[details.index(heading) :].split("\n### ")[0]
         assert result.evidence in section
     anchors = re.findall(r'<a id="(row-[a-z0-9-]+)">', details)
     assert len(anchors) == len(set(anchors)) == len(results)
     records = json.loads((tmp_path / "claims.json").read_text())
-    assert all(r["statement"] == statement(res.claim, res.key)
-               for r, res in zip(records, results))
+    assert all(r["statement"] == statement(res.claim, res.key) for r, res in zip(records, results))
 
 
 def test_headline_counts_the_papers_claims_apart_from_corrected_variants(rows):
@@ -249,7 +265,7 @@ def test_headline_counts_the_papers_claims_apart_from_corrected_variants(rows):
     assert written and corrected  # both kinds are registered
     assert all(r.claim.mode.startswith("paper") for r in written)
     assert all(r.claim.mode.startswith("corrected") for r in corrected)
-    assert f"as written, per setting and reading: " in text
+    assert "as written, per setting and reading: " in text
     assert f" of {len(written)}" in text and f" of {len(corrected)}." in text
     for verdict in claims:
         n = counts["as_written"].get(verdict, 0)
@@ -266,8 +282,9 @@ def test_no_claim_rows_print_no_claimed_epsilon(rows, tmp_path):
     for result in no_claim:
         assert result.to_dict()["claimed"] is None
         assert "claimed" not in result.evidence
-    report = ClaimsReport(config=ClaimsConfig(workers=1), seed_entropy=0, results=results,
-                          seconds=0.0)
+    report = ClaimsReport(
+        config=ClaimsConfig(workers=1), seed_entropy=0, results=results, seconds=0.0
+    )
     write_claims_report(report, tmp_path)
     text = (tmp_path / "claims.md").read_text()
     for result in no_claim:

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from fedpriv.audit.engine import tree_product
+from fedpriv.audit.engine.neighbors import worst_case_reward_pair
 from fedpriv.audit.engine.tree_nodes import (
     audit_laplace_release,
     audit_tree_nodes,
@@ -22,9 +21,10 @@ from fedpriv.audit.engine.tree_nodes import (
     tree_audit_event,
 )
 from fedpriv.audit.engine.tree_product import audit_laplace_product, saturation_counts
-from fedpriv.audit.engine.neighbors import worst_case_reward_pair
 from fedpriv.privacy.calibrations import fed_ucb_scale
 from fedpriv.privacy.mechanisms import laplace_release
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 __all__: list[str] = []
@@ -37,12 +37,15 @@ def test_saturation_counts_follow_the_declared_law() -> None:
     Two-sided binomial tests at 1e-3 on 2 × 6 counts: a correct sampler fails with
     probability <= 1.2% (union bound); seeds pinned.
     """
-    loc_d, loc_dp = np.array([0.0, 1.0, 0.0, 2.0, 5.0, -1.0]), np.array(
-        [1.0, 0.0, 0.5, 1.0, 5.5, -2.0])
+    loc_d, loc_dp = (
+        np.array([0.0, 1.0, 0.0, 2.0, 5.0, -1.0]),
+        np.array([1.0, 0.0, 0.5, 1.0, 5.5, -2.0]),
+    )
     scale, n = 2.0, 40_000
     for world in (0, 1):
-        per, joint = saturation_counts(loc_d, loc_dp, world=world, scale=scale,
-                                       l1_sensitivity=1.0, n_samples=n, seed=7 + world)
+        per, joint = saturation_counts(
+            loc_d, loc_dp, world=world, scale=scale, l1_sensitivity=1.0, n_samples=n, seed=7 + world
+        )
         gaps = np.abs(loc_d - loc_dp)
         expected = np.full(gaps.size, 0.5) if world == 0 else 0.5 * np.exp(-gaps / scale)
         for count, p in zip(per, expected, strict=True):
@@ -54,11 +57,26 @@ def test_top_atom_count_is_the_joint_llr_maximum_on_the_same_draws() -> None:
     """Same seed, same batches: {every node on D's side} == {LLR == Σ|g|/b}, run by run."""
     loc_d, loc_dp = np.zeros(5), np.ones(5)
     for world in (0, 1):
-        _, joint = saturation_counts(loc_d, loc_dp, world=world, scale=3.0,
-                                     l1_sensitivity=1.0, n_samples=50_000, seed=11,
-                                     batch_size=7_000)
-        llr = sample_laplace_llr(loc_d, loc_dp, world=world, scale=3.0, l1_sensitivity=1.0,
-                                 n_samples=50_000, seed=11, batch_size=7_000)
+        _, joint = saturation_counts(
+            loc_d,
+            loc_dp,
+            world=world,
+            scale=3.0,
+            l1_sensitivity=1.0,
+            n_samples=50_000,
+            seed=11,
+            batch_size=7_000,
+        )
+        llr = sample_laplace_llr(
+            loc_d,
+            loc_dp,
+            world=world,
+            scale=3.0,
+            l1_sensitivity=1.0,
+            n_samples=50_000,
+            seed=11,
+            batch_size=7_000,
+        )
         assert joint == int(np.count_nonzero(llr >= 5 / 3.0))
         assert joint > 0
 
@@ -73,8 +91,10 @@ def test_false_alarms_on_a_correct_tree_stay_below_the_confidence() -> None:
     """
     loc_d, loc_dp = np.zeros(20), np.ones(20)
     alarms = sum(
-        audit_laplace_product(loc_d, loc_dp, scale=20.0, l1_sensitivity=1.0,
-                              n_samples=4_000, seed=seed).epsilon_lower_bound > 1.0
+        audit_laplace_product(
+            loc_d, loc_dp, scale=20.0, l1_sensitivity=1.0, n_samples=4_000, seed=seed
+        ).epsilon_lower_bound
+        > 1.0
         for seed in range(200)
     )
     assert alarms <= 15
@@ -91,9 +111,14 @@ def test_tight_at_t600000_where_the_joint_audit_is_not() -> None:
     side fails for a correct audit with probability <= 5%; the seed is pinned.
     """
     scale = fed_ucb_scale(1.0, 600_000, mode="corrected", log_base="2")
-    result = audit_tree_nodes(worst_case_reward_pair(600_000), scale=scale,
-                              claimed_epsilon=1.0, n_samples=200_000, seed=3,
-                              product_samples=4 * 10**6)
+    result = audit_tree_nodes(
+        worst_case_reward_pair(600_000),
+        scale=scale,
+        claimed_epsilon=1.0,
+        n_samples=200_000,
+        seed=3,
+        product_samples=4 * 10**6,
+    )
     assert result.method == "tree nodes: product"
     assert 0.9 <= result.bound.epsilon_lower_bound <= 1.0
     assert result.bound.confidence == 0.95
@@ -104,8 +129,14 @@ def test_tight_at_t600000_where_the_joint_audit_is_not() -> None:
 def _shared_noise_release(values, *, scale, l1_sensitivity, accountant, keys, rng):
     """A broken tree: every node of a run reuses one Laplace draw (charged once)."""
     values = np.asarray(values)
-    first = laplace_release(values[:, :1], scale=scale, l1_sensitivity=l1_sensitivity,
-                            accountant=accountant, keys=keys, rng=rng)
+    first = laplace_release(
+        values[:, :1],
+        scale=scale,
+        l1_sensitivity=l1_sensitivity,
+        accountant=accountant,
+        keys=keys,
+        rng=rng,
+    )
     return values + (first - values[:, :1])
 
 
@@ -119,28 +150,42 @@ def test_nodes_sharing_one_noise_fool_the_product_audit_not_the_joint_one(monkey
     loc_d, loc_dp = np.zeros(10), np.ones(10)
     # Both audits draw through tree_product.laplace_release_batches: one patch breaks both.
     monkeypatch.setattr(tree_product, "laplace_release", _shared_noise_release)
-    product = audit_laplace_product(loc_d, loc_dp, scale=10.0, l1_sensitivity=1.0,
-                                    n_samples=200_000, seed=1)
+    product = audit_laplace_product(
+        loc_d, loc_dp, scale=10.0, l1_sensitivity=1.0, n_samples=200_000, seed=1
+    )
     assert product.epsilon_lower_bound > 0.5  # far above the true 0.1: unsound here
-    joint = audit_laplace_release(loc_d, loc_dp, scale=10.0, l1_sensitivity=1.0,
-                                  n_samples=200_000, seed=1)
+    joint = audit_laplace_release(
+        loc_d, loc_dp, scale=10.0, l1_sensitivity=1.0, n_samples=200_000, seed=1
+    )
     assert joint.epsilon_lower_bound <= 0.1
 
 
 @pytest.mark.parametrize(
     ("arguments", "message"),
-    [({"n_samples": 0}, "n_samples"), ({"scale": 0.0}, "scale"),
-     ({"confidence": 1.0}, "confidence"), ({"loc_d_prime": [0.0, 2.0]}, "differ"),
-     ({"loc_d": [0.0, np.nan]}, "finite"), ({"l1_sensitivity": -1.0}, "l1_sensitivity")],
+    [
+        ({"n_samples": 0}, "n_samples"),
+        ({"scale": 0.0}, "scale"),
+        ({"confidence": 1.0}, "confidence"),
+        ({"loc_d_prime": [0.0, 2.0]}, "differ"),
+        ({"loc_d": [0.0, np.nan]}, "finite"),
+        ({"l1_sensitivity": -1.0}, "l1_sensitivity"),
+    ],
 )
 def test_rejects_bad_input(arguments: dict, message: str) -> None:
-    base = {"loc_d": [0.0, 1.0], "loc_d_prime": [1.0, 0.0], "scale": 1.0,
-            "l1_sensitivity": 1.0, "n_samples": 10, "seed": 0}
+    base = {
+        "loc_d": [0.0, 1.0],
+        "loc_d_prime": [1.0, 0.0],
+        "scale": 1.0,
+        "l1_sensitivity": 1.0,
+        "n_samples": 10,
+        "seed": 0,
+    }
     with pytest.raises(ValueError, match=message):
         audit_laplace_product(**{**base, **arguments})
     with pytest.raises(ValueError, match="world"):
-        saturation_counts([0.0], [1.0], world=3, scale=1.0, l1_sensitivity=1.0,
-                          n_samples=10, seed=0)
+        saturation_counts(
+            [0.0], [1.0], world=3, scale=1.0, l1_sensitivity=1.0, n_samples=10, seed=0
+        )
 
 
 @given(
@@ -154,8 +199,9 @@ def test_result_is_consistent_for_any_locations(gaps, scale, flip, seed) -> None
     """Invariants of the returned bound, whatever the locations, scale and seed."""
     loc_d = np.arange(len(gaps), dtype=float)
     loc_dp = loc_d + (-1.0 if flip else 1.0) * np.asarray(gaps)
-    bound = audit_laplace_product(loc_d, loc_dp, scale=scale, l1_sensitivity=max(gaps),
-                                  n_samples=300, seed=seed)
+    bound = audit_laplace_product(
+        loc_d, loc_dp, scale=scale, l1_sensitivity=max(gaps), n_samples=300, seed=seed
+    )
     assert bound.n_tests == 2 * len(gaps) and bound.n_samples == 300
     if bound.epsilon_lower_bound == 0.0:
         assert bound.direction == "none" and np.isnan(bound.threshold)

@@ -22,7 +22,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from fedpriv.audit.claims import family as registry
 from fedpriv.audit.claims import register
 from fedpriv.audit.claims.family import ENTRY_POINT_GROUP, families, family
@@ -48,7 +47,10 @@ def test_the_example_runs_as_the_guide_shows_it(tmp_path) -> None:
     command = [str(script)] if script.exists() else [sys.executable, "-m", "fedpriv.cli.main"]
     done = subprocess.run(
         [*command, "verify", "--claims", "examples/my_claims.py", "--quick", "--out", str(out)],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert done.returncode == 1, done.stdout + done.stderr  # a claim is violated
     records = {r["key"]: r for r in json.loads((out / "claims.json").read_text("utf-8"))}
@@ -71,8 +73,21 @@ def test_fail_on_never_exits_0_and_workers_change_nothing(tmp_path, clean_regist
     runs = {}
     for workers in ("1", "2"):
         out = tmp_path / f"w{workers}"
-        status = main(["verify", "--claims", str(EXAMPLE), "--quick", "--quiet", "--workers",
-                       workers, "--fail-on", "never", "--out", str(out)])
+        status = main(
+            [
+                "verify",
+                "--claims",
+                str(EXAMPLE),
+                "--quick",
+                "--quiet",
+                "--workers",
+                workers,
+                "--fail-on",
+                "never",
+                "--out",
+                str(out),
+            ]
+        )
         assert status == 0
         runs[workers] = json.loads((out / "claims.json").read_text("utf-8"))
         for record in runs[workers]:
@@ -88,9 +103,12 @@ def test_a_worker_process_loads_the_claims_file(clean_registry) -> None:
     from fedpriv.audit.claims.verify import _job, claim_seed
     from fedpriv.audit.engine.coupled import AuditBudget
 
-    job = {"key": HOLDS, "budget": AuditBudget(pilot_samples=20, samples=50, batch_size=50),
-           "seed": claim_seed(np.random.SeedSequence(0), HOLDS),
-           "claims_files": (str(EXAMPLE),)}
+    job = {
+        "key": HOLDS,
+        "budget": AuditBudget(pilot_samples=20, samples=50, batch_size=50),
+        "seed": claim_seed(np.random.SeedSequence(0), HOLDS),
+        "claims_files": (str(EXAMPLE),),
+    }
     context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as pool:
         result = pool.submit(_job, job).result(timeout=300)
@@ -113,8 +131,21 @@ def test_user_rows_are_seeded_by_key_whatever_runs(clean_registry, monkeypatch) 
 
 def test_paper_selects_a_user_family(tmp_path, clean_registry) -> None:
     out = tmp_path / "r"
-    status = main(["verify", "--claims", str(EXAMPLE), "--paper", "my-fed-ucb", "--quick",
-                   "--quiet", "--workers", "1", "--out", str(out)])
+    status = main(
+        [
+            "verify",
+            "--claims",
+            str(EXAMPLE),
+            "--paper",
+            "my-fed-ucb",
+            "--quick",
+            "--quiet",
+            "--workers",
+            "1",
+            "--out",
+            str(out),
+        ]
+    )
     assert status == 1
     keys = [r["key"] for r in json.loads((out / "claims.json").read_text("utf-8"))]
     assert keys == [HOLDS, LEAKY]
@@ -126,55 +157,75 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize("body, message", [
-    (None, "`claims` file not found"),
-    ("x = 1\n", "must define FAMILY"),
-    ("raise RuntimeError('my bug')\n", "RuntimeError: my bug"),
-    ("def broken(:\n", "SyntaxError"),
-    ("""
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        (None, "`claims` file not found"),
+        ("x = 1\n", "must define FAMILY"),
+        ("raise RuntimeError('my bug')\n", "RuntimeError: my bug"),
+        ("def broken(:\n", "SyntaxError"),
+        (
+            """
      from fedpriv.audit.claims.family import Family
      FAMILY = Family(key="mine", title="Mine", claims=lambda: (1,))
-     """, "must give RegisteredClaim rows"),
-    ("""
+     """,
+            "must give RegisteredClaim rows",
+        ),
+        (
+            """
      from fedpriv.audit.claims.family import Family
      FAMILY = Family(key="li_song", title="Mine", claims=tuple)
-     """, "'li_song' is registered twice"),
-])
-def test_a_bad_claims_file_exits_2_naming_the_option(body, message, tmp_path, clean_registry,
-                                                      capsys) -> None:
+     """,
+            "'li_song' is registered twice",
+        ),
+    ],
+)
+def test_a_bad_claims_file_exits_2_naming_the_option(
+    body, message, tmp_path, clean_registry, capsys
+) -> None:
     path = tmp_path / "bad_claims.py"
     if body is not None:
         _write(path, body)
-    status = main(["verify", "--claims", str(path), "--quick", "--quiet",
-                   "--out", str(tmp_path / "out")])
+    status = main(
+        ["verify", "--claims", str(path), "--quick", "--quiet", "--out", str(tmp_path / "out")]
+    )
     err = capsys.readouterr().err
     assert status == 2
     assert "`--claims`" in err and message in err, err
     assert not (tmp_path / "out").exists()  # nothing written
-    assert [f.key for f in families()][:4] == ["feducb", "li_song", "gossip_fed_ucb",
-                                               "dubey_aamas"]
+    assert [f.key for f in families()][:4] == ["feducb", "li_song", "gossip_fed_ucb", "dubey_aamas"]
     assert registry.loaded_claims_files() == ()  # the registry is as it was
 
 
 def test_a_row_outside_its_family_key_is_refused(tmp_path, clean_registry, capsys) -> None:
-    path = _write(tmp_path / "prefix.py", """
+    path = _write(
+        tmp_path / "prefix.py",
+        """
         from fedpriv.audit.claims.entry import RegisteredClaim
         from fedpriv.audit.claims.family import Family
         from fedpriv.audit.claims.register import REGISTER
 
         row = next(e for e in REGISTER if e.paper == "li_song")
         FAMILY = Family(key="mine", title="Mine", claims=lambda: (row,))
-    """)
-    assert main(["verify", "--claims", str(path), "--quick", "--quiet",
-                 "--out", str(tmp_path / "out")]) == 2
+    """,
+    )
+    assert (
+        main(
+            ["verify", "--claims", str(path), "--quick", "--quiet", "--out", str(tmp_path / "out")]
+        )
+        == 2
+    )
     assert "must start with 'mine/'" in capsys.readouterr().err
 
 
 def test_an_installed_distribution_registers_through_the_entry_point(
-        tmp_path, clean_registry, monkeypatch) -> None:
+    tmp_path, clean_registry, monkeypatch
+) -> None:
     """A fake distribution on sys.path (its dist-info names an entry point in the group
     ``fedpriv.papers``) is found by the real ``importlib.metadata.entry_points``."""
-    _write(tmp_path / "fake_fedpriv_paper.py", """
+    _write(
+        tmp_path / "fake_fedpriv_paper.py",
+        """
         from fedpriv.audit.claims.family import Family
         from fedpriv.audit.claims.register import REGISTER
         import dataclasses
@@ -184,13 +235,16 @@ def test_an_installed_distribution_registers_through_the_entry_point(
             return (dataclasses.replace(row, key="fake_paper/" + row.key.split("/", 1)[1]),)
 
         FAMILY = Family(key="fake_paper", title="A fake installed paper", claims=_claims)
-    """)
+    """,
+    )
     info = tmp_path / "fake_fedpriv_paper-0.1.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fake-fedpriv-paper\n"
-                                   "Version: 0.1\n", encoding="utf-8")
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: fake-fedpriv-paper\nVersion: 0.1\n", encoding="utf-8"
+    )
     (info / "entry_points.txt").write_text(
-        f"[{ENTRY_POINT_GROUP}]\nfake_paper = fake_fedpriv_paper:FAMILY\n", encoding="utf-8")
+        f"[{ENTRY_POINT_GROUP}]\nfake_paper = fake_fedpriv_paper:FAMILY\n", encoding="utf-8"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     found = family("fake-paper")
     assert found.key == "fake_paper" and found.origin.startswith("entry point 'fake_paper'")

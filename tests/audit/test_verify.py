@@ -7,31 +7,44 @@ import json
 import math
 
 import pytest
-
-from fedpriv.audit.claims.claim import decide_verdict, json_number
-from fedpriv.audit.claims.claim import LowerBoundEvidence
-from fedpriv.cli.main import main
-from fedpriv.audit.estimators import EpsilonLowerBound
 from fedpriv.audit.claims.attachment import AttachmentOutput, AttachmentResult
+from fedpriv.audit.claims.claim import LowerBoundEvidence, decide_verdict, json_number
 from fedpriv.audit.claims.family import family
 from fedpriv.audit.claims.report import write_attachment
+from fedpriv.audit.estimators import EpsilonLowerBound
 from fedpriv.audit.families.gossip_fed_ucb import report as report_module
 from fedpriv.audit.families.gossip_fed_ucb.regret import VerifyConfig, verify_gossip_fed_ucb
+from fedpriv.cli.main import main
 
 #: The family's report folder (its key), where its attachment writes.
 REPORT_FOLDER = "gossip_fed_ucb"
 
 SCHEMA_KEYS = {
-    "paper", "algorithm", "mode", "setting", "neighboring_relation", "claimed", "accountant",
-    "audit", "verdict",
+    "paper",
+    "algorithm",
+    "mode",
+    "setting",
+    "neighboring_relation",
+    "claimed",
+    "accountant",
+    "audit",
+    "verdict",
 }
 
 
 def _bound(value: float) -> EpsilonLowerBound:
     return EpsilonLowerBound(
-        epsilon_lower_bound=value, confidence=0.95, n_samples=100, n_samples_d=100,
-        n_samples_d_prime=100, threshold=1.0, direction="D>D'", n_tests=2, delta=0.0,
-        count_d=50, count_d_prime=10,
+        epsilon_lower_bound=value,
+        confidence=0.95,
+        n_samples=100,
+        n_samples_d=100,
+        n_samples_d_prime=100,
+        threshold=1.0,
+        direction="D>D'",
+        n_tests=2,
+        delta=0.0,
+        count_d=50,
+        count_d_prime=10,
     )
 
 
@@ -66,9 +79,15 @@ _CONFIDENCE = 1 - 1e-6
 def small_report():
     """One ε, the two small horizons, 10⁶ audit samples at T=16 (the issue's setting)."""
     config = VerifyConfig(
-        epsilons=(1.0,), horizons=(16, 600_000), audit_horizons=(16,),
-        audit_samples=((16, 10**6),), audit_product_samples=((16, 10**6),), regret_horizon=60,
-        n_trials=2, ledger_horizon=32, confidence=_CONFIDENCE,
+        epsilons=(1.0,),
+        horizons=(16, 600_000),
+        audit_horizons=(16,),
+        audit_samples=((16, 10**6),),
+        audit_product_samples=((16, 10**6),),
+        regret_horizon=60,
+        n_trials=2,
+        ledger_horizon=32,
+        confidence=_CONFIDENCE,
     )
     return verify_gossip_fed_ucb(config)
 
@@ -77,8 +96,12 @@ def _find(report, mode, log_base, horizon, final=False):
     for result in report.claims:
         s = result.claim.setting_dict()
         released = horizon if final else horizon - 1
-        if (result.claim.mode == mode and s["log_base"] == log_base
-                and s["horizon"] == horizon and s["released_prefixes"] == released):
+        if (
+            result.claim.mode == mode
+            and s["log_base"] == log_base
+            and s["horizon"] == horizon
+            and s["released_prefixes"] == released
+        ):
             return result
     raise AssertionError(f"no claim for {mode}/{log_base}/{horizon}/final={final}")
 
@@ -120,13 +143,17 @@ def test_claims_records_follow_the_schema(small_report):
     records = report_module.claims_records(small_report)
     assert len(records) == 5 * 2  # variants x horizons x epsilons
     for record in records:
-        assert SCHEMA_KEYS <= set(record)
+        assert set(record) >= SCHEMA_KEYS
         assert {"n_agents", "n_arms", "horizon", "epsilon", "log_base"} <= set(record["setting"])
         assert set(record["claimed"]) == {"epsilon", "delta"}
         assert set(record["accountant"]) == {"epsilon", "delta", "route"}
         assert record["verdict"] in ("holds", "violated")
         assert record["audit"] is None or set(record["audit"]) == {
-            "epsilon_lower_bound", "confidence", "samples", "event"}
+            "epsilon_lower_bound",
+            "confidence",
+            "samples",
+            "event",
+        }
         assert record["mechanism_epsilon"] == record["accountant"]["epsilon"]  # no raw channel
         if record["audit"] is None:
             assert record["tightness"] is None
@@ -150,9 +177,12 @@ def test_regret_rows_and_ledger(small_report):
 def _attached(report) -> AttachmentResult:
     """The report as the run of the family's attachment within ``fedpriv verify``."""
     (attachment,) = family(REPORT_FOLDER).attachments
-    return AttachmentResult(family=REPORT_FOLDER, attachment=attachment,
-                            config=report.config,
-                            output=AttachmentOutput(rows={}, result=report))
+    return AttachmentResult(
+        family=REPORT_FOLDER,
+        attachment=attachment,
+        config=report.config,
+        output=AttachmentOutput(rows={}, result=report),
+    )
 
 
 def test_write_report_writes_all_files_and_replaces_atomically(small_report, tmp_path, monkeypatch):
@@ -176,8 +206,13 @@ def test_write_report_writes_all_files_and_replaces_atomically(small_report, tmp
 
 def test_verify_on_the_real_hospital_sample(hospital_sample):
     config = VerifyConfig(
-        data_path=hospital_sample, epsilons=(1.0,), horizons=(16,), audit_horizons=(),
-        regret_horizon=50, n_trials=2, ledger_horizon=16,
+        data_path=hospital_sample,
+        epsilons=(1.0,),
+        horizons=(16,),
+        audit_horizons=(),
+        regret_horizon=50,
+        n_trials=2,
+        ledger_horizon=16,
     )
     report = verify_gossip_fed_ucb(config)
     assert report.environment.startswith("hospital")
@@ -217,8 +252,19 @@ def test_cli_run_json_reports_guarantee_next_to_claim(capsys, hospital_sample):
     # Bounded (Bernoulli) rewards: the paper's calibration at T = 64 is b = ⌈log2 64⌉ = 6.
     # The view (prefixes 1..63) holds round 1 in 6 nodes: exactly ε. Publishing ϑ̃(64)
     # too (the second reading) adds the root: 7 nodes, 7/6.
-    argv = ["run", "gossip-fed-ucb", "--horizon", "64", "--epsilon", "1", "--mode", "paper",
-            "--data", str(hospital_sample), "--json"]
+    argv = [
+        "run",
+        "gossip-fed-ucb",
+        "--horizon",
+        "64",
+        "--epsilon",
+        "1",
+        "--mode",
+        "paper",
+        "--data",
+        str(hospital_sample),
+        "--json",
+    ]
     assert main(argv + ["--publish-final"]) == 0
     final = json.loads(capsys.readouterr().out)["guarantee"]
     assert final["accountant"]["epsilon"] == pytest.approx(7 / 6, rel=1e-12)
@@ -240,8 +286,7 @@ def test_cli_run_paper_mode_on_unbounded_rewards_has_no_finite_epsilon(capsys):
     record = json.loads(capsys.readouterr().out)
     assert record["guarantee"]["accountant"]["epsilon"] == "inf"
     assert any("unclipped" in r for r in record["guarantee"]["non_private_releases"])
-    assert main(["run", "gossip-fed-ucb", "--horizon", "64", "--mode", "corrected",
-                 "--json"]) == 0
+    assert main(["run", "gossip-fed-ucb", "--horizon", "64", "--mode", "corrected", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["guarantee"]["accountant"]["epsilon"] == 1.0
 
 
@@ -257,20 +302,40 @@ def test_cli_verify_quick_json_end_to_end(tmp_path, capsys):
     # with the Fed_UCB-only verify and with the register's (fedpriv.cli.verify), which
     # prints every paper's claims: only Fed_UCB's grid of 45 claims is checked here.
     out = tmp_path / "reports"
-    argv = ["verify", "--quick", "--json", "--out", str(out), "--trials", "2",
-            "--regret-horizon", "100"]
+    argv = [
+        "verify",
+        "--quick",
+        "--json",
+        "--out",
+        str(out),
+        "--trials",
+        "2",
+        "--regret-horizon",
+        "100",
+    ]
     # Claims are violated (the final-estimate reading below among them): exit status 1
     # under the default `--fail-on violated`, the reports written all the same.
     assert main(argv) == 1
     printed = json.loads(capsys.readouterr().out)
-    records = [r for r in printed if r["paper"] == "Zhu et al. 2021"
-               and "scope" not in r["setting"] and "rewards" not in r["setting"]]
+    records = [
+        r
+        for r in printed
+        if r["paper"] == "Zhu et al. 2021"
+        and "scope" not in r["setting"]
+        and "rewards" not in r["setting"]
+    ]
     assert len(records) == 45
 
     def pick(mode, base, released=15):
-        return next(r for r in records if r["mode"] == mode and r["setting"]["log_base"] == base
-                    and r["setting"]["horizon"] == 16 and r["setting"]["epsilon"] == 1.0
-                    and r["setting"]["released_prefixes"] == released)
+        return next(
+            r
+            for r in records
+            if r["mode"] == mode
+            and r["setting"]["log_base"] == base
+            and r["setting"]["horizon"] == 16
+            and r["setting"]["epsilon"] == 1.0
+            and r["setting"]["released_prefixes"] == released
+        )
 
     paper, corrected = pick("paper", "2"), pick("corrected", "2")
     final = pick("paper", "2", released=16)
@@ -279,19 +344,34 @@ def test_cli_verify_quick_json_end_to_end(tmp_path, capsys):
     assert final["audit"]["samples"] >= 2 * 10**5 and final["audit"]["epsilon_lower_bound"] > 1.0
     assert corrected["accountant"]["epsilon"] == 1.0 and corrected["verdict"] == "holds"
     folder = json.loads((out / REPORT_FOLDER / "claims.json").read_text())
-    common = ("paper", "algorithm", "mode", "setting", "neighboring_relation", "claimed",
-              "accountant", "verdict")
+    common = (
+        "paper",
+        "algorithm",
+        "mode",
+        "setting",
+        "neighboring_relation",
+        "claimed",
+        "accountant",
+        "verdict",
+    )
     assert [{k: r[k] for k in common} for r in folder] == [
-        {k: r[k] for k in common} for r in records]
+        {k: r[k] for k in common} for r in records
+    ]
 
 
 def test_audit_results_do_not_depend_on_the_number_of_workers():
     # Every audit has its own SeedSequence address, so a process pool changes nothing.
     def bounds(workers: int) -> list[float]:
         config = VerifyConfig(
-            epsilons=(1.0, 2.0), horizons=(16,), audit_horizons=(16,),
-            audit_samples=((16, 20_000),), audit_product_samples=((16, 20_000),),
-            regret_horizon=20, n_trials=1, ledger_horizon=16, workers=workers,
+            epsilons=(1.0, 2.0),
+            horizons=(16,),
+            audit_horizons=(16,),
+            audit_samples=((16, 20_000),),
+            audit_product_samples=((16, 20_000),),
+            regret_horizon=20,
+            n_trials=1,
+            ledger_horizon=16,
+            workers=workers,
         )
         return [r.audit.epsilon_lower_bound for r in verify_gossip_fed_ucb(config).claims]
 
@@ -315,15 +395,18 @@ def _verify_parser():
 
 
 def test_verify_paper_on_a_tiny_configuration(tmp_path):
-    from fedpriv.audit.engine.coupled import AuditBudget
     from fedpriv.audit.claims.report import write_claims_report
     from fedpriv.audit.claims.verify import ClaimsConfig, verify_claims
+    from fedpriv.audit.engine.coupled import AuditBudget
 
     # Another paper's record is already in claims.json: a --paper run keeps it.
     other = {"paper": "Zhu et al. 2021", "algorithm": "gossip-fed-ucb", "verdict": "holds"}
     (tmp_path / "claims.json").write_text(json.dumps([other]))
-    config = ClaimsConfig(papers=("feducb",), workers=1,
-                          budget=AuditBudget(pilot_samples=30, samples=120, batch_size=120))
+    config = ClaimsConfig(
+        papers=("feducb",),
+        workers=1,
+        budget=AuditBudget(pilot_samples=30, samples=120, batch_size=120),
+    )
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         report = verify_claims(config, executor=pool)  # any Executor (or a dask Client)
     assert {r.key.split("/")[0] for r in report.results} == {"feducb"}
@@ -335,7 +418,7 @@ def test_verify_paper_on_a_tiny_configuration(tmp_path):
     records = json.loads((tmp_path / "claims.json").read_text())
     assert records[0] == other and len(records) == 1 + len(report.results)
     for record in records[1:]:
-        assert SCHEMA_KEYS <= set(record) and record["key"].startswith("feducb/")
+        assert set(record) >= SCHEMA_KEYS and record["key"].startswith("feducb/")
         assert record["claimed"]["delta"] == record["accountant"]["delta"]
     page = (tmp_path / "feducb.md").read_text()
     assert "**violated**" in page and "first sync time" in page
@@ -348,7 +431,8 @@ def test_verify_paper_on_a_tiny_configuration(tmp_path):
         assert 0 < bracket["epsilon_lower_bound"] <= record["epsilon_at_1e-6"], key
         assert bracket["samples"] == 120_000 and bracket["confidence"] == 0.95, key
         assert record["tightness_at_1e-6"] == pytest.approx(
-            bracket["epsilon_lower_bound"] / record["epsilon_at_1e-6"]), key
+            bracket["epsilon_lower_bound"] / record["epsilon_at_1e-6"]
+        ), key
     assert page.count("at δ=1e-6: audit ≥") >= 2
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no staging left
 
@@ -357,10 +441,15 @@ def test_cli_verify_options_build_the_config():
     from fedpriv.cli.verify import _config
 
     args = _verify_parser().parse_args(
-        ["verify", "--quick", "--paper", "byzantine", "--workers", "1", "--seed", "3"])
+        ["verify", "--quick", "--paper", "byzantine", "--workers", "1", "--seed", "3"]
+    )
     config = _config(args)
     assert config.quick and config.papers == ("dubey_aamas",) and config.workers == 1
-    assert config.seed == 3 and config.attachments["gossip_fed_ucb/regret"].quick and config.budget.samples == 1_000
+    assert (
+        config.seed == 3
+        and config.attachments["gossip_fed_ucb/regret"].quick
+        and config.budget.samples == 1_000
+    )
     bad = _verify_parser().parse_args(["verify", "--paper", "nonsense"])
     with pytest.raises(ValueError, match="`paper` must be one of"):
         _config(bad)

@@ -7,20 +7,18 @@ naming the mechanism (never a bare NumPy error from deep inside the estimators).
 
 from __future__ import annotations
 
-import math
 import numbers
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from fedpriv.audit import NeighboringPair, audit_mechanism
 from fedpriv.privacy import PureDP
 from fedpriv.privacy.deployment import load_deployment, parse_deployment
 from fedpriv.privacy.errors import DataFormatError, MechanismError
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.fuzz._values import HOSTILE, MAX_EXAMPLES
 
@@ -36,8 +34,10 @@ def _int_at_least(lower: int):
 
 
 def _real(x: Any) -> bool:
-    return isinstance(x, numbers.Real) and not isinstance(x, bool) and not (
-        isinstance(x, numbers.Integral) and abs(x) > 1.7e308
+    return (
+        isinstance(x, numbers.Real)
+        and not isinstance(x, bool)
+        and not (isinstance(x, numbers.Integral) and abs(x) > 1.7e308)
     )
 
 
@@ -117,9 +117,12 @@ def _strings(count: float, n_samples: int, rng: np.random.Generator) -> list[str
 
 @pytest.mark.parametrize(
     ("mechanism", "match"),
-    [(_raises, r"_raises raised RuntimeError.*user bug"), (_nan, r"_nan returned \d+ NaN"),
-     (_short, r"_short must return an array with n_samples"),
-     (_scalar, r"_scalar must return an array with n_samples")],
+    [
+        (_raises, r"_raises raised RuntimeError.*user bug"),
+        (_nan, r"_nan returned \d+ NaN"),
+        (_short, r"_short must return an array with n_samples"),
+        (_scalar, r"_scalar must return an array with n_samples"),
+    ],
 )
 def test_a_broken_mechanism_is_named(mechanism: Any, match: str) -> None:
     with pytest.raises(MechanismError, match=match) as caught:
@@ -135,7 +138,9 @@ def test_unusable_outputs_are_named() -> None:
 
 @settings(max_examples=MAX_EXAMPLES)
 @given(relation=HOSTILE, description=HOSTILE)
-def test_neighboring_pair_validates_relation_and_description(relation: Any, description: Any) -> None:
+def test_neighboring_pair_validates_relation_and_description(
+    relation: Any, description: Any
+) -> None:
     try:
         pair = NeighboringPair(0.0, 1.0, relation, description)
     except ValueError as error:
@@ -149,16 +154,20 @@ def test_neighboring_pair_validates_relation_and_description(relation: Any, desc
 TOML_DOCUMENTS = st.one_of(
     st.text(max_size=200),
     st.binary(max_size=200).map(lambda b: b.decode("latin-1")),
-    st.sampled_from([
-        "", "[[release]]", "title = 1\n[[release]]\nevent = 'Laplace'",
-        "[[release]]\nevent = 'Laplace'\nscale = nan\nper = {agent = 1}",
-        "[[release]]\nevent = 'Laplace'\nscale = -1.0\nper = {agent = [1, 2]}",
-        "[[release]]\nevent = 'Nope'\nper = {agent = 1}",
-        "target_delta = 2\n[[release]]\nevent = 'Laplace'\nscale = 1.0\nper = {agent = 1}",
-        "[claim]\nepsilon = inf\n[[release]]\nevent = 'Laplace'\nscale = 1.0\nper = {agent = 1}",
-        "[[release]]\nevent = 'Laplace'\nscale = 1.0\nper = {agent = 1}\ncount = 0",
-        "[[release]]\nevent = 'Laplace'\nscale = 1.0\nper = {agent = 1}\ncount = 1e400",
-    ]),
+    st.sampled_from(
+        [
+            "",
+            "[[release]]",
+            "title = 1\n[[release]]\nevent = 'Laplace'",
+            "[[release]]\nevent = 'Laplace'\nscale = nan\nper = {agent = 1}",
+            "[[release]]\nevent = 'Laplace'\nscale = -1.0\nper = {agent = [1, 2]}",
+            "[[release]]\nevent = 'Nope'\nper = {agent = 1}",
+            "target_delta = 2\n[[release]]\nevent = 'Laplace'\nscale = 1.0\nper = {agent = 1}",
+            "[claim]\nepsilon = inf\n[[release]]\nevent = 'Laplace'\nscale = 1.0\nper = {agent = 1}",
+            "[[release]]\nevent = 'Laplace'\nscale = 1.0\nper = {agent = 1}\ncount = 0",
+            "[[release]]\nevent = 'Laplace'\nscale = 1.0\nper = {agent = 1}\ncount = 1e400",
+        ]
+    ),
 )
 
 
@@ -178,10 +187,25 @@ def test_deployment_loader_refuses_malformed_files_with_data_format_error(
 
 
 @settings(max_examples=MAX_EXAMPLES)
-@given(data=st.dictionaries(st.sampled_from(["title", "relation", "neighboring_relation",
-                                              "disjoint", "target_delta", "claim",
-                                              "release", "calibration", "x"]),
-                            HOSTILE, max_size=4))
+@given(
+    data=st.dictionaries(
+        st.sampled_from(
+            [
+                "title",
+                "relation",
+                "neighboring_relation",
+                "disjoint",
+                "target_delta",
+                "claim",
+                "release",
+                "calibration",
+                "x",
+            ]
+        ),
+        HOSTILE,
+        max_size=4,
+    )
+)
 def test_parse_deployment_refuses_hostile_mappings(data: dict) -> None:
     with pytest.raises(DataFormatError):
         parse_deployment(data, source="fuzz")

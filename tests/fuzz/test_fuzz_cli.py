@@ -14,10 +14,9 @@ import io
 from pathlib import Path
 
 import pytest
+from fedpriv.cli.main import INFINITE_OK, build_parser, main
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-
-from fedpriv.cli.main import INFINITE_OK, build_parser, main
 
 from tests.fuzz._values import MAX_EXAMPLES
 
@@ -79,12 +78,12 @@ def test_a_refused_option_leaves_no_report_folder(tmp_path: Path) -> None:
     assert status == 2 and not out.exists()
 
 
-@pytest.mark.parametrize(("words", "option"), OPTIONS,
-                         ids=[" ".join((*w, o)) for w, o in OPTIONS])
+@pytest.mark.parametrize(("words", "option"), OPTIONS, ids=[" ".join((*w, o)) for w, o in OPTIONS])
 @settings(max_examples=len(ALWAYS_INVALID) + 3)
 @given(value=st.sampled_from(ALWAYS_INVALID))
-def test_numeric_option_refuses_garbage(words: tuple[str, ...], option: str, value: str,
-                                        tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_numeric_option_refuses_garbage(
+    words: tuple[str, ...], option: str, value: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     assume(not (option in INFINITE_OK and value == "1e999999999"))  # ε = inf: no noise
     _check_refused(words, option, value, tmp_path_factory.mktemp("cli"))
 
@@ -92,11 +91,12 @@ def test_numeric_option_refuses_garbage(words: tuple[str, ...], option: str, val
 NEGATIVE = [(w, o) for w, o in OPTIONS if o not in NON_NEGATIVE_EXCEPT]
 
 
-@pytest.mark.parametrize(("words", "option"), NEGATIVE,
-                         ids=[" ".join((*w, o)) for w, o in NEGATIVE])
+@pytest.mark.parametrize(
+    ("words", "option"), NEGATIVE, ids=[" ".join((*w, o)) for w, o in NEGATIVE]
+)
 @settings(max_examples=MAX_EXAMPLES // 15)
-@given(value=st.one_of(st.integers(max_value=-1), st.floats(max_value=-1e-9,
-                                                            allow_infinity=False)))
-def test_range_options_refuse_negatives(words: tuple[str, ...], option: str, value: float,
-                                        tmp_path_factory: pytest.TempPathFactory) -> None:
+@given(value=st.one_of(st.integers(max_value=-1), st.floats(max_value=-1e-9, allow_infinity=False)))
+def test_range_options_refuse_negatives(
+    words: tuple[str, ...], option: str, value: float, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     _check_refused(words, option, repr(value), tmp_path_factory.mktemp("cli"))

@@ -18,23 +18,24 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from fedpriv.privacy import Accountant
 from fedpriv.privacy.accounting import events, guarantees
+from fedpriv.privacy.accounting.sampling import PoissonSampled
 from fedpriv.privacy.errors import BudgetExceededError, ToolkitError
 from fedpriv.privacy.mechanisms.interval import IntervalRelease
 from fedpriv.privacy.mechanisms.matrix_tree import SymmetricMatrixGaussianTree
-from fedpriv.privacy.accounting.sampling import PoissonSampled
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.fuzz._values import HOSTILE, MAX_EXAMPLES
 from tests.privacy._support import assert_unchanged, snapshot
 
 
 def _real(x: Any) -> bool:
-    return isinstance(x, numbers.Real) and not isinstance(x, bool) and not (
-        isinstance(x, int) and abs(x) > 1.7e308
+    return (
+        isinstance(x, numbers.Real)
+        and not isinstance(x, bool)
+        and not (isinstance(x, int) and abs(x) > 1.7e308)
     )
 
 
@@ -99,8 +100,9 @@ def noise_scale(maximum: float) -> Callable[[Any], bool]:
     return check
 
 
-def at_most(domain: Callable[[Any], bool], maximum: float,
-            floor: float = -math.inf) -> Callable[[Any], bool]:
+def at_most(
+    domain: Callable[[Any], bool], maximum: float, floor: float = -math.inf
+) -> Callable[[Any], bool]:
     """``domain`` capped at a documented ceiling (``fedpriv.privacy.accounting.events.MAX_*``);
     a sensitivity (over a noise scale of 1) is also at least ``floor``."""
 
@@ -127,49 +129,93 @@ def event(x: Any) -> bool:
 
 #: class -> (valid keyword arguments, {field: domain predicate}).
 SPECS: dict[type, tuple[dict[str, Any], dict[str, Callable[[Any], bool]]]] = {
-    events.Laplace: ({"scale": 1.0, "l1_sensitivity": 1.0},
-                     {"scale": LAPLACE_SCALE, "l1_sensitivity": LAPLACE_SENSITIVITY}),
-    events.LaplaceTree: ({"scale": 1.0, "horizon": 4, "l1_sensitivity": 1.0},
-                         {"scale": LAPLACE_SCALE, "horizon": integer_at_least(1),
-                          "l1_sensitivity": LAPLACE_SENSITIVITY}),
-    events.Gaussian: ({"noise_stddev": 1.0, "l2_sensitivity": 1.0},
-                      {"noise_stddev": GAUSSIAN_SCALE, "l2_sensitivity": GAUSSIAN_SENSITIVITY}),
-    events.GaussianTree: ({"noise_stddev": 1.0, "horizon": 4, "l2_sensitivity": 1.0},
-                          {"noise_stddev": GAUSSIAN_SCALE, "horizon": integer_at_least(1),
-                           "l2_sensitivity": GAUSSIAN_SENSITIVITY}),
-    events.DiscreteLaplace: ({"scale": 1.0, "l1_sensitivity": 1.0},
-                             {"scale": LAPLACE_SCALE,
-                              "l1_sensitivity": at_most(positive_integral, events.MAX_LAPLACE_EPSILON)}),
-    events.DiscreteGaussian: ({"sigma": 1.0, "l2_sensitivity": 1.0},
-                              {"sigma": GAUSSIAN_SCALE, "l2_sensitivity": GAUSSIAN_SENSITIVITY}),
+    events.Laplace: (
+        {"scale": 1.0, "l1_sensitivity": 1.0},
+        {"scale": LAPLACE_SCALE, "l1_sensitivity": LAPLACE_SENSITIVITY},
+    ),
+    events.LaplaceTree: (
+        {"scale": 1.0, "horizon": 4, "l1_sensitivity": 1.0},
+        {
+            "scale": LAPLACE_SCALE,
+            "horizon": integer_at_least(1),
+            "l1_sensitivity": LAPLACE_SENSITIVITY,
+        },
+    ),
+    events.Gaussian: (
+        {"noise_stddev": 1.0, "l2_sensitivity": 1.0},
+        {"noise_stddev": GAUSSIAN_SCALE, "l2_sensitivity": GAUSSIAN_SENSITIVITY},
+    ),
+    events.GaussianTree: (
+        {"noise_stddev": 1.0, "horizon": 4, "l2_sensitivity": 1.0},
+        {
+            "noise_stddev": GAUSSIAN_SCALE,
+            "horizon": integer_at_least(1),
+            "l2_sensitivity": GAUSSIAN_SENSITIVITY,
+        },
+    ),
+    events.DiscreteLaplace: (
+        {"scale": 1.0, "l1_sensitivity": 1.0},
+        {
+            "scale": LAPLACE_SCALE,
+            "l1_sensitivity": at_most(positive_integral, events.MAX_LAPLACE_EPSILON),
+        },
+    ),
+    events.DiscreteGaussian: (
+        {"sigma": 1.0, "l2_sensitivity": 1.0},
+        {"sigma": GAUSSIAN_SCALE, "l2_sensitivity": GAUSSIAN_SENSITIVITY},
+    ),
     events.SymmetricMatrixGaussian: (
         {"noise_stddev": 1.0, "dim": 2, "frobenius_sensitivity": 1.0},
-        {"noise_stddev": GAUSSIAN_SCALE, "dim": integer_at_least(1),
-         "frobenius_sensitivity": GAUSSIAN_SENSITIVITY}),
+        {
+            "noise_stddev": GAUSSIAN_SCALE,
+            "dim": integer_at_least(1),
+            "frobenius_sensitivity": GAUSSIAN_SENSITIVITY,
+        },
+    ),
     events.SymmetricMatrixDiscreteGaussian: (
         {"sigma": 1.0, "dim": 2, "frobenius_sensitivity": 1.0},
-        {"sigma": GAUSSIAN_SCALE, "dim": integer_at_least(1),
-         "frobenius_sensitivity": GAUSSIAN_SENSITIVITY}),
+        {
+            "sigma": GAUSSIAN_SCALE,
+            "dim": integer_at_least(1),
+            "frobenius_sensitivity": GAUSSIAN_SENSITIVITY,
+        },
+    ),
     SymmetricMatrixGaussianTree: (
         {"noise_stddev": 1.0, "dim": 2, "frobenius_sensitivity": 1.0, "capacity": 4},
-        {"noise_stddev": GAUSSIAN_SCALE, "dim": integer_at_least(1),
-         "frobenius_sensitivity": GAUSSIAN_SENSITIVITY, "capacity": integer_at_least(1)}),
-    events.OpaqueApproxDP: ({"epsilon": 1.0, "delta": 1e-5},
-                            {"epsilon": at_most(nonnegative_finite, events.MAX_EVENT_EPSILON),
-                             "delta": delta_range}),
-    events.RandomizedResponse: ({"epsilon": 1.0, "num_buckets": 2},
-                                {"epsilon": at_most(positive, events.MAX_EVENT_EPSILON),
-                                 "num_buckets": integer_at_least(2)}),
+        {
+            "noise_stddev": GAUSSIAN_SCALE,
+            "dim": integer_at_least(1),
+            "frobenius_sensitivity": GAUSSIAN_SENSITIVITY,
+            "capacity": integer_at_least(1),
+        },
+    ),
+    events.OpaqueApproxDP: (
+        {"epsilon": 1.0, "delta": 1e-5},
+        {"epsilon": at_most(nonnegative_finite, events.MAX_EVENT_EPSILON), "delta": delta_range},
+    ),
+    events.RandomizedResponse: (
+        {"epsilon": 1.0, "num_buckets": 2},
+        {
+            "epsilon": at_most(positive, events.MAX_EVENT_EPSILON),
+            "num_buckets": integer_at_least(2),
+        },
+    ),
     events.Composed: ({"events": (events.Laplace(scale=1.0),)}, {"events": event_sequence}),
-    PoissonSampled: ({"event": events.Laplace(scale=1.0), "sampling_rate": 0.1},
-                     {"sampling_rate": unit_interval}),
-    events.SelfComposed: ({"event": events.Laplace(scale=1.0), "count": 3},
-                          {"count": at_most(integer_at_least(1), events.MAX_COUNT)}),
+    PoissonSampled: (
+        {"event": events.Laplace(scale=1.0), "sampling_rate": 0.1},
+        {"sampling_rate": unit_interval},
+    ),
+    events.SelfComposed: (
+        {"event": events.Laplace(scale=1.0), "count": 3},
+        {"count": at_most(integer_at_least(1), events.MAX_COUNT)},
+    ),
     events.NonPrivate: ({"reason": "raw"}, {"reason": any_text}),
     IntervalRelease: ({"scales": (1.0,), "l1_sensitivities": (1.0,), "counts": (1,)}, {}),
     guarantees.PureDP: ({"epsilon": 1.0}, {"epsilon": positive_or_inf}),
-    guarantees.ApproxDP: ({"epsilon": 1.0, "delta": 1e-5},
-                          {"epsilon": positive_or_inf, "delta": delta_range}),
+    guarantees.ApproxDP: (
+        {"epsilon": 1.0, "delta": 1e-5},
+        {"epsilon": positive_or_inf, "delta": delta_range},
+    ),
     guarantees.ZCDP: ({"rho": 1.0}, {"rho": nonnegative_or_inf}),
     guarantees.GaussianDP: ({"mu": 1.0}, {"mu": nonnegative_or_inf}),
 }
@@ -195,10 +241,14 @@ def test_constructor_accepts_its_domain_and_names_the_field_otherwise(
     try:
         built = cls(**{**valid, name: value})
     except (ValueError, TypeError) as error:
-        assert not inside, f"{cls.__name__}({name}={value!r}) refused a value in its domain: {error}"
+        assert not inside, (
+            f"{cls.__name__}({name}={value!r}) refused a value in its domain: {error}"
+        )
         assert f"`{name}`" in str(error) or name in str(error), str(error)
         return
-    assert inside, f"{cls.__name__}({name}={value!r}) accepted a value outside {fields[name].__doc__}"
+    assert inside, (
+        f"{cls.__name__}({name}={value!r}) accepted a value outside {fields[name].__doc__}"
+    )
     hash(built)
 
 
@@ -224,8 +274,12 @@ def test_accountant_queries_validate_their_target(target: Any) -> None:
 
 
 @settings(max_examples=MAX_EXAMPLES)
-@given(key=st.one_of(HOSTILE, st.dictionaries(st.sampled_from(["agent", "arm", "epoch", ""]),
-                                               HOSTILE, max_size=3)))
+@given(
+    key=st.one_of(
+        HOSTILE,
+        st.dictionaries(st.sampled_from(["agent", "arm", "epoch", ""]), HOSTILE, max_size=3),
+    )
+)
 def test_a_refused_charge_leaves_the_accountant_unchanged(key: Any) -> None:
     accountant = Accountant(disjoint=("agent", "arm"), budget=guarantees.PureDP(1.0))
     accountant.spend(events.Laplace(scale=2.0), key={"agent": 0, "arm": 0})
@@ -251,6 +305,8 @@ def test_over_budget_charge_is_refused_atomically() -> None:
     accountant.spend(events.Laplace(scale=2.0), key={"agent": 0, "arm": 0})
     before = snapshot(accountant)
     with pytest.raises(BudgetExceededError):
-        accountant.spend_many(events.Laplace(scale=2.0),
-                              keys={"agent": np.zeros(2, dtype=int), "arm": np.zeros(2, dtype=int)})
+        accountant.spend_many(
+            events.Laplace(scale=2.0),
+            keys={"agent": np.zeros(2, dtype=int), "arm": np.zeros(2, dtype=int)},
+        )
     assert_unchanged(accountant, before)

@@ -48,14 +48,20 @@ def _write(path: str) -> None:
 
 
 def _draw(accountant: Accountant, step: int) -> None:
-    accountant.record_draws(keys={"agent": [0, 1, 2], "step": step}, node=[1, 2, 3],
-                            level=0, scale=1.0 + step % 5, l1_sensitivity=1.0)
+    accountant.record_draws(
+        keys={"agent": [0, 1, 2], "step": step},
+        node=[1, 2, 3],
+        level=0,
+        scale=1.0 + step % 5,
+        l1_sensitivity=1.0,
+    )
     print(f"draws {step}", flush=True)
 
 
 def _race(path: str, worker: int, n_attempts: int, go_file: str) -> None:
-    accountant = Accountant(disjoint=("agent",), sequential=("worker",),
-                            budget=RACE_BUDGET, store=path)
+    accountant = Accountant(
+        disjoint=("agent",), sequential=("worker",), budget=RACE_BUDGET, store=path
+    )
     print("ready", flush=True)
     while not os.path.exists(go_file):
         time.sleep(0.001)

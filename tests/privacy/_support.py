@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pandas as pd
-
 from fedpriv.privacy import Accountant
 
 __all__ = ["assert_unchanged", "snapshot"]

@@ -10,16 +10,12 @@ from __future__ import annotations
 
 import itertools
 import math
-from fractions import Fraction
 from collections import defaultdict
-
-import numpy as np
-import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from fractions import Fraction
 
 import dp_accounting
-
+import numpy as np
+import pytest
 from fedpriv.privacy import (
     RELATIVE_TOLERANCE,
     Accountant,
@@ -32,6 +28,9 @@ from fedpriv.privacy import (
 )
 from fedpriv.privacy.accounting import events
 from fedpriv.privacy.errors import BudgetExceededError, UnsupportedEventError
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from tests.privacy._support import assert_unchanged, snapshot
 
 # ---------------------------------------------------------------------------------
@@ -42,11 +41,7 @@ from tests.privacy._support import assert_unchanged, snapshot
 def _laplace_delta(scale: float, target_epsilon: float) -> float:
     """Exact δ(ε') of one Lap(scale) release of a sensitivity-1 statistic."""
     epsilon = 1.0 / scale
-    return (
-        0.0
-        if target_epsilon >= epsilon
-        else -math.expm1((target_epsilon - epsilon) / 2)
-    )
+    return 0.0 if target_epsilon >= epsilon else -math.expm1((target_epsilon - epsilon) / 2)
 
 
 SCALES = [2.0, 4.0, 5.0, 10.0]  # few distinct scales keep the PLD cache warm
@@ -62,9 +57,7 @@ COARSE = 1e-2
 def test_constructor_validation() -> None:
     with pytest.raises(ValueError, match=r"key levels must be distinct"):
         Accountant(disjoint=("agent", "arm"), sequential=("agent",))
-    with pytest.raises(
-        TypeError, match=r"`budget` must be PureDP or ApproxDP, got float"
-    ):
+    with pytest.raises(TypeError, match=r"`budget` must be PureDP or ApproxDP, got float"):
         Accountant(budget=1.0)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"`neighboring_relation` must be one of"):
         Accountant(neighboring_relation="nonsense")
@@ -95,9 +88,7 @@ def test_empty_accountant() -> None:
 
 def test_tree_reference_value_and_routes() -> None:
     accountant = Accountant(disjoint=("agent", "arm"))
-    accountant.spend(
-        events.LaplaceTree(scale=4.0, horizon=16), key={"agent": 0, "arm": 1}
-    )
+    accountant.spend(events.LaplaceTree(scale=4.0, horizon=16), key={"agent": 0, "arm": 1})
     assert accountant.get_epsilon(0.0) == 1.25  # 5 levels x 1/4
     assert accountant.tightest(0.0) == ("pure", 1.25)
     assert accountant.routes(0.0)["pld"] == math.inf
@@ -111,9 +102,7 @@ def test_tree_reference_value_and_routes() -> None:
 def test_query_validation() -> None:
     accountant = Accountant(disjoint=("agent",))
     accountant.spend(events.Laplace(scale=1.0), key={"agent": 0})
-    with pytest.raises(
-        ValueError, match=r"`target_delta` must be in \[0, 1\), got 1\.0"
-    ):
+    with pytest.raises(ValueError, match=r"`target_delta` must be in \[0, 1\), got 1\.0"):
         accountant.routes(1.0)
     with pytest.raises(ValueError, match=r"`target_delta` must be in \[0, 1\)"):
         accountant.get_epsilon(-0.1)
@@ -148,9 +137,7 @@ def test_sequential_composition_within_a_cell_sums() -> None:
     accountant.spend(events.Laplace(scale=1.0), key={"agent": 1})
     expected = 0.1 + 0.2 + 3 * 0.1  # sequential levels do not split a cell
     assert accountant.get_epsilon(0.0) == pytest.approx(1.0, rel=1e-12)  # agent 1
-    assert accountant.get_epsilon(0.0, where={"agent": 0}) == pytest.approx(
-        expected, rel=1e-12
-    )
+    assert accountant.get_epsilon(0.0, where={"agent": 0}) == pytest.approx(expected, rel=1e-12)
 
 
 def test_cells_are_the_joint_labels_of_all_disjoint_levels() -> None:
@@ -166,12 +153,8 @@ def test_cells_are_the_joint_labels_of_all_disjoint_levels() -> None:
 def test_where_restricts_to_matching_charges() -> None:
     accountant = Accountant(disjoint=("agent",), sequential=("phase",))
     accountant.spend(events.Laplace(scale=1.0), key={"agent": 0, "phase": "init"})
-    accountant.spend(
-        events.LaplaceTree(scale=4.0, horizon=16), key={"agent": 0, "phase": "stream"}
-    )
-    accountant.spend(
-        events.LaplaceTree(scale=4.0, horizon=16), key={"agent": 1, "phase": "stream"}
-    )
+    accountant.spend(events.LaplaceTree(scale=4.0, horizon=16), key={"agent": 0, "phase": "stream"})
+    accountant.spend(events.LaplaceTree(scale=4.0, horizon=16), key={"agent": 1, "phase": "stream"})
     accountant.spend(events.NonPrivate(reason="raw"), key={"agent": 2})  # no phase
     assert accountant.get_epsilon(0.0) == math.inf
     assert accountant.get_epsilon(0.0, where={"phase": "stream"}) == 1.25
@@ -219,9 +202,7 @@ def test_bad_keys_raise_and_change_nothing() -> None:
         bad_key = [("agent", 0), ("arm", 0)]
         accountant.spend(event, key=bad_key)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"missing the disjoint level"):
-        accountant.record_draws(
-            keys={"agent": 0}, node=1, level=0, scale=1.0, l1_sensitivity=1.0
-        )
+        accountant.record_draws(keys={"agent": 0}, node=1, level=0, scale=1.0, l1_sensitivity=1.0)
     assert_unchanged(accountant, before)
 
 
@@ -232,9 +213,7 @@ def test_unsupported_event_raises_and_changes_nothing() -> None:
     accountant = Accountant(disjoint=("agent",))
     accountant.spend(events.Laplace(scale=2.0), key={"agent": 0})
     before = snapshot(accountant)
-    with pytest.raises(
-        UnsupportedEventError, match=r"no accountant handler for Gaussian"
-    ):
+    with pytest.raises(UnsupportedEventError, match=r"no accountant handler for Gaussian"):
         accountant.spend(Gaussian(), key={"agent": 0})  # type: ignore[arg-type]
     with pytest.raises(ValueError):  # UnsupportedEventError is a ValueError
         foreign = Gaussian()
@@ -250,9 +229,7 @@ def test_unsupported_event_raises_and_changes_nothing() -> None:
 def test_budget_exceeded_raises_and_leaves_the_ledger_unchanged() -> None:
     accountant = Accountant(disjoint=("agent",), budget=PureDP(1.0))
     accountant.spend(events.Laplace(scale=1 / 0.6), key={"agent": 0})
-    accountant.record_draws(
-        keys={"agent": 0}, node=-1, level=-1, scale=1 / 0.6, l1_sensitivity=1.0
-    )
+    accountant.record_draws(keys={"agent": 0}, node=-1, level=-1, scale=1 / 0.6, l1_sensitivity=1.0)
     before = snapshot(accountant)
     with pytest.raises(BudgetExceededError, match=r"nothing was released"):
         accountant.spend(events.Laplace(scale=1 / 0.6), key={"agent": 0})
@@ -301,12 +278,8 @@ def test_would_exceed_does_not_change_state() -> None:
     before = snapshot(accountant)
     assert accountant.would_exceed(events.Laplace(scale=1.0), key={"agent": 0}) is True
     assert accountant.would_exceed(events.Laplace(scale=2.0), key={"agent": 0}) is False
-    assert accountant.would_exceed(
-        events.LaplaceTree(scale=1.0, horizon=2), key={"agent": 3}
-    )
-    assert not accountant.would_exceed(
-        events.LaplaceTree(scale=4.0, horizon=2), key={"agent": 3}
-    )
+    assert accountant.would_exceed(events.LaplaceTree(scale=1.0, horizon=2), key={"agent": 3})
+    assert not accountant.would_exceed(events.LaplaceTree(scale=4.0, horizon=2), key={"agent": 3})
     assert_unchanged(accountant, before)
     # After the dry runs, real charges behave as if they never happened.
     accountant.spend(events.Laplace(scale=2.0), key={"agent": 0})
@@ -327,18 +300,10 @@ def test_ledger_has_one_row_per_draw() -> None:
         events.LaplaceTree(scale=4.0, horizon=8), keys={"agent": [0, 1, 2], "arm": 1}
     )
     accountant.record_draws(
-        keys={"agent": [0, 1, 2], "arm": 1},
-        node=[4, 4, 4],
-        level=2,
-        scale=4.0,
-        l1_sensitivity=1.0,
+        keys={"agent": [0, 1, 2], "arm": 1}, node=[4, 4, 4], level=2, scale=4.0, l1_sensitivity=1.0
     )
     accountant.record_draws(
-        keys={"agent": 2, "arm": 0, "phase": "x"},
-        node=5,
-        level=0,
-        scale=2.0,
-        l1_sensitivity=3.0,
+        keys={"agent": 2, "arm": 0, "phase": "x"}, node=5, level=0, scale=2.0, l1_sensitivity=3.0
     )
     ledger = accountant.ledger
     assert list(ledger.columns) == [
@@ -367,9 +332,7 @@ def test_keep_draw_rows_false_only_counts() -> None:
     accountant.record_draws(
         keys={"agent": [0, 1, 2]}, node=1, level=0, scale=1.0, l1_sensitivity=1.0
     )
-    accountant.record_draws(
-        keys={"agent": 0}, node=[2, 3], level=0, scale=1.0, l1_sensitivity=1.0
-    )
+    accountant.record_draws(keys={"agent": 0}, node=[2, 3], level=0, scale=1.0, l1_sensitivity=1.0)
     assert accountant.n_draws == 5
     assert accountant.ledger.empty
     assert list(accountant.ledger.columns)[:1] == ["agent"]
@@ -377,9 +340,7 @@ def test_keep_draw_rows_false_only_counts() -> None:
 
 def test_charges_frame_describes_each_release() -> None:
     accountant = Accountant(disjoint=("agent",))
-    accountant.spend_many(
-        events.Laplace(scale=2.0, l1_sensitivity=3.0), keys={"agent": [7, 8]}
-    )
+    accountant.spend_many(events.Laplace(scale=2.0, l1_sensitivity=3.0), keys={"agent": [7, 8]})
     accountant.spend(events.LaplaceTree(scale=4.0, horizon=16), key={"agent": 7})
     charges = accountant.charges
     assert charges["agent"].tolist() == [7, 8, 7]
@@ -424,9 +385,7 @@ def test_get_delta_is_below_pure_conversion_and_non_increasing(
 ) -> None:
     accountant = Accountant(disjoint=("agent",), pld_discretization=1e-3)
     for agent, scale, horizon in charges:
-        accountant.spend(
-            events.LaplaceTree(scale=scale, horizon=horizon), key={"agent": agent}
-        )
+        accountant.spend(events.LaplaceTree(scale=scale, horizon=horizon), key={"agent": agent})
     pure = accountant.get_epsilon(0.0)
     grid = np.linspace(0.0, 1.2 * pure, 5)
     deltas = [accountant.get_delta(float(e)) for e in grid]
@@ -463,31 +422,23 @@ def test_epsilon_is_non_increasing_in_scale(a: float, b: float, horizon: int) ->
     results = []
     for scale in (small, large):
         accountant = Accountant(disjoint=("agent",), pld_discretization=COARSE)
-        accountant.spend(
-            events.LaplaceTree(scale=scale, horizon=horizon), key={"agent": 0}
-        )
+        accountant.spend(events.LaplaceTree(scale=scale, horizon=horizon), key={"agent": 0})
         results.append(accountant.routes(0.0)["pure"])
     assert results[0] >= results[1]
 
 
 @given(
     st.lists(
-        st.tuples(
-            st.integers(0, 4), st.sampled_from(SCALES), st.sampled_from([1, 2, 16])
-        ),
+        st.tuples(st.integers(0, 4), st.sampled_from(SCALES), st.sampled_from([1, 2, 16])),
         min_size=1,
         max_size=12,
     )
 )
-def test_parallel_composition_is_max_of_cell_sums(
-    charges: list[tuple[int, float, int]],
-) -> None:
+def test_parallel_composition_is_max_of_cell_sums(charges: list[tuple[int, float, int]]) -> None:
     accountant = Accountant(disjoint=("agent",), pld_discretization=COARSE)
     cell_sums: dict[int, float] = defaultdict(float)
     for agent, scale, horizon in charges:
-        accountant.spend(
-            events.LaplaceTree(scale=scale, horizon=horizon), key={"agent": agent}
-        )
+        accountant.spend(events.LaplaceTree(scale=scale, horizon=horizon), key={"agent": agent})
         cell_sums[agent] += horizon.bit_length() / scale
     pure = accountant.routes(0.0)["pure"]
     assert pure == pytest.approx(max(cell_sums.values()), rel=1e-12)
@@ -510,9 +461,7 @@ def test_parallel_composition_is_max_of_cell_sums(
     )
 )
 def test_pure_ledgers_stay_pure(charges: list[tuple[int, bool, float, int]]) -> None:
-    accountant = Accountant(
-        disjoint=("agent",), keep_draw_rows=False, pld_discretization=COARSE
-    )
+    accountant = Accountant(disjoint=("agent",), keep_draw_rows=False, pld_discretization=COARSE)
     for agent, is_tree, scale, horizon in charges:
         event = (
             events.LaplaceTree(scale=scale, horizon=horizon)
@@ -548,9 +497,7 @@ def test_pld_route_is_at_most_pure_plus_discretisation(
     accountant = Accountant(disjoint=("agent",), pld_discretization=1e-3)
     n_laplace = 0
     for scale, horizon in charges:
-        accountant.spend(
-            events.LaplaceTree(scale=scale, horizon=horizon), key={"agent": 0}
-        )
+        accountant.spend(events.LaplaceTree(scale=scale, horizon=horizon), key={"agent": 0})
         n_laplace += horizon.bit_length()
     routes = accountant.routes(delta)
     slack = (n_laplace + 1) * accountant.pld_discretization
@@ -615,6 +562,7 @@ def test_odometer_tracks_spend_and_refuses_past_the_budget():
 # dp-accounting's shape: supports, compose, a required target_delta (issue 21)
 # ---------------------------------------------------------------------------------
 
+
 class _Unregistered:  # a foreign event type with no handler
     pass
 
@@ -629,7 +577,8 @@ def _frozen_unregistered():
     return Unregistered()
 
 
-def _sampled(relation: str, inner=events.Laplace(scale=2.0)):
+def _sampled(relation: str, inner=None):
+    inner = events.Laplace(scale=2.0) if inner is None else inner
     return PoissonSampled(event=inner, sampling_rate=0.1, neighboring_relation=relation)
 
 
@@ -647,37 +596,50 @@ SUPPORT_CASES = [
     ("k_ary_rr", events.RandomizedResponse(epsilon=0.3, num_buckets=4)),
     ("opaque", events.OpaqueApproxDP(epsilon=0.2, delta=1e-9)),
     ("non_private", events.NonPrivate(reason="raw")),
-    ("matrix", events.SymmetricMatrixGaussian(noise_stddev=2.0, dim=3,
-                                              frobenius_sensitivity=1.5)),
-    ("matrix_tree", SymmetricMatrixGaussianTree(noise_stddev=2.0, dim=3,
-                                                frobenius_sensitivity=1.5, capacity=8)),
-    ("interval", IntervalRelease(scales=(1.0, 0.5), l1_sensitivities=(0.5, 0.25),
-                                 counts=(2, 4))),
+    ("matrix", events.SymmetricMatrixGaussian(noise_stddev=2.0, dim=3, frobenius_sensitivity=1.5)),
+    (
+        "matrix_tree",
+        SymmetricMatrixGaussianTree(noise_stddev=2.0, dim=3, frobenius_sensitivity=1.5, capacity=8),
+    ),
+    ("interval", IntervalRelease(scales=(1.0, 0.5), l1_sensitivities=(0.5, 0.25), counts=(2, 4))),
     ("sampled_add_remove", _sampled("add_or_remove_one")),
     ("sampled_replace", _sampled("replace_one")),
-    ("self_composed_sampled_replace",
-     events.SelfComposed(event=_sampled("replace_one"), count=3)),
-    ("composed_sampled_add_remove",
-     events.Composed(events=(events.Laplace(scale=1.0), _sampled("add_or_remove_one")))),
-    ("self_composed_k_ary_rr",
-     events.SelfComposed(event=events.RandomizedResponse(epsilon=0.3, num_buckets=3),
-                         count=2)),
+    ("self_composed_sampled_replace", events.SelfComposed(event=_sampled("replace_one"), count=3)),
+    (
+        "composed_sampled_add_remove",
+        events.Composed(events=(events.Laplace(scale=1.0), _sampled("add_or_remove_one"))),
+    ),
+    (
+        "self_composed_k_ary_rr",
+        events.SelfComposed(event=events.RandomizedResponse(epsilon=0.3, num_buckets=3), count=2),
+    ),
     ("dp_gaussian", dp_accounting.GaussianDpEvent(2.0)),
     ("dp_sampled", dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(1.0))),
     ("dp_unsupported", dp_accounting.UnsupportedDpEvent()),
     ("not_an_event", _Unregistered()),
     ("an_int", 5),
     ("self_composed_unregistered", events.SelfComposed(event=_frozen_unregistered(), count=2)),
-    ("composed_unregistered", events.Composed(events=(events.Laplace(scale=1.0),
-                                                      _frozen_unregistered()))),
+    (
+        "composed_unregistered",
+        events.Composed(events=(events.Laplace(scale=1.0), _frozen_unregistered())),
+    ),
 ]
 
 #: Which cases no accountant supports, and which only one relation family does.
-_NEVER = {"dp_unsupported", "not_an_event", "an_int", "self_composed_unregistered",
-          "composed_unregistered"}
+_NEVER = {
+    "dp_unsupported",
+    "not_an_event",
+    "an_int",
+    "self_composed_unregistered",
+    "composed_unregistered",
+}
 _ADD_REMOVE_ONLY = {"sampled_add_remove", "composed_sampled_add_remove"}
-_REPLACE_ONLY = {"k_ary_rr", "sampled_replace", "self_composed_sampled_replace",
-                 "self_composed_k_ary_rr"}
+_REPLACE_ONLY = {
+    "k_ary_rr",
+    "sampled_replace",
+    "self_composed_sampled_replace",
+    "self_composed_k_ary_rr",
+}
 
 
 def _spend_accepts(relation: NeighboringRelation, event) -> bool:
@@ -701,8 +663,11 @@ def test_supports_is_exactly_what_spend_accepts_and_charges_nothing(
     assert accountant.get_epsilon(0.0) == 0.5
     assert supported is _spend_accepts(relation, event)
     add_remove = relation is NeighboringRelation.ADD_OR_REMOVE_ONE
-    expected = not (name in _NEVER or (name in _ADD_REMOVE_ONLY and not add_remove)
-                    or (name in _REPLACE_ONLY and add_remove))
+    expected = not (
+        name in _NEVER
+        or (name in _ADD_REMOVE_ONLY and not add_remove)
+        or (name in _REPLACE_ONLY and add_remove)
+    )
     assert supported is expected
 
 
@@ -711,8 +676,10 @@ def test_a_nested_event_without_a_handler_is_refused_when_charged() -> None:
     # unregistered event was accepted and every later query raised.
     accountant = Accountant()
     before = snapshot(accountant)
-    for event in (events.SelfComposed(event=_frozen_unregistered(), count=2),
-                  events.Composed(events=(_frozen_unregistered(),))):
+    for event in (
+        events.SelfComposed(event=_frozen_unregistered(), count=2),
+        events.Composed(events=(_frozen_unregistered(),)),
+    ):
         with pytest.raises(UnsupportedEventError, match="no accountant handler for Unregistered"):
             accountant.spend(event)
     assert_unchanged(accountant, before)
@@ -721,8 +688,9 @@ def test_a_nested_event_without_a_handler_is_refused_when_charged() -> None:
 
 @settings(max_examples=15, deadline=None)
 @given(
-    st.sampled_from([events.Laplace(scale=2.0), events.Gaussian(noise_multiplier=3.0),
-                     _sampled("replace_one")]),
+    st.sampled_from(
+        [events.Laplace(scale=2.0), events.Gaussian(noise_multiplier=3.0), _sampled("replace_one")]
+    ),
     st.integers(min_value=1, max_value=40),
 )
 def test_compose_count_is_count_spends(event, count: int) -> None:
@@ -747,14 +715,17 @@ def test_compose_defaults_to_one_release_and_accepts_dp_accounting_events() -> N
     assert ours.get_epsilon(1e-5) == theirs.get_epsilon(1e-5)
 
 
-@pytest.mark.parametrize("count, error, match", [
-    (0, ValueError, r"`count` must be >= 1, got 0"),
-    (-3, ValueError, r"`count` must be >= 1, got -3"),
-    (1.0, TypeError, r"`count` must be an integer, got float"),
-    (True, TypeError, r"`count` must be an integer, got bool"),
-    ("2", TypeError, r"`count` must be an integer, got str"),
-    (10**6 + 1, ValueError, r"`count` must be <= MAX_COUNT"),
-])
+@pytest.mark.parametrize(
+    "count, error, match",
+    [
+        (0, ValueError, r"`count` must be >= 1, got 0"),
+        (-3, ValueError, r"`count` must be >= 1, got -3"),
+        (1.0, TypeError, r"`count` must be an integer, got float"),
+        (True, TypeError, r"`count` must be an integer, got bool"),
+        ("2", TypeError, r"`count` must be an integer, got str"),
+        (10**6 + 1, ValueError, r"`count` must be <= MAX_COUNT"),
+    ],
+)
 def test_compose_validates_count_and_changes_nothing(count, error, match) -> None:
     acc = Accountant()
     acc.compose(events.Laplace(scale=4.0))
@@ -780,8 +751,7 @@ def test_compose_refuses_what_spend_refuses_and_changes_nothing() -> None:
     assert acc.compose(events.Laplace(scale=2.0)).get_epsilon(0.0) == 1.0  # exactly the budget
 
 
-@pytest.mark.parametrize("query", ["get_epsilon", "routes", "tightest", "lower_bound",
-                                   "bracket"])
+@pytest.mark.parametrize("query", ["get_epsilon", "routes", "tightest", "lower_bound", "bracket"])
 def test_target_delta_is_required(query: str) -> None:
     # A default of delta = 0 silently answered inf on any Gaussian ledger.
     acc = Accountant().compose(events.Gaussian(noise_multiplier=2.0))

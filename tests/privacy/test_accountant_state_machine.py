@@ -28,16 +28,15 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from fedpriv.privacy import Accountant
+from fedpriv.privacy.accounting import events
+from fedpriv.privacy.accounting.guarantees import ApproxDP, PureDP
+from fedpriv.privacy.errors import ToolkitError
+from fedpriv.privacy.ledger import accountant as accountant_module
+from fedpriv.privacy.ledger.running import RunningCells
 from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
-
-from fedpriv.privacy import Accountant
-from fedpriv.privacy.accounting import events
-from fedpriv.privacy.ledger import accountant as accountant_module
-from fedpriv.privacy.errors import ToolkitError
-from fedpriv.privacy.accounting.guarantees import ApproxDP, PureDP
-from fedpriv.privacy.ledger.running import RunningCells
 
 MAX_EXAMPLES = 12
 STEPS = 15
@@ -56,8 +55,16 @@ FIELDS = [
 ]
 NOT_EVENTS = [PureDP(1.0), "laplace", None, 3.0]
 LABELS = st.one_of(st.integers(0, 2), st.sampled_from([math.nan, "a", True]))
-HOSTILE_KEYS = [{"agent": {"x": 1}}, {"agent": {0, 1}}, {"agent": [[0], [1]]},
-                {"agent": [object()]}, {"arm": 0}, {}, ["agent"], None]
+HOSTILE_KEYS = [
+    {"agent": {"x": 1}},
+    {"agent": {0, 1}},
+    {"agent": [[0], [1]]},
+    {"agent": [object()]},
+    {"arm": 0},
+    {},
+    ["agent"],
+    None,
+]
 
 #: What a refused charge or a query may raise: typed errors only.
 TYPED = (ValueError, TypeError, ToolkitError)
@@ -96,14 +103,12 @@ def event_specs(draw):
             value = draw(st.sampled_from(VALID_SCALES))
     else:
         value = draw(st.sampled_from(HOSTILE))
-    return Spec(f"{cls.__name__}(**{base!r}, {field}={value!r})",
-                lambda: cls(**{**base, field: value}))
+    return Spec(
+        f"{cls.__name__}(**{base!r}, {field}={value!r})", lambda: cls(**{**base, field: value})
+    )
 
 
-KEY_SPECS = st.one_of(
-    LABELS.map(lambda label: {"agent": label}),
-    st.sampled_from(HOSTILE_KEYS),
-)
+KEY_SPECS = st.one_of(LABELS.map(lambda label: {"agent": label}), st.sampled_from(HOSTILE_KEYS))
 MANY_KEY_SPECS = st.one_of(
     st.lists(LABELS, min_size=1, max_size=4).map(lambda labels: {"agent": labels}),
     st.sampled_from(HOSTILE_KEYS),
@@ -125,8 +130,9 @@ class AccountantMachine(RuleBasedStateMachine):
     def start(self, budget) -> None:
         self.budget = budget
         self.budget_delta = budget.delta if isinstance(budget, ApproxDP) else 0.0
-        self.accountant = Accountant(budget=budget, disjoint=("agent",), store=self.path,
-                                     store_synchronous="normal")
+        self.accountant = Accountant(
+            budget=budget, disjoint=("agent",), store=self.path, store_synchronous="normal"
+        )
 
     def teardown(self) -> None:
         if self.accountant is not None:
@@ -136,8 +142,8 @@ class AccountantMachine(RuleBasedStateMachine):
     # ------------------------------------------------------------------ helpers
     def _model(self) -> Accountant:
         replay = Accountant(disjoint=("agent",))
-        for event, keys in self.accepted:
-            replay.spend_many(event, keys=keys)
+        for accepted, keys in self.accepted:
+            replay.spend_many(accepted, keys=keys)
         return replay
 
     def _state(self, accountant: Accountant) -> tuple:
@@ -189,8 +195,7 @@ class AccountantMachine(RuleBasedStateMachine):
 
     @rule(event_spec=event_specs(), keys=MANY_KEY_SPECS)
     def spend_many(self, event_spec, keys) -> None:
-        self._charge(lambda event, k: self.accountant.spend_many(event, keys=k),
-                     event_spec, keys)
+        self._charge(lambda event, k: self.accountant.spend_many(event, keys=k), event_spec, keys)
 
     @rule(event_spec=event_specs(), keys=KEY_SPECS)
     def would_exceed(self, event_spec, keys) -> None:
@@ -218,8 +223,12 @@ class AccountantMachine(RuleBasedStateMachine):
         self.accountant = Accountant.open(self.path, store_synchronous="normal")
         pd.testing.assert_frame_equal(self.accountant.charges, self._model().charges)
 
-    @rule(scale=st.sampled_from(VALID_SCALES), label=st.integers(0, 2),
-          point=st.sampled_from(INTERRUPT_POINTS), many=st.booleans())
+    @rule(
+        scale=st.sampled_from(VALID_SCALES),
+        label=st.integers(0, 2),
+        point=st.sampled_from(INTERRUPT_POINTS),
+        many=st.booleans(),
+    )
     def interrupt(self, scale, label, point, many) -> None:
         before = self._state(self.accountant)
 
@@ -269,12 +278,14 @@ class AccountantMachine(RuleBasedStateMachine):
     def queries_answer_or_raise_typed(self) -> None:
         if self.accountant is None:
             return
-        for query in (lambda: self.accountant.routes(self.budget_delta),
-                      lambda: self.accountant.lower_bound(self.budget_delta),
-                      lambda: self.accountant.get_delta(1.0),
-                      lambda: self.accountant.get_epsilon(1e-5, where={"agent": 0}),
-                      lambda: self.accountant.get_epsilon(math.nan),
-                      lambda: self.accountant.routes(0.0, where={"arm": 0})):
+        for query in (
+            lambda: self.accountant.routes(self.budget_delta),
+            lambda: self.accountant.lower_bound(self.budget_delta),
+            lambda: self.accountant.get_delta(1.0),
+            lambda: self.accountant.get_epsilon(1e-5, where={"agent": 0}),
+            lambda: self.accountant.get_epsilon(math.nan),
+            lambda: self.accountant.routes(0.0, where={"arm": 0}),
+        ):
             try:
                 value = query()
             except TYPED:
@@ -283,7 +294,9 @@ class AccountantMachine(RuleBasedStateMachine):
 
     @invariant()
     def store_is_the_model(self) -> None:
-        if self.accountant is not None and len(self.accepted) % 4 == 0:  # every few steps: opening verifies the chain
+        if (
+            self.accountant is not None and len(self.accepted) % 4 == 0
+        ):  # every few steps: opening verifies the chain
             self._assert_store_matches()
 
 

@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
 from fedpriv.privacy import Accountant
 from fedpriv.privacy.accounting import events
-from fedpriv.privacy.ledger import accountant as accountant_module
-from fedpriv.privacy.errors import BudgetExceededError
 from fedpriv.privacy.accounting.guarantees import ApproxDP, PureDP
+from fedpriv.privacy.errors import BudgetExceededError
+from fedpriv.privacy.ledger import accountant as accountant_module
 from fedpriv.privacy.ledger.running import RunningCells
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.privacy._support import assert_unchanged, snapshot
 
@@ -149,8 +148,11 @@ _HOSTILE_KEYS = [{"agent": {"x": 1}}, {"agent": {0, 1}}, {"agent": [[0], [1]]}, 
 _ACTIONS = st.lists(
     st.one_of(
         st.tuples(st.just("spend"), st.sampled_from(_VALID), st.integers(0, 3)),
-        st.tuples(st.just("spend_many"), st.sampled_from(_VALID),
-                  st.lists(st.integers(0, 3), min_size=1, max_size=3)),
+        st.tuples(
+            st.just("spend_many"),
+            st.sampled_from(_VALID),
+            st.lists(st.integers(0, 3), min_size=1, max_size=3),
+        ),
         st.tuples(st.just("would_exceed"), st.sampled_from(_VALID), st.integers(0, 3)),
         st.tuples(st.just("bad_key"), st.sampled_from(_VALID), st.sampled_from(_HOSTILE_KEYS)),
         st.tuples(st.just("interrupt"), st.sampled_from(_VALID), st.integers(0, 3)),
@@ -170,8 +172,10 @@ def test_any_sequence_of_spends_keeps_exactly_the_accepted_charges(actions):
         accepted = False
         if kind == "interrupt":
             with pytest.MonkeyPatch.context() as patch:
+
                 def interrupted(*args, **kwargs):
                     raise KeyboardInterrupt
+
                 # while pricing: exactly, or on the running cells (issue 23)
                 patch.setattr(accountant_module, "compose_routes", interrupted)
                 patch.setattr(RunningCells, "price", interrupted)

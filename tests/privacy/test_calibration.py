@@ -27,12 +27,9 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
 from fedpriv.privacy import Accountant
 from fedpriv.privacy.accounting import events
-from fedpriv.privacy.ledger.accountant import RELATIVE_TOLERANCE, event_epsilon
+from fedpriv.privacy.accounting.tree import released_tree_depth
 from fedpriv.privacy.calibrations import (
     INTERVAL_CONFIDENCE,
     PAPER_LOG_BASES,
@@ -53,7 +50,9 @@ from fedpriv.privacy.calibrations import (
     li_song_participants,
     paper_log_rounds,
 )
-from fedpriv.privacy.accounting.tree import released_tree_depth
+from fedpriv.privacy.ledger.accountant import RELATIVE_TOLERANCE, event_epsilon
+from hypothesis import given
+from hypothesis import strategies as st
 
 # ---------------------------------------------------------------------------------
 # Independent references
@@ -86,8 +85,7 @@ def _tree_epsilon(
     """``(route, ε)`` at δ = 0 of one LaplaceTree stream, through the accountant."""
     accountant = Accountant(disjoint=("agent", "arm"))
     accountant.spend(
-        events.LaplaceTree(scale=scale, horizon=horizon,
-                           released_prefixes=released_prefixes),
+        events.LaplaceTree(scale=scale, horizon=horizon, released_prefixes=released_prefixes),
         key={"agent": 0, "arm": 0},
     )
     return accountant.tightest(0.0)
@@ -105,9 +103,7 @@ def test_paper_scale_at_sixteen_rounds_on_a_counter_releasing_every_prefix() -> 
     route, epsilon = _tree_epsilon(scale, 16)
     assert (route, epsilon) == ("pure", 1.25)  # 5 levels / 4
     accountant = Accountant(disjoint=("agent", "arm"))
-    accountant.spend(
-        events.LaplaceTree(scale=scale, horizon=16), key={"agent": 0, "arm": 0}
-    )
+    accountant.spend(events.LaplaceTree(scale=scale, horizon=16), key={"agent": 0, "arm": 0})
     assert accountant.get_epsilon(0.0) == 1.25
     routes = accountant.routes(0.0)
     assert routes["pure"] == 1.25
@@ -166,8 +162,9 @@ def test_fed_ucb_view_factors_under_ln_are_four_thirds_and_ten_sevenths() -> Non
     # ... and not a bound: at T = 17..20 the view's factor is 5 / ⌈ln T⌉ = 5/3.
     for horizon in (17, 20):
         scale = fed_ucb_scale(1.0, horizon, mode="paper", log_base="e")
-        assert event_epsilon(events.LaplaceTree(
-            scale=scale, horizon=horizon, released_prefixes=horizon - 1)) == pytest.approx(5 / 3)
+        assert event_epsilon(
+            events.LaplaceTree(scale=scale, horizon=horizon, released_prefixes=horizon - 1)
+        ) == pytest.approx(5 / 3)
 
 
 def test_paper_scale_with_natural_log_at_sixteen_rounds() -> None:
@@ -181,9 +178,7 @@ def test_paper_scale_with_natural_log_at_sixteen_rounds() -> None:
 
 
 @pytest.mark.parametrize(("log_base", "expected"), [("2", 1.0), ("e", 20 / 14)])
-def test_paper_scale_at_six_hundred_thousand_rounds(
-    log_base: str, expected: float
-) -> None:
+def test_paper_scale_at_six_hundred_thousand_rounds(log_base: str, expected: float) -> None:
     scale = fed_ucb_scale(1.0, 600_000, mode="paper", log_base=log_base)
     route, epsilon = _tree_epsilon(scale, 600_000)
     assert route == "pure"
@@ -205,8 +200,9 @@ def test_paper_log2_overshoot_on_a_counter_releasing_every_prefix(
         scale = fed_ucb_scale(epsilon, horizon, mode="paper", log_base="2")
         got = event_epsilon(events.LaplaceTree(scale=scale, horizon=horizon))
         assert got == pytest.approx(ratio * epsilon, rel=1e-12)
-        view = event_epsilon(events.LaplaceTree(
-            scale=scale, horizon=horizon, released_prefixes=horizon - 1))
+        view = event_epsilon(
+            events.LaplaceTree(scale=scale, horizon=horizon, released_prefixes=horizon - 1)
+        )
         assert view == pytest.approx(epsilon, rel=1e-12)
 
 
@@ -224,23 +220,23 @@ def test_corrected_calibration_is_exactly_epsilon(epsilon: float, horizon: int) 
     # least one), or 1..T when the final estimate is published.
     for publish_final, released in ((False, max(1, horizon - 1)), (True, horizon)):
         scale = fed_ucb_scale(epsilon, horizon, mode="corrected", publish_final=publish_final)
-        node_epsilon = fed_ucb_node_epsilon(epsilon, horizon, mode="corrected",
-                                            publish_final=publish_final)
+        node_epsilon = fed_ucb_node_epsilon(
+            epsilon, horizon, mode="corrected", publish_final=publish_final
+        )
         assert node_epsilon == pytest.approx(epsilon / _levels(released), rel=1e-15)
         assert scale * node_epsilon == pytest.approx(1.0, rel=1e-15)  # b = 1/ε'
         # event_epsilon is the accountant's pure route for one stream (the PLD route
         # is inf at δ = 0 and would only cost time here).
-        spent = event_epsilon(events.LaplaceTree(scale=scale, horizon=horizon,
-                                                 released_prefixes=released))
+        spent = event_epsilon(
+            events.LaplaceTree(scale=scale, horizon=horizon, released_prefixes=released)
+        )
         assert spent <= epsilon * (1 + RELATIVE_TOLERANCE)
         assert spent >= epsilon * (1 - RELATIVE_TOLERANCE)
 
 
 @pytest.mark.parametrize("log_base", sorted(PAPER_LOG_BASES))
 @given(epsilon=epsilons, horizon=st.integers(min_value=1, max_value=10**7))
-def test_paper_calibration_uses_ceil_log(
-    log_base: str, epsilon: float, horizon: int
-) -> None:
+def test_paper_calibration_uses_ceil_log(log_base: str, epsilon: float, horizon: int) -> None:
     rounds = _ceil_log(horizon, log_base)
     assert paper_log_rounds(horizon, log_base) == rounds
     assert fed_ucb_node_epsilon(epsilon, horizon, mode="paper", log_base=log_base) == (
@@ -271,9 +267,7 @@ def test_paper_calibration_uses_ceil_log(
         (2**20 + 1, "2", 21),
     ],
 )
-def test_paper_log_rounds_known_values(
-    horizon: int, log_base: str, rounds: int
-) -> None:
+def test_paper_log_rounds_known_values(horizon: int, log_base: str, rounds: int) -> None:
     assert paper_log_rounds(horizon, log_base) == rounds
 
 
@@ -284,15 +278,11 @@ def test_infinite_epsilon_means_no_noise() -> None:
 
 
 def test_calibration_validation() -> None:
-    with pytest.raises(
-        ValueError, match=r"`mode` must be 'paper' or 'corrected', got 'x'"
-    ):
+    with pytest.raises(ValueError, match=r"`mode` must be 'paper' or 'corrected', got 'x'"):
         fed_ucb_scale(1.0, 16, mode="x")
     with pytest.raises(ValueError, match=r"`mode` must be 'paper' or 'corrected'"):
         fed_ucb_node_epsilon(1.0, 16, mode="Paper")
-    with pytest.raises(
-        ValueError, match=r"`log_base` must be one of \['10', '2', 'e'\]"
-    ):
+    with pytest.raises(ValueError, match=r"`log_base` must be one of \['10', '2', 'e'\]"):
         fed_ucb_scale(1.0, 16, mode="paper", log_base="3")
     with pytest.raises(ValueError, match=r"`epsilon` must be in \(0, inf\], got 0\.0"):
         fed_ucb_scale(0.0, 16, mode="corrected")
@@ -348,12 +338,7 @@ def _feducb_reference(
     ],
 )
 def test_feducb_reproduces_report_table(
-    epsilon: float,
-    sigma: float,
-    classical: float,
-    lam: float,
-    rho_max: float,
-    kappa: float,
+    epsilon: float, sigma: float, classical: float, lam: float, rho_max: float, kappa: float
 ) -> None:
     cal = feducb_privatizer(epsilon, 0.1, horizon=10**7, n_agents=100, dim=10)
     m, ref_sigma, ref_lam, ref_kappa = _feducb_reference(
@@ -365,9 +350,7 @@ def test_feducb_reproduces_report_table(
     assert cal.kappa == pytest.approx(ref_kappa, rel=1e-12)
     assert cal.rho_min == cal.op_norm_bound and cal.rho_max == 3 * cal.op_norm_bound
     # feducb.md §3.6 item 1: classical σ² = 16 m (L²+1)² ln(2/δ) ln(2.5 m/δ) / ε².
-    ref_classical = math.sqrt(
-        16 * 25 * 4 * math.log(20) * math.log(2.5 * 25 / 0.1) / epsilon**2
-    )
+    ref_classical = math.sqrt(16 * 25 * 4 * math.log(20) * math.log(2.5 * 25 / 0.1) / epsilon**2)
     assert cal.classical_noise_stddev == pytest.approx(ref_classical, rel=1e-12)
     # The report's rounded values.
     assert cal.noise_stddev == pytest.approx(sigma, rel=2e-3)
@@ -395,17 +378,13 @@ def test_feducb_experiment_setting() -> None:
     # m = 1 + ⌈log2 10⁴⌉ = 15 and σ_N = 4 √15 · 2 · ln 20 / 1.
     cal = feducb_privatizer(1.0, 0.1, horizon=10**4, n_agents=10, dim=10)
     assert cal.tree_depth == 15
-    assert cal.noise_stddev == pytest.approx(
-        8 * math.sqrt(15) * math.log(20), rel=1e-12
-    )
+    assert cal.noise_stddev == pytest.approx(8 * math.sqrt(15) * math.log(20), rel=1e-12)
     assert cal.noise_stddev == pytest.approx(92.819, rel=1e-5)
 
 
 def test_feducb_versions_differ_only_in_beta() -> None:
     full = feducb_privatizer(1.0, 0.1, horizon=10**7, n_agents=100, dim=10)
-    neurips = feducb_privatizer(
-        1.0, 0.1, horizon=10**7, n_agents=100, dim=10, version="neurips"
-    )
+    neurips = feducb_privatizer(1.0, 0.1, horizon=10**7, n_agents=100, dim=10, version="neurips")
     assert dataclasses.replace(neurips, version="full", beta_privacy_term=0.0) == (
         dataclasses.replace(full, beta_privacy_term=0.0)
     )
@@ -427,9 +406,7 @@ def test_feducb_versions_differ_only_in_beta() -> None:
     epsilon=st.floats(min_value=0.01, max_value=20.0),
     delta=st.floats(min_value=1e-9, max_value=0.9),
 )
-def test_feducb_depth_and_noise_multiplier(
-    n: int, epsilon: float, delta: float
-) -> None:
+def test_feducb_depth_and_noise_multiplier(n: int, epsilon: float, delta: float) -> None:
     cal = feducb_privatizer(epsilon, delta, horizon=10**6, n_agents=3, dim=2, n_syncs=n)
     m = cal.tree_depth
     assert 2 ** (m - 1) >= n and (n == 1 or 2 ** (m - 2) < n)  # 1 + ⌈log2 n⌉
@@ -457,9 +434,7 @@ def test_feducb_bounds_and_depth_override() -> None:
         1.0, 0.1, horizon=1000, n_agents=4, dim=3, tree_depth=base.tree_depth + 2
     )
     assert deeper.tree_depth == base.tree_depth + 2 == 13
-    assert deeper.noise_stddev == pytest.approx(
-        base.noise_stddev * math.sqrt(13 / 11), rel=1e-12
-    )
+    assert deeper.noise_stddev == pytest.approx(base.noise_stddev * math.sqrt(13 / 11), rel=1e-12)
 
 
 def test_feducb_validation() -> None:
@@ -481,19 +456,13 @@ def test_feducb_validation() -> None:
         feducb_privatizer(1.0, 0.1, horizon=10, n_agents=0, dim=2)
     with pytest.raises(ValueError, match=r"`n_syncs` must be >= 1, got 0"):
         feducb_privatizer(1.0, 0.1, n_syncs=0, **kwargs)
-    with pytest.raises(
-        ValueError, match=r"`n_syncs` must be <= horizon = 100, got 101"
-    ):
+    with pytest.raises(ValueError, match=r"`n_syncs` must be <= horizon = 100, got 101"):
         feducb_privatizer(1.0, 0.1, n_syncs=101, **kwargs)
-    with pytest.raises(
-        ValueError, match=r"`tree_depth` must be >= 1 \+ ceil\(log2 n\) = 8"
-    ):
+    with pytest.raises(ValueError, match=r"`tree_depth` must be >= 1 \+ ceil\(log2 n\) = 8"):
         feducb_privatizer(1.0, 0.1, tree_depth=7, **kwargs)
     with pytest.raises(ValueError, match=r"`bound_x` must be in \(0, inf\)"):
         feducb_privatizer(1.0, 0.1, bound_x=0.0, **kwargs)
-    with pytest.raises(
-        ValueError, match=r"`version` must be one of \('full', 'neurips'\)"
-    ):
+    with pytest.raises(ValueError, match=r"`version` must be one of \('full', 'neurips'\)"):
         feducb_privatizer(1.0, 0.1, version="arxiv", **kwargs)
 
 
@@ -520,16 +489,12 @@ def test_li_song_experiment_claims(epsilon: float, claimed: float) -> None:
     n_agents=st.integers(min_value=1, max_value=500),
     n_pulls=st.integers(min_value=1, max_value=10**6),
 )
-def test_li_song_release_epsilon_is_m_epsilon(
-    epsilon: float, n_agents: int, n_pulls: int
-) -> None:
+def test_li_song_release_epsilon_is_m_epsilon(epsilon: float, n_agents: int, n_pulls: int) -> None:
     scale = li_song_epoch_scale(epsilon, n_agents=n_agents, n_pulls_in_epoch=n_pulls)
     claimed = li_song_claimed_epsilon(epsilon, n_agents=n_agents)
     assert claimed == pytest.approx(n_agents * epsilon, rel=1e-15)
     # ε_release = sensitivity / scale, through the accountant's Laplace event.
-    release = events.Laplace(
-        scale=scale, l1_sensitivity=li_song_mean_sensitivity(n_pulls)
-    )
+    release = events.Laplace(scale=scale, l1_sensitivity=li_song_mean_sensitivity(n_pulls))
     assert event_epsilon(release) == pytest.approx(claimed, rel=1e-12)
 
 
@@ -538,9 +503,7 @@ def test_li_song_release_epsilon_is_m_epsilon(
     n_agents=st.integers(min_value=1, max_value=200),
     epsilon=st.floats(min_value=1e-3, max_value=10.0),
 )
-def test_li_song_partial_participation(
-    tenths: int, n_agents: int, epsilon: float
-) -> None:
+def test_li_song_partial_participation(tenths: int, n_agents: int, epsilon: float) -> None:
     rate = tenths / 20  # p ∈ {0.05, 0.1, ..., 1}
     # §IV-B: N = ⌈pM⌉, in exact decimal arithmetic.
     expected = math.ceil(Fraction(str(rate)) * n_agents)
@@ -550,20 +513,12 @@ def test_li_song_partial_participation(
     )
     assert claimed == pytest.approx(expected * epsilon, rel=1e-15)
     scale = li_song_epoch_scale(
-        epsilon,
-        n_agents=n_agents,
-        n_pulls_in_epoch=9,
-        partial=True,
-        participation_rate=rate,
+        epsilon, n_agents=n_agents, n_pulls_in_epoch=9, partial=True, participation_rate=rate
     )
     assert scale == pytest.approx(1 / (expected * epsilon * 9), rel=1e-15)
     assert li_song_mean_sensitivity(9) / scale == pytest.approx(claimed, rel=1e-12)
     by_count = li_song_epoch_scale(
-        epsilon,
-        n_agents=n_agents,
-        n_pulls_in_epoch=9,
-        partial=True,
-        n_participants=expected,
+        epsilon, n_agents=n_agents, n_pulls_in_epoch=9, partial=True, n_participants=expected
     )
     assert by_count == scale
 
@@ -590,12 +545,8 @@ def test_li_song_validation() -> None:
     with pytest.raises(ValueError, match=r"`n_agents` must be >= 1, got 0"):
         li_song_claimed_epsilon(1.0, n_agents=0)
     for rate in (0.0, -0.2, 1.5):
-        with pytest.raises(
-            ValueError, match=r"`participation_rate` must be in \(0, 1\]"
-        ):
-            li_song_claimed_epsilon(
-                1.0, n_agents=5, partial=True, participation_rate=rate
-            )
+        with pytest.raises(ValueError, match=r"`participation_rate` must be in \(0, 1\]"):
+            li_song_claimed_epsilon(1.0, n_agents=5, partial=True, participation_rate=rate)
     with pytest.raises(ValueError, match=r"`n_participants` must be <= n_agents = 5"):
         li_song_claimed_epsilon(1.0, n_agents=5, partial=True, n_participants=6)
     with pytest.raises(ValueError, match=r"`n_participants` must be >= 1, got 0"):
@@ -625,8 +576,7 @@ def _zeta(s: float) -> float:
 
 
 @pytest.mark.parametrize(
-    ("epsilon", "f"),
-    [(0.1, 10), (0.3, 4), (0.5, 2), (1.0, 1), (2.0, 1), (0.07, 15), (1 / 3, 3)],
+    ("epsilon", "f"), [(0.1, 10), (0.3, 4), (0.5, 2), (1.0, 1), (2.0, 1), (0.07, 15), (1 / 3, 3)]
 )
 def test_interval_length_known_values(epsilon: float, f: int) -> None:
     assert interval_length(epsilon) == f  # f = ⌈1/ε⌉ (DP-UCB-INT, R-m)
@@ -704,17 +654,13 @@ def test_interval_claims_match_report(
     # DRV'10 k-fold: ε₀ sqrt(2k ln(1/δ')) + k ε₀ (e^ε₀ − 1), ε₀ = ε₁, k = #releases.
     log_term = math.log(1e5)
     e0 = eps_j[0]
-    homogeneous = e0 * math.sqrt(2 * releases * log_term) + releases * e0 * math.expm1(
-        e0
-    )
+    homogeneous = e0 * math.sqrt(2 * releases * log_term) + releases * e0 * math.expm1(e0)
     assert claim.homogeneous_epsilon == pytest.approx(homogeneous, rel=1e-12)
     # ζ route: sqrt(2 ln(1/δ') ζ f^-ϑ) + ζ f^-ϑ (e^ε₁ − 1)/ε₁.
     squares = _zeta(theta) * f**-theta
     root = math.sqrt(2 * log_term * squares)
     assert root == pytest.approx(sqrt_term, abs=6e-3)
-    assert claim.zeta_epsilon == pytest.approx(
-        root + squares * math.expm1(e0) / e0, rel=1e-9
-    )
+    assert claim.zeta_epsilon == pytest.approx(root + squares * math.expm1(e0) / e0, rel=1e-9)
     # Heterogeneous advanced composition over the actual releases never exceeds it.
     hetero = math.sqrt(2 * log_term * math.fsum(e * e for e in eps_j)) + math.fsum(
         e * math.expm1(e) for e in eps_j
@@ -722,12 +668,8 @@ def test_interval_claims_match_report(
     assert hetero <= claim.zeta_epsilon
 
 
-@pytest.mark.parametrize(
-    ("horizon", "expected"), [(10**3, 22.7), (10**4, 134.5), (10**5, 1053)]
-)
-def test_interval_homogeneous_claim_grows_like_sqrt_t(
-    horizon: int, expected: float
-) -> None:
+@pytest.mark.parametrize(("horizon", "expected"), [(10**3, 22.7), (10**4, 134.5), (10**5, 1053)])
+def test_interval_homogeneous_claim_grows_like_sqrt_t(horizon: int, expected: float) -> None:
     # byzantine.md §3.6: "ε′ ≈ 22.7 / 134.5 / 1053 for ε_dp = 0.1, ϑ = 1.1 and
     # N = 10³ / 10⁴ / 10⁵".
     claim = interval_claimed_guarantee(0.1, horizon, target_delta=1e-5, theta=1.1)
@@ -747,12 +689,7 @@ def test_interval_fixed_rule_claim() -> None:
 def test_interval_claim_without_release() -> None:
     claim = interval_claimed_guarantee(0.1, 9, target_delta=1e-5, theta=1.1)
     assert claim.n_releases == 0
-    assert (
-        claim.basic_epsilon
-        == claim.homogeneous_epsilon
-        == claim.per_release_epsilon
-        == 0
-    )
+    assert claim.basic_epsilon == claim.homogeneous_epsilon == claim.per_release_epsilon == 0
     assert interval_release_schedule(0.1, 9).size == 0
 
 
@@ -789,9 +726,7 @@ def test_interval_validation() -> None:
         interval_release_epsilons(0.5, [-3], rule="fixed")
     with pytest.raises(TypeError, match=r"`counts` must hold integers"):
         interval_noise_scales(0.5, [1.5], theta=1.5)
-    with pytest.raises(
-        ValueError, match=r"`rule` must be one of \('decaying', 'fixed'\)"
-    ):
+    with pytest.raises(ValueError, match=r"`rule` must be one of \('decaying', 'fixed'\)"):
         interval_noise_scales(0.5, [1], theta=1.5, rule="constant")
     for delta in (0.0, 1.0):
         with pytest.raises(ValueError, match=r"`target_delta` must be in \(0, 1\)"):

@@ -11,15 +11,19 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from fedpriv.privacy import Accountant
 from fedpriv.privacy.accounting import events
-from fedpriv.privacy.errors import ResourceLimitError
-from fedpriv.privacy.accounting.events import MAX_COUNT, MAX_DEPTH, MAX_EVENT_EPSILON, MAX_GAUSSIAN_MU
+from fedpriv.privacy.accounting.events import (
+    MAX_COUNT,
+    MAX_DEPTH,
+    MAX_EVENT_EPSILON,
+    MAX_GAUSSIAN_MU,
+)
 from fedpriv.privacy.accounting.guarantees import ApproxDP, PureDP
 from fedpriv.privacy.accounting.sampling import PoissonSampled
+from fedpriv.privacy.errors import ResourceLimitError
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.privacy._support import assert_unchanged, snapshot
 
@@ -39,9 +43,12 @@ from tests.privacy._support import assert_unchanged, snapshot
         (lambda: events.DiscreteGaussian(sigma=1e-9, l2_sensitivity=1.0), "`sigma`"),
         (lambda: events.SelfComposed(event=events.Laplace(scale=1.0), count=10**12), "MAX_COUNT"),
         (lambda: events.SelfComposed(event=events.Laplace(scale=1.0), count=2**63), "MAX_COUNT"),
-        (lambda: events.SelfComposed(
-            event=events.SelfComposed(event=events.Laplace(scale=1.0), count=10**4),
-            count=10**4), "MAX_COUNT"),
+        (
+            lambda: events.SelfComposed(
+                event=events.SelfComposed(event=events.Laplace(scale=1.0), count=10**4), count=10**4
+            ),
+            "MAX_COUNT",
+        ),
         (lambda: Accountant(pld_discretization=math.nan), r"`pld_discretization` must be in \["),
         (lambda: Accountant(pld_discretization=0.0), r"`pld_discretization` must be in \["),
         (lambda: Accountant(pld_discretization=math.inf), r"`pld_discretization` must be in \["),
@@ -73,11 +80,14 @@ def test_nesting_is_capped_at_max_depth():
     assert accountant.get_epsilon(0.0) == 1.0
 
 
-@pytest.mark.parametrize("event", [
-    events.RandomizedResponse(epsilon=MAX_EVENT_EPSILON),
-    events.SelfComposed(event=events.RandomizedResponse(epsilon=1.0), count=1000),
-    events.Gaussian(noise_stddev=1.0 / MAX_GAUSSIAN_MU),
-])
+@pytest.mark.parametrize(
+    "event",
+    [
+        events.RandomizedResponse(epsilon=MAX_EVENT_EPSILON),
+        events.SelfComposed(event=events.RandomizedResponse(epsilon=1.0), count=1000),
+        events.Gaussian(noise_stddev=1.0 / MAX_GAUSSIAN_MU),
+    ],
+)
 def test_the_ceilings_themselves_answer(event):
     accountant = Accountant()
     accountant.spend(event)
@@ -100,8 +110,11 @@ def test_a_charge_beyond_max_cell_releases_is_refused_with_or_without_budget(bud
         accountant.spend_many(events.Laplace(scale=1.0), keys=None)
     assert_unchanged(accountant, before)
     assert len(accountant.charges) == 1
-    for query in (lambda: accountant.routes(1e-5), lambda: accountant.lower_bound(1e-5),
-                  lambda: accountant.get_delta(1.0)):
+    for query in (
+        lambda: accountant.routes(1e-5),
+        lambda: accountant.lower_bound(1e-5),
+        lambda: accountant.get_delta(1.0),
+    ):
         query()  # every accepted ledger answers
 
 
@@ -150,12 +163,15 @@ def test_cell_ceiling_holds_across_processes_sharing_a_store(tmp_path):
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
-@pytest.mark.parametrize(("scale", "sensitivity", "count"), [
-    (0.001, 1, 1000),       # issue 20: "math domain error" from dp-accounting
-    (0.001, 3, 1000),
-    (1e-9, 1, 1),
-    (1.0, 10**15, 1),       # hung in dp-accounting's walk over the 10^15 losses
-])
+@pytest.mark.parametrize(
+    ("scale", "sensitivity", "count"),
+    [
+        (0.001, 1, 1000),  # issue 20: "math domain error" from dp-accounting
+        (0.001, 3, 1000),
+        (1e-9, 1, 1),
+        (1.0, 10**15, 1),  # hung in dp-accounting's walk over the 10^15 losses
+    ],
+)
 def test_extreme_discrete_laplace_answers_soundly(scale, sensitivity, count):
     """dp-accounting's discrete Laplace overflows exp(1/scale) past ~709 (its
     pessimistic PLD then has infinity mass 1, and self-composing it raises a math
@@ -181,11 +197,13 @@ def test_discrete_laplace_atoms_match_dp_accounting_where_both_apply():
     from fedpriv.privacy.accounting import handlers
 
     exact = handlers._discrete_laplace_pld(
-        events.DiscreteLaplace(scale=0.5, l1_sensitivity=3), 1e-4, True)
+        events.DiscreteLaplace(scale=0.5, l1_sensitivity=3), 1e-4, True
+    )
     atoms = handlers._atoms_pld(handlers._discrete_laplace_atoms(2.0, 3, True), 0.0, 1e-4, True)
     for epsilon in (0.0, 1.0, 2.5, 4.0, 5.9):
         assert atoms.get_delta_for_epsilon(epsilon) == pytest.approx(
-            exact.get_delta_for_epsilon(epsilon), rel=1e-6, abs=1e-12)
+            exact.get_delta_for_epsilon(epsilon), rel=1e-6, abs=1e-12
+        )
 
 
 def test_audit_mechanism_caps_samples_before_sampling():
@@ -199,8 +217,13 @@ def test_audit_mechanism_caps_samples_before_sampling():
 
     for name in ("samples", "pilot_samples"):
         with pytest.raises(ResourceLimitError, match=f"`{name}` must be in \\[1, "):
-            audit_mechanism(mechanism, NeighboringPair(0.0, 1.0), claim=PureDP(1.0),
-                            executor=None, **{name: 10**12})
+            audit_mechanism(
+                mechanism,
+                NeighboringPair(0.0, 1.0),
+                claim=PureDP(1.0),
+                executor=None,
+                **{name: 10**12},
+            )
     assert MAX_SAMPLES == 10**9 and calls == []
     assert np.isfinite(MAX_SAMPLES)
 
@@ -239,8 +262,11 @@ def test_a_wide_discrete_gaussian_is_priced_by_zcdp_not_walked(sigma):
 
 
 @settings(max_examples=60, deadline=None, derandomize=True)
-@given(st.lists(st.tuples(st.integers(-3, 3), st.booleans(), st.integers(0, 2**40)),
-                min_size=1, max_size=40))
+@given(
+    st.lists(
+        st.tuples(st.integers(-3, 3), st.booleans(), st.integers(0, 2**40)), min_size=1, max_size=40
+    )
+)
 def test_numeric_cell_counts_equal_the_per_row_count(rows) -> None:
     """The np.unique path of the charge-time cell count (integer and boolean labels)
     gives the per-row loop's cells and counts, keys comparing as the queries group."""
@@ -256,8 +282,12 @@ def test_numeric_cell_counts_equal_the_per_row_count(rows) -> None:
 
 
 @settings(max_examples=60, deadline=None, derandomize=True)
-@given(st.lists(st.tuples(st.integers(-3, 3), st.booleans(), st.integers(0, 2**40)),
-                min_size=1, max_size=40), st.booleans())
+@given(
+    st.lists(
+        st.tuples(st.integers(-3, 3), st.booleans(), st.integers(0, 2**40)), min_size=1, max_size=40
+    ),
+    st.booleans(),
+)
 def test_fullest_cell_bound_is_the_fullest_cell(rows, sort) -> None:
     """The fullest-cell count that lets a large ledger skip the per-cell tally is the
     largest per-cell count (monotone, dense and sparse label columns alike)."""

@@ -12,12 +12,11 @@ import math
 import typing
 
 import pytest
+from fedpriv.privacy.accounting import events
+from fedpriv.privacy.errors import UnsupportedEventError
+from fedpriv.privacy.ledger.accountant import event_epsilon
 from hypothesis import given
 from hypothesis import strategies as st
-
-from fedpriv.privacy.accounting import events
-from fedpriv.privacy.ledger.accountant import event_epsilon
-from fedpriv.privacy.errors import UnsupportedEventError
 
 scales = st.floats(min_value=1e-3, max_value=1e3)
 sensitivities = st.floats(min_value=1e-3, max_value=1e3)
@@ -27,9 +26,7 @@ epsilons = st.floats(min_value=1e-3, max_value=events.MAX_EVENT_EPSILON)
 
 base_event_strategy = st.one_of(
     st.builds(events.Laplace, scale=scales, l1_sensitivity=sensitivities),
-    st.builds(
-        events.LaplaceTree, scale=scales, horizon=horizons, l1_sensitivity=sensitivities
-    ),
+    st.builds(events.LaplaceTree, scale=scales, horizon=horizons, l1_sensitivity=sensitivities),
     st.builds(events.NonPrivate, reason=st.text(max_size=20)),
     st.builds(events.Gaussian, noise_stddev=scales, l2_sensitivity=sensitivities),
     st.builds(
@@ -39,22 +36,15 @@ base_event_strategy = st.one_of(
         frobenius_sensitivity=sensitivities,
     ),
     st.builds(
-        events.DiscreteLaplace,
-        scale=scales,
-        l1_sensitivity=st.integers(min_value=1, max_value=100),
+        events.DiscreteLaplace, scale=scales, l1_sensitivity=st.integers(min_value=1, max_value=100)
     ),
     st.builds(events.DiscreteGaussian, sigma=scales, l2_sensitivity=sensitivities),
     st.builds(events.RandomizedResponse, epsilon=epsilons),
     st.builds(
-        events.GaussianTree,
-        noise_stddev=scales,
-        horizon=horizons,
-        l2_sensitivity=sensitivities,
+        events.GaussianTree, noise_stddev=scales, horizon=horizons, l2_sensitivity=sensitivities
     ),
     st.builds(
-        events.OpaqueApproxDP,
-        epsilon=epsilons,
-        delta=st.floats(min_value=0.0, max_value=0.5),
+        events.OpaqueApproxDP, epsilon=epsilons, delta=st.floats(min_value=0.0, max_value=0.5)
     ),
 )
 event_strategy = st.one_of(
@@ -88,14 +78,8 @@ def _levels(horizon: int) -> int:
             lambda: events.Laplace(scale=1.0, l1_sensitivity=0.0),
             r"`l1_sensitivity` must be in \(0, inf\)",
         ),
-        (
-            lambda: events.LaplaceTree(scale=1.0, horizon=0),
-            r"`horizon` must be >= 1, got 0",
-        ),
-        (
-            lambda: events.LaplaceTree(scale=0.0, horizon=4),
-            r"`scale` must be in \(0, inf\)",
-        ),
+        (lambda: events.LaplaceTree(scale=1.0, horizon=0), r"`horizon` must be >= 1, got 0"),
+        (lambda: events.LaplaceTree(scale=0.0, horizon=4), r"`scale` must be in \(0, inf\)"),
         (
             lambda: events.LaplaceTree(scale=1.0, horizon=4, l1_sensitivity=-2.0),
             r"`l1_sensitivity` must be in \(0, inf\)",
@@ -110,18 +94,9 @@ def test_bad_parameters_raise_value_error(factory, message: str) -> None:
 @pytest.mark.parametrize(
     ("factory", "message"),
     [
-        (
-            lambda: events.Gaussian(noise_stddev=0.0),
-            r"`noise_stddev` must be in \(0, inf\)",
-        ),
-        (
-            lambda: events.Gaussian(noise_stddev=-1.0),
-            r"`noise_stddev` must be in \(0, inf\)",
-        ),
-        (
-            lambda: events.Gaussian(noise_stddev=math.nan),
-            r"`noise_stddev` must not be NaN",
-        ),
+        (lambda: events.Gaussian(noise_stddev=0.0), r"`noise_stddev` must be in \(0, inf\)"),
+        (lambda: events.Gaussian(noise_stddev=-1.0), r"`noise_stddev` must be in \(0, inf\)"),
+        (lambda: events.Gaussian(noise_stddev=math.nan), r"`noise_stddev` must not be NaN"),
         (
             lambda: events.Gaussian(noise_stddev=1.0, l2_sensitivity=-1.0),
             r"`l2_sensitivity` must be in \(0, inf\)",
@@ -160,14 +135,8 @@ def test_bad_parameters_raise_value_error(factory, message: str) -> None:
             lambda: events.DiscreteGaussian(sigma=1.0, l2_sensitivity=0.0),
             r"`l2_sensitivity` must be in \(0, inf\)",
         ),
-        (
-            lambda: events.RandomizedResponse(epsilon=0.0),
-            r"`epsilon` must be in \(0, inf\)",
-        ),
-        (
-            lambda: events.RandomizedResponse(epsilon=math.inf),
-            r"`epsilon` must be in \(0, inf\)",
-        ),
+        (lambda: events.RandomizedResponse(epsilon=0.0), r"`epsilon` must be in \(0, inf\)"),
+        (lambda: events.RandomizedResponse(epsilon=math.inf), r"`epsilon` must be in \(0, inf\)"),
         (
             lambda: events.GaussianTree(noise_stddev=1.0, horizon=0),
             r"`horizon` must be >= 1, got 0",
@@ -180,14 +149,8 @@ def test_bad_parameters_raise_value_error(factory, message: str) -> None:
             lambda: events.OpaqueApproxDP(epsilon=1.0, delta=1.0),
             r"`delta` must be in \[0, 1\), got 1\.0",
         ),
-        (
-            lambda: events.OpaqueApproxDP(epsilon=1.0, delta=-1e-9),
-            r"`delta` must be in \[0, 1\)",
-        ),
-        (
-            lambda: events.OpaqueApproxDP(epsilon=math.nan, delta=0.0),
-            r"`epsilon` must not be NaN",
-        ),
+        (lambda: events.OpaqueApproxDP(epsilon=1.0, delta=-1e-9), r"`delta` must be in \[0, 1\)"),
+        (lambda: events.OpaqueApproxDP(epsilon=math.nan, delta=0.0), r"`epsilon` must not be NaN"),
         (
             lambda: events.SelfComposed(event=events.Laplace(scale=1.0), count=0),
             r"`count` must be >= 1, got 0",
@@ -219,9 +182,7 @@ def test_new_events_reject_bad_types() -> None:
 
 
 def test_new_event_fields_are_normalised() -> None:
-    matrix = events.SymmetricMatrixGaussian(
-        noise_stddev=2, dim=4, frobenius_sensitivity=1
-    )
+    matrix = events.SymmetricMatrixGaussian(noise_stddev=2, dim=4, frobenius_sensitivity=1)
     assert type(matrix.noise_stddev) is float and type(matrix.dim) is int
     assert matrix == events.SymmetricMatrixGaussian(
         noise_stddev=2.0, dim=4, frobenius_sensitivity=1.0
@@ -288,20 +249,12 @@ def test_self_composed_is_hashable_and_nests(event, count: int) -> None:
 
 def test_different_parameters_are_different_events() -> None:
     assert events.Laplace(scale=1.0) != events.Laplace(scale=2.0)
-    assert events.LaplaceTree(scale=1.0, horizon=8) != events.LaplaceTree(
-        scale=1.0, horizon=16
-    )
+    assert events.LaplaceTree(scale=1.0, horizon=8) != events.LaplaceTree(scale=1.0, horizon=16)
     assert events.Laplace(scale=1.0) != events.LaplaceTree(scale=1.0, horizon=1)
     # same numbers, different mechanisms
-    assert events.Laplace(scale=1.0) != events.DiscreteLaplace(
-        scale=1.0, l1_sensitivity=1
-    )
-    assert events.Gaussian(noise_stddev=1.0) != events.GaussianTree(
-        noise_stddev=1.0, horizon=1
-    )
-    assert events.RandomizedResponse(epsilon=1.0) != events.OpaqueApproxDP(
-        epsilon=1.0, delta=0.0
-    )
+    assert events.Laplace(scale=1.0) != events.DiscreteLaplace(scale=1.0, l1_sensitivity=1)
+    assert events.Gaussian(noise_stddev=1.0) != events.GaussianTree(noise_stddev=1.0, horizon=1)
+    assert events.RandomizedResponse(epsilon=1.0) != events.OpaqueApproxDP(epsilon=1.0, delta=0.0)
 
 
 # ---------------------------------------------------------------------------------
@@ -316,18 +269,15 @@ def test_laplace_epsilon_is_sensitivity_over_scale(scale: float, sens: float) ->
 
 
 @given(scales, horizons, sensitivities)
-def test_tree_epsilon_is_depth_times_node_epsilon(
-    scale: float, horizon: int, sens: float
-) -> None:
+def test_tree_epsilon_is_depth_times_node_epsilon(scale: float, horizon: int, sens: float) -> None:
     event = events.LaplaceTree(scale=scale, horizon=horizon, l1_sensitivity=sens)
-    assert event_epsilon(event) == pytest.approx(
-        _levels(horizon) * sens / scale, rel=1e-15
-    )
+    assert event_epsilon(event) == pytest.approx(_levels(horizon) * sens / scale, rel=1e-15)
 
 
 def test_tree_released_prefixes_default_validation_and_equality() -> None:
     assert events.LaplaceTree(scale=1.0, horizon=8) == events.LaplaceTree(
-        scale=1.0, horizon=8, released_prefixes=8)
+        scale=1.0, horizon=8, released_prefixes=8
+    )
     assert events.LaplaceTree(scale=1.0, horizon=8, released_prefixes=7).depth == 3
     with pytest.raises(ValueError, match=r"`released_prefixes` must be <= `horizon` = 8"):
         events.LaplaceTree(scale=1.0, horizon=8, released_prefixes=9)
@@ -361,16 +311,12 @@ def test_event_epsilon_rejects_unknown_events() -> None:
     class Gaussian:
         sigma: float
 
-    with pytest.raises(
-        UnsupportedEventError, match=r"no accountant handler for Gaussian"
-    ):
+    with pytest.raises(UnsupportedEventError, match=r"no accountant handler for Gaussian"):
         event_epsilon(Gaussian(1.0))  # type: ignore[arg-type]
 
     # A subclass is a new meaning, so it is not silently accounted as its parent.
     class LaplaceVariant(events.Laplace):
         __slots__ = ()
 
-    with pytest.raises(
-        UnsupportedEventError, match=r"no accountant handler for LaplaceVariant"
-    ):
+    with pytest.raises(UnsupportedEventError, match=r"no accountant handler for LaplaceVariant"):
         event_epsilon(LaplaceVariant(scale=1.0))

@@ -14,13 +14,12 @@ import math
 from fractions import Fraction
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from fedpriv.privacy.accounting import events
 from fedpriv.privacy.accounting.exact_sum import at_most, ratio_sum, round_up
-from fedpriv.privacy.mechanisms.interval import IntervalRelease, interval_release_epsilon
 from fedpriv.privacy.accounting.routes import compose_delta, compose_routes
+from fedpriv.privacy.mechanisms.interval import IntervalRelease, interval_release_epsilon
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 positive = st.floats(min_value=5e-324, max_value=1e6, allow_nan=False, allow_infinity=False)
 nonnegative = st.one_of(st.just(0.0), positive)
@@ -87,8 +86,9 @@ def test_bad_terms_are_refused() -> None:
     assert ratio_sum([]) == (0, 1)
 
 
-scales = st.lists(st.floats(min_value=0.05, max_value=50.0, allow_nan=False), min_size=1,
-                  max_size=12)
+scales = st.lists(
+    st.floats(min_value=0.05, max_value=50.0, allow_nan=False), min_size=1, max_size=12
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -109,8 +109,9 @@ def test_routes_pure_and_proven_zero_delta_match_fractions(values, target) -> No
 def test_interval_release_epsilon_matches_fractions(values) -> None:
     n = len(values)
     counts = tuple(range(1, n + 1))
-    event = IntervalRelease(scales=tuple(values), l1_sensitivities=tuple(1.0 / c for c in counts),
-                            counts=counts)
+    event = IntervalRelease(
+        scales=tuple(values), l1_sensitivities=tuple(1.0 / c for c in counts), counts=counts
+    )
     exact = _fraction_sum([(1, 1.0 / c, b) for c, b in zip(counts, values)])
     assert interval_release_epsilon(event) == _fraction_round_up(exact)
 
@@ -136,7 +137,8 @@ def test_interval_prefix_sums_match_fractions(values) -> None:
     counts = tuple(range(1, len(values) + 1))
     sensitivities = tuple(1.0 / c for c in counts)
     for n in range(1, len(values) + 1):
-        event = IntervalRelease(scales=tuple(values[:n]), l1_sensitivities=sensitivities[:n],
-                                counts=counts[:n])
+        event = IntervalRelease(
+            scales=tuple(values[:n]), l1_sensitivities=sensitivities[:n], counts=counts[:n]
+        )
         exact = _fraction_sum([(1, a, b) for a, b in zip(sensitivities[:n], values[:n])])
         assert interval_release_epsilon(event) == _fraction_round_up(exact)

@@ -15,10 +15,6 @@ import numpy as np
 import pytest
 from dp_accounting.gaussian_mechanism import get_epsilon_gaussian
 from dp_accounting.rdp import rdp_privacy_accountant as dp_rdp
-from hypothesis import given
-from hypothesis import strategies as st
-
-from fedpriv.privacy.errors import IncompatibleGuaranteeError, ToolkitError
 from fedpriv.privacy.accounting.guarantees import (
     DEFAULT_ORDERS,
     PLD,
@@ -43,6 +39,9 @@ from fedpriv.privacy.accounting.guarantees import (
     zcdp_to_approx_dp,
     zcdp_to_rdp,
 )
+from fedpriv.privacy.errors import IncompatibleGuaranteeError, ToolkitError
+from hypothesis import given
+from hypothesis import strategies as st
 
 # ---------------------------------------------------------------------------------
 # Independent references
@@ -56,9 +55,7 @@ def _hockey_stick(p: list[float], q: list[float], target_epsilon: float) -> floa
     outputs = range(len(p))
     for size in range(1, len(p) + 1):
         for subset in itertools.combinations(outputs, size):
-            best = max(
-                best, sum(p[i] for i in subset) - weight * sum(q[i] for i in subset)
-            )
+            best = max(best, sum(p[i] for i in subset) - weight * sum(q[i] for i in subset))
     return best
 
 
@@ -133,9 +130,7 @@ def test_values_are_stored_as_floats_and_infinity_is_allowed() -> None:
 
 @pytest.mark.parametrize("guarantee", [PureDP(1.0), ApproxDP(1.0, 1e-6)])
 def test_query_arguments_are_validated(guarantee: PureDP | ApproxDP) -> None:
-    with pytest.raises(
-        ValueError, match=r"`target_delta` must be in \[0, 1\), got 1\.0"
-    ):
+    with pytest.raises(ValueError, match=r"`target_delta` must be in \[0, 1\), got 1\.0"):
         guarantee.get_epsilon(1.0)
     with pytest.raises(ValueError, match=r"`target_delta` must not be NaN"):
         guarantee.get_epsilon(math.nan)
@@ -174,32 +169,23 @@ def test_guarantees_are_frozen_and_hashable() -> None:
 def test_get_epsilon(epsilon: float, delta: float) -> None:
     assert PureDP(epsilon).get_epsilon(delta) == epsilon
     assert ApproxDP(epsilon, delta).get_epsilon(delta) == epsilon
-    assert (
-        ApproxDP(epsilon, delta).get_epsilon(min(0.999, delta + 0.1 * (1 - delta)))
-        == epsilon
-    )
+    assert ApproxDP(epsilon, delta).get_epsilon(min(0.999, delta + 0.1 * (1 - delta))) == epsilon
     if delta > 0:
         assert ApproxDP(epsilon, delta).get_epsilon(delta / 2) == math.inf
 
 
 @given(epsilons, deltas, st.floats(min_value=0.0, max_value=100.0))
-def test_get_delta_at_or_above_epsilon_is_delta(
-    epsilon: float, delta: float, extra: float
-) -> None:
+def test_get_delta_at_or_above_epsilon_is_delta(epsilon: float, delta: float, extra: float) -> None:
     assert PureDP(epsilon).get_delta(epsilon + extra) == 0.0
     assert ApproxDP(epsilon, delta).get_delta(epsilon + extra) == delta
 
 
 @given(epsilons, fractions)
-def test_pure_get_delta_matches_randomized_response(
-    epsilon: float, fraction: float
-) -> None:
+def test_pure_get_delta_matches_randomized_response(epsilon: float, fraction: float) -> None:
     target = fraction * epsilon
     p, q = _randomized_response(epsilon)
     expected = _hockey_stick(p, q, target)
-    assert PureDP(epsilon).get_delta(target) == pytest.approx(
-        expected, rel=1e-9, abs=1e-12
-    )
+    assert PureDP(epsilon).get_delta(target) == pytest.approx(expected, rel=1e-9, abs=1e-12)
     # The RR mechanism is exactly ε-DP: its divergence vanishes at ε' = ε.
     assert _hockey_stick(p, q, epsilon) == pytest.approx(0.0, abs=1e-12)
 
@@ -217,9 +203,7 @@ def test_approx_get_delta_matches_dominating_mechanism(
 
 
 @given(st.floats(min_value=1e-3, max_value=5.0), fractions)
-def test_pure_get_delta_dominates_the_laplace_mechanism(
-    epsilon: float, fraction: float
-) -> None:
+def test_pure_get_delta_dominates_the_laplace_mechanism(epsilon: float, fraction: float) -> None:
     # Lap(1/ε) with sensitivity 1 is ε-DP; its exact δ(ε') is 1 - exp((ε' - ε)/2).
     # The tight bound for *every* ε-DP mechanism must be at least that.
     target = fraction * epsilon
@@ -239,16 +223,12 @@ def test_get_delta_is_non_increasing_in_target_epsilon(
 @pytest.mark.parametrize("epsilon", [1.0, 3.0])
 def test_pure_get_delta_at_zero_is_tanh(epsilon: float) -> None:
     # δ(0) = (e^ε - 1)/(e^ε + 1) = tanh(ε/2): the total-variation distance of RR.
-    assert PureDP(epsilon).get_delta(0.0) == pytest.approx(
-        math.tanh(epsilon / 2), rel=1e-12
-    )
+    assert PureDP(epsilon).get_delta(0.0) == pytest.approx(math.tanh(epsilon / 2), rel=1e-12)
 
 
 def test_get_delta_does_not_overflow_for_huge_epsilon() -> None:
     # (e^ε - e^ε')/(1 + e^ε) -> 1 - e^(ε' - ε) without overflowing e^1000.
-    assert PureDP(1000.0).get_delta(990.0) == pytest.approx(
-        -math.expm1(-10.0), rel=1e-12
-    )
+    assert PureDP(1000.0).get_delta(990.0) == pytest.approx(-math.expm1(-10.0), rel=1e-12)
     assert ApproxDP(1000.0, 0.5).get_delta(0.0) == pytest.approx(1.0)
 
 
@@ -265,13 +245,9 @@ def test_approx_compose_adds_epsilon_and_delta() -> None:
 
 
 def test_mixing_guarantee_types_raises() -> None:
-    with pytest.raises(
-        IncompatibleGuaranteeError, match=r"cannot compose ApproxDP with PureDP"
-    ):
+    with pytest.raises(IncompatibleGuaranteeError, match=r"cannot compose ApproxDP with PureDP"):
         ApproxDP(1.0, 0.0).compose(PureDP(1.0))  # type: ignore[arg-type]
-    with pytest.raises(
-        IncompatibleGuaranteeError, match=r"expected PureDP, got ApproxDP"
-    ):
+    with pytest.raises(IncompatibleGuaranteeError, match=r"expected PureDP, got ApproxDP"):
         pure_to_approx_dp(ApproxDP(1.0, 0.0))  # type: ignore[arg-type]
     # The error is both a toolkit error and an ordinary TypeError.
     with pytest.raises(TypeError):
@@ -291,13 +267,7 @@ def test_pure_to_approx_dp_keeps_the_curve(epsilon: float) -> None:
 
 @pytest.mark.parametrize(
     ("epsilon", "text"),
-    [
-        (math.inf, "inf"),
-        (1.25, "1.25"),
-        (1.0, "1"),
-        (1 / 3, "0.333333"),
-        (20 / 14, "1.42857"),
-    ],
+    [(math.inf, "inf"), (1.25, "1.25"), (1.0, "1"), (1 / 3, "0.333333"), (20 / 14, "1.42857")],
 )
 def test_format_epsilon(epsilon: float, text: str) -> None:
     assert format_epsilon(epsilon) == text
@@ -347,9 +317,7 @@ def test_gaussian_dp_reference_values() -> None:
     assert GaussianDP(10.0).get_epsilon(1e-5) == pytest.approx(91.81728962466, rel=1e-9)
     assert gaussian_dp_epsilon(10.0, 1e-5) == pytest.approx(91.81728962466, rel=1e-9)
     # Gaussian tree, σ = 10 per node, depth 10: one Gaussian with σ/√10 (§1.5 c).
-    assert GaussianDP(math.sqrt(10) / 10).get_epsilon(1e-5) == pytest.approx(
-        1.199370, abs=1e-6
-    )
+    assert GaussianDP(math.sqrt(10) / 10).get_epsilon(1e-5) == pytest.approx(1.199370, abs=1e-6)
     # 100 x noise multiplier 10 is 1-GDP: exact 4.377178 (§1.5 b).
     assert GaussianDP(1.0).get_epsilon(1e-5) == pytest.approx(4.377178, abs=1e-6)
 
@@ -367,9 +335,7 @@ def test_tree_anchor_table(
 ) -> None:
     rho = 10 / (2 * sigma**2)
     zcdp = ZCDP(rho)
-    assert GaussianDP(math.sqrt(2 * rho)).get_epsilon(1e-5) == pytest.approx(
-        exact, abs=1e-6
-    )
+    assert GaussianDP(math.sqrt(2 * rho)).get_epsilon(1e-5) == pytest.approx(exact, abs=1e-6)
     assert _classic_zcdp(rho, 1e-5) == pytest.approx(classic, abs=1e-6)
     on_grid = zcdp_to_rdp(zcdp, DP_ACCOUNTING_ORDERS).get_epsilon(1e-5)
     assert on_grid == pytest.approx(rdp_default_orders, abs=1e-6)
@@ -399,20 +365,14 @@ def test_gaussian_dp_delta_matches_high_precision(mu: float, z: float) -> None:
         return
     with mpmath.workdps(50):
         m, e = mpmath.mpf(mu), mpmath.mpf(epsilon)
-        exact = mpmath.ncdf(-e / m + m / 2) - mpmath.exp(e) * mpmath.ncdf(
-            -e / m - m / 2
-        )
+        exact = mpmath.ncdf(-e / m + m / 2) - mpmath.exp(e) * mpmath.ncdf(-e / m - m / 2)
     assert gaussian_dp_delta(mu, epsilon) == pytest.approx(float(exact), rel=1e-10)
 
 
 @given(mus, small_deltas)
-def test_gaussian_dp_matches_dp_accounting_analytic_gaussian(
-    mu: float, delta: float
-) -> None:
+def test_gaussian_dp_matches_dp_accounting_analytic_gaussian(mu: float, delta: float) -> None:
     expected = get_epsilon_gaussian(1.0 / mu, delta)
-    assert GaussianDP(mu).get_epsilon(delta) == pytest.approx(
-        expected, rel=1e-9, abs=1e-12
-    )
+    assert GaussianDP(mu).get_epsilon(delta) == pytest.approx(expected, rel=1e-9, abs=1e-12)
 
 
 # ---------------------------------------------------------------------------------
@@ -469,9 +429,7 @@ def test_zcdp_round_trip(rho: float, delta: float) -> None:
 
 
 @given(rhos, query_epsilons)
-def test_zcdp_delta_is_below_classic_and_above_gaussian(
-    rho: float, epsilon: float
-) -> None:
+def test_zcdp_delta_is_below_classic_and_above_gaussian(rho: float, epsilon: float) -> None:
     delta = ZCDP(rho).get_delta(epsilon)
     assert 0.0 <= delta <= 1.0
     if epsilon > rho:
@@ -504,12 +462,8 @@ def test_rdp_matches_dp_accounting(
     guarantee = RDP(orders, rdp)
     expected_epsilon = dp_rdp.compute_epsilon(orders, rdp, delta)[0]
     expected_delta = dp_rdp.compute_delta(orders, rdp, epsilon)[0]
-    assert guarantee.get_epsilon(delta) == pytest.approx(
-        expected_epsilon, rel=1e-9, abs=1e-12
-    )
-    assert guarantee.get_delta(epsilon) == pytest.approx(
-        expected_delta, rel=1e-9, abs=1e-300
-    )
+    assert guarantee.get_epsilon(delta) == pytest.approx(expected_epsilon, rel=1e-9, abs=1e-12)
+    assert guarantee.get_delta(epsilon) == pytest.approx(expected_delta, rel=1e-9, abs=1e-300)
     assert rdp_epsilon(orders, rdp, delta) == guarantee.get_epsilon(delta)
     assert rdp_delta(orders, rdp, epsilon) == guarantee.get_delta(epsilon)
 
@@ -528,13 +482,8 @@ def test_epsilon_and_delta_are_non_decreasing_in_rho_and_mu(
 ) -> None:
     low, high = sorted((a, b))
     for make in (ZCDP, lambda rho: GaussianDP(math.sqrt(2 * rho))):
-        assert make(low).get_epsilon(delta) <= make(high).get_epsilon(delta) * (
-            1 + 1e-9
-        )
-        assert (
-            make(low).get_delta(epsilon)
-            <= make(high).get_delta(epsilon) * (1 + 1e-9) + 1e-300
-        )
+        assert make(low).get_epsilon(delta) <= make(high).get_epsilon(delta) * (1 + 1e-9)
+        assert make(low).get_delta(epsilon) <= make(high).get_delta(epsilon) * (1 + 1e-9) + 1e-300
 
 
 @given(rhos, query_epsilons, query_epsilons)
@@ -564,9 +513,7 @@ def test_gdp_to_zcdp_never_lowers_epsilon(mu: float) -> None:
     converted = gdp_to_zcdp(GaussianDP(mu))
     assert converted.rho == pytest.approx(mu * mu / 2, rel=1e-15)
     for delta in DELTA_GRID:
-        assert converted.get_epsilon(delta) >= GaussianDP(mu).get_epsilon(delta) * (
-            1 - 1e-12
-        )
+        assert converted.get_epsilon(delta) >= GaussianDP(mu).get_epsilon(delta) * (1 - 1e-12)
 
 
 @given(rhos)
@@ -575,22 +522,14 @@ def test_zcdp_to_rdp_never_lowers_epsilon(rho: float) -> None:
     assert converted.orders == DEFAULT_ORDERS
     assert converted.rdp == tuple(a * rho for a in DEFAULT_ORDERS)
     for delta in DELTA_GRID:
-        assert converted.get_epsilon(delta) >= ZCDP(rho).get_epsilon(delta) * (
-            1 - 1e-12
-        )
+        assert converted.get_epsilon(delta) >= ZCDP(rho).get_epsilon(delta) * (1 - 1e-12)
     for epsilon in (0.0, 0.5, 2.0, 10.0):
         assert converted.get_delta(epsilon) >= ZCDP(rho).get_delta(epsilon) * (1 - 1e-9)
 
 
 def _guarantees_for_conversion(rho: float) -> list:
     mu = math.sqrt(2 * rho)
-    return [
-        PureDP(mu),
-        ApproxDP(mu, 1e-6),
-        ZCDP(rho),
-        GaussianDP(mu),
-        zcdp_to_rdp(ZCDP(rho)),
-    ]
+    return [PureDP(mu), ApproxDP(mu, 1e-6), ZCDP(rho), GaussianDP(mu), zcdp_to_rdp(ZCDP(rho))]
 
 
 @given(rhos, small_deltas)
@@ -601,17 +540,13 @@ def test_to_approx_dp_never_lowers_epsilon(rho: float, delta: float) -> None:
         assert converted.delta == delta
         assert converted.epsilon >= guarantee.get_epsilon(delta)
         for other in DELTA_GRID:
-            assert converted.get_epsilon(other) >= guarantee.get_epsilon(other) * (
-                1 - 1e-12
-            )
+            assert converted.get_epsilon(other) >= guarantee.get_epsilon(other) * (1 - 1e-12)
 
 
 def test_explicit_approx_dp_conversions_agree_with_dispatch() -> None:
     rho, delta = 0.05, 1e-5
     assert zcdp_to_approx_dp(ZCDP(rho), delta) == to_approx_dp(ZCDP(rho), delta)
-    assert gdp_to_approx_dp(GaussianDP(1.0), delta) == to_approx_dp(
-        GaussianDP(1.0), delta
-    )
+    assert gdp_to_approx_dp(GaussianDP(1.0), delta) == to_approx_dp(GaussianDP(1.0), delta)
     curve = zcdp_to_rdp(ZCDP(rho))
     assert rdp_to_approx_dp(curve, delta) == to_approx_dp(curve, delta)
     assert zcdp_to_approx_dp(ZCDP(rho), delta).epsilon == ZCDP(rho).get_epsilon(delta)
@@ -690,10 +625,7 @@ def test_large_epsilon_does_not_overflow() -> None:
         tiny = math.ulp(0.0)
         assert GaussianDP(10.0).get_delta(epsilon) == tiny
         assert ZCDP(5.0).get_delta(epsilon) == tiny
-        assert (
-            RDP(DEFAULT_ORDERS, [a * 5.0 for a in DEFAULT_ORDERS]).get_delta(epsilon)
-            == tiny
-        )
+        assert RDP(DEFAULT_ORDERS, [a * 5.0 for a in DEFAULT_ORDERS]).get_delta(epsilon) == tiny
     # Huge μ: ε ≈ μ²/2, computed without overflow, and its δ round-trips.
     epsilon = GaussianDP(1e3).get_epsilon(1e-5)
     assert epsilon == pytest.approx(5e5 + 1e3 * 4.26, rel=1e-3)
@@ -712,14 +644,8 @@ def test_large_epsilon_does_not_overflow() -> None:
         (lambda: ZCDP(math.nan), r"`rho` must not be NaN"),
         (lambda: GaussianDP(-0.5), r"`mu` must be in \[0, inf\], got -0\.5"),
         (lambda: RDP([], []), r"`orders` must be non-empty"),
-        (
-            lambda: RDP([1.0, 2.0], [0.1, 0.2]),
-            r"`orders\[0\]` must be in \(1, inf\), got 1\.0",
-        ),
-        (
-            lambda: RDP([2.0, math.inf], [0.1, 0.2]),
-            r"`orders\[1\]` must be in \(1, inf\), got inf",
-        ),
+        (lambda: RDP([1.0, 2.0], [0.1, 0.2]), r"`orders\[0\]` must be in \(1, inf\), got 1\.0"),
+        (lambda: RDP([2.0, math.inf], [0.1, 0.2]), r"`orders\[1\]` must be in \(1, inf\), got inf"),
         (
             lambda: RDP([3.0, 2.0], [0.1, 0.2]),
             r"`orders` must be strictly increasing, got orders\[1\] = 2\.0",
@@ -729,36 +655,18 @@ def test_large_epsilon_does_not_overflow() -> None:
             lambda: RDP([2.0, 3.0], [0.1]),
             r"`rdp` must have the same length as `orders` \(2\), got 1",
         ),
-        (
-            lambda: RDP([2.0, 3.0], [0.1, -0.2]),
-            r"`rdp\[1\]` must be in \[0, inf\], got -0\.2",
-        ),
+        (lambda: RDP([2.0, 3.0], [0.1, -0.2]), r"`rdp\[1\]` must be in \[0, inf\], got -0\.2"),
         (lambda: RDP([2.0], [math.nan]), r"`rdp\[0\]` must not be NaN"),
         (lambda: zcdp_epsilon(-1.0, 1e-5), r"`rho` must be in \[0, inf\], got -1\.0"),
         (lambda: zcdp_epsilon(1.0, 1.0), r"`delta` must be in \[0, 1\), got 1\.0"),
         (lambda: zcdp_delta(1.0, -1.0), r"`epsilon` must be >= 0, got -1\.0"),
-        (
-            lambda: gaussian_dp_delta(-1.0, 1.0),
-            r"`mu` must be in \[0, inf\], got -1\.0",
-        ),
-        (
-            lambda: gaussian_dp_epsilon(1.0, -0.1),
-            r"`delta` must be in \[0, 1\), got -0\.1",
-        ),
-        (
-            lambda: rdp_epsilon([2.0], [0.1], 1.5),
-            r"`delta` must be in \[0, 1\), got 1\.5",
-        ),
+        (lambda: gaussian_dp_delta(-1.0, 1.0), r"`mu` must be in \[0, inf\], got -1\.0"),
+        (lambda: gaussian_dp_epsilon(1.0, -0.1), r"`delta` must be in \[0, 1\), got -0\.1"),
+        (lambda: rdp_epsilon([2.0], [0.1], 1.5), r"`delta` must be in \[0, 1\), got 1\.5"),
         (lambda: rdp_delta([2.0], [0.1], -2.0), r"`epsilon` must be >= 0, got -2\.0"),
-        (
-            lambda: zcdp_to_approx_dp(ZCDP(1.0), 1.0),
-            r"`delta` must be in \[0, 1\), got 1\.0",
-        ),
+        (lambda: zcdp_to_approx_dp(ZCDP(1.0), 1.0), r"`delta` must be in \[0, 1\), got 1\.0"),
         (lambda: to_approx_dp(GaussianDP(1.0), -1.0), r"`delta` must be in \[0, 1\)"),
-        (
-            lambda: zcdp_to_rdp(ZCDP(1.0), [0.5]),
-            r"`orders\[0\]` must be in \(1, inf\), got 0\.5",
-        ),
+        (lambda: zcdp_to_rdp(ZCDP(1.0), [0.5]), r"`orders\[0\]` must be in \(1, inf\), got 0\.5"),
     ],
 )
 def test_new_guarantees_validate_values(factory, message: str) -> None:
@@ -771,14 +679,8 @@ def test_new_guarantees_validate_values(factory, message: str) -> None:
     [
         (lambda: ZCDP("1"), r"`rho` must be a real number, got str"),
         (lambda: GaussianDP(None), r"`mu` must be a real number, got NoneType"),
-        (
-            lambda: RDP(2.0, [0.1]),
-            r"`orders` must be a sequence of real numbers, got float",
-        ),
-        (
-            lambda: RDP("23", [0.1]),
-            r"`orders` must be a sequence of real numbers, got str",
-        ),
+        (lambda: RDP(2.0, [0.1]), r"`orders` must be a sequence of real numbers, got float"),
+        (lambda: RDP("23", [0.1]), r"`orders` must be a sequence of real numbers, got str"),
         (lambda: RDP([2.0], ["0.1"]), r"`rdp\[0\]` must be a real number, got str"),
         (
             lambda: PLD([1, 2]),
@@ -791,13 +693,9 @@ def test_new_guarantees_validate_types(factory, message: str) -> None:
         factory()
 
 
-@pytest.mark.parametrize(
-    "guarantee", [ZCDP(0.5), GaussianDP(1.0), RDP([2.0, 4.0], [0.1, 0.3])]
-)
+@pytest.mark.parametrize("guarantee", [ZCDP(0.5), GaussianDP(1.0), RDP([2.0, 4.0], [0.1, 0.3])])
 def test_new_guarantee_queries_are_validated(guarantee) -> None:
-    with pytest.raises(
-        ValueError, match=r"`target_delta` must be in \[0, 1\), got 1\.0"
-    ):
+    with pytest.raises(ValueError, match=r"`target_delta` must be in \[0, 1\), got 1\.0"):
         guarantee.get_epsilon(1.0)
     with pytest.raises(ValueError, match=r"`target_delta` must not be NaN"):
         guarantee.get_epsilon(math.nan)
@@ -816,9 +714,7 @@ def test_new_guarantees_are_frozen_hashable_and_typed() -> None:
     for guarantee, field in ((zcdp, "rho"), (gdp, "mu"), (curve, "rdp")):
         with pytest.raises(dataclasses.FrozenInstanceError):
             setattr(guarantee, field, 0.0)
-    assert (
-        len({zcdp, ZCDP(1.0), gdp, GaussianDP(2.0), curve, RDP([2, 3], [0.5, 1])}) == 3
-    )
+    assert len({zcdp, ZCDP(1.0), gdp, GaussianDP(2.0), curve, RDP([2, 3], [0.5, 1])}) == 3
     # Different types are never equal, even when they describe the same mechanism.
     assert gdp_to_zcdp(GaussianDP(1.0)) != GaussianDP(1.0)
 

@@ -13,15 +13,14 @@ import math
 
 import dp_accounting
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from dp_accounting.pld import pld_privacy_accountant
 from dp_accounting.rdp import rdp_privacy_accountant
-
 from fedpriv.privacy import Accountant, PoissonSampled
 from fedpriv.privacy.accounting import events
-from fedpriv.privacy.errors import UnsupportedEventError
 from fedpriv.privacy.accounting.interop import from_dp_event, sensitivity_factor, to_dp_event
+from fedpriv.privacy.errors import UnsupportedEventError
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 ADD = dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
 REPLACE = dp_accounting.NeighboringRelation.REPLACE_ONE
@@ -104,15 +103,20 @@ def test_degenerate_events_follow_dp_accounting() -> None:
         reason="dp_accounting.GaussianDpEvent(noise_multiplier=0)"
     )
     no_op = events.Composed(events=())
-    assert from_dp_event(
-        dp_accounting.PoissonSampledDpEvent(0.0, dp_accounting.GaussianDpEvent(1.0))
-    ) == no_op
-    assert from_dp_event(
-        dp_accounting.RandomizedResponseDpEvent(1.0, 4), neighboring_relation="replace_one"
-    ) == no_op
-    assert from_dp_event(
-        dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(1.0), 0)
-    ) == no_op
+    assert (
+        from_dp_event(dp_accounting.PoissonSampledDpEvent(0.0, dp_accounting.GaussianDpEvent(1.0)))
+        == no_op
+    )
+    assert (
+        from_dp_event(
+            dp_accounting.RandomizedResponseDpEvent(1.0, 4), neighboring_relation="replace_one"
+        )
+        == no_op
+    )
+    assert (
+        from_dp_event(dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(1.0), 0))
+        == no_op
+    )
     rr = from_dp_event(
         dp_accounting.RandomizedResponseDpEvent(0.5, 2), neighboring_relation="replace_one"
     )
@@ -140,9 +144,7 @@ def test_bad_input_is_refused() -> None:
     with pytest.raises(ValueError, match="noise_multiplier"):
         from_dp_event(dp_accounting.GaussianDpEvent(-1.0))
     with pytest.raises(ValueError, match="sampling_probability"):
-        from_dp_event(
-            dp_accounting.PoissonSampledDpEvent(1.5, dp_accounting.GaussianDpEvent(1.0))
-        )
+        from_dp_event(dp_accounting.PoissonSampledDpEvent(1.5, dp_accounting.GaussianDpEvent(1.0)))
 
 
 @pytest.mark.parametrize(
@@ -192,23 +194,40 @@ def _replay(ledger, relation) -> tuple[Accountant, object, object]:
 #: (ledger, relation, δ): dp-accounting's test ledgers and a DP-SGD-like run.
 REPLAYS = [
     # pld_privacy_accountant_test.py::test_poisson_subsampled_gaussian
-    ([(dp_accounting.PoissonSampledDpEvent(0.2, dp_accounting.GaussianDpEvent(0.5)), 3)],
-     ADD, 0.15594),
+    (
+        [(dp_accounting.PoissonSampledDpEvent(0.2, dp_accounting.GaussianDpEvent(0.5)), 3)],
+        ADD,
+        0.15594,
+    ),
     # pld_privacy_accountant_test.py::test_gaussian_basic
     ([(dp_accounting.GaussianDpEvent(math.sqrt(3)), 3)], ADD, 0.126936),
     # pld_privacy_accountant_test.py::test_laplace_basic
-    ([(dp_accounting.LaplaceDpEvent(1.0), 3), (dp_accounting.LaplaceDpEvent(2.0), 2)],
-     ADD, 1e-10),
+    ([(dp_accounting.LaplaceDpEvent(1.0), 3), (dp_accounting.LaplaceDpEvent(2.0), 2)], ADD, 1e-10),
     # rdp_privacy_accountant_test.py::test_compute_rdp_poisson_sampled_gaussian's event
-    ([(dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(2.5)), 50)],
-     ADD, 1e-5),
+    (
+        [(dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(2.5)), 50)],
+        ADD,
+        1e-5,
+    ),
     # pld_privacy_accountant_test.py::test_randomized_response's REPLACE_ONE event
     # (k = 4, p = 4 / (3 + e): ε = 1), composed with a binary one
-    ([(dp_accounting.RandomizedResponseDpEvent(4 / (3 + math.e), 4), 3),
-      (dp_accounting.RandomizedResponseDpEvent(0.5, 2), 2)], REPLACE, 1e-6),
+    (
+        [
+            (dp_accounting.RandomizedResponseDpEvent(4 / (3 + math.e), 4), 3),
+            (dp_accounting.RandomizedResponseDpEvent(0.5, 2), 2),
+        ],
+        REPLACE,
+        1e-6,
+    ),
     # DP-SGD-like: 1000 steps of q = 0.01, σ = 1.1, then a Laplace query, replace-one
-    ([(dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(1.1)), 1000),
-      (dp_accounting.GaussianDpEvent(5.0), 2)], REPLACE, 1e-5),
+    (
+        [
+            (dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(1.1)), 1000),
+            (dp_accounting.GaussianDpEvent(5.0), 2),
+        ],
+        REPLACE,
+        1e-5,
+    ),
 ]
 
 
@@ -249,13 +268,15 @@ def test_rdp_replay_uses_the_corrected_replace_one_sensitivity() -> None:
     st.sampled_from(["add_or_remove_one", "replace_one"]),
 )
 def test_round_trip_property(noise: float, rate: float, count: int, relation: str) -> None:
-    dp_event = dp_accounting.ComposedDpEvent([
-        dp_accounting.SelfComposedDpEvent(
-            dp_accounting.PoissonSampledDpEvent(rate, dp_accounting.GaussianDpEvent(noise)),
-            count,
-        ),
-        dp_accounting.LaplaceDpEvent(noise),
-    ])
+    dp_event = dp_accounting.ComposedDpEvent(
+        [
+            dp_accounting.SelfComposedDpEvent(
+                dp_accounting.PoissonSampledDpEvent(rate, dp_accounting.GaussianDpEvent(noise)),
+                count,
+            ),
+            dp_accounting.LaplaceDpEvent(noise),
+        ]
+    )
     ours = from_dp_event(dp_event, neighboring_relation=relation)
     _assert_same_dp_event(to_dp_event(ours, neighboring_relation=relation), dp_event)
 

@@ -13,10 +13,6 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from scipy import integrate
-
 from fedpriv.privacy.calibrations import interval_claimed_guarantee
 from fedpriv.privacy.mechanisms.interval import (
     IntervalRelease,
@@ -28,6 +24,9 @@ from fedpriv.privacy.mechanisms.interval import (
     interval_release_zcdp,
     make_interval_release,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import integrate
 
 
 @st.composite
@@ -39,9 +38,7 @@ def releases(draw: st.DrawFn) -> IntervalRelease:
     scales = draw(st.lists(positive, min_size=size, max_size=size))
     sensitivities = draw(st.lists(positive, min_size=size, max_size=size))
     return IntervalRelease(
-        scales=tuple(scales),
-        l1_sensitivities=tuple(sensitivities),
-        counts=tuple(counts),
+        scales=tuple(scales), l1_sensitivities=tuple(sensitivities), counts=tuple(counts)
     )
 
 
@@ -50,9 +47,7 @@ def _brute_force(event: IntervalRelease) -> list[float]:
     return [
         math.fsum(
             delta / scale
-            for scale, delta, count in zip(
-                event.scales, event.l1_sensitivities, event.counts
-            )
+            for scale, delta, count in zip(event.scales, event.l1_sensitivities, event.counts)
             if record <= count
         )
         for record in range(1, max(event.counts) + 1)
@@ -94,9 +89,7 @@ def test_paper_event_matches_claimed_basic_epsilon(
     # Σ_j (1/n_j) / n_j^{-(1-θ/2)} = Σ_j n_j^{-θ/2}.
     expected = math.fsum(n ** (-theta / 2) for n in event.counts)
     assert interval_release_epsilon(event) == pytest.approx(expected, rel=1e-12)
-    assert claim.basic_epsilon == pytest.approx(
-        interval_release_epsilon(event), rel=1e-12
-    )
+    assert claim.basic_epsilon == pytest.approx(interval_release_epsilon(event), rel=1e-12)
 
 
 def test_fixed_rule_event_costs_epsilon_per_release() -> None:
@@ -108,9 +101,7 @@ def test_fixed_rule_event_costs_epsilon_per_release() -> None:
 @given(releases())
 def test_zcdp_is_half_sum_of_squares(event: IntervalRelease) -> None:
     # Pure ε_j ⇒ ε_j²/2-zCDP (Bun & Steinke 2016, Prop. 1.4); ρ adds.
-    expected = 0.5 * math.fsum(
-        (d / b) ** 2 for b, d in zip(event.scales, event.l1_sensitivities)
-    )
+    expected = 0.5 * math.fsum((d / b) ** 2 for b, d in zip(event.scales, event.l1_sensitivities))
     assert interval_release_zcdp(event) == pytest.approx(expected, rel=1e-12)
 
 
@@ -132,9 +123,7 @@ def _laplace_renyi(order: float, scale: float) -> float:
 @pytest.mark.parametrize("order", [1.5, 2.0, 8.0, 32.0])
 def test_rdp_matches_numerical_integration(order: float) -> None:
     scales = (0.7, 2.0, 5.0)
-    event = IntervalRelease(
-        scales=scales, l1_sensitivities=(1.0, 1.0, 1.0), counts=(1, 2, 3)
-    )
+    event = IntervalRelease(scales=scales, l1_sensitivities=(1.0, 1.0, 1.0), counts=(1, 2, 3))
     expected = sum(_laplace_renyi(order, b) for b in scales)
     assert interval_release_rdp(event, [order])[0] == pytest.approx(expected, rel=1e-7)
 
@@ -149,9 +138,7 @@ def test_rdp_is_monotone_and_capped_by_pure(event: IntervalRelease) -> None:
     assert np.all(curve <= pure * (1 + 1e-12))
     assert curve[-1] == pytest.approx(pure, rel=1e-12)  # α = ∞ is the max divergence
     # α = 1 (KL): Σ 1/λ + e^{-1/λ} − 1, λ = b/Δ.
-    kl = math.fsum(
-        d / b + math.expm1(-d / b) for b, d in zip(event.scales, event.l1_sensitivities)
-    )
+    kl = math.fsum(d / b + math.expm1(-d / b) for b, d in zip(event.scales, event.l1_sensitivities))
     assert curve[0] == pytest.approx(kl, rel=1e-9, abs=1e-15)
 
 
@@ -179,9 +166,9 @@ def test_pld_groups_equal_releases() -> None:
     # Fixed rule: every release has b/Δ = 1/ε, so the PLD is one Laplace self-composed.
     event = make_interval_release(0.5, 20, rule="fixed")
     assert len(event.counts) == 10
-    direct = pld_lib.from_laplace_mechanism(
-        2.0, value_discretization_interval=1e-3
-    ).self_compose(10)
+    direct = pld_lib.from_laplace_mechanism(2.0, value_discretization_interval=1e-3).self_compose(
+        10
+    )
     ours = interval_release_pld(event, discretization=1e-3)
     for delta in (1e-3, 1e-6):
         assert ours.get_epsilon_for_delta(delta) == pytest.approx(
@@ -190,9 +177,7 @@ def test_pld_groups_equal_releases() -> None:
 
 
 def test_event_is_frozen_hashable_and_coerced() -> None:
-    event = IntervalRelease(
-        scales=[1, 2], l1_sensitivities=np.array([0.5, 0.25]), counts=[2, 4]
-    )
+    event = IntervalRelease(scales=[1, 2], l1_sensitivities=np.array([0.5, 0.25]), counts=[2, 4])
     assert event.scales == (1.0, 2.0) and isinstance(event.scales, tuple)
     assert event.l1_sensitivities == (0.5, 0.25) and event.counts == (2, 4)
     assert hash(event) == hash(
@@ -222,9 +207,7 @@ def test_event_validation() -> None:
         IntervalRelease(**{**ok, "scales": ("a", 1.0)})
     with pytest.raises(ValueError, match=r"`scales` must not be NaN"):
         IntervalRelease(**{**ok, "scales": (math.nan, 1.0)})
-    with pytest.raises(
-        ValueError, match=r"`horizon` must reach the first release point"
-    ):
+    with pytest.raises(ValueError, match=r"`horizon` must reach the first release point"):
         make_interval_release(0.1, 9, theta=1.1)
     with pytest.raises(ValueError, match=r"`theta` must be in \(1, 2\)"):
         make_interval_release(0.1, 100, theta=2.0)
@@ -292,14 +275,10 @@ def test_advanced_route_beats_basic_at_hundred_releases() -> None:
 @pytest.mark.parametrize(
     ("epsilon", "k", "delta"), [(0.1, 100, 1e-5), (0.5, 30, 1e-3), (0.05, 400, 1e-6)]
 )
-def test_advanced_epsilon_is_above_exact_composition(
-    epsilon: float, k: int, delta: float
-) -> None:
+def test_advanced_epsilon_is_above_exact_composition(epsilon: float, k: int, delta: float) -> None:
     """Equal ε_j: the bound holds for every ε-DP mechanism, so it is >= the exact
     k-fold composition of randomized response (its δ at the bound is <= δ)."""
-    event = IntervalRelease(
-        scales=(1 / epsilon,) * k, l1_sensitivities=(1.0,) * k, counts=(1,) * k
-    )
+    event = IntervalRelease(scales=(1 / epsilon,) * k, l1_sensitivities=(1.0,) * k, counts=(1,) * k)
     bound = interval_release_advanced_epsilon(event, delta)
     assert bound < k * epsilon
     assert _kov_exact_delta(epsilon, k, bound) <= delta
@@ -314,9 +293,7 @@ def test_advanced_epsilon_brackets(event: IntervalRelease, delta: float) -> None
     assert 0.0 <= bound <= interval_release_epsilon(event)
     lower = interval_release_pld(event, discretization=1e-2, pessimistic=False)
     assert bound >= lower.get_epsilon_for_delta(delta) - 1e-9
-    assert interval_release_advanced_epsilon(event, 0.0) == interval_release_epsilon(
-        event
-    )
+    assert interval_release_advanced_epsilon(event, 0.0) == interval_release_epsilon(event)
 
 
 def test_advanced_epsilon_rejects_bad_delta() -> None:

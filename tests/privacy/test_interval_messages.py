@@ -62,8 +62,7 @@ def test_every_message_costs_at_least_its_release_and_its_count_dependencies(eve
         counts = interval_count_dependencies(event, n)
         if counts is None:
             assert n == 1
-            assert cost.epsilon == pytest.approx(event_epsilon(_release_alone(event, 1)),
-                                                 rel=1e-12)
+            assert cost.epsilon == pytest.approx(event_epsilon(_release_alone(event, 1)), rel=1e-12)
         else:
             assert cost.epsilon >= _accountant_epsilon(counts, 0.0)
     worst = worst_interval_message(event, 0.0)
@@ -72,8 +71,7 @@ def test_every_message_costs_at_least_its_release_and_its_count_dependencies(eve
 
 
 @settings(max_examples=6)
-@given(event=paper_streams(max_horizon=10),
-       target_delta=st.sampled_from([1e-6, 1e-3]))
+@given(event=paper_streams(max_horizon=10), target_delta=st.sampled_from([1e-6, 1e-3]))
 def test_approximate_message_costs_dominate_what_they_depend_on(event, target_delta):
     """At δ > 0 (tightest route, PLD included) the same two inequalities hold."""
     for cost in interval_message_costs(event, target_delta):
@@ -92,15 +90,18 @@ def test_message_event_is_the_prefix_and_the_accountant_charges_it():
     assert interval_message_event(event, 4) == event
     acc = interval_message_accountant(event, 2)
     assert acc.cells() == [[(interval_message_event(event, 2), 1)]]
-    expected = 2 ** -0.55 + 4 ** -0.55  # ε_n = n^(-ϑ/2) at counts 2 and 4
+    expected = 2**-0.55 + 4**-0.55  # ε_n = n^(-ϑ/2) at counts 2 and 4
     assert acc.get_epsilon(0.0) == pytest.approx(expected, rel=1e-12)
 
 
-@pytest.mark.parametrize(("message", "error", "match"), [
-    (0, ValueError, r"`message` must be >= 1, got 0"),
-    (5, ValueError, r"`message` must be in \[1, 4\]"),
-    (1.5, TypeError, "message"),
-])
+@pytest.mark.parametrize(
+    ("message", "error", "match"),
+    [
+        (0, ValueError, r"`message` must be >= 1, got 0"),
+        (5, ValueError, r"`message` must be in \[1, 4\]"),
+        (1.5, TypeError, "message"),
+    ],
+)
 def test_bad_message_index_raises(message, error, match):
     event = make_interval_release(0.5, 9, theta=1.1)
     with pytest.raises(error, match=match):

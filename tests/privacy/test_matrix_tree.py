@@ -6,21 +6,20 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from scipy import stats
-
 from fedpriv.privacy import Accountant
+from fedpriv.privacy.accounting.guarantees import ApproxDP
+from fedpriv.privacy.accounting.tree import prefix_nodes
 from fedpriv.privacy.calibrations import feducb_privatizer
 from fedpriv.privacy.errors import BudgetExceededError, CapacityExceededError
-from fedpriv.privacy.accounting.guarantees import ApproxDP
 from fedpriv.privacy.mechanisms.matrix_tree import (
     MatrixTreePrivatizer,
     SymmetricMatrixGaussianTree,
     matrix_tree_gdp,
     privatizer_calibration,
 )
-from fedpriv.privacy.accounting.tree import prefix_nodes
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
 
 
 def _rngs(shape, seed=0):
@@ -31,15 +30,23 @@ def _rngs(shape, seed=0):
 
 
 def _accountant(**kwargs):
-    return Accountant(neighboring_relation="replace_one_context_reward", disjoint=("trial", "agent"), **kwargs)
+    return Accountant(
+        neighboring_relation="replace_one_context_reward", disjoint=("trial", "agent"), **kwargs
+    )
 
 
 def _privatizer(*, shape=(2, 3), dim=2, capacity=8, sigma=1.5, shift=0.0, accountant=None, seed=0):
     accountant = accountant if accountant is not None else _accountant()
     keys = {"trial": np.arange(shape[0])[:, None], "agent": np.arange(shape[1])[None, :]}
     return MatrixTreePrivatizer(
-        stream_shape=shape, dim=dim, capacity=capacity, noise_stddev=sigma, shift=shift,
-        frobenius_sensitivity=2.0 * math.sqrt(2.0), accountant=accountant, keys=keys,
+        stream_shape=shape,
+        dim=dim,
+        capacity=capacity,
+        noise_stddev=sigma,
+        shift=shift,
+        frobenius_sensitivity=2.0 * math.sqrt(2.0),
+        accountant=accountant,
+        keys=keys,
         rng=_rngs(shape, seed),
     ), accountant
 
@@ -61,9 +68,15 @@ def test_paper_sigma_gives_gdp_mu_0083_at_epsilon_1_delta_01():
     cal = privatizer_calibration(1.0, 0.1, horizon=10**4, n_agents=10, dim=10)
     accountant = _accountant()
     MatrixTreePrivatizer(
-        stream_shape=(1, 10), dim=10, capacity=cal.capacity, noise_stddev=cal.noise_stddev,
-        shift=cal.shift, frobenius_sensitivity=math.sqrt(2.0) * 2.0, accountant=accountant,
-        keys={"trial": 0, "agent": np.arange(10)[None, :]}, rng=_rngs((1, 10)),
+        stream_shape=(1, 10),
+        dim=10,
+        capacity=cal.capacity,
+        noise_stddev=cal.noise_stddev,
+        shift=cal.shift,
+        frobenius_sensitivity=math.sqrt(2.0) * 2.0,
+        accountant=accountant,
+        keys={"trial": 0, "agent": np.arange(10)[None, :]},
+        rng=_rngs((1, 10)),
     )
     for epsilon in (0.05, 0.2, 0.5):
         assert accountant.get_delta(epsilon) == pytest.approx(
@@ -90,7 +103,10 @@ def test_release_matches_the_fenwick_prefix_sum_of_memoised_node_noise():
         counts += mask
         for j, i in zip(*np.nonzero(mask)):
             replay = np.random.default_rng([0, j, i]).standard_normal((counts[j, i], 3, 3))
-            noise = sum((replay[s - 1] + replay[s - 1].T) * sigma / math.sqrt(2) for s in prefix_nodes(counts[j, i]))
+            noise = sum(
+                (replay[s - 1] + replay[s - 1].T) * sigma / math.sqrt(2)
+                for s in prefix_nodes(counts[j, i])
+            )
             released = leaves_seen[j, i] + noise
             np.testing.assert_allclose(u_hat[j, i], released[:dim, :dim] + shift * np.eye(dim))
             np.testing.assert_allclose(small[j, i], released[:dim, dim])
@@ -144,7 +160,8 @@ def test_accountant_is_charged_when_the_privatizer_opens():
     # μ = √4 · 2√2 / (√2 · 2) = 2 for a record in the 4 nodes of an 8-leaf tree
     assert matrix_tree_gdp(privatizer.event) == pytest.approx(2.0)
     tight = Accountant(
-        neighboring_relation="replace_one_context_reward", disjoint=("trial", "agent"),
+        neighboring_relation="replace_one_context_reward",
+        disjoint=("trial", "agent"),
         budget=ApproxDP(0.5, 1e-6),
     )
     with pytest.raises(BudgetExceededError):
@@ -170,7 +187,9 @@ def test_calibrations():
     # corrected: σ = √2 (L²+1) √(2 ln(1.25/δ₀)) / ε₀, ε₀ = ε/√(8 m ln(2/δ)), δ₀ = δ/(2m)
     m = cal.tree_depth
     eps0, delta0 = 1.0 / math.sqrt(8 * m * math.log(20.0)), 0.1 / (2 * m)
-    corrected = privatizer_calibration(1.0, 0.1, horizon=1000, n_agents=5, dim=3, calibration="corrected")
+    corrected = privatizer_calibration(
+        1.0, 0.1, horizon=1000, n_agents=5, dim=3, calibration="corrected"
+    )
     assert corrected.noise_stddev == pytest.approx(
         2 * math.sqrt(2) * math.sqrt(2 * math.log(1.25 / delta0)) / eps0
     )
@@ -178,9 +197,15 @@ def test_calibrations():
     exact = privatizer_calibration(0.5, 1e-5, horizon=1000, n_agents=5, dim=3, calibration="exact")
     accountant = _accountant()
     MatrixTreePrivatizer(
-        stream_shape=(1, 1), dim=3, capacity=exact.capacity, noise_stddev=exact.noise_stddev,
-        shift=exact.shift, frobenius_sensitivity=exact.frobenius_sensitivity,
-        accountant=accountant, keys={"trial": 0, "agent": 0}, rng=_rngs((1, 1)),
+        stream_shape=(1, 1),
+        dim=3,
+        capacity=exact.capacity,
+        noise_stddev=exact.noise_stddev,
+        shift=exact.shift,
+        frobenius_sensitivity=exact.frobenius_sensitivity,
+        accountant=accountant,
+        keys={"trial": 0, "agent": 0},
+        rng=_rngs((1, 1)),
     )
     assert accountant.get_epsilon(1e-5) == pytest.approx(0.5, rel=1e-6)
     # [P] has the smaller privacy term of β (feducb.md §0)
@@ -204,8 +229,14 @@ def test_bad_input():
         _privatizer(sigma=-1.0)
     with pytest.raises(TypeError, match="`rng` must be an object array"):
         MatrixTreePrivatizer(
-            stream_shape=(1, 1), dim=1, capacity=2, noise_stddev=1.0, shift=0.0,
-            frobenius_sensitivity=1.0, accountant=_accountant(), keys={"trial": 0, "agent": 0},
+            stream_shape=(1, 1),
+            dim=1,
+            capacity=2,
+            noise_stddev=1.0,
+            shift=0.0,
+            frobenius_sensitivity=1.0,
+            accountant=_accountant(),
+            keys={"trial": 0, "agent": 0},
             rng=np.random.default_rng(0),
         )
     with pytest.raises(ValueError, match="`capacity` must be >= 1"):
@@ -214,11 +245,21 @@ def test_bad_input():
 
 @given(sigma=st.floats(0.1, 100.0), factor=st.floats(1.0, 10.0), capacity=st.integers(1, 2**20))
 def test_mu_decreases_with_noise_and_grows_with_depth(sigma, factor, capacity):
-    base = SymmetricMatrixGaussianTree(noise_stddev=sigma, dim=3, frobenius_sensitivity=1.0, capacity=capacity)
-    noisier = SymmetricMatrixGaussianTree(noise_stddev=sigma * factor, dim=3, frobenius_sensitivity=1.0, capacity=capacity)
-    deeper = SymmetricMatrixGaussianTree(noise_stddev=sigma, dim=3, frobenius_sensitivity=1.0, capacity=2 * capacity)
+    base = SymmetricMatrixGaussianTree(
+        noise_stddev=sigma, dim=3, frobenius_sensitivity=1.0, capacity=capacity
+    )
+    noisier = SymmetricMatrixGaussianTree(
+        noise_stddev=sigma * factor, dim=3, frobenius_sensitivity=1.0, capacity=capacity
+    )
+    deeper = SymmetricMatrixGaussianTree(
+        noise_stddev=sigma, dim=3, frobenius_sensitivity=1.0, capacity=2 * capacity
+    )
     assert matrix_tree_gdp(noisier) <= matrix_tree_gdp(base) <= matrix_tree_gdp(deeper)
-    assert hash(base) == hash(SymmetricMatrixGaussianTree(noise_stddev=sigma, dim=3, frobenius_sensitivity=1.0, capacity=capacity))
+    assert hash(base) == hash(
+        SymmetricMatrixGaussianTree(
+            noise_stddev=sigma, dim=3, frobenius_sensitivity=1.0, capacity=capacity
+        )
+    )
 
 
 @pytest.mark.statistical
@@ -246,8 +287,7 @@ def test_symmetrised_noise_has_the_paper_variances():
     dim=st.integers(1, 6),
 )
 @settings(max_examples=40, deadline=None)
-def test_exact_calibration_with_secure_noise_spends_exactly_the_claim(epsilon, delta, horizon,
-                                                                      dim):
+def test_exact_calibration_with_secure_noise_spends_exactly_the_claim(epsilon, delta, horizon, dim):
     """With secure noise, "exact" solves σ for what the secure tree is charged (its grid
     twin through zCDP): the charge is the claim (within the bisection's float step),
     never above it, and σ is at least the float Gaussian's exact σ."""
@@ -256,16 +296,22 @@ def test_exact_calibration_with_secure_noise_spends_exactly_the_claim(epsilon, d
     float_exact = privatizer_calibration(epsilon, delta, **kwargs)
     accountant = _accountant()
     MatrixTreePrivatizer(
-        stream_shape=(1, 1), dim=dim, capacity=secure.capacity,
-        noise_stddev=secure.noise_stddev, shift=secure.shift,
-        frobenius_sensitivity=secure.frobenius_sensitivity, accountant=accountant,
-        keys={"trial": 0, "agent": 0}, rng=_rngs((1, 1)), secure=True,
+        stream_shape=(1, 1),
+        dim=dim,
+        capacity=secure.capacity,
+        noise_stddev=secure.noise_stddev,
+        shift=secure.shift,
+        frobenius_sensitivity=secure.frobenius_sensitivity,
+        accountant=accountant,
+        keys={"trial": 0, "agent": 0},
+        rng=_rngs((1, 1)),
+        secure=True,
     )
     spent = accountant.get_epsilon(delta)
     assert spent <= epsilon
     assert spent == pytest.approx(epsilon, rel=1e-9)
     assert secure.noise_stddev >= float_exact.noise_stddev
     for calibration in ("paper", "corrected"):  # only "exact" depends on the noise
-        assert (privatizer_calibration(epsilon, delta, secure=True,
-                                       **{**kwargs, "calibration": calibration})
-                == privatizer_calibration(epsilon, delta, **{**kwargs, "calibration": calibration}))
+        assert privatizer_calibration(
+            epsilon, delta, secure=True, **{**kwargs, "calibration": calibration}
+        ) == privatizer_calibration(epsilon, delta, **{**kwargs, "calibration": calibration})

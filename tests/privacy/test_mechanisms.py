@@ -9,21 +9,15 @@ from __future__ import annotations
 
 import math
 
+import fedpriv.privacy.mechanisms
 import numpy as np
 import pytest
+from fedpriv.privacy import Accountant, LaplaceTreeCounter, PureDP, laplace_release, raw_release
+from fedpriv.privacy.errors import BudgetExceededError, CapacityExceededError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-import fedpriv.privacy.mechanisms
-from fedpriv.privacy import (
-    Accountant,
-    LaplaceTreeCounter,
-    PureDP,
-    laplace_release,
-    raw_release,
-)
-from fedpriv.privacy.errors import BudgetExceededError, CapacityExceededError
 from tests.privacy._support import assert_unchanged, snapshot
 
 # ---------------------------------------------------------------------------------
@@ -77,11 +71,7 @@ def _run(
     out = []
     for t in range(values.shape[0]):
         counter.step(values[t], observed[t])
-        mask = (
-            np.ones(counter.stream_shape, bool)
-            if release_masks is None
-            else release_masks[t]
-        )
+        mask = np.ones(counter.stream_shape, bool) if release_masks is None else release_masks[t]
         out.append(counter.release(mask))
     return np.asarray(out)
 
@@ -164,8 +154,7 @@ def test_counter_charges_only_the_released_prefixes() -> None:
     # Zhu et al. Algorithm 4 outputs the prefixes 1..T-1 (lines 9 and 19): 4 nodes of
     # a 16-round tree hold round 1, so b = 4 is exactly ε = 1 (not the 1.25 of a
     # counter that releases every prefix).
-    counter, accountant = _make(stream_shape=(2, 3), horizon=16, scale=4.0,
-                                released_prefixes=15)
+    counter, accountant = _make(stream_shape=(2, 3), horizon=16, scale=4.0, released_prefixes=15)
     assert accountant.get_epsilon(0.0) == 1.0 == counter.guarantee_epsilon
     assert counter.depth == 5 and counter.released_depth == 4
     secure, spent = _make(horizon=16, scale=4.0, released_prefixes=15, secure=True)
@@ -185,9 +174,7 @@ def test_value_bounds_set_the_sensitivity() -> None:
 
 def test_counter_before_any_step_releases_zero() -> None:
     counter, _ = _make(scale=3.0)
-    np.testing.assert_array_equal(
-        counter.release(np.array([True, True, False]))[:2], 0.0
-    )
+    np.testing.assert_array_equal(counter.release(np.array([True, True, False]))[:2], 0.0)
 
 
 # ---------------------------------------------------------------------------------
@@ -219,10 +206,7 @@ def test_increments_between_releases_are_the_noise_of_the_new_nodes() -> None:
     def prefix_noise(first: int, last: int) -> np.ndarray:
         """N(t) of a counter on the same noise stream observing rounds first..last."""
         counter, _ = _make(
-            stream_shape=shape,
-            horizon=horizon,
-            scale=2.0,
-            rng=np.random.default_rng(seed),
+            stream_shape=shape, horizon=horizon, scale=2.0, rng=np.random.default_rng(seed)
         )
         observed = np.zeros((horizon,) + shape, bool)
         observed[first - 1 : last] = True
@@ -256,9 +240,7 @@ def test_each_node_is_drawn_once_per_stream() -> None:
     ledger = accountant.ledger
     assert not ledger.duplicated(["stream", "node"]).any()
     # Every node 1..T is used by the release at t = s, and by nothing else first.
-    assert sorted(ledger.loc[ledger["stream"] == 0, "node"]) == list(
-        range(1, horizon + 1)
-    )
+    assert sorted(ledger.loc[ledger["stream"] == 0, "node"]) == list(range(1, horizon + 1))
     assert counter.n_draws == accountant.n_draws == len(ledger) == 3 * horizon
 
 
@@ -274,10 +256,7 @@ def test_noise_on_empty_nodes(noise_on_empty_nodes: bool) -> None:
     observed[2] = True  # round 3 only
     values = np.full((horizon, 1), 0.25)
     counter, accountant = _make(
-        stream_shape=(1,),
-        horizon=horizon,
-        scale=1.0,
-        noise_on_empty_nodes=noise_on_empty_nodes,
+        stream_shape=(1,), horizon=horizon, scale=1.0, noise_on_empty_nodes=noise_on_empty_nodes
     )
     released = _run(counter, values, observed)[:, 0]
     drawn = set(accountant.ledger["node"])
@@ -361,9 +340,7 @@ def test_capacity_exceeded_raises_and_keeps_state() -> None:
     counter, _ = _make(stream_shape=(2,), horizon=3, scale=0.0)
     for _ in range(3):
         counter.step([1.0, 0.5], [True, True])
-    with pytest.raises(
-        CapacityExceededError, match=r"`horizon` = 3 rounds; cannot add round 4"
-    ):
+    with pytest.raises(CapacityExceededError, match=r"`horizon` = 3 rounds; cannot add round 4"):
         counter.step([1.0, 0.5], [True, True])
     with pytest.raises(ValueError):  # also a ValueError
         counter.step([1.0, 0.5], [True, True])
@@ -374,8 +351,7 @@ def test_capacity_exceeded_raises_and_keeps_state() -> None:
 def test_out_of_bounds_raise_is_atomic() -> None:
     counter, _ = _make(stream_shape=(2,), horizon=4, scale=0.0)
     with pytest.raises(
-        ValueError,
-        match=r"must lie in the declared range \[0\.0, 1\.0\]; 1 observation",
+        ValueError, match=r"must lie in the declared range \[0\.0, 1\.0\]; 1 observation"
     ):
         counter.step([1.5, 0.2], [True, True])
     assert counter.t == 0 and counter.n_out_of_bounds == 0
@@ -388,9 +364,7 @@ def test_out_of_bounds_clip() -> None:
     counter.step([1.5, -0.5, 0.3], [True, True, True])
     counter.step([2.0, 9.0, 0.4], [True, False, True])
     assert counter.n_out_of_bounds == 3
-    np.testing.assert_allclose(
-        counter.release(np.ones(3, bool)), [2.0, 0.0, 0.7], atol=1e-12
-    )
+    np.testing.assert_allclose(counter.release(np.ones(3, bool)), [2.0, 0.0, 0.7], atol=1e-12)
 
 
 def test_out_of_bounds_ignore_keeps_raw_values_and_counts_them() -> None:
@@ -398,9 +372,7 @@ def test_out_of_bounds_ignore_keeps_raw_values_and_counts_them() -> None:
     counter.step([1.5, -0.5], [True, True])
     counter.step([0.5, -3.0], [True, False])
     assert counter.n_out_of_bounds == 2
-    np.testing.assert_allclose(
-        counter.release(np.ones(2, bool)), [2.0, -0.5], atol=1e-12
-    )
+    np.testing.assert_allclose(counter.release(np.ones(2, bool)), [2.0, -0.5], atol=1e-12)
 
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
@@ -416,9 +388,7 @@ def test_non_finite_observations_raise(bad: float, mode: str) -> None:
 
 def test_step_validates_shapes() -> None:
     counter, _ = _make(stream_shape=(2,), horizon=4, scale=1.0)
-    with pytest.raises(
-        ValueError, match=r"must have shape \(2,\), got \(3,\) and \(2,\)"
-    ):
+    with pytest.raises(ValueError, match=r"must have shape \(2,\), got \(3,\) and \(2,\)"):
         counter.step([0.1, 0.2, 0.3], [True, True])
 
 
@@ -430,16 +400,8 @@ def test_step_validates_shapes() -> None:
         ({"scale": math.nan}, ValueError, r"`scale` must not be NaN"),
         ({"horizon": 0}, ValueError, r"`horizon` must be >= 1, got 0"),
         ({"stream_shape": (0,)}, ValueError, r"`stream_shape` must be >= 1"),
-        (
-            {"value_bounds": (1.0, 1.0)},
-            ValueError,
-            r"`value_bounds` must satisfy low < high",
-        ),
-        (
-            {"out_of_bounds": "drop"},
-            ValueError,
-            r"`out_of_bounds` must be 'raise', 'clip'",
-        ),
+        ({"value_bounds": (1.0, 1.0)}, ValueError, r"`value_bounds` must satisfy low < high"),
+        ({"out_of_bounds": "drop"}, ValueError, r"`out_of_bounds` must be 'raise', 'clip'"),
         ({"rng": 42}, TypeError, r"`rng` must be a numpy Generator"),
         (
             {"rng": np.array([np.random.default_rng(0), 1], dtype=object)},
@@ -447,11 +409,7 @@ def test_step_validates_shapes() -> None:
             r"`rng` array must hold numpy Generators only",
         ),
         (
-            {
-                "rng": np.array(
-                    [np.random.default_rng(i) for i in range(2)], dtype=object
-                )
-            },
+            {"rng": np.array([np.random.default_rng(i) for i in range(2)], dtype=object)},
             ValueError,
             r"`rng` shape \(2,\) must match the leading axes of \(3,\)",
         ),
@@ -519,10 +477,7 @@ def test_noise_of_a_trial_does_not_depend_on_the_batch() -> None:
     outputs = []
     for n_trials in (1, 3):
         counter, _ = _make(
-            stream_shape=(n_trials,) + block,
-            horizon=horizon,
-            scale=1.5,
-            rng=_trial_rngs(n_trials),
+            stream_shape=(n_trials,) + block, horizon=horizon, scale=1.5, rng=_trial_rngs(n_trials)
         )
         outputs.append(_run(counter, values[:, :n_trials], observed[:, :n_trials]))
     np.testing.assert_array_equal(outputs[0][:, 0], outputs[1][:, 0])
@@ -587,12 +542,7 @@ def test_laplace_release_validates_before_charging_or_drawing() -> None:
         )
     with pytest.raises(ValueError, match=r"`scale` must be in \(0, inf\)"):
         laplace_release(
-            [0.0],
-            scale=0.0,
-            l1_sensitivity=1.0,
-            accountant=accountant,
-            keys={"agent": 0},
-            rng=rng,
+            [0.0], scale=0.0, l1_sensitivity=1.0, accountant=accountant, keys={"agent": 0}, rng=rng
         )
     with pytest.raises(ValueError, match=r"every key array must broadcast"):
         laplace_release(
@@ -605,12 +555,7 @@ def test_laplace_release_validates_before_charging_or_drawing() -> None:
         )
     with pytest.raises(BudgetExceededError):
         laplace_release(
-            [0.0],
-            scale=0.5,
-            l1_sensitivity=1.0,
-            accountant=accountant,
-            keys={"agent": 0},
-            rng=rng,
+            [0.0], scale=0.5, l1_sensitivity=1.0, accountant=accountant, keys={"agent": 0}, rng=rng
         )
     assert accountant.charges.empty and accountant.n_draws == 0
     assert rng.bit_generator.state == state  # nothing was drawn
@@ -639,9 +584,7 @@ def test_laplace_release_with_generator_array_has_fixed_addresses() -> None:
 def test_raw_release_is_a_charged_copy() -> None:
     accountant = Accountant(disjoint=("agent",))
     values = np.array([0.3, 0.7])
-    out = raw_release(
-        values, accountant=accountant, keys={"agent": [0, 1]}, reason="X(0)"
-    )
+    out = raw_release(values, accountant=accountant, keys={"agent": [0, 1]}, reason="X(0)")
     np.testing.assert_array_equal(out, values)
     out[0] = 5.0
     assert values[0] == 0.3
@@ -663,18 +606,11 @@ def test_tree_node_noise_is_laplace_of_the_declared_scale() -> None:
     horizon, n_streams, scale = 8, 4_000, 2.5
     values, observed = _data(12, horizon, (n_streams,), p=1.0)
     counter, _ = _make(
-        stream_shape=(n_streams,),
-        horizon=horizon,
-        scale=scale,
-        rng=np.random.default_rng(2025),
+        stream_shape=(n_streams,), horizon=horizon, scale=scale, rng=np.random.default_rng(2025)
     )
     released = _run(counter, values, observed)
-    prefix_noise = np.vstack(
-        [np.zeros(n_streams), released - np.cumsum(values, axis=0)]
-    )
-    nodes = np.array(
-        [prefix_noise[t] - prefix_noise[t & (t - 1)] for t in range(1, horizon + 1)]
-    )
+    prefix_noise = np.vstack([np.zeros(n_streams), released - np.cumsum(values, axis=0)])
+    nodes = np.array([prefix_noise[t] - prefix_noise[t & (t - 1)] for t in range(1, horizon + 1)])
     _assert_laplace_scale(nodes, scale)
 
 
@@ -707,6 +643,12 @@ def test_laplace_release_with_bad_rng_charges_nothing():
     acc = Accountant(disjoint=("agent",))
     rngs = np.array([np.random.default_rng(i) for i in range(3)], dtype=object)
     with pytest.raises(ValueError, match=r"`rng` shape \(3,\)"):
-        laplace_release(np.zeros(2), scale=1.0, l1_sensitivity=1.0, accountant=acc,
-                        keys={"agent": [0, 1]}, rng=rngs)
+        laplace_release(
+            np.zeros(2),
+            scale=1.0,
+            l1_sensitivity=1.0,
+            accountant=acc,
+            keys={"agent": [0, 1]},
+            rng=rngs,
+        )
     assert acc.charges.empty

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from fedpriv.privacy import Accountant
 from fedpriv.privacy.accounting import events
 from fedpriv.privacy.relations import NeighboringRelation, parse_relation

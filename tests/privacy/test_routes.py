@@ -13,12 +13,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from fedpriv.privacy.accounting import events
-from fedpriv.privacy.ledger.accountant import event_epsilon
-from fedpriv.privacy.errors import UnsupportedEventError
 from fedpriv.privacy.accounting.routes import (
     ROUTES,
     EventHandlers,
@@ -28,6 +23,10 @@ from fedpriv.privacy.accounting.routes import (
     pld_lower_bound,
     register_event,
 )
+from fedpriv.privacy.errors import UnsupportedEventError
+from fedpriv.privacy.ledger.accountant import event_epsilon
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 #: Exact ε(1e-5) of the Gaussian tree σ = 10, T = 1000 (μ = √10/10), from the GDP
 #: formula solved with mpmath at 40 digits. The anchors' "1.199370" is this value
@@ -155,9 +154,7 @@ def test_rdp_never_below_pld(cell) -> None:
 
 def test_replace_one_gaussian_is_not_underestimated() -> None:
     """#378: dp-accounting RDP said 2.166; the 2C-sensitivity value is 4.377."""
-    routes = compose_routes(
-        [(events.Gaussian(noise_stddev=2.0, l2_sensitivity=2.0), 1)], 1e-5
-    )
+    routes = compose_routes([(events.Gaussian(noise_stddev=2.0, l2_sensitivity=2.0), 1)], 1e-5)
     for name in ("rdp", "zcdp", "gdp", "pld", "basic"):
         assert routes[name] == pytest.approx(4.377178, rel=1e-6)
 
@@ -206,9 +203,7 @@ def test_opaque_delta_is_spent() -> None:
 def test_discrete_gaussian_goes_through_zcdp() -> None:
     cell = [(events.DiscreteGaussian(sigma=5.0, l2_sensitivity=2.0), 4)]
     routes = compose_routes(cell, 1e-6)
-    continuous = compose_routes(
-        [(events.Gaussian(noise_stddev=5.0, l2_sensitivity=2.0), 4)], 1e-6
-    )
+    continuous = compose_routes([(events.Gaussian(noise_stddev=5.0, l2_sensitivity=2.0), 4)], 1e-6)
     assert routes["zcdp"] == pytest.approx(continuous["zcdp"], rel=1e-12)  # same ρ
     # Δ = 2 admits several integer shifts ((2,), (1, 1, 1, 1), ...): no exact PLD
     assert routes["gdp"] == math.inf and routes["pld"] == math.inf
@@ -264,9 +259,7 @@ def test_symmetric_matrix_gaussian_mu_matches_whitened_shift(dim: int) -> None:
 
 
 def test_symmetric_matrix_gaussian_equals_scalar_gaussian() -> None:
-    matrix = events.SymmetricMatrixGaussian(
-        noise_stddev=3.0, dim=11, frobenius_sensitivity=2.0
-    )
+    matrix = events.SymmetricMatrixGaussian(noise_stddev=3.0, dim=11, frobenius_sensitivity=2.0)
     scalar = events.Gaussian(noise_stddev=3.0 * math.sqrt(2), l2_sensitivity=2.0)
     a = compose_routes([(matrix, 12)], 1e-6)
     b = compose_routes([(scalar, 12)], 1e-6)
@@ -285,9 +278,7 @@ def test_every_event_type_is_registered() -> None:
         events.LaplaceTree(scale=1.0, horizon=4),
         events.NonPrivate(),
         events.Gaussian(noise_stddev=1.0),
-        events.SymmetricMatrixGaussian(
-            noise_stddev=1.0, dim=3, frobenius_sensitivity=1.0
-        ),
+        events.SymmetricMatrixGaussian(noise_stddev=1.0, dim=3, frobenius_sensitivity=1.0),
         events.DiscreteLaplace(scale=1.0, l1_sensitivity=1),
         events.DiscreteGaussian(sigma=1.0, l2_sensitivity=1.0),
         events.RandomizedResponse(epsilon=1.0),
@@ -318,17 +309,11 @@ def test_unknown_events_are_rejected() -> None:
     class Mystery:
         sigma: float
 
-    with pytest.raises(
-        UnsupportedEventError, match=r"no accountant handler for Mystery"
-    ):
+    with pytest.raises(UnsupportedEventError, match=r"no accountant handler for Mystery"):
         handlers_for(Mystery(1.0))
-    with pytest.raises(
-        UnsupportedEventError, match=r"no accountant handler for Mystery"
-    ):
+    with pytest.raises(UnsupportedEventError, match=r"no accountant handler for Mystery"):
         compose_routes([(Mystery(1.0), 1)], 1e-6)
-    with pytest.raises(
-        UnsupportedEventError, match=r"no accountant handler for Mystery"
-    ):
+    with pytest.raises(UnsupportedEventError, match=r"no accountant handler for Mystery"):
         compose_routes([(events.SelfComposed(event=Mystery(1.0), count=2), 1)], 1e-6)
 
     class LaplaceVariant(events.Laplace):  # a subclass is a new meaning
@@ -428,16 +413,8 @@ def test_register_event_validates_its_arguments() -> None:
             r"`orders` must be a non-empty 1-D sequence of finite floats > 1",
         ),
         (lambda: pld_lower_bound([], 1.5), ValueError, r"`target_delta` must be in"),
-        (
-            lambda: compose_delta([], -0.1),
-            ValueError,
-            r"`target_epsilon` must be >= 0, got -0\.1",
-        ),
-        (
-            lambda: compose_delta([], math.nan),
-            ValueError,
-            r"`target_epsilon` must not be NaN",
-        ),
+        (lambda: compose_delta([], -0.1), ValueError, r"`target_epsilon` must be >= 0, got -0\.1"),
+        (lambda: compose_delta([], math.nan), ValueError, r"`target_epsilon` must not be NaN"),
     ],
 )
 def test_bad_arguments(call, error, message: str) -> None:
@@ -466,9 +443,7 @@ pure_events = st.one_of(
         scale=st.floats(min_value=5.0, max_value=50.0),
         horizon=st.integers(min_value=1, max_value=64),
     ),
-    st.builds(
-        events.RandomizedResponse, epsilon=st.floats(min_value=0.02, max_value=1.0)
-    ),
+    st.builds(events.RandomizedResponse, epsilon=st.floats(min_value=0.02, max_value=1.0)),
     st.builds(
         events.DiscreteLaplace,
         scale=st.floats(min_value=2.0, max_value=50.0),
@@ -578,15 +553,11 @@ def test_pure_cells_stay_finite_at_zero_delta(cell) -> None:
 
 @settings(max_examples=25)
 @given(any_events, counts, counts, deltas)
-def test_self_composed_is_the_same_as_counting(
-    event, k: int, c: int, delta: float
-) -> None:
+def test_self_composed_is_the_same_as_counting(event, k: int, c: int, delta: float) -> None:
     counted = compose_routes([(event, k * c)], delta, pld_discretization=FAST_PLD)
     wrapped = events.SelfComposed(event=event, count=k)
     assert compose_routes([(wrapped, c)], delta, pld_discretization=FAST_PLD) == counted
-    nested = events.SelfComposed(
-        event=events.SelfComposed(event=event, count=c), count=k
-    )
+    nested = events.SelfComposed(event=events.SelfComposed(event=event, count=c), count=k)
     assert compose_routes([(nested, 1)], delta, pld_discretization=FAST_PLD) == counted
     split = [(event, k * c - 1), (event, 1)] if k * c > 1 else [(event, 1)]
     assert compose_routes(split, delta, pld_discretization=FAST_PLD) == counted
@@ -600,9 +571,7 @@ def test_self_composed_is_the_same_as_counting(
 def test_gaussian_tree_mu(sigma: float, horizon: int, sens: float) -> None:
     tree = events.GaussianTree(noise_stddev=sigma, horizon=horizon, l2_sensitivity=sens)
     depth = sum(1 for k in range(64) if 2**k <= horizon)
-    assert handlers_for(tree).gdp(tree) == pytest.approx(
-        math.sqrt(depth) * sens / sigma, rel=1e-12
-    )
+    assert handlers_for(tree).gdp(tree) == pytest.approx(math.sqrt(depth) * sens / sigma, rel=1e-12)
 
 
 # ---------------------------------------------------------------------------------

@@ -12,16 +12,15 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from fedpriv.privacy import Accountant
 from fedpriv.privacy.accounting import events
+from fedpriv.privacy.accounting.guarantees import ApproxDP, PureDP
+from fedpriv.privacy.errors import BudgetExceededError
 from fedpriv.privacy.ledger import accountant as accountant_module
 from fedpriv.privacy.ledger.accountant import RELATIVE_TOLERANCE
-from fedpriv.privacy.errors import BudgetExceededError
-from fedpriv.privacy.accounting.guarantees import ApproxDP, PureDP
 from fedpriv.privacy.ledger.running import RunningCells
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 _EVENTS = [
     events.Laplace(scale=2.0),
@@ -37,8 +36,7 @@ _EVENTS = [
 #: running cell too.
 _LABELS = st.sampled_from([0, 1, 1.0, True, "1", None, math.nan, 2])
 _ACTION = st.tuples(
-    st.sampled_from(_EVENTS),
-    st.one_of(_LABELS, st.lists(_LABELS, min_size=1, max_size=3)),
+    st.sampled_from(_EVENTS), st.one_of(_LABELS, st.lists(_LABELS, min_size=1, max_size=3))
 )
 _BUDGETS = st.one_of(
     st.builds(PureDP, st.floats(0.2, 4.0)),
@@ -56,16 +54,18 @@ def _exact_refuses(accepted, candidate, budget, disjoint) -> bool:
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(actions=st.lists(_ACTION, min_size=1, max_size=12), budget=_BUDGETS,
-       structured=st.booleans())
+@given(
+    actions=st.lists(_ACTION, min_size=1, max_size=12), budget=_BUDGETS, structured=st.booleans()
+)
 def test_incremental_decisions_equal_the_exact_recomposition(actions, budget, structured):
     disjoint = ("agent",) if structured else ()
     accountant = Accountant(budget=budget, disjoint=disjoint)
     accepted = []
     for event, labels in actions:
         refused = _exact_refuses(accepted, (event, labels), budget, disjoint)
-        assert accountant.would_exceed(event, key={"agent": labels} if structured else None) \
-            is refused
+        assert (
+            accountant.would_exceed(event, key={"agent": labels} if structured else None) is refused
+        )
         try:
             accountant.spend_many(event, keys={"agent": labels} if structured else None)
         except BudgetExceededError:
@@ -158,7 +158,11 @@ def test_thresholds_are_sound_for_each_route():
     budget = ApproxDP(1.5, 1e-6)
     running = RunningCells((), budget, 10**6)
     limits = running.thresholds()
-    from fedpriv.privacy.accounting.conversions import gaussian_dp_epsilon, rdp_epsilon, zcdp_epsilon
+    from fedpriv.privacy.accounting.conversions import (
+        gaussian_dp_epsilon,
+        rdp_epsilon,
+        zcdp_epsilon,
+    )
     from fedpriv.privacy.accounting.guarantees import DEFAULT_ORDERS
 
     assert gaussian_dp_epsilon(math.sqrt(limits["gdp"]), 1e-6) <= 1.5
@@ -176,8 +180,7 @@ def test_the_merged_gaussian_counts_as_one_release_of_the_upper_grid():
     from fedpriv.privacy.accounting import routes
     from fedpriv.privacy.accounting.routes import compose_routes, pld_lower_bound
 
-    cell = [(events.Laplace(scale=100.0), 5000),
-            (events.Gaussian(noise_multiplier=100.0), 5000)]
+    cell = [(events.Laplace(scale=100.0), 5000), (events.Gaussian(noise_multiplier=100.0), 5000)]
     items = routes._normalize(cell)
     grid = routes._pld_grid(items, 1e-4, True)
     mu = math.sqrt(5000) / 100.0

@@ -10,13 +10,12 @@ import math
 import mpmath
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from fedpriv.privacy import Accountant, PoissonSampled, compose_routes
 from fedpriv.privacy.accounting import events
 from fedpriv.privacy.accounting.routes import pld_lower_bound
 from fedpriv.privacy.accounting.sampling import amplified_epsilon_delta
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 #: Opacus's RDPAccountant.DEFAULT_ALPHAS (opacus/accountants/rdp.py).
 OPACUS_ALPHAS = [1 + x / 10.0 for x in range(1, 100)] + list(range(12, 64))
@@ -79,8 +78,10 @@ def test_rdp_route_against_opacus_published_value() -> None:
     mpmath.mp.dps = 30
     q, sigma, order = mpmath.mpf("0.04"), mpmath.mpf("1.5"), mpmath.mpf("3.9")
     moment = mpmath.quad(
-        lambda z: mpmath.npdf(z, 0, sigma)
-        * ((1 - q) + q * mpmath.exp((2 * z - 1) / (2 * sigma**2))) ** order,
+        lambda z: (
+            mpmath.npdf(z, 0, sigma)
+            * ((1 - q) + q * mpmath.exp((2 * z - 1) / (2 * sigma**2))) ** order
+        ),
         [-mpmath.inf, 0, mpmath.inf],
     )
     rdp = float(mpmath.log(moment) / (order - 1)) * steps
@@ -189,7 +190,9 @@ def test_sampling_never_costs_more_and_brackets_hold(inner, rate, relation, coun
     """Sampling at rate q <= 1 never costs more than the release at q = 1, and every
     route stays above the optimistic-PLD lower bound."""
     delta = 1e-6
-    sampled = [(PoissonSampled(event=inner, sampling_rate=rate, neighboring_relation=relation), count)]
+    sampled = [
+        (PoissonSampled(event=inner, sampling_rate=rate, neighboring_relation=relation), count)
+    ]
     full = [(PoissonSampled(event=inner, sampling_rate=1.0, neighboring_relation=relation), count)]
     routes = compose_routes(sampled, delta, pld_discretization=FAST_PLD)
     lower = pld_lower_bound(sampled, delta, pld_discretization=FAST_PLD)
@@ -202,11 +205,14 @@ def test_sampling_never_costs_more_and_brackets_hold(inner, rate, relation, coun
 def test_composed_inner_event_is_one_sample_of_several_releases() -> None:
     """Two Gaussian releases on one sample are one Gaussian of μ = √(μ₁² + μ₂²)
     (dp-accounting's effective noise multiplier; Dong, Roth & Su 2019, Cor. 3.3)."""
-    pair = events.Composed(events=(events.Gaussian(noise_stddev=3.0), events.Gaussian(noise_stddev=4.0)))
+    pair = events.Composed(
+        events=(events.Gaussian(noise_stddev=3.0), events.Gaussian(noise_stddev=4.0))
+    )
     merged = events.Gaussian(noise_stddev=12.0 / 5.0)  # 1/σ² = 1/9 + 1/16
     routes = [
-        compose_routes([(PoissonSampled(event=e, sampling_rate=0.1), 5)], 1e-6,
-                       pld_discretization=FAST_PLD)
+        compose_routes(
+            [(PoissonSampled(event=e, sampling_rate=0.1), 5)], 1e-6, pld_discretization=FAST_PLD
+        )
         for e in (pair, merged)
     ]
     assert routes[0]["pld"] == pytest.approx(routes[1]["pld"], rel=1e-9)

@@ -11,10 +11,6 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from scipy import stats
-
 from fedpriv.algorithms.environments.linear import LinearBandit
 from fedpriv.algorithms.feducb.centralized import run_feducb, run_feducb_fixed
 from fedpriv.privacy import Accountant
@@ -26,6 +22,9 @@ from fedpriv.privacy.mechanisms.secure_matrix import (
     round_symmetric_to_grid,
     sample_symmetric_discrete_gaussian,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
 
 __all__: list[str] = []
 
@@ -72,7 +71,8 @@ def _declared(first: np.ndarray, second: np.ndarray) -> float:
     side = first.shape[0]
     squared = sum(
         (Fraction(first[min(i, j), max(i, j)]) - Fraction(second[min(i, j), max(i, j)])) ** 2
-        for i in range(side) for j in range(side)
+        for i in range(side)
+        for j in range(side)
     )
     floor = 2.0**-1000
     if squared <= Fraction(floor) ** 2:
@@ -155,15 +155,31 @@ def test_node_noise_is_a_mirrored_discrete_gaussian() -> None:
     assert _chi_square_pvalue(diag, diagonal_sigma(2.0)) > ALPHA
 
 
-def _privatizer(secure: bool, *, sigma: float = 3.0, dim: int = 2, capacity: int = 8,
-                seed: int = 0, accountant: Accountant | None = None, **extra):
+def _privatizer(
+    secure: bool,
+    *,
+    sigma: float = 3.0,
+    dim: int = 2,
+    capacity: int = 8,
+    seed: int = 0,
+    accountant: Accountant | None = None,
+    **extra,
+):
     rng = np.empty(2, dtype=object)
     rng[:] = [np.random.default_rng([seed, i]) for i in range(2)]
     accountant = accountant or Accountant(disjoint=("agent",))
     return MatrixTreePrivatizer(
-        stream_shape=(2,), dim=dim, capacity=capacity, noise_stddev=sigma, shift=0.5,
-        frobenius_sensitivity=2.0 * math.sqrt(2.0), accountant=accountant,
-        keys={"agent": np.arange(2)}, rng=rng, secure=secure, **extra,
+        stream_shape=(2,),
+        dim=dim,
+        capacity=capacity,
+        noise_stddev=sigma,
+        shift=0.5,
+        frobenius_sensitivity=2.0 * math.sqrt(2.0),
+        accountant=accountant,
+        keys={"agent": np.arange(2)},
+        rng=rng,
+        secure=secure,
+        **extra,
     )
 
 
@@ -195,9 +211,10 @@ def test_secure_privatizer_is_never_charged_less_than_the_float_one(sigma, capac
     for delta in (1e-1, 1e-3, 1e-6):
         assert secure_acc.get_epsilon(delta) >= float_acc.get_epsilon(delta)
     node = secure_acc.cells()[0][0][0].event  # per node: ρ >= the float node's μ²/2
-    assert node.frobenius_sensitivity**2 / (4 * node.sigma**2) >= (
-        2.0 * math.sqrt(2.0) / (math.sqrt(2.0) * sigma)
-    ) ** 2 / 2
+    assert (
+        node.frobenius_sensitivity**2 / (4 * node.sigma**2)
+        >= (2.0 * math.sqrt(2.0) / (math.sqrt(2.0) * sigma)) ** 2 / 2
+    )
     assert float_acc.routes(1e-6)["gdp"] <= secure_acc.routes(1e-6)["zcdp"]
 
 
@@ -214,8 +231,9 @@ def test_secure_releases_are_exact_grid_sums() -> None:
         out = [world.release(x, mask) for world, x in zip(worlds, (leaf, other), strict=True)]
         expected += round_symmetric_to_grid(leaf, g) - round_symmetric_to_grid(other, g)
         for part in range(2):
-            assert np.array_equal(out[0][part] - out[1][part],
-                                  (expected[:, :2, :2], expected[:, :2, 2])[part] * g)
+            assert np.array_equal(
+                out[0][part] - out[1][part], (expected[:, :2, :2], expected[:, :2, 2])[part] * g
+            )
         gram = out[0][0] - 0.5 * np.eye(2)
         assert np.array_equal(gram / g, np.round(gram / g))
         assert np.array_equal(out[0][1] / g, np.round(out[0][1] / g))
@@ -232,14 +250,22 @@ def test_secure_feducb_run_releases_grid_values_and_pays_at_least_the_float_pric
     each is charged, so both spend exactly the claim (the secure one with a larger σ)."""
     tables = _tables()
     runs = {
-        secure: run_feducb_fixed(tables, epsilon=2.0, delta=0.1, sync_every=6,
-                                 mode="corrected", record=True, seed=2,
-                                 secure_noise=secure)
+        secure: run_feducb_fixed(
+            tables,
+            epsilon=2.0,
+            delta=0.1,
+            sync_every=6,
+            mode="corrected",
+            record=True,
+            seed=2,
+            secure_noise=secure,
+        )
         for secure in (False, True)
     }
     exact = {
-        secure: run_feducb_fixed(tables, epsilon=2.0, delta=0.1, sync_every=6,
-                                 mode="exact", seed=2, secure_noise=secure)
+        secure: run_feducb_fixed(
+            tables, epsilon=2.0, delta=0.1, sync_every=6, mode="exact", seed=2, secure_noise=secure
+        )
         for secure in (False, True)
     }
     for run in exact.values():
@@ -261,9 +287,9 @@ def test_secure_feducb_run_releases_grid_values_and_pays_at_least_the_float_pric
 def test_feducb_secure_false_is_the_default() -> None:
     tables = _tables()
     plain = run_feducb(tables, epsilon=1.0, delta=0.1, mode="exact", seed=1, record=True)
-    explicit = run_feducb(tables, epsilon=1.0, delta=0.1, mode="exact", seed=1,
-                          record=True, secure_noise=False)
+    explicit = run_feducb(
+        tables, epsilon=1.0, delta=0.1, mode="exact", seed=1, record=True, secure_noise=False
+    )
     assert np.array_equal(plain.regret_curve, explicit.regret_curve)
-    for a, b in zip(plain.transcript.releases_gram, explicit.transcript.releases_gram,
-                    strict=True):
+    for a, b in zip(plain.transcript.releases_gram, explicit.transcript.releases_gram, strict=True):
         assert np.array_equal(a, b)

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy import stats
-
 from fedpriv.privacy import Accountant, LaplaceTreeCounter, PureDP, laplace_release
 from fedpriv.privacy.accounting.events import DiscreteLaplace, SelfComposed
 from fedpriv.privacy.mechanisms.interval_mechanism import IntervalMeanRelease
+from scipy import stats
+
 from tests.privacy._support import assert_unchanged, snapshot
 
 __all__: list[str] = []
@@ -30,8 +30,15 @@ def test_laplace_release_secure_charges_discrete_laplace_with_the_same_epsilon()
     values = np.array([0.3, 0.7, 1.1])
     keys = {"i": np.arange(3)}
     for acc, secure in ((float_acc, False), (secure_acc, True)):
-        laplace_release(values, scale=0.7, l1_sensitivity=1 / 3, accountant=acc, keys=keys,
-                        rng=np.random.default_rng(0), secure=secure)
+        laplace_release(
+            values,
+            scale=0.7,
+            l1_sensitivity=1 / 3,
+            accountant=acc,
+            keys=keys,
+            rng=np.random.default_rng(0),
+            secure=secure,
+        )
     assert secure_acc.get_epsilon(0.0) <= float_acc.get_epsilon(0.0)
     assert secure_acc.get_epsilon(0.0) == pytest.approx(float_acc.get_epsilon(0.0), rel=1e-12)
     (event,) = {e for cell in secure_acc.cells() for e, _ in cell}
@@ -44,9 +51,16 @@ def test_laplace_release_secure_noise_is_discrete_laplace_on_the_grid() -> None:
     """Grid 1/2, Δ = 1, b = 2: two steps of sensitivity, noise DLap(4) steps exactly."""
     n, g = 40_000, 0.5
     acc = Accountant(disjoint=("i",))
-    out = laplace_release(np.full(n, 0.3), scale=2.0, l1_sensitivity=1.0, accountant=acc,
-                          keys={"i": np.arange(n)}, rng=np.random.default_rng(5),
-                          secure=True, granularity=g)
+    out = laplace_release(
+        np.full(n, 0.3),
+        scale=2.0,
+        l1_sensitivity=1.0,
+        accountant=acc,
+        keys={"i": np.arange(n)},
+        rng=np.random.default_rng(5),
+        secure=True,
+        granularity=g,
+    )
     assert _is_on_grid(out, g)
     steps = (out / g).astype(np.int64) - 1  # round(0.3 / 0.5) = 1
     support = np.arange(-60, 61)
@@ -63,9 +77,15 @@ def test_laplace_release_secure_noise_is_discrete_laplace_on_the_grid() -> None:
 def test_laplace_release_secure_is_reproducible_and_validates_before_charging() -> None:
     keys = {"i": np.arange(2)}
     outs = [
-        laplace_release([0.1, 0.2], scale=1.0, l1_sensitivity=1.0,
-                        accountant=Accountant(disjoint=("i",)), keys=keys,
-                        rng=np.random.default_rng(9), secure=True)
+        laplace_release(
+            [0.1, 0.2],
+            scale=1.0,
+            l1_sensitivity=1.0,
+            accountant=Accountant(disjoint=("i",)),
+            keys=keys,
+            rng=np.random.default_rng(9),
+            secure=True,
+        )
         for _ in range(2)
     ]
     np.testing.assert_array_equal(outs[0], outs[1])
@@ -77,17 +97,28 @@ def test_laplace_release_secure_is_reproducible_and_validates_before_charging() 
         ({"secure": True, "granularity": 2.0**-60}, "2\\*\\*53"),
     ):
         with pytest.raises(ValueError, match=match):
-            laplace_release([1e3, 0.2], scale=1.0, l1_sensitivity=1.0, accountant=acc,
-                            keys=keys, rng=np.random.default_rng(0), **kwargs)
+            laplace_release(
+                [1e3, 0.2],
+                scale=1.0,
+                l1_sensitivity=1.0,
+                accountant=acc,
+                keys=keys,
+                rng=np.random.default_rng(0),
+                **kwargs,
+            )
     assert_unchanged(acc, before)
 
 
 def _counter(secure: bool, scale: float, horizon: int = 16, shape=(2, 3)) -> tuple:
     acc = Accountant(disjoint=("s",))
     counter = LaplaceTreeCounter(
-        stream_shape=shape, horizon=horizon, scale=scale, accountant=acc,
+        stream_shape=shape,
+        horizon=horizon,
+        scale=scale,
+        accountant=acc,
         keys={"s": np.arange(np.prod(shape)).reshape(shape)},
-        rng=np.random.default_rng(4), secure=secure,
+        rng=np.random.default_rng(4),
+        secure=secure,
     )
     return acc, counter
 
@@ -125,8 +156,16 @@ def test_interval_secure_charges_one_discrete_laplace_per_release_point() -> Non
         acc = Accountant(disjoint=("trial", "agent", "arm"), budget=budget)
         rngs = np.empty((1, 2), dtype=object)
         rngs[0, 0], rngs[0, 1] = np.random.default_rng(1), np.random.default_rng(2)
-        mech = IntervalMeanRelease((1, 2, 2), epsilon=0.5, horizon=20, theta=1.1,
-                                   rule="decaying", accountant=acc, rngs=rngs, secure=secure)
+        mech = IntervalMeanRelease(
+            (1, 2, 2),
+            epsilon=0.5,
+            horizon=20,
+            theta=1.1,
+            rule="decaying",
+            accountant=acc,
+            rngs=rngs,
+            secure=secure,
+        )
         return acc, mech
 
     float_acc, _ = open_(False)
@@ -134,8 +173,9 @@ def test_interval_secure_charges_one_discrete_laplace_per_release_point() -> Non
     assert len(mech.secure_events) == 10  # release points 2, 4, ..., 20
     assert secure_acc.get_epsilon(0.0) <= float_acc.get_epsilon(0.0) * (1 + 1e-12)
     assert secure_acc.get_epsilon(0.0) == pytest.approx(float_acc.get_epsilon(0.0), rel=1e-12)
-    out = mech.release(np.array([0, 0]), np.array([0, 1]), np.array([0, 1]),
-                       np.array([1.0, 2.0]), np.array([2, 2]))
+    out = mech.release(
+        np.array([0, 0]), np.array([0, 1]), np.array([0, 1]), np.array([1.0, 2.0]), np.array([2, 2])
+    )
     assert _is_on_grid(out, mech.grids[0])  # release point n = 2
     assert mech.grids[0] == 2.0**-11 and mech.grids[-1] == 2.0**-15  # Δ = 1/2 and 1/20
     mech.flush()

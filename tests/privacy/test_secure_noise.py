@@ -12,10 +12,6 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-from scipy import stats
-
 from fedpriv.privacy.mechanisms.secure_noise import (
     default_granularity,
     from_grid,
@@ -25,6 +21,9 @@ from fedpriv.privacy.mechanisms.secure_noise import (
     sample_discrete_gaussian,
     sample_discrete_laplace,
 )
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy import stats
 
 __all__: list[str] = []
 
@@ -47,7 +46,9 @@ def _chi_square_pvalue(samples: np.ndarray, log_weight) -> float:
     low, high = core.min(), core.max()
     observed = [np.sum(samples < low)]
     expected = [pmf[support < low].sum() * n]
-    counts = np.bincount(samples[(samples >= low) & (samples <= high)] - low, minlength=high - low + 1)
+    counts = np.bincount(
+        samples[(samples >= low) & (samples <= high)] - low, minlength=high - low + 1
+    )
     observed += list(counts)
     expected += list(pmf[(support >= low) & (support <= high)] * n)
     observed.append(np.sum(samples > high))

@@ -7,11 +7,10 @@ import math
 
 import numpy as np
 import pytest
-from scipy import optimize, special
-
 from fedpriv.privacy import Accountant, compose_routes
 from fedpriv.privacy.accounting import events
 from fedpriv.privacy.accounting.routes import pld_lower_bound
+from scipy import optimize, special
 
 from ._support import assert_unchanged, snapshot
 
@@ -22,9 +21,7 @@ def test_accountant_without_structure_charges_one_cell() -> None:
     accountant.spend(events.Laplace(scale=2.0))
     accountant.spend(events.Laplace(scale=4.0), key={})
     assert accountant.get_epsilon(0.0) == pytest.approx(0.75)
-    assert accountant.cells() == [
-        [(events.Laplace(scale=2.0), 1), (events.Laplace(scale=4.0), 1)]
-    ]
+    assert accountant.cells() == [[(events.Laplace(scale=2.0), 1), (events.Laplace(scale=4.0), 1)]]
     charges = accountant.charges
     assert list(charges["event"]) == ["Laplace", "Laplace"]
     assert "__single_cell__" not in charges.columns

@@ -23,20 +23,19 @@ import math
 
 import mpmath
 import pytest
-from hypothesis import example, given, settings
-from hypothesis import strategies as st
-
 from fedpriv.privacy import Accountant
 from fedpriv.privacy.accounting import events
 from fedpriv.privacy.accounting.routes import compose_delta, compose_routes, pld_lower_bound
 from fedpriv.privacy.accounting.sampling import PoissonSampled
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 REL = 1e-12
 DELTAS = (0.0, 1e-300, 1e-15, 1e-10, 1e-6, 1e-3, 0.1)
 
 
 # ------------------------------------------------------------------ references
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def kov_delta(eps0: float, k: int, epsilon: float) -> mpmath.mpf:
     """Exact δ(ε) of k-fold ε0 randomized response (KOV 2015, Thm. 3.3), 80 digits.
 
@@ -54,8 +53,11 @@ def kov_delta(eps0: float, k: int, epsilon: float) -> mpmath.mpf:
         mean, sd = k * q, mpmath.sqrt(k * q * (1 - q)) + 1
         j = int(min(last, k, mean + 30 * sd))
         weight = mpmath.exp(
-            mpmath.loggamma(k + 1) - mpmath.loggamma(j + 1) - mpmath.loggamma(k - j + 1)
-            + (k - j) * mpmath.log1p(-q) + j * mpmath.log(q)
+            mpmath.loggamma(k + 1)
+            - mpmath.loggamma(j + 1)
+            - mpmath.loggamma(k - j + 1)
+            + (k - j) * mpmath.log1p(-q)
+            + j * mpmath.log(q)
         )
         ratio = mpmath.exp(-(k - 2 * j) * e0 + target)
         down, up = mpmath.exp(-2 * e0), mpmath.exp(e0)
@@ -71,7 +73,7 @@ def kov_delta(eps0: float, k: int, epsilon: float) -> mpmath.mpf:
         return total
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def gdp_delta(mu: float, epsilon: float) -> mpmath.mpf:
     """Exact δ(ε) of μ-GDP (Balle & Wang 2018, Thm. 8), 80 digits."""
     with mpmath.workdps(80):
@@ -162,8 +164,7 @@ def test_gaussian_against_balle_wang(k: int, log_sigma: float, delta: float) -> 
 
 @settings(max_examples=8)
 @given(
-    log_eps0=st.floats(min_value=-4.0, max_value=math.log10(50.0)),
-    delta=st.sampled_from(DELTAS),
+    log_eps0=st.floats(min_value=-4.0, max_value=math.log10(50.0)), delta=st.sampled_from(DELTAS)
 )
 def test_single_laplace_against_closed_form(log_eps0: float, delta: float) -> None:
     scale = 10.0**-log_eps0
@@ -211,9 +212,9 @@ def test_pattern3_pld_round_off_is_not_signal() -> None:
     scale, k = 80.6869, 18935
     eps0 = 1.0 / scale
     accountant = Accountant(neighboring_relation="replace_one")
-    accountant.spend(events.SelfComposed(
-        event=events.DiscreteLaplace(scale=scale, l1_sensitivity=1), count=k
-    ))
+    accountant.spend(
+        events.SelfComposed(event=events.DiscreteLaplace(scale=scale, l1_sensitivity=1), count=k)
+    )
     epsilon = accountant.get_epsilon(1e-15)  # was 13.12 from pld; truth 14.62
     assert kov_delta(eps0, k, epsilon * (1 + REL)) <= 1e-15
     assert kov_delta(eps0, k, epsilon - 1e-6) >= 1e-15  # and tight (exact route)
@@ -248,12 +249,12 @@ def test_pattern5_mixed_cells_get_a_bounded_grid() -> None:
     """Opaque + Gaussian + Laplace in one cell (only all-pure and all-Gaussian cells
     used to get a coarse grid): answered, bracket ordered; seconds, not minutes."""
     accountant = Accountant()
-    accountant.spend(events.SelfComposed(
-        event=events.OpaqueApproxDP(epsilon=0.1, delta=1e-12), count=61_061
-    ))
+    accountant.spend(
+        events.SelfComposed(event=events.OpaqueApproxDP(epsilon=0.1, delta=1e-12), count=61_061)
+    )
     accountant.spend(events.SelfComposed(event=events.Gaussian(noise_multiplier=5.0), count=1000))
     accountant.spend(events.SelfComposed(event=events.Laplace(scale=10.0), count=500))
-    route, upper = accountant.tightest(1e-6)
+    _route, upper = accountant.tightest(1e-6)
     assert math.isfinite(upper)
     assert 0.0 <= accountant.lower_bound(1e-6) <= upper
 
@@ -312,12 +313,11 @@ def test_lower_bracket_where_exp_minus_loss_underflows_is_below_the_truth() -> N
     700000 + log(1 − δ/p) (p = the top atom's mass) and above the KOV upper bound."""
     mpmath.mp.dps = 60
     k, eps0, delta = 1000, 700, 1e-5
-    p_top = (mpmath.e ** eps0 / (1 + mpmath.e ** eps0)) ** k
+    p_top = (mpmath.e**eps0 / (1 + mpmath.e**eps0)) ** k
     # At ε > (k − 1)·ε0 only the top atom (loss k·ε0) has loss above ε.
     truth = k * eps0 + mpmath.log(1 - mpmath.mpf(delta) / p_top)
     accountant = Accountant()
-    accountant.spend(events.SelfComposed(event=events.RandomizedResponse(epsilon=eps0),
-                                         count=k))
+    accountant.spend(events.SelfComposed(event=events.RandomizedResponse(epsilon=eps0), count=k))
     lower = accountant.lower_bound(delta)
     assert mpmath.mpf(lower) <= truth
     assert mpmath.mpf(accountant.routes(delta)["optimal"]) >= truth

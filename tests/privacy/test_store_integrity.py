@@ -12,7 +12,6 @@ import shutil
 import sqlite3
 
 import pytest
-
 from fedpriv.cli.main import main
 from fedpriv.privacy import Accountant
 from fedpriv.privacy.accounting import events
@@ -22,9 +21,10 @@ from fedpriv.privacy.errors import LedgerCorruptedError, StoreFormatError, Store
 def _ledger(path, n=3):
     accountant = Accountant(disjoint=("agent",), store=path)
     for agent in range(n):
-        accountant.spend_many(events.Laplace(scale=2.0 + agent), keys={"agent": [agent, agent + 10]})
-    accountant.record_draws(keys={"agent": [0]}, node=[1], level=[0], scale=2.0,
-                            l1_sensitivity=1.0)
+        accountant.spend_many(
+            events.Laplace(scale=2.0 + agent), keys={"agent": [agent, agent + 10]}
+        )
+    accountant.record_draws(keys={"agent": [0]}, node=[1], level=[0], scale=2.0, l1_sensitivity=1.0)
     return accountant
 
 
@@ -50,20 +50,31 @@ def _refused(path, match, capsys=None):
         Accountant.open(path)
 
 
-@pytest.mark.parametrize(("statements", "match"), [
-    (["DELETE FROM events"], "charge row seq 1 names event id .* missing"),
-    (["PRAGMA foreign_keys = OFF", "DELETE FROM events WHERE id = 2"],
-     "charge row seq 2 names event id 2"),
-    (["DELETE FROM charges", "DELETE FROM events"], "rows were removed"),
-    (["DELETE FROM charges WHERE seq = 3"], "rows were removed"),
-    (["DELETE FROM charges WHERE seq = 2"], "charge row seq 3 fails the hash chain"),
-    (["UPDATE charges SET keys = '{\"agent\":[\"<i8\",[0,10,20]]}' WHERE seq = 1"],
-     "charge row seq 1 records 2 cell"),
-    (["UPDATE charges SET n_cells = 3, keys = '{\"agent\":[\"<i8\",[0,10,20]]}' WHERE seq = 1"],
-     "charge row seq 1 fails the hash chain"),
-    (["UPDATE draws SET n_draws = 5"], "draw row seq 1 fails the hash chain"),
-    (["DELETE FROM chain_head"], "chain head"),
-])
+@pytest.mark.parametrize(
+    ("statements", "match"),
+    [
+        (["DELETE FROM events"], "charge row seq 1 names event id .* missing"),
+        (
+            ["PRAGMA foreign_keys = OFF", "DELETE FROM events WHERE id = 2"],
+            "charge row seq 2 names event id 2",
+        ),
+        (["DELETE FROM charges", "DELETE FROM events"], "rows were removed"),
+        (["DELETE FROM charges WHERE seq = 3"], "rows were removed"),
+        (["DELETE FROM charges WHERE seq = 2"], "charge row seq 3 fails the hash chain"),
+        (
+            ['UPDATE charges SET keys = \'{"agent":["<i8",[0,10,20]]}\' WHERE seq = 1'],
+            "charge row seq 1 records 2 cell",
+        ),
+        (
+            [
+                'UPDATE charges SET n_cells = 3, keys = \'{"agent":["<i8",[0,10,20]]}\' WHERE seq = 1'
+            ],
+            "charge row seq 1 fails the hash chain",
+        ),
+        (["UPDATE draws SET n_draws = 5"], "draw row seq 1 fails the hash chain"),
+        (["DELETE FROM chain_head"], "chain head"),
+    ],
+)
 def test_edited_ledgers_name_the_first_bad_row(store_file, statements, match):
     _sql(store_file, *statements)
     _refused(store_file, match)
@@ -82,8 +93,9 @@ def test_a_wal_copied_from_another_store_is_detected(tmp_path):
     _refused(mine, "hash chain|rows were removed|store identity")
 
 
-@pytest.mark.parametrize("statement", ["DROP TABLE draws", "DROP TABLE chain_head",
-                                       "DROP TABLE meta"])
+@pytest.mark.parametrize(
+    "statement", ["DROP TABLE draws", "DROP TABLE chain_head", "DROP TABLE meta"]
+)
 def test_a_dropped_table_is_a_typed_error(store_file, statement):
     _sql(store_file, statement)
     _refused(store_file, "not a readable fedpriv ledger|no such table|store identity|malformed")
@@ -105,12 +117,15 @@ def test_flipped_bits_are_a_typed_error_at_every_position(store_file):
         accountant.close()
 
 
-@pytest.mark.parametrize("make_path, match", [
-    (lambda tmp: "", "empty string"),
-    (lambda tmp: tmp, "directory"),
-    (lambda tmp: tmp / "missing" / "ledger.sqlite", "does not exist"),
-    (lambda tmp: 3, "must be a file path"),
-])
+@pytest.mark.parametrize(
+    "make_path, match",
+    [
+        (lambda tmp: "", "empty string"),
+        (lambda tmp: tmp, "directory"),
+        (lambda tmp: tmp / "missing" / "ledger.sqlite", "does not exist"),
+        (lambda tmp: 3, "must be a file path"),
+    ],
+)
 def test_bad_store_paths_raise_a_value_error_naming_store(tmp_path, make_path, match):
     with pytest.raises(StorePathError, match=f"`store`.*{match}|{match}"):
         Accountant(store=make_path(tmp_path))

@@ -10,9 +10,6 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
 from fedpriv.privacy.accounting.tree import (
     max_coverage,
     node_interval,
@@ -21,6 +18,8 @@ from fedpriv.privacy.accounting.tree import (
     released_tree_depth,
     tree_depth,
 )
+from hypothesis import given
+from hypothesis import strategies as st
 
 # ---------------------------------------------------------------------------------
 # Independent references
@@ -142,9 +141,7 @@ def test_prefix_nodes_of_thirteen_matches_the_paper_example() -> None:
 
 def test_prefix_node_count_exceeds_ceil_log2_only_at_one() -> None:
     # gossip.md §2.4: "no more than ceil(log t)" p-sums fails only at t = 1.
-    failures = [
-        t for t in range(1, 4097) if len(prefix_nodes(t)) > (t - 1).bit_length()
-    ]
+    failures = [t for t in range(1, 4097) if len(prefix_nodes(t)) > (t - 1).bit_length()]
     assert failures == [1]
 
 
@@ -221,8 +218,7 @@ def _released_coverage(released: int) -> int:
             reached.add(s)
             s -= _lowbit(s)
     return max(
-        (sum(1 for s in reached if _interval(s)[0] <= tau <= s)
-         for tau in range(1, released + 1)),
+        (sum(1 for s in reached if _interval(s)[0] <= tau <= s) for tau in range(1, released + 1)),
         default=0,
     )
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 
 import pytest
-from fedpriv.privacy.ledger.accountant import RELATIVE_TOLERANCE
 from fedpriv.privacy.accounting.verdicts import (
     LOWER_BOUND_KINDS,
     VERDICT_DEFINITIONS,
@@ -17,17 +16,22 @@ from fedpriv.privacy.accounting.verdicts import (
     LowerBoundEvidence,
     judge,
 )
+from fedpriv.privacy.ledger.accountant import RELATIVE_TOLERANCE
 from hypothesis import given
 from hypothesis import strategies as st
 
 _lowers = st.lists(
-    st.builds(LowerBoundEvidence, epsilon=st.floats(0, 1e3) | st.just(math.inf),
-              kind=st.sampled_from(LOWER_BOUND_KINDS), description=st.just("test")),
-    max_size=3)
+    st.builds(
+        LowerBoundEvidence,
+        epsilon=st.floats(0, 1e3) | st.just(math.inf),
+        kind=st.sampled_from(LOWER_BOUND_KINDS),
+        description=st.just("test"),
+    ),
+    max_size=3,
+)
 
 
-@given(claimed=st.floats(0, 100), upper=st.floats(0, 1e6) | st.just(math.inf),
-       lowers=_lowers)
+@given(claimed=st.floats(0, 100), upper=st.floats(0, 1e6) | st.just(math.inf), lowers=_lowers)
 def test_each_verdict_rests_on_its_evidence(claimed, upper, lowers):
     verdict, evidence = judge(claimed, upper, lowers)
     limit = claimed * (1 + RELATIVE_TOLERANCE)

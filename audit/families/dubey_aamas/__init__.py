@@ -26,24 +26,53 @@ def _findings() -> tuple:
 
 
 FAMILY = Family(
-    key='dubey_aamas',
-    title='Dubey & Pentland 2020 (AAMAS, cooperative UCB)',
-    algorithm_names={"private-coop-ucb": "private cooperative UCB",
-                     "byzantine-coop-ucb": "Byzantine cooperative UCB"},
+    key="dubey_aamas",
+    title="Dubey & Pentland 2020 (AAMAS, cooperative UCB)",
+    algorithm_names={
+        "private-coop-ucb": "private cooperative UCB",
+        "byzantine-coop-ucb": "Byzantine cooperative UCB",
+    },
     claims=_claims,
     findings=_findings,
-    aliases=('byzantine', 'coop_ucb', 'coop-ucb'),
+    aliases=("byzantine", "coop_ucb", "coop-ucb"),
     order=3,
     run_commands={
-        'private-coop-ucb': Command('fedpriv.cli.dubey_aamas', 'Private Multi-Agent UCB (Dubey & Pentland Alg. 1-2, interval mechanism)', secure_noise=True, tables='rewards'),
-        'byzantine-coop-ucb': Command('fedpriv.cli.dubey_aamas', 'Byzantine-Proof Multi-Agent UCB (Alg. 3, trimmed mean)', tables='rewards'),
-        'coop-ucb-nonprivate': Command('fedpriv.cli.dubey_aamas', "cooperative UCB with raw means (the paper's non-private version)", tables='rewards'),
-        'ucb1': Command('fedpriv.cli.dubey_aamas', 'UCB1 on every agent in isolation (Auer et al. 2002)', tables='rewards'),
-        'dp-ucb-int': Command('fedpriv.cli.dubey_aamas', 'DP-UCB-INT on every agent in isolation (Tossou & Dimitrakakis 2016)', tables='rewards'),
+        "private-coop-ucb": Command(
+            "fedpriv.cli.dubey_aamas",
+            "Private Multi-Agent UCB (Dubey & Pentland Alg. 1-2, interval mechanism)",
+            secure_noise=True,
+            tables="rewards",
+        ),
+        "byzantine-coop-ucb": Command(
+            "fedpriv.cli.dubey_aamas",
+            "Byzantine-Proof Multi-Agent UCB (Alg. 3, trimmed mean)",
+            tables="rewards",
+        ),
+        "coop-ucb-nonprivate": Command(
+            "fedpriv.cli.dubey_aamas",
+            "cooperative UCB with raw means (the paper's non-private version)",
+            tables="rewards",
+        ),
+        "ucb1": Command(
+            "fedpriv.cli.dubey_aamas",
+            "UCB1 on every agent in isolation (Auer et al. 2002)",
+            tables="rewards",
+        ),
+        "dp-ucb-int": Command(
+            "fedpriv.cli.dubey_aamas",
+            "DP-UCB-INT on every agent in isolation (Tossou & Dimitrakakis 2016)",
+            tables="rewards",
+        ),
     },
     experiments={
-        'dubey-aamas-fig1a': Command('fedpriv.cli.dubey_aamas', 'Dubey & Pentland AAMAS 2020 Figure 1a', tables='rewards'),
-        'dubey-aamas-fig1b': Command('fedpriv.cli.dubey_aamas', 'Dubey & Pentland AAMAS 2020 Figure 1b', tables='rewards'),
-        'dubey-aamas-fig1c': Command('fedpriv.cli.dubey_aamas', 'Dubey & Pentland AAMAS 2020 Figure 1c', tables='rewards'),
+        "dubey-aamas-fig1a": Command(
+            "fedpriv.cli.dubey_aamas", "Dubey & Pentland AAMAS 2020 Figure 1a", tables="rewards"
+        ),
+        "dubey-aamas-fig1b": Command(
+            "fedpriv.cli.dubey_aamas", "Dubey & Pentland AAMAS 2020 Figure 1b", tables="rewards"
+        ),
+        "dubey-aamas-fig1c": Command(
+            "fedpriv.cli.dubey_aamas", "Dubey & Pentland AAMAS 2020 Figure 1c", tables="rewards"
+        ),
     },
 )

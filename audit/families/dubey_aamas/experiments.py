@@ -31,14 +31,13 @@ from typing import Any
 import networkx as nx
 import numpy as np
 import pandas as pd
-
+from fedpriv.algorithms.dubey_aamas.baselines import run_dp_ucb_int, run_ucb1
 from fedpriv.algorithms.dubey_aamas.byzantine import run_byzantine_coop_ucb
 from fedpriv.algorithms.dubey_aamas.cooperative import run_coop_ucb_nonprivate, run_private_coop_ucb
+from fedpriv.algorithms.dubey_aamas.robust import Contamination
 from fedpriv.algorithms.environments.bernoulli import homogeneous_bandit
 from fedpriv.algorithms.networks.graphs import make_graph
-from fedpriv.algorithms.dubey_aamas.robust import Contamination
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
-from fedpriv.algorithms.dubey_aamas.baselines import run_dp_ucb_int, run_ucb1
 
 __all__ = [
     "EXPERIMENTS",
@@ -88,11 +87,17 @@ class ExperimentConfig:
 def _trial_world(config: ExperimentConfig, trial: int, mean_range: tuple[float, float]):
     root = as_seed_sequence(config.seed)
     env = homogeneous_bandit(
-        config.n_agents, config.n_arms,
-        stream_rng(root, trial=trial, agent=0, stream=Stream.ENVIRONMENT), mean_range=mean_range,
+        config.n_agents,
+        config.n_arms,
+        stream_rng(root, trial=trial, agent=0, stream=Stream.ENVIRONMENT),
+        mean_range=mean_range,
     )
-    graph = make_graph("erdos_renyi", config.n_agents, p=config.p,
-                       rng=stream_rng(root, trial=trial, agent=0, stream=Stream.NETWORK))
+    graph = make_graph(
+        "erdos_renyi",
+        config.n_agents,
+        p=config.p,
+        rng=stream_rng(root, trial=trial, agent=0, stream=Stream.NETWORK),
+    )
     run_seed = np.random.SeedSequence(root.entropy, spawn_key=(trial, 1))
     return env, graph, run_seed
 
@@ -106,10 +111,18 @@ def _band(curves: dict[str, list[np.ndarray]], x_name: str, x: np.ndarray) -> pd
     rows = []
     for name, values in curves.items():
         stack = np.stack(values)[:, keep]
-        rows.append(pd.DataFrame({
-            "algorithm": name, x_name: x, "mean": stack.mean(axis=0),
-            "min": stack.min(axis=0), "max": stack.max(axis=0), "n_trials": stack.shape[0],
-        }))
+        rows.append(
+            pd.DataFrame(
+                {
+                    "algorithm": name,
+                    x_name: x,
+                    "mean": stack.mean(axis=0),
+                    "min": stack.min(axis=0),
+                    "max": stack.max(axis=0),
+                    "n_trials": stack.shape[0],
+                }
+            )
+        )
     return pd.concat(rows, ignore_index=True)
 
 
@@ -119,13 +132,22 @@ def _fig1a(config: ExperimentConfig, say: Callable[[str], None]) -> pd.DataFrame
     for j in range(c.n_trials):
         env, graph, seed = _trial_world(c, j, (0.0, 1.0))
         runs = {
-            "Private MA-UCB": run_private_coop_ucb(env, graph, horizon=c.horizon, epsilon=c.epsilon,
-                                                   theta=c.theta, gamma=c.gamma, seed=seed),
-            "Non-private cooperative UCB": run_coop_ucb_nonprivate(env, graph, horizon=c.horizon,
-                                                                   gamma=c.gamma, seed=seed),
+            "Private MA-UCB": run_private_coop_ucb(
+                env,
+                graph,
+                horizon=c.horizon,
+                epsilon=c.epsilon,
+                theta=c.theta,
+                gamma=c.gamma,
+                seed=seed,
+            ),
+            "Non-private cooperative UCB": run_coop_ucb_nonprivate(
+                env, graph, horizon=c.horizon, gamma=c.gamma, seed=seed
+            ),
             "UCB1 (isolated)": run_ucb1(env, horizon=c.horizon, seed=seed),
-            "DP-UCB-INT (isolated)": run_dp_ucb_int(env, horizon=c.horizon, epsilon=c.epsilon,
-                                                    theta=c.theta, seed=seed),
+            "DP-UCB-INT (isolated)": run_dp_ucb_int(
+                env, horizon=c.horizon, epsilon=c.epsilon, theta=c.theta, seed=seed
+            ),
         }
         for name, run in runs.items():
             curves.setdefault(name, []).append(run.group_regret[0])
@@ -133,10 +155,17 @@ def _fig1a(config: ExperimentConfig, say: Callable[[str], None]) -> pd.DataFrame
     return _band(curves, "t", np.arange(1, c.horizon + 1))
 
 
-def _byzantine(env, graph, c: ExperimentConfig, seed, *, rate: float, gamma: int, exponent: float = 4.0):
+def _byzantine(
+    env, graph, c: ExperimentConfig, seed, *, rate: float, gamma: int, exponent: float = 4.0
+):
     return run_byzantine_coop_ucb(
-        env, graph, horizon=c.horizon, gamma=gamma, seed=seed,
-        contamination=Contamination(rate=rate, kind="complement"), confidence_exponent=exponent,
+        env,
+        graph,
+        horizon=c.horizon,
+        gamma=gamma,
+        seed=seed,
+        contamination=Contamination(rate=rate, kind="complement"),
+        confidence_exponent=exponent,
     )
 
 
@@ -146,11 +175,13 @@ def _fig1b(config: ExperimentConfig, say: Callable[[str], None]) -> pd.DataFrame
     for j in range(c.n_trials):
         env, graph, seed = _trial_world(c, j, (0.2, 0.8))
         runs = {
-            f"Byzantine MA-UCB (ε_c = {c.contamination:g})":
-                _byzantine(env, graph, c, seed, rate=c.contamination, gamma=c.gamma),
+            f"Byzantine MA-UCB (ε_c = {c.contamination:g})": _byzantine(
+                env, graph, c, seed, rate=c.contamination, gamma=c.gamma
+            ),
             "Byzantine MA-UCB (ε_c = 0)": _byzantine(env, graph, c, seed, rate=0.0, gamma=c.gamma),
-            f"Byzantine MA-UCB (ε_c = {c.contamination:g}, δ_t = t^-2)":
-                _byzantine(env, graph, c, seed, rate=c.contamination, gamma=c.gamma, exponent=2.0),
+            f"Byzantine MA-UCB (ε_c = {c.contamination:g}, δ_t = t^-2)": _byzantine(
+                env, graph, c, seed, rate=c.contamination, gamma=c.gamma, exponent=2.0
+            ),
             "UCB1 (isolated)": run_ucb1(env, horizon=c.horizon, seed=seed),
         }
         for name, run in runs.items():
@@ -168,14 +199,27 @@ def _fig1c(config: ExperimentConfig, say: Callable[[str], None]) -> pd.DataFrame
         private, byzantine = [], []
         for gamma in gammas.tolist():
             g = min(gamma, nx.diameter(graph))  # γ beyond the diameter changes nothing
-            private.append(run_private_coop_ucb(env, graph, horizon=c.horizon, epsilon=c.epsilon,
-                                                theta=c.theta, gamma=g, seed=seed).group_regret[0, -1])
-            byzantine.append(_byzantine(env, graph, c, seed, rate=c.contamination,
-                                        gamma=g).group_regret[0, -1])
+            private.append(
+                run_private_coop_ucb(
+                    env,
+                    graph,
+                    horizon=c.horizon,
+                    epsilon=c.epsilon,
+                    theta=c.theta,
+                    gamma=g,
+                    seed=seed,
+                ).group_regret[0, -1]
+            )
+            byzantine.append(
+                _byzantine(env, graph, c, seed, rate=c.contamination, gamma=g).group_regret[0, -1]
+            )
         curves.setdefault("Private MA-UCB", []).append(np.array(private))
-        curves.setdefault(f"Byzantine MA-UCB (ε_c = {c.contamination:g})", []).append(np.array(byzantine))
+        curves.setdefault(f"Byzantine MA-UCB (ε_c = {c.contamination:g})", []).append(
+            np.array(byzantine)
+        )
         curves.setdefault("UCB1 (isolated, γ = 0)", []).append(
-            np.full(gammas.size, run_ucb1(env, horizon=c.horizon, seed=seed).group_regret[0, -1]))
+            np.full(gammas.size, run_ucb1(env, horizon=c.horizon, seed=seed).group_regret[0, -1])
+        )
         say(f"fig1c trial {j + 1}/{c.n_trials}")
     return _band(curves, "gamma", gammas)
 
@@ -249,8 +293,12 @@ def _check_name(name: str) -> str:
     return name
 
 
-def run_experiment(name: str, config: ExperimentConfig | None = None, *,
-                   progress: Callable[[str], None] | None = None) -> pd.DataFrame:
+def run_experiment(
+    name: str,
+    config: ExperimentConfig | None = None,
+    *,
+    progress: Callable[[str], None] | None = None,
+) -> pd.DataFrame:
     """The numbers of one figure: one row per (algorithm, x) with mean, min, max.
 
     Parameters
@@ -279,8 +327,10 @@ def run_experiment(name: str, config: ExperimentConfig | None = None, *,
 def _observed(name: str, frame: pd.DataFrame) -> str:
     if name == "dubey-aamas-fig1c":
         last = frame.groupby("algorithm")["mean"].agg(["first", "last"])
-        return "; ".join(f"{a}: R_G(T) {r['first']:.0f} at γ = 1 → {r['last']:.0f} at γ = max"
-                         for a, r in last.iterrows())
+        return "; ".join(
+            f"{a}: R_G(T) {r['first']:.0f} at γ = 1 → {r['last']:.0f} at γ = max"
+            for a, r in last.iterrows()
+        )
     final = frame[frame["t"] == frame["t"].max()].set_index("algorithm")["mean"].sort_values()
     return "; ".join(f"{a}: {v:.0f}" for a, v in final.items())
 
@@ -289,7 +339,9 @@ def _final(frame: pd.DataFrame) -> dict[str, float]:
     return frame[frame["t"] == frame["t"].max()].set_index("algorithm")["mean"].to_dict()
 
 
-def paper_checks(name: str, frame: pd.DataFrame, config: ExperimentConfig) -> list[tuple[str, bool]]:
+def paper_checks(
+    name: str, frame: pd.DataFrame, config: ExperimentConfig
+) -> list[tuple[str, bool]]:
     """The paper's qualitative statements about a figure, each with what we observe.
 
     Parameters
@@ -312,24 +364,37 @@ def paper_checks(name: str, frame: pd.DataFrame, config: ExperimentConfig) -> li
             if algorithm.startswith("UCB1"):
                 continue
             means = part.sort_values("gamma")["mean"].to_numpy()
-            out.append((f"{algorithm}: R_G(T) falls from γ = 1 to γ = {config.max_gamma}",
-                        bool(means[-1] < means[0])))
+            out.append(
+                (
+                    f"{algorithm}: R_G(T) falls from γ = 1 to γ = {config.max_gamma}",
+                    bool(means[-1] < means[0]),
+                )
+            )
         return out
     final = _final(frame)
     if name == "dubey-aamas-fig1a":
         p = final["Private MA-UCB"]
         return [
             ("Private MA-UCB below UCB1 (isolated)", bool(p < final["UCB1 (isolated)"])),
-            ("Private MA-UCB below DP-UCB-INT (isolated)", bool(p < final["DP-UCB-INT (isolated)"])),
-            ("Private MA-UCB above the non-private version",
-             bool(p > final["Non-private cooperative UCB"])),
+            (
+                "Private MA-UCB below DP-UCB-INT (isolated)",
+                bool(p < final["DP-UCB-INT (isolated)"]),
+            ),
+            (
+                "Private MA-UCB above the non-private version",
+                bool(p > final["Non-private cooperative UCB"]),
+            ),
         ]
     byz = final[f"Byzantine MA-UCB (ε_c = {config.contamination:g})"]
     return [
-        (f"Byzantine MA-UCB (ε_c = {config.contamination:g}, δ_t = t^-4) below UCB1 (isolated)",
-         bool(byz < final["UCB1 (isolated)"])),
-        ("Byzantine MA-UCB with ε_c = 0 below the contaminated run",
-         bool(final["Byzantine MA-UCB (ε_c = 0)"] < byz)),
+        (
+            f"Byzantine MA-UCB (ε_c = {config.contamination:g}, δ_t = t^-4) below UCB1 (isolated)",
+            bool(byz < final["UCB1 (isolated)"]),
+        ),
+        (
+            "Byzantine MA-UCB with ε_c = 0 below the contaminated run",
+            bool(final["Byzantine MA-UCB (ε_c = 0)"] < byz),
+        ),
     ]
 
 
@@ -348,8 +413,10 @@ def _markdown(name: str, config: ExperimentConfig, frame: pd.DataFrame, seconds:
         "δ_t = t^-4 unless stated, σ = 1/2, c1 = 4, c2 = 2 (constants lost, our choice).\n\n"
         f"## Observed group regret at the horizon (mean over trials)\n\n{_observed(name, frame)}\n\n"
         "## The paper's statements against this run\n\n"
-        + "\n".join(f"- {text}: {'yes' if ok else '**no**'}"
-                    for text, ok in paper_checks(name, frame, config))
+        + "\n".join(
+            f"- {text}: {'yes' if ok else '**no**'}"
+            for text, ok in paper_checks(name, frame, config)
+        )
         + "\n\nEvery curve's band is the min–max over trials; with few trials the "
         "orderings above are indications, not tests.\n\n"
         f"## Notes\n\n{_NOTES[name]}\n"
@@ -365,21 +432,30 @@ def _plot(name: str, frame: pd.DataFrame, path: Path, config: ExperimentConfig) 
     x = "gamma" if name == "dubey-aamas-fig1c" else "t"
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for algorithm, part in frame.groupby("algorithm", sort=False):
-        line, = ax.plot(part[x], part["mean"], label=algorithm,
-                        marker="o" if x == "gamma" else None)
+        (line,) = ax.plot(
+            part[x], part["mean"], label=algorithm, marker="o" if x == "gamma" else None
+        )
         ax.fill_between(part[x], part["min"], part["max"], color=line.get_color(), alpha=0.2)
     ax.set_xlabel("γ" if x == "gamma" else "round t")
     ax.set_ylabel(f"group regret R_G({'T' if x == 'gamma' else 't'})")
-    ax.set_title(f"{name}: M={config.n_agents}, K={config.n_arms}, T={config.horizon}, "
-                 f"{config.n_trials} trials (band: min–max)", fontsize=9)
+    ax.set_title(
+        f"{name}: M={config.n_agents}, K={config.n_arms}, T={config.horizon}, "
+        f"{config.n_trials} trials (band: min–max)",
+        fontsize=9,
+    )
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
 
-def write_experiment(name: str, out: Path, config: ExperimentConfig | None = None, *,
-                     progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+def write_experiment(
+    name: str,
+    out: Path,
+    config: ExperimentConfig | None = None,
+    *,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     """Run experiment ``name`` and write ``<out>/dubey_aamas/<name>.{png,csv,md}`` atomically.
 
     Parameters
@@ -409,7 +485,9 @@ def write_experiment(name: str, out: Path, config: ExperimentConfig | None = Non
     staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=folder))
     try:
         frame.to_csv(staging / f"{name}.csv", index=False)
-        (staging / f"{name}.md").write_text(_markdown(name, config, frame, seconds), encoding="utf-8")
+        (staging / f"{name}.md").write_text(
+            _markdown(name, config, frame, seconds), encoding="utf-8"
+        )
         _plot(name, frame, staging / f"{name}.png", config)
         files = []
         for suffix in (".csv", ".md", ".png"):
@@ -418,5 +496,9 @@ def write_experiment(name: str, out: Path, config: ExperimentConfig | None = Non
             files.append(str(target))
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return {"folder": str(folder), "files": files, "seconds": seconds,
-            "final": _observed(name, frame)}
+    return {
+        "folder": str(folder),
+        "files": files,
+        "seconds": seconds,
+        "final": _observed(name, frame),
+    }

@@ -37,8 +37,8 @@ import dataclasses
 from typing import Any
 
 import numpy as np
-
 from fedpriv.audit.claims.claim import Claim
+from fedpriv.audit.claims.entry import AccountantResult
 from fedpriv.audit.engine.combine import halved, stronger_of
 from fedpriv.audit.engine.coupled import AuditBudget, EndToEndAudit, child_seed, search_and_confirm
 from fedpriv.privacy import event_epsilon
@@ -46,7 +46,6 @@ from fedpriv.privacy.accounting import events
 from fedpriv.privacy.calibrations import interval_length
 from fedpriv.privacy.mechanisms.interval import IntervalRelease
 from fedpriv.privacy.mechanisms.interval_messages import worst_interval_message
-from fedpriv.audit.claims.entry import AccountantResult
 
 __all__ = [
     "PinnedTable",
@@ -93,8 +92,12 @@ def PinnedTable(table, world_trial: int = 0):
         A ``RewardTable`` subclass instance with the same means, key and overrides.
     """
     cls = _pinned_class()
-    return cls(arm_means=table.arm_means, key=table.key, overrides=table.overrides,
-               world_trial=int(world_trial))
+    return cls(
+        arm_means=table.arm_means,
+        key=table.key,
+        overrides=table.overrides,
+        world_trial=int(world_trial),
+    )
 
 
 def _environment(setting: dict):
@@ -130,25 +133,46 @@ def run_coop(claim: Claim, *, n_trials: int, seed, table=None, record: bool = Fa
     env = _environment(s)
     kind = s.get("graph", "complete")
     if kind == "erdos_renyi":  # one fixed draw of G(M, p) conditioned on connectivity
-        graph = make_graph(kind, int(s["n_agents"]), p=float(s["graph_p"]),
-                           rng=np.random.default_rng(int(s.get("graph_seed", 0))))
+        graph = make_graph(
+            kind,
+            int(s["n_agents"]),
+            p=float(s["graph_p"]),
+            rng=np.random.default_rng(int(s.get("graph_seed", 0))),
+        )
     else:
         graph = make_graph(kind, int(s["n_agents"]))
-    common = {"horizon": int(s["horizon"]), "gamma": int(s["gamma"]), "n_trials": n_trials,
-              "seed": seed, "table": table, "record": record}
+    common = {
+        "horizon": int(s["horizon"]),
+        "gamma": int(s["gamma"]),
+        "n_trials": n_trials,
+        "seed": seed,
+        "table": table,
+        "record": record,
+    }
     if claim.algorithm == "byzantine-coop-ucb":
         from fedpriv.algorithms.dubey_aamas.byzantine import run_byzantine_coop_ucb
         from fedpriv.algorithms.dubey_aamas.robust import Contamination
 
         return run_byzantine_coop_ucb(
-            env, graph, contamination=Contamination(rate=float(s["contamination"]),
-                                                    value=float(s.get("q_value", 0.5))),
-            **common)
+            env,
+            graph,
+            contamination=Contamination(
+                rate=float(s["contamination"]), value=float(s.get("q_value", 0.5))
+            ),
+            **common,
+        )
     from fedpriv.algorithms.dubey_aamas.cooperative import run_private_coop_ucb
 
     return run_private_coop_ucb(
-        env, graph, epsilon=float(s["epsilon"]), theta=float(s["theta"]), rule=s["rule"],
-        own_term=s["own_term"], count_field=s.get("count_field", "release"), **common)
+        env,
+        graph,
+        epsilon=float(s["epsilon"]),
+        theta=float(s["theta"]),
+        rule=s["rule"],
+        own_term=s["own_term"],
+        count_field=s.get("count_field", "release"),
+        **common,
+    )
 
 
 #: Setting fields that name the claim's reading, not the run (:func:`run_coop` never reads them).
@@ -168,8 +192,10 @@ def _accountant_run(claim: Claim):
     same deterministic run; it is simulated once per process (issue 23). Only the
     accountant is read from it.
     """
-    key = (claim.algorithm,
-           tuple(sorted((k, v) for k, v in claim.setting if k not in _READING_FIELDS)))
+    key = (
+        claim.algorithm,
+        tuple(sorted((k, v) for k, v in claim.setting if k not in _READING_FIELDS)),
+    )
     run = _RUNS.get(key)
     if run is None:
         run = run_coop(claim, n_trials=1, seed=0)
@@ -206,8 +232,12 @@ def coop_accountant(claim: Claim) -> AccountantResult:
 
 def _stream_events(accountant) -> list[IntervalRelease]:
     """The distinct :class:`IntervalRelease` events the run charged (one per stream)."""
-    found = {event for cell in accountant.cells() for event, _ in cell
-             if isinstance(event, IntervalRelease)}
+    found = {
+        event
+        for cell in accountant.cells()
+        for event, _ in cell
+        if isinstance(event, IntervalRelease)
+    }
     return sorted(found, key=lambda event: (len(event.counts), event.scales))
 
 
@@ -245,15 +275,20 @@ def coop_message_accountant(claim: Claim) -> AccountantResult:
     costs = [(worst_interval_message(event, claim.claimed_delta), event) for event in streams]
     cost, event = max(costs, key=lambda pair: pair[0].epsilon)
     n = cost.message
-    alone = event_epsilon(events.Laplace(scale=event.scales[n - 1],
-                                         l1_sensitivity=event.l1_sensitivities[n - 1]))
+    alone = event_epsilon(
+        events.Laplace(scale=event.scales[n - 1], l1_sensitivity=event.l1_sensitivities[n - 1])
+    )
     findings = (
         coop_message_contents(claim, n),
-        (f"release {n} alone is {alone:.6g}-DP (what the paper's lemma prices); message "
-         f"{n} is charged with releases 1..{n} ({cost.route} route)"),
-        ("relation: one reward of the reward table changed, actions re-derived (fedpriv's "
-         "reading); under the paper's fixed-action histories (§3.1 Definition) the counts "
-         "are fixed and message n costs release n alone"),
+        (
+            f"release {n} alone is {alone:.6g}-DP (what the paper's lemma prices); message "
+            f"{n} is charged with releases 1..{n} ({cost.route} route)"
+        ),
+        (
+            "relation: one reward of the reward table changed, actions re-derived (fedpriv's "
+            "reading); under the paper's fixed-action histories (§3.1 Definition) the counts "
+            "are fixed and message n costs release n alone"
+        ),
     )
     return AccountantResult(f"{cost.route} (message {n}: releases 1..{n})", cost.epsilon, findings)
 
@@ -281,28 +316,36 @@ def coop_message_contents(claim: Claim, message: int | None = None) -> str:
     """
     s = claim.setting_dict()
     if claim.algorithm == "byzantine-coop-ucb":
-        return ("each message of agent v carries one (arm, reward) pair it observed, the "
-                "raw reward itself (Alg. 3, §4.1): no noise")
+        return (
+            "each message of agent v carries one (arm, reward) pair it observed, the "
+            "raw reward itself (Alg. 3, §4.1): no noise"
+        )
     if message is not None and int(message) < 1:
         raise ValueError(f"`message` must be >= 1, got {message!r}.")
     f = interval_length(float(s["epsilon"]))
     n = "n" if message is None else str(int(message))
     count = "n·f" if message is None else str(int(message) * f)
-    counts = ("the count ñ_k at that release" if s.get("count_field", "release") == "release"
-              else "the current raw counts n_k^v(t)")
+    counts = (
+        "the count ñ_k at that release"
+        if s.get("count_field", "release") == "release"
+        else "the current raw counts n_k^v(t)"
+    )
     earlier = "n−1" if message is None else str(int(message) - 1)
     if s.get("own_term") == "raw":
         follows = "its own raw rewards (own term raw, A1): un-noised"
     elif message is not None and int(message) == 1:
-        follows = ("the data-independent round-robin of the first K f rounds, then "
-                   "release 1 itself")
+        follows = "the data-independent round-robin of the first K f rounds, then release 1 itself"
     else:
-        follows = (f"releases 1..{earlier} of the stream (own noisy term and the other "
-                   "agents' messages, post-processing of them)")
-    return (f"message {n} of agent v (sent from the round its count of arm k reaches "
-            f"{count}, f = {f}, until the next release): μ̃_k = mean of those rewards + "
-            f"Laplace noise (release {n}), the other arms' last noisy means, and "
-            f"{counts}; the counts and the round follow v's actions, which follow {follows}")
+        follows = (
+            f"releases 1..{earlier} of the stream (own noisy term and the other "
+            "agents' messages, post-processing of them)"
+        )
+    return (
+        f"message {n} of agent v (sent from the round its count of arm k reaches "
+        f"{count}, f = {f}, until the next release): μ̃_k = mean of those rewards + "
+        f"Laplace noise (release {n}), the other arms' last noisy means, and "
+        f"{counts}; the counts and the round follow v's actions, which follow {follows}"
+    )
 
 
 def _observe(run, rounds: np.ndarray, first_ucb: int, interval: int) -> np.ndarray:
@@ -339,11 +382,15 @@ def _observe(run, rounds: np.ndarray, first_ucb: int, interval: int) -> np.ndarr
     z1 = np.where(moved[:, 1] > 0, z, -1e6)
     reached = content["count"][:, 0, :, 0] >= interval  # (n, T)
     first = reached.argmax(axis=1)
-    released = np.where(reached.any(axis=1),
-                        np.nan_to_num(content["mean"][np.arange(n), 0, first, 0],
-                                      nan=_MISSING), _MISSING)
-    return np.concatenate([means.reshape(n, -1), counts.reshape(n, -1),
-                           z0[:, None], z1[:, None], released[:, None]], axis=1)
+    released = np.where(
+        reached.any(axis=1),
+        np.nan_to_num(content["mean"][np.arange(n), 0, first, 0], nan=_MISSING),
+        _MISSING,
+    )
+    return np.concatenate(
+        [means.reshape(n, -1), counts.reshape(n, -1), z0[:, None], z1[:, None], released[:, None]],
+        axis=1,
+    )
 
 
 def _flipped_pair(setting: dict) -> tuple[tuple, float]:
@@ -352,8 +399,10 @@ def _flipped_pair(setting: dict) -> tuple[tuple, float]:
     env = _environment(setting)
     base = PinnedTable(env.reward_table(np.random.SeedSequence(20202)))
     own = float(np.asarray(base.rewards(0, 0, 0, 0)))
-    return (base.with_override(agent=0, arm=0, pull=0, value=own),
-            base.with_override(agent=0, arm=0, pull=0, value=1.0 - own)), own
+    return (
+        base.with_override(agent=0, arm=0, pull=0, value=own),
+        base.with_override(agent=0, arm=0, pull=0, value=1.0 - own),
+    ), own
 
 
 def audit_coop_messages(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
@@ -387,20 +436,26 @@ def audit_coop_messages(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudi
         out = []
         for b, start in enumerate(range(0, n, budget.batch_size)):
             size = min(budget.batch_size, n - start)
-            run = run_coop(claim, n_trials=size, seed=child_seed(root, b), table=tables[world],
-                           record=True)
+            run = run_coop(
+                claim, n_trials=size, seed=child_seed(root, b), table=tables[world], record=True
+            )
             out.append(_observe(run, rounds, first_ucb, interval))
         return np.concatenate(out)
 
     if claim.algorithm == "byzantine-coop-ucb":
         names = tuple(f"value sent at round {r}" for r in rounds) + tuple(
-            f"arm sent at round {r}" for r in rounds)
+            f"arm sent at round {r}" for r in rounds
+        )
     else:
-        names = tuple(f"mean[{a}] sent at round {r}" for r in rounds for a in range(k)) + tuple(
-            f"count[{a}] sent at round {r}" for r in rounds for a in range(k)) + (
-            f"others' weighted mean difference Z when agent 0 pulls arm 0 at round {first_ucb}",
-            f"others' weighted mean difference Z when agent 0 pulls arm 1 at round {first_ucb}",
-            "agent 0's first released mean of arm 0 (first message with count >= f)")
+        names = (
+            tuple(f"mean[{a}] sent at round {r}" for r in rounds for a in range(k))
+            + tuple(f"count[{a}] sent at round {r}" for r in rounds for a in range(k))
+            + (
+                f"others' weighted mean difference Z when agent 0 pulls arm 0 at round {first_ucb}",
+                f"others' weighted mean difference Z when agent 0 pulls arm 1 at round {first_ucb}",
+                "agent 0's first released mean of arm 0 (first message with count >= f)",
+            )
+        )
     pair = f"one reward changed: agent 0's first pull of arm 0, {own:g} (D) vs {1 - own:g} (D')"
     extra = {}
     if claim.algorithm != "byzantine-coop-ucb" and k == 2:
@@ -416,34 +471,52 @@ def audit_coop_messages(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudi
     if claim.algorithm != "byzantine-coop-ucb":
         # The first release's true means in D and D' (pulls 0..f-1 of arm 0), from the
         # pair alone: the Laplace likelihood-ratio events of that release.
-        first_means = [float(table.rewards(0, 0, 0, np.arange(interval)).mean())
-                       for table in tables]
-        extra.setdefault(pair, []).extend([(len(names) - 1, ">=", max(first_means)),
-                                           (len(names) - 1, "<=", min(first_means))])
-    channel = ("neighbour: agent 0's messages (means and counts) and the messages it holds "
-               "from the other agents")
+        first_means = [
+            float(table.rewards(0, 0, 0, np.arange(interval)).mean()) for table in tables
+        ]
+        extra.setdefault(pair, []).extend(
+            [(len(names) - 1, ">=", max(first_means)), (len(names) - 1, "<=", min(first_means))]
+        )
+    channel = (
+        "neighbour: agent 0's messages (means and counts) and the messages it holds "
+        "from the other agents"
+    )
     if s.get("own_term") != "noisy":
         return search_and_confirm(
-            {pair: sample}, budget=budget, seed=seed, delta=claim.claimed_delta,
-            channel=channel, names=names, events=extra,
+            {pair: sample},
+            budget=budget,
+            seed=seed,
+            delta=claim.claimed_delta,
+            channel=channel,
+            names=names,
+            events=extra,
         )
     # Own term noisy: the whole-transcript search is joined by a search on the first
     # release alone (its Laplace likelihood-ratio events from the pair compete with 16
     # quantiles only, so the pilot cannot lose them among hundreds of noisy candidates).
     half = halved(budget)
     whole = search_and_confirm(
-        {pair: sample}, budget=half, seed=child_seed(seed, 0), delta=claim.claimed_delta,
-        channel=channel, names=names, events=extra,
+        {pair: sample},
+        budget=half,
+        seed=child_seed(seed, 0),
+        delta=claim.claimed_delta,
+        channel=channel,
+        names=names,
+        events=extra,
     )
     column = len(names) - 1
     first = search_and_confirm(
-        {pair: lambda world, n, root: sample(world, n, root)[:, column]}, budget=half,
-        seed=child_seed(seed, 1), delta=claim.claimed_delta, channel=channel,
+        {pair: lambda world, n, root: sample(world, n, root)[:, column]},
+        budget=half,
+        seed=child_seed(seed, 1),
+        delta=claim.claimed_delta,
+        channel=channel,
         names=(names[column],),
         events={pair: [(0, kind, value) for _, kind, value in extra[pair][-2:]]},
     )
-    return stronger_of(whole, first, confidence=budget.confidence,
-                       names=("whole transcript", "first release"))
+    return stronger_of(
+        whole, first, confidence=budget.confidence, names=("whole transcript", "first release")
+    )
 
 
 def audit_coop_first_release(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
@@ -491,31 +564,56 @@ def audit_coop_first_release(claim: Claim, budget: AuditBudget, seed) -> EndToEn
     tables, own = _flipped_pair(s)
     interval = interval_length(float(s["epsilon"]))
     stop = min(int(s["horizon"]), int(s["n_arms"]) * interval + 1)
-    short = dataclasses.replace(claim, setting=tuple(
-        {**s, "horizon": stop, "own_term": "noisy"}.items()))
+    short = dataclasses.replace(
+        claim, setting=tuple({**s, "horizon": stop, "own_term": "noisy"}.items())
+    )
     probe = run_coop(short, n_trials=1, seed=0, table=tables[0])
     event = _stream_events(probe.accountant)[0]
     scale, l1 = float(event.scales[0]), float(event.l1_sensitivities[0])
     means = [float(table.rewards(0, 0, 0, np.arange(interval)).mean()) for table in tables]
     delta = claim.claimed_delta
     if delta == 0.0:
-        bound = audit_laplace_release(means[0], means[1], scale=scale, l1_sensitivity=l1,
-                                      n_samples=budget.samples, seed=seed,
-                                      confidence=budget.confidence)
+        bound = audit_laplace_release(
+            means[0],
+            means[1],
+            scale=scale,
+            l1_sensitivity=l1,
+            n_samples=budget.samples,
+            seed=seed,
+            confidence=budget.confidence,
+        )
     else:
-        draws = [sample_laplace_llr(means[0], means[1], world=w, scale=scale,
-                                    l1_sensitivity=l1, n_samples=budget.samples,
-                                    seed=child_seed(seed, 1, w)) for w in (0, 1)]
+        draws = [
+            sample_laplace_llr(
+                means[0],
+                means[1],
+                world=w,
+                scale=scale,
+                l1_sensitivity=l1,
+                n_samples=budget.samples,
+                seed=child_seed(seed, 1, w),
+            )
+            for w in (0, 1)
+        ]
         bound = estimate_epsilon_lower_bound(
-            draws[0], draws[1], thresholds=laplace_llr_grid(means[0], means[1], scale),
-            confidence=budget.confidence, delta=delta)
+            draws[0],
+            draws[1],
+            thresholds=laplace_llr_grid(means[0], means[1], scale),
+            confidence=budget.confidence,
+            delta=delta,
+        )
     return EndToEndAudit(
-        method="end-to-end", bound=bound,
+        method="end-to-end",
+        bound=bound,
         channel="neighbour: agent 0's first released mean of arm 0 (mechanism level)",
-        event=(f"agent 0's first mean of arm 0 as one Laplace release (scale {scale:.4g}, "
-               f"sensitivity {l1:.4g}), LLR >= {bound.threshold:.4g}, "
-               f"{bound.n_samples:,} runs/world"),
-        neighbors=(f"one reward changed: agent 0's first pull of arm 0, {own:g} (D) vs "
-                   f"{1 - own:g} (D')"),
-        pilot_epsilon=float("nan"), seconds=time.perf_counter() - started,
+        event=(
+            f"agent 0's first mean of arm 0 as one Laplace release (scale {scale:.4g}, "
+            f"sensitivity {l1:.4g}), LLR >= {bound.threshold:.4g}, "
+            f"{bound.n_samples:,} runs/world"
+        ),
+        neighbors=(
+            f"one reward changed: agent 0's first pull of arm 0, {own:g} (D) vs {1 - own:g} (D')"
+        ),
+        pilot_epsilon=float("nan"),
+        seconds=time.perf_counter() - started,
     )

@@ -26,27 +26,76 @@ def _findings() -> tuple:
 
 
 FAMILY = Family(
-    key='feducb',
-    title='Dubey & Pentland 2020 (NeurIPS, FedUCB)',
+    key="feducb",
+    title="Dubey & Pentland 2020 (NeurIPS, FedUCB)",
     algorithm_names={"feducb": "FedUCB", "feducb-decentralized": "decentralized FedUCB"},
     claims=_claims,
     findings=_findings,
     aliases=(),
     order=0,
     run_commands={
-        'feducb': Command('fedpriv.cli.feducb', 'centralized FedUCB (Alg. 1 + Privatizer), adaptive syncs', secure_noise=True, tables='contexts'),
-        'feducb-fixed': Command('fedpriv.cli.feducb', 'FedUCB with a fixed sync schedule (every B rounds)', secure_noise=True, tables='contexts'),
-        'feducb-nonprivate': Command('fedpriv.cli.feducb', 'non-private FedUCB (H = λI, no noise)', tables='contexts'),
-        'feducb-decentralized': Command('fedpriv.cli.feducb_linucb', 'decentralized FedUCB on a graph (Dubey & Pentland 2020, Alg. 3; --schedule fixed: data-independent releases every B rounds)', secure_noise=True, tables='contexts'),
-        'linucb': Command('fedpriv.cli.feducb_linucb', 'non-private OFUL/LinUCB run by every agent alone (M = 1: single agent)', tables='contexts'),
-        'linucb-independent-private': Command('fedpriv.cli.feducb_linucb', 'M private LinUCB learners, own Privatizer each, no communication', tables='contexts'),
-        'linucb-pooled': Command('fedpriv.cli.feducb_linucb', "one non-private LinUCB learner that sees every agent's data", tables='contexts'),
+        "feducb": Command(
+            "fedpriv.cli.feducb",
+            "centralized FedUCB (Alg. 1 + Privatizer), adaptive syncs",
+            secure_noise=True,
+            tables="contexts",
+        ),
+        "feducb-fixed": Command(
+            "fedpriv.cli.feducb",
+            "FedUCB with a fixed sync schedule (every B rounds)",
+            secure_noise=True,
+            tables="contexts",
+        ),
+        "feducb-nonprivate": Command(
+            "fedpriv.cli.feducb", "non-private FedUCB (H = λI, no noise)", tables="contexts"
+        ),
+        "feducb-decentralized": Command(
+            "fedpriv.cli.feducb_linucb",
+            "decentralized FedUCB on a graph (Dubey & Pentland 2020, Alg. 3; --schedule fixed: data-independent releases every B rounds)",
+            secure_noise=True,
+            tables="contexts",
+        ),
+        "linucb": Command(
+            "fedpriv.cli.feducb_linucb",
+            "non-private OFUL/LinUCB run by every agent alone (M = 1: single agent)",
+            tables="contexts",
+        ),
+        "linucb-independent-private": Command(
+            "fedpriv.cli.feducb_linucb",
+            "M private LinUCB learners, own Privatizer each, no communication",
+            tables="contexts",
+        ),
+        "linucb-pooled": Command(
+            "fedpriv.cli.feducb_linucb",
+            "one non-private LinUCB learner that sees every agent's data",
+            tables="contexts",
+        ),
     },
     experiments={
-        'feducb-fig1a': Command('fedpriv.cli.feducb_linucb', 'FedUCB Fig. 1A: per-agent regret at T vs ε for several M', tables='contexts'),
-        'feducb-fig1b': Command('fedpriv.cli.feducb_linucb', 'FedUCB Fig. 1B: regret curves for three communication regimes', tables='contexts'),
-        'feducb-fig1c': Command('fedpriv.cli.feducb_linucb', 'FedUCB Fig. 1C: regret curves for varying d', tables='contexts'),
-        'feducb-fig2': Command('fedpriv.cli.feducb_linucb', 'FedUCB Fig. 2 (appendix): regret vs the minimum gap for several ε', tables='contexts'),
-        'feducb-decentralized-schedules': Command('fedpriv.cli.feducb_linucb', 'decentralized FedUCB (Alg. 3): regret curves of the adaptive schedule beside fixed ones', tables='contexts'),
+        "feducb-fig1a": Command(
+            "fedpriv.cli.feducb_linucb",
+            "FedUCB Fig. 1A: per-agent regret at T vs ε for several M",
+            tables="contexts",
+        ),
+        "feducb-fig1b": Command(
+            "fedpriv.cli.feducb_linucb",
+            "FedUCB Fig. 1B: regret curves for three communication regimes",
+            tables="contexts",
+        ),
+        "feducb-fig1c": Command(
+            "fedpriv.cli.feducb_linucb",
+            "FedUCB Fig. 1C: regret curves for varying d",
+            tables="contexts",
+        ),
+        "feducb-fig2": Command(
+            "fedpriv.cli.feducb_linucb",
+            "FedUCB Fig. 2 (appendix): regret vs the minimum gap for several ε",
+            tables="contexts",
+        ),
+        "feducb-decentralized-schedules": Command(
+            "fedpriv.cli.feducb_linucb",
+            "decentralized FedUCB (Alg. 3): regret curves of the adaptive schedule beside fixed ones",
+            tables="contexts",
+        ),
     },
 )

@@ -63,8 +63,10 @@ __all__ = [
 #: 10⁷ at δ = 10⁻⁶; the claimed-δ event needs a tenth of that).
 VIEW_SAMPLES_PER_RUN = 1_000
 #: The view audit's neighbouring pair (:func:`adaptive_worlds`), for the report.
-VIEW_PAIR = ("one user changed: agent 0's first user ({L e₀}, reward B in D, −B in D'); "
-             "every other decision set {L e₀, −L e₀} with reward B")
+VIEW_PAIR = (
+    "one user changed: agent 0's first user ({L e₀}, reward B in D, −B in D'); "
+    "every other decision set {L e₀, −L e₀} with reward B"
+)
 _CLAIMED_DELTA_FRACTION = 10
 
 
@@ -152,8 +154,12 @@ def adaptive_leaves(s: dict, run_fn) -> tuple[np.ndarray, np.ndarray, int, objec
     rounds = np.arange(0, int(s["sync_every"]), gamma)  # set 0 of the first batch
     q_d = _leaf(run_d, tables_d, agent=0, rounds=rounds)
     q_dp = _leaf(run_dp, tables_dp, agent=0, rounds=rounds)
-    moved = 1 + int(np.sum(run_d.transcript.actions[0, 0, rounds[1:]]
-                           != run_dp.transcript.actions[0, 0, rounds[1:]]))
+    moved = 1 + int(
+        np.sum(
+            run_d.transcript.actions[0, 0, rounds[1:]]
+            != run_dp.transcript.actions[0, 0, rounds[1:]]
+        )
+    )
     return q_d, q_dp, moved, run_d
 
 
@@ -185,8 +191,9 @@ class AdaptiveViewAudit:
     seconds: float
 
 
-def audit_adaptive_view(s: dict, run_fn, *, n_leaves: int, n_samples: int, seed,
-                        delta: float, confidence: float) -> AdaptiveViewAudit:
+def audit_adaptive_view(
+    s: dict, run_fn, *, n_leaves: int, n_samples: int, seed, delta: float, confidence: float
+) -> AdaptiveViewAudit:
     """White-box bound at ``delta`` on the view of the row with setting ``s``.
 
     ``run_fn`` as in :func:`adaptive_leaves`; ``n_leaves`` leaves per tree (the changed
@@ -223,28 +230,54 @@ def audit_adaptive_view(s: dict, run_fn, *, n_leaves: int, n_samples: int, seed,
     observed = privatizer_observed(side)
     charged = run.records_per_leaf * cal.frobenius_sensitivity
     bound = audit_symmetric_gaussian_release(
-        means_d, means_dp, noise_stddev=cal.noise_stddev, frobenius_sensitivity=charged,
-        n_samples=n_samples, seed=seed, delta=delta, observed=observed, confidence=confidence)
+        means_d,
+        means_dp,
+        noise_stddev=cal.noise_stddev,
+        frobenius_sensitivity=charged,
+        n_samples=n_samples,
+        seed=seed,
+        delta=delta,
+        observed=observed,
+        confidence=confidence,
+    )
     accountant = Accountant()
-    accountant.spend(SelfComposed(event=SymmetricMatrixGaussian(
-        noise_stddev=cal.noise_stddev, dim=side, frobenius_sensitivity=charged),
-        count=int(nodes.size)))
+    accountant.spend(
+        SelfComposed(
+            event=SymmetricMatrixGaussian(
+                noise_stddev=cal.noise_stddev, dim=side, frobenius_sensitivity=charged
+            ),
+            count=int(nodes.size),
+        )
+    )
     diff = float(np.linalg.norm(q_d - q_dp))
     description = (
         f"white-box LLR of the {nodes.size} Privatizer nodes {nodes.tolist()} covering agent "
         f"0's first leaf of {n_leaves}, fed the adaptive stream: the algorithm's own "
         f"actions in D and D' ({moved} of the leaf's pairs differ; ‖Q − Q'‖_F = "
-        f"{diff:.4g}, charged {charged:.4g})")
+        f"{diff:.4g}, charged {charged:.4g})"
+    )
     return AdaptiveViewAudit(
-        bound=bound, accountant_epsilon=float(accountant.tightest(delta)[1]),
-        mu=llr_shift(means_d, means_dp, cal.noise_stddev, observed), positions=moved,
-        n_nodes=int(nodes.size), description=description,
-        seconds=time.perf_counter() - started)
+        bound=bound,
+        accountant_epsilon=float(accountant.tightest(delta)[1]),
+        mu=llr_shift(means_d, means_dp, cal.noise_stddev, observed),
+        positions=moved,
+        n_nodes=int(nodes.size),
+        description=description,
+        seconds=time.perf_counter() - started,
+    )
 
 
-def with_adaptive_bracket(result: EndToEndAudit, s: dict, run_fn, *, n_leaves: int,
-                          budget: AuditBudget, seed, claimed_delta: float,
-                          bracket_delta: float) -> EndToEndAudit:
+def with_adaptive_bracket(
+    result: EndToEndAudit,
+    s: dict,
+    run_fn,
+    *,
+    n_leaves: int,
+    budget: AuditBudget,
+    seed,
+    claimed_delta: float,
+    bracket_delta: float,
+) -> EndToEndAudit:
     """``result`` (run at ``1 − α/3``) joined by the view audit at both δ.
 
     Two view audits run at ``1 − α/3`` each (addresses ``child_seed(seed, 2)`` and
@@ -281,11 +314,23 @@ def with_adaptive_bracket(result: EndToEndAudit, s: dict, run_fn, *, n_leaves: i
     family = budget.confidence
     many = budget.samples * VIEW_SAMPLES_PER_RUN
     at_claim = audit_adaptive_view(
-        s, run_fn, n_leaves=n_leaves, n_samples=max(1, many // _CLAIMED_DELTA_FRACTION),
-        seed=child_seed(seed, 2), delta=claimed_delta, confidence=each)
+        s,
+        run_fn,
+        n_leaves=n_leaves,
+        n_samples=max(1, many // _CLAIMED_DELTA_FRACTION),
+        seed=child_seed(seed, 2),
+        delta=claimed_delta,
+        confidence=each,
+    )
     at_bracket = audit_adaptive_view(
-        s, run_fn, n_leaves=n_leaves, n_samples=many, seed=child_seed(seed, 3),
-        delta=bracket_delta, confidence=each)
+        s,
+        run_fn,
+        n_leaves=n_leaves,
+        n_samples=many,
+        seed=child_seed(seed, 3),
+        delta=bracket_delta,
+        confidence=each,
+    )
     own_bracket = epsilon_lower_bound_at_delta(result.bound, bracket_delta)
     if math.isfinite(result.epsilon_lower_bound_at_1e_6):
         own_bracket = max(own_bracket, float(result.epsilon_lower_bound_at_1e_6))
@@ -293,26 +338,35 @@ def with_adaptive_bracket(result: EndToEndAudit, s: dict, run_fn, *, n_leaves: i
     view_claim = at_claim.bound.epsilon_lower_bound
     use_view = view_claim > own_claim
     bound = at_claim.bound if use_view else result.bound
-    event = (f"view (adaptive stream): {at_claim.description}; threshold "
-             f"{at_claim.bound.threshold:.6g} from the declared N(±μ²/2, μ²) law, μ = "
-             f"{at_claim.mu:.4g} (the end-to-end event gives {own_claim:.4g})"
-             if use_view else
-             f"{result.event} (view audit on the adaptive stream {view_claim:.4g})")
+    event = (
+        f"view (adaptive stream): {at_claim.description}; threshold "
+        f"{at_claim.bound.threshold:.6g} from the declared N(±μ²/2, μ²) law, μ = "
+        f"{at_claim.mu:.4g} (the end-to-end event gives {own_claim:.4g})"
+        if use_view
+        else f"{result.event} (view audit on the adaptive stream {view_claim:.4g})"
+    )
     view_bracket = at_bracket.bound.epsilon_lower_bound
     use_view_bracket = view_bracket >= own_bracket
-    neighbors = (VIEW_PAIR + f" (the end-to-end event's pair: {result.neighbors})"
-                 if use_view else result.neighbors)
+    neighbors = (
+        VIEW_PAIR + f" (the end-to-end event's pair: {result.neighbors})"
+        if use_view
+        else result.neighbors
+    )
     return dataclasses.replace(
-        result, bound=dataclasses.replace(bound, confidence=family), event=event,
+        result,
+        bound=dataclasses.replace(bound, confidence=family),
+        event=event,
         neighbors=neighbors,
         epsilon_lower_bound_at_1e_6=max(own_bracket, view_bracket),
         bound_at_1e_6=dataclasses.replace(
-            at_bracket.bound if use_view_bracket else result.bound, confidence=family),
+            at_bracket.bound if use_view_bracket else result.bound, confidence=family
+        ),
         event_at_1e_6=(
             f"view (adaptive stream): {at_bracket.description}; threshold "
             f"{at_bracket.bound.threshold:.6g} from the declared N(±μ²/2, μ²) law, μ = "
             f"{at_bracket.mu:.4g} (the end-to-end event gives {own_bracket:.4g})"
-            if use_view_bracket else
-            f"the end-to-end event (view audit {view_bracket:.4g})"),
+            if use_view_bracket
+            else f"the end-to-end event (view audit {view_bracket:.4g})"
+        ),
         seconds=result.seconds + at_claim.seconds + at_bracket.seconds,
     )

@@ -12,12 +12,11 @@ from __future__ import annotations
 import math
 
 from fedpriv.audit.claims.claim import Claim
-from fedpriv.audit.claims.entry import RegisteredClaim
+from fedpriv.audit.claims.entry import AccountantResult, RegisteredClaim
 from fedpriv.audit.claims.entry import make_claim as _claim
 from fedpriv.audit.families.feducb import fig1a as fa
 from fedpriv.audit.families.feducb import recipes as fe
 from fedpriv.privacy import ApproxDP, NeighboringRelation
-from fedpriv.audit.claims.entry import AccountantResult
 
 __all__ = ["build_claims"]
 
@@ -31,14 +30,25 @@ _FEDUCB_SOURCE = (
     "Definition 1 (federated DP), Prop. 3, Remark 3 and §4.3 (per-node budget "
     "(ε/√(8m ln(2/δ)), δ/2m)): each agent's outgoing stream is (ε, δ)-DP per (x, y) pair"
 )
-_FEDUCB_BASE = {"n_agents": 3, "dim": 2, "n_arms": 4, "horizon": 64, "epsilon": 1.0,
-                "delta": 0.1, "gamma": 1}
+_FEDUCB_BASE = {
+    "n_agents": 3,
+    "dim": 2,
+    "n_arms": 4,
+    "horizon": 64,
+    "epsilon": 1.0,
+    "delta": 0.1,
+    "gamma": 1,
+}
 #: Raw channels of the adaptive (log-det) schedule: inside Definition 1, which protects
 #: everything an agent's outgoing stream reveals (Definition 1; Prop. 3's reduction).
-_SYNC_RAW = ("sync times: Alg. 1 line 12's log-det test on the agent's raw local Gram "
-             "matrix decides when the controller synchronises (Alg. 1 lines 12-16)")
-_REQUEST_RAW = ("Synchronize requests: Alg. 3 line 6's log-det trigger on the raw local "
-                "Gram matrix decides when a neighbour is asked (Alg. 3 lines 6-10)")
+_SYNC_RAW = (
+    "sync times: Alg. 1 line 12's log-det test on the agent's raw local Gram "
+    "matrix decides when the controller synchronises (Alg. 1 lines 12-16)"
+)
+_REQUEST_RAW = (
+    "Synchronize requests: Alg. 3 line 6's log-det trigger on the raw local "
+    "Gram matrix decides when a neighbour is asked (Alg. 3 lines 6-10)"
+)
 #: Fig. 1A (FedUCB §4.4, Experiment 1): asymptotic regret for varying ε at δ = 0.1, T = 10⁷,
 #: d = 10, n = O(M log T); M varies (100 in panels B and C). The ε grid is unstated.
 _FIG1A_EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0, 10.0)
@@ -59,20 +69,24 @@ _FIG1A_NOTE = (
     "every row (knife edge at round 3 910, D within 0.08 % of the regime's) and audits the "
     "ε <= 1 rows there (bounds 0.43, 0.76, 1.15 with 10, 13, 18 runs per world), not run by "
     "verify. The Privatizer alone is priced, not simulated. The ε grid is unstated "
-    "(FedUCB §4.4, Fig. 1), this one is fedpriv's choice; M = 100 as in Fig. 1B-C; K = 20")
+    "(FedUCB §4.4, Fig. 1), this one is fedpriv's choice; M = 100 as in Fig. 1B-C; K = 20"
+)
 
 
 #: The fixed rows' reading of what the agent acts on between syncs (Alg. 1 line 4).
 _OWN_DATA_READING = {
-    "reading": ("the agent acts on its raw own Gram matrix between syncs (as the paper's "
-                "algorithm does), so one changed (x, y) moves the rest of its batch"),
+    "reading": (
+        "the agent acts on its raw own Gram matrix between syncs (as the paper's "
+        "algorithm does), so one changed (x, y) moves the rest of its batch"
+    ),
     "reading_support": (
         "Alg. 1 line 4: 'Set V_i,t ← S_i,t + U_i,t, ũ_i,t ← s_i,t + ū_i,t' (U, ū: the "
         "agent's raw pairs since the last sync, line 10), line 8 picks x_i,t from V_i,t "
         "(eqs. 2-3); Alg. 3 line 5 runs lines 4-13 of Alg. 1 per set g. Remark 3: the "
         "analysis takes 'the L2-sensitivity with respect to a single differing observation "
         "... and not the entire message itself ... which may potentially have O(t) "
-        "sensitivity'"),
+        "sensitivity'"
+    ),
 }
 #: What the fixed rows' three numbers are and what their audit covers.
 _FIXED_NOTE = (
@@ -84,7 +98,8 @@ _FIXED_NOTE = (
     "event on the row's channel, and a white-box audit of the view fed the adaptive "
     "stream (agent 0's actions in both worlds re-derived by the algorithm from its raw "
     "Gram matrix; every other release cancels from the view's likelihood ratio given the "
-    "releases before it), at the claimed δ and at δ = 10⁻⁶, each at 1 − α/3")
+    "releases before it), at the claimed δ and at δ = 10⁻⁶, each at 1 − α/3"
+)
 
 
 def _feducb_privatizer_accountant(claim: Claim) -> AccountantResult:
@@ -95,17 +110,21 @@ def _feducb_privatizer_accountant(claim: Claim) -> AccountantResult:
     from the calibration without running the rounds.
     """
     route, epsilon, _ = fe._calibration_accountant(claim)
-    note = ("Privatizer priced from the paper's calibration (T = 10⁷ rounds are not run): "
-            "one tree of T leaves per agent")
+    note = (
+        "Privatizer priced from the paper's calibration (T = 10⁷ rounds are not run): "
+        "one tree of T leaves per agent"
+    )
     return AccountantResult(route, epsilon, (note,))
 
 
 def _feducb_claims() -> list[RegisteredClaim]:
     out = []
-    combos = (("centralized", "feducb", "adaptive", "paper"),
-              ("centralized", "feducb", "fixed", "corrected"),
-              ("decentralized", "feducb-decentralized", "adaptive", "paper"),
-              ("decentralized", "feducb-decentralized", "fixed", "corrected"))
+    combos = (
+        ("centralized", "feducb", "adaptive", "paper"),
+        ("centralized", "feducb", "fixed", "corrected"),
+        ("decentralized", "feducb-decentralized", "adaptive", "paper"),
+        ("decentralized", "feducb-decentralized", "fixed", "corrected"),
+    )
     for structure, algorithm, schedule, mode in combos:
         setting = {**_FEDUCB_BASE, "structure": structure, "schedule": schedule}
         if structure == "decentralized":
@@ -113,31 +132,52 @@ def _feducb_claims() -> list[RegisteredClaim]:
         if schedule == "fixed":
             setting.update(sync_every=8, n_syncs=8)
         decentralized_fixed = structure == "decentralized" and schedule == "fixed"
-        channel = ("controller: sync times and broadcasts" if structure == "centralized"
-                   else "neighbour: agent 0's releases (Û, û) and their arrival times"
-                   if decentralized_fixed
-                   else "neighbour: Synchronize requests (first request time)")
-        source = _FEDUCB_SOURCE + ("; decentralized: Remarks 5-6, m = 1 + ⌈log(T/γ)⌉"
-                                   if structure == "decentralized" else "")
+        channel = (
+            "controller: sync times and broadcasts"
+            if structure == "centralized"
+            else "neighbour: agent 0's releases (Û, û) and their arrival times"
+            if decentralized_fixed
+            else "neighbour: Synchronize requests (first request time)"
+        )
+        source = _FEDUCB_SOURCE + (
+            "; decentralized: Remarks 5-6, m = 1 + ⌈log(T/γ)⌉"
+            if structure == "decentralized"
+            else ""
+        )
         if schedule == "fixed":
             source += "; fixed schedule: Alg. 2 line 2 'if n is fixed a priori'"
         raw = None
         if schedule == "adaptive":
             raw = _SYNC_RAW if structure == "centralized" else _REQUEST_RAW
-        out.append(RegisteredClaim(
-            key=f"feducb/{algorithm}/{schedule}",
-            claim=_claim("feducb", algorithm, mode, setting,
-                         NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
-                         ApproxDP(1.0, 0.1), source,
-                         **(_OWN_DATA_READING if schedule == "fixed" else {})),
-            accountant=(fe.feducb_decentralized_fixed_accountant if decentralized_fixed
-                        else fe.feducb_accountant),
-            audit=(fe.audit_feducb_decentralized_fixed if decentralized_fixed
-                   else fe.audit_sync_timing),
-            channel=channel, raw_channel=raw,
-            mechanism=fe.feducb_fixed_mechanism if schedule == "fixed" else None,
-            note=_FIXED_NOTE if schedule == "fixed" else "",
-        ))
+        out.append(
+            RegisteredClaim(
+                key=f"feducb/{algorithm}/{schedule}",
+                claim=_claim(
+                    "feducb",
+                    algorithm,
+                    mode,
+                    setting,
+                    NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
+                    ApproxDP(1.0, 0.1),
+                    source,
+                    **(_OWN_DATA_READING if schedule == "fixed" else {}),
+                ),
+                accountant=(
+                    fe.feducb_decentralized_fixed_accountant
+                    if decentralized_fixed
+                    else fe.feducb_accountant
+                ),
+                audit=(
+                    fe.audit_feducb_decentralized_fixed
+                    if decentralized_fixed
+                    else fe.audit_sync_timing
+                ),
+                channel=channel,
+                raw_channel=raw,
+                mechanism=fe.feducb_fixed_mechanism if schedule == "fixed" else None,
+                note=_FIXED_NOTE if schedule == "fixed" else "",
+            )
+        )
     out += _feducb_user_claims() + _feducb_fig1a_claims() + _feducb_figure_claims()
     return out
 
@@ -146,32 +186,51 @@ def _feducb_user_claims() -> list[RegisteredClaim]:
     """Footnote 4 (one user at all M agents) under both schedules."""
     eps_user, delta_user = fe.footnote4_claim(1.0, 0.1, n_agents=3, delta_prime=0.01)
     out = []
-    for schedule, mode, suffix in (("fixed", "corrected (fixed schedule)", ""),
-                                   ("adaptive", "paper", "/adaptive")):
-        user = {**_FEDUCB_BASE, "structure": "centralized", "schedule": schedule,
-                "delta_prime": 0.01}
+    for schedule, mode, suffix in (
+        ("fixed", "corrected (fixed schedule)", ""),
+        ("adaptive", "paper", "/adaptive"),
+    ):
+        user = {
+            **_FEDUCB_BASE,
+            "structure": "centralized",
+            "schedule": schedule,
+            "delta_prime": 0.01,
+        }
         if schedule == "fixed":
             user.update(sync_every=8, n_syncs=8)
-        out.append(RegisteredClaim(
-            key=f"feducb/feducb/user-at-all-agents{suffix}",
-            claim=_claim("feducb", "feducb", mode, user,
-                         NeighboringRelation.USER_AT_ALL_AGENTS,
-                         ApproxDP(eps_user, delta_user),
-                         "§3 composition over agents and footnote 4: "
-                         "(√(2M ln(1/δ'))ε + Mε(e^ε−1), Mδ+δ')",
-                         **(_OWN_DATA_READING if schedule == "fixed" else {})),
-            accountant=fe.feducb_accountant, audit=None,
-            mechanism=fe.feducb_fixed_mechanism if schedule == "fixed" else None,
-            channel=("accountant only: the claimed δ (Mδ + δ' = 0.31) exceeds what the "
-                     "mechanism alone spends (ε = 0 there)"
-                     + ("; end to end, the raw sync trigger (ε = ∞) is the one the "
-                        "feducb/feducb/adaptive audit shows" if schedule == "adaptive" else
-                        "; the view, each agent's leaf charged for the B pairs the user's "
+        out.append(
+            RegisteredClaim(
+                key=f"feducb/feducb/user-at-all-agents{suffix}",
+                claim=_claim(
+                    "feducb",
+                    "feducb",
+                    mode,
+                    user,
+                    NeighboringRelation.USER_AT_ALL_AGENTS,
+                    ApproxDP(eps_user, delta_user),
+                    "§3 composition over agents and footnote 4: "
+                    "(√(2M ln(1/δ'))ε + Mε(e^ε−1), Mδ+δ')",
+                    **(_OWN_DATA_READING if schedule == "fixed" else {}),
+                ),
+                accountant=fe.feducb_accountant,
+                audit=None,
+                mechanism=fe.feducb_fixed_mechanism if schedule == "fixed" else None,
+                channel=(
+                    "accountant only: the claimed δ (Mδ + δ' = 0.31) exceeds what the "
+                    "mechanism alone spends (ε = 0 there)"
+                    + (
+                        "; end to end, the raw sync trigger (ε = ∞) is the one the "
+                        "feducb/feducb/adaptive audit shows"
+                        if schedule == "adaptive"
+                        else "; the view, each agent's leaf charged for the B pairs the user's "
                         "change moves at that agent (M trees composed), spends a positive ε "
                         "far below the claim; the feducb/feducb/fixed audit shows the "
-                        "adaptive leaf shift at one agent")),
-            raw_channel=_SYNC_RAW if schedule == "adaptive" else None,
-        ))
+                        "adaptive leaf shift at one agent"
+                    )
+                ),
+                raw_channel=_SYNC_RAW if schedule == "adaptive" else None,
+            )
+        )
     return out
 
 
@@ -187,25 +246,43 @@ def _feducb_fig1a_claims() -> list[RegisteredClaim]:
     """
     out = []
     for eps in _FIG1A_EPSILONS:
-        setting = {"n_agents": 100, "dim": 10, "n_arms": _FIG1A_ARMS, "horizon": 10**7,
-                   "epsilon": eps, "delta": 0.1, "gamma": 1, "structure": "centralized",
-                   "schedule": "adaptive"}
-        out.append(RegisteredClaim(
-            key=f"feducb/feducb/fig1a/eps{eps:g}",
-            claim=_claim("feducb", "feducb", "paper (Fig. 1A setting)", setting,
-                         NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
-                         ApproxDP(eps, 0.1),
-                         "Fig. 1A (§4.4, Experiment 1): 'asymptotic per-agent regret for "
-                         "varying privacy budget ε (where δ = 0.1)', T = 10⁷, d = 10; "
-                         "claim: " + _FEDUCB_SOURCE),
-            accountant=_feducb_privatizer_accountant, audit=fa.audit_fig1a_sync_timing,
-            sample_factor=_FIG1A_EPS10_FACTOR if eps >= 10 else 1.0,
-            channel=("controller: first sync time (Alg. 1 line 12's log-det test on raw "
-                     "local Gram matrices) at M = 100, d = 10 with T = 10⁷'s calibration; "
-                     "runs stopped at the knife-edge round, all the event depends on"),
-            raw_channel=_SYNC_RAW,
-            note=_FIG1A_NOTE,
-        ))
+        setting = {
+            "n_agents": 100,
+            "dim": 10,
+            "n_arms": _FIG1A_ARMS,
+            "horizon": 10**7,
+            "epsilon": eps,
+            "delta": 0.1,
+            "gamma": 1,
+            "structure": "centralized",
+            "schedule": "adaptive",
+        }
+        out.append(
+            RegisteredClaim(
+                key=f"feducb/feducb/fig1a/eps{eps:g}",
+                claim=_claim(
+                    "feducb",
+                    "feducb",
+                    "paper (Fig. 1A setting)",
+                    setting,
+                    NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
+                    ApproxDP(eps, 0.1),
+                    "Fig. 1A (§4.4, Experiment 1): 'asymptotic per-agent regret for "
+                    "varying privacy budget ε (where δ = 0.1)', T = 10⁷, d = 10; "
+                    "claim: " + _FEDUCB_SOURCE,
+                ),
+                accountant=_feducb_privatizer_accountant,
+                audit=fa.audit_fig1a_sync_timing,
+                sample_factor=_FIG1A_EPS10_FACTOR if eps >= 10 else 1.0,
+                channel=(
+                    "controller: first sync time (Alg. 1 line 12's log-det test on raw "
+                    "local Gram matrices) at M = 100, d = 10 with T = 10⁷'s calibration; "
+                    "runs stopped at the knife-edge round, all the event depends on"
+                ),
+                raw_channel=_SYNC_RAW,
+                note=_FIG1A_NOTE,
+            )
+        )
     return out
 
 
@@ -231,8 +308,11 @@ def _fig1_regime(order: str, *, n_agents: int, horizon: int, dim: int) -> tuple[
     :func:`~fedpriv.algorithms.feducb.sync.private_threshold_for_syncs` (a test pins
     them equal), computed here so that building the register imports no algorithm.
     """
-    target = {"MlogT": math.ceil(n_agents * math.log(horizon)),
-              "M1.5": math.ceil(n_agents**1.5 - 1e-9), "MT": horizon}[order]
+    target = {
+        "MlogT": math.ceil(n_agents * math.log(horizon)),
+        "M1.5": math.ceil(n_agents**1.5 - 1e-9),
+        "MT": horizon,
+    }[order]
     n_syncs = max(1, min(horizon, target))
     threshold = 0.0 if n_syncs >= horizon else horizon * dim * math.log(2.0) / n_syncs
     return n_syncs, threshold
@@ -240,10 +320,20 @@ def _fig1_regime(order: str, *, n_agents: int, horizon: int, dim: int) -> tuple[
 
 def _fig1_setting(*, dim: int, order: str) -> dict:
     n_syncs, threshold = _fig1_regime(order, n_agents=100, horizon=10**7, dim=dim)
-    return {"n_agents": 100, "dim": dim, "n_arms": min(_FIG1A_ARMS, dim * dim),
-            "horizon": 10**7, "epsilon": 1.0, "delta": 0.1, "gamma": 1,
-            "structure": "centralized", "schedule": "adaptive", "regime": order,
-            "target_syncs": n_syncs, "threshold": threshold}
+    return {
+        "n_agents": 100,
+        "dim": dim,
+        "n_arms": min(_FIG1A_ARMS, dim * dim),
+        "horizon": 10**7,
+        "epsilon": 1.0,
+        "delta": 0.1,
+        "gamma": 1,
+        "structure": "centralized",
+        "schedule": "adaptive",
+        "regime": order,
+        "target_syncs": n_syncs,
+        "threshold": threshold,
+    }
 
 
 #: Why D = 0 (the O(MT) regime) has no timing channel and the one-pair price is end to end.
@@ -256,7 +346,8 @@ _EVERY_ROUND_NOTE = (
     "round's pair and, after every sync, the agent acts on S_i,t alone (line 24 resets "
     "U_i,t, ū_i,t), so later leaves depend on a changed pair only through released nodes: "
     "the one-pair price of the tree (a pair in ⌊log₂T⌋+1 released nodes, Gaussian, "
-    "composed adaptively) is the view's end-to-end ε. Accountant only: no run at T = 10⁷")
+    "composed adaptively) is the view's end-to-end ε. Accountant only: no run at T = 10⁷"
+)
 
 
 def _fig1_regime_note(s: dict) -> str:
@@ -267,7 +358,8 @@ def _fig1_regime_note(s: dict) -> str:
         "(Alg. 1 line 12; nothing is noised before it), and this D is far above the "
         "data-independent part of a round's test value (about d ln 3 from the shift): one "
         "user's decision set moves an agent's test value continuously, so some neighbouring "
-        "pair puts it on either side of D at the first sync round (an un-noised channel)")
+        "pair puts it on either side of D at the first sync round (an un-noised channel)"
+    )
 
 
 def _feducb_figure_claims() -> list[RegisteredClaim]:
@@ -281,62 +373,96 @@ def _feducb_figure_claims() -> list[RegisteredClaim]:
     being end to end there (:data:`_EVERY_ROUND_NOTE`).
     """
     out = []
-    fig1b_source = ("Fig. 1B (§4.4, Experiment 2): 'regret curves for M = 100 agents on "
-                    "n = O(M^1.5), O(M log T), O(MT) communication for both private (ε = 1) "
-                    "and non-private settings'; Remark 1: O(MT) communication is "
-                    "'synchronize every round'; claim: " + _FEDUCB_SOURCE)
+    fig1b_source = (
+        "Fig. 1B (§4.4, Experiment 2): 'regret curves for M = 100 agents on "
+        "n = O(M^1.5), O(M log T), O(MT) communication for both private (ε = 1) "
+        "and non-private settings'; Remark 1: O(MT) communication is "
+        "'synchronize every round'; claim: " + _FEDUCB_SOURCE
+    )
     for order in _FIG1B_REGIMES:
         setting = _fig1_setting(dim=10, order=order)
         every_round = setting["threshold"] == 0.0
-        out.append(RegisteredClaim(
-            key=f"feducb/feducb/fig1b/{order}",
-            claim=_claim("feducb", "feducb", "paper (Fig. 1B setting)", setting,
-                         NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD, ApproxDP(1.0, 0.1),
-                         fig1b_source),
-            accountant=(_feducb_every_round_accountant if every_round
-                        else _feducb_privatizer_accountant),
-            audit=None,
-            shared_audit=None if every_round else _FIG1_AUDITED,
-            shared_audit_differs=() if every_round else ("regime", "target_syncs",
-                                                         "threshold"),
-            channel=("accountant only: the Privatizer's releases at every round (sync times "
-                     "public at D = 0)" if every_round else
-                     "controller: first sync time (Alg. 1 line 12's log-det test on raw local "
-                     f"Gram matrices); audit of `{_FIG1_AUDITED}` (same M, d, K, T, ε, δ)"),
-            raw_channel=None if every_round else _SYNC_RAW,
-            note=(_EVERY_ROUND_NOTE if every_round else _fig1_regime_note(setting)
-                  + "; the audit shared with Fig. 1A's ε = 1 row shows it at that row's "
-                  "knife-edge D (about 11-33), not at this regime's D"
-                  + ("; benchmarks/bench_feducb_fig1a.py --regime builds the pair near this "
-                     "regime's first sync (round ~3 900), not run by verify"
-                     if order == "MlogT" else "")),
-        ))
-    fig1c_source = ("Fig. 1C (§4.4, Experiment 3): 'average per-agent regret curves for M = "
-                    "100 by varying the dimensionality d'; caption: 'n = O(M log T), ε = 1, "
-                    "δ = 0.1'; §4.4: 'K <= d² actions'; claim: " + _FEDUCB_SOURCE)
+        out.append(
+            RegisteredClaim(
+                key=f"feducb/feducb/fig1b/{order}",
+                claim=_claim(
+                    "feducb",
+                    "feducb",
+                    "paper (Fig. 1B setting)",
+                    setting,
+                    NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
+                    ApproxDP(1.0, 0.1),
+                    fig1b_source,
+                ),
+                accountant=(
+                    _feducb_every_round_accountant if every_round else _feducb_privatizer_accountant
+                ),
+                audit=None,
+                shared_audit=None if every_round else _FIG1_AUDITED,
+                shared_audit_differs=() if every_round else ("regime", "target_syncs", "threshold"),
+                channel=(
+                    "accountant only: the Privatizer's releases at every round (sync times "
+                    "public at D = 0)"
+                    if every_round
+                    else "controller: first sync time (Alg. 1 line 12's log-det test on raw local "
+                    f"Gram matrices); audit of `{_FIG1_AUDITED}` (same M, d, K, T, ε, δ)"
+                ),
+                raw_channel=None if every_round else _SYNC_RAW,
+                note=(
+                    _EVERY_ROUND_NOTE
+                    if every_round
+                    else _fig1_regime_note(setting)
+                    + "; the audit shared with Fig. 1A's ε = 1 row shows it at that row's "
+                    "knife-edge D (about 11-33), not at this regime's D"
+                    + (
+                        "; benchmarks/bench_feducb_fig1a.py --regime builds the pair near this "
+                        "regime's first sync (round ~3 900), not run by verify"
+                        if order == "MlogT"
+                        else ""
+                    )
+                ),
+            )
+        )
+    fig1c_source = (
+        "Fig. 1C (§4.4, Experiment 3): 'average per-agent regret curves for M = "
+        "100 by varying the dimensionality d'; caption: 'n = O(M log T), ε = 1, "
+        "δ = 0.1'; §4.4: 'K <= d² actions'; claim: " + _FEDUCB_SOURCE
+    )
     for dim in _FIG1C_DIMS:
         setting = _fig1_setting(dim=dim, order="MlogT")
         shared = dim == 10
-        out.append(RegisteredClaim(
-            key=f"feducb/feducb/fig1c/d{dim}",
-            claim=_claim("feducb", "feducb", "paper (Fig. 1C setting)", setting,
-                         NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD, ApproxDP(1.0, 0.1),
-                         fig1c_source),
-            accountant=_feducb_privatizer_accountant,
-            audit=None if shared else fa.audit_fig1a_sync_timing,
-            shared_audit=_FIG1_AUDITED if shared else None,
-            shared_audit_differs=("regime", "target_syncs", "threshold") if shared else (),
-            sample_factor=_FIG1C_D20_FACTOR if dim >= 20 else 1.0,
-            channel=("controller: first sync time (Alg. 1 line 12's log-det test on raw local "
-                     f"Gram matrices) at M = 100, d = {dim}, K = {setting['n_arms']} with "
-                     "T = 10⁷'s calibration; runs stopped at the knife-edge round"
-                     + (f"; audit of `{_FIG1_AUDITED}` (same setting)" if shared else "")),
-            raw_channel=_SYNC_RAW,
-            note=(_fig1_regime_note(setting) + "; the audit shows it at its own knife-edge D "
-                  "(module fedpriv.audit.families.feducb.fig1a), not at this D. The d grid "
-                  f"is unstated (§4.4), this one is fedpriv's; K = min(20, d²) = "
-                  f"{setting['n_arms']} keeps §4.4's K <= d²"),
-        ))
+        out.append(
+            RegisteredClaim(
+                key=f"feducb/feducb/fig1c/d{dim}",
+                claim=_claim(
+                    "feducb",
+                    "feducb",
+                    "paper (Fig. 1C setting)",
+                    setting,
+                    NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
+                    ApproxDP(1.0, 0.1),
+                    fig1c_source,
+                ),
+                accountant=_feducb_privatizer_accountant,
+                audit=None if shared else fa.audit_fig1a_sync_timing,
+                shared_audit=_FIG1_AUDITED if shared else None,
+                shared_audit_differs=("regime", "target_syncs", "threshold") if shared else (),
+                sample_factor=_FIG1C_D20_FACTOR if dim >= 20 else 1.0,
+                channel=(
+                    "controller: first sync time (Alg. 1 line 12's log-det test on raw local "
+                    f"Gram matrices) at M = 100, d = {dim}, K = {setting['n_arms']} with "
+                    "T = 10⁷'s calibration; runs stopped at the knife-edge round"
+                    + (f"; audit of `{_FIG1_AUDITED}` (same setting)" if shared else "")
+                ),
+                raw_channel=_SYNC_RAW,
+                note=(
+                    _fig1_regime_note(setting) + "; the audit shows it at its own knife-edge D "
+                    "(module fedpriv.audit.families.feducb.fig1a), not at this D. The d grid "
+                    f"is unstated (§4.4), this one is fedpriv's; K = min(20, d²) = "
+                    f"{setting['n_arms']} keeps §4.4's K <= d²"
+                ),
+            )
+        )
     return out
 
 
@@ -354,6 +480,8 @@ def _feducb_every_round_accountant(claim: Claim) -> AccountantResult:
     if float(claim.setting_dict().get("threshold", math.nan)) != 0.0:
         raise ValueError("`claim` must sit at D = 0 (sync every round).")
     route, epsilon, _ = fe._calibration_accountant(claim)
-    note = ("Privatizer priced from the paper's calibration (T = 10⁷ rounds are not run): one "
-            "tree of T leaves per agent, one round's pair per leaf (sync every round)")
+    note = (
+        "Privatizer priced from the paper's calibration (T = 10⁷ rounds are not run): one "
+        "tree of T leaves per agent, one round's pair per leaf (sync every round)"
+    )
     return AccountantResult(route, epsilon, (note,))

@@ -50,28 +50,36 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-
+from fedpriv.algorithms.environments.linear import REWARD_MODELS, LinearBandit, LinearBanditTables
 from fedpriv.algorithms.feducb.centralized import run_feducb, run_feducb_nonprivate
 from fedpriv.algorithms.feducb.decentralized import run_feducb_decentralized
+from fedpriv.algorithms.feducb.linucb import run_linucb, run_linucb_pooled
 from fedpriv.algorithms.feducb.sync import (
     private_threshold_for_syncs,
     syncs_for_order,
     threshold_for_syncs,
 )
-from fedpriv.algorithms.environments.linear import REWARD_MODELS, LinearBandit, LinearBanditTables
-from fedpriv.algorithms.feducb.linucb import run_linucb, run_linucb_pooled
 from fedpriv.algorithms.networks.graphs import make_graph
 from fedpriv.privacy._checks import check_int_at_least, check_positive
 
 __all__ = ["DEFAULTS", "EXPERIMENTS", "run_figure"]
 
 #: Experiment names of the CLI.
-EXPERIMENTS = ("feducb-fig1a", "feducb-fig1b", "feducb-fig1c", "feducb-fig2",
-               "feducb-decentralized-schedules")
+EXPERIMENTS = (
+    "feducb-fig1a",
+    "feducb-fig1b",
+    "feducb-fig1c",
+    "feducb-fig2",
+    "feducb-decentralized-schedules",
+)
 #: name -> (horizon, trials, n_agents) at the default (documented, smaller) scale.
-DEFAULTS = {"feducb-fig1a": (1000, 3, None), "feducb-fig1b": (2000, 3, 20),
-            "feducb-fig1c": (1000, 3, 20), "feducb-fig2": (1000, 3, 10),
-            "feducb-decentralized-schedules": (1000, 3, 10)}
+DEFAULTS = {
+    "feducb-fig1a": (1000, 3, None),
+    "feducb-fig1b": (2000, 3, 20),
+    "feducb-fig1c": (1000, 3, 20),
+    "feducb-fig2": (1000, 3, 10),
+    "feducb-decentralized-schedules": (1000, 3, 10),
+}
 _DELTA = 0.1
 _SMALL_DELTA = 1e-6
 _ARMS = 20
@@ -114,10 +122,18 @@ class _Figure:
             eps_small = run.accountant_epsilon(_SMALL_DELTA)[1]
         syncs = getattr(run, "n_syncs", np.full(final.size, -1))
         for j in range(final.size):
-            self.rows.append({"label": label, "algorithm": run.algorithm, "trial": j,
-                              "regret_per_agent": float(final[j]), "n_syncs": int(syncs[j]),
-                              "accountant_epsilon": eps,
-                              "accountant_epsilon_small_delta": eps_small, **extra})
+            self.rows.append(
+                {
+                    "label": label,
+                    "algorithm": run.algorithm,
+                    "trial": j,
+                    "regret_per_agent": float(final[j]),
+                    "n_syncs": int(syncs[j]),
+                    "accountant_epsilon": eps,
+                    "accountant_epsilon_small_delta": eps_small,
+                    **extra,
+                }
+            )
         grid = np.unique(np.linspace(0, horizon - 1, min(_GRID, horizon)).astype(int))
         self.times[label] = grid + 1
         self.curves[label] = run.regret_curve[:, grid]
@@ -128,16 +144,28 @@ class _Figure:
 
     def curve_frame(self) -> pd.DataFrame:
         return pd.concat(
-            [pd.DataFrame({"label": label, "t": self.times[label], "mean": c.mean(axis=0),
-                           "min": c.min(axis=0), "max": c.max(axis=0)})
-             for label, c in self.curves.items()], ignore_index=True)
+            [
+                pd.DataFrame(
+                    {
+                        "label": label,
+                        "t": self.times[label],
+                        "mean": c.mean(axis=0),
+                        "min": c.min(axis=0),
+                        "max": c.max(axis=0),
+                    }
+                )
+                for label, c in self.curves.items()
+            ],
+            ignore_index=True,
+        )
 
     def plot_curves(self, title: str) -> plt.Figure:
         fig, ax = plt.subplots(figsize=(7, 4.5))
         for label, c in self.curves.items():
-            line, = ax.plot(self.times[label], c.mean(axis=0), self.styles[label], label=label)
-            ax.fill_between(self.times[label], c.min(axis=0), c.max(axis=0), alpha=0.15,
-                            color=line.get_color())
+            (line,) = ax.plot(self.times[label], c.mean(axis=0), self.styles[label], label=label)
+            ax.fill_between(
+                self.times[label], c.min(axis=0), c.max(axis=0), alpha=0.15, color=line.get_color()
+            )
         ax.set_xlabel("round t")
         ax.set_ylabel("average per-agent regret R_M(t)/M")
         ax.set_title(title, fontsize=9)
@@ -150,9 +178,10 @@ class _Figure:
         fig, ax = plt.subplots(figsize=(7, 4.5))
         for key, g in frame.groupby(group, sort=False):
             stats = g.groupby(x, sort=True)["regret_per_agent"].agg(["mean", "min", "max"])
-            line, = ax.plot(stats.index, stats["mean"], "o-", label=f"{group} = {key}")
-            ax.fill_between(stats.index, stats["min"], stats["max"], alpha=0.15,
-                            color=line.get_color())
+            (line,) = ax.plot(stats.index, stats["mean"], "o-", label=f"{group} = {key}")
+            ax.fill_between(
+                stats.index, stats["min"], stats["max"], alpha=0.15, color=line.get_color()
+            )
         if log_x:
             ax.set_xscale("log")
         ax.set_xlabel(xlabel)
@@ -163,8 +192,9 @@ class _Figure:
         return fig
 
 
-def _write(out: Path, name: str, fig: plt.Figure, frame: pd.DataFrame,
-           curves: pd.DataFrame, note: str) -> Path:
+def _write(
+    out: Path, name: str, fig: plt.Figure, frame: pd.DataFrame, curves: pd.DataFrame, note: str
+) -> Path:
     folder = Path(out) / "feducb"
     folder.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=folder))
@@ -181,26 +211,36 @@ def _write(out: Path, name: str, fig: plt.Figure, frame: pd.DataFrame,
     return folder
 
 
-def _note(name: str, caption: str, rows: list[tuple[str, str, str]], frame: pd.DataFrame,
-          extra: str) -> str:
+def _note(
+    name: str, caption: str, rows: list[tuple[str, str, str]], frame: pd.DataFrame, extra: str
+) -> str:
     table = "\n".join(f"| {a} | {b} | {c} |" for a, b, c in rows)
     summary = frame.groupby("label", sort=False).agg(
-        regret_mean=("regret_per_agent", "mean"), regret_min=("regret_per_agent", "min"),
-        regret_max=("regret_per_agent", "max"), syncs=("n_syncs", "mean"),
+        regret_mean=("regret_per_agent", "mean"),
+        regret_min=("regret_per_agent", "min"),
+        regret_max=("regret_per_agent", "max"),
+        syncs=("n_syncs", "mean"),
         accountant_epsilon=("accountant_epsilon", "max"),
-        accountant_epsilon_small_delta=("accountant_epsilon_small_delta", "max"))
-    return (f"# FedUCB {name.removeprefix('feducb-')}: {caption}\n\n"
-            f"Generated by `fedpriv experiment {name}` (audit/families/feducb/experiments.py).\n\n"
-            "| setting | paper | here |\n|---|---|---|\n" + table + "\n\n"
-            "Average per-agent regret at T (mean, min, max over trials), realised sync "
-            f"rounds, and the accountant's ε at δ = {_DELTA} and at δ = {_SMALL_DELTA:g} of "
-            "the Privatizer releases (Prop. 3's scope; nan = non-private; the sync-timing "
-            "channel of the adaptive trigger, Alg. 1 line 12, is not covered):\n\n"
-            + _markdown(summary) + "\n\n" + extra + "\n")
+        accountant_epsilon_small_delta=("accountant_epsilon_small_delta", "max"),
+    )
+    return (
+        f"# FedUCB {name.removeprefix('feducb-')}: {caption}\n\n"
+        f"Generated by `fedpriv experiment {name}` (audit/families/feducb/experiments.py).\n\n"
+        "| setting | paper | here |\n|---|---|---|\n" + table + "\n\n"
+        "Average per-agent regret at T (mean, min, max over trials), realised sync "
+        f"rounds, and the accountant's ε at δ = {_DELTA} and at δ = {_SMALL_DELTA:g} of "
+        "the Privatizer releases (Prop. 3's scope; nan = non-private; the sync-timing "
+        "channel of the adaptive trigger, Alg. 1 line 12, is not covered):\n\n"
+        + _markdown(summary)
+        + "\n\n"
+        + extra
+        + "\n"
+    )
 
 
 def _markdown(frame: pd.DataFrame) -> str:
     """A Markdown table of ``frame`` (index first; floats with 4 significant digits)."""
+
     def cell(value: Any) -> str:
         return f"{value:.4g}" if isinstance(value, (float, np.floating)) else str(value)
 
@@ -215,31 +255,52 @@ def _private(tables: LinearBanditTables, epsilon: float, order: str, cfg: dict) 
     spec = tables.spec
     n = max(5, syncs_for_order(order, n_agents=spec.n_agents, horizon=tables.horizon))
     threshold = private_threshold_for_syncs(n, horizon=tables.horizon, dim=spec.dim)
-    return run_feducb(tables, epsilon=epsilon, delta=_DELTA, threshold=threshold,
-                      beta=cfg["beta"], beta_value=cfg["beta_value"], seed=cfg["seed"])
+    return run_feducb(
+        tables,
+        epsilon=epsilon,
+        delta=_DELTA,
+        threshold=threshold,
+        beta=cfg["beta"],
+        beta_value=cfg["beta_value"],
+        seed=cfg["seed"],
+    )
 
 
 def _nonprivate(tables: LinearBanditTables, order: str, cfg: dict) -> Any:
     spec = tables.spec
     n = max(5, syncs_for_order(order, n_agents=spec.n_agents, horizon=tables.horizon))
-    threshold = threshold_for_syncs(n, horizon=tables.horizon, dim=spec.dim,
-                                    rho_min=1.0 / spec.n_agents, rho_max=1.0 / spec.n_agents)
+    threshold = threshold_for_syncs(
+        n,
+        horizon=tables.horizon,
+        dim=spec.dim,
+        rho_min=1.0 / spec.n_agents,
+        rho_max=1.0 / spec.n_agents,
+    )
     beta = "P" if cfg["beta"] != "tuned" else "tuned"
-    return run_feducb_nonprivate(tables, threshold=threshold, beta=beta,
-                                 beta_value=cfg["beta_value"], seed=cfg["seed"])
+    return run_feducb_nonprivate(
+        tables, threshold=threshold, beta=beta, beta_value=cfg["beta_value"], seed=cfg["seed"]
+    )
 
 
 def _common_rows(cfg: dict, horizon: int, n_trials: int, agents: str) -> list[tuple[str, str, str]]:
-    beta = f"constant {cfg['beta_value']:g} (tuned)" if cfg["beta"] == "tuned" else \
-        f"Prop. 2 [{cfg['beta']}]"
-    return [("T", "10^7 (Fig. 1A); unstated otherwise", str(horizon)),
-            ("trials", "100", f"{n_trials} (band = min-max over trials)"),
-            ("M", agents.split("|")[0], agents.split("|")[1]),
-            ("K, d", "K <= d^2 unstated, d = 10", f"K = {_ARMS}, " + cfg.get("dims", "d = 10")),
-            ("rewards", "Beta [H] / Bernoulli [P]", cfg["reward"]),
-            ("β", "unstated", beta),
-            ("δ, α, calibration", "δ = 0.1; α unstated",
-             f"δ = {_DELTA}, α = 0.1, paper σ_N, m = 1 + ⌈log2 T⌉")]
+    beta = (
+        f"constant {cfg['beta_value']:g} (tuned)"
+        if cfg["beta"] == "tuned"
+        else f"Prop. 2 [{cfg['beta']}]"
+    )
+    return [
+        ("T", "10^7 (Fig. 1A); unstated otherwise", str(horizon)),
+        ("trials", "100", f"{n_trials} (band = min-max over trials)"),
+        ("M", agents.split("|")[0], agents.split("|")[1]),
+        ("K, d", "K <= d^2 unstated, d = 10", f"K = {_ARMS}, " + cfg.get("dims", "d = 10")),
+        ("rewards", "Beta [H] / Bernoulli [P]", cfg["reward"]),
+        ("β", "unstated", beta),
+        (
+            "δ, α, calibration",
+            "δ = 0.1; α unstated",
+            f"δ = {_DELTA}, α = 0.1, paper σ_N, m = 1 + ⌈log2 T⌉",
+        ),
+    ]
 
 
 def _fig1a(cfg: dict) -> tuple[plt.Figure, _Figure, str, list, str]:
@@ -253,13 +314,19 @@ def _fig1a(cfg: dict) -> tuple[plt.Figure, _Figure, str, list, str]:
             fig.add(f"M={m}, ε={eps:g}", _private(tables, eps, "MlogT", cfg), M=m, epsilon=eps)
     caption = "per-agent regret at T against ε (δ = 0.1), n = O(M log T)"
     plot = fig.plot_final(f"Fig. 1A: {caption}", "epsilon", "M", "privacy budget ε", True)
-    rows = _common_rows(cfg, cfg["horizon"], cfg["n_trials"],
-                        f"varying (grid unstated)|{', '.join(map(str, agents))}")
+    rows = _common_rows(
+        cfg,
+        cfg["horizon"],
+        cfg["n_trials"],
+        f"varying (grid unstated)|{', '.join(map(str, agents))}",
+    )
     rows.append(("ε grid", "unstated", ", ".join(f"{e:g}" for e in _EPSILONS_1A)))
-    extra = ("The paper claims FedUCB is \"competitive even at large privacy budget\". With "
-             "the paper's calibration the PSD shift scale Λ = ρ_min is about 10⁴ at ε = 1 "
-             "and d = 10 (shrinking as 1/ε), against M T observations of norm <= 1; the "
-             "paper's T = 10⁷ (§4.4) is out of reach here.")
+    extra = (
+        'The paper claims FedUCB is "competitive even at large privacy budget". With '
+        "the paper's calibration the PSD shift scale Λ = ρ_min is about 10⁴ at ε = 1 "
+        "and d = 10 (shrinking as 1/ε), against M T observations of norm <= 1; the "
+        "paper's T = 10⁷ (§4.4) is out of reach here."
+    )
     return plot, fig, caption, rows, extra
 
 
@@ -271,22 +338,27 @@ def _fig1b(cfg: dict) -> tuple[plt.Figure, _Figure, str, list, str]:
     for order in ("M1.5", "MlogT", "MT"):
         cfg["progress"](f"fig1b: n = O({order})")
         fig.add(f"private ε=1, n=O({order})", _private(tables, 1.0, order, cfg), order=order)
-        fig.add(f"non-private, n=O({order})", _nonprivate(tables, order, cfg), style="--",
-                order=order)
+        fig.add(
+            f"non-private, n=O({order})", _nonprivate(tables, order, cfg), style="--", order=order
+        )
     cfg["progress"]("fig1b: LinUCB references")
     fig.add("pooled LinUCB (non-private)", run_linucb_pooled(tables), style=":", order="pooled")
     fig.add("independent LinUCB (non-private)", run_linucb(tables), style=":", order="none")
     caption = f"regret curves, M = {m}, communication n = O(M^1.5), O(M log T), O(MT)"
     rows = _common_rows(cfg, cfg["horizon"], cfg["n_trials"], f"100|{m}")
     paper = "n = O(M^1.5), O(M log T), O(MT); private ε = 1 solid, non-private dashed"
-    here = ("target sync rounds ⌈M^1.5⌉, ⌈M ln T⌉, T; non-private D from Prop. 1, "
-            "private D = T d ln 2 / n (the Privatizer's shift dominates the trigger); "
-            "plus pooled / independent LinUCB (dotted, not in the paper)")
+    here = (
+        "target sync rounds ⌈M^1.5⌉, ⌈M ln T⌉, T; non-private D from Prop. 1, "
+        "private D = T d ln 2 / n (the Privatizer's shift dominates the trigger); "
+        "plus pooled / independent LinUCB (dotted, not in the paper)"
+    )
     rows.append(("regimes", paper, here))
-    extra = ("Realised sync rounds are in the `syncs` column: a threshold D only steers "
-             "the number of syncs (Prop. 1 is an upper bound, and it fails for the private "
-             "trigger, whose statistic grows by about d ln 2 per round from the "
-             "Privatizer's 2ΛI shift alone), so n is not pinned exactly.")
+    extra = (
+        "Realised sync rounds are in the `syncs` column: a threshold D only steers "
+        "the number of syncs (Prop. 1 is an upper bound, and it fails for the private "
+        "trigger, whose statistic grows by about d ln 2 per round from the "
+        "Privatizer's 2ΛI shift alone), so n is not pinned exactly."
+    )
     return fig.plot_curves(f"Fig. 1B: {caption}"), fig, caption, rows, extra
 
 
@@ -301,7 +373,7 @@ def _fig1c(cfg: dict) -> tuple[plt.Figure, _Figure, str, list, str]:
     caption = f"per-agent regret curves for varying d, M = {m}, ε = 1, δ = 0.1, n = O(M log T)"
     cfg["dims"] = "d = " + ", ".join(map(str, _DIMS_1C))
     rows = _common_rows(cfg, cfg["horizon"], cfg["n_trials"], f"100|{m}")
-    extra = ("The paper reports \"essentially a quadratic dependence\" on d (theory: d^{3/4}).")
+    extra = 'The paper reports "essentially a quadratic dependence" on d (theory: d^{3/4}).'
     return fig.plot_curves(f"Fig. 1C: {caption}"), fig, caption, rows, extra
 
 
@@ -309,22 +381,27 @@ def _fig2(cfg: dict) -> tuple[plt.Figure, _Figure, str, list, str]:
     fig = _Figure("feducb-fig2")
     m = cfg["n_agents"] or DEFAULTS["feducb-fig2"][2]
     for gap in _GAPS_2:
-        spec = LinearBandit(n_agents=m, n_arms=_ARMS, dim=10, reward=cfg["reward"],
-                            best_band=(0.6 + gap, 0.7 + gap))
+        spec = LinearBandit(
+            n_agents=m, n_arms=_ARMS, dim=10, reward=cfg["reward"], best_band=(0.6 + gap, 0.7 + gap)
+        )
         tables = _tables(spec, cfg["seed"], cfg["n_trials"], cfg["horizon"])
         for eps in _EPSILONS_2:
             cfg["progress"](f"fig2: Δ = {gap:g}, ε = {eps:g}")
-            fig.add(f"Δ={gap:g}, ε={eps:g}", _private(tables, eps, "MlogT", cfg), gap=gap,
-                    epsilon=eps)
+            fig.add(
+                f"Δ={gap:g}, ε={eps:g}", _private(tables, eps, "MlogT", cfg), gap=gap, epsilon=eps
+            )
     caption = f"per-agent regret at T against the minimum gap Δ, M = {m}, several ε"
     plot = fig.plot_final(f"Fig. 2: {caption}", "gap", "epsilon", "minimum gap Δ", False)
     rows = _common_rows(cfg, cfg["horizon"], cfg["n_trials"], f"10|{m}")
-    here = (f"Δ = {', '.join(f'{g:g}' for g in _GAPS_2)} (best band [0.6 + Δ, 0.7 + Δ]); "
-            f"ε = {', '.join(f'{e:g}' for e in _EPSILONS_2)}")
-    rows.append(("Δ, ε grids", "unstated (caption says \"privacy budget ρ_min\", read as ε)",
-                 here))
-    extra = ("The paper: \"regret decreases as the gap increases, and the algorithm becomes "
-             "less sensitive to privacy budget\".")
+    here = (
+        f"Δ = {', '.join(f'{g:g}' for g in _GAPS_2)} (best band [0.6 + Δ, 0.7 + Δ]); "
+        f"ε = {', '.join(f'{e:g}' for e in _EPSILONS_2)}"
+    )
+    rows.append(("Δ, ε grids", 'unstated (caption says "privacy budget ρ_min", read as ε)', here))
+    extra = (
+        'The paper: "regret decreases as the gap increases, and the algorithm becomes '
+        'less sensitive to privacy budget".'
+    )
     return plot, fig, caption, rows, extra
 
 
@@ -336,40 +413,61 @@ def _decentralized_schedules(cfg: dict) -> tuple[plt.Figure, _Figure, str, list,
     tables = _tables(spec, cfg["seed"], cfg["n_trials"], cfg["horizon"])
     kind = "ring" if m >= 3 else "path"
     graph = make_graph(kind, m)
-    common = {"gamma": _GAMMA_DEC, "epsilon": 1.0, "delta": _DELTA, "beta": cfg["beta"],
-              "beta_value": cfg["beta_value"], "seed": cfg["seed"]}
-    runs = [("adaptive (line 6, Thm. 1's D)", "-",
-             {"schedule": "adaptive", "respond": "next_use"})]
-    runs += [(f"fixed, every {b} rounds", "--", {"schedule": "fixed", "sync_every": b})
-             for b in _SYNC_EVERY_DEC]
+    common = {
+        "gamma": _GAMMA_DEC,
+        "epsilon": 1.0,
+        "delta": _DELTA,
+        "beta": cfg["beta"],
+        "beta_value": cfg["beta_value"],
+        "seed": cfg["seed"],
+    }
+    runs = [("adaptive (line 6, Thm. 1's D)", "-", {"schedule": "adaptive", "respond": "next_use"})]
+    runs += [
+        (f"fixed, every {b} rounds", "--", {"schedule": "fixed", "sync_every": b})
+        for b in _SYNC_EVERY_DEC
+    ]
     for label, style, options in runs:
         cfg["progress"](f"decentralized: {label}")
         run = run_feducb_decentralized(tables, graph, **common, **options)
-        fig.add(label, run, style=style, schedule=options["schedule"],
-                releases_per_trial=float(run.n_releases.mean()),
-                end_to_end_epsilon=run.accountant.get_epsilon(_DELTA))
-    caption = (f"decentralized FedUCB (Alg. 3), {kind} of M = {m}, γ = {_GAMMA_DEC}, ε = 1, "
-               "δ = 0.1: adaptive vs fixed schedules")
+        fig.add(
+            label,
+            run,
+            style=style,
+            schedule=options["schedule"],
+            releases_per_trial=float(run.n_releases.mean()),
+            end_to_end_epsilon=run.accountant.get_epsilon(_DELTA),
+        )
+    caption = (
+        f"decentralized FedUCB (Alg. 3), {kind} of M = {m}, γ = {_GAMMA_DEC}, ε = 1, "
+        "δ = 0.1: adaptive vs fixed schedules"
+    )
     rows = _common_rows(cfg, cfg["horizon"], cfg["n_trials"], f"unstated|{m}")
     paper = "adaptive (line 6); fixed not run (Alg. 2 line 2 allows n fixed a priori)"
-    here = ("adaptive with responses at the next use of the set (the proof's reading, "
-            "within ⌈T/γ⌉ leaves); fixed: every agent releases every set each B = "
-            f"{', '.join(map(str, _SYNC_EVERY_DEC))} rounds")
+    here = (
+        "adaptive with responses at the next use of the set (the proof's reading, "
+        "within ⌈T/γ⌉ leaves); fixed: every agent releases every set each B = "
+        f"{', '.join(map(str, _SYNC_EVERY_DEC))} rounds"
+    )
     rows.append(("schedule", paper, here))
-    extra = ("The paper runs no decentralized experiment. `end_to_end_epsilon` in the CSV is "
-             "the accountant's ε over every channel: ∞ for the adaptive schedule (its "
-             "requests are decided on raw data, Alg. 3 line 6), the Privatizer's "
-             "ε for the fixed one, whose release times read no data. `releases_per_trial` "
-             "counts Privatizer releases (the `n_syncs`/`syncs` columns are -1: a "
-             "decentralized run has no global sync round). Tree depth: m = 1 + "
-             "⌈log2 ⌈T/γ⌉⌉ (adaptive, Remark 5) and m = 1 + ⌈log2 ⌊T/B⌋⌋ (fixed), not "
-             "the centralized m of the table above.")
+    extra = (
+        "The paper runs no decentralized experiment. `end_to_end_epsilon` in the CSV is "
+        "the accountant's ε over every channel: ∞ for the adaptive schedule (its "
+        "requests are decided on raw data, Alg. 3 line 6), the Privatizer's "
+        "ε for the fixed one, whose release times read no data. `releases_per_trial` "
+        "counts Privatizer releases (the `n_syncs`/`syncs` columns are -1: a "
+        "decentralized run has no global sync round). Tree depth: m = 1 + "
+        "⌈log2 ⌈T/γ⌉⌉ (adaptive, Remark 5) and m = 1 + ⌈log2 ⌊T/B⌋⌋ (fixed), not "
+        "the centralized m of the table above."
+    )
     return fig.plot_curves(f"Decentralized FedUCB: {caption}"), fig, caption, rows, extra
 
 
 _FIGURES: dict[str, Callable[[dict], tuple]] = {
-    "feducb-fig1a": _fig1a, "feducb-fig1b": _fig1b, "feducb-fig1c": _fig1c,
-    "feducb-fig2": _fig2, "feducb-decentralized-schedules": _decentralized_schedules,
+    "feducb-fig1a": _fig1a,
+    "feducb-fig1b": _fig1b,
+    "feducb-fig1c": _fig1c,
+    "feducb-fig2": _fig2,
+    "feducb-decentralized-schedules": _decentralized_schedules,
 }
 
 
@@ -427,10 +525,15 @@ def run_figure(
         raise ValueError(f"`beta` must be one of ('tuned', 'H', 'P'), got {beta!r}.")
     default_horizon, default_trials, _ = DEFAULTS[name]
     cfg = {
-        "horizon": check_int_at_least("horizon", default_horizon if horizon is None else horizon, 1),
-        "n_trials": check_int_at_least("n_trials", default_trials if n_trials is None else n_trials, 1),
+        "horizon": check_int_at_least(
+            "horizon", default_horizon if horizon is None else horizon, 1
+        ),
+        "n_trials": check_int_at_least(
+            "n_trials", default_trials if n_trials is None else n_trials, 1
+        ),
         "n_agents": None if n_agents is None else check_int_at_least("n_agents", n_agents, 1),
-        "reward": reward, "beta": beta,
+        "reward": reward,
+        "beta": beta,
         "beta_value": check_positive("beta_value", beta_value) if beta == "tuned" else None,
         "seed": check_int_at_least("seed", seed, 0),
         "progress": progress or (lambda message: None),
@@ -440,7 +543,9 @@ def run_figure(
     frame = fig.frame()
     extra += "\n\n" + _observed(name, frame)
     extra += f"\n\nRun time: {time.perf_counter() - started:.0f} s (seed {cfg['seed']})."
-    return _write(out, name, plot, frame, fig.curve_frame(), _note(name, caption, rows, frame, extra))
+    return _write(
+        out, name, plot, frame, fig.curve_frame(), _note(name, caption, rows, frame, extra)
+    )
 
 
 def _trend(means: pd.Series) -> str:
@@ -461,16 +566,27 @@ def _observed(name: str, frame: pd.DataFrame) -> str:
         lines = []
         for key, g in frame.groupby(group, sort=True):
             means = g.groupby(x, sort=True)[regret].mean()
-            lines.append(f"{group} = {key:g}: mean regret {_trend(means)} in {x} "
-                         f"({means.iloc[0]:.4g} at {x} = {means.index[0]:g}, "
-                         f"{means.iloc[-1]:.4g} at {x} = {means.index[-1]:g})")
+            lines.append(
+                f"{group} = {key:g}: mean regret {_trend(means)} in {x} "
+                f"({means.iloc[0]:.4g} at {x} = {means.index[0]:g}, "
+                f"{means.iloc[-1]:.4g} at {x} = {means.index[-1]:g})"
+            )
         return "Observed here: " + "; ".join(lines) + "."
     if name == "feducb-fig1c":
         means = frame.groupby("dim", sort=True)[regret].mean()
-        return (f"Observed here: mean regret {_trend(means)} in d ("
-                + ", ".join(f"d = {d}: {v:.4g}" for d, v in means.items()) + ").")
+        return (
+            f"Observed here: mean regret {_trend(means)} in d ("
+            + ", ".join(f"d = {d}: {v:.4g}" for d, v in means.items())
+            + ")."
+        )
     means = frame.groupby("label", sort=False)[regret].mean()
     syncs = frame.groupby("label", sort=False)["n_syncs"].mean()
-    return "Observed here (mean regret at T, mean sync rounds): " + "; ".join(
-        f"{label}: {means[label]:.4g}" + (f", {syncs[label]:.4g} syncs" if syncs[label] >= 0
-                                          else "") for label in means.index) + "."
+    return (
+        "Observed here (mean regret at T, mean sync rounds): "
+        + "; ".join(
+            f"{label}: {means[label]:.4g}"
+            + (f", {syncs[label]:.4g} syncs" if syncs[label] >= 0 else "")
+            for label in means.index
+        )
+        + "."
+    )

@@ -51,11 +51,10 @@ import dataclasses
 import math
 
 import numpy as np
-
 from fedpriv.audit.claims.claim import Claim
 from fedpriv.audit.engine.coupled import AuditBudget, EndToEndAudit, search_and_confirm
-from fedpriv.audit.families.feducb.recipes import BRACKET_DELTA
 from fedpriv.audit.estimators import epsilon_lower_bound_at_delta
+from fedpriv.audit.families.feducb.recipes import BRACKET_DELTA
 
 __all__ = [
     "FIG1A_ENVIRONMENT_SEED",
@@ -107,20 +106,26 @@ class Fig1AKnifeEdge:
 def _checked_setting(claim: Claim) -> dict:
     s = claim.setting_dict()
     if s.get("structure") != "centralized" or s.get("schedule") != "adaptive":
-        raise ValueError("`claim` must be centralized FedUCB with the adaptive schedule, got "
-                         f"structure={s.get('structure')!r}, schedule={s.get('schedule')!r}.")
+        raise ValueError(
+            "`claim` must be centralized FedUCB with the adaptive schedule, got "
+            f"structure={s.get('structure')!r}, schedule={s.get('schedule')!r}."
+        )
     return s
 
 
 def _first_sync(s: dict, tables, threshold: float):
     from fedpriv.algorithms.feducb.first_sync import first_sync_rounds
 
-    return first_sync_rounds(tables, epsilon=float(s["epsilon"]), delta=float(s["delta"]),
-                             horizon=int(s["horizon"]), threshold=threshold)
+    return first_sync_rounds(
+        tables,
+        epsilon=float(s["epsilon"]),
+        delta=float(s["delta"]),
+        horizon=int(s["horizon"]),
+        threshold=threshold,
+    )
 
 
-def fig1a_knife_edge(claim: Claim, *, first_round: int = 0, shrink: float = 0.05
-                     ) -> Fig1AKnifeEdge:
+def fig1a_knife_edge(claim: Claim, *, first_round: int = 0, shrink: float = 0.05) -> Fig1AKnifeEdge:
     """The first knife-edge pair at a round ``τ >= first_round`` in the claim's setting.
 
     Parameters
@@ -153,29 +158,41 @@ def fig1a_knife_edge(claim: Claim, *, first_round: int = 0, shrink: float = 0.05
         raise ValueError(f"`first_round` must be an int >= 0, got {first_round!r}.")
     if not 0.0 < float(shrink) < 1.0:
         raise ValueError(f"`shrink` must be in (0, 1), got {shrink!r}.")
-    spec = LinearBandit(n_agents=int(s["n_agents"]), n_arms=int(s["n_arms"]),
-                        dim=int(s["dim"]))
-    world = spec.sample(np.random.SeedSequence(FIG1A_ENVIRONMENT_SEED), n_trials=1,
-                        horizon=first_round + _SCAN_ROUNDS)
+    spec = LinearBandit(n_agents=int(s["n_agents"]), n_arms=int(s["n_arms"]), dim=int(s["dim"]))
+    world = spec.sample(
+        np.random.SeedSequence(FIG1A_ENVIRONMENT_SEED),
+        n_trials=1,
+        horizon=first_round + _SCAN_ROUNDS,
+    )
     values = _first_sync(s, world, math.inf).statistic[0]  # (M, rounds): never syncs
     for tau in range(first_round, first_round + _SCAN_ROUNDS):
         agent = int(np.argmax(values[:, tau]))
         tables_d = _tile(world, 1, tau + 1)
         block = tables_d.block(tau, tau + 1)
-        tables_dp = tables_d.substitute(agent=agent, t=tau,
-                                        contexts=block.contexts[0, agent, 0] * shrink)
+        tables_dp = tables_d.substitute(
+            agent=agent, t=tau, contexts=block.contexts[0, agent, 0] * shrink
+        )
         changed = _first_sync(s, tables_dp, math.inf).statistic[0, agent, tau]
         rival = max(changed, np.delete(values[:, tau], agent).max())
         if values[agent, tau] - rival < 2.0 * _MIN_SIDE_ULPS * np.spacing(values[agent, tau]):
             continue
         threshold = float(0.5 * (values[agent, tau] + rival))
-        if (_first_sync(s, tables_d, threshold).rounds[0] == tau
-                and _first_sync(s, tables_dp, threshold).rounds[0] == tau + 1):
-            return Fig1AKnifeEdge(tau=tau, agent=agent, threshold=threshold,
-                                  margin=float(values[agent, tau] - rival),
-                                  tables_d=tables_d, tables_d_prime=tables_dp)
-    raise RuntimeError(f"no round in [{first_round}, {first_round + _SCAN_ROUNDS}) puts the "
-                       "sync trigger on a knife edge in this world")
+        if (
+            _first_sync(s, tables_d, threshold).rounds[0] == tau
+            and _first_sync(s, tables_dp, threshold).rounds[0] == tau + 1
+        ):
+            return Fig1AKnifeEdge(
+                tau=tau,
+                agent=agent,
+                threshold=threshold,
+                margin=float(values[agent, tau] - rival),
+                tables_d=tables_d,
+                tables_d_prime=tables_dp,
+            )
+    raise RuntimeError(
+        f"no round in [{first_round}, {first_round + _SCAN_ROUNDS}) puts the "
+        "sync trigger on a knife edge in this world"
+    )
 
 
 def _tile(tables, n: int, rounds: int | None = None):
@@ -184,8 +201,9 @@ def _tile(tables, n: int, rounds: int | None = None):
 
     block = tables.block(0, tables.horizon if rounds is None else rounds)
     return LinearBanditTables.from_arrays(
-        tables.spec, *(np.repeat(a, n, axis=0) for a in (block.contexts, block.rewards,
-                                                          tables.theta)))
+        tables.spec,
+        *(np.repeat(a, n, axis=0) for a in (block.contexts, block.rewards, tables.theta)),
+    )
 
 
 def runs_needed(epsilon: float, *, delta: float, confidence: float = 0.95) -> int:
@@ -239,8 +257,9 @@ def runs_needed(epsilon: float, *, delta: float, confidence: float = 0.95) -> in
     return n
 
 
-def audit_fig1a_sync_timing(claim: Claim, budget: AuditBudget, seed, *,
-                            first_round: int = 0) -> EndToEndAudit:
+def audit_fig1a_sync_timing(
+    claim: Claim, budget: AuditBudget, seed, *, first_round: int = 0
+) -> EndToEndAudit:
     """Audit the first sync time in the claim's (Fig. 1A) setting; see the module docstring.
 
     The pilot (``budget.pilot_samples`` runs per world) chooses the event among the
@@ -288,15 +307,21 @@ def audit_fig1a_sync_timing(claim: Claim, budget: AuditBudget, seed, *,
             out.append(_first_sync(s, tiled[world, size], edge.threshold).rounds)
         return np.concatenate(out).astype(np.float64)
 
-    pair = (f"one user changed: agent {edge.agent}'s decision set at round {edge.tau} scaled "
-            f"by 0.05 (D') vs Fig. 1A's world (D, seed {FIG1A_ENVIRONMENT_SEED}, K = "
-            f"{int(s['n_arms'])}); threshold D = {edge.threshold:.15g} (knife-edge margin "
-            f"{edge.margin:.3g}); Privatizer calibration of T = {int(s['horizon']):.0e}, "
-            f"runs stopped after round {edge.tau}")
+    pair = (
+        f"one user changed: agent {edge.agent}'s decision set at round {edge.tau} scaled "
+        f"by 0.05 (D') vs Fig. 1A's world (D, seed {FIG1A_ENVIRONMENT_SEED}, K = "
+        f"{int(s['n_arms'])}); threshold D = {edge.threshold:.15g} (knife-edge margin "
+        f"{edge.margin:.3g}); Privatizer calibration of T = {int(s['horizon']):.0e}, "
+        f"runs stopped after round {edge.tau}"
+    )
     channel = "controller: first sync time (runs stopped at the knife-edge round)"
     result = search_and_confirm(
-        {pair: sample}, budget=budget, seed=seed, delta=float(s["delta"]),
-        channel=channel, names=("first sync time",),
+        {pair: sample},
+        budget=budget,
+        seed=seed,
+        delta=float(s["delta"]),
+        channel=channel,
+        names=("first sync time",),
         events={pair: [(0, "==", float(edge.tau))]},
     )
     at_bracket = epsilon_lower_bound_at_delta(result.bound, BRACKET_DELTA)

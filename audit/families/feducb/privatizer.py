@@ -36,10 +36,7 @@ import numpy as np
 from fedpriv.audit.claims.claim import VACUOUS_DELTA_PROBE
 from fedpriv.audit.engine.combine import half_confidence
 from fedpriv.audit.engine.coupled import AuditBudget, EndToEndAudit, child_seed
-from fedpriv.audit.engine.gaussian_nodes import (
-    PrivatizerAuditResult,
-    audit_privatizer_nodes,
-)
+from fedpriv.audit.engine.gaussian_nodes import PrivatizerAuditResult, audit_privatizer_nodes
 from fedpriv.audit.estimators import epsilon_lower_bound_at_delta
 from fedpriv.privacy._checks import check_int_at_least
 
@@ -53,9 +50,16 @@ MECHANISM_SAMPLES_PER_RUN = 1_000
 _BRACKET_DELTA = VACUOUS_DELTA_PROBE
 
 
-def audit_privatizer_of_run(run, spec, *, n_leaves: int, n_samples: int,
-                            seed: int | np.random.SeedSequence, confidence: float,
-                            delta: float = _BRACKET_DELTA) -> PrivatizerAuditResult:
+def audit_privatizer_of_run(
+    run,
+    spec,
+    *,
+    n_leaves: int,
+    n_samples: int,
+    seed: int | np.random.SeedSequence,
+    confidence: float,
+    delta: float = _BRACKET_DELTA,
+) -> PrivatizerAuditResult:
     """The Privatizer audit with the calibration of ``run`` (a FedUCB run's result).
 
     Parameters
@@ -82,15 +86,22 @@ def audit_privatizer_of_run(run, spec, *, n_leaves: int, n_samples: int,
     if cal is None:
         raise ValueError("`run` has no Privatizer (non-private run): nothing to audit.")
     return audit_privatizer_nodes(
-        noise_stddev=cal.noise_stddev, frobenius_sensitivity=cal.frobenius_sensitivity,
-        dim=int(spec.dim), n_leaves=check_int_at_least("n_leaves", n_leaves, 1),
-        bound_x=spec.bound_x, bound_y=spec.bound_y, n_samples=n_samples, seed=seed,
-        delta=delta, confidence=confidence,
+        noise_stddev=cal.noise_stddev,
+        frobenius_sensitivity=cal.frobenius_sensitivity,
+        dim=int(spec.dim),
+        n_leaves=check_int_at_least("n_leaves", n_leaves, 1),
+        bound_x=spec.bound_x,
+        bound_y=spec.bound_y,
+        n_samples=n_samples,
+        seed=seed,
+        delta=delta,
+        confidence=confidence,
     )
 
 
-def with_privatizer_bracket(result: EndToEndAudit, run, spec, *, n_leaves: int,
-                            budget: AuditBudget, seed) -> EndToEndAudit:
+def with_privatizer_bracket(
+    result: EndToEndAudit, run, spec, *, n_leaves: int, budget: AuditBudget, seed
+) -> EndToEndAudit:
     """``result`` (run at ``1 − α/2``) with the Privatizer audit's bound at δ = 10⁻⁶.
 
     The Privatizer audit runs at ``1 − α/2`` on ``budget.samples ×
@@ -121,8 +132,13 @@ def with_privatizer_bracket(result: EndToEndAudit, run, spec, *, n_leaves: int,
     """
     half = half_confidence(budget.confidence)
     mechanism = audit_privatizer_of_run(
-        run, spec, n_leaves=n_leaves, n_samples=budget.samples * MECHANISM_SAMPLES_PER_RUN,
-        seed=child_seed(seed, 2), confidence=half)
+        run,
+        spec,
+        n_leaves=n_leaves,
+        n_samples=budget.samples * MECHANISM_SAMPLES_PER_RUN,
+        seed=child_seed(seed, 2),
+        confidence=half,
+    )
     own = epsilon_lower_bound_at_delta(result.bound, _BRACKET_DELTA)
     if np.isfinite(result.epsilon_lower_bound_at_1e_6):
         own = max(own, float(result.epsilon_lower_bound_at_1e_6))
@@ -130,15 +146,18 @@ def with_privatizer_bracket(result: EndToEndAudit, run, spec, *, n_leaves: int,
     use_mechanism = mechanism.bound.epsilon_lower_bound >= own
     family = budget.confidence
     return dataclasses.replace(
-        result, bound=dataclasses.replace(result.bound, confidence=family),
+        result,
+        bound=dataclasses.replace(result.bound, confidence=family),
         epsilon_lower_bound_at_1e_6=at_bracket,
         bound_at_1e_6=dataclasses.replace(
-            mechanism.bound if use_mechanism else result.bound, confidence=family),
+            mechanism.bound if use_mechanism else result.bound, confidence=family
+        ),
         event_at_1e_6=(
             f"Privatizer, mechanism level: {mechanism.description}; threshold "
             f"{mechanism.bound.threshold:.6g} chosen from the declared N(±μ²/2, μ²) law, "
             f"μ = {mechanism.mu:.4g} (the end-to-end event gives {own:.4g} at δ = 1e-6)"
-            if use_mechanism else
-            f"the end-to-end event (Privatizer audit {mechanism.bound.epsilon_lower_bound:.4g})"),
+            if use_mechanism
+            else f"the end-to-end event (Privatizer audit {mechanism.bound.epsilon_lower_bound:.4g})"
+        ),
         seconds=result.seconds + mechanism.seconds,
     )

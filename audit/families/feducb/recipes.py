@@ -60,21 +60,16 @@ import dataclasses
 import math
 
 import numpy as np
-
 from fedpriv.audit.claims.claim import VACUOUS_DELTA_PROBE, Claim
+from fedpriv.audit.claims.entry import AccountantResult, MechanismResult
 from fedpriv.audit.engine.coupled import AuditBudget, EndToEndAudit, child_seed, search_and_confirm
+from fedpriv.audit.estimators import NO_EVIDENCE, EpsilonLowerBound, epsilon_lower_bound_at_delta
 from fedpriv.audit.families.feducb.adaptive import split_confidence, with_adaptive_bracket
-from fedpriv.audit.estimators import (
-    NO_EVIDENCE,
-    EpsilonLowerBound,
-    epsilon_lower_bound_at_delta,
-)
 from fedpriv.privacy import Accountant
 from fedpriv.privacy.accounting import events
+from fedpriv.privacy.accounting.tree import tree_depth
 from fedpriv.privacy.calibrations import feducb_privatizer
 from fedpriv.privacy.relations import NeighboringRelation
-from fedpriv.privacy.accounting.tree import tree_depth
-from fedpriv.audit.claims.entry import AccountantResult, MechanismResult
 
 __all__ = [
     "BRACKET_DELTA",
@@ -168,61 +163,85 @@ def _algorithm_accountant(claim: Claim) -> AccountantResult:
     _, tables = _base_world({**s, "shared_users": shared})
     eps, delta = float(s["epsilon"]), float(s["delta"])
     if s["schedule"] == "fixed":
-        run = run_feducb_fixed(tables, epsilon=eps, delta=delta,
-                               sync_every=int(s["sync_every"]), seed=0)
+        run = run_feducb_fixed(
+            tables, epsilon=eps, delta=delta, sync_every=int(s["sync_every"]), seed=0
+        )
     else:
         run = run_feducb(tables, epsilon=eps, delta=delta, seed=0)
     route, epsilon = run.accountant_epsilon(claim.claimed_delta)
     cal = run.calibration
     findings = [
-        (f"σ_N = {cal.noise_stddev:.4g} per entry, tree depth m = {run.tree_depth}; "
-         "substitution sensitivity √2(L²+1) (the paper calibrates to L²+1, Alg. 2 "
-         "line 5)"),
+        (
+            f"σ_N = {cal.noise_stddev:.4g} per entry, tree depth m = {run.tree_depth}; "
+            "substitution sensitivity √2(L²+1) (the paper calibrates to L²+1, Alg. 2 "
+            "line 5)"
+        )
     ]
     if run.records_per_leaf > 1:
-        findings.append(_adaptivity_note(run.records_per_leaf, int(s["sync_every"]), 1,
-                                         run.mechanism_epsilon(claim.claimed_delta)[1]))
+        findings.append(
+            _adaptivity_note(
+                run.records_per_leaf,
+                int(s["sync_every"]),
+                1,
+                run.mechanism_epsilon(claim.claimed_delta)[1],
+            )
+        )
     reasons = run.accountant.non_private_reasons()
     if reasons:
-        findings.append("the algorithm's ledger also names an unpriced channel: "
-                        + "; ".join(dict.fromkeys(reasons)))
+        findings.append(
+            "the algorithm's ledger also names an unpriced channel: "
+            + "; ".join(dict.fromkeys(reasons))
+        )
     return AccountantResult(route, float(epsilon), tuple(findings))
 
 
 def _adaptivity_note(reach: int, sync_every: int, gamma: int, mechanism: float) -> str:
     """The row's note on what the fixed schedule's accountant charges for adaptivity."""
-    sets = (f"the set-g rounds of a batch of {sync_every} (γ = {gamma} sets; Alg. 3 line 5 "
-            "runs Alg. 1 line 4 on V^(g) = S^(g) + U^(g))" if gamma > 1
-            else f"the rest of a batch of {sync_every} rounds")
-    return (f"adaptivity charged: between syncs the agent acts on its raw own Gram matrix "
-            f"(Alg. 1 line 4, 'Set V_i,t ← S_i,t + U_i,t'; eqs. 2-3; Remark 3), so one "
-            f"changed (x, y) moves its later actions up to the sync: {sets}, at most "
-            f"{reach} pairs of one leaf; each Privatizer node is charged at {reach} × "
-            f"√2(L²+B²) (a node is a sum of ‖v vᵀ‖_F <= L²+B² terms, assumptions (a), (f)); "
-            f"the one-pair price of the mechanism alone is {mechanism:.4g}")
+    sets = (
+        f"the set-g rounds of a batch of {sync_every} (γ = {gamma} sets; Alg. 3 line 5 "
+        "runs Alg. 1 line 4 on V^(g) = S^(g) + U^(g))"
+        if gamma > 1
+        else f"the rest of a batch of {sync_every} rounds"
+    )
+    return (
+        f"adaptivity charged: between syncs the agent acts on its raw own Gram matrix "
+        f"(Alg. 1 line 4, 'Set V_i,t ← S_i,t + U_i,t'; eqs. 2-3; Remark 3), so one "
+        f"changed (x, y) moves its later actions up to the sync: {sets}, at most "
+        f"{reach} pairs of one leaf; each Privatizer node is charged at {reach} × "
+        f"√2(L²+B²) (a node is a sum of ‖v vᵀ‖_F <= L²+B² terms, assumptions (a), (f)); "
+        f"the one-pair price of the mechanism alone is {mechanism:.4g}"
+    )
 
 
 def _calibration_accountant(claim: Claim) -> AccountantResult:
     s = claim.setting_dict()
     base_eps, base_delta = float(s["epsilon"]), float(s["delta"])
     horizon, n_syncs = _tree_leaves(s)
-    cal = feducb_privatizer(base_eps, base_delta, horizon=horizon, n_agents=int(s["n_agents"]),
-                            dim=int(s["dim"]), n_syncs=n_syncs)
+    cal = feducb_privatizer(
+        base_eps,
+        base_delta,
+        horizon=horizon,
+        n_agents=int(s["n_agents"]),
+        dim=int(s["dim"]),
+        n_syncs=n_syncs,
+    )
     node = events.SymmetricMatrixGaussian(
-        noise_stddev=cal.noise_stddev, dim=int(s["dim"]) + 1,
+        noise_stddev=cal.noise_stddev,
+        dim=int(s["dim"]) + 1,
         frobenius_sensitivity=math.sqrt(2.0) * cal.l2_sensitivity,
     )
     tree = events.SelfComposed(event=node, count=tree_depth(cal.n_syncs))
     shared = claim.neighboring_relation is NeighboringRelation.USER_AT_ALL_AGENTS
-    accountant = Accountant(neighboring_relation=claim.neighboring_relation,
-                            disjoint=("agent",))
+    accountant = Accountant(neighboring_relation=claim.neighboring_relation, disjoint=("agent",))
     agents = range(int(s["n_agents"])) if shared else range(1)
     for agent in agents:
         accountant.spend(tree, key={"agent": agent})
     route, epsilon = accountant.tightest(claim.claimed_delta)
     findings = [
-        (f"σ_N = {cal.noise_stddev:.4g} per entry (paper calibration), one (x, y) pair "
-         f"in {tree_depth(cal.n_syncs)} nodes of one of the γ trees (Remark 5)"),
+        (
+            f"σ_N = {cal.noise_stddev:.4g} per entry (paper calibration), one (x, y) pair "
+            f"in {tree_depth(cal.n_syncs)} nodes of one of the γ trees (Remark 5)"
+        )
     ]
     if s.get("schedule") == "adaptive":
         findings.append(
@@ -237,10 +256,13 @@ def _base_world(s: dict):
     """One fixed world (n_trials = 1) of the claim's linear bandit."""
     from fedpriv.algorithms.environments.linear import LinearBandit
 
-    spec = LinearBandit(n_agents=int(s["n_agents"]), n_arms=int(s["n_arms"]),
-                        dim=int(s["dim"]), shared_users=s.get("shared_users", False))
-    return spec, spec.sample(np.random.SeedSequence(20200), n_trials=1,
-                             horizon=int(s["horizon"]))
+    spec = LinearBandit(
+        n_agents=int(s["n_agents"]),
+        n_arms=int(s["n_arms"]),
+        dim=int(s["dim"]),
+        shared_users=s.get("shared_users", False),
+    )
+    return spec, spec.sample(np.random.SeedSequence(20200), n_trials=1, horizon=int(s["horizon"]))
 
 
 def _tile(tables, n: int):
@@ -249,7 +271,9 @@ def _tile(tables, n: int):
 
     block = tables.block(0, tables.horizon)
     return LinearBanditTables.from_arrays(
-        tables.spec, np.repeat(block.contexts, n, axis=0), np.repeat(block.rewards, n, axis=0),
+        tables.spec,
+        np.repeat(block.contexts, n, axis=0),
+        np.repeat(block.rewards, n, axis=0),
         np.repeat(tables.theta, n, axis=0),
     )
 
@@ -311,8 +335,14 @@ def knife_edge_pairs(claim: Claim, *, shrink: float = 0.05, max_pairs: int = 3):
 
     s = claim.setting_dict()
     _, tables = _base_world(s)
-    reference = run_feducb(tables, epsilon=float(s["epsilon"]), delta=float(s["delta"]),
-                           threshold=1e300, record=True, seed=0)
+    reference = run_feducb(
+        tables,
+        epsilon=float(s["epsilon"]),
+        delta=float(s["delta"]),
+        threshold=1e300,
+        record=True,
+        seed=0,
+    )
     f_d = _trigger_values(reference, tables)
     pairs = []
     horizon = tables.horizon
@@ -324,8 +354,9 @@ def knife_edge_pairs(claim: Claim, *, shrink: float = 0.05, max_pairs: int = 3):
             continue
         threshold = 0.5 * (f_d[agent, tau] + rival)
         block = tables.block(tau, tau + 1)
-        changed = tables.substitute(agent=agent, t=tau,
-                                    contexts=block.contexts[0, agent, 0] * shrink)
+        changed = tables.substitute(
+            agent=agent, t=tau, contexts=block.contexts[0, agent, 0] * shrink
+        )
         pairs.append((tau, agent, float(threshold), tables, changed))
         if len(pairs) >= max_pairs:
             break
@@ -339,10 +370,10 @@ def _observe(run) -> np.ndarray:
     transcript = run.transcript
     horizon = run.sync_rounds.shape[1]
     d = run.setting["dim"]
-    first = np.array([row[0] if row.size else horizon for row in transcript.sync_times],
-                     dtype=np.float64)
-    vec = np.array([b[0] if b.shape[0] else np.full(d, -1e9)
-                    for b in transcript.broadcasts_vector])
+    first = np.array(
+        [row[0] if row.size else horizon for row in transcript.sync_times], dtype=np.float64
+    )
+    vec = np.array([b[0] if b.shape[0] else np.full(d, -1e9) for b in transcript.broadcasts_vector])
     return np.column_stack([first, vec])
 
 
@@ -387,20 +418,39 @@ def audit_sync_timing(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
                 size = min(budget.batch_size, n - start)
                 tables = _tile(worlds[world], size)
                 if fixed:
-                    run = run_in_world(run_feducb_fixed, tables, epsilon=eps, delta=delta,
-                                       sync_every=int(s["sync_every"]), record=True,
-                                       seed=child_seed(root, b), side=world)
+                    run = run_in_world(
+                        run_feducb_fixed,
+                        tables,
+                        epsilon=eps,
+                        delta=delta,
+                        sync_every=int(s["sync_every"]),
+                        record=True,
+                        seed=child_seed(root, b),
+                        side=world,
+                    )
                 else:
-                    run = run_in_world(run_feducb, tables, epsilon=eps, delta=delta,
-                                       threshold=threshold, record=True,
-                                       seed=child_seed(root, b), side=world)
+                    run = run_in_world(
+                        run_feducb,
+                        tables,
+                        epsilon=eps,
+                        delta=delta,
+                        threshold=threshold,
+                        record=True,
+                        seed=child_seed(root, b),
+                        side=world,
+                    )
                 out.append(_observe(run))
             return np.concatenate(out)
 
-        label = (f"one user changed: agent {agent}'s decision set at round {tau} scaled by "
-                 "0.05 (D') vs original (D)"
-                 + (f"; sync every {int(s['sync_every'])} rounds" if fixed
-                    else f"; threshold D = {threshold:.6g}"))
+        label = (
+            f"one user changed: agent {agent}'s decision set at round {tau} scaled by "
+            "0.05 (D') vs original (D)"
+            + (
+                f"; sync every {int(s['sync_every'])} rounds"
+                if fixed
+                else f"; threshold D = {threshold:.6g}"
+            )
+        )
         samplers[label] = sample
     names = ("first sync time",) + tuple(f"first broadcast s[{k}]" for k in range(int(s["dim"])))
     # The fixed schedule spends nothing at the claimed δ = 0.1 (its accountant ε there is
@@ -409,23 +459,45 @@ def audit_sync_timing(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
     search_delta = min(delta, BRACKET_DELTA) if fixed else delta
     bracket = fixed and math.isfinite(eps)  # a Privatizer to audit on the adaptive stream
     result = search_and_confirm(
-        samplers, budget=_thirds(budget) if bracket else budget, seed=seed,
-        delta=search_delta, channel="controller: sync times and broadcasts", names=names,
+        samplers,
+        budget=_thirds(budget) if bracket else budget,
+        seed=seed,
+        delta=search_delta,
+        channel="controller: sync times and broadcasts",
+        names=names,
     )
     at_bracket = epsilon_lower_bound_at_delta(result.bound, BRACKET_DELTA)
-    result = dataclasses.replace(result, bound=_reread(result.bound, delta),
-                                 epsilon_lower_bound_at_1e_6=at_bracket)
+    result = dataclasses.replace(
+        result, bound=_reread(result.bound, delta), epsilon_lower_bound_at_1e_6=at_bracket
+    )
     if not bracket:
         return result
+
     # The fixed schedule's view, white-box, on the adaptive stream (feducb_adaptive):
     # one tree of n = ⌊T/B⌋ leaves per agent, agent 0's first leaf moved in B pairs.
     def run_fn(tables, side):
-        return run_in_world(run_feducb_fixed, tables, epsilon=eps, delta=delta,
-                            sync_every=int(s["sync_every"]), record=True, seed=0, side=side)
+        return run_in_world(
+            run_feducb_fixed,
+            tables,
+            epsilon=eps,
+            delta=delta,
+            sync_every=int(s["sync_every"]),
+            record=True,
+            seed=0,
+            side=side,
+        )
 
     n_leaves = max(1, int(s["horizon"]) // int(s["sync_every"]))
-    return with_adaptive_bracket(result, s, run_fn, n_leaves=n_leaves, budget=budget,
-                                 seed=seed, claimed_delta=delta, bracket_delta=BRACKET_DELTA)
+    return with_adaptive_bracket(
+        result,
+        s,
+        run_fn,
+        n_leaves=n_leaves,
+        budget=budget,
+        seed=seed,
+        claimed_delta=delta,
+        bracket_delta=BRACKET_DELTA,
+    )
 
 
 def _thirds(budget: AuditBudget) -> AuditBudget:
@@ -440,24 +512,40 @@ def _reread(bound: EpsilonLowerBound, delta: float) -> EpsilonLowerBound:
     value = epsilon_lower_bound_at_delta(bound, delta)
     if value > 0.0:
         return dataclasses.replace(bound, epsilon_lower_bound=value, delta=delta)
-    return dataclasses.replace(bound, epsilon_lower_bound=0.0, delta=delta, threshold=math.nan,
-                               direction=NO_EVIDENCE, count_d=0, count_d_prime=0)
+    return dataclasses.replace(
+        bound,
+        epsilon_lower_bound=0.0,
+        delta=delta,
+        threshold=math.nan,
+        direction=NO_EVIDENCE,
+        count_d=0,
+        count_d_prime=0,
+    )
 
 
 # ------------------------------------------------------------------ decentralized
 
 
-def _decentralized_run(s: dict, tables, *, threshold: float, n_trials_seed, side: int = 0,
-                       record: bool = True):
+def _decentralized_run(
+    s: dict, tables, *, threshold: float, n_trials_seed, side: int = 0, record: bool = True
+):
     from fedpriv.algorithms.feducb.decentralized import run_feducb_decentralized
     from fedpriv.algorithms.feducb.worlds import run_in_world
     from fedpriv.algorithms.networks.graphs import make_graph
 
     graph = make_graph(s.get("graph", "path"), int(s["n_agents"]))
     return run_in_world(
-        run_feducb_decentralized, tables, graph, gamma=int(s["gamma"]),
-        epsilon=float(s["epsilon"]), delta=float(s["delta"]), threshold=threshold,
-        on_capacity="stop", record=record, seed=n_trials_seed, side=side,
+        run_feducb_decentralized,
+        tables,
+        graph,
+        gamma=int(s["gamma"]),
+        epsilon=float(s["epsilon"]),
+        delta=float(s["delta"]),
+        threshold=threshold,
+        on_capacity="stop",
+        record=record,
+        seed=n_trials_seed,
+        side=side,
     )
 
 
@@ -511,8 +599,7 @@ def _audit_request_timing(claim: Claim, budget: AuditBudget, seed) -> EndToEndAu
         requests = run.transcript.requests
         agent = int(requests.sort_values("t")["agent"].iloc[0])
         block = tables.block(tau, tau + 1)
-        changed = tables.substitute(agent=agent, t=tau,
-                                    contexts=block.contexts[0, agent, 0] * 0.05)
+        changed = tables.substitute(agent=agent, t=tau, contexts=block.contexts[0, agent, 0] * 0.05)
         other = _decentralized_run(s, changed, threshold=threshold, n_trials_seed=0)
         if _first_request(other, 1, horizon)[0] <= tau:
             continue
@@ -522,18 +609,30 @@ def _audit_request_timing(claim: Claim, budget: AuditBudget, seed) -> EndToEndAu
             out = []
             for b, begin in enumerate(range(0, n, budget.batch_size)):
                 size = min(budget.batch_size, n - begin)
-                run = _decentralized_run(s, _tile(worlds[world], size), threshold=threshold,
-                                         n_trials_seed=child_seed(root, b), side=world)
+                run = _decentralized_run(
+                    s,
+                    _tile(worlds[world], size),
+                    threshold=threshold,
+                    n_trials_seed=child_seed(root, b),
+                    side=world,
+                )
                 out.append(_first_request(run, size, horizon))
             return np.concatenate(out)
 
-        samplers[(f"one user changed: agent {agent}'s decision set at round {tau} scaled "
-                  f"by 0.05 (D') vs original (D); D = {threshold:.9g}")] = sample
+        samplers[
+            (
+                f"one user changed: agent {agent}'s decision set at round {tau} scaled "
+                f"by 0.05 (D') vs original (D); D = {threshold:.9g}"
+            )
+        ] = sample
         break
     if not samplers:
         raise RuntimeError("no round puts a request trigger on a knife edge in this world")
     return search_and_confirm(
-        samplers, budget=budget, seed=seed, delta=float(s["delta"]),
+        samplers,
+        budget=budget,
+        seed=seed,
+        delta=float(s["delta"]),
         channel="neighbour: Synchronize requests (first request time)",
         names=("first request time",),
     )
@@ -552,9 +651,17 @@ def _fixed_run(claim: Claim, tables, *, seed, side: int = 0, record: bool = Fals
     s = claim.setting_dict()
     graph = make_graph(s.get("graph", "path"), int(s["n_agents"]))
     return run_in_world(
-        run_feducb_decentralized, tables, graph, gamma=int(s["gamma"]),
-        epsilon=float(s["epsilon"]), delta=float(s["delta"]), schedule="fixed",
-        sync_every=int(s["sync_every"]), record=record, seed=seed, side=side,
+        run_feducb_decentralized,
+        tables,
+        graph,
+        gamma=int(s["gamma"]),
+        epsilon=float(s["epsilon"]),
+        delta=float(s["delta"]),
+        schedule="fixed",
+        sync_every=int(s["sync_every"]),
+        record=record,
+        seed=seed,
+        side=side,
     )
 
 
@@ -586,16 +693,25 @@ def feducb_decentralized_fixed_accountant(claim: Claim) -> AccountantResult:
     run = _fixed_run(claim, tables, seed=0)
     route, epsilon = run.accountant.tightest(claim.claimed_delta)
     leaves = max(1, int(s["horizon"]) // int(s["sync_every"]))
-    sizing = (f"σ_N = {run.calibration.noise_stddev:.4g} per entry, {leaves} leaves per "
-              f"(agent, set) tree (every {int(s['sync_every'])} rounds, known a priori), "
-              f"depth m = {run.tree_depth}; substitution sensitivity √2(L²+1) (Alg. 2 "
-              "line 5 calibrates to L²+1)")
+    sizing = (
+        f"σ_N = {run.calibration.noise_stddev:.4g} per entry, {leaves} leaves per "
+        f"(agent, set) tree (every {int(s['sync_every'])} rounds, known a priori), "
+        f"depth m = {run.tree_depth}; substitution sensitivity √2(L²+1) (Alg. 2 "
+        "line 5 calibrates to L²+1)"
+    )
     timing = "release times are a function of (B, T, graph) only: no sync-timing channel"
-    adaptivity = _adaptivity_note(run.records_per_leaf, int(s["sync_every"]), int(s["gamma"]),
-                                  run.mechanism_epsilon(claim.claimed_delta)[1])
+    adaptivity = _adaptivity_note(
+        run.records_per_leaf,
+        int(s["sync_every"]),
+        int(s["gamma"]),
+        run.mechanism_epsilon(claim.claimed_delta)[1],
+    )
     reasons = tuple(dict.fromkeys(run.accountant.non_private_reasons()))
-    unpriced = (("the algorithm's ledger names an unpriced channel: " + "; ".join(reasons),)
-                if reasons else ())
+    unpriced = (
+        ("the algorithm's ledger names an unpriced channel: " + "; ".join(reasons),)
+        if reasons
+        else ()
+    )
     return AccountantResult(route, float(epsilon), (sizing, timing, adaptivity) + unpriced)
 
 
@@ -621,8 +737,13 @@ def feducb_fixed_mechanism(claim: Claim) -> MechanismResult:
     else:
         from fedpriv.algorithms.feducb.centralized import run_feducb_fixed
 
-        run = run_feducb_fixed(tables, epsilon=float(s["epsilon"]), delta=float(s["delta"]),
-                               sync_every=int(s["sync_every"]), seed=0)
+        run = run_feducb_fixed(
+            tables,
+            epsilon=float(s["epsilon"]),
+            delta=float(s["delta"]),
+            sync_every=int(s["sync_every"]),
+            seed=0,
+        )
     route, epsilon = run.mechanism_epsilon(claim.claimed_delta)
     return MechanismResult(route, float(epsilon))
 
@@ -633,21 +754,26 @@ def _neighbour_view(run, n_trials: int, gamma: int, dim: int) -> np.ndarray:
     Shape (n_trials, γ (1 + 3 d))."""
     transcript = run.transcript
     frame = transcript.messages
-    frame = frame[(frame["kind"] == "release") & (frame["sender"] == 0)
-                  & (frame["receiver"] == _FIXED_NEIGHBOUR)].sort_values(["trial", "t_received"])
+    frame = frame[
+        (frame["kind"] == "release")
+        & (frame["sender"] == 0)
+        & (frame["receiver"] == _FIXED_NEIGHBOUR)
+    ].sort_values(["trial", "t_received"])
     out = np.full((n_trials, gamma, 1 + 3 * dim), -1e9)
     diag = np.diagonal(transcript.release_gram, axis1=1, axis2=2)
-    for position, part in (("first", frame.groupby(["trial", "subset"]).head(1)),
-                           ("last", frame.groupby(["trial", "subset"]).tail(1))):
+    for position, part in (
+        ("first", frame.groupby(["trial", "subset"]).head(1)),
+        ("last", frame.groupby(["trial", "subset"]).tail(1)),
+    ):
         b = part["trial"].to_numpy(dtype=np.int64)
         g = part["subset"].to_numpy(dtype=np.int64)
         ids = part["release_id"].to_numpy(dtype=np.int64)
         if position == "first":
             out[b, g, 0] = part["t_received"].to_numpy(dtype=np.float64)
-            out[b, g, 1:1 + dim] = transcript.release_vector[ids]
-            out[b, g, 1 + dim:1 + 2 * dim] = diag[ids]
+            out[b, g, 1 : 1 + dim] = transcript.release_vector[ids]
+            out[b, g, 1 + dim : 1 + 2 * dim] = diag[ids]
         else:
-            out[b, g, 1 + 2 * dim:] = transcript.release_vector[ids]
+            out[b, g, 1 + 2 * dim :] = transcript.release_vector[ids]
     return out.reshape(n_trials, -1)
 
 
@@ -691,25 +817,34 @@ def audit_feducb_decentralized_fixed(claim: Claim, budget: AuditBudget, seed) ->
         out = []
         for b, begin in enumerate(range(0, n, budget.batch_size)):
             size = min(budget.batch_size, n - begin)
-            run = _fixed_run(claim, _tile(worlds[world], size), seed=child_seed(root, b),
-                             side=world, record=True)
+            run = _fixed_run(
+                claim, _tile(worlds[world], size), seed=child_seed(root, b), side=world, record=True
+            )
             out.append(_neighbour_view(run, size, gamma, dim))
         return np.concatenate(out)
 
     names = tuple(
-        name for g in range(gamma) for name in (
+        name
+        for g in range(gamma)
+        for name in (
             (f"set {g}: arrival of agent 0's first release",)
             + tuple(f"set {g}: first release û[{k}]" for k in range(dim))
             + tuple(f"set {g}: first release Û[{k},{k}]" for k in range(dim))
-            + tuple(f"set {g}: last release û[{k}]" for k in range(dim)))
+            + tuple(f"set {g}: last release û[{k}]" for k in range(dim))
+        )
     )
-    pair = (f"one user changed: agent 0's decision set at round 0 scaled by 0.05 (D') vs "
-            f"original (D); releases every {int(s['sync_every'])} rounds")
+    pair = (
+        f"one user changed: agent 0's decision set at round 0 scaled by 0.05 (D') vs "
+        f"original (D); releases every {int(s['sync_every'])} rounds"
+    )
     bracket = math.isfinite(float(s["epsilon"]))  # a Privatizer to audit
     result = search_and_confirm(
-        {pair: sample}, budget=_thirds(budget) if bracket else budget, seed=seed,
+        {pair: sample},
+        budget=_thirds(budget) if bracket else budget,
+        seed=seed,
         delta=float(s["delta"]),
-        channel="neighbour: agent 0's releases (Û, û) and their arrival times", names=names,
+        channel="neighbour: agent 0's releases (Û, û) and their arrival times",
+        names=names,
     )
     if not bracket:
         return result
@@ -717,6 +852,12 @@ def audit_feducb_decentralized_fixed(claim: Claim, budget: AuditBudget, seed) ->
     # n = max(1, ⌊T/B⌋) leaves per (agent, set), agent 0's set-0 leaf moved in ⌈B/γ⌉ pairs.
     leaves = max(1, int(s["horizon"]) // int(s["sync_every"]))
     return with_adaptive_bracket(
-        result, s, lambda tab, side: _fixed_run(claim, tab, seed=0, side=side, record=True),
-        n_leaves=leaves, budget=budget, seed=seed, claimed_delta=float(s["delta"]),
-        bracket_delta=BRACKET_DELTA)
+        result,
+        s,
+        lambda tab, side: _fixed_run(claim, tab, seed=0, side=side, record=True),
+        n_leaves=leaves,
+        budget=budget,
+        seed=seed,
+        claimed_delta=float(s["delta"]),
+        bracket_delta=BRACKET_DELTA,
+    )

@@ -27,12 +27,12 @@ def _findings() -> tuple:
 
 
 FAMILY = Family(
-    key='gossip_fed_ucb',
-    title='Zhu et al. 2021',
+    key="gossip_fed_ucb",
+    title="Zhu et al. 2021",
     algorithm_names={"gossip-fed-ucb": "Fed_UCB"},
     claims=_claims,
     findings=_findings,
-    aliases=('fed_ucb', 'gossip', 'zhu', 'fed-ucb'),
+    aliases=("fed_ucb", "gossip", "zhu", "fed-ucb"),
     order=2,
     # Its per-row audits are short (tree nodes, one round of the algorithm); the grid's
     # tree audits run in the attachment.
@@ -43,22 +43,45 @@ FAMILY = Family(
             module="fedpriv.audit.families.gossip_fed_ucb.regret",
             title="Fed_UCB's regret runs, tree audits of the grid and ledger",
             options=(
-                Option(flag="--data", field="data_path", kind="path", metavar="CSV",
-                       help="UCI Diabetes-130 CSV or zip for the regret runs "
-                            "(default: the paper's synthetic bandit)"),
-                Option(flag="--trials", field="n_trials", kind="int", metavar="N",
-                       help="regret-run trials"),
-                Option(flag="--regret-horizon", field="regret_horizon", kind="int", metavar="T",
-                       help="regret-run horizon"),
+                Option(
+                    flag="--data",
+                    field="data_path",
+                    kind="path",
+                    metavar="CSV",
+                    help="UCI Diabetes-130 CSV or zip for the regret runs "
+                    "(default: the paper's synthetic bandit)",
+                ),
+                Option(
+                    flag="--trials",
+                    field="n_trials",
+                    kind="int",
+                    metavar="N",
+                    help="regret-run trials",
+                ),
+                Option(
+                    flag="--regret-horizon",
+                    field="regret_horizon",
+                    kind="int",
+                    metavar="T",
+                    help="regret-run horizon",
+                ),
             ),
             index="report.md",
             index_text="Full Fed_UCB report",
         ),
     ),
     run_commands={
-        'gossip-ucb': Command('fedpriv.cli.gossip_fed_ucb', 'non-private Gossip_UCB (Zhu et al. 2021)', tables='rewards'),
-        'gossip-fed-ucb': Command('fedpriv.cli.gossip_fed_ucb', 'private Fed_UCB (Zhu et al. 2021, Alg. 3-4)', secure_noise=True, tables='rewards'),
+        "gossip-ucb": Command(
+            "fedpriv.cli.gossip_fed_ucb",
+            "non-private Gossip_UCB (Zhu et al. 2021)",
+            tables="rewards",
+        ),
+        "gossip-fed-ucb": Command(
+            "fedpriv.cli.gossip_fed_ucb",
+            "private Fed_UCB (Zhu et al. 2021, Alg. 3-4)",
+            secure_noise=True,
+            tables="rewards",
+        ),
     },
-    experiments={
-    },
+    experiments={},
 )

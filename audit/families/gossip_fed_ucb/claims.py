@@ -14,20 +14,15 @@ import dataclasses
 from fractions import Fraction
 
 from fedpriv.audit.claims.claim import Claim
-from fedpriv.audit.claims.entry import RegisteredClaim
+from fedpriv.audit.claims.entry import MechanismResult, RegisteredClaim
 from fedpriv.audit.claims.entry import make_claim as _claim
 from fedpriv.audit.families.gossip_fed_ucb import recipes as ge
 from fedpriv.audit.families.gossip_fed_ucb.counts import audit_fed_ucb_counts
 from fedpriv.audit.families.gossip_fed_ucb.regret import VARIANTS as FED_UCB_VARIANTS
 from fedpriv.audit.families.gossip_fed_ucb.regret import fed_ucb_reading, variant_label
 from fedpriv.privacy import NeighboringRelation, PureDP
-from fedpriv.privacy.calibrations import (
-    fed_ucb_released_prefixes,
-    fed_ucb_scale,
-    paper_log_rounds,
-)
 from fedpriv.privacy.accounting.tree import released_tree_depth
-from fedpriv.audit.claims.entry import MechanismResult
+from fedpriv.privacy.calibrations import fed_ucb_released_prefixes, fed_ucb_scale, paper_log_rounds
 
 __all__ = ["build_claims"]
 
@@ -40,10 +35,14 @@ def build_claims() -> list[RegisteredClaim]:
 _FED_UCB_SOURCE = "Definition 1, §4.1 and abstract: ε-DP for each agent's stream {X_i,k(t)}"
 
 
-_X0_RAW = ("first gossip message ϑ carries the raw initial pulls X(0) (Alg. 4 line 1: "
-           "'Set ϑ̃_i,k(0) = X̃_i,k(0) = X_i,k(0)'; line 19 sends ϑ̃(t−1))")
-_COUNTS_RAW = ("counts ñ flood to every neighbour each round (eq. 1) and follow actions "
-               "chosen on UCB indices built from the raw X(0) (Alg. 4 lines 1, 5, 17)")
+_X0_RAW = (
+    "first gossip message ϑ carries the raw initial pulls X(0) (Alg. 4 line 1: "
+    "'Set ϑ̃_i,k(0) = X̃_i,k(0) = X_i,k(0)'; line 19 sends ϑ̃(t−1))"
+)
+_COUNTS_RAW = (
+    "counts ñ flood to every neighbour each round (eq. 1) and follow actions "
+    "chosen on UCB indices built from the raw X(0) (Alg. 4 lines 1, 5, 17)"
+)
 
 
 def _fed_ucb_note(mode: str, base: str, final: bool, horizon: int) -> str:
@@ -52,15 +51,19 @@ def _fed_ucb_note(mode: str, base: str, final: bool, horizon: int) -> str:
     nodes = released.bit_length()
     where = "prefixes 1..T" if final else "prefixes 1..T−1 (Alg. 4 lines 9, 19)"
     if mode == "corrected":
-        text = (f"{where}: a record sits in {nodes} released nodes and the corrected "
-                f"calibration divides ε by {nodes}: it spends exactly the claim")
+        text = (
+            f"{where}: a record sits in {nodes} released nodes and the corrected "
+            f"calibration divides ε by {nodes}: it spends exactly the claim"
+        )
     else:
         rounds = paper_log_rounds(horizon, base)
         ratio = Fraction(nodes, rounds)
         factor = "exactly the claim" if ratio == 1 else f"{ratio}·ε"
         log = "⌈log₂T⌉" if base == "2" else "⌈ln T⌉"
-        text = (f"{where}: a record sits in {nodes} released nodes, the paper divides ε by "
-                f"{log} = {rounds}: the true ε is {factor}")
+        text = (
+            f"{where}: a record sits in {nodes} released nodes, the paper divides ε by "
+            f"{log} = {rounds}: the true ε is {factor}"
+        )
     if horizon == 600_000:
         text += "; Fig. 2's setting (t = 6·10⁵, ε ∈ {1, 2, 5}; §5, Fig. 2 caption)"
     return text
@@ -72,73 +75,127 @@ def _fed_ucb_claims() -> list[RegisteredClaim]:
         released_where = "1..T" if final else "1..T−1"
         for horizon in (16, 1024, 600_000):
             for eps in (1.0, 2.0, 5.0):
-                setting = {"n_agents": 3, "n_arms": 5, "horizon": horizon, "epsilon": eps,
-                           "log_base": base, "graph": "complete",
-                           "node_scale": fed_ucb_scale(eps, horizon, mode=mode, log_base=base,
-                                                       publish_final=final),
-                           "released_prefixes": fed_ucb_released_prefixes(
-                               horizon, publish_final=final)}
+                setting = {
+                    "n_agents": 3,
+                    "n_arms": 5,
+                    "horizon": horizon,
+                    "epsilon": eps,
+                    "log_base": base,
+                    "graph": "complete",
+                    "node_scale": fed_ucb_scale(
+                        eps, horizon, mode=mode, log_base=base, publish_final=final
+                    ),
+                    "released_prefixes": fed_ucb_released_prefixes(horizon, publish_final=final),
+                }
                 label = variant_label(mode, base, final)
-                out.append(RegisteredClaim(
-                    key=f"gossip_fed_ucb/gossip-fed-ucb/{label}/T{horizon}/eps{eps:g}",
-                    claim=_claim("gossip_fed_ucb", "gossip-fed-ucb", mode, setting,
-                                 NeighboringRelation.REPLACE_ONE_REWARD, PureDP(eps),
-                                 _FED_UCB_SOURCE, **fed_ucb_reading(mode, base, final)),
-                    accountant=ge.fed_ucb_accountant,
-                    audit=ge.audit_fed_ucb_tree,
-                    channel=(f"released noisy prefix sums {released_where} of one stream "
-                             "(tree counter; white-box audits of the released nodes "
-                             "covering round 1)"),
-                    sample_factor=1000.0,
-                    note=_fed_ucb_note(mode, base, final, horizon),
-                    analytic_lower=_fed_ucb_exact_epsilon,
-                ))
+                out.append(
+                    RegisteredClaim(
+                        key=f"gossip_fed_ucb/gossip-fed-ucb/{label}/T{horizon}/eps{eps:g}",
+                        claim=_claim(
+                            "gossip_fed_ucb",
+                            "gossip-fed-ucb",
+                            mode,
+                            setting,
+                            NeighboringRelation.REPLACE_ONE_REWARD,
+                            PureDP(eps),
+                            _FED_UCB_SOURCE,
+                            **fed_ucb_reading(mode, base, final),
+                        ),
+                        accountant=ge.fed_ucb_accountant,
+                        audit=ge.audit_fed_ucb_tree,
+                        channel=(
+                            f"released noisy prefix sums {released_where} of one stream "
+                            "(tree counter; white-box audits of the released nodes "
+                            "covering round 1)"
+                        ),
+                        sample_factor=1000.0,
+                        note=_fed_ucb_note(mode, base, final, horizon),
+                        analytic_lower=_fed_ucb_exact_epsilon,
+                    )
+                )
     out += _fed_ucb_figure_claims() + _fed_ucb_initial_claims()
-    setting = {"n_agents": 3, "n_arms": 5, "horizon": 16, "epsilon": 1.0, "log_base": "2",
-               "graph": "complete", "rewards": "mu + N(0,1) (unclipped)", "canary": 20.0}
-    out.append(RegisteredClaim(
-        key="gossip_fed_ucb/gossip-fed-ucb/paper/unbounded-rewards",
-        claim=_claim("gossip_fed_ucb", "gossip-fed-ucb", "paper (synthetic rewards)", setting,
-                     NeighboringRelation.REPLACE_ONE_REWARD, PureDP(1.0),
-                     "§5 synthetic experiment (rewards μ + N(0,1)) under Definition 1's "
-                     "claim; Fig. 2 caption: 'Regret of Fed_UCB over time when the "
-                     "algorithm preserves ε-DP'; §4.1 assumes rewards in [0, 1]"),
-        accountant=ge.fed_ucb_unbounded_accountant, audit=ge.audit_fed_ucb_unbounded,
-        channel="released noisy prefix sums of one stream (tree counter)",
-        sample_factor=10.0,
-        raw_channel="rewards outside [0, 1] fed unclipped: unbounded sensitivity",
-        mechanism=_fed_ucb_tree_mechanism,
-    ))
+    setting = {
+        "n_agents": 3,
+        "n_arms": 5,
+        "horizon": 16,
+        "epsilon": 1.0,
+        "log_base": "2",
+        "graph": "complete",
+        "rewards": "mu + N(0,1) (unclipped)",
+        "canary": 20.0,
+    }
+    out.append(
+        RegisteredClaim(
+            key="gossip_fed_ucb/gossip-fed-ucb/paper/unbounded-rewards",
+            claim=_claim(
+                "gossip_fed_ucb",
+                "gossip-fed-ucb",
+                "paper (synthetic rewards)",
+                setting,
+                NeighboringRelation.REPLACE_ONE_REWARD,
+                PureDP(1.0),
+                "§5 synthetic experiment (rewards μ + N(0,1)) under Definition 1's "
+                "claim; Fig. 2 caption: 'Regret of Fed_UCB over time when the "
+                "algorithm preserves ε-DP'; §4.1 assumes rewards in [0, 1]",
+            ),
+            accountant=ge.fed_ucb_unbounded_accountant,
+            audit=ge.audit_fed_ucb_unbounded,
+            channel="released noisy prefix sums of one stream (tree counter)",
+            sample_factor=10.0,
+            raw_channel="rewards outside [0, 1] fed unclipped: unbounded sensitivity",
+            mechanism=_fed_ucb_tree_mechanism,
+        )
+    )
     return out
 
 
 #: Fig. 2's horizon: §5.1, 'When the increase of regret is stable, e.g. t = 6e5, in both
 #: figures' (Fig. 2(a) and 2(b)); §5.2 names none for Fig. 2(c), so it takes the same.
 _FIG2_HORIZON = 600_000
-_FIG2_SOURCE = ("; §5: 'The total privacy levels are set as ε = 1, 2, 5'; Fig. 2 caption: "
-                "'Regret of Fed_UCB over time when the algorithm preserves ε-DP'")
+_FIG2_SOURCE = (
+    "; §5: 'The total privacy levels are set as ε = 1, 2, 5'; Fig. 2 caption: "
+    "'Regret of Fed_UCB over time when the algorithm preserves ε-DP'"
+)
 #: (key part, setting, source, why the audit of the N = 3, M = 5 row is this row's).
 _FIG2_PANELS = (
-    ("fig2b",
-     {"n_agents": 10, "n_arms": 10, "graph": "path", "lambda_2": 0.9946,
-      "rewards": ("in [0, 1] as §4.1 assumes (the runs behind the figure add N(0, 1) noise: "
-                  "see the fig2b/unbounded-rewards rows)")},
-     "Fig. 2(b) caption: 'Synthetic data with N = 10, M = 10, λ₂ ≈ 0.99'; §5.1: 't = 6e5, "
-     "in both figures'",
-     "the graph with λ₂ ≈ 0.99 is unstated: a path of 10 agents gives λ₂ = 0.9946 (a ring "
-     "0.981)"),
-    ("fig2c-hospital",
-     {"n_agents": 3, "n_arms": 5, "graph": "complete", "lambda_2": 0.5,
-      "rewards": ("{0, 1}: UCI Diabetes 130-US hospitals, readmitted > 30 days -> 1, "
-                  "'no record' and < 30 days -> 0 (§5.2)"),
-      "data": "UCI Diabetes 130-US hospitals (§5.2 [52]); not read by the privacy rows"},
-     "Fig. 2(c) caption: 'Real hospital data with N = 3, M = 5, λ₂ = 0.5'; §5.2: 'we map no "
-     "record and readmitted in less than 30 days to reward 0, and map readmitted in more "
-     "than 30 days to reward 1'",
-     "§5.2 names no horizon for Fig. 2(c): T = 6·10⁵ is §5.1's (fedpriv's choice; under "
-     "log₂ the view spends exactly ε at every T, so only the ln reading's factor depends "
-     "on it). The rewards are read only through their bound [0, 1] (Definition 1's "
-     "sensitivity 1), so the data file is not needed"),
+    (
+        "fig2b",
+        {
+            "n_agents": 10,
+            "n_arms": 10,
+            "graph": "path",
+            "lambda_2": 0.9946,
+            "rewards": (
+                "in [0, 1] as §4.1 assumes (the runs behind the figure add N(0, 1) noise: "
+                "see the fig2b/unbounded-rewards rows)"
+            ),
+        },
+        "Fig. 2(b) caption: 'Synthetic data with N = 10, M = 10, λ₂ ≈ 0.99'; §5.1: 't = 6e5, "
+        "in both figures'",
+        "the graph with λ₂ ≈ 0.99 is unstated: a path of 10 agents gives λ₂ = 0.9946 (a ring "
+        "0.981)",
+    ),
+    (
+        "fig2c-hospital",
+        {
+            "n_agents": 3,
+            "n_arms": 5,
+            "graph": "complete",
+            "lambda_2": 0.5,
+            "rewards": (
+                "{0, 1}: UCI Diabetes 130-US hospitals, readmitted > 30 days -> 1, "
+                "'no record' and < 30 days -> 0 (§5.2)"
+            ),
+            "data": "UCI Diabetes 130-US hospitals (§5.2 [52]); not read by the privacy rows",
+        },
+        "Fig. 2(c) caption: 'Real hospital data with N = 3, M = 5, λ₂ = 0.5'; §5.2: 'we map no "
+        "record and readmitted in less than 30 days to reward 0, and map readmitted in more "
+        "than 30 days to reward 1'",
+        "§5.2 names no horizon for Fig. 2(c): T = 6·10⁵ is §5.1's (fedpriv's choice; under "
+        "log₂ the view spends exactly ε at every T, so only the ln reading's factor depends "
+        "on it). The rewards are read only through their bound [0, 1] (Definition 1's "
+        "sensitivity 1), so the data file is not needed",
+    ),
 )
 
 
@@ -158,57 +215,101 @@ def _fed_ucb_figure_claims() -> list[RegisteredClaim]:
             label = variant_label(mode, base, final)
             released_where = "1..T" if final else "1..T−1"
             for eps in (1.0, 2.0, 5.0):
-                setting = {"n_agents": extra["n_agents"], "n_arms": extra["n_arms"],
-                           "horizon": _FIG2_HORIZON, "epsilon": eps, "log_base": base,
-                           "graph": extra["graph"],
-                           "node_scale": fed_ucb_scale(eps, _FIG2_HORIZON, mode=mode,
-                                                       log_base=base, publish_final=final),
-                           "released_prefixes": fed_ucb_released_prefixes(
-                               _FIG2_HORIZON, publish_final=final),
-                           **{k: v for k, v in extra.items()
-                              if k not in ("n_agents", "n_arms", "graph")}}
+                setting = {
+                    "n_agents": extra["n_agents"],
+                    "n_arms": extra["n_arms"],
+                    "horizon": _FIG2_HORIZON,
+                    "epsilon": eps,
+                    "log_base": base,
+                    "graph": extra["graph"],
+                    "node_scale": fed_ucb_scale(
+                        eps, _FIG2_HORIZON, mode=mode, log_base=base, publish_final=final
+                    ),
+                    "released_prefixes": fed_ucb_released_prefixes(
+                        _FIG2_HORIZON, publish_final=final
+                    ),
+                    **{k: v for k, v in extra.items() if k not in ("n_agents", "n_arms", "graph")},
+                }
                 source_key = f"gossip_fed_ucb/gossip-fed-ucb/{label}/T{_FIG2_HORIZON}/eps{eps:g}"
-                differs = ("n_agents", "n_arms", "graph",
-                           *(k for k in extra if k not in ("n_agents", "n_arms", "graph")))
+                differs = (
+                    "n_agents",
+                    "n_arms",
+                    "graph",
+                    *(k for k in extra if k not in ("n_agents", "n_arms", "graph")),
+                )
                 if panel == "fig2c-hospital":  # N = 3, M = 5, K3 as the T600000 rows
-                    differs = tuple(k for k in differs
-                                    if k not in ("n_agents", "n_arms", "graph"))
-                out.append(RegisteredClaim(
-                    key=f"gossip_fed_ucb/gossip-fed-ucb/{label}/{panel}/eps{eps:g}",
-                    claim=_claim("gossip_fed_ucb", "gossip-fed-ucb", mode, setting,
-                                 NeighboringRelation.REPLACE_ONE_REWARD, PureDP(eps),
-                                 _FED_UCB_SOURCE + _FIG2_SOURCE + "; " + source,
-                                 **fed_ucb_reading(mode, base, final)),
-                    accountant=ge.fed_ucb_accountant, audit=None,
-                    shared_audit=source_key, shared_audit_differs=differs,
-                    channel=(f"released noisy prefix sums {released_where} of one stream "
-                             "(tree counter; white-box audits of the released nodes covering "
-                             f"round 1); audit of `{source_key}`"),
-                    note=(_fed_ucb_note(mode, base, final, _FIG2_HORIZON) + "; " + why
-                          + "; the audit is that of one stream's tree at the same T, ε and "
-                          "calibration, which N, M and the graph do not change"),
-                    analytic_lower=_fed_ucb_exact_epsilon,
-                ))
+                    differs = tuple(k for k in differs if k not in ("n_agents", "n_arms", "graph"))
+                out.append(
+                    RegisteredClaim(
+                        key=f"gossip_fed_ucb/gossip-fed-ucb/{label}/{panel}/eps{eps:g}",
+                        claim=_claim(
+                            "gossip_fed_ucb",
+                            "gossip-fed-ucb",
+                            mode,
+                            setting,
+                            NeighboringRelation.REPLACE_ONE_REWARD,
+                            PureDP(eps),
+                            _FED_UCB_SOURCE + _FIG2_SOURCE + "; " + source,
+                            **fed_ucb_reading(mode, base, final),
+                        ),
+                        accountant=ge.fed_ucb_accountant,
+                        audit=None,
+                        shared_audit=source_key,
+                        shared_audit_differs=differs,
+                        channel=(
+                            f"released noisy prefix sums {released_where} of one stream "
+                            "(tree counter; white-box audits of the released nodes covering "
+                            f"round 1); audit of `{source_key}`"
+                        ),
+                        note=(
+                            _fed_ucb_note(mode, base, final, _FIG2_HORIZON)
+                            + "; "
+                            + why
+                            + "; the audit is that of one stream's tree at the same T, ε and "
+                            "calibration, which N, M and the graph do not change"
+                        ),
+                        analytic_lower=_fed_ucb_exact_epsilon,
+                    )
+                )
     for eps in (1.0, 2.0, 5.0):
-        setting = {"n_agents": 10, "n_arms": 10, "horizon": _FIG2_HORIZON, "epsilon": eps,
-                   "log_base": "2", "graph": "path", "lambda_2": 0.9946,
-                   "rewards": "mu + N(0,1) (unclipped)", "canary": 20.0}
-        out.append(RegisteredClaim(
-            key=f"gossip_fed_ucb/gossip-fed-ucb/paper/fig2b/unbounded-rewards/eps{eps:g}",
-            claim=_claim("gossip_fed_ucb", "gossip-fed-ucb", "paper (synthetic rewards)",
-                         setting, NeighboringRelation.REPLACE_ONE_REWARD, PureDP(eps),
-                         "Fig. 2(b) caption: 'Synthetic data with N = 10, M = 10, λ₂ ≈ 0.99'; "
-                         "§5.1: 'Zero-mean Gaussian noise with variance 1 is added to each "
-                         "observation', 't = 6e5'" + _FIG2_SOURCE + "; §4.1 assumes rewards "
-                         "in [0, 1]; claim: " + _FED_UCB_SOURCE),
-            accountant=ge.fed_ucb_unbounded_accountant, audit=ge.audit_fed_ucb_unbounded,
-            channel="released noisy prefix sums of one stream (tree counter)",
-            sample_factor=10.0,
-            raw_channel="rewards outside [0, 1] fed unclipped: unbounded sensitivity",
-            mechanism=_fed_ucb_tree_mechanism,
-            note=("the paper's calibration (ε/⌈log₂T⌉ per node) at t = 6·10⁵; the graph "
-                  "with λ₂ ≈ 0.99 is unstated (a path of 10 agents: 0.9946)"),
-        ))
+        setting = {
+            "n_agents": 10,
+            "n_arms": 10,
+            "horizon": _FIG2_HORIZON,
+            "epsilon": eps,
+            "log_base": "2",
+            "graph": "path",
+            "lambda_2": 0.9946,
+            "rewards": "mu + N(0,1) (unclipped)",
+            "canary": 20.0,
+        }
+        out.append(
+            RegisteredClaim(
+                key=f"gossip_fed_ucb/gossip-fed-ucb/paper/fig2b/unbounded-rewards/eps{eps:g}",
+                claim=_claim(
+                    "gossip_fed_ucb",
+                    "gossip-fed-ucb",
+                    "paper (synthetic rewards)",
+                    setting,
+                    NeighboringRelation.REPLACE_ONE_REWARD,
+                    PureDP(eps),
+                    "Fig. 2(b) caption: 'Synthetic data with N = 10, M = 10, λ₂ ≈ 0.99'; "
+                    "§5.1: 'Zero-mean Gaussian noise with variance 1 is added to each "
+                    "observation', 't = 6e5'" + _FIG2_SOURCE + "; §4.1 assumes rewards "
+                    "in [0, 1]; claim: " + _FED_UCB_SOURCE,
+                ),
+                accountant=ge.fed_ucb_unbounded_accountant,
+                audit=ge.audit_fed_ucb_unbounded,
+                channel="released noisy prefix sums of one stream (tree counter)",
+                sample_factor=10.0,
+                raw_channel="rewards outside [0, 1] fed unclipped: unbounded sensitivity",
+                mechanism=_fed_ucb_tree_mechanism,
+                note=(
+                    "the paper's calibration (ε/⌈log₂T⌉ per node) at t = 6·10⁵; the graph "
+                    "with λ₂ ≈ 0.99 is unstated (a path of 10 agents: 0.9946)"
+                ),
+            )
+        )
     return out
 
 
@@ -237,44 +338,78 @@ def _fed_ucb_tree_mechanism(claim: Claim) -> MechanismResult:
 def _fed_ucb_initial_claims() -> list[RegisteredClaim]:
     """X(0) on ϑ and on the shared counts ñ: outside Definition 1 (t = 1..T)."""
     out = []
-    source = ("Definition 1 indexes the stream t = 1..T, so X(0) is formally outside it "
-              "(Alg. 4 line 1 pulls it before the loop of line 2); the abstract's "
-              "'agents preserve ε-DP of their local data' would cover it")
-    counts = ("; §4.1: 'both the gossiping information θ_i,k(t) and the selection "
-              "information n_i,k(t) are functions of X_i,k(t), [so] this approach also "
-              "preserves the privacy ... by data processing inequality'")
+    source = (
+        "Definition 1 indexes the stream t = 1..T, so X(0) is formally outside it "
+        "(Alg. 4 line 1 pulls it before the loop of line 2); the abstract's "
+        "'agents preserve ε-DP of their local data' would cover it"
+    )
+    counts = (
+        "; §4.1: 'both the gossiping information θ_i,k(t) and the selection "
+        "information n_i,k(t) are functions of X_i,k(t), [so] this approach also "
+        "preserves the privacy ... by data processing inequality'"
+    )
     for mode in ("paper", "corrected"):
-        setting = {"n_agents": 3, "n_arms": 3, "horizon": 6, "epsilon": 1.0, "log_base": "2",
-                   "graph": "complete", "scope": "initial pulls X(0)"}
-        out.append(RegisteredClaim(
-            key=f"gossip_fed_ucb/gossip-fed-ucb/{mode}/initial-pulls",
-            claim=_claim("gossip_fed_ucb", "gossip-fed-ucb", mode, setting,
-                         NeighboringRelation.REPLACE_ONE_REWARD, PureDP(1.0), source,
-                         coverage="outside-claim"),
-            accountant=ge.fed_ucb_initial_accountant, audit=ge.audit_fed_ucb_initial,
-            channel="gossip partner: agent 0's first gossip message ϑ",
-            raw_channel=_X0_RAW if mode == "paper" else None,
-        ))
-        out.append(RegisteredClaim(
-            key=f"gossip_fed_ucb/gossip-fed-ucb/{mode}/shared-counts",
-            claim=_claim("gossip_fed_ucb", "gossip-fed-ucb", mode,
-                         {**setting, "scope": "shared counts ñ (X(0) changed)"},
-                         NeighboringRelation.REPLACE_ONE_REWARD, PureDP(1.0),
-                         source + counts, coverage="outside-claim"),
-            accountant=ge.fed_ucb_initial_accountant, audit=audit_fed_ucb_counts,
-            channel="neighbours: the counts ñ_{0,·} agent 0 shares at round 2",
-            raw_channel=_COUNTS_RAW if mode == "paper" else None,
-            note=("accountant: the counts are post-processing of everything the agent "
-                  "released, so their ε is at most that of the X(0) releases; the audit "
-                  "reads agent 0's first action off ñ_{0,·}(2) = 1 + [k = a_0(1)]"),
-        ))
+        setting = {
+            "n_agents": 3,
+            "n_arms": 3,
+            "horizon": 6,
+            "epsilon": 1.0,
+            "log_base": "2",
+            "graph": "complete",
+            "scope": "initial pulls X(0)",
+        }
+        out.append(
+            RegisteredClaim(
+                key=f"gossip_fed_ucb/gossip-fed-ucb/{mode}/initial-pulls",
+                claim=_claim(
+                    "gossip_fed_ucb",
+                    "gossip-fed-ucb",
+                    mode,
+                    setting,
+                    NeighboringRelation.REPLACE_ONE_REWARD,
+                    PureDP(1.0),
+                    source,
+                    coverage="outside-claim",
+                ),
+                accountant=ge.fed_ucb_initial_accountant,
+                audit=ge.audit_fed_ucb_initial,
+                channel="gossip partner: agent 0's first gossip message ϑ",
+                raw_channel=_X0_RAW if mode == "paper" else None,
+            )
+        )
+        out.append(
+            RegisteredClaim(
+                key=f"gossip_fed_ucb/gossip-fed-ucb/{mode}/shared-counts",
+                claim=_claim(
+                    "gossip_fed_ucb",
+                    "gossip-fed-ucb",
+                    mode,
+                    {**setting, "scope": "shared counts ñ (X(0) changed)"},
+                    NeighboringRelation.REPLACE_ONE_REWARD,
+                    PureDP(1.0),
+                    source + counts,
+                    coverage="outside-claim",
+                ),
+                accountant=ge.fed_ucb_initial_accountant,
+                audit=audit_fed_ucb_counts,
+                channel="neighbours: the counts ñ_{0,·} agent 0 shares at round 2",
+                raw_channel=_COUNTS_RAW if mode == "paper" else None,
+                note=(
+                    "accountant: the counts are post-processing of everything the agent "
+                    "released, so their ε is at most that of the X(0) releases; the audit "
+                    "reads agent 0's first action off ñ_{0,·}(2) = 1 + [k = a_0(1)]"
+                ),
+            )
+        )
     return out + _fed_ucb_local_data_claims()
 
 
 #: The abstract's reading: the initial pulls are local data that the claim covers.
 _LOCAL_DATA_READING = {
-    "reading": ("the abstract's 'ε-differential privacy of their local data': the initial "
-                "pulls X(0) are local data, covered by the claim"),
+    "reading": (
+        "the abstract's 'ε-differential privacy of their local data': the initial "
+        "pulls X(0) are local data, covered by the claim"
+    ),
     "reading_support": (
         "Abstract: 'Fed_UCB, a differentially private version of Gossip_UCB, in which the "
         "agents preserve ε-differential privacy of their local data'; §1, contribution (3): "
@@ -282,7 +417,8 @@ _LOCAL_DATA_READING = {
         "'preserving ε-differential privacy of the agents' local data'. Alg. 4 line 1 pulls "
         "every arm once from the agent's own bandit ('Set ϑ̃_i,k(0) = X̃_i,k(0) = "
         "X_i,k(0)'), so X(0) is local data; Definition 1's stream (t = 1..T) leaves it out, "
-        "which is the as-written rows' reading (outside-claim)"),
+        "which is the as-written rows' reading (outside-claim)"
+    ),
 }
 
 
@@ -297,42 +433,76 @@ def _fed_ucb_local_data_claims() -> list[RegisteredClaim]:
     """
     out = []
     for mode in ("paper", "corrected"):
-        setting = {"n_agents": 3, "n_arms": 3, "horizon": 6, "epsilon": 1.0, "log_base": "2",
-                   "graph": "complete", "scope": "initial pulls X(0)"}
+        setting = {
+            "n_agents": 3,
+            "n_arms": 3,
+            "horizon": 6,
+            "epsilon": 1.0,
+            "log_base": "2",
+            "graph": "complete",
+            "scope": "initial pulls X(0)",
+        }
         base = f"gossip_fed_ucb/gossip-fed-ucb/{mode}"
-        out.append(RegisteredClaim(
-            key=f"{base}/initial-pulls/local-data",
-            claim=_claim("gossip_fed_ucb", "gossip-fed-ucb", mode, setting,
-                         NeighboringRelation.REPLACE_ONE_REWARD, PureDP(1.0),
-                         "abstract: 'the agents preserve ε-differential privacy of their "
-                         "local data'; Alg. 4 line 1 (X(0)) and line 19 (ϑ̃(t−1) sent)",
-                         **_LOCAL_DATA_READING),
-            accountant=ge.fed_ucb_initial_accountant, audit=None,
-            shared_audit=f"{base}/initial-pulls",
-            channel=f"gossip partner: agent 0's first gossip message ϑ; audit of `{base}/initial-pulls`",
-            raw_channel=_X0_RAW if mode == "paper" else None,
-            note=("the first message ϑ̃(0) carries X(0) " + (
-                "raw: its ε is ∞ (the audit reads it off the message)" if mode == "paper"
-                else "plus its own Laplace noise (the corrected mode, scale 1/ε' with ε' the "
-                     "stream's per-node budget): the view's ε for a changed X(0) record is "
-                     "that one release's, the rest being post-processing")),
-        ))
-        out.append(RegisteredClaim(
-            key=f"{base}/shared-counts/local-data",
-            claim=_claim("gossip_fed_ucb", "gossip-fed-ucb", mode,
-                         {**setting, "scope": "shared counts ñ (X(0) changed)"},
-                         NeighboringRelation.REPLACE_ONE_REWARD, PureDP(1.0),
-                         "abstract: 'the agents preserve ε-differential privacy of their "
-                         "local data'; §4.1: 'both the gossiping information θ_i,k(t) and "
-                         "the selection information n_i,k(t) are functions of X_i,k(t), "
-                         "[so] this approach also preserves the privacy ... by data "
-                         "processing inequality'", **_LOCAL_DATA_READING),
-            accountant=ge.fed_ucb_initial_accountant, audit=None,
-            shared_audit=f"{base}/shared-counts",
-            channel=("neighbours: the counts ñ_{0,·} agent 0 shares at round 2; audit of "
-                     f"`{base}/shared-counts`"),
-            raw_channel=_COUNTS_RAW if mode == "paper" else None,
-            note=("accountant: the counts are post-processing of everything the agent "
-                  "released, so their ε is at most that of the X(0) releases"),
-        ))
+        out.append(
+            RegisteredClaim(
+                key=f"{base}/initial-pulls/local-data",
+                claim=_claim(
+                    "gossip_fed_ucb",
+                    "gossip-fed-ucb",
+                    mode,
+                    setting,
+                    NeighboringRelation.REPLACE_ONE_REWARD,
+                    PureDP(1.0),
+                    "abstract: 'the agents preserve ε-differential privacy of their "
+                    "local data'; Alg. 4 line 1 (X(0)) and line 19 (ϑ̃(t−1) sent)",
+                    **_LOCAL_DATA_READING,
+                ),
+                accountant=ge.fed_ucb_initial_accountant,
+                audit=None,
+                shared_audit=f"{base}/initial-pulls",
+                channel=f"gossip partner: agent 0's first gossip message ϑ; audit of `{base}/initial-pulls`",
+                raw_channel=_X0_RAW if mode == "paper" else None,
+                note=(
+                    "the first message ϑ̃(0) carries X(0) "
+                    + (
+                        "raw: its ε is ∞ (the audit reads it off the message)"
+                        if mode == "paper"
+                        else "plus its own Laplace noise (the corrected mode, scale 1/ε' with ε' the "
+                        "stream's per-node budget): the view's ε for a changed X(0) record is "
+                        "that one release's, the rest being post-processing"
+                    )
+                ),
+            )
+        )
+        out.append(
+            RegisteredClaim(
+                key=f"{base}/shared-counts/local-data",
+                claim=_claim(
+                    "gossip_fed_ucb",
+                    "gossip-fed-ucb",
+                    mode,
+                    {**setting, "scope": "shared counts ñ (X(0) changed)"},
+                    NeighboringRelation.REPLACE_ONE_REWARD,
+                    PureDP(1.0),
+                    "abstract: 'the agents preserve ε-differential privacy of their "
+                    "local data'; §4.1: 'both the gossiping information θ_i,k(t) and "
+                    "the selection information n_i,k(t) are functions of X_i,k(t), "
+                    "[so] this approach also preserves the privacy ... by data "
+                    "processing inequality'",
+                    **_LOCAL_DATA_READING,
+                ),
+                accountant=ge.fed_ucb_initial_accountant,
+                audit=None,
+                shared_audit=f"{base}/shared-counts",
+                channel=(
+                    "neighbours: the counts ñ_{0,·} agent 0 shares at round 2; audit of "
+                    f"`{base}/shared-counts`"
+                ),
+                raw_channel=_COUNTS_RAW if mode == "paper" else None,
+                note=(
+                    "accountant: the counts are post-processing of everything the agent "
+                    "released, so their ε is at most that of the X(0) releases"
+                ),
+            )
+        )
     return out

@@ -21,12 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 from fedpriv.audit.claims.claim import Claim
-from fedpriv.audit.engine.coupled import (
-    AuditBudget,
-    EndToEndAudit,
-    child_seed,
-    search_and_confirm,
-)
+from fedpriv.audit.engine.coupled import AuditBudget, EndToEndAudit, child_seed, search_and_confirm
 from fedpriv.audit.families.gossip_fed_ucb.recipes import FixedTableBandit
 
 __all__ = ["audit_fed_ucb_counts", "counts_pair_tables"]
@@ -89,22 +84,34 @@ def audit_fed_ucb_counts(claim: Claim, budget: AuditBudget, seed) -> EndToEndAud
     n_agents, n_arms, horizon = int(s["n_agents"]), int(s["n_arms"]), int(s["horizon"])
     graph = make_graph("complete", n_agents)
     means = np.full((n_agents, n_arms), _NEUTRAL)
-    envs = [FixedTableBandit(table=table, arm_means=means)
-            for table in counts_pair_tables(n_agents, n_arms, horizon)]
+    envs = [
+        FixedTableBandit(table=table, arm_means=means)
+        for table in counts_pair_tables(n_agents, n_arms, horizon)
+    ]
 
     def sample(world: int, n: int, root: np.random.SeedSequence) -> np.ndarray:
         out = []
         for b, start in enumerate(range(0, n, budget.batch_size)):
             size = min(budget.batch_size, n - start)
-            run = run_fed_ucb(envs[world], graph, horizon=horizon, epsilon=s["epsilon"],
-                              mode=claim.mode, log_base=s["log_base"], n_trials=size,
-                              seed=child_seed(root, b))
+            run = run_fed_ucb(
+                envs[world],
+                graph,
+                horizon=horizon,
+                epsilon=s["epsilon"],
+                mode=claim.mode,
+                log_base=s["log_base"],
+                n_trials=size,
+                seed=child_seed(root, b),
+            )
             out.append(run.actions[:, 0, 0].astype(np.float64))
         return np.concatenate(out)
 
     pair = "one reward changed: agent 0's initial pull of arm 0, 1 (D) vs 0 (D'); others 1/2"
     return search_and_confirm(
-        {pair: sample}, budget=budget, seed=seed, delta=claim.claimed_delta,
+        {pair: sample},
+        budget=budget,
+        seed=seed,
+        delta=claim.claimed_delta,
         channel="neighbours: the counts ñ_{0,·} agent 0 shares at round 2",
         names=("arm k with ñ_{0,k} = 2 at round 2 (agent 0's first action)",),
         events={pair: [(0, "==", 0.0)]},

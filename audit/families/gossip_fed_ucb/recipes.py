@@ -31,18 +31,17 @@ import time
 
 import networkx as nx
 import numpy as np
-
 from fedpriv.audit.claims.claim import Claim
+from fedpriv.audit.claims.entry import AccountantResult
+from fedpriv.audit.engine.combine import halved, stronger_of
 from fedpriv.audit.engine.coupled import AuditBudget, EndToEndAudit, child_seed, search_and_confirm
 from fedpriv.audit.engine.neighbors import worst_case_reward_pair
-from fedpriv.audit.engine.combine import halved, stronger_of
 from fedpriv.audit.engine.tree_nodes import (
     audit_laplace_release,
     audit_tree_nodes,
     tree_audit_event,
 )
 from fedpriv.privacy.calibrations import fed_ucb_released_prefixes, fed_ucb_scale
-from fedpriv.audit.claims.entry import AccountantResult
 
 __all__ = [
     "FedUcbMeansSampler",
@@ -146,19 +145,26 @@ def _publish_final(claim: Claim) -> bool:
     return horizon > 1 and _released_prefixes(claim) == horizon
 
 
-def _open_releases(claim: Claim, *, mode: str | None = None,
-                   reward_bounds: tuple[float, float] | None = (0.0, 1.0)):
+def _open_releases(
+    claim: Claim, *, mode: str | None = None, reward_bounds: tuple[float, float] | None = (0.0, 1.0)
+):
     """The accountant of Fed_UCB's releases opened for the claim's setting (no run)."""
     from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import open_fed_ucb_releases
     from fedpriv.algorithms.seeding import Stream, stream_rngs
 
     s = _setting(claim)
     x0 = np.zeros((1, s["n_agents"], s["n_arms"]))
-    noise = stream_rngs(np.random.SeedSequence(0), n_trials=1, n_agents=s["n_agents"],
-                        stream=Stream.NOISE)
+    noise = stream_rngs(
+        np.random.SeedSequence(0), n_trials=1, n_agents=s["n_agents"], stream=Stream.NOISE
+    )
     accountant, _, _, _ = open_fed_ucb_releases(
-        x0, horizon=s["horizon"], epsilon=s["epsilon"], mode=mode or claim.mode,
-        log_base=s["log_base"], rng=noise, reward_bounds=reward_bounds,
+        x0,
+        horizon=s["horizon"],
+        epsilon=s["epsilon"],
+        mode=mode or claim.mode,
+        log_base=s["log_base"],
+        rng=noise,
+        reward_bounds=reward_bounds,
         publish_final=_publish_final(claim),
     )
     return accountant
@@ -183,8 +189,12 @@ def fed_ucb_accountant(claim: Claim) -> AccountantResult:
     init = accountant.get_epsilon(0.0, where={"phase": "init"})
     findings = ()
     if math.isinf(init):
-        findings = (("initial pulls are released raw (Alg. 4 line 1): the round-0 records "
-                     "have ε = ∞; Definition 1's stream starts at t = 1"),)
+        findings = (
+            (
+                "initial pulls are released raw (Alg. 4 line 1): the round-0 records "
+                "have ε = ∞; Definition 1's stream starts at t = 1"
+            ),
+        )
     return AccountantResult(route, epsilon, findings)
 
 
@@ -204,7 +214,9 @@ def fed_ucb_initial_accountant(claim: Claim) -> AccountantResult:
     """
     accountant = _open_releases(claim)
     route, epsilon = accountant.tightest(0.0, where={"phase": "init"})
-    return AccountantResult(route, epsilon, tuple(accountant.non_private_reasons(where={"phase": "init"})))
+    return AccountantResult(
+        route, epsilon, tuple(accountant.non_private_reasons(where={"phase": "init"}))
+    )
 
 
 def fed_ucb_unbounded_accountant(claim: Claim) -> AccountantResult:
@@ -223,21 +235,33 @@ def fed_ucb_unbounded_accountant(claim: Claim) -> AccountantResult:
     """
     accountant = _open_releases(claim, mode="paper", reward_bounds=None)
     route, epsilon = accountant.tightest(0.0, where={"phase": "stream"})
-    return AccountantResult(route, epsilon, tuple(accountant.non_private_reasons(where={"phase": "stream"})))
+    return AccountantResult(
+        route, epsilon, tuple(accountant.non_private_reasons(where={"phase": "stream"}))
+    )
 
 
-def _tree_audit(pair, scale: float, claim: Claim, budget: AuditBudget, seed, neighbors: str,
-                channel: str) -> EndToEndAudit:
+def _tree_audit(
+    pair, scale: float, claim: Claim, budget: AuditBudget, seed, neighbors: str, channel: str
+) -> EndToEndAudit:
     """The released nodes' audit: only the prefixes the claim's view holds
     (``released_prefixes`` of the setting; every prefix when it has none)."""
     result = audit_tree_nodes(
-        pair, scale=scale, claimed_epsilon=claim.claimed.epsilon, n_samples=budget.samples,
-        seed=seed, confidence=budget.confidence,
+        pair,
+        scale=scale,
+        claimed_epsilon=claim.claimed.epsilon,
+        n_samples=budget.samples,
+        seed=seed,
+        confidence=budget.confidence,
         released_prefixes=_released_prefixes(claim),
     )
     return EndToEndAudit(
-        method="end-to-end", bound=result.bound, channel=channel, event=tree_audit_event(result),
-        neighbors=neighbors, pilot_epsilon=math.nan, seconds=result.seconds,
+        method="end-to-end",
+        bound=result.bound,
+        channel=channel,
+        event=tree_audit_event(result),
+        neighbors=neighbors,
+        pilot_epsilon=math.nan,
+        seconds=result.seconds,
     )
 
 
@@ -263,10 +287,19 @@ def audit_fed_ucb_tree(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit
         time.
     """
     s = _setting(claim)
-    scale = fed_ucb_scale(s["epsilon"], s["horizon"], mode=claim.mode, log_base=s["log_base"],
-                          publish_final=_publish_final(claim))
+    scale = fed_ucb_scale(
+        s["epsilon"],
+        s["horizon"],
+        mode=claim.mode,
+        log_base=s["log_base"],
+        publish_final=_publish_final(claim),
+    )
     return _tree_audit(
-        worst_case_reward_pair(s["horizon"]), scale, claim, budget, seed,
+        worst_case_reward_pair(s["horizon"]),
+        scale,
+        claim,
+        budget,
+        seed,
         "one reward changed: round 1 (in the most nodes), 1 (D) vs 0 (D')",
         "released noisy prefix sums of one stream (tree counter)",
     )
@@ -294,8 +327,12 @@ def audit_fed_ucb_unbounded(claim: Claim, budget: AuditBudget, seed) -> EndToEnd
     scale = fed_ucb_scale(s["epsilon"], s["horizon"], mode="paper", log_base=s["log_base"])
     canary = float(s["canary"])
     return _tree_audit(
-        worst_case_reward_pair(s["horizon"], low=0.0, high=canary), scale, claim, budget,
-        seed, f"one reward changed at round 1: {canary:g} (D) vs 0 (D'), as N(0,1) noise allows",
+        worst_case_reward_pair(s["horizon"], low=0.0, high=canary),
+        scale,
+        claim,
+        budget,
+        seed,
+        f"one reward changed at round 1: {canary:g} (D) vs 0 (D'), as N(0,1) noise allows",
         "released noisy prefix sums of one stream (tree counter), rewards unclipped",
     )
 
@@ -350,10 +387,18 @@ class FedUcbMeansSampler:
     def __call__(self, world: int, n: int, seed: np.random.SeedSequence) -> np.ndarray:
         from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import run_fed_ucb
 
-        run = run_fed_ucb(self.envs[world], self.graph, horizon=self.horizon,
-                          epsilon=self.epsilon, mode=self.mode, log_base=self.log_base,
-                          n_trials=n, seed=seed, record=True,
-                          rounds=self.round if self.fast else None)
+        run = run_fed_ucb(
+            self.envs[world],
+            self.graph,
+            horizon=self.horizon,
+            epsilon=self.epsilon,
+            mode=self.mode,
+            log_base=self.log_base,
+            n_trials=n,
+            seed=seed,
+            record=True,
+            rounds=self.round if self.fast else None,
+        )
         return run.trace["means"][self.round][:, self.agent, :].copy()
 
 
@@ -389,8 +434,10 @@ def audit_fed_ucb_initial(claim: Claim, budget: AuditBudget, seed) -> EndToEndAu
     n_agents, n_arms, horizon = s["n_agents"], s["n_arms"], s["horizon"]
     graph = make_graph("complete", n_agents)
     means = np.full((n_agents, n_arms), 0.5)
-    envs = [FixedTableBandit(table=_initial_table(n_agents, n_arms, horizon, value),
-                             arm_means=means) for value in (1.0, 0.0)]
+    envs = [
+        FixedTableBandit(table=_initial_table(n_agents, n_arms, horizon, value), arm_means=means)
+        for value in (1.0, 0.0)
+    ]
 
     def sample(world: int, n: int, root: np.random.SeedSequence) -> np.ndarray:
         out = []
@@ -399,10 +446,18 @@ def audit_fed_ucb_initial(claim: Claim, budget: AuditBudget, seed) -> EndToEndAu
             edges = draw_active_edges(graph, horizon, n_trials=size, seed=child_seed(root, b))
             involved = (edges == 0).any(axis=-1)  # (B, T)
             first = np.where(involved.any(axis=1), involved.argmax(axis=1), -1)
-            run = run_fed_ucb(envs[world], graph, horizon=horizon, epsilon=s["epsilon"],
-                              mode=claim.mode, log_base=s["log_base"], n_trials=size,
-                              seed=child_seed(root, b), record=True,
-                              rounds=max(int(first.max()), 0))
+            run = run_fed_ucb(
+                envs[world],
+                graph,
+                horizon=horizon,
+                epsilon=s["epsilon"],
+                mode=claim.mode,
+                log_base=s["log_base"],
+                n_trials=size,
+                seed=child_seed(root, b),
+                record=True,
+                rounds=max(int(first.max()), 0),
+            )
             theta = run.trace["theta"]  # (rounds+1, B, N, M); theta[t-1] is sent at round t
             value = theta[np.maximum(first, 0), np.arange(size), 0, 0]
             out.append(np.where(first >= 0, value, -1.0))
@@ -413,23 +468,46 @@ def audit_fed_ucb_initial(claim: Claim, budget: AuditBudget, seed) -> EndToEndAu
     names = ("ϑ_{0,0} sent at agent 0's first gossip",)
     scale = _initial_scale(claim)
     if scale is None:  # the paper releases X(0) raw: nothing to audit at the mechanism
-        return search_and_confirm({pair: sample}, budget=budget, seed=seed,
-                                  delta=claim.claimed_delta, channel=channel, names=names)
+        return search_and_confirm(
+            {pair: sample},
+            budget=budget,
+            seed=seed,
+            delta=claim.claimed_delta,
+            channel=channel,
+            names=names,
+        )
     half = halved(budget)
-    whole = search_and_confirm({pair: sample}, budget=half, seed=child_seed(seed, 0),
-                               delta=claim.claimed_delta, channel=channel, names=names)
+    whole = search_and_confirm(
+        {pair: sample},
+        budget=half,
+        seed=child_seed(seed, 0),
+        delta=claim.claimed_delta,
+        channel=channel,
+        names=names,
+    )
     started = time.perf_counter()
     bound = audit_laplace_release(
-        1.0, 0.0, scale=scale, l1_sensitivity=1.0, n_samples=half.samples * 1000,
-        seed=child_seed(seed, 1), confidence=half.confidence,
+        1.0,
+        0.0,
+        scale=scale,
+        l1_sensitivity=1.0,
+        n_samples=half.samples * 1000,
+        seed=child_seed(seed, 1),
+        confidence=half.confidence,
     )
     release = dataclasses.replace(
-        whole, bound=bound, pilot_epsilon=math.nan, seconds=time.perf_counter() - started,
-        event=(f"X_{{0,0}}(0) as one Laplace release (scale {scale:.4g}, as charged), "
-               f"LLR >= {bound.threshold:.4g}, {bound.n_samples:,} runs/world"),
+        whole,
+        bound=bound,
+        pilot_epsilon=math.nan,
+        seconds=time.perf_counter() - started,
+        event=(
+            f"X_{{0,0}}(0) as one Laplace release (scale {scale:.4g}, as charged), "
+            f"LLR >= {bound.threshold:.4g}, {bound.n_samples:,} runs/world"
+        ),
     )
-    return stronger_of(whole, release, confidence=budget.confidence,
-                       names=("end to end", "mechanism level"))
+    return stronger_of(
+        whole, release, confidence=budget.confidence, names=("end to end", "mechanism level")
+    )
 
 
 def _initial_scale(claim: Claim) -> float | None:

@@ -48,10 +48,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from fedpriv.algorithms.environments.heterogeneous import (
-    BanditEnvironment,
-    paper_synthetic_bandit,
-)
+from fedpriv.algorithms.environments.heterogeneous import BanditEnvironment, paper_synthetic_bandit
 from fedpriv.algorithms.environments.hospital import hospital_bandit, load_diabetes
 from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import (
     open_fed_ucb_releases,
@@ -60,16 +57,16 @@ from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import (
 )
 from fedpriv.algorithms.networks.graphs import make_graph, second_eigenvalue
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng, stream_rngs
-from fedpriv.audit.claims.claim import Claim, ClaimResult, LowerBoundEvidence, decide_verdict
-from fedpriv.audit.estimators import EpsilonLowerBound
 from fedpriv.audit.claims.attachment import AttachmentOutput, Plan, RowEvidence
+from fedpriv.audit.claims.claim import Claim, ClaimResult, LowerBoundEvidence, decide_verdict
 from fedpriv.audit.engine.executor import parallel_map
 from fedpriv.audit.engine.neighbors import worst_case_reward_pair
 from fedpriv.audit.engine.tree_nodes import audit_tree_nodes, tree_audit_event
+from fedpriv.audit.estimators import EpsilonLowerBound
 from fedpriv.privacy import NeighboringRelation, PureDP
 from fedpriv.privacy._checks import check_epsilon, check_int_at_least
-from fedpriv.privacy.calibrations import fed_ucb_released_prefixes, fed_ucb_scale
 from fedpriv.privacy.accounting.tree import released_tree_depth
+from fedpriv.privacy.calibrations import fed_ucb_released_prefixes, fed_ucb_scale
 
 __all__ = [
     "FINAL_SUPPORT",
@@ -86,8 +83,11 @@ __all__ = [
 #: the view (messages and actions) under both log bases and corrected, then the
 #: second reading (the final estimate ϑ̃(T) published too) under both log bases.
 VARIANTS = (
-    ("paper", "2", False), ("paper", "e", False), ("corrected", "2", False),
-    ("paper", "2", True), ("paper", "e", True),
+    ("paper", "2", False),
+    ("paper", "e", False),
+    ("corrected", "2", False),
+    ("paper", "2", True),
+    ("paper", "e", True),
 )
 PAPER = "Zhu et al. 2021"
 CLAIM_SOURCE = "Definition 1, §4.1 and abstract: ε-DP for each agent's stream {X_i,k(t)}"
@@ -109,8 +109,7 @@ VIEW_SUPPORT = (
     "round T reaches no output and a record sits in ⌊log₂(T−1)⌋+1 = ⌈log₂T⌉ released nodes"
 )
 #: The outputs of the second reading and the paper's words for it.
-FINAL_READING = ("outputs: messages ϑ̃(t−1), actions and the final estimate ϑ̃(T) "
-                 "(tree prefixes 1..T)")
+FINAL_READING = "outputs: messages ϑ̃(t−1), actions and the final estimate ϑ̃(T) (tree prefixes 1..T)"
 FINAL_SUPPORT = (
     "§4: 'in addition to preserving the privacy of X_i,k(t), we also need to protect it "
     "in each τ = t, t+1, ..., T steps'; §4.1 bounds every prefix up to T: 'a total "
@@ -158,12 +157,15 @@ def fed_ucb_reading(mode: str, base: str, publish_final: bool = False) -> dict[s
     dict of str to str
         ``{"reading": ..., "reading_support": ...}``.
     """
-    outputs, support = ((FINAL_READING, FINAL_SUPPORT) if publish_final
-                        else (VIEW_READING, VIEW_SUPPORT))
+    outputs, support = (
+        (FINAL_READING, FINAL_SUPPORT) if publish_final else (VIEW_READING, VIEW_SUPPORT)
+    )
     if mode == "corrected":
         return {"reading": outputs, "reading_support": support}
-    return {"reading": f"{READINGS[base]}; {outputs}",
-            "reading_support": f"{LOG_SUPPORT}. {support}"}
+    return {
+        "reading": f"{READINGS[base]}; {outputs}",
+        "reading_support": f"{LOG_SUPPORT}. {support}",
+    }
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -208,10 +210,14 @@ class VerifyConfig:
     horizons: tuple[int, ...] = (16, 1024, 600_000)
     audit_horizons: tuple[int, ...] = (16, 1024, 600_000)
     audit_samples: tuple[tuple[int, int], ...] = (
-        (16, 10**7), (1024, 3 * 10**7), (600_000, 2 * 10**7)
+        (16, 10**7),
+        (1024, 3 * 10**7),
+        (600_000, 2 * 10**7),
     )
     audit_product_samples: tuple[tuple[int, int], ...] = (
-        (16, 10**7), (1024, 10**7), (600_000, 10**7)
+        (16, 10**7),
+        (1024, 10**7),
+        (600_000, 10**7),
     )
     confidence: float = 0.95
     regret_horizon: int = 20_000
@@ -246,9 +252,9 @@ class VerifyConfig:
         base = {
             "quick": True,
             "audit_samples": ((16, 2 * 10**5), (1024, 2 * 10**5), (600_000, 2 * 10**5)),
-            "audit_product_samples": ((16, 2 * 10**5), (1024, 2 * 10**5),
-                                      (600_000, 2 * 10**5)),
-            "regret_horizon": 2_000, "n_trials": 20,
+            "audit_product_samples": ((16, 2 * 10**5), (1024, 2 * 10**5), (600_000, 2 * 10**5)),
+            "regret_horizon": 2_000,
+            "n_trials": 20,
         }
         base.update(overrides)
         return cls(**base)
@@ -269,7 +275,9 @@ class VerifyReport:
     seconds: float
 
 
-def _environment(config: VerifyConfig, root: np.random.SeedSequence) -> tuple[BanditEnvironment, str]:
+def _environment(
+    config: VerifyConfig, root: np.random.SeedSequence
+) -> tuple[BanditEnvironment, str]:
     if config.data_path is not None:
         env = hospital_bandit(load_diabetes(config.data_path), n_agents=config.n_agents)
         return env, f"hospital (UCI Diabetes-130, {Path(config.data_path).name})"
@@ -302,10 +310,14 @@ def _notes(mode: str, out_of_bounds: int, synthetic: bool) -> tuple[str, ...]:
 def _audit_job(job: dict) -> tuple[int, tuple[EpsilonLowerBound, str]]:
     """One tree audit (a picklable unit of work for the executor): its bound and event."""
     result = audit_tree_nodes(
-        worst_case_reward_pair(job["horizon"]), scale=job["scale"],
-        claimed_epsilon=job["claimed_epsilon"], n_samples=job["n_samples"],
-        seed=job["seed"], confidence=job["confidence"],
-        product_samples=job["product_samples"], released_prefixes=job["released_prefixes"],
+        worst_case_reward_pair(job["horizon"]),
+        scale=job["scale"],
+        claimed_epsilon=job["claimed_epsilon"],
+        n_samples=job["n_samples"],
+        seed=job["seed"],
+        confidence=job["confidence"],
+        product_samples=job["product_samples"],
+        released_prefixes=job["released_prefixes"],
     )
     return job["index"], (result.bound, tree_audit_event(result))
 
@@ -317,31 +329,62 @@ def _regret_job(job: dict) -> dict:
         run = run_gossip_ucb(job["env"], job["graph"], **kwargs)
         label = "gossip-ucb"
     else:
-        run = run_fed_ucb(job["env"], job["graph"], epsilon=job["epsilon"], mode=job["mode"],
-                          log_base=job["log_base"], **kwargs)
+        run = run_fed_ucb(
+            job["env"],
+            job["graph"],
+            epsilon=job["epsilon"],
+            mode=job["mode"],
+            log_base=job["log_base"],
+            **kwargs,
+        )
         label = f"{job['mode']}/log{job['log_base']}"
     per_trial = run.cumulative_regret.mean(axis=1)  # (trials, T), mean over agents
     points = np.unique(np.linspace(0, job["horizon"] - 1, _N_CURVE_POINTS).astype(int))
-    curve = np.stack([points + 1, per_trial[:, points].mean(0), per_trial[:, points].min(0),
-                      per_trial[:, points].max(0)])
-    return {"algorithm": run.algorithm, "mode": job["mode"], "label": label,
-            "epsilon": job["epsilon"], "final": per_trial[:, -1], "curve": curve,
-            "n_out_of_bounds": run.n_out_of_bounds}
+    curve = np.stack(
+        [
+            points + 1,
+            per_trial[:, points].mean(0),
+            per_trial[:, points].min(0),
+            per_trial[:, points].max(0),
+        ]
+    )
+    return {
+        "algorithm": run.algorithm,
+        "mode": job["mode"],
+        "label": label,
+        "epsilon": job["epsilon"],
+        "final": per_trial[:, -1],
+        "curve": curve,
+        "n_out_of_bounds": run.n_out_of_bounds,
+    }
 
 
-def _regret_summaries(config: VerifyConfig, env, graph, run_root, say,
-                      executor=None) -> list[dict]:
+def _regret_summaries(config: VerifyConfig, env, graph, run_root, say, executor=None) -> list[dict]:
     """Step 1: the regret runs (Gossip_UCB and Fed_UCB per mode and ε), summarised."""
     regret_jobs = [
-        {"env": env, "graph": graph, "mode": mode, "log_base": base, "epsilon": eps,
-         "horizon": config.regret_horizon, "n_trials": config.n_trials, "seed": run_root}
-        for mode, base, eps in [("gossip-ucb", "", math.inf)] + [
-            (mode, base, eps) for mode, base in (("paper", "2"), ("corrected", "2"))
+        {
+            "env": env,
+            "graph": graph,
+            "mode": mode,
+            "log_base": base,
+            "epsilon": eps,
+            "horizon": config.regret_horizon,
+            "n_trials": config.n_trials,
+            "seed": run_root,
+        }
+        for mode, base, eps in [("gossip-ucb", "", math.inf)]
+        + [
+            (mode, base, eps)
+            for mode, base in (("paper", "2"), ("corrected", "2"))
             for eps in config.epsilons
         ]
     ]
     return parallel_map(
-        _regret_job, regret_jobs, workers=config.workers, say=say, executor=executor,
+        _regret_job,
+        regret_jobs,
+        workers=config.workers,
+        say=say,
+        executor=executor,
         describe=lambda job, summary: (
             f"regret {job['mode']} {job['log_base']} ε={job['epsilon']:g} "
             f"T={job['horizon']} trials={job['n_trials']}: {summary['final'].mean():.1f}"
@@ -355,8 +398,9 @@ def _claim_grid(config: VerifyConfig) -> list[tuple[int, str, str, bool, int, fl
     The first variants keep the indices (and so the audit seeds) they had before the
     final-estimate rows were added.
     """
-    combos = ((m, b, f, h, e) for m, b, f in VARIANTS for h in config.horizons
-              for e in config.epsilons)
+    combos = (
+        (m, b, f, h, e) for m, b, f in VARIANTS for h in config.horizons for e in config.epsilons
+    )
     return [(index, *combo) for index, combo in enumerate(combos, start=1)]
 
 
@@ -365,32 +409,45 @@ def _describe_audit(job: dict, result: tuple[int, tuple[EpsilonLowerBound, str]]
     lower = result[1][0].epsilon_lower_bound
     # Sensitivity 1 per node, the nodes of the released prefixes only.
     epsilon = released_tree_depth(job["horizon"], job["released_prefixes"]) / job["scale"]
-    return (f"audit T={job['horizon']} R={job['released_prefixes']} "
-            f"scale={job['scale']:.4g} claimed "
-            f"ε={job['claimed_epsilon']:g}: lower bound {lower:.4f}, accountant "
-            f"{epsilon:.4g}, tightness {lower / epsilon:.2f} ({result[1][1]})")
+    return (
+        f"audit T={job['horizon']} R={job['released_prefixes']} "
+        f"scale={job['scale']:.4g} claimed "
+        f"ε={job['claimed_epsilon']:g}: lower bound {lower:.4f}, accountant "
+        f"{epsilon:.4g}, tightness {lower / epsilon:.2f} ({result[1][1]})"
+    )
 
 
-def _tree_audits(config: VerifyConfig, grid, audit_root, say,
-                 executor=None) -> dict[int, tuple[EpsilonLowerBound, str]]:
+def _tree_audits(
+    config: VerifyConfig, grid, audit_root, say, executor=None
+) -> dict[int, tuple[EpsilonLowerBound, str]]:
     """Step 2: the tree audits at the audited horizons (bound, event), keyed by grid index."""
     samples = dict(config.audit_samples)
     product = dict(config.audit_product_samples)
     audit_jobs = [
-        {"index": index, "horizon": horizon,
-         "scale": fed_ucb_scale(eps, horizon, mode=mode, log_base=base,
-                                publish_final=final),
-         "released_prefixes": fed_ucb_released_prefixes(horizon, publish_final=final),
-         "claimed_epsilon": eps, "n_samples": samples[horizon],
-         "product_samples": product.get(horizon, samples[horizon]),
-         "seed": _child(audit_root, index), "confidence": config.confidence}
+        {
+            "index": index,
+            "horizon": horizon,
+            "scale": fed_ucb_scale(eps, horizon, mode=mode, log_base=base, publish_final=final),
+            "released_prefixes": fed_ucb_released_prefixes(horizon, publish_final=final),
+            "claimed_epsilon": eps,
+            "n_samples": samples[horizon],
+            "product_samples": product.get(horizon, samples[horizon]),
+            "seed": _child(audit_root, index),
+            "confidence": config.confidence,
+        }
         for index, mode, base, final, horizon, eps in grid
         if horizon in config.audit_horizons
     ]
-    return dict(parallel_map(
-        _audit_job, audit_jobs, workers=config.workers, say=say, executor=executor,
-        describe=_describe_audit,
-    ))
+    return dict(
+        parallel_map(
+            _audit_job,
+            audit_jobs,
+            workers=config.workers,
+            say=say,
+            executor=executor,
+            describe=_describe_audit,
+        )
+    )
 
 
 def _grid_claim(config: VerifyConfig, item) -> Claim:
@@ -398,13 +455,23 @@ def _grid_claim(config: VerifyConfig, item) -> Claim:
     _, mode, base, final, horizon, eps = item
     scale = fed_ucb_scale(eps, horizon, mode=mode, log_base=base, publish_final=final)
     return Claim(
-        paper=PAPER, algorithm="gossip-fed-ucb", mode=mode,
-        setting=(("n_agents", config.n_agents), ("n_arms", config.n_arms),
-                 ("horizon", horizon), ("epsilon", eps), ("log_base", base),
-                 ("graph", "complete"), ("node_scale", scale),
-                 ("released_prefixes", fed_ucb_released_prefixes(horizon, publish_final=final))),
+        paper=PAPER,
+        algorithm="gossip-fed-ucb",
+        mode=mode,
+        setting=(
+            ("n_agents", config.n_agents),
+            ("n_arms", config.n_arms),
+            ("horizon", horizon),
+            ("epsilon", eps),
+            ("log_base", base),
+            ("graph", "complete"),
+            ("node_scale", scale),
+            ("released_prefixes", fed_ucb_released_prefixes(horizon, publish_final=final)),
+        ),
         neighboring_relation=NeighboringRelation.REPLACE_ONE_REWARD,
-        claimed=PureDP(eps), source=CLAIM_SOURCE, **fed_ucb_reading(mode, base, final),
+        claimed=PureDP(eps),
+        source=CLAIM_SOURCE,
+        **fed_ucb_reading(mode, base, final),
     )
 
 
@@ -419,11 +486,9 @@ def _claim_result(config: VerifyConfig, root, item, audit, notes) -> ClaimResult
     _, mode, base, final, horizon, eps = item
     scale = fed_ucb_scale(eps, horizon, mode=mode, log_base=base, publish_final=final)
     x0 = np.zeros((1, config.n_agents, config.n_arms))
-    noise = stream_rngs(_child(root, 3), n_trials=1, n_agents=config.n_agents,
-                        stream=Stream.NOISE)
+    noise = stream_rngs(_child(root, 3), n_trials=1, n_agents=config.n_agents, stream=Stream.NOISE)
     accountant, _, _, _ = open_fed_ucb_releases(
-        x0, horizon=horizon, epsilon=eps, mode=mode, log_base=base, rng=noise,
-        publish_final=final,
+        x0, horizon=horizon, epsilon=eps, mode=mode, log_base=base, rng=noise, publish_final=final
     )
     route, acc_eps = accountant.tightest(0.0, where={"phase": "stream"})
     init_eps = accountant.get_epsilon(0.0, where={"phase": "init"})
@@ -432,14 +497,22 @@ def _claim_result(config: VerifyConfig, root, item, audit, notes) -> ClaimResult
     # report and claims.json decide alike.
     nodes = released_tree_depth(horizon, fed_ucb_released_prefixes(horizon, publish_final=final))
     exact = LowerBoundEvidence(
-        epsilon=nodes / scale, kind="analytic",
-        description=f"exact: {nodes} released Laplace({scale:.6g}) nodes hold a round-1 record")
+        epsilon=nodes / scale,
+        kind="analytic",
+        description=f"exact: {nodes} released Laplace({scale:.6g}) nodes hold a round-1 record",
+    )
     verdict, evidence = decide_verdict(eps, acc_eps, bound, analytic_lower=exact)
     claim = _grid_claim(config, item)
     return ClaimResult(
-        claim=claim, accountant_epsilon=acc_eps, accountant_route=route,
-        audit=bound, verdict=verdict, evidence=evidence, notes=notes,
-        mechanism_epsilon=acc_eps, extras=(("initial_pulls_epsilon", init_eps),),
+        claim=claim,
+        accountant_epsilon=acc_eps,
+        accountant_route=route,
+        audit=bound,
+        verdict=verdict,
+        evidence=evidence,
+        notes=notes,
+        mechanism_epsilon=acc_eps,
+        extras=(("initial_pulls_epsilon", init_eps),),
         audit_event=event,
     )
 
@@ -449,12 +522,19 @@ def _regret_rows(config: VerifyConfig, summaries) -> tuple[list[dict], dict[str,
     regret_rows, curves = [], {}
     for summary in summaries:
         final, eps = summary["final"], summary["epsilon"]
-        regret_rows.append({
-            "algorithm": summary["algorithm"], "mode": summary["label"], "epsilon": eps,
-            "horizon": config.regret_horizon, "n_trials": config.n_trials,
-            "regret_mean": float(final.mean()), "regret_min": float(final.min()),
-            "regret_max": float(final.max()), "n_out_of_bounds": summary["n_out_of_bounds"],
-        })
+        regret_rows.append(
+            {
+                "algorithm": summary["algorithm"],
+                "mode": summary["label"],
+                "epsilon": eps,
+                "horizon": config.regret_horizon,
+                "n_trials": config.n_trials,
+                "regret_mean": float(final.mean()),
+                "regret_min": float(final.min()),
+                "regret_max": float(final.max()),
+                "n_out_of_bounds": summary["n_out_of_bounds"],
+            }
+        )
         curves[f"{summary['label']}|{eps:g}"] = summary["curve"]
     return regret_rows, curves
 
@@ -464,8 +544,17 @@ def _ledger(config: VerifyConfig, env, graph, run_root, say) -> pd.DataFrame:
     say(f"[ledger] one Fed_UCB run per variant at T={config.ledger_horizon}, ε=1")
     ledgers = []
     for mode, base, final in VARIANTS:
-        run = run_fed_ucb(env, graph, horizon=config.ledger_horizon, epsilon=1.0, mode=mode,
-                          log_base=base, n_trials=1, seed=run_root, publish_final=final)
+        run = run_fed_ucb(
+            env,
+            graph,
+            horizon=config.ledger_horizon,
+            epsilon=1.0,
+            mode=mode,
+            log_base=base,
+            n_trials=1,
+            seed=run_root,
+            publish_final=final,
+        )
         frame = run.accountant.ledger
         frame.insert(0, "publish_final", final)
         frame.insert(0, "log_base", base)
@@ -522,8 +611,13 @@ def verify_gossip_fed_ucb(
     audits = _tree_audits(config, grid, _child(root, 2), say, executor)
     synthetic = config.data_path is None
     results = tuple(
-        _claim_result(config, root, item, audits.get(item[0]),
-                      _notes(item[1], out_of_bounds[item[1]], synthetic))
+        _claim_result(
+            config,
+            root,
+            item,
+            audits.get(item[0]),
+            _notes(item[1], out_of_bounds[item[1]], synthetic),
+        )
         for item in grid
     )
     regret_rows, curves = _regret_rows(config, summaries)
@@ -545,8 +639,9 @@ def verify_gossip_fed_ucb(
 # the job above, whose tree audits evaluate the register's grid rows.
 
 
-def configure(*, quick: bool = False, seed: int = 0, workers: int | None = None,
-              **options) -> VerifyConfig:
+def configure(
+    *, quick: bool = False, seed: int = 0, workers: int | None = None, **options
+) -> VerifyConfig:
     """The job's settings within ``fedpriv verify`` (``--quick``, ``--seed``, ``--workers``).
 
     Parameters
@@ -615,8 +710,9 @@ def planned(config: VerifyConfig, entries) -> Plan:
     return Plan(jobs, frozenset(_grid_rows(config, grid, entries).values()))
 
 
-def run(config: VerifyConfig, entries, *, progress: Callable[[str], None] | None = None,
-        executor=None) -> AttachmentOutput:
+def run(
+    config: VerifyConfig, entries, *, progress: Callable[[str], None] | None = None, executor=None
+) -> AttachmentOutput:
     """Run the job (:func:`verify_gossip_fed_ucb`); its grid claims become register rows.
 
     Parameters
@@ -639,10 +735,15 @@ def run(config: VerifyConfig, entries, *, progress: Callable[[str], None] | None
     keys = _grid_rows(config, _claim_grid(config), entries)
     rows = {
         keys[item[0]]: RowEvidence(
-            route=result.accountant_route, epsilon=result.accountant_epsilon,
-            notes=result.notes, bound=result.audit, event=result.audit_event,
-            extras=result.extras)
-        for item, result in zip(_claim_grid(config), report.claims) if item[0] in keys
+            route=result.accountant_route,
+            epsilon=result.accountant_epsilon,
+            notes=result.notes,
+            bound=result.audit,
+            event=result.audit_event,
+            extras=result.extras,
+        )
+        for item, result in zip(_claim_grid(config), report.claims)
+        if item[0] in keys
     }
     return AttachmentOutput(rows=rows, result=report)
 

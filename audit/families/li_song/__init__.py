@@ -26,30 +26,52 @@ def _findings() -> tuple:
 
 
 FAMILY = Family(
-    key='li_song',
-    title='Li & Song (CDP/DDP/HDP-MAB)',
-    algorithm_names={"cdp-mab": "CDP-MAB", "ce-cdp-mab": "CE-CDP-MAB", "ddp-mab": "DDP-MAB",
-                     "hdp-mab": "HDP-MAB"},
+    key="li_song",
+    title="Li & Song (CDP/DDP/HDP-MAB)",
+    algorithm_names={
+        "cdp-mab": "CDP-MAB",
+        "ce-cdp-mab": "CE-CDP-MAB",
+        "ddp-mab": "DDP-MAB",
+        "hdp-mab": "HDP-MAB",
+    },
     claims=_claims,
     findings=_findings,
-    aliases=('lisong', 'li-song'),
+    aliases=("lisong", "li-song"),
     order=1,
     run_commands={
-        'cdp-mab': Command('fedpriv.cli.li_song', 'CDP-MAB, master-worker (Li & Song Alg. 1)', secure_noise=True),
-        'ce-cdp-mab': Command('fedpriv.cli.li_song', 'CDP-MAB with R rounds and participation p (Li & Song §IV-B)', secure_noise=True),
-        'ddp-mab': Command('fedpriv.cli.li_song', 'DDP-MAB, decentralized with GIS (Li & Song Alg. 3)', secure_noise=True),
-        'hdp-mab': Command('fedpriv.cli.li_song', 'HDP-MAB, hybrid with sink agents (Li & Song Alg. 5, Table II)', secure_noise=True),
-        'single-mab': Command('fedpriv.cli.li_song', 'Single-MAB baseline: Alg. 1 per agent (Li & Song Remark 2)', secure_noise=True),
+        "cdp-mab": Command(
+            "fedpriv.cli.li_song", "CDP-MAB, master-worker (Li & Song Alg. 1)", secure_noise=True
+        ),
+        "ce-cdp-mab": Command(
+            "fedpriv.cli.li_song",
+            "CDP-MAB with R rounds and participation p (Li & Song §IV-B)",
+            secure_noise=True,
+        ),
+        "ddp-mab": Command(
+            "fedpriv.cli.li_song",
+            "DDP-MAB, decentralized with GIS (Li & Song Alg. 3)",
+            secure_noise=True,
+        ),
+        "hdp-mab": Command(
+            "fedpriv.cli.li_song",
+            "HDP-MAB, hybrid with sink agents (Li & Song Alg. 5, Table II)",
+            secure_noise=True,
+        ),
+        "single-mab": Command(
+            "fedpriv.cli.li_song",
+            "Single-MAB baseline: Alg. 1 per agent (Li & Song Remark 2)",
+            secure_noise=True,
+        ),
     },
     experiments={
-        'li-song-fig4': Command('fedpriv.cli.li_song', 'Li & Song Fig. 4'),
-        'li-song-fig5': Command('fedpriv.cli.li_song', 'Li & Song Fig. 5'),
-        'li-song-fig6': Command('fedpriv.cli.li_song', 'Li & Song Fig. 6'),
-        'li-song-fig7': Command('fedpriv.cli.li_song', 'Li & Song Fig. 7'),
-        'li-song-fig8': Command('fedpriv.cli.li_song', 'Li & Song Fig. 8'),
-        'li-song-fig9': Command('fedpriv.cli.li_song', 'Li & Song Fig. 9'),
-        'li-song-fig10': Command('fedpriv.cli.li_song', 'Li & Song Fig. 10'),
-        'li-song-fig11': Command('fedpriv.cli.li_song', 'Li & Song Fig. 11'),
-        'li-song-fig12': Command('fedpriv.cli.li_song', 'Li & Song Fig. 12'),
+        "li-song-fig4": Command("fedpriv.cli.li_song", "Li & Song Fig. 4"),
+        "li-song-fig5": Command("fedpriv.cli.li_song", "Li & Song Fig. 5"),
+        "li-song-fig6": Command("fedpriv.cli.li_song", "Li & Song Fig. 6"),
+        "li-song-fig7": Command("fedpriv.cli.li_song", "Li & Song Fig. 7"),
+        "li-song-fig8": Command("fedpriv.cli.li_song", "Li & Song Fig. 8"),
+        "li-song-fig9": Command("fedpriv.cli.li_song", "Li & Song Fig. 9"),
+        "li-song-fig10": Command("fedpriv.cli.li_song", "Li & Song Fig. 10"),
+        "li-song-fig11": Command("fedpriv.cli.li_song", "Li & Song Fig. 11"),
+        "li-song-fig12": Command("fedpriv.cli.li_song", "Li & Song Fig. 12"),
     },
 )

@@ -27,7 +27,7 @@ import matplotlib.pyplot as plt
 import networkx as nx
 import numpy as np
 import pandas as pd
-
+from fedpriv.algorithms.environments.bernoulli import heterogeneous_bandit, homogeneous_bandit
 from fedpriv.algorithms.li_song.mab import (
     minimum_gap,
     run_cdp_mab,
@@ -41,7 +41,6 @@ from fedpriv.algorithms.li_song.network import (
     simulate_gis,
     table_ii_components,
 )
-from fedpriv.algorithms.environments.bernoulli import heterogeneous_bandit, homogeneous_bandit
 from fedpriv.algorithms.networks.graphs import make_graph
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
 from fedpriv.privacy._checks import check_int_at_least
@@ -49,28 +48,45 @@ from fedpriv.privacy._checks import check_int_at_least
 __all__ = ["DEFAULTS", "run_figure"]
 
 #: figure -> (default horizon, default trials)
-DEFAULTS = {4: (100_000, 5), 5: (100_000, 5), 6: (100_000, 5), 7: (100_000, 3),
-            8: (100_000, 5), 9: (0, 0), 10: (100_000, 5), 11: (100_000, 3),
-            12: (100_000, 5)}
+DEFAULTS = {
+    4: (100_000, 5),
+    5: (100_000, 5),
+    6: (100_000, 5),
+    7: (100_000, 3),
+    8: (100_000, 5),
+    9: (0, 0),
+    10: (100_000, 5),
+    11: (100_000, 3),
+    12: (100_000, 5),
+}
 _GRID = 200
 
 
 def _env_rng(seed: int) -> np.random.Generator:
     root = as_seed_sequence(seed)
-    return stream_rng(np.random.SeedSequence(root.entropy, spawn_key=(0,)), trial=0,
-                      stream=Stream.ENVIRONMENT)
+    return stream_rng(
+        np.random.SeedSequence(root.entropy, spawn_key=(0,)), trial=0, stream=Stream.ENVIRONMENT
+    )
 
 
 def _rows(label: str, run: Any, extra: dict[str, Any]) -> list[dict[str, Any]]:
     m = run.setting["n_agents"]
-    return [{"label": label, "algorithm": run.algorithm, "trial": j,
-             "regret": float(run.total_regret[j]), "regret_per_agent": float(run.total_regret[j] / m),
-             "exploitation_regret": float(run.exploitation_regret[j]),
-             "communication_cost": float(run.communication_cost[j]),
-             "rounds": int(run.rounds[j]),
-             "best_arm_eliminated": bool(run.best_arm_eliminated[j]),
-             "accountant_epsilon": run.message_epsilon()[1], **extra}
-            for j in range(run.total_regret.size)]
+    return [
+        {
+            "label": label,
+            "algorithm": run.algorithm,
+            "trial": j,
+            "regret": float(run.total_regret[j]),
+            "regret_per_agent": float(run.total_regret[j] / m),
+            "exploitation_regret": float(run.exploitation_regret[j]),
+            "communication_cost": float(run.communication_cost[j]),
+            "rounds": int(run.rounds[j]),
+            "best_arm_eliminated": bool(run.best_arm_eliminated[j]),
+            "accountant_epsilon": run.message_epsilon()[1],
+            **extra,
+        }
+        for j in range(run.total_regret.size)
+    ]
 
 
 class _Figure:
@@ -91,9 +107,18 @@ class _Figure:
         return pd.DataFrame(self.rows)
 
     def curve_frame(self) -> pd.DataFrame:
-        parts = [pd.DataFrame({"label": label, "t": self.times, "mean": c.mean(axis=0),
-                               "min": c.min(axis=0), "max": c.max(axis=0)})
-                 for label, c in self.curves.items()]
+        parts = [
+            pd.DataFrame(
+                {
+                    "label": label,
+                    "t": self.times,
+                    "mean": c.mean(axis=0),
+                    "min": c.min(axis=0),
+                    "max": c.max(axis=0),
+                }
+            )
+            for label, c in self.curves.items()
+        ]
         return pd.concat(parts, ignore_index=True)
 
     def plot(self, title: str, cost_panel: bool = False) -> plt.Figure:
@@ -102,10 +127,12 @@ class _Figure:
         ax = axes[0, 0]
         styles = ("-", "--", "-.", ":")
         for n, (label, c) in enumerate(self.curves.items()):
-            line, = ax.plot(self.times, c.mean(axis=0), label=label,
-                            linestyle=styles[n % len(styles)])
-            ax.fill_between(self.times, c.min(axis=0), c.max(axis=0), alpha=0.2,
-                            color=line.get_color())
+            (line,) = ax.plot(
+                self.times, c.mean(axis=0), label=label, linestyle=styles[n % len(styles)]
+            )
+            ax.fill_between(
+                self.times, c.min(axis=0), c.max(axis=0), alpha=0.2, color=line.get_color()
+            )
         ax.set_xlabel("time slot t")
         ax.set_ylabel("per-agent regret" if self.per_agent else "regret (sum over agents)")
         ax.legend(fontsize=7)
@@ -117,8 +144,9 @@ class _Figure:
             for label, g in frame.groupby("label", sort=False):
                 cost, reg = g["communication_cost"].mean(), g[col]
                 low, high = max(reg.mean() - reg.min(), 0.0), max(reg.max() - reg.mean(), 0.0)
-                ax2.errorbar(cost, reg.mean(), yerr=[[low], [high]],
-                             fmt="o", capsize=3, label=label)
+                ax2.errorbar(
+                    cost, reg.mean(), yerr=[[low], [high]], fmt="o", capsize=3, label=label
+                )
             ax2.set_xlabel("communication cost C(T)")
             ax2.set_ylabel(f"final {col.replace('_', ' ')}")
             ax2.legend(fontsize=7)
@@ -126,8 +154,14 @@ class _Figure:
         return fig
 
 
-def _write(out: Path, number: int, fig: plt.Figure, frame: pd.DataFrame,
-           curves: pd.DataFrame | None, note: str) -> Path:
+def _write(
+    out: Path,
+    number: int,
+    fig: plt.Figure,
+    frame: pd.DataFrame,
+    curves: pd.DataFrame | None,
+    note: str,
+) -> Path:
     folder = Path(out) / "li_song"
     folder.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".fig{number}-", dir=folder))
@@ -152,29 +186,42 @@ def _markdown(frame: pd.DataFrame, index: bool = True) -> str:
     def cell(v: Any) -> str:
         return f"{v:.4g}" if isinstance(v, (float, np.floating)) else str(v)
 
-    lines = ["| " + " | ".join(map(str, frame.columns)) + " |",
-             "|" + "---|" * frame.shape[1]]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |"
-              for row in frame.itertuples(index=False)]
+    lines = ["| " + " | ".join(map(str, frame.columns)) + " |", "|" + "---|" * frame.shape[1]]
+    lines += [
+        "| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)
+    ]
     return "\n".join(lines)
 
 
-def _note(number: int, caption: str, rows: list[tuple[str, str, str]], frame: pd.DataFrame,
-          extra: str = "") -> str:
+def _note(
+    number: int,
+    caption: str,
+    rows: list[tuple[str, str, str]],
+    frame: pd.DataFrame,
+    extra: str = "",
+) -> str:
     table = "\n".join(f"| {a} | {b} | {c} |" for a, b, c in rows)
     col = "regret_per_agent" if "per agent" in caption else "regret"
     summary = frame.groupby("label", sort=False).agg(
-        regret_mean=(col, "mean"), regret_min=(col, "min"), regret_max=(col, "max"),
+        regret_mean=(col, "mean"),
+        regret_min=(col, "min"),
+        regret_max=(col, "max"),
         exploitation=("exploitation_regret", "mean"),
-        cost=("communication_cost", "mean"), rounds=("rounds", "mean"),
-        accountant_epsilon=("accountant_epsilon", "max"))
-    return (f"# Li & Song Fig. {number}: {caption}\n\n"
-            "Generated by `fedpriv experiment li-song-fig"
-            f"{number}` (audit/families/li_song/experiments.py).\n\n"
-            "| setting | paper | here |\n|---|---|---|\n" + table + "\n\n"
-            "Final regret (mean, min, max over trials), communication cost, rounds and the "
-            "accountant's per-message ε:\n\n" + _markdown(summary) + "\n"
-            + (f"\n{extra}\n" if extra else ""))
+        cost=("communication_cost", "mean"),
+        rounds=("rounds", "mean"),
+        accountant_epsilon=("accountant_epsilon", "max"),
+    )
+    return (
+        f"# Li & Song Fig. {number}: {caption}\n\n"
+        "Generated by `fedpriv experiment li-song-fig"
+        f"{number}` (audit/families/li_song/experiments.py).\n\n"
+        "| setting | paper | here |\n|---|---|---|\n" + table + "\n\n"
+        "Final regret (mean, min, max over trials), communication cost, rounds and the "
+        "accountant's per-message ε:\n\n"
+        + _markdown(summary)
+        + "\n"
+        + (f"\n{extra}\n" if extra else "")
+    )
 
 
 def _homogeneous_50(seed: int):
@@ -186,119 +233,210 @@ def _fig4(fig: _Figure, n_trials: int, seed: int) -> tuple[str, list, str, bool]
     for eps in (0.1, 0.3, 0.5, 1.0, math.inf):
         run = run_cdp_mab(env, horizon=fig.horizon, epsilon=eps, n_trials=n_trials, seed=seed)
         fig.add(f"ε = {eps:g}", run, epsilon=eps)
-    rows = [("M, K, arms", "50, 100, Bernoulli U[0,1]", "same (one instance)"),
-            ("ε", "0.1, 0.3, 0.5, 1 ('1 = non-private')", "0.1, 0.3, 0.5, 1 and ∞ (no noise)"),
-            ("T, trials", "unreported", f"{fig.horizon}, {n_trials}"), ("c1", "25", "25")]
-    extra = ("With M = 50 the privacy term never dominates S(r) (fedpriv's computation from Alg. 1 line 4), so ε "
-             "only moves the width h(r): the curves are close. The guarantee is Mε = "
-             "5, 15, 25, 50 per message, not ε.")
+    rows = [
+        ("M, K, arms", "50, 100, Bernoulli U[0,1]", "same (one instance)"),
+        ("ε", "0.1, 0.3, 0.5, 1 ('1 = non-private')", "0.1, 0.3, 0.5, 1 and ∞ (no noise)"),
+        ("T, trials", "unreported", f"{fig.horizon}, {n_trials}"),
+        ("c1", "25", "25"),
+    ]
+    extra = (
+        "With M = 50 the privacy term never dominates S(r) (fedpriv's computation from Alg. 1 line 4), so ε "
+        "only moves the width h(r): the curves are close. The guarantee is Mε = "
+        "5, 15, 25, 50 per message, not ε."
+    )
     return "Regrets of CDP-MAB with different privacy level ε", rows, extra, False
 
 
 def _fig5(fig: _Figure, n_trials: int, seed: int):
     env = _homogeneous_50(seed)
     for p in (0.2, 0.4, 0.6, 0.8, 1.0):
-        run = run_cdp_mab(env, horizon=fig.horizon, epsilon=1.0, n_trials=n_trials, seed=seed,
-                          participation_rate=p)
+        run = run_cdp_mab(
+            env,
+            horizon=fig.horizon,
+            epsilon=1.0,
+            n_trials=n_trials,
+            seed=seed,
+            participation_rate=p,
+        )
         fig.add(f"p = {p:g}", run, participation_rate=p)
-    rows = [("p", "0.2 … 1", "0.2, 0.4, 0.6, 0.8, 1 (N = ⌈pM⌉ = 10 … 50)"),
-            ("ε", "'fixed' (unstated)", "1"), ("R", "unclear", "unlimited (Δ̃_r = 2^-r)"),
-            ("T, trials", "unreported", f"{fig.horizon}, {n_trials}")]
-    return "Regrets of CDP-MAB with participating rate p", rows, (
-        "The accountant's per-message ε is Nε (Theorem 2 states Mε)."), False
+    rows = [
+        ("p", "0.2 … 1", "0.2, 0.4, 0.6, 0.8, 1 (N = ⌈pM⌉ = 10 … 50)"),
+        ("ε", "'fixed' (unstated)", "1"),
+        ("R", "unclear", "unlimited (Δ̃_r = 2^-r)"),
+        ("T, trials", "unreported", f"{fig.horizon}, {n_trials}"),
+    ]
+    return (
+        "Regrets of CDP-MAB with participating rate p",
+        rows,
+        ("The accountant's per-message ε is Nε (Theorem 2 states Mε)."),
+        False,
+    )
 
 
 def _fig6(fig: _Figure, n_trials: int, seed: int):
     env = _homogeneous_50(seed)
     for r in (2, 3, 4, 5):
-        run = run_cdp_mab(env, horizon=fig.horizon, epsilon=1.0, n_trials=n_trials, seed=seed,
-                          n_rounds=r)
+        run = run_cdp_mab(
+            env, horizon=fig.horizon, epsilon=1.0, n_trials=n_trials, seed=seed, n_rounds=r
+        )
         fig.add(f"R = {r}", run, n_rounds=r)
     for r in (2, 5):
-        run = run_cdp_mab(env, horizon=fig.horizon, epsilon=1.0, n_trials=n_trials, seed=seed,
-                          n_rounds=r, mode="corrected")
+        run = run_cdp_mab(
+            env,
+            horizon=fig.horizon,
+            epsilon=1.0,
+            n_trials=n_trials,
+            seed=seed,
+            n_rounds=r,
+            mode="corrected",
+        )
         fig.add(f"R = {r}, (Δ/2)^(r/R)", run, n_rounds=r)
-    rows = [("R", "2, 3, 4, 5; p = 1", "2, 3, 4, 5; p = 1; plus the corrected schedule"),
-            ("Δ in Δ^(r/R)", "unreported", f"the instance's μ1 − μ2 = {minimum_gap(env):.4g}"),
-            ("ε", "unstated", "1"), ("T, trials", "unreported", f"{fig.horizon}, {n_trials}")]
-    return "Regrets of CDP-MAB with rounds R", rows, (
-        "An epoch whose S(r) does not fit in the horizon is truncated without a release, "
-        "so small R can leave many arms active until T."), False
+    rows = [
+        ("R", "2, 3, 4, 5; p = 1", "2, 3, 4, 5; p = 1; plus the corrected schedule"),
+        ("Δ in Δ^(r/R)", "unreported", f"the instance's μ1 − μ2 = {minimum_gap(env):.4g}"),
+        ("ε", "unstated", "1"),
+        ("T, trials", "unreported", f"{fig.horizon}, {n_trials}"),
+    ]
+    return (
+        "Regrets of CDP-MAB with rounds R",
+        rows,
+        (
+            "An epoch whose S(r) does not fit in the horizon is truncated without a release, "
+            "so small R can leave many arms active until T."
+        ),
+        False,
+    )
 
 
 def _fig7(fig: _Figure, n_trials: int, seed: int):
     env = _homogeneous_50(seed)
     for p in (0.2, 0.6, 1.0):
         for r in (2, 3, 4, 5):
-            run = run_cdp_mab(env, horizon=fig.horizon, epsilon=1.0, n_trials=n_trials,
-                              seed=seed, participation_rate=p, n_rounds=r)
+            run = run_cdp_mab(
+                env,
+                horizon=fig.horizon,
+                epsilon=1.0,
+                n_trials=n_trials,
+                seed=seed,
+                participation_rate=p,
+                n_rounds=r,
+            )
             fig.add(f"p = {p:g}, R = {r}", run, participation_rate=p, n_rounds=r)
-    rows = [("(p, R)", "various", "p ∈ {0.2, 0.6, 1} × R ∈ {2, …, 5}"), ("ε", "1", "1"),
-            ("cost", "c1 ⌈pM⌉ R (Theorem 2)", "c1 N × rounds actually completed, c1 = 25"),
-            ("T, trials", "unreported", f"{fig.horizon}, {n_trials}")]
+    rows = [
+        ("(p, R)", "various", "p ∈ {0.2, 0.6, 1} × R ∈ {2, …, 5}"),
+        ("ε", "1", "1"),
+        ("cost", "c1 ⌈pM⌉ R (Theorem 2)", "c1 N × rounds actually completed, c1 = 25"),
+        ("T, trials", "unreported", f"{fig.horizon}, {n_trials}"),
+    ]
     return "Regrets of CDP-MAB with participate rate p and rounds R", rows, "", True
 
 
 def _fig8(fig: _Figure, n_trials: int, seed: int):
     rng = _env_rng(seed)
-    envs = {"homogeneous": homogeneous_bandit(5, 10, rng),
-            "heterogeneous": heterogeneous_bandit(5, 10, rng, min_mismatch=2)}
+    envs = {
+        "homogeneous": homogeneous_bandit(5, 10, rng),
+        "heterogeneous": heterogeneous_bandit(5, 10, rng, min_mismatch=2),
+    }
     for kind, env in envs.items():
         for name, runner in (("CDP-MAB", run_cdp_mab), ("Single-MAB", run_single_mab)):
             run = runner(env, horizon=fig.horizon, epsilon=0.5, n_trials=n_trials, seed=seed)
             fig.add(f"{name}, {kind}", run, rewards=kind)
-    rows = [("M, K", "5, 10", "5, 10"), ("ε", "unstated", "0.5 (Single-MAB: same input ε)"),
-            ("heterogeneous generator", "unreported",
-             "per-agent means U[0,1], >= 2 agents' local best ≠ global best"),
-            ("T, trials", "unreported", f"{fig.horizon}, {n_trials}")]
-    return "Regrets of Single-MAB vs. CDP-MAB under different reward structures", rows, (
-        "Regret uses the global gaps; Single-MAB agents converge to their local best arm "
-        "(linear regret when it is not the global one)."), False
+    rows = [
+        ("M, K", "5, 10", "5, 10"),
+        ("ε", "unstated", "0.5 (Single-MAB: same input ε)"),
+        (
+            "heterogeneous generator",
+            "unreported",
+            "per-agent means U[0,1], >= 2 agents' local best ≠ global best",
+        ),
+        ("T, trials", "unreported", f"{fig.horizon}, {n_trials}"),
+    ]
+    return (
+        "Regrets of Single-MAB vs. CDP-MAB under different reward structures",
+        rows,
+        (
+            "Regret uses the global gaps; Single-MAB agents converge to their local best arm "
+            "(linear regret when it is not the global one)."
+        ),
+        False,
+    )
 
 
 def _fig9(out: Path, seed: int) -> Path:
     rng = _env_rng(seed)
-    graphs = {"Fully-connected": make_graph("complete", 5), "Star": make_graph("star", 5),
-              "Ring": make_graph("ring", 5), "Random": make_graph("erdos_renyi", 5, p=0.5, rng=rng)}
+    graphs = {
+        "Fully-connected": make_graph("complete", 5),
+        "Star": make_graph("star", 5),
+        "Ring": make_graph("ring", 5),
+        "Random": make_graph("erdos_renyi", 5, p=0.5, rng=rng),
+    }
     fig, axes = plt.subplots(1, 4, figsize=(12, 3.2))
     rows = []
     for ax, (name, g) in zip(axes, graphs.items(), strict=True):
         nx.draw_circular(g, ax=ax, with_labels=True, node_color="#9ecae1")
         ax.set_title(name)
         gis = simulate_gis(g)
-        rows.append({"graph": name, "n_agents": 5, "edges": g.number_of_edges(),
-                     "diameter": gis.n_slots, "t_delay_counter": gis.delay("counter"),
-                     "ADV": gis.count("ADV"), "REQ": gis.count("REQ"), "DATA": gis.count("DATA"),
-                     "cost_edges_c2=1": gis.round_cost(1.0, "edges"),
-                     "cost_paths_c2=1": gis.round_cost(1.0, "paths")})
+        rows.append(
+            {
+                "graph": name,
+                "n_agents": 5,
+                "edges": g.number_of_edges(),
+                "diameter": gis.n_slots,
+                "t_delay_counter": gis.delay("counter"),
+                "ADV": gis.count("ADV"),
+                "REQ": gis.count("REQ"),
+                "DATA": gis.count("DATA"),
+                "cost_edges_c2=1": gis.round_cost(1.0, "edges"),
+                "cost_paths_c2=1": gis.round_cost(1.0, "paths"),
+            }
+        )
     fig.tight_layout()
     frame = pd.DataFrame(rows)
-    note = ("# Li & Song Fig. 9: examples of 5-agent graph structures\n\n"
-            "Random = Erdős–Rényi G(5, 0.5) redrawn until connected (the paper's model is "
-            "unreported). Per-round GIS handshakes and costs:\n\n"
-            + _markdown(frame, index=False) + "\n")
+    note = (
+        "# Li & Song Fig. 9: examples of 5-agent graph structures\n\n"
+        "Random = Erdős–Rényi G(5, 0.5) redrawn until connected (the paper's model is "
+        "unreported). Per-round GIS handshakes and costs:\n\n"
+        + _markdown(frame, index=False)
+        + "\n"
+    )
     return _write(out, 9, fig, frame, None, note)
 
 
 def _fig10(fig: _Figure, n_trials: int, seed: int):
     env = _homogeneous_50(seed)
-    graphs = {"Fully-connected": make_graph("complete", 50), "Star": make_graph("star", 50),
-              "Ring": make_graph("ring", 50),
-              "Random": make_graph("erdos_renyi", 50, p=0.1, rng=stream_rng(
-                  as_seed_sequence(seed), trial=0, stream=Stream.NETWORK))}
+    graphs = {
+        "Fully-connected": make_graph("complete", 50),
+        "Star": make_graph("star", 50),
+        "Ring": make_graph("ring", 50),
+        "Random": make_graph(
+            "erdos_renyi",
+            50,
+            p=0.1,
+            rng=stream_rng(as_seed_sequence(seed), trial=0, stream=Stream.NETWORK),
+        ),
+    }
     for name, g in graphs.items():
-        run = run_ddp_mab(env, g, horizon=fig.horizon, epsilon=0.5, n_trials=n_trials,
-                          seed=seed)
+        run = run_ddp_mab(env, g, horizon=fig.horizon, epsilon=0.5, n_trials=n_trials, seed=seed)
         fig.add(f"{name} (d_G = {run.setting['diameter']})", run, graph=name)
-    rows = [("M, K", "50, 100", "50, 100"), ("ε", "unstated", "0.5"), ("c2", "1", "1"),
-            ("random graph", "unreported", "Erdős–Rényi G(50, 0.1), redrawn until connected"),
-            ("t_delay, cost", "d_G − 1; c2 d_G |E| per round", "same (counter, edges)"),
-            ("T, trials", "unreported", f"{fig.horizon}, {n_trials}")]
-    return "Regrets of DDP-MAB with different graph structures", rows, (
-        "`exploitation` is the regret of the t_delay = d_G − 1 local-exploitation slots "
-        "(App. D's R_D(2), at most M(d_G − 1) per round): agents exploit their best raw "
-        "local mean among the active arms, whose gaps are already small, so the graphs "
-        "differ mainly in cost at this horizon (exploration regret dominates)."), True
+    rows = [
+        ("M, K", "50, 100", "50, 100"),
+        ("ε", "unstated", "0.5"),
+        ("c2", "1", "1"),
+        ("random graph", "unreported", "Erdős–Rényi G(50, 0.1), redrawn until connected"),
+        ("t_delay, cost", "d_G − 1; c2 d_G |E| per round", "same (counter, edges)"),
+        ("T, trials", "unreported", f"{fig.horizon}, {n_trials}"),
+    ]
+    return (
+        "Regrets of DDP-MAB with different graph structures",
+        rows,
+        (
+            "`exploitation` is the regret of the t_delay = d_G − 1 local-exploitation slots "
+            "(App. D's R_D(2), at most M(d_G − 1) per round): agents exploit their best raw "
+            "local mean among the active arms, whose gaps are already small, so the graphs "
+            "differ mainly in cost at this horizon (exploration regret dominates)."
+        ),
+        True,
+    )
 
 
 def _fig11(fig: _Figure, n_trials: int, seed: int):
@@ -306,21 +444,41 @@ def _fig11(fig: _Figure, n_trials: int, seed: int):
     rng = stream_rng(as_seed_sequence(seed), trial=0, stream=Stream.NETWORK)
     for case in sorted(TABLE_II_CASES):
         comps = table_ii_components(case, rng=rng)
-        run = run_hdp_mab(env, comps, horizon=fig.horizon, epsilon=0.5, n_trials=n_trials,
-                          seed=seed, cost_model="edges")
+        run = run_hdp_mab(
+            env,
+            comps,
+            horizon=fig.horizon,
+            epsilon=0.5,
+            n_trials=n_trials,
+            seed=seed,
+            cost_model="edges",
+        )
         sinks = find_sink_agents(comps)
-        fig.add(f"case {case}", run, case=case,
-                cost_per_round_edges=sinks.round_cost(50.0, 1.0, "edges"),
-                cost_per_round_paths=sinks.round_cost(50.0, 1.0, "paths"))
-    rows = [("agents", "100 (case 2 sums to 110)", "100; case 2 = {57, 22, 9, 6, 6}"),
-            ("K, ε", "unstated", "100, 0.5"), ("c1, c2", "50, 1", "50, 1"),
-            ("cost model", "narrative matches edge counts", "edges (plot); paths in CSV"),
-            ("t_delay", "max_q radius (Alg. 4 line 5)", "same (delay_convention='slots')"),
-            ("case 4 random graph", "unreported", "Erdős–Rényi G(20, 0.3), connected"),
-            ("T, trials", "unreported", f"{fig.horizon}, {n_trials}")]
-    return "Regrets of HDP-MAB with different component structures (per agent)", rows, (
-        "Per-round cost of Theorem 4's SAC path-hop model: case 1 345, case 3 149 (cheapest), "
-        "case 6 5000; the edge model gives 1200, 5000, 5000 (fedpriv's computation for Table II)."), True
+        fig.add(
+            f"case {case}",
+            run,
+            case=case,
+            cost_per_round_edges=sinks.round_cost(50.0, 1.0, "edges"),
+            cost_per_round_paths=sinks.round_cost(50.0, 1.0, "paths"),
+        )
+    rows = [
+        ("agents", "100 (case 2 sums to 110)", "100; case 2 = {57, 22, 9, 6, 6}"),
+        ("K, ε", "unstated", "100, 0.5"),
+        ("c1, c2", "50, 1", "50, 1"),
+        ("cost model", "narrative matches edge counts", "edges (plot); paths in CSV"),
+        ("t_delay", "max_q radius (Alg. 4 line 5)", "same (delay_convention='slots')"),
+        ("case 4 random graph", "unreported", "Erdős–Rényi G(20, 0.3), connected"),
+        ("T, trials", "unreported", f"{fig.horizon}, {n_trials}"),
+    ]
+    return (
+        "Regrets of HDP-MAB with different component structures (per agent)",
+        rows,
+        (
+            "Per-round cost of Theorem 4's SAC path-hop model: case 1 345, case 3 149 (cheapest), "
+            "case 6 5000; the edge model gives 1200, 5000, 5000 (fedpriv's computation for Table II)."
+        ),
+        True,
+    )
 
 
 def _fig12(fig: _Figure, n_trials: int, seed: int):
@@ -331,23 +489,53 @@ def _fig12(fig: _Figure, n_trials: int, seed: int):
     fig.add("DDP-MAB (ring)", run_ddp_mab(env, make_graph("ring", 20), **kw))
     for agg in ("unweighted", "weighted"):
         fig.add(f"HDP-MAB ({agg})", run_hdp_mab(env, comps, aggregation=agg, **kw))
-    rows = [("M, K", "unstated", "20, 10"), ("rewards", "heterogeneous (generator unreported)",
-             "per-agent U[0,1], >= 5 agents' local best ≠ global best"), ("ε", "unstated", "0.5"),
-            ("graphs", "unstated", "DDP: ring(20); HDP: paths of 10, 5, 3, 2 agents"),
-            ("costs", "c1 = 25 / 50, c2 = 1",
-             "CDP c1 = 25; DDP c2 = 1 (edges); HDP c1 = 50, c2 = 1 (SAC paths)"),
-            ("T, trials", "unreported", f"{fig.horizon}, {n_trials}")]
-    return "Regrets of HDP-MAB under different reward structures (CDP vs DDP vs HDP, per agent)", rows, (
-        "Unequal components make the paper's unweighted server average (Alg. 5 line 14) biased; the "
-        "weighted average is the correction."), True
+    rows = [
+        ("M, K", "unstated", "20, 10"),
+        (
+            "rewards",
+            "heterogeneous (generator unreported)",
+            "per-agent U[0,1], >= 5 agents' local best ≠ global best",
+        ),
+        ("ε", "unstated", "0.5"),
+        ("graphs", "unstated", "DDP: ring(20); HDP: paths of 10, 5, 3, 2 agents"),
+        (
+            "costs",
+            "c1 = 25 / 50, c2 = 1",
+            "CDP c1 = 25; DDP c2 = 1 (edges); HDP c1 = 50, c2 = 1 (SAC paths)",
+        ),
+        ("T, trials", "unreported", f"{fig.horizon}, {n_trials}"),
+    ]
+    return (
+        "Regrets of HDP-MAB under different reward structures (CDP vs DDP vs HDP, per agent)",
+        rows,
+        (
+            "Unequal components make the paper's unweighted server average (Alg. 5 line 14) biased; the "
+            "weighted average is the correction."
+        ),
+        True,
+    )
 
 
-_FIGURES: dict[int, Callable[..., Any]] = {4: _fig4, 5: _fig5, 6: _fig6, 7: _fig7, 8: _fig8,
-                                           10: _fig10, 11: _fig11, 12: _fig12}
+_FIGURES: dict[int, Callable[..., Any]] = {
+    4: _fig4,
+    5: _fig5,
+    6: _fig6,
+    7: _fig7,
+    8: _fig8,
+    10: _fig10,
+    11: _fig11,
+    12: _fig12,
+}
 
 
-def run_figure(number: int, *, out: Path, n_trials: int | None = None,
-               horizon: int | None = None, seed: int = 0) -> Path:
+def run_figure(
+    number: int,
+    *,
+    out: Path,
+    n_trials: int | None = None,
+    horizon: int | None = None,
+    seed: int = 0,
+) -> Path:
     """Run Li & Song's Fig. ``number`` (4–12) and write it to ``<out>/li_song/``.
 
     Parameters
@@ -385,5 +573,11 @@ def run_figure(number: int, *, out: Path, n_trials: int | None = None,
     caption, rows, extra, cost_panel = _FIGURES[number](fig, n_trials, seed)
     frame = fig.frame()
     note = _note(number, caption, rows, frame, extra)
-    return _write(out, number, fig.plot(f"Fig. {number}: {caption}", cost_panel), frame,
-                  fig.curve_frame(), note)
+    return _write(
+        out,
+        number,
+        fig.plot(f"Fig. {number}: {caption}", cost_panel),
+        frame,
+        fig.curve_frame(),
+        note,
+    )

@@ -34,18 +34,12 @@ import dataclasses
 import time
 
 import numpy as np
-
 from fedpriv.audit.claims.claim import Claim
-from fedpriv.audit.engine.combine import halved, stronger_of
-from fedpriv.audit.engine.coupled import (
-    AuditBudget,
-    EndToEndAudit,
-    child_seed,
-    search_and_confirm,
-)
-from fedpriv.audit.estimators import EpsilonLowerBound
-from fedpriv.audit.engine.neighbors import SingleWorldTable, table_reward_pair
 from fedpriv.audit.claims.entry import AccountantResult
+from fedpriv.audit.engine.combine import halved, stronger_of
+from fedpriv.audit.engine.coupled import AuditBudget, EndToEndAudit, child_seed, search_and_confirm
+from fedpriv.audit.engine.neighbors import SingleWorldTable, table_reward_pair
+from fedpriv.audit.estimators import EpsilonLowerBound
 
 __all__ = [
     "audit_li_song_actions",
@@ -101,8 +95,7 @@ def _graph(setting: dict):
     kind = setting.get("graph", "path")
     if kind == "erdos_renyi":  # one fixed draw of G(M, p) conditioned on connectivity
         rng = np.random.default_rng(int(setting.get("graph_seed", 0)))
-        return make_graph(kind, int(setting["n_agents"]), p=float(setting["graph_p"]),
-                          rng=rng)
+        return make_graph(kind, int(setting["n_agents"]), p=float(setting["graph_p"]), rng=rng)
     return make_graph(kind, int(setting["n_agents"]))
 
 
@@ -149,22 +142,28 @@ def run_li_song(setting: dict, env, *, n_trials: int, seed, table=None, record: 
     """
     from fedpriv.algorithms.li_song import mab as li_song
 
-    common = {"horizon": int(setting["horizon"]), "epsilon": float(setting["epsilon"]),
-              "n_trials": n_trials, "seed": seed, "table": table, "record": record}
+    common = {
+        "horizon": int(setting["horizon"]),
+        "epsilon": float(setting["epsilon"]),
+        "n_trials": n_trials,
+        "seed": seed,
+        "table": table,
+        "record": record,
+    }
     if "rounds" in setting:
         common.update(n_rounds=int(setting["rounds"]), gap=float(setting["gap"]))
     structure = setting["structure"]
     if structure == "cdp":
         return li_song.run_cdp_mab(env, **common)
     if structure == "cdp-partial":
-        return li_song.run_cdp_mab(env, participation_rate=float(setting["participation_rate"]),
-                                   **common)
+        return li_song.run_cdp_mab(
+            env, participation_rate=float(setting["participation_rate"]), **common
+        )
     delay = setting.get("delay_convention", "counter")
     if structure == "ddp":
         return li_song.run_ddp_mab(env, _graph(setting), delay_convention=delay, **common)
     if structure == "hdp":
-        return li_song.run_hdp_mab(env, _components(setting), delay_convention=delay,
-                                   **common)
+        return li_song.run_hdp_mab(env, _components(setting), delay_convention=delay, **common)
     raise ValueError(f"unknown Li & Song structure {structure!r}.")
 
 
@@ -191,8 +190,12 @@ def li_song_accountant(claim: Claim) -> AccountantResult:
     route, epsilon = run.message_epsilon()
     findings = ()
     if s["structure"] in ("ddp", "hdp"):
-        findings = (("exploitation actions during t_delay use the raw local mean "
-                     "(charged NonPrivate, outside Definition 1; Alg. 2 line 3, Alg. 5 line 11)"),)
+        findings = (
+            (
+                "exploitation actions during t_delay use the raw local mean "
+                "(charged NonPrivate, outside Definition 1; Alg. 2 line 3, Alg. 5 line 11)"
+            ),
+        )
     return AccountantResult(route, float(epsilon), findings)
 
 
@@ -232,8 +235,10 @@ def _epoch_message_cells(claim: Claim):
     run = run_li_song(s, li_song_environment(s), n_trials=1, seed=0)
     ledger = run.accountant.ledger
     ledger = ledger[ledger["channel"] == "message"]
-    return ledger.assign(cell_epsilon=ledger["l1_sensitivity"] / ledger["scale"],
-                         n_r=np.rint(1.0 / ledger["l1_sensitivity"]))
+    return ledger.assign(
+        cell_epsilon=ledger["l1_sensitivity"] / ledger["scale"],
+        n_r=np.rint(1.0 / ledger["l1_sensitivity"]),
+    )
 
 
 def li_song_action_changed_accountant(claim: Claim) -> AccountantResult:
@@ -260,9 +265,14 @@ def li_song_action_changed_accountant(claim: Claim) -> AccountantResult:
     frame = _epoch_message_cells(claim)
     groups = frame.groupby(["trial", "agent", "epoch"])["cell_epsilon"]
     epsilon = float(groups.apply(lambda cells: np.sort(cells.to_numpy())[-2:].sum()).max())
-    return AccountantResult("pure (two arm cells of one epoch message, sequential)", epsilon,
-            ("one action changed moves a sample between two arms' epoch means: two "
-             "Laplace coordinates of one message shift, not one",))
+    return AccountantResult(
+        "pure (two arm cells of one epoch message, sequential)",
+        epsilon,
+        (
+            "one action changed moves a sample between two arms' epoch means: two "
+            "Laplace coordinates of one message shift, not one",
+        ),
+    )
 
 
 def li_song_action_changed_lower(claim: Claim) -> float:
@@ -301,8 +311,7 @@ def _first_message(run, *, n_trials: int, kind: str, arm: int) -> np.ndarray:
     out = np.full(n_trials, MISSING)
     rows = frame[(frame["kind"] == kind) & (frame["origin"] == 0) & (frame["epoch"] == 1)]
     rows = rows.drop_duplicates("trial", keep="first")
-    for trial, arms, content in zip(rows["trial"], rows["arms"], rows["content"],
-                                    strict=True):
+    for trial, arms, content in zip(rows["trial"], rows["arms"], rows["content"], strict=True):
         if arm in arms:
             out[int(trial)] = float(content[list(arms).index(arm)])
     return out
@@ -336,14 +345,14 @@ def audit_li_song_messages(claim: Claim, budget: AuditBudget, seed) -> EndToEndA
         out = []
         for b, start in enumerate(range(0, n, budget.batch_size)):
             size = min(budget.batch_size, n - start)
-            run = run_li_song(s, env, n_trials=size, seed=child_seed(root, b),
-                              table=tables[world], record=True)
+            run = run_li_song(
+                s, env, n_trials=size, seed=child_seed(root, b), table=tables[world], record=True
+            )
             out.append(_first_message(run, n_trials=size, kind=kind, arm=0))
         return np.concatenate(out)
 
     value = float(np.asarray(tables[0].rewards(0, 0, 0, 0)))
-    pair = (f"one reward changed: agent 0, arm 0, first pull, {value:g} (D) vs "
-            f"{1 - value:g} (D')")
+    pair = f"one reward changed: agent 0, arm 0, first pull, {value:g} (D) vs {1 - value:g} (D')"
     # White-box events from the pair: ȳ_{0,0}(1) = x̂ + Lap(b) with x̂ the mean of the
     # epoch's n_1 rewards, so {ȳ >= max x̂} and {ȳ <= min x̂} have likelihood ratio
     # exp(M ε) (the optimal tests for one Laplace release, Neyman–Pearson).
@@ -351,13 +360,18 @@ def audit_li_song_messages(claim: Claim, budget: AuditBudget, seed) -> EndToEndA
     events = {pair: [(0, ">=", max(means)), (0, "<=", min(means))]}
     half = halved(budget)
     whole = search_and_confirm(
-        {pair: sample}, budget=half, seed=child_seed(seed, 0), delta=claim.claimed_delta,
+        {pair: sample},
+        budget=half,
+        seed=child_seed(seed, 0),
+        delta=claim.claimed_delta,
         channel=f"{kind} messages of agent 0 (epoch 1, ȳ of arm 0)",
-        names=("ȳ_{0,0}(1) as sent",), events=events,
+        names=("ȳ_{0,0}(1) as sent",),
+        events=events,
     )
     release = _release_audit(probe, means, half, child_seed(seed, 1), whole)
-    return stronger_of(whole, release, confidence=budget.confidence,
-                       names=("end to end", "mechanism level"))
+    return stronger_of(
+        whole, release, confidence=budget.confidence, names=("end to end", "mechanism level")
+    )
 
 
 def _first_epoch_means(setting: dict, env, tables) -> tuple[object, list[float]]:
@@ -368,8 +382,9 @@ def _first_epoch_means(setting: dict, env, tables) -> tuple[object, list[float]]
     return probe, [float(t.rewards(0, 0, 0, np.arange(n_first)).mean()) for t in tables]
 
 
-def _message_release_bound(probe, means: list[float], *, n_samples: int, confidence: float,
-                           seed) -> tuple[EpsilonLowerBound, float]:
+def _message_release_bound(
+    probe, means: list[float], *, n_samples: int, confidence: float, seed
+) -> tuple[EpsilonLowerBound, float]:
     """Agent 0's epoch-1 message of arm 0 as one Laplace release: (bound, scale).
 
     Its true means (``means[0]`` in D, ``means[1]`` in D') released with the scale and
@@ -380,26 +395,41 @@ def _message_release_bound(probe, means: list[float], *, n_samples: int, confide
     from fedpriv.audit.engine.tree_nodes import audit_laplace_release
 
     ledger = probe.accountant.ledger
-    row = ledger[(ledger["agent"] == 0) & (ledger["arm"] == 0) & (ledger["epoch"] == 1)
-                 & (ledger["channel"] == "message")].iloc[0]
+    row = ledger[
+        (ledger["agent"] == 0)
+        & (ledger["arm"] == 0)
+        & (ledger["epoch"] == 1)
+        & (ledger["channel"] == "message")
+    ].iloc[0]
     scale = float(row["scale"])
     bound = audit_laplace_release(
-        means[0], means[1], scale=scale, l1_sensitivity=float(row["l1_sensitivity"]),
-        n_samples=n_samples, seed=seed, confidence=confidence,
+        means[0],
+        means[1],
+        scale=scale,
+        l1_sensitivity=float(row["l1_sensitivity"]),
+        n_samples=n_samples,
+        seed=seed,
+        confidence=confidence,
     )
     return bound, scale
 
 
-def _release_audit(probe, means: list[float], half: AuditBudget, seed,
-                   whole: EndToEndAudit) -> EndToEndAudit:
+def _release_audit(
+    probe, means: list[float], half: AuditBudget, seed, whole: EndToEndAudit
+) -> EndToEndAudit:
     """The message at the mechanism level, ``RELEASE_FACTOR`` × the end-to-end samples."""
     started = time.perf_counter()
-    bound, scale = _message_release_bound(probe, means, n_samples=half.samples * RELEASE_FACTOR,
-                                          confidence=half.confidence, seed=seed)
+    bound, scale = _message_release_bound(
+        probe, means, n_samples=half.samples * RELEASE_FACTOR, confidence=half.confidence, seed=seed
+    )
     return dataclasses.replace(
-        whole, bound=bound, pilot_epsilon=float("nan"),
-        event=(f"agent 0's epoch-1 message of arm 0 as one Laplace release (scale "
-               f"{scale:.4g}), LLR >= {bound.threshold:.4g}, {bound.n_samples:,} runs/world"),
+        whole,
+        bound=bound,
+        pilot_epsilon=float("nan"),
+        event=(
+            f"agent 0's epoch-1 message of arm 0 as one Laplace release (scale "
+            f"{scale:.4g}), LLR >= {bound.threshold:.4g}, {bound.n_samples:,} runs/world"
+        ),
         seconds=time.perf_counter() - started,
     )
 
@@ -437,20 +467,28 @@ def audit_li_song_release(claim: Claim, budget: AuditBudget, seed) -> EndToEndAu
     started = time.perf_counter()
     s = claim.setting_dict()
     env = li_song_environment(s)
-    tables = table_reward_pair(env.reward_table(np.random.SeedSequence(60221)), agent=0,
-                               arm=0, pull=0)
+    tables = table_reward_pair(
+        env.reward_table(np.random.SeedSequence(60221)), agent=0, arm=0, pull=0
+    )
     probe, means = _first_epoch_means(s, env, tables)
-    bound, scale = _message_release_bound(probe, means, n_samples=budget.samples,
-                                          confidence=budget.confidence, seed=seed)
+    bound, scale = _message_release_bound(
+        probe, means, n_samples=budget.samples, confidence=budget.confidence, seed=seed
+    )
     value = float(np.asarray(tables[0].rewards(0, 0, 0, 0)))
     kind = _MESSAGE_KINDS[s["structure"]]
     return EndToEndAudit(
-        method="end-to-end", bound=bound, channel=f"{kind} messages of agent 0 (epoch 1, ȳ of arm 0)",
-        event=(f"agent 0's epoch-1 message of arm 0 as one Laplace release (scale "
-               f"{scale:.4g}), LLR >= {bound.threshold:.4g}, {bound.n_samples:,} runs/world"),
-        neighbors=(f"one reward changed: agent 0, arm 0, first pull, {value:g} (D) vs "
-                   f"{1 - value:g} (D')"),
-        pilot_epsilon=float("nan"), seconds=time.perf_counter() - started,
+        method="end-to-end",
+        bound=bound,
+        channel=f"{kind} messages of agent 0 (epoch 1, ȳ of arm 0)",
+        event=(
+            f"agent 0's epoch-1 message of arm 0 as one Laplace release (scale "
+            f"{scale:.4g}), LLR >= {bound.threshold:.4g}, {bound.n_samples:,} runs/world"
+        ),
+        neighbors=(
+            f"one reward changed: agent 0, arm 0, first pull, {value:g} (D) vs {1 - value:g} (D')"
+        ),
+        pilot_epsilon=float("nan"),
+        seconds=time.perf_counter() - started,
     )
 
 
@@ -521,22 +559,42 @@ def audit_li_song_actions(claim: Claim, budget: AuditBudget, seed) -> EndToEndAu
             break
     samplers = {}
     for world, arm, pull, target in candidates:
-        tables = table_reward_pair(table, agent=0, arm=arm, pull=pull, world_trial=world,
-                                   value_d=1.0 - target, value_d_prime=target)
+        tables = table_reward_pair(
+            table,
+            agent=0,
+            arm=arm,
+            pull=pull,
+            world_trial=world,
+            value_d=1.0 - target,
+            value_d_prime=target,
+        )
 
         def sample(world_index, n, root, tables=tables):
             out = []
             for b, start in enumerate(range(0, n, budget.batch_size)):
                 size = min(budget.batch_size, n - start)
-                run = run_li_song(s, env, n_trials=size, seed=child_seed(root, b),
-                                  table=tables[world_index], record=True)
+                run = run_li_song(
+                    s,
+                    env,
+                    n_trials=size,
+                    seed=child_seed(root, b),
+                    table=tables[world_index],
+                    record=True,
+                )
                 out.append(_first_exploit(run, n_trials=size))
             return np.concatenate(out)
 
-        samplers[(f"one reward changed: world {world}, agent 0, arm {arm}, epoch-1 pull "
-                  f"{pull}, {1 - target:g} (D) vs {target:g} (D')")] = sample
+        samplers[
+            (
+                f"one reward changed: world {world}, agent 0, arm {arm}, epoch-1 pull "
+                f"{pull}, {1 - target:g} (D) vs {target:g} (D')"
+            )
+        ] = sample
     return search_and_confirm(
-        samplers, budget=budget, seed=seed, delta=claim.claimed_delta,
+        samplers,
+        budget=budget,
+        seed=seed,
+        delta=claim.claimed_delta,
         channel="observer of agent 0's actions during t_delay",
         names=("agent 0's first exploitation arm",),
     )
