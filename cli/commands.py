@@ -29,9 +29,10 @@ __all__ = [
     "SECURE_NOISE_RUNS",  # noqa: F822 - module __getattr__
     "command_table",
     "family_of",
+    "run_status",
 ]
 
-#: The exit statuses ``fedpriv verify``, ``account`` and ``audit`` share (each ends its
+#: The exit statuses ``fedpriv verify``, ``account``, ``audit`` and ``run`` share (each ends its
 #: ``--help`` with this; ``tests/test_exit_codes.py`` runs every one of them).
 EXIT_CODES = (
     "Exit status: 0 nothing refuted; 1 a claim or budget violated; 2 bad input "
@@ -109,3 +110,29 @@ def family_of(argv: list[str]) -> str | None:
         return None
     command = command_table(words[0]).get(words[1])
     return None if command is None else command.module
+
+
+def run_status(record: object) -> int:
+    """Exit status of ``fedpriv run``: 1 if the run's record holds a violated verdict.
+
+    ``run`` follows the convention of ``verify``, ``account`` and ``audit``
+    (:data:`EXIT_CODES`): 0 nothing refuted, 1 a claim violated (bad input, 2, is
+    decided before a run starts).
+
+    Parameters
+    ----------
+    record : object
+        The run's JSON record (nested dicts and lists); every ``"verdict"`` in it counts.
+
+    Returns
+    -------
+    int
+        1 if some ``"verdict"`` is ``"violated"``, else 0.
+    """
+    if isinstance(record, dict):
+        if record.get("verdict") == "violated":
+            return 1
+        return max((run_status(value) for value in record.values()), default=0)
+    if isinstance(record, list | tuple):
+        return max((run_status(value) for value in record), default=0)
+    return 0

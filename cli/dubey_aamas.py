@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from fedpriv.cli.choices import GRAPH_KINDS
+from fedpriv.cli.commands import run_status
 
 # Option choices as literals, so `fedpriv run ... --help` imports no algorithm;
 # tests/test_cli_startup.py checks each against its source (named beside it).
@@ -391,7 +392,7 @@ def _run(args: argparse.Namespace) -> int:
         }
     if args.json:
         print(json.dumps(record, indent=2, allow_nan=False))
-        return 0
+        return run_status(record)
     print(
         f"{run.algorithm}: group regret at T={args.horizon}: {group.mean():.1f} "
         f"(min {group.min():.1f}, max {group.max():.1f} over {args.trials} trials); "
@@ -412,7 +413,7 @@ def _run(args: argparse.Namespace) -> int:
         )
     elif "guarantee" in record:
         print("no privacy claim; accountant ε = inf (raw data broadcast)")
-    return 0
+    return run_status(record)
 
 
 def _experiment(args: argparse.Namespace) -> int:

@@ -17,6 +17,8 @@ import math
 import time
 from typing import TYPE_CHECKING, Any
 
+from fedpriv.cli.commands import run_status
+
 # Option choices as literals, so `fedpriv run ... --help` imports no algorithm;
 # tests/test_cli_startup.py checks each against its source (named beside it).
 #: fedpriv.algorithms.feducb.centralized.BETA_VERSIONS
@@ -327,7 +329,7 @@ def _handle(args: argparse.Namespace) -> int:
     record = _record(args, run, time.perf_counter() - started)
     if args.json:
         print(json.dumps(record, indent=2, allow_nan=False))
-        return 0
+        return run_status(record)
     regret = record["regret"]
     syncs = record["syncs"]
     print(
@@ -365,4 +367,4 @@ def _handle(args: argparse.Namespace) -> int:
             print(f"not covered by the accountant (ε = ∞ end to end): {reason}")
     else:
         print("non-private: " + "; ".join(record["non_private_releases"]))
-    return 0
+    return run_status(record)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fedpriv.cli.choices import GRAPH_KINDS
+from fedpriv.cli.commands import run_status
 from fedpriv.cli.feducb import PRIVATIZER_CALIBRATIONS, REWARD_MODELS
 
 # Option choices as literals, so `fedpriv run ... --help` imports no algorithm;
@@ -298,7 +299,7 @@ def _run(args: argparse.Namespace) -> int:
     record = run_record(run, seconds=time.perf_counter() - started, seed=args.seed)
     if args.json:
         print(json.dumps(record, indent=2, allow_nan=False))
-        return 0
+        return run_status(record)
     r = record["regret"]
     print(
         f"{run.algorithm}: average per-agent regret at T={args.horizon}: {r['mean']:.2f} "
@@ -329,7 +330,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"verdict: {g['verdict']} ({g['evidence']})")
         for reason in g["non_private_releases"]:
             print(f"unaccounted channel (charged as non-private): {reason}")
-    return 0
+    return run_status(record)
 
 
 def run_record(run: Any, *, seconds: float, seed: int) -> dict[str, Any]:

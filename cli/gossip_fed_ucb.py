@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from fedpriv.cli.choices import GRAPH_KINDS, MODES
+from fedpriv.cli.commands import run_status
 
 # Option choices as literals, so `fedpriv run ... --help` imports no algorithm;
 # tests/test_cli_startup.py checks each against its source (named beside it).
@@ -250,7 +251,7 @@ def _run(args: argparse.Namespace) -> int:
                 run.n_out_of_bounds,
             ):
                 print(line)
-    return 0
+    return run_status(record)
 
 
 def _why_infinite(

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fedpriv.cli.choices import GRAPH_KINDS
+from fedpriv.cli.commands import run_status
 
 # Option choices as literals, so `fedpriv run ... --help` imports no algorithm;
 # tests/test_cli_startup.py checks each against its source (named beside it).
@@ -282,7 +283,7 @@ def _run(args: argparse.Namespace) -> int:
             f"{format_epsilon(run.message_epsilon()[1])} ({g['accountant']['route']}) "
             f"-> {g['verdict']}"
         )
-    return 0
+    return run_status(record)
 
 
 def run_record(run: Any, *, seconds: float, seed: int) -> dict[str, Any]:

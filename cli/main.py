@@ -118,7 +118,11 @@ def build_parser(families: tuple[str, ...] | None = None) -> argparse.ArgumentPa
         "counts); exit 2 naming the first defect",
     )
 
-    run = sub.add_parser("run", help="run one algorithm inside the accountant")
+    run = sub.add_parser(
+        "run",
+        help="run one algorithm inside the accountant",
+        epilog=f"{EXIT_CODES} Here 1 means the run's claim is violated.",
+    )
     run_sub = run.add_subparsers(dest="algorithm", required=True, metavar="ALGORITHM")
     experiment = sub.add_parser("experiment", help="reproduce a paper's figure")
     experiment_sub = experiment.add_subparsers(

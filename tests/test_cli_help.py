@@ -133,7 +133,7 @@ def test_paper_mode_fed_ucb_says_why_epsilon_is_infinite(capsys):
                 "paper",
             ]
         )
-        == 0
+        == 1  # violated: run exits 1 like verify, account and audit
     )
     out = capsys.readouterr().out
     assert "accountant ε = inf" in out

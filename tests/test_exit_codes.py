@@ -1,4 +1,4 @@
-"""One exit-status convention for ``fedpriv verify``, ``account`` and ``audit``.
+"""One exit-status convention for ``fedpriv verify``, ``account``, ``audit`` and ``run``.
 
 0 nothing refuted, 1 a claim or budget violated, 2 bad input (the message names the
 parameter). Every command is run for every code, through ``main(argv)`` (the console
@@ -225,3 +225,25 @@ def test_help_documents_the_shared_exit_codes(command):
     subparsers = next(a for a in parser._actions if a.choices and command in a.choices)
     epilog = subparsers.choices[command].epilog or ""
     assert EXIT_CODES in epilog, command
+
+
+# ------------------------------------------------------------------------------- run
+
+
+@pytest.mark.parametrize(("mode", "status"), [("paper", 1), ("corrected", 0)])
+@pytest.mark.parametrize("as_json", [False, True])
+def test_run_exits_1_on_a_violated_claim(mode, status, as_json, capsys):
+    # Fed_UCB as written releases the initial pulls raw (Alg. 4 line 1): violated; the
+    # corrected run spends exactly its claim: holds.
+    argv = ["run", "gossip-fed-ucb", "--horizon", "32", "--trials", "1", "--mode", mode]
+    assert main(argv + (["--json"] if as_json else [])) == status
+    assert ("violated" in capsys.readouterr().out) == (status == 1)
+
+
+def test_run_status_reads_every_verdict():
+    from fedpriv.cli.commands import run_status
+
+    assert run_status({"guarantee": {"verdict": "holds"}}) == 0
+    assert run_status({"a": [{"verdict": "unresolved"}, {"verdict": "violated"}]}) == 1
+    assert run_status({"verdict": "no claim"}) == 0
+    assert run_status({}) == 0

@@ -54,7 +54,7 @@ def test_run_json_has_the_common_keys(algorithm, capsys):
 
 
 def test_raw_own_term_reports_infinite_epsilon_and_a_violation(capsys):
-    assert _main(["run", "private-coop-ucb", *_SMALL, "--epsilon", "0.5", "--own-term", "raw"]) == 0
+    assert _main(["run", "private-coop-ucb", *_SMALL, "--epsilon", "0.5", "--own-term", "raw"]) == 1
     g = json.loads(capsys.readouterr().out)["guarantee"]
     assert g["accountant"]["epsilon"] == "inf"
     assert g["verdict"] == "violated"

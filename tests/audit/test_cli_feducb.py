@@ -29,7 +29,7 @@ def test_done_when_command_prints_regret_syncs_depth_and_guarantee(capsys):
     code, out = _invoke(
         "run feducb --agents 10 --horizon 2000 --epsilon 1 --delta 0.1 --json", capsys
     )
-    assert code == 0
+    assert code == 1  # the claim is violated (below), and run exits 1 like verify
     record = json.loads(out)
     assert record["algorithm"] == "feducb"
     assert set(record["regret"]) == {"mean", "min", "max"}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from fedpriv.cli.commands import run_status
 from fedpriv.cli.main import SECURE_NOISE_RUNS, build_parser, main
 
 __all__: list[str] = []
@@ -24,10 +25,13 @@ def _guarantee(record: dict) -> object:
 
 def _plain_and_secure(argv: list[str], capsys) -> tuple[dict, dict]:
     """The JSON records of ``argv`` without and with ``--secure-noise``."""
-    assert main(argv) == 0
+    status = main(argv)
     plain = json.loads(capsys.readouterr().out)
-    assert main([*argv, "--secure-noise"]) == 0
-    return plain, json.loads(capsys.readouterr().out)
+    assert status == run_status(plain)  # 1 exactly when the record holds a violated verdict
+    status = main([*argv, "--secure-noise"])
+    secure = json.loads(capsys.readouterr().out)
+    assert status == run_status(secure)
+    return plain, secure
 
 
 @pytest.mark.parametrize("algorithm", sorted(_SMALL))
