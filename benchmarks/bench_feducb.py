@@ -48,11 +48,8 @@ from fedpriv.algorithms.feducb.centralized import (
     run_feducb_nonprivate,
 )
 from fedpriv.algorithms.feducb.decentralized import run_feducb_decentralized
-from fedpriv.algorithms.feducb.linucb import (
-    run_linucb,
-    run_linucb_independent_private,
-    run_linucb_pooled,
-)
+from fedpriv.algorithms.feducb.linucb import run_linucb, run_linucb_pooled
+from fedpriv.algorithms.feducb.linucb_private import run_linucb_independent_private
 
 __all__ = ["main"]
 

@@ -21,7 +21,7 @@ from fedpriv.cli.commands import run_status
 
 # Option choices as literals, so `fedpriv run ... --help` imports no algorithm;
 # tests/test_cli_startup.py checks each against its source (named beside it).
-#: fedpriv.algorithms.feducb.centralized.BETA_VERSIONS
+#: fedpriv.algorithms.feducb.loop.BETA_VERSIONS
 BETA_VERSIONS = ("H", "P", "tuned")
 #: fedpriv.privacy.mechanisms.matrix_tree.PRIVATIZER_CALIBRATIONS
 PRIVATIZER_CALIBRATIONS = ("paper", "corrected", "exact")

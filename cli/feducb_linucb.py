@@ -226,11 +226,8 @@ def _stats(values: np.ndarray) -> dict[str, float]:
 def _run(args: argparse.Namespace) -> int:
     from fedpriv.algorithms.environments.linear import LinearBandit
     from fedpriv.algorithms.feducb.decentralized import run_feducb_decentralized
-    from fedpriv.algorithms.feducb.linucb import (
-        run_linucb,
-        run_linucb_independent_private,
-        run_linucb_pooled,
-    )
+    from fedpriv.algorithms.feducb.linucb import run_linucb, run_linucb_pooled
+    from fedpriv.algorithms.feducb.linucb_private import run_linucb_independent_private
     from fedpriv.algorithms.networks.graphs import make_graph
     from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
     from fedpriv.privacy import format_epsilon

@@ -140,7 +140,7 @@ def test_a_command_builds_only_its_family_and_lists_the_others(capsys) -> None:
 def test_cli_choices_equal_their_sources() -> None:
     from fedpriv.algorithms.dubey_aamas import baselines, cooperative, robust
     from fedpriv.algorithms.environments import linear
-    from fedpriv.algorithms.feducb import centralized, decentralized, linucb, sync
+    from fedpriv.algorithms.feducb import decentralized, linucb, loop, sync
     from fedpriv.algorithms.gossip_fed_ucb import gossip_ucb
     from fedpriv.algorithms.li_song import network
     from fedpriv.algorithms.networks import graphs
@@ -167,7 +167,7 @@ def test_cli_choices_equal_their_sources() -> None:
     assert cli_aamas.COUNT_FIELDS == cooperative.COUNT_FIELDS
     assert cli_aamas.INDEX_UPDATES == baselines.INDEX_UPDATES
     assert cli_aamas.LOG_TIMES == baselines.LOG_TIMES
-    assert cli_feducb.BETA_VERSIONS == centralized.BETA_VERSIONS
+    assert cli_feducb.BETA_VERSIONS == loop.BETA_VERSIONS
     assert cli_linucb.BETA_CHOICES == decentralized.BETA_CHOICES
     assert cli_feducb.REWARD_MODELS == linear.REWARD_MODELS
     assert cli_feducb.PRIVATIZER_CALIBRATIONS == matrix_tree.PRIVATIZER_CALIBRATIONS

@@ -71,16 +71,11 @@ from typing import Any
 import numpy as np
 from fedpriv.algorithms.environments.linear import LinearBanditTables
 from fedpriv.algorithms.feducb.adaptivity import leaf_reach
-from fedpriv.algorithms.feducb.loop import CentralizedLoop, LoopSetup
+from fedpriv.algorithms.feducb.loop import CentralizedLoop, _configure
 from fedpriv.algorithms.feducb.run import FedUCBRun, FedUCBTranscript, open_accounting
-from fedpriv.algorithms.feducb.sync import recommended_threshold
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rngs
-from fedpriv.privacy._checks import check_int_at_least, check_positive, check_real
-from fedpriv.privacy.mechanisms.matrix_tree import PRIVATIZER_CALIBRATIONS, privatizer_calibration
 
 __all__ = [
-    "BETA_VERSIONS",
-    "ON_CAPACITY",
     "SYNC_TIMING_REASON",
     "FedUCBRun",
     "FedUCBTranscript",
@@ -89,16 +84,11 @@ __all__ = [
     "run_feducb_nonprivate",
 ]
 
-#: β choices: Prop. 2 of the full text "H", of the NeurIPS text "P", or a constant.
-BETA_VERSIONS = ("H", "P", "tuned")
-#: What a sync past the tree's capacity does: raise, or stop syncing that trial.
-ON_CAPACITY = ("raise", "stop")
 #: Reason of the NonPrivate charge of the adaptive algorithm's sync requests.
 SYNC_TIMING_REASON = (
     "sync requests: Alg. 1 line 12's log-det test on each agent's raw local Gram "
     "matrix decides when the controller synchronises (Alg. 1 lines 12-16)"
 )
-_VERSION_OF_BETA = {"H": "full", "P": "neurips", "tuned": "full"}
 
 
 def _run(
@@ -216,117 +206,6 @@ def _run(
         seed_entropy=int(root.entropy),
         records_per_leaf=reach,
         mechanism_accountant=mechanism,
-    )
-
-
-def _configure(
-    tables: LinearBanditTables,
-    *,
-    private: bool,
-    fixed: bool,
-    epsilon: float,
-    delta: float,
-    threshold: float | None,
-    sync_every: int | None,
-    calibration: str,
-    beta: str,
-    beta_value: float | None,
-    n_syncs: int | None,
-    regularizer: float,
-    failure_probability: float,
-    on_capacity: str,
-    side: int,
-    horizon: int | None = None,
-    secure: bool = False,
-) -> LoopSetup:
-    """Validate the options and derive the Privatizer's calibration (Alg. 1-2).
-
-    ``horizon`` (default ``tables.horizon``) is the run's ``T`` for the calibration and
-    Theorem 1's ``D`` when fewer rounds are simulated
-    (:mod:`fedpriv.algorithms.feducb.first_sync`). ``secure``: the Privatizer draws
-    secure noise (``privatizer_calibration(secure=...)``).
-    """
-    spec = tables.spec
-    n_agents, d = tables.n_agents, tables.dim
-    horizon = tables.horizon if horizon is None else horizon
-    algorithm = "feducb-nonprivate" if not private else ("feducb-fixed" if fixed else "feducb")
-    if beta not in BETA_VERSIONS:
-        raise ValueError(f"`beta` must be one of {BETA_VERSIONS}, got {beta!r}.")
-    if beta == "tuned":
-        beta_value = check_positive("beta_value", beta_value if beta_value is not None else -1.0)
-    if on_capacity not in ON_CAPACITY:
-        raise ValueError(f"`on_capacity` must be one of {ON_CAPACITY}, got {on_capacity!r}.")
-    if calibration not in PRIVATIZER_CALIBRATIONS:
-        raise ValueError(f"`mode` must be one of {PRIVATIZER_CALIBRATIONS}, got {calibration!r}.")
-    side = check_int_at_least("side", side, 0)
-    if fixed:
-        sync_every = check_int_at_least("sync_every", sync_every, 1)
-        n_syncs = max(1, horizon // sync_every)
-    elif n_syncs is not None:
-        n_syncs = check_int_at_least("n_syncs", n_syncs, 1)
-    if private:
-        cal = privatizer_calibration(
-            epsilon,
-            delta,
-            horizon=horizon,
-            n_agents=n_agents,
-            dim=d,
-            n_syncs=n_syncs,
-            calibration=calibration,
-            version=_VERSION_OF_BETA[beta],
-            bound_x=spec.bound_x,
-            bound_y=spec.bound_y,
-            bound_theta=spec.bound_theta,
-            failure_probability=failure_probability,
-            secure=secure,
-            records_per_leaf=(leaf_reach(sync_every=sync_every, horizon=horizon) if fixed else 1),
-        )
-        rho_min, rho_max, privacy_term = cal.rho_min, cal.rho_max, cal.beta_privacy_term
-        noise_stddev, shift, capacity = cal.noise_stddev, cal.shift, cal.capacity
-        initial = n_agents * rho_min
-    else:
-        cal = None
-        regularizer = check_positive("regularizer", regularizer)
-        rho_min = rho_max = regularizer / n_agents  # S starts at λ I = M ρ_min I
-        privacy_term = (
-            n_agents * spec.bound_theta * math.sqrt(rho_max)
-            if beta == "H"
-            else spec.bound_theta * math.sqrt(regularizer)
-        )
-        noise_stddev, shift, initial = 0.0, 0.0, regularizer
-        capacity = horizon if n_syncs is None else 2 ** (n_syncs - 1).bit_length()
-    if fixed:
-        threshold = math.nan
-    elif threshold is None:
-        threshold = recommended_threshold(
-            horizon=horizon, dim=d, rho_min=rho_min, rho_max=rho_max, bound_x=spec.bound_x
-        )
-    else:
-        threshold = check_real("threshold", threshold)
-        if threshold < 0:
-            raise ValueError(f"`threshold` must be >= 0, got {threshold!r}.")
-    return LoopSetup(
-        algorithm=algorithm,
-        private=private,
-        fixed=fixed,
-        beta=beta,
-        beta_value=beta_value,
-        sync_every=sync_every,
-        n_syncs=n_syncs,
-        on_capacity=on_capacity,
-        side=side,
-        calibration=cal,
-        rho_min=rho_min,
-        rho_max=rho_max,
-        privacy_term=privacy_term,
-        noise_stddev=noise_stddev,
-        shift=shift,
-        capacity=capacity,
-        initial=initial,
-        regularizer=regularizer,
-        threshold=threshold,
-        shift_w=n_agents * (rho_max - rho_min),
-        failure_probability=failure_probability,
     )
 
 

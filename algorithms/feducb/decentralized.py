@@ -98,7 +98,6 @@ set refreshed several times between two uses is inverted once (same values).
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any
 
@@ -111,23 +110,14 @@ from fedpriv.algorithms.feducb.decentralized_protocol import (
     SYNC_TIMING_REASON,
     DecentralizedProtocol,
 )
-from fedpriv.algorithms.feducb.network import (
-    DecentralizedTranscript,
-    check_clique_cover,
-    clique_cover,
-    power_graph,
-)
+from fedpriv.algorithms.feducb.network import check_clique_cover, clique_cover, power_graph
 from fedpriv.algorithms.feducb.oful import iterate_rounds
+from fedpriv.algorithms.feducb.run import DecentralizedFedUCBRun
 from fedpriv.algorithms.feducb.sync import recommended_threshold
 from fedpriv.algorithms.networks.graphs import check_connected, neighbor_matrix
 from fedpriv.algorithms.seeding import as_seed_sequence
 from fedpriv.privacy._checks import check_epsilon, check_int_at_least, check_positive, check_real
-from fedpriv.privacy.ledger.accountant import Accountant
-from fedpriv.privacy.mechanisms.matrix_tree import (
-    PRIVATIZER_CALIBRATIONS,
-    PrivatizerCalibration,
-    privatizer_calibration,
-)
+from fedpriv.privacy.mechanisms.matrix_tree import PRIVATIZER_CALIBRATIONS, privatizer_calibration
 
 __all__ = [
     "BETA_CHOICES",
@@ -135,7 +125,6 @@ __all__ = [
     "RESPOND",
     "SCHEDULES",
     "SYNC_TIMING_REASON",
-    "DecentralizedFedUCBRun",
     "run_feducb_decentralized",
 ]
 
@@ -145,97 +134,6 @@ RESPOND = ("receipt", "next_use")
 BETA_CHOICES = ("H", "P", "tuned")
 #: A release past a tree's capacity raises, or that (agent, set) stops releasing.
 ON_CAPACITY = ("raise", "stop")
-
-
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class DecentralizedFedUCBRun:
-    """Result of a batch of decentralized FedUCB runs.
-
-    Attributes
-    ----------
-    algorithm : str
-        ``"feducb-decentralized"``.
-    setting : dict
-    regret_curve : ndarray of float64, shape (n_trials, horizon)
-        Average per-agent cumulative pseudo-regret after round ``t``.
-    final_regret : ndarray of float64, shape (n_trials, n_agents)
-    n_requests, n_releases, n_deliveries, n_transmissions : ndarray of int64, (n_trials,)
-        Sync requests, Privatizer releases, message deliveries and link transmissions
-        (every forward of a message to every neighbour, duplicates included).
-    threshold : float
-        ``D`` (NaN with the fixed schedule).
-    gamma, tree_depth, capacity : int
-    cover : tuple of tuple of int
-        The clique cover of G_γ used; ``len(cover)`` bounds χ̄(G_γ) from above.
-    calibration : PrivatizerCalibration or None
-    accountant : Accountant
-    transcript : DecentralizedTranscript or None
-    seed_entropy : int
-    schedule : {"adaptive", "fixed"}
-    sync_every : int or None
-        ``B`` of the fixed schedule.
-    records_per_leaf : int
-        Leaf pairs one changed pair can move: ``⌈B/γ⌉`` with the fixed schedule (the
-        agent's own actions on set g between releases,
-        :mod:`fedpriv.algorithms.feducb.adaptivity`), else 1.
-    mechanism_accountant : Accountant or None
-        The trees charged for one changed pair of an oblivious stream (None when
-        ``records_per_leaf == 1``).
-    """
-
-    algorithm: str
-    setting: dict
-    regret_curve: np.ndarray
-    final_regret: np.ndarray
-    n_requests: np.ndarray
-    n_releases: np.ndarray
-    n_deliveries: np.ndarray
-    n_transmissions: np.ndarray
-    threshold: float
-    gamma: int
-    tree_depth: int
-    capacity: int
-    cover: tuple[tuple[int, ...], ...]
-    calibration: PrivatizerCalibration | None
-    accountant: Accountant
-    transcript: DecentralizedTranscript | None
-    seed_entropy: int
-    schedule: str = "adaptive"
-    sync_every: int | None = None
-    records_per_leaf: int = 1
-    mechanism_accountant: Accountant | None = None
-
-    def accountant_epsilon(self, target_delta: float) -> tuple[str, float]:
-        """``(route, ε)`` of the Privatizer releases (Prop. 3's scope) at ``target_delta``.
-
-        Parameters
-        ----------
-        target_delta : float
-            In [0, 1).
-
-        Returns
-        -------
-        tuple of (str, float)
-            The tightest route and ε in nats at ``target_delta``.
-        """
-        return self.accountant.tightest(target_delta, where={"channel": "privatizer"})
-
-    def mechanism_epsilon(self, target_delta: float) -> tuple[str, float]:
-        """``(route, ε)`` for one changed pair of an oblivious stream (mechanism alone).
-
-        Parameters
-        ----------
-        target_delta : float
-            In [0, 1).
-
-        Returns
-        -------
-        tuple of (str, float)
-            The tightest route and ε in nats at ``target_delta``.
-        """
-        if self.mechanism_accountant is None:
-            return self.accountant_epsilon(target_delta)
-        return self.mechanism_accountant.tightest(target_delta, where={"channel": "privatizer"})
 
 
 def run_feducb_decentralized(
@@ -300,7 +198,7 @@ def run_feducb_decentralized(
         A release past a tree's capacity raises CapacityExceededError, or that
         (agent, set) stops releasing (its peers keep its last release).
     record : bool
-        Keep the :class:`DecentralizedTranscript`.
+        Keep the :class:`~fedpriv.algorithms.feducb.network.DecentralizedTranscript`.
     seed : int or SeedSequence
         Root of the noise streams ``(trial, 0, agent, Stream.NOISE)`` (one generator per
         (trial, agent, set) below it; an audit's second world:
@@ -312,6 +210,7 @@ def run_feducb_decentralized(
     Returns
     -------
     DecentralizedFedUCBRun
+        :class:`fedpriv.algorithms.feducb.run.DecentralizedFedUCBRun`.
 
     Raises
     ------

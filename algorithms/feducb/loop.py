@@ -1,8 +1,9 @@
 """The round loop of centralized FedUCB (Dubey & Pentland 2020, Alg. 1), as named steps.
 
 :func:`fedpriv.algorithms.feducb.centralized.run_feducb` (and its fixed-schedule and
-non-private variants) validate their options into a :class:`LoopSetup` and hand the
-rounds to :class:`CentralizedLoop`. Each round is :meth:`CentralizedLoop.play` (line 6:
+non-private variants) validate their options into a :class:`LoopSetup` (``_configure``:
+the option checks and the Privatizer's calibration) and hand the rounds to
+:class:`CentralizedLoop`. Each round is :meth:`CentralizedLoop.play` (line 6:
 every agent picks its UCB action; lines 8-10: local updates and the sync test) and, when
 some agent requests it, :meth:`CentralizedLoop.synchronize` (lines 12-16: the Privatizer
 releases each agent's tree prefix and the controller broadcasts the sums). The
@@ -15,21 +16,35 @@ place, so a run's values are those of one uninterrupted loop.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 import numpy as np
 from fedpriv.algorithms.environments.linear import CHUNK_ROUNDS, LinearBanditTables
+from fedpriv.algorithms.feducb.adaptivity import leaf_reach
 from fedpriv.algorithms.feducb.run import (
     FedUCBTranscript,
     inverse_and_logdet,
     rank_one_update,
     subtract_outer,
 )
-from fedpriv.algorithms.feducb.sync import exploration_radius
+from fedpriv.algorithms.feducb.sync import exploration_radius, recommended_threshold
+from fedpriv.privacy._checks import check_int_at_least, check_positive, check_real
 from fedpriv.privacy.errors import CapacityExceededError
-from fedpriv.privacy.mechanisms.matrix_tree import MatrixTreePrivatizer, PrivatizerCalibration
+from fedpriv.privacy.mechanisms.matrix_tree import (
+    PRIVATIZER_CALIBRATIONS,
+    MatrixTreePrivatizer,
+    PrivatizerCalibration,
+    privatizer_calibration,
+)
 
-__all__ = ["CentralizedLoop", "LoopSetup"]
+__all__ = ["BETA_VERSIONS", "ON_CAPACITY", "CentralizedLoop", "LoopSetup"]
+
+#: β choices: Prop. 2 of the full text "H", of the NeurIPS text "P", or a constant.
+BETA_VERSIONS = ("H", "P", "tuned")
+#: What a sync past the tree's capacity does: raise, or stop syncing that trial.
+ON_CAPACITY = ("raise", "stop")
+_VERSION_OF_BETA = {"H": "full", "P": "neurips", "tuned": "full"}
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -57,6 +72,117 @@ class LoopSetup:
     threshold: float
     shift_w: float
     failure_probability: float
+
+
+def _configure(
+    tables: LinearBanditTables,
+    *,
+    private: bool,
+    fixed: bool,
+    epsilon: float,
+    delta: float,
+    threshold: float | None,
+    sync_every: int | None,
+    calibration: str,
+    beta: str,
+    beta_value: float | None,
+    n_syncs: int | None,
+    regularizer: float,
+    failure_probability: float,
+    on_capacity: str,
+    side: int,
+    horizon: int | None = None,
+    secure: bool = False,
+) -> LoopSetup:
+    """Validate the options and derive the Privatizer's calibration (Alg. 1-2).
+
+    ``horizon`` (default ``tables.horizon``) is the run's ``T`` for the calibration and
+    Theorem 1's ``D`` when fewer rounds are simulated
+    (:mod:`fedpriv.algorithms.feducb.first_sync`). ``secure``: the Privatizer draws
+    secure noise (``privatizer_calibration(secure=...)``).
+    """
+    spec = tables.spec
+    n_agents, d = tables.n_agents, tables.dim
+    horizon = tables.horizon if horizon is None else horizon
+    algorithm = "feducb-nonprivate" if not private else ("feducb-fixed" if fixed else "feducb")
+    if beta not in BETA_VERSIONS:
+        raise ValueError(f"`beta` must be one of {BETA_VERSIONS}, got {beta!r}.")
+    if beta == "tuned":
+        beta_value = check_positive("beta_value", beta_value if beta_value is not None else -1.0)
+    if on_capacity not in ON_CAPACITY:
+        raise ValueError(f"`on_capacity` must be one of {ON_CAPACITY}, got {on_capacity!r}.")
+    if calibration not in PRIVATIZER_CALIBRATIONS:
+        raise ValueError(f"`mode` must be one of {PRIVATIZER_CALIBRATIONS}, got {calibration!r}.")
+    side = check_int_at_least("side", side, 0)
+    if fixed:
+        sync_every = check_int_at_least("sync_every", sync_every, 1)
+        n_syncs = max(1, horizon // sync_every)
+    elif n_syncs is not None:
+        n_syncs = check_int_at_least("n_syncs", n_syncs, 1)
+    if private:
+        cal = privatizer_calibration(
+            epsilon,
+            delta,
+            horizon=horizon,
+            n_agents=n_agents,
+            dim=d,
+            n_syncs=n_syncs,
+            calibration=calibration,
+            version=_VERSION_OF_BETA[beta],
+            bound_x=spec.bound_x,
+            bound_y=spec.bound_y,
+            bound_theta=spec.bound_theta,
+            failure_probability=failure_probability,
+            secure=secure,
+            records_per_leaf=(leaf_reach(sync_every=sync_every, horizon=horizon) if fixed else 1),
+        )
+        rho_min, rho_max, privacy_term = cal.rho_min, cal.rho_max, cal.beta_privacy_term
+        noise_stddev, shift, capacity = cal.noise_stddev, cal.shift, cal.capacity
+        initial = n_agents * rho_min
+    else:
+        cal = None
+        regularizer = check_positive("regularizer", regularizer)
+        rho_min = rho_max = regularizer / n_agents  # S starts at λ I = M ρ_min I
+        privacy_term = (
+            n_agents * spec.bound_theta * math.sqrt(rho_max)
+            if beta == "H"
+            else spec.bound_theta * math.sqrt(regularizer)
+        )
+        noise_stddev, shift, initial = 0.0, 0.0, regularizer
+        capacity = horizon if n_syncs is None else 2 ** (n_syncs - 1).bit_length()
+    if fixed:
+        threshold = math.nan
+    elif threshold is None:
+        threshold = recommended_threshold(
+            horizon=horizon, dim=d, rho_min=rho_min, rho_max=rho_max, bound_x=spec.bound_x
+        )
+    else:
+        threshold = check_real("threshold", threshold)
+        if threshold < 0:
+            raise ValueError(f"`threshold` must be >= 0, got {threshold!r}.")
+    return LoopSetup(
+        algorithm=algorithm,
+        private=private,
+        fixed=fixed,
+        beta=beta,
+        beta_value=beta_value,
+        sync_every=sync_every,
+        n_syncs=n_syncs,
+        on_capacity=on_capacity,
+        side=side,
+        calibration=cal,
+        rho_min=rho_min,
+        rho_max=rho_max,
+        privacy_term=privacy_term,
+        noise_stddev=noise_stddev,
+        shift=shift,
+        capacity=capacity,
+        initial=initial,
+        regularizer=regularizer,
+        threshold=threshold,
+        shift_w=n_agents * (rho_max - rho_min),
+        failure_probability=failure_probability,
+    )
 
 
 class CentralizedLoop:

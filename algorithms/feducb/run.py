@@ -1,7 +1,8 @@
 """Results of FedUCB runs and the linear algebra of its hot loop.
 
 :class:`FedUCBRun` and :class:`FedUCBTranscript` are returned by
-:mod:`fedpriv.algorithms.feducb.centralized`; :func:`inverse_and_logdet` (Cholesky, at syncs) and the
+:mod:`fedpriv.algorithms.feducb.centralized`, :class:`DecentralizedFedUCBRun` by
+:mod:`fedpriv.algorithms.feducb.decentralized`; :func:`inverse_and_logdet` (Cholesky, at syncs) and the
 Sherman–Morrison updates (every round) keep ``V^{-1}`` and ``log det V`` without an
 explicit inverse per step.
 """
@@ -9,6 +10,7 @@ explicit inverse per step.
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 import numpy as np
 from fedpriv.algorithms.feducb.oful import floored_cholesky
@@ -17,7 +19,11 @@ from fedpriv.privacy.ledger.accountant import Accountant
 from fedpriv.privacy.mechanisms.matrix_tree import MatrixTreePrivatizer, PrivatizerCalibration
 from fedpriv.privacy.relations import NeighboringRelation
 
+if TYPE_CHECKING:  # annotation only: importing network (networkx, pandas) stays lazy
+    from fedpriv.algorithms.feducb.network import DecentralizedTranscript
+
 __all__ = [
+    "DecentralizedFedUCBRun",
     "FedUCBRun",
     "FedUCBTranscript",
     "inverse_and_logdet",
@@ -139,6 +145,97 @@ class FedUCBRun:
         """``(route, ε)`` of the Privatizer for one changed pair of an oblivious stream
         (the mechanism alone; equal to :meth:`accountant_epsilon` when
         ``records_per_leaf == 1``).
+
+        Parameters
+        ----------
+        target_delta : float
+            In [0, 1).
+
+        Returns
+        -------
+        tuple of (str, float)
+            The tightest route and ε in nats at ``target_delta``.
+        """
+        if self.mechanism_accountant is None:
+            return self.accountant_epsilon(target_delta)
+        return self.mechanism_accountant.tightest(target_delta, where={"channel": "privatizer"})
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class DecentralizedFedUCBRun:
+    """Result of a batch of decentralized FedUCB runs.
+
+    Attributes
+    ----------
+    algorithm : str
+        ``"feducb-decentralized"``.
+    setting : dict
+    regret_curve : ndarray of float64, shape (n_trials, horizon)
+        Average per-agent cumulative pseudo-regret after round ``t``.
+    final_regret : ndarray of float64, shape (n_trials, n_agents)
+    n_requests, n_releases, n_deliveries, n_transmissions : ndarray of int64, (n_trials,)
+        Sync requests, Privatizer releases, message deliveries and link transmissions
+        (every forward of a message to every neighbour, duplicates included).
+    threshold : float
+        ``D`` (NaN with the fixed schedule).
+    gamma, tree_depth, capacity : int
+    cover : tuple of tuple of int
+        The clique cover of G_γ used; ``len(cover)`` bounds χ̄(G_γ) from above.
+    calibration : PrivatizerCalibration or None
+    accountant : Accountant
+    transcript : DecentralizedTranscript or None
+    seed_entropy : int
+    schedule : {"adaptive", "fixed"}
+    sync_every : int or None
+        ``B`` of the fixed schedule.
+    records_per_leaf : int
+        Leaf pairs one changed pair can move: ``⌈B/γ⌉`` with the fixed schedule (the
+        agent's own actions on set g between releases,
+        :mod:`fedpriv.algorithms.feducb.adaptivity`), else 1.
+    mechanism_accountant : Accountant or None
+        The trees charged for one changed pair of an oblivious stream (None when
+        ``records_per_leaf == 1``).
+    """
+
+    algorithm: str
+    setting: dict
+    regret_curve: np.ndarray
+    final_regret: np.ndarray
+    n_requests: np.ndarray
+    n_releases: np.ndarray
+    n_deliveries: np.ndarray
+    n_transmissions: np.ndarray
+    threshold: float
+    gamma: int
+    tree_depth: int
+    capacity: int
+    cover: tuple[tuple[int, ...], ...]
+    calibration: PrivatizerCalibration | None
+    accountant: Accountant
+    transcript: DecentralizedTranscript | None
+    seed_entropy: int
+    schedule: str = "adaptive"
+    sync_every: int | None = None
+    records_per_leaf: int = 1
+    mechanism_accountant: Accountant | None = None
+
+    def accountant_epsilon(self, target_delta: float) -> tuple[str, float]:
+        """``(route, ε)`` of the Privatizer releases (Prop. 3's scope) at ``target_delta``.
+
+        Parameters
+        ----------
+        target_delta : float
+            In [0, 1).
+
+        Returns
+        -------
+        tuple of (str, float)
+            The tightest route and ε in nats at ``target_delta``.
+        """
+        return self.accountant.tightest(target_delta, where={"channel": "privatizer"})
+
+    def mechanism_epsilon(self, target_delta: float) -> tuple[str, float]:
+        """``(route, ε)`` for one changed pair of an oblivious stream (mechanism alone).
 
         Parameters
         ----------

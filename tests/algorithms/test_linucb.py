@@ -7,11 +7,8 @@ import math
 import numpy as np
 import pytest
 from fedpriv.algorithms.environments.linear import LinearBandit
-from fedpriv.algorithms.feducb.linucb import (
-    run_linucb,
-    run_linucb_independent_private,
-    run_linucb_pooled,
-)
+from fedpriv.algorithms.feducb.linucb import run_linucb, run_linucb_pooled
+from fedpriv.algorithms.feducb.linucb_private import run_linucb_independent_private
 from fedpriv.algorithms.feducb.oful import (
     inverse_and_logdet,
     oful_radius,
