@@ -11,7 +11,7 @@ round-1 row: 1 in D, 0 in D'. Agent 0 pulls exactly one arm at round 1, so its r
 stream differs in exactly one reward (round 1), whichever arm it pulls (Definition 1's
 one-reward-changed relation on the stream). Observable: agent 0's released noisy
 means of the 5 arms after round 1 (``trace["means"][1][:, 0, :]``), i.e. the
-statistics it gossips from round 2 on (:class:`fedpriv.audit.families.gossip_fed_ucb.recipes.
+statistics it gossips from round 2 on (:class:`fedpriv.audit.families.gossip_fed_ucb.initial.
 FedUcbMeansSampler`). The audit is :func:`fedpriv.audit.engine.coupled.search_and_confirm`
 (event search on a pilot sample, confirmation on fresh runs) with ``batch_size`` runs
 per sampler call.
@@ -49,7 +49,8 @@ import time
 import numpy as np
 from fedpriv.algorithms.networks.graphs import make_graph
 from fedpriv.audit.engine.coupled import AuditBudget, search_and_confirm
-from fedpriv.audit.families.gossip_fed_ucb.recipes import FedUcbMeansSampler, FixedTableBandit
+from fedpriv.audit.families.gossip_fed_ucb.initial import FedUcbMeansSampler
+from fedpriv.audit.families.gossip_fed_ucb.recipes import FixedTableBandit
 
 __all__: list[str] = []
 

@@ -420,7 +420,8 @@ def _experiment(args: argparse.Namespace) -> int:
     import dataclasses
     import sys
 
-    from fedpriv.audit.families.dubey_aamas.experiments import default_config, write_experiment
+    from fedpriv.audit.families.dubey_aamas.experiments import default_config
+    from fedpriv.audit.families.dubey_aamas.report import write_experiment
 
     config = dataclasses.replace(
         default_config(args.experiment_name),

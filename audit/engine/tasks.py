@@ -18,7 +18,7 @@ the numbers never depend on where the tasks run or on how many workers there are
   ``distributed`` is optional.
 
 Pickling. Samplers of end-to-end audits are usually closures over the algorithm's
-setting (see :mod:`fedpriv.audit.families.gossip_fed_ucb.recipes`), which the standard :mod:`pickle` cannot
+setting (see :mod:`fedpriv.audit.families.gossip_fed_ucb.initial`), which the standard :mod:`pickle` cannot
 ship to another process. Process pools therefore receive the sampler serialized
 once with ``cloudpickle`` (installed with ``dask``; closures and ``__main__``
 functions are pickled by value), or with the standard pickle when cloudpickle is

@@ -11,8 +11,8 @@ from fedpriv.audit.families.dubey_aamas.experiments import (
     EXPERIMENTS,
     default_config,
     run_experiment,
-    write_experiment,
 )
+from fedpriv.audit.families.dubey_aamas.report import write_experiment
 from fedpriv.cli import dubey_aamas as cli_coop
 from fedpriv.privacy.errors import ToolkitError
 

@@ -1,6 +1,6 @@
 """The fast path of whole-Fed_UCB audits (issue 11 item 4): stop each run early.
 
-:class:`fedpriv.audit.families.gossip_fed_ucb.recipes.FedUcbMeansSampler` with ``fast=True`` stops
+:class:`fedpriv.audit.families.gossip_fed_ucb.initial.FedUcbMeansSampler` with ``fast=True`` stops
 every run after the observed round; ``fast=False`` simulates the whole horizon (the
 reference path of ``benchmarks/bench_endtoend.py``). The observable and the audit's
 bound must be bit-identical. Deterministic (no statistical assertion).
@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 from fedpriv.algorithms.networks.graphs import make_graph
 from fedpriv.audit.engine.coupled import AuditBudget, search_and_confirm
-from fedpriv.audit.families.gossip_fed_ucb.recipes import FedUcbMeansSampler, FixedTableBandit
+from fedpriv.audit.families.gossip_fed_ucb.initial import FedUcbMeansSampler
+from fedpriv.audit.families.gossip_fed_ucb.recipes import FixedTableBandit
 
 __all__: list[str] = []
 

@@ -30,15 +30,12 @@ Choices common to every figure (documented in the notes)
 
 Outputs: ``<out>/feducb/<name>.png``, ``<name>.csv`` (one row per setting and trial),
 ``<name>_curves.csv`` (mean/min/max curves) and ``<name>.md``, written to a staging
-folder and moved into place file by file (``os.replace``).
+folder and moved into place file by file (``os.replace``) by
+:mod:`fedpriv.audit.families.feducb.figure`.
 """
 
 from __future__ import annotations
 
-import math
-import os
-import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -60,6 +57,7 @@ from fedpriv.algorithms.feducb.sync import (
     threshold_for_syncs,
 )
 from fedpriv.algorithms.networks.graphs import make_graph
+from fedpriv.audit.families.feducb.figure import _DELTA, _Figure, _note, _write
 from fedpriv.privacy._checks import check_int_at_least, check_positive
 
 __all__ = ["DEFAULTS", "EXPERIMENTS", "run_figure"]
@@ -80,10 +78,7 @@ DEFAULTS = {
     "feducb-fig2": (1000, 3, 10),
     "feducb-decentralized-schedules": (1000, 3, 10),
 }
-_DELTA = 0.1
-_SMALL_DELTA = 1e-6
 _ARMS = 20
-_GRID = 100
 _EPSILONS_1A = (0.1, 1.0, 10.0, 100.0)
 _AGENTS_1A = (5, 10, 20)
 _DIMS_1C = (2, 5, 10, 20)
@@ -101,154 +96,6 @@ def _tables(spec: LinearBandit, seed: int, n_trials: int, horizon: int) -> Linea
         return tables
     block = tables.block(0, horizon)
     return LinearBanditTables.from_arrays(spec, block.contexts, block.rewards, tables.theta)
-
-
-class _Figure:
-    """Collects runs (rows and curves), then writes PNG, CSVs and the note."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.rows: list[dict[str, Any]] = []
-        self.curves: dict[str, np.ndarray] = {}
-        self.times: dict[str, np.ndarray] = {}
-        self.styles: dict[str, str] = {}
-
-    def add(self, label: str, run: Any, *, style: str = "-", **extra: Any) -> None:
-        horizon = run.regret_curve.shape[1]
-        final = run.final_regret.mean(axis=1)
-        eps = eps_small = math.nan
-        if getattr(run, "calibration", None) is not None and run.algorithm.startswith("feducb"):
-            eps = run.accountant_epsilon(_DELTA)[1]
-            eps_small = run.accountant_epsilon(_SMALL_DELTA)[1]
-        syncs = getattr(run, "n_syncs", np.full(final.size, -1))
-        for j in range(final.size):
-            self.rows.append(
-                {
-                    "label": label,
-                    "algorithm": run.algorithm,
-                    "trial": j,
-                    "regret_per_agent": float(final[j]),
-                    "n_syncs": int(syncs[j]),
-                    "accountant_epsilon": eps,
-                    "accountant_epsilon_small_delta": eps_small,
-                    **extra,
-                }
-            )
-        grid = np.unique(np.linspace(0, horizon - 1, min(_GRID, horizon)).astype(int))
-        self.times[label] = grid + 1
-        self.curves[label] = run.regret_curve[:, grid]
-        self.styles[label] = style
-
-    def frame(self) -> pd.DataFrame:
-        return pd.DataFrame(self.rows)
-
-    def curve_frame(self) -> pd.DataFrame:
-        return pd.concat(
-            [
-                pd.DataFrame(
-                    {
-                        "label": label,
-                        "t": self.times[label],
-                        "mean": c.mean(axis=0),
-                        "min": c.min(axis=0),
-                        "max": c.max(axis=0),
-                    }
-                )
-                for label, c in self.curves.items()
-            ],
-            ignore_index=True,
-        )
-
-    def plot_curves(self, title: str) -> plt.Figure:
-        fig, ax = plt.subplots(figsize=(7, 4.5))
-        for label, c in self.curves.items():
-            (line,) = ax.plot(self.times[label], c.mean(axis=0), self.styles[label], label=label)
-            ax.fill_between(
-                self.times[label], c.min(axis=0), c.max(axis=0), alpha=0.15, color=line.get_color()
-            )
-        ax.set_xlabel("round t")
-        ax.set_ylabel("average per-agent regret R_M(t)/M")
-        ax.set_title(title, fontsize=9)
-        ax.legend(fontsize=7)
-        fig.tight_layout()
-        return fig
-
-    def plot_final(self, title: str, x: str, group: str, xlabel: str, log_x: bool) -> plt.Figure:
-        frame = self.frame()
-        fig, ax = plt.subplots(figsize=(7, 4.5))
-        for key, g in frame.groupby(group, sort=False):
-            stats = g.groupby(x, sort=True)["regret_per_agent"].agg(["mean", "min", "max"])
-            (line,) = ax.plot(stats.index, stats["mean"], "o-", label=f"{group} = {key}")
-            ax.fill_between(
-                stats.index, stats["min"], stats["max"], alpha=0.15, color=line.get_color()
-            )
-        if log_x:
-            ax.set_xscale("log")
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel("average per-agent regret at T")
-        ax.set_title(title, fontsize=9)
-        ax.legend(fontsize=7)
-        fig.tight_layout()
-        return fig
-
-
-def _write(
-    out: Path, name: str, fig: plt.Figure, frame: pd.DataFrame, curves: pd.DataFrame, note: str
-) -> Path:
-    folder = Path(out) / "feducb"
-    folder.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=folder))
-    try:
-        fig.savefig(staging / f"{name}.png", dpi=120)
-        frame.to_csv(staging / f"{name}.csv", index=False)
-        curves.to_csv(staging / f"{name}_curves.csv", index=False)
-        (staging / f"{name}.md").write_text(note, encoding="utf-8")
-        for path in sorted(staging.iterdir()):
-            os.replace(path, folder / path.name)
-    finally:
-        plt.close(fig)
-        shutil.rmtree(staging, ignore_errors=True)
-    return folder
-
-
-def _note(
-    name: str, caption: str, rows: list[tuple[str, str, str]], frame: pd.DataFrame, extra: str
-) -> str:
-    table = "\n".join(f"| {a} | {b} | {c} |" for a, b, c in rows)
-    summary = frame.groupby("label", sort=False).agg(
-        regret_mean=("regret_per_agent", "mean"),
-        regret_min=("regret_per_agent", "min"),
-        regret_max=("regret_per_agent", "max"),
-        syncs=("n_syncs", "mean"),
-        accountant_epsilon=("accountant_epsilon", "max"),
-        accountant_epsilon_small_delta=("accountant_epsilon_small_delta", "max"),
-    )
-    return (
-        f"# FedUCB {name.removeprefix('feducb-')}: {caption}\n\n"
-        f"Generated by `fedpriv experiment {name}` (audit/families/feducb/experiments.py).\n\n"
-        "| setting | paper | here |\n|---|---|---|\n" + table + "\n\n"
-        "Average per-agent regret at T (mean, min, max over trials), realised sync "
-        f"rounds, and the accountant's ε at δ = {_DELTA} and at δ = {_SMALL_DELTA:g} of "
-        "the Privatizer releases (Prop. 3's scope; nan = non-private; the sync-timing "
-        "channel of the adaptive trigger, Alg. 1 line 12, is not covered):\n\n"
-        + _markdown(summary)
-        + "\n\n"
-        + extra
-        + "\n"
-    )
-
-
-def _markdown(frame: pd.DataFrame) -> str:
-    """A Markdown table of ``frame`` (index first; floats with 4 significant digits)."""
-
-    def cell(value: Any) -> str:
-        return f"{value:.4g}" if isinstance(value, (float, np.floating)) else str(value)
-
-    header = [frame.index.name or ""] + [str(c) for c in frame.columns]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for index, row in frame.iterrows():
-        lines.append("| " + " | ".join([cell(index)] + [cell(v) for v in row]) + " |")
-    return "\n".join(lines)
 
 
 def _private(tables: LinearBanditTables, epsilon: float, order: str, cfg: dict) -> Any:
