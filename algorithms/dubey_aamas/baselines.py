@@ -35,13 +35,13 @@ from fedpriv.algorithms.dubey_aamas.kernels import BufferedRewards, argmax_ties_
 from fedpriv.algorithms.environments.bernoulli import BernoulliMAB, RewardTable
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rngs
 from fedpriv.privacy import Accountant, IntervalRelease
-from fedpriv.privacy._checks import check_epsilon, check_int_at_least
 from fedpriv.privacy.calibrations import (
     INTERVAL_CONFIDENCE,
     interval_claimed_guarantee,
     interval_length,
     interval_noise_scales,
 )
+from fedpriv.privacy.checks import check_epsilon, check_int_at_least
 from fedpriv.privacy.mechanisms.interval_mechanism import IntervalMeanRelease
 
 __all__ = [

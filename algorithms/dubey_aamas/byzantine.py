@@ -58,8 +58,8 @@ from fedpriv.algorithms.dubey_aamas.robust import (
 from fedpriv.algorithms.environments.bernoulli import BernoulliMAB, RewardTable
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rngs
 from fedpriv.privacy import Accountant
-from fedpriv.privacy._checks import check_positive
 from fedpriv.privacy.accounting import events
+from fedpriv.privacy.checks import check_positive
 from fedpriv.privacy.mechanisms.interval_mechanism import every_stream
 
 __all__ = ["run_byzantine_coop_ucb"]

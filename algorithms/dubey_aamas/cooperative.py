@@ -55,9 +55,9 @@ from fedpriv.algorithms.environments.bernoulli import BernoulliMAB, RewardTable
 from fedpriv.algorithms.networks.flooding import FloodingSchedule, make_schedule
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rngs
 from fedpriv.privacy import Accountant
-from fedpriv.privacy._checks import check_epsilon, check_int_at_least
 from fedpriv.privacy.accounting import events
 from fedpriv.privacy.calibrations import interval_length, interval_noise_scales
+from fedpriv.privacy.checks import check_epsilon, check_int_at_least
 from fedpriv.privacy.mechanisms.interval_mechanism import IntervalMeanRelease, every_stream
 
 __all__ = [

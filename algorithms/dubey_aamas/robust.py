@@ -44,7 +44,7 @@ import dataclasses
 import math
 
 import numpy as np
-from fedpriv.privacy._checks import check_int_at_least, check_positive, check_real
+from fedpriv.privacy.checks import check_int_at_least, check_positive, check_real
 
 __all__ = [
     "CONTAMINATION_KINDS",

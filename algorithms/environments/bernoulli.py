@@ -21,7 +21,7 @@ from typing import Literal
 import numpy as np
 from fedpriv.algorithms.environments.heterogeneous import GlobalArmsMixin
 from fedpriv.algorithms.seeding import as_seed_sequence
-from fedpriv.privacy._checks import check_generator, check_int_at_least
+from fedpriv.privacy.checks import check_generator, check_int_at_least
 
 __all__ = ["BernoulliMAB", "RewardTable", "heterogeneous_bandit", "homogeneous_bandit"]
 

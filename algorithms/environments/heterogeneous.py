@@ -26,7 +26,7 @@ import math
 from typing import Protocol, runtime_checkable
 
 import numpy as np
-from fedpriv.privacy._checks import (
+from fedpriv.privacy.checks import (
     check_finite_array,
     check_generator,
     check_in_range_array,

@@ -92,7 +92,7 @@ from fedpriv.algorithms.environments.hospital_data import (
     download_diabetes,
     load_diabetes,
 )
-from fedpriv.privacy._checks import check_generator, check_in_range_array, check_int_at_least
+from fedpriv.privacy.checks import check_generator, check_in_range_array, check_int_at_least
 from fedpriv.privacy.errors import DataFormatError
 
 __all__ = [

@@ -29,7 +29,7 @@ from typing import IO
 
 import numpy as np
 import pandas as pd
-from fedpriv.privacy._checks import check_positive
+from fedpriv.privacy.checks import check_positive
 from fedpriv.privacy.errors import DataFormatError
 
 __all__ = [

@@ -58,7 +58,7 @@ from fedpriv.algorithms.environments.linear_sampling import (
     stream_generator,
 )
 from fedpriv.algorithms.seeding import as_seed_sequence
-from fedpriv.privacy._checks import check_int_at_least, check_positive, check_real
+from fedpriv.privacy.checks import check_int_at_least, check_positive, check_real
 
 __all__ = [
     "CHUNK_ROUNDS",

@@ -55,7 +55,7 @@ view is ``μ``-GDP with ``μ = √(⌊log₂ n⌋ + 1) · k √2 (L² + B²) / (
 
 from __future__ import annotations
 
-from fedpriv.privacy._checks import check_int_at_least
+from fedpriv.privacy.checks import check_int_at_least
 
 __all__ = ["leaf_reach", "positions_reached"]
 

@@ -116,7 +116,7 @@ from fedpriv.algorithms.feducb.run import DecentralizedFedUCBRun
 from fedpriv.algorithms.feducb.sync import recommended_threshold
 from fedpriv.algorithms.networks.graphs import check_connected, neighbor_matrix
 from fedpriv.algorithms.seeding import as_seed_sequence
-from fedpriv.privacy._checks import check_epsilon, check_int_at_least, check_positive, check_real
+from fedpriv.privacy.checks import check_epsilon, check_int_at_least, check_positive, check_real
 from fedpriv.privacy.mechanisms.matrix_tree import PRIVATIZER_CALIBRATIONS, privatizer_calibration
 
 __all__ = [

@@ -26,7 +26,7 @@ import dataclasses
 import numpy as np
 from fedpriv.algorithms.environments.linear import CHUNK_ROUNDS, LinearBanditTables
 from fedpriv.algorithms.feducb.loop import CentralizedLoop, _configure
-from fedpriv.privacy._checks import check_int_at_least
+from fedpriv.privacy.checks import check_int_at_least
 from fedpriv.privacy.mechanisms.matrix_tree import PrivatizerCalibration
 
 __all__ = ["FirstSync", "first_sync_rounds"]

@@ -29,7 +29,7 @@ from fedpriv.algorithms.feducb.run import (
     subtract_outer,
 )
 from fedpriv.algorithms.feducb.sync import exploration_radius, recommended_threshold
-from fedpriv.privacy._checks import check_int_at_least, check_positive, check_real
+from fedpriv.privacy.checks import check_int_at_least, check_positive, check_real
 from fedpriv.privacy.errors import CapacityExceededError
 from fedpriv.privacy.mechanisms.matrix_tree import (
     PRIVATIZER_CALIBRATIONS,

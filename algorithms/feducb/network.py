@@ -16,7 +16,7 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 from fedpriv.algorithms.networks.graphs import check_connected
-from fedpriv.privacy._checks import check_int_at_least
+from fedpriv.privacy.checks import check_int_at_least
 
 __all__ = [
     "MESSAGE_KINDS",

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from fedpriv.privacy._checks import check_int_at_least, check_positive, check_real
+from fedpriv.privacy.checks import check_int_at_least, check_positive, check_real
 
 __all__ = [
     "SYNC_ORDERS",

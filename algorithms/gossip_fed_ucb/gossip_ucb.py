@@ -76,8 +76,8 @@ from fedpriv.algorithms.gossip_fed_ucb.rounds import (
 from fedpriv.algorithms.networks.graphs import check_connected, neighbor_matrix
 from fedpriv.algorithms.seeding import as_seed_sequence
 from fedpriv.privacy import Accountant
-from fedpriv.privacy._checks import check_epsilon, check_int_at_least
 from fedpriv.privacy.calibrations import PAPER_LOG_BASES
+from fedpriv.privacy.checks import check_epsilon, check_int_at_least
 
 __all__ = [
     "MODES",

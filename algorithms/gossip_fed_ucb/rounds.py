@@ -19,8 +19,8 @@ from fedpriv.algorithms.gossip_fed_ucb.releases import open_fed_ucb_releases
 from fedpriv.algorithms.networks.graphs import edge_array
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng, stream_rngs
 from fedpriv.privacy import Accountant, LaplaceTreeCounter
-from fedpriv.privacy._checks import check_int_at_least
 from fedpriv.privacy.calibrations import fed_ucb_scale
+from fedpriv.privacy.checks import check_int_at_least
 
 __all__ = [
     "OpenedBatch",

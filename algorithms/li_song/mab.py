@@ -73,8 +73,8 @@ from fedpriv.algorithms.li_song.network import (
 from fedpriv.algorithms.networks.graphs import check_connected
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng, stream_rngs
 from fedpriv.privacy import Accountant
-from fedpriv.privacy._checks import check_epsilon, check_int_at_least
 from fedpriv.privacy.calibrations import li_song_claimed_epsilon, li_song_participants
+from fedpriv.privacy.checks import check_epsilon, check_int_at_least
 
 __all__ = [
     "AGGREGATIONS",

@@ -41,7 +41,7 @@ from collections.abc import Sequence
 import networkx as nx
 import numpy as np
 from fedpriv.algorithms.networks.graphs import check_connected, graph_distances, make_graph
-from fedpriv.privacy._checks import check_generator, check_int_at_least, check_real
+from fedpriv.privacy.checks import check_generator, check_int_at_least, check_real
 
 __all__ = [
     "COST_MODELS",

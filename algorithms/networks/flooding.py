@@ -31,7 +31,7 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 from fedpriv.algorithms.networks.graphs import check_connected, graph_distances
-from fedpriv.privacy._checks import check_int_at_least
+from fedpriv.privacy.checks import check_int_at_least
 
 __all__ = ["DelayLine", "FloodingSchedule", "flood_messages", "make_schedule"]
 

@@ -24,7 +24,7 @@ import numbers
 
 import networkx as nx
 import numpy as np
-from fedpriv.privacy._checks import check_generator, check_int_at_least, check_probability
+from fedpriv.privacy.checks import check_generator, check_int_at_least, check_probability
 from scipy.sparse.csgraph import shortest_path
 
 __all__ = [

@@ -53,7 +53,7 @@ from fedpriv.audit.engine.coupled import AuditBudget, child_seed
 from fedpriv.audit.engine.executor import connect_scheduler, parallel_map
 from fedpriv.audit.engine.views import view_of
 from fedpriv.privacy import ApproxDP
-from fedpriv.privacy._checks import check_int_at_least
+from fedpriv.privacy.checks import check_int_at_least
 
 __all__ = [
     "ClaimsConfig",

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 from fedpriv.audit.estimators import EpsilonLowerBound, estimate_epsilon_lower_bound
 from fedpriv.audit.estimators.result import AuditResult
-from fedpriv.privacy._checks import check_delta, check_int_at_least
+from fedpriv.privacy.checks import check_delta, check_int_at_least
 from scipy import stats
 
 __all__ = [

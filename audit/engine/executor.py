@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 from fedpriv.algorithms.seeding import Stream, stream_rng
-from fedpriv.privacy._checks import check_int_at_least
+from fedpriv.privacy.checks import check_int_at_least
 from fedpriv.privacy.errors import MechanismError
 
 __all__ = ["child_root", "connect_scheduler", "mechanism_name", "parallel_map", "sample_scores"]

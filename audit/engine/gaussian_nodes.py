@@ -67,9 +67,9 @@ from fedpriv.audit.engine.coupled import child_seed
 from fedpriv.audit.engine.tree_nodes import _pilot_probabilities, _projected_bounds
 from fedpriv.audit.estimators import EpsilonLowerBound, estimate_epsilon_lower_bound
 from fedpriv.privacy import Accountant
-from fedpriv.privacy._checks import check_int_at_least, check_open_unit, check_positive
 from fedpriv.privacy.accounting.events import SelfComposed, SymmetricMatrixGaussian
 from fedpriv.privacy.accounting.tree import nodes_covering
+from fedpriv.privacy.checks import check_int_at_least, check_open_unit, check_positive
 from fedpriv.privacy.mechanisms.matrix_release import symmetric_gaussian_release
 from scipy import stats
 

@@ -18,8 +18,8 @@ import dataclasses
 from typing import Any
 
 import numpy as np
-from fedpriv.privacy._checks import check_int_at_least, check_real
 from fedpriv.privacy.accounting.tree import nodes_covering
+from fedpriv.privacy.checks import check_int_at_least, check_real
 from fedpriv.privacy.relations import NeighboringRelation, parse_relation
 
 __all__ = [

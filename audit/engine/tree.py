@@ -34,9 +34,9 @@ from fedpriv.audit.engine.neighbors import NeighboringPair, stream_horizon
 from fedpriv.audit.estimators import estimate_epsilon_lower_bound, laplace_threshold_grid
 from fedpriv.audit.estimators.result import AuditResult
 from fedpriv.privacy import Accountant, LaplaceTreeCounter, event_epsilon
-from fedpriv.privacy._checks import check_int_at_least, check_positive
 from fedpriv.privacy.accounting.events import LaplaceTree
 from fedpriv.privacy.accounting.tree import nodes_covering
+from fedpriv.privacy.checks import check_int_at_least, check_positive
 
 __all__ = ["TreeAuditResult", "audit_tree_counter", "sample_tree_llr"]
 

@@ -89,9 +89,9 @@ from fedpriv.audit.estimators import (
     laplace_log_density_ratio,
 )
 from fedpriv.privacy import event_epsilon
-from fedpriv.privacy._checks import check_int_at_least, check_open_unit, check_positive
 from fedpriv.privacy.accounting.events import LaplaceTree
 from fedpriv.privacy.accounting.tree import nodes_covering
+from fedpriv.privacy.checks import check_int_at_least, check_open_unit, check_positive
 
 __all__ = [
     "audit_laplace_release",

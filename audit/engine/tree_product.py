@@ -45,7 +45,7 @@ import numpy as np
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
 from fedpriv.audit.estimators import NO_EVIDENCE, EpsilonLowerBound, clopper_pearson_interval
 from fedpriv.privacy import Accountant
-from fedpriv.privacy._checks import check_int_at_least, check_open_unit, check_positive
+from fedpriv.privacy.checks import check_int_at_least, check_open_unit, check_positive
 from fedpriv.privacy.mechanisms import laplace_release
 
 __all__ = [

@@ -26,7 +26,7 @@ from fedpriv.audit.estimators.threshold import (
     _cp_lower,
     _cp_upper,
 )
-from fedpriv.privacy._checks import check_delta
+from fedpriv.privacy.checks import check_delta
 
 __all__ = ["EventBounds", "epsilon_lower_bound_at_delta", "simultaneous_event_bounds"]
 

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 from fedpriv.audit.estimators._bounds import simultaneous_event_bounds
 from fedpriv.audit.estimators.threshold import DIRECTIONS, NO_EVIDENCE
-from fedpriv.privacy._checks import check_delta
 from fedpriv.privacy.accounting.guarantees import GaussianDP, gaussian_dp_epsilon
+from fedpriv.privacy.checks import check_delta
 from scipy import special
 
 __all__ = ["MuLowerBound", "estimate_gdp_mu_lower_bound"]

@@ -29,7 +29,7 @@ import numpy as np
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
 from fedpriv.audit.estimators.result import AuditResult
 from fedpriv.audit.estimators.threshold import _check_open_unit, _check_samples
-from fedpriv.privacy._checks import check_delta, check_int_at_least
+from fedpriv.privacy.checks import check_delta, check_int_at_least
 from scipy import special
 
 __all__ = [

@@ -23,14 +23,14 @@ import numbers
 from typing import Any, Final
 
 import numpy as np
-from fedpriv.privacy._checks import (
+from fedpriv.privacy.checks import (
     check_delta,
     check_finite_array,
     check_int_at_least,
     check_positive,
     check_real,
 )
-from fedpriv.privacy._checks import check_open_unit as _check_open_unit
+from fedpriv.privacy.checks import check_open_unit as _check_open_unit
 from scipy import special
 
 __all__ = [

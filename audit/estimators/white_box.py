@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from fedpriv.privacy._checks import check_finite_array, check_positive
+from fedpriv.privacy.checks import check_finite_array, check_positive
 
 __all__ = ["gaussian_log_density_ratio", "laplace_log_density_ratio"]
 

@@ -69,9 +69,9 @@ from fedpriv.audit.estimators.result import AuditResult
 from fedpriv.audit.estimators.threshold import _check_open_unit, estimate_epsilon_lower_bound
 from fedpriv.audit.interfaces import Guarantee, Mechanism, ScoreFunction
 from fedpriv.audit.regression._selection import fit_score, select_events
-from fedpriv.privacy._checks import check_delta, check_int_at_least
 from fedpriv.privacy.accounting.events import LaplaceTree
 from fedpriv.privacy.accounting.guarantees import ApproxDP, GaussianDP, PureDP
+from fedpriv.privacy.checks import check_delta, check_int_at_least
 from fedpriv.privacy.errors import MechanismError, PrivacyViolationError, ResourceLimitError
 
 __all__ = [

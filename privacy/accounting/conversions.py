@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable, Iterable
 
 import numpy as np
-from fedpriv.privacy._checks import check_delta, check_real
+from fedpriv.privacy.checks import check_delta, check_real
 from scipy import special
 
 __all__ = [

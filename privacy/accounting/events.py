@@ -41,7 +41,7 @@ import math
 import sys
 from typing import Any
 
-from fedpriv.privacy._checks import check_delta, check_int_at_least, check_positive, check_real
+from fedpriv.privacy.checks import check_delta, check_int_at_least, check_positive, check_real
 
 __all__ = [
     "MAX_COUNT",

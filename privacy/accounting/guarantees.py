@@ -32,7 +32,6 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from fedpriv.privacy._checks import check_delta, check_epsilon, check_real
 from fedpriv.privacy.accounting.conversions import (
     _check_nonnegative,
     _check_orders,
@@ -51,6 +50,7 @@ from fedpriv.privacy.accounting.conversions import (
     zcdp_delta,
     zcdp_epsilon,
 )
+from fedpriv.privacy.checks import check_delta, check_epsilon, check_real
 from fedpriv.privacy.errors import IncompatibleGuaranteeError
 
 #: Relative slack allowed when comparing an ε to a budget or a claim. It covers

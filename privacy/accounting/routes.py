@@ -54,7 +54,6 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
-from fedpriv.privacy._checks import check_delta, check_int_at_least, check_positive, check_real
 from fedpriv.privacy.accounting import composed as _composed  # registers Composed (nested use)
 from fedpriv.privacy.accounting.conversions import _delta_from_log
 from fedpriv.privacy.accounting.events import (
@@ -90,6 +89,7 @@ from fedpriv.privacy.accounting.handlers import (
     register_event,
     self_compose_calls,
 )
+from fedpriv.privacy.checks import check_delta, check_int_at_least, check_positive, check_real
 from scipy import special
 
 __all__ = [

@@ -81,7 +81,6 @@ import logging
 import math
 
 import numpy as np
-from fedpriv.privacy._checks import check_real
 from fedpriv.privacy.accounting.events import (
     Composed,
     DiscreteGaussian,
@@ -100,6 +99,7 @@ from fedpriv.privacy.accounting.handlers import (
     _track_caches,
     register_event,
 )
+from fedpriv.privacy.checks import check_real
 from fedpriv.privacy.errors import UnsupportedEventError
 from fedpriv.privacy.relations import NeighboringRelation, parse_relation
 

@@ -21,7 +21,7 @@ reach the prefixes ``1..T-1`` only: ``tree_depth(T - 1) = ⌈log2 T⌉`` nodes.
 from __future__ import annotations
 
 import numpy as np
-from fedpriv.privacy._checks import check_int_at_least
+from fedpriv.privacy.checks import check_int_at_least
 
 __all__ = [
     "max_coverage",

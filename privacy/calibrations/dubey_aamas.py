@@ -13,9 +13,9 @@ import dataclasses
 import math
 
 import numpy as np
-from fedpriv.privacy._checks import check_epsilon, check_int_at_least, check_real
-from fedpriv.privacy._checks import check_open_unit as _check_open_unit
 from fedpriv.privacy.calibrations._helpers import _ceil_tolerant
+from fedpriv.privacy.checks import check_epsilon, check_int_at_least, check_real
+from fedpriv.privacy.checks import check_open_unit as _check_open_unit
 from scipy import special
 
 __all__ = [

@@ -11,8 +11,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from fedpriv.privacy._checks import check_epsilon, check_int_at_least, check_positive
-from fedpriv.privacy._checks import check_open_unit as _check_open_unit
+from fedpriv.privacy.checks import check_epsilon, check_int_at_least, check_positive
+from fedpriv.privacy.checks import check_open_unit as _check_open_unit
 
 __all__ = ["FEDUCB_VERSIONS", "FedUCBCalibration", "feducb_privatizer"]
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import math
 
-from fedpriv.privacy._checks import check_epsilon, check_int_at_least
 from fedpriv.privacy.accounting.tree import tree_depth
+from fedpriv.privacy.checks import check_epsilon, check_int_at_least
 
 __all__ = [
     "PAPER_LOG_BASES",

@@ -7,8 +7,8 @@ Re-exported by :mod:`fedpriv.privacy.calibrations`.
 
 from __future__ import annotations
 
-from fedpriv.privacy._checks import check_epsilon, check_int_at_least, check_real
 from fedpriv.privacy.calibrations._helpers import _ceil_tolerant
+from fedpriv.privacy.checks import check_epsilon, check_int_at_least, check_real
 
 __all__ = [
     "li_song_claimed_epsilon",

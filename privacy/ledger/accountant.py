@@ -44,7 +44,6 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from fedpriv.privacy._checks import check_delta, check_int_at_least, check_real
 from fedpriv.privacy.accounting.events import (
     MAX_COUNT,
     Composed,
@@ -62,6 +61,7 @@ from fedpriv.privacy.accounting.routes import (
     pld_lower_bound,
 )
 from fedpriv.privacy.accounting.sampling import check_sampling_relation
+from fedpriv.privacy.checks import check_delta, check_int_at_least, check_real
 from fedpriv.privacy.errors import BudgetExceededError, ResourceLimitError, UnsupportedEventError
 from fedpriv.privacy.ledger.running import RunningCells
 from fedpriv.privacy.ledger.store import LedgerStore, StoreConfig, StoredLedgerMixin

@@ -33,7 +33,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from fedpriv.privacy._checks import check_int_at_least, check_positive, check_real
 from fedpriv.privacy.accounting.events import (
     DiscreteLaplace,
     Laplace,
@@ -42,6 +41,7 @@ from fedpriv.privacy.accounting.events import (
     SelfComposed,
 )
 from fedpriv.privacy.accounting.tree import released_tree_depth, tree_depth
+from fedpriv.privacy.checks import check_int_at_least, check_positive, check_real
 from fedpriv.privacy.errors import CapacityExceededError
 from fedpriv.privacy.ledger.accountant import Accountant
 from fedpriv.privacy.mechanisms.secure_noise import (

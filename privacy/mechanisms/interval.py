@@ -37,9 +37,9 @@ import math
 from typing import Any
 
 import numpy as np
-from fedpriv.privacy._checks import check_real
 from fedpriv.privacy.accounting.exact_sum import ratio_sum, round_up
 from fedpriv.privacy.calibrations import interval_noise_scales, interval_release_schedule
+from fedpriv.privacy.checks import check_real
 
 __all__ = [
     "IntervalRelease",

@@ -29,9 +29,9 @@ transaction, so a budgeted accountant is refused in secure mode.
 from __future__ import annotations
 
 import numpy as np
-from fedpriv.privacy._checks import check_int_at_least
 from fedpriv.privacy.accounting.events import DiscreteLaplace
 from fedpriv.privacy.calibrations import interval_length
+from fedpriv.privacy.checks import check_int_at_least
 from fedpriv.privacy.errors import CapacityExceededError
 from fedpriv.privacy.ledger.accountant import Accountant
 from fedpriv.privacy.mechanisms import _grid

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from fedpriv.privacy._checks import check_delta, check_int_at_least
+from fedpriv.privacy.checks import check_delta, check_int_at_least
 from fedpriv.privacy.ledger.accountant import Accountant
 from fedpriv.privacy.mechanisms.interval import IntervalRelease
 from fedpriv.privacy.relations import NeighboringRelation

@@ -23,8 +23,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from fedpriv.privacy._checks import check_positive
 from fedpriv.privacy.accounting.events import SymmetricMatrixGaussian
+from fedpriv.privacy.checks import check_positive
 from fedpriv.privacy.ledger.accountant import Accountant
 from fedpriv.privacy.mechanisms import _flatten_keys
 

@@ -72,7 +72,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from fedpriv.privacy._checks import check_int_at_least, check_positive, check_real
 from fedpriv.privacy.accounting.events import (
     MAX_GAUSSIAN_MU,
     NonPrivate,
@@ -83,6 +82,7 @@ from fedpriv.privacy.accounting.events import (
 from fedpriv.privacy.accounting.guarantees import gaussian_dp_delta
 from fedpriv.privacy.accounting.tree import tree_depth
 from fedpriv.privacy.calibrations import feducb_privatizer
+from fedpriv.privacy.checks import check_int_at_least, check_positive, check_real
 from fedpriv.privacy.errors import CapacityExceededError
 from fedpriv.privacy.ledger.accountant import Accountant
 from fedpriv.privacy.mechanisms import _flatten_keys, _grid

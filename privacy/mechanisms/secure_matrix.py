@@ -71,7 +71,7 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
-from fedpriv.privacy._checks import check_int_at_least, check_positive
+from fedpriv.privacy.checks import check_int_at_least, check_positive
 from fedpriv.privacy.mechanisms.secure_noise import round_to_grid, sample_discrete_gaussian
 
 __all__ = [

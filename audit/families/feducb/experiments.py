@@ -58,7 +58,7 @@ from fedpriv.algorithms.feducb.sync import (
 )
 from fedpriv.algorithms.networks.graphs import make_graph
 from fedpriv.audit.families.feducb.figure import _DELTA, _Figure, _note, _write
-from fedpriv.privacy._checks import check_int_at_least, check_positive
+from fedpriv.privacy.checks import check_int_at_least, check_positive
 
 __all__ = ["DEFAULTS", "EXPERIMENTS", "run_figure"]
 

@@ -38,7 +38,7 @@ from fedpriv.audit.engine.combine import half_confidence
 from fedpriv.audit.engine.coupled import AuditBudget, EndToEndAudit, child_seed
 from fedpriv.audit.engine.gaussian_nodes import PrivatizerAuditResult, audit_privatizer_nodes
 from fedpriv.audit.estimators import epsilon_lower_bound_at_delta
-from fedpriv.privacy._checks import check_int_at_least
+from fedpriv.privacy.checks import check_int_at_least
 
 __all__ = ["MECHANISM_SAMPLES_PER_RUN", "audit_privatizer_of_run", "with_privatizer_bracket"]
 

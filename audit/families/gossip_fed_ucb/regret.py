@@ -64,9 +64,9 @@ from fedpriv.audit.engine.neighbors import worst_case_reward_pair
 from fedpriv.audit.engine.tree_nodes import audit_tree_nodes, tree_audit_event
 from fedpriv.audit.estimators import EpsilonLowerBound
 from fedpriv.privacy import NeighboringRelation, PureDP
-from fedpriv.privacy._checks import check_epsilon, check_int_at_least
 from fedpriv.privacy.accounting.tree import released_tree_depth
 from fedpriv.privacy.calibrations import fed_ucb_released_prefixes, fed_ucb_scale
+from fedpriv.privacy.checks import check_epsilon, check_int_at_least
 
 __all__ = [
     "FINAL_SUPPORT",

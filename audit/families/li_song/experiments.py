@@ -42,7 +42,7 @@ from fedpriv.algorithms.li_song.network import (
 from fedpriv.algorithms.networks.graphs import make_graph
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
 from fedpriv.audit.families.li_song.figure import _Figure, _markdown, _note, _write
-from fedpriv.privacy._checks import check_int_at_least
+from fedpriv.privacy.checks import check_int_at_least
 
 __all__ = ["DEFAULTS", "run_figure"]
 
