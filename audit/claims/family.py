@@ -101,7 +101,7 @@ class Family:
         digits and underscores.
     title : str
         The citation each claim's ``paper`` field carries, e.g.
-        ``"Zhu et al. 2021"``.
+        ``"Smith & Jones 2024"``.
     claims : callable
         ``() -> sequence of RegisteredClaim``, called when the register is first
         needed; every key must start with ``"<key>/"``.
@@ -112,6 +112,10 @@ class Family:
         CLI name of each algorithm the family's claims name -> its name in prose (the
         subject of the row's sentence, :mod:`fedpriv.audit.claims.statements`); an
         algorithm not listed is called by its CLI name.
+    structure_names : mapping of str to str
+        Value of a claim setting's ``"structure"`` (how the agents communicate) -> its
+        phrase in the row's sentence (``{"cdp": "through a server"}``); a structure not
+        listed reads ``"<value> structure"``.
     aliases : tuple of str
         Other spellings ``--paper`` accepts (lower case).
     run_commands, experiments : mapping of str to Command
@@ -139,6 +143,7 @@ class Family:
     claims: Callable[[], Sequence[Any]]
     findings: Callable[[], Sequence[Any]] = tuple
     algorithm_names: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    structure_names: Mapping[str, str] = dataclasses.field(default_factory=dict)
     aliases: tuple[str, ...] = ()
     run_commands: Mapping[str, Command] = dataclasses.field(default_factory=dict)
     experiments: Mapping[str, Command] = dataclasses.field(default_factory=dict)

@@ -28,7 +28,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["QUIET_SETTINGS", "algorithm_names", "statement", "statement_of_record"]
+__all__ = [
+    "QUIET_SETTINGS",
+    "algorithm_names",
+    "statement",
+    "statement_of_record",
+    "structure_names",
+]
 
 
 def algorithm_names() -> dict[str, str]:
@@ -47,6 +53,22 @@ def algorithm_names() -> dict[str, str]:
     return out
 
 
+def structure_names() -> dict[str, str]:
+    """Every registered communication structure's phrase, from the families.
+
+    Returns
+    -------
+    dict of str to str
+        The union of the registered families' ``structure_names``.
+    """
+    from fedpriv.audit.claims.family import families
+
+    out: dict[str, str] = {}
+    for fam in families():
+        out.update(fam.structure_names)
+    return out
+
+
 #: Setting keys left out of the sentence: each is computed from the other keys (the
 #: node noise scale from ε, T and the log base by the paper's calibration) or is a
 #: fixed implementation detail of the row's recipe.
@@ -61,15 +83,6 @@ _UNITS = {
     "user_at_all_agents": "one user whose data is at every agent",
     "replace_one": "one changed entry (one action) of an agent's history",
     "add_or_remove_one": "one record added or removed",
-}
-
-_STRUCTURES = {
-    "cdp": "through a server",
-    "cdp-partial": "through a server, partial participation",
-    "ddp": "peer to peer",
-    "hdp": "hybrid (components with sink agents)",
-    "centralized": "through a controller",
-    "decentralized": "peer to peer",
 }
 
 _GRAPHS = {
@@ -149,7 +162,7 @@ def _setting_phrases(setting: dict[str, Any], claimed: dict | None) -> list[str]
         elif key == "theta":
             out.append(f"ϑ = {_number(value)}")
         elif key == "structure":
-            out.append(_STRUCTURES.get(str(value), f"{value} structure"))
+            out.append(structure_names().get(str(value), f"{value} structure"))
         elif key == "schedule":
             out.append(f"{value} sync schedule")
         elif key == "sync_every":

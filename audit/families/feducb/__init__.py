@@ -29,6 +29,7 @@ FAMILY = Family(
     key="feducb",
     title="Dubey & Pentland 2020 (NeurIPS, FedUCB)",
     algorithm_names={"feducb": "FedUCB", "feducb-decentralized": "decentralized FedUCB"},
+    structure_names={"centralized": "through a controller", "decentralized": "peer to peer"},
     claims=_claims,
     findings=_findings,
     aliases=(),

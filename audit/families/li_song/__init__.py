@@ -28,6 +28,12 @@ def _findings() -> tuple:
 FAMILY = Family(
     key="li_song",
     title="Li & Song (CDP/DDP/HDP-MAB)",
+    structure_names={
+        "cdp": "through a server",
+        "cdp-partial": "through a server, partial participation",
+        "ddp": "peer to peer",
+        "hdp": "hybrid (components with sink agents)",
+    },
     algorithm_names={
         "cdp-mab": "CDP-MAB",
         "ce-cdp-mab": "CE-CDP-MAB",
