@@ -9,9 +9,10 @@ from fedpriv.algorithms.exports import lazy_exports
 __all__, __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "cooperative": ("run_private_coop_ucb", "run_coop_ucb_nonprivate", "CoopRun"),
+        "cooperative": ("run_private_coop_ucb", "run_coop_ucb_nonprivate"),
         "byzantine": ("run_byzantine_coop_ucb",),
-        "baselines": ("run_ucb1", "run_dp_ucb_int", "UCBRun"),
+        "baselines": ("run_ucb1", "run_dp_ucb_int"),
+        "runs": ("CoopRun", "UCBRun"),
         "robust": ("Contamination",),
     },
 )

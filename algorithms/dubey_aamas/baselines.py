@@ -4,7 +4,8 @@ These are the single-agent baselines of Dubey & Pentland (AAMAS 2020, §5 and
 its Fig. 1(a) benchmarks), and the shared pieces of the cooperative algorithms in
 :mod:`fedpriv.algorithms.dubey_aamas.cooperative`: the accountant's guarantee next to the paper's claim
 (:func:`interval_guarantee`). The interval mechanism itself, which draws the noise, is
-:class:`fedpriv.privacy.mechanisms.interval_mechanism.IntervalMeanRelease`.
+:class:`fedpriv.privacy.mechanisms.interval_mechanism.IntervalMeanRelease`; the result type,
+:class:`~fedpriv.algorithms.dubey_aamas.runs.UCBRun`, is in :mod:`fedpriv.algorithms.dubey_aamas.runs`.
 
 UCB1 (Auer, Cesa-Bianchi & Fischer 2002, Fig. 1): pull every arm once (rounds
 ``1..K``), then ``argmax_k x̄_k + sqrt(2 ln t / n_k)``. ``log_time="round"``
@@ -26,12 +27,12 @@ recomputes the bonus every round from the cached noisy mean.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any
 
 import numpy as np
 from fedpriv.algorithms.dubey_aamas.kernels import BufferedRewards, argmax_ties_arm_major
+from fedpriv.algorithms.dubey_aamas.runs import UCBRun
 from fedpriv.algorithms.environments.bernoulli import BernoulliMAB, RewardTable
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rngs
 from fedpriv.privacy import Accountant, IntervalRelease
@@ -47,9 +48,7 @@ from fedpriv.privacy.mechanisms.interval_mechanism import IntervalMeanRelease
 __all__ = [
     "INDEX_UPDATES",
     "LOG_TIMES",
-    "GapRegretMixin",
     "PolicyUniforms",
-    "UCBRun",
     "argmax_random_ties",
     "interval_guarantee",
     "read_rewards",
@@ -244,58 +243,6 @@ def interval_guarantee(
         },
         "non_private_releases": accountant.non_private_reasons(),
     }
-
-
-class GapRegretMixin:
-    """Regret of a run with ``actions`` (n_trials, n_agents, horizon) and global ``gaps``."""
-
-    __slots__ = ()
-
-    @property
-    def cumulative_regret(self) -> np.ndarray:
-        """Per-agent cumulative pseudo-regret, shape (n_trials, n_agents, horizon)."""
-        return np.cumsum(self.gaps[self.actions], axis=-1)
-
-    @property
-    def final_regret(self) -> np.ndarray:
-        """Each agent's cumulative pseudo-regret at ``T``, shape (n_trials, n_agents)."""
-        return self.cumulative_regret[..., -1]
-
-    @property
-    def group_regret(self) -> np.ndarray:
-        """Group regret R_G(t) = Σ_v R_v(t) (eq. 2, R-h), shape (n_trials, horizon)."""
-        return self.cumulative_regret.sum(axis=1)
-
-
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class UCBRun(GapRegretMixin):
-    """Result of a batch of isolated per-agent runs (UCB1 or DP-UCB-INT).
-
-    Attributes
-    ----------
-    algorithm : str
-        ``"ucb1"`` or ``"dp-ucb-int"``.
-    actions : ndarray of int64, shape (n_trials, n_agents, horizon)
-    rewards : ndarray of float64, shape (n_trials, n_agents, horizon)
-    gaps : ndarray of float64, shape (n_arms,)
-        Global gaps of the environment.
-    accountant : Accountant or None
-        DP-UCB-INT's releases (keys trial, agent, arm).
-    release_counts : ndarray of int64, shape (n_trials, n_agents, n_arms)
-        Distinct noisy releases per stream (zeros for UCB1).
-    setting : dict
-        Parameters of the run.
-    seed_entropy : int
-    """
-
-    algorithm: str
-    actions: np.ndarray
-    rewards: np.ndarray
-    gaps: np.ndarray
-    accountant: Accountant | None
-    release_counts: np.ndarray
-    setting: dict
-    seed_entropy: int
 
 
 def _common(env: BernoulliMAB, horizon: int, n_trials: int, seed, table):

@@ -40,12 +40,7 @@ from fedpriv.algorithms.dubey_aamas.baselines import (
     argmax_random_ties,
     reward_table_for,
 )
-from fedpriv.algorithms.dubey_aamas.cooperative import (
-    CoopRun,
-    Transcript,
-    check_setup,
-    communication_cost,
-)
+from fedpriv.algorithms.dubey_aamas.cooperative import check_setup, communication_cost
 from fedpriv.algorithms.dubey_aamas.kernels import BufferedRewards
 from fedpriv.algorithms.dubey_aamas.robust import (
     NORMALIZATIONS,
@@ -55,6 +50,7 @@ from fedpriv.algorithms.dubey_aamas.robust import (
     _width,
     check_contamination,
 )
+from fedpriv.algorithms.dubey_aamas.runs import CoopRun, Transcript
 from fedpriv.algorithms.environments.bernoulli import BernoulliMAB, RewardTable
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rngs
 from fedpriv.privacy import Accountant

@@ -39,18 +39,13 @@ Forwarding, re-sending a cached mean and the receivers' decisions are post-proce
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import networkx as nx
 import numpy as np
-import pandas as pd
-from fedpriv.algorithms.dubey_aamas.baselines import (
-    GapRegretMixin,
-    PolicyUniforms,
-    reward_table_for,
-)
+from fedpriv.algorithms.dubey_aamas.baselines import PolicyUniforms, reward_table_for
 from fedpriv.algorithms.dubey_aamas.loop import CoopLoop
+from fedpriv.algorithms.dubey_aamas.runs import CoopRun, Transcript
 from fedpriv.algorithms.environments.bernoulli import BernoulliMAB, RewardTable
 from fedpriv.algorithms.networks.flooding import FloodingSchedule, make_schedule
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rngs
@@ -63,8 +58,6 @@ from fedpriv.privacy.mechanisms.interval_mechanism import IntervalMeanRelease, e
 __all__ = [
     "COUNT_FIELDS",
     "OWN_TERMS",
-    "CoopRun",
-    "Transcript",
     "check_setup",
     "communication_cost",
     "run_coop_ucb_nonprivate",
@@ -74,143 +67,6 @@ __all__ = [
 OWN_TERMS = ("noisy", "raw")
 COUNT_FIELDS = ("release", "current")
 _KEYS = ("trial", "agent", "arm")
-
-
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class Transcript:
-    """What was sent and done in a run (``record=True``).
-
-    Attributes
-    ----------
-    schedule : FloodingSchedule
-        Who receives a message of whom and when (``created_round + d(u, v)``).
-    content : dict of ndarray, each of shape (n_trials, n_agents, horizon, ...)
-        Message content created by agent ``v`` at round ``t`` (index ``t - 1``):
-        private/non-private: ``mean`` (n_arms; NaN before the first release) and
-        ``count`` (n_arms); Byzantine: ``arm`` and ``value`` (the value sent).
-    actions, rewards : ndarray, shape (n_trials, n_agents, horizon)
-        Each agent's arm and the reward it observed.
-    """
-
-    schedule: FloodingSchedule
-    content: dict
-    actions: np.ndarray
-    rewards: np.ndarray
-
-    def messages(self, trial: int = 0) -> pd.DataFrame:
-        """One row per created message: ``sender, created_round`` and its content.
-
-        Array-valued content (one entry per arm) is stored as a tuple per row.
-
-        Parameters
-        ----------
-        trial : int, default 0
-            Trial index.
-
-        Returns
-        -------
-        pandas.DataFrame
-        """
-        n_agents, horizon = self.actions.shape[1:]
-        sender, created = np.meshgrid(np.arange(n_agents), np.arange(1, horizon + 1), indexing="ij")
-        frame = pd.DataFrame({"sender": sender.ravel(), "created_round": created.ravel()})
-        for name, array in self.content.items():
-            block = array[trial].reshape(n_agents * horizon, -1)
-            frame[name] = block[:, 0] if block.shape[1] == 1 else list(map(tuple, block))
-        return frame
-
-    def deliveries(self, trial: int = 0) -> pd.DataFrame:
-        """One row per (message, receiver): sender, receivers, content, time after delay.
-
-        Columns ``sender, created_round, receiver, delivered_round, hops`` and the
-        content columns of :meth:`messages`; only deliveries within the horizon.
-
-        Parameters
-        ----------
-        trial : int, default 0
-            Trial index.
-
-        Returns
-        -------
-        pandas.DataFrame
-            Sorted by ``created_round``, ``sender``, ``receiver``.
-        """
-        messages = self.messages(trial)
-        s = self.schedule
-        pairs = pd.DataFrame({"sender": s.senders, "receiver": s.receivers, "hops": s.delays})
-        frame = messages.merge(pairs, on="sender", how="inner")
-        frame["delivered_round"] = frame["created_round"] + frame["hops"]
-        horizon = self.actions.shape[2]
-        frame = frame[frame["delivered_round"] <= horizon]
-        first = ["sender", "created_round", "receiver", "delivered_round", "hops"]
-        rest = [c for c in frame.columns if c not in first]
-        return (
-            frame[first + rest]
-            .sort_values(["created_round", "sender", "receiver"])
-            .reset_index(drop=True)
-        )
-
-    def action_table(self, trial: int = 0) -> pd.DataFrame:
-        """One row per (agent, round): ``agent, round, arm, reward``.
-
-        Parameters
-        ----------
-        trial : int, default 0
-            Trial index.
-
-        Returns
-        -------
-        pandas.DataFrame
-        """
-        n_agents, horizon = self.actions.shape[1:]
-        agent, rnd = np.meshgrid(np.arange(n_agents), np.arange(1, horizon + 1), indexing="ij")
-        return pd.DataFrame(
-            {
-                "agent": agent.ravel(),
-                "round": rnd.ravel(),
-                "arm": self.actions[trial].ravel(),
-                "reward": self.rewards[trial].ravel(),
-            }
-        )
-
-
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class CoopRun(GapRegretMixin):
-    """Result of a batch of cooperative runs.
-
-    Attributes
-    ----------
-    algorithm : str
-        ``"private-coop-ucb"``, ``"coop-ucb-nonprivate"`` or ``"byzantine-coop-ucb"``.
-    actions, rewards : ndarray, shape (n_trials, n_agents, horizon)
-    gaps : ndarray of float64, shape (n_arms,)
-    accountant : Accountant or None
-    release_counts : ndarray of int64, shape (n_trials, n_agents, n_arms)
-        Distinct noisy releases per stream (private only).
-    schedule : FloodingSchedule
-    transmissions : int
-        Link transmissions per trial (every message of every round, duplicates
-        included: ``horizon × Σ_u transmissions[u]``); communication cost.
-    deliveries : int
-        Messages received (first receipts) per trial within the horizon.
-    setting : dict
-        Parameters of the run.
-    transcript : Transcript or None
-    seed_entropy : int
-    """
-
-    algorithm: str
-    actions: np.ndarray
-    rewards: np.ndarray
-    gaps: np.ndarray
-    accountant: Accountant | None
-    release_counts: np.ndarray
-    schedule: FloodingSchedule
-    transmissions: int
-    deliveries: int
-    setting: dict
-    transcript: Transcript | None
-    seed_entropy: int
 
 
 def communication_cost(schedule: FloodingSchedule, horizon: int) -> tuple[int, int]:
@@ -425,7 +281,7 @@ def run_private_coop_ucb(
     table : RewardTable, optional
         Reward table to use instead of the seed's (neighboring runs in audits).
     record : bool
-        Keep a :class:`Transcript`.
+        Keep a :class:`~fedpriv.algorithms.dubey_aamas.runs.Transcript`.
     secure_noise : bool
         Exact discrete Laplace noise on a grid instead of floating-point Laplace
         noise (:class:`fedpriv.privacy.mechanisms.interval_mechanism.IntervalMeanRelease` with
@@ -522,7 +378,7 @@ def run_coop_ucb_nonprivate(
     table : RewardTable, optional
         Reward table to use instead of the seed's (neighboring runs in audits).
     record : bool
-        Keep a :class:`Transcript`.
+        Keep a :class:`~fedpriv.algorithms.dubey_aamas.runs.Transcript`.
 
     Returns
     -------

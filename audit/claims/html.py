@@ -6,7 +6,8 @@ and a legend of the verdicts (with the evidence each needs) and of the columns. 
 the findings, the claims table (sortable by any column, filterable by text, verdict
 and paper through a small inline script; each key with its plain-language sentence,
 :mod:`fedpriv.audit.claims.statements`) and, for each claim, an inline SVG of its
-bracket (matplotlib, :mod:`fedpriv.audit.claims.curves`): the end-to-end upper bound
+bracket (drawn by :mod:`fedpriv.audit.claims._page_assets` with matplotlib from
+:mod:`fedpriv.audit.claims.curves`): the end-to-end upper bound
 ε(δ) (a row of arrows at the top where it is ∞), the noise mechanisms' ε(δ) dashed
 where they are priced apart, the audit's lower bound at the δ where it was measured
 (and its curve over δ where the run's counts are known, the δ = 10⁻⁶ audit too), and
@@ -25,69 +26,20 @@ render.
 from __future__ import annotations
 
 import html
-import io
 import json
 import math
 import os
 from pathlib import Path
 from typing import Any
 
-import matplotlib
 from fedpriv.audit.claims._page_assets import SCRIPT as _SCRIPT
 from fedpriv.audit.claims._page_assets import STYLE as _STYLE
-from fedpriv.audit.claims.curves import DELTA_GRID, attach_curves
+from fedpriv.audit.claims._page_assets import _bracket_svg, _number, _percent, _text
+from fedpriv.audit.claims.curves import attach_curves
 from fedpriv.audit.claims.legend import COLUMN_DEFINITIONS, VERDICT_LEGEND, records_headline
 from fedpriv.audit.claims.statements import statement_of_record
-from matplotlib.figure import Figure
 
 __all__ = ["build_index_html", "index_html", "load_findings"]
-
-#: Colours of the verdict badges (and of the claim point in the plots).
-VERDICT_COLORS = {
-    "violated": "#b3261e",
-    "holds": "#1b7f3b",
-    "unresolved": "#5f5f9e",
-    "outside-claim": "#b26a00",
-    "no-claim": "#5f6368",
-    "error": "#7b1fa2",
-}
-
-
-def _number(value: Any) -> float | None:
-    """A float from a record value (``"inf"`` strings, ``{"epsilon": x}``); else None."""
-    if isinstance(value, dict):
-        value = value.get("epsilon", value.get("value"))
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            return None
-    return None
-
-
-def _text(value: Any) -> str:
-    """A compact string for any record value (numbers to 4 significant digits)."""
-    if value is None or value == "" or value == []:
-        return "–"
-    if isinstance(value, dict):
-        return ", ".join(f"{k}: {_text(v)}" for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return ", ".join(_text(v) for v in value)
-    if isinstance(value, str):
-        return {"inf": "∞", "-inf": "−∞"}.get(value, value)
-    number = _number(value)
-    if number is None:
-        return str(value)
-    return "∞" if number == math.inf else f"{number:.4g}"
-
-
-def _percent(value: Any) -> str:
-    number = _number(value)
-    return "–" if number is None else f"{number:.0%}"
 
 
 def _count(value: Any) -> str:
@@ -123,242 +75,6 @@ def load_findings(out_dir: str | os.PathLike) -> list[dict] | None:
     if isinstance(data, dict):
         data = data.get("findings", [])
     return [entry for entry in data if isinstance(entry, dict)] if isinstance(data, list) else None
-
-
-# ----------------------------------------------------------------------------- plot
-def _finite(values) -> list[float]:
-    return [v for v in (_number(x) for x in values) if v is not None and math.isfinite(v)]
-
-
-#: Colours of the plot's lines.
-_UPPER, _MECHANISM, _AUDIT = "#1f4e9c", "#7a7a7a", "#c2410c"
-
-
-def _points(deltas, values) -> list[tuple[float, float]]:
-    ys = [_number(v) for v in values or []]
-    return [(d, y) for d, y in zip(deltas, ys) if y is not None and math.isfinite(y)]
-
-
-def _plot_curves(ax, record: dict, deltas: list[float], left: float) -> list[str]:
-    """Draw the upper bound, the mechanism, the audit (curves or points); return
-    notes for the title. Every label says what is drawn."""
-    notes = []
-    curve = record.get("curve") or {}
-    cdeltas = [float(d) for d in curve.get("delta") or deltas]
-    accountant = record.get("accountant") or {}
-    acc_eps = _number(accountant.get("epsilon"))
-    claimed_delta = _number((record.get("claimed") or {}).get("delta")) or 0.0
-    at_claim = claimed_delta if claimed_delta > 0 else left
-    if acc_eps is not None and math.isinf(acc_eps):
-        # ∞ is drawn as arrows at the top edge over the whole δ range: no finite curve
-        # stands for the end-to-end bound on such a row.
-        xs = [left] + [
-            d
-            for d in cdeltas
-            if abs(math.log10(d) - round(math.log10(d))) < 1e-9 and round(math.log10(d)) % 2 == 0
-        ]
-        ax.plot(
-            xs,
-            [0.96] * len(xs),
-            "^",
-            color=_UPPER,
-            markersize=8,
-            linestyle="none",
-            transform=ax.get_xaxis_transform(),
-            clip_on=False,
-            label="end-to-end upper bound: ε = ∞ (raw channel)",
-        )
-        notes.append("end-to-end ε = ∞ (" + str(accountant.get("route", "?")) + ")")
-    elif _points(cdeltas, curve.get("accountant")):
-        ax.plot(
-            *zip(*_points(cdeltas, curve["accountant"])),
-            color=_UPPER,
-            marker=".",
-            label="end-to-end upper bound ε(δ) (accountant)",
-        )
-    elif acc_eps is not None:
-        if claimed_delta == 0.0:
-            ax.plot(
-                [left, deltas[-1]],
-                [acc_eps, acc_eps],
-                color=_UPPER,
-                label="end-to-end upper bound (pure ε: every δ)",
-            )
-        else:
-            ax.plot(
-                [claimed_delta],
-                [acc_eps],
-                "s",
-                color=_UPPER,
-                label="end-to-end upper bound (accountant)",
-            )
-    eps6 = _number(record.get("epsilon_at_1e-6"))
-    if eps6 is not None and math.isfinite(eps6) and not _points(cdeltas, curve.get("accountant")):
-        ax.plot(
-            [1e-6],
-            [eps6],
-            "s",
-            color=_UPPER,
-            mfc="none",
-            label="end-to-end upper bound at δ = 10⁻⁶",
-        )
-    mechanism = _points(cdeltas, curve.get("mechanism"))
-    mech_eps = _number(record.get("mechanism_epsilon"))
-    if mechanism:
-        ax.plot(
-            *zip(*mechanism),
-            color=_MECHANISM,
-            linestyle="--",
-            label="noise alone: mechanism ε(δ) (not end to end)",
-        )
-    elif (
-        mech_eps is not None
-        and math.isfinite(mech_eps)
-        and acc_eps is not None
-        and mech_eps != acc_eps
-    ):
-        ax.plot(
-            [at_claim],
-            [mech_eps],
-            "D",
-            color=_MECHANISM,
-            markersize=5,
-            label="noise alone: mechanism ε (not end to end)",
-        )
-    audit = record.get("audit") or {}
-    if _points(cdeltas, curve.get("audit")):
-        ax.plot(
-            cdeltas,
-            [_number(v) for v in curve["audit"]],
-            color=_AUDIT,
-            label=f"audit lower bound ε_lb(δ) ({_percent(audit.get('confidence'))})",
-        )
-    lower = _number(audit.get("epsilon_lower_bound"))
-    if lower is not None:
-        at = _number(audit.get("delta")) or 0.0
-        ax.plot(
-            [at if at > 0 else left],
-            [lower],
-            "v",
-            color=_AUDIT,
-            markersize=8,
-            linestyle="none",
-            zorder=4,
-            label=f"audit lower bound at its δ = {_text(at) if at else '0'}",
-        )
-    elif not audit:
-        notes.append("not audited")
-    second = audit.get("at_1e-6") or {}
-    lower6 = _number(second.get("epsilon_lower_bound", audit.get("epsilon_lower_bound_at_1e-6")))
-    if lower6 is not None:
-        if _points(cdeltas, curve.get("audit_at_1e-6")):
-            ax.plot(
-                cdeltas,
-                [_number(v) for v in curve["audit_at_1e-6"]],
-                color=_AUDIT,
-                linestyle=":",
-                label="audit lower bound ε_lb(δ), δ = 10⁻⁶ audit",
-            )
-        ax.plot(
-            [1e-6],
-            [lower6],
-            "v",
-            color=_AUDIT,
-            mfc="white",
-            markersize=8,
-            linestyle="none",
-            zorder=4,
-            label="audit lower bound at δ = 10⁻⁶",
-        )
-    return notes
-
-
-def _bracket_svg(record: dict) -> str:
-    """The bracket of one claim as an inline ``<svg>`` string.
-
-    The legend is below the axes (so it never covers the claim's star or a curve); the
-    star and the legend carry the ids ``claim-star-<key>`` and ``legend-<key>`` (SVG
-    ``gid``) so a browser test can check that they do not overlap.
-    """
-    curve = record.get("curve") or {}
-    deltas = [float(d) for d in curve.get("delta") or DELTA_GRID]
-    left = deltas[0] / 10.0  # where δ = 0 sits on the log axis
-    fig = Figure(figsize=(4.6, 3.0))
-    ax = fig.add_subplot()
-    notes = _plot_curves(ax, record, deltas, left)
-    claimed = record.get("claimed") or {}
-    eps, delta = _number(claimed.get("epsilon")), _number(claimed.get("delta")) or 0.0
-    color = VERDICT_COLORS.get(str(record.get("verdict")), "#000000")
-    salt = str(record.get("key") or id(record))
-    ident = "".join(c if c.isalnum() else "-" for c in salt)
-    if eps is not None and math.isfinite(eps):
-        (star,) = ax.plot(
-            [delta if delta > 0 else left],
-            [eps],
-            "*",
-            color=color,
-            markersize=13,
-            markeredgecolor="black",
-            linestyle="none",
-            label="claim" + (" (δ = 0)" if delta == 0 else f" (δ = {delta:g})"),
-        )
-        star.set_gid(f"claim-star-{ident}")
-    ax.set_xscale("log")
-    ax.set_xlim(left / 3.0, max(deltas) * 3.0)
-    powers = [
-        round(math.log10(d)) for d in deltas if abs(math.log10(d) - round(math.log10(d))) < 1e-9
-    ]
-    ticks = [left] + [10.0**k for k in powers if k % 3 == 0]
-    ax.set_xticks(ticks, ["0"] + [f"$10^{{{k}}}$" for k in powers if k % 3 == 0])
-    ax.minorticks_off()
-    ys = _finite(
-        [
-            eps,
-            *(curve.get("accountant") or []),
-            *(curve.get("mechanism") or []),
-            *(curve.get("audit") or []),
-            *(curve.get("audit_at_1e-6") or []),
-            (record.get("accountant") or {}).get("epsilon"),
-            record.get("mechanism_epsilon"),
-            record.get("epsilon_at_1e-6"),
-            (record.get("audit") or {}).get("epsilon_lower_bound"),
-            (record.get("audit") or {}).get("epsilon_lower_bound_at_1e-6"),
-        ]
-    )
-    ax.set_ylim(0.0, 1.15 * max(ys + [1e-3]))
-    ax.set_xlabel("δ")
-    ax.set_ylabel("ε")
-    ax.grid(alpha=0.3)
-    handles, labels = ax.get_legend_handles_labels()
-    # Layout in inches: the axes keep their size, the legend rows are added below.
-    rows = len(handles)
-    top, axes_h, xlabel_h, row_h = 0.3, 2.0, 0.45, 0.17
-    height = top + axes_h + xlabel_h + rows * row_h + 0.08
-    fig.set_size_inches(4.6, height)
-    fig.subplots_adjust(
-        left=0.13,
-        right=0.97,
-        top=1 - top / height,
-        bottom=(xlabel_h + rows * row_h + 0.08) / height,
-    )  # no layout pass
-    if handles:
-        legend = fig.legend(
-            handles,
-            labels,
-            loc="lower left",
-            fontsize=7,
-            frameon=False,
-            bbox_to_anchor=(0.02, 0.0),
-            borderaxespad=0.2,
-        )
-        legend.set_gid(f"legend-{ident}")
-    if notes:
-        ax.set_title("; ".join(notes), fontsize=8)
-    buffer = io.StringIO()
-    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": salt}):
-        fig.savefig(buffer, format="svg", metadata={"Date": None})
-    text = buffer.getvalue()
-    return text[text.index("<svg") :]
 
 
 # ----------------------------------------------------------------------------- page

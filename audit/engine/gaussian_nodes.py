@@ -64,7 +64,7 @@ import time
 import numpy as np
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
 from fedpriv.audit.engine.coupled import child_seed
-from fedpriv.audit.engine.tree_nodes import _pilot_probabilities, _projected_bounds
+from fedpriv.audit.engine.thresholds import _pilot_probabilities, _projected_bounds
 from fedpriv.audit.estimators import EpsilonLowerBound, estimate_epsilon_lower_bound
 from fedpriv.privacy import Accountant
 from fedpriv.privacy.accounting.events import SelfComposed, SymmetricMatrixGaussian
@@ -305,7 +305,7 @@ def gaussian_llr_threshold(
 
     ``P_D(LLR >= c) = Φ̄((c − μ²/2)/μ)``, ``P_D'(LLR >= c) = Φ̄((c + μ²/2)/μ)``; the
     expected counts on ``n_samples`` runs per world are projected to the Clopper–Pearson
-    bound at δ (:func:`~fedpriv.audit.engine.tree_nodes._projected_bounds`) over
+    bound at δ (:func:`~fedpriv.audit.engine.thresholds._projected_bounds`) over
     ``c = μ²/2 + z μ``, ``z`` in [−4, 8], and the best ``c`` is returned.
 
     With ``noise_ratio = r`` the same score is read under a mechanism that draws ``r``
@@ -386,7 +386,7 @@ def audit_symmetric_gaussian_release(
         0 or None (default): the threshold comes from the declared law
         (:func:`gaussian_llr_threshold`). Otherwise, runs per world of a pilot that
         chooses it among the same candidates (proportions moved against the event as
-        in :mod:`~fedpriv.audit.engine.tree_nodes`). The declared law places the
+        in :mod:`~fedpriv.audit.engine.thresholds`). The declared law places the
         event where the declared mechanism's ratio is best; a mechanism that draws
         *less* noise than declared has almost no mass that far out, so an audit of a
         mechanism whose noise is in doubt should use a pilot.

@@ -47,7 +47,7 @@ Statistics
 The score is the white-box Laplace LLR
 (:func:`fedpriv.audit.estimators.laplace_log_density_ratio`). One threshold ``c`` is
 chosen from a grid fixed by the mechanism's parameters, before the confirming samples
-exist: by default from the declared Laplace law (the exact distribution of the LLR
+exist (:mod:`fedpriv.audit.engine.thresholds`): by default from the declared Laplace law (the exact distribution of the LLR
 under the claimed mechanism, convolved over the nodes: the event that a sample of
 ``n`` runs per world would bound best), or from a *pilot* sample at its own
 SeedSequence addresses. *Fresh* samples then bound ``ε`` with Clopper–Pearson on the
@@ -76,6 +76,12 @@ from fedpriv.algorithms.seeding import as_seed_sequence
 from fedpriv.audit.engine.combine import half_confidence
 from fedpriv.audit.engine.coupled import child_seed
 from fedpriv.audit.engine.neighbors import NeighboringPair, stream_horizon
+from fedpriv.audit.engine.thresholds import (
+    _design_probabilities,
+    _pilot_probabilities,
+    _projected_bounds,
+    laplace_llr_grid,
+)
 from fedpriv.audit.engine.tree import TreeAuditResult, _true_node_sums
 from fedpriv.audit.engine.tree_product import (
     audit_laplace_product,
@@ -84,7 +90,6 @@ from fedpriv.audit.engine.tree_product import (
 )
 from fedpriv.audit.estimators import (
     EpsilonLowerBound,
-    clopper_pearson_interval,
     estimate_epsilon_lower_bound,
     laplace_log_density_ratio,
 )
@@ -97,13 +102,11 @@ __all__ = [
     "audit_laplace_release",
     "audit_tree_nodes",
     "covering_node_sums",
-    "laplace_llr_grid",
     "sample_laplace_llr",
     "tree_audit_event",
 ]
 
 _DEFAULT_BATCH = 1 << 18
-_N_LINEAR = 129
 _METHODS = ("both", "joint", "product")
 
 
@@ -210,109 +213,6 @@ def sample_laplace_llr(
     for start, y in batches:
         scores[start : start + y.shape[0]] = llr(y)
     return scores
-
-
-def laplace_llr_grid(loc_d: object, loc_d_prime: object, scale: float) -> np.ndarray:
-    """Candidate thresholds, fixed by the locations and the scale (never by samples).
-
-    129 equally spaced points on ``[-max, max]`` (``max = Σ|S - S'| / b``, the LLR's
-    cap) and, when every coordinate moves by the same ``g``, the exact lattice
-    ``k g / b`` (``|k| <= m``) on which saturated samples sit.
-
-    Parameters
-    ----------
-    loc_d, loc_d_prime : array_like of float, shape (m,)
-        True values in D and D'.
-    scale : float
-        Laplace scale b > 0.
-
-    Returns
-    -------
-    ndarray of float64, shape (n_thresholds,)
-        Sorted, unique.
-    """
-    loc_d, loc_d_prime = release_locations(loc_d, loc_d_prime)
-    gaps = np.abs(loc_d - loc_d_prime)
-    top = float(gaps.sum()) / scale
-    grid = [np.linspace(-top, top, _N_LINEAR)]
-    if np.all(gaps == gaps[0]):
-        # Same arithmetic as the LLR: a sum of exact ±g terms, divided by b once.
-        grid.append(np.arange(-gaps.size, gaps.size + 1) * gaps[0] / scale)
-    return np.unique(np.concatenate(grid))
-
-
-def _node_law(gap: float, scale: float, step: float, world: int) -> np.ndarray:
-    """Declared law of one node's LLR term ``sign(g) clip(2y − S − S', −|g|, |g|)``.
-
-    On the grid ``−|g|, −|g| + step, ..., |g|``: in D the term is ``2N + |g|`` clipped
-    (``N ~ Lap(b)``): atom ½ at ``+|g|``, atom ``½ e^{−|g|/b}`` at ``−|g|``, density
-    ``e^{−(|g| − t)/(2b)} / (4b)`` between; in D' it is the mirror image.
-    """
-    g = abs(gap)
-    n = round(2 * g / step)
-    inner = -g + step * np.arange(1, n)  # the open interval (−g, g)
-    law = np.zeros(n + 1)
-    law[1:n] = np.exp(-(g - inner) / (2 * scale)) / (4 * scale) * step
-    law[n] = 0.5
-    law[0] = 0.5 * np.exp(-g / scale)
-    law /= law.sum()  # the discretized density's mass, renormalised
-    return law if world == 0 else law[::-1]
-
-
-def _design_probabilities(
-    gaps: np.ndarray, scale: float, grid: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """``P(LLR >= c)`` in D and D' for each ``c`` of ``grid``, from the declared law.
-
-    ``gaps`` are the ``|S − S'|`` of the independent coordinates. The per-coordinate
-    laws (:func:`_node_law`, 200 bins per smallest gap) are convolved. Used only to
-    choose the threshold before any sample is drawn, so its discretization error can
-    cost power, never validity.
-    """
-    step = float(gaps.min()) / 200.0
-    tails = []
-    for world in (0, 1):
-        law = np.ones(1)
-        for gap in gaps:
-            law = np.convolve(law, _node_law(gap, scale, step, world))
-        values = (-gaps.sum() + step * np.arange(law.size)) / scale
-        tail = np.cumsum(law[::-1])[::-1]  # P(LLR >= values[i])
-        index = np.searchsorted(values, grid - 0.5 * step / scale, side="left")
-        tails.append(np.where(index < law.size, tail[np.minimum(index, law.size - 1)], 0.0))
-    return tails[0], tails[1]
-
-
-def _pilot_probabilities(
-    pilot_d: np.ndarray, pilot_dp: np.ndarray, grid: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """``P(LLR >= c)`` from pilot samples, moved against the event.
-
-    ``k − √k/2 − 1`` in D and ``k + √k/2 + 1`` in D', so that a far tail seen a
-    handful of times in the pilot (its ratio there mostly noise) does not win.
-    """
-    hits_d = pilot_d.size - np.searchsorted(np.sort(pilot_d), grid, side="left")
-    hits_dp = pilot_dp.size - np.searchsorted(np.sort(pilot_dp), grid, side="left")
-    hits_d = np.maximum(hits_d - 0.5 * np.sqrt(hits_d) - 1.0, 0.0)
-    hits_dp = np.minimum(hits_dp + 0.5 * np.sqrt(hits_dp) + 1.0, pilot_dp.size)
-    return hits_d / pilot_d.size, hits_dp / pilot_dp.size
-
-
-def _projected_bounds(
-    p_d: np.ndarray, p_dp: np.ndarray, *, n_confirm: int, confidence: float, delta: float = 0.0
-) -> np.ndarray:
-    """The bound each event of probabilities ``(p_d, p_dp)`` would give on ``n_confirm`` runs.
-
-    Expected counts, Clopper–Pearson at the confirmation's level ``(1 − confidence)/4``
-    (one threshold, two directions), ``ln((low − δ)/high)`` as the confirmation
-    computes it (:func:`estimate_epsilon_lower_bound`).
-    """
-    k_d = np.rint(np.clip(p_d, 0.0, 1.0) * n_confirm).astype(np.int64)
-    k_dp = np.rint(np.clip(p_dp, 0.0, 1.0) * n_confirm).astype(np.int64)
-    significance = (1.0 - confidence) / 4.0
-    low, _ = clopper_pearson_interval(k_d, n_confirm, significance=significance, side="lower")
-    _, high = clopper_pearson_interval(k_dp, n_confirm, significance=significance, side="upper")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(low > delta, np.log(low - delta) - np.log(high), -np.inf)
 
 
 def audit_laplace_release(

@@ -20,8 +20,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fedpriv.audit.claims._page_assets import _bracket_svg
 from fedpriv.audit.claims.curves import DELTA_GRID, accountant_curve, attach_curves, audit_curve
-from fedpriv.audit.claims.html import _bracket_svg, build_index_html, index_html, load_findings
+from fedpriv.audit.claims.html import build_index_html, index_html, load_findings
 from fedpriv.audit.claims.legend import COLUMN_DEFINITIONS, VERDICT_LEGEND, records_headline
 from fedpriv.audit.estimators import estimate_epsilon_lower_bound
 

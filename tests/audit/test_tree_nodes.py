@@ -15,12 +15,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from fedpriv.audit.engine.neighbors import worst_case_reward_pair
+from fedpriv.audit.engine.thresholds import laplace_llr_grid
 from fedpriv.audit.engine.tree import audit_tree_counter, sample_tree_llr
 from fedpriv.audit.engine.tree_nodes import (
     audit_laplace_release,
     audit_tree_nodes,
     covering_node_sums,
-    laplace_llr_grid,
     sample_laplace_llr,
 )
 from fedpriv.privacy.accounting.tree import tree_depth

@@ -552,11 +552,8 @@ def audit_coop_first_release(claim: Claim, budget: AuditBudget, seed) -> EndToEn
     """
     import time
 
-    from fedpriv.audit.engine.tree_nodes import (
-        audit_laplace_release,
-        laplace_llr_grid,
-        sample_laplace_llr,
-    )
+    from fedpriv.audit.engine.thresholds import laplace_llr_grid
+    from fedpriv.audit.engine.tree_nodes import audit_laplace_release, sample_laplace_llr
     from fedpriv.audit.estimators import estimate_epsilon_lower_bound
 
     started = time.perf_counter()
