@@ -252,3 +252,38 @@ def test_readme_shell_example_runs_with_the_exit_codes_it_shows(tmp_path):
             ["bash", "-c", line], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
         )
         assert done.returncode == expected, (line, done.stdout, done.stderr)
+
+
+def test_sequential_and_reading_flags_reach_the_python_api(tmp_path, capsys, monkeypatch):
+    """--sequential stops at the first refuting look (samples saved reported, same bound
+    as the Python call); --reading gaussian refutes an (ε, δ) claim read as GDP and says
+    under which reading. Both pinned seeds: the leaky ε = 4 mechanism is refuted at its
+    first look with probability far above 0.999."""
+    from fedpriv.audit.regression.api import NeighboringPair, audit_mechanism
+
+    monkeypatch.chdir(_write(tmp_path))
+    monkeypatch.delitem(sys.modules, "user_mech", raising=False)
+    argv = ["audit", "user_mech:leaky", "--pair", "0", "1", "--claim", "pure:1"]
+    assert main([*argv, "--samples", "20000", "--sequential", "--json"]) == 1
+    shown = json.loads(capsys.readouterr().out)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import user_mech
+    finally:
+        sys.path.remove(str(tmp_path))
+    direct = audit_mechanism(
+        user_mech.leaky,
+        NeighboringPair(0, 1),
+        claim=PureDP(1.0),
+        samples=20000,
+        seed=0,
+        executor=None,
+        sequential=True,
+    )
+    assert shown["samples_saved"] == direct.to_dict()["samples_saved"] > 0
+    assert shown["epsilon_lower_bound"] == direct.epsilon_lower_bound
+    assert main([*argv, "--samples", "20000", "--sequential"]) == 1
+    assert "samples per world saved" in capsys.readouterr().out
+    # the Gaussian reading needs an (ε, δ) claim: a pure one is bad input
+    assert main([*argv, "--reading", "gaussian"]) == 2
+    assert "needs a GaussianDP or ApproxDP claim" in capsys.readouterr().err
