@@ -12,5 +12,5 @@ __all__ = ["GRAPH_KINDS", "MODES"]
 
 #: fedpriv.algorithms.networks.graphs.GRAPH_KINDS
 GRAPH_KINDS = ("complete", "ring", "path", "star", "erdos_renyi")
-#: fedpriv.algorithms.gossip_fed_ucb.gossip_ucb.MODES
+#: the paper/corrected switch ``mode`` of the algorithms' one signature (fedpriv.algorithms)
 MODES = ("paper", "corrected")

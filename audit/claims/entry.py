@@ -106,7 +106,7 @@ class RegisteredClaim:
     view : View or None
         What the claim protects (:class:`fedpriv.audit.engine.views.View`): a family
         outside the package declares it here; ``None`` takes the view of
-        :func:`fedpriv.audit.engine.views.view_of` for the key (the built-in papers).
+        :func:`fedpriv.audit.claims.register.view_of` for the key (the built-in papers).
     """
 
     key: str

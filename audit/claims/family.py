@@ -108,13 +108,18 @@ class Family:
     findings : callable
         ``() -> sequence of Finding``: the family's distinct defects (ids start with
         ``"<key>-"``). Default: none.
+    views : callable
+        ``() -> sequence of (key pattern, View)`` in match order: what each row's claim
+        protects (:class:`fedpriv.audit.engine.views.View`), found by
+        :func:`fedpriv.audit.claims.register.view_of`. A row may instead carry its
+        own ``RegisteredClaim.view``. Default: none.
     algorithm_names : mapping of str to str
         CLI name of each algorithm the family's claims name -> its name in prose (the
         subject of the row's sentence, :mod:`fedpriv.audit.claims.statements`); an
         algorithm not listed is called by its CLI name.
     structure_names : mapping of str to str
         Value of a claim setting's ``"structure"`` (how the agents communicate) -> its
-        phrase in the row's sentence (``{"cdp": "through a server"}``); a structure not
+        phrase in the row's sentence (``{"star": "through a server"}``); a structure not
         listed reads ``"<value> structure"``.
     aliases : tuple of str
         Other spellings ``--paper`` accepts (lower case).
@@ -142,6 +147,7 @@ class Family:
     title: str
     claims: Callable[[], Sequence[Any]]
     findings: Callable[[], Sequence[Any]] = tuple
+    views: Callable[[], Sequence[Any]] = tuple
     algorithm_names: Mapping[str, str] = dataclasses.field(default_factory=dict)
     structure_names: Mapping[str, str] = dataclasses.field(default_factory=dict)
     aliases: tuple[str, ...] = ()

@@ -40,6 +40,7 @@ finds them at run time.
 
 from __future__ import annotations
 
+import fnmatch
 from typing import Any
 
 from fedpriv.audit.claims.entry import (
@@ -49,6 +50,7 @@ from fedpriv.audit.claims.entry import (
     RegisteredClaim,
 )
 from fedpriv.audit.claims.family import FamilyError, builtin_families, families, family
+from fedpriv.audit.engine.views import View
 
 __all__ = [
     "PAPERS",  # noqa: F822 - module __getattr__
@@ -62,6 +64,7 @@ __all__ = [
     "claims_for",
     "outside_claims",
     "paper_of",
+    "view_of",
 ]
 
 
@@ -206,3 +209,34 @@ def claims_for(paper: str | None = None) -> tuple[RegisteredClaim, ...]:
         return rows
     name = paper_of(paper)
     return tuple(entry for entry in rows if entry.paper == name)
+
+
+def view_of(key: str) -> View:
+    """The view of the register row ``key``: the first pattern of its family's views.
+
+    Parameters
+    ----------
+    key : str
+        A register key (``"<family key>/..."``).
+
+    Returns
+    -------
+    View
+        What the row's claim protects.
+
+    Raises
+    ------
+    KeyError
+        If no pattern of the family matches: every row must declare what it protects
+        (in its family's ``views`` or its own ``RegisteredClaim.view``).
+    """
+    family_key = key.split("/", 1)[0]
+    for fam in families():
+        if fam.key == family_key:
+            for pattern, view in fam.views():
+                if fnmatch.fnmatchcase(key, pattern):
+                    return view
+    raise KeyError(
+        f"register key {key!r} has no view: declare one in its family's views "
+        "(audit/families/<key>/views.py) or on the row (RegisteredClaim.view)."
+    )

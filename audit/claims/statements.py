@@ -242,7 +242,7 @@ def _observer(key: str | None) -> str | None:
     """The observer of the row's view, or None when the key has none."""
     if not key:
         return None
-    from fedpriv.audit.engine.views import view_of
+    from fedpriv.audit.claims.register import view_of
 
     try:
         observer = view_of(key).observer

@@ -48,10 +48,9 @@ from fedpriv.audit.claims.claim import (
 )
 from fedpriv.audit.claims.family import families
 from fedpriv.audit.claims.findings import finding_ids
-from fedpriv.audit.claims.register import claims_for, paper_of
+from fedpriv.audit.claims.register import claims_for, paper_of, view_of
 from fedpriv.audit.engine.coupled import AuditBudget, child_seed
 from fedpriv.audit.engine.executor import connect_scheduler, parallel_map
-from fedpriv.audit.engine.views import view_of
 from fedpriv.privacy import ApproxDP
 from fedpriv.privacy.checks import check_int_at_least
 

@@ -16,10 +16,9 @@ import numpy as np
 import pytest
 from fedpriv.audit.claims.claim import AS_WRITTEN
 from fedpriv.audit.claims.findings import finding_ids
-from fedpriv.audit.claims.register import REGISTER
+from fedpriv.audit.claims.register import REGISTER, view_of
 from fedpriv.audit.claims.verify import _with_shared_audits, assemble_result, evaluate_claim
 from fedpriv.audit.engine.coupled import AuditBudget
-from fedpriv.audit.engine.views import view_of
 from fedpriv.audit.families.feducb import fig1a as fa
 from fedpriv.audit.families.gossip_fed_ucb.regret import VARIANTS, fed_ucb_reading, variant_label
 from fedpriv.privacy import ApproxDP, NeighboringRelation, PureDP

@@ -308,7 +308,7 @@ def test_per_message_coop_rows_are_unresolved_on_an_upper_bound_alone(rows):
 
 
 def test_every_row_declares_the_view_it_protects(rows):
-    from fedpriv.audit.engine.views import view_of
+    from fedpriv.audit.claims.register import view_of
 
     for entry, _, result in rows:
         view = view_of(entry.key)  # raises KeyError for a row without a view

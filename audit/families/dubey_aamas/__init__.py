@@ -1,7 +1,7 @@
 """Dubey & Pentland (AAMAS 2020): private and Byzantine-proof cooperative UCB.
 
 The family's one registration (:class:`fedpriv.audit.claims.family.Family`):
-its claims, findings and commands under the key ``dubey_aamas``.
+its claims, views, findings and commands under the key ``dubey_aamas``.
 """
 
 from __future__ import annotations
@@ -25,6 +25,13 @@ def _findings() -> tuple:
     return FINDINGS
 
 
+def _views() -> tuple:
+    """What each of the family's rows protects: ``(key pattern, View)`` in match order."""
+    from fedpriv.audit.families.dubey_aamas.views import VIEWS
+
+    return VIEWS
+
+
 FAMILY = Family(
     key="dubey_aamas",
     title="Dubey & Pentland 2020 (AAMAS, cooperative UCB)",
@@ -34,6 +41,7 @@ FAMILY = Family(
     },
     claims=_claims,
     findings=_findings,
+    views=_views,
     aliases=("byzantine", "coop_ucb", "coop-ucb"),
     order=3,
     run_commands={

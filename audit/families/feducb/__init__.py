@@ -1,7 +1,7 @@
 """Dubey & Pentland (NeurIPS 2020), FedUCB: federated linear contextual bandits with user-level privacy.
 
 The family's one registration (:class:`fedpriv.audit.claims.family.Family`):
-its claims, findings and commands under the key ``feducb``.
+its claims, views, findings and commands under the key ``feducb``.
 """
 
 from __future__ import annotations
@@ -25,6 +25,13 @@ def _findings() -> tuple:
     return FINDINGS
 
 
+def _views() -> tuple:
+    """What each of the family's rows protects: ``(key pattern, View)`` in match order."""
+    from fedpriv.audit.families.feducb.views import VIEWS
+
+    return VIEWS
+
+
 FAMILY = Family(
     key="feducb",
     title="Dubey & Pentland 2020 (NeurIPS, FedUCB)",
@@ -32,6 +39,7 @@ FAMILY = Family(
     structure_names={"centralized": "through a controller", "decentralized": "peer to peer"},
     claims=_claims,
     findings=_findings,
+    views=_views,
     aliases=(),
     order=0,
     run_commands={

@@ -1,7 +1,7 @@
 """Zhu et al. (2021): Gossip_UCB and the private Fed_UCB.
 
 The family's one registration (:class:`fedpriv.audit.claims.family.Family`):
-its claims, findings and commands under the key ``gossip_fed_ucb``.
+its claims, views, findings and commands under the key ``gossip_fed_ucb``.
 """
 
 from __future__ import annotations
@@ -26,12 +26,20 @@ def _findings() -> tuple:
     return FINDINGS
 
 
+def _views() -> tuple:
+    """What each of the family's rows protects: ``(key pattern, View)`` in match order."""
+    from fedpriv.audit.families.gossip_fed_ucb.views import VIEWS
+
+    return VIEWS
+
+
 FAMILY = Family(
     key="gossip_fed_ucb",
     title="Zhu et al. 2021",
     algorithm_names={"gossip-fed-ucb": "Fed_UCB"},
     claims=_claims,
     findings=_findings,
+    views=_views,
     aliases=("fed_ucb", "gossip", "zhu", "fed-ucb"),
     order=2,
     # Its per-row audits are short (tree nodes, one round of the algorithm); the grid's

@@ -1,7 +1,7 @@
 """Li & Song: communication-efficient private federated MAB (CDP-, DDP-, HDP-MAB).
 
 The family's one registration (:class:`fedpriv.audit.claims.family.Family`):
-its claims, findings and commands under the key ``li_song``.
+its claims, views, findings and commands under the key ``li_song``.
 """
 
 from __future__ import annotations
@@ -25,6 +25,13 @@ def _findings() -> tuple:
     return FINDINGS
 
 
+def _views() -> tuple:
+    """What each of the family's rows protects: ``(key pattern, View)`` in match order."""
+    from fedpriv.audit.families.li_song.views import VIEWS
+
+    return VIEWS
+
+
 FAMILY = Family(
     key="li_song",
     title="Li & Song (CDP/DDP/HDP-MAB)",
@@ -42,6 +49,7 @@ FAMILY = Family(
     },
     claims=_claims,
     findings=_findings,
+    views=_views,
     aliases=("lisong", "li-song"),
     order=1,
     run_commands={
