@@ -148,4 +148,9 @@ def claims() -> tuple[RegisteredClaim, ...]:
     )
 
 
-FAMILY = Family(key=KEY, title=TITLE, claims=claims)
+FAMILY = Family(
+    key=KEY,
+    title=TITLE,
+    claims=claims,
+    setting_fields={"n_epochs": int, "base_pulls": int},  # beside the standard entries
+)

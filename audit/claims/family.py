@@ -117,6 +117,10 @@ class Family:
         CLI name of each algorithm the family's claims name -> its name in prose (the
         subject of the row's sentence, :mod:`fedpriv.audit.claims.statements`); an
         algorithm not listed is called by its CLI name.
+    setting_fields : mapping of str to type
+        The type of every setting entry the family's claims use besides the standard
+        ones (:data:`fedpriv.audit.claims.claim.SETTING_TYPES`); the register refuses a
+        row whose setting has an undeclared entry or a value of another type.
     structure_names : mapping of str to str
         Value of a claim setting's ``"structure"`` (how the agents communicate) -> its
         phrase in the row's sentence (``{"star": "through a server"}``); a structure not
@@ -149,6 +153,7 @@ class Family:
     findings: Callable[[], Sequence[Any]] = tuple
     views: Callable[[], Sequence[Any]] = tuple
     algorithm_names: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    setting_fields: Mapping[str, type] = dataclasses.field(default_factory=dict)
     structure_names: Mapping[str, str] = dataclasses.field(default_factory=dict)
     aliases: tuple[str, ...] = ()
     run_commands: Mapping[str, Command] = dataclasses.field(default_factory=dict)

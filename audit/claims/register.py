@@ -43,6 +43,7 @@ from __future__ import annotations
 import fnmatch
 from typing import Any
 
+from fedpriv.audit.claims.claim import check_setting
 from fedpriv.audit.claims.entry import (
     AccountantRecipe,
     AuditRecipe,
@@ -88,6 +89,10 @@ def _rows(registered, seen: set[str]) -> tuple[RegisteredClaim, ...]:
                 raise FamilyError(
                     f"family {fam.key!r} ({where}): claim key {row.key!r} is registered twice."
                 )
+            try:
+                check_setting(row.claim.setting, fam.setting_fields, where=f"row {row.key!r}")
+            except TypeError as error:
+                raise FamilyError(f"family {fam.key!r} ({where}): {error}") from None
             seen.add(row.key)
             rows.append(row)
     return tuple(rows)

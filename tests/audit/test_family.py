@@ -79,3 +79,43 @@ def test_command_declares_its_tables_from_a_closed_set() -> None:
     assert Command("m", "h", tables="contexts").tables == "contexts"
     with pytest.raises(FamilyError, match="`tables` must be '', 'rewards' or 'contexts'"):
         Command("m", "h", tables="matrices")
+
+
+def _one_row_family(key: str, setting: dict, fields: dict) -> Family:
+    import dataclasses
+
+    from fedpriv.audit.claims.register import REGISTER
+
+    row = next(e for e in REGISTER if e.paper == "li_song")
+    claim = dataclasses.replace(row.claim, setting=tuple(setting.items()))
+    mine = dataclasses.replace(row, key=f"{key}/x", claim=claim)
+    return Family(key=key, title="t", claims=lambda: (mine,), setting_fields=fields)
+
+
+@pytest.mark.parametrize(
+    ("setting", "fields", "message"),
+    [
+        ({"horizon": 10, "knob": 1}, {}, "setting entry 'knob' is not declared"),
+        ({"horizon": 10.0}, {}, "'horizon' must be int, got float"),
+        ({"n_agents": True}, {}, "'n_agents' must be int, got bool"),
+        ({"knob": "a"}, {"knob": int}, "'knob' must be int, got str"),
+    ],
+)
+def test_settings_are_typed(setting, fields, message) -> None:
+    from fedpriv.audit.claims.register import _rows
+
+    with pytest.raises(FamilyError, match=message):
+        _rows((_one_row_family("typed", setting, fields),), set())
+    ok = _one_row_family("typed", {"horizon": 10, "knob": 1}, {"knob": int})
+    assert len(_rows((ok,), set())) == 1
+
+
+def test_every_builtin_setting_entry_is_declared() -> None:
+    from fedpriv.audit.claims.claim import SETTING_TYPES, check_setting
+
+    for fam in families()[:4]:
+        for row in fam.claims():
+            check_setting(row.claim.setting, fam.setting_fields, where=row.key)
+        used = {name for row in fam.claims() for name, _ in row.claim.setting}
+        assert set(fam.setting_fields) <= used  # no stale declaration
+        assert not set(fam.setting_fields) & set(SETTING_TYPES)

@@ -42,6 +42,18 @@ FAMILY = Family(
     claims=_claims,
     findings=_findings,
     views=_views,
+    setting_fields={
+        "composition": str,
+        "count_field": str,
+        "graph_p": float,
+        "graph_seed": int,
+        "own_term": str,
+        "q_value": float,
+        "rule": str,
+        "scope": str,
+        "target_delta": float,
+        "theta": float,
+    },
     aliases=("byzantine", "coop_ucb", "coop-ucb"),
     order=3,
     run_commands={

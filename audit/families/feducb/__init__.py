@@ -40,6 +40,16 @@ FAMILY = Family(
     claims=_claims,
     findings=_findings,
     views=_views,
+    setting_fields={
+        "delta_prime": float,
+        "n_syncs": int,
+        "regime": str,
+        "schedule": str,
+        "structure": str,
+        "sync_every": int,
+        "target_syncs": int,
+        "threshold": float,
+    },
     aliases=(),
     order=0,
     run_commands={

@@ -40,6 +40,16 @@ FAMILY = Family(
     claims=_claims,
     findings=_findings,
     views=_views,
+    setting_fields={
+        "canary": float,
+        "data": str,
+        "lambda_2": float,
+        "log_base": str,
+        "node_scale": float,
+        "released_prefixes": int,
+        "rewards": str,
+        "scope": str,
+    },
     aliases=("fed_ucb", "gossip", "zhu", "fed-ucb"),
     order=2,
     # Its per-row audits are short (tree nodes, one round of the algorithm); the grid's

@@ -50,6 +50,18 @@ FAMILY = Family(
     claims=_claims,
     findings=_findings,
     views=_views,
+    setting_fields={
+        "components": int,
+        "delay_convention": str,
+        "gap": float,
+        "graph_p": float,
+        "graph_seed": int,
+        "participation_rate": float,
+        "rewards": str,
+        "rounds": int,
+        "structure": str,
+        "table_ii_case": int,
+    },
     aliases=("lisong", "li-song"),
     order=1,
     run_commands={
