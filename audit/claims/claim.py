@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
 from typing import Any
 
 from fedpriv.audit.estimators import EpsilonLowerBound
@@ -41,7 +40,6 @@ from fedpriv.privacy.accounting.verdicts import (
 __all__ = [
     "AS_WRITTEN",
     "COVERAGES",
-    "SETTING_TYPES",
     "VACUOUS_DELTA_PROBE",
     "VERDICTS",
     "VERDICT_DEFINITIONS",
@@ -51,7 +49,6 @@ __all__ = [
     "LowerBoundEvidence",
     "Verdict",
     "audit_evidence",
-    "check_setting",
     "decide_verdict",
     "json_number",
     "jsonable",
@@ -498,54 +495,3 @@ def run_verdict(
     raw = "; ".join(sorted(reasons)) if reasons else None
     verdict, evidence = decide_verdict(claimed_epsilon, upper, None, raw_channel=raw)
     return verdict, evidence, upper, raw
-
-
-#: Setting entries any family may use, with their types: the field-standard names
-#: (DESIGN's symbol table: agents, arms, horizon, privacy, context dimension, message
-#: life, contamination rate, communication graph). A family declares its other entries
-#: with their types (``Family.setting_fields``).
-SETTING_TYPES: dict[str, type] = {
-    "n_agents": int,
-    "n_arms": int,
-    "horizon": int,
-    "epsilon": float,
-    "delta": float,
-    "dim": int,
-    "gamma": int,
-    "contamination": float,
-    "graph": str,
-}
-
-
-def check_setting(setting: Any, declared: Mapping[str, type], *, where: str) -> None:
-    """Check every entry of a claim's setting against its declared type.
-
-    Parameters
-    ----------
-    setting : tuple of (str, value) pairs
-        ``Claim.setting``.
-    declared : mapping of str to type
-        The family's own entries (``Family.setting_fields``), beside
-        :data:`SETTING_TYPES`.
-    where : str
-        Names the row in the error message.
-
-    Raises
-    ------
-    TypeError
-        If an entry is undeclared, or its value is not of the declared type (``bool``
-        is not an ``int``; an ``int`` is not a ``float``: settings hold what the run
-        used).
-    """
-    for name, value in setting:
-        expected = SETTING_TYPES.get(name, declared.get(name))
-        if expected is None:
-            raise TypeError(
-                f"{where}: setting entry {name!r} is not declared; declare its type in the "
-                f"family's setting_fields (standard entries: {', '.join(SETTING_TYPES)})."
-            )
-        if type(value) is not expected:
-            raise TypeError(
-                f"{where}: setting entry {name!r} must be {expected.__name__}, got "
-                f"{type(value).__name__} ({value!r})."
-            )

@@ -7,14 +7,15 @@ means to ``fedpriv verify``.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
-from typing import NamedTuple
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
 
 from fedpriv.audit.claims.claim import Claim
 from fedpriv.audit.claims.family import family
 from fedpriv.audit.engine.views import View
 
 __all__ = [
+    "SETTING_TYPES",
     "AccountantRecipe",
     "AccountantResult",
     "AnalyticLowerRecipe",
@@ -22,6 +23,7 @@ __all__ = [
     "MechanismRecipe",
     "MechanismResult",
     "RegisteredClaim",
+    "check_setting",
     "make_claim",
 ]
 
@@ -181,3 +183,54 @@ def make_claim(
         source=source,
         **reading,
     )
+
+
+#: Setting entries any family may use, with their types: the field-standard names
+#: (DESIGN's symbol table: agents, arms, horizon, privacy, context dimension, message
+#: life, contamination rate, communication graph). A family declares its other entries
+#: with their types (``Family.setting_fields``).
+SETTING_TYPES: dict[str, type] = {
+    "n_agents": int,
+    "n_arms": int,
+    "horizon": int,
+    "epsilon": float,
+    "delta": float,
+    "dim": int,
+    "gamma": int,
+    "contamination": float,
+    "graph": str,
+}
+
+
+def check_setting(setting: Any, declared: Mapping[str, type], *, where: str) -> None:
+    """Check every entry of a claim's setting against its declared type.
+
+    Parameters
+    ----------
+    setting : tuple of (str, value) pairs
+        ``Claim.setting``.
+    declared : mapping of str to type
+        The family's own entries (``Family.setting_fields``), beside
+        :data:`SETTING_TYPES`.
+    where : str
+        Names the row in the error message.
+
+    Raises
+    ------
+    TypeError
+        If an entry is undeclared, or its value is not of the declared type (``bool``
+        is not an ``int``; an ``int`` is not a ``float``: settings hold what the run
+        used).
+    """
+    for name, value in setting:
+        expected = SETTING_TYPES.get(name, declared.get(name))
+        if expected is None:
+            raise TypeError(
+                f"{where}: setting entry {name!r} is not declared; declare its type in the "
+                f"family's setting_fields (standard entries: {', '.join(SETTING_TYPES)})."
+            )
+        if type(value) is not expected:
+            raise TypeError(
+                f"{where}: setting entry {name!r} must be {expected.__name__}, got "
+                f"{type(value).__name__} ({value!r})."
+            )

@@ -119,7 +119,7 @@ class Family:
         algorithm not listed is called by its CLI name.
     setting_fields : mapping of str to type
         The type of every setting entry the family's claims use besides the standard
-        ones (:data:`fedpriv.audit.claims.claim.SETTING_TYPES`); the register refuses a
+        ones (:data:`fedpriv.audit.claims.entry.SETTING_TYPES`); the register refuses a
         row whose setting has an undeclared entry or a value of another type.
     structure_names : mapping of str to str
         Value of a claim setting's ``"structure"`` (how the agents communicate) -> its

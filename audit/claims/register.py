@@ -43,12 +43,12 @@ from __future__ import annotations
 import fnmatch
 from typing import Any
 
-from fedpriv.audit.claims.claim import check_setting
 from fedpriv.audit.claims.entry import (
     AccountantRecipe,
     AuditRecipe,
     MechanismRecipe,
     RegisteredClaim,
+    check_setting,
 )
 from fedpriv.audit.claims.family import FamilyError, builtin_families, families, family
 from fedpriv.audit.engine.views import View

@@ -111,7 +111,7 @@ def test_settings_are_typed(setting, fields, message) -> None:
 
 
 def test_every_builtin_setting_entry_is_declared() -> None:
-    from fedpriv.audit.claims.claim import SETTING_TYPES, check_setting
+    from fedpriv.audit.claims.entry import SETTING_TYPES, check_setting
 
     for fam in families()[:4]:
         for row in fam.claims():

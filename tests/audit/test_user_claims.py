@@ -234,7 +234,11 @@ def test_an_installed_distribution_registers_through_the_entry_point(
             row = next(e for e in REGISTER if e.paper == "li_song")
             return (dataclasses.replace(row, key="fake_paper/" + row.key.split("/", 1)[1]),)
 
-        FAMILY = Family(key="fake_paper", title="A fake installed paper", claims=_claims)
+        FAMILY = Family(key="fake_paper", title="A fake installed paper", claims=_claims,
+                        setting_fields={"structure": str, "rounds": int, "rewards": str,
+                                        "gap": float, "graph_seed": int, "graph_p": float,
+                                        "components": int, "delay_convention": str,
+                                        "participation_rate": float, "table_ii_case": int})
     """,
     )
     info = tmp_path / "fake_fedpriv_paper-0.1.dist-info"
