@@ -163,7 +163,7 @@ def _run(args: argparse.Namespace) -> int:
         # Laplace(b) nodes holding a round-1 record (the loss reaches n/b), where the
         # stream is priced at all (unbounded rewards make it a raw channel instead).
         exact = None
-        if math.isfinite(eps_stream):
+        if math.isfinite(eps_stream) and math.isfinite(args.epsilon):
             publish_final = bool(getattr(args, "publish_final", False))
             scale = fed_ucb_scale(
                 args.epsilon,
@@ -181,9 +181,12 @@ def _run(args: argparse.Namespace) -> int:
                 description=f"exact: {nodes} released Laplace({scale:.6g}) nodes",
             )
         raw = "; ".join(acc.non_private_reasons(where={"phase": "stream"})) or None
-        verdict, evidence = decide_verdict(
-            args.epsilon, eps_stream, None, analytic_lower=exact, raw_channel=raw
-        )
+        if math.isinf(args.epsilon):  # ε = ∞: no privacy claimed (as `run li_song`'s)
+            verdict, evidence = "no-claim", "epsilon = inf: no privacy claimed"
+        else:
+            verdict, evidence = decide_verdict(
+                args.epsilon, eps_stream, None, analytic_lower=exact, raw_channel=raw
+            )
         record["setting"].update(
             {
                 "epsilon": json_number(args.epsilon),

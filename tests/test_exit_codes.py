@@ -247,3 +247,10 @@ def test_run_status_reads_every_verdict():
     assert run_status({"a": [{"verdict": "unresolved"}, {"verdict": "violated"}]}) == 1
     assert run_status({"verdict": "no claim"}) == 0
     assert run_status({}) == 0
+
+
+def test_run_with_infinite_epsilon_is_a_run_without_a_claim(capsys):
+    # --epsilon inf is allowed by the help: a run with no privacy noise and no claim
+    argv = ["run", "gossip-fed-ucb", "--epsilon", "inf", "--horizon", "32", "--trials", "1"]
+    assert main(argv) == 0
+    assert "-> no-claim" in capsys.readouterr().out
