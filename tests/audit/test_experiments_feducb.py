@@ -10,6 +10,7 @@ import pytest
 from fedpriv.audit.families.feducb import experiments as experiments_feducb
 from fedpriv.audit.families.feducb.experiments import EXPERIMENTS, run_figure
 from fedpriv.cli import feducb_linucb as cli_linucb
+from fedpriv.cli.commands import run_status
 
 _PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -131,8 +132,8 @@ def test_run_json_has_the_common_keys(name, capsys):
             "--json",
         ]
     )
-    assert status == 0
     record = json.loads(capsys.readouterr().out)
+    assert status == run_status(record)  # 1 exactly when the run's claim is violated
     assert record["algorithm"] == name
     assert {"setting", "regret", "seconds"} <= set(record)
     assert record["regret"]["min"] <= record["regret"]["mean"] <= record["regret"]["max"]
@@ -169,9 +170,9 @@ def test_run_text_output_and_bad_gamma(capsys):
                 "path",
             ]
         )
-        == 0
+        == 1  # the adaptive schedule's raw sync requests: violated, and run exits 1
     )
     out = capsys.readouterr().out
-    assert "cliques" in out and "accountant" in out
+    assert "cliques" in out and "accountant" in out and "verdict: violated" in out
     with pytest.raises(ValueError, match="`gamma` must be >= 1"):
         _call(["run", "feducb-decentralized", "--agents", "3", "--horizon", "8", "--gamma", "0"])

@@ -37,7 +37,7 @@ def test_run_and_verify_agree_on_feducb_adaptive(capsys):
             "--json",
         ]
     )
-    assert code == 0
+    assert code == 1  # violated, as verify judges it: run exits 1 like verify
     record = json.loads(capsys.readouterr().out)
     guarantee = record["guarantee"]
     row = _verify_row("feducb/feducb/adaptive")

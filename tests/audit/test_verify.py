@@ -265,13 +265,14 @@ def test_cli_run_json_reports_guarantee_next_to_claim(capsys, hospital_sample):
         str(hospital_sample),
         "--json",
     ]
-    assert main(argv + ["--publish-final"]) == 0
+    assert main(argv + ["--publish-final"]) == 1  # violated: run exits 1 like verify
     final = json.loads(capsys.readouterr().out)["guarantee"]
     assert final["accountant"]["epsilon"] == pytest.approx(7 / 6, rel=1e-12)
     assert final["verdict"] == "violated"
-    assert main(argv) == 0
+    status = main(argv)
     record = json.loads(capsys.readouterr().out)
     guarantee = record["guarantee"]
+    assert status == 0  # holds: nothing refuted
     assert guarantee["claimed"]["epsilon"] == 1.0
     assert guarantee["accountant"]["epsilon"] == 1.0
     assert guarantee["verdict"] == "holds"
@@ -282,7 +283,8 @@ def test_cli_run_json_reports_guarantee_next_to_claim(capsys, hospital_sample):
 
 def test_cli_run_paper_mode_on_unbounded_rewards_has_no_finite_epsilon(capsys):
     # The synthetic experiment's rewards are mu + N(0, 1), fed unclipped in paper mode.
-    assert main(["run", "gossip-fed-ucb", "--horizon", "64", "--mode", "paper", "--json"]) == 0
+    # violated (a raw channel): run exits 1 like verify
+    assert main(["run", "gossip-fed-ucb", "--horizon", "64", "--mode", "paper", "--json"]) == 1
     record = json.loads(capsys.readouterr().out)
     assert record["guarantee"]["accountant"]["epsilon"] == "inf"
     assert any("unclipped" in r for r in record["guarantee"]["non_private_releases"])
