@@ -143,6 +143,13 @@ class Family:
         (``fedpriv verify`` audits row ``i`` of the register under the ``i``-th child
         seed). The four built-in papers take 0-3 in their historical order; other
         families default to ``USER_ORDER`` and then sort by key.
+    algorithms : str
+        Dotted path of the package holding the family's algorithms (its public names in
+        ``__all__``, exported flat by :mod:`fedpriv.algorithms` for the built-in
+        families); imported only when asked for. Empty: none declared.
+    calibration : str
+        Dotted path of the module holding the paper's noise formulas as written (and
+        corrected). Empty: none declared.
     origin : str
         Where the registration came from (set by the registry).
     """
@@ -161,6 +168,8 @@ class Family:
     attachments: tuple[Attachment, ...] = ()
     audit_cost: int = 2
     order: int = USER_ORDER
+    algorithms: str = ""
+    calibration: str = ""
     origin: str = ""
 
     def __post_init__(self) -> None:

@@ -119,3 +119,19 @@ def test_every_builtin_setting_entry_is_declared() -> None:
         used = {name for row in fam.claims() for name, _ in row.claim.setting}
         assert set(fam.setting_fields) <= used  # no stale declaration
         assert not set(fam.setting_fields) & set(SETTING_TYPES)
+
+
+def test_builtin_families_declare_their_algorithms_and_calibration() -> None:
+    import importlib
+
+    import fedpriv.algorithms as flat
+
+    for fam in families()[:4]:
+        package = importlib.import_module(fam.algorithms)
+        assert package.__all__, fam.key
+        assert set(package.__all__) <= set(flat.__all__)  # exported flat
+        calibration = importlib.import_module(fam.calibration)
+        assert calibration.__all__, fam.key
+        # the key names the folders: algorithms/<key>/, privacy/calibrations/<key>.py
+        assert fam.algorithms.endswith("." + fam.key)
+        assert fam.calibration.endswith("." + fam.key)

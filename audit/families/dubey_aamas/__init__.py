@@ -42,6 +42,8 @@ FAMILY = Family(
     claims=_claims,
     findings=_findings,
     views=_views,
+    algorithms="fedpriv.algorithms.dubey_aamas",
+    calibration="fedpriv.privacy.calibrations.dubey_aamas",
     setting_fields={
         "composition": str,
         "count_field": str,

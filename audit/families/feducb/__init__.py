@@ -40,6 +40,8 @@ FAMILY = Family(
     claims=_claims,
     findings=_findings,
     views=_views,
+    algorithms="fedpriv.algorithms.feducb",
+    calibration="fedpriv.privacy.calibrations.feducb",
     setting_fields={
         "delta_prime": float,
         "n_syncs": int,

@@ -40,6 +40,8 @@ FAMILY = Family(
     claims=_claims,
     findings=_findings,
     views=_views,
+    algorithms="fedpriv.algorithms.gossip_fed_ucb",
+    calibration="fedpriv.privacy.calibrations.gossip_fed_ucb",
     setting_fields={
         "canary": float,
         "data": str,

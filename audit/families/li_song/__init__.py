@@ -50,6 +50,8 @@ FAMILY = Family(
     claims=_claims,
     findings=_findings,
     views=_views,
+    algorithms="fedpriv.algorithms.li_song",
+    calibration="fedpriv.privacy.calibrations.li_song",
     setting_fields={
         "components": int,
         "delay_convention": str,
