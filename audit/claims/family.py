@@ -42,6 +42,7 @@ __all__ = [
     "builtin_families",
     "families",
     "family",
+    "lazy",
     "load_claims_file",
     "loaded_claims_files",
 ]
@@ -200,6 +201,31 @@ class Family:
     def cli_name(self) -> str:
         """The key as command lines write it (hyphens for underscores)."""
         return self.key.replace("_", "-")
+
+
+def lazy(target: str) -> Callable[[], tuple]:
+    """A registration's lazy field: ``() -> tuple`` that imports ``target`` when called.
+
+    Parameters
+    ----------
+    target : str
+        ``"package.module:name"``; ``name`` is a sequence (e.g. ``FINDINGS``) or a
+        function returning one (e.g. ``build_claims``).
+
+    Returns
+    -------
+    callable
+        Imports the module on first call (so registrations stay light) and returns the
+        sequence as a tuple.
+    """
+    module, _, name = target.partition(":")
+
+    def load() -> tuple:
+        value = getattr(importlib.import_module(module), name)
+        return tuple(value() if callable(value) else value)
+
+    load.__qualname__ = load.__name__ = f"lazy({target})"
+    return load
 
 
 # --------------------------------------------------------------------------- registry

@@ -37,6 +37,16 @@ __all__ = [
 ]
 
 
+def _union(field: str) -> dict[str, str]:
+    """The union of one mapping field over the registered families, in family order."""
+    from fedpriv.audit.claims.family import families
+
+    out: dict[str, str] = {}
+    for fam in families():
+        out.update(getattr(fam, field))
+    return out
+
+
 def algorithm_names() -> dict[str, str]:
     """Every registered algorithm's name in prose (CLI name -> name), from the families.
 
@@ -45,12 +55,7 @@ def algorithm_names() -> dict[str, str]:
     dict of str to str
         The union of the registered families' ``algorithm_names``.
     """
-    from fedpriv.audit.claims.family import families
-
-    out: dict[str, str] = {}
-    for fam in families():
-        out.update(fam.algorithm_names)
-    return out
+    return _union("algorithm_names")
 
 
 def structure_names() -> dict[str, str]:
@@ -61,12 +66,7 @@ def structure_names() -> dict[str, str]:
     dict of str to str
         The union of the registered families' ``structure_names``.
     """
-    from fedpriv.audit.claims.family import families
-
-    out: dict[str, str] = {}
-    for fam in families():
-        out.update(fam.structure_names)
-    return out
+    return _union("structure_names")
 
 
 #: Setting keys left out of the sentence: each is computed from the other keys (the

@@ -6,30 +6,9 @@ its claims, views, findings and commands under the key ``dubey_aamas``.
 
 from __future__ import annotations
 
-from fedpriv.audit.claims.family import Command, Family
+from fedpriv.audit.claims.family import Command, Family, lazy
 
 __all__ = ["FAMILY"]
-
-
-def _claims() -> tuple:
-    """The family's register rows (imported when the register is first needed)."""
-    from fedpriv.audit.families.dubey_aamas.claims import build_claims
-
-    return tuple(build_claims())
-
-
-def _findings() -> tuple:
-    """The family's findings (distinct defects, ids ``dubey_aamas-...``)."""
-    from fedpriv.audit.families.dubey_aamas.findings import FINDINGS
-
-    return FINDINGS
-
-
-def _views() -> tuple:
-    """What each of the family's rows protects: ``(key pattern, View)`` in match order."""
-    from fedpriv.audit.families.dubey_aamas.views import VIEWS
-
-    return VIEWS
 
 
 FAMILY = Family(
@@ -39,9 +18,9 @@ FAMILY = Family(
         "private-coop-ucb": "private cooperative UCB",
         "byzantine-coop-ucb": "Byzantine cooperative UCB",
     },
-    claims=_claims,
-    findings=_findings,
-    views=_views,
+    claims=lazy("fedpriv.audit.families.dubey_aamas.claims:build_claims"),
+    findings=lazy("fedpriv.audit.families.dubey_aamas.findings:FINDINGS"),
+    views=lazy("fedpriv.audit.families.dubey_aamas.views:VIEWS"),
     algorithms="fedpriv.algorithms.dubey_aamas",
     calibration="fedpriv.privacy.calibrations.dubey_aamas",
     setting_fields={

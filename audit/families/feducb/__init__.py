@@ -6,30 +6,9 @@ its claims, views, findings and commands under the key ``feducb``.
 
 from __future__ import annotations
 
-from fedpriv.audit.claims.family import Command, Family
+from fedpriv.audit.claims.family import Command, Family, lazy
 
 __all__ = ["FAMILY"]
-
-
-def _claims() -> tuple:
-    """The family's register rows (imported when the register is first needed)."""
-    from fedpriv.audit.families.feducb.claims import build_claims
-
-    return tuple(build_claims())
-
-
-def _findings() -> tuple:
-    """The family's findings (distinct defects, ids ``feducb-...``)."""
-    from fedpriv.audit.families.feducb.findings import FINDINGS
-
-    return FINDINGS
-
-
-def _views() -> tuple:
-    """What each of the family's rows protects: ``(key pattern, View)`` in match order."""
-    from fedpriv.audit.families.feducb.views import VIEWS
-
-    return VIEWS
 
 
 FAMILY = Family(
@@ -37,9 +16,9 @@ FAMILY = Family(
     title="Dubey & Pentland 2020 (NeurIPS, FedUCB)",
     algorithm_names={"feducb": "FedUCB", "feducb-decentralized": "decentralized FedUCB"},
     structure_names={"centralized": "through a controller", "decentralized": "peer to peer"},
-    claims=_claims,
-    findings=_findings,
-    views=_views,
+    claims=lazy("fedpriv.audit.families.feducb.claims:build_claims"),
+    findings=lazy("fedpriv.audit.families.feducb.findings:FINDINGS"),
+    views=lazy("fedpriv.audit.families.feducb.views:VIEWS"),
     algorithms="fedpriv.algorithms.feducb",
     calibration="fedpriv.privacy.calibrations.feducb",
     setting_fields={

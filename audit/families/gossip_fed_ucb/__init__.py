@@ -7,39 +7,18 @@ its claims, views, findings and commands under the key ``gossip_fed_ucb``.
 from __future__ import annotations
 
 from fedpriv.audit.claims.attachment import Attachment, Option
-from fedpriv.audit.claims.family import Command, Family
+from fedpriv.audit.claims.family import Command, Family, lazy
 
 __all__ = ["FAMILY"]
-
-
-def _claims() -> tuple:
-    """The family's register rows (imported when the register is first needed)."""
-    from fedpriv.audit.families.gossip_fed_ucb.claims import build_claims
-
-    return tuple(build_claims())
-
-
-def _findings() -> tuple:
-    """The family's findings (distinct defects, ids ``gossip_fed_ucb-...``)."""
-    from fedpriv.audit.families.gossip_fed_ucb.findings import FINDINGS
-
-    return FINDINGS
-
-
-def _views() -> tuple:
-    """What each of the family's rows protects: ``(key pattern, View)`` in match order."""
-    from fedpriv.audit.families.gossip_fed_ucb.views import VIEWS
-
-    return VIEWS
 
 
 FAMILY = Family(
     key="gossip_fed_ucb",
     title="Zhu et al. 2021",
     algorithm_names={"gossip-fed-ucb": "Fed_UCB"},
-    claims=_claims,
-    findings=_findings,
-    views=_views,
+    claims=lazy("fedpriv.audit.families.gossip_fed_ucb.claims:build_claims"),
+    findings=lazy("fedpriv.audit.families.gossip_fed_ucb.findings:FINDINGS"),
+    views=lazy("fedpriv.audit.families.gossip_fed_ucb.views:VIEWS"),
     algorithms="fedpriv.algorithms.gossip_fed_ucb",
     calibration="fedpriv.privacy.calibrations.gossip_fed_ucb",
     setting_fields={

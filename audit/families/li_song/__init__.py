@@ -6,30 +6,9 @@ its claims, views, findings and commands under the key ``li_song``.
 
 from __future__ import annotations
 
-from fedpriv.audit.claims.family import Command, Family
+from fedpriv.audit.claims.family import Command, Family, lazy
 
 __all__ = ["FAMILY"]
-
-
-def _claims() -> tuple:
-    """The family's register rows (imported when the register is first needed)."""
-    from fedpriv.audit.families.li_song.claims import build_claims
-
-    return tuple(build_claims())
-
-
-def _findings() -> tuple:
-    """The family's findings (distinct defects, ids ``li_song-...``)."""
-    from fedpriv.audit.families.li_song.findings import FINDINGS
-
-    return FINDINGS
-
-
-def _views() -> tuple:
-    """What each of the family's rows protects: ``(key pattern, View)`` in match order."""
-    from fedpriv.audit.families.li_song.views import VIEWS
-
-    return VIEWS
 
 
 FAMILY = Family(
@@ -47,9 +26,9 @@ FAMILY = Family(
         "ddp-mab": "DDP-MAB",
         "hdp-mab": "HDP-MAB",
     },
-    claims=_claims,
-    findings=_findings,
-    views=_views,
+    claims=lazy("fedpriv.audit.families.li_song.claims:build_claims"),
+    findings=lazy("fedpriv.audit.families.li_song.findings:FINDINGS"),
+    views=lazy("fedpriv.audit.families.li_song.views:VIEWS"),
     algorithms="fedpriv.algorithms.li_song",
     calibration="fedpriv.privacy.calibrations.li_song",
     setting_fields={
