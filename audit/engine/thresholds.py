@@ -14,7 +14,7 @@ import numpy as np
 from fedpriv.audit.engine.tree_product import release_locations
 from fedpriv.audit.estimators import clopper_pearson_interval
 
-__all__ = ["laplace_llr_grid"]
+__all__ = ["design_threshold", "laplace_llr_grid"]
 
 _N_LINEAR = 129
 
@@ -120,3 +120,33 @@ def _projected_bounds(
     _, high = clopper_pearson_interval(k_dp, n_confirm, significance=significance, side="upper")
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(low > delta, np.log(low - delta) - np.log(high), -np.inf)
+
+
+def design_threshold(
+    loc_d: np.ndarray, loc_d_prime: np.ndarray, *, scale: float, n_samples: int, confidence: float
+) -> float:
+    """The joint audit's threshold ``c`` chosen from the declared Laplace law (no sample).
+
+    The candidate of :func:`~fedpriv.audit.engine.thresholds.laplace_llr_grid` whose
+    projected bound on ``n_samples`` confirming runs per world is the largest
+    (:mod:`fedpriv.audit.engine.thresholds`).
+
+    Parameters
+    ----------
+    loc_d, loc_d_prime : ndarray of float64, shape (m,)
+        Checked locations (:func:`~fedpriv.audit.engine.tree_product.release_locations`).
+    scale : float
+        Laplace scale b > 0.
+    n_samples : int
+        Confirming runs per world, >= 1.
+    confidence : float
+        Confidence of the confirmation, in (0, 1).
+
+    Returns
+    -------
+    float
+    """
+    grid = laplace_llr_grid(loc_d, loc_d_prime, scale)
+    p_d, p_dp = _design_probabilities(np.abs(loc_d - loc_d_prime), scale, grid)
+    projected = _projected_bounds(p_d, p_dp, n_confirm=n_samples, confidence=confidence)
+    return float(grid[int(np.argmax(projected))])

@@ -77,9 +77,9 @@ from fedpriv.audit.engine.combine import half_confidence
 from fedpriv.audit.engine.coupled import child_seed
 from fedpriv.audit.engine.neighbors import NeighboringPair, stream_horizon
 from fedpriv.audit.engine.thresholds import (
-    _design_probabilities,
     _pilot_probabilities,
     _projected_bounds,
+    design_threshold,
     laplace_llr_grid,
 )
 from fedpriv.audit.engine.tree import TreeAuditResult, _true_node_sums
@@ -104,6 +104,7 @@ __all__ = [
     "covering_node_sums",
     "sample_laplace_llr",
     "tree_audit_event",
+    "tree_nodes_result",
 ]
 
 _DEFAULT_BATCH = 1 << 18
@@ -242,7 +243,7 @@ def audit_laplace_release(
         ``child_seed(seed, 1, w)``.
     pilot_samples : int, optional
         0 or None (default): the threshold is chosen from the declared Laplace law
-        before any sample is drawn (:func:`_design_probabilities`). Otherwise, runs per
+        before any sample is drawn (:func:`~fedpriv.audit.engine.thresholds.design_threshold`). Otherwise, runs per
         world of a pilot that chooses it (for a caller who will not use the declared
         law even to pick the event).
     confidence : float
@@ -281,13 +282,15 @@ def audit_laplace_release(
             batch_size=batch_size,
         )
 
-    grid = laplace_llr_grid(loc_d, loc_d_prime, scale)
     if pilot:
+        grid = laplace_llr_grid(loc_d, loc_d_prime, scale)
         p_d, p_dp = _pilot_probabilities(draw(0, 0, pilot), draw(0, 1, pilot), grid)
+        projected = _projected_bounds(p_d, p_dp, n_confirm=n_samples, confidence=confidence)
+        threshold = grid[int(np.argmax(projected))]
     else:
-        p_d, p_dp = _design_probabilities(np.abs(loc_d - loc_d_prime), scale, grid)
-    projected = _projected_bounds(p_d, p_dp, n_confirm=n_samples, confidence=confidence)
-    threshold = grid[int(np.argmax(projected))]
+        threshold = design_threshold(
+            loc_d, loc_d_prime, scale=scale, n_samples=n_samples, confidence=confidence
+        )
     return estimate_epsilon_lower_bound(
         draw(1, 0, n_samples),
         draw(1, 1, n_samples),
@@ -391,25 +394,71 @@ def audit_tree_nodes(
             confidence=each,
             batch_size=batch_size,
         )
+    return tree_nodes_result(
+        pair,
+        bounds,
+        scale=scale,
+        claimed_epsilon=claimed_epsilon,
+        confidence=confidence,
+        released_prefixes=released,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def tree_nodes_result(
+    pair: NeighboringPair,
+    bounds: dict[str, EpsilonLowerBound],
+    *,
+    scale: float,
+    claimed_epsilon: float,
+    confidence: float,
+    released_prefixes: int,
+    seconds: float,
+) -> TreeAuditResult:
+    """The result of :func:`audit_tree_nodes` from its audits' bounds: the stronger, at ``confidence``.
+
+    Parameters
+    ----------
+    pair : NeighboringPair
+        The audited pair.
+    bounds : dict of str to EpsilonLowerBound
+        ``"joint"`` and/or ``"product"``, each at its own share of the confidence.
+    scale : float
+        Per-node Laplace scale.
+    claimed_epsilon : float
+        The claimed ε.
+    confidence : float
+        The confidence the stronger bound is reported at (the union bound's).
+    released_prefixes : int
+        ``R``, checked.
+    seconds : float
+        Wall time to report.
+
+    Returns
+    -------
+    TreeAuditResult
+    """
+    nodes, _, _ = covering_node_sums(pair, released_prefixes)
+    sensitivity = float(np.max(np.abs(pair.dataset - pair.dataset_prime)))
     best = max(bounds, key=lambda name: bounds[name].epsilon_lower_bound)
     bound = dataclasses.replace(bounds[best], confidence=confidence)
     event = LaplaceTree(
         scale=scale,
         horizon=stream_horizon(pair),
         l1_sensitivity=sensitivity,
-        released_prefixes=released,
+        released_prefixes=released_prefixes,
     )
     return TreeAuditResult(
         method=f"tree nodes: {best}",
         bound=bound,
         claimed_epsilon=claimed_epsilon,
-        seconds=time.perf_counter() - started,
+        seconds=seconds,
         accountant_epsilon=event_epsilon(event),
         horizon=stream_horizon(pair),
         t=pair.t,
         n_nodes=int(nodes.size),
         scale=float(scale),
-        released_prefixes=released,
+        released_prefixes=released_prefixes,
     )
 
 

@@ -51,6 +51,7 @@ from fedpriv.privacy.mechanisms import laplace_release
 __all__ = [
     "audit_laplace_product",
     "laplace_release_batches",
+    "product_bound",
     "release_locations",
     "saturation_counts",
 ]
@@ -291,6 +292,43 @@ def audit_laplace_product(
         )
         counts.append(per)
         joints.append(joint)
+    return product_bound(
+        counts, joints, loc_d, loc_d_prime, scale=scale, n_samples=n_samples, confidence=confidence
+    )
+
+
+def product_bound(
+    counts: list[np.ndarray],
+    joints: list[int],
+    loc_d: np.ndarray,
+    loc_d_prime: np.ndarray,
+    *,
+    scale: float,
+    n_samples: int,
+    confidence: float,
+) -> EpsilonLowerBound:
+    """The product audit's bound from its saturation counts (:func:`audit_laplace_product`).
+
+    Parameters
+    ----------
+    counts : list of two ndarray of int64, shape (m,)
+        Per-coordinate counts of ``A_j`` in D and in D' (:func:`saturation_counts`).
+    joints : list of two int
+        Runs with the whole atom in D and in D' (reported, not used by the bound).
+    loc_d, loc_d_prime : ndarray of float64, shape (m,)
+        Checked locations (:func:`release_locations`).
+    scale : float
+        Laplace scale b > 0.
+    n_samples : int
+        Runs per world.
+    confidence : float
+        Family-wise confidence of the ``2m`` bounds, in (0, 1).
+
+    Returns
+    -------
+    EpsilonLowerBound
+        As :func:`audit_laplace_product` returns it.
+    """
     significance = (1.0 - confidence) / (2 * loc_d.size)
     low, _ = clopper_pearson_interval(counts[0], n_samples, significance=significance, side="lower")
     _, high = clopper_pearson_interval(

@@ -49,6 +49,7 @@ from fedpriv.audit.estimators.threshold import (
     NO_EVIDENCE,
     EpsilonLowerBound,
     clopper_pearson_interval,
+    epsilon_lower_bound_from_counts,
     estimate_epsilon_lower_bound,
     laplace_threshold_grid,
 )
@@ -68,6 +69,7 @@ __all__ = [
     "clopper_pearson_interval",
     "default_epsilon_grid",
     "epsilon_lower_bound_at_delta",
+    "epsilon_lower_bound_from_counts",
     "estimate_delta_lower_bounds",
     "estimate_epsilon_lower_bound",
     "estimate_gdp_mu_lower_bound",

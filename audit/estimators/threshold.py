@@ -38,6 +38,7 @@ __all__ = [
     "NO_EVIDENCE",
     "EpsilonLowerBound",
     "clopper_pearson_interval",
+    "epsilon_lower_bound_from_counts",
     "estimate_epsilon_lower_bound",
     "laplace_threshold_grid",
 ]
@@ -381,12 +382,76 @@ def estimate_epsilon_lower_bound(
     confidence = _check_open_unit("confidence", confidence)
     delta = check_delta("delta", delta)
 
-    n_d, n_dp = scores_d.size, scores_d_prime.size
-    n_tests = 2 * thresholds.size
-    level = (1.0 - confidence) / (2 * n_tests)
-
     count_d = _count_at_least(np.sort(scores_d), thresholds)
     count_dp = _count_at_least(np.sort(scores_d_prime), thresholds)
+    return epsilon_lower_bound_from_counts(
+        count_d,
+        scores_d.size,
+        count_dp,
+        scores_d_prime.size,
+        thresholds=thresholds,
+        confidence=confidence,
+        delta=delta,
+    )
+
+
+def epsilon_lower_bound_from_counts(
+    count_d: object,
+    n_samples_d: int,
+    count_d_prime: object,
+    n_samples_d_prime: int,
+    *,
+    thresholds: object,
+    confidence: float = 0.95,
+    delta: float = 0.0,
+) -> EpsilonLowerBound:
+    """:func:`estimate_epsilon_lower_bound` from the counts of its events.
+
+    ``count_d[i]`` is the number of the ``n_samples_d`` scores of world D that are
+    ``>= thresholds[i]`` (``count_d_prime`` likewise in D'); the bound, its test and
+    its guarantee are those of :func:`estimate_epsilon_lower_bound`, which counts its
+    scores and calls this. For callers that count events in a stream of batches
+    without keeping the scores.
+
+    Parameters
+    ----------
+    count_d, count_d_prime : array_like of int, shape (n_thresholds,)
+        Scores at least each threshold, in [0, n_samples] of their world.
+    n_samples_d, n_samples_d_prime : int
+        Scores per world, >= 1.
+    thresholds : array_like of float, shape (n_thresholds,)
+        The predeclared thresholds, finite.
+    confidence : float, default 0.95
+        Family-wise confidence, in (0, 1).
+    delta : float, default 0.0
+        The claim's δ, in [0, 1).
+
+    Returns
+    -------
+    EpsilonLowerBound
+
+    Raises
+    ------
+    ValueError
+        If a count is outside [0, n_samples], the shapes differ, a threshold is not
+        finite, or ``confidence`` / ``delta`` is out of range.
+    """
+    thresholds = _check_samples("thresholds", thresholds)
+    confidence = _check_open_unit("confidence", confidence)
+    delta = check_delta("delta", delta)
+    n_d = check_int_at_least("n_samples_d", n_samples_d, 1)
+    n_dp = check_int_at_least("n_samples_d_prime", n_samples_d_prime, 1)
+    count_d = _check_integral_array("count_d", count_d, 0)
+    count_dp = _check_integral_array("count_d_prime", count_d_prime, 0)
+    if count_d.shape != thresholds.shape or count_dp.shape != thresholds.shape:
+        raise ValueError(
+            f"`count_d` and `count_d_prime` must have the thresholds' shape {thresholds.shape}, "
+            f"got {count_d.shape} and {count_dp.shape}."
+        )
+    if np.any(count_d > n_d) or np.any(count_dp > n_dp):
+        raise ValueError("a count exceeds its world's number of samples.")
+    n_tests = 2 * thresholds.size
+    level = (1.0 - confidence) / (2 * n_tests)
 
     # Test t < n_thresholds is "D>D'" at thresholds[t]; the rest are "D'>D".
     numerator = np.concatenate([_cp_lower(count_d, n_d, level), _cp_lower(count_dp, n_dp, level)])

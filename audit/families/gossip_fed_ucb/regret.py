@@ -61,7 +61,8 @@ from fedpriv.audit.claims.attachment import AttachmentOutput, Plan, RowEvidence
 from fedpriv.audit.claims.claim import Claim, ClaimResult, LowerBoundEvidence, decide_verdict
 from fedpriv.audit.engine.executor import parallel_map
 from fedpriv.audit.engine.neighbors import worst_case_reward_pair
-from fedpriv.audit.engine.tree_nodes import audit_tree_nodes, tree_audit_event
+from fedpriv.audit.engine.tree_grid import grid_parts, grid_results, part_counts
+from fedpriv.audit.engine.tree_nodes import tree_audit_event
 from fedpriv.audit.estimators import EpsilonLowerBound
 from fedpriv.privacy import NeighboringRelation, PureDP
 from fedpriv.privacy.accounting.tree import released_tree_depth
@@ -307,19 +308,9 @@ def _notes(mode: str, out_of_bounds: int, synthetic: bool) -> tuple[str, ...]:
     return tuple(found)
 
 
-def _audit_job(job: dict) -> tuple[int, tuple[EpsilonLowerBound, str]]:
-    """One tree audit (a picklable unit of work for the executor): its bound and event."""
-    result = audit_tree_nodes(
-        worst_case_reward_pair(job["horizon"]),
-        scale=job["scale"],
-        claimed_epsilon=job["claimed_epsilon"],
-        n_samples=job["n_samples"],
-        seed=job["seed"],
-        confidence=job["confidence"],
-        product_samples=job["product_samples"],
-        released_prefixes=job["released_prefixes"],
-    )
-    return job["index"], (result.bound, tree_audit_event(result))
+def _audit_part_job(job: dict) -> dict:
+    """One part of a group's tree audits (a picklable unit of work for the executor)."""
+    return part_counts(job["part"])
 
 
 def _regret_job(job: dict) -> dict:
@@ -404,50 +395,115 @@ def _claim_grid(config: VerifyConfig) -> list[tuple[int, str, str, bool, int, fl
     return [(index, *combo) for index, combo in enumerate(combos, start=1)]
 
 
-def _describe_audit(job: dict, result: tuple[int, tuple[EpsilonLowerBound, str]]) -> str:
+def _describe_audit(row: dict, result) -> str:
     """Progress line of one tree audit, with its tightness against the tree's pure ε."""
-    lower = result[1][0].epsilon_lower_bound
+    lower = result.bound.epsilon_lower_bound
     # Sensitivity 1 per node, the nodes of the released prefixes only.
-    epsilon = released_tree_depth(job["horizon"], job["released_prefixes"]) / job["scale"]
+    epsilon = released_tree_depth(row["horizon"], row["released_prefixes"]) / row["scale"]
     return (
-        f"audit T={job['horizon']} R={job['released_prefixes']} "
-        f"scale={job['scale']:.4g} claimed "
-        f"ε={job['claimed_epsilon']:g}: lower bound {lower:.4f}, accountant "
-        f"{epsilon:.4g}, tightness {lower / epsilon:.2f} ({result[1][1]})"
+        f"[audit] T={row['horizon']} R={row['released_prefixes']} "
+        f"scale={row['scale']:.4g} claimed "
+        f"ε={row['claimed_epsilon']:g}: lower bound {lower:.4f}, accountant "
+        f"{epsilon:.4g}, tightness {lower / epsilon:.2f} ({tree_audit_event(result)})"
     )
+
+
+def _describe_part(job: dict, result: dict) -> str:
+    """Progress line of one part of a group's tree audits."""
+    part = job["part"]
+    world = "D" if part["world"] == 0 else "D'"
+    return (
+        f"tree audits T={job['horizon']} R={job['released_prefixes']}: {part['stage']} "
+        f"audit in {world}, {part['n_samples']:,} runs scored at {len(part['scales'])} "
+        f"scales for {job['rows']} claims ({result['seconds']:.1f} s)"
+    )
+
+
+def _audit_groups(config: VerifyConfig, grid) -> dict[tuple, list[dict]]:
+    """The audited grid items, grouped by the released nodes they audit.
+
+    Items of one group share the horizon, the released prefixes and the sample counts,
+    and differ only in the node scale and the claimed ε: their audits run on one set
+    of draws (:mod:`fedpriv.audit.engine.tree_grid`).
+    """
+    samples = dict(config.audit_samples)
+    product = dict(config.audit_product_samples)
+    groups: dict[tuple, list[dict]] = {}
+    for index, mode, base, final, horizon, eps in grid:
+        if horizon not in config.audit_horizons:
+            continue
+        released = fed_ucb_released_prefixes(horizon, publish_final=final)
+        key = (horizon, released, samples[horizon], product.get(horizon, samples[horizon]))
+        groups.setdefault(key, []).append(
+            {
+                "index": index,
+                "horizon": horizon,
+                "released_prefixes": released,
+                "scale": fed_ucb_scale(eps, horizon, mode=mode, log_base=base, publish_final=final),
+                "claimed_epsilon": eps,
+            }
+        )
+    return groups
 
 
 def _tree_audits(
     config: VerifyConfig, grid, audit_root, say, executor=None
 ) -> dict[int, tuple[EpsilonLowerBound, str]]:
-    """Step 2: the tree audits at the audited horizons (bound, event), keyed by grid index."""
-    samples = dict(config.audit_samples)
-    product = dict(config.audit_product_samples)
-    audit_jobs = [
-        {
-            "index": index,
-            "horizon": horizon,
-            "scale": fed_ucb_scale(eps, horizon, mode=mode, log_base=base, publish_final=final),
-            "released_prefixes": fed_ucb_released_prefixes(horizon, publish_final=final),
-            "claimed_epsilon": eps,
-            "n_samples": samples[horizon],
-            "product_samples": product.get(horizon, samples[horizon]),
-            "seed": _child(audit_root, index),
-            "confidence": config.confidence,
-        }
-        for index, mode, base, final, horizon, eps in grid
-        if horizon in config.audit_horizons
-    ]
-    return dict(
-        parallel_map(
-            _audit_job,
-            audit_jobs,
-            workers=config.workers,
-            say=say,
-            executor=executor,
-            describe=_describe_audit,
+    """Step 2: the tree audits at the audited horizons (bound, event), keyed by grid index.
+
+    The items auditing the same released nodes form a group whose audits share one set
+    of draws: every item's result is that of ``audit_tree_nodes`` at its own scale with
+    the group's seed, the seed of its first item (``_child(audit_root, index)``), bit
+    for bit (:mod:`fedpriv.audit.engine.tree_grid`). The group's four parts (joint and
+    product audit, each world) are the executor's jobs.
+    """
+    groups = _audit_groups(config, grid)
+    jobs, plans = [], []
+    for (horizon, released, n_joint, n_product), rows in groups.items():
+        pair = worst_case_reward_pair(horizon)
+        parts = grid_parts(
+            pair,
+            scales=[row["scale"] for row in rows],
+            n_samples=n_joint,
+            product_samples=n_product,
+            seed=_child(audit_root, rows[0]["index"]),
+            confidence=config.confidence,
+            released_prefixes=released,
         )
+        plans.append((pair, rows, parts, len(jobs)))
+        jobs += [
+            {"part": part, "horizon": horizon, "released_prefixes": released, "rows": len(rows)}
+            for part in parts
+        ]
+    # Largest parts first, so that the pool's last jobs are short.
+    order = sorted(
+        range(len(jobs)),
+        key=lambda j: -jobs[j]["part"]["n_samples"] * jobs[j]["part"]["loc_d"].size,
     )
+    counts = parallel_map(
+        _audit_part_job,
+        [jobs[j] for j in order],
+        workers=config.workers,
+        say=say,
+        executor=executor,
+        describe=_describe_part,
+    )
+    by_job = dict(zip(order, counts))
+    out = {}
+    for pair, rows, parts, first in plans:
+        results = grid_results(
+            pair,
+            parts,
+            [by_job[first + k] for k in range(len(parts))],
+            scales=[row["scale"] for row in rows],
+            claimed_epsilons=[row["claimed_epsilon"] for row in rows],
+            confidence=config.confidence,
+            released_prefixes=rows[0]["released_prefixes"],
+        )
+        for row, result in zip(rows, results):
+            say(_describe_audit(row, result))
+            out[row["index"]] = (result.bound, tree_audit_event(result))
+    return out
 
 
 def _grid_claim(config: VerifyConfig, item) -> Claim:
@@ -706,7 +762,7 @@ def planned(config: VerifyConfig, entries) -> Plan:
     """
     grid = _claim_grid(config)
     jobs = 1 + 2 * len(config.epsilons)
-    jobs += sum(horizon in config.audit_horizons for *_, horizon, _ in grid)
+    jobs += 4 * len(_audit_groups(config, grid))  # joint and product audit, each world
     return Plan(jobs, frozenset(_grid_rows(config, grid, entries).values()))
 
 

@@ -1,0 +1,382 @@
+"""Tree-node audits of one pair at several noise scales, on common random numbers.
+
+A grid of claims about one Laplace tree counter (several ε, log bases or calibrations
+at one horizon) audits the *same* released nodes at different per-node scales ``b``.
+:func:`fedpriv.audit.engine.tree_nodes.audit_tree_nodes` run once per scale draws its
+own Laplace noise each time, and those draws are most of its cost. This module runs
+the whole grid on one set of draws.
+
+Why the results are those of ``audit_tree_nodes``
+-------------------------------------------------
+NumPy draws ``Lap(0, b)`` as ``0 ± b·ln(2U)`` (or ``ln(2 − 2U)``) from one uniform
+``U``, so ``b`` times the ``Lap(0, 1)`` draw from the same generator state is the
+``Lap(0, b)`` draw, bit for bit. The noise is therefore drawn once, at scale 1,
+through :func:`fedpriv.privacy.mechanisms.laplace_release` (charged to each run's own
+``"sample"`` cell, as the single audit does) at exactly the stream addresses
+``audit_tree_nodes(..., seed=seed)`` uses, and each scale's release is ``S + b·N``.
+Every scale's joint and product counts, and so its bounds, are exactly those of
+``audit_tree_nodes(pair, scale=b, seed=seed, ...)`` (a test checks it bit for bit);
+only the draws are shared. Each scale's bound therefore keeps its own guarantee at its
+confidence. The bounds of different scales are computed from the same draws, so they
+are dependent: each holds marginally, not jointly with the others.
+
+Work
+----
+:func:`grid_parts` splits the grid into independent parts (one per audit, joint or
+product, and world), each a picklable dict for an executor; :func:`part_counts` runs
+one; :func:`grid_results` turns the parts' counts into one
+:class:`~fedpriv.audit.engine.tree.TreeAuditResult` per scale. Counts add, and each
+part draws at fixed addresses, so the results do not depend on how many workers ran
+the parts. :func:`audit_tree_nodes_grid` does the three steps in this process.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import numpy as np
+from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
+from fedpriv.audit.engine.combine import half_confidence
+from fedpriv.audit.engine.coupled import child_seed
+from fedpriv.audit.engine.neighbors import NeighboringPair
+from fedpriv.audit.engine.thresholds import design_threshold
+from fedpriv.audit.engine.tree import TreeAuditResult
+from fedpriv.audit.engine.tree_nodes import _released, covering_node_sums, tree_nodes_result
+from fedpriv.audit.engine.tree_product import product_bound
+from fedpriv.audit.estimators import epsilon_lower_bound_from_counts
+from fedpriv.privacy import Accountant
+from fedpriv.privacy.checks import check_int_at_least, check_open_unit, check_positive
+from fedpriv.privacy.mechanisms import laplace_release
+
+__all__ = ["audit_tree_nodes_grid", "grid_parts", "grid_results", "part_counts"]
+
+_DEFAULT_BATCH = 1 << 18
+#: Runs per block when a batch is scored scale by scale (cache-sized blocks; the
+#: LLR of a run does not depend on the block it is computed in).
+_BLOCK = 1 << 13
+
+
+def grid_parts(
+    pair: NeighboringPair,
+    *,
+    scales: Sequence[float],
+    n_samples: int,
+    seed: int | np.random.SeedSequence,
+    confidence: float = 0.95,
+    product_samples: int | None = None,
+    released_prefixes: int | None = None,
+    batch_size: int = _DEFAULT_BATCH,
+) -> list[dict]:
+    """The independent parts of the grid's audits (module docstring), in a fixed order.
+
+    Parameters
+    ----------
+    pair : NeighboringPair
+        The two reward streams.
+    scales : sequence of float
+        Per-node Laplace scales, each > 0; repeats are audited once.
+    n_samples : int
+        Runs per world of the joint audit, >= 1.
+    seed : int or SeedSequence
+        The seed ``audit_tree_nodes`` would be given for every scale.
+    confidence : float
+        Confidence of each scale's reported bound, in (0, 1) (each audit at half the
+        miss probability, as ``method="both"``).
+    product_samples : int, optional
+        Runs per world of the product audit; ``n_samples`` when None.
+    released_prefixes : int, optional
+        ``R`` (default the horizon).
+    batch_size : int
+        Runs per draw (the stream addresses depend on it, as in ``audit_tree_nodes``).
+
+    Returns
+    -------
+    list of dict
+        Four parts: joint D, joint D', product D, product D'.
+
+    Raises
+    ------
+    ValueError
+        If a scale, count or ``confidence`` is out of range, or no released node covers
+        the changed round.
+    """
+    released = _released(pair, released_prefixes)
+    unique = _unique_scales(scales)
+    n_joint = check_int_at_least("n_samples", n_samples, 1)
+    n_product = check_int_at_least(
+        "product_samples", n_samples if product_samples is None else product_samples, 1
+    )
+    confidence = check_open_unit("confidence", confidence)
+    batch_size = check_int_at_least("batch_size", batch_size, 1)
+    nodes, sums_d, sums_dp = covering_node_sums(pair, released)
+    if nodes.size == 0:
+        raise ValueError(
+            f"no released node (prefixes 1..{released}) covers the changed "
+            f"round t = {pair.t} (0-based): nothing to audit."
+        )
+    sensitivity = float(np.max(np.abs(pair.dataset - pair.dataset_prime)))
+    each = half_confidence(confidence)
+    thresholds = [
+        design_threshold(sums_d, sums_dp, scale=b, n_samples=n_joint, confidence=each)
+        for b in unique
+    ]
+    root = as_seed_sequence(seed)
+    common = {
+        "loc_d": sums_d,
+        "loc_d_prime": sums_dp,
+        "scales": unique,
+        "l1_sensitivity": sensitivity,
+        "batch_size": batch_size,
+    }
+    parts = []
+    for stage, n, thresholds_or_none in (
+        ("joint", n_joint, thresholds),
+        ("product", n_product, None),
+    ):
+        for world in (0, 1):
+            # The addresses of audit_laplace_release (child_seed(seed, 1, w)) and of
+            # audit_laplace_product (child_seed(seed, 2)), both with side = world.
+            stream_root = child_seed(root, 1, world) if stage == "joint" else child_seed(root, 2)
+            parts.append(
+                {
+                    **common,
+                    "stage": stage,
+                    "world": world,
+                    "n_samples": n,
+                    "thresholds": thresholds_or_none,
+                    "seed": stream_root,
+                }
+            )
+    return parts
+
+
+def _unique_scales(scales: Sequence[float]) -> list[float]:
+    checked = [check_positive("scale", b) for b in scales]
+    if not checked:
+        raise ValueError("`scales` must name at least one scale.")
+    return sorted(set(checked))
+
+
+def part_counts(part: dict) -> dict:
+    """Run one part of :func:`grid_parts`: its draws and every scale's counts.
+
+    Parameters
+    ----------
+    part : dict
+        One element of :func:`grid_parts`.
+
+    Returns
+    -------
+    dict
+        ``{"counts": ndarray (n_scales,)}`` for a joint part (runs with the LLR at
+        least the scale's threshold); ``{"counts": ndarray (n_scales, m), "joints":
+        ndarray (n_scales,)}`` for a product part (runs with each node, and with every
+        node, on D's side); plus ``"seconds"``.
+    """
+    started = time.perf_counter()
+    loc_d, loc_d_prime = part["loc_d"], part["loc_d_prime"]
+    released = loc_d if part["world"] == 0 else loc_d_prime
+    scales = part["scales"]
+    n_samples, batch_size, m = part["n_samples"], part["batch_size"], loc_d.size
+    below = loc_d < loc_d_prime
+    if part["stage"] == "joint":
+        counts = np.zeros(len(scales), dtype=np.int64)
+    else:
+        counts = np.zeros((len(scales), m), dtype=np.int64)
+        joints = np.zeros(len(scales), dtype=np.int64)
+    for batch, start in enumerate(range(0, n_samples, batch_size)):
+        size = min(batch_size, n_samples - start)
+        # Lap(1) through the library's mechanism at the single audit's address: times
+        # b it is that audit's Lap(b) draw bit for bit (module docstring).
+        noise = laplace_release(
+            np.zeros((size, m)),
+            scale=1.0,
+            l1_sensitivity=part["l1_sensitivity"],
+            accountant=Accountant(disjoint=("sample",), keep_draw_rows=False),
+            keys={"sample": np.arange(start, start + size)[:, None]},
+            rng=stream_rng(part["seed"], trial=batch, side=part["world"], stream=Stream.NOISE),
+        )
+        for lo in range(0, size, _BLOCK):
+            block = noise[lo : lo + _BLOCK]
+            y = np.empty_like(block)
+            for i, b in enumerate(scales):
+                np.multiply(block, b, out=y)
+                y += released  # S + b·N, the single audit's release
+                if part["stage"] == "joint":
+                    llr = _laplace_llr(y, loc_d, loc_d_prime, b)
+                    counts[i] += np.count_nonzero(llr >= part["thresholds"][i])
+                else:
+                    inside = np.where(below, y <= loc_d, y >= loc_d)
+                    counts[i] += inside.sum(axis=0)
+                    joints[i] += np.count_nonzero(inside.all(axis=1))
+    out = {"counts": counts, "seconds": time.perf_counter() - started}
+    if part["stage"] == "product":
+        out["joints"] = joints
+    return out
+
+
+def _laplace_llr(y: np.ndarray, a: np.ndarray, b: np.ndarray, scale: float) -> np.ndarray:
+    """The Laplace LLR of :func:`fedpriv.audit.estimators.laplace_log_density_ratio`,
+    with the same operations in the same order (so the same bits), in place on ``y``."""
+    gap = a - b
+    y *= 2.0
+    y -= a
+    y -= b
+    np.clip(y, -np.abs(gap), np.abs(gap), out=y)
+    y *= np.sign(gap)
+    llr = y.sum(axis=1)
+    llr /= scale
+    return llr
+
+
+def grid_results(
+    pair: NeighboringPair,
+    parts: list[dict],
+    counts: list[dict],
+    *,
+    scales: Sequence[float],
+    claimed_epsilons: Sequence[float],
+    confidence: float = 0.95,
+    released_prefixes: int | None = None,
+) -> list[TreeAuditResult]:
+    """One result per scale from the parts' counts, as ``audit_tree_nodes`` reports it.
+
+    Parameters
+    ----------
+    pair : NeighboringPair
+        The pair the parts were made for.
+    parts, counts : list of dict
+        :func:`grid_parts` and :func:`part_counts` of each, in the same order.
+    scales, claimed_epsilons : sequence of float
+        The grid's scales (as given to :func:`grid_parts`) and the ε each row claims.
+    confidence : float
+        As given to :func:`grid_parts`.
+    released_prefixes : int, optional
+        As given to :func:`grid_parts`.
+
+    Returns
+    -------
+    list of TreeAuditResult
+        In the order of ``scales``; ``seconds`` is the parts' total time shared
+        equally among the distinct scales.
+
+    Raises
+    ------
+    ValueError
+        If ``scales`` and ``claimed_epsilons`` differ in length.
+    """
+    if len(scales) != len(claimed_epsilons):
+        raise ValueError(
+            f"`scales` and `claimed_epsilons` must have one entry per row, got "
+            f"{len(scales)} and {len(claimed_epsilons)}."
+        )
+    released = _released(pair, released_prefixes)
+    unique = parts[0]["scales"]
+    each = half_confidence(check_open_unit("confidence", confidence))
+    by = {(p["stage"], p["world"]): c for p, c in zip(parts, counts)}
+    joint_part = next(p for p in parts if p["stage"] == "joint")
+    n_joint = joint_part["n_samples"]
+    n_product = next(p for p in parts if p["stage"] == "product")["n_samples"]
+    loc_d, loc_d_prime = joint_part["loc_d"], joint_part["loc_d_prime"]
+    seconds = sum(c["seconds"] for c in counts) / len(unique)
+    per_scale = {}
+    for i, b in enumerate(unique):
+        joint = epsilon_lower_bound_from_counts(
+            by[("joint", 0)]["counts"][i : i + 1],
+            n_joint,
+            by[("joint", 1)]["counts"][i : i + 1],
+            n_joint,
+            thresholds=np.array([joint_part["thresholds"][i]]),
+            confidence=each,
+        )
+        product = product_bound(
+            [by[("product", 0)]["counts"][i], by[("product", 1)]["counts"][i]],
+            [int(by[("product", 0)]["joints"][i]), int(by[("product", 1)]["joints"][i])],
+            loc_d,
+            loc_d_prime,
+            scale=b,
+            n_samples=n_product,
+            confidence=each,
+        )
+        per_scale[b] = {"joint": joint, "product": product}
+    return [
+        tree_nodes_result(
+            pair,
+            per_scale[float(b)],
+            scale=float(b),
+            claimed_epsilon=check_positive("claimed_epsilon", eps, allow_inf=True),
+            confidence=confidence,
+            released_prefixes=released,
+            seconds=seconds,
+        )
+        for b, eps in zip(scales, claimed_epsilons)
+    ]
+
+
+def audit_tree_nodes_grid(
+    pair: NeighboringPair,
+    *,
+    scales: Sequence[float],
+    claimed_epsilons: Sequence[float],
+    n_samples: int,
+    seed: int | np.random.SeedSequence,
+    confidence: float = 0.95,
+    product_samples: int | None = None,
+    released_prefixes: int | None = None,
+    batch_size: int = _DEFAULT_BATCH,
+) -> list[TreeAuditResult]:
+    """``[audit_tree_nodes(pair, scale=b, seed=seed, ...) for b in scales]`` on one set of draws.
+
+    See the module docstring: each result equals the single audit's bit for bit, at the
+    cost of one scale's draws plus the scoring of each.
+
+    Parameters
+    ----------
+    pair : NeighboringPair
+        The two reward streams (:func:`fedpriv.audit.engine.neighbors.stream_pair`).
+    scales : sequence of float
+        Per-node Laplace scales, > 0.
+    claimed_epsilons : sequence of float
+        The ε each row claims (> 0, may be inf), one per scale.
+    n_samples, seed, confidence, product_samples, released_prefixes, batch_size
+        As in :func:`fedpriv.audit.engine.tree_nodes.audit_tree_nodes` with
+        ``method="both"`` and no pilot.
+
+    Returns
+    -------
+    list of TreeAuditResult
+        One per scale, in order.
+
+    Raises
+    ------
+    ValueError
+        As :func:`grid_parts` and :func:`grid_results`.
+
+    Examples
+    --------
+    >>> from fedpriv.audit.engine.neighbors import worst_case_reward_pair
+    >>> results = audit_tree_nodes_grid(worst_case_reward_pair(16), scales=[5.0, 2.0],
+    ...                                 claimed_epsilons=[1.0, 2.5], n_samples=2000, seed=0)
+    >>> [r.n_nodes for r in results]
+    [5, 5]
+    """
+    parts = grid_parts(
+        pair,
+        scales=scales,
+        n_samples=n_samples,
+        seed=seed,
+        confidence=confidence,
+        product_samples=product_samples,
+        released_prefixes=released_prefixes,
+        batch_size=batch_size,
+    )
+    return grid_results(
+        pair,
+        parts,
+        [part_counts(part) for part in parts],
+        scales=scales,
+        claimed_epsilons=claimed_epsilons,
+        confidence=confidence,
+        released_prefixes=released_prefixes,
+    )

@@ -1,0 +1,170 @@
+"""Tree-node audits of several scales on common random numbers (audit.engine.tree_grid).
+
+What is checked: every scale's result is, bit for bit, the result of
+``audit_tree_nodes`` at that scale with the same seed (the grid only shares the
+draws); the parts' counts do not depend on the order or process in which they run;
+bad grids are refused naming the parameter; and the Fed_UCB attachment reports, for
+every grid row, the single audit at the row's scale with its group's seed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from fedpriv.audit.engine.neighbors import worst_case_reward_pair
+from fedpriv.audit.engine.tree_grid import (
+    audit_tree_nodes_grid,
+    grid_parts,
+    grid_results,
+    part_counts,
+)
+from fedpriv.audit.engine.tree_nodes import audit_tree_nodes
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+__all__: list[str] = []
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    horizon=st.sampled_from([2, 5, 16, 37]),
+    final=st.booleans(),
+    scales=st.lists(st.sampled_from([0.3, 0.8, 1.0, 2.0, 3.5, 10.0, 20.0]), min_size=1, max_size=4),
+    seed=st.integers(0, 2**32 - 1),
+    n_samples=st.integers(1, 20_000),
+    product_samples=st.integers(1, 9_000),
+    batch_size=st.sampled_from([777, 9_000, 1 << 18]),
+)
+def test_each_scale_is_the_single_audit_bit_for_bit(
+    horizon, final, scales, seed, n_samples, product_samples, batch_size
+):
+    # Batches of 9 000 runs span two scoring blocks of 8 192, so both loops are crossed.
+    pair = worst_case_reward_pair(horizon)
+    released = horizon if final or horizon == 1 else horizon - 1
+    claimed = [1.0 + i for i in range(len(scales))]
+    grid = audit_tree_nodes_grid(
+        pair,
+        scales=scales,
+        claimed_epsilons=claimed,
+        n_samples=n_samples,
+        product_samples=product_samples,
+        seed=seed,
+        released_prefixes=released,
+        batch_size=batch_size,
+    )
+    for scale, eps, result in zip(scales, claimed, grid):
+        single = audit_tree_nodes(
+            pair,
+            scale=scale,
+            claimed_epsilon=eps,
+            n_samples=n_samples,
+            product_samples=product_samples,
+            seed=seed,
+            released_prefixes=released,
+            batch_size=batch_size,
+        )
+        assert result.bound == single.bound
+        assert result.method == single.method
+        assert result.accountant_epsilon == single.accountant_epsilon
+        assert (result.n_nodes, result.scale, result.claimed_epsilon) == (
+            single.n_nodes,
+            single.scale,
+            single.claimed_epsilon,
+        )
+
+
+def test_parts_are_independent_of_their_order_and_process():
+    from concurrent.futures import ProcessPoolExecutor
+
+    pair = worst_case_reward_pair(16)
+    kwargs = {"scales": [4.0, 2.0, 4.0], "n_samples": 30_000, "seed": 3, "released_prefixes": 15}
+    parts = grid_parts(pair, product_samples=20_000, **kwargs)
+    assert [(p["stage"], p["world"]) for p in parts] == [
+        ("joint", 0),
+        ("joint", 1),
+        ("product", 0),
+        ("product", 1),
+    ]
+    serial = [part_counts(p) for p in parts]
+    with ProcessPoolExecutor(max_workers=2) as pool:
+        pooled = list(pool.map(part_counts, parts[::-1]))[::-1]
+    for a, b in zip(serial, pooled):
+        assert a.keys() == b.keys()
+        for key in a.keys() - {"seconds"}:
+            np.testing.assert_array_equal(a[key], b[key])
+    results = grid_results(
+        pair,
+        parts,
+        pooled,
+        scales=kwargs["scales"],
+        claimed_epsilons=[1.0, 2.0, 1.0],
+        released_prefixes=15,
+    )
+    # A repeated scale is audited once and reported for each of its rows.
+    assert results[0].bound == results[2].bound
+    assert len(parts[0]["scales"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"scales": []}, "scales"),
+        ({"scales": [1.0, -2.0]}, "scale"),
+        ({"scales": [1.0, float("nan")]}, "scale"),
+        ({"scales": [1.0], "n_samples": 0}, "n_samples"),
+        ({"scales": [1.0], "confidence": 1.0}, "confidence"),
+        ({"scales": [1.0], "released_prefixes": 17}, "released_prefixes"),
+    ],
+)
+def test_bad_grids_are_refused_naming_the_parameter(kwargs, match):
+    arguments = {"n_samples": 10, "seed": 0, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        grid_parts(worst_case_reward_pair(16), **arguments)
+
+
+def test_claimed_epsilons_need_one_per_scale():
+    with pytest.raises(ValueError, match="claimed_epsilons"):
+        audit_tree_nodes_grid(
+            worst_case_reward_pair(4),
+            scales=[1.0, 2.0],
+            claimed_epsilons=[1.0],
+            n_samples=10,
+            seed=0,
+        )
+
+
+def test_attachment_rows_are_the_single_audits_with_their_groups_seed():
+    from fedpriv.audit.engine.coupled import child_seed
+    from fedpriv.audit.families.gossip_fed_ucb.regret import (
+        VerifyConfig,
+        _audit_groups,
+        _claim_grid,
+        _tree_audits,
+    )
+
+    config = VerifyConfig(
+        epsilons=(1.0, 2.0),
+        horizons=(16,),
+        audit_horizons=(16,),
+        audit_samples=((16, 4_000),),
+        audit_product_samples=((16, 3_000),),
+        workers=1,
+    )
+    grid = _claim_grid(config)
+    root = np.random.SeedSequence(11)
+    audits = _tree_audits(config, grid, root, lambda line: None)
+    groups = _audit_groups(config, grid)
+    assert len(groups) == 2 and sorted(audits) == [item[0] for item in grid]
+    for (horizon, released, n_joint, n_product), rows in groups.items():
+        seed = child_seed(root, rows[0]["index"])
+        for row in rows:
+            single = audit_tree_nodes(
+                worst_case_reward_pair(horizon),
+                scale=row["scale"],
+                claimed_epsilon=row["claimed_epsilon"],
+                n_samples=n_joint,
+                product_samples=n_product,
+                seed=seed,
+                released_prefixes=released,
+            )
+            assert audits[row["index"]][0] == single.bound
