@@ -198,18 +198,20 @@ def part_counts(part: dict) -> dict:
             rng=stream_rng(part["seed"], trial=batch, side=part["world"], stream=Stream.NOISE),
         )
         for lo in range(0, size, _BLOCK):
-            block = noise[lo : lo + _BLOCK]
+            # Node-major copy of the block: every operation below is the single audit's,
+            # element by element, on long contiguous rows.
+            block = np.ascontiguousarray(noise[lo : lo + _BLOCK].T)
             y = np.empty_like(block)
             for i, b in enumerate(scales):
                 np.multiply(block, b, out=y)
-                y += released  # S + b·N, the single audit's release
+                y += released[:, None]  # S + b·N, the single audit's release
                 if part["stage"] == "joint":
                     llr = _laplace_llr(y, loc_d, loc_d_prime, b)
                     counts[i] += np.count_nonzero(llr >= part["thresholds"][i])
                 else:
-                    inside = np.where(below, y <= loc_d, y >= loc_d)
-                    counts[i] += inside.sum(axis=0)
-                    joints[i] += np.count_nonzero(inside.all(axis=1))
+                    inside = np.where(below[:, None], y <= loc_d[:, None], y >= loc_d[:, None])
+                    counts[i] += inside.sum(axis=1)
+                    joints[i] += np.count_nonzero(inside.all(axis=0))
     out = {"counts": counts, "seconds": time.perf_counter() - started}
     if part["stage"] == "product":
         out["joints"] = joints
@@ -217,17 +219,63 @@ def part_counts(part: dict) -> dict:
 
 
 def _laplace_llr(y: np.ndarray, a: np.ndarray, b: np.ndarray, scale: float) -> np.ndarray:
-    """The Laplace LLR of :func:`fedpriv.audit.estimators.laplace_log_density_ratio`,
-    with the same operations in the same order (so the same bits), in place on ``y``."""
-    gap = a - b
+    """The Laplace LLR of :func:`fedpriv.audit.estimators.laplace_log_density_ratio` of
+    the runs in the columns of ``y`` (shape (m, n); overwritten), bit for bit.
+
+    Each term is ``sign(g)·clip(2y − a − b, −|g|, |g|)`` with the same operations in the
+    same order (``clip`` as ``min(max(·, −|g|), |g|)``, equal for every non-NaN value);
+    the terms of a run are added in the order in which ``ndarray.sum(axis=1)`` adds a
+    contiguous row (:func:`_row_sums`), and the sum is divided by ``scale``.
+    """
+    gap = (a - b)[:, None]
+    bound = np.abs(gap)
     y *= 2.0
-    y -= a
-    y -= b
-    np.clip(y, -np.abs(gap), np.abs(gap), out=y)
+    y -= a[:, None]
+    y -= b[:, None]
+    np.maximum(y, -bound, out=y)
+    np.minimum(y, bound, out=y)
     y *= np.sign(gap)
-    llr = y.sum(axis=1)
+    llr = _row_sums(y)
     llr /= scale
     return llr
+
+
+def _row_sums(rows: np.ndarray) -> np.ndarray:
+    """Column sums of ``rows`` (shape (m, n)), each bit for bit ``ndarray.sum`` of that
+    column as a contiguous row: the reduction's identity ``+0.0`` plus the run's
+    pairwise sum (:func:`_pairwise_sum`)."""
+    total = _pairwise_sum(rows, 0, rows.shape[0])
+    total += 0.0  # -0.0 + 0.0 = +0.0, as the reduction that starts from its identity
+    return total
+
+
+def _pairwise_sum(rows: np.ndarray, start: int, n: int) -> np.ndarray:
+    """Column sums of ``rows[start:start + n]`` in NumPy's pairwise order for one row.
+
+    NumPy adds a contiguous run of ``n`` doubles from ``-0.0`` one by one when ``n < 8``,
+    in eight interleaved accumulators combined as ``((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7))``
+    then the remainder when ``n <= 128``, and by halves (a multiple of 8 first) above.
+    This reproduces it column-wise, so each column's sum is bit for bit
+    ``ndarray.sum`` of that run; a test checks it against ``ndarray.sum(axis=1)``.
+    """
+    if n < 8:
+        total = np.full(rows.shape[1], -0.0)
+        for i in range(start, start + n):
+            total += rows[i]
+        return total
+    if n <= 128:
+        acc = rows[start : start + 8].copy()
+        i = 8
+        while i < n - n % 8:
+            acc += rows[start + i : start + i + 8]
+            i += 8
+        total = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
+        for k in range(start + i, start + n):
+            total += rows[k]
+        return total
+    half = n // 2
+    half -= half % 8
+    return _pairwise_sum(rows, start, half) + _pairwise_sum(rows, start + half, n - half)
 
 
 def grid_results(
