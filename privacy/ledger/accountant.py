@@ -1232,12 +1232,16 @@ def _max_cell_rows(arrays: dict[str, np.ndarray], parallel_levels: tuple[str, ..
             and column.size == rows
         ):
             return rows
-        step = np.diff(column.astype(np.int64))
-        if np.all(step > 0) or np.all(step < 0):
+        labels = column.astype(np.int64, copy=False)
+        up = labels[1:] > labels[:-1]
+        if up.all():
             return 1  # labels all distinct in one level: one row per cell
-        if len(columns) == 1 and (np.all(step >= 0) or np.all(step <= 0)):
+        down = labels[1:] < labels[:-1]
+        if down.all():
+            return 1
+        if len(columns) == 1 and not (up.any() and down.any()):
             # sorted labels: the longest run is the fullest cell
-            edges = np.flatnonzero(step)
+            edges = np.flatnonzero(down if down.any() else up)
             return int(np.diff(np.concatenate(([-1], edges, [column.size - 1]))).max())
     coded = _integer_cells(columns)
     return rows if coded is None else int(np.bincount(coded[1]).max())
