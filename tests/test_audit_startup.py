@@ -108,9 +108,10 @@ def test_the_privacy_names_are_the_objects_of_their_rooms() -> None:
     assert privacy.PureDP is guarantees.PureDP
     assert privacy.Accountant is Accountant
     assert privacy.IntervalRelease is IntervalRelease
-    assert guarantees.gaussian_dp_epsilon is importlib.import_module(
-        "fedpriv.privacy.accounting.conversions"
-    ).gaussian_dp_epsilon
+    assert (
+        guarantees.gaussian_dp_epsilon
+        is importlib.import_module("fedpriv.privacy.accounting.conversions").gaussian_dp_epsilon
+    )
 
 
 def test_self_registering_events_are_found_before_their_modules_are_imported(tmp_path) -> None:

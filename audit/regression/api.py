@@ -389,7 +389,8 @@ def audit_mechanism(
     ...                 samples=10**5, executor=None).violated
     True
     >>> from fedpriv.audit.engine.neighbors import worst_case_reward_pair
-    >>>     >>> tree = audit_mechanism(LaplaceTree(scale=4.0, horizon=16),
+    >>> from fedpriv.privacy.accounting.events import LaplaceTree
+    >>> tree = audit_mechanism(LaplaceTree(scale=4.0, horizon=16),
     ...                        worst_case_reward_pair(16), claim=PureDP(1.25),
     ...                        samples=20_000)
     >>> tree.method, tree.violated, tree.n_nodes
