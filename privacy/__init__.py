@@ -11,6 +11,9 @@ the verdict rule); :mod:`~fedpriv.privacy.ledger` (the accountant, its running b
 checks and its SQLite store); :mod:`~fedpriv.privacy.calibrations` (each paper's noise
 formulas, one module per paper family); :mod:`~fedpriv.privacy.mechanisms`;
 :mod:`~fedpriv.privacy.deployment` (budget reports of a TOML deployment).
+
+The names below are imported on first use (PEP 562), so importing one room (the
+argument checks, the guarantee types) does not import SciPy or the other rooms.
 """
 
 from __future__ import annotations

@@ -38,7 +38,10 @@ sharp pure→RDP bound (randomized response, Steinke 2024, differentialprivacy.o
 and the Gaussian PLD; zCDP ρ gives RDP ``α ρ``.
 
 Every public name is re-exported by :mod:`fedpriv.privacy.accounting.routes`, where it used to live;
-importing either module registers the built-in events.
+importing either module registers the built-in events. Types registered by their own
+modules (``Composed`` when nested, ``PoissonSampled``, ``IntervalRelease``,
+``SymmetricMatrixGaussianTree``) are imported by :func:`load_builtin_events` when a
+lookup misses, since :mod:`fedpriv.privacy` imports its rooms on use.
 
 Length: the handler table: one small pure function per (event type, route) pair.
 """
