@@ -64,8 +64,6 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from fedpriv.algorithms.exports import flat_index
-
 #: Names defined in this package's own modules (not in a subpackage).
 _OWN = {"AlgorithmRun": "fedpriv.algorithms.results"}
 _INDEX: dict[str, str] | None = None
@@ -74,6 +72,8 @@ _INDEX: dict[str, str] | None = None
 def _index() -> dict[str, str]:
     global _INDEX
     if _INDEX is None:
+        from fedpriv.algorithms.exports import flat_index  # pkgutil: on first lookup
+
         index = flat_index(__name__, __path__)
         clash = sorted(set(index) & set(_OWN))
         if clash:

@@ -11,56 +11,73 @@ the verdict rule); :mod:`~fedpriv.privacy.ledger` (the accountant, its running b
 checks and its SQLite store); :mod:`~fedpriv.privacy.calibrations` (each paper's noise
 formulas, one module per paper family); :mod:`~fedpriv.privacy.mechanisms`;
 :mod:`~fedpriv.privacy.deployment` (budget reports of a TOML deployment).
+
+The names below are imported on first use (PEP 562), so importing one room (the
+argument checks, the guarantee types) does not import SciPy or the other rooms.
 """
 
 from __future__ import annotations
 
-from fedpriv.privacy import errors
-from fedpriv.privacy.accounting import events
-from fedpriv.privacy.accounting import (
-    sampling as _sampling,  # registers PoissonSampled with the routes
-)
-from fedpriv.privacy.accounting.guarantees import (
-    PLD,
-    RDP,
-    ZCDP,
-    ApproxDP,
-    GaussianDP,
-    PureDP,
-    format_epsilon,
-    gdp_to_approx_dp,
-    pure_to_approx_dp,
-    pure_to_zcdp,
-    rdp_to_approx_dp,
-    to_approx_dp,
-    zcdp_to_approx_dp,
-)
-from fedpriv.privacy.accounting.routes import ROUTES, compose_routes
-from fedpriv.privacy.accounting.sampling import PoissonSampled
-from fedpriv.privacy.accounting.tree import tree_depth
-from fedpriv.privacy.calibrations import (
-    PAPER_LOG_BASES,
-    FedUCBCalibration,
-    fed_ucb_node_epsilon,
-    fed_ucb_scale,
-    feducb_privatizer,
-    li_song_claimed_epsilon,
-    li_song_epoch_scale,
-)
-from fedpriv.privacy.ledger.accountant import RELATIVE_TOLERANCE, Accountant, event_epsilon
-from fedpriv.privacy.mechanisms import LaplaceTreeCounter, laplace_release, raw_release
-from fedpriv.privacy.mechanisms import (
-    interval as _interval,  # registers IntervalRelease with the routes
-)
-from fedpriv.privacy.mechanisms.interval import IntervalRelease
-from fedpriv.privacy.mechanisms.matrix_tree import (  # registers SymmetricMatrixGaussianTree with the routes
-    MatrixTreePrivatizer,
-    SymmetricMatrixGaussianTree,
-    privatizer_calibration,
-)
-from fedpriv.privacy.relations import NeighboringRelation, parse_relation
+import importlib
+from typing import Any
 
-del _interval, _sampling
+#: Public name -> the module that defines it (a module itself for ``errors``/``events``).
+#: Imported on first use (PEP 562), so that importing one room (``fedpriv.privacy.checks``,
+#: the guarantees an audit needs) imports neither SciPy, the accountant, the
+#: calibrations nor the mechanisms. Events that register their own pricing handlers
+#: (``PoissonSampled``, ``IntervalRelease``, ``SymmetricMatrixGaussianTree``) register
+#: when their module is imported; a lookup by type or by name that misses imports them
+#: first (:func:`fedpriv.privacy.accounting.handlers.load_builtin_events`).
+_EXPORTS = {
+    "errors": "fedpriv.privacy.errors",
+    "events": "fedpriv.privacy.accounting.events",
+    **dict.fromkeys(
+        (
+            "PLD",
+            "RDP",
+            "ZCDP",
+            "ApproxDP",
+            "GaussianDP",
+            "PureDP",
+            "format_epsilon",
+            "gdp_to_approx_dp",
+            "pure_to_approx_dp",
+            "pure_to_zcdp",
+            "rdp_to_approx_dp",
+            "to_approx_dp",
+            "zcdp_to_approx_dp",
+        ),
+        "fedpriv.privacy.accounting.guarantees",
+    ),
+    "ROUTES": "fedpriv.privacy.accounting.routes",
+    "compose_routes": "fedpriv.privacy.accounting.routes",
+    "PoissonSampled": "fedpriv.privacy.accounting.sampling",
+    "tree_depth": "fedpriv.privacy.accounting.tree",
+    **dict.fromkeys(
+        (
+            "PAPER_LOG_BASES",
+            "FedUCBCalibration",
+            "fed_ucb_node_epsilon",
+            "fed_ucb_scale",
+            "feducb_privatizer",
+            "li_song_claimed_epsilon",
+            "li_song_epoch_scale",
+        ),
+        "fedpriv.privacy.calibrations",
+    ),
+    "RELATIVE_TOLERANCE": "fedpriv.privacy.ledger.accountant",
+    "Accountant": "fedpriv.privacy.ledger.accountant",
+    "event_epsilon": "fedpriv.privacy.ledger.accountant",
+    "LaplaceTreeCounter": "fedpriv.privacy.mechanisms",
+    "laplace_release": "fedpriv.privacy.mechanisms",
+    "raw_release": "fedpriv.privacy.mechanisms",
+    "IntervalRelease": "fedpriv.privacy.mechanisms.interval",
+    "MatrixTreePrivatizer": "fedpriv.privacy.mechanisms.matrix_tree",
+    "SymmetricMatrixGaussianTree": "fedpriv.privacy.mechanisms.matrix_tree",
+    "privatizer_calibration": "fedpriv.privacy.mechanisms.matrix_tree",
+    "NeighboringRelation": "fedpriv.privacy.relations",
+    "parse_relation": "fedpriv.privacy.relations",
+}
 
 __all__ = [
     "PAPER_LOG_BASES",
@@ -102,3 +119,20 @@ __all__ = [
     "tree_depth",
     "zcdp_to_approx_dp",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name on first use (PEP 562)."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name in ("errors", "events"):
+        value = importlib.import_module(module)
+    else:
+        value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -26,17 +26,19 @@ worker plus one float64 per sample.
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import os
 import pickle
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from fedpriv.algorithms.seeding import Stream, stream_rng
 from fedpriv.privacy.checks import check_int_at_least
 from fedpriv.privacy.errors import MechanismError
+
+if TYPE_CHECKING:
+    import concurrent.futures
 
 __all__ = ["child_root", "connect_scheduler", "mechanism_name", "parallel_map", "sample_scores"]
 
@@ -221,12 +223,16 @@ def _resolve(
                 "`executor='processes'` needs a picklable mechanism, datasets and score "
                 "(module-level functions or functools.partial, not lambdas or closures)."
             )
+        import concurrent.futures  # threading, logging: only when a pool is used
+
         with concurrent.futures.ProcessPoolExecutor(max_workers=max(1, workers)) as pool:
             yield pool
         return
     if hasattr(executor, "get_executor"):  # dask.distributed.Client
         yield executor.get_executor()
         return
+    import concurrent.futures
+
     if isinstance(executor, concurrent.futures.Executor):
         yield executor
         return
@@ -354,6 +360,8 @@ def parallel_map(
             results[done] = function(job)
             say(f"[{done + 1}/{len(jobs)}] {describe(job, results[done])}")
         return results
+    import concurrent.futures
+
     with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
         _collect(pool, function, jobs, results, say, describe)
     return results
@@ -361,6 +369,8 @@ def parallel_map(
 
 def _collect(pool, function, jobs: list[dict], results: list, say, describe) -> None:
     """Submit every job to ``pool``; store each result at its job's position."""
+    import concurrent.futures
+
     futures = {pool.submit(function, job): position for position, job in enumerate(jobs)}
     for done, future in enumerate(concurrent.futures.as_completed(futures), start=1):
         position = futures[future]

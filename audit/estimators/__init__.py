@@ -28,32 +28,36 @@ results hold jointly at that confidence.
 
 from __future__ import annotations
 
-from fedpriv.audit.estimators._bounds import epsilon_lower_bound_at_delta
-from fedpriv.audit.estimators.curve import (
-    CurveAudit,
-    audit_privacy_curve,
-    default_epsilon_grid,
-    estimate_delta_lower_bounds,
-)
-from fedpriv.audit.estimators.gdp import MuLowerBound, estimate_gdp_mu_lower_bound
-from fedpriv.audit.estimators.one_run import (
-    OneRunBound,
-    audit_one_run,
-    audit_one_run_mechanism,
-    estimate_one_run_epsilon,
-    one_run_p_value,
-)
-from fedpriv.audit.estimators.sequential import beta_binomial_confidence_sequence
-from fedpriv.audit.estimators.threshold import (
-    DIRECTIONS,
-    NO_EVIDENCE,
-    EpsilonLowerBound,
-    clopper_pearson_interval,
-    epsilon_lower_bound_from_counts,
-    estimate_epsilon_lower_bound,
-    laplace_threshold_grid,
-)
-from fedpriv.audit.estimators.white_box import gaussian_log_density_ratio, laplace_log_density_ratio
+import importlib
+from typing import Any
+
+#: Public name -> the module that defines it; imported on first use (PEP 562), so that
+#: the audit entry point imports the estimators it runs (threshold, curve, GDP), not
+#: the one-run, sequential and white-box ones.
+_LAZY = {
+    "DIRECTIONS": "fedpriv.audit.estimators.threshold",
+    "NO_EVIDENCE": "fedpriv.audit.estimators.threshold",
+    "CurveAudit": "fedpriv.audit.estimators.curve",
+    "EpsilonLowerBound": "fedpriv.audit.estimators.threshold",
+    "MuLowerBound": "fedpriv.audit.estimators.gdp",
+    "OneRunBound": "fedpriv.audit.estimators.one_run",
+    "audit_one_run": "fedpriv.audit.estimators.one_run",
+    "audit_one_run_mechanism": "fedpriv.audit.estimators.one_run",
+    "audit_privacy_curve": "fedpriv.audit.estimators.curve",
+    "beta_binomial_confidence_sequence": "fedpriv.audit.estimators.sequential",
+    "clopper_pearson_interval": "fedpriv.audit.estimators.threshold",
+    "default_epsilon_grid": "fedpriv.audit.estimators.curve",
+    "epsilon_lower_bound_at_delta": "fedpriv.audit.estimators._bounds",
+    "epsilon_lower_bound_from_counts": "fedpriv.audit.estimators.threshold",
+    "estimate_delta_lower_bounds": "fedpriv.audit.estimators.curve",
+    "estimate_epsilon_lower_bound": "fedpriv.audit.estimators.threshold",
+    "estimate_gdp_mu_lower_bound": "fedpriv.audit.estimators.gdp",
+    "estimate_one_run_epsilon": "fedpriv.audit.estimators.one_run",
+    "gaussian_log_density_ratio": "fedpriv.audit.estimators.white_box",
+    "laplace_log_density_ratio": "fedpriv.audit.estimators.white_box",
+    "laplace_threshold_grid": "fedpriv.audit.estimators.threshold",
+    "one_run_p_value": "fedpriv.audit.estimators.one_run",
+}
 
 __all__ = [
     "DIRECTIONS",
@@ -79,3 +83,17 @@ __all__ = [
     "laplace_threshold_grid",
     "one_run_p_value",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import ``name`` from its module on first use."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -25,9 +25,8 @@ from typing import Any
 import numpy as np
 from fedpriv.audit.estimators._bounds import simultaneous_event_bounds
 from fedpriv.audit.estimators.threshold import DIRECTIONS, NO_EVIDENCE
-from fedpriv.privacy.accounting.guarantees import GaussianDP, gaussian_dp_epsilon
+from fedpriv.privacy.accounting.guarantees import GaussianDP
 from fedpriv.privacy.checks import check_delta
-from scipy import special
 
 __all__ = ["MuLowerBound", "estimate_gdp_mu_lower_bound"]
 
@@ -84,6 +83,8 @@ class MuLowerBound:
         ValueError
             If ``delta`` is not in [0, 1).
         """
+        from fedpriv.privacy.accounting.conversions import gaussian_dp_epsilon
+
         return float(gaussian_dp_epsilon(self.mu_lower_bound, check_delta("delta", delta)))
 
     def to_dict(self) -> dict[str, Any]:
@@ -129,6 +130,8 @@ def estimate_gdp_mu_lower_bound(
     >>> 0.95 < bound.mu_lower_bound <= 1.0, bound.direction
     (True, "D>D'")
     """
+    from scipy import special
+
     bounds = simultaneous_event_bounds(
         scores_d, scores_d_prime, thresholds=thresholds, confidence=confidence
     )

@@ -30,7 +30,6 @@ from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
 from fedpriv.audit.estimators.result import AuditResult
 from fedpriv.audit.estimators.threshold import _check_open_unit, _check_samples
 from fedpriv.privacy.checks import check_delta, check_int_at_least
-from scipy import special
 
 __all__ = [
     "OneRunBound",
@@ -53,6 +52,8 @@ def _check_counts(n_canaries: object, n_guesses: object, n_correct: object) -> t
 
 
 def _p_value(m: int, r: int, v: int, epsilon: float, delta: float) -> float:
+    from scipy import special
+
     q = float(special.expit(epsilon))
     from scipy import stats  # imported on use: heavy (issue 23)
 

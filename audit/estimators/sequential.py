@@ -38,7 +38,6 @@ from fedpriv.audit.estimators.threshold import (
     EpsilonLowerBound,
     _check_open_unit,
 )
-from scipy import special
 
 __all__ = [
     "beta_binomial_confidence_sequence",
@@ -53,6 +52,8 @@ _BISECTIONS = 64  # halves the bracket to 2**-64 of its width; ends rounded outw
 
 def _log_likelihood(p: np.ndarray, k: np.ndarray, n: np.ndarray) -> np.ndarray:
     """``ln(p^k (1 - p)^(n - k))`` (``0 ln 0 = 0``)."""
+    from scipy import special
+
     with np.errstate(divide="ignore", invalid="ignore"):
         return special.xlogy(k, p) + special.xlog1py(n - k, -p)
 
@@ -95,6 +96,8 @@ def beta_binomial_confidence_sequence(
     >>> 0.44 < float(low) < 0.5 < float(high) < 0.56  # Clopper–Pearson: 0.469, 0.531
     True
     """
+    from scipy import special
+
     alpha = _check_open_unit("significance", significance)
     a, b = (float(v) for v in prior)
     if not (a > 0.0 and b > 0.0 and math.isfinite(a) and math.isfinite(b)):
@@ -250,6 +253,8 @@ def mu_from_bounds(bounds: EventBounds) -> MuLowerBound:
         μ >= 0 with the threshold and direction that attain it (Dong, Roth & Su,
         arXiv:1905.02383, Def. 2.6).
     """
+    from scipy import special
+
     numerator, denominator = bounds.directed()
     with np.errstate(divide="ignore", invalid="ignore"):
         mus = special.ndtri(numerator) - special.ndtri(denominator)

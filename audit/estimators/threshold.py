@@ -31,7 +31,6 @@ from fedpriv.privacy.checks import (
     check_real,
 )
 from fedpriv.privacy.checks import check_open_unit as _check_open_unit
-from scipy import special
 
 __all__ = [
     "DIRECTIONS",
@@ -83,6 +82,8 @@ def _check_samples(name: str, values: object) -> np.ndarray:
 
 def _cp_lower(successes: np.ndarray, n_trials: np.ndarray, level: float) -> np.ndarray:
     """One-sided Clopper–Pearson lower bound at level ``level``; exactly 0 at k = 0."""
+    from scipy import special
+
     k = np.asarray(successes, dtype=np.float64)
     n = np.asarray(n_trials, dtype=np.float64)
     positive = k > 0
@@ -94,6 +95,8 @@ def _cp_lower(successes: np.ndarray, n_trials: np.ndarray, level: float) -> np.n
 
 def _cp_upper(successes: np.ndarray, n_trials: np.ndarray, level: float) -> np.ndarray:
     """One-sided Clopper–Pearson upper bound at level ``level``; exactly 1 at k = n."""
+    from scipy import special
+
     k = np.asarray(successes, dtype=np.float64)
     n = np.asarray(n_trials, dtype=np.float64)
     below_n = k < n

@@ -14,7 +14,6 @@ from collections.abc import Callable
 
 import numpy as np
 from fedpriv.audit.estimators.threshold import _count_at_least
-from scipy import special
 
 __all__ = ["fit_score", "select_events"]
 
@@ -90,6 +89,8 @@ def _predicted(
     frequent ones, whose pilot estimates are reliable, win over rare ones that only
     look good by chance.
     """
+    from scipy import special
+
     z = float(special.ndtri(1.0 - level))
     low, high = _wilson(p_num, n, z, -1.0), _wilson(p_den, n, z, 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -118,6 +119,8 @@ def select_events(
     curve_terms: tuple[np.ndarray, np.ndarray] | None,
 ) -> tuple[int, np.ndarray]:
     """Orientation and thresholds (in oriented units) chosen on the pilot scores."""
+    from scipy import special
+
     best: tuple[float, int, np.ndarray] | None = None
     for sign in (1, -1):
         s0, s1 = np.sort(sign * scores_d), np.sort(sign * scores_dp)

@@ -55,9 +55,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from fedpriv.algorithms.seeding import as_seed_sequence
@@ -69,10 +70,12 @@ from fedpriv.audit.estimators.result import AuditResult
 from fedpriv.audit.estimators.threshold import _check_open_unit, estimate_epsilon_lower_bound
 from fedpriv.audit.interfaces import Guarantee, Mechanism, ScoreFunction
 from fedpriv.audit.regression._selection import fit_score, select_events
-from fedpriv.privacy.accounting.events import LaplaceTree
 from fedpriv.privacy.accounting.guarantees import ApproxDP, GaussianDP, PureDP
 from fedpriv.privacy.checks import check_delta, check_int_at_least
 from fedpriv.privacy.errors import MechanismError, PrivacyViolationError, ResourceLimitError
+
+if TYPE_CHECKING:
+    from fedpriv.privacy.accounting.events import LaplaceTree
 
 __all__ = [
     "MAX_SAMPLES",
@@ -395,7 +398,7 @@ def audit_mechanism(
     """
     if claim is not None and not isinstance(claim, Guarantee):
         raise TypeError(f"`claim` must be a privacy guarantee, got {type(claim).__name__}.")
-    if isinstance(mechanism, LaplaceTree):
+    if _is_laplace_tree(mechanism):
         return _audit_tree(mechanism, pair, claim, options)
     if isinstance(mechanism, Mapping):
         if pair is not None:
@@ -426,6 +429,17 @@ def _with_claim(result: AuditResult, claim: Guarantee | None) -> AuditResult:
         seconds=result.seconds,
         details={**result.details, "claim": claim},
     )
+
+
+def _is_laplace_tree(mechanism: object) -> bool:
+    """``isinstance(mechanism, LaplaceTree)`` without importing the events module.
+
+    An object can only be a ``LaplaceTree`` once :mod:`fedpriv.privacy.accounting.events`
+    is imported, so a black-box audit need not import it (and its thirteen frozen
+    dataclasses) at all.
+    """
+    events = sys.modules.get("fedpriv.privacy.accounting.events")
+    return events is not None and isinstance(mechanism, events.LaplaceTree)
 
 
 def _audit_tree(

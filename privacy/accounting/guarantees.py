@@ -16,7 +16,8 @@ conversion is sound: the converted guarantee is implied by the original one, so 
 
 The numeric conversions of parameters (:func:`zcdp_epsilon`, :func:`zcdp_delta`,
 :func:`gaussian_dp_epsilon`, :func:`gaussian_dp_delta`, :func:`rdp_epsilon`,
-:func:`rdp_delta`) live in :mod:`fedpriv.privacy.accounting.conversions` and are re-exported here.
+:func:`rdp_delta`) live in :mod:`fedpriv.privacy.accounting.conversions` and are re-exported here;
+that module imports SciPy, so it is imported on the first conversion, not with this one.
 
 Length: the six guarantee types, one concept (a guarantee and how it answers ε(δ) and
 δ(ε)); about half of the module is their documentation, and the conversions between them
@@ -29,27 +30,10 @@ import dataclasses
 import math
 import sys
 from collections.abc import Callable, Iterable
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from fedpriv.privacy.accounting.conversions import (
-    _check_nonnegative,
-    _check_orders,
-    _check_rdp_curve,
-    _check_target_epsilon,
-    _gdp_delta,
-    _gdp_epsilon,
-    _rdp_delta,
-    _rdp_epsilon,
-    _zcdp_delta,
-    _zcdp_epsilon,
-    gaussian_dp_delta,
-    gaussian_dp_epsilon,
-    rdp_delta,
-    rdp_epsilon,
-    zcdp_delta,
-    zcdp_epsilon,
-)
 from fedpriv.privacy.checks import check_delta, check_epsilon, check_real
 from fedpriv.privacy.errors import IncompatibleGuaranteeError
 
@@ -59,6 +43,14 @@ RELATIVE_TOLERANCE = 1e-12
 
 if TYPE_CHECKING:  # dp_accounting takes ~2 s to import; only PLD needs it.
     from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
+    from fedpriv.privacy.accounting.conversions import (  # see _REEXPORTED
+        gaussian_dp_delta,
+        gaussian_dp_epsilon,
+        rdp_delta,
+        rdp_epsilon,
+        zcdp_delta,
+        zcdp_epsilon,
+    )
 
 __all__ = [
     "DEFAULT_ORDERS",
@@ -87,6 +79,41 @@ __all__ = [
     "zcdp_to_approx_dp",
     "zcdp_to_rdp",
 ]
+
+#: Numeric conversions re-exported from :mod:`fedpriv.privacy.accounting.conversions`.
+#: That module imports SciPy (~0.35 s), so it is imported when a conversion is first
+#: used, not with the guarantee types (an audit script needs ``PureDP``, not SciPy).
+_REEXPORTED = frozenset(
+    {
+        "gaussian_dp_delta",
+        "gaussian_dp_epsilon",
+        "rdp_delta",
+        "rdp_epsilon",
+        "zcdp_delta",
+        "zcdp_epsilon",
+    }
+)
+
+
+def _conversions() -> ModuleType:
+    """:mod:`fedpriv.privacy.accounting.conversions`, imported on first use."""
+    from fedpriv.privacy.accounting import conversions
+
+    return conversions
+
+
+def __getattr__(name: str) -> Any:
+    """A re-exported conversion, imported on first use (PEP 562)."""
+    if name not in _REEXPORTED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_conversions(), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_REEXPORTED})
+
 
 #: RDP orders used when none are given: dp-accounting's grid (fine steps below 11,
 #: integers to 63), starting at 1.25, plus a few large orders for tiny ρ.
@@ -354,7 +381,7 @@ class ZCDP:
     rho: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "rho", _check_nonnegative("rho", self.rho))
+        object.__setattr__(self, "rho", _conversions()._check_nonnegative("rho", self.rho))
 
     def get_epsilon(self, target_delta: float) -> float:
         """Smallest implied ε at ``target_delta`` (see :func:`zcdp_epsilon`).
@@ -374,7 +401,7 @@ class ZCDP:
         ValueError
             If ``target_delta`` is outside [0, 1).
         """
-        return _zcdp_epsilon(self.rho, check_delta("target_delta", target_delta))
+        return _conversions()._zcdp_epsilon(self.rho, check_delta("target_delta", target_delta))
 
     def get_delta(self, target_epsilon: float) -> float:
         """Smallest implied δ at ``target_epsilon`` (see :func:`zcdp_delta`).
@@ -389,7 +416,9 @@ class ZCDP:
         float
             δ in [0, 1].
         """
-        return _zcdp_delta(self.rho, _check_target_epsilon("target_epsilon", target_epsilon))
+        return _conversions()._zcdp_delta(
+            self.rho, _conversions()._check_target_epsilon("target_epsilon", target_epsilon)
+        )
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -425,7 +454,7 @@ class GaussianDP:
     mu: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "mu", _check_nonnegative("mu", self.mu))
+        object.__setattr__(self, "mu", _conversions()._check_nonnegative("mu", self.mu))
 
     def get_epsilon(self, target_delta: float) -> float:
         """Exact ε at ``target_delta`` (see :func:`gaussian_dp_epsilon`).
@@ -445,7 +474,7 @@ class GaussianDP:
         ValueError
             If ``target_delta`` is outside [0, 1).
         """
-        return _gdp_epsilon(self.mu, check_delta("target_delta", target_delta))
+        return _conversions()._gdp_epsilon(self.mu, check_delta("target_delta", target_delta))
 
     def get_delta(self, target_epsilon: float) -> float:
         """Exact δ at ``target_epsilon`` (see :func:`gaussian_dp_delta`).
@@ -460,7 +489,9 @@ class GaussianDP:
         float
             δ in [0, 1].
         """
-        return _gdp_delta(self.mu, _check_target_epsilon("target_epsilon", target_epsilon))
+        return _conversions()._gdp_delta(
+            self.mu, _conversions()._check_target_epsilon("target_epsilon", target_epsilon)
+        )
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -503,7 +534,7 @@ class RDP:
     rdp: tuple[float, ...]
 
     def __post_init__(self) -> None:
-        orders, rdp = _check_rdp_curve(self.orders, self.rdp)
+        orders, rdp = _conversions()._check_rdp_curve(self.orders, self.rdp)
         object.__setattr__(self, "orders", orders)
         object.__setattr__(self, "rdp", rdp)
 
@@ -526,7 +557,7 @@ class RDP:
             If ``target_delta`` is outside [0, 1).
         """
         target_delta = check_delta("target_delta", target_delta)
-        return _rdp_epsilon(np.array(self.orders), np.array(self.rdp), target_delta)
+        return _conversions()._rdp_epsilon(np.array(self.orders), np.array(self.rdp), target_delta)
 
     def get_delta(self, target_epsilon: float) -> float:
         """Smallest implied δ at ``target_epsilon`` (see :func:`rdp_delta`).
@@ -541,8 +572,8 @@ class RDP:
         float
             δ in [0, 1].
         """
-        target_epsilon = _check_target_epsilon("target_epsilon", target_epsilon)
-        return _rdp_delta(np.array(self.orders), np.array(self.rdp), target_epsilon)
+        target_epsilon = _conversions()._check_target_epsilon("target_epsilon", target_epsilon)
+        return _conversions()._rdp_delta(np.array(self.orders), np.array(self.rdp), target_epsilon)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, eq=False)
@@ -626,7 +657,7 @@ class PLD:
         float
             δ in [0, 1].
         """
-        target_epsilon = _check_target_epsilon("target_epsilon", target_epsilon)
+        target_epsilon = _conversions()._check_target_epsilon("target_epsilon", target_epsilon)
         return float(self.distribution.get_delta_for_epsilon(target_epsilon))
 
 
@@ -724,7 +755,7 @@ def zcdp_to_rdp(guarantee: ZCDP, orders: Iterable[float] = DEFAULT_ORDERS) -> RD
     (1.0, 1.5)
     """
     _require(guarantee, ZCDP)
-    orders = _check_orders(orders)
+    orders = _conversions()._check_orders(orders)
     return RDP(orders, tuple(order * guarantee.rho for order in orders))
 
 
@@ -765,7 +796,7 @@ def zcdp_to_approx_dp(guarantee: ZCDP, delta: float) -> ApproxDP:
     """
     _require(guarantee, ZCDP)
     delta = check_delta("delta", delta)
-    return _approx_at(_zcdp_epsilon(guarantee.rho, delta), delta)
+    return _approx_at(_conversions()._zcdp_epsilon(guarantee.rho, delta), delta)
 
 
 def gdp_to_approx_dp(guarantee: GaussianDP, delta: float) -> ApproxDP:
@@ -794,7 +825,7 @@ def gdp_to_approx_dp(guarantee: GaussianDP, delta: float) -> ApproxDP:
     """
     _require(guarantee, GaussianDP)
     delta = check_delta("delta", delta)
-    return _approx_at(_gdp_epsilon(guarantee.mu, delta), delta)
+    return _approx_at(_conversions()._gdp_epsilon(guarantee.mu, delta), delta)
 
 
 def rdp_to_approx_dp(guarantee: RDP, delta: float) -> ApproxDP:

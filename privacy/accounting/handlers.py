@@ -38,7 +38,10 @@ sharp pure→RDP bound (randomized response, Steinke 2024, differentialprivacy.o
 and the Gaussian PLD; zCDP ρ gives RDP ``α ρ``.
 
 Every public name is re-exported by :mod:`fedpriv.privacy.accounting.routes`, where it used to live;
-importing either module registers the built-in events.
+importing either module registers the built-in events. Types registered by their own
+modules (``Composed`` when nested, ``PoissonSampled``, ``IntervalRelease``,
+``SymmetricMatrixGaussianTree``) are imported by :func:`load_builtin_events` when a
+lookup misses, since :mod:`fedpriv.privacy` imports its rooms on use.
 
 Length: the handler table: one small pure function per (event type, route) pair.
 """
@@ -47,6 +50,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib
 import math
 from collections.abc import Callable
 from typing import Any
@@ -75,7 +79,13 @@ from fedpriv.privacy.accounting.guarantees import (
 from fedpriv.privacy.accounting.tree import tree_depth
 from fedpriv.privacy.errors import UnsupportedEventError
 
-__all__ = ["EventHandlers", "handlers_for", "register_event", "self_compose_pld"]
+__all__ = [
+    "EventHandlers",
+    "handlers_for",
+    "load_builtin_events",
+    "register_event",
+    "self_compose_pld",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -157,6 +167,41 @@ def register_event(event_type: type, handlers: EventHandlers) -> None:
         cached.cache_clear()
 
 
+#: The modules outside this one whose import registers a built-in event type (the
+#: nested ``Composed``, ``PoissonSampled``, ``IntervalRelease``,
+#: ``SymmetricMatrixGaussianTree``). ``fedpriv.privacy`` imports its rooms on first use,
+#: so a process may hold an event's type (e.g. ``Composed``) before these ran.
+_BUILTIN_EVENT_MODULES = (
+    "fedpriv.privacy.accounting.composed",
+    "fedpriv.privacy.accounting.sampling",
+    "fedpriv.privacy.mechanisms.interval",
+    "fedpriv.privacy.mechanisms.matrix_tree",
+)
+_builtin_events_loaded = False
+
+
+def load_builtin_events() -> bool:
+    """Import the modules that register fedpriv's own event types (once per process).
+
+    Called when a lookup by type (:func:`handlers_for`) or by name (the ledger codec)
+    misses, since those modules are imported on use rather than with
+    :mod:`fedpriv.privacy`.
+
+    Returns
+    -------
+    bool
+        True if this call imported them (a missed lookup is worth retrying), False if
+        an earlier call already had.
+    """
+    global _builtin_events_loaded
+    if _builtin_events_loaded:
+        return False
+    _builtin_events_loaded = True
+    for module in _BUILTIN_EVENT_MODULES:
+        importlib.import_module(module)
+    return True
+
+
 def handlers_for(event: Any) -> EventHandlers:
     """The :class:`EventHandlers` registered for ``type(event)``.
 
@@ -175,6 +220,8 @@ def handlers_for(event: Any) -> EventHandlers:
         If the type was never registered.
     """
     handlers = _REGISTRY.get(type(event))
+    if handlers is None and load_builtin_events():
+        handlers = _REGISTRY.get(type(event))
     if handlers is None:
         raise UnsupportedEventError(f"no accountant handler for {type(event).__name__}.")
     return handlers

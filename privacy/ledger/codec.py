@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from fedpriv.privacy.accounting.handlers import _REGISTRY
+from fedpriv.privacy.accounting.handlers import _REGISTRY, load_builtin_events
 from fedpriv.privacy.errors import StoreFormatError
 
 __all__ = [
@@ -39,6 +39,8 @@ _ARRAY_KINDS = frozenset("biufUO")
 # ---------------------------------------------------------------------- events
 def _registered_type(name: str) -> type:
     matches = [cls for cls in _REGISTRY if cls.__qualname__ == name]
+    if not matches and load_builtin_events():  # fedpriv's own events register on use
+        matches = [cls for cls in _REGISTRY if cls.__qualname__ == name]
     if len(matches) != 1:
         problem = "is not registered" if not matches else "is ambiguous"
         raise StoreFormatError(
@@ -49,7 +51,9 @@ def _registered_type(name: str) -> type:
 
 
 def _encode_value(value: Any, where: str) -> Any:
-    if type(value) in _REGISTRY:
+    if type(value) in _REGISTRY or (
+        dataclasses.is_dataclass(value) and load_builtin_events() and type(value) in _REGISTRY
+    ):
         return _event_tree(value)
     if isinstance(value, tuple):
         return [_encode_value(v, f"{where}[{i}]") for i, v in enumerate(value)]
