@@ -203,7 +203,7 @@ class _Progress:
     one line per finished job (numbered over the whole run) otherwise, or nothing.
 
     Jobs are the lines :func:`verify_claims` starts with ``[i/n]``; their number is
-    :func:`planned_jobs`. Step lines (``[ledger] ...``) name the bar's current step.
+    :func:`planned_jobs`. Step lines (``[audit] ...``) name the bar's current step.
     """
 
     def __init__(self, total: int, *, quiet: bool, stream=None) -> None:

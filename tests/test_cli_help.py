@@ -105,8 +105,8 @@ def test_planned_jobs_counts_every_progress_line_of_a_paper(tmp_path):
         assert planned_jobs(config) == sum(e.paper == paper for e in claims_for(None))
     # Fed_UCB: its attachment's 1 + 2 x 3 regret runs and the four parts (joint and
     # product audit, each world) of each group of tree audits sharing their released
-    # nodes (6: 3 horizons x 2 output sets), which evaluate the 45 grid rows; the rows
-    # outside the grid as claim jobs.
+    # nodes (6: 3 horizons x 2 output sets), which evaluate the 45 grid rows, and the
+    # ledger; the rows outside the grid as claim jobs.
     config = ClaimsConfig.quick_config(papers=("gossip_fed_ucb",), workers=1)
     n_rows = sum(e.paper == "gossip_fed_ucb" for e in claims_for(None))
     fed = config.attachments["gossip_fed_ucb/regret"]
@@ -115,7 +115,7 @@ def test_planned_jobs_counts_every_progress_line_of_a_paper(tmp_path):
     grid = _claim_grid(fed)
     groups = _audit_groups(fed, grid)
     assert len(groups) == 6 and sum(len(rows) for rows in groups.values()) == len(grid) == 45
-    assert planned_jobs(config) == (1 + 2 * len(fed.epsilons)) + 4 * 6 + (n_rows - len(grid))
+    assert planned_jobs(config) == (1 + 2 * len(fed.epsilons)) + 4 * 6 + 1 + (n_rows - len(grid))
 
 
 def test_paper_mode_fed_ucb_says_why_epsilon_is_infinite(capsys):

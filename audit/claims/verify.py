@@ -553,7 +553,7 @@ def planned_jobs(config: ClaimsConfig) -> int:
     (their ``planned``) and the register's claim jobs (every selected row no attachment
     evaluates), so that a caller can show one progress bar for the whole run. Every job
     reports one line starting ``[i/n]`` (``n`` the size of its step); stage lines
-    (``[<family key>] ...``, ``[ledger] ...``) are not jobs.
+    (``[<family key>] ...``, ``[audit] ...``) are not jobs.
 
     Parameters
     ----------

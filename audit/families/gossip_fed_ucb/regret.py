@@ -308,11 +308,6 @@ def _notes(mode: str, out_of_bounds: int, synthetic: bool) -> tuple[str, ...]:
     return tuple(found)
 
 
-def _audit_part_job(job: dict) -> dict:
-    """One part of a group's tree audits (a picklable unit of work for the executor)."""
-    return part_counts(job["part"])
-
-
 def _regret_job(job: dict) -> dict:
     """One regret run, summarised (a picklable unit of work for the executor)."""
     kwargs = {"horizon": job["horizon"], "n_trials": job["n_trials"], "seed": job["seed"]}
@@ -350,10 +345,11 @@ def _regret_job(job: dict) -> dict:
     }
 
 
-def _regret_summaries(config: VerifyConfig, env, graph, run_root, say, executor=None) -> list[dict]:
-    """Step 1: the regret runs (Gossip_UCB and Fed_UCB per mode and ε), summarised."""
-    regret_jobs = [
+def _regret_jobs(config: VerifyConfig, env, graph, run_root) -> list[dict]:
+    """Step 1's jobs: the regret runs (Gossip_UCB and Fed_UCB per mode and ε)."""
+    return [
         {
+            "kind": "regret",
             "env": env,
             "graph": graph,
             "mode": mode,
@@ -370,16 +366,12 @@ def _regret_summaries(config: VerifyConfig, env, graph, run_root, say, executor=
             for eps in config.epsilons
         ]
     ]
-    return parallel_map(
-        _regret_job,
-        regret_jobs,
-        workers=config.workers,
-        say=say,
-        executor=executor,
-        describe=lambda job, summary: (
-            f"regret {job['mode']} {job['log_base']} ε={job['epsilon']:g} "
-            f"T={job['horizon']} trials={job['n_trials']}: {summary['final'].mean():.1f}"
-        ),
+
+
+def _describe_regret(job: dict, summary: dict) -> str:
+    return (
+        f"regret {job['mode']} {job['log_base']} ε={job['epsilon']:g} "
+        f"T={job['horizon']} trials={job['n_trials']}: {summary['final'].mean():.1f}"
     )
 
 
@@ -446,10 +438,8 @@ def _audit_groups(config: VerifyConfig, grid) -> dict[tuple, list[dict]]:
     return groups
 
 
-def _tree_audits(
-    config: VerifyConfig, grid, audit_root, say, executor=None
-) -> dict[int, tuple[EpsilonLowerBound, str]]:
-    """Step 2: the tree audits at the audited horizons (bound, event), keyed by grid index.
+def _tree_jobs(config: VerifyConfig, grid, audit_root) -> tuple[list[dict], list[tuple]]:
+    """Step 2's jobs: the parts of every group's tree audits, and the groups' plans.
 
     The items auditing the same released nodes form a group whose audits share one set
     of draws: every item's result is that of ``audit_tree_nodes`` at its own scale with
@@ -457,9 +447,8 @@ def _tree_audits(
     for bit (:mod:`fedpriv.audit.engine.tree_grid`). The group's four parts (joint and
     product audit, each world) are the executor's jobs.
     """
-    groups = _audit_groups(config, grid)
     jobs, plans = [], []
-    for (horizon, released, n_joint, n_product), rows in groups.items():
+    for (horizon, released, n_joint, n_product), rows in _audit_groups(config, grid).items():
         pair = worst_case_reward_pair(horizon)
         parts = grid_parts(
             pair,
@@ -472,29 +461,29 @@ def _tree_audits(
         )
         plans.append((pair, rows, parts, len(jobs)))
         jobs += [
-            {"part": part, "horizon": horizon, "released_prefixes": released, "rows": len(rows)}
+            {
+                "kind": "tree",
+                "part": part,
+                "horizon": horizon,
+                "released_prefixes": released,
+                "rows": len(rows),
+            }
             for part in parts
         ]
-    # Largest parts first, so that the pool's last jobs are short.
-    order = sorted(
-        range(len(jobs)),
-        key=lambda j: -jobs[j]["part"]["n_samples"] * jobs[j]["part"]["loc_d"].size,
-    )
-    counts = parallel_map(
-        _audit_part_job,
-        [jobs[j] for j in order],
-        workers=config.workers,
-        say=say,
-        executor=executor,
-        describe=_describe_part,
-    )
-    by_job = dict(zip(order, counts))
+    return jobs, plans
+
+
+def _tree_results(
+    config: VerifyConfig, plans, counts: list[dict], say
+) -> dict[int, tuple[EpsilonLowerBound, str]]:
+    """Step 2's results (bound, event) keyed by grid index, from the parts' counts
+    (``counts[j]`` of ``_tree_jobs``' job ``j``); one progress line per item."""
     out = {}
     for pair, rows, parts, first in plans:
         results = grid_results(
             pair,
             parts,
-            [by_job[first + k] for k in range(len(parts))],
+            counts[first : first + len(parts)],
             scales=[row["scale"] for row in rows],
             claimed_epsilons=[row["claimed_epsilon"] for row in rows],
             confidence=config.confidence,
@@ -504,6 +493,62 @@ def _tree_audits(
             say(_describe_audit(row, result))
             out[row["index"]] = (result.bound, tree_audit_event(result))
     return out
+
+
+def _tree_audits(
+    config: VerifyConfig, grid, audit_root, say, executor=None
+) -> dict[int, tuple[EpsilonLowerBound, str]]:
+    """Step 2 alone: the tree audits at the audited horizons (bound, event), keyed by
+    grid index (:func:`_tree_jobs`, then :func:`_tree_results`)."""
+    jobs, plans = _tree_jobs(config, grid, audit_root)
+    counts = parallel_map(
+        _attachment_job,
+        jobs,
+        workers=config.workers,
+        say=say,
+        executor=executor,
+        describe=_describe_job,
+    )
+    return _tree_results(config, plans, counts, say)
+
+
+def _attachment_job(job: dict):
+    """One unit of the job's work (picklable): a regret run, a part of a group's tree
+    audits, or the ledger."""
+    if job["kind"] == "regret":
+        return _regret_job(job)
+    if job["kind"] == "tree":
+        return part_counts(job["part"])
+    return _ledger(job["config"], job["env"], job["graph"], job["run_root"])
+
+
+def _describe_job(job: dict, result) -> str:
+    if job["kind"] == "regret":
+        return _describe_regret(job, result)
+    if job["kind"] == "tree":
+        return _describe_part(job, result)
+    return (
+        f"ledger: one Fed_UCB run per variant at T={job['config'].ledger_horizon}, ε=1 "
+        f"({len(result):,} rows)"
+    )
+
+
+def _schedule(jobs: list[dict]) -> list[int]:
+    """The jobs' order for the pool, longest first so that its last jobs are short: the
+    tree-audit parts of at least 2·10⁸ node draws, the regret runs, the ledger, then the
+    other parts, each part class by size."""
+
+    def draws(job: dict) -> int:
+        return job["part"]["n_samples"] * job["part"]["loc_d"].size * len(job["part"]["scales"])
+
+    def rank(j: int) -> tuple:
+        job = jobs[j]
+        if job["kind"] == "tree":
+            big = job["part"]["n_samples"] * job["part"]["loc_d"].size >= 2 * 10**8
+            return (0 if big else 3, -draws(job))
+        return (1 if job["kind"] == "regret" else 2, 0)
+
+    return sorted(range(len(jobs)), key=rank)
 
 
 def _grid_claim(config: VerifyConfig, item) -> Claim:
@@ -595,9 +640,8 @@ def _regret_rows(config: VerifyConfig, summaries) -> tuple[list[dict], dict[str,
     return regret_rows, curves
 
 
-def _ledger(config: VerifyConfig, env, graph, run_root, say) -> pd.DataFrame:
+def _ledger(config: VerifyConfig, env, graph, run_root) -> pd.DataFrame:
     """Step 5: one Fed_UCB run per variant at the ledger horizon, ledgers stacked."""
-    say(f"[ledger] one Fed_UCB run per variant at T={config.ledger_horizon}, ε=1")
     ledgers = []
     for mode, base, final in VARIANTS:
         run = run_fed_ucb(
@@ -624,12 +668,14 @@ def verify_gossip_fed_ucb(
 ) -> VerifyReport:
     """Run the whole verification of Fed_UCB's claim; see the module docstring.
 
-    Steps: regret runs (first: the paper-mode notes need their out-of-range counts),
-    tree audits, accountant and verdict per claim, regret table, ledger.
+    Steps: regret runs (the paper-mode notes need their out-of-range counts), tree
+    audits and the ledger, as one set of jobs on one pool; then the accountant and
+    verdict per claim and the regret table.
 
     ``executor`` (a ``concurrent.futures.Executor`` or a dask ``Client``) runs the
-    regret runs and tree audits instead of the local pool of ``config.workers``; the
-    numbers do not change (every job has its own SeedSequence address).
+    regret runs, tree audits and ledger instead of the local pool of
+    ``config.workers``; the numbers do not change (every job has its own SeedSequence
+    address).
 
     Parameters
     ----------
@@ -638,7 +684,7 @@ def verify_gossip_fed_ucb(
     progress : callable, optional
         Receives one line per finished job (``[i/n] ...``).
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
-        Where the regret runs and tree audits run.
+        Where the regret runs, tree audits and ledger run.
 
     Returns
     -------
@@ -658,13 +704,31 @@ def verify_gossip_fed_ucb(
     env, env_name = _environment(config, _child(root, 0))
     graph = make_graph("complete", config.n_agents)
     run_root = _child(root, 1)
-    summaries = _regret_summaries(config, env, graph, run_root, say, executor)
+    grid = _claim_grid(config)
+    regret_jobs = _regret_jobs(config, env, graph, run_root)
+    tree_jobs, plans = _tree_jobs(config, grid, _child(root, 2))
+    ledger_job = {"kind": "ledger", "config": config, "env": env, "graph": graph}
+    jobs = regret_jobs + tree_jobs + [{**ledger_job, "run_root": run_root}]
+    # One pool for the three steps, so that no core idles while another step's last
+    # job runs; every job has its own SeedSequence address, so the order changes nothing.
+    order = _schedule(jobs)
+    done = parallel_map(
+        _attachment_job,
+        [jobs[j] for j in order],
+        workers=config.workers,
+        say=say,
+        executor=executor,
+        describe=_describe_job,
+    )
+    results_of = dict(zip(order, done))
+    summaries = [results_of[j] for j in range(len(regret_jobs))]
+    counts = [results_of[len(regret_jobs) + k] for k in range(len(tree_jobs))]
+    ledger = results_of[len(jobs) - 1]
     out_of_bounds = {
         mode: sum(r["n_out_of_bounds"] for r in summaries if r["mode"] == mode)
         for mode in ("paper", "corrected")
     }
-    grid = _claim_grid(config)
-    audits = _tree_audits(config, grid, _child(root, 2), say, executor)
+    audits = _tree_results(config, plans, counts, say)
     synthetic = config.data_path is None
     results = tuple(
         _claim_result(
@@ -685,7 +749,7 @@ def verify_gossip_fed_ucb(
         claims=results,
         regret=pd.DataFrame(regret_rows),
         curves=curves,
-        ledger=_ledger(config, env, graph, run_root, say),
+        ledger=ledger,
         seconds=time.perf_counter() - started,
     )
 
@@ -763,6 +827,7 @@ def planned(config: VerifyConfig, entries) -> Plan:
     grid = _claim_grid(config)
     jobs = 1 + 2 * len(config.epsilons)
     jobs += 4 * len(_audit_groups(config, grid))  # joint and product audit, each world
+    jobs += 1  # the ledger
     return Plan(jobs, frozenset(_grid_rows(config, grid, entries).values()))
 
 
