@@ -113,6 +113,14 @@ def _grid(secure: bool, granularity: float | None, l1_sensitivity: float) -> flo
     return float(granularity)
 
 
+def _distinct_entries(values: np.ndarray) -> np.ndarray:
+    """``values`` without the repeats of a broadcast: every axis of stride 0 cut to its
+    first index (each entry of ``values`` is one of the result's, so a check of the
+    result is a check of ``values``; an audit's batch broadcast over its runs is
+    checked once)."""
+    return values[tuple(slice(0, 1) if stride == 0 else slice(None) for stride in values.strides)]
+
+
 def _flatten_keys(
     keys: Mapping[str, Any], shape: tuple[int, ...], what: str = "released shape"
 ) -> dict[str, np.ndarray]:
@@ -177,7 +185,7 @@ def laplace_release(
         If the accountant's budget would be exceeded (nothing is drawn).
     """
     values = np.asarray(values, dtype=np.float64)
-    if not np.all(np.isfinite(values)):
+    if not np.all(np.isfinite(_distinct_entries(values))):
         raise ValueError("`values` must be finite.")
     event = Laplace(scale=scale, l1_sensitivity=l1_sensitivity)
     grid = _grid(secure, granularity, event.l1_sensitivity)

@@ -26,7 +26,7 @@ import numpy as np
 from fedpriv.privacy.accounting.events import SymmetricMatrixGaussian
 from fedpriv.privacy.checks import check_positive
 from fedpriv.privacy.ledger.accountant import Accountant
-from fedpriv.privacy.mechanisms import _flatten_keys
+from fedpriv.privacy.mechanisms import _distinct_entries, _flatten_keys
 
 __all__ = ["symmetric_gaussian_release", "symmetrized_gaussian"]
 
@@ -46,16 +46,6 @@ def symmetrized_gaussian(standard: np.ndarray, noise_stddev: float) -> np.ndarra
     ndarray of float64, shape (..., k, k), symmetric
     """
     return (standard + standard.swapaxes(-1, -2)) * (noise_stddev / math.sqrt(2.0))
-
-
-def _distinct(values: np.ndarray) -> np.ndarray:
-    """``values`` without the repeats of a broadcast: each leading axis of stride 0 (every
-    index the same matrices in memory) cut to its first index. Every matrix of
-    ``values`` is one of the result's, so checking the result checks ``values``; an
-    audit's batch of one release broadcast over its runs is checked once, not per run."""
-    return values[
-        tuple(slice(0, 1) if stride == 0 else slice(None) for stride in values.strides[:-2])
-    ]
 
 
 def symmetric_gaussian_release(
@@ -105,7 +95,7 @@ def symmetric_gaussian_release(
     values = np.asarray(values, dtype=np.float64)
     if values.ndim < 2 or values.shape[-1] != values.shape[-2] or values.shape[-1] < 1:
         raise ValueError(f"`values` must have shape (..., k, k), got {values.shape}.")
-    distinct = _distinct(values)
+    distinct = _distinct_entries(values)  # a broadcast's repeats checked once
     if not np.all(np.isfinite(distinct)):
         raise ValueError("`values` must be finite.")
     if not np.array_equal(distinct, distinct.swapaxes(-1, -2)):
