@@ -28,7 +28,12 @@ from fedpriv.audit.estimators.threshold import (
 )
 from fedpriv.privacy.checks import check_delta
 
-__all__ = ["EventBounds", "epsilon_lower_bound_at_delta", "simultaneous_event_bounds"]
+__all__ = [
+    "EventBounds",
+    "epsilon_lower_bound_at_delta",
+    "event_bounds_from_counts",
+    "simultaneous_event_bounds",
+]
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -87,11 +92,31 @@ def simultaneous_event_bounds(
     scores_d_prime = _check_samples("scores_d_prime", scores_d_prime)
     thresholds = _check_samples("thresholds", thresholds)
     confidence = _check_open_unit("confidence", confidence)
-    n_d, n_dp = scores_d.size, scores_d_prime.size
-    n_tests = 2 * thresholds.size
-    level = (1.0 - confidence) / (2 * n_tests)
     count_d = _count_at_least(np.sort(scores_d), thresholds)
     count_dp = _count_at_least(np.sort(scores_d_prime), thresholds)
+    return event_bounds_from_counts(
+        count_d, scores_d.size, count_dp, scores_d_prime.size, thresholds, confidence
+    )
+
+
+def event_bounds_from_counts(
+    count_d: np.ndarray,
+    n_d: int,
+    count_dp: np.ndarray,
+    n_dp: int,
+    thresholds: np.ndarray,
+    confidence: float,
+) -> EventBounds:
+    """:func:`simultaneous_event_bounds` from its counts (already checked inputs).
+
+    ``count_d[i]`` is the number of the ``n_d`` scores of world D that are
+    ``>= thresholds[i]`` (int64; ``count_dp`` likewise in D'), as
+    ``_count_at_least`` returns them. A caller that sorts and counts each world once
+    shares the counts between this family and
+    :func:`fedpriv.audit.estimators.epsilon_lower_bound_from_counts` (issue 23).
+    """
+    n_tests = 2 * thresholds.size
+    level = (1.0 - confidence) / (2 * n_tests)
     return EventBounds(
         thresholds=thresholds,
         low_d=_cp_lower(count_d, n_d, level),

@@ -22,7 +22,7 @@ import math
 from typing import Any, Protocol
 
 import numpy as np
-from fedpriv.audit.estimators._bounds import simultaneous_event_bounds
+from fedpriv.audit.estimators._bounds import EventBounds, simultaneous_event_bounds
 from fedpriv.audit.estimators.threshold import _check_samples
 
 __all__ = [
@@ -144,6 +144,11 @@ def estimate_delta_lower_bounds(
     bounds = simultaneous_event_bounds(
         scores_d, scores_d_prime, thresholds=thresholds, confidence=confidence
     )
+    return _delta_lower_bounds_from(bounds, grid)
+
+
+def _delta_lower_bounds_from(bounds: EventBounds, grid: np.ndarray) -> CurveAudit:
+    """:func:`estimate_delta_lower_bounds` on already computed event bounds."""
     numerator, denominator = bounds.directed()
     excess = numerator[None, :] - np.exp(grid)[:, None] * denominator[None, :]
     deltas = np.clip(excess.max(axis=1), 0.0, 1.0)
@@ -223,5 +228,26 @@ def audit_privacy_curve(
     curve = estimate_delta_lower_bounds(
         scores_d, scores_d_prime, thresholds=thresholds, epsilons=grid, confidence=confidence
     )
+    return _with_claimed_deltas(curve, claim)
+
+
+def _audit_privacy_curve_from_bounds(
+    bounds: EventBounds, *, claim: _HasDeltaCurve, epsilons: object | None = None
+) -> CurveAudit:
+    """:func:`audit_privacy_curve` on event bounds already computed from the scores.
+
+    ``bounds`` is :func:`~fedpriv.audit.estimators._bounds.simultaneous_event_bounds`
+    of the scores, thresholds and confidence that :func:`audit_privacy_curve` would
+    be given (or :func:`~fedpriv.audit.estimators._bounds.event_bounds_from_counts` of
+    their counts); the result is then the same, field for field, without sorting the
+    scores again (issue 23: the audit's ε bound and its curve share one sort per
+    world).
+    """
+    grid = default_epsilon_grid(claim) if epsilons is None else epsilons
+    curve = _delta_lower_bounds_from(bounds, _check_epsilon_grid(grid))
+    return _with_claimed_deltas(curve, claim)
+
+
+def _with_claimed_deltas(curve: CurveAudit, claim: _HasDeltaCurve) -> CurveAudit:
     claimed = tuple(float(claim.get_delta(e)) for e in curve.epsilons)
     return dataclasses.replace(curve, claimed_deltas=claimed)

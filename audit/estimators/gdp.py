@@ -23,7 +23,7 @@ import math
 from typing import Any
 
 import numpy as np
-from fedpriv.audit.estimators._bounds import simultaneous_event_bounds
+from fedpriv.audit.estimators._bounds import EventBounds, simultaneous_event_bounds
 from fedpriv.audit.estimators.threshold import DIRECTIONS, NO_EVIDENCE
 from fedpriv.privacy.accounting.guarantees import GaussianDP
 from fedpriv.privacy.checks import check_delta
@@ -130,11 +130,17 @@ def estimate_gdp_mu_lower_bound(
     >>> 0.95 < bound.mu_lower_bound <= 1.0, bound.direction
     (True, "D>D'")
     """
-    from scipy import special
-
     bounds = simultaneous_event_bounds(
         scores_d, scores_d_prime, thresholds=thresholds, confidence=confidence
     )
+    return _mu_lower_bound_from_bounds(bounds)
+
+
+def _mu_lower_bound_from_bounds(bounds: EventBounds) -> MuLowerBound:
+    """:func:`estimate_gdp_mu_lower_bound` on event bounds already computed from the
+    scores (the same result, field for field, without sorting the scores again)."""
+    from scipy import special
+
     numerator, denominator = bounds.directed()
     with np.errstate(divide="ignore", invalid="ignore"):
         mus = special.ndtri(numerator) - special.ndtri(denominator)

@@ -57,12 +57,53 @@ def fit_score(
     return _Projection(weights), "projection"
 
 
-def _candidates(pooled: np.ndarray) -> np.ndarray:
-    unique = np.unique(pooled)
+def _candidates(s0: np.ndarray, s1: np.ndarray, ordered: np.ndarray | None) -> np.ndarray:
+    """Candidate thresholds: the pooled pilot scores, or 513 of their quantiles.
+
+    ``pooled`` is ``s0`` followed by ``s1``. ``ordered``, when given, is ``pooled``
+    sorted (a permutation of the same bits): :func:`np.unique` and the quantiles are
+    then read from it without sorting or partitioning ``pooled`` again, with the same
+    result (``np.unique`` keeps the first of each run of equal values of its own
+    sort, and equal values are the same bits when no score is ±0, which
+    :func:`_sorted_pilots` checks).
+    """
+    levels = np.linspace(0.0, 1.0, _MAX_CANDIDATES + 1)
+    if ordered is None:
+        pooled = np.concatenate([s0, s1])
+        unique = np.unique(pooled)
+        if unique.size <= _MAX_CANDIDATES:
+            return unique
+        return np.unique(np.quantile(pooled, levels, method="inverted_cdf"))
+    first = np.empty(ordered.shape, dtype=bool)
+    first[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    unique = ordered[first]
     if unique.size <= _MAX_CANDIDATES:
         return unique
-    levels = np.linspace(0.0, 1.0, _MAX_CANDIDATES + 1)
-    return np.unique(np.quantile(pooled, levels, method="inverted_cdf"))
+    return np.unique(np.quantile(ordered, levels, method="inverted_cdf"))
+
+
+def _has_zero(ordered: np.ndarray) -> bool:
+    """Whether a sorted array holds 0.0 or -0.0."""
+    return bool(np.searchsorted(ordered, 0.0, "right") > np.searchsorted(ordered, 0.0, "left"))
+
+
+def _sorted_pilots(
+    scores_d: np.ndarray, scores_dp: np.ndarray
+) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray | None]]:
+    """``(sign, sort(sign·D), sort(sign·D'), sorted pool or None)`` for sign +1 and -1.
+
+    One sort per world and one merge of the two sorted worlds (issue 23): the sign -1
+    arrays are the sign +1 ones negated and reversed, which is ``np.sort(-x)`` bit
+    for bit unless a score is ±0 (equal values whose order ``np.sort`` leaves open).
+    Pilots holding a zero therefore sort each orientation afresh, as before.
+    """
+    s0, s1 = np.sort(scores_d), np.sort(scores_dp)
+    if _has_zero(s0) or _has_zero(s1):
+        return [(1, s0, s1, None), (-1, np.sort(-1 * scores_d), np.sort(-1 * scores_dp), None)]
+    # a stable sort of two sorted runs is a linear merge (timsort)
+    pooled = np.sort(np.concatenate([s0, s1]), kind="stable")
+    return [(1, s0, s1, pooled), (-1, -s0[::-1], -s1[::-1], -pooled[::-1])]
 
 
 def _wilson(p: np.ndarray, n: int, z: float, side: float) -> np.ndarray:
@@ -122,9 +163,8 @@ def select_events(
     from scipy import special
 
     best: tuple[float, int, np.ndarray] | None = None
-    for sign in (1, -1):
-        s0, s1 = np.sort(sign * scores_d), np.sort(sign * scores_dp)
-        cands = _candidates(np.concatenate([s0, s1]))
+    for sign, s0, s1, ordered in _sorted_pilots(scores_d, scores_dp):
+        cands = _candidates(s0, s1, ordered)
         k0, k1 = _count_at_least(s0, cands), _count_at_least(s1, cands)
         z = float(special.ndtri(1.0 - _PILOT_LEVEL))
         p0, p1 = k0 / s0.size, k1 / s1.size
