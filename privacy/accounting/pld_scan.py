@@ -10,8 +10,9 @@ pmfs each (issue 23: a DP-SGD schedule was 1.37× dp-accounting's time at the sa
 * the losses are those of ``itertools.count(upper_loss, -discretization)``: the same
   repeated float additions (``np.add.accumulate`` is sequential), the same drift;
 * ``mass_upper`` and ``mass_lower`` are the same running sums, in the same order
-  (``np.add.accumulate``), of the same terms: ``math.exp(-loss) * prob`` uses
-  Python's ``math.exp`` (the libm dp-accounting calls), not NumPy's;
+  (``np.add.accumulate``), of the same terms ``math.exp(-loss) * prob``: the
+  exponentials are the C library's, as ``math.exp`` computes them (NumPy's ``exp``
+  only where it is checked to be that same function, :func:`_numpy_exp_is_libm`);
 * the loop's two exits (the ``log((mass_upper - δ) / mass_lower) >= loss`` break and
   the ``mass_lower == 0`` return) are found as the first index where each holds; the
   logarithm of the break test is ``math.log`` on every candidate NumPy's ``log``
@@ -27,6 +28,7 @@ that double, as dp-accounting's loop stops there too.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -37,6 +39,41 @@ __all__ = ["PldScan"]
 _FIRST_CHUNK = 4096
 #: Bins per block of the rough exit estimate that sizes the first chunk.
 _BLOCK = 64
+
+
+@functools.cache
+def _numpy_exp_is_libm() -> bool:
+    """Whether NumPy's float64 ``exp`` returns the C library's ``exp`` (Python's
+    ``math.exp``) bit for bit in this process.
+
+    NumPy has its own SIMD float64 ``exp`` only for AVX-512 targets; elsewhere its
+    loop calls the C library's. Both are checked: the dispatched target of the
+    float64 loop (``numpy.lib.introspect.opt_func_info``, NumPy >= 2; without it,
+    no), then agreement with ``math.exp`` on 2·2048 points spanning the whole
+    domain and a fine loss grid. Any doubt answers no (``math.exp`` is used).
+    """
+    try:
+        from numpy.lib import introspect
+
+        info = introspect.opt_func_info(func_name="^exp$", signature="float64")
+        targets = [loop["current"] for loop in info.get("exp", {}).values()]
+    except (ImportError, AttributeError, TypeError, ValueError):
+        return False
+    if not targets or any("V4" in t or "AVX512" in t for t in targets):
+        return False
+    sample = np.concatenate(
+        (np.linspace(-745.5, 709.5, 2048), 8.6 - 1e-4 * np.arange(2048) - 1e-9 / 3.0)
+    )
+    expected = np.fromiter(map(math.exp, sample.tolist()), np.float64, sample.size)
+    return bool(np.array_equal(np.exp(sample), expected))
+
+
+def _libm_exp(values: np.ndarray) -> np.ndarray:
+    """``math.exp`` of every value, as dp-accounting's loop computes it: NumPy's
+    ``exp`` where :func:`_numpy_exp_is_libm`, else ``math.exp`` one by one."""
+    if _numpy_exp_is_libm():
+        return np.exp(values)
+    return np.fromiter(map(math.exp, values.tolist()), np.float64, values.size)
 
 
 class _DenseWalk:
@@ -88,7 +125,7 @@ class _DenseWalk:
         losses[0] = self._top if start == 0 else self._losses[start - 1] + self._step
         np.add.accumulate(losses, out=losses)
         probs = self._forward[size - stop : size - start][::-1]
-        exps = np.fromiter(map(math.exp, np.negative(losses).tolist()), np.float64, stop - start)
+        exps = _libm_exp(np.negative(losses))
         upper = self._upper[start : stop + 1]  # upper[0] holds the sum so far
         upper[1:] = probs
         np.add.accumulate(upper, out=upper)
@@ -124,7 +161,10 @@ class _DenseWalk:
             return None
         losses = self._losses[start:stop]
         upper, lower = self._upper[start:stop], self._lower[start:stop]
-        after_upper, after_lower = self._upper[start + 1 : stop + 1], self._lower[start + 1 : stop + 1]
+        after_upper, after_lower = (
+            self._upper[start + 1 : stop + 1],
+            self._lower[start + 1 : stop + 1],
+        )
         zero = np.flatnonzero((after_upper >= delta) & (after_lower == 0))
         first_zero = int(zero[0]) if zero.size else stop - start
         valid = np.flatnonzero((upper > delta) & (lower > 0))

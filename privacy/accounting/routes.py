@@ -66,8 +66,6 @@ from fedpriv.privacy.accounting.events import (
     SelfComposed,
 )
 from fedpriv.privacy.accounting.exact_sum import at_most, ratio_sum, round_up
-from fedpriv.privacy.accounting.pld_scan import PldScan
-from fedpriv.privacy.accounting.sampling import _lazy_sampled_rdp
 from fedpriv.privacy.accounting.guarantees import (
     DEFAULT_ORDERS,
     PureDP,
@@ -92,6 +90,8 @@ from fedpriv.privacy.accounting.handlers import (
     register_event,
     self_compose_calls,
 )
+from fedpriv.privacy.accounting.pld_scan import PldScan
+from fedpriv.privacy.accounting.sampling import _lazy_sampled_rdp
 from fedpriv.privacy.checks import check_delta, check_int_at_least, check_positive, check_real
 from scipy import special
 
@@ -396,10 +396,9 @@ def _rdp_route(items, orders: tuple[float, ...], target_delta: float) -> float:
 
     def evaluate(j: int) -> None:
         nonlocal best
-        total = 0.0
-        for i, (event, count) in enumerate(items):
-            if lazy[i] is not None:
-                curves[i][j] = lazy[i](float(grid[j]))
+        order = float(grid[j])
+        for i, _ in costly:
+            curves[i][j] = lazy[i](order)
         total = float(cheap[j]) + math.fsum(count * curves[i][j] for i, count in costly)
         evaluated[j] = True
         if math.isfinite(total):
@@ -413,17 +412,33 @@ def _rdp_route(items, orders: tuple[float, ...], target_delta: float) -> float:
         slack = _RDP_SKIP_SLACK * (1.0 + abs(floor) + abs(float(conversion[j])) + abs(best))
         return floor > kl_floor and bound - slack > best
 
+    def raise_floors(j: int, floors: list[float]) -> None:
+        for k, (i, _) in enumerate(costly):
+            value = curves[i][j]
+            if math.isfinite(value):
+                floors[k] = max(floors[k], value)
+
     integer = [j for j in range(size) if float(grid[j]).is_integer()]
     for phase in (integer, range(size)):
         floors = [0.0] * len(costly)  # largest finite value at an evaluated order <= α_j
+        skipped: list[int] = []  # integer orders skipped since the last evaluation
         for j in phase:
             if not evaluated[j] and not skippable(j, floors):
-                evaluate(j)
+                # An integer order costs dp-accounting ~α terms: before a large one,
+                # the smallest skipped order (cheaper) may raise the floor enough.
+                while phase is integer and skipped and not skippable(j, floors):
+                    smaller = skipped.pop(0)
+                    evaluate(smaller)
+                    raise_floors(smaller, floors)
+                if not skippable(j, floors):
+                    evaluate(j)
+                    skipped.clear()
+                elif phase is integer:
+                    skipped.append(j)
+            elif not evaluated[j] and phase is integer:
+                skipped.append(j)
             if evaluated[j]:
-                for k, (i, _) in enumerate(costly):
-                    value = curves[i][j]
-                    if math.isfinite(value):
-                        floors[k] = max(floors[k], value)
+                raise_floors(j, floors)
     # The route's value on the evaluated orders, summed exactly as _rdp_total sums.
     keep = np.flatnonzero(evaluated)
     total = np.zeros(keep.size)

@@ -380,7 +380,21 @@ def _sampled_gaussian_rdp_at(mu: float, sampling_rate: float, order: float) -> f
         RDP at ``order``, in [0, inf] (``inf`` where dp-accounting's series does not
         converge).
     """
-    return float(_compute_sampled_gaussian_rdp(mu, sampling_rate, (order,))[0])
+    from dp_accounting.rdp import rdp_privacy_accountant as rdp_lib
+
+    # What RdpAccountant(orders=[order]).compose(PoissonSampledDpEvent(q,
+    # GaussianDpEvent(1 / mu))) computes, without building the accountant and events
+    # per order: zeros + 1 * _compute_rdp_poisson_subsampled_gaussian(...).
+    absl = logging.getLogger("absl")
+    level = absl.level
+    absl.setLevel(logging.ERROR)  # as in _compute_sampled_gaussian_rdp
+    try:
+        value = rdp_lib._compute_rdp_poisson_subsampled_gaussian(
+            q=sampling_rate, noise_multiplier=1.0 / mu, orders=np.array([order])
+        )
+    finally:
+        absl.setLevel(level)
+    return float((np.zeros(1) + 1 * value)[0])
 
 
 def _compute_sampled_gaussian_rdp(
