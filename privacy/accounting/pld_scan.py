@@ -95,20 +95,18 @@ class _DenseWalk:
         self._done = 0
 
     def _guess(self, delta: float) -> int:
-        """Roughly where the loop exits at ``delta``, from block sums of
-        :data:`_BLOCK` bins and NumPy's exp (no exactness needed): the first chunk
-        is sized from it, so that the exact sums stop near the exit."""
-        size = self._forward.size
-        blocks = -(-size // _BLOCK)
-        padded = np.zeros(blocks * _BLOCK)
-        padded[blocks * _BLOCK - size :] = self._forward
-        mass = padded.reshape(blocks, _BLOCK).sum(axis=1)[::-1]  # from the top
-        losses = self._top + self._step * _BLOCK * np.arange(1, blocks + 1)  # block bottoms
+        """Roughly where the loop exits at ``delta`` (no exactness needed): the walk
+        on every :data:`_BLOCK`-th bin, each standing for its block, with NumPy's
+        exp. The first chunk is sized from it, so that the exact sums stop near the
+        exit (too short a chunk only costs another, doubled, chunk)."""
+        sample = self._forward[::-1][::_BLOCK]  # from the top, every _BLOCK-th bin
+        losses = self._top + self._step * _BLOCK * np.arange(sample.size)
+        mass = _BLOCK * sample
         with np.errstate(all="ignore"):
             upper = self._infinity + np.cumsum(mass)
             lower = np.cumsum(np.exp(-losses) * mass)
             exits = (upper > delta) & (np.log((upper - delta) / lower) >= losses)
-        block = int(np.argmax(exits)) if exits.any() else blocks
+        block = int(np.argmax(exits)) if exits.any() else sample.size
         return (block + 2) * _BLOCK + block * _BLOCK // 64
 
     def _extend(self, stop: int | None = None) -> bool:
