@@ -47,6 +47,7 @@ one table; a quarter of it is documentation.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 from collections.abc import Sequence
@@ -89,6 +90,8 @@ from fedpriv.privacy.accounting.handlers import (
     register_event,
     self_compose_calls,
 )
+from fedpriv.privacy.accounting.pld_scan import PldScan
+from fedpriv.privacy.accounting.sampling import _lazy_sampled_rdp
 from fedpriv.privacy.checks import check_delta, check_int_at_least, check_positive, check_real
 from scipy import special
 
@@ -337,6 +340,116 @@ def _rdp_total(items, orders: tuple[float, ...]):
     return np.asarray(orders)[finite], total[finite]
 
 
+#: Relative error allowed on a computed RDP value against the exact, monotone one
+#: when :func:`_rdp_route` skips orders (dp-accounting's sums and series are accurate
+#: to ~1e-13 relative); the skipped orders' ε must exceed the best by this much.
+_RDP_SKIP_SLACK = 1e-9
+
+
+def _rdp_route(items, orders: tuple[float, ...], target_delta: float) -> float:
+    """ε of the RDP route at ``target_delta`` > 0: ``rdp_epsilon`` of
+    :func:`_rdp_total`, bit for bit, with the costly curves evaluated only where
+    they can give the minimum (issue 23).
+
+    The Poisson-subsampled Gaussian's curve (dp-accounting's ``_compute_log_a``, a
+    Python series per order, ~0.1 s for :data:`DEFAULT_ORDERS`) is a Rényi
+    divergence, nondecreasing in the order (:func:`~fedpriv.privacy.accounting.
+    sampling._sampled_gaussian_rdp_at`). Its orders are evaluated one by one, the
+    integers first (cheap in dp-accounting), then the rest, each in increasing order;
+    an order ``α_j`` is skipped when a lower bound on its ε,
+
+        ``Σ_cheap count·R(α_j) + Σ_costly count·R(α_i)·(1 - s) + log(1 - 1/α_j)
+        - (log δ + log α_j) / (α_j - 1)``  (``α_i <= α_j`` the largest evaluated),
+
+    minus a rounding slack, exceeds the smallest ε of the evaluated orders, and
+    the curve there cannot be small enough for the KL exit (ε = 0) of
+    :func:`~fedpriv.privacy.accounting.conversions.rdp_epsilon`. A skipped order
+    then never holds the minimum, so the minimum over the evaluated orders is the
+    minimum over all (``s`` = :data:`_RDP_SKIP_SLACK`). Other events' curves are
+    taken at every order and summed in the same order as :func:`_rdp_total`.
+    Returns ``inf`` where that gives None.
+    """
+    lazy = [_lazy_sampled_rdp(event) for event, _ in items]
+    if not any(lazy):
+        rdp = _rdp_total(items, orders)
+        return math.inf if rdp is None else rdp_epsilon(rdp[0], rdp[1], target_delta)
+    grid = np.asarray(orders, dtype=np.float64)
+    size = grid.size
+    curves = []  # per item: a full curve (cheap) or a float array filled lazily
+    cheap = np.zeros(size)
+    for (event, count), value in zip(items, lazy):
+        if value is None:
+            curve = _rdp(event, orders)
+            if curve is None:
+                return math.inf
+            curves.append(curve)
+            cheap = cheap + count * curve
+        else:
+            curves.append(np.full(size, np.nan))
+    log_delta = math.log(target_delta)
+    with np.errstate(all="ignore"):
+        conversion = np.log1p(-1.0 / grid) - (log_delta + np.log(grid)) / (grid - 1.0)
+    kl_floor = -math.log1p(-target_delta * target_delta) * (1.0 + 1e-6) + 1e-300
+    costly = [(i, count) for i, ((_, count), value) in enumerate(zip(items, lazy)) if value]
+    evaluated = np.zeros(size, dtype=bool)
+    best = math.inf
+
+    def evaluate(j: int) -> None:
+        nonlocal best
+        order = float(grid[j])
+        for i, _ in costly:
+            curves[i][j] = lazy[i](order)
+        total = float(cheap[j]) + math.fsum(count * curves[i][j] for i, count in costly)
+        evaluated[j] = True
+        if math.isfinite(total):
+            epsilon = 0.0 if target_delta**2 + math.expm1(-total) > 0.0 else total + conversion[j]
+            best = min(best, max(0.0, float(epsilon)))
+
+    def skippable(j: int, floors: list[float]) -> bool:
+        costly_floor = math.fsum(count * floor for (_, count), floor in zip(costly, floors))
+        floor = float(cheap[j]) + costly_floor * (1.0 - _RDP_SKIP_SLACK)
+        bound = floor + float(conversion[j])
+        slack = _RDP_SKIP_SLACK * (1.0 + abs(floor) + abs(float(conversion[j])) + abs(best))
+        return floor > kl_floor and bound - slack > best
+
+    def raise_floors(j: int, floors: list[float]) -> None:
+        for k, (i, _) in enumerate(costly):
+            value = curves[i][j]
+            if math.isfinite(value):
+                floors[k] = max(floors[k], value)
+
+    integer = [j for j in range(size) if float(grid[j]).is_integer()]
+    for phase in (integer, range(size)):
+        floors = [0.0] * len(costly)  # largest finite value at an evaluated order <= α_j
+        skipped: list[int] = []  # integer orders skipped since the last evaluation
+        for j in phase:
+            if not evaluated[j] and not skippable(j, floors):
+                # An integer order costs dp-accounting ~α terms: before a large one,
+                # the smallest skipped order (cheaper) may raise the floor enough.
+                while phase is integer and skipped and not skippable(j, floors):
+                    smaller = skipped.pop(0)
+                    evaluate(smaller)
+                    raise_floors(smaller, floors)
+                if not skippable(j, floors):
+                    evaluate(j)
+                    skipped.clear()
+                elif phase is integer:
+                    skipped.append(j)
+            elif not evaluated[j] and phase is integer:
+                skipped.append(j)
+            if evaluated[j]:
+                raise_floors(j, floors)
+    # The route's value on the evaluated orders, summed exactly as _rdp_total sums.
+    keep = np.flatnonzero(evaluated)
+    total = np.zeros(keep.size)
+    for (_, count), curve in zip(items, curves):
+        total = total + count * curve[keep]
+    finite = np.isfinite(total)
+    if not np.any(finite):
+        return math.inf
+    return rdp_epsilon(grid[keep][finite], total[finite], target_delta)
+
+
 @functools.lru_cache(maxsize=32)
 def _cell_pld(items, discretization: float, pessimistic: bool, partial: bool):
     """Composed PLD of a normalized cell and its round-off certificate, or None.
@@ -435,9 +548,27 @@ def _roundoff_at(certified, epsilon: float) -> float:
     pld, certificate, _ = certified
     worst = 0.0
     for pmf, (l2, floor) in zip(_pmfs(pld), certificate):
-        n = int(np.count_nonzero(_pmf_losses(pmf) >= epsilon - pmf._discretization))
+        n = _count_at_least(pmf, epsilon - pmf._discretization)
         worst = max(worst, math.sqrt(n) * l2, 2.0 * n * floor)
     return worst
+
+
+def _first_at_least(pmf, threshold: float) -> int:
+    """First bin of a dense pmf whose loss (:func:`_pmf_losses`) is >= ``threshold``.
+
+    ``(i + lower) * grid`` is nondecreasing in ``i`` (rounding is monotone), so a
+    bisection on the same products finds the index that ``losses >= threshold``
+    would: the same count, without building the losses (issue 23)."""
+    lower, grid = pmf._lower_loss, pmf._discretization
+    size = len(pmf._probs)
+    return bisect.bisect_left(range(size), threshold, key=lambda i: float(i + lower) * grid)
+
+
+def _count_at_least(pmf, threshold: float) -> int:
+    """Number of bins with loss >= ``threshold`` (dense: by bisection)."""
+    if getattr(pmf, "_probs", None) is not None:
+        return len(pmf._probs) - _first_at_least(pmf, threshold)
+    return int(np.count_nonzero(_pmf_losses(pmf) >= threshold))
 
 
 def _pmf_losses(pmf) -> np.ndarray:
@@ -453,9 +584,12 @@ def _tail_mass(pld, epsilon: float) -> float:
     """Σ |mass| of bins with loss >= ``epsilon - discretization`` (either pmf)."""
     worst = 0.0
     for pmf in _pmfs(pld):
-        losses = _pmf_losses(pmf)
         probs = _pmf_probs(pmf)
-        worst = max(worst, float(np.abs(probs[losses >= epsilon - pmf._discretization]).sum()))
+        if getattr(pmf, "_probs", None) is not None:  # dense: a suffix (same sum)
+            tail = probs[_first_at_least(pmf, epsilon - pmf._discretization) :]
+        else:
+            tail = probs[_pmf_losses(pmf) >= epsilon - pmf._discretization]
+        worst = max(worst, float(np.abs(tail).sum()))
     return worst
 
 
@@ -469,9 +603,10 @@ def _summation_slack(pld, epsilon: float) -> float:
 _UNDERFLOW_LOSS = 700.0
 
 
-def _optimistic_epsilon(pld, delta: float) -> float:
-    """ε(δ) of an optimistic PLD: dp-accounting's, or the log-space scan above 700."""
-    epsilon = float(pld.get_epsilon_for_delta(delta))
+def _optimistic_epsilon(pld, delta: float, scan: PldScan | None = None) -> float:
+    """ε(δ) of an optimistic PLD: dp-accounting's (``scan``, :class:`PldScan`, gives it
+    exactly), or the log-space scan above 700."""
+    epsilon = float((scan or PldScan(pld)).epsilon(delta))
     if math.isfinite(epsilon) and epsilon > _UNDERFLOW_LOSS:
         return _log_space_epsilon(pld, delta)
     return epsilon
@@ -518,9 +653,15 @@ def _loss_drift(pld) -> float:
     """Drift of dp-accounting's losses (``itertools.count`` adds the grid L times)."""
     worst = 0.0
     for pmf in _pmfs(pld):
-        losses = _pmf_losses(pmf)
-        if losses.size:
-            worst = max(worst, losses.size * _UNIT_ROUNDOFF * float(np.abs(losses).max()))
+        if getattr(pmf, "_probs", None) is not None:  # dense: monotone, ends are extreme
+            size, lower, grid = len(pmf._probs), pmf._lower_loss, pmf._discretization
+            largest = max(abs(float(lower) * grid), abs(float(size - 1 + lower) * grid))
+        else:
+            losses = _pmf_losses(pmf)
+            size = losses.size
+            largest = float(np.abs(losses).max()) if size else 0.0
+        if size:
+            worst = max(worst, size * _UNIT_ROUNDOFF * largest)
     return 2.0 * worst
 
 
@@ -531,15 +672,20 @@ def _certified_epsilon(certified, target_delta: float) -> float:
     minus the round-off and summation error above ε_a; the answer ε_b >= ε_a, and
     both errors decrease in ε, so round-off cannot have lowered ε_b. ``inf`` when
     the error swamps the query, so that another route answers.
+
+    Both queries are dp-accounting's ``get_epsilon_for_delta``, answered exactly by
+    one :class:`~fedpriv.privacy.accounting.pld_scan.PldScan` (one vectorized walk
+    per pmf for both δ; issue 23).
     """
     pld = certified[0]
-    first = float(pld.get_epsilon_for_delta(target_delta))
+    scan = PldScan(pld)
+    first = float(scan.epsilon(target_delta))
     if not math.isfinite(first):
         return math.inf
     query = target_delta - _roundoff_at(certified, first) - _summation_slack(pld, first)
     if query <= 0.0:
         return math.inf
-    epsilon = float(pld.get_epsilon_for_delta(query))
+    epsilon = float(scan.epsilon(query))
     return epsilon + _loss_drift(pld) if math.isfinite(epsilon) else math.inf
 
 
@@ -724,8 +870,7 @@ def _routes(items, target_delta: float, discretization: float, orders) -> tuple:
     values["optimal"] = _optimal(items, target_delta)
     values["rdp"] = values["zcdp"] = values["gdp"] = values["pld"] = math.inf
     if target_delta > 0:
-        if (rdp := _rdp_total(items, orders)) is not None:
-            values["rdp"] = rdp_epsilon(rdp[0], rdp[1], target_delta)
+        values["rdp"] = _rdp_route(items, orders, target_delta)
         if (rho := _zcdp_rho(items)) is not None:
             values["zcdp"] = zcdp_epsilon(rho, target_delta)
         if (mu := _gdp_mu(items)) is not None:
@@ -819,6 +964,7 @@ def _lower(items, target_delta: float, discretization: float) -> float:
     # answer ε_L >= ε_a; the drift of its losses is taken off. Round-off can then
     # only lower the value (issue 19, pattern 4).
     allowance = _TRUNCATION_ALLOWANCE * (1 + calls)
+    scan = PldScan(pld)
     try:
         first = _optimistic_epsilon(
             pld,
@@ -826,6 +972,7 @@ def _lower(items, target_delta: float, discretization: float) -> float:
             + allowance
             + _roundoff_at(certified, -math.inf)
             + _summation_slack(pld, -math.inf),
+            scan,
         )
         if not math.isfinite(first):
             return first
@@ -836,6 +983,7 @@ def _lower(items, target_delta: float, discretization: float) -> float:
             + allowance
             + _roundoff_at(certified, below)
             + _summation_slack(pld, below),
+            scan,
         )
     except OverflowError:  # losses below -709 reached: no finite lower bound read
         return 0.0

@@ -79,6 +79,7 @@ import dataclasses
 import functools
 import logging
 import math
+from typing import Any
 
 import numpy as np
 from fedpriv.privacy.accounting.events import (
@@ -97,6 +98,8 @@ from fedpriv.privacy.accounting.handlers import (
     _gdp,
     _pure,
     _track_caches,
+    _zcdp,
+    handlers_for,
     register_event,
 )
 from fedpriv.privacy.checks import check_real
@@ -344,6 +347,59 @@ def _sampled_pure(event: PoissonSampled) -> float:
 
 @functools.lru_cache(maxsize=256)
 def _sampled_gaussian_rdp(mu: float, sampling_rate: float, orders: tuple[float, ...]) -> np.ndarray:
+    curve = _compute_sampled_gaussian_rdp(mu, sampling_rate, orders)
+    curve.flags.writeable = False
+    return curve
+
+
+@functools.lru_cache(maxsize=8192)
+def _sampled_gaussian_rdp_at(mu: float, sampling_rate: float, order: float) -> float:
+    """dp-accounting's RDP of the Poisson-subsampled Gaussian at one order.
+
+    The same value as the entry of :func:`_sampled_gaussian_rdp` at ``order``, bit
+    for bit: dp-accounting computes each order on its own
+    (``_compute_rdp_poisson_subsampled_gaussian`` maps ``compute_one_order`` over
+    the orders) and composes one event into a zero curve (``0 + 1·x = x``). It is
+    Rényi divergence of order ``order`` between the mixture and the Gaussian
+    (Mironov, Talwar & Zhang 2019, §3.3), hence nondecreasing in ``order`` (van
+    Erven & Harremoës 2014, Thm. 3), which :func:`fedpriv.privacy.accounting.routes.
+    _rdp_route` uses to skip orders that cannot give the minimum.
+
+    Parameters
+    ----------
+    mu : float
+        Gaussian-DP μ of the inner release (1 / noise_multiplier), > 0.
+    sampling_rate : float
+        In (0, 1).
+    order : float
+        RDP order, > 1.
+
+    Returns
+    -------
+    float
+        RDP at ``order``, in [0, inf] (``inf`` where dp-accounting's series does not
+        converge).
+    """
+    from dp_accounting.rdp import rdp_privacy_accountant as rdp_lib
+
+    # What RdpAccountant(orders=[order]).compose(PoissonSampledDpEvent(q,
+    # GaussianDpEvent(1 / mu))) computes, without building the accountant and events
+    # per order: zeros + 1 * _compute_rdp_poisson_subsampled_gaussian(...).
+    absl = logging.getLogger("absl")
+    level = absl.level
+    absl.setLevel(logging.ERROR)  # as in _compute_sampled_gaussian_rdp
+    try:
+        value = rdp_lib._compute_rdp_poisson_subsampled_gaussian(
+            q=sampling_rate, noise_multiplier=1.0 / mu, orders=np.array([order])
+        )
+    finally:
+        absl.setLevel(level)
+    return float((np.zeros(1) + 1 * value)[0])
+
+
+def _compute_sampled_gaussian_rdp(
+    mu: float, sampling_rate: float, orders: tuple[float, ...]
+) -> np.ndarray:
     import dp_accounting
 
     accountant = dp_accounting.rdp.RdpAccountant(orders=list(orders))
@@ -360,9 +416,26 @@ def _sampled_gaussian_rdp(mu: float, sampling_rate: float, orders: tuple[float, 
         )
     finally:
         absl.setLevel(level)
-    curve = accountant.rdp
-    curve.flags.writeable = False
-    return curve
+    return accountant.rdp
+
+
+def _lazy_sampled_rdp(event: Any):
+    """``order -> RDP`` of ``event`` if its curve (:func:`~fedpriv.privacy.accounting.
+    handlers._rdp`) is exactly dp-accounting's subsampled-Gaussian RDP, order by order
+    (:func:`_sampled_gaussian_rdp_at`), else None.
+
+    That is a :class:`PoissonSampled` Gaussian-family event, ``0 < q < 1``, add/remove
+    (no ``replace``), whose handler is this module's and which has no zCDP and no
+    finite pure ε (so ``_rdp``'s pointwise minimum is the handler's curve alone).
+    """
+    if type(event) is not PoissonSampled or event.replace:
+        return None
+    if not 0.0 < event.sampling_rate < 1.0 or handlers_for(event).rdp is not _sampled_rdp:
+        return None
+    mu = _gdp(event.event)
+    if mu is None or _zcdp(event) is not None or math.isfinite(_pure(event)):
+        return None
+    return functools.partial(_sampled_gaussian_rdp_at, mu, event.sampling_rate)
 
 
 def _sampled_rdp(event: PoissonSampled, orders: np.ndarray) -> np.ndarray:
@@ -431,4 +504,4 @@ register_event(
     PoissonSampled,
     EventHandlers(pure=_sampled_pure, approx=_sampled_approx, rdp=_sampled_rdp, pld=_sampled_pld),
 )
-_track_caches(_sampled_gaussian_rdp)
+_track_caches(_sampled_gaussian_rdp, _sampled_gaussian_rdp_at)
