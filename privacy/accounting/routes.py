@@ -354,7 +354,7 @@ def _rdp_route(items, orders: tuple[float, ...], target_delta: float) -> float:
     The Poisson-subsampled Gaussian's curve (dp-accounting's ``_compute_log_a``, a
     Python series per order, ~0.1 s for :data:`DEFAULT_ORDERS`) is a Rényi
     divergence, nondecreasing in the order (:func:`~fedpriv.privacy.accounting.
-    sampling._sampled_gaussian_rdp_at`). Its orders are evaluated one by one, the
+    sampled_rdp._sampled_gaussian_rdp_at`). Its orders are evaluated one by one, the
     integers first (cheap in dp-accounting), then the rest, each in increasing order;
     an order ``α_j`` is skipped when a lower bound on its ε,
 
