@@ -26,19 +26,24 @@ must lie in ``1..R``; the nodes after ``R`` reach no release and are not scored.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import numpy as np
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
 from fedpriv.audit.engine.neighbors import NeighboringPair, stream_horizon
-from fedpriv.audit.estimators import estimate_epsilon_lower_bound, laplace_threshold_grid
+from fedpriv.audit.estimators import (
+    EpsilonLowerBound,
+    estimate_epsilon_lower_bound,
+    laplace_threshold_grid,
+)
 from fedpriv.audit.estimators.result import AuditResult
 from fedpriv.privacy import Accountant, LaplaceTreeCounter, event_epsilon
 from fedpriv.privacy.accounting.events import LaplaceTree
 from fedpriv.privacy.accounting.tree import nodes_covering
 from fedpriv.privacy.checks import check_int_at_least, check_positive
 
-__all__ = ["TreeAuditResult", "audit_tree_counter", "sample_tree_llr"]
+__all__ = ["TreeAuditResult", "audit_tree_counter", "sample_tree_llr", "tree_nodes_result"]
 
 _DEFAULT_BATCH = 1 << 18
 
@@ -265,4 +270,66 @@ def audit_tree_counter(
         n_nodes=int(nodes.size),
         scale=float(scale),
         released_prefixes=released,
+    )
+
+
+def tree_nodes_result(
+    pair: NeighboringPair,
+    bounds: dict[str, EpsilonLowerBound],
+    *,
+    n_nodes: int,
+    l1_sensitivity: float,
+    scale: float,
+    claimed_epsilon: float,
+    confidence: float,
+    released_prefixes: int,
+    seconds: float,
+) -> TreeAuditResult:
+    """The result of :func:`~fedpriv.audit.engine.tree_nodes.audit_tree_nodes` from its
+    audits' bounds: the stronger, at ``confidence``.
+
+    Parameters
+    ----------
+    pair : NeighboringPair
+        The audited pair.
+    bounds : dict of str to EpsilonLowerBound
+        ``"joint"`` and/or ``"product"``, each at its own share of the confidence.
+    n_nodes : int
+        Released nodes covering the changed round.
+    l1_sensitivity : float
+        The pair's per-node sensitivity.
+    scale : float
+        Per-node Laplace scale.
+    claimed_epsilon : float
+        The claimed ε.
+    confidence : float
+        The confidence the stronger bound is reported at (the union bound's).
+    released_prefixes : int
+        ``R``, checked.
+    seconds : float
+        Wall time to report.
+
+    Returns
+    -------
+    TreeAuditResult
+    """
+    best = max(bounds, key=lambda name: bounds[name].epsilon_lower_bound)
+    bound = dataclasses.replace(bounds[best], confidence=confidence)
+    event = LaplaceTree(
+        scale=scale,
+        horizon=stream_horizon(pair),
+        l1_sensitivity=l1_sensitivity,
+        released_prefixes=released_prefixes,
+    )
+    return TreeAuditResult(
+        method=f"tree nodes: {best}",
+        bound=bound,
+        claimed_epsilon=claimed_epsilon,
+        seconds=seconds,
+        accountant_epsilon=event_epsilon(event),
+        horizon=stream_horizon(pair),
+        t=pair.t,
+        n_nodes=int(n_nodes),
+        scale=float(scale),
+        released_prefixes=released_prefixes,
     )

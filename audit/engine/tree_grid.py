@@ -41,8 +41,8 @@ from fedpriv.audit.engine.combine import half_confidence
 from fedpriv.audit.engine.coupled import child_seed
 from fedpriv.audit.engine.neighbors import NeighboringPair
 from fedpriv.audit.engine.thresholds import design_threshold
-from fedpriv.audit.engine.tree import TreeAuditResult
-from fedpriv.audit.engine.tree_nodes import _released, covering_node_sums, tree_nodes_result
+from fedpriv.audit.engine.tree import TreeAuditResult, tree_nodes_result
+from fedpriv.audit.engine.tree_nodes import _audited_nodes, _released
 from fedpriv.audit.engine.tree_product import product_bound
 from fedpriv.audit.estimators import epsilon_lower_bound_from_counts
 from fedpriv.privacy import Accountant
@@ -109,13 +109,7 @@ def grid_parts(
     )
     confidence = check_open_unit("confidence", confidence)
     batch_size = check_int_at_least("batch_size", batch_size, 1)
-    nodes, sums_d, sums_dp = covering_node_sums(pair, released)
-    if nodes.size == 0:
-        raise ValueError(
-            f"no released node (prefixes 1..{released}) covers the changed "
-            f"round t = {pair.t} (0-based): nothing to audit."
-        )
-    sensitivity = float(np.max(np.abs(pair.dataset - pair.dataset_prime)))
+    _, sums_d, sums_dp, sensitivity = _audited_nodes(pair, released)
     each = half_confidence(confidence)
     thresholds = [
         design_threshold(sums_d, sums_dp, scale=b, n_samples=n_joint, confidence=each)
@@ -352,6 +346,8 @@ def grid_results(
         tree_nodes_result(
             pair,
             per_scale[float(b)],
+            n_nodes=loc_d.size,
+            l1_sensitivity=joint_part["l1_sensitivity"],
             scale=float(b),
             claimed_epsilon=check_positive("claimed_epsilon", eps, allow_inf=True),
             confidence=confidence,

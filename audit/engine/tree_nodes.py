@@ -68,7 +68,6 @@ the stronger of the two at ``1 − α/2`` each (``method="both"``, the default;
 
 from __future__ import annotations
 
-import dataclasses
 import time
 
 import numpy as np
@@ -82,7 +81,7 @@ from fedpriv.audit.engine.thresholds import (
     design_threshold,
     laplace_llr_grid,
 )
-from fedpriv.audit.engine.tree import TreeAuditResult, _true_node_sums
+from fedpriv.audit.engine.tree import TreeAuditResult, _true_node_sums, tree_nodes_result
 from fedpriv.audit.engine.tree_product import (
     audit_laplace_product,
     laplace_release_batches,
@@ -93,8 +92,6 @@ from fedpriv.audit.estimators import (
     estimate_epsilon_lower_bound,
     laplace_log_density_ratio,
 )
-from fedpriv.privacy import event_epsilon
-from fedpriv.privacy.accounting.events import LaplaceTree
 from fedpriv.privacy.accounting.tree import nodes_covering
 from fedpriv.privacy.checks import check_int_at_least, check_open_unit, check_positive
 
@@ -104,7 +101,6 @@ __all__ = [
     "covering_node_sums",
     "sample_laplace_llr",
     "tree_audit_event",
-    "tree_nodes_result",
 ]
 
 _DEFAULT_BATCH = 1 << 18
@@ -141,6 +137,20 @@ def covering_node_sums(
     sums_dp = _true_node_sums(pair.dataset_prime, pair.observed, nodes)
     keep = sums_d != sums_dp
     return nodes[keep], sums_d[keep], sums_dp[keep]
+
+
+def _audited_nodes(
+    pair: NeighboringPair, released: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """:func:`covering_node_sums` and the pair's sensitivity; ValueError when no released
+    node covers the changed round (nothing to audit)."""
+    nodes, sums_d, sums_dp = covering_node_sums(pair, released)
+    if nodes.size == 0:
+        raise ValueError(
+            f"no released node (prefixes 1..{released}) covers the changed "
+            f"round t = {pair.t} (0-based): nothing to audit."
+        )
+    return nodes, sums_d, sums_dp, float(np.max(np.abs(pair.dataset - pair.dataset_prime)))
 
 
 def _released(pair: NeighboringPair, released_prefixes: int | None) -> int:
@@ -362,13 +372,7 @@ def audit_tree_nodes(
     n_product = check_int_at_least(
         "product_samples", n_samples if product_samples is None else product_samples, 1
     )
-    nodes, sums_d, sums_dp = covering_node_sums(pair, released)
-    if nodes.size == 0:
-        raise ValueError(
-            f"no released node (prefixes 1..{released}) covers the changed "
-            f"round t = {pair.t} (0-based): nothing to audit."
-        )
-    sensitivity = float(np.max(np.abs(pair.dataset - pair.dataset_prime)))
+    _, sums_d, sums_dp, sensitivity = _audited_nodes(pair, released)
     each = confidence if method != "both" else half_confidence(confidence)
     bounds: dict[str, EpsilonLowerBound] = {}
     if method in ("both", "joint"):
@@ -397,68 +401,13 @@ def audit_tree_nodes(
     return tree_nodes_result(
         pair,
         bounds,
+        n_nodes=int(sums_d.size),
+        l1_sensitivity=sensitivity,
         scale=scale,
         claimed_epsilon=claimed_epsilon,
         confidence=confidence,
         released_prefixes=released,
         seconds=time.perf_counter() - started,
-    )
-
-
-def tree_nodes_result(
-    pair: NeighboringPair,
-    bounds: dict[str, EpsilonLowerBound],
-    *,
-    scale: float,
-    claimed_epsilon: float,
-    confidence: float,
-    released_prefixes: int,
-    seconds: float,
-) -> TreeAuditResult:
-    """The result of :func:`audit_tree_nodes` from its audits' bounds: the stronger, at ``confidence``.
-
-    Parameters
-    ----------
-    pair : NeighboringPair
-        The audited pair.
-    bounds : dict of str to EpsilonLowerBound
-        ``"joint"`` and/or ``"product"``, each at its own share of the confidence.
-    scale : float
-        Per-node Laplace scale.
-    claimed_epsilon : float
-        The claimed ε.
-    confidence : float
-        The confidence the stronger bound is reported at (the union bound's).
-    released_prefixes : int
-        ``R``, checked.
-    seconds : float
-        Wall time to report.
-
-    Returns
-    -------
-    TreeAuditResult
-    """
-    nodes, _, _ = covering_node_sums(pair, released_prefixes)
-    sensitivity = float(np.max(np.abs(pair.dataset - pair.dataset_prime)))
-    best = max(bounds, key=lambda name: bounds[name].epsilon_lower_bound)
-    bound = dataclasses.replace(bounds[best], confidence=confidence)
-    event = LaplaceTree(
-        scale=scale,
-        horizon=stream_horizon(pair),
-        l1_sensitivity=sensitivity,
-        released_prefixes=released_prefixes,
-    )
-    return TreeAuditResult(
-        method=f"tree nodes: {best}",
-        bound=bound,
-        claimed_epsilon=claimed_epsilon,
-        seconds=seconds,
-        accountant_epsilon=event_epsilon(event),
-        horizon=stream_horizon(pair),
-        t=pair.t,
-        n_nodes=int(nodes.size),
-        scale=float(scale),
-        released_prefixes=released_prefixes,
     )
 
 
