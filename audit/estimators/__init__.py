@@ -28,35 +28,38 @@ results hold jointly at that confidence.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from fedpriv.algorithms.exports import lazy_exports
 
-#: Public name -> the module that defines it; imported on first use (PEP 562), so that
+#: Module (relative to this package) -> its public names, imported on first use (PEP 562), so that
 #: the audit entry point imports the estimators it runs (threshold, curve, GDP), not
 #: the one-run, sequential and white-box ones.
-_LAZY = {
-    "DIRECTIONS": "fedpriv.audit.estimators.threshold",
-    "NO_EVIDENCE": "fedpriv.audit.estimators.threshold",
-    "CurveAudit": "fedpriv.audit.estimators.curve",
-    "EpsilonLowerBound": "fedpriv.audit.estimators.threshold",
-    "MuLowerBound": "fedpriv.audit.estimators.gdp",
-    "OneRunBound": "fedpriv.audit.estimators.one_run",
-    "audit_one_run": "fedpriv.audit.estimators.one_run",
-    "audit_one_run_mechanism": "fedpriv.audit.estimators.one_run",
-    "audit_privacy_curve": "fedpriv.audit.estimators.curve",
-    "beta_binomial_confidence_sequence": "fedpriv.audit.estimators.sequential",
-    "clopper_pearson_interval": "fedpriv.audit.estimators.threshold",
-    "default_epsilon_grid": "fedpriv.audit.estimators.curve",
-    "epsilon_lower_bound_at_delta": "fedpriv.audit.estimators._bounds",
-    "epsilon_lower_bound_from_counts": "fedpriv.audit.estimators.threshold",
-    "estimate_delta_lower_bounds": "fedpriv.audit.estimators.curve",
-    "estimate_epsilon_lower_bound": "fedpriv.audit.estimators.threshold",
-    "estimate_gdp_mu_lower_bound": "fedpriv.audit.estimators.gdp",
-    "estimate_one_run_epsilon": "fedpriv.audit.estimators.one_run",
-    "gaussian_log_density_ratio": "fedpriv.audit.estimators.white_box",
-    "laplace_log_density_ratio": "fedpriv.audit.estimators.white_box",
-    "laplace_threshold_grid": "fedpriv.audit.estimators.threshold",
-    "one_run_p_value": "fedpriv.audit.estimators.one_run",
+_MODULES = {
+    "threshold": (
+        "DIRECTIONS",
+        "NO_EVIDENCE",
+        "EpsilonLowerBound",
+        "clopper_pearson_interval",
+        "epsilon_lower_bound_from_counts",
+        "estimate_epsilon_lower_bound",
+        "laplace_threshold_grid",
+    ),
+    "curve": (
+        "CurveAudit",
+        "audit_privacy_curve",
+        "default_epsilon_grid",
+        "estimate_delta_lower_bounds",
+    ),
+    "gdp": ("MuLowerBound", "estimate_gdp_mu_lower_bound"),
+    "one_run": (
+        "OneRunBound",
+        "audit_one_run",
+        "audit_one_run_mechanism",
+        "estimate_one_run_epsilon",
+        "one_run_p_value",
+    ),
+    "sequential": ("beta_binomial_confidence_sequence",),
+    "_bounds": ("epsilon_lower_bound_at_delta",),
+    "white_box": ("gaussian_log_density_ratio", "laplace_log_density_ratio"),
 }
 
 __all__ = [
@@ -85,15 +88,5 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Import ``name`` from its module on first use."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+# Import a public name from its module on first use (PEP 562).
+_, __getattr__, __dir__ = lazy_exports(__name__, _MODULES)
