@@ -8,6 +8,10 @@ means released through ``privacy/``), :meth:`EpochLoop.communicate` (lines 10-15
 participants, aggregate, elimination) and :meth:`EpochLoop.exploit` (DDP/HDP: the
 local exploitation while messages travel); :meth:`EpochLoop.commit` is line 17.
 State is batched over (trial, unit) rows and updated in place.
+
+Length: one class holds the epoch's steps over the shared row state; its releases go
+through ``privacy/`` in batches of rows, beside the per-row form they must equal
+(secure noise keeps it; tests/algorithms/test_li_song_batched.py compares the two).
 """
 
 from __future__ import annotations
@@ -311,8 +315,98 @@ class EpochLoop:
         pk: np.ndarray,
         xhat: np.ndarray,
     ) -> np.ndarray:
-        """Each row's epoch means x̂, released (Laplace, or raw at ε = inf) as ŷ."""
-        plan, accountant = self.plan, self.accountant
+        """Each row's epoch means x̂, released (Laplace, or raw at ε = inf) as ŷ.
+
+        Consecutive rows whose epochs have the same ``n_r`` (hence the same event) are
+        released in one call, their entries in the order of :meth:`_release_by_row`
+        (row, agent, arm): the accountant gets the same charges and ledger rows in the
+        same order, and each agent's generator draws the same values in the same order
+        (a generator's draws one at a time are its draws of a block). Secure noise
+        samples blocks by rejection, so it keeps the per-row calls.
+        """
+        if self.secure_noise:
+            return self._release_by_row(r, full, n_r, pb, pk, xhat)
+        yhat = np.empty_like(xhat)
+        first = np.searchsorted(pb, np.arange(full.size + 1))  # pairs of row m: first[m:m+2]
+        if math.isinf(self.epsilon):
+            runs = [(0, full.size)]
+        else:
+            cuts = np.flatnonzero(np.diff(n_r)) + 1
+            bounds = np.concatenate(([0], cuts, [full.size]))
+            runs = list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+        for m0, m1 in runs:
+            pairs = np.arange(first[m0], first[m1])
+            entries, agents, rng = self._release_entries(full, pb, pairs, m0, m1)
+            b = full[pb[entries]]
+            keys = {
+                "trial": self.trial_of[b],
+                "agent": self.agents[b, agents],
+                "arm": pk[entries],
+                "epoch": r,
+                "channel": "message",
+            }
+            vals = xhat[entries, agents]
+            if math.isinf(self.epsilon):
+                yhat[entries.ravel(), agents.ravel()] = raw_release(
+                    vals, accountant=self.accountant, keys=keys, reason=_RAW_REASON
+                ).ravel()
+                continue
+            yhat[entries.ravel(), agents.ravel()] = laplace_release(
+                vals,
+                scale=self._epoch_scale(int(n_r[m0])),
+                l1_sensitivity=1.0 / int(n_r[m0]),
+                accountant=self.accountant,
+                keys=keys,
+                rng=rng,
+            ).ravel()
+        return yhat
+
+    def _release_entries(
+        self, full: np.ndarray, pb: np.ndarray, pairs: np.ndarray, m0: int, m1: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Rows ``m0 .. m1 - 1``'s entries in release order: (pair, agent, generators).
+
+        Flat, one generator per entry; or, when every row has the same number ``nI`` of
+        active arms, of shape ``(rows, agents, nI)`` with one generator per (row,
+        agent) (each draws its ``nI`` values at once, as :meth:`_release_by_row`).
+        """
+        n_ag = self.n_ag
+        rows = full[m0:m1]
+        n_active = np.bincount(pb[pairs] - m0, minlength=m1 - m0)
+        if n_active.size and np.all(n_active == n_active[0]):
+            shape = (m1 - m0, n_ag, int(n_active[0]))
+            entries = np.broadcast_to(pairs.reshape(shape[0], 1, shape[2]), shape)
+            agents = np.broadcast_to(self.a_range[None, :, None], shape)
+            return entries, agents, self.noise_rngs[rows]
+        order = np.lexsort(
+            (np.repeat(pairs, n_ag), np.tile(self.a_range, pairs.size), np.repeat(pb[pairs], n_ag))
+        )
+        entries = np.repeat(pairs, n_ag)[order]
+        agents = np.tile(self.a_range, pairs.size)[order]
+        return entries, agents, self.noise_rngs[full[pb[entries]], agents]
+
+    def _epoch_scale(self, n_pulls: int) -> float:
+        """The Laplace scale of an epoch of ``n_pulls`` pulls per arm (Alg. 1 line 9)."""
+        plan = self.plan
+        return li_song_epoch_scale(
+            self.epsilon,
+            n_agents=plan.n_agents_claim,
+            n_pulls_in_epoch=n_pulls,
+            partial=plan.n_participants is not None,
+            n_participants=plan.n_participants,
+        )
+
+    def _release_by_row(
+        self,
+        r: int,
+        full: np.ndarray,
+        n_r: np.ndarray,
+        pb: np.ndarray,
+        pk: np.ndarray,
+        xhat: np.ndarray,
+    ) -> np.ndarray:
+        """:meth:`_release` with one call per row (secure noise, and the reference)."""
+        accountant = self.accountant
         yhat = np.empty_like(xhat)
         start = np.searchsorted(pb, np.arange(full.size))
         stop = np.append(start[1:], pb.size)
@@ -331,16 +425,9 @@ class EpochLoop:
                     vals, accountant=accountant, keys=keys, reason=_RAW_REASON
                 ).T
             else:
-                scale = li_song_epoch_scale(
-                    self.epsilon,
-                    n_agents=plan.n_agents_claim,
-                    n_pulls_in_epoch=int(n_r[m]),
-                    partial=plan.n_participants is not None,
-                    n_participants=plan.n_participants,
-                )
                 yhat[start[m] : stop[m]] = laplace_release(
                     vals,
-                    scale=scale,
+                    scale=self._epoch_scale(int(n_r[m])),
                     l1_sensitivity=1.0 / int(n_r[m]),
                     accountant=accountant,
                     keys=keys,
@@ -427,20 +514,26 @@ class EpochLoop:
         best = np.argmax(np.where(active[full][:, None, :], self.local[full], -np.inf), axis=2)
         self.counts[full[:, None], a_range[None, :], best] += d[:, None]
         self.exploit_regret[full] += d * self.gaps[best].sum(axis=1)
-        for m, b in enumerate(full):
-            arms = np.flatnonzero(active[b])
-            self.accountant.spend_many(
-                NonPrivate(reason=_EXPLOIT_REASON),
-                keys={
-                    "trial": np.full(n_ag * arms.size, int(self.trial_of[b])),
-                    "agent": np.repeat(self.agents[b], arms.size),
-                    "arm": np.tile(arms, n_ag),
-                    "epoch": r,
-                    "channel": "action",
-                },
-            )
-            if self.record and d[m] > 0:
-                self.segment(b, self.t[b], self.t[b] + d[m], "exploit", best[m])
+        # One charge for every row, its cells in the per-row order (row, agent, arm).
+        rows, arms = np.nonzero(active[full])
+        order = np.lexsort(
+            (np.tile(arms, n_ag), np.repeat(a_range, arms.size), np.tile(rows, n_ag))
+        )
+        rows = np.tile(rows, n_ag)[order]
+        self.accountant.spend_many(
+            NonPrivate(reason=_EXPLOIT_REASON),
+            keys={
+                "trial": self.trial_of[full[rows]],
+                "agent": self.agents[full[rows], np.repeat(a_range, arms.size)[order]],
+                "arm": np.tile(arms, n_ag)[order],
+                "epoch": r,
+                "channel": "action",
+            },
+        )
+        if self.record:
+            for m, b in enumerate(full):
+                if d[m] > 0:
+                    self.segment(b, self.t[b], self.t[b] + d[m], "exploit", best[m])
         self.t[full] += d
         self.checkpoint()
 

@@ -32,6 +32,9 @@ __all__ = [
     "worst_tree_position",
 ]
 
+#: Most table entries :meth:`SingleWorldTable.pull_sums` reads at once.
+_PREFIX_ELEMENTS = 1 << 22
+
 
 @dataclasses.dataclass(frozen=True, slots=True, eq=False)
 class NeighboringPair:
@@ -301,6 +304,68 @@ class SingleWorldTable:
         trial = np.asarray(trial)
         pinned = np.full(trial.shape, self.world_trial, dtype=np.int64)
         return self.table.rewards(pinned, agent, arm, pull)
+
+    def pull_sums(
+        self,
+        trials: np.ndarray,
+        agents: np.ndarray,
+        arms: np.ndarray,
+        start: np.ndarray,
+        length: np.ndarray,
+    ) -> np.ndarray | None:
+        """Sums of the one world's rewards of pulls ``start .. start + length - 1``.
+
+        The bulk read of Li & Song's epoch loop (``_epoch_sums`` of
+        :mod:`fedpriv.algorithms.li_song.core`). Every sample reads the same world, so
+        the rewards of each (agent, arm) asked for are read once, up to the furthest
+        pull asked, and the sums are differences of their prefix sums: the entries of
+        :meth:`rewards`, and bit for bit their sum in any order, because they are
+        whole numbers (0 or 1: Bernoulli rewards, overrides at the extremes) whose
+        sums below 2**53 are exact. Returns None, and the caller reads entry by entry
+        (and checks the values), when an entry is not 0 or 1 or when the prefixes
+        would hash more entries than the pairs ask for (one trial, long epochs) or more
+        than ``2**22``.
+
+        Parameters
+        ----------
+        trials : ndarray of int64, shape (P,)
+            Ignored (every sample reads the one world).
+        agents : ndarray of int64, shape (P, A)
+            Agents summed for each pair.
+        arms : ndarray of int64, shape (P,)
+            Arm of each pair.
+        start : ndarray of int64, shape (P,)
+            First pull index (0-based) of each pair.
+        length : ndarray of int64, shape (P,)
+            Number of pulls summed, >= 0.
+
+        Returns
+        -------
+        ndarray of float64, shape (P, A), or None
+            The reward sums (whole numbers), or None as described above.
+        """
+        agents = np.asarray(agents)
+        arms = np.asarray(arms)
+        start = np.asarray(start, dtype=np.int64)
+        stop = start + np.asarray(length, dtype=np.int64)
+        if agents.ndim != 2 or agents.shape[0] == 0 or agents.size == 0:
+            return None
+        furthest = int(stop.max())
+        agent_ids, agent_of = np.unique(agents, return_inverse=True)
+        arm_ids, arm_of = np.unique(arms, return_inverse=True)
+        n_read = agent_ids.size * arm_ids.size * furthest
+        if n_read > min(_PREFIX_ELEMENTS, int((stop - start).sum()) * agents.shape[1]):
+            return None
+        x = self.rewards(
+            0, agent_ids[:, None, None], arm_ids[None, :, None], np.arange(furthest)[None, None, :]
+        )
+        if not np.all((x == 0.0) | (x == 1.0)):
+            return None
+        prefix = np.zeros((agent_ids.size, arm_ids.size, furthest + 1))
+        np.cumsum(x, axis=2, out=prefix[:, :, 1:])
+        a = agent_of.reshape(agents.shape)
+        k = arm_of.reshape(-1)[:, None]
+        return prefix[a, k, stop[:, None]] - prefix[a, k, start[:, None]]
 
     def with_override(self, *, agent: int, arm: int, pull: int, value: float) -> SingleWorldTable:
         """The neighbouring single-world table with one entry replaced.
