@@ -234,7 +234,8 @@ class LiSongRun:
     epsilon, claimed_epsilon : float
         Input ε and the paper's claimed per-message ε (``M ε`` or ``N ε``).
     messages, actions : pandas.DataFrame or None
-        Transcripts (``record=True``): one row per message (trial, epoch, time, kind,
+        Transcripts (``record=True``, or one of them with ``record="messages"`` or
+        ``"actions"``): one row per message (trial, epoch, time, kind,
         sender, receiver, origin, arms, content; -1 is the server) and one row per
         action segment (trial, agent, start, stop, kind, arms; round-robin over ``arms``
         for exploration), see :meth:`actions_array`.

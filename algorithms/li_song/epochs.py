@@ -41,6 +41,15 @@ _EXPLOIT_REASON = (
 )
 
 
+def _recorded(record: bool | str) -> tuple[bool, bool]:
+    """``(messages, actions)`` kept for ``record``: True, False, "messages" or "actions"."""
+    if isinstance(record, str):
+        if record not in ("messages", "actions"):
+            raise ValueError(f"`record` must be a bool, 'messages' or 'actions', got {record!r}.")
+        return record == "messages", record == "actions"
+    return bool(record), bool(record)
+
+
 def simulate(
     plan: _Plan,
     *,
@@ -52,7 +61,7 @@ def simulate(
     noise_rngs: np.ndarray,
     policy_rngs: np.ndarray,
     accountant: Accountant,
-    record: bool,
+    record: bool | str,
     secure_noise: bool = False,
 ) -> dict[str, Any]:
     """Run the elimination epochs of ``plan`` for all trials at once (see module doc).
@@ -77,8 +86,8 @@ def simulate(
         Participant-selection generators, indexed by row.
     accountant : Accountant
         Charged with every release.
-    record : bool
-        Keep the transcripts.
+    record : bool or {"messages", "actions"}
+        Keep both transcripts, or only the one named.
     secure_noise : bool
         Exact discrete Laplace noise on a grid.
 
@@ -136,13 +145,14 @@ class EpochLoop:
         noise_rngs: np.ndarray,
         policy_rngs: np.ndarray,
         accountant: Accountant,
-        record: bool,
+        record: bool | str,
         secure_noise: bool,
     ) -> None:
         self.plan, self.env, self.table, self.horizon = plan, env, table, horizon
         self.epsilon, self.n_trials = epsilon, n_trials
         self.noise_rngs, self.policy_rngs = noise_rngs, policy_rngs
-        self.accountant, self.record, self.secure_noise = accountant, record, secure_noise
+        self.accountant, self.secure_noise = accountant, secure_noise
+        self.record_messages, self.record_actions = _recorded(record)
         units = plan.agents_of_unit
         self.n_units, self.n_ag = n_units, n_ag = units.shape
         self.n_b = n_b = n_trials * n_units
@@ -185,16 +195,20 @@ class EpochLoop:
         arms_of_agent : array_like
             The arms pulled (per agent for ``"exploit"``).
         """
-        for a in range(self.n_ag):
-            arms = arms_of_agent[a] if kind == "exploit" else arms_of_agent
+        trial, start, stop = int(self.trial_of[b]), int(start), int(stop)
+        if kind == "exploit":
+            arms = [(arm,) for arm in np.asarray(arms_of_agent).tolist()]
+        else:
+            arms = [tuple(np.atleast_1d(arms_of_agent).tolist())] * self.n_ag
+        for agent, pulled in zip(self.agents[b].tolist(), arms):
             self.actions.append(
                 {
-                    "trial": int(self.trial_of[b]),
-                    "agent": int(self.agents[b, a]),
-                    "start": int(start),
-                    "stop": int(stop),
+                    "trial": trial,
+                    "agent": agent,
+                    "start": start,
+                    "stop": stop,
                     "kind": kind,
-                    "arms": tuple(np.atleast_1d(arms).tolist()),
+                    "arms": pulled,
                 }
             )
 
@@ -255,7 +269,7 @@ class EpochLoop:
             rank = np.cumsum(active[tb], axis=1) - 1
             add = np.where(active[tb], q[:, None] + (rank < rem[:, None]), 0)
             self.counts[tb] += add[:, None, :]
-            if self.record:
+            if self.record_actions:
                 for b in tb:
                     self.segment(b, self.t[b], horizon, "explore", np.flatnonzero(active[b]))
             self.t[tb] = horizon
@@ -480,23 +494,24 @@ class EpochLoop:
         keep = active[full] & (masked.max(axis=1)[:, None] - agg < 2.0 * width[:, None])
         self.rounds[full] += 1
         self.cost[full] += plan.round_cost(int(part[0].sum()))
-        if self.record:
+        if self.record_actions:
+            for m, b in enumerate(full):
+                self.segment(b, t_explore[m], self.t[b], "explore", np.flatnonzero(active[b]))
+        if self.record_messages and plan.message_hook is not None:
             for m, b in enumerate(full):
                 arms = np.flatnonzero(active[b])
-                self.segment(b, t_explore[m], self.t[b], "explore", arms)
-                if plan.message_hook is not None:
-                    plan.message_hook(
-                        self.messages,
-                        trial=int(self.trial_of[b]),
-                        epoch=r,
-                        time=int(self.t[b]),
-                        agents=self.agents[b],
-                        arms=arms,
-                        ybar=self.ybar[b][:, arms],
-                        participants=part[m],
-                        aggregate=agg[m, arms],
-                        kept=np.flatnonzero(keep[m]),
-                    )
+                plan.message_hook(
+                    self.messages,
+                    trial=int(self.trial_of[b]),
+                    epoch=r,
+                    time=int(self.t[b]),
+                    agents=self.agents[b],
+                    arms=arms,
+                    ybar=self.ybar[b][:, arms],
+                    participants=part[m],
+                    aggregate=agg[m, arms],
+                    kept=np.flatnonzero(keep[m]),
+                )
         return keep, agg
 
     def exploit(self, r: int, full: np.ndarray) -> None:
@@ -530,7 +545,7 @@ class EpochLoop:
                 "channel": "action",
             },
         )
-        if self.record:
+        if self.record_actions:
             for m, b in enumerate(full):
                 if d[m] > 0:
                     self.segment(b, self.t[b], self.t[b] + d[m], "exploit", best[m])
@@ -549,7 +564,7 @@ class EpochLoop:
         )
         self.committed = np.where(rest > 0, arm, -1)
         self.counts[np.arange(self.n_b), :, arm] += rest[:, None]
-        if self.record:
+        if self.record_actions:
             for b in np.flatnonzero(rest > 0):
                 self.segment(b, t[b], self.horizon, "commit", [arm[b]])
         t[:] = self.horizon
@@ -573,6 +588,6 @@ class EpochLoop:
             "committed": self.committed.reshape(shape),
             "times": np.stack(self.times).reshape(-1, *shape),
             "regrets": np.stack(self.regrets).reshape(-1, *shape),
-            "messages": pd.DataFrame(self.messages) if self.record else None,
-            "actions": pd.DataFrame(self.actions) if self.record else None,
+            "messages": pd.DataFrame(self.messages) if self.record_messages else None,
+            "actions": pd.DataFrame(self.actions) if self.record_actions else None,
         }

@@ -226,7 +226,7 @@ def _run(
     n_trials: int,
     root: Any,
     table: Any,
-    record: bool,
+    record: bool | str,
     claimed: float,
     setting: dict[str, Any],
     secure_noise: bool = False,
@@ -299,7 +299,7 @@ def run_cdp_mab(
     mode: str = "paper",
     c1: float = 25.0,
     table: Any = None,
-    record: bool = False,
+    record: bool | str = False,
     secure_noise: bool = False,
 ) -> LiSongRun:
     """CDP-MAB (Alg. 1) and its communication-constrained variant (§IV-B).
@@ -329,8 +329,9 @@ def run_cdp_mab(
         Server-agent link cost >= 0 (one link per upload).
     table : RewardTable, optional
         Reward table (e.g. a neighbouring one); default drawn from ``seed``.
-    record : bool
-        Keep message and action transcripts.
+    record : bool or {"messages", "actions"}
+        Keep message and action transcripts, or only the one named (the other is
+        None).
     secure_noise : bool
         Exact discrete Laplace noise on a grid for every message (``secure=True`` of
         :func:`fedpriv.privacy.laplace_release`, charged ``DiscreteLaplace``).
@@ -421,7 +422,7 @@ def run_ddp_mab(
     gap: float | None = None,
     mode: str = "paper",
     table: Any = None,
-    record: bool = False,
+    record: bool | str = False,
     secure_noise: bool = False,
 ) -> LiSongRun:
     """DDP-MAB (Alg. 3) with GIS on ``graph``; ``n_rounds`` gives Corollary 1's variant.
@@ -455,8 +456,9 @@ def run_ddp_mab(
         ``Δ^{r/R}`` or ``(Δ/2)^{r/R}`` (only with ``n_rounds``).
     table : RewardTable, optional
         Reward table (e.g. a neighbouring one); default drawn from ``seed``.
-    record : bool
-        Keep message and action transcripts.
+    record : bool or {"messages", "actions"}
+        Keep message and action transcripts, or only the one named (the other is
+        None).
     secure_noise : bool
         Exact discrete Laplace noise on a grid for every message (as in
         :func:`run_cdp_mab`).
@@ -563,7 +565,7 @@ def run_hdp_mab(
     gap: float | None = None,
     mode: str = "paper",
     table: Any = None,
-    record: bool = False,
+    record: bool | str = False,
     secure_noise: bool = False,
 ) -> LiSongRun:
     """HDP-MAB (Alg. 5): components with sink agents, SAC relaying, server averaging.
@@ -601,8 +603,9 @@ def run_hdp_mab(
         ``Δ^{r/R}`` or ``(Δ/2)^{r/R}`` (only with ``n_rounds``).
     table : RewardTable, optional
         Reward table (e.g. a neighbouring one); default drawn from ``seed``.
-    record : bool
-        Keep message and action transcripts.
+    record : bool or {"messages", "actions"}
+        Keep message and action transcripts, or only the one named (the other is
+        None).
     secure_noise : bool
         Exact discrete Laplace noise on a grid for every message (as in
         :func:`run_cdp_mab`).
@@ -744,7 +747,7 @@ def run_single_mab(
     n_trials: int = 1,
     seed: int | np.random.SeedSequence = 0,
     table: Any = None,
-    record: bool = False,
+    record: bool | str = False,
     secure_noise: bool = False,
 ) -> LiSongRun:
     """Single-MAB: every agent runs Alg. 1 alone with ``M = 1`` (Remark 2, Fig. 8).
@@ -768,8 +771,9 @@ def run_single_mab(
         Root of every stream (reward table, noise per (trial, agent)).
     table : RewardTable, optional
         Reward table (e.g. a neighbouring one); default drawn from ``seed``.
-    record : bool
-        Keep message and action transcripts.
+    record : bool or {"messages", "actions"}
+        Keep message and action transcripts, or only the one named (the other is
+        None).
     secure_noise : bool
         Exact discrete Laplace noise on a grid for every message (as in
         :func:`run_cdp_mab`).

@@ -43,20 +43,20 @@ def _exploit_by_row(self, r: int, full: np.ndarray) -> None:
                 "channel": "action",
             },
         )
-        if self.record and d[m] > 0:
+        if self.record_actions and d[m] > 0:
             self.segment(b, self.t[b], self.t[b] + d[m], "exploit", best[m])
     self.t[full] += d
     self.checkpoint()
 
 
-def _run(structure: str, env: BernoulliMAB, *, epsilon: float, seed: int, table=None):
+def _run(structure: str, env: BernoulliMAB, *, epsilon: float, seed: int, table=None, record=True):
     common = {
         "horizon": 20_000,
         "epsilon": epsilon,
         "n_trials": 7,
         "seed": seed,
         "table": table,
-        "record": True,
+        "record": record,
     }
     if structure == "cdp":
         return run_cdp_mab(env, **common)
@@ -201,3 +201,21 @@ def test_single_world_prefix_sums_fall_back_where_not_whole_or_not_cheaper() -> 
     # one pair, a long read far out: the prefixes would hash far more than asked
     far = table.pull_sums(np.array([0]), agents[:1], arms[:1], np.array([10_000]), np.array([5]))
     assert far is None
+
+
+@pytest.mark.parametrize("structure", ["cdp", "ce-cdp", "ddp", "hdp", "single"])
+def test_one_transcript_is_the_whole_run_s(structure) -> None:
+    # The audits keep only the transcript they observe; it is the one record=True keeps.
+    both = _run(structure, SPREAD, epsilon=0.1, seed=3)
+    messages = _run(structure, SPREAD, epsilon=0.1, seed=3, record="messages")
+    actions = _run(structure, SPREAD, epsilon=0.1, seed=3, record="actions")
+    assert messages.actions is None and actions.messages is None
+    pd.testing.assert_frame_equal(messages.messages, both.messages)
+    pd.testing.assert_frame_equal(actions.actions, both.actions)
+    assert np.array_equal(messages.counts, both.counts)
+    pd.testing.assert_frame_equal(actions.accountant.ledger, both.accountant.ledger)
+
+
+def test_record_names_a_transcript() -> None:
+    with pytest.raises(ValueError, match="`record` must be a bool, 'messages' or 'actions'"):
+        _run("cdp", SPREAD, epsilon=0.1, seed=3, record="message")

@@ -113,7 +113,7 @@ def _components(setting: dict):
     return [make_graph("path", int(s)) if s > 1 else make_graph("complete", 1) for s in sizes]
 
 
-def run_li_song(setting: dict, env, *, n_trials: int, seed, table=None, record: bool = False):
+def run_li_song(setting: dict, env, *, n_trials: int, seed, table=None, record: bool | str = False):
     """Run the algorithm named by ``setting["structure"]`` (cdp, cdp-partial, ddp, hdp).
 
     Parameters
@@ -128,8 +128,8 @@ def run_li_song(setting: dict, env, *, n_trials: int, seed, table=None, record: 
         Root of the runs' streams.
     table : RewardTable, optional
         Reward table to use instead of the seed's.
-    record : bool
-        Keep the transcripts.
+    record : bool or {"messages", "actions"}
+        Keep the transcripts, or only the one named.
 
     Returns
     -------
@@ -346,7 +346,12 @@ def audit_li_song_messages(claim: Claim, budget: AuditBudget, seed) -> EndToEndA
         for b, start in enumerate(range(0, n, budget.batch_size)):
             size = min(budget.batch_size, n - start)
             run = run_li_song(
-                s, env, n_trials=size, seed=child_seed(root, b), table=tables[world], record=True
+                s,
+                env,
+                n_trials=size,
+                seed=child_seed(root, b),
+                table=tables[world],
+                record="messages",
             )
             out.append(_first_message(run, n_trials=size, kind=kind, arm=0))
         return np.concatenate(out)
@@ -579,7 +584,7 @@ def audit_li_song_actions(claim: Claim, budget: AuditBudget, seed) -> EndToEndAu
                     n_trials=size,
                     seed=child_seed(root, b),
                     table=tables[world_index],
-                    record=True,
+                    record="actions",
                 )
                 out.append(_first_exploit(run, n_trials=size))
             return np.concatenate(out)
