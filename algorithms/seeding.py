@@ -104,10 +104,83 @@ def stream_rngs(
     Returns
     -------
     ndarray of object, shape (n_trials, n_agents)
-        ``out[j, i] = stream_rng(root, trial=j, side=side, agent=i, stream=stream)``.
+        ``out[j, i] = stream_rng(root, trial=j, side=side, agent=i, stream=stream)``:
+        the same states and the same spawned children, built from the entropy words
+        the SeedSequence of each address assembles (:func:`_address_words`).
     """
     out = np.empty((n_trials, n_agents), dtype=object)
+    words = _address_words(root, n_trials=n_trials, n_agents=n_agents, side=side, stream=stream)
+    if words is None:
+        for j in range(n_trials):
+            for i in range(n_agents):
+                out[j, i] = stream_rng(root, trial=j, side=side, agent=i, stream=stream)
+        return out
+    n = words.size - 4
+    seed_sequence, bit_generator, generator = (
+        np.random.SeedSequence,
+        np.random.PCG64,
+        np.random.Generator,
+    )
     for j in range(n_trials):
+        words[n] = j
         for i in range(n_agents):
-            out[j, i] = stream_rng(root, trial=j, side=side, agent=i, stream=stream)
+            words[n + 2] = i
+            # a copy each: a SeedSequence keeps its entropy object (spawn() reads it)
+            out[j, i] = generator(bit_generator(seed_sequence(words.copy())))
     return out
+
+
+def _uint32_words(value: object) -> list[int] | None:
+    """The uint32 words SeedSequence makes of an int or a sequence of ints (None else).
+
+    An int ``n >= 0`` is its little-endian 32-bit words (``0`` is one word); a
+    sequence is its items' words in order (NumPy's ``_coerce_to_uint32_array``).
+    """
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        n = int(value)
+        if n < 0:
+            return None
+        words = [n & 0xFFFFFFFF]
+        n >>= 32
+        while n:
+            words.append(n & 0xFFFFFFFF)
+            n >>= 32
+        return words
+    if isinstance(value, (tuple, list)):
+        words = []
+        for item in value:
+            item_words = _uint32_words(item)
+            if item_words is None:
+                return None
+            words += item_words
+        return words
+    return None
+
+
+def _address_words(
+    root: np.random.SeedSequence, *, n_trials: int, n_agents: int, side: int, stream: Stream
+) -> np.ndarray | None:
+    """The entropy SeedSequence assembles for ``stream_rng(root, trial, side, agent,
+    stream)``, with the trial and agent words at ``[-4]`` and ``[-2]`` (None: unknown).
+
+    ``SeedSequence(e, spawn_key=k)`` mixes ``words(e)``, padded with zeros to its pool
+    size (4) when ``k`` is not empty, followed by ``words(k)``; a SeedSequence given
+    those words as its entropy and no spawn key has the same pool, hence the same
+    generator, at a fifth of the cost (no spawn key to convert per stream). The words
+    are checked once against ``stream_rng`` (address (0, 0)): on any difference, or
+    an entropy or key this reading does not cover, the caller builds each stream with
+    ``stream_rng``.
+    """
+    run, key = _uint32_words(root.entropy), _uint32_words(tuple(root.spawn_key))
+    if run is None or key is None or n_trials < 1 or n_agents < 1:
+        return None
+    if max(n_trials, n_agents, int(side) + 1, int(stream) + 1) > 2**32:
+        return None
+    words = np.array(
+        run + [0] * max(0, 4 - len(run)) + key + [0, int(side), 0, int(stream)], dtype=np.uint32
+    )
+    first = np.random.Generator(np.random.PCG64(np.random.SeedSequence(words.copy())))
+    reference = stream_rng(root, trial=0, side=side, agent=0, stream=stream)
+    if first.bit_generator.state != reference.bit_generator.state:
+        return None
+    return words

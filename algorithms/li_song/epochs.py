@@ -59,7 +59,7 @@ def simulate(
     epsilon: float,
     n_trials: int,
     noise_rngs: np.ndarray,
-    policy_rngs: np.ndarray,
+    policy_rngs: np.ndarray | None,
     accountant: Accountant,
     record: bool | str,
     secure_noise: bool = False,
@@ -82,8 +82,9 @@ def simulate(
         >= 1.
     noise_rngs : ndarray of object
         Noise generators (``numpy.random.Generator``), one per noise stream.
-    policy_rngs : ndarray of object
-        Participant-selection generators, indexed by row.
+    policy_rngs : ndarray of object or None
+        Participant-selection generators, indexed by row (None without partial
+        participation).
     accountant : Accountant
         Charged with every release.
     record : bool or {"messages", "actions"}
@@ -143,7 +144,7 @@ class EpochLoop:
         epsilon: float,
         n_trials: int,
         noise_rngs: np.ndarray,
-        policy_rngs: np.ndarray,
+        policy_rngs: np.ndarray | None,
         accountant: Accountant,
         record: bool | str,
         secure_noise: bool,

@@ -71,7 +71,7 @@ from fedpriv.algorithms.li_song.network import (
     simulate_gis,
 )
 from fedpriv.algorithms.networks.graphs import check_connected
-from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng, stream_rngs
+from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rngs
 from fedpriv.privacy import Accountant
 from fedpriv.privacy.calibrations import li_song_claimed_epsilon, li_song_participants
 from fedpriv.privacy.checks import check_epsilon, check_int_at_least
@@ -209,12 +209,11 @@ def _noise(root: Any, n_trials: int, n_agents: int, units: np.ndarray) -> np.nda
     return streams[:, units].reshape(n_trials * units.shape[0], units.shape[1])
 
 
-def _policy(root: Any, n_trials: int, n_units: int) -> np.ndarray:
-    out = np.empty(n_trials * n_units, dtype=object)
-    for j in range(n_trials):
-        for u in range(n_units):
-            out[j * n_units + u] = stream_rng(root, trial=j, agent=u, stream=Stream.POLICY)
-    return out
+def _policy(root: Any, n_trials: int, n_units: int, plan: _Plan) -> np.ndarray | None:
+    """Participant-selection generators per row (only partial participation draws)."""
+    if plan.n_participants is None:
+        return None
+    return stream_rngs(root, n_trials=n_trials, n_agents=n_units, stream=Stream.POLICY).ravel()
 
 
 def _run(
@@ -240,7 +239,7 @@ def _run(
         epsilon=epsilon,
         n_trials=n_trials,
         noise_rngs=_noise(root, n_trials, env.n_agents, plan.agents_of_unit),
-        policy_rngs=_policy(root, n_trials, plan.agents_of_unit.shape[0]),
+        policy_rngs=_policy(root, n_trials, plan.agents_of_unit.shape[0], plan),
         accountant=accountant,
         record=record,
         secure_noise=bool(secure_noise),
