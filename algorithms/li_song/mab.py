@@ -255,21 +255,23 @@ def _mean_over_participants(ybar: np.ndarray, part: np.ndarray) -> np.ndarray:
 def _server_hook(
     rows: list, *, trial, epoch, time, agents, arms, ybar, participants, aggregate, kept
 ) -> None:
-    for a in np.flatnonzero(participants):
+    labels, arms_of, kept_of = agents.tolist(), tuple(arms.tolist()), tuple(kept.tolist())
+    contents = ybar.tolist()
+    for a in np.flatnonzero(participants).tolist():
         rows.append(
             {
                 "trial": trial,
                 "epoch": epoch,
                 "time": time,
                 "kind": "upload",
-                "sender": int(agents[a]),
+                "sender": labels[a],
                 "receiver": -1,
-                "origin": int(agents[a]),
-                "arms": tuple(arms.tolist()),
-                "content": tuple(ybar[a].tolist()),
+                "origin": labels[a],
+                "arms": arms_of,
+                "content": tuple(contents[a]),
             }
         )
-    for a in agents:
+    for a in labels:
         rows.append(
             {
                 "trial": trial,
@@ -277,10 +279,10 @@ def _server_hook(
                 "time": time,
                 "kind": "broadcast",
                 "sender": -1,
-                "receiver": int(a),
+                "receiver": a,
                 "origin": -1,
-                "arms": tuple(kept.tolist()),
-                "content": tuple(kept.tolist()),
+                "arms": kept_of,
+                "content": kept_of,
             }
         )
 
@@ -487,6 +489,7 @@ def run_ddp_mab(
     def hook(
         rows: list, *, trial, epoch, time, agents, arms, ybar, participants, aggregate, kept
     ) -> None:
+        arms_of, contents = tuple(arms.tolist()), [tuple(row) for row in ybar.tolist()]
         for slot, kind, sender, receiver, labels in gis.messages:
             base = {
                 "trial": trial,
@@ -495,13 +498,13 @@ def run_ddp_mab(
                 "kind": kind,
                 "sender": sender,
                 "receiver": receiver,
-                "arms": tuple(arms.tolist()),
+                "arms": arms_of,
             }
             if kind != "DATA":
                 rows.append({**base, "origin": -1, "content": labels})
                 continue
             for f in labels:
-                rows.append({**base, "origin": f, "content": tuple(ybar[f].tolist())})
+                rows.append({**base, "origin": f, "content": contents[f]})
 
     claimed = math.inf if math.isinf(epsilon) else li_song_claimed_epsilon(epsilon, n_agents=m)
     plan = _Plan(
@@ -649,16 +652,23 @@ def run_hdp_mab(
         sink_means = np.einsum("qa,bak->bqk", member, ybar) / sizes[None, :, None]
         return np.einsum("q,bqk->bk", weights, sink_means)
 
+    # The transcript's fixed parts, once: each agent's SAC hops, the components' masks.
+    sac_hops = [[(hop, u, v) for hop, (u, v) in enumerate(itertools.pairwise(p))] for p in paths]
+    in_component = [q_of == q for q in range(len(sinks.sinks))]
+    relay = max(sinks.radius)
+
     def hook(
         rows: list, *, trial, epoch, time, agents, arms, ybar, participants, aggregate, kept
     ) -> None:
-        base = {"trial": trial, "epoch": epoch, "arms": tuple(arms.tolist())}
-        for i, path in enumerate(paths):
-            content = tuple(ybar[i].tolist())
-            for hop, (u, v) in enumerate(itertools.pairwise(path)):
-                rows.append(
+        append, arms_of, kept_of = rows.append, tuple(arms.tolist()), tuple(kept.tolist())
+        for i, row in enumerate(ybar.tolist()):
+            content = tuple(row)
+            for hop, u, v in sac_hops[i]:
+                append(
                     {
-                        **base,
+                        "trial": trial,
+                        "epoch": epoch,
+                        "arms": arms_of,
                         "time": time + hop,
                         "kind": "SAC",
                         "sender": u,
@@ -668,11 +678,13 @@ def run_hdp_mab(
                     }
                 )
         for q, sink in enumerate(sinks.sinks):
-            mean = ybar[q_of == q].mean(axis=0)
-            rows.append(
+            mean = ybar[in_component[q]].mean(axis=0)
+            append(
                 {
-                    **base,
-                    "time": time + max(sinks.radius),
+                    "trial": trial,
+                    "epoch": epoch,
+                    "arms": arms_of,
+                    "time": time + relay,
                     "kind": "sink_upload",
                     "sender": sink,
                     "receiver": -1,
@@ -680,16 +692,18 @@ def run_hdp_mab(
                     "content": tuple(mean.tolist()),
                 }
             )
-        for a in agents:
-            rows.append(
+        for a in agents.tolist():
+            append(
                 {
-                    **base,
-                    "time": time + max(sinks.radius),
+                    "trial": trial,
+                    "epoch": epoch,
+                    "arms": arms_of,
+                    "time": time + relay,
                     "kind": "broadcast",
                     "sender": -1,
-                    "receiver": int(a),
+                    "receiver": a,
                     "origin": -1,
-                    "content": tuple(kept.tolist()),
+                    "content": kept_of,
                 }
             )
 
