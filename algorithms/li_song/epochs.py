@@ -41,6 +41,21 @@ _EXPLOIT_REASON = (
 )
 
 
+#: Columns of the action transcript (one row per agent and segment).
+_ACTION_COLUMNS = ("trial", "agent", "start", "stop", "kind", "arms")
+
+
+def _action_frame(rows: list[tuple[Any, ...]]) -> pd.DataFrame:
+    """The action transcript: ``rows`` as records of :data:`_ACTION_COLUMNS`.
+
+    The frame pandas builds from the same rows as dicts (pandas reads both into one
+    object array and infers each column's dtype from it), without a dict per row.
+    """
+    if not rows:
+        return pd.DataFrame([])
+    return pd.DataFrame(rows, columns=list(_ACTION_COLUMNS))
+
+
 def _recorded(record: bool | str) -> tuple[bool, bool]:
     """``(messages, actions)`` kept for ``record``: True, False, "messages" or "actions"."""
     if isinstance(record, str):
@@ -174,7 +189,7 @@ class EpochLoop:
         self.exploit_regret = np.zeros(n_b)
         self.times, self.regrets = [np.zeros(n_b)], [np.zeros(n_b)]
         self.messages: list[dict[str, Any]] = []
-        self.actions: list[dict[str, Any]] = []
+        self.actions: list[tuple[Any, ...]] = []  # rows of _ACTION_COLUMNS
         self.a_range = np.arange(n_ag)
 
     def checkpoint(self) -> None:
@@ -202,16 +217,7 @@ class EpochLoop:
         else:
             arms = [tuple(np.atleast_1d(arms_of_agent).tolist())] * self.n_ag
         for agent, pulled in zip(self.agents[b].tolist(), arms):
-            self.actions.append(
-                {
-                    "trial": trial,
-                    "agent": agent,
-                    "start": start,
-                    "stop": stop,
-                    "kind": kind,
-                    "arms": pulled,
-                }
-            )
+            self.actions.append((trial, agent, start, stop, kind, pulled))
 
     def live_rows(self, r: int) -> np.ndarray:
         """Rows that still explore in epoch ``r``.
@@ -590,5 +596,5 @@ class EpochLoop:
             "times": np.stack(self.times).reshape(-1, *shape),
             "regrets": np.stack(self.regrets).reshape(-1, *shape),
             "messages": pd.DataFrame(self.messages) if self.record_messages else None,
-            "actions": pd.DataFrame(self.actions) if self.record_actions else None,
+            "actions": _action_frame(self.actions) if self.record_actions else None,
         }

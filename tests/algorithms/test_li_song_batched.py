@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from fedpriv.algorithms.environments.bernoulli import BernoulliMAB
-from fedpriv.algorithms.li_song import core
+from fedpriv.algorithms.li_song import core, epochs
 from fedpriv.algorithms.li_song.epochs import _EXPLOIT_REASON, EpochLoop
 from fedpriv.algorithms.li_song.mab import run_cdp_mab, run_ddp_mab, run_hdp_mab, run_single_mab
 from fedpriv.algorithms.networks.graphs import make_graph
@@ -219,3 +219,25 @@ def test_one_transcript_is_the_whole_run_s(structure) -> None:
 def test_record_names_a_transcript() -> None:
     with pytest.raises(ValueError, match="`record` must be a bool, 'messages' or 'actions'"):
         _run("cdp", SPREAD, epsilon=0.1, seed=3, record="message")
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.integers(0, 10**6),
+            st.integers(0, 99),
+            st.integers(0, 10**7),
+            st.integers(0, 10**7),
+            st.sampled_from(["explore", "exploit", "commit"]),
+            st.lists(st.integers(0, 99), min_size=1, max_size=4).map(tuple),
+        ),
+        max_size=30,
+    )
+)
+def test_action_frame_is_the_frame_of_the_rows_as_dicts(rows) -> None:
+    # The loop keeps action segments as tuples; its frame must be pandas' frame of dicts.
+    expected = pd.DataFrame([dict(zip(epochs._ACTION_COLUMNS, row, strict=True)) for row in rows])
+    got = epochs._action_frame(rows)
+    pd.testing.assert_frame_equal(got, expected)
+    assert list(got.columns) == list(expected.columns)
