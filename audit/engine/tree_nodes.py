@@ -89,7 +89,7 @@ from fedpriv.audit.engine.tree_product import (
 )
 from fedpriv.audit.estimators import (
     EpsilonLowerBound,
-    estimate_epsilon_lower_bound,
+    epsilon_lower_bound_from_counts,
     laplace_log_density_ratio,
 )
 from fedpriv.privacy.accounting.tree import nodes_covering
@@ -301,10 +301,35 @@ def audit_laplace_release(
         threshold = design_threshold(
             loc_d, loc_d_prime, scale=scale, n_samples=n_samples, confidence=confidence
         )
-    return estimate_epsilon_lower_bound(
-        draw(1, 0, n_samples),
-        draw(1, 1, n_samples),
-        thresholds=np.array([threshold]),
+
+    def count(world: int) -> np.ndarray:
+        """Confirming runs of ``world`` whose LLR is >= the threshold, batch by batch."""
+        llr = laplace_log_density_ratio(loc_d, loc_d_prime, scale)
+        hits = 0
+        for _, y in laplace_release_batches(
+            loc_d,
+            loc_d_prime,
+            world=world,
+            scale=scale,
+            l1_sensitivity=l1_sensitivity,
+            n_samples=n_samples,
+            seed=child_seed(root, 1, world),
+            batch_size=batch_size,
+        ):
+            scores = llr(y)
+            if not np.all(np.isfinite(scores)):
+                raise ValueError("the LLR scores must be finite.")
+            hits += int(np.count_nonzero(scores >= threshold))
+        return np.array([hits], dtype=np.int64)
+
+    # The counts :func:`estimate_epsilon_lower_bound` takes from the sorted scores of
+    # ``draw(1, w, n_samples)`` (the same runs), without keeping or sorting them.
+    return epsilon_lower_bound_from_counts(
+        count(0),
+        n_samples,
+        count(1),
+        n_samples,
+        thresholds=np.array([threshold], dtype=np.float64),
         confidence=confidence,
     )
 
