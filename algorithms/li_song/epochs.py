@@ -56,6 +56,15 @@ def _action_frame(rows: list[tuple[Any, ...]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(_ACTION_COLUMNS))
 
 
+def _arm_sets(mask: np.ndarray) -> list[tuple[int, ...]]:
+    """Each row's arms (the indices set in ``mask``, shape (R, K)) as a tuple of ints."""
+    if mask.shape[0] == 0:
+        return []
+    patterns, which = np.unique(mask, axis=0, return_inverse=True)
+    sets = [tuple(np.flatnonzero(pattern).tolist()) for pattern in patterns]
+    return [sets[i] for i in which.ravel().tolist()]
+
+
 def _recorded(record: bool | str) -> tuple[bool, bool]:
     """``(messages, actions)`` kept for ``record``: True, False, "messages" or "actions"."""
     if isinstance(record, str):
@@ -219,6 +228,38 @@ class EpochLoop:
         for agent, pulled in zip(self.agents[b].tolist(), arms):
             self.actions.append((trial, agent, start, stop, kind, pulled))
 
+    def segments(self, rows: np.ndarray, starts: Any, stops: Any, kind: str, arms: Any) -> None:
+        """:meth:`segment` for each of ``rows`` in order, without a call per row.
+
+        Parameters
+        ----------
+        rows : ndarray of int64, shape (R,)
+            Rows.
+        starts, stops : array_like of int, shape (R,) or scalar
+            Slots ``[start, stop)`` of each row.
+        kind : str
+            ``"explore"``, ``"exploit"`` or ``"commit"``.
+        arms : sequence
+            Per row: the tuple of arms pulled, or for ``"exploit"`` an array of one arm
+            per agent (shape (R, A)).
+        """
+        n = rows.size
+        trials = self.trial_of[rows].tolist()
+        agents = self.agents[rows].tolist()
+        starts = np.broadcast_to(np.asarray(starts, dtype=np.int64), (n,)).tolist()
+        stops = np.broadcast_to(np.asarray(stops, dtype=np.int64), (n,)).tolist()
+        append = self.actions.append
+        if kind == "exploit":
+            for trial, row, start, stop, pulled in zip(
+                trials, agents, starts, stops, np.asarray(arms).tolist()
+            ):
+                for agent, arm in zip(row, pulled):
+                    append((trial, agent, start, stop, kind, (arm,)))
+            return
+        for trial, row, start, stop, pulled in zip(trials, agents, starts, stops, arms):
+            for agent in row:
+                append((trial, agent, start, stop, kind, pulled))
+
     def live_rows(self, r: int) -> np.ndarray:
         """Rows that still explore in epoch ``r``.
 
@@ -277,8 +318,7 @@ class EpochLoop:
             add = np.where(active[tb], q[:, None] + (rank < rem[:, None]), 0)
             self.counts[tb] += add[:, None, :]
             if self.record_actions:
-                for b in tb:
-                    self.segment(b, self.t[b], horizon, "explore", np.flatnonzero(active[b]))
+                self.segments(tb, self.t[tb], horizon, "explore", _arm_sets(active[tb]))
             self.t[tb] = horizon
         keep = ~trunc
         return idx[keep], s_new[keep], n_r[keep], n_i[keep]
@@ -502,8 +542,7 @@ class EpochLoop:
         self.rounds[full] += 1
         self.cost[full] += plan.round_cost(int(part[0].sum()))
         if self.record_actions:
-            for m, b in enumerate(full):
-                self.segment(b, t_explore[m], self.t[b], "explore", np.flatnonzero(active[b]))
+            self.segments(full, t_explore, self.t[full], "explore", _arm_sets(active[full]))
         if self.record_messages and plan.message_hook is not None:
             for m, b in enumerate(full):
                 arms = np.flatnonzero(active[b])
@@ -553,9 +592,9 @@ class EpochLoop:
             },
         )
         if self.record_actions:
-            for m, b in enumerate(full):
-                if d[m] > 0:
-                    self.segment(b, self.t[b], self.t[b] + d[m], "exploit", best[m])
+            moved = d > 0
+            rows = full[moved]
+            self.segments(rows, self.t[rows], self.t[rows] + d[moved], "exploit", best[moved])
         self.t[full] += d
         self.checkpoint()
 
@@ -572,8 +611,8 @@ class EpochLoop:
         self.committed = np.where(rest > 0, arm, -1)
         self.counts[np.arange(self.n_b), :, arm] += rest[:, None]
         if self.record_actions:
-            for b in np.flatnonzero(rest > 0):
-                self.segment(b, t[b], self.horizon, "commit", [arm[b]])
+            rows = np.flatnonzero(rest > 0)
+            self.segments(rows, t[rows], self.horizon, "commit", [(a,) for a in arm[rows].tolist()])
         t[:] = self.horizon
         self.checkpoint()
 
