@@ -225,7 +225,8 @@ class CentralizedLoop:
             self.requests_log = np.zeros((n_trials, n_agents, horizon), dtype=bool)
             self.actions_log = np.zeros((n_trials, n_agents, horizon), dtype=np.int16)
             self.rewards_log = np.zeros((n_trials, n_agents, horizon))
-            self.releases: list[list[list]] = [[[] for _ in range(n_trials)] for _ in range(4)]
+            # one block per sync round: (trials, Û, û, S, s) of the trials that synced
+            self.release_log: list[tuple[np.ndarray, ...]] = []
         self.trial_index = np.arange(n_trials)[:, None]
         self.agent_index = np.arange(n_agents)[None, :]
         self.v_buffer = np.zeros((n_trials, n_agents, CHUNK_ROUNDS, d + 1))  # v = [x; y]
@@ -380,12 +381,9 @@ class CentralizedLoop:
         self.dt[at] = 0
         self.sync_rounds[idx, t] = True
         if self.record:
-            rel_gram, rel_vec, bc_gram, bc_vec = self.releases
-            for j in idx.tolist():
-                rel_gram[j].append(u_hat[j])
-                rel_vec[j].append(small_u_hat[j])
-                bc_gram[j].append(self.s_gram[j].copy())
-                bc_vec[j].append(self.s_vec[j].copy())
+            self.release_log.append(
+                (idx, u_hat[idx], small_u_hat[idx], self.s_gram[idx], self.s_vec[idx])
+            )
 
     def flush(self, rows: int, idx: np.ndarray) -> None:
         """Add ``v vᵀ`` of the chunk rows ``flushed[j] .. rows-1`` to ``Q`` of trials ``idx``.
@@ -416,19 +414,28 @@ class CentralizedLoop:
 
     def transcript(self) -> FedUCBTranscript:
         """What each observer saw (requires ``record=True``)."""
-        n_agents, d = self.n_agents, self.dim
+        n_trials, n_agents, d = self.n_trials, self.n_agents, self.dim
+        log = self.release_log
+        # rows of every sync block, grouped by trial (stable: each trial's syncs in order)
+        trials = np.concatenate([block[0] for block in log]) if log else np.zeros(0, np.int64)
+        order = np.argsort(trials, kind="stable")
+        cuts = np.cumsum(np.bincount(trials, minlength=n_trials))[:-1]
 
-        def stack(parts: list, shape: tuple[int, ...]) -> np.ndarray:
-            return np.stack(parts) if parts else np.zeros((0, *shape))
+        def per_trial(field: int, shape: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+            rows = (
+                np.concatenate([block[field] for block in log])[order]
+                if log
+                else np.zeros((0, *shape))
+            )
+            return tuple(np.split(rows, cuts))
 
-        rel_gram, rel_vec, bc_gram, bc_vec = self.releases
         return FedUCBTranscript(
             requests=self.requests_log,
             actions=self.actions_log,
             rewards=self.rewards_log,
             sync_times=tuple(np.flatnonzero(row) for row in self.sync_rounds),
-            releases_gram=tuple(stack(p, (n_agents, d, d)) for p in rel_gram),
-            releases_vector=tuple(stack(p, (n_agents, d)) for p in rel_vec),
-            broadcasts_gram=tuple(stack(p, (d, d)) for p in bc_gram),
-            broadcasts_vector=tuple(stack(p, (d,)) for p in bc_vec),
+            releases_gram=per_trial(1, (n_agents, d, d)),
+            releases_vector=per_trial(2, (n_agents, d)),
+            broadcasts_gram=per_trial(3, (d, d)),
+            broadcasts_vector=per_trial(4, (d,)),
         )

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from fedpriv.algorithms.environments.linear import LinearBandit
+from fedpriv.algorithms.environments.linear import LinearBandit, LinearBanditTables
 from fedpriv.algorithms.feducb.centralized import (
     SYNC_TIMING_REASON,
     run_feducb,
@@ -330,3 +330,43 @@ def test_regret_sanity():
     assert regret[1e3] < regret[10.0] < regret[0.1]
     assert nonprivate < regret[10.0]
     assert nonprivate < 0.5 * regret[0.1]
+
+
+def test_transcript_groups_each_trials_syncs_in_order():
+    """Trials that sync at different rounds each get their own releases, in round order:
+    the broadcast of sync k is the sum of that sync's releases (plus λ I without noise),
+    and a trial without a sync gets empty arrays of the documented shapes."""
+    tables = _tables(n_trials=4, horizon=40, seed=7)
+    run = run_feducb_nonprivate(tables, threshold=3.0, record=True, seed=2)
+    tr = run.transcript
+    assert len({tuple(np.flatnonzero(row)) for row in run.sync_rounds}) > 1  # they differ
+    for j in range(4):
+        n = int(run.n_syncs[j])
+        np.testing.assert_array_equal(tr.sync_times[j], np.flatnonzero(run.sync_rounds[j]))
+        assert tr.releases_gram[j].shape == (n, 3, 3, 3)
+        assert tr.releases_vector[j].shape == (n, 3, 3)
+        assert tr.broadcasts_gram[j].shape == (n, 3, 3)
+        np.testing.assert_array_equal(
+            tr.broadcasts_gram[j], tr.releases_gram[j].sum(axis=1) + 1.0 * np.eye(3)
+        )
+        np.testing.assert_array_equal(tr.broadcasts_vector[j], tr.releases_vector[j].sum(axis=1))
+    # each trial's arrays are that trial's own: the trial run alone (no noise) gives them
+    block = tables.block(0, tables.horizon)
+    for j in range(4):
+        alone = run_feducb_nonprivate(
+            LinearBanditTables.from_arrays(
+                tables.spec,
+                block.contexts[j : j + 1],
+                block.rewards[j : j + 1],
+                tables.theta[j : j + 1],
+            ),
+            threshold=3.0,
+            record=True,
+            seed=2,
+        ).transcript
+        for field in ("releases_gram", "releases_vector", "broadcasts_gram", "broadcasts_vector"):
+            np.testing.assert_allclose(getattr(alone, field)[0], getattr(tr, field)[j], rtol=1e-12)
+    silent = run_feducb(tables, epsilon=5.0, delta=0.1, threshold=1e300, record=True, seed=2)
+    for j in range(4):
+        assert silent.transcript.releases_gram[j].shape == (0, 3, 3, 3)
+        assert silent.transcript.broadcasts_vector[j].shape == (0, 3)
