@@ -419,7 +419,7 @@ class CentralizedLoop:
         # rows of every sync block, grouped by trial (stable: each trial's syncs in order)
         trials = np.concatenate([block[0] for block in log]) if log else np.zeros(0, np.int64)
         order = np.argsort(trials, kind="stable")
-        cuts = np.cumsum(np.bincount(trials, minlength=n_trials))[:-1]
+        bounds = [0, *np.cumsum(np.bincount(trials, minlength=n_trials)).tolist()]
 
         def per_trial(field: int, shape: tuple[int, ...]) -> tuple[np.ndarray, ...]:
             rows = (
@@ -427,7 +427,7 @@ class CentralizedLoop:
                 if log
                 else np.zeros((0, *shape))
             )
-            return tuple(np.split(rows, cuts))
+            return tuple(rows[bounds[j] : bounds[j + 1]] for j in range(n_trials))
 
         return FedUCBTranscript(
             requests=self.requests_log,
