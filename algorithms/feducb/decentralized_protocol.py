@@ -128,16 +128,9 @@ class DecentralizedProtocol:
             "agent": np.arange(self.n_agents)[None, :, None],
             "subset": np.arange(gamma)[None, None, :],
         }
-        # (trial, agent, set): the children stream_rng(root, trial, side, agent,
-        # NOISE).spawn(gamma), built at once (the same generators, without the parents)
-        rngs = spawn_stream_rngs(
-            root,
-            n_trials=self.n_trials,
-            n_agents=self.n_agents,
-            n_children=gamma,
-            side=side,
-            stream=Stream.NOISE,
-        )
+        # (trial, agent, set): the children stream_rng(root, trial, side, agent, NOISE).spawn(γ)
+        sizes = {"n_trials": self.n_trials, "n_agents": self.n_agents, "n_children": gamma}
+        rngs = spawn_stream_rngs(root, **sizes, side=side, stream=Stream.NOISE)
         noise = self.noise
         # fixed clock: one changed pair moves up to ⌈B/γ⌉ pairs of its set's leaf through
         # the agent's own actions on set g between releases (adaptivity.py)
