@@ -231,8 +231,15 @@ class CentralizedLoop:
         self.agent_index = np.arange(n_agents)[None, :]
         self.v_buffer = np.zeros((n_trials, n_agents, CHUNK_ROUNDS, d + 1))  # v = [x; y]
         self.flushed = np.zeros(n_trials, dtype=np.int64)  # chunk rows already in Q
+        self.rounds_played = horizon  # fewer when `run` stops at the first syncs
 
-    def run(self, tables: LinearBanditTables, privatizer: MatrixTreePrivatizer) -> None:
+    def run(
+        self,
+        tables: LinearBanditTables,
+        privatizer: MatrixTreePrivatizer,
+        *,
+        until_first_sync: bool = False,
+    ) -> None:
         """Play every round of ``tables``, chunk by chunk of pre-drawn values.
 
         Parameters
@@ -241,8 +248,13 @@ class CentralizedLoop:
             The worlds.
         privatizer : MatrixTreePrivatizer
             The (trial, agent) Privatizers, charged by their accountant.
+        until_first_sync : bool
+            Stop after the round at whose end the last trial has its first sync
+            (``rounds_played``): the rounds played are exactly those of the full run,
+            the later ones are not played.
         """
         all_trials = np.arange(self.n_trials)
+        synced = np.zeros(self.n_trials, dtype=bool)
         for start in range(0, self.horizon, CHUNK_ROUNDS):
             stop = min(self.horizon, start + CHUNK_ROUNDS)
             block = tables.block(start, stop)
@@ -254,7 +266,11 @@ class CentralizedLoop:
                 row = t - start
                 sync = self.play(t, row, contexts[row], rewards[row], means[row])
                 if sync.any():
-                    self.synchronize(t, row, sync, privatizer)
+                    self.synchronize(t, row, sync, privatizer)  # drops full trees from sync
+                    synced |= sync
+                    if until_first_sync and synced.all():
+                        self.rounds_played = t + 1
+                        return
             self.flush(stop - start, all_trials)
             self.flushed[:] = 0
 

@@ -370,3 +370,51 @@ def test_transcript_groups_each_trials_syncs_in_order():
     for j in range(4):
         assert silent.transcript.releases_gram[j].shape == (0, 3, 3, 3)
         assert silent.transcript.broadcasts_vector[j].shape == (0, 3)
+
+
+@pytest.mark.parametrize("fixed", [False, True])
+@pytest.mark.parametrize("side", [0, 1])
+def test_a_run_stopped_at_the_first_syncs_is_the_full_runs_prefix(fixed, side):
+    """``until_first_sync``: every trial's first sync time and first broadcast and the
+    rounds played are bit for bit the full run's; later rounds are not played."""
+    tables = _tables(n_trials=4, horizon=40, seed=7)
+    run, options = (
+        (run_feducb_fixed, {"sync_every": 8}) if fixed else (run_feducb, {"threshold": 12.0})
+    )
+    kwargs = dict(epsilon=5.0, delta=0.1, record=True, seed=3, side=side, **options)
+    full = run_in_world(run, tables, **kwargs)
+    short = run_in_world(run, tables, until_first_sync=True, **kwargs)
+    played = short.setting["rounds_played"]
+    assert played == 1 + max(int(times[0]) for times in full.sync_times) < tables.horizon
+    assert "rounds_played" not in full.setting
+    np.testing.assert_array_equal(
+        short.sync_rounds, np.where(np.arange(40) < played, full.sync_rounds, False)
+    )
+    np.testing.assert_array_equal(short.regret_curve[:, :played], full.regret_curve[:, :played])
+    assert np.isnan(short.regret_curve[:, played:]).all()
+    np.testing.assert_array_equal(
+        short.transcript.actions[..., :played], full.transcript.actions[..., :played]
+    )
+    for j in range(4):
+        n = short.sync_times[j].size
+        for field in ("releases_gram", "releases_vector", "broadcasts_gram", "broadcasts_vector"):
+            np.testing.assert_array_equal(
+                getattr(short.transcript, field)[j], getattr(full.transcript, field)[j][:n]
+            )
+
+
+def test_until_first_sync_is_for_the_centralized_runs():
+    from fedpriv.algorithms.feducb.decentralized import run_feducb_decentralized
+    from fedpriv.algorithms.networks.graphs import make_graph
+
+    with pytest.raises(ValueError, match="`until_first_sync` applies to the centralized"):
+        run_in_world(
+            run_feducb_decentralized,
+            _tables(horizon=8),
+            make_graph("path", 3),
+            gamma=1,
+            epsilon=1.0,
+            delta=0.1,
+            side=0,
+            until_first_sync=True,
+        )

@@ -417,6 +417,7 @@ def audit_sync_timing(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
             for b, start in enumerate(range(0, n, budget.batch_size)):
                 size = min(budget.batch_size, n - start)
                 tables = _tile(worlds[world], size)
+                # the view read here ends at the first sync: runs stop there
                 if fixed:
                     run = run_in_world(
                         run_feducb_fixed,
@@ -427,6 +428,7 @@ def audit_sync_timing(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
                         record=True,
                         seed=child_seed(root, b),
                         side=world,
+                        until_first_sync=True,
                     )
                 else:
                     run = run_in_world(
@@ -438,6 +440,7 @@ def audit_sync_timing(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
                         record=True,
                         seed=child_seed(root, b),
                         side=world,
+                        until_first_sync=True,
                     )
                 out.append(_observe(run))
             return np.concatenate(out)
