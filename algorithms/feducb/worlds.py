@@ -44,11 +44,13 @@ def run_in_world(
     side : int
         0 for the world D (the public function's own run), 1 for D' in an audit; >= 0.
     until_first_sync : bool
-        Centralized runs only: stop after the round at whose end the last trial has
-        its first sync, for an observer who reads nothing later (the first sync
-        times and broadcasts). The rounds played are exactly the full run's;
-        ``setting["rounds_played"]`` says how many, ``regret_curve`` is NaN after
-        them and ``final_regret`` is the regret at that round.
+        Stop after the round at whose end the last trial has its first sync
+        (centralized) or has sent its first Synchronize request (decentralized,
+        adaptive schedule), for an observer who reads nothing later (the first sync
+        times and broadcasts, the first request times). The rounds played are
+        exactly the full run's; ``setting["rounds_played"]`` says how many (absent
+        when every round is played), ``regret_curve`` is NaN after them and
+        ``final_regret`` is the regret at that round.
 
     Returns
     -------
@@ -59,7 +61,7 @@ def run_in_world(
     ------
     ValueError
         If ``run`` is not one of the three, or ``side < 0``, or ``until_first_sync``
-        is asked of the decentralized run.
+        is asked of the decentralized run with the fixed schedule.
     TypeError
         If the arguments do not fit ``run``'s signature.
     """
@@ -76,7 +78,5 @@ def run_in_world(
         if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
     ]
     if until_first_sync:
-        if run is decentralized.run_feducb_decentralized:
-            raise ValueError("`until_first_sync` applies to the centralized runs only.")
         bound.arguments["until_first_sync"] = True
     return implementation(*positional, side=side, **bound.arguments)

@@ -403,18 +403,40 @@ def test_a_run_stopped_at_the_first_syncs_is_the_full_runs_prefix(fixed, side):
             )
 
 
-def test_until_first_sync_is_for_the_centralized_runs():
+@pytest.mark.parametrize("side", [0, 1])
+def test_a_decentralized_run_stopped_at_the_first_requests_is_the_full_runs_prefix(side):
+    """Decentralized, adaptive schedule: the requests and actions of the rounds played
+    are bit for bit the full run's, and every trial has made its first request."""
     from fedpriv.algorithms.feducb.decentralized import run_feducb_decentralized
     from fedpriv.algorithms.networks.graphs import make_graph
 
-    with pytest.raises(ValueError, match="`until_first_sync` applies to the centralized"):
+    tables = _tables(n_trials=4, horizon=40, seed=7)
+    kwargs = dict(gamma=2, epsilon=1.0, delta=0.1, threshold=20.0, record=True, seed=5, side=side)
+    graph = make_graph("path", 3)
+    full = run_in_world(run_feducb_decentralized, tables, graph, **kwargs)
+    short = run_in_world(run_feducb_decentralized, tables, graph, until_first_sync=True, **kwargs)
+    played = short.setting["rounds_played"]
+    first = full.transcript.requests.groupby("trial")["t"].min()
+    assert len(first) == 4 and played == 1 + int(first.max()) < tables.horizon
+    kept = full.transcript.requests[full.transcript.requests["t"] < played]
+    np.testing.assert_array_equal(
+        short.transcript.requests.to_numpy(), kept.reset_index(drop=True).to_numpy()
+    )
+    np.testing.assert_array_equal(
+        short.transcript.actions[..., :played], full.transcript.actions[..., :played]
+    )
+    np.testing.assert_array_equal(short.regret_curve[:, :played], full.regret_curve[:, :played])
+    assert np.isnan(short.regret_curve[:, played:]).all()
+    with pytest.raises(ValueError, match="`until_first_sync` stops at requests"):
         run_in_world(
             run_feducb_decentralized,
-            _tables(horizon=8),
-            make_graph("path", 3),
-            gamma=1,
+            tables,
+            graph,
+            gamma=2,
             epsilon=1.0,
             delta=0.1,
+            schedule="fixed",
+            sync_every=4,
             side=0,
             until_first_sync=True,
         )
