@@ -13,8 +13,9 @@ import enum
 import numbers
 
 import numpy as np
+from numpy.random.bit_generator import ISpawnableSeedSequence
 
-__all__ = ["Stream", "as_seed_sequence", "stream_rng", "stream_rngs"]
+__all__ = ["Stream", "as_seed_sequence", "spawn_stream_rngs", "stream_rng", "stream_rngs"]
 
 
 class Stream(enum.IntEnum):
@@ -104,83 +105,189 @@ def stream_rngs(
     Returns
     -------
     ndarray of object, shape (n_trials, n_agents)
-        ``out[j, i] = stream_rng(root, trial=j, side=side, agent=i, stream=stream)``:
-        the same states and the same spawned children, built from the entropy words
-        the SeedSequence of each address assembles (:func:`_address_words`).
+        ``out[j, i] = stream_rng(root, trial=j, side=side, agent=i, stream=stream)``.
     """
-    out = np.empty((n_trials, n_agents), dtype=object)
-    words = _address_words(root, n_trials=n_trials, n_agents=n_agents, side=side, stream=stream)
-    if words is None:
-        for j in range(n_trials):
-            for i in range(n_agents):
-                out[j, i] = stream_rng(root, trial=j, side=side, agent=i, stream=stream)
-        return out
-    n = words.size - 4
-    seed_sequence, bit_generator, generator = (
-        np.random.SeedSequence,
-        np.random.PCG64,
-        np.random.Generator,
+    keys = _address_grid(n_trials, n_agents, side, stream)
+    return _generators(root, keys).reshape(n_trials, n_agents)
+
+
+def spawn_stream_rngs(
+    root: np.random.SeedSequence,
+    *,
+    n_trials: int,
+    n_agents: int,
+    n_children: int,
+    side: int = 0,
+    stream: Stream,
+) -> np.ndarray:
+    """Object array (n_trials, n_agents, n_children) of the children of ``stream_rng(...)``.
+
+    ``out[j, i, k]`` is ``stream_rng(root, trial=j, side=side, agent=i,
+    stream=stream).spawn(n_children)[k]`` (numpy's ``Generator.spawn``: address
+    ``(..., trial, side, agent, stream, k)``), built without the parent generators.
+
+    Parameters
+    ----------
+    root : numpy.random.SeedSequence
+        The run's root (:func:`as_seed_sequence`).
+    n_trials, n_agents : int
+        Numbers of trials and agents, >= 0.
+    n_children : int
+        Children per (trial, agent), >= 0.
+    side : int, default 0
+        0 for the world D, 1 for D' in an audit.
+    stream : Stream
+        Which stream.
+
+    Returns
+    -------
+    ndarray of object, shape (n_trials, n_agents, n_children)
+    """
+    keys = _address_grid(n_trials, n_agents, side, stream)
+    children = np.arange(n_children, dtype=np.int64)
+    keys = np.concatenate(
+        [np.repeat(keys, n_children, axis=0), np.tile(children, keys.shape[0])[:, None]], axis=1
     )
-    for j in range(n_trials):
-        words[n] = j
-        for i in range(n_agents):
-            words[n + 2] = i
-            # a copy each: a SeedSequence keeps its entropy object (spawn() reads it)
-            out[j, i] = generator(bit_generator(seed_sequence(words.copy())))
+    return _generators(root, keys).reshape(n_trials, n_agents, n_children)
+
+
+# ---------------------------------------------------------------- many generators at once
+# numpy's SeedSequence (NEP 19; numpy/random/bit_generator.pyx) hashes its entropy and
+# spawn key into a pool of 4 uint32 words, from which PCG64 takes 4 uint64 words. For
+# thousands of addresses that differ only in their spawn key the per-object cost
+# (~30 µs) dominates a batch of short runs, so the hash below runs once over all the
+# addresses as uint32 array arithmetic (the same operations, wrapping mod 2**32), and
+# each PCG64 seeds itself from its precomputed words through `_PrecomputedSeed`.
+# Tests compare every generator with `stream_rng` bit for bit.
+_INIT_A, _MULT_A = 0x43B0D7E5, 0x931E8875
+_INIT_B, _MULT_B = 0x8B51F9DD, 0x58F38DED
+_MIX_MULT_L, _MIX_MULT_R = 0xCA01F9DD, 0x4973F715
+_MASK32 = 0xFFFFFFFF
+_POOL_SIZE = 4  # numpy's DEFAULT_POOL_SIZE
+
+
+def _address_grid(n_trials: int, n_agents: int, side: int, stream: Stream) -> np.ndarray:
+    """Spawn-key tails ``(trial, side, agent, stream)``, int64 (n_trials * n_agents, 4)."""
+    trial = np.repeat(np.arange(int(n_trials), dtype=np.int64), int(n_agents))
+    agent = np.tile(np.arange(int(n_agents), dtype=np.int64), int(n_trials))
+    return np.column_stack(
+        [trial, np.full_like(trial, int(side)), agent, np.full_like(trial, int(stream))]
+    )
+
+
+def _words(value: int) -> list[int] | None:
+    """numpy's uint32 words of a non-negative int (least significant first; 0 -> [0])."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+        return None
+    value, words = int(value), []
+    while True:
+        words.append(value & _MASK32)
+        value >>= 32
+        if not value:
+            return words
+
+
+def _generators(root: np.random.SeedSequence, tails: np.ndarray) -> np.ndarray:
+    """Flat object array of ``default_rng(SeedSequence(root.entropy, spawn_key=root.spawn_key
+    + tuple(tail)))`` for every row ``tail`` of ``tails``."""
+    out = np.empty(tails.shape[0], dtype=object)
+    entropy = _words(root.entropy)
+    prefix = [_words(k) for k in root.spawn_key]
+    simple = (
+        entropy is not None
+        and root.pool_size == _POOL_SIZE
+        and all(w is not None and len(w) == 1 for w in prefix)
+        and (tails.size == 0 or (int(tails.min()) >= 0 and int(tails.max()) <= _MASK32))
+    )
+    if not simple:  # any other root: numpy's own objects
+        for row, tail in enumerate(tails.tolist()):
+            key = tuple(root.spawn_key) + tuple(tail)
+            out[row] = np.random.default_rng(
+                np.random.SeedSequence(root.entropy, spawn_key=key, pool_size=root.pool_size)
+            )
+        return out
+    # get_assembled_entropy: run entropy padded to the pool size (a spawn key is given)
+    run = entropy + [0] * max(0, _POOL_SIZE - len(entropy))
+    n = tails.shape[0]
+    assembled = np.empty((n, len(run) + len(prefix) + tails.shape[1]), dtype=np.uint32)
+    assembled[:, : len(run)] = run
+    assembled[:, len(run) : len(run) + len(prefix)] = [w[0] for w in prefix]
+    assembled[:, len(run) + len(prefix) :] = tails
+    state = _generate_state(_mix_entropy(assembled))
+    base, generator, pcg64 = tuple(root.spawn_key), np.random.Generator, np.random.PCG64
+    for row, (tail, words) in enumerate(zip(tails.tolist(), state)):
+        out[row] = generator(pcg64(_PrecomputedSeed(root.entropy, base + tuple(tail), words)))
     return out
 
 
-def _uint32_words(value: object) -> list[int] | None:
-    """The uint32 words SeedSequence makes of an int or a sequence of ints (None else).
+def _mix_entropy(entropy: np.ndarray) -> np.ndarray:
+    """SeedSequence.mix_entropy over rows: the uint32 pool, shape (n, 4)."""
+    n, length = entropy.shape
+    hash_const = [_INIT_A]
 
-    An int ``n >= 0`` is its little-endian 32-bit words (``0`` is one word); a
-    sequence is its items' words in order (NumPy's ``_coerce_to_uint32_array``).
+    def hashmix(value: np.ndarray) -> np.ndarray:
+        value = value ^ np.uint32(hash_const[0])
+        hash_const[0] = (hash_const[0] * _MULT_A) & _MASK32
+        value = value * np.uint32(hash_const[0])
+        return value ^ (value >> np.uint32(16))
+
+    def mix(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        result = x * np.uint32(_MIX_MULT_L) - y * np.uint32(_MIX_MULT_R)
+        return result ^ (result >> np.uint32(16))
+
+    mixer = np.empty((n, _POOL_SIZE), dtype=np.uint32)
+    zero = np.zeros(n, dtype=np.uint32)
+    for i in range(_POOL_SIZE):
+        mixer[:, i] = hashmix(entropy[:, i] if i < length else zero)
+    for i_src in range(_POOL_SIZE):
+        for i_dst in range(_POOL_SIZE):
+            if i_src != i_dst:
+                mixer[:, i_dst] = mix(mixer[:, i_dst], hashmix(mixer[:, i_src]))
+    for i_src in range(_POOL_SIZE, length):
+        for i_dst in range(_POOL_SIZE):
+            mixer[:, i_dst] = mix(mixer[:, i_dst], hashmix(entropy[:, i_src]))
+    return mixer
+
+
+def _generate_state(pool: np.ndarray) -> np.ndarray:
+    """SeedSequence.generate_state(4, np.uint64) over rows: shape (n, 4), uint64."""
+    hash_const = _INIT_B
+    words = np.empty((pool.shape[0], 8), dtype=np.uint32)
+    for i in range(8):
+        value = pool[:, i % _POOL_SIZE] ^ np.uint32(hash_const)
+        hash_const = (hash_const * _MULT_B) & _MASK32
+        value = value * np.uint32(hash_const)
+        words[:, i] = value ^ (value >> np.uint32(16))
+    return np.ascontiguousarray(words.astype("<u4").view("<u8").astype(np.uint64))
+
+
+class _PrecomputedSeed(ISpawnableSeedSequence):
+    """A SeedSequence whose ``generate_state(4, uint64)`` is already known.
+
+    PCG64 seeds itself from ``generate_state(4, np.uint64)``; every other use
+    (other word counts, ``spawn``, ``entropy``, ``spawn_key``) goes to the real
+    ``SeedSequence(entropy, spawn_key=spawn_key)``, built on first use.
     """
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        n = int(value)
-        if n < 0:
-            return None
-        words = [n & 0xFFFFFFFF]
-        n >>= 32
-        while n:
-            words.append(n & 0xFFFFFFFF)
-            n >>= 32
-        return words
-    if isinstance(value, (tuple, list)):
-        words = []
-        for item in value:
-            item_words = _uint32_words(item)
-            if item_words is None:
-                return None
-            words += item_words
-        return words
-    return None
 
+    __slots__ = ("_entropy", "_key", "_real", "_state")
 
-def _address_words(
-    root: np.random.SeedSequence, *, n_trials: int, n_agents: int, side: int, stream: Stream
-) -> np.ndarray | None:
-    """The entropy SeedSequence assembles for ``stream_rng(root, trial, side, agent,
-    stream)``, with the trial and agent words at ``[-4]`` and ``[-2]`` (None: unknown).
+    def __init__(self, entropy: int, key: tuple[int, ...], state: np.ndarray) -> None:
+        self._entropy, self._key, self._state, self._real = entropy, key, state, None
 
-    ``SeedSequence(e, spawn_key=k)`` mixes ``words(e)``, padded with zeros to its pool
-    size (4) when ``k`` is not empty, followed by ``words(k)``; a SeedSequence given
-    those words as its entropy and no spawn key has the same pool, hence the same
-    generator, at a fifth of the cost (no spawn key to convert per stream). The words
-    are checked once against ``stream_rng`` (address (0, 0)): on any difference, or
-    an entropy or key this reading does not cover, the caller builds each stream with
-    ``stream_rng``.
-    """
-    run, key = _uint32_words(root.entropy), _uint32_words(tuple(root.spawn_key))
-    if run is None or key is None or n_trials < 1 or n_agents < 1:
-        return None
-    if max(n_trials, n_agents, int(side) + 1, int(stream) + 1) > 2**32:
-        return None
-    words = np.array(
-        run + [0] * max(0, 4 - len(run)) + key + [0, int(side), 0, int(stream)], dtype=np.uint32
-    )
-    first = np.random.Generator(np.random.PCG64(np.random.SeedSequence(words.copy())))
-    reference = stream_rng(root, trial=0, side=side, agent=0, stream=stream)
-    if first.bit_generator.state != reference.bit_generator.state:
-        return None
-    return words
+    def _sequence(self) -> np.random.SeedSequence:
+        if self._real is None:
+            self._real = np.random.SeedSequence(self._entropy, spawn_key=self._key)
+        return self._real
+
+    def generate_state(self, n_words: int, dtype=np.uint32) -> np.ndarray:
+        if n_words == 4 and np.dtype(dtype) == np.dtype(np.uint64):
+            return self._state.copy()
+        return self._sequence().generate_state(n_words, dtype)
+
+    def spawn(self, n_children: int) -> list[np.random.SeedSequence]:
+        return self._sequence().spawn(n_children)
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._sequence(), name)

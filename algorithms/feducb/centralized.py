@@ -61,6 +61,9 @@ Cholesky factorisation at every sync (no explicit inverse per step). The hot loo
 allocates no per-round batch of matrices (one scratch array for the outer products),
 and a sync of every trial uses slices rather than gathers. Issue 4's benchmark:
 ``benchmarks/bench_feducb.py``.
+
+Length: the three public variants (adaptive, fixed, non-private) share one validated
+run, and each states its full numpydoc.
 """
 
 from __future__ import annotations
@@ -112,6 +115,7 @@ def _run(
     seed: int | np.random.SeedSequence,
     side: int,
     secure_noise: bool = False,
+    until_first_sync: bool = False,
 ) -> FedUCBRun:
     if not isinstance(tables, LinearBanditTables):
         raise TypeError(f"`tables` must be LinearBanditTables, got {type(tables).__name__}.")
@@ -167,7 +171,7 @@ def _run(
         literal_d_factor=literal_d_factor,
         record=record,
     )
-    loop.run(tables, privatizer)
+    loop.run(tables, privatizer, until_first_sync=until_first_sync)
     setting: dict[str, Any] = {
         "n_agents": n_agents,
         "n_arms": tables.n_arms,
@@ -188,6 +192,9 @@ def _run(
             setting["secure_noise"] = True
     else:
         setting["regularizer"] = setup.regularizer
+    if loop.rounds_played < tables.horizon:  # stopped at the first syncs (worlds.py)
+        setting["rounds_played"] = loop.rounds_played
+        loop.regret_curve[:, loop.rounds_played :] = np.nan
     sync_rounds = loop.sync_rounds
     return FedUCBRun(
         algorithm=setup.algorithm,

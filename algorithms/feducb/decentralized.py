@@ -268,9 +268,14 @@ def _decentralized(
     record: bool,
     seed: int | np.random.SeedSequence,
     secure_noise: bool,
+    until_first_sync: bool = False,
 ) -> DecentralizedFedUCBRun:
-    """:func:`run_feducb_decentralized` with its noise streams at ``side`` (worlds.py)."""
+    """:func:`run_feducb_decentralized` with its noise streams at ``side`` (worlds.py);
+    ``until_first_sync``: stop after the round at whose end the last trial has sent
+    its first Synchronize request (adaptive schedule)."""
     calibration = mode
+    if until_first_sync and schedule != "adaptive":
+        raise ValueError("`until_first_sync` stops at requests: schedule='adaptive' only.")
     setup = _check_setup(
         tables,
         graph,
@@ -301,14 +306,20 @@ def _decentralized(
     protocol = DecentralizedProtocol(
         setup, noise, root=root, record=record, failure_probability=failure_probability
     )
+    played = tables.horizon
     for t, contexts, rewards, means in iterate_rounds(tables):
         protocol.play_round(t, contexts, rewards, means)
+        if until_first_sync and protocol.counts["requests"].all():
+            played = t + 1
+            break
+    fields = protocol.outcome(
+        delta=delta, failure_probability=failure_probability, calibration=calibration
+    )
+    if played < tables.horizon:  # the rounds after are not played (worlds.py)
+        fields["setting"]["rounds_played"] = played
+        fields["regret_curve"][:, played:] = np.nan
     return DecentralizedFedUCBRun(
-        algorithm="feducb-decentralized",
-        **protocol.outcome(
-            delta=delta, failure_probability=failure_probability, calibration=calibration
-        ),
-        seed_entropy=int(root.entropy),
+        algorithm="feducb-decentralized", **fields, seed_entropy=int(root.entropy)
     )
 
 

@@ -21,7 +21,7 @@ from fedpriv.algorithms.feducb.oful import (
     inverse_from_cholesky,
     sherman_morrison_update,
 )
-from fedpriv.algorithms.seeding import Stream, stream_rng
+from fedpriv.algorithms.seeding import Stream, spawn_stream_rngs
 from fedpriv.privacy.accounting.events import NonPrivate
 from fedpriv.privacy.errors import CapacityExceededError
 from fedpriv.privacy.ledger.accountant import Accountant
@@ -128,11 +128,9 @@ class DecentralizedProtocol:
             "agent": np.arange(self.n_agents)[None, :, None],
             "subset": np.arange(gamma)[None, None, :],
         }
-        rngs = np.empty(shape, dtype=object)
-        for j in range(self.n_trials):
-            for i in range(self.n_agents):
-                children = stream_rng(root, trial=j, side=side, agent=i, stream=Stream.NOISE)
-                rngs[j, i] = list(children.spawn(gamma))
+        # (trial, agent, set): the children stream_rng(root, trial, side, agent, NOISE).spawn(γ)
+        sizes = {"n_trials": self.n_trials, "n_agents": self.n_agents, "n_children": gamma}
+        rngs = spawn_stream_rngs(root, **sizes, side=side, stream=Stream.NOISE)
         noise = self.noise
         # fixed clock: one changed pair moves up to ⌈B/γ⌉ pairs of its set's leaf through
         # the agent's own actions on set g between releases (adaptivity.py)

@@ -225,13 +225,21 @@ class CentralizedLoop:
             self.requests_log = np.zeros((n_trials, n_agents, horizon), dtype=bool)
             self.actions_log = np.zeros((n_trials, n_agents, horizon), dtype=np.int16)
             self.rewards_log = np.zeros((n_trials, n_agents, horizon))
-            self.releases: list[list[list]] = [[[] for _ in range(n_trials)] for _ in range(4)]
+            # one block per sync round: (trials, Û, û, S, s) of the trials that synced
+            self.release_log: list[tuple[np.ndarray, ...]] = []
         self.trial_index = np.arange(n_trials)[:, None]
         self.agent_index = np.arange(n_agents)[None, :]
         self.v_buffer = np.zeros((n_trials, n_agents, CHUNK_ROUNDS, d + 1))  # v = [x; y]
         self.flushed = np.zeros(n_trials, dtype=np.int64)  # chunk rows already in Q
+        self.rounds_played = horizon  # fewer when `run` stops at the first syncs
 
-    def run(self, tables: LinearBanditTables, privatizer: MatrixTreePrivatizer) -> None:
+    def run(
+        self,
+        tables: LinearBanditTables,
+        privatizer: MatrixTreePrivatizer,
+        *,
+        until_first_sync: bool = False,
+    ) -> None:
         """Play every round of ``tables``, chunk by chunk of pre-drawn values.
 
         Parameters
@@ -240,8 +248,13 @@ class CentralizedLoop:
             The worlds.
         privatizer : MatrixTreePrivatizer
             The (trial, agent) Privatizers, charged by their accountant.
+        until_first_sync : bool
+            Stop after the round at whose end the last trial has its first sync
+            (``rounds_played``): the rounds played are exactly those of the full run,
+            the later ones are not played.
         """
         all_trials = np.arange(self.n_trials)
+        synced = np.zeros(self.n_trials, dtype=bool)
         for start in range(0, self.horizon, CHUNK_ROUNDS):
             stop = min(self.horizon, start + CHUNK_ROUNDS)
             block = tables.block(start, stop)
@@ -253,7 +266,11 @@ class CentralizedLoop:
                 row = t - start
                 sync = self.play(t, row, contexts[row], rewards[row], means[row])
                 if sync.any():
-                    self.synchronize(t, row, sync, privatizer)
+                    self.synchronize(t, row, sync, privatizer)  # drops full trees from sync
+                    synced |= sync
+                    if until_first_sync and synced.all():
+                        self.rounds_played = t + 1
+                        return
             self.flush(stop - start, all_trials)
             self.flushed[:] = 0
 
@@ -380,12 +397,9 @@ class CentralizedLoop:
         self.dt[at] = 0
         self.sync_rounds[idx, t] = True
         if self.record:
-            rel_gram, rel_vec, bc_gram, bc_vec = self.releases
-            for j in idx.tolist():
-                rel_gram[j].append(u_hat[j])
-                rel_vec[j].append(small_u_hat[j])
-                bc_gram[j].append(self.s_gram[j].copy())
-                bc_vec[j].append(self.s_vec[j].copy())
+            self.release_log.append(
+                (idx, u_hat[idx], small_u_hat[idx], self.s_gram[idx], self.s_vec[idx])
+            )
 
     def flush(self, rows: int, idx: np.ndarray) -> None:
         """Add ``v vᵀ`` of the chunk rows ``flushed[j] .. rows-1`` to ``Q`` of trials ``idx``.
@@ -416,19 +430,28 @@ class CentralizedLoop:
 
     def transcript(self) -> FedUCBTranscript:
         """What each observer saw (requires ``record=True``)."""
-        n_agents, d = self.n_agents, self.dim
+        n_trials, n_agents, d = self.n_trials, self.n_agents, self.dim
+        log = self.release_log
+        # rows of every sync block, grouped by trial (stable: each trial's syncs in order)
+        trials = np.concatenate([block[0] for block in log]) if log else np.zeros(0, np.int64)
+        order = np.argsort(trials, kind="stable")
+        bounds = [0, *np.cumsum(np.bincount(trials, minlength=n_trials)).tolist()]
 
-        def stack(parts: list, shape: tuple[int, ...]) -> np.ndarray:
-            return np.stack(parts) if parts else np.zeros((0, *shape))
+        def per_trial(field: int, shape: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+            rows = (
+                np.concatenate([block[field] for block in log])[order]
+                if log
+                else np.zeros((0, *shape))
+            )
+            return tuple(rows[bounds[j] : bounds[j + 1]] for j in range(n_trials))
 
-        rel_gram, rel_vec, bc_gram, bc_vec = self.releases
         return FedUCBTranscript(
             requests=self.requests_log,
             actions=self.actions_log,
             rewards=self.rewards_log,
             sync_times=tuple(np.flatnonzero(row) for row in self.sync_rounds),
-            releases_gram=tuple(stack(p, (n_agents, d, d)) for p in rel_gram),
-            releases_vector=tuple(stack(p, (n_agents, d)) for p in rel_vec),
-            broadcasts_gram=tuple(stack(p, (d, d)) for p in bc_gram),
-            broadcasts_vector=tuple(stack(p, (d,)) for p in bc_vec),
+            releases_gram=per_trial(1, (n_agents, d, d)),
+            releases_vector=per_trial(2, (n_agents, d)),
+            broadcasts_gram=per_trial(3, (d, d)),
+            broadcasts_vector=per_trial(4, (d,)),
         )

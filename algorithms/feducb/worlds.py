@@ -28,7 +28,9 @@ _WORLD_RUNS: dict[Callable[..., Any], Callable[..., Any]] = {
 }
 
 
-def run_in_world(run: Callable[..., Any], /, *args: Any, side: int, **kwargs: Any) -> Any:
+def run_in_world(
+    run: Callable[..., Any], /, *args: Any, side: int, until_first_sync: bool = False, **kwargs: Any
+) -> Any:
     """``run(*args, **kwargs)`` with its privacy-noise streams at ``side``.
 
     Parameters
@@ -41,6 +43,14 @@ def run_in_world(run: Callable[..., Any], /, *args: Any, side: int, **kwargs: An
         Its arguments, checked against its signature (its defaults apply).
     side : int
         0 for the world D (the public function's own run), 1 for D' in an audit; >= 0.
+    until_first_sync : bool
+        Stop after the round at whose end the last trial has its first sync
+        (centralized) or has sent its first Synchronize request (decentralized,
+        adaptive schedule), for an observer who reads nothing later (the first sync
+        times and broadcasts, the first request times). The rounds played are
+        exactly the full run's; ``setting["rounds_played"]`` says how many (absent
+        when every round is played), ``regret_curve`` is NaN after them and
+        ``final_regret`` is the regret at that round.
 
     Returns
     -------
@@ -50,7 +60,8 @@ def run_in_world(run: Callable[..., Any], /, *args: Any, side: int, **kwargs: An
     Raises
     ------
     ValueError
-        If ``run`` is not one of the three, or ``side < 0``.
+        If ``run`` is not one of the three, or ``side < 0``, or ``until_first_sync``
+        is asked of the decentralized run with the fixed schedule.
     TypeError
         If the arguments do not fit ``run``'s signature.
     """
@@ -66,4 +77,6 @@ def run_in_world(run: Callable[..., Any], /, *args: Any, side: int, **kwargs: An
         for name, p in inspect.signature(run).parameters.items()
         if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
     ]
+    if until_first_sync:
+        bound.arguments["until_first_sync"] = True
     return implementation(*positional, side=side, **bound.arguments)

@@ -45,7 +45,9 @@ def symmetrized_gaussian(standard: np.ndarray, noise_stddev: float) -> np.ndarra
     -------
     ndarray of float64, shape (..., k, k), symmetric
     """
-    return (standard + standard.swapaxes(-1, -2)) * (noise_stddev / math.sqrt(2.0))
+    noise = standard + standard.swapaxes(-1, -2)
+    noise *= noise_stddev / math.sqrt(2.0)  # in place: the same product, one array less
+    return noise
 
 
 def symmetric_gaussian_release(
@@ -117,4 +119,5 @@ def symmetric_gaussian_release(
         scale=event.noise_stddev,
         l1_sensitivity=event.frobenius_sensitivity,
     )
-    return values + noise
+    noise += values  # values + noise (IEEE addition commutes), without another array
+    return noise

@@ -645,16 +645,18 @@ class MatrixTreePrivatizer:
         """Node noise of the next node of each stream: ``σ (N̂ + N̂ᵀ)/√2``, or (secure)
         a mirrored discrete Gaussian matrix of grid steps."""
         empty = index[self._buffer_pos[index] >= self._buffer_end[index]]
-        for s in empty.tolist():
-            n = int(self._next_fill[s])
-            if self.secure:
-                self._buffer[s, :n] = sample_symmetric_discrete_gaussian(
-                    self._grid_sigma, self.dim + 1, count=n, rng=self._rng[s]
-                )
-            else:
-                self._rng[s].standard_normal(out=self._buffer[s, :n])
-            self._buffer_pos[s], self._buffer_end[s] = 0, n
-            self._next_fill[s] = min(2 * n, self._refill)
+        if empty.size:  # refill those streams (index holds each stream once)
+            fills = self._next_fill[empty]
+            buffer, rngs = self._buffer, self._rng
+            for s, n in zip(empty.tolist(), fills.tolist()):
+                if self.secure:
+                    buffer[s, :n] = sample_symmetric_discrete_gaussian(
+                        self._grid_sigma, self.dim + 1, count=n, rng=rngs[s]
+                    )
+                else:
+                    rngs[s].standard_normal(out=buffer[s, :n])
+            self._buffer_pos[empty], self._buffer_end[empty] = 0, fills
+            self._next_fill[empty] = np.minimum(2 * fills, self._refill)
         raw = self._buffer[index, self._buffer_pos[index]]
         self._buffer_pos[index] += 1
         if self.secure:

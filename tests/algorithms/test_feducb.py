@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from fedpriv.algorithms.environments.linear import LinearBandit
+from fedpriv.algorithms.environments.linear import LinearBandit, LinearBanditTables
 from fedpriv.algorithms.feducb.centralized import (
     SYNC_TIMING_REASON,
     run_feducb,
@@ -330,3 +330,113 @@ def test_regret_sanity():
     assert regret[1e3] < regret[10.0] < regret[0.1]
     assert nonprivate < regret[10.0]
     assert nonprivate < 0.5 * regret[0.1]
+
+
+def test_transcript_groups_each_trials_syncs_in_order():
+    """Trials that sync at different rounds each get their own releases, in round order:
+    the broadcast of sync k is the sum of that sync's releases (plus λ I without noise),
+    and a trial without a sync gets empty arrays of the documented shapes."""
+    tables = _tables(n_trials=4, horizon=40, seed=7)
+    run = run_feducb_nonprivate(tables, threshold=3.0, record=True, seed=2)
+    tr = run.transcript
+    assert len({tuple(np.flatnonzero(row)) for row in run.sync_rounds}) > 1  # they differ
+    for j in range(4):
+        n = int(run.n_syncs[j])
+        np.testing.assert_array_equal(tr.sync_times[j], np.flatnonzero(run.sync_rounds[j]))
+        assert tr.releases_gram[j].shape == (n, 3, 3, 3)
+        assert tr.releases_vector[j].shape == (n, 3, 3)
+        assert tr.broadcasts_gram[j].shape == (n, 3, 3)
+        np.testing.assert_array_equal(
+            tr.broadcasts_gram[j], tr.releases_gram[j].sum(axis=1) + 1.0 * np.eye(3)
+        )
+        np.testing.assert_array_equal(tr.broadcasts_vector[j], tr.releases_vector[j].sum(axis=1))
+    # each trial's arrays are that trial's own: the trial run alone (no noise) gives them
+    block = tables.block(0, tables.horizon)
+    for j in range(4):
+        alone = run_feducb_nonprivate(
+            LinearBanditTables.from_arrays(
+                tables.spec,
+                block.contexts[j : j + 1],
+                block.rewards[j : j + 1],
+                tables.theta[j : j + 1],
+            ),
+            threshold=3.0,
+            record=True,
+            seed=2,
+        ).transcript
+        for field in ("releases_gram", "releases_vector", "broadcasts_gram", "broadcasts_vector"):
+            np.testing.assert_allclose(getattr(alone, field)[0], getattr(tr, field)[j], rtol=1e-12)
+    silent = run_feducb(tables, epsilon=5.0, delta=0.1, threshold=1e300, record=True, seed=2)
+    for j in range(4):
+        assert silent.transcript.releases_gram[j].shape == (0, 3, 3, 3)
+        assert silent.transcript.broadcasts_vector[j].shape == (0, 3)
+
+
+@pytest.mark.parametrize("fixed", [False, True])
+@pytest.mark.parametrize("side", [0, 1])
+def test_a_run_stopped_at_the_first_syncs_is_the_full_runs_prefix(fixed, side):
+    """``until_first_sync``: every trial's first sync time and first broadcast and the
+    rounds played are bit for bit the full run's; later rounds are not played."""
+    tables = _tables(n_trials=4, horizon=40, seed=7)
+    run, options = (
+        (run_feducb_fixed, {"sync_every": 8}) if fixed else (run_feducb, {"threshold": 12.0})
+    )
+    kwargs = dict(epsilon=5.0, delta=0.1, record=True, seed=3, side=side, **options)
+    full = run_in_world(run, tables, **kwargs)
+    short = run_in_world(run, tables, until_first_sync=True, **kwargs)
+    played = short.setting["rounds_played"]
+    assert played == 1 + max(int(times[0]) for times in full.sync_times) < tables.horizon
+    assert "rounds_played" not in full.setting
+    np.testing.assert_array_equal(
+        short.sync_rounds, np.where(np.arange(40) < played, full.sync_rounds, False)
+    )
+    np.testing.assert_array_equal(short.regret_curve[:, :played], full.regret_curve[:, :played])
+    assert np.isnan(short.regret_curve[:, played:]).all()
+    np.testing.assert_array_equal(
+        short.transcript.actions[..., :played], full.transcript.actions[..., :played]
+    )
+    for j in range(4):
+        n = short.sync_times[j].size
+        for field in ("releases_gram", "releases_vector", "broadcasts_gram", "broadcasts_vector"):
+            np.testing.assert_array_equal(
+                getattr(short.transcript, field)[j], getattr(full.transcript, field)[j][:n]
+            )
+
+
+@pytest.mark.parametrize("side", [0, 1])
+def test_a_decentralized_run_stopped_at_the_first_requests_is_the_full_runs_prefix(side):
+    """Decentralized, adaptive schedule: the requests and actions of the rounds played
+    are bit for bit the full run's, and every trial has made its first request."""
+    from fedpriv.algorithms.feducb.decentralized import run_feducb_decentralized
+    from fedpriv.algorithms.networks.graphs import make_graph
+
+    tables = _tables(n_trials=4, horizon=40, seed=7)
+    kwargs = dict(gamma=2, epsilon=1.0, delta=0.1, threshold=20.0, record=True, seed=5, side=side)
+    graph = make_graph("path", 3)
+    full = run_in_world(run_feducb_decentralized, tables, graph, **kwargs)
+    short = run_in_world(run_feducb_decentralized, tables, graph, until_first_sync=True, **kwargs)
+    played = short.setting["rounds_played"]
+    first = full.transcript.requests.groupby("trial")["t"].min()
+    assert len(first) == 4 and played == 1 + int(first.max()) < tables.horizon
+    kept = full.transcript.requests[full.transcript.requests["t"] < played]
+    np.testing.assert_array_equal(
+        short.transcript.requests.to_numpy(), kept.reset_index(drop=True).to_numpy()
+    )
+    np.testing.assert_array_equal(
+        short.transcript.actions[..., :played], full.transcript.actions[..., :played]
+    )
+    np.testing.assert_array_equal(short.regret_curve[:, :played], full.regret_curve[:, :played])
+    assert np.isnan(short.regret_curve[:, played:]).all()
+    with pytest.raises(ValueError, match="`until_first_sync` stops at requests"):
+        run_in_world(
+            run_feducb_decentralized,
+            tables,
+            graph,
+            gamma=2,
+            epsilon=1.0,
+            delta=0.1,
+            schedule="fixed",
+            sync_every=4,
+            side=0,
+            until_first_sync=True,
+        )

@@ -4,7 +4,8 @@ False-alarm rate: every run here is deterministic (nothing is noised before a fi
 sync), so each world's runs all return one value. A pair of identical worlds then
 gives equal counts for every event and a bound of 0 with probability 1 (tested
 below); a knife-edge pair gives exactly the Clopper–Pearson bound of n of n events
-against 0 of n, also with probability 1. The seeds only address batches.
+against 0 of n, also with probability 1. The seeds are not read; the audit executes
+one batch per world and counts its runs as copies (tested below).
 """
 
 from __future__ import annotations
@@ -150,3 +151,68 @@ def test_bad_input_is_rejected_naming_the_parameter():
         fa.runs_needed(float("inf"), delta=0.1)
     with pytest.raises(ValueError, match="delta"):
         fa.runs_needed(1.0, delta=1.0)
+
+
+def _samplers(monkeypatch, claim, budget):
+    """The audit's samplers, captured as search_and_confirm receives them."""
+    captured = {}
+    real = fa.search_and_confirm
+
+    def capture(samplers, **kwargs):
+        captured.update(samplers)
+        return real(samplers, **kwargs)
+
+    monkeypatch.setattr(fa, "search_and_confirm", capture)
+    fa.audit_fig1a_sync_timing(claim, budget, 5)
+    (sample,) = captured.values()
+    return sample
+
+
+def test_one_executed_batch_gives_the_samples_of_executing_every_run(monkeypatch):
+    claim = _claim("1")
+    edge = fa.fig1a_knife_edge(claim)
+    sample = _samplers(monkeypatch, claim, _BUDGET)
+    root = np.random.SeedSequence(11)
+    for world, tables in enumerate((edge.tables_d, edge.tables_d_prime)):
+        n = 257  # not a multiple of the batch: the last executed batch would be partial
+        every = first_sync_rounds(
+            fa._tile(tables, n), epsilon=1.0, delta=0.1, horizon=10**7, threshold=edge.threshold
+        ).rounds.astype(np.float64)
+        got = sample(world, n, root)
+        assert got.dtype == every.dtype and got.shape == every.shape
+        assert np.array_equal(got, every)
+        assert got[0] == (edge.tau if world == 0 else edge.tau + 1)
+
+
+def test_each_world_executes_one_batch_however_many_runs_are_counted(monkeypatch):
+    claim = _claim("2")
+    fa.fig1a_knife_edge(claim)  # the knife-edge search's own runs are not counted below
+    executed = []
+    real = fa._executed_batch
+
+    def counting(s, tables, threshold, world):
+        rounds = real(s, tables, threshold, world)
+        executed.append((world, rounds.size))
+        return rounds
+
+    monkeypatch.setattr(fa, "_executed_batch", counting)
+    budget = AuditBudget(pilot_samples=40, samples=5_000, batch_size=30)
+    result = fa.audit_fig1a_sync_timing(claim, budget, 2)
+    assert sorted(executed) == [(0, 30), (1, 30)]
+    assert (result.bound.count_d, result.bound.count_d_prime) == (5_000, 0)
+
+
+def test_a_batch_whose_runs_disagree_stops_the_audit(monkeypatch):
+    real = fa._first_sync
+
+    def drifting(s, tables, threshold):
+        out = real(s, tables, threshold)
+        if out.rounds.size > 1:
+            rounds = out.rounds.copy()
+            rounds[-1] += 1
+            out = dataclasses.replace(out, rounds=rounds)
+        return out
+
+    monkeypatch.setattr(fa, "_first_sync", drifting)
+    with pytest.raises(RuntimeError, match="runs of world D differ"):
+        fa.audit_fig1a_sync_timing(_claim("5"), _BUDGET, 1)

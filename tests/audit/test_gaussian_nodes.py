@@ -29,7 +29,7 @@ from fedpriv.privacy import Accountant, MatrixTreePrivatizer
 from fedpriv.privacy.accounting.events import SelfComposed, SymmetricMatrixGaussian
 from fedpriv.privacy.mechanisms import matrix_release
 from fedpriv.privacy.mechanisms.matrix_release import symmetric_gaussian_release
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
@@ -335,3 +335,28 @@ def test_release_charges_one_event_per_matrix() -> None:
 def test_bad_input_raises_value_error_naming_the_parameter(call, name) -> None:
     with pytest.raises(ValueError, match=f"`?{name}`?"):
         call()
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    n=st.integers(1, 5),
+    nodes=st.integers(1, 3),
+    k=st.integers(1, 4),
+    sigma=st.floats(0.01, 100.0),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_release_is_the_documented_formula_bit_for_bit(n, nodes, k, sigma, seed) -> None:
+    """``values + σ (N̂ + N̂ᵀ)/√2`` of the generator's next normals, exactly."""
+    base = np.random.default_rng(seed + 1).normal(size=(nodes, k, k))
+    values = np.broadcast_to(base + base.swapaxes(-1, -2), (n, nodes, k, k))
+    out = symmetric_gaussian_release(
+        values,
+        noise_stddev=sigma,
+        frobenius_sensitivity=1.0,
+        accountant=Accountant(disjoint=("s",)),
+        keys={"s": np.arange(n)[:, None]},
+        rng=np.random.default_rng(seed),
+    )
+    standard = np.random.default_rng(seed).standard_normal(values.shape)
+    expected = values + (standard + standard.swapaxes(-1, -2)) * (sigma / math.sqrt(2.0))
+    assert np.array_equal(out, expected)

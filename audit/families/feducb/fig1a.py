@@ -43,6 +43,16 @@ Budget. Every run of a world returns the same value, so with ``n`` runs per worl
 zero events in one of them the Clopper–Pearson bound at 95 % (level 0.0125 per side)
 is ``ln((0.0125^{1/n} − δ)/(1 − 0.0125^{1/n})) ≈ ln(0.9 n / 4.38)``: 10⁴ runs give
 7.63, and a row with claimed ε needs ``n > 4.87 e^ε`` (ε = 10: 1.07·10⁵).
+
+Executed runs. The runs read no randomness (the sampler is given no stream), so n runs
+of a world are n evaluations of one deterministic function of that world's tables.
+The audit executes one batch per world (up to ``budget.batch_size`` runs, fewer when
+their contexts would pass 40 MB: 250 at τ = 0), requires every run of it to agree
+(:class:`RuntimeError` otherwise) and counts the pilot's and the confirmation's runs
+as copies of that outcome: the same samples, bit for bit, as executing them all, at the
+cost of one batch (ε = 10's 1.5·10⁵ runs per world took 148 s, now under a second).
+The bound's soundness rests on that determinism; with it, any finite bound is below
+the truth, which is ε = ∞ (the event has probability 1 in D and 0 in D').
 """
 
 from __future__ import annotations
@@ -195,6 +205,25 @@ def fig1a_knife_edge(claim: Claim, *, first_round: int = 0, shrink: float = 0.05
     )
 
 
+def _executed_batch(s: dict, tables, threshold: float, world: int) -> np.ndarray:
+    """First sync rounds of one executed batch of runs of ``world``, which must agree.
+
+    The runs read no randomness, so every run of a world has this one outcome: the
+    audit executes one batch per world and counts its ``n`` runs as ``n`` copies of it
+    (the module docstring's "Budget"). A batch whose runs differ would mean the
+    simulation is not the deterministic function it is taken for: the audit stops.
+    """
+    rounds = np.asarray(_first_sync(s, tables, threshold).rounds)
+    if rounds.size == 0 or not np.all(rounds == rounds[0]):
+        name = ("D", "D'")[world]
+        raise RuntimeError(
+            f"the {rounds.size} runs of world {name} differ "
+            "(first sync rounds " + ", ".join(map(str, np.unique(rounds)[:5])) + "): "
+            "the runs are not deterministic, so their copies cannot stand for new runs"
+        )
+    return rounds
+
+
 def _tile(tables, n: int, rounds: int | None = None):
     """The first ``rounds`` (default all) rounds of ``tables`` (one trial), as ``n`` trials."""
     from fedpriv.algorithms.environments.linear import LinearBanditTables
@@ -263,11 +292,12 @@ def audit_fig1a_sync_timing(
     """Audit the first sync time in the claim's (Fig. 1A) setting; see the module docstring.
 
     The pilot (``budget.pilot_samples`` runs per world) chooses the event among the
-    engine's candidates and ``first sync time == τ``; ``budget.samples`` fresh runs
-    per world confirm it (:func:`~fedpriv.audit.engine.coupled.search_and_confirm`).
-    The runs draw no randomness (nothing is noised before the first sync), so
-    ``seed`` only addresses the batches. ``first_round`` is passed to
-    :func:`fig1a_knife_edge` (each run plays τ + 1 rounds).
+    engine's candidates and ``first sync time == τ``; ``budget.samples`` runs per world
+    confirm it (:func:`~fedpriv.audit.engine.coupled.search_and_confirm`). The runs
+    draw no randomness (nothing is noised before the first sync), so ``seed`` is not
+    read, and one executed batch per world stands for all of them (the module
+    docstring's "Executed runs"). ``first_round`` is passed to :func:`fig1a_knife_edge`
+    (each run plays τ + 1 rounds).
 
     Parameters
     ----------
@@ -288,6 +318,9 @@ def audit_fig1a_sync_timing(
     ------
     ValueError
         If ``claim`` is not centralized adaptive FedUCB, or ``first_round < 0``.
+    RuntimeError
+        If no knife edge is found (:func:`fig1a_knife_edge`), or the runs of one
+        executed batch disagree.
     """
     s = _checked_setting(claim)
     edge = fig1a_knife_edge(claim, first_round=first_round)
@@ -295,17 +328,15 @@ def audit_fig1a_sync_timing(
     per_run = edge.tables_d.block(0, edge.tau + 1).contexts.nbytes
     batch = max(1, min(budget.batch_size, _MAX_BATCH_BYTES // per_run))
 
-    tiled: dict[tuple[int, int], object] = {}  # (world, runs) -> tables, built once
+    executed: dict[int, np.ndarray] = {}  # world -> first sync rounds of its executed batch
 
     def sample(world, n, root):
         del root  # deterministic runs: no stream is read
-        out = []
-        for start in range(0, n, batch):
-            size = min(batch, n - start)
-            if (world, size) not in tiled:
-                tiled[world, size] = worlds[world] if size == 1 else _tile(worlds[world], size)
-            out.append(_first_sync(s, tiled[world, size], edge.threshold).rounds)
-        return np.concatenate(out).astype(np.float64)
+        if world not in executed:
+            size = min(batch, n)
+            tables = worlds[world] if size == 1 else _tile(worlds[world], size)
+            executed[world] = _executed_batch(s, tables, edge.threshold, world)
+        return np.full(n, executed[world][0], dtype=np.float64)
 
     pair = (
         f"one user changed: agent {edge.agent}'s decision set at round {edge.tau} scaled "

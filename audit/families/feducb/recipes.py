@@ -417,6 +417,7 @@ def audit_sync_timing(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
             for b, start in enumerate(range(0, n, budget.batch_size)):
                 size = min(budget.batch_size, n - start)
                 tables = _tile(worlds[world], size)
+                # the view read here ends at the first sync: runs stop there
                 if fixed:
                     run = run_in_world(
                         run_feducb_fixed,
@@ -427,6 +428,7 @@ def audit_sync_timing(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
                         record=True,
                         seed=child_seed(root, b),
                         side=world,
+                        until_first_sync=True,
                     )
                 else:
                     run = run_in_world(
@@ -438,6 +440,7 @@ def audit_sync_timing(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
                         record=True,
                         seed=child_seed(root, b),
                         side=world,
+                        until_first_sync=True,
                     )
                 out.append(_observe(run))
             return np.concatenate(out)
@@ -527,8 +530,17 @@ def _reread(bound: EpsilonLowerBound, delta: float) -> EpsilonLowerBound:
 
 
 def _decentralized_run(
-    s: dict, tables, *, threshold: float, n_trials_seed, side: int = 0, record: bool = True
+    s: dict,
+    tables,
+    *,
+    threshold: float,
+    n_trials_seed,
+    side: int = 0,
+    record: bool = True,
+    first_only: bool = False,
 ):
+    """Decentralized FedUCB in the claim's setting; ``first_only``: the caller reads the
+    first request times only, so each batch stops once all its trials have requested."""
     from fedpriv.algorithms.feducb.decentralized import run_feducb_decentralized
     from fedpriv.algorithms.feducb.worlds import run_in_world
     from fedpriv.algorithms.networks.graphs import make_graph
@@ -546,6 +558,7 @@ def _decentralized_run(
         record=record,
         seed=n_trials_seed,
         side=side,
+        until_first_sync=first_only,
     )
 
 
@@ -567,7 +580,7 @@ def _crossing(s: dict, tables, tau: int, *, low: float, high: float) -> float:
     """
     for _ in range(45):
         mid = 0.5 * (low + high)
-        run = _decentralized_run(s, tables, threshold=mid, n_trials_seed=0)
+        run = _decentralized_run(s, tables, threshold=mid, n_trials_seed=0, first_only=True)
         if _first_request(run, 1, tables.horizon)[0] <= tau:
             low = mid
         else:
@@ -590,7 +603,7 @@ def _audit_request_timing(claim: Claim, budget: AuditBudget, seed) -> EndToEndAu
     horizon = tables.horizon
     samplers = {}
     for start in (100.0, 50.0, 200.0, 25.0):
-        probe = _decentralized_run(s, tables, threshold=start, n_trials_seed=0)
+        probe = _decentralized_run(s, tables, threshold=start, n_trials_seed=0, first_only=True)
         tau = int(_first_request(probe, 1, horizon)[0])
         if tau >= horizon - 1:
             continue
@@ -600,7 +613,9 @@ def _audit_request_timing(claim: Claim, budget: AuditBudget, seed) -> EndToEndAu
         agent = int(requests.sort_values("t")["agent"].iloc[0])
         block = tables.block(tau, tau + 1)
         changed = tables.substitute(agent=agent, t=tau, contexts=block.contexts[0, agent, 0] * 0.05)
-        other = _decentralized_run(s, changed, threshold=threshold, n_trials_seed=0)
+        other = _decentralized_run(
+            s, changed, threshold=threshold, n_trials_seed=0, first_only=True
+        )
         if _first_request(other, 1, horizon)[0] <= tau:
             continue
         worlds = (tables, changed)
@@ -615,6 +630,7 @@ def _audit_request_timing(claim: Claim, budget: AuditBudget, seed) -> EndToEndAu
                     threshold=threshold,
                     n_trials_seed=child_seed(root, b),
                     side=world,
+                    first_only=True,
                 )
                 out.append(_first_request(run, size, horizon))
             return np.concatenate(out)
