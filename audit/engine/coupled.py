@@ -195,6 +195,46 @@ def _pilot_score(
     return best
 
 
+def _beta_where(function, level: float, a: np.ndarray, b: np.ndarray, where, fill: float):
+    """``function(level, a, b)`` (a beta ``ppf`` or ``isf``) where ``where`` holds, else
+    ``fill``: one vectorized call, elementwise the scalar calls' values."""
+    out = np.full(a.shape, fill)
+    if where.any():
+        out[where] = function(level, a[where], b[where])
+    return out
+
+
+def _pilot_scores(
+    hits_d: np.ndarray,
+    n_d: int,
+    hits_dp: np.ndarray,
+    n_dp: int,
+    delta: float,
+    *,
+    n_confirm: int,
+    confidence: float,
+) -> list[float]:
+    """:func:`_pilot_score` of every event at once (hit counts as float64 arrays): the
+    same values, float for float, with one Clopper–Pearson call per bound for all the
+    events instead of four scipy calls per event (issue 23)."""
+    level = (1.0 - confidence) / 4.0
+    k_d = np.asarray(hits_d, dtype=np.float64) / n_d * n_confirm
+    k_dp = np.asarray(hits_dp, dtype=np.float64) / n_dp * n_confirm
+    n = float(n_confirm)
+    p_low = _beta_where(stats.beta.ppf, level, k_d, n - k_d + 1, k_d > 0, 0.0)
+    q_low = _beta_where(stats.beta.ppf, level, k_dp, n - k_dp + 1, k_dp > 0, 0.0)
+    p_up = _beta_where(stats.beta.isf, level, k_d + 1, n - k_d, k_d < n, 1.0)
+    q_up = _beta_where(stats.beta.isf, level, k_dp + 1, n - k_dp, k_dp < n, 1.0)
+    scores = []
+    for bounds in zip(p_low.tolist(), q_up.tolist(), q_low.tolist(), p_up.tolist()):
+        best = 0.0
+        for num, den in (bounds[:2], bounds[2:]):
+            if num - delta > 0:
+                best = max(best, math.log((num - delta) / den))
+        scores.append(best)
+    return scores
+
+
 def describe_event(event: tuple[int, str, float], names: tuple[str, ...] | None = None) -> str:
     """Readable form of a candidate event."""
     column, kind, value = event
@@ -375,16 +415,17 @@ def search_and_confirm(
         pilots = pilot_draws[2 * index : 2 * index + 2]
         pooled = np.concatenate(pilots, axis=0)
         extra = list((events or {}).get(pair, []))
-        for event in _candidate_events(pooled) + extra:
-            score = _pilot_score(
-                _indicator(pilots[0], event).sum(),
-                len(pilots[0]),
-                _indicator(pilots[1], event).sum(),
-                len(pilots[1]),
-                delta,
-                n_confirm=budget.samples,
-                confidence=budget.confidence,
-            )
+        candidates = _candidate_events(pooled) + extra
+        scores = _pilot_scores(
+            np.array([_indicator(pilots[0], event).sum() for event in candidates]),
+            len(pilots[0]),
+            np.array([_indicator(pilots[1], event).sum() for event in candidates]),
+            len(pilots[1]),
+            delta,
+            n_confirm=budget.samples,
+            confidence=budget.confidence,
+        )
+        for event, score in zip(candidates, scores, strict=True):
             if best is None or score > best[0]:
                 best = (score, pair, event)
     assert best is not None
