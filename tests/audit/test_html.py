@@ -11,6 +11,7 @@ screenshot there; with ``FEDPRIV_REPORT_DIR=reports`` it opens
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import math
@@ -468,3 +469,22 @@ def test_guide_report_page_example_writes_the_page(tmp_path):
     for record in records:
         assert f'data-key="{record["key"]}"' in page
         assert f'data-verdict="{record["verdict"]}"' in page
+
+
+def test_brackets_with_a_shared_text_to_path_are_the_per_figure_ones_byte_for_byte(monkeypatch):
+    """The shared TextToPath (one mathtext parse per page) changes no byte of any SVG."""
+    import matplotlib.text
+    from fedpriv.audit.claims import _page_assets
+
+    records = attach_curves([OLD, NEW, {**NEW, "key": "x/y", "claimed": None}])
+    shared = [_bracket_svg(record) for record in records * 2]
+
+    @contextlib.contextmanager
+    def fresh():  # the old behaviour: every renderer gets its own TextToPath
+        yield
+
+    monkeypatch.setattr(_page_assets, "_shared_text_to_path", fresh)
+    alone = [_bracket_svg(record) for record in records * 2]
+    assert shared == alone
+    assert all("<!-- $10^{-12}$ -->" in svg for svg in shared)  # mathtext drawn
+    assert matplotlib.text.TextToPath is not _page_assets._TEXT_TO_PATH[0]
