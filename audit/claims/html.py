@@ -188,7 +188,7 @@ def _table(records: list[dict]) -> list[str]:
     return rows
 
 
-def _card(record: dict, index: int) -> str:
+def _card(record: dict, index: int, svg: str | None = None) -> str:
     key = _key(record, index)
     details = [
         ("evidence", record.get("evidence")),
@@ -209,7 +209,7 @@ def _card(record: dict, index: int) -> str:
         f'<article class="card" id="plot-{index}" data-index="{index}">'
         f'<h3>{html.escape(key)} <span class="badge v-{verdict}">{verdict}</span></h3>'
         f'<p class="statement">{html.escape(_statement(record))}</p>'
-        f"<figure>{_bracket_svg(record)}</figure><dl>{dl}</dl></article>"
+        f"<figure>{_bracket_svg(record) if svg is None else svg}</figure><dl>{dl}</dl></article>"
     )
 
 
@@ -293,6 +293,7 @@ def build_index_html(
     *,
     title: str = "fedpriv: privacy claims and verdicts",
     generated: str = "",
+    brackets: list[str] | None = None,
 ) -> str:
     """The page for ``records`` (``claims.json`` records, optionally with ``curve``).
 
@@ -304,6 +305,9 @@ def build_index_html(
         ``findings.json`` entries; None says that there is no such file.
     title, generated : str
         Page heading and a line saying how the records were produced.
+    brackets : list of str, optional
+        The bracket ``<svg>`` of each record, already drawn (:func:`index_html` draws
+        them on a process pool); default: drawn here.
 
     Returns
     -------
@@ -343,7 +347,10 @@ def build_index_html(
             "when a lower bound rises above the star, and holds when the upper bound is at "
             "or below it.</p>"
         ),
-        *(_card(record, i) for i, record in enumerate(records)),
+        *(
+            _card(record, i, None if brackets is None else brackets[i])
+            for i, record in enumerate(records)
+        ),
         "</section>",
         f"<script>{_SCRIPT}</script></body></html>",
     ]
@@ -385,4 +392,56 @@ def index_html(
             f"{report.seconds:.0f} s. Do not edit by hand."
         )
     findings = None if out_dir is None else load_findings(out_dir)
-    return build_index_html(attach_curves(records, results), findings, generated=generated)
+    workers = 1 if report is None else int(getattr(report.config, "workers", 1) or 1)
+    curved, brackets = _curves_and_brackets(records, results, workers)
+    return build_index_html(curved, findings, generated=generated, brackets=brackets)
+
+
+def _brackets_job(job: dict) -> list[tuple[dict, str]]:
+    """Curves and bracket ``<svg>`` of one family's records (a picklable unit of work)."""
+    curved = attach_curves(job["records"], job["results"])
+    return [(record, _bracket_svg(record)) for record in curved]
+
+
+def _curves_and_brackets(records: list[dict], results, workers: int):
+    """``(attach_curves(records, results), [bracket svg per record])`` on a local
+    process pool of ``workers`` (in this process when 1).
+
+    Every record's curves and plot depend on that record (and its result) alone, so
+    the page is the same whatever the workers. The jobs are arranged for speed only: a
+    family's records with a claimed δ > 0 (their curves re-run its accountant recipes,
+    which share what a process caches, e.g. the AAMAS rows' PLD of a setting) stay in
+    one job, the largest first; the others (plots only) follow in chunks of 16.
+    """
+    from fedpriv.audit.engine.executor import parallel_map
+
+    families: dict[str, list[int]] = {}
+    plots_only: list[int] = []
+    for index, record in enumerate(records):
+        delta = (record.get("claimed") or {}).get("delta")
+        if isinstance(delta, (int, float)) and delta == 0:
+            plots_only.append(index)
+        else:
+            family = str(record.get("key") or "").split("/", 1)[0]
+            families.setdefault(family, []).append(index)
+    order = sorted(families.values(), key=len, reverse=True)
+    order += [plots_only[i : i + 16] for i in range(0, len(plots_only), 16)]
+    results = [r for r in results if getattr(r, "key", None)]
+    jobs = []
+    for indices in order:
+        keys = {records[i].get("key") for i in indices}
+        jobs.append(
+            {
+                "records": [records[i] for i in indices],
+                "results": [r for r in results if r.key in keys],
+            }
+        )
+    outputs = parallel_map(
+        _brackets_job, jobs, workers=workers, say=lambda _: None, describe=lambda *_: ""
+    )
+    curved: list[Any] = [None] * len(records)
+    brackets: list[Any] = [None] * len(records)
+    for indices, output in zip(order, outputs, strict=True):
+        for index, (record, svg) in zip(indices, output, strict=True):
+            curved[index], brackets[index] = record, svg
+    return curved, brackets
