@@ -17,7 +17,7 @@ import numpy as np
 from fedpriv.algorithms.environments.heterogeneous import BanditEnvironment
 from fedpriv.algorithms.gossip_fed_ucb.releases import open_fed_ucb_releases
 from fedpriv.algorithms.networks.graphs import edge_array
-from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng, stream_rngs
+from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rngs
 from fedpriv.privacy import Accountant, LaplaceTreeCounter
 from fedpriv.privacy.calibrations import fed_ucb_scale
 from fedpriv.privacy.checks import check_int_at_least
@@ -72,10 +72,9 @@ def _reward_tables(
     """Each trial's table (drawn for the whole horizon, checked), rows ``0..rounds`` kept."""
     expected = (env.n_agents, horizon + 1, env.n_arms)
     tables = []
-    for j in range(n_trials):
-        table = np.asarray(
-            env.sample_rewards(horizon, rng=stream_rng(root, trial=j, stream=Stream.ENVIRONMENT))
-        )
+    rngs = stream_rngs(root, n_trials=n_trials, n_agents=1, stream=Stream.ENVIRONMENT)[:, 0]
+    for rng in rngs:
+        table = np.asarray(env.sample_rewards(horizon, rng=rng))
         if table.shape != expected:
             raise ValueError(
                 f"`env.sample_rewards` must return shape {expected} per trial, got {table.shape}."
@@ -120,10 +119,9 @@ def draw_active_edges(graph: nx.Graph, horizon: int, *, n_trials: int, seed) -> 
     root = as_seed_sequence(seed)
     horizon = check_int_at_least("horizon", horizon, 1)
     edges = edge_array(graph)  # checks the graph once; row e is edge number e
-    draws = [
-        stream_rng(root, trial=j, stream=Stream.NETWORK).integers(0, edges.shape[0], size=horizon)
-        for j in range(check_int_at_least("n_trials", n_trials, 1))
-    ]
+    n_trials = check_int_at_least("n_trials", n_trials, 1)
+    rngs = stream_rngs(root, n_trials=n_trials, n_agents=1, stream=Stream.NETWORK)[:, 0]
+    draws = [rng.integers(0, edges.shape[0], size=horizon) for rng in rngs]
     return edges[np.stack(draws)]
 
 
