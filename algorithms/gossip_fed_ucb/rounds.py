@@ -288,7 +288,7 @@ def choose_arms(
     # Lines 7-13: UCB argmax (uniform tie-break) or a uniform pick from 𝒜_i.
     q = theta + confidence_radius(counts, t, n_agents=N, horizon=horizon, epsilon=radius_epsilon)
     arm = q.argmax(axis=-1)
-    best = q == np.take_along_axis(q, arm[..., None], axis=-1)
+    best = q == q.max(axis=-1, keepdims=True)  # the value at ``arm``: same ties
     if best.sum(axis=-1).max() > 1:  # a tie somewhere: break it uniformly
         arm = _pick(best, u)
     if forced.any():
