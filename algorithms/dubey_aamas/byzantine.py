@@ -52,7 +52,7 @@ from fedpriv.algorithms.dubey_aamas.robust import (
 )
 from fedpriv.algorithms.dubey_aamas.runs import CoopRun, Transcript
 from fedpriv.algorithms.environments.bernoulli import BernoulliMAB, RewardTable
-from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rngs
+from fedpriv.algorithms.seeding import Stream, as_seed_sequence, spawn_stream_rngs, stream_rngs
 from fedpriv.privacy import Accountant
 from fedpriv.privacy.accounting import events
 from fedpriv.privacy.checks import check_positive
@@ -62,15 +62,18 @@ __all__ = ["run_byzantine_coop_ucb"]
 
 
 def _contamination_rngs(
-    root: np.random.SeedSequence, n_trials: int, n_agents: int, extra: int
-) -> np.ndarray:
-    """(n_trials, n_agents) generators at ENVIRONMENT addresses + ``extra`` (shared by D, D')."""
-    out = np.empty((n_trials, n_agents), dtype=object)
-    for j in range(n_trials):
-        for i in range(n_agents):
-            key = (*root.spawn_key, j, 0, i, int(Stream.ENVIRONMENT), extra)
-            out[j, i] = np.random.default_rng(np.random.SeedSequence(root.entropy, spawn_key=key))
-    return out
+    root: np.random.SeedSequence, n_trials: int, n_agents: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Two (n_trials, n_agents) generator arrays at the ENVIRONMENT addresses extended by 1
+    and by 2 (shared by D, D'): the flips' and the draws' streams.
+
+    Built in one batch (:func:`~fedpriv.algorithms.seeding.spawn_stream_rngs`: child ``k``
+    of an address is the address extended by ``k``; child 0 is unused).
+    """
+    children = spawn_stream_rngs(
+        root, n_trials=n_trials, n_agents=n_agents, n_children=3, stream=Stream.ENVIRONMENT
+    )
+    return children[:, :, 1], children[:, :, 2]
 
 
 class _SampleSets:
@@ -194,8 +197,8 @@ def run_byzantine_coop_ucb(
         np.concatenate([[0.0, 1.0], contamination.support(), [o.value for o in table.overrides]])
     )
     policy = PolicyUniforms(stream_rngs(root, n_trials=B, n_agents=M, stream=Stream.POLICY), T)
-    flips = PolicyUniforms(_contamination_rngs(root, B, M, 1), T)
-    draws = PolicyUniforms(_contamination_rngs(root, B, M, 2), T)
+    flip_rngs, draw_rngs = _contamination_rngs(root, B, M)
+    flips, draws = PolicyUniforms(flip_rngs, T), PolicyUniforms(draw_rngs, T)
     accountant = Accountant(disjoint=("trial", "agent", "arm"))
     accountant.spend_many(
         events.NonPrivate(reason="raw (possibly contaminated) rewards broadcast (Alg. 3, eq. 7)"),

@@ -280,3 +280,26 @@ def test_arm_major_delay_line_delivers_what_the_delay_line_delivers(seed, gamma)
             d_num, d_den = rng.normal(size=rows.size), rng.integers(1, 3, rows.size) * 1.0
             line.send(t, rows // n_agents, rows % n_agents, arm, np.stack([d_num, d_den]))
             fast.send(t, rows, arm, d_num, d_den)
+
+
+@given(
+    entropy=st.integers(0, 2**128),
+    key=st.lists(st.integers(0, 2**31), max_size=3).map(tuple),
+    n_trials=st.integers(0, 3),
+    n_agents=st.integers(1, 3),
+)
+def test_byzantine_contamination_streams_keep_their_addresses(entropy, key, n_trials, n_agents):
+    """The flips' and draws' generators, built in one batch, are those at the ENVIRONMENT
+    address extended by 1 and by 2 (one SeedSequence each, as before issue 23)."""
+    from fedpriv.algorithms.dubey_aamas.byzantine import _contamination_rngs
+    from fedpriv.algorithms.seeding import Stream
+
+    root = np.random.SeedSequence(entropy, spawn_key=key)
+    flips, draws = _contamination_rngs(root, n_trials, n_agents)
+    assert flips.shape == draws.shape == (n_trials, n_agents)
+    for extra, rngs in ((1, flips), (2, draws)):
+        for j in range(n_trials):
+            for i in range(n_agents):
+                address = (*key, j, 0, i, int(Stream.ENVIRONMENT), extra)
+                ref = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=address))
+                assert rngs[j, i].bit_generator.state == ref.bit_generator.state
