@@ -17,7 +17,13 @@ through :func:`fedpriv.privacy.mechanisms.laplace_release` (charged to each run'
 Every scale's joint and product counts, and so its bounds, are exactly those of
 ``audit_tree_nodes(pair, scale=b, seed=seed, ...)`` (a test checks it bit for bit);
 only the draws are shared. Each scale's bound therefore keeps its own guarantee at its
-confidence. The bounds of different scales are computed from the same draws, so they
+confidence. Scoring takes fewer passes than the single audit and decides identically:
+the joint LLR folds the doubling and the node's sign into per-node constants (exact
+operations; :func:`_joint_terms`), the same values up to the sign of a zero, and the
+product audit compares each draw with a per-node cut found by bisection over the
+doubles (:func:`_product_cuts`), since its release ``S + b·N`` rounds monotonically in
+``N``. Tests check both against the direct computation, and every scale's result
+against the single audit, bit for bit. The bounds of different scales are computed from the same draws, so they
 are dependent: each holds marginally, not jointly with the others.
 
 Work
@@ -28,6 +34,10 @@ one; :func:`grid_results` turns the parts' counts into one
 :class:`~fedpriv.audit.engine.tree.TreeAuditResult` per scale. Counts add, and each
 part draws at fixed addresses, so the results do not depend on how many workers ran
 the parts. :func:`audit_tree_nodes_grid` does the three steps in this process.
+
+Length: the grid's parts and results with their exact scoring helpers (the pairwise
+row sum, the folded LLR terms and the product cuts with their bisection) are one
+argument about one set of draws and stay together.
 """
 
 from __future__ import annotations
@@ -176,9 +186,12 @@ def part_counts(part: dict) -> dict:
     below = loc_d < loc_d_prime
     if part["stage"] == "joint":
         counts = np.zeros(len(scales), dtype=np.int64)
+        joint_terms = [_joint_terms(released, loc_d, loc_d_prime, b) for b in scales]
     else:
         counts = np.zeros((len(scales), m), dtype=np.int64)
         joints = np.zeros(len(scales), dtype=np.int64)
+        flip = np.where(below, 1.0, -1.0)
+        cuts = [_product_cuts(released, loc_d, below, b) for b in scales]
     for batch, start in enumerate(range(0, n_samples, batch_size)):
         size = min(batch_size, n_samples - start)
         # Lap(1) through the library's mechanism at the single audit's address: times
@@ -192,18 +205,19 @@ def part_counts(part: dict) -> dict:
             rng=stream_rng(part["seed"], trial=batch, side=part["world"], stream=Stream.NOISE),
         )
         for lo in range(0, size, _BLOCK):
-            # Node-major copy of the block: every operation below is the single audit's,
-            # element by element, on long contiguous rows.
+            # Node-major copy of the block: every operation below is the single audit's
+            # (or, for the product audit, decides as it does), element by element, on
+            # long contiguous rows.
             block = np.ascontiguousarray(noise[lo : lo + _BLOCK].T)
-            y = np.empty_like(block)
-            for i, b in enumerate(scales):
-                np.multiply(block, b, out=y)
-                y += released[:, None]  # S + b·N, the single audit's release
-                if part["stage"] == "joint":
-                    llr = _laplace_llr(y, loc_d, loc_d_prime, b)
+            if part["stage"] == "joint":
+                y = np.empty_like(block)
+                for i, terms in enumerate(joint_terms):
+                    llr = _laplace_llr(block, terms, y)
                     counts[i] += np.count_nonzero(llr >= part["thresholds"][i])
-                else:
-                    inside = np.where(below[:, None], y <= loc_d[:, None], y >= loc_d[:, None])
+            else:
+                block *= flip[:, None]  # exact: N >= c  <=>  -N <= -c
+                for i, cut in enumerate(cuts):
+                    inside = block <= cut[:, None]
                     counts[i] += inside.sum(axis=1)
                     joints[i] += np.count_nonzero(inside.all(axis=0))
     out = {"counts": counts, "seconds": time.perf_counter() - started}
@@ -212,26 +226,129 @@ def part_counts(part: dict) -> dict:
     return out
 
 
-def _laplace_llr(y: np.ndarray, a: np.ndarray, b: np.ndarray, scale: float) -> np.ndarray:
-    """The Laplace LLR of :func:`fedpriv.audit.estimators.laplace_log_density_ratio` of
-    the runs in the columns of ``y`` (shape (m, n); overwritten), bit for bit.
+def _joint_terms(
+    released: np.ndarray, a: np.ndarray, b: np.ndarray, scale: float
+) -> tuple[np.ndarray, ...]:
+    """Per-node constants of :func:`_laplace_llr` at node scale ``scale``, each (m, 1).
 
-    Each term is ``sign(g)·clip(2y − a − b, −|g|, |g|)`` with the same operations in the
-    same order (``clip`` as ``min(max(·, −|g|), |g|)``, equal for every non-NaN value);
-    the terms of a run are added in the order in which ``ndarray.sum(axis=1)`` adds a
-    contiguous row (:func:`_row_sums`), and the sum is divided by ``scale``.
+    The single audit scores a release ``y = S + b·N`` with the Laplace LLR of
+    :func:`fedpriv.audit.estimators.laplace_log_density_ratio`: per node
+    ``sign(g)·clip(2y − a − b, −|g|, |g|)`` with ``g = a − b``, the terms added in
+    ``ndarray.sum`` order and divided by ``scale``. Doubling and negating a double are
+    exact and commute with round-to-nearest (no value here is subnormal: ``|N|`` is 0
+    or above 10⁻¹⁶, ``S``, ``a``, ``b`` are sums of rewards), and the clip is symmetric,
+    so the term equals ``clip(((N·(2 scale s) + 2 s S) − s a) − s b, −|g|, |g|)`` with
+    ``s = sign(g)``, except that a term of 0 may carry the other sign of zero, which no
+    sum's comparison with a threshold sees. These are the constants
+    ``(2 scale s, 2 s S, s a, s b, |g|, scale)``.
     """
-    gap = (a - b)[:, None]
-    bound = np.abs(gap)
-    y *= 2.0
-    y -= a[:, None]
-    y -= b[:, None]
+    gap = a - b
+    sign = np.sign(gap)
+    col = [
+        ((2.0 * scale) * sign)[:, None],
+        (2.0 * released * sign)[:, None],
+        (sign * a)[:, None],
+        (sign * b)[:, None],
+        np.abs(gap)[:, None],
+    ]
+    return (*col, scale)
+
+
+def _laplace_llr(noise: np.ndarray, terms: tuple, y: np.ndarray) -> np.ndarray:
+    """The single audit's Laplace LLR of the releases ``S + scale·N`` of the runs in the
+    columns of ``noise`` (``N``, shape (m, n)), up to the sign of a zero; ``y`` (same
+    shape) is overwritten. ``terms`` is :func:`_joint_terms`; the terms of a run are
+    added in the order in which ``ndarray.sum(axis=1)`` adds a contiguous row
+    (:func:`_row_sums`), and the sum is divided by ``scale``."""
+    mult, add, sa, sb, bound, scale = terms
+    np.multiply(noise, mult, out=y)
+    y += add
+    y -= sa
+    y -= sb
     np.maximum(y, -bound, out=y)
     np.minimum(y, bound, out=y)
-    y *= np.sign(gap)
     llr = _row_sums(y)
     llr /= scale
     return llr
+
+
+def _product_cuts(
+    released: np.ndarray, loc_d: np.ndarray, below: np.ndarray, scale: float
+) -> np.ndarray:
+    """Per-node cuts of the product audit at node scale ``scale``, shape (m,).
+
+    The single audit counts a node on D's side when its release ``y = S + scale·N``
+    (NumPy's multiply, then add) is ``<= loc_d`` (``below``) or ``>= loc_d`` (else).
+    Both roundings are non-decreasing in ``N``, so the first is ``N <= c`` for ``c``
+    the largest double it holds at (bisection over the doubles in order) and the
+    second ``N >= c'`` for the smallest, i.e. ``−N <= −c'``: the same decision for every
+    finite draw, with one comparison instead of a multiply, an add and a comparison
+    per scale. ``±inf`` stands for "every draw" / "none".
+    """
+    out = np.empty(loc_d.size)
+    for i, (s, limit, le) in enumerate(zip(released.tolist(), loc_d.tolist(), below.tolist())):
+        if le:
+            out[i] = _last_at_most(scale, s, limit)
+        else:
+            out[i] = -_first_at_least(scale, s, limit)
+    return out
+
+
+_LARGEST = float(np.finfo(np.float64).max)
+
+
+def _key(x: float) -> int:
+    """An integer order of the finite doubles (``-0.0`` and ``0.0`` share 0)."""
+    bits = int(np.float64(x).view(np.int64))
+    return bits if bits >= 0 else -(bits & 0x7FFF_FFFF_FFFF_FFFF)
+
+
+def _double(key: int) -> float:
+    bits = key if key >= 0 else (-key) | -0x8000_0000_0000_0000
+    return float(np.int64(bits).view(np.float64))
+
+
+def _last_at_most(scale: float, shift: float, limit: float) -> float:
+    """Largest finite ``N`` with ``scale·N + shift <= limit`` in double arithmetic
+    (Python floats round as NumPy's elementwise multiply and add); ``-inf`` if none,
+    ``inf`` if every ``N``."""
+
+    def holds(n: float) -> bool:
+        return scale * n + shift <= limit
+
+    low, high = _key(-_LARGEST), _key(_LARGEST)
+    if not holds(-_LARGEST):
+        return -np.inf
+    if holds(_LARGEST):
+        return np.inf
+    while high - low > 1:  # holds(low), not holds(high)
+        mid = (low + high) // 2
+        if holds(_double(mid)):
+            low = mid
+        else:
+            high = mid
+    return _double(low)
+
+
+def _first_at_least(scale: float, shift: float, limit: float) -> float:
+    """Smallest finite ``N`` with ``scale·N + shift >= limit`` (as
+    :func:`_last_at_most`); ``inf`` if none, ``-inf`` if every ``N``."""
+
+    def holds(n: float) -> bool:
+        return scale * n + shift >= limit
+
+    low, high = _key(-_LARGEST), _key(_LARGEST)
+    if not holds(_LARGEST):
+        return np.inf
+    if holds(-_LARGEST):
+        return -np.inf
+    while high - low > 1:  # not holds(low), holds(high)
+        mid = (low + high) // 2
+        if holds(_double(mid)):
+            high = mid
+        else:
+            low = mid
+    return _double(high)
 
 
 def _row_sums(rows: np.ndarray) -> np.ndarray:

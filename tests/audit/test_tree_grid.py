@@ -185,3 +185,51 @@ def test_pairwise_sum_is_numpys_row_sum_bit_for_bit(m):
     columns = np.ascontiguousarray(rows.T)
     ours = _row_sums(columns)
     np.testing.assert_array_equal(ours.view(np.int64), reference.view(np.int64))
+
+
+_FINITE = st.floats(allow_nan=False, allow_infinity=False, width=64)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    scale=st.sampled_from([0.3, 0.6, 0.8, 1.0, 1.4, 2.0, 2.8, 3.5, 7.0, 10.0, 14.0, 20.0]),
+    shift=st.integers(0, 40).map(float),
+    limit=st.integers(0, 40).map(float),
+    below=st.booleans(),
+    draws=st.lists(st.floats(-60.0, 60.0), min_size=1, max_size=40),
+)
+def test_product_cut_decides_as_the_release_for_every_draw(scale, shift, limit, below, draws):
+    from fedpriv.audit.engine.tree_grid import _product_cuts
+
+    (cut,) = _product_cuts(np.array([shift]), np.array([limit]), np.array([below]), scale)
+    # the draws, and the doubles at and around the cut, where a rounding would show
+    near = [] if not np.isfinite(cut) else [abs(cut), -abs(cut)]
+    near += [np.nextafter(x, d) for x in near for d in (-np.inf, np.inf)]
+    n = np.array(draws + near, dtype=np.float64)
+    y = np.multiply(n, scale) + shift  # the single audit's release, NumPy's arithmetic
+    direct = y <= limit if below else y >= limit
+    signed = n if below else -n
+    assert np.array_equal(signed <= cut, direct)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    scale=st.sampled_from([0.6, 1.0, 2.8, 7.0, 20.0]),
+    sums=st.lists(st.tuples(*(st.integers(0, 30).map(float),) * 3), min_size=1, max_size=24),
+    seed=st.integers(0, 2**32 - 1),
+    threshold=st.floats(-30.0, 30.0),
+)
+def test_folded_llr_is_the_estimators_llr(scale, sums, seed, threshold):
+    from fedpriv.audit.engine.tree_grid import _joint_terms, _laplace_llr
+    from fedpriv.audit.estimators import laplace_log_density_ratio
+
+    released, a, b = (np.array(col) for col in zip(*sums))
+    noise = np.random.default_rng(seed).laplace(0.0, 1.0, size=(a.size, 300))
+    noise[:, :3] = 0.0  # exact zeros: terms of 0 are where the sign of zero may differ
+    # runs in C-order rows, as the single audit's releases reach the estimator (its row
+    # sums follow the memory order)
+    y = np.multiply(np.ascontiguousarray(noise.T), scale) + released
+    expected = laplace_log_density_ratio(a, b, scale)(y)
+    got = _laplace_llr(noise, _joint_terms(released, a, b, scale), np.empty_like(noise))
+    assert np.array_equal(got, expected)  # equal values; +0 == -0
+    assert np.array_equal(got >= threshold, expected >= threshold)
