@@ -308,20 +308,15 @@ def _double(key: int) -> float:
     return float(np.int64(bits).view(np.float64))
 
 
-def _last_at_most(scale: float, shift: float, limit: float) -> float:
-    """Largest finite ``N`` with ``scale·N + shift <= limit`` in double arithmetic
-    (Python floats round as NumPy's elementwise multiply and add); ``-inf`` if none,
-    ``inf`` if every ``N``."""
-
-    def holds(n: float) -> bool:
-        return scale * n + shift <= limit
-
+def _last_true(holds) -> float:
+    """Largest finite double at which the non-increasing predicate ``holds`` (true, then
+    false, in the doubles' order) is true; ``-inf`` if none, ``inf`` if every one."""
     low, high = _key(-_LARGEST), _key(_LARGEST)
     if not holds(-_LARGEST):
         return -np.inf
     if holds(_LARGEST):
         return np.inf
-    while high - low > 1:  # holds(low), not holds(high)
+    while high - low > 1:  # holds at low, not at high
         mid = (low + high) // 2
         if holds(_double(mid)):
             low = mid
@@ -330,25 +325,19 @@ def _last_at_most(scale: float, shift: float, limit: float) -> float:
     return _double(low)
 
 
+def _last_at_most(scale: float, shift: float, limit: float) -> float:
+    """Largest finite ``N`` with ``scale·N + shift <= limit`` in double arithmetic
+    (Python floats round as NumPy's elementwise multiply and add); ``-inf`` if none,
+    ``inf`` if every ``N``."""
+    return _last_true(lambda n: scale * n + shift <= limit)
+
+
 def _first_at_least(scale: float, shift: float, limit: float) -> float:
     """Smallest finite ``N`` with ``scale·N + shift >= limit`` (as
-    :func:`_last_at_most`); ``inf`` if none, ``-inf`` if every ``N``."""
-
-    def holds(n: float) -> bool:
-        return scale * n + shift >= limit
-
-    low, high = _key(-_LARGEST), _key(_LARGEST)
-    if not holds(_LARGEST):
-        return np.inf
-    if holds(-_LARGEST):
-        return -np.inf
-    while high - low > 1:  # not holds(low), holds(high)
-        mid = (low + high) // 2
-        if holds(_double(mid)):
-            high = mid
-        else:
-            low = mid
-    return _double(high)
+    :func:`_last_at_most`): the double after the last ``N`` below it; ``inf`` if none,
+    ``-inf`` if every ``N``."""
+    below = _last_true(lambda n: not scale * n + shift >= limit)
+    return below if np.isinf(below) else _double(_key(below) + 1)
 
 
 def _row_sums(rows: np.ndarray) -> np.ndarray:
