@@ -16,34 +16,6 @@ from __future__ import annotations
 
 from fedpriv.algorithms.exports import lazy_exports
 
-__all__ = [
-    "DIRECTIONS",
-    "NO_EVIDENCE",
-    "AuditResult",
-    "CurveAudit",
-    "EpsilonLowerBound",
-    "MuLowerBound",
-    "NeighboringPair",
-    "OneRunBound",
-    "assert_private",
-    "audit_black_box",
-    "audit_mechanism",
-    "audit_one_run",
-    "audit_one_run_mechanism",
-    "audit_privacy_curve",
-    "clopper_pearson_interval",
-    "default_epsilon_grid",
-    "estimate_delta_lower_bounds",
-    "estimate_epsilon_lower_bound",
-    "estimate_gdp_mu_lower_bound",
-    "estimate_one_run_epsilon",
-    "gaussian_log_density_ratio",
-    "laplace_log_density_ratio",
-    "laplace_threshold_grid",
-    "one_run_p_value",
-    "stream_pair",
-]
-
 #: Module (relative to this package) -> the public names it defines, imported on first use.
 _MODULES = {
     "regression.api": (
@@ -79,4 +51,4 @@ _MODULES = {
 
 
 # Import a public name from its module on first use (PEP 562).
-_, __getattr__, __dir__ = lazy_exports(__name__, _MODULES)
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _MODULES)

@@ -163,38 +163,6 @@ def _indicator(observed: np.ndarray, event: tuple[int, str, float]) -> np.ndarra
     return hit.astype(np.float64)
 
 
-def _pilot_score(
-    hits_d: float,
-    n_d: int,
-    hits_dp: float,
-    n_dp: int,
-    delta: float,
-    *,
-    n_confirm: int,
-    confidence: float,
-) -> float:
-    """The bound the event would give on the confirming sample, projected from the pilot.
-
-    The pilot's proportions are scaled to ``n_confirm`` runs per world and bounded with
-    Clopper–Pearson at the confirmation's level ``(1 − confidence)/4``, so the search
-    ranks events by what confirmation can certify (rare events whose pilot counts are
-    noise, and events too rare for the confirming sample, rank low).
-    """
-    level = (1.0 - confidence) / 4.0
-    k_d = hits_d / n_d * n_confirm
-    k_dp = hits_dp / n_dp * n_confirm
-    n = float(n_confirm)
-    p_low = stats.beta.ppf(level, k_d, n - k_d + 1) if k_d > 0 else 0.0
-    q_low = stats.beta.ppf(level, k_dp, n - k_dp + 1) if k_dp > 0 else 0.0
-    p_up = stats.beta.isf(level, k_d + 1, n - k_d) if k_d < n else 1.0
-    q_up = stats.beta.isf(level, k_dp + 1, n - k_dp) if k_dp < n else 1.0
-    best = 0.0
-    for num, den in ((p_low, q_up), (q_low, p_up)):
-        if num - delta > 0:
-            best = max(best, math.log((num - delta) / den))
-    return best
-
-
 def _beta_where(function, level: float, a: np.ndarray, b: np.ndarray, where, fill: float):
     """``function(level, a, b)`` (a beta ``ppf`` or ``isf``) where ``where`` holds, else
     ``fill``: one vectorized call, elementwise the scalar calls' values."""
@@ -214,9 +182,15 @@ def _pilot_scores(
     n_confirm: int,
     confidence: float,
 ) -> list[float]:
-    """:func:`_pilot_score` of every event at once (hit counts as float64 arrays): the
-    same values, float for float, with one Clopper–Pearson call per bound for all the
-    events instead of four scipy calls per event (issue 23)."""
+    """The bound each event would give on the confirming sample, projected from the
+    pilot (hit counts as float64 arrays, one score per event).
+
+    The pilot's proportions are scaled to ``n_confirm`` runs per world and bounded with
+    Clopper–Pearson at the confirmation's level ``(1 − confidence)/4``, so the search
+    ranks events by what confirmation can certify (rare events whose pilot counts are
+    noise, and events too rare for the confirming sample, rank low). One call per
+    bound covers every event; ``tests/audit/test_pilot_scores.py`` keeps the per-event
+    scalar computation as its reference, float for float."""
     level = (1.0 - confidence) / 4.0
     k_d = np.asarray(hits_d, dtype=np.float64) / n_d * n_confirm
     k_dp = np.asarray(hits_dp, dtype=np.float64) / n_dp * n_confirm

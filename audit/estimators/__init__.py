@@ -62,31 +62,6 @@ _MODULES = {
     "white_box": ("gaussian_log_density_ratio", "laplace_log_density_ratio"),
 }
 
-__all__ = [
-    "DIRECTIONS",
-    "NO_EVIDENCE",
-    "CurveAudit",
-    "EpsilonLowerBound",
-    "MuLowerBound",
-    "OneRunBound",
-    "audit_one_run",
-    "audit_one_run_mechanism",
-    "audit_privacy_curve",
-    "beta_binomial_confidence_sequence",
-    "clopper_pearson_interval",
-    "default_epsilon_grid",
-    "epsilon_lower_bound_at_delta",
-    "epsilon_lower_bound_from_counts",
-    "estimate_delta_lower_bounds",
-    "estimate_epsilon_lower_bound",
-    "estimate_gdp_mu_lower_bound",
-    "estimate_one_run_epsilon",
-    "gaussian_log_density_ratio",
-    "laplace_log_density_ratio",
-    "laplace_threshold_grid",
-    "one_run_p_value",
-]
-
 
 # Import a public name from its module on first use (PEP 562).
-_, __getattr__, __dir__ = lazy_exports(__name__, _MODULES)
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _MODULES)

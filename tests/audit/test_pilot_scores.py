@@ -1,19 +1,21 @@
 """The pilot search's vectorized scores equal the per-event reference, float for float.
 
 :func:`fedpriv.audit.engine.coupled._pilot_scores` ranks every candidate event of a
-pilot sample with one Clopper–Pearson call per bound; ``_pilot_score`` (one event,
-four scipy calls) is the reference it must reproduce exactly, since the chosen event
-and the reported pilot ε follow from these scores. Deterministic.
+pilot sample with one Clopper–Pearson call per bound; ``_pilot_score`` below (one
+event, four scipy calls: the search's code before issue 23) is the reference it must
+reproduce exactly, since the chosen event and the reported pilot ε follow from these
+scores. Deterministic.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from fedpriv.audit.engine.coupled import (
     AuditBudget,
     _candidate_events,
     _indicator,
-    _pilot_score,
     _pilot_scores,
     child_seed,
     describe_event,
@@ -21,8 +23,35 @@ from fedpriv.audit.engine.coupled import (
 from fedpriv.audit.engine.coupled import search_and_confirm as search
 from hypothesis import given
 from hypothesis import strategies as st
+from scipy import stats
 
 __all__: list[str] = []
+
+
+def _pilot_score(
+    hits_d: float,
+    n_d: int,
+    hits_dp: float,
+    n_dp: int,
+    delta: float,
+    *,
+    n_confirm: int,
+    confidence: float,
+) -> float:
+    """One event's projected bound, four scipy calls (the reference)."""
+    level = (1.0 - confidence) / 4.0
+    k_d = hits_d / n_d * n_confirm
+    k_dp = hits_dp / n_dp * n_confirm
+    n = float(n_confirm)
+    p_low = stats.beta.ppf(level, k_d, n - k_d + 1) if k_d > 0 else 0.0
+    q_low = stats.beta.ppf(level, k_dp, n - k_dp + 1) if k_dp > 0 else 0.0
+    p_up = stats.beta.isf(level, k_d + 1, n - k_d) if k_d < n else 1.0
+    q_up = stats.beta.isf(level, k_dp + 1, n - k_dp) if k_dp < n else 1.0
+    best = 0.0
+    for num, den in ((p_low, q_up), (q_low, p_up)):
+        if num - delta > 0:
+            best = max(best, math.log((num - delta) / den))
+    return best
 
 
 @given(
