@@ -196,6 +196,8 @@ class ClaimResult:
     view : View, optional
         The observer and outputs the claim protects
         (:mod:`fedpriv.audit.engine.views`).
+    recipe_curves : dict, optional
+        :func:`fedpriv.audit.claims.curves.recipe_curves` of the row (page only).
     """
 
     claim: Claim
@@ -219,6 +221,7 @@ class ClaimResult:
     audit_event_at_1e6: str | None = None
     key: str | None = None
     view: Any = None
+    recipe_curves: dict[str, Any] | None = None
 
     @property
     def delta_is_vacuous(self) -> bool:

@@ -42,7 +42,14 @@ import numpy as np
 from fedpriv.audit.claims.claim import json_number
 from fedpriv.audit.estimators.threshold import clopper_pearson_interval
 
-__all__ = ["DELTA_GRID", "accountant_curve", "attach_curves", "audit_curve", "mechanism_curve"]
+__all__ = [
+    "DELTA_GRID",
+    "accountant_curve",
+    "attach_curves",
+    "audit_curve",
+    "mechanism_curve",
+    "recipe_curves",
+]
 
 #: δ values of every curve: one per decade from 1e-12 to 1e-1.
 DELTA_GRID: tuple[float, ...] = tuple(float(10.0**k) for k in range(-12, 0))
@@ -131,6 +138,40 @@ def mechanism_curve(key: str | None, deltas: list[float]) -> list[Any] | None:
     return None
 
 
+def recipe_curves(key: str | None, delta: float) -> dict[str, Any]:
+    """The recipe curves of the registered claim ``key`` on the δ grid of a claim at
+    ``delta``: ``{"delta": grid, "accountant": ..., "mechanism": ...}``, each curve
+    present where :func:`accountant_curve` / :func:`mechanism_curve` gives one.
+
+    ``fedpriv verify`` computes them in the process that evaluated the row, right after
+    its recipes ran there, so that the recipes' caches (e.g. an AAMAS setting's PLD,
+    seconds to build) serve them; :func:`attach_curves` then takes them as they are.
+    The same functions of the same register entry, so the same values wherever they
+    are computed.
+
+    Parameters
+    ----------
+    key : str or None
+        A register key.
+    delta : float
+        The claimed δ, in [0, 1).
+
+    Returns
+    -------
+    dict
+        The grid (``"delta"``) and the curves that exist.
+    """
+    deltas = _grid_with(float(delta))
+    out: dict[str, Any] = {"delta": deltas}
+    accountant = accountant_curve(key, deltas)
+    if accountant is not None:
+        out["accountant"] = accountant
+    mechanism = mechanism_curve(key, deltas)
+    if mechanism is not None:
+        out["mechanism"] = mechanism
+    return out
+
+
 def audit_curve(bound: Any, deltas: list[float]) -> list[float] | None:
     """``ε_lb(δ) = max(0, ln((p_lo − δ)/q_hi))`` of the audit's best event.
 
@@ -209,20 +250,23 @@ def attach_curves(records: list[dict], results=()) -> list[dict]:
     """
     bounds = {r.key: r.audit for r in results if getattr(r, "key", None)}
     second = {r.key: getattr(r, "audit_at_1e6", None) for r in results if getattr(r, "key", None)}
+    computed = {
+        r.key: r.recipe_curves
+        for r in results
+        if getattr(r, "key", None) and getattr(r, "recipe_curves", None) is not None
+    }
     out = []
     for record in records:
         record = dict(record)
         if not isinstance(record.get("curve"), dict):
             claimed = record.get("claimed") or {}
             delta = claimed.get("delta") or 0.0
-            deltas = _grid_with(float(delta) if isinstance(delta, (int, float)) else 0.0)
-            curve: dict[str, Any] = {"delta": deltas}
-            accountant = accountant_curve(record.get("key"), deltas)
-            if accountant is not None:
-                curve["accountant"] = accountant
-            mechanism = mechanism_curve(record.get("key"), deltas)
-            if mechanism is not None:
-                curve["mechanism"] = mechanism
+            delta = float(delta) if isinstance(delta, (int, float)) else 0.0
+            curve = computed.get(record.get("key"))
+            if curve is None or curve["delta"] != _grid_with(delta):
+                curve = recipe_curves(record.get("key"), delta)
+            curve = dict(curve)
+            deltas = curve["delta"]
             audit = _consistent_audit_curve(bounds.get(record.get("key")), deltas)
             if audit is not None:
                 curve["audit"] = audit

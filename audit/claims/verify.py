@@ -46,6 +46,7 @@ from fedpriv.audit.claims.claim import (
     LowerBoundEvidence,
     decide_verdict,
 )
+from fedpriv.audit.claims.curves import recipe_curves
 from fedpriv.audit.claims.family import families
 from fedpriv.audit.claims.findings import finding_ids
 from fedpriv.audit.claims.register import claims_for, paper_of, view_of
@@ -484,9 +485,13 @@ def evaluate_claim(key: str, budget: AuditBudget, seed: np.random.SeedSequence) 
 
 def _job(job: dict) -> ClaimResult:
     """One claim (a picklable unit of work for the executor); a worker process loads
-    the run's claims files first, so that users' rows are in its register too."""
+    the run's claims files first, so that users' rows are in its register too. The
+    row's recipe curves for the report page are computed here too, where the recipes
+    just ran and their caches are warm (:func:`fedpriv.audit.claims.curves.recipe_curves`)."""
     _load_claims_files(job.get("claims_files", ()))
-    return evaluate_claim(job["key"], job["budget"], job["seed"])
+    result = evaluate_claim(job["key"], job["budget"], job["seed"])
+    curves = recipe_curves(result.key, result.claim.claimed_delta)
+    return dataclasses.replace(result, recipe_curves=curves)
 
 
 def _with_shared_audits(done: dict[str, ClaimResult], entries) -> dict[str, ClaimResult]:

@@ -257,6 +257,31 @@ def test_accountant_curve_of_an_approximate_claim_is_the_recipe_at_each_delta():
     assert record["curve"]["delta"] == sorted(set(DELTA_GRID) | {0.1})
 
 
+def test_recipe_curves_computed_with_the_row_are_the_ones_the_page_would_compute():
+    """verify's claim jobs attach each row's recipe curves (where its recipes' caches are
+    warm); the page takes them as they are, and they equal what it computes itself."""
+    import dataclasses
+    from types import SimpleNamespace
+
+    from fedpriv.audit.claims.curves import recipe_curves
+    from fedpriv.audit.claims.verify import _job
+    from fedpriv.audit.engine.coupled import AuditBudget
+
+    key = "feducb/feducb/user-at-all-agents"  # an approximate claim with no audit
+    budget = AuditBudget(pilot_samples=100, samples=100, batch_size=100)
+    result = _job({"key": key, "budget": budget, "seed": np.random.SeedSequence(0)})
+    record = result.to_dict()
+    assert result.recipe_curves == recipe_curves(key, result.claim.claimed_delta)
+    assert set(result.recipe_curves) == {"delta", "accountant", "mechanism"}
+    assert attach_curves([record], [result]) == attach_curves([record])
+    # Taken as they are: a marked curve comes through; another grid is recomputed.
+    marked = {**result.recipe_curves, "accountant": ["marked"] * len(result.recipe_curves["delta"])}
+    taken = attach_curves([record], [dataclasses.replace(result, recipe_curves=marked)])
+    assert taken[0]["curve"]["accountant"] == marked["accountant"]
+    moved = SimpleNamespace(key=key, audit=None, audit_at_1e6=None, recipe_curves={"delta": [0.5]})
+    assert attach_curves([record], [moved]) == attach_curves([record])
+
+
 # ----------------------------------------------------------------------------- browser
 def _page_and_records(tmp_path: Path) -> tuple[Path, list[dict], Path]:
     """(page, its records, screenshot path): reports/ on request, else a fresh page."""
