@@ -44,6 +44,7 @@ from fedpriv.privacy.accounting.tree import released_tree_depth, tree_depth
 from fedpriv.privacy.checks import check_int_at_least, check_positive, check_real
 from fedpriv.privacy.errors import CapacityExceededError
 from fedpriv.privacy.ledger.accountant import Accountant
+from fedpriv.privacy.mechanisms.laplace_draw import sample_laplace
 from fedpriv.privacy.mechanisms.secure_noise import (
     default_granularity,
     from_grid,
@@ -83,8 +84,8 @@ def _draw_laplace(
     """
 
     def draw(generator: np.random.Generator, size: tuple[int, ...]) -> np.ndarray:
-        if not secure:
-            return generator.laplace(0.0, scale, size=size)
+        if not secure:  # generator.laplace(0.0, scale, size) bit for bit, state too
+            return sample_laplace(generator, scale, size)
         n = int(np.prod(size, dtype=np.int64))
         return sample_discrete_laplace(scale, size=n, rng=generator).reshape(size)
 
