@@ -45,6 +45,7 @@ for small draws, ``generator.laplace`` itself is called.
 
 from __future__ import annotations
 
+import math
 import platform
 import sys
 
@@ -136,9 +137,11 @@ def sample_laplace(
     -------
     ndarray of float64, shape ``size``
     """
-    shape = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
-    n = int(np.prod(shape, dtype=np.int64))
-    if not FAST_PATH or n < _MIN_FAST:
+    if type(size) is not tuple:  # small draws (one block per generator) are common
+        size = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
+    shape = size
+    n = math.prod(shape)
+    if n < _MIN_FAST or not FAST_PATH:
         return generator.laplace(0.0, scale, size=shape)
     out = np.empty(n)
     for start in range(0, n, _BLOCK):
