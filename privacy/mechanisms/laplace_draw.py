@@ -8,20 +8,21 @@ NumPy's ``Generator.laplace(loc, scale, size)`` calls the C function
     elif U > 0.0:  return loc + scale * log(U + U)
     else:          redraw (U == 0 is rejected and the next U is used)
 
-with ``log`` the C library's. :func:`sample_laplace` draws the same uniforms with
-``Generator.random`` (the same ``next_double``, one per element, in order) and
-evaluates the same expression array-wise, in cache-sized blocks:
+with ``log`` the C library's (the same in NumPy 2.0 to 2.4.6). :func:`sample_laplace`
+draws the same uniforms with ``Generator.random`` (the same ``next_double``, one per
+element, in order) and evaluates the same expression array-wise, in cache-sized
+blocks, in IEEE double arithmetic as C does on x86-64 (SSE2, no excess precision):
 
-* ``s = 1 - 2·floor(U + U)`` is ``-1`` where ``U >= 0.5`` and ``+1`` elsewhere (``U + U``
-  is exact), so ``(2s' + s·U) + s·U`` with ``2s' = 2·floor(U + U)`` is ``(2.0 - U) - U``
-  on the upper branch and ``(0.0 + U) + U = U + U`` on the lower one: the C arguments,
-  operation for operation (``a - b`` is ``a + (-b)`` in IEEE 754 arithmetic, sign of a
-  zero included, and negation is exact);
+* ``f = floor(U + U)`` is 1 where ``U >= 0.5`` and 0 elsewhere (``U + U`` is exact);
+  with ``s = 1 - 2f`` (-1 or +1), ``(2f + s·U) + s·U`` is ``(2.0 - U) - U`` on the
+  upper branch and ``(0.0 + U) + U = U + U`` on the lower one: the C arguments,
+  operation for operation (``a - b`` is ``a + (-b)`` in IEEE 754, sign of a zero
+  included, and negation is exact);
 * ``np.log`` of the argument is the C library's ``log`` (condition below);
-* ``log·(s·scale) + loc`` is ``loc - scale·log`` (upper) or ``loc + scale·log`` (lower):
-  ``s·scale`` is exact, rounding is symmetric so ``log·(-scale) = -(scale·log)``, and
-  ``x + loc = loc + x``; at ``U = 0.5`` this gives ``-0.0 + 0.0 = +0.0`` as C's
-  ``0.0 - 0.0``.
+* ``log·(s·scale) + loc`` is ``loc - scale·log`` (upper) or ``loc + scale·log``
+  (lower): ``s·scale`` is exact, round to nearest is symmetric so
+  ``log·(-scale) = -(scale·log)``, and ``x + loc = loc + x``. At ``U = 0.5`` (``log``
+  is +0.0) this is ``-0.0 + loc``: ``+0.0`` for ``loc = 0.0``, as C's ``0.0 - 0.0``.
 
 A ``U == 0`` (probability ``2**-53`` per draw) is rejected as C rejects it: the block's
 nonzero uniforms give the next outputs and the rest of the array is drawn by
@@ -32,15 +33,18 @@ therefore those of ``generator.laplace(loc, scale, size)``; the tests check both
 When ``np.log`` is the C library's ``log``
 ------------------------------------------
 ``np.log`` on float64 runs NumPy's ``DOUBLE_log`` loop
-(``numpy/_core/src/umath/loops_exponent_log.dispatch.c.src``): a SIMD kernel of its
-own (AVX512F, or SVML with AVX512_SKX) when the CPU has AVX-512, otherwise the scalar
-loop ``npy_log(x)``, which is ``log(x)`` of the same C library ``random_laplace``
-links to. The compiler cannot fuse ``loc - scale * log(...)`` into an FMA either while
-NumPy's build baseline (``__cpu_baseline__``, X86_V2 for NumPy 2.4 wheels) has no FMA,
-and the random module is compiled for the baseline only. So the fast path is used
-only on Linux x86-64 with NumPy 2, a baseline without FMA3, and a CPU without AVX512F
-and AVX512_SKX (NumPy's ``__cpu_features__``): :data:`FAST_PATH`. Everywhere else, and
-for small draws, ``generator.laplace`` itself is called.
+(``numpy/_core/src/umath/loops_exponent_log.dispatch.c.src``, the same in NumPy 2.0
+to 2.4.6): a SIMD kernel of its own (AVX512F, or SVML with AVX512_SKX) when the CPU
+has AVX-512, otherwise the scalar loop ``npy_log(x)``, and ``npy_log`` is ``#define
+npy_log log`` (``numpy/_core/include/numpy/npy_math.h``): the ``log`` of the same C
+library ``random_laplace`` calls, and NumPy is not built with ``-ffast-math`` (which
+would let the compiler substitute vector variants). The compiler cannot fuse
+``loc - scale * log(...)`` into an FMA either while NumPy's build baseline
+(``__cpu_baseline__``, X86_V2 for NumPy 2.4 wheels) has no FMA, and the random module
+is compiled for the baseline only. So the fast path is used only on Linux x86-64 with
+NumPy 2, a baseline without FMA3, and a CPU without AVX512F and AVX512_SKX (NumPy's
+``__cpu_features__``): :data:`FAST_PATH`. Everywhere else, and for small draws,
+``generator.laplace`` itself is called.
 """
 
 from __future__ import annotations
