@@ -133,7 +133,8 @@ def sample_laplace(
     generator : numpy.random.Generator
         The privacy-noise stream; advanced exactly as ``generator.laplace`` advances it.
     scale : float
-        Laplace scale ``b`` > 0 (units of the released statistic).
+        Laplace scale ``b`` >= 0 (units of the released statistic); any other value is
+        passed to ``generator.laplace``, which raises as it does.
     size : int or tuple of int
         Output shape.
 
@@ -145,8 +146,8 @@ def sample_laplace(
         size = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
     shape = size
     n = math.prod(shape)
-    if n < _MIN_FAST or not FAST_PATH:
-        return generator.laplace(0.0, scale, size=shape)
+    if n < _MIN_FAST or not FAST_PATH or not 0.0 <= scale < np.inf:
+        return generator.laplace(0.0, scale, size=shape)  # raises on a bad scale
     out = np.empty(n)
     for start in range(0, n, _BLOCK):
         block = out[start : start + _BLOCK]

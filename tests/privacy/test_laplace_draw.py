@@ -177,3 +177,22 @@ def test_every_bit_generator_gives_generator_laplace(bit_generator) -> None:
         )
     np.testing.assert_equal(ours.bit_generator.state, theirs.bit_generator.state)
     np.testing.assert_array_equal(_bits(ours.random(9)), _bits(theirs.random(9)))
+
+
+def test_a_bad_scale_is_generator_laplaces_business() -> None:
+    with pytest.raises(ValueError):
+        np.random.default_rng(0).laplace(0.0, -1.0, 1000)
+    with pytest.raises(ValueError):
+        sample_laplace(np.random.default_rng(0), -1.0, 1000)
+    ours, theirs = np.random.default_rng(1), np.random.default_rng(1)
+    np.testing.assert_array_equal(
+        _bits(sample_laplace(ours, np.nan, 1000)), _bits(theirs.laplace(0.0, np.nan, 1000))
+    )
+
+
+@fast_only
+def test_scale_zero_gives_positive_zeros_as_c_does() -> None:
+    ours, theirs = np.random.default_rng(4), np.random.default_rng(4)
+    np.testing.assert_array_equal(
+        _bits(sample_laplace(ours, 0.0, 3000)), _bits(theirs.laplace(0.0, 0.0, 3000))
+    )
