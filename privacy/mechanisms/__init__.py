@@ -29,6 +29,7 @@ counter) sits beside its event, so that no release can be drawn without its char
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -97,8 +98,11 @@ def _draw_laplace(
         raise ValueError(f"`rng` shape {rshape} does not match the leading axes of {body}.")
     out = np.empty(shape, dtype=np.int64 if secure else np.float64)
     inner = shape[:lead] + body[len(rshape) :]
-    for index in np.ndindex(*rshape):
-        out[(slice(None),) * lead + index] = draw(rng[index], inner)
+    # The rng axes as one (a view of the new array); rng.flat is np.ndindex's order.
+    blocks = out.reshape(shape[:lead] + (math.prod(rshape),) + inner[lead:])
+    head = (slice(None),) * lead
+    for k, generator in enumerate(rng.flat):
+        blocks[head + (k,)] = draw(generator, inner)
     return out
 
 
