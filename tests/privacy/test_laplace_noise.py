@@ -111,3 +111,26 @@ def test_broadcast_ravel_is_broadcast_to_ravel(shapes, dtype) -> None:
     expected = np.broadcast_to(labels, shape).ravel()
     assert ours.dtype == expected.dtype and ours.shape == expected.shape
     assert ours.tolist() == expected.tolist()
+
+
+@pytest.mark.parametrize("lead", [0, 1])
+@pytest.mark.parametrize("rest", [(), (4,), (300, 3)])
+def test_each_generator_fills_its_own_block(lead, rest) -> None:
+    """``_draw_laplace`` with an rng array: generator ``index`` draws block ``index``
+    with ``Generator.laplace`` (node-major ``lead`` axes first), as a per-index loop."""
+    from fedpriv.privacy.mechanisms import _draw_laplace
+
+    def generators():
+        streams = np.random.SeedSequence(5).spawn(6)
+        rng = np.empty(6, dtype=object)
+        rng[:] = [np.random.default_rng(s) for s in streams]
+        return rng.reshape(3, 2)
+
+    shape = (7,) * lead + (3, 2) + rest
+    drawn = _draw_laplace(generators(), 0.5, shape, lead=lead)
+    expected = np.empty(shape)
+    reference = generators()
+    for index in np.ndindex(3, 2):
+        block = (slice(None),) * lead + index
+        expected[block] = reference[index].laplace(0.0, 0.5, size=expected[block].shape)
+    np.testing.assert_array_equal(_bits(drawn), _bits(expected))
