@@ -60,7 +60,7 @@ __all__ = ["FAST_PATH", "laplace_from_uniforms", "sample_laplace"]
 #: Uniforms per block: the block's temporaries stay in the L2 cache.
 _BLOCK = 1 << 13
 #: Below this many draws the per-call overhead outweighs the gain.
-_MIN_FAST = 512
+_MIN_FAST = 4096
 
 
 def _fast_path_available() -> bool:

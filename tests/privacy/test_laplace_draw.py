@@ -22,6 +22,16 @@ fast_only = pytest.mark.skipif(
 )
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _fast_path_for_every_size():
+    """Every size takes the array-wise path here (the library takes it from
+    ``_MIN_FAST`` draws on), so that small cases test it too."""
+    saved = laplace_draw._MIN_FAST
+    laplace_draw._MIN_FAST = 1
+    yield
+    laplace_draw._MIN_FAST = saved
+
+
 def _bits(x: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(x, dtype=np.float64).view(np.int64)
 
