@@ -11,7 +11,8 @@ Why the results are those of ``audit_tree_nodes``
 NumPy draws ``Lap(0, b)`` as ``0 ± b·ln(2U)`` (or ``ln(2 − 2U)``) from one uniform
 ``U``, so ``b`` times the ``Lap(0, 1)`` draw from the same generator state is the
 ``Lap(0, b)`` draw, bit for bit. The noise is therefore drawn once, at scale 1,
-through :func:`fedpriv.privacy.mechanisms.laplace_release` (charged to each run's own
+through :func:`fedpriv.privacy.mechanisms.laplace_noise` (``laplace_release`` of a zero
+statistic, bit for bit, without adding the zeros; charged to each run's own
 ``"sample"`` cell, as the single audit does) at exactly the stream addresses
 ``audit_tree_nodes(..., seed=seed)`` uses, and each scale's release is ``S + b·N``.
 Every scale's joint and product counts, and so its bounds, are exactly those of
@@ -57,7 +58,7 @@ from fedpriv.audit.engine.tree_product import product_bound
 from fedpriv.audit.estimators import epsilon_lower_bound_from_counts
 from fedpriv.privacy import Accountant
 from fedpriv.privacy.checks import check_int_at_least, check_open_unit, check_positive
-from fedpriv.privacy.mechanisms import laplace_release
+from fedpriv.privacy.mechanisms import laplace_noise
 
 __all__ = ["audit_tree_nodes_grid", "grid_parts", "grid_results", "part_counts"]
 
@@ -195,9 +196,10 @@ def part_counts(part: dict) -> dict:
     for batch, start in enumerate(range(0, n_samples, batch_size)):
         size = min(batch_size, n_samples - start)
         # Lap(1) through the library's mechanism at the single audit's address: times
-        # b it is that audit's Lap(b) draw bit for bit (module docstring).
-        noise = laplace_release(
-            np.zeros((size, m)),
+        # b it is that audit's Lap(b) draw bit for bit (module docstring). laplace_noise
+        # is laplace_release of zeros bit for bit, charged alike, without the zeros.
+        noise = laplace_noise(
+            (size, m),
             scale=1.0,
             l1_sensitivity=part["l1_sensitivity"],
             accountant=Accountant(disjoint=("sample",), keep_draw_rows=False),

@@ -1219,7 +1219,17 @@ def _cell_counts(arrays: dict[str, np.ndarray], parallel_levels: tuple[str, ...]
 
 def _max_cell_rows(arrays: dict[str, np.ndarray], parallel_levels: tuple[str, ...]) -> int:
     """Rows of one charge in its fullest parallel cell (an upper bound where the
-    labels are not integers: every row in one cell)."""
+    labels are not integers: every row in one cell).
+
+    A strictly monotone column holds one row per cell (then 1); a single sorted
+    column's fullest cell is its longest run of one label; otherwise the rows of
+    every cell are counted (:func:`_integer_cells`). A column whose first two labels
+    differ is checked for a strict order first (one ``>`` pass, a ``<`` pass if no
+    label rises). Sortedness and runs come from one ``!=`` pass: the positions where
+    the label changes, between which the labels are equal, so the column is sorted
+    iff the label moves one way at every change (read at those positions only). A
+    broadcast key (each label repeated over a run of rows) costs that one pass.
+    """
     rows = max(a.size for a in arrays.values())
     if not parallel_levels or rows <= 1:
         return rows
@@ -1233,16 +1243,19 @@ def _max_cell_rows(arrays: dict[str, np.ndarray], parallel_levels: tuple[str, ..
         ):
             return rows
         labels = column.astype(np.int64, copy=False)
-        up = labels[1:] > labels[:-1]
-        if up.all():
-            return 1  # labels all distinct in one level: one row per cell
-        down = labels[1:] < labels[:-1]
-        if down.all():
-            return 1
-        if len(columns) == 1 and not (up.any() and down.any()):
-            # sorted labels: the longest run is the fullest cell
-            edges = np.flatnonzero(down if down.any() else up)
-            return int(np.diff(np.concatenate(([-1], edges, [column.size - 1]))).max())
+        if labels[1] != labels[0]:  # may be strictly monotone
+            up = labels[1:] > labels[:-1]
+            if up.all():
+                return 1
+            if not up.any() and (labels[1:] < labels[:-1]).all():
+                return 1
+        if len(columns) > 1:
+            continue
+        change = np.flatnonzero(labels[1:] != labels[:-1])
+        if change.size < rows - 1:  # else all distinct, not strictly monotone: unsorted
+            rises = labels[change + 1] > labels[change]
+            if rises.all() or not rises.any():  # sorted: the longest run is the fullest
+                return int(np.diff(np.concatenate(([-1], change, [rows - 1]))).max())
     coded = _integer_cells(columns)
     return rows if coded is None else int(np.bincount(coded[1]).max())
 

@@ -29,6 +29,7 @@ counter) sits beside its event, so that no release can be drawn without its char
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -44,6 +45,7 @@ from fedpriv.privacy.accounting.tree import released_tree_depth, tree_depth
 from fedpriv.privacy.checks import check_int_at_least, check_positive, check_real
 from fedpriv.privacy.errors import CapacityExceededError
 from fedpriv.privacy.ledger.accountant import Accountant
+from fedpriv.privacy.mechanisms.laplace_draw import sample_laplace
 from fedpriv.privacy.mechanisms.secure_noise import (
     default_granularity,
     from_grid,
@@ -53,7 +55,7 @@ from fedpriv.privacy.mechanisms.secure_noise import (
     sample_discrete_laplace,
 )
 
-__all__ = ["LaplaceTreeCounter", "laplace_release", "raw_release"]
+__all__ = ["LaplaceTreeCounter", "laplace_noise", "laplace_release", "raw_release"]
 
 #: Largest number of node noises pre-drawn per chunk (memory bound of the counter).
 _CHUNK_ELEMENTS = 1 << 22
@@ -83,8 +85,8 @@ def _draw_laplace(
     """
 
     def draw(generator: np.random.Generator, size: tuple[int, ...]) -> np.ndarray:
-        if not secure:
-            return generator.laplace(0.0, scale, size=size)
+        if not secure:  # generator.laplace(0.0, scale, size) bit for bit, state too
+            return sample_laplace(generator, scale, size)
         n = int(np.prod(size, dtype=np.int64))
         return sample_discrete_laplace(scale, size=n, rng=generator).reshape(size)
 
@@ -96,8 +98,11 @@ def _draw_laplace(
         raise ValueError(f"`rng` shape {rshape} does not match the leading axes of {body}.")
     out = np.empty(shape, dtype=np.int64 if secure else np.float64)
     inner = shape[:lead] + body[len(rshape) :]
-    for index in np.ndindex(*rshape):
-        out[(slice(None),) * lead + index] = draw(rng[index], inner)
+    # The rng axes as one (a view of the new array); rng.flat is np.ndindex's order.
+    blocks = out.reshape(shape[:lead] + (math.prod(rshape),) + inner[lead:])
+    head = (slice(None),) * lead
+    for k, generator in enumerate(rng.flat):
+        blocks[head + (k,)] = draw(generator, inner)
     return out
 
 
@@ -127,9 +132,22 @@ def _flatten_keys(
     if not isinstance(keys, Mapping):
         raise TypeError(f"`keys` must be a mapping of level -> labels, got {type(keys).__name__}.")
     try:
-        return {level: np.broadcast_to(np.asarray(v), shape).ravel() for level, v in keys.items()}
+        return {level: _broadcast_ravel(np.asarray(v), shape) for level, v in keys.items()}
     except ValueError:
         raise ValueError(f"every key array must broadcast to the {what} {shape}.") from None
+
+
+def _broadcast_ravel(labels: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """``np.broadcast_to(labels, shape).ravel()``: the same values and dtype, written by
+    one assignment into a new array when ``labels`` must be repeated (about twice as
+    fast as ``ravel``'s strided copy of a broadcast view)."""
+    if labels.shape == shape:
+        return labels.ravel()
+    out = np.empty(np.broadcast_shapes(labels.shape, shape), dtype=labels.dtype)
+    if out.shape != shape:  # labels has more or longer axes than shape: refuse, as broadcast_to
+        raise ValueError("labels do not broadcast to the shape.")
+    out[...] = labels
+    return out.ravel()
 
 
 def laplace_release(
@@ -196,16 +214,73 @@ def laplace_release(
             scale=grid_noise_scale(event.scale, event.l1_sensitivity, sensitivity),
             l1_sensitivity=sensitivity,
         )
+    noise = _charged_noise(event, values.shape, accountant, keys, rng, secure=grid is not None)
+    return values + noise if grid is None else from_grid(steps + noise, grid)
+
+
+def laplace_noise(
+    shape: tuple[int, ...],
+    *,
+    scale: float,
+    l1_sensitivity: float,
+    accountant: Accountant,
+    keys: Mapping[str, Any],
+    rng: Any,
+) -> np.ndarray:
+    """``laplace_release(np.zeros(shape), ...)`` bit for bit, without the zeros.
+
+    The release of a statistic known to be zero (an audit's pure noise): charged,
+    drawn and recorded exactly as :func:`laplace_release` of zeros (same event, keys,
+    draws and ledger rows). Adding the zeros changes no bit: NumPy's ``Lap(0, b)`` is
+    C's ``0.0 - b·log(2 - 2U)`` or ``0.0 + b·log(2U)`` (``random_laplace`` with
+    ``loc = 0.0``), never ``-0.0`` (an exact zero sum with ``+0.0`` is ``+0.0`` under
+    round to nearest), and ``0.0 + x == x`` for every other double. Float noise only.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        Shape of the zero statistic (and of the noise).
+    scale, l1_sensitivity, accountant, keys, rng
+        As in :func:`laplace_release`.
+
+    Returns
+    -------
+    ndarray of float64, shape ``shape``
+
+    Raises
+    ------
+    ValueError
+        If ``scale``/``l1_sensitivity`` are not > 0, or the keys or ``rng`` do not fit
+        ``shape``.
+    BudgetExceededError
+        If the accountant's budget would be exceeded (nothing is drawn).
+    """
+    shape = tuple(check_int_at_least("shape", n, 0) for n in shape)
+    event = Laplace(scale=scale, l1_sensitivity=l1_sensitivity)
+    return _charged_noise(event, shape, accountant, keys, rng, secure=False)
+
+
+def _charged_noise(
+    event: Laplace | DiscreteLaplace,
+    shape: tuple[int, ...],
+    accountant: Accountant,
+    keys: Mapping[str, Any],
+    rng: Any,
+    *,
+    secure: bool,
+) -> np.ndarray:
+    """Charge ``event`` to every entry's keys, draw its noise of ``shape``, record the
+    draws (ledger rows ``node = level = -1``): a flat release's noise."""
     rshape = _rng_shape(rng)
-    if rshape and values.shape[: len(rshape)] != rshape:
-        raise ValueError(f"`rng` shape {rshape} does not match the leading axes of {values.shape}.")
-    flat = _flatten_keys(keys, values.shape)
+    if rshape and shape[: len(rshape)] != rshape:
+        raise ValueError(f"`rng` shape {rshape} does not match the leading axes of {shape}.")
+    flat = _flatten_keys(keys, shape)
     accountant.spend_many(event, keys=flat)
-    noise = _draw_laplace(rng, event.scale, values.shape, secure=grid is not None)
+    noise = _draw_laplace(rng, event.scale, shape, secure=secure)
     accountant.record_draws(
         keys=flat, node=-1, level=-1, scale=event.scale, l1_sensitivity=event.l1_sensitivity
     )
-    return values + noise if grid is None else from_grid(steps + noise, grid)
+    return noise
 
 
 def raw_release(
