@@ -43,12 +43,13 @@ import math
 
 import networkx as nx
 import numpy as np
-from fedpriv.algorithms.dubey_aamas.baselines import PolicyUniforms, reward_table_for
+from fedpriv.algorithms.dubey_aamas.baselines import reward_table_for
 from fedpriv.algorithms.dubey_aamas.loop import CoopLoop
 from fedpriv.algorithms.dubey_aamas.runs import CoopRun, Transcript
+from fedpriv.algorithms.dubey_aamas.uniforms import LazyUniforms
 from fedpriv.algorithms.environments.bernoulli import BernoulliMAB, RewardTable
 from fedpriv.algorithms.networks.flooding import FloodingSchedule, make_schedule
-from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rngs
+from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng, stream_rngs
 from fedpriv.privacy import Accountant
 from fedpriv.privacy.accounting import events
 from fedpriv.privacy.calibrations import interval_length, interval_noise_scales
@@ -155,7 +156,12 @@ def _simulate(
         raise TypeError(f"`table` must be a RewardTable, got {type(table).__name__}.")
     B, M, K, T = n_trials, env.n_agents, env.n_arms, horizon
     f = interval_length(epsilon) if private else interval
-    policy = PolicyUniforms(stream_rngs(root, n_trials=B, n_agents=M, stream=Stream.POLICY), T)
+    policy = LazyUniforms(  # tie-breaks: generators only for the rows that ever tie
+        B * M,
+        T,
+        build_one=lambda row: stream_rng(root, trial=row // M, agent=row % M, stream=Stream.POLICY),
+        build_all=lambda: stream_rngs(root, n_trials=B, n_agents=M, stream=Stream.POLICY),
+    )
     accountant = Accountant(disjoint=_KEYS)
     every = every_stream(B, M, K)
     mechanism = None

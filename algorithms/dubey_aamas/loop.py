@@ -162,7 +162,8 @@ class CoopLoop:
         index = self.index
         np.multiply(self.spread.reshape(K, N), math.sqrt(2.0 * math.log(t)), out=index)
         np.add(self.mean.reshape(K, N), index, out=index)
-        return argmax_ties_arm_major(index, self.policy.at(t).reshape(-1))
+        u = self.policy.at(t)  # every round: it fixes which draw each round reads
+        return argmax_ties_arm_major(index, u if callable(u) else u.reshape(-1))
 
     def pull(self, arm: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Pull ``arm`` on every row; returns (cells, pulls before, rewards).
