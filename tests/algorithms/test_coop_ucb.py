@@ -289,17 +289,20 @@ def test_arm_major_delay_line_delivers_what_the_delay_line_delivers(seed, gamma)
     n_agents=st.integers(1, 3),
 )
 def test_byzantine_contamination_streams_keep_their_addresses(entropy, key, n_trials, n_agents):
-    """The flips' and draws' generators, built in one batch, are those at the ENVIRONMENT
-    address extended by 1 and by 2 (one SeedSequence each, as before issue 23)."""
-    from fedpriv.algorithms.dubey_aamas.byzantine import _contamination_rngs
+    """The flips' generators (one batch) and the draws' (lazy: one row, or all at once)
+    are those at the ENVIRONMENT address extended by 1 and by 2 (one SeedSequence
+    each, as before issue 23)."""
+    from fedpriv.algorithms.dubey_aamas.byzantine import _contamination_streams
     from fedpriv.algorithms.seeding import Stream
 
     root = np.random.SeedSequence(entropy, spawn_key=key)
-    flips, draws = _contamination_rngs(root, n_trials, n_agents)
-    assert flips.shape == draws.shape == (n_trials, n_agents)
-    for extra, rngs in ((1, flips), (2, draws)):
-        for j in range(n_trials):
-            for i in range(n_agents):
+    flips, draws = _contamination_streams(root, n_trials, n_agents, 5)
+    every = np.asarray(draws.build_all()).reshape(n_trials, n_agents)
+    assert flips.rngs.shape == (n_trials, n_agents)
+    for j in range(n_trials):
+        for i in range(n_agents):
+            row = j * n_agents + i
+            for extra, rng in ((1, flips.rngs[j, i]), (2, every[j, i]), (2, draws.build_one(row))):
                 address = (*key, j, 0, i, int(Stream.ENVIRONMENT), extra)
                 ref = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=address))
-                assert rngs[j, i].bit_generator.state == ref.bit_generator.state
+                assert rng.bit_generator.state == ref.bit_generator.state

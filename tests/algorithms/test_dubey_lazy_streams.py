@@ -117,3 +117,46 @@ def test_coop_runs_equal_the_eager_tie_breaks(monkeypatch, own_term, count_field
     for name in eager.transcript.content:
         np.testing.assert_array_equal(lazy.transcript.content[name], eager.transcript.content[name])
     assert lazy.accountant.ledger.equals(eager.accountant.ledger)
+
+
+class _EagerDraws:
+    """The draws as before lazy streams: every generator built, every row drawn each
+    round (``PolicyUniforms``), read through the lazy interface."""
+
+    def __init__(self, lazy: LazyUniforms, horizon: int) -> None:
+        self.eager = PolicyUniforms(np.asarray(lazy.build_all()), horizon)
+
+    def at(self, t):
+        full = self.eager.at(t).reshape(-1)
+        return lambda rows: full[rows]
+
+
+@pytest.mark.parametrize("kind", ["uniform", "complement", "point"])
+def test_byzantine_runs_equal_the_eager_contamination_draws(monkeypatch, kind):
+    """Byzantine runs whose Q is drawn (uniform, complement) or not (point) send the
+    same messages with lazily built draw streams as with every stream drawn."""
+    from fedpriv.algorithms.dubey_aamas import byzantine
+    from fedpriv.algorithms.dubey_aamas.robust import Contamination
+
+    env = BernoulliMAB(np.array([[0.3, 0.6, 0.5]] * 3))
+    options = {"kind": kind, "value": 0.5} if kind == "point" else {"kind": kind}
+
+    def run():
+        return byzantine.run_byzantine_coop_ucb(
+            env, nx.complete_graph(3), horizon=30, gamma=1, n_trials=40, seed=9, record=True,
+            contamination=Contamination(rate=0.2, **options),
+        )  # fmt: skip
+
+    lazy = run()
+    streams = byzantine._contamination_streams
+
+    def eager_streams(root, n_trials, n_agents, horizon):
+        flips, draws = streams(root, n_trials, n_agents, horizon)
+        return flips, _EagerDraws(draws, horizon)
+
+    monkeypatch.setattr(byzantine, "_contamination_streams", eager_streams)
+    eager = run()
+    assert lazy.transcript.content["corrupted"].any()
+    for name in eager.transcript.content:
+        np.testing.assert_array_equal(lazy.transcript.content[name], eager.transcript.content[name])
+    np.testing.assert_array_equal(lazy.actions, eager.actions)
