@@ -32,7 +32,11 @@ __all__ = ["CoopLoop"]
 
 
 class CoopLoop:
-    """State of cooperative UCB over ``B`` trials × ``M`` agents × ``K`` arms."""
+    """State of cooperative UCB over ``B`` trials × ``M`` agents × ``K`` arms.
+
+    ``stop`` (default ``horizon``) ends the run after that round: the first ``stop``
+    rounds of the horizon-``T`` run, whose reward reader and mechanism keep ``T``.
+    """
 
     def __init__(
         self,
@@ -49,9 +53,11 @@ class CoopLoop:
         own_term: str,
         count_field: str,
         record: bool,
+        stop: int | None = None,
     ) -> None:
         B, M, K, T = n_trials, n_agents, n_arms, horizon
         self.B, self.M, self.K, self.T, self.f = B, M, K, T, interval
+        self.stop = S = T if stop is None else stop  # last round simulated
         self.N = N = B * M
         self.mechanism, self.policy = mechanism, policy
         self.sums = np.zeros(K * N)
@@ -64,13 +70,13 @@ class CoopLoop:
         self.spread = np.zeros(K * N)
         self.index = np.empty((K, N))
         self.line = ArmMajorDelayLine(schedule, B, K)
-        self.actions = np.empty((N, T), dtype=np.int64)
-        self.rewards = np.empty((N, T))
+        self.actions = np.empty((N, S), dtype=np.int64)
+        self.rewards = np.empty((N, S))
         self.content = None
         if record:
             self.content = {
-                "mean": np.full((B, M, T, K), np.nan),
-                "count": np.zeros((B, M, T, K), dtype=np.int64),
+                "mean": np.full((B, M, S, K), np.nan),
+                "count": np.zeros((B, M, S, K), dtype=np.int64),
             }
         self.rows = np.arange(N)
         self.reader = BufferedRewards(table, B, M, K, T)
@@ -80,8 +86,8 @@ class CoopLoop:
         self.stale = None  # cells whose num/den changed after the last refresh
 
     def run(self) -> None:
-        """Every round ``t = 1..T``; flushes the mechanism's ledger rows every 256."""
-        for t in range(1, self.T + 1):
+        """Every round ``t = 1..stop``; flushes the mechanism's ledger rows every 256."""
+        for t in range(1, self.stop + 1):
             self.absorb(t)
             arm = self.choose(t)
             cell, pulls, reward = self.pull(arm)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import networkx as nx
 import numpy as np
@@ -13,7 +14,7 @@ from fedpriv.algorithms.dubey_aamas.kernels import ArmMajorDelayLine
 from fedpriv.algorithms.environments.bernoulli import BernoulliMAB, RewardTable
 from fedpriv.algorithms.networks.flooding import DelayLine, flood_messages, make_schedule
 from fedpriv.algorithms.networks.graphs import graph_distances, make_graph
-from fedpriv.privacy.calibrations import interval_claimed_guarantee
+from fedpriv.privacy.calibrations import interval_claimed_guarantee, interval_length
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -306,3 +307,33 @@ def test_byzantine_contamination_streams_keep_their_addresses(entropy, key, n_tr
                 address = (*key, j, 0, i, int(Stream.ENVIRONMENT), extra)
                 ref = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=address))
                 assert rng.bit_generator.state == ref.bit_generator.state
+
+
+@pytest.mark.parametrize("stop", [1, 7, 25])
+def test_a_stopped_private_run_is_the_prefix_of_the_whole_run(stop):
+    """``stop`` simulates the first rounds of the horizon-T run: same actions, rewards,
+    messages and noise draws, and the accountant charged for the horizon's schedule."""
+    env = BernoulliMAB(np.array([[0.2, 0.7, 0.5]] * 4))
+    options = dict(horizon=25, epsilon=0.4, gamma=2, n_trials=30, seed=3, record=True)
+    whole = run_private_coop_ucb(env, nx.cycle_graph(4), **options)
+    short = run_private_coop_ucb(env, nx.cycle_graph(4), stop=stop, **options)
+    np.testing.assert_array_equal(short.actions, whole.actions[..., :stop])
+    np.testing.assert_array_equal(short.rewards, whole.rewards[..., :stop])
+    for name, values in whole.transcript.content.items():
+        np.testing.assert_array_equal(short.transcript.content[name], values[:, :, :stop])
+    assert short.accountant.get_epsilon(0.0) == whole.accountant.get_epsilon(0.0)
+
+    # the draws' ledger rows: those of the whole run's first `stop` rounds
+    def rows(run):
+        return Counter(map(tuple, run.accountant.ledger.to_numpy().tolist()))
+
+    assert not rows(short) - rows(whole)
+    released = short.transcript.content["count"].max(axis=2).sum()  # f per release
+    assert sum(rows(short).values()) == released // interval_length(0.4)
+
+
+def test_stop_outside_the_horizon_is_refused():
+    env = BernoulliMAB(np.full((2, 2), 0.5))
+    for stop in (0, 11):
+        with pytest.raises(ValueError, match="`stop` must be"):
+            run_private_coop_ucb(env, nx.path_graph(2), horizon=10, epsilon=0.5, gamma=1, stop=stop)
