@@ -87,6 +87,7 @@ def simulate(
     accountant: Accountant,
     record: bool | str,
     secure_noise: bool = False,
+    stop_epoch: int | None = None,
 ) -> dict[str, Any]:
     """Run the elimination epochs of ``plan`` for all trials at once (see module doc).
 
@@ -115,6 +116,9 @@ def simulate(
         Keep both transcripts, or only the one named.
     secure_noise : bool
         Exact discrete Laplace noise on a grid.
+    stop_epoch : int, optional
+        Last epoch simulated; the run stops there without the commit phase
+        (``committed`` is -1). Default: to the horizon, then commit.
 
     Returns
     -------
@@ -135,7 +139,7 @@ def simulate(
         secure_noise=secure_noise,
     )
     r = 0
-    while True:
+    while stop_epoch is None or r < stop_epoch:
         r += 1
         idx = loop.live_rows(r)
         if idx.size == 0:
@@ -151,6 +155,9 @@ def simulate(
         loop.active[full] = keep
         loop.s_prev[full] = s_new
         loop.agg_last[full] = agg
+    else:  # stopped after epoch `stop_epoch`: no commit phase
+        loop.committed = np.full(loop.n_b, -1, dtype=np.int64)
+        return loop.result()
     loop.commit()
     return loop.result()
 

@@ -229,7 +229,10 @@ def _run(
     claimed: float,
     setting: dict[str, Any],
     secure_noise: bool = False,
+    stop_epoch: int | None = None,
 ) -> LiSongRun:
+    if stop_epoch is not None:
+        stop_epoch = check_int_at_least("stop_epoch", stop_epoch, 1)
     accountant = Accountant(disjoint=_LEVELS, sequential=("channel",))
     out = simulate(
         plan,
@@ -243,6 +246,7 @@ def _run(
         accountant=accountant,
         record=record,
         secure_noise=bool(secure_noise),
+        stop_epoch=stop_epoch,
     )
     return _finish(plan.algorithm, setting, out, env, accountant, epsilon, claimed, root, horizon)
 
@@ -302,6 +306,7 @@ def run_cdp_mab(
     table: Any = None,
     record: bool | str = False,
     secure_noise: bool = False,
+    stop_epoch: int | None = None,
 ) -> LiSongRun:
     """CDP-MAB (Alg. 1) and its communication-constrained variant (§IV-B).
 
@@ -336,6 +341,12 @@ def run_cdp_mab(
     secure_noise : bool
         Exact discrete Laplace noise on a grid for every message (``secure=True`` of
         :func:`fedpriv.privacy.laplace_release`, charged ``DiscreteLaplace``).
+    stop_epoch : int, optional
+        Simulate epochs ``1..stop_epoch`` only (>= 1; default: to the horizon): the
+        run's prefix up to the end of that epoch (its exploitation slots included),
+        with the full run's streams, releases, charges and transcripts; the commit
+        phase (Alg. 1 line 17) is not simulated, so ``committed_arm`` is -1 and counts
+        and regret cover the simulated slots only.
 
     Returns
     -------
@@ -345,7 +356,7 @@ def run_cdp_mab(
     ------
     ValueError
         If ``p`` not in (0, 1], ``R < 1``, ``c1 < 0``, ``epsilon <= 0``, ``horizon < 1``,
-        a reward outside [0, 1], or a bad ``gap``/``mode``.
+        ``stop_epoch < 1``, a reward outside [0, 1], or a bad ``gap``/``mode``.
 
     Examples
     --------
@@ -405,6 +416,7 @@ def run_cdp_mab(
         claimed=claimed,
         setting=setting,
         secure_noise=secure_noise,
+        stop_epoch=stop_epoch,
     )
 
 
@@ -425,6 +437,7 @@ def run_ddp_mab(
     table: Any = None,
     record: bool | str = False,
     secure_noise: bool = False,
+    stop_epoch: int | None = None,
 ) -> LiSongRun:
     """DDP-MAB (Alg. 3) with GIS on ``graph``; ``n_rounds`` gives Corollary 1's variant.
 
@@ -463,6 +476,8 @@ def run_ddp_mab(
     secure_noise : bool
         Exact discrete Laplace noise on a grid for every message (as in
         :func:`run_cdp_mab`).
+    stop_epoch : int, optional
+        Last epoch simulated (as in :func:`run_cdp_mab`).
 
     Returns
     -------
@@ -547,6 +562,7 @@ def run_ddp_mab(
         claimed=claimed,
         setting=setting,
         secure_noise=secure_noise,
+        stop_epoch=stop_epoch,
     )
 
 
@@ -569,6 +585,7 @@ def run_hdp_mab(
     table: Any = None,
     record: bool | str = False,
     secure_noise: bool = False,
+    stop_epoch: int | None = None,
 ) -> LiSongRun:
     """HDP-MAB (Alg. 5): components with sink agents, SAC relaying, server averaging.
 
@@ -611,6 +628,8 @@ def run_hdp_mab(
     secure_noise : bool
         Exact discrete Laplace noise on a grid for every message (as in
         :func:`run_cdp_mab`).
+    stop_epoch : int, optional
+        Last epoch simulated (as in :func:`run_cdp_mab`).
 
     Returns
     -------
@@ -749,6 +768,7 @@ def run_hdp_mab(
         claimed=claimed,
         setting=setting,
         secure_noise=secure_noise,
+        stop_epoch=stop_epoch,
     )
 
 
@@ -762,6 +782,7 @@ def run_single_mab(
     table: Any = None,
     record: bool | str = False,
     secure_noise: bool = False,
+    stop_epoch: int | None = None,
 ) -> LiSongRun:
     """Single-MAB: every agent runs Alg. 1 alone with ``M = 1`` (Remark 2, Fig. 8).
 
@@ -790,6 +811,8 @@ def run_single_mab(
     secure_noise : bool
         Exact discrete Laplace noise on a grid for every message (as in
         :func:`run_cdp_mab`).
+    stop_epoch : int, optional
+        Last epoch simulated (as in :func:`run_cdp_mab`).
 
     Returns
     -------
@@ -830,4 +853,5 @@ def run_single_mab(
         claimed=claimed,
         setting=setting,
         secure_noise=secure_noise,
+        stop_epoch=stop_epoch,
     )
