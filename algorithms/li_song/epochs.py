@@ -56,6 +56,16 @@ def _action_frame(rows: list[tuple[Any, ...]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(_ACTION_COLUMNS))
 
 
+def _message_frame(rows: list[tuple[Any, ...]], columns: tuple[str, ...]) -> pd.DataFrame:
+    """The message transcript: ``rows`` as records of ``columns`` (the plan's hook's).
+
+    The frame pandas builds from the same rows as dicts, as :func:`_action_frame`.
+    """
+    if not rows:
+        return pd.DataFrame([])
+    return pd.DataFrame(rows, columns=list(columns))
+
+
 def _arm_sets(mask: np.ndarray) -> list[tuple[int, ...]]:
     """Each row's arms (the indices set in ``mask``, shape (R, K)) as a tuple of ints."""
     if mask.shape[0] == 0:
@@ -204,7 +214,7 @@ class EpochLoop:
         self.cost = np.zeros(n_b)
         self.exploit_regret = np.zeros(n_b)
         self.times, self.regrets = [np.zeros(n_b)], [np.zeros(n_b)]
-        self.messages: list[dict[str, Any]] = []
+        self.messages: list[tuple[Any, ...]] = []  # rows of plan.message_columns
         self.actions: list[tuple[Any, ...]] = []  # rows of _ACTION_COLUMNS
         self.a_range = np.arange(n_ag)
 
@@ -641,6 +651,10 @@ class EpochLoop:
             "committed": self.committed.reshape(shape),
             "times": np.stack(self.times).reshape(-1, *shape),
             "regrets": np.stack(self.regrets).reshape(-1, *shape),
-            "messages": pd.DataFrame(self.messages) if self.record_messages else None,
+            "messages": (
+                _message_frame(self.messages, self.plan.message_columns)
+                if self.record_messages
+                else None
+            ),
             "actions": _action_frame(self.actions) if self.record_actions else None,
         }

@@ -263,32 +263,23 @@ def _server_hook(
     contents = ybar.tolist()
     for a in np.flatnonzero(participants).tolist():
         rows.append(
-            {
-                "trial": trial,
-                "epoch": epoch,
-                "time": time,
-                "kind": "upload",
-                "sender": labels[a],
-                "receiver": -1,
-                "origin": labels[a],
-                "arms": arms_of,
-                "content": tuple(contents[a]),
-            }
+            (trial, epoch, time, "upload", labels[a], -1, labels[a], arms_of, tuple(contents[a]))
         )
     for a in labels:
-        rows.append(
-            {
-                "trial": trial,
-                "epoch": epoch,
-                "time": time,
-                "kind": "broadcast",
-                "sender": -1,
-                "receiver": a,
-                "origin": -1,
-                "arms": kept_of,
-                "content": kept_of,
-            }
-        )
+        rows.append((trial, epoch, time, "broadcast", -1, a, -1, kept_of, kept_of))
+
+
+#: Columns of the message rows of the server (:func:`_server_hook`), of GIS (DDP-MAB)
+#: and of SAC (HDP-MAB), in the order each transcript has always had.
+_SERVER_COLUMNS = (
+    "trial", "epoch", "time", "kind", "sender", "receiver", "origin", "arms", "content"
+)  # fmt: skip
+_DDP_COLUMNS = (
+    "trial", "epoch", "time", "kind", "sender", "receiver", "arms", "origin", "content"
+)  # fmt: skip
+_HDP_COLUMNS = (
+    "trial", "epoch", "arms", "time", "kind", "sender", "receiver", "origin", "content"
+)  # fmt: skip
 
 
 def run_cdp_mab(
@@ -393,6 +384,7 @@ def run_cdp_mab(
         gap=gap,
         n_rounds=n_rounds,
         message_hook=_server_hook,
+        message_columns=_SERVER_COLUMNS,
     )
     setting = {
         "epsilon": epsilon,
@@ -506,20 +498,12 @@ def run_ddp_mab(
     ) -> None:
         arms_of, contents = tuple(arms.tolist()), [tuple(row) for row in ybar.tolist()]
         for slot, kind, sender, receiver, labels in gis.messages:
-            base = {
-                "trial": trial,
-                "epoch": epoch,
-                "time": time + slot,
-                "kind": kind,
-                "sender": sender,
-                "receiver": receiver,
-                "arms": arms_of,
-            }
+            base = (trial, epoch, time + slot, kind, sender, receiver, arms_of)
             if kind != "DATA":
-                rows.append({**base, "origin": -1, "content": labels})
+                rows.append((*base, -1, labels))
                 continue
             for f in labels:
-                rows.append({**base, "origin": f, "content": contents[f]})
+                rows.append((*base, f, contents[f]))
 
     claimed = math.inf if math.isinf(epsilon) else li_song_claimed_epsilon(epsilon, n_agents=m)
     plan = _Plan(
@@ -535,6 +519,7 @@ def run_ddp_mab(
         gap=gap,
         n_rounds=n_rounds,
         message_hook=hook,
+        message_columns=_DDP_COLUMNS,
     )
     setting = {
         "epsilon": epsilon,
@@ -683,48 +668,12 @@ def run_hdp_mab(
         for i, row in enumerate(ybar.tolist()):
             content = tuple(row)
             for hop, u, v in sac_hops[i]:
-                append(
-                    {
-                        "trial": trial,
-                        "epoch": epoch,
-                        "arms": arms_of,
-                        "time": time + hop,
-                        "kind": "SAC",
-                        "sender": u,
-                        "receiver": v,
-                        "origin": i,
-                        "content": content,
-                    }
-                )
+                append((trial, epoch, arms_of, time + hop, "SAC", u, v, i, content))
         for q, sink in enumerate(sinks.sinks):
-            mean = ybar[in_component[q]].mean(axis=0)
-            append(
-                {
-                    "trial": trial,
-                    "epoch": epoch,
-                    "arms": arms_of,
-                    "time": time + relay,
-                    "kind": "sink_upload",
-                    "sender": sink,
-                    "receiver": -1,
-                    "origin": sink,
-                    "content": tuple(mean.tolist()),
-                }
-            )
+            mean = tuple(ybar[in_component[q]].mean(axis=0).tolist())
+            append((trial, epoch, arms_of, time + relay, "sink_upload", sink, -1, sink, mean))
         for a in agents.tolist():
-            append(
-                {
-                    "trial": trial,
-                    "epoch": epoch,
-                    "arms": arms_of,
-                    "time": time + relay,
-                    "kind": "broadcast",
-                    "sender": -1,
-                    "receiver": a,
-                    "origin": -1,
-                    "content": kept_of,
-                }
-            )
+            append((trial, epoch, arms_of, time + relay, "broadcast", -1, a, -1, kept_of))
 
     claimed = math.inf if math.isinf(epsilon) else li_song_claimed_epsilon(epsilon, n_agents=m)
     plan = _Plan(
@@ -740,6 +689,7 @@ def run_hdp_mab(
         gap=gap,
         n_rounds=n_rounds,
         message_hook=hook,
+        message_columns=_HDP_COLUMNS,
     )
     setting = {
         "epsilon": epsilon,
