@@ -14,7 +14,7 @@ from fedpriv.algorithms.dubey_aamas import cooperative
 from fedpriv.algorithms.dubey_aamas.baselines import PolicyUniforms
 from fedpriv.algorithms.dubey_aamas.uniforms import LazyUniforms
 from fedpriv.algorithms.environments.bernoulli import BernoulliMAB
-from fedpriv.algorithms.seeding import Stream, stream_rng, stream_rngs
+from fedpriv.algorithms.seeding import Stream, spawn_stream_rngs, stream_rng, stream_rngs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -160,3 +160,15 @@ def test_byzantine_runs_equal_the_eager_contamination_draws(monkeypatch, kind):
     for name in eager.transcript.content:
         np.testing.assert_array_equal(lazy.transcript.content[name], eager.transcript.content[name])
     np.testing.assert_array_equal(lazy.actions, eager.actions)
+
+
+def test_policy_uniforms_are_each_generators_consecutive_draws():
+    """Round ``t``'s draw of row (b, v) is draw ``t - first`` of generator (b, v), over
+    blocks, for a strided generator array (a slice of spawned children) too."""
+    root = np.random.SeedSequence(17)
+    children = spawn_stream_rngs(root, n_trials=4, n_agents=3, n_children=2, stream=Stream.POLICY)
+    reference = spawn_stream_rngs(root, n_trials=4, n_agents=3, n_children=2, stream=Stream.POLICY)
+    uniforms = PolicyUniforms(children[:, :, 1], horizon=30, chunk=7)
+    expected = np.stack([[g.random(28) for g in row] for row in reference[:, :, 1]])
+    for t in range(3, 31):
+        np.testing.assert_array_equal(uniforms.at(t), expected[:, :, t - 3])
