@@ -72,11 +72,12 @@ class CoopLoop:
         self.line = ArmMajorDelayLine(schedule, B, K)
         self.actions = np.empty((N, S), dtype=np.int64)
         self.rewards = np.empty((N, S))
-        self.content = None
+        self.content = None  # (B, M, S, K) arrays after run() when recording
+        self._by_round = None  # round-major while running: one contiguous row per round
         if record:
-            self.content = {
-                "mean": np.full((B, M, S, K), np.nan),
-                "count": np.zeros((B, M, S, K), dtype=np.int64),
+            self._by_round = {
+                "mean": np.empty((S, K * N)),
+                "count": np.empty((S, K * N), dtype=np.int64),
             }
         self.rows = np.arange(N)
         self.reader = BufferedRewards(table, B, M, K, T)
@@ -93,12 +94,18 @@ class CoopLoop:
             cell, pulls, reward = self.pull(arm)
             self.broadcast(t, arm, cell, pulls)
             self.actions[:, t - 1], self.rewards[:, t - 1] = arm, reward
-            if self.content is not None:
+            if self._by_round is not None:
                 self.record(t)
             if self.mechanism is not None and t % 256 == 0:
                 self.mechanism.flush()
         if self.mechanism is not None:
             self.mechanism.flush()
+        if self._by_round is not None:  # cells k N + b M + v of round t -> [b, v, t, k]
+            shape = (self.stop, self.K, self.B, self.M)
+            self.content = {
+                name: np.ascontiguousarray(rows.reshape(shape).transpose(2, 3, 0, 1))
+                for name, rows in self._by_round.items()
+            }
 
     def _refresh(self, cells: np.ndarray) -> None:
         num, den, mean, spread = self.num, self.den, self.mean, self.spread
@@ -260,18 +267,16 @@ class CoopLoop:
                 self.stale = c
 
     def record(self, t: int) -> None:
-        """What every agent's message carries after round ``t`` (the transcript).
+        """What every agent's message carries after round ``t`` (the transcript; row
+        ``t - 1`` of the round-major buffers, arranged as ``content`` after the run).
 
         Parameters
         ----------
         t : int
             Round, 1-based.
         """
-        K, B, M = self.K, self.B, self.M
-        noisy3 = self.noisy.reshape(K, B, M).transpose(1, 2, 0)
-        rel3 = self.released_n.reshape(K, B, M).transpose(1, 2, 0)
-        self.content["mean"][:, :, t - 1] = np.where(rel3 > 0, noisy3, np.nan)
-        counts3 = self.counts.reshape(K, B, M).transpose(1, 2, 0)
-        self.content["count"][:, :, t - 1] = (
-            np.where(rel3 > 0, counts3, 0) if self.current else rel3
+        released = self.released_n > 0
+        np.copyto(self._by_round["mean"][t - 1], np.where(released, self.noisy, np.nan))
+        self._by_round["count"][t - 1] = (
+            np.where(released, self.counts, 0) if self.current else self.released_n
         )
