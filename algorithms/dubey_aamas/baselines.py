@@ -92,9 +92,10 @@ class PolicyUniforms:
         offset = t - self._first
         if not 0 <= offset < self._block.shape[-1]:
             size = min(self.chunk, self.horizon - t + 1)
-            self._block = np.stack([[g.random(size) for g in row] for row in self.rngs]).reshape(
-                *self.rngs.shape, size
-            )
+            block = np.empty((self.rngs.size, size))
+            for row, generator in zip(block, self.rngs.reshape(-1).tolist()):
+                generator.random(out=row)  # the same doubles as generator.random(size)
+            self._block = block.reshape(*self.rngs.shape, size)
             self._first, offset = t, 0
         return self._block[..., offset]
 

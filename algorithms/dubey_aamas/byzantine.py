@@ -51,8 +51,15 @@ from fedpriv.algorithms.dubey_aamas.robust import (
     check_contamination,
 )
 from fedpriv.algorithms.dubey_aamas.runs import CoopRun, Transcript
+from fedpriv.algorithms.dubey_aamas.uniforms import LazyUniforms
 from fedpriv.algorithms.environments.bernoulli import BernoulliMAB, RewardTable
-from fedpriv.algorithms.seeding import Stream, as_seed_sequence, spawn_stream_rngs, stream_rngs
+from fedpriv.algorithms.seeding import (
+    Stream,
+    as_seed_sequence,
+    spawn_stream_rngs,
+    stream_rng,
+    stream_rngs,
+)
 from fedpriv.privacy import Accountant
 from fedpriv.privacy.accounting import events
 from fedpriv.privacy.checks import check_positive
@@ -61,19 +68,32 @@ from fedpriv.privacy.mechanisms.interval_mechanism import every_stream
 __all__ = ["run_byzantine_coop_ucb"]
 
 
-def _contamination_rngs(
-    root: np.random.SeedSequence, n_trials: int, n_agents: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Two (n_trials, n_agents) generator arrays at the ENVIRONMENT addresses extended by 1
-    and by 2 (shared by D, D'): the flips' and the draws' streams.
+def _contamination_streams(
+    root: np.random.SeedSequence, n_trials: int, n_agents: int, horizon: int
+) -> tuple[PolicyUniforms, LazyUniforms]:
+    """The flips' and the draws' uniforms: children 1 and 2 of every (trial, agent)
+    ENVIRONMENT address (shared by D, D'; child 0 is unused).
 
-    Built in one batch (:func:`~fedpriv.algorithms.seeding.spawn_stream_rngs`: child ``k``
-    of an address is the address extended by ``k``; child 0 is unused).
+    The flips are read every round by every row, so their generators are built in one
+    batch (:func:`~fedpriv.algorithms.seeding.spawn_stream_rngs` with two children: the
+    batch builder has no way to skip child 0). The draws are read only where a message
+    is corrupted and ``Q`` is random (:attr:`Contamination.uses_uniforms`), so they are
+    built lazily, at the same addresses (:class:`LazyUniforms`).
     """
-    children = spawn_stream_rngs(
-        root, n_trials=n_trials, n_agents=n_agents, n_children=3, stream=Stream.ENVIRONMENT
+    flip_rngs = spawn_stream_rngs(
+        root, n_trials=n_trials, n_agents=n_agents, n_children=2, stream=Stream.ENVIRONMENT
+    )[:, :, 1]
+    draws = LazyUniforms(
+        n_trials * n_agents,
+        horizon,
+        build_one=lambda row: stream_rng(
+            root, trial=row // n_agents, agent=row % n_agents, stream=Stream.ENVIRONMENT
+        ).spawn(3)[2],
+        build_all=lambda: spawn_stream_rngs(
+            root, n_trials=n_trials, n_agents=n_agents, n_children=3, stream=Stream.ENVIRONMENT
+        )[:, :, 2],
     )
-    return children[:, :, 1], children[:, :, 2]
+    return PolicyUniforms(flip_rngs, horizon), draws
 
 
 class _SampleSets:
@@ -197,15 +217,15 @@ def run_byzantine_coop_ucb(
         np.concatenate([[0.0, 1.0], contamination.support(), [o.value for o in table.overrides]])
     )
     policy = PolicyUniforms(stream_rngs(root, n_trials=B, n_agents=M, stream=Stream.POLICY), T)
-    flip_rngs, draw_rngs = _contamination_rngs(root, B, M)
-    flips, draws = PolicyUniforms(flip_rngs, T), PolicyUniforms(draw_rngs, T)
+    N = B * M
+    flips, draws = _contamination_streams(root, B, M, T)
+    uniforms = np.zeros(N)  # Q's draws where a message is corrupted (else never read)
     accountant = Accountant(disjoint=("trial", "agent", "arm"))
     accountant.spend_many(
         events.NonPrivate(reason="raw (possibly contaminated) rewards broadcast (Alg. 3, eq. 7)"),
         keys=every_stream(B, M, K),
     )
     sets = _SampleSets((B, M, K), alphabet.size)
-    N = B * M
     n_slots, recv_base, first_valid, gather = _receipt_routing(schedule, B, M, K)
     sent_arm = np.zeros(n_slots * N, dtype=np.int64)
     sent_value = np.zeros(n_slots * N, dtype=np.int64)
@@ -252,7 +272,12 @@ def run_byzantine_coop_ucb(
         reward = reader.read(cell, pulls, counts).reshape(B, M)
         counts[cell] = pulls + 1
         corrupted = byzantine[None, :] & (flips.at(t) < contamination.rate)
-        sent = contamination.corrupt(reward, arm, corrupted, draws.at(t), means[None, :, :])
+        read = draws.at(t)  # every round: it fixes which draw each round reads
+        if contamination.uses_uniforms:
+            hit = np.flatnonzero(corrupted)
+            uniforms[hit] = read(hit)
+        u = uniforms.reshape(B, M)
+        sent = contamination.corrupt(reward, arm, corrupted, u, means[None, :, :])
         values = _value_index(alphabet, np.concatenate([reward.reshape(-1), sent.reshape(-1)]))
         own_cells, own_values = cell_base + flat_arm, values[:N]
         slot = (t % n_slots) * N

@@ -43,12 +43,13 @@ import math
 
 import networkx as nx
 import numpy as np
-from fedpriv.algorithms.dubey_aamas.baselines import PolicyUniforms, reward_table_for
+from fedpriv.algorithms.dubey_aamas.baselines import reward_table_for
 from fedpriv.algorithms.dubey_aamas.loop import CoopLoop
 from fedpriv.algorithms.dubey_aamas.runs import CoopRun, Transcript
+from fedpriv.algorithms.dubey_aamas.uniforms import LazyUniforms
 from fedpriv.algorithms.environments.bernoulli import BernoulliMAB, RewardTable
 from fedpriv.algorithms.networks.flooding import FloodingSchedule, make_schedule
-from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rngs
+from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng, stream_rngs
 from fedpriv.privacy import Accountant
 from fedpriv.privacy.accounting import events
 from fedpriv.privacy.calibrations import interval_length, interval_noise_scales
@@ -147,15 +148,25 @@ def _simulate(
     count_field: str,
     interval: int = 1,
     secure_noise: bool = False,
+    stop: int | None = None,
 ) -> CoopRun:
     horizon, n_trials, schedule = check_setup(env, graph, horizon, n_trials, gamma)
+    if stop is not None:
+        stop = check_int_at_least("stop", stop, 1)
+        if stop > horizon:
+            raise ValueError(f"`stop` must be <= horizon = {horizon}, got {stop}.")
     root = as_seed_sequence(seed)
     table = reward_table_for(env, root) if table is None else table
     if not isinstance(table, RewardTable):
         raise TypeError(f"`table` must be a RewardTable, got {type(table).__name__}.")
     B, M, K, T = n_trials, env.n_agents, env.n_arms, horizon
     f = interval_length(epsilon) if private else interval
-    policy = PolicyUniforms(stream_rngs(root, n_trials=B, n_agents=M, stream=Stream.POLICY), T)
+    policy = LazyUniforms(  # tie-breaks: generators only for the rows that ever tie
+        B * M,
+        T,
+        build_one=lambda row: stream_rng(root, trial=row // M, agent=row % M, stream=Stream.POLICY),
+        build_all=lambda: stream_rngs(root, n_trials=B, n_agents=M, stream=Stream.POLICY),
+    )
     accountant = Accountant(disjoint=_KEYS)
     every = every_stream(B, M, K)
     mechanism = None
@@ -198,13 +209,14 @@ def _simulate(
         own_term=own_term,
         count_field=count_field,
         record=record,
+        stop=stop,
     )
     loop.run()
     actions, rewards, content = loop.actions, loop.rewards, loop.content
     released_n = loop.released_n
-    actions, rewards = actions.reshape(B, M, T), rewards.reshape(B, M, T)
+    actions, rewards = actions.reshape(B, M, loop.stop), rewards.reshape(B, M, loop.stop)
     released_n = np.ascontiguousarray(released_n.reshape(K, B, M).transpose(1, 2, 0))
-    transmissions, deliveries = communication_cost(schedule, T)
+    transmissions, deliveries = communication_cost(schedule, loop.stop)
     settings = {
         "gamma": schedule.gamma,
         "own_term": own_term,
@@ -250,6 +262,7 @@ def run_private_coop_ucb(
     table: RewardTable | None = None,
     record: bool = False,
     secure_noise: bool = False,
+    stop: int | None = None,
 ) -> CoopRun:
     """Private Multi-Agent UCB (Alg. 2 with Alg. 1's interval releases), batched.
 
@@ -287,6 +300,11 @@ def run_private_coop_ucb(
         noise (:class:`fedpriv.privacy.mechanisms.interval_mechanism.IntervalMeanRelease` with
         ``secure=True``: one ``DiscreteLaplace`` per release point instead of the
         ``IntervalRelease``).
+    stop : int, optional
+        Simulate rounds ``1..stop`` only (``1 <= stop <= horizon``; default
+        ``horizon``): the run is the first ``stop`` rounds of the horizon-``T`` run
+        (same streams, draws and messages; arrays of ``stop`` rounds), and the
+        accountant is charged for the horizon's schedule as in the full run.
 
     Returns
     -------
@@ -303,7 +321,8 @@ def run_private_coop_ucb(
     ValueError
         If ``epsilon <= 0``, ``theta`` not in (1, 2) (or missing for "decaying"), an
         unknown option, ``gamma < 1``, the graph is disconnected or does not match
-        the agents, ``horizon`` or ``n_trials`` < 1, or a reward is outside [0, 1].
+        the agents, ``horizon`` or ``n_trials`` < 1, ``stop`` outside [1, horizon],
+        or a reward is outside [0, 1].
     """
     epsilon = check_epsilon("epsilon", epsilon)
     interval_noise_scales(epsilon, [1], theta=theta, rule=rule)  # validates theta, rule
@@ -327,6 +346,7 @@ def run_private_coop_ucb(
         own_term=own_term,
         count_field=count_field,
         secure_noise=bool(secure_noise),
+        stop=stop,
     )
 
 

@@ -16,6 +16,8 @@ row-major reference exactly (same values, same order of floating-point additions
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from fedpriv.algorithms.environments.bernoulli import RewardTable
 from fedpriv.algorithms.networks.flooding import FloodingSchedule
@@ -25,7 +27,9 @@ __all__ = ["ArmMajorDelayLine", "BufferedRewards", "argmax_ties_arm_major"]
 _MAX_BUFFERED = 1 << 22  # ring entries of BufferedRewards (32 MiB of float64)
 
 
-def argmax_ties_arm_major(index: np.ndarray, u: np.ndarray) -> np.ndarray:
+def argmax_ties_arm_major(
+    index: np.ndarray, u: np.ndarray | Callable[[np.ndarray], np.ndarray]
+) -> np.ndarray:
     """Argmax over arms with uniform tie-breaking, arm-major.
 
     Same result as :func:`fedpriv.algorithms.dubey_aamas.baselines.argmax_random_ties` ``(index.T, u)`` for
@@ -38,8 +42,10 @@ def argmax_ties_arm_major(index: np.ndarray, u: np.ndarray) -> np.ndarray:
     ----------
     index : ndarray of float64, shape (n_arms, n)
         Index of every arm (rows) of every agent-trial (columns).
-    u : ndarray of float64, shape (n,)
-        U(0, 1) tie-break draws.
+    u : ndarray of float64, shape (n,), or callable
+        U(0, 1) tie-break draws, or ``u(columns) -> draws`` of the tied columns only
+        (:class:`fedpriv.algorithms.dubey_aamas.uniforms.LazyUniforms`; called only
+        when a column ties).
 
     Returns
     -------
@@ -57,7 +63,8 @@ def argmax_ties_arm_major(index: np.ndarray, u: np.ndarray) -> np.ndarray:
     tied = np.flatnonzero(count != 1)
     if tied.size:
         c = count[tied].astype(np.int64)
-        rank = np.minimum((u[tied] * c).astype(np.int64), c - 1)
+        draws = u(tied) if callable(u) else u[tied]
+        rank = np.minimum((draws * c).astype(np.int64), c - 1)
         arm[tied] = np.argmax(np.cumsum(best[:, tied], axis=0) > rank, axis=0)
     return arm
 

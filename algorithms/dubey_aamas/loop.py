@@ -32,7 +32,11 @@ __all__ = ["CoopLoop"]
 
 
 class CoopLoop:
-    """State of cooperative UCB over ``B`` trials × ``M`` agents × ``K`` arms."""
+    """State of cooperative UCB over ``B`` trials × ``M`` agents × ``K`` arms.
+
+    ``stop`` (default ``horizon``) ends the run after that round: the first ``stop``
+    rounds of the horizon-``T`` run, whose reward reader and mechanism keep ``T``.
+    """
 
     def __init__(
         self,
@@ -49,9 +53,11 @@ class CoopLoop:
         own_term: str,
         count_field: str,
         record: bool,
+        stop: int | None = None,
     ) -> None:
         B, M, K, T = n_trials, n_agents, n_arms, horizon
         self.B, self.M, self.K, self.T, self.f = B, M, K, T, interval
+        self.stop = S = T if stop is None else stop  # last round simulated
         self.N = N = B * M
         self.mechanism, self.policy = mechanism, policy
         self.sums = np.zeros(K * N)
@@ -64,13 +70,14 @@ class CoopLoop:
         self.spread = np.zeros(K * N)
         self.index = np.empty((K, N))
         self.line = ArmMajorDelayLine(schedule, B, K)
-        self.actions = np.empty((N, T), dtype=np.int64)
-        self.rewards = np.empty((N, T))
-        self.content = None
+        self.actions = np.empty((N, S), dtype=np.int64)
+        self.rewards = np.empty((N, S))
+        self.content = None  # (B, M, S, K) arrays after run() when recording
+        self._by_round = None  # round-major while running: one contiguous row per round
         if record:
-            self.content = {
-                "mean": np.full((B, M, T, K), np.nan),
-                "count": np.zeros((B, M, T, K), dtype=np.int64),
+            self._by_round = {
+                "mean": np.empty((S, K * N)),
+                "count": np.empty((S, K * N), dtype=np.int64),
             }
         self.rows = np.arange(N)
         self.reader = BufferedRewards(table, B, M, K, T)
@@ -80,19 +87,25 @@ class CoopLoop:
         self.stale = None  # cells whose num/den changed after the last refresh
 
     def run(self) -> None:
-        """Every round ``t = 1..T``; flushes the mechanism's ledger rows every 256."""
-        for t in range(1, self.T + 1):
+        """Every round ``t = 1..stop``; flushes the mechanism's ledger rows every 256."""
+        for t in range(1, self.stop + 1):
             self.absorb(t)
             arm = self.choose(t)
             cell, pulls, reward = self.pull(arm)
             self.broadcast(t, arm, cell, pulls)
             self.actions[:, t - 1], self.rewards[:, t - 1] = arm, reward
-            if self.content is not None:
+            if self._by_round is not None:
                 self.record(t)
             if self.mechanism is not None and t % 256 == 0:
                 self.mechanism.flush()
         if self.mechanism is not None:
             self.mechanism.flush()
+        if self._by_round is not None:  # cells k N + b M + v of round t -> [b, v, t, k]
+            shape = (self.stop, self.K, self.B, self.M)
+            self.content = {
+                name: np.ascontiguousarray(rows.reshape(shape).transpose(2, 3, 0, 1))
+                for name, rows in self._by_round.items()
+            }
 
     def _refresh(self, cells: np.ndarray) -> None:
         num, den, mean, spread = self.num, self.den, self.mean, self.spread
@@ -162,7 +175,8 @@ class CoopLoop:
         index = self.index
         np.multiply(self.spread.reshape(K, N), math.sqrt(2.0 * math.log(t)), out=index)
         np.add(self.mean.reshape(K, N), index, out=index)
-        return argmax_ties_arm_major(index, self.policy.at(t).reshape(-1))
+        u = self.policy.at(t)  # every round: it fixes which draw each round reads
+        return argmax_ties_arm_major(index, u if callable(u) else u.reshape(-1))
 
     def pull(self, arm: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Pull ``arm`` on every row; returns (cells, pulls before, rewards).
@@ -253,18 +267,16 @@ class CoopLoop:
                 self.stale = c
 
     def record(self, t: int) -> None:
-        """What every agent's message carries after round ``t`` (the transcript).
+        """What every agent's message carries after round ``t`` (the transcript; row
+        ``t - 1`` of the round-major buffers, arranged as ``content`` after the run).
 
         Parameters
         ----------
         t : int
             Round, 1-based.
         """
-        K, B, M = self.K, self.B, self.M
-        noisy3 = self.noisy.reshape(K, B, M).transpose(1, 2, 0)
-        rel3 = self.released_n.reshape(K, B, M).transpose(1, 2, 0)
-        self.content["mean"][:, :, t - 1] = np.where(rel3 > 0, noisy3, np.nan)
-        counts3 = self.counts.reshape(K, B, M).transpose(1, 2, 0)
-        self.content["count"][:, :, t - 1] = (
-            np.where(rel3 > 0, counts3, 0) if self.current else rel3
+        released = self.released_n > 0
+        np.copyto(self._by_round["mean"][t - 1], np.where(released, self.noisy, np.nan))
+        self._by_round["count"][t - 1] = (
+            np.where(released, self.counts, 0) if self.current else self.released_n
         )

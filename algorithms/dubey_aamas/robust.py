@@ -505,6 +505,12 @@ class Contamination:
             mask[list(self.byzantine)] = True
         return mask
 
+    @property
+    def uses_uniforms(self) -> bool:
+        """Whether :meth:`corrupt` reads its ``uniforms`` (Q drawn at random: "uniform",
+        "complement"); the other kinds are deterministic given the reward and arm."""
+        return self.kind in ("uniform", "complement")
+
     def corrupt(
         self,
         rewards: np.ndarray,

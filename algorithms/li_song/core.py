@@ -379,4 +379,5 @@ class _Plan:
     schedule: str
     gap: float | None
     n_rounds: int | None
-    message_hook: Callable[..., None] | None = None
+    message_hook: Callable[..., None] | None = None  # appends tuples of message_columns
+    message_columns: tuple[str, ...] = ()  # the message transcript's columns, in order

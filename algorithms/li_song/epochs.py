@@ -56,6 +56,16 @@ def _action_frame(rows: list[tuple[Any, ...]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(_ACTION_COLUMNS))
 
 
+def _message_frame(rows: list[tuple[Any, ...]], columns: tuple[str, ...]) -> pd.DataFrame:
+    """The message transcript: ``rows`` as records of ``columns`` (the plan's hook's).
+
+    The frame pandas builds from the same rows as dicts, as :func:`_action_frame`.
+    """
+    if not rows:
+        return pd.DataFrame([])
+    return pd.DataFrame(rows, columns=list(columns))
+
+
 def _arm_sets(mask: np.ndarray) -> list[tuple[int, ...]]:
     """Each row's arms (the indices set in ``mask``, shape (R, K)) as a tuple of ints."""
     if mask.shape[0] == 0:
@@ -87,6 +97,7 @@ def simulate(
     accountant: Accountant,
     record: bool | str,
     secure_noise: bool = False,
+    stop_epoch: int | None = None,
 ) -> dict[str, Any]:
     """Run the elimination epochs of ``plan`` for all trials at once (see module doc).
 
@@ -115,6 +126,9 @@ def simulate(
         Keep both transcripts, or only the one named.
     secure_noise : bool
         Exact discrete Laplace noise on a grid.
+    stop_epoch : int, optional
+        Last epoch simulated; the run stops there without the commit phase
+        (``committed`` is -1). Default: to the horizon, then commit.
 
     Returns
     -------
@@ -135,7 +149,7 @@ def simulate(
         secure_noise=secure_noise,
     )
     r = 0
-    while True:
+    while stop_epoch is None or r < stop_epoch:
         r += 1
         idx = loop.live_rows(r)
         if idx.size == 0:
@@ -151,6 +165,9 @@ def simulate(
         loop.active[full] = keep
         loop.s_prev[full] = s_new
         loop.agg_last[full] = agg
+    else:  # stopped after epoch `stop_epoch`: no commit phase
+        loop.committed = np.full(loop.n_b, -1, dtype=np.int64)
+        return loop.result()
     loop.commit()
     return loop.result()
 
@@ -197,7 +214,7 @@ class EpochLoop:
         self.cost = np.zeros(n_b)
         self.exploit_regret = np.zeros(n_b)
         self.times, self.regrets = [np.zeros(n_b)], [np.zeros(n_b)]
-        self.messages: list[dict[str, Any]] = []
+        self.messages: list[tuple[Any, ...]] = []  # rows of plan.message_columns
         self.actions: list[tuple[Any, ...]] = []  # rows of _ACTION_COLUMNS
         self.a_range = np.arange(n_ag)
 
@@ -634,6 +651,10 @@ class EpochLoop:
             "committed": self.committed.reshape(shape),
             "times": np.stack(self.times).reshape(-1, *shape),
             "regrets": np.stack(self.regrets).reshape(-1, *shape),
-            "messages": pd.DataFrame(self.messages) if self.record_messages else None,
+            "messages": (
+                _message_frame(self.messages, self.plan.message_columns)
+                if self.record_messages
+                else None
+            ),
             "actions": _action_frame(self.actions) if self.record_actions else None,
         }

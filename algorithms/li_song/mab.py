@@ -229,7 +229,10 @@ def _run(
     claimed: float,
     setting: dict[str, Any],
     secure_noise: bool = False,
+    stop_epoch: int | None = None,
 ) -> LiSongRun:
+    if stop_epoch is not None:
+        stop_epoch = check_int_at_least("stop_epoch", stop_epoch, 1)
     accountant = Accountant(disjoint=_LEVELS, sequential=("channel",))
     out = simulate(
         plan,
@@ -243,6 +246,7 @@ def _run(
         accountant=accountant,
         record=record,
         secure_noise=bool(secure_noise),
+        stop_epoch=stop_epoch,
     )
     return _finish(plan.algorithm, setting, out, env, accountant, epsilon, claimed, root, horizon)
 
@@ -259,32 +263,23 @@ def _server_hook(
     contents = ybar.tolist()
     for a in np.flatnonzero(participants).tolist():
         rows.append(
-            {
-                "trial": trial,
-                "epoch": epoch,
-                "time": time,
-                "kind": "upload",
-                "sender": labels[a],
-                "receiver": -1,
-                "origin": labels[a],
-                "arms": arms_of,
-                "content": tuple(contents[a]),
-            }
+            (trial, epoch, time, "upload", labels[a], -1, labels[a], arms_of, tuple(contents[a]))
         )
     for a in labels:
-        rows.append(
-            {
-                "trial": trial,
-                "epoch": epoch,
-                "time": time,
-                "kind": "broadcast",
-                "sender": -1,
-                "receiver": a,
-                "origin": -1,
-                "arms": kept_of,
-                "content": kept_of,
-            }
-        )
+        rows.append((trial, epoch, time, "broadcast", -1, a, -1, kept_of, kept_of))
+
+
+#: Columns of the message rows of the server (:func:`_server_hook`), of GIS (DDP-MAB)
+#: and of SAC (HDP-MAB), in the order each transcript has always had.
+_SERVER_COLUMNS = (
+    "trial", "epoch", "time", "kind", "sender", "receiver", "origin", "arms", "content"
+)  # fmt: skip
+_DDP_COLUMNS = (
+    "trial", "epoch", "time", "kind", "sender", "receiver", "arms", "origin", "content"
+)  # fmt: skip
+_HDP_COLUMNS = (
+    "trial", "epoch", "arms", "time", "kind", "sender", "receiver", "origin", "content"
+)  # fmt: skip
 
 
 def run_cdp_mab(
@@ -302,6 +297,7 @@ def run_cdp_mab(
     table: Any = None,
     record: bool | str = False,
     secure_noise: bool = False,
+    stop_epoch: int | None = None,
 ) -> LiSongRun:
     """CDP-MAB (Alg. 1) and its communication-constrained variant (§IV-B).
 
@@ -336,6 +332,12 @@ def run_cdp_mab(
     secure_noise : bool
         Exact discrete Laplace noise on a grid for every message (``secure=True`` of
         :func:`fedpriv.privacy.laplace_release`, charged ``DiscreteLaplace``).
+    stop_epoch : int, optional
+        Simulate epochs ``1..stop_epoch`` only (>= 1; default: to the horizon): the
+        run's prefix up to the end of that epoch (its exploitation slots included),
+        with the full run's streams, releases, charges and transcripts; the commit
+        phase (Alg. 1 line 17) is not simulated, so ``committed_arm`` is -1 and counts
+        and regret cover the simulated slots only.
 
     Returns
     -------
@@ -345,7 +347,7 @@ def run_cdp_mab(
     ------
     ValueError
         If ``p`` not in (0, 1], ``R < 1``, ``c1 < 0``, ``epsilon <= 0``, ``horizon < 1``,
-        a reward outside [0, 1], or a bad ``gap``/``mode``.
+        ``stop_epoch < 1``, a reward outside [0, 1], or a bad ``gap``/``mode``.
 
     Examples
     --------
@@ -382,6 +384,7 @@ def run_cdp_mab(
         gap=gap,
         n_rounds=n_rounds,
         message_hook=_server_hook,
+        message_columns=_SERVER_COLUMNS,
     )
     setting = {
         "epsilon": epsilon,
@@ -405,6 +408,7 @@ def run_cdp_mab(
         claimed=claimed,
         setting=setting,
         secure_noise=secure_noise,
+        stop_epoch=stop_epoch,
     )
 
 
@@ -425,6 +429,7 @@ def run_ddp_mab(
     table: Any = None,
     record: bool | str = False,
     secure_noise: bool = False,
+    stop_epoch: int | None = None,
 ) -> LiSongRun:
     """DDP-MAB (Alg. 3) with GIS on ``graph``; ``n_rounds`` gives Corollary 1's variant.
 
@@ -463,6 +468,8 @@ def run_ddp_mab(
     secure_noise : bool
         Exact discrete Laplace noise on a grid for every message (as in
         :func:`run_cdp_mab`).
+    stop_epoch : int, optional
+        Last epoch simulated (as in :func:`run_cdp_mab`).
 
     Returns
     -------
@@ -491,20 +498,12 @@ def run_ddp_mab(
     ) -> None:
         arms_of, contents = tuple(arms.tolist()), [tuple(row) for row in ybar.tolist()]
         for slot, kind, sender, receiver, labels in gis.messages:
-            base = {
-                "trial": trial,
-                "epoch": epoch,
-                "time": time + slot,
-                "kind": kind,
-                "sender": sender,
-                "receiver": receiver,
-                "arms": arms_of,
-            }
+            base = (trial, epoch, time + slot, kind, sender, receiver, arms_of)
             if kind != "DATA":
-                rows.append({**base, "origin": -1, "content": labels})
+                rows.append((*base, -1, labels))
                 continue
             for f in labels:
-                rows.append({**base, "origin": f, "content": contents[f]})
+                rows.append((*base, f, contents[f]))
 
     claimed = math.inf if math.isinf(epsilon) else li_song_claimed_epsilon(epsilon, n_agents=m)
     plan = _Plan(
@@ -520,6 +519,7 @@ def run_ddp_mab(
         gap=gap,
         n_rounds=n_rounds,
         message_hook=hook,
+        message_columns=_DDP_COLUMNS,
     )
     setting = {
         "epsilon": epsilon,
@@ -547,6 +547,7 @@ def run_ddp_mab(
         claimed=claimed,
         setting=setting,
         secure_noise=secure_noise,
+        stop_epoch=stop_epoch,
     )
 
 
@@ -569,6 +570,7 @@ def run_hdp_mab(
     table: Any = None,
     record: bool | str = False,
     secure_noise: bool = False,
+    stop_epoch: int | None = None,
 ) -> LiSongRun:
     """HDP-MAB (Alg. 5): components with sink agents, SAC relaying, server averaging.
 
@@ -611,6 +613,8 @@ def run_hdp_mab(
     secure_noise : bool
         Exact discrete Laplace noise on a grid for every message (as in
         :func:`run_cdp_mab`).
+    stop_epoch : int, optional
+        Last epoch simulated (as in :func:`run_cdp_mab`).
 
     Returns
     -------
@@ -664,48 +668,12 @@ def run_hdp_mab(
         for i, row in enumerate(ybar.tolist()):
             content = tuple(row)
             for hop, u, v in sac_hops[i]:
-                append(
-                    {
-                        "trial": trial,
-                        "epoch": epoch,
-                        "arms": arms_of,
-                        "time": time + hop,
-                        "kind": "SAC",
-                        "sender": u,
-                        "receiver": v,
-                        "origin": i,
-                        "content": content,
-                    }
-                )
+                append((trial, epoch, arms_of, time + hop, "SAC", u, v, i, content))
         for q, sink in enumerate(sinks.sinks):
-            mean = ybar[in_component[q]].mean(axis=0)
-            append(
-                {
-                    "trial": trial,
-                    "epoch": epoch,
-                    "arms": arms_of,
-                    "time": time + relay,
-                    "kind": "sink_upload",
-                    "sender": sink,
-                    "receiver": -1,
-                    "origin": sink,
-                    "content": tuple(mean.tolist()),
-                }
-            )
+            mean = tuple(ybar[in_component[q]].mean(axis=0).tolist())
+            append((trial, epoch, arms_of, time + relay, "sink_upload", sink, -1, sink, mean))
         for a in agents.tolist():
-            append(
-                {
-                    "trial": trial,
-                    "epoch": epoch,
-                    "arms": arms_of,
-                    "time": time + relay,
-                    "kind": "broadcast",
-                    "sender": -1,
-                    "receiver": a,
-                    "origin": -1,
-                    "content": kept_of,
-                }
-            )
+            append((trial, epoch, arms_of, time + relay, "broadcast", -1, a, -1, kept_of))
 
     claimed = math.inf if math.isinf(epsilon) else li_song_claimed_epsilon(epsilon, n_agents=m)
     plan = _Plan(
@@ -721,6 +689,7 @@ def run_hdp_mab(
         gap=gap,
         n_rounds=n_rounds,
         message_hook=hook,
+        message_columns=_HDP_COLUMNS,
     )
     setting = {
         "epsilon": epsilon,
@@ -749,6 +718,7 @@ def run_hdp_mab(
         claimed=claimed,
         setting=setting,
         secure_noise=secure_noise,
+        stop_epoch=stop_epoch,
     )
 
 
@@ -762,6 +732,7 @@ def run_single_mab(
     table: Any = None,
     record: bool | str = False,
     secure_noise: bool = False,
+    stop_epoch: int | None = None,
 ) -> LiSongRun:
     """Single-MAB: every agent runs Alg. 1 alone with ``M = 1`` (Remark 2, Fig. 8).
 
@@ -790,6 +761,8 @@ def run_single_mab(
     secure_noise : bool
         Exact discrete Laplace noise on a grid for every message (as in
         :func:`run_cdp_mab`).
+    stop_epoch : int, optional
+        Last epoch simulated (as in :func:`run_cdp_mab`).
 
     Returns
     -------
@@ -830,4 +803,5 @@ def run_single_mab(
         claimed=claimed,
         setting=setting,
         secure_noise=secure_noise,
+        stop_epoch=stop_epoch,
     )

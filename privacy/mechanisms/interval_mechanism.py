@@ -215,10 +215,11 @@ class IntervalMeanRelease:
         position = used[row]
         empty = np.flatnonzero(position >= self.chunk)
         if empty.size:
-            buffer = self._buffer.reshape(-1, self.chunk)
-            for r in row[empty].tolist():
-                bi, vi = divmod(r, self._used.shape[1])
-                buffer[r] = self.rngs[bi, vi].laplace(0.0, 1.0, size=self.chunk)
+            chunk = self.chunk
+            buffer = self._buffer.reshape(-1, chunk)
+            rows = row[empty]
+            for r, generator in zip(rows.tolist(), self.rngs.reshape(-1)[rows].tolist()):
+                buffer[r] = generator.laplace(0.0, 1.0, size=chunk)
             position[empty] = 0
         unit = self._buffer.reshape(-1)[row * self.chunk + position]
         used[row] = position + 1

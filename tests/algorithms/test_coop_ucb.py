@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import networkx as nx
 import numpy as np
@@ -13,7 +14,7 @@ from fedpriv.algorithms.dubey_aamas.kernels import ArmMajorDelayLine
 from fedpriv.algorithms.environments.bernoulli import BernoulliMAB, RewardTable
 from fedpriv.algorithms.networks.flooding import DelayLine, flood_messages, make_schedule
 from fedpriv.algorithms.networks.graphs import graph_distances, make_graph
-from fedpriv.privacy.calibrations import interval_claimed_guarantee
+from fedpriv.privacy.calibrations import interval_claimed_guarantee, interval_length
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -289,17 +290,50 @@ def test_arm_major_delay_line_delivers_what_the_delay_line_delivers(seed, gamma)
     n_agents=st.integers(1, 3),
 )
 def test_byzantine_contamination_streams_keep_their_addresses(entropy, key, n_trials, n_agents):
-    """The flips' and draws' generators, built in one batch, are those at the ENVIRONMENT
-    address extended by 1 and by 2 (one SeedSequence each, as before issue 23)."""
-    from fedpriv.algorithms.dubey_aamas.byzantine import _contamination_rngs
+    """The flips' generators (one batch) and the draws' (lazy: one row, or all at once)
+    are those at the ENVIRONMENT address extended by 1 and by 2 (one SeedSequence
+    each, as before issue 23)."""
+    from fedpriv.algorithms.dubey_aamas.byzantine import _contamination_streams
     from fedpriv.algorithms.seeding import Stream
 
     root = np.random.SeedSequence(entropy, spawn_key=key)
-    flips, draws = _contamination_rngs(root, n_trials, n_agents)
-    assert flips.shape == draws.shape == (n_trials, n_agents)
-    for extra, rngs in ((1, flips), (2, draws)):
-        for j in range(n_trials):
-            for i in range(n_agents):
+    flips, draws = _contamination_streams(root, n_trials, n_agents, 5)
+    every = np.asarray(draws.build_all()).reshape(n_trials, n_agents)
+    assert flips.rngs.shape == (n_trials, n_agents)
+    for j in range(n_trials):
+        for i in range(n_agents):
+            row = j * n_agents + i
+            for extra, rng in ((1, flips.rngs[j, i]), (2, every[j, i]), (2, draws.build_one(row))):
                 address = (*key, j, 0, i, int(Stream.ENVIRONMENT), extra)
                 ref = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=address))
-                assert rngs[j, i].bit_generator.state == ref.bit_generator.state
+                assert rng.bit_generator.state == ref.bit_generator.state
+
+
+@pytest.mark.parametrize("stop", [1, 7, 25])
+def test_a_stopped_private_run_is_the_prefix_of_the_whole_run(stop):
+    """``stop`` simulates the first rounds of the horizon-T run: same actions, rewards,
+    messages and noise draws, and the accountant charged for the horizon's schedule."""
+    env = BernoulliMAB(np.array([[0.2, 0.7, 0.5]] * 4))
+    options = dict(horizon=25, epsilon=0.4, gamma=2, n_trials=30, seed=3, record=True)
+    whole = run_private_coop_ucb(env, nx.cycle_graph(4), **options)
+    short = run_private_coop_ucb(env, nx.cycle_graph(4), stop=stop, **options)
+    np.testing.assert_array_equal(short.actions, whole.actions[..., :stop])
+    np.testing.assert_array_equal(short.rewards, whole.rewards[..., :stop])
+    for name, values in whole.transcript.content.items():
+        np.testing.assert_array_equal(short.transcript.content[name], values[:, :, :stop])
+    assert short.accountant.get_epsilon(0.0) == whole.accountant.get_epsilon(0.0)
+
+    # the draws' ledger rows: those of the whole run's first `stop` rounds
+    def rows(run):
+        return Counter(map(tuple, run.accountant.ledger.to_numpy().tolist()))
+
+    assert not rows(short) - rows(whole)
+    released = short.transcript.content["count"].max(axis=2).sum()  # f per release
+    assert sum(rows(short).values()) == released // interval_length(0.4)
+
+
+def test_stop_outside_the_horizon_is_refused():
+    env = BernoulliMAB(np.full((2, 2), 0.5))
+    for stop in (0, 11):
+        with pytest.raises(ValueError, match="`stop` must be"):
+            run_private_coop_ucb(env, nx.path_graph(2), horizon=10, epsilon=0.5, gamma=1, stop=stop)

@@ -62,3 +62,29 @@ def test_message_contents_say_what_the_counts_follow():
     )
     with pytest.raises(ValueError, match="`message` must be >= 1, got 0"):
         coop_message_contents(noisy, 0)
+
+
+@pytest.mark.parametrize(
+    "key", [NOISY, "dubey_aamas/private-coop-ucb/own-noisy/fixed-rule/composed"]
+)
+def test_first_release_of_runs_stopped_after_the_round_robin_equals_the_whole_runs(key):
+    """The first-release audit samples runs stopped at round K f: agent 0's first
+    released mean of arm 0 is, bit for bit, the whole transcript's column."""
+    import numpy as np
+    from fedpriv.audit.families.dubey_aamas.recipes import _first_released, _flipped_pair, _observe
+
+    claim = _claim(key)
+    s = claim.setting_dict()
+    tables, _ = _flipped_pair(s)
+    f, k, horizon = interval_length(float(s["epsilon"])), int(s["n_arms"]), int(s["horizon"])
+    rounds = np.unique(np.linspace(1, horizon, 8).astype(np.int64))
+    for world in (0, 1):
+        seed = np.random.SeedSequence(4, spawn_key=(world,))
+        whole = run_coop(claim, n_trials=300, seed=seed, table=tables[world], record=True)
+        short = run_coop(
+            claim, n_trials=300, seed=seed, table=tables[world], record=True, stop=k * f
+        )
+        expected = _observe(whole, rounds, k * f + 1, f)[:, -1]
+        got = _first_released(short.transcript.content, f)
+        assert np.isfinite(expected).all() and np.unique(expected).size > 100
+        np.testing.assert_array_equal(got, expected)

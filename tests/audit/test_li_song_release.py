@@ -52,3 +52,52 @@ def test_fig4_rows_are_audited_not_accountant_only() -> None:
     assert len(rows) == 4
     assert all(e.audit is audit_li_song_release for e in rows)
     assert all(not e.channel.startswith("accountant only") for e in rows)
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "li_song/hdp-mab/messages",
+        "li_song/ddp-mab/round-limited",
+        "li_song/ce-cdp-mab/messages",
+        "li_song/hdp-mab/actions",
+        "li_song/ddp-mab/actions",
+    ],
+)
+def test_audit_samples_from_epoch_one_equal_the_whole_runs(key):
+    """The end-to-end audits sample runs stopped after epoch 1: agent 0's first message
+    and first exploitation arm are, bit for bit, those of the whole runs, and so are
+    epoch 1's ledger rows."""
+    import numpy as np
+    from fedpriv.audit.claims.register import claims_for
+    from fedpriv.audit.families.li_song.recipes import (
+        _MESSAGE_KINDS,
+        _first_exploit,
+        _first_message,
+        li_song_environment,
+        run_li_song,
+    )
+
+    (claim,) = [e.claim for e in claims_for("li_song") if e.key == key]
+    s = claim.setting_dict()
+    actions = key.endswith("actions")
+    env = li_song_environment(s, tied=actions)
+    record = "actions" if actions else "messages"
+    seed = np.random.SeedSequence(8)
+    whole = run_li_song(s, env, n_trials=400, seed=seed, record=record)
+    short = run_li_song(s, env, n_trials=400, seed=seed, record=record, stop_epoch=1)
+    if actions:
+        expected, got = _first_exploit(whole, n_trials=400), _first_exploit(short, n_trials=400)
+        assert np.unique(expected).size > 1
+    else:
+        kind = _MESSAGE_KINDS[s["structure"]]
+        expected = _first_message(whole, n_trials=400, kind=kind, arm=0)
+        got = _first_message(short, n_trials=400, kind=kind, arm=0)
+        assert np.unique(expected).size > 100  # distinct noisy messages, not all missing
+        first = whole.messages[whole.messages["epoch"] == 1].reset_index(drop=True)
+        assert short.messages.equals(first)
+    np.testing.assert_array_equal(got, expected)
+    ledger = whole.accountant.ledger
+    first_epoch = ledger[ledger["epoch"] == 1].reset_index(drop=True)
+    assert short.accountant.ledger.equals(first_epoch)
+    assert (short.committed_arm == -1).all()

@@ -107,7 +107,9 @@ def _environment(setting: dict):
     return BernoulliMAB(np.full((m, k), 0.5))
 
 
-def run_coop(claim: Claim, *, n_trials: int, seed, table=None, record: bool = False):
+def run_coop(
+    claim: Claim, *, n_trials: int, seed, table=None, record: bool = False, stop: int | None = None
+):
     """Run the claim's algorithm (private or Byzantine-proof cooperative UCB).
 
     Parameters
@@ -122,10 +124,18 @@ def run_coop(claim: Claim, *, n_trials: int, seed, table=None, record: bool = Fa
         Reward table to use instead of the seed's (neighboring runs).
     record : bool
         Keep the transcripts.
+    stop : int, optional
+        Private cooperative UCB only: simulate the first ``stop`` rounds of the run
+        (``run_private_coop_ucb``'s ``stop``).
 
     Returns
     -------
     CoopRun
+
+    Raises
+    ------
+    ValueError
+        If ``stop`` is given for the Byzantine-proof algorithm.
     """
     from fedpriv.algorithms.networks.graphs import make_graph
 
@@ -151,6 +161,9 @@ def run_coop(claim: Claim, *, n_trials: int, seed, table=None, record: bool = Fa
     }
     if claim.algorithm == "byzantine-coop-ucb":
         from fedpriv.algorithms.dubey_aamas.byzantine import run_byzantine_coop_ucb
+
+        if stop is not None:
+            raise ValueError("`stop` applies to private cooperative UCB only.")
         from fedpriv.algorithms.dubey_aamas.robust import Contamination
 
         return run_byzantine_coop_ucb(
@@ -171,6 +184,7 @@ def run_coop(claim: Claim, *, n_trials: int, seed, table=None, record: bool = Fa
         rule=s["rule"],
         own_term=s["own_term"],
         count_field=s.get("count_field", "release"),
+        stop=stop,
         **common,
     )
 
@@ -380,16 +394,28 @@ def _observe(run, rounds: np.ndarray, first_ucb: int, interval: int) -> np.ndarr
     moved = content["count"][:, 0, first_ucb - 1] - content["count"][:, 0, first_ucb - 2]
     z0 = np.where(moved[:, 0] > 0, z, 1e6)
     z1 = np.where(moved[:, 1] > 0, z, -1e6)
-    reached = content["count"][:, 0, :, 0] >= interval  # (n, T)
-    first = reached.argmax(axis=1)
-    released = np.where(
-        reached.any(axis=1),
-        np.nan_to_num(content["mean"][np.arange(n), 0, first, 0], nan=_MISSING),
-        _MISSING,
-    )
+    released = _first_released(content, interval)
     return np.concatenate(
         [means.reshape(n, -1), counts.reshape(n, -1), z0[:, None], z1[:, None], released[:, None]],
         axis=1,
+    )
+
+
+def _first_released(content: dict, interval: int) -> np.ndarray:
+    """Agent 0's first released mean of arm 0 per run (``_MISSING`` if never released).
+
+    The mean its messages carry from the first round whose count of arm 0 is at least
+    ``interval``. That round is in the round robin (arm 0's ``f``-th pull, round
+    ``(f - 1) K + 1 <= K f``), so the first ``K f`` rounds of a run give the value of
+    the whole run.
+    """
+    n = content["count"].shape[0]
+    reached = content["count"][:, 0, :, 0] >= interval  # (n, rounds)
+    first = reached.argmax(axis=1)
+    return np.where(
+        reached.any(axis=1),
+        np.nan_to_num(content["mean"][np.arange(n), 0, first, 0], nan=_MISSING),
+        _MISSING,
     )
 
 
@@ -505,8 +531,26 @@ def audit_coop_messages(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudi
         events=extra,
     )
     column = len(names) - 1
+    stop = min(horizon, k * interval)  # the round robin holds the first release
+
+    def sample_first(world: int, n: int, root: np.random.SeedSequence) -> np.ndarray:
+        """Column ``column`` of :func:`sample`'s runs, from their first ``stop`` rounds."""
+        out = []
+        for b, start in enumerate(range(0, n, budget.batch_size)):
+            size = min(budget.batch_size, n - start)
+            run = run_coop(
+                claim,
+                n_trials=size,
+                seed=child_seed(root, b),
+                table=tables[world],
+                record=True,
+                stop=stop,
+            )
+            out.append(_first_released(run.transcript.content, interval))
+        return np.concatenate(out)
+
     first = search_and_confirm(
-        {pair: lambda world, n, root: sample(world, n, root)[:, column]},
+        {pair: sample_first},
         budget=half,
         seed=child_seed(seed, 1),
         delta=claim.claimed_delta,

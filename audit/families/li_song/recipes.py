@@ -113,7 +113,16 @@ def _components(setting: dict):
     return [make_graph("path", int(s)) if s > 1 else make_graph("complete", 1) for s in sizes]
 
 
-def run_li_song(setting: dict, env, *, n_trials: int, seed, table=None, record: bool | str = False):
+def run_li_song(
+    setting: dict,
+    env,
+    *,
+    n_trials: int,
+    seed,
+    table=None,
+    record: bool | str = False,
+    stop_epoch: int | None = None,
+):
     """Run the algorithm named by ``setting["structure"]`` (cdp, cdp-partial, ddp, hdp).
 
     Parameters
@@ -130,6 +139,9 @@ def run_li_song(setting: dict, env, *, n_trials: int, seed, table=None, record: 
         Reward table to use instead of the seed's.
     record : bool or {"messages", "actions"}
         Keep the transcripts, or only the one named.
+    stop_epoch : int, optional
+        Simulate epochs ``1..stop_epoch`` only (the run's prefix; see
+        :func:`fedpriv.algorithms.li_song.mab.run_cdp_mab`).
 
     Returns
     -------
@@ -149,6 +161,7 @@ def run_li_song(setting: dict, env, *, n_trials: int, seed, table=None, record: 
         "seed": seed,
         "table": table,
         "record": record,
+        "stop_epoch": stop_epoch,
     }
     if "rounds" in setting:
         common.update(n_rounds=int(setting["rounds"]), gap=float(setting["gap"]))
@@ -352,6 +365,7 @@ def audit_li_song_messages(claim: Claim, budget: AuditBudget, seed) -> EndToEndA
                 seed=child_seed(root, b),
                 table=tables[world],
                 record="messages",
+                stop_epoch=1,  # the message observed is sent in epoch 1
             )
             out.append(_first_message(run, n_trials=size, kind=kind, arm=0))
         return np.concatenate(out)
@@ -498,7 +512,12 @@ def audit_li_song_release(claim: Claim, budget: AuditBudget, seed) -> EndToEndAu
 
 
 def _first_exploit(run, *, n_trials: int) -> np.ndarray:
-    """Agent 0's first exploitation arm per trial (MISSING if it never exploits)."""
+    """Agent 0's first exploitation arm per trial (MISSING if it never exploits).
+
+    Epoch 1's runs suffice (``stop_epoch=1``): a full exploration epoch is followed by
+    ``min(t_delay, T - t)`` exploitation slots, and when that is 0, or the horizon cuts
+    epoch 1, the horizon is reached and no later epoch runs.
+    """
     frame = run.actions
     out = np.full(n_trials, MISSING)
     rows = frame[(frame["kind"] == "exploit") & (frame["agent"] == 0)]
@@ -585,6 +604,7 @@ def audit_li_song_actions(claim: Claim, budget: AuditBudget, seed) -> EndToEndAu
                     seed=child_seed(root, b),
                     table=tables[world_index],
                     record="actions",
+                    stop_epoch=1,  # a run's first exploitation, if any, is in epoch 1
                 )
                 out.append(_first_exploit(run, n_trials=size))
             return np.concatenate(out)
