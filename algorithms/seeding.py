@@ -214,9 +214,10 @@ def _generators(root: np.random.SeedSequence, tails: np.ndarray) -> np.ndarray:
     assembled[:, len(run) : len(run) + len(prefix)] = [w[0] for w in prefix]
     assembled[:, len(run) + len(prefix) :] = tails
     state = _generate_state(_mix_entropy(assembled))
-    base, generator, pcg64 = tuple(root.spawn_key), np.random.Generator, np.random.PCG64
+    base, entropy = tuple(root.spawn_key), root.entropy
+    generator, pcg64, seed = np.random.Generator, np.random.PCG64, _PrecomputedSeed
     for row, (tail, words) in enumerate(zip(tails.tolist(), state)):
-        out[row] = generator(pcg64(_PrecomputedSeed(root.entropy, base + tuple(tail), words)))
+        out[row] = generator(pcg64(seed(entropy, base, tail, words)))
     return out
 
 
@@ -272,14 +273,20 @@ class _PrecomputedSeed(ISpawnableSeedSequence):
     ``SeedSequence(entropy, spawn_key=spawn_key)``, built on first use.
     """
 
-    __slots__ = ("_entropy", "_key", "_real", "_state")
+    __slots__ = ("_base", "_entropy", "_real", "_state", "_tail")
 
-    def __init__(self, entropy: int, key: tuple[int, ...], state: np.ndarray) -> None:
-        self._entropy, self._key, self._state, self._real = entropy, key, state, None
+    def __init__(
+        self, entropy: int, base: tuple[int, ...], tail: list[int], state: np.ndarray
+    ) -> None:
+        # The spawn key base + tail is assembled on first use only (most generators
+        # never need their SeedSequence).
+        self._entropy, self._base, self._tail, self._state = entropy, base, tail, state
+        self._real = None
 
     def _sequence(self) -> np.random.SeedSequence:
         if self._real is None:
-            self._real = np.random.SeedSequence(self._entropy, spawn_key=self._key)
+            key = self._base + tuple(self._tail)
+            self._real = np.random.SeedSequence(self._entropy, spawn_key=key)
         return self._real
 
     def generate_state(self, n_words: int, dtype=np.uint32) -> np.ndarray:
