@@ -25,8 +25,9 @@ Resolved ambiguities (source in brackets)
 * Fed_UCB's noisy prefix sum is ``raw running sum + sum of memoised node noises``,
   equal to Alg. 3's sum of noisy partial sums (fewer float additions).
 
-The steps of a round live in :mod:`fedpriv.algorithms.gossip_fed_ucb.rounds`, the releases
-opened before round 1 in :mod:`fedpriv.algorithms.gossip_fed_ucb.releases`; ``rounds=r`` stops
+A batch is opened in :mod:`fedpriv.algorithms.gossip_fed_ucb.rounds` (its releases, opened
+before round 1, in :mod:`fedpriv.algorithms.gossip_fed_ucb.releases`) and its rounds are
+played in :mod:`fedpriv.algorithms.gossip_fed_ucb.fused`; ``rounds=r`` stops
 a run after round ``r`` with the full run's outputs up to there (the algorithm is
 causal), which is what end-to-end audits of early-round observables use.
 
