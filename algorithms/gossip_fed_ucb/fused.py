@@ -8,11 +8,14 @@ everything that does not depend on the round is computed once:
 * the confidence radius (eq. 11, 12) reads per-count tables of its count-only factors
   (``2N/n``; ``log n``, ``n²ε²``, ``1/n``), each made by the very expression
   :func:`~fedpriv.algorithms.gossip_fed_ucb.rounds.confidence_radius` applies to the
-  counts, then applies the round's factors in that function's order: the same float
-  operations on the same operands, so the same radii bit for bit;
-* the consistency rule (Alg. 1 lines 5–6) and the UCB ties take one comparison each; the
-  rare rounds with a forced pull or a tie take the uniform pick of
-  :func:`~fedpriv.algorithms.gossip_fed_ucb.rounds._pick`, as written;
+  counts (NumPy's elementwise loop on contiguous float64, as there), then applies the
+  round's factors in that function's order: the same float operations on the same
+  operands, so the same radii bit for bit;
+* the consistency rule (Alg. 1 lines 5–6) is one comparison giving the lagging cells; a
+  forced pick from 𝒜_i (line 11; most rounds of ``verify``'s runs, a few rows each) is
+  :func:`~fedpriv.algorithms.gossip_fed_ucb.rounds._pick`'s float product and truncation
+  on those rows only (:func:`_forced_arms`); a tie in the UCB index (rare with continuous
+  rewards) takes ``_pick`` on every row, as written;
 * Fed_UCB's release goes through
   :meth:`~fedpriv.privacy.mechanisms.LaplaceTreeCounter.step_release_rows`, the counter's
   step and release restricted to the pulled arms (same noises, ledger rows and sums);
