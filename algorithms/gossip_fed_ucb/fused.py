@@ -152,6 +152,7 @@ def play_rounds(
     initial = init.reshape(-1)
     edge_rows = np.arange(B)[:, None, None] * N + opened.edges[:, :rounds]  # (B, rounds, 2)
     edge_ends = np.ascontiguousarray(edge_rows.transpose(1, 0, 2))  # (rounds, B, 2)
+    counts_flat = counts.reshape(-1)  # a view: counts is updated in place
     counter = opened.counter
     running = None if opened.running is None else opened.running.reshape(-1)
     for t in range(1, rounds + 1):
@@ -177,7 +178,6 @@ def play_rounds(
         actions[t - 1] = arm
         # Lines 14/16: pull, count, release the pulled arm's (noisy) sum and mean.
         reward = rewards.take(reward_start + (t * M) + arm)
-        counts_flat = counts.reshape(-1)
         pulled_counts = counts_flat.take(flat) + 1
         counts_flat[flat] = pulled_counts
         if counter is not None:

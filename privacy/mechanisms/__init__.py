@@ -594,16 +594,19 @@ class LaplaceTreeCounter:
         t = self.t
         level = (t & -t).bit_length() - 1
         count = self._node_count.reshape(self.depth, n_streams)
-        np.add.reduce(count[:level], axis=0, out=count[level])
+        if level:  # the new node takes the lower levels' counts, as in step
+            np.add.reduce(count[:level], axis=0, out=count[level])
+            count[:level] = 0
+        else:
+            count[0] = 0
         count[level, streams] += 1
-        count[:level] = 0
         self._node_noise[level] = self._noise_of_node(t)
         self._node_drawn[level] = False
         self._level_drawn[level] = False
         raw = self._raw_total.reshape(-1)
         total = raw.take(streams) + x
         raw[streams] = total
-        levels = np.asarray([ell for ell in range(level, self.depth) if (t >> ell) & 1])
+        levels = np.array([ell for ell in range(level, self.depth) if (t >> ell) & 1], np.int64)
         at = np.add.outer(levels * n_streams, streams)  # (levels, rows) flat node indices
         if self.noise_on_empty_nodes:
             used = np.ones(at.shape, dtype=bool)
@@ -614,7 +617,7 @@ class LaplaceTreeCounter:
             hits = np.flatnonzero(used > drawn.take(at))  # used and not yet drawn
             if hits.size:
                 which, row = np.divmod(hits, index.size)
-                level_arr = levels[which].astype(np.int64)
+                level_arr = levels.take(which)
                 stream_index = streams[row]
                 self.accountant._append_draws(
                     keys={k: v[stream_index] for k, v in self._keys.items()},

@@ -80,13 +80,11 @@ def test_step_release_rows_is_step_then_release(
         rows.step_release_rows(np.zeros(shape[:-1], dtype=int), np.zeros(shape[:-1]))
 
 
+@pytest.mark.parametrize("out_of_bounds", ["raise", "ignore", "clip"])
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
-def test_non_finite_observation_raises_as_step(bad: float) -> None:
-    shape = (2, 3)
-    dense, rows = (
-        _counter(shape, seed=1, horizon=4, scale=1.0),
-        _counter(shape, seed=1, horizon=4, scale=1.0),
-    )
+def test_non_finite_observation_raises_as_step(bad: float, out_of_bounds: str) -> None:
+    shape, options = (2, 3), {"horizon": 4, "scale": 1.0, "out_of_bounds": out_of_bounds}
+    dense, rows = _counter(shape, seed=1, **options), _counter(shape, seed=1, **options)
     values, index = np.array([0.5, bad]), np.array([2, 0])
     observed = index[:, None] == np.arange(3)
     with pytest.raises(ValueError, match="finite") as dense_error:
@@ -95,6 +93,18 @@ def test_non_finite_observation_raises_as_step(bad: float) -> None:
         rows.step_release_rows(index, values)
     assert str(rows_error.value) == str(dense_error.value)
     assert rows.t == 0 and rows.accountant.n_draws == 0
+
+
+@pytest.mark.parametrize("out_of_bounds", ["ignore", "clip"])
+def test_huge_finite_observations_are_counted_as_step(out_of_bounds: str) -> None:
+    shape, options = (3, 2), {"horizon": 4, "scale": 1.0, "out_of_bounds": out_of_bounds}
+    dense, rows = _counter(shape, seed=4, **options), _counter(shape, seed=4, **options)
+    values, index = np.array([1.7e308, 1.7e308, 0.25]), np.array([0, 1, 1])
+    observed = index[:, None] == np.arange(2)
+    dense.step(np.where(observed, values[:, None], 0.0), observed)
+    expected = dense.release(observed)[observed]
+    assert _same(rows.step_release_rows(index, values), expected)
+    assert rows.n_out_of_bounds == dense.n_out_of_bounds == 2
 
 
 def test_out_of_range_observation_raises_as_step() -> None:
