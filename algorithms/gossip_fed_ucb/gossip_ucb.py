@@ -25,8 +25,9 @@ Resolved ambiguities (source in brackets)
 * Fed_UCB's noisy prefix sum is ``raw running sum + sum of memoised node noises``,
   equal to Alg. 3's sum of noisy partial sums (fewer float additions).
 
-The steps of a round live in :mod:`fedpriv.algorithms.gossip_fed_ucb.rounds`, the releases
-opened before round 1 in :mod:`fedpriv.algorithms.gossip_fed_ucb.releases`; ``rounds=r`` stops
+A batch is opened in :mod:`fedpriv.algorithms.gossip_fed_ucb.rounds` (its releases, opened
+before round 1, in :mod:`fedpriv.algorithms.gossip_fed_ucb.releases`) and its rounds are
+played in :mod:`fedpriv.algorithms.gossip_fed_ucb.fused`; ``rounds=r`` stops
 a run after round ``r`` with the full run's outputs up to there (the algorithm is
 causal), which is what end-to-end audits of early-round observables use.
 
@@ -64,14 +65,12 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 from fedpriv.algorithms.environments.heterogeneous import BanditEnvironment
+from fedpriv.algorithms.gossip_fed_ucb.fused import play_rounds
 from fedpriv.algorithms.gossip_fed_ucb.releases import open_fed_ucb_releases
 from fedpriv.algorithms.gossip_fed_ucb.rounds import (
-    choose_arms,
     confidence_radius,
     draw_active_edges,
-    gossip_step,
     open_batch,
-    updated_means,
 )
 from fedpriv.algorithms.networks.graphs import check_connected, neighbor_matrix
 from fedpriv.algorithms.seeding import as_seed_sequence
@@ -226,32 +225,14 @@ def _simulate(
         publish_final=publish_final,
     )
     global_means = np.asarray(env.global_means, dtype=np.float64)
-    counts = np.ones(opened.init.shape, dtype=np.int64)
-    n_tilde = np.ones(opened.init.shape, dtype=np.int64)
-    means = opened.init / counts
-    theta = means.copy()
-    actions = np.empty(opened.init.shape[:2] + (rounds,), dtype=np.int16)
-    trace = None
-    if record:
-        trace = {name: np.empty((rounds + 1,) + opened.init.shape) for name in ("theta", "means")}
-        trace["theta"][0], trace["means"][0] = theta, means
-    radius_epsilon = epsilon if private else math.inf
-    for t in range(1, rounds + 1):
-        arm, n_tilde = choose_arms(
-            counts,
-            n_tilde,
-            theta,
-            opened.uniforms[:, :, t - 1],
-            t,
-            neighbor_mask=adjacency[None, :, :, None],
-            horizon=T,
-            radius_epsilon=radius_epsilon,
-        )
-        actions[:, :, t - 1] = arm
-        new_means = updated_means(opened, arm, t, counts, means)
-        theta, means = gossip_step(theta, means, new_means, opened.edges[:, t - 1]), new_means
-        if trace is not None:
-            trace["theta"][t], trace["means"][t] = theta, means
+    actions, counts, trace = play_rounds(
+        opened,
+        adjacency,
+        rounds=rounds,
+        horizon=T,
+        radius_epsilon=epsilon if private else math.inf,
+        record=record,
+    )
     return GossipRun(
         algorithm="gossip-fed-ucb" if private else "gossip-ucb",
         actions=actions,

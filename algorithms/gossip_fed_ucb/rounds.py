@@ -1,10 +1,11 @@
-"""The steps of a batch of Gossip_UCB / Fed_UCB runs (Zhu et al. 2021, Alg. 1 and 4).
+"""The opening of a batch of Gossip_UCB / Fed_UCB runs (Zhu et al. 2021, Alg. 1 and 4).
 
 :func:`fedpriv.algorithms.gossip_fed_ucb.gossip_ucb.run_fed_ucb` and ``run_gossip_ucb`` open a
 batch (:func:`open_batch`: reward tables, active edges and policy uniforms drawn for the
-whole horizon, releases opened) and then, round by round, choose the arms
-(:func:`choose_arms`), pull and release (:func:`updated_means`) and gossip
-(:func:`gossip_step`). Every resolved ambiguity is documented in that module.
+whole horizon, releases opened) and then play its rounds
+(:func:`fedpriv.algorithms.gossip_fed_ucb.fused.play_rounds`: choose the arms with the
+confidence radius of :func:`confidence_radius`, pull and release, gossip). Every resolved
+ambiguity is documented in that module.
 """
 
 from __future__ import annotations
@@ -22,15 +23,7 @@ from fedpriv.privacy import Accountant, LaplaceTreeCounter
 from fedpriv.privacy.calibrations import fed_ucb_scale
 from fedpriv.privacy.checks import check_int_at_least
 
-__all__ = [
-    "OpenedBatch",
-    "choose_arms",
-    "confidence_radius",
-    "draw_active_edges",
-    "gossip_step",
-    "open_batch",
-    "updated_means",
-]
+__all__ = ["OpenedBatch", "confidence_radius", "draw_active_edges", "open_batch"]
 
 
 def confidence_radius(
@@ -240,126 +233,3 @@ def open_batch(
         scale=fed_ucb_scale(epsilon, T, mode=mode, log_base=log_base, publish_final=publish_final),
         n_out_of_bounds=n_out_of_bounds,
     )
-
-
-def choose_arms(
-    counts: np.ndarray,
-    n_tilde: np.ndarray,
-    theta: np.ndarray,
-    u: np.ndarray,
-    t: int,
-    *,
-    neighbor_mask: np.ndarray,
-    horizon: int,
-    radius_epsilon: float,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Alg. 1 lines 5–13 at round ``t``: the pulled arms and ñ(t+1).
-
-    Parameters
-    ----------
-    counts : ndarray of int64, shape (B, N, M)
-        Pull counts.
-    n_tilde : ndarray of int64, shape (B, N, M)
-        ñ(t).
-    theta : ndarray of float64, shape (B, N, M)
-        ϑ(t), the gossiped estimates.
-    u : ndarray of float64, shape (B, N)
-        Uniform tie-breaking draws.
-    t : int
-        Round, 1-based.
-    neighbor_mask : ndarray of bool, shape (N, N)
-        Adjacency of the graph (with self-loops as the algorithm reads them).
-    horizon : int
-        T.
-    radius_epsilon : float
-        ε in the confidence radius (``inf`` for Gossip_UCB).
-
-    Returns
-    -------
-    tuple of (ndarray, ndarray)
-        The pulled arms ``(B, N)`` and ñ(t+1) ``(B, N, M)``.
-    """
-    N = counts.shape[1]
-    # Lines 5-6: consistency set with ñ(t), then ñ(t+1) from neighbors' ñ(t).
-    behind = counts < n_tilde - N
-    neighbors_max = np.where(neighbor_mask, n_tilde[:, None, :, :], 0).max(axis=2)
-    n_tilde = np.maximum(counts, neighbors_max)
-    forced = behind.any(axis=-1)
-    # Lines 7-13: UCB argmax (uniform tie-break) or a uniform pick from 𝒜_i.
-    q = theta + confidence_radius(counts, t, n_agents=N, horizon=horizon, epsilon=radius_epsilon)
-    arm = q.argmax(axis=-1)
-    best = q == q.max(axis=-1, keepdims=True)  # the value at ``arm``: same ties
-    if best.sum(axis=-1).max() > 1:  # a tie somewhere: break it uniformly
-        arm = _pick(best, u)
-    if forced.any():
-        arm = np.where(forced, _pick(behind, u), arm)
-    return arm, n_tilde
-
-
-def updated_means(
-    opened: OpenedBatch, arm: np.ndarray, t: int, counts: np.ndarray, means: np.ndarray
-) -> np.ndarray:
-    """Lines 14/16: pull, count and release the pulled arm's (noisy) mean (in place on counts).
-
-    Other arms keep their mean (Alg. 4 line 17).
-
-    Parameters
-    ----------
-    opened : OpenedBatch
-        The batch's draws and releases.
-    arm : ndarray of int64, shape (B, N)
-        The pulled arms.
-    t : int
-        Round, 1-based.
-    counts : ndarray of int64, shape (B, N, M)
-        Pull counts, updated in place.
-    means : ndarray of float64, shape (B, N, M)
-        The released means before this round.
-
-    Returns
-    -------
-    ndarray of float64, shape (B, N, M)
-        The released means after this round.
-    """
-    B, N, M = counts.shape
-    pulled = arm[..., None] == np.arange(M)
-    reward = opened.rewards[np.arange(B)[:, None], np.arange(N)[None, :], t, arm]
-    counts += pulled
-    if opened.counter is not None:
-        opened.counter.step(np.where(pulled, reward[..., None], 0.0), pulled)
-        total = opened.counter.release(pulled)
-    else:
-        opened.running += np.where(pulled, reward[..., None], 0.0)
-        total = opened.running
-    return np.where(pulled, (opened.init + np.where(pulled, total, 0.0)) / counts, means)
-
-
-def gossip_step(
-    theta: np.ndarray, means: np.ndarray, new_means: np.ndarray, edge: np.ndarray
-) -> np.ndarray:
-    """Lines 17–22: average ϑ over each trial's active edge ``edge`` (B, 2), track the means.
-
-    Parameters
-    ----------
-    theta : ndarray of float64, shape (B, N, M)
-        ϑ(t).
-    means : ndarray of float64, shape (B, N, M)
-        Released means before the round.
-    new_means : ndarray of float64, shape (B, N, M)
-        Released means after the round.
-    edge : ndarray of int64, shape (B, 2)
-        Each trial's active edge.
-
-    Returns
-    -------
-    ndarray of float64, shape (B, N, M)
-        ϑ(t+1).
-    """
-    step = new_means - means
-    new_theta = theta + step
-    u_e, v_e = edge[:, 0], edge[:, 1]
-    rows = np.arange(theta.shape[0])
-    average = 0.5 * (theta[rows, u_e] + theta[rows, v_e])
-    new_theta[rows, u_e] = average + step[rows, u_e]
-    new_theta[rows, v_e] = average + step[rows, v_e]
-    return new_theta

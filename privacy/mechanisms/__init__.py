@@ -459,7 +459,8 @@ class LaplaceTreeCounter:
         self.accountant = accountant
         shape = (self.depth,) + self.stream_shape  # level-first: contiguous levels
         self.t = 0
-        self._node_sum = np.zeros(shape)
+        # Per node, only whether it holds an observation is read (release's ``used``);
+        # its true sum is never needed: a prefix is the raw running total plus noise.
         self._node_count = np.zeros(shape, dtype=np.int64)
         self._node_noise = np.zeros(shape)
         self._node_drawn = np.zeros(shape, dtype=bool)
@@ -549,9 +550,7 @@ class LaplaceTreeCounter:
             x = round_to_grid(x, self.granularity).astype(np.float64)
         self.t += 1
         level = (self.t & -self.t).bit_length() - 1
-        self._node_sum[level] = self._node_sum[:level].sum(axis=0) + x
         self._node_count[level] = self._node_count[:level].sum(axis=0) + observed
-        self._node_sum[:level] = 0.0
         self._node_count[:level] = 0
         self._node_noise[level] = self._noise_of_node(self.t)
         self._node_drawn[level] = False
@@ -612,6 +611,113 @@ class LaplaceTreeCounter:
         if self.secure:
             total = total * self.granularity  # exact: a power of two
         return np.where(mask, total, np.nan)
+
+    def step_release_rows(self, index: Any, values: Any) -> np.ndarray:
+        """Add round ``t + 1`` with one observation per row and release the observed sums.
+
+        A row is a stream's position but the last axis (e.g. a ``(trial, agent)``); in
+        each row, the stream ``index`` along the last axis (e.g. the pulled arm) observes
+        its ``values`` entry and the others observe nothing. Bit for bit this is
+        ``step(v, observed)`` then ``release(observed)`` read at ``observed`` (``observed``
+        marks the indexed streams, ``v`` holds ``values`` there): the same node noises,
+        ledger rows (by level, then stream) and float operations per stream, computed on
+        the observed streams only, in fewer array passes.
+
+        Parameters
+        ----------
+        index : ndarray of int, shape ``stream_shape[:-1]``
+            Observed stream of each row, in ``[0, stream_shape[-1])``.
+        values : ndarray of float64, shape ``stream_shape[:-1]``
+            Its observation.
+
+        Returns
+        -------
+        ndarray of float64, shape ``stream_shape[:-1]``
+            The noisy prefix sums ``[1, t]`` of the observed streams.
+
+        Raises
+        ------
+        CapacityExceededError
+            If the counter already holds ``horizon`` rounds.
+        ValueError
+            On a bad shape or index, or as :meth:`step` on the values.
+        """
+        if self.t >= self.horizon:
+            raise CapacityExceededError(
+                f"tree capacity is `horizon` = {self.horizon} rounds; cannot add round "
+                f"{self.t + 1}."
+            )
+        index = np.asarray(index)
+        values = np.asarray(values, dtype=np.float64)
+        rows, width = self.stream_shape[:-1], self.stream_shape[-1]
+        if index.shape != rows or values.shape != rows or index.dtype.kind not in "iu":
+            raise ValueError(
+                f"`index` (integers) and `values` must have shape {rows}, got "
+                f"{index.shape} ({index.dtype}) and {values.shape}."
+            )
+        index = index.reshape(-1)
+        if index.size and (np.minimum.reduce(index) < 0 or np.maximum.reduce(index) >= width):
+            raise ValueError(f"`index` must lie in [0, {width}).")
+        if self.secure:  # grid rounding: the dense path
+            observed = index.reshape(rows + (1,)) == np.arange(width)
+            self.step(np.where(observed, values[..., None], 0.0), observed)
+            return self.release(observed)[observed].reshape(rows)
+        n_streams = index.size * width
+        streams = np.arange(0, n_streams, width) + index  # increasing: one per row
+        x = self._check_observed(values.reshape(-1))
+        self.t += 1
+        t = self.t
+        level = (t & -t).bit_length() - 1
+        count = self._node_count.reshape(self.depth, n_streams)
+        if level:  # the new node takes the lower levels' counts, as in step
+            np.add.reduce(count[:level], axis=0, out=count[level])
+            count[:level] = 0
+        else:
+            count[0] = 0
+        count[level, streams] += 1
+        self._node_noise[level] = self._noise_of_node(t)
+        self._node_drawn[level] = False
+        self._level_drawn[level] = False
+        raw = self._raw_total.reshape(-1)
+        total = raw.take(streams) + x
+        raw[streams] = total
+        levels = np.array([ell for ell in range(level, self.depth) if (t >> ell) & 1], np.int64)
+        at = np.add.outer(levels * n_streams, streams)  # (levels, rows) flat node indices
+        if self.noise_on_empty_nodes:
+            used = np.ones(at.shape, dtype=bool)
+        else:
+            used = count.reshape(-1).take(at) > 0
+        if self.scale > 0:
+            drawn = self._node_drawn.reshape(-1)
+            hits = np.flatnonzero(used > drawn.take(at))  # used and not yet drawn
+            if hits.size:
+                which, row = np.divmod(hits, index.size)
+                level_arr = levels.take(which)
+                stream_index = streams[row]
+                self.accountant._append_draws(
+                    keys={k: v[stream_index] for k, v in self._keys.items()},
+                    node=(t >> level_arr) << level_arr,
+                    level=level_arr,
+                    scale=self._row_scale,
+                    l1_sensitivity=self._row_sensitivity,
+                )
+                self.n_draws += int(hits.size)
+                drawn[at.reshape(-1)[hits]] = True
+            noise = self._node_noise.reshape(-1).take(at)
+            noise *= used  # as release's used * noise: the same products
+            total = total + np.add.reduce(noise, axis=0)  # level by level, as release
+        return total.reshape(rows)
+
+    def _check_observed(self, x: np.ndarray) -> np.ndarray:
+        """:meth:`_check_values` of observed values (1-D), on one min/max pass if in range."""
+        low, high = self.value_bounds
+        smallest, largest = np.minimum.reduce(x), np.maximum.reduce(x)  # NaN propagates
+        if low <= smallest and largest <= high:
+            return x
+        if not (np.isfinite(smallest) and np.isfinite(largest)) or self.out_of_bounds == "raise":
+            return self._check_values(x, np.ones(x.shape, dtype=bool))  # raises
+        self.n_out_of_bounds += int(np.count_nonzero((x < low) | (x > high)))
+        return np.clip(x, low, high) if self.out_of_bounds == "clip" else x
 
     @property
     def guarantee_epsilon(self) -> float:

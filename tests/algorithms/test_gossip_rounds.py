@@ -1,12 +1,15 @@
-"""Fed_UCB's arm choice: the tie set read from the row maximum is the one read at the
-argmax (the reference before issue 23), so the pulled arms are the same."""
+"""Fed_UCB's arm choice in the step-by-step oracle (``_gossip_reference.choose_arms``): the
+tie set read from the row maximum is the one read at the argmax (the reference before
+issue 23), so the pulled arms are the same."""
 
 from __future__ import annotations
 
 import numpy as np
-from fedpriv.algorithms.gossip_fed_ucb.rounds import _pick, choose_arms, confidence_radius
+from fedpriv.algorithms.gossip_fed_ucb.rounds import _pick, confidence_radius
 from hypothesis import given
 from hypothesis import strategies as st
+
+from tests.algorithms._gossip_reference import choose_arms
 
 __all__: list[str] = []
 
