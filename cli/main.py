@@ -354,13 +354,18 @@ def main(argv: list[str] | None = None) -> int:
         Exit status: 0 nothing refuted, 1 a claim or budget violated, 2 bad input.
     """
     argv = sys.argv[1:] if argv is None else list(argv)
-    family = family_of(argv)
-    parser = build_parser(() if family is None else (family,))
+    from fedpriv.privacy.errors import ToolkitError
+
+    try:  # the parser reads the registered families (installed entry points included)
+        family = family_of(argv)
+        parser = build_parser(() if family is None else (family,))
+    except ValueError as error:  # FamilyError: a broken or colliding registration
+        print(f"fedpriv: error: {error}", file=sys.stderr)
+        return 2
     try:
         args = parser.parse_args(argv)
     except SystemExit as stop:  # argparse: --help (0) or a refused argument (2)
         return int(stop.code or 0)
-    from fedpriv.privacy.errors import ToolkitError
 
     try:
         if args.command == "account":

@@ -277,8 +277,15 @@ def _load_entry_points() -> tuple[Family, ...]:
 
     out: list[Family] = []
     for point in entry_points(group=ENTRY_POINT_GROUP):
-        loaded = point.load()
         origin = f"entry point {point.name!r} ({point.value})"
+        try:
+            loaded = point.load()
+        except Exception as error:
+            # A broken installed distribution: say which, not a traceback from its import.
+            raise FamilyError(
+                f"{origin} in group {ENTRY_POINT_GROUP!r} raised {type(error).__name__} "
+                f"on import: {error}. Fix or uninstall the distribution that declares it."
+            ) from error
         if isinstance(loaded, Family):
             out.append(dataclasses.replace(loaded, origin=loaded.origin or origin))
         else:
@@ -371,7 +378,8 @@ def families() -> tuple[Family, ...]:
     Raises
     ------
     FamilyError
-        If two families share a key or an alias, or an alias is another family's key.
+        If two families share a key or an alias, or an alias is another family's key;
+        or an installed entry point raises on import (named, the error chained).
     """
     found = [*_builtin(), *_entry_points(), *(f for group in _files.values() for f in group)]
     names: dict[str, Family] = {}
