@@ -610,7 +610,8 @@ def _audit_request_timing(claim: Claim, budget: AuditBudget, seed) -> EndToEndAu
         threshold = _crossing(s, tables, tau, low=start, high=1e7)
         run = _decentralized_run(s, tables, threshold=threshold, n_trials_seed=0)
         requests = run.transcript.requests
-        agent = int(requests.sort_values("t")["agent"].iloc[0])
+        # The first request's agent; a tie in t keeps the transcript's order (stable).
+        agent = int(requests.sort_values("t", kind="stable")["agent"].iloc[0])
         block = tables.block(tau, tau + 1)
         changed = tables.substitute(agent=agent, t=tau, contexts=block.contexts[0, agent, 0] * 0.05)
         other = _decentralized_run(
