@@ -1023,18 +1023,23 @@ class Accountant(StoredLedgerMixin):
         self._refresh()
         if not self._draws:
             return pd.DataFrame(columns=columns)
-        frame = pd.concat(
-            [
-                pd.DataFrame(
-                    {
-                        k: (np.full(v[1], v[0]) if isinstance(v, tuple) else v)
-                        for k, v in block.items()
-                    }
-                )
-                for block in self._draws
-            ],
-            ignore_index=True,
-        )
+        # One frame per run of consecutive blocks with the same columns and dtypes (their
+        # arrays joined by numpy), then pandas' concat over the runs: the frame of
+        # concatenating every block's frame (tests/privacy/test_ledger_frame.py), without
+        # one DataFrame per block (a Fed_UCB run records thousands).
+        frames, run, signature = [], [], None
+        for block in self._draws:
+            arrays = {
+                k: (np.full(v[1], v[0]) if isinstance(v, tuple) else v) for k, v in block.items()
+            }
+            shape = tuple((k, a.dtype) for k, a in arrays.items())
+            if shape != signature and run:
+                frames.append(_joined_frame(run))
+                run = []
+            run.append(arrays)
+            signature = shape
+        frames.append(_joined_frame(run))
+        frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
         frame["epsilon"] = frame["l1_sensitivity"] / frame["scale"]
         return frame.reindex(columns=columns)
 
@@ -1215,6 +1220,15 @@ def _cell_counts(arrays: dict[str, np.ndarray], parallel_levels: tuple[str, ...]
     for cell in zip(*columns):
         counts[cell] = counts.get(cell, 0) + 1
     return counts
+
+
+def _joined_frame(blocks: list[dict[str, np.ndarray]]):
+    """One DataFrame of ``blocks`` (same keys, same dtypes), their rows in order."""
+    import pandas as pd
+
+    if len(blocks) == 1:
+        return pd.DataFrame(blocks[0])
+    return pd.DataFrame({k: np.concatenate([b[k] for b in blocks]) for k in blocks[0]})
 
 
 def _max_cell_rows(arrays: dict[str, np.ndarray], parallel_levels: tuple[str, ...]) -> int:
