@@ -409,9 +409,10 @@ def _curves_and_brackets(records: list[dict], results, workers: int):
 
     Every record's curves and plot depend on that record (and its result) alone, so
     the page is the same whatever the workers. The jobs are arranged for speed only: a
-    family's records with a claimed δ > 0 (their curves re-run its accountant recipes,
-    which share what a process caches, e.g. the AAMAS rows' PLD of a setting) stay in
-    one job, the largest first; the others (plots only) follow in chunks of 16.
+    family's records with a claimed δ > 0 stay in one job, the largest first (rows whose
+    recipe curves did not come with their result, e.g. shared audits or records of an
+    earlier run, re-run its accountant recipes, which share what a process caches, e.g.
+    the AAMAS rows' PLD of a setting); the others (plots only) follow in chunks of 16.
     """
     from fedpriv.audit.engine.executor import parallel_map
 
