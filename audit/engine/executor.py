@@ -6,8 +6,10 @@ Samples of one world are drawn in batches of ``batch_size``; batch ``b`` of worl
 which worker runs it or how many workers there are, so an audit gives the same
 numbers in-process, on a local process pool or on a ``dask.distributed`` cluster
 (STYLE §6: derive child streams before any parallel hand-off). Each batch is reduced
-to scores inside the worker, so memory stays bounded by ``batch_size`` outputs per
-worker plus one float64 per sample.
+inside the worker: :func:`sample_scores` (the pilot) to scores, so memory stays
+bounded by ``batch_size`` outputs per worker plus one float64 per sample;
+:func:`count_scores` (the confirmation) to its counts at the pilot's thresholds, so
+memory stays at one batch per worker whatever the number of samples.
 
 ``executor`` may be
 
@@ -34,13 +36,21 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from fedpriv.algorithms.seeding import Stream, stream_rng
+from fedpriv.audit.estimators.threshold import _count_at_least_unsorted
 from fedpriv.privacy.checks import check_int_at_least
 from fedpriv.privacy.errors import MechanismError
 
 if TYPE_CHECKING:
     import concurrent.futures
 
-__all__ = ["child_root", "connect_scheduler", "mechanism_name", "parallel_map", "sample_scores"]
+__all__ = [
+    "child_root",
+    "connect_scheduler",
+    "count_scores",
+    "mechanism_name",
+    "parallel_map",
+    "sample_scores",
+]
 
 
 def child_root(root: np.random.SeedSequence, index: int) -> np.random.SeedSequence:
@@ -242,6 +252,49 @@ def _resolve(
     )
 
 
+def _map_batches(
+    worker: Callable[..., Any],
+    mechanism: Callable[..., np.ndarray],
+    datasets: tuple[Any, Any],
+    *,
+    n_samples: int,
+    root: np.random.SeedSequence,
+    transform: Callable[[np.ndarray], np.ndarray] | None,
+    batch_size: int,
+    executor: Any,
+    n_workers: int | None,
+    extra: tuple[Any, ...] = (),
+) -> tuple[list[Any], list[Any]]:
+    """``worker(mechanism, dataset, size, root, batch, side, transform, *extra)`` on
+    every addressed batch: the results of world D, then those of world D', in batch
+    order (whoever runs them)."""
+    n_samples = check_int_at_least("n_samples", n_samples, 1)
+    batch_size = check_int_at_least("batch_size", batch_size, 1)
+    starts = range(0, n_samples, batch_size)
+    tasks = [
+        (side, b, min(batch_size, n_samples - start))
+        for side in (0, 1)
+        for b, start in enumerate(starts)
+    ]
+    work = (mechanism, datasets, transform, *extra)
+    with _resolve(executor, len(tasks), n_workers, work) as pool:
+        if pool is None:
+            parts = [
+                worker(mechanism, datasets[side], size, root, b, side, transform, *extra)
+                for side, b, size in tasks
+            ]
+        else:
+            futures = [
+                pool.submit(
+                    worker, mechanism, datasets[side], size, root, b, side, transform, *extra
+                )
+                for side, b, size in tasks
+            ]
+            parts = [f.result() for f in futures]
+    n_batches = len(starts)
+    return parts[:n_batches], parts[n_batches:]
+
+
 def sample_scores(
     mechanism: Callable[..., np.ndarray],
     datasets: tuple[Any, Any],
@@ -288,29 +341,108 @@ def sample_scores(
     TypeError
         If `executor` is of an unsupported type.
     """
-    n_samples = check_int_at_least("n_samples", n_samples, 1)
-    batch_size = check_int_at_least("batch_size", batch_size, 1)
-    starts = range(0, n_samples, batch_size)
-    tasks = [
-        (side, b, min(batch_size, n_samples - start))
-        for side in (0, 1)
-        for b, start in enumerate(starts)
-    ]
-    work = (mechanism, datasets, transform)
-    with _resolve(executor, len(tasks), n_workers, work) as pool:
-        if pool is None:
-            parts = [
-                _run_batch(mechanism, datasets[side], size, root, b, side, transform)
-                for side, b, size in tasks
-            ]
-        else:
-            futures = [
-                pool.submit(_run_batch, mechanism, datasets[side], size, root, b, side, transform)
-                for side, b, size in tasks
-            ]
-            parts = [f.result() for f in futures]
-    n_batches = len(starts)
-    return (np.concatenate(parts[:n_batches], axis=0), np.concatenate(parts[n_batches:], axis=0))
+    parts_d, parts_dp = _map_batches(
+        _run_batch,
+        mechanism,
+        datasets,
+        n_samples=n_samples,
+        root=root,
+        transform=transform,
+        batch_size=batch_size,
+        executor=executor,
+        n_workers=n_workers,
+    )
+    return np.concatenate(parts_d, axis=0), np.concatenate(parts_dp, axis=0)
+
+
+def _count_batch(
+    mechanism: Callable[..., np.ndarray],
+    dataset: Any,
+    size: int,
+    root: np.random.SeedSequence,
+    batch: int,
+    side: int,
+    transform: Callable[[np.ndarray], np.ndarray],
+    thresholds: np.ndarray,
+    orientation: int,
+) -> np.ndarray:
+    """One addressed batch's scores counted at the thresholds (worker side).
+
+    Raises
+    ------
+    MechanismError
+        As :func:`_run_batch`, and if a score is infinite.
+    """
+    scores = _run_batch(mechanism, dataset, size, root, batch, side, transform)
+    finite = np.isfinite(scores)
+    if not finite.all():
+        world = ("D", "D'")[side]
+        raise MechanismError(
+            f"the scores of mechanism {mechanism_name(mechanism)} must be finite, got "
+            f"{int(size - np.count_nonzero(finite))} non-finite value(s) on world {world}."
+        )
+    return _count_at_least_unsorted(scores, thresholds, orientation)
+
+
+def count_scores(
+    mechanism: Callable[..., np.ndarray],
+    datasets: tuple[Any, Any],
+    *,
+    n_samples: int,
+    root: np.random.SeedSequence,
+    transform: Callable[[np.ndarray], np.ndarray],
+    thresholds: np.ndarray,
+    orientation: int,
+    batch_size: int,
+    executor: Any = None,
+    n_workers: int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """How many of each world's oriented scores are >= each threshold, batch by batch.
+
+    The counts :func:`sample_scores` followed by sorting and counting would give
+    (the same batches, addresses and scores; integer sums are exact), but each
+    batch is counted in its worker and dropped: memory stays at one batch per
+    worker instead of one float64 per sample, a process pool sends back ``m``
+    integers per batch instead of its scores, and no world is sorted (issue 23).
+
+    Parameters
+    ----------
+    mechanism, datasets, n_samples, root, batch_size, executor, n_workers
+        As :func:`sample_scores`.
+    transform : callable
+        Score function ``outputs -> (size,)`` applied to each batch.
+    thresholds : ndarray, shape (m,)
+        float64 thresholds, in oriented units.
+    orientation : {1, -1}
+        Sign applied to every score before it is compared.
+
+    Returns
+    -------
+    (ndarray, ndarray), each shape (m,), int64
+        ``count_d[i]`` = #{scores of D with orientation * score >= thresholds[i]}; the
+        same for D'.
+
+    Raises
+    ------
+    MechanismError
+        If the mechanism or the score fails as in :func:`sample_scores`, or a score is
+        infinite.
+    ValueError, TypeError
+        As :func:`sample_scores`.
+    """
+    parts_d, parts_dp = _map_batches(
+        _count_batch,
+        mechanism,
+        datasets,
+        n_samples=n_samples,
+        root=root,
+        transform=transform,
+        batch_size=batch_size,
+        executor=executor,
+        n_workers=n_workers,
+        extra=(thresholds, orientation),
+    )
+    return np.sum(parts_d, axis=0), np.sum(parts_dp, axis=0)
 
 
 def parallel_map(

@@ -111,6 +111,51 @@ def _count_at_least(sorted_scores: np.ndarray, thresholds: np.ndarray) -> np.nda
     return (sorted_scores.size - below).astype(np.int64)
 
 
+#: Up to this many thresholds :func:`_count_at_least_unsorted` compares every score
+#: with each threshold (one pass per threshold); above it, it sorts a copy.
+_COMPARE_MAX_THRESHOLDS: Final[int] = 64
+
+
+def _count_at_least_unsorted(
+    scores: np.ndarray, thresholds: np.ndarray, orientation: int = 1
+) -> np.ndarray:
+    """Number of ``orientation * scores`` that are >= each threshold (int64), unsorted.
+
+    The same integers as ``_count_at_least(np.sort(orientation * scores),
+    thresholds)``: both count the scores ``s`` with ``s >= t`` in IEEE comparison
+    (``-0.0 == 0.0``; NaN never reaches an audit's counts), and for orientation -1,
+    ``-s >= t`` is ``s <= -t`` exactly (negation is exact). With at most
+    :data:`_COMPARE_MAX_THRESHOLDS` thresholds that is one comparison pass per
+    threshold, ~5x faster than sorting a batch of 2**18 scores (issue 23); with more,
+    a sorted copy. ``scores`` is never modified (it may be the caller's own array).
+
+    Parameters
+    ----------
+    scores : ndarray, shape (n,)
+        float64 scores, no NaN.
+    thresholds : ndarray, shape (m,)
+        float64 thresholds, any order.
+    orientation : {1, -1}
+        Sign applied to the scores before counting.
+
+    Returns
+    -------
+    ndarray, shape (m,), int64
+    """
+    if thresholds.size > _COMPARE_MAX_THRESHOLDS:
+        oriented = np.sort(scores if orientation == 1 else -1 * scores)
+        return _count_at_least(oriented, thresholds)
+    hits = np.empty(scores.shape, dtype=bool)
+    counts = np.empty(thresholds.size, dtype=np.int64)
+    for i, threshold in enumerate(thresholds.tolist()):
+        if orientation == 1:
+            np.greater_equal(scores, threshold, out=hits)
+        else:
+            np.less_equal(scores, -threshold, out=hits)
+        counts[i] = np.count_nonzero(hits)
+    return counts
+
+
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class EpsilonLowerBound:
     """Result of `estimate_epsilon_lower_bound`: the best test and its bound.

@@ -14,7 +14,9 @@ subtrees (DP-Sniper's ``n_check``/``n_final``, StatDP's event/detect iterations)
    to give at the confirmation size.
 2. **Confirmation** (``samples`` per world, fresh draws): Clopper–Pearson bounds on
    the selected events only, Bonferroni over thresholds and both directions. Since
-   the selection never saw these samples, the count of tests stays honest.
+   the selection never saw these samples, the count of tests stays honest. Each batch
+   is counted at the thresholds in its worker and dropped, so memory stays at one
+   batch per worker at any ``samples`` (:func:`fedpriv.audit.engine.executor.count_scores`).
 
 The route depends on the claim (``estimator="auto"``): ``PureDP`` — the ε lower bound
 (δ = 0) and the curve audit; ``ApproxDP``/``ZCDP``/``RDP``/``PLD`` — the ε lower
@@ -62,17 +64,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from fedpriv.algorithms.seeding import as_seed_sequence
-from fedpriv.audit.engine.executor import child_root, mechanism_name, sample_scores
+from fedpriv.audit.engine.executor import child_root, count_scores, mechanism_name, sample_scores
 from fedpriv.audit.engine.neighbors import NeighboringPair
 from fedpriv.audit.estimators._bounds import event_bounds_from_counts
 from fedpriv.audit.estimators.curve import _audit_privacy_curve_from_bounds, default_epsilon_grid
 from fedpriv.audit.estimators.gdp import MuLowerBound, _claim_mu, _mu_lower_bound_from_bounds
 from fedpriv.audit.estimators.result import AuditResult
-from fedpriv.audit.estimators.threshold import (
-    _check_open_unit,
-    _count_at_least,
-    epsilon_lower_bound_from_counts,
-)
+from fedpriv.audit.estimators.threshold import _check_open_unit, epsilon_lower_bound_from_counts
 from fedpriv.audit.estimators.threshold import _check_samples as _check_samples_array
 from fedpriv.audit.interfaces import Guarantee, Mechanism, ScoreFunction
 from fedpriv.audit.regression._selection import fit_score, select_events
@@ -276,18 +274,19 @@ def audit_black_box(
             looks,
         )
     else:
-        # Stage 2: confirmation on fresh samples (a disjoint subtree).
-        scores_d, scores_dp = sample_scores(
+        # Stage 2: confirmation on fresh samples (a disjoint subtree), counted batch
+        # by batch at the pilot's thresholds.
+        count_d, count_dp = count_scores(
             mechanism,
             datasets,
             n_samples=plan.samples,
             root=child_root(root, 1),
             transform=transform,
+            thresholds=thresholds,
+            orientation=orientation,
             **common,
         )
-        evidence = _confirm(
-            plan, _oriented(orientation, scores_d), _oriented(orientation, scores_dp), thresholds
-        )
+        evidence = _confirm(plan, count_d, count_dp, plan.samples, thresholds)
         evidence["n_samples"] = plan.samples
     n_samples = evidence.pop("n_samples")
     evidence.pop("epsilon_lower_bound")  # read back from the bound it came from
@@ -659,28 +658,23 @@ def _pilot_stage(
 
 
 def _confirm(
-    plan: _Plan, scores_d: np.ndarray, scores_dp: np.ndarray, thresholds: np.ndarray
+    plan: _Plan, count_d: np.ndarray, count_dp: np.ndarray, n_samples: int, thresholds: np.ndarray
 ) -> dict[str, Any]:
-    """Stage 2's bounds on the (oriented) confirmation scores, and the verdict.
+    """Stage 2's bounds from the confirmation counts, and the verdict.
 
-    ``scores_d`` and ``scores_dp`` are the caller's own arrays (the oriented copies)
-    and are sorted in place: each world is sorted and counted ONCE, and the ε bound,
-    the curve audit and the Gaussian-DP μ all read the same counts. The numbers are
-    those of :func:`estimate_epsilon_lower_bound`, :func:`audit_privacy_curve` and
-    :func:`estimate_gdp_mu_lower_bound` on these scores (each of which sorts them
-    again), field for field (``tests/audit/test_estimators.py``; issue 23).
+    ``count_d[i]`` (``count_dp[i]``) is the number of the ``n_samples`` oriented
+    confirmation scores of world D (D') that are >= ``thresholds[i]``
+    (:func:`fedpriv.audit.engine.executor.count_scores`). The ε bound, the curve audit
+    and the Gaussian-DP μ all read these counts; the numbers are those of
+    :func:`estimate_epsilon_lower_bound`, :func:`audit_privacy_curve` and
+    :func:`estimate_gdp_mu_lower_bound` on the scores themselves (each of which sorts
+    and counts them), field for field (``tests/audit/test_shared_counts.py``; issue 23).
     """
     claim, confidence, delta = plan.claim, plan.confidence, plan.delta
     bound = curve = mu = None
-    scores_d = _check_samples_array("scores_d", scores_d)
-    scores_dp = _check_samples_array("scores_d_prime", scores_dp)
     thresholds = _check_samples_array("thresholds", thresholds)
     confidence = _check_open_unit("confidence", confidence)
-    scores_d.sort()
-    scores_dp.sort()
-    count_d = _count_at_least(scores_d, thresholds)
-    count_dp = _count_at_least(scores_dp, thresholds)
-    counts = (count_d, scores_d.size, count_dp, scores_dp.size)
+    counts = (count_d, n_samples, count_dp, n_samples)
     at_delta = {"thresholds": thresholds, "confidence": confidence, "delta": delta}
     event_bounds = event_bounds_from_counts(*counts, thresholds, confidence)
     claimed_epsilon = float(claim.get_epsilon(delta))
@@ -719,23 +713,6 @@ def _confirm(
         "mu": mu,
         **extra,
     }
-
-
-def _oriented(orientation: int, scores: np.ndarray) -> np.ndarray:
-    """``orientation * scores``, in place for float64 scores (a product by ±1 is exact,
-    so the values are the same bits). ``scores`` must be the caller's own array, as
-    :func:`sample_scores` returns it (freshly concatenated); at 10⁷ samples a new
-    product costs ~0.15 s CPU of page faults per world, the in-place one ~0.01 s."""
-    if scores.dtype == np.float64 and scores.flags.writeable:
-        return np.multiply(scores, orientation, out=scores)
-    return orientation * scores
-
-
-def _sorted_oriented(orientation: int, scores: np.ndarray) -> np.ndarray:
-    """``np.sort(orientation * scores)``, oriented and sorted in place (no copies)."""
-    oriented = _oriented(orientation, scores)
-    oriented.sort()
-    return oriented
 
 
 def _reading_evidence(plan: _Plan, mu: MuLowerBound) -> dict[str, Any]:
@@ -815,16 +792,18 @@ def _confirm_sequential(
     used = 0
     evidence: dict[str, Any] = {}
     for look, size in enumerate(sizes, start=1):
-        scores_d, scores_dp = sample_scores(
+        look_d, look_dp = count_scores(
             mechanism,
             datasets,
             n_samples=int(size),
             root=child_root(root, look - 1),
             transform=transform,
+            thresholds=thresholds,
+            orientation=orientation,
             **common,
         )
-        count_d += _count_at_least(_sorted_oriented(orientation, scores_d), thresholds)
-        count_dp += _count_at_least(_sorted_oriented(orientation, scores_dp), thresholds)
+        count_d += look_d
+        count_dp += look_dp
         used += int(size)
         bounds = sequential_event_bounds(
             count_d, used, count_dp, used, thresholds=thresholds, confidence=plan.confidence
