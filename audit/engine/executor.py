@@ -48,6 +48,7 @@ __all__ = [
     "connect_scheduler",
     "count_scores",
     "mechanism_name",
+    "open_executor",
     "parallel_map",
     "sample_scores",
 ]
@@ -209,10 +210,31 @@ def _picklable(*objects: Any) -> bool:
 
 
 @contextlib.contextmanager
-def _resolve(
+def open_executor(
     executor: Any, n_tasks: int, n_workers: int | None, work: tuple[Any, ...]
 ) -> Iterator[concurrent.futures.Executor | None]:
-    """Yield a concurrent.futures executor, or None for in-process execution."""
+    """Yield the concurrent.futures executor ``executor`` stands for, or None for
+    in-process execution (a local pool is shut down on exit).
+
+    Parameters
+    ----------
+    executor : see module docstring
+    n_tasks : int
+        Batches to run; a local pool gets at most that many workers (one task runs
+        in-process).
+    n_workers : int, optional
+        Local pool size (default: CPU count).
+    work : tuple
+        The objects the tasks send to workers; a local pool needs them picklable.
+
+    Raises
+    ------
+    ValueError
+        If the executor string is unknown, or ``"processes"`` is asked for with
+        unpicklable work.
+    TypeError
+        If `executor` is of an unsupported type.
+    """
     if executor is None or executor == "serial":
         yield None
         return
@@ -277,7 +299,7 @@ def _map_batches(
         for b, start in enumerate(starts)
     ]
     work = (mechanism, datasets, transform, *extra)
-    with _resolve(executor, len(tasks), n_workers, work) as pool:
+    with open_executor(executor, len(tasks), n_workers, work) as pool:
         if pool is None:
             parts = [
                 worker(mechanism, datasets[side], size, root, b, side, transform, *extra)

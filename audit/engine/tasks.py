@@ -41,7 +41,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from fedpriv.audit.engine.executor import _resolve
+from fedpriv.audit.engine.executor import open_executor
 
 __all__ = ["SampleTask", "run_sample_tasks"]
 
@@ -153,7 +153,7 @@ def run_sample_tasks(
         If ``executor`` is of an unsupported type.
     """
     names = list(names) if names is not None else [f"#{i}" for i in range(len(samplers))]
-    with _resolve(executor, len(tasks), n_workers, ()) as pool:
+    with open_executor(executor, len(tasks), n_workers, ()) as pool:
         if pool is None:
             return [_call(samplers[t.sampler], t.world, t.n_samples, t.seed) for t in tasks]
         if isinstance(pool, concurrent.futures.ProcessPoolExecutor):

@@ -64,7 +64,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from fedpriv.algorithms.seeding import as_seed_sequence
-from fedpriv.audit.engine.executor import child_root, count_scores, mechanism_name, sample_scores
+from fedpriv.audit.engine.executor import (
+    child_root,
+    count_scores,
+    mechanism_name,
+    open_executor,
+    sample_scores,
+)
 from fedpriv.audit.engine.neighbors import NeighboringPair
 from fedpriv.audit.estimators._bounds import event_bounds_from_counts
 from fedpriv.audit.estimators.curve import _audit_privacy_curve_from_bounds, default_epsilon_grid
@@ -781,7 +787,9 @@ def _confirm_sequential(
     Only the event counts are kept. After each batch the bounds come from confidence
     sequences (:func:`fedpriv.audit.estimators.sequential.sequential_event_bounds`),
     valid simultaneously at every look, so stopping at the first refutation keeps the
-    family-wise false-alarm probability <= 1 - confidence.
+    family-wise false-alarm probability <= 1 - confidence. A local process pool is
+    opened once for all the looks, not once per look (the executor never changes the
+    numbers).
     """
     from fedpriv.audit.estimators.sequential import sequential_event_bounds
 
@@ -791,27 +799,31 @@ def _confirm_sequential(
     count_dp = np.zeros(thresholds.size, dtype=np.int64)
     used = 0
     evidence: dict[str, Any] = {}
-    for look, size in enumerate(sizes, start=1):
-        look_d, look_dp = count_scores(
-            mechanism,
-            datasets,
-            n_samples=int(size),
-            root=child_root(root, look - 1),
-            transform=transform,
-            thresholds=thresholds,
-            orientation=orientation,
-            **common,
-        )
-        count_d += look_d
-        count_dp += look_dp
-        used += int(size)
-        bounds = sequential_event_bounds(
-            count_d, used, count_dp, used, thresholds=thresholds, confidence=plan.confidence
-        )
-        evidence = _confirm_from_bounds(plan, bounds)
-        evidence.update(n_samples=used, looks=look)
-        if evidence["violated"]:
-            break
+    n_tasks = 2 * sum(-(-int(size) // common["batch_size"]) for size in sizes)
+    work = (mechanism, datasets, transform, thresholds, orientation)
+    with open_executor(common["executor"], n_tasks, common["n_workers"], work) as pool:
+        for look, size in enumerate(sizes, start=1):
+            look_d, look_dp = count_scores(
+                mechanism,
+                datasets,
+                n_samples=int(size),
+                root=child_root(root, look - 1),
+                transform=transform,
+                thresholds=thresholds,
+                orientation=orientation,
+                batch_size=common["batch_size"],
+                executor=pool,
+            )
+            count_d += look_d
+            count_dp += look_dp
+            used += int(size)
+            bounds = sequential_event_bounds(
+                count_d, used, count_dp, used, thresholds=thresholds, confidence=plan.confidence
+            )
+            evidence = _confirm_from_bounds(plan, bounds)
+            evidence.update(n_samples=used, looks=look)
+            if evidence["violated"]:
+                break
     return evidence
 
 

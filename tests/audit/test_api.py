@@ -9,6 +9,7 @@ sample sizes used (10^4 and more per world).
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import functools
 import math
 
@@ -219,6 +220,36 @@ def _fingerprint(result: audit.AuditResult) -> tuple:
         result.thresholds,
         result.bound.count_d,
         result.bound.count_d_prime,
+    )
+
+
+def test_a_sequential_audit_opens_one_pool_for_all_its_looks(monkeypatch) -> None:
+    """The looks share one local pool (the pilot has its own), and the pool does not
+    change the numbers."""
+    opened: list[int] = []
+
+    class CountingPool(concurrent.futures.ProcessPoolExecutor):
+        def __init__(self, *args, **kwargs) -> None:
+            opened.append(1)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", CountingPool)
+    options = {
+        "claim": PureDP(1.0),
+        "samples": 20_000,
+        "seed": 5,
+        "batch_size": 2_000,
+        "pilot_samples": 2_000,
+        "sequential": True,
+        "looks": 4,
+    }
+    pooled = audit.audit_mechanism(LAPLACE_1, PAIR, executor="processes", n_workers=2, **options)
+    assert len(opened) == 2  # the pilot's and the four looks'
+    assert pooled.details["looks"] == 4 and not pooled.violated
+    serial = audit.audit_mechanism(LAPLACE_1, PAIR, executor=None, **options)
+    assert len(opened) == 2
+    assert repr(dataclasses.replace(pooled, seconds=0.0)) == repr(
+        dataclasses.replace(serial, seconds=0.0)
     )
 
 
