@@ -24,6 +24,10 @@ memory stays at one batch per worker whatever the number of samples.
 - a ``dask.distributed.Client`` (recognised by its ``get_executor`` method; its
   executor is a ``concurrent.futures.Executor``). ``distributed`` is optional;
   :func:`connect_scheduler` opens a client on an existing cluster from its address.
+
+Length: the audits' whole batch layer (addressed batches, the two reductions of the
+black-box audit, the executor choice, the job map of ``verify``) in one place, so that
+every parallel path derives its streams the same way; half of it is documentation.
 """
 
 from __future__ import annotations
@@ -226,6 +230,11 @@ def open_executor(
         Local pool size (default: CPU count).
     work : tuple
         The objects the tasks send to workers; a local pool needs them picklable.
+
+    Returns
+    -------
+    contextlib.AbstractContextManager
+        Yields a ``concurrent.futures.Executor`` or None.
 
     Raises
     ------
