@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from fedpriv.algorithms.seeding import Stream, stream_rng
 from fedpriv.audit.estimators.threshold import _count_at_least_unsorted
-from fedpriv.privacy.checks import check_int_at_least
+from fedpriv.privacy.checks import check_finite_array, check_int_at_least
 from fedpriv.privacy.errors import MechanismError
 
 if TYPE_CHECKING:
@@ -459,8 +459,16 @@ def count_scores(
         If the mechanism or the score fails as in :func:`sample_scores`, or a score is
         infinite.
     ValueError, TypeError
-        As :func:`sample_scores`.
+        As :func:`sample_scores`; ValueError also if `orientation` is not 1 or -1, or
+        `thresholds` is not a non-empty 1-D array of finite numbers.
     """
+    if orientation not in (1, -1) or isinstance(orientation, bool):
+        raise ValueError(f"`orientation` must be 1 or -1, got {orientation!r}.")
+    thresholds = check_finite_array("thresholds", thresholds)
+    if thresholds.ndim != 1 or thresholds.size == 0:
+        raise ValueError(
+            f"`thresholds` must be a non-empty 1-D array, got shape {thresholds.shape}."
+        )
     parts_d, parts_dp = _map_batches(
         _count_batch,
         mechanism,

@@ -233,3 +233,27 @@ def test_inverted_cdf_positions_are_np_quantiles(n, n_levels):
     expected = np.quantile(ordered, levels, method="inverted_cdf")
     got = ordered[_selection._inverted_cdf_positions(n, levels)]
     assert _bits(got) == _bits(expected)
+
+
+@pytest.mark.parametrize(
+    ("options", "match"),
+    [
+        ({"orientation": 0}, "`orientation` must be 1 or -1, got 0"),
+        ({"orientation": True}, "`orientation` must be 1 or -1, got True"),
+        ({"thresholds": np.array([0.0, np.nan])}, "`thresholds`"),
+        ({"thresholds": np.zeros((2, 2))}, "`thresholds` must be a non-empty 1-D array"),
+        ({"thresholds": np.array([])}, "`thresholds` must be a non-empty 1-D array"),
+    ],
+)
+def test_count_scores_refuses_bad_options(options, match):
+    arguments = {"thresholds": np.array([0.0]), "orientation": 1, **options}
+    with pytest.raises(ValueError, match=match):
+        count_scores(
+            _laplace_or_ties,
+            (1.0, 0.0),
+            n_samples=10,
+            root=np.random.SeedSequence(0),
+            transform=_score,
+            batch_size=5,
+            **arguments,
+        )
