@@ -402,17 +402,28 @@ def _count_batch(
     Raises
     ------
     MechanismError
-        As :func:`_run_batch`, and if a score is infinite.
+        As :func:`_run_batch`, and if a score is NaN or infinite (the message names
+        the score function when it is the caller's own).
     """
     scores = _run_batch(mechanism, dataset, size, root, batch, side, transform)
     finite = np.isfinite(scores)
     if not finite.all():
-        world = ("D", "D'")[side]
+        world, name = ("D", "D'")[side], mechanism_name(mechanism)
+        source = (
+            f"the outputs of mechanism {name}"
+            if getattr(transform, "__module__", None) == _OWN_SCORES
+            else f"the score function {mechanism_name(transform)} on the outputs of {name}"
+        )
         raise MechanismError(
-            f"the scores of mechanism {mechanism_name(mechanism)} must be finite, got "
-            f"{int(size - np.count_nonzero(finite))} non-finite value(s) on world {world}."
+            f"the confirmation scores must be finite, but {source} gave "
+            f"{int(size - np.count_nonzero(finite))} NaN or infinite value(s) in one batch "
+            f"of {size} on world {world}."
         )
     return _count_at_least_unsorted(scores, thresholds, orientation)
+
+
+#: Module of the audit's own scores (the identity, the pilot's projection).
+_OWN_SCORES = "fedpriv.audit.regression._selection"
 
 
 def count_scores(
@@ -457,11 +468,16 @@ def count_scores(
     ------
     MechanismError
         If the mechanism or the score fails as in :func:`sample_scores`, or a score is
-        infinite.
+        NaN or infinite.
     ValueError, TypeError
         As :func:`sample_scores`; ValueError also if `orientation` is not 1 or -1, or
-        `thresholds` is not a non-empty 1-D array of finite numbers.
+        `thresholds` is not a non-empty 1-D array of finite numbers; TypeError if
+        `transform` is not callable (each batch must become one float64 score per row).
     """
+    if not callable(transform):
+        raise TypeError(
+            f"`transform` must be a score function outputs -> (n,), got {type(transform).__name__}."
+        )
     if orientation not in (1, -1) or isinstance(orientation, bool):
         raise ValueError(f"`orientation` must be 1 or -1, got {orientation!r}.")
     thresholds = check_finite_array("thresholds", thresholds)

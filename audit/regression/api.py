@@ -15,8 +15,10 @@ subtrees (DP-Sniper's ``n_check``/``n_final``, StatDP's event/detect iterations)
 2. **Confirmation** (``samples`` per world, fresh draws): Clopper–Pearson bounds on
    the selected events only, Bonferroni over thresholds and both directions. Since
    the selection never saw these samples, the count of tests stays honest. Each batch
-   is counted at the thresholds in its worker and dropped, so memory stays at one
-   batch per worker at any ``samples`` (:func:`fedpriv.audit.engine.executor.count_scores`).
+   is counted at the thresholds in its worker and dropped, so the confirmation's
+   memory stays at one batch per worker at any ``samples``
+   (:func:`fedpriv.audit.engine.executor.count_scores`); the pilot keeps its
+   ``pilot_samples`` outputs.
 
 The route depends on the claim (``estimator="auto"``): ``PureDP`` — the ε lower bound
 (δ = 0) and the curve audit; ``ApproxDP``/``ZCDP``/``RDP``/``PLD`` — the ε lower
@@ -799,7 +801,8 @@ def _confirm_sequential(
     count_dp = np.zeros(thresholds.size, dtype=np.int64)
     used = 0
     evidence: dict[str, Any] = {}
-    n_tasks = 2 * sum(-(-int(size) // common["batch_size"]) for size in sizes)
+    # the looks run one after another: a pool needs at most one look's tasks' workers
+    n_tasks = 2 * -(-int(sizes.max()) // common["batch_size"])
     work = (mechanism, datasets, transform, thresholds, orientation)
     with open_executor(common["executor"], n_tasks, common["n_workers"], work) as pool:
         for look, size in enumerate(sizes, start=1):

@@ -224,33 +224,77 @@ def _fingerprint(result: audit.AuditResult) -> tuple:
 
 
 def test_a_sequential_audit_opens_one_pool_for_all_its_looks(monkeypatch) -> None:
-    """The looks share one local pool (the pilot has its own), and the pool does not
-    change the numbers."""
+    """The looks share one local pool (the pilot has its own), sized for one look's
+    tasks since the looks run one after another, and the pool does not change the
+    numbers."""
     opened: list[int] = []
 
     class CountingPool(concurrent.futures.ProcessPoolExecutor):
-        def __init__(self, *args, **kwargs) -> None:
-            opened.append(1)
-            super().__init__(*args, **kwargs)
+        def __init__(self, *args, max_workers=None, **kwargs) -> None:
+            opened.append(max_workers)
+            super().__init__(*args, max_workers=max_workers, **kwargs)
 
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", CountingPool)
     options = {
         "claim": PureDP(1.0),
-        "samples": 20_000,
+        "samples": 8_000,
         "seed": 5,
-        "batch_size": 2_000,
-        "pilot_samples": 2_000,
+        "batch_size": 1_000,
+        "pilot_samples": 1_000,
         "sequential": True,
         "looks": 4,
     }
-    pooled = audit.audit_mechanism(LAPLACE_1, PAIR, executor="processes", n_workers=2, **options)
-    assert len(opened) == 2  # the pilot's and the four looks'
+    pooled = audit.audit_mechanism(LAPLACE_1, PAIR, executor="processes", n_workers=5, **options)
+    # the pilot: 2 tasks; each look: 2 worlds x 2 batches of 1,000
+    assert opened == [2, 4]
     assert pooled.details["looks"] == 4 and not pooled.violated
     serial = audit.audit_mechanism(LAPLACE_1, PAIR, executor=None, **options)
-    assert len(opened) == 2
+    assert opened == [2, 4]
     assert repr(dataclasses.replace(pooled, seconds=0.0)) == repr(
         dataclasses.replace(serial, seconds=0.0)
     )
+
+
+def _infinite_in_confirmation(count: float, n_samples: int, rng: np.random.Generator):
+    """Laplace(1) noise, with one infinite output in any batch of exactly 2,500 rows
+    (the confirmation's below; the pilot's batches are 1,000 rows)."""
+    values = count + rng.laplace(0.0, 1.0, n_samples)
+    if n_samples == 2_500:
+        values[n_samples // 2] = np.inf
+    return values
+
+
+def _nan_in_confirmation(outputs: np.ndarray) -> np.ndarray:
+    """A user score: the output, with one NaN in any batch of exactly 2,500 rows."""
+    scores = np.asarray(outputs, dtype=np.float64).copy()
+    if scores.shape[0] == 2_500:
+        scores[0] = np.nan
+    return scores
+
+
+@pytest.mark.parametrize("sequential", [False, True])
+def test_a_non_finite_confirmation_score_is_named(sequential: bool) -> None:
+    options = {
+        "claim": PureDP(1.0),
+        "samples": 5_000,
+        "pilot_samples": 1_000,
+        "batch_size": 2_500,
+        "executor": None,
+        "sequential": sequential,
+        "looks": 2,
+    }
+    with pytest.raises(
+        MechanismError,
+        match=r"the outputs of mechanism .*_infinite_in_confirmation gave 1 NaN or "
+        r"infinite value\(s\) in one batch of 2500 on world D\.",
+    ):
+        audit.audit_mechanism(_infinite_in_confirmation, PAIR, **options)
+    with pytest.raises(
+        MechanismError,
+        match=r"the score function .*_nan_in_confirmation on the outputs of .*laplace_count "
+        r"gave 1 NaN or infinite value\(s\) in one batch of 2500 on world D\.",
+    ):
+        audit.audit_mechanism(LAPLACE_1, PAIR, score=_nan_in_confirmation, **options)
 
 
 @pytest.mark.statistical

@@ -208,7 +208,11 @@ def test_an_infinite_confirmation_score_names_the_mechanism():
     def _spiky(dataset: float, n: int, rng: np.random.Generator) -> np.ndarray:
         return np.where(rng.random(n) < 0.01, np.inf, dataset + rng.laplace(0.0, 1.0, n))
 
-    with pytest.raises(MechanismError, match=r"_spiky must be finite, got \d+ non-finite"):
+    with pytest.raises(
+        MechanismError,
+        match=r"the score function .*_score on the outputs of .*_spiky gave \d+ NaN or "
+        r"infinite value\(s\) in one batch of 1000 on world D\.",
+    ):
         count_scores(
             _spiky,
             (1.0, 0.0),
@@ -243,17 +247,19 @@ def test_inverted_cdf_positions_are_np_quantiles(n, n_levels):
         ({"thresholds": np.array([0.0, np.nan])}, "`thresholds`"),
         ({"thresholds": np.zeros((2, 2))}, "`thresholds` must be a non-empty 1-D array"),
         ({"thresholds": np.array([])}, "`thresholds` must be a non-empty 1-D array"),
+        ({"transform": None}, "`transform` must be a score function"),
     ],
 )
 def test_count_scores_refuses_bad_options(options, match):
-    arguments = {"thresholds": np.array([0.0]), "orientation": 1, **options}
-    with pytest.raises(ValueError, match=match):
+    arguments = {"thresholds": np.array([0.0]), "orientation": 1, "transform": _score}
+    arguments.update(options)
+    error = TypeError if "transform" in options else ValueError
+    with pytest.raises(error, match=match):
         count_scores(
             _laplace_or_ties,
             (1.0, 0.0),
             n_samples=10,
             root=np.random.SeedSequence(0),
-            transform=_score,
             batch_size=5,
             **arguments,
         )
