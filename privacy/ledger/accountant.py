@@ -395,7 +395,12 @@ class Accountant(StoredLedgerMixin):
             under this accountant's relation.
         key : mapping of str to label, optional
             One label per declared level; may be omitted when no ``disjoint`` level is
-            declared.
+            declared. A label keeps its type and value in the ledger, the store and
+            the exports. Two labels name the same cell exactly when they are equal as
+            Python dict keys: ``True``, ``1``, ``1.0`` and ``np.int64(1)`` are one
+            label (as ``{1: a, True: b}`` has one key), ``'1'`` is another; every
+            missing label (``None``, NaN) is one label. Merging equal values is the
+            sound direction: it can only put more releases in one cell.
 
         Raises
         ------
@@ -441,7 +446,9 @@ class Accountant(StoredLedgerMixin):
             broadcast): ``n`` releases, the ``j``-th charged to cell
             ``{level: keys[level][j]}``. Labels are scalars (``str``, ``int``,
             ``float``, ``bool`` or ``None``); a set or a dict is refused, not read as
-            one label.
+            one label. A list may mix label types (``["x", 2]``): each label keeps
+            its type and names the cell it names in :meth:`spend` (issue 38; it is
+            not coerced to the list's common NumPy dtype).
 
         Raises
         ------
@@ -1054,7 +1061,8 @@ class Accountant(StoredLedgerMixin):
             event = self._events[event_id]
             n = max(a.size for a in arrays.values())
             frame = pd.DataFrame(
-                {level: arrays[level] for level in arrays if level != _SINGLE_CELL}, index=range(n)
+                {level: _column(arrays[level]) for level in arrays if level != _SINGLE_CELL},
+                index=range(n),
             )
             frame["event"] = type(event).__name__
             frame["scale"] = getattr(event, "scale", math.nan)
@@ -1066,6 +1074,11 @@ class Accountant(StoredLedgerMixin):
             rows.append(frame)
         if not rows:
             return pd.DataFrame(columns=list(self.levels) + ["event", "epsilon"])
+        for level in self.levels:  # labels of several kinds: object, so none is coerced
+            if len({str(f[level].dtype) for f in rows if level in f}) > 1:
+                for f in rows:
+                    if level in f:
+                        f[level] = f[level].astype(object)
         return pd.concat(rows, ignore_index=True)
 
     def non_private_reasons(self, *, where: Mapping[str, Any] | None = None) -> list[str]:
@@ -1122,11 +1135,32 @@ def _check_handlers(event: Any) -> None:
 _LABEL_TYPES = (str, int, float, bool, type(None), np.str_, np.integer, np.floating, np.bool_)
 
 
+def _label_kind(label: Any) -> str:
+    """The NumPy kind a scalar label would get on its own (``"N"`` for None)."""
+    if isinstance(label, (bool, np.bool_)):
+        return "b"
+    if isinstance(label, (int, np.integer)):
+        return "i"
+    if isinstance(label, (float, np.floating)):
+        return "f"
+    if isinstance(label, (str, np.str_)):
+        return "U"
+    return "N"
+
+
 def _label_array(level: str, labels: Any) -> np.ndarray:
     """``labels`` of one key level as a 1-D array; refuses what is not a scalar label.
 
     A set or dict is refused by name rather than read as one (unhashable) label, and
     so is any label that is not a ``str``, ``int``, ``float``, ``bool`` or ``None``.
+
+    Each label keeps its type and value (issue 38): a list or tuple whose labels are
+    not all of one kind (``["x", 2]``, ``[True, "x"]``, ``[2.5, "x"]``, ``[True, 2]``,
+    ``[2, 2.5]``) becomes an object array of the labels as given (NumPy scalars as
+    the Python scalars they hold), where ``np.asarray`` would coerce them to one
+    dtype (``2`` to ``'2'``, a separate cell). A list of one kind, a scalar or an
+    ndarray keeps its NumPy dtype. Which labels name the same cell is decided later,
+    by value (see :meth:`Accountant.spend`).
     """
     allowed = "a scalar label (str, int, float, bool or None) or a 1-D sequence of them"
     if isinstance(labels, (Mapping, set, frozenset)):
@@ -1147,6 +1181,14 @@ def _label_array(level: str, labels: Any) -> np.ndarray:
     array = np.atleast_1d(array).ravel()
     if array.dtype.kind not in "biufUO":
         raise TypeError(f"key level {level!r} must be {allowed}; got dtype {array.dtype}.")
+    if (
+        isinstance(labels, (list, tuple))
+        and array.dtype.kind in "iufU"  # a dtype NumPy may have coerced other kinds to
+        and len({_label_kind(label) for label in labels}) > 1
+    ):
+        mixed = np.empty(len(labels), dtype=object)
+        mixed[:] = list(labels)
+        array = mixed
     if array.dtype.kind == "O":
         for label in array:
             if not isinstance(label, _LABEL_TYPES):
@@ -1154,6 +1196,11 @@ def _label_array(level: str, labels: Any) -> np.ndarray:
                     f"key level {level!r} must be {allowed}; got a label of type "
                     f"{type(label).__name__} ({label!r:.60})."
                 )
+        array = np.fromiter(
+            (label.item() if isinstance(label, np.generic) else label for label in array),
+            dtype=object,
+            count=array.size,
+        )
     return array
 
 
@@ -1227,8 +1274,18 @@ def _joined_frame(blocks: list[dict[str, np.ndarray]]):
     import pandas as pd
 
     if len(blocks) == 1:
-        return pd.DataFrame(blocks[0])
-    return pd.DataFrame({k: np.concatenate([b[k] for b in blocks]) for k in blocks[0]})
+        return pd.DataFrame({k: _column(v) for k, v in blocks[0].items()})
+    return pd.DataFrame({k: _column(np.concatenate([b[k] for b in blocks])) for k in blocks[0]})
+
+
+def _column(array: np.ndarray):
+    """``array`` as a frame column; an object array stays object (pandas would infer
+    ``str`` from str and None labels and turn None into NaN)."""
+    if array.dtype.kind != "O":
+        return array
+    import pandas as pd
+
+    return pd.Series(array, dtype=object, index=range(array.size), copy=False)
 
 
 def _max_cell_rows(arrays: dict[str, np.ndarray], parallel_levels: tuple[str, ...]) -> int:
