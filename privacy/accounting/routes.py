@@ -99,7 +99,9 @@ __all__ = [
     "ROUTES",
     "EventHandlers",
     "compose_delta",
+    "compose_gdp_mu",
     "compose_routes",
+    "compose_zcdp_rho",
     "handlers_for",
     "pld_lower_bound",
     "register_event",
@@ -325,6 +327,75 @@ def _zcdp_rho(items) -> float | None:
     if any(rho is None for rho in rhos):
         return None
     return math.fsum(count * rho for rho, (_, count) in zip(rhos, items))
+
+
+def compose_zcdp_rho(cell: Cell) -> float:
+    """ρ of one cell's sequential composition in zero-concentrated DP (``inf`` if none).
+
+    Each release's ρ comes from its event's ``zcdp`` handler (a pure ε-DP release is
+    ε²/2-zCDP, Bun & Steinke 2016, arXiv:1605.02065, Prop. 1.4; a Gaussian of
+    multiplier σ is 1/(2σ²)-zCDP, Prop. 1.6), and ρ adds under composition (Lemma
+    2.3). A cell holding any release without a zCDP bound (an (ε, δ) event with δ > 0,
+    a Poisson-sampled event, a raw release) is not ρ-zCDP for any finite ρ by this
+    route: ``inf``.
+
+    Parameters
+    ----------
+    cell : sequence of (event, int)
+        Sequentially composed releases with their counts (>= 1).
+
+    Returns
+    -------
+    float
+        ρ >= 0 (dimensionless), or ``inf``.
+
+    Raises
+    ------
+    UnsupportedEventError
+        If an event type has no handlers.
+
+    Examples
+    --------
+    >>> from fedpriv.privacy import events
+    >>> compose_zcdp_rho([(events.Gaussian(noise_multiplier=2.0), 4)])
+    0.5
+    """
+    rho = _zcdp_rho(_normalize(cell))
+    return math.inf if rho is None else rho
+
+
+def compose_gdp_mu(cell: Cell) -> float:
+    """μ of one cell's sequential composition in Gaussian DP (``inf`` if none).
+
+    Each release's μ comes from its event's ``gdp`` handler (exact for the Gaussian
+    family: μ = Δ₂/σ, Dong, Roth & Su 2019, arXiv:1905.02383, Thm. 2.7), and μ
+    composes as √Σ μ_i² (Cor. 3.3). A cell holding any release without a μ-GDP
+    handler (Laplace, randomized response, (ε, δ), subsampled or raw releases) gets
+    ``inf``: this route certifies no finite μ for it.
+
+    Parameters
+    ----------
+    cell : sequence of (event, int)
+        Sequentially composed releases with their counts (>= 1).
+
+    Returns
+    -------
+    float
+        μ >= 0 (dimensionless), or ``inf``.
+
+    Raises
+    ------
+    UnsupportedEventError
+        If an event type has no handlers.
+
+    Examples
+    --------
+    >>> from fedpriv.privacy import events
+    >>> compose_gdp_mu([(events.Gaussian(noise_multiplier=2.0), 4)])
+    1.0
+    """
+    mu = _gdp_mu(_normalize(cell))
+    return math.inf if mu is None else mu
 
 
 def _rdp_total(items, orders: tuple[float, ...]):
