@@ -1209,15 +1209,15 @@ def _check_handlers(event: Any) -> None:
 _LABEL_TYPES = (str, int, float, bool, type(None), np.str_, np.integer, np.floating, np.bool_)
 
 
-def _label_kind(label: Any) -> str:
-    """The NumPy kind a scalar label would get on its own (``"N"`` for None)."""
-    if isinstance(label, (bool, np.bool_)):
+def _label_kind(kind: type) -> str:
+    """The NumPy kind a label of type ``kind`` would get on its own (``"N"``: other)."""
+    if issubclass(kind, (bool, np.bool_)):
         return "b"
-    if isinstance(label, (int, np.integer)):
+    if issubclass(kind, (int, np.integer)):
         return "i"
-    if isinstance(label, (float, np.floating)):
+    if issubclass(kind, (float, np.floating)):
         return "f"
-    if isinstance(label, (str, np.str_)):
+    if issubclass(kind, (str, np.str_)):
         return "U"
     return "N"
 
@@ -1258,7 +1258,7 @@ def _label_array(level: str, labels: Any) -> np.ndarray:
     if (
         isinstance(labels, (list, tuple))
         and array.dtype.kind in "iufU"  # a dtype NumPy may have coerced other kinds to
-        and len({_label_kind(label) for label in labels}) > 1
+        and len({_label_kind(kind) for kind in set(map(type, labels))}) > 1
     ):
         mixed = np.empty(len(labels), dtype=object)
         mixed[:] = list(labels)
