@@ -703,8 +703,10 @@ def store_report(path: str | Path, *, delta: float | None = None) -> dict[str, A
     dict
         The keys of :func:`budget_report` (``routes``, ``tightest``, ``lower_bound``,
         ``curve``, ``per_level`` over every key level, ``releases`` grouped by event;
-        ``claim`` and ``verdict`` are None) plus ``budget`` ({epsilon, delta} or None),
-        ``spent`` and ``remaining`` (budget ε minus the tightest ε at the budget's δ),
+        ``claim`` and ``verdict`` are None) plus ``budget`` (its fields: {epsilon,
+        delta}, {rho} or {mu}; or None), ``spent`` and ``remaining``
+        (:meth:`~fedpriv.privacy.ledger.accountant.Accountant.spent` and
+        ``remaining``: ε at the budget's δ, or ρ or μ for a zCDP or Gaussian-DP budget),
         ``n_charges``, ``n_draws``, ``fedpriv_version``, ``schema_version``.
 
     Raises
@@ -802,9 +804,14 @@ def _store_summary(report: Mapping[str, Any]) -> list[str]:
     ]
     if report["budget"] is not None:
         budget = report["budget"]
+        if "rho" in budget:  # a zCDP budget: spent and remaining are ρ
+            cap = f"ρ = {budget['rho']:g} (zCDP)"
+        elif "mu" in budget:  # a Gaussian-DP budget: spent and remaining are μ
+            cap = f"μ = {budget['mu']:g} (Gaussian DP)"
+        else:
+            cap = f"ε = {budget['epsilon']:g} at δ = {budget.get('delta', 0.0):g}"
         lines.append(
-            f"budget: ε = {budget['epsilon']:g} at δ = {budget.get('delta', 0.0):g}; "
-            f"spent {format_epsilon(report['spent'])}, "
+            f"budget: {cap}; spent {format_epsilon(report['spent'])}, "
             f"remaining {format_epsilon(report['remaining'])}"
         )
     return lines

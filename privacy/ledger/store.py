@@ -60,7 +60,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from fedpriv.privacy.accounting.guarantees import ApproxDP, PureDP
+from fedpriv.privacy.accounting.guarantees import ZCDP, ApproxDP, GaussianDP, PureDP
 from fedpriv.privacy.errors import (
     LedgerCorruptedError,
     StoreError,
@@ -147,7 +147,7 @@ class StoreConfig:
     neighboring_relation: str
     disjoint: tuple[str, ...]
     sequential: tuple[str, ...]
-    budget: PureDP | ApproxDP | None
+    budget: PureDP | ApproxDP | ZCDP | GaussianDP | None
     keep_draw_rows: bool
 
     def to_meta(self) -> dict[str, str]:
@@ -184,7 +184,12 @@ class StoreConfig:
         try:
             budget = json.loads(meta["budget"])
             if budget is not None:
-                kind = {"PureDP": PureDP, "ApproxDP": ApproxDP}[budget.pop("type")]
+                kind = {
+                    "PureDP": PureDP,
+                    "ApproxDP": ApproxDP,
+                    "ZCDP": ZCDP,
+                    "GaussianDP": GaussianDP,
+                }[budget.pop("type")]
                 budget = kind(**budget)
             return cls(
                 neighboring_relation=json.loads(
