@@ -382,7 +382,8 @@ def main(argv: list[str] | None = None) -> int:
     Returns
     -------
     int
-        Exit status: 0 nothing refuted, 1 a claim or budget violated, 2 bad input.
+        Exit status: 0 nothing refuted, 1 a claim or budget violated, 2 bad input
+        (or code that called ``sys.exit``, died or ran past ``--timeout``).
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     from fedpriv.privacy.errors import ToolkitError
@@ -392,6 +393,13 @@ def main(argv: list[str] | None = None) -> int:
         parser = build_parser(() if family is None else (family,))
     except ValueError as error:  # FamilyError: a broken or colliding registration
         print(f"fedpriv: error: {error}", file=sys.stderr)
+        return 2
+    except SystemExit as stop:  # an installed family's module exited while loading
+        print(
+            f"fedpriv: error: a registered family (an installed `fedpriv.papers` entry "
+            f"point) called sys.exit({stop.code!r}) while loading; nothing was run.",
+            file=sys.stderr,
+        )
         return 2
     try:
         args = parser.parse_args(argv)
@@ -405,6 +413,13 @@ def main(argv: list[str] | None = None) -> int:
             _check_secure_noise(args)
         check_memory(args)
         return args.handler(args)
+    except SystemExit as stop:  # code run in this process (an installed family's recipe)
+        print(
+            f"fedpriv: error: code run by `fedpriv {args.command}` called "
+            f"sys.exit({stop.code!r}); nothing is reported as checked.",
+            file=sys.stderr,
+        )
+        return 2
     except (ToolkitError, ValueError, TypeError, OSError) as error:
         print(f"fedpriv: error: {error}", file=sys.stderr)
         return 2

@@ -185,3 +185,28 @@ def test_the_source_says_why_a_fork(tmp_path) -> None:
     offset = 3
     assert run_isolated(lambda: offset + 1, timeout=60, what="closure") == 4
     assert Path(run_isolated(os.getcwd, timeout=60, what="cwd")) == Path.cwd()
+
+
+def test_an_installed_entry_point_that_exits_on_import_exits_2(
+    tmp_path, clean_registry, monkeypatch, capsys
+) -> None:
+    """An installed family's module runs in this process (it builds the parser): a
+    ``sys.exit(0)`` there is caught and reported, never exit 0 with nothing run."""
+    from fedpriv.audit.claims.family import ENTRY_POINT_GROUP
+
+    (tmp_path / "exiting_fedpriv_paper.py").write_text(
+        "import sys\nsys.exit(0)\n", encoding="utf-8"
+    )
+    info = tmp_path / "exiting_fedpriv_paper-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: exiting-fedpriv-paper\nVersion: 0.1\n", encoding="utf-8"
+    )
+    (info / "entry_points.txt").write_text(
+        f"[{ENTRY_POINT_GROUP}]\nexiting = exiting_fedpriv_paper:FAMILY\n", encoding="utf-8"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "out"
+    assert main(["verify", "--quick", "--quiet", "--out", str(out)]) == 2
+    assert "sys.exit(0)" in capsys.readouterr().err
+    assert not out.exists()
