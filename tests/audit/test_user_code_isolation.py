@@ -7,6 +7,7 @@ file, with no report written: it runs in a forked worker with a ``--timeout``.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import textwrap
@@ -67,6 +68,7 @@ import os, sys, time
 from fedpriv.audit.claims.claim import Claim
 from fedpriv.audit.claims.entry import RegisteredClaim
 from fedpriv.audit.claims.family import Family
+from fedpriv.audit.engine.views import View
 from fedpriv.privacy import NeighboringRelation, PureDP
 
 {top}
@@ -85,6 +87,7 @@ def claims():
         RegisteredClaim(
             key="mine_exits/mine/eps1", claim=claim, accountant=accountant, audit=None,
             channel="the output",
+            view=View(observer="anyone", outputs=("the output",), definition="here"),
         ),
     )
 
@@ -126,7 +129,8 @@ def test_a_well_behaved_claims_file_still_runs(tmp_path, clean_registry, capsys)
     captured = capsys.readouterr()
     assert status == 0, captured.err
     assert "mine_exits/mine/eps1" in captured.out
-    assert (out / "claims.json").is_file()
+    (row,) = json.loads((out / "claims.json").read_text("utf-8"))
+    assert row["verdict"] == "holds", row["evidence"]  # evaluated in the worker, returned
 
 
 _MECHANISM = """
