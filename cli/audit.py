@@ -12,14 +12,17 @@ for ``python -m``) or a path to a ``.py`` file. ``FUNCTION`` follows the
 ``D'`` are JSON numbers or (nested) arrays; a number is passed as a float, an array
 as a NumPy array.
 
-The audit runs in this process (the user's function need not be picklable) with
-:func:`audit_mechanism`'s defaults otherwise, so its numbers are those of
+The audit runs in one forked worker process
+(:func:`fedpriv.audit.engine.isolation.run_isolated`; the user's function need not be
+picklable) with :func:`audit_mechanism`'s defaults otherwise, so its numbers are those of
 ``audit_mechanism(function, NeighboringPair(D, D'), claim=..., samples=N, seed=S)``
 (the executor never changes them). Progress goes to stderr, one line per batch
 (at most two lines a second). Exit status: 0 when the audit finds no violation
 (which does not certify the claim), 1 when it refutes the claim, 2 on bad input or
 when the user's module fails (cannot be imported, has no such function, raises, or
-returns the wrong shape); the message then names the module.
+returns the wrong shape) or calls ``sys.exit``/``os._exit``, is killed, or runs past
+``--timeout`` seconds (default 3600, for the whole audit); the message then names the
+module and nothing is reported as audited.
 """
 
 from __future__ import annotations
@@ -115,6 +118,11 @@ def parse_dataset(name: str, text: str) -> Any:
 
     try:
         value = json.loads(text)
+    except RecursionError:
+        raise ValueError(
+            f"`--pair` {name} is nested too deeply to read ({len(text):,} characters); "
+            "a dataset is a JSON number or a (nested) array of a few levels."
+        ) from None
     except ValueError as error:
         raise ValueError(
             f"`--pair` {name} must be a JSON number or array, got {text!r} ({error})."
@@ -130,7 +138,7 @@ def parse_dataset(name: str, text: str) -> Any:
     if isinstance(value, list):
         try:
             array = np.asarray(value)
-        except (ValueError, OverflowError):
+        except (ValueError, OverflowError, RecursionError):
             array = None
         if array is not None and array.dtype.kind in "iuf" and array.size > 0:
             if not np.all(np.isfinite(array.astype(np.float64))):
@@ -360,6 +368,14 @@ def register_audit(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument(
         "--looks", type=int, default=10, help="batches of a --sequential audit (default 10)"
     )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=3600.0,
+        metavar="SECONDS",
+        help="seconds the whole audit (import and every call of your function) may "
+        "take before it is stopped and the command exits 2 (default 3600)",
+    )
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(handler=_audit)
     return p
@@ -404,23 +420,20 @@ def _report(result, target: str, args: argparse.Namespace) -> str:
     return "\n".join(lines)
 
 
-def _audit(args: argparse.Namespace) -> int:
-    from fedpriv.audit.regression.api import NeighboringPair, audit_mechanism
+def _run_audit(args: argparse.Namespace, claim, pair):
+    """Import the user's function and audit it (in the forked worker of :func:`_audit`).
+
+    A failure of the user's code is raised as :class:`UserCodeError` itself (its
+    message names the module), since an exception's ``__cause__`` does not survive
+    the trip back from the worker."""
+    from fedpriv.audit.regression.api import audit_mechanism
     from fedpriv.privacy.errors import MechanismError
 
-    claim = parse_claim(args.claim)
-    pair = NeighboringPair(
-        parse_dataset("D", args.pair[0]),
-        parse_dataset("D'", args.pair[1]),
-        description=f"D = {args.pair[0]}, D' = {args.pair[1]}",
-    )
-    if args.samples < 1:
-        raise ValueError(f"`--samples` must be >= 1, got {args.samples}.")
     try:
         function = load_mechanism(args.target)
         pilot = max(1000, args.samples // 10)  # audit_mechanism's default pilot size
         checked = _Checked(function, args.target, total=2 * (pilot + args.samples), pilot=pilot)
-        result = audit_mechanism(
+        return audit_mechanism(
             checked,
             pair,
             claim=claim,
@@ -433,13 +446,39 @@ def _audit(args: argparse.Namespace) -> int:
             sequential=args.sequential,
             looks=args.looks,
         )
-    except (UserCodeError, MechanismError) as error:
+    except MechanismError as error:
         # audit_mechanism reports a failing mechanism as MechanismError; when the
         # failure is the user's code (our _Checked wrapper), say so as such
-        cause = error if isinstance(error, UserCodeError) else error.__cause__
-        if not isinstance(cause, UserCodeError):
-            raise
-        print(f"fedpriv audit: error in your code: {cause}", file=sys.stderr)
+        if isinstance(error.__cause__, UserCodeError):
+            raise error.__cause__ from None
+        raise
+
+
+def _audit(args: argparse.Namespace) -> int:
+    from fedpriv.audit.engine.isolation import UserCodeAbortedError, run_isolated
+    from fedpriv.audit.regression.api import NeighboringPair
+
+    claim = parse_claim(args.claim)
+    pair = NeighboringPair(
+        parse_dataset("D", args.pair[0]),
+        parse_dataset("D'", args.pair[1]),
+        description=f"D = {args.pair[0]}, D' = {args.pair[1]}",
+    )
+    if args.samples < 1:
+        raise ValueError(f"`--samples` must be >= 1, got {args.samples}.")
+    if not args.timeout > 0:
+        raise ValueError(f"`--timeout` must be a number of seconds > 0, got {args.timeout!r}.")
+    try:
+        result = run_isolated(
+            _run_audit,
+            args,
+            claim,
+            pair,
+            timeout=args.timeout,
+            what=f"your mechanism {args.target}",
+        )
+    except (UserCodeError, UserCodeAbortedError) as error:
+        print(f"fedpriv audit: error in your code: {error}", file=sys.stderr)
         return 2
     if args.json:
         from fedpriv.audit.claims.claim import jsonable

@@ -672,6 +672,10 @@ def _check_path(path: Any, *, create: bool) -> Path:
     path = Path(path)
     if path.is_dir():
         raise StorePathError(f"`store` must be a file, got the directory {path}.")
+    if path.exists() and not path.is_file():  # stat only: opening a FIFO would block
+        raise StorePathError(
+            f"`store` must be a regular file, got {path} (a FIFO, device or socket)."
+        )
     if create and not path.exists() and not path.parent.is_dir():
         raise StorePathError(
             f"`store` {path}: its folder {path.parent} does not exist (create it first)."
@@ -698,7 +702,8 @@ def is_store(path: str | os.PathLike) -> bool:
     Parameters
     ----------
     path : str or PathLike
-        Any path; a missing or unreadable file gives False.
+        Any path; a missing, unreadable or non-regular file (a FIFO, a device)
+        gives False.
 
     Returns
     -------
@@ -706,6 +711,8 @@ def is_store(path: str | os.PathLike) -> bool:
         True if the file starts with the SQLite header.
     """
     try:
+        if not Path(path).is_file():  # stat only: opening a FIFO would block
+            return False
         with open(path, "rb") as handle:
             return handle.read(len(_SQLITE_MAGIC)) == _SQLITE_MAGIC
     except OSError:
