@@ -37,6 +37,7 @@ from fedpriv.audit.claims.claim import Claim
 from fedpriv.audit.claims.entry import RegisteredClaim
 from fedpriv.audit.claims.family import Family
 from fedpriv.audit.engine.coupled import search_and_confirm
+from fedpriv.audit.engine.declarations import check_declarations, neighbouring_pairs
 from fedpriv.audit.engine.views import View
 from fedpriv.privacy import Accountant, NeighboringRelation, PureDP, laplace_release
 
@@ -467,6 +468,21 @@ def audit(claim: Claim, budget, seed):
     )
 
 
+def declarations(claim: Claim, seed):
+    """The guide's declaration check: coupled runs on the first and last entries of the
+    table and the first reward of every epoch (the message boundaries), 0 -> 1."""
+    entry = _entry(claim)
+    table = entry.table(entry.groups)
+    boundaries = [(0, r, 0) for r in range(1, table.shape[1])]
+    pairs = neighbouring_pairs(table, domain=(0.0, 1.0), positions=None)
+    pairs |= neighbouring_pairs(table, domain=(0.0, 1.0), positions=boundaries)
+
+    def sampler(worlds):
+        return lambda world, n, seed: entry.run(worlds[world], seed, n)[0]
+
+    return check_declarations({name: sampler(w) for name, w in pairs.items()}, seed=seed)
+
+
 def row(entry: Entry) -> RegisteredClaim:
     """The register row of ``entry``, as the guide writes one."""
     claim = Claim(
@@ -483,6 +499,7 @@ def row(entry: Entry) -> RegisteredClaim:
         claim=claim,
         accountant=accountant,
         audit=audit,
+        declarations=declarations,
         view=VIEW,
         channel="agent 0's messages to the server",
         note=entry.leak,
