@@ -119,7 +119,8 @@ def check_declarations(
         for contradiction in compare_releases(
             run_d.releases, run_d_prime.releases, pair=pair, divergence=run_d_prime.divergence
         ):
-            if all(c.declaration != contradiction.declaration for c in found):
+            kind = contradiction.declaration.split()[0]
+            if all(c.declaration.split()[0] != kind for c in found):
                 found.append(contradiction)  # the first pair's witness of each kind
     return DeclarationCheck(pairs=tuple(samplers), releases=compared, contradictions=tuple(found))
 
