@@ -230,6 +230,15 @@ class AuditResult:
                 f" ε {get('reading_epsilon_lower_bound'):.4g} at δ={self.delta:.3g} if"
                 " the trade-off curve is Gaussian"
             )
+            shape = get("shape_test")
+            if shape is not None:
+                text += f"; {shape.description}"
+                if get("reading_verdict") == "unresolved":
+                    text += (
+                        "; the reading is declined: UNRESOLVED under the Gaussian-DP"
+                        " reading, which refutes nothing here (the verdict rests on the"
+                        " any-mechanism bounds)"
+                    )
         if get("looks", 1) > 1 or get("samples_budget", self.n_samples) != self.n_samples:
             text += (
                 f"; sequential: {get('looks')} look(s), {get('samples_saved')} samples"

@@ -76,7 +76,13 @@ from fedpriv.audit.engine.executor import (
 from fedpriv.audit.engine.neighbors import NeighboringPair
 from fedpriv.audit.estimators._bounds import event_bounds_from_counts
 from fedpriv.audit.estimators.curve import _audit_privacy_curve_from_bounds, default_epsilon_grid
-from fedpriv.audit.estimators.gdp import MuLowerBound, _claim_mu, _mu_lower_bound_from_bounds
+from fedpriv.audit.estimators.gdp import (
+    GaussianShapeTest,
+    MuLowerBound,
+    _claim_mu,
+    _mu_lower_bound_from_bounds,
+    assess_gaussian_shape,
+)
 from fedpriv.audit.estimators.result import AuditResult
 from fedpriv.audit.estimators.threshold import _check_open_unit, epsilon_lower_bound_from_counts
 from fedpriv.audit.estimators.threshold import _check_samples as _check_samples_array
@@ -260,7 +266,7 @@ def audit_black_box(
     root = as_seed_sequence(seed)
     datasets = (pair.dataset, pair.dataset_prime)
     common = {"batch_size": batch_size, "executor": executor, "n_workers": n_workers}
-    transform, kind, orientation, thresholds = _pilot_stage(
+    transform, kind, orientation, thresholds, shape = _pilot_stage(
         mechanism,
         datasets,
         plan,
@@ -269,6 +275,7 @@ def audit_black_box(
         score=score,
         log_density_ratio=log_density_ratio,
     )
+    plan = dataclasses.replace(plan, shape=shape)
     if sequential:
         evidence = _confirm_sequential(
             mechanism,
@@ -316,6 +323,9 @@ def audit_black_box(
         seed_entropy=int(root.entropy),
         reading=plan.reading,
         reading_epsilon_lower_bound=evidence.pop("reading_epsilon_lower_bound", math.nan),
+        reading_verdict=evidence.pop("reading_verdict", None),
+        shape_test=plan.shape,
+        family_confidence=plan.family_confidence,
         samples_budget=plan.samples,
         samples_saved=plan.samples - n_samples,
         looks=evidence.pop("looks", 1),
@@ -542,6 +552,23 @@ class _Plan:
     delta: float
     grid: np.ndarray | None
     reading: str = "any"
+    #: level of the Gaussian-shape test (0: not run); ``confidence`` above is then the
+    #: bounds' share of ``family_confidence`` (:func:`_shape_split`)
+    shape_level: float = 0.0
+    shape: GaussianShapeTest | None = None
+    family_confidence: float | None = None
+
+
+def _shape_split(confidence: float, n_thresholds: int) -> tuple[float, float]:
+    """``(bounds' confidence, shape test's level)`` of a Gaussian-reading audit.
+
+    Bonferroni over the audit's tests: the 2 x ``n_thresholds`` (threshold, direction)
+    tests of the simultaneous Clopper–Pearson family and the shape test, each with an
+    equal share of ``1 - confidence``.
+    """
+    alpha = 1.0 - confidence
+    share = alpha / (2 * n_thresholds + 1)
+    return 1.0 - (alpha - share), share
 
 
 def _check_samples(name: str, value: Any) -> int:
@@ -600,7 +627,25 @@ def _plan(
             default_epsilon_grid(claim) if epsilons is None else epsilons, dtype=np.float64
         )
     )
-    return _Plan(claim, route, samples, pilot, confidence, n_thresholds, delta, grid, reading)
+    shape_level, family_confidence = 0.0, confidence
+    if reading == "gaussian" and not isinstance(claim, GaussianDP):
+        # the reading's step from "not μ₀-GDP" to "not (ε, δ)-DP" assumes a Gaussian
+        # trade-off curve: the pilot tests it, at a share of the family's level
+        confidence, shape_level = _shape_split(confidence, n_thresholds)
+    return _Plan(
+        claim,
+        route,
+        samples,
+        pilot,
+        confidence,
+        n_thresholds,
+        delta,
+        grid,
+        reading,
+        shape_level,
+        None,
+        family_confidence,
+    )
 
 
 def _pilot_stage(
@@ -612,12 +657,15 @@ def _pilot_stage(
     *,
     score: Callable[[np.ndarray], np.ndarray] | None,
     log_density_ratio: Callable[[np.ndarray], np.ndarray] | None,
-) -> tuple[Callable[[np.ndarray], np.ndarray], str, float, np.ndarray]:
+) -> tuple[Callable[[np.ndarray], np.ndarray], str, float, np.ndarray, GaussianShapeTest | None]:
     """Stage 1: pilot samples (their own subtree) choose the score and the events.
 
     With ``executor="local"`` the (small) pilot runs in-process, and its wall time
     decides whether the confirmation is worth a process pool (``common`` is updated).
-    Returns ``(transform, score kind, orientation, thresholds)``.
+    Under the Gaussian-DP reading of an (ε, δ) claim it also tests the Gaussian shape
+    of the pilot scores' trade-off curve (:func:`assess_gaussian_shape`, at
+    ``plan.shape_level``). Returns ``(transform, score kind, orientation, thresholds,
+    shape test or None)``.
     """
     executor = common["executor"]
     pilot_started = time.perf_counter()
@@ -648,6 +696,9 @@ def _pilot_stage(
                 f"shape ({plan.pilot},), got shape {values.shape} with "
                 f"{int(np.size(values) - np.isfinite(values).sum())} non-finite value(s)."
             )
+    shape = None
+    if plan.shape_level > 0.0:
+        shape = assess_gaussian_shape(pilot_d, pilot_dp, level=plan.shape_level)
     curve_terms = None
     if plan.grid is not None:
         claim = plan.claim
@@ -662,7 +713,7 @@ def _pilot_stage(
         delta=plan.delta,
         curve_terms=curve_terms,
     )
-    return transform, kind, orientation, thresholds
+    return transform, kind, orientation, thresholds, shape
 
 
 def _confirm(
@@ -724,13 +775,23 @@ def _confirm(
 
 
 def _reading_evidence(plan: _Plan, mu: MuLowerBound) -> dict[str, Any]:
-    """The Gaussian-DP reading's verdict and ε (module docstring); empty under "any"."""
+    """The Gaussian-DP reading's verdict and ε (module docstring); empty under "any".
+
+    The reading refutes the claim only when its μ bound exceeds μ₀ AND the pilot's
+    shape test did not reject the Gaussian shape; where the shape is rejected (or
+    could not be tested) the reading is declined: its verdict is ``"unresolved"``
+    and it refutes nothing (the any-mechanism bounds still may).
+    """
     if plan.reading != "gaussian":
         return {"reading_violated": False}
     from fedpriv.privacy.accounting.guarantees import gaussian_dp_epsilon
 
+    beyond = mu.mu_lower_bound > _claim_mu(plan.claim, plan.delta)
+    declined = plan.shape is not None and plan.shape.rejected
+    verdict = "unresolved" if declined else ("violated" if beyond else "not refuted")
     return {
-        "reading_violated": mu.mu_lower_bound > _claim_mu(plan.claim, plan.delta),
+        "reading_violated": beyond and not declined,
+        "reading_verdict": verdict,
         "reading_epsilon_lower_bound": float(gaussian_dp_epsilon(mu.mu_lower_bound, plan.delta)),
     }
 
