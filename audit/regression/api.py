@@ -43,7 +43,14 @@ numbers do not change:
   step from "not μ₀-GDP" to "not (ε, δ)-DP" holds only if the output's trade-off curve is
   Gaussian, so the verdict is stated under that reading and ``epsilon_lower_bound``
   stays the any-mechanism bound (``reading_epsilon_lower_bound`` is ε at δ of the μ
-  bound, under the reading).
+  bound, under the reading). The pilot tests that assumption
+  (:func:`~fedpriv.audit.estimators.gdp.assess_gaussian_shape`: the equal-variance
+  binormal curve fitted to pooled-quantile bins, likelihood-ratio G² against χ²) at
+  one share of the audit's Bonferroni family, ``(1 - confidence) / (2 n_thresholds +
+  1)``, the Clopper–Pearson bounds keeping the rest. Where the shape is rejected, or
+  the pilot is too small to test it, the reading is declined: ``reading_verdict`` is
+  ``"unresolved"`` and the reading refutes nothing; the any-mechanism bounds still do.
+  A GaussianDP claim needs no shape test (the μ bound refutes it for any mechanism).
 - ``sequential=True``: the confirmation samples come in ``looks`` equal batches; after
   each, every bound is recomputed from confidence sequences
   (:mod:`fedpriv.audit.estimators.sequential`, valid at any stopping time) and the audit
@@ -209,8 +216,9 @@ def audit_black_box(
     n_workers : int, optional
         Local pool size.
     reading : {"any", "gaussian"}, default "any"
-        ``"gaussian"`` also refutes an (ε, δ) claim read as Gaussian-DP (module
-        docstring): needs ``estimator`` "auto" or "gdp" and a claim with ``delta > 0``.
+        ``"gaussian"`` also refutes an (ε, δ) claim read as Gaussian-DP, unless the
+        pilot rejects the Gaussian shape that reading assumes (module docstring):
+        needs ``estimator`` "auto" or "gdp" and a claim with ``delta > 0``.
     sequential : bool, default False
         Draw the confirmation in ``looks`` batches with anytime-valid bounds and stop at
         the first refutation (module docstring).
@@ -223,7 +231,12 @@ def audit_black_box(
         ``method="mechanism"``; details ``claim``, ``route``, ``score``,
         ``orientation``, ``thresholds``, ``n_pilot_samples``, ``curve``, ``mu``,
         ``neighboring_relation``, ``seed_entropy``, ``reading``, ``reading_epsilon_lower_bound``,
-        ``samples_budget``, ``samples_saved`` and ``looks``.
+        ``reading_verdict`` (``"violated"``, ``"not refuted"`` or ``"unresolved"``
+        under the Gaussian-DP reading, else None), ``shape_test`` (a
+        :class:`~fedpriv.audit.estimators.gdp.GaussianShapeTest`, or None where none
+        ran), ``family_confidence`` (the audit's family-wise confidence; the bound's
+        ``confidence`` is the bounds' share of it), ``samples_budget``,
+        ``samples_saved`` and ``looks``.
 
     Raises
     ------
