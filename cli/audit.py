@@ -422,7 +422,7 @@ def _reading_lines(result) -> list[str]:
         return [
             "Gaussian-DP reading: UNRESOLVED (declined). The reading turns the μ lower "
             "bound into ε assuming the trade-off curve is Gaussian; the audit tested "
-            f"that on its pilot: {shape.description}.",
+            f"that: {shape.description}.",
             f"Since {why}, the reading's ε ({reading_epsilon} at δ = {result.delta:.3g}) "
             "is not evidence about this mechanism and refutes nothing; the verdict rests "
             "on the any-mechanism ε lower bound above.",

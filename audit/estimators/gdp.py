@@ -38,6 +38,8 @@ __all__ = [
     "MuLowerBound",
     "assess_gaussian_shape",
     "estimate_gdp_mu_lower_bound",
+    "gaussian_shape_from_counts",
+    "pooled_quantile_edges",
 ]
 
 #: Bins of the Gaussian-shape test: pooled-quantile cells of the two worlds' scores.
@@ -208,6 +210,9 @@ class GaussianShapeTest:
     mu_fit : float
         Maximum-likelihood μ of the fitted Gaussian trade-off curve G_μ (signed:
         positive when D's scores lie above D''s); NaN when not run.
+    stage : str
+        The samples tested: ``"pilot"`` (the scores themselves) or ``"confirmation"``
+        (counts at bin edges fixed on the pilot, :func:`gaussian_shape_from_counts`).
     """
 
     rejected: bool
@@ -218,6 +223,7 @@ class GaussianShapeTest:
     n_bins: int
     n_samples: int
     mu_fit: float
+    stage: str = "pilot"
 
     @property
     def description(self) -> str:
@@ -228,10 +234,11 @@ class GaussianShapeTest:
                 f"per world, the test needs >= {SHAPE_MIN_SAMPLES}"
             )
         outcome = "rejected" if self.rejected else "not rejected"
+        bins = "pooled-quantile bins" if self.stage == "pilot" else "bins cut on the pilot"
         return (
-            f"Gaussian shape {outcome} at level {self.level:.3g}: the pilot's empirical "
-            f"trade-off curve ({self.n_samples} samples per world, {self.n_bins} "
-            f"pooled-quantile bins) against the fitted Gaussian-DP curve G_μ with "
+            f"Gaussian shape {outcome} at level {self.level:.3g}: the {self.stage}'s "
+            f"empirical trade-off curve ({self.n_samples} samples per world, {self.n_bins} "
+            f"{bins}) against the fitted Gaussian-DP curve G_μ with "
             f"μ = {abs(self.mu_fit):.4g}, G² = {self.statistic:.4g} on {self.df} df, "
             f"p = {self.p_value:.3g}"
         )
@@ -321,6 +328,94 @@ def assess_gaussian_shape(
         n_bins=n_bins,
         n_samples=n_samples,
         mu_fit=float(mu),
+    )
+
+
+def pooled_quantile_edges(
+    scores_d: np.ndarray, scores_d_prime: np.ndarray, n_bins: int = SHAPE_BINS
+) -> np.ndarray:
+    """The distinct inner edges of :func:`assess_gaussian_shape`'s pooled-quantile bins.
+
+    Parameters
+    ----------
+    scores_d, scores_d_prime : ndarray of float, shape (n_d,), (n_d_prime,)
+        Finite scalar scores (the pilot's).
+    n_bins : int, default SHAPE_BINS
+        Bins, >= 3.
+
+    Returns
+    -------
+    ndarray of float64, shape (m,), m <= n_bins - 1
+        Increasing edges (an atom spanning several quantiles gives one edge).
+    """
+    pooled = np.sort(np.concatenate([np.ravel(scores_d), np.ravel(scores_d_prime)]))
+    ranks = np.round(np.arange(1, n_bins) * pooled.size / n_bins).astype(np.intp)
+    return np.unique(pooled[ranks]).astype(np.float64)
+
+
+def gaussian_shape_from_counts(
+    below_d: object, n_d: int, below_d_prime: object, n_d_prime: int, *, level: float
+) -> GaussianShapeTest:
+    """:func:`assess_gaussian_shape` on counts at bin edges fixed in advance.
+
+    For fresh samples counted at edges chosen on other data (the audit's
+    confirmation, at :func:`pooled_quantile_edges` of its pilot), the cells are fixed
+    and the G² test is the textbook one (Dorfman & Alf 1969): ``m`` edges give
+    ``m + 1`` cells and ``m - 1`` degrees of freedom. Ties at an edge fall on one side
+    (no randomized split); atoms are the pilot test's business.
+
+    Parameters
+    ----------
+    below_d, below_d_prime : array_like of int, shape (m,)
+        Non-decreasing counts of each world's scores at or below (or strictly below)
+        each increasing edge; the same convention for both worlds.
+    n_d, n_d_prime : int
+        Samples per world, >= each count.
+    level : float
+        Level of the test, in (0, 1).
+
+    Returns
+    -------
+    GaussianShapeTest
+        ``stage="confirmation"``; not run (statistic NaN, ``rejected`` False: the pilot
+        test decides alone) with fewer than 2 edges.
+
+    Raises
+    ------
+    ValueError
+        If ``level`` is not in (0, 1), or the counts are not non-decreasing within
+        [0, n].
+    """
+    from scipy import stats
+
+    level = check_open_unit("level", level)
+    cum_d = np.asarray(below_d, dtype=np.float64)
+    cum_dp = np.asarray(below_d_prime, dtype=np.float64)
+    for name, cum, n in (("below_d", cum_d, n_d), ("below_d_prime", cum_dp, n_d_prime)):
+        if cum.ndim != 1 or np.any(np.diff(cum) < 0) or np.any(cum < 0) or np.any(cum > n):
+            raise ValueError(f"`{name}` must be non-decreasing counts in [0, {n}], got {cum}.")
+    n_bins = cum_d.size + 1
+    n_samples = int(min(n_d, n_d_prime))
+    if n_bins < 3:
+        nan = math.nan
+        return GaussianShapeTest(
+            rejected=False, level=level, p_value=nan, statistic=nan, df=0, n_bins=n_bins,
+            n_samples=n_samples, mu_fit=nan, stage="confirmation",
+        )  # fmt: skip
+    bins_d = np.diff(np.concatenate([[0.0], cum_d, [float(n_d)]]))
+    bins_dp = np.diff(np.concatenate([[0.0], cum_dp, [float(n_d_prime)]]))
+    statistic, mu = _fit_binormal(bins_dp, bins_d)
+    p_value = float(stats.chi2.sf(statistic, n_bins - 2))
+    return GaussianShapeTest(
+        rejected=bool(p_value < level),
+        level=level,
+        p_value=p_value,
+        statistic=float(statistic),
+        df=n_bins - 2,
+        n_bins=n_bins,
+        n_samples=n_samples,
+        mu_fit=float(mu),
+        stage="confirmation",
     )
 
 

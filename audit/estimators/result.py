@@ -232,7 +232,8 @@ class AuditResult:
             )
             shape = get("shape_test")
             if shape is not None:
-                text += f"; {shape.description}"
+                for test in get("shape_tests") or (shape,):
+                    text += f"; {test.description}"
                 if get("reading_verdict") == "unresolved":
                     text += (
                         "; the reading is declined: UNRESOLVED under the Gaussian-DP"
@@ -277,6 +278,8 @@ class AuditResult:
         for name, value in {"bound": self.bound, **self.details}.items():
             if hasattr(value, "to_dict"):
                 value = value.to_dict()
+            elif isinstance(value, tuple) and value and all(hasattr(v, "to_dict") for v in value):
+                value = [v.to_dict() for v in value]
             elif name == "claim":
                 value = repr(value)
             elif isinstance(value, NeighboringRelation):

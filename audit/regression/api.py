@@ -89,6 +89,8 @@ from fedpriv.audit.estimators.gdp import (
     _claim_mu,
     _mu_lower_bound_from_bounds,
     assess_gaussian_shape,
+    gaussian_shape_from_counts,
+    pooled_quantile_edges,
 )
 from fedpriv.audit.estimators.result import AuditResult
 from fedpriv.audit.estimators.threshold import _check_open_unit, epsilon_lower_bound_from_counts
@@ -279,6 +281,7 @@ def audit_black_box(
     root = as_seed_sequence(seed)
     datasets = (pair.dataset, pair.dataset_prime)
     common = {"batch_size": batch_size, "executor": executor, "n_workers": n_workers}
+    plan = dataclasses.replace(plan, shape_stages=1 if sequential else 2)
     transform, kind, orientation, thresholds, shape = _pilot_stage(
         mechanism,
         datasets,
@@ -288,7 +291,10 @@ def audit_black_box(
         score=score,
         log_density_ratio=log_density_ratio,
     )
-    plan = dataclasses.replace(plan, shape=shape)
+    edges = None
+    if shape is not None:
+        shape, edges = shape
+        plan = dataclasses.replace(plan, shape=shape, shape_tests=(shape,))
     if sequential:
         evidence = _confirm_sequential(
             mechanism,
@@ -304,16 +310,22 @@ def audit_black_box(
     else:
         # Stage 2: confirmation on fresh samples (a disjoint subtree), counted batch
         # by batch at the pilot's thresholds.
+        # Under the Gaussian reading the same scores are also counted at the pilot's
+        # shape-test bin edges (extra thresholds: the events' counts are unchanged).
+        counted = thresholds if edges is None else np.concatenate([thresholds, orientation * edges])
         count_d, count_dp = count_scores(
             mechanism,
             datasets,
             n_samples=plan.samples,
             root=child_root(root, 1),
             transform=transform,
-            thresholds=thresholds,
+            thresholds=counted,
             orientation=orientation,
             **common,
         )
+        if edges is not None:
+            plan = _confirmation_shape(plan, count_d, count_dp, thresholds.size, orientation)
+            count_d, count_dp = count_d[: thresholds.size], count_dp[: thresholds.size]
         evidence = _confirm(plan, count_d, count_dp, plan.samples, thresholds)
         evidence["n_samples"] = plan.samples
     n_samples = evidence.pop("n_samples")
@@ -338,6 +350,7 @@ def audit_black_box(
         reading_epsilon_lower_bound=evidence.pop("reading_epsilon_lower_bound", math.nan),
         reading_verdict=evidence.pop("reading_verdict", None),
         shape_test=plan.shape,
+        shape_tests=plan.shape_tests,
         family_confidence=plan.family_confidence,
         samples_budget=plan.samples,
         samples_saved=plan.samples - n_samples,
@@ -570,6 +583,10 @@ class _Plan:
     shape_level: float = 0.0
     shape: GaussianShapeTest | None = None
     family_confidence: float | None = None
+    #: shape tests sharing ``shape_level``: 2 (pilot and confirmation), 1 (sequential:
+    #: pilot only)
+    shape_stages: int = 2
+    shape_tests: tuple[GaussianShapeTest, ...] = ()
 
 
 def _shape_split(confidence: float, n_thresholds: int) -> tuple[float, float]:
@@ -670,15 +687,22 @@ def _pilot_stage(
     *,
     score: Callable[[np.ndarray], np.ndarray] | None,
     log_density_ratio: Callable[[np.ndarray], np.ndarray] | None,
-) -> tuple[Callable[[np.ndarray], np.ndarray], str, float, np.ndarray, GaussianShapeTest | None]:
+) -> tuple[
+    Callable[[np.ndarray], np.ndarray],
+    str,
+    float,
+    np.ndarray,
+    tuple[GaussianShapeTest, np.ndarray] | None,
+]:
     """Stage 1: pilot samples (their own subtree) choose the score and the events.
 
     With ``executor="local"`` the (small) pilot runs in-process, and its wall time
     decides whether the confirmation is worth a process pool (``common`` is updated).
     Under the Gaussian-DP reading of an (ε, δ) claim it also tests the Gaussian shape
     of the pilot scores' trade-off curve (:func:`assess_gaussian_shape`, at
-    ``plan.shape_level``). Returns ``(transform, score kind, orientation, thresholds,
-    shape test or None)``.
+    its share of ``plan.shape_level``) and cuts the bins the confirmation is tested
+    on. Returns ``(transform, score kind, orientation, thresholds, (shape test, bin
+    edges) or None)``.
     """
     executor = common["executor"]
     pilot_started = time.perf_counter()
@@ -711,7 +735,10 @@ def _pilot_stage(
             )
     shape = None
     if plan.shape_level > 0.0:
-        shape = assess_gaussian_shape(pilot_d, pilot_dp, level=plan.shape_level)
+        shape = (
+            assess_gaussian_shape(pilot_d, pilot_dp, level=plan.shape_level / plan.shape_stages),
+            pooled_quantile_edges(pilot_d, pilot_dp),
+        )
     curve_terms = None
     if plan.grid is not None:
         claim = plan.claim
@@ -785,6 +812,27 @@ def _confirm(
         "mu": mu,
         **extra,
     }
+
+
+def _confirmation_shape(
+    plan: _Plan, count_d: np.ndarray, count_dp: np.ndarray, n_events: int, orientation: int
+) -> _Plan:
+    """``plan`` with the confirmation's shape test added (counts past ``n_events`` are
+    at the pilot's bin edges, increasing in the score); the deciding test is the first
+    that rejects, else the confirmation's when it ran."""
+    at_edges_d, at_edges_dp = count_d[n_events:], count_dp[n_events:]
+    if orientation > 0:  # counts of score >= edge: the rest lie strictly below
+        below_d, below_dp = plan.samples - at_edges_d, plan.samples - at_edges_dp
+    else:  # counts of -score >= -edge: the scores at or below the edge
+        below_d, below_dp = at_edges_d, at_edges_dp
+    confirmation = gaussian_shape_from_counts(
+        below_d, plan.samples, below_dp, plan.samples, level=plan.shape_level / 2
+    )
+    pilot = plan.shape
+    deciding = pilot
+    if not pilot.rejected and not math.isnan(confirmation.statistic):
+        deciding = confirmation
+    return dataclasses.replace(plan, shape=deciding, shape_tests=(pilot, confirmation))
 
 
 def _reading_evidence(plan: _Plan, mu: MuLowerBound) -> dict[str, Any]:

@@ -302,7 +302,7 @@ def test_declined_gaussian_reading_is_said_in_words(tmp_path, capsys, monkeypatc
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "Gaussian-DP reading: UNRESOLVED (declined)" in out
-    assert "Gaussian shape rejected at level 0.00152" in out
+    assert "Gaussian shape rejected at level 0.000758" in out
     assert "refutes nothing" in out and "any-mechanism" in out
     assert main([*argv, "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)

@@ -18,8 +18,9 @@ Statistical tests pin their seeds; each states its false-failure probability:
   one-sided 99% Clopper–Pearson upper bound on the rate at 0.041 < α = 0.05, so passing
   shows the rate is <= α; if the rate were α, the test would pass with probability
   P(Bin(200, 0.05) <= 2) = 0.0023. (Before the shape test: 200 alarms in 200.)
-- the shape test's level on Gaussians: at level 0.01, at most 7 rejections in 200
-  seeds of Gaussian pilots (P(Bin(200, 0.01) >= 8) = 0.0010).
+- the shape tests' level on Gaussians: at level 0.01, at most 7 rejections in 200
+  seeds, for the pilot's test and for the confirmation's (bins cut on a 1000-sample
+  pilot, 10x fresh samples counted at them): P(Bin(200, 0.01) >= 8) = 0.0010.
 
 Power on under-noised Gaussians is pinned in ``tests/audit/test_audit_power.py`` and
 measured by ``benchmarks/bench_audit_power.py``.
@@ -33,7 +34,12 @@ import math
 import fedpriv.audit as audit
 import numpy as np
 import pytest
-from fedpriv.audit.estimators.gdp import SHAPE_MIN_SAMPLES, assess_gaussian_shape
+from fedpriv.audit.estimators.gdp import (
+    SHAPE_MIN_SAMPLES,
+    assess_gaussian_shape,
+    gaussian_shape_from_counts,
+    pooled_quantile_edges,
+)
 from fedpriv.audit.regression.api import _claim_mu
 from fedpriv.audit.regression.corpus_mechanisms import gaussian_count, laplace_count
 from fedpriv.privacy import ApproxDP, GaussianDP
@@ -94,17 +100,63 @@ def test_reading_false_alarms_on_correct_non_gaussian_mechanisms(name: str) -> N
     assert all(0.0 <= r.epsilon_lower_bound <= 1.0 for r in results)
 
 
+def _counted(edges: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    return np.searchsorted(np.sort(scores), edges, "left")
+
+
 @pytest.mark.statistical
-def test_shape_test_level_on_gaussians() -> None:
+@pytest.mark.parametrize("stage", ["pilot", "confirmation"])
+def test_shape_test_level_on_gaussians(stage: str) -> None:
     rejected = 0
     for seed in range(200):
         rng = np.random.default_rng(seed)
         mu = (0.27, 0.4, 0.54, 2.0)[seed % 4]
-        shape = assess_gaussian_shape(
-            rng.normal(mu, 1.0, 1000), rng.normal(0.0, 1.0, 1000), level=0.01
-        )
+        d, dp = rng.normal(mu, 1.0, 1000), rng.normal(0.0, 1.0, 1000)
+        if stage == "pilot":
+            shape = assess_gaussian_shape(d, dp, level=0.01)
+        else:  # bins cut on these, tested on 10x fresh samples
+            edges = pooled_quantile_edges(d, dp)
+            fresh_d, fresh_dp = rng.normal(mu, 1.0, 10**4), rng.normal(0.0, 1.0, 10**4)
+            shape = gaussian_shape_from_counts(
+                _counted(edges, fresh_d), 10**4, _counted(edges, fresh_dp), 10**4, level=0.01
+            )
+            assert shape.stage == "confirmation" and shape.df == 8
         rejected += shape.rejected
     assert rejected <= 7
+
+
+def test_confirmation_stage_sees_what_the_pilot_cannot() -> None:
+    # Laplace(3): the two worlds overlap; 1000 pilot samples rarely tell its curve from a
+    # Gaussian one, 10^5 confirmation samples at the pilot's bins do (pinned seed).
+    laplace = functools.partial(laplace_count, scale=3.0)
+    result = audit.audit_mechanism(
+        laplace, PAIR, claim=ApproxDP(1.0 / 3.0, 1e-5), samples=10**5, seed=0, executor=None,
+        reading="gaussian", pilot_samples=1000,
+    )  # fmt: skip
+    pilot, confirmation = result.shape_tests
+    assert not pilot.rejected and confirmation.rejected
+    assert result.shape_test is confirmation and result.reading_verdict == "unresolved"
+    assert not result.violated
+
+
+def test_sequential_audits_test_the_pilot_only() -> None:
+    result = audit.audit_mechanism(
+        functools.partial(laplace_count, scale=1.0), PAIR, claim=ApproxDP(1.0, 1e-5),
+        samples=10**4, seed=0, executor=None, reading="gaussian", sequential=True,
+    )  # fmt: skip
+    assert len(result.shape_tests) == 1 and result.shape_test.stage == "pilot"
+    assert result.shape_test.level == pytest.approx(0.05 / 33)
+    assert result.reading_verdict == "unresolved" and not result.violated
+
+
+def test_bad_counts_are_refused() -> None:
+    with pytest.raises(ValueError, match="below_d"):
+        gaussian_shape_from_counts([5, 3], 10, [1, 2], 10, level=0.01)
+    with pytest.raises(ValueError, match="below_d_prime"):
+        gaussian_shape_from_counts([1, 3], 10, [1, 11], 10, level=0.01)
+    with pytest.raises(ValueError, match="level"):
+        gaussian_shape_from_counts([1, 3], 10, [1, 2], 10, level=1.0)
+    assert math.isnan(gaussian_shape_from_counts([4], 10, [5], 10, level=0.01).statistic)
 
 
 def test_a_declined_reading_is_unresolved_and_keeps_the_any_mechanism_verdict() -> None:
@@ -130,8 +182,10 @@ def test_family_split_between_the_bounds_and_the_shape_test() -> None:
         _gaussian(1.5), PAIR, claim=ApproxDP(1.0, 1e-5), samples=10**4, seed=0, executor=None,
         reading="gaussian", confidence=0.9, n_thresholds=8,
     )  # fmt: skip
-    share = 0.1 / 17
-    assert result.shape_test.level == pytest.approx(share)
+    share = 0.1 / 17  # split between the pilot's and the confirmation's shape tests
+    assert [t.stage for t in result.shape_tests] == ["pilot", "confirmation"]
+    assert all(t.level == pytest.approx(share / 2) for t in result.shape_tests)
+    assert result.shape_test is result.shape_tests[1]
     assert result.confidence == pytest.approx(1.0 - (0.1 - share))
     assert result.family_confidence == 0.9
     assert result.reading_verdict == "violated" and result.violated
