@@ -14,7 +14,7 @@ sample count, and none can certify privacy (a bound above the claim refutes it).
 - :func:`estimate_gdp_mu_lower_bound`: Gaussian-DP μ lower bound
   ``Φ⁻¹(1 - FPR_up) - Φ⁻¹(FNR_up)``, and :func:`assess_gaussian_shape`, the test of
   the Gaussian trade-off shape the Gaussian-DP reading of an (ε, δ) claim assumes
-  (:mod:`fedpriv.audit.estimators.gdp`).
+  (:mod:`fedpriv.audit.estimators.gdp`, :mod:`fedpriv.audit.estimators.shape`).
 - :func:`audit_one_run`, :func:`audit_one_run_mechanism`,
   :func:`estimate_one_run_epsilon`: one-run auditing with canaries (Steinke, Nasr &
   Jagielski 2023; :mod:`fedpriv.audit.estimators.one_run`).
@@ -51,11 +51,14 @@ _MODULES = {
         "default_epsilon_grid",
         "estimate_delta_lower_bounds",
     ),
-    "gdp": (
+    "gdp": ("MuLowerBound", "estimate_gdp_mu_lower_bound"),
+    "shape": (
+        "SHAPE_BINS",
+        "SHAPE_MIN_SAMPLES",
         "GaussianShapeTest",
-        "MuLowerBound",
         "assess_gaussian_shape",
-        "estimate_gdp_mu_lower_bound",
+        "gaussian_shape_from_counts",
+        "pooled_quantile_edges",
     ),
     "one_run": (
         "OneRunBound",

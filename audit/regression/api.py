@@ -43,13 +43,17 @@ numbers do not change:
   step from "not μ₀-GDP" to "not (ε, δ)-DP" holds only if the output's trade-off curve is
   Gaussian, so the verdict is stated under that reading and ``epsilon_lower_bound``
   stays the any-mechanism bound (``reading_epsilon_lower_bound`` is ε at δ of the μ
-  bound, under the reading). The pilot tests that assumption
-  (:func:`~fedpriv.audit.estimators.gdp.assess_gaussian_shape`: the equal-variance
-  binormal curve fitted to pooled-quantile bins, likelihood-ratio G² against χ²) at
-  one share of the audit's Bonferroni family, ``(1 - confidence) / (2 n_thresholds +
-  1)``, the Clopper–Pearson bounds keeping the rest. Where the shape is rejected, or
-  the pilot is too small to test it, the reading is declined: ``reading_verdict`` is
-  ``"unresolved"`` and the reading refutes nothing; the any-mechanism bounds still do.
+  bound, under the reading). The audit tests that assumption
+  (:func:`~fedpriv.audit.estimators.shape.assess_gaussian_shape`: the equal-variance
+  binormal curve fitted to pooled-quantile bins, likelihood-ratio G² against χ²) on
+  the pilot, and on the confirmation's scores counted at the pilot's bin edges
+  (:func:`~fedpriv.audit.estimators.shape.gaussian_shape_from_counts`; extra
+  thresholds, the events' counts unchanged; sequential audits: the pilot only), the
+  two sharing one share of the audit's Bonferroni family, ``(1 - confidence) / (2
+  n_thresholds + 1)``, the Clopper–Pearson bounds keeping the rest. Where the shape is
+  rejected, or the pilot is too small to test it, the reading is declined:
+  ``reading_verdict`` is ``"unresolved"`` and the reading refutes nothing; the
+  any-mechanism bounds still do.
   A GaussianDP claim needs no shape test (the μ bound refutes it for any mechanism).
 - ``sequential=True``: the confirmation samples come in ``looks`` equal batches; after
   each, every bound is recomputed from confidence sequences
@@ -83,16 +87,14 @@ from fedpriv.audit.engine.executor import (
 from fedpriv.audit.engine.neighbors import NeighboringPair
 from fedpriv.audit.estimators._bounds import event_bounds_from_counts
 from fedpriv.audit.estimators.curve import _audit_privacy_curve_from_bounds, default_epsilon_grid
-from fedpriv.audit.estimators.gdp import (
+from fedpriv.audit.estimators.gdp import MuLowerBound, _claim_mu, _mu_lower_bound_from_bounds
+from fedpriv.audit.estimators.result import AuditResult
+from fedpriv.audit.estimators.shape import (
     GaussianShapeTest,
-    MuLowerBound,
-    _claim_mu,
-    _mu_lower_bound_from_bounds,
     assess_gaussian_shape,
     gaussian_shape_from_counts,
     pooled_quantile_edges,
 )
-from fedpriv.audit.estimators.result import AuditResult
 from fedpriv.audit.estimators.threshold import _check_open_unit, epsilon_lower_bound_from_counts
 from fedpriv.audit.estimators.threshold import _check_samples as _check_samples_array
 from fedpriv.audit.interfaces import Guarantee, Mechanism, ScoreFunction
@@ -235,8 +237,9 @@ def audit_black_box(
         ``neighboring_relation``, ``seed_entropy``, ``reading``, ``reading_epsilon_lower_bound``,
         ``reading_verdict`` (``"violated"``, ``"not refuted"`` or ``"unresolved"``
         under the Gaussian-DP reading, else None), ``shape_test`` (a
-        :class:`~fedpriv.audit.estimators.gdp.GaussianShapeTest`, or None where none
-        ran), ``family_confidence`` (the audit's family-wise confidence; the bound's
+        :class:`~fedpriv.audit.estimators.shape.GaussianShapeTest`, the deciding one, or
+        None where none ran), ``shape_tests`` (every shape test run: pilot, then
+        confirmation), ``family_confidence`` (the audit's family-wise confidence; the bound's
         ``confidence`` is the bounds' share of it), ``samples_budget``,
         ``samples_saved`` and ``looks``.
 

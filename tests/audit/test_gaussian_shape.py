@@ -2,7 +2,7 @@
 
 ``reading="gaussian"`` turns the μ lower bound into "not (ε, δ)-DP" only for a
 Gaussian-shaped trade-off curve. The audit tests that shape on its pilot
-(:func:`fedpriv.audit.estimators.assess_gaussian_shape`, at the level
+(:func:`fedpriv.audit.estimators.shape.assess_gaussian_shape`, at the level
 ``(1 - confidence) / (2 n_thresholds + 1)``, one share of the audit's Bonferroni
 family) and declines the reading where the shape is rejected: ``reading_verdict`` is
 ``"unresolved"`` and the reading refutes nothing, while the any-mechanism bound is still
@@ -34,7 +34,7 @@ import math
 import fedpriv.audit as audit
 import numpy as np
 import pytest
-from fedpriv.audit.estimators.gdp import (
+from fedpriv.audit.estimators.shape import (
     SHAPE_MIN_SAMPLES,
     assess_gaussian_shape,
     gaussian_shape_from_counts,
