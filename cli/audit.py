@@ -391,7 +391,8 @@ def _report(result, target: str, args: argparse.Namespace) -> str:
         # refuted only under --reading gaussian: say so, the any-mechanism bound is below
         verdict = (
             "REFUTED under the Gaussian-DP reading of the claim (the any-mechanism "
-            "lower bound below does not exceed it)"
+            "lower bound below does not exceed it; the pilot did not reject the "
+            "Gaussian shape the reading assumes)"
         )
     lines = [
         f"fedpriv audit {target}: claim {result.claim!r}, D = {args.pair[0]}, D' = {args.pair[1]}",
@@ -407,10 +408,7 @@ def _report(result, target: str, args: argparse.Namespace) -> str:
         lines.insert(3, f"tightness (lower bound / claimed ε): {result.tightness:.3f}")
     details = result.to_dict()
     if details.get("reading") == "gaussian":
-        lines.append(
-            "under the Gaussian-DP reading: ε lower bound "
-            f"{details.get('reading_epsilon_lower_bound', math.nan):.4g} at δ = {result.delta:.3g}"
-        )
+        lines.extend(_reading_lines(result))
     if args.sequential:
         lines.append(
             f"sequential: {details.get('looks')} look(s); "
@@ -418,6 +416,37 @@ def _report(result, target: str, args: argparse.Namespace) -> str:
             "samples per world saved"
         )
     return "\n".join(lines)
+
+
+def _reading_lines(result) -> list[str]:
+    """What the Gaussian-DP reading found, in words: its verdict, its ε and the shape
+    test it rests on (what was tested, at which level, why a reading was declined)."""
+    reading_epsilon = f"{result.details.get('reading_epsilon_lower_bound', math.nan):.4g}"
+    shape = result.details.get("shape_test")
+    if shape is None:  # a GaussianDP claim: the μ bound refutes it for any mechanism
+        return [
+            f"under the Gaussian-DP reading: ε lower bound {reading_epsilon} at "
+            f"δ = {result.delta:.3g}"
+        ]
+    verdict = result.details.get("reading_verdict")
+    if verdict == "unresolved":
+        why = (
+            "the assumption could not be tested"
+            if math.isnan(shape.statistic)
+            else "the assumption is rejected"
+        )
+        return [
+            "Gaussian-DP reading: UNRESOLVED (declined). The reading turns the μ lower "
+            "bound into ε assuming the trade-off curve is Gaussian; the audit tested "
+            f"that: {shape.description}.",
+            f"Since {why}, the reading's ε ({reading_epsilon} at δ = {result.delta:.3g}) "
+            "is not evidence about this mechanism and refutes nothing; the verdict rests "
+            "on the any-mechanism ε lower bound above.",
+        ]
+    return [
+        f"Gaussian-DP reading: {verdict}; ε lower bound {reading_epsilon} at "
+        f"δ = {result.delta:.3g} if the trade-off curve is Gaussian ({shape.description})"
+    ]
 
 
 def _run_audit(args: argparse.Namespace, claim, pair):
