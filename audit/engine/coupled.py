@@ -40,6 +40,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from fedpriv.audit.engine.joint import JointColumns, _flat, fit_distinguisher
 from fedpriv.audit.estimators import EpsilonLowerBound, estimate_epsilon_lower_bound
 from fedpriv.audit.estimators.result import AuditResult
 from fedpriv.privacy.checks import check_delta, check_int_at_least
@@ -127,8 +128,11 @@ def child_seed(seed: int | np.random.SeedSequence, *keys: int) -> np.random.Seed
 
 
 def _as_columns(observed: np.ndarray) -> np.ndarray:
+    """(n, columns), or (n, messages, size) kept for :mod:`fedpriv.audit.engine.joint`."""
     observed = np.asarray(observed, dtype=np.float64)
-    return observed[:, None] if observed.ndim == 1 else observed.reshape(len(observed), -1)
+    if observed.ndim == 1:
+        return observed[:, None]
+    return observed if observed.ndim == 3 else observed.reshape(len(observed), -1)
 
 
 def _candidate_events(pilot: np.ndarray) -> list[tuple[int, str, float]]:
@@ -294,6 +298,37 @@ def _draw(
     return [np.concatenate(parts[a:b], axis=0) for a, b in spans]
 
 
+def _joint_maps(
+    pilot_draws: list[np.ndarray], draw: Callable[..., list[np.ndarray]], *, budget, joint: bool
+) -> list[JointColumns]:
+    """Each pair's column map: its view, and with ``joint`` and at least two columns the
+    linear statistics and a distinguisher trained on a split of its own.
+
+    The training runs are drawn at ``(2, pair_index, world)``, an address neither the
+    pilot ``(0, ...)`` nor the confirmation ``(1, ...)`` uses, ``pilot_samples`` per
+    world; a view of one column gets nothing added (every statistic of it is a
+    monotone map of the column, which the pilot's thresholds already cover).
+    """
+    n_pairs = len(pilot_draws) // 2
+    wide = [
+        index for index in range(n_pairs) if joint and _flat(pilot_draws[2 * index]).shape[1] >= 2
+    ]
+    maps = [JointColumns(None, linear=index in wide) for index in range(n_pairs)]
+    if not wide:
+        return maps
+    training = draw(
+        [
+            (index, world, budget.pilot_samples, (2, index, world))
+            for index in wide
+            for world in (0, 1)
+        ]
+    )
+    for i, index in enumerate(wide):
+        features = [maps[index].features(t) for t in training[2 * i : 2 * i + 2]]
+        maps[index] = JointColumns(fit_distinguisher(*features), linear=True)
+    return maps
+
+
 def search_and_confirm(
     samplers: dict[str, SampleFn],
     *,
@@ -306,13 +341,24 @@ def search_and_confirm(
     batch_size: int | None = None,
     executor: Any = None,
     n_workers: int | None = None,
+    joint: bool = True,
 ) -> EndToEndAudit:
     """Choose a neighboring pair and an event on a pilot sample; confirm on fresh runs.
+
+    The search ranks every (pair, event) candidate by the bound it would give on the
+    confirming sample; only the winner is drawn again and tested, in two directions,
+    so the confirmation's level ``(1 − confidence)/4`` per bound does not depend on
+    how many pairs and events the pilot compared (the selection sees no confirming
+    run; Ding et al., "Detecting Violations of Differential Privacy", CCS 2018,
+    Sec. 4, separate their event selection from the test the same way). The result's
+    details ``n_pairs`` and ``n_candidates`` say how many were compared.
 
     Parameters
     ----------
     samplers : dict of str to SampleFn
-        One sampler per candidate neighboring pair (the key describes the pair).
+        One sampler per candidate neighboring pair (the key describes the pair). A
+        sampler returns ``(n,)``, ``(n, n_columns)`` or ``(n, n_messages, size)``
+        (a run of several messages of several values each).
     budget : AuditBudget
     seed : int or SeedSequence
         Pilot samples use ``child_seed(seed, 0, pair_index, world)``, confirming
@@ -342,6 +388,15 @@ def search_and_confirm(
         pools receive the samplers serialized with cloudpickle (closures allowed).
     n_workers : int, optional
         Process-pool size for ``"local"``/``"processes"`` (default: CPU count).
+    joint : bool, default True
+        Read the whole view: for a pair whose runs have at least two columns, add the
+        linear statistics of :func:`fedpriv.audit.engine.joint.linear_statistics` and
+        the score of a logistic-regression distinguisher
+        (:func:`fedpriv.audit.engine.joint.fit_distinguisher`, DP-Sniper) as candidate
+        columns. The distinguisher is trained on ``pilot_samples`` further runs per
+        world drawn at ``child_seed(seed, 2, pair_index, world)`` (batch ``b`` at that
+        address extended by ``b``); its threshold is chosen on the pilot and the frozen
+        model scores the confirming runs. False: each column alone, as before.
 
     Returns
     -------
@@ -384,12 +439,15 @@ def search_and_confirm(
             for world in (0, 1)
         ]
     )
+    maps = _joint_maps(pilot_draws, draw, budget=budget, joint=joint)
     best: tuple[float, str, tuple[int, str, float]] | None = None
+    n_candidates = 0
     for index, pair in enumerate(pairs):
-        pilots = pilot_draws[2 * index : 2 * index + 2]
+        pilots = [maps[index].columns(p) for p in pilot_draws[2 * index : 2 * index + 2]]
         pooled = np.concatenate(pilots, axis=0)
         extra = list((events or {}).get(pair, []))
         candidates = _candidate_events(pooled) + extra
+        n_candidates += len(candidates)
         scores = _pilot_scores(
             np.array([_indicator(pilots[0], event).sum() for event in candidates]),
             len(pilots[0]),
@@ -405,13 +463,19 @@ def search_and_confirm(
     assert best is not None
     pilot_epsilon, pair, event = best
     chosen = pairs.index(pair)
-    confirming = draw([(chosen, world, budget.samples, (1, world)) for world in (0, 1)])
+    # The event (pair, column map, threshold) is fixed here, before any confirming run
+    # exists; confirmation tests it alone, in two directions.
+    confirming = [
+        maps[chosen].columns(observed)
+        for observed in draw([(chosen, world, budget.samples, (1, world)) for world in (0, 1)])
+    ]
     bound = confirm_event(
         _indicator(confirming[0], event),
         _indicator(confirming[1], event),
         confidence=budget.confidence,
         delta=delta,
     )
+    names = maps[chosen].names(pilot_draws[2 * chosen], names)
     return AuditResult(
         method="end-to-end",
         bound=bound,
@@ -423,4 +487,6 @@ def search_and_confirm(
         epsilon_lower_bound_at_1e_6=math.nan,
         bound_at_1e_6=None,
         event_at_1e_6=None,
+        n_pairs=len(pairs),
+        n_candidates=n_candidates,
     )
