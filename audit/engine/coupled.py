@@ -167,6 +167,34 @@ def _indicator(observed: np.ndarray, event: tuple[int, str, float]) -> np.ndarra
     return hit.astype(np.float64)
 
 
+def _hit_counts(observed: np.ndarray, events: list[tuple[int, str, float]]) -> np.ndarray:
+    """``[_indicator(observed, e).sum() for e in events]``, one sort per column (float64).
+
+    The same integers: ``x == v``, ``x >= v`` and ``x <= v`` counted by binary search
+    in the column's sorted values (IEEE comparison, ``-0.0 == 0.0``; NaN compares
+    false in both, and sorts last, past every ``searchsorted`` bound).
+    """
+    counts = np.empty(len(events), dtype=np.float64)
+    if not events:
+        return counts
+    columns = np.array([e[0] for e in events], dtype=np.int64)
+    kinds = [e[1] for e in events]
+    values = np.array([e[2] for e in events], dtype=np.float64)
+    for column in np.unique(columns).tolist():
+        x = observed[:, column]
+        finite = np.sort(x[~np.isnan(x)])
+        at = np.flatnonzero(columns == column)
+        v = values[at]
+        left = np.searchsorted(finite, v, side="left")
+        right = np.searchsorted(finite, v, side="right")
+        kind = np.array([kinds[i] for i in at.tolist()])
+        hits = np.where(
+            kind == "==", right - left, np.where(kind == ">=", finite.size - left, right)
+        )
+        counts[at] = np.where(np.isnan(v), 0, hits)  # a NaN threshold: no run compares true
+    return counts
+
+
 def _beta_where(function, level: float, a: np.ndarray, b: np.ndarray, where, fill: float):
     """``function(level, a, b)`` (a beta ``ppf`` or ``isf``) where ``where`` holds, else
     ``fill``: one vectorized call, elementwise the scalar calls' values."""
@@ -449,9 +477,9 @@ def search_and_confirm(
         candidates = _candidate_events(pooled) + extra
         n_candidates += len(candidates)
         scores = _pilot_scores(
-            np.array([_indicator(pilots[0], event).sum() for event in candidates]),
+            _hit_counts(pilots[0], candidates),
             len(pilots[0]),
-            np.array([_indicator(pilots[1], event).sum() for event in candidates]),
+            _hit_counts(pilots[1], candidates),
             len(pilots[1]),
             delta,
             n_confirm=budget.samples,

@@ -146,7 +146,8 @@ def reward_pairs(
         for position, why in positions:
             d, d_prime = table.copy(), table.copy()
             d[r + (position,)], d_prime[r + (position,)] = low, high
-            name = f"stream {r}, position {position} ({why}): {low:g} -> {high:g}"
+            where = f"stream {r}, " if r else ""
+            name = f"{where}position {position} ({why}): {low:g} -> {high:g}"
             pairs[name] = NeighboringPair(
                 d,
                 d_prime,

@@ -183,3 +183,21 @@ def test_false_alarm_rate_of_the_joint_view_on_identical_worlds():
         for s in range(100)
     )
     assert alarms <= 20
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    hnp.arrays(
+        np.float64,
+        st.tuples(st.integers(1, 40), st.integers(1, 4)),
+        elements=st.one_of(
+            st.sampled_from([0.0, -0.0, 1.0, 2.0, np.nan, np.inf, -np.inf]), st.floats(-5, 5)
+        ),
+    )
+)
+def test_vectorized_hit_counts_equal_the_indicators(x):
+    from fedpriv.audit.engine.coupled import _candidate_events, _hit_counts, _indicator
+
+    events = _candidate_events(x) + [(0, "==", np.nan), (0, "<=", -0.0), (0, ">=", np.inf)]
+    expected = [_indicator(x, event).sum() for event in events]
+    assert _hit_counts(x, events).tolist() == expected

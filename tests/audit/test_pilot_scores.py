@@ -87,9 +87,7 @@ def test_search_chooses_the_reference_event():
         return np.stack([rng.laplace(float(world), 1.0, n), rng.integers(0, 3, n)], axis=1)
 
     budget = AuditBudget(pilot_samples=300, samples=2_000)
-    result = search(
-        {"pair": sample}, budget=budget, seed=5, delta=0.0, channel="x", joint=False
-    )
+    result = search({"pair": sample}, budget=budget, seed=5, delta=0.0, channel="x", joint=False)
     pilots = [sample(w, 300, child_seed(5, 0, 0, w)) for w in (0, 1)]
     best = None
     for event in _candidate_events(np.concatenate(pilots)):
