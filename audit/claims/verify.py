@@ -61,12 +61,16 @@ __all__ = [
     "assemble_result",
     "claim_seed",
     "evaluate_claim",
+    "evaluate_entry",
     "planned_jobs",
     "verify_claims",
 ]
 
 #: Verdict of a claim whose recipe raised.
 ERROR = "error"
+#: SeedSequence branch of a row's declaration check below the row's seed (the
+#: audits use the branches 0 and 1 of :func:`~fedpriv.audit.engine.coupled.search_and_confirm`).
+DECLARATIONS_BRANCH = 7_001
 
 
 def _attachments():
@@ -358,7 +362,9 @@ def assemble_result(
     event : str, optional
         The event ``bound`` was measured on.
     **extra
-        Further fields of :class:`ClaimResult`.
+        Further fields of :class:`ClaimResult`; ``declarations`` (a
+        :class:`~fedpriv.audit.engine.declarations.DeclarationCheck`) that contradicts
+        a declaration makes the row never ``holds``.
 
     Returns
     -------
@@ -376,6 +382,7 @@ def assemble_result(
     at_probe = mech_at_probe = None
     if claim.claimed_delta > 0 and mech_eps == 0.0:
         at_probe, mech_at_probe = _at_probe_delta(entry, claim)
+    checked = extra.get("declarations")
     verdict, evidence = decide_verdict(
         claim.claimed.epsilon,
         end_to_end,
@@ -383,6 +390,7 @@ def assemble_result(
         coverage=claim.coverage,
         raw_channel=raw,
         analytic_lower=_analytic_lower(entry, claim),
+        contradicted=checked.describe() if checked is not None and checked.contradicted else "",
     )
     if mech_at_probe is not None:
         evidence += (
@@ -414,6 +422,8 @@ def assemble_result(
         evidence += "; no end-to-end audit (accountant only)"
     elif event:
         evidence += f"; audit event: {event}"
+    if checked is not None and not checked.contradicted:
+        evidence += f"; declarations: {checked.describe()}"
     notes = tuple(notes) + ((entry.note,) if entry.note else ())
     return ClaimResult(
         claim=claim,
@@ -460,14 +470,42 @@ def evaluate_claim(key: str, budget: AuditBudget, seed: np.random.SeedSequence) 
         If ``key`` is not in the register.
     """
     entries = {entry.key: entry for entry in claims_for(None)}
-    entry = entries[key]
-    claim = entry.claim
+    return evaluate_entry(entries[key], budget, seed)
+
+
+def evaluate_entry(entry, budget: AuditBudget, seed: np.random.SeedSequence) -> ClaimResult:
+    """Accountant, declaration check, audit and verdict of one register row.
+
+    The row's ``declarations`` recipe (when it has one) runs at
+    ``child_seed(seed, DECLARATIONS_BRANCH)``, before the audit: coupled runs that
+    check the declarations its accountant's bound rests on
+    (:mod:`fedpriv.audit.engine.declarations`).
+
+    Parameters
+    ----------
+    entry : RegisteredClaim
+        The row (registered or not).
+    budget : AuditBudget
+        Samples of the audit (scaled by the entry's ``sample_factor``).
+    seed : numpy.random.SeedSequence
+        The row's address in the run's seed tree.
+
+    Returns
+    -------
+    ClaimResult
+        A failed recipe gives an ``error`` row with the exception's message, never an
+        exception.
+    """
+    key, claim = entry.key, entry.claim
     try:
         route, epsilon, notes = entry.accountant(claim)
+        extra = {}
+        if getattr(entry, "declarations", None) is not None:
+            extra["declarations"] = entry.declarations(claim, child_seed(seed, DECLARATIONS_BRANCH))
         audit = None
         if entry.audit is not None:
             audit = entry.audit(claim, _scaled(budget, entry.sample_factor), seed)
-        return assemble_result(entry, route, epsilon, notes, audit)
+        return assemble_result(entry, route, epsilon, notes, audit, **extra)
     except Exception as error:
         detail = "".join(traceback.format_exception_only(type(error), error)).strip()
         return ClaimResult(
