@@ -12,7 +12,11 @@ which is valid for any event ``O`` fixed before the confirming samples are drawn
 (:func:`fedpriv.audit.estimators.estimate_epsilon_lower_bound`). The event is chosen on a
 *pilot* sample (a small search over candidate events, and over neighboring pairs when
 the caller offers several), then confirmed on *fresh* samples: the selection never
-sees the confirming samples, so the confidence is exact.
+sees the confirming samples, so the confidence is exact. The candidates read each
+column of the view and, for a view of several columns, the whole view: linear
+statistics and a learned distinguisher trained on a split of its own
+(:mod:`fedpriv.audit.engine.joint`, DP-Sniper); the pairs may come from the
+worst-neighbour search (:mod:`fedpriv.audit.engine.neighbor_search`, StatDP).
 
 Coupling. The two worlds share the dataset (reward tables, contexts) and, where the
 algorithm's API allows it, every random stream but the privacy noise (STYLE §6: same
@@ -28,6 +32,11 @@ itself (``batch_size``) and run the sampler calls on an executor (``executor``: 
 processes or a ``dask.distributed`` client, :mod:`fedpriv.audit.engine.tasks`); each
 batch draws from its own SeedSequence address, so the bound does not depend on the
 executor or on the number of workers.
+
+Length: the search and its confirmation share one budget, one seed tree and the
+pilot's candidate events; the statistics of the whole view live apart in
+:mod:`fedpriv.audit.engine.joint`, the neighbour search in
+:mod:`fedpriv.audit.engine.neighbor_search`.
 """
 
 from __future__ import annotations

@@ -116,21 +116,54 @@ class JointColumns:
         self.linear = linear
 
     def features(self, observed: np.ndarray) -> np.ndarray:
-        """Flattened view and linear statistics, shape (n, f)."""
+        """Flattened view and linear statistics: the distinguisher's features.
+
+        Parameters
+        ----------
+        observed : ndarray of float64, shape (n, ...)
+            Runs as a sampler returns them.
+
+        Returns
+        -------
+        ndarray of float64, shape (n, n_features)
+        """
         flat = _flat(observed)
         if not self.linear:
             return flat
         return np.concatenate([flat, linear_statistics(observed)[0]], axis=1)
 
     def columns(self, observed: np.ndarray) -> np.ndarray:
-        """The search's columns: :meth:`features`, then the distinguisher's score."""
+        """The search's columns: :meth:`features`, then the distinguisher's score.
+
+        Parameters
+        ----------
+        observed : ndarray of float64, shape (n, ...)
+            Runs as a sampler returns them.
+
+        Returns
+        -------
+        ndarray of float64, shape (n, n_columns)
+        """
         features = self.features(observed)
         if self.distinguisher is None:
             return features
         return np.concatenate([features, self.distinguisher(features)[:, None]], axis=1)
 
     def names(self, observed: np.ndarray, base: tuple[str, ...] | None) -> tuple[str, ...]:
-        """Names of :meth:`columns` (``base`` names the view's own columns)."""
+        """Names of :meth:`columns`.
+
+        Parameters
+        ----------
+        observed : ndarray of float64, shape (n, ...)
+            At least one run (its shape sets the columns).
+        base : tuple of str or None
+            Names of the view's own columns (``observable[j]`` where missing).
+
+        Returns
+        -------
+        tuple of str
+            One name per column of :meth:`columns`.
+        """
         flat = _flat(observed)
         own = tuple(base or ())
         own = own[: flat.shape[1]] + tuple(
