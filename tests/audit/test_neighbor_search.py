@@ -131,3 +131,29 @@ def test_the_issues_versions_get_their_verdicts(version, expected):
         assert result.epsilon_lower_bound <= 1.0
     else:
         assert result.epsilon_lower_bound > 2.0  # true ε = 10
+
+
+@pytest.mark.statistical
+@pytest.mark.slow
+def test_the_correct_version_rarely_exceeds_its_true_epsilon_after_the_search():
+    """The correct version (true ε = 1) searched over 10 pairs, whole view read: each
+    audit's bound exceeds 1 with probability <= 0.05 (the search's choices never see the
+    confirming runs). Over 20 pinned seeds the test fails only if more than 8 do:
+    P(Bin(20, 0.05) > 8) < 1e-6."""
+    table = reward_table()
+    above = 0
+    for seed in range(20):
+        result = search_neighbors(
+            view("correct"),
+            table,
+            domain=(0.0, 1.0),
+            budget=QUICK,
+            seed=seed,
+            delta=0.0,
+            channel="agent 0's messages",
+            records=[(0, 0)],
+            boundaries=range(2 * PULLS, N_EPOCHS * PULLS, 2 * PULLS),
+            n_random=0,
+        )
+        above += result.epsilon_lower_bound > 1.0
+    assert above <= 8
