@@ -198,6 +198,8 @@ def test_false_alarm_rate_of_the_joint_view_on_identical_worlds():
 def test_vectorized_hit_counts_equal_the_indicators(x):
     from fedpriv.audit.engine.coupled import _candidate_events, _hit_counts, _indicator
 
-    events = _candidate_events(x) + [(0, "==", np.nan), (0, "<=", -0.0), (0, ">=", np.inf)]
+    with np.errstate(invalid="ignore"):  # quantiles of a column holding both infinities
+        events = _candidate_events(x)
+    events += [(0, "==", np.nan), (0, "<=", -0.0), (0, ">=", np.inf)]
     expected = [_indicator(x, event).sum() for event in events]
     assert _hit_counts(x, events).tolist() == expected
