@@ -12,8 +12,11 @@ vector's joint distribution).
 
 Each algorithm's docstring derives its true ε; :data:`CORPUS` states it with the verdict
 the entry must get. The rows are built as the guide builds them (``Claim``,
-``RegisteredClaim``, ``View``, ``search_and_confirm``) and the audits change the
-neighbouring pair the guide's new user would guess (agent 0's first reward, 0 -> 1).
+``RegisteredClaim``, ``View``, ``search_neighbors``): the audits search the changed
+reward over agent 0's stream (first, last, both sides of every epoch boundary, seeded
+random positions; values 0 -> 1) and read the whole view, as the guide's section "How
+the audit reads a view, and which neighbour it changes" shows. :func:`guide_audit`
+keeps the single pair a new user would guess (agent 0's first reward, 0 -> 1).
 The file is also a claims file::
 
     fedpriv verify --claims tests/audit/user_algorithms/corpus.py --quick
@@ -38,6 +41,7 @@ from fedpriv.audit.claims.entry import RegisteredClaim
 from fedpriv.audit.claims.family import Family
 from fedpriv.audit.engine.coupled import search_and_confirm
 from fedpriv.audit.engine.declarations import check_declarations, neighbouring_pairs
+from fedpriv.audit.engine.neighbor_search import search_neighbors
 from fedpriv.audit.engine.views import View
 from fedpriv.privacy import Accountant, NeighboringRelation, PureDP, laplace_release
 
@@ -451,7 +455,32 @@ def guide_pair(entry: Entry) -> tuple[np.ndarray, np.ndarray]:
 
 
 def audit(claim: Claim, budget, seed):
-    """The guide's audit: the guide's pair, agent 0's messages as the observable."""
+    """The search for the worst neighbour over agent 0's rewards (the table's epochs laid
+    end to end as one stream, the epoch starts as message boundaries), agent 0's messages
+    as the observable."""
+    entry = _entry(claim)
+    table = entry.table(entry.groups)
+    agents, groups, pulls = table.shape
+
+    def run(stream: np.ndarray, n: int, seed) -> np.ndarray:
+        return entry.run(stream.reshape(table.shape), seed, n)[0]
+
+    return search_neighbors(
+        run,
+        table.reshape(agents, groups * pulls),
+        domain=(0.0, 1.0),
+        records=[(0,)],
+        boundaries=range(pulls, groups * pulls, pulls),
+        budget=budget,
+        seed=seed,
+        delta=claim.claimed_delta,
+        channel="agent 0's messages to the server",
+        batch_size=budget.batch_size,
+    )
+
+
+def guide_audit(claim: Claim, budget, seed):
+    """The guide's first audit: the guide's pair, agent 0's messages as the observable."""
     entry = _entry(claim)
     worlds = guide_pair(entry)
 

@@ -10,11 +10,12 @@ rule (:func:`fedpriv.audit.claims.verify.assemble_result`).
   within the claim happens with probability <= 5% per row over seeds (the audit's
   confidence); at the pinned seed it does not.
 - A leaky algorithm is never ``holds``, and ``violated`` wherever its true ε is at
-  least twice the claim. The assertions that need the joint-view audit and the
-  worst-neighbour search (not built yet) are marked ``xfail(strict=True)``: they fail
-  today and turn into failures of this file when that work lands, so the marks are
-  removed then. A ``violated`` at a true ε of ∞ or 8–10 fails to appear with
-  probability far below 1e-6 once the audit reads the leaking statistic.
+  least twice the claim. The audit searches the neighbour and reads the whole view
+  (``corpus.audit``); with the guide's single pair (``corpus.guide_audit``) the re-used
+  noise and the late slip stay hidden, which
+  ``test_the_guides_single_pair_misses_the_late_leaks`` records. A ``violated`` at a
+  true ε of ∞ or 8–10 fails to appear with probability far below 1e-6 once the audit
+  reads the leaking statistic.
 """
 
 from __future__ import annotations
@@ -29,20 +30,8 @@ from fedpriv.audit.engine.coupled import AuditBudget
 from tests.audit.user_algorithms import corpus
 
 QUICK = AuditBudget(pilot_samples=100, samples=1_000, batch_size=1_000)
-JOINT = "needs the joint-view audit"
-
 #: Assertions that fail today, by (entry, assertion), with the work they wait for.
-PENDING = {
-    ("reused-noise", "never_holds"): JOINT,
-    ("shared-noise-halves", "never_holds"): JOINT,
-    ("closing-vector", "never_holds"): JOINT,
-    ("one-of-many", "violated"): JOINT,
-    ("misdeclared-disjoint", "violated"): JOINT,
-    ("reused-noise", "violated"): JOINT,
-    ("shared-noise-halves", "violated"): JOINT,
-    ("late-mean-slip", "violated"): JOINT,
-    ("closing-vector", "violated"): JOINT,
-}
+PENDING: dict[tuple[str, str], str] = {}
 
 
 @functools.cache
@@ -112,3 +101,14 @@ def test_the_corpus_is_a_claims_file() -> None:
     rows = corpus.FAMILY.claims()
     assert [r.key for r in rows] == [f"user_corpus/{e.name}/eps1" for e in corpus.CORPUS]
     assert all(r.key.startswith(corpus.FAMILY.key + "/") for r in rows)
+
+
+def test_the_guides_single_pair_misses_the_late_leaks() -> None:
+    """With agent 0's first reward as the only pair, re-used noise shows ε <= 1 (every
+    message moves by the same 1) and the late slip nothing: the search is what finds them
+    (deterministic, seed 0)."""
+    for name in ("reused-noise", "late-mean-slip"):
+        row = corpus.row(corpus.ENTRIES[name])
+        seed = claim_seed(np.random.SeedSequence(0), row.key)
+        bound = corpus.guide_audit(row.claim, QUICK, seed)
+        assert bound.epsilon_lower_bound < 1.0, name
