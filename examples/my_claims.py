@@ -11,7 +11,10 @@ two recipes: the accountant's (``claim -> (route, ε, notes)``: one run of the a
 and the ε its own accountant certifies at the claimed δ) and the end-to-end audit's
 (``(claim, budget, seed) -> EndToEndAudit``: many coupled runs on two neighbouring
 reward tables, from which :func:`~fedpriv.audit.engine.coupled.search_and_confirm`
-picks a distinguishing event on a pilot sample and confirms it on fresh runs). These
+picks a distinguishing event on a pilot sample and confirms it on fresh runs), and
+the inputs of the worst-neighbour search (``claim -> NeighborSearch``), from which
+``fedpriv verify`` derives the coupled runs that check the declarations (a user's row
+without such a check is never ``holds``). These
 are the types the four papers' rows use; ``fedpriv verify`` decides the verdict with
 the same rule: ``violated`` needs a lower bound above the claim, ``holds`` the
 accountant's end-to-end upper bound within it.
@@ -28,7 +31,7 @@ from fedpriv.audit.claims.claim import Claim
 from fedpriv.audit.claims.entry import RegisteredClaim
 from fedpriv.audit.claims.family import Family
 from fedpriv.audit.engine.coupled import search_and_confirm
-from fedpriv.audit.engine.declarations import check_declarations, neighbouring_pairs
+from fedpriv.audit.engine.neighbor_search import NeighborSearch
 from fedpriv.audit.engine.views import View
 from fedpriv.privacy import NeighboringRelation, PureDP
 
@@ -108,20 +111,20 @@ def audit(claim: Claim, budget, seed):
     )
 
 
-def declarations(claim: Claim, seed):
-    """Coupled runs that check the declared sensitivity and disjoint levels: agent 0's
-    first and last reward of every arm, and agent 0's first reward of epoch 1 of each
-    arm (a message boundary), each changed from 0 to 1."""
-    table = reward_table(claim.setting_dict())
+def search(claim: Claim) -> NeighborSearch:
+    """The run function and the table, written once: ``fedpriv verify`` checks the
+    declared sensitivity and disjoint levels on these candidates (agent 0's first and
+    last reward of every arm, both sides of epoch 1's first pull, and seeded random
+    positions, each changed from 0 to 1), by coupled runs, before the accountant's
+    bound may support ``holds``; ``search(claim).audit(...)`` would search them too."""
     s = claim.setting_dict()
-    boundary = [(0, k, s["base_pulls"]) for k in range(s["n_arms"])]
-    ends = [(0, k, j) for k in range(s["n_arms"]) for j in (0, table.shape[2] - 1)]
-    pairs = neighbouring_pairs(table, domain=(0.0, 1.0), positions=ends + boundary)
-
-    def sampler(worlds):
-        return lambda world, n, seed: _run(claim, worlds[world], seed, n).agent_view(0)
-
-    return check_declarations({name: sampler(w) for name, w in pairs.items()}, seed=seed)
+    return NeighborSearch(
+        run=lambda table, n, seed: _run(claim, table, seed, n).agent_view(0),
+        table=reward_table(s),
+        domain=(0.0, 1.0),
+        records=[(0, k) for k in range(s["n_arms"])],
+        boundaries=[s["base_pulls"]],
+    )
 
 
 def _row(algorithm: str, source: str, note: str = "") -> RegisteredClaim:
@@ -139,7 +142,7 @@ def _row(algorithm: str, source: str, note: str = "") -> RegisteredClaim:
         claim=claim,
         accountant=accountant,
         audit=audit,
-        declarations=declarations,
+        search=search,
         view=VIEW,
         channel="agent 0's messages to the server",
         note=note,

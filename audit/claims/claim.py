@@ -422,6 +422,7 @@ def decide_verdict(
     raw_channel: str | None = None,
     analytic_lower: LowerBoundEvidence | None = None,
     contradicted: str = "",
+    unchecked: str = "",
 ) -> tuple[str, str]:
     """``(verdict, evidence)`` for one claim: :func:`fedpriv.privacy.accounting.verdicts.judge` on
     the row's evidence (the one rule ``verify``, ``run`` and ``account`` share).
@@ -444,6 +445,9 @@ def decide_verdict(
     contradicted : str
         A declaration coupled runs contradict, with its witness
         (:mod:`fedpriv.audit.engine.declarations`): never ``holds`` then.
+    unchecked : str
+        Why the declarations were not checked and how to check them (a user's row
+        without a check): never ``holds`` either.
 
     Returns
     -------
@@ -484,6 +488,7 @@ def decide_verdict(
         coverage=coverage,
         upper_note=note,
         contradicted=contradicted,
+        unchecked=unchecked,
     )
 
 

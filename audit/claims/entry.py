@@ -24,6 +24,7 @@ __all__ = [
     "MechanismRecipe",
     "MechanismResult",
     "RegisteredClaim",
+    "SearchRecipe",
     "check_setting",
     "make_claim",
 ]
@@ -68,6 +69,7 @@ AuditRecipe = Callable  # (claim, AuditBudget, SeedSequence) -> EndToEndAudit
 MechanismRecipe = Callable[[Claim], MechanismResult]
 AnalyticLowerRecipe = Callable[[Claim], "float | None"]
 DeclarationRecipe = Callable  # (claim, SeedSequence) -> DeclarationCheck
+SearchRecipe = Callable  # claim -> NeighborSearch
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -114,9 +116,26 @@ class RegisteredClaim:
     declarations : DeclarationRecipe or None
         ``(claim, seed) -> DeclarationCheck``: coupled runs on neighbouring pairs that
         check the declared sensitivities and disjoint levels the accountant's bound
-        rests on (:func:`fedpriv.audit.engine.declarations.check_declarations`). A
-        contradicted declaration means the row is never ``holds``. ``None``: not
-        checked (the built-in papers, whose declarations fedpriv's tests check).
+        rests on (:func:`fedpriv.audit.engine.declarations.check_declarations`), called
+        with the row's audit seed. A contradicted declaration means the row is never
+        ``holds``. ``None``: derived from ``search`` when the row has one.
+    search : SearchRecipe or None
+        ``claim -> NeighborSearch`` (:class:`fedpriv.audit.engine.neighbor_search.NeighborSearch`):
+        the run function, reward table, domain, records and boundaries of the
+        worst-neighbour search. Without a ``declarations`` recipe, ``fedpriv verify``
+        checks the declarations on the search's candidates
+        (``check_declarations(**search(claim).arguments, seed=seed)``); the audit may
+        use it too (``search(claim).audit(...)``).
+
+    Notes
+    -----
+    A row of a family registered outside the package (claims file or entry point)
+    with neither ``declarations`` nor ``search`` is never ``holds`` on its
+    accountant's bound: the bound rests on declarations nothing checked, so the row
+    is ``unresolved`` (a lower bound above the claim still gives ``violated``). The
+    built-in papers' rows (``audit/families/``) run no such check: their releases
+    are charged by fedpriv's own algorithms, whose declared sensitivities and
+    disjoint levels fedpriv's tests check.
     """
 
     key: str
@@ -133,6 +152,7 @@ class RegisteredClaim:
     analytic_lower: AnalyticLowerRecipe | None = None
     view: View | None = None
     declarations: DeclarationRecipe | None = None
+    search: SearchRecipe | None = None
 
     @property
     def paper(self) -> str:

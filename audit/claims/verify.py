@@ -51,6 +51,7 @@ from fedpriv.audit.claims.family import families
 from fedpriv.audit.claims.findings import finding_ids
 from fedpriv.audit.claims.register import claims_for, paper_of, view_of
 from fedpriv.audit.engine.coupled import AuditBudget, child_seed
+from fedpriv.audit.engine.declarations import check_declarations
 from fedpriv.audit.engine.executor import connect_scheduler, parallel_map
 from fedpriv.audit.engine.isolation import (
     DEFAULT_TIMEOUT,
@@ -65,6 +66,7 @@ __all__ = [
     "ClaimsConfig",
     "ClaimsReport",
     "assemble_result",
+    "check_entry_declarations",
     "claim_seed",
     "evaluate_claim",
     "evaluate_entry",
@@ -74,9 +76,13 @@ __all__ = [
 
 #: Verdict of a claim whose recipe raised.
 ERROR = "error"
-#: SeedSequence branch of a row's declaration check below the row's seed (the
-#: audits use the branches 0 and 1 of :func:`~fedpriv.audit.engine.coupled.search_and_confirm`).
-DECLARATIONS_BRANCH = 7_001
+#: Why a user's row without a declaration check cannot hold, and how to add one.
+UNCHECKED = (
+    "the row has no `declarations` recipe and no `search` to derive one from; give it "
+    "`search=lambda claim: NeighborSearch(run=..., table=..., domain=...)` (the audit's "
+    "inputs) or `declarations=lambda claim, seed: check_declarations(run, table, "
+    "domain=..., seed=seed)`: docs/guides/your-claims.md, 'Declaring cells honestly'"
+)
 
 
 def _attachments():
@@ -436,6 +442,7 @@ def assemble_result(
         raw_channel=raw,
         analytic_lower=_analytic_lower(entry, claim),
         contradicted=checked.describe() if checked is not None and checked.contradicted else "",
+        unchecked=UNCHECKED if checked is None and _outside(entry) else "",
     )
     if mech_at_probe is not None:
         evidence += (
@@ -469,11 +476,6 @@ def assemble_result(
         evidence += f"; audit event: {event}"
     if checked is not None and not checked.contradicted:
         evidence += f"; declarations: {checked.describe()}"
-    elif checked is None and verdict == "holds" and _outside(entry):
-        evidence += (
-            "; declarations not checked (the row has no `declarations` recipe): the "
-            "bound rests on the declared sensitivities and disjoint levels as written"
-        )
     notes = tuple(notes) + ((entry.note,) if entry.note else ())
     return ClaimResult(
         claim=claim,
@@ -498,10 +500,45 @@ def assemble_result(
 
 def _outside(entry) -> bool:
     """True for a row of a family registered outside the package (claims file or
-    entry point): fedpriv's tests do not check its declarations."""
+    entry point): fedpriv's tests do not check its declarations.
+
+    Only these rows need a coupled-run check before their accountant's bound may
+    support ``holds``. The built-in families' rows (``audit/families/``) charge their
+    releases through fedpriv's own algorithms, whose declared sensitivities and
+    disjoint levels are the project's own, tested code; they run no check and their
+    verdicts are unchanged.
+    """
     from fedpriv.audit.claims.family import builtin_families
 
     return entry.paper not in {fam.key for fam in builtin_families()}
+
+
+def check_entry_declarations(entry, seed: np.random.SeedSequence):
+    """The row's declaration check at its audit seed, or ``None`` when it has none.
+
+    The row's ``declarations`` recipe if it has one, else (for a row of a family
+    registered outside the package) the check derived from its ``search``:
+    :func:`~fedpriv.audit.engine.declarations.check_declarations` on the search's
+    inputs, which at the audit's seed tries the audit's own candidate pairs.
+
+    Parameters
+    ----------
+    entry : RegisteredClaim
+        The row.
+    seed : numpy.random.SeedSequence
+        The row's address in the run's seed tree (its audit's seed).
+
+    Returns
+    -------
+    DeclarationCheck or None
+    """
+    recipe = getattr(entry, "declarations", None)
+    if recipe is not None:
+        return recipe(entry.claim, seed)
+    search = getattr(entry, "search", None)
+    if search is not None and _outside(entry):
+        return check_declarations(**search(entry.claim).arguments, seed=seed)
+    return None
 
 
 def evaluate_claim(key: str, budget: AuditBudget, seed: np.random.SeedSequence) -> ClaimResult:
@@ -534,10 +571,11 @@ def evaluate_claim(key: str, budget: AuditBudget, seed: np.random.SeedSequence) 
 def evaluate_entry(entry, budget: AuditBudget, seed: np.random.SeedSequence) -> ClaimResult:
     """Accountant, declaration check, audit and verdict of one register row.
 
-    The row's ``declarations`` recipe (when it has one) runs at
-    ``child_seed(seed, DECLARATIONS_BRANCH)``, before the audit: coupled runs that
-    check the declarations its accountant's bound rests on
-    (:mod:`fedpriv.audit.engine.declarations`).
+    The row's declaration check (:func:`check_entry_declarations`: its
+    ``declarations`` recipe, or one derived from its ``search``) runs at ``seed``,
+    before the audit: coupled runs that check the declarations its accountant's bound
+    rests on (:mod:`fedpriv.audit.engine.declarations`). A row of a family registered
+    outside the package with no check is never ``holds`` on its accountant's bound.
 
     Parameters
     ----------
@@ -558,8 +596,9 @@ def evaluate_entry(entry, budget: AuditBudget, seed: np.random.SeedSequence) -> 
     try:
         route, epsilon, notes = entry.accountant(claim)
         extra = {}
-        if getattr(entry, "declarations", None) is not None:
-            extra["declarations"] = entry.declarations(claim, child_seed(seed, DECLARATIONS_BRANCH))
+        checked = check_entry_declarations(entry, seed)
+        if checked is not None:
+            extra["declarations"] = checked
         audit = None
         if entry.audit is not None:
             audit = entry.audit(claim, _scaled(budget, entry.sample_factor), seed)
@@ -619,6 +658,7 @@ def _with_shared_audits(done: dict[str, ClaimResult], entries) -> dict[str, Clai
             bound=source.audit,
             event=source.audit_event,
             audit_seconds=None,
+            declarations=result.declarations,
         )
         why = (
             "same algorithm and setting, another reading of the claim"
@@ -758,6 +798,7 @@ def _verify_claims(
         )
         for key, row in output.rows.items():
             if key in entries:
+                checked = check_entry_declarations(entries[key], claim_seed(root, key))
                 done[key] = assemble_result(
                     entries[key],
                     row.route,
@@ -766,6 +807,7 @@ def _verify_claims(
                     bound=row.bound,
                     event=row.event,
                     extras=tuple(row.extras),
+                    **({} if checked is None else {"declarations": checked}),
                 )
 
     # Longest jobs first, so that the pool's last jobs are short: the audits of the

@@ -13,11 +13,13 @@ declaration: ``fedpriv verify`` then never gives ``holds`` on the accountant's b
 (:func:`fedpriv.privacy.accounting.verdicts.judge`, ``contradicted``).
 
 One pair may not exercise a wrong declaration (a re-used or mis-sized release at the
-last epoch is invisible to a change of the first reward), so the check takes several:
-:func:`neighbouring_pairs` changes the first and the last entry of a table and any
-positions the caller names (message boundaries), each from one end of the reward domain
-to the other. A check that finds nothing proves nothing about pairs it did not try; one
-that finds something is a witness.
+last epoch is invisible to a change of the first reward), so the check tries the
+candidates of the worst-neighbour search, with the search's own arguments
+(:func:`fedpriv.audit.engine.neighbor_search.searched_pairs`: the first and the last
+reward of each stream, both sides of every message boundary and seeded random
+positions, each from one end of the reward domain to the other). A check that finds
+nothing proves nothing about pairs it did not try; one that finds something is a
+witness.
 """
 
 from __future__ import annotations
@@ -27,15 +29,20 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from fedpriv.audit.engine.coupled import SampleFn, child_seed
-from fedpriv.privacy.checks import check_real
+from fedpriv.audit.engine.coupled import child_seed
+from fedpriv.audit.engine.neighbor_search import RunFn, pair_samplers, searched_pairs
+from fedpriv.audit.engine.neighbors import NeighboringPair
 from fedpriv.privacy.mechanisms.recording import (
     DeclarationContradiction,
     compare_releases,
     record_releases,
 )
 
-__all__ = ["DeclarationCheck", "check_declarations", "neighbouring_pairs"]
+__all__ = ["RUNS_BRANCH", "DeclarationCheck", "check_declarations"]
+
+#: SeedSequence branch, below the check's seed, of the coupled runs (the search's
+#: branches 0-3 are its pilot, confirming and training runs and its random positions).
+RUNS_BRANCH = 4
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -81,20 +88,42 @@ class DeclarationCheck:
 
 
 def check_declarations(
-    samplers: Mapping[str, SampleFn], *, seed: int | np.random.SeedSequence
+    run: RunFn,
+    table: Any,
+    *,
+    domain: tuple[float, float],
+    seed: int | np.random.SeedSequence,
+    records: Sequence[tuple[int, ...]] | None = None,
+    boundaries: Sequence[int] = (),
+    n_random: int = 4,
+    pairs: Mapping[str, NeighboringPair] | None = None,
 ) -> DeclarationCheck:
-    """Run each pair's sampler once per world, coupled, in check mode, and compare.
+    """Run ``run`` once per world of each candidate pair, coupled, in check mode, and compare.
+
+    Takes the arguments of :func:`~fedpriv.audit.engine.neighbor_search.search_neighbors`
+    (without the audit's budget): at the same ``seed`` it tries the same candidate
+    pairs as that search (:func:`~fedpriv.audit.engine.neighbor_search.searched_pairs`),
+    so one run function and one table give both the audit and the check.
 
     Parameters
     ----------
-    samplers : mapping of str to SampleFn
-        ``{pair: sample(world, n, seed)}``, the samplers an audit gives
-        :func:`~fedpriv.audit.engine.coupled.search_and_confirm`: each runs the
-        algorithm ``n`` times on world 0 (D) or 1 (D') of its pair and must draw every
-        random stream from ``seed``, so that the same seed couples the two worlds.
-        Called with ``n = 1``; what it returns is not read, only its releases.
+    run : callable
+        ``run(table, n_samples, seed) -> ndarray (n_samples, ...)``
+        (:data:`~fedpriv.audit.engine.neighbor_search.RunFn`): must draw every random
+        stream from ``seed``, so that the same seed couples the two worlds. Called with
+        ``n_samples = 1``; what it returns is not read, only its releases.
+    table : array_like of float, shape (..., length)
+        The background reward table.
+    domain : (float, float)
+        The rewards' range.
     seed : int or SeedSequence
-        Pair ``i`` runs both worlds at ``child_seed(seed, i)``.
+        The candidates' random positions are drawn at ``child_seed(seed, 3)`` (as the
+        search's); pair ``i`` runs both worlds at ``child_seed(seed, 4, i)``.
+    records, boundaries, n_random
+        As :func:`~fedpriv.audit.engine.neighbor_search.reward_pairs`.
+    pairs : mapping of str to NeighboringPair, optional
+        Pin the pairs instead (``run`` receives each pair's ``dataset`` and
+        ``dataset_prime``; ``table`` and ``domain`` are then not read).
 
     Returns
     -------
@@ -102,15 +131,25 @@ def check_declarations(
 
     Raises
     ------
-    ValueError
-        If ``samplers`` is empty.
+    ValueError, TypeError
+        As :func:`~fedpriv.audit.engine.neighbor_search.reward_pairs`; ``ValueError``
+        if ``pairs`` is empty.
     """
-    if not samplers:
-        raise ValueError("`samplers` must offer at least one neighbouring pair.")
+    if pairs is None:
+        pairs = searched_pairs(
+            table,
+            domain=domain,
+            records=records,
+            boundaries=boundaries,
+            n_random=n_random,
+            seed=seed,
+        )
+    if not pairs:
+        raise ValueError("`pairs` must offer at least one neighbouring pair.")
     found: list[DeclarationContradiction] = []
     compared = 0
-    for index, (pair, sample) in enumerate(samplers.items()):
-        address = child_seed(seed, index)
+    for index, (pair, sample) in enumerate(pair_samplers(run, pairs).items()):
+        address = child_seed(seed, RUNS_BRANCH, index)
         with record_releases() as run_d:
             sample(0, 1, address)
         with record_releases(replay=run_d.releases) as run_d_prime:
@@ -122,52 +161,4 @@ def check_declarations(
             kind = contradiction.declaration.split()[0]
             if all(c.declaration.split()[0] != kind for c in found):
                 found.append(contradiction)  # the first pair's witness of each kind
-    return DeclarationCheck(pairs=tuple(samplers), releases=compared, contradictions=tuple(found))
-
-
-def neighbouring_pairs(
-    table: Any, *, domain: tuple[float, float], positions: Sequence[tuple[int, ...]] | None = None
-) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Neighbouring reward tables: one entry set to each end of the domain.
-
-    Parameters
-    ----------
-    table : array_like of float64, any shape
-        The reward table (e.g. ``(n_agents, n_epochs, pulls)``), values in ``domain``.
-    domain : (float, float)
-        The reward range ``[low, high]``.
-    positions : sequence of index tuples, optional
-        The entries to change (message boundaries, late positions, ...); default the
-        first entry ``(0, ..., 0)`` and the last entry of agent 0 (``(0, -1, ..., -1)``),
-        plus the table's last entry.
-
-    Returns
-    -------
-    dict of str to (ndarray, ndarray)
-        ``{"entry (i, j, k): low -> high": (D, D')}``, D with the entry at ``low`` and D'
-        at ``high``; every other entry as in ``table``.
-
-    Raises
-    ------
-    ValueError
-        If ``domain`` is not ``low < high`` (finite) or a position is outside the table.
-    """
-    low, high = (check_real("domain", v) for v in domain)
-    if not low < high:
-        raise ValueError(f"`domain` must satisfy low < high, got {domain!r}.")
-    base = np.array(table, dtype=np.float64)
-    if positions is None:
-        last = tuple(n - 1 for n in base.shape)
-        positions = [(0,) * base.ndim, (0, *last[1:]), last]
-    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    for position in positions:
-        index = tuple(int(i) for i in position)
-        if len(index) != base.ndim or not all(-n <= i < n for i, n in zip(index, base.shape)):
-            raise ValueError(
-                f"`positions` must index the table of shape {base.shape}; got {position!r}."
-            )
-        where = tuple(i % n for i, n in zip(index, base.shape))
-        world0, world1 = base.copy(), base.copy()
-        world0[where], world1[where] = low, high
-        out[f"entry {where}: {low:g} -> {high:g}"] = (world0, world1)
-    return out
+    return DeclarationCheck(pairs=tuple(pairs), releases=compared, contradictions=tuple(found))

@@ -9,7 +9,9 @@ message boundary the user names, and a seeded random sample of the others; the v
 are the domain's ends (``low`` in D, ``high`` in D'), so one changed reward moves every
 statistic by the full sensitivity. :func:`search_neighbors` runs the user's algorithm
 on each pair's pilot, picks the best (pair, event) there and confirms that one on fresh
-runs (:func:`fedpriv.audit.engine.coupled.search_and_confirm`).
+runs (:func:`fedpriv.audit.engine.coupled.search_and_confirm`). The same candidates
+feed the declaration check (:func:`fedpriv.audit.engine.declarations.check_declarations`
+takes the same arguments); :class:`NeighborSearch` holds them once for a register row.
 
 Multiplicity. The pilot compares every pair's candidate events; the confirmation
 draws fresh runs of the chosen pair and tests the chosen event alone (two directions),
@@ -22,6 +24,7 @@ Tsankov and Vechev, CCS 2018: search the pair by an estimate, then confirm it).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -31,7 +34,14 @@ from fedpriv.audit.engine.neighbors import NeighboringPair
 from fedpriv.privacy.checks import check_int_at_least, check_real
 from fedpriv.privacy.relations import NeighboringRelation
 
-__all__ = ["RunFn", "pair_samplers", "reward_pairs", "search_neighbors"]
+__all__ = [
+    "NeighborSearch",
+    "RunFn",
+    "pair_samplers",
+    "reward_pairs",
+    "search_neighbors",
+    "searched_pairs",
+]
 
 #: ``run(table, n_samples, seed) -> ndarray (n_samples, ...)``: what the view's observer
 #: sees in ``n_samples`` runs of the algorithm on one reward table.
@@ -201,7 +211,7 @@ def search_neighbors(
 ) -> EndToEndAudit:
     """The end-to-end audit of ``run`` at the worst neighbouring table the pilot finds.
 
-    The candidates of :func:`reward_pairs` (random positions drawn at
+    The candidates of :func:`searched_pairs` (random positions drawn at
     ``child_seed(seed, 3)``), or the user's own ``pairs``, each run on its pilot; the
     best (pair, event) is confirmed on fresh runs by
     :func:`~fedpriv.audit.engine.coupled.search_and_confirm` (module docstring).
@@ -244,14 +254,151 @@ def search_neighbors(
         :func:`~fedpriv.audit.engine.coupled.search_and_confirm`.
     """
     if pairs is None:
-        pairs = reward_pairs(
+        pairs = searched_pairs(
             table,
             domain=domain,
             records=records,
             boundaries=boundaries,
             n_random=n_random,
-            seed=child_seed(seed, 3),
+            seed=seed,
         )
     return search_and_confirm(
         pair_samplers(run, pairs), budget=budget, seed=seed, delta=delta, channel=channel, **options
     )
+
+
+def searched_pairs(
+    table: Any,
+    *,
+    domain: tuple[float, float],
+    seed: int | np.random.SeedSequence,
+    records: Sequence[tuple[int, ...]] | None = None,
+    boundaries: Sequence[int] = (),
+    n_random: int = 4,
+) -> dict[str, NeighboringPair]:
+    """The candidates :func:`search_neighbors` and the declaration check try at ``seed``.
+
+    :func:`reward_pairs` with its random positions drawn at ``child_seed(seed, 3)``, so
+    that the audit and :func:`fedpriv.audit.engine.declarations.check_declarations`
+    given the same arguments and seed run the same pairs.
+
+    Parameters
+    ----------
+    table, domain, records, boundaries, n_random
+        As :func:`reward_pairs`.
+    seed : int or SeedSequence
+        The audit's (or check's) seed.
+
+    Returns
+    -------
+    dict of str to NeighboringPair
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`reward_pairs`.
+    """
+    return reward_pairs(
+        table,
+        domain=domain,
+        records=records,
+        boundaries=boundaries,
+        n_random=n_random,
+        seed=child_seed(seed, 3),
+    )
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class NeighborSearch:
+    """The search's inputs, written once: the audit and the declaration check read them.
+
+    A register row's ``search`` recipe returns one (``claim -> NeighborSearch``):
+    :meth:`audit` is :func:`search_neighbors` on these inputs, and ``fedpriv verify``
+    derives the row's declaration check from them when the row has no ``declarations``
+    recipe (:func:`fedpriv.audit.engine.declarations.check_declarations`, on the same
+    candidates at the same seed).
+
+    Attributes
+    ----------
+    run : RunFn
+        ``run(table, n_samples, seed) -> ndarray (n_samples, ...)``: what the view's
+        observer sees in ``n_samples`` runs on one reward table, every random stream
+        drawn from ``seed`` (the check couples the two worlds by the seed).
+    table : array_like of float, shape (..., length)
+        The background reward table (:func:`reward_pairs`).
+    domain : (float, float)
+        The rewards' range, finite, ``low < high``.
+    records : sequence of tuple of int, optional
+        The streams whose entries may change (:func:`reward_pairs`).
+    boundaries : sequence of int
+        Positions where a new message's data starts.
+    n_random : int, default 4
+        Further seeded random positions, >= 0.
+
+    Raises
+    ------
+    TypeError
+        If ``run`` is not callable or ``domain`` is not a pair of real numbers.
+    ValueError
+        If ``domain`` is not finite with ``low < high`` or ``n_random < 0`` (the table,
+        records and boundaries are checked by :func:`reward_pairs` when used).
+    """
+
+    run: RunFn
+    table: Any
+    domain: tuple[float, float]
+    records: Sequence[tuple[int, ...]] | None = None
+    boundaries: Sequence[int] = ()
+    n_random: int = 4
+
+    def __post_init__(self) -> None:
+        if not callable(self.run):
+            raise TypeError(f"`run` must be callable, got {type(self.run).__name__}.")
+        object.__setattr__(self, "domain", _check_domain(self.domain))
+        object.__setattr__(self, "n_random", check_int_at_least("n_random", self.n_random, 0))
+        object.__setattr__(self, "boundaries", tuple(int(b) for b in self.boundaries))
+
+    @property
+    def arguments(self) -> dict[str, Any]:
+        """``run``, ``table`` and the keywords :func:`search_neighbors` and
+        :func:`~fedpriv.audit.engine.declarations.check_declarations` share."""
+        return {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
+
+    def pairs(self, seed: int | np.random.SeedSequence) -> dict[str, NeighboringPair]:
+        """The candidates at ``seed`` (:func:`searched_pairs`).
+
+        Parameters
+        ----------
+        seed : int or SeedSequence
+
+        Returns
+        -------
+        dict of str to NeighboringPair
+        """
+        arguments = self.arguments
+        del arguments["run"]
+        return searched_pairs(arguments.pop("table"), seed=seed, **arguments)
+
+    def audit(
+        self,
+        *,
+        budget: AuditBudget,
+        seed: int | np.random.SeedSequence,
+        delta: float,
+        channel: str,
+        **options: Any,
+    ) -> EndToEndAudit:
+        """:func:`search_neighbors` on these inputs.
+
+        Parameters
+        ----------
+        budget, seed, delta, channel, **options
+            As :func:`search_neighbors`.
+
+        Returns
+        -------
+        EndToEndAudit
+        """
+        return search_neighbors(
+            budget=budget, seed=seed, delta=delta, channel=channel, **self.arguments, **options
+        )

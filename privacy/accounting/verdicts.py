@@ -122,6 +122,7 @@ def judge(
     coverage: str = "claim",
     upper_note: str = "",
     contradicted: str = "",
+    unchecked: str = "",
 ) -> tuple[str, str]:
     """``(verdict, evidence)`` for one claim (rule in the module docstring).
 
@@ -144,6 +145,11 @@ def judge(
         witness (:func:`fedpriv.privacy.mechanisms.recording.compare_releases`). The
         upper bound is then not certified: the verdict is never ``holds`` (a would-be
         ``holds`` is ``unresolved``), and the contradiction is part of the evidence.
+    unchecked : str
+        Why the declarations the upper bound rests on were not checked and how to
+        check them (a user's row with no coupled-run check). The upper bound is then
+        not certified either: never ``holds``, and the evidence says so; a lower bound
+        above the claim still gives ``violated``. Ignored when ``contradicted`` is set.
 
     Returns
     -------
@@ -165,6 +171,8 @@ def judge(
     'violated'
     >>> judge(1.0, 1.0, contradicted="disjoint level 'epoch': one reward in 10 epochs")[0]
     'unresolved'
+    >>> judge(1.0, 1.0, unchecked="no coupled-run check")[0]
+    'unresolved'
     """
     if coverage not in COVERAGES:
         raise ValueError(f"`coverage` must be one of {', '.join(COVERAGES)}; got {coverage!r}.")
@@ -184,11 +192,14 @@ def judge(
             f"`claimed_epsilon` must be a finite float >= 0 for a claim, got {claimed_epsilon!r}."
         )
     claimed = float(claimed_epsilon)
-    if contradicted:
+    if contradicted or unchecked:
         verdict, text = judge(claimed, math.inf, lowers, upper_note=upper_note)
         broken = (
             f"the accountant's upper bound {_shown(upper)} rests on a declaration the "
             f"coupled runs contradict ({contradicted}), so it certifies nothing"
+            if contradicted
+            else f"the accountant's upper bound {_shown(upper)} rests on declarations "
+            f"that were not checked ({unchecked}), so it certifies nothing yet"
         )
         if verdict == "violated":
             return verdict, text + "; besides, " + broken

@@ -9,17 +9,20 @@ confidence level is involved).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 import pytest
-from fedpriv.audit.claims.verify import assemble_result
-from fedpriv.audit.engine.declarations import (
-    DeclarationCheck,
-    check_declarations,
-    neighbouring_pairs,
-)
-from fedpriv.privacy import Accountant, laplace_release
+from fedpriv.audit.claims import verify
+from fedpriv.audit.claims.family import builtin_families
+from fedpriv.audit.claims.register import claims_for
+from fedpriv.audit.claims.verify import assemble_result, check_entry_declarations, evaluate_entry
+from fedpriv.audit.engine.coupled import AuditBudget
+from fedpriv.audit.engine.declarations import DeclarationCheck, check_declarations
+from fedpriv.audit.engine.neighbor_search import NeighborSearch, searched_pairs
+from fedpriv.audit.engine.neighbors import NeighboringPair
+from fedpriv.privacy import Accountant, NeighboringRelation, laplace_release
 from fedpriv.privacy.accounting.verdicts import LowerBoundEvidence, judge
 from fedpriv.privacy.mechanisms import LaplaceTreeCounter, raw_release
 from fedpriv.privacy.mechanisms.recording import active_recorder, compare_releases, record_releases
@@ -142,24 +145,39 @@ def test_raw_releases_and_tree_counters_are_recorded() -> None:
     np.testing.assert_array_equal(rows.keys["stream"], [1])
 
 
-def test_neighbouring_pairs_change_one_entry_between_the_domain_ends() -> None:
-    table = np.full((2, 3, 4), 0.5)
-    pairs = neighbouring_pairs(table, domain=(0.0, 1.0))
-    assert list(pairs) == [
-        "entry (0, 0, 0): 0 -> 1",
-        "entry (0, 2, 3): 0 -> 1",
-        "entry (1, 2, 3): 0 -> 1",
-    ]
-    for d, dp in pairs.values():
-        assert np.count_nonzero(d != dp) == 1 and d.min() == 0.0 and dp.max() == 1.0
-    pairs = neighbouring_pairs(table, domain=(0.0, 1.0), positions=[(0, -1, 0)])
-    assert list(pairs) == ["entry (0, 2, 0): 0 -> 1"]
-    with pytest.raises(ValueError, match="`positions` must index"):
-        neighbouring_pairs(table, domain=(0.0, 1.0), positions=[(0, 3, 0)])
-    with pytest.raises(ValueError, match="`domain` must satisfy"):
-        neighbouring_pairs(table, domain=(1.0, 0.0))
+def test_the_check_tries_the_searchs_candidates() -> None:
+    """One pair generator: at one seed, the check runs exactly the pairs the
+    worst-neighbour search would (``searched_pairs``), in the same order."""
+    table = np.full((2, 12), 0.5)
+    seen = []
+
+    def run(rewards, n, seed):
+        seen.append(np.asarray(rewards).copy())
+        return corpus.epoch_sums(rewards.reshape(2, 3, 4), seed, n)[0]
+
+    arguments = dict(domain=(0.0, 1.0), records=[(0,), (1,)], boundaries=[4, 8], n_random=2)
+    check = check_declarations(run, table, seed=5, **arguments)
+    expected = searched_pairs(table, seed=5, **arguments)
+    assert check.pairs == tuple(expected) and not check.contradicted
+    for index, pair in enumerate(expected.values()):
+        np.testing.assert_array_equal(seen[2 * index], pair.dataset)
+        np.testing.assert_array_equal(seen[2 * index + 1], pair.dataset_prime)
+    search = NeighborSearch(run=run, table=table, **arguments)
+    assert list(search.pairs(5)) == list(expected)
+    assert check_declarations(**search.arguments, seed=5).pairs == check.pairs
+
+
+def test_bad_inputs_to_the_check_are_refused() -> None:
     with pytest.raises(ValueError, match="at least one"):
-        check_declarations({}, seed=0)
+        check_declarations(lambda *a: None, np.zeros(3), domain=(0.0, 1.0), seed=0, pairs={})
+    with pytest.raises(ValueError, match="`domain`"):
+        check_declarations(lambda *a: None, np.zeros(3), domain=(1.0, 0.0), seed=0)
+    with pytest.raises(ValueError, match="`boundaries`"):
+        check_declarations(lambda *a: None, np.zeros(3), domain=(0.0, 1.0), seed=0, boundaries=[3])
+    with pytest.raises(TypeError, match="`run`"):
+        NeighborSearch(run=None, table=np.zeros(3), domain=(0.0, 1.0))
+    with pytest.raises(ValueError, match="`n_random`"):
+        NeighborSearch(run=print, table=np.zeros(3), domain=(0.0, 1.0), n_random=-1)
 
 
 @pytest.mark.parametrize(
@@ -172,7 +190,7 @@ def test_neighbouring_pairs_change_one_entry_between_the_domain_ends() -> None:
 )
 def test_the_corpus_misdeclarations_are_flagged(name: str, declaration: str) -> None:
     row = corpus.row(corpus.ENTRIES[name])
-    check = row.declarations(row.claim, np.random.SeedSequence(0))
+    check = check_entry_declarations(row, np.random.SeedSequence(0))  # derived from `search`
     assert declaration in [c.declaration for c in check.contradictions]
     result = assemble_result(row, *row.accountant(row.claim), declarations=check)
     assert result.verdict != "holds"
@@ -182,9 +200,17 @@ def test_the_corpus_misdeclarations_are_flagged(name: str, declaration: str) -> 
 
 def test_one_pair_may_not_show_a_late_misdeclaration() -> None:
     entry = corpus.ENTRIES["late-mean-slip"]
-    worlds = corpus.guide_pair(entry)
+    first = NeighboringPair(
+        *corpus.guide_pair(entry),
+        neighboring_relation=NeighboringRelation.REPLACE_ONE_REWARD,
+        description="agent 0, first reward: 0 -> 1",
+    )
     first_only = check_declarations(
-        {"first": lambda world, n, seed: entry.run(worlds[world], seed, n)}, seed=0
+        lambda rewards, n, seed: entry.run(rewards, seed, n)[0],
+        None,
+        domain=(0.0, 1.0),
+        seed=0,
+        pairs={"first": first},
     )
     assert not first_only.contradicted  # hence the several pairs of the row's check
 
@@ -192,7 +218,7 @@ def test_one_pair_may_not_show_a_late_misdeclaration() -> None:
 @pytest.mark.parametrize("entry", [e for e in corpus.CORPUS if not e.leaky], ids=lambda e: e.name)
 def test_the_corpus_correct_algorithms_are_not_flagged(entry) -> None:
     row = corpus.row(entry)
-    check = row.declarations(row.claim, np.random.SeedSequence(0))
+    check = check_entry_declarations(row, np.random.SeedSequence(0))
     assert isinstance(check, DeclarationCheck) and not check.contradicted, check.describe()
     assert len(check.pairs) >= 3 and check.releases >= len(check.pairs)
 
@@ -203,13 +229,15 @@ def test_the_corpus_correct_algorithms_are_not_flagged(entry) -> None:
 )
 def test_correct_per_epoch_sums_are_never_flagged(table, position) -> None:
     rewards = np.asarray(table).reshape(2, 3, 2)
-    index = np.unravel_index(position, rewards.shape)
-    pairs = neighbouring_pairs(rewards, domain=(0.0, 1.0), positions=[index])
+    agent, epoch, _ = np.unravel_index(position, rewards.shape)
 
-    def sampler(worlds):
-        return lambda world, n, seed: corpus.epoch_sums(worlds[world], seed, n)[0]
+    def run(worlds, n, seed):
+        return corpus.epoch_sums(worlds, seed, n)[0]
 
-    check = check_declarations({k: sampler(w) for k, w in pairs.items()}, seed=0)
+    # Both pulls of the (agent, epoch) stream, first and last: `position` is one of them.
+    check = check_declarations(
+        run, rewards, domain=(0.0, 1.0), records=[(agent, epoch)], n_random=0, seed=0
+    )
     assert not check.contradicted, check.describe()
 
 
@@ -222,3 +250,62 @@ def test_a_contradicted_declaration_never_holds(claimed, upper, lower) -> None:
     plain, _ = judge(claimed, upper, lowers)
     assert (verdict == "violated") == (plain == "violated")  # a lower bound still refutes
     assert not math.isnan(upper)
+
+
+QUICK = AuditBudget(pilot_samples=100, samples=1_000, batch_size=1_000)
+
+
+def test_a_user_row_holds_only_once_its_declarations_are_checked() -> None:
+    """A correct user row (accountant ε = 1 = the claim) without a check is
+    ``unresolved``, its evidence saying why and how to add one; with the check derived
+    from its ``search``, or written as a ``declarations`` recipe, it ``holds``."""
+    row = dataclasses.replace(corpus.row(corpus.ENTRIES["epoch-sums"]), audit=None)
+    seed = np.random.SeedSequence(0)
+    unchecked = evaluate_entry(dataclasses.replace(row, search=None), QUICK, seed)
+    assert unchecked.verdict == "unresolved" and unchecked.declarations is None
+    assert unchecked.accountant_epsilon <= row.claim.claimed.epsilon  # would hold if checked
+    assert "not checked" in unchecked.evidence and "NeighborSearch" in unchecked.evidence
+    derived = evaluate_entry(row, QUICK, seed)
+    assert derived.verdict == "holds", derived.evidence
+    assert not derived.declarations.contradicted and "declarations:" in derived.evidence
+    explicit = dataclasses.replace(
+        row,
+        search=None,
+        declarations=lambda claim, seed: check_declarations(
+            **row.search(claim).arguments, seed=seed
+        ),
+    )
+    result = evaluate_entry(explicit, QUICK, seed)
+    assert result.verdict == "holds" and result.declarations.pairs == derived.declarations.pairs
+
+
+def test_an_unchecked_user_row_is_still_violated_by_a_lower_bound() -> None:
+    row = dataclasses.replace(corpus.row(corpus.ENTRIES["epoch-sums"]), audit=None, search=None)
+    lower = LowerBoundEvidence(epsilon=3.0, kind="analytic", description="exact")
+    result = assemble_result(
+        dataclasses.replace(row, analytic_lower=lambda claim: lower.epsilon),
+        *row.accountant(row.claim),
+    )
+    assert result.verdict == "violated" and "not checked" in result.evidence
+
+
+@given(claimed=st.floats(0.01, 10), upper=st.floats(0, 10), lower=st.floats(0, 10))
+def test_unchecked_declarations_never_hold(claimed, upper, lower) -> None:
+    lowers = [LowerBoundEvidence(epsilon=lower, kind="audit", description="a")]
+    verdict, evidence = judge(claimed, upper, lowers, unchecked="no check")
+    assert verdict in ("violated", "unresolved") and "not checked (no check)" in evidence
+    plain, _ = judge(claimed, upper, lowers)
+    assert (verdict == "violated") == (plain == "violated")
+
+
+def test_built_in_rows_run_no_declaration_check() -> None:
+    """The built-in families' rows charge through fedpriv's own, tested algorithms: no
+    check runs for them and the unchecked rule never applies, so their verdicts and
+    every committed report number stay as they were."""
+    builtin = {fam.key for fam in builtin_families()}
+    rows = [e for e in claims_for(None) if e.paper in builtin]
+    assert rows
+    for entry in rows:
+        assert entry.declarations is None and entry.search is None, entry.key
+        assert not verify._outside(entry), entry.key
+        assert check_entry_declarations(entry, np.random.SeedSequence(0)) is None

@@ -130,7 +130,10 @@ def test_a_well_behaved_claims_file_still_runs(tmp_path, clean_registry, capsys)
     assert status == 0, captured.err
     assert "mine_exits/mine/eps1" in captured.out
     (row,) = json.loads((out / "claims.json").read_text("utf-8"))
-    assert row["verdict"] == "holds", row["evidence"]  # evaluated in the worker, returned
+    # Evaluated in the worker and returned: the accountant's 0.5 is there. With no
+    # declaration check (the row has no run function) it cannot hold on that bound.
+    assert row["accountant"]["epsilon"] == 0.5
+    assert row["verdict"] == "unresolved" and "not checked" in row["evidence"], row["evidence"]
 
 
 _MECHANISM = """

@@ -12,10 +12,11 @@ vector's joint distribution).
 
 Each algorithm's docstring derives its true ε; :data:`CORPUS` states it with the verdict
 the entry must get. The rows are built as the guide builds them (``Claim``,
-``RegisteredClaim``, ``View``, ``search_neighbors``): the audits search the changed
+``RegisteredClaim``, ``View``, ``NeighborSearch``): the audits search the changed
 reward over agent 0's stream (first, last, both sides of every epoch boundary, seeded
 random positions; values 0 -> 1) and read the whole view, as the guide's section "How
-the audit reads a view, and which neighbour it changes" shows. :func:`guide_audit`
+the audit reads a view, and which neighbour it changes" shows; the declaration check
+``fedpriv verify`` derives from the same ``search`` runs the same candidate pairs. :func:`guide_audit`
 keeps the single pair a new user would guess (agent 0's first reward, 0 -> 1).
 The file is also a claims file::
 
@@ -40,8 +41,7 @@ from fedpriv.audit.claims.claim import Claim
 from fedpriv.audit.claims.entry import RegisteredClaim
 from fedpriv.audit.claims.family import Family
 from fedpriv.audit.engine.coupled import search_and_confirm
-from fedpriv.audit.engine.declarations import check_declarations, neighbouring_pairs
-from fedpriv.audit.engine.neighbor_search import search_neighbors
+from fedpriv.audit.engine.neighbor_search import NeighborSearch
 from fedpriv.audit.engine.views import View
 from fedpriv.privacy import Accountant, NeighboringRelation, PureDP, laplace_release
 
@@ -454,10 +454,11 @@ def guide_pair(entry: Entry) -> tuple[np.ndarray, np.ndarray]:
     return world0, world1
 
 
-def audit(claim: Claim, budget, seed):
-    """The search for the worst neighbour over agent 0's rewards (the table's epochs laid
-    end to end as one stream, the epoch starts as message boundaries), agent 0's messages
-    as the observable."""
+def search(claim: Claim) -> NeighborSearch:
+    """The search's inputs, written once: agent 0's rewards (the table's epochs laid end
+    to end as one stream, the epoch starts as message boundaries), agent 0's messages as
+    the observable. The audit searches them; ``fedpriv verify`` derives the row's
+    declaration check from them (the same candidate pairs, coupled)."""
     entry = _entry(claim)
     table = entry.table(entry.groups)
     agents, groups, pulls = table.shape
@@ -465,12 +466,18 @@ def audit(claim: Claim, budget, seed):
     def run(stream: np.ndarray, n: int, seed) -> np.ndarray:
         return entry.run(stream.reshape(table.shape), seed, n)[0]
 
-    return search_neighbors(
-        run,
-        table.reshape(agents, groups * pulls),
+    return NeighborSearch(
+        run=run,
+        table=table.reshape(agents, groups * pulls),
         domain=(0.0, 1.0),
         records=[(0,)],
         boundaries=range(pulls, groups * pulls, pulls),
+    )
+
+
+def audit(claim: Claim, budget, seed):
+    """The search for the worst neighbour over :func:`search`'s candidates."""
+    return search(claim).audit(
         budget=budget,
         seed=seed,
         delta=claim.claimed_delta,
@@ -497,21 +504,6 @@ def guide_audit(claim: Claim, budget, seed):
     )
 
 
-def declarations(claim: Claim, seed):
-    """The guide's declaration check: coupled runs on the first and last entries of the
-    table and the first reward of every epoch (the message boundaries), 0 -> 1."""
-    entry = _entry(claim)
-    table = entry.table(entry.groups)
-    boundaries = [(0, r, 0) for r in range(1, table.shape[1])]
-    pairs = neighbouring_pairs(table, domain=(0.0, 1.0), positions=None)
-    pairs |= neighbouring_pairs(table, domain=(0.0, 1.0), positions=boundaries)
-
-    def sampler(worlds):
-        return lambda world, n, seed: entry.run(worlds[world], seed, n)[0]
-
-    return check_declarations({name: sampler(w) for name, w in pairs.items()}, seed=seed)
-
-
 def row(entry: Entry) -> RegisteredClaim:
     """The register row of ``entry``, as the guide writes one."""
     claim = Claim(
@@ -528,7 +520,7 @@ def row(entry: Entry) -> RegisteredClaim:
         claim=claim,
         accountant=accountant,
         audit=audit,
-        declarations=declarations,
+        search=search,
         view=VIEW,
         channel="agent 0's messages to the server",
         note=entry.leak,
