@@ -295,21 +295,33 @@ class LedgerStore:
     def verify(self) -> None:
         """Check the whole ledger: every row's hash chain (over the store identity, the
         previous row and its own content), its event row, its cell count, and the
-        chain heads (so an emptied or truncated table is seen).
+        chain heads (so an emptied or truncated table is seen), all read in one
+        transaction (one snapshot), so that charges other processes commit meanwhile
+        are never mistaken for tampering.
 
         Raises
         ------
         LedgerCorruptedError
             Naming the first bad row.
         """
-        self._heads = {t: (0, 0, "") for t in _TABLES}
-        self._check_rows(0, 0)
-        heads = {
-            name: (n, last, digest)
-            for name, n, last, digest in self._execute(
-                "SELECT name, n_rows, last_seq, hash FROM chain_head"
-            )
-        }
+        # One read transaction: the rows and the heads come from one snapshot, so a
+        # charge another process commits meanwhile is in both or in neither (SQLite
+        # WAL readers see the database as of their transaction's first read).
+        own = not self._connection.in_transaction
+        if own:
+            self._execute("BEGIN")
+        try:
+            self._heads = {t: (0, 0, "") for t in _TABLES}
+            self._check_rows(0, 0)
+            heads = {
+                name: (n, last, digest)
+                for name, n, last, digest in self._execute(
+                    "SELECT name, n_rows, last_seq, hash FROM chain_head"
+                )
+            }
+        finally:
+            if own and self._connection.in_transaction:
+                self._execute("COMMIT")
         for table in _TABLES:
             if heads.get(table) != self._heads[table]:
                 raise LedgerCorruptedError(

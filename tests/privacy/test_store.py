@@ -486,3 +486,53 @@ def test_fedpriv_account_reports_a_running_store(tmp_path, capsys):
     (tmp_path / "bad.sqlite").write_bytes(b"SQLite format 3\x00" + b"\x01" * 100)
     assert main(["account", str(tmp_path / "bad.sqlite")]) == 2
     assert "not a readable fedpriv ledger" in capsys.readouterr().err
+
+
+def test_opening_a_store_while_other_processes_charge_it_never_reports_tampering(tmp_path, capsys):
+    """Issue 34: the rows and the chain head are read in one snapshot, so a charge
+    committed by another process between the two reads is no false alarm.
+
+    Two processes write to the store (a block of draws, and every tenth time also a
+    charge, one transaction each) while this one opens and verifies it 2,000 times
+    (`LedgerStore.open`, which verifies the whole ledger; every 50th time also
+    `Accountant.open` and `fedpriv account --verify`). Every 4th open asks one writer
+    for its next write, which it commits while the following opens run; pacing the
+    writes keeps the ledger (and each open's work) small. On the former code the
+    first false alarm came within a few dozen opens.
+    """
+    path = tmp_path / "ledger.sqlite"
+    Accountant(disjoint=("agent",), keep_draw_rows=False, store=path).close()
+    writers = [
+        subprocess.Popen(
+            [sys.executable, str(WORKER), "churn", str(path), str(worker)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        for worker in range(2)
+    ]
+    try:
+        for writer in writers:
+            assert writer.stdout.readline().strip() == b"ready"
+        seen = set()
+        for attempt in range(2000):
+            if attempt % 4 == 0:
+                writer = writers[attempt // 4 % 2].stdin
+                writer.write(b"w")
+                writer.flush()
+            store = LedgerStore.open(path)  # raised LedgerCorruptedError before the fix
+            seen.add(tuple(head[0] for head in store.chain_heads().values()))
+            store.close()
+            if attempt % 50 == 0:
+                Accountant.open(path).close()
+                assert main(["account", "--verify", str(path)]) == 0, capsys.readouterr().err
+        for writer in writers:
+            writer.stdin.close()
+            assert writer.wait(timeout=120) == 0
+    finally:
+        for writer in writers:
+            writer.kill()
+            writer.wait()
+    assert len(seen) > 100  # the opens saw the ledger grow under them
+    final = Accountant.open(path)
+    assert final.n_draws == 500 and set(final.charges["agent"]) == {0, 1}
+    final.close()
