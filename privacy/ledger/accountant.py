@@ -151,8 +151,9 @@ class Accountant(StoredLedgerMixin):
         Keep one ledger row per noise draw (default). ``False`` only counts draws
         (:attr:`n_draws`), for audits that run a mechanism millions of times.
     store : str or PathLike, optional
-        Keep the ledger in this SQLite file (:mod:`fedpriv.privacy.ledger.store`): created if
-        absent, restored if present. Every charge is one transaction; the budget is
+        Keep the ledger in this SQLite file (:mod:`fedpriv.privacy.ledger.store`), or in
+        the PostgreSQL database of a ``postgresql://`` URL
+        (:mod:`fedpriv.privacy.ledger.postgres`): created if absent, restored if present. Every charge is one transaction; the budget is
         enforced over the charges of every process that opens the file; queries see
         them too. The file must have been created with the same ``neighboring_relation``,
         ``disjoint``, ``sequential``, ``budget`` and ``keep_draw_rows``

@@ -97,6 +97,7 @@ from fedpriv.privacy.ledger.codec import (
 __all__ = [
     "APPLICATION_ID",
     "MIN_KEY_BYTES",
+    "POSTGRES_SCHEMES",
     "SCHEMA_VERSION",
     "LedgerHead",
     "LedgerStore",
@@ -114,6 +115,8 @@ SCHEMA_VERSION = 3
 #: Shortest HMAC key accepted, in bytes: the SHA-256 output length, below which
 #: RFC 2104 (section 3) says a key weakens the MAC.
 MIN_KEY_BYTES = 32
+#: URL schemes that select the PostgreSQL store (:mod:`fedpriv.privacy.ledger.postgres`).
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 #: Seconds a charge waits for another process's write lock before failing.
 DEFAULT_TIMEOUT = 60.0
 
@@ -401,6 +404,12 @@ class LedgerStore:
             raise ValueError(
                 f"`store_synchronous` must be 'full' or 'normal', got {synchronous!r}."
             )
+        if isinstance(path, str) and path.startswith(POSTGRES_SCHEMES):
+            from fedpriv.privacy.ledger.postgres import PostgresLedgerStore  # needs psycopg
+
+            return PostgresLedgerStore.open_url(
+                path, config, timeout=timeout, key=key, expect_head=expect_head
+            )
         key = _check_key(key)
         expected = None if expect_head is None else LedgerHead.parse(expect_head)
         path = _check_path(path, create=config is not None)
@@ -451,9 +460,9 @@ class LedgerStore:
         # One read transaction: the rows and the heads come from one snapshot, so a
         # charge another process commits meanwhile is in both or in neither (SQLite
         # WAL readers see the database as of their transaction's first read).
-        own = not self._connection.in_transaction
+        own = not self._in_transaction()
         if own:
-            self._execute("BEGIN")
+            self._begin_read()
         try:
             self._heads = {t: (0, 0, self._genesis[t]) for t in _TABLES}
             self._captured = {}
@@ -471,7 +480,7 @@ class LedgerStore:
                 )
             }
         finally:
-            if own and self._connection.in_transaction:
+            if own and self._in_transaction():
                 self._execute("COMMIT")
         for table in _TABLES:
             if heads.get(table) != self._heads[table]:
@@ -619,6 +628,12 @@ class LedgerStore:
         """
         if self.closed:
             raise StoreError(f"{self.path}: the ledger store is closed; nothing was charged.")
+        self._begin_write()
+
+    # Backend hooks (SQLite here; :mod:`fedpriv.privacy.ledger.postgres` overrides them).
+    def _begin_write(self) -> None:
+        """Open a write transaction holding the store's write lock, and re-check the
+        schema if it changed since it was last checked."""
         self._execute("BEGIN IMMEDIATE")
         if self._execute("PRAGMA schema_version").fetchone()[0] != self._schema_version:
             try:  # someone changed the schema while this store was open
@@ -626,6 +641,17 @@ class LedgerStore:
             except BaseException:
                 self.rollback()
                 raise
+
+    def _begin_read(self) -> None:
+        """Open a read transaction: one snapshot until it ends (WAL)."""
+        self._execute("BEGIN")
+
+    def _in_transaction(self) -> bool:
+        return self._connection.in_transaction
+
+    def _data_version_now(self) -> Any:
+        """A value that changes whenever another connection commits."""
+        return self._execute("PRAGMA data_version").fetchone()[0]
 
     def commit(self) -> None:
         """Commit the open transaction."""
@@ -637,15 +663,14 @@ class LedgerStore:
         """Roll back the open transaction, if any (and forget event ids it inserted)."""
         self._event_ids.clear()
         self._pending.clear()
-        if self._connection.in_transaction:
-            self._connection.rollback()
+        if self._in_transaction():
+            self._execute("ROLLBACK")
 
     def changed(self) -> bool:
         """Whether another connection committed since this one last read."""
         if self.closed:
             return False
-        current = self._execute("PRAGMA data_version").fetchone()[0]
-        return current != self._data_version
+        return self._data_version_now() != self._data_version
 
     # -------------------------------------------------------------- rows
     def read_since(self, charge_seq: int, draw_seq: int) -> tuple[list, list]:
@@ -668,7 +693,7 @@ class LedgerStore:
         StoreFormatError
             If a row cannot be decoded (a damaged ledger).
         """
-        self._data_version = self._execute("PRAGMA data_version").fetchone()[0]
+        self._data_version = self._data_version_now()
         try:
             rows, draw_rows = self._check_rows(charge_seq, draw_seq)
         except UnicodeDecodeError as error:
@@ -750,7 +775,10 @@ class LedgerStore:
     def _stored_event_id(self, event: Any) -> int:
         if event not in self._event_ids:
             encoding = encode_event(event)
-            self._execute("INSERT OR IGNORE INTO events (encoding) VALUES (?)", (encoding,))
+            self._execute(
+                "INSERT INTO events (encoding) VALUES (?) ON CONFLICT (encoding) DO NOTHING",
+                (encoding,),
+            )
             row = self._execute("SELECT id FROM events WHERE encoding = ?", (encoding,))
             self._event_ids[event] = row.fetchone()[0]
         return self._event_ids[event]

@@ -213,3 +213,48 @@ def test_a_keyed_store_opens_only_with_its_key_and_cannot_be_rechained_without_i
     monkeypatch.delenv("FEDPRIV_LEDGER_KEY")
     assert main(["account", "--verify", str(keyed)]) == 2
     assert "FEDPRIV_LEDGER_KEY" in capsys.readouterr().err
+
+
+def test_the_postgresql_store_refuses_the_same_tampering(postgres_server):
+    """The PostgreSQL store shares the anchor, the chain, receipts and the key."""
+    import psycopg
+
+    from tests.privacy.conftest import new_postgres_url
+
+    url = new_postgres_url(postgres_server)
+    accountant = _ledger(url)
+    head = accountant.last_receipt
+    accountant.close()
+    Accountant.open(url, expect_head=head).close()
+
+    def sql(*statements):
+        with psycopg.connect(url, autocommit=True) as connection:
+            for statement in statements:
+                connection.execute(statement)
+
+    sql("UPDATE meta SET value = 'null' WHERE key = 'budget'")
+    with pytest.raises(LedgerCorruptedError, match="stored budget"):
+        Accountant.open(url)
+    sql('UPDATE meta SET value = \'{"type": "PureDP", "epsilon": 2.0}\' WHERE key = \'budget\'')
+    Accountant.open(url).close()  # restored exactly: opens again
+    sql(
+        "CREATE FUNCTION vanish() RETURNS trigger LANGUAGE plpgsql AS "
+        "$$ BEGIN DELETE FROM charges WHERE seq = NEW.seq; RETURN NULL; END $$",
+        "CREATE TRIGGER vanish AFTER INSERT ON charges FOR EACH ROW EXECUTE FUNCTION vanish()",
+    )
+    with pytest.raises(LedgerCorruptedError, match="trigger 'vanish'"):
+        Accountant.open(url)
+    sql("DROP TRIGGER vanish ON charges")
+    sql(
+        "DELETE FROM charges WHERE seq = 3",
+        "UPDATE chain_head SET n_rows = 2, last_seq = 2, "
+        "hash = (SELECT chain FROM charges WHERE seq = 2) WHERE name = 'charges'",
+    )
+    Accountant.open(url).close()  # a rewind opens without the head (documented)
+    with pytest.raises(LedgerCorruptedError, match="holds 2"):
+        Accountant.open(url, expect_head=head)
+    keyed = new_postgres_url(postgres_server)
+    _ledger(keyed, store_key=KEY).close()
+    with pytest.raises(StoreMismatchError, match="keyed"):
+        Accountant.open(keyed)
+    assert len(Accountant.open(keyed, key=KEY).charges) == 3
