@@ -25,7 +25,10 @@ The ``dp_audit`` fixture is an :class:`fedpriv.audit.regression.auditor.Auditor`
 marker; without a marker the seed is pinned to a stable hash of the test's node id
 (never a random seed), so a verdict is reproducible run after run. A test with the
 marker is also marked ``statistical``. Each audit's evidence is attached to the test
-report (``user_properties``, visible in JUnit XML). Audits run in-process by default
+report (``user_properties``, visible in JUnit XML); an audit whose Gaussian-DP reading
+(``reading="gaussian"``) was declined because its pilot rejected the Gaussian shape
+also gets a ``dp_audit_reading`` property saying what was tested, at which level and
+why, and the terminal summary lists them. Audits run in-process by default
 (``executor="serial"``) so the plugin composes with pytest-xdist; pass ``executor=...``
 in the marker to change that. ``--dp-audit-samples-factor`` scales every audit's sample
 count (e.g. 10 for a nightly run).
@@ -79,6 +82,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.statistical)
 
 
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """List the audits whose Gaussian-DP reading was declined, with the reason."""
+    lines = [
+        f"{report.nodeid}: {value}"
+        for reports in terminalreporter.stats.values()
+        for report in reports
+        for name, value in getattr(report, "user_properties", ())
+        if name == "dp_audit_reading"
+    ]
+    if lines:
+        terminalreporter.section("fedpriv dp_audit: declined Gaussian-DP readings")
+        for line in lines:
+            terminalreporter.write_line(line)
+
+
 @pytest.fixture
 def dp_audit_seed(request: pytest.FixtureRequest) -> int:
     """The pinned seed: the marker's ``seed`` or a stable hash of the node id."""
@@ -105,6 +123,15 @@ def dp_audit(request: pytest.FixtureRequest, dp_audit_seed: int) -> Auditor:
 
     def record(result: AuditResult) -> None:
         request.node.user_properties.append(("dp_audit", result.evidence))
+        shape = result.details.get("shape_test")
+        if result.details.get("reading_verdict") == "unresolved" and shape is not None:
+            request.node.user_properties.append(
+                (
+                    "dp_audit_reading",
+                    "Gaussian-DP reading declined (unresolved, it refutes nothing): "
+                    f"{shape.description}",
+                )
+            )
 
     return Auditor(
         samples=samples, seed=dp_audit_seed, confidence=confidence, options=kwargs, record=record

@@ -12,14 +12,17 @@ for ``python -m``) or a path to a ``.py`` file. ``FUNCTION`` follows the
 ``D'`` are JSON numbers or (nested) arrays; a number is passed as a float, an array
 as a NumPy array.
 
-The audit runs in this process (the user's function need not be picklable) with
-:func:`audit_mechanism`'s defaults otherwise, so its numbers are those of
+The audit runs in one forked worker process
+(:func:`fedpriv.audit.engine.isolation.run_isolated`; the user's function need not be
+picklable) with :func:`audit_mechanism`'s defaults otherwise, so its numbers are those of
 ``audit_mechanism(function, NeighboringPair(D, D'), claim=..., samples=N, seed=S)``
 (the executor never changes them). Progress goes to stderr, one line per batch
 (at most two lines a second). Exit status: 0 when the audit finds no violation
 (which does not certify the claim), 1 when it refutes the claim, 2 on bad input or
 when the user's module fails (cannot be imported, has no such function, raises, or
-returns the wrong shape); the message then names the module.
+returns the wrong shape) or calls ``sys.exit``/``os._exit``, is killed, or runs past
+``--timeout`` seconds (default 3600, for the whole audit); the message then names the
+module and nothing is reported as audited.
 """
 
 from __future__ import annotations
@@ -115,6 +118,11 @@ def parse_dataset(name: str, text: str) -> Any:
 
     try:
         value = json.loads(text)
+    except RecursionError:
+        raise ValueError(
+            f"`--pair` {name} is nested too deeply to read ({len(text):,} characters); "
+            "a dataset is a JSON number or a (nested) array of a few levels."
+        ) from None
     except ValueError as error:
         raise ValueError(
             f"`--pair` {name} must be a JSON number or array, got {text!r} ({error})."
@@ -130,7 +138,7 @@ def parse_dataset(name: str, text: str) -> Any:
     if isinstance(value, list):
         try:
             array = np.asarray(value)
-        except (ValueError, OverflowError):
+        except (ValueError, OverflowError, RecursionError):
             array = None
         if array is not None and array.dtype.kind in "iuf" and array.size > 0:
             if not np.all(np.isfinite(array.astype(np.float64))):
@@ -360,6 +368,14 @@ def register_audit(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument(
         "--looks", type=int, default=10, help="batches of a --sequential audit (default 10)"
     )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=3600.0,
+        metavar="SECONDS",
+        help="seconds the whole audit (import and every call of your function) may "
+        "take before it is stopped and the command exits 2 (default 3600)",
+    )
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(handler=_audit)
     return p
@@ -375,7 +391,8 @@ def _report(result, target: str, args: argparse.Namespace) -> str:
         # refuted only under --reading gaussian: say so, the any-mechanism bound is below
         verdict = (
             "REFUTED under the Gaussian-DP reading of the claim (the any-mechanism "
-            "lower bound below does not exceed it)"
+            "lower bound below does not exceed it; the pilot did not reject the "
+            "Gaussian shape the reading assumes)"
         )
     lines = [
         f"fedpriv audit {target}: claim {result.claim!r}, D = {args.pair[0]}, D' = {args.pair[1]}",
@@ -391,10 +408,7 @@ def _report(result, target: str, args: argparse.Namespace) -> str:
         lines.insert(3, f"tightness (lower bound / claimed ε): {result.tightness:.3f}")
     details = result.to_dict()
     if details.get("reading") == "gaussian":
-        lines.append(
-            "under the Gaussian-DP reading: ε lower bound "
-            f"{details.get('reading_epsilon_lower_bound', math.nan):.4g} at δ = {result.delta:.3g}"
-        )
+        lines.extend(_reading_lines(result))
     if args.sequential:
         lines.append(
             f"sequential: {details.get('looks')} look(s); "
@@ -404,23 +418,51 @@ def _report(result, target: str, args: argparse.Namespace) -> str:
     return "\n".join(lines)
 
 
-def _audit(args: argparse.Namespace) -> int:
-    from fedpriv.audit.regression.api import NeighboringPair, audit_mechanism
+def _reading_lines(result) -> list[str]:
+    """What the Gaussian-DP reading found, in words: its verdict, its ε and the shape
+    test it rests on (what was tested, at which level, why a reading was declined)."""
+    reading_epsilon = f"{result.details.get('reading_epsilon_lower_bound', math.nan):.4g}"
+    shape = result.details.get("shape_test")
+    if shape is None:  # a GaussianDP claim: the μ bound refutes it for any mechanism
+        return [
+            f"under the Gaussian-DP reading: ε lower bound {reading_epsilon} at "
+            f"δ = {result.delta:.3g}"
+        ]
+    verdict = result.details.get("reading_verdict")
+    if verdict == "unresolved":
+        why = (
+            "the assumption could not be tested"
+            if math.isnan(shape.statistic)
+            else "the assumption is rejected"
+        )
+        return [
+            "Gaussian-DP reading: UNRESOLVED (declined). The reading turns the μ lower "
+            "bound into ε assuming the trade-off curve is Gaussian; the audit tested "
+            f"that: {shape.description}.",
+            f"Since {why}, the reading's ε ({reading_epsilon} at δ = {result.delta:.3g}) "
+            "is not evidence about this mechanism and refutes nothing; the verdict rests "
+            "on the any-mechanism ε lower bound above.",
+        ]
+    return [
+        f"Gaussian-DP reading: {verdict}; ε lower bound {reading_epsilon} at "
+        f"δ = {result.delta:.3g} if the trade-off curve is Gaussian ({shape.description})"
+    ]
+
+
+def _run_audit(args: argparse.Namespace, claim, pair):
+    """Import the user's function and audit it (in the forked worker of :func:`_audit`).
+
+    A failure of the user's code is raised as :class:`UserCodeError` itself (its
+    message names the module), since an exception's ``__cause__`` does not survive
+    the trip back from the worker."""
+    from fedpriv.audit.regression.api import audit_mechanism
     from fedpriv.privacy.errors import MechanismError
 
-    claim = parse_claim(args.claim)
-    pair = NeighboringPair(
-        parse_dataset("D", args.pair[0]),
-        parse_dataset("D'", args.pair[1]),
-        description=f"D = {args.pair[0]}, D' = {args.pair[1]}",
-    )
-    if args.samples < 1:
-        raise ValueError(f"`--samples` must be >= 1, got {args.samples}.")
     try:
         function = load_mechanism(args.target)
         pilot = max(1000, args.samples // 10)  # audit_mechanism's default pilot size
         checked = _Checked(function, args.target, total=2 * (pilot + args.samples), pilot=pilot)
-        result = audit_mechanism(
+        return audit_mechanism(
             checked,
             pair,
             claim=claim,
@@ -433,13 +475,39 @@ def _audit(args: argparse.Namespace) -> int:
             sequential=args.sequential,
             looks=args.looks,
         )
-    except (UserCodeError, MechanismError) as error:
+    except MechanismError as error:
         # audit_mechanism reports a failing mechanism as MechanismError; when the
         # failure is the user's code (our _Checked wrapper), say so as such
-        cause = error if isinstance(error, UserCodeError) else error.__cause__
-        if not isinstance(cause, UserCodeError):
-            raise
-        print(f"fedpriv audit: error in your code: {cause}", file=sys.stderr)
+        if isinstance(error.__cause__, UserCodeError):
+            raise error.__cause__ from None
+        raise
+
+
+def _audit(args: argparse.Namespace) -> int:
+    from fedpriv.audit.engine.isolation import UserCodeAbortedError, run_isolated
+    from fedpriv.audit.regression.api import NeighboringPair
+
+    claim = parse_claim(args.claim)
+    pair = NeighboringPair(
+        parse_dataset("D", args.pair[0]),
+        parse_dataset("D'", args.pair[1]),
+        description=f"D = {args.pair[0]}, D' = {args.pair[1]}",
+    )
+    if args.samples < 1:
+        raise ValueError(f"`--samples` must be >= 1, got {args.samples}.")
+    if not args.timeout > 0:
+        raise ValueError(f"`--timeout` must be a number of seconds > 0, got {args.timeout!r}.")
+    try:
+        result = run_isolated(
+            _run_audit,
+            args,
+            claim,
+            pair,
+            timeout=args.timeout,
+            what=f"your mechanism {args.target}",
+        )
+    except (UserCodeError, UserCodeAbortedError) as error:
+        print(f"fedpriv audit: error in your code: {error}", file=sys.stderr)
         return 2
     if args.json:
         from fedpriv.audit.claims.claim import jsonable

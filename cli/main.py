@@ -98,7 +98,9 @@ def build_parser(families: tuple[str, ...] | None = None) -> argparse.ArgumentPa
         epilog=f"{EXIT_CODES} Here 1 means the deployment's [claim] is violated (a "
         "lower bound exceeds it); holds, unresolved and reports without a claim "
         "exit 0. A deployment file with an unknown or missing field exits 2 "
-        "and lists the allowed fields; `--verify` exits 2 on a defective ledger.",
+        "and lists the allowed fields; so does a FILE that is not a regular file "
+        "(a FIFO, /dev/zero), a deployment file over 16 MiB or nested too deeply, "
+        "or one over --max-cells; `--verify` exits 2 on a defective ledger.",
     )
     account.add_argument(
         "file", type=Path, help="deployment description (see examples/) or ledger store (SQLite)"
@@ -111,6 +113,14 @@ def build_parser(families: tuple[str, ...] | None = None) -> argparse.ArgumentPa
     )
     account.add_argument("--json", action="store_true", help="print the report as JSON")
     account.add_argument("--out", type=Path, default=None, help="also write Markdown here")
+    account.add_argument(
+        "--max-cells",
+        type=int,
+        default=None,
+        metavar="N",
+        help="most cell charges a deployment file may make in total (cells named "
+        "by `per` × `count`, summed over releases; default 1,000,000)",
+    )
     account.add_argument(
         "--verify",
         action="store_true",
@@ -296,6 +306,23 @@ def check_memory(args: argparse.Namespace, available: int | None = None) -> None
         )
 
 
+def _check_regular_file(path: Path) -> None:
+    """Refuse a ``fedpriv account`` FILE that is missing or not a regular file.
+
+    ``os.stat`` does not open the file, so a FIFO (which would block ``open``) or a
+    device such as ``/dev/zero`` or ``/dev/urandom`` (which would be read without
+    end) is refused before anything reads it."""
+    import stat
+
+    mode = path.stat().st_mode  # FileNotFoundError (an OSError: exit 2) if missing
+    if not stat.S_ISREG(mode):
+        kind = "directory" if stat.S_ISDIR(mode) else "FIFO, device or socket"
+        raise ValueError(
+            f"`file` {path} must be a regular file (a deployment TOML or a ledger "
+            f"store), got a {kind}."
+        )
+
+
 def _account(args: argparse.Namespace) -> int:
     from fedpriv.privacy.deployment import (
         budget_report,
@@ -308,6 +335,7 @@ def _account(args: argparse.Namespace) -> int:
     )
     from fedpriv.privacy.ledger.store import LedgerStore, is_store
 
+    _check_regular_file(args.file)
     key = _ledger_key()
     if args.expect_head is not None and not args.verify:
         raise ValueError("`--expect-head` applies with `--verify`.")
@@ -336,7 +364,10 @@ def _account(args: argparse.Namespace) -> int:
                 "`--delta` applies to a ledger store; a deployment file "
                 "sets `target_delta` (or its claim's δ)."
             )
-        report = budget_report(load_deployment(args.file))
+        if args.max_cells is not None and args.max_cells < 1:
+            raise ValueError(f"`--max-cells` must be an integer >= 1, got {args.max_cells}.")
+        limit = {} if args.max_cells is None else {"max_total_cells": args.max_cells}
+        report = budget_report(load_deployment(args.file, **limit))
         text, markdown = render_text(report), render_markdown(report)
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -378,7 +409,8 @@ def main(argv: list[str] | None = None) -> int:
     Returns
     -------
     int
-        Exit status: 0 nothing refuted, 1 a claim or budget violated, 2 bad input.
+        Exit status: 0 nothing refuted, 1 a claim or budget violated, 2 bad input
+        (or code that called ``sys.exit``, died or ran past ``--timeout``).
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     from fedpriv.privacy.errors import ToolkitError
@@ -388,6 +420,13 @@ def main(argv: list[str] | None = None) -> int:
         parser = build_parser(() if family is None else (family,))
     except ValueError as error:  # FamilyError: a broken or colliding registration
         print(f"fedpriv: error: {error}", file=sys.stderr)
+        return 2
+    except SystemExit as stop:  # an installed family's module exited while loading
+        print(
+            f"fedpriv: error: a registered family (an installed `fedpriv.papers` entry "
+            f"point) called sys.exit({stop.code!r}) while loading; nothing was run.",
+            file=sys.stderr,
+        )
         return 2
     try:
         args = parser.parse_args(argv)
@@ -401,8 +440,22 @@ def main(argv: list[str] | None = None) -> int:
             _check_secure_noise(args)
         check_memory(args)
         return args.handler(args)
+    except SystemExit as stop:  # code run in this process (an installed family's recipe)
+        print(
+            f"fedpriv: error: code run by `fedpriv {args.command}` called "
+            f"sys.exit({stop.code!r}); nothing is reported as checked.",
+            file=sys.stderr,
+        )
+        return 2
     except (ToolkitError, ValueError, TypeError, OSError) as error:
         print(f"fedpriv: error: {error}", file=sys.stderr)
+        return 2
+    except RecursionError:  # an input nested deeper than any parser here can follow
+        print(
+            f"fedpriv: error: an input of `fedpriv {args.command}` is nested too deeply "
+            "to read (a TOML file, a JSON --pair value, ...); flatten it.",
+            file=sys.stderr,
+        )
         return 2
     except (MemoryError, OverflowError) as error:  # a size the guards did not foresee
         print(

@@ -18,7 +18,10 @@ and reach only that attachment.
 ``FAMILIES``, :func:`fedpriv.audit.claims.family.load_claims_file`); without ``--paper``
 only its families run and the report covers them alone (``claims.md``, ``claims.json``,
 ``findings.json``, ``<key>.md``, ``index.html``); a file that cannot be loaded exits 2
-with a message naming ``--claims``. The table printed
+with a message naming ``--claims``. Each claims file is loaded, and each of its claims
+evaluated, in a forked worker process: a file that calls ``sys.exit`` or ``os._exit``,
+is killed, or runs past ``--timeout`` seconds (default 3600, per load and per claim)
+exits 2 naming the file and the claim, and no report is written. The table printed
 at the end has the verdict, the end-to-end and mechanism ε, the audit's lower bound, the
 tightness and the row's finding ids, followed by the headline the reports open with.
 
@@ -106,6 +109,14 @@ def register_verify(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="a Python file defining FAMILY or FAMILIES: your own claims "
         "(repeatable); alone, only its families run (docs/guides/"
         "your-claims.md)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=3600.0,
+        metavar="SECONDS",
+        help="seconds that loading a --claims file, or evaluating one of its claims, "
+        "may take before it is stopped and the run exits 2 (default 3600)",
     )
     p.add_argument(
         "--out", type=Path, default=Path("reports"), help="report folder (default: reports)"
@@ -301,21 +312,36 @@ def _config(args: argparse.Namespace) -> Any:
         "options": options,
         "scheduler": args.scheduler,
         "claims_files": _claims_files(args),
+        "timeout": _timeout(args),
     }
     return ClaimsConfig.quick_config(**overrides) if args.quick else ClaimsConfig(**overrides)
 
 
+def _timeout(args: argparse.Namespace) -> float:
+    """``--timeout``, > 0 (argparse already refused negatives and NaN)."""
+    from fedpriv.audit.engine.isolation import DEFAULT_TIMEOUT
+
+    timeout = getattr(args, "timeout", None)
+    timeout = DEFAULT_TIMEOUT if timeout is None else timeout
+    if not timeout > 0:
+        raise ValueError(f"`--timeout` must be a number of seconds > 0, got {timeout!r}.")
+    return timeout
+
+
 def _claims_files(args: argparse.Namespace) -> tuple[str, ...]:
-    """Load every ``--claims`` file; a file that fails is bad input (exit 2), named."""
+    """Load every ``--claims`` file; a file that fails is bad input (exit 2), named.
+
+    Each file is loaded in a forked worker first (``--timeout``), so that one that
+    exits, dies or hangs while loading exits 2 instead of ending this process."""
     from fedpriv.audit.claims.register import outside_claims
     from fedpriv.audit.claims.verify import _load_claims_files
 
     paths = tuple(getattr(args, "claims", None) or ())
     for path in paths:
         try:
-            _load_claims_files((path,))
+            _load_claims_files((path,), timeout=_timeout(args))
             outside_claims()  # the rows' keys and types are checked now, not mid-run
-        except Exception as error:
+        except (Exception, SystemExit) as error:
             from fedpriv.audit.claims import family
 
             # A file whose rows are malformed leaves the registry as it found it.

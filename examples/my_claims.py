@@ -23,22 +23,17 @@ the leaky variant (noise for a mean's sensitivity 1/n on a sum: its accountant i
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 from fedpriv.audit.claims.claim import Claim
 from fedpriv.audit.claims.entry import RegisteredClaim
 from fedpriv.audit.claims.family import Family
 from fedpriv.audit.engine.coupled import search_and_confirm
+from fedpriv.audit.engine.declarations import check_declarations, neighbouring_pairs
 from fedpriv.audit.engine.views import View
 from fedpriv.privacy import NeighboringRelation, PureDP
 
-HERE = str(Path(__file__).resolve().parent)
-if HERE not in sys.path:  # the algorithm sits beside this file
-    sys.path.insert(0, HERE)
-
-from my_algorithm import private_fed_ucb, pulls_needed  # noqa: E402
+# The file's folder is importable while fedpriv loads it: the algorithm sits beside it.
+from my_algorithm import private_fed_ucb, pulls_needed
 
 KEY = "my_fed_ucb"
 TITLE = "My private federated UCB (fedpriv example)"
@@ -113,6 +108,22 @@ def audit(claim: Claim, budget, seed):
     )
 
 
+def declarations(claim: Claim, seed):
+    """Coupled runs that check the declared sensitivity and disjoint levels: agent 0's
+    first and last reward of every arm, and agent 0's first reward of epoch 1 of each
+    arm (a message boundary), each changed from 0 to 1."""
+    table = reward_table(claim.setting_dict())
+    s = claim.setting_dict()
+    boundary = [(0, k, s["base_pulls"]) for k in range(s["n_arms"])]
+    ends = [(0, k, j) for k in range(s["n_arms"]) for j in (0, table.shape[2] - 1)]
+    pairs = neighbouring_pairs(table, domain=(0.0, 1.0), positions=ends + boundary)
+
+    def sampler(worlds):
+        return lambda world, n, seed: _run(claim, worlds[world], seed, n).agent_view(0)
+
+    return check_declarations({name: sampler(w) for name, w in pairs.items()}, seed=seed)
+
+
 def _row(algorithm: str, source: str, note: str = "") -> RegisteredClaim:
     claim = Claim(
         paper=TITLE,
@@ -128,6 +139,7 @@ def _row(algorithm: str, source: str, note: str = "") -> RegisteredClaim:
         claim=claim,
         accountant=accountant,
         audit=audit,
+        declarations=declarations,
         view=VIEW,
         channel="agent 0's messages to the server",
         note=note,

@@ -143,15 +143,25 @@ def sample_target(
     Returns
     -------
     ndarray of float64, shape of ``n_active``
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` is so small that ``D^1.5 ε Δ̃`` underflows to 0.
     """
     n_active = np.asarray(n_active, dtype=np.float64)
     l1, l2 = _logs(n_active, r, n_arms, horizon)
     hoeffding = 8.0 * l1 / (divisor * target_gap**2)
-    privacy = (
-        0.0
-        if math.isinf(epsilon)
-        else (8.0 * r * math.sqrt(2.0 * l2) / (divisor**1.5 * epsilon * target_gap))
-    )
+    if math.isinf(epsilon):
+        return np.maximum(hoeffding, 0.0)
+    denominator = divisor**1.5 * epsilon * target_gap
+    if not denominator > 0.0:  # ε so small that D^1.5 ε Δ̃ underflows to 0
+        raise ValueError(
+            f"`epsilon` = {epsilon!r} is too small: the privacy term of S(r) "
+            f"(8 r sqrt(2 ln(8Kr²T)) / (D^1.5 ε Δ̃), Δ̃ = {target_gap!r}) is not a "
+            "finite number."
+        )
+    privacy = 8.0 * r * np.sqrt(2.0 * l2) / denominator
     return np.maximum(hoeffding, privacy)
 
 

@@ -98,6 +98,7 @@ def simulate(
     record: bool | str,
     secure_noise: bool = False,
     stop_epoch: int | None = None,
+    reward_rng: np.random.Generator | None = None,
 ) -> dict[str, Any]:
     """Run the elimination epochs of ``plan`` for all trials at once (see module doc).
 
@@ -129,6 +130,13 @@ def simulate(
     stop_epoch : int, optional
         Last epoch simulated; the run stops there without the commit phase
         (``committed`` is -1). Default: to the horizon, then commit.
+    reward_rng : numpy.random.Generator, optional
+        The regret-only fast path (``rewards="binomial"`` of the run functions): each
+        epoch's reward sums are drawn from it as one ``Binomial(n_r, μ_{i,k})`` per
+        (row, agent, arm) instead of being read from ``table``, and every release of
+        the run draws its noise from ``noise_rngs[0]`` (one generator). The same
+        distribution of every observable, not the same rewards: no reward has an
+        identity a coupled run could share. Default: the table.
 
     Returns
     -------
@@ -147,6 +155,7 @@ def simulate(
         accountant=accountant,
         record=record,
         secure_noise=secure_noise,
+        reward_rng=reward_rng,
     )
     r = 0
     while stop_epoch is None or r < stop_epoch:
@@ -189,10 +198,14 @@ class EpochLoop:
         accountant: Accountant,
         record: bool | str,
         secure_noise: bool,
+        reward_rng: np.random.Generator | None = None,
     ) -> None:
         self.plan, self.env, self.table, self.horizon = plan, env, table, horizon
         self.epsilon, self.n_trials = epsilon, n_trials
         self.noise_rngs, self.policy_rngs = noise_rngs, policy_rngs
+        self.reward_rng = reward_rng
+        #: The one noise generator of the binomial fast path (None: one per stream).
+        self.shared_noise = None if reward_rng is None else noise_rngs.flat[0]
         self.accountant, self.secure_noise = accountant, secure_noise
         self.record_messages, self.record_actions = _recorded(record)
         units = plan.agents_of_unit
@@ -368,9 +381,13 @@ class EpochLoop:
         a_range = self.a_range
         pb, pk = np.nonzero(self.active[full])
         bg = full[pb]
-        sums = _epoch_sums(
-            self.table, self.trial_of[bg], self.agents[bg], pk, self.s_prev[bg], n_r[pb]
-        )
+        if self.reward_rng is None:
+            sums = _epoch_sums(
+                self.table, self.trial_of[bg], self.agents[bg], pk, self.s_prev[bg], n_r[pb]
+            )
+        else:  # the sum of n_r Bernoulli(μ) rewards, in distribution
+            means = self.env.arm_means[self.agents[bg], pk[:, None]]  # (P, A)
+            sums = self.reward_rng.binomial(n_r[pb][:, None], means).astype(np.float64)
         self.local[bg[:, None], a_range[None, :], pk[:, None]] += sums
         xhat = sums / n_r[pb][:, None]  # (P, A)
         yhat = self._release(r, full, n_r, pb, pk, xhat)
@@ -455,12 +472,16 @@ class EpochLoop:
             shape = (m1 - m0, n_ag, int(n_active[0]))
             entries = np.broadcast_to(pairs.reshape(shape[0], 1, shape[2]), shape)
             agents = np.broadcast_to(self.a_range[None, :, None], shape)
+            if self.shared_noise is not None:
+                return entries, agents, self.shared_noise
             return entries, agents, self.noise_rngs[rows]
         order = np.lexsort(
             (np.repeat(pairs, n_ag), np.tile(self.a_range, pairs.size), np.repeat(pb[pairs], n_ag))
         )
         entries = np.repeat(pairs, n_ag)[order]
         agents = np.tile(self.a_range, pairs.size)[order]
+        if self.shared_noise is not None:
+            return entries, agents, self.shared_noise
         return entries, agents, self.noise_rngs[full[pb[entries]], agents]
 
     def _epoch_scale(self, n_pulls: int) -> float:
@@ -509,7 +530,7 @@ class EpochLoop:
                     l1_sensitivity=1.0 / int(n_r[m]),
                     accountant=accountant,
                     keys=keys,
-                    rng=self.noise_rngs[b],
+                    rng=self.noise_rngs[b] if self.shared_noise is None else self.shared_noise,
                     secure=self.secure_noise,
                 ).T
         return yhat

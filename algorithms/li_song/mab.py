@@ -71,13 +71,14 @@ from fedpriv.algorithms.li_song.network import (
     simulate_gis,
 )
 from fedpriv.algorithms.networks.graphs import check_connected
-from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rngs
+from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng, stream_rngs
 from fedpriv.privacy import Accountant
 from fedpriv.privacy.calibrations import li_song_claimed_epsilon, li_song_participants
 from fedpriv.privacy.checks import check_epsilon, check_int_at_least
 
 __all__ = [
     "AGGREGATIONS",
+    "REWARD_SOURCES",
     "LiSongRun",
     "minimum_gap",
     "run_cdp_mab",
@@ -87,6 +88,12 @@ __all__ = [
 ]
 
 AGGREGATIONS = ("unweighted", "weighted")
+#: Reward sources of :func:`run_cdp_mab`: the counter-based table (every reward has an
+#: identity; audits couple runs through it), or the regret-only binomial fast path.
+REWARD_SOURCES = ("table", "binomial")
+#: The ``side`` address of the binomial path's two run-wide streams (rewards, noise):
+#: neither world of an audit (0, 1), so no stream of the table path is reused.
+_BINOMIAL_SIDE = 2
 _LEVELS = ("trial", "agent", "arm", "epoch")
 
 
@@ -230,10 +237,18 @@ def _run(
     setting: dict[str, Any],
     secure_noise: bool = False,
     stop_epoch: int | None = None,
+    rewards: str = "table",
 ) -> LiSongRun:
     if stop_epoch is not None:
         stop_epoch = check_int_at_least("stop_epoch", stop_epoch, 1)
     accountant = Accountant(disjoint=_LEVELS, sequential=("channel",))
+    if rewards == "binomial":  # the regret-only fast path: two run-wide streams
+        reward_rng = stream_rng(root, trial=0, side=_BINOMIAL_SIDE, stream=Stream.ENVIRONMENT)
+        noise_rngs = np.empty((1, 1), dtype=object)
+        noise_rngs[0, 0] = stream_rng(root, trial=0, side=_BINOMIAL_SIDE, stream=Stream.NOISE)
+    else:
+        reward_rng = None
+        noise_rngs = _noise(root, n_trials, env.n_agents, plan.agents_of_unit)
     out = simulate(
         plan,
         env=env,
@@ -241,12 +256,13 @@ def _run(
         horizon=horizon,
         epsilon=epsilon,
         n_trials=n_trials,
-        noise_rngs=_noise(root, n_trials, env.n_agents, plan.agents_of_unit),
+        noise_rngs=noise_rngs,
         policy_rngs=_policy(root, n_trials, plan.agents_of_unit.shape[0], plan),
         accountant=accountant,
         record=record,
         secure_noise=bool(secure_noise),
         stop_epoch=stop_epoch,
+        reward_rng=reward_rng,
     )
     return _finish(plan.algorithm, setting, out, env, accountant, epsilon, claimed, root, horizon)
 
@@ -298,6 +314,7 @@ def run_cdp_mab(
     record: bool | str = False,
     secure_noise: bool = False,
     stop_epoch: int | None = None,
+    rewards: str = "table",
 ) -> LiSongRun:
     """CDP-MAB (Alg. 1) and its communication-constrained variant (§IV-B).
 
@@ -338,6 +355,15 @@ def run_cdp_mab(
         with the full run's streams, releases, charges and transcripts; the commit
         phase (Alg. 1 line 17) is not simulated, so ``committed_arm`` is -1 and counts
         and regret cover the simulated slots only.
+    rewards : {"table", "binomial"}
+        Where the epochs' rewards come from. ``"table"`` (default): the counter-based
+        reward table, so every reward has an identity that coupled runs (audits,
+        neighbouring tables) share. ``"binomial"``: the regret-only fast path: each
+        epoch's round-robin sum of one agent and arm is one ``Binomial(n_r, μ_{i,k})``
+        draw (its distribution, Alg. 1 lines 5-8), all from one run-wide generator,
+        and every release draws its noise from one run-wide generator; the releases,
+        charges and ledger are those of the table path (through ``privacy/``), the
+        regret has the same distribution, not the same values. Not with ``table``.
 
     Returns
     -------
@@ -347,7 +373,8 @@ def run_cdp_mab(
     ------
     ValueError
         If ``p`` not in (0, 1], ``R < 1``, ``c1 < 0``, ``epsilon <= 0``, ``horizon < 1``,
-        ``stop_epoch < 1``, a reward outside [0, 1], or a bad ``gap``/``mode``.
+        ``stop_epoch < 1``, a reward outside [0, 1], a bad ``gap``/``mode``, ``rewards``
+        not in :data:`REWARD_SOURCES`, or ``rewards="binomial"`` with a ``table``.
 
     Examples
     --------
@@ -357,6 +384,12 @@ def run_cdp_mab(
     >>> run.message_epsilon()
     ('pure', 5.0)
     """
+    _choice("rewards", rewards, REWARD_SOURCES)
+    if rewards == "binomial" and table is not None:
+        raise ValueError(
+            "`rewards='binomial'` draws the rewards itself; pass no `table` (a table's "
+            "rewards need `rewards='table'`)."
+        )
     horizon, epsilon, n_trials, root, table = _common(env, horizon, epsilon, n_trials, seed, table)
     m = env.n_agents
     n = li_song_participants(m, participation_rate)
@@ -395,6 +428,7 @@ def run_cdp_mab(
         "schedule": schedule,
         "c1": c1,
         "n_trials": n_trials,
+        **({"rewards": rewards} if rewards != "table" else {}),
     }
     return _run(
         plan,
@@ -409,6 +443,7 @@ def run_cdp_mab(
         setting=setting,
         secure_noise=secure_noise,
         stop_epoch=stop_epoch,
+        rewards=rewards,
     )
 
 

@@ -17,6 +17,9 @@ Three ε sit in a row: the accountant's **end-to-end** ε of everything the clai
 **mechanism-only** ε of the noise the algorithm adds (``mechanism_epsilon``), and the
 audit's lower bound; ``tightness`` is lower bound / end-to-end ε where both are finite
 and positive.
+
+Length: the claim, its result and the ``claims.json`` record of that result (every
+field, the declaration check's included) are one schema, kept in one module.
 """
 
 from __future__ import annotations
@@ -198,6 +201,9 @@ class ClaimResult:
         (:mod:`fedpriv.audit.engine.views`).
     recipe_curves : dict, optional
         :func:`fedpriv.audit.claims.curves.recipe_curves` of the row (page only).
+    declarations : DeclarationCheck, optional
+        What coupled runs showed about the row's declared sensitivities and disjoint
+        levels (:mod:`fedpriv.audit.engine.declarations`); None when not checked.
     """
 
     claim: Claim
@@ -222,6 +228,7 @@ class ClaimResult:
     key: str | None = None
     view: Any = None
     recipe_curves: dict[str, Any] | None = None
+    declarations: Any = None
 
     @property
     def delta_is_vacuous(self) -> bool:
@@ -297,6 +304,8 @@ class ClaimResult:
             record["key"] = self.key
         if self.view is not None:
             record["view"] = self.view.to_dict()
+        if self.declarations is not None:
+            record["declarations"] = self.declarations.to_dict()
         if self.audit is not None:
             record["audit"] = {
                 "epsilon_lower_bound": self.audit.epsilon_lower_bound,
@@ -326,6 +335,7 @@ _RECORD_KEYS = frozenset(
     {
         "key",
         "view",
+        "declarations",
         "audit",
         "statement",
         "delta_vacuous",
@@ -411,6 +421,7 @@ def decide_verdict(
     coverage: str = "claim",
     raw_channel: str | None = None,
     analytic_lower: LowerBoundEvidence | None = None,
+    contradicted: str = "",
 ) -> tuple[str, str]:
     """``(verdict, evidence)`` for one claim: :func:`fedpriv.privacy.accounting.verdicts.judge` on
     the row's evidence (the one rule ``verify``, ``run`` and ``account`` share).
@@ -430,6 +441,9 @@ def decide_verdict(
         is a lower bound of ∞ (the output is a deterministic function of the data).
     analytic_lower : LowerBoundEvidence, optional
         An exact analytic lower bound (e.g. the accountant's tight lower bracket).
+    contradicted : str
+        A declaration coupled runs contradict, with its witness
+        (:mod:`fedpriv.audit.engine.declarations`): never ``holds`` then.
 
     Returns
     -------
@@ -463,7 +477,14 @@ def decide_verdict(
     if analytic_lower is not None:
         lowers.append(analytic_lower)
     note = raw_channel if raw_channel and math.isinf(accountant_epsilon) else ""
-    return judge(claimed_epsilon, accountant_epsilon, lowers, coverage=coverage, upper_note=note)
+    return judge(
+        claimed_epsilon,
+        accountant_epsilon,
+        lowers,
+        coverage=coverage,
+        upper_note=note,
+        contradicted=contradicted,
+    )
 
 
 def run_verdict(

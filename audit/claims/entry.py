@@ -20,6 +20,7 @@ __all__ = [
     "AccountantResult",
     "AnalyticLowerRecipe",
     "AuditRecipe",
+    "DeclarationRecipe",
     "MechanismRecipe",
     "MechanismResult",
     "RegisteredClaim",
@@ -66,6 +67,7 @@ AccountantRecipe = Callable[[Claim], AccountantResult]
 AuditRecipe = Callable  # (claim, AuditBudget, SeedSequence) -> EndToEndAudit
 MechanismRecipe = Callable[[Claim], MechanismResult]
 AnalyticLowerRecipe = Callable[[Claim], "float | None"]
+DeclarationRecipe = Callable  # (claim, SeedSequence) -> DeclarationCheck
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -109,6 +111,12 @@ class RegisteredClaim:
         What the claim protects (:class:`fedpriv.audit.engine.views.View`): a family
         outside the package declares it here; ``None`` takes the view of
         :func:`fedpriv.audit.claims.register.view_of` for the key (the built-in papers).
+    declarations : DeclarationRecipe or None
+        ``(claim, seed) -> DeclarationCheck``: coupled runs on neighbouring pairs that
+        check the declared sensitivities and disjoint levels the accountant's bound
+        rests on (:func:`fedpriv.audit.engine.declarations.check_declarations`). A
+        contradicted declaration means the row is never ``holds``. ``None``: not
+        checked (the built-in papers, whose declarations fedpriv's tests check).
     """
 
     key: str
@@ -124,6 +132,7 @@ class RegisteredClaim:
     shared_audit_differs: tuple[str, ...] = ()
     analytic_lower: AnalyticLowerRecipe | None = None
     view: View | None = None
+    declarations: DeclarationRecipe | None = None
 
     @property
     def paper(self) -> str:

@@ -296,6 +296,10 @@ def _load_entry_points() -> tuple[Family, ...]:
 def load_claims_file(path: str | Path) -> tuple[Family, ...]:
     """Load the families a user's claims file registers, and add them to the registry.
 
+    The file's folder is on ``sys.path`` while it loads (and only then), so that it
+    can import the modules beside it (``from my_algorithm import run``) as a test
+    module does under pytest; imports made later, inside a recipe, do not see it.
+
     Parameters
     ----------
     path : str or Path
@@ -324,12 +328,16 @@ def load_claims_file(path: str | Path) -> tuple[Family, ...]:
         raise FamilyError(f"`claims` file {path} is not a Python file.")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # picklable recipes need their module importable by name
+    folder = str(file.parent)
+    sys.path.insert(0, folder)  # the file's own folder, for its imports (as pytest does)
     try:
         spec.loader.exec_module(module)
         loaded = _from_module(module, f"claims file {file}")
     except BaseException:
         sys.modules.pop(name, None)
         raise
+    finally:  # only while the file loads: nothing else resolves names there
+        sys.path.remove(folder)
     _files[str(file)] = loaded
     try:
         families()

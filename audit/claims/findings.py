@@ -222,7 +222,9 @@ def findings_records(results) -> list[dict]:
     -------
     list of dict
         ``id``, ``statement``, ``claims`` (the affected keys), ``evidence`` and
-        ``where`` of each finding that affects a row.
+        ``where`` of each finding that affects a row; then one record per
+        ``violated`` row that no finding affects (a user's family that declares no
+        findings), its id the row's key, so that no violation goes uncounted.
     """
     results = tuple(results)
     records = []
@@ -239,6 +241,19 @@ def findings_records(results) -> list[dict]:
                 "where": finding.where,
             }
         )
+    for r in results:  # a violated row its family names no finding for is one itself
+        key = getattr(r, "key", None)
+        if key and r.verdict == "violated" and not getattr(r, "finding_ids", ()):
+            records.append(
+                {
+                    "id": key,
+                    "statement": "the row is violated and its family declares no finding "
+                    "for it (the row's evidence says why)",
+                    "claims": [key],
+                    "evidence": "audited" if _shown_by_audit(r) else "proved",
+                    "where": "not declared (the family's `findings`)",
+                }
+            )
     return records
 
 
@@ -308,7 +323,7 @@ def headline(results) -> str:
     n_written = sum(written.get(v, 0) for v in claims)
     n_corrected = sum(corrected.get(v, 0) for v in claims)
     text = (
-        f"{len(shown)} findings ({both} shown by the audit as well as by analysis)"
+        f"{len(shown)} finding{'' if len(shown) == 1 else 's'} ({both} shown by the audit as well as by analysis)"
         + (
             f" and {open_} open question{'s' if open_ != 1 else ''} (an upper bound "
             "above the claim, no lower bound)"

@@ -89,7 +89,7 @@ def _number(value: Any) -> float | None:
 def _as_result(record: dict) -> SimpleNamespace:
     """A record in the shape :func:`~fedpriv.audit.claims.findings.headline` reads
     (key, verdict, claim.mode, claim.coverage, claim.claimed.epsilon, audit,
-    mechanism_epsilon)."""
+    mechanism_epsilon, finding_ids)."""
     claimed = record.get("claimed") or {}
     audit = record.get("audit") or None
     lower = _number(audit.get("epsilon_lower_bound")) if isinstance(audit, dict) else None
@@ -104,6 +104,7 @@ def _as_result(record: dict) -> SimpleNamespace:
         ),
         audit=None if lower is None else SimpleNamespace(epsilon_lower_bound=lower),
         mechanism_epsilon=mechanism,
+        finding_ids=tuple(record.get("finding_ids") or ()),
     )
 
 

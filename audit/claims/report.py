@@ -391,10 +391,10 @@ def _run_papers(report) -> tuple[str, ...]:
 
 def _register_title(report) -> str:
     """``claims.md``'s title: the four seed papers, or the families the run covers."""
-    from fedpriv.audit.claims.register import PAPERS
+    from fedpriv.audit.claims.family import builtin_families
 
     papers = _run_papers(report)
-    if all(p in PAPERS for p in papers):
+    if all(p in {f.key for f in builtin_families()} for p in papers):
         return "Privacy claims of the four seed papers"
     return "Privacy claims of " + "; ".join(_family_title(p) for p in papers)
 

@@ -52,6 +52,12 @@ from fedpriv.audit.claims.findings import finding_ids
 from fedpriv.audit.claims.register import claims_for, paper_of, view_of
 from fedpriv.audit.engine.coupled import AuditBudget, child_seed
 from fedpriv.audit.engine.executor import connect_scheduler, parallel_map
+from fedpriv.audit.engine.isolation import (
+    DEFAULT_TIMEOUT,
+    UserCodeAbortedError,
+    check_timeout,
+    run_isolated,
+)
 from fedpriv.privacy import ApproxDP
 from fedpriv.privacy.checks import check_int_at_least
 
@@ -61,12 +67,16 @@ __all__ = [
     "assemble_result",
     "claim_seed",
     "evaluate_claim",
+    "evaluate_entry",
     "planned_jobs",
     "verify_claims",
 ]
 
 #: Verdict of a claim whose recipe raised.
 ERROR = "error"
+#: SeedSequence branch of a row's declaration check below the row's seed (the
+#: audits use the branches 0 and 1 of :func:`~fedpriv.audit.engine.coupled.search_and_confirm`).
+DECLARATIONS_BRANCH = 7_001
 
 
 def _attachments():
@@ -110,12 +120,22 @@ class ClaimsConfig:
         Users' claims files (``--claims``), loaded here with
         :func:`~fedpriv.audit.claims.family.load_claims_file` and stored as absolute
         paths (every job carries them, so that worker processes load them too). With
-        ``papers`` None the run covers only these files' families.
+        ``papers`` None the run covers only these files' families. Each file is first
+        loaded in a forked worker (:func:`fedpriv.audit.engine.isolation.run_isolated`)
+        and each of its claims is evaluated in one, so that a file calling
+        ``sys.exit``/``os._exit`` or looping is reported, never taken for a pass.
+    timeout : float
+        Seconds, in (0, inf], that loading one claims file or evaluating one of its
+        claims may take (``--timeout``; default
+        :data:`~fedpriv.audit.engine.isolation.DEFAULT_TIMEOUT`). Built-in and
+        installed families run unisolated and untimed.
 
     Raises
     ------
     ValueError
-        On a bad seed, worker count, paper name, option or attachment id.
+        On a bad seed, worker count, timeout, paper name, option or attachment id.
+    UserCodeAbortedError
+        If loading a claims file exits, dies or runs past ``timeout``.
     """
 
     quick: bool = False
@@ -129,10 +149,14 @@ class ClaimsConfig:
     attachments: Mapping[str, Any] | None = None
     scheduler: str | None = None
     claims_files: tuple[str, ...] = ()
+    timeout: float = DEFAULT_TIMEOUT
 
     def __post_init__(self) -> None:
         check_int_at_least("seed", self.seed, 0)
-        object.__setattr__(self, "claims_files", _load_claims_files(self.claims_files))
+        object.__setattr__(self, "timeout", check_timeout(self.timeout))
+        object.__setattr__(
+            self, "claims_files", _load_claims_files(self.claims_files, timeout=self.timeout)
+        )
         if self.scheduler is not None and not isinstance(self.scheduler, str):
             raise TypeError(
                 f"`scheduler` must be an address string or None, got "
@@ -215,16 +239,41 @@ class ClaimsReport:
         return tuple(r for r in self.results if r.key and r.key.split("/", 1)[0] == name)
 
 
-def _load_claims_files(paths) -> tuple[str, ...]:
-    """Load the claims files ``paths`` (idempotent); their absolute paths, in order."""
+def _probe_claims_file(path: str) -> None:
+    """Load a claims file and build its rows (run in a forked worker first)."""
     from fedpriv.audit.claims.family import load_claims_file
+    from fedpriv.audit.claims.register import outside_claims
+
+    load_claims_file(path)
+    outside_claims()
+
+
+def _load_claims_files(paths, *, timeout: float | None = None) -> tuple[str, ...]:
+    """Load the claims files ``paths`` (idempotent); their absolute paths, in order.
+
+    With ``timeout``, a file not loaded yet is first loaded in a forked worker
+    (:func:`run_isolated`), so that one which exits, dies or hangs while loading
+    raises :class:`UserCodeAbortedError` instead of ending or stalling this process;
+    a ``SystemExit`` of the second, in-process load raises it too.
+    """
+    from fedpriv.audit.claims.family import load_claims_file, loaded_claims_files
+    from fedpriv.audit.claims.register import outside_claims  # noqa: F401 (imported once, before the fork)
 
     if isinstance(paths, (str, os.PathLike)):
         raise TypeError("`claims_files` must be a sequence of paths, not one path.")
     out = []
     for path in paths:
-        load_claims_file(path)
-        out.append(str(Path(path).expanduser().resolve()))
+        file = str(Path(path).expanduser().resolve())
+        what = f"claims file {path}"
+        if timeout is not None and file not in loaded_claims_files() and Path(file).is_file():
+            run_isolated(_probe_claims_file, file, timeout=timeout, what=what)
+        try:
+            load_claims_file(path)
+        except SystemExit as stop:
+            raise UserCodeAbortedError(
+                f"{what} called sys.exit({stop.code!r}) while loading; nothing is checked."
+            ) from None
+        out.append(file)
     return tuple(out)
 
 
@@ -358,7 +407,9 @@ def assemble_result(
     event : str, optional
         The event ``bound`` was measured on.
     **extra
-        Further fields of :class:`ClaimResult`.
+        Further fields of :class:`ClaimResult`; ``declarations`` (a
+        :class:`~fedpriv.audit.engine.declarations.DeclarationCheck`) that contradicts
+        a declaration makes the row never ``holds``.
 
     Returns
     -------
@@ -376,6 +427,7 @@ def assemble_result(
     at_probe = mech_at_probe = None
     if claim.claimed_delta > 0 and mech_eps == 0.0:
         at_probe, mech_at_probe = _at_probe_delta(entry, claim)
+    checked = extra.get("declarations")
     verdict, evidence = decide_verdict(
         claim.claimed.epsilon,
         end_to_end,
@@ -383,6 +435,7 @@ def assemble_result(
         coverage=claim.coverage,
         raw_channel=raw,
         analytic_lower=_analytic_lower(entry, claim),
+        contradicted=checked.describe() if checked is not None and checked.contradicted else "",
     )
     if mech_at_probe is not None:
         evidence += (
@@ -414,6 +467,13 @@ def assemble_result(
         evidence += "; no end-to-end audit (accountant only)"
     elif event:
         evidence += f"; audit event: {event}"
+    if checked is not None and not checked.contradicted:
+        evidence += f"; declarations: {checked.describe()}"
+    elif checked is None and verdict == "holds" and _outside(entry):
+        evidence += (
+            "; declarations not checked (the row has no `declarations` recipe): the "
+            "bound rests on the declared sensitivities and disjoint levels as written"
+        )
     notes = tuple(notes) + ((entry.note,) if entry.note else ())
     return ClaimResult(
         claim=claim,
@@ -434,6 +494,14 @@ def assemble_result(
         view=entry.view or view_of(entry.key),
         **extra,
     )
+
+
+def _outside(entry) -> bool:
+    """True for a row of a family registered outside the package (claims file or
+    entry point): fedpriv's tests do not check its declarations."""
+    from fedpriv.audit.claims.family import builtin_families
+
+    return entry.paper not in {fam.key for fam in builtin_families()}
 
 
 def evaluate_claim(key: str, budget: AuditBudget, seed: np.random.SeedSequence) -> ClaimResult:
@@ -460,14 +528,42 @@ def evaluate_claim(key: str, budget: AuditBudget, seed: np.random.SeedSequence) 
         If ``key`` is not in the register.
     """
     entries = {entry.key: entry for entry in claims_for(None)}
-    entry = entries[key]
-    claim = entry.claim
+    return evaluate_entry(entries[key], budget, seed)
+
+
+def evaluate_entry(entry, budget: AuditBudget, seed: np.random.SeedSequence) -> ClaimResult:
+    """Accountant, declaration check, audit and verdict of one register row.
+
+    The row's ``declarations`` recipe (when it has one) runs at
+    ``child_seed(seed, DECLARATIONS_BRANCH)``, before the audit: coupled runs that
+    check the declarations its accountant's bound rests on
+    (:mod:`fedpriv.audit.engine.declarations`).
+
+    Parameters
+    ----------
+    entry : RegisteredClaim
+        The row (registered or not).
+    budget : AuditBudget
+        Samples of the audit (scaled by the entry's ``sample_factor``).
+    seed : numpy.random.SeedSequence
+        The row's address in the run's seed tree.
+
+    Returns
+    -------
+    ClaimResult
+        A failed recipe gives an ``error`` row with the exception's message, never an
+        exception.
+    """
+    key, claim = entry.key, entry.claim
     try:
         route, epsilon, notes = entry.accountant(claim)
+        extra = {}
+        if getattr(entry, "declarations", None) is not None:
+            extra["declarations"] = entry.declarations(claim, child_seed(seed, DECLARATIONS_BRANCH))
         audit = None
         if entry.audit is not None:
             audit = entry.audit(claim, _scaled(budget, entry.sample_factor), seed)
-        return assemble_result(entry, route, epsilon, notes, audit)
+        return assemble_result(entry, route, epsilon, notes, audit, **extra)
     except Exception as error:
         detail = "".join(traceback.format_exception_only(type(error), error)).strip()
         return ClaimResult(
@@ -489,6 +585,18 @@ def _job(job: dict) -> ClaimResult:
     row's recipe curves for the report page are computed here too, where the recipes
     just ran and their caches are warm (:func:`fedpriv.audit.claims.curves.recipe_curves`)."""
     _load_claims_files(job.get("claims_files", ()))
+    if job.get("origin"):  # a user's claims file: its exit, death or hang is reported
+        return run_isolated(
+            _evaluate_job,
+            job,
+            timeout=job["timeout"],
+            what=f"claim {job['key']} of claims file {job['origin']}",
+        )
+    return _evaluate_job(job)
+
+
+def _evaluate_job(job: dict) -> ClaimResult:
+    """The claim's row and its recipe curves (the work of :func:`_job`)."""
     result = evaluate_claim(job["key"], job["budget"], job["seed"])
     curves = recipe_curves(result.key, result.claim.claimed_delta)
     return dataclasses.replace(result, recipe_curves=curves)
@@ -602,10 +710,31 @@ def verify_claims(
     ClaimsReport
         One row per claim of the selected papers, the attachments' runs, the seed
         entropy and the wall time.
+
+    Raises
+    ------
+    UserCodeAbortedError
+        If a claim of a claims file calls ``sys.exit``, dies (``os._exit``, a
+        signal) or runs past ``config.timeout``: no report is returned then.
     """
+    if config.claims_files:
+        try:
+            return _verify_claims(config, progress=progress, executor=executor)
+        except SystemExit as stop:  # a user's recipe run in this process
+            raise UserCodeAbortedError(
+                f"claims file(s) {', '.join(config.claims_files)} called "
+                f"sys.exit({stop.code!r}); nothing is reported as checked."
+            ) from None
+    return _verify_claims(config, progress=progress, executor=executor)
+
+
+def _verify_claims(
+    config: ClaimsConfig, *, progress: Callable[[str], None] | None, executor
+) -> ClaimsReport:
+    """:func:`verify_claims` itself."""
     if executor is None and config.scheduler is not None:
         with connect_scheduler(config.scheduler) as client:
-            return verify_claims(config, progress=progress, executor=client)
+            return _verify_claims(config, progress=progress, executor=client)
     started = time.perf_counter()
     say = progress or (lambda message: None)
     root = np.random.SeedSequence(config.seed)
@@ -647,12 +776,17 @@ def verify_claims(
     def cost(entry) -> int:
         return 0 if entry.audit is None else audit_cost.get(entry.paper, 1)
 
+    from fedpriv.audit.claims.family import load_claims_file
+
+    origin = {f.key: path for path in config.claims_files for f in load_claims_file(path)}
     jobs = [
         {
             "key": e.key,
             "budget": config.budget,
             "seed": claim_seed(root, e.key),
             "claims_files": config.claims_files,
+            "origin": origin.get(e.paper),
+            "timeout": config.timeout,
         }
         for e in sorted(selected, key=cost, reverse=True)
         if e.key not in done

@@ -12,7 +12,11 @@ which is valid for any event ``O`` fixed before the confirming samples are drawn
 (:func:`fedpriv.audit.estimators.estimate_epsilon_lower_bound`). The event is chosen on a
 *pilot* sample (a small search over candidate events, and over neighboring pairs when
 the caller offers several), then confirmed on *fresh* samples: the selection never
-sees the confirming samples, so the confidence is exact.
+sees the confirming samples, so the confidence is exact. The candidates read each
+column of the view and, for a view of several columns, the whole view: linear
+statistics and a learned distinguisher trained on a split of its own
+(:mod:`fedpriv.audit.engine.joint`, DP-Sniper); the pairs may come from the
+worst-neighbour search (:mod:`fedpriv.audit.engine.neighbor_search`, StatDP).
 
 Coupling. The two worlds share the dataset (reward tables, contexts) and, where the
 algorithm's API allows it, every random stream but the privacy noise (STYLE §6: same
@@ -28,6 +32,11 @@ itself (``batch_size``) and run the sampler calls on an executor (``executor``: 
 processes or a ``dask.distributed`` client, :mod:`fedpriv.audit.engine.tasks`); each
 batch draws from its own SeedSequence address, so the bound does not depend on the
 executor or on the number of workers.
+
+Length: the search and its confirmation share one budget, one seed tree and the
+pilot's candidate events; the statistics of the whole view live apart in
+:mod:`fedpriv.audit.engine.joint`, the neighbour search in
+:mod:`fedpriv.audit.engine.neighbor_search`.
 """
 
 from __future__ import annotations
@@ -40,6 +49,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from fedpriv.audit.engine.joint import JointColumns, _flat, fit_distinguisher
 from fedpriv.audit.estimators import EpsilonLowerBound, estimate_epsilon_lower_bound
 from fedpriv.audit.estimators.result import AuditResult
 from fedpriv.privacy.checks import check_delta, check_int_at_least
@@ -127,8 +137,11 @@ def child_seed(seed: int | np.random.SeedSequence, *keys: int) -> np.random.Seed
 
 
 def _as_columns(observed: np.ndarray) -> np.ndarray:
+    """(n, columns), or (n, messages, size) kept for :mod:`fedpriv.audit.engine.joint`."""
     observed = np.asarray(observed, dtype=np.float64)
-    return observed[:, None] if observed.ndim == 1 else observed.reshape(len(observed), -1)
+    if observed.ndim == 1:
+        return observed[:, None]
+    return observed if observed.ndim == 3 else observed.reshape(len(observed), -1)
 
 
 def _candidate_events(pilot: np.ndarray) -> list[tuple[int, str, float]]:
@@ -161,6 +174,34 @@ def _indicator(observed: np.ndarray, event: tuple[int, str, float]) -> np.ndarra
     else:
         hit = x <= value
     return hit.astype(np.float64)
+
+
+def _hit_counts(observed: np.ndarray, events: list[tuple[int, str, float]]) -> np.ndarray:
+    """``[_indicator(observed, e).sum() for e in events]``, one sort per column (float64).
+
+    The same integers: ``x == v``, ``x >= v`` and ``x <= v`` counted by binary search
+    in the column's sorted values (IEEE comparison, ``-0.0 == 0.0``; NaN compares
+    false in both, and sorts last, past every ``searchsorted`` bound).
+    """
+    counts = np.empty(len(events), dtype=np.float64)
+    if not events:
+        return counts
+    columns = np.array([e[0] for e in events], dtype=np.int64)
+    kinds = [e[1] for e in events]
+    values = np.array([e[2] for e in events], dtype=np.float64)
+    for column in np.unique(columns).tolist():
+        x = observed[:, column]
+        finite = np.sort(x[~np.isnan(x)])
+        at = np.flatnonzero(columns == column)
+        v = values[at]
+        left = np.searchsorted(finite, v, side="left")
+        right = np.searchsorted(finite, v, side="right")
+        kind = np.array([kinds[i] for i in at.tolist()])
+        hits = np.where(
+            kind == "==", right - left, np.where(kind == ">=", finite.size - left, right)
+        )
+        counts[at] = np.where(np.isnan(v), 0, hits)  # a NaN threshold: no run compares true
+    return counts
 
 
 def _beta_where(function, level: float, a: np.ndarray, b: np.ndarray, where, fill: float):
@@ -294,6 +335,37 @@ def _draw(
     return [np.concatenate(parts[a:b], axis=0) for a, b in spans]
 
 
+def _joint_maps(
+    pilot_draws: list[np.ndarray], draw: Callable[..., list[np.ndarray]], *, budget, joint: bool
+) -> list[JointColumns]:
+    """Each pair's column map: its view, and with ``joint`` and at least two columns the
+    linear statistics and a distinguisher trained on a split of its own.
+
+    The training runs are drawn at ``(2, pair_index, world)``, an address neither the
+    pilot ``(0, ...)`` nor the confirmation ``(1, ...)`` uses, ``pilot_samples`` per
+    world; a view of one column gets nothing added (every statistic of it is a
+    monotone map of the column, which the pilot's thresholds already cover).
+    """
+    n_pairs = len(pilot_draws) // 2
+    wide = [
+        index for index in range(n_pairs) if joint and _flat(pilot_draws[2 * index]).shape[1] >= 2
+    ]
+    maps = [JointColumns(None, linear=index in wide) for index in range(n_pairs)]
+    if not wide:
+        return maps
+    training = draw(
+        [
+            (index, world, budget.pilot_samples, (2, index, world))
+            for index in wide
+            for world in (0, 1)
+        ]
+    )
+    for i, index in enumerate(wide):
+        features = [maps[index].features(t) for t in training[2 * i : 2 * i + 2]]
+        maps[index] = JointColumns(fit_distinguisher(*features), linear=True)
+    return maps
+
+
 def search_and_confirm(
     samplers: dict[str, SampleFn],
     *,
@@ -306,13 +378,24 @@ def search_and_confirm(
     batch_size: int | None = None,
     executor: Any = None,
     n_workers: int | None = None,
+    joint: bool = True,
 ) -> EndToEndAudit:
     """Choose a neighboring pair and an event on a pilot sample; confirm on fresh runs.
+
+    The search ranks every (pair, event) candidate by the bound it would give on the
+    confirming sample; only the winner is drawn again and tested, in two directions,
+    so the confirmation's level ``(1 − confidence)/4`` per bound does not depend on
+    how many pairs and events the pilot compared (the selection sees no confirming
+    run; Ding et al., "Detecting Violations of Differential Privacy", CCS 2018,
+    Sec. 4, separate their event selection from the test the same way). The result's
+    details ``n_pairs`` and ``n_candidates`` say how many were compared.
 
     Parameters
     ----------
     samplers : dict of str to SampleFn
-        One sampler per candidate neighboring pair (the key describes the pair).
+        One sampler per candidate neighboring pair (the key describes the pair). A
+        sampler returns ``(n,)``, ``(n, n_columns)`` or ``(n, n_messages, size)``
+        (a run of several messages of several values each).
     budget : AuditBudget
     seed : int or SeedSequence
         Pilot samples use ``child_seed(seed, 0, pair_index, world)``, confirming
@@ -342,6 +425,15 @@ def search_and_confirm(
         pools receive the samplers serialized with cloudpickle (closures allowed).
     n_workers : int, optional
         Process-pool size for ``"local"``/``"processes"`` (default: CPU count).
+    joint : bool, default True
+        Read the whole view: for a pair whose runs have at least two columns, add the
+        linear statistics of :func:`fedpriv.audit.engine.joint.linear_statistics` and
+        the score of a logistic-regression distinguisher
+        (:func:`fedpriv.audit.engine.joint.fit_distinguisher`, DP-Sniper) as candidate
+        columns. The distinguisher is trained on ``pilot_samples`` further runs per
+        world drawn at ``child_seed(seed, 2, pair_index, world)`` (batch ``b`` at that
+        address extended by ``b``); its threshold is chosen on the pilot and the frozen
+        model scores the confirming runs. False: each column alone, as before.
 
     Returns
     -------
@@ -384,16 +476,19 @@ def search_and_confirm(
             for world in (0, 1)
         ]
     )
+    maps = _joint_maps(pilot_draws, draw, budget=budget, joint=joint)
     best: tuple[float, str, tuple[int, str, float]] | None = None
+    n_candidates = 0
     for index, pair in enumerate(pairs):
-        pilots = pilot_draws[2 * index : 2 * index + 2]
+        pilots = [maps[index].columns(p) for p in pilot_draws[2 * index : 2 * index + 2]]
         pooled = np.concatenate(pilots, axis=0)
         extra = list((events or {}).get(pair, []))
         candidates = _candidate_events(pooled) + extra
+        n_candidates += len(candidates)
         scores = _pilot_scores(
-            np.array([_indicator(pilots[0], event).sum() for event in candidates]),
+            _hit_counts(pilots[0], candidates),
             len(pilots[0]),
-            np.array([_indicator(pilots[1], event).sum() for event in candidates]),
+            _hit_counts(pilots[1], candidates),
             len(pilots[1]),
             delta,
             n_confirm=budget.samples,
@@ -405,13 +500,19 @@ def search_and_confirm(
     assert best is not None
     pilot_epsilon, pair, event = best
     chosen = pairs.index(pair)
-    confirming = draw([(chosen, world, budget.samples, (1, world)) for world in (0, 1)])
+    # The event (pair, column map, threshold) is fixed here, before any confirming run
+    # exists; confirmation tests it alone, in two directions.
+    confirming = [
+        maps[chosen].columns(observed)
+        for observed in draw([(chosen, world, budget.samples, (1, world)) for world in (0, 1)])
+    ]
     bound = confirm_event(
         _indicator(confirming[0], event),
         _indicator(confirming[1], event),
         confidence=budget.confidence,
         delta=delta,
     )
+    names = maps[chosen].names(pilot_draws[2 * chosen], names)
     return AuditResult(
         method="end-to-end",
         bound=bound,
@@ -423,4 +524,6 @@ def search_and_confirm(
         epsilon_lower_bound_at_1e_6=math.nan,
         bound_at_1e_6=None,
         event_at_1e_6=None,
+        n_pairs=len(pairs),
+        n_candidates=n_candidates,
     )

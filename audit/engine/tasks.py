@@ -75,13 +75,17 @@ def _as_columns(observed: Any, n_samples: int) -> np.ndarray:
             f"a sampler must return an array with n_samples = {n_samples} rows, "
             f"got shape {observed.shape}."
         )
-    return observed[:, None] if observed.ndim == 1 else observed.reshape(n_samples, -1)
+    if observed.ndim == 1:
+        return observed[:, None]
+    # (n, n_messages, size) stays as it is: the audit reads its messages
+    # (fedpriv.audit.engine.joint); anything else becomes (n, columns).
+    return observed if observed.ndim == 3 else observed.reshape(n_samples, -1)
 
 
 def _call(
     sampler: Callable[..., Any], world: int, n: int, seed: np.random.SeedSequence
 ) -> np.ndarray:
-    """Run one task (worker side) and return its observations as (n, columns)."""
+    """Run one task (worker side): observations as (n, columns), or (n, messages, size)."""
     return _as_columns(sampler(world, n, seed), n)
 
 

@@ -12,7 +12,9 @@ sample count, and none can certify privacy (a bound above the claim refutes it).
 - :func:`estimate_delta_lower_bounds`, :func:`audit_privacy_curve`: the curve audit,
   empirical δ_LB(ε') against the claimed δ(ε') (:mod:`fedpriv.audit.estimators.curve`).
 - :func:`estimate_gdp_mu_lower_bound`: Gaussian-DP μ lower bound
-  ``Φ⁻¹(1 - FPR_up) - Φ⁻¹(FNR_up)`` (:mod:`fedpriv.audit.estimators.gdp`).
+  ``Φ⁻¹(1 - FPR_up) - Φ⁻¹(FNR_up)``, and :func:`assess_gaussian_shape`, the test of
+  the Gaussian trade-off shape the Gaussian-DP reading of an (ε, δ) claim assumes
+  (:mod:`fedpriv.audit.estimators.gdp`, :mod:`fedpriv.audit.estimators.shape`).
 - :func:`audit_one_run`, :func:`audit_one_run_mechanism`,
   :func:`estimate_one_run_epsilon`: one-run auditing with canaries (Steinke, Nasr &
   Jagielski 2023; :mod:`fedpriv.audit.estimators.one_run`).
@@ -50,6 +52,14 @@ _MODULES = {
         "estimate_delta_lower_bounds",
     ),
     "gdp": ("MuLowerBound", "estimate_gdp_mu_lower_bound"),
+    "shape": (
+        "SHAPE_BINS",
+        "SHAPE_MIN_SAMPLES",
+        "GaussianShapeTest",
+        "assess_gaussian_shape",
+        "gaussian_shape_from_counts",
+        "pooled_quantile_edges",
+    ),
     "one_run": (
         "OneRunBound",
         "audit_one_run",

@@ -13,7 +13,8 @@ symmetric, so the mirrored test (worlds swapped) is used too.
 Converting μ_LB to ε at a δ (:func:`fedpriv.privacy.accounting.guarantees.gaussian_dp_epsilon`) refutes
 a μ-GDP claim, the natural claim of a Gaussian mechanism. It refutes an arbitrary
 (ε, δ) claim only under the assumption that the mechanism's trade-off curve has the
-Gaussian shape; reports must say so.
+Gaussian shape; reports must say so. :func:`fedpriv.audit.estimators.shape.assess_gaussian_shape`
+tests that assumption on the scores.
 """
 
 from __future__ import annotations

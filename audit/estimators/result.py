@@ -230,6 +230,16 @@ class AuditResult:
                 f" ε {get('reading_epsilon_lower_bound'):.4g} at δ={self.delta:.3g} if"
                 " the trade-off curve is Gaussian"
             )
+            shape = get("shape_test")
+            if shape is not None:
+                for test in get("shape_tests") or (shape,):
+                    text += f"; {test.description}"
+                if get("reading_verdict") == "unresolved":
+                    text += (
+                        "; the reading is declined: UNRESOLVED under the Gaussian-DP"
+                        " reading, which refutes nothing here (the verdict rests on the"
+                        " any-mechanism bounds)"
+                    )
         if get("looks", 1) > 1 or get("samples_budget", self.n_samples) != self.n_samples:
             text += (
                 f"; sequential: {get('looks')} look(s), {get('samples_saved')} samples"
@@ -268,6 +278,8 @@ class AuditResult:
         for name, value in {"bound": self.bound, **self.details}.items():
             if hasattr(value, "to_dict"):
                 value = value.to_dict()
+            elif isinstance(value, tuple) and value and all(hasattr(v, "to_dict") for v in value):
+                value = [v.to_dict() for v in value]
             elif name == "claim":
                 value = repr(value)
             elif isinstance(value, NeighboringRelation):

@@ -43,7 +43,18 @@ numbers do not change:
   step from "not μ₀-GDP" to "not (ε, δ)-DP" holds only if the output's trade-off curve is
   Gaussian, so the verdict is stated under that reading and ``epsilon_lower_bound``
   stays the any-mechanism bound (``reading_epsilon_lower_bound`` is ε at δ of the μ
-  bound, under the reading).
+  bound, under the reading). The audit tests that assumption
+  (:func:`~fedpriv.audit.estimators.shape.assess_gaussian_shape`: the equal-variance
+  binormal curve fitted to pooled-quantile bins, likelihood-ratio G² against χ²) on
+  the pilot, and on the confirmation's scores counted at the pilot's bin edges
+  (:func:`~fedpriv.audit.estimators.shape.gaussian_shape_from_counts`; extra
+  thresholds, the events' counts unchanged; sequential audits: the pilot only), the
+  two sharing one share of the audit's Bonferroni family, ``(1 - confidence) / (2
+  n_thresholds + 1)``, the Clopper–Pearson bounds keeping the rest. Where the shape is
+  rejected, or the pilot is too small to test it, the reading is declined:
+  ``reading_verdict`` is ``"unresolved"`` and the reading refutes nothing; the
+  any-mechanism bounds still do.
+  A GaussianDP claim needs no shape test (the μ bound refutes it for any mechanism).
 - ``sequential=True``: the confirmation samples come in ``looks`` equal batches; after
   each, every bound is recomputed from confidence sequences
   (:mod:`fedpriv.audit.estimators.sequential`, valid at any stopping time) and the audit
@@ -78,6 +89,12 @@ from fedpriv.audit.estimators._bounds import event_bounds_from_counts
 from fedpriv.audit.estimators.curve import _audit_privacy_curve_from_bounds, default_epsilon_grid
 from fedpriv.audit.estimators.gdp import MuLowerBound, _claim_mu, _mu_lower_bound_from_bounds
 from fedpriv.audit.estimators.result import AuditResult
+from fedpriv.audit.estimators.shape import (
+    GaussianShapeTest,
+    assess_gaussian_shape,
+    gaussian_shape_from_counts,
+    pooled_quantile_edges,
+)
 from fedpriv.audit.estimators.threshold import _check_open_unit, epsilon_lower_bound_from_counts
 from fedpriv.audit.estimators.threshold import _check_samples as _check_samples_array
 from fedpriv.audit.interfaces import Guarantee, Mechanism, ScoreFunction
@@ -203,8 +220,9 @@ def audit_black_box(
     n_workers : int, optional
         Local pool size.
     reading : {"any", "gaussian"}, default "any"
-        ``"gaussian"`` also refutes an (ε, δ) claim read as Gaussian-DP (module
-        docstring): needs ``estimator`` "auto" or "gdp" and a claim with ``delta > 0``.
+        ``"gaussian"`` also refutes an (ε, δ) claim read as Gaussian-DP, unless the
+        pilot rejects the Gaussian shape that reading assumes (module docstring):
+        needs ``estimator`` "auto" or "gdp" and a claim with ``delta > 0``.
     sequential : bool, default False
         Draw the confirmation in ``looks`` batches with anytime-valid bounds and stop at
         the first refutation (module docstring).
@@ -217,7 +235,13 @@ def audit_black_box(
         ``method="mechanism"``; details ``claim``, ``route``, ``score``,
         ``orientation``, ``thresholds``, ``n_pilot_samples``, ``curve``, ``mu``,
         ``neighboring_relation``, ``seed_entropy``, ``reading``, ``reading_epsilon_lower_bound``,
-        ``samples_budget``, ``samples_saved`` and ``looks``.
+        ``reading_verdict`` (``"violated"``, ``"not refuted"`` or ``"unresolved"``
+        under the Gaussian-DP reading, else None), ``shape_test`` (a
+        :class:`~fedpriv.audit.estimators.shape.GaussianShapeTest`, the deciding one, or
+        None where none ran), ``shape_tests`` (every shape test run: pilot, then
+        confirmation), ``family_confidence`` (the audit's family-wise confidence; the bound's
+        ``confidence`` is the bounds' share of it), ``samples_budget``,
+        ``samples_saved`` and ``looks``.
 
     Raises
     ------
@@ -260,7 +284,8 @@ def audit_black_box(
     root = as_seed_sequence(seed)
     datasets = (pair.dataset, pair.dataset_prime)
     common = {"batch_size": batch_size, "executor": executor, "n_workers": n_workers}
-    transform, kind, orientation, thresholds = _pilot_stage(
+    plan = dataclasses.replace(plan, shape_stages=1 if sequential else 2)
+    transform, kind, orientation, thresholds, shape = _pilot_stage(
         mechanism,
         datasets,
         plan,
@@ -269,6 +294,10 @@ def audit_black_box(
         score=score,
         log_density_ratio=log_density_ratio,
     )
+    edges = None
+    if shape is not None:
+        shape, edges = shape
+        plan = dataclasses.replace(plan, shape=shape, shape_tests=(shape,))
     if sequential:
         evidence = _confirm_sequential(
             mechanism,
@@ -284,16 +313,22 @@ def audit_black_box(
     else:
         # Stage 2: confirmation on fresh samples (a disjoint subtree), counted batch
         # by batch at the pilot's thresholds.
+        # Under the Gaussian reading the same scores are also counted at the pilot's
+        # shape-test bin edges (extra thresholds: the events' counts are unchanged).
+        counted = thresholds if edges is None else np.concatenate([thresholds, orientation * edges])
         count_d, count_dp = count_scores(
             mechanism,
             datasets,
             n_samples=plan.samples,
             root=child_root(root, 1),
             transform=transform,
-            thresholds=thresholds,
+            thresholds=counted,
             orientation=orientation,
             **common,
         )
+        if edges is not None:
+            plan = _confirmation_shape(plan, count_d, count_dp, thresholds.size, orientation)
+            count_d, count_dp = count_d[: thresholds.size], count_dp[: thresholds.size]
         evidence = _confirm(plan, count_d, count_dp, plan.samples, thresholds)
         evidence["n_samples"] = plan.samples
     n_samples = evidence.pop("n_samples")
@@ -316,6 +351,10 @@ def audit_black_box(
         seed_entropy=int(root.entropy),
         reading=plan.reading,
         reading_epsilon_lower_bound=evidence.pop("reading_epsilon_lower_bound", math.nan),
+        reading_verdict=evidence.pop("reading_verdict", None),
+        shape_test=plan.shape,
+        shape_tests=plan.shape_tests,
+        family_confidence=plan.family_confidence,
         samples_budget=plan.samples,
         samples_saved=plan.samples - n_samples,
         looks=evidence.pop("looks", 1),
@@ -542,6 +581,27 @@ class _Plan:
     delta: float
     grid: np.ndarray | None
     reading: str = "any"
+    #: level of the Gaussian-shape test (0: not run); ``confidence`` above is then the
+    #: bounds' share of ``family_confidence`` (:func:`_shape_split`)
+    shape_level: float = 0.0
+    shape: GaussianShapeTest | None = None
+    family_confidence: float | None = None
+    #: shape tests sharing ``shape_level``: 2 (pilot and confirmation), 1 (sequential:
+    #: pilot only)
+    shape_stages: int = 2
+    shape_tests: tuple[GaussianShapeTest, ...] = ()
+
+
+def _shape_split(confidence: float, n_thresholds: int) -> tuple[float, float]:
+    """``(bounds' confidence, shape test's level)`` of a Gaussian-reading audit.
+
+    Bonferroni over the audit's tests: the 2 x ``n_thresholds`` (threshold, direction)
+    tests of the simultaneous Clopper–Pearson family and the shape test, each with an
+    equal share of ``1 - confidence``.
+    """
+    alpha = 1.0 - confidence
+    share = alpha / (2 * n_thresholds + 1)
+    return 1.0 - (alpha - share), share
 
 
 def _check_samples(name: str, value: Any) -> int:
@@ -600,7 +660,25 @@ def _plan(
             default_epsilon_grid(claim) if epsilons is None else epsilons, dtype=np.float64
         )
     )
-    return _Plan(claim, route, samples, pilot, confidence, n_thresholds, delta, grid, reading)
+    shape_level, family_confidence = 0.0, confidence
+    if reading == "gaussian" and not isinstance(claim, GaussianDP):
+        # the reading's step from "not μ₀-GDP" to "not (ε, δ)-DP" assumes a Gaussian
+        # trade-off curve: the pilot tests it, at a share of the family's level
+        confidence, shape_level = _shape_split(confidence, n_thresholds)
+    return _Plan(
+        claim,
+        route,
+        samples,
+        pilot,
+        confidence,
+        n_thresholds,
+        delta,
+        grid,
+        reading,
+        shape_level,
+        None,
+        family_confidence,
+    )
 
 
 def _pilot_stage(
@@ -612,12 +690,22 @@ def _pilot_stage(
     *,
     score: Callable[[np.ndarray], np.ndarray] | None,
     log_density_ratio: Callable[[np.ndarray], np.ndarray] | None,
-) -> tuple[Callable[[np.ndarray], np.ndarray], str, float, np.ndarray]:
+) -> tuple[
+    Callable[[np.ndarray], np.ndarray],
+    str,
+    float,
+    np.ndarray,
+    tuple[GaussianShapeTest, np.ndarray] | None,
+]:
     """Stage 1: pilot samples (their own subtree) choose the score and the events.
 
     With ``executor="local"`` the (small) pilot runs in-process, and its wall time
     decides whether the confirmation is worth a process pool (``common`` is updated).
-    Returns ``(transform, score kind, orientation, thresholds)``.
+    Under the Gaussian-DP reading of an (ε, δ) claim it also tests the Gaussian shape
+    of the pilot scores' trade-off curve (:func:`assess_gaussian_shape`, at
+    its share of ``plan.shape_level``) and cuts the bins the confirmation is tested
+    on. Returns ``(transform, score kind, orientation, thresholds, (shape test, bin
+    edges) or None)``.
     """
     executor = common["executor"]
     pilot_started = time.perf_counter()
@@ -648,6 +736,12 @@ def _pilot_stage(
                 f"shape ({plan.pilot},), got shape {values.shape} with "
                 f"{int(np.size(values) - np.isfinite(values).sum())} non-finite value(s)."
             )
+    shape = None
+    if plan.shape_level > 0.0:
+        shape = (
+            assess_gaussian_shape(pilot_d, pilot_dp, level=plan.shape_level / plan.shape_stages),
+            pooled_quantile_edges(pilot_d, pilot_dp),
+        )
     curve_terms = None
     if plan.grid is not None:
         claim = plan.claim
@@ -662,7 +756,7 @@ def _pilot_stage(
         delta=plan.delta,
         curve_terms=curve_terms,
     )
-    return transform, kind, orientation, thresholds
+    return transform, kind, orientation, thresholds, shape
 
 
 def _confirm(
@@ -723,14 +817,45 @@ def _confirm(
     }
 
 
+def _confirmation_shape(
+    plan: _Plan, count_d: np.ndarray, count_dp: np.ndarray, n_events: int, orientation: int
+) -> _Plan:
+    """``plan`` with the confirmation's shape test added (counts past ``n_events`` are
+    at the pilot's bin edges, increasing in the score); the deciding test is the first
+    that rejects, else the confirmation's when it ran."""
+    at_edges_d, at_edges_dp = count_d[n_events:], count_dp[n_events:]
+    if orientation > 0:  # counts of score >= edge: the rest lie strictly below
+        below_d, below_dp = plan.samples - at_edges_d, plan.samples - at_edges_dp
+    else:  # counts of -score >= -edge: the scores at or below the edge
+        below_d, below_dp = at_edges_d, at_edges_dp
+    confirmation = gaussian_shape_from_counts(
+        below_d, plan.samples, below_dp, plan.samples, level=plan.shape_level / 2
+    )
+    pilot = plan.shape
+    deciding = pilot
+    if not pilot.rejected and not math.isnan(confirmation.statistic):
+        deciding = confirmation
+    return dataclasses.replace(plan, shape=deciding, shape_tests=(pilot, confirmation))
+
+
 def _reading_evidence(plan: _Plan, mu: MuLowerBound) -> dict[str, Any]:
-    """The Gaussian-DP reading's verdict and ε (module docstring); empty under "any"."""
+    """The Gaussian-DP reading's verdict and ε (module docstring); empty under "any".
+
+    The reading refutes the claim only when its μ bound exceeds μ₀ AND the pilot's
+    shape test did not reject the Gaussian shape; where the shape is rejected (or
+    could not be tested) the reading is declined: its verdict is ``"unresolved"``
+    and it refutes nothing (the any-mechanism bounds still may).
+    """
     if plan.reading != "gaussian":
         return {"reading_violated": False}
     from fedpriv.privacy.accounting.guarantees import gaussian_dp_epsilon
 
+    beyond = mu.mu_lower_bound > _claim_mu(plan.claim, plan.delta)
+    declined = plan.shape is not None and plan.shape.rejected
+    verdict = "unresolved" if declined else ("violated" if beyond else "not refuted")
     return {
-        "reading_violated": mu.mu_lower_bound > _claim_mu(plan.claim, plan.delta),
+        "reading_violated": beyond and not declined,
+        "reading_verdict": verdict,
         "reading_epsilon_lower_bound": float(gaussian_dp_epsilon(mu.mu_lower_bound, plan.delta)),
     }
 

@@ -712,7 +712,7 @@ def _check_loss(
     ``maximum`` (or overflows): no route can price it, and it protects nothing."""
     ceiling = "MAX_GAUSSIAN_MU" if maximum == MAX_GAUSSIAN_MU else "MAX_LAPLACE_EPSILON"
     loss = sensitivity / scale
-    if 0.0 < loss < sys.float_info.min:  # subnormal: the PLD grid cannot represent it
+    if loss < sys.float_info.min:  # subnormal, or 0 by underflow: no route can price it
         raise ValueError(
             f"`{sensitivity_name}` / `{scale_name}` must be >= {sys.float_info.min:g} (the "
             f"smallest normal float), got {sensitivity!r} / {scale!r} = {loss!r}."

@@ -99,7 +99,9 @@ __all__ = [
     "ROUTES",
     "EventHandlers",
     "compose_delta",
+    "compose_gdp_mu",
     "compose_routes",
+    "compose_zcdp_rho",
     "handlers_for",
     "pld_lower_bound",
     "register_event",
@@ -108,8 +110,6 @@ __all__ = [
 #: Route names, in the order :func:`compose_routes` reports them.
 ROUTES = ("pure", "basic", "advanced", "optimal", "rdp", "zcdp", "gdp", "pld")
 
-#: Relative slack on δ sums (float rounding of Σ count·δ_i only, never modelling).
-_DELTA_SLACK = 1e-12
 #: δ allowed per PLD operation for tail mass dp-accounting truncates (lower bound).
 _TRUNCATION_ALLOWANCE = 1e-14
 #: Fractions of the free δ given to δ' by the advanced route (the best one is kept).
@@ -166,22 +166,28 @@ def _per_copy(items, target_delta: float, delta_prime_fraction: float):
     """
     own = [_approx(event, 0.0) for event, _ in items]
     flexible = [not math.isfinite(epsilon) for epsilon, _ in own]
-    fixed_delta = math.fsum(
-        count * delta for (_, count), (_, delta), flex in zip(items, own, flexible) if not flex
-    )
-    free = max(target_delta - fixed_delta, 0.0)
-    n_flexible = sum(count for (_, count), flex in zip(items, flexible) if flex)
-    delta_prime = free * (delta_prime_fraction if n_flexible else 1.0)
-    share = (free - delta_prime) / n_flexible if n_flexible else 0.0
-    pairs, spent = [], [fixed_delta, delta_prime]
-    for (event, count), pair, flex in zip(items, own, flexible):
-        if flex:
-            pair = _approx(event, share)
-            spent.append(count * pair[1])
-        pairs.append((pair[0], count))
-    if math.fsum(spent) > target_delta * (1 + _DELTA_SLACK):
+    fixed = [count * Fraction(delta) for (_, count), (_, delta), flex in zip(items, own, flexible)]
+    fixed_delta = sum((f for f, flex in zip(fixed, flexible) if not flex), Fraction(0))
+    target = Fraction(target_delta)
+    if fixed_delta > target:  # exact: the declared δ_i alone exceed the target
         return None
-    return pairs, delta_prime
+    free = float(target - fixed_delta)
+    n_flexible = sum(count for (_, count), flex in zip(items, flexible) if flex)
+    # The shares are floats; their exact sum with the fixed δ must not exceed the
+    # target (issue 38: a relative slack let δ 1e-12 below a declared δ_i pass).
+    # Rounding can only overshoot by a few ulps, so a shrink by 1e-12 restores it.
+    for shrink in (1.0, 1.0 - 1e-12, 1.0 - 1e-9):
+        delta_prime = free * (delta_prime_fraction if n_flexible else 1.0) * shrink
+        share = (free * shrink - delta_prime) / n_flexible if n_flexible else 0.0
+        pairs, spent = [], fixed_delta + Fraction(delta_prime)
+        for (event, count), pair, flex in zip(items, own, flexible):
+            if flex:
+                pair = _approx(event, max(share, 0.0))
+                spent += count * Fraction(pair[1])
+            pairs.append((pair[0], count))
+        if spent <= target:
+            return pairs, delta_prime
+    return None
 
 
 def _basic(items, target_delta: float) -> float:
@@ -282,11 +288,70 @@ def _log_target(target_delta: float) -> float:
     return math.log(target_delta) if target_delta > 0 else -math.inf
 
 
+#: Most releases a cell may hold for :func:`_exact_top` (``(1 - δ_i)^count`` in exact
+#: rationals grows by ~56 bits per release).
+_EXACT_TOP_RELEASES = 1024
+
+
+#: Relative gap between a target δ and the leak probability 1 - Π(1 - δ_i) below which
+#: the float KOV evaluation (errors of a few ulps) cannot tell them apart.
+_LEAK_MARGIN = 1e-9
+
+
+def _exact_leak(items) -> Fraction | None:
+    """``1 - Π(1 - δ_i)^count`` over the declared δ_i, exactly; None for cells of more
+    than :data:`_EXACT_TOP_RELEASES` releases."""
+    if sum(count for _, count in items) > _EXACT_TOP_RELEASES:
+        return None
+    keep = Fraction(1)
+    for event, count in items:
+        epsilon, delta = _approx(event, 0.0)
+        if math.isfinite(epsilon) and delta > 0.0:
+            keep *= (1 - Fraction(delta)) ** count
+    return 1 - keep
+
+
+def _exact_top(items, target_delta: float) -> float:
+    """``Σ count·ε_i`` (rounded up) if ``1 - Π(1 - δ_i)^count <= target_delta`` holds in
+    exact rational arithmetic, else ``inf``; for cells of (ε_i, δ_i)-described events.
+
+    Each (ε_i, δ_i)-DP release is dominated by the mechanism that leaks its input with
+    probability δ_i and is otherwise ε_i randomized response (the dominating mechanism
+    in the proof of Kairouz, Oh & Viswanath 2015, Thm. 3.3), so at ``ε' = Σ ε_i``,
+    where the composed randomized responses have δ = 0, the composition's δ is the
+    chance that some release leaked: ``1 - Π(1 - δ_i)`` (Thm. 3.3's ``i = 0`` term when
+    the ε_i are equal). Float evaluation of that product can land an ulp above a target it meets
+    exactly ((1, 0.1) + (2, 0.2) at δ = 0.28: 1 - 0.9·0.8 is 0.28000000000000001443
+    in the doubles' exact values, fl(0.28) = 0.28000000000000002665), so the
+    comparison is done in ``Fraction`` and the answer is never below the truth.
+    ``inf`` for cells of more than :data:`_EXACT_TOP_RELEASES` releases.
+    """
+    if target_delta <= 0.0 or sum(count for _, count in items) > _EXACT_TOP_RELEASES:
+        return math.inf
+    terms, keep = [], Fraction(1)
+    for event, count in items:
+        epsilon, delta = _approx(event, 0.0)
+        if math.isfinite(epsilon) and delta > 0.0:  # a declared (ε, δ): exact floats
+            terms.append((count, epsilon, 1.0))
+            keep *= (1 - Fraction(delta)) ** count
+            continue
+        term = _exact_terms(event, count)  # pure: its ε summed exactly
+        if term is None:
+            return math.inf
+        terms.append(term)
+    if 1 - keep > Fraction(target_delta):
+        return math.inf
+    return _round_up(ratio_sum(terms))
+
+
 def _optimal(items, target_delta: float) -> float:
     """Smallest ε' with log δ(ε') <= log ``target_delta`` (bisection in log space).
 
     At ``target_delta = 0`` only ε' where the bound is exactly 0 is accepted, i.e.
-    ``ε' >= k·max ε_i`` (and no event has a δ_i).
+    ``ε' >= k·max ε_i`` (and no event has a δ_i). Where the float evaluation cannot
+    certify the target (the fixed δ rounds above it), the exact top end
+    :func:`_exact_top` answers instead of ``inf``; it also caps the bisection (the
+    sum of the ε_i, not ``k·max ε_i``, for a mix of ε_i).
     """
     parts = _optimal_parts(items)
     if parts is None:
@@ -294,12 +359,23 @@ def _optimal(items, target_delta: float) -> float:
     epsilon, k, log_keep = parts
     if target_delta == 0.0:  # KOV: δ(ε') = 0 exactly iff ε' >= k ε and no δ_i
         return math.inf if log_keep < 0.0 else _round_up(k * Fraction(epsilon))
+    top = math.inf
+    if log_keep < 0.0:
+        top = _exact_top(items, target_delta)
+        leak = _exact_leak(items)
+        if leak is None:  # too many releases for rationals: a conservative float check
+            if -math.expm1(log_keep) * (1.0 + _LEAK_MARGIN) >= target_delta:
+                return math.inf
+        elif leak > Fraction(target_delta):
+            return math.inf  # the leak probability alone exceeds the target, exactly
+        elif Fraction(target_delta) - leak <= Fraction(target_delta) * _LEAK_MARGIN:
+            return top  # δ(ε') is within float error of the leak atom: the exact top
     log_target = _log_target(target_delta)
     if log_keep < 0.0 and math.log(-math.expm1(log_keep)) > log_target:
-        return math.inf  # the fixed δ alone exceeds the target
+        return top  # the fixed δ alone exceeds the target in floats
     low, high = 0.0, k * epsilon
     if _optimal_log_delta(parts, high) > log_target:  # rounding at the top end
-        return math.inf
+        return top
     if _optimal_log_delta(parts, low) <= log_target:
         return 0.0
     for _ in range(200):
@@ -310,7 +386,7 @@ def _optimal(items, target_delta: float) -> float:
             high = middle
         else:
             low = middle
-    return high
+    return min(high, top)
 
 
 def _gdp_mu(items) -> float | None:
@@ -325,6 +401,75 @@ def _zcdp_rho(items) -> float | None:
     if any(rho is None for rho in rhos):
         return None
     return math.fsum(count * rho for rho, (_, count) in zip(rhos, items))
+
+
+def compose_zcdp_rho(cell: Cell) -> float:
+    """ρ of one cell's sequential composition in zero-concentrated DP (``inf`` if none).
+
+    Each release's ρ comes from its event's ``zcdp`` handler (a pure ε-DP release is
+    ε²/2-zCDP, Bun & Steinke 2016, arXiv:1605.02065, Prop. 1.4; a Gaussian of
+    multiplier σ is 1/(2σ²)-zCDP, Prop. 1.6), and ρ adds under composition (Lemma
+    2.3). A cell holding any release without a zCDP bound (an (ε, δ) event with δ > 0,
+    a Poisson-sampled event, a raw release) is not ρ-zCDP for any finite ρ by this
+    route: ``inf``.
+
+    Parameters
+    ----------
+    cell : sequence of (event, int)
+        Sequentially composed releases with their counts (>= 1).
+
+    Returns
+    -------
+    float
+        ρ >= 0 (dimensionless), or ``inf``.
+
+    Raises
+    ------
+    UnsupportedEventError
+        If an event type has no handlers.
+
+    Examples
+    --------
+    >>> from fedpriv.privacy import events
+    >>> compose_zcdp_rho([(events.Gaussian(noise_multiplier=2.0), 4)])
+    0.5
+    """
+    rho = _zcdp_rho(_normalize(cell))
+    return math.inf if rho is None else rho
+
+
+def compose_gdp_mu(cell: Cell) -> float:
+    """μ of one cell's sequential composition in Gaussian DP (``inf`` if none).
+
+    Each release's μ comes from its event's ``gdp`` handler (exact for the Gaussian
+    family: μ = Δ₂/σ, Dong, Roth & Su 2019, arXiv:1905.02383, Thm. 2.7), and μ
+    composes as √Σ μ_i² (Cor. 3.3). A cell holding any release without a μ-GDP
+    handler (Laplace, randomized response, (ε, δ), subsampled or raw releases) gets
+    ``inf``: this route certifies no finite μ for it.
+
+    Parameters
+    ----------
+    cell : sequence of (event, int)
+        Sequentially composed releases with their counts (>= 1).
+
+    Returns
+    -------
+    float
+        μ >= 0 (dimensionless), or ``inf``.
+
+    Raises
+    ------
+    UnsupportedEventError
+        If an event type has no handlers.
+
+    Examples
+    --------
+    >>> from fedpriv.privacy import events
+    >>> compose_gdp_mu([(events.Gaussian(noise_multiplier=2.0), 4)])
+    1.0
+    """
+    mu = _gdp_mu(_normalize(cell))
+    return math.inf if mu is None else mu
 
 
 def _rdp_total(items, orders: tuple[float, ...]):

@@ -106,6 +106,7 @@ from fedpriv.privacy.errors import UnsupportedEventError
 from fedpriv.privacy.relations import NeighboringRelation, parse_relation
 
 __all__ = [
+    "MIN_SAMPLING_RATE",
     "SAMPLING_RELATIONS",
     "PoissonSampled",
     "amplified_epsilon_delta",
@@ -118,6 +119,11 @@ SAMPLING_RELATIONS = (NeighboringRelation.ADD_OR_REMOVE_ONE, NeighboringRelation
 
 #: Bisection steps that fit the inner δ share to the outer one under replace-one.
 _SHARE_STEPS = 60
+#: Smallest positive ``sampling_rate`` of :class:`PoissonSampled`. Below it the
+#: amplified RDP of a sampled Gaussian (dp-accounting's series) cancels to rounding
+#: error and turns negative (``q = 1e-10`` at noise multiplier 100 already does), so
+#: every query would raise; the event is refused at construction instead.
+MIN_SAMPLING_RATE = 1e-6
 #: Largest δ share handed to the inner event (``δ / q`` can exceed 1 for tiny ``q``;
 #: any share in [0, 1) gives a valid pair, and at 1/2 most mechanisms are at ε ≈ 0).
 _MAX_INNER_SHARE = 0.5
@@ -133,8 +139,8 @@ class PoissonSampled:
         The mechanism run on the sample; its sensitivity is one record's contribution
         (see the module docstring).
     sampling_rate : float
-        Probability ``q`` that a record is in the sample, in [0, 1]. ``q = 0`` releases
-        nothing about any record.
+        Probability ``q`` that a record is in the sample: 0 or in
+        [:data:`MIN_SAMPLING_RATE`, 1]. ``q = 0`` releases nothing about any record.
     neighboring_relation : NeighboringRelation or str
         ``"add_or_remove_one"`` (default, dp-accounting's and Opacus's DP-SGD setting)
         or ``"replace_one"``. An accountant whose relation is of the other family
@@ -145,7 +151,8 @@ class PoissonSampled:
     TypeError
         If ``event`` is not a frozen event instance.
     ValueError
-        If ``sampling_rate`` is outside [0, 1] or the relation is not one of
+        If ``sampling_rate`` is not 0 and outside [MIN_SAMPLING_RATE, 1] (e.g.
+        ``5e-324``, which every query would then fail on), or the relation is not one of
         :data:`SAMPLING_RELATIONS`.
 
     Examples
@@ -164,8 +171,12 @@ class PoissonSampled:
     def __post_init__(self) -> None:
         _check_frozen_event("event", self.event)
         rate = check_real("sampling_rate", self.sampling_rate)
-        if not 0.0 <= rate <= 1.0:
-            raise ValueError(f"`sampling_rate` must be in [0, 1], got {rate!r}.")
+        if not (rate == 0.0 or MIN_SAMPLING_RATE <= rate <= 1.0):
+            raise ValueError(
+                f"`sampling_rate` must be 0 or in [{MIN_SAMPLING_RATE:g}, 1] "
+                f"(MIN_SAMPLING_RATE), got {rate!r}: below it the amplified RDP and PLD "
+                "terms cancel to rounding error and no route can price the event."
+            )
         object.__setattr__(self, "sampling_rate", rate)
         relation = parse_relation(self.neighboring_relation)
         if relation not in SAMPLING_RELATIONS:

@@ -121,6 +121,7 @@ def judge(
     *,
     coverage: str = "claim",
     upper_note: str = "",
+    contradicted: str = "",
 ) -> tuple[str, str]:
     """``(verdict, evidence)`` for one claim (rule in the module docstring).
 
@@ -137,6 +138,12 @@ def judge(
         Only ``"claim"`` rows are compared with the claimed ε.
     upper_note : str
         Words shown after the upper bound (e.g. the route or the raw channel).
+    contradicted : str
+        A declaration the upper bound rests on (a sensitivity, a ``disjoint`` level,
+        a data-independent release schedule) that coupled runs contradict, with its
+        witness (:func:`fedpriv.privacy.mechanisms.recording.compare_releases`). The
+        upper bound is then not certified: the verdict is never ``holds`` (a would-be
+        ``holds`` is ``unresolved``), and the contradiction is part of the evidence.
 
     Returns
     -------
@@ -156,6 +163,8 @@ def judge(
     >>> audit = LowerBoundEvidence(epsilon=1.2, kind="audit", description="95% audit")
     >>> judge(1.0, 1.25, [audit])[0]
     'violated'
+    >>> judge(1.0, 1.0, contradicted="disjoint level 'epoch': one reward in 10 epochs")[0]
+    'unresolved'
     """
     if coverage not in COVERAGES:
         raise ValueError(f"`coverage` must be one of {', '.join(COVERAGES)}; got {coverage!r}.")
@@ -175,6 +184,16 @@ def judge(
             f"`claimed_epsilon` must be a finite float >= 0 for a claim, got {claimed_epsilon!r}."
         )
     claimed = float(claimed_epsilon)
+    if contradicted:
+        verdict, text = judge(claimed, math.inf, lowers, upper_note=upper_note)
+        broken = (
+            f"the accountant's upper bound {_shown(upper)} rests on a declaration the "
+            f"coupled runs contradict ({contradicted}), so it certifies nothing"
+        )
+        if verdict == "violated":
+            return verdict, text + "; besides, " + broken
+        lower = f" (best: {_shown(best.epsilon)}, {best.description})" if best else ""
+        return "unresolved", broken + ", and no lower bound exceeds the claim" + lower
     above = [b for b in lowers if b.epsilon > claimed * (1.0 + RELATIVE_TOLERANCE)]
     if above:
         reasons = "; ".join(

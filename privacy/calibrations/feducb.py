@@ -153,7 +153,8 @@ def feducb_privatizer(
     Raises
     ------
     ValueError
-        If ``epsilon <= 0`` or infinite, ``delta`` or ``failure_probability`` not in
+        If ``epsilon <= 0``, infinite, or so small that the noise scale is not a
+        finite float (``epsilon = 5e-324``), ``delta`` or ``failure_probability`` not in
         (0, 1), ``horizon``, ``n_agents``, ``dim``, ``n_syncs`` or ``tree_depth``
         < 1, ``n_syncs > horizon``, ``2**(tree_depth - 1) < n``, a bound <= 0, or an
         unknown ``version``.
@@ -230,6 +231,12 @@ def feducb_privatizer(
     noise_stddev = 4.0 * math.sqrt(depth) * l2 * log_2_delta / epsilon
     node_epsilon = epsilon / math.sqrt(8.0 * depth * log_2_delta)
     node_delta = delta / (2.0 * depth)
+    if not (node_epsilon > 0 and math.isfinite(noise_stddev)):  # ε below ~1e-300
+        raise ValueError(
+            f"`epsilon` = {epsilon!r} gives no finite noise scale (noise_stddev = "
+            f"{noise_stddev!r}, per-node ε = {node_epsilon!r}): `epsilon` must be large "
+            "enough that 4 sqrt(m) (L² + B²) ln(2/δ) / ε is a finite float."
+        )
     classical = l2 * math.sqrt(2.0 * math.log(1.25 / node_delta)) / node_epsilon
     log_union = math.log(2.0 * n * n_agents / alpha)
     op_norm_bound = (

@@ -49,6 +49,7 @@ import difflib
 import inspect
 import itertools
 import math
+import stat
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -59,14 +60,17 @@ from fedpriv.privacy import calibrations as calibration
 from fedpriv.privacy.accounting import events
 from fedpriv.privacy.accounting.guarantees import format_epsilon
 from fedpriv.privacy.accounting.verdicts import LowerBoundEvidence, judge
-from fedpriv.privacy.errors import DataFormatError
+from fedpriv.privacy.errors import DataFormatError, ResourceLimitError
 from fedpriv.privacy.ledger.accountant import Accountant
 from fedpriv.privacy.ledger.store import LedgerStore
 from fedpriv.privacy.relations import parse_relation
 
 __all__ = [
     "CALIBRATIONS",
+    "CLAIM_FIELDS",
     "MAX_CELLS",
+    "MAX_DEPLOYMENT_BYTES",
+    "MAX_TOTAL_CELLS",
     "Deployment",
     "DeploymentRelease",
     "budget_report",
@@ -84,6 +88,17 @@ __all__ = [
 MAX_COUNT = events.MAX_COUNT
 #: Most cells one ``[[release]]`` may be charged to (product of its ``per`` labels).
 MAX_CELLS = 10**6
+#: Most cell charges a whole deployment file may make by default: the sum over its
+#: releases of (cells named by ``per``) × ``count``, the rows the accountant is
+#: charged. Its time and memory grow with this total (one release of ``MAX_CELLS``
+#: cells took minutes to report), so a file is refused beyond it unless the caller
+#: raises it (:func:`parse_deployment`'s ``max_total_cells``, ``fedpriv account
+#: --max-cells``).
+MAX_TOTAL_CELLS = MAX_CELLS
+#: Largest deployment file :func:`load_deployment` reads, in bytes (16 MiB: room for
+#: label lists of ``MAX_CELLS`` entries). Only regular files are read, so a FIFO or a
+#: device such as ``/dev/zero`` is refused before it is opened.
+MAX_DEPLOYMENT_BYTES = 16 * 2**20
 
 #: Paper calibrations a deployment file may call by name.
 CALIBRATIONS = {
@@ -170,7 +185,9 @@ def _labels(spec: Any, source: str, where: str) -> tuple[Any, ...]:
     raise _fail(source, where, "labels must be a positive count or a non-empty list")
 
 
-def parse_deployment(data: Mapping[str, Any], *, source: str = "<deployment>") -> Deployment:
+def parse_deployment(
+    data: Mapping[str, Any], *, source: str = "<deployment>", max_total_cells: int = MAX_TOTAL_CELLS
+) -> Deployment:
     """Validate a parsed TOML mapping and build a :class:`Deployment`.
 
     Parameters
@@ -180,6 +197,9 @@ def parse_deployment(data: Mapping[str, Any], *, source: str = "<deployment>") -
         the deployment file format reference (``docs/reference/deployment-file.md``).
     source : str, default "<deployment>"
         Where ``data`` came from (a path), repeated in error messages and reports.
+    max_total_cells : int, default MAX_TOTAL_CELLS
+        Most cell charges the whole file may make: the sum over its releases of
+        (cells named by ``per``) × ``count``, the rows the accountant is charged. >= 1.
 
     Returns
     -------
@@ -189,9 +209,18 @@ def parse_deployment(data: Mapping[str, Any], *, source: str = "<deployment>") -
     Raises
     ------
     DataFormatError
-        On a missing or malformed key, an unknown event or calibration, or an event
-        whose fields are invalid (the message names the key and the problem).
+        On a missing or malformed key (an unknown key of the top level, of
+        ``[claim]`` or of a release included), an unknown event or calibration, or an
+        event whose fields are invalid (the message names the key and the problem).
+    ResourceLimitError
+        If the releases make more than ``max_total_cells`` cell charges together.
+    ValueError
+        If ``max_total_cells`` is not an integer >= 1.
     """
+    if isinstance(max_total_cells, bool) or not isinstance(max_total_cells, int):
+        raise ValueError(f"`max_total_cells` must be an integer >= 1, got {max_total_cells!r}.")
+    if max_total_cells < 1:
+        raise ValueError(f"`max_total_cells` must be an integer >= 1, got {max_total_cells!r}.")
     if not isinstance(data, Mapping):
         raise _fail(source, "top level", f"must be a table, got {type(data).__name__}")
     _check_top_level(data, source)
@@ -228,6 +257,14 @@ def parse_deployment(data: Mapping[str, Any], *, source: str = "<deployment>") -
         _parse_release(spec, f"release[{index}]", classes, calibrated, disjoint, sequential, source)
         for index, spec in enumerate(raw_releases)
     ]
+    total = sum(math.prod(len(labels) for _, labels in r.per) * r.count for r in releases)
+    if total > max_total_cells:
+        raise ResourceLimitError(
+            f"{source}: release: the releases make {total:,} cell charges together "
+            f"(cells named by `per` × `count`, summed), more than `max_total_cells` = "
+            f"{max_total_cells:,} (default MAX_TOTAL_CELLS; `fedpriv account --max-cells` "
+            "raises it, at a cost of time and memory proportional to the total)."
+        )
     return Deployment(
         title=str(data.get("title", Path(source).stem)),
         neighboring_relation=neighboring_relation,
@@ -279,8 +316,16 @@ def _check_top_level(data: Mapping[str, Any], source: str) -> None:
         )
 
 
+#: The fields of the ``[claim]`` table; any other key is refused (a typo such as
+#: ``epsilom`` would otherwise drop the claim silently).
+CLAIM_FIELDS = ("epsilon", "delta", "source")
+
+
 def _parse_claim(claim: Mapping[str, Any], source: str) -> tuple[Any, Any]:
     """The ``[claim]`` table's (epsilon, delta), validated (either may be None)."""
+    _check_fields(
+        claim, list(CLAIM_FIELDS), [], source=source, where="claim", what="the [claim] table"
+    )
     claim_epsilon = claim.get("epsilon")
     claim_delta = claim.get("delta", 0.0 if claim_epsilon is not None else None)
     if claim_epsilon is not None and not (
@@ -450,13 +495,16 @@ def _parse_release(
     )
 
 
-def load_deployment(path: str | Path) -> Deployment:
+def load_deployment(path: str | Path, *, max_total_cells: int = MAX_TOTAL_CELLS) -> Deployment:
     """Read and validate a deployment TOML file.
 
     Parameters
     ----------
     path : str or Path
-        A deployment TOML file.
+        A deployment TOML file: a regular file of at most
+        :data:`MAX_DEPLOYMENT_BYTES` bytes.
+    max_total_cells : int, default MAX_TOTAL_CELLS
+        As in :func:`parse_deployment`.
 
     Returns
     -------
@@ -466,16 +514,59 @@ def load_deployment(path: str | Path) -> Deployment:
     Raises
     ------
     DataFormatError
-        If the file is not valid TOML or not a valid deployment.
+        If the file is not a regular file (a FIFO, a device such as ``/dev/zero``),
+        is not UTF-8 TOML, is nested too deeply to parse, or is not a valid deployment.
+    ResourceLimitError
+        If the file is larger than :data:`MAX_DEPLOYMENT_BYTES`, or its releases
+        make more than ``max_total_cells`` cell charges.
     OSError
         If the file cannot be read.
     """
     path = Path(path)
+    info = path.stat()  # stat, not open: a FIFO would block open()
+    if not stat.S_ISREG(info.st_mode):
+        raise DataFormatError(
+            f"{path}: a deployment file must be a regular file, not a "
+            f"{_file_kind(info.st_mode)} (its size must be known and bounded)."
+        )
+    if info.st_size > MAX_DEPLOYMENT_BYTES:
+        raise ResourceLimitError(
+            f"{path}: a deployment file must be at most MAX_DEPLOYMENT_BYTES = "
+            f"{MAX_DEPLOYMENT_BYTES:,} bytes, got {info.st_size:,}."
+        )
+    with path.open("rb") as handle:
+        raw = handle.read(MAX_DEPLOYMENT_BYTES + 1)
+    if len(raw) > MAX_DEPLOYMENT_BYTES:  # grew after the stat
+        raise ResourceLimitError(
+            f"{path}: a deployment file must be at most MAX_DEPLOYMENT_BYTES = "
+            f"{MAX_DEPLOYMENT_BYTES:,} bytes."
+        )
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise DataFormatError(f"{path}: not UTF-8 text: {error}") from None
     except tomllib.TOMLDecodeError as error:
         raise DataFormatError(f"{path}: not valid TOML: {error}") from None
-    return parse_deployment(data, source=str(path))
+    except RecursionError:
+        raise DataFormatError(
+            f"{path}: not a deployment file: its tables or arrays are nested too deeply "
+            "to parse (a deployment needs at most a few levels)."
+        ) from None
+    return parse_deployment(data, source=str(path), max_total_cells=max_total_cells)
+
+
+def _file_kind(mode: int) -> str:
+    """Words for a non-regular file's type."""
+    for test, name in (
+        (stat.S_ISDIR, "directory"),
+        (stat.S_ISFIFO, "FIFO (named pipe)"),
+        (stat.S_ISCHR, "character device"),
+        (stat.S_ISBLK, "block device"),
+        (stat.S_ISSOCK, "socket"),
+    ):
+        if test(mode):
+            return name
+    return "special file"
 
 
 def build_accountant(deployment: Deployment) -> Accountant:
@@ -707,8 +798,10 @@ def store_report(
     dict
         The keys of :func:`budget_report` (``routes``, ``tightest``, ``lower_bound``,
         ``curve``, ``per_level`` over every key level, ``releases`` grouped by event;
-        ``claim`` and ``verdict`` are None) plus ``budget`` ({epsilon, delta} or None),
-        ``spent`` and ``remaining`` (budget ε minus the tightest ε at the budget's δ),
+        ``claim`` and ``verdict`` are None) plus ``budget`` (its fields: {epsilon,
+        delta}, {rho} or {mu}; or None), ``spent`` and ``remaining``
+        (:meth:`~fedpriv.privacy.ledger.accountant.Accountant.spent` and
+        ``remaining``: ε at the budget's δ, or ρ or μ for a zCDP or Gaussian-DP budget),
         ``n_charges``, ``n_draws``, ``fedpriv_version``, ``schema_version``.
 
     Raises
@@ -806,9 +899,14 @@ def _store_summary(report: Mapping[str, Any]) -> list[str]:
     ]
     if report["budget"] is not None:
         budget = report["budget"]
+        if "rho" in budget:  # a zCDP budget: spent and remaining are ρ
+            cap = f"ρ = {budget['rho']:g} (zCDP)"
+        elif "mu" in budget:  # a Gaussian-DP budget: spent and remaining are μ
+            cap = f"μ = {budget['mu']:g} (Gaussian DP)"
+        else:
+            cap = f"ε = {budget['epsilon']:g} at δ = {budget.get('delta', 0.0):g}"
         lines.append(
-            f"budget: ε = {budget['epsilon']:g} at δ = {budget.get('delta', 0.0):g}; "
-            f"spent {format_epsilon(report['spent'])}, "
+            f"budget: {cap}; spent {format_epsilon(report['spent'])}, "
             f"remaining {format_epsilon(report['remaining'])}"
         )
     return lines

@@ -52,17 +52,30 @@ from fedpriv.privacy.accounting.events import (
     SelfComposed,
     _shape,
 )
-from fedpriv.privacy.accounting.guarantees import RELATIVE_TOLERANCE, ApproxDP, PureDP
+from fedpriv.privacy.accounting.guarantees import (
+    RELATIVE_TOLERANCE,
+    ZCDP,
+    ApproxDP,
+    GaussianDP,
+    PureDP,
+)
 from fedpriv.privacy.accounting.routes import (
     ROUTES,
     compose_delta,
+    compose_gdp_mu,
     compose_routes,
+    compose_zcdp_rho,
     handlers_for,
     pld_lower_bound,
 )
 from fedpriv.privacy.accounting.sampling import check_sampling_relation
 from fedpriv.privacy.checks import check_delta, check_int_at_least, check_real
-from fedpriv.privacy.errors import BudgetExceededError, ResourceLimitError, UnsupportedEventError
+from fedpriv.privacy.errors import (
+    BudgetExceededError,
+    IncompatibleGuaranteeError,
+    ResourceLimitError,
+    UnsupportedEventError,
+)
 from fedpriv.privacy.ledger.running import RunningCells
 from fedpriv.privacy.ledger.store import LedgerHead, LedgerStore, StoreConfig, StoredLedgerMixin
 from fedpriv.privacy.relations import NeighboringRelation, parse_relation
@@ -71,6 +84,7 @@ if TYPE_CHECKING:  # pandas is imported where a frame is built (import time, iss
     import pandas as pd
 
 __all__ = [
+    "BUDGET_TYPES",
     "MAX_CELL_RELEASES",
     "PLD_DISCRETIZATION_RANGE",
     "RELATIVE_TOLERANCE",
@@ -87,6 +101,14 @@ PLD_DISCRETIZATION_RANGE = (1e-6, 1.0)
 #: ResourceLimitError` instead, and a charge that would fill a cell beyond it is
 #: refused with that error (budget or not), so every accepted ledger can be priced.
 MAX_CELL_RELEASES = MAX_COUNT
+
+#: Guarantee types a budget may have. ``PureDP``/``ApproxDP`` budgets are checked on
+#: the tightest ε route at the budget's δ; a ``ZCDP`` budget on the cell's ρ
+#: (:func:`~fedpriv.privacy.accounting.routes.compose_zcdp_rho`, ρ adds: Bun & Steinke
+#: 2016, Lemma 2.3); a ``GaussianDP`` budget on the cell's μ
+#: (:func:`~fedpriv.privacy.accounting.routes.compose_gdp_mu`, √Σμ²: Dong, Roth & Su
+#: 2019, Cor. 3.3). An RDP curve or a PLD is not a budget (no one number to exhaust).
+BUDGET_TYPES = (PureDP, ApproxDP, ZCDP, GaussianDP)
 
 _SUPPORTED_RELATIONS = frozenset(NeighboringRelation)
 #: Internal label column of a charge made without any key level (one release).
@@ -137,12 +159,20 @@ class Accountant(StoredLedgerMixin):
         (a single mechanism, or a dp-accounting ledger replayed as it is).
     sequential : sequence of str
         Extra key levels that only label charges (composed sequentially).
-    budget : PureDP or ApproxDP, optional
-        If given, a charge that would make the tightest ε at the budget's δ exceed
-        the budget's ε raises :class:`~fedpriv.privacy.errors.BudgetExceededError` and
-        changes nothing. The check is incremental (:mod:`fedpriv.privacy.ledger.running`):
+    budget : PureDP, ApproxDP, ZCDP or GaussianDP, optional
+        If given, a charge that would take the ledger beyond the budget raises
+        :class:`~fedpriv.privacy.errors.BudgetExceededError` and changes nothing.
+        ``PureDP``/``ApproxDP``: the tightest ε at the budget's δ must stay within
+        the budget's ε; the check is incremental (:mod:`fedpriv.privacy.ledger.running`):
         a charge that a cheap route on the running cells keeps within the budget is
         accepted in O(1), any other is priced exactly; the decisions are the same.
+        ``ZCDP``: every cell's ρ (:func:`~fedpriv.privacy.accounting.routes.
+        compose_zcdp_rho`) must stay within the budget's ρ; ``GaussianDP``: every
+        cell's μ (:func:`~fedpriv.privacy.accounting.routes.compose_gdp_mu`) within
+        its μ. A charge whose cell has no bound of the budget's type (a Laplace
+        release under a ``GaussianDP`` budget, a Poisson-sampled one under ``ZCDP``)
+        is refused the same way. These two re-compose the ledger per charge (O(N)).
+        See :data:`BUDGET_TYPES`.
     pld_discretization : float
         dp-accounting's ``value_discretization_interval`` for the PLD route, in
         :data:`PLD_DISCRETIZATION_RANGE` (finer grids need more memory than a query
@@ -183,6 +213,8 @@ class Accountant(StoredLedgerMixin):
     ValueError
         If ``neighboring_relation`` is unknown or not supported, a level is repeated or
         ``pld_discretization`` is outside :data:`PLD_DISCRETIZATION_RANGE`.
+    IncompatibleGuaranteeError
+        If ``budget`` is not one of :data:`BUDGET_TYPES` (a ``TypeError``).
     StoreFormatError
         If ``store`` is not a ledger store this version can read.
     StoreMismatchError
@@ -207,7 +239,7 @@ class Accountant(StoredLedgerMixin):
         neighboring_relation: NeighboringRelation | str = NeighboringRelation.REPLACE_ONE_REWARD,
         disjoint: Sequence[str] = (),
         sequential: Sequence[str] = (),
-        budget: PureDP | ApproxDP | None = None,
+        budget: PureDP | ApproxDP | ZCDP | GaussianDP | None = None,
         pld_discretization: float = 1e-4,
         keep_draw_rows: bool = True,
         store: str | os.PathLike | None = None,
@@ -230,8 +262,11 @@ class Accountant(StoredLedgerMixin):
         if len(set(levels)) != len(levels):
             raise ValueError(f"key levels must be distinct, got {levels}.")
         self.levels = levels
-        if budget is not None and not isinstance(budget, (PureDP, ApproxDP)):
-            raise TypeError(f"`budget` must be PureDP or ApproxDP, got {type(budget).__name__}.")
+        if budget is not None and not isinstance(budget, BUDGET_TYPES):
+            allowed = ", ".join(kind.__name__ for kind in BUDGET_TYPES)
+            raise IncompatibleGuaranteeError(
+                f"`budget` must be one of {allowed} (or None), got {type(budget).__name__}."
+            )
         self.budget = budget
         low, high = PLD_DISCRETIZATION_RANGE
         try:
@@ -416,7 +451,12 @@ class Accountant(StoredLedgerMixin):
             under this accountant's relation.
         key : mapping of str to label, optional
             One label per declared level; may be omitted when no ``disjoint`` level is
-            declared.
+            declared. A label keeps its type and value in the ledger, the store and
+            the exports. Two labels name the same cell exactly when they are equal as
+            Python dict keys: ``True``, ``1``, ``1.0`` and ``np.int64(1)`` are one
+            label (as ``{1: a, True: b}`` has one key), ``'1'`` is another; every
+            missing label (``None``, NaN) is one label. Merging equal values is the
+            sound direction: it can only put more releases in one cell.
 
         Raises
         ------
@@ -462,7 +502,9 @@ class Accountant(StoredLedgerMixin):
             broadcast): ``n`` releases, the ``j``-th charged to cell
             ``{level: keys[level][j]}``. Labels are scalars (``str``, ``int``,
             ``float``, ``bool`` or ``None``); a set or a dict is refused, not read as
-            one label.
+            one label. A list may mix label types (``["x", 2]``): each label keeps
+            its type and names the cell it names in :meth:`spend` (issue 38; it is
+            not coerced to the list's common NumPy dtype).
 
         Raises
         ------
@@ -505,6 +547,19 @@ class Accountant(StoredLedgerMixin):
             event_id = len(self._events)
         charge = (event_id, arrays)
         if self.budget is None:
+            return event, is_new, charge, None
+        if isinstance(self.budget, (ZCDP, GaussianDP)):
+            candidate_events = self._events + [event] if is_new else self._events
+            compositions = _compose_cells(
+                [*self._charges, charge], len(candidate_events), self.parallel_levels, None
+            )
+            name, limit = _budget_parameter(self.budget)
+            spent = _guarantee_spent(self.budget, _cell_list(compositions, candidate_events))
+            if spent > limit * (1 + RELATIVE_TOLERANCE):
+                raise BudgetExceededError(
+                    f"charging {event} would raise {name} to {spent:.6g} > budget "
+                    f"{limit:.6g} ({type(self.budget).__name__}); nothing was released."
+                )
             return event, is_new, charge, None
         # Issue 23: a cheap sound route on the running cells accepts most charges in
         # O(1); otherwise the exact check runs on the running compositions, which are
@@ -1044,15 +1099,25 @@ class Accountant(StoredLedgerMixin):
             return 1.0  # a sound (vacuous) upper bound
 
     def spent(self) -> float:
-        """The odometer: tightest ε spent so far at the budget's δ (0 without budget δ)."""
+        """The odometer, in the budget's own parameter.
+
+        Returns
+        -------
+        float
+            The tightest ε at the budget's δ (δ = 0 without a budget or with a
+            ``PureDP`` one); the worst cell's ρ under a ``ZCDP`` budget, its μ under a
+            ``GaussianDP`` one (``inf`` if a cell has no such bound).
+        """
+        if isinstance(self.budget, (ZCDP, GaussianDP)):
+            return _guarantee_spent(self.budget, self.cells())
         delta = self.budget.delta if isinstance(self.budget, ApproxDP) else 0.0
         return self.get_epsilon(delta)
 
     def remaining(self) -> float:
-        """Budget ε left (``inf`` without a budget)."""
+        """Budget left in its own parameter (ε, ρ or μ; ``inf`` without a budget)."""
         if self.budget is None:
             return math.inf
-        return max(0.0, self.budget.epsilon - self.spent())
+        return max(0.0, _budget_parameter(self.budget)[1] - self.spent())
 
     # ------------------------------------------------------------------ exports
     @property
@@ -1095,7 +1160,8 @@ class Accountant(StoredLedgerMixin):
             event = self._events[event_id]
             n = max(a.size for a in arrays.values())
             frame = pd.DataFrame(
-                {level: arrays[level] for level in arrays if level != _SINGLE_CELL}, index=range(n)
+                {level: _column(arrays[level]) for level in arrays if level != _SINGLE_CELL},
+                index=range(n),
             )
             frame["event"] = type(event).__name__
             frame["scale"] = getattr(event, "scale", math.nan)
@@ -1107,6 +1173,11 @@ class Accountant(StoredLedgerMixin):
             rows.append(frame)
         if not rows:
             return pd.DataFrame(columns=list(self.levels) + ["event", "epsilon"])
+        for level in self.levels:  # labels of several kinds: object, so none is coerced
+            if len({str(f[level].dtype) for f in rows if level in f}) > 1:
+                for f in rows:
+                    if level in f:
+                        f[level] = f[level].astype(object)
         return pd.concat(rows, ignore_index=True)
 
     def non_private_reasons(self, *, where: Mapping[str, Any] | None = None) -> list[str]:
@@ -1143,6 +1214,22 @@ class Accountant(StoredLedgerMixin):
 
 
 # ---------------------------------------------------------------------- helpers
+def _budget_parameter(budget: Any) -> tuple[str, float]:
+    """``(name, value)`` of the one number a budget caps: ε, ρ or μ."""
+    if isinstance(budget, ZCDP):
+        return "ρ", budget.rho
+    if isinstance(budget, GaussianDP):
+        return "μ", budget.mu
+    return "ε", budget.epsilon
+
+
+def _guarantee_spent(budget: ZCDP | GaussianDP, cells: list[list[tuple[Event, int]]]) -> float:
+    """Worst cell's ρ (``ZCDP`` budget) or μ (``GaussianDP``) over ``cells``."""
+    compose = compose_zcdp_rho if isinstance(budget, ZCDP) else compose_gdp_mu
+    _check_cell_sizes(cells)
+    return max((compose(cell) for cell in cells), default=0.0)
+
+
 def _check_handlers(event: Any) -> None:
     """Raise UnsupportedEventError unless ``event`` and every event nested in it
     (``SelfComposed``, ``Composed``, a wrapper's ``event``) has a handler, so that no
@@ -1163,11 +1250,32 @@ def _check_handlers(event: Any) -> None:
 _LABEL_TYPES = (str, int, float, bool, type(None), np.str_, np.integer, np.floating, np.bool_)
 
 
+def _label_kind(kind: type) -> str:
+    """The NumPy kind a label of type ``kind`` would get on its own (``"N"``: other)."""
+    if issubclass(kind, (bool, np.bool_)):
+        return "b"
+    if issubclass(kind, (int, np.integer)):
+        return "i"
+    if issubclass(kind, (float, np.floating)):
+        return "f"
+    if issubclass(kind, (str, np.str_)):
+        return "U"
+    return "N"
+
+
 def _label_array(level: str, labels: Any) -> np.ndarray:
     """``labels`` of one key level as a 1-D array; refuses what is not a scalar label.
 
     A set or dict is refused by name rather than read as one (unhashable) label, and
     so is any label that is not a ``str``, ``int``, ``float``, ``bool`` or ``None``.
+
+    Each label keeps its type and value (issue 38): a list or tuple whose labels are
+    not all of one kind (``["x", 2]``, ``[True, "x"]``, ``[2.5, "x"]``, ``[True, 2]``,
+    ``[2, 2.5]``) becomes an object array of the labels as given (NumPy scalars as
+    the Python scalars they hold), where ``np.asarray`` would coerce them to one
+    dtype (``2`` to ``'2'``, a separate cell). A list of one kind, a scalar or an
+    ndarray keeps its NumPy dtype. Which labels name the same cell is decided later,
+    by value (see :meth:`Accountant.spend`).
     """
     allowed = "a scalar label (str, int, float, bool or None) or a 1-D sequence of them"
     if isinstance(labels, (Mapping, set, frozenset)):
@@ -1188,6 +1296,14 @@ def _label_array(level: str, labels: Any) -> np.ndarray:
     array = np.atleast_1d(array).ravel()
     if array.dtype.kind not in "biufUO":
         raise TypeError(f"key level {level!r} must be {allowed}; got dtype {array.dtype}.")
+    if (
+        isinstance(labels, (list, tuple))
+        and array.dtype.kind in "iufU"  # a dtype NumPy may have coerced other kinds to
+        and len({_label_kind(kind) for kind in set(map(type, labels))}) > 1
+    ):
+        mixed = np.empty(len(labels), dtype=object)
+        mixed[:] = list(labels)
+        array = mixed
     if array.dtype.kind == "O":
         for label in array:
             if not isinstance(label, _LABEL_TYPES):
@@ -1195,6 +1311,11 @@ def _label_array(level: str, labels: Any) -> np.ndarray:
                     f"key level {level!r} must be {allowed}; got a label of type "
                     f"{type(label).__name__} ({label!r:.60})."
                 )
+        array = np.fromiter(
+            (label.item() if isinstance(label, np.generic) else label for label in array),
+            dtype=object,
+            count=array.size,
+        )
     return array
 
 
@@ -1268,8 +1389,18 @@ def _joined_frame(blocks: list[dict[str, np.ndarray]]):
     import pandas as pd
 
     if len(blocks) == 1:
-        return pd.DataFrame(blocks[0])
-    return pd.DataFrame({k: np.concatenate([b[k] for b in blocks]) for k in blocks[0]})
+        return pd.DataFrame({k: _column(v) for k, v in blocks[0].items()})
+    return pd.DataFrame({k: _column(np.concatenate([b[k] for b in blocks])) for k in blocks[0]})
+
+
+def _column(array: np.ndarray):
+    """``array`` as a frame column; an object array stays object (pandas would infer
+    ``str`` from str and None labels and turn None into NaN)."""
+    if array.dtype.kind != "O":
+        return array
+    import pandas as pd
+
+    return pd.Series(array, dtype=object, index=range(array.size), copy=False)
 
 
 def _max_cell_rows(arrays: dict[str, np.ndarray], parallel_levels: tuple[str, ...]) -> int:

@@ -8,6 +8,13 @@ any event the accountant can price can be encoded, and a decoded name must be
 registered (and unique) in the reading process. :func:`encode_event` checks that the
 encoding decodes to an equal event of the same type before returning it.
 
+An enum field (a :class:`~fedpriv.privacy.accounting.sampling.PoissonSampled` event's
+``neighboring_relation``) is encoded as ``{"enum": class name, "value": its value}`` and
+decoded through the enum classes named in the registered event types' field
+annotations (so no module is imported by name from a stored file); every event type
+the accountant accepts therefore round-trips (tests/privacy/test_codec.py draws one of
+each registered type).
+
 Key labels keep their NumPy dtype (bool, int, float, str or object); labels of
 object arrays must be ``str``, ``int``, ``float``, ``bool`` or ``None``.
 """
@@ -15,7 +22,10 @@ object arrays must be ``str``, ``int``, ``float``, ``bool`` or ``None``.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import json
+import types
+import typing
 from collections.abc import Mapping
 from typing import Any
 
@@ -50,11 +60,62 @@ def _registered_type(name: str) -> type:
     return matches[0]
 
 
+def _enum_types() -> dict[str, list[type]]:
+    """Enum classes named in the field annotations of every registered event type
+    (and the neighboring relation), by qualified name."""
+    from fedpriv.privacy.relations import NeighboringRelation
+
+    load_builtin_events()
+    registered = tuple(_REGISTRY)
+    if _ENUM_CACHE and _ENUM_CACHE[0] == registered:
+        return _ENUM_CACHE[1]
+    found: dict[str, list[type]] = {NeighboringRelation.__qualname__: [NeighboringRelation]}
+    for cls in registered:
+        try:
+            hints = typing.get_type_hints(cls)
+        except Exception:  # an annotation this process cannot resolve names no enum
+            continue
+        stack = list(hints.values())
+        while stack:
+            hint = stack.pop()
+            if isinstance(hint, type) and issubclass(hint, enum.Enum):
+                known = found.setdefault(hint.__qualname__, [])
+                if hint not in known:
+                    known.append(hint)
+            elif isinstance(hint, types.UnionType) or typing.get_origin(hint) is not None:
+                stack.extend(typing.get_args(hint))
+    _ENUM_CACHE[:] = [registered, found]
+    return found
+
+
+#: ``[registered types, enums by name]`` of the last :func:`_enum_types` call.
+_ENUM_CACHE: list[Any] = []
+
+
+def _decode_enum(tree: Mapping[str, Any]) -> enum.Enum:
+    name = tree.get("enum")
+    matches = _enum_types().get(name, []) if isinstance(name, str) else []
+    if len(matches) != 1:
+        problem = "is not an enum of a registered event type" if not matches else "is ambiguous"
+        raise StoreFormatError(f"stored enum {name!r} {problem}.")
+    try:
+        return matches[0](tree["value"])
+    except (ValueError, TypeError) as error:
+        raise StoreFormatError(f"stored {name} value is invalid: {error}") from None
+
+
 def _encode_value(value: Any, where: str) -> Any:
     if type(value) in _REGISTRY or (
         dataclasses.is_dataclass(value) and load_builtin_events() and type(value) in _REGISTRY
     ):
         return _event_tree(value)
+    if isinstance(value, enum.Enum):
+        if not isinstance(value.value, _LABEL_TYPES):
+            raise TypeError(
+                f"event field `{where}` is an enum whose value of type "
+                f"{type(value.value).__name__} cannot be stored."
+            )
+        return {"enum": type(value).__qualname__, "value": value.value}
     if isinstance(value, tuple):
         return [_encode_value(v, f"{where}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, np.generic):
@@ -63,7 +124,7 @@ def _encode_value(value: Any, where: str) -> Any:
         return value
     raise TypeError(
         f"event field `{where}` of type {type(value).__name__} cannot be stored; "
-        "allowed: str, int, float, bool, None, tuples and registered events."
+        "allowed: str, int, float, bool, None, enums, tuples and registered events."
     )
 
 
@@ -80,6 +141,8 @@ def _event_tree(event: Any) -> dict[str, Any]:
 
 
 def _decode_value(value: Any) -> Any:
+    if isinstance(value, dict) and set(value) == {"enum", "value"}:
+        return _decode_enum(value)
     if isinstance(value, dict):
         return _build_event(value)
     if isinstance(value, list):

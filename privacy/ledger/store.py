@@ -77,7 +77,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from fedpriv.privacy.accounting.guarantees import ApproxDP, PureDP
+from fedpriv.privacy.accounting.guarantees import ZCDP, ApproxDP, GaussianDP, PureDP
 from fedpriv.privacy.errors import (
     LedgerCorruptedError,
     StoreError,
@@ -184,7 +184,7 @@ class StoreConfig:
     neighboring_relation: str
     disjoint: tuple[str, ...]
     sequential: tuple[str, ...]
-    budget: PureDP | ApproxDP | None
+    budget: PureDP | ApproxDP | ZCDP | GaussianDP | None
     keep_draw_rows: bool
 
     def to_meta(self) -> dict[str, str]:
@@ -221,7 +221,12 @@ class StoreConfig:
         try:
             budget = json.loads(meta["budget"])
             if budget is not None:
-                kind = {"PureDP": PureDP, "ApproxDP": ApproxDP}[budget.pop("type")]
+                kind = {
+                    "PureDP": PureDP,
+                    "ApproxDP": ApproxDP,
+                    "ZCDP": ZCDP,
+                    "GaussianDP": GaussianDP,
+                }[budget.pop("type")]
                 budget = kind(**budget)
             return cls(
                 neighboring_relation=json.loads(
@@ -1024,6 +1029,10 @@ def _check_path(path: Any, *, create: bool) -> Path:
     path = Path(path)
     if path.is_dir():
         raise StorePathError(f"`store` must be a file, got the directory {path}.")
+    if path.exists() and not path.is_file():  # stat only: opening a FIFO would block
+        raise StorePathError(
+            f"`store` must be a regular file, got {path} (a FIFO, device or socket)."
+        )
     if create and not path.exists() and not path.parent.is_dir():
         raise StorePathError(
             f"`store` {path}: its folder {path.parent} does not exist (create it first)."
@@ -1050,7 +1059,8 @@ def is_store(path: str | os.PathLike) -> bool:
     Parameters
     ----------
     path : str or PathLike
-        Any path; a missing or unreadable file gives False.
+        Any path; a missing, unreadable or non-regular file (a FIFO, a device)
+        gives False.
 
     Returns
     -------
@@ -1058,6 +1068,8 @@ def is_store(path: str | os.PathLike) -> bool:
         True if the file starts with the SQLite header.
     """
     try:
+        if not Path(path).is_file():  # stat only: opening a FIFO would block
+            return False
         with open(path, "rb") as handle:
             return handle.read(len(_SQLITE_MAGIC)) == _SQLITE_MAGIC
     except OSError:

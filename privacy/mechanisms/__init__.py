@@ -46,6 +46,7 @@ from fedpriv.privacy.checks import check_int_at_least, check_positive, check_rea
 from fedpriv.privacy.errors import CapacityExceededError
 from fedpriv.privacy.ledger.accountant import Accountant
 from fedpriv.privacy.mechanisms.laplace_draw import sample_laplace
+from fedpriv.privacy.mechanisms.recording import active_recorder
 from fedpriv.privacy.mechanisms.secure_noise import (
     default_granularity,
     from_grid,
@@ -215,7 +216,12 @@ def laplace_release(
             l1_sensitivity=sensitivity,
         )
     noise = _charged_noise(event, values.shape, accountant, keys, rng, secure=grid is not None)
-    return values + noise if grid is None else from_grid(steps + noise, grid)
+    out = values + noise if grid is None else from_grid(steps + noise, grid)
+    recorder = active_recorder()  # check mode (recording.py); off: one lookup
+    if recorder is not None:
+        flat = _flatten_keys(keys, values.shape)
+        out = recorder.observe("laplace", values, out, flat, accountant, l1_sensitivity)
+    return out
 
 
 def laplace_noise(
@@ -257,7 +263,14 @@ def laplace_noise(
     """
     shape = tuple(check_int_at_least("shape", n, 0) for n in shape)
     event = Laplace(scale=scale, l1_sensitivity=l1_sensitivity)
-    return _charged_noise(event, shape, accountant, keys, rng, secure=False)
+    noise = _charged_noise(event, shape, accountant, keys, rng, secure=False)
+    recorder = active_recorder()
+    if recorder is not None:
+        flat = _flatten_keys(keys, shape)
+        noise = recorder.observe(
+            "laplace", np.zeros(shape), noise, flat, accountant, l1_sensitivity
+        )
+    return noise
 
 
 def _charged_noise(
@@ -315,7 +328,11 @@ def raw_release(
         budget; nothing is charged then.
     """
     values = np.array(values, dtype=np.float64)
-    accountant.spend_many(NonPrivate(reason=reason), keys=_flatten_keys(keys, values.shape))
+    flat = _flatten_keys(keys, values.shape)
+    accountant.spend_many(NonPrivate(reason=reason), keys=flat)
+    recorder = active_recorder()
+    if recorder is not None:
+        values = recorder.observe("raw", values, values, flat, accountant, None)
     return values
 
 
@@ -610,7 +627,11 @@ class LaplaceTreeCounter:
         total = self._raw_total + noise  # exact integers of grid steps when secure
         if self.secure:
             total = total * self.granularity  # exact: a power of two
-        return np.where(mask, total, np.nan)
+        out = np.where(mask, total, np.nan)
+        recorder = active_recorder()
+        if recorder is not None:
+            out = self._observe(recorder, mask.reshape(-1), out)
+        return out
 
     def step_release_rows(self, index: Any, values: Any) -> np.ndarray:
         """Add round ``t + 1`` with one observation per row and release the observed sums.
@@ -706,7 +727,20 @@ class LaplaceTreeCounter:
             noise = self._node_noise.reshape(-1).take(at)
             noise *= used  # as release's used * noise: the same products
             total = total + np.add.reduce(noise, axis=0)  # level by level, as release
-        return total.reshape(rows)
+        out = total.reshape(rows)
+        recorder = active_recorder()
+        if recorder is not None:
+            out = self._observe(recorder, streams, out)
+        return out
+
+    def _observe(self, recorder, which: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """Check mode: the true prefix sums of the released streams ``which`` (a flat
+        mask or indices), in the units of ``value_bounds``."""
+        raw = self._raw_total.reshape(-1)[which]
+        if self.secure:
+            raw = raw * self.granularity
+        keys = {k: v[which] for k, v in self._keys.items()}
+        return recorder.observe("tree", raw, out, keys, self.accountant, self.l1_sensitivity)
 
     def _check_observed(self, x: np.ndarray) -> np.ndarray:
         """:meth:`_check_values` of observed values (1-D), on one min/max pass if in range."""

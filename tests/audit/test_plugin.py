@@ -119,3 +119,35 @@ def test_loading_the_plugin_does_not_import_the_audit_package() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+_DECLINED = """
+import functools
+
+import pytest
+from fedpriv.audit import NeighboringPair
+from fedpriv.audit.regression.corpus_mechanisms import laplace_count
+from fedpriv.privacy import ApproxDP
+
+
+@pytest.mark.dp_audit(samples=10_000, seed=3, reading="gaussian")
+def test_laplace_under_the_gaussian_reading(dp_audit):
+    dp_audit.assert_private(functools.partial(laplace_count, scale=1.0),
+                            NeighboringPair(1.0, 0.0), claim=ApproxDP(1.0, 1e-5))
+"""
+
+
+def test_declined_gaussian_reading_is_reported(pytester: pytest.Pytester) -> None:
+    """Issue 38 item 4: a correct Laplace(1) under reading="gaussian" passes (the pilot
+    rejects the Gaussian shape; p below 1e-15 at this pinned seed) and the run's summary
+    says the reading was declined, what was tested and at which level."""
+    pytester.makepyfile(test_declined=_DECLINED)
+    result = pytester.runpytest_inprocess("-p", "fedpriv_pytest", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*fedpriv dp_audit: declined Gaussian-DP readings*",
+            "*test_laplace_under_the_gaussian_reading: Gaussian-DP reading declined*"
+            "Gaussian shape rejected at level*",
+        ]
+    )

@@ -64,6 +64,13 @@ def unit_interval(x: Any) -> bool:
     return _real(x) and 0.0 <= float(x) <= 1.0
 
 
+def sampling_rate(x: Any) -> bool:
+    """0 or [MIN_SAMPLING_RATE, 1] (a smaller positive rate cannot be priced)."""
+    from fedpriv.privacy.accounting.sampling import MIN_SAMPLING_RATE
+
+    return _real(x) and (float(x) == 0.0 or MIN_SAMPLING_RATE <= float(x) <= 1.0)
+
+
 def event_sequence(x: Any) -> bool:
     """A sequence of event instances (a list or tuple; a string is not one)."""
     return isinstance(x, (list, tuple)) and all(
@@ -203,7 +210,7 @@ SPECS: dict[type, tuple[dict[str, Any], dict[str, Callable[[Any], bool]]]] = {
     events.Composed: ({"events": (events.Laplace(scale=1.0),)}, {"events": event_sequence}),
     PoissonSampled: (
         {"event": events.Laplace(scale=1.0), "sampling_rate": 0.1},
-        {"sampling_rate": unit_interval},
+        {"sampling_rate": sampling_rate},
     ),
     events.SelfComposed: (
         {"event": events.Laplace(scale=1.0), "count": 3},

@@ -57,7 +57,9 @@ COARSE = 1e-2
 def test_constructor_validation() -> None:
     with pytest.raises(ValueError, match=r"key levels must be distinct"):
         Accountant(disjoint=("agent", "arm"), sequential=("agent",))
-    with pytest.raises(TypeError, match=r"`budget` must be PureDP or ApproxDP, got float"):
+    with pytest.raises(
+        TypeError, match=r"`budget` must be one of PureDP, ApproxDP, ZCDP, GaussianDP .*got float"
+    ):
         Accountant(budget=1.0)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"`neighboring_relation` must be one of"):
         Accountant(neighboring_relation="nonsense")

@@ -54,7 +54,8 @@ FIELDS = [
     (events.SelfComposed, {"event": events.Laplace(scale=8.0), "count": 2}, "count"),
 ]
 NOT_EVENTS = [PureDP(1.0), "laplace", None, 3.0]
-LABELS = st.one_of(st.integers(0, 2), st.sampled_from([math.nan, "a", True]))
+#: Mixed in one list too (issue 38: ``["x", 2]`` was stored as ``['x', '2']``).
+LABELS = st.one_of(st.integers(0, 2), st.sampled_from([math.nan, "a", True, "2", 2.5, None]))
 HOSTILE_KEYS = [
     {"agent": {"x": 1}},
     {"agent": {0, 1}},
@@ -260,11 +261,25 @@ class AccountantMachine(RuleBasedStateMachine):
         self._assert_store_matches()
 
     # ------------------------------------------------------------------ invariants
+    def _one_label_at_a_time(self) -> Accountant:
+        """The accepted charges with every label of a list charged on its own."""
+        replay = Accountant(disjoint=("agent",))
+        for accepted, keys in self.accepted:
+            labels = keys["agent"]
+            for label in labels if isinstance(labels, list) else [labels]:
+                replay.spend(accepted, key={"agent": label})
+        return replay
+
     @invariant()
     def ledger_is_the_model(self) -> None:
         if self.accountant is None:
             return
         pd.testing.assert_frame_equal(self.accountant.charges, self._model().charges)
+        # soundness with mixed label types (issue 38): a list's labels name the cells
+        # they name on their own
+        single = self._one_label_at_a_time()
+        assert self.accountant.routes(0.0) == single.routes(0.0)
+        assert self.accountant.tightest(self.budget_delta) == single.tightest(self.budget_delta)
 
     @invariant()
     def spent_never_exceeds_budget(self) -> None:

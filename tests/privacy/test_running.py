@@ -19,7 +19,7 @@ from fedpriv.privacy.errors import BudgetExceededError
 from fedpriv.privacy.ledger import accountant as accountant_module
 from fedpriv.privacy.ledger.accountant import RELATIVE_TOLERANCE
 from fedpriv.privacy.ledger.running import RunningCells
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 _EVENTS = [
@@ -33,8 +33,8 @@ _EVENTS = [
     events.LaplaceTree(scale=10.0, horizon=8),
 ]
 #: Labels pandas groups as one cell (1, 1.0, True; None and NaN) must share a
-#: running cell too.
-_LABELS = st.sampled_from([0, 1, 1.0, True, "1", None, math.nan, 2])
+#: running cell too; lists mix every label type (issue 38: ``["x", 2]`` split 2's cell).
+_LABELS = st.sampled_from([0, 1, 1.0, True, "1", None, math.nan, 2, "x", 2.5, "2"])
 _ACTION = st.tuples(
     st.sampled_from(_EVENTS), st.one_of(_LABELS, st.lists(_LABELS, min_size=1, max_size=3))
 )
@@ -45,10 +45,15 @@ _BUDGETS = st.one_of(
 
 
 def _exact_refuses(accepted, candidate, budget, disjoint) -> bool:
-    """Today's check: re-compose the whole ledger plus the candidate."""
+    """Today's check: re-compose the whole ledger plus the candidate, each label of a
+    list charged on its own (so a list's labels cannot be coerced to one dtype)."""
     reference = Accountant(disjoint=disjoint)
     for event, labels in [*accepted, candidate]:
-        reference.spend_many(event, keys={"agent": labels} if disjoint else None)
+        if not disjoint:
+            reference.spend_many(event, keys=None)
+            continue
+        for label in labels if isinstance(labels, list) else [labels]:
+            reference.spend(event, key={"agent": label})
     delta = budget.delta if isinstance(budget, ApproxDP) else 0.0
     return reference.get_epsilon(delta) > budget.epsilon * (1 + RELATIVE_TOLERANCE)
 
@@ -56,6 +61,9 @@ def _exact_refuses(accepted, candidate, budget, disjoint) -> bool:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     actions=st.lists(_ACTION, min_size=1, max_size=12), budget=_BUDGETS, structured=st.booleans()
+)
+@example(  # issue 38: ["x", 2] became ['x', '2'], a second cell for agent 2
+    actions=[(_EVENTS[0], 2), (_EVENTS[0], ["x", 2])], budget=PureDP(0.75), structured=True
 )
 def test_incremental_decisions_equal_the_exact_recomposition(actions, budget, structured):
     disjoint = ("agent",) if structured else ()

@@ -323,3 +323,114 @@ def test_lower_bracket_where_exp_minus_loss_underflows_is_below_the_truth() -> N
     assert mpmath.mpf(accountant.routes(delta)["optimal"]) >= truth
     # Still tight: the gap is the loss-drift allowance (2·n·u·max|loss| ≈ 5e-7 here).
     assert truth - mpmath.mpf(lower) < 1e-6
+
+
+# ------------------------------------------------------------------ stored subsampled ledgers
+def sampled_laplace_delta(eps0: float, q: float, epsilon: float) -> mpmath.mpf:
+    """Exact δ(ε) of one Poisson-sampled Laplace release of ε0 = Δ/b under add/remove
+    (the worse of both directions), 80 digits.
+
+    With ``f`` the Laplace(0, b) density and ``Δ = 1``, the pair is ``p = (1-q) f +
+    q f(· - Δ)`` and ``f``; ``δ_{p||f}(ε) = ∫ f (1 - q - e^ε + q r)_+`` and ``δ_{f||p}(ε)
+    = ∫ f (1 - e^ε (1 - q) - e^ε q r)_+`` with ``r(x) = f(x - Δ)/f(x)``, increasing
+    from ``e^{-ε0}`` (x <= 0) to ``e^{ε0}`` (x >= Δ) as ``exp((2x - Δ)/b)`` between;
+    each integral is split where its integrand changes form.
+    """
+    with mpmath.workdps(80):
+        b, q, e = 1 / mpmath.mpf(eps0), mpmath.mpf(q), mpmath.exp(mpmath.mpf(epsilon))
+
+        def f(x):
+            return mpmath.exp(-abs(x) / b) / (2 * b)
+
+        def r(x):
+            return mpmath.exp((abs(x) - abs(x - 1)) / b)
+
+        def integral(integrand, threshold_ratio):
+            points = [-mpmath.inf, mpmath.mpf(0), mpmath.mpf(1), mpmath.inf]
+            if threshold_ratio > 0:
+                switch = (b * mpmath.log(threshold_ratio) + 1) / 2
+                if 0 < switch < 1:
+                    points.insert(2, switch)
+            return mpmath.quad(integrand, points)
+
+        forward = integral(lambda x: f(x) * max(1 - q - e + q * r(x), 0), (e - 1 + q) / q)
+        backward = integral(
+            lambda x: f(x) * max(1 - e * (1 - q) - e * q * r(x), 0), (1 - e * (1 - q)) / (e * q)
+        )
+        return max(forward, backward, mpmath.mpf(0))
+
+
+def _sampled_pure_epsilon(eps0: float, q: float, relation: str) -> mpmath.mpf:
+    """Exact ε at δ = 0 of one Poisson-sampled Laplace release (its largest loss)."""
+    with mpmath.workdps(80):
+        e0, q = mpmath.mpf(eps0), mpmath.mpf(q)
+        if relation == "replace_one":
+            return mpmath.log((1 - q + q * mpmath.exp(e0)) / (1 - q + q * mpmath.exp(-e0)))
+        return max(mpmath.log1p(q * mpmath.expm1(e0)), -mpmath.log1p(q * mpmath.expm1(-e0)))
+
+
+def _stored_and_reopened(relation: str, event, count: int, folder) -> Accountant:
+    path = folder / "ledger.sqlite"
+    accountant = Accountant(neighboring_relation=relation, store=path, store_synchronous="normal")
+    accountant.compose(event, count=count)
+    accountant.close()
+    return Accountant.open(path)
+
+
+@settings(max_examples=10, deadline=None)
+@given(
+    relation=st.sampled_from(["add_or_remove_one", "replace_one"]),
+    q=st.sampled_from([0.001, 0.05, 0.3, 0.9]),
+    log_eps0=st.floats(min_value=-2.0, max_value=1.0),
+    k=st.sampled_from([1, 10, 1000]),
+)
+def test_stored_subsampled_laplace_is_exact_at_delta_zero(relation, q, log_eps0, k) -> None:
+    """Issue 38: a Poisson-sampled ledger persisted and reopened answers ε(0) = the
+    sum of its largest losses, never below."""
+    import pathlib
+    import tempfile
+
+    scale = 10.0**-log_eps0
+    eps0 = 1.0 / scale
+    event = PoissonSampled(
+        event=events.Laplace(scale=scale), sampling_rate=q, neighboring_relation=relation
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        reopened = _stored_and_reopened(relation, event, k, pathlib.Path(folder))
+        truth = k * _sampled_pure_epsilon(eps0, q, relation)
+        value = reopened.get_epsilon(0.0)
+        assert mpmath.mpf(value) >= truth * (1 - REL)
+        assert value == pytest.approx(float(truth), rel=1e-9)
+        assert reopened.lower_bound(0.0) <= value
+        reopened.close()
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    q=st.sampled_from([0.01, 0.2, 0.7]),
+    log_eps0=st.floats(min_value=-1.0, max_value=1.0),
+    delta=st.sampled_from([1e-6, 1e-3, 0.05]),
+)
+def test_stored_subsampled_laplace_against_the_exact_integral(q, log_eps0, delta) -> None:
+    """Every route, the lower bound and get_delta of a stored, reopened Poisson-sampled
+    Laplace release against its exact δ(ε) (:func:`sampled_laplace_delta`)."""
+    import pathlib
+    import tempfile
+
+    scale = 10.0**-log_eps0
+    eps0 = 1.0 / scale
+    event = PoissonSampled(event=events.Laplace(scale=scale), sampling_rate=q)
+    truth = functools.partial(sampled_laplace_delta, eps0, q)
+    with tempfile.TemporaryDirectory() as folder:
+        reopened = _stored_and_reopened("add_or_remove_one", event, 1, pathlib.Path(folder))
+        routes = reopened.routes(delta)
+        for value in routes.values():
+            _upper_sound(truth, value, delta)
+        lower = reopened.lower_bound(delta)
+        _lower_sound(truth, lower, delta)
+        upper = min(routes.values())
+        for epsilon in (lower, upper):
+            if math.isfinite(epsilon):
+                got, expected = reopened.get_delta(epsilon), truth(epsilon)
+                assert got >= expected * (1 - REL), (epsilon, got, expected)
+        reopened.close()
