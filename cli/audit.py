@@ -28,28 +28,20 @@ module and nothing is reported as audited.
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
 import json
 import math
 import sys
-import time
-import traceback
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fedpriv.cli.commands import EXIT_CODES
+from fedpriv.cli.user_mechanism import CheckedMechanism, UserCodeError, load_mechanism
 
 if TYPE_CHECKING:  # the functions import NumPy and fedpriv when they run, so that
-    import numpy as np  # `fedpriv audit --help` answers at once
+    pass  # `fedpriv audit --help` answers at once
 
 __all__ = ["UserCodeError", "load_mechanism", "parse_claim", "parse_dataset", "register_audit"]
 
 _CLAIM_FORMS = "pure:EPS, approx:EPS:DELTA or gdp:MU (e.g. approx:1:1e-5)"
-
-
-class UserCodeError(Exception):
-    """The user's module or function failed; the message names it and says how."""
 
 
 def parse_claim(text: str):
@@ -151,149 +143,6 @@ def parse_dataset(name: str, text: str) -> Any:
         f"`--pair` {name} must be a JSON number or a non-empty rectangular "
         f"array of numbers, got {text!r}."
     )
-
-
-def _import_target(module: str):
-    """Import ``module`` (a dotted name or a ``.py`` path); UserCodeError on failure."""
-    path = Path(module)
-    try:
-        if module.endswith(".py") or path.is_file():
-            if not path.is_file():
-                raise UserCodeError(f"no such file: {module!r}.")
-            spec = importlib.util.spec_from_file_location(path.stem, path)
-            loaded = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(loaded)
-            return loaded
-        if "" not in sys.path and str(Path.cwd()) not in sys.path:
-            sys.path.insert(0, str(Path.cwd()))  # like `python -m`: the current folder
-        return importlib.import_module(module)
-    except UserCodeError:
-        raise
-    except ModuleNotFoundError as error:
-        if error.name and module.split(".")[0] == error.name.split(".")[0]:
-            raise UserCodeError(
-                f"cannot import your module {module!r}: {error}. Put its folder on "
-                "PYTHONPATH, run from that folder, or pass a path: path/to/file.py:FUNCTION."
-            ) from error
-        raise UserCodeError(
-            f"your module {module!r} failed to import:\n" + _user_traceback(error)
-        ) from error
-    except (Exception, SystemExit) as error:
-        raise UserCodeError(
-            f"your module {module!r} failed to import:\n" + _user_traceback(error)
-        ) from error
-
-
-def _user_traceback(error: BaseException) -> str:
-    """The traceback of ``error`` from the user's code on (this module's frames dropped)."""
-    frames = [
-        f
-        for f in traceback.extract_tb(error.__traceback__)
-        if f.filename != __file__ and not f.filename.startswith("<frozen")
-    ]
-    lines = traceback.format_list(frames)
-    lines += traceback.format_exception_only(type(error), error)
-    return "".join(lines).rstrip()
-
-
-def load_mechanism(target: str):
-    """The function named by ``MODULE:FUNCTION`` (or ``path/to/file.py:FUNCTION``).
-
-    Parameters
-    ----------
-    target : str
-        ``MODULE:FUNCTION`` or ``path/to/file.py:FUNCTION``.
-
-    Returns
-    -------
-    callable
-
-    Raises
-    ------
-    ValueError
-        If ``target`` has no ``:`` separating the module and the function.
-    UserCodeError
-        If the module cannot be imported, raises while importing, or has no callable
-        of that name.
-    """
-    module, sep, name = str(target).rpartition(":")
-    if not sep or not module or not name:
-        raise ValueError(
-            f"`MODULE:FUNCTION` must name a module and a function, e.g. "
-            f"mymodule:noisy_count or path/to/file.py:noisy_count; got {target!r}."
-        )
-    loaded = _import_target(module)
-    function = getattr(loaded, name, None)
-    if function is None:
-        defined = sorted(
-            k for k, v in vars(loaded).items() if callable(v) and not k.startswith("_")
-        )
-        raise UserCodeError(
-            f"your module {module!r} has no function {name!r}; it defines: "
-            f"{', '.join(defined) or 'no public callables'}."
-        )
-    if not callable(function):
-        raise UserCodeError(f"{module}:{name} is a {type(function).__name__}, not a function.")
-    return function
-
-
-class _Checked:
-    """The user's mechanism, with its failures named and its progress on stderr."""
-
-    def __init__(self, function, target: str, *, total: int, pilot: int) -> None:
-        self.function, self.target = function, target
-        self.total, self.pilot, self.done = total, pilot, 0
-        self.started = self.last = time.perf_counter()
-
-    def __call__(self, dataset: Any, n_samples: int, rng: np.random.Generator) -> np.ndarray:
-        try:
-            outputs = self.function(dataset, n_samples, rng)
-        except Exception as error:
-            raise UserCodeError(
-                f"your mechanism {self.target} raised when called as "
-                f"{self.target.rpartition(':')[2]}(dataset, {n_samples}, rng):\n"
-                + _user_traceback(error)
-            ) from error
-        outputs = self._check(outputs, n_samples)
-        self.done += n_samples
-        self._progress()
-        return outputs
-
-    def _check(self, outputs: Any, n_samples: int) -> np.ndarray:
-        import numpy as np
-
-        try:
-            array = np.asarray(outputs, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise UserCodeError(
-                f"your mechanism {self.target} must return numbers (an array with "
-                f"n_samples = {n_samples} rows); got {type(outputs).__name__}."
-            ) from None
-        if array.ndim == 0 or array.shape[0] != n_samples:
-            raise UserCodeError(
-                f"your mechanism {self.target} must return an array with n_samples = "
-                f"{n_samples} rows (shape ({n_samples},) or ({n_samples}, ...)); got shape "
-                f"{array.shape}. The contract is mechanism(dataset, n_samples, rng)."
-            )
-        if not np.all(np.isfinite(array)):
-            raise UserCodeError(
-                f"your mechanism {self.target} returned NaN or infinite "
-                "values; an audit needs finite outputs."
-            )
-        return array
-
-    def _progress(self) -> None:
-        now = time.perf_counter()
-        if now - self.last < 0.5 and self.done < self.total:
-            return
-        self.last = now
-        stage = "pilot" if self.done <= 2 * self.pilot else "confirmation"
-        print(
-            f"[{now - self.started:6.1f}s] {self.done:,}/{self.total:,} samples "
-            f"({self.done / self.total:.0%}, {stage})",
-            file=sys.stderr,
-            flush=True,
-        )
 
 
 def register_audit(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -461,7 +310,9 @@ def _run_audit(args: argparse.Namespace, claim, pair):
     try:
         function = load_mechanism(args.target)
         pilot = max(1000, args.samples // 10)  # audit_mechanism's default pilot size
-        checked = _Checked(function, args.target, total=2 * (pilot + args.samples), pilot=pilot)
+        checked = CheckedMechanism(
+            function, args.target, total=2 * (pilot + args.samples), pilot=pilot
+        )
         return audit_mechanism(
             checked,
             pair,
@@ -477,7 +328,7 @@ def _run_audit(args: argparse.Namespace, claim, pair):
         )
     except MechanismError as error:
         # audit_mechanism reports a failing mechanism as MechanismError; when the
-        # failure is the user's code (our _Checked wrapper), say so as such
+        # failure is the user's code (our CheckedMechanism wrapper), say so as such
         if isinstance(error.__cause__, UserCodeError):
             raise error.__cause__ from None
         raise
