@@ -125,7 +125,16 @@ def build_parser(families: tuple[str, ...] | None = None) -> argparse.ArgumentPa
         "--verify",
         action="store_true",
         help="only verify a ledger store (hash chain, event rows, cell "
-        "counts); exit 2 naming the first defect",
+        "counts, configuration, schema); exit 2 naming the first defect. A keyed "
+        "store reads its key (hex) from FEDPRIV_LEDGER_KEY",
+    )
+    account.add_argument(
+        "--expect-head",
+        default=None,
+        metavar="CHARGES:DRAWS:DIGEST",
+        help="with --verify: a ledger head kept elsewhere (a receipt, or the head an "
+        "earlier --verify printed) that the store must extend; exit 2 if it does not "
+        "(a rewound, truncated, older or other ledger's file)",
     )
 
     run = sub.add_parser(
@@ -327,22 +336,27 @@ def _account(args: argparse.Namespace) -> int:
     from fedpriv.privacy.ledger.store import LedgerStore, is_store
 
     _check_regular_file(args.file)
+    key = _ledger_key()
+    if args.expect_head is not None and not args.verify:
+        raise ValueError("`--expect-head` applies with `--verify`.")
     if args.verify:
         if not is_store(args.file):
             raise ValueError(f"`--verify` checks a ledger store; {args.file} is not one.")
-        store = LedgerStore.open(args.file)  # verifies the whole ledger
+        # verifies the whole ledger, and that it extends the expected head
+        store = LedgerStore.open(args.file, key=key, expect_head=args.expect_head)
         try:
-            heads = store.chain_heads()
+            head = store.head()
         finally:
             store.close()
         print(
-            f"{args.file}: ledger verified (store {store.store_id}): "
-            f"{heads['charges'][0]} charge row(s), {heads['draws'][0]} draw row(s), "
-            f"chain head {heads['charges'][2][:16]}."
+            f"{args.file}: ledger verified (store {store.store_id}"
+            f"{', keyed' if key is not None else ''}"
+            f"{', extends the expected head' if args.expect_head else ''}): "
+            f"{head.charges} charge row(s), {head.draws} draw row(s), head {head}"
         )
         return 0
     if is_store(args.file):
-        report = store_report(args.file, delta=args.delta)
+        report = store_report(args.file, delta=args.delta, key=key)
         text, markdown = render_store_text(report), render_store_markdown(report)
     else:
         if args.delta is not None:
@@ -369,6 +383,19 @@ def _account(args: argparse.Namespace) -> int:
     # Exit codes gate CI: 1 when the claim is violated (a lower bound exceeds it), as
     # `fedpriv audit` does; `holds`, `unresolved` and reports without a claim exit 0.
     return 1 if report.get("verdict") == "violated" else 0
+
+
+def _ledger_key() -> bytes | None:
+    """The ledger store's HMAC key from ``FEDPRIV_LEDGER_KEY`` (hexadecimal), if set."""
+    text = os.environ.get("FEDPRIV_LEDGER_KEY")
+    if not text:
+        return None
+    try:
+        return bytes.fromhex(text.strip())
+    except ValueError:
+        raise ValueError(
+            "FEDPRIV_LEDGER_KEY must hold the ledger key as hexadecimal digits."
+        ) from None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -777,7 +777,9 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def store_report(path: str | Path, *, delta: float | None = None) -> dict[str, Any]:
+def store_report(
+    path: str | Path, *, delta: float | None = None, key: bytes | None = None
+) -> dict[str, Any]:
     """What a running deployment has spent so far, read from its ledger store.
 
     Parameters
@@ -788,6 +790,8 @@ def store_report(path: str | Path, *, delta: float | None = None) -> dict[str, A
     delta : float, optional
         δ at which ε is reported; default the budget's δ (0 for a pure budget or
         none).
+    key : bytes, optional
+        The store's HMAC key, if it was created with one.
 
     Returns
     -------
@@ -807,10 +811,10 @@ def store_report(path: str | Path, *, delta: float | None = None) -> dict[str, A
     ValueError
         If ``delta`` is outside [0, 1).
     """
-    store = LedgerStore.open(path)
+    store = LedgerStore.open(path, key=key)
     meta = store.meta
     store.close()
-    accountant = Accountant.open(path)
+    accountant = Accountant.open(path, key=key)
     try:
         budget = accountant.budget
         if delta is None:

@@ -77,7 +77,7 @@ from fedpriv.privacy.errors import (
     UnsupportedEventError,
 )
 from fedpriv.privacy.ledger.running import RunningCells
-from fedpriv.privacy.ledger.store import LedgerStore, StoreConfig, StoredLedgerMixin
+from fedpriv.privacy.ledger.store import LedgerHead, LedgerStore, StoreConfig, StoredLedgerMixin
 from fedpriv.privacy.relations import NeighboringRelation, parse_relation
 
 if TYPE_CHECKING:  # pandas is imported where a frame is built (import time, issue 23)
@@ -181,8 +181,9 @@ class Accountant(StoredLedgerMixin):
         Keep one ledger row per noise draw (default). ``False`` only counts draws
         (:attr:`n_draws`), for audits that run a mechanism millions of times.
     store : str or PathLike, optional
-        Keep the ledger in this SQLite file (:mod:`fedpriv.privacy.ledger.store`): created if
-        absent, restored if present. Every charge is one transaction; the budget is
+        Keep the ledger in this SQLite file (:mod:`fedpriv.privacy.ledger.store`), or in
+        the PostgreSQL database of a ``postgresql://`` URL
+        (:mod:`fedpriv.privacy.ledger.postgres`): created if absent, restored if present. Every charge is one transaction; the budget is
         enforced over the charges of every process that opens the file; queries see
         them too. The file must have been created with the same ``neighboring_relation``,
         ``disjoint``, ``sequential``, ``budget`` and ``keep_draw_rows``
@@ -191,6 +192,21 @@ class Accountant(StoredLedgerMixin):
     store_synchronous : {"full", "normal"}
         ``"full"`` (default): a charge returns once it is on disk, so it survives a
         power cut; ``"normal"``: it survives a killed process only, and is faster.
+    store_key : bytes, optional
+        HMAC key of the store, kept outside it (at least 32 bytes): a store created
+        with a key can be opened only with it, and nobody without it can forge its
+        rows or configuration (:mod:`fedpriv.privacy.ledger.store`).
+    store_expect_head : str or LedgerHead, optional
+        A receipt kept elsewhere (:attr:`last_receipt`): the store must extend it, or
+        :class:`~fedpriv.privacy.errors.LedgerCorruptedError` names the mismatch.
+
+    Attributes
+    ----------
+    last_receipt : LedgerHead or None
+        With a store: the receipt of this accountant's last acknowledged charge or
+        block of draws (row counts and chain head; keep it elsewhere and pass it as
+        ``expect_head`` to detect a rewound or replaced file). None before any write
+        and without a store.
 
     Raises
     ------
@@ -228,6 +244,8 @@ class Accountant(StoredLedgerMixin):
         keep_draw_rows: bool = True,
         store: str | os.PathLike | None = None,
         store_synchronous: str = "full",
+        store_key: bytes | None = None,
+        store_expect_head: str | LedgerHead | None = None,
     ) -> None:
         self.neighboring_relation = parse_relation(neighboring_relation)
         if self.neighboring_relation not in _SUPPORTED_RELATIONS:
@@ -279,6 +297,7 @@ class Accountant(StoredLedgerMixin):
         self._n_draws = 0
         self._store: LedgerStore | None = None
         self._store_seq = (0, 0)  # last (charge, draw) rows of the store read into memory
+        self.last_receipt: LedgerHead | None = None
         if store is not None:
             self._store = LedgerStore.open(
                 store,
@@ -290,6 +309,8 @@ class Accountant(StoredLedgerMixin):
                     keep_draw_rows=self.keep_draw_rows,
                 ),
                 synchronous=store_synchronous,
+                key=store_key,
+                expect_head=store_expect_head,
             )
             self._sync()
 
@@ -505,6 +526,7 @@ class Accountant(StoredLedgerMixin):
         # Committed to the store: record it in memory (one append, then the row number).
         self._commit_charge(*prepared)
         self._store_seq = (seq, self._store_seq[1])
+        self.last_receipt = store.head()
 
     def _prepare_charge(self, event: Any, keys: Mapping[str, Any] | None):
         """Validate and price a charge without touching the ledger.
@@ -737,6 +759,7 @@ class Accountant(StoredLedgerMixin):
             raise
         self._add_draws(n, block)
         self._store_seq = (self._store_seq[0], seq)
+        self.last_receipt = store.head()
 
     def _add_draws(self, n: int, block: dict[str, Any] | None) -> None:
         """Append already-written draw rows."""
@@ -745,13 +768,25 @@ class Accountant(StoredLedgerMixin):
         self._n_draws += n
 
     @classmethod
-    def open(cls, store: str | os.PathLike, **options: Any) -> Accountant:
+    def open(
+        cls,
+        store: str | os.PathLike,
+        *,
+        key: bytes | None = None,
+        expect_head: str | LedgerHead | None = None,
+        **options: Any,
+    ) -> Accountant:
         """Reopen the accountant of an existing ledger store with its stored configuration.
 
         Parameters
         ----------
         store : str or PathLike
             A file written by ``Accountant(..., store=store)``.
+        key : bytes, optional
+            The store's HMAC key, if it was created with one (``store_key``).
+        expect_head : str or LedgerHead, optional
+            A receipt kept elsewhere (:attr:`last_receipt`, or the head ``fedpriv
+            account --verify`` prints): the store must extend it.
         **options
             ``pld_discretization`` and ``store_synchronous``.
 
@@ -766,8 +801,12 @@ class Accountant(StoredLedgerMixin):
             If ``store`` does not exist.
         StoreFormatError
             If it is not a ledger store this version can read.
+        LedgerCorruptedError
+            If it fails its integrity checks or does not extend ``expect_head``.
+        StoreMismatchError
+            If it is keyed and ``key`` is missing, or unkeyed and ``key`` is given.
         """
-        opened = LedgerStore.open(store)
+        opened = LedgerStore.open(store, key=key, expect_head=expect_head)
         config = opened.config
         opened.close()
         return cls(
@@ -777,6 +816,8 @@ class Accountant(StoredLedgerMixin):
             budget=config.budget,
             keep_draw_rows=config.keep_draw_rows,
             store=store,
+            store_key=key,
+            store_expect_head=expect_head,
             **options,
         )
 

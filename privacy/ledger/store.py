@@ -27,12 +27,28 @@ in memory. The file is the ledger of record:
 * **Tamper-evident.** The store has a write-once identity (``meta.store_id``, a
   UUID). Every charge and draw row carries ``chain = sha256(previous chain, store
   identity, its own canonical content)`` and ``chain_head`` counts the rows of each
-  chain. Opening a store (and every later sync) verifies the chain, that each
-  charge's event row exists and that its cell count matches its keys, so an edited,
-  removed or reordered row, an emptied table, or a WAL file copied from another store
-  raises :class:`~fedpriv.privacy.errors.LedgerCorruptedError` naming the first bad
-  row (``fedpriv account --verify PATH``). It is tamper-*evident*, not tamper-proof:
-  whoever can rewrite the whole file can recompute the chain.
+  chain. Each chain starts from a link over the *anchor* (``meta.anchor``: a hash of
+  the identity, schema version, keying and configuration: relation, key levels,
+  budget, ``keep_draw_rows``), so every link commits to the configuration. Opening
+  a store (and every later sync) verifies, in one read transaction, the anchor
+  against each configuration row (a budget raised or removed, a level or relation
+  changed is named), the schema against the one this version creates (an added
+  trigger or view is named; a charge re-checks it when ``PRAGMA schema_version``
+  moved), the chain, that each charge's event row exists and that its cell count
+  matches its keys, so an edited, removed or reordered row, an emptied table, or a
+  WAL file copied from another store raises
+  :class:`~fedpriv.privacy.errors.LedgerCorruptedError` naming the first bad row
+  (``fedpriv account --verify PATH``).
+* **Receipts, expected heads, a key.** Whoever can write the file can recompute plain
+  SHA-256 links, so a rewritten file (a tail truncated with the head rewound, an older
+  copy, another ledger's file) opens as valid *unless* something outside it is
+  checked. As transparency logs do (Certificate Transparency, RFC 9162), every
+  acknowledged write gives a receipt (:class:`LedgerHead`: row counts and a digest of
+  both chains; ``Accountant.last_receipt``); ``open(..., expect_head=...)`` checks that
+  the ledger still extends a head kept elsewhere. An HMAC-SHA256 key held outside the
+  file (``key=``, RFC 2104) makes every link, the chain's start and the key check
+  unforgeable without it. What each detects is tabled in ``docs/guides/
+  budget-reports.md``.
 * **Refuses what it cannot read.** The file carries SQLite's ``application_id``
   (:data:`APPLICATION_ID`), a schema version (``user_version``, :data:`SCHEMA_VERSION`)
   and the fedpriv version that created it. A file that is not SQLite, is damaged
@@ -43,13 +59,14 @@ in memory. The file is the ledger of record:
 
 A connection must not cross ``fork``: open the store in each process.
 
-Length: the SQLite ledger with its write-once identity, hash chain and the integrity checks run on every open and sync, which belong together.
+Length: the SQLite ledger with its write-once identity, hash chain, anchor, heads and the integrity checks run on every open and sync, which belong together.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import hmac
 import json
 import os
 import sqlite3
@@ -79,7 +96,10 @@ from fedpriv.privacy.ledger.codec import (
 
 __all__ = [
     "APPLICATION_ID",
+    "MIN_KEY_BYTES",
+    "POSTGRES_SCHEMES",
     "SCHEMA_VERSION",
+    "LedgerHead",
     "LedgerStore",
     "StoreConfig",
     "StoredLedgerMixin",
@@ -89,8 +109,14 @@ __all__ = [
 #: SQLite ``PRAGMA application_id`` of a fedpriv ledger (ASCII "fdpv").
 APPLICATION_ID = 0x66647076
 #: Version of the table layout below; a file with another one is refused (2 added
-#: the store identity and the hash chain).
-SCHEMA_VERSION = 2
+#: the store identity and the hash chain; 3 chains the configuration and the schema
+#: through the chain's start, the optional HMAC key and the ledger heads).
+SCHEMA_VERSION = 3
+#: Shortest HMAC key accepted, in bytes: the SHA-256 output length, below which
+#: RFC 2104 (section 3) says a key weakens the MAC.
+MIN_KEY_BYTES = 32
+#: URL schemes that select the PostgreSQL store (:mod:`fedpriv.privacy.ledger.postgres`).
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 #: Seconds a charge waits for another process's write lock before failing.
 DEFAULT_TIMEOUT = 60.0
 
@@ -121,9 +147,20 @@ CREATE TABLE chain_head (
     last_seq INTEGER NOT NULL,
     hash TEXT NOT NULL
 );
-INSERT INTO chain_head VALUES ('charges', 0, 0, ''), ('draws', 0, 0, '');
 """
 _TABLES = ("charges", "draws")
+#: ``meta`` rows the chain's start commits to (the configuration, the identity, the
+#: schema version and whether the links are keyed): changing any is refused on open.
+_ANCHORED = (
+    "store_id",
+    "schema_version",
+    "chain",
+    "neighboring_relation",
+    "disjoint",
+    "sequential",
+    "budget",
+    "keep_draw_rows",
+)
 
 
 def _fedpriv_version() -> str:
@@ -206,6 +243,74 @@ class StoreConfig:
             raise StoreFormatError(f"malformed store configuration: {error!r}") from None
 
 
+# ---------------------------------------------------------------------- ledger heads
+@dataclasses.dataclass(frozen=True, slots=True)
+class LedgerHead:
+    """A receipt: the ledger's size and chain head after one acknowledged write.
+
+    ``digest`` commits to every charge and draw row up to ``charges`` and
+    ``draws`` rows, the store identity and its configuration (each link hashes the
+    previous one; the first hashes the configuration), as a signed tree head of
+    Certificate Transparency does for a log (RFC 9162, section 4.10). Kept outside
+    the file, it lets a later open check that the ledger still extends it
+    (``Accountant.open(path, expect_head=...)``): a rewound, truncated or older copy,
+    another ledger's file, or any edit of those rows is then detected, key or not.
+    ``str(head)`` is ``"CHARGES:DRAWS:DIGEST"``, which :meth:`parse` reads back.
+
+    Parameters
+    ----------
+    charges : int
+        Number of charge rows the head covers (the last charge's index, 1-based).
+    draws : int
+        Number of draw-block rows it covers.
+    digest : str
+        64 hexadecimal digits: SHA-256 (HMAC-SHA256 with a key) of the two chains'
+        heads at those rows.
+    """
+
+    charges: int
+    draws: int
+    digest: str
+
+    def __str__(self) -> str:
+        return f"{self.charges}:{self.draws}:{self.digest}"
+
+    @classmethod
+    def parse(cls, text: str | LedgerHead) -> LedgerHead:
+        """Read ``"CHARGES:DRAWS:DIGEST"`` (or return a head as it is).
+
+        Parameters
+        ----------
+        text : str or LedgerHead
+            A head as printed by ``str(head)`` or ``fedpriv account --verify``.
+
+        Returns
+        -------
+        LedgerHead
+
+        Raises
+        ------
+        ValueError
+            If ``text`` is not two counts >= 0 and 64 hexadecimal digits, naming
+            ``expect_head``.
+        """
+        if isinstance(text, LedgerHead):
+            return text
+        parts = text.split(":") if isinstance(text, str) else []
+        if (
+            len(parts) == 3
+            and parts[0].isdigit()
+            and parts[1].isdigit()
+            and len(parts[2]) == 64
+            and all(c in "0123456789abcdef" for c in parts[2])
+        ):
+            return cls(int(parts[0]), int(parts[1]), parts[2])
+        raise ValueError(
+            "`expect_head` must be a ledger head 'CHARGES:DRAWS:DIGEST' (two counts >= 0 "
+            f"and 64 lower-case hexadecimal digits, as a receipt prints it), got {text!r:.100}."
+        )
+
+
 # ---------------------------------------------------------------------- the store
 class LedgerStore:
     """An open ledger file (see the module docstring); used by the accountant.
@@ -214,18 +319,31 @@ class LedgerStore:
     :meth:`begin` ... :meth:`commit` (or :meth:`rollback`).
     """
 
-    def __init__(self, path: Path, connection: sqlite3.Connection, meta: dict[str, str]):
+    def __init__(
+        self,
+        path: Path,
+        connection: sqlite3.Connection,
+        meta: dict[str, str],
+        key: bytes | None = None,
+    ):
         self.path = path
         self._connection = connection
         self.meta = meta
         self.config = StoreConfig.from_meta(meta)
         self._data_version: int | None = None
+        self._schema_version: int | None = None
         self._event_ids: dict[Any, int] = {}
         self.closed = False
         self.store_id = meta.get("store_id", "")
+        self._key = key
+        self._genesis = {t: _genesis(meta, t, key) for t in _TABLES}
         #: Verified end of each chain: table -> (n_rows, last_seq, hash).
-        self._heads: dict[str, tuple[int, int, str]] = {t: (0, 0, "") for t in _TABLES}
+        self._heads: dict[str, tuple[int, int, str]] = {
+            t: (0, 0, self._genesis[t]) for t in _TABLES
+        }
         self._pending: dict[str, tuple[int, int, str]] = {}
+        self._capture: dict[str, int] = {}  # table -> row count whose hash verify() keeps
+        self._captured: dict[str, str] = {}
 
     # -------------------------------------------------------------- opening
     @classmethod
@@ -236,6 +354,8 @@ class LedgerStore:
         *,
         synchronous: str = "full",
         timeout: float = DEFAULT_TIMEOUT,
+        key: bytes | None = None,
+        expect_head: str | LedgerHead | None = None,
     ) -> LedgerStore:
         """Open (or, with ``config``, create) the store at ``path``.
 
@@ -251,6 +371,14 @@ class LedgerStore:
             SQLite's ``synchronous`` setting for this connection (module docstring).
         timeout : float
             Seconds to wait for another process's lock.
+        key : bytes, optional
+            HMAC-SHA256 key (at least :data:`MIN_KEY_BYTES` bytes, kept outside the
+            file): a store created with a key links its rows with HMAC instead of plain
+            SHA-256 and opens only with the same key, so that nobody without it can
+            forge a row, the configuration or the chain.
+        expect_head : str or LedgerHead, optional
+            A head kept elsewhere (a receipt): the ledger must extend it, i.e. its
+            chains at the receipt's row counts must give the same digest.
 
         Returns
         -------
@@ -263,9 +391,17 @@ class LedgerStore:
             If the file is not a readable fedpriv ledger of a schema this version
             knows (corrupted, truncated, empty, another application's, newer).
         StoreMismatchError
-            If ``config`` differs from the stored configuration.
+            If ``config`` differs from the stored configuration, or the store is keyed
+            and no key was given (or the other way round).
+        LedgerCorruptedError
+            If the ledger fails a check (module docstring), its configuration or
+            schema was changed, the key does not match, or it does not extend
+            ``expect_head``, naming the first bad row or the mismatch.
         ValueError
-            If ``synchronous`` is not "full" or "normal".
+            If ``synchronous`` is not "full" or "normal", ``key`` is shorter than
+            :data:`MIN_KEY_BYTES`, or ``expect_head`` is malformed.
+        TypeError
+            If ``key`` is not bytes.
         FileNotFoundError
             If ``path`` does not exist and ``config`` is None.
         """
@@ -273,20 +409,32 @@ class LedgerStore:
             raise ValueError(
                 f"`store_synchronous` must be 'full' or 'normal', got {synchronous!r}."
             )
+        if isinstance(path, str) and path.startswith(POSTGRES_SCHEMES):
+            from fedpriv.privacy.ledger.postgres import PostgresLedgerStore  # needs psycopg
+
+            return PostgresLedgerStore.open_url(
+                path, config, timeout=timeout, key=key, expect_head=expect_head
+            )
+        key = _check_key(key)
+        expected = None if expect_head is None else LedgerHead.parse(expect_head)
         path = _check_path(path, create=config is not None)
         if not path.exists():
             if config is None:
                 raise FileNotFoundError(f"no ledger store at {path}.")
-            _create(path, config)
+            _create(path, config, key)
         _check_header(path)
         connection = None
         try:
             connection = _connect(path, timeout, synchronous)
+            connection.execute("BEGIN")  # one snapshot: meta, schema, rows, heads
             meta = _read_meta(path, connection)
-            store = cls(path, connection, meta)
+            _check_anchor(path, meta, key)
+            store = cls(path, connection, meta, key)
+            store._check_schema()
             if config is not None and config != store.config:
                 raise StoreMismatchError(_mismatch(path, store.config, config))
-            store.verify()
+            store.verify(expect_head=expected)
+            connection.execute("COMMIT")
         except (sqlite3.DatabaseError, UnicodeDecodeError) as error:
             if connection is not None:
                 connection.close()
@@ -297,24 +445,48 @@ class LedgerStore:
             raise
         return store
 
-    def verify(self) -> None:
+    def verify(self, *, expect_head: LedgerHead | None = None) -> None:
         """Check the whole ledger: every row's hash chain (over the store identity, the
         previous row and its own content), its event row, its cell count, and the
-        chain heads (so an emptied or truncated table is seen).
+        chain heads (so an emptied or truncated table is seen), all read in one
+        transaction (one snapshot), so that charges other processes commit meanwhile
+        are never mistaken for tampering.
+
+        Parameters
+        ----------
+        expect_head : LedgerHead, optional
+            A receipt kept elsewhere that the ledger must extend.
 
         Raises
         ------
         LedgerCorruptedError
-            Naming the first bad row.
+            Naming the first bad row, or how the ledger fails ``expect_head``.
         """
-        self._heads = {t: (0, 0, "") for t in _TABLES}
-        self._check_rows(0, 0)
-        heads = {
-            name: (n, last, digest)
-            for name, n, last, digest in self._execute(
-                "SELECT name, n_rows, last_seq, hash FROM chain_head"
-            )
-        }
+        # One read transaction: the rows and the heads come from one snapshot, so a
+        # charge another process commits meanwhile is in both or in neither (SQLite
+        # WAL readers see the database as of their transaction's first read).
+        own = not self._in_transaction()
+        if own:
+            self._begin_read()
+        try:
+            self._heads = {t: (0, 0, self._genesis[t]) for t in _TABLES}
+            self._captured = {}
+            if expect_head is not None:
+                self._capture = {"charges": expect_head.charges, "draws": expect_head.draws}
+                self._captured = {t: self._genesis[t] for t in _TABLES if self._capture[t] == 0}
+            try:
+                self._check_rows(0, 0)
+            finally:
+                self._capture = {}
+            heads = {
+                name: (n, last, digest)
+                for name, n, last, digest in self._execute(
+                    "SELECT name, n_rows, last_seq, hash FROM chain_head"
+                )
+            }
+        finally:
+            if own and self._in_transaction():
+                self._execute("COMMIT")
         for table in _TABLES:
             if heads.get(table) != self._heads[table]:
                 raise LedgerCorruptedError(
@@ -323,6 +495,63 @@ class LedgerStore:
                     f"{heads.get(table, ('no head',))[0]} row(s) ending at seq "
                     f"{heads.get(table, (0, '?'))[1]}: rows were removed or replaced."
                 )
+            if heads[table][0] == 0 and heads[table][2] != self._genesis[table]:
+                raise LedgerCorruptedError(
+                    f"{self.path}: the {table} chain does not start from this store's "
+                    "configuration and identity"
+                    + (" under this key (a wrong key, or forged)." if self._key else ".")
+                )
+        if expect_head is not None:
+            self._check_expected(expect_head)
+
+    def _check_expected(self, expected: LedgerHead) -> None:
+        """Raise unless the verified chains extend ``expected`` (see :meth:`verify`)."""
+        for table, count in (("charges", expected.charges), ("draws", expected.draws)):
+            held = self._heads[table][0]
+            if held < count:
+                raise LedgerCorruptedError(
+                    f"{self.path}: the expected head covers {count} {table[:-1]} row(s), "
+                    f"but the ledger holds {held}: rows were removed, the chain was "
+                    "rewound, or this is an older copy or another ledger's file."
+                )
+        digest = _head_digest(self._captured["charges"], self._captured["draws"], self._key)
+        if not hmac.compare_digest(digest, expected.digest):
+            raise LedgerCorruptedError(
+                f"{self.path}: the ledger's head at {expected.charges} charge row(s) and "
+                f"{expected.draws} draw row(s) is {digest[:16]}..., not the expected "
+                f"{expected.digest[:16]}...: another ledger's file, or rows up to there "
+                "were rewritten."
+            )
+
+    def head(self) -> LedgerHead:
+        """The verified head of the ledger as this connection last read or wrote it
+        (after a charge: that charge's receipt).
+
+        Returns
+        -------
+        LedgerHead
+        """
+        (n_charges, _, charges), (n_draws, _, draws) = (self._heads[t] for t in _TABLES)
+        return LedgerHead(n_charges, n_draws, _head_digest(charges, draws, self._key))
+
+    def _check_schema(self) -> None:
+        """Refuse a file whose tables, indexes or triggers differ from the schema this
+        version creates (a trigger could delete or rewrite rows as they are written),
+        naming the first difference; remembers ``PRAGMA schema_version``."""
+        version = self._execute("PRAGMA schema_version").fetchone()[0]
+        found = set(self._execute("SELECT type, name, tbl_name, sql FROM sqlite_master"))
+        expected = _reference_schema()
+        for kind, name, table, _ in sorted(found - expected, key=repr):
+            raise LedgerCorruptedError(
+                f"{self.path}: the schema was changed: {kind} {name!r} on {table!r} is not "
+                "part of a fedpriv ledger (a trigger or view can drop or rewrite rows)."
+            )
+        for kind, name, table, _ in sorted(expected - found, key=repr):
+            raise LedgerCorruptedError(
+                f"{self.path}: the schema was changed: {kind} {name!r} on {table!r} is "
+                "missing or altered."
+            )
+        self._schema_version = version
 
     def chain_heads(self) -> dict[str, tuple[int, int, str]]:
         """Verified end of each chain: ``{table: (n_rows, last_seq, hash)}``."""
@@ -354,7 +583,7 @@ class LedgerStore:
                     f"{where} records {n_cells} cell(s) but its key "
                     f"lists have {sorted(sizes)} label(s)."
                 )
-            digest = _chain(digest, self.store_id, [seq, encoding, n_cells, keys])
+            digest = _chain(digest, self.store_id, [seq, encoding, n_cells, keys], self._key)
             if chain != digest:
                 raise LedgerCorruptedError(
                     f"{where} fails the hash chain: edited, reordered, or written by "
@@ -362,6 +591,8 @@ class LedgerStore:
                 )
             n, last = n + 1, seq
             decoded_keys[seq] = arrays
+            if self._capture.get("charges") == n:
+                self._captured["charges"] = digest
         self._heads["charges"] = (n, last, digest)
         start = min(draw_seq, self._heads["draws"][1])
         draws = self._execute(
@@ -371,13 +602,15 @@ class LedgerStore:
         for seq, n_draws, block, chain in draws:
             if seq <= last:
                 continue
-            digest = _chain(digest, self.store_id, [seq, n_draws, block])
+            digest = _chain(digest, self.store_id, [seq, n_draws, block], self._key)
             if chain != digest:
                 raise LedgerCorruptedError(
                     f"{self.path}: draw row seq {seq} fails the hash chain (edited, "
                     "reordered, or written by another store)."
                 )
             n, last = n + 1, seq
+            if self._capture.get("draws") == n:
+                self._captured["draws"] = digest
         self._heads["draws"] = (n, last, digest)
         return (
             [row for row in charges if row[0] > charge_seq],
@@ -400,7 +633,30 @@ class LedgerStore:
         """
         if self.closed:
             raise StoreError(f"{self.path}: the ledger store is closed; nothing was charged.")
+        self._begin_write()
+
+    # Backend hooks (SQLite here; :mod:`fedpriv.privacy.ledger.postgres` overrides them).
+    def _begin_write(self) -> None:
+        """Open a write transaction holding the store's write lock, and re-check the
+        schema if it changed since it was last checked."""
         self._execute("BEGIN IMMEDIATE")
+        if self._execute("PRAGMA schema_version").fetchone()[0] != self._schema_version:
+            try:  # someone changed the schema while this store was open
+                self._check_schema()
+            except BaseException:
+                self.rollback()
+                raise
+
+    def _begin_read(self) -> None:
+        """Open a read transaction: one snapshot until it ends (WAL)."""
+        self._execute("BEGIN")
+
+    def _in_transaction(self) -> bool:
+        return self._connection.in_transaction
+
+    def _data_version_now(self) -> Any:
+        """A value that changes whenever another connection commits."""
+        return self._execute("PRAGMA data_version").fetchone()[0]
 
     def commit(self) -> None:
         """Commit the open transaction."""
@@ -412,15 +668,14 @@ class LedgerStore:
         """Roll back the open transaction, if any (and forget event ids it inserted)."""
         self._event_ids.clear()
         self._pending.clear()
-        if self._connection.in_transaction:
-            self._connection.rollback()
+        if self._in_transaction():
+            self._execute("ROLLBACK")
 
     def changed(self) -> bool:
         """Whether another connection committed since this one last read."""
         if self.closed:
             return False
-        current = self._execute("PRAGMA data_version").fetchone()[0]
-        return current != self._data_version
+        return self._data_version_now() != self._data_version
 
     # -------------------------------------------------------------- rows
     def read_since(self, charge_seq: int, draw_seq: int) -> tuple[list, list]:
@@ -443,7 +698,7 @@ class LedgerStore:
         StoreFormatError
             If a row cannot be decoded (a damaged ledger).
         """
-        self._data_version = self._execute("PRAGMA data_version").fetchone()[0]
+        self._data_version = self._data_version_now()
         try:
             rows, draw_rows = self._check_rows(charge_seq, draw_seq)
         except UnicodeDecodeError as error:
@@ -489,7 +744,7 @@ class LedgerStore:
         :meth:`begin`, after the rows of other writers were read), and its head."""
         n, last, digest = self._heads[table]
         seq = last + 1
-        chain = _chain(digest, self.store_id, content(seq))
+        chain = _chain(digest, self.store_id, content(seq), self._key)
         self._execute(
             "UPDATE chain_head SET n_rows = ?, last_seq = ?, hash = ? WHERE name = ?",
             (n + 1, seq, chain, table),
@@ -525,7 +780,10 @@ class LedgerStore:
     def _stored_event_id(self, event: Any) -> int:
         if event not in self._event_ids:
             encoding = encode_event(event)
-            self._execute("INSERT OR IGNORE INTO events (encoding) VALUES (?)", (encoding,))
+            self._execute(
+                "INSERT INTO events (encoding) VALUES (?) ON CONFLICT (encoding) DO NOTHING",
+                (encoding,),
+            )
             row = self._execute("SELECT id FROM events WHERE encoding = ?", (encoding,))
             self._event_ids[event] = row.fetchone()[0]
         return self._event_ids[event]
@@ -586,7 +844,7 @@ def _connect(path: Path, timeout: float, synchronous: str) -> sqlite3.Connection
     return connection
 
 
-def _create(path: Path, config: StoreConfig) -> None:
+def _create(path: Path, config: StoreConfig, key: bytes | None) -> None:
     """Build a complete store beside ``path`` and link it into place atomically."""
     staging = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     connection = sqlite3.connect(staging, isolation_level=None)
@@ -602,10 +860,18 @@ def _create(path: Path, config: StoreConfig) -> None:
             "store_id": uuid.uuid4().hex,
             "fedpriv_version": _fedpriv_version(),
             "created_unix_time": repr(time.time()),
+            "chain": "hmac-sha256" if key is not None else "sha256",
             **config.to_meta(),
         }
+        meta["anchor"] = _anchor(meta)
+        if key is not None:  # lets a wrong key be named (nobody can make it without the key)
+            meta["key_check"] = _chain("key check", meta["store_id"], [], key)
         with connection:
             connection.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
+            connection.executemany(
+                "INSERT INTO chain_head VALUES (?, 0, 0, ?)",
+                [(table, _genesis(meta, table, key)) for table in _TABLES],
+            )
         connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         connection.close()
@@ -656,11 +922,102 @@ def _read_meta(path: Path, connection: sqlite3.Connection) -> dict[str, str]:
     return meta
 
 
-def _chain(previous: str, store_id: str, content: list) -> str:
+def _chain(previous: str, store_id: str, content: list, key: bytes | None = None) -> str:
     """Hash of one row: the previous row's hash, the store identity and the row's
-    canonical content (so a row of another store, or an edited one, breaks the chain)."""
+    canonical content (so a row of another store, or an edited one, breaks the chain);
+    HMAC-SHA256 under ``key`` when the store is keyed."""
     text = json.dumps([previous, store_id, content], separators=(",", ":"), allow_nan=True)
+    if key is not None:
+        return hmac.new(key, text.encode("utf-8"), hashlib.sha256).hexdigest()
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _anchor(meta: Mapping[str, str]) -> str:
+    """The ``anchor`` meta row: SHA-256 of each anchored ``meta`` value (JSON)."""
+    return json.dumps(
+        {
+            name: hashlib.sha256(meta.get(name, "").encode("utf-8")).hexdigest()
+            for name in _ANCHORED
+        },
+        sort_keys=True,
+    )
+
+
+def _genesis(meta: Mapping[str, str], table: str, key: bytes | None) -> str:
+    """Where ``table``'s chain starts: a link over the anchor (so the configuration,
+    identity, schema version and keying are in every later link)."""
+    return _chain("genesis:" + table, meta.get("store_id", ""), [meta.get("anchor", "")], key)
+
+
+def _head_digest(charges: str, draws: str, key: bytes | None) -> str:
+    """The ledger head of two chain heads (:class:`LedgerHead`)."""
+    return _chain("head", "", [charges, draws], key)
+
+
+def _check_anchor(path: Path, meta: Mapping[str, str], key: bytes | None) -> None:
+    """Refuse a store whose configuration, identity or keying differs from what its
+    chain starts from (naming the field), or a key that does not fit the store."""
+    try:
+        anchor = json.loads(meta["anchor"])
+    except (KeyError, ValueError):
+        raise LedgerCorruptedError(
+            f"{path}: the chain anchor (meta row 'anchor') is missing or malformed."
+        ) from None
+    for name in _ANCHORED:
+        digest = hashlib.sha256(meta.get(name, "").encode("utf-8")).hexdigest()
+        if not isinstance(anchor, dict) or anchor.get(name) != digest:
+            raise LedgerCorruptedError(
+                f"{path}: the stored {name} ({meta.get(name, 'missing')!s:.80}) is not "
+                "the one the ledger's chain was started with: the configuration was "
+                "changed after the store was created."
+            )
+    keyed = meta.get("chain") == "hmac-sha256"
+    if keyed and key is None:
+        raise StoreMismatchError(
+            f"{path} is keyed (HMAC-SHA256): open it with its key (`key=`, or "
+            "FEDPRIV_LEDGER_KEY for fedpriv account)."
+        )
+    if keyed and not hmac.compare_digest(
+        meta.get("key_check", ""), _chain("key check", meta.get("store_id", ""), [], key)
+    ):
+        raise LedgerCorruptedError(
+            f"{path}: the key does not match this ledger's (a wrong key, or the key "
+            "check was forged)."
+        )
+    if not keyed and key is not None:
+        raise StoreMismatchError(
+            f"{path} was created without a key, but a key was given: its links are "
+            "plain SHA-256, so this is not the keyed ledger you expect."
+        )
+
+
+def _check_key(key: Any) -> bytes | None:
+    if key is None:
+        return None
+    if not isinstance(key, bytes):
+        raise TypeError(f"`key` must be bytes, got {type(key).__name__}.")
+    if len(key) < MIN_KEY_BYTES:
+        raise ValueError(
+            f"`key` must hold at least {MIN_KEY_BYTES} bytes (RFC 2104, section 3), got "
+            f"{len(key)}; use secrets.token_bytes({MIN_KEY_BYTES})."
+        )
+    return key
+
+
+_REFERENCE_SCHEMA: set | None = None
+
+
+def _reference_schema() -> set:
+    """``sqlite_master`` rows of a freshly created ledger (built once, in memory)."""
+    global _REFERENCE_SCHEMA
+    if _REFERENCE_SCHEMA is None:
+        connection = sqlite3.connect(":memory:")
+        connection.executescript(_SCHEMA)
+        _REFERENCE_SCHEMA = set(
+            connection.execute("SELECT type, name, tbl_name, sql FROM sqlite_master")
+        )
+        connection.close()
+    return _REFERENCE_SCHEMA
 
 
 def _check_path(path: Any, *, create: bool) -> Path:

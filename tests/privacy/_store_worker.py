@@ -9,6 +9,12 @@
     Print ``ready``, wait for ``GO_FILE``, then try ``N_ATTEMPTS`` charges of
     ``Laplace(scale=16)`` (ε = 1/16) to agent 0 under the store's budget, printing
     ``accepted`` or ``refused`` for each.
+``churn PATH WORKER``
+    Reopen the store with its configuration (``store_synchronous="normal"``), print
+    ``ready``, then for every byte read from stdin record one block of draws and,
+    every tenth time, also charge ``Laplace(scale=1000)`` to ``{"agent": WORKER}``,
+    each one committed transaction; exit at the end of stdin. (The parent paces the
+    writes, so the ledger it verifies stays small.)
 """
 
 from __future__ import annotations
@@ -75,9 +81,25 @@ def _race(path: str, worker: int, n_attempts: int, go_file: str) -> None:
     accountant.close()
 
 
+def _churn(path: str, worker: int) -> None:
+    accountant = Accountant.open(path, store_synchronous="normal")
+    print("ready", flush=True)
+    step = 0
+    while sys.stdin.buffer.read(1):
+        accountant.record_draws(
+            keys={"agent": worker}, node=step, level=0, scale=1000.0, l1_sensitivity=1.0
+        )
+        if step % 10 == 0:
+            accountant.spend(events.Laplace(scale=1000.0), key={"agent": worker})
+        step += 1
+    accountant.close()
+
+
 if __name__ == "__main__":
     mode, store_path, *rest = sys.argv[1:]
     if mode == "write":
         _write(store_path)
+    elif mode == "churn":
+        _churn(store_path, int(rest[0]))
     else:
         _race(store_path, int(rest[0]), int(rest[1]), rest[2])
