@@ -4,7 +4,7 @@
 whatever the number of trials or agents, because it is addressed by its spawn key
 (``SeedSequence(e, spawn_key=(j,)) == SeedSequence(e).spawn(j + 1)[j]``). ``side`` is 0
 for the dataset D and 1 for its neighbor D' in an audit; only the privacy-noise and
-policy streams should differ between the two sides (STYLE §6).
+policy streams should differ between the two sides (CONTRIBUTING.md, Seeding).
 """
 
 from __future__ import annotations

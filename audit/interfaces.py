@@ -7,7 +7,7 @@ two methods), the audited sampler is a :class:`Mechanism`, a caller's score or
 log-density ratio a :class:`ScoreFunction`, and the result holds a :class:`Bound`.
 
 A *mechanism* is a vectorized sampler: ``mechanism(dataset, n_samples, rng)`` returns
-``n_samples`` independent outputs, first axis the sample axis (STYLE §7). A *score
+``n_samples`` independent outputs, first axis the sample axis (CONTRIBUTING.md, Vectorize). A *score
 function* reduces a batch of outputs to one real number per sample. A *guarantee*
 is anything with the dp-accounting query pair ``get_epsilon``/``get_delta`` (every
 type in :mod:`fedpriv.privacy.accounting.guarantees`).

@@ -1,7 +1,7 @@
 """The package's architecture as tests: one layer order, no import cycles, short modules.
 
-Imports flow ``privacy`` <- ``algorithms`` <- ``audit`` <- ``cli`` (DESIGN.md, "The
-layout"); a module never imports a later layer, not even under ``TYPE_CHECKING`` or
+Imports flow ``privacy`` <- ``algorithms`` <- ``audit`` <- ``cli`` (CONTRIBUTING.md,
+"Where things go"); a module never imports a later layer, not even under ``TYPE_CHECKING`` or
 inside a function. The graph is read from the source with :mod:`ast`, so nothing runs.
 """
 

@@ -35,6 +35,9 @@ NOTE_FOLDER = re.compile(
     r"|\breference/(feducb|gossip|li_song|byzantine|anchors_[a-z_]+|style_anchors)\.md\b"
 )
 
+#: The engineers' unshipped convention notes; code cites CONTRIBUTING.md instead.
+CONVENTION_NOTE = re.compile(r"\bSTYLE(\.md\b| §)|\bDESIGN(\.md\b|'s\b)")
+
 SOURCE_DIRS = ("api", "privacy", "algorithms", "audit", "cli", "examples", "docs")
 SOURCE_FILES = ("README.md", "mkdocs.yml", "docs_hooks.py")
 SKIP_SUFFIXES = {
@@ -171,3 +174,35 @@ def test_experiment_reports_cite_no_unshipped_notes() -> None:
     files = [f for f in _report_files() if _is_experiment_report(f)]
     assert files, "no experiment reports found"
     assert not offending_lines(files)
+
+
+@pytest.mark.parametrize(
+    ("line", "cites"),
+    [
+        ("(STYLE §6: same streams)", True),
+        ('(DESIGN.md, "The layout")', True),
+        ("(DESIGN's symbol table)", True),
+        ("(CONTRIBUTING.md, Seeding)", False),
+        ("DESIGNATED_ROUTE = 1", False),
+    ],
+)
+def test_convention_patterns(line: str, cites: bool) -> None:
+    assert bool(CONVENTION_NOTE.search(line)) is cites
+
+
+def test_code_cites_conventions_users_have() -> None:
+    """Conventions are cited from CONTRIBUTING.md, which ships with the repository."""
+    assert (ROOT / "CONTRIBUTING.md").is_file()
+    files = [*_source_files(), *_files_under(ROOT / "tests"), *_files_under(ROOT / "benchmarks")]
+    bad = []
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        bad += [
+            f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
+            for n, line in enumerate(text.splitlines(), start=1)
+            if CONVENTION_NOTE.search(line) and path.name != "test_citations.py"
+        ]
+    assert not bad, "cite CONTRIBUTING.md, not unshipped notes:\n" + "\n".join(bad)

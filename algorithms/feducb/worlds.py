@@ -2,7 +2,7 @@
 
 An end-to-end audit runs the algorithm on D and on its neighbour D' with independent
 privacy noise in each world: world ``s`` draws from ``stream_rng(root, trial, side=s,
-agent, Stream.NOISE)`` (:mod:`fedpriv.algorithms.seeding`; STYLE §6). The public
+agent, Stream.NOISE)`` (:mod:`fedpriv.algorithms.seeding`; CONTRIBUTING.md, Seeding). The public
 ``run_feducb*`` functions always run world 0 and have no ``side`` argument; the audit
 recipes (:mod:`fedpriv.audit.families.feducb.recipes`) call :func:`run_in_world` with the
 same arguments plus ``side``, which gives exactly the run the public function gives at

@@ -215,7 +215,7 @@ def make_claim(
 
 
 #: Setting entries any family may use, with their types: the field-standard names
-#: (DESIGN's symbol table: agents, arms, horizon, privacy, context dimension, message
+#: (CONTRIBUTING.md, Naming: agents, arms, horizon, privacy, context dimension, message
 #: life, contamination rate, communication graph). A family declares its other entries
 #: with their types (``Family.setting_fields``).
 SETTING_TYPES: dict[str, type] = {

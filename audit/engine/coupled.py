@@ -19,7 +19,7 @@ statistics and a learned distinguisher trained on a split of its own
 worst-neighbour search (:mod:`fedpriv.audit.engine.neighbor_search`, StatDP).
 
 Coupling. The two worlds share the dataset (reward tables, contexts) and, where the
-algorithm's API allows it, every random stream but the privacy noise (STYLE §6: same
+algorithm's API allows it, every random stream but the privacy noise (CONTRIBUTING.md, Seeding: same
 seed, ``side`` 0/1 on the NOISE stream). The bound only needs the samples of each world
 to be i.i.d. draws of that world's output distribution; the coupling between worlds
 reduces variance but is not needed for validity, so an algorithm whose API takes one
@@ -117,7 +117,7 @@ EndToEndAudit = AuditResult
 
 
 def child_seed(seed: int | np.random.SeedSequence, *keys: int) -> np.random.SeedSequence:
-    """The SeedSequence at ``keys`` below ``seed`` (fixed address, STYLE §6).
+    """The SeedSequence at ``keys`` below ``seed`` (fixed address, CONTRIBUTING.md, Seeding).
 
     Parameters
     ----------

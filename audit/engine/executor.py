@@ -5,7 +5,7 @@ Samples of one world are drawn in batches of ``batch_size``; batch ``b`` of worl
 (:mod:`fedpriv.algorithms.seeding`). A batch's stream depends only on its address, never on
 which worker runs it or how many workers there are, so an audit gives the same
 numbers in-process, on a local process pool or on a ``dask.distributed`` cluster
-(STYLE §6: derive child streams before any parallel hand-off). Each batch is reduced
+(CONTRIBUTING.md, Seeding: derive child streams before any parallel hand-off). Each batch is reduced
 inside the worker: :func:`sample_scores` (the pilot) to scores, so memory stays
 bounded by ``batch_size`` outputs per worker plus one float64 per sample;
 :func:`count_scores` (the confirmation) to its counts at the pilot's thresholds, so

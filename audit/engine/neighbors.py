@@ -44,7 +44,7 @@ class NeighboringPair:
     a reward stream and its neighbour (:func:`stream_pair`), or two reward tables
     (:func:`fedpriv.audit.regression.strategies.neighboring_reward_tables`). Where
     the changed record is known, ``agent``, ``t`` and ``arm`` locate it, **0-based**
-    like every index of fedpriv (STYLE §2: ``t`` is the 0-based round); the papers'
+    like every index of fedpriv (CONTRIBUTING.md, Naming: ``t`` is the 0-based round); the papers'
     1-based round is ``tau = t + 1``.
 
     Attributes

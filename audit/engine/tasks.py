@@ -5,7 +5,7 @@ into one :class:`SampleTask`: a call ``sampler(world, size, seed)`` whose ``seed
 a fixed SeedSequence address. :func:`run_sample_tasks` runs the tasks and returns
 their observations in task order. Because every batch draws from its own address,
 the numbers never depend on where the tasks run or on how many workers there are
-(STYLE §6: derive child streams before any parallel hand-off).
+(CONTRIBUTING.md, Seeding: derive child streams before any parallel hand-off).
 
 ``executor`` may be (as in :mod:`fedpriv.audit.engine.executor`)
 

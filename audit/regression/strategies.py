@@ -1,6 +1,6 @@
 """Hypothesis strategies for neighboring reward tables, one per neighboring relation.
 
-A reward table has shape ``(n_agents, horizon, n_arms)`` (STYLE §7, minus the trial
+A reward table has shape ``(n_agents, horizon, n_arms)`` (CONTRIBUTING.md, Vectorize, minus the trial
 axis). :func:`neighboring_reward_tables` draws a table and its neighbor under a
 :class:`~fedpriv.privacy.relations.NeighboringRelation`, as the audit's one pair type
 :class:`~fedpriv.audit.engine.neighbors.NeighboringPair` whose datasets are

@@ -209,7 +209,7 @@ def _check_integral_positive(name: str, value: object) -> float:
 
 def _resolve_noise(event: object, noise_multiplier: float | None) -> None:
     """Set ``noise_stddev`` and ``noise_multiplier`` from whichever was given
-    (STYLE §2: ``noise_multiplier = noise_stddev / l2_sensitivity``, dimensionless);
+    (CONTRIBUTING.md, Naming: ``noise_multiplier = noise_stddev / l2_sensitivity``, dimensionless);
     the one given reads back exactly as given."""
     sensitivity = check_positive("l2_sensitivity", event.l2_sensitivity)
     object.__setattr__(event, "l2_sensitivity", sensitivity)

@@ -1,7 +1,7 @@
 """Per-event accounting handlers: the ``{event type: EventHandlers}`` table.
 
 Every event type registers an :class:`EventHandlers` bundle of small pure functions
-(STYLE §3: dispatch through a table, no ``isinstance`` chains) with
+(CONTRIBUTING.md, Events and accounting: dispatch through a table, no ``isinstance`` chains) with
 :func:`register_event`; :mod:`fedpriv.privacy.accounting.routes` composes cells of events through them.
 This module also resolves each event's quantities (pure ε, μ, ρ, RDP curve, (ε, δ)
 pair, PLD), deriving missing ones, and caches them on the (hashable) events.

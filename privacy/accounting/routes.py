@@ -3,7 +3,7 @@
 A *cell* is the sequential composition of the releases that can touch one record: a
 sequence of ``(event, count)`` pairs (the accountant builds cells; parallel composition
 *across* cells is the accountant's job). Every event type registers an
-:class:`EventHandlers` bundle of small pure functions (STYLE §3: dispatch through a
+:class:`EventHandlers` bundle of small pure functions (CONTRIBUTING.md, Events and accounting: dispatch through a
 table, no ``isinstance`` chains); a *route* composes the cell through one family of
 handlers and converts the result to ε at a target δ.
 

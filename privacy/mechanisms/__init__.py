@@ -21,7 +21,7 @@ Randomness
 ``rng`` is a :class:`numpy.random.Generator`, or an object array of Generators whose
 shape is the leading axes of the released array (for example one noise stream per
 ``(trial, agent)``). In the second form each generator draws only its own block, so
-adding a trial or an agent never changes the noise of the others (STYLE §6).
+adding a trial or an agent never changes the noise of the others (CONTRIBUTING.md, Seeding).
 
 Length: every float mechanism that charges the accountant (Laplace, raw release, tree
 counter) sits beside its event, so that no release can be drawn without its charge.

@@ -26,7 +26,7 @@ Why not OpenDP
 OpenDP (``opendp`` 0.16) has exact CKS20 samplers, but they draw from its own
 cryptographic generator (a thread-local ChaCha keyed from operating-system entropy,
 ``opendp::traits::samplers::fill_bytes``) and take no seed or bit source. They cannot
-take the run's ``SeedSequence``-derived ``rng`` (STYLE §6), so runs and audits would
+take the run's ``SeedSequence``-derived ``rng`` (CONTRIBUTING.md, Seeding), so runs and audits would
 not be reproducible and the two worlds of an audit could not share every other
 stream; hence these samplers, which follow the paper's algorithms line by line.
 

@@ -1,6 +1,6 @@
 """The known-broken corpus: every broken entry is flagged, every twin passes.
 
-Pinned seed 0 for every entry (STYLE §8: a seed is never changed to make a test
+Pinned seed 0 for every entry (CONTRIBUTING.md, Test: a seed is never changed to make a test
 pass). The broken entries' true ε exceed their claims by >= 1.25x (the off-by-one
 tree, audited at 10^6 samples where the anchors measured ε_LB 1.145 with minimum
 1.133 over repetitions), so each detection fails with probability well below 1e-3;

@@ -172,7 +172,7 @@ def test_view_audit_rejects_prefixes_that_do_not_exist_or_miss_the_record() -> N
 
 
 #: An audit at this confidence exceeds the true ε of what it audits with probability
-#: <= 1e-6 (STYLE §8): the soundness tests below fail for a correct audit that rarely.
+#: <= 1e-6 (CONTRIBUTING.md, Test): the soundness tests below fail for a correct audit that rarely.
 _SOUND = 1 - 1e-6
 
 

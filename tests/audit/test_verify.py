@@ -70,7 +70,7 @@ def test_json_number_encodes_infinity_as_string():
 
 
 #: Confidence of the small report's audits: an audit lower bound exceeds the true ε of
-#: what it audits with probability <= 1e-6 (STYLE §8), so a view that spends exactly
+#: what it audits with probability <= 1e-6 (CONTRIBUTING.md, Test), so a view that spends exactly
 #: its claim is never ruled violated by the audit except with that probability.
 _CONFIDENCE = 1 - 1e-6
 
