@@ -103,7 +103,10 @@ def build_parser(families: tuple[str, ...] | None = None) -> argparse.ArgumentPa
         "or one over --max-cells; `--verify` exits 2 on a defective ledger.",
     )
     account.add_argument(
-        "file", type=Path, help="deployment description (see examples/) or ledger store (SQLite)"
+        "file",
+        type=_account_target,
+        help="deployment description (see examples/), ledger store (SQLite file), or a "
+        "PostgreSQL ledger store's postgresql:// URL",
     )
     account.add_argument(
         "--delta",
@@ -306,6 +309,27 @@ def check_memory(args: argparse.Namespace, available: int | None = None) -> None
         )
 
 
+_STORE_URL_SCHEMES = ("postgresql://", "postgres://")
+
+
+def _account_target(text: str) -> Path | str:
+    """``fedpriv account``'s FILE: a PostgreSQL store's URL as given, anything else a path."""
+    return text if text.startswith(_STORE_URL_SCHEMES) else Path(text)
+
+
+def _shown(target: Path | str) -> str:
+    """``target`` for printing: a URL's password replaced by ``***``."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    if isinstance(target, Path):
+        return str(target)
+    parts = urlsplit(target)
+    if parts.password is None:
+        return target
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
 def _check_regular_file(path: Path) -> None:
     """Refuse a ``fedpriv account`` FILE that is missing or not a regular file.
 
@@ -335,12 +359,14 @@ def _account(args: argparse.Namespace) -> int:
     )
     from fedpriv.privacy.ledger.store import LedgerStore, is_store
 
-    _check_regular_file(args.file)
+    url = isinstance(args.file, str)  # a PostgreSQL store (see _account_target)
+    if not url:
+        _check_regular_file(args.file)
     key = _ledger_key()
     if args.expect_head is not None and not args.verify:
         raise ValueError("`--expect-head` applies with `--verify`.")
     if args.verify:
-        if not is_store(args.file):
+        if not (url or is_store(args.file)):
             raise ValueError(f"`--verify` checks a ledger store; {args.file} is not one.")
         # verifies the whole ledger, and that it extends the expected head
         store = LedgerStore.open(args.file, key=key, expect_head=args.expect_head)
@@ -349,13 +375,13 @@ def _account(args: argparse.Namespace) -> int:
         finally:
             store.close()
         print(
-            f"{args.file}: ledger verified (store {store.store_id}"
+            f"{_shown(args.file)}: ledger verified (store {store.store_id}"
             f"{', keyed' if key is not None else ''}"
             f"{', extends the expected head' if args.expect_head else ''}): "
             f"{head.charges} charge row(s), {head.draws} draw row(s), head {head}"
         )
         return 0
-    if is_store(args.file):
+    if url or is_store(args.file):
         report = store_report(args.file, delta=args.delta, key=key)
         text, markdown = render_store_text(report), render_store_markdown(report)
     else:

@@ -258,3 +258,22 @@ def test_the_postgresql_store_refuses_the_same_tampering(postgres_server):
     with pytest.raises(StoreMismatchError, match="keyed"):
         Accountant.open(keyed)
     assert len(Accountant.open(keyed, key=KEY).charges) == 3
+
+
+def test_account_reports_and_verifies_either_store_kind(new_store, capsys):
+    """`fedpriv account` takes a SQLite file or a postgresql:// URL; the URL's password
+    is never printed."""
+    from fedpriv.cli.main import _shown
+
+    location = new_store()
+    accountant = _ledger(location)
+    receipt = accountant.last_receipt
+    accountant.close()
+    capsys.readouterr()
+    assert main(["account", "--verify", str(location), "--expect-head", str(receipt)]) == 0
+    assert f"head {receipt}" in capsys.readouterr().out
+    assert main(["account", str(location), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["n_charges"] == 3 and report["spent"] == pytest.approx(0.1)
+    assert _shown("postgresql://user:secret@host/db") == "postgresql://user:***@host/db"
+    assert _shown("postgresql://user@host/db") == "postgresql://user@host/db"
