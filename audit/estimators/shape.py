@@ -13,7 +13,12 @@ rating-method data", J. Math. Psych. 6, 1969, 487-496, with the variances held e
 and judges the fit by its likelihood-ratio statistic G² against χ²;
 :func:`gaussian_shape_from_counts` does the same on counts at bin edges fixed in
 advance (the audit's confirmation, counted at :func:`pooled_quantile_edges` of its
-pilot).
+pilot). :func:`shape_test_power_against_claim` computes the tests' power against the
+non-Gaussian curves an (ε, δ) claim itself allows, which the reading needs before it
+refutes.
+
+Length: the shape test (two stages), its power against the claim's own curves and the
+binormal fit they share; half of it is documentation.
 """
 
 from __future__ import annotations
@@ -365,6 +370,17 @@ def laplace_tradeoff(epsilon: float) -> Callable[[np.ndarray], np.ndarray]:
 
     ``f(α) = F(F⁻¹(1 − α) − ε)`` with F the standard Laplace CDF (Dong, Roth & Su,
     arXiv:1905.02383, Sec. 2: the curve of Lap(0, 1) against Lap(ε, 1)).
+
+    Parameters
+    ----------
+    epsilon : float
+        The mechanism's ε, >= 0 (scale 1/ε for a sensitivity-1 query).
+
+    Returns
+    -------
+    callable
+        ``f(alpha)``: type II error at type I error ``alpha`` (array_like in [0, 1],
+        clipped), vectorized, same shape.
     """
     from scipy import stats
 
@@ -381,6 +397,19 @@ def tight_tradeoff(epsilon: float, delta: float) -> Callable[[np.ndarray], np.nd
     The lowest curve an (ε, δ)-DP mechanism can have (Dong, Roth & Su,
     arXiv:1905.02383, Sec. 2.2, after Wasserman & Zhou 2010); randomized response and the
     geometric mechanism at ε have it with δ = 0 (two likelihood-ratio values e^±ε).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε, >= 0.
+    delta : float
+        δ, in [0, 1).
+
+    Returns
+    -------
+    callable
+        ``f(alpha)``: type II error at type I error ``alpha`` (array_like in [0, 1],
+        clipped), vectorized, same shape.
     """
 
     def curve(alpha: np.ndarray) -> np.ndarray:
