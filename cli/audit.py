@@ -278,16 +278,22 @@ def _reading_lines(result) -> list[str]:
             f"δ = {result.delta:.3g}"
         ]
     verdict = result.details.get("reading_verdict")
+    power = result.details.get("shape_power")
     if verdict == "unresolved":
-        why = (
-            "the assumption could not be tested"
-            if math.isnan(shape.statistic)
-            else "the assumption is rejected"
-        )
+        if math.isnan(shape.statistic):
+            why = "the assumption could not be tested"
+        elif shape.rejected:
+            why = "the assumption is rejected"
+        else:
+            why = (
+                "the shape test could not have told the claim's own non-Gaussian "
+                "curves from a Gaussian one"
+            )
+        tested = shape.description + ("" if power is None else f"; {power.description}")
         return [
             "Gaussian-DP reading: UNRESOLVED (declined). The reading turns the μ lower "
             "bound into ε assuming the trade-off curve is Gaussian; the audit tested "
-            f"that: {shape.description}.",
+            f"that: {tested}.",
             f"Since {why}, the reading's ε ({reading_epsilon} at δ = {result.delta:.3g}) "
             "is not evidence about this mechanism and refutes nothing; the verdict rests "
             "on the any-mechanism ε lower bound above.",

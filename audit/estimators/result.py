@@ -234,6 +234,9 @@ class AuditResult:
             if shape is not None:
                 for test in get("shape_tests") or (shape,):
                     text += f"; {test.description}"
+                power = get("shape_power")
+                if power is not None:
+                    text += f"; {power.description}"
                 if get("reading_verdict") == "unresolved":
                     text += (
                         "; the reading is declined: UNRESOLVED under the Gaussian-DP"

@@ -51,7 +51,12 @@ numbers do not change:
   thresholds, the events' counts unchanged; sequential audits: the pilot only), the
   two sharing one share of the audit's Bonferroni family, ``(1 - confidence) / (2
   n_thresholds + 1)``, the Clopper–Pearson bounds keeping the rest. Where the shape is
-  rejected, or the pilot is too small to test it, the reading is declined:
+  rejected, or the pilot is too small to test it, or the shape tests had less power
+  than ``confidence`` against the non-Gaussian curves the claim itself allows (the
+  Laplace mechanism's at the claim's ε and the lowest (ε, δ)-DP curve, that of
+  randomized response and the geometric mechanism;
+  :func:`~fedpriv.audit.estimators.shape.shape_test_power_against_claim`, computed
+  from the cells and sample sizes in hand), the reading is declined:
   ``reading_verdict`` is ``"unresolved"`` and the reading refutes nothing; the
   any-mechanism bounds still do.
   A GaussianDP claim needs no shape test (the μ bound refutes it for any mechanism).
@@ -91,9 +96,12 @@ from fedpriv.audit.estimators.gdp import MuLowerBound, _claim_mu, _mu_lower_boun
 from fedpriv.audit.estimators.result import AuditResult
 from fedpriv.audit.estimators.shape import (
     GaussianShapeTest,
+    ShapeTestPower,
     assess_gaussian_shape,
     gaussian_shape_from_counts,
+    pilot_cells_d_prime,
     pooled_quantile_edges,
+    shape_test_power_against_claim,
 )
 from fedpriv.audit.estimators.threshold import _check_open_unit, epsilon_lower_bound_from_counts
 from fedpriv.audit.estimators.threshold import _check_samples as _check_samples_array
@@ -239,7 +247,9 @@ def audit_black_box(
         under the Gaussian-DP reading, else None), ``shape_test`` (a
         :class:`~fedpriv.audit.estimators.shape.GaussianShapeTest`, the deciding one, or
         None where none ran), ``shape_tests`` (every shape test run: pilot, then
-        confirmation), ``family_confidence`` (the audit's family-wise confidence; the bound's
+        confirmation), ``shape_power`` (a
+        :class:`~fedpriv.audit.estimators.shape.ShapeTestPower`: the shape tests' power
+        against the claim's own non-Gaussian curves, or None), ``family_confidence`` (the audit's family-wise confidence; the bound's
         ``confidence`` is the bounds' share of it), ``samples_budget``,
         ``samples_saved`` and ``looks``.
 
@@ -296,8 +306,9 @@ def audit_black_box(
     )
     edges = None
     if shape is not None:
-        shape, edges = shape
-        plan = dataclasses.replace(plan, shape=shape, shape_tests=(shape,))
+        shape, edges, cells = shape
+        cell = (cells, plan.pilot, plan.shape_level / plan.shape_stages)
+        plan = dataclasses.replace(plan, shape=shape, shape_tests=(shape,), shape_cells=(cell,))
     if sequential:
         evidence = _confirm_sequential(
             mechanism,
@@ -354,6 +365,7 @@ def audit_black_box(
         reading_verdict=evidence.pop("reading_verdict", None),
         shape_test=plan.shape,
         shape_tests=plan.shape_tests,
+        shape_power=evidence.pop("shape_power", None),
         family_confidence=plan.family_confidence,
         samples_budget=plan.samples,
         samples_saved=plan.samples - n_samples,
@@ -590,6 +602,9 @@ class _Plan:
     #: pilot only)
     shape_stages: int = 2
     shape_tests: tuple[GaussianShapeTest, ...] = ()
+    #: per shape stage run: (fractions of D' below its cuts, samples per world, level)
+    shape_cells: tuple[tuple[np.ndarray, int, float], ...] = ()
+    shape_power: ShapeTestPower | None = None
 
 
 def _shape_split(confidence: float, n_thresholds: int) -> tuple[float, float]:
@@ -695,7 +710,7 @@ def _pilot_stage(
     str,
     float,
     np.ndarray,
-    tuple[GaussianShapeTest, np.ndarray] | None,
+    tuple[GaussianShapeTest, np.ndarray, np.ndarray] | None,
 ]:
     """Stage 1: pilot samples (their own subtree) choose the score and the events.
 
@@ -705,7 +720,7 @@ def _pilot_stage(
     of the pilot scores' trade-off curve (:func:`assess_gaussian_shape`, at
     its share of ``plan.shape_level``) and cuts the bins the confirmation is tested
     on. Returns ``(transform, score kind, orientation, thresholds, (shape test, bin
-    edges) or None)``.
+    edges, fractions of D' below the test's cuts) or None)``.
     """
     executor = common["executor"]
     pilot_started = time.perf_counter()
@@ -741,6 +756,7 @@ def _pilot_stage(
         shape = (
             assess_gaussian_shape(pilot_d, pilot_dp, level=plan.shape_level / plan.shape_stages),
             pooled_quantile_edges(pilot_d, pilot_dp),
+            pilot_cells_d_prime(pilot_d, pilot_dp),
         )
     curve_terms = None
     if plan.grid is not None:
@@ -835,25 +851,51 @@ def _confirmation_shape(
     deciding = pilot
     if not pilot.rejected and not math.isnan(confirmation.statistic):
         deciding = confirmation
-    return dataclasses.replace(plan, shape=deciding, shape_tests=(pilot, confirmation))
+    cell = (np.asarray(below_dp, dtype=np.float64) / plan.samples, plan.samples, confirmation.level)
+    return dataclasses.replace(
+        plan,
+        shape=deciding,
+        shape_tests=(pilot, confirmation),
+        shape_cells=(*plan.shape_cells, cell),
+    )
+
+
+def _shape_power(plan: _Plan) -> ShapeTestPower | None:
+    """The shape tests' power against the claim's own non-Gaussian curves
+    (:func:`~fedpriv.audit.estimators.shape.shape_test_power_against_claim`), which
+    the reading needs to be at least ``family_confidence``; None where no shape test
+    ran or the claim's ε is infinite (the reading then refutes nothing)."""
+    if plan.shape is None or not plan.shape_cells:
+        return None
+    epsilon = float(plan.claim.get_epsilon(plan.delta))
+    if not math.isfinite(epsilon):
+        return None
+    return shape_test_power_against_claim(
+        plan.shape_cells, epsilon=epsilon, delta=plan.delta, required=plan.family_confidence
+    )
 
 
 def _reading_evidence(plan: _Plan, mu: MuLowerBound) -> dict[str, Any]:
     """The Gaussian-DP reading's verdict and ε (module docstring); empty under "any".
 
-    The reading refutes the claim only when its μ bound exceeds μ₀ AND the pilot's
-    shape test did not reject the Gaussian shape; where the shape is rejected (or
-    could not be tested) the reading is declined: its verdict is ``"unresolved"``
-    and it refutes nothing (the any-mechanism bounds still may).
+    The reading refutes the claim only when its μ bound exceeds μ₀, no shape test
+    rejected the Gaussian shape, AND the shape tests had power >= ``family_confidence``
+    against the claim's own non-Gaussian curves (:func:`_shape_power`); otherwise (or
+    where the shape could not be tested) the reading is declined: its verdict is
+    ``"unresolved"`` and it refutes nothing (the any-mechanism bounds still may).
     """
     if plan.reading != "gaussian":
         return {"reading_violated": False}
     from fedpriv.privacy.accounting.guarantees import gaussian_dp_epsilon
 
     beyond = mu.mu_lower_bound > _claim_mu(plan.claim, plan.delta)
-    declined = plan.shape is not None and plan.shape.rejected
+    power = _shape_power(plan)
+    declined = plan.shape is not None and (
+        plan.shape.rejected or (power is not None and not power.sufficient)
+    )
     verdict = "unresolved" if declined else ("violated" if beyond else "not refuted")
     return {
+        "shape_power": power,
         "reading_violated": beyond and not declined,
         "reading_verdict": verdict,
         "reading_epsilon_lower_bound": float(gaussian_dp_epsilon(mu.mu_lower_bound, plan.delta)),
