@@ -92,21 +92,20 @@ from fedpriv.audit.engine.executor import (
 from fedpriv.audit.engine.neighbors import NeighboringPair
 from fedpriv.audit.estimators._bounds import event_bounds_from_counts
 from fedpriv.audit.estimators.curve import _audit_privacy_curve_from_bounds, default_epsilon_grid
-from fedpriv.audit.estimators.gdp import MuLowerBound, _claim_mu, _mu_lower_bound_from_bounds
+from fedpriv.audit.estimators.gdp import _mu_lower_bound_from_bounds
 from fedpriv.audit.estimators.result import AuditResult
 from fedpriv.audit.estimators.shape import (
     GaussianShapeTest,
     ShapeTestPower,
     assess_gaussian_shape,
-    gaussian_shape_from_counts,
     pilot_cells_d_prime,
     pooled_quantile_edges,
-    shape_test_power_against_claim,
 )
 from fedpriv.audit.estimators.threshold import _check_open_unit, epsilon_lower_bound_from_counts
 from fedpriv.audit.estimators.threshold import _check_samples as _check_samples_array
 from fedpriv.audit.interfaces import Guarantee, Mechanism, ScoreFunction
 from fedpriv.audit.regression._selection import fit_score, select_events
+from fedpriv.audit.regression.reading import add_confirmation_shape, reading_evidence, shape_split
 from fedpriv.privacy.accounting.guarantees import ApproxDP, GaussianDP, PureDP
 from fedpriv.privacy.checks import check_delta, check_int_at_least
 from fedpriv.privacy.errors import MechanismError, PrivacyViolationError, ResourceLimitError
@@ -338,7 +337,7 @@ def audit_black_box(
             **common,
         )
         if edges is not None:
-            plan = _confirmation_shape(plan, count_d, count_dp, thresholds.size, orientation)
+            plan = add_confirmation_shape(plan, count_d, count_dp, thresholds.size, orientation)
             count_d, count_dp = count_d[: thresholds.size], count_dp[: thresholds.size]
         evidence = _confirm(plan, count_d, count_dp, plan.samples, thresholds)
         evidence["n_samples"] = plan.samples
@@ -594,7 +593,7 @@ class _Plan:
     grid: np.ndarray | None
     reading: str = "any"
     #: level of the Gaussian-shape test (0: not run); ``confidence`` above is then the
-    #: bounds' share of ``family_confidence`` (:func:`_shape_split`)
+    #: bounds' share of ``family_confidence`` (:func:`~fedpriv.audit.regression.reading.shape_split`)
     shape_level: float = 0.0
     shape: GaussianShapeTest | None = None
     family_confidence: float | None = None
@@ -605,18 +604,6 @@ class _Plan:
     #: per shape stage run: (fractions of D' below its cuts, samples per world, level)
     shape_cells: tuple[tuple[np.ndarray, int, float], ...] = ()
     shape_power: ShapeTestPower | None = None
-
-
-def _shape_split(confidence: float, n_thresholds: int) -> tuple[float, float]:
-    """``(bounds' confidence, shape test's level)`` of a Gaussian-reading audit.
-
-    Bonferroni over the audit's tests: the 2 x ``n_thresholds`` (threshold, direction)
-    tests of the simultaneous Clopper–Pearson family and the shape test, each with an
-    equal share of ``1 - confidence``.
-    """
-    alpha = 1.0 - confidence
-    share = alpha / (2 * n_thresholds + 1)
-    return 1.0 - (alpha - share), share
 
 
 def _check_samples(name: str, value: Any) -> int:
@@ -679,7 +666,7 @@ def _plan(
     if reading == "gaussian" and not isinstance(claim, GaussianDP):
         # the reading's step from "not μ₀-GDP" to "not (ε, δ)-DP" assumes a Gaussian
         # trade-off curve: the pilot tests it, at a share of the family's level
-        confidence, shape_level = _shape_split(confidence, n_thresholds)
+        confidence, shape_level = shape_split(confidence, n_thresholds)
     return _Plan(
         claim,
         route,
@@ -813,7 +800,7 @@ def _confirm(
             if isinstance(claim, GaussianDP)
             else epsilon_lb > claimed_epsilon
         )
-        extra = _reading_evidence(plan, mu)
+        extra = reading_evidence(plan, mu)
         reading_violated = extra.pop("reading_violated")
         violated = violated or reading_violated
     else:
@@ -830,75 +817,6 @@ def _confirm(
         "curve": curve,
         "mu": mu,
         **extra,
-    }
-
-
-def _confirmation_shape(
-    plan: _Plan, count_d: np.ndarray, count_dp: np.ndarray, n_events: int, orientation: int
-) -> _Plan:
-    """``plan`` with the confirmation's shape test added (counts past ``n_events`` are
-    at the pilot's bin edges, increasing in the score); the deciding test is the first
-    that rejects, else the confirmation's when it ran."""
-    at_edges_d, at_edges_dp = count_d[n_events:], count_dp[n_events:]
-    if orientation > 0:  # counts of score >= edge: the rest lie strictly below
-        below_d, below_dp = plan.samples - at_edges_d, plan.samples - at_edges_dp
-    else:  # counts of -score >= -edge: the scores at or below the edge
-        below_d, below_dp = at_edges_d, at_edges_dp
-    confirmation = gaussian_shape_from_counts(
-        below_d, plan.samples, below_dp, plan.samples, level=plan.shape_level / 2
-    )
-    pilot = plan.shape
-    deciding = pilot
-    if not pilot.rejected and not math.isnan(confirmation.statistic):
-        deciding = confirmation
-    cell = (np.asarray(below_dp, dtype=np.float64) / plan.samples, plan.samples, confirmation.level)
-    return dataclasses.replace(
-        plan,
-        shape=deciding,
-        shape_tests=(pilot, confirmation),
-        shape_cells=(*plan.shape_cells, cell),
-    )
-
-
-def _shape_power(plan: _Plan) -> ShapeTestPower | None:
-    """The shape tests' power against the claim's own non-Gaussian curves
-    (:func:`~fedpriv.audit.estimators.shape.shape_test_power_against_claim`), which
-    the reading needs to be at least ``family_confidence``; None where no shape test
-    ran or the claim's ε is infinite (the reading then refutes nothing)."""
-    if plan.shape is None or not plan.shape_cells:
-        return None
-    epsilon = float(plan.claim.get_epsilon(plan.delta))
-    if not math.isfinite(epsilon):
-        return None
-    return shape_test_power_against_claim(
-        plan.shape_cells, epsilon=epsilon, delta=plan.delta, required=plan.family_confidence
-    )
-
-
-def _reading_evidence(plan: _Plan, mu: MuLowerBound) -> dict[str, Any]:
-    """The Gaussian-DP reading's verdict and ε (module docstring); empty under "any".
-
-    The reading refutes the claim only when its μ bound exceeds μ₀, no shape test
-    rejected the Gaussian shape, AND the shape tests had power >= ``family_confidence``
-    against the claim's own non-Gaussian curves (:func:`_shape_power`); otherwise (or
-    where the shape could not be tested) the reading is declined: its verdict is
-    ``"unresolved"`` and it refutes nothing (the any-mechanism bounds still may).
-    """
-    if plan.reading != "gaussian":
-        return {"reading_violated": False}
-    from fedpriv.privacy.accounting.guarantees import gaussian_dp_epsilon
-
-    beyond = mu.mu_lower_bound > _claim_mu(plan.claim, plan.delta)
-    power = _shape_power(plan)
-    declined = plan.shape is not None and (
-        plan.shape.rejected or (power is not None and not power.sufficient)
-    )
-    verdict = "unresolved" if declined else ("violated" if beyond else "not refuted")
-    return {
-        "shape_power": power,
-        "reading_violated": beyond and not declined,
-        "reading_verdict": verdict,
-        "reading_epsilon_lower_bound": float(gaussian_dp_epsilon(mu.mu_lower_bound, plan.delta)),
     }
 
 
@@ -923,7 +841,7 @@ def _confirm_from_bounds(plan: _Plan, bounds: Any) -> dict[str, Any]:
             if isinstance(claim, GaussianDP)
             else epsilon_lb > claimed_epsilon
         )
-        extra = _reading_evidence(plan, mu)
+        extra = reading_evidence(plan, mu)
         reading_violated = extra.pop("reading_violated")
         violated = violated or reading_violated
     else:

@@ -23,8 +23,8 @@ import functools
 import fedpriv.audit as audit
 import numpy as np
 import pytest
+from fedpriv.audit.estimators.gdp import _claim_mu
 from fedpriv.audit.estimators.sequential import beta_binomial_confidence_sequence
-from fedpriv.audit.regression.api import _claim_mu
 from fedpriv.audit.regression.corpus_mechanisms import gaussian_count, laplace_count
 from fedpriv.privacy import ApproxDP, GaussianDP, PureDP
 from fedpriv.privacy.accounting.conversions import gaussian_dp_delta

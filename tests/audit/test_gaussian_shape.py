@@ -34,13 +34,13 @@ import math
 import fedpriv.audit as audit
 import numpy as np
 import pytest
+from fedpriv.audit.estimators.gdp import _claim_mu
 from fedpriv.audit.estimators.shape import (
     SHAPE_MIN_SAMPLES,
     assess_gaussian_shape,
     gaussian_shape_from_counts,
     pooled_quantile_edges,
 )
-from fedpriv.audit.regression.api import _claim_mu
 from fedpriv.audit.regression.corpus_mechanisms import gaussian_count, laplace_count
 from fedpriv.privacy import ApproxDP, GaussianDP
 from hypothesis import given, settings
