@@ -411,7 +411,9 @@ def assemble_result(
             evidence += f"; the same event's audit lower bound at δ=1e-6: {at_1e6:.4g}"
             extra.setdefault("audit_epsilon_at_1e6", float(at_1e6))
     elif bound is None:
-        evidence += "; no end-to-end audit (accountant only)"
+        # an unresolved row says why no audit decides it (the channel's stated reason)
+        why = entry.channel if verdict == "unresolved" and entry.channel else "accountant only"
+        evidence += f"; no end-to-end audit ({why})"
     elif event:
         evidence += f"; audit event: {event}"
     notes = tuple(notes) + ((entry.note,) if entry.note else ())
@@ -517,7 +519,7 @@ def _with_shared_audits(done: dict[str, ClaimResult], entries) -> dict[str, Clai
             if not entry.shared_audit_differs
             else "same algorithm; the rows differ only in "
             + ", ".join(entry.shared_audit_differs)
-            + ", which the audited outputs do not read (see the note)"
+            + ", which the audit recipe is run without (checked when the register is built)"
         )
         out[key] = dataclasses.replace(
             out[key], evidence=out[key].evidence + f"; audit shared with `{source.key}` ({why})"

@@ -138,6 +138,10 @@ def build_claims() -> list[RegisteredClaim]:
                         channel="neighbour: agent 0's messages (means and counts)",
                         raw_channel=_COOP_RAW if own == "raw" else None,
                         shared_audit=shared,
+                        # the ζ-route row differs in the composition it reads the claim by,
+                        # which the audited messages do not depend on (checked: the audit
+                        # recipe is run without it, ignores_setting)
+                        shared_audit_differs=("composition",) if shared else (),
                         mechanism=_coop_noise_mechanism if own == "raw" else None,
                     )
                 )

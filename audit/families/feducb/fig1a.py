@@ -69,8 +69,10 @@ from fedpriv.audit.families.feducb.recipes import BRACKET_DELTA
 __all__ = [
     "FIG1A_ENVIRONMENT_SEED",
     "Fig1AKnifeEdge",
+    "RegimeFirstSync",
     "audit_fig1a_sync_timing",
     "fig1a_knife_edge",
+    "regime_first_sync",
     "runs_needed",
 ]
 
@@ -111,6 +113,82 @@ class Fig1AKnifeEdge:
     margin: float
     tables_d: object
     tables_d_prime: object
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class RegimeFirstSync:
+    """Where Alg. 1 line 12's test first fires at a large ``D``, for every data set.
+
+    Attributes
+    ----------
+    round : int
+        0-based round at whose end every agent's test fires first, whatever the data
+        (``‖x‖ <= 1``).
+    crossing_margin : float
+        ``(round + 1) d ln(ρ_max/ρ_min) − D`` >= 0: the data-independent part alone
+        crosses ``D`` at ``round`` (test-value units).
+    gap_below : float
+        ``D − round (d ln(ρ_max/ρ_min) + round/(M ρ_max))`` > 0: one round earlier even
+        the largest data part leaves the test below ``D``.
+    """
+
+    round: int
+    crossing_margin: float
+    gap_below: float
+
+
+def regime_first_sync(claim: Claim) -> RegimeFirstSync:
+    """The first sync round at the claim's own ``D``, shown data-independent (or not).
+
+    Before the first sync, after round ``r`` (0-based) the test value is ``Δt (log det W
+    − log det S₀)`` with ``Δt = r + 1``, ``S₀ = M ρ_min I`` and ``W = M ρ_max I + U``
+    (Alg. 1 lines 4, 10 and 12; ``U`` the ``r + 1`` raw pairs ``x xᵀ``), so it is
+    ``(r + 1)(d ln(ρ_max/ρ_min) + log det(I + U/(M ρ_max)))`` and the data part lies in
+    ``[0, (r + 1)/(M ρ_max)]`` for ``‖x‖ <= 1`` (``log det(I + A) <= tr A``). When the
+    data-independent part crosses ``D`` at round ``r*`` and ``r* (d ln(ρ_max/ρ_min) +
+    r*/(M ρ_max)) < D``, every data set syncs first at ``r*``.
+
+    Parameters
+    ----------
+    claim : Claim
+        Centralized adaptive FedUCB with a ``threshold`` entry ``D > 0`` (Fig. 1B-C's
+        regimes), priced with the Privatizer calibration of its horizon.
+
+    Returns
+    -------
+    RegimeFirstSync
+        The round and both margins; the first sync round is data-independent exactly
+        when both margins are positive beyond rounding (the caller checks).
+
+    Raises
+    ------
+    ValueError
+        If the claim is not centralized adaptive FedUCB or has no threshold > 0.
+    """
+    from fedpriv.audit.families.feducb.recipes import _tree_leaves
+    from fedpriv.privacy.calibrations import feducb_privatizer
+
+    s = _checked_setting(claim)
+    threshold = float(s.get("threshold", 0.0))
+    if not threshold > 0:
+        raise ValueError(f"`claim` must have a threshold D > 0, got {threshold!r}.")
+    horizon, n_syncs = _tree_leaves(s)
+    n_agents = int(s["n_agents"])
+    cal = feducb_privatizer(
+        float(s["epsilon"]),
+        float(s["delta"]),
+        horizon=horizon,
+        n_agents=n_agents,
+        dim=int(s["dim"]),
+        n_syncs=n_syncs,
+    )
+    per_round = int(s["dim"]) * math.log(cal.rho_max / cal.rho_min)
+    first = math.ceil(threshold / per_round) - 1
+    return RegimeFirstSync(
+        round=first,
+        crossing_margin=(first + 1) * per_round - threshold,
+        gap_below=threshold - first * (per_round + first / (n_agents * cal.rho_max)),
+    )
 
 
 def _checked_setting(claim: Claim) -> dict:
