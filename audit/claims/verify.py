@@ -376,14 +376,17 @@ def assemble_result(
     at_probe = mech_at_probe = None
     if claim.claimed_delta > 0 and mech_eps == 0.0:
         at_probe, mech_at_probe = _at_probe_delta(entry, claim)
+    analytic = _analytic_lower(entry, claim)
     verdict, evidence = decide_verdict(
         claim.claimed.epsilon,
         end_to_end,
         bound,
         coverage=claim.coverage,
         raw_channel=raw,
-        analytic_lower=_analytic_lower(entry, claim),
+        analytic_lower=analytic,
     )
+    if analytic is not None:
+        extra.setdefault("analytic_lower", analytic.epsilon)
     if mech_at_probe is not None:
         evidence += (
             f"; the claimed δ = {claim.claimed_delta:g} is vacuous for the mechanism "

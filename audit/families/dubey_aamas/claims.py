@@ -20,12 +20,12 @@ from fedpriv.privacy.calibrations import interval_claimed_guarantee
 __all__ = ["build_claims"]
 
 _COOP_MESSAGE_SOURCE = (
-    "Lemma 'Privacy of Outgoing Messages' (§3.2; fedpriv's reconstruction, R-m): each message is "
+    "Lemma 'Privacy of Outgoing Messages' (§3.2; fedpriv's reconstruction, medium confidence: the formula is lost, the text and Tossou & Dimitrakakis 2016 agree on it): each message is "
     "ε_n = n^(-ϑ/2)-DP, worst at the first release n = f"
 )
 _COOP_SOURCE = (
     "Lemma 'Privacy Guarantee' (§3.3, statement lost; fedpriv reads a ⌊T/f⌋-fold "
-    "advanced composition, reconstructed R-m/R-l) and Remark 'Robustness to Strategy'"
+    "advanced composition, reconstructed with medium to low confidence) and Remark 'Robustness to Strategy'"
 )
 
 
@@ -38,8 +38,8 @@ _COOP_READINGS = (
         "",
         "homogeneous_epsilon",
         (
-            "noise b(n) = n^-(1-ϑ/2) (Tossou & Dimitrakakis 2016, R-m); composed: ⌊T/f⌋-fold advanced composition "
-            "with ε₀ = f^-ϑ/2 (R-m/R-l)"
+            "noise b(n) = n^-(1-ϑ/2) (Tossou & Dimitrakakis 2016, reconstructed with medium confidence); composed: ⌊T/f⌋-fold advanced composition "
+            "with ε₀ = f^-ϑ/2 (reconstructed with medium to low confidence)"
         ),
     ),
     (
@@ -48,8 +48,8 @@ _COOP_READINGS = (
         "-zeta",
         "zeta_epsilon",
         (
-            "noise b(n) = n^-(1-ϑ/2) (Tossou & Dimitrakakis 2016, R-m); composed: heterogeneous advanced composition "
-            "bounded with ζ(ϑ) (R-l, Tossou & Dimitrakakis Cor. 3.1)"
+            "noise b(n) = n^-(1-ϑ/2) (Tossou & Dimitrakakis 2016, reconstructed with medium confidence); composed: heterogeneous advanced composition "
+            "bounded with ζ(ϑ) (reconstructed with low confidence, Tossou & Dimitrakakis Cor. 3.1)"
         ),
     ),
     (
@@ -58,8 +58,8 @@ _COOP_READINGS = (
         "",
         "homogeneous_epsilon",
         (
-            "noise b(n) = 1/(n ε) (fixed ε per release, R-l); composed: ⌊T/f⌋-fold advanced "
-            "composition with ε₀ = ε (R-l)"
+            "noise b(n) = 1/(n ε) (fixed ε per release, reconstructed with low confidence); composed: ⌊T/f⌋-fold advanced "
+            "composition with ε₀ = ε (reconstructed with low confidence)"
         ),
     ),
 )

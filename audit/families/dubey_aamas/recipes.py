@@ -1,6 +1,6 @@
 """Accountant and audit recipes for Dubey & Pentland's cooperative UCB (AAMAS 2020).
 
-Claims (AAMAS 2020, §3.2–3.3; the formulas are fedpriv's reconstructions, R-m/R-l):
+Claims (AAMAS 2020, §3.2–3.3; the formulas are lost from the text; fedpriv's reconstructions, with medium to low confidence):
 
 * per message (Lemma "Privacy of Outgoing Messages"): every message of agent v is
   ``ε_f = f^(-ϑ/2)``-DP w.r.t. one reward of v (pure, the first release is the worst);
