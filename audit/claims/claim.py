@@ -17,6 +17,10 @@ Three ε sit in a row: the accountant's **end-to-end** ε of everything the clai
 **mechanism-only** ε of the noise the algorithm adds (``mechanism_epsilon``), and the
 audit's lower bound; ``tightness`` is lower bound / end-to-end ε where both are finite
 and positive.
+
+Length: the claim, its result record (``claims.json``, with the upper and lower bound
+fields side by side) and the one verdict rule belong together; split, each would import
+the others.
 """
 
 from __future__ import annotations

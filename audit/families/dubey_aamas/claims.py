@@ -114,7 +114,9 @@ def build_claims() -> list[RegisteredClaim]:
             for scope, claimed, source in scopes:
                 label = (
                     reading
-                    if scope == "composed"
+                    if scope == "composed" and own == "noisy"
+                    else reading + "; " + _ADAPTIVE_READING
+                    if scope == "composed"  # own raw: the raw counts channel needs it
                     else (reading.split(";")[0] + "; " + _ADAPTIVE_READING)
                 )
                 shared = prefix + scope if suffix else None
@@ -219,6 +221,8 @@ def _fig1a_claims() -> list[RegisteredClaim]:
             ):
                 label = (
                     rule_reading
+                    if scope == "composed" and own == "noisy"
+                    else rule_reading + "; " + _ADAPTIVE_READING
                     if scope == "composed"
                     else (rule_reading.split(";")[0] + "; " + _ADAPTIVE_READING)
                 )
@@ -243,7 +247,13 @@ def _fig1a_claims() -> list[RegisteredClaim]:
                         audit=ce.audit_coop_first_release,
                         channel=(
                             "neighbour: agent 0's messages (mechanism level: its first "
-                            "released mean of arm 0 as one Laplace release)"
+                            "released mean of arm 0 as one Laplace release"
+                            + (
+                                "; this audit never exercises the raw channel, on which "
+                                "the verdict rests)"
+                                if own == "raw"
+                                else ")"
+                            )
                         ),
                         raw_channel=_FIG1A_RAW if own == "raw" else None,
                         mechanism=_coop_noise_mechanism if own == "raw" else None,

@@ -5,6 +5,9 @@ and the fixed schedule, footnote 4's one-user-at-all-agents claim, and the setti
 Fig. 1A-C (§4.4). Each row's recipes live in :mod:`fedpriv.audit.families.feducb.recipes`
 and :mod:`fedpriv.audit.families.feducb.fig1a`; what each field means is in
 :mod:`fedpriv.audit.claims.entry`.
+
+Length: one family's rows with the notes that say what each row shows; the notes are
+the rows' evidence and stay beside them.
 """
 
 from __future__ import annotations
@@ -120,9 +123,9 @@ def _feducb_claims() -> list[RegisteredClaim]:
     out = []
     combos = (
         ("centralized", "feducb", "adaptive", "paper"),
-        ("centralized", "feducb", "fixed", "corrected"),
+        ("centralized", "feducb", "fixed", "paper (fixed schedule)"),
         ("decentralized", "feducb-decentralized", "adaptive", "paper"),
-        ("decentralized", "feducb-decentralized", "fixed", "corrected"),
+        ("decentralized", "feducb-decentralized", "fixed", "paper (fixed schedule)"),
     )
     for structure, algorithm, schedule, mode in combos:
         setting = {**_FEDUCB_BASE, "structure": structure, "schedule": schedule}
@@ -186,7 +189,7 @@ def _feducb_user_claims() -> list[RegisteredClaim]:
     eps_user, delta_user = fe.footnote4_claim(1.0, 0.1, n_agents=3, delta_prime=0.01)
     out = []
     for schedule, mode, suffix in (
-        ("fixed", "corrected (fixed schedule)", ""),
+        ("fixed", "paper (fixed schedule)", ""),
         ("adaptive", "paper", "/adaptive"),
     ):
         user = {
