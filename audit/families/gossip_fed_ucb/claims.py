@@ -19,8 +19,12 @@ from fedpriv.audit.claims.entry import MechanismResult, RegisteredClaim
 from fedpriv.audit.claims.entry import make_claim as _claim
 from fedpriv.audit.families.gossip_fed_ucb import recipes as ge
 from fedpriv.audit.families.gossip_fed_ucb.claims_initial import _fed_ucb_initial_claims
+from fedpriv.audit.families.gossip_fed_ucb.regret import (
+    BOUNDED_REWARDS,
+    fed_ucb_reading,
+    variant_label,
+)
 from fedpriv.audit.families.gossip_fed_ucb.regret import VARIANTS as FED_UCB_VARIANTS
-from fedpriv.audit.families.gossip_fed_ucb.regret import fed_ucb_reading, variant_label
 from fedpriv.privacy import NeighboringRelation, PureDP
 from fedpriv.privacy.accounting.tree import released_tree_depth
 from fedpriv.privacy.calibrations import fed_ucb_released_prefixes, fed_ucb_scale, paper_log_rounds
@@ -60,13 +64,6 @@ def _fed_ucb_note(mode: str, base: str, final: bool, horizon: int) -> str:
     return text
 
 
-#: The reward setting of the rows at T = 16, 1024 and 600,000 (stated, not assumed).
-_BOUNDED_REWARDS = (
-    "in [0, 1] as §4.1 assumes (sensitivity 1); `fedpriv run gossip-fed-ucb` plays §5.1's "
-    "synthetic μ + N(0, 1) rewards instead, which leave [0, 1]: see the unbounded-rewards rows"
-)
-
-
 def _fed_ucb_claims() -> list[RegisteredClaim]:
     out = []
     for mode, base, final in FED_UCB_VARIANTS:
@@ -84,7 +81,7 @@ def _fed_ucb_claims() -> list[RegisteredClaim]:
                         eps, horizon, mode=mode, log_base=base, publish_final=final
                     ),
                     "released_prefixes": fed_ucb_released_prefixes(horizon, publish_final=final),
-                    "rewards": _BOUNDED_REWARDS,
+                    "rewards": BOUNDED_REWARDS,
                 }
                 label = variant_label(mode, base, final)
                 out.append(
