@@ -4,8 +4,8 @@ and ``fedpriv experiment dubey-aamas-fig1a|fig1b|fig1c`` (Dubey & Pentland, AAMA
 ``run`` prints the group regret (and per agent), the communication cost (link
 transmissions and deliveries of the γ-hop flooding), the rounds, and for the private
 algorithms the accountant's (ε, δ') next to the paper's reconstructed claim
-(AAMAS 2020, §3.2–3.3; fedpriv's reconstruction): per message ``f^(-ϑ/2)`` (R-m) and the ⌊T/f⌋-fold advanced
-composition (R-m/R-l). The verdict compares the accountant with the composed claim.
+(AAMAS 2020, §3.2–3.3; fedpriv's reconstruction): per message ``f^(-ϑ/2)`` (reconstructed with medium confidence) and the ⌊T/f⌋-fold advanced
+composition (reconstructed with medium to low confidence). The verdict compares the accountant with the composed claim.
 """
 
 from __future__ import annotations
@@ -56,8 +56,8 @@ _HELP = {
 }
 _SOURCE = (
     "Dubey & Pentland AAMAS 2020, Lemmas 'Privacy of Outgoing Messages' and 'Privacy "
-    "Guarantee', §3.2-3.3 (formulas lost; fedpriv reads per message f^(-theta/2) R-m, "
-    "floor(T/f)-fold advanced composition R-m/R-l)"
+    "Guarantee', §3.2-3.3 (formulas lost; fedpriv reads per message f^(-theta/2) reconstructed with medium confidence, "
+    "floor(T/f)-fold advanced composition reconstructed with medium to low confidence)"
 )
 _TD16 = "Tossou & Dimitrakakis 2016, DP-UCB-INT (interval mechanism; composed as AAMAS 2020 §3.3's 'Privacy Guarantee' proof says)"
 

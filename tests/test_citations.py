@@ -206,3 +206,24 @@ def test_code_cites_conventions_users_have() -> None:
             if CONVENTION_NOTE.search(line) and path.name != "test_citations.py"
         ]
     assert not bad, "cite CONTRIBUTING.md, not unshipped notes:\n" + "\n".join(bad)
+
+
+#: The undefined confidence tags of the reconstruction notes (say it in words instead).
+_TAG = re.compile(r"\bR-[hml]\b")
+
+
+def test_no_internal_confidence_tag_ships() -> None:
+    roots = ("api", "audit", "algorithms", "cli", "privacy", "docs", "reports", "examples")
+    files = [ROOT / "README.md", ROOT / "CHANGELOG.md"]
+    for name in roots:
+        files += [
+            p for p in (ROOT / name).rglob("*") if p.suffix in (".py", ".md", ".json", ".html")
+        ]
+    found = [
+        f"{p.relative_to(ROOT)}:{i}"
+        for p in files
+        if p.is_file()
+        for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1)
+        if _TAG.search(line)
+    ]
+    assert not found, found

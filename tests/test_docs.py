@@ -92,3 +92,34 @@ def test_readme_headline_is_the_reports() -> None:
 
 def test_readme_stays_short() -> None:
     assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) < 200
+
+
+#: A number a page quotes from ``reports/claims.json``:
+#: ``<!--r:KEY:FIELD.PATH:FORMAT-->shown<!--/r-->`` (FORMAT a format spec; ∞ as "∞").
+REPORT_NUMBER = re.compile(r"<!--r:([^:>]+):([^:>]+):([^>]*?)-->(.*?)<!--/r-->")
+
+
+def _report_value(record: dict, path: str):
+    value = record
+    for part in path.split("."):
+        value = value[part]
+    return value
+
+
+def test_numbers_quoted_from_the_reports_are_the_reports() -> None:
+    import json
+
+    records = {
+        r["key"]: r
+        for r in json.loads((ROOT / "reports" / "claims.json").read_text(encoding="utf-8"))
+    }
+    quoted = 0
+    for page in [*PAGES, ROOT / "README.md"]:
+        for key, path, spec, shown in REPORT_NUMBER.findall(page.read_text(encoding="utf-8")):
+            value = _report_value(records[key], path)
+            expected = "∞" if value == "inf" else format(value, spec)
+            assert shown == expected, (
+                f"{page.name}: {key} {path} is {expected}, the page says {shown}"
+            )
+            quoted += 1
+    assert quoted >= 10

@@ -15,11 +15,11 @@ round, i.e. the number of pulls *including* the current one; ``"pulls"`` takes
 uniformly at random from the POLICY stream.
 
 DP-UCB-INT (Tossou & Dimitrakakis 2016, Alg. 3, as in its public MATLAB
-reproduction): ``f = ⌈1/ε⌉`` (:func:`fedpriv.privacy.calibrations.interval_length`, R-m); round-robin for
+reproduction): ``f = ⌈1/ε⌉`` (:func:`fedpriv.privacy.calibrations.interval_length`, reconstructed with medium confidence); round-robin for
 the first ``K f`` rounds; when an arm's own count reaches a multiple of ``f`` its
 noisy mean ``S/n + Lap(b(n))`` is released once (one fresh draw per release, cached;
 the MATLAB reproduction redraws while ``n mod f == 0``, a redraw bug) with
-``b(n) = n^-(1-θ/2)`` (R-m, ``rule="decaying"``) or ``1/(n ε)`` (R-l, ``"fixed"``).
+``b(n) = n^-(1-θ/2)`` (reconstructed with medium confidence, ``rule="decaying"``) or ``1/(n ε)`` (reconstructed with low confidence, ``"fixed"``).
 ``index_update="release"`` (default, the reproduction's reading, ambiguity A3) freezes
 the whole index ``μ̃ + sqrt(2 ln t / n)`` between releases; ``"every_round"``
 recomputes the bonus every round from the cached noisy mean.
@@ -185,9 +185,9 @@ def interval_guarantee(
     """The accountant's guarantee next to the paper's claim (AAMAS 2020, §3.2–3.3).
 
     The claim is :func:`fedpriv.privacy.calibrations.interval_claimed_guarantee` at
-    ``horizon``: per message ``f^(-θ/2)`` (R-m) or ``ε`` (R-l), and the composed
+    ``horizon``: per message ``f^(-θ/2)`` (reconstructed with medium confidence) or ``ε`` (reconstructed with low confidence), and the composed
     (ε', δ') of the ⌊T/f⌋-fold advanced composition the paper names (``homogeneous``,
-    R-m/R-l), with the T-independent ζ route (R-l) and basic composition beside it.
+    reconstructed with medium to low confidence), with the T-independent ζ route (reconstructed with low confidence) and basic composition beside it.
     The accountant's value is the tightest valid route over every stream it was
     charged for (parallel over trials, agents and arms); ``inf`` if a ``NonPrivate``
     release was charged (e.g. the raw own term).

@@ -1,13 +1,13 @@
 """Byzantine-Proof Multi-Agent UCB (Dubey & Pentland, AAMAS 2020, Alg. 3), batched.
 
-fedpriv's reconstruction of §4.2's "Algorithm Description" [R-m]. Every agent keeps, per arm, the multiset
+fedpriv's reconstruction of §4.2's "Algorithm Description" [reconstructed with medium confidence]. Every agent keeps, per arm, the multiset
 ``S_k^v`` of its own rewards and of every reward received in messages
-``⟨u, t, A_t^u, X̃_t^u⟩`` (eq. 7, R-h), flooded ``γ`` hops and delivered after
+``⟨u, t, A_t^u, X̃_t^u⟩`` (eq. 7, reconstructed with high confidence), flooded ``γ`` hops and delivered after
 ``d(u, v)`` rounds (:mod:`fedpriv.algorithms.networks.flooding`). Byzantine senders replace their
 reward by a draw of Q with probability ``contamination.rate`` (Huber, corruption at
 the source; :class:`fedpriv.algorithms.dubey_aamas.robust.Contamination`). Each round, for each arm::
 
-    n_k = ⌊|S_k|/2⌋, δ_t = t^-a (a = confidence_exponent, R-l; t >= 2)
+    n_k = ⌊|S_k|/2⌋, δ_t = t^-a (a = confidence_exponent, reconstructed with low confidence; t >= 2)
     undefined_k : τ(n_k, ε_c, δ_t) >= 1/2        (too few samples; fedpriv's derivation)
     if some arm is undefined: pull the undefined arm with the fewest samples
                                (forced exploration; the paper is silent)
@@ -181,7 +181,7 @@ def run_byzantine_coop_ucb(
         ε_c used by the estimator and the width, in [0, 1/4); default
         ``contamination.rate``.
     confidence_exponent : float
-        ``a`` in ``δ_t = t^-a``, > 0 (default 4, R-l).
+        ``a`` in ``δ_t = t^-a``, > 0 (default 4, reconstructed with low confidence).
     sigma, c1, c2 : float
         Width constants (:func:`fedpriv.algorithms.dubey_aamas.robust.trimmed_mean_width`), > 0.
     normalization : {"n", "inside"}

@@ -8,20 +8,20 @@ from the surviving prose and names the slot and confidence of each choice.
 
 Private Multi-Agent UCB (Alg. 1 + 2, AAMAS 2020 §3.2–3.3)
 -----------------------------------------------------------
-* Message ``q_t^v = ⟨v, t, μ̃^v, count^v⟩`` (eq. 6, R-h). ``μ̃_k^v`` is the agent's last
+* Message ``q_t^v = ⟨v, t, μ̃^v, count^v⟩`` (eq. 6, reconstructed with high confidence). ``μ̃_k^v`` is the agent's last
   noisy mean of arm k, released when its own count reaches a multiple of
-  ``f = ⌈1/ε⌉`` (R-m) with ``Lap(b(n))``: ``b(n) = n^-(1-ϑ/2)`` (``rule="decaying"``,
-  R-m) or ``1/(n ε)`` (``"fixed"``, R-l); one fresh draw per release, re-sent unchanged
+  ``f = ⌈1/ε⌉`` (reconstructed with medium confidence) with ``Lap(b(n))``: ``b(n) = n^-(1-ϑ/2)`` (``rule="decaying"``,
+  reconstructed with medium confidence) or ``1/(n ε)`` (``"fixed"``, reconstructed with low confidence); one fresh draw per release, re-sent unchanged
   until the next (re-sending is post-processing).
 * ``count_field`` (ambiguity A2): ``"release"`` sends ``ñ`` (count at the last release,
   default), ``"current"`` the current raw count.
-* Group estimate (eq. 13, R-m): ``μ̂_k = Σ_u w_k^u μ̃_k^u / N_k`` over the latest
+* Group estimate (eq. 13, reconstructed with medium confidence): ``μ̂_k = Σ_u w_k^u μ̃_k^u / N_k`` over the latest
   message of each ``u`` within γ hops, ``N_k = Σ_u w_k^u``. ``own_term`` (A1): ``"noisy"``
   (default) uses the agent's own released message; ``"raw"`` (the paper's §3.3 prose)
   uses its raw sum and count. Raw makes its actions, hence the counts it broadcasts,
   depend on un-noised rewards: the accountant is charged ``events.NonPrivate``
   for every stream and reports ε = ∞.
-* Policy (R-m): round-robin for the first ``K f`` rounds, then
+* Policy (reconstructed with medium confidence): round-robin for the first ``K f`` rounds, then
   ``argmax μ̂_k + sqrt(2 ln t / N_k)`` (``+inf`` where ``N_k = 0``), ties uniform.
 
 Non-private cooperative UCB ("the non-private version", §5, never defined there): the same protocol

@@ -1,11 +1,11 @@
 """Huber ε-contamination and the split-sample trimmed mean (Dubey & Pentland, AAMAS 2020, §4).
 
 The AAMAS text lost every formula; this module implements fedpriv's reconstruction of
-§4.1's Robust Trimmed Estimator, eq. 8 [R-m] (Prasad, Balakrishnan & Ravikumar 2019, univariate robust
+§4.1's Robust Trimmed Estimator, eq. 8 [reconstructed with medium confidence] (Prasad, Balakrishnan & Ravikumar 2019, univariate robust
 mean). The contamination rate is called ``contamination`` (the paper's ε; ``epsilon``
 is reserved for privacy; the paper uses ε for both).
 
-Trimmed mean of ``2n`` samples, contamination ``ε_c``, confidence ``δ`` [R-m]::
+Trimmed mean of ``2n`` samples, contamination ``ε_c``, confidence ``δ`` [reconstructed with medium confidence]::
 
     ε̃ = max(ε_c, ln(1/δ)/n)
     τ = 2ε̃ + 2 sqrt(ε̃ ln(1/δ)/n) + ln(1/δ)/n           (defined only if τ < 1/2)
@@ -20,7 +20,7 @@ the lowest one. The split ``"alternate"`` puts samples 0, 2, 4, ... (arrival ord
 Z1 and 1, 3, 5, ... in Z2, so the halves grow one sample at a time (split by arrival
 order, fedpriv's reading of §4.1's two halves); ``"halves"`` is the RUME code's split (first n, next n).
 
-Confidence width (Thm 4.1, R-m; constants U): ``σ (c1 sqrt(ε_c) + c2 sqrt(ln(1/δ)/n))``.
+Confidence width (Thm 4.1, reconstructed with medium confidence; constants U): ``σ (c1 sqrt(ε_c) + c2 sqrt(ln(1/δ)/n))``.
 Defaults ``c1 = 4, c2 = 2`` with ``σ = 1/2`` are our choice for rewards in [0, 1]:
 ``σ c2 sqrt(ln(1/δ)/n) = sqrt(ln(1/δ)/n) >= sqrt(ln(2/δ)/(2n))`` (Hoeffding, two
 sided, δ <= 1/2), and ``σ c1 sqrt(ε_c) = 2 sqrt(ε_c) >= 4 ε_c`` bounds the bias of a
@@ -151,7 +151,7 @@ def trimmed_mean_width(
     c1: float = 4.0,
     c2: float = 2.0,
 ) -> np.ndarray:
-    """Confidence width ``σ (c1 sqrt(ε_c) + c2 sqrt(ln(1/δ)/n))`` (Thm 4.1, R-m).
+    """Confidence width ``σ (c1 sqrt(ε_c) + c2 sqrt(ln(1/δ)/n))`` (Thm 4.1, reconstructed with medium confidence).
 
     ``inf`` where ``n == 0``. Constants are unknown in the paper [U]; see the module
     docstring for the defaults.

@@ -36,7 +36,7 @@ class GapRegretMixin:
 
     @property
     def group_regret(self) -> np.ndarray:
-        """Group regret R_G(t) = Σ_v R_v(t) (eq. 2, R-h), shape (n_trials, horizon)."""
+        """Group regret R_G(t) = Σ_v R_v(t) (eq. 2, reconstructed with high confidence), shape (n_trials, horizon)."""
         return self.cumulative_regret.sum(axis=1)
 
 

@@ -18,8 +18,9 @@ Three ε sit in a row: the accountant's **end-to-end** ε of everything the clai
 audit's lower bound; ``tightness`` is lower bound / end-to-end ε where both are finite
 and positive.
 
-Length: the claim, its result and the ``claims.json`` record of that result (every
-field, the declaration check's included) are one schema, kept in one module.
+Length: the claim, its result record (``claims.json``: every field, the upper and
+lower bound fields side by side and the declaration check) and the one verdict
+rule are one schema and belong together; split, each would import the others.
 """
 
 from __future__ import annotations
@@ -204,6 +205,9 @@ class ClaimResult:
     declarations : DeclarationCheck, optional
         What coupled runs showed about the row's declared sensitivities and disjoint
         levels (:mod:`fedpriv.audit.engine.declarations`); None when not checked.
+    analytic_lower : float, optional
+        The register's exact analytic ε of the view at the claimed δ (nats), when the
+        row has one (``RegisteredClaim.analytic_lower``): lower-bound evidence.
     """
 
     claim: Claim
@@ -229,6 +233,7 @@ class ClaimResult:
     view: Any = None
     recipe_curves: dict[str, Any] | None = None
     declarations: Any = None
+    analytic_lower: float | None = None
 
     @property
     def delta_is_vacuous(self) -> bool:
@@ -259,6 +264,54 @@ class ClaimResult:
             return None
         return lower / upper
 
+    def lower_bound(self) -> dict[str, Any] | None:
+        """The strongest lower-bound evidence on the view's ε, as the ``lower_bound`` record.
+
+        The same evidence :func:`decide_verdict` weighs: the audit's bound (at the δ it
+        was computed for), an un-noised channel (ε = ∞ at every δ < 1: a covered output
+        is a deterministic function of the data) and the register's exact analytic
+        value (at the claimed δ). The largest ε wins; at a tie the first in that order.
+
+        Returns
+        -------
+        dict or None
+            ``{epsilon, delta, source, where}`` with ``source`` one of ``"audit"``,
+            ``"un-noised channel"``, ``"analytic"`` (ε in nats, ∞ as ``"inf"``);
+            ``None`` when the row has no lower bound.
+        """
+        delta = self.claim.claimed_delta
+        found: list[tuple[float, float, str, str]] = []
+        if self.audit is not None:
+            where = "; ".join(t for t in (self.channel, self.audit_event) if t)
+            found.append(
+                (
+                    max(0.0, float(self.audit.epsilon_lower_bound)),
+                    float(self.audit.delta or 0.0),
+                    "audit",
+                    where or "end-to-end audit",
+                )
+            )
+        if self.raw_channel and math.isinf(self.accountant_epsilon):
+            found.append((math.inf, delta, "un-noised channel", self.raw_channel))
+        if self.analytic_lower is not None:
+            found.append(
+                (
+                    float(self.analytic_lower),
+                    delta,
+                    "analytic",
+                    "exact analytic ε of the view (register recipe)",
+                )
+            )
+        if not found:
+            return None
+        best = max(found, key=lambda f: f[0])
+        return {
+            "epsilon": json_number(best[0]),
+            "delta": best[1],
+            "source": best[2],
+            "where": best[3],
+        }
+
     def to_dict(self) -> dict[str, Any]:
         """The ``claims.json`` record (schema in :mod:`fedpriv.audit.claims.report`)."""
         claim = self.claim
@@ -277,6 +330,7 @@ class ClaimResult:
                 "delta": claim.claimed_delta,
                 "route": self.accountant_route,
             },
+            "lower_bound": self.lower_bound(),
             "mechanism_epsilon": json_number(self.mechanism_epsilon),
             "raw_channel": self.raw_channel,
             "audit": None,

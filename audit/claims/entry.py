@@ -7,6 +7,7 @@ means to ``fedpriv verify``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
@@ -26,7 +27,11 @@ __all__ = [
     "RegisteredClaim",
     "SearchRecipe",
     "check_setting",
+    "check_shared_audit",
+    "ignores_setting",
     "make_claim",
+    "reads_setting",
+    "setting_reads",
 ]
 
 
@@ -105,6 +110,10 @@ class RegisteredClaim:
         Setting entries in which this row differs from its ``shared_audit`` row, each
         one the audited outputs do not read (e.g. the number of agents for an audit of
         one agent's stream); the row's ``note`` says why. Empty: the settings are equal.
+        Checked, not asserted (:func:`check_shared_audit`, run when the register is
+        built): the list must be exactly the entries that differ, and the shared audit
+        recipe must declare the entries it reads (:func:`reads_setting`, or those it
+        does not, :func:`ignores_setting`), none of the listed ones read.
     analytic_lower : AnalyticLowerRecipe or None
         ``claim -> ε`` (or ``None``): an exact analytic value of the view's ε, a lower
         bound the verdict may rest on (e.g. the accountant's lower bracket where it is
@@ -263,3 +272,170 @@ def check_setting(setting: Any, declared: Mapping[str, type], *, where: str) -> 
                 f"{where}: setting entry {name!r} must be {expected.__name__}, got "
                 f"{type(value).__name__} ({value!r})."
             )
+
+
+def reads_setting(*names: str) -> Callable[[Callable], Callable]:
+    """Declare, and enforce, the setting entries an audit recipe reads.
+
+    The decorated recipe ``(claim, budget, seed, ...)`` is called with a copy of
+    ``claim`` whose setting holds only ``names`` (the other entries are removed), so a
+    read of an undeclared entry raises :class:`KeyError` wherever the recipe runs: the
+    declaration (:func:`setting_reads`) is what the audit reads, and
+    :func:`check_shared_audit` may rely on it. An undeclared entry read with
+    ``dict.get`` and a default falls back to that default; declare every entry the
+    recipe reads.
+
+    Parameters
+    ----------
+    *names : str
+        The setting entries the recipe reads (non-empty strings).
+
+    Returns
+    -------
+    callable
+        The decorator; the wrapped recipe carries ``setting_reads`` (a frozenset).
+
+    Raises
+    ------
+    ValueError
+        If a name is empty or not a string.
+    """
+    if not names or not all(isinstance(n, str) and n for n in names):
+        raise ValueError(f"`names` must be non-empty setting entry names, got {names!r}.")
+    reads = frozenset(names)
+
+    def decorate(recipe: Callable) -> Callable:
+        @functools.wraps(recipe)
+        def restricted(claim: Claim, *args: Any, **kwargs: Any) -> Any:
+            setting = tuple((k, v) for k, v in claim.setting if k in reads)
+            return recipe(dataclasses.replace(claim, setting=setting), *args, **kwargs)
+
+        restricted.setting_reads = reads  # type: ignore[attr-defined]
+        return restricted
+
+    return decorate
+
+
+def ignores_setting(*names: str) -> Callable[[Callable], Callable]:
+    """Declare, and enforce, the setting entries an audit recipe does not read.
+
+    The complement of :func:`reads_setting`, for recipes that read most of a long
+    setting: the wrapped recipe is called with ``names`` removed from the claim's
+    setting, so reading one of them raises :class:`KeyError` wherever the recipe runs.
+
+    Parameters
+    ----------
+    *names : str
+        The setting entries the recipe does not read (non-empty strings).
+
+    Returns
+    -------
+    callable
+        The decorator; the wrapped recipe carries ``setting_ignores`` (a frozenset).
+
+    Raises
+    ------
+    ValueError
+        If a name is empty or not a string.
+    """
+    if not names or not all(isinstance(n, str) and n for n in names):
+        raise ValueError(f"`names` must be non-empty setting entry names, got {names!r}.")
+    ignored = frozenset(names)
+
+    def decorate(recipe: Callable) -> Callable:
+        @functools.wraps(recipe)
+        def restricted(claim: Claim, *args: Any, **kwargs: Any) -> Any:
+            setting = tuple((k, v) for k, v in claim.setting if k not in ignored)
+            return recipe(dataclasses.replace(claim, setting=setting), *args, **kwargs)
+
+        restricted.setting_ignores = ignored  # type: ignore[attr-defined]
+        return restricted
+
+    return decorate
+
+
+def setting_reads(recipe: Callable | None, setting: Mapping[str, Any]) -> frozenset[str] | None:
+    """The entries of ``setting`` that ``recipe`` may read, by its declaration.
+
+    Parameters
+    ----------
+    recipe : callable or None
+        An audit recipe, decorated with :func:`reads_setting` or :func:`ignores_setting`.
+    setting : mapping
+        The entries in question (e.g. a claim's ``setting_dict()``).
+
+    Returns
+    -------
+    frozenset of str or None
+        ``None`` when the recipe declares nothing (it may read every entry).
+    """
+    reads = getattr(recipe, "setting_reads", None)
+    if reads is not None:
+        return frozenset(setting) & reads
+    ignored = getattr(recipe, "setting_ignores", None)
+    if ignored is not None:
+        return frozenset(setting) - ignored
+    return None
+
+
+def check_shared_audit(entry: RegisteredClaim, source: RegisteredClaim) -> None:
+    """Check that ``entry`` may take over the audit of ``source`` (``shared_audit``).
+
+    The two rows must be the same algorithm under the same neighbouring relation at the
+    same claimed δ (their readings and claimed ε may differ: the audit measures the
+    view, not the claim); ``entry.shared_audit_differs`` must name exactly the setting entries in
+    which the two settings differ; and every such entry must lie outside the entries
+    the source's audit recipe declares it reads (:func:`reads_setting` or
+    :func:`ignores_setting`, which enforce the declaration when the recipe runs). A row that differs in no entry needs no
+    declaration.
+
+    Parameters
+    ----------
+    entry : RegisteredClaim
+        The row that shares (``entry.shared_audit == source.key``).
+    source : RegisteredClaim
+        The audited row.
+
+    Raises
+    ------
+    ValueError
+        If ``source`` has no audit recipe or is not ``entry.shared_audit``, the claims
+        differ outside the setting, the declared list is not the differing entries, the
+        settings differ and the recipe declares no reads, or a differing entry is read.
+    """
+    where = f"row {entry.key!r} (audit of {source.key!r})"
+    if entry.shared_audit != source.key or source.audit is None:
+        raise ValueError(f"{where}: `source` must be the audited row named by `shared_audit`.")
+    a, b = entry.claim, source.claim
+    for field in ("algorithm", "neighboring_relation", "claimed_delta"):
+        if getattr(a, field) != getattr(b, field):
+            raise ValueError(
+                f"{where}: the claims differ in {field} ({getattr(a, field)!r} vs "
+                f"{getattr(b, field)!r}); an audit is shared only by one algorithm under "
+                "one relation at one δ."
+            )
+    mine, theirs = a.setting_dict(), b.setting_dict()
+    missing = object()
+    differing = {
+        k for k in mine.keys() | theirs.keys() if mine.get(k, missing) != theirs.get(k, missing)
+    }
+    declared = set(entry.shared_audit_differs)
+    if declared != differing:
+        raise ValueError(
+            f"{where}: `shared_audit_differs` must name exactly the differing setting "
+            f"entries {sorted(differing)}, got {sorted(declared)}."
+        )
+    if not differing:
+        return
+    reads = setting_reads(source.audit, {k: None for k in differing})
+    if reads is None:
+        raise ValueError(
+            f"{where}: the settings differ in {sorted(differing)} but the audit recipe "
+            "declares no setting reads (decorate it with reads_setting or ignores_setting)."
+        )
+    read = sorted(differing & reads)
+    if read:
+        raise ValueError(
+            f"{where}: the audit reads {read}, in which the settings differ: it is not "
+            "this row's audit."
+        )

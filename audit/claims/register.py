@@ -49,6 +49,7 @@ from fedpriv.audit.claims.entry import (
     MechanismRecipe,
     RegisteredClaim,
     check_setting,
+    check_shared_audit,
 )
 from fedpriv.audit.claims.family import FamilyError, builtin_families, families, family
 from fedpriv.audit.engine.views import View
@@ -95,6 +96,19 @@ def _rows(registered, seen: set[str]) -> tuple[RegisteredClaim, ...]:
                 raise FamilyError(f"family {fam.key!r} ({where}): {error}") from None
             seen.add(row.key)
             rows.append(row)
+    by_key = {row.key: row for row in rows}
+    for row in rows:
+        if row.shared_audit is None:
+            continue
+        source = by_key.get(row.shared_audit)
+        if source is None and row.shared_audit in seen:
+            continue  # a row of a family registered earlier: checked when verify shares it
+        try:
+            if source is None:
+                raise ValueError(f"row {row.key!r}: shared audit {row.shared_audit!r} is no row.")
+            check_shared_audit(row, source)
+        except ValueError as error:
+            raise FamilyError(f"{error}") from None
     return tuple(rows)
 
 

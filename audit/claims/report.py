@@ -23,6 +23,11 @@ row with the evidence), ``<out>/claims.json``, ``<out>/findings.json`` and
 - ``accountant``: ``{epsilon, delta, route}``, the **end-to-end** ε at the claimed δ of
   everything the claim covers (``"inf"`` with ``raw_channel`` naming the channel when raw
   data reaches a covered output);
+- ``lower_bound``: ``null`` or ``{epsilon, delta, source, where}``, the strongest lower
+  bound on the view's ε the verdict weighed (:meth:`~fedpriv.audit.claims.claim.ClaimResult.lower_bound`):
+  ``source`` is ``"audit"`` (``delta`` the δ the audit's bound holds at; ``where`` its
+  channel and event), ``"un-noised channel"`` (ε ``"inf"`` at the claimed δ; ``where``
+  the channel) or ``"analytic"`` (the register's exact analytic ε at the claimed δ);
 - ``mechanism_epsilon``: ε of the noise mechanisms alone at the claimed δ (``null`` when
   no noise mechanism covers the row's outputs); ``raw_channel``: string or ``null``;
 - ``delta_vacuous``, ``"epsilon_at_1e-6"``, ``"mechanism_epsilon_at_1e-6"``: present only

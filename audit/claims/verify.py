@@ -434,16 +434,19 @@ def assemble_result(
     if claim.claimed_delta > 0 and mech_eps == 0.0:
         at_probe, mech_at_probe = _at_probe_delta(entry, claim)
     checked = extra.get("declarations")
+    analytic = _analytic_lower(entry, claim)
     verdict, evidence = decide_verdict(
         claim.claimed.epsilon,
         end_to_end,
         bound,
         coverage=claim.coverage,
         raw_channel=raw,
-        analytic_lower=_analytic_lower(entry, claim),
+        analytic_lower=analytic,
         contradicted=checked.describe() if checked is not None and checked.contradicted else "",
         unchecked=UNCHECKED if checked is None and _outside(entry) else "",
     )
+    if analytic is not None:
+        extra.setdefault("analytic_lower", analytic.epsilon)
     if mech_at_probe is not None:
         evidence += (
             f"; the claimed δ = {claim.claimed_delta:g} is vacuous for the mechanism "
@@ -471,7 +474,9 @@ def assemble_result(
             evidence += f"; the same event's audit lower bound at δ=1e-6: {at_1e6:.4g}"
             extra.setdefault("audit_epsilon_at_1e6", float(at_1e6))
     elif bound is None:
-        evidence += "; no end-to-end audit (accountant only)"
+        # an unresolved row says why no audit decides it (the channel's stated reason)
+        why = entry.channel if verdict == "unresolved" and entry.channel else "accountant only"
+        evidence += f"; no end-to-end audit ({why})"
     elif event:
         evidence += f"; audit event: {event}"
     if checked is not None and not checked.contradicted:
@@ -665,7 +670,7 @@ def _with_shared_audits(done: dict[str, ClaimResult], entries) -> dict[str, Clai
             if not entry.shared_audit_differs
             else "same algorithm; the rows differ only in "
             + ", ".join(entry.shared_audit_differs)
-            + ", which the audited outputs do not read (see the note)"
+            + ", which the audit recipe is run without (checked when the register is built)"
         )
         out[key] = dataclasses.replace(
             out[key], evidence=out[key].evidence + f"; audit shared with `{source.key}` ({why})"

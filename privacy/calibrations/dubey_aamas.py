@@ -39,25 +39,27 @@ __all__ = [
 INTERVAL_RULES = ("decaying", "fixed")
 
 #: Every formula of the AAMAS privacy section was lost from the available text
-#: (AAMAS 2020, §3). fedpriv's confidence in each reconstruction:
-#: R-h/R-m/R-l = reconstructed with high/medium/low confidence, D = derived by fedpriv.
+#: (AAMAS 2020, §3). Each entry opens with how sure fedpriv's reconstruction is, in
+#: words: "high confidence" (the surrounding text fixes it), "medium confidence" (the
+#: text and the cited source agree on it), "low confidence" (one reading of several),
+#: or "derived by fedpriv" (not in the paper).
 INTERVAL_CONFIDENCE = {
-    "sensitivity": "R-h: empirical mean of n rewards in [0, 1] has sensitivity 1/n "
+    "sensitivity": "high confidence: empirical mean of n rewards in [0, 1] has sensitivity 1/n "
     "(§3.2, proof of 'Privacy of Outgoing Messages')",
-    "interval": "R-m: update interval f = ceil(1/epsilon) (§3.2 'Private release of means', from DP-UCB-INT "
+    "interval": "medium confidence: update interval f = ceil(1/epsilon) (§3.2 'Private release of means', from DP-UCB-INT "
     "reproductions)",
-    "schedule": "R-m: release when the own pull count is a multiple of f (§3.2 'Protocol Description')",
-    "decaying": "R-m: Laplace scale b(n) = n**-(1 - theta/2) (§3.2; Tossou & Dimitrakakis 2016)",
-    "fixed": "R-l: Laplace scale b(n) = 1/(n epsilon) (§3.2)",
-    "per_release_epsilon": "R-m: (1/n)/b(n) = n**(-theta/2) (decaying); R-l: "
+    "schedule": "medium confidence: release when the own pull count is a multiple of f (§3.2 'Protocol Description')",
+    "decaying": "medium confidence: Laplace scale b(n) = n**-(1 - theta/2) (§3.2; Tossou & Dimitrakakis 2016)",
+    "fixed": "low confidence: Laplace scale b(n) = 1/(n epsilon) (§3.2)",
+    "per_release_epsilon": "medium confidence: (1/n)/b(n) = n**(-theta/2) (decaying); low confidence: "
     "epsilon (fixed) (§3.2, 'Privacy of Outgoing Messages')",
-    "composition": "R-m/R-l: (epsilon', delta') by advanced composition over the "
+    "composition": "medium to low confidence: (epsilon', delta') by advanced composition over the "
     "releases (§3.3, 'Privacy Guarantee')",
-    "homogeneous": "D (R-m/R-l route): floor(T/f)-fold advanced composition "
+    "homogeneous": "derived by fedpriv (on the medium/low-confidence reconstruction): floor(T/f)-fold advanced composition "
     "(Dwork et al. 2010) with epsilon_0 = max_j epsilon_j (§3.3's proof)",
-    "zeta": "D (R-l route): T-independent bound via zeta(theta), fedpriv's "
+    "zeta": "derived by fedpriv (on the low-confidence reconstruction): T-independent bound via zeta(theta), fedpriv's "
     "reading of Tossou & Dimitrakakis Thm 3.4 / Cor. 3.1 (§3.3's proof)",
-    "basic": "D: sum of per-release epsilons (exact pure epsilon of the worst "
+    "basic": "derived by fedpriv: sum of per-release epsilons (exact pure epsilon of the worst "
     "record; not claimed by the paper)",
 }
 
@@ -91,7 +93,7 @@ def _check_counts(counts: object) -> np.ndarray:
 
 
 def interval_length(epsilon: float) -> int:
-    """Update interval ``f = ⌈1/ε⌉`` of the interval mechanism [R-m].
+    """Update interval ``f = ⌈1/ε⌉`` of the interval mechanism [reconstructed with medium confidence].
 
     Tossou & Dimitrakakis' DP-UCB-INT (Alg. 3 of their paper; a MATLAB
     reproduction uses ``ceil``; a Python one uses ``int``, i.e. floor). ``1/ε``
@@ -121,7 +123,7 @@ def interval_length(epsilon: float) -> int:
 
 
 def interval_release_schedule(epsilon: float, horizon: int) -> np.ndarray:
-    """Pull counts at which one agent-arm stream releases a new noisy mean [R-m].
+    """Pull counts at which one agent-arm stream releases a new noisy mean [reconstructed with medium confidence].
 
     A release happens when the agent's own pull count of the arm reaches a multiple
     of ``f = interval_length(epsilon)``: ``f, 2f, ..., ⌊horizon/f⌋ f``. These are
@@ -160,9 +162,9 @@ def interval_noise_scales(
 ) -> np.ndarray:
     """Laplace scale of each release of the interval mechanism.
 
-    ``"decaying"`` [R-m]: ``b(n) = n**-(1 - θ/2)`` (Tossou & Dimitrakakis' "privacy
+    ``"decaying"`` [reconstructed with medium confidence]: ``b(n) = n**-(1 - θ/2)`` (Tossou & Dimitrakakis' "privacy
     rate" ``v``, written θ here; 1.1 in their experiments); ε only sets the
-    schedule. ``"fixed"`` [R-l]: ``b(n) = 1/(n ε)``, i.e. ε per release.
+    schedule. ``"fixed"`` [reconstructed with low confidence]: ``b(n) = 1/(n ε)``, i.e. ε per release.
 
     Parameters
     ----------
@@ -208,7 +210,7 @@ def interval_noise_scales(
 def interval_release_epsilons(
     epsilon: float, counts: object, *, theta: float | None = None, rule: str = "decaying"
 ) -> np.ndarray:
-    """Per-release pure ε the paper claims for each message [R-m / R-l].
+    """Per-release pure ε the paper claims for each message [reconstructed with medium to low confidence].
 
     Lemma "Privacy of Outgoing Messages": each message is ε_n-DP because the noisy
     mean with sensitivity ``1/n`` gets Laplace noise of scale ``b(n)``, so
@@ -300,10 +302,10 @@ def interval_claimed_guarantee(
     subsequently provides us the result." The closed form is lost; this returns the
     candidates fedpriv reconstructs, with their confidence (`INTERVAL_CONFIDENCE`):
 
-    - ``homogeneous_epsilon`` (R-m/R-l route, closed form D): the ⌊T/f⌋-fold
+    - ``homogeneous_epsilon`` (medium/low-confidence reconstruction, closed form D): the ⌊T/f⌋-fold
       advanced composition the surviving sentence names, with
       ``ε₀ = max_j ε_j``. Grows like ``sqrt(T)``.
-    - ``zeta_epsilon`` (R-l): heterogeneous advanced composition bounded with
+    - ``zeta_epsilon`` (reconstructed with low confidence): heterogeneous advanced composition bounded with
       ``Σ_j (jf)^-θ <= f^-θ ζ(θ)``; T-independent. fedpriv's guess for
       Tossou & Dimitrakakis' Cor. 3.1 (it also fits the ζ in the regret theorem).
     - ``basic_epsilon`` (D, not a claim): ``Σ_j ε_j``, pure.

@@ -159,8 +159,8 @@ def make_interval_release(
     """The event of one stream calibrated as the AAMAS paper prescribes (reconstructed).
 
     Releases at :func:`~fedpriv.privacy.calibrations.interval_release_schedule` counts
-    ``n_j`` (R-m), with :func:`~fedpriv.privacy.calibrations.interval_noise_scales` scales
-    (R-m decaying, R-l fixed) and sensitivity ``1/n_j`` (mean of rewards in [0, 1]).
+    ``n_j`` (reconstructed with medium confidence), with :func:`~fedpriv.privacy.calibrations.interval_noise_scales` scales
+    (reconstructed with medium confidence decaying, reconstructed with low confidence fixed) and sensitivity ``1/n_j`` (mean of rewards in [0, 1]).
 
     Parameters
     ----------

@@ -187,7 +187,7 @@ def test_raw_own_term_makes_the_accountant_report_infinity_noisy_gives_the_claim
     assert raw.accountant.get_epsilon(1e-5) == math.inf
     assert any("own term raw" in r for r in raw.accountant.non_private_reasons())
     assert noisy.accountant.non_private_reasons() == []
-    # Claimed per message: f^(-θ/2) with f = 10 (AAMAS 2020 §3.2, fedpriv's reconstruction R-m).
+    # Claimed per message: f^(-θ/2) with f = 10 (AAMAS 2020 §3.2, fedpriv's reconstruction reconstructed with medium confidence).
     g = interval_guarantee(
         noisy.accountant, epsilon=0.1, horizon=300, theta=1.1, rule="decaying", target_delta=1e-5
     )

@@ -4,8 +4,8 @@ False-alarm rate: every run here is deterministic (nothing is noised before a fi
 sync), so each world's runs all return one value. A pair of identical worlds then
 gives equal counts for every event and a bound of 0 with probability 1 (tested
 below); a knife-edge pair gives exactly the Clopper–Pearson bound of n of n events
-against 0 of n, also with probability 1. The seeds are not read; the audit executes
-one batch per world and counts its runs as copies (tested below).
+against 0 of n, also with probability 1. The seeds are not read; the audit counts
+only the runs it executes (tested below).
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import pytest
 from fedpriv.algorithms.environments.linear import LinearBanditTables
 from fedpriv.algorithms.feducb.first_sync import first_sync_rounds
 from fedpriv.audit.claims.register import claims_for
-from fedpriv.audit.claims.verify import ClaimsConfig
 from fedpriv.audit.engine.coupled import AuditBudget, confirm_event
 from fedpriv.audit.families.feducb import fig1a as fa
 
@@ -40,11 +39,13 @@ def test_the_six_rows_are_audited_in_their_own_setting():
         assert not entry.channel.startswith("accountant only")
 
 
-def test_verifys_default_budget_reaches_every_rows_epsilon():
-    budget = ClaimsConfig().budget
+def test_the_rows_state_the_deterministic_event_and_its_threshold():
+    # ε = ∞ by analysis (the raw channel), the audit a witness: no budget is chosen to
+    # make its finite bound clear the claim, and the audited D is not the regime's.
     for entry in _ROWS.values():
-        runs = round(budget.samples * entry.sample_factor)
-        assert runs >= fa.runs_needed(entry.claim.claimed.epsilon, delta=0.1), entry.key
+        assert entry.raw_channel and entry.sample_factor == 1.0, entry.key
+        assert "probability 1 in D and 0 in D'" in entry.note
+        assert "not Fig. 1A's n = O(M log T) regime" in entry.note
 
 
 def test_runs_needed_is_the_least_count_above_epsilon():
@@ -76,14 +77,15 @@ def test_the_audit_confirms_the_knife_edge_event():
     edge = fa.fig1a_knife_edge(claim)
     result = fa.audit_fig1a_sync_timing(claim, _BUDGET, 7)
     assert result.event == f"first sync time == {edge.tau}"
-    n = _BUDGET.samples
+    assert "deterministic event" in result.neighbors and "ε = ∞ by analysis" in result.neighbors
+    n = min(_BUDGET.samples, _BUDGET.batch_size)  # executed runs only
     expected = confirm_event(np.ones(n), np.zeros(n), confidence=0.95, delta=0.1)
     assert result.bound.epsilon_lower_bound == pytest.approx(expected.epsilon_lower_bound)
     assert result.bound.epsilon_lower_bound > 0
     assert result.epsilon_lower_bound_at_1e_6 > result.bound.epsilon_lower_bound
 
 
-def test_the_bound_does_not_depend_on_the_batch_size():
+def test_the_bound_counts_executed_runs_only():
     claim = _claim("0.5")
     runs = fa.runs_needed(0.5, delta=0.1)
     one, many = (
@@ -92,8 +94,9 @@ def test_the_bound_does_not_depend_on_the_batch_size():
         )
         for size in (1, runs)
     )
-    assert (one.event, one.bound) == (many.event, many.bound)
-    assert one.bound.epsilon_lower_bound > 0.5
+    assert one.event == many.event
+    assert (one.bound.n_samples, many.bound.n_samples) == (1, runs)
+    assert many.bound.epsilon_lower_bound > 0.5 > one.bound.epsilon_lower_bound
 
 
 def test_the_event_is_chosen_before_the_confirming_samples(monkeypatch):
@@ -168,7 +171,7 @@ def _samplers(monkeypatch, claim, budget):
     return sample
 
 
-def test_one_executed_batch_gives_the_samples_of_executing_every_run(monkeypatch):
+def test_the_samplers_runs_are_the_algorithms_runs(monkeypatch):
     claim = _claim("1")
     edge = fa.fig1a_knife_edge(claim)
     sample = _samplers(monkeypatch, claim, _BUDGET)
@@ -184,7 +187,7 @@ def test_one_executed_batch_gives_the_samples_of_executing_every_run(monkeypatch
         assert got[0] == (edge.tau if world == 0 else edge.tau + 1)
 
 
-def test_each_world_executes_one_batch_however_many_runs_are_counted(monkeypatch):
+def test_every_counted_run_is_executed(monkeypatch):
     claim = _claim("2")
     fa.fig1a_knife_edge(claim)  # the knife-edge search's own runs are not counted below
     executed = []
@@ -198,8 +201,10 @@ def test_each_world_executes_one_batch_however_many_runs_are_counted(monkeypatch
     monkeypatch.setattr(fa, "_executed_batch", counting)
     budget = AuditBudget(pilot_samples=40, samples=5_000, batch_size=30)
     result = fa.audit_fig1a_sync_timing(claim, budget, 2)
-    assert sorted(executed) == [(0, 30), (1, 30)]
-    assert (result.bound.count_d, result.bound.count_d_prime) == (5_000, 0)
+    # pilot and confirmation each execute one batch per world, capped at the batch size
+    assert sorted(executed) == [(0, 30), (0, 30), (1, 30), (1, 30)]
+    assert (result.bound.count_d, result.bound.count_d_prime) == (30, 0)
+    assert result.bound.n_samples == 30
 
 
 def test_a_batch_whose_runs_disagree_stops_the_audit(monkeypatch):

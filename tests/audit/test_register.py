@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
 from fedpriv.audit.claims.claim import Claim
+from fedpriv.audit.claims.entry import (
+    check_shared_audit,
+    ignores_setting,
+    reads_setting,
+    setting_reads,
+)
 from fedpriv.audit.claims.register import PAPERS, REGISTER, RegisteredClaim, claims_for, paper_of
 from fedpriv.privacy import ApproxDP, NeighboringRelation, PureDP
 
@@ -84,19 +91,67 @@ def test_shared_audits_point_at_an_audited_row_of_the_same_algorithm():
     for entry in shared:
         source = entries[entry.shared_audit]
         assert entry.audit is None and source.audit is not None
-        assert source.claim.algorithm == entry.claim.algorithm
-        assert source.claim.claimed_delta == entry.claim.claimed_delta
-        # same algorithm and setting: only the reading of the claim differs, or
-        # declared setting entries that the audited outputs do not read
-        drop = {"composition", *entry.shared_audit_differs}
-        assert all(
-            k in dict(entry.claim.setting) or k in dict(source.claim.setting)
-            for k in entry.shared_audit_differs
-        ), entry.key
-        assert not entry.shared_audit_differs or entry.note, entry.key
-        assert {k: v for k, v in source.claim.setting if k not in drop} == {
-            k: v for k, v in entry.claim.setting if k not in drop
-        }
+        check_shared_audit(entry, source)  # the declared differences are checked
+
+
+def _fig2b_shared_row():
+    entries = {entry.key: entry for entry in REGISTER}
+    entry = entries["gossip_fed_ucb/gossip-fed-ucb/paper-log2/fig2b/eps1"]
+    return entry, entries[entry.shared_audit]
+
+
+def test_a_shared_audit_across_an_entry_the_audit_reads_fails():
+    entry, source = _fig2b_shared_row()
+    assert "horizon" in source.audit.setting_reads
+    # deliberately wrong: the row moved to another horizon, which the tree audit reads
+    setting = tuple((k, 1024 if k == "horizon" else v) for k, v in entry.claim.setting)
+    wrong = dataclasses.replace(
+        entry,
+        claim=dataclasses.replace(entry.claim, setting=setting),
+        shared_audit_differs=(*entry.shared_audit_differs, "horizon"),
+    )
+    with pytest.raises(ValueError, match="the audit reads \\['horizon'\\]"):
+        check_shared_audit(wrong, source)
+    # ... and a statement that leaves the differing entry out fails too
+    with pytest.raises(ValueError, match="exactly the differing setting entries"):
+        check_shared_audit(dataclasses.replace(wrong, shared_audit_differs=()), source)
+
+
+def test_a_shared_audit_whose_recipe_declares_no_reads_fails():
+    entries = {entry.key: entry for entry in REGISTER}
+    source = entries["feducb/feducb/fig1a/eps1"]  # its audit declares nothing
+    regime = entries["feducb/feducb/fig1b/MlogT"]
+    borrowed = dataclasses.replace(
+        regime,
+        claim=dataclasses.replace(regime.claim, mode=source.claim.mode),
+        shared_audit=source.key,
+        shared_audit_differs=("regime", "target_syncs", "threshold"),
+    )
+    with pytest.raises(ValueError, match="declares no setting reads"):
+        check_shared_audit(borrowed, source)
+
+
+def test_declared_reads_are_enforced_when_the_recipe_runs():
+    entry, _ = _fig2b_shared_row()
+
+    @reads_setting("horizon")
+    def reads_more(claim):
+        return claim.setting_dict()["epsilon"]
+
+    @ignores_setting("epsilon")
+    def reads_ignored(claim):
+        return claim.setting_dict()["epsilon"]
+
+    @reads_setting("horizon", "epsilon")
+    def reads_declared(claim):
+        return claim.setting_dict()["epsilon"]
+
+    for recipe in (reads_more, reads_ignored):
+        with pytest.raises(KeyError, match="epsilon"):
+            recipe(entry.claim)
+    assert reads_declared(entry.claim) == entry.claim.setting_dict()["epsilon"]
+    assert setting_reads(reads_more, {"horizon": 1, "graph": 2}) == {"horizon"}
+    assert setting_reads(reads_ignored, {"epsilon": 1, "graph": 2}) == {"graph"}
 
 
 def test_every_accountant_only_row_states_why_more_compute_would_not_help():

@@ -86,20 +86,17 @@ def test_feducb_figure_rows_sit_at_the_papers_setting(key):
 
 
 @pytest.mark.parametrize("key", [k for k in FIG1B + FIG1C if not k.endswith("/MT")])
-def test_data_dependent_regimes_are_violated_by_the_raw_sync_trigger(key):
+def test_data_dependent_regimes_are_unresolved_without_an_audit_at_their_own_threshold(key):
+    # At the regime's own D the first sync round is data-independent, so neither the
+    # raw-trigger channel nor Fig. 1A's knife-edge audit (another D) is evidence here.
     entry, result = _row(key)
-    assert entry.raw_channel and "log-det test" in entry.raw_channel
-    assert result.verdict == "violated", result.evidence
-    assert "un-noised" in result.evidence and math.isinf(result.accountant_epsilon)
+    assert entry.raw_channel is None and entry.audit is None and entry.shared_audit is None
+    assert result.verdict == "unresolved", result.evidence
+    assert math.isinf(result.accountant_epsilon) and result.audit is None
     assert result.mechanism_epsilon is not None and result.mechanism_epsilon <= 1.0
-    assert "feducb-raw-sync-trigger" in finding_ids(key)
-    # The audit: Fig. 1A's ε = 1 row (same M, d, K, T, ε, δ), or the row's own.
-    if key in ("feducb/feducb/fig1b/M1.5", "feducb/feducb/fig1b/MlogT", "feducb/feducb/fig1c/d10"):
-        assert entry.shared_audit == "feducb/feducb/fig1a/eps1" and entry.audit is None
-        assert set(entry.shared_audit_differs) == {"regime", "target_syncs", "threshold"}
-    else:
-        assert entry.audit is fa.audit_fig1a_sync_timing and entry.shared_audit is None
-    assert "not at this" in entry.note  # the audit's D is its own knife edge: said so
+    assert "first sync round is the same for every data set" in result.evidence
+    assert "feducb-raw-sync-trigger" not in finding_ids(key)
+    assert entry.claim.setting_dict()["threshold"] > 1000  # far above a knife edge
 
 
 def test_every_round_regime_holds_on_a_certified_end_to_end_bound():
@@ -126,23 +123,6 @@ def test_threshold_zero_syncs_every_round_whatever_the_data():
     for tables in worlds:
         run = run_feducb(tables, epsilon=1.0, delta=0.1, threshold=0.0, seed=0)
         assert np.all(run.n_syncs == horizon)
-
-
-def test_fig1c_row_audit_through_verify_shows_the_trigger_at_d2():
-    result = evaluate_claim("feducb/feducb/fig1c/d2", SMALL, np.random.SeedSequence(3))
-    assert result.verdict == "violated", result.evidence
-    assert result.audit is not None and result.audit.epsilon_lower_bound > 1.0
-    assert "first sync time" in result.audit_event
-
-
-def test_fig1b_shared_audit_is_taken_over_as_verify_does():
-    source = evaluate_claim("feducb/feducb/fig1a/eps1", SMALL, np.random.SeedSequence(4))
-    row = evaluate_claim("feducb/feducb/fig1b/M1.5", SMALL, np.random.SeedSequence(5))
-    assert row.audit is None
-    shared = _with_shared_audits({source.key: source, row.key: row}, ENTRIES)
-    taken = shared["feducb/feducb/fig1b/M1.5"]
-    assert taken.verdict == "violated" and taken.audit is source.audit
-    assert "regime, target_syncs, threshold" in taken.evidence
 
 
 # --------------------------------------------------------------------------- Zhu et al. Fig. 2
@@ -273,3 +253,36 @@ def test_initial_pulls_shared_audit_is_taken_over_as_verify_does():
     taken = _with_shared_audits({source_key: source, key: row}, ENTRIES)[key]
     assert source.verdict == "outside-claim" and taken.verdict == "violated"
     assert taken.audit is source.audit and "another reading of the claim" in taken.evidence
+
+
+def test_regime_first_sync_is_the_algorithms_first_sync_for_every_data_set():
+    """The premise of the unresolved Fig. 1B/1C rows, checked on the algorithm itself."""
+    import dataclasses
+
+    from fedpriv.algorithms.environments.linear import LinearBandit
+    from fedpriv.algorithms.feducb.first_sync import first_sync_rounds
+
+    base = ENTRIES["feducb/feducb/fig1c/d2"].claim
+    s = {**base.setting_dict(), "n_agents": 3, "n_arms": 4, "horizon": 200}
+    probe = dataclasses.replace(base, setting=tuple({**s, "threshold": 1.0}.items()))
+    per_round = fa.regime_first_sync(probe).crossing_margin + 1.0  # r* = 0: c − D
+    s["threshold"] = 20.5 * per_round  # the data-independent part crosses it at round 20
+    claim = dataclasses.replace(base, setting=tuple(s.items()))
+    first = fa.regime_first_sync(claim)
+    assert first.round == 20 and first.crossing_margin > 0 and first.gap_below > 0
+    spec = LinearBandit(n_agents=3, n_arms=4, dim=2)
+    for seed in (1, 2, 3):
+        tables = spec.sample(np.random.SeedSequence(seed), n_trials=2, horizon=30)
+        run = first_sync_rounds(
+            tables, epsilon=1.0, delta=0.1, horizon=200, threshold=s["threshold"]
+        )
+        assert np.all(run.rounds == first.round), run.rounds
+
+
+@pytest.mark.parametrize("key", [k for k in FIG1B + FIG1C if not k.endswith("/MT")])
+def test_regime_rows_first_sync_is_data_independent_at_their_threshold(key):
+    first = fa.regime_first_sync(ENTRIES[key].claim)
+    threshold = ENTRIES[key].claim.setting_dict()["threshold"]
+    # both margins far above the rounding of a sum of ~4 000 log1p terms
+    assert first.crossing_margin > 1e-6 * threshold and first.gap_below > 1e-6 * threshold
+    assert f"round {first.round}" in ENTRIES[key].channel

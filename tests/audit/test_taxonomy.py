@@ -94,7 +94,12 @@ def test_decide_verdict_rejects_an_unknown_coverage():
 def test_accountant_column_is_end_to_end_with_the_channel_named(rows):
     for entry, recipe_epsilon, result in rows:
         if math.isinf(recipe_epsilon):  # no unnamed infinity
-            assert entry.raw_channel, entry.key
+            # a raw channel (∞ both ways), or an unpriced channel named in the notes (∞
+            # as an upper bound only: no lower bound from it)
+            unpriced = result.accountant_route == "unpriced" and any(
+                n.startswith("upper bound ∞:") for n in result.notes
+            )
+            assert entry.raw_channel or unpriced, entry.key
         if entry.raw_channel:
             assert math.isinf(result.accountant_epsilon), entry.key
             assert entry.raw_channel in result.evidence or result.verdict != "violated"
@@ -124,7 +129,7 @@ def test_vacuous_delta_reports_epsilon_at_1e6(rows):
         # end to end: ∞ on a raw channel; otherwise the view's accountant, which charges
         # adaptivity (FedUCB's fixed schedule: B pairs per leaf) and is never below the
         # mechanism's one-pair price
-        if result.raw_channel:
+        if result.raw_channel or result.accountant_route == "unpriced":
             assert record["epsilon_at_1e-6"] == "inf", result.key
         else:
             assert record["epsilon_at_1e-6"] >= mech, result.key
@@ -318,3 +323,42 @@ def test_every_row_declares_the_view_it_protects(rows):
     # Fed_UCB's neighbours see the prefixes 1..T-1 only (Alg. 4 sends ϑ̃(t−1)).
     fed = view_of("gossip_fed_ucb/gossip-fed-ucb/paper-log2/T16/eps1")
     assert "never the prefix at T" in fed.outputs[0]
+
+
+def test_every_decided_row_records_the_lower_bound_it_rests_on(rows):
+    # violated needs a lower bound above the claim: claims.json carries it as a field
+    for entry, _, result in rows:
+        record = json.loads(json.dumps(result.to_dict()))
+        lower = record["lower_bound"]
+        if result.verdict == "violated":
+            assert lower is not None, entry.key
+            epsilon = math.inf if lower["epsilon"] == "inf" else lower["epsilon"]
+            assert epsilon > entry.claim.claimed.epsilon, entry.key
+        if lower is not None:
+            assert lower["source"] in ("audit", "un-noised channel", "analytic")
+            assert lower["where"] and 0 <= lower["delta"] < 1
+        if entry.raw_channel and math.isinf(result.accountant_epsilon):
+            assert lower == {
+                "epsilon": "inf",
+                "delta": entry.claim.claimed_delta,
+                "source": "un-noised channel",
+                "where": entry.raw_channel,
+            }
+    analytic = [r for e, _, r in rows if e.analytic_lower is not None and not e.raw_channel]
+    assert analytic and all(r.to_dict()["lower_bound"]["source"] == "analytic" for r in analytic)
+
+
+def test_the_audit_is_the_lower_bound_when_it_is_the_strongest(rows):
+    _, _, plain = next(
+        (e, eps, r)
+        for e, eps, r in rows
+        if e.raw_channel is None and e.analytic_lower is None and r.verdict != "error"
+    )
+    result = dataclasses.replace(plain, audit=_bound(0.7), channel="c", audit_event="ev")
+    assert result.to_dict()["lower_bound"] == {
+        "epsilon": 0.7,
+        "delta": 0.0,
+        "source": "audit",
+        "where": "c; ev",
+    }
+    assert dataclasses.replace(plain, audit=None).to_dict()["lower_bound"] is None

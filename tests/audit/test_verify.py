@@ -13,7 +13,11 @@ from fedpriv.audit.claims.family import family
 from fedpriv.audit.claims.report import write_attachment
 from fedpriv.audit.estimators import EpsilonLowerBound
 from fedpriv.audit.families.gossip_fed_ucb import report as report_module
-from fedpriv.audit.families.gossip_fed_ucb.regret import VerifyConfig, verify_gossip_fed_ucb
+from fedpriv.audit.families.gossip_fed_ucb.regret import (
+    BOUNDED_REWARDS,
+    VerifyConfig,
+    verify_gossip_fed_ucb,
+)
 from fedpriv.cli.main import main
 
 #: The family's report folder (its key), where its attachment writes.
@@ -324,7 +328,7 @@ def test_cli_verify_quick_json_end_to_end(tmp_path, capsys):
         for r in printed
         if r["paper"] == "Zhu et al. 2021"
         and "scope" not in r["setting"]
-        and "rewards" not in r["setting"]
+        and r["setting"].get("rewards") == BOUNDED_REWARDS  # the grid rows' stated setting
     ]
     assert len(records) == 45
 

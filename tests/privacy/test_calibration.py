@@ -579,7 +579,9 @@ def _zeta(s: float) -> float:
     ("epsilon", "f"), [(0.1, 10), (0.3, 4), (0.5, 2), (1.0, 1), (2.0, 1), (0.07, 15), (1 / 3, 3)]
 )
 def test_interval_length_known_values(epsilon: float, f: int) -> None:
-    assert interval_length(epsilon) == f  # f = ⌈1/ε⌉ (DP-UCB-INT, R-m)
+    assert (
+        interval_length(epsilon) == f
+    )  # f = ⌈1/ε⌉ (DP-UCB-INT, reconstructed with medium confidence)
 
 
 @given(
@@ -605,13 +607,13 @@ def test_interval_scales_and_release_epsilons(
     theta: float, counts: list[int], epsilon: float
 ) -> None:
     n = np.asarray(counts, dtype=np.float64)
-    # TD16 rule (R-m): b(n) = n^{-(1 - θ/2)}; per message ε_n = (1/n)/b(n) = n^{-θ/2}.
+    # TD16 rule (reconstructed with medium confidence): b(n) = n^{-(1 - θ/2)}; per message ε_n = (1/n)/b(n) = n^{-θ/2}.
     scales = interval_noise_scales(epsilon, counts, theta=theta)
     np.testing.assert_allclose(scales, n ** -(1 - theta / 2), rtol=1e-14)
     released = interval_release_epsilons(epsilon, counts, theta=theta)
     np.testing.assert_allclose(released, (1 / n) / scales, rtol=1e-12)
     np.testing.assert_allclose(released, n ** (-theta / 2), rtol=1e-14)
-    # Fixed rule (R-l): b(n) = 1/(n ε), so every release is ε-DP.
+    # Fixed rule (reconstructed with low confidence): b(n) = 1/(n ε), so every release is ε-DP.
     fixed = interval_noise_scales(epsilon, counts, rule="fixed")
     np.testing.assert_allclose(fixed, 1 / (n * epsilon), rtol=1e-14)
     np.testing.assert_allclose(
@@ -696,14 +698,15 @@ def test_interval_claim_without_release() -> None:
 def test_interval_confidence_labels_every_formula() -> None:
     for key in ("interval", "schedule", "decaying", "fixed", "homogeneous", "zeta"):
         assert INTERVAL_CONFIDENCE[key].split(":")[0] in {
-            "R-h",
-            "R-m",
-            "R-l",
-            "D (R-m/R-l route)",
-            "D (R-l route)",
+            "high confidence",
+            "medium confidence",
+            "low confidence",
+            "medium to low confidence",
+            "derived by fedpriv (on the medium/low-confidence reconstruction)",
+            "derived by fedpriv (on the low-confidence reconstruction)",
         }
-    assert INTERVAL_CONFIDENCE["fixed"].startswith("R-l")
-    assert INTERVAL_CONFIDENCE["decaying"].startswith("R-m")
+    assert INTERVAL_CONFIDENCE["fixed"].startswith("low confidence")
+    assert INTERVAL_CONFIDENCE["decaying"].startswith("medium confidence")
 
 
 def test_interval_validation() -> None:

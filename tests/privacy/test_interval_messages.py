@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 
 @st.composite
 def paper_streams(draw: st.DrawFn, max_horizon: int = 80) -> IntervalRelease:
-    """The paper's calibration (R-m decaying / R-l fixed) at random ε, ϑ and horizon."""
+    """The paper's calibration (reconstructed with medium confidence decaying / reconstructed with low confidence fixed) at random ε, ϑ and horizon."""
     epsilon = draw(st.floats(min_value=0.05, max_value=2.0))
     rule = draw(st.sampled_from(["decaying", "fixed"]))
     theta = draw(st.floats(min_value=1.01, max_value=1.99)) if rule == "decaying" else None

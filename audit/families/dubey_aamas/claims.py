@@ -20,12 +20,12 @@ from fedpriv.privacy.calibrations import interval_claimed_guarantee
 __all__ = ["build_claims"]
 
 _COOP_MESSAGE_SOURCE = (
-    "Lemma 'Privacy of Outgoing Messages' (§3.2; fedpriv's reconstruction, R-m): each message is "
+    "Lemma 'Privacy of Outgoing Messages' (§3.2; fedpriv's reconstruction, medium confidence: the formula is lost, the text and Tossou & Dimitrakakis 2016 agree on it): each message is "
     "ε_n = n^(-ϑ/2)-DP, worst at the first release n = f"
 )
 _COOP_SOURCE = (
     "Lemma 'Privacy Guarantee' (§3.3, statement lost; fedpriv reads a ⌊T/f⌋-fold "
-    "advanced composition, reconstructed R-m/R-l) and Remark 'Robustness to Strategy'"
+    "advanced composition, reconstructed with medium to low confidence) and Remark 'Robustness to Strategy'"
 )
 
 
@@ -38,8 +38,8 @@ _COOP_READINGS = (
         "",
         "homogeneous_epsilon",
         (
-            "noise b(n) = n^-(1-ϑ/2) (Tossou & Dimitrakakis 2016, R-m); composed: ⌊T/f⌋-fold advanced composition "
-            "with ε₀ = f^-ϑ/2 (R-m/R-l)"
+            "noise b(n) = n^-(1-ϑ/2) (Tossou & Dimitrakakis 2016, reconstructed with medium confidence); composed: ⌊T/f⌋-fold advanced composition "
+            "with ε₀ = f^-ϑ/2 (reconstructed with medium to low confidence)"
         ),
     ),
     (
@@ -48,8 +48,8 @@ _COOP_READINGS = (
         "-zeta",
         "zeta_epsilon",
         (
-            "noise b(n) = n^-(1-ϑ/2) (Tossou & Dimitrakakis 2016, R-m); composed: heterogeneous advanced composition "
-            "bounded with ζ(ϑ) (R-l, Tossou & Dimitrakakis Cor. 3.1)"
+            "noise b(n) = n^-(1-ϑ/2) (Tossou & Dimitrakakis 2016, reconstructed with medium confidence); composed: heterogeneous advanced composition "
+            "bounded with ζ(ϑ) (reconstructed with low confidence, Tossou & Dimitrakakis Cor. 3.1)"
         ),
     ),
     (
@@ -58,8 +58,8 @@ _COOP_READINGS = (
         "",
         "homogeneous_epsilon",
         (
-            "noise b(n) = 1/(n ε) (fixed ε per release, R-l); composed: ⌊T/f⌋-fold advanced "
-            "composition with ε₀ = ε (R-l)"
+            "noise b(n) = 1/(n ε) (fixed ε per release, reconstructed with low confidence); composed: ⌊T/f⌋-fold advanced "
+            "composition with ε₀ = ε (reconstructed with low confidence)"
         ),
     ),
 )
@@ -114,7 +114,9 @@ def build_claims() -> list[RegisteredClaim]:
             for scope, claimed, source in scopes:
                 label = (
                     reading
-                    if scope == "composed"
+                    if scope == "composed" and own == "noisy"
+                    else reading + "; " + _ADAPTIVE_READING
+                    if scope == "composed"  # own raw: the raw counts channel needs it
                     else (reading.split(";")[0] + "; " + _ADAPTIVE_READING)
                 )
                 shared = prefix + scope if suffix else None
@@ -138,6 +140,10 @@ def build_claims() -> list[RegisteredClaim]:
                         channel="neighbour: agent 0's messages (means and counts)",
                         raw_channel=_COOP_RAW if own == "raw" else None,
                         shared_audit=shared,
+                        # the ζ-route row differs in the composition it reads the claim by,
+                        # which the audited messages do not depend on (checked: the audit
+                        # recipe is run without it, ignores_setting)
+                        shared_audit_differs=("composition",) if shared else (),
                         mechanism=_coop_noise_mechanism if own == "raw" else None,
                     )
                 )
@@ -215,6 +221,8 @@ def _fig1a_claims() -> list[RegisteredClaim]:
             ):
                 label = (
                     rule_reading
+                    if scope == "composed" and own == "noisy"
+                    else rule_reading + "; " + _ADAPTIVE_READING
                     if scope == "composed"
                     else (rule_reading.split(";")[0] + "; " + _ADAPTIVE_READING)
                 )
@@ -239,7 +247,13 @@ def _fig1a_claims() -> list[RegisteredClaim]:
                         audit=ce.audit_coop_first_release,
                         channel=(
                             "neighbour: agent 0's messages (mechanism level: its first "
-                            "released mean of arm 0 as one Laplace release)"
+                            "released mean of arm 0 as one Laplace release"
+                            + (
+                                "; this audit never exercises the raw channel, on which "
+                                "the verdict rests)"
+                                if own == "raw"
+                                else ")"
+                            )
                         ),
                         raw_channel=_FIG1A_RAW if own == "raw" else None,
                         mechanism=_coop_noise_mechanism if own == "raw" else None,

@@ -11,7 +11,7 @@ fedpriv's reproduction protocol, and is written next to the figure:
 * Private runs: ε = 0.1, ϑ = 1.1 (Tossou & Dimitrakakis' experiments), decaying
   noise rule, own term noisy, count field "release" (fedpriv's defaults).
 * Byzantine runs: every agent byzantine (the algorithm's own model), ε_c = 0.1 with
-  Q = Bernoulli(1 - μ_k) (our choice), δ_t = t^-4 (R-l); a δ_t = t^-2 curve shows
+  Q = Bernoulli(1 - μ_k) (our choice), δ_t = t^-4 (reconstructed with low confidence); a δ_t = t^-2 curve shows
   the sensitivity to that lost constant.
 
 Each figure plots the group regret R_G(t) (eq. 2), mean over trials with the min–max

@@ -15,8 +15,11 @@ FINDINGS: tuple[Finding, ...] = (
         id="dubey_aamas-raw-own-term",
         statement=(
             "Cooperative UCB as written acts on the agent's raw own mean and "
-            "broadcasts its un-noised pull counts, so every message reveals raw "
-            "rewards (ε = ∞) whatever reconstruction of the lost formulas is used."
+            "broadcasts its un-noised pull counts: under the adaptive relation (one "
+            "reward changed, the agent's later actions re-derived from it) the counts "
+            "the messages carry are a deterministic function of raw rewards (ε = ∞) "
+            "whatever reconstruction of the lost formulas is used. With the actions "
+            "held fixed the counts carry no reward, so the ∞ rests on that relation."
         ),
         claims=(
             "dubey_aamas/private-coop-ucb/own-raw/*",

@@ -1,6 +1,6 @@
 """Accountant and audit recipes for Dubey & Pentland's cooperative UCB (AAMAS 2020).
 
-Claims (AAMAS 2020, §3.2–3.3; the formulas are fedpriv's reconstructions, R-m/R-l):
+Claims (AAMAS 2020, §3.2–3.3; the formulas are lost from the text; fedpriv's reconstructions, with medium to low confidence):
 
 * per message (Lemma "Privacy of Outgoing Messages"): every message of agent v is
   ``ε_f = f^(-ϑ/2)``-DP w.r.t. one reward of v (pure, the first release is the worst);
@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 from fedpriv.audit.claims.claim import Claim
-from fedpriv.audit.claims.entry import AccountantResult
+from fedpriv.audit.claims.entry import AccountantResult, ignores_setting
 from fedpriv.audit.engine.combine import halved, stronger_of
 from fedpriv.audit.engine.coupled import AuditBudget, EndToEndAudit, child_seed, search_and_confirm
 from fedpriv.privacy import event_epsilon
@@ -431,6 +431,7 @@ def _flipped_pair(setting: dict) -> tuple[tuple, float]:
     ), own
 
 
+@ignores_setting(*_READING_FIELDS)
 def audit_coop_messages(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
     """A neighbour's view of agent 0's messages, one reward of agent 0 flipped.
 

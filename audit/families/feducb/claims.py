@@ -5,6 +5,9 @@ and the fixed schedule, footnote 4's one-user-at-all-agents claim, and the setti
 Fig. 1A-C (§4.4). Each row's recipes live in :mod:`fedpriv.audit.families.feducb.recipes`
 and :mod:`fedpriv.audit.families.feducb.fig1a`; what each field means is in
 :mod:`fedpriv.audit.claims.entry`.
+
+Length: one family's rows with the notes that say what each row shows; the notes are
+the rows' evidence and stay beside them.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import math
 
 from fedpriv.audit.claims.claim import Claim
-from fedpriv.audit.claims.entry import AccountantResult, RegisteredClaim
+from fedpriv.audit.claims.entry import AccountantResult, MechanismResult, RegisteredClaim
 from fedpriv.audit.claims.entry import make_claim as _claim
 from fedpriv.audit.families.feducb import fig1a as fa
 from fedpriv.audit.families.feducb import recipes as fe
@@ -54,23 +57,21 @@ _REQUEST_RAW = (
 _FIG1A_EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0, 10.0)
 #: K is unstated (K <= d²); the project's Fig. 1A experiment uses 20.
 _FIG1A_ARMS = 20
-#: The ε = 10 row's runs per world relative to the base budget (see _feducb_fig1a_claims).
-_FIG1A_EPS10_FACTOR = 15.0
 _FIG1A_NOTE = (
-    "Shown by audit: with D at the knife edge of an early round τ <= 2 (printed with the "
-    "pair), the first sync time is τ in D and later in D' in every executed run, at M = "
-    "100, d = 10, K = 20 and the Privatizer calibration of T = 10⁷ (runs stop after τ: the "
-    "algorithm is causal and draws no noise before its first sync). Shown by analysis: the "
-    "runs read no randomness, so every run of a world has one outcome; the audit executes "
-    "one batch per world (all its runs must agree) and counts the n runs per world of its "
-    "budget as copies of it, and the bound is limited only by n, about ln(0.9 n / 4.38) "
-    "(ε = 10 needs n > 4.87·e¹⁰ = 1.07·10⁵; this row counts 15× the base budget). That D makes a sync every few rounds; Fig. 1A's n = O(M log T) regime "
-    "(D = T d ln 2 / ⌈M ln T⌉ ≈ 4.3·10⁴) first syncs near round 3 900, where a run costs "
-    "~3 900 rounds: benchmarks/bench_feducb_fig1a.py --regime builds the pair there for "
-    "every row (knife edge at round 3 910, D within 0.08 % of the regime's) and audits the "
-    "ε <= 1 rows there (bounds 0.43, 0.76, 1.15 with 10, 13, 18 runs per world), not run by "
-    "verify. The Privatizer alone is priced, not simulated. The ε grid is unstated "
-    "(FedUCB §4.4, Fig. 1), this one is fedpriv's choice; M = 100 as in Fig. 1B-C; K = 20"
+    "Shown by analysis, witnessed by coupled runs: with D at the knife edge of an early "
+    "round τ <= 2 (printed with the pair), the first sync time is τ in D and later in D', "
+    "at M = 100, d = 10, K = 20 and the Privatizer calibration of T = 10⁷ (runs stop after "
+    "τ: the algorithm is causal and draws no noise before its first sync). The runs read "
+    "no randomness, so the event has probability 1 in D and 0 in D': ε = ∞ (the raw "
+    "channel); the audit's finite bound counts only the runs it executed (one batch per "
+    "world for the pilot and one for the confirmation, each required to agree). That D "
+    "makes a sync every few rounds: it is not Fig. 1A's n = O(M log T) regime, whose D "
+    "first syncs near round 3 900 for every data set (the Fig. 1B/1C rows at that D are "
+    "unresolved); the paper states no D and the claim is made for any. "
+    "benchmarks/bench_feducb_fig1a.py --regime builds a knife-edge pair near that regime's "
+    "D, not run by verify. The Privatizer alone is priced, not simulated. The ε grid is "
+    "unstated (FedUCB §4.4, Fig. 1), this one is fedpriv's choice; M = 100 as in Fig. "
+    "1B-C; K = 20"
 )
 
 
@@ -122,9 +123,9 @@ def _feducb_claims() -> list[RegisteredClaim]:
     out = []
     combos = (
         ("centralized", "feducb", "adaptive", "paper"),
-        ("centralized", "feducb", "fixed", "corrected"),
+        ("centralized", "feducb", "fixed", "paper (fixed schedule)"),
         ("decentralized", "feducb-decentralized", "adaptive", "paper"),
-        ("decentralized", "feducb-decentralized", "fixed", "corrected"),
+        ("decentralized", "feducb-decentralized", "fixed", "paper (fixed schedule)"),
     )
     for structure, algorithm, schedule, mode in combos:
         setting = {**_FEDUCB_BASE, "structure": structure, "schedule": schedule}
@@ -188,7 +189,7 @@ def _feducb_user_claims() -> list[RegisteredClaim]:
     eps_user, delta_user = fe.footnote4_claim(1.0, 0.1, n_agents=3, delta_prime=0.01)
     out = []
     for schedule, mode, suffix in (
-        ("fixed", "corrected (fixed schedule)", ""),
+        ("fixed", "paper (fixed schedule)", ""),
         ("adaptive", "paper", "/adaptive"),
     ):
         user = {
@@ -240,10 +241,10 @@ def _feducb_fig1a_claims() -> list[RegisteredClaim]:
 
     Audited end to end in the row's own setting (M = 100, d = 10, the Privatizer
     calibration of T = 10⁷) on the first sync time, with runs stopped at the
-    knife-edge round (:mod:`fedpriv.audit.families.feducb.fig1a`). A deterministic
-    event bounds ε by about ``ln(0.9 n / 4.38)`` with ``n`` runs per world, so
-    the ε = 10 row needs ``n > 4.87 e¹⁰ = 1.07·10⁵`` and runs ``_FIG1A_EPS10_FACTOR``
-    times the base budget (1.5·10⁵ at ``fedpriv verify``'s 10⁴, bound 10.34).
+    knife-edge round (:mod:`fedpriv.audit.families.feducb.fig1a`). The event is
+    deterministic (probability 1 in D, 0 in D'): ε = ∞ by analysis, the raw channel,
+    with the audit's pair as a coupled-run witness; the audit's finite bound counts
+    executed runs only.
     """
     out = []
     for eps in _FIG1A_EPSILONS:
@@ -274,7 +275,6 @@ def _feducb_fig1a_claims() -> list[RegisteredClaim]:
                 ),
                 accountant=_feducb_privatizer_accountant,
                 audit=fa.audit_fig1a_sync_timing,
-                sample_factor=_FIG1A_EPS10_FACTOR if eps >= 10 else 1.0,
                 channel=(
                     "controller: first sync time (Alg. 1 line 12's log-det test on raw "
                     "local Gram matrices) at M = 100, d = 10 with T = 10⁷'s calibration; "
@@ -296,7 +296,6 @@ _FIG1B_REGIMES = ("M1.5", "MlogT", "MT")
 #: Fig. 1C (§4.4, Experiment 3): "average per-agent regret curves for M = 100 by varying
 #: the dimensionality d"; the d grid is unstated, this one is the feducb-fig1c experiment's.
 _FIG1C_DIMS = (2, 5, 10, 20)
-_FIG1_AUDITED = "feducb/feducb/fig1a/eps1"
 
 
 def _fig1_regime(order: str, *, n_agents: int, horizon: int, dim: int) -> tuple[int, float]:
@@ -351,24 +350,56 @@ _EVERY_ROUND_NOTE = (
 def _fig1_regime_note(s: dict) -> str:
     return (
         f"regime n = O({s['regime']}): target {s['target_syncs']:,} syncs, D = T d ln 2 / n "
-        f"= {s['threshold']:.6g} (the feducb-fig1b/1c experiments' D; the paper states no D). "
-        "Shown: the first sync time is a deterministic function of raw local Gram matrices "
-        "(Alg. 1 line 12; nothing is noised before it), and this D is far above the "
-        "data-independent part of a round's test value (about d ln 3 from the shift): one "
-        "user's decision set moves an agent's test value continuously, so some neighbouring "
-        "pair puts it on either side of D at the first sync round (an un-noised channel)"
+        f"= {s['threshold']:.6g} (the feducb-fig1b/1c experiments' D; the paper states no D)"
     )
+
+
+def _regime_unresolved(claim: Claim) -> str:
+    """Why a Fig. 1B/1C row with D > 0 has no lower bound today (its channel text)."""
+    first = fa.regime_first_sync(claim)
+    return (
+        "accountant only: the sync trigger (Alg. 1 line 12) reads raw local Gram matrices, "
+        "so no end-to-end upper bound is certified; but at this row's D the first sync "
+        f"round is the same for every data set with ||x|| <= 1 (round {first.round}: the "
+        "data-independent part of line 12's statistic alone crosses D there, by "
+        f"{first.crossing_margin:.3g}, and one round earlier even the largest data part "
+        f"stays {first.gap_below:.3g} below it; fedpriv.audit.families.feducb.fig1a."
+        "regime_first_sync), so the first sync time does not witness the raw channel "
+        "here, and no audit at this D has yet shown a lower bound above the claim (the "
+        "own-data channel of the long raw first batch is not audited)"
+    )
+
+
+def _feducb_regime_accountant(claim: Claim) -> AccountantResult:
+    """The Privatizer's price plus an unpriced raw trigger: ε = ∞ as an upper bound only.
+
+    Alg. 1 line 12's test reads the raw local Gram matrix, so no finite end-to-end
+    upper bound is certified; the row names no raw channel (:func:`_regime_unresolved`),
+    so this ∞ is no lower bound (:func:`_regime_unresolved`).
+    """
+    _, _, findings = _feducb_privatizer_accountant(claim)
+    reason = (
+        "upper bound ∞: the sync trigger (Alg. 1 line 12) reads raw local Gram matrices and "
+        "is not priced (Prop. 3 covers only the Privatizer's releases)"
+    )
+    return AccountantResult("unpriced", math.inf, (*findings, reason))
+
+
+def _feducb_privatizer_mechanism(claim: Claim) -> MechanismResult:
+    """The Privatizer's own ε (the noise alone) at the claim's calibration."""
+    route, epsilon, _ = fe._calibration_accountant(claim)
+    return MechanismResult(route, epsilon)
 
 
 def _feducb_figure_claims() -> list[RegisteredClaim]:
     """Fig. 1B's three communication regimes and Fig. 1C's d sweep (M = 100, ε = 1).
 
-    The O(M^1.5) and O(M log T) regimes (D > 0) read raw data in the sync trigger, as
-    Fig. 1A's rows do: their audit is Fig. 1A's at ε = 1 (same M, d, K, T, ε, δ; the audit
-    chooses its own knife-edge D, see :mod:`fedpriv.audit.families.feducb.fig1a`), shared,
-    and Fig. 1C's other d are audited in their own setting. The O(MT) regime (D = 0)
-    syncs every round whatever the data: accountant only, the one-pair Privatizer price
-    being end to end there (:data:`_EVERY_ROUND_NOTE`).
+    The O(M^1.5) and O(M log T) regimes (D > 0) read raw data in the sync trigger, but at
+    their D the first sync round is data-independent, so Fig. 1A's knife-edge audit (which
+    chooses its own small D, :mod:`fedpriv.audit.families.feducb.fig1a`) says nothing about
+    them: they rest on the accountant alone and stay unresolved (:func:`_regime_unresolved`).
+    The O(MT) regime (D = 0) syncs every round whatever the data: accountant only, the
+    one-pair Privatizer price being end to end there (:data:`_EVERY_ROUND_NOTE`).
     """
     out = []
     fig1b_source = (
@@ -380,40 +411,36 @@ def _feducb_figure_claims() -> list[RegisteredClaim]:
     for order in _FIG1B_REGIMES:
         setting = _fig1_setting(dim=10, order=order)
         every_round = setting["threshold"] == 0.0
+        claim = _claim(
+            "feducb",
+            "feducb",
+            "paper (Fig. 1B setting)",
+            setting,
+            NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
+            ApproxDP(1.0, 0.1),
+            fig1b_source,
+        )
         out.append(
             RegisteredClaim(
                 key=f"feducb/feducb/fig1b/{order}",
-                claim=_claim(
-                    "feducb",
-                    "feducb",
-                    "paper (Fig. 1B setting)",
-                    setting,
-                    NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
-                    ApproxDP(1.0, 0.1),
-                    fig1b_source,
-                ),
+                claim=claim,
                 accountant=(
-                    _feducb_every_round_accountant if every_round else _feducb_privatizer_accountant
+                    _feducb_every_round_accountant if every_round else _feducb_regime_accountant
                 ),
+                mechanism=None if every_round else _feducb_privatizer_mechanism,
                 audit=None,
-                shared_audit=None if every_round else _FIG1_AUDITED,
-                shared_audit_differs=() if every_round else ("regime", "target_syncs", "threshold"),
                 channel=(
                     "accountant only: the Privatizer's releases at every round (sync times "
                     "public at D = 0)"
                     if every_round
-                    else "controller: first sync time (Alg. 1 line 12's log-det test on raw local "
-                    f"Gram matrices); audit of `{_FIG1_AUDITED}` (same M, d, K, T, ε, δ)"
+                    else _regime_unresolved(claim)
                 ),
-                raw_channel=None if every_round else _SYNC_RAW,
                 note=(
                     _EVERY_ROUND_NOTE
                     if every_round
                     else _fig1_regime_note(setting)
-                    + "; the audit shared with Fig. 1A's ε = 1 row shows it at that row's "
-                    "knife-edge D (about 11-33), not at this regime's D"
                     + (
-                        "; benchmarks/bench_feducb_fig1a.py --regime builds the pair near this "
+                        "; benchmarks/bench_feducb_fig1a.py --regime builds a pair near this "
                         "regime's first sync (round ~3 900), not run by verify"
                         if order == "MlogT"
                         else ""
@@ -428,33 +455,26 @@ def _feducb_figure_claims() -> list[RegisteredClaim]:
     )
     for dim in _FIG1C_DIMS:
         setting = _fig1_setting(dim=dim, order="MlogT")
-        shared = dim == 10
+        claim = _claim(
+            "feducb",
+            "feducb",
+            "paper (Fig. 1C setting)",
+            setting,
+            NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
+            ApproxDP(1.0, 0.1),
+            fig1c_source,
+        )
         out.append(
             RegisteredClaim(
                 key=f"feducb/feducb/fig1c/d{dim}",
-                claim=_claim(
-                    "feducb",
-                    "feducb",
-                    "paper (Fig. 1C setting)",
-                    setting,
-                    NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
-                    ApproxDP(1.0, 0.1),
-                    fig1c_source,
-                ),
-                accountant=_feducb_privatizer_accountant,
-                audit=None if shared else fa.audit_fig1a_sync_timing,
-                shared_audit=_FIG1_AUDITED if shared else None,
-                shared_audit_differs=("regime", "target_syncs", "threshold") if shared else (),
-                channel=(
-                    "controller: first sync time (Alg. 1 line 12's log-det test on raw local "
-                    f"Gram matrices) at M = 100, d = {dim}, K = {setting['n_arms']} with "
-                    "T = 10⁷'s calibration; runs stopped at the knife-edge round"
-                    + (f"; audit of `{_FIG1_AUDITED}` (same setting)" if shared else "")
-                ),
-                raw_channel=_SYNC_RAW,
+                claim=claim,
+                accountant=_feducb_regime_accountant,
+                mechanism=_feducb_privatizer_mechanism,
+                audit=None,
+                channel=_regime_unresolved(claim),
                 note=(
-                    _fig1_regime_note(setting) + "; the audit shows it at its own knife-edge D "
-                    "(module fedpriv.audit.families.feducb.fig1a), not at this D. The d grid "
+                    _fig1_regime_note(setting) + f" at M = 100, d = {dim}, "
+                    f"K = {setting['n_arms']} with T = 10⁷'s calibration. The d grid "
                     f"is unstated (§4.4), this one is fedpriv's; K = min(20, d²) = "
                     f"{setting['n_arms']} keeps §4.4's K <= d²"
                 ),

@@ -39,20 +39,17 @@ Sharing across ε: not possible. ε enters the runs before any release, through
 ``S₀ = M ρ_min I``, the shift ``M(ρ_max − ρ_min) I`` of W and β, so each row has its
 own runs and its own D.
 
-Budget. Every run of a world returns the same value, so with ``n`` runs per world and
-zero events in one of them the Clopper–Pearson bound at 95 % (level 0.0125 per side)
-is ``ln((0.0125^{1/n} − δ)/(1 − 0.0125^{1/n})) ≈ ln(0.9 n / 4.38)``: 10⁴ runs give
-7.63, and a row with claimed ε needs ``n > 4.87 e^ε`` (ε = 10: 1.07·10⁵).
-
-Executed runs. The runs read no randomness (the sampler is given no stream), so n runs
-of a world are n evaluations of one deterministic function of that world's tables.
-The audit executes one batch per world (up to ``budget.batch_size`` runs, fewer when
-their contexts would pass 40 MB: 250 at τ = 0), requires every run of it to agree
-(:class:`RuntimeError` otherwise) and counts the pilot's and the confirmation's runs
-as copies of that outcome: the same samples, bit for bit, as executing them all, at the
-cost of one batch (ε = 10's 1.5·10⁵ runs per world took 148 s, now under a second).
-The bound's soundness rests on that determinism; with it, any finite bound is below
-the truth, which is ε = ∞ (the event has probability 1 in D and 0 in D').
+Deterministic event. Every run of a world returns the same value: the event ``first
+sync time == τ`` has probability 1 in D and 0 in D', so the view's ε is ∞ by analysis
+(the raw channel of the row), and the audit's pair is a coupled-run witness of it. The
+Clopper–Pearson bound printed beside it counts executed runs only: the pilot and the
+confirmation each execute their own batch per world (at most ``budget.batch_size``
+runs, fewer when their contexts would pass 40 MB: 250 at τ = 0), each batch is
+required to agree (:class:`RuntimeError` otherwise), and no run is counted as a copy of
+another. With ``n`` executed runs per world and zero events in one world the bound at
+95 % (level 0.0125 per side) is ``ln((0.0125^{1/n} − δ)/(1 − 0.0125^{1/n}))``
+(:func:`runs_needed` inverts it); it is a finite statement about the runs, below the
+truth ∞, and no budget is chosen to make it clear a claim.
 """
 
 from __future__ import annotations
@@ -69,8 +66,10 @@ from fedpriv.audit.families.feducb.recipes import BRACKET_DELTA
 __all__ = [
     "FIG1A_ENVIRONMENT_SEED",
     "Fig1AKnifeEdge",
+    "RegimeFirstSync",
     "audit_fig1a_sync_timing",
     "fig1a_knife_edge",
+    "regime_first_sync",
     "runs_needed",
 ]
 
@@ -111,6 +110,91 @@ class Fig1AKnifeEdge:
     margin: float
     tables_d: object
     tables_d_prime: object
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class RegimeFirstSync:
+    """Where Alg. 1 line 12's test first fires at a large ``D``, for every data set.
+
+    Attributes
+    ----------
+    round : int
+        0-based round at whose end every agent's test fires first, whatever the data
+        (``‖x‖ <= 1``).
+    crossing_margin : float
+        ``(round + 1) d ln(ρ_max/ρ_min) − D`` >= 0: the data-independent part alone
+        crosses ``D`` at ``round`` (test-value units).
+    gap_below : float
+        ``D − round (d ln(ρ_max/ρ_min) + round/(M ρ_max))`` > 0: one round earlier even
+        the largest data part leaves the test below ``D``.
+    """
+
+    round: int
+    crossing_margin: float
+    gap_below: float
+
+
+def regime_first_sync(claim: Claim) -> RegimeFirstSync:
+    """The first sync round at the claim's own ``D``, shown data-independent (or not).
+
+    Before the first sync, after round ``r`` (0-based) the test value is ``Δt (log det W
+    − log det S₀)`` with ``Δt = r + 1``, ``S₀ = M ρ_min I`` and ``W = M ρ_max I + U``
+    (Alg. 1 lines 4, 10 and 12; ``U`` the ``r + 1`` raw pairs ``x xᵀ``), so it is
+    ``(r + 1)(d ln(ρ_max/ρ_min) + log det(I + U/(M ρ_max)))`` and the data part lies in
+    ``[0, (r + 1)/(M ρ_max)]`` for ``‖x‖ <= 1`` (``log det(I + A) <= tr A``). When the
+    data-independent part crosses ``D`` at round ``r*`` and ``r* (d ln(ρ_max/ρ_min) +
+    r*/(M ρ_max)) < D``, every data set syncs first at ``r*``.
+
+    Parameters
+    ----------
+    claim : Claim
+        Centralized adaptive FedUCB with a ``threshold`` entry ``D > 0`` (Fig. 1B-C's
+        regimes), priced with the Privatizer calibration of its horizon.
+
+    Returns
+    -------
+    RegimeFirstSync
+        The round and both margins; the first sync round is data-independent exactly
+        when both margins are positive beyond rounding (the caller checks).
+
+    Raises
+    ------
+    ValueError
+        If the claim is not centralized adaptive FedUCB or has no threshold > 0.
+    """
+    from fedpriv.audit.families.feducb.recipes import _tree_leaves
+    from fedpriv.privacy.calibrations import feducb_privatizer
+
+    s = _checked_setting(claim)
+    threshold = float(s.get("threshold", 0.0))
+    if not threshold > 0:
+        raise ValueError(f"`claim` must have a threshold D > 0, got {threshold!r}.")
+    horizon, n_syncs = _tree_leaves(s)
+    n_agents = int(s["n_agents"])
+    cal = feducb_privatizer(
+        float(s["epsilon"]),
+        float(s["delta"]),
+        horizon=horizon,
+        n_agents=n_agents,
+        dim=int(s["dim"]),
+        n_syncs=n_syncs,
+    )
+    per_round = int(s["dim"]) * math.log(cal.rho_max / cal.rho_min)
+    first = math.ceil(threshold / per_round) - 1
+    return RegimeFirstSync(
+        round=first,
+        crossing_margin=(first + 1) * per_round - threshold,
+        gap_below=threshold - first * (per_round + first / (n_agents * cal.rho_max)),
+    )
+
+
+def _mlogt_threshold(s: dict) -> float:
+    """D of the n = O(M log T) regime in the setting (as the feducb-fig1b/1c experiments)."""
+    from fedpriv.algorithms.feducb.sync import private_threshold_for_syncs, syncs_for_order
+
+    horizon = int(s["horizon"])
+    n = syncs_for_order("MlogT", n_agents=int(s["n_agents"]), horizon=horizon)
+    return private_threshold_for_syncs(n, horizon=horizon, dim=int(s["dim"]))
 
 
 def _checked_setting(claim: Claim) -> dict:
@@ -293,10 +377,10 @@ def audit_fig1a_sync_timing(
 
     The pilot (``budget.pilot_samples`` runs per world) chooses the event among the
     engine's candidates and ``first sync time == τ``; ``budget.samples`` runs per world
-    confirm it (:func:`~fedpriv.audit.engine.coupled.search_and_confirm`). The runs
-    draw no randomness (nothing is noised before the first sync), so ``seed`` is not
-    read, and one executed batch per world stands for all of them (the module
-    docstring's "Executed runs"). ``first_round`` is passed to :func:`fig1a_knife_edge`
+    confirm it (:func:`~fedpriv.audit.engine.coupled.search_and_confirm`), both capped
+    at one executed batch per world. The runs draw no randomness (nothing is noised
+    before the first sync), so ``seed`` is not read (the module docstring's
+    "Deterministic event"). ``first_round`` is passed to :func:`fig1a_knife_edge`
     (each run plays τ + 1 rounds).
 
     Parameters
@@ -328,22 +412,30 @@ def audit_fig1a_sync_timing(
     per_run = edge.tables_d.block(0, edge.tau + 1).contexts.nbytes
     batch = max(1, min(budget.batch_size, _MAX_BATCH_BYTES // per_run))
 
-    executed: dict[int, np.ndarray] = {}  # world -> first sync rounds of its executed batch
+    # Every sample is an executed run: the pilot and the confirmation each run their own
+    # batch per world (at most ``batch`` runs), none counted as copies of another.
+    budget = dataclasses.replace(
+        budget,
+        pilot_samples=min(budget.pilot_samples, batch),
+        samples=min(budget.samples, batch),
+        batch_size=batch,
+    )
 
     def sample(world, n, root):
         del root  # deterministic runs: no stream is read
-        if world not in executed:
-            size = min(batch, n)
-            tables = worlds[world] if size == 1 else _tile(worlds[world], size)
-            executed[world] = _executed_batch(s, tables, edge.threshold, world)
-        return np.full(n, executed[world][0], dtype=np.float64)
+        tables = worlds[world] if n == 1 else _tile(worlds[world], n)
+        return _executed_batch(s, tables, edge.threshold, world).astype(np.float64)
 
     pair = (
         f"one user changed: agent {edge.agent}'s decision set at round {edge.tau} scaled "
         f"by 0.05 (D') vs Fig. 1A's world (D, seed {FIG1A_ENVIRONMENT_SEED}, K = "
         f"{int(s['n_arms'])}); threshold D = {edge.threshold:.15g} (knife-edge margin "
         f"{edge.margin:.3g}); Privatizer calibration of T = {int(s['horizon']):.0e}, "
-        f"runs stopped after round {edge.tau}"
+        f"runs stopped after round {edge.tau}; deterministic event: every run of D syncs "
+        f"first at round {edge.tau} and no run of D' does (probability 1 and 0), so ε = ∞ "
+        "by analysis and this pair is its coupled-run witness; the bound counts executed "
+        "runs only. This D makes a sync every few rounds, not Fig. 1A's n = O(M log T) "
+        f"regime (D = {_mlogt_threshold(s):.3g})"
     )
     channel = "controller: first sync time (runs stopped at the knife-edge round)"
     result = search_and_confirm(

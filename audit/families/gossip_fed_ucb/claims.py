@@ -19,8 +19,12 @@ from fedpriv.audit.claims.entry import MechanismResult, RegisteredClaim
 from fedpriv.audit.claims.entry import make_claim as _claim
 from fedpriv.audit.families.gossip_fed_ucb import recipes as ge
 from fedpriv.audit.families.gossip_fed_ucb.claims_initial import _fed_ucb_initial_claims
+from fedpriv.audit.families.gossip_fed_ucb.regret import (
+    BOUNDED_REWARDS,
+    fed_ucb_reading,
+    variant_label,
+)
 from fedpriv.audit.families.gossip_fed_ucb.regret import VARIANTS as FED_UCB_VARIANTS
-from fedpriv.audit.families.gossip_fed_ucb.regret import fed_ucb_reading, variant_label
 from fedpriv.privacy import NeighboringRelation, PureDP
 from fedpriv.privacy.accounting.tree import released_tree_depth
 from fedpriv.privacy.calibrations import fed_ucb_released_prefixes, fed_ucb_scale, paper_log_rounds
@@ -77,6 +81,7 @@ def _fed_ucb_claims() -> list[RegisteredClaim]:
                         eps, horizon, mode=mode, log_base=base, publish_final=final
                     ),
                     "released_prefixes": fed_ucb_released_prefixes(horizon, publish_final=final),
+                    "rewards": BOUNDED_REWARDS,
                 }
                 label = variant_label(mode, base, final)
                 out.append(

@@ -58,14 +58,15 @@ FINDINGS: tuple[Finding, ...] = (
         statement=(
             "The synthetic experiment feeds rewards μ + N(0, 1) to a tree calibrated "
             "for rewards in [0, 1], so the sensitivity is unbounded and no finite ε "
-            "holds for the runs behind Fig. 2."
+            "holds for the runs behind Fig. 2(a)-(b); Fig. 2(c)'s hospital data has "
+            "rewards in {0, 1}, within the calibration."
         ),
         claims=(
             "gossip_fed_ucb/gossip-fed-ucb/paper/unbounded-rewards",
             "gossip_fed_ucb/gossip-fed-ucb/paper/fig2b/unbounded-rewards/*",
         ),
-        where="§5 synthetic data (rewards μ + N(0, 1)), Fig. 2 caption, §4.1 (rewards in "
-        "[0, 1], sensitivity 1)",
+        where="§5.1 synthetic data (rewards μ + N(0, 1)), Fig. 2(a)-(b) captions, §4.1 "
+        "(rewards in [0, 1], sensitivity 1); §5.2 (Fig. 2(c): rewards in {0, 1})",
     ),
 )
 """The family's findings, in report order."""

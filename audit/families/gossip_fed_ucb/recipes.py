@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 from fedpriv.audit.claims.claim import Claim
-from fedpriv.audit.claims.entry import AccountantResult
+from fedpriv.audit.claims.entry import AccountantResult, reads_setting
 from fedpriv.audit.engine.coupled import AuditBudget, EndToEndAudit
 from fedpriv.audit.engine.neighbors import worst_case_reward_pair
 from fedpriv.audit.engine.tree_nodes import audit_tree_nodes, tree_audit_event
@@ -254,6 +254,7 @@ def _tree_audit(
     )
 
 
+@reads_setting("horizon", "epsilon", "log_base", "released_prefixes")
 def audit_fed_ucb_tree(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
     """White-box audit of Fed_UCB's released tree nodes at the worst position (round 1).
 

@@ -70,6 +70,7 @@ from fedpriv.privacy.calibrations import fed_ucb_released_prefixes, fed_ucb_scal
 from fedpriv.privacy.checks import check_epsilon, check_int_at_least
 
 __all__ = [
+    "BOUNDED_REWARDS",
     "FINAL_SUPPORT",
     "VARIANTS",
     "VIEW_SUPPORT",
@@ -79,6 +80,12 @@ __all__ = [
     "variant_label",
     "verify_gossip_fed_ucb",
 ]
+
+#: The reward setting of the grid rows (T = 16, 1024, 600,000), stated in each claim.
+BOUNDED_REWARDS = (
+    "in [0, 1] as §4.1 assumes (sensitivity 1); `fedpriv run gossip-fed-ucb` plays §5.1's "
+    "synthetic μ + N(0, 1) rewards instead, which leave [0, 1]: see the unbounded-rewards rows"
+)
 
 #: (mode, log base, publish_final) of every Fed_UCB variant whose claim is checked:
 #: the view (messages and actions) under both log bases and corrected, then the
@@ -568,6 +575,7 @@ def _grid_claim(config: VerifyConfig, item) -> Claim:
             ("graph", "complete"),
             ("node_scale", scale),
             ("released_prefixes", fed_ucb_released_prefixes(horizon, publish_final=final)),
+            ("rewards", BOUNDED_REWARDS),
         ),
         neighboring_relation=NeighboringRelation.REPLACE_ONE_REWARD,
         claimed=PureDP(eps),

@@ -70,6 +70,19 @@ VIEWS: tuple[tuple[str, View], ...] = (
         ),
     ),
     (
+        "gossip_fed_ucb/*-final/*",
+        View(
+            observer="agent i's neighbours",
+            outputs=(
+                "the gossip messages ϑ̃_i(t−1), t = 1..T (Alg. 4 line 19): the tree "
+                "counter's prefixes 1..T−1",
+                "the final estimate ϑ̃_i(T), read as published: the prefix at T",
+                "the counts ñ_i(t) sent with them",
+            ),
+            definition=_ZHU_DEFINITION + "; the '-final' reading publishes ϑ̃_i(T) too",
+        ),
+    ),
+    (
         "gossip_fed_ucb/*",
         View(
             observer="agent i's neighbours",
