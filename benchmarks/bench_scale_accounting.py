@@ -20,8 +20,11 @@ mixed     ``get_epsilon(1e-6)`` of one cell of 5·10^4 Laplace(100) + 5·10^4
           Gaussian(σ = 100) releases, CPU time and peak RSS (a child process); anchor:
           dp-accounting's ``PLDAccountant`` on the same events (default grid).
           Median of ``--repeats`` fresh processes per side, alternating.
-dpsgd     DP-SGD: Poisson-subsampled Gaussian, q = 0.01, σ = 1.1, 10^3 steps, ε at
-          δ = 1e-5; anchor: dp-accounting's ``PLDAccountant`` (default grid).
+dpsgd     DP-SGD: Poisson-subsampled Gaussian, q = 0.01, σ = 1.1, at 10^3, 10^4 and
+          10^5 steps (``--steps``), ε at δ = 1e-5; anchor: dp-accounting's
+          ``PLDAccountant`` (default grid), same events. CPU time and peak RSS of fresh
+          processes, median of ``--repeats`` per side, alternating; the ratios (ours /
+          dp-accounting) of time and peak are printed per step count.
 """
 
 from __future__ import annotations
@@ -144,7 +147,7 @@ def peak_mb():  # VmHWM: this process image's peak RSS (ru_maxrss survives exec)
             return int(line.split()[1]) / 1024
     return float("nan")
 
-kind, which = sys.argv[1], sys.argv[2]
+kind, which, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
 import dp_accounting
 from fedpriv.privacy import Accountant, compose_routes, events
 from fedpriv.privacy.accounting.sampling import PoissonSampled
@@ -165,7 +168,7 @@ if kind == "mixed":
         epsilon = acc.get_epsilon(1e-6)
     delta = 1e-6
 else:
-    steps, q, sigma = 1000, 0.01, 1.1
+    q, sigma = 0.01, 1.1
     if which == "ours":
         acc = Accountant(neighboring_relation="add_or_remove_one")
         step = PoissonSampled(event=events.Gaussian(noise_multiplier=sigma), sampling_rate=q)
@@ -182,19 +185,22 @@ print(json.dumps({"epsilon": epsilon, "seconds": seconds, "peak_mb": peak,
 """
 
 
-def _child(kind: str, which: str) -> dict:
+def _child(kind: str, which: str, steps: int = 1000) -> dict:
     output = subprocess.run(
-        [sys.executable, "-c", _CHILD, kind, which], check=True, capture_output=True, text=True
+        [sys.executable, "-c", _CHILD, kind, which, str(steps)],
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
     return json.loads(output.strip().splitlines()[-1])
 
 
-def bench_pld(kind: str, repeats: int) -> None:
+def bench_pld(kind: str, repeats: int, steps: int = 1000) -> None:
     """Median (and minimum) over ``repeats`` alternating fresh processes of each side."""
     runs = {"ours": [], "dp_accounting": []}
     for _ in range(repeats):
         for which in runs:
-            runs[which].append(_child(kind, which))
+            runs[which].append(_child(kind, which, steps))
     ours, anchor = (
         sorted(runs[which], key=lambda run: run["seconds"])[repeats // 2] for which in runs
     )
@@ -204,7 +210,7 @@ def bench_pld(kind: str, repeats: int) -> None:
     what = (
         "one cell of 5·10^4 Laplace(100) + 5·10^4 Gaussian(100), ε(1e-6)"
         if kind == "mixed"
-        else "DP-SGD q = 0.01, σ = 1.1, 10^3 steps, ε(1e-5)"
+        else f"DP-SGD q = 0.01, σ = 1.1, {steps:,} steps, ε(1e-5)"
     )
     print(
         f"{kind}: {what}: ours {ours['seconds']:.2f} s CPU, peak RSS {ours['peak_mb']:.0f} MB "
@@ -212,8 +218,9 @@ def bench_pld(kind: str, repeats: int) -> None:
         f"{anchor['seconds']:.2f} s, peak {anchor['peak_mb']:.0f} MB "
         f"(+{anchor['grew_mb']:.0f} MB), ε = {anchor['epsilon']:.6g}; "
         f"time ratio {ours['seconds'] / anchor['seconds']:.2f} (of the fastest runs: "
-        f"{fastest['ours'] / fastest['dp_accounting']:.2f}), ε ratio "
-        f"{ours['epsilon'] / anchor['epsilon']:.5f}"
+        f"{fastest['ours'] / fastest['dp_accounting']:.2f}), peak ratio "
+        f"{ours['peak_mb'] / anchor['peak_mb']:.2f}, ε ratio "
+        f"{ours['epsilon'] / anchor['epsilon']:.8f}"
     )
 
 
@@ -224,14 +231,23 @@ def main() -> None:
     parser.add_argument(
         "--repeats", type=int, default=3, help="processes per side for mixed and dpsgd (median)"
     )
+    parser.add_argument(
+        "--steps",
+        type=int,
+        nargs="+",
+        default=[1000, 10_000, 100_000],
+        help="DP-SGD step counts (dpsgd)",
+    )
     args = parser.parse_args()
     import dp_accounting  # noqa: F401  (import cost outside the timings)
 
     if args.only in (None, "charging"):
         bench_charging(args.charges)
-    for kind in ("mixed", "dpsgd"):
-        if args.only in (None, kind):
-            bench_pld(kind, args.repeats)
+    if args.only in (None, "mixed"):
+        bench_pld("mixed", args.repeats)
+    if args.only in (None, "dpsgd"):
+        for steps in args.steps:
+            bench_pld("dpsgd", args.repeats, steps)
 
 
 if __name__ == "__main__":
