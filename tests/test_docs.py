@@ -5,7 +5,9 @@ from the navigation, a docstring the API reference cannot render) into a failure
 Python blocks of each page run in order in one namespace per page, as a reader pasting
 them into one session would, in a temporary working directory; a block that defines
 pytest tests is run by pytest itself, with the installed ``fedpriv_pytest`` plugin.
-The README's headline is the committed report's, word for word.
+The README's headline, and any docs page's ``<!-- headline -->`` block, is the committed
+report's, word for word; a number a page quotes from ``reports/claims.json`` is marked and
+checked against it.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -82,12 +85,27 @@ def test_python_blocks_run(page: Path, tmp_path: Path, monkeypatch: pytest.Monke
         exec(code, namespace)
 
 
+HEADLINE = re.compile(r"<!-- headline -->\n(.*?)\n<!-- /headline -->", flags=re.S)
+
+
 def test_readme_headline_is_the_reports() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    shown = re.search(r"<!-- headline -->\n(.*?)\n<!-- /headline -->", readme, flags=re.S)
+    shown = HEADLINE.search(readme)
     assert shown, "README.md has no headline block"
     report = (ROOT / "reports" / "claims.md").read_text(encoding="utf-8")
     assert shown.group(1).strip() in report
+
+
+def test_docs_headlines_are_the_reports() -> None:
+    report = (ROOT / "reports" / "claims.md").read_text(encoding="utf-8")
+    quoted = [
+        (page, block)
+        for page in PAGES
+        for block in HEADLINE.findall(page.read_text(encoding="utf-8"))
+    ]
+    assert quoted, "no docs page quotes the headline"
+    for page, block in quoted:
+        assert block.strip() in report, f"{_page_id(page)}: headline differs from the report's"
 
 
 def test_readme_stays_short() -> None:
@@ -95,7 +113,8 @@ def test_readme_stays_short() -> None:
 
 
 #: A number a page quotes from ``reports/claims.json``:
-#: ``<!--r:KEY:FIELD.PATH:FORMAT-->shown<!--/r-->`` (FORMAT a format spec; ∞ as "∞").
+#: ``<!--r:KEY:FIELD.PATH:FORMAT-->shown<!--/r-->`` (FORMAT a format spec, or ``frac`` for a
+#: fraction such as 10/7; ∞ as "∞").
 REPORT_NUMBER = re.compile(r"<!--r:([^:>]+):([^:>]+):([^>]*?)-->(.*?)<!--/r-->")
 
 
@@ -104,6 +123,29 @@ def _report_value(record: dict, path: str):
     for part in path.split("."):
         value = value[part]
     return value
+
+
+def _report_shown(value, spec: str) -> str:
+    """The text a page shows for a report value: "∞" for ∞; ``frac`` as a fraction."""
+    if value == "inf":
+        return "∞"
+    if spec == "frac":  # only a value within round-off of a small fraction shows as one
+        fraction = Fraction(value).limit_denominator(1000)
+        return str(fraction) if abs(value - fraction) < 1e-12 else repr(value)
+    return format(value, spec)
+
+
+def test_report_numbers_are_shown_as_the_spec_says() -> None:
+    record = {"a": {"b": 0.5406854487779625, "d": "inf"}, "c": 1.4285714285714286}
+    assert _report_shown(_report_value(record, "a.b"), ".3g") == "0.541"
+    assert _report_shown(_report_value(record, "a.d"), ".3g") == "∞"
+    assert _report_shown(_report_value(record, "c"), "frac") == "10/7"
+    assert _report_shown(_report_value(record, "c"), ".2f") == "1.43"
+    assert _report_shown(4 / 3, "frac") == "4/3"
+    assert _report_shown(1.4286, "frac") == "1.4286"  # near 10/7, but not 10/7
+    assert REPORT_NUMBER.findall("x <!--r:k/a:b.c:.2f-->1.00<!--/r--> y") == [
+        ("k/a", "b.c", ".2f", "1.00")
+    ]
 
 
 def test_numbers_quoted_from_the_reports_are_the_reports() -> None:
@@ -117,7 +159,7 @@ def test_numbers_quoted_from_the_reports_are_the_reports() -> None:
     for page in [*PAGES, ROOT / "README.md"]:
         for key, path, spec, shown in REPORT_NUMBER.findall(page.read_text(encoding="utf-8")):
             value = _report_value(records[key], path)
-            expected = "∞" if value == "inf" else format(value, spec)
+            expected = _report_shown(value, spec)
             assert shown == expected, (
                 f"{page.name}: {key} {path} is {expected}, the page says {shown}"
             )
