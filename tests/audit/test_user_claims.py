@@ -67,6 +67,14 @@ def test_the_example_runs_as_the_guide_shows_it(tmp_path) -> None:
     assert page.startswith("# My private federated UCB (fedpriv example)")
     assert "--claims my_claims.py" in page
     assert HOLDS in done.stdout and LEAKY in done.stdout
+    # the guide shows this command's table: its two rows are the run's own lines
+    guide = (ROOT / "docs" / "guides" / "your-claims.md").read_text("utf-8")
+    printed = {line.split()[0]: line.split() for line in done.stdout.splitlines() if line}
+    for key in (HOLDS, LEAKY):
+        shown = next(line.split() for line in guide.splitlines() if line.startswith(key + " "))
+        assert shown == printed[key], (shown, printed[key])
+    bound = records[LEAKY]["audit"]["epsilon_lower_bound"]
+    assert f"lower bound is {bound:.2g} > 1" in " ".join(guide.split())
 
 
 def test_fail_on_never_exits_0_and_workers_change_nothing(tmp_path, clean_registry) -> None:
