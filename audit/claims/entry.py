@@ -305,11 +305,7 @@ def reads_setting(*names: str) -> Callable[[Callable], Callable]:
     reads = frozenset(names)
 
     def decorate(recipe: Callable) -> Callable:
-        @functools.wraps(recipe)
-        def restricted(claim: Claim, *args: Any, **kwargs: Any) -> Any:
-            setting = tuple((k, v) for k, v in claim.setting if k in reads)
-            return recipe(dataclasses.replace(claim, setting=setting), *args, **kwargs)
-
+        restricted = _restricted(recipe, lambda k: k in reads)
         restricted.setting_reads = reads  # type: ignore[attr-defined]
         return restricted
 
@@ -343,15 +339,22 @@ def ignores_setting(*names: str) -> Callable[[Callable], Callable]:
     ignored = frozenset(names)
 
     def decorate(recipe: Callable) -> Callable:
-        @functools.wraps(recipe)
-        def restricted(claim: Claim, *args: Any, **kwargs: Any) -> Any:
-            setting = tuple((k, v) for k, v in claim.setting if k not in ignored)
-            return recipe(dataclasses.replace(claim, setting=setting), *args, **kwargs)
-
+        restricted = _restricted(recipe, lambda k: k not in ignored)
         restricted.setting_ignores = ignored  # type: ignore[attr-defined]
         return restricted
 
     return decorate
+
+
+def _restricted(recipe: Callable, keep: Callable[[str], bool]) -> Callable:
+    """``recipe`` called with only the setting entries whose names ``keep`` accepts."""
+
+    @functools.wraps(recipe)
+    def restricted(claim: Claim, *args: Any, **kwargs: Any) -> Any:
+        setting = tuple((k, v) for k, v in claim.setting if keep(k))
+        return recipe(dataclasses.replace(claim, setting=setting), *args, **kwargs)
+
+    return restricted
 
 
 def setting_reads(recipe: Callable | None, setting: Mapping[str, Any]) -> frozenset[str] | None:
