@@ -47,11 +47,12 @@ from fedpriv.privacy.errors import CapacityExceededError
 from fedpriv.privacy.ledger.accountant import Accountant
 from fedpriv.privacy.mechanisms.laplace_draw import sample_laplace
 from fedpriv.privacy.mechanisms.recording import active_recorder
+from fedpriv.privacy.mechanisms.release_keys import distinct_entries, flatten_keys
 from fedpriv.privacy.mechanisms.secure_noise import (
-    default_granularity,
     from_grid,
     grid_noise_scale,
     grid_sensitivity,
+    release_grid,
     round_to_grid,
     sample_discrete_laplace,
 )
@@ -107,50 +108,6 @@ def _draw_laplace(
     return out
 
 
-def _grid(secure: bool, granularity: float | None, l1_sensitivity: float) -> float | None:
-    """The grid of a secure release (None when not secure); validates ``granularity``."""
-    if not secure:
-        if granularity is not None:
-            raise ValueError("`granularity` applies only with `secure=True`.")
-        return None
-    if granularity is None:
-        return default_granularity(l1_sensitivity)
-    grid_sensitivity(l1_sensitivity, granularity)  # raises unless a power of two
-    return float(granularity)
-
-
-def _distinct_entries(values: np.ndarray) -> np.ndarray:
-    """``values`` without the repeats of a broadcast: every axis of stride 0 cut to its
-    first index (each entry of ``values`` is one of the result's, so a check of the
-    result is a check of ``values``; an audit's batch broadcast over its runs is
-    checked once)."""
-    return values[tuple(slice(0, 1) if stride == 0 else slice(None) for stride in values.strides)]
-
-
-def _flatten_keys(
-    keys: Mapping[str, Any], shape: tuple[int, ...], what: str = "released shape"
-) -> dict[str, np.ndarray]:
-    if not isinstance(keys, Mapping):
-        raise TypeError(f"`keys` must be a mapping of level -> labels, got {type(keys).__name__}.")
-    try:
-        return {level: _broadcast_ravel(np.asarray(v), shape) for level, v in keys.items()}
-    except ValueError:
-        raise ValueError(f"every key array must broadcast to the {what} {shape}.") from None
-
-
-def _broadcast_ravel(labels: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    """``np.broadcast_to(labels, shape).ravel()``: the same values and dtype, written by
-    one assignment into a new array when ``labels`` must be repeated (about twice as
-    fast as ``ravel``'s strided copy of a broadcast view)."""
-    if labels.shape == shape:
-        return labels.ravel()
-    out = np.empty(np.broadcast_shapes(labels.shape, shape), dtype=labels.dtype)
-    if out.shape != shape:  # labels has more or longer axes than shape: refuse, as broadcast_to
-        raise ValueError("labels do not broadcast to the shape.")
-    out[...] = labels
-    return out.ravel()
-
-
 def laplace_release(
     values: Any,
     *,
@@ -204,10 +161,10 @@ def laplace_release(
         If the accountant's budget would be exceeded (nothing is drawn).
     """
     values = np.asarray(values, dtype=np.float64)
-    if not np.all(np.isfinite(_distinct_entries(values))):
+    if not np.all(np.isfinite(distinct_entries(values))):
         raise ValueError("`values` must be finite.")
     event = Laplace(scale=scale, l1_sensitivity=l1_sensitivity)
-    grid = _grid(secure, granularity, event.l1_sensitivity)
+    grid = release_grid(secure, granularity, event.l1_sensitivity)
     if grid is not None:
         steps = round_to_grid(values, grid)
         sensitivity = grid_sensitivity(event.l1_sensitivity, grid)
@@ -219,7 +176,7 @@ def laplace_release(
     out = values + noise if grid is None else from_grid(steps + noise, grid)
     recorder = active_recorder()  # check mode (recording.py); off: one lookup
     if recorder is not None:
-        flat = _flatten_keys(keys, values.shape)
+        flat = flatten_keys(keys, values.shape)
         out = recorder.observe("laplace", values, out, flat, accountant, l1_sensitivity)
     return out
 
@@ -266,7 +223,7 @@ def laplace_noise(
     noise = _charged_noise(event, shape, accountant, keys, rng, secure=False)
     recorder = active_recorder()
     if recorder is not None:
-        flat = _flatten_keys(keys, shape)
+        flat = flatten_keys(keys, shape)
         noise = recorder.observe(
             "laplace", np.zeros(shape), noise, flat, accountant, l1_sensitivity
         )
@@ -287,7 +244,7 @@ def _charged_noise(
     rshape = _rng_shape(rng)
     if rshape and shape[: len(rshape)] != rshape:
         raise ValueError(f"`rng` shape {rshape} does not match the leading axes of {shape}.")
-    flat = _flatten_keys(keys, shape)
+    flat = flatten_keys(keys, shape)
     accountant.spend_many(event, keys=flat)
     noise = _draw_laplace(rng, event.scale, shape, secure=secure)
     accountant.record_draws(
@@ -328,7 +285,7 @@ def raw_release(
         budget; nothing is charged then.
     """
     values = np.array(values, dtype=np.float64)
-    flat = _flatten_keys(keys, values.shape)
+    flat = flatten_keys(keys, values.shape)
     accountant.spend_many(NonPrivate(reason=reason), keys=flat)
     recorder = active_recorder()
     if recorder is not None:
@@ -452,8 +409,8 @@ class LaplaceTreeCounter:
                 f"got {self.released_prefixes}."
             )
         self.released_depth = released_tree_depth(self.horizon, self.released_prefixes)
-        self._keys = _flatten_keys(keys, self.stream_shape)
-        self.granularity = _grid(secure, granularity, self.l1_sensitivity)
+        self._keys = flatten_keys(keys, self.stream_shape)
+        self.granularity = release_grid(secure, granularity, self.l1_sensitivity)
         self.secure = self.granularity is not None and self.scale > 0
         # Ledger rows and node noise in the units of the release (grid steps if secure).
         self._row_scale, self._row_sensitivity = self.scale, self.l1_sensitivity
