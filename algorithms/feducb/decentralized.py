@@ -273,22 +273,18 @@ def decentralized_run_in_world(
 ) -> DecentralizedFedUCBRun:
     """:func:`run_feducb_decentralized` with its noise streams at ``side``.
 
-    The implementation behind :func:`fedpriv.algorithms.feducb.worlds.run_in_world`; at
-    ``side = 0`` it is exactly :func:`run_feducb_decentralized`.
+    Behind :func:`fedpriv.algorithms.feducb.worlds.run_in_world`; at ``side = 0`` it is
+    exactly :func:`run_feducb_decentralized`, whose arguments it takes.
 
     Parameters
     ----------
     tables, graph, gamma, epsilon, delta, schedule, sync_every, threshold : object
-        As in :func:`run_feducb_decentralized`.
     mode, beta, beta_value, respond, cover, regularizer, failure_probability : object
-        As in :func:`run_feducb_decentralized`.
     on_capacity, record, seed, secure_noise : object
-        As in :func:`run_feducb_decentralized`.
     side : int
         The world whose privacy-noise streams are drawn (0 = D, 1 = D'), >= 0.
     until_first_sync : bool
-        Stop after the round at whose end the last trial has sent its first
-        Synchronize request (adaptive schedule only).
+        Stop once every trial has sent its first Synchronize request (adaptive only).
 
     Returns
     -------

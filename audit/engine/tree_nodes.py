@@ -64,6 +64,10 @@ atom at T = 600 000). :func:`audit_tree_nodes` therefore also runs the product a
 node, assuming the nodes' noises independent as the counter draws them, and reports
 the stronger of the two at ``1 − α/2`` each (``method="both"``, the default;
 ``"joint"`` or ``"product"`` run one alone at ``1 − α``).
+
+Length: the joint node audit, the Laplace release audit and the two helpers the grid
+audit shares (:func:`audited_nodes`, :func:`check_released_prefixes`) read the one LLR
+of the covering nodes; apart, each would restate it.
 """
 
 from __future__ import annotations
@@ -149,18 +153,14 @@ def audited_nodes(
     Parameters
     ----------
     pair : NeighboringPair
-        Two reward streams that differ in one round.
     released : int
         The released prefixes ``1 .. released``, in ``1 .. horizon``.
 
     Returns
     -------
-    nodes : ndarray of int64, shape (m,)
-        The released nodes that cover the changed round.
-    sums_d, sums_dp : ndarray of float64, shape (m,)
-        Their sums in D and in D'.
-    l1_sensitivity : float
-        The largest change of one entry between the streams.
+    tuple
+        ``(nodes, sums_d, sums_dp, l1_sensitivity)``: the released nodes covering the
+        changed round (int64), their sums in D and D', and the largest entry change.
 
     Raises
     ------
@@ -182,9 +182,8 @@ def check_released_prefixes(pair: NeighboringPair, released_prefixes: int | None
     Parameters
     ----------
     pair : NeighboringPair
-        The audited pair of streams.
     released_prefixes : int or None
-        Prefixes released, in ``1 .. horizon``; None for all.
+        In ``1 .. horizon``; None for all.
 
     Returns
     -------
