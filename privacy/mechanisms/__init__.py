@@ -47,15 +47,16 @@ from fedpriv.privacy.errors import CapacityExceededError
 from fedpriv.privacy.ledger.accountant import Accountant
 from fedpriv.privacy.mechanisms.laplace_draw import sample_laplace
 from fedpriv.privacy.mechanisms.recording import active_recorder
-from fedpriv.privacy.mechanisms.release_keys import distinct_entries, flatten_keys
+from fedpriv.privacy.mechanisms.release_keys import distinct_entries as _distinct_entries
+from fedpriv.privacy.mechanisms.release_keys import flatten_keys as _flatten_keys
 from fedpriv.privacy.mechanisms.secure_noise import (
     from_grid,
     grid_noise_scale,
     grid_sensitivity,
-    release_grid,
     round_to_grid,
     sample_discrete_laplace,
 )
+from fedpriv.privacy.mechanisms.secure_noise import release_grid as _grid
 
 __all__ = ["LaplaceTreeCounter", "laplace_noise", "laplace_release", "raw_release"]
 
@@ -161,10 +162,10 @@ def laplace_release(
         If the accountant's budget would be exceeded (nothing is drawn).
     """
     values = np.asarray(values, dtype=np.float64)
-    if not np.all(np.isfinite(distinct_entries(values))):
+    if not np.all(np.isfinite(_distinct_entries(values))):
         raise ValueError("`values` must be finite.")
     event = Laplace(scale=scale, l1_sensitivity=l1_sensitivity)
-    grid = release_grid(secure, granularity, event.l1_sensitivity)
+    grid = _grid(secure, granularity, event.l1_sensitivity)
     if grid is not None:
         steps = round_to_grid(values, grid)
         sensitivity = grid_sensitivity(event.l1_sensitivity, grid)
@@ -176,7 +177,7 @@ def laplace_release(
     out = values + noise if grid is None else from_grid(steps + noise, grid)
     recorder = active_recorder()  # check mode (recording.py); off: one lookup
     if recorder is not None:
-        flat = flatten_keys(keys, values.shape)
+        flat = _flatten_keys(keys, values.shape)
         out = recorder.observe("laplace", values, out, flat, accountant, l1_sensitivity)
     return out
 
@@ -223,7 +224,7 @@ def laplace_noise(
     noise = _charged_noise(event, shape, accountant, keys, rng, secure=False)
     recorder = active_recorder()
     if recorder is not None:
-        flat = flatten_keys(keys, shape)
+        flat = _flatten_keys(keys, shape)
         noise = recorder.observe(
             "laplace", np.zeros(shape), noise, flat, accountant, l1_sensitivity
         )
@@ -244,7 +245,7 @@ def _charged_noise(
     rshape = _rng_shape(rng)
     if rshape and shape[: len(rshape)] != rshape:
         raise ValueError(f"`rng` shape {rshape} does not match the leading axes of {shape}.")
-    flat = flatten_keys(keys, shape)
+    flat = _flatten_keys(keys, shape)
     accountant.spend_many(event, keys=flat)
     noise = _draw_laplace(rng, event.scale, shape, secure=secure)
     accountant.record_draws(
@@ -285,7 +286,7 @@ def raw_release(
         budget; nothing is charged then.
     """
     values = np.array(values, dtype=np.float64)
-    flat = flatten_keys(keys, values.shape)
+    flat = _flatten_keys(keys, values.shape)
     accountant.spend_many(NonPrivate(reason=reason), keys=flat)
     recorder = active_recorder()
     if recorder is not None:
@@ -409,8 +410,8 @@ class LaplaceTreeCounter:
                 f"got {self.released_prefixes}."
             )
         self.released_depth = released_tree_depth(self.horizon, self.released_prefixes)
-        self._keys = flatten_keys(keys, self.stream_shape)
-        self.granularity = release_grid(secure, granularity, self.l1_sensitivity)
+        self._keys = _flatten_keys(keys, self.stream_shape)
+        self.granularity = _grid(secure, granularity, self.l1_sensitivity)
         self.secure = self.granularity is not None and self.scale > 0
         # Ledger rows and node noise in the units of the release (grid steps if secure).
         self._row_scale, self._row_sensitivity = self.scale, self.l1_sensitivity

@@ -39,10 +39,10 @@ from fedpriv.privacy.mechanisms.secure_noise import (
     from_grid,
     grid_noise_scale,
     grid_sensitivity,
-    release_grid,
     round_to_grid,
     sample_discrete_laplace,
 )
+from fedpriv.privacy.mechanisms.secure_noise import release_grid as _grid
 
 __all__ = ["IntervalMeanRelease", "every_stream"]
 
@@ -101,7 +101,7 @@ class IntervalMeanRelease:
         n_trials, n_agents, n_arms = stream_shape
         self.event = None
         self.scales = np.zeros(0)
-        self.secure = release_grid(secure, granularity, 1.0) is not None  # validates granularity
+        self.secure = _grid(secure, granularity, 1.0) is not None  # validates granularity
         self.granularity = granularity
         self.grids = ()
         if self.secure and accountant.budget is not None:
@@ -130,7 +130,7 @@ class IntervalMeanRelease:
     def _open_secure(self, accountant: Accountant, streams: dict[str, np.ndarray]) -> None:
         """Charge ``DiscreteLaplace(t_j, d_j)`` per release point ``n_j``."""
         counts = np.asarray(self.event.counts, dtype=np.int64)
-        self.grids = tuple(release_grid(True, self.granularity, 1.0 / int(n)) for n in counts)
+        self.grids = tuple(_grid(True, self.granularity, 1.0 / int(n)) for n in counts)
         step = np.array([grid_sensitivity(1.0, g) for g in self.grids])  # s_j
         self._row_sensitivities = (-(-step // counts)).astype(np.float64)  # ⌈s_j/n_j⌉
         self._row_scales = np.array(

@@ -26,7 +26,8 @@ import numpy as np
 from fedpriv.privacy.accounting.events import SymmetricMatrixGaussian
 from fedpriv.privacy.checks import check_positive
 from fedpriv.privacy.ledger.accountant import Accountant
-from fedpriv.privacy.mechanisms.release_keys import distinct_entries, flatten_keys
+from fedpriv.privacy.mechanisms.release_keys import distinct_entries as _distinct_entries
+from fedpriv.privacy.mechanisms.release_keys import flatten_keys as _flatten_keys
 
 __all__ = ["symmetric_gaussian_release", "symmetrized_gaussian"]
 
@@ -97,7 +98,7 @@ def symmetric_gaussian_release(
     values = np.asarray(values, dtype=np.float64)
     if values.ndim < 2 or values.shape[-1] != values.shape[-2] or values.shape[-1] < 1:
         raise ValueError(f"`values` must have shape (..., k, k), got {values.shape}.")
-    distinct = distinct_entries(values)  # a broadcast's repeats checked once
+    distinct = _distinct_entries(values)  # a broadcast's repeats checked once
     if not np.all(np.isfinite(distinct)):
         raise ValueError("`values` must be finite.")
     if not np.array_equal(distinct, distinct.swapaxes(-1, -2)):
@@ -109,7 +110,7 @@ def symmetric_gaussian_release(
         dim=values.shape[-1],
         frobenius_sensitivity=check_positive("frobenius_sensitivity", frobenius_sensitivity),
     )
-    flat = flatten_keys(keys, values.shape[:-2])
+    flat = _flatten_keys(keys, values.shape[:-2])
     accountant.spend_many(event, keys=flat)
     noise = symmetrized_gaussian(rng.standard_normal(values.shape), event.noise_stddev)
     accountant.record_draws(

@@ -86,13 +86,14 @@ from fedpriv.privacy.checks import check_int_at_least, check_positive, check_rea
 from fedpriv.privacy.errors import CapacityExceededError
 from fedpriv.privacy.ledger.accountant import Accountant
 from fedpriv.privacy.mechanisms.matrix_release import symmetrized_gaussian
-from fedpriv.privacy.mechanisms.release_keys import flatten_keys
+from fedpriv.privacy.mechanisms.release_keys import flatten_keys as _flatten_keys
 from fedpriv.privacy.mechanisms.secure_matrix import (
     matrix_grid_sensitivity,
     round_symmetric_to_grid,
     sample_symmetric_discrete_gaussian,
 )
-from fedpriv.privacy.mechanisms.secure_noise import default_granularity, from_grid, release_grid
+from fedpriv.privacy.mechanisms.secure_noise import default_granularity, from_grid
+from fedpriv.privacy.mechanisms.secure_noise import release_grid as _grid
 from fedpriv.privacy.relations import NeighboringRelation
 
 __all__ = [
@@ -557,7 +558,7 @@ class MatrixTreePrivatizer:
         self.shift = shift
         self.frobenius_sensitivity = check_positive("frobenius_sensitivity", frobenius_sensitivity)
         self.records_per_leaf = check_int_at_least("records_per_leaf", records_per_leaf, 1)
-        self.granularity = release_grid(secure, granularity, self.frobenius_sensitivity)
+        self.granularity = _grid(secure, granularity, self.frobenius_sensitivity)
         self.secure = self.granularity is not None and noise_stddev > 0
         n_streams = int(np.prod(self.stream_shape))
         if noise_stddev > 0:
@@ -577,7 +578,7 @@ class MatrixTreePrivatizer:
                 "(non-private FedUCB, H = λI)"
             )
         self.depth = tree_depth(self.capacity)
-        self._keys = flatten_keys(keys, self.stream_shape, "stream shape")
+        self._keys = _flatten_keys(keys, self.stream_shape, "stream shape")
         accountant.spend_many(self.event, keys=self._keys)  # raises before any state exists
         self.accountant = accountant
         side = self.dim + 1
