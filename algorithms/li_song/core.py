@@ -362,10 +362,9 @@ def epoch_sums(
     table : RewardTable or reward-table-like
         Has ``rewards(trial, agent, arm, pull)`` (and optionally ``pull_sums``).
     trials, arms, start, length : ndarray of int64, shape (P,)
-        Per (trial, arm) pair: the trial, the arm, the first pull index and the number
-        of pulls (>= 1).
+        Per row: the trial, the arm, the first pull index and the number of pulls (>= 0).
     agents : ndarray of int64, shape (P, A)
-        The agents whose pulls are summed, per pair.
+        The agents whose pulls are summed, per row.
 
     Returns
     -------

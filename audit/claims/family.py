@@ -361,8 +361,9 @@ def loaded_claims_files() -> tuple[str, ...]:
 
 
 def unload_claims_file(path: str | Path) -> None:
-    """Forget a loaded claims file, so a file whose rows are malformed leaves the registry
-    as it found it (nothing happens when it was not loaded).
+    """Forget a loaded claims file (nothing happens when it was not loaded).
+
+    A file whose rows turn out malformed after loading leaves the registry as it found it.
 
     Parameters
     ----------
