@@ -28,7 +28,7 @@ import time
 
 import fedpriv.audit as audit
 import numpy as np
-from fedpriv.audit.regression.api import _claim_mu
+from fedpriv.audit.estimators.gdp import claim_mu
 from fedpriv.audit.regression.corpus_mechanisms import gaussian_count
 from fedpriv.privacy import ApproxDP
 from scipy import special, stats
@@ -38,7 +38,7 @@ CLAIM = ApproxDP(1.0, 1e-5)
 
 
 def _rate(factor: float, n: int, reps: int, **options: object) -> tuple[float, float]:
-    mu0 = _claim_mu(CLAIM, 1e-5)
+    mu0 = claim_mu(CLAIM, 1e-5)
     mechanism = functools.partial(gaussian_count, noise_stddev=1.0 / mu0 / factor)
     hits, saved = 0, 0.0
     for seed in range(reps):
@@ -52,7 +52,7 @@ def _rate(factor: float, n: int, reps: int, **options: object) -> tuple[float, f
 
 def single_event_ceiling(factor: float, n: int, draws: int = 20_000, seed: int = 0) -> float:
     """Best power over thresholds c of ``ln((CP_lo(P_D) − δ)/CP_hi(P_D')) > ε``."""
-    mu = _claim_mu(CLAIM, 1e-5) * factor
+    mu = claim_mu(CLAIM, 1e-5) * factor
     rng = np.random.default_rng(seed)
     best = 0.0
     for c in np.linspace(1.0, 4.5, 36):

@@ -334,20 +334,20 @@ def _claims_files(args: argparse.Namespace) -> tuple[str, ...]:
     Each file is loaded in a forked worker first (``--timeout``), so that one that
     exits, dies or hangs while loading exits 2 instead of ending this process."""
     from fedpriv.audit.claims.register import outside_claims
-    from fedpriv.audit.claims.verify import _load_claims_files
+    from fedpriv.audit.claims.verify import load_claims_files
 
     paths = tuple(getattr(args, "claims", None) or ())
     for path in paths:
         try:
-            _load_claims_files((path,), timeout=_timeout(args))
+            load_claims_files((path,), timeout=_timeout(args))
             outside_claims()  # the rows' keys and types are checked now, not mid-run
         except (Exception, SystemExit) as error:
-            from fedpriv.audit.claims import family
+            from fedpriv.audit.claims.family import unload_claims_file
 
             # A file whose rows are malformed leaves the registry as it found it.
-            family._files.pop(str(Path(path).expanduser().resolve()), None)
+            unload_claims_file(path)
             raise ValueError(f"`--claims` {path}: {type(error).__name__}: {error}") from error
-    return _load_claims_files(paths)
+    return load_claims_files(paths)
 
 
 def _verify(args: argparse.Namespace) -> int:

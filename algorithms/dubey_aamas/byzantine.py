@@ -45,10 +45,10 @@ from fedpriv.algorithms.dubey_aamas.kernels import BufferedRewards
 from fedpriv.algorithms.dubey_aamas.robust import (
     NORMALIZATIONS,
     Contamination,
-    _cumsum_last,
-    _histogram_trimmed_mean,
-    _width,
     check_contamination,
+    cumsum_last,
+    histogram_trimmed_mean_unchecked,
+    trimmed_mean_width_unchecked,
 )
 from fedpriv.algorithms.dubey_aamas.runs import CoopRun, Transcript
 from fedpriv.algorithms.dubey_aamas.uniforms import LazyUniforms
@@ -255,11 +255,11 @@ def run_byzantine_coop_ucb(
         delta_t = float(max(t, 2)) ** -exponent
         log_term = math.log(1.0 / delta_t)
         z1, z2 = sets.halves()
-        estimate, n = _histogram_trimmed_mean(
-            _cumsum_last(z1), z2, _cumsum_last(z2), alphabet, assumed, log_term, normalization
+        estimate, n = histogram_trimmed_mean_unchecked(
+            cumsum_last(z1), z2, cumsum_last(z2), alphabet, assumed, log_term, normalization
         )
         undefined = np.isnan(estimate)
-        width = _width(n.astype(np.float64), assumed, log_term, sigma, c1, c2)
+        width = trimmed_mean_width_unchecked(n.astype(np.float64), assumed, log_term, sigma, c1, c2)
         # rows with an undefined arm: forced exploration of the least-sampled undefined
         # arm; otherwise the robust UCB index (one tie-broken argmax for both)
         np.any(undefined, axis=-1, keepdims=True, out=any_undefined)

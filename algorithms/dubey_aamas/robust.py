@@ -52,10 +52,13 @@ __all__ = [
     "SPLITS",
     "Contamination",
     "check_contamination",
+    "cumsum_last",
     "histogram_trimmed_mean",
+    "histogram_trimmed_mean_unchecked",
     "trim_fraction",
     "trimmed_mean",
     "trimmed_mean_width",
+    "trimmed_mean_width_unchecked",
 ]
 
 CONTAMINATION_KINDS = ("point", "uniform", "shift", "complement", "adversarial")
@@ -183,13 +186,34 @@ def trimmed_mean_width(
     sigma = check_positive("sigma", sigma)
     c1 = check_positive("c1", c1)
     c2 = check_positive("c2", c2)
-    return _width(np.asarray(n, dtype=np.float64), contamination, log_term, sigma, c1, c2)
+    return trimmed_mean_width_unchecked(
+        np.asarray(n, dtype=np.float64), contamination, log_term, sigma, c1, c2
+    )
 
 
-def _width(
+def trimmed_mean_width_unchecked(
     n: np.ndarray, contamination: float, log_term: float, sigma: float, c1: float, c2: float
 ) -> np.ndarray:
-    """:func:`trimmed_mean_width` of float ``n`` with ``log_term = ln(1/δ)``, unchecked."""
+    """:func:`trimmed_mean_width` of float ``n`` with ``log_term = ln(1/δ)``, unchecked.
+
+    The Byzantine algorithm's per-round form: its arguments were checked once per run.
+
+    Parameters
+    ----------
+    n : ndarray of float64, any shape
+        Sample counts, >= 0.
+    contamination : float
+        ε_c in [0, 1/4).
+    log_term : float
+        ``ln(1/δ)`` of the bound, > 0.
+    sigma, c1, c2 : float
+        Sub-Gaussian scale σ and the theorem's constants, > 0.
+
+    Returns
+    -------
+    ndarray of float64, shape of ``n``
+        ``σ (c1 sqrt(ε_c) + c2 sqrt(ln(1/δ)/n))``, ``inf`` where ``n == 0`` (Thm 4.1).
+    """
     with np.errstate(divide="ignore"):
         width = sigma * (c1 * math.sqrt(contamination) + c2 * np.sqrt(log_term / n))
     return np.where(n > 0, width, np.inf)
@@ -317,7 +341,7 @@ def histogram_trimmed_mean(
     c2 = np.cumsum(counts2, axis=-1)
     if np.any(c2[..., -1] != c1[..., -1]):
         raise ValueError("`counts1` and `counts2` must hold the same number of samples per cell.")
-    return _histogram_trimmed_mean(
+    return histogram_trimmed_mean_unchecked(
         c1, counts2, c2, alphabet, contamination, math.log(1.0 / delta), normalization
     )
 
@@ -325,10 +349,22 @@ def histogram_trimmed_mean(
 _SMALL_ALPHABET = 8
 
 
-def _cumsum_last(values: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+def cumsum_last(values: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """``np.cumsum(values, axis=-1, out=out)``, looped over a small last axis.
 
     The same sequential additions as ``np.add.accumulate`` (bit-identical for floats).
+
+    Parameters
+    ----------
+    values : ndarray, shape (..., n_values)
+        The values to add up along the last axis.
+    out : ndarray, shape of ``values``, optional
+        Where to write the sums (a new array when omitted).
+
+    Returns
+    -------
+    ndarray, shape of ``values``
+        The running sums along the last axis (``out`` when given).
     """
     n_values = values.shape[-1]
     if n_values > _SMALL_ALPHABET:
@@ -355,7 +391,7 @@ def _first_argmin(width: np.ndarray) -> np.ndarray:
     return left
 
 
-def _histogram_trimmed_mean(
+def histogram_trimmed_mean_unchecked(
     c1: np.ndarray,
     counts2: np.ndarray,
     c2: np.ndarray,
@@ -367,6 +403,29 @@ def _histogram_trimmed_mean(
     """:func:`histogram_trimmed_mean` from the cumulative counts ``c1``, ``c2``, unchecked.
 
     ``log_term = ln(1/δ)``; the halves must hold the same number of samples per cell.
+    The Byzantine algorithm's per-round form: its arguments were checked once per run.
+
+    Parameters
+    ----------
+    c1, c2 : ndarray of int64, shape (..., n_values)
+        Cumulative counts over ``alphabet`` of the first (Z1) and second (Z2) half.
+    counts2 : ndarray of int64, shape (..., n_values)
+        Counts over ``alphabet`` of the second half.
+    alphabet : ndarray of float64, shape (n_values,)
+        The sorted values the samples can take.
+    contamination : float
+        ε_c in [0, 1/4).
+    log_term : float
+        ``ln(1/δ)``, > 0.
+    normalization : str
+        One of ``NORMALIZATIONS``.
+
+    Returns
+    -------
+    estimate : ndarray of float64, shape ``c1.shape[:-1]``
+        The trimmed mean per cell (NaN where it is undefined).
+    n : ndarray of int64, shape ``c1.shape[:-1]``
+        Samples per half.
     """
     n = c1[..., -1]
     tau = _trim_fraction(n.astype(np.float64), contamination, log_term)
@@ -397,7 +456,7 @@ def _histogram_trimmed_mean(
     left = _first_argmin(width)
     right_end = np.minimum(right.reshape(-1)[row_index * n_values + left], n_values - 1)
     weighted = np.zeros((rows, n_values + 1))
-    _cumsum_last((counts2 * alphabet).reshape(rows, n_values), out=weighted[:, 1:])
+    cumsum_last((counts2 * alphabet).reshape(rows, n_values), out=weighted[:, 1:])
     base = row_index * (n_values + 1)
     weighted = weighted.reshape(-1)
     total = weighted[base + right_end + 1] - weighted[base + left]

@@ -74,7 +74,7 @@ from typing import Any
 import numpy as np
 from fedpriv.algorithms.environments.linear import LinearBanditTables
 from fedpriv.algorithms.feducb.adaptivity import leaf_reach
-from fedpriv.algorithms.feducb.loop import CentralizedLoop, _configure
+from fedpriv.algorithms.feducb.loop import CentralizedLoop, configure_loop
 from fedpriv.algorithms.feducb.run import FedUCBRun, FedUCBTranscript, open_accounting
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rngs
 
@@ -82,6 +82,7 @@ __all__ = [
     "SYNC_TIMING_REASON",
     "FedUCBRun",
     "FedUCBTranscript",
+    "private_run_in_world",
     "run_feducb",
     "run_feducb_fixed",
     "run_feducb_nonprivate",
@@ -119,7 +120,7 @@ def _run(
 ) -> FedUCBRun:
     if not isinstance(tables, LinearBanditTables):
         raise TypeError(f"`tables` must be LinearBanditTables, got {type(tables).__name__}.")
-    setup = _configure(
+    setup = configure_loop(
         tables,
         private=private,
         fixed=fixed,
@@ -288,7 +289,7 @@ def run_feducb(
     CapacityExceededError
         See ``on_capacity``.
     """
-    return _private_run(
+    return private_run_in_world(
         tables,
         side=0,
         fixed=False,
@@ -308,7 +309,7 @@ def run_feducb(
     )
 
 
-def _private_run(
+def private_run_in_world(
     tables: LinearBanditTables,
     *,
     side: int,
@@ -320,7 +321,29 @@ def _private_run(
     on_capacity: str = "raise",
     **options: Any,
 ) -> FedUCBRun:
-    """:func:`run_feducb` or (``fixed``) ``_fixed`` with its noise at ``side`` (worlds.py)."""
+    """:func:`run_feducb` or (``fixed``) :func:`run_feducb_fixed` with its noise at ``side``.
+
+    The implementation behind :func:`fedpriv.algorithms.feducb.worlds.run_in_world`; at
+    ``side = 0`` it is exactly the public function.
+
+    Parameters
+    ----------
+    tables : LinearBanditTables
+        The worlds (contexts, rewards, θ*) of ``n_trials`` trials.
+    side : int
+        The world whose privacy-noise streams are drawn (0 = D, 1 = D'), >= 0.
+    fixed : bool
+        The fixed schedule (:func:`run_feducb_fixed`, every ``sync_every`` rounds)
+        instead of the adaptive one (:func:`run_feducb`, ``threshold``).
+    mode, sync_every, threshold, n_syncs, on_capacity : object
+        As in :func:`run_feducb` and :func:`run_feducb_fixed` (``mode`` is the calibration).
+    **options
+        The other keyword arguments of :func:`run_feducb` (``epsilon``, ``delta``, ...).
+
+    Returns
+    -------
+    FedUCBRun
+    """
     return _run(
         tables,
         private=True,
@@ -404,7 +427,7 @@ def run_feducb_fixed(
     ValueError
         On a parameter out of range (named in the message).
     """
-    return _private_run(
+    return private_run_in_world(
         tables,
         side=0,
         fixed=True,

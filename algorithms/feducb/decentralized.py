@@ -125,6 +125,7 @@ __all__ = [
     "RESPOND",
     "SCHEDULES",
     "SYNC_TIMING_REASON",
+    "decentralized_run_in_world",
     "run_feducb_decentralized",
 ]
 
@@ -222,7 +223,7 @@ def run_feducb_decentralized(
     CapacityExceededError
         With ``on_capacity="raise"``, a tree asked for a leaf past its capacity.
     """
-    return _decentralized(
+    return decentralized_run_in_world(
         tables,
         graph,
         side=0,
@@ -246,7 +247,7 @@ def run_feducb_decentralized(
     )
 
 
-def _decentralized(
+def decentralized_run_in_world(
     tables: LinearBanditTables,
     graph: nx.Graph,
     *,
@@ -270,9 +271,31 @@ def _decentralized(
     secure_noise: bool,
     until_first_sync: bool = False,
 ) -> DecentralizedFedUCBRun:
-    """:func:`run_feducb_decentralized` with its noise streams at ``side`` (worlds.py);
-    ``until_first_sync``: stop after the round at whose end the last trial has sent
-    its first Synchronize request (adaptive schedule)."""
+    """:func:`run_feducb_decentralized` with its noise streams at ``side``.
+
+    Behind :func:`fedpriv.algorithms.feducb.worlds.run_in_world`; at ``side = 0`` it is
+    exactly :func:`run_feducb_decentralized`, whose arguments it takes.
+
+    Parameters
+    ----------
+    tables, graph, gamma, epsilon, delta, schedule, sync_every, threshold : object
+    mode, beta, beta_value, respond, cover, regularizer, failure_probability : object
+    on_capacity, record, seed, secure_noise : object
+    side : int
+        The world whose privacy-noise streams are drawn (0 = D, 1 = D'), >= 0.
+    until_first_sync : bool
+        Stop once every trial has sent its first Synchronize request (adaptive only).
+
+    Returns
+    -------
+    DecentralizedFedUCBRun
+
+    Raises
+    ------
+    ValueError
+        If ``until_first_sync`` is set with a schedule other than ``"adaptive"``, or
+        for any argument :func:`run_feducb_decentralized` refuses.
+    """
     calibration = mode
     if until_first_sync and schedule != "adaptive":
         raise ValueError("`until_first_sync` stops at requests: schedule='adaptive' only.")

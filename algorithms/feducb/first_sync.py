@@ -25,7 +25,7 @@ import dataclasses
 
 import numpy as np
 from fedpriv.algorithms.environments.linear import CHUNK_ROUNDS, LinearBanditTables
-from fedpriv.algorithms.feducb.loop import CentralizedLoop, _configure
+from fedpriv.algorithms.feducb.loop import CentralizedLoop, configure_loop
 from fedpriv.privacy.checks import check_int_at_least
 from fedpriv.privacy.mechanisms.matrix_tree import PrivatizerCalibration
 
@@ -101,7 +101,7 @@ failure_probability, literal_d_factor
         raise TypeError(f"`tables` must be LinearBanditTables, got {type(tables).__name__}.")
     rounds = tables.horizon
     horizon = rounds if horizon is None else check_int_at_least("horizon", horizon, rounds)
-    setup = _configure(
+    setup = configure_loop(
         tables,
         private=True,
         fixed=False,

@@ -42,7 +42,15 @@ from fedpriv.privacy.checks import check_positive, check_probability
 from fedpriv.privacy.ledger.accountant import Accountant
 from fedpriv.privacy.mechanisms.matrix_tree import PrivatizerCalibration
 
-__all__ = ["BETA_CHOICES", "UPDATE_ORDERS", "LinUCBRun", "run_linucb", "run_linucb_pooled"]
+__all__ = [
+    "BETA_CHOICES",
+    "UPDATE_ORDERS",
+    "LinUCBRun",
+    "check_linucb_options",
+    "linucb_setting",
+    "run_linucb",
+    "run_linucb_pooled",
+]
 
 #: Radius choices: OFUL's Thm. 2 (non-private), FedUCB's Prop. 2 ([H]/[P]), a constant.
 BETA_CHOICES = ("oful", "H", "P", "tuned")
@@ -104,13 +112,41 @@ class LinUCBRun:
         return self.accountant.tightest(target_delta)
 
 
-def _check_common(
+def check_linucb_options(
     tables: Any,
     beta: str,
     beta_value: float | None,
     failure_probability: float,
     allowed: tuple[str, ...],
 ) -> float | None:
+    """Check the options every LinUCB variant shares (OFUL, pooled, private).
+
+    Parameters
+    ----------
+    tables : LinearBanditTables
+        The worlds of the run.
+    beta : str
+        The radius choice, one of ``allowed``.
+    beta_value : float or None
+        The constant radius when ``beta == "tuned"``, > 0.
+    failure_probability : float
+        The confidence bound's failure probability, in (0, 1).
+    allowed : tuple of str
+        The radius choices of the calling variant (a subset of ``BETA_CHOICES``).
+
+    Returns
+    -------
+    float or None
+        The checked ``beta_value`` for ``"tuned"``, else None.
+
+    Raises
+    ------
+    TypeError
+        If ``tables`` is not a :class:`LinearBanditTables`.
+    ValueError
+        If ``beta`` is not in ``allowed``, ``failure_probability`` is not in (0, 1) or
+        ``beta_value`` is not > 0 when ``beta == "tuned"``.
+    """
     if not isinstance(tables, LinearBanditTables):
         raise TypeError(f"`tables` must be LinearBanditTables, got {type(tables).__name__}.")
     if beta not in allowed:
@@ -123,7 +159,22 @@ def _check_common(
     return None
 
 
-def _setting(tables: LinearBanditTables, **extra: Any) -> dict:
+def linucb_setting(tables: LinearBanditTables, **extra: Any) -> dict:
+    """The ``setting`` a LinUCB run records: the sizes of ``tables`` and ``extra``.
+
+    Parameters
+    ----------
+    tables : LinearBanditTables
+        The worlds of the run.
+    **extra
+        Further entries (the variant's options), added last.
+
+    Returns
+    -------
+    dict
+        ``n_agents``, ``n_arms``, ``dim``, ``horizon``, ``n_trials``, ``reward`` and
+        ``shared_users``, then ``extra``.
+    """
     spec = tables.spec
     return {
         "n_agents": tables.n_agents,
@@ -247,7 +298,9 @@ def run_linucb(
     ValueError
         On a parameter out of range (named in the message).
     """
-    beta_value = _check_common(tables, beta, beta_value, failure_probability, ("oful", "tuned"))
+    beta_value = check_linucb_options(
+        tables, beta, beta_value, failure_probability, ("oful", "tuned")
+    )
     regularizer = check_positive("regularizer", regularizer)
     curve, final, actions = _non_private(
         tables,
@@ -261,7 +314,7 @@ def run_linucb(
     )
     return LinUCBRun(
         algorithm="linucb",
-        setting=_setting(
+        setting=linucb_setting(
             tables,
             regularizer=regularizer,
             beta=beta,
@@ -319,7 +372,9 @@ def run_linucb_pooled(
     ValueError
         On an unknown ``order`` or as :func:`run_linucb`.
     """
-    beta_value = _check_common(tables, beta, beta_value, failure_probability, ("oful", "tuned"))
+    beta_value = check_linucb_options(
+        tables, beta, beta_value, failure_probability, ("oful", "tuned")
+    )
     if order not in UPDATE_ORDERS:
         raise ValueError(f"`order` must be one of {UPDATE_ORDERS}, got {order!r}.")
     regularizer = check_positive("regularizer", regularizer)
@@ -335,7 +390,7 @@ def run_linucb_pooled(
     )
     return LinUCBRun(
         algorithm="linucb-pooled",
-        setting=_setting(
+        setting=linucb_setting(
             tables,
             regularizer=regularizer,
             beta=beta,

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 from fedpriv.algorithms.environments.linear import LinearBanditTables
-from fedpriv.algorithms.feducb.linucb import LinUCBRun, _check_common, _setting
+from fedpriv.algorithms.feducb.linucb import LinUCBRun, check_linucb_options, linucb_setting
 from fedpriv.algorithms.feducb.oful import iterate_rounds, ucb_scores
 from fedpriv.algorithms.feducb.sync import exploration_radius
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rngs
@@ -95,7 +95,9 @@ def run_linucb_independent_private(
     ValueError
         On a parameter out of range (named in the message).
     """
-    beta_value = _check_common(tables, beta, beta_value, failure_probability, ("H", "P", "tuned"))
+    beta_value = check_linucb_options(
+        tables, beta, beta_value, failure_probability, ("H", "P", "tuned")
+    )
     if mode not in PRIVATIZER_CALIBRATIONS:
         raise ValueError(f"`mode` must be one of {PRIVATIZER_CALIBRATIONS}, got {mode!r}.")
     spec = tables.spec
@@ -170,7 +172,7 @@ def run_linucb_independent_private(
         gram, target = privatizer.release(np.einsum("...i,...j->...ij", v, v), everyone)
     return LinUCBRun(
         algorithm="linucb-independent-private",
-        setting=_setting(
+        setting=linucb_setting(
             tables,
             epsilon=epsilon,
             delta=delta,

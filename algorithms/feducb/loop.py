@@ -1,7 +1,7 @@
 """The round loop of centralized FedUCB (Dubey & Pentland 2020, Alg. 1), as named steps.
 
 :func:`fedpriv.algorithms.feducb.centralized.run_feducb` (and its fixed-schedule and
-non-private variants) validate their options into a :class:`LoopSetup` (``_configure``:
+non-private variants) validate their options into a :class:`LoopSetup` (``configure_loop``:
 the option checks and the Privatizer's calibration) and hand the rounds to
 :class:`CentralizedLoop`. Each round is :meth:`CentralizedLoop.play` (line 6:
 every agent picks its UCB action; lines 8-10: local updates and the sync test) and, when
@@ -38,7 +38,7 @@ from fedpriv.privacy.mechanisms.matrix_tree import (
     privatizer_calibration,
 )
 
-__all__ = ["BETA_VERSIONS", "ON_CAPACITY", "CentralizedLoop", "LoopSetup"]
+__all__ = ["BETA_VERSIONS", "ON_CAPACITY", "CentralizedLoop", "LoopSetup", "configure_loop"]
 
 #: β choices: Prop. 2 of the full text "H", of the NeurIPS text "P", or a constant.
 BETA_VERSIONS = ("H", "P", "tuned")
@@ -74,7 +74,7 @@ class LoopSetup:
     failure_probability: float
 
 
-def _configure(
+def configure_loop(
     tables: LinearBanditTables,
     *,
     private: bool,
@@ -96,10 +96,38 @@ def _configure(
 ) -> LoopSetup:
     """Validate the options and derive the Privatizer's calibration (Alg. 1-2).
 
-    ``horizon`` (default ``tables.horizon``) is the run's ``T`` for the calibration and
-    Theorem 1's ``D`` when fewer rounds are simulated
-    (:mod:`fedpriv.algorithms.feducb.first_sync`). ``secure``: the Privatizer draws
-    secure noise (``privatizer_calibration(secure=...)``).
+    Parameters
+    ----------
+    tables : LinearBanditTables
+        The worlds of the run.
+    private, fixed : bool
+        A private run (else non-private), on the fixed schedule (else adaptive).
+    epsilon, delta, threshold, sync_every, beta, beta_value, n_syncs : object
+        As in :func:`fedpriv.algorithms.feducb.centralized.run_feducb` and
+        :func:`~fedpriv.algorithms.feducb.centralized.run_feducb_fixed`.
+    calibration : str
+        The Privatizer's calibration (their ``mode``), one of
+        ``PRIVATIZER_CALIBRATIONS``.
+    regularizer, failure_probability, on_capacity : object
+        As in :func:`~fedpriv.algorithms.feducb.centralized.run_feducb`.
+    side : int
+        The world whose privacy-noise streams are drawn, >= 0.
+    horizon : int, optional
+        The run's ``T`` for the calibration and Theorem 1's ``D`` when fewer rounds
+        are simulated (:mod:`fedpriv.algorithms.feducb.first_sync`); default
+        ``tables.horizon``.
+    secure : bool
+        The Privatizer draws secure noise (``privatizer_calibration(secure=...)``).
+
+    Returns
+    -------
+    LoopSetup
+        The checked options and the calibration.
+
+    Raises
+    ------
+    ValueError
+        If an option is outside its allowed set or range (the message names it).
     """
     spec = tables.spec
     n_agents, d = tables.n_agents, tables.dim

@@ -22,9 +22,9 @@ __all__ = ["run_in_world"]
 
 #: Public entry point -> its implementation taking ``side`` (every argument by keyword).
 _WORLD_RUNS: dict[Callable[..., Any], Callable[..., Any]] = {
-    centralized.run_feducb: functools.partial(centralized._private_run, fixed=False),
-    centralized.run_feducb_fixed: functools.partial(centralized._private_run, fixed=True),
-    decentralized.run_feducb_decentralized: decentralized._decentralized,
+    centralized.run_feducb: functools.partial(centralized.private_run_in_world, fixed=False),
+    centralized.run_feducb_fixed: functools.partial(centralized.private_run_in_world, fixed=True),
+    decentralized.run_feducb_decentralized: decentralized.decentralized_run_in_world,
 }
 
 

@@ -13,9 +13,9 @@ everything that does not depend on the round is computed once:
   operands, so the same radii bit for bit;
 * the consistency rule (Alg. 1 lines 5–6) is one comparison giving the lagging cells; a
   forced pick from 𝒜_i (line 11; most rounds of ``verify``'s runs, a few rows each) is
-  :func:`~fedpriv.algorithms.gossip_fed_ucb.rounds._pick`'s float product and truncation
+  :func:`~fedpriv.algorithms.gossip_fed_ucb.rounds.pick_uniform`'s float product and truncation
   on those rows only (:func:`_forced_arms`); a tie in the UCB index (rare with continuous
-  rewards) takes ``_pick`` on every row, as written;
+  rewards) takes ``pick_uniform`` on every row, as written;
 * Fed_UCB's release goes through
   :meth:`~fedpriv.privacy.mechanisms.LaplaceTreeCounter.step_release_rows`, the counter's
   step and release restricted to the pulled arms (same noises, ledger rows and sums);
@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from fedpriv.algorithms.gossip_fed_ucb.rounds import OpenedBatch, _pick
+from fedpriv.algorithms.gossip_fed_ucb.rounds import OpenedBatch, pick_uniform
 
 __all__ = ["play_rounds"]
 
@@ -66,10 +66,10 @@ def _radius(table: np.ndarray, counts: np.ndarray, t: int, *, n_agents: int, hor
 
 
 def _forced_arms(cells: np.ndarray, n_arms: int, uniforms: np.ndarray, t: int) -> tuple:
-    """Rows and arms of Alg. 1 line 11's uniform pick from 𝒜_i, :func:`_pick` on the rows
+    """Rows and arms of Alg. 1 line 11's uniform pick from 𝒜_i, :func:`pick_uniform` on the rows
     with a lagging arm: ``cells`` are the flat (row, arm) indices of the lagging arms,
     increasing; a row with ``c`` of them takes its ``min(floor(u c), c - 1)``-th, ``u``
-    its uniform of round ``t`` (the same float product and truncation as ``_pick``)."""
+    its uniform of round ``t`` (the same float product and truncation as ``pick_uniform``)."""
     rows, arms = [], []
     cells = cells.tolist()
     n_rounds = uniforms.shape[-1]
@@ -168,7 +168,7 @@ def play_rounds(
         flat = row_start + arm
         best = q == q.reshape(-1).take(flat)[..., None]
         if np.count_nonzero(best) > P:  # a tie somewhere: break it uniformly
-            arm = _pick(best, opened.uniforms[:, :, t - 1])
+            arm = pick_uniform(best, opened.uniforms[:, :, t - 1])
             flat = row_start + arm
         if lagging.size:  # a forced pick from 𝒜_i where an arm lags
             rows, forced = _forced_arms(lagging, M, opened.uniforms, t)

@@ -23,7 +23,7 @@ from fedpriv.privacy import Accountant, LaplaceTreeCounter
 from fedpriv.privacy.calibrations import fed_ucb_scale
 from fedpriv.privacy.checks import check_int_at_least
 
-__all__ = ["OpenedBatch", "confidence_radius", "draw_active_edges", "open_batch"]
+__all__ = ["OpenedBatch", "confidence_radius", "draw_active_edges", "open_batch", "pick_uniform"]
 
 
 def confidence_radius(
@@ -78,8 +78,23 @@ def _reward_tables(
     return np.stack(tables)
 
 
-def _pick(mask: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """Index of the ``floor(u * count)``-th True entry along the last axis."""
+def pick_uniform(mask: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Index of the ``floor(u * count)``-th True entry along the last axis.
+
+    Alg. 1 line 11's uniform pick from a set of arms, from one pre-drawn uniform per row.
+
+    Parameters
+    ----------
+    mask : ndarray of bool, shape (..., n_arms)
+        The arms to pick from (at least one True per row for a meaningful pick).
+    u : ndarray of float64, shape ``mask.shape[:-1]``
+        Uniforms in [0, 1).
+
+    Returns
+    -------
+    ndarray of int64, shape ``mask.shape[:-1]``
+        The picked arm of each row (0 where a row has no True entry).
+    """
     count = mask.sum(axis=-1)
     rank = np.minimum((u * count).astype(np.int64), np.maximum(count - 1, 0))
     return np.argmax(np.cumsum(mask, axis=-1) > rank[..., None], axis=-1)

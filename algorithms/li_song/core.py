@@ -53,7 +53,15 @@ import numpy as np
 import pandas as pd
 from fedpriv.privacy.ledger.accountant import Accountant
 
-__all__ = ["SCHEDULES", "LiSongRun", "confidence_width", "epoch_gap", "sample_target"]
+__all__ = [
+    "SCHEDULES",
+    "LiSongRun",
+    "StructurePlan",
+    "confidence_width",
+    "epoch_gap",
+    "epoch_sums",
+    "sample_target",
+]
 
 SCHEDULES = ("halving", "paper", "corrected")
 _CHUNK_ELEMENTS = 1 << 21
@@ -335,7 +343,7 @@ class LiSongRun:
         return out
 
 
-def _epoch_sums(
+def epoch_sums(
     table: Any,
     trials: np.ndarray,
     agents: np.ndarray,
@@ -343,11 +351,30 @@ def _epoch_sums(
     start: np.ndarray,
     length: np.ndarray,
 ) -> np.ndarray:
-    """Sum of rewards of pulls ``start .. start+length-1``; shape (P, A). Checks [0, 1].
+    """Sum of rewards of pulls ``start .. start+length-1`` of each agent and epoch.
 
     A plain :class:`~fedpriv.algorithms.environments.bernoulli.RewardTable` sums its
     entries itself (``pull_sums``: the same entries, bit for bit, at a quarter of the
     hashing); any other table is read entry by entry.
+
+    Parameters
+    ----------
+    table : RewardTable or reward-table-like
+        Has ``rewards(trial, agent, arm, pull)`` (and optionally ``pull_sums``).
+    trials, arms, start, length : ndarray of int64, shape (P,)
+        Per row: the trial, the arm, the first pull index and the number of pulls (>= 0).
+    agents : ndarray of int64, shape (P, A)
+        The agents whose pulls are summed, per row.
+
+    Returns
+    -------
+    ndarray of float64, shape (P, A)
+        The sums.
+
+    Raises
+    ------
+    ValueError
+        If a reward read lies outside [0, 1] or is NaN (Li & Song §III-A).
     """
     fast = getattr(table, "pull_sums", None)
     if fast is not None and agents.size:
@@ -375,8 +402,12 @@ def _epoch_sums(
 
 
 @dataclasses.dataclass(kw_only=True)
-class _Plan:
-    """What distinguishes one structure from another, for :func:`simulate`."""
+class StructurePlan:
+    """What distinguishes one structure (CDP, DDP, HDP, ...) from another, for the epoch loop.
+
+    Built by each ``run_*`` of :mod:`fedpriv.algorithms.li_song.mab` and read by
+    :mod:`fedpriv.algorithms.li_song.epochs`.
+    """
 
     algorithm: str
     agents_of_unit: np.ndarray  # (U, A) global agent labels

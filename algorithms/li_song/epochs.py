@@ -22,10 +22,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from fedpriv.algorithms.li_song.core import (
-    _epoch_sums,
-    _Plan,
+    StructurePlan,
     confidence_width,
     epoch_gap,
+    epoch_sums,
     sample_target,
 )
 from fedpriv.privacy import Accountant, laplace_release, raw_release
@@ -85,7 +85,7 @@ def _recorded(record: bool | str) -> tuple[bool, bool]:
 
 
 def simulate(
-    plan: _Plan,
+    plan: StructurePlan,
     *,
     env: Any,
     table: Any,
@@ -104,7 +104,7 @@ def simulate(
 
     Parameters
     ----------
-    plan : _Plan
+    plan : StructurePlan
         The algorithm's structure (divisor, participants, delay, schedule, aggregate).
     env : BernoulliMAB
         The environment.
@@ -186,7 +186,7 @@ class EpochLoop:
 
     def __init__(
         self,
-        plan: _Plan,
+        plan: StructurePlan,
         *,
         env: Any,
         table: Any,
@@ -382,7 +382,7 @@ class EpochLoop:
         pb, pk = np.nonzero(self.active[full])
         bg = full[pb]
         if self.reward_rng is None:
-            sums = _epoch_sums(
+            sums = epoch_sums(
                 self.table, self.trial_of[bg], self.agents[bg], pk, self.s_prev[bg], n_r[pb]
             )
         else:  # the sum of n_r Bernoulli(μ) rewards, in distribution

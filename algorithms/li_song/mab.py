@@ -61,7 +61,7 @@ from typing import Any
 
 import networkx as nx
 import numpy as np
-from fedpriv.algorithms.li_song.core import SCHEDULES, LiSongRun, _Plan
+from fedpriv.algorithms.li_song.core import SCHEDULES, LiSongRun, StructurePlan
 from fedpriv.algorithms.li_song.epochs import simulate
 from fedpriv.algorithms.li_song.network import (
     COST_MODELS,
@@ -216,7 +216,7 @@ def _noise(root: Any, n_trials: int, n_agents: int, units: np.ndarray) -> np.nda
     return streams[:, units].reshape(n_trials * units.shape[0], units.shape[1])
 
 
-def _policy(root: Any, n_trials: int, n_units: int, plan: _Plan) -> np.ndarray | None:
+def _policy(root: Any, n_trials: int, n_units: int, plan: StructurePlan) -> np.ndarray | None:
     """Participant-selection generators per row (only partial participation draws)."""
     if plan.n_participants is None:
         return None
@@ -224,7 +224,7 @@ def _policy(root: Any, n_trials: int, n_units: int, plan: _Plan) -> np.ndarray |
 
 
 def _run(
-    plan: _Plan,
+    plan: StructurePlan,
     env: Any,
     *,
     horizon: int,
@@ -404,7 +404,7 @@ def run_cdp_mab(
             epsilon, n_agents=m, partial=partial, n_participants=n if partial else None
         )
     )
-    plan = _Plan(
+    plan = StructurePlan(
         algorithm="ce-cdp-mab" if constrained else "cdp-mab",
         agents_of_unit=np.arange(m)[None, :],
         divisor=n,
@@ -541,7 +541,7 @@ def run_ddp_mab(
                 rows.append((*base, f, contents[f]))
 
     claimed = math.inf if math.isinf(epsilon) else li_song_claimed_epsilon(epsilon, n_agents=m)
-    plan = _Plan(
+    plan = StructurePlan(
         algorithm="ddp-mab",
         agents_of_unit=np.arange(m)[None, :],
         divisor=m,
@@ -711,7 +711,7 @@ def run_hdp_mab(
             append((trial, epoch, arms_of, time + relay, "broadcast", -1, a, -1, kept_of))
 
     claimed = math.inf if math.isinf(epsilon) else li_song_claimed_epsilon(epsilon, n_agents=m)
-    plan = _Plan(
+    plan = StructurePlan(
         algorithm="hdp-mab",
         agents_of_unit=np.arange(m)[None, :],
         divisor=m,
@@ -812,7 +812,7 @@ def run_single_mab(
     horizon, epsilon, n_trials, root, table = _common(env, horizon, epsilon, n_trials, seed, table)
     m = env.n_agents
     claimed = math.inf if math.isinf(epsilon) else li_song_claimed_epsilon(epsilon, n_agents=1)
-    plan = _Plan(
+    plan = StructurePlan(
         algorithm="single-mab",
         agents_of_unit=np.arange(m)[:, None],
         divisor=1,

@@ -4,7 +4,7 @@ The style sheet and the script are kept as Python strings so that they install w
 the package and the page needs no file besides itself. The script only sorts and
 filters the claims table (and hides the plots of filtered-out claims); it loads
 nothing. Each claim's bracket figure is drawn here as an inline ``<svg>``
-(:func:`_bracket_svg`, matplotlib) from the record's curves
+(:func:`bracket_svg`, matplotlib) from the record's curves
 (:mod:`fedpriv.audit.claims.curves`), with the value formatters the page shares.
 
 Every figure's renderer shares one ``TextToPath`` (:func:`_shared_text_to_path`), so the
@@ -26,7 +26,7 @@ import matplotlib
 from fedpriv.audit.claims.curves import DELTA_GRID
 from matplotlib.figure import Figure
 
-__all__ = ["SCRIPT", "STYLE", "VERDICT_COLORS"]
+__all__ = ["SCRIPT", "STYLE", "VERDICT_COLORS", "as_number", "as_percent", "as_text", "bracket_svg"]
 
 #: Colours of the verdict badges (and of the claim point in the plots).
 VERDICT_COLORS = {
@@ -39,7 +39,7 @@ VERDICT_COLORS = {
 }
 
 
-def _number(value: Any) -> float | None:
+def as_number(value: Any) -> float | None:
     """A float from a record value (``"inf"`` strings, ``{"epsilon": x}``); else None."""
     if isinstance(value, dict):
         value = value.get("epsilon", value.get("value"))
@@ -55,24 +55,25 @@ def _number(value: Any) -> float | None:
     return None
 
 
-def _text(value: Any) -> str:
+def as_text(value: Any) -> str:
     """A compact string for any record value (numbers to 4 significant digits)."""
     if value is None or value == "" or value == []:
         return "–"
     if isinstance(value, dict):
-        return ", ".join(f"{k}: {_text(v)}" for k, v in value.items())
+        return ", ".join(f"{k}: {as_text(v)}" for k, v in value.items())
     if isinstance(value, (list, tuple)):
-        return ", ".join(_text(v) for v in value)
+        return ", ".join(as_text(v) for v in value)
     if isinstance(value, str):
         return {"inf": "∞", "-inf": "−∞"}.get(value, value)
-    number = _number(value)
+    number = as_number(value)
     if number is None:
         return str(value)
     return "∞" if number == math.inf else f"{number:.4g}"
 
 
-def _percent(value: Any) -> str:
-    number = _number(value)
+def as_percent(value: Any) -> str:
+    """A record value as a whole percentage (``"–"`` when it is not a number)."""
+    number = as_number(value)
     return "–" if number is None else f"{number:.0%}"
 
 
@@ -183,7 +184,7 @@ SCRIPT = """
 
 # ----------------------------------------------------------------------------- plot
 def _finite(values) -> list[float]:
-    return [v for v in (_number(x) for x in values) if v is not None and math.isfinite(v)]
+    return [v for v in (as_number(x) for x in values) if v is not None and math.isfinite(v)]
 
 
 #: Colours of the plot's lines.
@@ -191,7 +192,7 @@ _UPPER, _MECHANISM, _AUDIT = "#1f4e9c", "#7a7a7a", "#c2410c"
 
 
 def _points(deltas, values) -> list[tuple[float, float]]:
-    ys = [_number(v) for v in values or []]
+    ys = [as_number(v) for v in values or []]
     return [(d, y) for d, y in zip(deltas, ys) if y is not None and math.isfinite(y)]
 
 
@@ -202,8 +203,8 @@ def _plot_curves(ax, record: dict, deltas: list[float], left: float) -> list[str
     curve = record.get("curve") or {}
     cdeltas = [float(d) for d in curve.get("delta") or deltas]
     accountant = record.get("accountant") or {}
-    acc_eps = _number(accountant.get("epsilon"))
-    claimed_delta = _number((record.get("claimed") or {}).get("delta")) or 0.0
+    acc_eps = as_number(accountant.get("epsilon"))
+    claimed_delta = as_number((record.get("claimed") or {}).get("delta")) or 0.0
     at_claim = claimed_delta if claimed_delta > 0 else left
     if acc_eps is not None and math.isinf(acc_eps):
         # ∞ is drawn as arrows at the top edge over the whole δ range: no finite curve
@@ -248,7 +249,7 @@ def _plot_curves(ax, record: dict, deltas: list[float], left: float) -> list[str
                 color=_UPPER,
                 label="end-to-end upper bound (accountant)",
             )
-    eps6 = _number(record.get("epsilon_at_1e-6"))
+    eps6 = as_number(record.get("epsilon_at_1e-6"))
     if eps6 is not None and math.isfinite(eps6) and not _points(cdeltas, curve.get("accountant")):
         ax.plot(
             [1e-6],
@@ -259,7 +260,7 @@ def _plot_curves(ax, record: dict, deltas: list[float], left: float) -> list[str
             label="end-to-end upper bound at δ = 10⁻⁶",
         )
     mechanism = _points(cdeltas, curve.get("mechanism"))
-    mech_eps = _number(record.get("mechanism_epsilon"))
+    mech_eps = as_number(record.get("mechanism_epsilon"))
     if mechanism:
         ax.plot(
             *zip(*mechanism),
@@ -285,13 +286,13 @@ def _plot_curves(ax, record: dict, deltas: list[float], left: float) -> list[str
     if _points(cdeltas, curve.get("audit")):
         ax.plot(
             cdeltas,
-            [_number(v) for v in curve["audit"]],
+            [as_number(v) for v in curve["audit"]],
             color=_AUDIT,
-            label=f"audit lower bound ε_lb(δ) ({_percent(audit.get('confidence'))})",
+            label=f"audit lower bound ε_lb(δ) ({as_percent(audit.get('confidence'))})",
         )
-    lower = _number(audit.get("epsilon_lower_bound"))
+    lower = as_number(audit.get("epsilon_lower_bound"))
     if lower is not None:
-        at = _number(audit.get("delta")) or 0.0
+        at = as_number(audit.get("delta")) or 0.0
         ax.plot(
             [at if at > 0 else left],
             [lower],
@@ -300,17 +301,17 @@ def _plot_curves(ax, record: dict, deltas: list[float], left: float) -> list[str
             markersize=8,
             linestyle="none",
             zorder=4,
-            label=f"audit lower bound at its δ = {_text(at) if at else '0'}",
+            label=f"audit lower bound at its δ = {as_text(at) if at else '0'}",
         )
     elif not audit:
         notes.append("not audited")
     second = audit.get("at_1e-6") or {}
-    lower6 = _number(second.get("epsilon_lower_bound", audit.get("epsilon_lower_bound_at_1e-6")))
+    lower6 = as_number(second.get("epsilon_lower_bound", audit.get("epsilon_lower_bound_at_1e-6")))
     if lower6 is not None:
         if _points(cdeltas, curve.get("audit_at_1e-6")):
             ax.plot(
                 cdeltas,
-                [_number(v) for v in curve["audit_at_1e-6"]],
+                [as_number(v) for v in curve["audit_at_1e-6"]],
                 color=_AUDIT,
                 linestyle=":",
                 label="audit lower bound ε_lb(δ), δ = 10⁻⁶ audit",
@@ -351,7 +352,7 @@ def _shared_text_to_path() -> Iterator[None]:
         matplotlib.text.TextToPath = factory
 
 
-def _bracket_svg(record: dict) -> str:
+def bracket_svg(record: dict) -> str:
     """The bracket of one claim as an inline ``<svg>`` string.
 
     The legend is below the axes (so it never covers the claim's star or a curve); the
@@ -365,7 +366,7 @@ def _bracket_svg(record: dict) -> str:
     ax = fig.add_subplot()
     notes = _plot_curves(ax, record, deltas, left)
     claimed = record.get("claimed") or {}
-    eps, delta = _number(claimed.get("epsilon")), _number(claimed.get("delta")) or 0.0
+    eps, delta = as_number(claimed.get("epsilon")), as_number(claimed.get("delta")) or 0.0
     color = VERDICT_COLORS.get(str(record.get("verdict")), "#000000")
     salt = str(record.get("key") or id(record))
     ident = "".join(c if c.isalnum() else "-" for c in salt)

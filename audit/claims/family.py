@@ -45,6 +45,7 @@ __all__ = [
     "lazy",
     "load_claims_file",
     "loaded_claims_files",
+    "unload_claims_file",
 ]
 
 #: The entry-point group an installed package registers its families under.
@@ -357,6 +358,19 @@ def loaded_claims_files() -> tuple[str, ...]:
         Absolute paths, in load order.
     """
     return tuple(_files)
+
+
+def unload_claims_file(path: str | Path) -> None:
+    """Forget a loaded claims file (nothing happens when it was not loaded).
+
+    A file whose rows turn out malformed after loading leaves the registry as it found it.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file, as given to :func:`load_claims_file`.
+    """
+    _files.pop(str(Path(path).expanduser().resolve()), None)
 
 
 def builtin_families() -> tuple[Family, ...]:

@@ -34,7 +34,10 @@ from typing import Any
 
 from fedpriv.audit.claims._page_assets import SCRIPT as _SCRIPT
 from fedpriv.audit.claims._page_assets import STYLE as _STYLE
-from fedpriv.audit.claims._page_assets import _bracket_svg, _number, _percent, _text
+from fedpriv.audit.claims._page_assets import as_number as _number
+from fedpriv.audit.claims._page_assets import as_percent as _percent
+from fedpriv.audit.claims._page_assets import as_text as _text
+from fedpriv.audit.claims._page_assets import bracket_svg as _bracket_svg
 from fedpriv.audit.claims.curves import attach_curves
 from fedpriv.audit.claims.legend import COLUMN_DEFINITIONS, VERDICT_LEGEND, records_headline
 from fedpriv.audit.claims.statements import statement_of_record

@@ -70,6 +70,7 @@ __all__ = [
     "claim_seed",
     "evaluate_claim",
     "evaluate_entry",
+    "load_claims_files",
     "planned_jobs",
     "verify_claims",
 ]
@@ -161,7 +162,7 @@ class ClaimsConfig:
         check_int_at_least("seed", self.seed, 0)
         object.__setattr__(self, "timeout", check_timeout(self.timeout))
         object.__setattr__(
-            self, "claims_files", _load_claims_files(self.claims_files, timeout=self.timeout)
+            self, "claims_files", load_claims_files(self.claims_files, timeout=self.timeout)
         )
         if self.scheduler is not None and not isinstance(self.scheduler, str):
             raise TypeError(
@@ -254,13 +255,32 @@ def _probe_claims_file(path: str) -> None:
     outside_claims()
 
 
-def _load_claims_files(paths, *, timeout: float | None = None) -> tuple[str, ...]:
+def load_claims_files(paths, *, timeout: float | None = None) -> tuple[str, ...]:
     """Load the claims files ``paths`` (idempotent); their absolute paths, in order.
 
     With ``timeout``, a file not loaded yet is first loaded in a forked worker
     (:func:`run_isolated`), so that one which exits, dies or hangs while loading
     raises :class:`UserCodeAbortedError` instead of ending or stalling this process;
     a ``SystemExit`` of the second, in-process load raises it too.
+
+    Parameters
+    ----------
+    paths : sequence of str or Path
+        The claims files (:func:`fedpriv.audit.claims.family.load_claims_file`).
+    timeout : float, optional
+        Seconds a first load in a forked worker may take; None loads in-process only.
+
+    Returns
+    -------
+    tuple of str
+        The files' absolute paths, in order.
+
+    Raises
+    ------
+    TypeError
+        If ``paths`` is one path instead of a sequence of paths.
+    UserCodeAbortedError
+        If a file exits, dies or hangs while loading.
     """
     from fedpriv.audit.claims.family import load_claims_file, loaded_claims_files
     from fedpriv.audit.claims.register import outside_claims  # noqa: F401 (imported once, before the fork)
@@ -628,7 +648,7 @@ def _job(job: dict) -> ClaimResult:
     the run's claims files first, so that users' rows are in its register too. The
     row's recipe curves for the report page are computed here too, where the recipes
     just ran and their caches are warm (:func:`fedpriv.audit.claims.curves.recipe_curves`)."""
-    _load_claims_files(job.get("claims_files", ()))
+    load_claims_files(job.get("claims_files", ()))
     if job.get("origin"):  # a user's claims file: its exit, death or hang is reported
         return run_isolated(
             _evaluate_job,

@@ -49,7 +49,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from fedpriv.audit.engine.joint import JointColumns, _flat, fit_distinguisher
+from fedpriv.audit.engine.joint import JointColumns, fit_distinguisher, flatten_runs
 from fedpriv.audit.estimators import EpsilonLowerBound, estimate_epsilon_lower_bound
 from fedpriv.audit.estimators.result import AuditResult
 from fedpriv.privacy.checks import check_delta, check_int_at_least
@@ -348,7 +348,9 @@ def _joint_maps(
     """
     n_pairs = len(pilot_draws) // 2
     wide = [
-        index for index in range(n_pairs) if joint and _flat(pilot_draws[2 * index]).shape[1] >= 2
+        index
+        for index in range(n_pairs)
+        if joint and flatten_runs(pilot_draws[2 * index]).shape[1] >= 2
     ]
     maps = [JointColumns(None, linear=index in wide) for index in range(n_pairs)]
     if not wide:

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from fedpriv.algorithms.seeding import Stream, stream_rng
-from fedpriv.audit.estimators.threshold import _count_at_least_unsorted
+from fedpriv.audit.estimators.threshold import count_at_least_unsorted
 from fedpriv.privacy.checks import check_finite_array, check_int_at_least
 from fedpriv.privacy.errors import MechanismError
 
@@ -419,7 +419,7 @@ def _count_batch(
             f"{int(size - np.count_nonzero(finite))} NaN or infinite value(s) in one batch "
             f"of {size} on world {world}."
         )
-    return _count_at_least_unsorted(scores, thresholds, orientation)
+    return count_at_least_unsorted(scores, thresholds, orientation)
 
 
 #: Module of the audit's own scores (the identity, the pilot's projection).

@@ -64,7 +64,7 @@ import time
 import numpy as np
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
 from fedpriv.audit.engine.coupled import child_seed
-from fedpriv.audit.engine.thresholds import _pilot_probabilities, _projected_bounds
+from fedpriv.audit.engine.thresholds import pilot_probabilities, projected_bounds
 from fedpriv.audit.estimators import EpsilonLowerBound, estimate_epsilon_lower_bound
 from fedpriv.privacy import Accountant
 from fedpriv.privacy.accounting.events import SelfComposed, SymmetricMatrixGaussian
@@ -305,7 +305,7 @@ def gaussian_llr_threshold(
 
     ``P_D(LLR >= c) = Φ̄((c − μ²/2)/μ)``, ``P_D'(LLR >= c) = Φ̄((c + μ²/2)/μ)``; the
     expected counts on ``n_samples`` runs per world are projected to the Clopper–Pearson
-    bound at δ (:func:`~fedpriv.audit.engine.thresholds._projected_bounds`) over
+    bound at δ (:func:`~fedpriv.audit.engine.thresholds.projected_bounds`) over
     ``c = μ²/2 + z μ``, ``z`` in [−4, 8], and the best ``c`` is returned.
 
     With ``noise_ratio = r`` the same score is read under a mechanism that draws ``r``
@@ -346,7 +346,7 @@ def gaussian_llr_threshold(
     grid = mu * mu / 2.0 + _GRID_Z * ratio * mu
     p_d = stats.norm.sf(_GRID_Z)
     p_dp = stats.norm.sf(_GRID_Z + mu / ratio)
-    projected = _projected_bounds(
+    projected = projected_bounds(
         p_d, p_dp, n_confirm=n_samples, confidence=confidence, delta=float(delta)
     )
     return float(grid[int(np.argmax(projected))])
@@ -427,9 +427,9 @@ def audit_symmetric_gaussian_release(
 
     if pilot:
         grid = mu * mu / 2.0 + _GRID_Z * mu
-        p_d, p_dp = _pilot_probabilities(draw(0, 0, pilot), draw(0, 1, pilot), grid)
+        p_d, p_dp = pilot_probabilities(draw(0, 0, pilot), draw(0, 1, pilot), grid)
         confidence = check_open_unit("confidence", confidence)
-        projected = _projected_bounds(
+        projected = projected_bounds(
             p_d, p_dp, n_confirm=n_samples, confidence=confidence, delta=float(delta)
         )
         threshold = float(grid[int(np.argmax(projected))])

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["JointColumns", "fit_distinguisher", "linear_statistics"]
+__all__ = ["JointColumns", "fit_distinguisher", "flatten_runs", "linear_statistics"]
 
 #: Columns above which consecutive differences are not formed (their count would double
 #: the search's candidates for a long transcript).
@@ -44,7 +44,19 @@ MAX_DIFFERENCE_COLUMNS = 256
 _FEATURE_CLIP = 1e12
 
 
-def _flat(observed: np.ndarray) -> np.ndarray:
+def flatten_runs(observed: np.ndarray) -> np.ndarray:
+    """Every run's whole view as one row of float64 columns.
+
+    Parameters
+    ----------
+    observed : array_like, shape (n,) or (n, ...)
+        One entry (scalar or array) per run.
+
+    Returns
+    -------
+    ndarray of float64, shape (n, n_columns)
+        A 1-D input becomes one column; any other is reshaped to ``(n, -1)``.
+    """
     observed = np.asarray(observed, dtype=np.float64)
     return observed[:, None] if observed.ndim == 1 else observed.reshape(len(observed), -1)
 
@@ -77,7 +89,7 @@ def linear_statistics(observed: np.ndarray) -> tuple[np.ndarray, tuple[str, ...]
 'observable[2] - observable[1]', 'observable[2] - observable[0]'))
     """
     raw = np.asarray(observed, dtype=np.float64)
-    flat = _flat(raw)
+    flat = flatten_runs(raw)
     n, c = flat.shape
     if c < 2:
         return np.empty((n, 0)), ()
@@ -127,7 +139,7 @@ class JointColumns:
         -------
         ndarray of float64, shape (n, n_features)
         """
-        flat = _flat(observed)
+        flat = flatten_runs(observed)
         if not self.linear:
             return flat
         return np.concatenate([flat, linear_statistics(observed)[0]], axis=1)
@@ -164,7 +176,7 @@ class JointColumns:
         tuple of str
             One name per column of :meth:`columns`.
         """
-        flat = _flat(observed)
+        flat = flatten_runs(observed)
         own = tuple(base or ())
         own = own[: flat.shape[1]] + tuple(
             f"observable[{j}]" for j in range(len(own), flat.shape[1])

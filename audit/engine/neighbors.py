@@ -315,7 +315,7 @@ class SingleWorldTable:
     ) -> np.ndarray | None:
         """Sums of the one world's rewards of pulls ``start .. start + length - 1``.
 
-        The bulk read of Li & Song's epoch loop (``_epoch_sums`` of
+        The bulk read of Li & Song's epoch loop (``epoch_sums`` of
         :mod:`fedpriv.algorithms.li_song.core`). Every sample reads the same world, so
         the rewards of each (agent, arm) asked for are read once, up to the furthest
         pull asked, and the sums are differences of their prefix sums: the entries of

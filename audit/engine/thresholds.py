@@ -4,8 +4,8 @@ The mechanism-level Laplace audits (:func:`fedpriv.audit.engine.tree_nodes.audit
 and the Gaussian node audit of :mod:`fedpriv.audit.engine.gaussian_nodes`) bound ``ε`` on the
 single event ``{LLR >= c}``. ``c`` comes from a grid fixed by the mechanism's parameters
 (:func:`laplace_llr_grid`), scored by the bound each candidate would give
-(:func:`_projected_bounds`) under the declared law (:func:`_design_probabilities`) or a pilot
-sample (:func:`_pilot_probabilities`); the choice never sees the confirming samples.
+(:func:`projected_bounds`) under the declared law (:func:`_design_probabilities`) or a pilot
+sample (:func:`pilot_probabilities`); the choice never sees the confirming samples.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy as np
 from fedpriv.audit.engine.tree_product import release_locations
 from fedpriv.audit.estimators import clopper_pearson_interval
 
-__all__ = ["design_threshold", "laplace_llr_grid"]
+__all__ = ["design_threshold", "laplace_llr_grid", "pilot_probabilities", "projected_bounds"]
 
 _N_LINEAR = 129
 
@@ -89,13 +89,25 @@ def _design_probabilities(
     return tails[0], tails[1]
 
 
-def _pilot_probabilities(
+def pilot_probabilities(
     pilot_d: np.ndarray, pilot_dp: np.ndarray, grid: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """``P(LLR >= c)`` from pilot samples, moved against the event.
 
     ``k − √k/2 − 1`` in D and ``k + √k/2 + 1`` in D', so that a far tail seen a
     handful of times in the pilot (its ratio there mostly noise) does not win.
+
+    Parameters
+    ----------
+    pilot_d, pilot_dp : ndarray of float64, shape (n,) and (n',)
+        Pilot LLR samples in D and in D'.
+    grid : ndarray of float64, shape (m,)
+        Candidate thresholds c.
+
+    Returns
+    -------
+    p_d, p_dp : ndarray of float64, shape (m,)
+        The moved estimates of ``P_D(LLR >= c)`` (down) and ``P_D'(LLR >= c)`` (up).
     """
     hits_d = pilot_d.size - np.searchsorted(np.sort(pilot_d), grid, side="left")
     hits_dp = pilot_dp.size - np.searchsorted(np.sort(pilot_dp), grid, side="left")
@@ -104,7 +116,7 @@ def _pilot_probabilities(
     return hits_d / pilot_d.size, hits_dp / pilot_dp.size
 
 
-def _projected_bounds(
+def projected_bounds(
     p_d: np.ndarray, p_dp: np.ndarray, *, n_confirm: int, confidence: float, delta: float = 0.0
 ) -> np.ndarray:
     """The bound each event of probabilities ``(p_d, p_dp)`` would give on ``n_confirm`` runs.
@@ -112,6 +124,22 @@ def _projected_bounds(
     Expected counts, Clopper–Pearson at the confirmation's level ``(1 − confidence)/4``
     (one threshold, two directions), ``ln((low − δ)/high)`` as the confirmation
     computes it (:func:`estimate_epsilon_lower_bound`).
+
+    Parameters
+    ----------
+    p_d, p_dp : ndarray of float64, shape (m,)
+        Event probabilities in D and in D'.
+    n_confirm : int
+        Confirming runs per world, >= 1.
+    confidence : float
+        The confirmation's confidence, in (0, 1).
+    delta : float
+        The δ of the bound, in [0, 1).
+
+    Returns
+    -------
+    ndarray of float64, shape (m,)
+        The projected ε lower bound of each event (``-inf`` where it gives none).
     """
     k_d = np.rint(np.clip(p_d, 0.0, 1.0) * n_confirm).astype(np.int64)
     k_dp = np.rint(np.clip(p_dp, 0.0, 1.0) * n_confirm).astype(np.int64)
@@ -148,5 +176,5 @@ def design_threshold(
     """
     grid = laplace_llr_grid(loc_d, loc_d_prime, scale)
     p_d, p_dp = _design_probabilities(np.abs(loc_d - loc_d_prime), scale, grid)
-    projected = _projected_bounds(p_d, p_dp, n_confirm=n_samples, confidence=confidence)
+    projected = projected_bounds(p_d, p_dp, n_confirm=n_samples, confidence=confidence)
     return float(grid[int(np.argmax(projected))])

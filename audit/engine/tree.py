@@ -43,7 +43,13 @@ from fedpriv.privacy.accounting.events import LaplaceTree
 from fedpriv.privacy.accounting.tree import nodes_covering
 from fedpriv.privacy.checks import check_int_at_least, check_positive
 
-__all__ = ["TreeAuditResult", "audit_tree_counter", "sample_tree_llr", "tree_nodes_result"]
+__all__ = [
+    "TreeAuditResult",
+    "audit_tree_counter",
+    "sample_tree_llr",
+    "tree_nodes_result",
+    "true_node_sums",
+]
 
 _DEFAULT_BATCH = 1 << 18
 
@@ -61,7 +67,25 @@ _DEFAULT_BATCH = 1 << 18
 TreeAuditResult = AuditResult
 
 
-def _true_node_sums(stream: np.ndarray, observed: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+def true_node_sums(stream: np.ndarray, observed: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+    """The noiseless sums of the binary-tree counter's ``nodes`` over ``stream``.
+
+    Node ``n`` (1-based, as in the tree counter) sums the 0-based rounds
+    ``n & (n - 1) .. n - 1``.
+
+    Parameters
+    ----------
+    stream : ndarray of float64, shape (horizon,)
+        The reward stream.
+    observed : ndarray of bool, shape (horizon,)
+        Which rounds enter the counter (the others count as 0).
+    nodes : ndarray of int64, shape (m,)
+        Node indices in ``1 .. horizon``.
+
+    Returns
+    -------
+    ndarray of float64, shape (m,)
+    """
     values = np.where(observed, stream, 0.0)
     prefix = np.concatenate([[0.0], np.cumsum(values)])
     return prefix[nodes] - prefix[nodes & (nodes - 1)]
@@ -146,8 +170,8 @@ def sample_tree_llr(
     nodes = nodes_covering(tau, released_prefixes)
     wanted = {int(s) for s in nodes} | {int(s & (s - 1)) for s in nodes}
     wanted.discard(0)
-    sums_d = _true_node_sums(stream_d, observed, nodes)
-    sums_d_prime = _true_node_sums(stream_dp, observed, nodes)
+    sums_d = true_node_sums(stream_d, observed, nodes)
+    sums_d_prime = true_node_sums(stream_dp, observed, nodes)
     low = float(min(stream_d.min(), stream_dp.min()))
     high = float(max(stream_d.max(), stream_dp.max()))
     scores = np.empty(n_samples)
@@ -248,8 +272,8 @@ def audit_tree_counter(
     released = horizon if released_prefixes is None else int(released_prefixes)
     nodes = nodes_covering(pair.t + 1, released)
     gaps = np.abs(
-        _true_node_sums(pair.dataset, pair.observed, nodes)
-        - _true_node_sums(pair.dataset_prime, pair.observed, nodes)
+        true_node_sums(pair.dataset, pair.observed, nodes)
+        - true_node_sums(pair.dataset_prime, pair.observed, nodes)
     )
     max_llr = float(np.sum(gaps[gaps > 0])) / scale
     bound = estimate_epsilon_lower_bound(

@@ -53,7 +53,7 @@ from fedpriv.audit.engine.coupled import child_seed
 from fedpriv.audit.engine.neighbors import NeighboringPair
 from fedpriv.audit.engine.thresholds import design_threshold
 from fedpriv.audit.engine.tree import TreeAuditResult, tree_nodes_result
-from fedpriv.audit.engine.tree_nodes import _audited_nodes, _released
+from fedpriv.audit.engine.tree_nodes import audited_nodes, check_released_prefixes
 from fedpriv.audit.engine.tree_product import product_bound
 from fedpriv.audit.estimators import epsilon_lower_bound_from_counts
 from fedpriv.privacy import Accountant
@@ -112,7 +112,7 @@ def grid_parts(
         If a scale, count or ``confidence`` is out of range, or no released node covers
         the changed round.
     """
-    released = _released(pair, released_prefixes)
+    released = check_released_prefixes(pair, released_prefixes)
     unique = _unique_scales(scales)
     n_joint = check_int_at_least("n_samples", n_samples, 1)
     n_product = check_int_at_least(
@@ -120,7 +120,7 @@ def grid_parts(
     )
     confidence = check_open_unit("confidence", confidence)
     batch_size = check_int_at_least("batch_size", batch_size, 1)
-    _, sums_d, sums_dp, sensitivity = _audited_nodes(pair, released)
+    _, sums_d, sums_dp, sensitivity = audited_nodes(pair, released)
     each = half_confidence(confidence)
     thresholds = [
         design_threshold(sums_d, sums_dp, scale=b, n_samples=n_joint, confidence=each)
@@ -421,7 +421,7 @@ def grid_results(
             f"`scales` and `claimed_epsilons` must have one entry per row, got "
             f"{len(scales)} and {len(claimed_epsilons)}."
         )
-    released = _released(pair, released_prefixes)
+    released = check_released_prefixes(pair, released_prefixes)
     unique = parts[0]["scales"]
     each = half_confidence(check_open_unit("confidence", confidence))
     by = {(p["stage"], p["world"]): c for p, c in zip(parts, counts)}

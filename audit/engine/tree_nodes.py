@@ -64,6 +64,10 @@ atom at T = 600 000). :func:`audit_tree_nodes` therefore also runs the product a
 node, assuming the nodes' noises independent as the counter draws them, and reports
 the stronger of the two at ``1 − α/2`` each (``method="both"``, the default;
 ``"joint"`` or ``"product"`` run one alone at ``1 − α``).
+
+Length: the joint node audit, the Laplace release audit and the two helpers the grid
+audit shares (:func:`audited_nodes`, :func:`check_released_prefixes`) read the one LLR
+of the covering nodes; apart, each would restate it.
 """
 
 from __future__ import annotations
@@ -76,12 +80,12 @@ from fedpriv.audit.engine.combine import half_confidence
 from fedpriv.audit.engine.coupled import child_seed
 from fedpriv.audit.engine.neighbors import NeighboringPair, stream_horizon
 from fedpriv.audit.engine.thresholds import (
-    _pilot_probabilities,
-    _projected_bounds,
     design_threshold,
     laplace_llr_grid,
+    pilot_probabilities,
+    projected_bounds,
 )
-from fedpriv.audit.engine.tree import TreeAuditResult, _true_node_sums, tree_nodes_result
+from fedpriv.audit.engine.tree import TreeAuditResult, tree_nodes_result, true_node_sums
 from fedpriv.audit.engine.tree_product import (
     audit_laplace_product,
     laplace_release_batches,
@@ -98,6 +102,8 @@ from fedpriv.privacy.checks import check_int_at_least, check_open_unit, check_po
 __all__ = [
     "audit_laplace_release",
     "audit_tree_nodes",
+    "audited_nodes",
+    "check_released_prefixes",
     "covering_node_sums",
     "sample_laplace_llr",
     "tree_audit_event",
@@ -128,22 +134,39 @@ def covering_node_sums(
     sums_d, sums_d_prime : ndarray of float64, shape (m,)
         True node sums in D and D' (they differ in every column).
     """
-    released = _released(pair, released_prefixes)
+    released = check_released_prefixes(pair, released_prefixes)
     if pair.t + 1 > released:
         empty = np.zeros(0)
         return np.zeros(0, dtype=np.int64), empty, empty
     nodes = nodes_covering(pair.t + 1, released)
-    sums_d = _true_node_sums(pair.dataset, pair.observed, nodes)
-    sums_dp = _true_node_sums(pair.dataset_prime, pair.observed, nodes)
+    sums_d = true_node_sums(pair.dataset, pair.observed, nodes)
+    sums_dp = true_node_sums(pair.dataset_prime, pair.observed, nodes)
     keep = sums_d != sums_dp
     return nodes[keep], sums_d[keep], sums_dp[keep]
 
 
-def _audited_nodes(
+def audited_nodes(
     pair: NeighboringPair, released: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-    """:func:`covering_node_sums` and the pair's sensitivity; ValueError when no released
-    node covers the changed round (nothing to audit)."""
+    """:func:`covering_node_sums` and the pair's sensitivity.
+
+    Parameters
+    ----------
+    pair : NeighboringPair
+    released : int
+        The released prefixes ``1 .. released``, in ``1 .. horizon``.
+
+    Returns
+    -------
+    tuple
+        ``(nodes, sums_d, sums_dp, l1_sensitivity)``: the released nodes covering the
+        changed round (int64), their sums in D and D', and the largest entry change.
+
+    Raises
+    ------
+    ValueError
+        When no released node covers the changed round (nothing to audit).
+    """
     nodes, sums_d, sums_dp = covering_node_sums(pair, released)
     if nodes.size == 0:
         raise ValueError(
@@ -153,8 +176,24 @@ def _audited_nodes(
     return nodes, sums_d, sums_dp, float(np.max(np.abs(pair.dataset - pair.dataset_prime)))
 
 
-def _released(pair: NeighboringPair, released_prefixes: int | None) -> int:
-    """``released_prefixes`` checked against the pair's horizon (default: every prefix)."""
+def check_released_prefixes(pair: NeighboringPair, released_prefixes: int | None) -> int:
+    """``released_prefixes`` checked against the pair's horizon (default: every prefix).
+
+    Parameters
+    ----------
+    pair : NeighboringPair
+    released_prefixes : int or None
+        In ``1 .. horizon``; None for all.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ValueError
+        If ``released_prefixes`` is below 1 or above the pair's horizon.
+    """
     horizon = stream_horizon(pair)
     if released_prefixes is None:
         return horizon
@@ -294,8 +333,8 @@ def audit_laplace_release(
 
     if pilot:
         grid = laplace_llr_grid(loc_d, loc_d_prime, scale)
-        p_d, p_dp = _pilot_probabilities(draw(0, 0, pilot), draw(0, 1, pilot), grid)
-        projected = _projected_bounds(p_d, p_dp, n_confirm=n_samples, confidence=confidence)
+        p_d, p_dp = pilot_probabilities(draw(0, 0, pilot), draw(0, 1, pilot), grid)
+        projected = projected_bounds(p_d, p_dp, n_confirm=n_samples, confidence=confidence)
         threshold = grid[int(np.argmax(projected))]
     else:
         threshold = design_threshold(
@@ -389,7 +428,7 @@ def audit_tree_nodes(
         round.
     """
     started = time.perf_counter()
-    released = _released(pair, released_prefixes)
+    released = check_released_prefixes(pair, released_prefixes)
     claimed_epsilon = check_positive("claimed_epsilon", claimed_epsilon, allow_inf=True)
     if method not in _METHODS:
         raise ValueError(f"`method` must be one of {_METHODS}, got {method!r}.")
@@ -397,7 +436,7 @@ def audit_tree_nodes(
     n_product = check_int_at_least(
         "product_samples", n_samples if product_samples is None else product_samples, 1
     )
-    _, sums_d, sums_dp, sensitivity = _audited_nodes(pair, released)
+    _, sums_d, sums_dp, sensitivity = audited_nodes(pair, released)
     each = confidence if method != "both" else half_confidence(confidence)
     bounds: dict[str, EpsilonLowerBound] = {}
     if method in ("both", "joint"):

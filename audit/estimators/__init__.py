@@ -24,7 +24,7 @@ sample count, and none can certify privacy (a bound above the claim refutes it).
   (:mod:`fedpriv.audit.estimators.sequential`).
 
 Threshold, curve and μ estimators evaluated on the same scores, thresholds and
-confidence share one family of simultaneous bounds (:mod:`fedpriv.audit.estimators._bounds`), so their
+confidence share one family of simultaneous bounds (:mod:`fedpriv.audit.estimators.bounds`), so their
 results hold jointly at that confidence.
 """
 
@@ -68,7 +68,7 @@ _MODULES = {
         "one_run_p_value",
     ),
     "sequential": ("beta_binomial_confidence_sequence",),
-    "_bounds": ("epsilon_lower_bound_at_delta",),
+    "bounds": ("epsilon_lower_bound_at_delta",),
     "white_box": ("gaussian_log_density_ratio", "laplace_log_density_ratio"),
 }
 

@@ -9,7 +9,7 @@ the claim's δ(ε') on a grid of ε' catches under-noising the headline ε misse
 (fedpriv's measurement: a 10% under-noised T = 1024 tree is caught at
 ε' = 0.2 with 3·10⁵ samples, never at its headline ε).
 
-All ε' reuse the same simultaneous family of bounds (:mod:`fedpriv.audit.estimators._bounds`), so the
+All ε' reuse the same simultaneous family of bounds (:mod:`fedpriv.audit.estimators.bounds`), so the
 whole curve holds at the stated confidence with no correction for the number of ε'.
 Source: Delta-Siege (Lokna et al., CCS 2023, ``LinesearchEstimator``) and Google's
 ``verifyApproximateDp``.
@@ -22,12 +22,13 @@ import math
 from typing import Any, Protocol
 
 import numpy as np
-from fedpriv.audit.estimators._bounds import EventBounds, simultaneous_event_bounds
-from fedpriv.audit.estimators.threshold import _check_samples
+from fedpriv.audit.estimators.bounds import EventBounds, simultaneous_event_bounds
+from fedpriv.audit.estimators.threshold import check_sample_array
 
 __all__ = [
     "CurveAudit",
     "audit_privacy_curve",
+    "audit_privacy_curve_from_bounds",
     "default_epsilon_grid",
     "estimate_delta_lower_bounds",
 ]
@@ -91,7 +92,7 @@ class CurveAudit:
 
 
 def _check_epsilon_grid(epsilons: object) -> np.ndarray:
-    grid = _check_samples("epsilons", epsilons)
+    grid = check_sample_array("epsilons", epsilons)
     if grid.min() < 0:
         raise ValueError(f"`epsilons` must be >= 0, got {grid.min()!r}.")
     return grid
@@ -231,17 +232,30 @@ def audit_privacy_curve(
     return _with_claimed_deltas(curve, claim)
 
 
-def _audit_privacy_curve_from_bounds(
+def audit_privacy_curve_from_bounds(
     bounds: EventBounds, *, claim: _HasDeltaCurve, epsilons: object | None = None
 ) -> CurveAudit:
     """:func:`audit_privacy_curve` on event bounds already computed from the scores.
 
-    ``bounds`` is :func:`~fedpriv.audit.estimators._bounds.simultaneous_event_bounds`
+    ``bounds`` is :func:`~fedpriv.audit.estimators.bounds.simultaneous_event_bounds`
     of the scores, thresholds and confidence that :func:`audit_privacy_curve` would
-    be given (or :func:`~fedpriv.audit.estimators._bounds.event_bounds_from_counts` of
+    be given (or :func:`~fedpriv.audit.estimators.bounds.event_bounds_from_counts` of
     their counts); the result is then the same, field for field, without sorting the
     scores again (issue 23: the audit's ε bound and its curve share one sort per
     world).
+
+    Parameters
+    ----------
+    bounds : EventBounds
+        The event bounds of the scores.
+    claim : Guarantee
+        The claimed curve (``get_delta`` and ``get_epsilon``).
+    epsilons : array_like of float, optional
+        The ε' grid, each >= 0; default :func:`default_epsilon_grid` of ``claim``.
+
+    Returns
+    -------
+    CurveAudit
     """
     grid = default_epsilon_grid(claim) if epsilons is None else epsilons
     curve = _delta_lower_bounds_from(bounds, _check_epsilon_grid(grid))

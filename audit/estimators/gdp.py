@@ -24,12 +24,12 @@ import math
 from typing import Any
 
 import numpy as np
-from fedpriv.audit.estimators._bounds import EventBounds, simultaneous_event_bounds
+from fedpriv.audit.estimators.bounds import EventBounds, simultaneous_event_bounds
 from fedpriv.audit.estimators.threshold import DIRECTIONS, NO_EVIDENCE
 from fedpriv.privacy.accounting.guarantees import GaussianDP
 from fedpriv.privacy.checks import check_delta
 
-__all__ = ["MuLowerBound", "estimate_gdp_mu_lower_bound"]
+__all__ = ["MuLowerBound", "claim_mu", "estimate_gdp_mu_lower_bound", "mu_lower_bound_from_bounds"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -134,12 +134,24 @@ def estimate_gdp_mu_lower_bound(
     bounds = simultaneous_event_bounds(
         scores_d, scores_d_prime, thresholds=thresholds, confidence=confidence
     )
-    return _mu_lower_bound_from_bounds(bounds)
+    return mu_lower_bound_from_bounds(bounds)
 
 
-def _mu_lower_bound_from_bounds(bounds: EventBounds) -> MuLowerBound:
-    """:func:`estimate_gdp_mu_lower_bound` on event bounds already computed from the
-    scores (the same result, field for field, without sorting the scores again)."""
+def mu_lower_bound_from_bounds(bounds: EventBounds) -> MuLowerBound:
+    """:func:`estimate_gdp_mu_lower_bound` on event bounds already computed from the scores.
+
+    The same result, field for field, without sorting the scores again.
+
+    Parameters
+    ----------
+    bounds : EventBounds
+        :func:`~fedpriv.audit.estimators.bounds.simultaneous_event_bounds` of the
+        scores, thresholds and confidence.
+
+    Returns
+    -------
+    MuLowerBound
+    """
     from scipy import special
 
     numerator, denominator = bounds.directed()
@@ -168,13 +180,26 @@ def _mu_lower_bound_from_bounds(bounds: EventBounds) -> MuLowerBound:
     )
 
 
-def _claim_mu(claim: Any, delta: float) -> float:
+def claim_mu(claim: Any, delta: float) -> float:
     """μ₀ of the Gaussian-DP reading: the largest μ with ``ε_μ(δ) <= claim's ε at δ``,
     rounded up (a larger μ₀ only removes alarms).
 
     A GaussianDP claim is its own μ. Otherwise μ₀ solves ``δ_μ(ε) = δ`` (the GDP δ(ε)
     of Dong, Roth & Su 2019, Cor. 2.13, increasing in μ) with ``ε`` the claim's ε at
     ``δ``; 0 when that ε is 0 and ``inf`` when it is infinite.
+
+    Parameters
+    ----------
+    claim : Guarantee
+        The claim (anything with ``get_epsilon(target_delta)``; a ``GaussianDP`` is read
+        directly).
+    delta : float
+        The δ the claim is read at, in [0, 1).
+
+    Returns
+    -------
+    float
+        μ₀ >= 0, possibly ``inf``.
     """
     if isinstance(claim, GaussianDP):
         return float(claim.mu)

@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
 from fedpriv.audit.estimators.result import AuditResult
-from fedpriv.audit.estimators.threshold import _check_open_unit, _check_samples
-from fedpriv.privacy.checks import check_delta, check_int_at_least
+from fedpriv.audit.estimators.threshold import check_sample_array
+from fedpriv.privacy.checks import check_delta, check_int_at_least, check_open_unit
 
 __all__ = [
     "OneRunBound",
@@ -143,7 +143,7 @@ def estimate_one_run_epsilon(
     True
     """
     m, r, v = _check_counts(n_canaries, n_guesses, n_correct)
-    significance = 1.0 - _check_open_unit("confidence", confidence)
+    significance = 1.0 - check_open_unit("confidence", confidence)
     delta = check_delta("delta", delta)
 
     def objective(epsilon: float) -> float:
@@ -240,7 +240,7 @@ def audit_one_run(
     >>> 0.7 < audit_one_run(y, bits).epsilon_lower_bound <= 1.0
     True
     """
-    scores = _check_samples("scores", scores)
+    scores = check_sample_array("scores", scores)
     bits = np.asarray(included)
     if bits.dtype != np.bool_:
         raise TypeError(f"`included` must be a bool array, got dtype {bits.dtype}.")
@@ -255,7 +255,7 @@ def audit_one_run(
         counts = [check_int_at_least("n_guesses", r, 1) for r in n_guesses]
         if not counts or max(counts) > m:
             raise ValueError(f"`n_guesses` must be non-empty with values in [1, {m}].")
-    significance = 1.0 - _check_open_unit("confidence", confidence)
+    significance = 1.0 - check_open_unit("confidence", confidence)
     delta = check_delta("delta", delta)
     per_test = 1.0 - significance / len(counts)
     order = np.argsort(scores, kind="stable")

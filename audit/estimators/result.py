@@ -222,11 +222,11 @@ class AuditResult:
             claimed_mu = getattr(get("claim"), "mu", math.nan)
             text += f"; μ lower bound {mu.mu_lower_bound:.4g} vs claimed μ {claimed_mu:.4g}"
         if get("reading") == "gaussian" and mu is not None:
-            from fedpriv.audit.estimators.gdp import _claim_mu
+            from fedpriv.audit.estimators.gdp import claim_mu
 
             text += (
                 f"; Gaussian-DP reading: claim read as μ <= "
-                f"{_claim_mu(get('claim'), self.delta):.4g},"
+                f"{claim_mu(get('claim'), self.delta):.4g},"
                 f" ε {get('reading_epsilon_lower_bound'):.4g} at δ={self.delta:.3g} if"
                 " the trade-off curve is Gaussian"
             )

@@ -21,7 +21,7 @@ M_n(p) >= 1/α) <= α``, so ``CS_n = {p : M_n(p) < 1/α}`` is a confidence seque
 an interval (``ln M_n`` is convex in ``p``), found here by bisection, each end rounded
 outwards. Every estimator of the fixed-sample audit (ε at δ, δ at ε', the Gaussian-DP μ)
 is then evaluated on these bounds instead of Clopper–Pearson ones, with the same union
-bound over thresholds and worlds (:mod:`fedpriv.audit.estimators._bounds`).
+bound over thresholds and worlds (:mod:`fedpriv.audit.estimators.bounds`).
 """
 
 from __future__ import annotations
@@ -29,15 +29,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from fedpriv.audit.estimators._bounds import EventBounds
+from fedpriv.audit.estimators.bounds import EventBounds
 from fedpriv.audit.estimators.curve import CurveAudit
 from fedpriv.audit.estimators.gdp import MuLowerBound
-from fedpriv.audit.estimators.threshold import (
-    DIRECTIONS,
-    NO_EVIDENCE,
-    EpsilonLowerBound,
-    _check_open_unit,
-)
+from fedpriv.audit.estimators.threshold import DIRECTIONS, NO_EVIDENCE, EpsilonLowerBound
+from fedpriv.privacy.checks import check_open_unit
 
 __all__ = [
     "beta_binomial_confidence_sequence",
@@ -98,7 +94,7 @@ def beta_binomial_confidence_sequence(
     """
     from scipy import special
 
-    alpha = _check_open_unit("significance", significance)
+    alpha = check_open_unit("significance", significance)
     a, b = (float(v) for v in prior)
     if not (a > 0.0 and b > 0.0 and math.isfinite(a) and math.isfinite(b)):
         raise ValueError(f"`prior` must be two finite numbers > 0, got {prior!r}.")
@@ -168,7 +164,7 @@ def sequential_event_bounds(
         If ``confidence`` is not in (0, 1).
     """
     thresholds = np.asarray(thresholds, dtype=np.float64)
-    alpha = (1.0 - _check_open_unit("confidence", confidence)) / (2 * thresholds.size)
+    alpha = (1.0 - check_open_unit("confidence", confidence)) / (2 * thresholds.size)
     low_d, high_d = beta_binomial_confidence_sequence(count_d, n_d, significance=alpha)
     low_dp, high_dp = beta_binomial_confidence_sequence(
         count_d_prime, n_d_prime, significance=alpha

@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from fedpriv.audit.estimators.threshold import _check_samples
+from fedpriv.audit.estimators.threshold import check_sample_array
 from fedpriv.privacy.checks import check_int_at_least, check_open_unit
 
 __all__ = [
@@ -174,8 +174,8 @@ def assess_gaussian_shape(
     """
     from scipy import stats
 
-    scores_d = np.sort(_check_samples("scores_d", scores_d))
-    scores_dp = np.sort(_check_samples("scores_d_prime", scores_d_prime))
+    scores_d = np.sort(check_sample_array("scores_d", scores_d))
+    scores_dp = np.sort(check_sample_array("scores_d_prime", scores_d_prime))
     level = check_open_unit("level", level)
     n_bins = check_int_at_least("n_bins", n_bins, 3)
     n_samples = min(scores_d.size, scores_dp.size)

@@ -36,7 +36,12 @@ __all__ = [
     "DIRECTIONS",
     "NO_EVIDENCE",
     "EpsilonLowerBound",
+    "check_sample_array",
     "clopper_pearson_interval",
+    "clopper_pearson_lower",
+    "clopper_pearson_upper",
+    "count_at_least",
+    "count_at_least_unsorted",
     "epsilon_lower_bound_from_counts",
     "estimate_epsilon_lower_bound",
     "laplace_threshold_grid",
@@ -67,8 +72,27 @@ def _check_integral_array(name: str, values: object, lower: int) -> np.ndarray:
     return array
 
 
-def _check_samples(name: str, values: object) -> np.ndarray:
-    """Return a non-empty, finite, 1-D float64 array."""
+def check_sample_array(name: str, values: object) -> np.ndarray:
+    """Return ``values`` as a non-empty, finite, 1-D float64 array.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, for the error message.
+    values : array_like of real
+        Scores, thresholds or a grid.
+
+    Returns
+    -------
+    ndarray of float64, shape (n,), n >= 1
+
+    Raises
+    ------
+    TypeError
+        If ``values`` is not an array of real numbers.
+    ValueError
+        If it is not finite, not 1-D or empty.
+    """
     kind = np.asarray(values).dtype.kind
     if kind not in "biuf":
         raise TypeError(f"`{name}` must be an array of real numbers, got dtype kind {kind!r}.")
@@ -80,8 +104,25 @@ def _check_samples(name: str, values: object) -> np.ndarray:
     return array
 
 
-def _cp_lower(successes: np.ndarray, n_trials: np.ndarray, level: float) -> np.ndarray:
-    """One-sided Clopper–Pearson lower bound at level ``level``; exactly 0 at k = 0."""
+def clopper_pearson_lower(successes: np.ndarray, n_trials: np.ndarray, level: float) -> np.ndarray:
+    """One-sided Clopper–Pearson lower bound at level ``level``; exactly 0 at k = 0.
+
+    The ``level`` quantile of Beta(k, n - k + 1) (Clopper & Pearson 1934).
+
+    Parameters
+    ----------
+    successes : ndarray of int64, any shape
+        Successes k, in [0, n].
+    n_trials : ndarray of int64, broadcastable with ``successes``
+        Trials n, >= 1.
+    level : float
+        One-sided error probability, in (0, 1).
+
+    Returns
+    -------
+    ndarray of float64, the broadcast shape
+        Lower bounds on the success probability, in [0, 1].
+    """
     from scipy import special
 
     k = np.asarray(successes, dtype=np.float64)
@@ -93,8 +134,26 @@ def _cp_lower(successes: np.ndarray, n_trials: np.ndarray, level: float) -> np.n
     return np.where(positive, special.betaincinv(safe_k, n - k + 1.0, level), 0.0)
 
 
-def _cp_upper(successes: np.ndarray, n_trials: np.ndarray, level: float) -> np.ndarray:
-    """One-sided Clopper–Pearson upper bound at level ``level``; exactly 1 at k = n."""
+def clopper_pearson_upper(successes: np.ndarray, n_trials: np.ndarray, level: float) -> np.ndarray:
+    """One-sided Clopper–Pearson upper bound at level ``level``; exactly 1 at k = n.
+
+    The ``1 - level`` quantile of Beta(k + 1, n - k), computed as an inverse
+    survival function (no cancellation for tiny levels).
+
+    Parameters
+    ----------
+    successes : ndarray of int64, any shape
+        Successes k, in [0, n].
+    n_trials : ndarray of int64, broadcastable with ``successes``
+        Trials n, >= 1.
+    level : float
+        One-sided error probability, in (0, 1).
+
+    Returns
+    -------
+    ndarray of float64, the broadcast shape
+        Upper bounds on the success probability, in [0, 1].
+    """
     from scipy import special
 
     k = np.asarray(successes, dtype=np.float64)
@@ -105,23 +164,35 @@ def _cp_upper(successes: np.ndarray, n_trials: np.ndarray, level: float) -> np.n
     return np.where(below_n, special.betainccinv(k + 1.0, safe_rest, level), 1.0)
 
 
-def _count_at_least(sorted_scores: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
-    """Number of ``sorted_scores`` that are >= each threshold (int64)."""
+def count_at_least(sorted_scores: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
+    """Number of ``sorted_scores`` that are >= each threshold.
+
+    Parameters
+    ----------
+    sorted_scores : ndarray of float64, shape (n,)
+        Scores in ascending order.
+    thresholds : ndarray of float64, shape (m,)
+        Thresholds, any order.
+
+    Returns
+    -------
+    ndarray of int64, shape (m,)
+    """
     below = np.searchsorted(sorted_scores, thresholds, side="left")
     return (sorted_scores.size - below).astype(np.int64)
 
 
-#: Up to this many thresholds :func:`_count_at_least_unsorted` compares every score
+#: Up to this many thresholds :func:`count_at_least_unsorted` compares every score
 #: with each threshold (one pass per threshold); above it, it sorts a copy.
 _COMPARE_MAX_THRESHOLDS: Final[int] = 64
 
 
-def _count_at_least_unsorted(
+def count_at_least_unsorted(
     scores: np.ndarray, thresholds: np.ndarray, orientation: int = 1
 ) -> np.ndarray:
     """Number of ``orientation * scores`` that are >= each threshold (int64), unsorted.
 
-    The same integers as ``_count_at_least(np.sort(orientation * scores),
+    The same integers as ``count_at_least(np.sort(orientation * scores),
     thresholds)``: both count the scores ``s`` with ``s >= t`` in IEEE comparison
     (``-0.0 == 0.0``; NaN never reaches an audit's counts), and for orientation -1,
     ``-s >= t`` is ``s <= -t`` exactly (negation is exact). With at most
@@ -144,7 +215,7 @@ def _count_at_least_unsorted(
     """
     if thresholds.size > _COMPARE_MAX_THRESHOLDS:
         oriented = np.sort(scores if orientation == 1 else -1 * scores)
-        return _count_at_least(oriented, thresholds)
+        return count_at_least(oriented, thresholds)
     hits = np.empty(scores.shape, dtype=bool)
     counts = np.empty(thresholds.size, dtype=np.int64)
     for i, threshold in enumerate(thresholds.tolist()):
@@ -317,8 +388,8 @@ def clopper_pearson_interval(
             f"{k[k > n].tolist()} with n_trials {n[k > n].tolist()}."
         )
     level = significance / 2.0 if side == "two-sided" else significance
-    low = np.zeros(k.shape) if side == "upper" else _cp_lower(k, n, level)
-    high = np.ones(k.shape) if side == "lower" else _cp_upper(k, n, level)
+    low = np.zeros(k.shape) if side == "upper" else clopper_pearson_lower(k, n, level)
+    high = np.ones(k.shape) if side == "lower" else clopper_pearson_upper(k, n, level)
     return np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
 
 
@@ -424,14 +495,14 @@ def estimate_epsilon_lower_bound(
     >>> 0.9 < result.epsilon_lower_bound <= 1.0, result.direction
     (True, "D>D'")
     """
-    scores_d = _check_samples("scores_d", scores_d)
-    scores_d_prime = _check_samples("scores_d_prime", scores_d_prime)
-    thresholds = _check_samples("thresholds", thresholds)
+    scores_d = check_sample_array("scores_d", scores_d)
+    scores_d_prime = check_sample_array("scores_d_prime", scores_d_prime)
+    thresholds = check_sample_array("thresholds", thresholds)
     confidence = _check_open_unit("confidence", confidence)
     delta = check_delta("delta", delta)
 
-    count_d = _count_at_least(np.sort(scores_d), thresholds)
-    count_dp = _count_at_least(np.sort(scores_d_prime), thresholds)
+    count_d = count_at_least(np.sort(scores_d), thresholds)
+    count_dp = count_at_least(np.sort(scores_d_prime), thresholds)
     return epsilon_lower_bound_from_counts(
         count_d,
         scores_d.size,
@@ -484,7 +555,7 @@ def epsilon_lower_bound_from_counts(
         If a count is outside [0, n_samples], the shapes differ, a threshold is not
         finite, or ``confidence`` / ``delta`` is out of range.
     """
-    thresholds = _check_samples("thresholds", thresholds)
+    thresholds = check_sample_array("thresholds", thresholds)
     confidence = _check_open_unit("confidence", confidence)
     delta = check_delta("delta", delta)
     n_d = check_int_at_least("n_samples_d", n_samples_d, 1)
@@ -502,8 +573,12 @@ def epsilon_lower_bound_from_counts(
     level = (1.0 - confidence) / (2 * n_tests)
 
     # Test t < n_thresholds is "D>D'" at thresholds[t]; the rest are "D'>D".
-    numerator = np.concatenate([_cp_lower(count_d, n_d, level), _cp_lower(count_dp, n_dp, level)])
-    denominator = np.concatenate([_cp_upper(count_dp, n_dp, level), _cp_upper(count_d, n_d, level)])
+    numerator = np.concatenate(
+        [clopper_pearson_lower(count_d, n_d, level), clopper_pearson_lower(count_dp, n_dp, level)]
+    )
+    denominator = np.concatenate(
+        [clopper_pearson_upper(count_dp, n_dp, level), clopper_pearson_upper(count_d, n_d, level)]
+    )
     excess = numerator - delta
     epsilons = np.zeros(n_tests)
     evident = excess > 0.0

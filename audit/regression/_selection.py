@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from fedpriv.audit.estimators.threshold import _count_at_least
+from fedpriv.audit.estimators.threshold import count_at_least
 
 __all__ = ["fit_score", "select_events"]
 
@@ -180,7 +180,7 @@ def select_events(
     best: tuple[float, int, np.ndarray] | None = None
     for sign, s0, s1, ordered in _sorted_pilots(scores_d, scores_dp):
         cands = _candidates(s0, s1, ordered)
-        k0, k1 = _count_at_least(s0, cands), _count_at_least(s1, cands)
+        k0, k1 = count_at_least(s0, cands), count_at_least(s1, cands)
         z = float(special.ndtri(1.0 - _PILOT_LEVEL))
         p0, p1 = k0 / s0.size, k1 / s1.size
         low0, high0 = _wilson(p0, s0.size, z, -1.0), _wilson(p0, s0.size, z, 1.0)

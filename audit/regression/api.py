@@ -28,7 +28,7 @@ any mechanism, with the ε lower bound at δ measured directly on the same event
 μ converted through the Gaussian curve, which bounds ε only for Gaussian-shaped
 mechanisms; ``estimator="gdp"`` on an ``ApproxDP`` claim reports μ and refutes the
 claim only through the direct ε bound). All bounds of one audit come from one simultaneous
-family (:mod:`fedpriv.audit.estimators._bounds`), so "violated" — any of them beyond the claim — has a
+family (:mod:`fedpriv.audit.estimators.bounds`), so "violated" — any of them beyond the claim — has a
 family-wise false-alarm probability <= 1 - confidence.
 
 Two options sharpen and shorten audits (issue 23), both off by default so default
@@ -90,9 +90,9 @@ from fedpriv.audit.engine.executor import (
     sample_scores,
 )
 from fedpriv.audit.engine.neighbors import NeighboringPair
-from fedpriv.audit.estimators._bounds import event_bounds_from_counts
-from fedpriv.audit.estimators.curve import _audit_privacy_curve_from_bounds, default_epsilon_grid
-from fedpriv.audit.estimators.gdp import _mu_lower_bound_from_bounds
+from fedpriv.audit.estimators.bounds import event_bounds_from_counts
+from fedpriv.audit.estimators.curve import audit_privacy_curve_from_bounds, default_epsilon_grid
+from fedpriv.audit.estimators.gdp import mu_lower_bound_from_bounds
 from fedpriv.audit.estimators.result import AuditResult
 from fedpriv.audit.estimators.shape import (
     GaussianShapeTest,
@@ -101,13 +101,12 @@ from fedpriv.audit.estimators.shape import (
     pilot_cells_d_prime,
     pooled_quantile_edges,
 )
-from fedpriv.audit.estimators.threshold import _check_open_unit, epsilon_lower_bound_from_counts
-from fedpriv.audit.estimators.threshold import _check_samples as _check_samples_array
+from fedpriv.audit.estimators.threshold import check_sample_array, epsilon_lower_bound_from_counts
 from fedpriv.audit.interfaces import Guarantee, Mechanism, ScoreFunction
 from fedpriv.audit.regression._selection import fit_score, select_events
 from fedpriv.audit.regression.reading import add_confirmation_shape, reading_evidence, shape_split
 from fedpriv.privacy.accounting.guarantees import ApproxDP, GaussianDP, PureDP
-from fedpriv.privacy.checks import check_delta, check_int_at_least
+from fedpriv.privacy.checks import check_delta, check_int_at_least, check_open_unit
 from fedpriv.privacy.errors import MechanismError, PrivacyViolationError, ResourceLimitError
 
 if TYPE_CHECKING:
@@ -635,7 +634,7 @@ def _plan(
     if not isinstance(claim, Guarantee):
         raise TypeError(f"`claim` must be a privacy guarantee, got {type(claim).__name__}.")
     samples = _check_samples("samples", samples)
-    confidence = _check_open_unit("confidence", confidence)
+    confidence = check_open_unit("confidence", confidence)
     n_thresholds = check_int_at_least("n_thresholds", n_thresholds, 1)
     pilot = (
         max(1000, samples // 10)
@@ -777,14 +776,14 @@ def _confirm(
     """
     claim, confidence, delta = plan.claim, plan.confidence, plan.delta
     bound = curve = mu = None
-    thresholds = _check_samples_array("thresholds", thresholds)
-    confidence = _check_open_unit("confidence", confidence)
+    thresholds = check_sample_array("thresholds", thresholds)
+    confidence = check_open_unit("confidence", confidence)
     counts = (count_d, n_samples, count_dp, n_samples)
     at_delta = {"thresholds": thresholds, "confidence": confidence, "delta": delta}
     event_bounds = event_bounds_from_counts(*counts, thresholds, confidence)
     claimed_epsilon = float(claim.get_epsilon(delta))
     if plan.route == "gdp":
-        mu = _mu_lower_bound_from_bounds(event_bounds)
+        mu = mu_lower_bound_from_bounds(event_bounds)
         # The ε printed beside μ is measured directly on the same events (the same
         # simultaneous Clopper–Pearson family, so both hold jointly at `confidence`):
         # a valid lower bound on ε at δ for ANY mechanism. μ converted through the
@@ -805,7 +804,7 @@ def _confirm(
         violated = violated or reading_violated
     else:
         bound = epsilon_lower_bound_from_counts(*counts, **at_delta)
-        curve = _audit_privacy_curve_from_bounds(event_bounds, claim=claim, epsilons=plan.grid)
+        curve = audit_privacy_curve_from_bounds(event_bounds, claim=claim, epsilons=plan.grid)
         epsilon_lb = bound.epsilon_lower_bound
         violated = epsilon_lb > claimed_epsilon or curve.violated
         extra = {}

@@ -18,7 +18,7 @@ import math
 from typing import Any
 
 import numpy as np
-from fedpriv.audit.estimators.gdp import MuLowerBound, _claim_mu
+from fedpriv.audit.estimators.gdp import MuLowerBound, claim_mu
 from fedpriv.audit.estimators.shape import (
     ShapeTestPower,
     gaussian_shape_from_counts,
@@ -157,7 +157,7 @@ def reading_evidence(plan: Any, mu: MuLowerBound) -> dict[str, Any]:
         return {"reading_violated": False}
     from fedpriv.privacy.accounting.guarantees import gaussian_dp_epsilon
 
-    beyond = mu.mu_lower_bound > _claim_mu(plan.claim, plan.delta)
+    beyond = mu.mu_lower_bound > claim_mu(plan.claim, plan.delta)
     power = shape_power_of(plan)
     declined = plan.shape is not None and (
         plan.shape.rejected or (power is not None and not power.sufficient)

@@ -13,7 +13,7 @@ import dataclasses
 import math
 
 import numpy as np
-from fedpriv.privacy.calibrations._helpers import _ceil_tolerant
+from fedpriv.privacy.calibrations._helpers import ceil_tolerant
 from fedpriv.privacy.checks import check_epsilon, check_int_at_least, check_real
 from fedpriv.privacy.checks import check_open_unit as _check_open_unit
 from scipy import special
@@ -119,7 +119,7 @@ def interval_length(epsilon: float) -> int:
     >>> interval_length(0.1), interval_length(0.3), interval_length(1.0)
     (10, 4, 1)
     """
-    return _ceil_tolerant(1.0 / check_epsilon("epsilon", epsilon))
+    return ceil_tolerant(1.0 / check_epsilon("epsilon", epsilon))
 
 
 def interval_release_schedule(epsilon: float, horizon: int) -> np.ndarray:

@@ -7,7 +7,7 @@ Re-exported by :mod:`fedpriv.privacy.calibrations`.
 
 from __future__ import annotations
 
-from fedpriv.privacy.calibrations._helpers import _ceil_tolerant
+from fedpriv.privacy.calibrations._helpers import ceil_tolerant
 from fedpriv.privacy.checks import check_epsilon, check_int_at_least, check_real
 
 __all__ = [
@@ -55,7 +55,7 @@ def li_song_participants(n_agents: int, participation_rate: float) -> int:
     rate = check_real("participation_rate", participation_rate)
     if not 0.0 < rate <= 1.0:
         raise ValueError(f"`participation_rate` must be in (0, 1], got {rate!r}.")
-    return _ceil_tolerant(rate * n_agents)
+    return ceil_tolerant(rate * n_agents)
 
 
 def li_song_mean_sensitivity(n_pulls_in_epoch: int) -> float:

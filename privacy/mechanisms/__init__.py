@@ -47,14 +47,16 @@ from fedpriv.privacy.errors import CapacityExceededError
 from fedpriv.privacy.ledger.accountant import Accountant
 from fedpriv.privacy.mechanisms.laplace_draw import sample_laplace
 from fedpriv.privacy.mechanisms.recording import active_recorder
+from fedpriv.privacy.mechanisms.release_keys import distinct_entries as _distinct_entries
+from fedpriv.privacy.mechanisms.release_keys import flatten_keys as _flatten_keys
 from fedpriv.privacy.mechanisms.secure_noise import (
-    default_granularity,
     from_grid,
     grid_noise_scale,
     grid_sensitivity,
     round_to_grid,
     sample_discrete_laplace,
 )
+from fedpriv.privacy.mechanisms.secure_noise import release_grid as _grid
 
 __all__ = ["LaplaceTreeCounter", "laplace_noise", "laplace_release", "raw_release"]
 
@@ -105,50 +107,6 @@ def _draw_laplace(
     for k, generator in enumerate(rng.flat):
         blocks[head + (k,)] = draw(generator, inner)
     return out
-
-
-def _grid(secure: bool, granularity: float | None, l1_sensitivity: float) -> float | None:
-    """The grid of a secure release (None when not secure); validates ``granularity``."""
-    if not secure:
-        if granularity is not None:
-            raise ValueError("`granularity` applies only with `secure=True`.")
-        return None
-    if granularity is None:
-        return default_granularity(l1_sensitivity)
-    grid_sensitivity(l1_sensitivity, granularity)  # raises unless a power of two
-    return float(granularity)
-
-
-def _distinct_entries(values: np.ndarray) -> np.ndarray:
-    """``values`` without the repeats of a broadcast: every axis of stride 0 cut to its
-    first index (each entry of ``values`` is one of the result's, so a check of the
-    result is a check of ``values``; an audit's batch broadcast over its runs is
-    checked once)."""
-    return values[tuple(slice(0, 1) if stride == 0 else slice(None) for stride in values.strides)]
-
-
-def _flatten_keys(
-    keys: Mapping[str, Any], shape: tuple[int, ...], what: str = "released shape"
-) -> dict[str, np.ndarray]:
-    if not isinstance(keys, Mapping):
-        raise TypeError(f"`keys` must be a mapping of level -> labels, got {type(keys).__name__}.")
-    try:
-        return {level: _broadcast_ravel(np.asarray(v), shape) for level, v in keys.items()}
-    except ValueError:
-        raise ValueError(f"every key array must broadcast to the {what} {shape}.") from None
-
-
-def _broadcast_ravel(labels: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    """``np.broadcast_to(labels, shape).ravel()``: the same values and dtype, written by
-    one assignment into a new array when ``labels`` must be repeated (about twice as
-    fast as ``ravel``'s strided copy of a broadcast view)."""
-    if labels.shape == shape:
-        return labels.ravel()
-    out = np.empty(np.broadcast_shapes(labels.shape, shape), dtype=labels.dtype)
-    if out.shape != shape:  # labels has more or longer axes than shape: refuse, as broadcast_to
-        raise ValueError("labels do not broadcast to the shape.")
-    out[...] = labels
-    return out.ravel()
 
 
 def laplace_release(

@@ -34,7 +34,6 @@ from fedpriv.privacy.calibrations import interval_length
 from fedpriv.privacy.checks import check_int_at_least
 from fedpriv.privacy.errors import CapacityExceededError
 from fedpriv.privacy.ledger.accountant import Accountant
-from fedpriv.privacy.mechanisms import _grid
 from fedpriv.privacy.mechanisms.interval import make_interval_release
 from fedpriv.privacy.mechanisms.secure_noise import (
     from_grid,
@@ -43,6 +42,7 @@ from fedpriv.privacy.mechanisms.secure_noise import (
     round_to_grid,
     sample_discrete_laplace,
 )
+from fedpriv.privacy.mechanisms.secure_noise import release_grid as _grid
 
 __all__ = ["IntervalMeanRelease", "every_stream"]
 

@@ -26,7 +26,8 @@ import numpy as np
 from fedpriv.privacy.accounting.events import SymmetricMatrixGaussian
 from fedpriv.privacy.checks import check_positive
 from fedpriv.privacy.ledger.accountant import Accountant
-from fedpriv.privacy.mechanisms import _distinct_entries, _flatten_keys
+from fedpriv.privacy.mechanisms.release_keys import distinct_entries as _distinct_entries
+from fedpriv.privacy.mechanisms.release_keys import flatten_keys as _flatten_keys
 
 __all__ = ["symmetric_gaussian_release", "symmetrized_gaussian"]
 

@@ -85,14 +85,15 @@ from fedpriv.privacy.calibrations import feducb_privatizer
 from fedpriv.privacy.checks import check_int_at_least, check_positive, check_real
 from fedpriv.privacy.errors import CapacityExceededError
 from fedpriv.privacy.ledger.accountant import Accountant
-from fedpriv.privacy.mechanisms import _flatten_keys, _grid
 from fedpriv.privacy.mechanisms.matrix_release import symmetrized_gaussian
+from fedpriv.privacy.mechanisms.release_keys import flatten_keys as _flatten_keys
 from fedpriv.privacy.mechanisms.secure_matrix import (
     matrix_grid_sensitivity,
     round_symmetric_to_grid,
     sample_symmetric_discrete_gaussian,
 )
 from fedpriv.privacy.mechanisms.secure_noise import default_granularity, from_grid
+from fedpriv.privacy.mechanisms.secure_noise import release_grid as _grid
 from fedpriv.privacy.relations import NeighboringRelation
 
 __all__ = [

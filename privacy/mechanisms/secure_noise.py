@@ -65,6 +65,7 @@ __all__ = [
     "from_grid",
     "grid_noise_scale",
     "grid_sensitivity",
+    "release_grid",
     "round_to_grid",
     "sample_bernoulli_exp",
     "sample_discrete_gaussian",
@@ -435,6 +436,38 @@ def grid_sensitivity(sensitivity: float, granularity: float) -> int:
     """
     exact = _as_fraction("sensitivity", sensitivity) / Fraction(_check_granularity(granularity))
     return -((-exact.numerator) // exact.denominator)
+
+
+def release_grid(secure: bool, granularity: float | None, l1_sensitivity: float) -> float | None:
+    """The grid of a secure release (None when not secure); validates ``granularity``.
+
+    Parameters
+    ----------
+    secure : bool
+        Whether the release is on a grid (``secure=True`` of a mechanism).
+    granularity : float or None
+        The caller's grid step, a power of two; None for :func:`default_granularity`.
+    l1_sensitivity : float
+        Δ > 0 of the released statistic.
+
+    Returns
+    -------
+    float or None
+        The grid step, or None for a float release.
+
+    Raises
+    ------
+    ValueError
+        If ``granularity`` is given without ``secure``, or is not a power of two.
+    """
+    if not secure:
+        if granularity is not None:
+            raise ValueError("`granularity` applies only with `secure=True`.")
+        return None
+    if granularity is None:
+        return default_granularity(l1_sensitivity)
+    grid_sensitivity(l1_sensitivity, granularity)  # raises unless a power of two
+    return float(granularity)
 
 
 def grid_noise_scale(scale: float, sensitivity: float, grid_steps: int) -> float:

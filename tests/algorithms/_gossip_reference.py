@@ -17,9 +17,9 @@ import numpy as np
 from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import _validate_common
 from fedpriv.algorithms.gossip_fed_ucb.rounds import (
     OpenedBatch,
-    _pick,
     confidence_radius,
     open_batch,
+    pick_uniform,
 )
 from fedpriv.algorithms.seeding import as_seed_sequence
 
@@ -39,9 +39,9 @@ def choose_arms(counts, n_tilde, theta, u, t, *, neighbor_mask, horizon, radius_
     arm = q.argmax(axis=-1)
     best = q == q.max(axis=-1, keepdims=True)  # the value at ``arm``: same ties
     if best.sum(axis=-1).max() > 1:  # a tie somewhere: break it uniformly
-        arm = _pick(best, u)
+        arm = pick_uniform(best, u)
     if forced.any():
-        arm = np.where(forced, _pick(behind, u), arm)
+        arm = np.where(forced, pick_uniform(behind, u), arm)
     return arm, n_tilde
 
 

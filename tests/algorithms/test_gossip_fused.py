@@ -19,7 +19,7 @@ import pytest
 from fedpriv.algorithms.environments.heterogeneous import paper_synthetic_bandit
 from fedpriv.algorithms.gossip_fed_ucb.fused import _forced_arms, _radius, _radius_table
 from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import run_fed_ucb, run_gossip_ucb
-from fedpriv.algorithms.gossip_fed_ucb.rounds import _pick, confidence_radius
+from fedpriv.algorithms.gossip_fed_ucb.rounds import confidence_radius, pick_uniform
 from fedpriv.algorithms.networks.graphs import make_graph
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -164,4 +164,4 @@ def test_forced_arms_are_pick_on_the_lagging_rows(seed, rows, n_arms, density) -
     picked_rows, arms = _forced_arms(np.flatnonzero(behind), n_arms, uniforms, t)
     lagging = np.flatnonzero(behind.any(axis=-1))
     assert picked_rows == lagging.tolist()
-    assert arms == _pick(behind, uniforms[:, t - 1])[lagging].tolist()
+    assert arms == pick_uniform(behind, uniforms[:, t - 1])[lagging].tolist()

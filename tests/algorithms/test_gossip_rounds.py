@@ -5,7 +5,7 @@ issue 23), so the pulled arms are the same."""
 from __future__ import annotations
 
 import numpy as np
-from fedpriv.algorithms.gossip_fed_ucb.rounds import _pick, confidence_radius
+from fedpriv.algorithms.gossip_fed_ucb.rounds import confidence_radius, pick_uniform
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -23,9 +23,9 @@ def _reference(counts, n_tilde, theta, u, t, *, neighbor_mask, horizon, radius_e
     arm = q.argmax(axis=-1)
     best = q == np.take_along_axis(q, arm[..., None], axis=-1)
     if best.sum(axis=-1).max() > 1:
-        arm = _pick(best, u)
+        arm = pick_uniform(best, u)
     if behind.any(axis=-1).any():
-        arm = np.where(behind.any(axis=-1), _pick(behind, u), arm)
+        arm = np.where(behind.any(axis=-1), pick_uniform(behind, u), arm)
     return arm, new_tilde
 
 

@@ -196,7 +196,7 @@ def test_single_world_prefix_sums_fall_back_where_not_whole_or_not_cheaper() -> 
     halves = table.with_override(agent=0, arm=0, pull=2, value=0.5)
     assert halves.pull_sums(trials, agents, arms, start, length) is None
     # the loop then reads entry by entry and sees the override
-    sums = core._epoch_sums(halves, trials, agents, arms, start, length)
+    sums = core.epoch_sums(halves, trials, agents, arms, start, length)
     assert sums[0, 0] == float(halves.rewards(0, 0, 0, np.arange(9)).sum())
     # one pair, a long read far out: the prefixes would hash far more than asked
     far = table.pull_sums(np.array([0]), agents[:1], arms[:1], np.array([10_000]), np.array([5]))

@@ -54,8 +54,8 @@ def test_overrides_and_subclasses_fall_back_to_the_entries() -> None:
     assert table.pull_sums(*args) is not None
     changed = table.with_override(agent=0, arm=2, pull=3, value=0.25)
     assert changed.pull_sums(*args) is None
-    # _epoch_sums then reads entry by entry: the override is seen
-    assert core._epoch_sums(changed, *args)[0, 0] == pytest.approx(
+    # epoch_sums then reads entry by entry: the override is seen
+    assert core.epoch_sums(changed, *args)[0, 0] == pytest.approx(
         float(changed.rewards(0, 0, 2, np.arange(9)).sum())
     )
 

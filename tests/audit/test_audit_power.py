@@ -23,7 +23,7 @@ import functools
 import fedpriv.audit as audit
 import numpy as np
 import pytest
-from fedpriv.audit.estimators.gdp import _claim_mu
+from fedpriv.audit.estimators.gdp import claim_mu
 from fedpriv.audit.estimators.sequential import beta_binomial_confidence_sequence
 from fedpriv.audit.regression.corpus_mechanisms import gaussian_count, laplace_count
 from fedpriv.privacy import ApproxDP, GaussianDP, PureDP
@@ -35,7 +35,7 @@ from scipy import stats
 
 PAIR = audit.NeighboringPair(1.0, 0.0)
 CLAIM = ApproxDP(1.0, 1e-5)
-MU0 = _claim_mu(CLAIM, 1e-5)
+MU0 = claim_mu(CLAIM, 1e-5)
 
 
 def _gaussian(factor: float):
@@ -48,7 +48,7 @@ def test_claim_mu_is_the_gaussian_calibration() -> None:
     assert gaussian_dp_epsilon(MU0 * (1 - 1e-9), 1e-5) < 1.0
     assert gaussian_dp_epsilon(MU0 * (1 + 1e-9), 1e-5) > 1.0
     assert pytest.approx(0.26805112321129754, rel=1e-9) == MU0
-    assert _claim_mu(GaussianDP(0.3), 1e-5) == 0.3
+    assert claim_mu(GaussianDP(0.3), 1e-5) == 0.3
 
 
 def test_binomial_thresholds_stated_in_the_docstring() -> None:

@@ -34,7 +34,7 @@ import math
 import fedpriv.audit as audit
 import numpy as np
 import pytest
-from fedpriv.audit.estimators.gdp import _claim_mu
+from fedpriv.audit.estimators.gdp import claim_mu
 from fedpriv.audit.estimators.shape import (
     SHAPE_MIN_SAMPLES,
     assess_gaussian_shape,
@@ -49,7 +49,7 @@ from scipy import stats
 
 PAIR = audit.NeighboringPair(1.0, 0.0)
 RR_PAIR = audit.NeighboringPair(1.0, 0.0)
-MU0 = _claim_mu(ApproxDP(1.0, 1e-5), 1e-5)
+MU0 = claim_mu(ApproxDP(1.0, 1e-5), 1e-5)
 
 
 def _randomized_response(dataset: float, n_samples: int, rng: np.random.Generator) -> np.ndarray:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fedpriv.audit.claims._page_assets import _bracket_svg
+from fedpriv.audit.claims._page_assets import bracket_svg
 from fedpriv.audit.claims.curves import DELTA_GRID, accountant_curve, attach_curves, audit_curve
 from fedpriv.audit.claims.html import build_index_html, index_html, load_findings
 from fedpriv.audit.claims.legend import COLUMN_DEFINITIONS, VERDICT_LEGEND, records_headline
@@ -161,7 +161,7 @@ def test_each_key_has_its_plain_language_statement_beside_it():
 
 
 def test_an_infinite_row_draws_arrows_never_a_finite_accountant_curve():
-    texts = _svg_texts(_bracket_svg(INFINITE))
+    texts = _svg_texts(bracket_svg(INFINITE))
     assert "end-to-end upper bound: ε = ∞ (raw channel)" in texts
     assert not any(t.startswith(("accountant ε(δ)", "end-to-end upper bound ε(δ)")) for t in texts)
     # The noise alone is drawn, and said not to be the end-to-end bound.
@@ -179,7 +179,7 @@ def test_a_finite_row_draws_the_end_to_end_upper_bound():
         "epsilon_at_1e-6": 3.1,
         "curve": {**INFINITE["curve"], "accountant": [4.0, 3.1, 2.0, 0.54]},
     }
-    texts = _svg_texts(_bracket_svg(record))
+    texts = _svg_texts(bracket_svg(record))
     assert "end-to-end upper bound ε(δ) (accountant)" in texts
     assert not any("ε = ∞" in t for t in texts)
 
@@ -502,14 +502,14 @@ def test_brackets_with_a_shared_text_to_path_are_the_per_figure_ones_byte_for_by
     from fedpriv.audit.claims import _page_assets
 
     records = attach_curves([OLD, NEW, {**NEW, "key": "x/y", "claimed": None}])
-    shared = [_bracket_svg(record) for record in records * 2]
+    shared = [bracket_svg(record) for record in records * 2]
 
     @contextlib.contextmanager
     def fresh():  # the old behaviour: every renderer gets its own TextToPath
         yield
 
     monkeypatch.setattr(_page_assets, "_shared_text_to_path", fresh)
-    alone = [_bracket_svg(record) for record in records * 2]
+    alone = [bracket_svg(record) for record in records * 2]
     assert shared == alone
     assert all("<!-- $10^{-12}$ -->" in svg for svg in shared)  # mathtext drawn
     assert matplotlib.text.TextToPath is not _page_assets._TEXT_TO_PATH[0]

@@ -22,8 +22,8 @@ from fedpriv.audit.estimators import (
 )
 from fedpriv.audit.estimators.threshold import (
     _COMPARE_MAX_THRESHOLDS,
-    _count_at_least,
-    _count_at_least_unsorted,
+    count_at_least,
+    count_at_least_unsorted,
 )
 from fedpriv.audit.regression import _selection
 from fedpriv.audit.regression.api import _confirm, _Plan
@@ -83,8 +83,8 @@ def test_confirm_matches_the_separate_estimators(worlds, claim, route, confidenc
     # the audit draws the same number of confirmation samples in both worlds
     scores_dp = np.resize(scores_dp, scores_d.size)
     plan = _Plan(claim, route, scores_d.size, 1000, confidence, thresholds.size, delta, grid)
-    count_d = _count_at_least_unsorted(scores_d, thresholds)
-    count_dp = _count_at_least_unsorted(scores_dp, thresholds)
+    count_d = count_at_least_unsorted(scores_d, thresholds)
+    count_dp = count_at_least_unsorted(scores_dp, thresholds)
     shared = _confirm(plan, count_d, count_dp, scores_d.size, thresholds)
 
     bound = estimate_epsilon_lower_bound(
@@ -167,9 +167,9 @@ def test_unsorted_counts_equal_sorted_counts(
         [rng.choice(np.array(_POOL), n_thresholds // 2), rng.normal(0.0, 2.0, n_thresholds)]
     )[:n_thresholds]
     before = _bits(scores)
-    got = _count_at_least_unsorted(scores, thresholds, orientation)
+    got = count_at_least_unsorted(scores, thresholds, orientation)
     assert _bits(scores) == before
-    expected = _count_at_least(np.sort(orientation * scores), thresholds)
+    expected = count_at_least(np.sort(orientation * scores), thresholds)
     assert got.dtype == np.int64 and got.tolist() == expected.tolist()
 
 
@@ -200,7 +200,7 @@ def test_count_scores_counts_the_sampled_scores(seed, n_samples, batch_size, ori
         _laplace_or_ties, datasets, thresholds=thresholds, orientation=orientation, **options
     )
     for got, scores in zip(counts, sample_scores(_laplace_or_ties, datasets, **options)):
-        expected = _count_at_least(np.sort(orientation * scores), thresholds)
+        expected = count_at_least(np.sort(orientation * scores), thresholds)
         assert got.tolist() == expected.tolist()
 
 

@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 from fedpriv.privacy import Accountant, PureDP, laplace_release
 from fedpriv.privacy.errors import BudgetExceededError
-from fedpriv.privacy.mechanisms import _broadcast_ravel, laplace_noise
+from fedpriv.privacy.mechanisms import laplace_noise
+from fedpriv.privacy.mechanisms.release_keys import _broadcast_ravel
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp

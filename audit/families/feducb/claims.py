@@ -111,7 +111,7 @@ def _feducb_privatizer_accountant(claim: Claim) -> AccountantResult:
     leaves per agent, a pair in ⌊log₂T⌋+1 nodes, agents parallel; Remark 4), priced
     from the calibration without running the rounds.
     """
-    route, epsilon, _ = fe._calibration_accountant(claim)
+    route, epsilon, _ = fe.calibration_accountant(claim)
     note = (
         "Privatizer priced from the paper's calibration (T = 10⁷ rounds are not run): "
         "one tree of T leaves per agent"
@@ -387,7 +387,7 @@ def _feducb_regime_accountant(claim: Claim) -> AccountantResult:
 
 def _feducb_privatizer_mechanism(claim: Claim) -> MechanismResult:
     """The Privatizer's own ε (the noise alone) at the claim's calibration."""
-    route, epsilon, _ = fe._calibration_accountant(claim)
+    route, epsilon, _ = fe.calibration_accountant(claim)
     return MechanismResult(route, epsilon)
 
 
@@ -496,7 +496,7 @@ def _feducb_every_round_accountant(claim: Claim) -> AccountantResult:
     """
     if float(claim.setting_dict().get("threshold", math.nan)) != 0.0:
         raise ValueError("`claim` must sit at D = 0 (sync every round).")
-    route, epsilon, _ = fe._calibration_accountant(claim)
+    route, epsilon, _ = fe.calibration_accountant(claim)
     note = (
         "Privatizer priced from the paper's calibration (T = 10⁷ rounds are not run): one "
         "tree of T leaves per agent, one round's pair per leaf (sync every round)"

@@ -162,14 +162,14 @@ def regime_first_sync(claim: Claim) -> RegimeFirstSync:
     ValueError
         If the claim is not centralized adaptive FedUCB or has no threshold > 0.
     """
-    from fedpriv.audit.families.feducb.recipes import _tree_leaves
+    from fedpriv.audit.families.feducb.recipes import tree_leaves
     from fedpriv.privacy.calibrations import feducb_privatizer
 
     s = _checked_setting(claim)
     threshold = float(s.get("threshold", 0.0))
     if not threshold > 0:
         raise ValueError(f"`claim` must have a threshold D > 0, got {threshold!r}.")
-    horizon, n_syncs = _tree_leaves(s)
+    horizon, n_syncs = tree_leaves(s)
     n_agents = int(s["n_agents"])
     cal = feducb_privatizer(
         float(s["epsilon"]),

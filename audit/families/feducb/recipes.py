@@ -75,11 +75,13 @@ __all__ = [
     "BRACKET_DELTA",
     "audit_feducb_decentralized_fixed",
     "audit_sync_timing",
+    "calibration_accountant",
     "feducb_accountant",
     "feducb_decentralized_fixed_accountant",
     "feducb_fixed_mechanism",
     "footnote4_claim",
     "knife_edge_pairs",
+    "tree_leaves",
 ]
 
 
@@ -122,8 +124,22 @@ def footnote4_claim(
     return eps, m * delta + delta_prime
 
 
-def _tree_leaves(s: dict) -> tuple[int, int | None]:
-    """(capacity of one tree in leaves, fixed n or None) for the setting."""
+def tree_leaves(s: dict) -> tuple[int, int | None]:
+    """The Privatizer's tree size for a claim's setting.
+
+    Parameters
+    ----------
+    s : dict
+        The claim's setting (``horizon``; ``structure``, ``gamma``, ``schedule`` and
+        ``n_syncs`` when given).
+
+    Returns
+    -------
+    capacity : int
+        Leaves of one tree: ``ceil(horizon / gamma)`` (γ = 1 unless decentralized).
+    n_syncs : int or None
+        The fixed schedule's syncs, at most ``capacity``; None for the adaptive one.
+    """
     gamma = int(s.get("gamma", 1)) if s.get("structure") == "decentralized" else 1
     horizon = math.ceil(int(s["horizon"]) / gamma)
     n_syncs = s.get("n_syncs") if s.get("schedule") == "fixed" else None
@@ -152,7 +168,7 @@ def feducb_accountant(claim: Claim) -> AccountantResult:
     s = claim.setting_dict()
     if s.get("structure") == "centralized":
         return _algorithm_accountant(claim)
-    return _calibration_accountant(claim)
+    return calibration_accountant(claim)
 
 
 def _algorithm_accountant(claim: Claim) -> AccountantResult:
@@ -213,10 +229,28 @@ def _adaptivity_note(reach: int, sync_every: int, gamma: int, mechanism: float) 
     )
 
 
-def _calibration_accountant(claim: Claim) -> AccountantResult:
+def calibration_accountant(claim: Claim) -> AccountantResult:
+    """ε at the claimed δ of the paper's Privatizer calibration, priced by its events.
+
+    Each of the agents' trees releases ``depth`` symmetric-matrix Gaussian nodes per
+    (x, y) pair (Remark 5; Prop. 3's scope), at the paper's σ_N
+    (:func:`~fedpriv.privacy.calibrations.feducb_privatizer`); under
+    ``USER_AT_ALL_AGENTS`` the ``M`` trees compose.
+
+    Parameters
+    ----------
+    claim : Claim
+        A FedUCB claim (its setting gives ε, δ, horizon, agents, dim and schedule).
+
+    Returns
+    -------
+    AccountantResult
+        The tightest route, its ε and the findings (σ_N, the nodes per pair, and the
+        un-noised sync trigger of the adaptive schedule).
+    """
     s = claim.setting_dict()
     base_eps, base_delta = float(s["epsilon"]), float(s["delta"])
-    horizon, n_syncs = _tree_leaves(s)
+    horizon, n_syncs = tree_leaves(s)
     cal = feducb_privatizer(
         base_eps,
         base_delta,

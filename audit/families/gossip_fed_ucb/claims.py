@@ -18,7 +18,7 @@ from fedpriv.audit.claims.claim import Claim
 from fedpriv.audit.claims.entry import MechanismResult, RegisteredClaim
 from fedpriv.audit.claims.entry import make_claim as _claim
 from fedpriv.audit.families.gossip_fed_ucb import recipes as ge
-from fedpriv.audit.families.gossip_fed_ucb.claims_initial import _fed_ucb_initial_claims
+from fedpriv.audit.families.gossip_fed_ucb.claims_initial import gossip_fed_ucb_initial_claims
 from fedpriv.audit.families.gossip_fed_ucb.regret import (
     BOUNDED_REWARDS,
     fed_ucb_reading,
@@ -109,7 +109,7 @@ def _fed_ucb_claims() -> list[RegisteredClaim]:
                         analytic_lower=_fed_ucb_exact_epsilon,
                     )
                 )
-    out += _fed_ucb_figure_claims() + _fed_ucb_initial_claims()
+    out += _fed_ucb_figure_claims() + gossip_fed_ucb_initial_claims()
     setting = {
         "n_agents": 3,
         "n_arms": 5,

@@ -2,7 +2,7 @@
 
 X(0) on the first gossip message ϑ and on the shared counts ñ, outside Definition 1
 (t = 1..T), and the same rows under the abstract's "local data" reading;
-:func:`_fed_ucb_initial_claims` builds them in report order for
+:func:`gossip_fed_ucb_initial_claims` builds them in report order for
 :mod:`fedpriv.audit.families.gossip_fed_ucb.claims`, which places them after the tree
 counter's rows. Recipes live in :mod:`fedpriv.audit.families.gossip_fed_ucb.recipes` and
 :mod:`fedpriv.audit.families.gossip_fed_ucb.counts`; what each field means is in
@@ -19,7 +19,7 @@ from fedpriv.audit.families.gossip_fed_ucb.initial import audit_fed_ucb_initial
 from fedpriv.privacy import NeighboringRelation, PureDP
 
 # Package-internal rows of claims.py; nothing public.
-__all__: list[str] = []
+__all__ = ["gossip_fed_ucb_initial_claims"]
 
 _X0_RAW = (
     "first gossip message ϑ carries the raw initial pulls X(0) (Alg. 4 line 1: "
@@ -31,8 +31,14 @@ _COUNTS_RAW = (
 )
 
 
-def _fed_ucb_initial_claims() -> list[RegisteredClaim]:
-    """X(0) on ϑ and on the shared counts ñ: outside Definition 1 (t = 1..T)."""
+def gossip_fed_ucb_initial_claims() -> list[RegisteredClaim]:
+    """X(0) on ϑ and on the shared counts ñ: outside Definition 1 (t = 1..T).
+
+    Returns
+    -------
+    list of RegisteredClaim
+        The register rows of Fed_UCB's initial pulls, in report order.
+    """
     out = []
     source = (
         "Definition 1 indexes the stream t = 1..T, so X(0) is formally outside it "
@@ -122,7 +128,7 @@ def _fed_ucb_local_data_claims() -> list[RegisteredClaim]:
     """X(0) on ϑ and on the counts ñ under the abstract's reading (X(0) covered).
 
     Same algorithm, setting and audit as the outside-claim rows of
-    :func:`_fed_ucb_initial_claims` (``shared_audit``), now compared with the claim: in
+    :func:`gossip_fed_ucb_initial_claims` (``shared_audit``), now compared with the claim: in
     paper mode X(0) reaches the first message raw (Alg. 4 line 1, sent by line 19), an
     un-noised channel, so the claim is violated; the corrected mode releases X(0) with
     its own Laplace noise and its verdict follows from that release's ε.

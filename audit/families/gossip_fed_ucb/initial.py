@@ -24,7 +24,10 @@ from fedpriv.audit.claims.claim import Claim
 from fedpriv.audit.engine.combine import halved, stronger_of
 from fedpriv.audit.engine.coupled import AuditBudget, EndToEndAudit, child_seed, search_and_confirm
 from fedpriv.audit.engine.tree_nodes import audit_laplace_release
-from fedpriv.audit.families.gossip_fed_ucb.recipes import FixedTableBandit, _open_releases, _setting
+from fedpriv.audit.families.gossip_fed_ucb.recipes import (
+    FixedTableBandit,
+    open_gossip_fed_ucb_accountant,
+)
 
 __all__ = ["FedUcbMeansSampler", "audit_fed_ucb_initial"]
 
@@ -122,7 +125,7 @@ def audit_fed_ucb_initial(claim: Claim, budget: AuditBudget, seed) -> EndToEndAu
     from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import draw_active_edges, run_fed_ucb
     from fedpriv.algorithms.networks.graphs import make_graph
 
-    s = _setting(claim)
+    s = claim.setting_dict()
     n_agents, n_arms, horizon = s["n_agents"], s["n_arms"], s["horizon"]
     graph = make_graph("complete", n_agents)
     means = np.full((n_agents, n_arms), 0.5)
@@ -204,7 +207,7 @@ def audit_fed_ucb_initial(claim: Claim, budget: AuditBudget, seed) -> EndToEndAu
 
 def _initial_scale(claim: Claim) -> float | None:
     """The Laplace scale Fed_UCB charges for agent 0's initial pull of arm 0 (None: raw)."""
-    accountant = _open_releases(claim)
+    accountant = open_gossip_fed_ucb_accountant(claim)
     ledger = accountant.ledger
     rows = ledger[(ledger["phase"] == "init") & (ledger["agent"] == 0) & (ledger["arm"] == 0)]
     if rows.empty or not np.isfinite(rows["scale"].iloc[0]):

@@ -41,6 +41,7 @@ __all__ = [
     "fed_ucb_accountant",
     "fed_ucb_initial_accountant",
     "fed_ucb_unbounded_accountant",
+    "open_gossip_fed_ucb_accountant",
 ]
 
 
@@ -134,10 +135,26 @@ def _publish_final(claim: Claim) -> bool:
     return horizon > 1 and _released_prefixes(claim) == horizon
 
 
-def _open_releases(
+def open_gossip_fed_ucb_accountant(
     claim: Claim, *, mode: str | None = None, reward_bounds: tuple[float, float] | None = (0.0, 1.0)
 ):
-    """The accountant of Fed_UCB's releases opened for the claim's setting (no run)."""
+    """The accountant of Fed_UCB's releases opened for the claim's setting (no run).
+
+    Parameters
+    ----------
+    claim : Claim
+        A Fed_UCB claim (its setting gives the agents, arms, horizon, ε and log base).
+    mode : str, optional
+        The noise calibration; default the claim's ``mode``.
+    reward_bounds : tuple of float or None
+        The environment's declared reward support (None: unbounded).
+
+    Returns
+    -------
+    Accountant
+        Charged with every release of the claim's view, as the algorithm opens them
+        (:mod:`fedpriv.algorithms.gossip_fed_ucb.releases`).
+    """
     from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import open_fed_ucb_releases
     from fedpriv.algorithms.seeding import Stream, stream_rngs
 
@@ -173,7 +190,7 @@ def fed_ucb_accountant(claim: Claim) -> AccountantResult:
         The route, ε in nats at the claimed δ (``inf`` with a raw channel) and the
         findings (notes) that explain it.
     """
-    accountant = _open_releases(claim)
+    accountant = open_gossip_fed_ucb_accountant(claim)
     route, epsilon = accountant.tightest(0.0, where={"phase": "stream"})
     init = accountant.get_epsilon(0.0, where={"phase": "init"})
     findings = ()
@@ -201,7 +218,7 @@ def fed_ucb_initial_accountant(claim: Claim) -> AccountantResult:
         The route, ε in nats at the claimed δ (``inf`` with a raw channel) and the
         findings (notes) that explain it.
     """
-    accountant = _open_releases(claim)
+    accountant = open_gossip_fed_ucb_accountant(claim)
     route, epsilon = accountant.tightest(0.0, where={"phase": "init"})
     return AccountantResult(
         route, epsilon, tuple(accountant.non_private_reasons(where={"phase": "init"}))
@@ -222,7 +239,7 @@ def fed_ucb_unbounded_accountant(claim: Claim) -> AccountantResult:
         The route, ε in nats at the claimed δ (``inf`` with a raw channel) and the
         findings (notes) that explain it.
     """
-    accountant = _open_releases(claim, mode="paper", reward_bounds=None)
+    accountant = open_gossip_fed_ucb_accountant(claim, mode="paper", reward_bounds=None)
     route, epsilon = accountant.tightest(0.0, where={"phase": "stream"})
     return AccountantResult(
         route, epsilon, tuple(accountant.non_private_reasons(where={"phase": "stream"}))

@@ -18,9 +18,9 @@ from fedpriv.audit.claims.entry import MechanismResult, RegisteredClaim
 from fedpriv.audit.claims.entry import make_claim as _claim
 from fedpriv.audit.families.li_song import recipes as me
 from fedpriv.audit.families.li_song.claims_figures import (
-    _LI_SONG_K_NOTE,
-    _LI_SONG_RELEASE_CHANNEL,
-    _li_song_figure_claims,
+    LI_SONG_K_NOTE,
+    LI_SONG_RELEASE_CHANNEL,
+    li_song_figure_claims,
 )
 from fedpriv.privacy import NeighboringRelation, PureDP
 from fedpriv.privacy.calibrations import li_song_claimed_epsilon
@@ -138,7 +138,7 @@ def _li_song_claims() -> list[RegisteredClaim]:
                     channel=channel + " (R-round schedule)",
                 )
             )
-    return out + _li_song_fig4_claims() + _li_song_figure_claims() + _li_song_reading_claims()
+    return out + _li_song_fig4_claims() + li_song_figure_claims() + _li_song_reading_claims()
 
 
 def _li_song_message_mechanism(claim: Claim) -> MechanismResult:
@@ -251,14 +251,14 @@ def _li_song_reading_claims() -> list[RegisteredClaim]:
                 ),
                 accountant=me.li_song_accountant,
                 audit=None,
-                channel=_LI_SONG_RELEASE_CHANNEL,
+                channel=LI_SONG_RELEASE_CHANNEL,
                 shared_audit=f"li_song/cdp-mab/fig4/eps{eps:g}",
                 analytic_lower=me.li_song_exact_message_epsilon,
                 note=(
                     "the messages are pure Laplace releases composed in parallel, so their "
                     f"exact ε is Mε = {50 * eps:g} (sensitivity / scale of each release, "
                     "the accountant's lower bracket without discretisation), an analytic "
-                    "lower bound above ε; " + _LI_SONG_K_NOTE
+                    "lower bound above ε; " + LI_SONG_K_NOTE
                 ),
             )
         )

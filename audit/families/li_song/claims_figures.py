@@ -1,7 +1,7 @@
 """Register rows of Li & Song at the settings of Figs. 5-8, 10 and Table II (§VII).
 
 Each row is the Mε claim of Theorem 1 or 2 (Definition 1, per message) at one figure's
-setting, with the messages' exact ε as analytic evidence; :func:`_li_song_figure_claims`
+setting, with the messages' exact ε as analytic evidence; :func:`li_song_figure_claims`
 builds them in report order for :mod:`fedpriv.audit.families.li_song.claims`, which
 places them after Fig. 4's rows. Recipes live in
 :mod:`fedpriv.audit.families.li_song.recipes`; what each field means is in
@@ -18,17 +18,19 @@ from fedpriv.audit.families.li_song import recipes as me
 from fedpriv.privacy import NeighboringRelation, PureDP
 from fedpriv.privacy.calibrations import li_song_claimed_epsilon
 
-# Package-internal rows of claims.py; nothing public.
-__all__: list[str] = []
+# The rows and the two notes claims.py shares with them.
+__all__ = ["LI_SONG_K_NOTE", "LI_SONG_RELEASE_CHANNEL", "li_song_figure_claims"]
 
 #: Runs per world of the mechanism-level audit of the M >= 50 figure rows, relative to
 #: the base budget (Fig. 4's 10 000× costs ~30 s a row; this keeps a row under 10 s).
 _LI_SONG_FIGURE_FACTOR = 1_500.0
-_LI_SONG_K_NOTE = (
+#: The reading of K and T every M >= 50 row states (the paper's T is unreported).
+LI_SONG_K_NOTE = (
     "K = 10 instead of the paper's 100 (as in the Fig. 4 rows: releases are parallel over "
     "arms, so ε does not depend on K) and T = 4000 (the paper's T is unreported, §VII)"
 )
-_LI_SONG_RELEASE_CHANNEL = (
+#: The channel the mechanism-level rows audit: agent 0's uploads to the server.
+LI_SONG_RELEASE_CHANNEL = (
     "server: agent 0's uploads ȳ (mechanism level: its first message as one Laplace release)"
 )
 #: Theorem 2's claim for every CE-CDP-MAB row (Figs. 5-7).
@@ -47,7 +49,7 @@ def _li_song_row(
     source: str,
     note: str,
     *,
-    channel: str = _LI_SONG_RELEASE_CHANNEL,
+    channel: str = LI_SONG_RELEASE_CHANNEL,
     audit=me.audit_li_song_release,
     sample_factor: float = _LI_SONG_FIGURE_FACTOR,
 ) -> RegisteredClaim:
@@ -73,8 +75,14 @@ def _li_song_row(
     )
 
 
-def _li_song_figure_claims() -> list[RegisteredClaim]:
-    """Figs. 5-8, 10 and Table II (§VII), each at the paper's setting (Mε claims)."""
+def li_song_figure_claims() -> list[RegisteredClaim]:
+    """Figs. 5-8, 10 and Table II (§VII), each at the paper's setting (Mε claims).
+
+    Returns
+    -------
+    list of RegisteredClaim
+        The rows, in report order.
+    """
     out = []
     base = {"n_agents": 50, "n_arms": 10, "horizon": 4000}
     # Fig. 5: p varies, ε 'fixed' (value unstated), no round limit stated.
@@ -93,7 +101,7 @@ def _li_song_figure_claims() -> list[RegisteredClaim]:
                 setting,
                 "Fig. 5 ('Regrets of CDP-MAB with participating rate p', M = 50, "
                 "p ∈ {0.2, 0.4, 0.6, 0.8, 1}, §VII-A2) " + _THEOREM2,
-                _LI_SONG_K_NOTE + "; ε = 1: §VII-A2 says only 'we then fix the "
+                LI_SONG_K_NOTE + "; ε = 1: §VII-A2 says only 'we then fix the "
                 "privacy-preserving level' and states ε = 1 for the (p, R) experiment (Fig. 7); "
                 "no round limit (the p paragraph sets none); the noise is calibrated to "
                 f"N = ⌈pM⌉ = {math.ceil(p * 50 - 1e-9)}, so the accountant gives Nε <= Mε",
@@ -110,7 +118,7 @@ def _li_song_figure_claims() -> list[RegisteredClaim]:
                 setting,
                 "Fig. 6 ('Regrets of CDP-MAB with rounds R', 'we then fix the participating "
                 "rate as p = 1', R ∈ {2, 3, 4, 5}, §VII-A2) " + _THEOREM2,
-                _LI_SONG_K_NOTE + "; ε = 1 (unstated for Fig. 6; the value §VII-A2 gives for "
+                LI_SONG_K_NOTE + "; ε = 1 (unstated for Fig. 6; the value §VII-A2 gives for "
                 "Fig. 7); Δ of Theorem 2's Δ̃_r = Δ^{r/R} is unreported: the instance's "
                 "μ1 − μ2 = 0.05",
             )
@@ -129,7 +137,7 @@ def _li_song_figure_claims() -> list[RegisteredClaim]:
                     setting,
                     "Fig. 7 ('Regrets of CDP-MAB with participate rate p and communication "
                     "rounds R', 'with privacy parameter ε = 1', §VII-A2) " + _THEOREM2,
-                    _LI_SONG_K_NOTE + "; the (p, R) pairs are unreported except 'R = 5, "
+                    LI_SONG_K_NOTE + "; the (p, R) pairs are unreported except 'R = 5, "
                     "p = 1': p ∈ {0.2, 0.6, 1} × R ∈ {2, 5} here; Δ = μ1 − μ2 = 0.05 "
                     "(unreported)",
                 )
@@ -185,7 +193,7 @@ def _li_song_figure_claims() -> list[RegisteredClaim]:
                 "100-armed homogeneous problem instance', {Fully-connected, Star, Ring, "
                 "Random}, §VII-B1) under Theorem 3: DDP-MAB 'is (Mε)-differentially private' "
                 "(Def. 1, messages)",
-                _LI_SONG_K_NOTE
+                LI_SONG_K_NOTE
                 + "; ε = 0.5 (unstated in §VII-B)"
                 + (
                     "; 'Random' is unspecified: one Erdős–Rényi G(50, 0.1) draw (seed 0) "

@@ -20,13 +20,12 @@ from fedpriv.audit.estimators.threshold import (
     DIRECTIONS,
     NO_EVIDENCE,
     EpsilonLowerBound,
-    _check_open_unit,
-    _check_samples,
-    _count_at_least,
-    _cp_lower,
-    _cp_upper,
+    check_sample_array,
+    clopper_pearson_lower,
+    clopper_pearson_upper,
+    count_at_least,
 )
-from fedpriv.privacy.checks import check_delta
+from fedpriv.privacy.checks import check_delta, check_open_unit
 
 __all__ = [
     "EventBounds",
@@ -82,18 +81,31 @@ def simultaneous_event_bounds(
 ) -> EventBounds:
     """All four Clopper–Pearson bounds per threshold, jointly valid at ``confidence``.
 
+    Parameters
+    ----------
+    scores_d, scores_d_prime : array_like of float, shape (n,) and (n',)
+        Scores of the runs on D and on D'.
+    thresholds : array_like of float, shape (n_thresholds,)
+        The predeclared threshold grid.
+    confidence : float
+        Family-wise confidence of all ``4 * n_thresholds`` bounds, in (0, 1).
+
+    Returns
+    -------
+    EventBounds
+
     Raises
     ------
     ValueError
         If a score array or `thresholds` is empty, not 1-D or not finite, or if
         ``confidence`` is not in (0, 1).
     """
-    scores_d = _check_samples("scores_d", scores_d)
-    scores_d_prime = _check_samples("scores_d_prime", scores_d_prime)
-    thresholds = _check_samples("thresholds", thresholds)
-    confidence = _check_open_unit("confidence", confidence)
-    count_d = _count_at_least(np.sort(scores_d), thresholds)
-    count_dp = _count_at_least(np.sort(scores_d_prime), thresholds)
+    scores_d = check_sample_array("scores_d", scores_d)
+    scores_d_prime = check_sample_array("scores_d_prime", scores_d_prime)
+    thresholds = check_sample_array("thresholds", thresholds)
+    confidence = check_open_unit("confidence", confidence)
+    count_d = count_at_least(np.sort(scores_d), thresholds)
+    count_dp = count_at_least(np.sort(scores_d_prime), thresholds)
     return event_bounds_from_counts(
         count_d, scores_d.size, count_dp, scores_d_prime.size, thresholds, confidence
     )
@@ -111,18 +123,33 @@ def event_bounds_from_counts(
 
     ``count_d[i]`` is the number of the ``n_d`` scores of world D that are
     ``>= thresholds[i]`` (int64; ``count_dp`` likewise in D'), as
-    ``_count_at_least`` returns them. A caller that sorts and counts each world once
+    ``count_at_least`` returns them. A caller that sorts and counts each world once
     shares the counts between this family and
     :func:`fedpriv.audit.estimators.epsilon_lower_bound_from_counts` (issue 23).
+
+    Parameters
+    ----------
+    count_d, count_dp : ndarray of int64, shape (n_thresholds,)
+        Scores at or above each threshold, in D and in D'.
+    n_d, n_dp : int
+        Scores per world, >= 1.
+    thresholds : ndarray of float64, shape (n_thresholds,)
+        The threshold grid.
+    confidence : float
+        Family-wise confidence, in (0, 1).
+
+    Returns
+    -------
+    EventBounds
     """
     n_tests = 2 * thresholds.size
     level = (1.0 - confidence) / (2 * n_tests)
     return EventBounds(
         thresholds=thresholds,
-        low_d=_cp_lower(count_d, n_d, level),
-        high_d=_cp_upper(count_d, n_d, level),
-        low_d_prime=_cp_lower(count_dp, n_dp, level),
-        high_d_prime=_cp_upper(count_dp, n_dp, level),
+        low_d=clopper_pearson_lower(count_d, n_d, level),
+        high_d=clopper_pearson_upper(count_d, n_d, level),
+        low_d_prime=clopper_pearson_lower(count_dp, n_dp, level),
+        high_d_prime=clopper_pearson_upper(count_dp, n_dp, level),
         count_d=count_d,
         count_d_prime=count_dp,
         n_samples_d=n_d,
@@ -182,7 +209,7 @@ def epsilon_lower_bound_at_delta(bound: EpsilonLowerBound, delta: float) -> floa
             bound.count_d,
             bound.n_samples_d,
         )
-    excess = float(_cp_lower(k_num, n_num, level)) - delta
+    excess = float(clopper_pearson_lower(k_num, n_num, level)) - delta
     if excess <= 0.0:
         return 0.0
-    return max(0.0, math.log(excess) - math.log(float(_cp_upper(k_den, n_den, level))))
+    return max(0.0, math.log(excess) - math.log(float(clopper_pearson_upper(k_den, n_den, level))))
