@@ -773,15 +773,3 @@ Event = (
     | SelfComposed
     | Composed
 )
-
-
-def __getattr__(name: str):
-    """``from_dp_event``, ``to_dp_event`` and ``UnsupportedEventError`` of the
-    dp-accounting interop (:mod:`fedpriv.privacy.accounting.interop`), re-exported here and loaded
-    on first use, so that importing the events imports neither dp-accounting nor the
-    handlers that price them. ``__all__`` lists the event classes only."""
-    if name in ("from_dp_event", "to_dp_event", "UnsupportedEventError"):
-        from fedpriv.privacy.accounting import interop
-
-        return getattr(interop, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
