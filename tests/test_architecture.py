@@ -178,6 +178,20 @@ LONG = sorted(
 )
 
 
+#: No module may run past this many lines, whatever its reason: split it along its concerns.
+MAX_MODULE_LINES = 1000
+
+
+def test_no_module_is_over_the_limit() -> None:
+    # Every module of the package, none excepted.
+    over = {
+        module: lines
+        for module, path in SOURCES.items()
+        if (lines := path.read_text(encoding="utf-8").count("\n")) > MAX_MODULE_LINES
+    }
+    assert not over, f"modules over {MAX_MODULE_LINES} lines: {over}"
+
+
 @pytest.mark.parametrize("module", LONG)
 def test_long_modules_state_why(module: str) -> None:
     text = SOURCES[module].read_text(encoding="utf-8")
