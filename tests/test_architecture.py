@@ -2,7 +2,9 @@
 
 Imports flow ``privacy`` <- ``algorithms`` <- ``audit`` <- ``cli`` (CONTRIBUTING.md,
 "Where things go"); a module never imports a later layer, not even under ``TYPE_CHECKING`` or
-inside a function. The graph is read from the source with :mod:`ast`, so nothing runs.
+inside a function, and no chain of imports returns to where it started, however each import
+is written (:func:`_imports`). No module exceeds 1,000 lines. The graph is read from the
+source with :mod:`ast`, so nothing runs.
 """
 
 from __future__ import annotations
