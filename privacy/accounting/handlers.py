@@ -37,8 +37,12 @@ sharp pure→RDP bound (randomized response, Steinke 2024, differentialprivacy.o
 1.4) and the (ε, 0) randomized-response PLD; GDP μ gives ``ρ = μ²/2``, RDP ``α μ²/2``
 and the Gaussian PLD; zCDP ρ gives RDP ``α ρ``.
 
-Every public name is re-exported by :mod:`fedpriv.privacy.accounting.routes`, where it used to live;
-importing either module registers the built-in events. Types registered by their own
+The table's interface (:class:`EventHandlers`, :func:`register_event`, :func:`handlers_for`)
+is re-exported by :mod:`fedpriv.privacy.accounting.routes`, where it used to live; importing
+either module registers the built-in events. The resolved quantities
+(:func:`event_pure_epsilon`, :func:`event_gdp_mu`, :func:`event_zcdp_rho`,
+:func:`event_rdp_curve`, :func:`event_approx_dp`, :func:`event_pld`) are what the
+routes compose. Types registered by their own
 modules (``Composed`` when nested, ``PoissonSampled``, ``IntervalRelease``,
 ``SymmetricMatrixGaussianTree``) are imported by :func:`load_builtin_events` when a
 lookup misses, since :mod:`fedpriv.privacy` imports its rooms on use.
