@@ -52,6 +52,8 @@ _EXPORTS = {
     "ROUTES": "fedpriv.privacy.accounting.routes",
     "compose_routes": "fedpriv.privacy.accounting.routes",
     "PoissonSampled": "fedpriv.privacy.accounting.sampling",
+    "from_dp_event": "fedpriv.privacy.accounting.interop",
+    "to_dp_event": "fedpriv.privacy.accounting.interop",
     "tree_depth": "fedpriv.privacy.accounting.tree",
     **dict.fromkeys(
         (
@@ -105,6 +107,7 @@ __all__ = [
     "fed_ucb_scale",
     "feducb_privatizer",
     "format_epsilon",
+    "from_dp_event",
     "gdp_to_approx_dp",
     "laplace_release",
     "li_song_claimed_epsilon",
@@ -116,6 +119,7 @@ __all__ = [
     "raw_release",
     "rdp_to_approx_dp",
     "to_approx_dp",
+    "to_dp_event",
     "tree_depth",
     "zcdp_to_approx_dp",
 ]

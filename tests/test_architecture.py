@@ -2,12 +2,15 @@
 
 Imports flow ``privacy`` <- ``algorithms`` <- ``audit`` <- ``cli`` (CONTRIBUTING.md,
 "Where things go"); a module never imports a later layer, not even under ``TYPE_CHECKING`` or
-inside a function. The graph is read from the source with :mod:`ast`, so nothing runs.
+inside a function, and no chain of imports returns to where it started, however each import
+is written (:func:`_imports`). No module exceeds 1,000 lines. The graph is read from the
+source with :mod:`ast`, so nothing runs.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Collection
 from pathlib import Path
 
 import networkx as nx
@@ -35,35 +38,70 @@ def _sources() -> dict[str, Path]:
 SOURCES = _sources()
 
 
-def _imports(path: Path, *, module_level: bool = False) -> set[str]:
-    """Every fedpriv module ``path`` imports, at any depth of its syntax tree.
+def _package_of(module: str, path: Path) -> str:
+    """The package a relative import in ``module`` starts from."""
+    return module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
 
-    With ``module_level``, only the imports that run when the module is imported (its
-    top level, including ``if TYPE_CHECKING:`` blocks), not those deferred into a
-    function body, which is how a module offers a lazy façade to a later module.
+
+def _lazy_targets(tree: ast.Module, known: Collection[str]) -> set[str]:
+    """The fedpriv modules a PEP 562 module ``__getattr__`` imports by name.
+
+    A module that defines ``__getattr__`` at its top level resolves names on first use,
+    typically from a table of dotted module paths (``fedpriv.privacy``'s ``_EXPORTS``);
+    every string constant of such a module that names a fedpriv module is one of its
+    imports.
     """
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    nodes = ast.walk(tree)
-    if module_level:
-        nodes = (
-            n
-            for top in tree.body
-            if not isinstance(top, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-            for n in ast.walk(top)
-        )
-    found: set[str] = set()
-    for node in nodes:
+    if not any(isinstance(n, ast.FunctionDef) and n.name == "__getattr__" for n in tree.body):
+        return set()
+    return {
+        n.value
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value in known
+    }
+
+
+def _imports_in(
+    tree: ast.Module, module: str, path: Path, known: Collection[str] = SOURCES.keys()
+) -> set[str]:
+    """Every fedpriv module the syntax tree of ``module`` (at ``path``) imports.
+
+    ``known`` is the set of module names (``from p import m`` imports module ``p.m`` if
+    it is one).
+    """
+    found: set[str] = _lazy_targets(tree, known)
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.startswith("fedpriv")}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                package = _package_of(module, path).split(".")
+                base = ".".join(package[: len(package) - node.level + 1] + ([base] if base else []))
+            if base.startswith("fedpriv"):
+                found.add(base)
+                found |= {f"{base}.{a.name}" for a in node.names} & set(known)
         elif (
-            isinstance(node, ast.ImportFrom)
-            and node.level == 0
-            and node.module
-            and node.module.startswith("fedpriv")
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "import_module"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and str(node.args[0].value).startswith("fedpriv")
         ):
-            found.add(node.module)
-            found |= {f"{node.module}.{a.name}" for a in node.names} & set(SOURCES)
+            found.add(str(node.args[0].value))
     return found
+
+
+def _imports(path: Path) -> set[str]:
+    """Every fedpriv module ``path`` imports, at any depth of its syntax tree.
+
+    Imports at the top level, under ``if TYPE_CHECKING:``, inside functions and methods,
+    ``importlib.import_module("fedpriv...")`` calls and the targets of a lazy module
+    ``__getattr__`` (:func:`_lazy_targets`) all count: an import deferred into a
+    function still makes the module depend on its target.
+    """
+    module = _module_name(path)
+    return _imports_in(ast.parse(path.read_text(encoding="utf-8")), module, path)
 
 
 def _layer(module: str) -> int | None:
@@ -82,18 +120,55 @@ def test_imports_never_flow_back(module: str) -> None:
     assert not later, f"{module} ({LAYERS[own]}) imports a later layer: {later}"
 
 
-def test_no_import_cycles_between_modules() -> None:
-    # Edges between modules only: a package's __init__ that re-exports its own
-    # submodules is not a cycle of concepts, so package -> own submodule is left out.
+def _module_graph() -> nx.DiGraph:
+    """Module -> module import edges, every import of :func:`_imports` counted."""
     graph = nx.DiGraph()
+    graph.add_nodes_from(SOURCES)
     for module, path in SOURCES.items():
-        for target in _imports(path, module_level=True):
-            if target in SOURCES and target != module and not target.startswith(module + "."):
-                graph.add_edge(module, target)
-    cycles = [
-        c for c in nx.simple_cycles(graph) if not any(SOURCES[m].name == "__init__.py" for m in c)
-    ]
-    assert not cycles, f"import cycles: {cycles[:5]}"
+        graph.add_edges_from(
+            (module, target) for target in _imports(path) if target in SOURCES and target != module
+        )
+    return graph
+
+
+def _cycle_text(cycles: list[list[str]]) -> str:
+    return "\n".join(" -> ".join([*c, c[0]]) for c in sorted(cycles, key=len)[:5])
+
+
+def test_no_import_cycles_between_modules() -> None:
+    # Nothing is left out: function-local imports, TYPE_CHECKING imports, lazy
+    # __getattr__ targets and a package's __init__ importing its own submodules all
+    # count, so a cycle cannot be closed by deferring one of its imports.
+    graph = _module_graph()
+    cycles = list(nx.simple_cycles(graph))
+    assert not cycles, f"import cycles:\n{_cycle_text(cycles)}"
+
+
+_CYCLE_BY_DEFERRED_IMPORTS = {
+    "fedpriv.x.a": "from fedpriv.x import b\n",
+    "fedpriv.x.b": "def f():\n    from fedpriv.x.c import g\n",
+    "fedpriv.x.c": (
+        "_EXPORTS = {'h': 'fedpriv.x.a'}\n\n\ndef __getattr__(name):\n"
+        "    return getattr(importlib.import_module(_EXPORTS[name]), name)\n"
+    ),
+}
+
+
+def test_deferred_imports_are_edges() -> None:
+    # The graph must see the imports a module defers: one inside a function body
+    # (b -> c) and one through a lazy module __getattr__'s table (c -> a).
+    found = {
+        module: _imports_in(
+            ast.parse(text), module, Path(f"{module}.py"), _CYCLE_BY_DEFERRED_IMPORTS.keys()
+        )
+        - {"fedpriv.x"}
+        for module, text in _CYCLE_BY_DEFERRED_IMPORTS.items()
+    }
+    assert found == {
+        "fedpriv.x.a": {"fedpriv.x.b"},
+        "fedpriv.x.b": {"fedpriv.x.c"},
+        "fedpriv.x.c": {"fedpriv.x.a"},
+    }
 
 
 #: Modules may run past about this many lines only with a reason in their docstring.
@@ -103,6 +178,20 @@ MODULE_LINES = 500
 LONG = sorted(
     m for m, p in SOURCES.items() if p.read_text(encoding="utf-8").count("\n") > MODULE_LINES
 )
+
+
+#: No module may run past this many lines, whatever its reason: split it along its concerns.
+MAX_MODULE_LINES = 1000
+
+
+def test_no_module_is_over_the_limit() -> None:
+    # Every module of the package, none excepted.
+    over = {
+        module: lines
+        for module, path in SOURCES.items()
+        if (lines := path.read_text(encoding="utf-8").count("\n")) > MAX_MODULE_LINES
+    }
+    assert not over, f"modules over {MAX_MODULE_LINES} lines: {over}"
 
 
 @pytest.mark.parametrize("module", LONG)

@@ -8,7 +8,8 @@ twins are the fixed versions, audited on the same kind of pair against the same
 claim: :func:`audit.audit_mechanism` must flag every broken entry and pass every
 twin (tests/audit/test_corpus.py).
 
-The mechanisms themselves live in :mod:`fedpriv.audit.regression.corpus_mechanisms`.
+The mechanisms themselves live in :mod:`fedpriv.audit.regression.corpus_mechanisms`, and
+:class:`CorpusEntry` in :mod:`fedpriv.audit.regression.corpus_entry` (re-exported here).
 
 Sources of the fixtures: A1 Laplace scale = ε (StatDP ``histogram_eps``, DP-Sniper
 ``NoisyHist2``); A2 k× under-noising (Tramèr et al. 2022); A3 report-noisy-max
@@ -26,14 +27,12 @@ source, grouped by family in one function each (the mechanisms are in
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 from fedpriv.audit.estimators.white_box import laplace_log_density_ratio
-from fedpriv.audit.regression.api import AuditResult, NeighboringPair, audit_mechanism
+from fedpriv.audit.regression.api import NeighboringPair
+from fedpriv.audit.regression.corpus_entry import CorpusEntry
 from fedpriv.audit.regression.corpus_float import float_entries
 from fedpriv.audit.regression.corpus_mechanisms import (
     bounded_sum,
@@ -57,70 +56,6 @@ __all__ = ["CORPUS", "CorpusEntry", "corpus_entries", "get_entry"]
 
 _REWARD = NeighboringRelation.REPLACE_ONE_REWARD
 _RECORD = NeighboringRelation.REPLACE_ONE
-
-
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class CorpusEntry:
-    """One fixture: a mechanism, its pair, its claim and the verdict it must get.
-
-    Attributes
-    ----------
-    name : str
-    mechanism : callable
-        ``(dataset, n_samples, rng) -> ndarray`` (picklable: module-level
-        functions and ``functools.partial``).
-    pair : NeighboringPair
-    claim : guarantee
-    expected_violated : bool
-        True for broken mechanisms, False for correct twins.
-    twin : str
-        Name of the correct twin of a broken entry ("" for twins).
-    source : str
-        fedpriv's corpus identifier (A1, B3, ...) and literature source.
-    true_epsilon : float
-        The mechanism's actual privacy loss on this pair (analytic; inf if none).
-    samples : int
-        Confirmation samples per world the regression test uses.
-    score, log_density_ratio : callable or None
-        The attacker's score (black-box) or the white-box LLR, if not the default.
-    """
-
-    name: str
-    mechanism: Callable[..., np.ndarray]
-    pair: NeighboringPair
-    claim: Any
-    expected_violated: bool
-    twin: str
-    source: str
-    true_epsilon: float
-    samples: int = 100_000
-    score: Callable[[np.ndarray], np.ndarray] | None = None
-    log_density_ratio: Callable[[np.ndarray], np.ndarray] | None = None
-
-    def audit(self, *, seed: int = 0, **options: Any) -> AuditResult:
-        """:func:`audit.audit_mechanism` with this entry's settings (overridable).
-
-        Parameters
-        ----------
-        seed : int, default 0
-            Root seed of the audit.
-        **options
-            Keyword arguments of :func:`~fedpriv.audit.regression.api.audit_mechanism`
-            that replace the entry's (``claim``, ``samples``, ``score``, ...).
-
-        Returns
-        -------
-        AuditResult
-        """
-        settings: dict[str, Any] = {
-            "claim": self.claim,
-            "samples": self.samples,
-            "seed": seed,
-            "score": self.score,
-            "log_density_ratio": self.log_density_ratio,
-        }
-        settings.update(options)
-        return audit_mechanism(self.mechanism, self.pair, **settings)
 
 
 # ---------------------------------------------------------------------------------

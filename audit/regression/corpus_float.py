@@ -31,6 +31,7 @@ import functools
 
 import numpy as np
 from fedpriv.audit.regression.api import NeighboringPair
+from fedpriv.audit.regression.corpus_entry import CorpusEntry
 from fedpriv.privacy.accounting.guarantees import PureDP
 from fedpriv.privacy.mechanisms.secure_noise import (
     from_grid,
@@ -189,9 +190,7 @@ def mironov_witness(outputs_d: np.ndarray, shift_prime: float) -> float | None:
 
 
 def float_entries() -> tuple:
-    """C1 and its twin as :class:`~fedpriv.audit.regression.corpus.CorpusEntry`."""
-    from fedpriv.audit.regression.corpus import CorpusEntry  # corpus.py imports this module
-
+    """C1 and its twin as :class:`~fedpriv.audit.regression.corpus_entry.CorpusEntry`."""
     pair = NeighboringPair(
         0.0, 1.0, NeighboringRelation.REPLACE_ONE, "count 0 vs 1 (Δ = 1), float64 outputs"
     )

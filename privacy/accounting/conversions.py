@@ -23,6 +23,7 @@ from fedpriv.privacy.checks import check_delta, check_real
 from scipy import special
 
 __all__ = [
+    "delta_from_log",
     "gaussian_dp_delta",
     "gaussian_dp_epsilon",
     "rdp_delta",
@@ -102,13 +103,23 @@ def _check_rdp_curve(orders: object, rdp: object) -> tuple[tuple[float, ...], tu
 _DELTA_ROUND_UP = 1e-12
 
 
-def _delta_from_log(log_delta: float) -> float:
+def delta_from_log(log_delta: float) -> float:
     """δ = exp(``log_delta``) rounded the conservative way (up), capped at 1.
 
     ``-inf`` (a route that proves δ = 0) gives exactly 0. Any finite ``log_delta``
     gives a *positive* δ: below ``log(5e-324) ≈ -744.4`` ``exp`` flushes to 0, which
     would claim pure DP, so the smallest positive double ``math.ulp(0.0)`` (the
     rounded-up value of every δ under it) is returned instead.
+
+    Parameters
+    ----------
+    log_delta : float
+        log δ (``-inf`` for δ = 0).
+
+    Returns
+    -------
+    float
+        δ in [0, 1], rounded up.
     """
     if log_delta == -math.inf:
         return 0.0
@@ -195,7 +206,7 @@ def _zcdp_delta(rho: float, epsilon: float) -> float:
     centre = math.log(max((epsilon - rho) / (2.0 * rho), 1e-6))
     log_delta = min(log_delta, _minimize_log_orders(curve, centre))
     # ρ > 0 and ε finite: δ > 0 (the Gaussian of μ² = 2ρ attains it), never 0.
-    return max(math.ulp(0.0), _delta_from_log(log_delta))
+    return max(math.ulp(0.0), delta_from_log(log_delta))
 
 
 #: 16-point Gauss-Legendre rule on [-1, 1], for the small-μ GDP integral.
@@ -235,7 +246,7 @@ def _gdp_delta(mu: float, epsilon: float) -> float:
     if math.isinf(epsilon):
         return 0.0
     # μ > 0 and ε finite: δ > 0, even where log Φ itself underflows to -inf.
-    return max(math.ulp(0.0), _delta_from_log(_gdp_log_delta(mu, epsilon)))
+    return max(math.ulp(0.0), delta_from_log(_gdp_log_delta(mu, epsilon)))
 
 
 def _gdp_epsilon(mu: float, delta: float) -> float:
@@ -294,7 +305,7 @@ def _rdp_delta(orders: np.ndarray, rdp: np.ndarray, epsilon: float) -> float:
     log_deltas = np.fmin(kl, bound)
     if np.any(rdp == 0.0):  # identical output distributions: δ = 0 is proven
         return 0.0
-    return max(math.ulp(0.0), _delta_from_log(float(np.min(log_deltas))))
+    return max(math.ulp(0.0), delta_from_log(float(np.min(log_deltas))))
 
 
 # ---------------------------------------------------------------------------------

@@ -63,6 +63,10 @@ __all__ = [
     "SelfComposed",
     "SymmetricMatrixDiscreteGaussian",
     "SymmetricMatrixGaussian",
+    "check_event_tree",
+    "check_frozen_event",
+    "check_privacy_loss",
+    "event_shape",
 ]
 
 #: Largest ε of a randomized-response or opaque (ε, δ) release: the routes evaluate
@@ -110,7 +114,9 @@ class Laplace:
         object.__setattr__(
             self, "l1_sensitivity", check_positive("l1_sensitivity", self.l1_sensitivity)
         )
-        _check_loss("l1_sensitivity", self.l1_sensitivity, "scale", self.scale, MAX_LAPLACE_EPSILON)
+        check_privacy_loss(
+            "l1_sensitivity", self.l1_sensitivity, "scale", self.scale, MAX_LAPLACE_EPSILON
+        )
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -165,7 +171,9 @@ class LaplaceTree:
         object.__setattr__(
             self, "l1_sensitivity", check_positive("l1_sensitivity", self.l1_sensitivity)
         )
-        _check_loss("l1_sensitivity", self.l1_sensitivity, "scale", self.scale, MAX_LAPLACE_EPSILON)
+        check_privacy_loss(
+            "l1_sensitivity", self.l1_sensitivity, "scale", self.scale, MAX_LAPLACE_EPSILON
+        )
         released = self.horizon if self.released_prefixes is None else self.released_prefixes
         released = check_int_at_least("released_prefixes", released, 1)
         if released > self.horizon:
@@ -223,7 +231,7 @@ def _resolve_noise(event: object, noise_multiplier: float | None) -> None:
         multiplier = stddev / sensitivity
     object.__setattr__(event, "noise_stddev", stddev)
     object.__setattr__(event, "_noise_multiplier", multiplier)
-    _check_loss("l2_sensitivity", sensitivity, "noise_stddev", stddev, MAX_GAUSSIAN_MU)
+    check_privacy_loss("l2_sensitivity", sensitivity, "noise_stddev", stddev, MAX_GAUSSIAN_MU)
 
 
 def _multiplier_field() -> Any:
@@ -345,7 +353,7 @@ class SymmetricMatrixGaussian:
             "frobenius_sensitivity",
             check_positive("frobenius_sensitivity", self.frobenius_sensitivity),
         )
-        _check_loss(
+        check_privacy_loss(
             "frobenius_sensitivity",
             self.frobenius_sensitivity,
             *_noise_field(self),
@@ -381,7 +389,9 @@ class DiscreteLaplace:
         object.__setattr__(
             self, "l1_sensitivity", _check_integral_positive("l1_sensitivity", self.l1_sensitivity)
         )
-        _check_loss("l1_sensitivity", self.l1_sensitivity, "scale", self.scale, MAX_LAPLACE_EPSILON)
+        check_privacy_loss(
+            "l1_sensitivity", self.l1_sensitivity, "scale", self.scale, MAX_LAPLACE_EPSILON
+        )
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True, init=False)
@@ -428,7 +438,9 @@ class DiscreteGaussian:
         value = noise_stddev if sigma is None else sigma
         object.__setattr__(self, "noise_stddev", check_positive(name, value))
         object.__setattr__(self, "l2_sensitivity", check_positive("l2_sensitivity", l2_sensitivity))
-        _check_loss("l2_sensitivity", self.l2_sensitivity, "sigma", self.sigma, MAX_GAUSSIAN_MU)
+        check_privacy_loss(
+            "l2_sensitivity", self.l2_sensitivity, "sigma", self.sigma, MAX_GAUSSIAN_MU
+        )
 
     @property
     def sigma(self) -> float:
@@ -484,7 +496,7 @@ class SymmetricMatrixDiscreteGaussian:
             "frobenius_sensitivity",
             check_positive("frobenius_sensitivity", self.frobenius_sensitivity),
         )
-        _check_loss(
+        check_privacy_loss(
             "frobenius_sensitivity",
             self.frobenius_sensitivity,
             *_noise_field(self),
@@ -637,14 +649,27 @@ class SelfComposed:
     count: int
 
     def __post_init__(self) -> None:
-        _check_frozen_event("event", self.event)
+        check_frozen_event("event", self.event)
         object.__setattr__(self, "count", check_int_at_least("count", self.count, 1))
         _check_at_most("count", self.count, MAX_COUNT, "MAX_COUNT")
-        _check_tree("event", self)
+        check_event_tree("event", self)
 
 
-def _check_frozen_event(name: str, event: object) -> None:
-    """Raise TypeError unless ``event`` is a hashable frozen-dataclass event instance."""
+def check_frozen_event(name: str, event: object) -> None:
+    """Raise TypeError unless ``event`` is a hashable frozen-dataclass event instance.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, for the message.
+    event : object
+        The value to check.
+
+    Raises
+    ------
+    TypeError
+        If ``event`` is a class, not a frozen dataclass instance, a guarantee, or unhashable.
+    """
     params = getattr(type(event), "__dataclass_params__", None)
     if isinstance(event, type) or params is None or not params.frozen:
         raise TypeError(f"`{name}` must be a frozen event instance, got {type(event).__name__}.")
@@ -660,24 +685,48 @@ def _check_frozen_event(name: str, event: object) -> None:
 
 
 @functools.lru_cache(maxsize=4096)
-def _shape(event: object) -> tuple[int, int]:
-    """``(nesting depth, releases)`` of an event tree (a leaf is ``(0, 1)``)."""
+def event_shape(event: object) -> tuple[int, int]:
+    """``(nesting depth, releases)`` of an event tree (a leaf is ``(0, 1)``).
+
+    Parameters
+    ----------
+    event : Event
+        An event, possibly nested (``SelfComposed``, ``Composed``).
+
+    Returns
+    -------
+    tuple of (int, int)
+        ``(nesting depth, releases)``.
+    """
     if isinstance(event, SelfComposed):
-        depth, releases = _shape(event.event)
+        depth, releases = event_shape(event.event)
         return depth + 1, releases * event.count
     if isinstance(event, Composed):
-        shapes = [_shape(part) for part in event.events]
+        shapes = [event_shape(part) for part in event.events]
         return 1 + max((d for d, _ in shapes), default=0), sum(r for _, r in shapes)
     inner = getattr(event, "event", None)  # a wrapper such as PoissonSampled
     if inner is not None and hasattr(type(inner), "__dataclass_params__"):
-        depth, releases = _shape(inner)
+        depth, releases = event_shape(inner)
         return depth + 1, releases
     return 0, 1
 
 
-def _check_tree(name: str, event: SelfComposed | Composed) -> None:
-    """Refuse an event tree nested deeper than MAX_DEPTH or holding more than MAX_COUNT releases."""
-    depth, releases = _shape(event)
+def check_event_tree(name: str, event: SelfComposed | Composed) -> None:
+    """Refuse an event tree nested deeper than MAX_DEPTH or holding more than MAX_COUNT releases.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, for the message.
+    event : SelfComposed or Composed
+        The event tree to check.
+
+    Raises
+    ------
+    ValueError
+        If the tree is nested deeper than :data:`MAX_DEPTH` or holds more than :data:`MAX_COUNT` releases.
+    """
+    depth, releases = event_shape(event)
     if depth > MAX_DEPTH:
         raise ValueError(
             f"`{name}`: events may be nested at most MAX_DEPTH = {MAX_DEPTH} levels "
@@ -705,11 +754,26 @@ def _noise_field(event: object) -> tuple[str, float]:
     return name, getattr(event, name)
 
 
-def _check_loss(
+def check_privacy_loss(
     sensitivity_name: str, sensitivity: float, scale_name: str, scale: float, maximum: float
 ) -> None:
     """Refuse a release whose privacy-loss parameter ``sensitivity / scale`` is above
-    ``maximum`` (or overflows): no route can price it, and it protects nothing."""
+    ``maximum`` (or overflows): no route can price it, and it protects nothing.
+
+    Parameters
+    ----------
+    sensitivity_name, scale_name : str
+        The fields' names, for the message.
+    sensitivity, scale : float
+        The release's sensitivity and noise scale (> 0).
+    maximum : float
+        :data:`MAX_LAPLACE_EPSILON` or :data:`MAX_GAUSSIAN_MU`.
+
+    Raises
+    ------
+    ValueError
+        If ``sensitivity / scale`` exceeds ``maximum``, overflows or is below the smallest normal double.
+    """
     ceiling = "MAX_GAUSSIAN_MU" if maximum == MAX_GAUSSIAN_MU else "MAX_LAPLACE_EPSILON"
     loss = sensitivity / scale
     if loss < sys.float_info.min:  # subnormal, or 0 by underflow: no route can price it
@@ -753,9 +817,9 @@ class Composed:
             )
         parts = tuple(self.events)
         for i, part in enumerate(parts):
-            _check_frozen_event(f"events[{i}]", part)
+            check_frozen_event(f"events[{i}]", part)
         object.__setattr__(self, "events", parts)
-        _check_tree("events", self)
+        check_event_tree("events", self)
 
 
 Event = (
@@ -773,15 +837,3 @@ Event = (
     | SelfComposed
     | Composed
 )
-
-
-def __getattr__(name: str):
-    """``from_dp_event``, ``to_dp_event`` and ``UnsupportedEventError`` of the
-    dp-accounting interop (:mod:`fedpriv.privacy.accounting.interop`), re-exported here and loaded
-    on first use, so that importing the events imports neither dp-accounting nor the
-    handlers that price them. ``__all__`` lists the event classes only."""
-    if name in ("from_dp_event", "to_dp_event", "UnsupportedEventError"):
-        from fedpriv.privacy.accounting import interop
-
-        return getattr(interop, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -29,7 +29,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-__all__ = ["at_most", "ratio_sum", "round_up"]
+__all__ = ["UNIT_ROUNDOFF", "at_most", "ratio_sum", "round_up"]
+
+#: Unit round-off of float64, ``2**-53``: the relative error of one rounded operation.
+UNIT_ROUNDOFF = 2.0**-53
 
 
 def _odd_split(value: int) -> tuple[int, int]:

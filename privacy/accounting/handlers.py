@@ -37,8 +37,12 @@ sharp pure→RDP bound (randomized response, Steinke 2024, differentialprivacy.o
 1.4) and the (ε, 0) randomized-response PLD; GDP μ gives ``ρ = μ²/2``, RDP ``α μ²/2``
 and the Gaussian PLD; zCDP ρ gives RDP ``α ρ``.
 
-Every public name is re-exported by :mod:`fedpriv.privacy.accounting.routes`, where it used to live;
-importing either module registers the built-in events. Types registered by their own
+The table's interface (:class:`EventHandlers`, :func:`register_event`, :func:`handlers_for`)
+is re-exported by :mod:`fedpriv.privacy.accounting.routes`, where it used to live; importing
+either module registers the built-in events. The resolved quantities
+(:func:`event_pure_epsilon`, :func:`event_gdp_mu`, :func:`event_zcdp_rho`,
+:func:`event_rdp_curve`, :func:`event_approx_dp`, :func:`event_pld`) are what the
+routes compose. Types registered by their own
 modules (``Composed`` when nested, ``PoissonSampled``, ``IntervalRelease``,
 ``SymmetricMatrixGaussianTree``) are imported by :func:`load_builtin_events` when a
 lookup misses, since :mod:`fedpriv.privacy` imports its rooms on use.
@@ -52,7 +56,8 @@ import dataclasses
 import functools
 import importlib
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -80,11 +85,22 @@ from fedpriv.privacy.accounting.tree import tree_depth
 from fedpriv.privacy.errors import UnsupportedEventError
 
 __all__ = [
+    "REGISTRY",
     "EventHandlers",
+    "approx_dp_pld",
+    "event_approx_dp",
+    "event_gdp_mu",
+    "event_pld",
+    "event_pure_epsilon",
+    "event_rdp_curve",
+    "event_zcdp_rho",
+    "gaussian_pld",
     "handlers_for",
     "load_builtin_events",
     "register_event",
+    "self_compose_calls",
     "self_compose_pld",
+    "track_caches",
 ]
 
 
@@ -126,12 +142,15 @@ class EventHandlers:
 
 
 _REGISTRY: dict[type, EventHandlers] = {}
+#: The ``{event type: EventHandlers}`` table, read-only (a live view: :func:`register_event`
+#: adds to it; the ledger codec resolves stored type names in it).
+REGISTRY: Mapping[type, EventHandlers] = MappingProxyType(_REGISTRY)
 #: Every lru-cached function whose results depend on the registry (cleared on
-#: registration); :mod:`fedpriv.privacy.accounting.routes` adds its own with :func:`_track_caches`.
+#: registration); :mod:`fedpriv.privacy.accounting.routes` adds its own with :func:`track_caches`.
 _CACHES: list[Any] = []
 
 
-def _track_caches(*cached: Any) -> None:
+def track_caches(*cached: Any) -> None:
     """Clear ``cached`` (``functools.lru_cache`` functions) on every registration."""
     _CACHES.extend(cached)
 
@@ -233,8 +252,24 @@ def _finite(value: float | None) -> bool:
 
 
 @functools.lru_cache(maxsize=4096)
-def _pure(event: Any) -> float:
-    """Pure ε of one release (``inf`` if not pure)."""
+def event_pure_epsilon(event: Any) -> float:
+    """Pure ε of one release (``inf`` if not pure).
+
+    Parameters
+    ----------
+    event : Event
+        One release (a registered event type).
+
+    Returns
+    -------
+    float
+        ε in nats; ``inf`` if the event is not pure.
+
+    Raises
+    ------
+    UnsupportedEventError
+        If an event type has no handlers.
+    """
     handlers = handlers_for(event)
     if handlers.pure is not None:
         return float(handlers.pure(event))
@@ -246,22 +281,54 @@ def _pure(event: Any) -> float:
 
 
 @functools.lru_cache(maxsize=4096)
-def _gdp(event: Any) -> float | None:
-    """μ of one release, or None."""
+def event_gdp_mu(event: Any) -> float | None:
+    """μ of one release, or None.
+
+    Parameters
+    ----------
+    event : Event
+        One release (a registered event type).
+
+    Returns
+    -------
+    float or None
+        μ >= 0.
+
+    Raises
+    ------
+    UnsupportedEventError
+        If an event type has no handlers.
+    """
     handlers = handlers_for(event)
     mu = handlers.gdp(event) if handlers.gdp is not None else None
     return float(mu) if _finite(mu) else None
 
 
 @functools.lru_cache(maxsize=4096)
-def _zcdp(event: Any) -> float | None:
-    """Smallest valid ρ of one release (handler, ``μ²/2``, ``ε²/2``), or None."""
+def event_zcdp_rho(event: Any) -> float | None:
+    """Smallest valid ρ of one release (handler, ``μ²/2``, ``ε²/2``), or None.
+
+    Parameters
+    ----------
+    event : Event
+        One release (a registered event type).
+
+    Returns
+    -------
+    float or None
+        ρ >= 0.
+
+    Raises
+    ------
+    UnsupportedEventError
+        If an event type has no handlers.
+    """
     handlers = handlers_for(event)
     rho = handlers.zcdp(event) if handlers.zcdp is not None else None
     candidates = [float(rho)] if _finite(rho) else []
-    if (mu := _gdp(event)) is not None:
+    if (mu := event_gdp_mu(event)) is not None:
         candidates.append(mu**2 / 2)
-    if math.isfinite(epsilon := _pure(event)):
+    if math.isfinite(epsilon := event_pure_epsilon(event)):
         candidates.append(epsilon**2 / 2)  # Bun & Steinke 2016, Prop. 1.4
     return min(candidates) if candidates else None
 
@@ -280,9 +347,29 @@ def _pure_rdp(epsilon: float, orders: np.ndarray) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=4096)
-def _rdp(event: Any, orders: tuple[float, ...]) -> np.ndarray | None:
+def event_rdp_curve(event: Any, orders: tuple[float, ...]) -> np.ndarray | None:
     """Read-only RDP curve of one release at ``orders`` (pointwise min of every valid
-    bound: its handler, ``α ρ`` and the sharp pure-DP curve), or None."""
+    bound: its handler, ``α ρ`` and the sharp pure-DP curve), or None.
+
+    Parameters
+    ----------
+    event : Event
+        One release (a registered event type).
+    orders : tuple of float
+        RDP orders, each > 1.
+
+    Returns
+    -------
+    ndarray of float64, shape (len(orders),), or None
+        Read-only; ``inf`` allowed at some orders.
+
+    Raises
+    ------
+    ValueError
+        If the event's ``rdp`` handler returns a curve of another shape.
+    UnsupportedEventError
+        If an event type has no handlers.
+    """
     grid = np.asarray(orders, dtype=np.float64)
     handlers = handlers_for(event)
     curves = []
@@ -294,9 +381,9 @@ def _rdp(event: Any, orders: tuple[float, ...]) -> np.ndarray | None:
                 f"expected {grid.shape}."
             )
         curves.append(curve)
-    if (rho := _zcdp(event)) is not None:
+    if (rho := event_zcdp_rho(event)) is not None:
         curves.append(grid * rho)
-    if math.isfinite(epsilon := _pure(event)):
+    if math.isfinite(epsilon := event_pure_epsilon(event)):
         curves.append(_pure_rdp(epsilon, grid))
     if not curves:
         return None
@@ -308,21 +395,39 @@ def _rdp(event: Any, orders: tuple[float, ...]) -> np.ndarray | None:
 
 
 @functools.lru_cache(maxsize=8192)
-def _approx(event: Any, delta_share: float) -> tuple[float, float]:
-    """(ε_i, δ_i) of one release given a δ share (derived if no handler)."""
+def event_approx_dp(event: Any, delta_share: float) -> tuple[float, float]:
+    """(ε_i, δ_i) of one release given a δ share (derived if no handler).
+
+    Parameters
+    ----------
+    event : Event
+        One release (a registered event type).
+    delta_share : float
+        δ the release may spend, in [0, 1).
+
+    Returns
+    -------
+    tuple of (float, float)
+        ``(ε_i, δ_i)``; ``(inf, 0)`` if it needs a share and got none.
+
+    Raises
+    ------
+    UnsupportedEventError
+        If an event type has no handlers.
+    """
     handlers = handlers_for(event)
     if handlers.approx is not None:
         epsilon, delta = handlers.approx(event, delta_share)
         return float(epsilon), float(delta)
-    if math.isfinite(epsilon := _pure(event)):
+    if math.isfinite(epsilon := event_pure_epsilon(event)):
         return epsilon, 0.0
     if delta_share <= 0:
         return math.inf, 0.0
-    if (mu := _gdp(event)) is not None:
+    if (mu := event_gdp_mu(event)) is not None:
         return gaussian_dp_epsilon(mu, delta_share), delta_share
-    if (rho := _zcdp(event)) is not None:
+    if (rho := event_zcdp_rho(event)) is not None:
         return zcdp_epsilon(rho, delta_share), delta_share
-    curve = _rdp(event, tuple(DEFAULT_ORDERS))
+    curve = event_rdp_curve(event, tuple(DEFAULT_ORDERS))
     if curve is not None:
         finite = np.isfinite(curve)
         orders = np.asarray(DEFAULT_ORDERS, dtype=np.float64)[finite]
@@ -330,8 +435,24 @@ def _approx(event: Any, delta_share: float) -> tuple[float, float]:
     return math.inf, 0.0
 
 
-def _two_point_pld(epsilon: float, delta: float, discretization: float, pessimistic: bool):
-    """PLD of the (ε, δ) randomized response, the worst (ε, δ)-DP mechanism."""
+def approx_dp_pld(epsilon: float, delta: float, discretization: float, pessimistic: bool):
+    """PLD of the (ε, δ) randomized response, the worst (ε, δ)-DP mechanism.
+
+    Parameters
+    ----------
+    epsilon : float
+        ε >= 0 of the mechanism.
+    delta : float
+        δ in [0, 1) (an infinite loss of that mass).
+    discretization : float
+        dp-accounting's ``value_discretization_interval``, > 0.
+    pessimistic : bool
+        True for an upper bound (pessimistic PLD), False for a lower one.
+
+    Returns
+    -------
+    dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution
+    """
     return _atoms_pld(
         (
             (epsilon, (1 - delta) / (1 + math.exp(-epsilon))),
@@ -346,7 +467,7 @@ def _two_point_pld(epsilon: float, delta: float, discretization: float, pessimis
 def _randomized_response_pld(event: Any, discretization: float, pessimistic: bool):
     """Exact PLD of ``k``-ary randomized response (loss ±ε or 0, see the event)."""
     if event.num_buckets == 2:
-        return _two_point_pld(event.epsilon, 0.0, discretization, pessimistic)
+        return approx_dp_pld(event.epsilon, 0.0, discretization, pessimistic)
     total = math.expm1(event.epsilon) + event.num_buckets
     atoms = (
         (event.epsilon, math.exp(event.epsilon) / total),
@@ -389,13 +510,26 @@ _GAUSSIAN_MU_FLOOR = 1e-100
 
 
 @functools.lru_cache(maxsize=32)
-def _gaussian_pld(mu: float, discretization: float, pessimistic: bool):
+def gaussian_pld(mu: float, discretization: float, pessimistic: bool):
     """PLD of the Gaussian mechanism with GDP parameter ``mu``.
 
     Below :data:`_GAUSSIAN_MU_FLOOR` (including a ``mu`` that underflowed to 0): the
     pessimistic PLD is the one at the floor (a larger ``mu`` loses more, so it is
     still an upper bound) and the optimistic one has no loss at all (δ(ε') = 0, a
     lower bound).
+
+    Parameters
+    ----------
+    mu : float
+        μ >= 0 of Gaussian DP.
+    discretization : float
+        dp-accounting's ``value_discretization_interval``, > 0.
+    pessimistic : bool
+        True for an upper bound (pessimistic PLD), False for a lower one.
+
+    Returns
+    -------
+    dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution
     """
     from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
@@ -413,16 +547,32 @@ def _gaussian_pld(mu: float, discretization: float, pessimistic: bool):
 
 
 @functools.lru_cache(maxsize=128)
-def _event_pld(event: Any, count: int, discretization: float, pessimistic: bool):
-    """PLD of ``count`` releases of ``event`` (one self-composition), or None."""
+def event_pld(event: Any, count: int, discretization: float, pessimistic: bool):
+    """PLD of ``count`` releases of ``event`` (one self-composition), or None.
+
+    Parameters
+    ----------
+    event : Event
+        One release (a registered event type).
+    count : int
+        Releases, >= 1.
+    discretization : float
+        dp-accounting's ``value_discretization_interval``, > 0.
+    pessimistic : bool
+        True for an upper bound (pessimistic PLD), False for a lower one.
+
+    Returns
+    -------
+    dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution or None
+    """
     handlers = handlers_for(event)
     base = None
     if handlers.pld is not None:
         base = handlers.pld(event, discretization, pessimistic)
-    elif (mu := _gdp(event)) is not None:
-        base = _gaussian_pld(mu, discretization, pessimistic)
-    elif math.isfinite(epsilon := _pure(event)):
-        base = _two_point_pld(epsilon, 0.0, discretization, pessimistic)
+    elif (mu := event_gdp_mu(event)) is not None:
+        base = gaussian_pld(mu, discretization, pessimistic)
+    elif math.isfinite(epsilon := event_pure_epsilon(event)):
+        base = approx_dp_pld(epsilon, 0.0, discretization, pessimistic)
     if base is None or count == 1:
         return base
     return self_compose_pld(base, count)
@@ -436,7 +586,17 @@ _SINGLE_CALL_COUNT = 1024
 
 def self_compose_calls(count: int) -> int:
     """Upper bound on the dp-accounting compositions :func:`self_compose_pld` makes
-    (at most three per base-256 digit of ``count``)."""
+    (at most three per base-256 digit of ``count``).
+
+    Parameters
+    ----------
+    count : int
+        Releases, >= 1.
+
+    Returns
+    -------
+    int
+    """
     digits = 0
     while count:
         count //= _SELF_COMPOSE_RADIX
@@ -600,14 +760,14 @@ def _discrete_laplace_pld(event: DiscreteLaplace, discretization: float, pessimi
 def _gaussian_approx(event: Any, delta_share: float) -> tuple[float, float]:
     if delta_share <= 0:
         return math.inf, 0.0
-    return gaussian_dp_epsilon(_gdp(event), delta_share), delta_share
+    return gaussian_dp_epsilon(event_gdp_mu(event), delta_share), delta_share
 
 
 def _zcdp_approx(event: Any, delta_share: float) -> tuple[float, float]:
     """(ε, δ) of an event priced by its zCDP ρ (the discrete Gaussians)."""
     if delta_share <= 0:
         return math.inf, 0.0
-    return zcdp_epsilon(_zcdp(event), delta_share), delta_share
+    return zcdp_epsilon(event_zcdp_rho(event), delta_share), delta_share
 
 
 def _opaque_approx(event: OpaqueApproxDP, delta_share: float) -> tuple[float, float]:
@@ -621,12 +781,12 @@ def _opaque_rdp(event: OpaqueApproxDP, orders: np.ndarray) -> np.ndarray:
 
 
 def _self_composed_approx(event: SelfComposed, delta_share: float) -> tuple[float, float]:
-    epsilon, delta = _approx(event.event, delta_share / event.count)
+    epsilon, delta = event_approx_dp(event.event, delta_share / event.count)
     return event.count * epsilon, event.count * delta
 
 
 def _self_composed_pld(event: SelfComposed, discretization: float, pessimistic: bool):
-    return _event_pld(event.event, event.count, discretization, pessimistic)
+    return event_pld(event.event, event.count, discretization, pessimistic)
 
 
 def _scaled(value: float | None, factor: float) -> float | None:
@@ -712,24 +872,32 @@ _BUILTIN = {
         approx=_opaque_approx,
         rdp=_opaque_rdp,
         zcdp=lambda e: e.epsilon**2 / 2 if e.delta == 0 else None,
-        pld=lambda e, d, p: _two_point_pld(e.epsilon, e.delta, d, p),
+        pld=lambda e, d, p: approx_dp_pld(e.epsilon, e.delta, d, p),
     ),
     SelfComposed: EventHandlers(
-        pure=lambda e: e.count * _pure(e.event),
+        pure=lambda e: e.count * event_pure_epsilon(e.event),
         approx=_self_composed_approx,
         rdp=lambda e, orders: (
             np.full(orders.shape, np.inf)
-            if (curve := _rdp(e.event, tuple(orders))) is None
+            if (curve := event_rdp_curve(e.event, tuple(orders))) is None
             else e.count * curve
         ),
-        zcdp=lambda e: _scaled(_zcdp(e.event), e.count),
-        gdp=lambda e: _scaled(_gdp(e.event), math.sqrt(e.count)),
+        zcdp=lambda e: _scaled(event_zcdp_rho(e.event), e.count),
+        gdp=lambda e: _scaled(event_gdp_mu(e.event), math.sqrt(e.count)),
         pld=_self_composed_pld,
     ),
 }
 
 
-_track_caches(_pure, _gdp, _zcdp, _rdp, _approx, _gaussian_pld, _event_pld)
+track_caches(
+    event_pure_epsilon,
+    event_gdp_mu,
+    event_zcdp_rho,
+    event_rdp_curve,
+    event_approx_dp,
+    gaussian_pld,
+    event_pld,
+)
 
 for _type, _handlers in _BUILTIN.items():
     register_event(_type, _handlers)

@@ -3,7 +3,7 @@
 dp-accounting's ``PrivacyLossDistribution.get_epsilon_for_delta`` walks a pmf from
 its top loss down in a Python loop (``pld_pmf._get_epsilon_for_delta``): about 25 ms
 per pmf for a DP-SGD PLD of 2·10⁵ bins, and the certified ε of
-:func:`fedpriv.privacy.accounting.routes._certified_epsilon` asks it twice, for two
+:func:`fedpriv.privacy.accounting.pld_certificate.certified_epsilon` asks it twice, for two
 pmfs each (issue 23: a DP-SGD schedule was 1.37× dp-accounting's time at the same
 ε). :class:`PldScan` runs the same walk with NumPy, once per pmf for every δ asked:
 

@@ -4,7 +4,7 @@
 Gaussian on the RDP route with dp-accounting's curve (Mironov, Talwar & Zhang 2019,
 §3.3); the curve at the default orders is cached per ``(μ, q)``, and the routes read it
 order by order where the minimum over orders is all they need
-(:func:`fedpriv.privacy.accounting.routes._rdp_route`).
+(:func:`fedpriv.privacy.accounting.rdp_route.rdp_route_epsilon`).
 """
 
 from __future__ import annotations
@@ -13,30 +13,44 @@ import functools
 import logging
 
 import numpy as np
-from fedpriv.privacy.accounting.handlers import _track_caches
+from fedpriv.privacy.accounting.handlers import track_caches
 
-__all__: list[str] = []
+__all__ = ["sampled_gaussian_rdp", "sampled_gaussian_rdp_at"]
 
 
 @functools.lru_cache(maxsize=256)
-def _sampled_gaussian_rdp(mu: float, sampling_rate: float, orders: tuple[float, ...]) -> np.ndarray:
+def sampled_gaussian_rdp(mu: float, sampling_rate: float, orders: tuple[float, ...]) -> np.ndarray:
+    """dp-accounting's RDP curve of the Poisson-subsampled Gaussian (Mironov, Talwar & Zhang 2019), read-only.
+
+    Parameters
+    ----------
+    mu : float
+        μ = Δ/σ of the inner Gaussian, > 0.
+    sampling_rate : float
+        Poisson sampling rate q in (0, 1).
+    orders : tuple of float
+        RDP orders, each > 1 (:func:`~fedpriv.privacy.accounting.cells.check_orders`).
+
+    Returns
+    -------
+    ndarray of float64, shape (len(orders),)
+    """
     curve = _compute_sampled_gaussian_rdp(mu, sampling_rate, orders)
     curve.flags.writeable = False
     return curve
 
 
 @functools.lru_cache(maxsize=8192)
-def _sampled_gaussian_rdp_at(mu: float, sampling_rate: float, order: float) -> float:
+def sampled_gaussian_rdp_at(mu: float, sampling_rate: float, order: float) -> float:
     """dp-accounting's RDP of the Poisson-subsampled Gaussian at one order.
 
-    The same value as the entry of :func:`_sampled_gaussian_rdp` at ``order``, bit
+    The same value as the entry of :func:`sampled_gaussian_rdp` at ``order``, bit
     for bit: dp-accounting computes each order on its own
     (``_compute_rdp_poisson_subsampled_gaussian`` maps ``compute_one_order`` over
     the orders) and composes one event into a zero curve (``0 + 1·x = x``). It is
     Rényi divergence of order ``order`` between the mixture and the Gaussian
     (Mironov, Talwar & Zhang 2019, §3.3), hence nondecreasing in ``order`` (van
-    Erven & Harremoës 2014, Thm. 3), which :func:`fedpriv.privacy.accounting.routes.
-    _rdp_route` uses to skip orders that cannot give the minimum.
+    Erven & Harremoës 2014, Thm. 3), which :func:`fedpriv.privacy.accounting.rdp_route.rdp_route_epsilon` uses to skip orders that cannot give the minimum.
 
     Parameters
     ----------
@@ -92,4 +106,4 @@ def _compute_sampled_gaussian_rdp(
     return accountant.rdp
 
 
-_track_caches(_sampled_gaussian_rdp, _sampled_gaussian_rdp_at)
+track_caches(sampled_gaussian_rdp, sampled_gaussian_rdp_at)

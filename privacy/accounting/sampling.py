@@ -88,19 +88,20 @@ from fedpriv.privacy.accounting.events import (
     Laplace,
     RandomizedResponse,
     SelfComposed,
-    _check_frozen_event,
-    _check_tree,
+    check_event_tree,
+    check_frozen_event,
 )
 from fedpriv.privacy.accounting.handlers import (
     EventHandlers,
-    _approx,
-    _gdp,
-    _pure,
-    _zcdp,
+    approx_dp_pld,
+    event_approx_dp,
+    event_gdp_mu,
+    event_pure_epsilon,
+    event_zcdp_rho,
     handlers_for,
     register_event,
 )
-from fedpriv.privacy.accounting.sampled_rdp import _sampled_gaussian_rdp, _sampled_gaussian_rdp_at
+from fedpriv.privacy.accounting.sampled_rdp import sampled_gaussian_rdp, sampled_gaussian_rdp_at
 from fedpriv.privacy.checks import check_real
 from fedpriv.privacy.errors import UnsupportedEventError
 from fedpriv.privacy.relations import NeighboringRelation, parse_relation
@@ -111,6 +112,7 @@ __all__ = [
     "PoissonSampled",
     "amplified_epsilon_delta",
     "check_sampling_relation",
+    "lazy_sampled_rdp",
     "sampling_relation_for",
 ]
 
@@ -169,7 +171,7 @@ class PoissonSampled:
     neighboring_relation: NeighboringRelation = NeighboringRelation.ADD_OR_REMOVE_ONE
 
     def __post_init__(self) -> None:
-        _check_frozen_event("event", self.event)
+        check_frozen_event("event", self.event)
         rate = check_real("sampling_rate", self.sampling_rate)
         if not (rate == 0.0 or MIN_SAMPLING_RATE <= rate <= 1.0):
             raise ValueError(
@@ -186,7 +188,7 @@ class PoissonSampled:
                 f"event, got {relation.value!r}."
             )
         object.__setattr__(self, "neighboring_relation", relation)
-        _check_tree("event", self)
+        check_event_tree("event", self)
 
     @property
     def replace(self) -> bool:
@@ -329,7 +331,7 @@ def _sampled_approx(event: PoissonSampled, delta_share: float) -> tuple[float, f
     if q == 0:
         return 0.0, 0.0
     inner_share = min(delta_share / q, _MAX_INNER_SHARE)
-    epsilon, delta = _approx(event.event, inner_share)
+    epsilon, delta = event_approx_dp(event.event, inner_share)
     amplified = amplified_epsilon_delta(epsilon, delta, q, replace=event.replace)
     if not event.replace or delta == 0 or amplified[1] <= delta_share:
         return amplified
@@ -338,7 +340,7 @@ def _sampled_approx(event: PoissonSampled, delta_share: float) -> tuple[float, f
     best = (math.inf, 0.0)
     for _ in range(_SHARE_STEPS):
         middle = 0.5 * (low + high)
-        epsilon, delta = _approx(event.event, middle)
+        epsilon, delta = event_approx_dp(event.event, middle)
         candidate = amplified_epsilon_delta(epsilon, delta, q, replace=True)
         if candidate[1] <= delta_share:
             best, low = candidate, middle
@@ -351,27 +353,37 @@ def _sampled_pure(event: PoissonSampled) -> float:
     if event.sampling_rate == 0:
         return 0.0
     return amplified_epsilon_delta(
-        _pure(event.event), 0.0, event.sampling_rate, replace=event.replace
+        event_pure_epsilon(event.event), 0.0, event.sampling_rate, replace=event.replace
     )[0]
 
 
-def _lazy_sampled_rdp(event: Any):
+def lazy_sampled_rdp(event: Any):
     """``order -> RDP`` of ``event`` if its curve (:func:`~fedpriv.privacy.accounting.
-    handlers._rdp`) is exactly dp-accounting's subsampled-Gaussian RDP, order by order
-    (:func:`_sampled_gaussian_rdp_at`), else None.
+    handlers.event_rdp_curve`) is exactly dp-accounting's subsampled-Gaussian RDP, order by order
+    (:func:`sampled_gaussian_rdp_at`), else None.
 
     That is a :class:`PoissonSampled` Gaussian-family event, ``0 < q < 1``, add/remove
     (no ``replace``), whose handler is this module's and which has no zCDP and no
-    finite pure ε (so ``_rdp``'s pointwise minimum is the handler's curve alone).
+    finite pure ε (so ``event_rdp_curve``'s pointwise minimum is the handler's curve alone).
+
+    Parameters
+    ----------
+    event : Event
+        Any registered event.
+
+    Returns
+    -------
+    callable or None
+        ``order -> float``; None if the event's curve is not that one.
     """
     if type(event) is not PoissonSampled or event.replace:
         return None
     if not 0.0 < event.sampling_rate < 1.0 or handlers_for(event).rdp is not _sampled_rdp:
         return None
-    mu = _gdp(event.event)
-    if mu is None or _zcdp(event) is not None or math.isfinite(_pure(event)):
+    mu = event_gdp_mu(event.event)
+    if mu is None or event_zcdp_rho(event) is not None or math.isfinite(event_pure_epsilon(event)):
         return None
-    return functools.partial(_sampled_gaussian_rdp_at, mu, event.sampling_rate)
+    return functools.partial(sampled_gaussian_rdp_at, mu, event.sampling_rate)
 
 
 def _sampled_rdp(event: PoissonSampled, orders: np.ndarray) -> np.ndarray:
@@ -379,10 +391,10 @@ def _sampled_rdp(event: PoissonSampled, orders: np.ndarray) -> np.ndarray:
     (the amplified pure ε then gives the sharp pure→RDP curve)."""
     if event.sampling_rate == 0:
         return np.zeros(orders.shape)
-    mu = _gdp(event.event)
+    mu = event_gdp_mu(event.event)
     if mu is None or event.replace:
         return np.full(orders.shape, np.inf)
-    return np.asarray(_sampled_gaussian_rdp(mu, event.sampling_rate, tuple(orders)))
+    return np.asarray(sampled_gaussian_rdp(mu, event.sampling_rate, tuple(orders)))
 
 
 def _exact_sampled_pld(event: PoissonSampled, discretization: float, pessimistic: bool):
@@ -395,7 +407,7 @@ def _exact_sampled_pld(event: PoissonSampled, discretization: float, pessimistic
         "value_discretization_interval": discretization,
         "sampling_prob": q,
     }
-    if (mu := _gdp(inner)) is not None:
+    if (mu := event_gdp_mu(inner)) is not None:
         relation = pld_lib.NeighborRel[event.neighboring_relation.name]
         return pld_lib.from_gaussian_mechanism(
             1.0 / mu, use_connect_dots=pessimistic, neighboring_relation=relation, **common
@@ -416,8 +428,6 @@ def _exact_sampled_pld(event: PoissonSampled, discretization: float, pessimistic
 
 
 def _sampled_pld(event: PoissonSampled, discretization: float, pessimistic: bool):
-    from fedpriv.privacy.accounting.handlers import _two_point_pld
-
     if event.sampling_rate == 0:
         return None  # nothing to compose: the pure route gives 0
     exact = _exact_sampled_pld(event, discretization, pessimistic)
@@ -425,7 +435,7 @@ def _sampled_pld(event: PoissonSampled, discretization: float, pessimistic: bool
         # The amplified (ε', δ') pair is an upper bound, not the mechanism's own
         # loss: it has no optimistic (lower-bound) PLD, so the lower end drops it.
         return exact
-    epsilon, delta = _approx(event.event, 0.0)  # inner events with a fixed δ (or pure)
+    epsilon, delta = event_approx_dp(event.event, 0.0)  # inner events with a fixed δ (or pure)
     if not math.isfinite(epsilon):
         return None
     epsilon, delta = amplified_epsilon_delta(
@@ -433,7 +443,7 @@ def _sampled_pld(event: PoissonSampled, discretization: float, pessimistic: bool
     )
     if delta >= 1:
         return None
-    return _two_point_pld(epsilon, delta, discretization, pessimistic)
+    return approx_dp_pld(epsilon, delta, discretization, pessimistic)
 
 
 register_event(

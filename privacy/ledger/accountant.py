@@ -50,7 +50,7 @@ from fedpriv.privacy.accounting.events import (
     Event,
     NonPrivate,
     SelfComposed,
-    _shape,
+    event_shape,
 )
 from fedpriv.privacy.accounting.guarantees import (
     RELATIVE_TOLERANCE,
@@ -601,7 +601,7 @@ class Accountant(StoredLedgerMixin):
         Only the tally (a cache of the recorded charges) is written; an exception while
         updating it drops it, to be rebuilt.
         """
-        releases = _shape(event)[1]
+        releases = event_shape(event)[1]
         rows = max(a.size for a in arrays.values())
         tally = self._cell_tally
         try:
@@ -1503,7 +1503,7 @@ def _numeric_cell_counts(columns: list[np.ndarray]) -> dict | None:
 def _fold(tally: list, event: Event, arrays: dict[str, np.ndarray], parallel_levels) -> None:
     """Add one recorded charge to a ``[n, bound, cells]`` tally (see
     :meth:`Accountant._check_charge_size`); ``n`` is the caller's."""
-    releases = _shape(event)[1]
+    releases = event_shape(event)[1]
     tally[1] += releases * max(a.size for a in arrays.values())
     if tally[2] is not None:
         cells = tally[2]
@@ -1542,7 +1542,7 @@ def _warn_overflow(what: str, answer: str, error: ArithmeticError) -> None:
 def _check_cell_sizes(cells: list[list[tuple[Event, int]]]) -> None:
     """Refuse to price a cell of more than :data:`MAX_CELL_RELEASES` releases."""
     for cell in cells:
-        releases = sum(count * _shape(event)[1] for event, count in cell)
+        releases = sum(count * event_shape(event)[1] for event, count in cell)
         if releases > MAX_CELL_RELEASES:
             raise ResourceLimitError(
                 f"a cell of the ledger holds {releases:,} releases, more than "

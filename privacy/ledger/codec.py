@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from fedpriv.privacy.accounting.handlers import _REGISTRY, load_builtin_events
+from fedpriv.privacy.accounting.handlers import REGISTRY, load_builtin_events
 from fedpriv.privacy.errors import StoreFormatError
 
 __all__ = [
@@ -48,9 +48,9 @@ _ARRAY_KINDS = frozenset("biufUO")
 
 # ---------------------------------------------------------------------- events
 def _registered_type(name: str) -> type:
-    matches = [cls for cls in _REGISTRY if cls.__qualname__ == name]
+    matches = [cls for cls in REGISTRY if cls.__qualname__ == name]
     if not matches and load_builtin_events():  # fedpriv's own events register on use
-        matches = [cls for cls in _REGISTRY if cls.__qualname__ == name]
+        matches = [cls for cls in REGISTRY if cls.__qualname__ == name]
     if len(matches) != 1:
         problem = "is not registered" if not matches else "is ambiguous"
         raise StoreFormatError(
@@ -66,7 +66,7 @@ def _enum_types() -> dict[str, list[type]]:
     from fedpriv.privacy.relations import NeighboringRelation
 
     load_builtin_events()
-    registered = tuple(_REGISTRY)
+    registered = tuple(REGISTRY)
     if _ENUM_CACHE and _ENUM_CACHE[0] == registered:
         return _ENUM_CACHE[1]
     found: dict[str, list[type]] = {NeighboringRelation.__qualname__: [NeighboringRelation]}
@@ -105,8 +105,8 @@ def _decode_enum(tree: Mapping[str, Any]) -> enum.Enum:
 
 
 def _encode_value(value: Any, where: str) -> Any:
-    if type(value) in _REGISTRY or (
-        dataclasses.is_dataclass(value) and load_builtin_events() and type(value) in _REGISTRY
+    if type(value) in REGISTRY or (
+        dataclasses.is_dataclass(value) and load_builtin_events() and type(value) in REGISTRY
     ):
         return _event_tree(value)
     if isinstance(value, enum.Enum):

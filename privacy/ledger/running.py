@@ -37,11 +37,17 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from fedpriv.privacy.accounting.cells import (
+    cell_gdp_mu,
+    cell_zcdp_rho,
+    exact_pure_sum,
+    normalize_cell,
+    round_up_ratio,
+)
 from fedpriv.privacy.accounting.conversions import gaussian_dp_epsilon, zcdp_epsilon
-from fedpriv.privacy.accounting.events import _shape
+from fedpriv.privacy.accounting.events import event_shape
 from fedpriv.privacy.accounting.guarantees import DEFAULT_ORDERS, ApproxDP, PureDP
-from fedpriv.privacy.accounting.handlers import _rdp
-from fedpriv.privacy.accounting.routes import _exact_pure, _gdp_mu, _normalize, _round_up, _zcdp_rho
+from fedpriv.privacy.accounting.handlers import event_rdp_curve
 
 __all__ = ["MARGIN", "RunningCells"]
 
@@ -80,23 +86,23 @@ class _Cell:
 
 def _event_stats(event: Any) -> _Stats:
     """Statistics of one release of ``event`` (its parts expanded as the routes do)."""
-    items = _normalize([(event, 1)])
-    exact = _exact_pure(items)
-    mu = _gdp_mu(items)
-    rho = _zcdp_rho(items)
+    items = normalize_cell([(event, 1)])
+    exact = exact_pure_sum(items)
+    mu = cell_gdp_mu(items)
+    rho = cell_zcdp_rho(items)
     curve = np.zeros(_ORDERS.size)
     for part, count in items:
-        part_curve = _rdp(part, DEFAULT_ORDERS)
+        part_curve = event_rdp_curve(part, DEFAULT_ORDERS)
         if part_curve is None:
             curve = np.full(_ORDERS.size, math.inf)
             break
         curve = curve + count * part_curve
     return _Stats(
-        math.inf if exact is None else _round_up(exact),
+        math.inf if exact is None else round_up_ratio(exact),
         math.inf if mu is None else mu * mu,
         math.inf if rho is None else rho,
         curve,
-        _shape(event)[1],
+        event_shape(event)[1],
     )
 
 
@@ -207,7 +213,11 @@ class RunningCells:
                 stats = _event_stats(event)
             except ArithmeticError:  # an extreme event: the exact check prices it
                 stats = _Stats(
-                    math.inf, math.inf, math.inf, np.full(_ORDERS.size, math.inf), _shape(event)[1]
+                    math.inf,
+                    math.inf,
+                    math.inf,
+                    np.full(_ORDERS.size, math.inf),
+                    event_shape(event)[1],
                 )
             self._event_stats[event] = stats
         return stats

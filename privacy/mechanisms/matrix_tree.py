@@ -77,7 +77,7 @@ from fedpriv.privacy.accounting.events import (
     NonPrivate,
     SelfComposed,
     SymmetricMatrixDiscreteGaussian,
-    _check_loss,
+    check_privacy_loss,
 )
 from fedpriv.privacy.accounting.guarantees import gaussian_dp_delta
 from fedpriv.privacy.accounting.tree import tree_depth
@@ -153,7 +153,7 @@ class SymmetricMatrixGaussianTree:
             check_positive("frobenius_sensitivity", self.frobenius_sensitivity),
         )
         object.__setattr__(self, "capacity", check_int_at_least("capacity", self.capacity, 1))
-        _check_loss(
+        check_privacy_loss(
             "frobenius_sensitivity",
             self.frobenius_sensitivity,
             "noise_stddev",

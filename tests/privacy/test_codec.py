@@ -3,7 +3,7 @@
 A Poisson-sampled charge to an accountant with a store raised ``TypeError`` (its
 ``neighboring_relation`` enum could not be encoded). The strategies below build one
 event of every type in the accountant's handler table (:data:`fedpriv.privacy.
-accounting.handlers._REGISTRY`, built-in modules loaded); a test fails when a type is
+accounting.handlers.REGISTRY`, built-in modules loaded); a test fails when a type is
 registered without a strategy here, so a new event type cannot be left out.
 """
 
@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from fedpriv.privacy import Accountant, IntervalRelease, PoissonSampled, SymmetricMatrixGaussianTree
 from fedpriv.privacy.accounting import events
-from fedpriv.privacy.accounting.handlers import _REGISTRY, load_builtin_events
+from fedpriv.privacy.accounting.handlers import REGISTRY, load_builtin_events
 from fedpriv.privacy.errors import StoreFormatError
 from fedpriv.privacy.ledger.codec import decode_event, encode_event
 from hypothesis import HealthCheck, given, settings
@@ -110,7 +110,7 @@ any_event = st.one_of(*EVERY_TYPE.values())
 
 def test_every_registered_event_type_has_a_strategy() -> None:
     load_builtin_events()
-    assert set(EVERY_TYPE) == set(_REGISTRY)
+    assert set(EVERY_TYPE) == set(REGISTRY)
 
 
 @settings(max_examples=100)

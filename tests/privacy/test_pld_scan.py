@@ -3,10 +3,10 @@
 * :class:`~fedpriv.privacy.accounting.pld_scan.PldScan` against dp-accounting's own
   ``PrivacyLossDistribution.get_epsilon_for_delta`` (bit for bit, any δ, any order
   of queries on one scan);
-* ``routes._certified_epsilon`` and the round-off helpers against their
+* ``pld_certificate.certified_epsilon`` and the round-off helpers against their
   pre-issue-23 code, kept here verbatim as the reference;
-* ``routes._rdp_route`` (orders skipped by the monotone bound) against
-  ``rdp_epsilon`` of the full ``_rdp_total`` curve.
+* ``rdp_route.rdp_route_epsilon`` (orders skipped by the monotone bound) against
+  ``rdp_epsilon`` of the full ``rdp_total`` curve.
 
 Equality is exact (``==``), so these tests also pin that every reported number is
 unchanged; the soundness invariants (the certified ε is >= the PLD's own answer, the
@@ -20,7 +20,15 @@ import math
 import numpy as np
 import pytest
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
-from fedpriv.privacy.accounting import events, routes
+from fedpriv.privacy.accounting import (
+    cells,
+    events,
+    exact_sum,
+    pld_certificate,
+    pld_route,
+    rdp_route,
+    routes,
+)
 from fedpriv.privacy.accounting.conversions import rdp_epsilon
 from fedpriv.privacy.accounting.guarantees import DEFAULT_ORDERS
 from fedpriv.privacy.accounting.pld_scan import PldScan
@@ -143,32 +151,32 @@ def test_scan_exits_where_exp_underflows():
 def _old_roundoff_at(certified, epsilon):
     pld, certificate, _ = certified
     worst = 0.0
-    for pmf, (l2, floor) in zip(routes._pmfs(pld), certificate):
-        n = int(np.count_nonzero(routes._pmf_losses(pmf) >= epsilon - pmf._discretization))
+    for pmf, (l2, floor) in zip(pld_certificate.pmfs(pld), certificate):
+        n = int(np.count_nonzero(pld_certificate.pmf_losses(pmf) >= epsilon - pmf._discretization))
         worst = max(worst, math.sqrt(n) * l2, 2.0 * n * floor)
     return worst
 
 
 def _old_tail_mass(pld, epsilon):
     worst = 0.0
-    for pmf in routes._pmfs(pld):
-        losses = routes._pmf_losses(pmf)
-        probs = routes._pmf_probs(pmf)
+    for pmf in pld_certificate.pmfs(pld):
+        losses = pld_certificate.pmf_losses(pmf)
+        probs = pld_certificate.pmf_probs(pmf)
         worst = max(worst, float(np.abs(probs[losses >= epsilon - pmf._discretization]).sum()))
     return worst
 
 
 def _old_summation_slack(pld, epsilon):
-    size = max(routes._pmf_probs(pmf).size for pmf in routes._pmfs(pld))
-    return 2.0 * size * routes._UNIT_ROUNDOFF * (_old_tail_mass(pld, epsilon) + 1e-300)
+    size = max(pld_certificate.pmf_probs(pmf).size for pmf in pld_certificate.pmfs(pld))
+    return 2.0 * size * exact_sum.UNIT_ROUNDOFF * (_old_tail_mass(pld, epsilon) + 1e-300)
 
 
 def _old_loss_drift(pld):
     worst = 0.0
-    for pmf in routes._pmfs(pld):
-        losses = routes._pmf_losses(pmf)
+    for pmf in pld_certificate.pmfs(pld):
+        losses = pld_certificate.pmf_losses(pmf)
         if losses.size:
-            worst = max(worst, losses.size * routes._UNIT_ROUNDOFF * float(np.abs(losses).max()))
+            worst = max(worst, losses.size * exact_sum.UNIT_ROUNDOFF * float(np.abs(losses).max()))
     return 2.0 * worst
 
 
@@ -192,13 +200,15 @@ def _old_certified_epsilon(certified, target_delta):
     delta=deltas.filter(lambda d: d < 1.0),
 )
 def test_certified_epsilon_and_helpers_equal_the_old_code(pld, operations, epsilons, delta):
-    certified = (pld, routes._pld_roundoff(pld, operations), operations)
+    certified = (pld, pld_certificate.pld_roundoff(pld, operations), operations)
     for epsilon in epsilons:
-        assert routes._roundoff_at(certified, epsilon) == _old_roundoff_at(certified, epsilon)
-        assert routes._tail_mass(pld, epsilon) == _old_tail_mass(pld, epsilon)
-        assert routes._summation_slack(pld, epsilon) == _old_summation_slack(pld, epsilon)
-    assert routes._loss_drift(pld) == _old_loss_drift(pld)
-    new = routes._certified_epsilon(certified, delta)
+        assert pld_certificate.roundoff_at(certified, epsilon) == _old_roundoff_at(
+            certified, epsilon
+        )
+        assert pld_certificate.tail_mass(pld, epsilon) == _old_tail_mass(pld, epsilon)
+        assert pld_certificate.summation_slack(pld, epsilon) == _old_summation_slack(pld, epsilon)
+    assert pld_certificate.loss_drift(pld) == _old_loss_drift(pld)
+    new = pld_certificate.certified_epsilon(certified, delta)
     assert new == _old_certified_epsilon(certified, delta)
     # an upper bound: never below the PLD's own answer (round-off only raises it)
     assert new >= pld.get_epsilon_for_delta(delta)
@@ -210,11 +220,11 @@ def test_dp_sgd_routes_unchanged_and_sound(target_delta):
     steps): PLD and RDP routes equal the old paths; ε >= the optimistic lower end."""
     step = PoissonSampled(event=events.Gaussian(noise_multiplier=1.1), sampling_rate=0.01)
     cell = [(events.SelfComposed(event=step, count=200), 1)]
-    items = routes._normalize(cell)
-    certified = routes._cell_pld(items, routes._pld_grid(items, 1e-4, True), True, False)
+    items = cells.normalize_cell(cell)
+    certified = pld_route.cell_pld(items, pld_route.pld_grid(items, 1e-4, True), True, False)
     values = routes.compose_routes(cell, target_delta)
     assert values["pld"] == _old_certified_epsilon(certified, target_delta)
-    orders, curve = routes._rdp_total(items, DEFAULT_ORDERS)
+    orders, curve = rdp_route.rdp_total(items, DEFAULT_ORDERS)
     assert values["rdp"] == rdp_epsilon(orders, curve, target_delta)
     assert routes.pld_lower_bound(cell, target_delta) <= values["pld"] <= values["rdp"]
 
@@ -222,11 +232,11 @@ def test_dp_sgd_routes_unchanged_and_sound(target_delta):
 # ------------------------------------------------------------------ RDP route
 @pytest.mark.parametrize("sigma, q", [(1.1, 0.01), (0.7, 0.3), (5.0, 0.001)])
 def test_one_order_is_the_curve_entry(sigma, q):
-    from fedpriv.privacy.accounting.sampling import _sampled_gaussian_rdp, _sampled_gaussian_rdp_at
+    from fedpriv.privacy.accounting.sampling import sampled_gaussian_rdp, sampled_gaussian_rdp_at
 
     mu = 1.0 / sigma
-    curve = _sampled_gaussian_rdp(mu, q, DEFAULT_ORDERS)
-    assert [_sampled_gaussian_rdp_at(mu, q, order) for order in DEFAULT_ORDERS] == list(curve)
+    curve = sampled_gaussian_rdp(mu, q, DEFAULT_ORDERS)
+    assert [sampled_gaussian_rdp_at(mu, q, order) for order in DEFAULT_ORDERS] == list(curve)
 
 
 sampled = st.builds(
@@ -257,7 +267,7 @@ others = st.one_of(
     ),
 )
 def test_rdp_route_skips_only_orders_that_cannot_win(cell, delta, orders):
-    items = routes._normalize(cell)
-    total = routes._rdp_total(items, orders)
+    items = cells.normalize_cell(cell)
+    total = rdp_route.rdp_total(items, orders)
     old = math.inf if total is None else rdp_epsilon(total[0], total[1], delta)
-    assert routes._rdp_route(items, orders, delta) == old
+    assert rdp_route.rdp_route_epsilon(items, orders, delta) == old

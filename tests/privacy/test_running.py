@@ -13,7 +13,7 @@ import math
 
 import pytest
 from fedpriv.privacy import Accountant
-from fedpriv.privacy.accounting import events
+from fedpriv.privacy.accounting import cells, events, pld_route
 from fedpriv.privacy.accounting.guarantees import ApproxDP, PureDP
 from fedpriv.privacy.errors import BudgetExceededError
 from fedpriv.privacy.ledger import accountant as accountant_module
@@ -185,15 +185,16 @@ def test_thresholds_are_sound_for_each_route():
 def test_the_merged_gaussian_counts_as_one_release_of_the_upper_grid():
     """Issue 23 item 2: the upper PLD route's grid bounds the merged Gaussian PLD it
     builds (<= 10^5 points), and the coarser upper value stays above the lower bracket."""
-    from fedpriv.privacy.accounting import routes
     from fedpriv.privacy.accounting.routes import compose_routes, pld_lower_bound
 
     cell = [(events.Laplace(scale=100.0), 5000), (events.Gaussian(noise_multiplier=100.0), 5000)]
-    items = routes._normalize(cell)
-    grid = routes._pld_grid(items, 1e-4, True)
+    items = cells.normalize_cell(cell)
+    grid = pld_route.pld_grid(items, 1e-4, True)
     mu = math.sqrt(5000) / 100.0
-    assert grid > routes._pld_grid(items, 1e-4, False)  # the lower bracket keeps its grid
-    assert 2 * (mu * mu / 2 + routes._PLD_SPREAD * mu) / grid <= routes._SINGLE_POINTS * (1 + 1e-9)
+    assert grid > pld_route.pld_grid(items, 1e-4, False)  # the lower bracket keeps its grid
+    assert 2 * (mu * mu / 2 + pld_route.PLD_SPREAD * mu) / grid <= pld_route.SINGLE_POINTS * (
+        1 + 1e-9
+    )
     upper = compose_routes(cell, 1e-6)
     assert upper["pld"] <= min(upper["rdp"], upper["zcdp"])
     assert pld_lower_bound(cell, 1e-6) <= upper["pld"]

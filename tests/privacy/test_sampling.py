@@ -33,10 +33,10 @@ def _sampled_gaussian(noise_multiplier: float, rate: float, relation="add_or_rem
 def test_rdp_matches_dp_accounting_published_curve() -> None:
     """rdp_privacy_accountant_test.py::test_compute_rdp_poisson_sampled_gaussian:
     q = 0.01, σ = 2.5, 50 steps; RDP at orders 1.5, 2.5, 5, 50, 100 with rtol 1e-4."""
-    from fedpriv.privacy.accounting.handlers import _rdp
+    from fedpriv.privacy.accounting.handlers import event_rdp_curve
 
     step = _sampled_gaussian(2.5, 0.01)
-    curve = 50 * _rdp(step, (1.5, 2.5, 5.0, 50.0, 100.0))
+    curve = 50 * event_rdp_curve(step, (1.5, 2.5, 5.0, 50.0, 100.0))
     published = [6.70579741e-04, 1.08548710e-03, 2.18075656e-03, 2.38460375e-02, 1.67416308e02]
     np.testing.assert_allclose(curve, published, rtol=1e-4)
 

@@ -56,7 +56,7 @@ def test_dpsgd_pld_is_dp_accountings_pessimistic_value_or_above(steps: int) -> N
     ``PLDAccountant`` makes it, so the route's ε is dp-accounting's pessimistic ε plus
     the round-off certificate; above the optimistic bracket and below the RDP route."""
     step = PoissonSampled(event=events.Gaussian(noise_multiplier=1.1), sampling_rate=0.01)
-    assert handlers._truncation_is_tight(handlers._event_pld(step, 1, GRID, True), steps)
+    assert handlers._truncation_is_tight(handlers.event_pld(step, 1, GRID, True), steps)
     routes = compose_routes([(step, steps)], 1e-5, pld_discretization=GRID)
     anchor = dp_accounting.pld.PLDAccountant(value_discretization_interval=GRID)
     anchor.compose(
@@ -71,7 +71,7 @@ def test_dpsgd_pld_is_dp_accountings_pessimistic_value_or_above(steps: int) -> N
 def test_loose_truncation_keeps_the_digits() -> None:
     """700,000 randomized responses at ε = 0.004 (issue 19: 13 million bins in one call)
     stay with the base-256 digits; the tight DP-SGD step at 10⁵ takes one call."""
-    rr = handlers._event_pld(events.RandomizedResponse(epsilon=0.004), 1, 1e-4, True)
+    rr = handlers.event_pld(events.RandomizedResponse(epsilon=0.004), 1, 1e-4, True)
     assert not handlers._truncation_is_tight(rr, 700_000)
     step = PoissonSampled(event=events.Gaussian(noise_multiplier=1.1), sampling_rate=0.01)
-    assert handlers._truncation_is_tight(handlers._event_pld(step, 1, 1e-4, True), 100_000)
+    assert handlers._truncation_is_tight(handlers.event_pld(step, 1, 1e-4, True), 100_000)

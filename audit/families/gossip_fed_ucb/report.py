@@ -12,11 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
-from fedpriv.audit.families.gossip_fed_ucb.regret import VerifyReport
+from fedpriv.audit.families.gossip_fed_ucb.job import VerifyReport
 from fedpriv.privacy import format_epsilon
 
 __all__ = ["claims_records", "claims_table", "regret_table", "write_files"]
@@ -198,6 +194,13 @@ def _markdown(report: VerifyReport) -> str:
 
 
 def _plot(report: VerifyReport, path: Path) -> None:
+    # matplotlib on use: the job (regret.py) imports this module, and importing it
+    # must not pick a backend for the caller's process.
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     modes = sorted({key.split("|")[0] for key in report.curves} - {"gossip-ucb"})
     fig, axes = plt.subplots(
         1, len(modes), figsize=(5.5 * len(modes), 4), sharey=True, squeeze=False
