@@ -286,12 +286,15 @@ class KeptPlds:
 
     Examples
     --------
+    An accountant keeps one. From the 50th release on no cheap route accepts (RDP gives
+    7.01 > 7), and the 50th to 54th are accepted on the kept PLD:
+
     >>> from fedpriv.privacy import Accountant, ApproxDP, events
-    >>> acc = Accountant(budget=ApproxDP(epsilon=4.83, delta=1e-6))
-    >>> for _ in range(400):
-    ...     acc.spend(events.Laplace(scale=20.0))
-    >>> round(acc.get_epsilon(1e-6), 3)
-    4.815
+    >>> acc = Accountant(budget=ApproxDP(epsilon=7.0, delta=1e-6), pld_discretization=1e-3)
+    >>> for _ in range(54):
+    ...     acc.spend(events.Laplace(scale=5.0))
+    >>> round(acc.get_epsilon(1e-6), 4), acc.would_exceed(events.Laplace(scale=5.0), key=None)
+    (6.9991, True)
     """
 
     def __init__(self, budget: Any, discretization: float) -> None:
