@@ -20,22 +20,31 @@ changes (the cell grew past :data:`~fedpriv.privacy.accounting.routes._PLD_POINT
 bins) the cell is built from scratch once on the new grid.
 
 Why a fast accept is the from-scratch check's accept. Both PLDs are convolutions of
-the same pessimistic per-release PLDs on the same grid (convolution is associative and
-commutative, so ``p^{∗a} ∗ p^{∗b} = p^{∗(a+b)}``); they differ only by dp-accounting's
-tail truncation, by floating-point round-off and by the loss drift of its ε(δ) walk.
-Pessimistic truncation only moves mass up (to the lowest kept bin, or to the infinite
-loss), so the kept PLD's δ(ε') is at least the exact convolution's, and the
-from-scratch one's exceeds that by at most its truncated mass (at most 10⁻¹⁴ per
-dp-accounting call here). The fast value is the kept PLD's ε(δ) queried at δ minus
-twice (its round-off certificate and summation error, :func:`~fedpriv.privacy.
-accounting.routes._roundoff_at`, plus a bound on the from-scratch PLD's, the same model
-on at most 4× the bins with its measured negative floor taken within the ℓ2 model)
-minus that truncation allowance, plus the loss drifts. It is then >= the
-from-scratch certified PLD ε (:func:`~fedpriv.privacy.accounting.routes.
-_certified_epsilon`), which is >= the from-scratch tightest ε; so a cell content whose
-fast value is within the budget passes the from-scratch check too, and every fast value
-is itself a certified upper bound on the cell's ε. A charge is accepted fast only when
-every cell's fast value is within the budget's ε; otherwise the from-scratch check
+the same pessimistic per-release PLDs and the same merged Gaussian PLD on the same grid
+(convolution is associative and commutative: ``p^{∗a} ∗ p^{∗b} = p^{∗(a+b)}``); they
+differ only by dp-accounting's tail truncation, floating-point round-off and the loss
+drift of its ε(δ) walk. Pessimistic truncation only moves mass up (to the lowest kept
+bin, or to the infinite loss), so the kept PLD's δ(ε') is at least the exact
+convolution's, and the from-scratch one's exceeds that by at most its truncated mass
+(10⁻¹⁴ per dp-accounting call allowed). The fast value is the kept PLD's ε at
+
+    δ - 2 (R_kept + S_kept + R_scratch + S_scratch) - T_scratch,
+
+plus both loss drifts, where ``R_kept``, ``S_kept`` are the kept PLD's round-off
+certificate and summation error (:func:`~fedpriv.privacy.accounting.routes.
+_roundoff_at`, ``_summation_slack``); ``R_scratch`` bounds the from-scratch certificate
+``max(√n·l2, 2n·floor)``: ``l2`` from the same model with the from-scratch operation
+count, ``n`` the bins that PLD can hold from its own first ε down (its support lies
+within the sums of its parts' supports; its first ε is at least the kept PLD's at δ
+raised by all these errors), and ``floor`` (measured there) by the per-bin form of the
+model (:func:`_bin_error`), which the kept PLD's measured floor must obey, else nothing
+is decided here; ``S_scratch`` is that PLD's summation error on the same tail. The fast
+value is then >= the from-scratch certified PLD ε (:func:`~fedpriv.privacy.accounting.
+routes._certified_epsilon`), itself >= the from-scratch tightest ε, so a cell content
+whose fast value is within the budget passes the from-scratch check, and every fast
+value is itself a certified upper bound on the cell's ε. The one assumption is the
+round-off model's, as for the from-scratch certificate. A charge is accepted fast only
+when every cell's fast value is within the budget's ε; otherwise the from-scratch check
 decides, so the decisions are the same (tested against it with hypothesis).
 
 Atomicity: :meth:`KeptPlds.accepts` computes without storing; :meth:`KeptPlds.fold`
@@ -75,6 +84,10 @@ __all__ = ["KeptPlds"]
 _KEPT_STATES = 8
 #: Cell contents whose fast values are kept.
 _KEPT_VALUES = 65536
+#: Most charges skipped after fast checks that could not accept a charge another route
+#: accepted (the PLD is not the tightest route there: e.g. the optimal route on
+#: randomized responses); the skips double from 0 with each such charge in a row.
+_MAX_SKIP = 64
 
 
 class _State:
@@ -306,6 +319,9 @@ class KeptPlds:
         self._values: collections.OrderedDict = collections.OrderedDict()
         self._ok_through = -1  # after this many charges every cell was within, fast
         self._pending: tuple | None = None
+        # Charges recorded although this check could not accept them (another route
+        # did) in a row, and charges left to skip before trying again (backoff).
+        self._misses = self._skip = 0
 
     def accepts(self, running: Any, update: tuple, events) -> bool:
         """Whether the kept PLDs keep every cell within the budget after a charge.
@@ -331,6 +347,9 @@ class KeptPlds:
         """
         self._pending = None
         if not self._on:
+            return False
+        if self._skip:  # the last tries failed where another route accepted
+            self._skip -= 1
             return False
         try:
             return self._accepts(running, update, events)
@@ -412,3 +431,7 @@ class KeptPlds:
                 store.popitem(last=False)
         if accepted:
             self._ok_through = update[0] + 1
+            self._misses = 0
+        else:  # the from-scratch check accepted by another route: back off
+            self._misses += 1
+            self._skip = min(_MAX_SKIP, 2 ** (self._misses - 1) - 1)

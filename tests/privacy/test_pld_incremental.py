@@ -48,20 +48,20 @@ _EVENTS = [
 _CHEAP = ("pure", "gdp", "zcdp", "rdp")
 
 
-def _band_budget(cells, position: float) -> ApproxDP:
+def _band_budget(cells, position: float, delta: float = _DELTA) -> ApproxDP:
     """A budget at ``position`` between the ledger's tightest ε (0) and its cheapest
     cheap route (1), each route's worst cell taken as the accountant takes it;
     negative positions are below the tightest ε. ``cells``: one event list per cell."""
-    worst = dict.fromkeys(compose_routes([], _DELTA), 0.0)
+    worst = dict.fromkeys(compose_routes([], delta), 0.0)
     for sequence in cells:
         cell: dict = {}
         for event in sequence:
             cell[event] = cell.get(event, 0) + 1
-        values = compose_routes(list(cell.items()), _DELTA, pld_discretization=_GRID)
+        values = compose_routes(list(cell.items()), delta, pld_discretization=_GRID)
         worst = {name: max(worst[name], value) for name, value in values.items()}
     cheap = min(worst[name] for name in _CHEAP)
     low = min(worst.values())
-    return ApproxDP(max(1e-3, low + position * (cheap - low)), _DELTA)
+    return ApproxDP(max(1e-3, low + position * (cheap - low)), delta)
 
 
 def _refuses(accepted, candidate, budget, disjoint) -> bool:
@@ -76,9 +76,10 @@ def _refuses(accepted, candidate, budget, disjoint) -> bool:
 @given(
     sequence=st.lists(st.sampled_from(_EVENTS), min_size=2, max_size=40),
     position=st.floats(-0.3, 1.0),
+    delta=st.sampled_from([1e-9, 1e-6, 1e-3]),
 )
-def test_single_cell_decisions_equal_the_from_scratch_check(sequence, position):
-    budget = _band_budget([sequence], position)
+def test_single_cell_decisions_equal_the_from_scratch_check(sequence, position, delta):
+    budget = _band_budget([sequence], position, delta)
     accountant = Accountant(budget=budget, pld_discretization=_GRID)
     accepted = []
     for event in sequence:
