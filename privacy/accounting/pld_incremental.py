@@ -204,10 +204,14 @@ def _extend(state: _State, parts, items) -> _State | None:
             grid, state.ng, state.ng_ops, state.ng_calls, pending, full, ops, calls, state.gaussian
         )
     ng, ng_ops, ng_calls = state.ng, state.ng_ops, state.ng_calls
+    combined = None  # the small PLDs composed first: one composition with the large one
     for pld, count in (*state.pending, *new):
-        ng_ops += count + (ng is not None)
+        ng_ops += count + (combined is not None)
         ng_calls += self_compose_calls(count) + 1
-        ng = pld if ng is None else ng.compose(pld)
+        combined = pld if combined is None else combined.compose(pld)
+    if combined is not None:
+        ng_ops += ng is not None
+        ng = combined if ng is None else ng.compose(combined)
     mu = _merged_mu(items)
     if mu is None:
         return _State(grid, ng, ng_ops, ng_calls, (), ng, ng_ops, ng_calls, None)
