@@ -10,13 +10,13 @@ the composed pessimistic PLD and composes a charge's PLD into it, as dp-accounti
 does; the from-scratch check runs only where this fast check cannot accept.
 
 What is kept per cell content (a sorted ``(event id, count)`` tuple) mirrors the
-from-scratch PLD of :func:`~fedpriv.privacy.accounting.routes._cell_pld` on the same
-grid (:func:`~fedpriv.privacy.accounting.routes._pld_grid`): the composed PLD of the
+from-scratch PLD of :func:`~fedpriv.privacy.accounting.pld_route.cell_pld` on the same
+grid (:func:`~fedpriv.privacy.accounting.pld_route.pld_grid`): the composed PLD of the
 non-Gaussian releases, and the whole PLD, that one composed with a single Gaussian PLD
 of μ = √Σ count·μ_i² (Dong, Roth & Su 2019, Cor. 3.3). A non-Gaussian charge is
 composed into the whole PLD (one dp-accounting ``compose``); a Gaussian charge rebuilds
 the Gaussian PLD at the new μ and composes it with the non-Gaussian part. When the grid
-changes (the cell grew past :data:`~fedpriv.privacy.accounting.routes._PLD_POINTS`
+changes (the cell grew past :data:`~fedpriv.privacy.accounting.pld_route.PLD_POINTS`
 bins) the cell is built from scratch once on the new grid.
 
 Why a fast accept is the from-scratch check's accept. Both PLDs are convolutions of
@@ -31,8 +31,8 @@ convolution's, and the from-scratch one's exceeds that by at most its truncated 
     δ - 2 (R_kept + S_kept + R_scratch + S_scratch) - T_scratch,
 
 plus both loss drifts, where ``R_kept``, ``S_kept`` are the kept PLD's round-off
-certificate and summation error (:func:`~fedpriv.privacy.accounting.routes.
-_roundoff_at`, ``_summation_slack``); ``R_scratch`` bounds the from-scratch certificate
+certificate and summation error (:func:`~fedpriv.privacy.accounting.pld_certificate.
+roundoff_at`, ``summation_slack``); ``R_scratch`` bounds the from-scratch certificate
 ``max(√n·l2, 2n·floor)``: ``l2`` from the same model with the from-scratch operation
 count, ``n`` the bins that PLD can hold from its own first ε down (its support lies
 within the sums of its parts' supports; its first ε is at least the kept PLD's at δ
@@ -40,7 +40,7 @@ raised by all these errors), and ``floor`` (measured there) by the per-bin form 
 model (:func:`_bin_error`), which the kept PLD's measured floor must obey, else nothing
 is decided here; ``S_scratch`` is that PLD's summation error on the same tail. The fast
 value is then >= the from-scratch certified PLD ε (:func:`~fedpriv.privacy.accounting.
-routes._certified_epsilon`), itself >= the from-scratch tightest ε, so a cell content
+pld_certificate.certified_epsilon`), itself >= the from-scratch tightest ε, so a cell content
 whose fast value is within the budget passes the from-scratch check, and every fast
 value is itself a certified upper bound on the cell's ε. The one assumption is the
 round-off model's, as for the from-scratch certificate. A charge is accepted fast only
@@ -59,24 +59,26 @@ import math
 from typing import Any
 
 import numpy as np
+from fedpriv.privacy.accounting.cells import cell_gdp_mu, normalize_cell
+from fedpriv.privacy.accounting.exact_sum import UNIT_ROUNDOFF
 from fedpriv.privacy.accounting.guarantees import ApproxDP, gaussian_dp_epsilon
-from fedpriv.privacy.accounting.handlers import _event_pld, _gaussian_pld, _gdp, self_compose_calls
-from fedpriv.privacy.accounting.pld_scan import PldScan
-from fedpriv.privacy.accounting.routes import (
-    _ROUNDOFF_SAFETY,
-    _TRUNCATION_ALLOWANCE,
-    _UNIT_ROUNDOFF,
-    _cell_pld,
-    _gdp_mu,
-    _loss_drift,
-    _normalize,
-    _pld_grid,
-    _pmf_probs,
-    _pmfs,
-    _roundoff_at,
-    _summation_slack,
-    _tail_mass,
+from fedpriv.privacy.accounting.handlers import (
+    event_gdp_mu,
+    event_pld,
+    gaussian_pld,
+    self_compose_calls,
 )
+from fedpriv.privacy.accounting.pld_certificate import (
+    ROUNDOFF_SAFETY,
+    loss_drift,
+    pmf_probs,
+    pmfs,
+    roundoff_at,
+    summation_slack,
+    tail_mass,
+)
+from fedpriv.privacy.accounting.pld_route import TRUNCATION_ALLOWANCE, cell_pld, pld_grid
+from fedpriv.privacy.accounting.pld_scan import PldScan
 
 __all__ = ["KeptPlds"]
 
@@ -112,7 +114,7 @@ def _extent(pld) -> tuple[int, int]:
     """``(top, width)`` of a PLD over its pmfs: the largest loss index holding a bin
     (loss = index · grid) and the number of indices its bins span."""
     top, width = -(2**62), 1
-    for pmf in _pmfs(pld):
+    for pmf in pmfs(pld):
         if getattr(pmf, "_probs", None) is not None:
             low, high = int(pmf._lower_loss), int(pmf._lower_loss) + len(pmf._probs) - 1
         elif pmf._loss_probs:
@@ -128,8 +130,8 @@ def _scratch_extent(state: _State, items) -> tuple[int, int]:
     within the sums of its untruncated parts' (each release's PLD, the merged Gaussian)."""
     top, width = 0, 1
     for event, count in items:
-        if _gdp(event) is None:
-            part_top, part_width = _extent(_event_pld(event, 1, state.grid, True))
+        if event_gdp_mu(event) is None:
+            part_top, part_width = _extent(event_pld(event, 1, state.grid, True))
             top, width = top + count * part_top, width + count * (part_width - 1)
     if state.gaussian is not None:
         top, width = top + state.gaussian[0], width + state.gaussian[1] - 1
@@ -137,12 +139,12 @@ def _scratch_extent(state: _State, items) -> tuple[int, int]:
 
 
 def _counts(items) -> tuple[int, int]:
-    """``(operations, calls)`` that :func:`~fedpriv.privacy.accounting.routes._cell_pld`
+    """``(operations, calls)`` that :func:`~fedpriv.privacy.accounting.pld_route.cell_pld`
     counts for ``items`` (its round-off and truncation bookkeeping)."""
     operations = calls = 0
     composed = gaussian = False
     for event, count in items:
-        if _gdp(event) is not None:
+        if event_gdp_mu(event) is not None:
             gaussian = True
             continue
         operations += count + composed
@@ -155,18 +157,18 @@ def _counts(items) -> tuple[int, int]:
 
 
 def _merged_mu(items) -> float | None:
-    """μ of the cell's Gaussian-family releases merged, summed as ``_cell_pld`` sums
+    """μ of the cell's Gaussian-family releases merged, summed as ``cell_pld`` sums
     them (None if there are none)."""
-    mus = [count * mu**2 for event, count in items if (mu := _gdp(event)) is not None]
+    mus = [count * mu**2 for event, count in items if (mu := event_gdp_mu(event)) is not None]
     return math.sqrt(math.fsum(mus)) if mus else None
 
 
 def _scratch(items, grid: float) -> _State | None:
     """State of a cell content built from scratch (None if a release has no PLD)."""
-    ng_items = tuple((e, c) for e, c in items if _gdp(e) is None)
+    ng_items = tuple((e, c) for e, c in items if event_gdp_mu(e) is None)
     ng = None
     if ng_items:
-        built = _cell_pld(ng_items, grid, True, False)
+        built = cell_pld(ng_items, grid, True, False)
         if built is None:
             return None
         ng = built[0]
@@ -174,7 +176,7 @@ def _scratch(items, grid: float) -> _State | None:
     mu = _merged_mu(items)
     full, ops, calls, extent = ng, ng_ops, ng_calls, None
     if mu is not None:
-        gaussian = _gaussian_pld(mu, grid, True)
+        gaussian = gaussian_pld(mu, grid, True)
         full = gaussian if ng is None else ng.compose(gaussian)
         ops, calls, extent = ng_ops + 1 + (ng is not None), ng_calls + 1, _extent(gaussian)
     return _State(grid, ng, ng_ops, ng_calls, (), full, ops, calls, extent)
@@ -186,10 +188,10 @@ def _extend(state: _State, parts, items) -> _State | None:
     grid = state.grid
     new, gaussian = [], False
     for part, count in parts:
-        if _gdp(part) is not None:
+        if event_gdp_mu(part) is not None:
             gaussian = True
             continue
-        pld = _event_pld(part, count, grid, True)
+        pld = event_pld(part, count, grid, True)
         if pld is None:
             return None
         new.append((pld, count))
@@ -215,28 +217,28 @@ def _extend(state: _State, parts, items) -> _State | None:
     mu = _merged_mu(items)
     if mu is None:
         return _State(grid, ng, ng_ops, ng_calls, (), ng, ng_ops, ng_calls, None)
-    gaussian_pld = _gaussian_pld(mu, grid, True)
-    full = gaussian_pld if ng is None else ng.compose(gaussian_pld)
+    merged = gaussian_pld(mu, grid, True)
+    full = merged if ng is None else ng.compose(merged)
     ops, calls = ng_ops + 1 + (ng is not None), ng_calls + 1
-    return _State(grid, ng, ng_ops, ng_calls, (), full, ops, calls, _extent(gaussian_pld))
+    return _State(grid, ng, ng_ops, ng_calls, (), full, ops, calls, _extent(merged))
 
 
 def _certificate(probs, norms, operations: int) -> tuple[tuple[float, float], ...]:
-    """:func:`~fedpriv.privacy.accounting.routes._pld_roundoff`'s certificate, from the
+    """:func:`~fedpriv.privacy.accounting.pld_certificate.pld_roundoff`'s certificate, from the
     pmfs' probabilities and ℓ2 norms (``np.einsum``: BLAS's ``dot`` costs 80× as
     much CPU on a busy machine, its threads spinning)."""
     certificate = []
     for p, norm in zip(probs, norms):
         size = max(p.size, 2)
-        l2 = _ROUNDOFF_SAFETY * (operations + 2.0 * math.log2(size) + 2.0) * _UNIT_ROUNDOFF * norm
+        l2 = ROUNDOFF_SAFETY * (operations + 2.0 * math.log2(size) + 2.0) * UNIT_ROUNDOFF * norm
         certificate.append((l2, max(0.0, -float(p.min(initial=0.0)))))
     return tuple(certificate)
 
 
 def _bin_error(operations: int, bins: int, peak: float) -> float:
-    """Model of the round-off of one bin of a composed PLD: ``_pld_roundoff``'s ℓ2
+    """Model of the round-off of one bin of a composed PLD: ``pld_roundoff``'s ℓ2
     model with the largest bin mass ``peak`` for the ℓ2 norm."""
-    return _ROUNDOFF_SAFETY * (operations + 2.0 * math.log2(bins) + 2.0) * _UNIT_ROUNDOFF * peak
+    return ROUNDOFF_SAFETY * (operations + 2.0 * math.log2(bins) + 2.0) * UNIT_ROUNDOFF * peak
 
 
 def _fast_epsilon(state: _State, items, delta: float) -> float:
@@ -248,14 +250,14 @@ def _fast_epsilon(state: _State, items, delta: float) -> float:
     first = float(scan.epsilon(delta))
     if not math.isfinite(first):
         return math.inf
-    probs = [_pmf_probs(pmf) for pmf in _pmfs(pld)]
+    probs = [pmf_probs(pmf) for pmf in pmfs(pld)]
     norms = [math.sqrt(float(np.einsum("i,i->", p, p))) for p in probs]
     own_certificate = _certificate(probs, norms, state.ops)
-    own = _roundoff_at((pld, own_certificate, state.calls), first)
-    own += _summation_slack(pld, first)
+    own = roundoff_at((pld, own_certificate, state.calls), first)
+    own += summation_slack(pld, first)
     size = max(max(p.size for p in probs), 2)
     peak = max(float(np.abs(p).max(initial=0.0)) for p in probs) * (1.0 + 1e-6)
-    # The FFT error model of `_pld_roundoff` per bin (ℓ∞: its ℓ2 model with the
+    # The FFT error model of `pld_roundoff` per bin (ℓ∞: its ℓ2 model with the
     # largest mass for the norm): the kept PLD's measured floor must obey it, else
     # nothing is decided here; the from-scratch PLD's floor is then bounded by it.
     if max(floor for _, floor in own_certificate) > _bin_error(state.ops, size, peak):
@@ -265,20 +267,20 @@ def _fast_epsilon(state: _State, items, delta: float) -> float:
     width = max(width, 2)
     l2 = _bin_error(operations, width, max(norms) * (1.0 + 1e-6))
     bin_error = _bin_error(operations, width, peak)
-    truncated = _TRUNCATION_ALLOWANCE * (calls + 1)
+    truncated = TRUNCATION_ALLOWANCE * (calls + 1)
     # The from-scratch ε at δ is at least `low` (its PLD is below the kept one by at
     # most these errors), so its certificate counts only bins from `low` - grid up.
     crude = max(math.sqrt(width) * l2, 2.0 * width * bin_error)
     low = float(scan.epsilon(min(1.0, delta + own + crude + truncated)))
-    low -= 2.0 * grid + 2.0 * _loss_drift(pld)
+    low -= 2.0 * grid + 2.0 * loss_drift(pld)
     bins = min(width, max(0, top - math.floor(low / grid)) + 2) if math.isfinite(low) else width
     roundoff = max(math.sqrt(bins) * l2, 2.0 * bins * bin_error)
     tail = (
-        _tail_mass(pld, low)
+        tail_mass(pld, low)
         + math.sqrt(width) * (l2 + max(c[0] for c in own_certificate))
         + truncated
     )
-    summation = 2.0 * width * _UNIT_ROUNDOFF * (tail + 1e-300)
+    summation = 2.0 * width * UNIT_ROUNDOFF * (tail + 1e-300)
     query = delta - 2.0 * (own + roundoff + summation) - truncated
     if query <= 0.0:
         return math.inf
@@ -286,7 +288,7 @@ def _fast_epsilon(state: _State, items, delta: float) -> float:
     if not math.isfinite(epsilon):
         return math.inf
     largest = max(abs(top), abs(top - width)) * grid
-    return epsilon + _loss_drift(pld) + 2.0 * width * _UNIT_ROUNDOFF * largest
+    return epsilon + loss_drift(pld) + 2.0 * width * UNIT_ROUNDOFF * largest
 
 
 class KeptPlds:
@@ -299,7 +301,7 @@ class KeptPlds:
         route, any other never accepts fast.
     discretization : float
         The accountant's ``pld_discretization`` (the base grid of
-        :func:`~fedpriv.privacy.accounting.routes._pld_grid`).
+        :func:`~fedpriv.privacy.accounting.routes.pld_grid`).
 
     Examples
     --------
@@ -394,16 +396,16 @@ class KeptPlds:
         within the budget's ε."""
         value = self._values.get(composition)
         if value is None:
-            items = _normalize([(events[j], count) for j, count in composition])
+            items = normalize_cell([(events[j], count) for j, count in composition])
             value = math.inf
-            if items and all(_gdp(event) is not None for event, _ in items):
+            if items and all(event_gdp_mu(event) is not None for event, _ in items):
                 # the from-scratch PLD route reports the exact GDP value here
-                value = gaussian_dp_epsilon(_gdp_mu(items), self._delta)
+                value = gaussian_dp_epsilon(cell_gdp_mu(items), self._delta)
             else:
-                grid = _pld_grid(items, self._discretization, True)
+                grid = pld_grid(items, self._discretization, True)
                 kept = self._states.get(before) if before is not None else None
                 if kept is not None and kept.grid == grid:
-                    state = _extend(kept, _normalize(parts), items)
+                    state = _extend(kept, normalize_cell(parts), items)
                 else:
                     state = _scratch(items, grid)
                 if state is not None:

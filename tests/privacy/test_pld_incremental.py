@@ -15,17 +15,12 @@ from fedpriv.privacy import Accountant
 from fedpriv.privacy.accounting import events
 from fedpriv.privacy.accounting import pld_incremental as incremental
 from fedpriv.privacy.accounting import routes as routes_module
+from fedpriv.privacy.accounting.cells import normalize_cell
 from fedpriv.privacy.accounting.guarantees import ApproxDP, PureDP
-from fedpriv.privacy.accounting.routes import (
-    _TRUNCATION_ALLOWANCE,
-    _cell_pld,
-    _normalize,
-    _pld_grid,
-    _pmf_probs,
-    _pmfs,
-    _roundoff_at,
-    compose_routes,
-)
+from fedpriv.privacy.accounting.handlers import event_gdp_mu
+from fedpriv.privacy.accounting.pld_certificate import pmf_probs, pmfs, roundoff_at
+from fedpriv.privacy.accounting.pld_route import TRUNCATION_ALLOWANCE, cell_pld, pld_grid
+from fedpriv.privacy.accounting.routes import compose_routes
 from fedpriv.privacy.errors import BudgetExceededError
 from fedpriv.privacy.ledger.accountant import RELATIVE_TOLERANCE
 from hypothesis import given, settings
@@ -131,26 +126,26 @@ def test_kept_pld_dominates_the_from_scratch_pld(sequence):
     state = None
     for event in sequence:
         cell[event] = cell.get(event, 0) + 1
-        items = _normalize(list(cell.items()))
-        grid = _pld_grid(items, _GRID, True)
+        items = normalize_cell(list(cell.items()))
+        grid = pld_grid(items, _GRID, True)
         if state is not None and state.grid == grid:
-            state = incremental._extend(state, _normalize([(event, 1)]), items)
+            state = incremental._extend(state, normalize_cell([(event, 1)]), items)
         else:
             state = incremental._scratch(items, grid)
-        if all(incremental._gdp(part) is not None for part, _ in items):
+        if all(event_gdp_mu(part) is not None for part, _ in items):
             continue  # all Gaussian: the PLD route reports the exact GDP value
-        scratch = _cell_pld(items, grid, True, False)
+        scratch = cell_pld(items, grid, True, False)
         assert state is not None and scratch is not None
         fast = incremental._fast_epsilon(state, items, _DELTA)
         assert fast >= compose_routes(list(cell.items()), _DELTA, pld_discretization=_GRID)["pld"]
-        probs = [_pmf_probs(pmf) for pmf in _pmfs(state.full)]
+        probs = [pmf_probs(pmf) for pmf in pmfs(state.full)]
         norms = [float(np.linalg.norm(p)) for p in probs]
         kept = (state.full, incremental._certificate(probs, norms, state.ops), state.calls)
         for epsilon in (0.0, 1.0, 3.0):
             allowance = (
-                _roundoff_at(kept, epsilon)
-                + _roundoff_at(scratch, epsilon)
-                + _TRUNCATION_ALLOWANCE * (scratch[2] + 1)
+                roundoff_at(kept, epsilon)
+                + roundoff_at(scratch, epsilon)
+                + TRUNCATION_ALLOWANCE * (scratch[2] + 1)
             )
             assert state.full.get_delta_for_epsilon(epsilon) >= (
                 scratch[0].get_delta_for_epsilon(epsilon) - allowance
