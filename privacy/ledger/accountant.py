@@ -59,6 +59,7 @@ from fedpriv.privacy.accounting.guarantees import (
     GaussianDP,
     PureDP,
 )
+from fedpriv.privacy.accounting.pld_incremental import KeptPlds
 from fedpriv.privacy.accounting.routes import (
     ROUTES,
     compose_delta,
@@ -283,6 +284,7 @@ class Accountant(StoredLedgerMixin):
         self._draws: list[dict[str, np.ndarray]] = []
         self._cells_cache: dict[tuple, tuple[np.ndarray, list[Event]]] = {}
         self._running: RunningCells | None = None  # budget check state (issue 23)
+        self._kept_plds = KeptPlds(self.budget, self.pld_discretization)  # (issue 36)
         self._version = 0  # changes on every append or removal of a charge
         # Releases per parallel cell, folded in from self._charges[:n] (built lazily,
         # once the total could exceed MAX_CELL_RELEASES): [n, total bound, cells].
@@ -566,9 +568,11 @@ class Accountant(StoredLedgerMixin):
         # the distinct cells a full re-composition would build (same decision).
         running = self._running_cells()
         accepted, update = running.price(event_id, event, arrays, len(self._charges))
+        if not accepted:  # issue 36: the kept PLDs accept in one composition per cell
+            candidate_events = self._events + [event] if is_new else self._events
+            accepted = self._kept_plds.accepts(running, update, candidate_events)
         if not accepted:
             budget_delta = self.budget.delta if isinstance(self.budget, ApproxDP) else 0.0
-            candidate_events = self._events + [event] if is_new else self._events
             cells = [
                 [(candidate_events[j], count) for j, count in composition]
                 for composition in running.compositions(update)
@@ -658,6 +662,7 @@ class Accountant(StoredLedgerMixin):
         self._bump()
         if running is not None and self._running is not None:
             self._running.fold(running)
+            self._kept_plds.fold(running)
 
     def _event_id(self, event: Event) -> int:
         """Id of ``event``, interning it (used when reading rows from the store)."""

@@ -18,7 +18,10 @@ within the budget, minus a relative margin :data:`MARGIN`), so a charge is accep
 at once when every cell stays under one route's threshold: that route's worst-cell ε,
 an upper bound the exact check also computes, is then within the budget, and so is
 the exact check's minimum over routes. Otherwise the accountant re-prices exactly:
-the same :func:`~fedpriv.privacy.accounting.routes.compose_routes` on the same distinct cell
+first on each changed cell's kept PLD, the charge composed into it
+(:mod:`fedpriv.privacy.accounting.pld_incremental`, issue 36), which accepts only where
+the from-scratch check would; then, if that cannot accept, with the same
+:func:`~fedpriv.privacy.accounting.routes.compose_routes` on the same distinct cell
 compositions as a full re-composition, read from the running compositions (O(cells),
 not O(charges)). The accept/refuse decision is therefore always the exact check's.
 
