@@ -140,10 +140,9 @@ class Family:
         the costlier first, so that the pool's last jobs are short. 2 (the default)
         for audits that run the whole algorithm, 1 for short ones.
     order : int
-        Position in the register, the report and the seed addresses of the audits
-        (``fedpriv verify`` audits row ``i`` of the register under the ``i``-th child
-        seed). The four built-in papers take 0-3 in their historical order; other
-        families default to ``USER_ORDER`` and then sort by key.
+        Position in the register and the report (not in the audits' seeds, which are
+        addressed by each row's key). The built-in papers state theirs; other families
+        default to ``USER_ORDER`` and then sort by key.
     algorithms : str
         Dotted path of the package holding the family's algorithms (its public names in
         ``__all__``, exported flat by :mod:`fedpriv.algorithms` for the built-in
@@ -362,9 +361,8 @@ def loaded_claims_files() -> tuple[str, ...]:
 def builtin_families() -> tuple[Family, ...]:
     """The families fedpriv ships (the packages of :mod:`fedpriv.audit.families`).
 
-    Their rows make the built-in register, whose row ``i`` ``fedpriv verify`` audits
-    under the ``i``-th child seed; families registered from outside (entry points,
-    claims files) come after them, their audits seeded by their keys.
+    Their rows make the built-in register; families registered from outside (entry
+    points, claims files) come after them. Every row's audit is seeded by its key.
 
     Returns
     -------

@@ -131,9 +131,11 @@ def test_user_rows_are_seeded_by_key_whatever_runs(clean_registry, monkeypatch) 
     # The built-in register growing (or shrinking) moves no user row's seed ...
     monkeypatch.setattr(register, "REGISTER", register.REGISTER[1:])
     assert np.array_equal(claim_seed(root, HOLDS).generate_state(4), first)
-    # ... and a built-in row keeps its register index's address.
-    built_in = register.REGISTER[0].key
-    assert claim_seed(root, built_in).spawn_key == (7, 0)
+    # ... and a built-in row is addressed by its key too, not by its position.
+    built_in = register.REGISTER[1].key
+    before = claim_seed(root, built_in).generate_state(4)
+    monkeypatch.setattr(register, "REGISTER", register.REGISTER[1:])
+    assert np.array_equal(claim_seed(root, built_in).generate_state(4), before)
     assert not np.array_equal(claim_seed(root, LEAKY).generate_state(4), first)
 
 
