@@ -64,7 +64,7 @@ FAIL_ON: dict[str, frozenset[str]] = {
 _EPILOG = (
     EXIT_CODES + " `--fail-on` sets what exits 1: violated (default: a violated row, or "
     "a row that could not be evaluated, verdict error), unresolved (those or an "
-    "unresolved row) or never (always 0 after writing the reports). The four seed "
+    "unresolved row) or never (always 0 after writing the reports). The built-in "
     "papers have violated claims, so a full run exits 1 by default."
 )
 
