@@ -53,18 +53,6 @@ _EXPORTS = {
     "compose_routes": "fedpriv.privacy.accounting.routes",
     "PoissonSampled": "fedpriv.privacy.accounting.sampling",
     "tree_depth": "fedpriv.privacy.accounting.tree",
-    **dict.fromkeys(
-        (
-            "PAPER_LOG_BASES",
-            "FedUCBCalibration",
-            "fed_ucb_node_epsilon",
-            "fed_ucb_scale",
-            "feducb_privatizer",
-            "li_song_claimed_epsilon",
-            "li_song_epoch_scale",
-        ),
-        "fedpriv.privacy.calibrations",
-    ),
     "RELATIVE_TOLERANCE": "fedpriv.privacy.ledger.accountant",
     "Accountant": "fedpriv.privacy.ledger.accountant",
     "event_epsilon": "fedpriv.privacy.ledger.accountant",
@@ -80,7 +68,6 @@ _EXPORTS = {
 }
 
 __all__ = [
-    "PAPER_LOG_BASES",
     "PLD",
     "RDP",
     "RELATIVE_TOLERANCE",
@@ -88,7 +75,6 @@ __all__ = [
     "ZCDP",
     "Accountant",
     "ApproxDP",
-    "FedUCBCalibration",
     "GaussianDP",
     "IntervalRelease",
     "LaplaceTreeCounter",
@@ -101,14 +87,9 @@ __all__ = [
     "errors",
     "event_epsilon",
     "events",
-    "fed_ucb_node_epsilon",
-    "fed_ucb_scale",
-    "feducb_privatizer",
     "format_epsilon",
     "gdp_to_approx_dp",
     "laplace_release",
-    "li_song_claimed_epsilon",
-    "li_song_epoch_scale",
     "parse_relation",
     "privatizer_calibration",
     "pure_to_approx_dp",
@@ -122,8 +103,19 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """Import a public name on first use (PEP 562)."""
+    """Import a public name on first use (PEP 562).
+
+    A paper family's calibration (``fedpriv.privacy.calibrations.<key>``) is reachable
+    here too by its name, for code written before the calibrations had their own
+    package; its home, generated from the families' modules, is
+    :mod:`fedpriv.privacy.calibrations`."""
     module = _EXPORTS.get(name)
+    if module is None and not name.startswith("_"):
+        calibrations = importlib.import_module("fedpriv.privacy.calibrations")
+        if name in calibrations.__all__:
+            value = getattr(calibrations, name)
+            globals()[name] = value
+            return value
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     if name in ("errors", "events"):
