@@ -37,11 +37,10 @@ import json
 import math
 import os
 import sys
-import warnings
 from pathlib import Path
 from typing import Any
 
-from fedpriv.audit.claims.family import PluginWarning, skipped_entry_points
+from fedpriv.cli import commands
 from fedpriv.cli.audit import register_audit
 from fedpriv.cli.commands import EXIT_CODES, FAMILIES, SECURE_NOISE_RUNS, command_table, family_of
 from fedpriv.cli.verify import register_verify
@@ -444,21 +443,15 @@ def main(argv: list[str] | None = None) -> int:
     from fedpriv.privacy.errors import ToolkitError
 
     try:  # the parser reads the registered families (installed entry points included)
-        with warnings.catch_warnings():  # printed below as fedpriv's own warnings
-            warnings.simplefilter("ignore", PluginWarning)
-            family = family_of(argv)
-            parser = build_parser(() if family is None else (family,))
-        for why in skipped_entry_points().values():  # a broken installed family, named
+        for why in commands.load_registrations():  # a broken installed family: skipped, named
             print(f"fedpriv: warning: {why}", file=sys.stderr)
+        family = family_of(argv)
+        parser = build_parser(() if family is None else (family,))
     except ValueError as error:  # FamilyError: a colliding registration
         print(f"fedpriv: error: {error}", file=sys.stderr)
         return 2
-    except SystemExit as stop:  # an installed family's module exited while loading
-        print(
-            f"fedpriv: error: a registered family (an installed `fedpriv.papers` entry "
-            f"point) called sys.exit({stop.code!r}) while loading; nothing was run.",
-            file=sys.stderr,
-        )
+    except SystemExit as stop:  # a family's command module exited while loading
+        print(f"fedpriv: error: a command module called sys.exit({stop.code!r})", file=sys.stderr)
         return 2
     try:
         args = parser.parse_args(argv)

@@ -9,7 +9,7 @@ report's ``<key>.md`` and ``<key>/`` folder, and the prefix of every finding id.
 
 The registry (:func:`families`) collects the registrations from three places, in order:
 
-1. the packages inside :mod:`fedpriv.audit.families` (the four papers fedpriv ships),
+1. the packages inside :mod:`fedpriv.audit.families` (the paper families fedpriv ships),
    each of which defines ``FAMILY``;
 2. installed distributions that declare an entry point in the group ``fedpriv.papers``
    (the entry point names a :class:`Family` object);
@@ -18,6 +18,14 @@ The registry (:func:`families`) collects the registrations from three places, in
 
 Nothing here imports a family's algorithms: a registration declares its claims and
 commands lazily (a callable and module paths), so ``fedpriv --help`` stays fast.
+
+An installed entry point that is broken (its import raises or calls ``sys.exit``, it
+names no Family, or one of its names is taken) is skipped with a
+:class:`PluginWarning` naming it (:func:`skipped_entry_points`); a distribution that
+reads the registry while it loads sees the built-in families and the claims files.
+
+Length: the registration types and the registry are one concern: a registration is
+checked against the others when the registry collects it.
 """
 
 from __future__ import annotations
