@@ -43,6 +43,7 @@ from typing import Any
 from fedpriv.cli import commands
 from fedpriv.cli.audit import register_audit
 from fedpriv.cli.commands import EXIT_CODES, FAMILIES, SECURE_NOISE_RUNS, command_table, family_of
+from fedpriv.cli.new_family import register_new_family
 from fedpriv.cli.verify import register_verify
 
 # Nothing above imports NumPy, pandas, matplotlib or dp-accounting: the commands import
@@ -90,6 +91,7 @@ def build_parser(families: tuple[str, ...] | None = None) -> argparse.ArgumentPa
 
     register_verify(sub)
     register_audit(sub)
+    register_new_family(sub)
 
     account = sub.add_parser(
         "account",
