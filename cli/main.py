@@ -449,7 +449,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"fedpriv: warning: {why}", file=sys.stderr)
         family = family_of(argv)
         parser = build_parser(() if family is None else (family,))
-    except ValueError as error:  # FamilyError: a colliding registration
+    except (ValueError, ImportError) as error:  # a colliding family; a missing command module
         print(f"fedpriv: error: {error}", file=sys.stderr)
         return 2
     except SystemExit as stop:  # a family's command module exited while loading

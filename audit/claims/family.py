@@ -141,7 +141,7 @@ class Family:
         Other spellings ``--paper`` accepts (lower case).
     run_commands, experiments : mapping of str to Command
         ``fedpriv run NAME`` / ``fedpriv experiment NAME`` commands. Experiment names
-        start with the key, hyphenated (``"li-song-fig4"``).
+        start with the key, hyphenated (``"my-paper-fig1"`` for the key ``my_paper``).
     attachments : tuple of Attachment
         Experiments ``fedpriv verify`` runs with the family's claims (regret runs,
         batched audits, a ledger), which may evaluate some of its rows and write

@@ -123,3 +123,19 @@ def test_help_and_account_work_beside_a_broken_installed_plugin(tmp_path) -> Non
         assert "fedpriv: warning: entry point 'broken'" in done.stderr
         assert "ImportError: no module named nope" in done.stderr
         assert "Traceback" not in done.stderr
+
+
+def test_a_plugin_whose_command_module_is_missing_fails_only_that_command(
+    tmp_path, clean_registry, monkeypatch, capsys
+) -> None:
+    body = """
+        from fedpriv.audit.claims.family import Command, Family
+        FAMILY = Family(key="lost_commands", title="Lost", claims=tuple,
+                        run_commands={"lost-run": Command("no_such_module_35", "gone")})
+    """
+    install_distribution(tmp_path, "lost_commands_plugin", body, point="lost")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["--help"]) == 0  # listed by its registration, not imported
+    assert main(["run", "lost-run"]) == 2
+    err = capsys.readouterr().err
+    assert "fedpriv: error: No module named 'no_such_module_35'" in err and "Traceback" not in err
