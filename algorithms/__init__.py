@@ -1,4 +1,4 @@
-"""Environments, networks and the federated/private bandit algorithms of the four papers.
+"""Environments, networks and the federated/private bandit algorithms of every paper family.
 
 Every public ``run_*`` function and ``*Run`` result is importable flat, e.g.
 ``from fedpriv.algorithms import run_fed_ucb, homogeneous_bandit``. The flat names are

@@ -16,9 +16,16 @@ read, so they include every family registered at that moment.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
-from fedpriv.audit.claims.family import Command, FamilyError, families
+from fedpriv.audit.claims.family import (
+    Command,
+    FamilyError,
+    PluginWarning,
+    families,
+    skipped_entry_points,
+)
 
 __all__ = [
     "EXIT_CODES",
@@ -29,6 +36,7 @@ __all__ = [
     "SECURE_NOISE_RUNS",  # noqa: F822 - module __getattr__
     "command_table",
     "family_of",
+    "load_registrations",
     "run_status",
 ]
 
@@ -88,6 +96,29 @@ def __getattr__(name: str) -> Any:
     if name == "SECURE_NOISE_RUNS":
         return tuple(n for n, c in command_table("run").items() if c.secure_noise)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def load_registrations() -> tuple[str, ...]:
+    """Read every family registration once, installed entry points included.
+
+    A broken entry point is skipped (:func:`fedpriv.audit.claims.family.skipped_entry_points`);
+    its :class:`~fedpriv.audit.claims.family.PluginWarning` is not shown here but
+    returned, for the command line to print as its own warning.
+
+    Returns
+    -------
+    tuple of str
+        One message per skipped entry point, naming it and why (empty: none).
+
+    Raises
+    ------
+    FamilyError
+        If a claims file's family collides with another registration.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PluginWarning)
+        families()
+    return tuple(skipped_entry_points().values())
 
 
 def family_of(argv: list[str]) -> str | None:

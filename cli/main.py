@@ -40,8 +40,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from fedpriv.cli import commands
 from fedpriv.cli.audit import register_audit
 from fedpriv.cli.commands import EXIT_CODES, FAMILIES, SECURE_NOISE_RUNS, command_table, family_of
+from fedpriv.cli.new_family import register_new_family
 from fedpriv.cli.verify import register_verify
 
 # Nothing above imports NumPy, pandas, matplotlib or dp-accounting: the commands import
@@ -89,6 +91,7 @@ def build_parser(families: tuple[str, ...] | None = None) -> argparse.ArgumentPa
 
     register_verify(sub)
     register_audit(sub)
+    register_new_family(sub)
 
     account = sub.add_parser(
         "account",
@@ -442,17 +445,15 @@ def main(argv: list[str] | None = None) -> int:
     from fedpriv.privacy.errors import ToolkitError
 
     try:  # the parser reads the registered families (installed entry points included)
+        for why in commands.load_registrations():  # a broken installed family: skipped, named
+            print(f"fedpriv: warning: {why}", file=sys.stderr)
         family = family_of(argv)
         parser = build_parser(() if family is None else (family,))
-    except ValueError as error:  # FamilyError: a broken or colliding registration
+    except (ValueError, ImportError) as error:  # a colliding family; a missing command module
         print(f"fedpriv: error: {error}", file=sys.stderr)
         return 2
-    except SystemExit as stop:  # an installed family's module exited while loading
-        print(
-            f"fedpriv: error: a registered family (an installed `fedpriv.papers` entry "
-            f"point) called sys.exit({stop.code!r}) while loading; nothing was run.",
-            file=sys.stderr,
-        )
+    except SystemExit as stop:  # a family's command module exited while loading
+        print(f"fedpriv: error: a command module called sys.exit({stop.code!r})", file=sys.stderr)
         return 2
     try:
         args = parser.parse_args(argv)

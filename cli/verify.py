@@ -32,7 +32,7 @@ Exit status, shared with ``fedpriv account`` and ``fedpriv audit``: 0 when nothi
 refuted, 1 when a claim is violated, 2 on bad input (nothing is written then).
 ``--fail-on`` sets what counts: ``violated`` (default) exits 1 when a row is violated
 or could not be evaluated (verdict ``error``); ``unresolved`` also when a row is
-unresolved; ``never`` exits 0 whatever the verdicts (reports only). The seed papers
+unresolved; ``never`` exits 0 whatever the verdicts (reports only). The built-in papers
 have violated claims, so a full ``fedpriv verify`` of them exits 1.
 """
 
@@ -64,7 +64,7 @@ FAIL_ON: dict[str, frozenset[str]] = {
 _EPILOG = (
     EXIT_CODES + " `--fail-on` sets what exits 1: violated (default: a violated row, or "
     "a row that could not be evaluated, verdict error), unresolved (those or an "
-    "unresolved row) or never (always 0 after writing the reports). The four seed "
+    "unresolved row) or never (always 0 after writing the reports). The built-in "
     "papers have violated claims, so a full run exits 1 by default."
 )
 

@@ -1,7 +1,7 @@
 """Argument validation shared by every package, and by users' own algorithms.
 
 Public so that a family outside the package (``fedpriv verify --claims``) validates its
-arguments with the same messages as the four papers' algorithms.
+arguments with the same messages as the built-in families' algorithms.
 
 Each check raises ``ValueError`` (``TypeError`` for a wrong type) whose message names
 the argument, the allowed range and the value received, e.g.

@@ -146,11 +146,13 @@ def test_sources_cite_no_unshipped_notes() -> None:
 
 def _is_experiment_report(path) -> bool:
     """``reports/<paper>/*.md`` from ``fedpriv experiment`` (not from ``fedpriv verify``)."""
+    from fedpriv.audit.claims.family import families
+
     parts = Path(path).parts
     return (
         len(parts) >= 3
         and parts[-1].endswith(".md")
-        and parts[-2] in ("feducb", "li_song", "dubey_aamas")
+        and parts[-2] in {fam.key for fam in families() if fam.experiments}
     )
 
 

@@ -97,10 +97,11 @@ def test_verify_progress_without_a_terminal_numbers_jobs_over_the_run():
 
 
 def test_planned_jobs_counts_every_progress_line_of_a_paper(tmp_path):
+    from fedpriv.audit.claims.family import families
     from fedpriv.audit.claims.register import claims_for
     from fedpriv.audit.claims.verify import ClaimsConfig, planned_jobs
 
-    for paper in ("feducb", "li_song", "dubey_aamas"):
+    for paper in (fam.key for fam in families() if not fam.attachments):  # one job a row
         config = ClaimsConfig.quick_config(papers=(paper,), workers=1)
         assert planned_jobs(config) == sum(e.paper == paper for e in claims_for(None))
     # Fed_UCB: its attachment's 1 + 2 x 3 regret runs and the four parts (joint and

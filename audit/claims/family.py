@@ -9,7 +9,7 @@ report's ``<key>.md`` and ``<key>/`` folder, and the prefix of every finding id.
 
 The registry (:func:`families`) collects the registrations from three places, in order:
 
-1. the packages inside :mod:`fedpriv.audit.families` (the four papers fedpriv ships),
+1. the packages inside :mod:`fedpriv.audit.families` (the paper families fedpriv ships),
    each of which defines ``FAMILY``;
 2. installed distributions that declare an entry point in the group ``fedpriv.papers``
    (the entry point names a :class:`Family` object);
@@ -18,6 +18,14 @@ The registry (:func:`families`) collects the registrations from three places, in
 
 Nothing here imports a family's algorithms: a registration declares its claims and
 commands lazily (a callable and module paths), so ``fedpriv --help`` stays fast.
+
+An installed entry point that is broken (its import raises or calls ``sys.exit``, it
+names no Family, or one of its names is taken) is skipped with a
+:class:`PluginWarning` naming it (:func:`skipped_entry_points`); a distribution that
+reads the registry while it loads sees the built-in families and the claims files.
+
+Length: the registration types and the registry are one concern: a registration is
+checked against the others when the registry collects it.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ import importlib.util
 import pkgutil
 import re
 import sys
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -39,12 +48,14 @@ __all__ = [
     "Command",
     "Family",
     "FamilyError",
+    "PluginWarning",
     "builtin_families",
     "families",
     "family",
     "lazy",
     "load_claims_file",
     "loaded_claims_files",
+    "skipped_entry_points",
     "unload_claims_file",
 ]
 
@@ -131,7 +142,7 @@ class Family:
         Other spellings ``--paper`` accepts (lower case).
     run_commands, experiments : mapping of str to Command
         ``fedpriv run NAME`` / ``fedpriv experiment NAME`` commands. Experiment names
-        start with the key, hyphenated (``"li-song-fig4"``).
+        start with the key, hyphenated (``"my-paper-fig1"`` for the key ``my_paper``).
     attachments : tuple of Attachment
         Experiments ``fedpriv verify`` runs with the family's claims (regret runs,
         batched audits, a ledger), which may evaluate some of its rows and write
@@ -141,10 +152,9 @@ class Family:
         the costlier first, so that the pool's last jobs are short. 2 (the default)
         for audits that run the whole algorithm, 1 for short ones.
     order : int
-        Position in the register, the report and the seed addresses of the audits
-        (``fedpriv verify`` audits row ``i`` of the register under the ``i``-th child
-        seed). The four built-in papers take 0-3 in their historical order; other
-        families default to ``USER_ORDER`` and then sort by key.
+        Position in the register and the report (not in the audits' seeds, which are
+        addressed by each row's key). The built-in papers state theirs; other families
+        default to ``USER_ORDER`` and then sort by key.
     algorithms : str
         Dotted path of the package holding the family's algorithms (its public names in
         ``__all__``, exported flat by :mod:`fedpriv.algorithms` for the built-in
@@ -266,32 +276,120 @@ def _builtin() -> tuple[Family, ...]:
 
 def _entry_points() -> tuple[Family, ...]:
     """The installed distributions' families, read once per process (scanning the
-    installed metadata costs milliseconds, and every claim's title is looked up)."""
+    installed metadata costs milliseconds, and every claim's title is looked up).
+
+    While they load, the registry answers without them: a distribution that reads the
+    registry at import (``REGISTER``, ``families()``) sees the built-in families and
+    the claims files, and the load does not start again inside itself."""
     global _entry_point_cache
     if _entry_point_cache is None:
+        if _loading:
+            return tuple(_loading[-1])  # re-entered from a distribution's import
         _entry_point_cache = _load_entry_points()
     return _entry_point_cache
 
 
+#: The families of the entry points loaded so far, while the load runs (else empty).
+_loading: list[list[Family]] = []
+#: Entry points skipped by the last load: name -> why (see :func:`skipped_entry_points`).
+_skipped: dict[str, str] = {}
+
+
+class PluginWarning(RuntimeWarning):
+    """An installed ``fedpriv.papers`` entry point was skipped (named, with the reason)."""
+
+
 def _load_entry_points() -> tuple[Family, ...]:
+    """Load every entry point of the group; skip (and warn about) the broken ones.
+
+    An entry point is broken when its import raises (any exception, ``SystemExit``
+    included), when it names no :class:`Family`, or when one of its names (key, alias,
+    ``run`` or ``experiment`` command) is already registered. The others load."""
     from importlib.metadata import entry_points
 
+    taken = _names(_builtin())
+    commands = _commands(_builtin())
     out: list[Family] = []
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        origin = f"entry point {point.name!r} ({point.value})"
-        try:
-            loaded = point.load()
-        except Exception as error:
-            # A broken installed distribution: say which, not a traceback from its import.
-            raise FamilyError(
-                f"{origin} in group {ENTRY_POINT_GROUP!r} raised {type(error).__name__} "
-                f"on import: {error}. Fix or uninstall the distribution that declares it."
-            ) from error
-        if isinstance(loaded, Family):
-            out.append(dataclasses.replace(loaded, origin=loaded.origin or origin))
-        else:
-            out.extend(_from_module(loaded, origin))
+    _skipped.clear()
+    _loading.append(out)
+    try:
+        for point in entry_points(group=ENTRY_POINT_GROUP):
+            origin = f"entry point {point.name!r} ({point.value})"
+            try:
+                loaded = point.load()
+                found = (
+                    (dataclasses.replace(loaded, origin=loaded.origin or origin),)
+                    if isinstance(loaded, Family)
+                    else _from_module(loaded, origin)
+                )
+                for fam in found:
+                    _check_free(fam, taken, commands)
+            except (Exception, SystemExit) as error:
+                why = f"{type(error).__name__}: {error}"
+                if isinstance(error, SystemExit):
+                    why = f"called sys.exit({error.code!r}) on import"
+                elif not isinstance(error, FamilyError):
+                    why = f"raised {why} on import"
+                else:
+                    why = str(error)
+                _skipped[point.name] = (
+                    f"{origin} in group {ENTRY_POINT_GROUP!r} skipped: {why}. Fix or "
+                    "uninstall the distribution that declares it."
+                )
+                warnings.warn(_skipped[point.name], PluginWarning, stacklevel=2)
+                continue
+            for fam in found:
+                taken.update(_names((fam,)))
+                commands.update(_commands((fam,)))
+            out.extend(found)
+    finally:
+        _loading.pop()
     return tuple(out)
+
+
+def _names(registered) -> dict[str, Family]:
+    """Key and aliases -> family."""
+    return {name: fam for fam in registered for name in (fam.key, *fam.aliases)}
+
+
+def _commands(registered) -> set[str]:
+    """``run`` and ``experiment`` command names of ``registered``."""
+    return {
+        f"{kind} {name}"
+        for fam in registered
+        for kind, table in (("run", fam.run_commands), ("experiment", fam.experiments))
+        for name in table
+    }
+
+
+def _check_free(fam: Family, taken: dict[str, Family], commands: set[str]) -> None:
+    """Refuse an entry point's family whose key, alias or command is already registered."""
+    for name in (fam.key, *fam.aliases):
+        if name in taken:
+            other = taken[name]
+            raise FamilyError(
+                f"family name {name!r} is already registered by {other.origin or other.key}"
+            )
+    for command in sorted(_commands((fam,)) & commands):
+        raise FamilyError(f"`fedpriv {command}` is already registered")
+
+
+def skipped_entry_points() -> dict[str, str]:
+    """The installed entry points the registry skipped, with why.
+
+    Loading the entry points of the group :data:`ENTRY_POINT_GROUP` skips a broken one
+    (its import raises or calls ``sys.exit``, it names no :class:`Family`, or one of
+    its names or commands is taken) with a :class:`PluginWarning`; the other families
+    load and every command that does not need the broken one runs.
+
+    Returns
+    -------
+    dict of str to str
+        Entry point name -> a message naming it, its distribution's target and the
+        reason (empty when none was skipped, or before the entry points are read).
+    """
+    _entry_points()
+    return dict(_skipped)
 
 
 def load_claims_file(path: str | Path) -> tuple[Family, ...]:
@@ -376,9 +474,8 @@ def unload_claims_file(path: str | Path) -> None:
 def builtin_families() -> tuple[Family, ...]:
     """The families fedpriv ships (the packages of :mod:`fedpriv.audit.families`).
 
-    Their rows make the built-in register, whose row ``i`` ``fedpriv verify`` audits
-    under the ``i``-th child seed; families registered from outside (entry points,
-    claims files) come after them, their audits seeded by their keys.
+    Their rows make the built-in register; families registered from outside (entry
+    points, claims files) come after them. Every row's audit is seeded by its key.
 
     Returns
     -------
@@ -400,8 +497,9 @@ def families() -> tuple[Family, ...]:
     Raises
     ------
     FamilyError
-        If two families share a key or an alias, or an alias is another family's key;
-        or an installed entry point raises on import (named, the error chained).
+        If two families share a key or an alias, or an alias is another family's key
+        (a claims file against any family; an installed entry point that collides is
+        skipped instead, :func:`skipped_entry_points`).
     """
     found = [*_builtin(), *_entry_points(), *(f for group in _files.values() for f in group)]
     names: dict[str, Family] = {}
@@ -432,12 +530,29 @@ def family(name: str) -> Family:
     Raises
     ------
     ValueError
-        If no family has that name; the message lists the keys.
+        If no family has that name; the message lists the keys. A
+        :class:`FamilyError` (a ValueError) naming the entry point and why when
+        ``name`` is an installed entry point that was skipped.
     """
     wanted = str(name).strip().lower().replace("-", "_")
+
+    def find(registered) -> Family | None:
+        for fam in registered:
+            if wanted == fam.key or wanted in {a.replace("-", "_") for a in fam.aliases}:
+                return fam
+        return None
+
+    # The built-in families and claims files first: a built-in row's title never
+    # imports an installed distribution.
+    found = find([*_builtin(), *(f for group in _files.values() for f in group)])
+    if found is not None:
+        return found
     registered = families()
-    for fam in registered:
-        if wanted == fam.key or wanted in {a.replace("-", "_") for a in fam.aliases}:
-            return fam
+    found = find(registered)
+    if found is not None:
+        return found
+    for point, why in _skipped.items():
+        if point.strip().lower().replace("-", "_") == wanted:
+            raise FamilyError(f"`paper` {name!r}: {why}")
     keys = ", ".join(f.key for f in registered)
     raise ValueError(f"`paper` must be one of {keys}; got {name!r}.")

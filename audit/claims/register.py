@@ -29,10 +29,10 @@ Each family builds its rows in its own package (``fedpriv.audit.families.<key>.c
 for the built-in papers); the recipes import the algorithm modules lazily, so the
 register is importable whatever is installed.
 
-``REGISTER`` holds the rows of the families fedpriv ships, in family order (``fedpriv
-verify`` seeds row ``i``'s audit with the ``i``-th child seed); the rows of families
-registered from outside the package (entry points, ``--claims`` files) follow it
-(:func:`outside_claims`), so no built-in row moves. ``REGISTER``, ``PAPERS`` (``--paper``
+``REGISTER`` holds the rows of the families fedpriv ships, in family order; the rows of
+families registered from outside the package (entry points, ``--claims`` files) follow
+it (:func:`outside_claims`). Every row's audit is seeded by its key
+(:func:`fedpriv.audit.claims.verify.claim_seed`), so where a row sits moves no number. ``REGISTER``, ``PAPERS`` (``--paper``
 name -> title, every family) and ``PAPER_ALIASES`` (alias -> ``--paper`` name) are
 computed when first read, so that importing this module imports no family: the registry
 finds them at run time.
@@ -115,8 +115,8 @@ def _rows(registered, seen: set[str]) -> tuple[RegisteredClaim, ...]:
 def build_register() -> tuple[RegisteredClaim, ...]:
     """The built-in families' claims, concatenated in family order.
 
-    ``fedpriv verify`` audits row ``i`` under the ``i``-th child seed, so this order is
-    the seeds' address: the families' ``order``, then each family's own order.
+    The order is the families' ``order``, then each family's own order; it orders the
+    report, not the audits' seeds (those are addressed by the rows' keys).
     Families registered from outside the package (:func:`outside_claims`) follow it.
 
     Returns
@@ -150,8 +150,7 @@ def outside_claims() -> tuple[RegisteredClaim, ...]:
     """Rows of the families registered outside the package, after the built-in rows.
 
     Entry points of installed packages and claims files loaded by ``fedpriv verify
-    --claims`` register them; their rows follow :data:`REGISTER` in family order, so no
-    built-in row moves (and its audit keeps its seed).
+    --claims`` register them; their rows follow :data:`REGISTER` in family order.
 
     Returns
     -------

@@ -383,7 +383,7 @@ def _family_title(paper: str) -> str:
 
 def _run_papers(report) -> tuple[str, ...]:
     """The family keys of a run's pages: ``--paper``'s; else (``--claims`` alone) those
-    of its rows; else the four papers and any family registered outside with rows."""
+    of its rows; else every registered family and any other family with rows."""
     from fedpriv.audit.claims.register import PAPERS
 
     if report.config.papers:
@@ -395,13 +395,9 @@ def _run_papers(report) -> tuple[str, ...]:
 
 
 def _register_title(report) -> str:
-    """``claims.md``'s title: the four seed papers, or the families the run covers."""
-    from fedpriv.audit.claims.family import builtin_families
-
-    papers = _run_papers(report)
-    if all(p in {f.key for f in builtin_families()} for p in papers):
-        return "Privacy claims of the four seed papers"
-    return "Privacy claims of " + "; ".join(_family_title(p) for p in papers)
+    """``claims.md``'s title: the titles of the families the run covers, in register
+    order (from their registrations)."""
+    return "Privacy claims of " + "; ".join(_family_title(p) for p in _run_papers(report))
 
 
 def _paper_page(report, paper: str, out_dir: Path) -> str:

@@ -101,8 +101,8 @@ class ClaimsConfig:
         Small audit budgets (every paper in under five minutes on 2 cores); the
         attachments' ``--quick`` settings.
     seed : int
-        Root of the SeedSequence tree; claim ``i`` of the register audits under
-        ``child_seed(seed, 7, i)``; every attachment is configured with this seed.
+        Root of the SeedSequence tree; the row with key ``k`` audits under
+        :func:`claim_seed` ``(seed, k)``; every attachment is configured with this seed.
     papers : tuple of str or None
         ``--paper`` names to run (None: all).
     budget : AuditBudget
@@ -315,20 +315,20 @@ def _selected(config: ClaimsConfig) -> list:
     return list(claims_for(None))
 
 
-#: SeedSequence branch of the rows outside the built-in register (below the root).
-OUTSIDE_SEED_BRANCH = 8
+#: SeedSequence branch of every register row's audit (below the root); the rest of the
+#: address is the row's key (:func:`claim_seed`).
+CLAIM_SEED_BRANCH = 8
 
 
 def claim_seed(root: np.random.SeedSequence, key: str) -> np.random.SeedSequence:
-    """The audit seed of the register row ``key``.
+    """The audit seed of the register row ``key``: an address made of the key alone.
 
-    A built-in row ``i`` (its position in the built-in register) audits under
-    ``child_seed(root, 7, i)``, as every report so far. A row of a family registered
-    outside the package (entry point or claims file) audits under
-    ``child_seed(root, 8, *w)``, ``w`` the eight 32-bit words of the SHA-256 of its key:
-    its numbers depend on its key alone, never on which papers run, how long the
-    built-in register is, which other families are installed or where the row sits in
-    its own family.
+    Every row, built-in or registered outside the package (entry point or claims file),
+    audits under ``child_seed(root, 8, *w)``, ``w`` the eight 32-bit words of the
+    SHA-256 of its key. Its numbers depend on its key alone, never on which papers run,
+    where the row sits in the register, how many rows come before it, or which other
+    families are installed: inserting or removing a row moves no other row's numbers
+    (CONTRIBUTING.md, Seeding).
 
     Parameters
     ----------
@@ -341,14 +341,9 @@ def claim_seed(root: np.random.SeedSequence, key: str) -> np.random.SeedSequence
     -------
     numpy.random.SeedSequence
     """
-    from fedpriv.audit.claims.register import REGISTER
-
-    index = next((i for i, e in enumerate(REGISTER) if e.key == key), None)
-    if index is not None:
-        return child_seed(root, 7, index)
     digest = hashlib.sha256(key.encode("utf-8")).digest()
     words = np.frombuffer(digest, dtype=">u4").tolist()
-    return child_seed(root, OUTSIDE_SEED_BRANCH, *words)
+    return child_seed(root, CLAIM_SEED_BRANCH, *words)
 
 
 def _scaled(budget: AuditBudget, factor: float) -> AuditBudget:

@@ -19,6 +19,7 @@ from fedpriv.privacy.checks import check_open_unit as _check_open_unit
 from scipy import special
 
 __all__ = [
+    "DEPLOYMENT_FUNCTIONS",
     "INTERVAL_CONFIDENCE",
     "INTERVAL_RULES",
     "IntervalClaim",
@@ -28,6 +29,9 @@ __all__ = [
     "interval_release_epsilons",
     "interval_release_schedule",
 ]
+
+#: The calibrations a deployment file may call (:mod:`fedpriv.privacy.deployment`).
+DEPLOYMENT_FUNCTIONS = ("interval_noise_scales",)
 
 
 # ---------------------------------------------------------------------------------

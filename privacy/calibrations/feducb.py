@@ -14,7 +14,10 @@ import math
 from fedpriv.privacy.checks import check_epsilon, check_int_at_least, check_positive
 from fedpriv.privacy.checks import check_open_unit as _check_open_unit
 
-__all__ = ["FEDUCB_VERSIONS", "FedUCBCalibration", "feducb_privatizer"]
+__all__ = ["DEPLOYMENT_FUNCTIONS", "FEDUCB_VERSIONS", "FedUCBCalibration", "feducb_privatizer"]
+
+#: The calibrations a deployment file may call (:mod:`fedpriv.privacy.deployment`).
+DEPLOYMENT_FUNCTIONS = ("feducb_privatizer",)
 
 
 # ---------------------------------------------------------------------------------

@@ -18,12 +18,16 @@ from fedpriv.privacy.accounting.tree import tree_depth
 from fedpriv.privacy.checks import check_epsilon, check_int_at_least
 
 __all__ = [
+    "DEPLOYMENT_FUNCTIONS",
     "PAPER_LOG_BASES",
     "fed_ucb_node_epsilon",
     "fed_ucb_released_prefixes",
     "fed_ucb_scale",
     "paper_log_rounds",
 ]
+
+#: The calibrations a deployment file may call (:mod:`fedpriv.privacy.deployment`).
+DEPLOYMENT_FUNCTIONS = ("fed_ucb_scale",)
 
 #: Log bases a user may pick for the paper's ⌈log T⌉ (the paper leaves it unstated).
 PAPER_LOG_BASES = {"2": 2.0, "e": math.e, "10": 10.0}

@@ -11,11 +11,15 @@ from fedpriv.privacy.calibrations._helpers import ceil_tolerant
 from fedpriv.privacy.checks import check_epsilon, check_int_at_least, check_real
 
 __all__ = [
+    "DEPLOYMENT_FUNCTIONS",
     "li_song_claimed_epsilon",
     "li_song_epoch_scale",
     "li_song_mean_sensitivity",
     "li_song_participants",
 ]
+
+#: The calibrations a deployment file may call (:mod:`fedpriv.privacy.deployment`).
+DEPLOYMENT_FUNCTIONS = ("li_song_epoch_scale",)
 
 
 # ---------------------------------------------------------------------------------

@@ -100,13 +100,9 @@ MAX_TOTAL_CELLS = MAX_CELLS
 #: device such as ``/dev/zero`` is refused before it is opened.
 MAX_DEPLOYMENT_BYTES = 16 * 2**20
 
-#: Paper calibrations a deployment file may call by name.
-CALIBRATIONS = {
-    "feducb_privatizer": calibration.feducb_privatizer,
-    "li_song_epoch_scale": calibration.li_song_epoch_scale,
-    "fed_ucb_scale": calibration.fed_ucb_scale,
-    "interval_noise_scales": calibration.interval_noise_scales,
-}
+#: Paper calibrations a deployment file may call by name: each calibration module's
+#: ``DEPLOYMENT_FUNCTIONS`` (:data:`fedpriv.privacy.calibrations.DEPLOYMENT_FUNCTIONS`).
+CALIBRATIONS = dict(calibration.DEPLOYMENT_FUNCTIONS)
 
 
 def _event_classes() -> dict[str, type]:

@@ -28,6 +28,7 @@ def clean_registry(monkeypatch):
     """A registry with no claims file loaded (restored afterwards)."""
     monkeypatch.setattr(registry, "_files", {})
     monkeypatch.setattr(registry, "_entry_point_cache", None)
+    monkeypatch.setattr(registry, "_skipped", {})
     monkeypatch.setattr(register, "_outside_cache", [(), ()])
 
 

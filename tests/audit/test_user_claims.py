@@ -38,6 +38,7 @@ def clean_registry(monkeypatch):
     """A registry with no claims file loaded (restored afterwards)."""
     monkeypatch.setattr(registry, "_files", {})
     monkeypatch.setattr(registry, "_entry_point_cache", None)  # entry points: read once per process
+    monkeypatch.setattr(registry, "_skipped", {})
     monkeypatch.setattr(register, "_outside_cache", [(), ()])
 
 
@@ -131,9 +132,11 @@ def test_user_rows_are_seeded_by_key_whatever_runs(clean_registry, monkeypatch) 
     # The built-in register growing (or shrinking) moves no user row's seed ...
     monkeypatch.setattr(register, "REGISTER", register.REGISTER[1:])
     assert np.array_equal(claim_seed(root, HOLDS).generate_state(4), first)
-    # ... and a built-in row keeps its register index's address.
-    built_in = register.REGISTER[0].key
-    assert claim_seed(root, built_in).spawn_key == (7, 0)
+    # ... and a built-in row is addressed by its key too, not by its position.
+    built_in = register.REGISTER[1].key
+    before = claim_seed(root, built_in).generate_state(4)
+    monkeypatch.setattr(register, "REGISTER", register.REGISTER[1:])
+    assert np.array_equal(claim_seed(root, built_in).generate_state(4), before)
     assert not np.array_equal(claim_seed(root, LEAKY).generate_state(4), first)
 
 
@@ -201,7 +204,8 @@ def test_a_bad_claims_file_exits_2_naming_the_option(
     assert status == 2
     assert "`--claims`" in err and message in err, err
     assert not (tmp_path / "out").exists()  # nothing written
-    assert [f.key for f in families()][:4] == ["feducb", "li_song", "gossip_fed_ucb", "dubey_aamas"]
+    built_in = registry.builtin_families()
+    assert families()[: len(built_in)] == built_in  # the registry is as it was
     assert registry.loaded_claims_files() == ()  # the registry is as it was
 
 
@@ -265,29 +269,3 @@ def test_an_installed_distribution_registers_through_the_entry_point(
     assert len(rows) == 1 and rows[0].key.startswith("fake_paper/")
     assert register.claims_for(None)[-1] is rows[0]  # after every built-in row
     assert register.paper_of("FAKE_PAPER") == "fake_paper"
-
-
-def test_a_broken_installed_entry_point_is_named_and_exits_2(
-    tmp_path, clean_registry, monkeypatch, capsys
-) -> None:
-    """A distribution whose entry point raises on import: every command says which entry
-    point and why (exit 2), never a traceback from the distribution's import."""
-    _write(tmp_path / "broken_fedpriv_paper.py", "raise ImportError('no module named nope')\n")
-    info = tmp_path / "broken_fedpriv_paper-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: broken-fedpriv-paper\nVersion: 0.1\n", encoding="utf-8"
-    )
-    (info / "entry_points.txt").write_text(
-        f"[{ENTRY_POINT_GROUP}]\nbroken = broken_fedpriv_paper:FAMILY\n", encoding="utf-8"
-    )
-    monkeypatch.syspath_prepend(str(tmp_path))
-    with pytest.raises(registry.FamilyError, match="entry point 'broken'") as raised:
-        families()
-    assert isinstance(raised.value.__cause__, ImportError)  # chained, for a debugger
-    for argv in (["verify", "--quick", "--out", str(tmp_path / "out")], ["run", "li_song"]):
-        assert main(argv) == 2
-        err = capsys.readouterr().err
-        assert err.startswith("fedpriv: error: entry point 'broken'"), err
-        assert "ImportError on import: no module named nope" in err and "Traceback" not in err
-    assert not (tmp_path / "out").exists()  # nothing written
