@@ -81,7 +81,7 @@ from typing import ClassVar
 
 import numpy as np
 from fedpriv.privacy.accounting.events import MAX_EVENT_EPSILON
-from fedpriv.privacy.accounting.handlers import EventHandlers, _two_point_pld, register_event
+from fedpriv.privacy.accounting.handlers import EventHandlers, register_event
 from fedpriv.privacy.checks import check_delta, check_int_at_least, check_positive, check_real
 from scipy import stats
 
@@ -485,8 +485,14 @@ def _shuffled_approx(event: Shuffled, delta_share: float) -> tuple[float, float]
 def _shuffled_pld(event: Shuffled, discretization: float, pessimistic: bool):
     if not pessimistic:
         return None  # an upper bound for every ε₀-LDP randomizer, not this one's loss
-    if event.local_delta > 0.0:
-        return _two_point_pld(event.local_epsilon, event.local_delta, discretization, True)
+    if event.local_delta > 0.0:  # the worst (ε₀, δ₀)-DP pair, dp-accounting's own
+        from dp_accounting.pld import privacy_loss_distribution as pld_lib
+        from dp_accounting.pld.common import DifferentialPrivacyParameters
+
+        return pld_lib.from_privacy_parameters(
+            DifferentialPrivacyParameters(event.local_epsilon, event.local_delta),
+            value_discretization_interval=discretization,
+        )
     return _pld(event.local_epsilon, event.n_reports, discretization)
 
 
