@@ -372,8 +372,9 @@ def _pld_masses(local_epsilon: float, n_reports: int, discretization: float):
     half_width = 6.0 * np.sqrt(cs) + 30.0
     a_low = np.maximum(np.floor(cs / 2 - half_width), 0).astype(np.int64)
     a_high = np.minimum(np.ceil(cs / 2 + half_width), cs).astype(np.int64)
-    # P(a) = α b(a) + (1 - α) b(a - 1) over a in [a_low, a_high + 1] keeps the
-    # Bin(c, 1/2) mass on [a_low, a_high] once for each term, exactly for both.
+    # P(a) = α b(a) + (1 - α) b(a - 1) over a in [a_low, a_high + 1] keeps at least
+    # the Bin(c, 1/2) mass on [a_low, a_high] in each term, so 1 - kept over-counts
+    # the mass left out (more infinity mass: conservative).
     kept = stats.binom.cdf(a_high, cs, 0.5) - stats.binom.cdf(a_low - 1, cs, 0.5)
     dropped += float(np.sum(weights * np.maximum(1.0 - kept, 0.0)))
     counts = a_high + 2 - a_low
