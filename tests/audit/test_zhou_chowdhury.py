@@ -1,0 +1,52 @@
+"""Zhou & Chowdhury (ICLR 2024) rows: registration, bounds and verdicts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from fedpriv.audit.claims.family import family
+from fedpriv.audit.claims.verify import evaluate_entry
+from fedpriv.audit.engine.coupled import AuditBudget
+from fedpriv.audit.families.zhou_chowdhury import recipes as zr
+from fedpriv.audit.families.zhou_chowdhury.claims import build_claims
+
+ROWS = {row.key: row for row in build_claims()}
+
+
+def test_family_is_registered_through_the_extension_path():
+    fam = family("zhou_chowdhury")
+    assert fam.key == "zhou_chowdhury"
+    assert {r.key for r in fam.claims()} == set(ROWS)
+    assert len(ROWS) == 12
+
+
+@pytest.mark.parametrize("key", sorted(k for k in ROWS if "/ldp/" in k))
+def test_paper_rows_have_an_exact_lower_bound_above_the_claim(key):
+    row = ROWS[key]
+    lower = zr.ldp_analytic_lower(row.claim)
+    upper = zr.ldp_accountant(row.claim).epsilon
+    assert row.claim.claimed.epsilon < lower <= upper
+
+
+@pytest.mark.parametrize("key", sorted(k for k in ROWS if "/ldp-corrected/" in k))
+def test_corrected_rows_spend_the_claim_and_their_pair_stays_below(key):
+    row = ROWS[key]
+    upper = zr.ldp_accountant(row.claim).epsilon
+    assert upper == pytest.approx(row.claim.claimed.epsilon, rel=1e-6)
+    assert upper <= row.claim.claimed.epsilon * (1 + 1e-9)
+    assert zr.ldp_analytic_lower(row.claim) <= upper
+
+
+@pytest.mark.parametrize(
+    ("key", "verdict"),
+    [
+        ("zhou_chowdhury/private-fedlinucb/ldp/fig2b/eps0.2", "violated"),
+        ("zhou_chowdhury/private-fedlinucb/ldp-corrected/fig2b/eps0.2", "holds"),
+    ],
+)
+def test_verdicts_follow_the_rule(key, verdict):
+    budget = AuditBudget(pilot_samples=100, samples=500)
+    result = evaluate_entry(ROWS[key], budget, np.random.SeedSequence(3))
+    assert result.verdict == verdict
+    if verdict == "holds":  # the audit never contradicts the accountant (95%, seed fixed)
+        assert result.audit.epsilon_lower_bound <= result.accountant_epsilon
