@@ -304,7 +304,7 @@ def test_dubey_pentland_is_not_an_alias():
     with pytest.raises(
         ValueError,
         match="`paper` must be one of feducb, li_song, "
-        "gossip_fed_ucb, dubey_aamas; got 'dubey_pentland'",
+        "gossip_fed_ucb, dubey_aamas, zhou_chowdhury; got 'dubey_pentland'",
     ):
         paper_of("dubey_pentland")
 

@@ -26,6 +26,7 @@ FAMILY = Family(
     setting_fields={"batch_size": int, "figure": str, "data": str, "protocol": str, "acts_on": str},
     aliases=("zhou-chowdhury", "private-fedlinucb"),
     audit_cost=1,
+    order=4,
     run_commands={
         "private-fedlinucb": Command(
             "fedpriv.cli.zhou_chowdhury",
