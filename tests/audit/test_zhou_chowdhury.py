@@ -50,3 +50,15 @@ def test_verdicts_follow_the_rule(key, verdict):
     assert result.verdict == verdict
     if verdict == "holds":  # the audit never contradicts the accountant (95%, seed fixed)
         assert result.audit.epsilon_lower_bound <= result.accountant_epsilon
+
+
+def test_crosscheck_page_block_is_the_scripts_output():
+    """The page's numbers are generated: its block equals a fresh run of the script."""
+    from pathlib import Path
+
+    from fedpriv.audit.families.zhou_chowdhury import crosscheck as cc
+
+    page = Path(__file__).resolve().parents[2] / "docs/explanation/zhou-chowdhury-crosscheck.md"
+    text = page.read_text(encoding="utf-8")
+    block = text.split("<!-- crosscheck:begin -->\n", 1)[1].split("\n<!-- crosscheck:end -->")[0]
+    assert block == cc.render(cc.crosscheck())
