@@ -17,7 +17,7 @@ def test_family_is_registered_through_the_extension_path():
     fam = family("zhou_chowdhury")
     assert fam.key == "zhou_chowdhury"
     assert {r.key for r in fam.claims()} == set(ROWS)
-    assert len(ROWS) == 12
+    assert len(ROWS) == 16
 
 
 @pytest.mark.parametrize("key", sorted(k for k in ROWS if "/ldp/" in k))
@@ -62,3 +62,16 @@ def test_crosscheck_page_block_is_the_scripts_output():
     text = page.read_text(encoding="utf-8")
     block = text.split("<!-- crosscheck:begin -->\n", 1)[1].split("\n<!-- crosscheck:end -->")[0]
     assert block == cc.render(cc.crosscheck())
+
+
+def test_shuffle_rows_bracket_the_view():
+    """Lower bound (the broadcast sums, a function of the shuffled multiset) never above
+    the silo's own bound, which the shuffled view cannot exceed."""
+    for key, row in ROWS.items():
+        if "/sdp-amp" not in key:
+            continue
+        lower = zr.sdp_analytic_lower(row.claim)
+        upper = zr.sdp_accountant(row.claim).epsilon
+        assert 0.0 <= lower <= upper
+        if key.endswith("sdp-amp/fig2a/eps0.001"):
+            assert lower > row.claim.claimed.epsilon  # violated on the adaptive pair

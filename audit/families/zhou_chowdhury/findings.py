@@ -22,7 +22,10 @@ FINDINGS: tuple[Finding, ...] = (
             "finds in FedUCB's fixed schedule); acting on the broadcast sums only "
             "removes it."
         ),
-        claims=("zhou_chowdhury/private-fedlinucb/ldp/*",),
+        claims=(
+            "zhou_chowdhury/private-fedlinucb/ldp/*",
+            "zhou_chowdhury/private-fedlinucb/sdp-amp/*",
+        ),
         where="Alg. 1 (local LinUCB step on the batch's own Gram matrix), Thm. 5.1",
     ),
 )

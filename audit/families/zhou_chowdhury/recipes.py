@@ -60,9 +60,12 @@ __all__ = [
     "adaptive_pair",
     "adaptive_tables",
     "audit_ldp_view",
+    "audit_sdp_view",
     "ldp_accountant",
     "ldp_analytic_lower",
     "ldp_mechanism",
+    "sdp_accountant",
+    "sdp_analytic_lower",
 ]
 
 #: Confirming LLR samples per world per ``budget.samples`` (the LLR is a scalar: cheap).
@@ -312,6 +315,99 @@ def audit_ldp_view(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
             f"fed the algorithm's own actions in D and D' ({pair.moved} of its "
             f"{int(s['batch_size'])} pairs differ; ‖ΔQ‖ = {diff:.4g}, charged "
             f"{pair.charged:.4g}), μ = {pair.mu:.4g}, LLR >= {bound.threshold:.4g}, "
+            f"{bound.n_samples:,} draws/world"
+        ),
+        neighbors=(
+            "silo 0's first user: reward +1 (D) vs −1 (D') on decision set {e₀}; its later "
+            "users see {e₀, −e₀} with reward 1"
+        ),
+        pilot_epsilon=float("nan"),
+        seconds=time.perf_counter() - started,
+    )
+
+
+# ------------------------------------------------------------------ shuffle model (Thm. 5.3)
+# The server sees the shuffled multiset of the M silos' p-sums at every batch end. Their
+# sum (what the server broadcasts) is a function of that multiset, so the sum's exact ε
+# on the adaptive pair is a lower bound on the shuffled view's: the sum of the silos'
+# node noises has M times one silo's variance, so its LLR shift is μ/√M.
+
+
+def sdp_accountant(claim: Claim) -> AccountantResult:
+    """Each silo's own tree bound, with no amplification credited (a valid upper bound).
+
+    The shuffled multiset is a function of the silos' messages, and a user's data reach
+    only its own silo's messages, so the silo's local ε bounds the shuffled view's.
+
+    Parameters
+    ----------
+    claim : Claim
+
+    Returns
+    -------
+    AccountantResult
+    """
+    route, eps, notes = ldp_accountant(claim)
+    return AccountantResult(
+        route, eps, (*notes, "no amplification by shuffling credited: the silo's own (local) bound")
+    )
+
+
+def sdp_analytic_lower(claim: Claim) -> float:
+    """Exact ε at δ of the broadcast sums on the adaptive pair (a post-processing of the view).
+
+    Parameters
+    ----------
+    claim : Claim
+
+    Returns
+    -------
+    float
+    """
+    m = int(claim.setting_dict()["n_agents"])
+    return float(gaussian_dp_epsilon(adaptive_pair(claim).mu / math.sqrt(m), claim.claimed_delta))
+
+
+def audit_sdp_view(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
+    """White-box audit of the broadcast sums (a function of the shuffled multiset).
+
+    Parameters
+    ----------
+    claim : Claim
+    budget : AuditBudget
+    seed : int or SeedSequence
+
+    Returns
+    -------
+    EndToEndAudit
+    """
+    started = time.perf_counter()
+    s = _setting(claim)
+    pair = adaptive_pair(claim)
+    m = int(s["n_agents"])
+    side = int(s["dim"]) + 1
+    moved = np.flatnonzero(np.any(pair.leaf_d != pair.leaf_d_prime, axis=1))
+    sub = np.ix_(moved, moved)
+    shape = (pair.n_nodes, moved.size, moved.size)
+    bound = audit_symmetric_gaussian_release(
+        np.broadcast_to(pair.leaf_d[sub], shape),
+        np.broadcast_to(pair.leaf_d_prime[sub], shape),
+        noise_stddev=pair.noise_stddev * math.sqrt(m) / math.sqrt(2.0),
+        frobenius_sensitivity=pair.charged,
+        n_samples=budget.samples * VIEW_SAMPLES_PER_RUN,
+        seed=seed,
+        delta=claim.claimed_delta,
+        observed=privatizer_observed(side)[sub],
+        confidence=budget.confidence,
+    )
+    return EndToEndAudit(
+        method="end-to-end",
+        bound=bound,
+        channel="the server: the sum of the shuffled p-sums (a function of the multiset)",
+        event=(
+            f"white-box LLR of the {pair.n_nodes} summed p-sums covering silo 0's first "
+            f"leaf ({pair.moved} of its pairs differ), noise of {m} silos, μ = "
+            f"{pair.mu / math.sqrt(m):.4g}, LLR >= {bound.threshold:.4g}, "
             f"{bound.n_samples:,} draws/world"
         ),
         neighbors=(
