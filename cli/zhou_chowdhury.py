@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from pathlib import Path
 
 from fedpriv.cli.commands import run_status
 
@@ -29,7 +30,7 @@ def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAc
     run : argparse._SubParsersAction
         The ``fedpriv run`` subcommands.
     experiment : argparse._SubParsersAction
-        The ``fedpriv experiment`` subcommands (none from this family).
+        The ``fedpriv experiment`` subcommands (``zhou-chowdhury-fig2``).
     """
     p = run.add_parser(
         "private-fedlinucb", help="Private-FedLinUCB, fixed batches (Zhou & Chowdhury Alg. 1)"
@@ -51,6 +52,35 @@ def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAc
     p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=_run)
+    e = experiment.add_parser(
+        "zhou-chowdhury-fig2", help="Zhou & Chowdhury Fig. 2a-b (synthetic regret)"
+    )
+    e.add_argument("--horizon", type=int, default=1000, help="rounds T (default 1000; paper 10^4)")
+    e.add_argument("--trials", type=int, default=1, help="trials (default 1; paper 25)")
+    e.add_argument("--agents", type=int, default=100, help="silos M (default 100)")
+    e.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
+    e.add_argument(
+        "--out",
+        type=Path,
+        default=Path("reports"),
+        help="report folder; writes <out>/zhou_chowdhury/ (default reports)",
+    )
+    e.set_defaults(handler=_fig2)
+
+
+def _fig2(args: argparse.Namespace) -> int:
+    from fedpriv.audit.families.zhou_chowdhury.experiments import run_fig2
+
+    rows = run_fig2(
+        horizon=args.horizon,
+        n_trials=args.trials,
+        n_agents=args.agents,
+        seed=args.seed,
+        out=args.out / "zhou_chowdhury",
+    )
+    for r in rows:
+        print(f"{r['label']}: R(T)/T per silo {r['avg_regret']:.4g}, {r['n_syncs']} syncs")
+    return 0
 
 
 def _run(args: argparse.Namespace) -> int:

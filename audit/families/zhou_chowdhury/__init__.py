@@ -33,4 +33,9 @@ FAMILY = Family(
             "Private-FedLinUCB, fixed batches (Zhou & Chowdhury Alg. 1)",
         )
     },
+    experiments={
+        "zhou-chowdhury-fig2": Command(
+            "fedpriv.cli.zhou_chowdhury", "Zhou & Chowdhury Fig. 2a-b (synthetic regret)"
+        )
+    },
 )
