@@ -25,7 +25,7 @@ from typing import Any
 #: Imported on first use (PEP 562), so that importing one room (``fedpriv.privacy.checks``,
 #: the guarantees an audit needs) imports neither SciPy, the accountant, the
 #: calibrations nor the mechanisms. Events that register their own pricing handlers
-#: (``PoissonSampled``, ``IntervalRelease``, ``SymmetricMatrixGaussianTree``) register
+#: (``PoissonSampled``, ``Shuffled``, ``IntervalRelease``, ``SymmetricMatrixGaussianTree``) register
 #: when their module is imported; a lookup by type or by name that misses imports them
 #: first (:func:`fedpriv.privacy.accounting.handlers.load_builtin_events`).
 _EXPORTS = {
@@ -52,6 +52,7 @@ _EXPORTS = {
     "ROUTES": "fedpriv.privacy.accounting.routes",
     "compose_routes": "fedpriv.privacy.accounting.routes",
     "PoissonSampled": "fedpriv.privacy.accounting.sampling",
+    "Shuffled": "fedpriv.privacy.accounting.shuffling",
     "tree_depth": "fedpriv.privacy.accounting.tree",
     **dict.fromkeys(
         (
@@ -96,6 +97,7 @@ __all__ = [
     "NeighboringRelation",
     "PoissonSampled",
     "PureDP",
+    "Shuffled",
     "SymmetricMatrixGaussianTree",
     "compose_routes",
     "errors",

@@ -176,6 +176,7 @@ _BUILTIN_EVENT_MODULES = (
     "fedpriv.privacy.accounting.sampling",
     "fedpriv.privacy.mechanisms.interval",
     "fedpriv.privacy.mechanisms.matrix_tree",
+    "fedpriv.privacy.accounting.shuffling",
 )
 _builtin_events_loaded = False
 

@@ -288,9 +288,10 @@ def check_sampling_relation(event: object, neighboring_relation: NeighboringRela
     UnsupportedEventError
         If a :class:`PoissonSampled` inside ``event`` (nested in ``SelfComposed``,
         ``Composed`` or another ``PoissonSampled``) states the other relation, or a
-        k-ary randomized response is charged under ``add_or_remove_one``.
+        k-ary randomized response or an event declaring ``REPLACE_ONLY`` (e.g.
+        ``Shuffled``) is charged under ``add_or_remove_one``.
     """
-    if type(event) not in _WRAPPERS:  # the common case: nothing to check
+    if type(event) not in _WRAPPERS and not _replace_only(event):  # the common case
         return
     expected = sampling_relation_for(neighboring_relation)
     stack = [event]
@@ -310,6 +311,11 @@ def check_sampling_relation(event: object, neighboring_relation: NeighboringRela
                 "answer, a replace relation; it cannot be charged under "
                 "'add_or_remove_one' (binary RandomizedResponse can)."
             )
+        elif _replace_only(item) and expected is NeighboringRelation.ADD_OR_REMOVE_ONE:
+            raise UnsupportedEventError(
+                f"{type(item).__name__} states its guarantee for one record replaced "
+                "(a replace relation); it cannot be charged under 'add_or_remove_one'."
+            )
         elif type(item) is PoissonSampled and item.neighboring_relation is not expected:
             raise UnsupportedEventError(
                 f"a PoissonSampled event for {item.neighboring_relation.value!r} "
@@ -320,6 +326,12 @@ def check_sampling_relation(event: object, neighboring_relation: NeighboringRela
 
 #: Event types that can hold a :class:`PoissonSampled` (checked by the walk above).
 _WRAPPERS = frozenset({SelfComposed, Composed, PoissonSampled, RandomizedResponse})
+
+
+def _replace_only(event: object) -> bool:
+    """Whether an event type declares ``REPLACE_ONLY = True`` (its guarantee is for a
+    replace relation only, e.g. :class:`~fedpriv.privacy.accounting.shuffling.Shuffled`)."""
+    return getattr(type(event), "REPLACE_ONLY", False) is True
 
 
 # ---------------------------------------------------------------------------- handlers
