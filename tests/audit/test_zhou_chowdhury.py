@@ -75,3 +75,15 @@ def test_shuffle_rows_bracket_the_view():
         assert 0.0 <= lower <= upper
         if key.endswith("sdp-amp/fig2a/eps0.001"):
             assert lower > row.claim.claimed.epsilon  # violated on the adaptive pair
+
+
+def test_shuffle_route_credits_no_amplification_to_gaussian_silos():
+    """The Shuffled route prices (ε₀, δ₀) reports unamplified, so it is never tighter
+    than the silo's own Gaussian bound here; the row keeps the tighter (both valid)."""
+    for key, row in ROWS.items():
+        if "/sdp-amp" not in key:
+            continue
+        _, shuffled = zr.shuffle_route(row.claim)
+        own = zr.ldp_accountant(row.claim).epsilon
+        assert zr.sdp_accountant(row.claim).epsilon == min(own, shuffled)
+        assert shuffled >= own

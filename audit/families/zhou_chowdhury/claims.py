@@ -126,10 +126,14 @@ _SDP_SOURCE = (
     "ln(Mκ/δ))/(ε√M) as the experiment code of Fig. {figure} computes it"
 )
 _SDP_NOTE = (
-    "Upper bound: each silo's own tree (no amplification by shuffling credited), B pairs "
-    "per leaf with the silo's own data, 1 with broadcast sums only. Lower bound: the exact "
-    "ε of the broadcast sums (a function of the shuffled multiset, so a lower bound on "
-    "the shuffled view) on the adaptive pair, and its white-box Monte Carlo audit"
+    "Upper bound: the tighter of each silo's own tree and the shuffle route (each p-sum "
+    "as one of M shuffled (ε₀, δ₀) reports, Shuffled events), B pairs per leaf with the "
+    "silo's own data, 1 with broadcast sums only. No amplification is credited: "
+    "Feldman-McMillan-Talwar's Thm. 3.2 needs ε₀-LDP randomisers over a reporter's whole "
+    "input and a silo's Gaussian tree is (ε₀, δ₀)-DP in one user; the paper's own "
+    "amplification result for DP mechanisms (Thm. 5.3) is not priced. Lower bound: the "
+    "exact ε of the broadcast sums (a function of the shuffled multiset, so a lower bound "
+    "on the shuffled view) on the adaptive pair, and its white-box Monte Carlo audit"
 )
 
 
