@@ -9,6 +9,8 @@ from fedpriv.audit.claims.verify import evaluate_entry
 from fedpriv.audit.engine.coupled import AuditBudget
 from fedpriv.audit.families.zhou_chowdhury import recipes as zr
 from fedpriv.audit.families.zhou_chowdhury.claims import build_claims
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 ROWS = {row.key: row for row in build_claims()}
 
@@ -87,3 +89,44 @@ def test_shuffle_route_credits_no_amplification_to_gaussian_silos():
         own = zr.ldp_accountant(row.claim).epsilon
         assert zr.sdp_accountant(row.claim).epsilon == min(own, shuffled)
         assert shuffled >= own
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    n_agents=st.integers(1, 4),
+    n_arms=st.integers(2, 5),
+    dim=st.integers(2, 4),
+    batch_size=st.integers(1, 6),
+    n_batches=st.integers(1, 20),
+    epsilon=st.floats(0.01, 5.0),
+    delta=st.floats(1e-6, 0.5),
+    broadcast=st.booleans(),
+)
+def test_lower_bound_never_above_upper_bound(
+    n_agents, n_arms, dim, batch_size, n_batches, epsilon, delta, broadcast
+):
+    """Soundness bracket on random settings: the pair's exact ε <= the accountant's."""
+    from fedpriv.audit.claims.entry import make_claim
+    from fedpriv.privacy import ApproxDP, NeighboringRelation
+
+    setting = {
+        "n_agents": n_agents,
+        "n_arms": n_arms,
+        "dim": dim,
+        "horizon": batch_size * n_batches,
+        "epsilon": epsilon,
+        "delta": delta,
+        "batch_size": batch_size,
+        "protocol": "ldp",
+        "acts_on": "broadcast-sums" if broadcast else "own-batch-data",
+    }
+    claim = make_claim(
+        "zhou_chowdhury",
+        "private-fedlinucb",
+        "paper",
+        setting,
+        NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
+        ApproxDP(epsilon, delta),
+        "test",
+    )
+    assert zr.ldp_analytic_lower(claim) <= zr.ldp_accountant(claim).epsilon * (1 + 1e-9)

@@ -99,8 +99,15 @@ def adaptive_tables(s: dict, world: int) -> TableEnvironment:
     -------
     TableEnvironment
         ``B`` rounds.
+
+    Raises
+    ------
+    ValueError
+        If ``dim`` or ``n_arms`` is below 2.
     """
     m, k, d, b = int(s["n_agents"]), int(s["n_arms"]), int(s["dim"]), int(s["batch_size"])
+    if d < 2 or k < 2:
+        raise ValueError(f"the adaptive pair needs `dim` >= 2 and `n_arms` >= 2, got {d}, {k}.")
     features = np.zeros((b, m, k, d))
     features[:, 1:, :, 1] = 1.0
     sign = np.where(np.arange(k) % 2 == 0, 1.0, -1.0)
