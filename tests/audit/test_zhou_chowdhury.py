@@ -130,3 +130,16 @@ def test_lower_bound_never_above_upper_bound(
         "test",
     )
     assert zr.ldp_analytic_lower(claim) <= zr.ldp_accountant(claim).epsilon * (1 + 1e-9)
+
+
+def test_fig2_experiment_writes_its_table(tmp_path):
+    from fedpriv.audit.families.zhou_chowdhury.experiments import FIG2_RUNS, run_fig2
+
+    rows = run_fig2(horizon=50, n_agents=3, out=tmp_path)
+    assert [r["label"] for r in rows] == [label for label, *_ in FIG2_RUNS]
+    assert (tmp_path / "zhou_chowdhury-fig2.md").exists()
+    assert (tmp_path / "zhou_chowdhury-fig2.csv").exists()
+    # every private run's accountant bound is finite; the non-private one is not
+    assert all(
+        np.isfinite(r["accountant_epsilon"]) == (r["protocol"] != "non-private") for r in rows
+    )
