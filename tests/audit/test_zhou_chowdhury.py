@@ -143,3 +143,25 @@ def test_fig2_experiment_writes_its_table(tmp_path):
     assert all(
         np.isfinite(r["accountant_epsilon"]) == (r["protocol"] != "non-private") for r in rows
     )
+
+
+def test_calibration_finding_numbers_are_the_exact_values():
+    import math
+
+    from fedpriv.audit.families.zhou_chowdhury.findings import FINDINGS
+    from fedpriv.privacy.accounting.conversions import gaussian_dp_epsilon
+    from fedpriv.privacy.calibrations.zhou_chowdhury import zc_ldp_noise_stddev, zc_tree_depth
+
+    (finding,) = [f for f in FINDINGS if f.id.endswith("calibration-at-large-epsilon")]
+    # the pair: x = e0, x' = (1/2, √3/2), y = 1, y' = -1 moves (G, u) by √4.5
+    x, xp = np.array([1.0, 0.0]), np.array([0.5, math.sqrt(3) / 2])
+    shift = math.sqrt(np.sum((np.outer(x, x) - np.outer(xp, xp)) ** 2) + np.sum((x + xp) ** 2))
+    assert shift == pytest.approx(math.sqrt(4.5))
+    kappa = zc_tree_depth(25_000, 25)
+    shown = []
+    for eps in (1.0, 5.0):
+        mu = math.sqrt(kappa) * shift / zc_ldp_noise_stddev(eps, 0.1, depth=kappa)
+        exact = gaussian_dp_epsilon(mu, 0.1)
+        assert exact > eps
+        shown.append(f"{exact:.3g}")
+    assert f"ε = {shown[0]} and {shown[1]}" in finding.statement

@@ -28,4 +28,21 @@ FINDINGS: tuple[Finding, ...] = (
         ),
         where="Alg. 1 (local LinUCB step on the batch's own Gram matrix), Thm. 5.1",
     ),
+    Finding(
+        id="zhou_chowdhury-calibration-at-large-epsilon",
+        statement=(
+            "The silo-level noise σ = L√(κ(ln(1/δ)+ε))/ε, as the experiment code computes "
+            "it, is too small at Fig. 2c's ε = 1 and 5 for the statistics it releases: with "
+            "‖x‖ <= 1 and |y| <= 1, replacing one user's (x, y) by unit x' with "
+            "⟨x, x'⟩ = 1/2 and y' = −y moves one release of (Gram matrix, reward vector) "
+            "by √4.5, and the κ = 10 p-sums holding it then spend ε = 1.52 and 11.9 at "
+            "δ = 0.1 (exact Gaussian-DP values), even for an oblivious stream."
+        ),
+        claims=(
+            "zhou_chowdhury/private-fedlinucb/ldp/fig2c/eps1",
+            "zhou_chowdhury/private-fedlinucb/ldp/fig2c/eps5",
+        ),
+        where="Thm. 5.1's noise as the experiment code of Fig. 2c computes it (LDPFedLinUCB)",
+        audit_claims=(),
+    ),
 )
