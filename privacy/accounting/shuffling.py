@@ -81,9 +81,8 @@ from typing import ClassVar
 
 import numpy as np
 from fedpriv.privacy.accounting.events import MAX_EVENT_EPSILON
-from fedpriv.privacy.accounting.handlers import EventHandlers, _two_point_pld, register_event
+from fedpriv.privacy.accounting.handlers import EventHandlers, register_event
 from fedpriv.privacy.checks import check_delta, check_int_at_least, check_positive, check_real
-from scipy import stats
 
 __all__ = ["MAX_SHUFFLED_REPORTS", "Shuffled", "shuffled_delta", "shuffled_epsilon", "shuffled_pld"]
 
@@ -181,9 +180,18 @@ def _check_profile_args(local_epsilon: object, n_reports: object) -> tuple[float
     return event.local_epsilon, event.n_reports
 
 
+def _stats():
+    """``scipy.stats``, imported on first use (0.8 s; importing this module registers the
+    event whenever fedpriv's built-in events load, and must not cost that)."""
+    from scipy import stats
+
+    return stats
+
+
 def _bulk(n: int, p: float) -> tuple[int, int]:
     """A range of Bin(n, p) outside which each tail holds about :data:`_TAIL` or less
     (the callers add the exact outside mass to δ, so the range only sets the cost)."""
+    stats = _stats()
     if n == 0 or p <= 0.0:
         return 0, 0
     mean, sd = n * p, math.sqrt(n * p * (1.0 - p))
@@ -201,6 +209,7 @@ def _bulk(n: int, p: float) -> tuple[int, int]:
 @functools.lru_cache(maxsize=4096)
 def _delta(local_epsilon: float, n_reports: int, epsilon: float) -> float:
     """``δ_PQ(ε)`` rounded up (module docstring)."""
+    stats = _stats()
     e0 = local_epsilon
     if epsilon >= e0:
         return 0.0  # |L| <= ε₀ everywhere
@@ -350,6 +359,7 @@ def _pld_masses(local_epsilon: float, n_reports: int, discretization: float):
     For each ``c`` the kept ``a`` run over ``c/2 ± (6 √c + 30)`` (12 standard
     deviations of Bin(c, 1/2); Hoeffding puts below 2 e^{-72} outside) plus the shifted
     top; the exact P-mass outside goes to the infinite loss."""
+    stats = _stats()
     e0 = local_epsilon
     p = math.exp(-e0)
     alpha = 1.0 / (1.0 + math.exp(-e0))
@@ -362,8 +372,9 @@ def _pld_masses(local_epsilon: float, n_reports: int, discretization: float):
     half_width = 6.0 * np.sqrt(cs) + 30.0
     a_low = np.maximum(np.floor(cs / 2 - half_width), 0).astype(np.int64)
     a_high = np.minimum(np.ceil(cs / 2 + half_width), cs).astype(np.int64)
-    # P(a) = α b(a) + (1 - α) b(a - 1) over a in [a_low, a_high + 1] keeps the
-    # Bin(c, 1/2) mass on [a_low, a_high] once for each term, exactly for both.
+    # P(a) = α b(a) + (1 - α) b(a - 1) over a in [a_low, a_high + 1] keeps at least
+    # the Bin(c, 1/2) mass on [a_low, a_high] in each term, so 1 - kept over-counts
+    # the mass left out (more infinity mass: conservative).
     kept = stats.binom.cdf(a_high, cs, 0.5) - stats.binom.cdf(a_low - 1, cs, 0.5)
     dropped += float(np.sum(weights * np.maximum(1.0 - kept, 0.0)))
     counts = a_high + 2 - a_low
@@ -485,8 +496,14 @@ def _shuffled_approx(event: Shuffled, delta_share: float) -> tuple[float, float]
 def _shuffled_pld(event: Shuffled, discretization: float, pessimistic: bool):
     if not pessimistic:
         return None  # an upper bound for every ε₀-LDP randomizer, not this one's loss
-    if event.local_delta > 0.0:
-        return _two_point_pld(event.local_epsilon, event.local_delta, discretization, True)
+    if event.local_delta > 0.0:  # the worst (ε₀, δ₀)-DP pair, dp-accounting's own
+        from dp_accounting.pld import privacy_loss_distribution as pld_lib
+        from dp_accounting.pld.common import DifferentialPrivacyParameters
+
+        return pld_lib.from_privacy_parameters(
+            DifferentialPrivacyParameters(event.local_epsilon, event.local_delta),
+            value_discretization_interval=discretization,
+        )
     return _pld(event.local_epsilon, event.n_reports, discretization)
 
 

@@ -29,7 +29,6 @@ import numpy as np
 from fedpriv.privacy.accounting.shuffling import Shuffled
 from fedpriv.privacy.checks import check_int_at_least
 from fedpriv.privacy.ledger.accountant import Accountant
-from fedpriv.privacy.mechanisms import _flatten_keys
 from scipy import special
 
 __all__ = [
@@ -56,6 +55,18 @@ def _check_inputs(inputs: object, num_buckets: int) -> np.ndarray:
             f"values in [{array.min()}, {array.max()}]."
         )
     return array.astype(np.int64)
+
+
+def _run_keys(keys: Mapping[str, Any], n_runs: int) -> dict[str, np.ndarray]:
+    """One label per run for every level: each value broadcast to ``(n_runs,)``."""
+    if not isinstance(keys, Mapping):
+        raise TypeError(f"`keys` must be a mapping of level -> labels, got {type(keys).__name__}.")
+    try:
+        return {
+            level: np.broadcast_to(np.asarray(v), (n_runs,)).copy() for level, v in keys.items()
+        }
+    except ValueError:
+        raise ValueError(f"every key array must broadcast to (n_runs,) = ({n_runs},).") from None
 
 
 def _check_local(local_epsilon: object, num_buckets: object) -> tuple[float, int]:
@@ -125,7 +136,7 @@ def shuffled_randomized_response(
         raise TypeError(f"`rng` must be a numpy.random.Generator, got {type(rng).__name__}.")
     n_runs, n_reports = values.shape
     event = Shuffled(local_epsilon=epsilon, n_reports=n_reports)
-    accountant.spend_many(event, keys=_flatten_keys(keys, (n_runs,)))
+    accountant.spend_many(event, keys=_run_keys(keys, n_runs))
     keep = rng.random(values.shape) < 1.0 / (1.0 + (k - 1) * math.exp(-epsilon))
     other = (values + 1 + rng.integers(0, k - 1, size=values.shape)) % k
     reports = np.where(keep, values, other)

@@ -14,7 +14,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from fedpriv.privacy import Accountant, IntervalRelease, PoissonSampled, SymmetricMatrixGaussianTree
+from fedpriv.privacy import (
+    Accountant,
+    IntervalRelease,
+    PoissonSampled,
+    Shuffled,
+    SymmetricMatrixGaussianTree,
+)
 from fedpriv.privacy.accounting import events
 from fedpriv.privacy.accounting.handlers import _REGISTRY, load_builtin_events
 from fedpriv.privacy.errors import StoreFormatError
@@ -79,6 +85,12 @@ LEAVES = {
         dim=_small,
         frobenius_sensitivity=st.just(2.0**0.5),
         capacity=st.sampled_from([1, 4, 8]),
+    ),
+    Shuffled: st.builds(
+        Shuffled,
+        local_epsilon=st.sampled_from([0.5, 1.0, 4.0]),
+        n_reports=st.sampled_from([1, 10, 1000]),
+        local_delta=st.sampled_from([0.0, 1e-9]),
     ),
 }
 _leaf = st.one_of(*LEAVES.values())

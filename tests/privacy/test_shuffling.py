@@ -255,3 +255,37 @@ def test_ledger_store_round_trip() -> None:
 
     event = Shuffled(local_epsilon=2.0, n_reports=500, local_delta=1e-9)
     assert codec.decode_event(codec.encode_event(event)) == event
+
+
+def _pair_delta_mpmath(local_epsilon: float, n: int, epsilon: float):
+    """δ(ε) of the Feldman–McMillan–Talwar pair by brute force in 50-digit arithmetic
+    (every (c, a) summed; no cdf, no truncation, no float)."""
+    import mpmath
+
+    with mpmath.workdps(50):
+        e0, eps = mpmath.mpf(local_epsilon), mpmath.mpf(epsilon)
+        p, alpha = mpmath.e**-e0, mpmath.e**e0 / (mpmath.e**e0 + 1)
+        total = mpmath.mpf(0)
+        for c in range(n):
+            weight = mpmath.binomial(n - 1, c) * p**c * (1 - p) ** (n - 1 - c)
+
+            def b(a: int, c: int = c):
+                return mpmath.binomial(c, a) / mpmath.mpf(2) ** c if 0 <= a <= c else 0
+
+            for a in range(c + 2):
+                mass_p = alpha * b(a) + (1 - alpha) * b(a - 1)
+                mass_q = alpha * b(a - 1) + (1 - alpha) * b(a)
+                total += weight * max(mass_p - mpmath.e**eps * mass_q, 0)
+        return total
+
+
+@pytest.mark.parametrize(("local_epsilon", "n_reports"), [(5.0, 2), (2.0, 30), (1.0, 20)])
+def test_route_is_at_least_the_pair_in_high_precision(local_epsilon: float, n_reports: int) -> None:
+    """The float evaluation of the pair (profile and PLD) is never below its 50-digit
+    value: the rounding allowances cover the arithmetic. (At ε = ε₀ the true δ is 0
+    and mpmath's own rounding leaves about 10⁻⁵⁰, hence the 10⁻⁴⁰.)"""
+    pld = shuffled_pld(local_epsilon, n_reports, 1e-4)
+    for epsilon in np.linspace(0.0, local_epsilon, 9):
+        exact = _pair_delta_mpmath(local_epsilon, n_reports, float(epsilon))
+        assert shuffled_delta(local_epsilon, n_reports, float(epsilon)) >= exact - 1e-40
+        assert pld.get_delta_for_epsilon(float(epsilon)) >= exact - 1e-40
