@@ -1,0 +1,167 @@
+"""Zhou & Chowdhury (ICLR 2024) rows: registration, bounds and verdicts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from fedpriv.audit.claims.family import family
+from fedpriv.audit.claims.verify import evaluate_entry
+from fedpriv.audit.engine.coupled import AuditBudget
+from fedpriv.audit.families.zhou_chowdhury import recipes as zr
+from fedpriv.audit.families.zhou_chowdhury.claims import build_claims
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+ROWS = {row.key: row for row in build_claims()}
+
+
+def test_family_is_registered_through_the_extension_path():
+    fam = family("zhou_chowdhury")
+    assert fam.key == "zhou_chowdhury"
+    assert {r.key for r in fam.claims()} == set(ROWS)
+    assert len(ROWS) == 16
+
+
+@pytest.mark.parametrize("key", sorted(k for k in ROWS if "/ldp/" in k))
+def test_paper_rows_have_an_exact_lower_bound_above_the_claim(key):
+    row = ROWS[key]
+    lower = zr.ldp_analytic_lower(row.claim)
+    upper = zr.ldp_accountant(row.claim).epsilon
+    assert row.claim.claimed.epsilon < lower <= upper
+
+
+@pytest.mark.parametrize("key", sorted(k for k in ROWS if "/ldp-corrected/" in k))
+def test_corrected_rows_spend_the_claim_and_their_pair_stays_below(key):
+    row = ROWS[key]
+    upper = zr.ldp_accountant(row.claim).epsilon
+    assert upper == pytest.approx(row.claim.claimed.epsilon, rel=1e-6)
+    assert upper <= row.claim.claimed.epsilon * (1 + 1e-9)
+    assert zr.ldp_analytic_lower(row.claim) <= upper
+
+
+@pytest.mark.parametrize(
+    ("key", "verdict"),
+    [
+        ("zhou_chowdhury/private-fedlinucb/ldp/fig2b/eps0.2", "violated"),
+        ("zhou_chowdhury/private-fedlinucb/ldp-corrected/fig2b/eps0.2", "holds"),
+    ],
+)
+def test_verdicts_follow_the_rule(key, verdict):
+    budget = AuditBudget(pilot_samples=100, samples=500)
+    result = evaluate_entry(ROWS[key], budget, np.random.SeedSequence(3))
+    assert result.verdict == verdict
+    if verdict == "holds":  # the audit never contradicts the accountant (95%, seed fixed)
+        assert result.audit.epsilon_lower_bound <= result.accountant_epsilon
+
+
+def test_crosscheck_page_block_is_the_scripts_output():
+    """The page's numbers are generated: its block equals a fresh run of the script."""
+    from pathlib import Path
+
+    from fedpriv.audit.families.zhou_chowdhury import crosscheck as cc
+
+    page = Path(__file__).resolve().parents[2] / "docs/explanation/zhou-chowdhury-crosscheck.md"
+    text = page.read_text(encoding="utf-8")
+    block = text.split("<!-- crosscheck:begin -->\n", 1)[1].split("\n<!-- crosscheck:end -->")[0]
+    assert block == cc.render(cc.crosscheck())
+
+
+def test_shuffle_rows_bracket_the_view():
+    """Lower bound (the broadcast sums, a function of the shuffled multiset) never above
+    the silo's own bound, which the shuffled view cannot exceed."""
+    for key, row in ROWS.items():
+        if "/sdp-amp" not in key:
+            continue
+        lower = zr.sdp_analytic_lower(row.claim)
+        upper = zr.sdp_accountant(row.claim).epsilon
+        assert 0.0 <= lower <= upper
+        if key.endswith("sdp-amp/fig2a/eps0.001"):
+            assert lower > row.claim.claimed.epsilon  # violated on the adaptive pair
+
+
+def test_shuffle_route_credits_no_amplification_to_gaussian_silos():
+    """The Shuffled route prices (ε₀, δ₀) reports unamplified, so it is never tighter
+    than the silo's own Gaussian bound here; the row keeps the tighter (both valid)."""
+    for key, row in ROWS.items():
+        if "/sdp-amp" not in key:
+            continue
+        _, shuffled = zr.shuffle_route(row.claim)
+        own = zr.ldp_accountant(row.claim).epsilon
+        assert zr.sdp_accountant(row.claim).epsilon == min(own, shuffled)
+        assert shuffled >= own
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    n_agents=st.integers(1, 4),
+    n_arms=st.integers(2, 5),
+    dim=st.integers(2, 4),
+    batch_size=st.integers(1, 6),
+    n_batches=st.integers(1, 20),
+    epsilon=st.floats(0.01, 5.0),
+    delta=st.floats(1e-6, 0.5),
+    broadcast=st.booleans(),
+)
+def test_lower_bound_never_above_upper_bound(
+    n_agents, n_arms, dim, batch_size, n_batches, epsilon, delta, broadcast
+):
+    """Soundness bracket on random settings: the pair's exact ε <= the accountant's."""
+    from fedpriv.audit.claims.entry import make_claim
+    from fedpriv.privacy import ApproxDP, NeighboringRelation
+
+    setting = {
+        "n_agents": n_agents,
+        "n_arms": n_arms,
+        "dim": dim,
+        "horizon": batch_size * n_batches,
+        "epsilon": epsilon,
+        "delta": delta,
+        "batch_size": batch_size,
+        "protocol": "ldp",
+        "acts_on": "broadcast-sums" if broadcast else "own-batch-data",
+    }
+    claim = make_claim(
+        "zhou_chowdhury",
+        "private-fedlinucb",
+        "paper",
+        setting,
+        NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
+        ApproxDP(epsilon, delta),
+        "test",
+    )
+    assert zr.ldp_analytic_lower(claim) <= zr.ldp_accountant(claim).epsilon * (1 + 1e-9)
+
+
+def test_fig2_experiment_writes_its_table(tmp_path):
+    from fedpriv.audit.families.zhou_chowdhury.experiments import FIG2_RUNS, run_fig2
+
+    rows = run_fig2(horizon=50, n_agents=3, out=tmp_path)
+    assert [r["label"] for r in rows] == [label for label, *_ in FIG2_RUNS]
+    assert (tmp_path / "zhou_chowdhury-fig2.md").exists()
+    assert (tmp_path / "zhou_chowdhury-fig2.csv").exists()
+    # every private run's accountant bound is finite; the non-private one is not
+    assert all(
+        np.isfinite(r["accountant_epsilon"]) == (r["protocol"] != "non-private") for r in rows
+    )
+
+
+def test_calibration_finding_numbers_are_the_exact_values():
+    import math
+
+    from fedpriv.audit.families.zhou_chowdhury.findings import FINDINGS
+    from fedpriv.privacy.accounting.conversions import gaussian_dp_epsilon
+    from fedpriv.privacy.calibrations.zhou_chowdhury import zc_ldp_noise_stddev, zc_tree_depth
+
+    (finding,) = [f for f in FINDINGS if f.id.endswith("calibration-at-large-epsilon")]
+    # the pair: x = e0, x' = (1/2, √3/2), y = 1, y' = -1 moves (G, u) by √4.5
+    x, xp = np.array([1.0, 0.0]), np.array([0.5, math.sqrt(3) / 2])
+    shift = math.sqrt(np.sum((np.outer(x, x) - np.outer(xp, xp)) ** 2) + np.sum((x + xp) ** 2))
+    assert shift == pytest.approx(math.sqrt(4.5))
+    kappa = zc_tree_depth(25_000, 25)
+    shown = []
+    for eps in (1.0, 5.0):
+        mu = math.sqrt(kappa) * shift / zc_ldp_noise_stddev(eps, 0.1, depth=kappa)
+        exact = gaussian_dp_epsilon(mu, 0.1)
+        assert exact > eps
+        shown.append(f"{exact:.3g}")
+    assert f"ε = {shown[0]} and {shown[1]}" in finding.statement
