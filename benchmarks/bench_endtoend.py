@@ -48,6 +48,7 @@ import time
 
 import numpy as np
 from fedpriv.algorithms.networks.graphs import make_graph
+from fedpriv.algorithms.seeding import child_seed
 from fedpriv.audit.engine.coupled import AuditBudget, search_and_confirm
 from fedpriv.audit.families.gossip_fed_ucb.initial import FedUcbMeansSampler
 from fedpriv.audit.families.gossip_fed_ucb.recipes import FixedTableBandit
@@ -60,7 +61,7 @@ TARGET_RUNS = 10**5
 
 def make_sampler(*, fast: bool) -> FedUcbMeansSampler:
     """The benchmark's sampler (fixed tables, seed 20211); ``fast``: stop after round 1."""
-    rng = np.random.default_rng(np.random.SeedSequence(20211, spawn_key=(N_AGENTS, N_ARMS)))
+    rng = np.random.default_rng(child_seed(20211, N_AGENTS, N_ARMS))
     base = (rng.random((N_AGENTS, HORIZON + 1, N_ARMS)) < 0.5).astype(np.float64)
     envs = []
     for value in (1.0, 0.0):

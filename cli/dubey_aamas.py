@@ -213,10 +213,9 @@ def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAc
 
 
 def _world(args: argparse.Namespace):
-    import numpy as np
     from fedpriv.algorithms.environments.bernoulli import homogeneous_bandit
     from fedpriv.algorithms.networks.graphs import make_graph
-    from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
+    from fedpriv.algorithms.seeding import Stream, as_seed_sequence, child_seed, stream_rng
 
     root = as_seed_sequence(args.seed)
     env = homogeneous_bandit(
@@ -232,7 +231,7 @@ def _world(args: argparse.Namespace):
         graph = make_graph(
             args.graph, args.agents, p=p, rng=graph_rng if args.graph == "erdos_renyi" else None
         )
-    run_seed = np.random.SeedSequence(root.entropy, spawn_key=(0, 1))
+    run_seed = child_seed(root, 0, 1)
     return env, graph, run_seed
 
 

@@ -156,7 +156,6 @@ def _threshold(args: argparse.Namespace, rho_min: float, rho_max: float) -> floa
 
 
 def _execute(args: argparse.Namespace) -> FedUCBRun:
-    import numpy as np
     from fedpriv.algorithms.environments.linear import LinearBandit
     from fedpriv.algorithms.feducb.centralized import (
         run_feducb,
@@ -164,7 +163,7 @@ def _execute(args: argparse.Namespace) -> FedUCBRun:
         run_feducb_nonprivate,
     )
     from fedpriv.algorithms.feducb.sync import private_threshold_for_syncs, syncs_for_order
-    from fedpriv.algorithms.seeding import as_seed_sequence
+    from fedpriv.algorithms.seeding import as_seed_sequence, child_seed
 
     spec = LinearBandit(
         n_agents=args.agents,
@@ -176,8 +175,7 @@ def _execute(args: argparse.Namespace) -> FedUCBRun:
     if args.trials < 1:
         raise ValueError(f"`--trials` must be >= 1, got {args.trials}.")
     root = as_seed_sequence(args.seed)
-    env_seed = np.random.SeedSequence(root.entropy, spawn_key=(0,))
-    noise_seed = np.random.SeedSequence(root.entropy, spawn_key=(1,))
+    env_seed, noise_seed = child_seed(root, 0), child_seed(root, 1)
     tables = spec.sample(env_seed, n_trials=args.trials, horizon=args.horizon)
     common = {
         "beta": args.beta_version,

@@ -88,12 +88,11 @@ def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAc
 
 
 def _run(args: argparse.Namespace) -> int:
-    import numpy as np
     from fedpriv.algorithms.environments.heterogeneous import paper_synthetic_bandit
     from fedpriv.algorithms.environments.hospital import hospital_bandit, load_diabetes
     from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import run_fed_ucb, run_gossip_ucb
     from fedpriv.algorithms.networks.graphs import make_graph
-    from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
+    from fedpriv.algorithms.seeding import Stream, as_seed_sequence, child_seed, stream_rng
     from fedpriv.audit.claims.claim import LowerBoundEvidence, decide_verdict, json_number
     from fedpriv.privacy import format_epsilon
     from fedpriv.privacy.accounting.tree import released_tree_depth
@@ -106,11 +105,7 @@ def _run(args: argparse.Namespace) -> int:
         env = paper_synthetic_bandit(
             args.agents,
             args.arms,
-            rng=stream_rng(
-                np.random.SeedSequence(root.entropy, spawn_key=(0,)),
-                trial=0,
-                stream=Stream.ENVIRONMENT,
-            ),
+            rng=stream_rng(child_seed(root, 0), trial=0, stream=Stream.ENVIRONMENT),
             noise="gaussian",
         )
     graph_rng = stream_rng(root, trial=0, stream=Stream.NETWORK)

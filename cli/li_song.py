@@ -174,13 +174,10 @@ def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAc
 
 
 def _environment(args: argparse.Namespace, root: np.random.SeedSequence) -> Any:
-    import numpy as np
     from fedpriv.algorithms.environments.bernoulli import heterogeneous_bandit, homogeneous_bandit
-    from fedpriv.algorithms.seeding import Stream, stream_rng
+    from fedpriv.algorithms.seeding import Stream, child_seed, stream_rng
 
-    rng = stream_rng(
-        np.random.SeedSequence(root.entropy, spawn_key=(0,)), trial=0, stream=Stream.ENVIRONMENT
-    )
+    rng = stream_rng(child_seed(root, 0), trial=0, stream=Stream.ENVIRONMENT)
     if args.heterogeneous:
         return heterogeneous_bandit(
             args.agents, args.arms, rng, mean_range=args.mean_range, min_mismatch=args.min_mismatch

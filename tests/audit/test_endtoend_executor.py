@@ -8,7 +8,8 @@ import threading
 
 import numpy as np
 import pytest
-from fedpriv.audit.engine.coupled import AuditBudget, child_seed, search_and_confirm
+from fedpriv.algorithms.seeding import child_seed
+from fedpriv.audit.engine.coupled import AuditBudget, search_and_confirm
 from fedpriv.audit.engine.tasks import SampleTask, run_sample_tasks
 
 BUDGET = AuditBudget(pilot_samples=120, samples=400)

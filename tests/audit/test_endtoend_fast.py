@@ -13,6 +13,7 @@ import dataclasses
 import numpy as np
 import pytest
 from fedpriv.algorithms.networks.graphs import make_graph
+from fedpriv.algorithms.seeding import child_seed
 from fedpriv.audit.engine.coupled import AuditBudget, search_and_confirm
 from fedpriv.audit.families.gossip_fed_ucb.initial import FedUcbMeansSampler
 from fedpriv.audit.families.gossip_fed_ucb.recipes import FixedTableBandit
@@ -32,7 +33,7 @@ def _sampler(
     fast: bool,
 ) -> FedUcbMeansSampler:
     """Two fixed Bernoulli tables that differ in agent 0's row ``round_``."""
-    rng = np.random.default_rng(np.random.SeedSequence(7, spawn_key=(n_agents, n_arms)))
+    rng = np.random.default_rng(child_seed(7, n_agents, n_arms))
     base = (rng.random((n_agents, horizon + 1, n_arms)) < 0.5).astype(np.float64)
     envs = []
     for value in (1.0, 0.0):
@@ -98,7 +99,7 @@ def test_fast_and_reference_samplers_give_identical_observables(setting: dict) -
     reference = dataclasses.replace(fast, fast=False)
     for world in (0, 1):
         for seed in (0, 1, 12345):
-            address = np.random.SeedSequence(seed, spawn_key=(world,))
+            address = child_seed(seed, world)
             got, want = fast(world, 7, address), reference(world, 7, address)
             assert got.shape == (7, setting["n_arms"])
             np.testing.assert_array_equal(got, want)

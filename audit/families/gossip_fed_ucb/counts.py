@@ -20,8 +20,9 @@ D and another arm in D' (all confidence widths are equal at n = 1). With the cor
 from __future__ import annotations
 
 import numpy as np
+from fedpriv.algorithms.seeding import child_seed
 from fedpriv.audit.claims.claim import Claim
-from fedpriv.audit.engine.coupled import AuditBudget, EndToEndAudit, child_seed, search_and_confirm
+from fedpriv.audit.engine.coupled import AuditBudget, EndToEndAudit, search_and_confirm
 from fedpriv.audit.families.gossip_fed_ucb.recipes import FixedTableBandit
 
 __all__ = ["audit_fed_ucb_counts", "counts_pair_tables"]

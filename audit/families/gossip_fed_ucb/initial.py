@@ -20,9 +20,10 @@ import time
 
 import networkx as nx
 import numpy as np
+from fedpriv.algorithms.seeding import child_seed
 from fedpriv.audit.claims.claim import Claim
 from fedpriv.audit.engine.combine import halved, stronger_of
-from fedpriv.audit.engine.coupled import AuditBudget, EndToEndAudit, child_seed, search_and_confirm
+from fedpriv.audit.engine.coupled import AuditBudget, EndToEndAudit, search_and_confirm
 from fedpriv.audit.engine.tree_nodes import audit_laplace_release
 from fedpriv.audit.families.gossip_fed_ucb.recipes import FixedTableBandit, _open_releases, _setting
 
@@ -31,7 +32,7 @@ __all__ = ["FedUcbMeansSampler", "audit_fed_ucb_initial"]
 
 def _initial_table(n_agents: int, n_arms: int, horizon: int, canary: float) -> np.ndarray:
     """A fixed Bernoulli(0.5) table with ``X_{0,0}(0) = canary``."""
-    rng = np.random.default_rng(np.random.SeedSequence(20211, spawn_key=(n_agents, n_arms)))
+    rng = np.random.default_rng(child_seed(20211, n_agents, n_arms))
     table = (rng.random((n_agents, horizon + 1, n_arms)) < 0.5).astype(np.float64)
     table[0, 0, 0] = canary
     return table

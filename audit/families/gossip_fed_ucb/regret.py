@@ -56,7 +56,7 @@ from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import (
     run_gossip_ucb,
 )
 from fedpriv.algorithms.networks.graphs import make_graph, second_eigenvalue
-from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng, stream_rngs
+from fedpriv.algorithms.seeding import Stream, as_seed_sequence, child_seed, stream_rng, stream_rngs
 from fedpriv.audit.claims.attachment import AttachmentOutput, Plan, RowEvidence
 from fedpriv.audit.claims.claim import Claim, ClaimResult, LowerBoundEvidence, decide_verdict
 from fedpriv.audit.engine.executor import parallel_map
@@ -294,10 +294,6 @@ def _environment(
     return env, "synthetic (Zhu et al. §5: μ ~ U[0,1], rewards μ + N(0,1))"
 
 
-def _child(root: np.random.SeedSequence, index: int) -> np.random.SeedSequence:
-    return np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + (index,))
-
-
 def _notes(mode: str, out_of_bounds: int, synthetic: bool) -> tuple[str, ...]:
     found = []
     if mode == "paper":
@@ -450,7 +446,7 @@ def _tree_jobs(config: VerifyConfig, grid, audit_root) -> tuple[list[dict], list
 
     The items auditing the same released nodes form a group whose audits share one set
     of draws: every item's result is that of ``audit_tree_nodes`` at its own scale with
-    the group's seed, the seed of its first item (``_child(audit_root, index)``), bit
+    the group's seed, the seed of its first item (``child_seed(audit_root, index)``), bit
     for bit (:mod:`fedpriv.audit.engine.tree_grid`). The group's four parts (joint and
     product audit, each world) are the executor's jobs.
     """
@@ -462,7 +458,7 @@ def _tree_jobs(config: VerifyConfig, grid, audit_root) -> tuple[list[dict], list
             scales=[row["scale"] for row in rows],
             n_samples=n_joint,
             product_samples=n_product,
-            seed=_child(audit_root, rows[0]["index"]),
+            seed=child_seed(audit_root, rows[0]["index"]),
             confidence=config.confidence,
             released_prefixes=released,
         )
@@ -595,7 +591,9 @@ def _claim_result(config: VerifyConfig, root, item, audit, notes) -> ClaimResult
     _, mode, base, final, horizon, eps = item
     scale = fed_ucb_scale(eps, horizon, mode=mode, log_base=base, publish_final=final)
     x0 = np.zeros((1, config.n_agents, config.n_arms))
-    noise = stream_rngs(_child(root, 3), n_trials=1, n_agents=config.n_agents, stream=Stream.NOISE)
+    noise = stream_rngs(
+        child_seed(root, 3), n_trials=1, n_agents=config.n_agents, stream=Stream.NOISE
+    )
     accountant, _, _, _ = open_fed_ucb_releases(
         x0, horizon=horizon, epsilon=eps, mode=mode, log_base=base, rng=noise, publish_final=final
     )
@@ -709,12 +707,12 @@ def verify_gossip_fed_ucb(
     started = time.perf_counter()
     say = progress or (lambda message: None)
     root = as_seed_sequence(config.seed)
-    env, env_name = _environment(config, _child(root, 0))
+    env, env_name = _environment(config, child_seed(root, 0))
     graph = make_graph("complete", config.n_agents)
-    run_root = _child(root, 1)
+    run_root = child_seed(root, 1)
     grid = _claim_grid(config)
     regret_jobs = _regret_jobs(config, env, graph, run_root)
-    tree_jobs, plans = _tree_jobs(config, grid, _child(root, 2))
+    tree_jobs, plans = _tree_jobs(config, grid, child_seed(root, 2))
     ledger_job = {"kind": "ledger", "config": config, "env": env, "graph": graph}
     jobs = regret_jobs + tree_jobs + [{**ledger_job, "run_root": run_root}]
     # One pool for the three steps, so that no core idles while another step's last

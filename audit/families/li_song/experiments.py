@@ -40,7 +40,7 @@ from fedpriv.algorithms.li_song.network import (
     table_ii_components,
 )
 from fedpriv.algorithms.networks.graphs import make_graph
-from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
+from fedpriv.algorithms.seeding import Stream, as_seed_sequence, child_seed, stream_rng
 from fedpriv.audit.families.li_song.figure import _Figure, _markdown, _note, _write
 from fedpriv.privacy.checks import check_int_at_least
 
@@ -62,9 +62,7 @@ DEFAULTS = {
 
 def _env_rng(seed: int) -> np.random.Generator:
     root = as_seed_sequence(seed)
-    return stream_rng(
-        np.random.SeedSequence(root.entropy, spawn_key=(0,)), trial=0, stream=Stream.ENVIRONMENT
-    )
+    return stream_rng(child_seed(root, 0), trial=0, stream=Stream.ENVIRONMENT)
 
 
 def _homogeneous_50(seed: int):
