@@ -436,5 +436,6 @@ def _experiment(args: argparse.Namespace) -> int:
         seed=args.seed,
         progress=progress,
     )
-    print(f"wrote {folder}/{args.figure}.png, .csv, _curves.csv, .md")
+    stem = args.figure.removeprefix("feducb-")
+    print(f"{args.figure}: wrote {folder}/{stem}.png, .csv, _curves.csv, .md")
     return 0

@@ -86,8 +86,12 @@ def test_experiments_write_png_csv_and_md(tmp_path):
         )
         result = write_experiment(name, tmp_path, config)
         folder = tmp_path / "dubey_aamas"
+        stem = name.removeprefix("dubey-aamas-")  # the folder spells the family
         for suffix in (".png", ".csv", ".md"):
-            assert (folder / f"{name}{suffix}").stat().st_size > 0
+            assert (folder / f"{stem}{suffix}").stat().st_size > 0
+        assert result["files"] == sorted(
+            str(folder / f"{stem}{s}") for s in (".csv", ".md", ".png")
+        )
         assert not [p for p in folder.iterdir() if p.name.startswith(".")]  # staging removed
         assert result["seconds"] >= 0
 

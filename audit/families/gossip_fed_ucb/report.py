@@ -17,6 +17,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from fedpriv.audit.families.gossip_fed_ucb.regret import VerifyReport
+from fedpriv.audit.reporting.figures import plot_band
 from fedpriv.privacy import format_epsilon
 
 __all__ = ["claims_records", "claims_table", "regret_table", "write_files"]
@@ -208,8 +209,7 @@ def _plot(report: VerifyReport, path: Path) -> None:
             if label not in (mode, "gossip-ucb"):
                 continue
             name = "ε = ∞ (Gossip_UCB)" if label == "gossip-ucb" else f"ε = {eps}"
-            (line,) = ax.plot(curve[0], curve[1], label=name)
-            ax.fill_between(curve[0], curve[2], curve[3], color=line.get_color(), alpha=0.2)
+            plot_band(ax, curve[0], curve[1], curve[2], curve[3], label=name)
         ax.set_title(f"Fed_UCB, {mode}")
         ax.set_xlabel("round t")
         ax.grid(alpha=0.3)
