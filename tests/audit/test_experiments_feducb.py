@@ -1,4 +1,4 @@
-"""FedUCB figures (tiny horizons) and the ``fedpriv run/experiment`` commands of cli_linucb."""
+"""FedUCB figures (tiny horizons) and the ``fedpriv run/experiment`` commands of cli/feducb.py."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 from fedpriv.audit.families.feducb import experiments as experiments_feducb
 from fedpriv.audit.families.feducb.experiments import EXPERIMENTS, run_figure
-from fedpriv.cli import feducb_linucb as cli_linucb
+from fedpriv.cli import feducb as cli_feducb
 from fedpriv.cli.commands import run_status
+from fedpriv.cli.runs import register_commands
 
 _PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -20,7 +21,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run").add_subparsers(dest="algorithm", required=True)
     experiment = sub.add_parser("experiment").add_subparsers(dest="experiment", required=True)
-    cli_linucb.register(run, experiment)
+    register_commands(cli_feducb, run, experiment)
     return parser
 
 
@@ -114,7 +115,7 @@ def test_experiment_command_writes_the_figure(tmp_path, capsys):
     assert "feducb-fig1a" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("name", cli_linucb.ALGORITHMS)
+@pytest.mark.parametrize("name", cli_feducb.LINEAR_ALGORITHMS)
 def test_run_json_has_the_common_keys(name, capsys):
     status = _call(
         [
