@@ -1,16 +1,19 @@
-"""``fedpriv run gossip-ucb|gossip-fed-ucb``: Zhu et al. (2021) inside the accountant."""
+"""``fedpriv run gossip-ucb|gossip-fed-ucb``: Zhu et al. (2021) inside the accountant.
+
+The commands are declared as data (:data:`COMMANDS`: options and a run function); the
+shared machinery (:mod:`fedpriv.cli.runs`) wires, times, prints and sets the exit status.
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from fedpriv.cli.choices import GRAPH_KINDS, MODES
-from fedpriv.cli.commands import run_status
+from fedpriv.cli.runs import JSON, SEED, TRIALS, RunCommand, RunReport, option, summary
 
 # Option choices as literals, so `fedpriv run ... --help` imports no algorithm;
 # tests/test_cli_startup.py checks each against its source (named beside it).
@@ -18,83 +21,66 @@ from fedpriv.cli.commands import run_status
 LOG_BASES = ("10", "2", "e")
 
 
-__all__ = ["ALGORITHMS", "register"]
+__all__ = ["ALGORITHMS", "COMMANDS", "LOG_BASES"]
 
 ALGORITHMS = ("gossip-ucb", "gossip-fed-ucb")
 
 
-def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAction) -> None:
-    """Add ``run gossip-ucb`` and ``run gossip-fed-ucb`` (no experiments).
-
-    Parameters
-    ----------
-    run : argparse._SubParsersAction
-        The ``fedpriv run`` subcommands.
-    experiment : argparse._SubParsersAction
-        Unused.
-    """
-    del experiment
-    for name, summary in zip(
-        ALGORITHMS,
-        ("non-private Gossip_UCB (Zhu et al. 2021)", "private Fed_UCB (Zhu et al. 2021, Alg. 3-4)"),
-        strict=True,
-    ):
-        p = run.add_parser(name, help=summary)
-        p.add_argument("--agents", type=int, default=3, help="n_agents (default 3)")
-        p.add_argument("--arms", type=int, default=5, help="n_arms (default 5)")
-        p.add_argument("--horizon", type=int, default=10_000, help="horizon T (default 10000)")
-        p.add_argument("--epsilon", type=float, default=1.0, help="claimed ε (inf allowed)")
-        p.add_argument(
-            "--mode",
-            choices=MODES,
-            default="corrected",
-            help="paper: Alg. 3-4 as printed (ε/⌈log T⌉ per node, raw initial "
-            "pulls, unclipped rewards); corrected: noise for every node "
-            "holding a record, noisy initial pulls, clipped rewards "
-            "(default corrected)",
-        )
-        p.add_argument(
-            "--log-base",
-            choices=LOG_BASES,
-            default="2",
-            help="base of the paper's ⌈log T⌉ (paper mode)",
-        )
-        p.add_argument(
-            "--noise-on-empty-nodes",
-            action="store_true",
-            help="Algorithm 3 as printed: noise on nodes without observations",
-        )
-        p.add_argument(
-            "--publish-final",
-            action="store_true",
-            help=(
-                "second reading: the final estimate ϑ̃(T) is an output too "
-                "(tree prefixes 1..T; default 1..T−1, the messages and actions "
-                "of Alg. 4 lines 19 and 9)"
-            ),
-        )
-        p.add_argument(
-            "--graph",
-            choices=GRAPH_KINDS,
-            default="complete",
-            help="communication graph (default complete)",
-        )
-        p.add_argument("--p", type=float, default=None, help="edge probability (erdos_renyi)")
-        p.add_argument("--trials", type=int, default=1, help="n_trials (default 1)")
-        p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
-        p.add_argument("--data", type=Path, default=None, help="UCI Diabetes-130 CSV or zip")
-        p.add_argument("--json", action="store_true", help="print one JSON object")
-        p.set_defaults(handler=_run)
+_OPTIONS = (
+    option("--agents", type=int, default=3, help="n_agents (default 3)"),
+    option("--arms", type=int, default=5, help="n_arms (default 5)"),
+    option("--horizon", type=int, default=10_000, help="horizon T (default 10000)"),
+    option("--epsilon", type=float, default=1.0, help="claimed ε (inf allowed)"),
+    option(
+        "--mode",
+        choices=MODES,
+        default="corrected",
+        help="paper: Alg. 3-4 as printed (ε/⌈log T⌉ per node, raw initial "
+        "pulls, unclipped rewards); corrected: noise for every node "
+        "holding a record, noisy initial pulls, clipped rewards "
+        "(default corrected)",
+    ),
+    option(
+        "--log-base",
+        choices=LOG_BASES,
+        default="2",
+        help="base of the paper's ⌈log T⌉ (paper mode)",
+    ),
+    option(
+        "--noise-on-empty-nodes",
+        action="store_true",
+        help="Algorithm 3 as printed: noise on nodes without observations",
+    ),
+    option(
+        "--publish-final",
+        action="store_true",
+        help=(
+            "second reading: the final estimate ϑ̃(T) is an output too "
+            "(tree prefixes 1..T; default 1..T−1, the messages and actions "
+            "of Alg. 4 lines 19 and 9)"
+        ),
+    ),
+    option(
+        "--graph",
+        choices=GRAPH_KINDS,
+        default="complete",
+        help="communication graph (default complete)",
+    ),
+    option("--p", type=float, default=None, help="edge probability (erdos_renyi)"),
+    TRIALS,
+    SEED,
+    option("--data", type=Path, default=None, help="UCI Diabetes-130 CSV or zip"),
+    JSON,
+)
 
 
-def _run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace) -> RunReport:
     from fedpriv.algorithms.environments.heterogeneous import paper_synthetic_bandit
     from fedpriv.algorithms.environments.hospital import hospital_bandit, load_diabetes
     from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import run_fed_ucb, run_gossip_ucb
     from fedpriv.algorithms.networks.graphs import make_graph
     from fedpriv.algorithms.seeding import Stream, as_seed_sequence, child_seed, stream_rng
     from fedpriv.audit.claims.claim import LowerBoundEvidence, decide_verdict, json_number
-    from fedpriv.privacy import format_epsilon
     from fedpriv.privacy.accounting.tree import released_tree_depth
     from fedpriv.privacy.calibrations import fed_ucb_released_prefixes, fed_ucb_scale
 
@@ -112,7 +98,6 @@ def _run(args: argparse.Namespace) -> int:
     graph = make_graph(
         args.graph, env.n_agents, p=args.p, rng=graph_rng if args.graph == "erdos_renyi" else None
     )
-    started = time.perf_counter()
     if args.algorithm == "gossip-ucb":
         run = run_gossip_ucb(env, graph, horizon=args.horizon, n_trials=args.trials, seed=root)
     else:
@@ -129,7 +114,6 @@ def _run(args: argparse.Namespace) -> int:
             secure_noise=getattr(args, "secure_noise", False),
             publish_final=getattr(args, "publish_final", False),
         )
-    seconds = time.perf_counter() - started
     final = run.cumulative_regret[..., -1].mean(axis=1)
     record: dict[str, Any] = {
         "algorithm": run.algorithm,
@@ -143,12 +127,7 @@ def _run(args: argparse.Namespace) -> int:
             "environment": "hospital" if args.data else "synthetic",
             "rewards": _rewards_setting(args),
         },
-        "regret": {
-            "mean": float(final.mean()),
-            "min": float(final.min()),
-            "max": float(final.max()),
-        },
-        "seconds": seconds,
+        "regret": summary(final),
     }
     if run.accountant is not None:
         acc = run.accountant
@@ -223,35 +202,46 @@ def _run(args: argparse.Namespace) -> int:
             "evidence": evidence,
             "non_private_releases": acc.non_private_reasons(),
         }
-    if args.json:
-        print(json.dumps(record, indent=2, allow_nan=False))
-    else:
-        print(
-            f"{run.algorithm}: regret at T={args.horizon}: {final.mean():.2f} "
-            f"(min {final.min():.2f}, max {final.max():.2f} over {args.trials} trials)"
-        )
-        print(f"rewards: {record['setting']['rewards']}")
-        if run.accountant is not None:
-            g = record["guarantee"]
-            print(
-                f"ledger: {record['ledger']['noise_draws']} noise draws, node scale "
-                f"{run.scale:.4g}, ε per draw {format_epsilon(run.node_epsilon)}"
-            )
-            print(
-                f"claimed ε = {format_epsilon(args.epsilon)}; accountant ε = "
-                f"{format_epsilon(eps_stream)} ({route}); including round-0 records: "
-                f"{format_epsilon(eps_all)} -> {g['verdict']}"
-            )
-            for line in _why_infinite(
-                args,
-                eps_stream,
-                eps_all,
-                acc.non_private_reasons(where={"phase": "stream"}),
-                acc.non_private_reasons(),
-                run.n_out_of_bounds,
-            ):
-                print(line)
-    return run_status(record)
+    stream = (eps_stream, eps_all, route) if run.accountant is not None else None
+    return RunReport(record, lambda: _lines(args, run, record, final, stream))
+
+
+def _lines(
+    args: argparse.Namespace,
+    run: Any,
+    record: dict[str, Any],
+    final: Any,
+    stream: tuple[float, float, str] | None,
+) -> Iterator[str]:
+    """The text of ``run``: regret, rewards and, for Fed_UCB, ledger, ε and why ε = inf."""
+    from fedpriv.privacy import format_epsilon
+
+    yield (
+        f"{run.algorithm}: regret at T={args.horizon}: {final.mean():.2f} "
+        f"(min {final.min():.2f}, max {final.max():.2f} over {args.trials} trials)"
+    )
+    yield f"rewards: {record['setting']['rewards']}"
+    if stream is None:
+        return
+    eps_stream, eps_all, route = stream
+    acc = run.accountant
+    yield (
+        f"ledger: {record['ledger']['noise_draws']} noise draws, node scale "
+        f"{run.scale:.4g}, ε per draw {format_epsilon(run.node_epsilon)}"
+    )
+    yield (
+        f"claimed ε = {format_epsilon(args.epsilon)}; accountant ε = "
+        f"{format_epsilon(eps_stream)} ({route}); including round-0 records: "
+        f"{format_epsilon(eps_all)} -> {record['guarantee']['verdict']}"
+    )
+    yield from _why_infinite(
+        args,
+        eps_stream,
+        eps_all,
+        acc.non_private_reasons(where={"phase": "stream"}),
+        acc.non_private_reasons(),
+        run.n_out_of_bounds,
+    )
 
 
 def _rewards_setting(args: argparse.Namespace) -> str:
@@ -301,3 +291,7 @@ def _why_infinite(
     if not lines and not (math.isfinite(eps_stream) and math.isfinite(eps_all)):
         lines.append("why ε = inf: a release without a finite ε reached the outputs")
     return lines
+
+
+#: Every command of the family, in ``--help`` order (:mod:`fedpriv.cli.runs`).
+COMMANDS = tuple(RunCommand(name, _OPTIONS, _run) for name in ALGORITHMS)

@@ -14,6 +14,7 @@ from fedpriv.audit.families.dubey_aamas.experiments import (
 )
 from fedpriv.audit.families.dubey_aamas.report import write_experiment
 from fedpriv.cli import dubey_aamas as cli_coop
+from fedpriv.cli.runs import register_commands
 from fedpriv.privacy.errors import ToolkitError
 
 
@@ -23,7 +24,7 @@ def _main(argv: list[str]) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run").add_subparsers(dest="algorithm", required=True)
     experiment = sub.add_parser("experiment").add_subparsers(dest="experiment", required=True)
-    cli_coop.register(run, experiment)
+    register_commands(cli_coop, run, experiment)
     args = parser.parse_args(argv)
     try:
         return args.handler(args)
