@@ -77,12 +77,12 @@ _OPTIONS = (
 def _run(args: argparse.Namespace) -> RunReport:
     from fedpriv.algorithms.environments.heterogeneous import paper_synthetic_bandit
     from fedpriv.algorithms.environments.hospital import hospital_bandit, load_diabetes
-    from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import run_fed_ucb, run_gossip_ucb
+    from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import run_gossip_fed_ucb, run_gossip_ucb
     from fedpriv.algorithms.networks.graphs import make_graph
     from fedpriv.algorithms.seeding import Stream, as_seed_sequence, child_seed, stream_rng
     from fedpriv.audit.claims.claim import LowerBoundEvidence, decide_verdict, json_number
     from fedpriv.privacy.accounting.tree import released_tree_depth
-    from fedpriv.privacy.calibrations import fed_ucb_released_prefixes, fed_ucb_scale
+    from fedpriv.privacy.calibrations import gossip_fed_ucb_released_prefixes, gossip_fed_ucb_scale
 
     root = as_seed_sequence(args.seed)
     if args.data is not None:
@@ -101,7 +101,7 @@ def _run(args: argparse.Namespace) -> RunReport:
     if args.algorithm == "gossip-ucb":
         run = run_gossip_ucb(env, graph, horizon=args.horizon, n_trials=args.trials, seed=root)
     else:
-        run = run_fed_ucb(
+        run = run_gossip_fed_ucb(
             env,
             graph,
             horizon=args.horizon,
@@ -140,7 +140,7 @@ def _run(args: argparse.Namespace) -> RunReport:
         exact = None
         if math.isfinite(eps_stream) and math.isfinite(args.epsilon):
             publish_final = bool(getattr(args, "publish_final", False))
-            scale = fed_ucb_scale(
+            scale = gossip_fed_ucb_scale(
                 args.epsilon,
                 args.horizon,
                 mode=args.mode,
@@ -148,7 +148,8 @@ def _run(args: argparse.Namespace) -> RunReport:
                 publish_final=publish_final,
             )
             nodes = released_tree_depth(
-                args.horizon, fed_ucb_released_prefixes(args.horizon, publish_final=publish_final)
+                args.horizon,
+                gossip_fed_ucb_released_prefixes(args.horizon, publish_final=publish_final),
             )
             exact = LowerBoundEvidence(
                 epsilon=nodes / scale,

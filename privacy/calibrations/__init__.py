@@ -48,9 +48,9 @@ from fedpriv.privacy.calibrations.feducb import (
 )
 from fedpriv.privacy.calibrations.gossip_fed_ucb import (
     PAPER_LOG_BASES,
-    fed_ucb_node_epsilon,
-    fed_ucb_released_prefixes,
-    fed_ucb_scale,
+    gossip_fed_ucb_node_epsilon,
+    gossip_fed_ucb_released_prefixes,
+    gossip_fed_ucb_scale,
     paper_log_rounds,
 )
 from fedpriv.privacy.calibrations.li_song import (
@@ -67,10 +67,10 @@ __all__ = [
     "PAPER_LOG_BASES",
     "FedUCBCalibration",
     "IntervalClaim",
-    "fed_ucb_node_epsilon",
-    "fed_ucb_released_prefixes",
-    "fed_ucb_scale",
     "feducb_privatizer",
+    "gossip_fed_ucb_node_epsilon",
+    "gossip_fed_ucb_released_prefixes",
+    "gossip_fed_ucb_scale",
     "interval_claimed_guarantee",
     "interval_length",
     "interval_noise_scales",

@@ -67,6 +67,7 @@ from fedpriv.privacy.relations import parse_relation
 
 __all__ = [
     "CALIBRATIONS",
+    "CALIBRATION_ALIASES",
     "CLAIM_FIELDS",
     "MAX_CELLS",
     "MAX_DEPLOYMENT_BYTES",
@@ -104,9 +105,12 @@ MAX_DEPLOYMENT_BYTES = 16 * 2**20
 CALIBRATIONS = {
     "feducb_privatizer": calibration.feducb_privatizer,
     "li_song_epoch_scale": calibration.li_song_epoch_scale,
-    "fed_ucb_scale": calibration.fed_ucb_scale,
+    "gossip_fed_ucb_scale": calibration.gossip_fed_ucb_scale,
     "interval_noise_scales": calibration.interval_noise_scales,
 }
+#: Names a deployment file may still type for a calibration renamed since (the family's
+#: one spelling, ``gossip_fed_ucb``): old name -> current name.
+CALIBRATION_ALIASES = {"fed_ucb_scale": "gossip_fed_ucb_scale"}
 
 
 def _event_classes() -> dict[str, type]:
@@ -346,7 +350,7 @@ def _parse_calibrations(tables: Mapping[str, Any], source: str) -> dict[str, Any
         where = f"calibration.{name}"
         if not isinstance(spec, dict) or "function" not in spec:
             raise _fail(source, where, "needs a `function` key")
-        function = CALIBRATIONS.get(spec["function"])
+        function = CALIBRATIONS.get(CALIBRATION_ALIASES.get(spec["function"], spec["function"]))
         if function is None:
             raise _fail(
                 source,

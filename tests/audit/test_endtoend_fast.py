@@ -1,6 +1,6 @@
 """The fast path of whole-Fed_UCB audits (issue 11 item 4): stop each run early.
 
-:class:`fedpriv.audit.families.gossip_fed_ucb.initial.FedUcbMeansSampler` with ``fast=True`` stops
+:class:`fedpriv.audit.families.gossip_fed_ucb.initial.GossipFedUcbMeansSampler` with ``fast=True`` stops
 every run after the observed round; ``fast=False`` simulates the whole horizon (the
 reference path of ``benchmarks/bench_endtoend.py``). The observable and the audit's
 bound must be bit-identical. Deterministic (no statistical assertion).
@@ -15,7 +15,7 @@ import pytest
 from fedpriv.algorithms.networks.graphs import make_graph
 from fedpriv.algorithms.seeding import child_seed
 from fedpriv.audit.engine.coupled import AuditBudget, search_and_confirm
-from fedpriv.audit.families.gossip_fed_ucb.initial import FedUcbMeansSampler
+from fedpriv.audit.families.gossip_fed_ucb.initial import GossipFedUcbMeansSampler
 from fedpriv.audit.families.gossip_fed_ucb.recipes import FixedTableBandit
 
 __all__: list[str] = []
@@ -31,7 +31,7 @@ def _sampler(
     log_base: str,
     round_: int,
     fast: bool,
-) -> FedUcbMeansSampler:
+) -> GossipFedUcbMeansSampler:
     """Two fixed Bernoulli tables that differ in agent 0's row ``round_``."""
     rng = np.random.default_rng(child_seed(7, n_agents, n_arms))
     base = (rng.random((n_agents, horizon + 1, n_arms)) < 0.5).astype(np.float64)
@@ -40,7 +40,7 @@ def _sampler(
         table = base.copy()
         table[0, round_, :] = value
         envs.append(FixedTableBandit(table=table, arm_means=np.full((n_agents, n_arms), 0.5)))
-    return FedUcbMeansSampler(
+    return GossipFedUcbMeansSampler(
         envs=(envs[0], envs[1]),
         graph=make_graph(kind, n_agents),
         horizon=horizon,

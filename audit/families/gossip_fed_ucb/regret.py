@@ -12,7 +12,7 @@ corrected one on the view, and the paper's calibration on the final-estimate
 reading), each ε in {1, 2, 5} and each horizon in {16, 1024, 600000}, the job
 
 1. opens Fed_UCB's releases exactly as a run does (:func:`fedpriv.algorithms.gossip_fed_ucb.gossip_ucb.
-   open_fed_ucb_releases`) and asks the accountant for ε over Definition 1's stream on
+   open_gossip_fed_ucb_releases`) and asks the accountant for ε over Definition 1's stream on
    the variant's view;
 2. at every horizon, audits the released tree nodes covering the worst-case neighboring
    pair's changed round (round 1 changed 0 ↔ 1; ⌊log2 R⌋ + 1 nodes of the released
@@ -51,8 +51,8 @@ import pandas as pd
 from fedpriv.algorithms.environments.heterogeneous import BanditEnvironment, paper_synthetic_bandit
 from fedpriv.algorithms.environments.hospital import hospital_bandit, load_diabetes
 from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import (
-    open_fed_ucb_releases,
-    run_fed_ucb,
+    open_gossip_fed_ucb_releases,
+    run_gossip_fed_ucb,
     run_gossip_ucb,
 )
 from fedpriv.algorithms.networks.graphs import make_graph, second_eigenvalue
@@ -66,7 +66,7 @@ from fedpriv.audit.engine.tree_nodes import tree_audit_event
 from fedpriv.audit.estimators import EpsilonLowerBound
 from fedpriv.privacy import NeighboringRelation, PureDP
 from fedpriv.privacy.accounting.tree import released_tree_depth
-from fedpriv.privacy.calibrations import fed_ucb_released_prefixes, fed_ucb_scale
+from fedpriv.privacy.calibrations import gossip_fed_ucb_released_prefixes, gossip_fed_ucb_scale
 from fedpriv.privacy.checks import check_epsilon, check_int_at_least
 
 __all__ = [
@@ -76,7 +76,7 @@ __all__ = [
     "VIEW_SUPPORT",
     "VerifyConfig",
     "VerifyReport",
-    "fed_ucb_reading",
+    "gossip_fed_ucb_reading",
     "variant_label",
     "verify_gossip_fed_ucb",
 ]
@@ -145,7 +145,7 @@ def variant_label(mode: str, base: str, publish_final: bool) -> str:
     return f"{mode}-log{base}" + ("-final" if publish_final else "")
 
 
-def fed_ucb_reading(mode: str, base: str, publish_final: bool = False) -> dict[str, str]:
+def gossip_fed_ucb_reading(mode: str, base: str, publish_final: bool = False) -> dict[str, str]:
     """``reading`` / ``reading_support`` of a Fed_UCB claim: log base and output set.
 
     The corrected variant fixes the calibration (no log-base reading); every variant
@@ -318,7 +318,7 @@ def _regret_job(job: dict) -> dict:
         run = run_gossip_ucb(job["env"], job["graph"], **kwargs)
         label = "gossip-ucb"
     else:
-        run = run_fed_ucb(
+        run = run_gossip_fed_ucb(
             job["env"],
             job["graph"],
             epsilon=job["epsilon"],
@@ -427,14 +427,16 @@ def _audit_groups(config: VerifyConfig, grid) -> dict[tuple, list[dict]]:
     for index, mode, base, final, horizon, eps in grid:
         if horizon not in config.audit_horizons:
             continue
-        released = fed_ucb_released_prefixes(horizon, publish_final=final)
+        released = gossip_fed_ucb_released_prefixes(horizon, publish_final=final)
         key = (horizon, released, samples[horizon], product.get(horizon, samples[horizon]))
         groups.setdefault(key, []).append(
             {
                 "index": index,
                 "horizon": horizon,
                 "released_prefixes": released,
-                "scale": fed_ucb_scale(eps, horizon, mode=mode, log_base=base, publish_final=final),
+                "scale": gossip_fed_ucb_scale(
+                    eps, horizon, mode=mode, log_base=base, publish_final=final
+                ),
                 "claimed_epsilon": eps,
             }
         )
@@ -557,7 +559,7 @@ def _schedule(jobs: list[dict]) -> list[int]:
 def _grid_claim(config: VerifyConfig, item) -> Claim:
     """The claim of one grid item (``_claim_grid``), as the register states it."""
     _, mode, base, final, horizon, eps = item
-    scale = fed_ucb_scale(eps, horizon, mode=mode, log_base=base, publish_final=final)
+    scale = gossip_fed_ucb_scale(eps, horizon, mode=mode, log_base=base, publish_final=final)
     return Claim(
         paper=PAPER,
         algorithm="gossip-fed-ucb",
@@ -570,13 +572,13 @@ def _grid_claim(config: VerifyConfig, item) -> Claim:
             ("log_base", base),
             ("graph", "complete"),
             ("node_scale", scale),
-            ("released_prefixes", fed_ucb_released_prefixes(horizon, publish_final=final)),
+            ("released_prefixes", gossip_fed_ucb_released_prefixes(horizon, publish_final=final)),
             ("rewards", BOUNDED_REWARDS),
         ),
         neighboring_relation=NeighboringRelation.REPLACE_ONE_REWARD,
         claimed=PureDP(eps),
         source=CLAIM_SOURCE,
-        **fed_ucb_reading(mode, base, final),
+        **gossip_fed_ucb_reading(mode, base, final),
     )
 
 
@@ -589,12 +591,12 @@ def _claim_result(config: VerifyConfig, root, item, audit, notes) -> ClaimResult
     """
     bound, event = (None, None) if audit is None else audit
     _, mode, base, final, horizon, eps = item
-    scale = fed_ucb_scale(eps, horizon, mode=mode, log_base=base, publish_final=final)
+    scale = gossip_fed_ucb_scale(eps, horizon, mode=mode, log_base=base, publish_final=final)
     x0 = np.zeros((1, config.n_agents, config.n_arms))
     noise = stream_rngs(
         child_seed(root, 3), n_trials=1, n_agents=config.n_agents, stream=Stream.NOISE
     )
-    accountant, _, _, _ = open_fed_ucb_releases(
+    accountant, _, _, _ = open_gossip_fed_ucb_releases(
         x0, horizon=horizon, epsilon=eps, mode=mode, log_base=base, rng=noise, publish_final=final
     )
     route, acc_eps = accountant.tightest(0.0, where={"phase": "stream"})
@@ -602,7 +604,9 @@ def _claim_result(config: VerifyConfig, root, item, audit, notes) -> ClaimResult
     # The view's exact ε (n released Laplace(b) nodes hold a round-1 record: the loss
     # reaches n/b), the same analytic evidence the register row carries, so this
     # report and claims.json decide alike.
-    nodes = released_tree_depth(horizon, fed_ucb_released_prefixes(horizon, publish_final=final))
+    nodes = released_tree_depth(
+        horizon, gossip_fed_ucb_released_prefixes(horizon, publish_final=final)
+    )
     exact = LowerBoundEvidence(
         epsilon=nodes / scale,
         kind="analytic",
@@ -650,7 +654,7 @@ def _ledger(config: VerifyConfig, env, graph, run_root) -> pd.DataFrame:
     """Step 5: one Fed_UCB run per variant at the ledger horizon, ledgers stacked."""
     ledgers = []
     for mode, base, final in VARIANTS:
-        run = run_fed_ucb(
+        run = run_gossip_fed_ucb(
             env,
             graph,
             horizon=config.ledger_horizon,
