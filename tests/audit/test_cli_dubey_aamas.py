@@ -13,7 +13,7 @@ from fedpriv.audit.families.dubey_aamas.experiments import (
     run_experiment,
 )
 from fedpriv.audit.families.dubey_aamas.report import write_experiment
-from fedpriv.cli import dubey_aamas as cli_coop
+from fedpriv.cli import dubey_aamas as cli_dubey_aamas
 from fedpriv.cli.runs import register_commands
 from fedpriv.privacy.errors import ToolkitError
 
@@ -24,7 +24,7 @@ def _main(argv: list[str]) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run").add_subparsers(dest="algorithm", required=True)
     experiment = sub.add_parser("experiment").add_subparsers(dest="experiment", required=True)
-    register_commands(cli_coop, run, experiment)
+    register_commands(cli_dubey_aamas, run, experiment)
     args = parser.parse_args(argv)
     try:
         return args.handler(args)
@@ -36,7 +36,7 @@ def _main(argv: list[str]) -> int:
 _SMALL = ["--agents", "5", "--arms", "3", "--horizon", "60", "--trials", "2", "--json"]
 
 
-@pytest.mark.parametrize("algorithm", cli_coop.ALGORITHMS)
+@pytest.mark.parametrize("algorithm", cli_dubey_aamas.ALGORITHMS)
 def test_run_json_has_the_common_keys(algorithm, capsys):
     extra = ["--epsilon", "0.5"] if algorithm in ("private-coop-ucb", "dp-ucb-int") else []
     assert _main(["run", algorithm, *_SMALL, *extra]) == 0
