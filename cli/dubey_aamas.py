@@ -9,6 +9,9 @@ composition (reconstructed with medium to low confidence). The verdict compares 
 
 The commands are declared as data (:data:`COMMANDS`: options and run functions); the
 shared machinery (:mod:`fedpriv.cli.runs`) wires, times, prints and sets the exit status.
+
+Length: the option table of five algorithms (26 declared options, data) beside the run
+function that turns each into the paper's record and verdict.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from fedpriv.cli.runs import (
     RunCommand,
     RunReport,
     option,
+    options_for,
     progress_printer,
 )
 
@@ -79,14 +83,14 @@ _SOURCE = (
 _TD16 = "Tossou & Dimitrakakis 2016, DP-UCB-INT (interval mechanism; composed as AAMAS 2020 §3.3's 'Privacy Guarantee' proof says)"
 
 
-def _run_options(name: str) -> tuple[Option, ...]:
-    """The options of ``run NAME``, in ``--help`` order."""
-    options = [
-        option("--agents", type=int, default=20, help="n_agents M (default 20)"),
-        option("--arms", type=int, default=5, help="n_arms K (default 5)"),
-        option("--horizon", type=int, default=2000, help="horizon T (default 2000)"),
-        TRIALS,
-        SEED,
+#: Every ``run`` option of the family: (option, the commands that take it), help order.
+_RUN_OPTIONS = (
+    (option("--agents", type=int, default=20, help="n_agents M (default 20)"), None),
+    (option("--arms", type=int, default=5, help="n_arms K (default 5)"), None),
+    (option("--horizon", type=int, default=2000, help="horizon T (default 2000)"), None),
+    (TRIALS, None),
+    (SEED, None),
+    (
         option(
             "--mean-range",
             type=float,
@@ -95,121 +99,153 @@ def _run_options(name: str) -> tuple[Option, ...]:
             metavar=("LOW", "HIGH"),
             help="arm means drawn U(LOW, HIGH)",
         ),
-        JSON,
-    ]
-    if name in ("private-coop-ucb", "byzantine-coop-ucb", "coop-ucb-nonprivate"):
-        options += [
-            option(
-                "--graph",
-                choices=GRAPH_KINDS,
-                default="erdos_renyi",
-                help="communication graph (default erdos_renyi)",
-            ),
-            option(
-                "--p",
-                type=float,
-                default=0.2,
-                help="edge probability (erdos_renyi only; default 0.2)",
-            ),
-            option("--gamma", type=int, default=2, help="message life γ >= 1 (default 2)"),
-        ]
-    if name in ("private-coop-ucb", "dp-ucb-int"):
-        options += [
-            option("--epsilon", type=float, default=0.1, help="input ε (f = ceil(1/ε))"),
-            option("--theta", type=float, default=1.1, help="ϑ in (1, 2) (default 1.1)"),
-            option(
-                "--rule",
-                choices=INTERVAL_RULES,
-                default="decaying",
-                help="interval noise: decaying b(n) = n^-(1-ϑ/2) (Tossou & "
-                "Dimitrakakis 2016) or fixed b(n) = 1/(n ε) (default "
-                "decaying)",
-            ),
-            option("--target-delta", type=float, default=1e-5, help="δ' of the claim"),
-        ]
-    if name == "private-coop-ucb":
-        options += [
-            option(
-                "--own-term",
-                choices=OWN_TERMS,
-                default="noisy",
-                help="agent's own term: its noisy release or its raw mean (A1)",
-            ),
-            option(
-                "--count-field",
-                choices=COUNT_FIELDS,
-                default="release",
-                help="count sent with the mean (A2)",
-            ),
-        ]
-    if name == "dp-ucb-int":
-        options.append(
-            option(
-                "--index-update",
-                choices=INDEX_UPDATES,
-                default="release",
-                help="freeze the whole index between releases (release, "
-                "default) or recompute the bonus every round",
-            )
-        )
-    if name == "coop-ucb-nonprivate":
-        options.append(
-            option(
-                "--interval",
-                type=int,
-                default=1,
-                help="refresh the sent means every f own pulls (default 1)",
-            )
-        )
-    if name == "ucb1":
-        options.append(
-            option(
-                "--log-time",
-                choices=LOG_TIMES,
-                default="round",
-                help="t in ln t: the current round's 1-based index (round, "
-                "default) or the plays so far, t - 1 (pulls)",
-            )
-        )
-    if name == "byzantine-coop-ucb":
-        options += [
-            option(
-                "--contamination",
-                type=float,
-                default=0.1,
-                help="true contamination rate ε_c of byzantine messages",
-            ),
-            option(
-                "--assumed-contamination",
-                type=float,
-                default=None,
-                help="ε_c assumed by the estimator, in [0, 1/4)",
-            ),
-            option(
-                "--q",
-                choices=CONTAMINATION_KINDS,
-                default="complement",
-                help="contaminating distribution Q",
-            ),
-            option(
-                "--q-value", type=float, default=0.0, help="point mass / shift of Q (point, shift)"
-            ),
-            option(
-                "--byzantine-fraction",
-                type=float,
-                default=1.0,
-                help="fraction of agents that are byzantine (the first ones)",
-            ),
-            option("--confidence-exponent", type=float, default=4.0, help="δ_t = t^-a (default 4)"),
-            option(
-                "--normalization",
-                choices=NORMALIZATIONS,
-                default="n",
-                help="trimmed mean divided by all n samples (n, default) or "
-                "the mean of the samples inside the interval (inside)",
-            ),
-        ]
-    return tuple(options)
+        None,
+    ),
+    (JSON, None),
+    (
+        option(
+            "--graph",
+            choices=GRAPH_KINDS,
+            default="erdos_renyi",
+            help="communication graph (default erdos_renyi)",
+        ),
+        ("private-coop-ucb", "byzantine-coop-ucb", "coop-ucb-nonprivate"),
+    ),
+    (
+        option(
+            "--p", type=float, default=0.2, help="edge probability (erdos_renyi only; default 0.2)"
+        ),
+        ("private-coop-ucb", "byzantine-coop-ucb", "coop-ucb-nonprivate"),
+    ),
+    (
+        option("--gamma", type=int, default=2, help="message life γ >= 1 (default 2)"),
+        ("private-coop-ucb", "byzantine-coop-ucb", "coop-ucb-nonprivate"),
+    ),
+    (
+        option("--epsilon", type=float, default=0.1, help="input ε (f = ceil(1/ε))"),
+        ("private-coop-ucb", "dp-ucb-int"),
+    ),
+    (
+        option("--theta", type=float, default=1.1, help="ϑ in (1, 2) (default 1.1)"),
+        ("private-coop-ucb", "dp-ucb-int"),
+    ),
+    (
+        option(
+            "--rule",
+            choices=INTERVAL_RULES,
+            default="decaying",
+            help="interval noise: decaying b(n) = n^-(1-ϑ/2) (Tossou & "
+            "Dimitrakakis 2016) or fixed b(n) = 1/(n ε) (default "
+            "decaying)",
+        ),
+        ("private-coop-ucb", "dp-ucb-int"),
+    ),
+    (
+        option("--target-delta", type=float, default=1e-5, help="δ' of the claim"),
+        ("private-coop-ucb", "dp-ucb-int"),
+    ),
+    (
+        option(
+            "--own-term",
+            choices=OWN_TERMS,
+            default="noisy",
+            help="agent's own term: its noisy release or its raw mean (A1)",
+        ),
+        ("private-coop-ucb",),
+    ),
+    (
+        option(
+            "--count-field",
+            choices=COUNT_FIELDS,
+            default="release",
+            help="count sent with the mean (A2)",
+        ),
+        ("private-coop-ucb",),
+    ),
+    (
+        option(
+            "--index-update",
+            choices=INDEX_UPDATES,
+            default="release",
+            help="freeze the whole index between releases (release, "
+            "default) or recompute the bonus every round",
+        ),
+        ("dp-ucb-int",),
+    ),
+    (
+        option(
+            "--interval",
+            type=int,
+            default=1,
+            help="refresh the sent means every f own pulls (default 1)",
+        ),
+        ("coop-ucb-nonprivate",),
+    ),
+    (
+        option(
+            "--log-time",
+            choices=LOG_TIMES,
+            default="round",
+            help="t in ln t: the current round's 1-based index (round, "
+            "default) or the plays so far, t - 1 (pulls)",
+        ),
+        ("ucb1",),
+    ),
+    (
+        option(
+            "--contamination",
+            type=float,
+            default=0.1,
+            help="true contamination rate ε_c of byzantine messages",
+        ),
+        ("byzantine-coop-ucb",),
+    ),
+    (
+        option(
+            "--assumed-contamination",
+            type=float,
+            default=None,
+            help="ε_c assumed by the estimator, in [0, 1/4)",
+        ),
+        ("byzantine-coop-ucb",),
+    ),
+    (
+        option(
+            "--q",
+            choices=CONTAMINATION_KINDS,
+            default="complement",
+            help="contaminating distribution Q",
+        ),
+        ("byzantine-coop-ucb",),
+    ),
+    (
+        option("--q-value", type=float, default=0.0, help="point mass / shift of Q (point, shift)"),
+        ("byzantine-coop-ucb",),
+    ),
+    (
+        option(
+            "--byzantine-fraction",
+            type=float,
+            default=1.0,
+            help="fraction of agents that are byzantine (the first ones)",
+        ),
+        ("byzantine-coop-ucb",),
+    ),
+    (
+        option("--confidence-exponent", type=float, default=4.0, help="δ_t = t^-a (default 4)"),
+        ("byzantine-coop-ucb",),
+    ),
+    (
+        option(
+            "--normalization",
+            choices=NORMALIZATIONS,
+            default="n",
+            help="trimmed mean divided by all n samples (n, default) or "
+            "the mean of the samples inside the interval (inside)",
+        ),
+        ("byzantine-coop-ucb",),
+    ),
+)
 
 
 def _figure_options(name: str) -> tuple[Option, ...]:
@@ -461,7 +497,7 @@ def _experiment(args: argparse.Namespace) -> int:
 
 #: Every command of the family, in ``--help`` order (:mod:`fedpriv.cli.runs`).
 COMMANDS = (
-    *(RunCommand(name, _run_options(name), _run) for name in ALGORITHMS),
+    *(RunCommand(name, options_for(name, _RUN_OPTIONS), _run) for name in ALGORITHMS),
     *(
         ExperimentCommand(name, _figure_options(name), _experiment, {"experiment_name": name})
         for name in DUBEY_AAMAS_EXPERIMENTS

@@ -42,6 +42,7 @@ from fedpriv.cli.runs import (
     RunCommand,
     RunReport,
     option,
+    options_for,
     progress_printer,
     summary,
 )
@@ -384,113 +385,144 @@ LINEAR_ALGORITHMS = (
 )
 
 
-def _linear_options(name: str) -> tuple[Any, ...]:
-    """The options of ``run NAME`` for NAME in :data:`LINEAR_ALGORITHMS`, in help order."""
-    options: list[Any] = [
-        option("--agents", type=int, default=10, help="n_agents M (default 10)"),
-        option("--arms", type=int, default=20, help="actions per round K (default 20)"),
-        option("--dim", type=int, default=10, help="context dimension d (default 10)"),
-        option("--horizon", type=int, default=2000, help="horizon T (default 2000)"),
+#: Every option of the linear ``run`` commands: (option, the commands that take it), help order.
+_LINEAR_OPTIONS = (
+    (option("--agents", type=int, default=10, help="n_agents M (default 10)"), None),
+    (option("--arms", type=int, default=20, help="actions per round K (default 20)"), None),
+    (option("--dim", type=int, default=10, help="context dimension d (default 10)"), None),
+    (option("--horizon", type=int, default=2000, help="horizon T (default 2000)"), None),
+    (
         option(
             "--reward",
             choices=REWARD_MODELS,
             default="bernoulli",
             help="Bernoulli (NeurIPS text) or Beta (full text) rewards",
         ),
-        TRIALS,
-        SEED,
-        JSON,
-    ]
-    if name in ("feducb-decentralized", "linucb-independent-private"):
-        options += [
-            option(
-                "--epsilon",
-                type=float,
-                default=1.0,
-                help="claimed ε (decentralized: inf = no noise)",
-            ),
-            option("--delta", type=float, default=0.1, help="claimed δ (default 0.1)"),
-            option(
-                "--calibration",
-                choices=PRIVATIZER_CALIBRATIONS,
-                default="paper",
-                help="Privatizer noise: paper (Alg. 2 line 5 as printed), "
-                "corrected (its two calibration errors fixed) or exact "
-                "(smallest σ the exact accountant allows); default paper",
-            ),
-            option(
-                "--beta",
-                choices=BETA_CHOICES,
-                default="H",
-                help="Prop. 2 [H] / [P] or a constant (--beta-value)",
-            ),
-        ]
-    else:
-        options += [
-            option(
-                "--beta",
-                choices=("oful", "tuned"),
-                default="oful",
-                help="radius β: OFUL's Thm. 2 (Abbasi-Yadkori et al. 2011, "
-                "default) or a constant (--beta-value)",
-            ),
-            option("--regularizer", type=float, default=1.0, help="λ (default 1)"),
-        ]
-    options.append(option("--beta-value", type=float, default=None, help="β when --beta tuned"))
-    if name == "feducb-decentralized":
-        options += [
-            option(
-                "--graph",
-                choices=GRAPH_KINDS,
-                default="ring",
-                help="communication graph (default ring)",
-            ),
-            option("--p", type=float, default=None, help="edge probability (erdos_renyi)"),
-            option("--gamma", type=int, default=2, help="message life γ (default 2)"),
-            option(
-                "--schedule",
-                choices=SCHEDULES,
-                default="adaptive",
-                help="adaptive: Alg. 3 line 6's requests; fixed: every agent "
-                "releases every set each B rounds (data-independent)",
-            ),
-            option(
-                "--sync-every",
-                type=int,
-                default=None,
-                help="B, rounds between releases with --schedule fixed (default 100)",
-            ),
-            option(
-                "--threshold",
-                type=float,
-                default=None,
-                help="D of line 6 (default: Thm. 1's value on T/γ rounds)",
-            ),
-            option(
-                "--respond",
-                choices=RESPOND,
-                default="receipt",
-                help="peers answer a request on arrival (receipt, Alg. 3, "
-                "default) or at the set's next use (next_use, the proof)",
-            ),
-            option(
-                "--on-capacity",
-                choices=ON_CAPACITY,
-                default="raise",
-                help="a release past a tree's capacity raises (default) or "
-                "that (agent, set) stops releasing (stop)",
-            ),
-        ]
-    if name == "linucb-pooled":
-        options.append(
-            option(
-                "--order",
-                choices=UPDATE_ORDERS,
-                default="round",
-                help="updates within a round: after all act, or one by one",
-            )
-        )
-    return tuple(options)
+        None,
+    ),
+    (TRIALS, None),
+    (SEED, None),
+    (JSON, None),
+    (
+        option(
+            "--epsilon", type=float, default=1.0, help="claimed ε (decentralized: inf = no noise)"
+        ),
+        ("feducb-decentralized", "linucb-independent-private"),
+    ),
+    (
+        option("--delta", type=float, default=0.1, help="claimed δ (default 0.1)"),
+        ("feducb-decentralized", "linucb-independent-private"),
+    ),
+    (
+        option(
+            "--calibration",
+            choices=PRIVATIZER_CALIBRATIONS,
+            default="paper",
+            help="Privatizer noise: paper (Alg. 2 line 5 as printed), "
+            "corrected (its two calibration errors fixed) or exact "
+            "(smallest σ the exact accountant allows); default paper",
+        ),
+        ("feducb-decentralized", "linucb-independent-private"),
+    ),
+    (
+        option(
+            "--beta",
+            choices=BETA_CHOICES,
+            default="H",
+            help="Prop. 2 [H] / [P] or a constant (--beta-value)",
+        ),
+        ("feducb-decentralized", "linucb-independent-private"),
+    ),
+    (
+        option(
+            "--beta",
+            choices=("oful", "tuned"),
+            default="oful",
+            help="radius β: OFUL's Thm. 2 (Abbasi-Yadkori et al. 2011, "
+            "default) or a constant (--beta-value)",
+        ),
+        ("linucb", "linucb-pooled"),
+    ),
+    (
+        option("--regularizer", type=float, default=1.0, help="λ (default 1)"),
+        ("linucb", "linucb-pooled"),
+    ),
+    (option("--beta-value", type=float, default=None, help="β when --beta tuned"), None),
+    (
+        option(
+            "--graph",
+            choices=GRAPH_KINDS,
+            default="ring",
+            help="communication graph (default ring)",
+        ),
+        ("feducb-decentralized",),
+    ),
+    (
+        option("--p", type=float, default=None, help="edge probability (erdos_renyi)"),
+        ("feducb-decentralized",),
+    ),
+    (
+        option("--gamma", type=int, default=2, help="message life γ (default 2)"),
+        ("feducb-decentralized",),
+    ),
+    (
+        option(
+            "--schedule",
+            choices=SCHEDULES,
+            default="adaptive",
+            help="adaptive: Alg. 3 line 6's requests; fixed: every agent "
+            "releases every set each B rounds (data-independent)",
+        ),
+        ("feducb-decentralized",),
+    ),
+    (
+        option(
+            "--sync-every",
+            type=int,
+            default=None,
+            help="B, rounds between releases with --schedule fixed (default 100)",
+        ),
+        ("feducb-decentralized",),
+    ),
+    (
+        option(
+            "--threshold",
+            type=float,
+            default=None,
+            help="D of line 6 (default: Thm. 1's value on T/γ rounds)",
+        ),
+        ("feducb-decentralized",),
+    ),
+    (
+        option(
+            "--respond",
+            choices=RESPOND,
+            default="receipt",
+            help="peers answer a request on arrival (receipt, Alg. 3, "
+            "default) or at the set's next use (next_use, the proof)",
+        ),
+        ("feducb-decentralized",),
+    ),
+    (
+        option(
+            "--on-capacity",
+            choices=ON_CAPACITY,
+            default="raise",
+            help="a release past a tree's capacity raises (default) or "
+            "that (agent, set) stops releasing (stop)",
+        ),
+        ("feducb-decentralized",),
+    ),
+    (
+        option(
+            "--order",
+            choices=UPDATE_ORDERS,
+            default="round",
+            help="updates within a round: after all act, or one by one",
+        ),
+        ("linucb-pooled",),
+    ),
+)
 
 
 def _run_linear(args: argparse.Namespace) -> RunReport:
@@ -766,6 +798,9 @@ COMMANDS = (
         _run_centralized,
         {"feducb_variant": "feducb-nonprivate"},
     ),
-    *(RunCommand(name, _linear_options(name), _run_linear) for name in LINEAR_ALGORITHMS),
+    *(
+        RunCommand(name, options_for(name, _LINEAR_OPTIONS), _run_linear)
+        for name in LINEAR_ALGORITHMS
+    ),
     *(ExperimentCommand(name, _FIGURE_OPTIONS, _experiment, {"figure": name}) for name in _FIGURES),
 )

@@ -24,10 +24,10 @@ from fedpriv.cli.runs import (
     SEED,
     TRIALS,
     ExperimentCommand,
-    Option,
     RunCommand,
     RunReport,
     option,
+    options_for,
     summary,
 )
 
@@ -61,34 +61,47 @@ _SOURCES = {
 }
 
 
-def _run_options(name: str) -> tuple[Option, ...]:
-    """The options of ``run NAME``, in ``--help`` order."""
-    hdp = name == "hdp-mab"
-    options = [
-        option(
-            "--agents",
-            type=int,
-            default=100 if hdp else 50,
-            help="n_agents M (hdp-mab: 100, Table II)",
-        ),
-        option("--arms", type=int, default=100, help="n_arms K (default 100)"),
-        option("--horizon", type=int, default=100_000, help="horizon T (default 1e5)"),
+_CDP = ("cdp-mab", "ce-cdp-mab")
+_ROUNDS = ("ce-cdp-mab", "ddp-mab", "hdp-mab")
+_NOT_HDP = tuple(name for name in ALGORITHMS if name != "hdp-mab")
+#: Every ``run`` option of the family: (option, the commands that take it), help order.
+_RUN_OPTIONS = (
+    (
+        option("--agents", type=int, default=50, help="n_agents M (hdp-mab: 100, Table II)"),
+        _NOT_HDP,
+    ),
+    (
+        option("--agents", type=int, default=100, help="n_agents M (hdp-mab: 100, Table II)"),
+        ("hdp-mab",),
+    ),
+    (option("--arms", type=int, default=100, help="n_arms K (default 100)"), None),
+    (option("--horizon", type=int, default=100_000, help="horizon T (default 1e5)"), None),
+    (
         option(
             "--epsilon", type=float, default=0.1, help="input ε (the claim is Mε); inf = no noise"
         ),
-        TRIALS,
-        SEED,
+        None,
+    ),
+    (TRIALS, None),
+    (SEED, None),
+    (
         option(
             "--heterogeneous",
             action="store_true",
             help="agent-specific means (local best != global best somewhere)",
         ),
+        None,
+    ),
+    (
         option(
             "--min-mismatch",
             type=int,
             default=1,
             help="heterogeneous: agents whose local best arm is not global",
         ),
+        None,
+    ),
+    (
         option(
             "--mean-range",
             type=float,
@@ -97,79 +110,102 @@ def _run_options(name: str) -> tuple[Option, ...]:
             metavar=("LOW", "HIGH"),
             help="arm means drawn U(LOW, HIGH)",
         ),
-    ]
-    if name in ("cdp-mab", "ce-cdp-mab"):
-        options += [
-            option("--participation", type=float, default=1.0, help="p in (0, 1]"),
-            option("--c1", type=float, default=25.0, help="server link cost c1"),
-        ]
-    if name in ("ce-cdp-mab", "ddp-mab", "hdp-mab"):
-        options += [
-            option(
-                "--rounds",
-                type=int,
-                default=4 if name == "ce-cdp-mab" else None,
-                help="R: round limit with Δ̃_r = Δ^{r/R}",
-            ),
-            option(
-                "--gap",
-                type=float,
-                default=None,
-                help="Δ for Δ^{r/R} (default: the instance's minimum gap)",
-            ),
-            option(
-                "--schedule",
-                choices=("paper", "corrected"),
-                default="paper",
-                help="Δ^{r/R} (paper) or (Δ/2)^{r/R} (corrected)",
-            ),
-        ]
-    if name == "ddp-mab":
-        options += [
-            option(
-                "--graph",
-                choices=GRAPH_KINDS,
-                default="complete",
-                help="agent graph (default complete)",
-            ),
-            option("--edge-p", type=float, default=0.1, help="edge probability (erdos_renyi)"),
-        ]
-    if hdp:
-        options += [
-            option("--case", type=int, default=1, help="Table II case 1-6"),
-            option("--c1", type=float, default=50.0, help="sink-server cost c1"),
-            option(
-                "--aggregation",
-                choices=("unweighted", "weighted"),
-                default="unweighted",
-                help="server mean of the sinks' means: (1/Q) Σ ȳ_q (Alg. 5 "
-                "line 14, default) or Σ (M_q/M) ȳ_q (weighted)",
-            ),
-        ]
-    if name in ("ddp-mab", "hdp-mab"):
-        options += [
-            option("--c2", type=float, default=1.0, help="agent link cost c2"),
-            option(
-                "--cost-model",
-                choices=COST_MODELS,
-                default="paths" if hdp else "edges",
-                help=(
-                    "cost per round: paths = c2 Σ sd(i, SA_q) + c1 Q "
-                    "(Thm. 4, default) or edges = c2 Σ |E_q| + c1 Q"
-                    if hdp
-                    else "cost per round: edges = c2 d_G |E| (Thm. 3, "
-                    "default) or paths = the link-slots actually used"
-                ),
-            ),
-            option(
-                "--delay-convention",
-                choices=DELAY_CONVENTIONS,
-                default="slots" if hdp else "counter",
-                help="t_delay: DDP d_G - 1 (counter) or d_G; HDP radius (slots) or radius - 1",
-            ),
-        ]
-    options.append(JSON)
-    return tuple(options)
+        None,
+    ),
+    (option("--participation", type=float, default=1.0, help="p in (0, 1]"), _CDP),
+    (option("--c1", type=float, default=25.0, help="server link cost c1"), _CDP),
+    (
+        option("--rounds", type=int, default=4, help="R: round limit with Δ̃_r = Δ^{r/R}"),
+        ("ce-cdp-mab",),
+    ),
+    (
+        option("--rounds", type=int, default=None, help="R: round limit with Δ̃_r = Δ^{r/R}"),
+        ("ddp-mab", "hdp-mab"),
+    ),
+    (
+        option(
+            "--gap",
+            type=float,
+            default=None,
+            help="Δ for Δ^{r/R} (default: the instance's minimum gap)",
+        ),
+        _ROUNDS,
+    ),
+    (
+        option(
+            "--schedule",
+            choices=("paper", "corrected"),
+            default="paper",
+            help="Δ^{r/R} (paper) or (Δ/2)^{r/R} (corrected)",
+        ),
+        _ROUNDS,
+    ),
+    (
+        option(
+            "--graph",
+            choices=GRAPH_KINDS,
+            default="complete",
+            help="agent graph (default complete)",
+        ),
+        ("ddp-mab",),
+    ),
+    (
+        option("--edge-p", type=float, default=0.1, help="edge probability (erdos_renyi)"),
+        ("ddp-mab",),
+    ),
+    (option("--case", type=int, default=1, help="Table II case 1-6"), ("hdp-mab",)),
+    (option("--c1", type=float, default=50.0, help="sink-server cost c1"), ("hdp-mab",)),
+    (
+        option(
+            "--aggregation",
+            choices=("unweighted", "weighted"),
+            default="unweighted",
+            help="server mean of the sinks' means: (1/Q) Σ ȳ_q (Alg. 5 "
+            "line 14, default) or Σ (M_q/M) ȳ_q (weighted)",
+        ),
+        ("hdp-mab",),
+    ),
+    (option("--c2", type=float, default=1.0, help="agent link cost c2"), ("ddp-mab", "hdp-mab")),
+    (
+        option(
+            "--cost-model",
+            choices=COST_MODELS,
+            default="edges",
+            help="cost per round: edges = c2 d_G |E| (Thm. 3, "
+            "default) or paths = the link-slots actually used",
+        ),
+        ("ddp-mab",),
+    ),
+    (
+        option(
+            "--cost-model",
+            choices=COST_MODELS,
+            default="paths",
+            help="cost per round: paths = c2 Σ sd(i, SA_q) + c1 Q "
+            "(Thm. 4, default) or edges = c2 Σ |E_q| + c1 Q",
+        ),
+        ("hdp-mab",),
+    ),
+    (
+        option(
+            "--delay-convention",
+            choices=DELAY_CONVENTIONS,
+            default="counter",
+            help="t_delay: DDP d_G - 1 (counter) or d_G; HDP radius (slots) or radius - 1",
+        ),
+        ("ddp-mab",),
+    ),
+    (
+        option(
+            "--delay-convention",
+            choices=DELAY_CONVENTIONS,
+            default="slots",
+            help="t_delay: DDP d_G - 1 (counter) or d_G; HDP radius (slots) or radius - 1",
+        ),
+        ("hdp-mab",),
+    ),
+    (JSON, None),
+)
 
 
 _FIGURE_OPTIONS = (
@@ -376,7 +412,7 @@ def _experiment(args: argparse.Namespace) -> int:
 
 #: Every command of the family, in ``--help`` order (:mod:`fedpriv.cli.runs`).
 COMMANDS = (
-    *(RunCommand(name, _run_options(name), _run) for name in ALGORITHMS),
+    *(RunCommand(name, options_for(name, _RUN_OPTIONS), _run) for name in ALGORITHMS),
     *(
         ExperimentCommand(
             name, _FIGURE_OPTIONS, _experiment, {"figure": int(name.removeprefix("li-song-fig"))}

@@ -39,6 +39,7 @@ __all__ = [
     "RunCommand",
     "RunReport",
     "option",
+    "options_for",
     "progress_printer",
     "register_commands",
     "summary",
@@ -83,6 +84,37 @@ class OneOf:
     """Options of which the command line may give at most one (a mutually exclusive group)."""
 
     options: tuple[Option, ...]
+
+
+def options_for(
+    name: str, table: Iterable[tuple[Option | OneOf, Iterable[str] | None]]
+) -> tuple[Option | OneOf, ...]:
+    """The options of command ``name`` from a family's option table.
+
+    A family that shares options between commands declares them once, as one table of
+    ``(option, commands)`` rows in ``--help`` order; ``commands`` names the commands that
+    take the row's option (None: every command). An option whose default or help differs
+    between commands is two rows.
+
+    Parameters
+    ----------
+    name : str
+        The command.
+    table : iterable of (Option or OneOf, iterable of str or None)
+        The family's option table.
+
+    Returns
+    -------
+    tuple of Option or OneOf
+        The rows for ``name``, in table order.
+
+    Examples
+    --------
+    >>> table = [(option("--agents", type=int), None), (option("--c1", type=float), ["cdp"])]
+    >>> [o.flags for o in options_for("ddp", table)]
+    [('--agents',)]
+    """
+    return tuple(entry for entry, names in table if names is None or name in names)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
