@@ -80,9 +80,6 @@ def _run(args: argparse.Namespace) -> RunReport:
     from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import run_gossip_fed_ucb, run_gossip_ucb
     from fedpriv.algorithms.networks.graphs import make_graph
     from fedpriv.algorithms.seeding import Stream, as_seed_sequence, child_seed, stream_rng
-    from fedpriv.audit.claims.claim import LowerBoundEvidence, decide_verdict, json_number
-    from fedpriv.privacy.accounting.tree import released_tree_depth
-    from fedpriv.privacy.calibrations import gossip_fed_ucb_released_prefixes, gossip_fed_ucb_scale
 
     root = as_seed_sequence(args.seed)
     if args.data is not None:
@@ -129,82 +126,103 @@ def _run(args: argparse.Namespace) -> RunReport:
         },
         "regret": summary(final),
     }
-    if run.accountant is not None:
-        acc = run.accountant
-        ledger = acc.ledger
-        route, eps_stream = acc.tightest(0.0, where={"phase": "stream"})
-        eps_all = acc.get_epsilon(0.0)
-        # The same evidence as fedpriv verify's row: the view's exact ε, n released
-        # Laplace(b) nodes holding a round-1 record (the loss reaches n/b), where the
-        # stream is priced at all (unbounded rewards make it a raw channel instead).
-        exact = None
-        if math.isfinite(eps_stream) and math.isfinite(args.epsilon):
-            publish_final = bool(getattr(args, "publish_final", False))
-            scale = gossip_fed_ucb_scale(
-                args.epsilon,
-                args.horizon,
-                mode=args.mode,
-                log_base=args.log_base,
-                publish_final=publish_final,
-            )
-            nodes = released_tree_depth(
-                args.horizon,
-                gossip_fed_ucb_released_prefixes(args.horizon, publish_final=publish_final),
-            )
-            exact = LowerBoundEvidence(
-                epsilon=nodes / scale,
-                kind="analytic",
-                description=f"exact: {nodes} released Laplace({scale:.6g}) nodes",
-            )
-        raw = "; ".join(acc.non_private_reasons(where={"phase": "stream"})) or None
-        if math.isinf(args.epsilon):  # ε = ∞: no privacy claimed (as `run li_song`'s)
-            verdict, evidence = "no-claim", "epsilon = inf: no privacy claimed"
-        else:
-            verdict, evidence = decide_verdict(
-                args.epsilon, eps_stream, None, analytic_lower=exact, raw_channel=raw
-            )
-        record["setting"].update(
-            {
-                "epsilon": json_number(args.epsilon),
-                "mode": args.mode,
-                "log_base": args.log_base,
-                "publish_final": bool(getattr(args, "publish_final", False)),
-            }
-        )
-        record["ledger"] = {
-            "noise_draws": acc.n_draws,
-            "draws_per_agent": {int(k): int(v) for k, v in ledger.groupby("agent").size().items()},
-            "node_scale": run.scale,
-            "epsilon_per_draw": json_number(run.node_epsilon),
-            "rewards_outside_0_1": run.n_out_of_bounds,
-        }
-        record["guarantee"] = {
-            "claimed": {
-                "epsilon": json_number(args.epsilon),
-                "delta": 0.0,
-                "source": "Zhu et al. 2021, Definition 1 and §4.1",
-            },
-            "accountant": {
-                "epsilon": json_number(eps_stream),
-                "delta": 0.0,
-                "route": route,
-                "scope": "rounds 1..T (Definition 1), on the outputs: "
-                + (
-                    "messages, actions and the final estimate ϑ̃(T) (tree prefixes 1..T)"
-                    if getattr(args, "publish_final", False)
-                    else "messages ϑ̃(t−1) and actions (tree prefixes 1..T−1, Alg. 4 lines 19 and 9)"
-                ),
-            },
-            "accountant_including_initial_pulls": json_number(eps_all),
-            "routes": {
-                k: json_number(v) for k, v in acc.routes(0.0, where={"phase": "stream"}).items()
-            },
-            "verdict": verdict,
-            "evidence": evidence,
-            "non_private_releases": acc.non_private_reasons(),
-        }
-    stream = (eps_stream, eps_all, route) if run.accountant is not None else None
+    stream = None if run.accountant is None else _private_record(args, run, record)
     return RunReport(record, lambda: _lines(args, run, record, final, stream))
+
+
+def _private_record(
+    args: argparse.Namespace, run: Any, record: dict[str, Any]
+) -> tuple[float, float, str]:
+    """Add Fed_UCB's setting, ledger and guarantee (with its verdict) to ``record``.
+
+    Returns the accountant's ε on rounds 1..T, its ε including the round-0 records and
+    the route of the first.
+    """
+    from fedpriv.audit.claims.claim import decide_verdict, json_number
+
+    acc = run.accountant
+    ledger = acc.ledger
+    route, eps_stream = acc.tightest(0.0, where={"phase": "stream"})
+    eps_all = acc.get_epsilon(0.0)
+    # fedpriv verify's evidence, where the stream is priced at all (unbounded rewards
+    # make it a raw channel instead)
+    exact = _exact_evidence(args) if math.isfinite(eps_stream) else None
+    raw = "; ".join(acc.non_private_reasons(where={"phase": "stream"})) or None
+    if math.isinf(args.epsilon):  # ε = ∞: no privacy claimed (as `run li_song`'s)
+        verdict, evidence = "no-claim", "epsilon = inf: no privacy claimed"
+    else:
+        verdict, evidence = decide_verdict(
+            args.epsilon, eps_stream, None, analytic_lower=exact, raw_channel=raw
+        )
+    record["setting"].update(
+        {
+            "epsilon": json_number(args.epsilon),
+            "mode": args.mode,
+            "log_base": args.log_base,
+            "publish_final": bool(getattr(args, "publish_final", False)),
+        }
+    )
+    record["ledger"] = {
+        "noise_draws": acc.n_draws,
+        "draws_per_agent": {int(k): int(v) for k, v in ledger.groupby("agent").size().items()},
+        "node_scale": run.scale,
+        "epsilon_per_draw": json_number(run.node_epsilon),
+        "rewards_outside_0_1": run.n_out_of_bounds,
+    }
+    record["guarantee"] = {
+        "claimed": {
+            "epsilon": json_number(args.epsilon),
+            "delta": 0.0,
+            "source": "Zhu et al. 2021, Definition 1 and §4.1",
+        },
+        "accountant": {
+            "epsilon": json_number(eps_stream),
+            "delta": 0.0,
+            "route": route,
+            "scope": "rounds 1..T (Definition 1), on the outputs: "
+            + (
+                "messages, actions and the final estimate ϑ̃(T) (tree prefixes 1..T)"
+                if getattr(args, "publish_final", False)
+                else "messages ϑ̃(t−1) and actions (tree prefixes 1..T−1, Alg. 4 lines 19 and 9)"
+            ),
+        },
+        "accountant_including_initial_pulls": json_number(eps_all),
+        "routes": {
+            k: json_number(v) for k, v in acc.routes(0.0, where={"phase": "stream"}).items()
+        },
+        "verdict": verdict,
+        "evidence": evidence,
+        "non_private_releases": acc.non_private_reasons(),
+    }
+    return eps_stream, eps_all, route
+
+
+def _exact_evidence(args: argparse.Namespace) -> Any:
+    """The view's exact ε as lower-bound evidence: n released Laplace(b) nodes hold a
+    round-1 record, so the loss reaches n/b (fedpriv verify's row uses the same); None
+    when ``--epsilon`` is infinite (nothing is priced)."""
+    from fedpriv.audit.claims.claim import LowerBoundEvidence
+    from fedpriv.privacy.accounting.tree import released_tree_depth
+    from fedpriv.privacy.calibrations import gossip_fed_ucb_released_prefixes, gossip_fed_ucb_scale
+
+    if not math.isfinite(args.epsilon):
+        return None
+    publish_final = bool(getattr(args, "publish_final", False))
+    scale = gossip_fed_ucb_scale(
+        args.epsilon,
+        args.horizon,
+        mode=args.mode,
+        log_base=args.log_base,
+        publish_final=publish_final,
+    )
+    nodes = released_tree_depth(
+        args.horizon, gossip_fed_ucb_released_prefixes(args.horizon, publish_final=publish_final)
+    )
+    return LowerBoundEvidence(
+        epsilon=nodes / scale,
+        kind="analytic",
+        description=f"exact: {nodes} released Laplace({scale:.6g}) nodes",
+    )
 
 
 def _lines(
