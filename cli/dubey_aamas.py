@@ -35,6 +35,7 @@ from fedpriv.cli.runs import (
     option,
     options_for,
     progress_printer,
+    summary,
 )
 
 # Option choices as literals, so `fedpriv run ... --help` imports no algorithm;
@@ -352,8 +353,7 @@ def _simulate(args: argparse.Namespace, env, graph, seed):
 
 
 def _run(args: argparse.Namespace) -> RunReport:
-    from fedpriv.algorithms.dubey_aamas.baselines import interval_guarantee
-    from fedpriv.audit.claims.claim import decide_verdict, json_number
+    from fedpriv.audit.claims.claim import json_number
 
     env, graph, seed = _world(args)
     run = _simulate(args, env, graph, seed)
@@ -367,17 +367,8 @@ def _run(args: argparse.Namespace) -> RunReport:
     record: dict[str, Any] = {
         "algorithm": run.algorithm,
         "setting": setting,
-        "regret": {
-            "mean": float(group.mean()),
-            "min": float(group.min()),
-            "max": float(group.max()),
-            "kind": "group regret R_G(T) (eq. 2), summed over agents",
-        },
-        "regret_per_agent": {
-            "mean": float(per_agent.mean()),
-            "min": float(per_agent.min()),
-            "max": float(per_agent.max()),
-        },
+        "regret": {**summary(group), "kind": "group regret R_G(T) (eq. 2), summed over agents"},
+        "regret_per_agent": summary(per_agent),
         "rounds": args.horizon,
     }
     if hasattr(run, "transmissions"):
@@ -390,6 +381,18 @@ def _run(args: argparse.Namespace) -> RunReport:
         }
     else:
         record["communication"] = {"link_transmissions_per_trial": 0, "deliveries_per_trial": 0}
+    guarantee = _guarantee(args, run)
+    if guarantee is not None:
+        record["guarantee"] = guarantee
+    return RunReport(record, lambda: _lines(args, run, record, group, per_agent))
+
+
+def _guarantee(args: argparse.Namespace, run: Any) -> dict[str, Any] | None:
+    """The record's ``guarantee``: the reconstructed claim, the accountant and the verdict
+    (interval-mechanism runs), no claim (raw broadcasts) or None (no accountant)."""
+    from fedpriv.algorithms.dubey_aamas.baselines import interval_guarantee
+    from fedpriv.audit.claims.claim import decide_verdict, json_number
+
     if args.algorithm in ("private-coop-ucb", "dp-ucb-int"):
         g = interval_guarantee(
             run.accountant,
@@ -404,7 +407,7 @@ def _run(args: argparse.Namespace) -> RunReport:
         verdict, evidence = decide_verdict(
             claimed, g["accountant"]["epsilon"], None, raw_channel=raw
         )
-        record["guarantee"] = {
+        return {
             "claimed": {
                 "epsilon": json_number(claimed),
                 "delta": args.target_delta,
@@ -430,8 +433,8 @@ def _run(args: argparse.Namespace) -> RunReport:
             "noise_draws": run.accountant.n_draws,
             "non_private_releases": g["non_private_releases"],
         }
-    elif run.accountant is not None:
-        record["guarantee"] = {
+    if run.accountant is not None:
+        return {
             "claimed": None,
             "accountant": {
                 "epsilon": json_number(run.accountant.get_epsilon(0.0)),
@@ -442,7 +445,7 @@ def _run(args: argparse.Namespace) -> RunReport:
             "evidence": "raw data broadcast; the paper claims no privacy",
             "non_private_releases": run.accountant.non_private_reasons(),
         }
-    return RunReport(record, lambda: _lines(args, run, record, group, per_agent))
+    return None
 
 
 def _lines(
