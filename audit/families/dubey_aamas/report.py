@@ -151,7 +151,7 @@ def _markdown(name: str, config: ExperimentConfig, frame: pd.DataFrame, seconds:
         f"`audit/families/dubey_aamas/experiments.py` for every choice and its source.\n\n"
         f"## Paper\n\n{_PAPER_SETTINGS[name]}\n\nExpected (paper's text): {_EXPECTED[name]}\n\n"
         f"## Our settings (the paper's numbers are lost, §5; fedpriv's choices)\n\n"
-        f"| setting | value |\n|---|---|\n{settings}\n\n"
+        f"{settings}\n\n"
         "Means U[0, 1] (Fig. 1(a)) or U[0.2, 0.8] (Fig. 1(b), (c)); new Erdős–Rényi graph "
         "(redrawn until connected) and means per trial; private: decaying rule, own term "
         "noisy, count field 'release'; Byzantine: all agents byzantine, Q = Bernoulli(1 − μ_k), "
