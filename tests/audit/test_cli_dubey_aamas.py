@@ -93,6 +93,8 @@ def test_experiments_write_png_csv_and_md(tmp_path):
         assert result["files"] == sorted(
             str(folder / f"{stem}{s}") for s in (".csv", ".md", ".png")
         )
+        note = (folder / f"{stem}.md").read_text(encoding="utf-8")
+        assert note.count("| setting | value |") == 1  # one header (markdown_table prints it)
         assert not [p for p in folder.iterdir() if p.name.startswith(".")]  # staging removed
         assert result["seconds"] >= 0
 
