@@ -36,7 +36,7 @@ SOURCE_TREE = ROOT / ".docs_build" / "src"
 SUBPACKAGES = ("privacy", "algorithms", "audit", "cli")
 MARKER = re.compile(r"<!-- fedpriv:([a-z-]+) -->")
 #: Committed figures the pages link to (``../reports/...`` from a guide).
-FIGURES = ("reports/feducb/feducb-fig1b.png", "reports/index.png")
+FIGURES = ("reports/feducb/fig1b.png", "reports/index.png")
 
 
 def _link_source_tree() -> None:

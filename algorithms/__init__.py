@@ -1,7 +1,7 @@
 """Environments, networks and the federated/private bandit algorithms of every paper family.
 
 Every public ``run_*`` function and ``*Run`` result is importable flat, e.g.
-``from fedpriv.algorithms import run_fed_ucb, homogeneous_bandit``. The flat names are
+``from fedpriv.algorithms import run_gossip_fed_ucb, homogeneous_bandit``. The flat names are
 generated from each subpackage's ``__all__`` (``algorithms/<key>/__init__.py``: a new
 family folder is exported without editing this file) and imported on first use (PEP 562),
 so ``import fedpriv.algorithms`` imports no NumPy; two subpackages may not export the
@@ -23,7 +23,7 @@ Paper parameters
 ``mode``
     The switch between the paper's behaviour as written (``"paper"``) and fedpriv's
     correction where the paper is wrong (``"corrected"``): Fed_UCB's noise calibration
-    and clipping (:func:`run_fed_ucb`), Li & Song's gap schedule ``Δ̃_r`` with ``R``
+    and clipping (:func:`run_gossip_fed_ucb`), Li & Song's gap schedule ``Δ̃_r`` with ``R``
     rounds (:func:`run_cdp_mab`, :func:`run_ddp_mab`, :func:`run_hdp_mab`), FedUCB's
     Privatizer calibration (:func:`run_feducb` and its variants, which add ``"exact"``:
     the smallest noise the exact accountant allows). Each function documents its

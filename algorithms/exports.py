@@ -5,7 +5,7 @@ are public with :func:`lazy_exports`; that gives its ``__all__`` and a module
 ``__getattr__`` that imports a module on first use, so importing a subpackage imports none
 of NumPy, SciPy or networkx. :func:`flat_index` gathers every subpackage's ``__all__``
 into the flat namespace of :mod:`fedpriv.algorithms` (``from fedpriv.algorithms import
-run_fed_ucb``), and refuses a name exported by two subpackages.
+run_gossip_fed_ucb``), and refuses a name exported by two subpackages.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def flat_index(package: str, path: Iterable[str]) -> dict[str, str]:
     Returns
     -------
     dict of str to str
-        Name to the subpackage's full name, e.g. ``{"run_fed_ucb":
+        Name to the subpackage's full name, e.g. ``{"run_gossip_fed_ucb":
         "fedpriv.algorithms.gossip_fed_ucb", ...}``.
 
     Raises

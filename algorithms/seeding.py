@@ -15,7 +15,14 @@ import numbers
 import numpy as np
 from numpy.random.bit_generator import ISpawnableSeedSequence
 
-__all__ = ["Stream", "as_seed_sequence", "spawn_stream_rngs", "stream_rng", "stream_rngs"]
+__all__ = [
+    "Stream",
+    "as_seed_sequence",
+    "child_seed",
+    "spawn_stream_rngs",
+    "stream_rng",
+    "stream_rngs",
+]
 
 
 class Stream(enum.IntEnum):
@@ -56,6 +63,52 @@ def as_seed_sequence(seed: int | np.random.SeedSequence) -> np.random.SeedSequen
     return np.random.SeedSequence(int(seed))
 
 
+def child_seed(seed: int | np.random.SeedSequence, *keys: int) -> np.random.SeedSequence:
+    """The SeedSequence at address ``keys`` below ``seed``: the one way to address a child.
+
+    The child's spawn key is the parent's own key followed by ``keys``, so a child of a
+    child never collides with a child of the root, and ``child_seed(root, i)`` equals
+    ``root.spawn(i + 1)[i]`` without spawning (NumPy keeps ``entropy`` and
+    ``pool_size`` and appends the index to ``spawn_key``). For an int ``seed`` (spawn
+    key ``()``), ``child_seed(seed, *keys)`` is ``SeedSequence(seed, spawn_key=keys)``.
+
+    Parameters
+    ----------
+    seed : int or SeedSequence
+        The parent (an int is read by :func:`as_seed_sequence`; any spawnable seed
+        sequence with ``entropy``, ``spawn_key`` and ``pool_size`` is taken as is).
+    *keys : int
+        The child's address below ``seed``, each >= 0; none gives ``seed``'s own address.
+
+    Returns
+    -------
+    numpy.random.SeedSequence
+
+    Raises
+    ------
+    TypeError
+        If ``seed`` is neither a non-negative int nor a SeedSequence.
+    ValueError
+        If ``seed`` or a key is negative.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> root = np.random.SeedSequence(7)
+    >>> child_seed(root, 2).spawn_key == root.spawn(3)[2].spawn_key
+    True
+    >>> child_seed(child_seed(root, 2), 0).spawn_key
+    (2, 0)
+    """
+    root = seed if isinstance(seed, ISpawnableSeedSequence) else as_seed_sequence(seed)
+    address = tuple(int(k) for k in keys)
+    if any(k < 0 for k in address):
+        raise ValueError(f"`keys` must be integers >= 0, got {keys!r}.")
+    return np.random.SeedSequence(
+        root.entropy, spawn_key=(*root.spawn_key, *address), pool_size=root.pool_size
+    )
+
+
 def stream_rng(
     root: np.random.SeedSequence, *, trial: int, side: int = 0, agent: int = 0, stream: Stream
 ) -> np.random.Generator:
@@ -80,8 +133,7 @@ def stream_rng(
         A fresh generator; the same address always gives the same stream, whatever
         other streams were drawn.
     """
-    key = tuple(root.spawn_key) + (int(trial), int(side), int(agent), int(stream))
-    return np.random.default_rng(np.random.SeedSequence(root.entropy, spawn_key=key))
+    return np.random.default_rng(child_seed(root, trial, side, agent, int(stream)))
 
 
 def stream_rngs(
@@ -201,10 +253,7 @@ def _generators(root: np.random.SeedSequence, tails: np.ndarray) -> np.ndarray:
     )
     if not simple:  # any other root: numpy's own objects
         for row, tail in enumerate(tails.tolist()):
-            key = tuple(root.spawn_key) + tuple(tail)
-            out[row] = np.random.default_rng(
-                np.random.SeedSequence(root.entropy, spawn_key=key, pool_size=root.pool_size)
-            )
+            out[row] = np.random.default_rng(child_seed(root, *tail))
         return out
     # get_assembled_entropy: run entropy padded to the pool size (a spawn key is given)
     run = entropy + [0] * max(0, _POOL_SIZE - len(entropy))

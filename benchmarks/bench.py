@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 from fedpriv.algorithms.environments.heterogeneous import paper_synthetic_bandit
-from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import run_fed_ucb, run_gossip_ucb
+from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import run_gossip_fed_ucb, run_gossip_ucb
 from fedpriv.algorithms.networks.graphs import make_graph
 from fedpriv.audit.engine.neighbors import worst_case_reward_pair
 from fedpriv.audit.engine.tree import audit_tree_counter
@@ -63,7 +63,7 @@ def main() -> None:
     for name, run in (
         (
             "Fed_UCB corrected ε=1",
-            lambda: run_fed_ucb(
+            lambda: run_gossip_fed_ucb(
                 env, graph, horizon=horizon, epsilon=1.0, mode="corrected", n_trials=trials, seed=0
             ),
         ),

@@ -1,7 +1,7 @@
 """Benchmark: one end-to-end Fed_UCB audit, reference and fast path, in-process and on executors.
 
 Issue 6 ("Speed") asks for the runs per second of one end-to-end algorithm audit:
-Fed_UCB (Zhu et al. 2021, Algorithm 4; :func:`fedpriv.algorithms.gossip_fed_ucb.gossip_ucb.run_fed_ucb`),
+Fed_UCB (Zhu et al. 2021, Algorithm 4; :func:`fedpriv.algorithms.gossip_fed_ucb.gossip_ucb.run_gossip_fed_ucb`),
 3 agents on the complete graph, 5 arms, T = 1024, corrected mode, ε = 1, 10⁵ runs per
 world; issue 11 asks the fast path to be ≥ 10× the reference in one benchmark run.
 
@@ -12,7 +12,7 @@ stream differs in exactly one reward (round 1), whichever arm it pulls (Definiti
 one-reward-changed relation on the stream). Observable: agent 0's released noisy
 means of the 5 arms after round 1 (``trace["means"][1][:, 0, :]``), i.e. the
 statistics it gossips from round 2 on (:class:`fedpriv.audit.families.gossip_fed_ucb.initial.
-FedUcbMeansSampler`). The audit is :func:`fedpriv.audit.engine.coupled.search_and_confirm`
+GossipFedUcbMeansSampler`). The audit is :func:`fedpriv.audit.engine.coupled.search_and_confirm`
 (event search on a pilot sample, confirmation on fresh runs) with ``batch_size`` runs
 per sampler call.
 
@@ -21,7 +21,7 @@ Two paths, timed in the same process on the same budget and seed:
 * reference (``fast=False``): every run simulates all T rounds (the implementation
   before issue 11);
 * fast (``fast=True``): every run stops after round 1, the last round the observable
-  depends on (``run_fed_ucb(rounds=1)``; the algorithm is causal, so the observable is
+  depends on (``run_gossip_fed_ucb(rounds=1)``; the algorithm is causal, so the observable is
   bit-identical: the two bounds and events printed must agree).
 
 The speed-up is the ratio of runs per CPU second of this process (both paths run
@@ -48,8 +48,9 @@ import time
 
 import numpy as np
 from fedpriv.algorithms.networks.graphs import make_graph
+from fedpriv.algorithms.seeding import child_seed
 from fedpriv.audit.engine.coupled import AuditBudget, search_and_confirm
-from fedpriv.audit.families.gossip_fed_ucb.initial import FedUcbMeansSampler
+from fedpriv.audit.families.gossip_fed_ucb.initial import GossipFedUcbMeansSampler
 from fedpriv.audit.families.gossip_fed_ucb.recipes import FixedTableBandit
 
 __all__: list[str] = []
@@ -58,16 +59,16 @@ N_AGENTS, N_ARMS, HORIZON, EPSILON = 3, 5, 1024, 1.0
 TARGET_RUNS = 10**5
 
 
-def make_sampler(*, fast: bool) -> FedUcbMeansSampler:
+def make_sampler(*, fast: bool) -> GossipFedUcbMeansSampler:
     """The benchmark's sampler (fixed tables, seed 20211); ``fast``: stop after round 1."""
-    rng = np.random.default_rng(np.random.SeedSequence(20211, spawn_key=(N_AGENTS, N_ARMS)))
+    rng = np.random.default_rng(child_seed(20211, N_AGENTS, N_ARMS))
     base = (rng.random((N_AGENTS, HORIZON + 1, N_ARMS)) < 0.5).astype(np.float64)
     envs = []
     for value in (1.0, 0.0):
         table = base.copy()
         table[0, 1, :] = value
         envs.append(FixedTableBandit(table=table, arm_means=np.full((N_AGENTS, N_ARMS), 0.5)))
-    return FedUcbMeansSampler(
+    return GossipFedUcbMeansSampler(
         envs=(envs[0], envs[1]),
         graph=make_graph("complete", N_AGENTS),
         horizon=HORIZON,

@@ -16,9 +16,9 @@ import sys
 import time
 
 import numpy as np
+from fedpriv.algorithms.seeding import child_seed
 from fedpriv.audit.claims.register import claims_for
 from fedpriv.audit.claims.verify import ClaimsConfig, evaluate_claim
-from fedpriv.audit.engine.coupled import child_seed
 
 KEYS = ("feducb/feducb/fixed", "feducb/feducb-decentralized/fixed")
 

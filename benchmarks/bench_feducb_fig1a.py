@@ -30,9 +30,9 @@ __all__ = ["main"]
 
 def main(argv: list[str] | None = None) -> None:
     """Time the six rows (see the module docstring)."""
+    from fedpriv.algorithms.seeding import child_seed
     from fedpriv.audit.claims.register import claims_for
     from fedpriv.audit.claims.verify import ClaimsConfig, evaluate_claim
-    from fedpriv.audit.engine.coupled import child_seed
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fedpriv verify --quick's budget")

@@ -8,7 +8,7 @@ is imported from there)::
 
 Each line is one batch as ``fedpriv verify`` runs it (100 trials, 3 agents on K3, 5 arms,
 the paper's synthetic environment), timed in CPU seconds (``time.process_time``) with the
-fused loop (``run_fed_ucb`` / ``run_gossip_ucb``) and with the oracle on the same seed in
+fused loop (``run_gossip_fed_ucb`` / ``run_gossip_ucb``) and with the oracle on the same seed in
 the same process, and checked equal (actions, counts and every ledger row).
 """
 
@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from fedpriv.algorithms.environments.heterogeneous import paper_synthetic_bandit
-from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import run_fed_ucb, run_gossip_ucb
+from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import run_gossip_fed_ucb, run_gossip_ucb
 from fedpriv.algorithms.networks.graphs import make_graph
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -56,7 +56,7 @@ def main() -> None:
             ref_seconds, ref = _cpu(partial(reference_run, env, graph, **common))
         else:
             options = {**common, "epsilon": epsilon, "mode": mode}
-            fused_seconds, run = _cpu(partial(run_fed_ucb, env, graph, **options))
+            fused_seconds, run = _cpu(partial(run_gossip_fed_ucb, env, graph, **options))
             ref_seconds, ref = _cpu(partial(reference_run, env, graph, private=True, **options))
         assert np.array_equal(run.actions, ref["actions"])
         assert np.array_equal(run.counts, ref["counts"])

@@ -30,8 +30,8 @@ import numpy as np
 from fedpriv.algorithms import seeding
 from fedpriv.algorithms.li_song import mab
 from fedpriv.algorithms.li_song.epochs import EpochLoop
+from fedpriv.algorithms.seeding import child_seed
 from fedpriv.audit.claims.register import REGISTER
-from fedpriv.audit.engine.coupled import child_seed
 from fedpriv.audit.engine.neighbors import SingleWorldTable, table_reward_pair
 from fedpriv.audit.families.li_song import recipes
 

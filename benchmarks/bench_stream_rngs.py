@@ -19,7 +19,13 @@ import argparse
 import time
 
 import numpy as np
-from fedpriv.algorithms.seeding import Stream, spawn_stream_rngs, stream_rng, stream_rngs
+from fedpriv.algorithms.seeding import (
+    Stream,
+    child_seed,
+    spawn_stream_rngs,
+    stream_rng,
+    stream_rngs,
+)
 
 __all__ = ["main"]
 
@@ -39,7 +45,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--trials", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
-    root = np.random.SeedSequence(2020, spawn_key=(7, 3))
+    root = child_seed(2020, 7, 3)
     n, agents, gamma = args.trials, 3, 2
 
     def loop_children():

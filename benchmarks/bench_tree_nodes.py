@@ -34,7 +34,7 @@ import time
 from fedpriv.audit.engine.neighbors import worst_case_reward_pair
 from fedpriv.audit.engine.tree_grid import audit_tree_nodes_grid
 from fedpriv.audit.engine.tree_nodes import audit_tree_nodes
-from fedpriv.privacy.calibrations import fed_ucb_scale
+from fedpriv.privacy.calibrations import gossip_fed_ucb_scale
 
 #: (horizon, joint runs per world, product runs per world) of ``fedpriv verify``'s
 #: default budget (``VerifyConfig.audit_samples``, ``audit_product_samples``).
@@ -47,7 +47,7 @@ def grid(divide: int) -> None:
     for horizon, n_joint, n_product in SIZES:
         n_joint, n_product = n_joint // divide, n_product // divide
         rows = [
-            (fed_ucb_scale(eps, horizon, mode=mode, log_base=base), eps)
+            (gossip_fed_ucb_scale(eps, horizon, mode=mode, log_base=base), eps)
             for mode, base in variants
             for eps in (1.0, 2.0, 5.0)
         ]
@@ -87,7 +87,7 @@ def main() -> None:
     for horizon, n_joint, n_product in SIZES:
         if args.quick:
             n_joint, n_product = n_joint // 100, n_product // 100
-        scale = fed_ucb_scale(1.0, horizon, mode="paper", log_base="2")
+        scale = gossip_fed_ucb_scale(1.0, horizon, mode="paper", log_base="2")
         for method in ("joint", "product", "both"):
             n = {"joint": n_joint, "product": n_product}.get(method, n_joint + n_product)
             result = audit_tree_nodes(

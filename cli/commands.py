@@ -2,7 +2,8 @@
 
 Every table here is generated from the family registrations
 (:func:`fedpriv.audit.claims.family.families`): each :class:`~fedpriv.audit.claims.family.Command`
-names the module whose ``register(run, experiment)`` adds its parser, and its help.
+names the module that declares it (``COMMANDS``, wired by
+:func:`fedpriv.cli.runs.register_commands`), and its help.
 ``fedpriv --help``, ``fedpriv run --help`` and ``fedpriv experiment --help`` list the
 commands from the registrations alone, which import nothing heavy; a command's own
 module (NumPy, pandas, matplotlib, the algorithms) is imported only when that command is

@@ -6,6 +6,12 @@ transmissions and deliveries of the γ-hop flooding), the rounds, and for the pr
 algorithms the accountant's (ε, δ') next to the paper's reconstructed claim
 (AAMAS 2020, §3.2–3.3; fedpriv's reconstruction): per message ``f^(-ϑ/2)`` (reconstructed with medium confidence) and the ⌊T/f⌋-fold advanced
 composition (reconstructed with medium to low confidence). The verdict compares the accountant with the composed claim.
+
+The commands are declared as data (:data:`COMMANDS`: options and run functions); the
+shared machinery (:mod:`fedpriv.cli.runs`) wires, times, prints and sets the exit status.
+
+Length: the option table of five algorithms (26 declared options, data) beside the run
+function that turns each into the paper's record and verdict.
 """
 
 from __future__ import annotations
@@ -13,12 +19,24 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from fedpriv.cli.choices import GRAPH_KINDS
-from fedpriv.cli.commands import run_status
+from fedpriv.cli.runs import (
+    JSON,
+    SEED,
+    TRIALS,
+    ExperimentCommand,
+    Option,
+    RunCommand,
+    RunReport,
+    option,
+    options_for,
+    progress_printer,
+    summary,
+)
 
 # Option choices as literals, so `fedpriv run ... --help` imports no algorithm;
 # tests/test_cli_startup.py checks each against its source (named beside it).
@@ -44,16 +62,20 @@ NORMALIZATIONS = ("n", "inside")
 OWN_TERMS = ("noisy", "raw")
 
 
-__all__ = ["ALGORITHMS", "register"]
+__all__ = [
+    "ALGORITHMS",
+    "COMMANDS",
+    "CONTAMINATION_KINDS",
+    "COUNT_FIELDS",
+    "DUBEY_AAMAS_EXPERIMENTS",
+    "INDEX_UPDATES",
+    "INTERVAL_RULES",
+    "LOG_TIMES",
+    "NORMALIZATIONS",
+    "OWN_TERMS",
+]
 
 ALGORITHMS = ("private-coop-ucb", "byzantine-coop-ucb", "coop-ucb-nonprivate", "ucb1", "dp-ucb-int")
-_HELP = {
-    "private-coop-ucb": "Private Multi-Agent UCB (Dubey & Pentland Alg. 1-2, interval mechanism)",
-    "byzantine-coop-ucb": "Byzantine-Proof Multi-Agent UCB (Alg. 3, trimmed mean)",
-    "coop-ucb-nonprivate": "cooperative UCB with raw means (the paper's non-private version)",
-    "ucb1": "UCB1 on every agent in isolation (Auer et al. 2002)",
-    "dp-ucb-int": "DP-UCB-INT on every agent in isolation (Tossou & Dimitrakakis 2016)",
-}
 _SOURCE = (
     "Dubey & Pentland AAMAS 2020, Lemmas 'Privacy of Outgoing Messages' and 'Privacy "
     "Guarantee', §3.2-3.3 (formulas lost; fedpriv reads per message f^(-theta/2) reconstructed with medium confidence, "
@@ -62,161 +84,196 @@ _SOURCE = (
 _TD16 = "Tossou & Dimitrakakis 2016, DP-UCB-INT (interval mechanism; composed as AAMAS 2020 §3.3's 'Privacy Guarantee' proof says)"
 
 
-def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAction) -> None:
-    """Add the five algorithms to ``run`` and Figure 1 (a)–(c) to ``experiment``.
-
-    Parameters
-    ----------
-    run : argparse._SubParsersAction
-        The ``fedpriv run`` subcommands.
-    experiment : argparse._SubParsersAction
-        The ``fedpriv experiment`` subcommands.
-    """
-    for name in ALGORITHMS:
-        p = run.add_parser(name, help=_HELP[name])
-        p.add_argument("--agents", type=int, default=20, help="n_agents M (default 20)")
-        p.add_argument("--arms", type=int, default=5, help="n_arms K (default 5)")
-        p.add_argument("--horizon", type=int, default=2000, help="horizon T (default 2000)")
-        p.add_argument("--trials", type=int, default=1, help="n_trials (default 1)")
-        p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
-        p.add_argument(
+#: Every ``run`` option of the family: (option, the commands that take it), help order.
+_RUN_OPTIONS = (
+    (option("--agents", type=int, default=20, help="n_agents M (default 20)"), None),
+    (option("--arms", type=int, default=5, help="n_arms K (default 5)"), None),
+    (option("--horizon", type=int, default=2000, help="horizon T (default 2000)"), None),
+    (TRIALS, None),
+    (SEED, None),
+    (
+        option(
             "--mean-range",
             type=float,
             nargs=2,
             default=(0.0, 1.0),
             metavar=("LOW", "HIGH"),
             help="arm means drawn U(LOW, HIGH)",
-        )
-        p.add_argument("--json", action="store_true", help="print one JSON object")
-        if name in ("private-coop-ucb", "byzantine-coop-ucb", "coop-ucb-nonprivate"):
-            p.add_argument(
-                "--graph",
-                choices=GRAPH_KINDS,
-                default="erdos_renyi",
-                help="communication graph (default erdos_renyi)",
-            )
-            p.add_argument(
-                "--p",
-                type=float,
-                default=0.2,
-                help="edge probability (erdos_renyi only; default 0.2)",
-            )
-            p.add_argument("--gamma", type=int, default=2, help="message life γ >= 1 (default 2)")
-        if name in ("private-coop-ucb", "dp-ucb-int"):
-            p.add_argument("--epsilon", type=float, default=0.1, help="input ε (f = ceil(1/ε))")
-            p.add_argument("--theta", type=float, default=1.1, help="ϑ in (1, 2) (default 1.1)")
-            p.add_argument(
-                "--rule",
-                choices=INTERVAL_RULES,
-                default="decaying",
-                help="interval noise: decaying b(n) = n^-(1-ϑ/2) (Tossou & "
-                "Dimitrakakis 2016) or fixed b(n) = 1/(n ε) (default "
-                "decaying)",
-            )
-            p.add_argument("--target-delta", type=float, default=1e-5, help="δ' of the claim")
-        if name == "private-coop-ucb":
-            p.add_argument(
-                "--own-term",
-                choices=OWN_TERMS,
-                default="noisy",
-                help="agent's own term: its noisy release or its raw mean (A1)",
-            )
-            p.add_argument(
-                "--count-field",
-                choices=COUNT_FIELDS,
-                default="release",
-                help="count sent with the mean (A2)",
-            )
-        if name == "dp-ucb-int":
-            p.add_argument(
-                "--index-update",
-                choices=INDEX_UPDATES,
-                default="release",
-                help="freeze the whole index between releases (release, "
-                "default) or recompute the bonus every round",
-            )
-        if name == "coop-ucb-nonprivate":
-            p.add_argument(
-                "--interval",
-                type=int,
-                default=1,
-                help="refresh the sent means every f own pulls (default 1)",
-            )
-        if name == "ucb1":
-            p.add_argument(
-                "--log-time",
-                choices=LOG_TIMES,
-                default="round",
-                help="t in ln t: the current round's 1-based index (round, "
-                "default) or the plays so far, t - 1 (pulls)",
-            )
-        if name == "byzantine-coop-ucb":
-            p.add_argument(
-                "--contamination",
-                type=float,
-                default=0.1,
-                help="true contamination rate ε_c of byzantine messages",
-            )
-            p.add_argument(
-                "--assumed-contamination",
-                type=float,
-                default=None,
-                help="ε_c assumed by the estimator, in [0, 1/4)",
-            )
-            p.add_argument(
-                "--q",
-                choices=CONTAMINATION_KINDS,
-                default="complement",
-                help="contaminating distribution Q",
-            )
-            p.add_argument(
-                "--q-value", type=float, default=0.0, help="point mass / shift of Q (point, shift)"
-            )
-            p.add_argument(
-                "--byzantine-fraction",
-                type=float,
-                default=1.0,
-                help="fraction of agents that are byzantine (the first ones)",
-            )
-            p.add_argument(
-                "--confidence-exponent", type=float, default=4.0, help="δ_t = t^-a (default 4)"
-            )
-            p.add_argument(
-                "--normalization",
-                choices=NORMALIZATIONS,
-                default="n",
-                help="trimmed mean divided by all n samples (n, default) or "
-                "the mean of the samples inside the interval (inside)",
-            )
-        p.set_defaults(handler=_run)
-    for name, (horizon, n_trials, n_agents, n_arms, seed) in DUBEY_AAMAS_EXPERIMENTS.items():
-        e = experiment.add_parser(name, help=f"Dubey & Pentland AAMAS 2020 Figure 1{name[-1]}")
-        e.add_argument(
+        ),
+        None,
+    ),
+    (JSON, None),
+    (
+        option(
+            "--graph",
+            choices=GRAPH_KINDS,
+            default="erdos_renyi",
+            help="communication graph (default erdos_renyi)",
+        ),
+        ("private-coop-ucb", "byzantine-coop-ucb", "coop-ucb-nonprivate"),
+    ),
+    (
+        option(
+            "--p", type=float, default=0.2, help="edge probability (erdos_renyi only; default 0.2)"
+        ),
+        ("private-coop-ucb", "byzantine-coop-ucb", "coop-ucb-nonprivate"),
+    ),
+    (
+        option("--gamma", type=int, default=2, help="message life γ >= 1 (default 2)"),
+        ("private-coop-ucb", "byzantine-coop-ucb", "coop-ucb-nonprivate"),
+    ),
+    (
+        option("--epsilon", type=float, default=0.1, help="input ε (f = ceil(1/ε))"),
+        ("private-coop-ucb", "dp-ucb-int"),
+    ),
+    (
+        option("--theta", type=float, default=1.1, help="ϑ in (1, 2) (default 1.1)"),
+        ("private-coop-ucb", "dp-ucb-int"),
+    ),
+    (
+        option(
+            "--rule",
+            choices=INTERVAL_RULES,
+            default="decaying",
+            help="interval noise: decaying b(n) = n^-(1-ϑ/2) (Tossou & "
+            "Dimitrakakis 2016) or fixed b(n) = 1/(n ε) (default "
+            "decaying)",
+        ),
+        ("private-coop-ucb", "dp-ucb-int"),
+    ),
+    (
+        option("--target-delta", type=float, default=1e-5, help="δ' of the claim"),
+        ("private-coop-ucb", "dp-ucb-int"),
+    ),
+    (
+        option(
+            "--own-term",
+            choices=OWN_TERMS,
+            default="noisy",
+            help="agent's own term: its noisy release or its raw mean (A1)",
+        ),
+        ("private-coop-ucb",),
+    ),
+    (
+        option(
+            "--count-field",
+            choices=COUNT_FIELDS,
+            default="release",
+            help="count sent with the mean (A2)",
+        ),
+        ("private-coop-ucb",),
+    ),
+    (
+        option(
+            "--index-update",
+            choices=INDEX_UPDATES,
+            default="release",
+            help="freeze the whole index between releases (release, "
+            "default) or recompute the bonus every round",
+        ),
+        ("dp-ucb-int",),
+    ),
+    (
+        option(
+            "--interval",
+            type=int,
+            default=1,
+            help="refresh the sent means every f own pulls (default 1)",
+        ),
+        ("coop-ucb-nonprivate",),
+    ),
+    (
+        option(
+            "--log-time",
+            choices=LOG_TIMES,
+            default="round",
+            help="t in ln t: the current round's 1-based index (round, "
+            "default) or the plays so far, t - 1 (pulls)",
+        ),
+        ("ucb1",),
+    ),
+    (
+        option(
+            "--contamination",
+            type=float,
+            default=0.1,
+            help="true contamination rate ε_c of byzantine messages",
+        ),
+        ("byzantine-coop-ucb",),
+    ),
+    (
+        option(
+            "--assumed-contamination",
+            type=float,
+            default=None,
+            help="ε_c assumed by the estimator, in [0, 1/4)",
+        ),
+        ("byzantine-coop-ucb",),
+    ),
+    (
+        option(
+            "--q",
+            choices=CONTAMINATION_KINDS,
+            default="complement",
+            help="contaminating distribution Q",
+        ),
+        ("byzantine-coop-ucb",),
+    ),
+    (
+        option("--q-value", type=float, default=0.0, help="point mass / shift of Q (point, shift)"),
+        ("byzantine-coop-ucb",),
+    ),
+    (
+        option(
+            "--byzantine-fraction",
+            type=float,
+            default=1.0,
+            help="fraction of agents that are byzantine (the first ones)",
+        ),
+        ("byzantine-coop-ucb",),
+    ),
+    (
+        option("--confidence-exponent", type=float, default=4.0, help="δ_t = t^-a (default 4)"),
+        ("byzantine-coop-ucb",),
+    ),
+    (
+        option(
+            "--normalization",
+            choices=NORMALIZATIONS,
+            default="n",
+            help="trimmed mean divided by all n samples (n, default) or "
+            "the mean of the samples inside the interval (inside)",
+        ),
+        ("byzantine-coop-ucb",),
+    ),
+)
+
+
+def _figure_options(name: str) -> tuple[Option, ...]:
+    """The options of ``experiment NAME``, with the figure's defaults."""
+    horizon, n_trials, n_agents, n_arms, seed = DUBEY_AAMAS_EXPERIMENTS[name]
+    return (
+        option(
             "--out",
             type=Path,
             default=Path("reports"),
             help="report folder; writes <out>/dubey_aamas/ (default reports)",
-        )
-        e.add_argument(
-            "--horizon", type=int, default=horizon, help=f"horizon T (default {horizon})"
-        )
-        e.add_argument(
+        ),
+        option("--horizon", type=int, default=horizon, help=f"horizon T (default {horizon})"),
+        option(
             "--trials", type=int, default=n_trials, help=f"trials per curve (default {n_trials})"
-        )
-        e.add_argument(
-            "--agents", type=int, default=n_agents, help=f"n_agents M (default {n_agents})"
-        )
-        e.add_argument("--arms", type=int, default=n_arms, help=f"n_arms K (default {n_arms})")
-        e.add_argument("--seed", type=int, default=seed, help=f"root seed (default {seed})")
-        e.add_argument("--json", action="store_true", help="print the figure's summary as JSON")
-        e.set_defaults(handler=_experiment, experiment_name=name)
+        ),
+        option("--agents", type=int, default=n_agents, help=f"n_agents M (default {n_agents})"),
+        option("--arms", type=int, default=n_arms, help=f"n_arms K (default {n_arms})"),
+        option("--seed", type=int, default=seed, help=f"root seed (default {seed})"),
+        option("--json", action="store_true", help="print the figure's summary as JSON"),
+    )
 
 
 def _world(args: argparse.Namespace):
-    import numpy as np
     from fedpriv.algorithms.environments.bernoulli import homogeneous_bandit
     from fedpriv.algorithms.networks.graphs import make_graph
-    from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
+    from fedpriv.algorithms.seeding import Stream, as_seed_sequence, child_seed, stream_rng
 
     root = as_seed_sequence(args.seed)
     env = homogeneous_bandit(
@@ -232,7 +289,7 @@ def _world(args: argparse.Namespace):
         graph = make_graph(
             args.graph, args.agents, p=p, rng=graph_rng if args.graph == "erdos_renyi" else None
         )
-    run_seed = np.random.SeedSequence(root.entropy, spawn_key=(0, 1))
+    run_seed = child_seed(root, 0, 1)
     return env, graph, run_seed
 
 
@@ -295,15 +352,11 @@ def _simulate(args: argparse.Namespace, env, graph, seed):
     )
 
 
-def _run(args: argparse.Namespace) -> int:
-    from fedpriv.algorithms.dubey_aamas.baselines import interval_guarantee
-    from fedpriv.audit.claims.claim import decide_verdict, json_number
-    from fedpriv.privacy import format_epsilon
+def _run(args: argparse.Namespace) -> RunReport:
+    from fedpriv.audit.claims.claim import json_number
 
     env, graph, seed = _world(args)
-    started = time.perf_counter()
     run = _simulate(args, env, graph, seed)
-    seconds = time.perf_counter() - started
     group = run.group_regret[:, -1]
     per_agent = group / env.n_agents
     setting = {
@@ -314,19 +367,9 @@ def _run(args: argparse.Namespace) -> int:
     record: dict[str, Any] = {
         "algorithm": run.algorithm,
         "setting": setting,
-        "regret": {
-            "mean": float(group.mean()),
-            "min": float(group.min()),
-            "max": float(group.max()),
-            "kind": "group regret R_G(T) (eq. 2), summed over agents",
-        },
-        "regret_per_agent": {
-            "mean": float(per_agent.mean()),
-            "min": float(per_agent.min()),
-            "max": float(per_agent.max()),
-        },
+        "regret": {**summary(group), "kind": "group regret R_G(T) (eq. 2), summed over agents"},
+        "regret_per_agent": summary(per_agent),
         "rounds": args.horizon,
-        "seconds": seconds,
     }
     if hasattr(run, "transmissions"):
         record["communication"] = {
@@ -338,6 +381,18 @@ def _run(args: argparse.Namespace) -> int:
         }
     else:
         record["communication"] = {"link_transmissions_per_trial": 0, "deliveries_per_trial": 0}
+    guarantee = _guarantee(args, run)
+    if guarantee is not None:
+        record["guarantee"] = guarantee
+    return RunReport(record, lambda: _lines(args, run, record, group, per_agent))
+
+
+def _guarantee(args: argparse.Namespace, run: Any) -> dict[str, Any] | None:
+    """The record's ``guarantee``: the reconstructed claim, the accountant and the verdict
+    (interval-mechanism runs), no claim (raw broadcasts) or None (no accountant)."""
+    from fedpriv.algorithms.dubey_aamas.baselines import interval_guarantee
+    from fedpriv.audit.claims.claim import decide_verdict, json_number
+
     if args.algorithm in ("private-coop-ucb", "dp-ucb-int"):
         g = interval_guarantee(
             run.accountant,
@@ -352,7 +407,7 @@ def _run(args: argparse.Namespace) -> int:
         verdict, evidence = decide_verdict(
             claimed, g["accountant"]["epsilon"], None, raw_channel=raw
         )
-        record["guarantee"] = {
+        return {
             "claimed": {
                 "epsilon": json_number(claimed),
                 "delta": args.target_delta,
@@ -378,8 +433,8 @@ def _run(args: argparse.Namespace) -> int:
             "noise_draws": run.accountant.n_draws,
             "non_private_releases": g["non_private_releases"],
         }
-    elif run.accountant is not None:
-        record["guarantee"] = {
+    if run.accountant is not None:
+        return {
             "claimed": None,
             "accountant": {
                 "epsilon": json_number(run.accountant.get_epsilon(0.0)),
@@ -390,35 +445,38 @@ def _run(args: argparse.Namespace) -> int:
             "evidence": "raw data broadcast; the paper claims no privacy",
             "non_private_releases": run.accountant.non_private_reasons(),
         }
-    if args.json:
-        print(json.dumps(record, indent=2, allow_nan=False))
-        return run_status(record)
-    print(
+    return None
+
+
+def _lines(
+    args: argparse.Namespace, run: Any, record: dict[str, Any], group: Any, per_agent: Any
+) -> Iterator[str]:
+    from fedpriv.privacy import format_epsilon
+
+    yield (
         f"{run.algorithm}: group regret at T={args.horizon}: {group.mean():.1f} "
         f"(min {group.min():.1f}, max {group.max():.1f} over {args.trials} trials); "
         f"per agent {per_agent.mean():.2f}"
     )
     c = record["communication"]
-    print(
+    yield (
         f"communication per trial: {c['link_transmissions_per_trial']} link transmissions, "
         f"{c['deliveries_per_trial']} deliveries"
     )
     if "guarantee" in record and record["guarantee"]["claimed"]:
         g = record["guarantee"]
         acc = run.accountant.get_epsilon(args.target_delta)
-        print(
-            f"claimed (ε', δ') = ({format_epsilon(claimed)}, {args.target_delta:g}) "
+        yield (
+            f"claimed (ε', δ') = ({format_epsilon(float(g['claimed']['epsilon']))}, {args.target_delta:g}) "
             f"[per message {g['claimed']['per_message_epsilon']:.4g}]; accountant ε = "
             f"{format_epsilon(acc)} ({g['accountant']['route']}) -> {g['verdict']}"
         )
     elif "guarantee" in record:
-        print("no privacy claim; accountant ε = inf (raw data broadcast)")
-    return run_status(record)
+        yield ("no privacy claim; accountant ε = inf (raw data broadcast)")
 
 
 def _experiment(args: argparse.Namespace) -> int:
     import dataclasses
-    import sys
 
     from fedpriv.audit.families.dubey_aamas.experiments import default_config
     from fedpriv.audit.families.dubey_aamas.report import write_experiment
@@ -431,15 +489,20 @@ def _experiment(args: argparse.Namespace) -> int:
         n_arms=args.arms,
         seed=args.seed,
     )
-    started = time.perf_counter()
-
-    def say(message: str) -> None:
-        print(f"[{time.perf_counter() - started:6.1f}s] {message}", file=sys.stderr, flush=True)
-
-    result = write_experiment(args.experiment_name, args.out, config, progress=say)
+    result = write_experiment(args.experiment_name, args.out, config, progress=progress_printer())
     if args.json:
         print(json.dumps(result, indent=2, allow_nan=False))
     else:
         print(f"{args.experiment_name}: {result['final']}")
         print(f"wrote {', '.join(result['files'])} ({result['seconds']:.0f} s)")
     return 0
+
+
+#: Every command of the family, in ``--help`` order (:mod:`fedpriv.cli.runs`).
+COMMANDS = (
+    *(RunCommand(name, options_for(name, _RUN_OPTIONS), _run) for name in ALGORITHMS),
+    *(
+        ExperimentCommand(name, _figure_options(name), _experiment, {"experiment_name": name})
+        for name in DUBEY_AAMAS_EXPERIMENTS
+    ),
+)

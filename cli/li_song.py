@@ -5,19 +5,31 @@ the number of rounds, and the accountant's per-message ε next to the paper's cl
 (``M ε``, Theorems 1–4; ``N ε`` implied under partial participation) and next to the
 input ε the abstract suggests (Alg. 1 line 9 scales the noise by M). ``experiment li-song-fig4`` …
 ``li-song-fig12`` reproduce §VII's figures (see :mod:`fedpriv.audit.families.li_song.experiments`).
+
+The commands are declared as data (:data:`COMMANDS`: options and run functions); the
+shared machinery (:mod:`fedpriv.cli.runs`) wires, times, prints and sets the exit status.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fedpriv.cli.choices import GRAPH_KINDS
-from fedpriv.cli.commands import run_status
+from fedpriv.cli.runs import (
+    JSON,
+    SEED,
+    TRIALS,
+    ExperimentCommand,
+    RunCommand,
+    RunReport,
+    option,
+    options_for,
+    summary,
+)
 
 # Option choices as literals, so `fedpriv run ... --help` imports no algorithm;
 # tests/test_cli_startup.py checks each against its source (named beside it).
@@ -29,7 +41,14 @@ DELAY_CONVENTIONS = ("counter", "slots")
 if TYPE_CHECKING:  # for annotations; the functions import what they run
     import numpy as np
 
-__all__ = ["ALGORITHMS", "EXPERIMENTS", "register"]
+__all__ = [
+    "ALGORITHMS",
+    "COMMANDS",
+    "COST_MODELS",
+    "DELAY_CONVENTIONS",
+    "EXPERIMENTS",
+    "run_record",
+]
 
 ALGORITHMS = ("cdp-mab", "ce-cdp-mab", "ddp-mab", "hdp-mab", "single-mab")
 EXPERIMENTS = tuple(f"li-song-fig{n}" for n in range(4, 13))
@@ -42,145 +61,171 @@ _SOURCES = {
 }
 
 
-def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAction) -> None:
-    """Add the five Li & Song algorithms to ``run`` and figures 4–12 to ``experiment``.
-
-    Parameters
-    ----------
-    run : argparse._SubParsersAction
-        The ``fedpriv run`` subcommands.
-    experiment : argparse._SubParsersAction
-        The ``fedpriv experiment`` subcommands.
-    """
-    helps = {
-        "cdp-mab": "CDP-MAB, master-worker (Li & Song Alg. 1)",
-        "ce-cdp-mab": "CDP-MAB with R rounds and participation p (Li & Song §IV-B)",
-        "ddp-mab": "DDP-MAB, decentralized with GIS (Li & Song Alg. 3)",
-        "hdp-mab": "HDP-MAB, hybrid with sink agents (Li & Song Alg. 5, Table II)",
-        "single-mab": "Single-MAB baseline: Alg. 1 per agent (Li & Song Remark 2)",
-    }
-    for name in ALGORITHMS:
-        p = run.add_parser(name, help=helps[name])
-        hdp = name == "hdp-mab"
-        p.add_argument(
-            "--agents",
-            type=int,
-            default=100 if hdp else 50,
-            help="n_agents M (hdp-mab: 100, Table II)",
-        )
-        p.add_argument("--arms", type=int, default=100, help="n_arms K (default 100)")
-        p.add_argument("--horizon", type=int, default=100_000, help="horizon T (default 1e5)")
-        p.add_argument(
+_CDP = ("cdp-mab", "ce-cdp-mab")
+_ROUNDS = ("ce-cdp-mab", "ddp-mab", "hdp-mab")
+_NOT_HDP = tuple(name for name in ALGORITHMS if name != "hdp-mab")
+#: Every ``run`` option of the family: (option, the commands that take it), help order.
+_RUN_OPTIONS = (
+    (
+        option("--agents", type=int, default=50, help="n_agents M (hdp-mab: 100, Table II)"),
+        _NOT_HDP,
+    ),
+    (
+        option("--agents", type=int, default=100, help="n_agents M (hdp-mab: 100, Table II)"),
+        ("hdp-mab",),
+    ),
+    (option("--arms", type=int, default=100, help="n_arms K (default 100)"), None),
+    (option("--horizon", type=int, default=100_000, help="horizon T (default 1e5)"), None),
+    (
+        option(
             "--epsilon", type=float, default=0.1, help="input ε (the claim is Mε); inf = no noise"
-        )
-        p.add_argument("--trials", type=int, default=1, help="n_trials (default 1)")
-        p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
-        p.add_argument(
+        ),
+        None,
+    ),
+    (TRIALS, None),
+    (SEED, None),
+    (
+        option(
             "--heterogeneous",
             action="store_true",
             help="agent-specific means (local best != global best somewhere)",
-        )
-        p.add_argument(
+        ),
+        None,
+    ),
+    (
+        option(
             "--min-mismatch",
             type=int,
             default=1,
             help="heterogeneous: agents whose local best arm is not global",
-        )
-        p.add_argument(
+        ),
+        None,
+    ),
+    (
+        option(
             "--mean-range",
             type=float,
             nargs=2,
             default=(0.0, 1.0),
             metavar=("LOW", "HIGH"),
             help="arm means drawn U(LOW, HIGH)",
-        )
-        if name in ("cdp-mab", "ce-cdp-mab"):
-            p.add_argument("--participation", type=float, default=1.0, help="p in (0, 1]")
-            p.add_argument("--c1", type=float, default=25.0, help="server link cost c1")
-        if name in ("ce-cdp-mab", "ddp-mab", "hdp-mab"):
-            p.add_argument(
-                "--rounds",
-                type=int,
-                default=4 if name == "ce-cdp-mab" else None,
-                help="R: round limit with Δ̃_r = Δ^{r/R}",
-            )
-            p.add_argument(
-                "--gap",
-                type=float,
-                default=None,
-                help="Δ for Δ^{r/R} (default: the instance's minimum gap)",
-            )
-            p.add_argument(
-                "--schedule",
-                choices=("paper", "corrected"),
-                default="paper",
-                help="Δ^{r/R} (paper) or (Δ/2)^{r/R} (corrected)",
-            )
-        if name == "ddp-mab":
-            p.add_argument(
-                "--graph",
-                choices=GRAPH_KINDS,
-                default="complete",
-                help="agent graph (default complete)",
-            )
-            p.add_argument(
-                "--edge-p", type=float, default=0.1, help="edge probability (erdos_renyi)"
-            )
-        if hdp:
-            p.add_argument("--case", type=int, default=1, help="Table II case 1-6")
-            p.add_argument("--c1", type=float, default=50.0, help="sink-server cost c1")
-            p.add_argument(
-                "--aggregation",
-                choices=("unweighted", "weighted"),
-                default="unweighted",
-                help="server mean of the sinks' means: (1/Q) Σ ȳ_q (Alg. 5 "
-                "line 14, default) or Σ (M_q/M) ȳ_q (weighted)",
-            )
-        if name in ("ddp-mab", "hdp-mab"):
-            p.add_argument("--c2", type=float, default=1.0, help="agent link cost c2")
-            p.add_argument(
-                "--cost-model",
-                choices=COST_MODELS,
-                default="paths" if hdp else "edges",
-                help=(
-                    "cost per round: paths = c2 Σ sd(i, SA_q) + c1 Q "
-                    "(Thm. 4, default) or edges = c2 Σ |E_q| + c1 Q"
-                    if hdp
-                    else "cost per round: edges = c2 d_G |E| (Thm. 3, "
-                    "default) or paths = the link-slots actually used"
-                ),
-            )
-            p.add_argument(
-                "--delay-convention",
-                choices=DELAY_CONVENTIONS,
-                default="slots" if hdp else "counter",
-                help="t_delay: DDP d_G - 1 (counter) or d_G; HDP radius (slots) or radius - 1",
-            )
-        p.add_argument("--json", action="store_true", help="print one JSON object")
-        p.set_defaults(handler=_run)
-    for name in EXPERIMENTS:
-        number = int(name.removeprefix("li-song-fig"))
-        e = experiment.add_parser(name, help=f"Li & Song Fig. {number}")
-        e.add_argument(
-            "--out",
-            type=Path,
-            default=Path("reports"),
-            help="report root; files go to OUT/li_song/ (default reports)",
-        )
-        e.add_argument("--trials", type=int, default=None, help="trials per setting")
-        e.add_argument("--horizon", type=int, default=None, help="horizon T")
-        e.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
-        e.set_defaults(handler=_experiment, figure=number)
+        ),
+        None,
+    ),
+    (option("--participation", type=float, default=1.0, help="p in (0, 1]"), _CDP),
+    (option("--c1", type=float, default=25.0, help="server link cost c1"), _CDP),
+    (
+        option("--rounds", type=int, default=4, help="R: round limit with Δ̃_r = Δ^{r/R}"),
+        ("ce-cdp-mab",),
+    ),
+    (
+        option("--rounds", type=int, default=None, help="R: round limit with Δ̃_r = Δ^{r/R}"),
+        ("ddp-mab", "hdp-mab"),
+    ),
+    (
+        option(
+            "--gap",
+            type=float,
+            default=None,
+            help="Δ for Δ^{r/R} (default: the instance's minimum gap)",
+        ),
+        _ROUNDS,
+    ),
+    (
+        option(
+            "--schedule",
+            choices=("paper", "corrected"),
+            default="paper",
+            help="Δ^{r/R} (paper) or (Δ/2)^{r/R} (corrected)",
+        ),
+        _ROUNDS,
+    ),
+    (
+        option(
+            "--graph",
+            choices=GRAPH_KINDS,
+            default="complete",
+            help="agent graph (default complete)",
+        ),
+        ("ddp-mab",),
+    ),
+    (
+        option("--edge-p", type=float, default=0.1, help="edge probability (erdos_renyi)"),
+        ("ddp-mab",),
+    ),
+    (option("--case", type=int, default=1, help="Table II case 1-6"), ("hdp-mab",)),
+    (option("--c1", type=float, default=50.0, help="sink-server cost c1"), ("hdp-mab",)),
+    (
+        option(
+            "--aggregation",
+            choices=("unweighted", "weighted"),
+            default="unweighted",
+            help="server mean of the sinks' means: (1/Q) Σ ȳ_q (Alg. 5 "
+            "line 14, default) or Σ (M_q/M) ȳ_q (weighted)",
+        ),
+        ("hdp-mab",),
+    ),
+    (option("--c2", type=float, default=1.0, help="agent link cost c2"), ("ddp-mab", "hdp-mab")),
+    (
+        option(
+            "--cost-model",
+            choices=COST_MODELS,
+            default="edges",
+            help="cost per round: edges = c2 d_G |E| (Thm. 3, "
+            "default) or paths = the link-slots actually used",
+        ),
+        ("ddp-mab",),
+    ),
+    (
+        option(
+            "--cost-model",
+            choices=COST_MODELS,
+            default="paths",
+            help="cost per round: paths = c2 Σ sd(i, SA_q) + c1 Q "
+            "(Thm. 4, default) or edges = c2 Σ |E_q| + c1 Q",
+        ),
+        ("hdp-mab",),
+    ),
+    (
+        option(
+            "--delay-convention",
+            choices=DELAY_CONVENTIONS,
+            default="counter",
+            help="t_delay: DDP d_G - 1 (counter) or d_G; HDP radius (slots) or radius - 1",
+        ),
+        ("ddp-mab",),
+    ),
+    (
+        option(
+            "--delay-convention",
+            choices=DELAY_CONVENTIONS,
+            default="slots",
+            help="t_delay: DDP d_G - 1 (counter) or d_G; HDP radius (slots) or radius - 1",
+        ),
+        ("hdp-mab",),
+    ),
+    (JSON, None),
+)
+
+
+_FIGURE_OPTIONS = (
+    option(
+        "--out",
+        type=Path,
+        default=Path("reports"),
+        help="report root; files go to OUT/li_song/ (default reports)",
+    ),
+    option("--trials", type=int, default=None, help="trials per setting"),
+    option("--horizon", type=int, default=None, help="horizon T"),
+    option("--seed", type=int, default=0, help="root seed (default 0)"),
+)
 
 
 def _environment(args: argparse.Namespace, root: np.random.SeedSequence) -> Any:
-    import numpy as np
     from fedpriv.algorithms.environments.bernoulli import heterogeneous_bandit, homogeneous_bandit
-    from fedpriv.algorithms.seeding import Stream, stream_rng
+    from fedpriv.algorithms.seeding import Stream, child_seed, stream_rng
 
-    rng = stream_rng(
-        np.random.SeedSequence(root.entropy, spawn_key=(0,)), trial=0, stream=Stream.ENVIRONMENT
-    )
+    rng = stream_rng(child_seed(root, 0), trial=0, stream=Stream.ENVIRONMENT)
     if args.heterogeneous:
         return heterogeneous_bandit(
             args.agents, args.arms, rng, mean_range=args.mean_range, min_mismatch=args.min_mismatch
@@ -188,22 +233,11 @@ def _environment(args: argparse.Namespace, root: np.random.SeedSequence) -> Any:
     return homogeneous_bandit(args.agents, args.arms, rng, mean_range=args.mean_range)
 
 
-def _stats(values: np.ndarray) -> dict[str, float]:
-    import numpy as np
-
-    return {
-        "mean": float(np.mean(values)),
-        "min": float(np.min(values)),
-        "max": float(np.max(values)),
-    }
-
-
-def _run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace) -> RunReport:
     from fedpriv.algorithms.li_song.mab import run_cdp_mab, run_ddp_mab, run_hdp_mab, run_single_mab
     from fedpriv.algorithms.li_song.network import table_ii_components
     from fedpriv.algorithms.networks.graphs import make_graph
     from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
-    from fedpriv.privacy import format_epsilon
 
     root = as_seed_sequence(args.seed)
     env = _environment(args, root)
@@ -214,7 +248,6 @@ def _run(args: argparse.Namespace) -> int:
         "seed": root,
         "secure_noise": getattr(args, "secure_noise", False),
     }
-    started = time.perf_counter()
     name = args.algorithm
     if name in ("cdp-mab", "ce-cdp-mab"):
         run = run_cdp_mab(
@@ -261,33 +294,48 @@ def _run(args: argparse.Namespace) -> int:
         )
     else:
         run = run_single_mab(env, **common)
-    seconds = time.perf_counter() - started
-    record = run_record(run, seconds=seconds, seed=args.seed)
-    if args.json:
-        print(json.dumps(record, indent=2, allow_nan=False))
-    else:
-        g = record["guarantee"]
-        print(
-            f"{run.algorithm}: regret at T={args.horizon}: {record['regret']['mean']:.1f} "
-            f"(min {record['regret']['min']:.1f}, max {record['regret']['max']:.1f} over "
-            f"{args.trials} trials; per agent {record['regret_per_agent']['mean']:.1f})"
-        )
-        print(
-            f"rounds {record['rounds']['mean']:.1f}, communication cost "
-            f"{record['communication_cost']['mean']:.1f}"
-        )
-        claimed = g["claimed"]["epsilon"]
-        print(
-            f"input ε = {format_epsilon(run.epsilon)}; claimed ε = {claimed} "
-            f"({g['claimed']['source']}); accountant ε per message = "
-            f"{format_epsilon(run.message_epsilon()[1])} ({g['accountant']['route']}) "
-            f"-> {g['verdict']}"
-        )
-    return run_status(record)
+    record = run_record(run, seed=args.seed)
+    return RunReport(record, lambda: _lines(args, run, record))
 
 
-def run_record(run: Any, *, seconds: float, seed: int) -> dict[str, Any]:
-    """The ``run --json`` record of a :class:`~fedpriv.algorithms.li_song.mab.LiSongRun`."""
+def _lines(args: argparse.Namespace, run: Any, record: dict[str, Any]) -> Iterator[str]:
+    from fedpriv.privacy import format_epsilon
+
+    g = record["guarantee"]
+    yield (
+        f"{run.algorithm}: regret at T={args.horizon}: {record['regret']['mean']:.1f} "
+        f"(min {record['regret']['min']:.1f}, max {record['regret']['max']:.1f} over "
+        f"{args.trials} trials; per agent {record['regret_per_agent']['mean']:.1f})"
+    )
+    yield (
+        f"rounds {record['rounds']['mean']:.1f}, communication cost "
+        f"{record['communication_cost']['mean']:.1f}"
+    )
+    claimed = g["claimed"]["epsilon"]
+    yield (
+        f"input ε = {format_epsilon(run.epsilon)}; claimed ε = {claimed} "
+        f"({g['claimed']['source']}); accountant ε per message = "
+        f"{format_epsilon(run.message_epsilon()[1])} ({g['accountant']['route']}) "
+        f"-> {g['verdict']}"
+    )
+
+
+def run_record(run: Any, *, seed: int) -> dict[str, Any]:
+    """The ``run --json`` record of a :class:`~fedpriv.algorithms.li_song.mab.LiSongRun`.
+
+    Parameters
+    ----------
+    run : LiSongRun
+        A finished run.
+    seed : int
+        Its root seed.
+
+    Returns
+    -------
+    dict of str to Any
+        JSON-ready: algorithm, setting, regret statistics, communication and the
+        guarantee with its verdict (``seconds`` is added by :mod:`fedpriv.cli.runs`).
+    """
     import numpy as np
     from fedpriv.audit.claims.claim import LowerBoundEvidence, decide_verdict, json_number
     from fedpriv.privacy.calibrations import li_song_claimed_epsilon
@@ -320,13 +368,12 @@ def run_record(run: Any, *, seconds: float, seed: int) -> dict[str, Any]:
     return {
         "algorithm": run.algorithm,
         "setting": setting,
-        "regret": _stats(run.total_regret),
-        "regret_per_agent": _stats(run.total_regret / m),
-        "regret_eq1": _stats(run.regret_eq1),
-        "exploitation_regret": _stats(run.exploitation_regret),
-        "seconds": seconds,
-        "communication_cost": _stats(run.communication_cost),
-        "rounds": _stats(run.rounds),
+        "regret": summary(run.total_regret),
+        "regret_per_agent": summary(run.total_regret / m),
+        "regret_eq1": summary(run.regret_eq1),
+        "exploitation_regret": summary(run.exploitation_regret),
+        "communication_cost": summary(run.communication_cost),
+        "rounds": summary(run.rounds),
         "best_arm_eliminated": float(np.mean(run.best_arm_eliminated)),
         "ledger": {"noise_draws": run.accountant.n_draws},
         "guarantee": {
@@ -361,3 +408,15 @@ def _experiment(args: argparse.Namespace) -> int:
     )
     print(f"wrote {folder}/fig{args.figure}.png, .csv, .md")
     return 0
+
+
+#: Every command of the family, in ``--help`` order (:mod:`fedpriv.cli.runs`).
+COMMANDS = (
+    *(RunCommand(name, options_for(name, _RUN_OPTIONS), _run) for name in ALGORITHMS),
+    *(
+        ExperimentCommand(
+            name, _FIGURE_OPTIONS, _experiment, {"figure": int(name.removeprefix("li-song-fig"))}
+        )
+        for name in EXPERIMENTS
+    ),
+)

@@ -17,8 +17,9 @@
     (:mod:`fedpriv.privacy.ledger.store`).
 
 Algorithms and experiments come from the family registrations
-(:mod:`fedpriv.cli.commands`): each command names the module whose
-``register(run, experiment)`` adds its subparser with a ``handler``.
+(:mod:`fedpriv.cli.commands`): each command names the module that declares it
+(``COMMANDS``, :mod:`fedpriv.cli.runs`), whose options and run function the shared
+machinery wires into a subparser with a ``handler``.
 
 Errors in the arguments or the data exit with status 2 and a message that names the
 parameter; nothing is written to the report folder in that case.
@@ -44,6 +45,7 @@ from fedpriv.cli import commands
 from fedpriv.cli.audit import register_audit
 from fedpriv.cli.commands import EXIT_CODES, FAMILIES, SECURE_NOISE_RUNS, command_table, family_of
 from fedpriv.cli.new_family import register_new_family
+from fedpriv.cli.runs import register_commands
 from fedpriv.cli.verify import register_verify
 
 # Nothing above imports NumPy, pandas, matplotlib or dp-accounting: the commands import
@@ -154,7 +156,7 @@ def build_parser(families: tuple[str, ...] | None = None) -> argparse.ArgumentPa
         dest="experiment", required=True, metavar="EXPERIMENT"
     )
     for family in families:
-        importlib.import_module(family).register(run_sub, experiment_sub)
+        register_commands(importlib.import_module(family), run_sub, experiment_sub)
     for table, subparsers in ((run_commands, run_sub), (experiment_commands, experiment_sub)):
         for name, command in table.items():
             if command.module not in families:  # listed, not built

@@ -94,6 +94,8 @@ __all__ = [
     "format_epsilon",
     "from_dp_event",
     "gdp_to_approx_dp",
+    "gossip_fed_ucb_node_epsilon",
+    "gossip_fed_ucb_scale",
     "laplace_release",
     "parse_relation",
     "privatizer_calibration",

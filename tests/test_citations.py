@@ -119,7 +119,7 @@ def offending_lines(paths: Iterable[Path]) -> list[str]:
         ("``shared/reference/li_song.md`` §2.2", True),
         ("``reference/byzantine.md``", True),
         ("Li & Song, Alg. 2 line 3; Definition 1", False),
-        ("see reports/li_song.md and reports/feducb/feducb-fig1a.md", False),
+        ("see reports/li_song.md and reports/feducb/fig1a.md", False),
         ('<a href="gossip_fed_ucb.md">', False),
         ('<a href="li_song.md">', False),
         ("[the FedUCB report](feducb.md)", False),

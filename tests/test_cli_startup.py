@@ -18,6 +18,7 @@ import sys
 import pytest
 from fedpriv.cli.commands import EXPERIMENT_COMMANDS, FAMILIES, PAPER_NAMES, RUN_COMMANDS
 from fedpriv.cli.main import build_parser, main
+from fedpriv.cli.runs import register_commands
 
 HEAVY = ("numpy", "pandas", "scipy", "matplotlib", "dp_accounting")
 PROBE = (
@@ -69,7 +70,7 @@ def _registered() -> dict[str, dict[str, tuple[str, str]]]:
         sub = parser.add_subparsers()
         run_sub = sub.add_parser("run").add_subparsers()
         experiment_sub = sub.add_parser("experiment").add_subparsers()
-        importlib.import_module(family).register(run_sub, experiment_sub)
+        register_commands(importlib.import_module(family), run_sub, experiment_sub)
         for kind, subparsers in (("run", run_sub), ("experiment", experiment_sub)):
             helps = {action.dest: action.help for action in subparsers._choices_actions}
             for name in subparsers.choices:
@@ -146,10 +147,9 @@ def test_cli_choices_equal_their_sources() -> None:
     from fedpriv.algorithms.networks import graphs
     from fedpriv.audit.families.dubey_aamas import experiments as dubey_aamas
     from fedpriv.cli import choices
-    from fedpriv.cli import dubey_aamas as cli_aamas
+    from fedpriv.cli import dubey_aamas as cli_dubey_aamas
     from fedpriv.cli import feducb as cli_feducb
-    from fedpriv.cli import feducb_linucb as cli_linucb
-    from fedpriv.cli import gossip_fed_ucb as cli_gossip
+    from fedpriv.cli import gossip_fed_ucb as cli_gossip_fed_ucb
     from fedpriv.cli import li_song as cli_li_song
     from fedpriv.privacy import PAPER_LOG_BASES
     from fedpriv.privacy import calibrations as calibration
@@ -157,33 +157,33 @@ def test_cli_choices_equal_their_sources() -> None:
 
     assert choices.GRAPH_KINDS == graphs.GRAPH_KINDS
     assert choices.MODES == gossip_ucb.MODES
-    assert tuple(sorted(PAPER_LOG_BASES)) == cli_gossip.LOG_BASES
+    assert tuple(sorted(PAPER_LOG_BASES)) == cli_gossip_fed_ucb.LOG_BASES
     assert cli_li_song.COST_MODELS == network.COST_MODELS
     assert cli_li_song.DELAY_CONVENTIONS == network.DELAY_CONVENTIONS
-    assert cli_aamas.CONTAMINATION_KINDS == robust.CONTAMINATION_KINDS
-    assert cli_aamas.NORMALIZATIONS == robust.NORMALIZATIONS
-    assert cli_aamas.INTERVAL_RULES == calibration.INTERVAL_RULES
-    assert cli_aamas.OWN_TERMS == cooperative.OWN_TERMS
-    assert cli_aamas.COUNT_FIELDS == cooperative.COUNT_FIELDS
-    assert cli_aamas.INDEX_UPDATES == baselines.INDEX_UPDATES
-    assert cli_aamas.LOG_TIMES == baselines.LOG_TIMES
+    assert cli_dubey_aamas.CONTAMINATION_KINDS == robust.CONTAMINATION_KINDS
+    assert cli_dubey_aamas.NORMALIZATIONS == robust.NORMALIZATIONS
+    assert cli_dubey_aamas.INTERVAL_RULES == calibration.INTERVAL_RULES
+    assert cli_dubey_aamas.OWN_TERMS == cooperative.OWN_TERMS
+    assert cli_dubey_aamas.COUNT_FIELDS == cooperative.COUNT_FIELDS
+    assert cli_dubey_aamas.INDEX_UPDATES == baselines.INDEX_UPDATES
+    assert cli_dubey_aamas.LOG_TIMES == baselines.LOG_TIMES
     assert cli_feducb.BETA_VERSIONS == loop.BETA_VERSIONS
-    assert cli_linucb.BETA_CHOICES == decentralized.BETA_CHOICES
+    assert cli_feducb.BETA_CHOICES == decentralized.BETA_CHOICES
     assert cli_feducb.REWARD_MODELS == linear.REWARD_MODELS
     assert cli_feducb.PRIVATIZER_CALIBRATIONS == matrix_tree.PRIVATIZER_CALIBRATIONS
     assert cli_feducb.SYNC_ORDERS == sync.SYNC_ORDERS
-    assert cli_linucb.ON_CAPACITY == decentralized.ON_CAPACITY
-    assert cli_linucb.RESPOND == decentralized.RESPOND
-    assert cli_linucb.SCHEDULES == decentralized.SCHEDULES
-    assert cli_linucb.UPDATE_ORDERS == linucb.UPDATE_ORDERS
-    assert tuple(cli_aamas.DUBEY_AAMAS_EXPERIMENTS) == dubey_aamas.EXPERIMENTS
+    assert cli_feducb.ON_CAPACITY == decentralized.ON_CAPACITY
+    assert cli_feducb.RESPOND == decentralized.RESPOND
+    assert cli_feducb.SCHEDULES == decentralized.SCHEDULES
+    assert cli_feducb.UPDATE_ORDERS == linucb.UPDATE_ORDERS
+    assert tuple(cli_dubey_aamas.DUBEY_AAMAS_EXPERIMENTS) == dubey_aamas.EXPERIMENTS
     for name, (
         horizon,
         n_trials,
         n_agents,
         n_arms,
         seed,
-    ) in cli_aamas.DUBEY_AAMAS_EXPERIMENTS.items():
+    ) in cli_dubey_aamas.DUBEY_AAMAS_EXPERIMENTS.items():
         config = dubey_aamas.default_config(name)
         assert (config.horizon, config.n_trials, config.n_agents, config.n_arms, config.seed) == (
             horizon,

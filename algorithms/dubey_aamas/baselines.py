@@ -34,7 +34,7 @@ import numpy as np
 from fedpriv.algorithms.dubey_aamas.kernels import BufferedRewards, argmax_ties_arm_major
 from fedpriv.algorithms.dubey_aamas.runs import UCBRun
 from fedpriv.algorithms.environments.bernoulli import BernoulliMAB, RewardTable
-from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rngs
+from fedpriv.algorithms.seeding import Stream, as_seed_sequence, child_seed, stream_rngs
 from fedpriv.privacy import Accountant, IntervalRelease
 from fedpriv.privacy.calibrations import (
     INTERVAL_CONFIDENCE,
@@ -137,9 +137,7 @@ def reward_table_for(env: BernoulliMAB, root: np.random.SeedSequence) -> RewardT
     -------
     RewardTable
     """
-    return env.reward_table(
-        np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, int(Stream.ENVIRONMENT)))
-    )
+    return env.reward_table(child_seed(root, int(Stream.ENVIRONMENT)))
 
 
 def read_rewards(table: RewardTable, arm: np.ndarray, pulls: np.ndarray) -> np.ndarray:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Protocol
 
 import numpy as np
-from fedpriv.algorithms.seeding import Stream
+from fedpriv.algorithms.seeding import Stream, child_seed
 
 
 class LinearSpec(Protocol):
@@ -60,8 +60,7 @@ def stream_generator(
     -------
     numpy.random.Generator
     """
-    key = (*tuple(root.spawn_key), trial, 0, agent, int(Stream.ENVIRONMENT), index)
-    return np.random.default_rng(np.random.SeedSequence(root.entropy, spawn_key=key))
+    return np.random.default_rng(child_seed(root, trial, 0, agent, int(Stream.ENVIRONMENT), index))
 
 
 def draw_chunk(

@@ -66,7 +66,7 @@ import numpy as np
 import pandas as pd
 from fedpriv.algorithms.environments.heterogeneous import BanditEnvironment
 from fedpriv.algorithms.gossip_fed_ucb.fused import play_rounds
-from fedpriv.algorithms.gossip_fed_ucb.releases import open_fed_ucb_releases
+from fedpriv.algorithms.gossip_fed_ucb.releases import open_gossip_fed_ucb_releases
 from fedpriv.algorithms.gossip_fed_ucb.rounds import (
     confidence_radius,
     draw_active_edges,
@@ -83,8 +83,8 @@ __all__ = [
     "GossipRun",
     "confidence_radius",
     "draw_active_edges",
-    "open_fed_ucb_releases",
-    "run_fed_ucb",
+    "open_gossip_fed_ucb_releases",
+    "run_gossip_fed_ucb",
     "run_gossip_ucb",
 ]
 
@@ -315,7 +315,7 @@ def run_gossip_ucb(
     )
 
 
-def run_fed_ucb(
+def run_gossip_fed_ucb(
     env: BanditEnvironment,
     graph: nx.Graph,
     *,

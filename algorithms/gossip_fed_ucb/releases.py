@@ -1,21 +1,21 @@
 """Fed_UCB's releases (Zhu et al. 2021, Alg. 4 line 1 and Alg. 2–3), opened before round 1.
 
 Split from :mod:`fedpriv.algorithms.gossip_fed_ucb.gossip_ucb` (which re-exports
-:func:`open_fed_ucb_releases`); the modes are documented there.
+:func:`open_gossip_fed_ucb_releases`); the modes are documented there.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from fedpriv.privacy import Accountant, LaplaceTreeCounter, laplace_release, raw_release
-from fedpriv.privacy.calibrations import fed_ucb_released_prefixes, fed_ucb_scale
+from fedpriv.privacy.calibrations import gossip_fed_ucb_released_prefixes, gossip_fed_ucb_scale
 
-__all__ = ["open_fed_ucb_releases"]
+__all__ = ["open_gossip_fed_ucb_releases"]
 
 _PHASE_INIT, _PHASE_STREAM = "init", "stream"
 
 
-def open_fed_ucb_releases(
+def open_gossip_fed_ucb_releases(
     initial_rewards: np.ndarray,
     *,
     horizon: int,
@@ -38,10 +38,10 @@ def open_fed_ucb_releases(
     initial_rewards : ndarray of float64, shape (n_trials, n_agents, n_arms)
         ``X_{i,k}(0)`` of every trial.
     horizon, epsilon, mode, log_base, noise_on_empty_nodes, secure_noise, publish_final
-        As in :func:`run_fed_ucb`. The trees are charged for the prefixes that reach
+        As in :func:`run_gossip_fed_ucb`. The trees are charged for the prefixes that reach
         the view: ``1..T−1`` (Algorithm 4 sends ϑ̃(t−1), line 19, and acts on
         ϑ̃(t−1), line 9), ``1..T`` with ``publish_final``
-        (:func:`fedpriv.privacy.calibrations.fed_ucb_released_prefixes`).
+        (:func:`fedpriv.privacy.calibrations.gossip_fed_ucb_released_prefixes`).
     rng : object ndarray of Generator, shape (n_trials, n_agents)
         Privacy-noise streams.
     reward_bounds : (float, float) or None
@@ -66,7 +66,7 @@ def open_fed_ucb_releases(
         Initial rewards outside [0, 1] that were clipped (corrected mode).
     """
     B, N, M = initial_rewards.shape
-    scale = fed_ucb_scale(
+    scale = gossip_fed_ucb_scale(
         epsilon, horizon, mode=mode, log_base=log_base, publish_final=publish_final
     )
     accountant = Accountant(disjoint=("trial", "agent", "arm", "phase"))
@@ -121,6 +121,6 @@ def open_fed_ucb_releases(
         out_of_bounds="clip" if mode == "corrected" else "ignore",
         noise_on_empty_nodes=noise_on_empty_nodes,
         secure=secure_noise,
-        released_prefixes=fed_ucb_released_prefixes(horizon, publish_final=publish_final),
+        released_prefixes=gossip_fed_ucb_released_prefixes(horizon, publish_final=publish_final),
     )
     return accountant, init, counter, n_clipped

@@ -1,6 +1,6 @@
 """The opening of a batch of Gossip_UCB / Fed_UCB runs (Zhu et al. 2021, Alg. 1 and 4).
 
-:func:`fedpriv.algorithms.gossip_fed_ucb.gossip_ucb.run_fed_ucb` and ``run_gossip_ucb`` open a
+:func:`fedpriv.algorithms.gossip_fed_ucb.gossip_ucb.run_gossip_fed_ucb` and ``run_gossip_ucb`` open a
 batch (:func:`open_batch`: reward tables, active edges and policy uniforms drawn for the
 whole horizon, releases opened) and then play its rounds
 (:func:`fedpriv.algorithms.gossip_fed_ucb.fused.play_rounds`: choose the arms with the
@@ -16,11 +16,11 @@ import math
 import networkx as nx
 import numpy as np
 from fedpriv.algorithms.environments.heterogeneous import BanditEnvironment
-from fedpriv.algorithms.gossip_fed_ucb.releases import open_fed_ucb_releases
+from fedpriv.algorithms.gossip_fed_ucb.releases import open_gossip_fed_ucb_releases
 from fedpriv.algorithms.networks.graphs import edge_array
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rngs
 from fedpriv.privacy import Accountant, LaplaceTreeCounter
-from fedpriv.privacy.calibrations import fed_ucb_scale
+from fedpriv.privacy.calibrations import gossip_fed_ucb_scale
 from fedpriv.privacy.checks import check_int_at_least
 
 __all__ = ["OpenedBatch", "confidence_radius", "draw_active_edges", "open_batch", "pick_uniform"]
@@ -106,7 +106,7 @@ def draw_active_edges(graph: nx.Graph, horizon: int, *, n_trials: int, seed) -> 
     Trial ``j`` draws from ``stream_rng(root, trial=j, stream=Stream.NETWORK)`` what
     :func:`~fedpriv.algorithms.networks.graphs.sample_active_edges` draws (one
     ``integers`` call of size ``horizon`` indexing :func:`edge_array`), exactly as
-    :func:`run_fed_ucb` / :func:`run_gossip_ucb` do, so callers can find the last round
+    :func:`run_gossip_fed_ucb` / :func:`run_gossip_ucb` do, so callers can find the last round
     their observable depends on before they choose ``rounds``.
 
     Parameters
@@ -187,7 +187,7 @@ def open_batch(
     private : bool
         Fed_UCB (True) or Gossip_UCB (False).
     mode : {"paper", "corrected"}
-        Calibration mode (:func:`fedpriv.privacy.calibrations.fed_ucb_scale`).
+        Calibration mode (:func:`fedpriv.privacy.calibrations.gossip_fed_ucb_scale`).
     log_base : {"2", "e", "10"}
         Base of the paper's log (paper mode).
     noise_on_empty_nodes : bool
@@ -225,7 +225,7 @@ def open_batch(
             n_out_of_bounds=0,
         )
     noise_rngs = stream_rngs(root, n_trials=B, n_agents=N, stream=Stream.NOISE)
-    accountant, init, counter, n_out_of_bounds = open_fed_ucb_releases(
+    accountant, init, counter, n_out_of_bounds = open_gossip_fed_ucb_releases(
         x0,
         horizon=T,
         epsilon=epsilon,
@@ -245,6 +245,8 @@ def open_batch(
         accountant=accountant,
         counter=counter,
         running=None,
-        scale=fed_ucb_scale(epsilon, T, mode=mode, log_base=log_base, publish_final=publish_final),
+        scale=gossip_fed_ucb_scale(
+            epsilon, T, mode=mode, log_base=log_base, publish_final=publish_final
+        ),
         n_out_of_bounds=n_out_of_bounds,
     )

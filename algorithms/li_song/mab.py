@@ -71,7 +71,7 @@ from fedpriv.algorithms.li_song.network import (
     simulate_gis,
 )
 from fedpriv.algorithms.networks.graphs import check_connected
-from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng, stream_rngs
+from fedpriv.algorithms.seeding import Stream, as_seed_sequence, child_seed, stream_rng, stream_rngs
 from fedpriv.privacy import Accountant
 from fedpriv.privacy.calibrations import li_song_claimed_epsilon, li_song_participants
 from fedpriv.privacy.checks import check_epsilon, check_int_at_least
@@ -138,11 +138,7 @@ def _common(
     n_trials = check_int_at_least("n_trials", n_trials, 1)
     root = as_seed_sequence(seed)
     if table is None:
-        table = env.reward_table(
-            np.random.SeedSequence(
-                root.entropy, spawn_key=(*root.spawn_key, 0, 0, 0, int(Stream.ENVIRONMENT))
-            )
-        )
+        table = env.reward_table(child_seed(root, 0, 0, 0, int(Stream.ENVIRONMENT)))
     return horizon, epsilon, n_trials, root, table
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
+from fedpriv.algorithms.seeding import Stream, as_seed_sequence, child_seed, stream_rng
 from fedpriv.privacy.checks import check_int_at_least, check_positive
 
 __all__ = ["SyntheticEnvironment", "TableEnvironment"]
@@ -68,7 +68,7 @@ class SyntheticEnvironment:
     @property
     def theta(self) -> np.ndarray:
         """``θ*``, shape (d,): radius 0.5 on the first ``d−1`` coordinates, bias 0.5."""
-        rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(1 << 30,)))
+        rng = np.random.default_rng(child_seed(self.seed, 1 << 30))
         head = rng.standard_normal(self.dim - 1)
         head *= 0.5 / np.linalg.norm(head)
         return np.append(head, 0.5)
@@ -88,7 +88,7 @@ class SyntheticEnvironment:
         means : ndarray, shape (n_agents, n_arms)
             ``⟨x̃, θ*⟩`` (unnormalised ``x̃``, as the experiment code computes it).
         """
-        rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(int(t),)))
+        rng = np.random.default_rng(child_seed(self.seed, int(t)))
         m, k, d = self.n_agents, self.n_arms, self.dim
         x = rng.standard_normal((m, k, d - 1))
         x /= np.linalg.norm(x, axis=-1, keepdims=True)

@@ -58,11 +58,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import tempfile
 from pathlib import Path
 
 from fedpriv.audit.claims.attachment import AttachmentResult
+from fedpriv.audit.reporting.files import staged_files
 from fedpriv.privacy import format_epsilon
 
 __all__ = ["claims_register_markdown", "write_attachment", "write_claims_report"]
@@ -71,10 +71,11 @@ __all__ = ["claims_register_markdown", "write_attachment", "write_claims_report"
 def write_attachment(run: AttachmentResult, out_dir: str | os.PathLike) -> Path:
     """Write one attachment's files into its family's folder ``out_dir/<key>/``.
 
-    The attachment's ``write`` fills a staging folder beside the target; only when it
-    has finished are its files moved into ``<key>/`` (one atomic rename each), so a
-    failure leaves the previous files intact and no staging folder behind. Other files
-    of the folder (experiment outputs) are left alone.
+    The attachment's ``write`` fills a staging folder; only when it has finished are its
+    files moved into ``<key>/`` (one atomic rename each), so a failure leaves the previous
+    files intact and no staging folder behind. Other files of the folder (experiment
+    outputs) are left alone. The staging is the shared
+    :func:`fedpriv.audit.reporting.files.staged_files`, as every family's figures use.
 
     Parameters
     ----------
@@ -88,17 +89,9 @@ def write_attachment(run: AttachmentResult, out_dir: str | os.PathLike) -> Path:
     Path
         ``out_dir/<key>``.
     """
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    target = out_dir / run.family
-    staging = Path(tempfile.mkdtemp(prefix=f".{run.family}-", dir=out_dir))
-    try:
+    target = Path(out_dir) / run.family
+    with staged_files(target, prefix=run.family) as staging:
         run.attachment.load().write(run.output.result, staging)
-        target.mkdir(exist_ok=True)
-        for path in sorted(staging.iterdir()):
-            os.replace(path, target / path.name)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     return target
 
 

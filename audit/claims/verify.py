@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from fedpriv.algorithms.seeding import child_seed
 from fedpriv.audit.claims.attachment import AttachmentResult
 from fedpriv.audit.claims.claim import (
     VACUOUS_DELTA_PROBE,
@@ -50,7 +51,7 @@ from fedpriv.audit.claims.curves import recipe_curves
 from fedpriv.audit.claims.family import families
 from fedpriv.audit.claims.findings import finding_ids
 from fedpriv.audit.claims.register import claims_for, paper_of, view_of
-from fedpriv.audit.engine.coupled import AuditBudget, child_seed
+from fedpriv.audit.engine.coupled import AuditBudget
 from fedpriv.audit.engine.declarations import check_declarations
 from fedpriv.audit.engine.executor import connect_scheduler, parallel_map
 from fedpriv.audit.engine.isolation import (

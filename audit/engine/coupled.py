@@ -49,20 +49,14 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from fedpriv.algorithms.seeding import child_seed
 from fedpriv.audit.engine.joint import JointColumns, fit_distinguisher, flatten_runs
 from fedpriv.audit.estimators import EpsilonLowerBound, estimate_epsilon_lower_bound
 from fedpriv.audit.estimators.result import AuditResult
 from fedpriv.privacy.checks import check_delta, check_int_at_least
 from scipy import stats
 
-__all__ = [
-    "AuditBudget",
-    "EndToEndAudit",
-    "SampleFn",
-    "child_seed",
-    "confirm_event",
-    "search_and_confirm",
-]
+__all__ = ["AuditBudget", "EndToEndAudit", "SampleFn", "confirm_event", "search_and_confirm"]
 
 #: ``sample(world, n_samples, seed) -> ndarray (n_samples,) or (n_samples, n_features)``
 #: of the observable in world 0 (D) or 1 (D').
@@ -114,26 +108,6 @@ class AuditBudget:
 #: None) and ``event_at_1e_6`` (that bound's event or score). This alias keeps the
 #: older name readable in annotations.
 EndToEndAudit = AuditResult
-
-
-def child_seed(seed: int | np.random.SeedSequence, *keys: int) -> np.random.SeedSequence:
-    """The SeedSequence at ``keys`` below ``seed`` (fixed address, CONTRIBUTING.md, Seeding).
-
-    Parameters
-    ----------
-    seed : int or SeedSequence
-        The parent.
-    *keys : int
-        The child's address below ``seed``.
-
-    Returns
-    -------
-    numpy.random.SeedSequence
-    """
-    root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    return np.random.SeedSequence(
-        root.entropy, spawn_key=tuple(root.spawn_key) + tuple(int(k) for k in keys)
-    )
 
 
 def _as_columns(observed: np.ndarray) -> np.ndarray:

@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from fedpriv.audit.engine.coupled import child_seed
+from fedpriv.algorithms.seeding import child_seed
 from fedpriv.audit.engine.neighbor_search import RunFn, pair_samplers, searched_pairs
 from fedpriv.audit.engine.neighbors import NeighboringPair
 from fedpriv.privacy.mechanisms.recording import (

@@ -48,7 +48,6 @@ if TYPE_CHECKING:
     import concurrent.futures
 
 __all__ = [
-    "child_root",
     "connect_scheduler",
     "count_scores",
     "mechanism_name",
@@ -56,24 +55,6 @@ __all__ = [
     "parallel_map",
     "sample_scores",
 ]
-
-
-def child_root(root: np.random.SeedSequence, index: int) -> np.random.SeedSequence:
-    """The SeedSequence at spawn key ``root.spawn_key + (index,)`` (a fixed address).
-
-    Parameters
-    ----------
-    root : numpy.random.SeedSequence
-        The parent.
-    index : int
-        The child's index, >= 0.
-
-    Returns
-    -------
-    numpy.random.SeedSequence
-        Equal to ``root.spawn(index + 1)[index]``, without spawning.
-    """
-    return np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, int(index)))
 
 
 @contextlib.contextmanager

@@ -62,8 +62,7 @@ import math
 import time
 
 import numpy as np
-from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
-from fedpriv.audit.engine.coupled import child_seed
+from fedpriv.algorithms.seeding import Stream, as_seed_sequence, child_seed, stream_rng
 from fedpriv.audit.engine.thresholds import pilot_probabilities, projected_bounds
 from fedpriv.audit.estimators import EpsilonLowerBound, estimate_epsilon_lower_bound
 from fedpriv.privacy import Accountant

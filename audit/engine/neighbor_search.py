@@ -29,7 +29,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from fedpriv.audit.engine.coupled import AuditBudget, EndToEndAudit, child_seed, search_and_confirm
+from fedpriv.algorithms.seeding import child_seed
+from fedpriv.audit.engine.coupled import AuditBudget, EndToEndAudit, search_and_confirm
 from fedpriv.audit.engine.neighbors import NeighboringPair
 from fedpriv.privacy.checks import check_int_at_least, check_real
 from fedpriv.privacy.relations import NeighboringRelation

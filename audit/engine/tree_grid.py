@@ -47,9 +47,8 @@ import time
 from collections.abc import Sequence
 
 import numpy as np
-from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
+from fedpriv.algorithms.seeding import Stream, as_seed_sequence, child_seed, stream_rng
 from fedpriv.audit.engine.combine import half_confidence
-from fedpriv.audit.engine.coupled import child_seed
 from fedpriv.audit.engine.neighbors import NeighboringPair
 from fedpriv.audit.engine.thresholds import design_threshold
 from fedpriv.audit.engine.tree import TreeAuditResult, tree_nodes_result

@@ -75,9 +75,8 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from fedpriv.algorithms.seeding import as_seed_sequence
+from fedpriv.algorithms.seeding import as_seed_sequence, child_seed
 from fedpriv.audit.engine.combine import half_confidence
-from fedpriv.audit.engine.coupled import child_seed
 from fedpriv.audit.engine.neighbors import NeighboringPair, stream_horizon
 from fedpriv.audit.engine.thresholds import (
     design_threshold,

@@ -81,14 +81,8 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from fedpriv.algorithms.seeding import as_seed_sequence
-from fedpriv.audit.engine.executor import (
-    child_root,
-    count_scores,
-    mechanism_name,
-    open_executor,
-    sample_scores,
-)
+from fedpriv.algorithms.seeding import as_seed_sequence, child_seed
+from fedpriv.audit.engine.executor import count_scores, mechanism_name, open_executor, sample_scores
 from fedpriv.audit.engine.neighbors import NeighboringPair
 from fedpriv.audit.estimators.bounds import event_bounds_from_counts
 from fedpriv.audit.estimators.curve import audit_privacy_curve_from_bounds, default_epsilon_grid
@@ -297,7 +291,7 @@ def audit_black_box(
         mechanism,
         datasets,
         plan,
-        child_root(root, 0),
+        child_seed(root, 0),
         common,
         score=score,
         log_density_ratio=log_density_ratio,
@@ -312,7 +306,7 @@ def audit_black_box(
             mechanism,
             datasets,
             plan,
-            child_root(root, 2),
+            child_seed(root, 2),
             common,
             transform,
             orientation,
@@ -329,7 +323,7 @@ def audit_black_box(
             mechanism,
             datasets,
             n_samples=plan.samples,
-            root=child_root(root, 1),
+            root=child_seed(root, 1),
             transform=transform,
             thresholds=counted,
             orientation=orientation,
@@ -894,7 +888,7 @@ def _confirm_sequential(
                 mechanism,
                 datasets,
                 n_samples=int(size),
-                root=child_root(root, look - 1),
+                root=child_seed(root, look - 1),
                 transform=transform,
                 thresholds=thresholds,
                 orientation=orientation,

@@ -20,14 +20,14 @@ from fedpriv.privacy.checks import check_epsilon, check_int_at_least
 __all__ = [
     "DEPLOYMENT_FUNCTIONS",
     "PAPER_LOG_BASES",
-    "fed_ucb_node_epsilon",
-    "fed_ucb_released_prefixes",
-    "fed_ucb_scale",
+    "gossip_fed_ucb_node_epsilon",
+    "gossip_fed_ucb_released_prefixes",
+    "gossip_fed_ucb_scale",
     "paper_log_rounds",
 ]
 
 #: The calibrations a deployment file may call (:mod:`fedpriv.privacy.deployment`).
-DEPLOYMENT_FUNCTIONS = ("fed_ucb_scale",)
+DEPLOYMENT_FUNCTIONS = ("gossip_fed_ucb_scale",)
 
 #: Log bases a user may pick for the paper's ⌈log T⌉ (the paper leaves it unstated).
 PAPER_LOG_BASES = {"2": 2.0, "e": math.e, "10": 10.0}
@@ -71,7 +71,7 @@ def paper_log_rounds(horizon: int, log_base: str) -> int:
     return max(1, value)
 
 
-def fed_ucb_released_prefixes(horizon: int, *, publish_final: bool = False) -> int:
+def gossip_fed_ucb_released_prefixes(horizon: int, *, publish_final: bool = False) -> int:
     """Prefixes of Fed_UCB's tree that reach an output over ``horizon`` rounds.
 
     Algorithm 4 (Zhu et al. 2021) acts on ϑ̃(t−1) (line 9) and sends ϑ̃(t−1) (line 19)
@@ -98,7 +98,7 @@ def fed_ucb_released_prefixes(horizon: int, *, publish_final: bool = False) -> i
 
     Examples
     --------
-    >>> fed_ucb_released_prefixes(16), fed_ucb_released_prefixes(16, publish_final=True)
+    >>> gossip_fed_ucb_released_prefixes(16), gossip_fed_ucb_released_prefixes(16, publish_final=True)
     (15, 16)
     """
     horizon = check_int_at_least("horizon", horizon, 1)
@@ -107,10 +107,10 @@ def fed_ucb_released_prefixes(horizon: int, *, publish_final: bool = False) -> i
 
 def _view_depth(horizon: int, publish_final: bool) -> int:
     """Most released nodes holding one record of Fed_UCB's view (see above)."""
-    return tree_depth(fed_ucb_released_prefixes(horizon, publish_final=publish_final))
+    return tree_depth(gossip_fed_ucb_released_prefixes(horizon, publish_final=publish_final))
 
 
-def fed_ucb_node_epsilon(
+def gossip_fed_ucb_node_epsilon(
     epsilon: float, horizon: int, *, mode: str, log_base: str = "2", publish_final: bool = False
 ) -> float:
     """Per-node ε' of Fed_UCB's tree.
@@ -130,7 +130,7 @@ def fed_ucb_node_epsilon(
         Base of the paper's log (only used in ``"paper"`` mode).
     publish_final : bool
         Whether the final estimate ϑ̃(T) is published too (only used in
-        ``"corrected"`` mode; :func:`fed_ucb_released_prefixes`).
+        ``"corrected"`` mode; :func:`gossip_fed_ucb_released_prefixes`).
 
     Returns
     -------
@@ -150,14 +150,14 @@ def fed_ucb_node_epsilon(
     raise ValueError(f"`mode` must be 'paper' or 'corrected', got {mode!r}.")
 
 
-def fed_ucb_scale(
+def gossip_fed_ucb_scale(
     epsilon: float, horizon: int, *, mode: str, log_base: str = "2", publish_final: bool = False
 ) -> float:
     """Laplace scale ``b = l1_sensitivity / ε'`` per node (sensitivity 1, rewards in [0, 1]).
 
     ``0.0`` for ε = ∞ (no noise). Computed as ``levels / ε`` so that the corrected
     tree's ε ``depth / b`` rounds to exactly ε. Parameters as in
-    :func:`fed_ucb_node_epsilon`.
+    :func:`gossip_fed_ucb_node_epsilon`.
 
     Parameters
     ----------
@@ -166,7 +166,7 @@ def fed_ucb_scale(
     horizon : int
         ``T`` >= 1.
     mode : {"paper", "corrected"}
-        As in :func:`fed_ucb_node_epsilon`.
+        As in :func:`gossip_fed_ucb_node_epsilon`.
     log_base : {"2", "e", "10"}
         Base of the paper's log (``"paper"`` mode only).
     publish_final : bool
@@ -184,9 +184,9 @@ def fed_ucb_scale(
 
     Examples
     --------
-    >>> fed_ucb_scale(1.0, 16, mode="paper"), fed_ucb_scale(1.0, 16, mode="corrected")
+    >>> gossip_fed_ucb_scale(1.0, 16, mode="paper"), gossip_fed_ucb_scale(1.0, 16, mode="corrected")
     (4.0, 4.0)
-    >>> fed_ucb_scale(1.0, 16, mode="corrected", publish_final=True)
+    >>> gossip_fed_ucb_scale(1.0, 16, mode="corrected", publish_final=True)
     5.0
     """
     epsilon = check_epsilon("epsilon", epsilon, allow_inf=True)

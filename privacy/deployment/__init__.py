@@ -67,6 +67,7 @@ from fedpriv.privacy.relations import parse_relation
 
 __all__ = [
     "CALIBRATIONS",
+    "CALIBRATION_ALIASES",
     "CLAIM_FIELDS",
     "MAX_CELLS",
     "MAX_DEPLOYMENT_BYTES",
@@ -103,6 +104,9 @@ MAX_DEPLOYMENT_BYTES = 16 * 2**20
 #: Paper calibrations a deployment file may call by name: each calibration module's
 #: ``DEPLOYMENT_FUNCTIONS`` (:data:`fedpriv.privacy.calibrations.DEPLOYMENT_FUNCTIONS`).
 CALIBRATIONS = dict(calibration.DEPLOYMENT_FUNCTIONS)
+#: Names a deployment file may still type for a calibration renamed since (the family's
+#: one spelling, ``gossip_fed_ucb``): old name -> current name.
+CALIBRATION_ALIASES = {"fed_ucb_scale": "gossip_fed_ucb_scale"}
 
 
 def _event_classes() -> dict[str, type]:
@@ -342,7 +346,7 @@ def _parse_calibrations(tables: Mapping[str, Any], source: str) -> dict[str, Any
         where = f"calibration.{name}"
         if not isinstance(spec, dict) or "function" not in spec:
             raise _fail(source, where, "needs a `function` key")
-        function = CALIBRATIONS.get(spec["function"])
+        function = CALIBRATIONS.get(CALIBRATION_ALIASES.get(spec["function"], spec["function"]))
         if function is None:
             raise _fail(
                 source,

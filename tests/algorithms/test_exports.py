@@ -122,9 +122,9 @@ def _runs():
         paper_synthetic_bandit,
         run_cdp_mab,
         run_dp_ucb_int,
-        run_fed_ucb,
         run_feducb,
         run_feducb_decentralized,
+        run_gossip_fed_ucb,
         run_linucb,
         run_private_coop_ucb,
     )
@@ -139,7 +139,7 @@ def _runs():
         ),
         "LinUCBRun": run_linucb(tables),
         "LiSongRun": run_cdp_mab(env, horizon=40, epsilon=1.0, n_trials=2),
-        "GossipRun": run_fed_ucb(
+        "GossipRun": run_gossip_fed_ucb(
             paper_synthetic_bandit(3, 3, rng=np.random.default_rng(0)),
             graph,
             horizon=12,

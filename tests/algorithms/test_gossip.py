@@ -27,7 +27,7 @@ from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import (
     GossipRun,
     confidence_radius,
     draw_active_edges,
-    run_fed_ucb,
+    run_gossip_fed_ucb,
     run_gossip_ucb,
 )
 from fedpriv.algorithms.networks.graphs import GRAPH_KINDS, edge_array, graph_distances, make_graph
@@ -175,7 +175,7 @@ def test_fed_ucb_infinite_epsilon_equals_gossip_ucb_on_paper_env(
     env = _paper_env(n_agents)
     graph = make_graph(kind, n_agents)
     gossip = run_gossip_ucb(env, graph, horizon=400, n_trials=3, seed=seed)
-    fed = run_fed_ucb(
+    fed = run_gossip_fed_ucb(
         env, graph, horizon=400, n_trials=3, seed=seed, epsilon=math.inf, mode="paper"
     )
     assert np.array_equal(fed.actions, gossip.actions)
@@ -195,7 +195,7 @@ def test_fed_ucb_infinite_epsilon_equals_gossip_ucb_on_bounded_env(
     graph = make_graph(kind, n_agents)
     for seed in (0, 1):
         gossip = run_gossip_ucb(env, graph, horizon=300, n_trials=2, seed=seed)
-        fed = run_fed_ucb(
+        fed = run_gossip_fed_ucb(
             env, graph, horizon=300, n_trials=2, seed=seed, epsilon=math.inf, mode=mode
         )
         assert np.array_equal(fed.actions, gossip.actions)
@@ -223,12 +223,14 @@ def test_trace_shapes_and_initialisation() -> None:
     "runner",
     [
         pytest.param(lambda **kw: run_gossip_ucb(**kw), id="gossip-ucb"),
-        pytest.param(lambda **kw: run_fed_ucb(epsilon=1.0, mode="paper", **kw), id="fed-paper"),
         pytest.param(
-            lambda **kw: run_fed_ucb(epsilon=1.0, mode="corrected", **kw), id="fed-corrected"
+            lambda **kw: run_gossip_fed_ucb(epsilon=1.0, mode="paper", **kw), id="fed-paper"
         ),
         pytest.param(
-            lambda **kw: run_fed_ucb(
+            lambda **kw: run_gossip_fed_ucb(epsilon=1.0, mode="corrected", **kw), id="fed-corrected"
+        ),
+        pytest.param(
+            lambda **kw: run_gossip_fed_ucb(
                 epsilon=1.0, mode="corrected", noise_on_empty_nodes=True, **kw
             ),
             id="fed-corrected-noise-on-empty",
@@ -255,7 +257,7 @@ def test_invariant_and_count_rules_on_random_graphs(graph: nx.Graph, seed: int) 
     env = _paper_env(n_agents, seed=seed % 7)
     for run in (
         run_gossip_ucb(env, graph, horizon=60, n_trials=2, seed=seed, record=True),
-        run_fed_ucb(env, graph, horizon=60, n_trials=2, seed=seed, epsilon=1.0, record=True),
+        run_gossip_fed_ucb(env, graph, horizon=60, n_trials=2, seed=seed, epsilon=1.0, record=True),
     ):
         assert _invariant_error(run) <= INVARIANT_TOLERANCE
         replay = _replay_counts(run.actions, graph, env.n_arms)
@@ -272,7 +274,7 @@ def bounded_env() -> HeterogeneousBandit:
 
 
 def test_accountant_paper_mode_log2_t16(bounded_env: HeterogeneousBandit) -> None:
-    run = run_fed_ucb(bounded_env, _k3(), horizon=16, epsilon=1.0, mode="paper", seed=0)
+    run = run_gossip_fed_ucb(bounded_env, _k3(), horizon=16, epsilon=1.0, mode="paper", seed=0)
     accountant = run.accountant
     # ε' = ε/⌈log2 16⌉ = 1/4. Alg. 4 sends and acts on ϑ̃(t-1) (lines 19, 9), so the
     # prefixes 1..15 reach the view and round 1 sits in 4 of their nodes: exactly ε.
@@ -291,7 +293,7 @@ def test_accountant_paper_mode_log2_t16(bounded_env: HeterogeneousBandit) -> Non
     assert len(stream) == 3 * 5
     assert (stream["scale"] == 4.0).all() and (stream["horizon"] == 16).all()
     # Publishing the final estimate ϑ̃(16) too (the second reading): 5 nodes, 5/4.
-    final = run_fed_ucb(
+    final = run_gossip_fed_ucb(
         bounded_env, _k3(), horizon=16, epsilon=1.0, mode="paper", seed=0, publish_final=True
     )
     assert final.accountant.get_epsilon(0.0, where={"phase": "stream"}) == 1.25
@@ -302,14 +304,14 @@ def test_accountant_paper_mode_log2_t16(bounded_env: HeterogeneousBandit) -> Non
 def test_accountant_corrected_mode_is_exactly_epsilon(
     bounded_env: HeterogeneousBandit, horizon: int
 ) -> None:
-    run = run_fed_ucb(
+    run = run_gossip_fed_ucb(
         bounded_env, _k3(), horizon=horizon, epsilon=1.0, mode="corrected", n_trials=2, seed=0
     )
     assert run.accountant.get_epsilon(0.0) == 1.0  # every phase, no `where`
     assert run.accountant.get_epsilon(0.0, where={"phase": "stream"}) == 1.0
     # The view's nodes per record: floor(log2(T - 1)) + 1 = ⌈log2 T⌉ (at least 1).
     assert run.scale == max(1, horizon - 1).bit_length()
-    final = run_fed_ucb(
+    final = run_gossip_fed_ucb(
         bounded_env,
         _k3(),
         horizon=horizon,
@@ -331,12 +333,12 @@ def test_accountant_corrected_mode_is_exactly_epsilon(
 def test_accountant_corrected_mode_other_epsilons(
     bounded_env: HeterogeneousBandit, epsilon: float
 ) -> None:
-    run = run_fed_ucb(bounded_env, _k3(), horizon=20, epsilon=epsilon, seed=1)
+    run = run_gossip_fed_ucb(bounded_env, _k3(), horizon=20, epsilon=epsilon, seed=1)
     assert run.accountant.get_epsilon(0.0) == pytest.approx(epsilon, rel=RELATIVE_TOLERANCE)
 
 
 def test_accountant_paper_mode_log2_t1024(bounded_env: HeterogeneousBandit) -> None:
-    run = run_fed_ucb(bounded_env, _k3(), horizon=1024, epsilon=1.0, mode="paper", seed=0)
+    run = run_gossip_fed_ucb(bounded_env, _k3(), horizon=1024, epsilon=1.0, mode="paper", seed=0)
     # ⌈log2 1024⌉ = 10 nodes of the view (prefixes 1..1023) hold round 1: exactly ε.
     assert run.accountant.get_epsilon(0.0, where={"phase": "stream"}) == pytest.approx(
         1.0, rel=RELATIVE_TOLERANCE
@@ -344,7 +346,7 @@ def test_accountant_paper_mode_log2_t1024(bounded_env: HeterogeneousBandit) -> N
 
 
 def test_accountant_paper_mode_natural_log_t16(bounded_env: HeterogeneousBandit) -> None:
-    run = run_fed_ucb(
+    run = run_gossip_fed_ucb(
         bounded_env, _k3(), horizon=16, epsilon=1.0, mode="paper", log_base="e", seed=0
     )
     # ⌈ln 16⌉ = 3 and 4 nodes of the view: 4/3 (5/3 only if ϑ̃(16) is published).
@@ -355,7 +357,7 @@ def test_accountant_paper_mode_natural_log_t16(bounded_env: HeterogeneousBandit)
 
 
 def test_ledger_rows_are_node_draws_of_pulled_arms(bounded_env: HeterogeneousBandit) -> None:
-    run = run_fed_ucb(bounded_env, _k3(), horizon=16, epsilon=1.0, seed=3, n_trials=2)
+    run = run_gossip_fed_ucb(bounded_env, _k3(), horizon=16, epsilon=1.0, seed=3, n_trials=2)
     ledger = run.accountant.ledger
     stream = ledger[ledger["phase"] == "stream"]
     # Each stream draws at most one noise per node, and only for pulled arms.
@@ -376,7 +378,9 @@ def test_gossip_ucb_has_no_accountant() -> None:
 # ----------------------------------------------------------- 4. reward bounds
 def test_paper_mode_feeds_out_of_range_gaussian_rewards() -> None:
     env, seed, horizon = _paper_env(3), 4, 200
-    run = run_fed_ucb(env, _k3(), horizon=horizon, epsilon=1.0, mode="paper", n_trials=2, seed=seed)
+    run = run_gossip_fed_ucb(
+        env, _k3(), horizon=horizon, epsilon=1.0, mode="paper", n_trials=2, seed=seed
+    )
     pulled = _pulled_rewards(run, _reward_tables(env, horizon, 2, seed))
     outside = int(np.sum((pulled < 0.0) | (pulled > 1.0)))
     assert outside > 0
@@ -387,7 +391,7 @@ def test_paper_mode_feeds_out_of_range_gaussian_rewards() -> None:
 
 def test_corrected_mode_clips_and_counts_clipped_rewards() -> None:
     env, seed, horizon = _paper_env(3), 4, 200
-    run = run_fed_ucb(
+    run = run_gossip_fed_ucb(
         env, _k3(), horizon=horizon, epsilon=1.0, mode="corrected", n_trials=2, seed=seed
     )
     rewards = _reward_tables(env, horizon, 2, seed)
@@ -409,13 +413,13 @@ def test_corrected_mode_means_are_clipped_sample_means() -> None:
     env, seed, horizon = _paper_env(3), 2, 150
     rewards = _reward_tables(env, horizon, 2, seed)
     kw = {"horizon": horizon, "n_trials": 2, "seed": seed, "record": True}
-    clipped = run_fed_ucb(env, _k3(), epsilon=math.inf, mode="corrected", **kw)
+    clipped = run_gossip_fed_ucb(env, _k3(), epsilon=math.inf, mode="corrected", **kw)
     np.testing.assert_allclose(
         clipped.trace["means"][-1], _sample_means(clipped, rewards, clip=True), atol=1e-12
     )
     assert clipped.trace["means"].min() >= 0.0 and clipped.trace["means"].max() <= 1.0
     for raw in (
-        run_fed_ucb(env, _k3(), epsilon=math.inf, mode="paper", **kw),
+        run_gossip_fed_ucb(env, _k3(), epsilon=math.inf, mode="paper", **kw),
         run_gossip_ucb(env, _k3(), **kw),
     ):
         np.testing.assert_allclose(
@@ -427,7 +431,9 @@ def test_corrected_mode_means_are_clipped_sample_means() -> None:
 def test_bernoulli_rewards_are_never_out_of_bounds(
     bounded_env: HeterogeneousBandit, mode: str
 ) -> None:
-    run = run_fed_ucb(bounded_env, _k3(), horizon=200, epsilon=1.0, mode=mode, n_trials=2, seed=0)
+    run = run_gossip_fed_ucb(
+        bounded_env, _k3(), horizon=200, epsilon=1.0, mode=mode, n_trials=2, seed=0
+    )
     assert run.n_out_of_bounds == 0
 
 
@@ -436,8 +442,8 @@ def test_bernoulli_rewards_are_never_out_of_bounds(
     "runner",
     [
         pytest.param(lambda **kw: run_gossip_ucb(**kw), id="gossip-ucb"),
-        pytest.param(lambda **kw: run_fed_ucb(epsilon=1.0, mode="paper", **kw), id="paper"),
-        pytest.param(lambda **kw: run_fed_ucb(epsilon=1.0, **kw), id="corrected"),
+        pytest.param(lambda **kw: run_gossip_fed_ucb(epsilon=1.0, mode="paper", **kw), id="paper"),
+        pytest.param(lambda **kw: run_gossip_fed_ucb(epsilon=1.0, **kw), id="corrected"),
     ],
 )
 def test_same_seed_same_run_and_fixed_trial_addresses(runner) -> None:
@@ -465,7 +471,7 @@ def test_same_seed_same_run_and_fixed_trial_addresses(runner) -> None:
 
 def test_run_outputs_have_documented_shapes_and_dtypes() -> None:
     env, graph = _paper_env(5), make_graph("ring", 5)
-    run = run_fed_ucb(env, graph, horizon=30, epsilon=2.0, n_trials=3, seed=0)
+    run = run_gossip_fed_ucb(env, graph, horizon=30, epsilon=2.0, n_trials=3, seed=0)
     assert run.algorithm == "gossip-fed-ucb"
     assert run.actions.shape == (3, 5, 30) and run.actions.dtype == np.int16
     assert run.counts.shape == (3, 5, 5) and run.counts.dtype == np.int64
@@ -503,7 +509,7 @@ def _assert_lemma_2(replay: _Replay, *, n_agents: int, n_arms: int) -> None:
 def test_consistency_rule_and_ucb_argmax(n_agents: int, kind: str, private: bool) -> None:
     env, graph, horizon = _paper_env(n_agents, seed=1), make_graph(kind, n_agents), 300
     if private:
-        run = run_fed_ucb(
+        run = run_gossip_fed_ucb(
             env, graph, horizon=horizon, epsilon=1.0, mode="paper", n_trials=4, seed=0, record=True
         )
     else:
@@ -531,7 +537,7 @@ def test_consistency_rule_and_ucb_argmax(n_agents: int, kind: str, private: bool
 def test_lemmas_1_2_3_on_counts(n_agents: int, kind: str) -> None:
     env, graph = _paper_env(n_agents, seed=2), make_graph(kind, n_agents)
     n_arms, horizon = env.n_arms, 400
-    run = run_fed_ucb(env, graph, horizon=horizon, epsilon=2.0, n_trials=3, seed=9)
+    run = run_gossip_fed_ucb(env, graph, horizon=horizon, epsilon=2.0, n_trials=3, seed=9)
     replay = _replay_counts(run.actions, graph, n_arms)
     # Lemma 1 (pre-pull semantics of line 5): ñ_i(t + 1) = max_j n_j(t - d_{j,i}),
     # with n_j(s) = 1 (the initial pull) for s <= 1.
@@ -552,7 +558,7 @@ def test_lemmas_1_2_3_on_counts(n_agents: int, kind: str) -> None:
 
 def test_regret_is_nonnegative_and_cumulative_regret_nondecreasing() -> None:
     env = _paper_env(3)
-    run = run_fed_ucb(env, _k3(), horizon=200, epsilon=1.0, n_trials=3, seed=0)
+    run = run_gossip_fed_ucb(env, _k3(), horizon=200, epsilon=1.0, n_trials=3, seed=0)
     regret = run.regret
     assert regret.shape == (3, 3, 200)
     np.testing.assert_array_equal(regret, env.gaps[run.actions])
@@ -641,7 +647,7 @@ _ENV = HeterogeneousBandit(arm_means=[[0.1, 0.9], [0.5, 0.5], [0.9, 0.1]])
 def test_fed_ucb_rejects_bad_input(kwargs: dict, error: type, match: str) -> None:
     arguments = {"env": _ENV, "graph": _k3(), "horizon": 5, "epsilon": 1.0, **kwargs}
     with pytest.raises(error, match=match):
-        run_fed_ucb(**arguments)
+        run_gossip_fed_ucb(**arguments)
 
 
 @pytest.mark.parametrize(
@@ -666,13 +672,13 @@ def test_non_finite_rewards_are_rejected(bad: float) -> None:
         run_gossip_ucb(env, _k3(), horizon=10)
     for mode in MODES:
         with pytest.raises(ValueError, match="rewards must be finite"):
-            run_fed_ucb(env, _k3(), horizon=10, epsilon=1.0, mode=mode)
+            run_gossip_fed_ucb(env, _k3(), horizon=10, epsilon=1.0, mode=mode)
 
 
 def test_fake_environment_without_nan_runs() -> None:
     # The protocol is all the simulator needs (the NaN test is not about the fake).
     env = _NanBandit(0.0)
-    run = run_fed_ucb(env, _k3(), horizon=10, epsilon=1.0, seed=0)
+    run = run_gossip_fed_ucb(env, _k3(), horizon=10, epsilon=1.0, seed=0)
     assert run.actions.shape == (1, 3, 10)
 
 
@@ -680,7 +686,7 @@ def test_fake_environment_without_nan_runs() -> None:
 def test_fed_ucb_on_hospital_data_is_exactly_epsilon(hospital_sample) -> None:
     env = hospital_bandit(load_diabetes(hospital_sample))
     assert (env.n_agents, env.n_arms) == (3, 5)
-    run = run_fed_ucb(env, _k3(), horizon=200, epsilon=1.0, n_trials=2, seed=0)
+    run = run_gossip_fed_ucb(env, _k3(), horizon=200, epsilon=1.0, n_trials=2, seed=0)
     assert run.accountant.get_epsilon(0.0) == 1.0
     assert run.n_out_of_bounds == 0  # Bernoulli rewards
     assert run.actions.shape == (2, 3, 200)
@@ -711,7 +717,7 @@ def _early_run(
     common = {"horizon": 40, "n_trials": 5, "seed": seed, "record": True, "rounds": rounds}
     if algorithm == "gossip":
         return run_gossip_ucb(env, graph, **common)
-    return run_fed_ucb(
+    return run_gossip_fed_ucb(
         env, graph, epsilon=1.0, mode=mode, log_base="e", noise_on_empty_nodes=empty, **common
     )
 
@@ -749,7 +755,7 @@ def test_a_run_stopped_early_is_the_full_runs_prefix(
 
 def test_draw_active_edges_are_the_runs_edges() -> None:
     env, graph = _paper_env(4), make_graph("ring", 4)
-    run = run_fed_ucb(env, graph, horizon=25, epsilon=1.0, n_trials=3, seed=9)
+    run = run_gossip_fed_ucb(env, graph, horizon=25, epsilon=1.0, n_trials=3, seed=9)
     np.testing.assert_array_equal(draw_active_edges(graph, 25, n_trials=3, seed=9), run.edges)
     np.testing.assert_array_equal(
         draw_active_edges(graph, 25, n_trials=3, seed=np.random.SeedSequence(9)), run.edges
@@ -765,6 +771,6 @@ def test_draw_active_edges_are_the_runs_edges() -> None:
     ],
 )
 def test_rounds_out_of_range_is_rejected(rounds, error: type, match: str) -> None:
-    for run in (lambda **kw: run_fed_ucb(epsilon=1.0, **kw), run_gossip_ucb):
+    for run in (lambda **kw: run_gossip_fed_ucb(epsilon=1.0, **kw), run_gossip_ucb):
         with pytest.raises(error, match=match):
             run(env=_ENV, graph=_k3(), horizon=5, rounds=rounds)

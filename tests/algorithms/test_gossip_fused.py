@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 from fedpriv.algorithms.environments.heterogeneous import paper_synthetic_bandit
 from fedpriv.algorithms.gossip_fed_ucb.fused import _forced_arms, _radius, _radius_table
-from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import run_fed_ucb, run_gossip_ucb
+from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import run_gossip_fed_ucb, run_gossip_ucb
 from fedpriv.algorithms.gossip_fed_ucb.rounds import confidence_radius, pick_uniform
 from fedpriv.algorithms.networks.graphs import make_graph
 from hypothesis import given, settings
@@ -64,7 +64,9 @@ def _paper_env(n_agents: int = 3, seed: int = 0):
 def test_fed_ucb_equals_the_step_by_step_loop(mode: str, epsilon: float, log_base: str) -> None:
     env, graph = _paper_env(), make_graph("complete", 3)
     options = {"epsilon": epsilon, "mode": mode, "log_base": log_base}
-    run = run_fed_ucb(env, graph, horizon=HORIZON, n_trials=TRIALS, seed=11, record=True, **options)
+    run = run_gossip_fed_ucb(
+        env, graph, horizon=HORIZON, n_trials=TRIALS, seed=11, record=True, **options
+    )
     ref = reference_run(
         env, graph, horizon=HORIZON, n_trials=TRIALS, seed=11, private=True, **options
     )
@@ -92,7 +94,7 @@ def test_gossip_ucb_equals_the_step_by_step_loop() -> None:
 def test_fed_ucb_options_equal_the_step_by_step_loop(options: dict) -> None:
     env, graph = _paper_env(4, seed=3), make_graph("ring", 4)
     kwargs = {"epsilon": 2.0, "mode": "corrected", **options}
-    run = run_fed_ucb(env, graph, horizon=120, n_trials=3, seed=7, record=True, **kwargs)
+    run = run_gossip_fed_ucb(env, graph, horizon=120, n_trials=3, seed=7, record=True, **kwargs)
     ref = reference_run(env, graph, horizon=120, n_trials=3, seed=7, private=True, **kwargs)
     _assert_run_is_reference(run, ref)
 
@@ -110,7 +112,7 @@ def test_bernoulli_ties_and_graphs_equal_the_step_by_step_loop(seed, kind, n_age
     graph = make_graph(kind, n_agents)
     horizon = 60
     if private:
-        run = run_fed_ucb(
+        run = run_gossip_fed_ucb(
             env, graph, horizon=horizon, n_trials=3, seed=seed, epsilon=1.0, record=True
         )
         ref = reference_run(

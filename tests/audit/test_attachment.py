@@ -231,12 +231,12 @@ def test_the_grid_rows_keys_come_from_the_register():
     from fedpriv.audit.claims.register import claims_for
     from fedpriv.audit.claims.verify import ClaimsConfig
     from fedpriv.audit.families.gossip_fed_ucb import regret
-    from fedpriv.audit.families.gossip_fed_ucb.recipes import audit_fed_ucb_tree
+    from fedpriv.audit.families.gossip_fed_ucb.recipes import audit_gossip_fed_ucb_tree
 
     rows = claims_for("gossip_fed_ucb")
     config = ClaimsConfig.quick_config(papers=("gossip_fed_ucb",), workers=1)
     plan = regret.planned(config.attachments["gossip_fed_ucb/regret"], rows)
-    assert plan.keys == {e.key for e in rows if e.audit is audit_fed_ucb_tree}
+    assert plan.keys == {e.key for e in rows if e.audit is audit_gossip_fed_ucb_tree}
     assert len(plan.keys) == 45
     # A row whose claim differs (another setting) is not taken over.
     assert not regret.planned(config.attachments["gossip_fed_ucb/regret"], rows[-5:]).keys

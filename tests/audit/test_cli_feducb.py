@@ -8,6 +8,7 @@ import math
 
 import pytest
 from fedpriv.cli import feducb as cli_feducb
+from fedpriv.cli.runs import register_commands
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -15,7 +16,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run").add_subparsers(dest="algorithm", required=True)
     experiment = sub.add_parser("experiment").add_subparsers(dest="experiment")
-    cli_feducb.register(run, experiment)
+    register_commands(cli_feducb, run, experiment)
     return parser
 
 

@@ -7,6 +7,7 @@ import json
 
 import pytest
 from fedpriv.cli import li_song as cli_li_song
+from fedpriv.cli.runs import register_commands
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -14,7 +15,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run").add_subparsers(dest="algorithm", required=True)
     experiment = sub.add_parser("experiment").add_subparsers(dest="experiment", required=True)
-    cli_li_song.register(run, experiment)
+    register_commands(cli_li_song, run, experiment)
     return parser
 
 

@@ -71,6 +71,7 @@ def test_first_release_of_runs_stopped_after_the_round_robin_equals_the_whole_ru
     """The first-release audit samples runs stopped at round K f: agent 0's first
     released mean of arm 0 is, bit for bit, the whole transcript's column."""
     import numpy as np
+    from fedpriv.algorithms.seeding import child_seed
     from fedpriv.audit.families.dubey_aamas.recipes import _first_released, _flipped_pair, _observe
 
     claim = _claim(key)
@@ -79,7 +80,7 @@ def test_first_release_of_runs_stopped_after_the_round_robin_equals_the_whole_ru
     f, k, horizon = interval_length(float(s["epsilon"])), int(s["n_arms"]), int(s["horizon"])
     rounds = np.unique(np.linspace(1, horizon, 8).astype(np.int64))
     for world in (0, 1):
-        seed = np.random.SeedSequence(4, spawn_key=(world,))
+        seed = child_seed(4, world)
         whole = run_coop(claim, n_trials=300, seed=seed, table=tables[world], record=True)
         short = run_coop(
             claim, n_trials=300, seed=seed, table=tables[world], record=True, stop=k * f

@@ -6,7 +6,8 @@ import math
 
 import numpy as np
 import pytest
-from fedpriv.audit.engine.coupled import AuditBudget, child_seed, confirm_event, search_and_confirm
+from fedpriv.algorithms.seeding import child_seed
+from fedpriv.audit.engine.coupled import AuditBudget, confirm_event, search_and_confirm
 from fedpriv.audit.engine.neighbors import SingleWorldTable, table_reward_pair
 
 

@@ -8,7 +8,8 @@ import threading
 
 import numpy as np
 import pytest
-from fedpriv.audit.engine.coupled import AuditBudget, child_seed, search_and_confirm
+from fedpriv.algorithms.seeding import child_seed
+from fedpriv.audit.engine.coupled import AuditBudget, search_and_confirm
 from fedpriv.audit.engine.tasks import SampleTask, run_sample_tasks
 
 BUDGET = AuditBudget(pilot_samples=120, samples=400)
@@ -179,7 +180,7 @@ def test_a_sampler_returning_the_wrong_rows_is_rejected():
 
 def test_fed_ucb_closure_sampler_runs_on_processes():
     """The whole Fed_UCB run (tiny horizon) as a closure sampler, shipped by cloudpickle."""
-    from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import run_fed_ucb
+    from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import run_gossip_fed_ucb
     from fedpriv.algorithms.networks.graphs import make_graph
     from fedpriv.audit.families.gossip_fed_ucb.recipes import FixedTableBandit
 
@@ -192,7 +193,9 @@ def test_fed_ucb_closure_sampler_runs_on_processes():
         envs.append(FixedTableBandit(table=t, arm_means=np.full((3, 2), 0.5)))
 
     def sample(world, n, seed):
-        run = run_fed_ucb(envs[world], graph, horizon=horizon, epsilon=1.0, n_trials=n, seed=seed)
+        run = run_gossip_fed_ucb(
+            envs[world], graph, horizon=horizon, epsilon=1.0, n_trials=n, seed=seed
+        )
         return run.counts[:, 0, :]
 
     budget = AuditBudget(pilot_samples=20, samples=30)

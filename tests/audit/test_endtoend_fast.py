@@ -1,6 +1,6 @@
 """The fast path of whole-Fed_UCB audits (issue 11 item 4): stop each run early.
 
-:class:`fedpriv.audit.families.gossip_fed_ucb.initial.FedUcbMeansSampler` with ``fast=True`` stops
+:class:`fedpriv.audit.families.gossip_fed_ucb.initial.GossipFedUcbMeansSampler` with ``fast=True`` stops
 every run after the observed round; ``fast=False`` simulates the whole horizon (the
 reference path of ``benchmarks/bench_endtoend.py``). The observable and the audit's
 bound must be bit-identical. Deterministic (no statistical assertion).
@@ -13,8 +13,9 @@ import dataclasses
 import numpy as np
 import pytest
 from fedpriv.algorithms.networks.graphs import make_graph
+from fedpriv.algorithms.seeding import child_seed
 from fedpriv.audit.engine.coupled import AuditBudget, search_and_confirm
-from fedpriv.audit.families.gossip_fed_ucb.initial import FedUcbMeansSampler
+from fedpriv.audit.families.gossip_fed_ucb.initial import GossipFedUcbMeansSampler
 from fedpriv.audit.families.gossip_fed_ucb.recipes import FixedTableBandit
 
 __all__: list[str] = []
@@ -30,16 +31,16 @@ def _sampler(
     log_base: str,
     round_: int,
     fast: bool,
-) -> FedUcbMeansSampler:
+) -> GossipFedUcbMeansSampler:
     """Two fixed Bernoulli tables that differ in agent 0's row ``round_``."""
-    rng = np.random.default_rng(np.random.SeedSequence(7, spawn_key=(n_agents, n_arms)))
+    rng = np.random.default_rng(child_seed(7, n_agents, n_arms))
     base = (rng.random((n_agents, horizon + 1, n_arms)) < 0.5).astype(np.float64)
     envs = []
     for value in (1.0, 0.0):
         table = base.copy()
         table[0, round_, :] = value
         envs.append(FixedTableBandit(table=table, arm_means=np.full((n_agents, n_arms), 0.5)))
-    return FedUcbMeansSampler(
+    return GossipFedUcbMeansSampler(
         envs=(envs[0], envs[1]),
         graph=make_graph(kind, n_agents),
         horizon=horizon,
@@ -98,7 +99,7 @@ def test_fast_and_reference_samplers_give_identical_observables(setting: dict) -
     reference = dataclasses.replace(fast, fast=False)
     for world in (0, 1):
         for seed in (0, 1, 12345):
-            address = np.random.SeedSequence(seed, spawn_key=(world,))
+            address = child_seed(seed, world)
             got, want = fast(world, 7, address), reference(world, 7, address)
             assert got.shape == (7, setting["n_arms"])
             np.testing.assert_array_equal(got, want)

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 import pytest
+from fedpriv.algorithms.seeding import child_seed
 from fedpriv.audit.estimators import (
     DIRECTIONS,
     NO_EVIDENCE,
@@ -571,7 +572,7 @@ SOUNDNESS_CONFIDENCE = 1.0 - 1e-7
 @pytest.mark.statistical
 @pytest.mark.parametrize("scale", [0.5, 1.0, 2.0, 4.0])
 def test_soundness_scalar_laplace(scale: float) -> None:
-    rng = np.random.default_rng(np.random.SeedSequence(7101, spawn_key=(int(scale * 4),)))
+    rng = np.random.default_rng(child_seed(7101, int(scale * 4)))
     scores_d, scores_d_prime = _laplace_tree_scores(
         scale=scale, n_nodes=1, n_samples=1_000_000, rng=rng
     )
@@ -587,7 +588,7 @@ def test_soundness_scalar_laplace(scale: float) -> None:
 @pytest.mark.statistical
 @pytest.mark.parametrize(("scale", "n_nodes"), [(4.0, 5), (5.0, 5)])
 def test_soundness_laplace_tree(scale: float, n_nodes: int) -> None:
-    rng = np.random.default_rng(np.random.SeedSequence(7102, spawn_key=(int(scale),)))
+    rng = np.random.default_rng(child_seed(7102, int(scale)))
     scores_d, scores_d_prime = _laplace_tree_scores(
         scale=scale, n_nodes=n_nodes, n_samples=1_000_000, rng=rng
     )
@@ -606,7 +607,7 @@ def test_soundness_laplace_with_delta(delta: float) -> None:
     # Lap(1) with sensitivity 1 is (1 + 2 ln(1 - delta), delta)-DP, tight: its
     # hockey-stick divergence is delta(eps') = 1 - exp((eps' - 1) / 2).
     true_epsilon = 1.0 + 2.0 * math.log1p(-delta)
-    rng = np.random.default_rng(np.random.SeedSequence(7103, spawn_key=(int(delta * 100),)))
+    rng = np.random.default_rng(child_seed(7103, int(delta * 100)))
     scores_d, scores_d_prime = _laplace_tree_scores(
         scale=1.0, n_nodes=1, n_samples=1_000_000, rng=rng
     )

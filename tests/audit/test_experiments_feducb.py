@@ -1,4 +1,4 @@
-"""FedUCB figures (tiny horizons) and the ``fedpriv run/experiment`` commands of cli_linucb."""
+"""FedUCB figures (tiny horizons) and the ``fedpriv run/experiment`` commands of cli/feducb.py."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 from fedpriv.audit.families.feducb import experiments as experiments_feducb
 from fedpriv.audit.families.feducb.experiments import EXPERIMENTS, run_figure
-from fedpriv.cli import feducb_linucb as cli_linucb
+from fedpriv.cli import feducb as cli_feducb
 from fedpriv.cli.commands import run_status
+from fedpriv.cli.runs import register_commands
 
 _PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -20,7 +21,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run").add_subparsers(dest="algorithm", required=True)
     experiment = sub.add_parser("experiment").add_subparsers(dest="experiment", required=True)
-    cli_linucb.register(run, experiment)
+    register_commands(cli_feducb, run, experiment)
     return parser
 
 
@@ -33,23 +34,24 @@ def _call(argv: list[str]) -> int:
 def test_each_figure_writes_png_csvs_and_note(tmp_path, name):
     folder = run_figure(name, out=tmp_path, horizon=12, n_trials=2, n_agents=2)
     assert folder == tmp_path / "feducb"
+    stem = name.removeprefix("feducb-")  # the folder spells the family, the files do not
     files = sorted(p.name for p in folder.iterdir())
-    assert files == sorted([f"{name}.png", f"{name}.csv", f"{name}_curves.csv", f"{name}.md"])
-    assert (folder / f"{name}.png").read_bytes()[:8] == _PNG
-    frame = pd.read_csv(folder / f"{name}.csv")
+    assert files == sorted([f"{stem}.png", f"{stem}.csv", f"{stem}_curves.csv", f"{stem}.md"])
+    assert (folder / f"{stem}.png").read_bytes()[:8] == _PNG
+    frame = pd.read_csv(folder / f"{stem}.csv")
     assert {"label", "trial", "regret_per_agent", "n_syncs", "accountant_epsilon"} <= set(frame)
     assert set(frame["trial"]) == {0, 1}
     assert (frame["regret_per_agent"] >= 0).all()
-    curves = pd.read_csv(folder / f"{name}_curves.csv")
+    curves = pd.read_csv(folder / f"{stem}_curves.csv")
     assert (curves["min"] <= curves["mean"] + 1e-12).all()
     assert (curves["mean"] <= curves["max"] + 1e-12).all()
-    note = (folder / f"{name}.md").read_text(encoding="utf-8")
+    note = (folder / f"{stem}.md").read_text(encoding="utf-8")
     assert f"fedpriv experiment {name}" in note and "| T |" in note and "| 12 |" in note
 
 
 def test_private_settings_report_the_accountant_and_nonprivate_ones_do_not(tmp_path):
     run_figure("feducb-fig1b", out=tmp_path, horizon=10, n_trials=1, n_agents=2)
-    frame = pd.read_csv(tmp_path / "feducb" / "feducb-fig1b.csv")
+    frame = pd.read_csv(tmp_path / "feducb" / "fig1b.csv")
     private = frame["label"].str.startswith("private")
     assert frame.loc[private, "accountant_epsilon_small_delta"].gt(0).all()
     assert frame.loc[~private, "accountant_epsilon"].isna().all()
@@ -70,7 +72,7 @@ def test_a_failure_while_writing_leaves_nothing_behind(tmp_path, monkeypatch):
 def test_rewriting_a_figure_replaces_it(tmp_path):
     run_figure("feducb-fig1c", out=tmp_path, horizon=6, n_trials=1, n_agents=2)
     run_figure("feducb-fig1c", out=tmp_path, horizon=8, n_trials=1, n_agents=2)
-    curves = pd.read_csv(tmp_path / "feducb" / "feducb-fig1c_curves.csv")
+    curves = pd.read_csv(tmp_path / "feducb" / "fig1c_curves.csv")
     assert curves["t"].max() == 8
     assert len(list((tmp_path / "feducb").iterdir())) == 4
 
@@ -109,11 +111,11 @@ def test_experiment_command_writes_the_figure(tmp_path, capsys):
         ]
     )
     assert status == 0
-    assert (tmp_path / "feducb" / "feducb-fig1a.png").exists()
+    assert (tmp_path / "feducb" / "fig1a.png").exists()
     assert "feducb-fig1a" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("name", cli_linucb.ALGORITHMS)
+@pytest.mark.parametrize("name", cli_feducb.LINEAR_ALGORITHMS)
 def test_run_json_has_the_common_keys(name, capsys):
     status = _call(
         [

@@ -9,7 +9,7 @@ the confirmation's addresses). Deterministic comparison, no false alarms.
 from __future__ import annotations
 
 import numpy as np
-from fedpriv.audit.engine.coupled import child_seed
+from fedpriv.algorithms.seeding import child_seed
 from fedpriv.audit.engine.thresholds import design_threshold
 from fedpriv.audit.engine.tree_nodes import audit_laplace_release, sample_laplace_llr
 from fedpriv.audit.estimators import estimate_epsilon_lower_bound

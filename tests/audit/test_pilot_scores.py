@@ -12,12 +12,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from fedpriv.algorithms.seeding import child_seed
 from fedpriv.audit.engine.coupled import (
     AuditBudget,
     _candidate_events,
     _indicator,
     _pilot_scores,
-    child_seed,
     describe_event,
 )
 from fedpriv.audit.engine.coupled import search_and_confirm as search

@@ -20,7 +20,11 @@ from fedpriv.audit.claims.register import REGISTER, view_of
 from fedpriv.audit.claims.verify import _with_shared_audits, assemble_result, evaluate_claim
 from fedpriv.audit.engine.coupled import AuditBudget
 from fedpriv.audit.families.feducb import fig1a as fa
-from fedpriv.audit.families.gossip_fed_ucb.regret import VARIANTS, fed_ucb_reading, variant_label
+from fedpriv.audit.families.gossip_fed_ucb.regret import (
+    VARIANTS,
+    gossip_fed_ucb_reading,
+    variant_label,
+)
 from fedpriv.privacy import ApproxDP, NeighboringRelation, PureDP
 
 ENTRIES = {entry.key: entry for entry in REGISTER}
@@ -145,7 +149,7 @@ def test_fig2_rows_sit_at_the_papers_setting_with_their_reading(key):
     assert "ε = 1, 2, 5" in entry.claim.source
     assert entry.claim.neighboring_relation is NeighboringRelation.REPLACE_ONE_REWARD
     assert entry.claim.mode == mode and s["log_base"] == base
-    reading = fed_ucb_reading(mode, base, final)
+    reading = gossip_fed_ucb_reading(mode, base, final)
     assert entry.claim.reading == reading["reading"]
     assert entry.claim.coverage == "claim"
     assert (

@@ -24,7 +24,7 @@ import pytest
 from fedpriv.audit.engine.neighbors import worst_case_reward_pair
 from fedpriv.audit.engine.tree import TreeAuditResult, audit_tree_counter, sample_tree_llr
 from fedpriv.audit.estimators import clopper_pearson_interval
-from fedpriv.privacy import fed_ucb_scale
+from fedpriv.privacy import gossip_fed_ucb_scale
 from scipy import stats
 
 __all__: list[str] = []
@@ -131,7 +131,7 @@ def test_paper_calibration_t16_is_detected() -> None:
     (the test threshold ``{LLR = 1.25}`` alone already gives a bound > 1 when both
     counts sit at their 1e-7 tail quantiles).
     """
-    scale = fed_ucb_scale(1.0, 16, mode="paper", log_base="2")
+    scale = gossip_fed_ucb_scale(1.0, 16, mode="paper", log_base="2")
     assert scale == 4.0
     assert (
         _pessimistic_top_event_bound(
@@ -153,7 +153,7 @@ def test_paper_calibration_t16_is_detected() -> None:
     ("scale", "n_samples", "true_epsilon"),
     [
         pytest.param(
-            fed_ucb_scale(1.0, 16, mode="paper", log_base="e"),
+            gossip_fed_ucb_scale(1.0, 16, mode="paper", log_base="e"),
             200_000,
             5 / 3,
             id="paper-natural-log-b3-every-prefix",
@@ -193,7 +193,7 @@ def test_corrected_calibration_t16_is_sound() -> None:
     Clopper–Pearson bounds), so the probability is <= 1e-6 per audit (2e-6 in all).
     """
     for publish_final, released, scale in ((False, 15, 4.0), (True, 16, 5.0)):
-        assert fed_ucb_scale(1.0, 16, mode="corrected", publish_final=publish_final) == scale
+        assert gossip_fed_ucb_scale(1.0, 16, mode="corrected", publish_final=publish_final) == scale
         result = audit_tree_counter(
             worst_case_reward_pair(16),
             scale=scale,

@@ -220,10 +220,10 @@ def test_false_alarm_rates_on_correct_mechanisms() -> None:
     # at 95%) on the corrected calibration at T = 600 000: 20 nodes, true ε = 1.
     from fedpriv.audit.engine.neighbors import worst_case_reward_pair
     from fedpriv.audit.engine.tree_nodes import audit_tree_nodes
-    from fedpriv.privacy.calibrations import fed_ucb_scale
+    from fedpriv.privacy.calibrations import gossip_fed_ucb_scale
 
     pair = worst_case_reward_pair(600_000)
-    scale = fed_ucb_scale(1.0, 600_000, mode="corrected", log_base="2")
+    scale = gossip_fed_ucb_scale(1.0, 600_000, mode="corrected", log_base="2")
     tree_alarms = sum(
         audit_tree_nodes(
             pair, scale=scale, claimed_epsilon=1.0, n_samples=2_000, seed=seed

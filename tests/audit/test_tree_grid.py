@@ -134,7 +134,7 @@ def test_claimed_epsilons_need_one_per_scale():
 
 
 def test_attachment_rows_are_the_single_audits_with_their_groups_seed():
-    from fedpriv.audit.engine.coupled import child_seed
+    from fedpriv.algorithms.seeding import child_seed
     from fedpriv.audit.families.gossip_fed_ucb.regret import (
         VerifyConfig,
         _audit_groups,

@@ -24,7 +24,7 @@ from fedpriv.audit.engine.tree_nodes import (
     sample_laplace_llr,
 )
 from fedpriv.privacy.accounting.tree import tree_depth
-from fedpriv.privacy.calibrations import fed_ucb_scale
+from fedpriv.privacy.calibrations import gossip_fed_ucb_scale
 from scipy import stats
 
 __all__: list[str] = []
@@ -115,7 +115,7 @@ def test_sound_at_a_large_horizon_and_never_above_the_accountant() -> None:
 
     Fails for a correct audit with probability <= 5% (the confidence); seed pinned.
     """
-    scale = fed_ucb_scale(1.0, 600_000, mode="corrected", log_base="2")
+    scale = gossip_fed_ucb_scale(1.0, 600_000, mode="corrected", log_base="2")
     result = audit_tree_nodes(
         worst_case_reward_pair(600_000), scale=scale, claimed_epsilon=1.0, n_samples=200_000, seed=5
     )
@@ -135,7 +135,7 @@ def test_refutes_the_paper_calibration_at_t16() -> None:
     above 0.9 · 1.25 = 1.125 and the claim 1), so the pinned seed stands for a
     refutation that a correct audit misses with probability well under 5%.
     """
-    scale = fed_ucb_scale(1.0, 16, mode="paper", log_base="2")
+    scale = gossip_fed_ucb_scale(1.0, 16, mode="paper", log_base="2")
     result = audit_tree_nodes(
         worst_case_reward_pair(16), scale=scale, claimed_epsilon=1.0, n_samples=10**6, seed=0
     )
@@ -191,7 +191,7 @@ def test_view_audit_never_exceeds_the_view_accountant(
     claim): >= 0.8 of the accountant's ε at 10⁶ runs per world, so under ln the audit
     alone refutes the claim ε = 1 (4/3 at T = 16, 10/7 at T = 1024).
     """
-    scale = fed_ucb_scale(1.0, horizon, mode="paper", log_base=base)
+    scale = gossip_fed_ucb_scale(1.0, horizon, mode="paper", log_base=base)
     result = audit_tree_nodes(
         worst_case_reward_pair(horizon),
         scale=scale,

@@ -21,7 +21,7 @@ from fedpriv.audit.engine.tree_nodes import (
     tree_audit_event,
 )
 from fedpriv.audit.engine.tree_product import audit_laplace_product, saturation_counts
-from fedpriv.privacy.calibrations import fed_ucb_scale
+from fedpriv.privacy.calibrations import gossip_fed_ucb_scale
 from fedpriv.privacy.mechanisms import laplace_release
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -110,7 +110,7 @@ def test_tight_at_t600000_where_the_joint_audit_is_not() -> None:
     over 0.39-0.54), so the lower side fails with negligible probability; the upper
     side fails for a correct audit with probability <= 5%; the seed is pinned.
     """
-    scale = fed_ucb_scale(1.0, 600_000, mode="corrected", log_base="2")
+    scale = gossip_fed_ucb_scale(1.0, 600_000, mode="corrected", log_base="2")
     result = audit_tree_nodes(
         worst_case_reward_pair(600_000),
         scale=scale,

@@ -35,10 +35,10 @@ from fedpriv.privacy.calibrations import (
     PAPER_LOG_BASES,
     FedUCBCalibration,
     IntervalClaim,
-    fed_ucb_node_epsilon,
-    fed_ucb_released_prefixes,
-    fed_ucb_scale,
     feducb_privatizer,
+    gossip_fed_ucb_node_epsilon,
+    gossip_fed_ucb_released_prefixes,
+    gossip_fed_ucb_scale,
     interval_claimed_guarantee,
     interval_length,
     interval_noise_scales,
@@ -98,7 +98,7 @@ def _tree_epsilon(
 
 def test_paper_scale_at_sixteen_rounds_on_a_counter_releasing_every_prefix() -> None:
     # The component that releases all 16 prefixes, root included (not Fed_UCB's view).
-    scale = fed_ucb_scale(1.0, 16, mode="paper", log_base="2")
+    scale = gossip_fed_ucb_scale(1.0, 16, mode="paper", log_base="2")
     assert scale == 4.0  # ⌈log2 16⌉ / ε
     route, epsilon = _tree_epsilon(scale, 16)
     assert (route, epsilon) == ("pure", 1.25)  # 5 levels / 4
@@ -115,10 +115,10 @@ def test_paper_scale_at_sixteen_rounds_on_a_counter_releasing_every_prefix() -> 
 def test_corrected_scale_at_sixteen_rounds_is_exactly_epsilon() -> None:
     # The view holds 15 prefixes: 4 nodes per record, so b = 4 spends exactly ε = 1;
     # publishing ϑ̃(16) too needs 5 nodes, b = 5.
-    scale = fed_ucb_scale(1.0, 16, mode="corrected")
+    scale = gossip_fed_ucb_scale(1.0, 16, mode="corrected")
     assert scale == 4.0
     assert _tree_epsilon(scale, 16, released_prefixes=15) == ("pure", 1.0)
-    final = fed_ucb_scale(1.0, 16, mode="corrected", publish_final=True)
+    final = gossip_fed_ucb_scale(1.0, 16, mode="corrected", publish_final=True)
     assert final == 5.0
     assert _tree_epsilon(final, 16) == ("pure", 1.0)
 
@@ -142,10 +142,10 @@ def test_fed_ucb_view_node_count_and_epsilon(
     # <= T - 1 (nodes 1..T-1 reach an output), ⌈log_base T⌉ by exact search.
     assert _levels(horizon - 1) == view and _ceil_log(horizon, base) == rounds
     assert _levels(horizon) == every
-    assert released_tree_depth(horizon, fed_ucb_released_prefixes(horizon)) == view
+    assert released_tree_depth(horizon, gossip_fed_ucb_released_prefixes(horizon)) == view
     assert paper_log_rounds(horizon, base) == rounds
     for epsilon in (1.0, 2.0, 5.0):
-        scale = fed_ucb_scale(epsilon, horizon, mode="paper", log_base=base)
+        scale = gossip_fed_ucb_scale(epsilon, horizon, mode="paper", log_base=base)
         route, got = _tree_epsilon(scale, horizon, released_prefixes=horizon - 1)
         assert route == "pure"
         # log2: exactly ε (the paper's budget is the view's node count); ln: the
@@ -161,14 +161,14 @@ def test_fed_ucb_view_factors_under_ln_are_four_thirds_and_ten_sevenths() -> Non
     assert 1 / math.log(2) == pytest.approx(1.4427, abs=1e-4)  # the large-T limit only
     # ... and not a bound: at T = 17..20 the view's factor is 5 / ⌈ln T⌉ = 5/3.
     for horizon in (17, 20):
-        scale = fed_ucb_scale(1.0, horizon, mode="paper", log_base="e")
+        scale = gossip_fed_ucb_scale(1.0, horizon, mode="paper", log_base="e")
         assert event_epsilon(
             events.LaplaceTree(scale=scale, horizon=horizon, released_prefixes=horizon - 1)
         ) == pytest.approx(5 / 3)
 
 
 def test_paper_scale_with_natural_log_at_sixteen_rounds() -> None:
-    scale = fed_ucb_scale(1.0, 16, mode="paper", log_base="e")
+    scale = gossip_fed_ucb_scale(1.0, 16, mode="paper", log_base="e")
     assert scale == 3.0  # ⌈ln 16⌉ = ⌈2.77⌉
     assert _tree_epsilon(scale, 16) == ("pure", 5 / 3)  # every prefix released
     # the view: exactly 4/3, which the accountant rounds up to the next double (sound)
@@ -179,7 +179,7 @@ def test_paper_scale_with_natural_log_at_sixteen_rounds() -> None:
 
 @pytest.mark.parametrize(("log_base", "expected"), [("2", 1.0), ("e", 20 / 14)])
 def test_paper_scale_at_six_hundred_thousand_rounds(log_base: str, expected: float) -> None:
-    scale = fed_ucb_scale(1.0, 600_000, mode="paper", log_base=log_base)
+    scale = gossip_fed_ucb_scale(1.0, 600_000, mode="paper", log_base=log_base)
     route, epsilon = _tree_epsilon(scale, 600_000)
     assert route == "pure"
     assert epsilon == pytest.approx(expected, rel=1e-15)
@@ -197,7 +197,7 @@ def test_paper_log2_overshoot_on_a_counter_releasing_every_prefix(
     # A counter that releases all T prefixes: ε (1 + 1/log2 T) at powers of two, ε
     # otherwise. Fed_UCB's view (prefixes 1..T-1) spends exactly ε at every T.
     for epsilon in (0.5, 1.0, 5.0):
-        scale = fed_ucb_scale(epsilon, horizon, mode="paper", log_base="2")
+        scale = gossip_fed_ucb_scale(epsilon, horizon, mode="paper", log_base="2")
         got = event_epsilon(events.LaplaceTree(scale=scale, horizon=horizon))
         assert got == pytest.approx(ratio * epsilon, rel=1e-12)
         view = event_epsilon(
@@ -219,8 +219,10 @@ def test_corrected_calibration_is_exactly_epsilon(epsilon: float, horizon: int) 
     # Corrected mode charges exactly the claim on its view: prefixes 1..T-1 (at
     # least one), or 1..T when the final estimate is published.
     for publish_final, released in ((False, max(1, horizon - 1)), (True, horizon)):
-        scale = fed_ucb_scale(epsilon, horizon, mode="corrected", publish_final=publish_final)
-        node_epsilon = fed_ucb_node_epsilon(
+        scale = gossip_fed_ucb_scale(
+            epsilon, horizon, mode="corrected", publish_final=publish_final
+        )
+        node_epsilon = gossip_fed_ucb_node_epsilon(
             epsilon, horizon, mode="corrected", publish_final=publish_final
         )
         assert node_epsilon == pytest.approx(epsilon / _levels(released), rel=1e-15)
@@ -239,10 +241,10 @@ def test_corrected_calibration_is_exactly_epsilon(epsilon: float, horizon: int) 
 def test_paper_calibration_uses_ceil_log(log_base: str, epsilon: float, horizon: int) -> None:
     rounds = _ceil_log(horizon, log_base)
     assert paper_log_rounds(horizon, log_base) == rounds
-    assert fed_ucb_node_epsilon(epsilon, horizon, mode="paper", log_base=log_base) == (
+    assert gossip_fed_ucb_node_epsilon(epsilon, horizon, mode="paper", log_base=log_base) == (
         pytest.approx(epsilon / rounds, rel=1e-15)
     )
-    scale = fed_ucb_scale(epsilon, horizon, mode="paper", log_base=log_base)
+    scale = gossip_fed_ucb_scale(epsilon, horizon, mode="paper", log_base=log_base)
     assert scale == pytest.approx(rounds / epsilon, rel=1e-15)
     # The true ε of the paper's tree never falls below the claim: ⌈log T⌉ never
     # exceeds the depth in any base >= 2.
@@ -273,23 +275,23 @@ def test_paper_log_rounds_known_values(horizon: int, log_base: str, rounds: int)
 
 def test_infinite_epsilon_means_no_noise() -> None:
     for mode in ("paper", "corrected"):
-        assert fed_ucb_scale(math.inf, 16, mode=mode) == 0.0
-        assert fed_ucb_node_epsilon(math.inf, 16, mode=mode) == math.inf
+        assert gossip_fed_ucb_scale(math.inf, 16, mode=mode) == 0.0
+        assert gossip_fed_ucb_node_epsilon(math.inf, 16, mode=mode) == math.inf
 
 
 def test_calibration_validation() -> None:
     with pytest.raises(ValueError, match=r"`mode` must be 'paper' or 'corrected', got 'x'"):
-        fed_ucb_scale(1.0, 16, mode="x")
+        gossip_fed_ucb_scale(1.0, 16, mode="x")
     with pytest.raises(ValueError, match=r"`mode` must be 'paper' or 'corrected'"):
-        fed_ucb_node_epsilon(1.0, 16, mode="Paper")
+        gossip_fed_ucb_node_epsilon(1.0, 16, mode="Paper")
     with pytest.raises(ValueError, match=r"`log_base` must be one of \['10', '2', 'e'\]"):
-        fed_ucb_scale(1.0, 16, mode="paper", log_base="3")
+        gossip_fed_ucb_scale(1.0, 16, mode="paper", log_base="3")
     with pytest.raises(ValueError, match=r"`epsilon` must be in \(0, inf\], got 0\.0"):
-        fed_ucb_scale(0.0, 16, mode="corrected")
+        gossip_fed_ucb_scale(0.0, 16, mode="corrected")
     with pytest.raises(ValueError, match=r"`epsilon` must not be NaN"):
-        fed_ucb_node_epsilon(math.nan, 16, mode="corrected")
+        gossip_fed_ucb_node_epsilon(math.nan, 16, mode="corrected")
     with pytest.raises(ValueError, match=r"`horizon` must be >= 1, got 0"):
-        fed_ucb_scale(1.0, 0, mode="corrected")
+        gossip_fed_ucb_scale(1.0, 0, mode="corrected")
     with pytest.raises(ValueError, match=r"`horizon` must be >= 1, got 0"):
         paper_log_rounds(0, "2")
 

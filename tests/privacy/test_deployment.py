@@ -223,3 +223,22 @@ def test_misspelled_release_field_lists_the_allowed_fields(tmp_path, capsys):
 def test_unknown_and_missing_fields_are_named(tmp_path, text, message):
     with pytest.raises(DataFormatError, match=message):
         load_deployment(_write(tmp_path, text))
+
+
+def test_a_calibration_typed_by_its_former_name_still_loads(tmp_path):
+    # Zhu et al.'s calibration is spelled with the family's key (gossip_fed_ucb_scale); a
+    # deployment file written with the former name fed_ucb_scale calibrates the same.
+    from fedpriv.privacy.deployment import CALIBRATION_ALIASES, CALIBRATIONS
+
+    assert CALIBRATION_ALIASES == {"fed_ucb_scale": "gossip_fed_ucb_scale"}
+    assert set(CALIBRATION_ALIASES.values()) <= set(CALIBRATIONS)
+    deployments = []
+    for name in ("fed_ucb_scale", "gossip_fed_ucb_scale"):
+        text = (
+            'title = "Fed_UCB nodes"\nneighboring_relation = "replace_one"\n\n'
+            f"[calibration.z]\nfunction = '{name}'\nepsilon = 1.0\nhorizon = 16\nmode = 'paper'\n\n"
+            "[[release]]\nevent = 'Laplace'\nper = { agent = 3 }\ncount = 4\n"
+            "scale = 4.0\nl1_sensitivity = 1.0\n"
+        )
+        deployments.append(load_deployment(_write(tmp_path, text)))
+    assert deployments[0].calibrations == deployments[1].calibrations == (("z", 4.0),)

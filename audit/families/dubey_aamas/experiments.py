@@ -34,7 +34,7 @@ from fedpriv.algorithms.dubey_aamas.cooperative import run_coop_ucb_nonprivate, 
 from fedpriv.algorithms.dubey_aamas.robust import Contamination
 from fedpriv.algorithms.environments.bernoulli import homogeneous_bandit
 from fedpriv.algorithms.networks.graphs import make_graph
-from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
+from fedpriv.algorithms.seeding import Stream, as_seed_sequence, child_seed, stream_rng
 
 __all__ = ["EXPERIMENTS", "ExperimentConfig", "default_config", "run_experiment"]
 
@@ -88,7 +88,7 @@ def _trial_world(config: ExperimentConfig, trial: int, mean_range: tuple[float, 
         p=config.p,
         rng=stream_rng(root, trial=trial, agent=0, stream=Stream.NETWORK),
     )
-    run_seed = np.random.SeedSequence(root.entropy, spawn_key=(trial, 1))
+    run_seed = child_seed(root, trial, 1)
     return env, graph, run_seed
 
 

@@ -37,10 +37,11 @@ import dataclasses
 from typing import Any
 
 import numpy as np
+from fedpriv.algorithms.seeding import child_seed
 from fedpriv.audit.claims.claim import Claim
 from fedpriv.audit.claims.entry import AccountantResult, ignores_setting
 from fedpriv.audit.engine.combine import halved, stronger_of
-from fedpriv.audit.engine.coupled import AuditBudget, EndToEndAudit, child_seed, search_and_confirm
+from fedpriv.audit.engine.coupled import AuditBudget, EndToEndAudit, search_and_confirm
 from fedpriv.privacy import event_epsilon
 from fedpriv.privacy.accounting import events
 from fedpriv.privacy.calibrations import interval_length

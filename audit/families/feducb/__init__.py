@@ -50,50 +50,48 @@ FAMILY = Family(
             "fedpriv.cli.feducb", "non-private FedUCB (H = λI, no noise)", tables="contexts"
         ),
         "feducb-decentralized": Command(
-            "fedpriv.cli.feducb_linucb",
+            "fedpriv.cli.feducb",
             "decentralized FedUCB on a graph (Dubey & Pentland 2020, Alg. 3; --schedule fixed: data-independent releases every B rounds)",
             secure_noise=True,
             tables="contexts",
         ),
         "linucb": Command(
-            "fedpriv.cli.feducb_linucb",
+            "fedpriv.cli.feducb",
             "non-private OFUL/LinUCB run by every agent alone (M = 1: single agent)",
             tables="contexts",
         ),
         "linucb-independent-private": Command(
-            "fedpriv.cli.feducb_linucb",
+            "fedpriv.cli.feducb",
             "M private LinUCB learners, own Privatizer each, no communication",
             tables="contexts",
         ),
         "linucb-pooled": Command(
-            "fedpriv.cli.feducb_linucb",
+            "fedpriv.cli.feducb",
             "one non-private LinUCB learner that sees every agent's data",
             tables="contexts",
         ),
     },
     experiments={
         "feducb-fig1a": Command(
-            "fedpriv.cli.feducb_linucb",
+            "fedpriv.cli.feducb",
             "FedUCB Fig. 1A: per-agent regret at T vs ε for several M",
             tables="contexts",
         ),
         "feducb-fig1b": Command(
-            "fedpriv.cli.feducb_linucb",
+            "fedpriv.cli.feducb",
             "FedUCB Fig. 1B: regret curves for three communication regimes",
             tables="contexts",
         ),
         "feducb-fig1c": Command(
-            "fedpriv.cli.feducb_linucb",
-            "FedUCB Fig. 1C: regret curves for varying d",
-            tables="contexts",
+            "fedpriv.cli.feducb", "FedUCB Fig. 1C: regret curves for varying d", tables="contexts"
         ),
         "feducb-fig2": Command(
-            "fedpriv.cli.feducb_linucb",
+            "fedpriv.cli.feducb",
             "FedUCB Fig. 2 (appendix): regret vs the minimum gap for several ε",
             tables="contexts",
         ),
         "feducb-decentralized-schedules": Command(
-            "fedpriv.cli.feducb_linucb",
+            "fedpriv.cli.feducb",
             "decentralized FedUCB (Alg. 3): regret curves of the adaptive schedule beside fixed ones",
             tables="contexts",
         ),

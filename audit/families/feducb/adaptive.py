@@ -39,7 +39,8 @@ import math
 import time
 
 import numpy as np
-from fedpriv.audit.engine.coupled import AuditBudget, EndToEndAudit, child_seed
+from fedpriv.algorithms.seeding import child_seed
+from fedpriv.audit.engine.coupled import AuditBudget, EndToEndAudit
 from fedpriv.audit.engine.gaussian_nodes import (
     audit_symmetric_gaussian_release,
     llr_shift,

@@ -28,10 +28,11 @@ Choices common to every figure (documented in the notes)
 * **Privacy**: the paper's calibration (σ_N of Alg. 2), δ = 0.1, α = 0.1; the CSV has
   the accountant's ε at δ for the Privatizer releases of each setting.
 
-Outputs: ``<out>/feducb/<name>.png``, ``<name>.csv`` (one row per setting and trial),
-``<name>_curves.csv`` (mean/min/max curves) and ``<name>.md``, written to a staging
-folder and moved into place file by file (``os.replace``) by
-:mod:`fedpriv.audit.families.feducb.figure`.
+Outputs: ``<out>/feducb/<figure>.png``, ``<figure>.csv`` (one row per setting and trial),
+``<figure>_curves.csv`` (mean/min/max curves) and ``<figure>.md``, where ``<figure>`` is
+the experiment's name without the family's prefix (:func:`~fedpriv.audit.reporting.figures.figure_stem`: ``fig1a``, ...,
+``decentralized-schedules``), written to a staging folder and moved into place file by
+file (:func:`fedpriv.audit.reporting.figures.write_figure`).
 """
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ from fedpriv.algorithms.feducb.sync import (
     threshold_for_syncs,
 )
 from fedpriv.algorithms.networks.graphs import make_graph
-from fedpriv.audit.families.feducb.figure import _DELTA, _Figure, _note, _write
+from fedpriv.audit.families.feducb.figure import DELTA, FedUCBFigure, figure_note
+from fedpriv.audit.reporting.figures import figure_stem, write_figure
 from fedpriv.privacy.checks import check_int_at_least, check_positive
 
 __all__ = ["DEFAULTS", "EXPERIMENTS", "run_figure"]
@@ -105,7 +107,7 @@ def _private(tables: LinearBanditTables, epsilon: float, order: str, cfg: dict) 
     return run_feducb(
         tables,
         epsilon=epsilon,
-        delta=_DELTA,
+        delta=DELTA,
         threshold=threshold,
         beta=cfg["beta"],
         beta_value=cfg["beta_value"],
@@ -145,22 +147,22 @@ def _common_rows(cfg: dict, horizon: int, n_trials: int, agents: str) -> list[tu
         (
             "δ, α, calibration",
             "δ = 0.1; α unstated",
-            f"δ = {_DELTA}, α = 0.1, paper σ_N, m = 1 + ⌈log2 T⌉",
+            f"δ = {DELTA}, α = 0.1, paper σ_N, m = 1 + ⌈log2 T⌉",
         ),
     ]
 
 
-def _fig1a(cfg: dict) -> tuple[plt.Figure, _Figure, str, list, str]:
-    fig = _Figure("feducb-fig1a")
+def _fig1a(cfg: dict) -> tuple[plt.Figure, FedUCBFigure, str, list, str]:
+    fig = FedUCBFigure()
     agents = (cfg["n_agents"],) if cfg["n_agents"] is not None else _AGENTS_1A
     for m in agents:
         spec = LinearBandit(n_agents=m, n_arms=_ARMS, dim=10, reward=cfg["reward"])
         tables = _tables(spec, cfg["seed"], cfg["n_trials"], cfg["horizon"])
         for eps in _EPSILONS_1A:
             cfg["progress"](f"fig1a: M = {m}, ε = {eps:g}")
-            fig.add(f"M={m}, ε={eps:g}", _private(tables, eps, "MlogT", cfg), M=m, epsilon=eps)
+            fig.add_run(f"M={m}, ε={eps:g}", _private(tables, eps, "MlogT", cfg), M=m, epsilon=eps)
     caption = "per-agent regret at T against ε (δ = 0.1), n = O(M log T)"
-    plot = fig.plot_final(f"Fig. 1A: {caption}", "epsilon", "M", "privacy budget ε", True)
+    plot = fig.plot_final_regret(f"Fig. 1A: {caption}", "epsilon", "M", "privacy budget ε", True)
     rows = _common_rows(
         cfg,
         cfg["horizon"],
@@ -177,20 +179,20 @@ def _fig1a(cfg: dict) -> tuple[plt.Figure, _Figure, str, list, str]:
     return plot, fig, caption, rows, extra
 
 
-def _fig1b(cfg: dict) -> tuple[plt.Figure, _Figure, str, list, str]:
-    fig = _Figure("feducb-fig1b")
+def _fig1b(cfg: dict) -> tuple[plt.Figure, FedUCBFigure, str, list, str]:
+    fig = FedUCBFigure()
     m = cfg["n_agents"] or DEFAULTS["feducb-fig1b"][2]
     spec = LinearBandit(n_agents=m, n_arms=_ARMS, dim=10, reward=cfg["reward"])
     tables = _tables(spec, cfg["seed"], cfg["n_trials"], cfg["horizon"])
     for order in ("M1.5", "MlogT", "MT"):
         cfg["progress"](f"fig1b: n = O({order})")
-        fig.add(f"private ε=1, n=O({order})", _private(tables, 1.0, order, cfg), order=order)
-        fig.add(
+        fig.add_run(f"private ε=1, n=O({order})", _private(tables, 1.0, order, cfg), order=order)
+        fig.add_run(
             f"non-private, n=O({order})", _nonprivate(tables, order, cfg), style="--", order=order
         )
     cfg["progress"]("fig1b: LinUCB references")
-    fig.add("pooled LinUCB (non-private)", run_linucb_pooled(tables), style=":", order="pooled")
-    fig.add("independent LinUCB (non-private)", run_linucb(tables), style=":", order="none")
+    fig.add_run("pooled LinUCB (non-private)", run_linucb_pooled(tables), style=":", order="pooled")
+    fig.add_run("independent LinUCB (non-private)", run_linucb(tables), style=":", order="none")
     caption = f"regret curves, M = {m}, communication n = O(M^1.5), O(M log T), O(MT)"
     rows = _common_rows(cfg, cfg["horizon"], cfg["n_trials"], f"100|{m}")
     paper = "n = O(M^1.5), O(M log T), O(MT); private ε = 1 solid, non-private dashed"
@@ -209,14 +211,14 @@ def _fig1b(cfg: dict) -> tuple[plt.Figure, _Figure, str, list, str]:
     return fig.plot_curves(f"Fig. 1B: {caption}"), fig, caption, rows, extra
 
 
-def _fig1c(cfg: dict) -> tuple[plt.Figure, _Figure, str, list, str]:
-    fig = _Figure("feducb-fig1c")
+def _fig1c(cfg: dict) -> tuple[plt.Figure, FedUCBFigure, str, list, str]:
+    fig = FedUCBFigure()
     m = cfg["n_agents"] or DEFAULTS["feducb-fig1c"][2]
     for d in _DIMS_1C:
         cfg["progress"](f"fig1c: d = {d}")
         spec = LinearBandit(n_agents=m, n_arms=_ARMS, dim=d, reward=cfg["reward"])
         tables = _tables(spec, cfg["seed"], cfg["n_trials"], cfg["horizon"])
-        fig.add(f"d={d}", _private(tables, 1.0, "MlogT", cfg), dim=d)
+        fig.add_run(f"d={d}", _private(tables, 1.0, "MlogT", cfg), dim=d)
     caption = f"per-agent regret curves for varying d, M = {m}, ε = 1, δ = 0.1, n = O(M log T)"
     cfg["dims"] = "d = " + ", ".join(map(str, _DIMS_1C))
     rows = _common_rows(cfg, cfg["horizon"], cfg["n_trials"], f"100|{m}")
@@ -224,8 +226,8 @@ def _fig1c(cfg: dict) -> tuple[plt.Figure, _Figure, str, list, str]:
     return fig.plot_curves(f"Fig. 1C: {caption}"), fig, caption, rows, extra
 
 
-def _fig2(cfg: dict) -> tuple[plt.Figure, _Figure, str, list, str]:
-    fig = _Figure("feducb-fig2")
+def _fig2(cfg: dict) -> tuple[plt.Figure, FedUCBFigure, str, list, str]:
+    fig = FedUCBFigure()
     m = cfg["n_agents"] or DEFAULTS["feducb-fig2"][2]
     for gap in _GAPS_2:
         spec = LinearBandit(
@@ -234,11 +236,11 @@ def _fig2(cfg: dict) -> tuple[plt.Figure, _Figure, str, list, str]:
         tables = _tables(spec, cfg["seed"], cfg["n_trials"], cfg["horizon"])
         for eps in _EPSILONS_2:
             cfg["progress"](f"fig2: Δ = {gap:g}, ε = {eps:g}")
-            fig.add(
+            fig.add_run(
                 f"Δ={gap:g}, ε={eps:g}", _private(tables, eps, "MlogT", cfg), gap=gap, epsilon=eps
             )
     caption = f"per-agent regret at T against the minimum gap Δ, M = {m}, several ε"
-    plot = fig.plot_final(f"Fig. 2: {caption}", "gap", "epsilon", "minimum gap Δ", False)
+    plot = fig.plot_final_regret(f"Fig. 2: {caption}", "gap", "epsilon", "minimum gap Δ", False)
     rows = _common_rows(cfg, cfg["horizon"], cfg["n_trials"], f"10|{m}")
     here = (
         f"Δ = {', '.join(f'{g:g}' for g in _GAPS_2)} (best band [0.6 + Δ, 0.7 + Δ]); "
@@ -252,9 +254,9 @@ def _fig2(cfg: dict) -> tuple[plt.Figure, _Figure, str, list, str]:
     return plot, fig, caption, rows, extra
 
 
-def _decentralized_schedules(cfg: dict) -> tuple[plt.Figure, _Figure, str, list, str]:
+def _decentralized_schedules(cfg: dict) -> tuple[plt.Figure, FedUCBFigure, str, list, str]:
     """Decentralized FedUCB (Alg. 3): the adaptive schedule beside fixed ones."""
-    fig = _Figure("feducb-decentralized-schedules")
+    fig = FedUCBFigure()
     m = cfg["n_agents"] or DEFAULTS["feducb-decentralized-schedules"][2]
     spec = LinearBandit(n_agents=m, n_arms=_ARMS, dim=10, reward=cfg["reward"])
     tables = _tables(spec, cfg["seed"], cfg["n_trials"], cfg["horizon"])
@@ -263,7 +265,7 @@ def _decentralized_schedules(cfg: dict) -> tuple[plt.Figure, _Figure, str, list,
     common = {
         "gamma": _GAMMA_DEC,
         "epsilon": 1.0,
-        "delta": _DELTA,
+        "delta": DELTA,
         "beta": cfg["beta"],
         "beta_value": cfg["beta_value"],
         "seed": cfg["seed"],
@@ -276,13 +278,13 @@ def _decentralized_schedules(cfg: dict) -> tuple[plt.Figure, _Figure, str, list,
     for label, style, options in runs:
         cfg["progress"](f"decentralized: {label}")
         run = run_feducb_decentralized(tables, graph, **common, **options)
-        fig.add(
+        fig.add_run(
             label,
             run,
             style=style,
             schedule=options["schedule"],
             releases_per_trial=float(run.n_releases.mean()),
-            end_to_end_epsilon=run.accountant.get_epsilon(_DELTA),
+            end_to_end_epsilon=run.accountant.get_epsilon(DELTA),
         )
     caption = (
         f"decentralized FedUCB (Alg. 3), {kind} of M = {m}, γ = {_GAMMA_DEC}, ε = 1, "
@@ -390,9 +392,16 @@ def run_figure(
     frame = fig.frame()
     extra += "\n\n" + _observed(name, frame)
     extra += f"\n\nRun time: {time.perf_counter() - started:.0f} s (seed {cfg['seed']})."
-    return _write(
-        out, name, plot, frame, fig.curve_frame(), _note(name, caption, rows, frame, extra)
+    folder = Path(out) / "feducb"
+    write_figure(
+        folder,
+        figure_stem(name, "feducb"),
+        plot,
+        table=frame,
+        curves=fig.curve_frame(),
+        note=figure_note(name, caption, rows, frame, extra),
     )
+    return folder
 
 
 def _trend(means: pd.Series) -> str:

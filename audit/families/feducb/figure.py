@@ -1,100 +1,89 @@
-"""The figure collector and writer of FedUCB's experiments (Dubey & Pentland 2020, §4.4).
+"""What a FedUCB figure records of a run, and its note (Dubey & Pentland 2020, §4.4).
 
-:mod:`fedpriv.audit.families.feducb.experiments` runs each figure's settings; this module
-collects the runs (one CSV row per setting and trial, mean/min/max curves of the average
-per-agent regret ``R_M(t)/M``), plots them, writes the ``.md`` note (the settings table
-and, per setting, the accountant's ε of the Privatizer releases at δ = ``_DELTA`` and
-``_SMALL_DELTA``) and moves ``<out>/feducb/<name>.png``, ``.csv``, ``_curves.csv`` and
-``.md`` into place from a staging folder (``os.replace``).
+:mod:`fedpriv.audit.families.feducb.experiments` runs each figure's settings into a
+:class:`FedUCBFigure`: one CSV row per setting and trial (the average per-agent regret
+``R_M(T)/M``, the realised syncs and the accountant's ε of the Privatizer releases at
+δ = :data:`DELTA` and :data:`SMALL_DELTA`) and the mean/min/max curves of ``R_M(t)/M``.
+Collecting, plotting, the Markdown table and the staged write of
+``<out>/feducb/<figure>.png``, ``.csv``, ``_curves.csv`` and ``.md`` are the shared
+:mod:`fedpriv.audit.reporting` machinery.
 """
 
 from __future__ import annotations
 
 import math
-import os
-import shutil
-import tempfile
-from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from fedpriv.audit.reporting.figures import BandFigure
+from fedpriv.audit.reporting.tables import markdown_table
 
-# Package-internal helpers of experiments.py; nothing public.
-__all__: list[str] = []
+__all__ = ["DELTA", "GRID", "SMALL_DELTA", "FedUCBFigure", "figure_note"]
 
-_DELTA = 0.1
-_SMALL_DELTA = 1e-6
-_GRID = 100
+#: δ at which each private setting's accountant ε is recorded (the runs' claimed δ).
+DELTA = 0.1
+#: A second δ, where ε is not vacuous.
+SMALL_DELTA = 1e-6
+#: Points of each plotted curve (at most).
+GRID = 100
 
 
-class _Figure:
-    """Collects runs (rows and curves), then writes PNG, CSVs and the note."""
+class FedUCBFigure(BandFigure):
+    """A FedUCB figure's runs (module docstring)."""
 
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.rows: list[dict[str, Any]] = []
-        self.curves: dict[str, np.ndarray] = {}
-        self.times: dict[str, np.ndarray] = {}
-        self.styles: dict[str, str] = {}
+    def add_run(self, label: str, run: Any, *, style: str = "-", **extra: Any) -> None:
+        """Record ``run`` under ``label``: its CSV rows and its ``R_M(t)/M`` curve.
 
-    def add(self, label: str, run: Any, *, style: str = "-", **extra: Any) -> None:
+        Parameters
+        ----------
+        label : str
+            The setting's legend entry.
+        run : FedUCBRun, DecentralizedFedUCBRun or LinUCBRun
+            A finished run (``regret_curve`` of shape (n_trials, horizon)).
+        style : str, default "-"
+            Matplotlib format string of the curve.
+        **extra
+            Setting columns added to every row (``epsilon=1.0``, ``M=10``, ...).
+        """
         horizon = run.regret_curve.shape[1]
         final = run.final_regret.mean(axis=1)
         eps = eps_small = math.nan
         if getattr(run, "calibration", None) is not None and run.algorithm.startswith("feducb"):
-            eps = run.accountant_epsilon(_DELTA)[1]
-            eps_small = run.accountant_epsilon(_SMALL_DELTA)[1]
+            eps = run.accountant_epsilon(DELTA)[1]
+            eps_small = run.accountant_epsilon(SMALL_DELTA)[1]
         syncs = getattr(run, "n_syncs", np.full(final.size, -1))
-        for j in range(final.size):
-            self.rows.append(
-                {
-                    "label": label,
-                    "algorithm": run.algorithm,
-                    "trial": j,
-                    "regret_per_agent": float(final[j]),
-                    "n_syncs": int(syncs[j]),
-                    "accountant_epsilon": eps,
-                    "accountant_epsilon_small_delta": eps_small,
-                    **extra,
-                }
-            )
-        grid = np.unique(np.linspace(0, horizon - 1, min(_GRID, horizon)).astype(int))
-        self.times[label] = grid + 1
-        self.curves[label] = run.regret_curve[:, grid]
-        self.styles[label] = style
-
-    def frame(self) -> pd.DataFrame:
-        return pd.DataFrame(self.rows)
-
-    def curve_frame(self) -> pd.DataFrame:
-        return pd.concat(
-            [
-                pd.DataFrame(
-                    {
-                        "label": label,
-                        "t": self.times[label],
-                        "mean": c.mean(axis=0),
-                        "min": c.min(axis=0),
-                        "max": c.max(axis=0),
-                    }
-                )
-                for label, c in self.curves.items()
-            ],
-            ignore_index=True,
-        )
+        rows = [
+            {
+                "label": label,
+                "algorithm": run.algorithm,
+                "trial": j,
+                "regret_per_agent": float(final[j]),
+                "n_syncs": int(syncs[j]),
+                "accountant_epsilon": eps,
+                "accountant_epsilon_small_delta": eps_small,
+                **extra,
+            }
+            for j in range(final.size)
+        ]
+        grid = np.unique(np.linspace(0, horizon - 1, min(GRID, horizon)).astype(int))
+        self.add(label, rows, grid + 1, run.regret_curve[:, grid], style=style)
 
     def plot_curves(self, title: str) -> plt.Figure:
+        """The regret curves ``R_M(t)/M`` with their min–max bands.
+
+        Parameters
+        ----------
+        title : str
+            The axis title.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
         fig, ax = plt.subplots(figsize=(7, 4.5))
-        for label, c in self.curves.items():
-            (line,) = ax.plot(self.times[label], c.mean(axis=0), self.styles[label], label=label)
-            ax.fill_between(
-                self.times[label], c.min(axis=0), c.max(axis=0), alpha=0.15, color=line.get_color()
-            )
+        self.draw(ax, alpha=0.15)
         ax.set_xlabel("round t")
         ax.set_ylabel("average per-agent regret R_M(t)/M")
         ax.set_title(title, fontsize=9)
@@ -102,47 +91,60 @@ class _Figure:
         fig.tight_layout()
         return fig
 
-    def plot_final(self, title: str, x: str, group: str, xlabel: str, log_x: bool) -> plt.Figure:
-        frame = self.frame()
-        fig, ax = plt.subplots(figsize=(7, 4.5))
-        for key, g in frame.groupby(group, sort=False):
-            stats = g.groupby(x, sort=True)["regret_per_agent"].agg(["mean", "min", "max"])
-            (line,) = ax.plot(stats.index, stats["mean"], "o-", label=f"{group} = {key}")
-            ax.fill_between(
-                stats.index, stats["min"], stats["max"], alpha=0.15, color=line.get_color()
-            )
-        if log_x:
-            ax.set_xscale("log")
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel("average per-agent regret at T")
-        ax.set_title(title, fontsize=9)
-        ax.legend(fontsize=7)
-        fig.tight_layout()
-        return fig
+    def plot_final_regret(
+        self, title: str, x: str, group: str, xlabel: str, log_x: bool
+    ) -> plt.Figure:
+        """The regret at T against setting ``x``, one band per value of ``group``.
+
+        Parameters
+        ----------
+        title : str
+            The axis title.
+        x, group : str
+            CSV columns (:meth:`BandFigure.plot_final`).
+        xlabel : str
+            The abscissa's label.
+        log_x : bool
+            Logarithmic abscissa.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
+        return self.plot_final(
+            title,
+            value="regret_per_agent",
+            x=x,
+            group=group,
+            xlabel=xlabel,
+            ylabel="average per-agent regret at T",
+            log_x=log_x,
+            alpha=0.15,
+        )
 
 
-def _write(
-    out: Path, name: str, fig: plt.Figure, frame: pd.DataFrame, curves: pd.DataFrame, note: str
-) -> Path:
-    folder = Path(out) / "feducb"
-    folder.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=folder))
-    try:
-        fig.savefig(staging / f"{name}.png", dpi=120)
-        frame.to_csv(staging / f"{name}.csv", index=False)
-        curves.to_csv(staging / f"{name}_curves.csv", index=False)
-        (staging / f"{name}.md").write_text(note, encoding="utf-8")
-        for path in sorted(staging.iterdir()):
-            os.replace(path, folder / path.name)
-    finally:
-        plt.close(fig)
-        shutil.rmtree(staging, ignore_errors=True)
-    return folder
-
-
-def _note(
+def figure_note(
     name: str, caption: str, rows: list[tuple[str, str, str]], frame: pd.DataFrame, extra: str
 ) -> str:
+    """The ``.md`` note of FedUCB figure ``name``: settings, per-setting summary, findings.
+
+    Parameters
+    ----------
+    name : str
+        The experiment's command name (``feducb-fig1a``, ...).
+    caption : str
+        What the figure shows.
+    rows : list of (str, str, str)
+        ``(setting, paper, here)``: each setting beside what the paper states.
+    frame : pandas.DataFrame
+        The figure's CSV table (:meth:`FedUCBFigure.frame`).
+    extra : str
+        Markdown appended at the end.
+
+    Returns
+    -------
+    str
+    """
     table = "\n".join(f"| {a} | {b} | {c} |" for a, b, c in rows)
     summary = frame.groupby("label", sort=False).agg(
         regret_mean=("regret_per_agent", "mean"),
@@ -157,24 +159,11 @@ def _note(
         f"Generated by `fedpriv experiment {name}` (audit/families/feducb/experiments.py).\n\n"
         "| setting | paper | here |\n|---|---|---|\n" + table + "\n\n"
         "Average per-agent regret at T (mean, min, max over trials), realised sync "
-        f"rounds, and the accountant's ε at δ = {_DELTA} and at δ = {_SMALL_DELTA:g} of "
+        f"rounds, and the accountant's ε at δ = {DELTA} and at δ = {SMALL_DELTA:g} of "
         "the Privatizer releases (Prop. 3's scope; nan = non-private; the sync-timing "
         "channel of the adaptive trigger, Alg. 1 line 12, is not covered):\n\n"
-        + _markdown(summary)
+        + markdown_table(summary)
         + "\n\n"
         + extra
         + "\n"
     )
-
-
-def _markdown(frame: pd.DataFrame) -> str:
-    """A Markdown table of ``frame`` (index first; floats with 4 significant digits)."""
-
-    def cell(value: Any) -> str:
-        return f"{value:.4g}" if isinstance(value, (float, np.floating)) else str(value)
-
-    header = [frame.index.name or ""] + [str(c) for c in frame.columns]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for index, row in frame.iterrows():
-        lines.append("| " + " | ".join([cell(index)] + [cell(v) for v in row]) + " |")
-    return "\n".join(lines)

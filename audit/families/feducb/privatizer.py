@@ -33,9 +33,10 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+from fedpriv.algorithms.seeding import child_seed
 from fedpriv.audit.claims.claim import VACUOUS_DELTA_PROBE
 from fedpriv.audit.engine.combine import half_confidence
-from fedpriv.audit.engine.coupled import AuditBudget, EndToEndAudit, child_seed
+from fedpriv.audit.engine.coupled import AuditBudget, EndToEndAudit
 from fedpriv.audit.engine.gaussian_nodes import PrivatizerAuditResult, audit_privatizer_nodes
 from fedpriv.audit.estimators import epsilon_lower_bound_at_delta
 from fedpriv.privacy.checks import check_int_at_least

@@ -60,9 +60,10 @@ import dataclasses
 import math
 
 import numpy as np
+from fedpriv.algorithms.seeding import child_seed
 from fedpriv.audit.claims.claim import VACUOUS_DELTA_PROBE, Claim
 from fedpriv.audit.claims.entry import AccountantResult, MechanismResult
-from fedpriv.audit.engine.coupled import AuditBudget, EndToEndAudit, child_seed, search_and_confirm
+from fedpriv.audit.engine.coupled import AuditBudget, EndToEndAudit, search_and_confirm
 from fedpriv.audit.estimators import NO_EVIDENCE, EpsilonLowerBound, epsilon_lower_bound_at_delta
 from fedpriv.audit.families.feducb.adaptive import split_confidence, with_adaptive_bracket
 from fedpriv.privacy import Accountant

@@ -21,28 +21,32 @@ from fedpriv.audit.families.gossip_fed_ucb import recipes as ge
 from fedpriv.audit.families.gossip_fed_ucb.claims_initial import gossip_fed_ucb_initial_claims
 from fedpriv.audit.families.gossip_fed_ucb.regret import (
     BOUNDED_REWARDS,
-    fed_ucb_reading,
+    gossip_fed_ucb_reading,
     variant_label,
 )
 from fedpriv.audit.families.gossip_fed_ucb.regret import VARIANTS as FED_UCB_VARIANTS
 from fedpriv.privacy import NeighboringRelation, PureDP
 from fedpriv.privacy.accounting.tree import released_tree_depth
-from fedpriv.privacy.calibrations import fed_ucb_released_prefixes, fed_ucb_scale, paper_log_rounds
+from fedpriv.privacy.calibrations import (
+    gossip_fed_ucb_released_prefixes,
+    gossip_fed_ucb_scale,
+    paper_log_rounds,
+)
 
 __all__ = ["build_claims"]
 
 
 def build_claims() -> list[RegisteredClaim]:
     """The family's register rows, in report order (register keys ``gossip_fed_ucb/...``)."""
-    return _fed_ucb_claims()
+    return _gossip_fed_ucb_claims()
 
 
 _FED_UCB_SOURCE = "Definition 1, §4.1 and abstract: ε-DP for each agent's stream {X_i,k(t)}"
 
 
-def _fed_ucb_note(mode: str, base: str, final: bool, horizon: int) -> str:
+def _gossip_fed_ucb_note(mode: str, base: str, final: bool, horizon: int) -> str:
     """The row's node count on its view against the paper's ⌈log T⌉, exactly."""
-    released = fed_ucb_released_prefixes(horizon, publish_final=final)
+    released = gossip_fed_ucb_released_prefixes(horizon, publish_final=final)
     nodes = released.bit_length()
     where = "prefixes 1..T" if final else "prefixes 1..T−1 (Alg. 4 lines 9, 19)"
     if mode == "corrected":
@@ -64,7 +68,7 @@ def _fed_ucb_note(mode: str, base: str, final: bool, horizon: int) -> str:
     return text
 
 
-def _fed_ucb_claims() -> list[RegisteredClaim]:
+def _gossip_fed_ucb_claims() -> list[RegisteredClaim]:
     out = []
     for mode, base, final in FED_UCB_VARIANTS:
         released_where = "1..T" if final else "1..T−1"
@@ -77,10 +81,12 @@ def _fed_ucb_claims() -> list[RegisteredClaim]:
                     "epsilon": eps,
                     "log_base": base,
                     "graph": "complete",
-                    "node_scale": fed_ucb_scale(
+                    "node_scale": gossip_fed_ucb_scale(
                         eps, horizon, mode=mode, log_base=base, publish_final=final
                     ),
-                    "released_prefixes": fed_ucb_released_prefixes(horizon, publish_final=final),
+                    "released_prefixes": gossip_fed_ucb_released_prefixes(
+                        horizon, publish_final=final
+                    ),
                     "rewards": BOUNDED_REWARDS,
                 }
                 label = variant_label(mode, base, final)
@@ -95,21 +101,21 @@ def _fed_ucb_claims() -> list[RegisteredClaim]:
                             NeighboringRelation.REPLACE_ONE_REWARD,
                             PureDP(eps),
                             _FED_UCB_SOURCE,
-                            **fed_ucb_reading(mode, base, final),
+                            **gossip_fed_ucb_reading(mode, base, final),
                         ),
-                        accountant=ge.fed_ucb_accountant,
-                        audit=ge.audit_fed_ucb_tree,
+                        accountant=ge.gossip_fed_ucb_accountant,
+                        audit=ge.audit_gossip_fed_ucb_tree,
                         channel=(
                             f"released noisy prefix sums {released_where} of one stream "
                             "(tree counter; white-box audits of the released nodes "
                             "covering round 1)"
                         ),
                         sample_factor=1000.0,
-                        note=_fed_ucb_note(mode, base, final, horizon),
-                        analytic_lower=_fed_ucb_exact_epsilon,
+                        note=_gossip_fed_ucb_note(mode, base, final, horizon),
+                        analytic_lower=_gossip_fed_ucb_exact_epsilon,
                     )
                 )
-    out += _fed_ucb_figure_claims() + gossip_fed_ucb_initial_claims()
+    out += _gossip_fed_ucb_figure_claims() + gossip_fed_ucb_initial_claims()
     setting = {
         "n_agents": 3,
         "n_arms": 5,
@@ -134,12 +140,12 @@ def _fed_ucb_claims() -> list[RegisteredClaim]:
                 "claim; Fig. 2 caption: 'Regret of Fed_UCB over time when the "
                 "algorithm preserves ε-DP'; §4.1 assumes rewards in [0, 1]",
             ),
-            accountant=ge.fed_ucb_unbounded_accountant,
-            audit=ge.audit_fed_ucb_unbounded,
+            accountant=ge.gossip_fed_ucb_unbounded_accountant,
+            audit=ge.audit_gossip_fed_ucb_unbounded,
             channel="released noisy prefix sums of one stream (tree counter)",
             sample_factor=10.0,
             raw_channel="rewards outside [0, 1] fed unclipped: unbounded sensitivity",
-            mechanism=_fed_ucb_tree_mechanism,
+            mechanism=_gossip_fed_ucb_tree_mechanism,
         )
     )
     return out
@@ -195,7 +201,7 @@ _FIG2_PANELS = (
 )
 
 
-def _fed_ucb_figure_claims() -> list[RegisteredClaim]:
+def _gossip_fed_ucb_figure_claims() -> list[RegisteredClaim]:
     """Fig. 2(b) (N = M = 10) and Fig. 2(c) (hospital data, N = 3, M = 5) at t = 6·10⁵.
 
     One agent's stream of one arm is what a record sits in (Definition 1; arms and
@@ -218,10 +224,10 @@ def _fed_ucb_figure_claims() -> list[RegisteredClaim]:
                     "epsilon": eps,
                     "log_base": base,
                     "graph": extra["graph"],
-                    "node_scale": fed_ucb_scale(
+                    "node_scale": gossip_fed_ucb_scale(
                         eps, _FIG2_HORIZON, mode=mode, log_base=base, publish_final=final
                     ),
-                    "released_prefixes": fed_ucb_released_prefixes(
+                    "released_prefixes": gossip_fed_ucb_released_prefixes(
                         _FIG2_HORIZON, publish_final=final
                     ),
                     **{k: v for k, v in extra.items() if k not in ("n_agents", "n_arms", "graph")},
@@ -246,9 +252,9 @@ def _fed_ucb_figure_claims() -> list[RegisteredClaim]:
                             NeighboringRelation.REPLACE_ONE_REWARD,
                             PureDP(eps),
                             _FED_UCB_SOURCE + _FIG2_SOURCE + "; " + source,
-                            **fed_ucb_reading(mode, base, final),
+                            **gossip_fed_ucb_reading(mode, base, final),
                         ),
-                        accountant=ge.fed_ucb_accountant,
+                        accountant=ge.gossip_fed_ucb_accountant,
                         audit=None,
                         shared_audit=source_key,
                         shared_audit_differs=differs,
@@ -258,13 +264,13 @@ def _fed_ucb_figure_claims() -> list[RegisteredClaim]:
                             f"round 1); audit of `{source_key}`"
                         ),
                         note=(
-                            _fed_ucb_note(mode, base, final, _FIG2_HORIZON)
+                            _gossip_fed_ucb_note(mode, base, final, _FIG2_HORIZON)
                             + "; "
                             + why
                             + "; the audit is that of one stream's tree at the same T, ε and "
                             "calibration, which N, M and the graph do not change"
                         ),
-                        analytic_lower=_fed_ucb_exact_epsilon,
+                        analytic_lower=_gossip_fed_ucb_exact_epsilon,
                     )
                 )
     for eps in (1.0, 2.0, 5.0):
@@ -294,12 +300,12 @@ def _fed_ucb_figure_claims() -> list[RegisteredClaim]:
                     "observation', 't = 6e5'" + _FIG2_SOURCE + "; §4.1 assumes rewards "
                     "in [0, 1]; claim: " + _FED_UCB_SOURCE,
                 ),
-                accountant=ge.fed_ucb_unbounded_accountant,
-                audit=ge.audit_fed_ucb_unbounded,
+                accountant=ge.gossip_fed_ucb_unbounded_accountant,
+                audit=ge.audit_gossip_fed_ucb_unbounded,
                 channel="released noisy prefix sums of one stream (tree counter)",
                 sample_factor=10.0,
                 raw_channel="rewards outside [0, 1] fed unclipped: unbounded sensitivity",
-                mechanism=_fed_ucb_tree_mechanism,
+                mechanism=_gossip_fed_ucb_tree_mechanism,
                 note=(
                     "the paper's calibration (ε/⌈log₂T⌉ per node) at t = 6·10⁵; the graph "
                     "with λ₂ ≈ 0.99 is unstated (a path of 10 agents: 0.9946)"
@@ -309,7 +315,7 @@ def _fed_ucb_figure_claims() -> list[RegisteredClaim]:
     return out
 
 
-def _fed_ucb_exact_epsilon(claim: Claim) -> float:
+def _gossip_fed_ucb_exact_epsilon(claim: Claim) -> float:
     """The exact ε of the view: n released nodes hold a round-1 record, each Laplace(b).
 
     A reward changed at round 1 moves each of the ``n`` released nodes covering it by up
@@ -325,7 +331,7 @@ def _fed_ucb_exact_epsilon(claim: Claim) -> float:
     return nodes / float(s["node_scale"])
 
 
-def _fed_ucb_tree_mechanism(claim: Claim) -> MechanismResult:
+def _gossip_fed_ucb_tree_mechanism(claim: Claim) -> MechanismResult:
     """The tree's ε at its declared sensitivity 1 (rewards in [0, 1]), paper calibration."""
-    route, epsilon, _ = ge.fed_ucb_accountant(dataclasses.replace(claim, mode="paper"))
+    route, epsilon, _ = ge.gossip_fed_ucb_accountant(dataclasses.replace(claim, mode="paper"))
     return MechanismResult(route, epsilon)

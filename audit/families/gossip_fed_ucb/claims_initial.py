@@ -14,8 +14,8 @@ from __future__ import annotations
 from fedpriv.audit.claims.entry import RegisteredClaim
 from fedpriv.audit.claims.entry import make_claim as _claim
 from fedpriv.audit.families.gossip_fed_ucb import recipes as ge
-from fedpriv.audit.families.gossip_fed_ucb.counts import audit_fed_ucb_counts
-from fedpriv.audit.families.gossip_fed_ucb.initial import audit_fed_ucb_initial
+from fedpriv.audit.families.gossip_fed_ucb.counts import audit_gossip_fed_ucb_counts
+from fedpriv.audit.families.gossip_fed_ucb.initial import audit_gossip_fed_ucb_initial
 from fedpriv.privacy import NeighboringRelation, PureDP
 
 # Package-internal rows of claims.py; nothing public.
@@ -73,8 +73,8 @@ def gossip_fed_ucb_initial_claims() -> list[RegisteredClaim]:
                     source,
                     coverage="outside-claim",
                 ),
-                accountant=ge.fed_ucb_initial_accountant,
-                audit=audit_fed_ucb_initial,
+                accountant=ge.gossip_fed_ucb_initial_accountant,
+                audit=audit_gossip_fed_ucb_initial,
                 channel="gossip partner: agent 0's first gossip message ϑ",
                 raw_channel=_X0_RAW if mode == "paper" else None,
             )
@@ -92,8 +92,8 @@ def gossip_fed_ucb_initial_claims() -> list[RegisteredClaim]:
                     source + counts,
                     coverage="outside-claim",
                 ),
-                accountant=ge.fed_ucb_initial_accountant,
-                audit=audit_fed_ucb_counts,
+                accountant=ge.gossip_fed_ucb_initial_accountant,
+                audit=audit_gossip_fed_ucb_counts,
                 channel="neighbours: the counts ñ_{0,·} agent 0 shares at round 2",
                 raw_channel=_COUNTS_RAW if mode == "paper" else None,
                 note=(
@@ -103,7 +103,7 @@ def gossip_fed_ucb_initial_claims() -> list[RegisteredClaim]:
                 ),
             )
         )
-    return out + _fed_ucb_local_data_claims()
+    return out + _gossip_fed_ucb_local_data_claims()
 
 
 #: The abstract's reading: the initial pulls are local data that the claim covers.
@@ -124,7 +124,7 @@ _LOCAL_DATA_READING = {
 }
 
 
-def _fed_ucb_local_data_claims() -> list[RegisteredClaim]:
+def _gossip_fed_ucb_local_data_claims() -> list[RegisteredClaim]:
     """X(0) on ϑ and on the counts ñ under the abstract's reading (X(0) covered).
 
     Same algorithm, setting and audit as the outside-claim rows of
@@ -159,7 +159,7 @@ def _fed_ucb_local_data_claims() -> list[RegisteredClaim]:
                     "local data'; Alg. 4 line 1 (X(0)) and line 19 (ϑ̃(t−1) sent)",
                     **_LOCAL_DATA_READING,
                 ),
-                accountant=ge.fed_ucb_initial_accountant,
+                accountant=ge.gossip_fed_ucb_initial_accountant,
                 audit=None,
                 shared_audit=f"{base}/initial-pulls",
                 channel=f"gossip partner: agent 0's first gossip message ϑ; audit of `{base}/initial-pulls`",
@@ -193,7 +193,7 @@ def _fed_ucb_local_data_claims() -> list[RegisteredClaim]:
                     "processing inequality'",
                     **_LOCAL_DATA_READING,
                 ),
-                accountant=ge.fed_ucb_initial_accountant,
+                accountant=ge.gossip_fed_ucb_initial_accountant,
                 audit=None,
                 shared_audit=f"{base}/shared-counts",
                 channel=(

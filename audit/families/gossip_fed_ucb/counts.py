@@ -20,11 +20,12 @@ D and another arm in D' (all confidence widths are equal at n = 1). With the cor
 from __future__ import annotations
 
 import numpy as np
+from fedpriv.algorithms.seeding import child_seed
 from fedpriv.audit.claims.claim import Claim
-from fedpriv.audit.engine.coupled import AuditBudget, EndToEndAudit, child_seed, search_and_confirm
+from fedpriv.audit.engine.coupled import AuditBudget, EndToEndAudit, search_and_confirm
 from fedpriv.audit.families.gossip_fed_ucb.recipes import FixedTableBandit
 
-__all__ = ["audit_fed_ucb_counts", "counts_pair_tables"]
+__all__ = ["audit_gossip_fed_ucb_counts", "counts_pair_tables"]
 
 #: The initial pulls of every arm but agent 0's arm 0.
 _NEUTRAL = 0.5
@@ -59,7 +60,7 @@ def counts_pair_tables(n_agents: int, n_arms: int, horizon: int) -> tuple[np.nda
     return tables[0], tables[1]
 
 
-def audit_fed_ucb_counts(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
+def audit_gossip_fed_ucb_counts(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
     """Agent 0's round-1 action as its shared counts ñ reveal it (module docstring).
 
     Parameters
@@ -77,7 +78,7 @@ def audit_fed_ucb_counts(claim: Claim, budget: AuditBudget, seed) -> EndToEndAud
         The ε lower bound (nats) at the claimed δ, the confirmed event and the wall
         time.
     """
-    from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import run_fed_ucb
+    from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import run_gossip_fed_ucb
     from fedpriv.algorithms.networks.graphs import make_graph
 
     s = claim.setting_dict()
@@ -93,7 +94,7 @@ def audit_fed_ucb_counts(claim: Claim, budget: AuditBudget, seed) -> EndToEndAud
         out = []
         for b, start in enumerate(range(0, n, budget.batch_size)):
             size = min(budget.batch_size, n - start)
-            run = run_fed_ucb(
+            run = run_gossip_fed_ucb(
                 envs[world],
                 graph,
                 horizon=horizon,

@@ -1,11 +1,11 @@
 """Whole-algorithm audit of Fed_UCB's initial pulls X(0) (Zhu et al. 2021, Alg. 4 line 1).
 
-* :func:`audit_fed_ucb_initial`: the whole algorithm, canary in the initial pull
+* :func:`audit_gossip_fed_ucb_initial`: the whole algorithm, canary in the initial pull
   ``X_{0,k}(0)`` (1 in D, 0 in D'), observed by agent 0's gossip partner: the value
   agent 0 sends for arm k at its first gossip (Alg. 4 lines 1 and 19); where
   the initial pull is noised (corrected mode), also that Laplace release at the
   mechanism level, the stronger bound reported (:mod:`fedpriv.audit.engine.combine`).
-* :class:`FedUcbMeansSampler`: its sampler, one agent's released means after one round.
+* :class:`GossipFedUcbMeansSampler`: its sampler, one agent's released means after one round.
 
 Coupling as in :mod:`fedpriv.audit.families.gossip_fed_ucb.recipes`: one root per world,
 the reward table (the dataset) shared through
@@ -20,31 +20,32 @@ import time
 
 import networkx as nx
 import numpy as np
+from fedpriv.algorithms.seeding import child_seed
 from fedpriv.audit.claims.claim import Claim
 from fedpriv.audit.engine.combine import halved, stronger_of
-from fedpriv.audit.engine.coupled import AuditBudget, EndToEndAudit, child_seed, search_and_confirm
+from fedpriv.audit.engine.coupled import AuditBudget, EndToEndAudit, search_and_confirm
 from fedpriv.audit.engine.tree_nodes import audit_laplace_release
 from fedpriv.audit.families.gossip_fed_ucb.recipes import (
     FixedTableBandit,
     open_gossip_fed_ucb_accountant,
 )
 
-__all__ = ["FedUcbMeansSampler", "audit_fed_ucb_initial"]
+__all__ = ["GossipFedUcbMeansSampler", "audit_gossip_fed_ucb_initial"]
 
 
 def _initial_table(n_agents: int, n_arms: int, horizon: int, canary: float) -> np.ndarray:
     """A fixed Bernoulli(0.5) table with ``X_{0,0}(0) = canary``."""
-    rng = np.random.default_rng(np.random.SeedSequence(20211, spawn_key=(n_agents, n_arms)))
+    rng = np.random.default_rng(child_seed(20211, n_agents, n_arms))
     table = (rng.random((n_agents, horizon + 1, n_arms)) < 0.5).astype(np.float64)
     table[0, 0, 0] = canary
     return table
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True, eq=False)
-class FedUcbMeansSampler:
+class GossipFedUcbMeansSampler:
     """Sampler of a whole-Fed_UCB audit: one agent's released means after one round.
 
-    ``sampler(world, n, seed)`` runs :func:`~fedpriv.algorithms.gossip_fed_ucb.gossip_ucb.run_fed_ucb`
+    ``sampler(world, n, seed)`` runs :func:`~fedpriv.algorithms.gossip_fed_ucb.gossip_ucb.run_gossip_fed_ucb`
     on ``envs[world]`` (``n`` trials at ``seed``) and returns ``trace["means"][round]``
     of ``agent``: shape (n, n_arms), the noisy means it gossips from round
     ``round + 1`` on.
@@ -58,13 +59,13 @@ class FedUcbMeansSampler:
         ``T`` of the runs (calibration, tree capacity, radii).
     epsilon : float
     mode, log_base : str
-        As in ``run_fed_ucb``.
+        As in ``run_gossip_fed_ucb``.
     agent : int
         Observed agent.
     round : int
         Observed round, in ``[0, horizon]``.
     fast : bool
-        ``True``: stop each run after ``round`` (``run_fed_ucb(rounds=round)``; the
+        ``True``: stop each run after ``round`` (``run_gossip_fed_ucb(rounds=round)``; the
         algorithm is causal, so the observable is the same); ``False``: simulate the
         whole horizon (the reference path the benchmark compares against).
     """
@@ -80,9 +81,9 @@ class FedUcbMeansSampler:
     fast: bool = True
 
     def __call__(self, world: int, n: int, seed: np.random.SeedSequence) -> np.ndarray:
-        from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import run_fed_ucb
+        from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import run_gossip_fed_ucb
 
-        run = run_fed_ucb(
+        run = run_gossip_fed_ucb(
             self.envs[world],
             self.graph,
             horizon=self.horizon,
@@ -97,14 +98,14 @@ class FedUcbMeansSampler:
         return run.trace["means"][self.round][:, self.agent, :].copy()
 
 
-def audit_fed_ucb_initial(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
+def audit_gossip_fed_ucb_initial(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
     """Canary in agent 0's initial pull of arm 0, observed in its first gossip message.
 
     The observable is ``ϑ_{0,0}`` as agent 0 sends it at the first round whose active
     edge contains agent 0 (the value before averaging), recorded with the run's trace.
     Runs in which agent 0 never gossips within the horizon report NaN-free sentinel -1.
     Each batch stops at the last round any of its runs needs (the batch's active edges
-    are drawn first with ``draw_active_edges``; ``run_fed_ucb(rounds=...)`` is exact
+    are drawn first with ``draw_active_edges``; ``run_gossip_fed_ucb(rounds=...)`` is exact
     because the algorithm is causal).
 
     Parameters
@@ -122,7 +123,7 @@ def audit_fed_ucb_initial(claim: Claim, budget: AuditBudget, seed) -> EndToEndAu
         The ε lower bound (nats) at the claimed δ, the confirmed event and the wall
         time.
     """
-    from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import draw_active_edges, run_fed_ucb
+    from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import draw_active_edges, run_gossip_fed_ucb
     from fedpriv.algorithms.networks.graphs import make_graph
 
     s = claim.setting_dict()
@@ -141,7 +142,7 @@ def audit_fed_ucb_initial(claim: Claim, budget: AuditBudget, seed) -> EndToEndAu
             edges = draw_active_edges(graph, horizon, n_trials=size, seed=child_seed(root, b))
             involved = (edges == 0).any(axis=-1)  # (B, T)
             first = np.where(involved.any(axis=1), involved.argmax(axis=1), -1)
-            run = run_fed_ucb(
+            run = run_gossip_fed_ucb(
                 envs[world],
                 graph,
                 horizon=horizon,

@@ -1,21 +1,21 @@
 """Accountant and audit recipes for Fed_UCB (Zhu et al. 2021; algorithms/gossip_fed_ucb/gossip_ucb.py).
 
-* :func:`fed_ucb_accountant`: Fed_UCB's releases opened as a run opens them, ε over
+* :func:`gossip_fed_ucb_accountant`: Fed_UCB's releases opened as a run opens them, ε over
   Definition 1's stream (rounds 1..T) on the claim's view: the tree prefixes 1..T−1
   that Alg. 4 sends and acts on (lines 19 and 9), or 1..T when the final estimate
   ϑ̃(T) is read as published (setting ``released_prefixes``).
-* :func:`audit_fed_ucb_tree`: the tree counter on the worst-case pair (round 1
+* :func:`audit_gossip_fed_ucb_tree`: the tree counter on the worst-case pair (round 1
   changed 0 ↔ 1), white-box Laplace LLR over the released nodes covering round 1
   (those of the view's prefixes only), at any horizon
   (:mod:`fedpriv.audit.engine.tree_nodes`).
-* :func:`fed_ucb_initial_accountant`: ε of the initial pulls X(0) (phase "init"): ∞ in
+* :func:`gossip_fed_ucb_initial_accountant`: ε of the initial pulls X(0) (phase "init"): ∞ in
   paper mode, ε' when noised; their whole-algorithm audit is
-  :func:`fedpriv.audit.families.gossip_fed_ucb.initial.audit_fed_ucb_initial`.
-* :func:`audit_fed_ucb_unbounded`: the paper-mode tree fed the synthetic experiment's
+  :func:`fedpriv.audit.families.gossip_fed_ucb.initial.audit_gossip_fed_ucb_initial`.
+* :func:`audit_gossip_fed_ucb_unbounded`: the paper-mode tree fed the synthetic experiment's
   unclipped rewards (§5: μ + N(0, 1)); neighbours differ by ``canary`` (0 vs 20) at
   round 1.
 
-Coupling: :func:`fedpriv.algorithms.gossip_fed_ucb.gossip_ucb.run_fed_ucb` derives every stream from one root,
+Coupling: :func:`fedpriv.algorithms.gossip_fed_ucb.gossip_ucb.run_gossip_fed_ucb` derives every stream from one root,
 so the two worlds use one root each; the reward table (the dataset) is shared through
 :class:`FixedTableBandit`, which ignores the environment stream. Valid because the
 bound needs i.i.d. samples within each world only (:mod:`fedpriv.audit.engine.coupled`).
@@ -32,15 +32,15 @@ from fedpriv.audit.claims.entry import AccountantResult, reads_setting
 from fedpriv.audit.engine.coupled import AuditBudget, EndToEndAudit
 from fedpriv.audit.engine.neighbors import worst_case_reward_pair
 from fedpriv.audit.engine.tree_nodes import audit_tree_nodes, tree_audit_event
-from fedpriv.privacy.calibrations import fed_ucb_released_prefixes, fed_ucb_scale
+from fedpriv.privacy.calibrations import gossip_fed_ucb_released_prefixes, gossip_fed_ucb_scale
 
 __all__ = [
     "FixedTableBandit",
-    "audit_fed_ucb_tree",
-    "audit_fed_ucb_unbounded",
-    "fed_ucb_accountant",
-    "fed_ucb_initial_accountant",
-    "fed_ucb_unbounded_accountant",
+    "audit_gossip_fed_ucb_tree",
+    "audit_gossip_fed_ucb_unbounded",
+    "gossip_fed_ucb_accountant",
+    "gossip_fed_ucb_initial_accountant",
+    "gossip_fed_ucb_unbounded_accountant",
     "open_gossip_fed_ucb_accountant",
 ]
 
@@ -126,7 +126,7 @@ def _released_prefixes(claim: Claim) -> int:
     """The tree prefixes the claim's view holds: the setting's, else Fed_UCB's view 1..T−1
     (Zhu et al. Alg. 4 sends and acts on ϑ̃(t−1) only, lines 19 and 9)."""
     s = _setting(claim)
-    return int(s.get("released_prefixes", fed_ucb_released_prefixes(s["horizon"])))
+    return int(s.get("released_prefixes", gossip_fed_ucb_released_prefixes(s["horizon"])))
 
 
 def _publish_final(claim: Claim) -> bool:
@@ -155,7 +155,7 @@ def open_gossip_fed_ucb_accountant(
         Charged with every release of the claim's view, as the algorithm opens them
         (:mod:`fedpriv.algorithms.gossip_fed_ucb.releases`).
     """
-    from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import open_fed_ucb_releases
+    from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import open_gossip_fed_ucb_releases
     from fedpriv.algorithms.seeding import Stream, stream_rngs
 
     s = _setting(claim)
@@ -163,7 +163,7 @@ def open_gossip_fed_ucb_accountant(
     noise = stream_rngs(
         np.random.SeedSequence(0), n_trials=1, n_agents=s["n_agents"], stream=Stream.NOISE
     )
-    accountant, _, _, _ = open_fed_ucb_releases(
+    accountant, _, _, _ = open_gossip_fed_ucb_releases(
         x0,
         horizon=s["horizon"],
         epsilon=s["epsilon"],
@@ -176,7 +176,7 @@ def open_gossip_fed_ucb_accountant(
     return accountant
 
 
-def fed_ucb_accountant(claim: Claim) -> AccountantResult:
+def gossip_fed_ucb_accountant(claim: Claim) -> AccountantResult:
     """ε of Fed_UCB's stream releases (phase "stream") for the claim's setting.
 
     Parameters
@@ -204,7 +204,7 @@ def fed_ucb_accountant(claim: Claim) -> AccountantResult:
     return AccountantResult(route, epsilon, findings)
 
 
-def fed_ucb_initial_accountant(claim: Claim) -> AccountantResult:
+def gossip_fed_ucb_initial_accountant(claim: Claim) -> AccountantResult:
     """ε of the round-0 records (phase "init"): ∞ in paper mode, ε' when noised.
 
     Parameters
@@ -225,7 +225,7 @@ def fed_ucb_initial_accountant(claim: Claim) -> AccountantResult:
     )
 
 
-def fed_ucb_unbounded_accountant(claim: Claim) -> AccountantResult:
+def gossip_fed_ucb_unbounded_accountant(claim: Claim) -> AccountantResult:
     """Paper mode on the Gaussian-reward environment: the accountant charges ∞.
 
     Parameters
@@ -272,7 +272,7 @@ def _tree_audit(
 
 
 @reads_setting("horizon", "epsilon", "log_base", "released_prefixes")
-def audit_fed_ucb_tree(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
+def audit_gossip_fed_ucb_tree(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
     """White-box audit of Fed_UCB's released tree nodes at the worst position (round 1).
 
     Only the nodes of the prefixes the claim's view holds are audited: 1..T−1 (Zhu et
@@ -294,7 +294,7 @@ def audit_fed_ucb_tree(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit
         time.
     """
     s = _setting(claim)
-    scale = fed_ucb_scale(
+    scale = gossip_fed_ucb_scale(
         s["epsilon"],
         s["horizon"],
         mode=claim.mode,
@@ -312,7 +312,7 @@ def audit_fed_ucb_tree(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit
     )
 
 
-def audit_fed_ucb_unbounded(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
+def audit_gossip_fed_ucb_unbounded(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
     """The paper's tree on an unclipped reward: neighbours 0 vs ``canary`` at round 1 (§5.1).
 
     Parameters
@@ -331,7 +331,7 @@ def audit_fed_ucb_unbounded(claim: Claim, budget: AuditBudget, seed) -> EndToEnd
         time.
     """
     s = _setting(claim)
-    scale = fed_ucb_scale(s["epsilon"], s["horizon"], mode="paper", log_base=s["log_base"])
+    scale = gossip_fed_ucb_scale(s["epsilon"], s["horizon"], mode="paper", log_base=s["log_base"])
     canary = float(s["canary"])
     return _tree_audit(
         worst_case_reward_pair(s["horizon"], low=0.0, high=canary),

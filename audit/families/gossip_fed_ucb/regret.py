@@ -12,7 +12,7 @@ corrected one on the view, and the paper's calibration on the final-estimate
 reading), each ε in {1, 2, 5} and each horizon in {16, 1024, 600000}, the job
 
 1. opens Fed_UCB's releases exactly as a run does (:func:`fedpriv.algorithms.gossip_fed_ucb.gossip_ucb.
-   open_fed_ucb_releases`) and asks the accountant for ε over Definition 1's stream on
+   open_gossip_fed_ucb_releases`) and asks the accountant for ε over Definition 1's stream on
    the variant's view;
 2. at every horizon, audits the released tree nodes covering the worst-case neighboring
    pair's changed round (round 1 changed 0 ↔ 1; ⌊log2 R⌋ + 1 nodes of the released
@@ -51,12 +51,12 @@ import pandas as pd
 from fedpriv.algorithms.environments.heterogeneous import BanditEnvironment, paper_synthetic_bandit
 from fedpriv.algorithms.environments.hospital import hospital_bandit, load_diabetes
 from fedpriv.algorithms.gossip_fed_ucb.gossip_ucb import (
-    open_fed_ucb_releases,
-    run_fed_ucb,
+    open_gossip_fed_ucb_releases,
+    run_gossip_fed_ucb,
     run_gossip_ucb,
 )
 from fedpriv.algorithms.networks.graphs import make_graph, second_eigenvalue
-from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng, stream_rngs
+from fedpriv.algorithms.seeding import Stream, as_seed_sequence, child_seed, stream_rng, stream_rngs
 from fedpriv.audit.claims.attachment import AttachmentOutput, Plan, RowEvidence
 from fedpriv.audit.claims.claim import Claim, ClaimResult, LowerBoundEvidence, decide_verdict
 from fedpriv.audit.engine.executor import parallel_map
@@ -68,7 +68,7 @@ from fedpriv.audit.families.gossip_fed_ucb.job import VerifyConfig, VerifyReport
 from fedpriv.audit.families.gossip_fed_ucb.report import write_files
 from fedpriv.privacy import NeighboringRelation, PureDP
 from fedpriv.privacy.accounting.tree import released_tree_depth
-from fedpriv.privacy.calibrations import fed_ucb_released_prefixes, fed_ucb_scale
+from fedpriv.privacy.calibrations import gossip_fed_ucb_released_prefixes, gossip_fed_ucb_scale
 
 __all__ = [
     "BOUNDED_REWARDS",
@@ -77,7 +77,7 @@ __all__ = [
     "VIEW_SUPPORT",
     "VerifyConfig",
     "VerifyReport",
-    "fed_ucb_reading",
+    "gossip_fed_ucb_reading",
     "variant_label",
     "verify_gossip_fed_ucb",
 ]
@@ -146,7 +146,7 @@ def variant_label(mode: str, base: str, publish_final: bool) -> str:
     return f"{mode}-log{base}" + ("-final" if publish_final else "")
 
 
-def fed_ucb_reading(mode: str, base: str, publish_final: bool = False) -> dict[str, str]:
+def gossip_fed_ucb_reading(mode: str, base: str, publish_final: bool = False) -> dict[str, str]:
     """``reading`` / ``reading_support`` of a Fed_UCB claim: log base and output set.
 
     The corrected variant fixes the calibration (no log-base reading); every variant
@@ -188,10 +188,6 @@ def _environment(
     return env, "synthetic (Zhu et al. §5: μ ~ U[0,1], rewards μ + N(0,1))"
 
 
-def _child(root: np.random.SeedSequence, index: int) -> np.random.SeedSequence:
-    return np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + (index,))
-
-
 def _notes(mode: str, out_of_bounds: int, synthetic: bool) -> tuple[str, ...]:
     found = []
     if mode == "paper":
@@ -216,7 +212,7 @@ def _regret_job(job: dict) -> dict:
         run = run_gossip_ucb(job["env"], job["graph"], **kwargs)
         label = "gossip-ucb"
     else:
-        run = run_fed_ucb(
+        run = run_gossip_fed_ucb(
             job["env"],
             job["graph"],
             epsilon=job["epsilon"],
@@ -325,14 +321,16 @@ def _audit_groups(config: VerifyConfig, grid) -> dict[tuple, list[dict]]:
     for index, mode, base, final, horizon, eps in grid:
         if horizon not in config.audit_horizons:
             continue
-        released = fed_ucb_released_prefixes(horizon, publish_final=final)
+        released = gossip_fed_ucb_released_prefixes(horizon, publish_final=final)
         key = (horizon, released, samples[horizon], product.get(horizon, samples[horizon]))
         groups.setdefault(key, []).append(
             {
                 "index": index,
                 "horizon": horizon,
                 "released_prefixes": released,
-                "scale": fed_ucb_scale(eps, horizon, mode=mode, log_base=base, publish_final=final),
+                "scale": gossip_fed_ucb_scale(
+                    eps, horizon, mode=mode, log_base=base, publish_final=final
+                ),
                 "claimed_epsilon": eps,
             }
         )
@@ -344,7 +342,7 @@ def _tree_jobs(config: VerifyConfig, grid, audit_root) -> tuple[list[dict], list
 
     The items auditing the same released nodes form a group whose audits share one set
     of draws: every item's result is that of ``audit_tree_nodes`` at its own scale with
-    the group's seed, the seed of its first item (``_child(audit_root, index)``), bit
+    the group's seed, the seed of its first item (``child_seed(audit_root, index)``), bit
     for bit (:mod:`fedpriv.audit.engine.tree_grid`). The group's four parts (joint and
     product audit, each world) are the executor's jobs.
     """
@@ -356,7 +354,7 @@ def _tree_jobs(config: VerifyConfig, grid, audit_root) -> tuple[list[dict], list
             scales=[row["scale"] for row in rows],
             n_samples=n_joint,
             product_samples=n_product,
-            seed=_child(audit_root, rows[0]["index"]),
+            seed=child_seed(audit_root, rows[0]["index"]),
             confidence=config.confidence,
             released_prefixes=released,
         )
@@ -455,7 +453,7 @@ def _schedule(jobs: list[dict]) -> list[int]:
 def _grid_claim(config: VerifyConfig, item) -> Claim:
     """The claim of one grid item (``_claim_grid``), as the register states it."""
     _, mode, base, final, horizon, eps = item
-    scale = fed_ucb_scale(eps, horizon, mode=mode, log_base=base, publish_final=final)
+    scale = gossip_fed_ucb_scale(eps, horizon, mode=mode, log_base=base, publish_final=final)
     return Claim(
         paper=PAPER,
         algorithm="gossip-fed-ucb",
@@ -468,13 +466,13 @@ def _grid_claim(config: VerifyConfig, item) -> Claim:
             ("log_base", base),
             ("graph", "complete"),
             ("node_scale", scale),
-            ("released_prefixes", fed_ucb_released_prefixes(horizon, publish_final=final)),
+            ("released_prefixes", gossip_fed_ucb_released_prefixes(horizon, publish_final=final)),
             ("rewards", BOUNDED_REWARDS),
         ),
         neighboring_relation=NeighboringRelation.REPLACE_ONE_REWARD,
         claimed=PureDP(eps),
         source=CLAIM_SOURCE,
-        **fed_ucb_reading(mode, base, final),
+        **gossip_fed_ucb_reading(mode, base, final),
     )
 
 
@@ -487,10 +485,12 @@ def _claim_result(config: VerifyConfig, root, item, audit, notes) -> ClaimResult
     """
     bound, event = (None, None) if audit is None else audit
     _, mode, base, final, horizon, eps = item
-    scale = fed_ucb_scale(eps, horizon, mode=mode, log_base=base, publish_final=final)
+    scale = gossip_fed_ucb_scale(eps, horizon, mode=mode, log_base=base, publish_final=final)
     x0 = np.zeros((1, config.n_agents, config.n_arms))
-    noise = stream_rngs(_child(root, 3), n_trials=1, n_agents=config.n_agents, stream=Stream.NOISE)
-    accountant, _, _, _ = open_fed_ucb_releases(
+    noise = stream_rngs(
+        child_seed(root, 3), n_trials=1, n_agents=config.n_agents, stream=Stream.NOISE
+    )
+    accountant, _, _, _ = open_gossip_fed_ucb_releases(
         x0, horizon=horizon, epsilon=eps, mode=mode, log_base=base, rng=noise, publish_final=final
     )
     route, acc_eps = accountant.tightest(0.0, where={"phase": "stream"})
@@ -498,7 +498,9 @@ def _claim_result(config: VerifyConfig, root, item, audit, notes) -> ClaimResult
     # The view's exact ε (n released Laplace(b) nodes hold a round-1 record: the loss
     # reaches n/b), the same analytic evidence the register row carries, so this
     # report and claims.json decide alike.
-    nodes = released_tree_depth(horizon, fed_ucb_released_prefixes(horizon, publish_final=final))
+    nodes = released_tree_depth(
+        horizon, gossip_fed_ucb_released_prefixes(horizon, publish_final=final)
+    )
     exact = LowerBoundEvidence(
         epsilon=nodes / scale,
         kind="analytic",
@@ -546,7 +548,7 @@ def _ledger(config: VerifyConfig, env, graph, run_root) -> pd.DataFrame:
     """Step 5: one Fed_UCB run per variant at the ledger horizon, ledgers stacked."""
     ledgers = []
     for mode, base, final in VARIANTS:
-        run = run_fed_ucb(
+        run = run_gossip_fed_ucb(
             env,
             graph,
             horizon=config.ledger_horizon,
@@ -603,12 +605,12 @@ def verify_gossip_fed_ucb(
     started = time.perf_counter()
     say = progress or (lambda message: None)
     root = as_seed_sequence(config.seed)
-    env, env_name = _environment(config, _child(root, 0))
+    env, env_name = _environment(config, child_seed(root, 0))
     graph = make_graph("complete", config.n_agents)
-    run_root = _child(root, 1)
+    run_root = child_seed(root, 1)
     grid = _claim_grid(config)
     regret_jobs = _regret_jobs(config, env, graph, run_root)
-    tree_jobs, plans = _tree_jobs(config, grid, _child(root, 2))
+    tree_jobs, plans = _tree_jobs(config, grid, child_seed(root, 2))
     ledger_job = {"kind": "ledger", "config": config, "env": env, "graph": graph}
     jobs = regret_jobs + tree_jobs + [{**ledger_job, "run_root": run_root}]
     # One pool for the three steps, so that no core idles while another step's last

@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 from fedpriv.audit.families.gossip_fed_ucb.job import VerifyReport
+from fedpriv.audit.reporting.tables import markdown_table
 from fedpriv.privacy import format_epsilon
 
 __all__ = ["claims_records", "claims_table", "regret_table", "write_files"]
@@ -96,6 +98,32 @@ def regret_table(report: VerifyReport) -> str:
     return "\n".join(lines)
 
 
+#: Columns of report.md's claims table.
+_CLAIM_COLUMNS = (
+    "mode",
+    "log base",
+    "released prefixes",
+    "T",
+    "node scale b",
+    "claimed ε",
+    "accountant ε (route)",
+    "ε of round-0 records",
+    "audit lower bound (confidence, samples/world)",
+    "verdict",
+    "evidence",
+)
+#: Columns of report.md's regret table.
+_REGRET_COLUMNS = (
+    "algorithm",
+    "mode",
+    "ε",
+    "regret (mean)",
+    "min",
+    "max",
+    "rewards outside [0, 1]",
+)
+
+
 def _markdown(report: VerifyReport) -> str:
     config = report.config
     lines = [
@@ -135,13 +163,8 @@ def _markdown(report: VerifyReport) -> str:
             "audit); the stronger is reported."
         ),
         "",
-        (
-            "| mode | log base | released prefixes | T | node scale b | claimed ε | "
-            "accountant ε (route) | ε of round-0 records | audit lower bound (confidence, "
-            "samples/world) | verdict | evidence |"
-        ),
-        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
+    claims = []
     for result in report.claims:
         s = result.claim.setting_dict()
         audit = result.audit
@@ -151,14 +174,22 @@ def _markdown(report: VerifyReport) -> str:
             if audit is None
             else (f"{audit.epsilon_lower_bound:.4f} ({audit.confidence:.0%}, {audit.n_samples:,})")
         )
-        lines.append(
-            f"| {result.claim.mode} | {s['log_base']} "
-            f"| {'1..T' if _variant(result).endswith('ϑ̃(T)') else '1..T−1'} "
-            f"| {s['horizon']:,} | {s['node_scale']:.4g} "
-            f"| {s['epsilon']:g} | {format_epsilon(result.accountant_epsilon)} "
-            f"({result.accountant_route}) | {format_epsilon(initial)} "
-            f"| {lower} | **{result.verdict}** | {result.evidence} |"
+        claims.append(
+            [
+                result.claim.mode,
+                str(s["log_base"]),
+                "1..T" if _variant(result).endswith("ϑ̃(T)") else "1..T−1",
+                f"{s['horizon']:,}",
+                f"{s['node_scale']:.4g}",
+                f"{s['epsilon']:g}",
+                f"{format_epsilon(result.accountant_epsilon)} ({result.accountant_route})",
+                format_epsilon(initial),
+                lower,
+                f"**{result.verdict}**",
+                result.evidence,
+            ]
         )
+    lines.append(markdown_table(pd.DataFrame(claims, columns=_CLAIM_COLUMNS), index=False))
     notes = sorted({f for result in report.claims for f in result.notes})
     lines += ["", "## Notes beyond the table", ""]
     lines += [f"- {f}" for f in notes] or ["- none"]
@@ -171,15 +202,20 @@ def _markdown(report: VerifyReport) -> str:
             "over agents; mean, min and max over trials."
         ),
         "",
-        "| algorithm | mode | ε | regret (mean) | min | max | rewards outside [0, 1] |",
-        "|---|---|---|---|---|---|---|",
     ]
-    for row in report.regret.itertuples():
-        lines.append(
-            f"| {row.algorithm} | {row.mode} | {format_epsilon(row.epsilon)} | "
-            f"{row.regret_mean:.1f} | {row.regret_min:.1f} | {row.regret_max:.1f} | "
-            f"{row.n_out_of_bounds:,} |"
-        )
+    regret = [
+        [
+            row.algorithm,
+            row.mode,
+            format_epsilon(row.epsilon),
+            f"{row.regret_mean:.1f}",
+            f"{row.regret_min:.1f}",
+            f"{row.regret_max:.1f}",
+            f"{row.n_out_of_bounds:,}",
+        ]
+        for row in report.regret.itertuples()
+    ]
+    lines.append(markdown_table(pd.DataFrame(regret, columns=_REGRET_COLUMNS), index=False))
     lines += [
         "",
         "![regret](regret.png)",
@@ -200,6 +236,7 @@ def _plot(report: VerifyReport, path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from fedpriv.audit.reporting.figures import plot_band
 
     modes = sorted({key.split("|")[0] for key in report.curves} - {"gossip-ucb"})
     fig, axes = plt.subplots(
@@ -211,8 +248,7 @@ def _plot(report: VerifyReport, path: Path) -> None:
             if label not in (mode, "gossip-ucb"):
                 continue
             name = "ε = ∞ (Gossip_UCB)" if label == "gossip-ucb" else f"ε = {eps}"
-            (line,) = ax.plot(curve[0], curve[1], label=name)
-            ax.fill_between(curve[0], curve[2], curve[3], color=line.get_color(), alpha=0.2)
+            plot_band(ax, curve[0], curve[1], curve[2], curve[3], label=name)
         ax.set_title(f"Fed_UCB, {mode}")
         ax.set_xlabel("round t")
         ax.grid(alpha=0.3)

@@ -7,8 +7,8 @@ instance (arm means from the ``ENVIRONMENT`` stream of the seed) and runs ``n_tr
 independent trials (reward tables and noise differ), plotting the mean cumulative regret
 with a min–max band, and regret against communication cost where the paper does.
 Outputs go to ``<out>/li_song/figN.{png,csv,md}`` and ``figN_curves.csv``, written to a
-staging folder first and moved into place file by file (``os.replace``) by
-:mod:`fedpriv.audit.families.li_song.figure`.
+staging folder first and moved into place file by file by
+:func:`fedpriv.audit.reporting.figures.write_figure`.
 """
 
 from __future__ import annotations
@@ -40,8 +40,10 @@ from fedpriv.algorithms.li_song.network import (
     table_ii_components,
 )
 from fedpriv.algorithms.networks.graphs import make_graph
-from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
-from fedpriv.audit.families.li_song.figure import _Figure, _markdown, _note, _write
+from fedpriv.algorithms.seeding import Stream, as_seed_sequence, child_seed, stream_rng
+from fedpriv.audit.families.li_song.figure import LiSongFigure, figure_note
+from fedpriv.audit.reporting.figures import write_figure
+from fedpriv.audit.reporting.tables import markdown_table
 from fedpriv.privacy.checks import check_int_at_least
 
 __all__ = ["DEFAULTS", "run_figure"]
@@ -62,20 +64,18 @@ DEFAULTS = {
 
 def _env_rng(seed: int) -> np.random.Generator:
     root = as_seed_sequence(seed)
-    return stream_rng(
-        np.random.SeedSequence(root.entropy, spawn_key=(0,)), trial=0, stream=Stream.ENVIRONMENT
-    )
+    return stream_rng(child_seed(root, 0), trial=0, stream=Stream.ENVIRONMENT)
 
 
 def _homogeneous_50(seed: int):
     return homogeneous_bandit(50, 100, _env_rng(seed))
 
 
-def _fig4(fig: _Figure, n_trials: int, seed: int) -> tuple[str, list, str, bool]:
+def _fig4(fig: LiSongFigure, n_trials: int, seed: int) -> tuple[str, list, str, bool]:
     env = _homogeneous_50(seed)
     for eps in (0.1, 0.3, 0.5, 1.0, math.inf):
         run = run_cdp_mab(env, horizon=fig.horizon, epsilon=eps, n_trials=n_trials, seed=seed)
-        fig.add(f"ε = {eps:g}", run, epsilon=eps)
+        fig.add_run(f"ε = {eps:g}", run, epsilon=eps)
     rows = [
         ("M, K, arms", "50, 100, Bernoulli U[0,1]", "same (one instance)"),
         ("ε", "0.1, 0.3, 0.5, 1 ('1 = non-private')", "0.1, 0.3, 0.5, 1 and ∞ (no noise)"),
@@ -90,7 +90,7 @@ def _fig4(fig: _Figure, n_trials: int, seed: int) -> tuple[str, list, str, bool]
     return "Regrets of CDP-MAB with different privacy level ε", rows, extra, False
 
 
-def _fig5(fig: _Figure, n_trials: int, seed: int):
+def _fig5(fig: LiSongFigure, n_trials: int, seed: int):
     env = _homogeneous_50(seed)
     for p in (0.2, 0.4, 0.6, 0.8, 1.0):
         run = run_cdp_mab(
@@ -101,7 +101,7 @@ def _fig5(fig: _Figure, n_trials: int, seed: int):
             seed=seed,
             participation_rate=p,
         )
-        fig.add(f"p = {p:g}", run, participation_rate=p)
+        fig.add_run(f"p = {p:g}", run, participation_rate=p)
     rows = [
         ("p", "0.2 … 1", "0.2, 0.4, 0.6, 0.8, 1 (N = ⌈pM⌉ = 10 … 50)"),
         ("ε", "'fixed' (unstated)", "1"),
@@ -116,13 +116,13 @@ def _fig5(fig: _Figure, n_trials: int, seed: int):
     )
 
 
-def _fig6(fig: _Figure, n_trials: int, seed: int):
+def _fig6(fig: LiSongFigure, n_trials: int, seed: int):
     env = _homogeneous_50(seed)
     for r in (2, 3, 4, 5):
         run = run_cdp_mab(
             env, horizon=fig.horizon, epsilon=1.0, n_trials=n_trials, seed=seed, n_rounds=r
         )
-        fig.add(f"R = {r}", run, n_rounds=r)
+        fig.add_run(f"R = {r}", run, n_rounds=r)
     for r in (2, 5):
         run = run_cdp_mab(
             env,
@@ -133,7 +133,7 @@ def _fig6(fig: _Figure, n_trials: int, seed: int):
             n_rounds=r,
             mode="corrected",
         )
-        fig.add(f"R = {r}, (Δ/2)^(r/R)", run, n_rounds=r)
+        fig.add_run(f"R = {r}, (Δ/2)^(r/R)", run, n_rounds=r)
     rows = [
         ("R", "2, 3, 4, 5; p = 1", "2, 3, 4, 5; p = 1; plus the corrected schedule"),
         ("Δ in Δ^(r/R)", "unreported", f"the instance's μ1 − μ2 = {minimum_gap(env):.4g}"),
@@ -151,7 +151,7 @@ def _fig6(fig: _Figure, n_trials: int, seed: int):
     )
 
 
-def _fig7(fig: _Figure, n_trials: int, seed: int):
+def _fig7(fig: LiSongFigure, n_trials: int, seed: int):
     env = _homogeneous_50(seed)
     for p in (0.2, 0.6, 1.0):
         for r in (2, 3, 4, 5):
@@ -164,7 +164,7 @@ def _fig7(fig: _Figure, n_trials: int, seed: int):
                 participation_rate=p,
                 n_rounds=r,
             )
-            fig.add(f"p = {p:g}, R = {r}", run, participation_rate=p, n_rounds=r)
+            fig.add_run(f"p = {p:g}, R = {r}", run, participation_rate=p, n_rounds=r)
     rows = [
         ("(p, R)", "various", "p ∈ {0.2, 0.6, 1} × R ∈ {2, …, 5}"),
         ("ε", "1", "1"),
@@ -174,7 +174,7 @@ def _fig7(fig: _Figure, n_trials: int, seed: int):
     return "Regrets of CDP-MAB with participate rate p and rounds R", rows, "", True
 
 
-def _fig8(fig: _Figure, n_trials: int, seed: int):
+def _fig8(fig: LiSongFigure, n_trials: int, seed: int):
     rng = _env_rng(seed)
     envs = {
         "homogeneous": homogeneous_bandit(5, 10, rng),
@@ -183,7 +183,7 @@ def _fig8(fig: _Figure, n_trials: int, seed: int):
     for kind, env in envs.items():
         for name, runner in (("CDP-MAB", run_cdp_mab), ("Single-MAB", run_single_mab)):
             run = runner(env, horizon=fig.horizon, epsilon=0.5, n_trials=n_trials, seed=seed)
-            fig.add(f"{name}, {kind}", run, rewards=kind)
+            fig.add_run(f"{name}, {kind}", run, rewards=kind)
     rows = [
         ("M, K", "5, 10", "5, 10"),
         ("ε", "unstated", "0.5 (Single-MAB: same input ε)"),
@@ -239,13 +239,15 @@ def _fig9(out: Path, seed: int) -> Path:
         "# Li & Song Fig. 9: examples of 5-agent graph structures\n\n"
         "Random = Erdős–Rényi G(5, 0.5) redrawn until connected (the paper's model is "
         "unreported). Per-round GIS handshakes and costs:\n\n"
-        + _markdown(frame, index=False)
+        + markdown_table(frame, index=False)
         + "\n"
     )
-    return _write(out, 9, fig, frame, None, note)
+    folder = Path(out) / "li_song"
+    write_figure(folder, "fig9", fig, table=frame, note=note)
+    return folder
 
 
-def _fig10(fig: _Figure, n_trials: int, seed: int):
+def _fig10(fig: LiSongFigure, n_trials: int, seed: int):
     env = _homogeneous_50(seed)
     graphs = {
         "Fully-connected": make_graph("complete", 50),
@@ -260,7 +262,7 @@ def _fig10(fig: _Figure, n_trials: int, seed: int):
     }
     for name, g in graphs.items():
         run = run_ddp_mab(env, g, horizon=fig.horizon, epsilon=0.5, n_trials=n_trials, seed=seed)
-        fig.add(f"{name} (d_G = {run.setting['diameter']})", run, graph=name)
+        fig.add_run(f"{name} (d_G = {run.setting['diameter']})", run, graph=name)
     rows = [
         ("M, K", "50, 100", "50, 100"),
         ("ε", "unstated", "0.5"),
@@ -282,7 +284,7 @@ def _fig10(fig: _Figure, n_trials: int, seed: int):
     )
 
 
-def _fig11(fig: _Figure, n_trials: int, seed: int):
+def _fig11(fig: LiSongFigure, n_trials: int, seed: int):
     env = homogeneous_bandit(100, 100, _env_rng(seed))
     rng = stream_rng(as_seed_sequence(seed), trial=0, stream=Stream.NETWORK)
     for case in sorted(TABLE_II_CASES):
@@ -297,7 +299,7 @@ def _fig11(fig: _Figure, n_trials: int, seed: int):
             cost_model="edges",
         )
         sinks = find_sink_agents(comps)
-        fig.add(
+        fig.add_run(
             f"case {case}",
             run,
             case=case,
@@ -324,14 +326,14 @@ def _fig11(fig: _Figure, n_trials: int, seed: int):
     )
 
 
-def _fig12(fig: _Figure, n_trials: int, seed: int):
+def _fig12(fig: LiSongFigure, n_trials: int, seed: int):
     env = heterogeneous_bandit(20, 10, _env_rng(seed), min_mismatch=5)
     comps = [make_graph("path", s) for s in (10, 5, 3, 2)]
     kw = {"horizon": fig.horizon, "epsilon": 0.5, "n_trials": n_trials, "seed": seed}
-    fig.add("CDP-MAB", run_cdp_mab(env, **kw))
-    fig.add("DDP-MAB (ring)", run_ddp_mab(env, make_graph("ring", 20), **kw))
+    fig.add_run("CDP-MAB", run_cdp_mab(env, **kw))
+    fig.add_run("DDP-MAB (ring)", run_ddp_mab(env, make_graph("ring", 20), **kw))
     for agg in ("unweighted", "weighted"):
-        fig.add(f"HDP-MAB ({agg})", run_hdp_mab(env, comps, aggregation=agg, **kw))
+        fig.add_run(f"HDP-MAB ({agg})", run_hdp_mab(env, comps, aggregation=agg, **kw))
     rows = [
         ("M, K", "unstated", "20, 10"),
         (
@@ -412,15 +414,16 @@ def run_figure(
     horizon = check_int_at_least("horizon", default_horizon if horizon is None else horizon, 1)
     n_trials = check_int_at_least("n_trials", default_trials if n_trials is None else n_trials, 1)
     per_agent = number in (11, 12)
-    fig = _Figure(number, horizon, per_agent=per_agent)
+    fig = LiSongFigure(horizon, per_agent=per_agent)
     caption, rows, extra, cost_panel = _FIGURES[number](fig, n_trials, seed)
     frame = fig.frame()
-    note = _note(number, caption, rows, frame, extra)
-    return _write(
-        out,
-        number,
+    folder = Path(out) / "li_song"
+    write_figure(
+        folder,
+        f"fig{number}",
         fig.plot(f"Fig. {number}: {caption}", cost_panel),
-        frame,
-        fig.curve_frame(),
-        note,
+        table=frame,
+        curves=fig.curve_frame(),
+        note=figure_note(number, caption, rows, frame, extra),
     )
+    return folder

@@ -1,32 +1,29 @@
-"""The figure collector and writer of Li & Song's §VII experiments (Figs. 4–12).
+"""What a Li & Song figure records of a run, its plot and its note (§VII, Figs. 4–12).
 
-:mod:`fedpriv.audit.families.li_song.experiments` runs each figure's settings; this module
-collects the runs (one CSV row per setting and trial with regret, exploitation regret,
-communication cost, rounds and the accountant's per-message ε; mean/min/max regret curves
-on a grid of ``_GRID`` + 1 time slots), plots them (with a regret-against-cost panel where
-the paper has one), writes the ``.md`` note and moves ``<out>/li_song/figN.png``, ``.csv``,
-``_curves.csv`` and ``.md`` into place from a staging folder (``os.replace``).
+:mod:`fedpriv.audit.families.li_song.experiments` runs each figure's settings into a
+:class:`LiSongFigure`: one CSV row per setting and trial (regret, exploitation regret,
+communication cost, rounds and the accountant's per-message ε) and mean/min/max regret
+curves on a grid of :data:`GRID` + 1 time slots; the plot adds a regret-against-cost panel
+where the paper has one. Collecting, the Markdown table and the staged write of
+``<out>/li_song/figN.png``, ``.csv``, ``_curves.csv`` and ``.md`` are the shared
+:mod:`fedpriv.audit.reporting` machinery.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
-from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from fedpriv.audit.reporting.figures import BandFigure
+from fedpriv.audit.reporting.tables import markdown_table
 
-# Package-internal helpers of experiments.py; nothing public.
-__all__: list[str] = []
+__all__ = ["GRID", "LiSongFigure", "figure_note"]
 
-_GRID = 200
+#: Time-slot intervals of each plotted curve (GRID + 1 points from 0 to T).
+GRID = 200
+_STYLES = ("-", "--", "-.", ":")
 
 
 def _rows(label: str, run: Any, extra: dict[str, Any]) -> list[dict[str, Any]]:
@@ -49,50 +46,57 @@ def _rows(label: str, run: Any, extra: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-class _Figure:
-    """Collects runs, then writes the PNG, CSVs and the settings note."""
+class LiSongFigure(BandFigure):
+    """A Li & Song figure's runs (module docstring).
 
-    def __init__(self, number: int, horizon: int, per_agent: bool = False) -> None:
-        self.number, self.horizon, self.per_agent = number, horizon, per_agent
-        self.rows: list[dict[str, Any]] = []
-        self.curves: dict[str, np.ndarray] = {}
-        self.times = np.linspace(0, horizon, _GRID + 1)
+    Parameters
+    ----------
+    horizon : int
+        T of every run, >= 1.
+    per_agent : bool, default False
+        Plot the regret per agent (Figs. 11, 12) instead of the sum over agents.
+    """
 
-    def add(self, label: str, run: Any, **extra: Any) -> None:
-        self.rows.extend(_rows(label, run, extra))
-        curve = run.total_regret_at(self.times)
-        self.curves[label] = curve / run.setting["n_agents"] if self.per_agent else curve
+    def __init__(self, horizon: int, per_agent: bool = False) -> None:
+        super().__init__()
+        self.horizon, self.per_agent = horizon, per_agent
+        self.grid = np.linspace(0, horizon, GRID + 1)
 
-    def frame(self) -> pd.DataFrame:
-        return pd.DataFrame(self.rows)
+    def add_run(self, label: str, run: Any, **extra: Any) -> None:
+        """Record ``run`` (a :class:`~fedpriv.algorithms.li_song.mab.LiSongRun`) under ``label``.
 
-    def curve_frame(self) -> pd.DataFrame:
-        parts = [
-            pd.DataFrame(
-                {
-                    "label": label,
-                    "t": self.times,
-                    "mean": c.mean(axis=0),
-                    "min": c.min(axis=0),
-                    "max": c.max(axis=0),
-                }
-            )
-            for label, c in self.curves.items()
-        ]
-        return pd.concat(parts, ignore_index=True)
+        Parameters
+        ----------
+        label : str
+            The setting's legend entry.
+        run : LiSongRun
+            A finished run.
+        **extra
+            Setting columns added to every row (``epsilon=0.5``, ...).
+        """
+        curve = run.total_regret_at(self.grid)
+        curve = curve / run.setting["n_agents"] if self.per_agent else curve
+        style = _STYLES[len(self.curves) % len(_STYLES)]
+        self.add(label, _rows(label, run, extra), self.grid, curve, style=style)
 
     def plot(self, title: str, cost_panel: bool = False) -> plt.Figure:
+        """The regret curves with their min–max bands (and the cost panel).
+
+        Parameters
+        ----------
+        title : str
+            The first panel's title.
+        cost_panel : bool, default False
+            Add a panel of the final regret against the communication cost C(T).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
         n_panels = 2 if cost_panel else 1
         fig, axes = plt.subplots(1, n_panels, figsize=(6.5 * n_panels, 4.5), squeeze=False)
         ax = axes[0, 0]
-        styles = ("-", "--", "-.", ":")
-        for n, (label, c) in enumerate(self.curves.items()):
-            (line,) = ax.plot(
-                self.times, c.mean(axis=0), label=label, linestyle=styles[n % len(styles)]
-            )
-            ax.fill_between(
-                self.times, c.min(axis=0), c.max(axis=0), alpha=0.2, color=line.get_color()
-            )
+        self.draw(ax, alpha=0.2)
         ax.set_xlabel("time slot t")
         ax.set_ylabel("per-agent regret" if self.per_agent else "regret (sum over agents)")
         ax.legend(fontsize=7)
@@ -114,52 +118,32 @@ class _Figure:
         return fig
 
 
-def _write(
-    out: Path,
-    number: int,
-    fig: plt.Figure,
-    frame: pd.DataFrame,
-    curves: pd.DataFrame | None,
-    note: str,
-) -> Path:
-    folder = Path(out) / "li_song"
-    folder.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".fig{number}-", dir=folder))
-    try:
-        fig.savefig(staging / f"fig{number}.png", dpi=120)
-        plt.close(fig)
-        frame.to_csv(staging / f"fig{number}.csv", index=False)
-        if curves is not None:
-            curves.to_csv(staging / f"fig{number}_curves.csv", index=False)
-        (staging / f"fig{number}.md").write_text(note, encoding="utf-8")
-        for path in staging.iterdir():
-            os.replace(path, folder / path.name)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return folder
-
-
-def _markdown(frame: pd.DataFrame, index: bool = True) -> str:
-    """A GitHub table of ``frame`` (numbers to 4 significant digits)."""
-    frame = frame.reset_index() if index else frame
-
-    def cell(v: Any) -> str:
-        return f"{v:.4g}" if isinstance(v, (float, np.floating)) else str(v)
-
-    lines = ["| " + " | ".join(map(str, frame.columns)) + " |", "|" + "---|" * frame.shape[1]]
-    lines += [
-        "| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)
-    ]
-    return "\n".join(lines)
-
-
-def _note(
+def figure_note(
     number: int,
     caption: str,
     rows: list[tuple[str, str, str]],
     frame: pd.DataFrame,
     extra: str = "",
 ) -> str:
+    """The ``.md`` note of Li & Song's Fig. ``number``: settings and per-setting summary.
+
+    Parameters
+    ----------
+    number : int
+        The figure's number (4–12).
+    caption : str
+        What the figure shows ("per agent" in it selects the per-agent regret).
+    rows : list of (str, str, str)
+        ``(setting, paper, here)``: each setting beside what the paper states.
+    frame : pandas.DataFrame
+        The figure's CSV table (:meth:`LiSongFigure.frame`).
+    extra : str, default ""
+        Markdown appended at the end.
+
+    Returns
+    -------
+    str
+    """
     table = "\n".join(f"| {a} | {b} | {c} |" for a, b, c in rows)
     col = "regret_per_agent" if "per agent" in caption else "regret"
     summary = frame.groupby("label", sort=False).agg(
@@ -178,7 +162,7 @@ def _note(
         "| setting | paper | here |\n|---|---|---|\n" + table + "\n\n"
         "Final regret (mean, min, max over trials), communication cost, rounds and the "
         "accountant's per-message ε:\n\n"
-        + _markdown(summary)
+        + markdown_table(summary)
         + "\n"
         + (f"\n{extra}\n" if extra else "")
     )

@@ -34,10 +34,11 @@ import dataclasses
 import time
 
 import numpy as np
+from fedpriv.algorithms.seeding import child_seed
 from fedpriv.audit.claims.claim import Claim
 from fedpriv.audit.claims.entry import AccountantResult
 from fedpriv.audit.engine.combine import halved, stronger_of
-from fedpriv.audit.engine.coupled import AuditBudget, EndToEndAudit, child_seed, search_and_confirm
+from fedpriv.audit.engine.coupled import AuditBudget, EndToEndAudit, search_and_confirm
 from fedpriv.audit.engine.neighbors import SingleWorldTable, table_reward_pair
 from fedpriv.audit.estimators import EpsilonLowerBound
 

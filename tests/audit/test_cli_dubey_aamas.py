@@ -13,7 +13,8 @@ from fedpriv.audit.families.dubey_aamas.experiments import (
     run_experiment,
 )
 from fedpriv.audit.families.dubey_aamas.report import write_experiment
-from fedpriv.cli import dubey_aamas as cli_coop
+from fedpriv.cli import dubey_aamas as cli_dubey_aamas
+from fedpriv.cli.runs import register_commands
 from fedpriv.privacy.errors import ToolkitError
 
 
@@ -23,7 +24,7 @@ def _main(argv: list[str]) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run").add_subparsers(dest="algorithm", required=True)
     experiment = sub.add_parser("experiment").add_subparsers(dest="experiment", required=True)
-    cli_coop.register(run, experiment)
+    register_commands(cli_dubey_aamas, run, experiment)
     args = parser.parse_args(argv)
     try:
         return args.handler(args)
@@ -35,7 +36,7 @@ def _main(argv: list[str]) -> int:
 _SMALL = ["--agents", "5", "--arms", "3", "--horizon", "60", "--trials", "2", "--json"]
 
 
-@pytest.mark.parametrize("algorithm", cli_coop.ALGORITHMS)
+@pytest.mark.parametrize("algorithm", cli_dubey_aamas.ALGORITHMS)
 def test_run_json_has_the_common_keys(algorithm, capsys):
     extra = ["--epsilon", "0.5"] if algorithm in ("private-coop-ucb", "dp-ucb-int") else []
     assert _main(["run", algorithm, *_SMALL, *extra]) == 0
@@ -86,8 +87,14 @@ def test_experiments_write_png_csv_and_md(tmp_path):
         )
         result = write_experiment(name, tmp_path, config)
         folder = tmp_path / "dubey_aamas"
+        stem = name.removeprefix("dubey-aamas-")  # the folder spells the family
         for suffix in (".png", ".csv", ".md"):
-            assert (folder / f"{name}{suffix}").stat().st_size > 0
+            assert (folder / f"{stem}{suffix}").stat().st_size > 0
+        assert result["files"] == sorted(
+            str(folder / f"{stem}{s}") for s in (".csv", ".md", ".png")
+        )
+        note = (folder / f"{stem}.md").read_text(encoding="utf-8")
+        assert note.count("| setting | value |") == 1  # one header (markdown_table prints it)
         assert not [p for p in folder.iterdir() if p.name.startswith(".")]  # staging removed
         assert result["seconds"] >= 0
 
