@@ -77,20 +77,20 @@ def main() -> None:
                 _report(
                     f"  store, synchronous={synchronous}", _charge_times(accountant, args.n), memory
                 )
-                accountant.close()
+                accountant.store.close()
         batch = _accountant(folder / "batch.sqlite")
         started = time.perf_counter()
         for _ in range(args.n // 10):
-            batch.spend_many(events.Laplace(scale=100.0), keys={"agent": list(range(100))})
+            batch.spend(events.Laplace(scale=100.0), key={"agent": list(range(100))})
         per_cell = (time.perf_counter() - started) / (args.n // 10 * 100)
         print(f"{'store, spend_many of 100 cells':<34} {per_cell * 1e6:9.1f} µs per cell")
         started = time.perf_counter()
         reopened = _accountant(folder / "batch.sqlite")
         elapsed = time.perf_counter() - started
-        n_cells = len(reopened.charges)
+        n_cells = len(reopened.ledger.charges)
         print(f"{f'reopen ({args.n // 10} charges, {n_cells} cells)':<34} {elapsed * 1e3:9.1f} ms")
-        reopened.close()
-        batch.close()
+        reopened.store.close()
+        batch.store.close()
 
 
 if __name__ == "__main__":

@@ -22,8 +22,8 @@ def time_ledger(name, spends, delta, neighboring_relation="replace_one") -> floa
     for event, count in spends:
         acc.spend(events.SelfComposed(event=event, count=count))
     start = time.perf_counter()
-    lower, upper = acc.bracket(delta)
-    route = acc.tightest(delta)[0]
+    lower, upper = acc.brackets.epsilon(delta)
+    route = acc.routes.tightest(delta)[0]
     acc.get_delta(upper)
     seconds = time.perf_counter() - start
     print(f"{name:46s} δ={delta:g}: [{lower:.6g}, {upper:.6g}] ({route}) {seconds:.1f} s")

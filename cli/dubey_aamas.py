@@ -375,7 +375,7 @@ def _run(args: argparse.Namespace) -> int:
             "verdict": verdict,
             "evidence": evidence,
             "input_epsilon": args.epsilon,
-            "noise_draws": run.accountant.n_draws,
+            "noise_draws": run.accountant.ledger.n_draws,
             "non_private_releases": g["non_private_releases"],
         }
     elif run.accountant is not None:
@@ -388,7 +388,7 @@ def _run(args: argparse.Namespace) -> int:
             },
             "verdict": "no claim",
             "evidence": "raw data broadcast; the paper claims no privacy",
-            "non_private_releases": run.accountant.non_private_reasons(),
+            "non_private_releases": run.accountant.ledger.non_private_reasons(),
         }
     if args.json:
         print(json.dumps(record, indent=2, allow_nan=False))

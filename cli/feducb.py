@@ -231,7 +231,7 @@ def _record(args: argparse.Namespace, run: FedUCBRun, seconds: float) -> dict[st
     }
     cal = run.calibration
     if cal is None:
-        record["non_private_releases"] = run.accountant.non_private_reasons()
+        record["non_private_releases"] = run.accountant.ledger.non_private_reasons()
         return record
     route, eps = run.accountant_epsilon(cal.claimed_delta)
     # The verdict is fedpriv verify's rule on the end-to-end ledger (raw sync requests
@@ -247,7 +247,7 @@ def _record(args: argparse.Namespace, run: FedUCBRun, seconds: float) -> dict[st
             capacity=cal.capacity,
         )
     )
-    unaccounted = run.accountant.non_private_reasons()
+    unaccounted = run.accountant.ledger.non_private_reasons()
     secure = {"secure_noise": True} if run.setting.get("secure_noise") else {}
     record["privatizer"] = {
         "calibration": cal.calibration,
@@ -261,7 +261,7 @@ def _record(args: argparse.Namespace, run: FedUCBRun, seconds: float) -> dict[st
         "gdp_mu": mu,
         "records_per_leaf": run.records_per_leaf,
         "view_gdp_mu": mu * run.records_per_leaf,
-        "noise_draws": run.accountant.n_draws,
+        "noise_draws": run.accountant.ledger.n_draws,
         **secure,
     }
     record["guarantee"] = {
@@ -297,7 +297,7 @@ def _record(args: argparse.Namespace, run: FedUCBRun, seconds: float) -> dict[st
         },
         "routes": {
             k: json_number(v)
-            for k, v in run.accountant.routes(
+            for k, v in run.accountant.routes.epsilons(
                 cal.claimed_delta, where={"channel": "privatizer"}
             ).items()
         },

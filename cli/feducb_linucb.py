@@ -408,7 +408,7 @@ def run_record(run: Any, *, seconds: float, seed: int) -> dict[str, Any]:
         "verdict": verdict,
         "evidence": evidence,
         "accountant_all_channels": json_number(run.accountant.get_epsilon(delta)),
-        "non_private_releases": run.accountant.non_private_reasons(),
+        "non_private_releases": run.accountant.ledger.non_private_reasons(),
     }
     if run.calibration is not None:
         record["guarantee"]["noise_stddev"] = run.calibration.noise_stddev

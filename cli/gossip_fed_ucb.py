@@ -157,8 +157,8 @@ def _run(args: argparse.Namespace) -> int:
     }
     if run.accountant is not None:
         acc = run.accountant
-        ledger = acc.ledger
-        route, eps_stream = acc.tightest(0.0, where={"phase": "stream"})
+        ledger = acc.ledger.draws
+        route, eps_stream = acc.routes.tightest(0.0, where={"phase": "stream"})
         eps_all = acc.get_epsilon(0.0)
         # The same evidence as fedpriv verify's row: the view's exact ε, n released
         # Laplace(b) nodes holding a round-1 record (the loss reaches n/b), where the
@@ -181,7 +181,7 @@ def _run(args: argparse.Namespace) -> int:
                 kind="analytic",
                 description=f"exact: {nodes} released Laplace({scale:.6g}) nodes",
             )
-        raw = "; ".join(acc.non_private_reasons(where={"phase": "stream"})) or None
+        raw = "; ".join(acc.ledger.non_private_reasons(where={"phase": "stream"})) or None
         if math.isinf(args.epsilon):  # ε = ∞: no privacy claimed (as `run li_song`'s)
             verdict, evidence = "no-claim", "epsilon = inf: no privacy claimed"
         else:
@@ -197,7 +197,7 @@ def _run(args: argparse.Namespace) -> int:
             }
         )
         record["ledger"] = {
-            "noise_draws": acc.n_draws,
+            "noise_draws": acc.ledger.n_draws,
             "draws_per_agent": {int(k): int(v) for k, v in ledger.groupby("agent").size().items()},
             "node_scale": run.scale,
             "epsilon_per_draw": json_number(run.node_epsilon),
@@ -222,11 +222,12 @@ def _run(args: argparse.Namespace) -> int:
             },
             "accountant_including_initial_pulls": json_number(eps_all),
             "routes": {
-                k: json_number(v) for k, v in acc.routes(0.0, where={"phase": "stream"}).items()
+                k: json_number(v)
+                for k, v in acc.routes.epsilons(0.0, where={"phase": "stream"}).items()
             },
             "verdict": verdict,
             "evidence": evidence,
-            "non_private_releases": acc.non_private_reasons(),
+            "non_private_releases": acc.ledger.non_private_reasons(),
         }
     if args.json:
         print(json.dumps(record, indent=2, allow_nan=False))
@@ -251,8 +252,8 @@ def _run(args: argparse.Namespace) -> int:
                 args,
                 eps_stream,
                 eps_all,
-                acc.non_private_reasons(where={"phase": "stream"}),
-                acc.non_private_reasons(),
+                acc.ledger.non_private_reasons(where={"phase": "stream"}),
+                acc.ledger.non_private_reasons(),
                 run.n_out_of_bounds,
             ):
                 print(line)

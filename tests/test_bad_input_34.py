@@ -183,5 +183,5 @@ def test_the_smallest_accepted_rate_can_be_priced(noise_multiplier, relation) ->
     accountant.spend(event)
     # Priced without an error. ε may be 0: at noise multiplier 1e4 the sampled
     # release's total variation (about q μ / sqrt(2π) = 4e-11) is below δ = 1e-9.
-    route, epsilon = accountant.tightest(1e-9)
+    route, epsilon = accountant.routes.tightest(1e-9)
     assert 0.0 <= epsilon < float("inf"), route

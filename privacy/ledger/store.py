@@ -5,7 +5,7 @@ standard library's :mod:`sqlite3` (this module); the accountant itself still com
 in memory. The file is the ledger of record:
 
 * **One transaction per charge.** A charge (one :meth:`~fedpriv.privacy.ledger.accountant.
-  Accountant.spend` or one :meth:`~fedpriv.privacy.ledger.accountant.Accountant.spend_many`
+  Accountant.spend`, one key or a
   batch) is one ``INSERT`` committed on its own, so a process killed at any point
   leaves it whole or absent, never half of it, never twice (SQLite's atomic commit,
   WAL journal). With ``synchronous="full"`` (the default) every commit is flushed to
@@ -43,14 +43,15 @@ in memory. The file is the ledger of record:
   SHA-256 links, so a rewritten file (a tail truncated with the head rewound, an older
   copy, another ledger's file) opens as valid *unless* something outside it is
   checked. As transparency logs do (Certificate Transparency, RFC 9162), every
-  acknowledged write gives a receipt (:class:`LedgerHead`: row counts and a digest of
-  both chains; ``Accountant.last_receipt``); ``open(..., expect_head=...)`` checks that
+  acknowledged write gives a receipt (:class:`~fedpriv.privacy.ledger.integrity.LedgerHead`: row counts and a digest of
+  both chains; ``accountant.store.last_receipt``); ``open(..., expect_head=...)`` checks that
   the ledger still extends a head kept elsewhere. An HMAC-SHA256 key held outside the
   file (``key=``, RFC 2104) makes every link, the chain's start and the key check
   unforgeable without it. What each detects is tabled in ``docs/guides/
   budget-reports.md``.
 * **Refuses what it cannot read.** The file carries SQLite's ``application_id``
-  (:data:`APPLICATION_ID`), a schema version (``user_version``, :data:`SCHEMA_VERSION`)
+  (:data:`~fedpriv.privacy.ledger.integrity.APPLICATION_ID`), a schema version
+  (``user_version``, :data:`~fedpriv.privacy.ledger.integrity.SCHEMA_VERSION`)
   and the fedpriv version that created it. A file that is not SQLite, is damaged
   (``PRAGMA quick_check``), is empty, belongs to another application or has a newer
   schema raises :class:`~fedpriv.privacy.errors.StoreFormatError`; reopening with a
@@ -59,15 +60,15 @@ in memory. The file is the ledger of record:
 
 A connection must not cross ``fork``: open the store in each process.
 
-Length: the SQLite ledger with its write-once identity, hash chain, anchor, heads and the integrity checks run on every open and sync, which belong together.
+Length: one class, the open SQLite ledger: its transactions, its rows and the integrity
+checks run on every open and sync, which read the same snapshot and belong together. The
+hash chain, anchor and heads both stores share are in :mod:`~fedpriv.privacy.ledger.
+integrity`; the accountant's side of a store is :mod:`~fedpriv.privacy.ledger.link`.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import hmac
-import json
 import os
 import sqlite3
 import time
@@ -77,7 +78,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from fedpriv.privacy.accounting.guarantees import ZCDP, ApproxDP, GaussianDP, PureDP
 from fedpriv.privacy.errors import (
     LedgerCorruptedError,
     StoreError,
@@ -93,28 +93,24 @@ from fedpriv.privacy.ledger.codec import (
     encode_event,
     encode_keys,
 )
+from fedpriv.privacy.ledger.integrity import (
+    APPLICATION_ID,
+    SCHEMA_VERSION,
+    TABLES,
+    LedgerHead,
+    StoreConfig,
+    anchor_of,
+    chain_link,
+    check_anchor,
+    check_key,
+    config_mismatch,
+    fedpriv_version,
+    genesis_link,
+    head_digest,
+)
 
-__all__ = [
-    "APPLICATION_ID",
-    "MIN_KEY_BYTES",
-    "POSTGRES_SCHEMES",
-    "SCHEMA_VERSION",
-    "LedgerHead",
-    "LedgerStore",
-    "StoreConfig",
-    "StoredLedgerMixin",
-    "is_store",
-]
+__all__ = ["DEFAULT_TIMEOUT", "POSTGRES_SCHEMES", "LedgerStore", "is_store"]
 
-#: SQLite ``PRAGMA application_id`` of a fedpriv ledger (ASCII "fdpv").
-APPLICATION_ID = 0x66647076
-#: Version of the table layout below; a file with another one is refused (2 added
-#: the store identity and the hash chain; 3 chains the configuration and the schema
-#: through the chain's start, the optional HMAC key and the ledger heads).
-SCHEMA_VERSION = 3
-#: Shortest HMAC key accepted, in bytes: the SHA-256 output length, below which
-#: RFC 2104 (section 3) says a key weakens the MAC.
-MIN_KEY_BYTES = 32
 #: URL schemes that select the PostgreSQL store (:mod:`fedpriv.privacy.ledger.postgres`).
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 #: Seconds a charge waits for another process's write lock before failing.
@@ -148,167 +144,6 @@ CREATE TABLE chain_head (
     hash TEXT NOT NULL
 );
 """
-_TABLES = ("charges", "draws")
-#: ``meta`` rows the chain's start commits to (the configuration, the identity, the
-#: schema version and whether the links are keyed): changing any is refused on open.
-_ANCHORED = (
-    "store_id",
-    "schema_version",
-    "chain",
-    "neighboring_relation",
-    "disjoint",
-    "sequential",
-    "budget",
-    "keep_draw_rows",
-)
-
-
-def _fedpriv_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version  # on use: import time
-
-    try:
-        return version("fedpriv")
-    except PackageNotFoundError:  # pragma: no cover - running from an uninstalled tree
-        return "0+unknown"
-
-
-# ---------------------------------------------------------------------- configuration
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class StoreConfig:
-    """What an accountant must agree on to share a store (checked on every open).
-
-    The relation is written to ``meta`` as ``neighboring_relation``; stores written
-    before that name (``relation``) are read too.
-    """
-
-    neighboring_relation: str
-    disjoint: tuple[str, ...]
-    sequential: tuple[str, ...]
-    budget: PureDP | ApproxDP | ZCDP | GaussianDP | None
-    keep_draw_rows: bool
-
-    def to_meta(self) -> dict[str, str]:
-        """The ``meta`` rows of this configuration (JSON values)."""
-        budget = None
-        if self.budget is not None:
-            budget = {"type": type(self.budget).__name__, **dataclasses.asdict(self.budget)}
-        return {
-            "neighboring_relation": json.dumps(self.neighboring_relation),
-            "disjoint": json.dumps(list(self.disjoint)),
-            "sequential": json.dumps(list(self.sequential)),
-            "budget": json.dumps(budget),
-            "keep_draw_rows": json.dumps(self.keep_draw_rows),
-        }
-
-    @classmethod
-    def from_meta(cls, meta: Mapping[str, str]) -> StoreConfig:
-        """Inverse of :meth:`to_meta`; raises StoreFormatError on a bad record.
-
-        Parameters
-        ----------
-        meta : mapping of str to str
-            The JSON-encoded fields written by :meth:`to_meta`.
-
-        Returns
-        -------
-        StoreConfig
-
-        Raises
-        ------
-        StoreFormatError
-            If a field is missing or malformed.
-        """
-        try:
-            budget = json.loads(meta["budget"])
-            if budget is not None:
-                kind = {
-                    "PureDP": PureDP,
-                    "ApproxDP": ApproxDP,
-                    "ZCDP": ZCDP,
-                    "GaussianDP": GaussianDP,
-                }[budget.pop("type")]
-                budget = kind(**budget)
-            return cls(
-                neighboring_relation=json.loads(
-                    meta["neighboring_relation"]
-                    if "neighboring_relation" in meta
-                    else meta["relation"]  # stores written before the rename
-                ),
-                disjoint=tuple(json.loads(meta["disjoint"])),
-                sequential=tuple(json.loads(meta["sequential"])),
-                budget=budget,
-                keep_draw_rows=bool(json.loads(meta["keep_draw_rows"])),
-            )
-        except (KeyError, TypeError, ValueError) as error:
-            raise StoreFormatError(f"malformed store configuration: {error!r}") from None
-
-
-# ---------------------------------------------------------------------- ledger heads
-@dataclasses.dataclass(frozen=True, slots=True)
-class LedgerHead:
-    """A receipt: the ledger's size and chain head after one acknowledged write.
-
-    ``digest`` commits to every charge and draw row up to ``charges`` and
-    ``draws`` rows, the store identity and its configuration (each link hashes the
-    previous one; the first hashes the configuration), as a signed tree head of
-    Certificate Transparency does for a log (RFC 9162, section 4.10). Kept outside
-    the file, it lets a later open check that the ledger still extends it
-    (``Accountant.open(path, expect_head=...)``): a rewound, truncated or older copy,
-    another ledger's file, or any edit of those rows is then detected, key or not.
-    ``str(head)`` is ``"CHARGES:DRAWS:DIGEST"``, which :meth:`parse` reads back.
-
-    Parameters
-    ----------
-    charges : int
-        Number of charge rows the head covers (the last charge's index, 1-based).
-    draws : int
-        Number of draw-block rows it covers.
-    digest : str
-        64 hexadecimal digits: SHA-256 (HMAC-SHA256 with a key) of the two chains'
-        heads at those rows.
-    """
-
-    charges: int
-    draws: int
-    digest: str
-
-    def __str__(self) -> str:
-        return f"{self.charges}:{self.draws}:{self.digest}"
-
-    @classmethod
-    def parse(cls, text: str | LedgerHead) -> LedgerHead:
-        """Read ``"CHARGES:DRAWS:DIGEST"`` (or return a head as it is).
-
-        Parameters
-        ----------
-        text : str or LedgerHead
-            A head as printed by ``str(head)`` or ``fedpriv account --verify``.
-
-        Returns
-        -------
-        LedgerHead
-
-        Raises
-        ------
-        ValueError
-            If ``text`` is not two counts >= 0 and 64 hexadecimal digits, naming
-            ``expect_head``.
-        """
-        if isinstance(text, LedgerHead):
-            return text
-        parts = text.split(":") if isinstance(text, str) else []
-        if (
-            len(parts) == 3
-            and parts[0].isdigit()
-            and parts[1].isdigit()
-            and len(parts[2]) == 64
-            and all(c in "0123456789abcdef" for c in parts[2])
-        ):
-            return cls(int(parts[0]), int(parts[1]), parts[2])
-        raise ValueError(
-            "`expect_head` must be a ledger head 'CHARGES:DRAWS:DIGEST' (two counts >= 0 "
-            f"and 64 lower-case hexadecimal digits, as a receipt prints it), got {text!r:.100}."
-        )
 
 
 # ---------------------------------------------------------------------- the store
@@ -336,11 +171,9 @@ class LedgerStore:
         self.closed = False
         self.store_id = meta.get("store_id", "")
         self._key = key
-        self._genesis = {t: _genesis(meta, t, key) for t in _TABLES}
+        self._genesis = {t: genesis_link(meta, t, key) for t in TABLES}
         #: Verified end of each chain: table -> (n_rows, last_seq, hash).
-        self._heads: dict[str, tuple[int, int, str]] = {
-            t: (0, 0, self._genesis[t]) for t in _TABLES
-        }
+        self._heads: dict[str, tuple[int, int, str]] = {t: (0, 0, self._genesis[t]) for t in TABLES}
         self._pending: dict[str, tuple[int, int, str]] = {}
         self._capture: dict[str, int] = {}  # table -> row count whose hash verify() keeps
         self._captured: dict[str, str] = {}
@@ -372,7 +205,7 @@ class LedgerStore:
         timeout : float
             Seconds to wait for another process's lock.
         key : bytes, optional
-            HMAC-SHA256 key (at least :data:`MIN_KEY_BYTES` bytes, kept outside the
+            HMAC-SHA256 key (at least :data:`~fedpriv.privacy.ledger.integrity.MIN_KEY_BYTES` bytes, kept outside the
             file): a store created with a key links its rows with HMAC instead of plain
             SHA-256 and opens only with the same key, so that nobody without it can
             forge a row, the configuration or the chain.
@@ -399,7 +232,7 @@ class LedgerStore:
             ``expect_head``, naming the first bad row or the mismatch.
         ValueError
             If ``synchronous`` is not "full" or "normal", ``key`` is shorter than
-            :data:`MIN_KEY_BYTES`, or ``expect_head`` is malformed.
+            :data:`~fedpriv.privacy.ledger.integrity.MIN_KEY_BYTES`, or ``expect_head`` is malformed.
         TypeError
             If ``key`` is not bytes.
         FileNotFoundError
@@ -415,7 +248,7 @@ class LedgerStore:
             return PostgresLedgerStore.open_url(
                 path, config, timeout=timeout, key=key, expect_head=expect_head
             )
-        key = _check_key(key)
+        key = check_key(key)
         expected = None if expect_head is None else LedgerHead.parse(expect_head)
         path = _check_path(path, create=config is not None)
         if not path.exists():
@@ -428,11 +261,11 @@ class LedgerStore:
             connection = _connect(path, timeout, synchronous)
             connection.execute("BEGIN")  # one snapshot: meta, schema, rows, heads
             meta = _read_meta(path, connection)
-            _check_anchor(path, meta, key)
+            check_anchor(path, meta, key)
             store = cls(path, connection, meta, key)
             store._check_schema()
             if config is not None and config != store.config:
-                raise StoreMismatchError(_mismatch(path, store.config, config))
+                raise StoreMismatchError(config_mismatch(path, store.config, config))
             store.verify(expect_head=expected)
             connection.execute("COMMIT")
         except (sqlite3.DatabaseError, UnicodeDecodeError) as error:
@@ -469,11 +302,11 @@ class LedgerStore:
         if own:
             self._begin_read()
         try:
-            self._heads = {t: (0, 0, self._genesis[t]) for t in _TABLES}
+            self._heads = {t: (0, 0, self._genesis[t]) for t in TABLES}
             self._captured = {}
             if expect_head is not None:
                 self._capture = {"charges": expect_head.charges, "draws": expect_head.draws}
-                self._captured = {t: self._genesis[t] for t in _TABLES if self._capture[t] == 0}
+                self._captured = {t: self._genesis[t] for t in TABLES if self._capture[t] == 0}
             try:
                 self._check_rows(0, 0)
             finally:
@@ -487,7 +320,7 @@ class LedgerStore:
         finally:
             if own and self._in_transaction():
                 self._execute("COMMIT")
-        for table in _TABLES:
+        for table in TABLES:
             if heads.get(table) != self._heads[table]:
                 raise LedgerCorruptedError(
                     f"{self.path}: the {table} table holds {self._heads[table][0]} row(s) "
@@ -514,7 +347,7 @@ class LedgerStore:
                     f"but the ledger holds {held}: rows were removed, the chain was "
                     "rewound, or this is an older copy or another ledger's file."
                 )
-        digest = _head_digest(self._captured["charges"], self._captured["draws"], self._key)
+        digest = head_digest(self._captured["charges"], self._captured["draws"], self._key)
         if not hmac.compare_digest(digest, expected.digest):
             raise LedgerCorruptedError(
                 f"{self.path}: the ledger's head at {expected.charges} charge row(s) and "
@@ -531,8 +364,8 @@ class LedgerStore:
         -------
         LedgerHead
         """
-        (n_charges, _, charges), (n_draws, _, draws) = (self._heads[t] for t in _TABLES)
-        return LedgerHead(n_charges, n_draws, _head_digest(charges, draws, self._key))
+        (n_charges, _, charges), (n_draws, _, draws) = (self._heads[t] for t in TABLES)
+        return LedgerHead(n_charges, n_draws, head_digest(charges, draws, self._key))
 
     def _check_schema(self) -> None:
         """Refuse a file whose tables, indexes or triggers differ from the schema this
@@ -583,7 +416,7 @@ class LedgerStore:
                     f"{where} records {n_cells} cell(s) but its key "
                     f"lists have {sorted(sizes)} label(s)."
                 )
-            digest = _chain(digest, self.store_id, [seq, encoding, n_cells, keys], self._key)
+            digest = chain_link(digest, self.store_id, [seq, encoding, n_cells, keys], self._key)
             if chain != digest:
                 raise LedgerCorruptedError(
                     f"{where} fails the hash chain: edited, reordered, or written by "
@@ -602,7 +435,7 @@ class LedgerStore:
         for seq, n_draws, block, chain in draws:
             if seq <= last:
                 continue
-            digest = _chain(digest, self.store_id, [seq, n_draws, block], self._key)
+            digest = chain_link(digest, self.store_id, [seq, n_draws, block], self._key)
             if chain != digest:
                 raise LedgerCorruptedError(
                     f"{self.path}: draw row seq {seq} fails the hash chain (edited, "
@@ -744,7 +577,7 @@ class LedgerStore:
         :meth:`begin`, after the rows of other writers were read), and its head."""
         n, last, digest = self._heads[table]
         seq = last + 1
-        chain = _chain(digest, self.store_id, content(seq), self._key)
+        chain = chain_link(digest, self.store_id, content(seq), self._key)
         self._execute(
             "UPDATE chain_head SET n_rows = ?, last_seq = ?, hash = ? WHERE name = ?",
             (n + 1, seq, chain, table),
@@ -797,45 +630,6 @@ class LedgerStore:
             raise StoreFormatError(f"{self.path}: ledger store failed: {error}") from None
 
 
-class StoredLedgerMixin:
-    """The accountant's side of a store: sync, refresh, close.
-
-    The host (:class:`~fedpriv.privacy.ledger.accountant.Accountant`) holds ``_store``
-    (a :class:`LedgerStore` or None), ``_store_seq`` (last charge and draw rows read),
-    ``_charges``, ``_event_id``, ``_add_draws`` and ``_bump``. Writes are the host's:
-    each is validated and priced first, written and committed in one store
-    transaction, and only then recorded in memory.
-    """
-
-    def _sync(self) -> None:
-        """Append the store's rows this process has not read yet, in commit order."""
-        charges, draws = self._store.read_since(*self._store_seq)
-        for _, event, arrays in charges:
-            self._charges.append((self._event_id(event), arrays))
-        for _, n, block in draws:
-            self._add_draws(n, block)
-        if charges:
-            self._bump()
-        self._store_seq = (
-            charges[-1][0] if charges else self._store_seq[0],
-            draws[-1][0] if draws else self._store_seq[1],
-        )
-
-    def _refresh(self) -> None:
-        """Read other processes' charges, if any were committed since the last read."""
-        if self._store is not None and self._store.changed():
-            self._sync()
-
-    def refresh(self) -> None:
-        """Read the charges other processes committed to the store (queries do this)."""
-        self._refresh()
-
-    def close(self) -> None:
-        """Close the store: queries answer from memory, charges raise StoreError."""
-        if self._store is not None:
-            self._store.close()
-
-
 def _connect(path: Path, timeout: float, synchronous: str) -> sqlite3.Connection:
     connection = sqlite3.connect(path, timeout=timeout, isolation_level=None)
     connection.execute("PRAGMA journal_mode = WAL")
@@ -858,19 +652,19 @@ def _create(path: Path, config: StoreConfig, key: bytes | None) -> None:
             "application": "fedpriv ledger",
             "schema_version": str(SCHEMA_VERSION),
             "store_id": uuid.uuid4().hex,
-            "fedpriv_version": _fedpriv_version(),
+            "fedpriv_version": fedpriv_version(),
             "created_unix_time": repr(time.time()),
             "chain": "hmac-sha256" if key is not None else "sha256",
             **config.to_meta(),
         }
-        meta["anchor"] = _anchor(meta)
+        meta["anchor"] = anchor_of(meta)
         if key is not None:  # lets a wrong key be named (nobody can make it without the key)
-            meta["key_check"] = _chain("key check", meta["store_id"], [], key)
+            meta["key_check"] = chain_link("key check", meta["store_id"], [], key)
         with connection:
             connection.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
             connection.executemany(
                 "INSERT INTO chain_head VALUES (?, 0, 0, ?)",
-                [(table, _genesis(meta, table, key)) for table in _TABLES],
+                [(table, genesis_link(meta, table, key)) for table in TABLES],
             )
         connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
@@ -903,7 +697,7 @@ def _read_meta(path: Path, connection: sqlite3.Connection) -> dict[str, str]:
     if schema > SCHEMA_VERSION:
         raise StoreFormatError(
             f"{path}: ledger schema {schema} is newer than this fedpriv "
-            f"({_fedpriv_version()}) reads (<= {SCHEMA_VERSION}); upgrade fedpriv."
+            f"({fedpriv_version()}) reads (<= {SCHEMA_VERSION}); upgrade fedpriv."
         )
     if schema < SCHEMA_VERSION:
         raise StoreFormatError(
@@ -920,88 +714,6 @@ def _read_meta(path: Path, connection: sqlite3.Connection) -> dict[str, str]:
     if len(meta.get("store_id", "")) != 32:
         raise LedgerCorruptedError(f"{path}: the store identity is missing or malformed.")
     return meta
-
-
-def _chain(previous: str, store_id: str, content: list, key: bytes | None = None) -> str:
-    """Hash of one row: the previous row's hash, the store identity and the row's
-    canonical content (so a row of another store, or an edited one, breaks the chain);
-    HMAC-SHA256 under ``key`` when the store is keyed."""
-    text = json.dumps([previous, store_id, content], separators=(",", ":"), allow_nan=True)
-    if key is not None:
-        return hmac.new(key, text.encode("utf-8"), hashlib.sha256).hexdigest()
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _anchor(meta: Mapping[str, str]) -> str:
-    """The ``anchor`` meta row: SHA-256 of each anchored ``meta`` value (JSON)."""
-    return json.dumps(
-        {
-            name: hashlib.sha256(meta.get(name, "").encode("utf-8")).hexdigest()
-            for name in _ANCHORED
-        },
-        sort_keys=True,
-    )
-
-
-def _genesis(meta: Mapping[str, str], table: str, key: bytes | None) -> str:
-    """Where ``table``'s chain starts: a link over the anchor (so the configuration,
-    identity, schema version and keying are in every later link)."""
-    return _chain("genesis:" + table, meta.get("store_id", ""), [meta.get("anchor", "")], key)
-
-
-def _head_digest(charges: str, draws: str, key: bytes | None) -> str:
-    """The ledger head of two chain heads (:class:`LedgerHead`)."""
-    return _chain("head", "", [charges, draws], key)
-
-
-def _check_anchor(path: Path, meta: Mapping[str, str], key: bytes | None) -> None:
-    """Refuse a store whose configuration, identity or keying differs from what its
-    chain starts from (naming the field), or a key that does not fit the store."""
-    try:
-        anchor = json.loads(meta["anchor"])
-    except (KeyError, ValueError):
-        raise LedgerCorruptedError(
-            f"{path}: the chain anchor (meta row 'anchor') is missing or malformed."
-        ) from None
-    for name in _ANCHORED:
-        digest = hashlib.sha256(meta.get(name, "").encode("utf-8")).hexdigest()
-        if not isinstance(anchor, dict) or anchor.get(name) != digest:
-            raise LedgerCorruptedError(
-                f"{path}: the stored {name} ({meta.get(name, 'missing')!s:.80}) is not "
-                "the one the ledger's chain was started with: the configuration was "
-                "changed after the store was created."
-            )
-    keyed = meta.get("chain") == "hmac-sha256"
-    if keyed and key is None:
-        raise StoreMismatchError(
-            f"{path} is keyed (HMAC-SHA256): open it with its key (`key=`, or "
-            "FEDPRIV_LEDGER_KEY for fedpriv account)."
-        )
-    if keyed and not hmac.compare_digest(
-        meta.get("key_check", ""), _chain("key check", meta.get("store_id", ""), [], key)
-    ):
-        raise LedgerCorruptedError(
-            f"{path}: the key does not match this ledger's (a wrong key, or the key "
-            "check was forged)."
-        )
-    if not keyed and key is not None:
-        raise StoreMismatchError(
-            f"{path} was created without a key, but a key was given: its links are "
-            "plain SHA-256, so this is not the keyed ledger you expect."
-        )
-
-
-def _check_key(key: Any) -> bytes | None:
-    if key is None:
-        return None
-    if not isinstance(key, bytes):
-        raise TypeError(f"`key` must be bytes, got {type(key).__name__}.")
-    if len(key) < MIN_KEY_BYTES:
-        raise ValueError(
-            f"`key` must hold at least {MIN_KEY_BYTES} bytes (RFC 2104, section 3), got "
-            f"{len(key)}; use secrets.token_bytes({MIN_KEY_BYTES})."
-        )
-    return key
 
 
 _REFERENCE_SCHEMA: set | None = None
@@ -1038,19 +750,6 @@ def _check_path(path: Any, *, create: bool) -> Path:
             f"`store` {path}: its folder {path.parent} does not exist (create it first)."
         )
     return path
-
-
-def _mismatch(path: Path, stored: StoreConfig, asked: StoreConfig) -> str:
-    differences = [
-        f"{field.name}: stored {getattr(stored, field.name)!r}, "
-        f"asked {getattr(asked, field.name)!r}"
-        for field in dataclasses.fields(StoreConfig)
-        if getattr(stored, field.name) != getattr(asked, field.name)
-    ]
-    return (
-        f"{path} was created for another accountant ({'; '.join(differences)}); "
-        "open it with the stored configuration (Accountant.open)."
-    )
 
 
 def is_store(path: str | os.PathLike) -> bool:
