@@ -623,7 +623,7 @@ def budget_report(deployment: Deployment) -> dict[str, Any]:
     )
     routes = accountant.routes.epsilons(delta)
     route, epsilon = accountant.routes.tightest(delta)
-    lower = accountant.brackets.lower_bound(delta) if hasattr(accountant, "lower_bound") else None
+    lower = accountant.brackets.lower_bound(delta)
     per_level: dict[str, dict[str, float]] = {}
     for level in deployment.disjoint + deployment.sequential:
         labels = sorted(

@@ -28,6 +28,11 @@ structured ledger. The rest is grouped in objects reachable from the accountant:
 ``accountant.store``    :class:`~fedpriv.privacy.ledger.link.StoreLink`: the persistent
                         store's receipt, ``refresh`` and ``close``
 ======================  ==========================================================
+
+Length: one class whose charge path (validate, check the cell-size ceiling, price the
+budget on a candidate ledger, write the store, record) must stay atomic, so it is kept
+in one place with its long numpydoc docstrings; the cells, the pricing, the budget, the
+exports and the store's side are the modules named above.
 """
 
 from __future__ import annotations
