@@ -1,6 +1,6 @@
 """Wall time of the heaviest ledgers of ``tests/privacy/test_soundness.py``.
 
-For each ledger, times ``bracket``, ``tightest`` and ``get_delta`` together (the
+For each ledger, times ``brackets.epsilon``, ``routes.tightest`` and ``get_delta`` together (the
 accountant only; the mpmath references are not timed) and prints the bracket and the
 route that answered. Run: ``python benchmarks/ledger_cost.py`` (``/usr/bin/time -v``
 in front gives the peak memory).

@@ -2,7 +2,7 @@
 
 The epoch loop releases the epoch means of consecutive rows with the same ``n_r`` in
 one :func:`fedpriv.privacy.laplace_release` call and charges every row's exploitation
-actions in one ``spend_many``; a single-world audit table sums its rewards by prefix
+actions in one ``spend`` of key arrays; a single-world audit table sums its rewards by prefix
 sums (``SingleWorldTable.pull_sums``). Each must give the very runs of the row-by-row
 loop and of the entry-by-entry reads: same regret, same messages and actions, same
 ledger and charges (rows, order, dtypes). Deterministic comparisons, no false alarms.

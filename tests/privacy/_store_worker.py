@@ -2,7 +2,7 @@
 
 ``write PATH``
     Charge step ``i`` (continuing after the last step in the store) forever: one
-    ``spend_many`` of :func:`step_event` to agents 0, 1, 2, printing ``charge i`` after
+    ``spend`` with key arrays of :func:`step_event` to agents 0, 1, 2, printing ``charge i`` after
     its commit, then one ``record_draws`` block, printing ``draws i``. The parent
     kills it with SIGKILL.
 ``race PATH WORKER N_ATTEMPTS GO_FILE``

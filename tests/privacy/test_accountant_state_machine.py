@@ -1,6 +1,6 @@
 """Issue 20: a hypothesis state machine over the budgeted, stored accountant.
 
-Rules: ``spend``, ``spend_many``, ``would_exceed`` (each with events built from
+Rules: ``spend`` (one key), ``spend_several`` (key arrays), ``would_exceed`` (each with events built from
 hostile values — NaN, ±inf, 0, 5e-324, 1e308, 2**70, wrong types — mixed with valid
 ones, non-events, and hostile key labels: unhashable, nested, undeclared levels),
 ``reopen`` (close the accountant and reopen its SQLite store) and ``interrupt`` (a
@@ -195,7 +195,7 @@ class AccountantMachine(RuleBasedStateMachine):
         self._charge(lambda event, k: self.accountant.spend(event, key=k), event_spec, keys)
 
     @rule(event_spec=event_specs(), keys=MANY_KEY_SPECS)
-    def spend_many(self, event_spec, keys) -> None:
+    def spend_several(self, event_spec, keys) -> None:
         self._charge(lambda event, k: self.accountant.spend(event, key=k), event_spec, keys)
 
     @rule(event_spec=event_specs(), keys=KEY_SPECS)

@@ -109,7 +109,7 @@ def test_ledger_rows_cannot_be_written_through() -> None:
     delta=st.sampled_from([0.0, 1e-6]),
 )
 def test_one_spend_of_many_keys_is_many_spends_of_one(labels, scale, delta) -> None:
-    # spend(key=arrays) replaced spend_many: the same cells, charges and every route.
+    # spend(key=arrays) charges many cells at once: the same cells, charges and every route.
     batched = Accountant(disjoint=("agent",))
     single = Accountant(disjoint=("agent",))
     batched.spend(events.Laplace(scale=scale), key={"agent": np.asarray(labels)})

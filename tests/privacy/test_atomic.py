@@ -1,7 +1,7 @@
 """Issue 20: a charge is atomic on every exception, KeyboardInterrupt included.
 
-`spend`, `spend_many` and `would_exceed` price a candidate charge before it touches
-the ledger, so whatever raises (a refused budget, an arithmetic error while pricing,
+`spend` (one key or key arrays) and `odometer.would_exceed` price a candidate charge
+before it touches the ledger, so whatever raises (a refused budget, an arithmetic error while pricing,
 an interrupt, a bad key label) leaves charges, every route and the store as before.
 """
 
@@ -37,7 +37,7 @@ def _budgeted(**options) -> Accountant:
 
 
 @pytest.mark.parametrize("make_event", HOSTILE_EVENTS)
-@pytest.mark.parametrize("call", ["spend", "spend_many", "would_exceed"])
+@pytest.mark.parametrize("call", ["spend", "spend_several", "would_exceed"])
 def test_hostile_event_charges_all_or_nothing(make_event, call):
     try:
         event = make_event()
@@ -48,7 +48,7 @@ def test_hostile_event_charges_all_or_nothing(make_event, call):
     try:
         if call == "spend":
             accountant.spend(event, key={"agent": 1})
-        elif call == "spend_many":
+        elif call == "spend_several":
             accountant.spend(event, key={"agent": [1, 2]})
         else:
             accountant.odometer.would_exceed(event, key={"agent": 1})
@@ -65,7 +65,7 @@ def test_hostile_event_charges_all_or_nothing(make_event, call):
     "exception", [KeyboardInterrupt, MemoryError, RecursionError, ZeroDivisionError, OverflowError]
 )
 @pytest.mark.filterwarnings("ignore:pricing an extreme cell overflowed")
-@pytest.mark.parametrize("call", ["spend", "spend_many", "would_exceed"])
+@pytest.mark.parametrize("call", ["spend", "spend_several", "would_exceed"])
 def test_exception_during_budget_check_changes_nothing(monkeypatch, exception, call):
     accountant = _budgeted()
     before = snapshot(accountant)
@@ -79,7 +79,7 @@ def test_exception_during_budget_check_changes_nothing(monkeypatch, exception, c
     with pytest.raises(expected):
         if call == "spend":
             accountant.spend(events.Laplace(scale=0.01), key={"agent": 1})
-        elif call == "spend_many":
+        elif call == "spend_several":
             accountant.spend(events.Laplace(scale=0.01), key={"agent": [1, 2]})
         elif accountant.odometer.would_exceed(events.Laplace(scale=0.01), key={"agent": 1}):
             raise BudgetExceededError("would_exceed said True")
@@ -149,7 +149,7 @@ _ACTIONS = st.lists(
     st.one_of(
         st.tuples(st.just("spend"), st.sampled_from(_VALID), st.integers(0, 3)),
         st.tuples(
-            st.just("spend_many"),
+            st.just("spend_several"),
             st.sampled_from(_VALID),
             st.lists(st.integers(0, 3), min_size=1, max_size=3),
         ),

@@ -120,7 +120,7 @@ def test_a_charge_beyond_max_cell_releases_is_refused_with_or_without_budget(bud
 
 def test_cell_ceiling_counts_per_cell_and_label_equality_as_queries_do():
     """Other cells stay open; labels equal for the queries (1, 1.0, True; every NaN
-    and None) are one cell for the check too; a spend_many repeating a cell counts
+    and None) are one cell for the check too; a spend of key arrays repeating a cell counts
     each repeat."""
     half = events.SelfComposed(event=events.Laplace(scale=1.0), count=MAX_COUNT // 2)
     accountant = Accountant(disjoint=("agent",))

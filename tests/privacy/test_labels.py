@@ -1,6 +1,6 @@
 """Key labels keep their identity, and equal labels name one cell (issue 38, item 1).
 
-``spend_many(..., keys={"agent": ["x", 2]})`` used to store ``['x', '2']`` (one NumPy
+``spend(..., key={"agent": ["x", 2]})`` used to store ``['x', '2']`` (one NumPy
 string array), so agent ``2`` of an earlier ``spend`` and ``'2'`` were two parallel
 cells and every number under-reported. The rule these tests pin: a label keeps its
 type and value from the call to the store and back, whatever the other labels in its
@@ -101,7 +101,7 @@ def _answers(accountant: Accountant) -> tuple:
 
 
 def _check(batches, store: Path | None) -> None:
-    """Charge ``batches`` with spend_many (and with a store, reopen), against one
+    """Charge ``batches`` with key arrays (and with a store, reopen), against one
     label at a time and the Python-dict count."""
     one_at_a_time = Accountant(disjoint=("agent",))
     for batch in batches:
