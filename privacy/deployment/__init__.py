@@ -62,7 +62,7 @@ from fedpriv.privacy.accounting.guarantees import format_epsilon
 from fedpriv.privacy.accounting.verdicts import LowerBoundEvidence, judge
 from fedpriv.privacy.errors import DataFormatError, ResourceLimitError
 from fedpriv.privacy.ledger.accountant import Accountant
-from fedpriv.privacy.ledger.store import LedgerStore
+from fedpriv.privacy.ledger.backends import open_store
 from fedpriv.privacy.relations import parse_relation
 
 __all__ = [
@@ -811,7 +811,7 @@ def store_report(
     ValueError
         If ``delta`` is outside [0, 1).
     """
-    store = LedgerStore.open(path, key=key)
+    store = open_store(path, key=key)
     meta = store.meta
     store.close()
     accountant = Accountant.open(path, key=key)

@@ -4,11 +4,10 @@ crash-safe SQLite store that shares a ledger between processes (with its typed c
 :mod:`~fedpriv.privacy.ledger.accountant` holds the :class:`Accountant` core; the objects
 reachable from it live beside it: :mod:`~fedpriv.privacy.ledger.ledger` (the ledger),
 :mod:`~fedpriv.privacy.ledger.pricing` (routes and brackets),
-:mod:`~fedpriv.privacy.ledger.budget` (the odometer), :mod:`~fedpriv.privacy.ledger.link`
-(the accountant's side of its store), with :mod:`~fedpriv.privacy.ledger.cells` (key
+:mod:`~fedpriv.privacy.ledger.budget` (the odometer), with :mod:`~fedpriv.privacy.ledger.cells` (key
 labels and cells), :mod:`~fedpriv.privacy.ledger.running` (the incremental budget
 check), :mod:`~fedpriv.privacy.ledger.store` and :mod:`~fedpriv.privacy.ledger.postgres`
-(the stores), :mod:`~fedpriv.privacy.ledger.integrity` (what both stores share) and
+(the stores, opened by :mod:`~fedpriv.privacy.ledger.backends`), :mod:`~fedpriv.privacy.ledger.integrity` (what both stores share) and
 :mod:`~fedpriv.privacy.ledger.codec`.
 
 It builds on :mod:`fedpriv.privacy.accounting` (guarantees, events, handlers, routes),

@@ -25,21 +25,22 @@ structured ledger. The rest is grouped in objects reachable from the accountant:
                         bound and the bracket on the true ε
 ``accountant.odometer`` :class:`~fedpriv.privacy.ledger.budget.Odometer`: the budget,
                         what is spent and left, ``would_exceed``
-``accountant.store``    :class:`~fedpriv.privacy.ledger.link.StoreLink`: the persistent
+``accountant.store``    :class:`StoreLink`: the persistent
                         store's receipt, ``refresh`` and ``close``
 ======================  ==========================================================
 
-Length: one class whose charge path (validate, check the cell-size ceiling, price the
-budget on a candidate ledger, write the store, record) must stay atomic, so it is kept
-in one place with its long numpydoc docstrings; the cells, the pricing, the budget, the
-exports and the store's side are the modules named above.
+Length: the accountant and its store link, whose charge path (validate, check the
+cell-size ceiling, price the budget on a candidate ledger, write the store in one
+transaction, record in memory) must stay atomic and is shared by their private methods,
+so they are kept in one module with their long numpydoc docstrings; the cells, the
+pricing, the budget and the exports are the modules named above.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -59,6 +60,7 @@ from fedpriv.privacy.errors import (
     IncompatibleGuaranteeError,
     UnsupportedEventError,
 )
+from fedpriv.privacy.ledger.backends import open_store
 from fedpriv.privacy.ledger.budget import BUDGET_TYPES, Odometer, budget_parameter, guarantee_spent
 from fedpriv.privacy.ledger.cells import (
     MAX_CELL_RELEASES,
@@ -67,8 +69,8 @@ from fedpriv.privacy.ledger.cells import (
     compose_cells,
     normalise_keys,
 )
+from fedpriv.privacy.ledger.integrity import LedgerHead, StoreConfig
 from fedpriv.privacy.ledger.ledger import Ledger, LedgerRows
-from fedpriv.privacy.ledger.link import StoreLink
 from fedpriv.privacy.ledger.pricing import (
     PLD_DISCRETIZATION_RANGE,
     Brackets,
@@ -77,10 +79,10 @@ from fedpriv.privacy.ledger.pricing import (
     tightest_of,
 )
 from fedpriv.privacy.ledger.running import RunningCells
-from fedpriv.privacy.ledger.store import LedgerHead, LedgerStore, StoreConfig
+from fedpriv.privacy.ledger.store import LedgerStore
 from fedpriv.privacy.relations import NeighboringRelation, parse_relation
 
-__all__ = ["Accountant"]
+__all__ = ["Accountant", "StoreLink"]
 
 _SUPPORTED_RELATIONS = frozenset(NeighboringRelation)
 
@@ -228,7 +230,7 @@ class Accountant:
         self._tally = CellTally(parallel_levels)  # the cell-size ceiling
         backend = None
         if store is not None:
-            backend = LedgerStore.open(
+            backend = open_store(
                 store,
                 StoreConfig(
                     neighboring_relation=relation.value,
@@ -286,7 +288,7 @@ class Accountant:
 
     @property
     def store(self) -> StoreLink:
-        """The persistent store: :class:`~fedpriv.privacy.ledger.link.StoreLink`."""
+        """The persistent store: :class:`StoreLink`."""
         return self._store
 
     # ------------------------------------------------------------------ charging
@@ -433,7 +435,7 @@ class Accountant:
         if self._store.backend is None:
             self._commit_charge(*self._prepare_charge(event, key))
             return
-        self._store.write_charge(lambda: self._prepare_charge(event, key), self._commit_charge)
+        self._store._write_charge(lambda: self._prepare_charge(event, key), self._commit_charge)
 
     # ------------------------------------------------------------------ queries
     def get_epsilon(self, target_delta: float, *, where: Mapping[str, Any] | None = None) -> float:
@@ -538,7 +540,7 @@ class Accountant:
         StoreMismatchError
             If it is keyed and ``key`` is missing, or unkeyed and ``key`` is given.
         """
-        opened = LedgerStore.open(store, key=key, expect_head=expect_head)
+        opened = open_store(store, key=key, expect_head=expect_head)
         config = opened.config
         opened.close()
         return cls(
@@ -671,7 +673,131 @@ class Accountant:
         if self._store.backend is None:
             self._rows.add_draws(n, block)
             return
-        self._store.write_draws(n, block)
+        self._store._write_draws(n, block)
+
+
+class StoreLink:
+    """An accountant's persistent store, or its absence (``accountant.store``).
+
+    With ``store=`` the accountant keeps its ledger of record in a
+    :class:`~fedpriv.privacy.ledger.store.LedgerStore` (SQLite, or PostgreSQL through
+    :mod:`fedpriv.privacy.ledger.postgres`) and composes in memory. This object holds
+    that connection: it reads the rows other processes committed, in commit order, into
+    the accountant's :class:`~fedpriv.privacy.ledger.ledger.LedgerRows`, and writes each
+    charge or block of draws in one store transaction that first reads those rows (so
+    the budget is checked on the whole shared ledger), recording it in memory only once
+    it is committed. Every write gives a receipt (:attr:`last_receipt`).
+
+    Parameters
+    ----------
+    backend : LedgerStore, optional
+        The open store; None for an accountant kept in memory only (then
+        :meth:`refresh` and :meth:`close` do nothing).
+    rows : LedgerRows
+        The accountant's in-memory rows, caught up with the store here and on every
+        :meth:`refresh`.
+    """
+
+    def __init__(self, backend: LedgerStore | None, rows: LedgerRows) -> None:
+        self._backend = backend
+        self._rows = rows
+        self._seq = (0, 0)  # last (charge, draw) rows of the store read into memory
+        self._last_receipt: LedgerHead | None = None
+        if backend is not None:
+            self._sync()
+
+    @property
+    def backend(self) -> LedgerStore | None:
+        """The open :class:`~fedpriv.privacy.ledger.store.LedgerStore` (None without a store)."""
+        return self._backend
+
+    @property
+    def last_receipt(self) -> LedgerHead | None:
+        """The receipt of this accountant's last acknowledged charge or block of draws.
+
+        Row counts and chain head: keep it elsewhere and pass it as ``expect_head`` to
+        ``Accountant.open`` to detect a rewound or replaced file. None before any
+        write and without a store.
+        """
+        return self._last_receipt
+
+    def refresh(self) -> None:
+        """Read the charges other processes committed to the store (queries do this)."""
+        if self._backend is not None and self._backend.changed():
+            self._sync()
+
+    def close(self) -> None:
+        """Close the store: queries answer from memory, charges raise StoreError."""
+        if self._backend is not None:
+            self._backend.close()
+
+    def _write_charge(self, prepare: Callable[[], tuple], record: Callable[..., None]) -> None:
+        """Write one charge in one store transaction, then record it in memory.
+
+        The accountant's write path: take the write lock, read the rows other
+        processes committed, ``prepare()`` (validate and price on the whole ledger),
+        insert, commit; only then ``record(*prepared)``. Whatever is raised before the
+        commit rolls the transaction back and records nothing.
+
+        Parameters
+        ----------
+        prepare : callable
+            Returns ``(event, is_new, (event_id, keys), running)``; raises to refuse.
+        record : callable
+            Called with the prepared tuple once it is committed.
+        """
+        backend = self._backend
+        backend.begin()
+        try:
+            self._sync()
+            prepared = prepare()
+            seq = backend.insert_charge(prepared[0], prepared[2][1])
+            backend.commit()
+        except BaseException:
+            backend.rollback()
+            raise
+        # Committed to the store: record it in memory (one append, then the row number).
+        record(*prepared)
+        self._seq = (seq, self._seq[1])
+        self._last_receipt = backend.head()
+
+    def _write_draws(self, n: int, block: dict[str, Any] | None) -> None:
+        """Write one block of draw rows in one store transaction, then record it.
+
+        Parameters
+        ----------
+        n : int
+            Number of draws, >= 0.
+        block : dict, optional
+            The validated draw rows (None when draw rows are not kept).
+        """
+        backend = self._backend
+        backend.begin()
+        try:
+            self._sync()
+            seq = backend.insert_draws(n, block)
+            backend.commit()
+        except BaseException:
+            backend.rollback()
+            raise
+        self._rows.add_draws(n, block)
+        self._seq = (self._seq[0], seq)
+        self._last_receipt = backend.head()
+
+    def _sync(self) -> None:
+        """Append the store's rows this process has not read yet, in commit order."""
+        rows = self._rows
+        charges, draws = self._backend.read_since(*self._seq)
+        for _, event, arrays in charges:
+            rows.charges.append((rows.intern(event), arrays))
+        for _, n, block in draws:
+            rows.add_draws(n, block)
+        if charges:
+            rows.bump()
+        self._seq = (
+            charges[-1][0] if charges else self._seq[0],
+            draws[-1][0] if draws else self._seq[1],
+        )
 
 
 def _check_handlers(event: Any) -> None:

@@ -63,7 +63,8 @@ A connection must not cross ``fork``: open the store in each process.
 Length: one class, the open SQLite ledger: its transactions, its rows and the integrity
 checks run on every open and sync, which read the same snapshot and belong together. The
 hash chain, anchor and heads both stores share are in :mod:`~fedpriv.privacy.ledger.
-integrity`; the accountant's side of a store is :mod:`~fedpriv.privacy.ledger.link`.
+integrity`; the accountant's side of a store is :class:`~fedpriv.privacy.ledger.accountant.
+StoreLink`.
 """
 
 from __future__ import annotations
@@ -243,10 +244,9 @@ class LedgerStore:
                 f"`store_synchronous` must be 'full' or 'normal', got {synchronous!r}."
             )
         if isinstance(path, str) and path.startswith(POSTGRES_SCHEMES):
-            from fedpriv.privacy.ledger.postgres import PostgresLedgerStore  # needs psycopg
-
-            return PostgresLedgerStore.open_url(
-                path, config, timeout=timeout, key=key, expect_head=expect_head
+            raise StorePathError(
+                f"`store` {path[:40]!r}... is a PostgreSQL URL, not an SQLite file: open it "
+                "with fedpriv.privacy.ledger.backends.open_store (or Accountant(store=URL))."
             )
         key = check_key(key)
         expected = None if expect_head is None else LedgerHead.parse(expect_head)

@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from fedpriv.privacy import Accountant, ApproxDP, PureDP, events
+from fedpriv.privacy.ledger.accountant import StoreLink
 from fedpriv.privacy.ledger.budget import Odometer
 from fedpriv.privacy.ledger.ledger import Ledger
-from fedpriv.privacy.ledger.link import StoreLink
 from fedpriv.privacy.ledger.pricing import Brackets, Routes
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -137,3 +137,22 @@ def test_dir_fedpriv_lists_only_the_public_names() -> None:
     assert dir(fedpriv) == sorted(fedpriv.__all__)
     for private in ("Any", "importlib", "annotations", "_EXPORTS", "_version"):
         assert private not in dir(fedpriv)
+
+
+def test_a_postgresql_url_is_opened_by_open_store_not_by_the_sqlite_store(tmp_path) -> None:
+    # The backend is chosen above both store modules (no import cycle between them).
+    from fedpriv.privacy.errors import StorePathError
+    from fedpriv.privacy.ledger.backends import is_url, open_store
+    from fedpriv.privacy.ledger.store import LedgerStore
+
+    assert is_url("postgresql://user@host/db") and not is_url(tmp_path / "ledger.sqlite")
+    with pytest.raises(StorePathError, match="open_store"):
+        LedgerStore.open("postgresql://user@host/db")
+    with pytest.raises(ValueError, match="store_synchronous"):
+        open_store("postgresql://user@host/db", synchronous="off")
+    accountant = Accountant(store=tmp_path / "ledger.sqlite")
+    accountant.spend(events.Laplace(scale=2.0))
+    accountant.store.close()
+    reopened = open_store(tmp_path / "ledger.sqlite")
+    assert reopened.head().charges == 1
+    reopened.close()

@@ -32,7 +32,8 @@ from fedpriv.privacy.errors import (
     StoreMismatchError,
 )
 from fedpriv.privacy.ledger.codec import decode_event, encode_event
-from fedpriv.privacy.ledger.store import APPLICATION_ID, SCHEMA_VERSION, LedgerStore
+from fedpriv.privacy.ledger.integrity import APPLICATION_ID, SCHEMA_VERSION
+from fedpriv.privacy.ledger.store import LedgerStore
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

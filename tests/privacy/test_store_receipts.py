@@ -19,7 +19,8 @@ from fedpriv.cli.main import main
 from fedpriv.privacy import Accountant, PureDP
 from fedpriv.privacy.accounting import events
 from fedpriv.privacy.errors import LedgerCorruptedError, StoreMismatchError
-from fedpriv.privacy.ledger.store import LedgerHead, LedgerStore
+from fedpriv.privacy.ledger.integrity import LedgerHead
+from fedpriv.privacy.ledger.store import LedgerStore
 
 KEY = bytes(range(32))
 
