@@ -267,7 +267,7 @@ def test_accountant_queries_validate_their_target(target: Any) -> None:
     before = snapshot(accountant)
     for query, name, domain in (
         (accountant.get_epsilon, "target_delta", delta_range),
-        (accountant.routes, "target_delta", delta_range),
+        (accountant.routes.epsilons, "target_delta", delta_range),
         (accountant.get_delta, "target_epsilon", nonnegative_or_inf),
     ):
         try:
