@@ -31,6 +31,7 @@ from fedpriv.privacy.errors import (
     StoreFormatError,
     StoreMismatchError,
 )
+from fedpriv.privacy.ledger.backends import open_store
 from fedpriv.privacy.ledger.codec import decode_event, encode_event
 from fedpriv.privacy.ledger.integrity import APPLICATION_ID, SCHEMA_VERSION
 from fedpriv.privacy.ledger.store import LedgerStore
@@ -488,7 +489,7 @@ def test_opening_a_store_while_other_processes_charge_it_never_reports_tampering
 
     Two processes write to the store (a block of draws, and every tenth time also a
     charge, one transaction each) while this one opens and verifies it 2,000 times
-    (`LedgerStore.open`, which verifies the whole ledger; every 50th time also
+    (`open_store`, which verifies the whole ledger; every 50th time also
     `Accountant.open` and `fedpriv account --verify`); 500 times on PostgreSQL,
     where each open is a new server connection. Every 4th open asks one writer
     for its next write, which it commits while the following opens run; pacing the
@@ -515,7 +516,7 @@ def test_opening_a_store_while_other_processes_charge_it_never_reports_tampering
                 writer = writers[attempt // 4 % 2].stdin
                 writer.write(b"w")
                 writer.flush()
-            store = LedgerStore.open(path)  # raised LedgerCorruptedError before the fix
+            store = open_store(path)  # raised LedgerCorruptedError before the fix
             seen.add(tuple(head[0] for head in store.chain_heads().values()))
             store.close()
             if attempt % 50 == 0:
