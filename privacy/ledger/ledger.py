@@ -258,6 +258,13 @@ class Ledger:
         StoreError
             If the accountant's store was closed.
         """
+        if _aligned(keys, node, level, self._disjoint, self.levels):
+            # A mechanism's rows: one int64 node and level and one label per draw, every
+            # label array already 1-D of a scalar dtype (the checks below, done cheaply).
+            self._write_draws(
+                keys=keys, node=node, level=level, scale=scale, l1_sensitivity=l1_sensitivity
+            )
+            return
         arrays = normalise_keys(keys, self._disjoint, self.levels)
         n = max([a.size for a in arrays.values()] + [np.size(node)])
         arrays = {k: (np.repeat(a, n) if a.size == 1 and n > 1 else a) for k, a in arrays.items()}
@@ -374,6 +381,37 @@ class Ledger:
                 continue
             reasons.add(event.reason)
         return sorted(reasons)
+
+
+def _aligned(
+    keys: Any, node: Any, level: Any, disjoint: tuple[str, ...], levels: tuple[str, ...]
+) -> bool:
+    """Whether draw rows are already in the ledger's form: ``node`` and ``level`` 1-D int64
+    arrays of one length ``n``, and ``keys`` a dict naming every disjoint level and only
+    declared ones, each a 1-D array of ``n`` labels of a scalar dtype (bool, int, float,
+    str; an object array is checked label by label by :func:`~fedpriv.privacy.ledger.cells.
+    normalise_keys` instead)."""
+    if not (
+        type(node) is np.ndarray
+        and type(level) is np.ndarray
+        and node.dtype == np.int64
+        and level.dtype == np.int64
+        and node.ndim == 1
+        and level.shape == node.shape
+        and type(keys) is dict
+    ):
+        return False
+    n = node.size
+    for name, labels in keys.items():
+        if not (
+            name in levels
+            and type(labels) is np.ndarray
+            and labels.ndim == 1
+            and labels.size == n
+            and labels.dtype.kind in "biufU"
+        ):
+            return False
+    return all(name in keys for name in disjoint)
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:

@@ -156,3 +156,40 @@ def test_a_postgresql_url_is_opened_by_open_store_not_by_the_sqlite_store(tmp_pa
     reopened = open_store(tmp_path / "ledger.sqlite")
     assert reopened.head().charges == 1
     reopened.close()
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    agents=st.lists(st.integers(0, 3), min_size=1, max_size=8), scale=st.sampled_from([0.5, 2.0])
+)
+def test_draw_rows_are_the_same_whether_given_as_arrays_or_as_lists(agents, scale) -> None:
+    # record_draws takes a mechanism's aligned int64 arrays as they are and normalises
+    # anything else; both give one row per draw with the same values.
+    aligned, loose = (Accountant(disjoint=("agent",)) for _ in range(2))
+    n = len(agents)
+    aligned.ledger.record_draws(
+        keys={"agent": np.asarray(agents, dtype=np.int64)},
+        node=np.arange(n, dtype=np.int64),
+        level=np.zeros(n, dtype=np.int64),
+        scale=scale,
+        l1_sensitivity=1.0,
+    )
+    loose.ledger.record_draws(
+        keys={"agent": list(agents)}, node=list(range(n)), level=0, scale=scale, l1_sensitivity=1.0
+    )
+    pd.testing.assert_frame_equal(aligned.ledger.draws, loose.ledger.draws)
+    assert aligned.ledger.n_draws == loose.ledger.n_draws == n
+
+
+def test_aligned_draw_rows_are_still_checked_against_the_levels() -> None:
+    accountant = Accountant(disjoint=("agent",))
+    node = np.arange(2, dtype=np.int64)
+    with pytest.raises(ValueError, match="missing the disjoint level"):
+        accountant.ledger.record_draws(
+            keys={}, node=node, level=node, scale=1.0, l1_sensitivity=1.0
+        )
+    with pytest.raises(ValueError, match="not declared"):
+        accountant.ledger.record_draws(
+            keys={"agent": node, "arm": node}, node=node, level=node, scale=1.0, l1_sensitivity=1.0
+        )
+    assert accountant.ledger.n_draws == 0
