@@ -358,7 +358,7 @@ def _account(args: argparse.Namespace) -> int:
         store_report,
     )
     from fedpriv.privacy.ledger.backends import open_store
-    from fedpriv.privacy.ledger.store import is_store
+    from fedpriv.privacy.ledger.sqlite_file import is_store
 
     url = isinstance(args.file, str)  # a PostgreSQL store (see _account_target)
     if not url:

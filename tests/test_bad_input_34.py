@@ -76,7 +76,8 @@ def test_account_and_the_store_refuse_a_fifo(tmp_path, capsys) -> None:
     assert main(["account", str(fifo)]) == 2  # would block in open() before the fix
     assert "regular file" in capsys.readouterr().err
     assert main(["account", "--verify", str(fifo)]) == 2
-    from fedpriv.privacy.ledger.store import LedgerStore, is_store
+    from fedpriv.privacy.ledger.sqlite_file import is_store
+    from fedpriv.privacy.ledger.store import LedgerStore
 
     assert not is_store(fifo)
     with pytest.raises(StorePathError, match="regular file"):

@@ -7,7 +7,8 @@ reachable from it live beside it: :mod:`~fedpriv.privacy.ledger.ledger` (the led
 :mod:`~fedpriv.privacy.ledger.budget` (the odometer), with :mod:`~fedpriv.privacy.ledger.cells` (key
 labels and cells), :mod:`~fedpriv.privacy.ledger.running` (the incremental budget
 check), :mod:`~fedpriv.privacy.ledger.store` and :mod:`~fedpriv.privacy.ledger.postgres`
-(the stores, opened by :mod:`~fedpriv.privacy.ledger.backends`), :mod:`~fedpriv.privacy.ledger.integrity` (what both stores share) and
+(the stores, opened by :mod:`~fedpriv.privacy.ledger.backends`; the SQLite file in
+:mod:`~fedpriv.privacy.ledger.sqlite_file`), :mod:`~fedpriv.privacy.ledger.integrity` (what both stores share) and
 :mod:`~fedpriv.privacy.ledger.codec`.
 
 It builds on :mod:`fedpriv.privacy.accounting` (guarantees, events, handlers, routes),

@@ -63,8 +63,8 @@ A connection must not cross ``fork``: open the store in each process.
 Length: one class, the open SQLite ledger: its transactions, its rows and the integrity
 checks run on every open and sync, which read the same snapshot and belong together. The
 hash chain, anchor and heads both stores share are in :mod:`~fedpriv.privacy.ledger.
-integrity`; the accountant's side of a store is :class:`~fedpriv.privacy.ledger.accountant.
-StoreLink`.
+integrity`, the file's creation and checks in :mod:`~fedpriv.privacy.ledger.sqlite_file`,
+and the accountant's side of a store is :class:`~fedpriv.privacy.ledger.accountant.StoreLink`.
 """
 
 from __future__ import annotations
@@ -73,7 +73,6 @@ import hmac
 import os
 import sqlite3
 import time
-import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -95,56 +94,31 @@ from fedpriv.privacy.ledger.codec import (
     encode_keys,
 )
 from fedpriv.privacy.ledger.integrity import (
-    APPLICATION_ID,
-    SCHEMA_VERSION,
     TABLES,
     LedgerHead,
     StoreConfig,
-    anchor_of,
     chain_link,
     check_anchor,
     check_key,
     config_mismatch,
-    fedpriv_version,
     genesis_link,
     head_digest,
 )
+from fedpriv.privacy.ledger.sqlite_file import (
+    check_header,
+    check_path,
+    connect,
+    create_store,
+    read_meta,
+    reference_schema,
+)
 
-__all__ = ["DEFAULT_TIMEOUT", "POSTGRES_SCHEMES", "LedgerStore", "is_store"]
+__all__ = ["DEFAULT_TIMEOUT", "POSTGRES_SCHEMES", "LedgerStore"]
 
 #: URL schemes that select the PostgreSQL store (:mod:`fedpriv.privacy.ledger.postgres`).
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 #: Seconds a charge waits for another process's write lock before failing.
 DEFAULT_TIMEOUT = 60.0
-
-_SQLITE_MAGIC = b"SQLite format 3\x00"
-_SCHEMA = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE events (id INTEGER PRIMARY KEY, encoding TEXT NOT NULL UNIQUE);
-CREATE TABLE charges (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    event_id INTEGER NOT NULL REFERENCES events(id),
-    n_cells INTEGER NOT NULL CHECK (n_cells >= 1),
-    keys TEXT NOT NULL,
-    pid INTEGER NOT NULL,
-    unix_time REAL NOT NULL,
-    chain TEXT NOT NULL
-);
-CREATE TABLE draws (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    n_draws INTEGER NOT NULL CHECK (n_draws >= 0),
-    block TEXT,
-    pid INTEGER NOT NULL,
-    unix_time REAL NOT NULL,
-    chain TEXT NOT NULL
-);
-CREATE TABLE chain_head (
-    name TEXT PRIMARY KEY,
-    n_rows INTEGER NOT NULL,
-    last_seq INTEGER NOT NULL,
-    hash TEXT NOT NULL
-);
-"""
 
 
 # ---------------------------------------------------------------------- the store
@@ -250,17 +224,17 @@ class LedgerStore:
             )
         key = check_key(key)
         expected = None if expect_head is None else LedgerHead.parse(expect_head)
-        path = _check_path(path, create=config is not None)
+        path = check_path(path, create=config is not None)
         if not path.exists():
             if config is None:
                 raise FileNotFoundError(f"no ledger store at {path}.")
-            _create(path, config, key)
-        _check_header(path)
+            create_store(path, config, key)
+        check_header(path)
         connection = None
         try:
-            connection = _connect(path, timeout, synchronous)
+            connection = connect(path, timeout, synchronous)
             connection.execute("BEGIN")  # one snapshot: meta, schema, rows, heads
-            meta = _read_meta(path, connection)
+            meta = read_meta(path, connection)
             check_anchor(path, meta, key)
             store = cls(path, connection, meta, key)
             store._check_schema()
@@ -373,7 +347,7 @@ class LedgerStore:
         naming the first difference; remembers ``PRAGMA schema_version``."""
         version = self._execute("PRAGMA schema_version").fetchone()[0]
         found = set(self._execute("SELECT type, name, tbl_name, sql FROM sqlite_master"))
-        expected = _reference_schema()
+        expected = reference_schema()
         for kind, name, table, _ in sorted(found - expected, key=repr):
             raise LedgerCorruptedError(
                 f"{self.path}: the schema was changed: {kind} {name!r} on {table!r} is not "
@@ -628,148 +602,3 @@ class LedgerStore:
             raise  # locked, disk full, I/O: not a statement about the file's format
         except sqlite3.DatabaseError as error:
             raise StoreFormatError(f"{self.path}: ledger store failed: {error}") from None
-
-
-def _connect(path: Path, timeout: float, synchronous: str) -> sqlite3.Connection:
-    connection = sqlite3.connect(path, timeout=timeout, isolation_level=None)
-    connection.execute("PRAGMA journal_mode = WAL")
-    connection.execute(f"PRAGMA synchronous = {synchronous.upper()}")
-    connection.execute("PRAGMA foreign_keys = ON")
-    return connection
-
-
-def _create(path: Path, config: StoreConfig, key: bytes | None) -> None:
-    """Build a complete store beside ``path`` and link it into place atomically."""
-    staging = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    connection = sqlite3.connect(staging, isolation_level=None)
-    try:
-        connection.execute("PRAGMA journal_mode = WAL")
-        connection.executescript(
-            f"BEGIN; {_SCHEMA} PRAGMA application_id = {APPLICATION_ID}; "
-            f"PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
-        )
-        meta = {
-            "application": "fedpriv ledger",
-            "schema_version": str(SCHEMA_VERSION),
-            "store_id": uuid.uuid4().hex,
-            "fedpriv_version": fedpriv_version(),
-            "created_unix_time": repr(time.time()),
-            "chain": "hmac-sha256" if key is not None else "sha256",
-            **config.to_meta(),
-        }
-        meta["anchor"] = anchor_of(meta)
-        if key is not None:  # lets a wrong key be named (nobody can make it without the key)
-            meta["key_check"] = chain_link("key check", meta["store_id"], [], key)
-        with connection:
-            connection.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
-            connection.executemany(
-                "INSERT INTO chain_head VALUES (?, 0, 0, ?)",
-                [(table, genesis_link(meta, table, key)) for table in TABLES],
-            )
-        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    finally:
-        connection.close()
-    try:
-        os.link(staging, path)  # fails if another process created it first: use theirs
-    except FileExistsError:
-        pass
-    finally:
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{staging}{suffix}").unlink(missing_ok=True)
-
-
-def _check_header(path: Path) -> None:
-    with open(path, "rb") as handle:
-        header = handle.read(len(_SQLITE_MAGIC))
-    if header != _SQLITE_MAGIC:
-        what = "an empty file" if not header else "not an SQLite database"
-        raise StoreFormatError(f"{path}: {what}, so not a fedpriv ledger store.")
-
-
-def _read_meta(path: Path, connection: sqlite3.Connection) -> dict[str, str]:
-    application_id = connection.execute("PRAGMA application_id").fetchone()[0]
-    if application_id != APPLICATION_ID:
-        raise StoreFormatError(
-            f"{path}: an SQLite database of another application (application_id "
-            f"{application_id:#x}, expected {APPLICATION_ID:#x}), not a fedpriv ledger."
-        )
-    schema = connection.execute("PRAGMA user_version").fetchone()[0]
-    if schema > SCHEMA_VERSION:
-        raise StoreFormatError(
-            f"{path}: ledger schema {schema} is newer than this fedpriv "
-            f"({fedpriv_version()}) reads (<= {SCHEMA_VERSION}); upgrade fedpriv."
-        )
-    if schema < SCHEMA_VERSION:
-        raise StoreFormatError(
-            f"{path}: ledger schema {schema} predates the tamper-evident chain of schema "
-            f"{SCHEMA_VERSION}; this fedpriv cannot verify it (it was written by an older "
-            "fedpriv: read it with that version)."
-            if schema >= 1
-            else f"{path}: ledger schema {schema} is invalid."
-        )
-    problems = [row[0] for row in connection.execute("PRAGMA quick_check")]
-    if problems != ["ok"]:
-        raise StoreFormatError(f"{path}: damaged ledger store: {'; '.join(problems[:3])}")
-    meta = dict(connection.execute("SELECT key, value FROM meta"))
-    if len(meta.get("store_id", "")) != 32:
-        raise LedgerCorruptedError(f"{path}: the store identity is missing or malformed.")
-    return meta
-
-
-_REFERENCE_SCHEMA: set | None = None
-
-
-def _reference_schema() -> set:
-    """``sqlite_master`` rows of a freshly created ledger (built once, in memory)."""
-    global _REFERENCE_SCHEMA
-    if _REFERENCE_SCHEMA is None:
-        connection = sqlite3.connect(":memory:")
-        connection.executescript(_SCHEMA)
-        _REFERENCE_SCHEMA = set(
-            connection.execute("SELECT type, name, tbl_name, sql FROM sqlite_master")
-        )
-        connection.close()
-    return _REFERENCE_SCHEMA
-
-
-def _check_path(path: Any, *, create: bool) -> Path:
-    """``path`` as a Path, refusing what cannot be a store file (StorePathError)."""
-    if isinstance(path, bytes) or not isinstance(path, (str, os.PathLike)):
-        raise StorePathError(f"`store` must be a file path, got {type(path).__name__}.")
-    if str(os.fspath(path)).strip() == "":
-        raise StorePathError("`store` must be a file path, got an empty string.")
-    path = Path(path)
-    if path.is_dir():
-        raise StorePathError(f"`store` must be a file, got the directory {path}.")
-    if path.exists() and not path.is_file():  # stat only: opening a FIFO would block
-        raise StorePathError(
-            f"`store` must be a regular file, got {path} (a FIFO, device or socket)."
-        )
-    if create and not path.exists() and not path.parent.is_dir():
-        raise StorePathError(
-            f"`store` {path}: its folder {path.parent} does not exist (create it first)."
-        )
-    return path
-
-
-def is_store(path: str | os.PathLike) -> bool:
-    """Whether ``path`` is an SQLite file (a ledger store candidate), by its header.
-
-    Parameters
-    ----------
-    path : str or PathLike
-        Any path; a missing, unreadable or non-regular file (a FIFO, a device)
-        gives False.
-
-    Returns
-    -------
-    bool
-        True if the file starts with the SQLite header.
-    """
-    try:
-        if not Path(path).is_file():  # stat only: opening a FIFO would block
-            return False
-        with open(path, "rb") as handle:
-            return handle.read(len(_SQLITE_MAGIC)) == _SQLITE_MAGIC
-    except OSError:
-        return False
