@@ -16,6 +16,8 @@ The everyday API is importable from here. It is loaded lazily (PEP 562), so
 >>> accountant.spend(release, key={"agent": 0, "arm": 0})
 >>> accountant.get_epsilon(0.0)
 1.0
+>>> "Accountant" in dir(fedpriv) and "importlib" not in dir(fedpriv)
+True
 
 Objects
 -------
@@ -78,4 +80,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS) | {"__version__"})
+    """The public names only (PEP 562): ``__all__``, not this module's own helpers and
+    imports, nor the subpackages (``fedpriv.privacy`` and the others are imported by
+    name)."""
+    return sorted(__all__)

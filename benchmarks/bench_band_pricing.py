@@ -123,7 +123,7 @@ def run(name: str, scratch_steps: int) -> dict:
         if band and (i - first_band) % spread == 0:
             kept.accepts = lambda *args: False  # the from-scratch check alone
             started = time.process_time()
-            scratch_decision = accountant.would_exceed(event, key=None)
+            scratch_decision = accountant.odometer.would_exceed(event, key=None)
             scratch.append(time.process_time() - started)
             del kept.accepts
         started = time.process_time()

@@ -62,7 +62,7 @@ def main() -> None:
         assert np.array_equal(run.counts, ref["counts"])
         if run.accountant is not None:
             pd.testing.assert_frame_equal(
-                run.accountant.ledger, ref["accountant"].ledger, check_exact=True
+                run.accountant.ledger.draws, ref["accountant"].ledger.draws, check_exact=True
             )
         print(
             f"{name}, {trials} trials x 3 agents x T={horizon}: fused {fused_seconds:.2f} s, "

@@ -4,7 +4,7 @@
 
 Issue 36, item 4. Every one of ``--agents`` agents (a disjoint key level) runs the same
 schedule: ``--releases`` charges cycling over three Laplace and two Gaussian scales.
-``Accountant.routes(1e-6)`` (every route's worst-cell ε; ``get_epsilon`` is their
+``Accountant.routes.epsilons(1e-6)`` (every route's worst-cell ε; ``get_epsilon`` is their
 minimum) composes each distinct cell content (the multiset of
 ``(event, count)``) once: ``_compose_cells`` keeps the unique count rows, and the
 routes are cached per normalized cell. The anchor, measured in the same run, prices the
@@ -52,8 +52,8 @@ def main() -> None:
     agents = np.arange(args.agents)
     acc = Accountant(disjoint=["agent"])
     for i in range(args.releases):
-        acc.spend_many(_SCHEDULE[i % len(_SCHEDULE)], keys={"agent": agents})
-    per_agent = acc.cells()[0]  # every agent's cell (they are equal)
+        acc.spend(_SCHEDULE[i % len(_SCHEDULE)], key={"agent": agents})
+    per_agent = acc.ledger.cells()[0]  # every agent's cell (they are equal)
     compose_routes(per_agent, delta)  # imports and dp-accounting warm-up
     best_ours = best_anchor = np.inf
     ours: dict[str, float] = {}
@@ -62,9 +62,9 @@ def main() -> None:
         _clear()
         fresh = Accountant(disjoint=["agent"])
         for i in range(args.releases):
-            fresh.spend_many(_SCHEDULE[i % len(_SCHEDULE)], keys={"agent": agents})
+            fresh.spend(_SCHEDULE[i % len(_SCHEDULE)], key={"agent": agents})
         started = time.process_time()
-        ours = fresh.routes(delta)
+        ours = fresh.routes.epsilons(delta)
         best_ours = min(best_ours, time.process_time() - started)
         started = time.process_time()
         worst: dict[str, float] = {}

@@ -57,7 +57,7 @@ def main(argv: list[str]) -> None:
     }
     for seed in [int(s) for s in argv if s.isdigit()] or [0]:
         for version in VERSIONS:
-            accountant = fed_ucb(version, table, 0, 1)[1].tightest(0.0)[1]
+            accountant = fed_ucb(version, table, 0, 1)[1].routes.tightest(0.0)[1]
             for way, options in ways.items():
                 started = time.perf_counter()
                 result = search_neighbors(

@@ -134,7 +134,7 @@ def bench_charging(n_charges: int) -> None:
     scale = small / AGENTS / 10.0
     reference = Accountant()
     reference.spend(events.SelfComposed(event=events.Laplace(scale=scale), count=small // AGENTS))
-    routes = reference.routes(DELTA)
+    routes = reference.routes.epsilons(DELTA)
     cheap = min(routes["rdp"], routes["zcdp"], routes["pure"])
     budget = ApproxDP(0.5 * (routes["pld"] + cheap), DELTA)
     accepted, exact, seconds, kept = charge_ledger(events.Laplace(scale=scale), budget, small)

@@ -8,7 +8,7 @@ pattern) and reports the median and mean µs per charge; the ratio is persistent
 in-memory. Two ledgers: without a budget (the charge only records) and with a
 ``PureDP`` budget (every charge is also checked against it, in memory as in the store:
 on the running cells, by every route only near the budget). Settings: in memory; a store with ``store_synchronous="full"`` (the
-default: fsync at every commit) and ``"normal"``; one ``spend_many`` of 100 cells per
+default: fsync at every commit) and ``"normal"``; one ``spend`` of 100 cells per
 transaction; and reopening the store (restoring every charge). The store lives in ``--folder`` (default: a temporary folder), whose
 disk decides the fsync cost.
 """
@@ -77,20 +77,20 @@ def main() -> None:
                 _report(
                     f"  store, synchronous={synchronous}", _charge_times(accountant, args.n), memory
                 )
-                accountant.close()
+                accountant.store.close()
         batch = _accountant(folder / "batch.sqlite")
         started = time.perf_counter()
         for _ in range(args.n // 10):
-            batch.spend_many(events.Laplace(scale=100.0), keys={"agent": list(range(100))})
+            batch.spend(events.Laplace(scale=100.0), key={"agent": list(range(100))})
         per_cell = (time.perf_counter() - started) / (args.n // 10 * 100)
-        print(f"{'store, spend_many of 100 cells':<34} {per_cell * 1e6:9.1f} µs per cell")
+        print(f"{'store, spend of 100 cells':<34} {per_cell * 1e6:9.1f} µs per cell")
         started = time.perf_counter()
         reopened = _accountant(folder / "batch.sqlite")
         elapsed = time.perf_counter() - started
-        n_cells = len(reopened.charges)
+        n_cells = len(reopened.ledger.charges)
         print(f"{f'reopen ({args.n // 10} charges, {n_cells} cells)':<34} {elapsed * 1e3:9.1f} ms")
-        reopened.close()
-        batch.close()
+        reopened.store.close()
+        batch.store.close()
 
 
 if __name__ == "__main__":

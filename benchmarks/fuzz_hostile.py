@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import operator
 import signal
 import time
 import warnings
@@ -126,18 +127,19 @@ def main(only: list[str] | None = None, hang_seconds: int = HANG_SECONDS) -> dic
             accountant = Accountant(disjoint=("agent",), budget=budget)
             accountant.spend(events.Laplace(scale=4.0), key={"agent": 0})
             for key in KEYS:
-                before = (accountant.charges.copy(), accountant.routes(0.0))
+                before = (accountant.ledger.charges.copy(), accountant.routes.epsilons(0.0))
                 ok, _ = call(f"spend({event}, {key})", lambda: accountant.spend(event, key=key))
                 if not ok:
                     same = (
-                        accountant.charges.equals(before[0]) and accountant.routes(0.0) == before[1]
+                        accountant.ledger.charges.equals(before[0])
+                        and accountant.routes.epsilons(0.0) == before[1]
                     )
                     if not same:
                         counts["crashes"] += 1
                         crashes.append((f"spend({event}, {key})", "changed the accountant"))
                         print("CRASH", crashes[-1], flush=True)
-            for query in ("routes", "lower_bound", "get_epsilon"):
-                call(f"{query}({event})", lambda: getattr(accountant, query)(1e-5))
+            for query in ("routes.epsilons", "brackets.lower_bound", "get_epsilon"):
+                call(f"{query}({event})", lambda: operator.attrgetter(query)(accountant)(1e-5))
             call(f"get_delta({event})", lambda: accountant.get_delta(1.0))
         print(counts, f"after {event}", flush=True)  # partial counts of a long run
     for _label, option in (("pld_discretization", "pld_discretization"),):

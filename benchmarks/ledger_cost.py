@@ -1,6 +1,6 @@
 """Wall time of the heaviest ledgers of ``tests/privacy/test_soundness.py``.
 
-For each ledger, times ``bracket``, ``tightest`` and ``get_delta`` together (the
+For each ledger, times ``brackets.epsilon``, ``routes.tightest`` and ``get_delta`` together (the
 accountant only; the mpmath references are not timed) and prints the bracket and the
 route that answered. Run: ``python benchmarks/ledger_cost.py`` (``/usr/bin/time -v``
 in front gives the peak memory).
@@ -22,8 +22,8 @@ def time_ledger(name, spends, delta, neighboring_relation="replace_one") -> floa
     for event, count in spends:
         acc.spend(events.SelfComposed(event=event, count=count))
     start = time.perf_counter()
-    lower, upper = acc.bracket(delta)
-    route = acc.tightest(delta)[0]
+    lower, upper = acc.brackets.epsilon(delta)
+    route = acc.routes.tightest(delta)[0]
     acc.get_delta(upper)
     seconds = time.perf_counter() - start
     print(f"{name:46s} δ={delta:g}: [{lower:.6g}, {upper:.6g}] ({route}) {seconds:.1f} s")

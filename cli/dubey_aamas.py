@@ -430,7 +430,7 @@ def _guarantee(args: argparse.Namespace, run: Any) -> dict[str, Any] | None:
             "verdict": verdict,
             "evidence": evidence,
             "input_epsilon": args.epsilon,
-            "noise_draws": run.accountant.n_draws,
+            "noise_draws": run.accountant.ledger.n_draws,
             "non_private_releases": g["non_private_releases"],
         }
     if run.accountant is not None:
@@ -443,7 +443,7 @@ def _guarantee(args: argparse.Namespace, run: Any) -> dict[str, Any] | None:
             },
             "verdict": "no claim",
             "evidence": "raw data broadcast; the paper claims no privacy",
-            "non_private_releases": run.accountant.non_private_reasons(),
+            "non_private_releases": run.accountant.ledger.non_private_reasons(),
         }
     return None
 

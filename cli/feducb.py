@@ -243,7 +243,7 @@ def _record(args: argparse.Namespace, run: FedUCBRun) -> dict[str, Any]:
     }
     cal = run.calibration
     if cal is None:
-        record["non_private_releases"] = run.accountant.non_private_reasons()
+        record["non_private_releases"] = run.accountant.ledger.non_private_reasons()
         return record
     route, eps = run.accountant_epsilon(cal.claimed_delta)
     # The verdict is fedpriv verify's rule on the end-to-end ledger (raw sync requests
@@ -259,7 +259,7 @@ def _record(args: argparse.Namespace, run: FedUCBRun) -> dict[str, Any]:
             capacity=cal.capacity,
         )
     )
-    unaccounted = run.accountant.non_private_reasons()
+    unaccounted = run.accountant.ledger.non_private_reasons()
     secure = {"secure_noise": True} if run.setting.get("secure_noise") else {}
     record["privatizer"] = {
         "calibration": cal.calibration,
@@ -273,7 +273,7 @@ def _record(args: argparse.Namespace, run: FedUCBRun) -> dict[str, Any]:
         "gdp_mu": mu,
         "records_per_leaf": run.records_per_leaf,
         "view_gdp_mu": mu * run.records_per_leaf,
-        "noise_draws": run.accountant.n_draws,
+        "noise_draws": run.accountant.ledger.n_draws,
         **secure,
     }
     record["guarantee"] = {
@@ -309,7 +309,7 @@ def _record(args: argparse.Namespace, run: FedUCBRun) -> dict[str, Any]:
         },
         "routes": {
             k: json_number(v)
-            for k, v in run.accountant.routes(
+            for k, v in run.accountant.routes.epsilons(
                 cal.claimed_delta, where={"channel": "privatizer"}
             ).items()
         },
@@ -693,7 +693,7 @@ def _linear_record(run: Any, *, seed: int) -> dict[str, Any]:
         "verdict": verdict,
         "evidence": evidence,
         "accountant_all_channels": json_number(run.accountant.get_epsilon(delta)),
-        "non_private_releases": run.accountant.non_private_reasons(),
+        "non_private_releases": run.accountant.ledger.non_private_reasons(),
     }
     if run.calibration is not None:
         record["guarantee"]["noise_stddev"] = run.calibration.noise_stddev

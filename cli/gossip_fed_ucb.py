@@ -141,13 +141,13 @@ def _private_record(
     from fedpriv.audit.claims.claim import decide_verdict, json_number
 
     acc = run.accountant
-    ledger = acc.ledger
-    route, eps_stream = acc.tightest(0.0, where={"phase": "stream"})
+    ledger = acc.ledger.draws
+    route, eps_stream = acc.routes.tightest(0.0, where={"phase": "stream"})
     eps_all = acc.get_epsilon(0.0)
     # fedpriv verify's evidence, where the stream is priced at all (unbounded rewards
     # make it a raw channel instead)
     exact = _exact_evidence(args) if math.isfinite(eps_stream) else None
-    raw = "; ".join(acc.non_private_reasons(where={"phase": "stream"})) or None
+    raw = "; ".join(acc.ledger.non_private_reasons(where={"phase": "stream"})) or None
     if math.isinf(args.epsilon):  # ε = ∞: no privacy claimed (as `run li_song`'s)
         verdict, evidence = "no-claim", "epsilon = inf: no privacy claimed"
     else:
@@ -163,7 +163,7 @@ def _private_record(
         }
     )
     record["ledger"] = {
-        "noise_draws": acc.n_draws,
+        "noise_draws": acc.ledger.n_draws,
         "draws_per_agent": {int(k): int(v) for k, v in ledger.groupby("agent").size().items()},
         "node_scale": run.scale,
         "epsilon_per_draw": json_number(run.node_epsilon),
@@ -188,11 +188,12 @@ def _private_record(
         },
         "accountant_including_initial_pulls": json_number(eps_all),
         "routes": {
-            k: json_number(v) for k, v in acc.routes(0.0, where={"phase": "stream"}).items()
+            k: json_number(v)
+            for k, v in acc.routes.epsilons(0.0, where={"phase": "stream"}).items()
         },
         "verdict": verdict,
         "evidence": evidence,
-        "non_private_releases": acc.non_private_reasons(),
+        "non_private_releases": acc.ledger.non_private_reasons(),
     }
     return eps_stream, eps_all, route
 
@@ -257,8 +258,8 @@ def _lines(
         args,
         eps_stream,
         eps_all,
-        acc.non_private_reasons(where={"phase": "stream"}),
-        acc.non_private_reasons(),
+        acc.ledger.non_private_reasons(where={"phase": "stream"}),
+        acc.ledger.non_private_reasons(),
         run.n_out_of_bounds,
     )
 

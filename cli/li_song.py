@@ -355,7 +355,7 @@ def run_record(run: Any, *, seed: int) -> dict[str, Any]:
         # The messages are pure Laplace releases at their declared sensitivity: the
         # accountant's lower bracket is their exact ε (Li & Song, Definition 1 protects
         # the messages), so it is analytic lower-bound evidence, as in fedpriv verify.
-        lower = run.accountant.lower_bound(0.0, where={"channel": "message"})
+        lower = run.accountant.brackets.lower_bound(0.0, where={"channel": "message"})
         exact = LowerBoundEvidence(
             epsilon=lower,
             kind="analytic",
@@ -375,7 +375,7 @@ def run_record(run: Any, *, seed: int) -> dict[str, Any]:
         "communication_cost": summary(run.communication_cost),
         "rounds": summary(run.rounds),
         "best_arm_eliminated": float(np.mean(run.best_arm_eliminated)),
-        "ledger": {"noise_draws": run.accountant.n_draws},
+        "ledger": {"noise_draws": run.accountant.ledger.n_draws},
         "guarantee": {
             "claimed": {
                 "epsilon": json_number(claimed),
@@ -395,7 +395,7 @@ def run_record(run: Any, *, seed: int) -> dict[str, Any]:
             "input_epsilon": json_number(run.epsilon),
             "claim_read_as_input_epsilon": naive,
             "accountant_including_actions": json_number(run.accountant.get_epsilon(0.0)),
-            "non_private_releases": run.accountant.non_private_reasons(),
+            "non_private_releases": run.accountant.ledger.non_private_reasons(),
         },
     }
 

@@ -362,7 +362,8 @@ def _account(args: argparse.Namespace) -> int:
         render_text,
         store_report,
     )
-    from fedpriv.privacy.ledger.store import LedgerStore, is_store
+    from fedpriv.privacy.ledger.backends import open_store
+    from fedpriv.privacy.ledger.sqlite_file import is_store
 
     url = isinstance(args.file, str)  # a PostgreSQL store (see _account_target)
     if not url:
@@ -374,7 +375,7 @@ def _account(args: argparse.Namespace) -> int:
         if not (url or is_store(args.file)):
             raise ValueError(f"`--verify` checks a ledger store; {args.file} is not one.")
         # verifies the whole ledger, and that it extends the expected head
-        store = LedgerStore.open(args.file, key=key, expect_head=args.expect_head)
+        store = open_store(args.file, key=key, expect_head=args.expect_head)
         try:
             head = store.head()
         finally:

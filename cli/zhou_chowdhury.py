@@ -99,7 +99,7 @@ def _run(args: argparse.Namespace) -> int:
         seed=args.seed,
         own_data_between_syncs=not args.broadcast_only,
     )
-    route, eps = run.accountant.tightest(args.delta)
+    route, eps = run.accountant.routes.tightest(args.delta)
     record = {
         "algorithm": "private-fedlinucb",
         "protocol": args.protocol,

@@ -82,7 +82,7 @@ def accountant(claim: Claim) -> tuple[str, float, tuple[str, ...]]:
     """The run's own accountant at the claimed δ (one run; every run charges the same
     cells, so one is enough)."""
     run = _run(claim, reward_table(claim.setting_dict()), 0, 1)
-    route, epsilon = run.accountant.tightest(claim.claimed_delta)
+    route, epsilon = run.accountant.routes.tightest(claim.claimed_delta)
     return route, float(epsilon), ()
 
 

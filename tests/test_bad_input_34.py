@@ -76,7 +76,8 @@ def test_account_and_the_store_refuse_a_fifo(tmp_path, capsys) -> None:
     assert main(["account", str(fifo)]) == 2  # would block in open() before the fix
     assert "regular file" in capsys.readouterr().err
     assert main(["account", "--verify", str(fifo)]) == 2
-    from fedpriv.privacy.ledger.store import LedgerStore, is_store
+    from fedpriv.privacy.ledger.sqlite_file import is_store
+    from fedpriv.privacy.ledger.store import LedgerStore
 
     assert not is_store(fifo)
     with pytest.raises(StorePathError, match="regular file"):
@@ -183,5 +184,5 @@ def test_the_smallest_accepted_rate_can_be_priced(noise_multiplier, relation) ->
     accountant.spend(event)
     # Priced without an error. ε may be 0: at noise multiplier 1e4 the sampled
     # release's total variation (about q μ / sqrt(2π) = 4e-11) is below δ = 1e-9.
-    route, epsilon = accountant.tightest(1e-9)
+    route, epsilon = accountant.routes.tightest(1e-9)
     assert 0.0 <= epsilon < float("inf"), route

@@ -211,9 +211,9 @@ def interval_guarantee(
     claim = interval_claimed_guarantee(
         epsilon, horizon, target_delta=target_delta, theta=theta, rule=rule
     )
-    route, value = accountant.tightest(target_delta)
+    route, value = accountant.routes.tightest(target_delta)
     first = math.nan
-    for cell in accountant.cells():
+    for cell in accountant.ledger.cells():
         for event, _ in cell:
             if isinstance(event, IntervalRelease):
                 first = event.l1_sensitivities[0] / event.scales[0]
@@ -237,10 +237,10 @@ def interval_guarantee(
             "delta": target_delta,
             "route": route,
             "pure_epsilon": accountant.get_epsilon(0.0),
-            "routes": accountant.routes(target_delta),
+            "routes": accountant.routes.epsilons(target_delta),
             "first_release_epsilon": first,
         },
-        "non_private_releases": accountant.non_private_reasons(),
+        "non_private_releases": accountant.ledger.non_private_reasons(),
     }
 
 

@@ -221,9 +221,9 @@ def run_byzantine_coop_ucb(
     flips, draws = _contamination_streams(root, B, M, T)
     uniforms = np.zeros(N)  # Q's draws where a message is corrupted (else never read)
     accountant = Accountant(disjoint=("trial", "agent", "arm"))
-    accountant.spend_many(
+    accountant.spend(
         events.NonPrivate(reason="raw (possibly contaminated) rewards broadcast (Alg. 3, eq. 7)"),
-        keys=every_stream(B, M, K),
+        key=every_stream(B, M, K),
     )
     sets = _SampleSets((B, M, K), alphabet.size)
     n_slots, recv_base, first_valid, gather = _receipt_routing(schedule, B, M, K)

@@ -182,19 +182,19 @@ def _simulate(
             secure=secure_noise,
         )
     if not private:
-        accountant.spend_many(
+        accountant.spend(
             events.NonPrivate(
                 reason="raw empirical means and counts broadcast (non-private cooperative UCB)"
             ),
-            keys=every,
+            key=every,
         )
     elif own_term == "raw":
-        accountant.spend_many(
+        accountant.spend(
             events.NonPrivate(
                 reason="own raw mean drives the agent's actions and its un-noised counts are "
                 "broadcast (own term raw, as §3.3's prose reads)"
             ),
-            keys=every,
+            key=every,
         )
     loop = CoopLoop(
         schedule=schedule,

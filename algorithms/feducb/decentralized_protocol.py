@@ -158,12 +158,12 @@ class DecentralizedProtocol:
         self.mechanism_accountant = None
         if reach > 1:
             self.mechanism_accountant = new_accountant()
-            self.mechanism_accountant.spend_many(
-                self.privatizer.event_for(1), keys={**flat, "channel": "privatizer"}
+            self.mechanism_accountant.spend(
+                self.privatizer.event_for(1), key={**flat, "channel": "privatizer"}
             )
         if not fixed:  # the fixed clock reads no data
-            accountant.spend_many(
-                NonPrivate(reason=SYNC_TIMING_REASON), keys={**flat, "channel": "sync-timing"}
+            accountant.spend(
+                NonPrivate(reason=SYNC_TIMING_REASON), key={**flat, "channel": "sync-timing"}
             )
         self.accountant = accountant
 

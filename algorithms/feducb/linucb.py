@@ -109,7 +109,7 @@ class LinUCBRun:
         """
         if self.accountant is None:
             raise ValueError(f"{self.algorithm} releases nothing; it has no accountant.")
-        return self.accountant.tightest(target_delta)
+        return self.accountant.routes.tightest(target_delta)
 
 
 def check_linucb_options(

@@ -139,7 +139,7 @@ class FedUCBRun:
         tuple of (str, float)
             The tightest route and ε in nats at ``target_delta``.
         """
-        return self.accountant.tightest(target_delta, where={"channel": "privatizer"})
+        return self.accountant.routes.tightest(target_delta, where={"channel": "privatizer"})
 
     def mechanism_epsilon(self, target_delta: float) -> tuple[str, float]:
         """``(route, ε)`` of the Privatizer for one changed pair of an oblivious stream
@@ -158,7 +158,9 @@ class FedUCBRun:
         """
         if self.mechanism_accountant is None:
             return self.accountant_epsilon(target_delta)
-        return self.mechanism_accountant.tightest(target_delta, where={"channel": "privatizer"})
+        return self.mechanism_accountant.routes.tightest(
+            target_delta, where={"channel": "privatizer"}
+        )
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -232,7 +234,7 @@ class DecentralizedFedUCBRun:
         tuple of (str, float)
             The tightest route and ε in nats at ``target_delta``.
         """
-        return self.accountant.tightest(target_delta, where={"channel": "privatizer"})
+        return self.accountant.routes.tightest(target_delta, where={"channel": "privatizer"})
 
     def mechanism_epsilon(self, target_delta: float) -> tuple[str, float]:
         """``(route, ε)`` for one changed pair of an oblivious stream (mechanism alone).
@@ -249,7 +251,9 @@ class DecentralizedFedUCBRun:
         """
         if self.mechanism_accountant is None:
             return self.accountant_epsilon(target_delta)
-        return self.mechanism_accountant.tightest(target_delta, where={"channel": "privatizer"})
+        return self.mechanism_accountant.routes.tightest(
+            target_delta, where={"channel": "privatizer"}
+        )
 
 
 def inverse_and_logdet(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -431,9 +435,9 @@ def open_accounting(
     mechanism = None
     if records_per_leaf > 1 and noise_stddev > 0:
         mechanism = new_accountant()
-        mechanism.spend_many(privatizer.event_for(1), keys={**flat, "channel": "privatizer"})
+        mechanism.spend(privatizer.event_for(1), key={**flat, "channel": "privatizer"})
     if sync_timing_reason is not None:
-        accountant.spend_many(
-            NonPrivate(reason=sync_timing_reason), keys={**flat, "channel": "sync-timing"}
+        accountant.spend(
+            NonPrivate(reason=sync_timing_reason), key={**flat, "channel": "sync-timing"}
         )
     return accountant, privatizer, mechanism

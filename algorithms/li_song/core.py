@@ -310,7 +310,7 @@ class LiSongRun:
 
     def message_epsilon(self) -> tuple[str, float]:
         """``(route, ε)`` of every message of the run, composed (tightest route, δ = 0)."""
-        return self.accountant.tightest(0.0, where={"channel": "message"})
+        return self.accountant.routes.tightest(0.0, where={"channel": "message"})
 
     def actions_array(self, trial: int = 0) -> np.ndarray:
         """Arm pulled by each agent in each slot, shape (n_agents, horizon), int16.

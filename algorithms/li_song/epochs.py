@@ -619,9 +619,9 @@ class EpochLoop:
             (np.tile(arms, n_ag), np.repeat(a_range, arms.size), np.tile(rows, n_ag))
         )
         rows = np.tile(rows, n_ag)[order]
-        self.accountant.spend_many(
+        self.accountant.spend(
             NonPrivate(reason=_EXPLOIT_REASON),
-            keys={
+            key={
                 "trial": self.trial_of[full[rows]],
                 "agent": self.agents[full[rows], np.repeat(a_range, arms.size)[order]],
                 "arm": np.tile(arms, n_ag)[order],

@@ -574,7 +574,7 @@ def run_verdict(
         by ``"; "`` (None if there is none).
     """
     upper = float(accountant.get_epsilon(target_delta, where=where))
-    reasons = accountant.non_private_reasons(where=where)
+    reasons = accountant.ledger.non_private_reasons(where=where)
     raw = "; ".join(sorted(reasons)) if reasons else None
     verdict, evidence = decide_verdict(claimed_epsilon, upper, None, raw_channel=raw)
     return verdict, evidence, upper, raw

@@ -612,7 +612,7 @@ def audit_privatizer_nodes(
     )
     return PrivatizerAuditResult(
         bound=bound,
-        accountant_epsilon=float(accountant.tightest(delta)[1]),
+        accountant_epsilon=float(accountant.routes.tightest(delta)[1]),
         leaf=leaf,
         n_leaves=n_leaves,
         n_nodes=int(nodes.size),

@@ -312,7 +312,7 @@ class KeptPlds:
     >>> acc = Accountant(budget=ApproxDP(epsilon=7.0, delta=1e-6), pld_discretization=1e-3)
     >>> for _ in range(54):
     ...     acc.spend(events.Laplace(scale=5.0))
-    >>> round(acc.get_epsilon(1e-6), 4), acc.would_exceed(events.Laplace(scale=5.0), key=None)
+    >>> round(acc.get_epsilon(1e-6), 4), acc.odometer.would_exceed(events.Laplace(scale=5.0), key=None)
     (6.9991, True)
     """
 

@@ -62,7 +62,7 @@ from fedpriv.privacy.accounting.guarantees import format_epsilon
 from fedpriv.privacy.accounting.verdicts import LowerBoundEvidence, judge
 from fedpriv.privacy.errors import DataFormatError, ResourceLimitError
 from fedpriv.privacy.ledger.accountant import Accountant
-from fedpriv.privacy.ledger.store import LedgerStore
+from fedpriv.privacy.ledger.backends import open_store
 from fedpriv.privacy.relations import parse_relation
 
 __all__ = [
@@ -595,7 +595,7 @@ def build_accountant(deployment: Deployment) -> Accountant:
             level: np.repeat(np.array([c[i] for c in combos], dtype=object), release.count)
             for i, level in enumerate(levels)
         }
-        accountant.spend_many(release.event, keys=keys)
+        accountant.spend(release.event, key=keys)
     return accountant
 
 
@@ -621,9 +621,9 @@ def budget_report(deployment: Deployment) -> dict[str, Any]:
     delta = (
         deployment.claim_delta if deployment.claim_epsilon is not None else deployment.target_delta
     )
-    routes = accountant.routes(delta)
-    route, epsilon = accountant.tightest(delta)
-    lower = accountant.lower_bound(delta) if hasattr(accountant, "lower_bound") else None
+    routes = accountant.routes.epsilons(delta)
+    route, epsilon = accountant.routes.tightest(delta)
+    lower = accountant.brackets.lower_bound(delta)
     per_level: dict[str, dict[str, float]] = {}
     for level in deployment.disjoint + deployment.sequential:
         labels = sorted(
@@ -800,7 +800,7 @@ def store_report(
         ``curve``, ``per_level`` over every key level, ``releases`` grouped by event;
         ``claim`` and ``verdict`` are None) plus ``budget`` (its fields: {epsilon,
         delta}, {rho} or {mu}; or None), ``spent`` and ``remaining``
-        (:meth:`~fedpriv.privacy.ledger.accountant.Accountant.spent` and
+        (:meth:`~fedpriv.privacy.ledger.budget.Odometer.spent` and
         ``remaining``: ε at the budget's δ, or ρ or μ for a zCDP or Gaussian-DP budget),
         ``n_charges``, ``n_draws``, ``fedpriv_version``, ``schema_version``.
 
@@ -811,41 +811,41 @@ def store_report(
     ValueError
         If ``delta`` is outside [0, 1).
     """
-    store = LedgerStore.open(path, key=key)
+    store = open_store(path, key=key)
     meta = store.meta
     store.close()
     accountant = Accountant.open(path, key=key)
     try:
-        budget = accountant.budget
+        budget = accountant.odometer.budget
         if delta is None:
             delta = getattr(budget, "delta", 0.0)
-        route, epsilon = accountant.tightest(delta)
-        charges = accountant.charges
+        route, epsilon = accountant.routes.tightest(delta)
+        charges = accountant.ledger.charges
         report: dict[str, Any] = {
             "title": f"ledger {Path(path).name}",
             "source": str(path),
             "neighboring_relation": accountant.neighboring_relation.value,
-            "disjoint": list(accountant.disjoint),
-            "sequential": list(accountant.sequential),
+            "disjoint": list(accountant.ledger.disjoint),
+            "sequential": list(accountant.ledger.sequential),
             "delta": delta,
-            "routes": accountant.routes(delta),
+            "routes": accountant.routes.epsilons(delta),
             "tightest": {"route": route, "epsilon": epsilon},
-            "lower_bound": accountant.lower_bound(delta),
+            "lower_bound": accountant.brackets.lower_bound(delta),
             "curve": {f"{d:g}": accountant.get_epsilon(d) for d in _CURVE_DELTAS if d != delta},
             "per_level": _store_per_level(accountant, charges, delta),
             "releases": _store_releases(accountant),
             "budget": None if budget is None else dataclasses.asdict(budget),
-            "spent": accountant.spent() if budget is not None else epsilon,
-            "remaining": accountant.remaining(),
+            "spent": accountant.odometer.spent() if budget is not None else epsilon,
+            "remaining": accountant.odometer.remaining(),
             "n_charges": len(charges),
-            "n_draws": accountant.n_draws,
+            "n_draws": accountant.ledger.n_draws,
             "fedpriv_version": meta.get("fedpriv_version"),
             "schema_version": int(meta.get("schema_version", 0)),
             "claim": None,
             "verdict": None,
         }
     finally:
-        accountant.close()
+        accountant.store.close()
     return report
 
 
@@ -854,7 +854,7 @@ def _store_per_level(
 ) -> dict[str, dict[str, float]]:
     """Tightest ε at ``delta`` of the charges carrying each label of each level."""
     per_level: dict[str, dict[str, float]] = {}
-    for level in accountant.levels:
+    for level in accountant.ledger.levels:
         if level not in charges or charges.empty:
             continue
         labels = sorted({label for label in charges[level].dropna()}, key=repr)
@@ -867,8 +867,8 @@ def _store_per_level(
 def _store_releases(accountant: Accountant) -> list[dict[str, Any]]:
     """One row per distinct event: the cells it was charged to, and their labels."""
     grouped: dict[Any, list[dict[str, np.ndarray]]] = {}
-    for event_id, arrays in accountant._charges:  # the ledger rows, in charge order
-        grouped.setdefault(accountant._events[event_id], []).append(arrays)
+    for event, arrays in accountant.ledger.rows():  # the ledger rows, in charge order
+        grouped.setdefault(event, []).append(arrays)
     rows = []
     for event, charges in grouped.items():
         levels = sorted({level for arrays in charges for level in arrays})

@@ -32,22 +32,21 @@ import uuid
 from typing import Any
 
 from fedpriv.privacy.errors import LedgerCorruptedError, StoreFormatError, StoreMismatchError
-from fedpriv.privacy.ledger.store import (
-    _TABLES,
+from fedpriv.privacy.ledger.integrity import (
     APPLICATION_ID,
-    DEFAULT_TIMEOUT,
     SCHEMA_VERSION,
+    TABLES,
     LedgerHead,
-    LedgerStore,
     StoreConfig,
-    _anchor,
-    _chain,
-    _check_anchor,
-    _check_key,
-    _fedpriv_version,
-    _genesis,
-    _mismatch,
+    anchor_of,
+    chain_link,
+    check_anchor,
+    check_key,
+    config_mismatch,
+    fedpriv_version,
+    genesis_link,
 )
+from fedpriv.privacy.ledger.store import DEFAULT_TIMEOUT, LedgerStore
 
 __all__ = ["PostgresLedgerStore"]
 
@@ -117,7 +116,7 @@ class PostgresLedgerStore(LedgerStore):
         """
         import psycopg  # optional dependency: on use
 
-        key = _check_key(key)
+        key = check_key(key)
         expected = None if expect_head is None else LedgerHead.parse(expect_head)
         where = _redact(url)
         try:
@@ -130,11 +129,11 @@ class PostgresLedgerStore(LedgerStore):
                 _create(connection, config, key)
             connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             meta = _read_meta(where, connection)
-            _check_anchor(where, meta, key)
+            check_anchor(where, meta, key)
             store = cls(where, connection, meta, key)
             store._check_schema()
             if config is not None and config != store.config:
-                raise StoreMismatchError(_mismatch(where, store.config, config))
+                raise StoreMismatchError(config_mismatch(where, store.config, config))
             store.verify(expect_head=expected)
             connection.execute("COMMIT")
         except psycopg.Error as error:
@@ -223,7 +222,7 @@ def _read_meta(where: str, connection: Any) -> dict[str, str]:
     schema = int(meta.get("schema_version", "0") or 0)
     if schema != SCHEMA_VERSION:
         raise StoreFormatError(
-            f"{where}: ledger schema {schema}, but this fedpriv ({_fedpriv_version()}) "
+            f"{where}: ledger schema {schema}, but this fedpriv ({fedpriv_version()}) "
             f"reads schema {SCHEMA_VERSION}."
         )
     if len(meta.get("store_id", "")) != 32:
@@ -245,17 +244,17 @@ def _create(connection: Any, config: StoreConfig, key: bytes | None) -> None:
             "application_id": str(APPLICATION_ID),
             "schema_version": str(SCHEMA_VERSION),
             "store_id": uuid.uuid4().hex,
-            "fedpriv_version": _fedpriv_version(),
+            "fedpriv_version": fedpriv_version(),
             "created_unix_time": repr(time.time()),
             "chain": "hmac-sha256" if key is not None else "sha256",
             **config.to_meta(),
         }
-        meta["anchor"] = _anchor(meta)
+        meta["anchor"] = anchor_of(meta)
         if key is not None:
-            meta["key_check"] = _chain("key check", meta["store_id"], [], key)
+            meta["key_check"] = chain_link("key check", meta["store_id"], [], key)
         with connection.cursor() as cursor:
             cursor.executemany("INSERT INTO meta VALUES (%s, %s)", list(meta.items()))
             cursor.executemany(
                 "INSERT INTO chain_head VALUES (%s, 0, 0, %s)",
-                [(table, _genesis(meta, table, key)) for table in _TABLES],
+                [(table, genesis_link(meta, table, key)) for table in TABLES],
             )

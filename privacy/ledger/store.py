@@ -5,7 +5,7 @@ standard library's :mod:`sqlite3` (this module); the accountant itself still com
 in memory. The file is the ledger of record:
 
 * **One transaction per charge.** A charge (one :meth:`~fedpriv.privacy.ledger.accountant.
-  Accountant.spend` or one :meth:`~fedpriv.privacy.ledger.accountant.Accountant.spend_many`
+  Accountant.spend`, one key or a
   batch) is one ``INSERT`` committed on its own, so a process killed at any point
   leaves it whole or absent, never half of it, never twice (SQLite's atomic commit,
   WAL journal). With ``synchronous="full"`` (the default) every commit is flushed to
@@ -43,14 +43,15 @@ in memory. The file is the ledger of record:
   SHA-256 links, so a rewritten file (a tail truncated with the head rewound, an older
   copy, another ledger's file) opens as valid *unless* something outside it is
   checked. As transparency logs do (Certificate Transparency, RFC 9162), every
-  acknowledged write gives a receipt (:class:`LedgerHead`: row counts and a digest of
-  both chains; ``Accountant.last_receipt``); ``open(..., expect_head=...)`` checks that
+  acknowledged write gives a receipt (:class:`~fedpriv.privacy.ledger.integrity.LedgerHead`: row counts and a digest of
+  both chains; ``accountant.store.last_receipt``); ``open(..., expect_head=...)`` checks that
   the ledger still extends a head kept elsewhere. An HMAC-SHA256 key held outside the
   file (``key=``, RFC 2104) makes every link, the chain's start and the key check
   unforgeable without it. What each detects is tabled in ``docs/guides/
   budget-reports.md``.
 * **Refuses what it cannot read.** The file carries SQLite's ``application_id``
-  (:data:`APPLICATION_ID`), a schema version (``user_version``, :data:`SCHEMA_VERSION`)
+  (:data:`~fedpriv.privacy.ledger.integrity.APPLICATION_ID`), a schema version
+  (``user_version``, :data:`~fedpriv.privacy.ledger.integrity.SCHEMA_VERSION`)
   and the fedpriv version that created it. A file that is not SQLite, is damaged
   (``PRAGMA quick_check``), is empty, belongs to another application or has a newer
   schema raises :class:`~fedpriv.privacy.errors.StoreFormatError`; reopening with a
@@ -59,25 +60,24 @@ in memory. The file is the ledger of record:
 
 A connection must not cross ``fork``: open the store in each process.
 
-Length: the SQLite ledger with its write-once identity, hash chain, anchor, heads and the integrity checks run on every open and sync, which belong together.
+Length: one class, the open SQLite ledger: its transactions, its rows and the integrity
+checks run on every open and sync, which read the same snapshot and belong together. The
+hash chain, anchor and heads both stores share are in :mod:`~fedpriv.privacy.ledger.
+integrity`, the file's creation and checks in :mod:`~fedpriv.privacy.ledger.sqlite_file`,
+and the accountant's side of a store is :class:`~fedpriv.privacy.ledger.accountant.StoreLink`.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import hmac
-import json
 import os
 import sqlite3
 import time
-import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from fedpriv.privacy.accounting.guarantees import ZCDP, ApproxDP, GaussianDP, PureDP
 from fedpriv.privacy.errors import (
     LedgerCorruptedError,
     StoreError,
@@ -93,222 +93,32 @@ from fedpriv.privacy.ledger.codec import (
     encode_event,
     encode_keys,
 )
+from fedpriv.privacy.ledger.integrity import (
+    TABLES,
+    LedgerHead,
+    StoreConfig,
+    chain_link,
+    check_anchor,
+    check_key,
+    config_mismatch,
+    genesis_link,
+    head_digest,
+)
+from fedpriv.privacy.ledger.sqlite_file import (
+    check_header,
+    check_path,
+    connect,
+    create_store,
+    read_meta,
+    reference_schema,
+)
 
-__all__ = [
-    "APPLICATION_ID",
-    "MIN_KEY_BYTES",
-    "POSTGRES_SCHEMES",
-    "SCHEMA_VERSION",
-    "LedgerHead",
-    "LedgerStore",
-    "StoreConfig",
-    "StoredLedgerMixin",
-    "is_store",
-]
+__all__ = ["DEFAULT_TIMEOUT", "POSTGRES_SCHEMES", "LedgerStore"]
 
-#: SQLite ``PRAGMA application_id`` of a fedpriv ledger (ASCII "fdpv").
-APPLICATION_ID = 0x66647076
-#: Version of the table layout below; a file with another one is refused (2 added
-#: the store identity and the hash chain; 3 chains the configuration and the schema
-#: through the chain's start, the optional HMAC key and the ledger heads).
-SCHEMA_VERSION = 3
-#: Shortest HMAC key accepted, in bytes: the SHA-256 output length, below which
-#: RFC 2104 (section 3) says a key weakens the MAC.
-MIN_KEY_BYTES = 32
 #: URL schemes that select the PostgreSQL store (:mod:`fedpriv.privacy.ledger.postgres`).
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 #: Seconds a charge waits for another process's write lock before failing.
 DEFAULT_TIMEOUT = 60.0
-
-_SQLITE_MAGIC = b"SQLite format 3\x00"
-_SCHEMA = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE events (id INTEGER PRIMARY KEY, encoding TEXT NOT NULL UNIQUE);
-CREATE TABLE charges (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    event_id INTEGER NOT NULL REFERENCES events(id),
-    n_cells INTEGER NOT NULL CHECK (n_cells >= 1),
-    keys TEXT NOT NULL,
-    pid INTEGER NOT NULL,
-    unix_time REAL NOT NULL,
-    chain TEXT NOT NULL
-);
-CREATE TABLE draws (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    n_draws INTEGER NOT NULL CHECK (n_draws >= 0),
-    block TEXT,
-    pid INTEGER NOT NULL,
-    unix_time REAL NOT NULL,
-    chain TEXT NOT NULL
-);
-CREATE TABLE chain_head (
-    name TEXT PRIMARY KEY,
-    n_rows INTEGER NOT NULL,
-    last_seq INTEGER NOT NULL,
-    hash TEXT NOT NULL
-);
-"""
-_TABLES = ("charges", "draws")
-#: ``meta`` rows the chain's start commits to (the configuration, the identity, the
-#: schema version and whether the links are keyed): changing any is refused on open.
-_ANCHORED = (
-    "store_id",
-    "schema_version",
-    "chain",
-    "neighboring_relation",
-    "disjoint",
-    "sequential",
-    "budget",
-    "keep_draw_rows",
-)
-
-
-def _fedpriv_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version  # on use: import time
-
-    try:
-        return version("fedpriv")
-    except PackageNotFoundError:  # pragma: no cover - running from an uninstalled tree
-        return "0+unknown"
-
-
-# ---------------------------------------------------------------------- configuration
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class StoreConfig:
-    """What an accountant must agree on to share a store (checked on every open).
-
-    The relation is written to ``meta`` as ``neighboring_relation``; stores written
-    before that name (``relation``) are read too.
-    """
-
-    neighboring_relation: str
-    disjoint: tuple[str, ...]
-    sequential: tuple[str, ...]
-    budget: PureDP | ApproxDP | ZCDP | GaussianDP | None
-    keep_draw_rows: bool
-
-    def to_meta(self) -> dict[str, str]:
-        """The ``meta`` rows of this configuration (JSON values)."""
-        budget = None
-        if self.budget is not None:
-            budget = {"type": type(self.budget).__name__, **dataclasses.asdict(self.budget)}
-        return {
-            "neighboring_relation": json.dumps(self.neighboring_relation),
-            "disjoint": json.dumps(list(self.disjoint)),
-            "sequential": json.dumps(list(self.sequential)),
-            "budget": json.dumps(budget),
-            "keep_draw_rows": json.dumps(self.keep_draw_rows),
-        }
-
-    @classmethod
-    def from_meta(cls, meta: Mapping[str, str]) -> StoreConfig:
-        """Inverse of :meth:`to_meta`; raises StoreFormatError on a bad record.
-
-        Parameters
-        ----------
-        meta : mapping of str to str
-            The JSON-encoded fields written by :meth:`to_meta`.
-
-        Returns
-        -------
-        StoreConfig
-
-        Raises
-        ------
-        StoreFormatError
-            If a field is missing or malformed.
-        """
-        try:
-            budget = json.loads(meta["budget"])
-            if budget is not None:
-                kind = {
-                    "PureDP": PureDP,
-                    "ApproxDP": ApproxDP,
-                    "ZCDP": ZCDP,
-                    "GaussianDP": GaussianDP,
-                }[budget.pop("type")]
-                budget = kind(**budget)
-            return cls(
-                neighboring_relation=json.loads(
-                    meta["neighboring_relation"]
-                    if "neighboring_relation" in meta
-                    else meta["relation"]  # stores written before the rename
-                ),
-                disjoint=tuple(json.loads(meta["disjoint"])),
-                sequential=tuple(json.loads(meta["sequential"])),
-                budget=budget,
-                keep_draw_rows=bool(json.loads(meta["keep_draw_rows"])),
-            )
-        except (KeyError, TypeError, ValueError) as error:
-            raise StoreFormatError(f"malformed store configuration: {error!r}") from None
-
-
-# ---------------------------------------------------------------------- ledger heads
-@dataclasses.dataclass(frozen=True, slots=True)
-class LedgerHead:
-    """A receipt: the ledger's size and chain head after one acknowledged write.
-
-    ``digest`` commits to every charge and draw row up to ``charges`` and
-    ``draws`` rows, the store identity and its configuration (each link hashes the
-    previous one; the first hashes the configuration), as a signed tree head of
-    Certificate Transparency does for a log (RFC 9162, section 4.10). Kept outside
-    the file, it lets a later open check that the ledger still extends it
-    (``Accountant.open(path, expect_head=...)``): a rewound, truncated or older copy,
-    another ledger's file, or any edit of those rows is then detected, key or not.
-    ``str(head)`` is ``"CHARGES:DRAWS:DIGEST"``, which :meth:`parse` reads back.
-
-    Parameters
-    ----------
-    charges : int
-        Number of charge rows the head covers (the last charge's index, 1-based).
-    draws : int
-        Number of draw-block rows it covers.
-    digest : str
-        64 hexadecimal digits: SHA-256 (HMAC-SHA256 with a key) of the two chains'
-        heads at those rows.
-    """
-
-    charges: int
-    draws: int
-    digest: str
-
-    def __str__(self) -> str:
-        return f"{self.charges}:{self.draws}:{self.digest}"
-
-    @classmethod
-    def parse(cls, text: str | LedgerHead) -> LedgerHead:
-        """Read ``"CHARGES:DRAWS:DIGEST"`` (or return a head as it is).
-
-        Parameters
-        ----------
-        text : str or LedgerHead
-            A head as printed by ``str(head)`` or ``fedpriv account --verify``.
-
-        Returns
-        -------
-        LedgerHead
-
-        Raises
-        ------
-        ValueError
-            If ``text`` is not two counts >= 0 and 64 hexadecimal digits, naming
-            ``expect_head``.
-        """
-        if isinstance(text, LedgerHead):
-            return text
-        parts = text.split(":") if isinstance(text, str) else []
-        if (
-            len(parts) == 3
-            and parts[0].isdigit()
-            and parts[1].isdigit()
-            and len(parts[2]) == 64
-            and all(c in "0123456789abcdef" for c in parts[2])
-        ):
-            return cls(int(parts[0]), int(parts[1]), parts[2])
-        raise ValueError(
-            "`expect_head` must be a ledger head 'CHARGES:DRAWS:DIGEST' (two counts >= 0 "
-            f"and 64 lower-case hexadecimal digits, as a receipt prints it), got {text!r:.100}."
-        )
 
 
 # ---------------------------------------------------------------------- the store
@@ -336,11 +146,9 @@ class LedgerStore:
         self.closed = False
         self.store_id = meta.get("store_id", "")
         self._key = key
-        self._genesis = {t: _genesis(meta, t, key) for t in _TABLES}
+        self._genesis = {t: genesis_link(meta, t, key) for t in TABLES}
         #: Verified end of each chain: table -> (n_rows, last_seq, hash).
-        self._heads: dict[str, tuple[int, int, str]] = {
-            t: (0, 0, self._genesis[t]) for t in _TABLES
-        }
+        self._heads: dict[str, tuple[int, int, str]] = {t: (0, 0, self._genesis[t]) for t in TABLES}
         self._pending: dict[str, tuple[int, int, str]] = {}
         self._capture: dict[str, int] = {}  # table -> row count whose hash verify() keeps
         self._captured: dict[str, str] = {}
@@ -372,7 +180,7 @@ class LedgerStore:
         timeout : float
             Seconds to wait for another process's lock.
         key : bytes, optional
-            HMAC-SHA256 key (at least :data:`MIN_KEY_BYTES` bytes, kept outside the
+            HMAC-SHA256 key (at least :data:`~fedpriv.privacy.ledger.integrity.MIN_KEY_BYTES` bytes, kept outside the
             file): a store created with a key links its rows with HMAC instead of plain
             SHA-256 and opens only with the same key, so that nobody without it can
             forge a row, the configuration or the chain.
@@ -399,7 +207,7 @@ class LedgerStore:
             ``expect_head``, naming the first bad row or the mismatch.
         ValueError
             If ``synchronous`` is not "full" or "normal", ``key`` is shorter than
-            :data:`MIN_KEY_BYTES`, or ``expect_head`` is malformed.
+            :data:`~fedpriv.privacy.ledger.integrity.MIN_KEY_BYTES`, or ``expect_head`` is malformed.
         TypeError
             If ``key`` is not bytes.
         FileNotFoundError
@@ -410,29 +218,28 @@ class LedgerStore:
                 f"`store_synchronous` must be 'full' or 'normal', got {synchronous!r}."
             )
         if isinstance(path, str) and path.startswith(POSTGRES_SCHEMES):
-            from fedpriv.privacy.ledger.postgres import PostgresLedgerStore  # needs psycopg
-
-            return PostgresLedgerStore.open_url(
-                path, config, timeout=timeout, key=key, expect_head=expect_head
+            raise StorePathError(
+                f"`store` {path[:40]!r}... is a PostgreSQL URL, not an SQLite file: open it "
+                "with fedpriv.privacy.ledger.backends.open_store (or Accountant(store=URL))."
             )
-        key = _check_key(key)
+        key = check_key(key)
         expected = None if expect_head is None else LedgerHead.parse(expect_head)
-        path = _check_path(path, create=config is not None)
+        path = check_path(path, create=config is not None)
         if not path.exists():
             if config is None:
                 raise FileNotFoundError(f"no ledger store at {path}.")
-            _create(path, config, key)
-        _check_header(path)
+            create_store(path, config, key)
+        check_header(path)
         connection = None
         try:
-            connection = _connect(path, timeout, synchronous)
+            connection = connect(path, timeout, synchronous)
             connection.execute("BEGIN")  # one snapshot: meta, schema, rows, heads
-            meta = _read_meta(path, connection)
-            _check_anchor(path, meta, key)
+            meta = read_meta(path, connection)
+            check_anchor(path, meta, key)
             store = cls(path, connection, meta, key)
             store._check_schema()
             if config is not None and config != store.config:
-                raise StoreMismatchError(_mismatch(path, store.config, config))
+                raise StoreMismatchError(config_mismatch(path, store.config, config))
             store.verify(expect_head=expected)
             connection.execute("COMMIT")
         except (sqlite3.DatabaseError, UnicodeDecodeError) as error:
@@ -469,11 +276,11 @@ class LedgerStore:
         if own:
             self._begin_read()
         try:
-            self._heads = {t: (0, 0, self._genesis[t]) for t in _TABLES}
+            self._heads = {t: (0, 0, self._genesis[t]) for t in TABLES}
             self._captured = {}
             if expect_head is not None:
                 self._capture = {"charges": expect_head.charges, "draws": expect_head.draws}
-                self._captured = {t: self._genesis[t] for t in _TABLES if self._capture[t] == 0}
+                self._captured = {t: self._genesis[t] for t in TABLES if self._capture[t] == 0}
             try:
                 self._check_rows(0, 0)
             finally:
@@ -487,7 +294,7 @@ class LedgerStore:
         finally:
             if own and self._in_transaction():
                 self._execute("COMMIT")
-        for table in _TABLES:
+        for table in TABLES:
             if heads.get(table) != self._heads[table]:
                 raise LedgerCorruptedError(
                     f"{self.path}: the {table} table holds {self._heads[table][0]} row(s) "
@@ -514,7 +321,7 @@ class LedgerStore:
                     f"but the ledger holds {held}: rows were removed, the chain was "
                     "rewound, or this is an older copy or another ledger's file."
                 )
-        digest = _head_digest(self._captured["charges"], self._captured["draws"], self._key)
+        digest = head_digest(self._captured["charges"], self._captured["draws"], self._key)
         if not hmac.compare_digest(digest, expected.digest):
             raise LedgerCorruptedError(
                 f"{self.path}: the ledger's head at {expected.charges} charge row(s) and "
@@ -531,8 +338,8 @@ class LedgerStore:
         -------
         LedgerHead
         """
-        (n_charges, _, charges), (n_draws, _, draws) = (self._heads[t] for t in _TABLES)
-        return LedgerHead(n_charges, n_draws, _head_digest(charges, draws, self._key))
+        (n_charges, _, charges), (n_draws, _, draws) = (self._heads[t] for t in TABLES)
+        return LedgerHead(n_charges, n_draws, head_digest(charges, draws, self._key))
 
     def _check_schema(self) -> None:
         """Refuse a file whose tables, indexes or triggers differ from the schema this
@@ -540,7 +347,7 @@ class LedgerStore:
         naming the first difference; remembers ``PRAGMA schema_version``."""
         version = self._execute("PRAGMA schema_version").fetchone()[0]
         found = set(self._execute("SELECT type, name, tbl_name, sql FROM sqlite_master"))
-        expected = _reference_schema()
+        expected = reference_schema()
         for kind, name, table, _ in sorted(found - expected, key=repr):
             raise LedgerCorruptedError(
                 f"{self.path}: the schema was changed: {kind} {name!r} on {table!r} is not "
@@ -583,7 +390,7 @@ class LedgerStore:
                     f"{where} records {n_cells} cell(s) but its key "
                     f"lists have {sorted(sizes)} label(s)."
                 )
-            digest = _chain(digest, self.store_id, [seq, encoding, n_cells, keys], self._key)
+            digest = chain_link(digest, self.store_id, [seq, encoding, n_cells, keys], self._key)
             if chain != digest:
                 raise LedgerCorruptedError(
                     f"{where} fails the hash chain: edited, reordered, or written by "
@@ -602,7 +409,7 @@ class LedgerStore:
         for seq, n_draws, block, chain in draws:
             if seq <= last:
                 continue
-            digest = _chain(digest, self.store_id, [seq, n_draws, block], self._key)
+            digest = chain_link(digest, self.store_id, [seq, n_draws, block], self._key)
             if chain != digest:
                 raise LedgerCorruptedError(
                     f"{self.path}: draw row seq {seq} fails the hash chain (edited, "
@@ -744,7 +551,7 @@ class LedgerStore:
         :meth:`begin`, after the rows of other writers were read), and its head."""
         n, last, digest = self._heads[table]
         seq = last + 1
-        chain = _chain(digest, self.store_id, content(seq), self._key)
+        chain = chain_link(digest, self.store_id, content(seq), self._key)
         self._execute(
             "UPDATE chain_head SET n_rows = ?, last_seq = ?, hash = ? WHERE name = ?",
             (n + 1, seq, chain, table),
@@ -795,282 +602,3 @@ class LedgerStore:
             raise  # locked, disk full, I/O: not a statement about the file's format
         except sqlite3.DatabaseError as error:
             raise StoreFormatError(f"{self.path}: ledger store failed: {error}") from None
-
-
-class StoredLedgerMixin:
-    """The accountant's side of a store: sync, refresh, close.
-
-    The host (:class:`~fedpriv.privacy.ledger.accountant.Accountant`) holds ``_store``
-    (a :class:`LedgerStore` or None), ``_store_seq`` (last charge and draw rows read),
-    ``_charges``, ``_event_id``, ``_add_draws`` and ``_bump``. Writes are the host's:
-    each is validated and priced first, written and committed in one store
-    transaction, and only then recorded in memory.
-    """
-
-    def _sync(self) -> None:
-        """Append the store's rows this process has not read yet, in commit order."""
-        charges, draws = self._store.read_since(*self._store_seq)
-        for _, event, arrays in charges:
-            self._charges.append((self._event_id(event), arrays))
-        for _, n, block in draws:
-            self._add_draws(n, block)
-        if charges:
-            self._bump()
-        self._store_seq = (
-            charges[-1][0] if charges else self._store_seq[0],
-            draws[-1][0] if draws else self._store_seq[1],
-        )
-
-    def _refresh(self) -> None:
-        """Read other processes' charges, if any were committed since the last read."""
-        if self._store is not None and self._store.changed():
-            self._sync()
-
-    def refresh(self) -> None:
-        """Read the charges other processes committed to the store (queries do this)."""
-        self._refresh()
-
-    def close(self) -> None:
-        """Close the store: queries answer from memory, charges raise StoreError."""
-        if self._store is not None:
-            self._store.close()
-
-
-def _connect(path: Path, timeout: float, synchronous: str) -> sqlite3.Connection:
-    connection = sqlite3.connect(path, timeout=timeout, isolation_level=None)
-    connection.execute("PRAGMA journal_mode = WAL")
-    connection.execute(f"PRAGMA synchronous = {synchronous.upper()}")
-    connection.execute("PRAGMA foreign_keys = ON")
-    return connection
-
-
-def _create(path: Path, config: StoreConfig, key: bytes | None) -> None:
-    """Build a complete store beside ``path`` and link it into place atomically."""
-    staging = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    connection = sqlite3.connect(staging, isolation_level=None)
-    try:
-        connection.execute("PRAGMA journal_mode = WAL")
-        connection.executescript(
-            f"BEGIN; {_SCHEMA} PRAGMA application_id = {APPLICATION_ID}; "
-            f"PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
-        )
-        meta = {
-            "application": "fedpriv ledger",
-            "schema_version": str(SCHEMA_VERSION),
-            "store_id": uuid.uuid4().hex,
-            "fedpriv_version": _fedpriv_version(),
-            "created_unix_time": repr(time.time()),
-            "chain": "hmac-sha256" if key is not None else "sha256",
-            **config.to_meta(),
-        }
-        meta["anchor"] = _anchor(meta)
-        if key is not None:  # lets a wrong key be named (nobody can make it without the key)
-            meta["key_check"] = _chain("key check", meta["store_id"], [], key)
-        with connection:
-            connection.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
-            connection.executemany(
-                "INSERT INTO chain_head VALUES (?, 0, 0, ?)",
-                [(table, _genesis(meta, table, key)) for table in _TABLES],
-            )
-        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    finally:
-        connection.close()
-    try:
-        os.link(staging, path)  # fails if another process created it first: use theirs
-    except FileExistsError:
-        pass
-    finally:
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{staging}{suffix}").unlink(missing_ok=True)
-
-
-def _check_header(path: Path) -> None:
-    with open(path, "rb") as handle:
-        header = handle.read(len(_SQLITE_MAGIC))
-    if header != _SQLITE_MAGIC:
-        what = "an empty file" if not header else "not an SQLite database"
-        raise StoreFormatError(f"{path}: {what}, so not a fedpriv ledger store.")
-
-
-def _read_meta(path: Path, connection: sqlite3.Connection) -> dict[str, str]:
-    application_id = connection.execute("PRAGMA application_id").fetchone()[0]
-    if application_id != APPLICATION_ID:
-        raise StoreFormatError(
-            f"{path}: an SQLite database of another application (application_id "
-            f"{application_id:#x}, expected {APPLICATION_ID:#x}), not a fedpriv ledger."
-        )
-    schema = connection.execute("PRAGMA user_version").fetchone()[0]
-    if schema > SCHEMA_VERSION:
-        raise StoreFormatError(
-            f"{path}: ledger schema {schema} is newer than this fedpriv "
-            f"({_fedpriv_version()}) reads (<= {SCHEMA_VERSION}); upgrade fedpriv."
-        )
-    if schema < SCHEMA_VERSION:
-        raise StoreFormatError(
-            f"{path}: ledger schema {schema} predates the tamper-evident chain of schema "
-            f"{SCHEMA_VERSION}; this fedpriv cannot verify it (it was written by an older "
-            "fedpriv: read it with that version)."
-            if schema >= 1
-            else f"{path}: ledger schema {schema} is invalid."
-        )
-    problems = [row[0] for row in connection.execute("PRAGMA quick_check")]
-    if problems != ["ok"]:
-        raise StoreFormatError(f"{path}: damaged ledger store: {'; '.join(problems[:3])}")
-    meta = dict(connection.execute("SELECT key, value FROM meta"))
-    if len(meta.get("store_id", "")) != 32:
-        raise LedgerCorruptedError(f"{path}: the store identity is missing or malformed.")
-    return meta
-
-
-def _chain(previous: str, store_id: str, content: list, key: bytes | None = None) -> str:
-    """Hash of one row: the previous row's hash, the store identity and the row's
-    canonical content (so a row of another store, or an edited one, breaks the chain);
-    HMAC-SHA256 under ``key`` when the store is keyed."""
-    text = json.dumps([previous, store_id, content], separators=(",", ":"), allow_nan=True)
-    if key is not None:
-        return hmac.new(key, text.encode("utf-8"), hashlib.sha256).hexdigest()
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _anchor(meta: Mapping[str, str]) -> str:
-    """The ``anchor`` meta row: SHA-256 of each anchored ``meta`` value (JSON)."""
-    return json.dumps(
-        {
-            name: hashlib.sha256(meta.get(name, "").encode("utf-8")).hexdigest()
-            for name in _ANCHORED
-        },
-        sort_keys=True,
-    )
-
-
-def _genesis(meta: Mapping[str, str], table: str, key: bytes | None) -> str:
-    """Where ``table``'s chain starts: a link over the anchor (so the configuration,
-    identity, schema version and keying are in every later link)."""
-    return _chain("genesis:" + table, meta.get("store_id", ""), [meta.get("anchor", "")], key)
-
-
-def _head_digest(charges: str, draws: str, key: bytes | None) -> str:
-    """The ledger head of two chain heads (:class:`LedgerHead`)."""
-    return _chain("head", "", [charges, draws], key)
-
-
-def _check_anchor(path: Path, meta: Mapping[str, str], key: bytes | None) -> None:
-    """Refuse a store whose configuration, identity or keying differs from what its
-    chain starts from (naming the field), or a key that does not fit the store."""
-    try:
-        anchor = json.loads(meta["anchor"])
-    except (KeyError, ValueError):
-        raise LedgerCorruptedError(
-            f"{path}: the chain anchor (meta row 'anchor') is missing or malformed."
-        ) from None
-    for name in _ANCHORED:
-        digest = hashlib.sha256(meta.get(name, "").encode("utf-8")).hexdigest()
-        if not isinstance(anchor, dict) or anchor.get(name) != digest:
-            raise LedgerCorruptedError(
-                f"{path}: the stored {name} ({meta.get(name, 'missing')!s:.80}) is not "
-                "the one the ledger's chain was started with: the configuration was "
-                "changed after the store was created."
-            )
-    keyed = meta.get("chain") == "hmac-sha256"
-    if keyed and key is None:
-        raise StoreMismatchError(
-            f"{path} is keyed (HMAC-SHA256): open it with its key (`key=`, or "
-            "FEDPRIV_LEDGER_KEY for fedpriv account)."
-        )
-    if keyed and not hmac.compare_digest(
-        meta.get("key_check", ""), _chain("key check", meta.get("store_id", ""), [], key)
-    ):
-        raise LedgerCorruptedError(
-            f"{path}: the key does not match this ledger's (a wrong key, or the key "
-            "check was forged)."
-        )
-    if not keyed and key is not None:
-        raise StoreMismatchError(
-            f"{path} was created without a key, but a key was given: its links are "
-            "plain SHA-256, so this is not the keyed ledger you expect."
-        )
-
-
-def _check_key(key: Any) -> bytes | None:
-    if key is None:
-        return None
-    if not isinstance(key, bytes):
-        raise TypeError(f"`key` must be bytes, got {type(key).__name__}.")
-    if len(key) < MIN_KEY_BYTES:
-        raise ValueError(
-            f"`key` must hold at least {MIN_KEY_BYTES} bytes (RFC 2104, section 3), got "
-            f"{len(key)}; use secrets.token_bytes({MIN_KEY_BYTES})."
-        )
-    return key
-
-
-_REFERENCE_SCHEMA: set | None = None
-
-
-def _reference_schema() -> set:
-    """``sqlite_master`` rows of a freshly created ledger (built once, in memory)."""
-    global _REFERENCE_SCHEMA
-    if _REFERENCE_SCHEMA is None:
-        connection = sqlite3.connect(":memory:")
-        connection.executescript(_SCHEMA)
-        _REFERENCE_SCHEMA = set(
-            connection.execute("SELECT type, name, tbl_name, sql FROM sqlite_master")
-        )
-        connection.close()
-    return _REFERENCE_SCHEMA
-
-
-def _check_path(path: Any, *, create: bool) -> Path:
-    """``path`` as a Path, refusing what cannot be a store file (StorePathError)."""
-    if isinstance(path, bytes) or not isinstance(path, (str, os.PathLike)):
-        raise StorePathError(f"`store` must be a file path, got {type(path).__name__}.")
-    if str(os.fspath(path)).strip() == "":
-        raise StorePathError("`store` must be a file path, got an empty string.")
-    path = Path(path)
-    if path.is_dir():
-        raise StorePathError(f"`store` must be a file, got the directory {path}.")
-    if path.exists() and not path.is_file():  # stat only: opening a FIFO would block
-        raise StorePathError(
-            f"`store` must be a regular file, got {path} (a FIFO, device or socket)."
-        )
-    if create and not path.exists() and not path.parent.is_dir():
-        raise StorePathError(
-            f"`store` {path}: its folder {path.parent} does not exist (create it first)."
-        )
-    return path
-
-
-def _mismatch(path: Path, stored: StoreConfig, asked: StoreConfig) -> str:
-    differences = [
-        f"{field.name}: stored {getattr(stored, field.name)!r}, "
-        f"asked {getattr(asked, field.name)!r}"
-        for field in dataclasses.fields(StoreConfig)
-        if getattr(stored, field.name) != getattr(asked, field.name)
-    ]
-    return (
-        f"{path} was created for another accountant ({'; '.join(differences)}); "
-        "open it with the stored configuration (Accountant.open)."
-    )
-
-
-def is_store(path: str | os.PathLike) -> bool:
-    """Whether ``path`` is an SQLite file (a ledger store candidate), by its header.
-
-    Parameters
-    ----------
-    path : str or PathLike
-        Any path; a missing, unreadable or non-regular file (a FIFO, a device)
-        gives False.
-
-    Returns
-    -------
-    bool
-        True if the file starts with the SQLite header.
-    """
-    try:
-        if not Path(path).is_file():  # stat only: opening a FIFO would block
-            return False
-        with open(path, "rb") as handle:
-            return handle.read(len(_SQLITE_MAGIC)) == _SQLITE_MAGIC
-    except OSError:
-        return False

@@ -246,9 +246,9 @@ def _charged_noise(
     if rshape and shape[: len(rshape)] != rshape:
         raise ValueError(f"`rng` shape {rshape} does not match the leading axes of {shape}.")
     flat = _flatten_keys(keys, shape)
-    accountant.spend_many(event, keys=flat)
+    accountant.spend(event, key=flat)
     noise = _draw_laplace(rng, event.scale, shape, secure=secure)
-    accountant.record_draws(
+    accountant.ledger.record_draws(
         keys=flat, node=-1, level=-1, scale=event.scale, l1_sensitivity=event.l1_sensitivity
     )
     return noise
@@ -287,7 +287,7 @@ def raw_release(
     """
     values = np.array(values, dtype=np.float64)
     flat = _flatten_keys(keys, values.shape)
-    accountant.spend_many(NonPrivate(reason=reason), keys=flat)
+    accountant.spend(NonPrivate(reason=reason), key=flat)
     recorder = active_recorder()
     if recorder is not None:
         values = recorder.observe("raw", values, values, flat, accountant, None)
@@ -430,7 +430,7 @@ class LaplaceTreeCounter:
             )
         else:
             self.event = NonPrivate(reason="tree counter without noise (epsilon = inf)")
-        accountant.spend_many(self.event, keys=self._keys)  # raises before any state exists
+        accountant.spend(self.event, key=self._keys)  # raises before any state exists
         self.accountant = accountant
         shape = (self.depth,) + self.stream_shape  # level-first: contiguous levels
         self.t = 0
@@ -570,7 +570,7 @@ class LaplaceTreeCounter:
                 which, stream_index = np.nonzero(new.reshape(todo.size, -1))
                 if stream_index.size:
                     level_arr = todo[which].astype(np.int64)
-                    self.accountant._append_draws(
+                    self.accountant.ledger.record_draws(
                         keys={k: v[stream_index] for k, v in self._keys.items()},
                         node=(self.t >> level_arr) << level_arr,
                         level=level_arr,
@@ -673,7 +673,7 @@ class LaplaceTreeCounter:
                 which, row = np.divmod(hits, index.size)
                 level_arr = levels.take(which)
                 stream_index = streams[row]
-                self.accountant._append_draws(
+                self.accountant.ledger.record_draws(
                     keys={k: v[stream_index] for k, v in self._keys.items()},
                     node=(t >> level_arr) << level_arr,
                     level=level_arr,

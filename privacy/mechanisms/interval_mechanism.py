@@ -104,7 +104,7 @@ class IntervalMeanRelease:
         self.secure = _grid(secure, granularity, 1.0) is not None  # validates granularity
         self.granularity = granularity
         self.grids = ()
-        if self.secure and accountant.budget is not None:
+        if self.secure and accountant.odometer.budget is not None:
             raise ValueError(
                 "`secure=True` charges one DiscreteLaplace per release point, which is not "
                 "atomic under a budget; use an accountant without `budget`."
@@ -116,7 +116,7 @@ class IntervalMeanRelease:
             self._row_sensitivities = 1.0 / (np.arange(1, self.scales.size + 1) * self.f)
             streams = every_stream(n_trials, n_agents, n_arms)
             if not self.secure:
-                accountant.spend_many(self.event, keys=streams)
+                accountant.spend(self.event, key=streams)
             else:
                 self._open_secure(accountant, streams)
         self.accountant = accountant
@@ -144,7 +144,7 @@ class IntervalMeanRelease:
             for b, d in zip(self._row_scales, self._row_sensitivities, strict=True)
         )
         for event in self.secure_events:
-            accountant.spend_many(event, keys=streams)
+            accountant.spend(event, key=streams)
 
     def _secure_release(
         self, row: np.ndarray, j: np.ndarray, sums: np.ndarray, n: np.ndarray
@@ -239,7 +239,7 @@ class IntervalMeanRelease:
         bounds = np.flatnonzero(np.diff(j[order])) + 1
         for sel in np.split(order, bounds):
             value = int(j[sel[0]])
-            self.accountant.record_draws(
+            self.accountant.ledger.record_draws(
                 keys={"trial": b[sel], "agent": v[sel], "arm": k[sel]},
                 node=value,
                 level=-1,

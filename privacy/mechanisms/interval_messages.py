@@ -214,7 +214,7 @@ def interval_message_costs(event: IntervalRelease, target_delta: float) -> tuple
     target_delta = check_delta("target_delta", target_delta)
     out = []
     for message in range(1, len(_check_event(event).counts) + 1):
-        route, epsilon = interval_message_accountant(event, message).tightest(target_delta)
+        route, epsilon = interval_message_accountant(event, message).routes.tightest(target_delta)
         out.append(
             MessageCost(message=message, route=route, epsilon=float(epsilon), releases=message)
         )

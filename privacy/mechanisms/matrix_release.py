@@ -111,9 +111,9 @@ def symmetric_gaussian_release(
         frobenius_sensitivity=check_positive("frobenius_sensitivity", frobenius_sensitivity),
     )
     flat = _flatten_keys(keys, values.shape[:-2])
-    accountant.spend_many(event, keys=flat)
+    accountant.spend(event, key=flat)
     noise = symmetrized_gaussian(rng.standard_normal(values.shape), event.noise_stddev)
-    accountant.record_draws(
+    accountant.ledger.record_draws(
         keys=flat,
         node=-1,
         level=-1,

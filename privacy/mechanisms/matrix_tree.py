@@ -285,7 +285,7 @@ def _secure_exact_sigma(
                 count=depth,
             )
         )
-        return accountant.tightest(delta)[1]
+        return accountant.routes.tightest(delta)[1]
 
     low, high = node_sensitivity, node_sensitivity
     while charged(high) > epsilon:
@@ -322,7 +322,7 @@ def _never_above(
                 capacity=2 ** (depth - 1),
             )
         )
-        return accountant.tightest(delta)[1]
+        return accountant.routes.tightest(delta)[1]
 
     for _ in range(64):
         if charged(sigma) <= epsilon:
@@ -579,7 +579,7 @@ class MatrixTreePrivatizer:
             )
         self.depth = tree_depth(self.capacity)
         self._keys = _flatten_keys(keys, self.stream_shape, "stream shape")
-        accountant.spend_many(self.event, keys=self._keys)  # raises before any state exists
+        accountant.spend(self.event, key=self._keys)  # raises before any state exists
         self.accountant = accountant
         side = self.dim + 1
         self.n_leaves = np.zeros(n_streams, dtype=np.int64)
@@ -723,7 +723,7 @@ class MatrixTreePrivatizer:
             level = np.log2(k & -k).astype(np.int64)  # node k sits at level ctz(k)
             fresh = self._fresh_noise(index)
             node_event = self.event.event if self.secure else self.event
-            self.accountant.record_draws(
+            self.accountant.ledger.record_draws(
                 keys={name: labels[index] for name, labels in self._keys.items()},
                 node=k,
                 level=level,

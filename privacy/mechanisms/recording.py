@@ -166,7 +166,7 @@ class ReleaseRecorder:
         keys : mapping of str to ndarray, each shape (n_entries,)
             Accountant labels of the entries.
         accountant : Accountant
-            The accountant charged (its ``parallel_levels`` are read).
+            The accountant charged (its ``ledger.parallel_levels`` are read).
         l1_sensitivity : float or None
             Declared sensitivity (None for a raw release).
 
@@ -182,7 +182,9 @@ class ReleaseRecorder:
             values=np.array(values, dtype=np.float64).reshape(-1),
             output=np.array(output, dtype=np.float64),
             keys={k: np.asarray(v).reshape(-1).copy() for k, v in keys.items()},
-            parallel_levels=tuple(getattr(accountant, "parallel_levels", ())),
+            parallel_levels=tuple(
+                getattr(getattr(accountant, "ledger", None), "parallel_levels", ())
+            ),
             l1_sensitivity=None if l1_sensitivity is None else float(l1_sensitivity),
         )
         self.releases.append(record)

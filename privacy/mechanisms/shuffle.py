@@ -136,7 +136,7 @@ def shuffled_randomized_response(
         raise TypeError(f"`rng` must be a numpy.random.Generator, got {type(rng).__name__}.")
     n_runs, n_reports = values.shape
     event = Shuffled(local_epsilon=epsilon, n_reports=n_reports)
-    accountant.spend_many(event, keys=_run_keys(keys, n_runs))
+    accountant.spend(event, key=_run_keys(keys, n_runs))
     keep = rng.random(values.shape) < 1.0 / (1.0 + (k - 1) * math.exp(-epsilon))
     other = (values + 1 + rng.integers(0, k - 1, size=values.shape)) % k
     reports = np.where(keep, values, other)

@@ -170,11 +170,11 @@ def test_round_robin_then_one_ledger_row_per_release():
     f = 10
     assert (run.actions[:, :, : 3 * f] == np.tile(np.arange(3), f)).all()
     counts = np.stack([(run.actions == k).sum(axis=-1) for k in range(3)], axis=-1)
-    ledger = run.accountant.ledger
+    ledger = run.accountant.ledger.draws
     draws = ledger.groupby(["trial", "agent", "arm"]).size()
     for (b, v, k), n in np.ndenumerate(counts):
         assert draws.get((b, v, k), 0) == n // f
-    assert run.accountant.n_draws == int((counts // f).sum())
+    assert run.accountant.ledger.n_draws == int((counts // f).sum())
 
 
 def test_raw_own_term_makes_the_accountant_report_infinity_noisy_gives_the_claim():
@@ -185,8 +185,8 @@ def test_raw_own_term_makes_the_accountant_report_infinity_noisy_gives_the_claim
     noisy = run_private_coop_ucb(env, graph, own_term="noisy", **kwargs)
     assert raw.accountant.get_epsilon(0.0) == math.inf
     assert raw.accountant.get_epsilon(1e-5) == math.inf
-    assert any("own term raw" in r for r in raw.accountant.non_private_reasons())
-    assert noisy.accountant.non_private_reasons() == []
+    assert any("own term raw" in r for r in raw.accountant.ledger.non_private_reasons())
+    assert noisy.accountant.ledger.non_private_reasons() == []
     # Claimed per message: f^(-θ/2) with f = 10 (AAMAS 2020 §3.2, fedpriv's reconstruction reconstructed with medium confidence).
     g = interval_guarantee(
         noisy.accountant, epsilon=0.1, horizon=300, theta=1.1, rule="decaying", target_delta=1e-5
@@ -325,7 +325,7 @@ def test_a_stopped_private_run_is_the_prefix_of_the_whole_run(stop):
 
     # the draws' ledger rows: those of the whole run's first `stop` rounds
     def rows(run):
-        return Counter(map(tuple, run.accountant.ledger.to_numpy().tolist()))
+        return Counter(map(tuple, run.accountant.ledger.draws.to_numpy().tolist()))
 
     assert not rows(short) - rows(whole)
     released = short.transcript.content["count"].max(axis=2).sum()  # f per release

@@ -149,10 +149,10 @@ def test_accountant_reports_gdp_mu_0083_for_the_privatizer_as_the_algorithm_open
         assert delta == pytest.approx(expected, rel=1e-6)
     assert run.accountant_epsilon(0.1)[1] <= 1.0
     # the adaptive sync timing is named as an unaccounted (raw) channel
-    assert run.accountant.non_private_reasons() == [SYNC_TIMING_REASON]
+    assert run.accountant.ledger.non_private_reasons() == [SYNC_TIMING_REASON]
     assert math.isinf(run.accountant.get_epsilon(0.1))
     # one ledger row per node draw: n syncs x M agents x trials
-    assert run.accountant.n_draws == int(run.n_syncs.sum()) * 10
+    assert run.accountant.ledger.n_draws == int(run.n_syncs.sum()) * 10
 
 
 def _sync_channel_pair():
@@ -177,7 +177,7 @@ def test_sync_timing_channel_adaptive_vs_fixed():
         a = run_feducb_fixed(tables, epsilon=epsilon, delta=0.1, sync_every=10)
         b = run_feducb_fixed(neighbor, epsilon=epsilon, delta=0.1, sync_every=10)
         np.testing.assert_array_equal(a.sync_rounds, b.sync_rounds)
-        assert a.accountant.non_private_reasons() == []  # nothing unaccounted
+        assert a.accountant.ledger.non_private_reasons() == []  # nothing unaccounted
     nonprivate = run_feducb_nonprivate(tables, sync_every=10)
     np.testing.assert_array_equal(
         nonprivate.sync_rounds, run_feducb_nonprivate(neighbor, sync_every=10).sync_rounds

@@ -222,7 +222,7 @@ def test_parameter_sets_compose_in_parallel_and_sync_timing_is_named():
     _, eps = run.accountant_epsilon(1e-6)
     assert eps == pytest.approx(gaussian_dp_epsilon(mu, 1e-6), rel=1e-6)
     assert run.accountant.get_epsilon(1e-6) == math.inf
-    assert SYNC_TIMING_REASON in run.accountant.non_private_reasons()
+    assert SYNC_TIMING_REASON in run.accountant.ledger.non_private_reasons()
 
 
 def test_same_seed_same_run_and_complete_graph_is_one_clique():

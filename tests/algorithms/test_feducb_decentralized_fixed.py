@@ -55,7 +55,7 @@ def test_every_agent_releases_every_set_at_each_tick_and_requests_nothing():
 def test_no_raw_data_channel_is_charged_and_the_adaptive_one_still_is():
     tables = _tables()
     fixed = _fixed(tables, nx.path_graph(4))
-    assert fixed.accountant.non_private_reasons() == []
+    assert fixed.accountant.ledger.non_private_reasons() == []
     assert fixed.accountant.get_epsilon(0.1) == fixed.accountant_epsilon(0.1)[1]
     adaptive = run_feducb_decentralized(tables, nx.path_graph(4), gamma=2, epsilon=1.0, delta=0.1)
     assert math.isinf(adaptive.accountant.get_epsilon(0.1))

@@ -284,7 +284,7 @@ def test_accountant_paper_mode_log2_t16(bounded_env: HeterogeneousBandit) -> Non
     # The initial pulls are released raw (Alg. 4 line 1): NonPrivate, ε = ∞.
     assert math.isinf(accountant.get_epsilon(0.0, where={"phase": "init"}))
     assert math.isinf(accountant.get_epsilon(0.0))
-    charges = accountant.charges
+    charges = accountant.ledger.charges
     init = charges[charges["phase"] == "init"]
     assert set(init["event"]) == {"NonPrivate"}
     assert len(init) == 3 * 5  # one per (agent, arm)
@@ -358,7 +358,7 @@ def test_accountant_paper_mode_natural_log_t16(bounded_env: HeterogeneousBandit)
 
 def test_ledger_rows_are_node_draws_of_pulled_arms(bounded_env: HeterogeneousBandit) -> None:
     run = run_gossip_fed_ucb(bounded_env, _k3(), horizon=16, epsilon=1.0, seed=3, n_trials=2)
-    ledger = run.accountant.ledger
+    ledger = run.accountant.ledger.draws
     stream = ledger[ledger["phase"] == "stream"]
     # Each stream draws at most one noise per node, and only for pulled arms.
     assert not stream.duplicated(["trial", "agent", "arm", "node"]).any()
@@ -400,7 +400,7 @@ def test_corrected_mode_clips_and_counts_clipped_rewards() -> None:
     expected = int(np.sum((pulled < 0) | (pulled > 1)) + np.sum((x0 < 0) | (x0 > 1)))
     assert expected > 0
     assert run.n_out_of_bounds == expected  # rounds 1..T and the initial pulls
-    ledger, charges = run.accountant.ledger, run.accountant.charges
+    ledger, charges = run.accountant.ledger.draws, run.accountant.ledger.charges
     assert (ledger["l1_sensitivity"] == 1.0).all()
     assert (charges["l1_sensitivity"] == 1.0).all()
     assert run.accountant.get_epsilon(0.0) == 1.0

@@ -46,11 +46,13 @@ def _assert_run_is_reference(run, ref) -> None:
     if ref["accountant"] is None:
         assert run.accountant is None
         return
-    pd.testing.assert_frame_equal(run.accountant.ledger, ref["accountant"].ledger, check_exact=True)
     pd.testing.assert_frame_equal(
-        run.accountant.charges, ref["accountant"].charges, check_exact=True
+        run.accountant.ledger.draws, ref["accountant"].ledger.draws, check_exact=True
     )
-    assert run.accountant.n_draws == ref["accountant"].n_draws
+    pd.testing.assert_frame_equal(
+        run.accountant.ledger.charges, ref["accountant"].ledger.charges, check_exact=True
+    )
+    assert run.accountant.ledger.n_draws == ref["accountant"].ledger.n_draws
 
 
 def _paper_env(n_agents: int = 3, seed: int = 0):

@@ -39,18 +39,18 @@ def test_cdp_per_message_guarantee_is_m_epsilon() -> None:
     # nothing; the messages' exact ε (pure Laplace: the lower bracket is exact) does.
     assert decide_verdict(run.epsilon, eps, None)[0] == "unresolved"
     exact = LowerBoundEvidence(
-        epsilon=run.accountant.lower_bound(0.0, where={"channel": "message"}),
+        epsilon=run.accountant.brackets.lower_bound(0.0, where={"channel": "message"}),
         kind="analytic",
         description="exact message ε",
     )
     assert exact.epsilon == pytest.approx(5.0, rel=1e-9)
     assert decide_verdict(run.epsilon, eps, None, analytic_lower=exact)[0] == "violated"
     # one ledger row per (trial, agent, active arm, epoch): every draw's ε is Mε
-    ledger = run.accountant.ledger
+    ledger = run.accountant.ledger.draws
     assert np.allclose(ledger["epsilon"], 5.0, rtol=1e-12)
     assert not ledger.duplicated(["trial", "agent", "arm", "epoch"]).any()
     assert len(ledger) == 50 * sum(
-        int(n) for n in run.accountant.charges.groupby(["trial", "epoch"]).size() // 50
+        int(n) for n in run.accountant.ledger.charges.groupby(["trial", "epoch"]).size() // 50
     )
 
 
@@ -64,14 +64,14 @@ def test_partial_participation_guarantee_is_n_epsilon() -> None:
 def test_infinite_epsilon_is_named_non_private() -> None:
     run = run_cdp_mab(EASY, horizon=5_000, epsilon=math.inf, seed=0)
     assert run.message_epsilon()[1] == math.inf
-    assert run.accountant.non_private_reasons()
+    assert run.accountant.ledger.non_private_reasons()
 
 
 def test_ddp_action_channel_is_separate_and_non_private() -> None:
     run = run_ddp_mab(_env(6, 4), make_graph("ring", 6), horizon=20_000, epsilon=0.5, seed=1)
     assert run.message_epsilon()[1] == pytest.approx(3.0, rel=1e-12)
     assert run.accountant.get_epsilon(0.0) == math.inf
-    assert run.accountant.non_private_reasons(where={"channel": "action"})
+    assert run.accountant.ledger.non_private_reasons(where={"channel": "action"})
 
 
 # --------------------------------------------------------------------- bulk = slot by slot

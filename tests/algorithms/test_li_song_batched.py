@@ -2,7 +2,7 @@
 
 The epoch loop releases the epoch means of consecutive rows with the same ``n_r`` in
 one :func:`fedpriv.privacy.laplace_release` call and charges every row's exploitation
-actions in one ``spend_many``; a single-world audit table sums its rewards by prefix
+actions in one ``spend`` of key arrays; a single-world audit table sums its rewards by prefix
 sums (``SingleWorldTable.pull_sums``). Each must give the very runs of the row-by-row
 loop and of the entry-by-entry reads: same regret, same messages and actions, same
 ledger and charges (rows, order, dtypes). Deterministic comparisons, no false alarms.
@@ -33,9 +33,9 @@ def _exploit_by_row(self, r: int, full: np.ndarray) -> None:
     self.exploit_regret[full] += d * self.gaps[best].sum(axis=1)
     for m, b in enumerate(full):
         arms = np.flatnonzero(active[b])
-        self.accountant.spend_many(
+        self.accountant.spend(
             NonPrivate(reason=_EXPLOIT_REASON),
-            keys={
+            key={
                 "trial": np.full(n_ag * arms.size, int(self.trial_of[b])),
                 "agent": np.repeat(self.agents[b], arms.size),
                 "arm": np.tile(arms, n_ag),
@@ -84,8 +84,8 @@ def _assert_same_runs(fast, slow) -> None:
         "checkpoint_regret",
     ):
         assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
-    pd.testing.assert_frame_equal(fast.accountant.ledger, slow.accountant.ledger)
-    pd.testing.assert_frame_equal(fast.accountant.charges, slow.accountant.charges)
+    pd.testing.assert_frame_equal(fast.accountant.ledger.draws, slow.accountant.ledger.draws)
+    pd.testing.assert_frame_equal(fast.accountant.ledger.charges, slow.accountant.ledger.charges)
     pd.testing.assert_frame_equal(fast.messages, slow.messages)
     pd.testing.assert_frame_equal(fast.actions, slow.actions)
     assert fast.message_epsilon() == slow.message_epsilon()
@@ -213,7 +213,7 @@ def test_one_transcript_is_the_whole_run_s(structure) -> None:
     pd.testing.assert_frame_equal(messages.messages, both.messages)
     pd.testing.assert_frame_equal(actions.actions, both.actions)
     assert np.array_equal(messages.counts, both.counts)
-    pd.testing.assert_frame_equal(actions.accountant.ledger, both.accountant.ledger)
+    pd.testing.assert_frame_equal(actions.accountant.ledger.draws, both.accountant.ledger.draws)
 
 
 def test_record_names_a_transcript() -> None:

@@ -123,7 +123,7 @@ def test_independent_private_learners_compose_in_parallel_over_agents():
             _tables(n_agents=m, horizon=horizon), epsilon=1.0, delta=0.1
         )
         eps[m] = run.accountant_epsilon(1e-6)[1]
-        assert run.accountant.ledger["agent"].nunique() == m
+        assert run.accountant.ledger.draws["agent"].nunique() == m
     assert eps[1] == pytest.approx(single_tree, rel=1e-6)
     assert eps[4] == pytest.approx(eps[1], rel=1e-9)  # parallel: not 4-fold
     # one user at every agent: the M trees compose (k-fold), μ grows by sqrt(M)
@@ -141,7 +141,7 @@ def test_independent_private_learner_releases_every_round():
     )
     assert run.setting["tree_depth"] == 1 + math.ceil(math.log2(12))
     # 12 leaves per tree: one node draw per leaf insertion
-    assert run.accountant.n_draws == 2 * 12
+    assert run.accountant.ledger.n_draws == 2 * 12
     assert run.actions.shape == (1, 2, 12)
     assert run.final_regret.shape == (1, 2)
 

@@ -74,7 +74,7 @@ def test_dp_ucb_int_releases_once_per_interval_and_is_accounted():
     assert (run.actions[:, :, : 3 * f] == np.tile(np.arange(3), f)).all()
     counts = np.stack([(run.actions == k).sum(axis=-1) for k in range(3)], axis=-1)
     np.testing.assert_array_equal(run.release_counts, counts // f)
-    draws = run.accountant.ledger.groupby(["trial", "agent", "arm"]).size()
+    draws = run.accountant.ledger.draws.groupby(["trial", "agent", "arm"]).size()
     assert int(draws.sum()) == int((counts // f).sum())
     g = interval_guarantee(
         run.accountant, epsilon=0.2, horizon=200, theta=1.5, rule="decaying", target_delta=1e-5
@@ -93,7 +93,7 @@ def test_dp_ucb_int_fixed_rule_spends_epsilon_per_release():
     )
     # f = 2; 20 releases per stream at most, each exactly ε = 0.5.
     assert run.accountant.get_epsilon(0.0) == pytest.approx(0.5 * 20, rel=1e-12)
-    ledger = run.accountant.ledger
+    ledger = run.accountant.ledger.draws
     np.testing.assert_allclose(ledger["epsilon"], 0.5, rtol=1e-12)
 
 

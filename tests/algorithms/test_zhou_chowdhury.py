@@ -92,14 +92,14 @@ def test_ledger_charges_every_silo_its_tree():
     mu = math.sqrt(3) * 10 * zc_user_sensitivity() / cal.noise_stddev
     from fedpriv.privacy.accounting.conversions import gaussian_dp_epsilon
 
-    _, eps = run.accountant.tightest(0.1)
+    _, eps = run.accountant.routes.tightest(0.1)
     assert eps == pytest.approx(gaussian_dp_epsilon(mu, 0.1), rel=1e-6)
 
 
 def test_non_private_publishes_through_the_accountant():
     env = SyntheticEnvironment(n_agents=2, n_arms=4, dim=3)
     run = run_private_fedlinucb(env, horizon=20, batch_size=10, protocol="non-private")
-    assert math.isinf(run.accountant.tightest(0.1)[1])
+    assert math.isinf(run.accountant.routes.tightest(0.1)[1])
 
 
 def _pair_tables(world: int, b: int = 6) -> TableEnvironment:

@@ -231,7 +231,7 @@ def test_release_charges_one_event_per_matrix() -> None:
             count=4,
         )
     )
-    assert accountant.tightest(1e-6)[1] == pytest.approx(reference.tightest(1e-6)[1])
+    assert accountant.routes.tightest(1e-6)[1] == pytest.approx(reference.routes.tightest(1e-6)[1])
 
 
 @pytest.mark.parametrize(

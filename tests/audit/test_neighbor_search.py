@@ -108,7 +108,7 @@ def _audit(version, *, search, seed=0):
         channel="agent 0's messages",
         **options,
     )
-    accountant = fed_ucb(version, table, 0, 1)[1].tightest(0.0)[1]
+    accountant = fed_ucb(version, table, 0, 1)[1].routes.tightest(0.0)[1]
     return result, decide_verdict(1.0, accountant, result.bound)[0]
 
 

@@ -267,7 +267,7 @@ def test_accountant_queries_validate_their_target(target: Any) -> None:
     before = snapshot(accountant)
     for query, name, domain in (
         (accountant.get_epsilon, "target_delta", delta_range),
-        (accountant.routes, "target_delta", delta_range),
+        (accountant.routes.epsilons, "target_delta", delta_range),
         (accountant.get_delta, "target_epsilon", nonnegative_or_inf),
     ):
         try:
@@ -312,8 +312,8 @@ def test_over_budget_charge_is_refused_atomically() -> None:
     accountant.spend(events.Laplace(scale=2.0), key={"agent": 0, "arm": 0})
     before = snapshot(accountant)
     with pytest.raises(BudgetExceededError):
-        accountant.spend_many(
+        accountant.spend(
             events.Laplace(scale=2.0),
-            keys={"agent": np.zeros(2, dtype=int), "arm": np.zeros(2, dtype=int)},
+            key={"agent": np.zeros(2, dtype=int), "arm": np.zeros(2, dtype=int)},
         )
     assert_unchanged(accountant, before)

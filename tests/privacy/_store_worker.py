@@ -2,7 +2,7 @@
 
 ``write PATH``
     Charge step ``i`` (continuing after the last step in the store) forever: one
-    ``spend_many`` of :func:`step_event` to agents 0, 1, 2, printing ``charge i`` after
+    ``spend`` with key arrays of :func:`step_event` to agents 0, 1, 2, printing ``charge i`` after
     its commit, then one ``record_draws`` block, printing ``draws i``. The parent
     kills it with SIGKILL.
 ``race PATH WORKER N_ATTEMPTS GO_FILE``
@@ -42,19 +42,19 @@ def step_event(step: int) -> events.Laplace:
 
 def _write(path: str) -> None:
     accountant = Accountant(**WRITER_LEVELS, store=path)
-    charges, ledger = accountant.charges, accountant.ledger
+    charges, ledger = accountant.ledger.charges, accountant.ledger.draws
     step = int(charges["step"].max()) + 1 if len(charges) else 0
     if len(ledger) and ledger["step"].max() < step - 1:  # killed between the two
         _draw(accountant, step - 1)
     while True:
-        accountant.spend_many(step_event(step), keys={"agent": [0, 1, 2], "step": step})
+        accountant.spend(step_event(step), key={"agent": [0, 1, 2], "step": step})
         print(f"charge {step}", flush=True)
         _draw(accountant, step)
         step += 1
 
 
 def _draw(accountant: Accountant, step: int) -> None:
-    accountant.record_draws(
+    accountant.ledger.record_draws(
         keys={"agent": [0, 1, 2], "step": step},
         node=[1, 2, 3],
         level=0,
@@ -78,7 +78,7 @@ def _race(path: str, worker: int, n_attempts: int, go_file: str) -> None:
             print("refused", flush=True)
         else:
             print("accepted", flush=True)
-    accountant.close()
+    accountant.store.close()
 
 
 def _churn(path: str, worker: int) -> None:
@@ -86,13 +86,13 @@ def _churn(path: str, worker: int) -> None:
     print("ready", flush=True)
     step = 0
     while sys.stdin.buffer.read(1):
-        accountant.record_draws(
+        accountant.ledger.record_draws(
             keys={"agent": worker}, node=step, level=0, scale=1000.0, l1_sensitivity=1.0
         )
         if step % 10 == 0:
             accountant.spend(events.Laplace(scale=1000.0), key={"agent": worker})
         step += 1
-    accountant.close()
+    accountant.store.close()
 
 
 if __name__ == "__main__":

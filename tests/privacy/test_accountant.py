@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 from collections import defaultdict
 from fractions import Fraction
 
@@ -67,10 +68,10 @@ def test_constructor_validation() -> None:
 
 def test_empty_accountant() -> None:
     accountant = Accountant(disjoint=("agent",), sequential=("phase",))
-    assert set(accountant.routes(0.0).values()) == {0.0}
+    assert set(accountant.routes.epsilons(0.0).values()) == {0.0}
     assert accountant.get_epsilon(1e-6) == 0.0
     assert accountant.get_delta(0.0) == 0.0
-    assert list(accountant.ledger.columns) == [
+    assert list(accountant.ledger.draws.columns) == [
         "agent",
         "phase",
         "node",
@@ -79,8 +80,8 @@ def test_empty_accountant() -> None:
         "l1_sensitivity",
         "epsilon",
     ]
-    assert accountant.ledger.empty and accountant.charges.empty
-    assert accountant.n_draws == 0
+    assert accountant.ledger.draws.empty and accountant.ledger.charges.empty
+    assert accountant.ledger.n_draws == 0
 
 
 # ---------------------------------------------------------------------------------
@@ -92,26 +93,26 @@ def test_tree_reference_value_and_routes() -> None:
     accountant = Accountant(disjoint=("agent", "arm"))
     accountant.spend(events.LaplaceTree(scale=4.0, horizon=16), key={"agent": 0, "arm": 1})
     assert accountant.get_epsilon(0.0) == 1.25  # 5 levels x 1/4
-    assert accountant.tightest(0.0) == ("pure", 1.25)
-    assert accountant.routes(0.0)["pld"] == math.inf
-    assert 1.24 <= accountant.routes(1e-6)["pld"] <= 1.25
+    assert accountant.routes.tightest(0.0) == ("pure", 1.25)
+    assert accountant.routes.epsilons(0.0)["pld"] == math.inf
+    assert 1.24 <= accountant.routes.epsilons(1e-6)["pld"] <= 1.25
     # At a larger δ the PLD is the tighter route and get_epsilon picks it.
-    route, epsilon = accountant.tightest(1e-2)
+    route, epsilon = accountant.routes.tightest(1e-2)
     assert route == "pld" and epsilon < 1.25
-    assert accountant.get_epsilon(1e-2) == accountant.routes(1e-2)["pld"]
+    assert accountant.get_epsilon(1e-2) == accountant.routes.epsilons(1e-2)["pld"]
 
 
 def test_query_validation() -> None:
     accountant = Accountant(disjoint=("agent",))
     accountant.spend(events.Laplace(scale=1.0), key={"agent": 0})
     with pytest.raises(ValueError, match=r"`target_delta` must be in \[0, 1\), got 1\.0"):
-        accountant.routes(1.0)
+        accountant.routes.epsilons(1.0)
     with pytest.raises(ValueError, match=r"`target_delta` must be in \[0, 1\)"):
         accountant.get_epsilon(-0.1)
     with pytest.raises(ValueError, match=r"`target_epsilon` must be >= 0, got -1\.0"):
         accountant.get_delta(-1.0)
     with pytest.raises(ValueError, match=r"`where` level 'bogus' not declared"):
-        accountant.routes(0.0, where={"bogus": 1})
+        accountant.routes.epsilons(0.0, where={"bogus": 1})
 
 
 # ---------------------------------------------------------------------------------
@@ -126,9 +127,9 @@ def test_parallel_composition_over_disjoint_agents_is_the_max() -> None:
     assert accountant.get_epsilon(0.0) == pytest.approx(0.1, rel=1e-15)  # not 1.0
     # The same ten releases charged in one vectorised call.
     batched = Accountant(disjoint=("agent",))
-    batched.spend_many(events.Laplace(scale=10.0), keys={"agent": np.arange(10)})
-    assert batched.routes(0.0) == accountant.routes(0.0)
-    assert len(batched.charges) == 10
+    batched.spend(events.Laplace(scale=10.0), key={"agent": np.arange(10)})
+    assert batched.routes.epsilons(0.0) == accountant.routes.epsilons(0.0)
+    assert len(batched.ledger.charges) == 10
 
 
 def test_sequential_composition_within_a_cell_sums() -> None:
@@ -171,17 +172,17 @@ def test_non_private_release_is_infinite() -> None:
     accountant = Accountant(disjoint=("agent",))
     accountant.spend(events.Laplace(scale=1.0), key={"agent": 0})
     accountant.spend(events.NonPrivate(reason="raw X(0)"), key={"agent": 1})
-    assert set(accountant.routes(0.0).values()) == {math.inf}
-    assert set(accountant.routes(0.5).values()) == {math.inf}
+    assert set(accountant.routes.epsilons(0.0).values()) == {math.inf}
+    assert set(accountant.routes.epsilons(0.5).values()) == {math.inf}
     assert accountant.get_delta(100.0) == 1.0
     assert accountant.get_epsilon(0.0, where={"agent": 0}) == 1.0
-    charges = accountant.charges
+    charges = accountant.ledger.charges
     assert charges.loc[charges["agent"] == 1, "event"].tolist() == ["NonPrivate"]
     assert charges.loc[charges["agent"] == 1, "epsilon"].tolist() == [math.inf]
     accountant.spend(events.NonPrivate(reason="counts"), key={"agent": 2})
-    assert accountant.non_private_reasons() == ["counts", "raw X(0)"]
-    assert accountant.non_private_reasons(where={"agent": 1}) == ["raw X(0)"]
-    assert accountant.non_private_reasons(where={"agent": 0}) == []
+    assert accountant.ledger.non_private_reasons() == ["counts", "raw X(0)"]
+    assert accountant.ledger.non_private_reasons(where={"agent": 1}) == ["raw X(0)"]
+    assert accountant.ledger.non_private_reasons(where={"agent": 0}) == []
 
 
 # ---------------------------------------------------------------------------------
@@ -199,12 +200,14 @@ def test_bad_keys_raise_and_change_nothing() -> None:
     with pytest.raises(ValueError, match=r"missing the disjoint level\(s\) \['arm'\]"):
         accountant.spend(event, key={"agent": 0, "phase": "x"})
     with pytest.raises(ValueError, match=r"same length"):
-        accountant.spend_many(event, keys={"agent": [0, 1, 2], "arm": [0, 1]})
+        accountant.spend(event, key={"agent": [0, 1, 2], "arm": [0, 1]})
     with pytest.raises(TypeError, match=r"`key` must be a mapping"):
         bad_key = [("agent", 0), ("arm", 0)]
         accountant.spend(event, key=bad_key)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"missing the disjoint level"):
-        accountant.record_draws(keys={"agent": 0}, node=1, level=0, scale=1.0, l1_sensitivity=1.0)
+        accountant.ledger.record_draws(
+            keys={"agent": 0}, node=1, level=0, scale=1.0, l1_sensitivity=1.0
+        )
     assert_unchanged(accountant, before)
 
 
@@ -219,7 +222,7 @@ def test_unsupported_event_raises_and_changes_nothing() -> None:
         accountant.spend(Gaussian(), key={"agent": 0})  # type: ignore[arg-type]
     with pytest.raises(ValueError):  # UnsupportedEventError is a ValueError
         foreign = Gaussian()
-        accountant.spend_many(foreign, keys={"agent": [0, 1]})  # type: ignore[arg-type]
+        accountant.spend(foreign, key={"agent": [0, 1]})  # type: ignore[arg-type]
     assert_unchanged(accountant, before)
 
 
@@ -231,7 +234,9 @@ def test_unsupported_event_raises_and_changes_nothing() -> None:
 def test_budget_exceeded_raises_and_leaves_the_ledger_unchanged() -> None:
     accountant = Accountant(disjoint=("agent",), budget=PureDP(1.0))
     accountant.spend(events.Laplace(scale=1 / 0.6), key={"agent": 0})
-    accountant.record_draws(keys={"agent": 0}, node=-1, level=-1, scale=1 / 0.6, l1_sensitivity=1.0)
+    accountant.ledger.record_draws(
+        keys={"agent": 0}, node=-1, level=-1, scale=1 / 0.6, l1_sensitivity=1.0
+    )
     before = snapshot(accountant)
     with pytest.raises(BudgetExceededError, match=r"nothing was released"):
         accountant.spend(events.Laplace(scale=1 / 0.6), key={"agent": 0})
@@ -244,12 +249,12 @@ def test_budget_exceeded_raises_and_leaves_the_ledger_unchanged() -> None:
     assert_unchanged(accountant, before)
     # A batched charge is atomic: agent 1 alone would fit, agent 0 would not.
     with pytest.raises(BudgetExceededError):
-        accountant.spend_many(events.Laplace(scale=1 / 0.6), keys={"agent": [1, 0]})
+        accountant.spend(events.Laplace(scale=1 / 0.6), key={"agent": [1, 0]})
     assert_unchanged(accountant, before)
     # Other cells compose in parallel, so they still fit.
     accountant.spend(events.Laplace(scale=1 / 0.6), key={"agent": 1})
     assert accountant.get_epsilon(0.0) == pytest.approx(0.6, rel=1e-12)
-    assert len(accountant.charges) == 2
+    assert len(accountant.ledger.charges) == 2
 
 
 def test_budget_allows_spending_exactly_the_budget() -> None:
@@ -266,7 +271,7 @@ def test_approx_budget_uses_the_tightest_route_at_its_delta() -> None:
     tree = events.LaplaceTree(scale=4.0, horizon=16)
     pld_at_delta = Accountant(disjoint=("agent",))
     pld_at_delta.spend(tree, key={"agent": 0})
-    assert pld_at_delta.routes(1e-2)["pld"] < 1.24
+    assert pld_at_delta.routes.epsilons(1e-2)["pld"] < 1.24
     accountant = Accountant(disjoint=("agent",), budget=ApproxDP(1.24, 1e-2))
     accountant.spend(tree, key={"agent": 0})
     strict = Accountant(disjoint=("agent",), budget=PureDP(1.24))
@@ -278,17 +283,21 @@ def test_would_exceed_does_not_change_state() -> None:
     accountant = Accountant(disjoint=("agent",), budget=PureDP(1.0))
     accountant.spend(events.Laplace(scale=2.0), key={"agent": 0})
     before = snapshot(accountant)
-    assert accountant.would_exceed(events.Laplace(scale=1.0), key={"agent": 0}) is True
-    assert accountant.would_exceed(events.Laplace(scale=2.0), key={"agent": 0}) is False
-    assert accountant.would_exceed(events.LaplaceTree(scale=1.0, horizon=2), key={"agent": 3})
-    assert not accountant.would_exceed(events.LaplaceTree(scale=4.0, horizon=2), key={"agent": 3})
+    assert accountant.odometer.would_exceed(events.Laplace(scale=1.0), key={"agent": 0}) is True
+    assert accountant.odometer.would_exceed(events.Laplace(scale=2.0), key={"agent": 0}) is False
+    assert accountant.odometer.would_exceed(
+        events.LaplaceTree(scale=1.0, horizon=2), key={"agent": 3}
+    )
+    assert not accountant.odometer.would_exceed(
+        events.LaplaceTree(scale=4.0, horizon=2), key={"agent": 3}
+    )
     assert_unchanged(accountant, before)
     # After the dry runs, real charges behave as if they never happened.
     accountant.spend(events.Laplace(scale=2.0), key={"agent": 0})
     assert accountant.get_epsilon(0.0) == 1.0
     unlimited = Accountant(disjoint=("agent",))
-    assert unlimited.would_exceed(events.NonPrivate(), key={"agent": 0}) is False
-    assert unlimited.charges.empty
+    assert unlimited.odometer.would_exceed(events.NonPrivate(), key={"agent": 0}) is False
+    assert unlimited.ledger.charges.empty
 
 
 # ---------------------------------------------------------------------------------
@@ -298,16 +307,14 @@ def test_would_exceed_does_not_change_state() -> None:
 
 def test_ledger_has_one_row_per_draw() -> None:
     accountant = Accountant(disjoint=("agent", "arm"), sequential=("phase",))
-    accountant.spend_many(
-        events.LaplaceTree(scale=4.0, horizon=8), keys={"agent": [0, 1, 2], "arm": 1}
-    )
-    accountant.record_draws(
+    accountant.spend(events.LaplaceTree(scale=4.0, horizon=8), key={"agent": [0, 1, 2], "arm": 1})
+    accountant.ledger.record_draws(
         keys={"agent": [0, 1, 2], "arm": 1}, node=[4, 4, 4], level=2, scale=4.0, l1_sensitivity=1.0
     )
-    accountant.record_draws(
+    accountant.ledger.record_draws(
         keys={"agent": 2, "arm": 0, "phase": "x"}, node=5, level=0, scale=2.0, l1_sensitivity=3.0
     )
-    ledger = accountant.ledger
+    ledger = accountant.ledger.draws
     assert list(ledger.columns) == [
         "agent",
         "arm",
@@ -318,7 +325,7 @@ def test_ledger_has_one_row_per_draw() -> None:
         "l1_sensitivity",
         "epsilon",
     ]
-    assert len(ledger) == accountant.n_draws == 4
+    assert len(ledger) == accountant.ledger.n_draws == 4
     assert ledger["agent"].tolist() == [0, 1, 2, 2]
     assert ledger["arm"].tolist() == [1, 1, 1, 0]
     assert ledger["node"].tolist() == [4, 4, 4, 5]
@@ -331,20 +338,22 @@ def test_ledger_has_one_row_per_draw() -> None:
 
 def test_keep_draw_rows_false_only_counts() -> None:
     accountant = Accountant(disjoint=("agent",), keep_draw_rows=False)
-    accountant.record_draws(
+    accountant.ledger.record_draws(
         keys={"agent": [0, 1, 2]}, node=1, level=0, scale=1.0, l1_sensitivity=1.0
     )
-    accountant.record_draws(keys={"agent": 0}, node=[2, 3], level=0, scale=1.0, l1_sensitivity=1.0)
-    assert accountant.n_draws == 5
-    assert accountant.ledger.empty
-    assert list(accountant.ledger.columns)[:1] == ["agent"]
+    accountant.ledger.record_draws(
+        keys={"agent": 0}, node=[2, 3], level=0, scale=1.0, l1_sensitivity=1.0
+    )
+    assert accountant.ledger.n_draws == 5
+    assert accountant.ledger.draws.empty
+    assert list(accountant.ledger.draws.columns)[:1] == ["agent"]
 
 
 def test_charges_frame_describes_each_release() -> None:
     accountant = Accountant(disjoint=("agent",))
-    accountant.spend_many(events.Laplace(scale=2.0, l1_sensitivity=3.0), keys={"agent": [7, 8]})
+    accountant.spend(events.Laplace(scale=2.0, l1_sensitivity=3.0), key={"agent": [7, 8]})
     accountant.spend(events.LaplaceTree(scale=4.0, horizon=16), key={"agent": 7})
-    charges = accountant.charges
+    charges = accountant.ledger.charges
     assert charges["agent"].tolist() == [7, 8, 7]
     assert charges["event"].tolist() == ["Laplace", "Laplace", "LaplaceTree"]
     assert charges["horizon"].tolist() == [0, 0, 16]
@@ -425,7 +434,7 @@ def test_epsilon_is_non_increasing_in_scale(a: float, b: float, horizon: int) ->
     for scale in (small, large):
         accountant = Accountant(disjoint=("agent",), pld_discretization=COARSE)
         accountant.spend(events.LaplaceTree(scale=scale, horizon=horizon), key={"agent": 0})
-        results.append(accountant.routes(0.0)["pure"])
+        results.append(accountant.routes.epsilons(0.0)["pure"])
     assert results[0] >= results[1]
 
 
@@ -442,7 +451,7 @@ def test_parallel_composition_is_max_of_cell_sums(charges: list[tuple[int, float
     for agent, scale, horizon in charges:
         accountant.spend(events.LaplaceTree(scale=scale, horizon=horizon), key={"agent": agent})
         cell_sums[agent] += horizon.bit_length() / scale
-    pure = accountant.routes(0.0)["pure"]
+    pure = accountant.routes.epsilons(0.0)["pure"]
     assert pure == pytest.approx(max(cell_sums.values()), rel=1e-12)
     for agent, total in cell_sums.items():
         assert accountant.get_epsilon(0.0, where={"agent": agent}) == pytest.approx(
@@ -471,7 +480,7 @@ def test_pure_ledgers_stay_pure(charges: list[tuple[int, bool, float, int]]) -> 
             else events.Laplace(scale=scale)
         )
         accountant.spend(event, key={"agent": agent})
-    routes = accountant.routes(0.0)
+    routes = accountant.routes.epsilons(0.0)
     epsilon = accountant.get_epsilon(0.0)
     assert math.isfinite(routes["pure"]) and math.isfinite(epsilon) and epsilon > 0
     # Laplace is tight at δ = 0, so no route may report less than the exact pure
@@ -501,8 +510,8 @@ def test_pld_route_is_at_most_pure_plus_discretisation(
     for scale, horizon in charges:
         accountant.spend(events.LaplaceTree(scale=scale, horizon=horizon), key={"agent": 0})
         n_laplace += horizon.bit_length()
-    routes = accountant.routes(delta)
-    slack = (n_laplace + 1) * accountant.pld_discretization
+    routes = accountant.routes.epsilons(delta)
+    slack = (n_laplace + 1) * accountant.routes.pld_discretization
     assert routes["pld"] <= routes["pure"] + slack
     # Routes within float rounding of the minimum are ties won by the simplest route.
     smallest = min(routes.values())
@@ -517,17 +526,17 @@ def test_pld_route_on_grid_aligned_losses_is_at_most_pure() -> None:
         accountant = Accountant(disjoint=("agent",))
         accountant.spend(events.LaplaceTree(scale=scale, horizon=16), key={"agent": 0})
         for delta in (1e-9, 1e-6, 1e-3):
-            routes = accountant.routes(delta)
+            routes = accountant.routes.epsilons(delta)
             assert routes["pld"] <= routes["pure"] + 1e-9
 
 
 def test_where_with_undeclared_level_raises():
     acc = Accountant(disjoint=("agent",), sequential=("phase",))
     with pytest.raises(ValueError, match="`where` level 'bogus' not declared"):
-        acc.routes(0.0, where={"bogus": 1})
+        acc.routes.epsilons(0.0, where={"bogus": 1})
     acc.spend(events.Laplace(scale=1.0), key={"agent": 0, "phase": "stream"})
     with pytest.raises(ValueError, match="`where` level 'bogus' not declared"):
-        acc.routes(0.0, where={"phase": "stream", "bogus": 1})
+        acc.routes.epsilons(0.0, where={"phase": "stream", "bogus": 1})
 
 
 def test_empty_disjoint_levels_make_one_sequential_cell():
@@ -541,23 +550,27 @@ def test_empty_disjoint_levels_make_one_sequential_cell():
 def test_pure_route_answers_at_delta_zero():
     acc = Accountant(disjoint=("agent",))
     acc.spend(events.Laplace(scale=4.0), key={"agent": 0})
-    assert acc.tightest(0.0) == ("pure", 0.25)
+    assert acc.routes.tightest(0.0) == ("pure", 0.25)
 
 
 def test_odometer_tracks_spend_and_refuses_past_the_budget():
     acc = Accountant(disjoint=("agent",), budget=PureDP(1.0))
-    assert acc.spent() == 0.0 and acc.remaining() == 1.0
+    assert acc.odometer.spent() == 0.0 and acc.odometer.remaining() == 1.0
     acc.spend(events.Laplace(scale=2.0), key={"agent": 0})
-    assert acc.spent() == pytest.approx(0.5) and acc.remaining() == pytest.approx(0.5)
-    assert not acc.would_exceed(events.Laplace(scale=2.0), key={"agent": 0})
-    assert acc.would_exceed(events.Laplace(scale=1.0), key={"agent": 0})
-    assert acc.spent() == pytest.approx(0.5)  # would_exceed changed nothing
+    assert acc.odometer.spent() == pytest.approx(0.5) and acc.odometer.remaining() == pytest.approx(
+        0.5
+    )
+    assert not acc.odometer.would_exceed(events.Laplace(scale=2.0), key={"agent": 0})
+    assert acc.odometer.would_exceed(events.Laplace(scale=1.0), key={"agent": 0})
+    assert acc.odometer.spent() == pytest.approx(0.5)  # would_exceed changed nothing
     # Parallel composition: another agent's records are disjoint, so it fits.
     acc.spend(events.Laplace(scale=1.0), key={"agent": 1})
     with pytest.raises(BudgetExceededError):
         acc.spend(events.Laplace(scale=1.0), key={"agent": 0})
-    assert acc.spent() == pytest.approx(1.0) and acc.remaining() == pytest.approx(0.0)
-    assert math.isinf(Accountant(disjoint=("agent",)).remaining())
+    assert acc.odometer.spent() == pytest.approx(1.0) and acc.odometer.remaining() == pytest.approx(
+        0.0
+    )
+    assert math.isinf(Accountant(disjoint=("agent",)).odometer.remaining())
 
 
 # ---------------------------------------------------------------------------------
@@ -702,8 +715,10 @@ def test_compose_count_is_count_spends(event, count: int) -> None:
     for _ in range(count):
         spent.spend(event)
     for delta in (0.0, 1e-6):
-        assert composed.routes(delta) == pytest.approx(spent.routes(delta), rel=1e-9)
-    assert len(composed.charges) == 1  # one charge, whatever the count
+        assert composed.routes.epsilons(delta) == pytest.approx(
+            spent.routes.epsilons(delta), rel=1e-9
+        )
+    assert len(composed.ledger.charges) == 1  # one charge, whatever the count
 
 
 def test_compose_defaults_to_one_release_and_accepts_dp_accounting_events() -> None:
@@ -753,14 +768,23 @@ def test_compose_refuses_what_spend_refuses_and_changes_nothing() -> None:
     assert acc.compose(events.Laplace(scale=2.0)).get_epsilon(0.0) == 1.0  # exactly the budget
 
 
-@pytest.mark.parametrize("query", ["get_epsilon", "routes", "tightest", "lower_bound", "bracket"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "get_epsilon",
+        "routes.epsilons",
+        "routes.tightest",
+        "brackets.lower_bound",
+        "brackets.epsilon",
+    ],
+)
 def test_target_delta_is_required(query: str) -> None:
     # A default of delta = 0 silently answered inf on any Gaussian ledger.
     acc = Accountant().compose(events.Gaussian(noise_multiplier=2.0))
     with pytest.raises(TypeError, match="target_delta"):
-        getattr(acc, query)()
+        operator.attrgetter(query)(acc)()
     with pytest.raises(TypeError, match="target_delta"):
-        getattr(acc, query)(where=None)
+        operator.attrgetter(query)(acc)(where=None)
     assert math.isfinite(acc.get_epsilon(1e-6))
     with pytest.raises(TypeError, match="target_epsilon"):
         acc.get_delta()  # type: ignore[call-arg]

@@ -1,6 +1,6 @@
 """Issue 20: a hypothesis state machine over the budgeted, stored accountant.
 
-Rules: ``spend``, ``spend_many``, ``would_exceed`` (each with events built from
+Rules: ``spend`` (one key), ``spend_several`` (key arrays), ``would_exceed`` (each with events built from
 hostile values — NaN, ±inf, 0, 5e-324, 1e308, 2**70, wrong types — mixed with valid
 ones, non-events, and hostile key labels: unhashable, nested, undeclared levels),
 ``reopen`` (close the accountant and reopen its SQLite store) and ``interrupt`` (a
@@ -30,9 +30,9 @@ import pandas as pd
 import pytest
 from fedpriv.privacy import Accountant
 from fedpriv.privacy.accounting import events
-from fedpriv.privacy.accounting.guarantees import ApproxDP, PureDP
+from fedpriv.privacy.accounting.guarantees import RELATIVE_TOLERANCE, ApproxDP, PureDP
 from fedpriv.privacy.errors import ToolkitError
-from fedpriv.privacy.ledger import accountant as accountant_module
+from fedpriv.privacy.ledger import pricing as pricing_module
 from fedpriv.privacy.ledger.running import RunningCells
 from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
@@ -137,25 +137,25 @@ class AccountantMachine(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         if self.accountant is not None:
-            self.accountant.close()
+            self.accountant.store.close()
         shutil.rmtree(self.folder, ignore_errors=True)
 
     # ------------------------------------------------------------------ helpers
     def _model(self) -> Accountant:
         replay = Accountant(disjoint=("agent",))
         for accepted, keys in self.accepted:
-            replay.spend_many(accepted, keys=keys)
+            replay.spend(accepted, key=keys)
         return replay
 
     def _state(self, accountant: Accountant) -> tuple:
         """Everything a refused charge must leave as it was."""
         return (
-            accountant.charges.copy(),
-            accountant.routes(0.0),
-            accountant.routes(self.budget_delta),
-            accountant.spent(),
-            accountant.remaining(),
-            accountant.n_draws,
+            accountant.ledger.charges.copy(),
+            accountant.routes.epsilons(0.0),
+            accountant.routes.epsilons(self.budget_delta),
+            accountant.odometer.spent(),
+            accountant.odometer.remaining(),
+            accountant.ledger.n_draws,
         )
 
     def _assert_same(self, before: tuple) -> None:
@@ -167,9 +167,9 @@ class AccountantMachine(RuleBasedStateMachine):
         """A second accountant opened on the file sees exactly the accepted charges."""
         reader = Accountant.open(self.path)
         try:
-            pd.testing.assert_frame_equal(reader.charges, self._model().charges)
+            pd.testing.assert_frame_equal(reader.ledger.charges, self._model().ledger.charges)
         finally:
-            reader.close()
+            reader.store.close()
 
     def _charge(self, call, event_spec, keys) -> None:
         """Run one charge; record it if accepted, else check nothing changed."""
@@ -195,8 +195,8 @@ class AccountantMachine(RuleBasedStateMachine):
         self._charge(lambda event, k: self.accountant.spend(event, key=k), event_spec, keys)
 
     @rule(event_spec=event_specs(), keys=MANY_KEY_SPECS)
-    def spend_many(self, event_spec, keys) -> None:
-        self._charge(lambda event, k: self.accountant.spend_many(event, keys=k), event_spec, keys)
+    def spend_several(self, event_spec, keys) -> None:
+        self._charge(lambda event, k: self.accountant.spend(event, key=k), event_spec, keys)
 
     @rule(event_spec=event_specs(), keys=KEY_SPECS)
     def would_exceed(self, event_spec, keys) -> None:
@@ -207,7 +207,7 @@ class AccountantMachine(RuleBasedStateMachine):
             return
         before = self._state(self.accountant)
         try:
-            exceeds = self.accountant.would_exceed(built, key=keys)
+            exceeds = self.accountant.odometer.would_exceed(built, key=keys)
         except TYPED as error:
             event(f"would_exceed: raised {type(error).__name__}")
             self._assert_same(before)
@@ -220,9 +220,9 @@ class AccountantMachine(RuleBasedStateMachine):
 
     @rule()
     def reopen(self) -> None:
-        self.accountant.close()
+        self.accountant.store.close()
         self.accountant = Accountant.open(self.path, store_synchronous="normal")
-        pd.testing.assert_frame_equal(self.accountant.charges, self._model().charges)
+        pd.testing.assert_frame_equal(self.accountant.ledger.charges, self._model().ledger.charges)
 
     @rule(
         scale=st.sampled_from(VALID_SCALES),
@@ -239,15 +239,15 @@ class AccountantMachine(RuleBasedStateMachine):
         release = events.Laplace(scale=scale)
         with pytest.MonkeyPatch.context() as patch:
             if point == "pricing":  # exactly, or on the running cells (issue 23)
-                patch.setattr(accountant_module, "compose_routes", interrupted)
+                patch.setattr(pricing_module, "compose_routes", interrupted)
                 patch.setattr(RunningCells, "price", interrupted)
             elif point == "store_insert":
-                patch.setattr(self.accountant._store, "insert_charge", interrupted)
+                patch.setattr(self.accountant.store.backend, "insert_charge", interrupted)
             else:
-                patch.setattr(self.accountant._store, "commit", interrupted)
+                patch.setattr(self.accountant.store.backend, "commit", interrupted)
             try:
                 if many:
-                    self.accountant.spend_many(release, keys={"agent": [label, label + 1]})
+                    self.accountant.spend(release, key={"agent": [label, label + 1]})
                 else:
                     self.accountant.spend(release, key={"agent": label})
             except KeyboardInterrupt:
@@ -274,32 +274,34 @@ class AccountantMachine(RuleBasedStateMachine):
     def ledger_is_the_model(self) -> None:
         if self.accountant is None:
             return
-        pd.testing.assert_frame_equal(self.accountant.charges, self._model().charges)
+        pd.testing.assert_frame_equal(self.accountant.ledger.charges, self._model().ledger.charges)
         # soundness with mixed label types (issue 38): a list's labels name the cells
         # they name on their own
         single = self._one_label_at_a_time()
-        assert self.accountant.routes(0.0) == single.routes(0.0)
-        assert self.accountant.tightest(self.budget_delta) == single.tightest(self.budget_delta)
+        assert self.accountant.routes.epsilons(0.0) == single.routes.epsilons(0.0)
+        assert self.accountant.routes.tightest(self.budget_delta) == single.routes.tightest(
+            self.budget_delta
+        )
 
     @invariant()
     def spent_never_exceeds_budget(self) -> None:
         if self.accountant is None:
             return
-        spent = self.accountant.spent()
-        assert spent <= self.budget.epsilon * (1 + accountant_module.RELATIVE_TOLERANCE)
-        assert self.accountant.remaining() == max(0.0, self.budget.epsilon - spent)
+        spent = self.accountant.odometer.spent()
+        assert spent <= self.budget.epsilon * (1 + RELATIVE_TOLERANCE)
+        assert self.accountant.odometer.remaining() == max(0.0, self.budget.epsilon - spent)
 
     @invariant()
     def queries_answer_or_raise_typed(self) -> None:
         if self.accountant is None:
             return
         for query in (
-            lambda: self.accountant.routes(self.budget_delta),
-            lambda: self.accountant.lower_bound(self.budget_delta),
+            lambda: self.accountant.routes.epsilons(self.budget_delta),
+            lambda: self.accountant.brackets.lower_bound(self.budget_delta),
             lambda: self.accountant.get_delta(1.0),
             lambda: self.accountant.get_epsilon(1e-5, where={"agent": 0}),
             lambda: self.accountant.get_epsilon(math.nan),
-            lambda: self.accountant.routes(0.0, where={"arm": 0}),
+            lambda: self.accountant.routes.epsilons(0.0, where={"arm": 0}),
         ):
             try:
                 value = query()

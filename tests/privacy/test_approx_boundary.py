@@ -68,7 +68,7 @@ def _accountant(pairs) -> Accountant:
 
 def test_the_dp_accounting_case_answers_exactly_three() -> None:
     accountant = _accountant([(1.0, 0.1), (2.0, 0.2)])
-    assert accountant.tightest(0.28) == ("optimal", 3.0)  # was ∞ by every route
+    assert accountant.routes.tightest(0.28) == ("optimal", 3.0)  # was ∞ by every route
     assert leak([(1.0, 0.1), (2.0, 0.2)]) <= Fraction(0.28)
     assert dominating_delta([(1.0, 0.1), (2.0, 0.2)], 3.0) <= mpmath.mpf(0.28)
     # just below the exact leak probability no ε is enough: ∞ stays

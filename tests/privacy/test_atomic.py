@@ -1,7 +1,7 @@
 """Issue 20: a charge is atomic on every exception, KeyboardInterrupt included.
 
-`spend`, `spend_many` and `would_exceed` price a candidate charge before it touches
-the ledger, so whatever raises (a refused budget, an arithmetic error while pricing,
+`spend` (one key or key arrays) and `odometer.would_exceed` price a candidate charge
+before it touches the ledger, so whatever raises (a refused budget, an arithmetic error while pricing,
 an interrupt, a bad key label) leaves charges, every route and the store as before.
 """
 
@@ -13,7 +13,7 @@ from fedpriv.privacy import Accountant
 from fedpriv.privacy.accounting import events
 from fedpriv.privacy.accounting.guarantees import ApproxDP, PureDP
 from fedpriv.privacy.errors import BudgetExceededError
-from fedpriv.privacy.ledger import accountant as accountant_module
+from fedpriv.privacy.ledger import pricing as pricing_module
 from fedpriv.privacy.ledger.running import RunningCells
 from hypothesis import given
 from hypothesis import strategies as st
@@ -37,7 +37,7 @@ def _budgeted(**options) -> Accountant:
 
 
 @pytest.mark.parametrize("make_event", HOSTILE_EVENTS)
-@pytest.mark.parametrize("call", ["spend", "spend_many", "would_exceed"])
+@pytest.mark.parametrize("call", ["spend", "spend_several", "would_exceed"])
 def test_hostile_event_charges_all_or_nothing(make_event, call):
     try:
         event = make_event()
@@ -48,24 +48,24 @@ def test_hostile_event_charges_all_or_nothing(make_event, call):
     try:
         if call == "spend":
             accountant.spend(event, key={"agent": 1})
-        elif call == "spend_many":
-            accountant.spend_many(event, keys={"agent": [1, 2]})
+        elif call == "spend_several":
+            accountant.spend(event, key={"agent": [1, 2]})
         else:
-            accountant.would_exceed(event, key={"agent": 1})
+            accountant.odometer.would_exceed(event, key={"agent": 1})
     except (BudgetExceededError, ValueError):
         assert_unchanged(accountant, before)
         return
     if call == "would_exceed":
         assert_unchanged(accountant, before)
-    accountant.routes(1e-5)  # accepted: every query answers
-    accountant.lower_bound(1e-5)
+    accountant.routes.epsilons(1e-5)  # accepted: every query answers
+    accountant.brackets.lower_bound(1e-5)
 
 
 @pytest.mark.parametrize(
     "exception", [KeyboardInterrupt, MemoryError, RecursionError, ZeroDivisionError, OverflowError]
 )
 @pytest.mark.filterwarnings("ignore:pricing an extreme cell overflowed")
-@pytest.mark.parametrize("call", ["spend", "spend_many", "would_exceed"])
+@pytest.mark.parametrize("call", ["spend", "spend_several", "would_exceed"])
 def test_exception_during_budget_check_changes_nothing(monkeypatch, exception, call):
     accountant = _budgeted()
     before = snapshot(accountant)
@@ -73,15 +73,15 @@ def test_exception_during_budget_check_changes_nothing(monkeypatch, exception, c
     def broken(*args, **kwargs):
         raise exception("injected while pricing the charge")
 
-    monkeypatch.setattr(accountant_module, "compose_routes", broken)
+    monkeypatch.setattr(pricing_module, "compose_routes", broken)
     # An arithmetic error prices the cell at ε = inf (sound): the charge is refused.
     expected = BudgetExceededError if issubclass(exception, ArithmeticError) else exception
     with pytest.raises(expected):
         if call == "spend":
             accountant.spend(events.Laplace(scale=0.01), key={"agent": 1})
-        elif call == "spend_many":
-            accountant.spend_many(events.Laplace(scale=0.01), keys={"agent": [1, 2]})
-        elif accountant.would_exceed(events.Laplace(scale=0.01), key={"agent": 1}):
+        elif call == "spend_several":
+            accountant.spend(events.Laplace(scale=0.01), key={"agent": [1, 2]})
+        elif accountant.odometer.would_exceed(events.Laplace(scale=0.01), key={"agent": 1}):
             raise BudgetExceededError("would_exceed said True")
     monkeypatch.undo()
     assert_unchanged(accountant, before)
@@ -97,15 +97,15 @@ def test_interrupt_during_store_write_changes_nothing(tmp_path, monkeypatch):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(accountant._store, "insert_charge", interrupted)
+    monkeypatch.setattr(accountant.store.backend, "insert_charge", interrupted)
     with pytest.raises(KeyboardInterrupt):
         accountant.spend(events.Laplace(scale=4.0))
     monkeypatch.undo()
     assert_unchanged(accountant, before)
-    accountant.close()
+    accountant.store.close()
     reopened = Accountant.open(store)
-    assert len(reopened.charges) == 1
-    reopened.close()
+    assert len(reopened.ledger.charges) == 1
+    reopened.store.close()
 
 
 @pytest.mark.parametrize(
@@ -123,9 +123,9 @@ def test_unhashable_or_nested_key_labels_are_refused(keys, kind):
     accountant = _budgeted()
     before = snapshot(accountant)
     with pytest.raises((TypeError, ValueError), match="key level 'agent'"):
-        accountant.spend_many(events.Laplace(scale=4.0), keys=keys)
+        accountant.spend(events.Laplace(scale=4.0), key=keys)
     with pytest.raises((TypeError, ValueError), match="key level 'agent'"):
-        accountant.would_exceed(events.Laplace(scale=4.0), key=keys)
+        accountant.odometer.would_exceed(events.Laplace(scale=4.0), key=keys)
     assert_unchanged(accountant, before)
     accountant.spend(events.Laplace(scale=4.0), key={"agent": 1})  # still usable
     assert accountant.get_epsilon(0.0) == pytest.approx(0.25)
@@ -138,8 +138,8 @@ def test_refused_budget_keeps_no_charge_and_no_event():
     with pytest.raises(BudgetExceededError):
         accountant.spend(events.Laplace(scale=0.01))
     assert_unchanged(accountant, before)
-    assert accountant.cells() == [[(events.Laplace(scale=2.0), 1)]]
-    assert accountant.spent() == 0.5
+    assert accountant.ledger.cells() == [[(events.Laplace(scale=2.0), 1)]]
+    assert accountant.odometer.spent() == 0.5
 
 
 # ---------------------------------------------------------------------- property
@@ -149,7 +149,7 @@ _ACTIONS = st.lists(
     st.one_of(
         st.tuples(st.just("spend"), st.sampled_from(_VALID), st.integers(0, 3)),
         st.tuples(
-            st.just("spend_many"),
+            st.just("spend_several"),
             st.sampled_from(_VALID),
             st.lists(st.integers(0, 3), min_size=1, max_size=3),
         ),
@@ -177,26 +177,26 @@ def test_any_sequence_of_spends_keeps_exactly_the_accepted_charges(actions):
                     raise KeyboardInterrupt
 
                 # while pricing: exactly, or on the running cells (issue 23)
-                patch.setattr(accountant_module, "compose_routes", interrupted)
+                patch.setattr(pricing_module, "compose_routes", interrupted)
                 patch.setattr(RunningCells, "price", interrupted)
                 with pytest.raises(KeyboardInterrupt):
                     accountant.spend(event, key={"agent": key})
         elif kind == "would_exceed":
-            accountant.would_exceed(event, key={"agent": key})
+            accountant.odometer.would_exceed(event, key={"agent": key})
         elif kind == "bad_key":
             with pytest.raises((TypeError, ValueError)):
-                accountant.spend_many(event, keys=key)
+                accountant.spend(event, key=key)
         else:
             keys = {"agent": key}
             try:
-                accountant.spend_many(event, keys=keys)
+                accountant.spend(event, key=keys)
                 accepted = True
             except BudgetExceededError:
                 pass
             if accepted:
-                replay.spend_many(event, keys=keys)
+                replay.spend(event, key=keys)
         if not accepted:
             assert_unchanged(accountant, before)
-    pd.testing.assert_frame_equal(accountant.charges, replay.charges)
-    assert accountant.routes(0.0) == replay.routes(0.0)
+    pd.testing.assert_frame_equal(accountant.ledger.charges, replay.ledger.charges)
+    assert accountant.routes.epsilons(0.0) == replay.routes.epsilons(0.0)
     assert accountant.get_epsilon(0.0) <= 1.0 * (1 + 1e-12)

@@ -29,6 +29,7 @@ import numpy as np
 import pytest
 from fedpriv.privacy import Accountant
 from fedpriv.privacy.accounting import events
+from fedpriv.privacy.accounting.guarantees import RELATIVE_TOLERANCE
 from fedpriv.privacy.accounting.tree import released_tree_depth
 from fedpriv.privacy.calibrations import (
     INTERVAL_CONFIDENCE,
@@ -50,7 +51,7 @@ from fedpriv.privacy.calibrations import (
     li_song_participants,
     paper_log_rounds,
 )
-from fedpriv.privacy.ledger.accountant import RELATIVE_TOLERANCE, event_epsilon
+from fedpriv.privacy.ledger.pricing import event_epsilon
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -88,7 +89,7 @@ def _tree_epsilon(
         events.LaplaceTree(scale=scale, horizon=horizon, released_prefixes=released_prefixes),
         key={"agent": 0, "arm": 0},
     )
-    return accountant.tightest(0.0)
+    return accountant.routes.tightest(0.0)
 
 
 # ---------------------------------------------------------------------------------
@@ -105,10 +106,10 @@ def test_paper_scale_at_sixteen_rounds_on_a_counter_releasing_every_prefix() -> 
     accountant = Accountant(disjoint=("agent", "arm"))
     accountant.spend(events.LaplaceTree(scale=scale, horizon=16), key={"agent": 0, "arm": 0})
     assert accountant.get_epsilon(0.0) == 1.25
-    routes = accountant.routes(0.0)
+    routes = accountant.routes.epsilons(0.0)
     assert routes["pure"] == 1.25
     assert routes["pld"] == math.inf  # a pessimistic PLD keeps mass at infinity
-    pld = accountant.routes(1e-6)["pld"]
+    pld = accountant.routes.epsilons(1e-6)["pld"]
     assert 1.24 <= pld <= 1.25
 
 

@@ -92,7 +92,7 @@ def test_the_ceilings_themselves_answer(event):
     accountant = Accountant()
     accountant.spend(event)
     assert math.isfinite(accountant.get_epsilon(1e-5))
-    assert math.isfinite(accountant.lower_bound(1e-5))
+    assert math.isfinite(accountant.brackets.lower_bound(1e-5))
     assert 0.0 <= accountant.get_delta(1.0) <= 1.0
 
 
@@ -107,12 +107,12 @@ def test_a_charge_beyond_max_cell_releases_is_refused_with_or_without_budget(bud
     with pytest.raises(ResourceLimitError, match="MAX_CELL_RELEASES"):
         accountant.spend(events.RandomizedResponse(epsilon=1.0))
     with pytest.raises(ResourceLimitError, match="MAX_CELL_RELEASES"):
-        accountant.spend_many(events.Laplace(scale=1.0), keys=None)
+        accountant.spend(events.Laplace(scale=1.0), key=None)
     assert_unchanged(accountant, before)
-    assert len(accountant.charges) == 1
+    assert len(accountant.ledger.charges) == 1
     for query in (
-        lambda: accountant.routes(1e-5),
-        lambda: accountant.lower_bound(1e-5),
+        lambda: accountant.routes.epsilons(1e-5),
+        lambda: accountant.brackets.lower_bound(1e-5),
         lambda: accountant.get_delta(1.0),
     ):
         query()  # every accepted ledger answers
@@ -120,22 +120,22 @@ def test_a_charge_beyond_max_cell_releases_is_refused_with_or_without_budget(bud
 
 def test_cell_ceiling_counts_per_cell_and_label_equality_as_queries_do():
     """Other cells stay open; labels equal for the queries (1, 1.0, True; every NaN
-    and None) are one cell for the check too; a spend_many repeating a cell counts
+    and None) are one cell for the check too; a spend of key arrays repeating a cell counts
     each repeat."""
     half = events.SelfComposed(event=events.Laplace(scale=1.0), count=MAX_COUNT // 2)
     accountant = Accountant(disjoint=("agent",))
-    accountant.spend_many(half, keys={"agent": [1, 2]})
+    accountant.spend(half, key={"agent": [1, 2]})
     accountant.spend(half, key={"agent": 1.0})  # the same cell as 1: now full
     with pytest.raises(ResourceLimitError):
         accountant.spend(events.Laplace(scale=1.0), key={"agent": True})
     accountant.spend(events.Laplace(scale=1.0), key={"agent": 3})  # another cell
     accountant.spend(half, key={"agent": float("nan")})
-    accountant.spend_many(half, keys={"agent": [None, 4]})  # None is the NaN cell: full
+    accountant.spend(half, key={"agent": [None, 4]})  # None is the NaN cell: full
     with pytest.raises(ResourceLimitError):
         accountant.spend(events.Laplace(scale=1.0), key={"agent": np.float32("nan")})
     with pytest.raises(ResourceLimitError):
-        accountant.spend_many(half, keys={"agent": [5, 5, 5]})
-    assert accountant.routes(1e-5)["pure"] == MAX_COUNT
+        accountant.spend(half, key={"agent": [5, 5, 5]})
+    assert accountant.routes.epsilons(1e-5)["pure"] == MAX_COUNT
     # Without a parallel level every charge is one cell.
     user = Accountant(neighboring_relation="user_at_all_agents", disjoint=("agent",))
     user.spend(half, key={"agent": 0})
@@ -153,13 +153,13 @@ def test_cell_ceiling_holds_across_processes_sharing_a_store(tmp_path):
     second.spend(half)  # reads the first charge before pricing its own
     with pytest.raises(ResourceLimitError):
         first.spend(events.Laplace(scale=1.0))
-    first.close()
-    second.close()
+    first.store.close()
+    second.store.close()
     reopened = Accountant.open(store)
-    assert len(reopened.charges) == 2
+    assert len(reopened.ledger.charges) == 2
     with pytest.raises(ResourceLimitError):
         reopened.spend(events.Laplace(scale=1.0))
-    reopened.close()
+    reopened.store.close()
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -182,11 +182,11 @@ def test_extreme_discrete_laplace_answers_soundly(scale, sensitivity, count):
     accountant = Accountant()
     accountant.spend(event)
     exact = count * sensitivity / scale  # pure ε of the composition
-    routes = accountant.routes(1e-5)
+    routes = accountant.routes.epsilons(1e-5)
     assert all(value >= exact * (1 - 1e-9) for value in routes.values())
     assert routes["pld"] <= exact * (1 + 1e-12)  # not vacuous
-    assert accountant.routes(0.0)["pure"] == pytest.approx(exact, rel=1e-12)
-    assert 0.0 <= accountant.lower_bound(1e-5) <= routes["pure"]
+    assert accountant.routes.epsilons(0.0)["pure"] == pytest.approx(exact, rel=1e-12)
+    assert 0.0 <= accountant.brackets.lower_bound(1e-5) <= routes["pure"]
     assert accountant.get_delta(exact * 2) == 0.0
     assert accountant.get_delta(exact / 2) == pytest.approx(1.0)
 
@@ -238,11 +238,11 @@ def test_a_vanishing_gaussian_beside_a_laplace_is_priced_not_vacuous(noise_stdde
     accountant.spend(events.Laplace(scale=4.0))
     accountant.spend(events.Gaussian(noise_stddev=noise_stddev))  # accepted
     assert 0.24 < accountant.get_epsilon(1e-5) <= 0.25 * (1 + 1e-12)
-    assert 0.0 < accountant.lower_bound(1e-5) <= accountant.get_epsilon(1e-5)
+    assert 0.0 < accountant.brackets.lower_bound(1e-5) <= accountant.get_epsilon(1e-5)
     assert 0.0 < accountant.get_delta(0.2) < 1.0
     alone = Accountant()
     alone.spend(events.Gaussian(noise_stddev=noise_stddev))
-    assert alone.get_epsilon(1e-5) == 0.0 and alone.lower_bound(1e-5) == 0.0
+    assert alone.get_epsilon(1e-5) == 0.0 and alone.brackets.lower_bound(1e-5) == 0.0
 
 
 @pytest.mark.parametrize("sigma", [1e6, 1e15])
@@ -254,10 +254,10 @@ def test_a_wide_discrete_gaussian_is_priced_by_zcdp_not_walked(sigma):
     accountant = Accountant(budget=ApproxDP(1.0, 1e-5))
     accountant.spend(events.Laplace(scale=4.0))
     accountant.spend(events.DiscreteGaussian(sigma=sigma, l2_sensitivity=1.0))
-    routes = accountant.routes(1e-5)
+    routes = accountant.routes.epsilons(1e-5)
     assert routes["pld"] == math.inf and math.isfinite(routes["zcdp"])
     assert 0.25 <= accountant.get_epsilon(1e-5) < 0.26
-    assert 0.0 < accountant.lower_bound(1e-5) <= 0.25
+    assert 0.0 < accountant.brackets.lower_bound(1e-5) <= 0.25
     assert 0.0 < accountant.get_delta(0.2) <= 1.0
 
 
@@ -270,11 +270,11 @@ def test_a_wide_discrete_gaussian_is_priced_by_zcdp_not_walked(sigma):
 def test_numeric_cell_counts_equal_the_per_row_count(rows) -> None:
     """The np.unique path of the charge-time cell count (integer and boolean labels)
     gives the per-row loop's cells and counts, keys comparing as the queries group."""
-    from fedpriv.privacy.ledger.accountant import _cell_counts
+    from fedpriv.privacy.ledger.cells import cell_counts
 
     a, b, c = (np.array(column) for column in zip(*rows))
     arrays = {"agent": a, "flag": b, "arm": c.astype(np.uint64)}
-    fast = _cell_counts(arrays, ("agent", "flag", "arm"))
+    fast = cell_counts(arrays, ("agent", "flag", "arm"))
     loop: dict = {}
     for cell in zip(a.tolist(), b.tolist(), c.tolist()):
         loop[cell] = loop.get(cell, 0) + 1
@@ -291,12 +291,12 @@ def test_numeric_cell_counts_equal_the_per_row_count(rows) -> None:
 def test_fullest_cell_bound_is_the_fullest_cell(rows, sort) -> None:
     """The fullest-cell count that lets a large ledger skip the per-cell tally is the
     largest per-cell count (monotone, dense and sparse label columns alike)."""
-    from fedpriv.privacy.ledger.accountant import _cell_counts, _max_cell_rows
+    from fedpriv.privacy.ledger.cells import cell_counts, max_cell_rows
 
     rows = sorted(rows) if sort else rows
     a, b, c = (np.array(column) for column in zip(*rows))
     arrays = {"agent": a, "flag": b, "arm": c.astype(np.int64)}
     levels = ("agent", "flag", "arm")
-    assert _max_cell_rows(arrays, levels) == max(_cell_counts(arrays, levels).values())
+    assert max_cell_rows(arrays, levels) == max(cell_counts(arrays, levels).values())
     single = {"agent": np.sort(a) if sort else a}
-    assert _max_cell_rows(single, ("agent",)) == max(_cell_counts(single, ("agent",)).values())
+    assert max_cell_rows(single, ("agent",)) == max(cell_counts(single, ("agent",)).values())

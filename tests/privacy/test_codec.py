@@ -141,11 +141,11 @@ def test_a_poisson_sampled_charge_is_stored_and_restored(tmp_path) -> None:
     accountant = Accountant(neighboring_relation="add_or_remove_one", store=path)
     accountant.compose(step, count=100)  # raised TypeError in the codec
     expected = accountant.get_epsilon(1e-5)
-    accountant.close()
+    accountant.store.close()
     reopened = Accountant.open(path)
     assert reopened.get_epsilon(1e-5) == expected
-    assert reopened.cells() == [[(events.SelfComposed(event=step, count=100), 1)]]
-    reopened.close()
+    assert reopened.ledger.cells() == [[(events.SelfComposed(event=step, count=100), 1)]]
+    reopened.store.close()
 
 
 def test_an_unknown_stored_enum_is_a_format_error() -> None:
@@ -158,10 +158,10 @@ def test_an_unknown_stored_enum_is_a_format_error() -> None:
 
 def _queries(accountant: Accountant) -> dict:
     return {
-        "routes": [accountant.routes(delta) for delta in (0.0, 1e-6, 0.01)],
+        "routes": [accountant.routes.epsilons(delta) for delta in (0.0, 1e-6, 0.01)],
         "delta": [accountant.get_delta(epsilon) for epsilon in (0.5, 3.0)],
-        "lower": accountant.lower_bound(1e-6),
-        "cells": accountant.cells(),
+        "lower": accountant.brackets.lower_bound(1e-6),
+        "cells": accountant.ledger.cells(),
     }
 
 
@@ -188,12 +188,12 @@ def test_every_event_type_round_trips_through_the_store(relation, charges) -> No
             if not memory.supports(event):  # another relation family: refused by both
                 assert not stored.supports(event)
                 continue
-            memory.spend_many(event, keys={"agent": agents})
-            stored.spend_many(event, keys={"agent": agents})
+            memory.spend(event, key={"agent": agents})
+            stored.spend(event, key={"agent": agents})
         expected = _queries(memory)
         assert _queries(stored) == expected
-        stored.close()
+        stored.store.close()
         reopened = Accountant.open(path)
         assert _queries(reopened) == expected
-        pd.testing.assert_frame_equal(reopened.charges, memory.charges)
-        reopened.close()
+        pd.testing.assert_frame_equal(reopened.ledger.charges, memory.ledger.charges)
+        reopened.store.close()

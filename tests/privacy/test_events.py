@@ -1,6 +1,6 @@
 """Tests for `fedpriv.privacy.accounting.events`: frozen, validated descriptions of releases.
 
-The pure ε of each event (``fedpriv.privacy.ledger.accountant.event_epsilon``) is checked against the
+The pure ε of each event (``fedpriv.privacy.ledger.pricing.event_epsilon``) is checked against the
 textbook formulas: ``Δ/b`` for Laplace (Dwork et al. 2006) and
 ``(floor(log2 T) + 1) Δ/b`` for a binary-tree counter (Chan, Shi & Song 2011).
 """
@@ -14,7 +14,7 @@ import typing
 import pytest
 from fedpriv.privacy.accounting import events
 from fedpriv.privacy.errors import UnsupportedEventError
-from fedpriv.privacy.ledger.accountant import event_epsilon
+from fedpriv.privacy.ledger.pricing import event_epsilon
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -18,7 +18,7 @@ from fedpriv.privacy import ZCDP, Accountant, ApproxDP, GaussianDP, PoissonSampl
 from fedpriv.privacy.accounting import events
 from fedpriv.privacy.accounting.guarantees import RDP
 from fedpriv.privacy.errors import BudgetExceededError, IncompatibleGuaranteeError
-from fedpriv.privacy.ledger.accountant import BUDGET_TYPES
+from fedpriv.privacy.ledger.budget import BUDGET_TYPES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -33,25 +33,25 @@ def test_a_zcdp_budget_is_filled_to_its_boundary_then_refuses(stored, tmp_path) 
     accountant = Accountant(disjoint=("agent",), budget=ZCDP(0.5), **options)
     for _ in range(4):  # 4 × 1/8 = 1/2: exactly at the budget, accepted
         accountant.spend(GAUSSIAN, key={"agent": 0})
-    assert accountant.spent() == 0.5 and accountant.remaining() == 0.0
+    assert accountant.odometer.spent() == 0.5 and accountant.odometer.remaining() == 0.0
     accountant.spend(GAUSSIAN, key={"agent": 1})  # another cell: parallel
     before = snapshot(accountant)
     with pytest.raises(BudgetExceededError, match=r"ρ to 0\.625 > budget 0\.5"):
         accountant.spend(GAUSSIAN, key={"agent": 0})
     assert_unchanged(accountant, before)
-    assert accountant.would_exceed(GAUSSIAN, key={"agent": 0})
-    assert not accountant.would_exceed(GAUSSIAN, key={"agent": 2})
+    assert accountant.odometer.would_exceed(GAUSSIAN, key={"agent": 0})
+    assert not accountant.odometer.would_exceed(GAUSSIAN, key={"agent": 2})
     # a pure release is ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4): ε = 1 costs 1/2
     accountant.spend(events.Laplace(scale=1.0), key={"agent": 3})
     with pytest.raises(BudgetExceededError):
         accountant.spend(events.Laplace(scale=0.99), key={"agent": 4})
     if stored:
-        accountant.close()
+        accountant.store.close()
         reopened = Accountant.open(tmp_path / "ledger.sqlite")
-        assert reopened.budget == ZCDP(0.5) and reopened.spent() == 0.5
+        assert reopened.odometer.budget == ZCDP(0.5) and reopened.odometer.spent() == 0.5
         with pytest.raises(BudgetExceededError):
             reopened.spend(GAUSSIAN, key={"agent": 0})
-        reopened.close()
+        reopened.store.close()
 
 
 @pytest.mark.parametrize("stored", [False, True], ids=["memory", "store"])
@@ -60,14 +60,14 @@ def test_a_gaussian_dp_budget_is_filled_to_its_boundary_then_refuses(stored, tmp
     accountant = Accountant(budget=GaussianDP(1.0), **options)
     for _ in range(4):  # √(4 × 1/4) = 1: exactly at the budget, accepted
         accountant.spend(GAUSSIAN)
-    assert accountant.spent() == 1.0 and accountant.remaining() == 0.0
+    assert accountant.odometer.spent() == 1.0 and accountant.odometer.remaining() == 0.0
     before = snapshot(accountant)
     with pytest.raises(BudgetExceededError, match=r"μ to 1\.11803 > budget 1"):
         accountant.spend(events.Gaussian(noise_multiplier=2.0))
     assert_unchanged(accountant, before)
     if stored:
-        accountant.close()
-        assert Accountant.open(tmp_path / "ledger.sqlite").spent() == 1.0
+        accountant.store.close()
+        assert Accountant.open(tmp_path / "ledger.sqlite").odometer.spent() == 1.0
 
 
 def test_a_release_without_a_bound_of_the_budgets_type_is_refused() -> None:
@@ -82,7 +82,7 @@ def test_a_release_without_a_bound_of_the_budgets_type_is_refused() -> None:
         zcdp.spend(sampled)
     with pytest.raises(BudgetExceededError, match="ρ to inf"):  # δ > 0: no ρ
         zcdp.spend(events.OpaqueApproxDP(epsilon=0.1, delta=1e-9))
-    assert zcdp.spent() == 0.0
+    assert zcdp.odometer.spent() == 0.0
 
 
 def test_other_guarantees_are_refused_by_name() -> None:
@@ -117,7 +117,7 @@ def test_decisions_equal_exact_rational_sums(sigmas, budget, kind) -> None:
             continue
         assert within or near, (total, step, limit)
         total += step
-    spent = Fraction(accountant.spent())
+    spent = Fraction(accountant.odometer.spent())
     exact = total if kind == "zcdp" else None
     if exact is not None:
         assert abs(spent - exact) <= exact * Fraction(1, 10**12)
@@ -131,7 +131,7 @@ def test_a_store_report_states_a_zcdp_budget_in_rho(tmp_path) -> None:
     path = tmp_path / "ledger.sqlite"
     accountant = Accountant(budget=ZCDP(0.5), store=path)
     accountant.spend(GAUSSIAN)
-    accountant.close()
+    accountant.store.close()
     report = store_report(path)
     assert (report["budget"], report["spent"], report["remaining"]) == ({"rho": 0.5}, 0.125, 0.375)
     assert "budget: ρ = 0.5 (zCDP); spent 0.125, remaining 0.375" in render_store_text(report)

@@ -66,15 +66,18 @@ def test_identical_cells_priced_as_the_per_cell_oracle(schedules, copies, delta,
     for agent, j in charges:
         acc.spend(_EVENTS[j], key={"agent": agent})
     cells = _oracle_cells(charges)
-    assert len(acc.cells()) <= len(schedules)  # each distinct content once
+    assert len(acc.ledger.cells()) <= len(schedules)  # each distinct content once
     routes = [
-        compose_routes(cell, delta, pld_discretization=acc.pld_discretization) for cell in cells
+        compose_routes(cell, delta, pld_discretization=acc.routes.pld_discretization)
+        for cell in cells
     ]
     expected = {name: max(r[name] for r in routes) for name in routes[0]}
-    assert acc.routes(delta) == expected
-    assert acc.lower_bound(delta) == max(
-        pld_lower_bound(cell, delta, pld_discretization=acc.pld_discretization) for cell in cells
+    assert acc.routes.epsilons(delta) == expected
+    assert acc.brackets.lower_bound(delta) == max(
+        pld_lower_bound(cell, delta, pld_discretization=acc.routes.pld_discretization)
+        for cell in cells
     )
     assert acc.get_delta(epsilon) == max(
-        compose_delta(cell, epsilon, pld_discretization=acc.pld_discretization) for cell in cells
+        compose_delta(cell, epsilon, pld_discretization=acc.routes.pld_discretization)
+        for cell in cells
     )

@@ -89,7 +89,7 @@ def test_message_event_is_the_prefix_and_the_accountant_charges_it():
     assert interval_message_event(event, 2).counts == (2, 4)
     assert interval_message_event(event, 4) == event
     acc = interval_message_accountant(event, 2)
-    assert acc.cells() == [[(interval_message_event(event, 2), 1)]]
+    assert acc.ledger.cells() == [[(interval_message_event(event, 2), 1)]]
     expected = 2**-0.55 + 4**-0.55  # ε_n = n^(-ϑ/2) at counts 2 and 4
     assert acc.get_epsilon(0.0) == pytest.approx(expected, rel=1e-12)
 

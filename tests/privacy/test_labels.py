@@ -1,6 +1,6 @@
 """Key labels keep their identity, and equal labels name one cell (issue 38, item 1).
 
-``spend_many(..., keys={"agent": ["x", 2]})`` used to store ``['x', '2']`` (one NumPy
+``spend(..., key={"agent": ["x", 2]})`` used to store ``['x', '2']`` (one NumPy
 string array), so agent ``2`` of an earlier ``spend`` and ``'2'`` were two parallel
 cells and every number under-reported. The rule these tests pin: a label keeps its
 type and value from the call to the store and back, whatever the other labels in its
@@ -96,12 +96,12 @@ def _answers(accountant: Accountant) -> tuple:
         accountant.get_epsilon(0.0),
         accountant.get_epsilon(1e-6),
         accountant.get_delta(1.5),
-        sorted(len(cell) and cell[0][1] for cell in accountant.cells()),
+        sorted(len(cell) and cell[0][1] for cell in accountant.ledger.cells()),
     )
 
 
 def _check(batches, store: Path | None) -> None:
-    """Charge ``batches`` with spend_many (and with a store, reopen), against one
+    """Charge ``batches`` with key arrays (and with a store, reopen), against one
     label at a time and the Python-dict count."""
     one_at_a_time = Accountant(disjoint=("agent",))
     for batch in batches:
@@ -110,33 +110,33 @@ def _check(batches, store: Path | None) -> None:
     options = {"store": store, "store_synchronous": "normal"} if store else {}
     accountant = Accountant(disjoint=("agent",), **options)
     for batch in batches:
-        accountant.spend_many(LAPLACE, keys={"agent": list(batch)})
+        accountant.spend(LAPLACE, key={"agent": list(batch)})
     expected = _answers(one_at_a_time)
     assert expected[0] == _reference_epsilon(batches)
     assert _answers(accountant) == expected
     # identity: each label comes back with its (Python) type and value
     labels = [label for batch in batches for label in batch]
-    kept = accountant.charges["agent"].tolist()
+    kept = accountant.ledger.charges["agent"].tolist()
     assert [_python_type(x) for x in kept] == [_python_type(x) for x in labels]
     assert [_cell_of(x) for x in kept] == [_cell_of(x) for x in labels]
     if store is not None:
-        accountant.close()
+        accountant.store.close()
         reopened = Accountant.open(store)
         assert _answers(reopened) == expected
-        kept = reopened.charges["agent"].tolist()
+        kept = reopened.ledger.charges["agent"].tolist()
         assert [_python_type(x) for x in kept] == [_python_type(x) for x in labels]
         assert [_cell_of(x) for x in kept] == [_cell_of(x) for x in labels]
-        reopened.close()
+        reopened.store.close()
 
 
 def test_the_issue_example_is_refused_by_the_budget() -> None:
     accountant = Accountant(disjoint=("agent",), budget=PureDP(1.5))
     accountant.spend(LAPLACE, key={"agent": 2})
     with pytest.raises(BudgetExceededError):  # agent 2 would hold two Laplace(1)
-        accountant.spend_many(LAPLACE, keys={"agent": ["x", 2]})
+        accountant.spend(LAPLACE, key={"agent": ["x", 2]})
     unbudgeted = Accountant(disjoint=("agent",))
     unbudgeted.spend(LAPLACE, key={"agent": 2})
-    unbudgeted.spend_many(LAPLACE, keys={"agent": ["x", 2]})
+    unbudgeted.spend(LAPLACE, key={"agent": ["x", 2]})
     assert unbudgeted.get_epsilon(0.0) == 2.0  # was 1.0
     assert unbudgeted.get_delta(1.5) > 0.12  # was 0.0 (true ≈ 0.124)
 
@@ -170,7 +170,7 @@ def test_a_budget_sees_mixed_labels_as_the_reference_does(batches, budget) -> No
     accepted = []
     for batch in batches:
         try:
-            accountant.spend_many(LAPLACE, keys={"agent": list(batch)})
+            accountant.spend(LAPLACE, key={"agent": list(batch)})
         except BudgetExceededError:
             assert _reference_epsilon([*accepted, batch]) > budget
             continue
@@ -181,8 +181,8 @@ def test_a_budget_sees_mixed_labels_as_the_reference_does(batches, budget) -> No
 
 def test_lists_of_one_kind_keep_their_dtype() -> None:
     accountant = Accountant(disjoint=("agent",))
-    accountant.spend_many(LAPLACE, keys={"agent": [1, 2, 3]})
-    accountant.spend_many(LAPLACE, keys={"agent": ["a", "b"]})
-    accountant.spend_many(LAPLACE, keys={"agent": np.array([1.5, 2.5])})
-    kinds = [arrays["agent"].dtype.kind for _, arrays in accountant._charges]
+    accountant.spend(LAPLACE, key={"agent": [1, 2, 3]})
+    accountant.spend(LAPLACE, key={"agent": ["a", "b"]})
+    accountant.spend(LAPLACE, key={"agent": np.array([1.5, 2.5])})
+    kinds = [arrays["agent"].dtype.kind for _, arrays in accountant.ledger.rows()]
     assert kinds == ["i", "U", "f"]

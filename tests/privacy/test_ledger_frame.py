@@ -1,4 +1,4 @@
-"""``Accountant.ledger`` joins runs of same-shaped draw blocks with numpy, then concats the
+"""``Accountant.ledger.draws`` joins runs of same-shaped draw blocks with numpy, then concats the
 runs: the same frame, values and dtypes, as one DataFrame per block concatenated (the
 implementation it replaced, kept here as the oracle)."""
 
@@ -20,7 +20,7 @@ def _per_block_ledger(accountant: Accountant) -> pd.DataFrame:
             pd.DataFrame(
                 {k: (np.full(v[1], v[0]) if isinstance(v, tuple) else v) for k, v in b.items()}
             )
-            for b in accountant._draws
+            for b in accountant._rows.draws
         ],
         ignore_index=True,
     )
@@ -57,28 +57,28 @@ def test_ledger_equals_one_frame_per_block_concatenated(blocks) -> None:
             k: (v if not isinstance(v, list) or len(v) == n else v[:1]) for k, v in keys.items()
         }
         for _ in range(block["repeat"]):  # runs of equal blocks, joined by numpy
-            accountant.record_draws(
+            accountant.ledger.record_draws(
                 keys=keys, node=block["node"], level=0, scale=block["scale"], l1_sensitivity=1.0
             )
     pd.testing.assert_frame_equal(
-        accountant.ledger, _per_block_ledger(accountant), check_exact=True
+        accountant.ledger.draws, _per_block_ledger(accountant), check_exact=True
     )
 
 
 def test_a_long_ledger_keeps_row_order_and_dtypes() -> None:
     accountant = Accountant(sequential=("agent", "trial"))
     for t in range(300):
-        accountant.record_draws(
+        accountant.ledger.record_draws(
             keys={"agent": np.arange(3), "trial": t},
             node=t,
             level=t % 4,
             scale=2.0,
             l1_sensitivity=1.0,
         )
-    accountant.record_draws(
+    accountant.ledger.record_draws(
         keys={"agent": "server"}, node=0, level=0, scale=1.0, l1_sensitivity=1.0
     )
-    ledger = accountant.ledger
+    ledger = accountant.ledger.draws
     pd.testing.assert_frame_equal(ledger, _per_block_ledger(accountant), check_exact=True)
     assert len(ledger) == 901 and ledger["node"].tolist()[:6] == [0, 0, 0, 1, 1, 1]
     assert ledger["trial"].isna().tolist()[-1] and ledger["agent"].tolist()[-1] == "server"

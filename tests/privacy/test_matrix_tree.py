@@ -112,8 +112,8 @@ def test_release_matches_the_fenwick_prefix_sum_of_memoised_node_noise():
             np.testing.assert_allclose(small[j, i], released[:dim, dim])
         assert np.all(np.isnan(u_hat[~mask]))
     # one ledger row per node draw, node k at level ctz(k)
-    assert accountant.n_draws == sum(int(m.sum()) for m in masks) == privatizer.n_draws
-    ledger = accountant.ledger
+    assert accountant.ledger.n_draws == sum(int(m.sum()) for m in masks) == privatizer.n_draws
+    ledger = accountant.ledger.draws
     assert (ledger["level"] == np.log2(ledger["node"] & -ledger["node"])).all()
 
 
@@ -155,7 +155,7 @@ def test_capacity_is_enforced_without_changing_state():
 
 def test_accountant_is_charged_when_the_privatizer_opens():
     privatizer, accountant = _privatizer(sigma=2.0, capacity=8)
-    charges = accountant.charges
+    charges = accountant.ledger.charges
     assert len(charges) == 6 and set(charges["event"]) == {"SymmetricMatrixGaussianTree"}
     # μ = √4 · 2√2 / (√2 · 2) = 2 for a record in the 4 nodes of an 8-leaf tree
     assert matrix_tree_gdp(privatizer.event) == pytest.approx(2.0)
@@ -166,7 +166,7 @@ def test_accountant_is_charged_when_the_privatizer_opens():
     )
     with pytest.raises(BudgetExceededError):
         _privatizer(accountant=tight)
-    assert len(tight.charges) == 0
+    assert len(tight.ledger.charges) == 0
 
 
 def test_zero_noise_is_a_named_raw_release():
@@ -176,7 +176,7 @@ def test_zero_noise_is_a_named_raw_release():
     np.testing.assert_array_equal(u_hat, np.broadcast_to(np.eye(2), (2, 3, 2, 2)))
     np.testing.assert_array_equal(small, np.zeros((2, 3, 2)))
     assert math.isinf(accountant.get_epsilon(0.1))
-    assert accountant.non_private_reasons()
+    assert accountant.ledger.non_private_reasons()
 
 
 def test_calibrations():

@@ -4,7 +4,7 @@ three-pass implementation, kept here as the oracle, on every kind of label colum
 from __future__ import annotations
 
 import numpy as np
-from fedpriv.privacy.ledger.accountant import _cell_counts, _integer_cells, _max_cell_rows
+from fedpriv.privacy.ledger.cells import cell_counts, integer_cells, max_cell_rows
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -34,7 +34,7 @@ def _max_cell_rows_oracle(arrays: dict[str, np.ndarray], parallel_levels: tuple[
             # sorted labels: the longest run is the fullest cell
             edges = np.flatnonzero(down if down.any() else up)
             return int(np.diff(np.concatenate(([-1], edges, [column.size - 1]))).max())
-    coded = _integer_cells(columns)
+    coded = integer_cells(columns)
     return rows if coded is None else int(np.bincount(coded[1]).max())
 
 
@@ -75,8 +75,8 @@ def test_equals_the_former_implementation(data, rows, n_levels) -> None:
     levels = tuple(f"level{i}" for i in range(n_levels))
     arrays = {level: data.draw(_column(rows)) for level in levels}
     expected = _max_cell_rows_oracle(arrays, levels)
-    assert _max_cell_rows(arrays, levels) == expected
-    assert expected >= max(_cell_counts(arrays, levels).values())
+    assert max_cell_rows(arrays, levels) == expected
+    assert expected >= max(cell_counts(arrays, levels).values())
 
 
 @settings(max_examples=60, deadline=None, derandomize=True)
@@ -88,13 +88,13 @@ def test_broadcast_keys_are_their_repeat(size, m, start, descending) -> None:
     flat = np.broadcast_to(labels[:, None], (size, m)).ravel()
     arrays = {"sample": flat}
     expected = _max_cell_rows_oracle(arrays, ("sample",))
-    assert _max_cell_rows(arrays, ("sample",)) == expected == (m if size * m > 1 else 1)
+    assert max_cell_rows(arrays, ("sample",)) == expected == (m if size * m > 1 else 1)
 
 
 def test_non_integer_columns_fall_back_to_every_row() -> None:
     arrays = {"a": np.array(["x", "y", "x"]), "b": np.arange(3)}
-    assert _max_cell_rows(arrays, ("a", "b")) == _max_cell_rows_oracle(arrays, ("a", "b")) == 3
+    assert max_cell_rows(arrays, ("a", "b")) == _max_cell_rows_oracle(arrays, ("a", "b")) == 3
     arrays = {"a": np.arange(3), "b": np.array([0.5, 1.5, 0.5])}
-    assert _max_cell_rows(arrays, ("a", "b")) == _max_cell_rows_oracle(arrays, ("a", "b")) == 1
+    assert max_cell_rows(arrays, ("a", "b")) == _max_cell_rows_oracle(arrays, ("a", "b")) == 1
     arrays = {"a": np.array([1, 1, 2]), "b": np.array([0.5, 1.5, 0.5])}
-    assert _max_cell_rows(arrays, ("a", "b")) == _max_cell_rows_oracle(arrays, ("a", "b")) == 3
+    assert max_cell_rows(arrays, ("a", "b")) == _max_cell_rows_oracle(arrays, ("a", "b")) == 3

@@ -121,8 +121,8 @@ def test_scale_zero_releases_exact_prefix_sums() -> None:
     np.testing.assert_allclose(released, expected, rtol=0, atol=1e-12)
     assert accountant.get_epsilon(0.0) == math.inf
     assert counter.guarantee_epsilon == math.inf
-    assert set(accountant.charges["event"]) == {"NonPrivate"}
-    assert counter.n_draws == 0 and accountant.ledger.empty
+    assert set(accountant.ledger.charges["event"]) == {"NonPrivate"}
+    assert counter.n_draws == 0 and accountant.ledger.draws.empty
 
 
 def test_release_mask_selects_streams() -> None:
@@ -142,7 +142,7 @@ def test_release_mask_selects_streams() -> None:
 
 def test_counter_charges_one_tree_per_stream() -> None:
     counter, accountant = _make(stream_shape=(2, 3), horizon=16, scale=4.0)
-    charges = accountant.charges
+    charges = accountant.ledger.charges
     assert len(charges) == 6 and sorted(charges["stream"]) == list(range(6))
     assert set(charges["event"]) == {"LaplaceTree"}
     assert set(charges["horizon"]) == {16}
@@ -169,7 +169,7 @@ def test_value_bounds_set_the_sensitivity() -> None:
     counter, accountant = _make(horizon=16, scale=4.0, value_bounds=(-1.0, 1.0))
     assert counter.l1_sensitivity == 2.0
     assert accountant.get_epsilon(0.0) == 2.5 == counter.guarantee_epsilon
-    assert set(accountant.charges["l1_sensitivity"]) == {2.0}
+    assert set(accountant.ledger.charges["l1_sensitivity"]) == {2.0}
 
 
 def test_counter_before_any_step_releases_zero() -> None:
@@ -194,9 +194,9 @@ def test_noise_of_a_node_is_reused_by_later_prefixes() -> None:
     assert released[7] != 4.0  # P(8) is noisy
     np.testing.assert_array_equal(released[8:15], released[7])
     # Releasing again draws nothing new and returns the same value.
-    n_rows = len(accountant.ledger)
+    n_rows = len(accountant.ledger.draws)
     assert counter.release(np.ones(1, bool))[0] == released[-1]
-    assert len(accountant.ledger) == n_rows
+    assert len(accountant.ledger.draws) == n_rows
 
 
 def test_increments_between_releases_are_the_noise_of_the_new_nodes() -> None:
@@ -237,11 +237,11 @@ def test_each_node_is_drawn_once_per_stream() -> None:
     last = _run(counter, values, observed)[-1]
     for _ in range(3):  # repeated releases reuse the memoised noise
         np.testing.assert_array_equal(counter.release(np.ones(shape, bool)), last)
-    ledger = accountant.ledger
+    ledger = accountant.ledger.draws
     assert not ledger.duplicated(["stream", "node"]).any()
     # Every node 1..T is used by the release at t = s, and by nothing else first.
     assert sorted(ledger.loc[ledger["stream"] == 0, "node"]) == list(range(1, horizon + 1))
-    assert counter.n_draws == accountant.n_draws == len(ledger) == 3 * horizon
+    assert counter.n_draws == accountant.ledger.n_draws == len(ledger) == 3 * horizon
 
 
 # ---------------------------------------------------------------------------------
@@ -259,7 +259,7 @@ def test_noise_on_empty_nodes(noise_on_empty_nodes: bool) -> None:
         stream_shape=(1,), horizon=horizon, scale=1.0, noise_on_empty_nodes=noise_on_empty_nodes
     )
     released = _run(counter, values, observed)[:, 0]
-    drawn = set(accountant.ledger["node"])
+    drawn = set(accountant.ledger.draws["node"])
     if noise_on_empty_nodes:
         assert drawn == set(range(1, horizon + 1))  # Alg. 3 as printed
         assert released[0] != 0.0
@@ -301,8 +301,8 @@ def test_every_record_is_covered_by_at_most_depth_drawn_nodes(
         accountant=Accountant(disjoint=("stream",), pld_discretization=1e-2),
     )
     _run(counter, values, observed, masks)
-    ledger = accountant.ledger
-    assert len(ledger) == counter.n_draws == accountant.n_draws
+    ledger = accountant.ledger.draws
+    assert len(ledger) == counter.n_draws == accountant.ledger.n_draws
     assert not ledger.duplicated(["stream", "node"]).any()
     assert (ledger["epsilon"] == 1.0 / scale).all()
     # Expected draws: every (stream, node) whose noise entered a released prefix.
@@ -431,7 +431,7 @@ def test_bad_counter_parameters_raise_before_charging(
                 **kwargs,
             }
         )
-    assert accountant.charges.empty
+    assert accountant.ledger.charges.empty
 
 
 def test_keys_must_broadcast_to_the_streams() -> None:
@@ -445,7 +445,7 @@ def test_keys_must_broadcast_to_the_streams() -> None:
             keys={"stream": [0, 1]},
             rng=np.random.default_rng(0),
         )
-    assert accountant.charges.empty
+    assert accountant.ledger.charges.empty
 
 
 def test_budget_exceeded_at_construction_leaves_the_accountant_unchanged() -> None:
@@ -521,9 +521,9 @@ def test_laplace_release_charges_each_entry_in_its_cell() -> None:
     assert out.shape == (3, 2) and np.all(out != 0.0)
     # Two entries per agent, sequential: 2 x 2/4; agents in parallel.
     assert accountant.get_epsilon(0.0) == 1.0
-    assert accountant.charges["agent"].tolist() == [0, 0, 1, 1, 2, 2]
-    ledger = accountant.ledger
-    assert len(ledger) == accountant.n_draws == 6
+    assert accountant.ledger.charges["agent"].tolist() == [0, 0, 1, 1, 2, 2]
+    ledger = accountant.ledger.draws
+    assert len(ledger) == accountant.ledger.n_draws == 6
     assert (ledger["node"] == -1).all() and (ledger["epsilon"] == 0.5).all()
 
 
@@ -557,7 +557,7 @@ def test_laplace_release_validates_before_charging_or_drawing() -> None:
         laplace_release(
             [0.0], scale=0.5, l1_sensitivity=1.0, accountant=accountant, keys={"agent": 0}, rng=rng
         )
-    assert accountant.charges.empty and accountant.n_draws == 0
+    assert accountant.ledger.charges.empty and accountant.ledger.n_draws == 0
     assert rng.bit_generator.state == state  # nothing was drawn
 
 
@@ -589,7 +589,7 @@ def test_raw_release_is_a_charged_copy() -> None:
     out[0] = 5.0
     assert values[0] == 0.3
     assert accountant.get_epsilon(0.0) == math.inf
-    assert accountant.charges["event"].tolist() == ["NonPrivate", "NonPrivate"]
+    assert accountant.ledger.charges["event"].tolist() == ["NonPrivate", "NonPrivate"]
 
 
 # ---------------------------------------------------------------------------------
@@ -651,4 +651,4 @@ def test_laplace_release_with_bad_rng_charges_nothing():
             keys={"agent": [0, 1]},
             rng=rngs,
         )
-    assert acc.charges.empty
+    assert acc.ledger.charges.empty

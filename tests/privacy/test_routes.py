@@ -24,7 +24,7 @@ from fedpriv.privacy.accounting.routes import (
     register_event,
 )
 from fedpriv.privacy.errors import UnsupportedEventError
-from fedpriv.privacy.ledger.accountant import event_epsilon
+from fedpriv.privacy.ledger.pricing import event_epsilon
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -605,8 +605,8 @@ def test_all_gaussian_cell_reports_exact_gdp_for_pld() -> None:
     assert pld_lower_bound(cell, 1e-5) <= routes["gdp"] * (1 + 1e-12)
     assert compose_delta(cell, routes["gdp"]) == pytest.approx(1e-5, rel=1e-6)
     accountant = Accountant(disjoint=("agent",))
-    accountant.spend_many(event, keys={"agent": np.zeros(1000, dtype=int)})
-    assert accountant.tightest(1e-5) == ("gdp", routes["gdp"])
+    accountant.spend(event, key={"agent": np.zeros(1000, dtype=int)})
+    assert accountant.routes.tightest(1e-5) == ("gdp", routes["gdp"])
 
 
 def test_mixed_cell_still_builds_the_pld() -> None:

@@ -14,10 +14,10 @@ import math
 import pytest
 from fedpriv.privacy import Accountant
 from fedpriv.privacy.accounting import cells, events, pld_route
-from fedpriv.privacy.accounting.guarantees import ApproxDP, PureDP
+from fedpriv.privacy.accounting.guarantees import RELATIVE_TOLERANCE, ApproxDP, PureDP
 from fedpriv.privacy.errors import BudgetExceededError
-from fedpriv.privacy.ledger import accountant as accountant_module
-from fedpriv.privacy.ledger.accountant import RELATIVE_TOLERANCE
+from fedpriv.privacy.ledger import pricing as pricing_module
+from fedpriv.privacy.ledger.cells import normalise_keys
 from fedpriv.privacy.ledger.running import RunningCells
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -50,7 +50,7 @@ def _exact_refuses(accepted, candidate, budget, disjoint) -> bool:
     reference = Accountant(disjoint=disjoint)
     for event, labels in [*accepted, candidate]:
         if not disjoint:
-            reference.spend_many(event, keys=None)
+            reference.spend(event, key=None)
             continue
         for label in labels if isinstance(labels, list) else [labels]:
             reference.spend(event, key={"agent": label})
@@ -72,10 +72,11 @@ def test_incremental_decisions_equal_the_exact_recomposition(actions, budget, st
     for event, labels in actions:
         refused = _exact_refuses(accepted, (event, labels), budget, disjoint)
         assert (
-            accountant.would_exceed(event, key={"agent": labels} if structured else None) is refused
+            accountant.odometer.would_exceed(event, key={"agent": labels} if structured else None)
+            is refused
         )
         try:
-            accountant.spend_many(event, keys={"agent": labels} if structured else None)
+            accountant.spend(event, key={"agent": labels} if structured else None)
         except BudgetExceededError:
             assert refused
             continue
@@ -92,13 +93,13 @@ def test_a_charge_well_within_the_budget_is_not_re_priced(monkeypatch):
     def exact(*args, **kwargs):
         raise AssertionError("the exact check ran")
 
-    monkeypatch.setattr(accountant_module, "compose_routes", exact)
+    monkeypatch.setattr(pricing_module, "compose_routes", exact)
     for agent in range(3):  # GDP on the running cells accepts these
         accountant.spend(events.Gaussian(noise_multiplier=5.0), key={"agent": agent})
     with pytest.raises(AssertionError, match="the exact check ran"):  # near the budget
         accountant.spend(events.Laplace(scale=0.11), key={"agent": 0})
     monkeypatch.undo()
-    assert len(accountant.charges) == 4
+    assert len(accountant.ledger.charges) == 4
 
 
 def test_filling_a_pure_budget_exactly_is_decided_exactly():
@@ -115,12 +116,12 @@ def test_an_interrupted_fold_is_completed_once():
     accountant.spend(events.Laplace(scale=8.0), key={"agent": 0})
     running = accountant._running
     event = events.Laplace(scale=8.0)
-    arrays = accountant._normalise_keys({"agent": 0})
-    accepted, update = running.price(0, event, arrays, len(accountant._charges))
+    arrays = normalise_keys({"agent": 0}, accountant.ledger.disjoint, accountant.ledger.levels)
+    accepted, update = running.price(0, event, arrays, len(accountant._rows.charges))
     assert accepted
     # A KeyboardInterrupt after the charge is recorded, cells installed, the count not:
-    accountant._charges.append((0, arrays))
-    accountant._bump()
+    accountant._rows.charges.append((0, arrays))
+    accountant._rows.bump()
     running.cells.update(update[1])
     for _ in range(5):  # 7 x 1/8 in agent 0: the 8th fills it, the 9th is refused
         accountant.spend(event, key={"agent": 0})
@@ -153,13 +154,13 @@ def test_running_cells_are_rebuilt_from_a_store(tmp_path):
             break
         exact += 1
     assert accepted == exact
-    first.close()
-    second.close()
+    first.store.close()
+    second.store.close()
     reopened = Accountant.open(path)
     with pytest.raises(BudgetExceededError):
         reopened.spend(event, key={"agent": 0})
     assert reopened._running.applied == exact
-    reopened.close()
+    reopened.store.close()
 
 
 def test_thresholds_are_sound_for_each_route():

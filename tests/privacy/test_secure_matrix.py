@@ -191,7 +191,7 @@ def test_secure_privatizer_charges_the_grid_event() -> None:
         sigma=3.0 / g, dim=3, frobenius_sensitivity=2.0 * math.sqrt(2.0) / g + 3
     )
     assert privatizer.event == SelfComposed(event=node, count=4)
-    (cell,) = {tuple(cell) for cell in privatizer.accountant.cells()}
+    (cell,) = {tuple(cell) for cell in privatizer.accountant.ledger.cells()}
     assert cell == ((privatizer.event, 1),)
 
 
@@ -210,12 +210,12 @@ def test_secure_privatizer_is_never_charged_less_than_the_float_one(sigma, capac
     _privatizer(True, sigma=sigma, capacity=capacity, accountant=secure_acc)
     for delta in (1e-1, 1e-3, 1e-6):
         assert secure_acc.get_epsilon(delta) >= float_acc.get_epsilon(delta)
-    node = secure_acc.cells()[0][0][0].event  # per node: ρ >= the float node's μ²/2
+    node = secure_acc.ledger.cells()[0][0][0].event  # per node: ρ >= the float node's μ²/2
     assert (
         node.frobenius_sensitivity**2 / (4 * node.sigma**2)
         >= (2.0 * math.sqrt(2.0) / (math.sqrt(2.0) * sigma)) ** 2 / 2
     )
-    assert float_acc.routes(1e-6)["gdp"] <= secure_acc.routes(1e-6)["zcdp"]
+    assert float_acc.routes.epsilons(1e-6)["gdp"] <= secure_acc.routes.epsilons(1e-6)["zcdp"]
 
 
 def test_secure_releases_are_exact_grid_sums() -> None:

@@ -41,7 +41,7 @@ def test_laplace_release_secure_charges_discrete_laplace_with_the_same_epsilon()
         )
     assert secure_acc.get_epsilon(0.0) <= float_acc.get_epsilon(0.0)
     assert secure_acc.get_epsilon(0.0) == pytest.approx(float_acc.get_epsilon(0.0), rel=1e-12)
-    (event,) = {e for cell in secure_acc.cells() for e, _ in cell}
+    (event,) = {e for cell in secure_acc.ledger.cells() for e, _ in cell}
     assert isinstance(event, DiscreteLaplace)
     assert event.l1_sensitivity == 2**12 // 3 + 1  # ⌈(1/3) / 2**-12⌉ on the default grid
 
@@ -179,6 +179,6 @@ def test_interval_secure_charges_one_discrete_laplace_per_release_point() -> Non
     assert _is_on_grid(out, mech.grids[0])  # release point n = 2
     assert mech.grids[0] == 2.0**-11 and mech.grids[-1] == 2.0**-15  # Δ = 1/2 and 1/20
     mech.flush()
-    assert secure_acc.n_draws == 2
+    assert secure_acc.ledger.n_draws == 2
     with pytest.raises(ValueError, match="budget"):
         open_(True, budget=PureDP(100.0))

@@ -54,12 +54,12 @@ def test_every_run_is_charged_one_shuffled_event() -> None:
         keys={"run": np.arange(3)},
         rng=np.random.default_rng(0),
     )
-    charges = accountant.charges
+    charges = accountant.ledger.charges
     assert charges["run"].tolist() == [0, 1, 2]
     assert set(charges["event"]) == {"Shuffled"}
     for run in range(3):
         event = Shuffled(local_epsilon=1.5, n_reports=7)
-        assert accountant.cells(where={"run": run}) == [[(event, 1)]]
+        assert accountant.ledger.cells(where={"run": run}) == [[(event, 1)]]
 
 
 def test_budget_refusal_draws_nothing() -> None:
@@ -75,7 +75,7 @@ def test_budget_refusal_draws_nothing() -> None:
             rng=rng,
         )
     assert rng.bit_generator.state == before
-    assert accountant.cells() == []
+    assert accountant.ledger.cells() == []
 
 
 @pytest.mark.parametrize(

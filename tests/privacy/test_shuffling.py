@@ -225,7 +225,7 @@ def test_composes_with_the_rest_of_the_ledger() -> None:
     accountant = Accountant(neighboring_relation="replace_one", sequential=("round",))
     accountant.spend(Shuffled(local_epsilon=2.0, n_reports=500), key={"round": 0})
     accountant.spend(events.Gaussian(noise_multiplier=8.0), key={"round": 1})
-    routes = accountant.routes(1e-6)
+    routes = accountant.routes.epsilons(1e-6)
     assert routes["pld"] <= routes["basic"] < math.inf
     gaussian_only = compose_routes([(events.Gaussian(noise_multiplier=8.0), 1)], 1e-6)["gdp"]
     assert accountant.get_epsilon(1e-6) >= gaussian_only

@@ -21,8 +21,10 @@ def test_accountant_without_structure_charges_one_cell() -> None:
     accountant.spend(events.Laplace(scale=2.0))
     accountant.spend(events.Laplace(scale=4.0), key={})
     assert accountant.get_epsilon(0.0) == pytest.approx(0.75)
-    assert accountant.cells() == [[(events.Laplace(scale=2.0), 1), (events.Laplace(scale=4.0), 1)]]
-    charges = accountant.charges
+    assert accountant.ledger.cells() == [
+        [(events.Laplace(scale=2.0), 1), (events.Laplace(scale=4.0), 1)]
+    ]
+    charges = accountant.ledger.charges
     assert list(charges["event"]) == ["Laplace", "Laplace"]
     assert "__single_cell__" not in charges.columns
 

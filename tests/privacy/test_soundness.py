@@ -180,10 +180,10 @@ def test_pattern1_optimal_at_delta_zero_is_the_pure_sum() -> None:
     rr = Accountant(neighboring_relation="replace_one")
     rr.spend(events.SelfComposed(event=events.RandomizedResponse(epsilon=0.01), count=10**6))
     assert rr.get_epsilon(0.0) == pytest.approx(10_000.0, rel=REL)
-    assert rr.routes(0.0)["optimal"] >= 10_000.0 * (1 - REL)  # was 434.37
+    assert rr.routes.epsilons(0.0)["optimal"] >= 10_000.0 * (1 - REL)  # was 434.37
     laplace = Accountant(neighboring_relation="replace_one")
     laplace.spend(events.SelfComposed(event=events.Laplace(scale=100.0), count=1500))
-    assert laplace.routes(0.0)["optimal"] >= 15.0 * (1 - REL)  # was 13.50
+    assert laplace.routes.epsilons(0.0)["optimal"] >= 15.0 * (1 - REL)  # was 13.50
     assert laplace.get_epsilon(0.0) == pytest.approx(15.0, rel=REL)
 
 
@@ -220,7 +220,7 @@ def test_pattern3_pld_round_off_is_not_signal() -> None:
     assert kov_delta(eps0, k, epsilon - 1e-6) >= 1e-15  # and tight (exact route)
     truth = kov_delta(eps0, k, 13.1224)  # 7.45e-13; was reported as 1e-15
     assert accountant.get_delta(13.1224) >= truth * (1 - REL)
-    lower, upper = accountant.bracket(1e-15)
+    lower, upper = accountant.brackets.epsilon(1e-15)
     assert kov_delta(eps0, k, lower * (1 - REL)) >= 1e-15
     assert lower <= upper
 
@@ -228,10 +228,10 @@ def test_pattern3_pld_round_off_is_not_signal() -> None:
 def test_pattern4_lower_bound_below_upper_at_tiny_delta() -> None:
     accountant = Accountant(neighboring_relation="add_or_remove_one")
     accountant.spend(events.SelfComposed(event=events.Laplace(scale=178.915), count=17179))
-    lower, upper = accountant.bracket(1e-15)  # lower was 21.97 > upper 5.86
+    lower, upper = accountant.brackets.epsilon(1e-15)  # lower was 21.97 > upper 5.86
     assert 0.0 <= lower <= upper
     for delta in (0.0, 1e-300, 1e-12, 1e-6):
-        lower, upper = accountant.bracket(delta)
+        lower, upper = accountant.brackets.epsilon(delta)
         assert 0.0 <= lower <= upper
 
 
@@ -239,7 +239,7 @@ def test_pattern5_large_randomized_response_lower_bound_does_not_overflow() -> N
     k, eps0 = 700_000, 0.004
     accountant = Accountant(neighboring_relation="replace_one")
     accountant.spend(events.SelfComposed(event=events.RandomizedResponse(epsilon=eps0), count=k))
-    lower, upper = accountant.bracket(1e-6)  # lower raised OverflowError
+    lower, upper = accountant.brackets.epsilon(1e-6)  # lower raised OverflowError
     assert math.isfinite(lower) and 0.0 < lower <= upper
     assert kov_delta(eps0, k, lower * (1 - REL)) >= 1e-6
     assert kov_delta(eps0, k, upper * (1 + REL)) <= 1e-6
@@ -254,9 +254,9 @@ def test_pattern5_mixed_cells_get_a_bounded_grid() -> None:
     )
     accountant.spend(events.SelfComposed(event=events.Gaussian(noise_multiplier=5.0), count=1000))
     accountant.spend(events.SelfComposed(event=events.Laplace(scale=10.0), count=500))
-    _route, upper = accountant.tightest(1e-6)
+    _route, upper = accountant.routes.tightest(1e-6)
     assert math.isfinite(upper)
-    assert 0.0 <= accountant.lower_bound(1e-6) <= upper
+    assert 0.0 <= accountant.brackets.lower_bound(1e-6) <= upper
 
 
 # ------------------------------------------------------------------ reading back
@@ -318,9 +318,9 @@ def test_lower_bracket_where_exp_minus_loss_underflows_is_below_the_truth() -> N
     truth = k * eps0 + mpmath.log(1 - mpmath.mpf(delta) / p_top)
     accountant = Accountant()
     accountant.spend(events.SelfComposed(event=events.RandomizedResponse(epsilon=eps0), count=k))
-    lower = accountant.lower_bound(delta)
+    lower = accountant.brackets.lower_bound(delta)
     assert mpmath.mpf(lower) <= truth
-    assert mpmath.mpf(accountant.routes(delta)["optimal"]) >= truth
+    assert mpmath.mpf(accountant.routes.epsilons(delta)["optimal"]) >= truth
     # Still tight: the gap is the loss-drift allowance (2·n·u·max|loss| ≈ 5e-7 here).
     assert truth - mpmath.mpf(lower) < 1e-6
 
@@ -373,7 +373,7 @@ def _stored_and_reopened(relation: str, event, count: int, folder) -> Accountant
     path = folder / "ledger.sqlite"
     accountant = Accountant(neighboring_relation=relation, store=path, store_synchronous="normal")
     accountant.compose(event, count=count)
-    accountant.close()
+    accountant.store.close()
     return Accountant.open(path)
 
 
@@ -401,8 +401,8 @@ def test_stored_subsampled_laplace_is_exact_at_delta_zero(relation, q, log_eps0,
         value = reopened.get_epsilon(0.0)
         assert mpmath.mpf(value) >= truth * (1 - REL)
         assert value == pytest.approx(float(truth), rel=1e-9)
-        assert reopened.lower_bound(0.0) <= value
-        reopened.close()
+        assert reopened.brackets.lower_bound(0.0) <= value
+        reopened.store.close()
 
 
 @settings(max_examples=8, deadline=None)
@@ -423,14 +423,14 @@ def test_stored_subsampled_laplace_against_the_exact_integral(q, log_eps0, delta
     truth = functools.partial(sampled_laplace_delta, eps0, q)
     with tempfile.TemporaryDirectory() as folder:
         reopened = _stored_and_reopened("add_or_remove_one", event, 1, pathlib.Path(folder))
-        routes = reopened.routes(delta)
+        routes = reopened.routes.epsilons(delta)
         for value in routes.values():
             _upper_sound(truth, value, delta)
-        lower = reopened.lower_bound(delta)
+        lower = reopened.brackets.lower_bound(delta)
         _lower_sound(truth, lower, delta)
         upper = min(routes.values())
         for epsilon in (lower, upper):
             if math.isfinite(epsilon):
                 got, expected = reopened.get_delta(epsilon), truth(epsilon)
                 assert got >= expected * (1 - REL), (epsilon, got, expected)
-        reopened.close()
+        reopened.store.close()

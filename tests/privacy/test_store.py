@@ -31,8 +31,10 @@ from fedpriv.privacy.errors import (
     StoreFormatError,
     StoreMismatchError,
 )
+from fedpriv.privacy.ledger.backends import open_store
 from fedpriv.privacy.ledger.codec import decode_event, encode_event
-from fedpriv.privacy.ledger.store import APPLICATION_ID, SCHEMA_VERSION, LedgerStore
+from fedpriv.privacy.ledger.integrity import APPLICATION_ID, SCHEMA_VERSION
+from fedpriv.privacy.ledger.store import LedgerStore
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -67,29 +69,29 @@ EVERY_EVENT = (
 def _every_query(accountant: Accountant) -> dict:
     """Everything a reopened accountant must reproduce exactly."""
     return {
-        "routes": [accountant.routes(delta) for delta in DELTAS],
-        "tightest": [accountant.tightest(delta) for delta in DELTAS],
-        "lower": [accountant.lower_bound(delta) for delta in DELTAS[1:]],
+        "routes": [accountant.routes.epsilons(delta) for delta in DELTAS],
+        "tightest": [accountant.routes.tightest(delta) for delta in DELTAS],
+        "lower": [accountant.brackets.lower_bound(delta) for delta in DELTAS[1:]],
         "delta": [accountant.get_delta(epsilon) for epsilon in (0.5, 2.0, 10.0)],
-        "cells": accountant.cells(),
-        "where": accountant.routes(1e-5, where={"agent": 1}),
-        "reasons": accountant.non_private_reasons(),
-        "n_draws": accountant.n_draws,
+        "cells": accountant.ledger.cells(),
+        "where": accountant.routes.epsilons(1e-5, where={"agent": 1}),
+        "reasons": accountant.ledger.non_private_reasons(),
+        "n_draws": accountant.ledger.n_draws,
         "config": (
             accountant.neighboring_relation,
-            accountant.disjoint,
-            accountant.sequential,
-            accountant.levels,
-            accountant.budget,
-            accountant.keep_draw_rows,
+            accountant.ledger.disjoint,
+            accountant.ledger.sequential,
+            accountant.ledger.levels,
+            accountant.odometer.budget,
+            accountant.ledger.keep_draw_rows,
         ),
     }
 
 
 def _assert_same(reopened: Accountant, original: Accountant) -> None:
     assert _every_query(reopened) == _every_query(original)
-    pd.testing.assert_frame_equal(reopened.ledger, original.ledger)
-    pd.testing.assert_frame_equal(reopened.charges, original.charges)
+    pd.testing.assert_frame_equal(reopened.ledger.draws, original.ledger.draws)
+    pd.testing.assert_frame_equal(reopened.ledger.charges, original.ledger.charges)
 
 
 def _charge_every_event(accountant: Accountant) -> None:
@@ -97,10 +99,8 @@ def _charge_every_event(accountant: Accountant) -> None:
         if isinstance(event, events.NonPrivate):
             accountant.spend(event, key={"agent": "raw", "arm": 0, "phase": "init"})
             continue
-        accountant.spend_many(
-            event, keys={"agent": [index % 3, 1], "arm": index % 2, "phase": "stream"}
-        )
-    accountant.record_draws(
+        accountant.spend(event, key={"agent": [index % 3, 1], "arm": index % 2, "phase": "stream"})
+    accountant.ledger.record_draws(
         keys={"agent": [0, 1], "arm": 1, "phase": "stream"},
         node=[3, 4],
         level=[0, 1],
@@ -167,25 +167,25 @@ def test_any_sequence_of_charges_round_trips(new_store, charges, budget):
         outcomes = []
         for accountant in (stored, memory):
             try:
-                accountant.spend_many(event, keys={"agent": agents, "round": label})
+                accountant.spend(event, key={"agent": agents, "round": label})
                 outcomes.append("accepted")
             except BudgetExceededError:
                 outcomes.append("refused")
         assert outcomes[0] == outcomes[1]
-    stored.close()
+    stored.store.close()
     reopened = Accountant(disjoint=("agent",), sequential=("round",), budget=budget, store=path)
-    assert reopened.routes(1e-6) == memory.routes(1e-6)
+    assert reopened.routes.epsilons(1e-6) == memory.routes.epsilons(1e-6)
     assert reopened.get_delta(1.0) == memory.get_delta(1.0)
-    pd.testing.assert_frame_equal(reopened.charges, memory.charges)
-    reopened.close()
+    pd.testing.assert_frame_equal(reopened.ledger.charges, memory.ledger.charges)
+    reopened.store.close()
 
 
 def test_label_dtypes_survive(tmp_path):
     path = tmp_path / "ledger.sqlite"
     accountant = Accountant(disjoint=("agent",), sequential=("tag", "weight"), store=path)
-    accountant.spend_many(
+    accountant.spend(
         events.Laplace(scale=2.0),
-        keys={
+        key={
             "agent": np.array([3, 4], dtype=np.int32),
             "tag": np.array(["x", "yz"]),
             "weight": np.array([0.5, np.nan]),
@@ -193,12 +193,14 @@ def test_label_dtypes_survive(tmp_path):
     )
     accountant.spend(events.Laplace(scale=2.0), key={"agent": np.int64(3), "tag": None})
     reopened = Accountant.open(path)
-    for (_, before), (_, after) in zip(accountant._charges, reopened._charges, strict=True):
+    for (_, before), (_, after) in zip(
+        accountant.ledger.rows(), reopened.ledger.rows(), strict=True
+    ):
         assert before.keys() == after.keys()
         for level in before:
             assert after[level].dtype == before[level].dtype
             np.testing.assert_array_equal(after[level], before[level])
-    pd.testing.assert_frame_equal(reopened.charges, accountant.charges)
+    pd.testing.assert_frame_equal(reopened.ledger.charges, accountant.ledger.charges)
 
 
 # ------------------------------------------------------------------ all or nothing
@@ -219,16 +221,18 @@ def test_a_refused_or_failed_charge_leaves_memory_and_store_unchanged(tmp_path, 
     with pytest.raises(sqlite3.OperationalError):
         accountant.spend(events.Laplace(scale=9.0), key={"agent": 5})
     with pytest.raises(sqlite3.OperationalError):
-        accountant.record_draws(keys={"agent": 0}, node=1, level=0, scale=2.0, l1_sensitivity=1.0)
+        accountant.ledger.record_draws(
+            keys={"agent": 0}, node=1, level=0, scale=2.0, l1_sensitivity=1.0
+        )
     monkeypatch.undo()
     assert_unchanged(accountant, before)
     assert_unchanged(Accountant.open(path), before)
     accountant.spend(events.Laplace(scale=9.0), key={"agent": 5})  # the store still works
-    assert len(Accountant.open(path).charges) == 2
-    accountant.close()
+    assert len(Accountant.open(path).ledger.charges) == 2
+    accountant.store.close()
     with pytest.raises(StoreError, match="closed"):
         accountant.spend(events.Laplace(scale=9.0), key={"agent": 6})
-    assert len(accountant.charges) == 2
+    assert len(accountant.ledger.charges) == 2
 
 
 def test_a_failed_write_keeps_the_rows_it_read_from_other_writers(tmp_path, monkeypatch):
@@ -237,14 +241,14 @@ def test_a_failed_write_keeps_the_rows_it_read_from_other_writers(tmp_path, monk
     other = Accountant(disjoint=("agent",), store=path)
     other.spend(events.Laplace(scale=5.0), key={"agent": 1})
     writer.spend(events.Laplace(scale=3.0), key={"agent": 0})  # an event `other` lacks
-    writer.record_draws(keys={"agent": 0}, node=1, level=0, scale=3.0, l1_sensitivity=1.0)
+    writer.ledger.record_draws(keys={"agent": 0}, node=1, level=0, scale=3.0, l1_sensitivity=1.0)
 
     def failing_commit():
         raise sqlite3.OperationalError("disk I/O error")
 
-    monkeypatch.setattr(other._store, "commit", failing_commit)
+    monkeypatch.setattr(other.store.backend, "commit", failing_commit)
     with pytest.raises(sqlite3.OperationalError):  # reads writer's rows, then fails
-        other.record_draws(keys={"agent": 1}, node=1, level=0, scale=5.0, l1_sensitivity=1.0)
+        other.ledger.record_draws(keys={"agent": 1}, node=1, level=0, scale=5.0, l1_sensitivity=1.0)
     writer.spend(events.Laplace(scale=4.0), key={"agent": 2})
     with pytest.raises(sqlite3.OperationalError):  # an event it knows, after a new one
         other.spend(events.Laplace(scale=5.0), key={"agent": 1})
@@ -260,12 +264,12 @@ def test_two_accountants_on_one_file_share_the_ledger_and_the_budget(tmp_path):
     first.spend(events.Laplace(scale=2.0), key={"agent": 0})
     assert second.get_epsilon(0.0) == 0.5  # queries read the other writer's charge
     second.spend(events.Laplace(scale=2.0), key={"agent": 0})
-    assert second.would_exceed(events.Laplace(scale=2.0), key={"agent": 0})
+    assert second.odometer.would_exceed(events.Laplace(scale=2.0), key={"agent": 0})
     with pytest.raises(BudgetExceededError):
         first.spend(events.Laplace(scale=2.0), key={"agent": 0})
     assert first.get_epsilon(0.0) == second.get_epsilon(0.0) == 1.0
-    assert first.remaining() == 0.0
-    pd.testing.assert_frame_equal(first.charges, second.charges)
+    assert first.odometer.remaining() == 0.0
+    pd.testing.assert_frame_equal(first.ledger.charges, second.ledger.charges)
 
 
 # ------------------------------------------------------------------ processes
@@ -297,20 +301,20 @@ def test_writer_killed_at_random_points_loses_nothing_acknowledged_and_doubles_n
                 acknowledged[kind] = int(step)
         child.wait()
         reopened = Accountant(**WRITER_LEVELS, store=path)
-        charges = reopened.charges
+        charges = reopened.ledger.charges
         steps = charges["step"].to_numpy()
         last = int(steps.max())
         assert last in (acknowledged["charge"], acknowledged["charge"] + 1)
         assert charges.groupby("step").size().eq(3).all()  # whole charges only
         np.testing.assert_array_equal(steps, np.repeat(np.arange(last + 1), 3))  # none twice
         for step in (0, last):
-            assert reopened.cells(where={"step": step}) == [[(step_event(step), 1)]]
-        ledger = reopened.ledger
+            assert reopened.ledger.cells(where={"step": step}) == [[(step_event(step), 1)]]
+        ledger = reopened.ledger.draws
         blocks = int(ledger["step"].max()) if len(ledger) else -1
         assert blocks in (acknowledged["draws"], acknowledged["draws"] + 1)
         np.testing.assert_array_equal(ledger["step"], np.repeat(np.arange(blocks + 1), 3))
-        assert reopened.n_draws == 3 * (blocks + 1)
-        reopened.close()
+        assert reopened.ledger.n_draws == 3 * (blocks + 1)
+        reopened.store.close()
         acknowledged = {"charge": last, "draws": blocks}
 
 
@@ -333,7 +337,7 @@ def test_four_processes_racing_for_one_budget_never_exceed_it(tmp_path, new_stor
     assert sum(accepted) == 16  # 16 x (1/16) fills the budget exactly; 32 were tried
     final = Accountant.open(path)
     assert final.get_epsilon(0.0) <= RACE_BUDGET.epsilon
-    per_worker = final.charges.groupby("worker").size().reindex(range(4), fill_value=0)
+    per_worker = final.ledger.charges.groupby("worker").size().reindex(range(4), fill_value=0)
     assert per_worker.tolist() == accepted  # every accepted charge is in the ledger
     if isinstance(path, Path):
         assert not list(tmp_path.glob(f".{path.name}.*"))  # no staging file left behind
@@ -345,10 +349,10 @@ def store_file(tmp_path) -> Path:
     path = tmp_path / "ledger.sqlite"
     accountant = Accountant(disjoint=("agent",), store=path)
     for block in range(4):  # about 40 pages: a cut or a zeroed page hits live data
-        accountant.spend_many(
-            events.Laplace(scale=1.0 + block), keys={"agent": [f"agent {i}" for i in range(1500)]}
+        accountant.spend(
+            events.Laplace(scale=1.0 + block), key={"agent": [f"agent {i}" for i in range(1500)]}
         )
-    accountant.close()
+    accountant.store.close()
     return path
 
 
@@ -374,7 +378,7 @@ def test_a_renamed_relation_row_is_refused_as_a_configuration_change(tmp_path):
         neighboring_relation="user_at_all_agents", disjoint=("agent",), store=path
     )
     accountant.spend(events.Laplace(scale=10.0), key={"agent": 0})
-    accountant.close()
+    accountant.store.close()
     connection = sqlite3.connect(path)
     meta = dict(connection.execute("SELECT key, value FROM meta"))
     assert json.loads(meta["neighboring_relation"]) == "user_at_all_agents"
@@ -449,13 +453,13 @@ def test_a_stored_event_of_an_unknown_type_is_refused(store_file):
 def test_fedpriv_account_reports_a_running_store(tmp_path, capsys):
     path = tmp_path / "ledger.sqlite"
     accountant = Accountant(disjoint=("agent",), budget=ApproxDP(2.0, 1e-5), store=path)
-    accountant.spend_many(events.Laplace(scale=2.0), keys={"agent": [0, 1]})
+    accountant.spend(events.Laplace(scale=2.0), key={"agent": [0, 1]})
     accountant.spend(events.Gaussian(noise_multiplier=5.0), key={"agent": 1})
     assert main(["account", str(path), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["routes"] == {
         name: value if math.isfinite(value) else "inf"
-        for name, value in accountant.routes(1e-5).items()
+        for name, value in accountant.routes.epsilons(1e-5).items()
     }
     assert report["tightest"]["epsilon"] == accountant.get_epsilon(1e-5)
     assert report["per_level"]["agent"] == {
@@ -485,7 +489,7 @@ def test_opening_a_store_while_other_processes_charge_it_never_reports_tampering
 
     Two processes write to the store (a block of draws, and every tenth time also a
     charge, one transaction each) while this one opens and verifies it 2,000 times
-    (`LedgerStore.open`, which verifies the whole ledger; every 50th time also
+    (`open_store`, which verifies the whole ledger; every 50th time also
     `Accountant.open` and `fedpriv account --verify`); 500 times on PostgreSQL,
     where each open is a new server connection. Every 4th open asks one writer
     for its next write, which it commits while the following opens run; pacing the
@@ -493,7 +497,7 @@ def test_opening_a_store_while_other_processes_charge_it_never_reports_tampering
     first false alarm came within a few dozen opens.
     """
     path = new_store()
-    Accountant(disjoint=("agent",), keep_draw_rows=False, store=path).close()
+    Accountant(disjoint=("agent",), keep_draw_rows=False, store=path).store.close()
     writers = [
         subprocess.Popen(
             [sys.executable, str(WORKER), "churn", str(path), str(worker)],
@@ -512,11 +516,11 @@ def test_opening_a_store_while_other_processes_charge_it_never_reports_tampering
                 writer = writers[attempt // 4 % 2].stdin
                 writer.write(b"w")
                 writer.flush()
-            store = LedgerStore.open(path)  # raised LedgerCorruptedError before the fix
+            store = open_store(path)  # raised LedgerCorruptedError before the fix
             seen.add(tuple(head[0] for head in store.chain_heads().values()))
             store.close()
             if attempt % 50 == 0:
-                Accountant.open(path).close()
+                Accountant.open(path).store.close()
                 if isinstance(path, Path):
                     assert main(["account", "--verify", str(path)]) == 0, capsys.readouterr().err
         for writer in writers:
@@ -528,5 +532,5 @@ def test_opening_a_store_while_other_processes_charge_it_never_reports_tampering
             writer.wait()
     assert len(seen) > 100  # the opens saw the ledger grow under them
     final = Accountant.open(path)
-    assert final.n_draws == n_opens // 4 and set(final.charges["agent"]) == {0, 1}
-    final.close()
+    assert final.ledger.n_draws == n_opens // 4 and set(final.ledger.charges["agent"]) == {0, 1}
+    final.store.close()

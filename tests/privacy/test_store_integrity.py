@@ -21,17 +21,17 @@ from fedpriv.privacy.errors import LedgerCorruptedError, StoreFormatError, Store
 def _ledger(path, n=3):
     accountant = Accountant(disjoint=("agent",), store=path)
     for agent in range(n):
-        accountant.spend_many(
-            events.Laplace(scale=2.0 + agent), keys={"agent": [agent, agent + 10]}
-        )
-    accountant.record_draws(keys={"agent": [0]}, node=[1], level=[0], scale=2.0, l1_sensitivity=1.0)
+        accountant.spend(events.Laplace(scale=2.0 + agent), key={"agent": [agent, agent + 10]})
+    accountant.ledger.record_draws(
+        keys={"agent": [0]}, node=[1], level=[0], scale=2.0, l1_sensitivity=1.0
+    )
     return accountant
 
 
 @pytest.fixture
 def store_file(tmp_path):
     path = tmp_path / "ledger.sqlite"
-    _ledger(path).close()
+    _ledger(path).store.close()
     return path
 
 
@@ -84,12 +84,12 @@ def test_edited_ledgers_name_the_first_bad_row(store_file, statements, match):
 
 def test_a_wal_copied_from_another_store_is_detected(tmp_path):
     mine, theirs = tmp_path / "mine.sqlite", tmp_path / "theirs.sqlite"
-    _ledger(mine, n=1).close()
+    _ledger(mine, n=1).store.close()
     other = _ledger(theirs, n=4)  # stays open: its charges are still in its WAL
     wal = theirs.with_name(theirs.name + "-wal")
     assert wal.stat().st_size > 0
     shutil.copyfile(wal, mine.with_name(mine.name + "-wal"))
-    other.close()
+    other.store.close()
     _refused(mine, "hash chain|rows were removed|store identity")
 
 
@@ -116,8 +116,8 @@ def test_flipped_bits_are_a_typed_error_at_every_position(store_file):
         except StoreFormatError:
             continue  # refused with a typed error
         # Opened: the flip hit unused space, so the ledger must be the original one.
-        assert len(accountant.charges) == 6 and accountant.n_draws == 1
-        accountant.close()
+        assert len(accountant.ledger.charges) == 6 and accountant.ledger.n_draws == 1
+        accountant.store.close()
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,8 @@ from fedpriv.cli.main import main
 from fedpriv.privacy import Accountant, PureDP
 from fedpriv.privacy.accounting import events
 from fedpriv.privacy.errors import LedgerCorruptedError, StoreMismatchError
-from fedpriv.privacy.ledger.store import LedgerHead, LedgerStore
+from fedpriv.privacy.ledger.integrity import LedgerHead
+from fedpriv.privacy.ledger.store import LedgerStore
 
 KEY = bytes(range(32))
 
@@ -62,7 +63,7 @@ def _sql(path, *statements):
 )
 def test_a_changed_configuration_is_refused_naming_the_field(tmp_path, statement, field):
     path = tmp_path / "ledger.sqlite"
-    _ledger(path).close()
+    _ledger(path).store.close()
     _sql(path, statement)
     with pytest.raises(LedgerCorruptedError, match=field):
         Accountant.open(path)
@@ -72,7 +73,7 @@ def test_a_changed_configuration_is_refused_naming_the_field(tmp_path, statement
 def test_a_configuration_change_with_a_recomputed_anchor_breaks_the_chain(tmp_path):
     """Rewriting the anchor too moves the chain's start: the first row fails."""
     path = tmp_path / "ledger.sqlite"
-    _ledger(path).close()
+    _ledger(path).store.close()
     connection = sqlite3.connect(path)
     meta = dict(connection.execute("SELECT key, value FROM meta"))
     meta["budget"] = json.dumps({"type": "PureDP", "epsilon": 100.0})
@@ -102,33 +103,35 @@ def test_a_trigger_that_deletes_new_charges_is_refused(tmp_path):
     # than acknowledge one the trigger deletes.
     with pytest.raises(LedgerCorruptedError, match="trigger 'vanish'"):
         open_accountant.spend(events.Laplace(scale=10.0), key={"agent": 9})
-    assert len(open_accountant.charges) == 3
+    assert len(open_accountant.ledger.charges) == 3
     _sql(path, "DROP TRIGGER vanish")
     open_accountant.spend(events.Laplace(scale=10.0), key={"agent": 9})
-    assert len(Accountant.open(path).charges) == 4
+    assert len(Accountant.open(path).ledger.charges) == 4
 
 
 def test_every_acknowledged_write_has_a_receipt_that_later_opens_check(tmp_path):
     path = tmp_path / "ledger.sqlite"
     accountant = _ledger(path, n=0)
-    assert accountant.last_receipt is None
+    assert accountant.store.last_receipt is None
     receipts = []
     for agent in range(3):
         assert accountant.spend(events.Laplace(scale=10.0), key={"agent": agent}) is None
-        receipts.append(accountant.last_receipt)
-    accountant.record_draws(keys={"agent": 0}, node=1, level=0, scale=10.0, l1_sensitivity=1.0)
-    receipts.append(accountant.last_receipt)
+        receipts.append(accountant.store.last_receipt)
+    accountant.ledger.record_draws(
+        keys={"agent": 0}, node=1, level=0, scale=10.0, l1_sensitivity=1.0
+    )
+    receipts.append(accountant.store.last_receipt)
     assert [(r.charges, r.draws) for r in receipts] == [(1, 0), (2, 0), (3, 0), (3, 1)]
     assert len({r.digest for r in receipts}) == 4
     for receipt in receipts:  # the ledger extends every earlier receipt
         assert LedgerHead.parse(str(receipt)) == receipt
-        Accountant.open(path, expect_head=receipt).close()
-        Accountant.open(path, expect_head=str(receipt)).close()
+        Accountant.open(path, expect_head=receipt).store.close()
+        Accountant.open(path, expect_head=str(receipt)).store.close()
         assert main(["account", "--verify", str(path), "--expect-head", str(receipt)]) == 0
     other = Accountant(disjoint=("agent",), sequential=("round",), budget=PureDP(2.0), store=path)
     other.spend(events.Laplace(scale=10.0), key={"agent": 5})  # another process's charge
-    assert other.last_receipt.charges == 4
-    assert LedgerStore.open(path, expect_head=receipts[-1]).head() == other.last_receipt
+    assert other.store.last_receipt.charges == 4
+    assert LedgerStore.open(path, expect_head=receipts[-1]).head() == other.store.last_receipt
 
 
 def test_a_rewind_an_older_copy_and_another_file_are_detected_with_the_expected_head(
@@ -137,12 +140,12 @@ def test_a_rewind_an_older_copy_and_another_file_are_detected_with_the_expected_
     path = tmp_path / "ledger.sqlite"
     accountant = _ledger(path, n=2)
     older = tmp_path / "older.sqlite"
-    accountant.close()
+    accountant.store.close()
     shutil.copyfile(path, older)
     accountant = Accountant.open(path)
     accountant.spend(events.Laplace(scale=10.0), key={"agent": 7})
-    head = accountant.last_receipt
-    accountant.close()
+    head = accountant.store.last_receipt
+    accountant.store.close()
     rewound = tmp_path / "rewound.sqlite"
     shutil.copyfile(path, rewound)
     connection = sqlite3.connect(rewound)  # truncate the tail and rewind the head
@@ -155,9 +158,9 @@ def test_a_rewind_an_older_copy_and_another_file_are_detected_with_the_expected_
         )
     connection.close()
     stranger = tmp_path / "stranger.sqlite"
-    _ledger(stranger, n=3).close()  # same configuration, same number of charges
+    _ledger(stranger, n=3).store.close()  # same configuration, same number of charges
     for candidate in (rewound, older):
-        Accountant.open(candidate).close()  # without the head: opens (documented limit)
+        Accountant.open(candidate).store.close()  # without the head: opens (documented limit)
         with pytest.raises(LedgerCorruptedError, match="holds 2"):
             Accountant.open(candidate, expect_head=head)
         assert main(["account", "--verify", str(candidate), "--expect-head", str(head)]) == 2
@@ -174,17 +177,17 @@ def test_a_keyed_store_opens_only_with_its_key_and_cannot_be_rechained_without_i
     tmp_path, monkeypatch, capsys
 ):
     path = tmp_path / "ledger.sqlite"
-    _ledger(path, store_key=KEY).close()
+    _ledger(path, store_key=KEY).store.close()
     reopened = Accountant.open(path, key=KEY)
-    assert len(reopened.charges) == 3
-    head = reopened.last_receipt or LedgerStore.open(path, key=KEY).head()
-    reopened.close()
+    assert len(reopened.ledger.charges) == 3
+    head = reopened.store.last_receipt or LedgerStore.open(path, key=KEY).head()
+    reopened.store.close()
     with pytest.raises(StoreMismatchError, match="keyed"):
         Accountant.open(path)
     with pytest.raises(LedgerCorruptedError, match="key does not match"):
         Accountant.open(path, key=secrets.token_bytes(32))
     unkeyed = tmp_path / "unkeyed.sqlite"
-    _ledger(unkeyed).close()
+    _ledger(unkeyed).store.close()
     with pytest.raises(StoreMismatchError, match="without a key"):
         Accountant.open(unkeyed, key=KEY)
     with pytest.raises(ValueError, match="at least 32 bytes"):
@@ -204,7 +207,7 @@ def test_a_keyed_store_opens_only_with_its_key_and_cannot_be_rechained_without_i
     assert main(["account", "--verify", str(path)]) == 2
     assert main(["account", "--verify", str(tmp_path / "keyed2.sqlite")]) == 2
     keyed = tmp_path / "keyed.sqlite"
-    _ledger(keyed, store_key=KEY).close()
+    _ledger(keyed, store_key=KEY).store.close()
     capsys.readouterr()
     assert main(["account", "--verify", str(keyed), "--expect-head", str(head)]) == 2
     assert main(["account", "--verify", str(keyed)]) == 0
@@ -223,9 +226,9 @@ def test_the_postgresql_store_refuses_the_same_tampering(postgres_server):
 
     url = new_postgres_url(postgres_server)
     accountant = _ledger(url)
-    head = accountant.last_receipt
-    accountant.close()
-    Accountant.open(url, expect_head=head).close()
+    head = accountant.store.last_receipt
+    accountant.store.close()
+    Accountant.open(url, expect_head=head).store.close()
 
     def sql(*statements):
         with psycopg.connect(url, autocommit=True) as connection:
@@ -236,7 +239,7 @@ def test_the_postgresql_store_refuses_the_same_tampering(postgres_server):
     with pytest.raises(LedgerCorruptedError, match="stored budget"):
         Accountant.open(url)
     sql('UPDATE meta SET value = \'{"type": "PureDP", "epsilon": 2.0}\' WHERE key = \'budget\'')
-    Accountant.open(url).close()  # restored exactly: opens again
+    Accountant.open(url).store.close()  # restored exactly: opens again
     sql(
         "CREATE FUNCTION vanish() RETURNS trigger LANGUAGE plpgsql AS "
         "$$ BEGIN DELETE FROM charges WHERE seq = NEW.seq; RETURN NULL; END $$",
@@ -250,14 +253,14 @@ def test_the_postgresql_store_refuses_the_same_tampering(postgres_server):
         "UPDATE chain_head SET n_rows = 2, last_seq = 2, "
         "hash = (SELECT chain FROM charges WHERE seq = 2) WHERE name = 'charges'",
     )
-    Accountant.open(url).close()  # a rewind opens without the head (documented)
+    Accountant.open(url).store.close()  # a rewind opens without the head (documented)
     with pytest.raises(LedgerCorruptedError, match="holds 2"):
         Accountant.open(url, expect_head=head)
     keyed = new_postgres_url(postgres_server)
-    _ledger(keyed, store_key=KEY).close()
+    _ledger(keyed, store_key=KEY).store.close()
     with pytest.raises(StoreMismatchError, match="keyed"):
         Accountant.open(keyed)
-    assert len(Accountant.open(keyed, key=KEY).charges) == 3
+    assert len(Accountant.open(keyed, key=KEY).ledger.charges) == 3
 
 
 def test_account_reports_and_verifies_either_store_kind(new_store, capsys):
@@ -267,8 +270,8 @@ def test_account_reports_and_verifies_either_store_kind(new_store, capsys):
 
     location = new_store()
     accountant = _ledger(location)
-    receipt = accountant.last_receipt
-    accountant.close()
+    receipt = accountant.store.last_receipt
+    accountant.store.close()
     capsys.readouterr()
     assert main(["account", "--verify", str(location), "--expect-head", str(receipt)]) == 0
     assert f"head {receipt}" in capsys.readouterr().out

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from fedpriv.privacy.accounting.guarantees import RELATIVE_TOLERANCE
 from fedpriv.privacy.accounting.verdicts import (
     LOWER_BOUND_KINDS,
     VERDICT_DEFINITIONS,
@@ -16,7 +17,6 @@ from fedpriv.privacy.accounting.verdicts import (
     LowerBoundEvidence,
     judge,
 )
-from fedpriv.privacy.ledger.accountant import RELATIVE_TOLERANCE
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -238,10 +238,10 @@ def coop_accountant(claim: Claim) -> AccountantResult:
     if s.get("scope") == "per-message":
         return coop_message_accountant(claim)
     run = _accountant_run(claim)
-    reasons = tuple(dict.fromkeys(run.accountant.non_private_reasons()))
+    reasons = tuple(dict.fromkeys(run.accountant.ledger.non_private_reasons()))
     if reasons:
         return AccountantResult("nonprivate", float("inf"), reasons)
-    route, epsilon = run.accountant.tightest(claim.claimed_delta)
+    route, epsilon = run.accountant.routes.tightest(claim.claimed_delta)
     return AccountantResult(route, float(epsilon), ())
 
 
@@ -249,7 +249,7 @@ def _stream_events(accountant) -> list[IntervalRelease]:
     """The distinct :class:`IntervalRelease` events the run charged (one per stream)."""
     found = {
         event
-        for cell in accountant.cells()
+        for cell in accountant.ledger.cells()
         for event, _ in cell
         if isinstance(event, IntervalRelease)
     }
@@ -281,7 +281,7 @@ def coop_message_accountant(claim: Claim) -> AccountantResult:
         own ε (what the paper's lemma prices) beside it.
     """
     run = _accountant_run(claim)
-    reasons = tuple(dict.fromkeys(run.accountant.non_private_reasons()))
+    reasons = tuple(dict.fromkeys(run.accountant.ledger.non_private_reasons()))
     if reasons:
         return AccountantResult("nonprivate", float("inf"), reasons)
     streams = _stream_events(run.accountant)

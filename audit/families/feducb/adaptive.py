@@ -259,7 +259,7 @@ def audit_adaptive_view(
     )
     return AdaptiveViewAudit(
         bound=bound,
-        accountant_epsilon=float(accountant.tightest(delta)[1]),
+        accountant_epsilon=float(accountant.routes.tightest(delta)[1]),
         mu=llr_shift(means_d, means_dp, cal.noise_stddev, observed),
         positions=moved,
         n_nodes=int(nodes.size),

@@ -203,7 +203,7 @@ def _algorithm_accountant(claim: Claim) -> AccountantResult:
                 run.mechanism_epsilon(claim.claimed_delta)[1],
             )
         )
-    reasons = run.accountant.non_private_reasons()
+    reasons = run.accountant.ledger.non_private_reasons()
     if reasons:
         findings.append(
             "the algorithm's ledger also names an unpriced channel: "
@@ -271,7 +271,7 @@ def calibration_accountant(claim: Claim) -> AccountantResult:
     agents = range(int(s["n_agents"])) if shared else range(1)
     for agent in agents:
         accountant.spend(tree, key={"agent": agent})
-    route, epsilon = accountant.tightest(claim.claimed_delta)
+    route, epsilon = accountant.routes.tightest(claim.claimed_delta)
     findings = [
         (
             f"σ_N = {cal.noise_stddev:.4g} per entry (paper calibration), one (x, y) pair "
@@ -743,7 +743,7 @@ def feducb_decentralized_fixed_accountant(claim: Claim) -> AccountantResult:
     shared = claim.neighboring_relation is NeighboringRelation.USER_AT_ALL_AGENTS
     _, tables = _base_world({**s, "shared_users": shared})
     run = _fixed_run(claim, tables, seed=0)
-    route, epsilon = run.accountant.tightest(claim.claimed_delta)
+    route, epsilon = run.accountant.routes.tightest(claim.claimed_delta)
     leaves = max(1, int(s["horizon"]) // int(s["sync_every"]))
     sizing = (
         f"σ_N = {run.calibration.noise_stddev:.4g} per entry, {leaves} leaves per "
@@ -758,7 +758,7 @@ def feducb_decentralized_fixed_accountant(claim: Claim) -> AccountantResult:
         int(s["gamma"]),
         run.mechanism_epsilon(claim.claimed_delta)[1],
     )
-    reasons = tuple(dict.fromkeys(run.accountant.non_private_reasons()))
+    reasons = tuple(dict.fromkeys(run.accountant.ledger.non_private_reasons()))
     unpriced = (
         ("the algorithm's ledger names an unpriced channel: " + "; ".join(reasons),)
         if reasons

@@ -209,7 +209,7 @@ def audit_gossip_fed_ucb_initial(claim: Claim, budget: AuditBudget, seed) -> End
 def _initial_scale(claim: Claim) -> float | None:
     """The Laplace scale Fed_UCB charges for agent 0's initial pull of arm 0 (None: raw)."""
     accountant = open_gossip_fed_ucb_accountant(claim)
-    ledger = accountant.ledger
+    ledger = accountant.ledger.draws
     rows = ledger[(ledger["phase"] == "init") & (ledger["agent"] == 0) & (ledger["arm"] == 0)]
     if rows.empty or not np.isfinite(rows["scale"].iloc[0]):
         return None

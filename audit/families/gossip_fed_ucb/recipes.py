@@ -191,7 +191,7 @@ def gossip_fed_ucb_accountant(claim: Claim) -> AccountantResult:
         findings (notes) that explain it.
     """
     accountant = open_gossip_fed_ucb_accountant(claim)
-    route, epsilon = accountant.tightest(0.0, where={"phase": "stream"})
+    route, epsilon = accountant.routes.tightest(0.0, where={"phase": "stream"})
     init = accountant.get_epsilon(0.0, where={"phase": "init"})
     findings = ()
     if math.isinf(init):
@@ -219,9 +219,9 @@ def gossip_fed_ucb_initial_accountant(claim: Claim) -> AccountantResult:
         findings (notes) that explain it.
     """
     accountant = open_gossip_fed_ucb_accountant(claim)
-    route, epsilon = accountant.tightest(0.0, where={"phase": "init"})
+    route, epsilon = accountant.routes.tightest(0.0, where={"phase": "init"})
     return AccountantResult(
-        route, epsilon, tuple(accountant.non_private_reasons(where={"phase": "init"}))
+        route, epsilon, tuple(accountant.ledger.non_private_reasons(where={"phase": "init"}))
     )
 
 
@@ -240,9 +240,9 @@ def gossip_fed_ucb_unbounded_accountant(claim: Claim) -> AccountantResult:
         findings (notes) that explain it.
     """
     accountant = open_gossip_fed_ucb_accountant(claim, mode="paper", reward_bounds=None)
-    route, epsilon = accountant.tightest(0.0, where={"phase": "stream"})
+    route, epsilon = accountant.routes.tightest(0.0, where={"phase": "stream"})
     return AccountantResult(
-        route, epsilon, tuple(accountant.non_private_reasons(where={"phase": "stream"}))
+        route, epsilon, tuple(accountant.ledger.non_private_reasons(where={"phase": "stream"}))
     )
 
 

@@ -493,7 +493,7 @@ def _claim_result(config: VerifyConfig, root, item, audit, notes) -> ClaimResult
     accountant, _, _, _ = open_gossip_fed_ucb_releases(
         x0, horizon=horizon, epsilon=eps, mode=mode, log_base=base, rng=noise, publish_final=final
     )
-    route, acc_eps = accountant.tightest(0.0, where={"phase": "stream"})
+    route, acc_eps = accountant.routes.tightest(0.0, where={"phase": "stream"})
     init_eps = accountant.get_epsilon(0.0, where={"phase": "init"})
     # The view's exact ε (n released Laplace(b) nodes hold a round-1 record: the loss
     # reaches n/b), the same analytic evidence the register row carries, so this
@@ -559,7 +559,7 @@ def _ledger(config: VerifyConfig, env, graph, run_root) -> pd.DataFrame:
             seed=run_root,
             publish_final=final,
         )
-        frame = run.accountant.ledger
+        frame = run.accountant.ledger.draws
         frame.insert(0, "publish_final", final)
         frame.insert(0, "log_base", base)
         frame.insert(0, "mode", mode)

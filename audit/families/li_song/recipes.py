@@ -198,8 +198,8 @@ def li_song_accountant(claim: Claim) -> AccountantResult:
     s = claim.setting_dict()
     run = run_li_song(s, li_song_environment(s), n_trials=1, seed=0)
     if claim.mode.startswith("paper (actions"):
-        route, epsilon = run.accountant.tightest(0.0)
-        reasons = tuple(run.accountant.non_private_reasons())
+        route, epsilon = run.accountant.routes.tightest(0.0)
+        reasons = tuple(run.accountant.ledger.non_private_reasons())
         return AccountantResult(route, float(epsilon), reasons)
     route, epsilon = run.message_epsilon()
     findings = ()
@@ -236,10 +236,10 @@ def li_song_exact_message_epsilon(claim: Claim) -> float:
     """
     s = claim.setting_dict()
     run = run_li_song(s, li_song_environment(s), n_trials=1, seed=0)
-    ledger = run.accountant.ledger
+    ledger = run.accountant.ledger.draws
     ledger = ledger[ledger["channel"] == "message"]
     if ledger.duplicated(["trial", "agent", "arm", "epoch"]).any():
-        return float(run.accountant.lower_bound(0.0, where={"channel": "message"}))
+        return float(run.accountant.brackets.lower_bound(0.0, where={"channel": "message"}))
     return float((ledger["l1_sensitivity"] / ledger["scale"]).max())
 
 
@@ -247,7 +247,7 @@ def _epoch_message_cells(claim: Claim):
     """Per (agent, epoch) message of one run: its cells' ε and the epoch length n_r."""
     s = claim.setting_dict()
     run = run_li_song(s, li_song_environment(s), n_trials=1, seed=0)
-    ledger = run.accountant.ledger
+    ledger = run.accountant.ledger.draws
     ledger = ledger[ledger["channel"] == "message"]
     return ledger.assign(
         cell_epsilon=ledger["l1_sensitivity"] / ledger["scale"],
@@ -414,7 +414,7 @@ def _message_release_bound(
     """
     from fedpriv.audit.engine.tree_nodes import audit_laplace_release
 
-    ledger = probe.accountant.ledger
+    ledger = probe.accountant.ledger.draws
     row = ledger[
         (ledger["agent"] == 0)
         & (ledger["arm"] == 0)

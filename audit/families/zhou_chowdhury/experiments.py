@@ -77,7 +77,7 @@ def run_fig2(
             n_trials=n_trials,
             seed=seed,
         )
-        acc = float(run.accountant.tightest(delta)[1]) if delta else float("inf")
+        acc = float(run.accountant.routes.tightest(delta)[1]) if delta else float("inf")
         rows.append(
             {
                 "label": label,

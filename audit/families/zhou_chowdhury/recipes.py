@@ -227,7 +227,7 @@ def ldp_accountant(claim: Claim) -> AccountantResult:
         seed=0,
         **_run_options(s),
     )
-    route, eps = run.accountant.tightest(claim.claimed_delta)
+    route, eps = run.accountant.routes.tightest(claim.claimed_delta)
     cal = run.calibration
     note = (
         f"each silo's tree of {cal.n_batches} batches (κ = {cal.depth}), σ = "
@@ -259,7 +259,7 @@ def ldp_mechanism(claim: Claim) -> MechanismResult:
             capacity=int(s["horizon"]) // int(s["batch_size"]),
         )
     )
-    route, eps = accountant.tightest(claim.claimed_delta)
+    route, eps = accountant.routes.tightest(claim.claimed_delta)
     return MechanismResult(route, float(eps))
 
 
@@ -403,7 +403,7 @@ def shuffle_route(claim: Claim) -> tuple[str, float]:
         local_delta=delta0,
     )
     accountant.spend(SelfComposed(event=event, count=pair.n_nodes))
-    route, eps = accountant.tightest(claim.claimed_delta)
+    route, eps = accountant.routes.tightest(claim.claimed_delta)
     return route, float(eps)
 
 

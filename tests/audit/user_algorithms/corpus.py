@@ -442,7 +442,7 @@ def accountant(claim: Claim):
     """One run's accountant at the claimed δ (every run charges the same cells)."""
     entry = _entry(claim)
     _, acc = entry.run(entry.table(entry.groups), 0, 1)
-    route, epsilon = acc.tightest(claim.claimed_delta)
+    route, epsilon = acc.routes.tightest(claim.claimed_delta)
     return route, float(epsilon), ()
 
 
