@@ -152,9 +152,8 @@ def build_parser(families: tuple[str, ...] | None = None) -> argparse.ArgumentPa
     )
     run_sub = run.add_subparsers(dest="algorithm", required=True, metavar="ALGORITHM")
     experiment = sub.add_parser("experiment", help="reproduce a paper's figure")
-    experiment_sub = experiment.add_subparsers(
-        dest="experiment", required=True, metavar="EXPERIMENT"
-    )
+    kind = {"dest": "experiment", "required": True, "metavar": "EXPERIMENT"}
+    experiment_sub = experiment.add_subparsers(**kind)
     for family in families:
         register_commands(importlib.import_module(family), run_sub, experiment_sub)
     for table, subparsers in ((run_commands, run_sub), (experiment_commands, experiment_sub)):
