@@ -115,6 +115,8 @@ def test_import_is_light() -> None:
 
 
 def _runs():
+    from fedpriv.algorithms.zhou_chowdhury.environment import SyntheticEnvironment
+    from fedpriv.algorithms.zhou_chowdhury.fedlinucb import run_private_fedlinucb
     from fedpriv.algorithms import (
         LinearBandit,
         homogeneous_bandit,
@@ -148,6 +150,14 @@ def _runs():
         ),
         "CoopRun": run_private_coop_ucb(env, graph, horizon=12, epsilon=1.0, gamma=1, n_trials=2),
         "UCBRun": run_dp_ucb_int(env, horizon=12, epsilon=1.0, n_trials=2),
+        "PrivateFedLinUCBRun": run_private_fedlinucb(
+            SyntheticEnvironment(n_agents=3, n_arms=4, dim=3),
+            horizon=4,
+            batch_size=2,
+            epsilon=1.0,
+            delta=0.1,
+            n_trials=2,
+        ),
     }
 
 

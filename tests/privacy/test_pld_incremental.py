@@ -178,13 +178,13 @@ def test_refused_charge_leaves_the_kept_plds_unchanged():
     kept = accountant._kept_plds
     while True:
         before = (dict(kept._states), dict(kept._values), kept._ok_through)
-        charges = len(accountant._charges)
+        charges = len(accountant.ledger.charges)
         try:
             accountant.spend(event)
         except BudgetExceededError:
             break
     assert (dict(kept._states), dict(kept._values), kept._ok_through) == before
-    assert len(accountant._charges) == charges
+    assert len(accountant.ledger.charges) == charges
     with pytest.raises(BudgetExceededError):  # and it still refuses, as from scratch
         accountant.spend(event)
 
@@ -193,7 +193,7 @@ def test_interrupted_pricing_leaves_the_kept_plds_unchanged(monkeypatch):
     accountant, event = _band_accountant()
     kept = accountant._kept_plds
     before = (dict(kept._states), dict(kept._values), kept._ok_through)
-    charges = len(accountant._charges)
+    charges = len(accountant.ledger.charges)
 
     def interrupt(*args):
         raise KeyboardInterrupt
@@ -202,10 +202,10 @@ def test_interrupted_pricing_leaves_the_kept_plds_unchanged(monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         accountant.spend(event)
     assert (dict(kept._states), dict(kept._values), kept._ok_through) == before
-    assert len(accountant._charges) == charges
+    assert len(accountant.ledger.charges) == charges
     monkeypatch.undo()
     accountant.spend(event)  # priced again, as if nothing had happened
-    assert len(accountant._charges) == charges + 1
+    assert len(accountant.ledger.charges) == charges + 1
 
 
 def test_pure_budget_never_prices_a_pld():
