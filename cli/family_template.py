@@ -498,51 +498,40 @@ def build_claims() -> tuple[RegisteredClaim, ...]:
 '''
 
 #: The ``fedpriv run`` command (in the repository: ``cli/<key>.py``).
-CLI = '''"""``fedpriv run ${cli}``: ${title} inside the accountant."""
+CLI = '''"""``fedpriv run ${cli}``: ${title} inside the accountant.
+
+The command is declared as data (:data:`COMMANDS`: its options and its run function);
+the shared machinery (:mod:`fedpriv.cli.runs`) wires the parser, times the run, prints
+the record (``--json``) or the text lines, and sets the exit status.
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
-from fedpriv.cli.commands import EXIT_CODES, run_status
+from fedpriv.cli.commands import EXIT_CODES
+from fedpriv.cli.runs import JSON, SEED, TRIALS, RunCommand, RunReport, option
 
-__all__ = ["register"]
+__all__ = ["COMMANDS"]
 
-
-def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAction) -> None:
-    """Add ``run ${cli}`` (no experiments).
-
-    Parameters
-    ----------
-    run : argparse._SubParsersAction
-        The ``fedpriv run`` subcommands.
-    experiment : argparse._SubParsersAction
-        Unused.
-    """
-    del experiment
-    p = run.add_parser(
-        "${cli}",
-        help="${title}: one run inside the accountant",
-        epilog=EXIT_CODES + " Here 1 means the claim is violated.",
-    )
-    p.add_argument("--agents", type=int, default=3, help="n_agents (default 3)")
-    p.add_argument("--arms", type=int, default=3, help="n_arms (default 3)")
-    p.add_argument("--epochs", type=int, default=4, help="n_epochs (default 4)")
-    p.add_argument("--pulls", type=int, default=8, help="pulls per arm and epoch (default 8)")
-    p.add_argument("--epsilon", type=float, default=1.0, help="claimed ε (default 1)")
-    p.add_argument(
+_OPTIONS = (
+    option("--agents", type=int, default=3, help="n_agents (default 3)"),
+    option("--arms", type=int, default=3, help="n_arms (default 3)"),
+    option("--epochs", type=int, default=4, help="n_epochs (default 4)"),
+    option("--pulls", type=int, default=8, help="pulls per arm and epoch (default 8)"),
+    option("--epsilon", type=float, default=1.0, help="claimed ε (default 1)"),
+    option(
         "--exploration-rate", type=float, default=0.1, help="server's exploration (default 0.1)"
-    )
-    p.add_argument("--trials", type=int, default=1, help="n_trials (default 1)")
-    p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.set_defaults(handler=_run)
+    ),
+    TRIALS,
+    SEED,
+    JSON,
+)
 
 
-def _run(args: argparse.Namespace) -> int:
-    """Run, charge the accountant, and print the run next to the claim."""
+def _run(args: argparse.Namespace) -> RunReport:
+    """Run, charge the accountant, and report the run next to the claim."""
     import numpy as np
     from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rng
     from fedpriv.audit.claims.claim import decide_verdict, json_number
@@ -585,12 +574,19 @@ def _run(args: argparse.Namespace) -> int:
             "evidence": evidence,
         },
     }
-    if args.json:
-        print(json.dumps(record, indent=2, allow_nan=False))
-    else:
-        print(f"${cli}: regret {record['regret']['mean']:.3f} (mean over trials)")
-        print(f"claimed ε = {args.epsilon:g}; accountant ε = {epsilon:g}: {verdict}")
-    return run_status(record)
+    lines = [
+        f"${cli}: regret {record['regret']['mean']:.3f} (mean over trials)",
+        f"claimed ε = {args.epsilon:g}; accountant ε = {epsilon:g}: {verdict}",
+    ]
+    return RunReport(record, lambda: lines)
+
+
+#: The family's commands, in ``--help`` order (no experiments).
+COMMANDS = (
+    RunCommand(
+        "${cli}", _OPTIONS, _run, epilog=EXIT_CODES + " Here 1 means the claim is violated."
+    ),
+)
 '''
 
 #: The family's test (in the repository: ``tests/audit/test_family_<key>.py``).

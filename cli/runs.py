@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Mapping
 from types import ModuleType
 from typing import Any
 
+from fedpriv.audit.claims.family import FamilyError
 from fedpriv.cli.commands import command_table, run_status
 
 __all__ = [
@@ -150,12 +151,16 @@ class RunCommand:
         ``(args: argparse.Namespace) -> RunReport``.
     defaults : mapping, default {}
         Extra attributes set on ``args`` (``parser.set_defaults``).
+    epilog : str, optional
+        Text ``--help`` prints after the options (e.g. the exit statuses,
+        :data:`fedpriv.cli.commands.EXIT_CODES`). Default: none.
     """
 
     name: str
     options: tuple[Option | OneOf, ...]
     run: Callable[[argparse.Namespace], RunReport]
     defaults: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    epilog: str | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -174,12 +179,15 @@ class ExperimentCommand:
         and returns the exit status.
     defaults : mapping, default {}
         Extra attributes set on ``args`` (``parser.set_defaults``).
+    epilog : str, optional
+        Text ``--help`` prints after the options. Default: none.
     """
 
     name: str
     options: tuple[Option | OneOf, ...]
     run: Callable[[argparse.Namespace], int]
     defaults: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    epilog: str | None = None
 
 
 #: ``--trials``, ``--seed`` and ``--json`` of every ``run`` command.
@@ -198,9 +206,7 @@ def register_commands(
     Parameters
     ----------
     module : module or iterable of RunCommand and ExperimentCommand
-        A command module with a ``COMMANDS`` tuple, or the commands themselves. A module
-        without ``COMMANDS`` but with its own ``register(run, experiment)`` (an installed
-        family written before declared commands) is called as it is.
+        A command module with a ``COMMANDS`` tuple, or the commands themselves.
     run : argparse._SubParsersAction
         The ``fedpriv run`` subcommands.
     experiment : argparse._SubParsersAction
@@ -208,34 +214,38 @@ def register_commands(
 
     Raises
     ------
-    TypeError
-        If ``module`` declares neither ``COMMANDS`` nor ``register``, or a command is
-        neither a RunCommand nor an ExperimentCommand.
+    FamilyError
+        If ``module`` does not declare ``COMMANDS``, or a command is neither a
+        RunCommand nor an ExperimentCommand (a registration naming such a module is
+        malformed; ``fedpriv run`` of its command exits 2 with this message).
     """
     if isinstance(module, ModuleType):
         if not hasattr(module, "COMMANDS"):
-            if callable(getattr(module, "register", None)):
-                module.register(run, experiment)
-                return
-            raise TypeError(
-                f"command module {module.__name__!r} must declare `COMMANDS` "
-                "(fedpriv.cli.runs) or define `register(run, experiment)`."
+            raise FamilyError(
+                f"command module {module.__name__!r} must declare `COMMANDS`, a tuple of "
+                "fedpriv.cli.runs.RunCommand and ExperimentCommand."
             )
         commands = module.COMMANDS
     else:
-        commands = tuple(module)
+        commands = module
+    if isinstance(commands, str | bytes) or not isinstance(commands, Iterable):
+        raise FamilyError(
+            f"`COMMANDS` must be a tuple of RunCommand and ExperimentCommand, got {commands!r}."
+        )
     for command in commands:
         if isinstance(command, RunCommand):
             kind, subparsers, handler = "run", run, _run_handler(command)
         elif isinstance(command, ExperimentCommand):
             kind, subparsers, handler = "experiment", experiment, command.run
         else:
-            raise TypeError(
+            raise FamilyError(
                 f"a command must be a RunCommand or an ExperimentCommand, got {command!r}."
             )
         registered = command_table(kind).get(command.name)
         parser = subparsers.add_parser(
-            command.name, help=None if registered is None else registered.help
+            command.name,
+            help=None if registered is None else registered.help,
+            epilog=command.epilog,
         )
         for entry in command.options:
             if isinstance(entry, OneOf):

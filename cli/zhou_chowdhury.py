@@ -4,68 +4,96 @@ Runs Private-FedLinUCB on the synthetic instance of Fig. 2a-b and prints the ave
 per-silo regret, the number of syncs and, for a private protocol, the accountant's ε at
 the target δ beside the target (the view of silo-level LDP: every silo's p-sums, each
 silo's tree charged for the pairs its own data between syncs can move).
+``experiment zhou-chowdhury-fig2`` reproduces Fig. 2a-b
+(:mod:`fedpriv.audit.families.zhou_chowdhury.experiments`).
+
+The commands are declared as data (:data:`COMMANDS`: options and run functions); the
+shared machinery (:mod:`fedpriv.cli.runs`) wires, times, prints and sets the exit status.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import time
 from pathlib import Path
+from typing import Any
 
-from fedpriv.cli.commands import run_status
+from fedpriv.cli.runs import JSON, SEED, TRIALS, ExperimentCommand, RunCommand, RunReport, option
 
-# Option choices as literals, so `fedpriv run ... --help` imports no algorithm.
+# Option choices as literals, so `fedpriv run ... --help` imports no algorithm;
+# tests/test_cli_startup.py checks each against its source (named beside it).
 #: fedpriv.algorithms.zhou_chowdhury.fedlinucb.PROTOCOLS
 PROTOCOLS = ("ldp", "ldp-exact", "sdp-amp", "non-private")
 
-__all__ = ["register"]
+__all__ = ["COMMANDS", "PROTOCOLS"]
 
 
-def register(run: argparse._SubParsersAction, experiment: argparse._SubParsersAction) -> None:
-    """Add ``private-fedlinucb`` to ``run``.
-
-    Parameters
-    ----------
-    run : argparse._SubParsersAction
-        The ``fedpriv run`` subcommands.
-    experiment : argparse._SubParsersAction
-        The ``fedpriv experiment`` subcommands (``zhou-chowdhury-fig2``).
-    """
-    p = run.add_parser(
-        "private-fedlinucb", help="Private-FedLinUCB, fixed batches (Zhou & Chowdhury Alg. 1)"
-    )
-    p.add_argument("--agents", type=int, default=10, help="silos M (default 10; Fig. 2: 100)")
-    p.add_argument("--arms", type=int, default=20, help="arms K (default 20; Fig. 2: 100)")
-    p.add_argument("--dim", type=int, default=5, help="dimension d >= 3 (default 5; Fig. 2: 10)")
-    p.add_argument("--horizon", type=int, default=1000, help="rounds T (default 1000)")
-    p.add_argument("--batch-size", type=int, default=25, help="batch B (default 25)")
-    p.add_argument("--protocol", choices=PROTOCOLS, default="ldp", help="privacy protocol")
-    p.add_argument("--epsilon", type=float, default=1.0, help="target ε (default 1)")
-    p.add_argument("--delta", type=float, default=0.1, help="target δ (default 0.1)")
-    p.add_argument(
+_RUN_OPTIONS = (
+    option("--agents", type=int, default=10, help="silos M (default 10; Fig. 2: 100)"),
+    option("--arms", type=int, default=20, help="arms K (default 20; Fig. 2: 100)"),
+    option("--dim", type=int, default=5, help="dimension d >= 3 (default 5; Fig. 2: 10)"),
+    option("--horizon", type=int, default=1000, help="rounds T (default 1000)"),
+    option("--batch-size", type=int, default=25, help="batch B (default 25)"),
+    option("--protocol", choices=PROTOCOLS, default="ldp", help="privacy protocol"),
+    option("--epsilon", type=float, default=1.0, help="target ε (default 1)"),
+    option("--delta", type=float, default=0.1, help="target δ (default 0.1)"),
+    option(
         "--broadcast-only",
         action="store_true",
         help="silos act on the broadcast sums only (fedpriv's correction)",
-    )
-    p.add_argument("--trials", type=int, default=1, help="n_trials (default 1)")
-    p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.set_defaults(handler=_run)
-    e = experiment.add_parser(
-        "zhou-chowdhury-fig2", help="Zhou & Chowdhury Fig. 2a-b (synthetic regret)"
-    )
-    e.add_argument("--horizon", type=int, default=1000, help="rounds T (default 1000; paper 10^4)")
-    e.add_argument("--trials", type=int, default=1, help="trials (default 1; paper 25)")
-    e.add_argument("--agents", type=int, default=100, help="silos M (default 100)")
-    e.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
-    e.add_argument(
+    ),
+    TRIALS,
+    SEED,
+    JSON,
+)
+
+_FIGURE_OPTIONS = (
+    option("--horizon", type=int, default=1000, help="rounds T (default 1000; paper 10^4)"),
+    option("--trials", type=int, default=1, help="trials (default 1; paper 25)"),
+    option("--agents", type=int, default=100, help="silos M (default 100)"),
+    SEED,
+    option(
         "--out",
         type=Path,
         default=Path("reports"),
         help="report folder; writes <out>/zhou_chowdhury/ (default reports)",
+    ),
+)
+
+
+def _run(args: argparse.Namespace) -> RunReport:
+    """Run Private-FedLinUCB and price it at the target δ (no verdict: exit status 0)."""
+    from fedpriv.algorithms.zhou_chowdhury import SyntheticEnvironment, run_private_fedlinucb
+    from fedpriv.audit.claims.claim import json_number
+
+    env = SyntheticEnvironment(n_agents=args.agents, n_arms=args.arms, dim=args.dim)
+    run = run_private_fedlinucb(
+        env,
+        horizon=args.horizon,
+        batch_size=args.batch_size,
+        protocol=args.protocol,
+        epsilon=args.epsilon,
+        delta=args.delta,
+        n_trials=args.trials,
+        seed=args.seed,
+        own_data_between_syncs=not args.broadcast_only,
     )
-    e.set_defaults(handler=_fig2)
+    route, eps = run.accountant.routes.tightest(args.delta)
+    record: dict[str, Any] = {
+        "algorithm": "private-fedlinucb",
+        "protocol": args.protocol,
+        "regret_per_silo": float(run.final_regret.mean()),
+        "n_syncs": run.n_syncs,
+        "noise_stddev": run.calibration.noise_stddev,
+        "target": {"epsilon": json_number(args.epsilon), "delta": args.delta},
+        "accountant": {"route": route, "epsilon": json_number(float(eps))},
+    }
+    line = (
+        f"Private-FedLinUCB ({args.protocol}): regret per silo "
+        f"{record['regret_per_silo']:.4g}, {run.n_syncs} syncs, σ = "
+        f"{run.calibration.noise_stddev:.4g}; accountant ε = {float(eps):.4g} ({route}) at "
+        f"δ = {args.delta:g} (target ε = {args.epsilon:g})"
+    )
+    return RunReport(record, lambda: [line])
 
 
 def _fig2(args: argparse.Namespace) -> int:
@@ -83,40 +111,8 @@ def _fig2(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run(args: argparse.Namespace) -> int:
-    from fedpriv.algorithms.zhou_chowdhury import SyntheticEnvironment, run_private_fedlinucb
-
-    env = SyntheticEnvironment(n_agents=args.agents, n_arms=args.arms, dim=args.dim)
-    started = time.perf_counter()
-    run = run_private_fedlinucb(
-        env,
-        horizon=args.horizon,
-        batch_size=args.batch_size,
-        protocol=args.protocol,
-        epsilon=args.epsilon,
-        delta=args.delta,
-        n_trials=args.trials,
-        seed=args.seed,
-        own_data_between_syncs=not args.broadcast_only,
-    )
-    route, eps = run.accountant.routes.tightest(args.delta)
-    record = {
-        "algorithm": "private-fedlinucb",
-        "protocol": args.protocol,
-        "regret_per_silo": float(run.final_regret.mean()),
-        "n_syncs": run.n_syncs,
-        "noise_stddev": run.calibration.noise_stddev,
-        "target": {"epsilon": args.epsilon, "delta": args.delta},
-        "accountant": {"route": route, "epsilon": float(eps)},
-        "seconds": time.perf_counter() - started,
-    }
-    if args.json:
-        print(json.dumps(record))
-    else:
-        print(
-            f"Private-FedLinUCB ({args.protocol}): regret per silo "
-            f"{record['regret_per_silo']:.4g}, {run.n_syncs} syncs, σ = "
-            f"{run.calibration.noise_stddev:.4g}; accountant ε = {float(eps):.4g} ({route}) at "
-            f"δ = {args.delta:g} (target ε = {args.epsilon:g})"
-        )
-    return run_status(record)
+#: Every command of the family, in ``--help`` order (:mod:`fedpriv.cli.runs`).
+COMMANDS = (
+    RunCommand("private-fedlinucb", _RUN_OPTIONS, _run),
+    ExperimentCommand("zhou-chowdhury-fig2", _FIGURE_OPTIONS, _fig2),
+)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import types
 
 import pytest
+from fedpriv.audit.claims.family import FamilyError
 from fedpriv.cli.runs import (
     JSON,
     SEED,
@@ -78,23 +80,54 @@ def test_declared_options_keep_their_groups_and_experiments_their_function(capsy
     assert args.handler(args) == 0 and args.out == "reports"
 
 
-def test_a_module_with_its_own_register_still_loads():
-    calls = []
-    legacy = types.ModuleType("legacy_family_cli")
-    legacy.register = lambda run, experiment: calls.append((run, experiment))
-    _, run, experiment = _parsers()
-    register_commands(legacy, run, experiment)
-    assert calls == [(run, experiment)]
-
-
 def test_bad_declarations_are_refused_with_a_named_parameter():
     _, run, experiment = _parsers()
-    with pytest.raises(TypeError, match="must declare `COMMANDS`"):
+    with pytest.raises(FamilyError, match="'empty' must declare `COMMANDS`"):
         register_commands(types.ModuleType("empty"), run, experiment)
-    with pytest.raises(TypeError, match="RunCommand or an ExperimentCommand"):
+    # the register(run, experiment) form is gone: a module must declare its commands
+    legacy = types.ModuleType("legacy_family_cli")
+    legacy.register = lambda run, experiment: None
+    with pytest.raises(FamilyError, match="'legacy_family_cli' must declare `COMMANDS`"):
+        register_commands(legacy, run, experiment)
+    with pytest.raises(FamilyError, match="RunCommand or an ExperimentCommand"):
         register_commands(["not a command"], run, experiment)
+    not_a_tuple = types.ModuleType("not_a_tuple")
+    not_a_tuple.COMMANDS = 3
+    with pytest.raises(FamilyError, match="`COMMANDS` must be a tuple"):
+        register_commands(not_a_tuple, run, experiment)
     with pytest.raises(ValueError, match="`flags` must be one or more '--name' strings"):
         option("agents", type=int)
+
+
+def test_a_command_module_declaring_no_commands_exits_2_and_help_still_works(monkeypatch, capsys):
+    from fedpriv.audit.claims import family as registry
+    from fedpriv.audit.claims.family import Command, Family
+    from fedpriv.cli.main import main
+
+    module = types.ModuleType("undeclared_family_cli")
+    module.register = lambda run, experiment: None  # the old form: not read any more
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    mine = Family(
+        key="undeclared",
+        title="Undeclared",
+        claims=tuple,
+        run_commands={"undeclared-run": Command(module.__name__, "declares nothing")},
+    )
+    monkeypatch.setattr(registry, "_files", {"test": (mine,)})
+    assert main(["run", "undeclared-run"]) == 2
+    assert "'undeclared_family_cli' must declare `COMMANDS`" in capsys.readouterr().err
+    assert main(["--help"]) == 0
+    assert main(["run", "--help"]) == 0  # listed from its registration, never built
+    assert "undeclared-run" in capsys.readouterr().out
+
+
+def test_an_epilog_is_printed_after_the_options(capsys):
+    parser, run, experiment = _parsers()
+    command = RunCommand("toy-epilog", (SEED,), _toy_run, epilog="Exit status: see the docs.")
+    register_commands([command], run, experiment)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["run", "toy-epilog", "--help"])
+    assert capsys.readouterr().out.rstrip().endswith("Exit status: see the docs.")
 
 
 def test_summary_is_mean_min_max_as_floats():

@@ -145,12 +145,14 @@ def test_cli_choices_equal_their_sources() -> None:
     from fedpriv.algorithms.gossip_fed_ucb import gossip_ucb
     from fedpriv.algorithms.li_song import network
     from fedpriv.algorithms.networks import graphs
+    from fedpriv.algorithms.zhou_chowdhury import fedlinucb
     from fedpriv.audit.families.dubey_aamas import experiments as dubey_aamas
     from fedpriv.cli import choices
     from fedpriv.cli import dubey_aamas as cli_dubey_aamas
     from fedpriv.cli import feducb as cli_feducb
     from fedpriv.cli import gossip_fed_ucb as cli_gossip_fed_ucb
     from fedpriv.cli import li_song as cli_li_song
+    from fedpriv.cli import zhou_chowdhury as cli_zhou_chowdhury
     from fedpriv.privacy import PAPER_LOG_BASES
     from fedpriv.privacy import calibrations as calibration
     from fedpriv.privacy.mechanisms import matrix_tree
@@ -173,6 +175,7 @@ def test_cli_choices_equal_their_sources() -> None:
     assert cli_feducb.PRIVATIZER_CALIBRATIONS == matrix_tree.PRIVATIZER_CALIBRATIONS
     assert cli_feducb.SYNC_ORDERS == sync.SYNC_ORDERS
     assert cli_feducb.ON_CAPACITY == decentralized.ON_CAPACITY
+    assert cli_zhou_chowdhury.PROTOCOLS == fedlinucb.PROTOCOLS
     assert cli_feducb.RESPOND == decentralized.RESPOND
     assert cli_feducb.SCHEDULES == decentralized.SCHEDULES
     assert cli_feducb.UPDATE_ORDERS == linucb.UPDATE_ORDERS

@@ -80,8 +80,10 @@ class Command:
     Attributes
     ----------
     module : str
-        Dotted path of the module whose ``register(run_sub, experiment_sub)`` adds the
-        command's parser; imported only when the command is asked for.
+        Dotted path of the module that declares the command: its ``COMMANDS``, a tuple
+        of :class:`fedpriv.cli.runs.RunCommand` and ``ExperimentCommand`` (options and a
+        run function), from which :func:`fedpriv.cli.runs.register_commands` builds the
+        parser; imported only when the command is asked for.
     help : str
         One-line help shown by ``fedpriv run --help`` / ``fedpriv experiment --help``.
     secure_noise : bool

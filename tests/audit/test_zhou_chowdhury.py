@@ -165,3 +165,40 @@ def test_calibration_finding_numbers_are_the_exact_values():
         assert exact > eps
         shown.append(f"{exact:.3g}")
     assert f"ε = {shown[0]} and {shown[1]}" in finding.statement
+
+
+def _no_constant(name):
+    raise ValueError(f"not JSON: {name}")
+
+
+@pytest.mark.parametrize("protocol", ["ldp", "non-private"])
+def test_the_run_command_prints_strict_json_and_its_text(protocol, capsys):
+    import json
+
+    from fedpriv.cli.main import main
+
+    argv = ["run", "private-fedlinucb", "--protocol", protocol, "--horizon", "100"]
+    argv += ["--agents", "3", "--arms", "6"]
+    assert main([*argv, "--json"]) == 0  # the record holds no verdict: nothing refuted
+    record = json.loads(capsys.readouterr().out, parse_constant=_no_constant)
+    assert record["algorithm"] == "private-fedlinucb" and record["protocol"] == protocol
+    assert record["target"] == {"epsilon": 1.0, "delta": 0.1} and record["seconds"] >= 0
+    if protocol == "non-private":  # nothing is noised: ε = ∞, written as "inf"
+        assert record["accountant"]["epsilon"] == "inf"
+    else:
+        assert 0 < record["accountant"]["epsilon"] < float("inf")
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert text.startswith(f"Private-FedLinUCB ({protocol}): regret per silo ")
+    assert f", {record['n_syncs']} syncs, " in text
+
+
+def test_the_fig2_command_writes_and_names_every_run(tmp_path, capsys):
+    from fedpriv.audit.families.zhou_chowdhury.experiments import FIG2_RUNS
+    from fedpriv.cli.main import main
+
+    argv = ["experiment", "zhou-chowdhury-fig2", "--horizon", "50", "--agents", "3"]
+    assert main([*argv, "--out", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in lines] == [label for label, *_ in FIG2_RUNS]
+    assert (tmp_path / "zhou_chowdhury" / "zhou_chowdhury-fig2.md").exists()
