@@ -24,10 +24,11 @@ from typing import Any
 #: Public name -> the module that defines it (a module itself for ``errors``/``events``).
 #: Imported on first use (PEP 562), so that importing one room (``fedpriv.privacy.checks``,
 #: the guarantees an audit needs) imports neither SciPy, the accountant, the
-#: calibrations nor the mechanisms. Events that register their own pricing handlers
-#: (``PoissonSampled``, ``Shuffled``, ``IntervalRelease``, ``SymmetricMatrixGaussianTree``) register
-#: when their module is imported; a lookup by type or by name that misses imports them
-#: first (:func:`fedpriv.privacy.accounting.handlers.load_builtin_events`).
+#: calibrations nor the mechanisms. Event types defined outside
+#: :mod:`~fedpriv.privacy.accounting.events` (``PoissonSampled``, ``Shuffled``,
+#: ``IntervalRelease``, ``SymmetricMatrixGaussianTree``) register their pricing handlers
+#: in the module that defines them; the ledger codec, which resolves stored types by
+#: name, imports them all (:mod:`fedpriv.privacy.accounting.builtin`).
 _EXPORTS = {
     "errors": "fedpriv.privacy.errors",
     "events": "fedpriv.privacy.accounting.events",
@@ -62,10 +63,9 @@ _EXPORTS = {
     "LaplaceTreeCounter": "fedpriv.privacy.mechanisms",
     "laplace_release": "fedpriv.privacy.mechanisms",
     "raw_release": "fedpriv.privacy.mechanisms",
-    "IntervalRelease": "fedpriv.privacy.mechanisms.interval",
+    "IntervalRelease": "fedpriv.privacy.accounting.interval",
     "MatrixTreePrivatizer": "fedpriv.privacy.mechanisms.matrix_tree",
-    "SymmetricMatrixGaussianTree": "fedpriv.privacy.mechanisms.matrix_tree",
-    "privatizer_calibration": "fedpriv.privacy.mechanisms.matrix_tree",
+    "SymmetricMatrixGaussianTree": "fedpriv.privacy.accounting.matrix_tree",
     "NeighboringRelation": "fedpriv.privacy.relations",
     "parse_relation": "fedpriv.privacy.relations",
 }
@@ -98,7 +98,6 @@ __all__ = [
     "gossip_fed_ucb_scale",
     "laplace_release",
     "parse_relation",
-    "privatizer_calibration",
     "pure_to_approx_dp",
     "pure_to_zcdp",
     "raw_release",

@@ -60,6 +60,66 @@ def _lazy_targets(tree: ast.Module, known: Collection[str]) -> set[str]:
     }
 
 
+def _is_import_module(node: ast.AST) -> bool:
+    """Whether ``node`` is an ``importlib.import_module(...)`` (or bare
+    ``import_module(...)``) call with an argument."""
+    if not isinstance(node, ast.Call) or not node.args:
+        return False
+    func = node.func
+    return (isinstance(func, ast.Attribute) and func.attr == "import_module") or (
+        isinstance(func, ast.Name) and func.id == "import_module"
+    )
+
+
+def _string_tables(tree: ast.Module) -> dict[str, set[str]]:
+    """Module-level names bound to a tuple or list of string literals, with the strings."""
+    tables: dict[str, set[str]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        if not isinstance(value, (ast.Tuple, ast.List)) or not value.elts:
+            continue
+        if not all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts):
+            continue
+        for target in targets:
+            if isinstance(target, ast.Name):
+                tables[target.id] = {e.value for e in value.elts}
+    return tables
+
+
+def _table_targets(tree: ast.Module, known: Collection[str]) -> set[str]:
+    """The fedpriv modules ``importlib.import_module(name)`` imports where ``name`` comes
+    from a module-level tuple or list of string literals.
+
+    The argument counts when it reads the table itself (``import_module(TABLE[i])``) or a
+    loop variable over it (``for name in TABLE: import_module(name)``, comprehensions
+    included); every string of such a table that names a fedpriv module is an import.
+    """
+    tables = _string_tables(tree)
+    if not tables:
+        return set()
+    bound: dict[str, set[str]] = {}
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, (ast.For, ast.comprehension))
+            and isinstance(node.iter, ast.Name)
+            and node.iter.id in tables
+            and isinstance(node.target, ast.Name)
+        ):
+            bound.setdefault(node.target.id, set()).update(tables[node.iter.id])
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if _is_import_module(node) and not isinstance(node.args[0], ast.Constant):
+            for name in ast.walk(node.args[0]):
+                if isinstance(name, ast.Name):
+                    found |= tables.get(name.id, set()) | bound.get(name.id, set())
+    return found & set(known)
+
+
 def _imports_in(
     tree: ast.Module, module: str, path: Path, known: Collection[str] = SOURCES.keys()
 ) -> set[str]:
@@ -68,7 +128,7 @@ def _imports_in(
     ``known`` is the set of module names (``from p import m`` imports module ``p.m`` if
     it is one).
     """
-    found: set[str] = _lazy_targets(tree, known)
+    found: set[str] = _lazy_targets(tree, known) | _table_targets(tree, known)
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.startswith("fedpriv")}
@@ -81,10 +141,7 @@ def _imports_in(
                 found.add(base)
                 found |= {f"{base}.{a.name}" for a in node.names} & set(known)
         elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "import_module"
-            and node.args
+            _is_import_module(node)
             and isinstance(node.args[0], ast.Constant)
             and str(node.args[0].value).startswith("fedpriv")
         ):
@@ -96,9 +153,11 @@ def _imports(path: Path) -> set[str]:
     """Every fedpriv module ``path`` imports, at any depth of its syntax tree.
 
     Imports at the top level, under ``if TYPE_CHECKING:``, inside functions and methods,
-    ``importlib.import_module("fedpriv...")`` calls and the targets of a lazy module
-    ``__getattr__`` (:func:`_lazy_targets`) all count: an import deferred into a
-    function still makes the module depend on its target.
+    ``importlib.import_module("fedpriv...")`` calls, ``importlib.import_module(name)``
+    with ``name`` taken from a module-level tuple or list of module names
+    (:func:`_table_targets`) and the targets of a lazy module ``__getattr__``
+    (:func:`_lazy_targets`) all count: an import deferred into a function still makes
+    the module depend on its target.
     """
     module = _module_name(path)
     return _imports_in(ast.parse(path.read_text(encoding="utf-8")), module, path)
@@ -137,8 +196,9 @@ def _cycle_text(cycles: list[list[str]]) -> str:
 
 def test_no_import_cycles_between_modules() -> None:
     # Nothing is left out: function-local imports, TYPE_CHECKING imports, lazy
-    # __getattr__ targets and a package's __init__ importing its own submodules all
-    # count, so a cycle cannot be closed by deferring one of its imports.
+    # __getattr__ targets, import_module calls over a table of module names and a
+    # package's __init__ importing its own submodules all count, so a cycle cannot be
+    # closed by deferring one of its imports.
     graph = _module_graph()
     cycles = list(nx.simple_cycles(graph))
     assert not cycles, f"import cycles:\n{_cycle_text(cycles)}"
@@ -168,6 +228,39 @@ def test_deferred_imports_are_edges() -> None:
         "fedpriv.x.a": {"fedpriv.x.b"},
         "fedpriv.x.b": {"fedpriv.x.c"},
         "fedpriv.x.c": {"fedpriv.x.a"},
+    }
+
+
+_CYCLE_BY_A_TABLE_OF_NAMES = {
+    "fedpriv.x.a": (
+        "import importlib\n\n_MODULES = ('fedpriv.x.b', 'fedpriv.x.c')\n\n\ndef load():\n"
+        "    for module in _MODULES:\n        importlib.import_module(module)\n"
+    ),
+    "fedpriv.x.b": (
+        "from importlib import import_module\n\nNAMES: list[str] = ['fedpriv.x.a', 'os']\n"
+        "\n\ndef first():\n    return import_module(NAMES[0])\n"
+    ),
+    "fedpriv.x.c": (
+        "import importlib\n\n_MODULES = ('fedpriv.x.a',)\n\n\ndef load(names):\n"
+        "    return [importlib.import_module(name) for name in names]\n"
+    ),
+}
+
+
+def test_imports_named_by_a_table_are_edges() -> None:
+    # ``import_module(name)`` with ``name`` read from a module-level table of strings is
+    # an import of every fedpriv module the table names (a loop over it, a subscript of
+    # it); a name that comes from elsewhere (c's argument) is not.
+    found = {
+        module: _imports_in(
+            ast.parse(text), module, Path(f"{module}.py"), _CYCLE_BY_A_TABLE_OF_NAMES.keys()
+        )
+        for module, text in _CYCLE_BY_A_TABLE_OF_NAMES.items()
+    }
+    assert found == {
+        "fedpriv.x.a": {"fedpriv.x.b", "fedpriv.x.c"},
+        "fedpriv.x.b": {"fedpriv.x.a"},
+        "fedpriv.x.c": set(),
     }
 
 
@@ -285,3 +378,14 @@ def test_the_audit_engine_and_claims_machinery_name_no_family(source: str, dest:
 def test_families_import_the_claims_types_one_way() -> None:
     assert _edges_from("fedpriv.audit.families", "fedpriv.audit.claims")
     assert not _edges_from("fedpriv.audit.claims", "fedpriv.audit.families")
+
+
+def test_the_shared_matrix_tree_mechanism_names_no_family_calibration() -> None:
+    # FedUCB's Privatizer calibration is the family's (algorithms/feducb/privatizer.py);
+    # the mechanism gives only the σ its own charge allows.
+    found = {
+        target
+        for target in _imports(SOURCES["fedpriv.privacy.mechanisms.matrix_tree"])
+        if target.startswith("fedpriv.privacy.calibrations")
+    }
+    assert not found, found

@@ -141,7 +141,7 @@ def test_a_command_builds_only_its_family_and_lists_the_others(capsys) -> None:
 def test_cli_choices_equal_their_sources() -> None:
     from fedpriv.algorithms.dubey_aamas import baselines, cooperative, robust
     from fedpriv.algorithms.environments import linear
-    from fedpriv.algorithms.feducb import decentralized, linucb, loop, sync
+    from fedpriv.algorithms.feducb import decentralized, linucb, loop, privatizer, sync
     from fedpriv.algorithms.gossip_fed_ucb import gossip_ucb
     from fedpriv.algorithms.li_song import network
     from fedpriv.algorithms.networks import graphs
@@ -155,7 +155,6 @@ def test_cli_choices_equal_their_sources() -> None:
     from fedpriv.cli import zhou_chowdhury as cli_zhou_chowdhury
     from fedpriv.privacy import PAPER_LOG_BASES
     from fedpriv.privacy import calibrations as calibration
-    from fedpriv.privacy.mechanisms import matrix_tree
 
     assert choices.GRAPH_KINDS == graphs.GRAPH_KINDS
     assert choices.MODES == gossip_ucb.MODES
@@ -172,7 +171,7 @@ def test_cli_choices_equal_their_sources() -> None:
     assert cli_feducb.BETA_VERSIONS == loop.BETA_VERSIONS
     assert cli_feducb.BETA_CHOICES == decentralized.BETA_CHOICES
     assert cli_feducb.REWARD_MODELS == linear.REWARD_MODELS
-    assert cli_feducb.PRIVATIZER_CALIBRATIONS == matrix_tree.PRIVATIZER_CALIBRATIONS
+    assert cli_feducb.PRIVATIZER_CALIBRATIONS == privatizer.PRIVATIZER_CALIBRATIONS
     assert cli_feducb.SYNC_ORDERS == sync.SYNC_ORDERS
     assert cli_feducb.ON_CAPACITY == decentralized.ON_CAPACITY
     assert cli_zhou_chowdhury.PROTOCOLS == fedlinucb.PROTOCOLS

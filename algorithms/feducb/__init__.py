@@ -17,5 +17,6 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "linucb_private": ("run_linucb_independent_private",),
         "sync": ("recommended_threshold", "threshold_for_syncs", "private_threshold_for_syncs"),
         "first_sync": ("first_sync_rounds",),
+        "privatizer": ("PrivatizerCalibration", "privatizer_calibration"),
     },
 )

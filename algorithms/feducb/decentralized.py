@@ -53,7 +53,7 @@ Privacy (Remark 5, 6 and "Discussion")
 --------------------------------------
 **One Privatizer per (agent, set)** (Remark 5: "maintain γ partial sums"), each
 of depth ``m = 1 + ⌈log2 ⌈T/γ⌉⌉`` and calibrated by
-:func:`fedpriv.privacy.mechanisms.matrix_tree.privatizer_calibration` with ``n = ⌈T/γ⌉`` (the extra,
+:func:`fedpriv.algorithms.feducb.privatizer.privatizer_calibration` with ``n = ⌈T/γ⌉`` (the extra,
 unexplained ``log γ`` of Remark 6 in Λ and κ is a utility term and is not modelled).
 A record ``(x_{i,t}, y_{i,t})`` enters only tree ``(i, t mod γ)``, so the accountant
 declares ``subset`` a disjoint level and composes the γ trees of an agent in
@@ -112,12 +112,12 @@ from fedpriv.algorithms.feducb.decentralized_protocol import (
 )
 from fedpriv.algorithms.feducb.network import check_clique_cover, clique_cover, power_graph
 from fedpriv.algorithms.feducb.oful import iterate_rounds
+from fedpriv.algorithms.feducb.privatizer import PRIVATIZER_CALIBRATIONS, privatizer_calibration
 from fedpriv.algorithms.feducb.run import DecentralizedFedUCBRun
 from fedpriv.algorithms.feducb.sync import recommended_threshold
 from fedpriv.algorithms.networks.graphs import check_connected, neighbor_matrix
 from fedpriv.algorithms.seeding import as_seed_sequence
 from fedpriv.privacy.checks import check_epsilon, check_int_at_least, check_positive, check_real
-from fedpriv.privacy.mechanisms.matrix_tree import PRIVATIZER_CALIBRATIONS, privatizer_calibration
 
 __all__ = [
     "BETA_CHOICES",

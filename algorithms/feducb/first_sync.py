@@ -26,8 +26,8 @@ import dataclasses
 import numpy as np
 from fedpriv.algorithms.environments.linear import CHUNK_ROUNDS, LinearBanditTables
 from fedpriv.algorithms.feducb.loop import CentralizedLoop, configure_loop
+from fedpriv.algorithms.feducb.privatizer import PrivatizerCalibration
 from fedpriv.privacy.checks import check_int_at_least
-from fedpriv.privacy.mechanisms.matrix_tree import PrivatizerCalibration
 
 __all__ = ["FirstSync", "first_sync_rounds"]
 

@@ -37,10 +37,10 @@ from typing import Any
 import numpy as np
 from fedpriv.algorithms.environments.linear import LinearBanditTables
 from fedpriv.algorithms.feducb.oful import iterate_rounds, oful_radius, sherman_morrison_update
+from fedpriv.algorithms.feducb.privatizer import PrivatizerCalibration
 from fedpriv.algorithms.seeding import as_seed_sequence
 from fedpriv.privacy.checks import check_positive, check_probability
 from fedpriv.privacy.ledger.accountant import Accountant
-from fedpriv.privacy.mechanisms.matrix_tree import PrivatizerCalibration
 
 __all__ = [
     "BETA_CHOICES",

@@ -28,14 +28,11 @@ import numpy as np
 from fedpriv.algorithms.environments.linear import LinearBanditTables
 from fedpriv.algorithms.feducb.linucb import LinUCBRun, check_linucb_options, linucb_setting
 from fedpriv.algorithms.feducb.oful import iterate_rounds, ucb_scores
+from fedpriv.algorithms.feducb.privatizer import PRIVATIZER_CALIBRATIONS, privatizer_calibration
 from fedpriv.algorithms.feducb.sync import exploration_radius
 from fedpriv.algorithms.seeding import Stream, as_seed_sequence, stream_rngs
 from fedpriv.privacy.ledger.accountant import Accountant
-from fedpriv.privacy.mechanisms.matrix_tree import (
-    PRIVATIZER_CALIBRATIONS,
-    MatrixTreePrivatizer,
-    privatizer_calibration,
-)
+from fedpriv.privacy.mechanisms.matrix_tree import MatrixTreePrivatizer
 from fedpriv.privacy.relations import NeighboringRelation
 
 __all__ = ["run_linucb_independent_private"]

@@ -22,6 +22,11 @@ from typing import Any
 import numpy as np
 from fedpriv.algorithms.environments.linear import CHUNK_ROUNDS, LinearBanditTables
 from fedpriv.algorithms.feducb.adaptivity import leaf_reach
+from fedpriv.algorithms.feducb.privatizer import (
+    PRIVATIZER_CALIBRATIONS,
+    PrivatizerCalibration,
+    privatizer_calibration,
+)
 from fedpriv.algorithms.feducb.run import (
     FedUCBTranscript,
     inverse_and_logdet,
@@ -31,12 +36,7 @@ from fedpriv.algorithms.feducb.run import (
 from fedpriv.algorithms.feducb.sync import exploration_radius, recommended_threshold
 from fedpriv.privacy.checks import check_int_at_least, check_positive, check_real
 from fedpriv.privacy.errors import CapacityExceededError
-from fedpriv.privacy.mechanisms.matrix_tree import (
-    PRIVATIZER_CALIBRATIONS,
-    MatrixTreePrivatizer,
-    PrivatizerCalibration,
-    privatizer_calibration,
-)
+from fedpriv.privacy.mechanisms.matrix_tree import MatrixTreePrivatizer
 
 __all__ = ["BETA_VERSIONS", "ON_CAPACITY", "CentralizedLoop", "LoopSetup", "configure_loop"]
 

@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from fedpriv.algorithms.feducb.oful import floored_cholesky
+from fedpriv.algorithms.feducb.privatizer import PrivatizerCalibration
 from fedpriv.privacy.accounting.events import NonPrivate
 from fedpriv.privacy.ledger.accountant import Accountant
-from fedpriv.privacy.mechanisms.matrix_tree import MatrixTreePrivatizer, PrivatizerCalibration
+from fedpriv.privacy.mechanisms.matrix_tree import MatrixTreePrivatizer
 from fedpriv.privacy.relations import NeighboringRelation
 
 if TYPE_CHECKING:  # annotation only: importing network (networkx, pandas) stays lazy

@@ -28,7 +28,9 @@ OpaqueApproxDP           (ε, δ) in basic/advanced/optimal; worst-case (ε, δ)
                          RDP and zCDP only when δ = 0
 SelfComposed             expanded into ``count`` releases of its event
 Composed                 expanded into its parts; when nested (e.g. inside a
-                         Poisson-sampled event) priced by :mod:`fedpriv.privacy.accounting.composed`
+                         Poisson-sampled event) pure ε, ρ and RDP add (sequential
+                         composition), μ's add in squares (Dong, Roth & Su 2019,
+                         Cor. 3.3), PLDs compose, a δ share is split equally
 =======================  ===============================================================
 
 Missing handlers are derived where a theorem allows it: pure ε gives RDP through the
@@ -38,14 +40,18 @@ sharp pure→RDP bound (randomized response, Steinke 2024, differentialprivacy.o
 and the Gaussian PLD; zCDP ρ gives RDP ``α ρ``.
 
 The table's interface (:class:`EventHandlers`, :func:`register_event`, :func:`handlers_for`)
-is re-exported by :mod:`fedpriv.privacy.accounting.routes`, where it used to live; importing
-either module registers the built-in events. The resolved quantities
-(:func:`event_pure_epsilon`, :func:`event_gdp_mu`, :func:`event_zcdp_rho`,
-:func:`event_rdp_curve`, :func:`event_approx_dp`, :func:`event_pld`) are what the
-routes compose. Types registered by their own
-modules (``Composed`` when nested, ``PoissonSampled``, ``IntervalRelease``,
-``SymmetricMatrixGaussianTree``) are imported by :func:`load_builtin_events` when a
-lookup misses, since :mod:`fedpriv.privacy` imports its rooms on use.
+is re-exported by :mod:`fedpriv.privacy.accounting.routes`, where it used to live. The
+resolved quantities (:func:`event_pure_epsilon`, :func:`event_gdp_mu`,
+:func:`event_zcdp_rho`, :func:`event_rdp_curve`, :func:`event_approx_dp`,
+:func:`event_pld`) are what the routes compose. Every event type of
+:mod:`fedpriv.privacy.accounting.events` is priced here; an event type defined
+elsewhere registers its handlers in the module that defines it
+(:class:`~fedpriv.privacy.accounting.sampling.PoissonSampled`,
+:class:`~fedpriv.privacy.accounting.shuffling.Shuffled`,
+:class:`~fedpriv.privacy.accounting.interval.IntervalRelease`,
+:class:`~fedpriv.privacy.accounting.matrix_tree.SymmetricMatrixGaussianTree`, a user's
+own), so an event can never exist in a process where its type is unregistered. The one
+list of fedpriv's own event modules is :mod:`fedpriv.privacy.accounting.builtin`.
 
 Length: the handler table: one small pure function per (event type, route) pair.
 """
@@ -54,7 +60,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib
 import math
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
@@ -62,6 +67,7 @@ from typing import Any
 
 import numpy as np
 from fedpriv.privacy.accounting.events import (
+    Composed,
     DiscreteGaussian,
     DiscreteLaplace,
     Gaussian,
@@ -96,7 +102,6 @@ __all__ = [
     "event_zcdp_rho",
     "gaussian_pld",
     "handlers_for",
-    "load_builtin_events",
     "register_event",
     "self_compose_calls",
     "self_compose_pld",
@@ -186,42 +191,6 @@ def register_event(event_type: type, handlers: EventHandlers) -> None:
         cached.cache_clear()
 
 
-#: The modules outside this one whose import registers a built-in event type (the
-#: nested ``Composed``, ``PoissonSampled``, ``IntervalRelease``,
-#: ``SymmetricMatrixGaussianTree``). ``fedpriv.privacy`` imports its rooms on first use,
-#: so a process may hold an event's type (e.g. ``Composed``) before these ran.
-_BUILTIN_EVENT_MODULES = (
-    "fedpriv.privacy.accounting.composed",
-    "fedpriv.privacy.accounting.sampling",
-    "fedpriv.privacy.mechanisms.interval",
-    "fedpriv.privacy.mechanisms.matrix_tree",
-    "fedpriv.privacy.accounting.shuffling",
-)
-_builtin_events_loaded = False
-
-
-def load_builtin_events() -> bool:
-    """Import the modules that register fedpriv's own event types (once per process).
-
-    Called when a lookup by type (:func:`handlers_for`) or by name (the ledger codec)
-    misses, since those modules are imported on use rather than with
-    :mod:`fedpriv.privacy`.
-
-    Returns
-    -------
-    bool
-        True if this call imported them (a missed lookup is worth retrying), False if
-        an earlier call already had.
-    """
-    global _builtin_events_loaded
-    if _builtin_events_loaded:
-        return False
-    _builtin_events_loaded = True
-    for module in _BUILTIN_EVENT_MODULES:
-        importlib.import_module(module)
-    return True
-
-
 def handlers_for(event: Any) -> EventHandlers:
     """The :class:`EventHandlers` registered for ``type(event)``.
 
@@ -240,8 +209,6 @@ def handlers_for(event: Any) -> EventHandlers:
         If the type was never registered.
     """
     handlers = _REGISTRY.get(type(event))
-    if handlers is None and load_builtin_events():
-        handlers = _REGISTRY.get(type(event))
     if handlers is None:
         raise UnsupportedEventError(f"no accountant handler for {type(event).__name__}.")
     return handlers
@@ -826,6 +793,45 @@ def _discrete_gaussian_pld(event: DiscreteGaussian, discretization: float, pessi
     )
 
 
+def _sum_or_none(values) -> float | None:
+    values = list(values)
+    return None if any(v is None for v in values) else math.fsum(values)
+
+
+def _composed_approx(event: Composed, delta_share: float) -> tuple[float, float]:
+    """A δ share split equally among the parts; ε's and δ's add (basic composition)."""
+    parts = [event_approx_dp(part, delta_share / len(event.events)) for part in event.events]
+    return math.fsum(e for e, _ in parts), math.fsum(d for _, d in parts)
+
+
+def _composed_rdp(event: Composed, orders: np.ndarray) -> np.ndarray:
+    total = np.zeros(orders.shape)
+    for part in event.events:
+        curve = event_rdp_curve(part, tuple(orders))
+        if curve is None:
+            return np.full(orders.shape, np.inf)
+        total = total + curve
+    return total
+
+
+def _composed_gdp(event: Composed) -> float | None:
+    """μ's add in squares (exact for Gaussian parts, Dong, Roth & Su 2019, Cor. 3.3)."""
+    squares = _sum_or_none(
+        None if (mu := event_gdp_mu(part)) is None else mu**2 for part in event.events
+    )
+    return None if squares is None else math.sqrt(squares)
+
+
+def _composed_pld(event: Composed, discretization: float, pessimistic: bool):
+    composed = None
+    for part in event.events:
+        pld = event_pld(part, 1, discretization, pessimistic)
+        if pld is None:
+            return None
+        composed = pld if composed is None else composed.compose(pld)
+    return composed
+
+
 _BUILTIN = {
     Laplace: EventHandlers(
         pure=lambda e: e.l1_sensitivity / e.scale,
@@ -886,6 +892,16 @@ _BUILTIN = {
         zcdp=lambda e: _scaled(event_zcdp_rho(e.event), e.count),
         gdp=lambda e: _scaled(event_gdp_mu(e.event), math.sqrt(e.count)),
         pld=_self_composed_pld,
+    ),
+    # Expanded into its parts in a ledger cell (fedpriv.privacy.accounting.cells); these
+    # price it where it cannot be, e.g. inside a Poisson-sampled event.
+    Composed: EventHandlers(
+        pure=lambda e: math.fsum(event_pure_epsilon(part) for part in e.events),
+        approx=lambda e, share: _composed_approx(e, share) if e.events else (0.0, 0.0),
+        rdp=_composed_rdp,
+        zcdp=lambda e: _sum_or_none(event_zcdp_rho(part) for part in e.events),
+        gdp=lambda e: _composed_gdp(e) if e.events else None,
+        pld=lambda e, d, p: _composed_pld(e, d, p) if e.events else None,
     ),
 }
 

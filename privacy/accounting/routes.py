@@ -40,7 +40,7 @@ self-composition; Gaussian-family events are merged into one Gaussian of Î¼ = âˆ
 
 The per-event handler table (:class:`EventHandlers`, :func:`register_event`,
 :func:`handlers_for`, and the built-in handlers) lives in :mod:`fedpriv.privacy.accounting.handlers` and
-is re-exported here; importing this module registers the built-in events.
+is re-exported here; every event type registers its handlers where it is defined.
 
 This module holds the entry points (:func:`compose_routes`, :func:`compose_delta`,
 :func:`pld_lower_bound`, :func:`compose_zcdp_rho`, :func:`compose_gdp_mu`) and the
@@ -60,7 +60,6 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from fedpriv.privacy.accounting import composed as _composed  # registers Composed (nested use)
 from fedpriv.privacy.accounting.approx_routes import (
     advanced_epsilon,
     basic_epsilon,
@@ -413,4 +412,3 @@ def _unproven_delta(deltas: list[float]) -> float:
 
 
 track_caches(_routes, _delta)
-del _composed

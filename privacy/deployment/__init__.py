@@ -115,12 +115,9 @@ def _event_classes() -> dict[str, type]:
         for name in events.__all__
         if isinstance(getattr(events, name), type)
     }
-    try:
-        from fedpriv.privacy.mechanisms.interval import IntervalRelease
+    from fedpriv.privacy.accounting.interval import IntervalRelease  # on use: keeps startup light
 
-        classes["IntervalRelease"] = IntervalRelease
-    except ImportError:  # pragma: no cover - interval module is part of the package
-        pass
+    classes["IntervalRelease"] = IntervalRelease
     return classes
 
 

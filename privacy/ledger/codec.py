@@ -5,7 +5,9 @@ canonical JSON ``{"type": class name, "fields": {...}}``: fields in sorted order
 nested events recursively, tuples as lists, floats by their shortest exact ``repr``.
 The type registry is the accountant's own (:func:`fedpriv.privacy.accounting.routes.register_event`):
 any event the accountant can price can be encoded, and a decoded name must be
-registered (and unique) in the reading process. :func:`encode_event` checks that the
+registered (and unique) in the reading process. Every event type of fedpriv's own is
+registered on import of this module (:mod:`fedpriv.privacy.accounting.builtin`); a
+user's own must be registered before its store is opened. :func:`encode_event` checks that the
 encoding decodes to an equal event of the same type before returning it.
 
 An enum field (a :class:`~fedpriv.privacy.accounting.sampling.PoissonSampled` event's
@@ -30,7 +32,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from fedpriv.privacy.accounting.handlers import REGISTRY, load_builtin_events
+from fedpriv.privacy.accounting import builtin  # noqa: F401  (registers every built-in event type)
+from fedpriv.privacy.accounting.handlers import REGISTRY
 from fedpriv.privacy.errors import StoreFormatError
 
 __all__ = [
@@ -49,8 +52,6 @@ _ARRAY_KINDS = frozenset("biufUO")
 # ---------------------------------------------------------------------- events
 def _registered_type(name: str) -> type:
     matches = [cls for cls in REGISTRY if cls.__qualname__ == name]
-    if not matches and load_builtin_events():  # fedpriv's own events register on use
-        matches = [cls for cls in REGISTRY if cls.__qualname__ == name]
     if len(matches) != 1:
         problem = "is not registered" if not matches else "is ambiguous"
         raise StoreFormatError(
@@ -65,7 +66,6 @@ def _enum_types() -> dict[str, list[type]]:
     (and the neighboring relation), by qualified name."""
     from fedpriv.privacy.relations import NeighboringRelation
 
-    load_builtin_events()
     registered = tuple(REGISTRY)
     if _ENUM_CACHE and _ENUM_CACHE[0] == registered:
         return _ENUM_CACHE[1]
@@ -105,9 +105,7 @@ def _decode_enum(tree: Mapping[str, Any]) -> enum.Enum:
 
 
 def _encode_value(value: Any, where: str) -> Any:
-    if type(value) in REGISTRY or (
-        dataclasses.is_dataclass(value) and load_builtin_events() and type(value) in REGISTRY
-    ):
+    if type(value) in REGISTRY:
         return _event_tree(value)
     if isinstance(value, enum.Enum):
         if not isinstance(value.value, _LABEL_TYPES):

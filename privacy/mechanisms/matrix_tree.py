@@ -21,7 +21,8 @@ seed and the node's address.
 Accounting
 ----------
 The Privatizer charges its accountant **when it opens**, once per stream, with the
-worst case per record: :class:`SymmetricMatrixGaussianTree` over its leaf capacity
+worst case per record: :class:`SymmetricMatrixGaussianTree` (an event of
+:mod:`fedpriv.privacy.accounting.matrix_tree`, re-exported here) over its leaf capacity
 ``2**(m-1)``. One record (an ``(x, y)`` pair of one agent) lies in one leaf and in at
 most ``tree_depth(capacity) = m`` released nodes, each of which moves by at most the
 Frobenius sensitivity ``‖v vᵀ - v' v'ᵀ‖_F <= √2 (L² + B²)`` under substitution of
@@ -39,49 +40,33 @@ depth)`` (zCDP, CKS 2020 Thm. 14); the grid sensitivity ``Δ_F/g + d + 1`` and t
 construction are derived in :mod:`fedpriv.privacy.mechanisms.secure_matrix`. Its ledger rows
 are in grid steps (``scale`` = σ_N/g, ``l1_sensitivity`` = the grid bound).
 
-Calibrations (:func:`privatizer_calibration`)
--------------------------------------------
-``"paper"``
-    σ_N² = 16 m (L²+1)² ln(2/δ)² / ε² and Prop. 4's Λ, ρ_min = Λ, ρ_max = 3Λ, κ, from
-    :func:`fedpriv.privacy.calibrations.feducb_privatizer`.
-``"corrected"``
-    Fixes two calibration errors of Alg. 2 line 5 (fedpriv's derivation) while keeping the paper's
-    proof structure (per-node budget ``ε₀ = ε/√(8 m ln(2/δ))``, ``δ₀ = δ/(2m)``,
-    advanced composition over ``m`` nodes): (a) the classical Gaussian constant
-    ``σ = Δ₂ √(2 ln(1.25/δ₀)) / ε₀`` instead of ``ln(2/δ)``; (b) the
-    substitution sensitivity ``Δ₂ = √2 (L² + B²)`` of Definition 1 instead of the
-    add/remove ``L² + 1``. Λ is scaled with σ (``Λ σ/σ_paper``, keeping the paper's
-    ``ln(4/δ)``), and κ is re-derived from σ and Λ (fedpriv's derivation):
-    ``κ = √m σ (√d + √(2 ln(2nM/α))) / √Λ``.
-``"exact"``
-    The smallest σ for which the exact accountant gives the claim: ``μ`` solves
-    ``δ_GDP(ε; μ) = δ`` and ``σ = √m Δ₂ / (√2 μ)``; Λ and κ as in ``"corrected"``.
-    With secure noise (``secure=True``) the release is charged as its grid twin through
-    zCDP, not by the Gaussian-DP curve, so σ is solved for that charge instead
-    (``_secure_exact_sigma``).
+Calibration
+-----------
+The mechanism takes its noise ``σ_N`` as given. FedUCB's own calibrations (the
+paper's σ_N, Λ, κ and a corrected one) are the family's
+(:func:`fedpriv.algorithms.feducb.privatizer.privatizer_calibration`); what the
+mechanism knows is what it is charged, so it gives the smallest σ_N whose charge
+meets a claim (:func:`exact_noise_stddev`), for float and for secure noise.
 
-Length: FedUCB's Privatizer as one unit: its event, its three calibrations and the
-mechanism; 40% of it is documentation.
+Length: FedUCB's Privatizer as one unit: the mechanism and the noise its charge
+calls for; 40% of it is documentation.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from fedpriv.privacy.accounting.events import (
-    MAX_GAUSSIAN_MU,
     NonPrivate,
     SelfComposed,
     SymmetricMatrixDiscreteGaussian,
-    check_privacy_loss,
 )
 from fedpriv.privacy.accounting.guarantees import gaussian_dp_delta
+from fedpriv.privacy.accounting.matrix_tree import SymmetricMatrixGaussianTree, matrix_tree_gdp
 from fedpriv.privacy.accounting.tree import tree_depth
-from fedpriv.privacy.calibrations import feducb_privatizer
 from fedpriv.privacy.checks import check_int_at_least, check_positive, check_real
 from fedpriv.privacy.errors import CapacityExceededError
 from fedpriv.privacy.ledger.accountant import Accountant
@@ -97,147 +82,16 @@ from fedpriv.privacy.mechanisms.secure_noise import release_grid as _grid
 from fedpriv.privacy.relations import NeighboringRelation
 
 __all__ = [
-    "PRIVATIZER_CALIBRATIONS",
     "MatrixTreePrivatizer",
-    "PrivatizerCalibration",
     "SymmetricMatrixGaussianTree",
+    "exact_noise_stddev",
     "matrix_tree_gdp",
-    "privatizer_calibration",
 ]
-
-#: Noise calibrations of the Privatizer (module docstring).
-PRIVATIZER_CALIBRATIONS = ("paper", "corrected", "exact")
 
 #: Most nodes pre-drawn per stream at a time (memory bound; values do not depend on
 #: it). A stream's refills grow 1, 2, 4, ... up to this, so a run with few releases
 #: draws little more noise than it uses.
 _NODES_PER_REFILL = 32
-
-
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class SymmetricMatrixGaussianTree:
-    """A binary tree over one stream of symmetric matrices, symmetrised Gaussian nodes.
-
-    Parameters
-    ----------
-    noise_stddev : float
-        σ of the unsymmetrised node entries ``N̂_ij`` (FedUCB's σ_N), > 0.
-    dim : int
-        Side of the matrices (``d + 1``), >= 1; descriptive only.
-    frobenius_sensitivity : float
-        Largest ``‖D‖_F`` by which one record moves a node, > 0 (``√2 (L² + B²)``
-        for substitution of one ``(x, y)`` pair, ``L² + B²`` for add/remove).
-    capacity : int
-        Number of leaves the tree can hold (``2**(m-1)`` for depth ``m``), >= 1.
-        One record is in at most ``tree_depth(capacity) = floor(log2 capacity) + 1``
-        released nodes.
-
-    Notes
-    -----
-    Exactly ``μ``-GDP with ``μ = √depth · frobenius_sensitivity / (√2 noise_stddev)``:
-    ``depth`` independent :class:`fedpriv.privacy.accounting.events.SymmetricMatrixGaussian` releases
-    (see its derivation), composed by Dong, Roth & Su 2019, Cor. 3.3.
-    """
-
-    noise_stddev: float
-    dim: int
-    frobenius_sensitivity: float
-    capacity: int
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "noise_stddev", check_positive("noise_stddev", self.noise_stddev))
-        object.__setattr__(self, "dim", check_int_at_least("dim", self.dim, 1))
-        object.__setattr__(
-            self,
-            "frobenius_sensitivity",
-            check_positive("frobenius_sensitivity", self.frobenius_sensitivity),
-        )
-        object.__setattr__(self, "capacity", check_int_at_least("capacity", self.capacity, 1))
-        check_privacy_loss(
-            "frobenius_sensitivity",
-            self.frobenius_sensitivity,
-            "noise_stddev",
-            self.noise_stddev,
-            MAX_GAUSSIAN_MU,
-        )
-
-    @property
-    def depth(self) -> int:
-        """Largest number of released nodes holding one record."""
-        return tree_depth(self.capacity)
-
-
-def matrix_tree_gdp(event: SymmetricMatrixGaussianTree) -> float:
-    """μ of Gaussian DP of the whole tree: ``√depth ‖D‖_F / (√2 σ)``.
-
-    Parameters
-    ----------
-    event : SymmetricMatrixGaussianTree
-        The tree's noise stddev σ, Frobenius sensitivity ‖D‖_F and capacity.
-
-    Returns
-    -------
-    float
-        μ >= 0 (Dong, Roth & Su, arXiv:1905.02383: the depth Gaussian releases of one
-        record compose to μ = √(Σ μ_i²)).
-
-    Examples
-    --------
-    >>> event = SymmetricMatrixGaussianTree(noise_stddev=2.0, dim=3,
-    ...                                     frobenius_sensitivity=2.0 ** 0.5, capacity=8)
-    >>> matrix_tree_gdp(event)
-    1.0
-    """
-    return (
-        math.sqrt(event.depth) * event.frobenius_sensitivity / (math.sqrt(2.0) * event.noise_stddev)
-    )
-
-
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class PrivatizerCalibration:
-    """Noise, shift and β terms of one Privatizer; see :func:`privatizer_calibration`.
-
-    Attributes
-    ----------
-    calibration : str
-        ``"paper"``, ``"corrected"`` or ``"exact"``.
-    version : str
-        Text version for the β terms: ``"full"`` ([H]) or ``"neurips"`` ([P]).
-    claimed_epsilon, claimed_delta : float
-    n_syncs : int
-        ``n`` used for the depth (``horizon`` when unknown a priori).
-    tree_depth : int
-        ``m = 1 + ⌈log2 n⌉``.
-    capacity : int
-        ``2**(m-1)`` leaves.
-    frobenius_sensitivity : float
-        ``√2 (L² + B²)``: substitution of one ``(x, y)`` pair (what the accountant uses).
-    noise_stddev : float
-        σ_N of this calibration.
-    op_norm_bound, rho_min, rho_max, kappa : float
-        Λ, ρ_min = Λ, ρ_max = 3Λ and κ.
-    shift : float
-        PSD shift ``2Λ`` added to the diagonal of every released Û.
-    beta_privacy_term : float
-        Privacy terms of β (Prop. 2): ``M S √ρ_max + M κ`` ([H]) or
-        ``S √(M ρ_max) + κ √M`` ([P]).
-    """
-
-    calibration: str
-    version: str
-    claimed_epsilon: float
-    claimed_delta: float
-    n_syncs: int
-    tree_depth: int
-    capacity: int
-    frobenius_sensitivity: float
-    noise_stddev: float
-    op_norm_bound: float
-    rho_min: float
-    rho_max: float
-    kappa: float
-    shift: float
-    beta_privacy_term: float
 
 
 def _exact_mu(epsilon: float, delta: float) -> float:
@@ -331,148 +185,64 @@ def _never_above(
     return sigma * (1.0 + 1e-12)
 
 
-def privatizer_calibration(
+def exact_noise_stddev(
     epsilon: float,
     delta: float,
     *,
-    horizon: int,
-    n_agents: int,
-    dim: int,
-    n_syncs: int | None = None,
-    tree_depth: int | None = None,
-    calibration: str = "paper",
-    version: str = "full",
-    bound_x: float = 1.0,
-    bound_y: float = 1.0,
-    bound_theta: float = 1.0,
-    failure_probability: float = 0.1,
-    secure: bool = False,
+    depth: int,
+    frobenius_sensitivity: float,
+    side: int,
     records_per_leaf: int = 1,
-) -> PrivatizerCalibration:
-    """σ_N, Λ, ρ_min, ρ_max, κ and β's privacy term of one calibration.
+    secure: bool = False,
+) -> float:
+    """The smallest σ_N for which the Privatizer's charge meets ``(ε, δ)``.
+
+    Float noise: the tree is charged :class:`SymmetricMatrixGaussianTree`, exactly
+    ``μ``-GDP, so ``μ`` solves ``δ_GDP(ε; μ) = δ`` and ``σ = √m Δ / (√2 μ)`` with
+    ``Δ = records_per_leaf × frobenius_sensitivity`` (the product the charged event
+    carries), raised by float ulps until the accountant's ε at ``delta`` is at most
+    ``epsilon`` (never above the claim). Secure noise: the release is charged as its grid
+    twin through zCDP, so σ is solved by bisection against that charge instead.
 
     Parameters
     ----------
     epsilon, delta : float
-        The claim (ε > 0 finite, δ in (0, 1)).
-    horizon, n_agents, dim : int
-        ``T``, ``M`` and ``d`` (>= 1).
-    n_syncs : int, optional
-        ``n`` fixed a priori (``m = 1 + ⌈log2 n⌉``); None uses ``n = T``
-        (Alg. 2 line 2, Remark 4).
-    tree_depth : int, optional
-        Depth ``m`` instead of ``1 + ⌈log2 n⌉`` (e.g. decentralised FedUCB's
-        ``1 + ⌈log2(T/γ)⌉``); must hold ``n`` leaves.
-    calibration : {"paper", "corrected", "exact"}
-        See the module docstring.
-    version : {"full", "neurips"}
-        Text version of β's privacy terms ([H] / [P]).
-    bound_x, bound_y, bound_theta, failure_probability
-        ``L``, ``B``, ``S`` and ``α`` as in
-        :func:`fedpriv.privacy.calibrations.feducb_privatizer`.
-    secure : bool, default False
-        The Privatizer will draw secure noise (``MatrixTreePrivatizer(secure=True)``).
-        Changes only ``"exact"``: σ is then the smallest for which what the secure
-        release is *charged* (its grid twin, priced through zCDP,
-        :func:`_secure_exact_sigma`) gives the claim, instead of the float Gaussian's
-        exact curve, which the secure event is not priced by; ``"paper"`` and
-        ``"corrected"`` keep their σ whatever the noise.
+        The target (ε > 0 finite, δ in (0, 1)).
+    depth : int
+        Released nodes per record, ``m`` (the tree's capacity is ``2**(m-1)``), >= 1.
+    frobenius_sensitivity : float
+        ``‖D‖_F`` of one record's leaf, > 0.
+    side : int
+        Side of the leaf matrices (``d + 1``), >= 1.
     records_per_leaf : int, default 1
-        Pairs of one leaf a changed pair can move (the Privatizer's
-        ``records_per_leaf``; FedUCB's fixed schedule, where the agent acts on its own
-        raw data between syncs). ``"corrected"`` and ``"exact"`` calibrate to the
-        sensitivity the view is charged, ``records_per_leaf × √2 (L² + B²)``;
-        ``"paper"`` keeps the paper's σ_N (Alg. 2 line 5, one observation).
+        As in :class:`MatrixTreePrivatizer`.
+    secure : bool, default False
+        As in :class:`MatrixTreePrivatizer`.
 
     Returns
     -------
-    PrivatizerCalibration
-
-    Raises
-    ------
-    ValueError
-        On any argument out of range (see :func:`~fedpriv.privacy.calibrations.feducb_privatizer`)
-        or an unknown ``calibration``.
+    float
+        σ_N > 0, in the units of the leaves.
 
     Examples
     --------
-    >>> cal = privatizer_calibration(1.0, 0.1, horizon=10**4, n_agents=10, dim=10)
-    >>> cal.tree_depth, cal.capacity, round(cal.noise_stddev, 2)
-    (15, 16384, 92.82)
+    >>> sigma = exact_noise_stddev(1.0, 1e-5, depth=4, frobenius_sensitivity=2.0, side=3)
+    >>> round(sigma, 4)
+    10.5518
     """
-    if calibration not in PRIVATIZER_CALIBRATIONS:
-        raise ValueError(
-            f"`calibration` must be one of {PRIVATIZER_CALIBRATIONS}, got {calibration!r}."
+    if secure:
+        return _secure_exact_sigma(
+            epsilon,
+            delta,
+            depth=depth,
+            frobenius_sensitivity=frobenius_sensitivity,
+            side=side,
+            records_per_leaf=records_per_leaf,
         )
-    paper = feducb_privatizer(
-        epsilon,
-        delta,
-        horizon=horizon,
-        n_agents=n_agents,
-        dim=dim,
-        n_syncs=n_syncs,
-        tree_depth=tree_depth,
-        bound_x=bound_x,
-        bound_y=bound_y,
-        bound_theta=bound_theta,
-        failure_probability=failure_probability,
-        version=version,
-    )
-    m = paper.tree_depth
-    l2 = paper.l2_sensitivity
-    frobenius = math.sqrt(2.0) * l2
-    records = check_int_at_least("records_per_leaf", records_per_leaf, 1)
-    if calibration == "paper":
-        sigma, lam, kappa = paper.noise_stddev, paper.op_norm_bound, paper.kappa
-    else:
-        if calibration == "corrected":
-            sigma = (
-                records
-                * frobenius
-                * math.sqrt(2.0 * math.log(1.25 / paper.node_delta))
-                / (paper.node_epsilon)
-            )
-        elif secure:
-            sigma = _secure_exact_sigma(
-                epsilon,
-                delta,
-                depth=m,
-                frobenius_sensitivity=frobenius,
-                side=dim + 1,
-                records_per_leaf=records,
-            )
-        else:
-            charged = records * frobenius  # the product the charged event carries
-            sigma = math.sqrt(m) * charged / (math.sqrt(2.0) * _exact_mu(epsilon, delta))
-            sigma = _never_above(
-                epsilon, delta, sigma=sigma, depth=m, side=dim + 1, frobenius_sensitivity=charged
-            )
-        lam = paper.op_norm_bound * sigma / paper.noise_stddev
-        log_union = math.log(2.0 * paper.n_syncs * n_agents / failure_probability)
-        kappa = (
-            math.sqrt(m) * sigma * (math.sqrt(dim) + math.sqrt(2.0 * log_union)) / math.sqrt(lam)
-        )
-    rho_min, rho_max = lam, 3.0 * lam
-    if version == "full":
-        beta_term = n_agents * bound_theta * math.sqrt(rho_max) + n_agents * kappa
-    else:
-        beta_term = bound_theta * math.sqrt(n_agents * rho_max) + kappa * math.sqrt(n_agents)
-    return PrivatizerCalibration(
-        calibration=calibration,
-        version=version,
-        claimed_epsilon=paper.claimed_epsilon,
-        claimed_delta=paper.claimed_delta,
-        n_syncs=paper.n_syncs,
-        tree_depth=m,
-        capacity=2 ** (m - 1),
-        frobenius_sensitivity=frobenius,
-        noise_stddev=sigma,
-        op_norm_bound=lam,
-        rho_min=rho_min,
-        rho_max=rho_max,
-        kappa=kappa,
-        shift=2.0 * lam,
-        beta_privacy_term=beta_term,
+    charged = records_per_leaf * frobenius_sensitivity  # the product the charged event carries
+    sigma = math.sqrt(depth) * charged / (math.sqrt(2.0) * _exact_mu(epsilon, delta))
+    return _never_above(
+        epsilon, delta, sigma=sigma, depth=depth, side=side, frobenius_sensitivity=charged
     )
 
 
@@ -762,13 +532,3 @@ class MatrixTreePrivatizer:
             u_hat_all.reshape(self.stream_shape + (d, d)),
             small_all.reshape(self.stream_shape + (d,)),
         )
-
-
-def _gdp_handler(event: SymmetricMatrixGaussianTree) -> float:
-    return matrix_tree_gdp(event)
-
-
-# fedpriv.privacy.accounting.routes is imported by fedpriv.privacy.ledger.accountant above, so it exists here.
-from fedpriv.privacy.accounting.routes import EventHandlers, register_event  # noqa: E402
-
-register_event(SymmetricMatrixGaussianTree, EventHandlers(gdp=_gdp_handler))

@@ -10,10 +10,10 @@ import pytest
 from fedpriv.algorithms.environments.linear import LinearBandit
 from fedpriv.algorithms.feducb.decentralized import SYNC_TIMING_REASON, run_feducb_decentralized
 from fedpriv.algorithms.feducb.network import check_clique_cover, clique_cover, power_graph
+from fedpriv.algorithms.feducb.privatizer import privatizer_calibration
 from fedpriv.algorithms.networks.graphs import graph_distances, make_graph
 from fedpriv.privacy.accounting.guarantees import gaussian_dp_epsilon
 from fedpriv.privacy.errors import CapacityExceededError
-from fedpriv.privacy.mechanisms.matrix_tree import privatizer_calibration
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -15,8 +15,8 @@ from fedpriv.algorithms.feducb.oful import (
     sherman_morrison_update,
     ucb_scores,
 )
+from fedpriv.algorithms.feducb.privatizer import privatizer_calibration
 from fedpriv.privacy.accounting.guarantees import gaussian_dp_epsilon
-from fedpriv.privacy.mechanisms.matrix_tree import privatizer_calibration
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays

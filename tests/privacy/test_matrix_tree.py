@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from fedpriv.algorithms.feducb.privatizer import privatizer_calibration
 from fedpriv.privacy import Accountant
 from fedpriv.privacy.accounting.guarantees import ApproxDP
 from fedpriv.privacy.accounting.tree import prefix_nodes
@@ -14,8 +15,8 @@ from fedpriv.privacy.errors import BudgetExceededError, CapacityExceededError
 from fedpriv.privacy.mechanisms.matrix_tree import (
     MatrixTreePrivatizer,
     SymmetricMatrixGaussianTree,
+    exact_noise_stddev,
     matrix_tree_gdp,
-    privatizer_calibration,
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -315,3 +316,31 @@ def test_exact_calibration_with_secure_noise_spends_exactly_the_claim(epsilon, d
         assert privatizer_calibration(
             epsilon, delta, secure=True, **{**kwargs, "calibration": calibration}
         ) == privatizer_calibration(epsilon, delta, **{**kwargs, "calibration": calibration})
+
+
+@given(
+    epsilon=st.floats(0.1, 5.0),
+    delta=st.sampled_from([1e-6, 1e-3, 0.1]),
+    depth=st.integers(1, 14),
+    records=st.integers(1, 3),
+)
+@settings(max_examples=30, deadline=None)
+def test_exact_noise_stddev_meets_the_claim_and_never_exceeds_it(epsilon, delta, depth, records):
+    """The mechanism's own σ for a claim: the tree it charges at that σ spends the claim
+    (within the float step of its closed form), never more."""
+    sigma = exact_noise_stddev(
+        epsilon, delta, depth=depth, frobenius_sensitivity=1.5, side=3, records_per_leaf=records
+    )
+    accountant = _accountant()
+    accountant.spend(
+        SymmetricMatrixGaussianTree(
+            noise_stddev=sigma,
+            dim=3,
+            frobenius_sensitivity=records * 1.5,
+            capacity=2 ** (depth - 1),
+        ),
+        key={"trial": 0, "agent": 0},
+    )
+    spent = accountant.get_epsilon(delta)
+    assert spent <= epsilon
+    assert spent == pytest.approx(epsilon, rel=1e-6)
