@@ -51,7 +51,7 @@ from fedpriv.cli.runs import (
 # tests/test_cli_startup.py checks each against its source (named beside it).
 #: fedpriv.algorithms.feducb.loop.BETA_VERSIONS
 BETA_VERSIONS = ("H", "P", "tuned")
-#: fedpriv.privacy.mechanisms.matrix_tree.PRIVATIZER_CALIBRATIONS
+#: fedpriv.algorithms.feducb.privatizer.PRIVATIZER_CALIBRATIONS
 PRIVATIZER_CALIBRATIONS = ("paper", "corrected", "exact")
 #: fedpriv.algorithms.environments.linear.REWARD_MODELS
 REWARD_MODELS = ("bernoulli", "beta")
