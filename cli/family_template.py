@@ -296,12 +296,12 @@ def ${key}_laplace_scale(epsilon: float, l1_sensitivity: float = 1.0) -> float:
 FAMILY = '''"""${title}: the family's one registration.
 
 Its claims, its ``fedpriv run ${cli}`` command, its algorithms and its calibration,
-under the key ``${key}`` (:class:`fedpriv.audit.claims.family.Family`).
+under the key ``${key}`` (:class:`fedpriv.audit.claims.registration.Family`).
 """
 
 from __future__ import annotations
 
-from fedpriv.audit.claims.family import Command, Family, lazy
+from fedpriv.audit.claims.registration import Command, Family, lazy
 
 __all__ = ["FAMILY"]
 

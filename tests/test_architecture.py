@@ -120,15 +120,101 @@ def _table_targets(tree: ast.Module, known: Collection[str]) -> set[str]:
     return found & set(known)
 
 
+_WALKS = {"iter_modules": False, "walk_packages": True}
+
+
+def _string_constants(tree: ast.Module) -> dict[str, str]:
+    """Module-level names bound to one string literal (``_PACKAGE = "fedpriv.x"``)."""
+    constants: dict[str, str] = {}
+    for node in tree.body:
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, ast.AnnAssign) and node.value is not None
+            else []
+        )
+        value = getattr(node, "value", None)
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            constants.update({t.id: value.value for t in targets if isinstance(t, ast.Name)})
+    return constants
+
+
+def _walk_targets(tree: ast.Module, known: Collection[str]) -> set[str]:
+    """The fedpriv modules a package walk imports: every submodule of the walked package.
+
+    The walk is ``importlib.import_module(P)`` of a package ``P`` named by a string
+    literal (inline, or a module-level name bound to one), a ``pkgutil.iter_modules`` or
+    ``pkgutil.walk_packages`` call over it (its ``__path__``, through the variable the
+    import was bound to or the import itself), and an ``import_module`` of a name that
+    is not a literal (the names the walk found), all in one function (or at the top
+    level). ``iter_modules`` finds ``P``'s direct submodules, ``walk_packages`` all of
+    them, at any depth; ``P`` and each module the walk finds are imports.
+    """
+    constants = _string_constants(tree)
+
+    def literal(node: ast.AST) -> str | None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        return constants.get(node.id) if isinstance(node, ast.Name) else None
+
+    scopes = [
+        tree,
+        *(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)),
+    ]
+    found: set[str] = set()
+    for scope in scopes:
+        nodes = list(ast.walk(scope))
+        packages: dict[str, str] = {}  # variable -> the package it was imported as
+        for node in nodes:
+            if (
+                isinstance(node, ast.Assign)
+                and _is_import_module(node.value)
+                and (name := literal(node.value.args[0])) is not None
+            ):
+                packages.update({t.id: name for t in node.targets if isinstance(t, ast.Name)})
+        if not any(_is_import_module(n) and literal(n.args[0]) is None for n in nodes):
+            continue  # nothing imports the names a walk finds
+        for node in nodes:
+            func = getattr(node, "func", None)
+            walk = getattr(func, "attr", None) or getattr(func, "id", None)
+            if not isinstance(node, ast.Call) or walk not in _WALKS or not node.args:
+                continue
+            walked = {
+                packages[n.id]
+                if isinstance(n, ast.Name) and n.id in packages
+                else literal(n.args[0])
+                for n in ast.walk(node.args[0])
+                if (isinstance(n, ast.Name) and n.id in packages) or _is_import_module(n)
+            } - {None}
+            for package in walked:
+                depth = package.count(".") + 1
+                found |= {
+                    m
+                    for m in known
+                    if m == package
+                    or (m.startswith(package + ".") and (_WALKS[walk] or m.count(".") == depth))
+                }
+    return found
+
+
 def _imports_in(
-    tree: ast.Module, module: str, path: Path, known: Collection[str] = SOURCES.keys()
+    tree: ast.Module,
+    module: str,
+    path: Path,
+    known: Collection[str] = SOURCES.keys(),
+    *,
+    walks: bool = True,
 ) -> set[str]:
     """Every fedpriv module the syntax tree of ``module`` (at ``path``) imports.
 
     ``known`` is the set of module names (``from p import m`` imports module ``p.m`` if
-    it is one).
+    it is one). ``walks=False`` leaves out the submodules a package walk finds
+    (:func:`_walk_targets`): the imports that name no module.
     """
     found: set[str] = _lazy_targets(tree, known) | _table_targets(tree, known)
+    if walks:
+        found |= _walk_targets(tree, known)
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.startswith("fedpriv")}
@@ -149,18 +235,20 @@ def _imports_in(
     return found
 
 
-def _imports(path: Path) -> set[str]:
+def _imports(path: Path, *, walks: bool = True) -> set[str]:
     """Every fedpriv module ``path`` imports, at any depth of its syntax tree.
 
     Imports at the top level, under ``if TYPE_CHECKING:``, inside functions and methods,
     ``importlib.import_module("fedpriv...")`` calls, ``importlib.import_module(name)``
     with ``name`` taken from a module-level tuple or list of module names
-    (:func:`_table_targets`) and the targets of a lazy module ``__getattr__``
-    (:func:`_lazy_targets`) all count: an import deferred into a function still makes
-    the module depend on its target.
+    (:func:`_table_targets`), the targets of a lazy module ``__getattr__``
+    (:func:`_lazy_targets`) and, unless ``walks`` is False, every submodule found by a
+    walk over a package named by a string (:func:`_walk_targets`) all count: an import
+    deferred into a function still makes the module depend on its target.
     """
     module = _module_name(path)
-    return _imports_in(ast.parse(path.read_text(encoding="utf-8")), module, path)
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return _imports_in(tree, module, path, walks=walks)
 
 
 def _layer(module: str) -> int | None:
@@ -264,6 +352,80 @@ def test_imports_named_by_a_table_are_edges() -> None:
     }
 
 
+_CYCLE_BY_A_PACKAGE_WALK = {
+    "fedpriv.x.registry": (
+        "import importlib\nimport pkgutil\n\n_PACKAGE = 'fedpriv.x.plugins'\n\n\n"
+        "def found():\n    package = importlib.import_module(_PACKAGE)\n"
+        "    return [\n        importlib.import_module(f'{_PACKAGE}.{info.name}')\n"
+        "        for info in pkgutil.iter_modules(package.__path__)\n    ]\n"
+    ),
+    "fedpriv.x.walker": (
+        "from importlib import import_module\nfrom pkgutil import walk_packages\n\n\n"
+        "def found():\n    for info in walk_packages(import_module('fedpriv.x.plugins').__path__):\n"
+        "        import_module('fedpriv.x.plugins.' + info.name)\n"
+    ),
+    "fedpriv.x.lister": (
+        "import importlib\nimport pkgutil\n\n\ndef names():\n"
+        "    package = importlib.import_module('fedpriv.x.plugins')\n"
+        "    return [info.name for info in pkgutil.iter_modules(package.__path__)]\n"
+    ),
+    "fedpriv.x.plugins": "",
+    "fedpriv.x.plugins.one": "from fedpriv.x.registry import found\n",
+    "fedpriv.x.plugins.two": "",
+    "fedpriv.x.plugins.two.deep": "",
+    "fedpriv.x.other": "",
+}
+
+
+def test_a_walk_over_a_named_package_is_an_edge_to_each_submodule() -> None:
+    # The registry's cycle: it imports a package named by a string, walks it with
+    # pkgutil and imports what it finds, and a found module imports the registry back.
+    # iter_modules finds the direct submodules, walk_packages all of them; a walk whose
+    # names are never imported (the lister) imports only the package itself.
+    known = _CYCLE_BY_A_PACKAGE_WALK.keys()
+    found = {
+        module: _imports_in(ast.parse(text), module, Path(f"{module}.py"), known)
+        for module, text in _CYCLE_BY_A_PACKAGE_WALK.items()
+    }
+    assert found["fedpriv.x.registry"] == {
+        "fedpriv.x.plugins",
+        "fedpriv.x.plugins.one",
+        "fedpriv.x.plugins.two",
+    }
+    assert found["fedpriv.x.walker"] == {
+        "fedpriv.x.plugins",
+        "fedpriv.x.plugins.one",
+        "fedpriv.x.plugins.two",
+        "fedpriv.x.plugins.two.deep",
+    }
+    assert found["fedpriv.x.lister"] == {"fedpriv.x.plugins"}
+    graph = nx.DiGraph((m, t) for m, targets in found.items() for t in targets)
+    assert ["fedpriv.x.plugins.one", "fedpriv.x.registry"] in [
+        sorted(c) for c in nx.simple_cycles(graph)
+    ]
+    no_walks = _imports_in(
+        ast.parse(_CYCLE_BY_A_PACKAGE_WALK["fedpriv.x.registry"]),
+        "fedpriv.x.registry",
+        Path("fedpriv/x/registry.py"),
+        known,
+        walks=False,
+    )
+    assert no_walks == set()  # the package too is named only through a constant
+
+
+def test_the_family_registry_walks_the_builtin_families() -> None:
+    # The real registry's walk is seen: every built-in family package is an import of
+    # fedpriv.audit.claims.family (with their package), and of no other module.
+    families = {m for m in SOURCES if m.startswith("fedpriv.audit.families.") and m.count(".") == 3}
+    assert families
+    walkers = {
+        module: walked
+        for module, path in SOURCES.items()
+        if (walked := _imports(path) - _imports(path, walks=False))
+    }
+    assert walkers == {"fedpriv.audit.claims.family": {"fedpriv.audit.families", *families}}
+
+
 #: Modules may run past about this many lines only with a reason in their docstring.
 MODULE_LINES = 500
 
@@ -302,15 +464,18 @@ def _package(module: str) -> str:
 def _package_edges() -> dict[tuple[str, str], list[tuple[str, str]]]:
     """Package -> package import edges, with the module imports behind each.
 
-    Every static import counts, at any depth (a function-level import is still a
-    dependency of the package). A package's ``__init__`` importing its own
+    Every import that names its target counts, at any depth (a function-level import is
+    still a dependency of the package). A package's ``__init__`` importing its own
     subpackages (a re-export façade) is not an edge: the subpackage does not depend on
-    its parent for that.
+    its parent for that. Nor is a package walk (:func:`_walk_targets`): the registry
+    finds the families at run time without naming one, which is what the tests below
+    ask of the claims machinery; the module graph counts the walk
+    (:func:`test_no_import_cycles_between_modules`), so it closes no cycle there.
     """
     edges: dict[tuple[str, str], list[tuple[str, str]]] = {}
     for module, path in SOURCES.items():
         source = _package(module)
-        for target in _imports(path):
+        for target in _imports(path, walks=False):
             if target not in SOURCES:
                 continue
             dest = _package(target)

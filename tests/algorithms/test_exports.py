@@ -115,8 +115,6 @@ def test_import_is_light() -> None:
 
 
 def _runs():
-    from fedpriv.algorithms.zhou_chowdhury.environment import SyntheticEnvironment
-    from fedpriv.algorithms.zhou_chowdhury.fedlinucb import run_private_fedlinucb
     from fedpriv.algorithms import (
         LinearBandit,
         homogeneous_bandit,
@@ -130,6 +128,8 @@ def _runs():
         run_linucb,
         run_private_coop_ucb,
     )
+    from fedpriv.algorithms.zhou_chowdhury.environment import SyntheticEnvironment
+    from fedpriv.algorithms.zhou_chowdhury.fedlinucb import run_private_fedlinucb
 
     env = homogeneous_bandit(3, 3, np.random.default_rng(0))
     graph = make_graph("complete", 3)

@@ -1,12 +1,12 @@
 """Dubey & Pentland (AAMAS 2020): private and Byzantine-proof cooperative UCB.
 
-The family's one registration (:class:`fedpriv.audit.claims.family.Family`):
+The family's one registration (:class:`fedpriv.audit.claims.registration.Family`):
 its claims, views, findings and commands under the key ``dubey_aamas``.
 """
 
 from __future__ import annotations
 
-from fedpriv.audit.claims.family import Command, Family, lazy
+from fedpriv.audit.claims.registration import Command, Family, lazy
 
 __all__ = ["FAMILY"]
 

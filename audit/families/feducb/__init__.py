@@ -1,12 +1,12 @@
 """Dubey & Pentland (NeurIPS 2020), FedUCB: federated linear contextual bandits with user-level privacy.
 
-The family's one registration (:class:`fedpriv.audit.claims.family.Family`):
+The family's one registration (:class:`fedpriv.audit.claims.registration.Family`):
 its claims, views, findings and commands under the key ``feducb``.
 """
 
 from __future__ import annotations
 
-from fedpriv.audit.claims.family import Command, Family, lazy
+from fedpriv.audit.claims.registration import Command, Family, lazy
 
 __all__ = ["FAMILY"]
 

@@ -1,13 +1,13 @@
 """Zhu et al. (2021): Gossip_UCB and the private Fed_UCB.
 
-The family's one registration (:class:`fedpriv.audit.claims.family.Family`):
+The family's one registration (:class:`fedpriv.audit.claims.registration.Family`):
 its claims, views, findings and commands under the key ``gossip_fed_ucb``.
 """
 
 from __future__ import annotations
 
 from fedpriv.audit.claims.attachment import Attachment, Option
-from fedpriv.audit.claims.family import Command, Family, lazy
+from fedpriv.audit.claims.registration import Command, Family, lazy
 
 __all__ = ["FAMILY"]
 

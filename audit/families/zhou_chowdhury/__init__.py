@@ -2,13 +2,13 @@
 
 Xingyu Zhou and Sayak Ray Chowdhury, "On Differentially Private Federated Linear
 Contextual Bandits", ICLR 2024 (arXiv 2302.13945). The family's one registration
-(:class:`fedpriv.audit.claims.family.Family`) under the key ``zhou_chowdhury``, built
+(:class:`fedpriv.audit.claims.registration.Family`) under the key ``zhou_chowdhury``, built
 through the same path a third party's family takes.
 """
 
 from __future__ import annotations
 
-from fedpriv.audit.claims.family import Command, Family, lazy
+from fedpriv.audit.claims.registration import Command, Family, lazy
 
 __all__ = ["FAMILY"]
 
