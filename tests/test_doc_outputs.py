@@ -40,6 +40,21 @@ def test_the_run_guide_quotes_feducb_run_json(capsys) -> None:
     assert out["guarantee"]["end_to_end"]["epsilon"] == "inf"
 
 
+def test_the_run_guide_quotes_private_fedlinucb_runs(capsys) -> None:
+    argv = ["run", "private-fedlinucb", "--agents", "10", "--horizon", "1000"]
+    argv += ["--epsilon", "1", "--delta", "0.1", "--json"]
+    assert main(argv) == 1  # violated, as the guide says
+    g = json.loads(capsys.readouterr().out)["guarantee"]
+    text = _prose("run.md")
+    assert g["verdict"] == "violated" and g["accountant"]["delta"] == 0.1
+    assert f"gives ε = {g['accountant']['epsilon']:.5g} at δ = 0.1" in text
+    assert f"has the exact ε {g['lower_bound']['epsilon']:.6g} at the run's setting" in text
+    assert main([*argv, "--protocol", "ldp-exact", "--broadcast-only"]) == 0
+    g = json.loads(capsys.readouterr().out)["guarantee"]
+    assert g["verdict"] == "holds" and f"{g['accountant']['epsilon']:.6g}" == "1"
+    assert "the ledger spends ε = 1 and the claim holds (exit 0)" in text
+
+
 def test_the_budget_guide_quotes_the_feducb_deployment() -> None:
     """``examples/feducb.toml``: (0, 0.1)-DP, and its Gaussian-DP μ."""
     path = ROOT / "examples" / "feducb.toml"

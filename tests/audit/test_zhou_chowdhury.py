@@ -171,23 +171,27 @@ def _no_constant(name):
     raise ValueError(f"not JSON: {name}")
 
 
-@pytest.mark.parametrize("protocol", ["ldp", "non-private"])
-def test_the_run_command_prints_strict_json_and_its_text(protocol, capsys):
+@pytest.mark.parametrize(("protocol", "status"), [("ldp", 1), ("non-private", 0)])
+def test_the_run_command_prints_strict_json_and_its_text(protocol, status, capsys):
     import json
 
     from fedpriv.cli.main import main
 
     argv = ["run", "private-fedlinucb", "--protocol", protocol, "--horizon", "100"]
     argv += ["--agents", "3", "--arms", "6"]
-    assert main([*argv, "--json"]) == 0  # the record holds no verdict: nothing refuted
+    # the paper's ldp run is violated (exit 1, tests/test_cli_zhou_chowdhury.py); the
+    # non-private one claims nothing (exit 0)
+    assert main([*argv, "--json"]) == status
     record = json.loads(capsys.readouterr().out, parse_constant=_no_constant)
     assert record["algorithm"] == "private-fedlinucb" and record["protocol"] == protocol
-    assert record["target"] == {"epsilon": 1.0, "delta": 0.1} and record["seconds"] >= 0
+    g = record["guarantee"]
+    assert g["claimed"]["delta"] == 0.1 and record["seconds"] >= 0
     if protocol == "non-private":  # nothing is noised: ε = ∞, written as "inf"
-        assert record["accountant"]["epsilon"] == "inf"
+        assert g["accountant"]["epsilon"] == "inf" and g["verdict"] == "no-claim"
     else:
-        assert 0 < record["accountant"]["epsilon"] < float("inf")
-    assert main(argv) == 0
+        assert g["claimed"]["epsilon"] == 1.0 and g["verdict"] == "violated"
+        assert 0 < g["accountant"]["epsilon"] < float("inf")
+    assert main(argv) == status
     text = capsys.readouterr().out
     assert text.startswith(f"Private-FedLinUCB ({protocol}): regret per silo ")
     assert f", {record['n_syncs']} syncs, " in text
