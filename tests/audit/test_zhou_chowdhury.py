@@ -91,6 +91,37 @@ def test_shuffle_route_credits_no_amplification_to_gaussian_silos():
         assert shuffled >= own
 
 
+def test_shuffle_route_outside_its_domain_bounds_nothing():
+    """A silo ε₀ beyond the Shuffled event's range (own batch data at ε = 1, M = 10) gives
+    the route ∞, so the row keeps the silo's own bound instead of raising."""
+    from fedpriv.audit.claims.entry import make_claim
+    from fedpriv.privacy import ApproxDP, NeighboringRelation
+
+    setting = {
+        "n_agents": 10,
+        "n_arms": 20,
+        "dim": 5,
+        "horizon": 200,
+        "epsilon": 1.0,
+        "delta": 0.1,
+        "batch_size": 25,
+        "protocol": "sdp-amp",
+        "acts_on": "own-batch-data",
+    }
+    claim = make_claim(
+        "zhou_chowdhury",
+        "private-fedlinucb",
+        "paper",
+        setting,
+        NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
+        ApproxDP(1.0, 0.1),
+        "test",
+    )
+    assert zr.shuffle_route(claim)[1] == float("inf")
+    own = zr.ldp_accountant(claim).epsilon
+    assert zr.sdp_accountant(claim).epsilon == own < float("inf")
+
+
 @settings(max_examples=25, deadline=None)
 @given(
     n_agents=st.integers(1, 4),

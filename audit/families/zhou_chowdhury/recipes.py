@@ -387,15 +387,18 @@ def shuffle_route(claim: Claim) -> tuple[str, float]:
     Returns
     -------
     tuple of (str, float)
-        The route and ε at the claimed δ.
+        The route and ε at the claimed δ; ε = ∞ when ε₀ exceeds the event's
+        ``MAX_EVENT_EPSILON`` (the silo's own bound then stands alone).
     """
     from fedpriv.privacy import NeighboringRelation
-    from fedpriv.privacy.accounting.events import SelfComposed
+    from fedpriv.privacy.accounting.events import MAX_EVENT_EPSILON, SelfComposed
     from fedpriv.privacy.accounting.shuffling import Shuffled
 
     pair = adaptive_pair(claim)
     delta0 = claim.claimed_delta / (2 * pair.n_nodes)
     eps0 = float(gaussian_dp_epsilon(pair.charged / pair.noise_stddev, delta0))
+    if not eps0 <= MAX_EVENT_EPSILON:  # outside Shuffled's domain: this route bounds nothing
+        return "shuffled", math.inf
     accountant = Accountant(neighboring_relation=NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD)
     event = Shuffled(
         local_epsilon=max(eps0, 1e-12),
