@@ -76,6 +76,7 @@ from fedpriv.privacy.checks import check_int_at_least, check_open_unit, check_po
 __all__ = [
     "MAX_BINOMIAL_SHIFT",
     "BinomialVectorSum",
+    "BinomialVectorSumTree",
     "binomial_sum_certificate",
     "binomial_vector_sum_delta",
     "binomial_vector_sum_epsilon",
@@ -198,30 +199,38 @@ def _certificate(n_trials: int, probability: float, max_shift: int) -> tuple[flo
     kmax = int(ks[-1])
     xs = np.arange(lo - kmax, hi + kmax + 1)
     logp = stats.binom.logpmf(xs, n, p)  # -inf outside [0, n]
-    core = slice(kmax, kmax + hi - lo + 1)  # x in [lo, hi]
-    a_log = logp[core]
-    a = np.exp(a_log)
+    mass = np.exp(logp)
+    # Prefix sums from the left and suffix sums from the right: each tail sum is then
+    # accumulated from its small end (relative accuracy).
+    left = np.concatenate([[0.0], np.cumsum(mass)])
+    right = np.concatenate([[0.0], np.cumsum(mass[::-1])])
+    size = hi - lo + 1
+    top = kmax + size  # one past x = hi
     delta0 = tail
     for k in ks.tolist():
         mu = _SLOPE * k / sd
         eps = np.linspace(0.0, mu * mu / 2.0 + 12.0 * mu, _EPS_POINTS)
         gauss = _gaussian_delta(mu, eps)
-        for sign in (-1, 1):  # Q(x) = P0(x - k) or P0(x + k)
-            b_log = logp[kmax - sign * k : kmax - sign * k + a.size]
-            with np.errstate(invalid="ignore"):
-                loss = a_log - b_log  # monotone in x (log-concavity)
-            b = np.exp(b_log)
-            if sign == 1:  # loss decreases in x: {loss > ε} is a prefix
-                order = slice(None)
-            else:  # loss increases in x: a suffix
-                order = slice(None, None, -1)
-            loss_o, a_o, b_o = loss[order], a[order], b[order]
-            cum_a = np.concatenate([[0.0], np.cumsum(a_o)])
-            cum_b = np.concatenate([[0.0], np.cumsum(b_o)])
-            # loss_o is non-increasing: count of entries with loss > ε
-            count = np.searchsorted(-loss_o, -eps, side="left")
-            curve = cum_a[count] - np.exp(eps) * cum_b[count]
-            curve = np.maximum(curve, 0.0) + _ROUNDING * (cum_a[count] + 1e-300)
+        # P = P0 on [lo, hi]; Q(x) = P0(x - k): loss non-increasing in x (log-concavity),
+        # so {loss > ε} is the first `count` points.
+        with np.errstate(invalid="ignore"):
+            loss = logp[kmax:top] - logp[kmax - k : top - k]
+        count = np.searchsorted(-loss, -eps, side="left")
+        cum_a = left[kmax + count] - left[kmax]
+        cum_b = left[kmax - k + count] - left[kmax - k]
+        curves = [(cum_a, cum_b)]
+        # Q(x) = P0(x + k): loss non-decreasing in x, {loss > ε} the last `count` points.
+        with np.errstate(invalid="ignore"):
+            loss = (logp[kmax:top] - logp[kmax + k : top + k])[::-1]
+        count = np.searchsorted(-loss, -eps, side="left")
+        end_a = xs.size - top  # right-sums index of x = hi + 1
+        end_b = xs.size - top - k
+        cum_a = right[end_a + count] - right[end_a]
+        cum_b = right[end_b + count] - right[end_b]
+        curves.append((cum_a, cum_b))
+        for cum_a, cum_b in curves:
+            curve = cum_a - np.exp(eps) * cum_b
+            curve = np.maximum(curve, 0.0) + _ROUNDING * cum_a + 1e-300
             need = (curve[:-1] - gauss[1:]) / np.maximum(1.0 - gauss[1:], 1e-300)
             delta0 = max(delta0, float(np.max(need)), float(curve[-1]) + tail)
     return _SLOPE * ratio / sd, min(delta0 + tail, 1.0)
@@ -271,7 +280,50 @@ def binomial_sum_certificate(
     return _certificate(event.n_trials, event.probability, event.max_shift)
 
 
-def _flag_and_mu(event: BinomialVectorSum) -> tuple[float, float]:
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class BinomialVectorSumTree:
+    """The releases holding one record in a tree of binomial vector sums, one per level.
+
+    Parameters
+    ----------
+    levels : tuple of BinomialVectorSum
+        One event per tree level (a record is in one node of each level), >= 1.
+
+    Raises
+    ------
+    TypeError
+        If ``levels`` is not a non-empty tuple of :class:`BinomialVectorSum`.
+
+    Notes
+    -----
+    Priced as the exact composition of the levels' dominating pairs: Gaussian of
+    ``μ = √Σ μ_l²`` (Dong, Roth & Su 2019, Cor. 3.3) flagged with probability
+    ``1 − Π (1 − δ'_l)`` (a flag in any level reveals the world); one PLD instead of
+    ``κ`` composed ones.
+    """
+
+    #: As :class:`BinomialVectorSum`.
+    REPLACE_ONLY: ClassVar[bool] = True
+
+    levels: tuple[BinomialVectorSum, ...]
+
+    def __post_init__(self) -> None:
+        levels = self.levels
+        if (
+            not isinstance(levels, tuple)
+            or not levels
+            or not all(type(e) is BinomialVectorSum for e in levels)
+        ):
+            raise TypeError("`levels` must be a non-empty tuple of BinomialVectorSum events.")
+
+
+def _flag_and_mu(event) -> tuple[float, float]:
+    """Flag mass δ' and Gaussian μ of the dominating pair of either event type."""
+    if type(event) is BinomialVectorSumTree:
+        parts = [_flag_and_mu(level) for level in event.levels]
+        keep = math.fsum(math.log1p(-min(flag, 1.0 - 1e-300)) for flag, _ in parts)
+        flag = min(-math.expm1(keep) * (1.0 + 1e-12), 1.0)
+        return flag, math.sqrt(math.fsum(mu * mu for _, mu in parts)) * (1.0 + 1e-12)
     slope, delta0 = _certificate(event.n_trials, event.probability, event.max_shift)
     flag = -math.expm1(event.dim * math.log1p(-delta0)) if delta0 < 1.0 else 1.0
     return min(flag * (1.0 + 1e-12), 1.0), slope * event.l2_shift
@@ -282,7 +334,7 @@ def binomial_vector_sum_delta(event: BinomialVectorSum, epsilon: float) -> float
 
     Parameters
     ----------
-    event : BinomialVectorSum
+    event : BinomialVectorSum or BinomialVectorSumTree
     epsilon : float
         ε >= 0, nats.
 
@@ -310,7 +362,7 @@ def binomial_vector_sum_epsilon(event: BinomialVectorSum, delta: float) -> float
 
     Parameters
     ----------
-    event : BinomialVectorSum
+    event : BinomialVectorSum or BinomialVectorSumTree
     delta : float
         δ in [0, 1).
 
@@ -344,4 +396,5 @@ def _pld(event: BinomialVectorSum, discretization: float, pessimistic: bool):
     return gauss.compose(approx_dp_pld(0.0, flag, discretization, True))
 
 
-register_event(BinomialVectorSum, EventHandlers(pure=lambda e: math.inf, approx=_approx, pld=_pld))
+for _type in (BinomialVectorSum, BinomialVectorSumTree):
+    register_event(_type, EventHandlers(pure=lambda e: math.inf, approx=_approx, pld=_pld))

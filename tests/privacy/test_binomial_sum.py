@@ -104,3 +104,79 @@ def test_bad_parameters(kwargs, match):
     base = {"n_trials": 100, "probability": 0.25, "dim": 2, "max_shift": 3, "l2_shift": 4.0}
     with pytest.raises(ValueError, match=match):
         BinomialVectorSum(**{**base, **kwargs})
+
+
+def test_tree_event_is_the_exact_composition_of_its_levels():
+    """The tree's single pair equals the composed levels' pairs (Gaussian μ in squares,
+    flags in probability): its ε is never below the ledger's composition of the parts."""
+    from fedpriv.privacy.accounting.binomial_sum import BinomialVectorSumTree
+
+    levels = tuple(
+        BinomialVectorSum(
+            n_trials=10**5 * 2**i, probability=0.25, dim=4, max_shift=20, l2_shift=30.0
+        )
+        for i in range(3)
+    )
+    tree = BinomialVectorSumTree(levels=levels)
+    composed = Accountant(neighboring_relation=NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD)
+    for level in levels:
+        composed.spend(level)
+    single = Accountant(neighboring_relation=NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD)
+    single.spend(tree)
+    eps_tree = binomial_vector_sum_epsilon(tree, 1e-6)
+    assert single.routes.tightest(1e-6)[1] <= eps_tree + 1e-9
+    assert eps_tree == pytest.approx(composed.routes.tightest(1e-6)[1], rel=2e-3)
+    with pytest.raises(TypeError, match="levels"):
+        BinomialVectorSumTree(levels=())
+
+
+def test_vector_sum_tree_is_unbiased_and_charged():
+    """The analyzer's prefix sums are unbiased. Seeded; the 6-sd tolerance fails with
+    probability below 1e-8 per coordinate (Gaussian tail of a sum of 4,000 draws)."""
+    from fedpriv.privacy.mechanisms.vector_sum import ShuffledVectorSumTree
+
+    accountant = Accountant(
+        neighboring_relation=NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD, disjoint=("trial",)
+    )
+    n_trials, users, coords = 4000, 20, 3
+    tree = ShuffledVectorSumTree(
+        stream_shape=(n_trials,),
+        n_coords=coords,
+        capacity=3,
+        users_per_leaf=users,
+        bound=1.0,
+        dim=2,
+        epsilon=1.0,
+        delta=0.1,
+        linf=2.0,
+        l2=2.0,
+        accountant=accountant,
+        keys={"trial": np.arange(n_trials)},
+        rng=np.random.default_rng(7),
+    )
+    assert accountant.routes.tightest(0.1)[1] < math.inf
+    values = np.random.default_rng(8).uniform(-1, 1, (n_trials, users, coords))
+    for batch in range(1, 4):
+        out = tree.release(values)
+        truth = batch * values.sum(axis=1)
+        err = out - truth
+        sd = np.std(err, axis=0)
+        assert np.all(np.abs(err.mean(axis=0)) <= 6 * sd / np.sqrt(n_trials))
+    with pytest.raises(ValueError, match="capacity"):
+        tree.release(values)
+    with pytest.raises(ValueError, match="shape"):
+        ShuffledVectorSumTree(
+            stream_shape=(1,),
+            n_coords=coords,
+            capacity=3,
+            users_per_leaf=users,
+            bound=1.0,
+            dim=2,
+            epsilon=1.0,
+            delta=0.1,
+            linf=2.0,
+            l2=2.0,
+            accountant=accountant,
+            keys={"trial": np.arange(1)},
+            rng=np.random.default_rng(0),
+        ).release(np.zeros((1, users + 1, coords)))

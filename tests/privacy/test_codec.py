@@ -22,7 +22,7 @@ from fedpriv.privacy import (
     SymmetricMatrixGaussianTree,
 )
 from fedpriv.privacy.accounting import events
-from fedpriv.privacy.accounting.binomial_sum import BinomialVectorSum
+from fedpriv.privacy.accounting.binomial_sum import BinomialVectorSum, BinomialVectorSumTree
 from fedpriv.privacy.accounting.builtin import BUILTIN_EVENT_TYPES
 from fedpriv.privacy.accounting.handlers import REGISTRY
 from fedpriv.privacy.errors import StoreFormatError
@@ -101,6 +101,12 @@ LEAVES = {
         dim=_small,
         max_shift=_small,
         l2_shift=st.just(5.0),
+    ),
+    BinomialVectorSumTree: st.builds(
+        BinomialVectorSumTree,
+        levels=st.just(
+            (BinomialVectorSum(n_trials=400, probability=0.25, dim=2, max_shift=2, l2_shift=3.0),)
+        ),
     ),
 }
 _leaf = st.one_of(*LEAVES.values())
