@@ -92,6 +92,9 @@ _DENSE_SHIFTS = 64
 #: Half-width of the bulk in standard deviations (each tail below about e^{-90}).
 _BULK_SD = 14.0
 _EPS_POINTS = 3000
+#: Largest Gaussian μ given a PLD (beyond it the PLD costs seconds and its ε is far
+#: above any claim; the basic/advanced/optimal routes still price the event).
+_MAX_PLD_MU = 8.0
 #: Allowance for floating-point rounding in the cumulative sums.
 _ROUNDING = 1e-12
 
@@ -390,6 +393,8 @@ def _pld(event: BinomialVectorSum, discretization: float, pessimistic: bool):
     if not pessimistic:
         return None  # a dominating pair: an upper bound only
     flag, mu = _flag_and_mu(event)
+    if mu > _MAX_PLD_MU:
+        return None  # seconds of PLD for an ε far above any claim: the (ε, δ) routes price it
     gauss = gaussian_pld(mu, discretization, True)
     if flag <= 0.0:
         return gauss
