@@ -40,7 +40,7 @@ from fedpriv.cli.runs import (
 # Option choices as literals, so `fedpriv run ... --help` imports no algorithm;
 # tests/test_cli_startup.py checks each against its source (named beside it).
 #: fedpriv.algorithms.zhou_chowdhury.fedlinucb.PROTOCOLS
-PROTOCOLS = ("ldp", "ldp-exact", "sdp-amp", "non-private")
+PROTOCOLS = ("ldp", "ldp-exact", "sdp-amp", "sdp-vecsum", "non-private")
 
 __all__ = ["COMMANDS", "PROTOCOLS"]
 

@@ -25,6 +25,14 @@ Protocols (``protocol``):
     :func:`~fedpriv.privacy.calibrations.zhou_chowdhury.zc_amp_noise_stddev`; the
     accountant holds each silo's own (local) guarantee, which the shuffle's amplification
     turns into the central one.
+``"sdp-vecsum"`` (shuffle model, vector sum, Thm. 5.5)
+    Every user (one silo's pair of one round) sends ``[y x, upper(x xᵀ)]`` through the
+    shuffled binomial vector sum (:class:`fedpriv.privacy.mechanisms.vector_sum.ShuffledVectorSumTree`):
+    one tree over batches for all silos together, a node's users randomized at its own
+    grid ``g`` and trials ``b``; the server's sums are the analyzer's debiased prefix
+    sums. ``λ`` from :func:`~fedpriv.privacy.calibrations.zhou_chowdhury.zc_vecsum_noise_stddev`
+    (without ``√M``). Charged once per trial: one user moves its vector by at most 2 per
+    coordinate and ``√6`` in L2 (``L = Y = 1``), ``B`` users with own data between syncs.
 ``"non-private"``
     The raw sums, published through :func:`fedpriv.privacy.mechanisms.raw_release`.
 
@@ -54,10 +62,12 @@ from fedpriv.privacy.calibrations.zhou_chowdhury import (
     zc_regularizer,
     zc_tree_depth,
     zc_user_sensitivity,
+    zc_vecsum_noise_stddev,
 )
 from fedpriv.privacy.checks import check_int_at_least, check_open_unit, check_positive
 from fedpriv.privacy.mechanisms import raw_release
 from fedpriv.privacy.mechanisms.matrix_tree import MatrixTreePrivatizer
+from fedpriv.privacy.mechanisms.vector_sum import ShuffledVectorSumTree
 
 __all__ = [
     "PROTOCOLS",
@@ -68,7 +78,7 @@ __all__ = [
 ]
 
 #: The privacy protocols of Alg. 1 that fedpriv runs.
-PROTOCOLS = ("ldp", "ldp-exact", "sdp-amp", "non-private")
+PROTOCOLS = ("ldp", "ldp-exact", "sdp-amp", "sdp-vecsum", "non-private")
 
 _SQRT2 = math.sqrt(2.0)
 
@@ -121,7 +131,7 @@ def zc_calibration(
 
     Parameters
     ----------
-    protocol : {"ldp", "ldp-exact", "sdp-amp", "non-private"}
+    protocol : {"ldp", "ldp-exact", "sdp-amp", "sdp-vecsum", "non-private"}
     epsilon, delta : float or None
         The target guarantee (ignored for ``"non-private"``).
     horizon : int
@@ -163,12 +173,15 @@ def zc_calibration(
         sigma = zc_amp_noise_stddev(
             epsilon, delta, depth=depth, n_agents=n_agents, horizon=horizon, bound_x=bound_x
         )
+    elif protocol == "sdp-vecsum":
+        sigma = zc_vecsum_noise_stddev(epsilon, delta, depth=depth, dim=dim, bound_x=bound_x)
     else:
         sigma = 0.0
+    lam_agents = 1 if protocol == "sdp-vecsum" else n_agents
     return ZCCalibration(
         protocol=protocol,
         noise_stddev=sigma,
-        regularizer=zc_regularizer(sigma, n_agents=n_agents, depth=depth, dim=dim, alpha=alpha),
+        regularizer=zc_regularizer(sigma, n_agents=lam_agents, depth=depth, dim=dim, alpha=alpha),
         depth=depth,
         n_batches=zc_n_batches(horizon, batch_size),
         sensitivity=sensitivity,
@@ -242,7 +255,7 @@ def run_private_fedlinucb(
         Rounds to run, ``1 <= horizon <= planned_horizon``.
     batch_size : int
         ``B`` >= 1 (25 in Fig. 2).
-    protocol : {"ldp", "ldp-exact", "sdp-amp", "non-private"}
+    protocol : {"ldp", "ldp-exact", "sdp-amp", "sdp-vecsum", "non-private"}
     epsilon, delta : float
         The protocol's target (ε > 0, δ in (0, 1)); unused without noise.
     n_trials : int
@@ -298,13 +311,35 @@ def run_private_fedlinucb(
         bound_y=env.reward_bound,
         own_data_between_syncs=own_data_between_syncs,
     )
+    vecsum = protocol == "sdp-vecsum"
     accountant = Accountant(
         neighboring_relation=NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
-        disjoint=("trial", "agent"),
+        disjoint=("trial",) if vecsum else ("trial", "agent"),
     )
     keys = {"trial": np.arange(n_trials)[:, None], "agent": np.arange(m)[None, :]}
-    privatizer = None
-    if cal.noise_stddev > 0:
+    privatizer = shuffler = None
+    upper = np.triu_indices(d)
+    if vecsum:
+        lx, ly = float(bound_x), float(env.reward_bound)
+        shuffler = ShuffledVectorSumTree(
+            stream_shape=(n_trials,),
+            n_coords=d + upper[0].size,
+            capacity=max(cal.n_batches, 1),
+            users_per_leaf=batch_size * m,
+            bound=max(lx * ly, lx * lx),
+            dim=d,
+            epsilon=epsilon,
+            delta=delta,
+            linf=2.0 * max(lx * ly, lx * lx),
+            l2=cal.sensitivity,
+            records=cal.records_per_leaf,
+            accountant=accountant,
+            keys={"trial": np.arange(n_trials)},
+            # one stream for the shuffled protocol of every trial: the noise stream of
+            # address (trial 0, agent M), which no silo uses
+            rng=stream_rngs(root, n_trials=1, n_agents=m + 1, stream=Stream.NOISE)[0, m],
+        )
+    elif cal.noise_stddev > 0:
         privatizer = MatrixTreePrivatizer(
             stream_shape=(n_trials, m),
             dim=d,
@@ -331,6 +366,10 @@ def run_private_fedlinucb(
     releases = np.zeros((n_trials, n_syncs, d, d + 1)) if keep_releases else None
     actions = np.zeros((n_trials, m, horizon), dtype=np.int64) if keep_actions else None
     rows_t, rows_m = np.arange(n_trials)[:, None], np.arange(m)[None, :]
+    if shuffler is not None:
+        batch_x = np.zeros((n_trials, batch_size, m, d))
+        batch_y = np.zeros((n_trials, batch_size, m))
+        batch_gram = np.zeros((n_trials, batch_size, m, upper[0].size))
     g_prev, u_prev = np.zeros((n_trials, m, d, d)), np.zeros((n_trials, m, d))
     for t in range(horizon):
         x, means = env.round(t)  # (M, K, d), (M, K)
@@ -360,6 +399,13 @@ def run_private_fedlinucb(
         y = np.clip(mean + env.reward_noise(t, trial_rngs), -ybound, ybound)
         g_loc += chosen[..., :, None] * chosen[..., None, :]
         u_loc += y[..., None] * chosen
+        if shuffler is not None:  # each user's own vector, for the shuffled protocol
+            slot = t % batch_size
+            batch_x[:, slot] = chosen
+            batch_y[:, slot] = y
+            batch_gram[:, slot] = (chosen[..., :, None] * chosen[..., None, :])[
+                ..., upper[0], upper[1]
+            ]
         regret = means.max(axis=-1)[None, :] - mean
         final += regret
         per_round[:, t] = regret.mean(axis=1)
@@ -373,7 +419,14 @@ def run_private_fedlinucb(
             leaf[..., d, :d] = u_loc / _SQRT2
             if leaves is not None:
                 leaves[:, batch] = leaf[:, 0]
-            if privatizer is not None:
+            if shuffler is not None:
+                users = np.concatenate([batch_y[..., None] * batch_x, batch_gram], axis=-1)
+                sums = shuffler.release(users.reshape(n_trials, batch_size * m, -1))
+                u_hat = sums[:, None, :d]
+                g_hat = np.zeros((n_trials, 1, d, d))
+                g_hat[:, 0, upper[0], upper[1]] = sums[:, d:]
+                g_hat[:, 0, upper[1], upper[0]] = sums[:, d:]
+            elif privatizer is not None:
                 g_hat, u_half = privatizer.release(leaf, np.ones((n_trials, m), dtype=bool))
                 u_hat = u_half * _SQRT2
             else:

@@ -21,6 +21,7 @@ True
 from __future__ import annotations
 
 from fedpriv.privacy.accounting import events
+from fedpriv.privacy.accounting.binomial_sum import BinomialVectorSum, BinomialVectorSumTree
 from fedpriv.privacy.accounting.interval import IntervalRelease
 from fedpriv.privacy.accounting.matrix_tree import SymmetricMatrixGaussianTree
 from fedpriv.privacy.accounting.sampling import PoissonSampled
@@ -48,4 +49,6 @@ BUILTIN_EVENT_TYPES: tuple[type, ...] = (
     Shuffled,
     IntervalRelease,
     SymmetricMatrixGaussianTree,
+    BinomialVectorSum,
+    BinomialVectorSumTree,
 )

@@ -15,6 +15,10 @@ that uses them says so.
 * silo-level LDP node noise ``σ = L √(κ (ln(1/δ) + ε)) / ε`` (:func:`zc_ldp_noise_stddev`);
 * shuffle model, amplification (Thm. 5.3)
   ``σ = L √(κ ln(1/δ) ln(1 + κ/(T δ)) ln(M κ/δ)) / (ε √M)`` (:func:`zc_amp_noise_stddev`);
+* shuffle model, vector sum (Thm. 5.5): the regulariser's noise scale
+  ``σ = L √(κ ln(1/δ)) ln(κ d²/δ) / ε`` (:func:`zc_vecsum_noise_stddev`; the released
+  sums carry the binomial noise of :mod:`fedpriv.privacy.mechanisms.vector_sum`, this σ
+  only sets ``λ = √κ σ (√(κ + ln(1/α)) + √d)``, without ``√M``);
 * regulariser ``λ = √(M κ) σ (√(κ + ln(1/α)) + √d)``, ``√M`` without noise, and the
   confidence width ``β_t`` (:func:`zc_regularizer`, :func:`zc_confidence_width`).
 
@@ -49,6 +53,7 @@ __all__ = [
     "zc_regularizer",
     "zc_tree_depth",
     "zc_user_sensitivity",
+    "zc_vecsum_noise_stddev",
 ]
 
 
@@ -381,3 +386,52 @@ def zc_exact_noise_stddev(epsilon: float, delta: float, *, depth: int, sensitivi
         high *= 2.0
     mu = optimize.brentq(lambda m: gaussian_dp_delta(m, epsilon) - delta, 1e-12, high, xtol=1e-14)
     return math.sqrt(depth) * sensitivity / mu * (1.0 + 1e-9)  # never below: rounding
+
+
+def zc_vecsum_noise_stddev(
+    epsilon: float, delta: float, *, depth: int, dim: int, bound_x: float = 1.0
+) -> float:
+    """The vector-sum protocol's noise scale for λ (Thm. 5.5), as the experiment code has it.
+
+    ``σ = L √(κ ln(1/δ)) ln(κ d²/δ) / ε`` (``SDPFedLinUCBVecSum``); the regulariser is then
+    ``λ = √κ σ (√(κ + ln(1/α)) + √d)`` (:func:`zc_regularizer` with ``n_agents = 1``).
+
+    Parameters
+    ----------
+    epsilon : float
+        Claimed ε > 0.
+    delta : float
+        Claimed δ in (0, 1).
+    depth : int
+        ``κ`` >= 1.
+    dim : int
+        ``d`` >= 1.
+    bound_x : float
+        ``L`` > 0.
+
+    Returns
+    -------
+    float
+        σ > 0.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range.
+
+    Examples
+    --------
+    >>> round(zc_vecsum_noise_stddev(0.2, 0.1, depth=9, dim=10), 3)
+    207.242
+    """
+    epsilon = check_epsilon("epsilon", epsilon)
+    delta = check_open_unit("delta", delta)
+    depth = check_int_at_least("depth", depth, 1)
+    dim = check_int_at_least("dim", dim, 1)
+    bound_x = check_positive("bound_x", bound_x)
+    return (
+        bound_x
+        * math.sqrt(depth * math.log(1.0 / delta))
+        * math.log(depth * dim * dim / delta)
+        / epsilon
+    )

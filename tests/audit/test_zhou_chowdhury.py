@@ -19,7 +19,7 @@ def test_family_is_registered_through_the_extension_path():
     fam = family("zhou_chowdhury")
     assert fam.key == "zhou_chowdhury"
     assert {r.key for r in fam.claims()} == set(ROWS)
-    assert len(ROWS) == 16
+    assert len(ROWS) == 18
 
 
 @pytest.mark.parametrize("key", sorted(k for k in ROWS if "/ldp/" in k))
@@ -44,6 +44,8 @@ def test_corrected_rows_spend_the_claim_and_their_pair_stays_below(key):
     [
         ("zhou_chowdhury/private-fedlinucb/ldp/fig2b/eps0.2", "violated"),
         ("zhou_chowdhury/private-fedlinucb/ldp-corrected/fig2b/eps0.2", "holds"),
+        ("zhou_chowdhury/private-fedlinucb/sdp-vecsum/fig2b/eps0.2", "violated"),
+        ("zhou_chowdhury/private-fedlinucb/sdp-vecsum-broadcast/fig2b/eps0.2", "unresolved"),
     ],
 )
 def test_verdicts_follow_the_rule(key, verdict):
@@ -237,3 +239,16 @@ def test_the_fig2_command_writes_and_names_every_run(tmp_path, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert [line.split(":")[0] for line in lines] == [label for label, *_ in FIG2_RUNS]
     assert (tmp_path / "zhou_chowdhury" / "zhou_chowdhury-fig2.md").exists()
+
+
+@pytest.mark.parametrize("variant", ["sdp-vecsum", "sdp-vecsum-broadcast"])
+def test_vecsum_rows_bracket_the_view(variant):
+    """Lower (an exact ε of a marginal of the view) never above the ledger's upper bound."""
+    from fedpriv.audit.families.zhou_chowdhury import vecsum as zv
+
+    row = ROWS[f"zhou_chowdhury/private-fedlinucb/{variant}/fig2b/eps0.2"]
+    lower = zv.vecsum_analytic_lower(row.claim)
+    upper = zv.vecsum_accountant(row.claim).epsilon
+    assert 0.0 <= lower <= upper
+    if variant == "sdp-vecsum":  # B users' messages move: above the claim
+        assert lower > row.claim.claimed.epsilon

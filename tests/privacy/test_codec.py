@@ -22,6 +22,7 @@ from fedpriv.privacy import (
     SymmetricMatrixGaussianTree,
 )
 from fedpriv.privacy.accounting import events
+from fedpriv.privacy.accounting.binomial_sum import BinomialVectorSum, BinomialVectorSumTree
 from fedpriv.privacy.accounting.builtin import BUILTIN_EVENT_TYPES
 from fedpriv.privacy.accounting.handlers import REGISTRY
 from fedpriv.privacy.errors import StoreFormatError
@@ -92,6 +93,20 @@ LEAVES = {
         local_epsilon=st.sampled_from([0.5, 1.0, 4.0]),
         n_reports=st.sampled_from([1, 10, 1000]),
         local_delta=st.sampled_from([0.0, 1e-9]),
+    ),
+    BinomialVectorSum: st.builds(
+        BinomialVectorSum,
+        n_trials=st.sampled_from([100, 40_000]),
+        probability=st.sampled_from([0.25, 0.5]),
+        dim=_small,
+        max_shift=_small,
+        l2_shift=st.just(5.0),
+    ),
+    BinomialVectorSumTree: st.builds(
+        BinomialVectorSumTree,
+        levels=st.just(
+            (BinomialVectorSum(n_trials=400, probability=0.25, dim=2, max_shift=2, l2_shift=3.0),)
+        ),
     ),
 }
 _leaf = st.one_of(*LEAVES.values())

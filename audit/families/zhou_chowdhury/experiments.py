@@ -2,7 +2,8 @@
 
 Fig. 2a compares the shuffle model by amplification with silo-level LDP at ε = 10⁻⁴ and
 10⁻³ (δ = 10⁻⁴); Fig. 2b silo-level LDP with the vector-sum protocol at ε = 0.2
-(δ = 0.1; fedpriv does not run the vector-sum protocol). Both on the synthetic instance
+(δ = 0.1; the vector-sum protocol is ``protocol="sdp-vecsum"`` of
+:func:`~fedpriv.algorithms.zhou_chowdhury.run_private_fedlinucb`, not yet in this table). Both on the synthetic instance
 (:class:`fedpriv.algorithms.zhou_chowdhury.environment.SyntheticEnvironment`: M = 100,
 K = 100, d = 10, B = 25, α = 0.01, 25 runs of T = 10⁴ in the paper's code), plus the
 non-private FedLinUCB. The paper plots the time-averaged regret ``R(t)/t`` summed over

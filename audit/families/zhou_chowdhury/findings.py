@@ -19,12 +19,15 @@ FINDINGS: tuple[Finding, ...] = (
             "calibration prices one pair. On a pair of data sets where silo 0's first "
             "user's reward flips the sign of the rest of its batch, the view's exact ε "
             "exceeds the claimed ε at all six silo-level LDP settings of Fig. 2 and at "
-            "the shuffle-model run at ε = 10⁻³ (the same defect fedpriv finds in "
+            "the shuffle-model run by amplification at ε = 10⁻³ and by vector sum at ε = 0.2 "
+            "(Fig. 2b: B = 25 users' messages move, exact ε 23.3 on the even levels' "
+            "counts; the same defect fedpriv finds in "
             "FedUCB's fixed schedule); acting on the broadcast sums only removes it."
         ),
         claims=(
             "zhou_chowdhury/private-fedlinucb/ldp/*",
             "zhou_chowdhury/private-fedlinucb/sdp-amp/*",
+            "zhou_chowdhury/private-fedlinucb/sdp-vecsum/*",
         ),
         where="Alg. 1 (local LinUCB step on the batch's own Gram matrix), Thm. 5.1",
     ),

@@ -37,6 +37,18 @@ VIEWS: tuple[tuple[str, View], ...] = (
         ),
     ),
     (
+        "zhou_chowdhury/private-fedlinucb/sdp-vecsum*",
+        View(
+            observer="the server",
+            outputs=(
+                "the shuffled multiset of every user's randomized messages (its "
+                "per-coordinate counts of ones) for the p-sum node released at every "
+                "batch end (the vector-sum protocol's shuffler, Thm. 5.5)",
+            ),
+            definition=_SDP,
+        ),
+    ),
+    (
         "zhou_chowdhury/private-fedlinucb/sdp*",
         View(
             observer="the server",
