@@ -222,7 +222,10 @@ def _vecsum_claims() -> list[RegisteredClaim]:
                 ),
                 accountant=zv.vecsum_accountant,
                 audit=None,
-                channel="the server: the shuffled multiset of all users' messages (per-coordinate counts)",
+                channel=(
+                    "accountant only, no Monte Carlo audit (the exact analytic lower bound on the "
+                    "server's view, the shuffled multiset of all users' messages)"
+                ),
                 analytic_lower=zv.vecsum_analytic_lower,
                 note=_VECSUM_NOTE,
             )
