@@ -170,18 +170,13 @@ def lower_bound_of(cells: list, target_delta: float, pld_discretization: float) 
     ResourceLimitError
         If a cell holds more releases than a query prices.
     """
-    check_cell_sizes(cells)
-    try:
-        return max(
-            (
-                pld_lower_bound(c, target_delta, pld_discretization=pld_discretization)
-                for c in cells
-            ),
-            default=0.0,
-        )
-    except ArithmeticError as error:
-        _warn_overflow("the lower bound", "0", error)
-        return 0.0  # a valid (vacuous) lower bound
+    # 0 on an overflow: a valid (vacuous) lower bound
+    return _worst_cell(
+        cells,
+        lambda c: pld_lower_bound(c, target_delta, pld_discretization=pld_discretization),
+        what="the lower bound",
+        fallback=0.0,
+    )
 
 
 def delta_of(cells: list, target_epsilon: float, pld_discretization: float) -> float:
@@ -206,18 +201,24 @@ def delta_of(cells: list, target_epsilon: float, pld_discretization: float) -> f
     ResourceLimitError
         If a cell holds more releases than a query prices.
     """
+    # 1 on an overflow: a sound (vacuous) upper bound
+    return _worst_cell(
+        cells,
+        lambda c: compose_delta(c, target_epsilon, pld_discretization=pld_discretization),
+        what="δ",
+        fallback=1.0,
+    )
+
+
+def _worst_cell(cells: list, price, *, what: str, fallback: float) -> float:
+    """The largest ``price(cell)`` over ``cells`` (0 for none); ``fallback`` with a warning
+    naming ``what`` when the pricing overflows."""
     check_cell_sizes(cells)
     try:
-        return max(
-            (
-                compose_delta(c, target_epsilon, pld_discretization=pld_discretization)
-                for c in cells
-            ),
-            default=0.0,
-        )
+        return max((price(c) for c in cells), default=0.0)
     except ArithmeticError as error:
-        _warn_overflow("δ", "1", error)
-        return 1.0  # a sound (vacuous) upper bound
+        _warn_overflow(what, f"{fallback:g}", error, stacklevel=4)
+        return fallback
 
 
 class Routes:
@@ -382,11 +383,12 @@ class Brackets:
         return lower, upper
 
 
-def _warn_overflow(what: str, answer: str, error: ArithmeticError) -> None:
-    """Warn that an extreme cell overflowed a route and ``answer`` is reported."""
+def _warn_overflow(what: str, answer: str, error: ArithmeticError, *, stacklevel: int = 3) -> None:
+    """Warn that an extreme cell overflowed a route and ``answer`` is reported (the
+    warning points ``stacklevel`` frames up: the caller of the public function)."""
     warnings.warn(
         f"pricing an extreme cell overflowed ({error!r}); {what} is reported as "
         f"{answer}, which is sound but vacuous.",
         RuntimeWarning,
-        stacklevel=3,
+        stacklevel=stacklevel,
     )

@@ -78,43 +78,68 @@ def _tag(eps: float) -> str:
     return f"eps{eps:g}"
 
 
+def _row(
+    variant: str,
+    figure: str,
+    base: dict,
+    eps: float,
+    delta: float,
+    *,
+    protocol: str,
+    corrected: bool,
+    source: str,
+    corrected_reading: dict,
+    **entry,
+) -> RegisteredClaim:
+    """One register row: the run's setting, its mode and reading, and the recipes."""
+    setting = {
+        **base,
+        "epsilon": eps,
+        "delta": delta,
+        "batch_size": 25,
+        "figure": figure,
+        "protocol": protocol,
+        "acts_on": "broadcast-sums" if corrected else "own-batch-data",
+    }
+    return RegisteredClaim(
+        key=f"zhou_chowdhury/private-fedlinucb/{variant}/fig{figure}/{_tag(eps)}",
+        claim=_claim(
+            "zhou_chowdhury",
+            "private-fedlinucb",
+            "corrected (broadcast sums only)" if corrected else "paper",
+            setting,
+            NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
+            ApproxDP(eps, delta),
+            source,
+            **(corrected_reading if corrected else _OWN_DATA),
+        ),
+        **entry,
+    )
+
+
 def build_claims() -> list[RegisteredClaim]:
     """The family's register rows, in report order (register keys ``zhou_chowdhury/...``)."""
-    out: list[RegisteredClaim] = []
-    for corrected in (False, True):
-        for figure, base, eps, delta in _LDP_RUNS:
-            setting = {
-                **base,
-                "epsilon": eps,
-                "delta": delta,
-                "batch_size": 25,
-                "figure": figure,
-                "protocol": "ldp-exact" if corrected else "ldp",
-                "acts_on": "broadcast-sums" if corrected else "own-batch-data",
-            }
-            mode = "corrected (broadcast sums only)" if corrected else "paper"
-            variant = "ldp-corrected" if corrected else "ldp"
-            out.append(
-                RegisteredClaim(
-                    key=f"zhou_chowdhury/private-fedlinucb/{variant}/fig{figure}/{_tag(eps)}",
-                    claim=_claim(
-                        "zhou_chowdhury",
-                        "private-fedlinucb",
-                        mode,
-                        setting,
-                        NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
-                        ApproxDP(eps, delta),
-                        _SOURCE.format(figure=figure),
-                        **(_CORRECTED if corrected else _OWN_DATA),
-                    ),
-                    accountant=zr.ldp_accountant,
-                    audit=zr.audit_ldp_view,
-                    channel="the server: silo 0's noisy p-sums (Gram matrix, reward vector)",
-                    mechanism=zr.ldp_mechanism,
-                    analytic_lower=zr.ldp_analytic_lower,
-                    note=_NOTE,
-                )
-            )
+    out = [
+        _row(
+            "ldp-corrected" if corrected else "ldp",
+            figure,
+            base,
+            eps,
+            delta,
+            protocol="ldp-exact" if corrected else "ldp",
+            corrected=corrected,
+            source=_SOURCE.format(figure=figure),
+            corrected_reading=_CORRECTED,
+            accountant=zr.ldp_accountant,
+            audit=zr.audit_ldp_view,
+            channel="the server: silo 0's noisy p-sums (Gram matrix, reward vector)",
+            mechanism=zr.ldp_mechanism,
+            analytic_lower=zr.ldp_analytic_lower,
+            note=_NOTE,
+        )
+        for corrected in (False, True)
+        for figure, base, eps, delta in _LDP_RUNS
+    ]
     out += _sdp_claims()
     out += _vecsum_claims()
     return out
@@ -140,41 +165,27 @@ _SDP_NOTE = (
 
 
 def _sdp_claims() -> list[RegisteredClaim]:
-    out = []
-    for broadcast in (False, True):
-        for figure, base, eps, delta in _SDP_RUNS:
-            setting = {
-                **base,
-                "epsilon": eps,
-                "delta": delta,
-                "batch_size": 25,
-                "figure": figure,
-                "protocol": "sdp-amp",
-                "acts_on": "broadcast-sums" if broadcast else "own-batch-data",
-            }
-            variant = "sdp-amp-broadcast" if broadcast else "sdp-amp"
-            out.append(
-                RegisteredClaim(
-                    key=f"zhou_chowdhury/private-fedlinucb/{variant}/fig{figure}/{_tag(eps)}",
-                    claim=_claim(
-                        "zhou_chowdhury",
-                        "private-fedlinucb",
-                        "corrected (broadcast sums only)" if broadcast else "paper",
-                        setting,
-                        NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
-                        ApproxDP(eps, delta),
-                        _SDP_SOURCE.format(figure=figure),
-                        **(_CORRECTED_SDP if broadcast else _OWN_DATA),
-                    ),
-                    accountant=zr.sdp_accountant,
-                    audit=zr.audit_sdp_view,
-                    channel="the server: the sum of the shuffled p-sums",
-                    mechanism=zr.ldp_mechanism,
-                    analytic_lower=zr.sdp_analytic_lower,
-                    note=_SDP_NOTE,
-                )
-            )
-    return out
+    return [
+        _row(
+            "sdp-amp-broadcast" if broadcast else "sdp-amp",
+            figure,
+            base,
+            eps,
+            delta,
+            protocol="sdp-amp",
+            corrected=broadcast,
+            source=_SDP_SOURCE.format(figure=figure),
+            corrected_reading=_CORRECTED_SDP,
+            accountant=zr.sdp_accountant,
+            audit=zr.audit_sdp_view,
+            channel="the server: the sum of the shuffled p-sums",
+            mechanism=zr.ldp_mechanism,
+            analytic_lower=zr.sdp_analytic_lower,
+            note=_SDP_NOTE,
+        )
+        for broadcast in (False, True)
+        for figure, base, eps, delta in _SDP_RUNS
+    ]
 
 
 _VECSUM_SOURCE = (
@@ -195,42 +206,28 @@ _VECSUM_NOTE = (
 
 
 def _vecsum_claims() -> list[RegisteredClaim]:
-    out = []
-    for broadcast in (False, True):
-        setting = {
-            **_SYNTH,
-            "epsilon": 0.2,
-            "delta": 0.1,
-            "batch_size": 25,
-            "figure": "2b",
-            "protocol": "sdp-vecsum",
-            "acts_on": "broadcast-sums" if broadcast else "own-batch-data",
-        }
-        variant = "sdp-vecsum-broadcast" if broadcast else "sdp-vecsum"
-        out.append(
-            RegisteredClaim(
-                key=f"zhou_chowdhury/private-fedlinucb/{variant}/fig2b/{_tag(0.2)}",
-                claim=_claim(
-                    "zhou_chowdhury",
-                    "private-fedlinucb",
-                    "corrected (broadcast sums only)" if broadcast else "paper",
-                    setting,
-                    NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD,
-                    ApproxDP(0.2, 0.1),
-                    _VECSUM_SOURCE,
-                    **(_CORRECTED_VECSUM if broadcast else _OWN_DATA),
-                ),
-                accountant=zv.vecsum_accountant,
-                audit=None,
-                channel=(
-                    "accountant only, no Monte Carlo audit (the exact analytic lower bound on the "
-                    "server's view, the shuffled multiset of all users' messages)"
-                ),
-                analytic_lower=zv.vecsum_analytic_lower,
-                note=_VECSUM_NOTE,
-            )
+    return [
+        _row(
+            "sdp-vecsum-broadcast" if broadcast else "sdp-vecsum",
+            "2b",
+            _SYNTH,
+            0.2,
+            0.1,
+            protocol="sdp-vecsum",
+            corrected=broadcast,
+            source=_VECSUM_SOURCE,
+            corrected_reading=_CORRECTED_VECSUM,
+            accountant=zv.vecsum_accountant,
+            audit=None,
+            channel=(
+                "accountant only, no Monte Carlo audit (the exact analytic lower bound on the "
+                "server's view, the shuffled multiset of all users' messages)"
+            ),
+            analytic_lower=zv.vecsum_analytic_lower,
+            note=_VECSUM_NOTE,
         )
-    return out
+        for broadcast in (False, True)
+    ]
 
 
 _CORRECTED_VECSUM = {

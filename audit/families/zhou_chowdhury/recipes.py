@@ -61,6 +61,7 @@ __all__ = [
     "adaptive_tables",
     "audit_ldp_view",
     "audit_sdp_view",
+    "first_batch_run",
     "ldp_accountant",
     "ldp_analytic_lower",
     "ldp_mechanism",
@@ -202,6 +203,36 @@ def adaptive_pair(claim: Claim) -> AdaptivePair:
     return _pair(tuple(claim.setting_dict().items()))
 
 
+def first_batch_run(claim: Claim):
+    """The algorithm run on the first batch of the adaptive pair's world D, calibrated for
+    the row's whole horizon.
+
+    The trees (and the vector-sum tree) are charged when they open, for the planned
+    horizon, so this run's ledger is the full run's ledger.
+
+    Parameters
+    ----------
+    claim : Claim
+        A row of the family (its setting: M, K, d, B, T, ε, δ, protocol, ``acts_on``).
+
+    Returns
+    -------
+    PrivateFedLinUCBRun
+        The run (its ``accountant`` and ``calibration``).
+    """
+    s = _setting(claim)
+    return run_private_fedlinucb(
+        adaptive_tables(s, 0),
+        horizon=int(s["batch_size"]),
+        planned_horizon=int(s["horizon"]),
+        batch_size=int(s["batch_size"]),
+        epsilon=float(s["epsilon"]),
+        delta=float(s["delta"]),
+        seed=0,
+        **_run_options(s),
+    )
+
+
 def ldp_accountant(claim: Claim) -> AccountantResult:
     """The algorithm's own ledger, end to end (adaptivity charged: ``B`` pairs per leaf).
 
@@ -216,17 +247,7 @@ def ldp_accountant(claim: Claim) -> AccountantResult:
     -------
     AccountantResult
     """
-    s = _setting(claim)
-    run = run_private_fedlinucb(
-        adaptive_tables(s, 0),
-        horizon=int(s["batch_size"]),
-        planned_horizon=int(s["horizon"]),
-        batch_size=int(s["batch_size"]),
-        epsilon=float(s["epsilon"]),
-        delta=float(s["delta"]),
-        seed=0,
-        **_run_options(s),
-    )
+    run = first_batch_run(claim)
     route, eps = run.accountant.routes.tightest(claim.claimed_delta)
     cal = run.calibration
     note = (
@@ -278,6 +299,32 @@ def ldp_analytic_lower(claim: Claim) -> float:
     return float(gaussian_dp_epsilon(adaptive_pair(claim).mu, claim.claimed_delta))
 
 
+def _audit_pair_nodes(claim: Claim, pair, budget: AuditBudget, seed, *, silos: int):
+    """White-box LLR audit of the p-sums covering silo 0's first leaf on the adaptive pair.
+
+    ``silos`` silos' node noises add up in what the observer sees (1: one silo's own
+    p-sums; ``M``: the server's sum of the shuffled p-sums). Entries whose means agree in
+    D and D' have the same law in both worlds and independent noise: they cancel from
+    the LLR, so only the rows and columns where the leaves differ are drawn (the same
+    LLR, d² times fewer draws at d = 57).
+    """
+    side = int(_setting(claim)["dim"]) + 1
+    moved = np.flatnonzero(np.any(pair.leaf_d != pair.leaf_d_prime, axis=1))
+    sub = np.ix_(moved, moved)
+    shape = (pair.n_nodes, moved.size, moved.size)
+    return audit_symmetric_gaussian_release(
+        np.broadcast_to(pair.leaf_d[sub], shape),
+        np.broadcast_to(pair.leaf_d_prime[sub], shape),
+        noise_stddev=pair.noise_stddev * math.sqrt(silos) / math.sqrt(2.0),
+        frobenius_sensitivity=pair.charged,
+        n_samples=budget.samples * VIEW_SAMPLES_PER_RUN,
+        seed=seed,
+        delta=claim.claimed_delta,
+        observed=privatizer_observed(side)[sub],
+        confidence=budget.confidence,
+    )
+
+
 def audit_ldp_view(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
     """White-box audit of the view on the adaptive pair (module docstring).
 
@@ -294,25 +341,7 @@ def audit_ldp_view(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
     started = time.perf_counter()
     s = _setting(claim)
     pair = adaptive_pair(claim)
-    side = int(s["dim"]) + 1
-    # Entries whose means agree in D and D' have the same law in both worlds and
-    # independent noise: they cancel from the LLR, so only the rows and columns where
-    # the leaves differ are drawn (the same LLR, d² times fewer draws at d = 57).
-    moved = np.flatnonzero(np.any(pair.leaf_d != pair.leaf_d_prime, axis=1))
-    sub = np.ix_(moved, moved)
-    means_d = np.broadcast_to(pair.leaf_d[sub], (pair.n_nodes, moved.size, moved.size))
-    means_dp = np.broadcast_to(pair.leaf_d_prime[sub], (pair.n_nodes, moved.size, moved.size))
-    bound = audit_symmetric_gaussian_release(
-        means_d,
-        means_dp,
-        noise_stddev=pair.noise_stddev / math.sqrt(2.0),
-        frobenius_sensitivity=pair.charged,
-        n_samples=budget.samples * VIEW_SAMPLES_PER_RUN,
-        seed=seed,
-        delta=claim.claimed_delta,
-        observed=privatizer_observed(side)[sub],
-        confidence=budget.confidence,
-    )
+    bound = _audit_pair_nodes(claim, pair, budget, seed, silos=1)
     diff = float(np.linalg.norm(pair.leaf_d - pair.leaf_d_prime))
     return EndToEndAudit(
         method="end-to-end",
@@ -442,21 +471,7 @@ def audit_sdp_view(claim: Claim, budget: AuditBudget, seed) -> EndToEndAudit:
     s = _setting(claim)
     pair = adaptive_pair(claim)
     m = int(s["n_agents"])
-    side = int(s["dim"]) + 1
-    moved = np.flatnonzero(np.any(pair.leaf_d != pair.leaf_d_prime, axis=1))
-    sub = np.ix_(moved, moved)
-    shape = (pair.n_nodes, moved.size, moved.size)
-    bound = audit_symmetric_gaussian_release(
-        np.broadcast_to(pair.leaf_d[sub], shape),
-        np.broadcast_to(pair.leaf_d_prime[sub], shape),
-        noise_stddev=pair.noise_stddev * math.sqrt(m) / math.sqrt(2.0),
-        frobenius_sensitivity=pair.charged,
-        n_samples=budget.samples * VIEW_SAMPLES_PER_RUN,
-        seed=seed,
-        delta=claim.claimed_delta,
-        observed=privatizer_observed(side)[sub],
-        confidence=budget.confidence,
-    )
+    bound = _audit_pair_nodes(claim, pair, budget, seed, silos=m)
     return EndToEndAudit(
         method="end-to-end",
         bound=bound,

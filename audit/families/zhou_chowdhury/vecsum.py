@@ -27,7 +27,7 @@ import math
 
 from fedpriv.audit.claims.claim import Claim
 from fedpriv.audit.claims.entry import AccountantResult
-from fedpriv.audit.families.zhou_chowdhury.recipes import adaptive_pair, adaptive_tables
+from fedpriv.audit.families.zhou_chowdhury.recipes import adaptive_pair, first_batch_run
 
 __all__ = ["vecsum_accountant", "vecsum_analytic_lower"]
 
@@ -50,21 +50,7 @@ def vecsum_accountant(claim: Claim) -> AccountantResult:
     -------
     AccountantResult
     """
-    from fedpriv.algorithms.zhou_chowdhury.fedlinucb import run_private_fedlinucb
-
-    s = _setting(claim)
-    own = s.get("acts_on", "own-batch-data") == "own-batch-data"
-    run = run_private_fedlinucb(
-        adaptive_tables(s, 0),
-        horizon=int(s["batch_size"]),
-        planned_horizon=int(s["horizon"]),
-        batch_size=int(s["batch_size"]),
-        protocol="sdp-vecsum",
-        epsilon=float(s["epsilon"]),
-        delta=float(s["delta"]),
-        seed=0,
-        own_data_between_syncs=own,
-    )
+    run = first_batch_run(claim)
     route, eps = run.accountant.routes.tightest(claim.claimed_delta)
     cal = run.calibration
     note = (
