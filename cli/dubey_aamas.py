@@ -441,7 +441,7 @@ def _guarantee(args: argparse.Namespace, run: Any) -> dict[str, Any] | None:
                 "delta": 0.0,
                 "route": "nonprivate",
             },
-            "verdict": "no claim",
+            "verdict": "no-claim",
             "evidence": "raw data broadcast; the paper claims no privacy",
             "non_private_releases": run.accountant.ledger.non_private_reasons(),
         }

@@ -246,7 +246,7 @@ def test_run_status_reads_every_verdict():
 
     assert run_status({"guarantee": {"verdict": "holds"}}) == 0
     assert run_status({"a": [{"verdict": "unresolved"}, {"verdict": "violated"}]}) == 1
-    assert run_status({"verdict": "no claim"}) == 0
+    assert run_status({"verdict": "no-claim"}) == 0
     assert run_status({}) == 0
 
 

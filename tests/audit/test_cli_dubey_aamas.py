@@ -15,6 +15,7 @@ from fedpriv.audit.families.dubey_aamas.experiments import (
 from fedpriv.audit.families.dubey_aamas.report import write_experiment
 from fedpriv.cli import dubey_aamas as cli_dubey_aamas
 from fedpriv.cli.runs import register_commands
+from fedpriv.privacy.accounting.verdicts import VERDICTS
 from fedpriv.privacy.errors import ToolkitError
 
 
@@ -50,6 +51,8 @@ def test_run_json_has_the_common_keys(algorithm, capsys):
         assert {"claimed", "accountant", "verdict", "evidence"} <= set(g)
         assert g["claimed"]["per_message_epsilon"] == pytest.approx(2**-0.55)
         assert g["verdict"] == "holds"
+    if "guarantee" in record:  # the closed vocabulary of every command and report
+        assert record["guarantee"]["verdict"] in VERDICTS
     if algorithm in ("private-coop-ucb", "byzantine-coop-ucb", "coop-ucb-nonprivate"):
         assert record["communication"]["link_transmissions_per_trial"] > 0
 
