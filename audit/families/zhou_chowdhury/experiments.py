@@ -157,7 +157,8 @@ def _extra(name: str, frame: pd.DataFrame, regularizers: str, seconds: float, se
     )
     vecsum = (
         " SDP-VecSum's ledger is one shuffled binomial vector-sum tree per trial for all "
-        "silos together (its B·M users per leaf), priced exactly from the binomial pmfs."
+        "silos together (its B·M users per leaf), priced from the binomial pmfs "
+        "(BinomialVectorSumTree)."
         if name.endswith("fig2b")
         else " SDP-Amp's ledger bounds the shuffled view by each silo's own tree (the "
         "shuffled multiset is a function of the silos' messages); the family's rows add "
