@@ -12,7 +12,7 @@ bound is the exact ε of the family's adaptive pair at the run's setting
 (:func:`fedpriv.audit.families.zhou_chowdhury.recipes.adaptive_pair`). ``--epsilon inf``
 and ``--protocol non-private`` publish the raw sums and claim nothing (``no-claim``).
 The exit status is 1 when the verdict is ``violated`` (:mod:`fedpriv.cli.runs`).
-``experiment zhou-chowdhury-fig2`` reproduces Fig. 2a-b
+``experiment zhou-chowdhury-fig2a`` and ``zhou-chowdhury-fig2b`` reproduce Fig. 2a and 2b
 (:mod:`fedpriv.audit.families.zhou_chowdhury.experiments`).
 
 The commands are declared as data (:data:`COMMANDS`: options and run functions); the
@@ -34,6 +34,7 @@ from fedpriv.cli.runs import (
     RunCommand,
     RunReport,
     option,
+    progress_printer,
     summary,
 )
 
@@ -42,7 +43,7 @@ from fedpriv.cli.runs import (
 #: fedpriv.algorithms.zhou_chowdhury.fedlinucb.PROTOCOLS
 PROTOCOLS = ("ldp", "ldp-exact", "sdp-amp", "sdp-vecsum", "non-private")
 
-__all__ = ["COMMANDS", "PROTOCOLS"]
+__all__ = ["COMMANDS", "EXPERIMENTS", "PROTOCOLS"]
 
 #: The claim each protocol's run is judged against (``--epsilon``, ``--delta``).
 _SOURCES = {
@@ -89,17 +90,20 @@ _RUN_OPTIONS = (
     JSON,
 )
 
+#: fedpriv.audit.families.zhou_chowdhury.experiments.EXPERIMENTS
+EXPERIMENTS = ("zhou-chowdhury-fig2a", "zhou-chowdhury-fig2b")
+
 _FIGURE_OPTIONS = (
-    option("--horizon", type=int, default=1000, help="rounds T (default 1000; paper 10^4)"),
-    option("--trials", type=int, default=1, help="trials (default 1; paper 25)"),
-    option("--agents", type=int, default=100, help="silos M (default 100)"),
-    SEED,
     option(
         "--out",
         type=Path,
         default=Path("reports"),
-        help="report folder; writes <out>/zhou_chowdhury/ (default reports)",
+        help="report root; files go to OUT/zhou_chowdhury/ (default reports)",
     ),
+    option("--horizon", type=int, default=None, help="rounds T >= 25 (default 2000; paper 10^4)"),
+    option("--trials", type=int, default=None, help="trials per run (default 3; paper 25)"),
+    option("--agents", type=int, default=None, help="silos M (default 100, the paper's)"),
+    SEED,
 )
 
 
@@ -304,23 +308,29 @@ def _lines(record: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _fig2(args: argparse.Namespace) -> int:
-    from fedpriv.audit.families.zhou_chowdhury.experiments import run_fig2
+def _experiment(args: argparse.Namespace) -> int:
+    from fedpriv.audit.families.zhou_chowdhury.experiments import run_figure
+    from fedpriv.audit.reporting.figures import figure_stem
 
-    rows = run_fig2(
+    folder = run_figure(
+        args.figure,
+        out=args.out,
         horizon=args.horizon,
         n_trials=args.trials,
         n_agents=args.agents,
         seed=args.seed,
-        out=args.out / "zhou_chowdhury",
+        progress=progress_printer(),
     )
-    for r in rows:
-        print(f"{r['label']}: R(T)/T per silo {r['avg_regret']:.4g}, {r['n_syncs']} syncs")
+    stem = figure_stem(args.figure, "zhou_chowdhury")
+    print(f"{args.figure}: wrote {folder}/{stem}.png, .csv, _curves.csv, .md")
     return 0
 
 
 #: Every command of the family, in ``--help`` order (:mod:`fedpriv.cli.runs`).
 COMMANDS = (
     RunCommand("private-fedlinucb", _RUN_OPTIONS, _run),
-    ExperimentCommand("zhou-chowdhury-fig2", _FIGURE_OPTIONS, _fig2),
+    *(
+        ExperimentCommand(name, _FIGURE_OPTIONS, _experiment, {"figure": name})
+        for name in EXPERIMENTS
+    ),
 )

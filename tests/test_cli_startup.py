@@ -147,6 +147,7 @@ def test_cli_choices_equal_their_sources() -> None:
     from fedpriv.algorithms.networks import graphs
     from fedpriv.algorithms.zhou_chowdhury import fedlinucb
     from fedpriv.audit.families.dubey_aamas import experiments as dubey_aamas
+    from fedpriv.audit.families.zhou_chowdhury import experiments as zhou_chowdhury
     from fedpriv.cli import choices
     from fedpriv.cli import dubey_aamas as cli_dubey_aamas
     from fedpriv.cli import feducb as cli_feducb
@@ -175,6 +176,13 @@ def test_cli_choices_equal_their_sources() -> None:
     assert cli_feducb.SYNC_ORDERS == sync.SYNC_ORDERS
     assert cli_feducb.ON_CAPACITY == decentralized.ON_CAPACITY
     assert cli_zhou_chowdhury.PROTOCOLS == fedlinucb.PROTOCOLS
+    assert cli_zhou_chowdhury.EXPERIMENTS == zhou_chowdhury.EXPERIMENTS
+    for command in cli_zhou_chowdhury.COMMANDS[1:]:  # the figures' help states DEFAULTS
+        horizon, n_trials, n_agents = zhou_chowdhury.DEFAULTS[command.name]
+        helps = {o.flags[0]: o.settings["help"] for o in command.options}
+        assert f"(default {horizon};" in helps["--horizon"]
+        assert f"(default {n_trials};" in helps["--trials"]
+        assert f"(default {n_agents}," in helps["--agents"]
     assert cli_feducb.RESPOND == decentralized.RESPOND
     assert cli_feducb.SCHEDULES == decentralized.SCHEDULES
     assert cli_feducb.UPDATE_ORDERS == linucb.UPDATE_ORDERS

@@ -151,3 +151,45 @@ def test_the_verdict_follows_the_rule_and_the_bounds_are_ordered(
     else:
         assert g["verdict"] == "unresolved"
     assert status == (1 if g["verdict"] == "violated" else 0)
+
+
+def test_the_figure_command_writes_its_files_under_the_family_folder(tmp_path, capsys):
+    argv = ["experiment", "zhou-chowdhury-fig2b", "--horizon", "50", "--agents", "3"]
+    assert main([*argv, "--trials", "1", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    folder = tmp_path / "zhou_chowdhury"
+    assert out.startswith(f"zhou-chowdhury-fig2b: wrote {folder}/fig2b.png")
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "fig2b.csv",
+        "fig2b.md",
+        "fig2b.png",
+        "fig2b_curves.csv",
+    ]
+    assert "SDP-VecSum ε=0.2" in (folder / "fig2b_curves.csv").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("argv", "name"),
+    [
+        (["--horizon", "24"], "horizon"),
+        (["--horizon", "-1"], "--horizon"),
+        (["--trials", "0"], "n_trials"),
+        (["--trials", "two"], "--trials"),
+        (["--agents", "0"], "n_agents"),
+        (["--seed", "-3"], "--seed"),
+    ],
+)
+@pytest.mark.parametrize("figure", ["zhou-chowdhury-fig2a", "zhou-chowdhury-fig2b"])
+def test_bad_figure_options_exit_2_naming_the_option_and_write_nothing(
+    figure, argv, name, tmp_path, capsys
+):
+    status = main(["experiment", figure, *argv, "--out", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert status == 2 and out == "" and name in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_single_fig2_command_is_gone(capsys):
+    # Fig. 2a and 2b are two commands (two files each); the old name wrote other files
+    assert main(["experiment", "zhou-chowdhury-fig2"]) == 2
+    assert "zhou-chowdhury-fig2a" in capsys.readouterr().err

@@ -261,8 +261,10 @@ def run_private_fedlinucb(
     n_trials : int
         >= 1, the leading axis of every result.
     seed : int or SeedSequence
-        Root: node noise from ``Stream.NOISE`` of each (trial, silo), reward noise from
-        ``Stream.ENVIRONMENT`` of each trial.
+        Root: node noise from ``Stream.NOISE`` of each (trial, silo) (``"sdp-vecsum"``:
+        of each (trial, silo ``M``), the shuffled protocol's), reward noise from
+        ``Stream.ENVIRONMENT`` of each trial; trial ``j``'s streams do not depend on
+        ``n_trials``.
     alpha : float
         Confidence level of the width, in (0, 1) (0.01 in Fig. 2).
     confidence_scale : float
@@ -335,9 +337,10 @@ def run_private_fedlinucb(
             records=cal.records_per_leaf,
             accountant=accountant,
             keys={"trial": np.arange(n_trials)},
-            # one stream for the shuffled protocol of every trial: the noise stream of
-            # address (trial 0, agent M), which no silo uses
-            rng=stream_rngs(root, n_trials=1, n_agents=m + 1, stream=Stream.NOISE)[0, m],
+            # one stream per trial for its shuffled protocol: the noise stream of address
+            # (trial j, agent M), which no silo uses, so trial j's rounding and binomial
+            # noise do not depend on n_trials
+            rng=stream_rngs(root, n_trials=n_trials, n_agents=m + 1, stream=Stream.NOISE)[:, m],
         )
     elif cal.noise_stddev > 0:
         privatizer = MatrixTreePrivatizer(

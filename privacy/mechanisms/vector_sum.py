@@ -112,13 +112,17 @@ class ShuffledVectorSumTree:
         Charged once, here, for every stream.
     keys : mapping
         Cell labels per stream, broadcast to ``stream_shape``.
-    rng : numpy.random.Generator
-        The privacy-noise stream (rounding and binomial draws).
+    rng : object ndarray of numpy Generator, shape ``stream_shape``
+        One privacy-noise stream per tree (its users' rounding and its nodes' binomial
+        draws), as :class:`~fedpriv.privacy.mechanisms.matrix_tree.MatrixTreePrivatizer`
+        takes them: stream ``i``'s noise does not depend on how many streams run.
 
     Raises
     ------
     ValueError
         If an argument is out of range.
+    TypeError
+        If ``rng`` is not an object array of Generators of shape ``stream_shape``.
     BudgetExceededError
         If the charge exceeds the accountant's budget (nothing opens).
     """
@@ -140,9 +144,9 @@ class ShuffledVectorSumTree:
         scale: float = 1.0,
         accountant: Accountant,
         keys: Mapping[str, Any],
-        rng: np.random.Generator,
+        rng: Any,
     ) -> None:
-        self.shape = tuple(int(s) for s in stream_shape)
+        self.shape = tuple(check_int_at_least("stream_shape", n, 1) for n in stream_shape)
         self.n_coords = check_int_at_least("n_coords", n_coords, 1)
         self.capacity = check_int_at_least("capacity", capacity, 1)
         self.users_per_leaf = check_int_at_least("users_per_leaf", users_per_leaf, 1)
@@ -150,8 +154,14 @@ class ShuffledVectorSumTree:
         linf = check_positive("linf", linf)
         l2 = check_positive("l2", l2)
         records = check_int_at_least("records", records, 1)
-        if not isinstance(rng, np.random.Generator):
-            raise TypeError(f"`rng` must be a numpy.random.Generator, got {type(rng).__name__}.")
+        rngs = np.asarray(rng, dtype=object)
+        if rngs.shape != self.shape or not all(
+            isinstance(g, np.random.Generator) for g in rngs.flat
+        ):
+            raise TypeError(
+                f"`rng` must be an object array of numpy Generators of shape {self.shape}, "
+                f"got {type(rng).__name__} of shape {rngs.shape}."
+            )
         self.depth = tree_depth(self.capacity)
         self.grids: list[float] = []
         self.trials: list[int] = []
@@ -175,10 +185,12 @@ class ShuffledVectorSumTree:
         self.event = BinomialVectorSumTree(levels=tuple(events))
         flat = {k: np.broadcast_to(np.asarray(v), self.shape).ravel() for k, v in keys.items()}
         accountant.spend(self.event, key=flat)
-        self._rng = rng
-        self._acc = np.zeros((self.depth, *self.shape, self.n_coords), dtype=np.int64)
+        self._rngs = rngs.ravel()
+        self._grid_column = np.asarray(self.grids)[:, None, None]
+        n_streams = len(self._rngs)  # state is kept over the flattened streams
+        self._acc = np.zeros((self.depth, n_streams, self.n_coords), dtype=np.int64)
         self._users = np.zeros(self.depth, dtype=np.int64)
-        self._nodes = np.zeros((self.depth, *self.shape, self.n_coords))
+        self._nodes = np.zeros((self.depth, n_streams, self.n_coords))
         self._batch = 0
 
     def release(self, values: np.ndarray) -> np.ndarray:
@@ -207,19 +219,24 @@ class ShuffledVectorSumTree:
             raise ValueError(f"the tree holds `capacity` = {self.capacity} batches.")
         self._batch += 1
         clipped = np.clip(values, -self.bound, self.bound)
-        for level in range(self.depth):
-            z = (clipped + self.bound) * (self.grids[level] / self.bound)
-            low = np.floor(z)
-            up = self._rng.random(z.shape) < (z - low)
-            self._acc[level] += (low.astype(np.int64) + up).sum(axis=-2)
-            self._users[level] += self.users_per_leaf
+        users = clipped.reshape(len(self._rngs), self.users_per_leaf, self.n_coords)
         idx = (self._batch & -self._batch).bit_length() - 1
+        self._users += self.users_per_leaf
         n = int(self._users[idx])
         g, b = self.grids[idx], self.trials[idx]
-        noise = self._rng.binomial(n * b, VECSUM_PROBABILITY, size=(*self.shape, self.n_coords))
+        noise = np.empty((len(self._rngs), self.n_coords), dtype=np.int64)
+        # Each stream reads its own generator: the users' rounding at every level (one
+        # draw of shape (depth, users, coords), the same values as level by level), then
+        # the released node's binomial. The loop is over streams (trials) only.
+        for s, gen in enumerate(self._rngs):
+            z = (users[s] + self.bound) * (self._grid_column / self.bound)
+            low = np.floor(z)
+            up = gen.random(z.shape) < (z - low)
+            self._acc[:, s] += (low.astype(np.int64) + up).sum(axis=-2)
+            noise[s] = gen.binomial(n * b, VECSUM_PROBABILITY, size=self.n_coords)
         count = self._acc[idx] + noise
         self._nodes[idx] = (self.bound / g) * (count - VECSUM_PROBABILITY * b * n) - n * self.bound
         self._acc[: idx + 1] = 0
         self._users[: idx + 1] = 0
         bits = [lvl for lvl in range(self.depth) if (self._batch >> lvl) & 1]
-        return self._nodes[bits].sum(axis=0)
+        return self._nodes[bits].sum(axis=0).reshape(*self.shape, self.n_coords)

@@ -209,3 +209,27 @@ def test_vecsum_sums_track_the_raw_sums():
     )
     assert run.releases is None or np.all(np.isfinite(run.releases))
     assert np.all(np.isfinite(run.final_regret))
+
+
+@pytest.mark.parametrize("protocol", ["sdp-vecsum", "ldp"])
+def test_trial_zero_does_not_depend_on_n_trials(protocol):
+    """Every stream has a fixed address (trial, silo): trial 0 of a run of one trial and
+    of three trials releases the same sums and has the same regret, bit for bit."""
+    env = SyntheticEnvironment(n_agents=3, n_arms=6, dim=3)
+    kwargs = dict(
+        horizon=100,
+        batch_size=10,
+        protocol=protocol,
+        epsilon=1.0,
+        delta=0.1,
+        seed=5,
+        keep_releases=True,
+        keep_actions=True,
+    )
+    one = run_private_fedlinucb(env, n_trials=1, **kwargs)
+    three = run_private_fedlinucb(env, n_trials=3, **kwargs)
+    np.testing.assert_array_equal(one.releases[0], three.releases[0])
+    np.testing.assert_array_equal(one.actions[0], three.actions[0])
+    np.testing.assert_array_equal(one.regret_curve[0], three.regret_curve[0])
+    np.testing.assert_array_equal(one.final_regret[0], three.final_regret[0])
+    assert not np.array_equal(three.releases[0], three.releases[1])  # trials differ

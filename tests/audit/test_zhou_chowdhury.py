@@ -165,17 +165,89 @@ def test_lower_bound_never_above_upper_bound(
     assert zr.ldp_analytic_lower(claim) <= zr.ldp_accountant(claim).epsilon * (1 + 1e-9)
 
 
-def test_fig2_experiment_writes_its_table(tmp_path):
-    from fedpriv.audit.families.zhou_chowdhury.experiments import FIG2_RUNS, run_fig2
+_CSV_COLUMNS = [
+    "label",
+    "protocol",
+    "target_epsilon",
+    "target_delta",
+    "trial",
+    "avg_regret_per_silo",
+    "regret_per_silo",
+    "n_syncs",
+    "noise_stddev",
+    "regularizer",
+    "records_per_leaf",
+    "accountant_epsilon",
+    "accountant_route",
+]
 
-    rows = run_fig2(horizon=50, n_agents=3, out=tmp_path)
-    assert [r["label"] for r in rows] == [label for label, *_ in FIG2_RUNS]
-    assert (tmp_path / "zhou_chowdhury-fig2.md").exists()
-    assert (tmp_path / "zhou_chowdhury-fig2.csv").exists()
-    # every private run's accountant bound is finite; the non-private one is not
-    assert all(
-        np.isfinite(r["accountant_epsilon"]) == (r["protocol"] != "non-private") for r in rows
+
+@pytest.mark.parametrize("name", ["zhou-chowdhury-fig2a", "zhou-chowdhury-fig2b"])
+def test_figure_writes_its_four_files_with_one_curve_per_run(name, tmp_path):
+    import pandas as pd
+    from fedpriv.audit.families.zhou_chowdhury.experiments import FIGURES, run_figure
+
+    folder = run_figure(name, out=tmp_path, horizon=50, n_trials=2, n_agents=3)
+    stem = name.removeprefix("zhou-chowdhury-")
+    assert folder == tmp_path / "zhou_chowdhury"
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        f"{stem}{suffix}" for suffix in (".png", ".csv", "_curves.csv", ".md")
     )
+    runs = FIGURES[name][1]
+    labels = [label for label, *_ in runs]
+    table = pd.read_csv(folder / f"{stem}.csv")
+    assert list(table.columns) == _CSV_COLUMNS
+    assert list(table["label"]) == [label for label in labels for _ in range(2)]
+    assert list(table["trial"]) == [0, 1] * len(runs)
+    assert (table["n_syncs"] == 2).all()  # ⌊50/25⌋ batches
+    # every private run's ledger is finite at its δ; the non-private one is inf
+    private = table["protocol"] != "non-private"
+    assert np.isfinite(table.loc[private, "accountant_epsilon"]).all()
+    assert np.isinf(table.loc[~private, "accountant_epsilon"]).all()
+    np.testing.assert_allclose(table["avg_regret_per_silo"], table["regret_per_silo"] / 50)
+    curves = pd.read_csv(folder / f"{stem}_curves.csv")
+    assert list(curves.columns) == ["label", "t", "mean", "min", "max"]
+    assert list(dict.fromkeys(curves["label"])) == labels  # one curve per run, in order
+    for label, curve in curves.groupby("label"):
+        assert list(curve["t"]) == list(range(1, 51))
+        assert (curve["min"] <= curve["mean"]).all() and (curve["mean"] <= curve["max"]).all()
+        # R(t)/t at T is the table's R(T)/T (mean over trials)
+        final = table.loc[table["label"] == label, "avg_regret_per_silo"].mean()
+        assert curve["mean"].iloc[-1] == pytest.approx(final)
+    note = (folder / f"{stem}.md").read_text(encoding="utf-8")
+    assert f"`fedpriv experiment {name}`" in note and "MSLR-WEB10K" in note
+    assert all(f"| {label} |" in note for label in labels)
+
+
+def test_fig2b_runs_the_vector_sum_protocol(tmp_path):
+    from fedpriv.audit.families.zhou_chowdhury.experiments import FIGURES
+
+    protocols = {protocol: eps for _, protocol, eps, _ in FIGURES["zhou-chowdhury-fig2b"][1]}
+    assert protocols == {"non-private": None, "ldp": 0.2, "sdp-vecsum": 0.2}
+    fig2a = {(p, eps, d) for _, p, eps, d in FIGURES["zhou-chowdhury-fig2a"][1]}
+    assert fig2a == {
+        ("non-private", None, None),
+        *((p, eps, 1e-4) for p in ("ldp", "sdp-amp") for eps in (1e-4, 1e-3)),
+    }
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"horizon": 24}, "horizon"),
+        ({"n_trials": 0}, "n_trials"),
+        ({"n_agents": 0}, "n_agents"),
+        ({"seed": -1}, "seed"),
+    ],
+)
+def test_figure_refuses_bad_sizes_before_writing(kwargs, name, tmp_path):
+    from fedpriv.audit.families.zhou_chowdhury.experiments import run_figure
+
+    with pytest.raises(ValueError, match=f"`{name}`"):
+        run_figure("zhou-chowdhury-fig2a", out=tmp_path, **kwargs)
+    with pytest.raises(ValueError, match="`name`"):
+        run_figure("zhou-chowdhury-fig2c", out=tmp_path)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_calibration_finding_numbers_are_the_exact_values():
@@ -228,17 +300,6 @@ def test_the_run_command_prints_strict_json_and_its_text(protocol, status, capsy
     text = capsys.readouterr().out
     assert text.startswith(f"Private-FedLinUCB ({protocol}): regret per silo ")
     assert f", {record['n_syncs']} syncs, " in text
-
-
-def test_the_fig2_command_writes_and_names_every_run(tmp_path, capsys):
-    from fedpriv.audit.families.zhou_chowdhury.experiments import FIG2_RUNS
-    from fedpriv.cli.main import main
-
-    argv = ["experiment", "zhou-chowdhury-fig2", "--horizon", "50", "--agents", "3"]
-    assert main([*argv, "--out", str(tmp_path)]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    assert [line.split(":")[0] for line in lines] == [label for label, *_ in FIG2_RUNS]
-    assert (tmp_path / "zhou_chowdhury" / "zhou_chowdhury-fig2.md").exists()
 
 
 @pytest.mark.parametrize("variant", ["sdp-vecsum", "sdp-vecsum-broadcast"])

@@ -152,7 +152,7 @@ def test_vector_sum_tree_is_unbiased_and_charged():
         l2=2.0,
         accountant=accountant,
         keys={"trial": np.arange(n_trials)},
-        rng=np.random.default_rng(7),
+        rng=np.array(np.random.default_rng(7).spawn(n_trials), dtype=object),
     )
     assert accountant.routes.tightest(0.1)[1] < math.inf
     values = np.random.default_rng(8).uniform(-1, 1, (n_trials, users, coords))
@@ -178,5 +178,53 @@ def test_vector_sum_tree_is_unbiased_and_charged():
             l2=2.0,
             accountant=accountant,
             keys={"trial": np.arange(1)},
-            rng=np.random.default_rng(0),
+            rng=np.array([np.random.default_rng(0)], dtype=object),
         ).release(np.zeros((1, users + 1, coords)))
+
+
+def _vector_sum_tree(n_streams: int, rngs) -> object:
+    from fedpriv.privacy.mechanisms.vector_sum import ShuffledVectorSumTree
+
+    accountant = Accountant(
+        neighboring_relation=NeighboringRelation.REPLACE_ONE_CONTEXT_REWARD, disjoint=("trial",)
+    )
+    return ShuffledVectorSumTree(
+        stream_shape=(n_streams,),
+        n_coords=3,
+        capacity=4,
+        users_per_leaf=5,
+        bound=1.0,
+        dim=2,
+        epsilon=1.0,
+        delta=0.1,
+        linf=2.0,
+        l2=2.0,
+        accountant=accountant,
+        keys={"trial": np.arange(n_streams)},
+        rng=rngs,
+    )
+
+
+def test_vector_sum_tree_streams_do_not_depend_on_how_many_run():
+    """Stream i reads only its own generator: stream 0 of one tree and of three trees,
+    given the same generator, releases the same sums (bit for bit, every batch)."""
+    values = np.random.default_rng(3).uniform(-1, 1, (3, 4, 5, 3))
+    one = _vector_sum_tree(1, np.array(np.random.default_rng(9).spawn(1), dtype=object))
+    three = _vector_sum_tree(3, np.array(np.random.default_rng(9).spawn(3), dtype=object))
+    for batch in range(4):
+        a = one.release(values[:1, batch])
+        b = three.release(values[:, batch])
+        np.testing.assert_array_equal(a[0], b[0])
+
+
+@pytest.mark.parametrize(
+    "rngs",
+    [
+        np.random.default_rng(0),  # one generator for every stream: refused
+        np.array(np.random.default_rng(0).spawn(3), dtype=object),  # wrong shape
+        np.array([np.random.default_rng(0), None], dtype=object),  # not a Generator
+    ],
+)
+def test_vector_sum_tree_needs_one_generator_per_stream(rngs):
+    with pytest.raises(TypeError, match="`rng` must be an object array of numpy Generators"):
+        _vector_sum_tree(2, rngs)

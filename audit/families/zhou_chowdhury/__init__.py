@@ -34,8 +34,13 @@ FAMILY = Family(
         )
     },
     experiments={
-        "zhou-chowdhury-fig2": Command(
-            "fedpriv.cli.zhou_chowdhury", "Zhou & Chowdhury Fig. 2a-b (synthetic regret)"
-        )
+        "zhou-chowdhury-fig2a": Command(
+            "fedpriv.cli.zhou_chowdhury",
+            "Zhou & Chowdhury Fig. 2a: regret, silo-level LDP vs shuffle model by amplification",
+        ),
+        "zhou-chowdhury-fig2b": Command(
+            "fedpriv.cli.zhou_chowdhury",
+            "Zhou & Chowdhury Fig. 2b: regret, silo-level LDP vs shuffle model by vector sum",
+        ),
     },
 )
