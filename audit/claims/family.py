@@ -54,6 +54,7 @@ __all__ = [
     "FamilyError",
     "PluginWarning",
     "builtin_families",
+    "entry_point_origins",
     "families",
     "family",
     "lazy",
@@ -120,6 +121,9 @@ def _entry_points() -> tuple[Family, ...]:
 _loading: list[list[Family]] = []
 #: Entry points skipped by the last load: name -> why (see :func:`skipped_entry_points`).
 _skipped: dict[str, str] = {}
+#: Family key -> the entry point that registered it, in fedpriv's words (the family's
+#: own ``origin`` is its author's text), filled by the last load.
+_origins: dict[str, str] = {}
 
 
 class PluginWarning(RuntimeWarning):
@@ -207,6 +211,7 @@ def _load_entry_points() -> tuple[Family, ...]:
 
     points = tuple(entry_points(group=ENTRY_POINT_GROUP))
     _skipped.clear()
+    _origins.clear()
     if not points:
         return ()
     taken = _names(_builtin())
@@ -232,6 +237,7 @@ def _load_entry_points() -> tuple[Family, ...]:
             for fam in found:
                 taken.update(_names((fam,)))
                 commands.update(_commands((fam,)))
+                _origins[fam.key] = origin
             out.extend(found)
     finally:
         _loading.pop()
@@ -282,6 +288,22 @@ def skipped_entry_points() -> dict[str, str]:
     """
     _entry_points()
     return dict(_skipped)
+
+
+def entry_point_origins() -> dict[str, str]:
+    """The families installed entry points registered, each with its entry point.
+
+    ``fedpriv verify`` evaluates these families' claims in forked workers and names
+    the entry point when one exits, dies or hangs.
+
+    Returns
+    -------
+    dict of str to str
+        Family key -> ``"entry point 'NAME' (module:attribute)"`` (empty when no
+        entry point is installed or every one was skipped).
+    """
+    _entry_points()
+    return dict(_origins)
 
 
 def load_claims_file(path: str | Path) -> tuple[Family, ...]:

@@ -14,6 +14,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from fedpriv.audit.claims import family as registry
 from fedpriv.audit.claims import register
@@ -29,6 +30,7 @@ def clean_registry(monkeypatch):
     monkeypatch.setattr(registry, "_files", {})
     monkeypatch.setattr(registry, "_entry_point_cache", None)
     monkeypatch.setattr(registry, "_skipped", {})
+    monkeypatch.setattr(registry, "_origins", {})
     monkeypatch.setattr(register, "_outside_cache", [(), ()])
 
 
@@ -222,3 +224,70 @@ def test_an_installed_entry_point_that_exits_on_import_exits_2(
     assert "fedpriv: warning: entry point 'exiting'" in err and "sys.exit(0)" in err
     assert "fedpriv: error: `paper` 'exiting'" in err
     assert not out.exists()
+
+
+def _install_family(tmp_path, monkeypatch, body: str, module: str) -> None:
+    """Install ``_FAMILY`` (accountant body ``body``) as the entry point ``mine``.
+
+    ``module`` differs between tests: an imported module stays in ``sys.modules``."""
+    from tests.audit._plugins import install_distribution
+
+    source = textwrap.dedent(_FAMILY).format(top="", body=body)
+    install_distribution(tmp_path, module, source, point="mine")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, module, raising=False)  # forgotten afterwards
+
+
+@pytest.mark.parametrize("how", sorted(_EXITS))
+def test_an_installed_familys_claim_that_exits_or_hangs_exits_2(
+    how, tmp_path, clean_registry, monkeypatch, capsys
+) -> None:
+    """Its module loads (the probe passes); its accountant recipe exits, dies or
+    hangs inside the claim's forked worker: exit 2 naming the claim and the entry
+    point, nothing written."""
+    statement, message = _EXITS[how]
+    module = "installed_" + how.replace(".", "_")
+    _install_family(tmp_path, monkeypatch, statement, module)
+    out = tmp_path / "out"
+    argv = ["verify", "--paper", "mine_exits", "--quick", "--quiet", "--workers", "1"]
+    timeout = "2" if how == "loop" else "600"
+    status = main([*argv, "--timeout", timeout, "--out", str(out)])
+    err = capsys.readouterr().err
+    assert status == 2, err
+    assert f"claim mine_exits/mine/eps1 of entry point 'mine' ({module}:FAMILY)" in err
+    assert message in err and "warning" not in err, err
+    assert not out.exists()  # nothing reported as checked
+
+
+def test_an_installed_familys_good_claim_is_evaluated_in_a_worker(
+    tmp_path, clean_registry, monkeypatch, capsys
+) -> None:
+    body = "open('pids.txt', 'a').write(f'{os.getpid()}\\n')"
+    _install_family(tmp_path, monkeypatch, body, "installed_records_pid")
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "out"
+    argv = ["verify", "--paper", "mine_exits", "--quick", "--quiet", "--workers", "1"]
+    status = main([*argv, "--out", str(out), "--fail-on", "never"])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    (row,) = json.loads((out / "claims.json").read_text("utf-8"))
+    assert row["key"] == "mine_exits/mine/eps1" and row["accountant"]["epsilon"] == 0.5
+    pids = {int(line) for line in (tmp_path / "pids.txt").read_text().split()}
+    assert pids and os.getpid() not in pids  # the recipe ran in a forked worker only
+
+
+def test_a_builtin_claim_is_not_forked(clean_registry, monkeypatch) -> None:
+    """Built-in families' claims run in the job's own process, unchanged."""
+    from fedpriv.audit.claims import verify
+    from fedpriv.audit.engine.coupled import AuditBudget
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a built-in claim was forked")
+
+    monkeypatch.setattr(verify, "run_isolated", refuse)
+    key = "feducb/feducb/fig1b/M1.5"  # accountant only: no audit to run
+    seed = verify.claim_seed(np.random.SeedSequence(0), key)
+    budget = AuditBudget(pilot_samples=20, samples=50, batch_size=50)
+    job = {"key": key, "budget": budget, "seed": seed, "origin": None, "entry_point": None}
+    direct = verify._evaluate_job(job)
+    assert verify._job({**job, "timeout": 1.0}) == direct
