@@ -141,8 +141,9 @@ class ClaimsConfig:
         default :data:`~fedpriv.audit.engine.isolation.DEFAULT_TIMEOUT`); each such
         claim is evaluated in a forked worker. Built-in families' claims run
         unisolated and untimed, and so do every family's attachments (``configure``,
-        ``planned``, ``run``, ``write``): a ``SystemExit`` there is reported, an
-        ``os._exit`` or a hang is not contained. Installed entry points are loaded
+        ``planned``, ``run``, ``write``; they receive the run's executor, which does
+        not survive a fork): a ``SystemExit`` there is reported, an ``os._exit`` or a
+        hang is not contained. Installed entry points are loaded
         (probed in a forked worker) by the registry,
         :data:`~fedpriv.audit.claims.family.ENTRY_POINT_LOAD_TIMEOUT`.
 

@@ -291,3 +291,70 @@ def test_a_builtin_claim_is_not_forked(clean_registry, monkeypatch) -> None:
     job = {"key": key, "budget": budget, "seed": seed, "origin": None, "entry_point": None}
     direct = verify._evaluate_job(job)
     assert verify._job({**job, "timeout": 1.0}) == direct
+
+
+_RUN_FAMILY = """
+from fedpriv.audit.claims.family import Command, Family
+FAMILY = Family(key="mine_runs", title="Mine", claims=tuple,
+                run_commands={{"mine-run": Command("{module}_cli", "my run")}})
+"""
+
+_RUN_MODULE = """
+import os, sys, time
+from fedpriv.cli.runs import JSON, RunCommand, RunReport
+{top}
+
+def _run(args):
+    {body}
+    return RunReport(record={{"verdict": "violated"}}, lines=lambda: ["my run ran"])
+
+COMMANDS = (RunCommand("mine-run", (JSON,), _run),)
+"""
+
+
+def _install_run_family(tmp_path, module: str, *, top: str = "", body: str = "pass") -> None:
+    """An installed family whose ``fedpriv run mine-run`` is ``_RUN_MODULE``."""
+    from tests.audit._plugins import install_distribution
+
+    install_distribution(tmp_path, module, _RUN_FAMILY.format(module=module), point="runs")
+    source = textwrap.dedent(_RUN_MODULE).format(top=top, body=body)
+    (tmp_path / f"{module}_cli.py").write_text(source, encoding="utf-8")
+
+
+@pytest.mark.parametrize("where", ["module", "run"])
+@pytest.mark.parametrize("how", ["sys.exit", "os._exit"])
+def test_an_installed_run_command_that_exits_exits_2(
+    how, where, tmp_path, clean_registry, monkeypatch, capsys
+) -> None:
+    """``fedpriv run`` of an installed family: its command module is imported in a
+    forked worker first, and the run itself runs in one."""
+    statement, message = _EXITS[how]
+    module = f"installed_run_{where}_{how.replace('.', '_')}"
+    top, body = (statement, "pass") if where == "module" else ("", statement)
+    _install_run_family(tmp_path, module, top=top, body=body)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, module, raising=False)
+    monkeypatch.delitem(sys.modules, f"{module}_cli", raising=False)
+    assert main(["run", "mine-run"]) == 2
+    err = capsys.readouterr().err
+    named = (
+        f"command module '{module}_cli' of entry point 'runs'"
+        if where == "module"
+        else "`fedpriv run mine-run` of entry point 'runs'"
+    )
+    assert named in err and message in err, err
+
+
+def test_an_installed_run_command_still_runs_and_decides(tmp_path) -> None:
+    """In a fresh process (the run prints from its worker to the real stdout): the
+    record's violated verdict still gives exit 1, and ``--help`` is unaffected."""
+    import subprocess
+
+    _install_run_family(tmp_path, "installed_run_good")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    command = [sys.executable, "-m", "fedpriv.cli.main"]
+    run = {"capture_output": True, "text": True, "timeout": 600, "env": env, "cwd": tmp_path}
+    done = subprocess.run([*command, "run", "mine-run"], **run)
+    assert done.returncode == 1 and done.stdout.strip() == "my run ran", done.stderr
+    done = subprocess.run([*command, "run", "mine-run", "--json"], **run)
+    assert done.returncode == 1 and json.loads(done.stdout)["verdict"] == "violated"
