@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import io
 import math
+import sys
 import warnings
 from typing import Any
 
@@ -260,13 +262,38 @@ def run_installed(args: argparse.Namespace, owner: str) -> int:
     from fedpriv.audit.engine.isolation import run_isolated
 
     name = args.algorithm if args.command == "run" else args.experiment
-    return run_isolated(
-        args.handler,
+    kind, value, texts = run_isolated(
+        _command_in_worker,
         args,
         timeout=math.inf,
         what=f"`fedpriv {args.command} {name}` of {owner}",
         hint="it has no timeout",
     )
+    for stream, text in texts.items():
+        getattr(sys, stream).write(text)
+    if kind == "raise":
+        raise value
+    return value
+
+
+def _command_in_worker(args: argparse.Namespace) -> tuple[str, Any, dict[str, str]]:
+    """Worker side of :func:`run_installed`: ``(kind, status or error, texts)``.
+
+    A stream this process redirected (``sys.stdout is not sys.__stdout__``: pytest's
+    ``capsys``, ``contextlib.redirect_stdout``) is collected and sent back, for the
+    caller to write where it redirected it; the real streams are written as the
+    command runs (its progress shows live)."""
+    buffers = {
+        stream: io.StringIO()
+        for stream in ("stdout", "stderr")
+        if getattr(sys, stream) is not getattr(sys, f"__{stream}__")
+    }
+    for stream, buffer in buffers.items():
+        setattr(sys, stream, buffer)
+    try:
+        return "ok", args.handler(args), {k: b.getvalue() for k, b in buffers.items()}
+    except Exception as error:  # re-raised by the caller after the output is written
+        return "raise", error, {k: b.getvalue() for k, b in buffers.items()}
 
 
 def run_status(record: object) -> int:

@@ -358,3 +358,16 @@ def test_an_installed_run_command_still_runs_and_decides(tmp_path) -> None:
     assert done.returncode == 1 and done.stdout.strip() == "my run ran", done.stderr
     done = subprocess.run([*command, "run", "mine-run", "--json"], **run)
     assert done.returncode == 1 and json.loads(done.stdout)["verdict"] == "violated"
+
+
+def test_an_installed_run_commands_output_reaches_a_redirected_stdout(
+    tmp_path, clean_registry, monkeypatch, capsys
+) -> None:
+    """Under ``capsys`` (a user's own test of their command) the worker's output is
+    sent back and written here, and the command's exit status is kept."""
+    _install_run_family(tmp_path, "installed_run_captured", body="print('from the worker')")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["run", "mine-run", "--json"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("from the worker\n")
+    assert json.loads(out.split("\n", 1)[1])["verdict"] == "violated"
