@@ -28,10 +28,30 @@ marker is also marked ``statistical``. Each audit's evidence is attached to the 
 report (``user_properties``, visible in JUnit XML); an audit whose Gaussian-DP reading
 (``reading="gaussian"``) was declined because its pilot rejected the Gaussian shape
 also gets a ``dp_audit_reading`` property saying what was tested, at which level and
-why, and the terminal summary lists them. Audits run in-process by default
-(``executor="serial"``) so the plugin composes with pytest-xdist; pass ``executor=...``
-in the marker to change that. ``--dp-audit-samples-factor`` scales every audit's sample
-count (e.g. 10 for a nightly run).
+why, and the terminal summary lists them. ``--dp-audit-samples-factor`` scales every
+audit's sample count (e.g. 10 for a nightly run).
+
+The mechanism is a user's code, so each audit runs in a forked worker process by
+default (``isolate=True``; :func:`fedpriv.audit.engine.isolation.run_isolated`): a
+mechanism that calls ``os._exit(0)`` or ``sys.exit``, dies, or runs past the marker's
+``timeout=`` seconds (default 3600,
+:data:`fedpriv.audit.regression.auditor.DEFAULT_AUDIT_TIMEOUT`; the worker is killed
+then) fails its test with ``UserCodeAbortedError`` naming the mechanism and the test,
+and pytest runs the other tests and exits non-zero; without isolation ``os._exit(0)``
+ended pytest with status 0 and the remaining tests unrun. The worker returns the
+``AuditResult`` and the verdict is decided in the test's process, so a refuted claim
+raises ``PrivacyViolationError`` with its ``result`` as before. Contained: the audit
+(every call of the mechanism it makes). Not contained: the test body outside the
+``dp_audit`` calls, and with ``isolate=False`` (the audit in the test's process; what
+the mechanism changes in its process is then seen by the test) or where ``os.fork``
+does not exist (Windows: the audit runs in the test's process and only ``SystemExit``
+is caught). In the worker the audit's samples are drawn serially by default
+(``executor="serial"``), which composes with pytest-xdist; pass ``executor=...`` in the
+marker to change that.
+
+Marker example::
+
+    @pytest.mark.dp_audit(samples=10**5, timeout=600)   # or isolate=False
 """
 
 from __future__ import annotations
@@ -67,8 +87,9 @@ def pytest_configure(config: pytest.Config) -> None:
     """Register the markers (harmless if the project registers them too)."""
     config.addinivalue_line(
         "markers",
-        "dp_audit(samples=100000, seed=<hash of node id>, confidence=0.95, **options): "
-        "configure the dp_audit fixture (an empirical privacy audit, pinned seed)",
+        "dp_audit(samples=100000, seed=<hash of node id>, confidence=0.95, isolate=True, "
+        "timeout=3600, **options): configure the dp_audit fixture (an empirical privacy "
+        "audit, pinned seed, run in a forked worker stopped after timeout seconds)",
     )
     config.addinivalue_line(
         "markers", "statistical: seeded Monte-Carlo test with a stated false-failure probability"
@@ -119,6 +140,7 @@ def dp_audit(request: pytest.FixtureRequest, dp_audit_seed: int) -> Auditor:
     factor = float(request.config.getoption("--dp-audit-samples-factor", 1.0))
     samples = max(1, round(int(kwargs.pop("samples", Auditor.samples)) * factor))
     confidence = float(kwargs.pop("confidence", 0.95))
+    isolation = {name: kwargs.pop(name) for name in ("isolate", "timeout") if name in kwargs}
     kwargs.setdefault("executor", "serial")
 
     def record(result: AuditResult) -> None:
@@ -134,5 +156,11 @@ def dp_audit(request: pytest.FixtureRequest, dp_audit_seed: int) -> Auditor:
             )
 
     return Auditor(
-        samples=samples, seed=dp_audit_seed, confidence=confidence, options=kwargs, record=record
+        samples=samples,
+        seed=dp_audit_seed,
+        confidence=confidence,
+        options=kwargs,
+        record=record,
+        where=f"test {request.node.nodeid}",
+        **isolation,
     )

@@ -449,10 +449,10 @@ def main(argv: list[str] | None = None) -> int:
     try:  # the parser reads the registered families (installed entry points included)
         for why in commands.load_registrations():  # a broken installed family: skipped, named
             print(f"fedpriv: warning: {why}", file=sys.stderr)
-        family = family_of(argv)
+        family, installed = family_of(argv), commands.probe_command_module(argv)
         parser = build_parser(() if family is None else (family,))
-    except (ValueError, ImportError) as error:  # a colliding family; a missing command module
-        print(f"fedpriv: error: {error}", file=sys.stderr)
+    except (ValueError, ImportError, ToolkitError) as error:  # a colliding family; a
+        print(f"fedpriv: error: {error}", file=sys.stderr)  # missing or exiting module
         return 2
     except SystemExit as stop:  # a family's command module exited while loading
         print(f"fedpriv: error: a command module called sys.exit({stop.code!r})", file=sys.stderr)
@@ -468,7 +468,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "run":
             _check_secure_noise(args)
         check_memory(args)
-        return args.handler(args)
+        return args.handler(args) if not installed else commands.run_installed(args, installed)
     except SystemExit as stop:  # code run in this process (an installed family's recipe)
         print(
             f"fedpriv: error: code run by `fedpriv {args.command}` called "

@@ -18,10 +18,12 @@ and reach only that attachment.
 ``FAMILIES``, :func:`fedpriv.audit.claims.family.load_claims_file`); without ``--paper``
 only its families run and the report covers them alone (``claims.md``, ``claims.json``,
 ``findings.json``, ``<key>.md``, ``index.html``); a file that cannot be loaded exits 2
-with a message naming ``--claims``. Each claims file is loaded, and each of its claims
-evaluated, in a forked worker process: a file that calls ``sys.exit`` or ``os._exit``,
-is killed, or runs past ``--timeout`` seconds (default 3600, per load and per claim)
-exits 2 naming the file and the claim, and no report is written. The table printed
+with a message naming ``--claims``. Each claims file is loaded, and each claim of a
+claims file or of an installed entry point's family evaluated, in a forked worker
+process: one that calls ``sys.exit`` or ``os._exit``, is killed, or runs past
+``--timeout`` seconds (default 3600, per load and per claim) exits 2 naming the file or
+the entry point and the claim, and no report is written (families' attachments run in
+this process, docs/reference/cli.md). The table printed
 at the end has the verdict, the end-to-end and mechanism ε, the audit's lower bound, the
 tightness and the row's finding ids, followed by the headline the reports open with.
 
@@ -115,8 +117,9 @@ def register_verify(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         type=float,
         default=3600.0,
         metavar="SECONDS",
-        help="seconds that loading a --claims file, or evaluating one of its claims, "
-        "may take before it is stopped and the run exits 2 (default 3600)",
+        help="seconds that loading a --claims file, or evaluating one claim of a "
+        "--claims file or an installed family, may take before it is stopped and the "
+        "run exits 2 (default 3600)",
     )
     p.add_argument(
         "--out", type=Path, default=Path("reports"), help="report folder (default: reports)"

@@ -19,10 +19,17 @@ The registry (:func:`families`) collects the registrations from three places, in
 Nothing here imports a family's algorithms: a registration declares its claims and
 commands lazily (a callable and module paths), so ``fedpriv --help`` stays fast.
 
-An installed entry point that is broken (its import raises or calls ``sys.exit``, it
-names no Family, or one of its names is taken) is skipped with a
-:class:`PluginWarning` naming it (:func:`skipped_entry_points`); a distribution that
-reads the registry while it loads sees the built-in families and the claims files.
+An installed entry point that is broken (its import raises, calls ``sys.exit`` or
+``os._exit``, dies or hangs; it names no Family, or one of its names is taken) is
+skipped with a :class:`PluginWarning` naming it (:func:`skipped_entry_points`); a
+distribution that reads the registry while it loads sees the built-in families and
+the claims files. Each entry point is loaded first in a forked worker
+(:func:`fedpriv.audit.engine.isolation.run_isolated`, at most
+:data:`ENTRY_POINT_LOAD_TIMEOUT` seconds), and in this process only if it loaded
+there: an import that behaves in the worker and misbehaves on its second run (in this
+process) is not contained. With no entry point installed nothing is forked. Where
+``os.fork`` does not exist the probe runs in this process and catches ``SystemExit``
+only.
 """
 
 from __future__ import annotations
@@ -41,11 +48,13 @@ from fedpriv.audit.claims.registration import Command, Family, FamilyError, lazy
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "ENTRY_POINT_LOAD_TIMEOUT",
     "Command",
     "Family",
     "FamilyError",
     "PluginWarning",
     "builtin_families",
+    "entry_point_origins",
     "families",
     "family",
     "lazy",
@@ -112,45 +121,113 @@ def _entry_points() -> tuple[Family, ...]:
 _loading: list[list[Family]] = []
 #: Entry points skipped by the last load: name -> why (see :func:`skipped_entry_points`).
 _skipped: dict[str, str] = {}
+#: Family key -> the entry point that registered it, in fedpriv's words (the family's
+#: own ``origin`` is its author's text), filled by the last load.
+_origins: dict[str, str] = {}
 
 
 class PluginWarning(RuntimeWarning):
     """An installed ``fedpriv.papers`` entry point was skipped (named, with the reason)."""
 
 
+#: Seconds the forked probe of one installed entry point may take to import it and
+#: read its families before it is stopped and the entry point skipped. A plugin's
+#: import is a package import (numpy, scipy, pandas, even torch on a cold disk take
+#: seconds to a few tens of seconds on a loaded machine), so 60 s stops only an import
+#: that does not end; it is also the longest any fedpriv command (``fedpriv --help``
+#: included) can stall on a hanging plugin. Read at each load, so a test may lower it.
+ENTRY_POINT_LOAD_TIMEOUT = 60.0
+
+
+def _why(error: BaseException) -> str:
+    """Why loading an entry point failed, in words (``error`` raised while loading)."""
+    if isinstance(error, SystemExit):
+        return f"called sys.exit({error.code!r}) on import"
+    if isinstance(error, FamilyError):
+        return str(error)
+    return f"raised {type(error).__name__}: {error} on import"
+
+
+def _load_point(point, origin: str, taken: dict[str, Family], commands: set[str]):
+    """``point``'s families, checked against ``taken`` names and ``commands``."""
+    loaded = point.load()
+    found = (
+        (dataclasses.replace(loaded, origin=loaded.origin or origin),)
+        if isinstance(loaded, Family)
+        else _from_module(loaded, origin)
+    )
+    for fam in found:
+        _check_free(fam, taken, commands)
+    return found
+
+
+def _probe_point(point, origin: str, taken: dict[str, Family], commands: set[str]) -> str:
+    """Worker side of the probe: ``""`` when ``point`` loads, else why not."""
+    try:
+        _load_point(point, origin, taken, commands)
+    except BaseException as error:  # the worker ends anyway: report any of them
+        return _why(error)
+    return ""
+
+
+def _probe(point, origin: str, taken: dict[str, Family], commands: set[str]) -> str:
+    """Load ``point`` in a forked worker first: ``""`` when it loads, else why not.
+
+    Its exit (``os._exit``), death or a load past :data:`ENTRY_POINT_LOAD_TIMEOUT`
+    ends the worker, not this process."""
+    from fedpriv.audit.engine.isolation import UserCodeAbortedError, run_isolated
+
+    try:
+        return run_isolated(
+            _probe_point,
+            point,
+            origin,
+            taken,
+            commands,
+            timeout=ENTRY_POINT_LOAD_TIMEOUT,
+            what=origin,
+            hint="ENTRY_POINT_LOAD_TIMEOUT",
+        )
+    except UserCodeAbortedError as error:
+        if error.reason.startswith("ran past"):  # the worker is killed then
+            return (
+                f"did not finish loading within {ENTRY_POINT_LOAD_TIMEOUT:g} s "
+                "(ENTRY_POINT_LOAD_TIMEOUT) and was stopped"
+            )
+        return f"{error.reason} while loading"
+
+
 def _load_entry_points() -> tuple[Family, ...]:
     """Load every entry point of the group; skip (and warn about) the broken ones.
 
     An entry point is broken when its import raises (any exception, ``SystemExit``
-    included), when it names no :class:`Family`, or when one of its names (key, alias,
-    ``run`` or ``experiment`` command) is already registered. The others load."""
+    included), exits the process (``os._exit``), dies (a signal) or does not end
+    within :data:`ENTRY_POINT_LOAD_TIMEOUT` seconds, when it names no :class:`Family`,
+    or when one of its names (key, alias, ``run`` or ``experiment`` command) is
+    already registered. Each entry point is first loaded in a forked worker
+    (:func:`fedpriv.audit.engine.isolation.run_isolated`; none when no entry point is
+    installed); only one that loaded there is loaded in this process."""
     from importlib.metadata import entry_points
 
+    points = tuple(entry_points(group=ENTRY_POINT_GROUP))
+    _skipped.clear()
+    _origins.clear()
+    if not points:
+        return ()
     taken = _names(_builtin())
     commands = _commands(_builtin())
     out: list[Family] = []
-    _skipped.clear()
     _loading.append(out)
     try:
-        for point in entry_points(group=ENTRY_POINT_GROUP):
+        for point in points:
             origin = f"entry point {point.name!r} ({point.value})"
-            try:
-                loaded = point.load()
-                found = (
-                    (dataclasses.replace(loaded, origin=loaded.origin or origin),)
-                    if isinstance(loaded, Family)
-                    else _from_module(loaded, origin)
-                )
-                for fam in found:
-                    _check_free(fam, taken, commands)
-            except (Exception, SystemExit) as error:
-                why = f"{type(error).__name__}: {error}"
-                if isinstance(error, SystemExit):
-                    why = f"called sys.exit({error.code!r}) on import"
-                elif not isinstance(error, FamilyError):
-                    why = f"raised {why} on import"
-                else:
-                    why = str(error)
+            why = _probe(point, origin, taken, commands)
+            if not why:
+                try:
+                    found = _load_point(point, origin, taken, commands)
+                except (Exception, SystemExit) as error:
+                    why = _why(error)
+            if why:
                 _skipped[point.name] = (
                     f"{origin} in group {ENTRY_POINT_GROUP!r} skipped: {why}. Fix or "
                     "uninstall the distribution that declares it."
@@ -160,6 +237,7 @@ def _load_entry_points() -> tuple[Family, ...]:
             for fam in found:
                 taken.update(_names((fam,)))
                 commands.update(_commands((fam,)))
+                _origins[fam.key] = origin
             out.extend(found)
     finally:
         _loading.pop()
@@ -197,9 +275,10 @@ def skipped_entry_points() -> dict[str, str]:
     """The installed entry points the registry skipped, with why.
 
     Loading the entry points of the group :data:`ENTRY_POINT_GROUP` skips a broken one
-    (its import raises or calls ``sys.exit``, it names no :class:`Family`, or one of
-    its names or commands is taken) with a :class:`PluginWarning`; the other families
-    load and every command that does not need the broken one runs.
+    (its import raises, calls ``sys.exit`` or ``os._exit``, dies or runs past
+    :data:`ENTRY_POINT_LOAD_TIMEOUT` in the forked probe; it names no :class:`Family`,
+    or one of its names or commands is taken) with a :class:`PluginWarning`; the other
+    families load and every command that does not need the broken one runs.
 
     Returns
     -------
@@ -209,6 +288,22 @@ def skipped_entry_points() -> dict[str, str]:
     """
     _entry_points()
     return dict(_skipped)
+
+
+def entry_point_origins() -> dict[str, str]:
+    """The families installed entry points registered, each with its entry point.
+
+    ``fedpriv verify`` evaluates these families' claims in forked workers and names
+    the entry point when one exits, dies or hangs.
+
+    Returns
+    -------
+    dict of str to str
+        Family key -> ``"entry point 'NAME' (module:attribute)"`` (empty when no
+        entry point is installed or every one was skipped).
+    """
+    _entry_points()
+    return dict(_origins)
 
 
 def load_claims_file(path: str | Path) -> tuple[Family, ...]:

@@ -18,7 +18,10 @@ files go to the family's report folder (:func:`fedpriv.audit.claims.report.write
 
 Each other claim is one picklable job (its register key, a budget and a SeedSequence
 address), run on a local process pool (:func:`fedpriv.audit.engine.executor.parallel_map`);
-results do not depend on the number of workers. A recipe that fails (for example an
+results do not depend on the number of workers. A claim of a family registered outside
+the package (a claims file or an installed entry point) is evaluated inside its job in
+a forked worker with a timeout (:func:`fedpriv.audit.engine.isolation.run_isolated`),
+so that its exit, death or hang is reported naming it; built-in claims are not forked. A recipe that fails (for example an
 algorithm module that is not installed) gives the verdict ``"error"`` with the
 exception as evidence, never a silent pass.
 
@@ -48,7 +51,7 @@ from fedpriv.audit.claims.claim import (
     decide_verdict,
 )
 from fedpriv.audit.claims.curves import recipe_curves
-from fedpriv.audit.claims.family import families
+from fedpriv.audit.claims.family import entry_point_origins, families
 from fedpriv.audit.claims.findings import finding_ids
 from fedpriv.audit.claims.register import claims_for, paper_of, view_of
 from fedpriv.audit.engine.coupled import AuditBudget
@@ -133,10 +136,16 @@ class ClaimsConfig:
         and each of its claims is evaluated in one, so that a file calling
         ``sys.exit``/``os._exit`` or looping is reported, never taken for a pass.
     timeout : float
-        Seconds, in (0, inf], that loading one claims file or evaluating one of its
-        claims may take (``--timeout``; default
-        :data:`~fedpriv.audit.engine.isolation.DEFAULT_TIMEOUT`). Built-in and
-        installed families run unisolated and untimed.
+        Seconds, in (0, inf], that loading one claims file or evaluating one claim of a
+        claims file or of an installed entry point's family may take (``--timeout``;
+        default :data:`~fedpriv.audit.engine.isolation.DEFAULT_TIMEOUT`); each such
+        claim is evaluated in a forked worker. Built-in families' claims run
+        unisolated and untimed, and so do every family's attachments (``configure``,
+        ``planned``, ``run``, ``write``; they receive the run's executor, which does
+        not survive a fork): a ``SystemExit`` there is reported, an ``os._exit`` or a
+        hang is not contained. Installed entry points are loaded
+        (probed in a forked worker) by the registry,
+        :data:`~fedpriv.audit.claims.family.ENTRY_POINT_LOAD_TIMEOUT`.
 
     Raises
     ------
@@ -641,18 +650,20 @@ def evaluate_entry(entry, budget: AuditBudget, seed: np.random.SeedSequence) -> 
 
 def _job(job: dict) -> ClaimResult:
     """One claim (a picklable unit of work for the executor); a worker process loads
-    the run's claims files first, so that users' rows are in its register too. The
+    the run's claims files first, so that users' rows are in its register too. A
+    claim of a claims file (``origin``) or of an installed entry point's family
+    (``entry_point``) is evaluated in a forked worker (:func:`run_isolated`, timed by
+    ``timeout``); a built-in family's claim runs here. The
     row's recipe curves for the report page are computed here too, where the recipes
     just ran and their caches are warm (:func:`fedpriv.audit.claims.curves.recipe_curves`)."""
     load_claims_files(job.get("claims_files", ()))
     if job.get("origin"):  # a user's claims file: its exit, death or hang is reported
-        return run_isolated(
-            _evaluate_job,
-            job,
-            timeout=job["timeout"],
-            what=f"claim {job['key']} of claims file {job['origin']}",
-        )
-    return _evaluate_job(job)
+        what = f"claim {job['key']} of claims file {job['origin']}"
+    elif job.get("entry_point"):  # an installed family: the same, naming its entry point
+        what = f"claim {job['key']} of {job['entry_point']}"
+    else:  # a built-in family: fedpriv's own tested code, run here
+        return _evaluate_job(job)
+    return run_isolated(_evaluate_job, job, timeout=job["timeout"], what=what)
 
 
 def _evaluate_job(job: dict) -> ClaimResult:
@@ -775,16 +786,22 @@ def verify_claims(
     Raises
     ------
     UserCodeAbortedError
-        If a claim of a claims file calls ``sys.exit``, dies (``os._exit``, a
-        signal) or runs past ``config.timeout``: no report is returned then.
+        If a claim of a claims file or of an installed entry point's family calls
+        ``sys.exit``, dies (``os._exit``, a signal) or runs past ``config.timeout``
+        (the message names the claim and the file or the entry point), or code of
+        such a family run in this process (its attachment) calls ``sys.exit``: no
+        report is returned then.
     """
-    if config.claims_files:
+    selected = {e.paper for e in _selected(config)}
+    outside = [f"claims file(s) {', '.join(config.claims_files)}"] if config.claims_files else []
+    outside += [where for key, where in entry_point_origins().items() if key in selected]
+    if outside:
         try:
             return _verify_claims(config, progress=progress, executor=executor)
-        except SystemExit as stop:  # a user's recipe run in this process
+        except SystemExit as stop:  # a user's code run in this process (an attachment)
             raise UserCodeAbortedError(
-                f"claims file(s) {', '.join(config.claims_files)} called "
-                f"sys.exit({stop.code!r}); nothing is reported as checked."
+                f"code of {' or '.join(outside)} called sys.exit({stop.code!r}); nothing "
+                "is reported as checked."
             ) from None
     return _verify_claims(config, progress=progress, executor=executor)
 
@@ -842,6 +859,7 @@ def _verify_claims(
     from fedpriv.audit.claims.family import load_claims_file
 
     origin = {f.key: path for path in config.claims_files for f in load_claims_file(path)}
+    installed = entry_point_origins()
     jobs = [
         {
             "key": e.key,
@@ -849,6 +867,7 @@ def _verify_claims(
             "seed": claim_seed(root, e.key),
             "claims_files": config.claims_files,
             "origin": origin.get(e.paper),
+            "entry_point": None if e.paper in origin else installed.get(e.paper),
             "timeout": config.timeout,
         }
         for e in sorted(selected, key=cost, reverse=True)

@@ -38,7 +38,24 @@ DEFAULT_TIMEOUT = 3600.0
 
 
 class UserCodeAbortedError(ToolkitError, RuntimeError):
-    """A user's code exited, died or ran past its timeout; nothing it did is reported."""
+    """A user's code exited, died or ran past its timeout; nothing it did is reported.
+
+    Attributes
+    ----------
+    reason : str
+        What happened, without the code's name (e.g. ``"called sys.exit(0)"``,
+        ``"exited with status 0 (os._exit or a crash)"``, ``"ran past its timeout of
+        60 s"``), for callers that phrase their own message; the message names the code.
+    """
+
+    reason: str = ""
+
+
+def _aborted(what: str, reason: str, tail: str) -> UserCodeAbortedError:
+    """The error ``f"{what} {reason}{tail}"`` carrying ``reason``."""
+    error = UserCodeAbortedError(f"{what} {reason}{tail}")
+    error.reason = reason  # in ``__dict__``: it survives pickling to another process
+    return error
 
 
 def check_timeout(timeout: float, name: str = "timeout") -> float:
@@ -113,7 +130,13 @@ def _child(write: int, function: Callable[..., Any], args: tuple) -> None:
         os._exit(status)
 
 
-def run_isolated(function: Callable[..., Any], *args: Any, timeout: float, what: str) -> Any:
+def run_isolated(
+    function: Callable[..., Any],
+    *args: Any,
+    timeout: float,
+    what: str,
+    hint: str = "raise --timeout if it needs longer",
+) -> Any:
     """``function(*args)`` in a forked worker; its exit, death or hang raises.
 
     Parameters
@@ -126,6 +149,8 @@ def run_isolated(function: Callable[..., Any], *args: Any, timeout: float, what:
         Seconds to wait, in (0, inf].
     what : str
         Names the user's code in messages, e.g. ``"claims file path/x.py"``.
+    hint : str
+        How to give it longer, said when it runs past ``timeout``.
 
     Returns
     -------
@@ -145,8 +170,8 @@ def run_isolated(function: Callable[..., Any], *args: Any, timeout: float, what:
         try:
             return function(*args)
         except SystemExit as stop:
-            raise UserCodeAbortedError(
-                f"{what} called sys.exit({stop.code!r}); nothing it computed is reported."
+            raise _aborted(
+                what, f"called sys.exit({stop.code!r})", "; nothing it computed is reported."
             ) from None
     for stream in (sys.stdout, sys.stderr):  # nothing buffered is written twice
         try:
@@ -168,9 +193,10 @@ def run_isolated(function: Callable[..., Any], *args: Any, timeout: float, what:
                 os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
                 pid = 0
-                raise UserCodeAbortedError(
-                    f"{what} ran past its timeout of {timeout:g} s and was stopped; "
-                    "nothing it computed is reported (raise --timeout if it needs longer)."
+                raise _aborted(
+                    what,
+                    f"ran past its timeout of {timeout:g} s",
+                    f" and was stopped; nothing it computed is reported ({hint}).",
                 )
             ready, _, _ = select.select([read], [], [], min(remaining, 3600.0))
             if ready:
@@ -190,9 +216,10 @@ def run_isolated(function: Callable[..., Any], *args: Any, timeout: float, what:
         os.close(read)
     _, status = os.waitpid(pid, 0)
     if not chunks:
-        raise UserCodeAbortedError(
-            f"{what} {_describe_status(status)} before reporting a result; "
-            "nothing it computed is reported."
+        raise _aborted(
+            what,
+            _describe_status(status),
+            " before reporting a result; nothing it computed is reported.",
         )
     kind, value = pickle.loads(b"".join(chunks))
     if kind == "ok":
@@ -200,7 +227,5 @@ def run_isolated(function: Callable[..., Any], *args: Any, timeout: float, what:
     if kind == "raise":
         raise value
     if kind == "exit":
-        raise UserCodeAbortedError(
-            f"{what} called sys.exit({value}); nothing it computed is reported."
-        )
-    raise UserCodeAbortedError(f"{what} failed: {value}")
+        raise _aborted(what, f"called sys.exit({value})", "; nothing it computed is reported.")
+    raise _aborted(what, f"failed: {value}", "")

@@ -8,6 +8,7 @@ tests/conftest.py; the pytester runs load it with ``-p fedpriv_pytest`` as the
 from __future__ import annotations
 
 import functools
+import os
 import subprocess
 import sys
 import zlib
@@ -65,6 +66,7 @@ def test_seed_defaults_to_a_stable_hash_of_the_node_id(
 
 _INNER = """
 import functools
+import os
 import subprocess
 import sys
 import pytest
@@ -123,6 +125,7 @@ def test_loading_the_plugin_does_not_import_the_audit_package() -> None:
 
 _DECLINED = """
 import functools
+import os
 
 import pytest
 from fedpriv.audit import NeighboringPair
@@ -151,3 +154,120 @@ def test_declined_gaussian_reading_is_reported(pytester: pytest.Pytester) -> Non
             "Gaussian shape rejected at level*",
         ]
     )
+
+
+_USER_CODE = """
+import functools
+import os
+import os
+import sys
+import time
+
+import pytest
+from fedpriv.audit import NeighboringPair
+from fedpriv.audit.regression.corpus_mechanisms import laplace_count
+from fedpriv.privacy import PureDP
+from fedpriv.privacy.errors import PrivacyViolationError
+
+PAIR = NeighboringPair(1.0, 0.0)
+GOOD = functools.partial(laplace_count, scale=1.0)
+
+
+def exits(dataset, n_samples, rng):
+    os._exit(0)
+
+
+def calls_sys_exit(dataset, n_samples, rng):
+    sys.exit(0)
+
+
+def hangs(dataset, n_samples, rng):
+    while True:
+        time.sleep(0.05)
+
+
+@pytest.mark.dp_audit(samples=5_000, seed=1)
+def test_os_exit(dp_audit):
+    dp_audit.assert_private(exits, PAIR, claim=PureDP(1.0))
+
+
+@pytest.mark.dp_audit(samples=5_000, seed=1)
+def test_sys_exit(dp_audit):
+    dp_audit.audit(calls_sys_exit, PAIR, claim=PureDP(1.0))
+
+
+@pytest.mark.dp_audit(samples=5_000, seed=1, timeout=2)
+def test_hang(dp_audit):
+    dp_audit.assert_violated(hangs, PAIR, claim=PureDP(1.0))
+
+
+@pytest.mark.dp_audit(samples=5_000, seed=1, isolate=False)
+def test_sys_exit_not_isolated(dp_audit):
+    dp_audit.assert_private(calls_sys_exit, PAIR, claim=PureDP(1.0))
+
+
+@pytest.mark.dp_audit(samples=5_000, seed=1)
+def test_good(dp_audit):
+    calls = []
+
+    def counted(dataset, n_samples, rng):
+        calls.append(os.getpid())
+        return GOOD(dataset, n_samples, rng)
+
+    assert not dp_audit.assert_private(counted, PAIR, claim=PureDP(1.0)).violated
+    assert calls == []  # it ran in the forked worker only
+
+
+@pytest.mark.dp_audit(samples=5_000, seed=1)
+def test_broken_is_refuted_here(dp_audit):
+    broken = functools.partial(laplace_count, scale=0.25)
+    with pytest.raises(PrivacyViolationError, match="VIOLATED") as caught:
+        dp_audit.assert_private(broken, PAIR, claim=PureDP(1.0))
+    assert caught.value.result.violated  # decided in this process, result attached
+    dp_audit.assert_violated(broken, PAIR, claim=PureDP(1.0))
+
+
+@pytest.mark.dp_audit(samples=5_000, seed=1, isolate=False)
+def test_good_not_isolated(dp_audit):
+    calls = []
+
+    def counted(dataset, n_samples, rng):
+        calls.append(os.getpid())
+        return GOOD(dataset, n_samples, rng)
+
+    dp_audit.assert_private(counted, PAIR, claim=PureDP(1.0))
+    assert calls and set(calls) == {os.getpid()}  # today's behaviour: this process
+"""
+
+
+@pytest.mark.statistical
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="isolation forks a worker")
+def test_a_mechanism_that_exits_or_hangs_fails_its_test(pytester: pytest.Pytester) -> None:
+    """A real pytest run (a subprocess: ``os._exit`` would end an in-process one).
+
+    Before isolation, ``test_os_exit`` ended pytest with status 0 and the other tests
+    unrun. The good and broken mechanisms' verdicts are those of ``_INNER`` above
+    (pinned seed 1; each correct-mechanism audit's false-alarm probability is at most
+    1 - confidence = 5%, and at this seed it does not alarm)."""
+    pytester.makepyfile(test_user_code=_USER_CODE)
+    result = pytester.runpytest_subprocess("-p", "fedpriv_pytest", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    result.assert_outcomes(passed=3, failed=4)
+    failed = ("test_os_exit", "test_sys_exit", "test_hang", "test_sys_exit_not_isolated")
+    result.stdout.fnmatch_lines_random([f"FAILED test_user_code.py::{name} - *" for name in failed])
+    mechanism = "*UserCodeAbortedError: the audited mechanism test_user_code"
+    result.stdout.fnmatch_lines_random(
+        [
+            f"{mechanism}.exits in test test_user_code.py::test_os_exit exited with status 0*",
+            f"{mechanism}.calls_sys_exit in test test_user_code.py::test_sys_exit called "
+            "sys.exit(0)*",
+            f"{mechanism}.hangs in test test_user_code.py::test_hang ran past its timeout of 2 s*",
+        ]
+    )
+
+
+def test_auditor_refuses_bad_isolation_settings() -> None:
+    with pytest.raises(TypeError, match="`isolate`"):
+        Auditor(isolate="yes")
+    with pytest.raises(ValueError, match="`timeout`"):
+        Auditor(timeout=0)

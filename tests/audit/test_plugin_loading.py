@@ -5,9 +5,11 @@ Each distribution here is installed for real (a module and its ``*.dist-info`` o
 
 - one that reads the registry at import (``REGISTER``, ``families()``) loads, and the
   load does not start again inside itself;
-- one that raises, calls ``sys.exit``, names no Family or takes a built-in name is
-  skipped with a warning naming it; ``fedpriv --help`` and the commands that do not
-  need it still work, and ``fedpriv verify --paper <it>`` exits 2 naming it.
+- one that raises, calls ``sys.exit`` or ``os._exit``, is killed, hangs, names no
+  Family or takes a built-in name is skipped with a warning naming it (each entry
+  point is loaded first in a forked worker, and in this process only if it loaded
+  there); ``fedpriv --help`` and the commands that do not need it still work, and
+  ``fedpriv verify --paper <it>`` exits 2 naming it.
 """
 
 from __future__ import annotations
@@ -50,6 +52,9 @@ BROKEN = {
         from fedpriv.audit.claims.family import family
         TITLE = family("reenters").title  # itself, while it loads: not registered yet
     """,
+    "os_exits": "import os\nos._exit(0)\n",
+    "killed": "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n",
+    "hangs": "import time\nwhile True:\n    time.sleep(0.05)\n",
 }
 REASONS = {
     "raises": "ImportError: no module named nope",
@@ -57,7 +62,12 @@ REASONS = {
     "not_a_family": "must define FAMILY",
     "collides": "'li_song' is already registered",
     "reenters": "`paper` must be one of",
+    "os_exits": "exited with status 0 (os._exit or a crash) while loading",
+    "killed": "was killed by signal SIGKILL while loading",
+    "hangs": "did not finish loading within 2 s (ENTRY_POINT_LOAD_TIMEOUT)",
 }
+#: Cases that end or stall the process loading them: only a forked probe survives them.
+FATAL = {"os_exits", "killed", "hangs"}
 
 
 @pytest.fixture
@@ -66,6 +76,7 @@ def clean_registry(monkeypatch):
     monkeypatch.setattr(registry, "_files", {})
     monkeypatch.setattr(registry, "_entry_point_cache", None)
     monkeypatch.setattr(registry, "_skipped", {})
+    monkeypatch.setattr(registry, "_origins", {})
     monkeypatch.setattr(register, "_outside_cache", [(), ()])
 
 
@@ -89,12 +100,17 @@ def test_a_plugin_reading_the_registry_at_import_loads(
 def test_a_broken_plugin_is_named_and_skipped(
     case, tmp_path, clean_registry, monkeypatch, capsys
 ) -> None:
+    if case in FATAL and not hasattr(os, "fork"):
+        pytest.skip("only a forked probe contains an exit, a death or a hang")
     module = f"broken_plugin_{case}"
     install_distribution(tmp_path, module, BROKEN[case], point=case)
     monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(registry, "ENTRY_POINT_LOAD_TIMEOUT", 2.0 if case == "hangs" else 600.0)
     with pytest.warns(PluginWarning, match=f"entry point '{case}'"):
         registered = families()
     assert registered == builtin_families()  # the built-in families are all there
+    if hasattr(os, "fork"):  # it failed in the probe: never imported in this process
+        assert module not in sys.modules
     (why,) = registry.skipped_entry_points().values()
     assert REASONS[case] in why and module in why, why
     # every command that does not need it works, and says which plugin it skipped
@@ -139,3 +155,51 @@ def test_a_plugin_whose_command_module_is_missing_fails_only_that_command(
     assert main(["run", "lost-run"]) == 2
     err = capsys.readouterr().err
     assert "fedpriv: error: No module named 'no_such_module_35'" in err and "Traceback" not in err
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the probe forks a worker")
+def test_a_plugin_calling_os_exit_cannot_end_fedpriv(tmp_path) -> None:
+    """Before the probe, ``os._exit(0)`` at import ended every command with status 0."""
+    install_distribution(tmp_path, "os_exit_plugin", BROKEN["os_exits"], point="gone")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    command = [sys.executable, "-m", "fedpriv.cli.main"]
+    run = {"capture_output": True, "text": True, "timeout": 600, "env": env, "cwd": tmp_path}
+    done = subprocess.run([*command, "--help"], **run)
+    assert done.returncode == 0 and "usage: fedpriv" in done.stdout, done.stderr
+    assert "fedpriv: warning: entry point 'gone'" in done.stderr
+    assert REASONS["os_exits"] in done.stderr and "Traceback" not in done.stderr
+    done = subprocess.run([*command, "verify", "--paper", "gone", "--quick"], **run)
+    assert done.returncode == 2, done.stderr
+    assert "fedpriv: error: `paper` 'gone'" in done.stderr
+    assert "entry point 'gone'" in done.stderr and REASONS["os_exits"] in done.stderr
+
+
+def test_nothing_is_forked_without_an_installed_entry_point(clean_registry, monkeypatch) -> None:
+    from importlib import metadata
+
+    from fedpriv.audit.engine import isolation
+
+    if metadata.entry_points(group=registry.ENTRY_POINT_GROUP):
+        pytest.skip("a fedpriv.papers distribution is installed in this environment")
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("forked a probe with no entry point installed")
+
+    monkeypatch.setattr(isolation, "run_isolated", refuse)
+    assert families() == builtin_families()
+    assert registry.skipped_entry_points() == {}
+
+
+def test_a_good_plugin_is_probed_then_loaded_here(tmp_path, clean_registry, monkeypatch) -> None:
+    """The probe runs in a worker; the families come from the in-process load."""
+    body = """
+        import os
+        from fedpriv.audit.claims.family import Family
+        LOADED_IN = os.getpid()
+        FAMILY = Family(key="probed_ok", title="Probed", claims=tuple)
+    """
+    install_distribution(tmp_path, "probed_ok_plugin", body, point="probed")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert [f.key for f in families()][-1] == "probed_ok"
+    assert os.getpid() == sys.modules["probed_ok_plugin"].LOADED_IN
+    assert registry.skipped_entry_points() == {}

@@ -39,6 +39,7 @@ def clean_registry(monkeypatch):
     monkeypatch.setattr(registry, "_files", {})
     monkeypatch.setattr(registry, "_entry_point_cache", None)  # entry points: read once per process
     monkeypatch.setattr(registry, "_skipped", {})
+    monkeypatch.setattr(registry, "_origins", {})
     monkeypatch.setattr(register, "_outside_cache", [(), ()])
 
 

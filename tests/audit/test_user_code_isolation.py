@@ -14,6 +14,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from fedpriv.audit.claims import family as registry
 from fedpriv.audit.claims import register
@@ -29,6 +30,7 @@ def clean_registry(monkeypatch):
     monkeypatch.setattr(registry, "_files", {})
     monkeypatch.setattr(registry, "_entry_point_cache", None)
     monkeypatch.setattr(registry, "_skipped", {})
+    monkeypatch.setattr(registry, "_origins", {})
     monkeypatch.setattr(register, "_outside_cache", [(), ()])
 
 
@@ -222,3 +224,150 @@ def test_an_installed_entry_point_that_exits_on_import_exits_2(
     assert "fedpriv: warning: entry point 'exiting'" in err and "sys.exit(0)" in err
     assert "fedpriv: error: `paper` 'exiting'" in err
     assert not out.exists()
+
+
+def _install_family(tmp_path, monkeypatch, body: str, module: str) -> None:
+    """Install ``_FAMILY`` (accountant body ``body``) as the entry point ``mine``.
+
+    ``module`` differs between tests: an imported module stays in ``sys.modules``."""
+    from tests.audit._plugins import install_distribution
+
+    source = textwrap.dedent(_FAMILY).format(top="", body=body)
+    install_distribution(tmp_path, module, source, point="mine")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, module, raising=False)  # forgotten afterwards
+
+
+@pytest.mark.parametrize("how", sorted(_EXITS))
+def test_an_installed_familys_claim_that_exits_or_hangs_exits_2(
+    how, tmp_path, clean_registry, monkeypatch, capsys
+) -> None:
+    """Its module loads (the probe passes); its accountant recipe exits, dies or
+    hangs inside the claim's forked worker: exit 2 naming the claim and the entry
+    point, nothing written."""
+    statement, message = _EXITS[how]
+    module = "installed_" + how.replace(".", "_")
+    _install_family(tmp_path, monkeypatch, statement, module)
+    out = tmp_path / "out"
+    argv = ["verify", "--paper", "mine_exits", "--quick", "--quiet", "--workers", "1"]
+    timeout = "2" if how == "loop" else "600"
+    status = main([*argv, "--timeout", timeout, "--out", str(out)])
+    err = capsys.readouterr().err
+    assert status == 2, err
+    assert f"claim mine_exits/mine/eps1 of entry point 'mine' ({module}:FAMILY)" in err
+    assert message in err and "warning" not in err, err
+    assert not out.exists()  # nothing reported as checked
+
+
+def test_an_installed_familys_good_claim_is_evaluated_in_a_worker(
+    tmp_path, clean_registry, monkeypatch, capsys
+) -> None:
+    body = "open('pids.txt', 'a').write(f'{os.getpid()}\\n')"
+    _install_family(tmp_path, monkeypatch, body, "installed_records_pid")
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "out"
+    argv = ["verify", "--paper", "mine_exits", "--quick", "--quiet", "--workers", "1"]
+    status = main([*argv, "--out", str(out), "--fail-on", "never"])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    (row,) = json.loads((out / "claims.json").read_text("utf-8"))
+    assert row["key"] == "mine_exits/mine/eps1" and row["accountant"]["epsilon"] == 0.5
+    pids = {int(line) for line in (tmp_path / "pids.txt").read_text().split()}
+    assert pids and os.getpid() not in pids  # the recipe ran in a forked worker only
+
+
+def test_a_builtin_claim_is_not_forked(clean_registry, monkeypatch) -> None:
+    """Built-in families' claims run in the job's own process, unchanged."""
+    from fedpriv.audit.claims import verify
+    from fedpriv.audit.engine.coupled import AuditBudget
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a built-in claim was forked")
+
+    monkeypatch.setattr(verify, "run_isolated", refuse)
+    key = "feducb/feducb/fig1b/M1.5"  # accountant only: no audit to run
+    seed = verify.claim_seed(np.random.SeedSequence(0), key)
+    budget = AuditBudget(pilot_samples=20, samples=50, batch_size=50)
+    job = {"key": key, "budget": budget, "seed": seed, "origin": None, "entry_point": None}
+    direct = verify._evaluate_job(job)
+    assert verify._job({**job, "timeout": 1.0}) == direct
+
+
+_RUN_FAMILY = """
+from fedpriv.audit.claims.family import Command, Family
+FAMILY = Family(key="mine_runs", title="Mine", claims=tuple,
+                run_commands={{"mine-run": Command("{module}_cli", "my run")}})
+"""
+
+_RUN_MODULE = """
+import os, sys, time
+from fedpriv.cli.runs import JSON, RunCommand, RunReport
+{top}
+
+def _run(args):
+    {body}
+    return RunReport(record={{"verdict": "violated"}}, lines=lambda: ["my run ran"])
+
+COMMANDS = (RunCommand("mine-run", (JSON,), _run),)
+"""
+
+
+def _install_run_family(tmp_path, module: str, *, top: str = "", body: str = "pass") -> None:
+    """An installed family whose ``fedpriv run mine-run`` is ``_RUN_MODULE``."""
+    from tests.audit._plugins import install_distribution
+
+    install_distribution(tmp_path, module, _RUN_FAMILY.format(module=module), point="runs")
+    source = textwrap.dedent(_RUN_MODULE).format(top=top, body=body)
+    (tmp_path / f"{module}_cli.py").write_text(source, encoding="utf-8")
+
+
+@pytest.mark.parametrize("where", ["module", "run"])
+@pytest.mark.parametrize("how", ["sys.exit", "os._exit"])
+def test_an_installed_run_command_that_exits_exits_2(
+    how, where, tmp_path, clean_registry, monkeypatch, capsys
+) -> None:
+    """``fedpriv run`` of an installed family: its command module is imported in a
+    forked worker first, and the run itself runs in one."""
+    statement, message = _EXITS[how]
+    module = f"installed_run_{where}_{how.replace('.', '_')}"
+    top, body = (statement, "pass") if where == "module" else ("", statement)
+    _install_run_family(tmp_path, module, top=top, body=body)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, module, raising=False)
+    monkeypatch.delitem(sys.modules, f"{module}_cli", raising=False)
+    assert main(["run", "mine-run"]) == 2
+    err = capsys.readouterr().err
+    named = (
+        f"command module '{module}_cli' of entry point 'runs'"
+        if where == "module"
+        else "`fedpriv run mine-run` of entry point 'runs'"
+    )
+    assert named in err and message in err, err
+
+
+def test_an_installed_run_command_still_runs_and_decides(tmp_path) -> None:
+    """In a fresh process (the run prints from its worker to the real stdout): the
+    record's violated verdict still gives exit 1, and ``--help`` is unaffected."""
+    import subprocess
+
+    _install_run_family(tmp_path, "installed_run_good")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    command = [sys.executable, "-m", "fedpriv.cli.main"]
+    run = {"capture_output": True, "text": True, "timeout": 600, "env": env, "cwd": tmp_path}
+    done = subprocess.run([*command, "run", "mine-run"], **run)
+    assert done.returncode == 1 and done.stdout.strip() == "my run ran", done.stderr
+    done = subprocess.run([*command, "run", "mine-run", "--json"], **run)
+    assert done.returncode == 1 and json.loads(done.stdout)["verdict"] == "violated"
+
+
+def test_an_installed_run_commands_output_reaches_a_redirected_stdout(
+    tmp_path, clean_registry, monkeypatch, capsys
+) -> None:
+    """Under ``capsys`` (a user's own test of their command) the worker's output is
+    sent back and written here, and the command's exit status is kept."""
+    _install_run_family(tmp_path, "installed_run_captured", body="print('from the worker')")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["run", "mine-run", "--json"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("from the worker\n")
+    assert json.loads(out.split("\n", 1)[1])["verdict"] == "violated"
