@@ -657,13 +657,20 @@ def _job(job: dict) -> ClaimResult:
     row's recipe curves for the report page are computed here too, where the recipes
     just ran and their caches are warm (:func:`fedpriv.audit.claims.curves.recipe_curves`)."""
     load_claims_files(job.get("claims_files", ()))
-    if job.get("origin"):  # a user's claims file: its exit, death or hang is reported
-        what = f"claim {job['key']} of claims file {job['origin']}"
-    elif job.get("entry_point"):  # an installed family: the same, naming its entry point
-        what = f"claim {job['key']} of {job['entry_point']}"
-    else:  # a built-in family: fedpriv's own tested code, run here
+    what = _user_code(job)
+    if what is None:  # a built-in family: fedpriv's own tested code, run here
         return _evaluate_job(job)
     return run_isolated(_evaluate_job, job, timeout=job["timeout"], what=what)
+
+
+def _user_code(job: dict) -> str | None:
+    """How messages name the job's claim when it is a user's code (a claims file's or an
+    installed entry point's family), else None (a built-in family)."""
+    if job.get("origin"):  # a user's claims file: its exit, death or hang is reported
+        return f"claim {job['key']} of claims file {job['origin']}"
+    if job.get("entry_point"):  # an installed family: the same, naming its entry point
+        return f"claim {job['key']} of {job['entry_point']}"
+    return None
 
 
 def _evaluate_job(job: dict) -> ClaimResult:
@@ -673,25 +680,33 @@ def _evaluate_job(job: dict) -> ClaimResult:
     return dataclasses.replace(result, recipe_curves=curves)
 
 
-def _with_shared_audits(done: dict[str, ClaimResult], entries) -> dict[str, ClaimResult]:
-    """Rows that take over another row's audit (``shared_audit``), re-assembled with it."""
+def _with_shared_audits(
+    done: dict[str, ClaimResult], entries, jobs: dict[str, dict] | None = None
+) -> dict[str, ClaimResult]:
+    """Rows that take over another row's audit (``shared_audit``), re-assembled with it.
+
+    Re-assembling runs the row's recipes again (accountant, mechanism, analytic lower
+    bound); for a user's row (``jobs[key]`` names a claims file or an entry point) that
+    runs in a forked, timed worker as its claim did (:func:`_job`)."""
     out = {}
     for key, result in done.items():
         entry = entries.get(key)
         source = None if entry is None else done.get(entry.shared_audit or "")
         if source is None or source.audit is None or result.verdict == ERROR:
             continue
-        route, epsilon, notes = entry.accountant(entry.claim)
-        out[key] = assemble_result(
-            entry,
-            route,
-            epsilon,
-            notes,
-            bound=source.audit,
-            event=source.audit_event,
-            audit_seconds=None,
-            declarations=result.declarations,
-        )
+        job = (jobs or {}).get(key, {})
+        what = _user_code(job)
+        if what is None:
+            out[key] = _reassemble(entry, source, result.declarations)
+        else:
+            out[key] = run_isolated(
+                _reassemble,
+                entry,
+                source,
+                result.declarations,
+                timeout=job["timeout"],
+                what=f"{what} (re-assembled with the audit of {source.key})",
+            )
         why = (
             "same algorithm and setting, another reading of the claim"
             if not entry.shared_audit_differs
@@ -703,6 +718,21 @@ def _with_shared_audits(done: dict[str, ClaimResult], entries) -> dict[str, Clai
             out[key], evidence=out[key].evidence + f"; audit shared with `{source.key}` ({why})"
         )
     return out
+
+
+def _reassemble(entry, source: ClaimResult, declarations) -> ClaimResult:
+    """``entry``'s row with ``source``'s audit (the work of :func:`_with_shared_audits`)."""
+    route, epsilon, notes = entry.accountant(entry.claim)
+    return assemble_result(
+        entry,
+        route,
+        epsilon,
+        notes,
+        bound=source.audit,
+        event=source.audit_event,
+        audit_seconds=None,
+        declarations=declarations,
+    )
 
 
 def _describe(job: dict, result: ClaimResult) -> str:
@@ -877,7 +907,7 @@ def _verify_claims(
         _job, jobs, workers=config.workers, say=say, executor=executor, describe=_describe
     )
     done.update({r.key: r for r in results})
-    done.update(_with_shared_audits(done, entries))
+    done.update(_with_shared_audits(done, entries, {job["key"]: job for job in jobs}))
     ordered = tuple(done[e.key] for e in selected if e.key in done)
     return ClaimsReport(
         config=config,

@@ -9,7 +9,9 @@ and shared-audit rows through :func:`~fedpriv.audit.claims.verify.evaluate_claim
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import os
 from fractions import Fraction
 
 import numpy as np
@@ -19,6 +21,7 @@ from fedpriv.audit.claims.findings import finding_ids
 from fedpriv.audit.claims.register import REGISTER, view_of
 from fedpriv.audit.claims.verify import _with_shared_audits, assemble_result, evaluate_claim
 from fedpriv.audit.engine.coupled import AuditBudget
+from fedpriv.audit.engine.isolation import UserCodeAbortedError
 from fedpriv.audit.families.feducb import fig1a as fa
 from fedpriv.audit.families.gossip_fed_ucb.regret import (
     VARIANTS,
@@ -175,7 +178,9 @@ def test_fig2_verdicts_follow_the_view_node_count(key):
         assert "gossip_fed_ucb-tree-budget" not in finding_ids(key)
 
 
-def test_fig2_shared_tree_audit_is_taken_over_as_verify_does():
+@pytest.fixture(scope="module")
+def fig2_shared():
+    """A Fig. 2 row that takes over the T = 600 000 row's tree audit, both evaluated."""
     source_key = "gossip_fed_ucb/gossip-fed-ucb/paper-loge/T600000/eps1"
     key = "gossip_fed_ucb/gossip-fed-ucb/paper-loge/fig2c-hospital/eps1"
     source = evaluate_claim(
@@ -184,9 +189,38 @@ def test_fig2_shared_tree_audit_is_taken_over_as_verify_does():
         np.random.SeedSequence(6),
     )
     row = evaluate_claim(key, SMALL, np.random.SeedSequence(7))
+    return source_key, key, source, row
+
+
+def test_fig2_shared_tree_audit_is_taken_over_as_verify_does(fig2_shared):
+    source_key, key, source, row = fig2_shared
     taken = _with_shared_audits({source_key: source, key: row}, ENTRIES)[key]
     assert taken.audit is source.audit and taken.verdict == "violated"
     assert "lambda_2, rewards, data" in taken.evidence
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="isolation forks a worker")
+def test_a_users_shared_audit_row_is_reassembled_in_a_worker(fig2_shared):
+    """A user's row (a claims file's or an entry point's) runs its recipes again when it
+    takes over another row's audit: that runs isolated, so an exit there is reported."""
+    source_key, key, source, row = fig2_shared
+    done = {source_key: source, key: row}
+    job = {"key": key, "origin": "/somewhere/claims.py", "timeout": 600.0}
+    # the same result as in this process, through the worker
+    taken = _with_shared_audits(done, ENTRIES, {key: job})[key]
+    here = _with_shared_audits(done, ENTRIES)[key]
+    assert (taken.verdict, taken.accountant_epsilon, taken.evidence) == (
+        here.verdict,
+        here.accountant_epsilon,
+        here.evidence,
+    )
+
+    def exits(claim):
+        os._exit(0)
+
+    entries = {**ENTRIES, key: dataclasses.replace(ENTRIES[key], accountant=exits)}
+    with pytest.raises(UserCodeAbortedError, match=r"claims file /somewhere/claims\.py"):
+        _with_shared_audits(done, entries, {key: job})
 
 
 def test_hospital_rows_need_no_data_file(monkeypatch):
