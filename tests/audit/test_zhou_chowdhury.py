@@ -313,3 +313,61 @@ def test_vecsum_rows_bracket_the_view(variant):
     assert 0.0 <= lower <= upper
     if variant == "sdp-vecsum":  # B users' messages move: above the claim
         assert lower > row.claim.claimed.epsilon
+
+
+def _exact_product_epsilon(pairs, delta):
+    """Brute force: ε at ``delta`` of independent releases, each a pair of pmfs on
+    0..len-1, from the joint pmfs' hockey-stick divergence (both orders; bisection)."""
+    import itertools
+
+    joint_p, joint_q = np.ones(1), np.ones(1)
+    for p_pmf, q_pmf in pairs:
+        joint_p = np.multiply.outer(joint_p, p_pmf).ravel()
+        joint_q = np.multiply.outer(joint_q, q_pmf).ravel()
+
+    def hockey(eps, a, b):
+        return float(np.maximum(a - np.exp(eps) * b, 0.0).sum())
+
+    out = 0.0
+    for a, b in itertools.permutations((joint_p, joint_q)):
+        if hockey(0.0, a, b) <= delta:
+            continue
+        if float(a[b == 0].sum()) > delta:  # mass the other world cannot produce
+            return float("inf")
+        lo, hi = 0.0, 1.0
+        while hockey(hi, a, b) > delta:
+            hi *= 2.0
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if hockey(mid, a, b) > delta else (lo, mid)
+        out = max(out, hi)
+    return out
+
+
+@pytest.mark.parametrize("n_agents", [1, 5])  # g = 4 (integer) and 2√5, 2√10 (rounding)
+@pytest.mark.parametrize("delta", [0.01, 0.1, 0.3])
+def test_one_user_vecsum_lower_bound_is_the_exact_epsilon(n_agents, delta):
+    """The broadcast rows' one-user lower bound against the joint pmfs of every level's
+    u₀ count computed by brute force: never above the exact ε, and within the PLD grid."""
+    from fedpriv.audit.families.zhou_chowdhury import vecsum as zv
+    from fedpriv.privacy.mechanisms.vector_sum import VECSUM_PROBABILITY, vector_sum_parameters
+    from scipy import stats
+
+    setting = {"dim": 2, "n_agents": n_agents, "batch_size": 1, "horizon": 2}
+    setting |= {"epsilon": 0.5, "delta": 0.1, "acts_on": "broadcast-sums"}
+    pairs = []
+    for level in range(2):  # T/B = 2 batches: two levels, each with a node holding user 1
+        n = n_agents * 2**level
+        g, trials = vector_sum_parameters(n, dim=2, epsilon=0.5, delta=0.1)
+        big_n = n * trials
+        k, f = int(np.floor(2 * g)), 2 * g - np.floor(2 * g)
+        xs = np.arange(big_n + k + 2)
+        q_pmf = stats.binom.pmf(xs, big_n, VECSUM_PROBABILITY)
+        p_pmf = (1 - f) * stats.binom.pmf(xs - k, big_n, VECSUM_PROBABILITY) + f * stats.binom.pmf(
+            xs - k - 1, big_n, VECSUM_PROBABILITY
+        )
+        pairs.append((p_pmf, q_pmf))
+    exact = _exact_product_epsilon(pairs, delta)
+    lower = zv._one_user_lower(tuple(setting.items()), delta)
+    assert lower <= exact + 1e-9
+    assert lower >= exact - 2e-3  # dp-accounting's grid of 1e-4 per release, composed

@@ -201,7 +201,9 @@ _VECSUM_NOTE = (
     "composition over the 65 coordinates). Lower bound: the exact ε (dp-accounting's "
     "optimistic PLD from the two pmfs) of the adaptive pair on the u₀ counts of the "
     "levels where rounding is deterministic (even levels, g = 100·2^{l/2}), a marginal of "
-    "the shuffled view. No Monte Carlo audit"
+    "the shuffled view; with broadcast sums only, also of one user's message on every "
+    "level's u₀ count (every other user's u₀ = −1, so no rounding noise), the larger "
+    "taken. No Monte Carlo audit"
 )
 
 

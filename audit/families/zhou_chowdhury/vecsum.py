@@ -18,6 +18,14 @@ there and the node's count in coordinate ``u₀`` is ``c + Bin(n b, 1/4)`` in D 
 ``c − s + Bin(n b, 1/4)`` in D', ``s = |Δu₀| g``, every other coordinate equal. The
 marginal on those nodes' ``u₀`` counts is a product of binomial shift pairs, priced by
 dp-accounting's *optimistic* PLD from the two pmfs (a lower bound on δ(ε), hence on ε).
+
+When each silo acts on the broadcast sums only, that pair moves one user's message,
+and a second pair gives more (:func:`_one_user_lower`): every user's decision set is
+``{e₀}``, the first user's reward is ``+1`` in D and ``−1`` in D', every other user's
+``−1``. Every other user's ``u₀ = −1`` is then ``z = 0`` on every level's grid (no
+rounding noise), so the first user's node count in ``u₀`` is ``⌊2g⌋ + Bern(2g − ⌊2g⌋) +
+Bin(n b, 1/4)`` in D and ``Bin(n b, 1/4)`` in D', exactly, on every level (odd levels
+included), and the levels' nodes are independent: their product is priced as above.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from __future__ import annotations
 import functools
 import math
 
+import numpy as np
 from fedpriv.audit.claims.claim import Claim
 from fedpriv.audit.claims.entry import AccountantResult
 from fedpriv.audit.families.zhou_chowdhury.recipes import adaptive_pair, first_batch_run
@@ -65,7 +74,6 @@ def vecsum_accountant(claim: Claim) -> AccountantResult:
 
 @functools.lru_cache(maxsize=16)
 def _lower(items: tuple, delta: float) -> float:
-    from dp_accounting.pld import privacy_loss_distribution as pld_lib
     from fedpriv.privacy.calibrations.zhou_chowdhury import zc_tree_depth
     from fedpriv.privacy.mechanisms.vector_sum import VECSUM_PROBABILITY, vector_sum_parameters
     from scipy import stats
@@ -95,29 +103,84 @@ def _lower(items: tuple, delta: float) -> float:
         xs = list(range(lo, hi + 1))
         here = stats.binom.logpmf(xs, big_n, p)  # D: count x (the shift's constant dropped)
         there = stats.binom.logpmf([x + k for x in xs], big_n, p)  # D': count x - ... + k
-        first = dict(zip(xs, here.tolist(), strict=True))
-        second = dict(zip(xs, there.tolist(), strict=True))
-        plds.append(
-            [
-                pld_lib.from_two_probability_mass_functions(
-                    a,
-                    b,
-                    pessimistic_estimate=False,
-                    value_discretization_interval=1e-4,
-                    log_mass_truncation_bound=-math.inf,
-                )
-                for a, b in ((second, first), (first, second))
-            ]
+        plds.append(_pair_plds(xs, here.tolist(), there.tolist()))
+    return _composed_epsilon(plds, delta)
+
+
+def _pair_plds(xs: list, log_d: list, log_d_prime: list) -> list:
+    """dp-accounting's optimistic PLDs of one release's pair (both orders) from the two
+    log-pmfs on the outcomes ``xs`` (a lower bound on δ(ε) of the pair)."""
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
+    first = dict(zip(xs, log_d, strict=True))
+    second = dict(zip(xs, log_d_prime, strict=True))
+    return [
+        pld_lib.from_two_probability_mass_functions(
+            a,
+            b,
+            pessimistic_estimate=False,
+            value_discretization_interval=1e-4,
+            log_mass_truncation_bound=-math.inf,
         )
+        for a, b in ((second, first), (first, second))
+    ]
+
+
+def _composed_epsilon(plds: list, delta: float) -> float:
+    """ε at ``delta`` of independent releases' pairs composed, the larger of the two
+    orders (both orders of a pair are neighbours); 0 with no release."""
     if not plds:
         return 0.0
     out = 0.0
-    for order in (0, 1):  # both orders of the pair are neighbours: the larger ε
+    for order in (0, 1):
         total = plds[0][order]
         for extra in plds[1:]:
             total = total.compose(extra[order])
         out = max(out, float(total.get_epsilon_for_delta(delta)))
     return out
+
+
+#: Standard deviations of the binomial kept either side of a node's count (the mass left
+#: out, below 1e-15, is dropped from both worlds, which can only lower the bound).
+_WINDOW_SD = 8.0
+
+
+@functools.lru_cache(maxsize=16)
+def _one_user_lower(items: tuple, delta: float) -> float:
+    """Exact ε at ``delta`` of one user's message on every level's ``u₀`` count, on an
+    oblivious pair (module docstring), composed over the levels that release a node
+    holding the user."""
+    from fedpriv.privacy.calibrations.zhou_chowdhury import zc_n_batches, zc_tree_depth
+    from fedpriv.privacy.mechanisms.vector_sum import VECSUM_PROBABILITY, vector_sum_parameters
+    from scipy import stats
+
+    s = dict(items)
+    d, m, b = int(s["dim"]), int(s["n_agents"]), int(s["batch_size"])
+    horizon = int(s["horizon"])
+    p = VECSUM_PROBABILITY
+    plds = []
+    for level in range(zc_tree_depth(horizon, b)):
+        if 2**level > zc_n_batches(horizon, b):
+            break  # no node of this level holds the first batch
+        n = b * m * 2**level
+        g, trials = vector_sum_parameters(
+            n, dim=d, epsilon=float(s["epsilon"]), delta=float(s["delta"])
+        )
+        big_n = n * trials
+        sd = math.sqrt(big_n * p * (1 - p))
+        z = 2.0 * g  # the user's u₀ = +1 in D; −1 (z = 0) in D' and for everyone else
+        k = math.floor(z)
+        f = z - k
+        lo = max(int(big_n * p - _WINDOW_SD * sd), 0)
+        hi = min(int(big_n * p + _WINDOW_SD * sd) + k + 1, big_n + k + 1)
+        xs = np.arange(lo, hi + 1)
+        there = stats.binom.logpmf(xs, big_n, p)  # D': the binomial alone
+        here = np.logaddexp(  # D: shifted by ⌊z⌋ + Bern(z − ⌊z⌋)
+            math.log1p(-f) + stats.binom.logpmf(xs - k, big_n, p),
+            (math.log(f) if f > 0 else -math.inf) + stats.binom.logpmf(xs - k - 1, big_n, p),
+        )
+        plds.append(_pair_plds(xs.tolist(), here.tolist(), there.tolist()))
+    return _composed_epsilon(plds, delta)
 
 
 class _Setting:
@@ -136,7 +199,8 @@ def _adaptive_pair_of(items: tuple):
 
 
 def vecsum_analytic_lower(claim: Claim) -> float:
-    """Exact ε at the claimed δ of the adaptive pair on the even levels' ``u₀`` counts.
+    """Exact ε at the claimed δ of the adaptive pair on the even levels' ``u₀`` counts, and
+    with the broadcast sums only the larger of that and one user's pair on every level.
 
     Parameters
     ----------
@@ -147,4 +211,9 @@ def vecsum_analytic_lower(claim: Claim) -> float:
     float
         A lower bound on the view's ε (module docstring).
     """
-    return _lower(tuple(_setting(claim).items()), float(claim.claimed_delta))
+    items = tuple(_setting(claim).items())
+    delta = float(claim.claimed_delta)
+    adaptive = _lower(items, delta)
+    if dict(items).get("acts_on") != "broadcast-sums":
+        return adaptive  # B users' messages move: one user's pair is far below it
+    return max(adaptive, _one_user_lower(items, delta))
