@@ -117,7 +117,12 @@ from fedpriv.algorithms.feducb.run import DecentralizedFedUCBRun
 from fedpriv.algorithms.feducb.sync import recommended_threshold
 from fedpriv.algorithms.networks.graphs import check_connected, neighbor_matrix
 from fedpriv.algorithms.seeding import as_seed_sequence
-from fedpriv.privacy.checks import check_epsilon, check_int_at_least, check_positive, check_real
+from fedpriv.privacy.checks import (
+    check_epsilon,
+    check_int_at_least,
+    check_nonnegative,
+    check_positive,
+)
 
 __all__ = [
     "BETA_CHOICES",
@@ -493,8 +498,6 @@ def _calibrate(
             rho_max=out["rho_max"],
             bound_x=spec.bound_x,
         )
-    threshold = check_real("threshold", threshold)
-    if threshold < 0:
-        raise ValueError(f"`threshold` must be >= 0, got {threshold!r}.")
+    threshold = check_nonnegative("threshold", threshold)
     out["threshold"] = threshold
     return out
