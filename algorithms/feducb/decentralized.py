@@ -94,6 +94,9 @@ method per step above.
 Speed: a refreshed (agent, set) is Cholesky-factorised at once (log-determinants for
 the test), and its ``V^{-1}``, ``W^{-1}`` are formed when the set is next used, so a
 set refreshed several times between two uses is inverted once (same values).
+
+Length: one algorithm (Alg. 3): its two entry points, their argument checks and the
+calibration; the rounds themselves are in ``decentralized_protocol``.
 """
 
 from __future__ import annotations
@@ -498,6 +501,5 @@ def _calibrate(
             rho_max=out["rho_max"],
             bound_x=spec.bound_x,
         )
-    threshold = check_nonnegative("threshold", threshold)
-    out["threshold"] = threshold
+    out["threshold"] = check_nonnegative("threshold", threshold)
     return out
