@@ -22,6 +22,7 @@ __all__ = [
     "check_generator",
     "check_in_range_array",
     "check_int_at_least",
+    "check_nonnegative",
     "check_open_unit",
     "check_positive",
     "check_probability",
@@ -93,6 +94,34 @@ def check_positive(name: str, value: object, *, allow_inf: bool = False) -> floa
     upper = "inf]" if allow_inf else "inf)"
     if value <= 0 or (math.isinf(value) and not allow_inf):
         raise ValueError(f"`{name}` must be in (0, {upper}, got {value!r}.")
+    return value
+
+
+def check_nonnegative(name: str, value: object) -> float:
+    """Return ``value`` as a float >= 0 (``inf`` allowed), e.g. a query ε or a threshold.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, used in the error message.
+    value : object
+        The value to check.
+
+    Returns
+    -------
+    float
+        The checked value.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a real number.
+    ValueError
+        If ``value`` is NaN or negative.
+    """
+    value = check_real(name, value)
+    if value < 0:
+        raise ValueError(f"`{name}` must be >= 0, got {value!r}.")
     return value
 
 

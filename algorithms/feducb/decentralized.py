@@ -94,6 +94,9 @@ method per step above.
 Speed: a refreshed (agent, set) is Cholesky-factorised at once (log-determinants for
 the test), and its ``V^{-1}``, ``W^{-1}`` are formed when the set is next used, so a
 set refreshed several times between two uses is inverted once (same values).
+
+Length: one algorithm (Alg. 3): its two entry points, their argument checks and the
+calibration; the rounds themselves are in ``decentralized_protocol``.
 """
 
 from __future__ import annotations
@@ -117,7 +120,12 @@ from fedpriv.algorithms.feducb.run import DecentralizedFedUCBRun
 from fedpriv.algorithms.feducb.sync import recommended_threshold
 from fedpriv.algorithms.networks.graphs import check_connected, neighbor_matrix
 from fedpriv.algorithms.seeding import as_seed_sequence
-from fedpriv.privacy.checks import check_epsilon, check_int_at_least, check_positive, check_real
+from fedpriv.privacy.checks import (
+    check_epsilon,
+    check_int_at_least,
+    check_nonnegative,
+    check_positive,
+)
 
 __all__ = [
     "BETA_CHOICES",
@@ -493,8 +501,5 @@ def _calibrate(
             rho_max=out["rho_max"],
             bound_x=spec.bound_x,
         )
-    threshold = check_real("threshold", threshold)
-    if threshold < 0:
-        raise ValueError(f"`threshold` must be >= 0, got {threshold!r}.")
-    out["threshold"] = threshold
+    out["threshold"] = check_nonnegative("threshold", threshold)
     return out

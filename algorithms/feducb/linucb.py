@@ -256,6 +256,54 @@ def _non_private(
     return curve, cumulative, actions
 
 
+def _run_non_private(
+    tables: LinearBanditTables,
+    *,
+    pooled: bool,
+    order: str,
+    regularizer: float,
+    beta: str,
+    beta_value: float | None,
+    failure_probability: float,
+    record: bool,
+    seed: int | np.random.SeedSequence,
+) -> LinUCBRun:
+    """Check the options of :func:`run_linucb` / :func:`run_linucb_pooled` and run it."""
+    beta_value = check_linucb_options(
+        tables, beta, beta_value, failure_probability, ("oful", "tuned")
+    )
+    if order not in UPDATE_ORDERS:
+        raise ValueError(f"`order` must be one of {UPDATE_ORDERS}, got {order!r}.")
+    regularizer = check_positive("regularizer", regularizer)
+    curve, final, actions = _non_private(
+        tables,
+        pooled=pooled,
+        order=order,
+        regularizer=regularizer,
+        beta=beta,
+        beta_value=beta_value,
+        failure_probability=failure_probability,
+        record=record,
+    )
+    return LinUCBRun(
+        algorithm="linucb-pooled" if pooled else "linucb",
+        setting=linucb_setting(
+            tables,
+            regularizer=regularizer,
+            beta=beta,
+            beta_value=beta_value,
+            failure_probability=failure_probability,
+            **({"order": order} if pooled else {}),
+        ),
+        regret_curve=curve,
+        final_regret=final,
+        actions=actions,
+        accountant=None,
+        calibration=None,
+        seed_entropy=int(as_seed_sequence(seed).entropy),
+    )
+
+
 def run_linucb(
     tables: LinearBanditTables,
     *,
@@ -298,11 +346,7 @@ def run_linucb(
     ValueError
         On a parameter out of range (named in the message).
     """
-    beta_value = check_linucb_options(
-        tables, beta, beta_value, failure_probability, ("oful", "tuned")
-    )
-    regularizer = check_positive("regularizer", regularizer)
-    curve, final, actions = _non_private(
+    return _run_non_private(
         tables,
         pooled=False,
         order="round",
@@ -311,22 +355,7 @@ def run_linucb(
         beta_value=beta_value,
         failure_probability=failure_probability,
         record=record,
-    )
-    return LinUCBRun(
-        algorithm="linucb",
-        setting=linucb_setting(
-            tables,
-            regularizer=regularizer,
-            beta=beta,
-            beta_value=beta_value,
-            failure_probability=failure_probability,
-        ),
-        regret_curve=curve,
-        final_regret=final,
-        actions=actions,
-        accountant=None,
-        calibration=None,
-        seed_entropy=int(as_seed_sequence(seed).entropy),
+        seed=seed,
     )
 
 
@@ -372,13 +401,7 @@ def run_linucb_pooled(
     ValueError
         On an unknown ``order`` or as :func:`run_linucb`.
     """
-    beta_value = check_linucb_options(
-        tables, beta, beta_value, failure_probability, ("oful", "tuned")
-    )
-    if order not in UPDATE_ORDERS:
-        raise ValueError(f"`order` must be one of {UPDATE_ORDERS}, got {order!r}.")
-    regularizer = check_positive("regularizer", regularizer)
-    curve, final, actions = _non_private(
+    return _run_non_private(
         tables,
         pooled=True,
         order=order,
@@ -387,21 +410,5 @@ def run_linucb_pooled(
         beta_value=beta_value,
         failure_probability=failure_probability,
         record=record,
-    )
-    return LinUCBRun(
-        algorithm="linucb-pooled",
-        setting=linucb_setting(
-            tables,
-            regularizer=regularizer,
-            beta=beta,
-            beta_value=beta_value,
-            failure_probability=failure_probability,
-            order=order,
-        ),
-        regret_curve=curve,
-        final_regret=final,
-        actions=actions,
-        accountant=None,
-        calibration=None,
-        seed_entropy=int(as_seed_sequence(seed).entropy),
+        seed=seed,
     )

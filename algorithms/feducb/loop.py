@@ -34,7 +34,7 @@ from fedpriv.algorithms.feducb.run import (
     subtract_outer,
 )
 from fedpriv.algorithms.feducb.sync import exploration_radius, recommended_threshold
-from fedpriv.privacy.checks import check_int_at_least, check_positive, check_real
+from fedpriv.privacy.checks import check_int_at_least, check_nonnegative, check_positive
 from fedpriv.privacy.errors import CapacityExceededError
 from fedpriv.privacy.mechanisms.matrix_tree import MatrixTreePrivatizer
 
@@ -185,9 +185,7 @@ def configure_loop(
             horizon=horizon, dim=d, rho_min=rho_min, rho_max=rho_max, bound_x=spec.bound_x
         )
     else:
-        threshold = check_real("threshold", threshold)
-        if threshold < 0:
-            raise ValueError(f"`threshold` must be >= 0, got {threshold!r}.")
+        threshold = check_nonnegative("threshold", threshold)
     return LoopSetup(
         algorithm=algorithm,
         private=private,

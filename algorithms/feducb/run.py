@@ -67,8 +67,53 @@ class FedUCBTranscript:
     broadcasts_vector: tuple[np.ndarray, ...]
 
 
+class _PrivatizerEpsilons:
+    """The ε queries of a FedUCB result that holds ``accountant`` and ``mechanism_accountant``."""
+
+    __slots__ = ()
+    accountant: Accountant
+    mechanism_accountant: Accountant | None
+
+    def accountant_epsilon(self, target_delta: float) -> tuple[str, float]:
+        """``(route, ε)`` of the Privatizer releases (Prop. 3's scope) at ``target_delta``,
+        each leaf charged for the ``records_per_leaf`` pairs one change can move.
+
+        Parameters
+        ----------
+        target_delta : float
+            In [0, 1).
+
+        Returns
+        -------
+        tuple of (str, float)
+            The tightest route and ε in nats at ``target_delta``.
+        """
+        return self.accountant.routes.tightest(target_delta, where={"channel": "privatizer"})
+
+    def mechanism_epsilon(self, target_delta: float) -> tuple[str, float]:
+        """``(route, ε)`` of the Privatizer for one changed pair of an oblivious stream
+        (the mechanism alone; equal to :meth:`accountant_epsilon` when
+        ``records_per_leaf == 1``).
+
+        Parameters
+        ----------
+        target_delta : float
+            In [0, 1).
+
+        Returns
+        -------
+        tuple of (str, float)
+            The tightest route and ε in nats at ``target_delta``.
+        """
+        if self.mechanism_accountant is None:
+            return self.accountant_epsilon(target_delta)
+        return self.mechanism_accountant.routes.tightest(
+            target_delta, where={"channel": "privatizer"}
+        )
+
+
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class FedUCBRun:
+class FedUCBRun(_PrivatizerEpsilons):
     """Result of a batch of FedUCB runs.
 
     Attributes
@@ -126,46 +171,9 @@ class FedUCBRun:
         """Per trial, the rounds at whose end a sync happened (int64)."""
         return tuple(np.flatnonzero(row) for row in self.sync_rounds)
 
-    def accountant_epsilon(self, target_delta: float) -> tuple[str, float]:
-        """``(route, ε)`` of the Privatizer releases (Prop. 3's scope) at ``target_delta``,
-        each leaf charged for the ``records_per_leaf`` pairs one change can move.
-
-        Parameters
-        ----------
-        target_delta : float
-            In [0, 1).
-
-        Returns
-        -------
-        tuple of (str, float)
-            The tightest route and ε in nats at ``target_delta``.
-        """
-        return self.accountant.routes.tightest(target_delta, where={"channel": "privatizer"})
-
-    def mechanism_epsilon(self, target_delta: float) -> tuple[str, float]:
-        """``(route, ε)`` of the Privatizer for one changed pair of an oblivious stream
-        (the mechanism alone; equal to :meth:`accountant_epsilon` when
-        ``records_per_leaf == 1``).
-
-        Parameters
-        ----------
-        target_delta : float
-            In [0, 1).
-
-        Returns
-        -------
-        tuple of (str, float)
-            The tightest route and ε in nats at ``target_delta``.
-        """
-        if self.mechanism_accountant is None:
-            return self.accountant_epsilon(target_delta)
-        return self.mechanism_accountant.routes.tightest(
-            target_delta, where={"channel": "privatizer"}
-        )
-
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class DecentralizedFedUCBRun:
+class DecentralizedFedUCBRun(_PrivatizerEpsilons):
     """Result of a batch of decentralized FedUCB runs.
 
     Attributes
@@ -221,40 +229,6 @@ class DecentralizedFedUCBRun:
     sync_every: int | None = None
     records_per_leaf: int = 1
     mechanism_accountant: Accountant | None = None
-
-    def accountant_epsilon(self, target_delta: float) -> tuple[str, float]:
-        """``(route, ε)`` of the Privatizer releases (Prop. 3's scope) at ``target_delta``.
-
-        Parameters
-        ----------
-        target_delta : float
-            In [0, 1).
-
-        Returns
-        -------
-        tuple of (str, float)
-            The tightest route and ε in nats at ``target_delta``.
-        """
-        return self.accountant.routes.tightest(target_delta, where={"channel": "privatizer"})
-
-    def mechanism_epsilon(self, target_delta: float) -> tuple[str, float]:
-        """``(route, ε)`` for one changed pair of an oblivious stream (mechanism alone).
-
-        Parameters
-        ----------
-        target_delta : float
-            In [0, 1).
-
-        Returns
-        -------
-        tuple of (str, float)
-            The tightest route and ε in nats at ``target_delta``.
-        """
-        if self.mechanism_accountant is None:
-            return self.accountant_epsilon(target_delta)
-        return self.mechanism_accountant.routes.tightest(
-            target_delta, where={"channel": "privatizer"}
-        )
 
 
 def inverse_and_logdet(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from fedpriv.privacy.checks import check_int_at_least, check_positive, check_real
+from fedpriv.privacy.checks import check_int_at_least, check_nonnegative, check_positive
 
 __all__ = [
     "SYNC_ORDERS",
@@ -131,9 +131,7 @@ def communication_bound(
     ValueError
         If ``threshold < 0`` or another argument is out of range.
     """
-    threshold = check_real("threshold", threshold)
-    if threshold < 0:
-        raise ValueError(f"`threshold` must be >= 0, got {threshold!r}.")
+    threshold = check_nonnegative("threshold", threshold)
     log_x = _log_x(horizon, dim, rho_min, rho_max, bound_x)
     if threshold == 0:
         return math.inf

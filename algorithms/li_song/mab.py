@@ -229,12 +229,22 @@ def _run(
     root: Any,
     table: Any,
     record: bool | str,
-    claimed: float,
     setting: dict[str, Any],
     secure_noise: bool = False,
     stop_epoch: int | None = None,
     rewards: str = "table",
 ) -> LiSongRun:
+    """Simulate ``plan`` and collect the run; the claimed ε (``M ε``, ``N ε``) is the plan's."""
+    claimed = (
+        math.inf
+        if math.isinf(epsilon)
+        else li_song_claimed_epsilon(
+            epsilon,
+            n_agents=plan.n_agents_claim,
+            partial=plan.n_participants is not None,
+            n_participants=plan.n_participants,
+        )
+    )
     if stop_epoch is not None:
         stop_epoch = check_int_at_least("stop_epoch", stop_epoch, 1)
     accountant = Accountant(disjoint=_LEVELS, sequential=("channel",))
@@ -393,13 +403,6 @@ def run_cdp_mab(
     n_rounds, schedule, gap = _schedule(n_rounds, mode, gap, env)
     partial = n < m
     constrained = partial or n_rounds is not None
-    claimed = (
-        math.inf
-        if math.isinf(epsilon)
-        else li_song_claimed_epsilon(
-            epsilon, n_agents=m, partial=partial, n_participants=n if partial else None
-        )
-    )
     plan = StructurePlan(
         algorithm="ce-cdp-mab" if constrained else "cdp-mab",
         agents_of_unit=np.arange(m)[None, :],
@@ -435,7 +438,6 @@ def run_cdp_mab(
         root=root,
         table=table,
         record=record,
-        claimed=claimed,
         setting=setting,
         secure_noise=secure_noise,
         stop_epoch=stop_epoch,
@@ -536,7 +538,6 @@ def run_ddp_mab(
             for f in labels:
                 rows.append((*base, f, contents[f]))
 
-    claimed = math.inf if math.isinf(epsilon) else li_song_claimed_epsilon(epsilon, n_agents=m)
     plan = StructurePlan(
         algorithm="ddp-mab",
         agents_of_unit=np.arange(m)[None, :],
@@ -575,7 +576,6 @@ def run_ddp_mab(
         root=root,
         table=table,
         record=record,
-        claimed=claimed,
         setting=setting,
         secure_noise=secure_noise,
         stop_epoch=stop_epoch,
@@ -706,7 +706,6 @@ def run_hdp_mab(
         for a in agents.tolist():
             append((trial, epoch, arms_of, time + relay, "broadcast", -1, a, -1, kept_of))
 
-    claimed = math.inf if math.isinf(epsilon) else li_song_claimed_epsilon(epsilon, n_agents=m)
     plan = StructurePlan(
         algorithm="hdp-mab",
         agents_of_unit=np.arange(m)[None, :],
@@ -746,7 +745,6 @@ def run_hdp_mab(
         root=root,
         table=table,
         record=record,
-        claimed=claimed,
         setting=setting,
         secure_noise=secure_noise,
         stop_epoch=stop_epoch,
@@ -807,7 +805,6 @@ def run_single_mab(
     """
     horizon, epsilon, n_trials, root, table = _common(env, horizon, epsilon, n_trials, seed, table)
     m = env.n_agents
-    claimed = math.inf if math.isinf(epsilon) else li_song_claimed_epsilon(epsilon, n_agents=1)
     plan = StructurePlan(
         algorithm="single-mab",
         agents_of_unit=np.arange(m)[:, None],
@@ -831,7 +828,6 @@ def run_single_mab(
         root=root,
         table=table,
         record=record,
-        claimed=claimed,
         setting=setting,
         secure_noise=secure_noise,
         stop_epoch=stop_epoch,

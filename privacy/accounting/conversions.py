@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable, Iterable
 
 import numpy as np
-from fedpriv.privacy.checks import check_delta, check_real
+from fedpriv.privacy.checks import check_delta, check_nonnegative, check_real
 from scipy import special
 
 __all__ = [
@@ -43,14 +43,6 @@ def _check_nonnegative(name: str, value: object) -> float:
     value = check_real(name, value)
     if value < 0:
         raise ValueError(f"`{name}` must be in [0, inf], got {value!r}.")
-    return value
-
-
-def _check_target_epsilon(name: str, value: object) -> float:
-    """Return a query ε: a float >= 0 (``inf`` allowed)."""
-    value = check_real(name, value)
-    if value < 0:
-        raise ValueError(f"`{name}` must be >= 0, got {value!r}.")
     return value
 
 
@@ -391,7 +383,7 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
     >>> f"{zcdp_delta(0.05, 1.308118):.3g}"
     '1e-05'
     """
-    return _zcdp_delta(_check_nonnegative("rho", rho), _check_target_epsilon("epsilon", epsilon))
+    return _zcdp_delta(_check_nonnegative("rho", rho), check_nonnegative("epsilon", epsilon))
 
 
 def gaussian_dp_delta(mu: float, epsilon: float) -> float:
@@ -430,7 +422,7 @@ def gaussian_dp_delta(mu: float, epsilon: float) -> float:
     >>> round(gaussian_dp_delta(1.0, 0.0), 6)  # total variation 2 Φ(1/2) - 1
     0.382925
     """
-    return _gdp_delta(_check_nonnegative("mu", mu), _check_target_epsilon("epsilon", epsilon))
+    return _gdp_delta(_check_nonnegative("mu", mu), check_nonnegative("epsilon", epsilon))
 
 
 def gaussian_dp_epsilon(mu: float, delta: float) -> float:
@@ -542,5 +534,5 @@ def rdp_delta(orders: Iterable[float], rdp: Iterable[float], epsilon: float) -> 
     '1e-05'
     """
     orders, rdp = _check_rdp_curve(orders, rdp)
-    epsilon = _check_target_epsilon("epsilon", epsilon)
+    epsilon = check_nonnegative("epsilon", epsilon)
     return _rdp_delta(np.array(orders), np.array(rdp), epsilon)

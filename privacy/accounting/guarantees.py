@@ -34,7 +34,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from fedpriv.privacy.checks import check_delta, check_epsilon, check_real
+from fedpriv.privacy.checks import check_delta, check_epsilon, check_nonnegative
 from fedpriv.privacy.errors import IncompatibleGuaranteeError
 
 #: Relative slack allowed when comparing an ε to a budget or a claim. It covers
@@ -205,9 +205,7 @@ class PureDP:
         ValueError
             If ``target_epsilon`` is negative or NaN.
         """
-        target_epsilon = check_real("target_epsilon", target_epsilon)
-        if target_epsilon < 0:
-            raise ValueError(f"`target_epsilon` must be >= 0, got {target_epsilon!r}.")
+        target_epsilon = check_nonnegative("target_epsilon", target_epsilon)
         return _delta_of_approx(self.epsilon, 0.0, target_epsilon)
 
 
@@ -276,9 +274,7 @@ class ApproxDP:
         ValueError
             If ``target_epsilon`` is negative or NaN.
         """
-        target_epsilon = check_real("target_epsilon", target_epsilon)
-        if target_epsilon < 0:
-            raise ValueError(f"`target_epsilon` must be >= 0, got {target_epsilon!r}.")
+        target_epsilon = check_nonnegative("target_epsilon", target_epsilon)
         return _delta_of_approx(self.epsilon, self.delta, target_epsilon)
 
     def compose(self, other: ApproxDP) -> ApproxDP:
@@ -331,8 +327,7 @@ def pure_to_approx_dp(guarantee: PureDP) -> ApproxDP:
     IncompatibleGuaranteeError
         If ``guarantee`` is not a :class:`PureDP`.
     """
-    if not isinstance(guarantee, PureDP):
-        raise IncompatibleGuaranteeError(f"expected PureDP, got {type(guarantee).__name__}.")
+    _require(guarantee, PureDP)
     return ApproxDP(guarantee.epsilon, 0.0)
 
 
@@ -417,7 +412,7 @@ class ZCDP:
             δ in [0, 1].
         """
         return _conversions()._zcdp_delta(
-            self.rho, _conversions()._check_target_epsilon("target_epsilon", target_epsilon)
+            self.rho, check_nonnegative("target_epsilon", target_epsilon)
         )
 
 
@@ -490,7 +485,7 @@ class GaussianDP:
             δ in [0, 1].
         """
         return _conversions()._gdp_delta(
-            self.mu, _conversions()._check_target_epsilon("target_epsilon", target_epsilon)
+            self.mu, check_nonnegative("target_epsilon", target_epsilon)
         )
 
 
@@ -572,7 +567,7 @@ class RDP:
         float
             δ in [0, 1].
         """
-        target_epsilon = _conversions()._check_target_epsilon("target_epsilon", target_epsilon)
+        target_epsilon = check_nonnegative("target_epsilon", target_epsilon)
         return _conversions()._rdp_delta(np.array(self.orders), np.array(self.rdp), target_epsilon)
 
 
@@ -657,7 +652,7 @@ class PLD:
         float
             δ in [0, 1].
         """
-        target_epsilon = _conversions()._check_target_epsilon("target_epsilon", target_epsilon)
+        target_epsilon = check_nonnegative("target_epsilon", target_epsilon)
         return float(self.distribution.get_delta_for_epsilon(target_epsilon))
 
 

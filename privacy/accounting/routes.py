@@ -96,7 +96,7 @@ from fedpriv.privacy.accounting.handlers import (
 from fedpriv.privacy.accounting.pld_certificate import certified_delta, certified_epsilon
 from fedpriv.privacy.accounting.pld_route import cell_pld, pld_grid, pld_lower_epsilon
 from fedpriv.privacy.accounting.rdp_route import rdp_route_epsilon, rdp_total
-from fedpriv.privacy.checks import check_delta, check_positive, check_real
+from fedpriv.privacy.checks import check_delta, check_nonnegative, check_positive
 
 __all__ = [
     "ROUTES",
@@ -368,9 +368,7 @@ def compose_delta(
     >>> compose_delta([(events.Laplace(scale=8.0), 8)], 1.0)
     0.0
     """
-    target_epsilon = check_real("target_epsilon", target_epsilon)
-    if target_epsilon < 0:
-        raise ValueError(f"`target_epsilon` must be >= 0, got {target_epsilon!r}.")
+    target_epsilon = check_nonnegative("target_epsilon", target_epsilon)
     discretization = check_positive("pld_discretization", pld_discretization)
     orders = check_orders(orders)
     items = normalize_cell(cell)

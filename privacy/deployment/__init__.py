@@ -596,6 +596,17 @@ def build_accountant(deployment: Deployment) -> Accountant:
     return accountant
 
 
+def _bounds_at(accountant: Accountant, delta: float) -> dict[str, Any]:
+    """The report's ``routes``, ``tightest``, ``lower_bound`` and ``curve`` at ``delta``."""
+    route, epsilon = accountant.routes.tightest(delta)
+    return {
+        "routes": accountant.routes.epsilons(delta),
+        "tightest": {"route": route, "epsilon": epsilon},
+        "lower_bound": accountant.brackets.lower_bound(delta),
+        "curve": {f"{d:g}": accountant.get_epsilon(d) for d in _CURVE_DELTAS if d != delta},
+    }
+
+
 def budget_report(deployment: Deployment) -> dict[str, Any]:
     """Every route, the tightest, the lower bracket and the spend per label.
 
@@ -618,9 +629,9 @@ def budget_report(deployment: Deployment) -> dict[str, Any]:
     delta = (
         deployment.claim_delta if deployment.claim_epsilon is not None else deployment.target_delta
     )
-    routes = accountant.routes.epsilons(delta)
-    route, epsilon = accountant.routes.tightest(delta)
-    lower = accountant.brackets.lower_bound(delta)
+    bounds = _bounds_at(accountant, delta)
+    route, epsilon = bounds["tightest"]["route"], bounds["tightest"]["epsilon"]
+    lower = bounds["lower_bound"]
     per_level: dict[str, dict[str, float]] = {}
     for level in deployment.disjoint + deployment.sequential:
         labels = sorted(
@@ -631,17 +642,13 @@ def budget_report(deployment: Deployment) -> dict[str, Any]:
             per_level[level] = {
                 str(label): accountant.get_epsilon(delta, where={level: label}) for label in labels
             }
-    curve = {f"{d:g}": accountant.get_epsilon(d) for d in _CURVE_DELTAS if d != delta}
     report: dict[str, Any] = {
         "title": deployment.title,
         "source": deployment.source,
         "neighboring_relation": deployment.neighboring_relation,
         "disjoint": list(deployment.disjoint),
         "delta": delta,
-        "routes": routes,
-        "tightest": {"route": route, "epsilon": epsilon},
-        "lower_bound": lower,
-        "curve": curve,
+        **bounds,
         "per_level": per_level,
         "releases": [
             {
@@ -816,7 +823,8 @@ def store_report(
         budget = accountant.odometer.budget
         if delta is None:
             delta = getattr(budget, "delta", 0.0)
-        route, epsilon = accountant.routes.tightest(delta)
+        bounds = _bounds_at(accountant, delta)
+        epsilon = bounds["tightest"]["epsilon"]
         charges = accountant.ledger.charges
         report: dict[str, Any] = {
             "title": f"ledger {Path(path).name}",
@@ -825,10 +833,7 @@ def store_report(
             "disjoint": list(accountant.ledger.disjoint),
             "sequential": list(accountant.ledger.sequential),
             "delta": delta,
-            "routes": accountant.routes.epsilons(delta),
-            "tightest": {"route": route, "epsilon": epsilon},
-            "lower_bound": accountant.brackets.lower_bound(delta),
-            "curve": {f"{d:g}": accountant.get_epsilon(d) for d in _CURVE_DELTAS if d != delta},
+            **bounds,
             "per_level": _store_per_level(accountant, charges, delta),
             "releases": _store_releases(accountant),
             "budget": None if budget is None else dataclasses.asdict(budget),

@@ -55,7 +55,7 @@ from fedpriv.privacy.accounting.guarantees import (
 from fedpriv.privacy.accounting.pld_incremental import KeptPlds
 from fedpriv.privacy.accounting.routes import handlers_for
 from fedpriv.privacy.accounting.sampling import check_sampling_relation
-from fedpriv.privacy.checks import check_int_at_least, check_real
+from fedpriv.privacy.checks import check_int_at_least, check_nonnegative, check_real
 from fedpriv.privacy.errors import (
     BudgetExceededError,
     IncompatibleGuaranteeError,
@@ -498,9 +498,7 @@ class Accountant:
             If ``target_epsilon`` is negative or NaN, or ``where`` names an
             undeclared level.
         """
-        target_epsilon = check_real("target_epsilon", target_epsilon)
-        if target_epsilon < 0:
-            raise ValueError(f"`target_epsilon` must be >= 0, got {target_epsilon!r}.")
+        target_epsilon = check_nonnegative("target_epsilon", target_epsilon)
         return delta_of(self._ledger.cells(where=where), target_epsilon, self._pld_discretization)
 
     @classmethod
