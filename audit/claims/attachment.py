@@ -29,6 +29,13 @@ module defines four functions:
 ``write(result, folder) -> None``
     Write the files of ``AttachmentOutput.result`` into ``folder`` (an empty staging
     folder).
+
+The attachment of a family a user registered (a claims file, an installed entry point)
+is untrusted: its module is imported, and each function called, in a forked worker
+stopped after the run's ``--timeout``; ``run`` gets ``executor=None`` there, and what the
+functions return must be picklable
+(:mod:`fedpriv.audit.claims.attachment_calls`). A built-in family's runs in
+``verify``'s process.
 """
 
 from __future__ import annotations

@@ -28,6 +28,8 @@ cannot be pickled raises ``UserCodeAbortedError`` naming the attachment.
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -40,13 +42,14 @@ from fedpriv.audit.claims.attachment import (
     RowEvidence,
 )
 from fedpriv.audit.engine.isolation import UserCodeAbortedError, run_isolated
+from fedpriv.audit.reporting.files import staged_files
 
 __all__ = [
     "configure_attachment",
     "plan_attachment",
     "run_attachment",
     "user_origins",
-    "write_attachment_files",
+    "write_attachments",
 ]
 
 
@@ -240,29 +243,64 @@ def run_attachment(
     return output
 
 
-def write_attachment_files(
+def _write_files(
     attachment: Attachment, result: Any, folder: Path, *, origin: str | None, timeout: float
 ) -> None:
-    """The attachment's files: its ``write(result, folder)``.
-
-    Parameters
-    ----------
-    attachment : Attachment
-    result : object
-        ``AttachmentOutput.result`` of its run.
-    folder : Path
-        An empty staging folder.
-    origin : str or None
-        As for :func:`configure_attachment`.
-    timeout : float
-        Seconds the worker may take.
-
-    Raises
-    ------
-    UserCodeAbortedError, AttachmentError
-        As for :func:`configure_attachment`.
-    """
+    """The attachment's ``write(result, folder)``: here for a built-in family, in a
+    forked, timed worker for a user's (:func:`_contained`)."""
     if origin is None:
         attachment.load().write(result, folder)
     else:
         _contained(attachment, "write", origin, timeout, (result, folder))
+
+
+def write_attachments(runs, out_dir: str | os.PathLike) -> list[Path]:
+    """Every attachment's files, all or nothing, each into ``out_dir/<family key>/``.
+
+    Each attachment's ``write`` fills its own staging folder
+    (:func:`fedpriv.audit.reporting.files.staged_files`); files are moved into place
+    only once every ``write`` has finished. On a failure nothing is moved, and the
+    folders this call created (``out_dir`` and its parents included) are removed again,
+    so nothing is left behind. A user's ``write`` (``run.origin`` set) runs in a forked
+    worker stopped after ``run.timeout`` seconds.
+
+    Parameters
+    ----------
+    runs : sequence of AttachmentResult
+        The attachments that ran.
+    out_dir : str or PathLike
+        The reports folder (created if needed, when there is something to write).
+
+    Returns
+    -------
+    list of Path
+        ``out_dir/<family key>`` of each run, in order.
+
+    Raises
+    ------
+    UserCodeAbortedError
+        If a user's ``write`` exits, dies or runs past its timeout.
+    AttachmentError
+        If a user's ``write`` raises.
+    """
+    targets = [Path(out_dir) / run.family for run in runs]
+    created = [p for target in targets for p in (target, *target.parents) if not p.exists()]
+    try:
+        with contextlib.ExitStack() as stack:
+            for run, target in zip(runs, targets, strict=True):
+                staging = stack.enter_context(staged_files(target, prefix=run.family))
+                _write_files(
+                    run.attachment,
+                    run.output.result,
+                    staging,
+                    origin=run.origin,
+                    timeout=run.timeout,
+                )
+    except BaseException:
+        for folder in sorted(set(created), key=lambda p: len(p.parts), reverse=True):
+            try:
+                folder.rmdir()  # only if empty: a folder someone else filled stays
+            except OSError:
+                pass
+        raise
+    return targets

@@ -58,15 +58,13 @@ row with the evidence), ``<out>/claims.json``, ``<out>/findings.json`` and
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import tempfile
 from pathlib import Path
 
 from fedpriv.audit.claims.attachment import AttachmentResult
-from fedpriv.audit.claims.attachment_calls import write_attachment_files
-from fedpriv.audit.reporting.files import staged_files
+from fedpriv.audit.claims.attachment_calls import write_attachments
 from fedpriv.privacy import format_epsilon
 
 __all__ = ["claims_register_markdown", "write_attachment", "write_claims_report"]
@@ -82,7 +80,7 @@ def write_attachment(run: AttachmentResult, out_dir: str | os.PathLike) -> Path:
     :func:`fedpriv.audit.reporting.files.staged_files`, as every family's figures use.
     The ``write`` of a user's family (``run.origin``) runs in a forked worker stopped
     after ``run.timeout`` seconds
-    (:func:`~fedpriv.audit.claims.attachment_calls.write_attachment_files`).
+    (:func:`~fedpriv.audit.claims.attachment_calls.write_attachments`).
 
     Parameters
     ----------
@@ -103,35 +101,7 @@ def write_attachment(run: AttachmentResult, out_dir: str | os.PathLike) -> Path:
     AttachmentError
         If a user's ``write`` raises.
     """
-    return _write_attachments((run,), Path(out_dir))[0]
-
-
-def _write_attachments(runs, out_dir: Path) -> list[Path]:
-    """Every attachment's files, all or nothing: each ``write`` fills its own staging
-    folder, and files are moved into place only once every ``write`` has finished; on
-    a failure the folders this call created (``out_dir`` and its parents included) are
-    removed again, so nothing is left behind."""
-    targets = [out_dir / run.family for run in runs]
-    created = [p for target in targets for p in (target, *target.parents) if not p.exists()]
-    try:
-        with contextlib.ExitStack() as stack:
-            for run, target in zip(runs, targets, strict=True):
-                staging = stack.enter_context(staged_files(target, prefix=run.family))
-                write_attachment_files(
-                    run.attachment,
-                    run.output.result,
-                    staging,
-                    origin=run.origin,
-                    timeout=run.timeout,
-                )
-    except BaseException:
-        for folder in sorted(set(created), key=lambda p: len(p.parts), reverse=True):
-            try:
-                folder.rmdir()  # only if empty: a folder someone else filled stays
-            except OSError:
-                pass
-        raise
-    return targets
+    return write_attachments((run,), out_dir)[0]
 
 
 # ---------------------------------------------------------------------------------
@@ -484,7 +454,7 @@ def write_claims_report(report, out_dir: str | os.PathLike) -> list[Path]:
     out_dir = Path(out_dir)
     # The attachments first: one that fails (a user's write that exits or raises)
     # leaves no file and no folder behind, and nothing else is written.
-    written = _write_attachments(report.attachments, out_dir)
+    written = write_attachments(report.attachments, out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     from fedpriv.audit.claims.statements import statement
 

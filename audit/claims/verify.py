@@ -21,9 +21,12 @@ address), run on a local process pool (:func:`fedpriv.audit.engine.executor.para
 results do not depend on the number of workers. A claim of a family registered outside
 the package (a claims file or an installed entry point) is evaluated inside its job in
 a forked worker with a timeout (:func:`fedpriv.audit.engine.isolation.run_isolated`),
-so that its exit, death or hang is reported naming it; built-in claims are not forked. A recipe that fails (for example an
-algorithm module that is not installed) gives the verdict ``"error"`` with the
-exception as evidence, never a silent pass.
+so that its exit, death or hang is reported naming it; built-in claims are not forked.
+So is every call into such a family's attachments (``configure``, ``planned``, ``run``,
+``write``) and the assembly of each row they evaluate
+(:mod:`fedpriv.audit.claims.attachment_calls`); built-in attachments run here. A
+recipe that fails (for example an algorithm module that is not installed) gives the
+verdict ``"error"`` with the exception as evidence, never a silent pass.
 
 Length: the one job runner of ``fedpriv verify`` (configuration, planning, the
 attachments, the claim jobs and the assembly of every row).
@@ -145,11 +148,12 @@ class ClaimsConfig:
         Seconds, in (0, inf], that loading one claims file or evaluating one claim of a
         claims file or of an installed entry point's family may take (``--timeout``;
         default :data:`~fedpriv.audit.engine.isolation.DEFAULT_TIMEOUT`); each such
-        claim is evaluated in a forked worker. Built-in families' claims run
-        unisolated and untimed, and so do every family's attachments (``configure``,
-        ``planned``, ``run``, ``write``; they receive the run's executor, which does
-        not survive a fork): a ``SystemExit`` there is reported, an ``os._exit`` or a
-        hang is not contained. Installed entry points are loaded
+        claim is evaluated in a forked worker, and each call into such a family's
+        attachment (``configure``, ``planned``, ``run``, ``write``, the assembly of
+        each row it evaluates) runs in one with this timeout too, ``run`` with
+        ``executor=None`` (:mod:`fedpriv.audit.claims.attachment_calls`). Built-in
+        families' claims and attachments run unisolated and untimed (an attachment
+        with the run's executor). Installed entry points are loaded
         (probed in a forked worker) by the registry,
         :data:`~fedpriv.audit.claims.family.ENTRY_POINT_LOAD_TIMEOUT`.
 
@@ -158,7 +162,10 @@ class ClaimsConfig:
     ValueError
         On a bad seed, worker count, timeout, paper name, option or attachment id.
     UserCodeAbortedError
-        If loading a claims file exits, dies or runs past ``timeout``.
+        If loading a claims file, or the ``configure`` of a user's attachment, exits,
+        dies or runs past ``timeout``.
+    AttachmentError
+        If the ``configure`` of a user's attachment raises (a ``ValueError``).
     """
 
     quick: bool = False
@@ -856,7 +863,9 @@ def verify_claims(
         Where the claim jobs and the attachments' jobs run; default a client on
         ``config.scheduler`` when set, else a local process pool of ``config.workers``
         (in this process when ``workers == 1``). Every job carries its own SeedSequence
-        address, so the numbers do not depend on the executor.
+        address, so the numbers do not depend on the executor. A user's attachment
+        (claims file or entry point) runs in a forked worker with ``executor=None``;
+        its progress lines are relayed here as it sends them.
 
     Returns
     -------
@@ -867,11 +876,16 @@ def verify_claims(
     Raises
     ------
     UserCodeAbortedError
-        If a claim of a claims file or of an installed entry point's family calls
-        ``sys.exit``, dies (``os._exit``, a signal) or runs past ``config.timeout``
-        (the message names the claim and the file or the entry point), or code of
-        such a family run in this process (its attachment) calls ``sys.exit``: no
-        report is returned then.
+        If a claim of a claims file or of an installed entry point's family, or a call
+        into such a family's attachment (``run``, the assembly of a row it evaluated),
+        calls ``sys.exit``, dies (``os._exit``, a signal), runs past
+        ``config.timeout`` or returns what cannot be pickled (the message names the
+        claim or the attachment, and the file or the entry point): no report is
+        returned then.
+    AttachmentError
+        If such an attachment's ``run`` raises or returns no
+        :class:`~fedpriv.audit.claims.attachment.AttachmentOutput` of
+        :class:`~fedpriv.audit.claims.attachment.RowEvidence` rows.
     """
     selected = {e.paper for e in _selected(config)}
     outside = [f"claims file(s) {', '.join(config.claims_files)}"] if config.claims_files else []
@@ -879,7 +893,7 @@ def verify_claims(
     if outside:
         try:
             return _verify_claims(config, progress=progress, executor=executor)
-        except SystemExit as stop:  # a user's code run in this process (an attachment)
+        except SystemExit as stop:  # a user's code run in this process (no os.fork)
             raise UserCodeAbortedError(
                 f"code of {' or '.join(outside)} called sys.exit({stop.code!r}); nothing "
                 "is reported as checked."

@@ -12,6 +12,12 @@ code. An exception the call raises is re-raised in the caller unchanged (or, whe
 cannot be pickled, as :class:`UserCodeAbortedError` with its text). A caller that
 passes ``relay`` receives the worker's progress lines live, through a second pipe.
 
+The worker leads its own process group: the processes it starts (a process pool the
+code made and left running) are killed with it when it is stopped, and once it has
+ended; a process that leaves the group (``setsid``) is not. Its result is sent with
+its length first, so a process it started that still holds the pipe cannot hold the
+result back until the timeout.
+
 Cost: one ``fork`` per call (milliseconds; the worker shares the caller's imported
 modules), so callers isolate one claim or one audit, never one sample. Where
 ``os.fork`` does not exist (Windows), the call runs in this process and only
@@ -120,6 +126,14 @@ def _child(
     status = 0
     try:
         try:
+            os.setpgid(0, 0)  # its own group: what it starts is stopped with it
+            # Out of the terminal's foreground group: writing to the terminal (a run's
+            # live output under ``stty tostop``) must not stop it, reading fails (EIO).
+            signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+            signal.signal(signal.SIGTTIN, signal.SIG_IGN)
+        except (OSError, ValueError, AttributeError):
+            pass
+        try:
             if messages is None:
                 payload: tuple = ("ok", function(*args))
             else:
@@ -139,8 +153,8 @@ def _child(
                 f"picklable values: {type(error).__name__}: {error})"
             )
             data = pickle.dumps(("text", text))
-        with os.fdopen(write, "wb") as pipe:
-            pipe.write(data)
+        with os.fdopen(write, "wb") as pipe:  # length first: no need to wait for EOF
+            pipe.write(len(data).to_bytes(8, "big") + data)
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -150,6 +164,32 @@ def _child(
         status = 70
     finally:
         os._exit(status)
+
+
+def _stop(pid: int) -> None:
+    """Kill the worker ``pid`` and every process it started (its group), and reap it."""
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+
+
+def _reap(pid: int) -> int:
+    """The ``waitpid`` status of the worker ``pid`` once it has ended; the processes it
+    started and left running (its group) are killed first, while its pid, a zombie not
+    yet reaped, still names the group."""
+    if hasattr(os, "waitid"):
+        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return os.waitpid(pid, 0)[1]
 
 
 def run_isolated(
@@ -216,10 +256,14 @@ def run_isolated(
         if lines_read is not None:
             os.close(lines_read)
         _child(write, function, args, lines_write)
+    try:  # also here, so that a kill right after the fork reaches the whole group
+        os.setpgid(pid, pid)
+    except OSError:
+        pass
     os.close(write)
     if lines_write is not None:
         os.close(lines_write)
-    chunks: list[bytes] = []
+    received = bytearray()  # the result: its length (8 bytes), then its pickle
     pending = bytearray()  # relayed bytes not yet ended by a newline
 
     def relay_lines(chunk: bytes) -> None:
@@ -237,14 +281,16 @@ def run_isolated(
             else:
                 relay_lines(chunk)
 
+    def complete() -> bool:
+        return len(received) >= 8 and len(received) >= 8 + int.from_bytes(received[:8], "big")
+
     open_fds = [read] if lines_read is None else [read, lines_read]
     deadline = time.monotonic() + timeout
     try:
-        while read in open_fds:
+        while read in open_fds and not complete():
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
+                _stop(pid)
                 pid = 0
                 drain()
                 raise _aborted(
@@ -258,31 +304,27 @@ def run_isolated(
                 if not chunk:
                     open_fds.remove(fd)
                 elif fd == read:
-                    chunks.append(chunk)
+                    received.extend(chunk)
                 else:
                     relay_lines(chunk)
         drain()  # a line still buffered once the result has arrived
     except BaseException:
         if pid:  # interrupted (Ctrl-C) or timed out: the worker must not outlive us
-            try:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-            except (ProcessLookupError, ChildProcessError):
-                pass
+            _stop(pid)
         raise
     finally:
         os.close(read)
         if lines_read is not None:
             os.close(lines_read)
-    _, status = os.waitpid(pid, 0)
-    if not chunks:
+    status = _reap(pid)
+    if not complete():
         raise _aborted(
             what,
             _describe_status(status),
             " before reporting a result; nothing it computed is reported.",
         )
     try:
-        kind, value = pickle.loads(b"".join(chunks))
+        kind, value = pickle.loads(bytes(received[8:]))
     except Exception as error:  # e.g. a class only the worker could import
         raise _aborted(
             what,

@@ -229,6 +229,7 @@ def test_a_well_behaved_attachment_gives_the_rows_of_an_unisolated_run(
     assert isolated.attachments[0].origin == f"claims file {path}"
     assert unisolated.attachments[0].origin is None
     assert lines[0] == "[mine_attached] my experiment"
+
     # The same lines; a pool numbers its jobs ``[i/n]`` in the order they finish.
     def jobs(said):
         return sorted(line.split("] ", 1)[1] for line in said)
@@ -354,3 +355,48 @@ def test_run_isolated_relays_lines_live_and_before_a_death() -> None:
     got.clear()  # more than a pipe holds: the worker waits for this process to read
     assert run_isolated(talk, 5000, timeout=60, what="talk", relay=got.append) == 5000
     assert len(got) == 5000 and got[-1] == "line 4999\nsecond part"
+
+
+def _pool_pids(path) -> list[int]:
+    return [int(p) for p in path.read_text().split()]
+
+
+def _ended(pid: int) -> bool:
+    """Whether ``pid`` is gone or a zombie (killed, not yet reaped by its new parent)."""
+    import time
+
+    for _ in range(600):  # a liveness wait, not a timing assertion: SIGKILL is sure
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                if stat.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
+@pytest.mark.parametrize("hangs", [False, True])
+def test_processes_the_worker_starts_end_with_it(hangs, tmp_path) -> None:
+    """A pool the user's code starts and leaves running (an attachment run with its own
+    ``workers``) neither outlives the worker nor holds its result back."""
+    import time
+
+    record = tmp_path / "pids"
+
+    def leaks():
+        pool = concurrent.futures.ProcessPoolExecutor(2)
+        pool.submit(time.sleep, 0).result()
+        record.write_text(" ".join(map(str, pool._processes)))
+        while hangs:
+            time.sleep(0.05)
+        return 7
+
+    if hangs:
+        with pytest.raises(UserCodeAbortedError, match="ran past its timeout"):
+            run_isolated(leaks, timeout=5, what="leaks")
+    else:
+        assert run_isolated(leaks, timeout=600, what="leaks") == 7
+    pids = _pool_pids(record)
+    assert len(pids) == 2 and all(_ended(pid) for pid in pids)
