@@ -29,6 +29,13 @@ module defines four functions:
 ``write(result, folder) -> None``
     Write the files of ``AttachmentOutput.result`` into ``folder`` (an empty staging
     folder).
+
+The attachment of a family a user registered (a claims file, an installed entry point)
+is untrusted: its module is imported, and each function called, in a forked worker
+stopped after the run's ``--timeout``; ``run`` gets ``executor=None`` there, and what the
+functions return must be picklable
+(:mod:`fedpriv.audit.claims.attachment_calls`). A built-in family's runs in
+``verify``'s process.
 """
 
 from __future__ import annotations
@@ -41,9 +48,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from fedpriv.audit.engine.isolation import DEFAULT_TIMEOUT
+from fedpriv.privacy.errors import ToolkitError
+
 __all__ = [
     "OPTION_KINDS",
     "Attachment",
+    "AttachmentError",
     "AttachmentOutput",
     "AttachmentResult",
     "Option",
@@ -56,6 +67,16 @@ OPTION_KINDS = {"str": str, "int": int, "float": float, "path": Path}
 
 _FLAG = re.compile(r"^--[a-z][a-z0-9-]*$")
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+class AttachmentError(ToolkitError, ValueError):
+    """A user's attachment raised, or returned what its protocol does not allow.
+
+    The message names the step (``configure``, ``planned``, ``run``, ``write``), the
+    attachment and the claims file or entry point that registered its family
+    (:mod:`fedpriv.audit.claims.attachment_calls`); ``fedpriv verify`` exits 2 and
+    writes nothing.
+    """
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -221,12 +242,21 @@ class AttachmentResult:
     config : object
         What ``configure`` returned.
     output : AttachmentOutput
+    origin : str or None
+        The claims file or installed entry point that registered a user's family
+        (``"claims file /abs/x.py"``), None for a built-in family: a user's ``write``
+        runs in a forked worker stopped after ``timeout`` seconds
+        (:mod:`fedpriv.audit.claims.attachment_calls`).
+    timeout : float
+        The run's ``--timeout``.
     """
 
     family: str
     attachment: Attachment
     config: Any
     output: AttachmentOutput
+    origin: str | None = None
+    timeout: float = DEFAULT_TIMEOUT
 
     @property
     def id(self) -> str:

@@ -2,8 +2,10 @@
 
 Attachments (:mod:`fedpriv.audit.claims.attachment`): each one that ran writes its
 tables and plots into its family's folder ``<out>/<key>/`` through a staging folder
-beside it, its files moved into place only when all are written, so a failure never
-leaves a half-written report (:func:`write_attachment`). The family's page links the
+beside it, its files moved into place only when every attachment's are written, so a
+failure never leaves a half-written report (:func:`write_attachment`); a user's
+family's ``write`` runs in a forked, timed worker
+(:mod:`fedpriv.audit.claims.attachment_calls`). The family's page links the
 file its attachment names as ``index``.
 
 Register: a :class:`~fedpriv.audit.claims.verify.ClaimsReport` goes to ``<out>/claims.md``
@@ -62,7 +64,7 @@ import tempfile
 from pathlib import Path
 
 from fedpriv.audit.claims.attachment import AttachmentResult
-from fedpriv.audit.reporting.files import staged_files
+from fedpriv.audit.claims.attachment_calls import write_attachments
 from fedpriv.privacy import format_epsilon
 
 __all__ = ["claims_register_markdown", "write_attachment", "write_claims_report"]
@@ -73,9 +75,12 @@ def write_attachment(run: AttachmentResult, out_dir: str | os.PathLike) -> Path:
 
     The attachment's ``write`` fills a staging folder; only when it has finished are its
     files moved into ``<key>/`` (one atomic rename each), so a failure leaves the previous
-    files intact and no staging folder behind. Other files of the folder (experiment
-    outputs) are left alone. The staging is the shared
+    files intact, no staging folder behind and no folder this call created. Other files
+    of the folder (experiment outputs) are left alone. The staging is the shared
     :func:`fedpriv.audit.reporting.files.staged_files`, as every family's figures use.
+    The ``write`` of a user's family (``run.origin``) runs in a forked worker stopped
+    after ``run.timeout`` seconds
+    (:func:`~fedpriv.audit.claims.attachment_calls.write_attachments`).
 
     Parameters
     ----------
@@ -88,11 +93,15 @@ def write_attachment(run: AttachmentResult, out_dir: str | os.PathLike) -> Path:
     -------
     Path
         ``out_dir/<key>``.
+
+    Raises
+    ------
+    UserCodeAbortedError
+        If a user's ``write`` exits, dies or runs past its timeout.
+    AttachmentError
+        If a user's ``write`` raises.
     """
-    target = Path(out_dir) / run.family
-    with staged_files(target, prefix=run.family) as staging:
-        run.attachment.load().write(run.output.result, staging)
-    return target
+    return write_attachments((run,), out_dir)[0]
 
 
 # ---------------------------------------------------------------------------------
@@ -419,7 +428,9 @@ def write_claims_report(report, out_dir: str | os.PathLike) -> list[Path]:
     ``--paper`` run only that paper's page is rewritten and ``claims.json`` /
     ``claims.md`` are merged: the records of the other papers are kept.
     Each attachment that ran writes its files into its family's folder
-    (:func:`write_attachment`).
+    (:func:`write_attachment`), before anything else: if one fails (a user's ``write``
+    that raises, exits, dies or hangs), no file is written and no folder is left
+    created.
 
     Parameters
     ----------
@@ -432,12 +443,19 @@ def write_claims_report(report, out_dir: str | os.PathLike) -> list[Path]:
     -------
     list of Path
         Every file or folder written.
+
+    Raises
+    ------
+    UserCodeAbortedError
+        If a user's attachment ``write`` exits, dies or runs past its timeout.
+    AttachmentError
+        If a user's attachment ``write`` raises.
     """
     out_dir = Path(out_dir)
+    # The attachments first: one that fails (a user's write that exits or raises)
+    # leaves no file and no folder behind, and nothing else is written.
+    written = write_attachments(report.attachments, out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    for run in report.attachments:
-        written.append(write_attachment(run, out_dir))
     from fedpriv.audit.claims.statements import statement
 
     records = [{**r.to_dict(), "statement": statement(r.claim, r.key)} for r in report.results]

@@ -21,9 +21,12 @@ address), run on a local process pool (:func:`fedpriv.audit.engine.executor.para
 results do not depend on the number of workers. A claim of a family registered outside
 the package (a claims file or an installed entry point) is evaluated inside its job in
 a forked worker with a timeout (:func:`fedpriv.audit.engine.isolation.run_isolated`),
-so that its exit, death or hang is reported naming it; built-in claims are not forked. A recipe that fails (for example an
-algorithm module that is not installed) gives the verdict ``"error"`` with the
-exception as evidence, never a silent pass.
+so that its exit, death or hang is reported naming it; built-in claims are not forked.
+So is every call into such a family's attachments (``configure``, ``planned``, ``run``,
+``write``) and the assembly of each row they evaluate
+(:mod:`fedpriv.audit.claims.attachment_calls`); built-in attachments run here. A
+recipe that fails (for example an algorithm module that is not installed) gives the
+verdict ``"error"`` with the exception as evidence, never a silent pass.
 
 Length: the one job runner of ``fedpriv verify`` (configuration, planning, the
 attachments, the claim jobs and the assembly of every row).
@@ -44,6 +47,12 @@ from typing import Any
 import numpy as np
 from fedpriv.algorithms.seeding import child_seed
 from fedpriv.audit.claims.attachment import AttachmentResult
+from fedpriv.audit.claims.attachment_calls import (
+    configure_attachment,
+    plan_attachment,
+    run_attachment,
+    user_origins,
+)
 from fedpriv.audit.claims.claim import (
     VACUOUS_DELTA_PROBE,
     ClaimResult,
@@ -139,11 +148,12 @@ class ClaimsConfig:
         Seconds, in (0, inf], that loading one claims file or evaluating one claim of a
         claims file or of an installed entry point's family may take (``--timeout``;
         default :data:`~fedpriv.audit.engine.isolation.DEFAULT_TIMEOUT`); each such
-        claim is evaluated in a forked worker. Built-in families' claims run
-        unisolated and untimed, and so do every family's attachments (``configure``,
-        ``planned``, ``run``, ``write``; they receive the run's executor, which does
-        not survive a fork): a ``SystemExit`` there is reported, an ``os._exit`` or a
-        hang is not contained. Installed entry points are loaded
+        claim is evaluated in a forked worker, and each call into such a family's
+        attachment (``configure``, ``planned``, ``run``, ``write``, the assembly of
+        each row it evaluates) runs in one with this timeout too, ``run`` with
+        ``executor=None`` (:mod:`fedpriv.audit.claims.attachment_calls`). Built-in
+        families' claims and attachments run unisolated and untimed (an attachment
+        with the run's executor). Installed entry points are loaded
         (probed in a forked worker) by the registry,
         :data:`~fedpriv.audit.claims.family.ENTRY_POINT_LOAD_TIMEOUT`.
 
@@ -152,7 +162,10 @@ class ClaimsConfig:
     ValueError
         On a bad seed, worker count, timeout, paper name, option or attachment id.
     UserCodeAbortedError
-        If loading a claims file exits, dies or runs past ``timeout``.
+        If loading a claims file, or the ``configure`` of a user's attachment, exits,
+        dies or runs past ``timeout``.
+    AttachmentError
+        If the ``configure`` of a user's attachment raises (a ``ValueError``).
     """
 
     quick: bool = False
@@ -192,9 +205,13 @@ class ClaimsConfig:
                 f"{', '.join(unknown)}."
             )
         built = dict(self.attachments or {})
-        for _, attachment, ident in registered:
+        origins = user_origins(self.claims_files) if registered else {}
+        for fam, attachment, ident in registered:
             if ident not in built:
-                built[ident] = attachment.load().configure(
+                built[ident] = configure_attachment(
+                    attachment,
+                    origin=origins.get(fam.key),
+                    timeout=self.timeout,
                     quick=self.quick,
                     seed=self.seed,
                     workers=self.workers,
@@ -622,7 +639,7 @@ def evaluate_entry(entry, budget: AuditBudget, seed: np.random.SeedSequence) -> 
         A failed recipe gives an ``error`` row with the exception's message, never an
         exception.
     """
-    key, claim = entry.key, entry.claim
+    claim = entry.claim
     try:
         route, epsilon, notes = entry.accountant(claim)
         extra = {}
@@ -634,18 +651,49 @@ def evaluate_entry(entry, budget: AuditBudget, seed: np.random.SeedSequence) -> 
             audit = entry.audit(claim, _scaled(budget, entry.sample_factor), seed)
         return assemble_result(entry, route, epsilon, notes, audit, **extra)
     except Exception as error:
-        detail = "".join(traceback.format_exception_only(type(error), error)).strip()
-        return ClaimResult(
-            claim=claim,
-            accountant_epsilon=math.nan,
-            accountant_route="-",
-            audit=None,
-            verdict=ERROR,
-            evidence=f"not evaluated: {detail}",
-            channel=entry.channel,
-            key=key,
-            finding_ids=finding_ids(key),
-        )
+        return _error_row(entry, error)
+
+
+def _assemble_row(entry, row, seed: np.random.SeedSequence) -> ClaimResult:
+    """The row ``entry`` from an attachment's :class:`RowEvidence` ``row`` (its
+    declaration check at ``seed``, then :func:`assemble_result`)."""
+    checked = check_entry_declarations(entry, seed)
+    return assemble_result(
+        entry,
+        row.route,
+        row.epsilon,
+        row.notes,
+        bound=row.bound,
+        event=row.event,
+        extras=tuple(row.extras),
+        **({} if checked is None else {"declarations": checked}),
+    )
+
+
+def _assemble_user_row(entry, row, seed: np.random.SeedSequence) -> ClaimResult:
+    """:func:`_assemble_row` for a user's attachment (run in its forked worker): a
+    recipe that raises, or evidence that is not numbers, gives an ``error`` row, as in
+    :func:`evaluate_entry`."""
+    try:
+        return _assemble_row(entry, row, seed)
+    except Exception as error:
+        return _error_row(entry, error)
+
+
+def _error_row(entry, error: Exception) -> ClaimResult:
+    """The ``error`` row of ``entry`` whose recipe raised ``error``."""
+    detail = "".join(traceback.format_exception_only(type(error), error)).strip()
+    return ClaimResult(
+        claim=entry.claim,
+        accountant_epsilon=math.nan,
+        accountant_route="-",
+        audit=None,
+        verdict=ERROR,
+        evidence=f"not evaluated: {detail}",
+        channel=entry.channel,
+        key=entry.key,
+        finding_ids=finding_ids(entry.key),
+    )
 
 
 def _job(job: dict) -> ClaimResult:
@@ -666,6 +714,8 @@ def _job(job: dict) -> ClaimResult:
 def _user_code(job: dict) -> str | None:
     """How messages name the job's claim when it is a user's code (a claims file's or an
     installed entry point's family), else None (a built-in family)."""
+    if job.get("what"):  # a row a user's attachment evaluated
+        return job["what"]
     if job.get("origin"):  # a user's claims file: its exit, death or hang is reported
         return f"claim {job['key']} of claims file {job['origin']}"
     if job.get("entry_point"):  # an installed family: the same, naming its entry point
@@ -782,8 +832,16 @@ def planned_jobs(config: ClaimsConfig) -> int:
     """
     selected = _selected(config)
     n_jobs, covered = 0, set()
-    for _, attachment, ident, rows in _attached(selected):
-        plan = attachment.load().planned(config.attachments[ident], rows)
+    attached = _attached(selected)
+    origins = user_origins(config.claims_files) if attached else {}
+    for fam, attachment, ident, rows in attached:
+        plan = plan_attachment(
+            attachment,
+            config.attachments[ident],
+            rows,
+            origin=origins.get(fam.key),
+            timeout=config.timeout,
+        )
         n_jobs += plan.jobs
         covered |= plan.keys
     return n_jobs + sum(e.key not in covered for e in selected)
@@ -805,7 +863,9 @@ def verify_claims(
         Where the claim jobs and the attachments' jobs run; default a client on
         ``config.scheduler`` when set, else a local process pool of ``config.workers``
         (in this process when ``workers == 1``). Every job carries its own SeedSequence
-        address, so the numbers do not depend on the executor.
+        address, so the numbers do not depend on the executor. A user's attachment
+        (claims file or entry point) runs in a forked worker with ``executor=None``;
+        its progress lines are relayed here as it sends them.
 
     Returns
     -------
@@ -816,11 +876,16 @@ def verify_claims(
     Raises
     ------
     UserCodeAbortedError
-        If a claim of a claims file or of an installed entry point's family calls
-        ``sys.exit``, dies (``os._exit``, a signal) or runs past ``config.timeout``
-        (the message names the claim and the file or the entry point), or code of
-        such a family run in this process (its attachment) calls ``sys.exit``: no
-        report is returned then.
+        If a claim of a claims file or of an installed entry point's family, or a call
+        into such a family's attachment (``run``, the assembly of a row it evaluated),
+        calls ``sys.exit``, dies (``os._exit``, a signal), runs past
+        ``config.timeout`` or returns what cannot be pickled (the message names the
+        claim or the attachment, and the file or the entry point): no report is
+        returned then.
+    AttachmentError
+        If such an attachment's ``run`` raises or returns no
+        :class:`~fedpriv.audit.claims.attachment.AttachmentOutput` of
+        :class:`~fedpriv.audit.claims.attachment.RowEvidence` rows.
     """
     selected = {e.paper for e in _selected(config)}
     outside = [f"claims file(s) {', '.join(config.claims_files)}"] if config.claims_files else []
@@ -828,7 +893,7 @@ def verify_claims(
     if outside:
         try:
             return _verify_claims(config, progress=progress, executor=executor)
-        except SystemExit as stop:  # a user's code run in this process (an attachment)
+        except SystemExit as stop:  # a user's code run in this process (no os.fork)
             raise UserCodeAbortedError(
                 f"code of {' or '.join(outside)} called sys.exit({stop.code!r}); nothing "
                 "is reported as checked."
@@ -851,10 +916,20 @@ def _verify_claims(
 
     attached: list[AttachmentResult] = []
     done: dict[str, ClaimResult] = {}
-    for fam, attachment, ident, rows in _attached(selected):
+    users: dict[str, dict] = {}  # a user's attachment row -> how messages name it
+    to_attach = _attached(selected)
+    origins = user_origins(config.claims_files) if to_attach else {}
+    for fam, attachment, ident, rows in to_attach:
         say(f"[{fam.key}] {attachment.title}")
-        output = attachment.load().run(
-            config.attachments[ident], rows, progress=say, executor=executor
+        where = origins.get(fam.key)
+        output = run_attachment(
+            attachment,
+            config.attachments[ident],
+            rows,
+            origin=where,
+            timeout=config.timeout,
+            progress=say,
+            executor=executor,
         )
         attached.append(
             AttachmentResult(
@@ -862,21 +937,22 @@ def _verify_claims(
                 attachment=attachment,
                 config=config.attachments[ident],
                 output=output,
+                origin=where,
+                timeout=config.timeout,
             )
         )
         for key, row in output.rows.items():
-            if key in entries:
-                checked = check_entry_declarations(entries[key], claim_seed(root, key))
-                done[key] = assemble_result(
-                    entries[key],
-                    row.route,
-                    row.epsilon,
-                    row.notes,
-                    bound=row.bound,
-                    event=row.event,
-                    extras=tuple(row.extras),
-                    **({} if checked is None else {"declarations": checked}),
-                )
+            if key not in entries:
+                continue
+            seed = claim_seed(root, key)
+            if where is None:  # a built-in family's row: assembled here, as always
+                done[key] = _assemble_row(entries[key], row, seed)
+                continue
+            what = f"row {key} of attachment {attachment.name!r} of {where}"
+            users[key] = {"key": key, "what": what, "timeout": config.timeout}
+            done[key] = run_isolated(
+                _assemble_user_row, entries[key], row, seed, timeout=config.timeout, what=what
+            )
 
     # Longest jobs first, so that the pool's last jobs are short: the audits of the
     # families that declare them costly (whole-algorithm runs with transcripts), then
@@ -907,7 +983,7 @@ def _verify_claims(
         _job, jobs, workers=config.workers, say=say, executor=executor, describe=_describe
     )
     done.update({r.key: r for r in results})
-    done.update(_with_shared_audits(done, entries, {job["key"]: job for job in jobs}))
+    done.update(_with_shared_audits(done, entries, {**users, **{job["key"]: job for job in jobs}}))
     ordered = tuple(done[e.key] for e in selected if e.key in done)
     return ClaimsReport(
         config=config,
