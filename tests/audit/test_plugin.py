@@ -2,7 +2,10 @@
 
 The plugin is loaded for our own suite through ``pytest_plugins`` in
 tests/conftest.py; the pytester runs load it with ``-p fedpriv_pytest`` as the
-``pytest11`` entry point does for an installed fedpriv.
+``pytest11`` entry point does for an installed fedpriv. They run in subprocesses: an
+in-process run restores ``sys.modules`` afterwards, dropping numpy extension modules the
+inner run imported first, which cannot be loaded again in this process (a later test
+importing ``numpy.fft`` then failed, in file order test_plugin → test_plugin_loading).
 """
 
 from __future__ import annotations
@@ -91,12 +94,12 @@ def test_broken(dp_audit):
 @pytest.mark.statistical
 def test_plugin_in_a_fresh_pytest_run(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_inner=_INNER)
-    result = pytester.runpytest_inprocess(
+    result = pytester.runpytest_subprocess(
         "-p", "fedpriv_pytest", "-p", "no:cacheprovider", "--dp-audit-samples-factor", "2"
     )
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*PrivacyViolationError: VIOLATED*10000 samples per world*"])
-    markers = pytester.runpytest_inprocess("-p", "fedpriv_pytest", "--markers")
+    markers = pytester.runpytest_subprocess("-p", "fedpriv_pytest", "--markers")
     markers.stdout.fnmatch_lines(["*dp_audit(samples=*"])
 
 
@@ -105,7 +108,7 @@ def test_entry_point_and_conftest_registration_coexist(pytester: pytest.Pytester
     point; a conftest that also lists the plugin must not double-register it."""
     pytester.makeconftest('pytest_plugins = ["fedpriv_pytest"]\n')
     pytester.makepyfile(test_one="def test_fixture(dp_audit):\n    assert dp_audit.samples\n")
-    result = pytester.runpytest_inprocess("-p", "fedpriv_pytest", "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("-p", "fedpriv_pytest", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
 
 
@@ -145,7 +148,7 @@ def test_declined_gaussian_reading_is_reported(pytester: pytest.Pytester) -> Non
     rejects the Gaussian shape; p below 1e-15 at this pinned seed) and the run's summary
     says the reading was declined, what was tested and at which level."""
     pytester.makepyfile(test_declined=_DECLINED)
-    result = pytester.runpytest_inprocess("-p", "fedpriv_pytest", "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("-p", "fedpriv_pytest", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(
         [
