@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -23,9 +24,12 @@ __all__ = [
     "check_in_range_array",
     "check_int_at_least",
     "check_nonnegative",
+    "check_nonnegative_parameter",
     "check_open_unit",
     "check_positive",
     "check_probability",
+    "check_rdp_curve",
+    "check_rdp_orders",
     "check_real",
 ]
 
@@ -123,6 +127,114 @@ def check_nonnegative(name: str, value: object) -> float:
     if value < 0:
         raise ValueError(f"`{name}` must be >= 0, got {value!r}.")
     return value
+
+
+def check_nonnegative_parameter(name: str, value: object) -> float:
+    """Return a privacy parameter in [0, inf] as a float (ρ of zCDP, μ of Gaussian DP;
+    ``inf`` means no guarantee).
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, used in the error message.
+    value : object
+        The value to check.
+
+    Returns
+    -------
+    float
+        The checked value.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a real number.
+    ValueError
+        If ``value`` is NaN or negative.
+    """
+    value = check_real(name, value)
+    if value < 0:
+        raise ValueError(f"`{name}` must be in [0, inf], got {value!r}.")
+    return value
+
+
+def _check_float_tuple(name: str, values: object) -> tuple[float, ...]:
+    """Return a non-empty sequence of real numbers as a tuple of floats."""
+    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
+        raise TypeError(
+            f"`{name}` must be a sequence of real numbers, got {type(values).__name__}."
+        )
+    result = tuple(check_real(f"{name}[{i}]", v) for i, v in enumerate(values))
+    if not result:
+        raise ValueError(f"`{name}` must be non-empty, got ().")
+    return result
+
+
+def check_rdp_orders(orders: object) -> tuple[float, ...]:
+    """Return Rényi-DP orders: finite floats > 1, strictly increasing.
+
+    Parameters
+    ----------
+    orders : sequence of float
+        The orders α of an RDP curve.
+
+    Returns
+    -------
+    tuple of float
+        The checked orders.
+
+    Raises
+    ------
+    TypeError
+        If ``orders`` is not a sequence of real numbers.
+    ValueError
+        If it is empty, an order is outside (1, inf) or NaN, or the orders do not
+        increase strictly.
+    """
+    result = _check_float_tuple("orders", orders)
+    for i, order in enumerate(result):
+        if not 1.0 < order < math.inf:
+            raise ValueError(f"`orders[{i}]` must be in (1, inf), got {order!r}.")
+        if i and order <= result[i - 1]:
+            raise ValueError(
+                f"`orders` must be strictly increasing, got orders[{i}] = {order!r} "
+                f"after orders[{i - 1}] = {result[i - 1]!r}."
+            )
+    return result
+
+
+def check_rdp_curve(orders: object, rdp: object) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Return a Rényi-DP curve: orders as :func:`check_rdp_orders`, values in [0, inf].
+
+    Parameters
+    ----------
+    orders : sequence of float
+        The orders α.
+    rdp : sequence of float
+        The RDP value at each order, same length.
+
+    Returns
+    -------
+    tuple of (tuple of float, tuple of float)
+        The checked orders and values.
+
+    Raises
+    ------
+    TypeError
+        If either is not a sequence of real numbers.
+    ValueError
+        If the orders are malformed, the lengths differ, or a value is NaN or negative.
+    """
+    orders = check_rdp_orders(orders)
+    rdp = _check_float_tuple("rdp", rdp)
+    if len(rdp) != len(orders):
+        raise ValueError(
+            f"`rdp` must have the same length as `orders` ({len(orders)}), got {len(rdp)}."
+        )
+    for i, value in enumerate(rdp):
+        if value < 0:
+            raise ValueError(f"`rdp[{i}]` must be in [0, inf], got {value!r}.")
+    return orders, rdp
 
 
 def check_epsilon(name: str, value: object, *, allow_inf: bool = False) -> float:

@@ -19,7 +19,12 @@ import sys
 from collections.abc import Callable, Iterable
 
 import numpy as np
-from fedpriv.privacy.checks import check_delta, check_nonnegative, check_real
+from fedpriv.privacy.checks import (
+    check_delta,
+    check_nonnegative,
+    check_nonnegative_parameter,
+    check_rdp_curve,
+)
 from scipy import special
 
 __all__ = [
@@ -31,59 +36,6 @@ __all__ = [
     "zcdp_delta",
     "zcdp_epsilon",
 ]
-
-
-# ---------------------------------------------------------------------------------
-# Validation helpers
-# ---------------------------------------------------------------------------------
-
-
-def _check_nonnegative(name: str, value: object) -> float:
-    """Return ``value`` as a float in [0, inf]."""
-    value = check_real(name, value)
-    if value < 0:
-        raise ValueError(f"`{name}` must be in [0, inf], got {value!r}.")
-    return value
-
-
-def _check_float_tuple(name: str, values: object) -> tuple[float, ...]:
-    """Return a non-empty sequence of real numbers as a tuple of floats."""
-    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
-        raise TypeError(
-            f"`{name}` must be a sequence of real numbers, got {type(values).__name__}."
-        )
-    result = tuple(check_real(f"{name}[{i}]", v) for i, v in enumerate(values))
-    if not result:
-        raise ValueError(f"`{name}` must be non-empty, got ().")
-    return result
-
-
-def _check_orders(orders: object) -> tuple[float, ...]:
-    """Return RDP orders: finite floats > 1, strictly increasing."""
-    result = _check_float_tuple("orders", orders)
-    for i, order in enumerate(result):
-        if not 1.0 < order < math.inf:
-            raise ValueError(f"`orders[{i}]` must be in (1, inf), got {order!r}.")
-        if i and order <= result[i - 1]:
-            raise ValueError(
-                f"`orders` must be strictly increasing, got orders[{i}] = {order!r} "
-                f"after orders[{i - 1}] = {result[i - 1]!r}."
-            )
-    return result
-
-
-def _check_rdp_curve(orders: object, rdp: object) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """Validate an RDP curve (the checks of :class:`~fedpriv.privacy.accounting.guarantees.RDP`)."""
-    orders = _check_orders(orders)
-    rdp = _check_float_tuple("rdp", rdp)
-    if len(rdp) != len(orders):
-        raise ValueError(
-            f"`rdp` must have the same length as `orders` ({len(orders)}), got {len(rdp)}."
-        )
-    for i, value in enumerate(rdp):
-        if value < 0:
-            raise ValueError(f"`rdp[{i}]` must be in [0, inf], got {value!r}.")
-    return orders, rdp
 
 
 # ---------------------------------------------------------------------------------
@@ -347,7 +299,7 @@ def zcdp_epsilon(rho: float, delta: float) -> float:
     >>> round(zcdp_epsilon(0.05, 1e-5), 6)  # classic bound: 1.567427
     1.308118
     """
-    return _zcdp_epsilon(_check_nonnegative("rho", rho), check_delta("delta", delta))
+    return _zcdp_epsilon(check_nonnegative_parameter("rho", rho), check_delta("delta", delta))
 
 
 def zcdp_delta(rho: float, epsilon: float) -> float:
@@ -383,7 +335,9 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
     >>> f"{zcdp_delta(0.05, 1.308118):.3g}"
     '1e-05'
     """
-    return _zcdp_delta(_check_nonnegative("rho", rho), check_nonnegative("epsilon", epsilon))
+    return _zcdp_delta(
+        check_nonnegative_parameter("rho", rho), check_nonnegative("epsilon", epsilon)
+    )
 
 
 def gaussian_dp_delta(mu: float, epsilon: float) -> float:
@@ -422,7 +376,7 @@ def gaussian_dp_delta(mu: float, epsilon: float) -> float:
     >>> round(gaussian_dp_delta(1.0, 0.0), 6)  # total variation 2 Φ(1/2) - 1
     0.382925
     """
-    return _gdp_delta(_check_nonnegative("mu", mu), check_nonnegative("epsilon", epsilon))
+    return _gdp_delta(check_nonnegative_parameter("mu", mu), check_nonnegative("epsilon", epsilon))
 
 
 def gaussian_dp_epsilon(mu: float, delta: float) -> float:
@@ -458,7 +412,7 @@ def gaussian_dp_epsilon(mu: float, delta: float) -> float:
     >>> round(gaussian_dp_epsilon(10.0, 1e-5), 8)  # 100 x Gaussian, noise mult. 1
     91.81728962
     """
-    return _gdp_epsilon(_check_nonnegative("mu", mu), check_delta("delta", delta))
+    return _gdp_epsilon(check_nonnegative_parameter("mu", mu), check_delta("delta", delta))
 
 
 def rdp_epsilon(orders: Iterable[float], rdp: Iterable[float], delta: float) -> float:
@@ -497,7 +451,7 @@ def rdp_epsilon(orders: Iterable[float], rdp: Iterable[float], delta: float) -> 
     >>> round(rdp_epsilon([14.0], [14 * 0.05], 1e-5), 6)  # tree, T = 1000, σ = 10
     1.308497
     """
-    orders, rdp = _check_rdp_curve(orders, rdp)
+    orders, rdp = check_rdp_curve(orders, rdp)
     delta = check_delta("delta", delta)
     return _rdp_epsilon(np.array(orders), np.array(rdp), delta)
 
@@ -533,6 +487,6 @@ def rdp_delta(orders: Iterable[float], rdp: Iterable[float], epsilon: float) -> 
     >>> f"{rdp_delta([14.0], [14 * 0.05], 1.308497):.3g}"
     '1e-05'
     """
-    orders, rdp = _check_rdp_curve(orders, rdp)
+    orders, rdp = check_rdp_curve(orders, rdp)
     epsilon = check_nonnegative("epsilon", epsilon)
     return _rdp_delta(np.array(orders), np.array(rdp), epsilon)

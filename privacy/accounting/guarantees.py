@@ -33,8 +33,14 @@ from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-from fedpriv.privacy.checks import check_delta, check_epsilon, check_nonnegative
+from fedpriv.privacy.checks import (
+    check_delta,
+    check_epsilon,
+    check_nonnegative,
+    check_nonnegative_parameter,
+    check_rdp_curve,
+    check_rdp_orders,
+)
 from fedpriv.privacy.errors import IncompatibleGuaranteeError
 
 #: Relative slack allowed when comparing an ε to a budget or a claim. It covers
@@ -376,7 +382,7 @@ class ZCDP:
     rho: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "rho", _conversions()._check_nonnegative("rho", self.rho))
+        object.__setattr__(self, "rho", check_nonnegative_parameter("rho", self.rho))
 
     def get_epsilon(self, target_delta: float) -> float:
         """Smallest implied ε at ``target_delta`` (see :func:`zcdp_epsilon`).
@@ -396,7 +402,7 @@ class ZCDP:
         ValueError
             If ``target_delta`` is outside [0, 1).
         """
-        return _conversions()._zcdp_epsilon(self.rho, check_delta("target_delta", target_delta))
+        return _conversions().zcdp_epsilon(self.rho, check_delta("target_delta", target_delta))
 
     def get_delta(self, target_epsilon: float) -> float:
         """Smallest implied δ at ``target_epsilon`` (see :func:`zcdp_delta`).
@@ -411,7 +417,7 @@ class ZCDP:
         float
             δ in [0, 1].
         """
-        return _conversions()._zcdp_delta(
+        return _conversions().zcdp_delta(
             self.rho, check_nonnegative("target_epsilon", target_epsilon)
         )
 
@@ -449,7 +455,7 @@ class GaussianDP:
     mu: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "mu", _conversions()._check_nonnegative("mu", self.mu))
+        object.__setattr__(self, "mu", check_nonnegative_parameter("mu", self.mu))
 
     def get_epsilon(self, target_delta: float) -> float:
         """Exact ε at ``target_delta`` (see :func:`gaussian_dp_epsilon`).
@@ -469,7 +475,9 @@ class GaussianDP:
         ValueError
             If ``target_delta`` is outside [0, 1).
         """
-        return _conversions()._gdp_epsilon(self.mu, check_delta("target_delta", target_delta))
+        return _conversions().gaussian_dp_epsilon(
+            self.mu, check_delta("target_delta", target_delta)
+        )
 
     def get_delta(self, target_epsilon: float) -> float:
         """Exact δ at ``target_epsilon`` (see :func:`gaussian_dp_delta`).
@@ -484,7 +492,7 @@ class GaussianDP:
         float
             δ in [0, 1].
         """
-        return _conversions()._gdp_delta(
+        return _conversions().gaussian_dp_delta(
             self.mu, check_nonnegative("target_epsilon", target_epsilon)
         )
 
@@ -529,7 +537,7 @@ class RDP:
     rdp: tuple[float, ...]
 
     def __post_init__(self) -> None:
-        orders, rdp = _conversions()._check_rdp_curve(self.orders, self.rdp)
+        orders, rdp = check_rdp_curve(self.orders, self.rdp)
         object.__setattr__(self, "orders", orders)
         object.__setattr__(self, "rdp", rdp)
 
@@ -552,7 +560,7 @@ class RDP:
             If ``target_delta`` is outside [0, 1).
         """
         target_delta = check_delta("target_delta", target_delta)
-        return _conversions()._rdp_epsilon(np.array(self.orders), np.array(self.rdp), target_delta)
+        return _conversions().rdp_epsilon(self.orders, self.rdp, target_delta)
 
     def get_delta(self, target_epsilon: float) -> float:
         """Smallest implied δ at ``target_epsilon`` (see :func:`rdp_delta`).
@@ -568,7 +576,7 @@ class RDP:
             δ in [0, 1].
         """
         target_epsilon = check_nonnegative("target_epsilon", target_epsilon)
-        return _conversions()._rdp_delta(np.array(self.orders), np.array(self.rdp), target_epsilon)
+        return _conversions().rdp_delta(self.orders, self.rdp, target_epsilon)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, eq=False)
@@ -750,7 +758,7 @@ def zcdp_to_rdp(guarantee: ZCDP, orders: Iterable[float] = DEFAULT_ORDERS) -> RD
     (1.0, 1.5)
     """
     _require(guarantee, ZCDP)
-    orders = _conversions()._check_orders(orders)
+    orders = check_rdp_orders(orders)
     return RDP(orders, tuple(order * guarantee.rho for order in orders))
 
 
@@ -791,7 +799,7 @@ def zcdp_to_approx_dp(guarantee: ZCDP, delta: float) -> ApproxDP:
     """
     _require(guarantee, ZCDP)
     delta = check_delta("delta", delta)
-    return _approx_at(_conversions()._zcdp_epsilon(guarantee.rho, delta), delta)
+    return _approx_at(_conversions().zcdp_epsilon(guarantee.rho, delta), delta)
 
 
 def gdp_to_approx_dp(guarantee: GaussianDP, delta: float) -> ApproxDP:
@@ -820,7 +828,7 @@ def gdp_to_approx_dp(guarantee: GaussianDP, delta: float) -> ApproxDP:
     """
     _require(guarantee, GaussianDP)
     delta = check_delta("delta", delta)
-    return _approx_at(_conversions()._gdp_epsilon(guarantee.mu, delta), delta)
+    return _approx_at(_conversions().gaussian_dp_epsilon(guarantee.mu, delta), delta)
 
 
 def rdp_to_approx_dp(guarantee: RDP, delta: float) -> ApproxDP:
